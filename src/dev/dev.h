@@ -1,0 +1,64 @@
+/* dev.h — one ops struct for every device (tap, packet, xdp, switch port,
+ * virtio-net in the unikernel, the pcap wrapper).
+ *
+ * The stack talks to a device through its two rings (ring.h) and two syncs:
+ *   1. rx_sync(); read frames in rx [head, tail); advance rx->head.
+ *   2. fill tx slots from tx->head while ring_avail(tx); advance tx->head;
+ *      tx_sync() once for the whole batch.
+ * Syncs never block.  When a sync finds nothing to do it should cost no
+ * syscall.  A device that needs a wake-up source exposes a pollable fd.
+ *
+ * This header is freestanding (no OS types) so the unikernel's virtio-net
+ * driver implements the same struct.  Opening devices by name is hosted
+ * only: see dev_open.h.
+ */
+#ifndef DEV_H
+#define DEV_H
+
+#include "../base/sk.h"
+#include "../ring/ring.h"
+
+struct dev;
+
+struct dev_stats {
+	uint64_t rx_frames, rx_bytes;
+	uint64_t rx_drops;   /* frames the device lost: ring full, truncated */
+	uint64_t rx_syncs;   /* rx_sync calls */
+	uint64_t rx_syscalls;
+	uint64_t tx_frames, tx_bytes;
+	uint64_t tx_drops;   /* frames handed over but not sent */
+	uint64_t tx_syncs;
+	uint64_t tx_syscalls;
+};
+
+struct dev_ops {
+	const char *kind; /* "tap", "packet", "xdp", ... */
+	/* Take back rx slots the user released, then move every frame that is
+	 * ready into free rx slots (advancing rx->tail).  Returns the number of
+	 * new frames, or a negative errno-style code on a fatal device error. */
+	int (*rx_sync)(struct dev *d);
+	/* Send tx slots handed over since the last call (up to tx->head) and
+	 * advance tx->tail over what completed.  Returns frames sent or < 0. */
+	int (*tx_sync)(struct dev *d);
+	/* A file descriptor that polls readable when rx frames are ready, or -1
+	 * (unikernel: the interrupt is the notification). */
+	int (*poll_fd)(struct dev *d);
+	/* Release everything; d is invalid afterwards. */
+	void (*close)(struct dev *d);
+};
+
+struct dev {
+	const struct dev_ops *ops;
+	struct ring *rx, *tx;      /* hot path: the stack uses these directly */
+	uint8_t mac[SK_MAC_LEN];   /* the MAC the stack uses on this device */
+	uint16_t mtu;              /* IP MTU, 1500 unless the device says less */
+	struct dev_stats stats;
+	char name[64];             /* the spec it was opened with, for logs */
+};
+
+static inline int dev_rx_sync(struct dev *d) { return d->ops->rx_sync(d); }
+static inline int dev_tx_sync(struct dev *d) { return d->ops->tx_sync(d); }
+static inline int dev_poll_fd(struct dev *d) { return d->ops->poll_fd(d); }
+static inline void dev_close(struct dev *d) { d->ops->close(d); }
+
+#endif

@@ -1,0 +1,27 @@
+/* dev_open.h — open a hosted device by its --dev spec (Linux only).
+ *
+ *   tap:NAME       a TAP interface (created if missing), IFF_NO_PI
+ *   packet:IFACE   AF_PACKET with a TPACKET_V3 mmap'ed receive ring
+ *   xdp:IFACE      AF_XDP through libxdp (copy mode where zero-copy is not
+ *                  offered), queue 0
+ * and, around any of them, a pcap recorder when pcap_path is set.
+ */
+#ifndef DEV_OPEN_H
+#define DEV_OPEN_H
+
+#include "dev.h"
+
+struct dev_config {
+	uint32_t num_slots;    /* per ring; 0 = RING_SLOTS_DEFAULT */
+	const char *pcap_path; /* NULL = no capture */
+};
+
+/* Returns 0 and *out, or -1 with a one-line reason in err. */
+int dev_open(const char *spec, const struct dev_config *cfg, struct dev **out, char *err,
+	     size_t errlen);
+
+/* One line per counter, "name value", into a FILE* passed as void* so this
+ * header needs no stdio. */
+void dev_print_stats(const struct dev *d, void *file);
+
+#endif

@@ -1,0 +1,75 @@
+/* iface.h — one IPv4 interface on one device: ARP, IPv4 in/out, ICMP, UDP.
+ *
+ * Call order (the loop drives it; nothing here blocks or reads a clock):
+ *   iface_init -> iface_announce (gratuitous ARP)
+ *   each turn: dev_rx_sync; iface_rx(now) consumes the rx ring;
+ *              iface_poll(now) runs due timers;  dev_tx_sync once;
+ *              park until min(iface_next_deadline(), a frame).
+ * Output goes straight into dev->tx slots; when the tx ring is full the
+ * iface syncs it once and, if still full, drops the frame with a counter.
+ * Frames to an address being resolved wait in a bounded queue; ARP requests
+ * for one address go out at most once per second.
+ *
+ * Memory: everything is inside struct iface (fixed-size tables), so the
+ * caller decides where it lives; nothing is allocated.
+ */
+#ifndef NET_IFACE_H
+#define NET_IFACE_H
+
+#include "../base/sk.h"
+#include "../dev/dev.h"
+
+struct iface;
+
+struct iface_config {
+	uint8_t mac[SK_MAC_LEN];
+	uint32_t ip;       /* host order */
+	uint8_t prefix_len;
+	uint32_t gw;       /* 0 = none: off-link destinations are unreachable */
+	uint16_t mtu;      /* IP MTU; 0 = dev->mtu */
+	uint64_t seed;     /* randomness for the ARP table hash and IP ids */
+};
+
+/* Receive callback of a bound UDP port.  data is valid only during the call. */
+typedef void (*udp_recv_fn)(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src,
+			    uint16_t sport, uint16_t dport, const uint8_t *data, size_t len);
+
+#include "iface_types.h" /* struct iface and its counters */
+
+void iface_init(struct iface *ifc, struct dev *dev, const struct iface_config *cfg,
+		sk_time_ns now);
+
+/* Send a gratuitous ARP (request for our own address). */
+void iface_announce(struct iface *ifc, sk_time_ns now);
+
+/* Consume every frame in dev->rx [head, tail) and release the slots.
+ * Returns the number of frames processed. */
+unsigned iface_rx(struct iface *ifc, sk_time_ns now);
+
+/* One frame, for tests and fuzzers (the ring path calls this too). */
+void iface_input(struct iface *ifc, sk_time_ns now, const uint8_t *frame, size_t len);
+
+/* Run due timers (ARP retries and expiry, queue timeouts). */
+void iface_poll(struct iface *ifc, sk_time_ns now);
+
+/* The earliest time iface_poll has work, or SK_TIME_NEVER. O(1). */
+sk_time_ns iface_next_deadline(const struct iface *ifc);
+
+/* Send an IPv4 datagram whose L4 bytes are [l4, l4+len).  Returns 0, or a
+ * negative code: -1 no route, -2 too big, -3 dropped (tx ring and ARP queue
+ * full).  Queued-for-ARP counts as success. */
+int iface_ip_output(struct iface *ifc, sk_time_ns now, uint32_t dst, uint8_t proto,
+		    const uint8_t *l4, size_t len);
+
+/* UDP: bind a local port to a callback (at most IFACE_MAX_UDP_PORTS). Returns 0 or -1. */
+int udp_bind(struct iface *ifc, uint16_t port, udp_recv_fn fn, void *ctx);
+void udp_unbind(struct iface *ifc, uint16_t port);
+/* Returns 0 or a negative code as iface_ip_output. */
+int udp_sendto(struct iface *ifc, sk_time_ns now, uint16_t sport, uint32_t dst, uint16_t dport,
+	       const uint8_t *data, size_t len);
+
+/* Print counters "name value" lines through a callback (no stdio here). */
+typedef void (*iface_stat_fn)(void *ctx, const char *name, uint64_t value);
+void iface_stats(const struct iface *ifc, iface_stat_fn fn, void *ctx);
+
+#endif
