@@ -22,7 +22,9 @@ BENCH_SRC := $(wildcard bench/bench_*.c)
 
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_BIN := $(patsubst %_test.c,$(BUILD)/test/%_test,$(notdir $(TEST_SRC)))
+# src/<layer>/<name>_test.c -> build/test/<layer>_<name>_test (layer keeps names unique)
+test_bin = $(BUILD)/test/$(subst /,_,$(patsubst src/%.c,%,$(1)))
+TEST_BIN := $(foreach t,$(TEST_SRC),$(call test_bin,$(t)))
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all test unit run fuzz fuzz-build check-freestanding clang-check asan deps \
@@ -55,9 +57,9 @@ $(BUILD)/libskiff-host.a: $(HOST_OBJ)
 $(BUILD)/skiff: $(BUILD)/obj/src/apps/main.o $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 	$(CC) $(BASE_CFLAGS) -o $@ $^ $(LDLIBS)
 
-# Unit tests: src/<layer>/<name>_test.c -> build/test/<name>_test (cmocka).
+# Unit tests (cmocka), one binary per test file.
 define TEST_RULE
-$(BUILD)/test/$(basename $(notdir $(1))): $(1) $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
+$(call test_bin,$(1)): $(1) $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 	@mkdir -p $(BUILD)/test
 	$(CC) $(BASE_CFLAGS) -o $$@ $$^ $(TEST_LDLIBS) $(LDLIBS)
 endef

@@ -39,6 +39,10 @@ static inline bool eth_is_multicast(const uint8_t m[SK_MAC_LEN])
 	return (m[0] & 1) != 0;
 }
 
+/* Zero-pad a frame of `len` bytes to ETH_MIN_FRAME if it is shorter.
+ * Returns the new length (len if already long enough), or 0 if cap < 60. */
+size_t eth_pad(uint8_t *frame, size_t len, size_t cap);
+
 extern const uint8_t eth_broadcast[SK_MAC_LEN];
 
 #endif

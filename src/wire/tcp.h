@@ -5,7 +5,9 @@
  * other option needs a length byte >= 2 that fits in the option space, and
  * the known ones their exact lengths (MSS 4, WS 3, SACK-perm 2, TS 10, SACK
  * 2+8n with n 1..4); unknown options are skipped by length; a malformed
- * length is WIRE_EOPT.
+ * length is WIRE_EOPT.  A window scale over 14 is returned as 14 (RFC 7323
+ * 2.3 says to use 14).  Emit drops SACK blocks that do not fit in the 40
+ * option bytes (with timestamps, at most 3 fit).
  */
 #ifndef WIRE_TCP_H
 #define WIRE_TCP_H
