@@ -1,0 +1,204 @@
+/* tap.c — tap:NAME, a TAP interface through /dev/net/tun.
+ *
+ * The cheapest device to set up and the most expensive per frame: one
+ * read() or write() per frame, because a tun fd moves one frame per call.
+ * Frames go straight between the kernel and the ring buffers (no extra
+ * copy in user space).  The fd is non-blocking; rx_sync reads until EAGAIN
+ * or until the rx ring is full, so an idle rx_sync still costs one read().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dev_impl.h"
+
+struct tap_dev {
+	struct dev dev; /* first: the ops cast struct dev * back to this */
+	struct dev_region region;
+	int fd;
+};
+
+static struct tap_dev *tap_of(struct dev *d)
+{
+	return (struct tap_dev *)d;
+}
+
+static int tap_rx_sync(struct dev *d)
+{
+	struct tap_dev *t = tap_of(d);
+	struct ring *r = d->rx;
+	uint32_t head = ring_load(&r->head); /* slots released by the user */
+	uint32_t tail = r->tail;
+	int n = 0, rc = 0;
+
+	d->stats.rx_syncs++;
+	if (tail - head > r->num_slots)
+		return -EINVAL; /* the user moved head past tail */
+	while (tail - head < r->num_slots) {
+		struct ring_slot *s = ring_slot(r, tail);
+		ssize_t len;
+
+		if (s->buf_idx >= r->nbufs) {
+			rc = -EINVAL; /* a swapped-in index that is not ours */
+			break;
+		}
+		len = read(t->fd, ring_buf(r, s->buf_idx), r->buf_size);
+		d->stats.rx_syscalls++;
+		if (len < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				rc = -errno;
+			break;
+		}
+		/* A frame longer than the buffer comes back cut; the stack must
+		 * never see half a frame. */
+		if ((size_t)len >= r->buf_size || len == 0) {
+			d->stats.rx_drops++;
+			continue;
+		}
+		s->len = (uint16_t)len;
+		s->flags = 0;
+		d->stats.rx_frames++;
+		d->stats.rx_bytes += (uint64_t)len;
+		tail++;
+		n++;
+	}
+	ring_store(&r->tail, tail);
+	return rc < 0 ? rc : n;
+}
+
+static int tap_tx_sync(struct dev *d)
+{
+	struct tap_dev *t = tap_of(d);
+	struct ring *r = d->tx;
+	uint32_t head = ring_load(&r->head);
+	/* Handed over and not yet sent: [tail - num_slots, head). */
+	uint32_t i = r->tail - r->num_slots;
+	int n = 0;
+
+	d->stats.tx_syncs++;
+	if (head - i > r->num_slots)
+		return -EINVAL;
+	for (; i != head; i++) {
+		struct ring_slot *s = ring_slot(r, i);
+		ssize_t w;
+
+		if (s->buf_idx >= r->nbufs || s->len == 0 || s->len > r->buf_size) {
+			d->stats.tx_drops++;
+			continue;
+		}
+		do {
+			w = write(t->fd, ring_buf(r, s->buf_idx), s->len);
+			d->stats.tx_syscalls++;
+		} while (w < 0 && errno == EINTR);
+		/* No retry on EAGAIN: like a NIC with a full queue, the frame is
+		 * lost and counted, and the caller is never made to wait. */
+		if (w != (ssize_t)s->len) {
+			d->stats.tx_drops++;
+			continue;
+		}
+		d->stats.tx_frames++;
+		d->stats.tx_bytes += s->len;
+		n++;
+	}
+	ring_store(&r->tail, head + r->num_slots);
+	return n;
+}
+
+static int tap_poll_fd(struct dev *d)
+{
+	return tap_of(d)->fd;
+}
+
+static void tap_close(struct dev *d)
+{
+	struct tap_dev *t = tap_of(d);
+
+	if (t->fd >= 0)
+		close(t->fd);
+	dev_region_free(&t->region);
+	free(t);
+}
+
+static const struct dev_ops tap_ops = {
+	.kind = "tap",
+	.rx_sync = tap_rx_sync,
+	.tx_sync = tap_tx_sync,
+	.poll_fd = tap_poll_fd,
+	.close = tap_close,
+};
+
+/* Bring the link up: a TAP created by TUNSETIFF starts down, and a down
+ * TAP drops everything the kernel would send us. */
+static int link_up(const char *name, char *err, size_t errlen)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc = 0;
+
+	if (s < 0)
+		return dev_err(err, errlen, "tap:%s: socket: %s", name, strerror(errno));
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0) {
+		rc = dev_err(err, errlen, "tap:%s: SIOCGIFFLAGS: %s", name, strerror(errno));
+	} else if (!(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+			rc = dev_err(err, errlen, "tap:%s: link up: %s", name, strerror(errno));
+	}
+	close(s);
+	return rc;
+}
+
+int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, char *err,
+	     size_t errlen)
+{
+	struct tap_dev *t;
+	struct ifreq ifr;
+
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return dev_err(err, errlen, "tap:%s: out of memory", name);
+	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (t->fd < 0) {
+		dev_err(err, errlen, "tap:%s: open /dev/net/tun: %s", name, strerror(errno));
+		goto fail;
+	}
+	/* IFF_NO_PI: plain Ethernet frames, no 4-byte packet-info prefix.
+	 * TUNSETIFF creates the interface, or attaches to an existing TAP of
+	 * that name (persistent or owned by a previous open). */
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	if (ioctl(t->fd, TUNSETIFF, &ifr) < 0) {
+		dev_err(err, errlen, "tap:%s: TUNSETIFF: %s%s", name, strerror(errno),
+			errno == EPERM ? " (needs CAP_NET_ADMIN)" : "");
+		goto fail;
+	}
+	if (link_up(ifr.ifr_name, err, errlen) != 0)
+		goto fail;
+	if (dev_region_alloc(&t->dev, &t->region, cfg->num_slots, err, errlen) != 0)
+		goto fail;
+	t->dev.ops = &tap_ops;
+	t->dev.mtu = 1500;
+	/* The stack's own MAC, not the kernel side's: the TAP is a cable
+	 * between two hosts, each with its own address. */
+	dev_random_mac(t->dev.mac);
+	*out = &t->dev;
+	return 0;
+fail:
+	if (t->fd >= 0)
+		close(t->fd);
+	dev_region_free(&t->region);
+	free(t);
+	return -1;
+}
