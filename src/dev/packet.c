@@ -133,11 +133,31 @@ static int packet_rx_sync(struct dev *d)
 				ring_store(&r->tail, tail);
 				return -EINVAL;
 			}
-			memcpy(ring_buf(r, s->buf_idx), (uint8_t *)h + h->tp_mac, h->tp_snaplen);
-			s->len = (uint16_t)h->tp_snaplen;
+			uint8_t *dst = ring_buf(r, s->buf_idx);
+			const uint8_t *src = (uint8_t *)h + h->tp_mac;
+			uint32_t len = h->tp_snaplen;
+			if ((h->tp_status & TP_STATUS_VLAN_VALID) && len >= 12 &&
+			    len + 4 <= r->buf_size) {
+				/* The kernel strips an 802.1Q/802.1ad tag into the
+				 * metadata; put it back so the stack sees the frame
+				 * as it was on the wire. */
+				uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID)
+							? h->hv1.tp_vlan_tpid : 0x8100;
+				uint16_t tci = (uint16_t)h->hv1.tp_vlan_tci;
+				memcpy(dst, src, 12);
+				dst[12] = (uint8_t)(tpid >> 8);
+				dst[13] = (uint8_t)tpid;
+				dst[14] = (uint8_t)(tci >> 8);
+				dst[15] = (uint8_t)tci;
+				memcpy(dst + 16, src + 12, len - 12);
+				len += 4;
+			} else {
+				memcpy(dst, src, len);
+			}
+			s->len = (uint16_t)len;
 			s->flags = 0;
 			d->stats.rx_frames++;
-			d->stats.rx_bytes += h->tp_snaplen;
+			d->stats.rx_bytes += len;
 			tail++;
 			n++;
 		}

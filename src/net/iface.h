@@ -72,4 +72,11 @@ int udp_sendto(struct iface *ifc, sk_time_ns now, uint16_t sport, uint32_t dst, 
 typedef void (*iface_stat_fn)(void *ctx, const char *name, uint64_t value);
 void iface_stats(const struct iface *ifc, iface_stat_fn fn, void *ctx);
 
+/* Hand IPv4 payloads of another protocol (e.g. TCP) to fn; fn NULL removes
+ * it.  At most IFACE_MAX_PROTO_HANDLERS; ICMP and UDP are built in.
+ * Returns 0 or -1.  Unhandled protocols are counted and dropped. */
+int iface_set_proto_handler(struct iface *ifc, uint8_t proto, iface_proto_fn fn, void *ctx);
+/* Receive ICMP errors about our own datagrams (quoted source == our IP). */
+void iface_set_icmp_error_handler(struct iface *ifc, iface_icmp_error_fn fn, void *ctx);
+
 #endif

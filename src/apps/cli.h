@@ -1,0 +1,27 @@
+/* cli.h — argument helpers shared by the skiff commands.  Every command
+ * prints a clear message and exits 2 on a bad argument (cli_usage_error). */
+#ifndef APPS_CLI_H
+#define APPS_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* "198.18.0.2/24" -> host-order address and prefix 1..32.  Returns 0 or -1. */
+int cli_parse_cidr(const char *s, uint32_t *ip, uint8_t *prefix);
+/* "198.18.0.1" -> host order.  Returns 0 or -1. */
+int cli_parse_ipv4(const char *s, uint32_t *ip);
+/* "02:00:00:aa:bb:cc" -> 6 bytes; refuses multicast and all-zero. Returns 0 or -1. */
+int cli_parse_mac(const char *s, uint8_t mac[6]);
+/* A random locally administered unicast MAC. */
+int cli_random_mac(uint8_t mac[6]);
+
+void cli_format_ipv4(uint32_t ip, char out[16]);
+void cli_format_mac(const uint8_t mac[6], char out[18]);
+
+/* Print "skiff CMD: MSG" and a pointer to --help on stderr, exit 2. */
+__attribute__((noreturn, format(printf, 2, 3))) void cli_usage_error(const char *cmd,
+								     const char *fmt, ...);
+
+int cmd_echo(int argc, char **argv);
+
+#endif

@@ -1,0 +1,42 @@
+/* main.c — the skiff command line: one binary, one subcommand per job. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"echo", cmd_echo, "answer ARP, ICMP echo and UDP echo (port 7) on a device"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: skiff COMMAND [options]   (skiff COMMAND --help for its options)\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nDEV is tap:NAME | packet:IFACE | xdp:IFACE\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "skiff: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

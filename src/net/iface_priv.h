@@ -1,0 +1,91 @@
+/* iface_priv.h — what the files of src/net share with each other (and the
+ * unit tests); not part of the interface API.
+ *
+ *   iface.c       init, rx ring walk, Ethernet demux, tx slots, poll, stats
+ *   iface_arp.c   ARP cache, ARP input/output, queue of unresolved datagrams
+ *   iface_ip.c    IPv4 input checks and output (route, resolve, emit)
+ *   iface_icmp.c  echo, errors in (parsed) and out (rate limited)
+ *   iface_udp.c   port table, UDP input and sendto
+ */
+#ifndef NET_IFACE_PRIV_H
+#define NET_IFACE_PRIV_H
+
+#include "../wire/arp.h"
+#include "../wire/eth.h"
+#include "../wire/icmp.h"
+#include "../wire/ipv4.h"
+#include "../wire/udp.h"
+#include "iface.h"
+
+/* Time since `then`; a clock that went backwards counts as no time, so a bad
+ * `now` can delay a timer but never fire one early through wrap-around. */
+static inline sk_time_ns iface_elapsed(sk_time_ns now, sk_time_ns then)
+{
+	return now >= then ? now - then : 0;
+}
+
+static inline bool iface_mac_eq(const uint8_t a[SK_MAC_LEN], const uint8_t b[SK_MAC_LEN])
+{
+	return sk_memcmp(a, b, SK_MAC_LEN) == 0;
+}
+
+/* An address no neighbour may use as its own: unspecified, loopback, group,
+ * limited broadcast, and our subnet broadcast. */
+bool iface_ip_martian(const struct iface *ifc, uint32_t a);
+
+/* --- iface.c: tx slots ---
+ * iface_tx_begin returns the buffer of the free slot at tx->head (syncing the
+ * device once if the ring is full) and its capacity, or NULL with the drop
+ * counted.  Nothing else may use the tx ring until iface_tx_commit hands the
+ * frame over (padded to the Ethernet minimum).  Not committing is allowed. */
+uint8_t *iface_tx_begin(struct iface *ifc, size_t *cap);
+void iface_tx_commit(struct iface *ifc, uint8_t *frame, size_t len);
+
+/* --- iface_arp.c --- */
+void iface_arp_init(struct iface *ifc);
+void iface_arp_input(struct iface *ifc, sk_time_ns now, const uint8_t *pkt, size_t len);
+/* MAC for an on-link next hop, if known: true and *mac filled.  Marks the
+ * entry active (it carries our traffic) and may send a refresh request. */
+bool iface_arp_lookup(struct iface *ifc, sk_time_ns now, uint32_t ip, uint8_t mac[SK_MAC_LEN]);
+/* A free queue slot for a datagram to an unresolved next hop, or -1 (counted). */
+int iface_arp_queue_slot(struct iface *ifc);
+/* The datagram (len bytes) is in pending[i].data: queue it and solicit. */
+void iface_arp_queue_commit(struct iface *ifc, sk_time_ns now, unsigned i, uint32_t nexthop,
+			    size_t len);
+void iface_arp_poll(struct iface *ifc, sk_time_ns now);
+/* Index of the entry for ip, or IFACE_ARP_NONE.  No side effects (tests). */
+unsigned iface_arp_find(const struct iface *ifc, uint32_t ip);
+
+/* --- iface_ip.c: output in two steps, so L4 is written in place ---
+ * iface_ip_begin routes dst and reserves room for l4_len bytes, either in a tx
+ * slot (next hop resolved) or in an ARP queue slot; the caller writes the L4
+ * bytes at o->l4 (o->cap bytes of room) and calls iface_ip_finish with the
+ * final length (<= the reserved one), or simply drops the reservation.
+ * Returns 0 or -1 no route, -2 too big, -3 no room (counted). */
+struct iface_ip_out {
+	uint8_t *frame;   /* tx path: the Ethernet frame; NULL on the queue path */
+	uint8_t *ip;      /* where the IPv4 header goes */
+	uint8_t *l4;
+	size_t cap;       /* room at l4 */
+	uint32_t dst, nexthop;
+	int pending;      /* queue slot, or -1 on the tx path */
+};
+int iface_ip_begin(struct iface *ifc, sk_time_ns now, uint32_t dst, size_t l4_len,
+		   struct iface_ip_out *o);
+void iface_ip_finish(struct iface *ifc, sk_time_ns now, struct iface_ip_out *o, uint8_t proto,
+		     size_t l4_len);
+void iface_ip_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *eh,
+		    const uint8_t *pkt, size_t len);
+
+/* --- iface_icmp.c --- pkt is the whole datagram, h its parsed header. */
+void iface_icmp_input(struct iface *ifc, sk_time_ns now, const struct ipv4_hdr *h,
+		      const uint8_t *pkt);
+/* Destination unreachable about datagram pkt, subject to the rate limit. */
+void iface_icmp_unreach(struct iface *ifc, sk_time_ns now, uint8_t code,
+			const struct ipv4_hdr *h, const uint8_t *pkt);
+
+/* --- iface_udp.c --- bcast: the datagram was link- or IP-broadcast. */
+void iface_udp_input(struct iface *ifc, sk_time_ns now, const struct ipv4_hdr *h,
+		     const uint8_t *pkt, bool bcast);
+
+#endif

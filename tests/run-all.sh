@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# tests/run-all.sh — what `make test` runs: every phase in order, each one
+# reported PASS/FAIL, and a closing "summary: N passed, N failed" line.
+# A phase that fails does not stop the others, so one run shows everything.
+# Environment: FUZZ_SMOKE_TIME (seconds per fuzz target, default 30),
+#              SKIFF_DEVS (devices for integration, default "tap packet xdp").
+set -u
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-2}
+FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-30}
+DEVS=${SKIFF_DEVS:-tap packet xdp}
+LOG=build/test-logs
+mkdir -p "$LOG"
+passed=0 failed=0 failures=()
+
+phase() { # phase NAME COMMAND...
+	local name=$1; shift
+	local t0=$SECONDS
+	echo "=== $name"
+	if "$@" >"$LOG/$name.log" 2>&1; then
+		passed=$((passed + 1))
+		echo "PASS $name ($((SECONDS - t0)) s)"
+	else
+		failed=$((failed + 1))
+		failures+=("$name")
+		echo "FAIL $name ($((SECONDS - t0)) s); last lines of $LOG/$name.log:"
+		tail -n 40 "$LOG/$name.log" | sed 's/^/    /'
+	fi
+	# Unit-test runners and the integration script print their own totals: show them.
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^fuzz |^freestanding:' "$LOG/$name.log" | sed 's/^/    /'
+}
+
+phase build make -j"$JOBS" all
+phase freestanding make check-freestanding
+phase clang make -j"$JOBS" clang-check
+phase unit make -j"$JOBS" unit
+phase integration tests/integration.sh build/skiff $DEVS
+phase asan-build make -j"$JOBS" asan
+phase asan-unit make BUILD=build/asan OPT=-O1 \
+	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" unit
+phase asan-integration env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	tests/integration.sh build/asan/skiff $DEVS
+phase fuzz make -j"$JOBS" fuzz FUZZ_TIME="$FUZZ_SMOKE_TIME"
+
+echo
+[ ${#failures[@]} -gt 0 ] && echo "failed phases: ${failures[*]}"
+echo "summary: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
