@@ -12,10 +12,10 @@ LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz
 TEST_LDLIBS := -lcmocka
 
 # The freestanding core: no OS headers, no clock, no syscalls.
-CORE_DIRS := src/base src/wire src/ring src/net
+CORE_DIRS := src/base src/wire src/ring src/net src/http src/switch
 CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS))))
 # Hosted pieces: devices, the Linux platform, the commands.
-HOST_SRC  := $(filter-out %_test.c src/apps/main.c,$(wildcard src/dev/*.c src/plat/linux/*.c src/apps/*.c))
+HOST_SRC  := $(filter-out %_test.c src/apps/main.c,$(wildcard src/dev/*.c src/plat/linux/*.c src/apps/*.c src/loop/*.c))
 TEST_SRC  := $(wildcard src/*/*_test.c src/*/*/*_test.c)
 FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -119,5 +119,8 @@ run: deps all
 
 clean:
 	rm -rf $(BUILD)
+
+# Parts with their own build rules (the unikernel, ...) keep them in mk/*.mk.
+-include $(wildcard mk/*.mk)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
