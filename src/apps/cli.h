@@ -23,5 +23,9 @@ __attribute__((noreturn, format(printf, 2, 3))) void cli_usage_error(const char 
 								     const char *fmt, ...);
 
 int cmd_echo(int argc, char **argv);
+int cmd_switch(int argc, char **argv);
+int cmd_pktgen(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_vm(int argc, char **argv);
 
 #endif

@@ -12,6 +12,10 @@ struct command {
 
 static const struct command commands[] = {
 	{"echo", cmd_echo, "answer ARP, ICMP echo and UDP echo (port 7) on a device"},
+	{"switch", cmd_switch, "a learning Ethernet switch over shared memory (switch:NAME/PORT)"},
+	{"pktgen", cmd_pktgen, "send or receive raw frames at full rate; reports Mpps, Gbit/s"},
+	{"serve", cmd_serve, "HTTP/1.1 server (GET, HEAD; --root DIR) on --stack linux or skiff"},
+	{"vm", cmd_vm, "boot the skiff unikernel under QEMU (virtio-net, user net or TAP)"},
 };
 
 static void usage(FILE *f)
@@ -20,7 +24,7 @@ static void usage(FILE *f)
 		   "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nDEV is tap:NAME | packet:IFACE | xdp:IFACE\n");
+	fprintf(f, "\nDEV is tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n");
 }
 
 int main(int argc, char **argv)

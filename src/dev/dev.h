@@ -45,6 +45,10 @@ struct dev_ops {
 	int (*poll_fd)(struct dev *d);
 	/* Release everything; d is invalid afterwards. */
 	void (*close)(struct dev *d);
+	/* Optional: frames the kernel or the host dropped before they reached
+	 * the rx ring, accumulated since open.  Costs a syscall, so it is read
+	 * only when the counters are printed, never on the fast path. */
+	uint64_t (*lower_drops)(struct dev *d);
 };
 
 struct dev {

@@ -36,6 +36,9 @@ int packet_open(const char *name, const struct dev_config *cfg, struct dev **out
 		size_t errlen);
 int xdp_open(const char *name, const struct dev_config *cfg, struct dev **out, char *err,
 	     size_t errlen);
+/* name is "NAME/PORT" here (the spec's '/' is allowed for this kind). */
+int switch_open(const char *name, const struct dev_config *cfg, struct dev **out, char *err,
+		size_t errlen);
 /* Wrap inner in a recorder writing every rx and tx frame to path.  On
  * success the wrapper owns inner; on failure inner is left open. */
 int pcap_wrap(struct dev *inner, const char *path, struct dev **out, char *err, size_t errlen);

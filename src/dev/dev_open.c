@@ -86,25 +86,30 @@ int dev_open(const char *spec, const struct dev_config *cfg, struct dev **out, c
 		{"tap", tap_open},
 		{"packet", packet_open},
 		{"xdp", xdp_open},
+		{"switch", switch_open},
 	};
 	const char *colon, *name;
 	struct dev *d = NULL;
+	bool is_switch;
 
 	*out = NULL;
 	if (cfg == NULL)
 		cfg = &defaults;
 	if (spec == NULL || (colon = strchr(spec, ':')) == NULL)
 		return dev_err(err, errlen,
-			       "device '%s': expected tap:NAME, packet:IFACE or xdp:IFACE",
+			       "device '%s': expected tap:NAME, packet:IFACE, xdp:IFACE or "
+			       "switch:NAME/PORT",
 			       spec ? spec : "");
 	name = colon + 1;
 	if (*name == '\0')
 		return dev_err(err, errlen, "device '%s': empty interface name", spec);
-	if (strlen(name) > IFNAMSIZ - 1)
+	/* switch:NAME/PORT is not an interface name: switch_open checks it. */
+	is_switch = colon - spec == 6 && memcmp(spec, "switch", 6) == 0;
+	if (!is_switch && strlen(name) > IFNAMSIZ - 1)
 		return dev_err(err, errlen, "device '%s': interface name longer than %d bytes",
 			       spec, IFNAMSIZ - 1);
 	/* The kernel would reject these too, but with a less clear message. */
-	if (strpbrk(name, "/: \t\n") != NULL)
+	if (!is_switch && strpbrk(name, "/: \t\n") != NULL)
 		return dev_err(err, errlen, "device '%s': bad character in interface name", spec);
 	if (cfg->num_slots != 0 && ring_region_size(cfg->num_slots, RING_BUF_SIZE_DEFAULT, 0) == 0)
 		return dev_err(err, errlen, "ring slots %u: must be a power of two >= 2",
@@ -128,11 +133,12 @@ int dev_open(const char *spec, const struct dev_config *cfg, struct dev **out, c
 		*out = d;
 		return 0;
 	}
-	return dev_err(err, errlen, "device '%s': unknown kind '%.*s' (tap, packet or xdp)", spec,
+	return dev_err(err, errlen,
+		       "device '%s': unknown kind '%.*s' (tap, packet, xdp or switch)", spec,
 		       (int)(colon - spec), spec);
 }
 
-void dev_print_stats(const struct dev *d, void *file)
+void dev_print_stats(struct dev *d, void *file)
 {
 	FILE *f = file;
 	const struct dev_stats *s = &d->stats;
@@ -147,4 +153,6 @@ void dev_print_stats(const struct dev *d, void *file)
 	fprintf(f, "dev.tx_drops %llu\n", (unsigned long long)s->tx_drops);
 	fprintf(f, "dev.tx_syncs %llu\n", (unsigned long long)s->tx_syncs);
 	fprintf(f, "dev.tx_syscalls %llu\n", (unsigned long long)s->tx_syscalls);
+	if (d->ops->lower_drops)
+		fprintf(f, "dev.rx_lower_drops %llu\n", (unsigned long long)d->ops->lower_drops(d));
 }

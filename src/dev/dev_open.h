@@ -22,6 +22,6 @@ int dev_open(const char *spec, const struct dev_config *cfg, struct dev **out, c
 
 /* One line per counter, "name value", into a FILE* passed as void* so this
  * header needs no stdio. */
-void dev_print_stats(const struct dev *d, void *file);
+void dev_print_stats(struct dev *d, void *file);
 
 #endif

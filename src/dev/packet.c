@@ -64,6 +64,7 @@ struct packet_dev {
 	 * rx ring fills up mid-block we remember where we stopped. */
 	uint32_t blk_left;   /* frames still to take from block blk */
 	uint8_t *blk_next;   /* the next of them */
+	uint64_t kdrops;      /* PACKET_STATISTICS drops; the kernel resets them on each read */
 };
 
 static struct packet_dev *pk_of(struct dev *d)
@@ -237,7 +238,20 @@ static void packet_close(struct dev *d)
 	free(p);
 }
 
+/* Frames the kernel dropped because our mmap'ed ring was full. */
+static uint64_t packet_lower_drops(struct dev *d)
+{
+	struct packet_dev *p = pk_of(d);
+	struct tpacket_stats_v3 st;
+	socklen_t len = sizeof(st);
+	if (getsockopt(p->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+		p->kdrops += st.tp_drops;
+	d->stats.rx_syscalls++;
+	return p->kdrops;
+}
+
 static const struct dev_ops packet_ops = {
+	.lower_drops = packet_lower_drops,
 	.kind = "packet",
 	.rx_sync = packet_rx_sync,
 	.tx_sync = packet_tx_sync,

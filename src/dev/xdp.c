@@ -281,7 +281,21 @@ static void xdp_close(struct dev *d)
 	free(x);
 }
 
+/* Frames the kernel could not give us: rx ring full, fill ring empty,
+ * invalid descriptors.  The kernel keeps these totals for the socket. */
+static uint64_t xdp_lower_drops(struct dev *d)
+{
+	struct xdp_dev *x = (struct xdp_dev *)d;
+	struct xdp_statistics st;
+	socklen_t len = sizeof(st);
+	d->stats.rx_syscalls++;
+	if (getsockopt(x->fd, SOL_XDP, XDP_STATISTICS, &st, &len) != 0)
+		return 0;
+	return st.rx_dropped + st.rx_invalid_descs + st.rx_ring_full + st.rx_fill_ring_empty_descs;
+}
+
 static const struct dev_ops xdp_ops = {
+	.lower_drops = xdp_lower_drops,
 	.kind = "xdp",
 	.rx_sync = xdp_rx_sync,
 	.tx_sync = xdp_tx_sync,

@@ -1,0 +1,274 @@
+/* serve.c — `skiff serve`: the HTTP/1.1 server (http/server.c) on a loop
+ * backend chosen by --stack.  Today: `linux` (kernel sockets, epoll,
+ * loop/loop_linux.c).  `skiff` (the skiff TCP engine on a --dev) plugs in
+ * as another struct loop once that backend exists; the server code does
+ * not change. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "../http/server.h"
+#include "../loop/loop_linux.h"
+#include "cli.h"
+#include "serve_files.h"
+
+static volatile int serve_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	serve_stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: skiff serve [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR]\n"
+		"                   [--port N] [--root DIR] [--stats] [--pcap FILE] [--max-conns N]\n"
+		"                   [--header-timeout S] [--keepalive-timeout S] [--max-body N]\n"
+		"\n"
+		"Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
+		"every file under DIR (loaded into memory at start).\n"
+		"\n"
+		"  --stack S              linux: kernel sockets (epoll); skiff: skiff's own TCP/IP\n"
+		"                         on --dev (not available yet).  Default: skiff with --dev,\n"
+		"                         linux without\n"
+		"  --dev DEV              tap:NAME | packet:IFACE | xdp:IFACE   (--stack skiff)\n"
+		"  --ip ADDR[/LEN]        skiff: this host's address; linux: the address to bind\n"
+		"                         (default any)\n"
+		"  --gw ADDR              default gateway                        (--stack skiff)\n"
+		"  --port N               TCP port (default 80)\n"
+		"  --root DIR             serve the files under DIR (no symlinks, no dotfiles)\n"
+		"  --stats                print counters on exit\n"
+		"  --pcap FILE            record every frame                     (--stack skiff)\n"
+		"  --max-conns N          connections served at once (default 4096); beyond it a\n"
+		"                         client gets 503 and a close\n"
+		"  --header-timeout S     a request head must arrive within S s (default 10): 408\n"
+		"  --keepalive-timeout S  idle keep-alive connections close after S s (default 60)\n"
+		"  --max-body N           largest request body in bytes (default 1048576): 413\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).\n");
+}
+
+static long parse_num(const char *opt, const char *s, long lo, long hi)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi)
+		cli_usage_error("serve", "%s wants a number in %ld..%ld, not '%s'", opt, lo, hi, s);
+	return v;
+}
+
+static void print_stat(void *ctx, const char *name, uint64_t value)
+{
+	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
+}
+
+/* The Date header changes once a second: format it only then.  The
+ * coarse realtime clock is read through the vDSO, not a system call. */
+struct date_cache {
+	struct http_server *srv;
+	time_t sec;
+};
+
+static void refresh_date(void *ctx, sk_time_ns now)
+{
+	(void)now;
+	struct date_cache *dc = ctx;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	if (ts.tv_sec == dc->sec)
+		return;
+	dc->sec = ts.tv_sec;
+	struct tm tm;
+	char buf[64];
+	gmtime_r(&ts.tv_sec, &tm);
+	if (strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm) == 29)
+		http_server_set_date(dc->srv, buf);
+}
+
+/* Descriptors: as many as allowed, since each connection is one. */
+static rlim_t raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 1024;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return rl.rlim_cur;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"stack", required_argument, NULL, 'S'},
+		{"dev", required_argument, NULL, 'd'},
+		{"ip", required_argument, NULL, 'i'},
+		{"gw", required_argument, NULL, 'g'},
+		{"port", required_argument, NULL, 'p'},
+		{"root", required_argument, NULL, 'r'},
+		{"stats", no_argument, NULL, 's'},
+		{"pcap", required_argument, NULL, 'P'},
+		{"max-conns", required_argument, NULL, 'm'},
+		{"header-timeout", required_argument, NULL, 'H'},
+		{"keepalive-timeout", required_argument, NULL, 'K'},
+		{"max-body", required_argument, NULL, 'B'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *stack = NULL, *dev = NULL, *root = NULL, *pcap = NULL;
+	bool stats = false, have_gw = false, have_ip = false;
+	uint32_t ip = 0, gw = 0;
+	uint8_t plen = 32;
+	struct http_server_config cfg;
+	http_server_config_default(&cfg);
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			if (strcmp(optarg, "skiff") && strcmp(optarg, "linux"))
+				cli_usage_error("serve", "--stack wants skiff or linux, not '%s'", optarg);
+			stack = optarg;
+			break;
+		case 'd': dev = optarg; break;
+		case 'i':
+			if (cli_parse_cidr(optarg, &ip, &plen) < 0 && cli_parse_ipv4(optarg, &ip) < 0)
+				cli_usage_error("serve", "--ip wants ADDR[/LEN] (e.g. 198.18.0.2/24), not '%s'",
+						optarg);
+			have_ip = true;
+			break;
+		case 'g':
+			if (cli_parse_ipv4(optarg, &gw) < 0)
+				cli_usage_error("serve", "--gw wants an IPv4 address, not '%s'", optarg);
+			have_gw = true;
+			break;
+		case 'p': cfg.port = (uint16_t)parse_num("--port", optarg, 1, 65535); break;
+		case 'r': root = optarg; break;
+		case 's': stats = true; break;
+		case 'P': pcap = optarg; break;
+		case 'm': cfg.max_conns = (uint32_t)parse_num("--max-conns", optarg, 1, 1000000); break;
+		case 'H':
+			cfg.header_timeout =
+				(sk_time_ns)parse_num("--header-timeout", optarg, 1, 86400) * SK_NS_PER_S;
+			break;
+		case 'K':
+			cfg.keepalive_timeout =
+				(sk_time_ns)parse_num("--keepalive-timeout", optarg, 1, 86400) * SK_NS_PER_S;
+			break;
+		case 'B':
+			cfg.max_body = (uint64_t)parse_num("--max-body", optarg, 0, 1L << 40);
+			break;
+		case 'h': usage(stdout); return 0;
+		default:
+			cli_usage_error("serve", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
+	if (!stack)
+		stack = dev ? "skiff" : "linux";
+	if (!strcmp(stack, "skiff")) {
+		/* The skiff backend needs the TCP engine wired under loop.h. */
+		fprintf(stderr, "skiff serve: --stack skiff is not available yet (the skiff TCP "
+				"backend of the loop is still to come); use --stack linux\n");
+		return 2;
+	}
+	if (dev || have_gw || pcap)
+		cli_usage_error("serve", "--dev, --gw and --pcap go with --stack skiff; "
+					 "--stack linux uses the kernel's interfaces");
+	cfg.addr = have_ip ? ip : 0;
+
+	rlim_t nofile = raise_nofile();
+	if (nofile < 64 || cfg.max_conns > nofile - 32) {
+		uint32_t cap = nofile > 64 ? (uint32_t)(nofile - 32) : 32;
+		fprintf(stderr, "skiff serve: --max-conns %u is above the open-files limit; using %u\n",
+			cfg.max_conns, cap);
+		cfg.max_conns = cap;
+	}
+
+	char err[256];
+	struct file_cache *fc = NULL;
+	if (root) {
+		fc = file_cache_load(root, err, sizeof(err));
+		if (!fc) {
+			fprintf(stderr, "skiff serve: %s\n", err);
+			return 1;
+		}
+		cfg.lookup = file_cache_lookup;
+		cfg.lookup_ctx = fc;
+	}
+
+	struct loop_linux_config lcfg = {.max_timers = cfg.max_conns + 16};
+	struct loop *loop = loop_linux_create(&lcfg, err, sizeof(err));
+	if (!loop) {
+		fprintf(stderr, "skiff serve: %s\n", err);
+		file_cache_free(fc);
+		return 1;
+	}
+	/* Connection states and buffers: reserved, not touched, so only the
+	 * connections actually used become resident. */
+	size_t memsz = http_server_mem_size(&cfg);
+	void *mem = mmap(NULL, memsz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	struct http_server *srv = calloc(1, sizeof(*srv));
+	if (mem == MAP_FAILED || !srv) {
+		fprintf(stderr, "skiff serve: cannot reserve %zu bytes for %u connections\n", memsz,
+			cfg.max_conns);
+		return 1;
+	}
+	int r = http_server_init(srv, mem, memsz, &cfg, loop);
+	if (r == 0)
+		r = http_server_start(srv);
+	if (r < 0) {
+		char ipb[16];
+		cli_format_ipv4(cfg.addr, ipb);
+		fprintf(stderr, "skiff serve: cannot listen on %s:%u: %s\n", ipb, cfg.port,
+			strerror(-r));
+		return 1;
+	}
+	struct date_cache dc = {.srv = srv, .sec = 0};
+	refresh_date(&dc, 0);
+	loop->on_turn = refresh_date;
+	loop->turn_ctx = &dc;
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	char ipb[16];
+	cli_format_ipv4(cfg.addr, ipb);
+	printf("skiff serve: listening on %s:%u stack=%s dev=kernel max_conns=%u", ipb, cfg.port,
+	       loop->name, cfg.max_conns);
+	if (fc)
+		printf(" root=%s files=%zu bytes=%zu", root, file_cache_count(fc),
+		       file_cache_bytes(fc));
+	printf("\n");
+	fflush(stdout);
+
+	int rc = loop_run(loop, &serve_stop);
+	http_server_stop(srv);
+	if (stats) {
+		http_server_stats(srv, print_stat, stdout);
+		loop_stats(loop, print_stat, stdout);
+	}
+	fflush(stdout);
+	loop_destroy(loop);
+	munmap(mem, memsz);
+	free(srv);
+	file_cache_free(fc);
+	return rc < 0 ? 1 : 0;
+}

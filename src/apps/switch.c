@@ -1,0 +1,569 @@
+/* switch.c — `skiff switch NAME`: a learning bridge between processes over
+ * shared memory (the hosted half of src/switch; the forwarding itself is
+ * the freestanding engine in src/switch/sw.c).
+ *
+ * This file owns what the engine cannot: the control socket, a memfd and
+ * two eventfds per attached port, and the run loop.
+ *   loop: forward one batch from every attached port; after a turn with
+ *   work keep polling for spin_ns (the next batch usually follows); look at
+ *   the control fds every millisecond while busy; when idle, set
+ *   SWPORT_KF_SLEEPING on every tx ring, look at the heads once more, and
+ *   park in ppoll on the listening socket, every port's connection and
+ *   every port's "kick the switch" eventfd.
+ *   attach: a connection sends a swport_hello (swport.h); the switch lays
+ *   out a fresh region in a new memfd, attaches it to the engine and sends
+ *   the fds back.  The connection is the attachment: when it hangs up (the
+ *   process exited or was killed) the port is detached and free again.
+ * No frame ever waits for a slow port: its ring fills and the engine drops.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pcap/pcap.h>
+
+#include "../dev/shm.h"
+#include "../plat/plat.h"
+#include "../switch/sw.h"
+#include "cli.h"
+
+#define SWITCH_PORTS_DEFAULT 8u
+#define SWITCH_SLOTS_DEFAULT 1024u
+#define SWITCH_PENDING_MAX 8u /* connections that have not said hello yet */
+#define SWITCH_HELLO_NS (2 * SK_NS_PER_S)
+#define SWITCH_CTL_NS SK_NS_PER_MS /* control fds looked at while busy */
+
+static volatile sig_atomic_t sw_stop, sw_dump;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	sw_stop = 1;
+}
+
+static void on_dump(int sig)
+{
+	(void)sig;
+	sw_dump = 1;
+}
+
+struct hport {
+	int conn;       /* the attachment; -1 = free */
+	int efd_kick;   /* we write it: frames for a sleeping process */
+	int efd_wake;   /* it writes it: frames for a sleeping switch */
+	void *mem;
+	size_t size;
+};
+
+struct pending {
+	int fd;
+	sk_time_ns since;
+};
+
+struct hswitch {
+	const char *name;
+	unsigned nports;
+	uint32_t slots;
+	int lfd;
+	struct sw *sw;
+	struct hport port[SW_PORTS_MAX];
+	struct pending pend[SWITCH_PENDING_MAX];
+	pcap_t *pcap;
+	pcap_dumper_t *dumper;
+	/* loop counters */
+	uint64_t turns, busy_turns, parks, kicks_failed;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: skiff switch NAME [--ports N] [--slots N] [--pcap-port P --pcap FILE]\n"
+		"                    [--stats] [--spin-us N] [--age S]\n"
+		"\n"
+		"A learning Ethernet switch over shared memory.  Processes attach with\n"
+		"--dev switch:NAME/PORT (PORT 0..N-1); frames are copied between ports in\n"
+		"batches, unknown and broadcast destinations are flooded, and a full port\n"
+		"drops (counted) instead of slowing anyone down.\n"
+		"\n"
+		"  --ports N       ports, 1..%u (default %u)\n"
+		"  --slots N       slots per ring of a port, a power of two (default %u)\n"
+		"  --pcap-port P   record the frames of port P (both directions) ...\n"
+		"  --pcap FILE     ... into FILE (libpcap format)\n"
+		"  --stats         print the counters on exit (SIGUSR1 prints them any time)\n"
+		"  --spin-us N     poll this long after work before parking (default 100)\n"
+		"  --age S         MAC table aging in seconds (default 300)\n"
+		"  -h, --help      this text\n"
+		"\n"
+		"Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).\n",
+		SW_PORTS_MAX, SWITCH_PORTS_DEFAULT, SWITCH_SLOTS_DEFAULT);
+}
+
+static void kick(void *ctx, unsigned port)
+{
+	struct hswitch *h = ctx;
+	uint64_t one = 1;
+
+	/* EAGAIN means the counter is saturated: the process is awake anyway. */
+	if (write(h->port[port].efd_kick, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		h->kicks_failed++;
+}
+
+static void capture(void *ctx, unsigned port, bool to_port, const uint8_t *frame, size_t len)
+{
+	struct hswitch *h = ctx;
+	struct pcap_pkthdr ph;
+
+	(void)port;
+	(void)to_port;
+	gettimeofday(&ph.ts, NULL);
+	ph.caplen = ph.len = (bpf_u_int32)len;
+	pcap_dump((u_char *)h->dumper, &ph, frame);
+}
+
+static void print_stats(struct hswitch *h, FILE *f)
+{
+	struct sw *s = h->sw;
+
+	for (unsigned p = 0; p < h->nports; p++) {
+		const struct sw_port_stats *st = &s->port[p].st;
+		if (st->attaches == 0)
+			continue;
+#define P(field) fprintf(f, "port.%u." #field " %llu\n", p, (unsigned long long)st->field)
+		fprintf(f, "port.%u.attached %d\n", p, s->port[p].attached ? 1 : 0);
+		P(attaches);
+		P(rx_frames);
+		P(rx_bytes);
+		P(tx_frames);
+		P(tx_bytes);
+		P(flooded);
+		P(drop_full);
+		P(drop_bad_slot);
+		P(drop_runt);
+		P(drop_same_port);
+		P(drop_bad_rx);
+		P(bad_index);
+		P(kicks);
+#undef P
+	}
+	fprintf(f, "table.entries %u\n", swt_count(&s->table, plat_now()));
+	fprintf(f, "table.learned %llu\n", (unsigned long long)s->table.c.learned);
+	fprintf(f, "table.moved %llu\n", (unsigned long long)s->table.c.moved);
+	fprintf(f, "table.evicted %llu\n", (unsigned long long)s->table.c.evicted);
+	fprintf(f, "table.expired %llu\n", (unsigned long long)s->table.c.expired);
+	fprintf(f, "loop.turns %llu\n", (unsigned long long)h->turns);
+	fprintf(f, "loop.busy_turns %llu\n", (unsigned long long)h->busy_turns);
+	fprintf(f, "loop.parks %llu\n", (unsigned long long)h->parks);
+	fflush(f);
+}
+
+static void port_free(struct hswitch *h, unsigned p)
+{
+	struct hport *hp = &h->port[p];
+
+	sw_port_detach(h->sw, p);
+	if (hp->mem != NULL)
+		munmap(hp->mem, hp->size);
+	if (hp->conn >= 0)
+		close(hp->conn);
+	if (hp->efd_kick >= 0)
+		close(hp->efd_kick);
+	if (hp->efd_wake >= 0)
+		close(hp->efd_wake);
+	hp->mem = NULL;
+	hp->conn = hp->efd_kick = hp->efd_wake = -1;
+}
+
+static void reply(int fd, int status, const int *fds, uint64_t size, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void reply(int fd, int status, const int *fds, uint64_t size, const char *fmt, ...)
+{
+	struct swport_reply r;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+	} ctl;
+	struct iovec iov = {&r, sizeof(r)};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	va_list ap;
+
+	memset(&r, 0, sizeof(r));
+	r.magic = SWPORT_MAGIC;
+	r.version = SWPORT_VERSION;
+	r.status = status;
+	r.size = size;
+	va_start(ap, fmt);
+	vsnprintf(r.msg, sizeof(r.msg), fmt, ap);
+	va_end(ap);
+	if (fds != NULL) {
+		struct cmsghdr *c;
+		memset(&ctl, 0, sizeof(ctl));
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(3 * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, 3 * sizeof(int));
+	}
+	/* A peer that vanished already: its hang-up detaches the port. */
+	(void)sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* A hello arrived on a pending connection: attach it, or answer why not.
+ * Returns true if fd now belongs to a port. */
+static bool attach(struct hswitch *h, int fd, const struct swport_hello *hello)
+{
+	char memname[64];
+	struct hport *hp;
+	uint32_t slots;
+	size_t size;
+	int memfd, fds[3];
+	unsigned p;
+
+	if (hello->magic != SWPORT_MAGIC || hello->version != SWPORT_VERSION) {
+		reply(fd, EPROTO, NULL, 0, "switch protocol version mismatch (switch has %u)",
+		      SWPORT_VERSION);
+		return false;
+	}
+	p = hello->port;
+	if (p >= h->nports) {
+		reply(fd, ERANGE, NULL, 0, "no port %u: switch '%s' has ports 0..%u", p, h->name,
+		      h->nports - 1);
+		return false;
+	}
+	hp = &h->port[p];
+	if (hp->conn >= 0) {
+		reply(fd, EBUSY, NULL, 0, "port %u of switch '%s' is in use", p, h->name);
+		return false;
+	}
+	slots = hello->num_slots ? hello->num_slots : h->slots;
+	size = ring_region_size(slots, RING_BUF_SIZE_DEFAULT, 0);
+	if (size == 0 || slots > 32768) {
+		reply(fd, EINVAL, NULL, 0, "bad ring size %u (a power of two, 2..32768)", slots);
+		return false;
+	}
+	snprintf(memname, sizeof(memname), "skiff-%s-%u", h->name, p);
+	memfd = memfd_create(memname, MFD_CLOEXEC);
+	if (memfd < 0 || ftruncate(memfd, (off_t)size) < 0) {
+		reply(fd, ENOMEM, NULL, 0, "memfd: %s", strerror(errno));
+		goto fail;
+	}
+	hp->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, memfd, 0);
+	if (hp->mem == MAP_FAILED) {
+		hp->mem = NULL;
+		reply(fd, ENOMEM, NULL, 0, "mmap: %s", strerror(errno));
+		goto fail;
+	}
+	hp->size = size;
+	hp->efd_kick = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	hp->efd_wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (hp->efd_kick < 0 || hp->efd_wake < 0) {
+		reply(fd, ENOMEM, NULL, 0, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	if (ring_region_init(hp->mem, size, slots, RING_BUF_SIZE_DEFAULT, 0) != 0 ||
+	    sw_port_attach(h->sw, p, hp->mem, size) != 0) {
+		reply(fd, EINVAL, NULL, 0, "cannot lay out the port's region");
+		goto fail;
+	}
+	hp->conn = fd;
+	fds[0] = memfd;
+	fds[1] = hp->efd_kick;
+	fds[2] = hp->efd_wake;
+	reply(fd, 0, fds, size, "ok");
+	close(memfd); /* our mapping and the peer's fd keep the memory */
+	printf("skiff switch: port %u attached (%u slots)\n", p, slots);
+	fflush(stdout);
+	return true;
+fail:
+	if (memfd >= 0)
+		close(memfd);
+	hp->conn = -1;
+	port_free(h, p);
+	return false;
+}
+
+static void pending_add(struct hswitch *h, int fd, sk_time_ns now)
+{
+	for (unsigned i = 0; i < SWITCH_PENDING_MAX; i++) {
+		if (h->pend[i].fd < 0) {
+			h->pend[i].fd = fd;
+			h->pend[i].since = now;
+			return;
+		}
+	}
+	close(fd); /* too many half-open attaches: the peer sees a hang-up */
+}
+
+static void pending_read(struct hswitch *h, unsigned i)
+{
+	struct swport_hello hello;
+	int fd = h->pend[i].fd;
+	ssize_t n = recv(fd, &hello, sizeof(hello), MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	h->pend[i].fd = -1;
+	if (n == (ssize_t)sizeof(hello) && attach(h, fd, &hello))
+		return;
+	if (n >= 0 && n != (ssize_t)sizeof(hello))
+		reply(fd, EPROTO, NULL, 0, "bad hello");
+	close(fd);
+}
+
+/* Look at the control fds (timeout_ms 0: just look; -1 or more: park).
+ * While parked, a kick from any port's eventfd ends the wait. */
+static void control(struct hswitch *h, int timeout_ms, sk_time_ns now)
+{
+	struct pollfd pfd[1 + SWITCH_PENDING_MAX + 2 * SW_PORTS_MAX];
+	int who[SK_ARRAY_LEN(pfd)]; /* -1 listen, -2-i pending i, p conn p, 1000+p wake p */
+	nfds_t n = 0;
+
+	pfd[n] = (struct pollfd){.fd = h->lfd, .events = POLLIN};
+	who[n++] = -1;
+	for (unsigned i = 0; i < SWITCH_PENDING_MAX; i++) {
+		if (h->pend[i].fd < 0)
+			continue;
+		if (now - h->pend[i].since > SWITCH_HELLO_NS) {
+			close(h->pend[i].fd);
+			h->pend[i].fd = -1;
+			continue;
+		}
+		pfd[n] = (struct pollfd){.fd = h->pend[i].fd, .events = POLLIN};
+		who[n++] = -2 - (int)i;
+	}
+	for (unsigned p = 0; p < h->nports; p++) {
+		if (h->port[p].conn < 0)
+			continue;
+		pfd[n] = (struct pollfd){.fd = h->port[p].conn, .events = POLLIN};
+		who[n++] = (int)p;
+		if (timeout_ms != 0) {
+			pfd[n] = (struct pollfd){.fd = h->port[p].efd_wake, .events = POLLIN};
+			who[n++] = 1000 + (int)p;
+		}
+	}
+	if (poll(pfd, n, timeout_ms) <= 0)
+		return;
+	for (nfds_t i = 0; i < n; i++) {
+		if (pfd[i].revents == 0)
+			continue;
+		if (who[i] == -1) {
+			int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd >= 0)
+				pending_add(h, fd, now);
+		} else if (who[i] <= -2) {
+			pending_read(h, (unsigned)(-2 - who[i]));
+		} else if (who[i] >= 1000) {
+			uint64_t v;
+			if (h->port[who[i] - 1000].efd_wake >= 0)
+				(void)read(h->port[who[i] - 1000].efd_wake, &v, sizeof(v));
+		} else {
+			/* The switch sends nothing after the reply, so readable
+			 * means the peer closed: the process is gone. */
+			char c;
+			unsigned p = (unsigned)who[i];
+			if (h->port[p].conn >= 0 && recv(h->port[p].conn, &c, 1, MSG_DONTWAIT) != -1)
+				goto gone;
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+gone:
+			/* Frames it handed over before exiting still go out, as a
+			 * NIC sends its queue: a sender that fills its ring and
+			 * exits must not lose the last batch.  Bounded by the
+			 * ring: the dead process cannot add more. */
+			for (unsigned k = 0; k <= h->slots / SW_BATCH + 64; k++)
+				if (sw_forward(h->sw, p, now) == 0)
+					break;
+			port_free(h, p);
+			printf("skiff switch: port %u detached\n", p);
+			fflush(stdout);
+		}
+	}
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static void run(struct hswitch *h, sk_time_ns spin_ns)
+{
+	sk_time_ns spin_until = 0, last_ctl = 0;
+
+	while (!sw_stop) {
+		sk_time_ns now = plat_now();
+		unsigned work = 0;
+
+		h->turns++;
+		for (uint64_t m = h->sw->attached; m != 0; m &= m - 1)
+			work += sw_forward(h->sw, (unsigned)__builtin_ctzll(m), now);
+		if (sw_dump) {
+			sw_dump = 0;
+			print_stats(h, stdout);
+		}
+		if (work) {
+			h->busy_turns++;
+			spin_until = now + spin_ns;
+		}
+		if (work || now < spin_until) {
+			if (now - last_ctl >= SWITCH_CTL_NS) {
+				last_ctl = now;
+				control(h, 0, now);
+			}
+			if (!work)
+				cpu_relax();
+			continue;
+		}
+		/* Idle: ask for kicks, look once more, then sleep. */
+		sw_set_sleeping(h->sw, true);
+		bool late = false;
+		for (uint64_t m = h->sw->attached; m != 0 && !late; m &= m - 1)
+			late = sw_pending(h->sw, (unsigned)__builtin_ctzll(m)) != 0;
+		if (!late) {
+			h->parks++;
+			/* 1 s: pending connections time out even with no traffic. */
+			control(h, 1000, now);
+		}
+		sw_set_sleeping(h->sw, false);
+		last_ctl = plat_now();
+	}
+}
+
+static unsigned long parse_num(const char *opt, const char *s, unsigned long lo, unsigned long hi)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0 || v < lo || v > hi)
+		cli_usage_error("switch", "%s wants a number %lu..%lu, not '%s'", opt, lo, hi, s);
+	return v;
+}
+
+int cmd_switch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"ports", required_argument, NULL, 'n'},  {"slots", required_argument, NULL, 'l'},
+		{"pcap-port", required_argument, NULL, 'P'}, {"pcap", required_argument, NULL, 'p'},
+		{"stats", no_argument, NULL, 's'},        {"spin-us", required_argument, NULL, 'S'},
+		{"age", required_argument, NULL, 'a'},    {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct hswitch h = {.nports = SWITCH_PORTS_DEFAULT, .slots = SWITCH_SLOTS_DEFAULT, .lfd = -1};
+	const char *pcap_path = NULL;
+	long pcap_port = -1;
+	unsigned long spin_us = 100, age_s = 300;
+	bool stats = false;
+	struct sockaddr_un addr;
+	socklen_t alen;
+	uint64_t seed;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': h.nports = (unsigned)parse_num("--ports", optarg, 1, SW_PORTS_MAX); break;
+		case 'l':
+			h.slots = (uint32_t)parse_num("--slots", optarg, 2, 32768);
+			if (h.slots & (h.slots - 1))
+				cli_usage_error("switch", "--slots wants a power of two");
+			break;
+		case 'P': pcap_port = (long)parse_num("--pcap-port", optarg, 0, SW_PORTS_MAX - 1); break;
+		case 'p': pcap_path = optarg; break;
+		case 's': stats = true; break;
+		case 'S': spin_us = parse_num("--spin-us", optarg, 0, 1000000); break;
+		case 'a': age_s = parse_num("--age", optarg, 1, 1000000); break;
+		case 'h': usage(stdout); return 0;
+		default:
+			cli_usage_error("switch", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		cli_usage_error("switch", "NAME is required");
+	h.name = argv[optind++];
+	if (optind < argc)
+		cli_usage_error("switch", "unexpected argument '%s'", argv[optind]);
+	alen = shm_switch_addr(h.name, strlen(h.name), &addr);
+	if (alen == 0)
+		cli_usage_error("switch", "NAME must be 1..%d bytes of A-Z a-z 0-9 _ . -",
+				SWPORT_NAME_MAX);
+	if ((pcap_path == NULL) != (pcap_port < 0))
+		cli_usage_error("switch", "--pcap and --pcap-port go together");
+	if (pcap_port >= (long)h.nports)
+		cli_usage_error("switch", "--pcap-port %ld: the switch has ports 0..%u", pcap_port,
+				h.nports - 1);
+
+	h.sw = calloc(1, sizeof(*h.sw));
+	if (h.sw == NULL || plat_random(&seed, sizeof(seed)) < 0) {
+		fprintf(stderr, "skiff switch: out of memory or randomness\n");
+		return 1;
+	}
+	sw_init(h.sw, h.nports, seed, (sk_time_ns)age_s * SK_NS_PER_S, kick, &h);
+	for (unsigned p = 0; p < SW_PORTS_MAX; p++)
+		h.port[p].conn = h.port[p].efd_kick = h.port[p].efd_wake = -1;
+	for (unsigned i = 0; i < SWITCH_PENDING_MAX; i++)
+		h.pend[i].fd = -1;
+	if (pcap_path != NULL) {
+		h.pcap = pcap_open_dead(DLT_EN10MB, 65535);
+		h.dumper = h.pcap ? pcap_dump_open(h.pcap, pcap_path) : NULL;
+		if (h.dumper == NULL) {
+			fprintf(stderr, "skiff switch: pcap %s: %s\n", pcap_path,
+				h.pcap ? pcap_geterr(h.pcap) : "out of memory");
+			return 1;
+		}
+		h.sw->capture = capture;
+		h.sw->capture_ctx = &h;
+		h.sw->capture_port = (unsigned)pcap_port;
+	}
+
+	h.lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (h.lfd < 0 || bind(h.lfd, (struct sockaddr *)&addr, alen) < 0 || listen(h.lfd, 16) < 0) {
+		fprintf(stderr, "skiff switch: %s: %s\n", h.name,
+			errno == EADDRINUSE ? "a switch of that name is already running"
+					    : strerror(errno));
+		return 1;
+	}
+
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_dump;
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	printf("skiff switch: %s ready, %u ports (--dev switch:%s/0..%u)\n", h.name, h.nports,
+	       h.name, h.nports - 1);
+	fflush(stdout);
+	run(&h, (sk_time_ns)spin_us * SK_NS_PER_US);
+
+	if (stats)
+		print_stats(&h, stdout);
+	for (unsigned p = 0; p < h.nports; p++)
+		if (h.port[p].conn >= 0)
+			port_free(&h, p);
+	for (unsigned i = 0; i < SWITCH_PENDING_MAX; i++)
+		if (h.pend[i].fd >= 0)
+			close(h.pend[i].fd);
+	close(h.lfd);
+	if (h.dumper != NULL)
+		pcap_dump_close(h.dumper);
+	if (h.pcap != NULL)
+		pcap_close(h.pcap);
+	free(h.sw);
+	return 0;
+}

@@ -1,0 +1,381 @@
+/* vm.c — `skiff vm`: boot the unikernel (build/skiff-uk.elf) under QEMU.
+ *
+ * It only assembles a QEMU command line and runs it: the PVH entry takes
+ * -kernel directly (no firmware disk, no bootloader), virtio-net is modern
+ * only (disable-legacy=on, no option ROM: iPXE would add seconds), the
+ * serial console is this terminal, and isa-debug-exit carries the guest's
+ * exit code out.  Host forwards of user networking bind 127.0.0.1 only.
+ *
+ * Exit status: the guest's code (QEMU exits with 2*code+1; we undo that).
+ * QEMU's own failures also end in status 1, the same as a guest exit 0, so
+ * QEMU's stderr passes through a pipe: status 1 with an error line on it
+ * (not a "warning:") is a QEMU failure and exits 1.  A guest that resets
+ * (triple fault; -no-reboot turns it into a QEMU exit 0) exits 1 too. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define VM_MAX_FWD 16
+
+struct fwd {
+	unsigned host, guest;
+	bool udp;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE]\n"
+		"                [--accel auto|kvm|tcg] [--image PATH] [--dry-run] [-- GUEST ARGS...]\n"
+		"\n"
+		"Boots the skiff unikernel under qemu-system-x86_64 with a virtio-net NIC; the\n"
+		"guest's serial console is this terminal.  Exits with the guest's exit code.\n"
+		"\n"
+		"  -p HOST:GUEST[/PROTO]  forward 127.0.0.1:HOST to the guest's port GUEST (tcp by\n"
+		"                         default; repeatable; user networking only)\n"
+		"  --net user|tap:NAME    QEMU user networking (default; guest 10.0.2.15, gw 10.0.2.2)\n"
+		"                         or an existing TAP device NAME\n"
+		"  --mem SIZE             guest memory, e.g. 256M (default), 1G\n"
+		"  --accel auto|kvm|tcg   auto (default) takes KVM only if /dev/kvm is hardware KVM\n"
+		"                         (kvm_intel or kvm_amd loaded, kvm_pvm not), else TCG\n"
+		"  --image PATH           kernel image (default: skiff-uk.elf next to this binary)\n"
+		"  --dry-run              print the QEMU command line and exit\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"GUEST ARGS go to the kernel command line: ip=ADDR/LEN gw=ADDR mac=MAC spin-us=N\n"
+		"exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de stats no-msix.\n"
+		"Environment: SKIFF_QEMU overrides the QEMU binary.\n");
+}
+
+static int parse_port(const char *s, const char *end, unsigned *out)
+{
+	unsigned v = 0;
+	if (s == end || end - s > 5)
+		return -1;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	if (v == 0 || v > 65535)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_fwd(const char *s, struct fwd *f)
+{
+	const char *colon = strchr(s, ':');
+	if (!colon)
+		return -1;
+	const char *slash = strchr(colon, '/');
+	const char *gend = slash ? slash : colon + strlen(colon);
+	f->udp = false;
+	if (slash) {
+		if (!strcmp(slash, "/udp"))
+			f->udp = true;
+		else if (strcmp(slash, "/tcp"))
+			return -1;
+	}
+	if (parse_port(s, colon, &f->host) < 0 || parse_port(colon + 1, gend, &f->guest) < 0)
+		return -1;
+	return 0;
+}
+
+static bool valid_mem(const char *s)
+{
+	size_t n = strlen(s), i = 0;
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i == 0 || i > 7)
+		return false;
+	return i == n || (i == n - 1 && strchr("KMGkmg", s[i]));
+}
+
+static bool module_loaded(const char *name)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	struct stat st;
+	if (stat(path, &st) == 0)
+		return true;
+	FILE *f = fopen("/proc/modules", "r");
+	if (!f)
+		return false;
+	char line[256];
+	size_t len = strlen(name);
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, name, len) && line[len] == ' ';
+	fclose(f);
+	return found;
+}
+
+/* Hardware KVM or nothing: PVM's /dev/kvm emulates an unmodified guest at
+ * about 1 us per instruction, far slower than TCG (issue 6). */
+static bool kvm_usable(const char **why)
+{
+	if (access("/dev/kvm", R_OK | W_OK) != 0) {
+		*why = "no usable /dev/kvm";
+		return false;
+	}
+	if (module_loaded("kvm_pvm")) {
+		*why = "/dev/kvm is PVM (kvm_pvm), slower than TCG";
+		return false;
+	}
+	if (!module_loaded("kvm_intel") && !module_loaded("kvm_amd")) {
+		*why = "neither kvm_intel nor kvm_amd is loaded";
+		return false;
+	}
+	*why = "hardware KVM";
+	return true;
+}
+
+static void default_image(char *out, size_t size)
+{
+	static const char leaf[] = "skiff-uk.elf";
+	ssize_t n = readlink("/proc/self/exe", out, size - 1);
+	if (n > 0) {
+		out[n] = 0;
+		char *slash = strrchr(out, '/');
+		if (slash && (size_t)(slash + 1 - out) + sizeof(leaf) <= size) {
+			memcpy(slash + 1, leaf, sizeof(leaf));
+			return;
+		}
+	}
+	snprintf(out, size, "build/%s", leaf);
+}
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig == SIGINT ? SIGTERM : sig);
+}
+
+/* Run argv with stderr through a pipe (relayed as is); return the wait
+ * status and whether QEMU printed an error (a line that is not a warning). */
+static int run_qemu(char **argv, bool *qemu_error)
+{
+	int pfd[2];
+	if (pipe(pfd) < 0) {
+		perror("skiff vm: pipe");
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("skiff vm: fork");
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		close(pfd[1]);
+		execvp(argv[0], argv);
+		fprintf(stderr, "skiff vm: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	child_pid = pid;
+	close(pfd[1]);
+	struct sigaction sa = {.sa_handler = forward_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	FILE *in = fdopen(pfd[0], "r");
+	char line[1024];
+	*qemu_error = false;
+	while (in) {
+		if (!fgets(line, sizeof(line), in)) {
+			if (ferror(in) && errno == EINTR) {
+				clearerr(in);
+				continue;
+			}
+			break;
+		}
+		if (strstr(line, "etc/sercon-port"))
+			continue; /* our own fw_cfg item: QEMU's naming warning is noise */
+		fputs(line, stderr);
+		if (!strstr(line, "warning:"))
+			*qemu_error = true;
+	}
+	if (in)
+		fclose(in);
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return status;
+}
+
+int cmd_vm(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"net", required_argument, NULL, 'n'},   {"mem", required_argument, NULL, 'm'},
+		{"accel", required_argument, NULL, 'a'}, {"image", required_argument, NULL, 'i'},
+		{"dry-run", no_argument, NULL, 'D'},     {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct fwd fwds[VM_MAX_FWD];
+	int nfwd = 0;
+	const char *net = "user", *mem = "256M", *accel = "auto", *image = NULL;
+	bool dry_run = false;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (nfwd == VM_MAX_FWD)
+				cli_usage_error("vm", "at most %d -p forwards", VM_MAX_FWD);
+			if (parse_fwd(optarg, &fwds[nfwd]) < 0)
+				cli_usage_error("vm", "-p wants HOST:GUEST[/udp|/tcp] with ports 1..65535, not '%s'", optarg);
+			nfwd++;
+			break;
+		case 'n':
+			if (strcmp(optarg, "user") && (strncmp(optarg, "tap:", 4) || !optarg[4] || strlen(optarg) > 4 + 15 || strchr(optarg + 4, ',')))
+				cli_usage_error("vm", "--net wants user or tap:NAME, not '%s'", optarg);
+			net = optarg;
+			break;
+		case 'm':
+			if (!valid_mem(optarg))
+				cli_usage_error("vm", "--mem wants a size like 256M or 1G, not '%s'", optarg);
+			mem = optarg;
+			break;
+		case 'a':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "kvm") && strcmp(optarg, "tcg"))
+				cli_usage_error("vm", "--accel wants auto, kvm or tcg, not '%s'", optarg);
+			accel = optarg;
+			break;
+		case 'i': image = optarg; break;
+		case 'D': dry_run = true; break;
+		case 'h': usage(stdout); return 0;
+		default:
+			cli_usage_error("vm", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc && strcmp(argv[optind - 1], "--"))
+		cli_usage_error("vm", "unexpected argument '%s' (guest arguments go after --)", argv[optind]);
+	bool tap = !strncmp(net, "tap:", 4);
+	if (tap && nfwd)
+		cli_usage_error("vm", "-p works with --net user only");
+
+	char guest_args[4096] = "";
+	size_t glen = 0;
+	for (int i = optind; i < argc; i++) {
+		int n = snprintf(guest_args + glen, sizeof(guest_args) - glen, "%s%s", glen ? " " : "", argv[i]);
+		if (n < 0 || (size_t)n >= sizeof(guest_args) - glen)
+			cli_usage_error("vm", "guest arguments too long");
+		glen += (size_t)n;
+	}
+
+	char img[PATH_MAX];
+	if (image)
+		snprintf(img, sizeof(img), "%s", image);
+	else
+		default_image(img, sizeof(img));
+	if (access(img, R_OK) != 0) {
+		fprintf(stderr, "skiff vm: no kernel image at %s (build it with `make uk`)\n", img);
+		return 1;
+	}
+
+	const char *why = "--accel tcg";
+	bool kvm = false;
+	if (!strcmp(accel, "auto")) {
+		kvm = kvm_usable(&why);
+	} else if (!strcmp(accel, "kvm")) {
+		kvm = true;
+		if (!kvm_usable(&why))
+			fprintf(stderr, "skiff vm: warning: --accel kvm, but %s\n", why);
+		why = "--accel kvm";
+	}
+
+	char netdev[64 + VM_MAX_FWD * 48];
+	if (tap) {
+		snprintf(netdev, sizeof(netdev), "tap,id=n0,ifname=%s,script=no,downscript=no", net + 4);
+	} else {
+		size_t n = (size_t)snprintf(netdev, sizeof(netdev), "user,id=n0");
+		for (int i = 0; i < nfwd; i++)
+			n += (size_t)snprintf(netdev + n, sizeof(netdev) - n, ",hostfwd=%s:127.0.0.1:%u-:%u",
+					      fwds[i].udp ? "udp" : "tcp", fwds[i].host, fwds[i].guest);
+	}
+	const char *qemu = getenv("SKIFF_QEMU");
+	if (!qemu || !*qemu)
+		qemu = "qemu-system-x86_64";
+	char *qargv[48];
+	int qa = 0;
+#define ARG(x) (qargv[qa++] = (char *)(x))
+	ARG(qemu);
+	ARG("-machine"); ARG("pc");
+	ARG("-accel"); ARG(kvm ? "kvm" : "tcg");
+	/* KVM: the host CPU, minus arch-capabilities, which QEMU 7.2 aborts
+	 * on under some KVMs.  TCG: max, for RDRAND (the stack's seed). */
+	ARG("-cpu"); ARG(kvm ? "host,-arch-capabilities" : "max");
+	ARG("-smp"); ARG("1");
+	ARG("-m"); ARG(mem);
+	ARG("-nodefaults"); ARG("-nographic"); ARG("-no-reboot");
+	ARG("-serial"); ARG("stdio");
+	/* SeaBIOS would mirror its banner to the serial port, starting with
+	 * ESC c, which resets the user's terminal: keep it off the console. */
+	ARG("-fw_cfg"); ARG("name=etc/sercon-port,string=0");
+	ARG("-device"); ARG("isa-debug-exit,iobase=0xf4,iosize=0x04");
+	ARG("-netdev"); ARG(netdev);
+	ARG("-device"); ARG("virtio-net-pci,disable-legacy=on,netdev=n0,romfile=");
+	ARG("-kernel"); ARG(img);
+	if (glen) {
+		ARG("-append");
+		ARG(guest_args);
+	}
+	qargv[qa] = NULL;
+#undef ARG
+
+	if (dry_run) {
+		for (int i = 0; i < qa; i++)
+			printf("%s%s", i ? " " : "", qargv[i]);
+		printf("\n");
+		return 0;
+	}
+	fprintf(stderr, "skiff vm: accel=%s (%s) net=%s image=%s\n", kvm ? "kvm" : "tcg", why, net, img);
+	for (int i = 0; i < nfwd; i++) {
+		if (!fwds[i].udp && fwds[i].guest == 80)
+			fprintf(stderr, "skiff vm: http://127.0.0.1:%u/\n", fwds[i].host);
+		else
+			fprintf(stderr, "skiff vm: %s 127.0.0.1:%u -> guest port %u\n",
+				fwds[i].udp ? "udp" : "tcp", fwds[i].host, fwds[i].guest);
+	}
+	fflush(stderr);
+
+	bool qemu_error;
+	int status = run_qemu(qargv, &qemu_error);
+	if (status < 0)
+		return 1;
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "skiff vm: QEMU killed by signal %d\n", WTERMSIG(status));
+		return 128 + WTERMSIG(status);
+	}
+	int s = WEXITSTATUS(status);
+	if (s == 0) {
+		fprintf(stderr, "skiff vm: the guest stopped without an exit code (reset or power-off)\n");
+		return 1;
+	}
+	if ((s == 1 || s == 127) && qemu_error) {
+		fprintf(stderr, "skiff vm: QEMU failed\n");
+		return 1;
+	}
+	if (!(s & 1)) {
+		fprintf(stderr, "skiff vm: QEMU exited with status %d\n", s);
+		return 1;
+	}
+	return s >> 1;
+}

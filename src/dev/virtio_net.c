@@ -1,0 +1,436 @@
+/* virtio_net.c — see virtio_net.h.
+ *
+ * Call order: virtio_net_init once; then, as for every device,
+ * rx_sync / tx_sync from the loop; virtio_net_irq_arm / _disarm around
+ * the loop's park.  Buffer ownership follows ring.h: the driver is the
+ * device side (k) of both rings.  A buffer is always in exactly one of
+ * three places — a user slot, a posted chain (chain_buf), or a
+ * device-side slot not yet posted — so nothing leaks even when the device
+ * completes chains out of order: each completion writes its buffer into
+ * the slot at tail, whatever that slot held before (that buffer is itself
+ * in a posted chain). */
+#include "virtio_net.h"
+
+/* virtio-pci common configuration (virtio 1.2, 4.1.4.3): byte offsets. */
+#define CC_DFSELECT 0
+#define CC_DF 4
+#define CC_GFSELECT 8
+#define CC_GF 12
+#define CC_MSIX_CONFIG 16
+#define CC_NUM_QUEUES 18
+#define CC_STATUS 20
+#define CC_CFG_GEN 21
+#define CC_Q_SELECT 22
+#define CC_Q_SIZE 24
+#define CC_Q_MSIX 26
+#define CC_Q_ENABLE 28
+#define CC_Q_NOFF 30
+#define CC_Q_DESC 32
+#define CC_Q_DRIVER 40
+#define CC_Q_DEVICE 48
+
+#define ST_ACKNOWLEDGE 1
+#define ST_DRIVER 2
+#define ST_DRIVER_OK 4
+#define ST_FEATURES_OK 8
+#define ST_FAILED 128
+
+#define F_NET_MAC (1ull << 5)
+#define F_NET_STATUS (1ull << 16)
+#define F_VERSION_1 (1ull << 32)
+#define F_ACCESS_PLATFORM (1ull << 33)
+
+#define VIRTQ_DESC_F_NEXT 1
+#define VIRTQ_DESC_F_WRITE 2
+#define VIRTQ_AVAIL_F_NO_INTERRUPT 1
+#define VIRTQ_USED_F_NO_NOTIFY 1
+
+/* With VERSION_1 the header always has num_buffers: 12 bytes. */
+#define VNET_HDR_LEN 12u
+#define ETH_HDR_LEN 14u
+#define VN_SLOTS RING_SLOTS_DEFAULT
+#define VN_BUF RING_BUF_SIZE_DEFAULT
+
+static uint8_t rd8(volatile uint8_t *b, unsigned o) { return *(volatile uint8_t *)(b + o); }
+static uint16_t rd16(volatile uint8_t *b, unsigned o) { return *(volatile uint16_t *)(b + o); }
+static uint32_t rd32(volatile uint8_t *b, unsigned o) { return *(volatile uint32_t *)(b + o); }
+static void wr8(volatile uint8_t *b, unsigned o, uint8_t v) { *(volatile uint8_t *)(b + o) = v; }
+static void wr16(volatile uint8_t *b, unsigned o, uint16_t v) { *(volatile uint16_t *)(b + o) = v; }
+static void wr32(volatile uint8_t *b, unsigned o, uint32_t v) { *(volatile uint32_t *)(b + o) = v; }
+/* 64-bit fields as two 32-bit writes, low first (allowed by 4.1.3.1). */
+static void wr64(volatile uint8_t *b, unsigned o, uint64_t v)
+{
+	wr32(b, o, (uint32_t)v);
+	wr32(b, o + 4, (uint32_t)(v >> 32));
+}
+
+/* Identity mapping: a guest-physical address is the pointer. */
+static uint64_t phys(const volatile void *p) { return (uint64_t)(uintptr_t)p; }
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
+
+static size_t vq_bytes(uint16_t q)
+{
+	return align_up(16u * q, 4096) + align_up(6u + 2u * q, 4096) + align_up(6u + 8u * q, 4096);
+}
+
+size_t virtio_net_arena_size(void)
+{
+	/* carve() page-aligns every piece: region, rx headers, tx header, and
+	 * each queue's three parts. */
+	return align_up(ring_region_size(VN_SLOTS, VN_BUF, 0), 4096) +
+	       align_up(16u * VIRTIO_NET_QUEUE_MAX / 2, 4096) + 4096 + 2 * vq_bytes(VIRTIO_NET_QUEUE_MAX);
+}
+
+static void *carve(uint8_t **cur, uint8_t *end, size_t size)
+{
+	uint8_t *p = (uint8_t *)align_up((size_t)(uintptr_t)*cur, 4096);
+	if (p > end || (size_t)(end - p) < size)
+		return NULL;
+	*cur = p + size;
+	sk_memset(p, 0, size);
+	return p;
+}
+
+static uint16_t vq_pop_free(struct virtq *q)
+{
+	return q->free[--q->nfree];
+}
+static void vq_push_free(struct virtq *q, uint16_t c)
+{
+	q->free[q->nfree++] = c;
+}
+
+/* Put chain c on the avail ring (not yet published). */
+static void vq_post(struct virtq *q, uint16_t c)
+{
+	q->busy[c] = 1;
+	q->avail->ring[q->avail_idx & (q->size - 1)] = (uint16_t)(2 * c);
+	q->avail_idx++;
+}
+
+/* Publish new avail entries; ring the doorbell unless the device is
+ * polling the queue anyway (it sets NO_NOTIFY then).  The fence orders
+ * our idx store before the flags load (store->load, the one reordering
+ * x86 does): without it we could miss the device going back to sleep. */
+static void vq_publish(struct virtio_net *vn, struct virtq *q)
+{
+	__atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (q->used->flags & VIRTQ_USED_F_NO_NOTIFY) {
+		vn->c.notify_skipped++;
+		return;
+	}
+	*q->notify = q->index;
+	vn->c.notifies++;
+}
+
+/* The next completed chain, or -1.  Validates the device's id. */
+static int vq_next_used(struct virtio_net *vn, struct virtq *q, uint16_t used_idx, uint32_t *len)
+{
+	while (q->last_used != used_idx) {
+		volatile struct virtq_used_elem *e = &q->used->ring[q->last_used & (q->size - 1)];
+		uint32_t id = e->id;
+		*len = e->len;
+		q->last_used++;
+		uint32_t c = id / 2;
+		if (id >= q->size || (id & 1) || !q->busy[c]) {
+			vn->c.bad_used++;
+			continue;
+		}
+		q->busy[c] = 0;
+		return (int)c;
+	}
+	return -1;
+}
+
+static int vn_rx_sync(struct dev *d)
+{
+	struct virtio_net *vn = (struct virtio_net *)d;
+	struct virtq *q = &vn->rxq;
+	struct ring *r = d->rx;
+	d->stats.rx_syncs++;
+
+	/* 1. completed frames into the slots at tail */
+	uint32_t tail = r->tail;
+	uint16_t used_idx = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+	int n = 0, c;
+	uint32_t len;
+	bool repost = false;
+	while ((c = vq_next_used(vn, q, used_idx, &len)) >= 0) {
+		if (len < VNET_HDR_LEN + ETH_HDR_LEN || len > VNET_HDR_LEN + r->buf_size) {
+			/* Nothing usable: give the same buffer straight back. */
+			vn->c.rx_bad_len++;
+			d->stats.rx_drops++;
+			vq_post(q, (uint16_t)c);
+			repost = true;
+			continue;
+		}
+		struct ring_slot *s = ring_slot(r, tail++);
+		s->buf_idx = q->chain_buf[c];
+		s->len = (uint16_t)(len - VNET_HDR_LEN);
+		s->flags = 0;
+		vq_push_free(q, (uint16_t)c);
+		d->stats.rx_frames++;
+		d->stats.rx_bytes += len - VNET_HDR_LEN;
+		n++;
+	}
+	if (n)
+		ring_store(&r->tail, tail);
+
+	/* 2. post every device-side slot not yet posted (the user released
+	 *    [old head, head) since the last call) */
+	uint32_t limit = ring_load(&r->head) + r->num_slots;
+	while (vn->rx_post != limit && q->nfree) {
+		uint32_t b = ring_slot(r, vn->rx_post)->buf_idx;
+		if (b >= r->nbufs)
+			return -22; /* the user broke the ring ABI */
+		c = vq_pop_free(q);
+		q->chain_buf[c] = b;
+		q->desc[2 * c + 1].addr = phys(ring_buf(r, b));
+		vq_post(q, (uint16_t)c);
+		vn->rx_post++;
+		repost = true;
+	}
+	if (repost) {
+		vq_publish(vn, q);
+		d->stats.rx_syscalls++;
+	}
+	return n;
+}
+
+static int vn_tx_sync(struct dev *d)
+{
+	struct virtio_net *vn = (struct virtio_net *)d;
+	struct virtq *q = &vn->txq;
+	struct ring *r = d->tx;
+	d->stats.tx_syncs++;
+
+	/* 1. completions: the oldest handed-over slot becomes free again */
+	uint32_t tail = r->tail;
+	uint16_t used_idx = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+	uint32_t len;
+	int c;
+	bool done = false;
+	while ((c = vq_next_used(vn, q, used_idx, &len)) >= 0) {
+		ring_slot(r, tail++)->buf_idx = q->chain_buf[c];
+		vq_push_free(q, (uint16_t)c);
+		done = true;
+	}
+	if (done)
+		ring_store(&r->tail, tail);
+
+	/* 2. post what the user handed over, one doorbell for the batch */
+	uint32_t head = ring_load(&r->head);
+	int sent = 0;
+	while (vn->tx_sub != head && q->nfree) {
+		struct ring_slot *s = ring_slot(r, vn->tx_sub);
+		uint32_t b = s->buf_idx, flen = s->len;
+		if (b >= r->nbufs)
+			return -22;
+		if (flen > r->buf_size) {
+			flen = r->buf_size;
+			d->stats.tx_drops++; /* sent truncated: count it */
+		}
+		c = vq_pop_free(q);
+		q->chain_buf[c] = b;
+		q->desc[2 * c + 1].addr = phys(ring_buf(r, b));
+		q->desc[2 * c + 1].len = flen;
+		vq_post(q, (uint16_t)c);
+		vn->tx_sub++;
+		d->stats.tx_frames++;
+		d->stats.tx_bytes += flen;
+		sent++;
+	}
+	if (sent) {
+		vq_publish(vn, q);
+		d->stats.tx_syscalls++;
+	}
+	return sent;
+}
+
+static int vn_poll_fd(struct dev *d)
+{
+	(void)d;
+	return -1; /* the interrupt is the notification */
+}
+
+static void vn_close(struct dev *d)
+{
+	struct virtio_net *vn = (struct virtio_net *)d;
+	wr8(vn->regs.common, CC_STATUS, 0); /* reset: the device forgets our memory */
+}
+
+static const struct dev_ops virtio_net_ops = {
+	.kind = "virtio-net",
+	.rx_sync = vn_rx_sync,
+	.tx_sync = vn_tx_sync,
+	.poll_fd = vn_poll_fd,
+	.close = vn_close,
+};
+
+bool virtio_net_irq_arm(struct virtio_net *vn)
+{
+	vn->c.irq_arms++;
+	vn->rxq.avail->flags = 0;
+	/* The flag store must be visible before we look at used->idx, or a
+	 * frame completed in between would raise no interrupt and the loop
+	 * would sleep on it (seed 000, 9831f66). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (virtio_net_rx_ready(vn)) {
+		vn->c.irq_arm_races++;
+		return true;
+	}
+	return false;
+}
+
+void virtio_net_irq_disarm(struct virtio_net *vn)
+{
+	vn->rxq.avail->flags = VIRTQ_AVAIL_F_NO_INTERRUPT;
+}
+
+static int vq_setup(struct virtio_net *vn, struct virtq *q, uint16_t index, uint16_t msix,
+		    uint8_t **cur, uint8_t *end, const char **why)
+{
+	volatile uint8_t *cc = vn->regs.common;
+	wr16(cc, CC_Q_SELECT, index);
+	uint16_t max = rd16(cc, CC_Q_SIZE);
+	if (max < 2) {
+		*why = "virtqueue missing";
+		return -1;
+	}
+	uint16_t size = VIRTIO_NET_QUEUE_MAX;
+	while (size > max)
+		size /= 2;
+	q->index = index;
+	q->size = size;
+	q->desc = carve(cur, end, 16u * size);
+	q->avail = carve(cur, end, 6u + 2u * size);
+	q->used = carve(cur, end, 6u + 8u * size);
+	if (!q->desc || !q->avail || !q->used) {
+		*why = "arena too small";
+		return -1;
+	}
+	q->nfree = 0;
+	for (uint16_t c = size / 2; c-- > 0;)
+		vq_push_free(q, c);
+	/* Every frame is the chain (2c: header, 2c+1: frame). */
+	for (uint16_t c = 0; c < size / 2; c++) {
+		q->desc[2 * c].next = (uint16_t)(2 * c + 1);
+		q->desc[2 * c].len = VNET_HDR_LEN;
+		if (index == 0) {
+			q->desc[2 * c].addr = phys(vn->rx_hdr + 16u * c);
+			q->desc[2 * c].flags = VIRTQ_DESC_F_NEXT | VIRTQ_DESC_F_WRITE;
+			q->desc[2 * c + 1].flags = VIRTQ_DESC_F_WRITE;
+			q->desc[2 * c + 1].len = vn->dev.rx->buf_size;
+		} else {
+			q->desc[2 * c].addr = phys(vn->tx_hdr);
+			q->desc[2 * c].flags = VIRTQ_DESC_F_NEXT;
+		}
+	}
+	/* Polling is the default state: no interrupts until the loop parks;
+	 * tx completions are reaped by tx_sync and never interrupt. */
+	q->avail->flags = VIRTQ_AVAIL_F_NO_INTERRUPT;
+	wr16(cc, CC_Q_SIZE, size);
+	wr64(cc, CC_Q_DESC, phys(q->desc));
+	wr64(cc, CC_Q_DRIVER, phys(q->avail));
+	wr64(cc, CC_Q_DEVICE, phys(q->used));
+	wr16(cc, CC_Q_MSIX, msix);
+	if (rd16(cc, CC_Q_MSIX) != msix) {
+		*why = "device refused the MSI-X vector";
+		return -1;
+	}
+	q->notify = (volatile uint16_t *)(vn->regs.notify + (uint32_t)rd16(cc, CC_Q_NOFF) * vn->regs.notify_mult);
+	wr16(cc, CC_Q_ENABLE, 1);
+	return 0;
+}
+
+int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, const char **why)
+{
+	sk_memset(vn, 0, sizeof(*vn));
+	vn->regs = p->regs;
+	volatile uint8_t *cc = p->regs.common;
+	uint8_t *cur = p->arena, *end = (uint8_t *)p->arena + p->arena_size;
+
+	/* 3.1.1: reset, wait for it, ACKNOWLEDGE, DRIVER. */
+	wr8(cc, CC_STATUS, 0);
+	for (int i = 0; rd8(cc, CC_STATUS) != 0; i++) {
+		if (i > 1000000) {
+			*why = "device does not reset";
+			return -1;
+		}
+	}
+	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE);
+	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER);
+
+	wr32(cc, CC_DFSELECT, 0);
+	uint64_t offered = rd32(cc, CC_DF);
+	wr32(cc, CC_DFSELECT, 1);
+	offered |= (uint64_t)rd32(cc, CC_DF) << 32;
+	if (!(offered & F_VERSION_1)) {
+		*why = "device is not virtio 1.x (VERSION_1 not offered)";
+		goto fail;
+	}
+	/* Keep it to what this driver handles: no offloads, no merged rx
+	 * buffers (a 2 KiB buffer holds any 1514-byte frame), no EVENT_IDX
+	 * (the flags suppress notifications well enough for one queue pair).
+	 * ACCESS_PLATFORM is accepted when offered: our addresses are
+	 * physical either way. */
+	uint64_t want = offered & (F_VERSION_1 | F_NET_MAC | F_NET_STATUS | F_ACCESS_PLATFORM);
+	wr32(cc, CC_GFSELECT, 0);
+	wr32(cc, CC_GF, (uint32_t)want);
+	wr32(cc, CC_GFSELECT, 1);
+	wr32(cc, CC_GF, (uint32_t)(want >> 32));
+	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK);
+	if (!(rd8(cc, CC_STATUS) & ST_FEATURES_OK)) {
+		*why = "device refused our features";
+		goto fail;
+	}
+	vn->features = want;
+
+	size_t rsize = ring_region_size(VN_SLOTS, VN_BUF, 0);
+	void *region = carve(&cur, end, rsize);
+	vn->rx_hdr = carve(&cur, end, 16u * VIRTIO_NET_QUEUE_MAX / 2);
+	vn->tx_hdr = carve(&cur, end, 16);
+	if (!region || !vn->rx_hdr || !vn->tx_hdr ||
+	    ring_region_init(region, rsize, VN_SLOTS, VN_BUF, 0) < 0) {
+		*why = "arena too small";
+		goto fail;
+	}
+	vn->dev.ops = &virtio_net_ops;
+	vn->dev.rx = ring_region_rx(region);
+	vn->dev.tx = ring_region_tx(region);
+	vn->dev.mtu = 1500;
+	size_t i;
+	for (i = 0; p->name && p->name[i] && i < sizeof(vn->dev.name) - 1; i++)
+		vn->dev.name[i] = p->name[i];
+	vn->dev.name[i] = 0;
+
+	wr16(cc, CC_MSIX_CONFIG, VIRTIO_MSI_NO_VECTOR); /* no config-change interrupts */
+	if (vq_setup(vn, &vn->rxq, 0, p->rx_msix, &cur, end, why) < 0 ||
+	    vq_setup(vn, &vn->txq, 1, VIRTIO_MSI_NO_VECTOR, &cur, end, why) < 0)
+		goto fail;
+	vn->tx_sub = ring_load(&vn->dev.tx->head);
+
+	if (want & F_NET_MAC) {
+		/* Read until the config generation is stable (4.1.4.3.1). */
+		uint8_t gen;
+		do {
+			gen = rd8(cc, CC_CFG_GEN);
+			for (int k = 0; k < SK_MAC_LEN; k++)
+				vn->dev.mac[k] = rd8(p->regs.device, (unsigned)k);
+		} while (gen != rd8(cc, CC_CFG_GEN));
+		vn->have_mac = true;
+	}
+
+	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK | ST_DRIVER_OK);
+	if (vn_rx_sync(&vn->dev) < 0) { /* pre-post every rx buffer */
+		*why = "rx ring invalid";
+		goto fail;
+	}
+	vn->dev.stats.rx_syncs = 0;
+	return 0;
+fail:
+	wr8(cc, CC_STATUS, rd8(cc, CC_STATUS) | ST_FAILED);
+	return -1;
+}

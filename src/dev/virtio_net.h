@@ -1,0 +1,127 @@
+/* virtio_net.h — virtio-net (virtio 1.x, modern PCI transport, split
+ * virtqueues) as a skiff device: it presents the same ring ABI (ring.h)
+ * and struct dev_ops (dev.h) as the hosted devices, so the stack cannot
+ * tell it from tap.
+ *
+ * Freestanding: no OS headers.  The platform finds the device (PCI
+ * capabilities, BAR mapping, MSI-X) and hands over pointers to the four
+ * register regions plus an arena of identity-mapped memory (guest
+ * physical == virtual, as in the unikernel); this file does the rest.
+ *
+ * Data path (seed 000, 9831f66):
+ *   - the ring region lives in the arena; every rx slot the device side
+ *     owns is pre-posted to the rx virtqueue (up to queue_size/2: each
+ *     frame is a two-descriptor chain, the 12-byte virtio-net header in a
+ *     side array and the frame in its ring buffer, so no copy on rx or tx);
+ *   - tx_sync posts every slot the user handed over and notifies once for
+ *     the batch, and only when the device has not said it is polling;
+ *   - the device's interrupts stay suppressed (VIRTQ_AVAIL_F_NO_INTERRUPT)
+ *     while the stack polls; virtio_net_irq_arm() lifts that just before
+ *     the loop parks and reports whether frames slipped in meanwhile.
+ */
+#ifndef DEV_VIRTIO_NET_H
+#define DEV_VIRTIO_NET_H
+
+#include "../base/sk.h"
+#include "dev.h"
+
+#define VIRTIO_MSI_NO_VECTOR 0xffffu
+#define VIRTIO_NET_QUEUE_MAX 256u /* descriptors per virtqueue we use at most */
+
+/* Where the platform mapped the modern virtio-pci regions. */
+struct virtio_pci_regs {
+	volatile uint8_t *common; /* struct virtio_pci_common_cfg */
+	volatile uint8_t *notify; /* notification area base */
+	uint32_t notify_mult;     /* notify_off_multiplier */
+	volatile uint8_t *isr;
+	volatile uint8_t *device; /* struct virtio_net_config */
+};
+
+struct virtio_net_params {
+	struct virtio_pci_regs regs;
+	void *arena;           /* identity-mapped, 4096-aligned */
+	size_t arena_size;     /* >= virtio_net_arena_size() */
+	uint16_t rx_msix;      /* MSI-X table entry for the rx queue, or VIRTIO_MSI_NO_VECTOR */
+	const char *name;      /* for logs, e.g. "virtio-net@00:03.0" */
+};
+
+/* Split virtqueue layouts (virtio 1.2, 2.7): little-endian, as x86 is. */
+struct virtq_desc {
+	uint64_t addr;
+	uint32_t len;
+	uint16_t flags;        /* VIRTQ_DESC_F_* */
+	uint16_t next;
+};
+struct virtq_avail {
+	uint16_t flags;        /* VIRTQ_AVAIL_F_NO_INTERRUPT */
+	uint16_t idx;
+	uint16_t ring[];       /* then le16 used_event (EVENT_IDX only) */
+};
+struct virtq_used_elem {
+	uint32_t id;           /* head descriptor of the chain */
+	uint32_t len;          /* bytes the device wrote */
+};
+struct virtq_used {
+	uint16_t flags;        /* VIRTQ_USED_F_NO_NOTIFY */
+	uint16_t idx;
+	struct virtq_used_elem ring[];
+};
+
+struct virtq {
+	uint16_t index;        /* queue number: 0 rx, 1 tx */
+	uint16_t size;         /* descriptors, power of two */
+	volatile struct virtq_desc *desc;
+	volatile struct virtq_avail *avail;
+	volatile struct virtq_used *used;
+	volatile uint16_t *notify;
+	uint16_t avail_idx;    /* next avail ring entry we write */
+	uint16_t last_used;    /* next used ring entry we read */
+	uint16_t nfree;        /* chains not posted */
+	uint16_t free[VIRTIO_NET_QUEUE_MAX / 2];
+	uint32_t chain_buf[VIRTIO_NET_QUEUE_MAX / 2]; /* buffer index a posted chain holds */
+	uint8_t busy[VIRTIO_NET_QUEUE_MAX / 2];
+};
+
+struct virtio_net_counters {
+	uint64_t notifies;     /* doorbell writes (the MMIO exit a batch pays once) */
+	uint64_t notify_skipped; /* device said NO_NOTIFY: it was polling already */
+	uint64_t irq_arms;     /* parks that enabled the rx interrupt */
+	uint64_t irq_arm_races; /* frames found right after arming: no halt */
+	uint64_t rx_bad_len;   /* completions shorter than a header + Ethernet */
+	uint64_t bad_used;     /* used entries naming a chain we did not post */
+};
+
+struct virtio_net {
+	struct dev dev;        /* first: dev_ops callbacks cast back */
+	struct virtio_pci_regs regs;
+	struct virtq rxq, txq;
+	uint8_t *rx_hdr;       /* 16 bytes per rx chain; the device writes 12 */
+	uint8_t *tx_hdr;       /* one zeroed header every tx chain shares */
+	uint32_t rx_post;      /* rx slots [tail, rx_post) are posted */
+	uint32_t tx_sub;       /* tx slots [tail - num_slots, tx_sub) are posted */
+	uint64_t features;     /* negotiated */
+	bool have_mac;         /* the device supplied dev.mac */
+	struct virtio_net_counters c;
+};
+
+/* Arena bytes the driver needs (ring region, both virtqueues, headers). */
+size_t virtio_net_arena_size(void);
+
+/* Reset, negotiate (VERSION_1 required; MAC, STATUS when offered), set up
+ * both queues, pre-post rx, DRIVER_OK.  Returns 0, or -1 with *why set to
+ * a static message. */
+int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, const char **why);
+
+/* Frames completed on rx and not yet taken by rx_sync: one load. */
+static inline bool virtio_net_rx_ready(const struct virtio_net *vn)
+{
+	return vn->rxq.used->idx != vn->rxq.last_used;
+}
+
+/* Allow the rx interrupt, then look once more: true if frames are already
+ * waiting (do not halt: they raised no interrupt). */
+bool virtio_net_irq_arm(struct virtio_net *vn);
+/* Back to polling: the device need not interrupt. */
+void virtio_net_irq_disarm(struct virtio_net *vn);
+
+#endif

@@ -1,0 +1,905 @@
+/* server.c — see server.h.
+ *
+ * Call order: the loop calls srv_on_accept (listener readiness) and
+ * conn_on_event (connection readiness) and conn_on_timer; all three end in
+ * conn_run(), the one place that moves a connection forward:
+ *   conn_run -> conn_flush -> process (parse, route, emit) -> conn_read.
+ * Invariant: responses are appended only while the output batch started
+ * empty in this pass, so pointers into hbuf never move under a partially
+ * written batch.
+ */
+#include "server.h"
+
+#define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+enum conn_state { C_FREE, C_ACTIVE, C_LINGER };
+
+/* What the connection's single deadline means when it passes. */
+enum deadline_kind { D_HEADER, D_BODY, D_IDLE, D_WRITE, D_LINGER };
+
+enum conn_hdr { CH_NONE, CH_CLOSE, CH_KEEP_ALIVE };
+
+/* The answer to a request, decided when its head is complete and sent
+ * when its body (if any) has been read: a malformed chunked body must get
+ * its 400, not the answer the head alone deserved. */
+struct answer {
+	int status;               /* 200, 404, 405 (and close), 400/414 (close) */
+	const struct http_file *f; /* the body of a 200 */
+	bool head_only;
+	enum conn_hdr ch;
+};
+
+struct http_conn {
+	struct http_server *srv;
+	struct loop_timer timer; /* armed at <= deadline (lazy, see server.h) */
+	sk_time_ns deadline;     /* the true deadline, of kind dkind */
+	int sock;
+	uint8_t state;           /* enum conn_state */
+	uint8_t dkind;           /* enum deadline_kind */
+	bool may_read;           /* edge contract: unread bytes may wait in the socket */
+	bool in_head;            /* a request head is expected or partly here */
+	bool close_after;        /* end the connection once the output is flushed */
+	bool linger_after;       /* ... with a lingering close (unread input possible) */
+	bool body_chunked;       /* discarding a chunked request body */
+	uint16_t batch;          /* responses in the current output batch */
+	bool has_deferred;       /* `deferred` waits for the end of the body */
+	struct answer deferred;
+	uint64_t body_left;      /* Content-Length bytes still to discard */
+	uint8_t *rbuf;           /* HTTP_RBUF_SIZE bytes; [rpos, rlen) unprocessed */
+	uint32_t rpos, rlen;
+	/* Output batch: iov[iov_i, niov) still to send; hbuf[0, hlen) holds the
+	 * heads (and inlined small bodies) the slices point into. */
+	uint16_t niov, iov_i;
+	uint32_t hlen;
+	struct http_conn *next_free;
+	struct http_chunked chunk;
+	struct loop_iov iov[HTTP_OUT_IOV];
+	uint8_t hbuf[HTTP_OUT_HEAD];
+	struct http_req req;
+};
+
+static const struct http_file hello_file = {
+	.data = (const uint8_t *)HTTP_HELLO_BODY,
+	.len = HTTP_HELLO_LEN,
+	.ctype = "text/plain",
+};
+_Static_assert(sizeof(HTTP_HELLO_BODY) - 1 == HTTP_HELLO_LEN, "seed 000's body is 41 bytes");
+
+void http_server_config_default(struct http_server_config *cfg)
+{
+	sk_memset(cfg, 0, sizeof(*cfg));
+	cfg->port = 80;
+	cfg->max_conns = 4096;
+	cfg->header_timeout = 10 * SK_NS_PER_S;
+	cfg->keepalive_timeout = 60 * SK_NS_PER_S;
+	cfg->linger_timeout = 2 * SK_NS_PER_S;
+	cfg->max_body = 1u << 20;
+}
+
+#define ALIGN_UP(x, a) (((x) + (a)-1) & ~((size_t)(a)-1))
+
+size_t http_server_mem_size(const struct http_server_config *cfg)
+{
+	return 64 + ALIGN_UP((size_t)cfg->max_conns * sizeof(struct http_conn), 64) +
+	       (size_t)cfg->max_conns * HTTP_RBUF_SIZE;
+}
+
+int http_server_init(struct http_server *srv, void *mem, size_t size,
+		     const struct http_server_config *cfg, struct loop *loop)
+{
+	if (!cfg->max_conns || !cfg->header_timeout || !cfg->keepalive_timeout)
+		return -SK_EINVAL;
+	if (size < http_server_mem_size(cfg))
+		return -SK_ENOMEM;
+	sk_memset(srv, 0, sizeof(*srv));
+	srv->cfg = *cfg;
+	if (!srv->cfg.linger_timeout)
+		srv->cfg.linger_timeout = 2 * SK_NS_PER_S;
+	srv->loop = loop;
+	srv->lsock = -1;
+	uintptr_t p = ALIGN_UP((uintptr_t)mem, 64);
+	srv->conns = (struct http_conn *)p;
+	srv->rbufs = (uint8_t *)(p + ALIGN_UP((size_t)cfg->max_conns * sizeof(struct http_conn), 64));
+	/* Connections are taken from the high-water mark first, then from the
+	 * free list: init writes nothing into `mem`, so the pages of states
+	 * never used are never touched (and never resident). */
+	srv->nconns = 0;
+	srv->free_list = NULL;
+	sk_memcpy(srv->date, "Thu, 01 Jan 1970 00:00:00 GMT", 29);
+	return 0;
+}
+
+void http_server_set_date(struct http_server *srv, const char *date29)
+{
+	sk_memcpy(srv->date, date29, 29);
+}
+
+/* ---- formatting ---- */
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
+	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
+	case 431: return "Request Header Fields Too Large";
+	case 501: return "Not Implemented";
+	case 503: return "Service Unavailable";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Error";
+	}
+}
+
+static void count_status(struct http_server_stats *st, int status)
+{
+	switch (status) {
+	case 200: st->resp_200++; break;
+	case 400: st->resp_400++; break;
+	case 404: st->resp_404++; break;
+	case 405: st->resp_405++; break;
+	case 408: st->resp_408++; break;
+	case 413: st->resp_413++; break;
+	case 414: st->resp_414++; break;
+	case 431: st->resp_431++; break;
+	case 501: st->resp_501++; break;
+	case 503: st->resp_503++; break;
+	case 505: st->resp_505++; break;
+	default: st->resp_other++; break;
+	}
+}
+
+struct out {
+	uint8_t *p, *end;
+};
+
+static inline void put(struct out *o, const void *s, size_t n)
+{
+	if ((size_t)(o->end - o->p) < n) {
+		o->p = o->end; /* the callers size their buffers; never reached */
+		return;
+	}
+	sk_memcpy(o->p, s, n);
+	o->p += n;
+}
+
+static inline void put_str(struct out *o, const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	put(o, s, n);
+}
+
+static void put_u64(struct out *o, uint64_t v)
+{
+	char tmp[20];
+	int i = 20;
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(o, tmp + i, (size_t)(20 - i));
+}
+
+static void put_u3(struct out *o, int status)
+{
+	char s[3] = {(char)('0' + status / 100), (char)('0' + status / 10 % 10),
+		     (char)('0' + status % 10)};
+	put(o, s, 3);
+}
+
+/* The head of a response, at most HEAD_MAX bytes (the content type and
+ * extra lines come from this file and the file cache's short table). */
+#define HEAD_MAX 512u
+static size_t build_head(const struct http_server *srv, uint8_t *buf, size_t cap, int status,
+			 const char *ctype, uint64_t clen, enum conn_hdr ch, const char *extra)
+{
+	struct out o = {buf, buf + cap};
+	put_str(&o, "HTTP/1.1 ");
+	put_u3(&o, status);
+	put(&o, " ", 1);
+	put_str(&o, reason(status));
+	put_str(&o, "\r\nServer: skiff\r\nDate: ");
+	put(&o, srv->date, 29);
+	put_str(&o, "\r\nContent-Type: ");
+	put_str(&o, ctype);
+	put_str(&o, "\r\nContent-Length: ");
+	put_u64(&o, clen);
+	if (ch == CH_CLOSE)
+		put_str(&o, "\r\nConnection: close");
+	else if (ch == CH_KEEP_ALIVE)
+		put_str(&o, "\r\nConnection: keep-alive");
+	put_str(&o, "\r\n");
+	if (extra)
+		put_str(&o, extra);
+	put_str(&o, "\r\n");
+	return (size_t)(o.p - buf);
+}
+
+/* An error body: "404 Not Found\n". */
+static size_t build_error_body(uint8_t *buf, size_t cap, int status)
+{
+	struct out o = {buf, buf + cap};
+	put_u3(&o, status);
+	put(&o, " ", 1);
+	put_str(&o, reason(status));
+	put(&o, "\n", 1);
+	return (size_t)(o.p - buf);
+}
+
+/* ---- output batch ---- */
+
+static inline bool out_room(const struct http_conn *c)
+{
+	return c->hlen + HEAD_MAX + HTTP_INLINE_BODY <= HTTP_OUT_HEAD && c->niov + 2u <= HTTP_OUT_IOV;
+}
+
+/* Append hbuf[from, hlen) to the batch, extending the last slice when it
+ * ends right there (consecutive heads and inline bodies: one slice). */
+static void out_hbuf_slice(struct http_conn *c, uint32_t from)
+{
+	const uint8_t *s = c->hbuf + from;
+	if (c->niov && (const uint8_t *)c->iov[c->niov - 1].base + c->iov[c->niov - 1].len == s) {
+		c->iov[c->niov - 1].len += c->hlen - from;
+		return;
+	}
+	c->iov[c->niov++] = (struct loop_iov){s, c->hlen - from};
+}
+
+/* Queue one response: head, and the body unless head_only. */
+static void respond(struct http_conn *c, int status, const char *ctype, const uint8_t *body,
+		    uint64_t blen, bool head_only, enum conn_hdr ch, const char *extra)
+{
+	struct http_server *srv = c->srv;
+	uint32_t from = c->hlen;
+	c->hlen += (uint32_t)build_head(srv, c->hbuf + c->hlen, HEAD_MAX, status, ctype, blen, ch,
+					 extra);
+	if (!head_only && blen && blen <= HTTP_INLINE_BODY) {
+		/* Small bodies ride in the head's slice: one contiguous piece. */
+		sk_memcpy(c->hbuf + c->hlen, body, blen);
+		c->hlen += (uint32_t)blen;
+		out_hbuf_slice(c, from);
+	} else {
+		out_hbuf_slice(c, from);
+		if (!head_only && blen)
+			c->iov[c->niov++] = (struct loop_iov){body, (size_t)blen};
+	}
+	count_status(&srv->st, status);
+	if (++c->batch > 1)
+		srv->st.requests_pipelined++;
+}
+
+/* An error response; the connection ends after it, lingering. */
+static void respond_error(struct http_conn *c, int status, bool head_only, const char *extra)
+{
+	uint8_t body[64];
+	size_t blen = build_error_body(body, sizeof(body), status);
+	/* body[] is copied into hbuf (blen <= HTTP_INLINE_BODY), so the stack
+	 * buffer may go. */
+	respond(c, status, "text/plain", body, blen, head_only, CH_CLOSE, extra);
+	c->close_after = true;
+	c->linger_after = true;
+}
+
+/* ---- deadlines ---- */
+
+static void set_deadline(struct http_conn *c, sk_time_ns at, enum deadline_kind kind)
+{
+	c->deadline = at;
+	c->dkind = (uint8_t)kind;
+	/* Lazy: only an earlier deadline moves the heap entry. */
+	if (!loop_timer_armed(&c->timer) || c->timer.deadline > at)
+		loop_timer_set(c->srv->loop, &c->timer, at);
+}
+
+/* The deadline while waiting for input. */
+static void wait_input_deadline(struct http_conn *c, sk_time_ns now)
+{
+	const struct http_server_config *cfg = &c->srv->cfg;
+	if (c->in_head) {
+		if (c->dkind != D_HEADER)
+			set_deadline(c, now + cfg->header_timeout, D_HEADER);
+	} else if (c->body_left || c->body_chunked) {
+		set_deadline(c, now + cfg->header_timeout, D_BODY);
+	} else {
+		/* Idle from now on; lazy, so refreshing it per request is free. */
+		set_deadline(c, now + cfg->keepalive_timeout, D_IDLE);
+	}
+}
+
+/* ---- connection lifecycle ---- */
+
+static void conn_on_event(void *user, int sock, unsigned events, sk_time_ns now);
+static void conn_on_timer(struct loop_timer *t, sk_time_ns now);
+static void srv_accept_all(struct http_server *srv, sk_time_ns now);
+
+static void conn_free(struct http_conn *c, sk_time_ns now)
+{
+	struct http_server *srv = c->srv;
+	loop_timer_cancel(srv->loop, &c->timer);
+	loop_close(srv->loop, c->sock);
+	c->state = C_FREE;
+	c->sock = -1;
+	c->next_free = srv->free_list;
+	srv->free_list = c;
+	srv->nconns--;
+	srv->st.conns_closed++;
+	/* A listener whose accept failed for lack of descriptors has lost its
+	 * edge; one just came free, so look again. */
+	if (srv->accept_blocked) {
+		srv->accept_blocked = false;
+		srv_accept_all(srv, now);
+	}
+}
+
+static struct http_conn *conn_alloc(struct http_server *srv)
+{
+	struct http_conn *c = srv->free_list;
+	if (c) {
+		srv->free_list = c->next_free;
+		return c;
+	}
+	/* Never used yet: take the next above the high-water mark. */
+	if (srv->hwm < srv->cfg.max_conns)
+		return &srv->conns[srv->hwm++];
+	return NULL;
+}
+
+/* Writes the batch.  1: all sent; 0: the socket is full (wait for WRITE);
+ * -1: the connection is gone. */
+static int conn_flush(struct http_conn *c)
+{
+	struct http_server *srv = c->srv;
+	long n = loop_writev(srv->loop, c->sock, c->iov + c->iov_i, (int)(c->niov - c->iov_i));
+	if (n == -SK_EAGAIN)
+		return 0;
+	if (n < 0) {
+		srv->st.write_errors++;
+		return -1;
+	}
+	srv->st.writes++;
+	srv->st.bytes_out += (uint64_t)n;
+	uint16_t i = c->iov_i;
+	size_t left = (size_t)n;
+	while (i < c->niov && left >= c->iov[i].len) {
+		left -= c->iov[i].len;
+		i++;
+	}
+	if (i == c->niov) {
+		c->niov = c->iov_i = 0;
+		c->hlen = 0;
+		c->batch = 0;
+		return 1;
+	}
+	c->iov[i].base = (const uint8_t *)c->iov[i].base + left;
+	c->iov[i].len -= left;
+	c->iov_i = i;
+	srv->st.write_partial++;
+	return 0;
+}
+
+/* The output is flushed and the connection is to end. */
+static void conn_finish(struct http_conn *c, sk_time_ns now)
+{
+	struct http_server *srv = c->srv;
+	if (!c->linger_after) {
+		conn_free(c, now);
+		return;
+	}
+	/* Half-close, then swallow what the client still sends until it
+	 * closes: closing with unread input would send a RST that can destroy
+	 * the response in flight (RFC 9112 9.6). */
+	srv->st.lingers++;
+	loop_shutdown(srv->loop, c->sock);
+	c->state = C_LINGER;
+	c->may_read = true;
+	set_deadline(c, now + srv->cfg.linger_timeout, D_LINGER);
+}
+
+static void linger_drain(struct http_conn *c, sk_time_ns now)
+{
+	struct http_server *srv = c->srv;
+	while (c->may_read) {
+		long n = loop_read(srv->loop, c->sock, c->rbuf, HTTP_RBUF_SIZE);
+		if (n == -SK_EAGAIN || (n > 0 && (size_t)n < HTTP_RBUF_SIZE)) {
+			c->may_read = false;
+			return;
+		}
+		if (n <= 0) { /* end of stream or error: done */
+			conn_free(c, now);
+			return;
+		}
+	}
+}
+
+/* Where the path of the target starts and ends (origin-form or
+ * absolute-form; the query is cut off).  Returns false if malformed. */
+static bool target_path(const uint8_t *t, size_t n, size_t *from, size_t *to)
+{
+	size_t i = 0;
+	if (n == 0)
+		return false;
+	if (t[0] != '/') {
+		/* absolute-form: scheme "://" authority [path] */
+		while (i + 2 < n && !(t[i] == ':' && t[i + 1] == '/' && t[i + 2] == '/'))
+			i++;
+		if (i + 2 >= n)
+			return false;
+		i += 3;
+		while (i < n && t[i] != '/' && t[i] != '?')
+			i++;
+	}
+	*from = i;
+	while (i < n && t[i] != '?')
+		i++;
+	*to = i;
+	return true;
+}
+
+static inline int hexval(uint8_t c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Percent-decode the path into srv->path and check it: decoding comes
+ * FIRST, so "%2e%2e" is seen as "..".  Returns 0 and the length, or the
+ * status to answer: 400 (bad escape, NUL), 404 (a "." or ".." segment: no
+ * way up or sideways out of the root, whatever the encoding). */
+static int decode_path(struct http_server *srv, const uint8_t *t, size_t from, size_t to,
+		       size_t *out_len)
+{
+	char *d = srv->path;
+	size_t k = 0;
+	if (from == to) { /* "http://host" or "http://host?q" */
+		d[k++] = '/';
+	}
+	for (size_t i = from; i < to; i++) {
+		uint8_t ch = t[i];
+		if (ch == '%') {
+			if (i + 2 >= to)
+				return 400;
+			int hi = hexval(t[i + 1]), lo = hexval(t[i + 2]);
+			if (hi < 0 || lo < 0)
+				return 400;
+			ch = (uint8_t)(hi << 4 | lo);
+			if (ch == 0)
+				return 400;
+			i += 2;
+		}
+		if (k + 1 >= sizeof(srv->path))
+			return 414;
+		d[k++] = (char)ch;
+	}
+	if (k == 0 || d[0] != '/')
+		return 400;
+	/* Segment check on the decoded bytes. */
+	for (size_t i = 0; i < k;) {
+		size_t j = i + 1;
+		while (j < k && d[j] != '/')
+			j++;
+		size_t seg = j - (i + 1);
+		if ((seg == 1 && d[i + 1] == '.') || (seg == 2 && d[i + 1] == '.' && d[i + 2] == '.'))
+			return 404;
+		i = j;
+	}
+	d[k] = 0;
+	*out_len = k;
+	return 0;
+}
+
+/* ---- requests ---- */
+
+static void emit_answer(struct http_conn *c, const struct answer *a)
+{
+	if (a->status == 405) {
+		/* A method we know but do not serve. */
+		respond_error(c, 405, a->head_only, "Allow: GET, HEAD\r\n");
+	} else if (a->status != 200 && a->status != 404) {
+		respond_error(c, a->status, a->head_only, NULL);
+	} else if (a->f) {
+		respond(c, 200, a->f->ctype, a->f->data, a->f->len, a->head_only, a->ch, NULL);
+	} else {
+		uint8_t body[64];
+		size_t blen = build_error_body(body, sizeof(body), 404);
+		respond(c, 404, "text/plain", body, blen, a->head_only, a->ch, NULL);
+	}
+}
+
+/* A complete head is in buf[0, head_len): decide its answer; send it now,
+ * or after the body. */
+static void handle_request(struct http_conn *c, const uint8_t *buf)
+{
+	struct http_server *srv = c->srv;
+	const struct http_req *r = &c->req;
+	struct answer a = {.status = 200, .head_only = r->method == HTTP_HEAD, .ch = CH_NONE};
+	srv->st.requests++;
+
+	/* Bodies are read and thrown away, to find the next request (the
+	 * parser has already refused bad framing). */
+	if (r->chunked) {
+		c->body_chunked = true;
+		http_chunked_init(&c->chunk, srv->cfg.max_body);
+	} else if (r->has_content_length) {
+		c->body_left = r->content_length;
+	}
+
+	if (r->method != HTTP_GET && r->method != HTTP_HEAD) {
+		a.status = 405;
+	} else {
+		size_t from, to, plen = 0;
+		if (!target_path(buf + r->target.off, r->target.len, &from, &to))
+			a.status = 400;
+		else
+			a.status = decode_path(srv, buf + r->target.off, from, to, &plen);
+		if (a.status == 0) {
+			a.status = 404;
+			if (srv->cfg.lookup)
+				a.f = srv->cfg.lookup(srv->cfg.lookup_ctx, srv->path, plen);
+			else if (plen == 1)
+				a.f = &hello_file;
+			if (a.f)
+				a.status = 200;
+		}
+	}
+	if (!r->keep_alive) {
+		a.ch = CH_CLOSE;
+		c->close_after = true;
+		/* Close at once only if nothing can be left unread: no bytes
+		 * behind this request, a drained socket, no body to come. */
+		c->linger_after = c->rpos < c->rlen || c->may_read || c->body_left || c->body_chunked;
+	} else if (r->version == 10) {
+		a.ch = CH_KEEP_ALIVE;
+	}
+	if (c->body_left || c->body_chunked) {
+		c->deferred = a;
+		c->has_deferred = true;
+		if (r->expect_continue && c->rpos == c->rlen) {
+			/* The client waits for this before it sends the body. */
+			static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+			uint32_t from = c->hlen;
+			sk_memcpy(c->hbuf + c->hlen, cont, sizeof(cont) - 1);
+			c->hlen += sizeof(cont) - 1;
+			out_hbuf_slice(c, from);
+		}
+		return;
+	}
+	emit_answer(c, &a);
+}
+
+/* Skip request-body bytes in the buffer; at its end send the deferred
+ * answer.  Returns true when the body is done, false if more is needed or
+ * the connection ends (close_after).  Needs out_room(). */
+static bool discard_body(struct http_conn *c)
+{
+	uint32_t avail = c->rlen - c->rpos;
+	if (c->body_left) {
+		uint32_t take = c->body_left < avail ? (uint32_t)c->body_left : avail;
+		c->rpos += take;
+		c->body_left -= take;
+		if (c->body_left)
+			return false;
+	} else {
+		size_t len = avail, used = 0;
+		int r = http_chunked_decode(&c->chunk, c->rbuf + c->rpos, &len, &used);
+		c->rpos += (uint32_t)used;
+		if (r == HTTP_NEED_MORE)
+			return false;
+		c->body_chunked = false;
+		if (r != HTTP_DONE) {
+			c->srv->st.parse_err[-r < HTTP_NERR ? -r : 0]++;
+			c->has_deferred = false;
+			int status = http_err_status(r);
+			respond_error(c, status ? status : 400, false, NULL);
+			c->rpos = c->rlen;
+			return false;
+		}
+	}
+	c->srv->st.bodies_discarded++;
+	if (c->has_deferred) {
+		c->has_deferred = false;
+		emit_answer(c, &c->deferred);
+	}
+	return true;
+}
+
+/* Answer every complete request in the buffer, in order, into one batch. */
+static void process(struct http_conn *c, sk_time_ns now)
+{
+	struct http_server *srv = c->srv;
+	while (c->rpos < c->rlen && !c->close_after) {
+		if (!out_room(c))
+			return; /* flush this batch first; conn_run comes back */
+		if (c->body_left || c->body_chunked) {
+			if (!discard_body(c))
+				return;
+			continue;
+		}
+		const uint8_t *p = c->rbuf + c->rpos;
+		int r = http_parse_head(&c->req, p, c->rlen - c->rpos);
+		if (r == HTTP_NEED_MORE) {
+			if (!c->in_head) {
+				/* The first bytes of a request start its clock. */
+				c->in_head = true;
+				set_deadline(c, now + srv->cfg.header_timeout, D_HEADER);
+			}
+			return;
+		}
+		if (r < 0) {
+			srv->st.parse_err[-r < HTTP_NERR ? -r : 0]++;
+			int status = http_err_status(r);
+			respond_error(c, status ? status : 400, false, NULL);
+			c->rpos = c->rlen; /* nothing after a bad head can be framed */
+			return;
+		}
+		c->in_head = false;
+		c->rpos += (uint32_t)r;
+		handle_request(c, p);
+		http_req_init(&c->req, srv->cfg.max_body);
+	}
+	if (c->close_after)
+		c->rpos = c->rlen;
+}
+
+/* Move the unprocessed tail to the front so a read always has room. */
+static void compact(struct http_conn *c)
+{
+	if (c->rpos == c->rlen) {
+		c->rpos = c->rlen = 0;
+	} else if (c->rpos) {
+		sk_memmove(c->rbuf, c->rbuf + c->rpos, c->rlen - c->rpos);
+		c->rlen -= c->rpos;
+		c->rpos = 0;
+	}
+}
+
+/* Move the connection forward as far as the socket allows. */
+static void conn_run(struct http_conn *c, sk_time_ns now)
+{
+	struct http_server *srv = c->srv;
+	for (;;) {
+		if (c->state == C_LINGER) {
+			linger_drain(c, now);
+			return;
+		}
+		if (c->niov) {
+			int r = conn_flush(c);
+			if (r < 0) {
+				conn_free(c, now);
+				return;
+			}
+			if (r == 0) {
+				/* A client that stops reading gets keepalive_timeout
+				 * from the last progress. */
+				set_deadline(c, now + srv->cfg.keepalive_timeout, D_WRITE);
+				return;
+			}
+		}
+		if (c->close_after) {
+			conn_finish(c, now);
+			return;
+		}
+		if (c->rpos < c->rlen) {
+			process(c, now);
+			if (c->niov || c->close_after)
+				continue;
+		}
+		if (!c->may_read) {
+			wait_input_deadline(c, now);
+			return;
+		}
+		compact(c);
+		size_t space = HTTP_RBUF_SIZE - c->rlen;
+		if (space == 0) {
+			/* Unreachable: the parser decides within HTTP_HEAD_MAX bytes
+			 * and bodies are consumed as they come.  Fail safe. */
+			respond_error(c, 431, false, NULL);
+			c->rpos = c->rlen;
+			continue;
+		}
+		long n = loop_read(srv->loop, c->sock, c->rbuf + c->rlen, space);
+		if (n > 0) {
+			c->rlen += (uint32_t)n;
+			if ((size_t)n < space)
+				c->may_read = false; /* drained: the next arrival is a new edge */
+			continue;
+		}
+		if (n == -SK_EAGAIN) {
+			c->may_read = false;
+			continue;
+		}
+		/* End of stream or an error: nothing more will come, and nothing
+		 * is owed (the output was flushed above). */
+		if (n == 0 && c->in_head && c->rlen)
+			srv->st.eof_in_head++;
+		if (n < 0)
+			srv->st.read_errors++;
+		conn_free(c, now);
+		return;
+	}
+}
+
+static void conn_on_event(void *user, int sock, unsigned events, sk_time_ns now)
+{
+	struct http_conn *c = user;
+	if (c->state == C_FREE || c->sock != sock)
+		return; /* stale: this state was freed (and maybe reused) */
+	if (events & (LOOP_EV_READ | LOOP_EV_ERROR))
+		c->may_read = true;
+	conn_run(c, now);
+}
+
+static void conn_on_timer(struct loop_timer *t, sk_time_ns now)
+{
+	struct http_conn *c = container_of(t, struct http_conn, timer);
+	struct http_server *srv = c->srv;
+	if (c->state == C_FREE)
+		return;
+	if (now < c->deadline) {
+		/* Fired at an old, earlier deadline: re-arm to the true one. */
+		srv->st.timer_rearms++;
+		loop_timer_set(srv->loop, &c->timer, c->deadline);
+		return;
+	}
+	switch (c->dkind) {
+	case D_HEADER:
+	case D_BODY:
+		srv->st.timeout_header++;
+		/* 408, then a lingering close.  The output is empty here: a
+		 * pending write would have set D_WRITE. */
+		c->body_left = 0;
+		c->body_chunked = false;
+		c->has_deferred = false;
+		respond_error(c, 408, false, NULL);
+		c->rpos = c->rlen;
+		conn_run(c, now);
+		return;
+	case D_IDLE:
+		srv->st.timeout_idle++;
+		break;
+	case D_WRITE:
+		srv->st.timeout_write++;
+		break;
+	default:
+		srv->st.timeout_linger++;
+		break;
+	}
+	conn_free(c, now);
+}
+
+static int conn_open(struct http_server *srv, int sock, sk_time_ns now)
+{
+	struct http_conn *c = conn_alloc(srv);
+	if (!c)
+		return -SK_ENOMEM;
+	c->srv = srv;
+	c->timer = (struct loop_timer){.fn = conn_on_timer};
+	c->sock = sock;
+	c->state = C_ACTIVE;
+	c->may_read = false;
+	c->in_head = true; /* a new connection owes us a request head */
+	c->close_after = c->linger_after = c->body_chunked = c->has_deferred = false;
+	c->batch = 0;
+	c->body_left = 0;
+	c->rbuf = srv->rbufs + (size_t)(c - srv->conns) * HTTP_RBUF_SIZE;
+	c->rpos = c->rlen = 0;
+	c->niov = c->iov_i = 0;
+	c->hlen = 0;
+	http_req_init(&c->req, srv->cfg.max_body);
+	srv->nconns++;
+	srv->st.conns_accepted++;
+	set_deadline(c, now + srv->cfg.header_timeout, D_HEADER);
+	int r = loop_watch(srv->loop, sock, conn_on_event, c);
+	if (r < 0) {
+		conn_free(c, now);
+		return r;
+	}
+	return 0;
+}
+
+/* All states are taken: answer 503 and close.  What the client already
+ * sent is read first, so the close is a FIN, not a RST that could
+ * destroy the answer. */
+static void refuse(struct http_server *srv, int sock)
+{
+	uint8_t head[HEAD_MAX + 64];
+	loop_read(srv->loop, sock, srv->path, sizeof(srv->path));
+	uint8_t body[64];
+	size_t blen = build_error_body(body, sizeof(body), 503);
+	size_t hlen = build_head(srv, head, HEAD_MAX, 503, "text/plain", blen, CH_CLOSE, NULL);
+	sk_memcpy(head + hlen, body, blen);
+	loop_write(srv->loop, sock, head, hlen + blen);
+	loop_close(srv->loop, sock);
+	srv->st.conns_refused++;
+	srv->st.resp_503++;
+}
+
+/* Edge contract: take every pending connection. */
+static void srv_accept_all(struct http_server *srv, sk_time_ns now)
+{
+	if (srv->lsock < 0)
+		return;
+	for (;;) {
+		struct loop_peer peer;
+		int s = loop_accept(srv->loop, srv->lsock, &peer);
+		if (s == -SK_EAGAIN)
+			return;
+		if (s < 0) {
+			/* Out of descriptors or memory: conn_free looks again. */
+			srv->st.accept_errors++;
+			srv->accept_blocked = true;
+			return;
+		}
+		if (!srv->free_list && srv->hwm == srv->cfg.max_conns) {
+			refuse(srv, s);
+			continue;
+		}
+		conn_open(srv, s, now);
+	}
+}
+
+static void srv_on_accept(void *user, int sock, unsigned events, sk_time_ns now)
+{
+	(void)sock;
+	(void)events;
+	srv_accept_all(user, now);
+}
+
+int http_server_start(struct http_server *srv)
+{
+	int s = loop_listen(srv->loop, srv->cfg.addr, srv->cfg.port, srv->cfg.backlog);
+	if (s < 0)
+		return s;
+	srv->lsock = s;
+	int r = loop_watch(srv->loop, s, srv_on_accept, srv);
+	if (r < 0) {
+		loop_close(srv->loop, s);
+		srv->lsock = -1;
+		return r;
+	}
+	return 0;
+}
+
+void http_server_stop(struct http_server *srv)
+{
+	sk_time_ns now = loop_now(srv->loop);
+	if (srv->lsock >= 0) {
+		loop_close(srv->loop, srv->lsock);
+		srv->lsock = -1;
+	}
+	srv->accept_blocked = false;
+	for (uint32_t i = 0; i < srv->hwm; i++)
+		if (srv->conns[i].state != C_FREE)
+			conn_free(&srv->conns[i], now);
+}
+
+void http_server_stats(const struct http_server *srv,
+		       void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+#define HTTP_STAT_PRINT(n) fn(ctx, "http." #n, srv->st.n);
+	HTTP_SERVER_STATS(HTTP_STAT_PRINT)
+#undef HTTP_STAT_PRINT
+	fn(ctx, "http.conns_open", srv->nconns);
+	/* Parse errors by name, only those that happened. */
+	char name[64];
+	for (int i = 1; i < HTTP_NERR; i++) {
+		if (!srv->st.parse_err[i])
+			continue;
+		const char *e = http_err_name(-i);
+		size_t k = 0;
+		for (const char *q = "http.parse_err."; *q; q++)
+			name[k++] = *q;
+		for (; *e && k + 1 < sizeof(name); e++)
+			name[k++] = *e;
+		name[k] = 0;
+		fn(ctx, name, srv->st.parse_err[i]);
+	}
+}

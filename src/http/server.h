@@ -1,0 +1,147 @@
+/* server.h — the HTTP/1.1 server: one state machine per connection on top
+ * of the loop API (loop/loop.h), the same code on every stack.
+ *
+ * Freestanding like the parser: no OS headers, no clock (time comes in as
+ * the loop's `now`), no allocation (the caller gives one block of memory at
+ * init, sized by http_server_mem_size(), holding every connection's state
+ * and receive buffer).  Files come from a lookup callback the application
+ * provides (apps/serve_files.c keeps them in memory); the Date header from
+ * http_server_set_date(), which the application calls when the second
+ * changes.
+ *
+ * What a connection does, in order, whenever its socket reports readiness
+ * (conn_run in server.c):
+ *   1. flush queued output; if the socket takes no more, wait for WRITE;
+ *   2. answer every complete request already buffered (pipelining), in
+ *      order, appending each response to one output batch: a head in the
+ *      connection's head buffer (small bodies copied behind it), large
+ *      bodies as extra slices pointing at the file cache.  The batch leaves
+ *      in ONE writev, so head and body share a segment when they fit;
+ *   3. read more (edge contract: until a short read or EAGAIN) and go to 2.
+ * Keep-alive: by default on 1.1, on 1.0 only with "Connection: keep-alive"
+ * (answered with the same header).  "Connection: close", an error status,
+ * or a request we cannot frame ends the connection after the response.
+ *
+ * Closing: after an error (the client may still be sending) the server
+ * half-closes, then reads and discards until the client closes or
+ * linger_timeout passes, so the response is not destroyed by a RST
+ * (RFC 9112 9.6).  After a clean "Connection: close" with nothing unread it
+ * closes at once.
+ *
+ * Timeouts, one lazily armed timer per connection (the heap entry only
+ * moves when a deadline comes EARLIER; a timer that fires early re-arms
+ * itself to the true deadline, so a busy keep-alive connection costs no
+ * heap operation per request):
+ *   header_timeout     from the first byte of a request (or the accept) to
+ *                      its complete head; not extended by trickling bytes
+ *                      (slowloris) -> 408 and close;
+ *   keepalive_timeout  idle between requests -> close silently; also the
+ *                      limit on a client that stops reading our output;
+ *   linger_timeout     the lingering close above.
+ *
+ * Connection limit: max_conns states are pre-allocated.  When all are in
+ * use, a new connection is accepted, what it already sent is drained, it
+ * gets a fixed "503 Service Unavailable" with "Connection: close", and it
+ * is closed: refused with an answer, never left hanging in the backlog.
+ */
+#ifndef HTTP_SERVER_H
+#define HTTP_SERVER_H
+
+#include "../base/sk.h"
+#include "../loop/loop.h"
+#include "chunked.h"
+#include "parser.h"
+
+/* A response body the application keeps in memory for the server's
+ * lifetime (the file cache). */
+struct http_file {
+	const uint8_t *data;
+	size_t len;
+	const char *ctype; /* "text/html", ... */
+};
+
+/* Map a decoded path ("/", "/a/b.html"; no "." or ".." segments, no NUL)
+ * to a file, or NULL (404). */
+typedef const struct http_file *(*http_lookup_fn)(void *ctx, const char *path, size_t len);
+
+struct http_server_config {
+	uint32_t addr;  /* listen address, host order, 0 = any */
+	uint16_t port;
+	int backlog;    /* <= 0: the loop's default (deep) */
+	uint32_t max_conns;
+	sk_time_ns header_timeout;    /* default 10 s */
+	sk_time_ns keepalive_timeout; /* default 60 s */
+	sk_time_ns linger_timeout;    /* default 2 s */
+	uint64_t max_body;            /* request body limit: more gets 413 */
+	http_lookup_fn lookup;        /* NULL: built-in "/" hello world */
+	void *lookup_ctx;
+};
+
+void http_server_config_default(struct http_server_config *cfg);
+
+/* The seed-000 body that "/" answers when there is no lookup. */
+#define HTTP_HELLO_BODY "Hello, world! This is skiff serving you.\n"
+#define HTTP_HELLO_LEN 41u
+
+/* Every counter, in print order.  X(name) */
+#define HTTP_SERVER_STATS(X)                                                               \
+	X(conns_accepted) X(conns_refused) X(conns_closed) X(accept_errors) X(requests)         \
+	X(requests_pipelined) X(resp_200) X(resp_400) X(resp_404) X(resp_405) X(resp_408)       \
+	X(resp_413) X(resp_414) X(resp_431) X(resp_501) X(resp_503) X(resp_505) X(resp_other)   \
+	X(writes) X(write_partial) X(write_errors) X(bytes_out) X(read_errors) X(eof_in_head)    \
+	X(timeout_header) X(timeout_idle) X(timeout_write) X(timeout_linger) X(lingers)         \
+	X(bodies_discarded) X(timer_rearms)
+
+struct http_server_stats {
+#define HTTP_STAT_FIELD(n) uint64_t n;
+	HTTP_SERVER_STATS(HTTP_STAT_FIELD)
+#undef HTTP_STAT_FIELD
+	uint64_t parse_err[HTTP_NERR]; /* by -error code */
+};
+
+/* Receive buffer per connection: big enough that the parser always reaches
+ * a verdict (HTTP_HEAD_MAX) with room to spare for a pipelined tail. */
+#define HTTP_RBUF_SIZE 32768u
+#define HTTP_OUT_IOV 32u     /* slices per output batch */
+#define HTTP_OUT_HEAD 4096u  /* response heads (+ small bodies) per batch */
+#define HTTP_INLINE_BODY 1024u /* bodies up to this are copied behind the head */
+
+struct http_conn;
+
+struct http_server {
+	struct http_server_config cfg;
+	struct loop *loop;
+	int lsock;           /* listening socket, -1 before start */
+	bool accept_blocked; /* accept failed (descriptors): retry when one frees */
+	uint32_t nconns;     /* in use */
+	uint32_t hwm;        /* conns[0, hwm) have been used at least once */
+	struct http_conn *conns;
+	struct http_conn *free_list;
+	uint8_t *rbufs;      /* max_conns * HTTP_RBUF_SIZE */
+	char date[29];       /* "Sun, 06 Nov 1994 08:49:37 GMT" */
+	char path[HTTP_MAX_REQUEST_LINE + 16]; /* scratch: the decoded path */
+	struct http_server_stats st;
+};
+
+/* Bytes of memory http_server_init needs for cfg. */
+size_t http_server_mem_size(const struct http_server_config *cfg);
+
+/* Prepare the server in `mem` (any alignment; untouched pages stay
+ * untouched, so a large max_conns costs little until used).  Returns 0 or
+ * -SK_EINVAL / -SK_ENOMEM. */
+int http_server_init(struct http_server *srv, void *mem, size_t size,
+		     const struct http_server_config *cfg, struct loop *loop);
+
+/* Listen and start accepting.  Returns 0 or the loop's -SK_E*. */
+int http_server_start(struct http_server *srv);
+
+/* The IMF-fixdate for the Date header (exactly 29 characters). */
+void http_server_set_date(struct http_server *srv, const char *date29);
+
+/* Close the listener and every connection (at shutdown). */
+void http_server_stop(struct http_server *srv);
+
+void http_server_stats(const struct http_server *srv,
+		       void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+
+#endif

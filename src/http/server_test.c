@@ -1,0 +1,443 @@
+/* server_test.c — the server's state machine on a fake loop: sockets are
+ * byte queues the test fills and drains, time moves only when the test
+ * says, writes can be limited to force partial sends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/server.h"
+#include "loop/timerq.h"
+
+#define NSOCK 16
+#define LSOCK 1
+
+struct fsock {
+	bool open, shut, eof, watched;
+	loop_event_fn fn;
+	void *user;
+	char in[65536];
+	size_t in_len, in_pos;
+	char out[1 << 16];
+	size_t out_len;
+	int writes;
+	size_t write_limit; /* 0 = unlimited; else bytes accepted until refilled */
+};
+
+struct fake {
+	struct loop base;
+	struct fsock s[NSOCK];
+	int pending[NSOCK], npending;
+	struct timerq tq;
+	struct loop_timer *heap[64];
+	sk_time_ns now;
+};
+
+static struct fake *F(struct loop *l) { return (struct fake *)l; }
+
+static int f_listen(struct loop *l, uint32_t a, uint16_t p, int b)
+{
+	(void)a; (void)p; (void)b;
+	F(l)->s[LSOCK].open = true;
+	return LSOCK;
+}
+static int f_accept(struct loop *l, int ls, struct loop_peer *peer)
+{
+	(void)ls; (void)peer;
+	struct fake *f = F(l);
+	if (!f->npending)
+		return -SK_EAGAIN;
+	int s = f->pending[0];
+	memmove(f->pending, f->pending + 1, sizeof(int) * (size_t)--f->npending);
+	f->s[s].open = true;
+	return s;
+}
+static int f_watch(struct loop *l, int s, loop_event_fn fn, void *user)
+{
+	F(l)->s[s].fn = fn;
+	F(l)->s[s].user = user;
+	F(l)->s[s].watched = true;
+	return 0;
+}
+static long f_read(struct loop *l, int s, void *buf, size_t len)
+{
+	struct fsock *k = &F(l)->s[s];
+	size_t avail = k->in_len - k->in_pos;
+	if (!avail)
+		return k->eof ? 0 : -SK_EAGAIN;
+	size_t n = avail < len ? avail : len;
+	memcpy(buf, k->in + k->in_pos, n);
+	k->in_pos += n;
+	return (long)n;
+}
+static long f_writev(struct loop *l, int s, const struct loop_iov *iov, int n)
+{
+	struct fsock *k = &F(l)->s[s];
+	size_t total = 0;
+	for (int i = 0; i < n; i++) {
+		size_t len = iov[i].len;
+		if (k->write_limit) {
+			size_t room = k->write_limit - 1;
+			if (room == 0)
+				break;
+			if (len > room)
+				len = room;
+			k->write_limit -= len;
+		}
+		assert_true(k->out_len + len <= sizeof(k->out));
+		memcpy(k->out + k->out_len, iov[i].base, len);
+		k->out_len += len;
+		total += len;
+		if (len < iov[i].len)
+			break;
+	}
+	if (!total && n)
+		return -SK_EAGAIN;
+	k->writes++;
+	return (long)total;
+}
+static int f_shutdown(struct loop *l, int s) { F(l)->s[s].shut = true; return 0; }
+static int f_close(struct loop *l, int s) { F(l)->s[s].open = false; F(l)->s[s].fn = NULL; return 0; }
+static void f_timer_set(struct loop *l, struct loop_timer *t, sk_time_ns d)
+{
+	assert_int_equal(timerq_set(&F(l)->tq, t, d), 0);
+}
+static void f_timer_cancel(struct loop *l, struct loop_timer *t) { timerq_cancel(&F(l)->tq, t); }
+static sk_time_ns f_now(struct loop *l) { return F(l)->now; }
+
+static const struct loop_ops fake_ops = {
+	.listen = f_listen, .accept = f_accept, .watch = f_watch, .read = f_read,
+	.writev = f_writev, .shutdown = f_shutdown, .close = f_close,
+	.timer_set = f_timer_set, .timer_cancel = f_timer_cancel, .now = f_now,
+};
+
+static struct fake fk;
+static struct http_server srv;
+static void *mem;
+
+static void setup_server(struct http_server_config *cfg)
+{
+	memset(&fk, 0, sizeof(fk));
+	fk.base.ops = &fake_ops;
+	fk.now = 1000 * SK_NS_PER_S;
+	timerq_init(&fk.tq, fk.heap, 64);
+	size_t sz = http_server_mem_size(cfg);
+	free(mem);
+	mem = calloc(1, sz);
+	assert_int_equal(http_server_init(&srv, mem, sz, cfg, &fk.base), 0);
+	http_server_set_date(&srv, "Sun, 06 Nov 1994 08:49:37 GMT");
+	assert_int_equal(http_server_start(&srv), 0);
+}
+
+static void setup_default(void)
+{
+	struct http_server_config cfg;
+	http_server_config_default(&cfg);
+	cfg.max_conns = 4;
+	setup_server(&cfg);
+}
+
+/* A client connects: returns its socket. */
+static int connect_client(int s)
+{
+	fk.pending[fk.npending++] = s;
+	fk.s[LSOCK].fn(fk.s[LSOCK].user, LSOCK, LOOP_EV_ACCEPT, fk.now);
+	return s;
+}
+
+static void send_str(int s, const char *data)
+{
+	struct fsock *k = &fk.s[s];
+	size_t n = strlen(data);
+	memcpy(k->in + k->in_len, data, n);
+	k->in_len += n;
+	if (k->fn)
+		k->fn(k->user, s, LOOP_EV_READ, fk.now);
+}
+
+static void advance(sk_time_ns dt)
+{
+	fk.now += dt;
+	struct loop_timer *t;
+	while ((t = timerq_pop_due(&fk.tq, fk.now)) != NULL)
+		t->fn(t, fk.now);
+}
+
+static int count(const char *hay, size_t len, const char *needle)
+{
+	int n = 0;
+	size_t nl = strlen(needle);
+	for (size_t i = 0; i + nl <= len; i++)
+		if (!memcmp(hay + i, needle, nl))
+			n++;
+	return n;
+}
+
+static void test_hello(void **st)
+{
+	(void)st;
+	setup_default();
+	int s = connect_client(5);
+	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	const char *want = "HTTP/1.1 200 OK\r\nServer: skiff\r\n"
+			   "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Type: text/plain\r\n"
+			   "Content-Length: 41\r\n\r\n" HTTP_HELLO_BODY;
+	assert_int_equal(fk.s[s].out_len, strlen(want));
+	assert_memory_equal(fk.s[s].out, want, strlen(want));
+	assert_int_equal(fk.s[s].writes, 1); /* head and body in one write */
+	assert_true(fk.s[s].open);
+	assert_false(fk.s[s].shut);
+	/* keep-alive: a second request on the same connection */
+	send_str(s, "HEAD / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(fk.s[s].writes, 2);
+	assert_int_equal(fk.s[s].out_len, 2 * strlen(want) - HTTP_HELLO_LEN);
+	assert_int_equal(srv.st.resp_200, 2);
+}
+
+static void test_pipelined_one_write(void **st)
+{
+	(void)st;
+	setup_default();
+	int s = connect_client(5);
+	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n"
+		    "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHo");
+	assert_int_equal(fk.s[s].writes, 1);
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200"), 2);
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 404"), 1);
+	/* in order: 200, 404, 200 */
+	char *p404 = strstr(fk.s[s].out, "HTTP/1.1 404");
+	assert_non_null(p404);
+	assert_non_null(strstr(p404, "HTTP/1.1 200"));
+	/* the cut-off fourth request completes later */
+	send_str(s, "st: a\r\n\r\n");
+	assert_int_equal(fk.s[s].writes, 2);
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200"), 3);
+	assert_int_equal(srv.st.requests, 4);
+}
+
+static void test_connection_close(void **st)
+{
+	(void)st;
+	setup_default();
+	int s = connect_client(5);
+	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "\r\nConnection: close\r\n"));
+	assert_false(fk.s[s].open); /* drained: closed at once */
+	/* HTTP/1.0: close by default, keep-alive on request */
+	s = connect_client(6);
+	send_str(s, "GET / HTTP/1.0\r\n\r\n");
+	assert_false(fk.s[s].open);
+	s = connect_client(7);
+	send_str(s, "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "\r\nConnection: keep-alive\r\n"));
+	assert_true(fk.s[s].open);
+}
+
+static void test_bad_request_lingers(void **st)
+{
+	(void)st;
+	setup_default();
+	int s = connect_client(5);
+	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\nX : y\r\n\r\nGET / HTTP/1.1\r\n");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 400 Bad Request\r\n", 26);
+	assert_non_null(strstr(fk.s[s].out, "Connection: close"));
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
+	assert_true(fk.s[s].shut);
+	assert_true(fk.s[s].open); /* lingering until the client closes */
+	fk.s[s].eof = true;
+	fk.s[s].fn(fk.s[s].user, s, LOOP_EV_READ, fk.now);
+	assert_false(fk.s[s].open);
+	/* 405 for a known method, 501 for an unknown one */
+	s = connect_client(6);
+	send_str(s, "POST / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 405 ", 13);
+	assert_non_null(strstr(fk.s[s].out, "Allow: GET, HEAD\r\n"));
+	s = connect_client(7);
+	send_str(s, "BREW / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 501 ", 13);
+}
+
+static void test_header_timeout(void **st)
+{
+	(void)st;
+	setup_default();
+	int s = connect_client(5);
+	send_str(s, "GET / HTTP/1.1\r\n");
+	advance(5 * SK_NS_PER_S);
+	send_str(s, "Host: a\r\n"); /* trickling does not extend the deadline */
+	advance(4 * SK_NS_PER_S);
+	assert_int_equal(fk.s[s].out_len, 0);
+	advance(1 * SK_NS_PER_S);
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 408 ", 13);
+	assert_true(fk.s[s].shut);
+	advance(2 * SK_NS_PER_S); /* linger timeout */
+	assert_false(fk.s[s].open);
+	assert_int_equal(srv.st.timeout_header, 1);
+}
+
+static void test_idle_timeout_lazy(void **st)
+{
+	(void)st;
+	setup_default();
+	int s = connect_client(5);
+	for (int i = 0; i < 5; i++) {
+		send_str(s, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+		advance(30 * SK_NS_PER_S); /* each request restarts the idle clock */
+	}
+	assert_true(fk.s[s].open);
+	assert_true(srv.st.timer_rearms > 0);
+	advance(29 * SK_NS_PER_S);
+	assert_true(fk.s[s].open);
+	advance(2 * SK_NS_PER_S);
+	assert_false(fk.s[s].open);
+	assert_int_equal(srv.st.timeout_idle, 1);
+	assert_int_equal(srv.st.resp_408, 0); /* idle: closed silently */
+}
+
+static void test_partial_writes(void **st)
+{
+	(void)st;
+	setup_default();
+	int s = connect_client(5);
+	fk.s[s].write_limit = 50;
+	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	size_t first = fk.s[s].out_len;
+	assert_true(first < 100);
+	int guard = 0;
+	while (guard++ < 100 && count(fk.s[s].out, fk.s[s].out_len, "serving you.\n") < 2) {
+		fk.s[s].write_limit = 50;
+		fk.s[s].fn(fk.s[s].user, s, LOOP_EV_WRITE, fk.now);
+	}
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "serving you.\n"), 2);
+	assert_true(fk.s[s].open);
+}
+
+static void test_conn_limit(void **st)
+{
+	(void)st;
+	struct http_server_config cfg;
+	http_server_config_default(&cfg);
+	cfg.max_conns = 1;
+	setup_server(&cfg);
+	int a = connect_client(5);
+	int b = connect_client(6);
+	assert_true(fk.s[a].open);
+	assert_false(fk.s[b].open);
+	assert_memory_equal(fk.s[b].out, "HTTP/1.1 503 ", 13);
+	assert_int_equal(srv.st.conns_refused, 1);
+}
+
+static void test_body_discarded(void **st)
+{
+	(void)st;
+	setup_default();
+	int s = connect_client(5);
+	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhel");
+	assert_int_equal(fk.s[s].out_len, 0); /* answered once the body is in */
+	send_str(s, "loGET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "5\r\nhello\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200"), 3);
+	/* a bad chunk size: 400 instead of the answer */
+	s = connect_client(6);
+	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\n");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 400 ", 13);
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
+}
+
+static char last_path[256];
+static const struct http_file one_file = {(const uint8_t *)"abc", 3, "text/plain"};
+static const struct http_file *lookup(void *ctx, const char *path, size_t len)
+{
+	(void)ctx;
+	memcpy(last_path, path, len);
+	last_path[len] = 0;
+	return !strcmp(last_path, "/a b.txt") ? &one_file : NULL;
+}
+
+static void test_paths(void **st)
+{
+	(void)st;
+	struct http_server_config cfg;
+	http_server_config_default(&cfg);
+	cfg.max_conns = 8;
+	cfg.lookup = lookup;
+	setup_server(&cfg);
+	int s = connect_client(5);
+	send_str(s, "GET /a%20b.txt?q=1 HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_string_equal(last_path, "/a b.txt");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 200 ", 13);
+	const char *bad[][2] = {
+		{"/%2e%2e/etc/passwd", "404"}, {"/a/..", "404"},     {"/..%2fx", "404"},
+		{"/%2E%2e/x", "404"},          {"/./a%20b.txt", "404"}, {"/%00", "400"},
+		{"/%zz", "400"},               {"/%2", "400"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		s = connect_client(6 + (int)i);
+		last_path[0] = 0;
+		char req[256];
+		snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+			 bad[i][0]);
+		send_str(s, req);
+		assert_memory_equal(fk.s[s].out + 9, bad[i][1], 3);
+		assert_string_equal(last_path, ""); /* never looked up */
+	}
+	/* absolute-form */
+	s = connect_client(14);
+	send_str(s, "GET http://a/a%20b.txt HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 200 ", 13);
+}
+
+static void test_timerq(void **st)
+{
+	(void)st;
+	struct loop_timer *heap[64];
+	struct loop_timer t[64];
+	struct timerq q;
+	timerq_init(&q, heap, 64);
+	memset(t, 0, sizeof(t));
+	uint64_t x = 12345;
+	for (int i = 0; i < 64; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		assert_int_equal(timerq_set(&q, &t[i], x >> 40), 0);
+	}
+	for (int i = 0; i < 64; i += 3)
+		timerq_cancel(&q, &t[i]);
+	for (int i = 1; i < 64; i += 3)
+		timerq_set(&q, &t[i], (uint64_t)i * 7);
+	sk_time_ns last = 0;
+	int n = 0;
+	struct loop_timer *p;
+	while ((p = timerq_pop_due(&q, SK_TIME_NEVER - 1)) != NULL) {
+		assert_true(p->deadline >= last);
+		assert_int_equal(p->slot, 0);
+		last = p->deadline;
+		n++;
+	}
+	assert_int_equal(n, 64 - 22);
+	assert_int_equal(timerq_next(&q), SK_TIME_NEVER);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_pipelined_one_write),
+		cmocka_unit_test(test_connection_close),
+		cmocka_unit_test(test_bad_request_lingers),
+		cmocka_unit_test(test_header_timeout),
+		cmocka_unit_test(test_idle_timeout_lazy),
+		cmocka_unit_test(test_partial_writes),
+		cmocka_unit_test(test_conn_limit),
+		cmocka_unit_test(test_body_discarded),
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_timerq),
+	};
+	int r = cmocka_run_group_tests(tests, NULL, NULL);
+	free(mem);
+	return r;
+}

@@ -1,0 +1,195 @@
+/* loop.h — the one API an application (the HTTP server) uses to talk TCP,
+ * whichever stack is underneath.
+ *
+ * Two backends implement it: loop_linux.c (kernel sockets, epoll) and, once
+ * the TCP engine lands, a skiff backend that is a thin adapter over
+ * net/tcp.h.  The API therefore mirrors tcp.h's shape and names nothing of
+ * the OS: a socket is an opaque small integer (a file descriptor on Linux, a
+ * tcp.h socket id on skiff — the application must not care which), errors
+ * are -SK_E* codes from net/tcp_errno.h (Linux errno values, so the Linux
+ * backend returns -errno unchanged), time is sk_time_ns of the loop's
+ * monotonic clock, passed to every callback as `now`.
+ *
+ * Freestanding: only sk.h and tcp_errno.h, so the server that uses it stays
+ * freestanding too and its unit tests can run it on a fake loop.
+ *
+ * Readiness is EDGE-triggered, on both backends (epoll's EPOLLET; tcp.h's
+ * ready list):
+ *   - the callback runs when a socket *gains* readable data / end of stream
+ *     (LOOP_EV_READ), send space (LOOP_EV_WRITE), a pending connection
+ *     (LOOP_EV_ACCEPT, listeners only) or an error (LOOP_EV_ERROR);
+ *   - after that the application must consume until it is told "no more":
+ *     accept until -SK_EAGAIN; read until -SK_EAGAIN, 0 (end of stream) or
+ *     a SHORT read (fewer bytes than asked means the receive queue was empty
+ *     at that moment, and any later arrival raises a new edge); write until
+ *     everything went or a short/-SK_EAGAIN write, then wait for
+ *     LOOP_EV_WRITE.  An application that stops early (back-pressure) must
+ *     remember to come back on its own;
+ *   - spurious callbacks can happen (a stale event for a socket number that
+ *     was closed and reused within one batch); reads then say -SK_EAGAIN.
+ * Why edge-triggered: a socket is registered once, for both directions, at
+ * accept; no per-request epoll_ctl, and an idle socket costs nothing.
+ *
+ * Timers: each is an application-owned struct loop_timer with an ABSOLUTE
+ * deadline, kept by the loop in a binary min-heap (insert/move/remove
+ * O(log n), next deadline O(1)); a due timer is removed, then its callback
+ * runs.  The loop parks until min(next deadline, an event): no periodic
+ * wakeups, so an idle loop uses no CPU.  Re-arming a timer to a later
+ * deadline is a heap move; applications whose deadline moves on every
+ * request (keep-alive) should arm lazily: keep the true deadline aside,
+ * re-arm from the callback when it fires early (server.c does).
+ *
+ * Calls are made from the loop's own thread only (inside callbacks or
+ * before loop_run).  One loop, one thread: no locks.
+ */
+#ifndef LOOP_LOOP_H
+#define LOOP_LOOP_H
+
+#include "../base/sk.h"
+#include "../net/tcp_errno.h"
+
+struct loop;
+
+#define LOOP_EV_READ 0x01u   /* data or end of stream: read */
+#define LOOP_EV_WRITE 0x02u  /* send space (again): write */
+#define LOOP_EV_ACCEPT 0x04u /* listener: connections wait in accept */
+#define LOOP_EV_ERROR 0x08u  /* reset or failure: read/write return it */
+
+/* Readiness of one socket.  `user` is what loop_watch() registered. */
+typedef void (*loop_event_fn)(void *user, int sock, unsigned events, sk_time_ns now);
+
+/* One piece of a gathered write.  Same layout as struct iovec and
+ * tcp.h's struct tcp_iov, so backends pass arrays through unconverted
+ * (loop_linux.c asserts it at compile time). */
+struct loop_iov {
+	const void *base;
+	size_t len;
+};
+
+struct loop_timer;
+typedef void (*loop_timer_fn)(struct loop_timer *t, sk_time_ns now);
+/* Owned by the application, linked into the loop's heap while armed.
+ * Set `fn` once; the loop owns `deadline` and `slot`. */
+struct loop_timer {
+	loop_timer_fn fn;
+	sk_time_ns deadline; /* valid while armed */
+	uint32_t slot;       /* heap index + 1; 0 = not armed */
+};
+
+struct loop_peer {
+	uint32_t addr; /* IPv4, host order */
+	uint16_t port;
+};
+
+/* A backend: one function per operation.  Applications call the inline
+ * wrappers below, never the table directly. */
+struct loop_ops {
+	/* Listen on addr:port (addr 0 = any) with the given accept backlog
+	 * (<= 0: the backend's default, as deep as a burst).  Returns the
+	 * listening socket or -SK_E*. */
+	int (*listen)(struct loop *l, uint32_t addr, uint16_t port, int backlog);
+	/* Next pending connection: the socket (non-blocking, Nagle off), or
+	 * -SK_EAGAIN when the queue is empty, or another -SK_E*. */
+	int (*accept)(struct loop *l, int lsock, struct loop_peer *peer);
+	/* Deliver this socket's readiness to fn(user, ...).  Called once per
+	 * socket (listeners too); the first edge may already be pending. */
+	int (*watch)(struct loop *l, int sock, loop_event_fn fn, void *user);
+	/* Bytes read (> 0), 0 at end of stream, or -SK_EAGAIN / -SK_E*. */
+	long (*read)(struct loop *l, int sock, void *buf, size_t len);
+	/* Bytes accepted (may be fewer than offered), or -SK_EAGAIN / -SK_E*.
+	 * Slices queue as one stream: what fits one segment leaves as one. */
+	long (*writev)(struct loop *l, int sock, const struct loop_iov *iov, int iovcnt);
+	/* Half-close: FIN after what is queued.  Reads still work. */
+	int (*shutdown)(struct loop *l, int sock);
+	/* Give the socket back; no callback runs for it afterwards (except a
+	 * stale one from the current batch, see above). */
+	int (*close)(struct loop *l, int sock);
+	/* Arm (or move) t to fire at `deadline`; disarm. */
+	void (*timer_set)(struct loop *l, struct loop_timer *t, sk_time_ns deadline);
+	void (*timer_cancel)(struct loop *l, struct loop_timer *t);
+	/* Run until *stop is non-zero (checked after every wakeup; a signal
+	 * wakes the loop).  Returns 0, or -SK_E* on a fatal error. */
+	int (*run)(struct loop *l, volatile int *stop);
+	/* The loop's clock (the `now` callbacks get). */
+	sk_time_ns (*now)(struct loop *l);
+	/* Counters as "name value" lines; release everything. */
+	void (*stats)(struct loop *l, void (*fn)(void *ctx, const char *name, uint64_t v),
+		      void *ctx);
+	void (*destroy)(struct loop *l);
+};
+
+/* Every backend's struct starts with this. */
+struct loop {
+	const struct loop_ops *ops;
+	const char *name; /* "linux", "skiff" */
+	/* Called once per wakeup, before that wakeup's events and timers, with
+	 * the loop's `now`: the place for per-turn work such as refreshing a
+	 * cached Date header.  Optional. */
+	void (*on_turn)(void *ctx, sk_time_ns now);
+	void *turn_ctx;
+};
+
+static inline int loop_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
+{
+	return l->ops->listen(l, addr, port, backlog);
+}
+static inline int loop_accept(struct loop *l, int lsock, struct loop_peer *peer)
+{
+	return l->ops->accept(l, lsock, peer);
+}
+static inline int loop_watch(struct loop *l, int sock, loop_event_fn fn, void *user)
+{
+	return l->ops->watch(l, sock, fn, user);
+}
+static inline long loop_read(struct loop *l, int sock, void *buf, size_t len)
+{
+	return l->ops->read(l, sock, buf, len);
+}
+static inline long loop_writev(struct loop *l, int sock, const struct loop_iov *iov, int iovcnt)
+{
+	return l->ops->writev(l, sock, iov, iovcnt);
+}
+static inline long loop_write(struct loop *l, int sock, const void *buf, size_t len)
+{
+	struct loop_iov iov = {buf, len};
+	return l->ops->writev(l, sock, &iov, 1);
+}
+static inline int loop_shutdown(struct loop *l, int sock)
+{
+	return l->ops->shutdown(l, sock);
+}
+static inline int loop_close(struct loop *l, int sock)
+{
+	return l->ops->close(l, sock);
+}
+static inline void loop_timer_set(struct loop *l, struct loop_timer *t, sk_time_ns deadline)
+{
+	l->ops->timer_set(l, t, deadline);
+}
+static inline void loop_timer_cancel(struct loop *l, struct loop_timer *t)
+{
+	l->ops->timer_cancel(l, t);
+}
+static inline bool loop_timer_armed(const struct loop_timer *t)
+{
+	return t->slot != 0;
+}
+static inline int loop_run(struct loop *l, volatile int *stop)
+{
+	return l->ops->run(l, stop);
+}
+static inline sk_time_ns loop_now(struct loop *l)
+{
+	return l->ops->now(l);
+}
+static inline void loop_stats(struct loop *l, void (*fn)(void *ctx, const char *name, uint64_t v),
+			      void *ctx)
+{
+	l->ops->stats(l, fn, ctx);
+}
+static inline void loop_destroy(struct loop *l)
+{
+	l->ops->destroy(l);
+}
+
+#endif

@@ -1,0 +1,389 @@
+/* loop_linux.c — loop.h on Linux sockets with epoll.
+ *
+ * Edge-triggered: each socket is added once with EPOLLIN|EPOLLOUT|EPOLLRDHUP|
+ * EPOLLET at loop_watch() and never modified again, so serving a request
+ * costs read, writev (sendmsg) and a share of one epoll_pwait: no epoll_ctl
+ * per request.  Listeners are drained with accept4() until EAGAIN by the
+ * application (the edge contract in loop.h).
+ *
+ * Per-socket callbacks live in a table indexed by the descriptor, sized to
+ * RLIMIT_NOFILE at start: a lookup is one index, and a descriptor the
+ * kernel hands out can never be out of range.
+ *
+ * Waking up: the loop sleeps in epoll_pwait() until an event or the next
+ * timer deadline (rounded UP to the millisecond, so a timer never fires
+ * early and the loop never spins on a sub-millisecond remainder).  No timer
+ * armed: it sleeps without a timeout.  SIGINT and SIGTERM are blocked while
+ * the loop runs and unblocked only inside epoll_pwait(), so a stop request
+ * can never slip in between checking *stop and going to sleep.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "../plat/plat.h"
+#include "loop_linux.h"
+#include "timerq.h"
+
+_Static_assert(sizeof(struct loop_iov) == sizeof(struct iovec), "loop_iov must match iovec");
+_Static_assert(offsetof(struct loop_iov, base) == offsetof(struct iovec, iov_base), "iov base");
+_Static_assert(offsetof(struct loop_iov, len) == offsetof(struct iovec, iov_len), "iov len");
+
+#define LL_EVENTS 512 /* events taken per epoll_pwait */
+
+struct ll_sock {
+	loop_event_fn fn; /* NULL: not watched (closed, or not yet registered) */
+	void *user;
+	bool listener;
+};
+
+#define LL_STATS(X)                                                                        \
+	X(waits) X(wakeups_event) X(wakeups_timer) X(wakeups_signal) X(events) X(events_stale) \
+	X(timers_fired) X(accepts) X(accept_eagain) X(accept_errors) X(reads) X(read_eagain)   \
+	X(writes) X(write_partial) X(write_eagain) X(closes)
+
+struct loop_linux {
+	struct loop base;
+	int epfd;
+	int backlog;
+	int nsocks;
+	struct ll_sock *socks;
+	struct timerq tq;
+	struct loop_timer **heap;
+	struct {
+#define LL_FIELD(n) uint64_t n;
+		LL_STATS(LL_FIELD)
+#undef LL_FIELD
+	} st;
+	struct epoll_event ev[LL_EVENTS];
+};
+
+static inline struct loop_linux *LL(struct loop *l)
+{
+	return (struct loop_linux *)l;
+}
+
+static int ll_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	/* SO_REUSEADDR: a restarted server binds while old connections sit in
+	 * TIME_WAIT.  TCP_NODELAY on the listener is inherited by every
+	 * accepted socket (Linux copies it in the clone), which saves a
+	 * setsockopt per connection; loop_linux_test checks the inheritance. */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		goto fail;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(addr)};
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto fail;
+	/* As deep as a burst: a shallow backlog resets clients (seed 000).
+	 * The kernel caps it at net.core.somaxconn. */
+	if (listen(fd, backlog > 0 ? backlog : LL(l)->backlog) < 0)
+		goto fail;
+	if (fd >= LL(l)->nsocks) {
+		close(fd);
+		return -SK_EMFILE;
+	}
+	return fd;
+fail:;
+	int e = errno;
+	close(fd);
+	return -e;
+}
+
+static int ll_accept(struct loop *l, int lsock, struct loop_peer *peer)
+{
+	struct loop_linux *ll = LL(l);
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	for (;;) {
+		int fd = accept4(lsock, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			ll->st.accepts++;
+			if (peer) {
+				peer->addr = ntohl(sa.sin_addr.s_addr);
+				peer->port = ntohs(sa.sin_port);
+			}
+			return fd;
+		}
+		/* A connection that died in the queue is not the listener's
+		 * failure: take the next one. */
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno == EAGAIN) {
+			ll->st.accept_eagain++;
+			return -SK_EAGAIN;
+		}
+		ll->st.accept_errors++;
+		return -errno;
+	}
+}
+
+static int ll_watch(struct loop *l, int sock, loop_event_fn fn, void *user)
+{
+	struct loop_linux *ll = LL(l);
+	if (sock < 0 || sock >= ll->nsocks)
+		return -SK_EBADF;
+	int type = 0;
+	socklen_t tl = sizeof(type);
+	bool listener = false;
+	/* One getsockopt per registration to tell listeners apart keeps the
+	 * API free of a separate "watch listener" call. */
+	if (getsockopt(sock, SOL_SOCKET, SO_ACCEPTCONN, &type, &tl) == 0 && type)
+		listener = true;
+	ll->socks[sock] = (struct ll_sock){.fn = fn, .user = user, .listener = listener};
+	struct epoll_event ev = {
+		.events = listener ? (EPOLLIN | EPOLLET)
+				   : (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET),
+		.data.fd = sock,
+	};
+	if (epoll_ctl(ll->epfd, EPOLL_CTL_ADD, sock, &ev) < 0) {
+		ll->socks[sock].fn = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+static long ll_read(struct loop *l, int sock, void *buf, size_t len)
+{
+	struct loop_linux *ll = LL(l);
+	for (;;) {
+		ssize_t n = read(sock, buf, len);
+		if (n >= 0) {
+			ll->st.reads++;
+			return n;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			ll->st.read_eagain++;
+		return -errno;
+	}
+}
+
+static long ll_writev(struct loop *l, int sock, const struct loop_iov *iov, int iovcnt)
+{
+	struct loop_linux *ll = LL(l);
+	/* sendmsg rather than writev: MSG_NOSIGNAL turns a write to a reset
+	 * connection into -EPIPE instead of SIGPIPE, whatever the application
+	 * did with its signals.  Same cost as writev. */
+	struct msghdr mh = {.msg_iov = (struct iovec *)(uintptr_t)iov,
+			    .msg_iovlen = (size_t)(iovcnt > IOV_MAX ? IOV_MAX : iovcnt)};
+	size_t want = 0;
+	for (size_t i = 0; i < mh.msg_iovlen; i++)
+		want += iov[i].len;
+	for (;;) {
+		ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+		if (n >= 0) {
+			ll->st.writes++;
+			if ((size_t)n < want)
+				ll->st.write_partial++;
+			return n;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			ll->st.write_eagain++;
+		return -errno;
+	}
+}
+
+static int ll_shutdown(struct loop *l, int sock)
+{
+	(void)l;
+	return shutdown(sock, SHUT_WR) < 0 ? -errno : 0;
+}
+
+static int ll_close(struct loop *l, int sock)
+{
+	struct loop_linux *ll = LL(l);
+	if (sock >= 0 && sock < ll->nsocks)
+		ll->socks[sock].fn = NULL;
+	ll->st.closes++;
+	/* close() also removes it from the epoll set (no dup'ed descriptors). */
+	return close(sock) < 0 ? -errno : 0;
+}
+
+static void ll_timer_set(struct loop *l, struct loop_timer *t, sk_time_ns deadline)
+{
+	if (timerq_set(&LL(l)->tq, t, deadline) < 0) {
+		/* The heap is sized for every timer the application declared; a
+		 * full heap is a bug in that declaration, not a runtime state. */
+		fprintf(stderr, "skiff: loop: timer heap full (max_timers too small)\n");
+		abort();
+	}
+}
+
+static void ll_timer_cancel(struct loop *l, struct loop_timer *t)
+{
+	timerq_cancel(&LL(l)->tq, t);
+}
+
+static sk_time_ns ll_now(struct loop *l)
+{
+	(void)l;
+	return plat_now();
+}
+
+static void ll_dispatch(struct loop_linux *ll, int n, sk_time_ns now)
+{
+	for (int i = 0; i < n; i++) {
+		int fd = ll->ev[i].data.fd;
+		uint32_t e = ll->ev[i].events;
+		struct ll_sock *s = &ll->socks[fd];
+		ll->st.events++;
+		if (!s->fn) {
+			ll->st.events_stale++;
+			continue;
+		}
+		unsigned ev = 0;
+		if (s->listener) {
+			ev = LOOP_EV_ACCEPT;
+		} else {
+			/* HUP/RDHUP are reported as READ: the read that follows
+			 * returns 0 (end of stream) or the error. */
+			if (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))
+				ev |= LOOP_EV_READ;
+			if (e & EPOLLOUT)
+				ev |= LOOP_EV_WRITE;
+			if (e & EPOLLERR)
+				ev |= LOOP_EV_ERROR | LOOP_EV_READ;
+		}
+		s->fn(s->user, fd, ev, now);
+	}
+}
+
+static void ll_fire_timers(struct loop_linux *ll, sk_time_ns now)
+{
+	struct loop_timer *t;
+	while ((t = timerq_pop_due(&ll->tq, now)) != NULL) {
+		ll->st.timers_fired++;
+		t->fn(t, now);
+	}
+}
+
+static int ll_run(struct loop *l, volatile int *stop)
+{
+	struct loop_linux *ll = LL(l);
+	sigset_t block, waitmask;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &waitmask);
+	sigdelset(&waitmask, SIGINT);
+	sigdelset(&waitmask, SIGTERM);
+	int rc = 0;
+	while (!*stop) {
+		sk_time_ns now = plat_now();
+		ll_fire_timers(ll, now);
+		if (*stop)
+			break;
+		sk_time_ns next = timerq_next(&ll->tq);
+		int timeout = -1;
+		if (next != SK_TIME_NEVER) {
+			sk_time_ns wait = next > now ? next - now : 0;
+			uint64_t ms = (wait + SK_NS_PER_MS - 1) / SK_NS_PER_MS;
+			timeout = ms > 3600000 ? 3600000 : (int)ms;
+		}
+		ll->st.waits++;
+		int n = epoll_pwait(ll->epfd, ll->ev, LL_EVENTS, timeout, &waitmask);
+		if (n < 0) {
+			if (errno == EINTR) {
+				ll->st.wakeups_signal++;
+				continue;
+			}
+			rc = -errno;
+			fprintf(stderr, "skiff: epoll_pwait: %s\n", strerror(errno));
+			break;
+		}
+		now = plat_now();
+		if (n == 0)
+			ll->st.wakeups_timer++;
+		else
+			ll->st.wakeups_event++;
+		if (l->on_turn)
+			l->on_turn(l->turn_ctx, now);
+		ll_dispatch(ll, n, now);
+	}
+	sigprocmask(SIG_UNBLOCK, &block, NULL);
+	return rc;
+}
+
+static void ll_stats(struct loop *l, void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+	struct loop_linux *ll = LL(l);
+#define LL_PRINT(n) fn(ctx, "loop." #n, ll->st.n);
+	LL_STATS(LL_PRINT)
+#undef LL_PRINT
+}
+
+static void ll_destroy(struct loop *l)
+{
+	struct loop_linux *ll = LL(l);
+	close(ll->epfd);
+	free(ll->socks);
+	free(ll->heap);
+	free(ll);
+}
+
+static const struct loop_ops ll_ops = {
+	.listen = ll_listen,
+	.accept = ll_accept,
+	.watch = ll_watch,
+	.read = ll_read,
+	.writev = ll_writev,
+	.shutdown = ll_shutdown,
+	.close = ll_close,
+	.timer_set = ll_timer_set,
+	.timer_cancel = ll_timer_cancel,
+	.run = ll_run,
+	.now = ll_now,
+	.stats = ll_stats,
+	.destroy = ll_destroy,
+};
+
+struct loop *loop_linux_create(const struct loop_linux_config *cfg, char *err, size_t errlen)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > (1u << 24))
+		rl.rlim_cur = 1u << 20;
+	struct loop_linux *ll = calloc(1, sizeof(*ll));
+	if (!ll) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	ll->nsocks = (int)rl.rlim_cur;
+	ll->socks = calloc((size_t)ll->nsocks, sizeof(*ll->socks));
+	uint32_t cap = cfg->max_timers ? cfg->max_timers : 1;
+	ll->heap = calloc(cap, sizeof(*ll->heap));
+	ll->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!ll->socks || !ll->heap || ll->epfd < 0) {
+		snprintf(err, errlen, "%s", ll->epfd < 0 ? strerror(errno) : "out of memory");
+		if (ll->epfd >= 0)
+			close(ll->epfd);
+		free(ll->socks);
+		free(ll->heap);
+		free(ll);
+		return NULL;
+	}
+	timerq_init(&ll->tq, ll->heap, cap);
+	ll->backlog = cfg->listen_backlog > 0 ? cfg->listen_backlog : 4096;
+	ll->base.ops = &ll_ops;
+	ll->base.name = "linux";
+	return &ll->base;
+}

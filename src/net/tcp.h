@@ -1,0 +1,200 @@
+/* tcp.h — skiff's TCP engine and the socket API applications use.
+ *
+ * A pure engine: it never blocks, reads no clock and does no I/O.  Time comes
+ * in as `now`; segments go out through cfg.ip_output; everything lives in an
+ * arena given at init (a socket pool whose every slot owns a send and a
+ * receive ring, a 4-tuple hash table and a deadline heap).
+ *
+ * Call order (the loop drives it):
+ *   tcp_config_default(&cfg); set local_ip, seed, ip_output...
+ *   tcp_stack_init(st, arena, tcp_arena_size(&cfg), &cfg, now)
+ *   each turn: tcp_input(...) for every TCP datagram of the rx batch;
+ *              tcp_poll(now)  -- runs due timers and sends what the batch
+ *                                and the application queued (ACKs, data);
+ *              tcp_events(...) -- hand readiness to the application;
+ *              park until min(tcp_next_deadline(), iface's, a frame).
+ * tcp_input never sends on behalf of a socket, so one rx batch produces one
+ * ACK per connection; only stateless replies (RST to a closed port, SYN
+ * cookies) leave from tcp_input directly.
+ *
+ * Work per call: tcp_input is O(1) (hash demux); tcp_poll visits only the
+ * sockets whose deadline came due and those on the egress list (queued
+ * output); idle sockets are never visited (stat "sockets_visited").
+ *
+ * Sockets are small integers (like fds).  Readiness is edge-triggered (like
+ * EPOLLET): when a socket gains readable data, a FIN, an error, or (after a
+ * send came up short) write space, it is put once on the stack's ready list;
+ * tcp_events() pops it with the accumulated event bits.  Read/write until
+ * -SK_EAGAIN.  A listener is re-queued after tcp_accept while connections
+ * still wait.  An app never walks all sockets; the engine never walks them
+ * either (see "sockets_visited").
+ *
+ * Semantics a second (Linux sockets) backend must match: non-blocking
+ * everything; recv returns 0 at EOF for ever after; the first recv/send
+ * after a reset/timeout returns the error once (-SK_ECONNRESET,
+ * -SK_ETIMEDOUT, -SK_ECONNREFUSED); send after shutdown is -SK_EPIPE;
+ * close with unread data sends RST (as Linux); listen backlog default 1024. 
+ */
+#ifndef NET_TCP_H
+#define NET_TCP_H
+
+#include "../base/sk.h"
+#include "tcp_errno.h"
+
+struct tcp_stack;
+
+typedef int (*tcp_ip_output_fn)(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst,
+				const uint8_t *seg, size_t len);
+
+struct tcp_config {
+	uint32_t local_ip;        /* host order; source of active opens */
+	uint32_t max_sockets;     /* pool: listeners, SYN_RECEIVED, open, TIME_WAIT */
+	uint32_t sndbuf, rcvbuf;  /* bytes per socket (slot size; setopt may lower) */
+	uint16_t mtu;             /* IP MTU: our MSS is mtu - 40 */
+	uint16_t eph_lo, eph_hi;  /* ephemeral port range for connect */
+	uint64_t seed[2];         /* random key: hash, ISN, cookies, timestamps */
+	uint32_t msl_ms;          /* TIME_WAIT lasts 2*msl (default 30 s -> 60 s, as Linux) */
+	uint32_t rto_init_ms;     /* 1000 (RFC 6298 2.1) */
+	uint32_t rto_min_ms;      /* 200, like Linux (RFC 6298 says 1 s; see tcp_timer.c) */
+	uint32_t rto_max_ms;      /* 60000 */
+	uint32_t delack_ms;       /* 40 */
+	uint32_t user_timeout_ms; /* give up on unacknowledged data after this (300 s) */
+	uint32_t fin2_timeout_ms; /* orphaned FIN_WAIT_2 lifetime (60 s) */
+	uint32_t challenge_ack_per_s; /* RFC 5961 7: global limit (1000) */
+	uint8_t syn_retries;      /* 6 */
+	uint8_t max_retries;      /* 15 */
+	bool syn_cookies;         /* true: cookies when the queues or the pool are full */
+	tcp_ip_output_fn ip_output;
+	void *out_ctx;
+};
+
+void tcp_config_default(struct tcp_config *cfg);
+size_t tcp_arena_size(const struct tcp_config *cfg);
+
+/* Returns 0, or -SK_EINVAL (bad config) / -SK_ENOMEM (arena too small). */
+int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
+		   const struct tcp_config *cfg, sk_time_ns now);
+
+/* ---- the engine side (called by the loop / the IP layer) ---- */
+
+/* One TCP segment of an IPv4 datagram the IP layer validated. */
+void tcp_input(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
+	       const uint8_t *seg, size_t len);
+
+/* Run due timers, then send for every socket on the egress list. */
+void tcp_poll(struct tcp_stack *st, sk_time_ns now);
+
+/* Earliest time tcp_poll has work: 0 if output is queued, SK_TIME_NEVER if
+ * nothing is scheduled.  O(1). */
+sk_time_ns tcp_next_deadline(const struct tcp_stack *st);
+
+/* ICMP error about a datagram we sent (iface's icmp-error handler, when
+ * e->proto is TCP): frag-needed lowers the path MSS and resends; port or
+ * protocol unreachable aborts a connection in SYN_SENT (-SK_ECONNREFUSED);
+ * anything else is a soft error (counted; the timers decide).  Ignored
+ * unless the quoted sequence number is in flight (RFC 5927). */
+struct icmp_error;
+void tcp_icmp_error(struct tcp_stack *st, sk_time_ns now, const struct icmp_error *e);
+
+/* Counters as "name value" lines (same shape as iface_stats). */
+typedef void (*tcp_stat_fn)(void *ctx, const char *name, uint64_t value);
+void tcp_stats(const struct tcp_stack *st, tcp_stat_fn fn, void *ctx);
+
+/* ---- the socket API (called by applications) ---- */
+
+/* Listen on `port` (any local address).  backlog <= 0 means the default
+ * (1024); it bounds both the SYN queue and the accept queue; beyond it
+ * SYNs are answered with cookies.  Returns a socket or a negative code. */
+int tcp_listen(struct tcp_stack *st, uint16_t port, int backlog);
+
+/* Next established connection of a listener, or -SK_EAGAIN. */
+int tcp_accept(struct tcp_stack *st, int lsock, uint32_t *raddr, uint16_t *rport);
+
+/* Non-blocking active open from cfg.local_ip.  Returns the socket; it
+ * reports TCP_EV_WRITE when established, TCP_EV_ERROR on failure. */
+int tcp_connect(struct tcp_stack *st, sk_time_ns now, uint32_t dst, uint16_t dport);
+
+/* Bytes read (> 0), 0 at end of stream, or -SK_EAGAIN / -SK_ECONNRESET /
+ * -SK_ETIMEDOUT / -SK_ENOTCONN ... */
+int tcp_recv(struct tcp_stack *st, int sock, void *buf, size_t len);
+
+struct tcp_iov {
+	const void *base;
+	size_t len;
+};
+/* Copy as much as fits into the send buffer; bytes accepted or -SK_EAGAIN,
+ * -SK_EPIPE (after shutdown), -SK_ENOTCONN ...  Slices are queued as one
+ * stream, so slices that fit in one segment leave in one segment. */
+int tcp_send(struct tcp_stack *st, int sock, const void *buf, size_t len);
+int tcp_sendv(struct tcp_stack *st, int sock, const struct tcp_iov *iov, int iovcnt);
+
+/* Free bytes in the send buffer (an echo can recv exactly that much).  When
+ * 0, TCP_EV_WRITE follows once space frees up. */
+int tcp_send_space(struct tcp_stack *st, int sock);
+
+#define TCP_SHUT_WR 1
+/* Send FIN after the queued data (half-close). */
+int tcp_shutdown(struct tcp_stack *st, int sock, int how);
+
+/* Give the socket back: graceful close (FIN after queued data; RST if
+ * unread data remains, as Linux does).  The engine finishes the connection
+ * on its own; the id must not be used again. */
+int tcp_close(struct tcp_stack *st, sk_time_ns now, int sock);
+/* Send RST and free at once. */
+int tcp_abort(struct tcp_stack *st, sk_time_ns now, int sock);
+
+enum tcp_sockopt {
+	TCP_SO_NODELAY,       /* 1: Nagle off */
+	TCP_SO_KEEPALIVE,     /* 1: on (default off) */
+	TCP_SO_KEEPIDLE_MS,   /* 7200000 */
+	TCP_SO_KEEPINTVL_MS,  /* 75000 */
+	TCP_SO_KEEPCNT,       /* 9 */
+	TCP_SO_SNDBUF,        /* bytes, <= cfg.sndbuf */
+	TCP_SO_RCVBUF,        /* bytes, <= cfg.rcvbuf, before the handshake */
+	TCP_SO_USER_TIMEOUT_MS,
+};
+int tcp_setsockopt(struct tcp_stack *st, int sock, enum tcp_sockopt opt, int value);
+int tcp_getsockopt(const struct tcp_stack *st, int sock, enum tcp_sockopt opt);
+
+/* Readiness. */
+#define TCP_EV_READ 0x01   /* data or end of stream */
+#define TCP_EV_WRITE 0x02  /* connected, or send space freed */
+#define TCP_EV_ACCEPT 0x04 /* listener: a connection waits in tcp_accept */
+#define TCP_EV_ERROR 0x08  /* reset, refused, timed out: recv/send return it */
+struct tcp_event {
+	int sock;
+	unsigned events;
+	void *user;
+};
+/* Pop up to `max` ready sockets.  Returns how many were stored. */
+int tcp_events(struct tcp_stack *st, struct tcp_event *ev, int max);
+void tcp_set_user(struct tcp_stack *st, int sock, void *user);
+
+/* Introspection for tests, tools and `ss`-like output. */
+enum tcp_state {
+	TCP_CLOSED, TCP_LISTEN, TCP_SYN_SENT, TCP_SYN_RECEIVED, TCP_ESTABLISHED,
+	TCP_FIN_WAIT_1, TCP_FIN_WAIT_2, TCP_CLOSE_WAIT, TCP_CLOSING, TCP_LAST_ACK,
+	TCP_TIME_WAIT,
+};
+struct tcp_info {
+	enum tcp_state state;
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint16_t snd_mss;      /* payload of a full segment, options excluded */
+	uint8_t snd_wscale, rcv_wscale;
+	bool ts, sack, ws;
+	uint32_t cwnd, ssthresh, snd_wnd, rcv_wnd;
+	uint32_t srtt_us, rto_ms;
+	uint32_t unacked, unsent, unread;
+	uint64_t retransmits;
+};
+int tcp_info(const struct tcp_stack *st, int sock, struct tcp_info *info);
+const char *tcp_state_name(enum tcp_state s);
+
+/* Check every invariant of every socket (O(sockets); tests and fuzzers).
+ * Returns 0, or minus the source line of the first broken one. */
+int tcp_check(const struct tcp_stack *st);
+
+#include "tcp_types.h"
+
+#endif

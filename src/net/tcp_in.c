@@ -1,0 +1,856 @@
+/* tcp_in.c — segment arrival (RFC 9293 3.10.7) with RFC 5961 hardening,
+ * RFC 7323 PAWS, RFC 2018 SACK, RFC 5681/6582 congestion control on ACKs.
+ *
+ * tcp_input -> parse -> demux (hash) ->
+ *   no connection: listener ? tcp_listen_input : RST reply
+ *   SYN_SENT:      tcp_synsent_input
+ *   otherwise:     tcp_sync_input -> PAWS -> acceptability -> RST -> SYN ->
+ *                  ACK (tcp_ack_in) -> text (tcp_data_in) -> FIN
+ * Nothing is sent from here for a connection: replies are queued
+ * (TF_ACK_NOW + egress list) and leave in tcp_poll, one per batch.
+ */
+#include "tcp_int.h"
+#include "../wire/icmp.h"
+#include "../wire/ipv4.h"
+
+static sk_time_ns tcp_ms(uint32_t ms)
+{
+	return (sk_time_ns)ms * SK_NS_PER_MS;
+}
+
+void tcp_keepalive_arm(struct tcp_sock *sk, sk_time_ns now)
+{
+	if (sk->fl & TF_KEEPALIVE)
+		sk->keep_at = now + tcp_ms(sk->keep_idle_ms);
+}
+
+static uint32_t tcp_initial_cwnd(const struct tcp_sock *sk)
+{
+	return 10 * tcp_eff_mss(sk); /* RFC 6928 */
+}
+
+void tcp_open_from_syn(struct tcp_stack *st, struct tcp_sock *sk, const struct tcp_hdr *h,
+		       sk_time_ns now)
+{
+	sk->irs = h->seq;
+	sk->rcv_nxt = h->seq + 1;
+	sk->rcv_adv = sk->rcv_nxt;
+	sk->last_ack_sent = sk->rcv_nxt;
+	uint32_t mss = h->opts.has_mss ? h->opts.mss : 536;
+	mss = SK_MIN(mss, (uint32_t)st->mss);
+	sk->snd_mss = (uint16_t)SK_MAX(mss, 64u);
+	if (h->opts.has_ws) {
+		sk->fl |= TF_WS;
+		sk->snd_wscale = h->opts.ws;
+	} else {
+		sk->fl &= ~(uint32_t)TF_WS;
+		sk->snd_wscale = 0;
+		sk->rcv_wscale = 0;
+	}
+	if (h->opts.sack_perm)
+		sk->fl |= TF_SACK;
+	else
+		sk->fl &= ~(uint32_t)TF_SACK;
+	if (h->opts.has_ts) {
+		sk->fl |= TF_TS;
+		sk->ts_recent = h->opts.ts_val;
+		sk->ts_recent_age = now;
+	} else {
+		sk->fl &= ~(uint32_t)TF_TS;
+	}
+	sk->snd_wnd = h->win; /* never scaled in a SYN (RFC 7323 2.2) */
+	sk->max_sndwnd = sk->snd_wnd;
+	sk->snd_wl1 = h->seq;
+	sk->snd_wl2 = h->ack;
+	sk->cwnd = tcp_initial_cwnd(sk);
+	sk->recover = sk->iss;
+}
+
+static void tcp_count_parse_error(struct tcp_stack *st, int r)
+{
+	switch (r) {
+	case WIRE_ETRUNC:
+		st->stats.drop_parse_trunc++;
+		break;
+	case WIRE_EBADLEN:
+		st->stats.drop_parse_len++;
+		break;
+	case WIRE_ECSUM:
+		st->stats.drop_parse_csum++;
+		break;
+	case WIRE_EOPT:
+		st->stats.drop_parse_opt++;
+		break;
+	default:
+		st->stats.drop_parse_other++;
+		break;
+	}
+}
+
+/* ---- LISTEN ---- */
+
+static void tcp_inherit(struct tcp_sock *sk, const struct tcp_sock *l)
+{
+	sk->fl |= l->fl & (TF_NODELAY | TF_KEEPALIVE);
+	sk->smax = l->smax;
+	sk->rmax = l->rmax;
+	sk->keep_idle_ms = l->keep_idle_ms;
+	sk->keep_intvl_ms = l->keep_intvl_ms;
+	sk->keep_cnt = l->keep_cnt;
+	sk->user_timeout_ms = l->user_timeout_ms;
+	sk->fl |= TF_PASSIVE;
+}
+
+static void tcp_sync_input(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
+			   const struct tcp_hdr *h, const uint8_t *data);
+
+/* The third segment of a handshake we answered with a cookie. */
+static void tcp_cookie_ack(struct tcp_stack *st, struct tcp_sock *l, sk_time_ns now,
+			   uint32_t src, uint32_t dst, const struct tcp_hdr *h, const uint8_t *data)
+{
+	uint16_t mss = 0;
+	if (st->cfg.syn_cookies)
+		mss = tcp_cookie_check(st, now, dst, h->dport, src, h->sport, h->seq - 1, h->ack - 1);
+	if (!mss) {
+		st->stats.cookies_failed++;
+		tcp_reply_rst(st, now, dst, src, h);
+		return;
+	}
+	if (l->acc_n >= l->backlog) {
+		st->stats.accept_queue_full++;
+		return;
+	}
+	struct tcp_sock *sk = tcp_sock_alloc(st);
+	if (!sk) {
+		st->stats.drop_no_memory++;
+		return;
+	}
+	st->stats.cookies_validated++;
+	tcp_conn_init(st, sk, now, dst, h->dport, src, h->sport);
+	tcp_inherit(sk, l);
+	sk->iss = h->ack - 1;
+	sk->snd_una = sk->snd_nxt = sk->snd_max = h->ack;
+	sk->sbuf_seq = h->ack;
+	sk->irs = h->seq - 1;
+	sk->rcv_nxt = h->seq;
+	sk->rcv_adv = h->seq + SK_MIN(st->cfg.rcvbuf, 65535u);
+	sk->last_ack_sent = h->seq;
+	sk->snd_mss = SK_MIN(mss, st->mss);
+	sk->snd_wscale = 0;
+	sk->rcv_wscale = 0;
+	if (h->opts.has_ts) {
+		uint32_t bits = h->opts.ts_ecr & 0x3f;
+		sk->fl |= TF_TS;
+		sk->ts_recent = h->opts.ts_val;
+		sk->ts_recent_age = now;
+		if ((bits & 0xf) != 0xf) {
+			sk->fl |= TF_WS;
+			sk->snd_wscale = (uint8_t)SK_MIN(bits & 0xf, 14u);
+			sk->rcv_wscale = st->rcv_wscale;
+		}
+		if (bits & 0x10)
+			sk->fl |= TF_SACK;
+	}
+	sk->snd_wnd = (uint32_t)h->win << sk->snd_wscale;
+	sk->max_sndwnd = sk->snd_wnd;
+	sk->snd_wl1 = h->seq;
+	sk->snd_wl2 = h->ack;
+	sk->cwnd = tcp_initial_cwnd(sk);
+	sk->recover = sk->iss;
+	sk->state = TCP_ESTABLISHED;
+	sk->quickacks = TCP_QUICKACKS;
+	tcp_keepalive_arm(sk, now);
+	tcp_hash_insert(st, sk);
+	st->stats.passive_opens++;
+	st->stats.established++;
+	sk->parent = l;
+	l->acc_n++;
+	tcp_list_add_tail(&l->accq, &sk->q);
+	tcp_event(st, l, TCP_EV_ACCEPT);
+	if (h->payload_len || (h->flags & TCP_FIN))
+		tcp_sync_input(st, sk, now, h, data);
+	if (sk->in_use)
+		tcp_timer_sync(st, sk);
+}
+
+static void tcp_listen_input(struct tcp_stack *st, struct tcp_sock *l, sk_time_ns now,
+			     uint32_t src, uint32_t dst, const struct tcp_hdr *h,
+			     const uint8_t *data)
+{
+	if (h->flags & TCP_RST)
+		return;
+	if (h->flags & TCP_ACK) {
+		if (h->flags & TCP_SYN) {
+			tcp_reply_rst(st, now, dst, src, h);
+			return;
+		}
+		tcp_cookie_ack(st, l, now, src, dst, h, data);
+		return;
+	}
+	if (!(h->flags & TCP_SYN)) {
+		st->stats.drop_listen_no_syn++;
+		return;
+	}
+	bool full = l->syn_n >= l->backlog || l->acc_n >= l->backlog;
+	struct tcp_sock *sk = full ? NULL : tcp_sock_alloc(st);
+	if (!sk) {
+		if (st->cfg.syn_cookies)
+			tcp_reply_cookie(st, now, dst, src, h);
+		else
+			st->stats.drop_listen_overflow++;
+		return;
+	}
+	tcp_conn_init(st, sk, now, dst, h->dport, src, h->sport);
+	tcp_inherit(sk, l);
+	sk->state = TCP_SYN_RECEIVED;
+	tcp_open_from_syn(st, sk, h, now);
+	sk->parent = l;
+	l->syn_n++;
+	tcp_list_add_tail(&l->synq, &sk->q);
+	tcp_hash_insert(st, sk);
+	st->stats.passive_opens++;
+	tcp_egress(st, sk);
+	tcp_timer_sync(st, sk);
+}
+
+/* ---- SYN_SENT (RFC 9293 3.10.7.3) ---- */
+
+static void tcp_synsent_input(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
+			      const struct tcp_hdr *h)
+{
+	bool ack = h->flags & TCP_ACK;
+	if (ack && (tcp_seq_le(h->ack, sk->iss) || tcp_seq_gt(h->ack, sk->snd_max))) {
+		st->stats.drop_synsent_bad_ack++;
+		tcp_reply_rst(st, now, sk->laddr, sk->raddr, h);
+		return;
+	}
+	if (h->flags & TCP_RST) {
+		if (ack) {
+			st->stats.rst_in++;
+			st->stats.conn_refused++;
+			tcp_conn_done(st, sk, -SK_ECONNREFUSED);
+		}
+		return;
+	}
+	if (!(h->flags & TCP_SYN))
+		return;
+	tcp_open_from_syn(st, sk, h, now);
+	if (!ack) {
+		/* Simultaneous open: answer with SYN-ACK from our ISS. */
+		sk->state = TCP_SYN_RECEIVED;
+		sk->snd_nxt = sk->iss;
+		tcp_egress(st, sk);
+		return;
+	}
+	if ((sk->fl & TF_TS) && h->opts.ts_ecr && sk->retries == 0)
+		tcp_rtt_sample(st, sk, (sk_time_ns)(tcp_ts_now(sk, now) - h->opts.ts_ecr) * SK_NS_PER_MS);
+	else if (sk->rtt_on && sk->retries == 0)
+		tcp_rtt_sample(st, sk, now - sk->rtt_start);
+	sk->rtt_on = false;
+	sk->snd_una = h->ack;
+	sk->rtx_at = SK_TIME_NEVER;
+	sk->retries = 0;
+	sk->backoff = 0;
+	sk->state = TCP_ESTABLISHED;
+	st->stats.established++;
+	tcp_keepalive_arm(sk, now);
+	tcp_ack_now(st, sk);
+	tcp_event(st, sk, TCP_EV_WRITE);
+}
+
+/* ---- synchronized states ---- */
+
+/* Add [l, r) to the SACK scoreboard, merging; drop it if the board is full. */
+static void tcp_score_add(struct tcp_sock *sk, uint32_t l, uint32_t r)
+{
+	struct tcp_range out[TCP_SCORE_MAX + 1];
+	uint8_t n = 0;
+	bool placed = false;
+	for (uint8_t i = 0; i < sk->nscore; i++) {
+		struct tcp_range c = sk->score[i];
+		if (tcp_seq_lt(c.r, l)) {
+			out[n++] = c;
+		} else if (tcp_seq_gt(c.l, r)) {
+			if (!placed) {
+				out[n++] = (struct tcp_range){l, r};
+				placed = true;
+			}
+			out[n++] = c;
+		} else {
+			l = tcp_seq_min(l, c.l);
+			r = tcp_seq_max(r, c.r);
+		}
+		if (n > TCP_SCORE_MAX)
+			return;
+	}
+	if (!placed)
+		out[n++] = (struct tcp_range){l, r};
+	if (n > TCP_SCORE_MAX)
+		return;
+	sk_memcpy(sk->score, out, n * sizeof(out[0]));
+	sk->nscore = n;
+}
+
+static void tcp_score_trim(struct tcp_sock *sk)
+{
+	uint8_t k = 0;
+	for (uint8_t i = 0; i < sk->nscore; i++) {
+		if (tcp_seq_le(sk->score[i].r, sk->snd_una))
+			continue;
+		sk->score[k] = sk->score[i];
+		if (tcp_seq_lt(sk->score[k].l, sk->snd_una))
+			sk->score[k].l = sk->snd_una;
+		k++;
+	}
+	sk->nscore = k;
+}
+
+/* Returns false if the socket is gone. */
+static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
+		       const struct tcp_hdr *h)
+{
+	uint32_t ack = h->ack;
+	uint32_t win = (uint32_t)h->win << sk->snd_wscale;
+	uint32_t mss = tcp_eff_mss(sk);
+	bool dup_cand = ack == sk->snd_una && h->payload_len == 0 &&
+			!(h->flags & (TCP_SYN | TCP_FIN)) && sk->snd_una != sk->snd_max;
+	bool same_win = win == sk->snd_wnd;
+	bool sack_news = false;
+
+	if ((sk->fl & TF_SACK) && h->opts.nsack) {
+		struct tcp_range before[TCP_SCORE_MAX];
+		uint8_t nb = sk->nscore;
+		sk_memcpy(before, sk->score, nb * sizeof(before[0]));
+		for (uint8_t i = 0; i < h->opts.nsack && i < TCP_MAX_SACK; i++) {
+			uint32_t l = h->opts.sack[i].left, r = h->opts.sack[i].right;
+			if (!tcp_seq_lt(l, r) || tcp_seq_le(r, sk->snd_una) ||
+			    tcp_seq_gt(r, sk->snd_max) || tcp_seq_lt(l, sk->snd_una - (1u << 30)))
+				continue;
+			tcp_score_add(sk, tcp_seq_max(l, sk->snd_una), r);
+		}
+		sack_news = nb != sk->nscore ||
+			    sk_memcmp(before, sk->score, nb * sizeof(before[0])) != 0;
+	}
+	/* RFC 5681 calls an ACK a duplicate only if the window did not change;
+	 * new SACK information proves a later segment arrived regardless. */
+	dup_cand = dup_cand && (same_win || sack_news);
+
+	if (tcp_seq_gt(ack, sk->snd_una)) {
+		uint32_t acked = ack - sk->snd_una;
+		if ((sk->fl & TF_TS) && h->opts.has_ts && h->opts.ts_ecr) {
+			uint32_t r = tcp_ts_now(sk, now) - h->opts.ts_ecr;
+			if (r < 600000)
+				tcp_rtt_sample(st, sk, (sk_time_ns)r * SK_NS_PER_MS);
+		} else if (sk->rtt_on && tcp_seq_gt(ack, sk->rtt_seq)) {
+			tcp_rtt_sample(st, sk, now - sk->rtt_start);
+			sk->rtt_on = false;
+		}
+		uint32_t freed = 0;
+		if (tcp_seq_gt(ack, sk->sbuf_seq)) {
+			freed = SK_MIN(ack - sk->sbuf_seq, sk->slen);
+			sk->shead = (sk->shead + freed) % sk->scap;
+			sk->slen -= freed;
+			sk->sbuf_seq += freed;
+		}
+		sk->snd_una = ack;
+		if (tcp_seq_lt(sk->snd_nxt, ack))
+			sk->snd_nxt = ack;
+		sk->rtx_hi = tcp_seq_max(sk->rtx_hi, ack);
+		tcp_score_trim(sk);
+		if (sk->backoff && sk->srtt_us) {
+			sk->backoff = 0;
+			tcp_rtt_sample(st, sk, (sk_time_ns)sk->srtt_us * SK_NS_PER_US);
+		}
+		sk->backoff = 0;
+		sk->retries = 0;
+		sk->first_rtx = SK_TIME_NEVER;
+
+		if (sk->fl & TF_RECOVERY) {
+			if (tcp_seq_ge(ack, sk->recover)) {
+				/* RFC 6582 3.2 step 6, option (2). */
+				sk->fl &= ~(uint32_t)TF_RECOVERY;
+				sk->cwnd = SK_MIN(sk->ssthresh, (sk->snd_max - sk->snd_una) + mss);
+				sk->dupacks = 0;
+			} else {
+				/* Partial ACK: the next hole is lost too (step 5). */
+				st->stats.partial_acks++;
+				sk->rtx_hi = ack;
+				sk->fl |= TF_RTX_ONE;
+				sk->cwnd = sk->cwnd > acked ? sk->cwnd - acked : mss;
+				if (acked >= mss)
+					sk->cwnd += mss;
+			}
+		} else {
+			sk->dupacks = 0;
+			if (sk->cwnd < sk->ssthresh) {
+				sk->cwnd += SK_MIN(acked, mss); /* slow start */
+				sk->cwnd = SK_MIN(sk->cwnd, TCP_CWND_MAX);
+			} else {
+				sk->bytes_acked += acked; /* congestion avoidance, byte counting */
+				if (sk->bytes_acked >= sk->cwnd) {
+					sk->bytes_acked -= sk->cwnd;
+					sk->cwnd = SK_MIN(sk->cwnd + mss, TCP_CWND_MAX);
+				}
+			}
+		}
+		if (sk->snd_una == sk->snd_max)
+			sk->rtx_at = SK_TIME_NEVER;
+		else
+			tcp_rearm_rtx(st, sk, now);
+		if (freed && (sk->fl & TF_WANT_WRITE) && sk->smax - sk->slen >= sk->smax / 3) {
+			sk->fl &= ~(uint32_t)TF_WANT_WRITE;
+			tcp_event(st, sk, TCP_EV_WRITE);
+		}
+		if (tcp_seq_lt(sk->snd_nxt, sk->sbuf_seq + sk->slen + !!(sk->fl & TF_FIN_QUEUED)) ||
+		    (sk->fl & TF_RTX_ONE))
+			tcp_egress(st, sk);
+
+		if ((sk->fl & TF_FIN_QUEUED) && sk->slen == 0 && sk->snd_una == sk->sbuf_seq + 1) {
+			switch (sk->state) {
+			case TCP_FIN_WAIT_1:
+				sk->state = TCP_FIN_WAIT_2;
+				if (sk->fl & TF_ORPHAN)
+					sk->tw_at = now + tcp_ms(st->cfg.fin2_timeout_ms);
+				break;
+			case TCP_CLOSING:
+				tcp_enter_time_wait(st, sk, now);
+				break;
+			case TCP_LAST_ACK:
+				tcp_conn_done(st, sk, 0);
+				return false;
+			default:
+				break;
+			}
+		}
+	} else if (dup_cand) {
+		st->stats.dup_acks_in++;
+		if (sk->fl & TF_RECOVERY) {
+			sk->cwnd += mss; /* RFC 6582 3.2 step 4: inflate */
+			if (sk->fl & TF_SACK)
+				sk->fl |= TF_RTX_ONE; /* next SACK hole, one per dup ACK */
+			tcp_egress(st, sk);
+		} else if (++sk->dupacks == 3 && tcp_seq_gt(ack, sk->recover)) {
+			st->stats.fast_retransmits++;
+			sk->ssthresh = SK_MAX((sk->snd_max - sk->snd_una) / 2, 2 * mss);
+			sk->recover = sk->snd_max;
+			sk->fl |= TF_RECOVERY | TF_RTX_ONE;
+			sk->cwnd = sk->ssthresh + 3 * mss;
+			sk->rtx_hi = sk->snd_una;
+			tcp_egress(st, sk);
+		}
+	}
+
+	/* Window update (RFC 9293 3.10.7.4, SND.WL1/WL2 rule). */
+	if (tcp_seq_lt(sk->snd_wl1, h->seq) ||
+	    (sk->snd_wl1 == h->seq && tcp_seq_le(sk->snd_wl2, ack))) {
+		if (win > sk->snd_wnd)
+			tcp_egress(st, sk);
+		sk->snd_wnd = win;
+		sk->snd_wl1 = h->seq;
+		sk->snd_wl2 = ack;
+		sk->max_sndwnd = SK_MAX(sk->max_sndwnd, win);
+		if (win && sk->persist_at != SK_TIME_NEVER) {
+			sk->persist_at = SK_TIME_NEVER;
+			sk->backoff = 0;
+			tcp_egress(st, sk);
+		}
+	}
+	return true;
+}
+
+/* Insert [l, r) into the out-of-order list.  False if it would need more
+ * than TCP_OOO_MAX ranges. */
+static bool tcp_ooo_add(struct tcp_sock *sk, uint32_t l, uint32_t r)
+{
+	struct tcp_range out[TCP_OOO_MAX + 1];
+	uint8_t n = 0;
+	bool placed = false;
+	for (uint8_t i = 0; i < sk->nooo; i++) {
+		struct tcp_range c = sk->ooo[i];
+		if (tcp_seq_lt(c.r, l)) {
+			out[n++] = c;
+		} else if (tcp_seq_gt(c.l, r)) {
+			if (!placed) {
+				out[n++] = (struct tcp_range){l, r};
+				placed = true;
+			}
+			out[n++] = c;
+		} else {
+			l = tcp_seq_min(l, c.l);
+			r = tcp_seq_max(r, c.r);
+		}
+		if (n > TCP_OOO_MAX)
+			return false;
+	}
+	if (!placed)
+		out[n++] = (struct tcp_range){l, r};
+	if (n > TCP_OOO_MAX)
+		return false;
+	sk_memcpy(sk->ooo, out, n * sizeof(out[0]));
+	sk->nooo = n;
+	sk->ooo_last = (struct tcp_range){l, r};
+	return true;
+}
+
+static void tcp_data_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t seq,
+			const uint8_t *p, uint32_t n)
+{
+	if (tcp_seq_lt(seq, sk->rcv_nxt)) {
+		uint32_t d = sk->rcv_nxt - seq;
+		if (d >= n) {
+			tcp_ack_now(st, sk); /* a pure duplicate: the peer missed our ACK */
+			return;
+		}
+		p += d;
+		n -= d;
+		seq = sk->rcv_nxt;
+	}
+	uint32_t off = seq - sk->rcv_nxt;
+	uint32_t lim = SK_MIN(sk->rcap - sk->rlen, sk->rcv_adv - sk->rcv_nxt);
+	if (tcp_seq_lt(sk->rcv_adv, sk->rcv_nxt))
+		lim = 0;
+	if (off >= lim) {
+		st->stats.drop_out_of_window++;
+		tcp_ack_now(st, sk);
+		return;
+	}
+	n = SK_MIN(n, lim - off);
+	if (off) {
+		/* Out of order: keep it only if it fits the range list. */
+		if (!tcp_ooo_add(sk, seq, seq + n)) {
+			st->stats.drop_ooo_full++;
+			tcp_send_ack(st, sk, now);
+			return;
+		}
+		st->stats.ooo_segments++;
+	}
+	uint32_t pos = (sk->rhead + sk->rlen + off) % sk->rcap;
+	uint32_t first = SK_MIN(n, sk->rcap - pos);
+	sk_memcpy(sk->rbuf + pos, p, first);
+	sk_memcpy(sk->rbuf, p + first, n - first);
+	if (off) {
+		/* RFC 5681 4.2: an immediate duplicate ACK per out-of-order segment,
+		 * not one per batch: the sender counts them. */
+		tcp_send_ack(st, sk, now);
+		return;
+	}
+	bool filled_hole = sk->nooo != 0;
+	sk->rcv_nxt += n;
+	sk->rlen += n;
+	sk->rcv_unacked += n;
+	while (sk->nooo && tcp_seq_le(sk->ooo[0].l, sk->rcv_nxt)) {
+		if (tcp_seq_gt(sk->ooo[0].r, sk->rcv_nxt)) {
+			uint32_t adv = sk->ooo[0].r - sk->rcv_nxt;
+			sk->rlen += adv;
+			sk->rcv_nxt += adv;
+			sk->rcv_unacked += adv;
+		}
+		sk->nooo--;
+		sk_memmove(&sk->ooo[0], &sk->ooo[1], sk->nooo * sizeof(sk->ooo[0]));
+	}
+	tcp_event(st, sk, TCP_EV_READ);
+	if (filled_hole) {
+		tcp_ack_now(st, sk);
+	} else if (sk->quickacks) {
+		sk->quickacks--;
+		st->stats.quick_acks++;
+		tcp_ack_now(st, sk);
+	} else if (sk->rcv_unacked >= 2 * tcp_eff_mss(sk)) {
+		tcp_ack_now(st, sk); /* RFC 5681 4.2: at least every second full segment */
+	} else if (sk->delack_at == SK_TIME_NEVER) {
+		sk->delack_at = now + tcp_ms(st->cfg.delack_ms);
+	}
+}
+
+static void tcp_fin_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	if (!(sk->fl & TF_FIN_PENDING) || sk->rcv_nxt != sk->fin_seq)
+		return;
+	sk->fl &= ~(uint32_t)TF_FIN_PENDING;
+	sk->fl |= TF_FIN_RCVD;
+	sk->rcv_nxt++;
+	sk->nooo = 0; /* anything "after" the FIN is bogus */
+	tcp_ack_now(st, sk);
+	tcp_event(st, sk, TCP_EV_READ);
+	switch (sk->state) {
+	case TCP_SYN_RECEIVED:
+	case TCP_ESTABLISHED:
+		sk->state = TCP_CLOSE_WAIT;
+		break;
+	case TCP_FIN_WAIT_1:
+		sk->state = TCP_CLOSING; /* our FIN not acked yet (else FIN_WAIT_2) */
+		break;
+	case TCP_FIN_WAIT_2:
+		tcp_enter_time_wait(st, sk, now);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The duplicate ACK answering an unacceptable segment.  For segments
+ * without data it is limited to one per 500 ms per connection (as Linux's
+ * tcp_oow_rate_limited): two stacks that disagree must not trade ACKs
+ * forever, and a spoofer gets no 1:1 reflector.  Old data is always
+ * answered: its sender needs the ACK it missed. */
+static void tcp_oow_ack(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
+			uint32_t seg_len)
+{
+	if (seg_len == 0 && sk->oow_last && now - sk->oow_last < 500 * SK_NS_PER_MS) {
+		st->stats.oow_acks_limited++;
+		return;
+	}
+	sk->oow_last = now ? now : 1;
+	tcp_ack_now(st, sk);
+}
+
+static void tcp_sync_input(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
+			   const struct tcp_hdr *h, const uint8_t *data)
+{
+	uint32_t seq = h->seq;
+	uint32_t plen = h->payload_len;
+	uint8_t f = h->flags;
+	uint32_t seg_len = plen + !!(f & TCP_SYN) + !!(f & TCP_FIN);
+
+	/* Our SYN-ACK was lost and the peer sends its SYN again. */
+	if (sk->state == TCP_SYN_RECEIVED && (f & TCP_SYN) && !(f & (TCP_ACK | TCP_RST)) &&
+	    seq == sk->irs) {
+		sk->snd_nxt = sk->iss;
+		tcp_egress(st, sk);
+		return;
+	}
+
+	/* PAWS (RFC 7323 5.3); a ts_recent idle for 24 days is stale. */
+	if ((sk->fl & TF_TS) && h->opts.has_ts && !(f & TCP_RST) &&
+	    tcp_seq_lt(h->opts.ts_val, sk->ts_recent) && now - sk->ts_recent_age < TCP_TS_24DAYS) {
+		st->stats.drop_paws++;
+		tcp_oow_ack(st, sk, now, seg_len);
+		return;
+	}
+
+	/* Acceptability (RFC 9293 3.10.7.4, first check). */
+	uint32_t wnd = tcp_seq_gt(sk->rcv_adv, sk->rcv_nxt) ? sk->rcv_adv - sk->rcv_nxt : 0;
+	bool ok;
+	bool ack_only = false;
+	if (seg_len == 0)
+		ok = wnd == 0 ? seq == sk->rcv_nxt
+			      : tcp_seq_ge(seq, sk->rcv_nxt) && tcp_seq_lt(seq, sk->rcv_nxt + wnd);
+	else
+		ok = wnd != 0 &&
+		     ((tcp_seq_ge(seq, sk->rcv_nxt) && tcp_seq_lt(seq, sk->rcv_nxt + wnd)) ||
+		      (tcp_seq_ge(seq + seg_len - 1, sk->rcv_nxt) &&
+		       tcp_seq_lt(seq + seg_len - 1, sk->rcv_nxt + wnd)));
+	if (!ok && wnd == 0 && seq == sk->rcv_nxt && (f & TCP_ACK) && !(f & (TCP_RST | TCP_SYN))) {
+		ok = true; /* zero window: still take the ACK (3.10.7.4) */
+		ack_only = true;
+	}
+	if (!ok) {
+		st->stats.drop_out_of_window++;
+		if (!(f & TCP_RST))
+			tcp_oow_ack(st, sk, now, seg_len);
+		return;
+	}
+	sk->last_rcv = now;
+	sk->keep_probes = 0;
+
+	if ((sk->fl & TF_TS) && h->opts.has_ts && tcp_seq_le(seq, sk->last_ack_sent) &&
+	    tcp_seq_ge(h->opts.ts_val, sk->ts_recent)) {
+		sk->ts_recent = h->opts.ts_val;
+		sk->ts_recent_age = now;
+	}
+
+	/* RST (RFC 5961 3.2): exact match resets, in-window earns a challenge. */
+	if (f & TCP_RST) {
+		if (seq != sk->rcv_nxt) {
+			st->stats.rst_ignored++;
+			tcp_challenge_ack(st, sk, now);
+			return;
+		}
+		st->stats.rst_in++;
+		switch (sk->state) {
+		case TCP_SYN_RECEIVED:
+			if (sk->fl & TF_PASSIVE) {
+				tcp_sock_free(st, sk); /* back to LISTEN: the listener forgets it */
+			} else {
+				st->stats.conn_refused++;
+				tcp_conn_done(st, sk, -SK_ECONNREFUSED);
+			}
+			return;
+		case TCP_CLOSING:
+		case TCP_LAST_ACK:
+		case TCP_TIME_WAIT:
+			tcp_conn_done(st, sk, 0);
+			return;
+		default:
+			st->stats.conn_reset++;
+			tcp_conn_done(st, sk, -SK_ECONNRESET);
+			return;
+		}
+	}
+
+	/* SYN in a synchronized state (RFC 5961 4.2): challenge ACK. */
+	if (f & TCP_SYN) {
+		st->stats.syn_in_window++;
+		tcp_challenge_ack(st, sk, now);
+		return;
+	}
+	if (!(f & TCP_ACK)) {
+		st->stats.drop_no_ack++;
+		return;
+	}
+
+	if (sk->state == TCP_SYN_RECEIVED) {
+		if (!tcp_seq_lt(sk->snd_una, h->ack) || tcp_seq_gt(h->ack, sk->snd_max)) {
+			st->stats.drop_syn_rcvd_bad_ack++;
+			tcp_reply_rst(st, now, sk->laddr, sk->raddr, h);
+			return;
+		}
+		if (sk->parent && sk->parent->acc_n >= sk->parent->backlog) {
+			st->stats.accept_queue_full++; /* stay; the SYN-ACK timer retries */
+			return;
+		}
+		sk->state = (sk->fl & TF_FIN_QUEUED) ? TCP_FIN_WAIT_1 : TCP_ESTABLISHED;
+		sk->snd_wnd = (uint32_t)h->win << sk->snd_wscale;
+		sk->max_sndwnd = sk->snd_wnd;
+		sk->snd_wl1 = seq;
+		sk->snd_wl2 = h->ack;
+		sk->retries = 0;
+		tcp_keepalive_arm(sk, now);
+		tcp_child_established(st, sk);
+	}
+
+	/* ACK acceptability (RFC 5961 5.2). */
+	if (tcp_seq_gt(h->ack, sk->snd_max)) {
+		st->stats.drop_ack_too_new++;
+		tcp_ack_now(st, sk);
+		return;
+	}
+	if (tcp_seq_lt(h->ack, sk->snd_una - sk->max_sndwnd)) {
+		st->stats.drop_ack_too_old++;
+		tcp_challenge_ack(st, sk, now);
+		return;
+	}
+	if (!tcp_ack_in(st, sk, now, h))
+		return;
+	if (sk->state == TCP_TIME_WAIT) {
+		if (f & TCP_FIN) { /* retransmitted FIN: ACK it, restart 2*MSL */
+			tcp_enter_time_wait(st, sk, now);
+			tcp_ack_now(st, sk);
+		}
+		return;
+	}
+	if (ack_only) {
+		tcp_ack_now(st, sk); /* tell the prober the window is still zero */
+		return;
+	}
+
+	if (plen) {
+		switch (sk->state) {
+		case TCP_ESTABLISHED:
+		case TCP_FIN_WAIT_1:
+		case TCP_FIN_WAIT_2:
+			if ((sk->fl & TF_RCV_SHUT) && tcp_seq_gt(seq + plen, sk->rcv_nxt)) {
+				/* Closed by the app: new data can never be read. */
+				st->stats.drop_rcv_closed++;
+				tcp_send_rst(st, sk, now);
+				tcp_conn_done(st, sk, -SK_ECONNRESET);
+				return;
+			}
+			tcp_data_in(st, sk, now, seq, data, plen);
+			break;
+		default:
+			break; /* after the peer's FIN: ignore */
+		}
+	}
+	if ((f & TCP_FIN) && !(sk->fl & TF_FIN_RCVD)) {
+		uint32_t fs = seq + plen;
+		if (tcp_seq_le(fs, sk->rcv_adv)) {
+			sk->fin_seq = fs;
+			sk->fl |= TF_FIN_PENDING;
+			if (fs != sk->rcv_nxt)
+				tcp_ack_now(st, sk);
+		}
+	}
+	tcp_fin_check(st, sk, now);
+}
+
+/* ---- entry ---- */
+
+static bool tcp_tw_reusable(const struct tcp_sock *sk, const struct tcp_hdr *h)
+{
+	if ((sk->fl & TF_TS) && h->opts.has_ts)
+		return tcp_seq_gt(h->opts.ts_val, sk->ts_recent);
+	return tcp_seq_gt(h->seq, sk->rcv_nxt);
+}
+
+void tcp_input(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
+	       const uint8_t *seg, size_t len)
+{
+	st->stats.seg_in++;
+	struct tcp_hdr h;
+	int r = tcp_parse(seg, len, src, dst, &h);
+	if (r != WIRE_OK) {
+		tcp_count_parse_error(st, r);
+		return;
+	}
+	st->stats.bytes_in += h.payload_len;
+	const uint8_t *data = seg + h.payload_off;
+	struct tcp_sock *sk = tcp_lookup(st, dst, h.dport, src, h.sport);
+	if (sk && sk->state == TCP_TIME_WAIT &&
+	    (h.flags & (TCP_SYN | TCP_ACK | TCP_RST)) == TCP_SYN && tcp_tw_reusable(sk, &h) &&
+	    tcp_lookup_listener(st, h.dport)) {
+		/* RFC 9293 3.10.7.4 / RFC 6191: a new incarnation may start from
+		 * TIME_WAIT if it is clearly newer. */
+		st->stats.tw_reuse++;
+		tcp_conn_done(st, sk, 0); /* freed, or out of the demux if the app holds it */
+		sk = NULL;
+	}
+	if (!sk) {
+		struct tcp_sock *l = tcp_lookup_listener(st, h.dport);
+		if (l) {
+			tcp_listen_input(st, l, now, src, dst, &h, data);
+		} else {
+			st->stats.drop_no_socket++;
+			tcp_reply_rst(st, now, dst, src, &h);
+		}
+		return;
+	}
+	if (sk->state == TCP_LISTEN)
+		return; /* cannot happen: listeners have raddr 0 */
+	if (sk->state == TCP_SYN_SENT)
+		tcp_synsent_input(st, sk, now, &h);
+	else
+		tcp_sync_input(st, sk, now, &h, data);
+	if (sk->in_use)
+		tcp_timer_sync(st, sk);
+}
+
+void tcp_icmp_error(struct tcp_stack *st, sk_time_ns now, const struct icmp_error *e)
+{
+	(void)now;
+	if (e->proto != IPV4_PROTO_TCP)
+		return;
+	struct tcp_sock *sk = tcp_lookup(st, e->src, e->sport, e->dst, e->dport);
+	/* RFC 5927 4.1: only for a sequence number we have in flight. */
+	if (!sk || tcp_seq_lt(e->tcp_seq, sk->snd_una) || tcp_seq_gt(e->tcp_seq, sk->snd_max))
+		return;
+	if (e->type == ICMP_DEST_UNREACH && e->code == ICMP_UNREACH_FRAG_NEEDED) {
+		if (e->mtu < 576 || e->mtu >= st->cfg.mtu)
+			return;
+		uint16_t mss = (uint16_t)(e->mtu - 40);
+		if (mss >= sk->snd_mss)
+			return;
+		st->stats.pmtu_updates++;
+		sk->snd_mss = mss;
+		sk->snd_nxt = sk->snd_una; /* resend what was too big */
+		tcp_egress(st, sk);
+		return;
+	}
+	if (sk->state == TCP_SYN_SENT && e->type == ICMP_DEST_UNREACH &&
+	    (e->code == 2 || e->code == ICMP_UNREACH_PORT)) {
+		st->stats.conn_refused++;
+		tcp_conn_done(st, sk, -SK_ECONNREFUSED);
+		return;
+	}
+	st->stats.icmp_soft_errors++; /* RFC 5461: soft in synchronized states */
+}

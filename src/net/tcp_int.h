@@ -1,0 +1,153 @@
+/* tcp_int.h — internals shared by the tcp_*.c files (not for applications).
+ *
+ * Files: tcp_sock.c (pool, demux hash, lists, events, socket API),
+ * tcp_in.c (tcp_input and the RFC 9293 3.10.7 segment arrival rules),
+ * tcp_out.c (segment building, tcp_output, tcp_poll, timers),
+ * tcp_isn.c (RFC 6528 ISN, timestamps clock, SYN cookies).
+ * Flow: tcp_input -> demux -> tcp_listen_input | tcp_synsent_input |
+ * tcp_sync_input -> (tcp_ack_in, tcp_data_in, fin) -> tcp_egress(sk);
+ * tcp_poll -> timers due -> tcp_output(sk) for each on the egress list.
+ */
+#ifndef NET_TCP_INT_H
+#define NET_TCP_INT_H
+
+#include "tcp.h"
+#include "../wire/tcp.h"
+
+/* tcp_sock.fl */
+enum {
+	TF_NODELAY = 1u << 0,
+	TF_KEEPALIVE = 1u << 1,
+	TF_ORPHAN = 1u << 2,     /* app closed it: free when the connection ends */
+	TF_FIN_QUEUED = 1u << 3, /* shutdown(write): FIN after the queued data */
+	TF_FIN_RCVD = 1u << 4,   /* peer's FIN processed (rcv_nxt counts it) */
+	TF_FIN_PENDING = 1u << 5,/* peer's FIN seen at fin_seq, data before it missing */
+	TF_ACK_NOW = 1u << 6,    /* send an ACK at the next flush */
+	TF_PASSIVE = 1u << 7,    /* child of a listener */
+	TF_RECOVERY = 1u << 8,   /* in fast recovery until snd_una >= recover */
+	TF_TS = 1u << 9,         /* timestamps negotiated */
+	TF_SACK = 1u << 10,      /* SACK-permitted negotiated */
+	TF_WS = 1u << 11,        /* window scaling negotiated */
+	TF_RTX_ONE = 1u << 12,   /* retransmit one segment at rtx_hi (fast rtx) */
+	TF_RCV_SHUT = 1u << 13,  /* app closed with data unread: RST on new data */
+	TF_PROBE = 1u << 14,     /* send a zero-window or keep-alive probe */
+	TF_ACCEPTED = 1u << 15,  /* handed to the app (or active open) */
+	TF_WANT_WRITE = 1u << 16,/* a send came up short: raise TCP_EV_WRITE on space */
+};
+
+#define TCP_QUICKACKS 16
+#define TCP_CWND_MAX (1u << 30)
+#define TCP_TS_24DAYS (24ull * 86400 * SK_NS_PER_S)
+
+static inline void tcp_list_init(struct tcp_link *h)
+{
+	h->prev = h->next = h;
+}
+static inline bool tcp_list_empty(const struct tcp_link *h)
+{
+	return h->next == h;
+}
+static inline bool tcp_linked(const struct tcp_link *n)
+{
+	return n->next != NULL;
+}
+static inline void tcp_list_add_tail(struct tcp_link *h, struct tcp_link *n)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+static inline void tcp_list_del(struct tcp_link *n)
+{
+	if (!n->next)
+		return;
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = NULL;
+}
+#define tcp_container(ptr, field) \
+	((struct tcp_sock *)(void *)((char *)(ptr) - offsetof(struct tcp_sock, field)))
+
+static inline uint32_t tcp_seq_max(uint32_t a, uint32_t b)
+{
+	return tcp_seq_gt(a, b) ? a : b;
+}
+static inline uint32_t tcp_seq_min(uint32_t a, uint32_t b)
+{
+	return tcp_seq_lt(a, b) ? a : b;
+}
+
+/* Payload bytes of a full data segment (MSS minus the timestamp option). */
+static inline uint32_t tcp_eff_mss(const struct tcp_sock *sk)
+{
+	return sk->snd_mss - ((sk->fl & TF_TS) ? 12u : 0u);
+}
+/* Bytes in flight (sent, not cumulatively acked). */
+static inline uint32_t tcp_flight(const struct tcp_sock *sk)
+{
+	return sk->snd_nxt - sk->snd_una;
+}
+static inline bool tcp_synchronized(const struct tcp_sock *sk)
+{
+	return sk->state >= TCP_ESTABLISHED;
+}
+
+/* tcp_sock.c */
+struct tcp_sock *tcp_lookup(struct tcp_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
+			    uint16_t rport);
+struct tcp_sock *tcp_lookup_listener(struct tcp_stack *st, uint16_t lport);
+void tcp_hash_insert(struct tcp_stack *st, struct tcp_sock *sk);
+struct tcp_sock *tcp_sock_alloc(struct tcp_stack *st);
+void tcp_sock_free(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_conn_init(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t laddr,
+		   uint16_t lport, uint32_t raddr, uint16_t rport);
+void tcp_event(struct tcp_stack *st, struct tcp_sock *sk, unsigned ev);
+void tcp_egress(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_timer_sync(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_conn_done(struct tcp_stack *st, struct tcp_sock *sk, int err);
+void tcp_enter_time_wait(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
+void tcp_child_established(struct tcp_stack *st, struct tcp_sock *sk);
+
+/* tcp_isn.c */
+void tcp_keys_init(struct tcp_stack *st);
+uint32_t tcp_isn(const struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint16_t lport,
+		 uint32_t raddr, uint16_t rport);
+uint32_t tcp_tuple_hash(const struct tcp_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
+			uint16_t rport);
+uint32_t tcp_ts_offset(const struct tcp_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
+		       uint16_t rport);
+uint32_t tcp_cookie_make(const struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint16_t lport,
+			 uint32_t raddr, uint16_t rport, uint32_t peer_isn, uint16_t peer_mss,
+			 uint16_t *mss_out);
+/* Returns the MSS encoded, or 0 if the cookie is not valid. */
+uint16_t tcp_cookie_check(const struct tcp_stack *st, sk_time_ns now, uint32_t laddr,
+			  uint16_t lport, uint32_t raddr, uint16_t rport, uint32_t peer_isn,
+			  uint32_t cookie);
+uint8_t tcp_wscale_for(uint32_t rcvbuf);
+
+static inline uint32_t tcp_ts_now(const struct tcp_sock *sk, sk_time_ns now)
+{
+	return (uint32_t)(now / SK_NS_PER_MS) + sk->ts_off;
+}
+
+/* tcp_out.c */
+void tcp_output(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
+void tcp_ack_now(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_send_ack(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
+void tcp_challenge_ack(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
+void tcp_send_rst(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
+void tcp_reply_rst(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_t raddr,
+		   const struct tcp_hdr *h);
+void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_t raddr,
+		      const struct tcp_hdr *h);
+uint32_t tcp_rcv_space(const struct tcp_sock *sk);
+void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt);
+void tcp_rearm_rtx(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
+
+/* tcp_in.c */
+void tcp_keepalive_arm(struct tcp_sock *sk, sk_time_ns now);
+void tcp_open_from_syn(struct tcp_stack *st, struct tcp_sock *sk, const struct tcp_hdr *h,
+		       sk_time_ns now);
+
+#endif

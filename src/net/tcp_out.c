@@ -1,0 +1,543 @@
+/* tcp_out.c — building and sending segments, tcp_output for one socket,
+ * timers, and tcp_poll.
+ *
+ * RTO: RFC 6298 with a 200 ms floor (Linux's TCP_RTO_MIN) instead of the
+ * RFC's 1 s: on LANs and in VMs 1 s turns every tail loss into a 1 s stall,
+ * and Linux peers, whose behaviour we are measured against, use 200 ms.
+ * Both bounds come from the config.
+ */
+#include "tcp_int.h"
+
+static sk_time_ns tcp_ms(uint32_t ms)
+{
+	return (sk_time_ns)ms * SK_NS_PER_MS;
+}
+
+static void tcp_out_raw(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
+			const struct tcp_hdr *h, uint16_t plen)
+{
+	size_t n = tcp_emit(st->scratch, st->scratch_len, h, src, dst, plen);
+	if (!n) {
+		st->stats.out_err++;
+		return;
+	}
+	st->stats.seg_out++;
+	st->stats.bytes_out += plen;
+	/* A failed send (no route, ring full) is a lost segment: the retransmit
+	 * timer covers it like any loss on the path. */
+	if (st->cfg.ip_output(st->cfg.out_ctx, now, src, dst, st->scratch, n) < 0)
+		st->stats.out_err++;
+}
+
+/* Window to advertise, already scaled down; updates rcv_adv.  The right
+ * edge never moves left (RFC 9293 3.8.6.2.2: do not shrink the window). */
+static uint16_t tcp_adv_window(struct tcp_sock *sk, bool syn)
+{
+	uint32_t right = sk->rcv_nxt + tcp_rcv_space(sk);
+	if (tcp_seq_lt(right, sk->rcv_adv))
+		right = sk->rcv_adv;
+	uint32_t win = right - sk->rcv_nxt;
+	uint32_t shift = (!syn && (sk->fl & TF_WS)) ? sk->rcv_wscale : 0;
+	uint32_t scaled = win >> shift;
+	if (scaled > 65535)
+		scaled = 65535;
+	uint32_t edge = sk->rcv_nxt + (scaled << shift);
+	if (tcp_seq_gt(edge, sk->rcv_adv) || syn)
+		sk->rcv_adv = edge;
+	return (uint16_t)scaled;
+}
+
+/* Send one segment of the connection: `len` bytes of the send buffer from
+ * `seq` (clamped to what fits with the options).  FIN is dropped from the
+ * flags if the data had to be cut.  Returns the payload bytes sent. */
+static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t seq,
+			 uint8_t flags, uint32_t len)
+{
+	struct tcp_hdr h;
+	sk_memset(&h, 0, sizeof(h));
+	h.sport = sk->lport;
+	h.dport = sk->rport;
+	h.seq = seq;
+	h.flags = flags;
+	if (flags & TCP_ACK)
+		h.ack = sk->rcv_nxt;
+	bool syn = flags & TCP_SYN;
+	bool active_syn = syn && !(flags & TCP_ACK);
+	h.win = tcp_adv_window(sk, syn);
+	if (syn) {
+		h.opts.has_mss = true;
+		h.opts.mss = st->mss;
+		if (active_syn || (sk->fl & TF_WS)) {
+			h.opts.has_ws = true;
+			h.opts.ws = sk->rcv_wscale;
+		}
+		h.opts.sack_perm = active_syn || (sk->fl & TF_SACK);
+	}
+	if (active_syn || (sk->fl & TF_TS)) {
+		h.opts.has_ts = true;
+		h.opts.ts_val = tcp_ts_now(sk, now);
+		h.opts.ts_ecr = (flags & TCP_ACK) ? sk->ts_recent : 0;
+	}
+	if (!syn && (sk->fl & TF_SACK) && sk->nooo) {
+		/* RFC 2018 4: the first block holds the most recent segment. */
+		uint8_t n = 0;
+		uint8_t maxb = (sk->fl & TF_TS) ? 3 : 4;
+		struct tcp_range last = sk->ooo_last;
+		for (uint8_t i = 0; i < sk->nooo; i++) {
+			if (tcp_seq_le(sk->ooo[i].l, last.l) && tcp_seq_ge(sk->ooo[i].r, last.r)) {
+				h.opts.sack[n].left = sk->ooo[i].l;
+				h.opts.sack[n].right = sk->ooo[i].r;
+				n++;
+				break;
+			}
+		}
+		for (uint8_t i = 0; i < sk->nooo && n < maxb; i++) {
+			if (n && h.opts.sack[0].left == sk->ooo[i].l)
+				continue;
+			h.opts.sack[n].left = sk->ooo[i].l;
+			h.opts.sack[n].right = sk->ooo[i].r;
+			n++;
+		}
+		h.opts.nsack = n;
+	}
+	uint32_t optlen = (uint32_t)tcp_opts_len(&h.opts);
+	uint32_t room = sk->snd_mss > optlen ? sk->snd_mss - optlen : 1;
+	room = SK_MIN(room, (uint32_t)st->cfg.mtu - 40 - optlen);
+	if (len > room) {
+		len = room;
+		h.flags &= (uint8_t)~TCP_FIN;
+	}
+	uint32_t hlen = TCP_HLEN + optlen;
+	if (len) {
+		uint32_t off = (sk->shead + (seq - sk->sbuf_seq)) % sk->scap;
+		uint32_t first = SK_MIN(len, sk->scap - off);
+		sk_memcpy(st->scratch + hlen, sk->sbuf + off, first);
+		sk_memcpy(st->scratch + hlen + first, sk->sbuf, len - first);
+	}
+	tcp_out_raw(st, now, sk->laddr, sk->raddr, &h, (uint16_t)len);
+	if (flags & TCP_ACK) {
+		sk->last_ack_sent = sk->rcv_nxt;
+		sk->rcv_unacked = 0;
+		sk->fl &= ~(uint32_t)TF_ACK_NOW;
+		sk->delack_at = SK_TIME_NEVER;
+	}
+	return len;
+}
+
+/* An ACK that cannot wait for the batch: the duplicate ACKs of out-of-order
+ * data, which the sender counts one by one (RFC 5681 3.2, 4.2). */
+/* Pure ACKs carry SND.MAX, not SND.NXT: after an RTO pulls SND.NXT back,
+ * the peer may already hold data up to SND.MAX, and an ACK below its RCV.NXT
+ * would be unacceptable there (RFC 9293 3.10.7.4) -- both sides would then
+ * trade unacceptable ACKs forever. */
+void tcp_send_ack(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	tcp_xmit(st, sk, now, sk->snd_max, TCP_ACK, 0);
+	st->stats.acks_out++;
+}
+
+void tcp_ack_now(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	sk->fl |= TF_ACK_NOW;
+	tcp_egress(st, sk);
+}
+
+/* RFC 5961 7: challenge ACKs share one budget per second across the stack. */
+void tcp_challenge_ack(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	if (now - st->chack_epoch >= SK_NS_PER_S || now < st->chack_epoch) {
+		st->chack_epoch = now;
+		st->chack_n = 0;
+	}
+	if (st->chack_n >= st->cfg.challenge_ack_per_s) {
+		st->stats.challenge_acks_limited++;
+		return;
+	}
+	st->chack_n++;
+	st->stats.challenge_acks++;
+	tcp_ack_now(st, sk);
+}
+
+/* RST from a connection we abort: <SEQ=SND.NXT><CTL=RST,ACK>. */
+void tcp_send_rst(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	struct tcp_hdr h;
+	sk_memset(&h, 0, sizeof(h));
+	h.sport = sk->lport;
+	h.dport = sk->rport;
+	h.seq = sk->snd_max;
+	h.ack = sk->rcv_nxt;
+	h.flags = TCP_RST | TCP_ACK;
+	st->stats.rst_out++;
+	tcp_out_raw(st, now, sk->laddr, sk->raddr, &h, 0);
+}
+
+/* RFC 9293 3.10.7.1: the reply to a segment for no connection. */
+void tcp_reply_rst(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_t raddr,
+		   const struct tcp_hdr *in)
+{
+	if (in->flags & TCP_RST)
+		return;
+	struct tcp_hdr h;
+	sk_memset(&h, 0, sizeof(h));
+	h.sport = in->dport;
+	h.dport = in->sport;
+	if (in->flags & TCP_ACK) {
+		h.seq = in->ack;
+		h.flags = TCP_RST;
+	} else {
+		h.seq = 0;
+		h.ack = in->seq + in->payload_len + !!(in->flags & TCP_SYN) + !!(in->flags & TCP_FIN);
+		h.flags = TCP_RST | TCP_ACK;
+	}
+	st->stats.rst_out++;
+	tcp_out_raw(st, now, laddr, raddr, &h, 0);
+}
+
+/* Stateless SYN-ACK carrying a cookie.  Window scale and SACK-permitted
+ * ride in the low 6 bits of our timestamp (bits 0..3 the shift, 15 = none;
+ * bit 4 SACK); without timestamps they are not offered, as Linux does. */
+void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_t raddr,
+		      const struct tcp_hdr *in)
+{
+	struct tcp_hdr h;
+	sk_memset(&h, 0, sizeof(h));
+	h.sport = in->dport;
+	h.dport = in->sport;
+	uint16_t peer_mss = in->opts.has_mss ? in->opts.mss : 536;
+	uint16_t mss;
+	h.seq = tcp_cookie_make(st, now, laddr, in->dport, raddr, in->sport, in->seq, peer_mss,
+				&mss);
+	h.ack = in->seq + 1;
+	h.flags = TCP_SYN | TCP_ACK;
+	h.win = (uint16_t)SK_MIN(st->cfg.rcvbuf, 65535u);
+	h.opts.has_mss = true;
+	h.opts.mss = st->mss;
+	if (in->opts.has_ts) {
+		uint32_t bits = in->opts.has_ws ? in->opts.ws : 0xf;
+		if (in->opts.sack_perm)
+			bits |= 0x10;
+		uint32_t tsv = (uint32_t)(now / SK_NS_PER_MS) +
+			       tcp_ts_offset(st, laddr, in->dport, raddr, in->sport);
+		h.opts.has_ts = true;
+		h.opts.ts_val = (tsv & ~0x3fu) | bits;
+		h.opts.ts_ecr = in->opts.ts_val;
+		if (in->opts.has_ws) {
+			h.opts.has_ws = true;
+			h.opts.ws = st->rcv_wscale;
+		}
+		h.opts.sack_perm = in->opts.sack_perm;
+	}
+	st->stats.cookies_sent++;
+	tcp_out_raw(st, now, laddr, raddr, &h, 0);
+}
+
+void tcp_rearm_rtx(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	(void)st;
+	sk->rtx_at = now + sk->rto;
+}
+
+/* RFC 6298 2.2-2.4 (alpha 1/8, beta 1/4, K 4), clamped to the config. */
+void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt)
+{
+	uint32_t r = (uint32_t)SK_MIN(rtt / SK_NS_PER_US, (sk_time_ns)UINT32_MAX / 8);
+	if (r == 0)
+		r = 1;
+	if (sk->srtt_us == 0) {
+		sk->srtt_us = r;
+		sk->rttvar_us = r / 2;
+	} else {
+		uint32_t d = sk->srtt_us > r ? sk->srtt_us - r : r - sk->srtt_us;
+		sk->rttvar_us = (3 * sk->rttvar_us + d) / 4;
+		sk->srtt_us = (7 * sk->srtt_us + r) / 8;
+	}
+	sk_time_ns rto = ((sk_time_ns)sk->srtt_us + SK_MAX(1000u, 4 * sk->rttvar_us)) * SK_NS_PER_US;
+	rto = SK_MAX(rto, tcp_ms(st->cfg.rto_min_ms));
+	rto = SK_MIN(rto, tcp_ms(st->cfg.rto_max_ms));
+	sk->rto = rto;
+	sk->backoff = 0;
+}
+
+/* Length of the next hole at or above `seq` not covered by the SACK
+ * scoreboard, limited to `end`; *start gets its first sequence. */
+static uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end,
+			      uint32_t *start)
+{
+	for (uint8_t i = 0; i < sk->nscore; i++) {
+		if (tcp_seq_le(sk->score[i].r, seq))
+			continue;
+		if (tcp_seq_le(sk->score[i].l, seq)) {
+			seq = sk->score[i].r;
+			continue;
+		}
+		*start = seq;
+		return tcp_seq_lt(seq, end) ? tcp_seq_min(sk->score[i].l, end) - seq : 0;
+	}
+	*start = seq;
+	return tcp_seq_lt(seq, end) ? end - seq : 0;
+}
+
+static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	bool fin_q = sk->fl & TF_FIN_QUEUED;
+	uint32_t data_end = sk->sbuf_seq + sk->slen;
+	uint32_t mss = tcp_eff_mss(sk);
+
+	/* Fast retransmit / partial ACK / SACK hole: one segment at rtx_hi. */
+	if (sk->fl & TF_RTX_ONE) {
+		sk->fl &= ~(uint32_t)TF_RTX_ONE;
+		uint32_t start;
+		uint32_t from = tcp_seq_max(sk->rtx_hi, sk->snd_una);
+		uint32_t n = tcp_next_hole(sk, from, tcp_seq_min(sk->snd_max, data_end), &start);
+		if (n) {
+			n = tcp_xmit(st, sk, now, start, TCP_ACK, SK_MIN(n, mss));
+			sk->rtx_hi = start + n;
+			st->stats.retransmits++;
+			sk->nrtx++;
+			sk->rtt_on = false; /* Karn */
+			if (sk->rtx_at == SK_TIME_NEVER)
+				tcp_rearm_rtx(st, sk, now);
+		} else if (fin_q && sk->snd_una == data_end && tcp_seq_gt(sk->snd_max, data_end)) {
+			tcp_xmit(st, sk, now, data_end, TCP_ACK | TCP_FIN, 0);
+			st->stats.retransmits++;
+		}
+	}
+
+	while (tcp_seq_lt(sk->snd_nxt, data_end)) {
+		uint32_t avail = data_end - sk->snd_nxt;
+		uint32_t wnd = SK_MIN(sk->snd_wnd, sk->cwnd);
+		uint32_t wnd_end = sk->snd_una + wnd;
+		if (!tcp_seq_lt(sk->snd_nxt, wnd_end))
+			break;
+		uint32_t room = wnd_end - sk->snd_nxt;
+		uint32_t n = SK_MIN(SK_MIN(avail, room), mss);
+		bool in_flight = sk->snd_nxt != sk->snd_una;
+		if (n < mss) {
+			/* Sender SWS avoidance: a window-limited runt waits for ACKs. */
+			if (n < avail && in_flight && n < sk->max_sndwnd / 2)
+				break;
+			/* Nagle (RFC 9293 3.7.4): one small segment in flight at a
+			 * time, unless NODELAY or the FIN follows it. */
+			if (n == avail && in_flight && !(sk->fl & TF_NODELAY) && !fin_q)
+				break;
+		}
+		bool last = n == avail;
+		uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0) | ((last && fin_q) ? TCP_FIN : 0);
+		bool rtx = tcp_seq_lt(sk->snd_nxt, sk->snd_max);
+		uint32_t sent = tcp_xmit(st, sk, now, sk->snd_nxt, fl, n);
+		if (rtx) {
+			st->stats.retransmits++;
+			sk->nrtx++;
+		} else if (!sk->rtt_on && !(sk->fl & TF_TS)) {
+			sk->rtt_start = now;
+			sk->rtt_on = true;
+			sk->rtt_seq = sk->snd_nxt;
+		}
+		sk->snd_nxt += sent;
+		if (sent == avail && fin_q)
+			sk->snd_nxt++; /* the FIN went with it */
+		sk->snd_max = tcp_seq_max(sk->snd_max, sk->snd_nxt);
+		if (sk->rtx_at == SK_TIME_NEVER)
+			tcp_rearm_rtx(st, sk, now);
+	}
+
+	if (fin_q && sk->snd_nxt == data_end) {
+		/* FIN alone (everything before it already sent); it needs no window. */
+		tcp_xmit(st, sk, now, data_end, TCP_ACK | TCP_FIN, 0);
+		if (tcp_seq_lt(data_end, sk->snd_max))
+			st->stats.retransmits++;
+		sk->snd_nxt = data_end + 1;
+		sk->snd_max = tcp_seq_max(sk->snd_max, sk->snd_nxt);
+		if (sk->rtx_at == SK_TIME_NEVER)
+			tcp_rearm_rtx(st, sk, now);
+	}
+
+	/* Persist (RFC 9293 3.8.6.1): data waits on a zero window, nothing is in
+	 * flight to bring an ACK: probe on a backed-off timer. */
+	if (sk->snd_wnd == 0 && tcp_seq_lt(sk->snd_nxt, data_end) && sk->snd_una == sk->snd_max) {
+		if (sk->persist_at == SK_TIME_NEVER) {
+			sk_time_ns d = sk->rto << SK_MIN(sk->backoff, 10);
+			sk->persist_at = now + SK_MIN(d, tcp_ms(st->cfg.rto_max_ms));
+		}
+		sk->rtx_at = SK_TIME_NEVER;
+	} else {
+		sk->persist_at = SK_TIME_NEVER;
+	}
+}
+
+void tcp_output(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	switch (sk->state) {
+	case TCP_CLOSED:
+	case TCP_LISTEN:
+		sk->fl &= ~(uint32_t)(TF_ACK_NOW | TF_PROBE);
+		return;
+	case TCP_SYN_SENT:
+	case TCP_SYN_RECEIVED:
+		if (sk->snd_nxt == sk->iss) {
+			uint8_t fl = TCP_SYN | (sk->state == TCP_SYN_RECEIVED ? TCP_ACK : 0);
+			tcp_xmit(st, sk, now, sk->iss, fl, 0);
+			if (tcp_seq_lt(sk->iss, sk->snd_max)) {
+				st->stats.retransmits++;
+			} else {
+				sk->rtt_start = now; /* Karn: only the first SYN is timed */
+				sk->rtt_on = true;
+				sk->rtt_seq = sk->iss;
+			}
+			sk->snd_nxt = sk->iss + 1;
+			sk->snd_max = tcp_seq_max(sk->snd_max, sk->snd_nxt);
+			if (sk->rtx_at == SK_TIME_NEVER)
+				tcp_rearm_rtx(st, sk, now);
+		} else if (sk->state == TCP_SYN_RECEIVED && (sk->fl & TF_ACK_NOW)) {
+			tcp_xmit(st, sk, now, sk->snd_max, TCP_ACK, 0);
+		}
+		sk->fl &= ~(uint32_t)(TF_ACK_NOW | TF_PROBE);
+		break;
+	case TCP_TIME_WAIT:
+		if (sk->fl & TF_ACK_NOW) {
+			tcp_xmit(st, sk, now, sk->snd_max, TCP_ACK, 0);
+			st->stats.acks_out++;
+		}
+		break;
+	default: {
+		uint64_t before = st->stats.seg_out;
+		if (sk->fl & TF_PROBE) {
+			/* Zero-window / keep-alive probe: an old sequence the peer must ACK. */
+			sk->fl &= ~(uint32_t)TF_PROBE;
+			tcp_xmit(st, sk, now, sk->snd_una - 1, TCP_ACK, 0);
+		}
+		tcp_output_data(st, sk, now);
+		if ((sk->fl & TF_ACK_NOW) && st->stats.seg_out == before) {
+			tcp_xmit(st, sk, now, sk->snd_max, TCP_ACK, 0);
+			st->stats.acks_out++;
+		}
+		break;
+	}
+	}
+	sk->fl &= ~(uint32_t)TF_ACK_NOW;
+	tcp_timer_sync(st, sk);
+}
+
+/* ---- timers ---- */
+
+static void tcp_rto_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	st->stats.rto_fires++;
+	if (sk->state == TCP_SYN_SENT || sk->state == TCP_SYN_RECEIVED) {
+		if (++sk->retries > st->cfg.syn_retries) {
+			st->stats.conn_timeout++;
+			tcp_conn_done(st, sk, -SK_ETIMEDOUT);
+			return;
+		}
+		sk->backoff++;
+		sk->rto = SK_MIN(sk->rto * 2, tcp_ms(st->cfg.rto_max_ms));
+		sk->snd_nxt = sk->iss;
+		sk->rtt_on = false;
+		tcp_egress(st, sk);
+		return;
+	}
+	if (sk->snd_una == sk->snd_max || sk->state == TCP_TIME_WAIT)
+		return;
+	if (sk->first_rtx == SK_TIME_NEVER)
+		sk->first_rtx = now;
+	if (sk->retries >= st->cfg.max_retries ||
+	    (sk->user_timeout_ms && now - sk->first_rtx >= tcp_ms(sk->user_timeout_ms))) {
+		st->stats.conn_timeout++;
+		tcp_send_rst(st, sk, now);
+		tcp_conn_done(st, sk, -SK_ETIMEDOUT);
+		return;
+	}
+	sk->retries++;
+	uint32_t mss = tcp_eff_mss(sk);
+	if (sk->backoff == 0) /* RFC 5681 (4): only for the first timeout */
+		sk->ssthresh = SK_MAX((sk->snd_max - sk->snd_una) / 2, 2 * mss);
+	sk->cwnd = mss; /* loss window */
+	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE);
+	sk->dupacks = 0;
+	sk->recover = sk->snd_max; /* RFC 6582 4: no fast retransmit below this */
+	sk->nscore = 0;            /* RFC 2018 8: the receiver may have reneged */
+	sk->snd_nxt = sk->snd_una;
+	sk->rtx_hi = sk->snd_una;
+	sk->rtt_on = false;
+	sk->backoff++;
+	sk->rto = SK_MIN(sk->rto * 2, tcp_ms(st->cfg.rto_max_ms));
+	tcp_egress(st, sk);
+}
+
+static void tcp_timers_run(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	if (sk->tw_at <= now) {
+		sk->tw_at = SK_TIME_NEVER;
+		tcp_conn_done(st, sk, 0);
+		return;
+	}
+	if (sk->rtx_at <= now) {
+		sk->rtx_at = SK_TIME_NEVER;
+		tcp_rto_fire(st, sk, now);
+		if (!sk->in_use || sk->state == TCP_CLOSED)
+			return;
+	}
+	if (sk->persist_at <= now) {
+		sk->persist_at = SK_TIME_NEVER;
+		if (sk->snd_wnd == 0 && sk->slen) {
+			st->stats.window_probes++;
+			sk->fl |= TF_PROBE;
+			if (sk->backoff < 16)
+				sk->backoff++;
+			tcp_egress(st, sk);
+		}
+	}
+	if (sk->delack_at <= now) {
+		sk->delack_at = SK_TIME_NEVER;
+		st->stats.delayed_acks++;
+		tcp_ack_now(st, sk);
+	}
+	if (sk->keep_at <= now) {
+		sk->keep_at = SK_TIME_NEVER;
+		if ((sk->fl & TF_KEEPALIVE) && tcp_synchronized(sk) && sk->state != TCP_TIME_WAIT) {
+			sk_time_ns idle_end = sk->last_rcv + tcp_ms(sk->keep_idle_ms);
+			if (sk->keep_probes == 0 && idle_end > now) {
+				sk->keep_at = idle_end; /* lazily re-armed: traffic moved it */
+			} else if (sk->snd_una != sk->snd_max) {
+				sk->keep_at = now + tcp_ms(sk->keep_idle_ms); /* RTO is in charge */
+			} else if (sk->keep_probes >= sk->keep_cnt) {
+				st->stats.conn_timeout++;
+				tcp_send_rst(st, sk, now);
+				tcp_conn_done(st, sk, -SK_ETIMEDOUT);
+				return;
+			} else {
+				sk->keep_probes++;
+				st->stats.keepalive_probes++;
+				sk->fl |= TF_PROBE;
+				tcp_egress(st, sk);
+				sk->keep_at = now + tcp_ms(sk->keep_intvl_ms);
+			}
+		}
+	}
+	tcp_timer_sync(st, sk);
+}
+
+void tcp_poll(struct tcp_stack *st, sk_time_ns now)
+{
+	st->stats.polls++;
+	uint32_t id;
+	while (timer_heap_pop_due(&st->timers, now, &id)) {
+		st->stats.sockets_visited++;
+		st->stats.timer_fires++;
+		tcp_timers_run(st, &st->socks[id], now);
+	}
+	while (!tcp_list_empty(&st->egress)) {
+		struct tcp_sock *sk = tcp_container(st->egress.next, eg);
+		tcp_list_del(&sk->eg);
+		st->stats.sockets_visited++;
+		tcp_output(st, sk, now);
+	}
+}
+
+sk_time_ns tcp_next_deadline(const struct tcp_stack *st)
+{
+	if (!tcp_list_empty(&st->egress))
+		return 0;
+	return timer_heap_min(&st->timers);
+}

@@ -1,0 +1,147 @@
+/* tcp_types.h — the TCP engine's structures (included by tcp.h so callers
+ * can embed struct tcp_stack; applications use only the functions). */
+#ifndef NET_TCP_TYPES_H
+#define NET_TCP_TYPES_H
+
+#include "../base/sk.h"
+#include "siphash.h"
+#include "timer.h"
+
+#define TCP_NIL UINT32_MAX
+#define TCP_OOO_MAX 8   /* out-of-order ranges kept (more: segment dropped) */
+#define TCP_SCORE_MAX 8 /* SACKed ranges remembered on the send side */
+#define TCP_DEFAULT_BACKLOG 1024
+
+/* Intrusive circular doubly-linked list; an unlinked node has next == NULL. */
+struct tcp_link {
+	struct tcp_link *prev, *next;
+};
+
+struct tcp_range {
+	uint32_t l, r; /* sequence range [l, r) */
+};
+
+/* Every counter, in print order.  X(name) */
+#define TCP_STATS(X)                                                                      \
+	X(seg_in) X(seg_out) X(bytes_in) X(bytes_out) X(out_err) X(polls) X(sockets_visited) \
+	X(timer_fires) X(drop_parse_trunc) X(drop_parse_len) X(drop_parse_csum)              \
+	X(drop_parse_opt) X(drop_parse_other) X(drop_no_socket) X(drop_listen_no_syn)        \
+	X(drop_listen_overflow) X(drop_out_of_window) X(drop_paws) X(drop_no_ack)            \
+	X(drop_ack_too_new) X(drop_ack_too_old) X(drop_synsent_bad_ack) X(drop_ooo_full)     \
+	X(drop_rcv_closed) X(drop_syn_rcvd_bad_ack) X(drop_no_memory) X(rst_in) X(rst_out)  \
+	X(rst_ignored) X(challenge_acks) X(challenge_acks_limited) X(oow_acks_limited) X(syn_in_window)          \
+	X(active_opens) X(passive_opens) X(established) X(conn_reset) X(conn_timeout)        \
+	X(conn_refused) X(tw_reuse) X(tw_recycled) X(retransmits) X(rto_fires)               \
+	X(fast_retransmits) X(sack_retransmits) X(partial_acks) X(dup_acks_in)               \
+	X(delayed_acks) X(quick_acks) X(acks_out) X(window_probes) X(window_updates)         \
+	X(keepalive_probes) X(ooo_segments) X(cookies_sent) X(cookies_validated)             \
+	X(cookies_failed) X(pmtu_updates) X(icmp_soft_errors) X(accept_queue_full)
+
+struct tcp_stats {
+#define TCP_STAT_FIELD(n) uint64_t n;
+	TCP_STATS(TCP_STAT_FIELD)
+#undef TCP_STAT_FIELD
+};
+
+struct tcp_sock {
+	/* Identity.  In the hash table (chain `hnext`) from SYN_SENT / SYN_RECEIVED
+	 * until freed; a listener is keyed with laddr = raddr = rport = 0. */
+	uint32_t laddr, raddr;
+	uint16_t lport, rport;
+	uint32_t id;         /* own index in the pool */
+	uint32_t hnext;      /* next in hash bucket, TCP_NIL at end */
+	uint8_t state;       /* enum tcp_state; TCP_CLOSED also for free slots */
+	bool in_use;
+	uint32_t fl;         /* TF_* */
+	int err;             /* pending error (negative), reported once by recv/send */
+
+	/* Lists: egress (output queued; linked <=> on st->egress), ready (app events
+	 * pending), queue (listener's SYN or accept queue; free list), tw (orphaned
+	 * TIME_WAIT, roughly oldest first, recycled when the pool is empty). */
+	struct tcp_link eg, rd, q, tw;
+	unsigned ev;         /* TCP_EV_* bits not yet handed out */
+	void *user;
+	struct tcp_sock *parent; /* listener of a child still in its queues */
+
+	/* Listener only. */
+	uint32_t backlog, syn_n, acc_n;
+	struct tcp_link synq, accq; /* list heads */
+
+	/* Send side (RFC 9293 3.3.1).  snd_una <= snd_nxt <= snd_max, where snd_max
+	 * is the highest sequence ever sent (snd_nxt goes back after an RTO). */
+	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2, max_sndwnd;
+	/* Send ring: slen bytes from sbuf[shead], the first of which has sequence
+	 * sbuf_seq (== snd_una once the SYN is acked).  FIN, when queued, has
+	 * sequence sbuf_seq + slen. */
+	uint8_t *sbuf;
+	uint32_t scap, shead, slen, sbuf_seq;
+	uint32_t smax; /* usable send-buffer size (<= scap) */
+
+	/* Receive side.  rlen unread in-order bytes at rbuf[rhead]; the byte with
+	 * sequence rcv_nxt goes at rhead + rlen.  Out-of-order data is stored at
+	 * its place beyond that and listed in ooo[] (sorted, disjoint, above
+	 * rcv_nxt).  rcv_adv: right edge advertised (never moves left). */
+	uint32_t irs, rcv_nxt, rcv_adv;
+	uint8_t *rbuf;
+	uint32_t rcap, rhead, rlen;
+	uint32_t rmax; /* usable receive-buffer size (<= rcap) */
+	struct tcp_range ooo[TCP_OOO_MAX];
+	uint8_t nooo;
+	struct tcp_range ooo_last; /* most recent OOO block: first SACK block */
+	uint32_t fin_seq;          /* valid with TF_FIN_RCVD_PENDING */
+	uint32_t rcv_unacked;      /* bytes received since our last ACK */
+	uint8_t quickacks;         /* ACK every segment while > 0 (connection start) */
+	sk_time_ns oow_last;       /* last ACK for an unacceptable segment; 0 none */
+
+	/* Options.  snd_mss: peer's MSS capped by our MTU, options excluded. */
+	uint16_t snd_mss;
+	uint8_t snd_wscale, rcv_wscale;
+	uint32_t ts_recent, ts_off, last_ack_sent;
+	sk_time_ns ts_recent_age;
+
+	/* SACK scoreboard: sorted disjoint ranges in (snd_una, snd_max]. */
+	struct tcp_range score[TCP_SCORE_MAX];
+	uint8_t nscore;
+
+	/* Congestion control (RFC 5681, 6582). */
+	uint32_t cwnd, ssthresh, bytes_acked, recover, rtx_hi;
+	uint8_t dupacks;
+
+	/* RTT / RTO (RFC 6298); srtt_us == 0: no sample yet. */
+	uint32_t srtt_us, rttvar_us, rtt_seq;
+	sk_time_ns rto, rtt_start; /* valid while rtt_on: rtt_seq sent at rtt_start */
+	bool rtt_on;
+	uint8_t backoff, retries;
+	uint64_t nrtx;
+
+	/* Timers: absolute deadlines or SK_TIME_NEVER; the socket's heap entry is
+	 * their minimum.  tw_at covers TIME_WAIT and orphaned FIN_WAIT_2. */
+	sk_time_ns rtx_at, persist_at, delack_at, keep_at, tw_at;
+	sk_time_ns first_rtx, last_rcv;
+	uint32_t keep_idle_ms, keep_intvl_ms, user_timeout_ms;
+	uint8_t keep_cnt, keep_probes;
+};
+
+struct tcp_stack {
+	struct tcp_config cfg;
+	struct tcp_sock *socks; /* [cfg.max_sockets] */
+	uint32_t *hash;         /* buckets: head socket id or TCP_NIL */
+	uint32_t hash_mask;
+	struct timer_heap timers;
+	struct tcp_link egress; /* sockets with output to send */
+	struct tcp_link ready;  /* sockets with app events */
+	struct tcp_link tw;     /* TIME_WAIT sockets, oldest first */
+	struct tcp_link free;   /* free slots (via q) */
+	uint32_t nfree;
+	uint8_t *scratch;       /* one outgoing segment */
+	uint32_t scratch_len;
+	struct siphash_key hkey, isnkey, cookiekey, tskey;
+	uint16_t mss;           /* ours: mtu - 40 */
+	uint8_t rcv_wscale;     /* ours, from cfg.rcvbuf */
+	uint16_t eph_next;
+	sk_time_ns chack_epoch; /* challenge-ACK budget second */
+	uint32_t chack_n;
+	struct tcp_stats stats;
+};
+
+#endif

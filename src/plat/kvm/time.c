@@ -1,0 +1,216 @@
+/* time.c — the monotonic clock (TSC), the LAPIC and its one-shot timer,
+ * and plat_now()/plat_random() for the core.
+ *
+ * TSC frequency: CPUID 0x15 (crystal * ratio) when it names the crystal,
+ * else CPUID 0x16 (base MHz), else measured against PIT channel 2.  Under
+ * QEMU TCG neither leaf exists and the PIT path runs (~20 ms at boot).
+ * The clock assumes an invariant TSC, which KVM and TCG both provide.
+ *
+ * Timer: TSC-deadline mode when CPUID.1:ECX[24] says so (an absolute
+ * deadline, one MSR write); otherwise LAPIC one-shot with a count
+ * calibrated against the TSC.  Either way the loaded deadline is
+ * remembered and a re-arm with the same value costs nothing: under
+ * emulation the MSR/MMIO write is a device access (seed 000, 99fc1c4).
+ * The interrupt forgets it, so a deadline that fired is loaded again. */
+#include "../plat.h"
+#include "cpu.h"
+#include "kvm.h"
+
+#define MSR_APIC_BASE 0x1b
+#define MSR_TSC_DEADLINE 0x6e0
+#define LAPIC_ID 0x20
+#define LAPIC_EOI 0xb0
+#define LAPIC_SVR 0xf0
+#define LAPIC_LVT_TIMER 0x320
+#define LAPIC_TIMER_INIT 0x380
+#define LAPIC_TIMER_CUR 0x390
+#define LAPIC_TIMER_DIV 0x3e0
+#define LVT_MASKED (1u << 16)
+#define LVT_TSC_DEADLINE (2u << 17)
+
+static uint64_t tsc_hz, tsc_base;
+static uint64_t ns_mult;     /* ns = (tsc - base) * ns_mult >> 32 */
+static uint64_t tsc_mult;    /* tsc = ns * tsc_mult >> 24 */
+static const char *tsc_source = "none";
+static volatile uint8_t *lapic;
+static bool deadline_mode;
+static uint64_t apic_hz;     /* one-shot mode: LAPIC timer ticks per second */
+static uint64_t apic_mult;   /* ticks = ns * apic_mult >> 24 */
+static volatile sk_time_ns loaded = SK_TIME_NEVER; /* what the timer holds */
+uint64_t timer_loads, timer_skips, timer_fires;
+
+static uint32_t lapic_read(unsigned reg) { return mmio_read32(lapic + reg); }
+static void lapic_write(unsigned reg, uint32_t v) { mmio_write32(lapic + reg, v); }
+void lapic_eoi(void) { lapic_write(LAPIC_EOI, 0); }
+uint32_t lapic_id(void) { return lapic_read(LAPIC_ID) >> 24; }
+uint64_t time_tsc_hz(void) { return tsc_hz; }
+const char *time_source(void) { return tsc_source; }
+bool time_deadline_mode(void) { return deadline_mode; }
+
+/* TSC ticks over `pit_ticks` of the 1.193182 MHz PIT, channel 2 in
+ * one-shot mode, gated by port 0x61 and polled on its OUT pin. */
+static uint64_t pit_measure(uint16_t pit_ticks)
+{
+	uint8_t p61 = inb(0x61);
+	outb(0x61, (uint8_t)((p61 & ~0x02) | 0x01)); /* gate on, speaker off */
+	outb(0x43, 0xb0);                              /* ch2, lo/hi, mode 0 */
+	outb(0x42, (uint8_t)pit_ticks);
+	outb(0x42, (uint8_t)(pit_ticks >> 8));
+	uint64_t t0 = rdtsc();
+	uint64_t spins = 0;
+	while (!(inb(0x61) & 0x20) && ++spins < 100000000ull)
+		;
+	uint64_t t1 = rdtsc();
+	outb(0x61, p61);
+	return t1 - t0;
+}
+
+static void calibrate_tsc(void)
+{
+	uint32_t r[4];
+	cpuid(0, 0, r);
+	uint32_t max = r[0];
+	if (max >= 0x15) {
+		cpuid(0x15, 0, r);
+		if (r[0] && r[1] && r[2]) {
+			tsc_hz = (uint64_t)r[2] * r[1] / r[0];
+			tsc_source = "cpuid-0x15";
+			return;
+		}
+	}
+	if (max >= 0x16) {
+		cpuid(0x16, 0, r);
+		if (r[0] & 0xffff) {
+			tsc_hz = (uint64_t)(r[0] & 0xffff) * 1000000ull;
+			tsc_source = "cpuid-0x16";
+			return;
+		}
+	}
+	/* 10 ms windows: the first only warms up the emulator; of the next
+	 * five keep the shortest.  Errors only ever stretch a window (the
+	 * vCPU thread is preempted, the PIT's end is seen late), and under
+	 * TCG on a busy host one window in five comes out 5-20% long. */
+	const uint16_t ticks = 11932;
+	pit_measure(ticks);
+	uint64_t d = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		uint64_t m = pit_measure(ticks);
+		d = m < d ? m : d;
+	}
+	tsc_hz = d * 1193182ull / ticks;
+	tsc_source = "pit";
+}
+
+static void timer_irq(void *ctx)
+{
+	(void)ctx;
+	timer_fires++;
+	loaded = SK_TIME_NEVER; /* fired: the next arm must reload */
+}
+
+int time_init(void)
+{
+	tsc_base = rdtsc();
+	calibrate_tsc();
+	if (tsc_hz < 1000000ull || tsc_hz > 100000000000ull)
+		return -1;
+	ns_mult = (SK_NS_PER_S << 32) / tsc_hz;
+	tsc_mult = (tsc_hz << 24) / SK_NS_PER_S;
+
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+	wrmsr(MSR_APIC_BASE, base | (1u << 11)); /* xAPIC enabled */
+	lapic = mmu_map_mmio(base & ~0xfffull, 4096);
+	if (!lapic)
+		return -1;
+	lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);
+	lapic_write(0x80, 0); /* task priority: accept every vector */
+	trap_set_handler(VEC_TIMER, timer_irq, NULL);
+
+	uint32_t r[4];
+	cpuid(1, 0, r);
+	deadline_mode = (r[2] >> 24) & 1;
+	if (deadline_mode) {
+		lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_TSC_DEADLINE);
+		return 0;
+	}
+	/* One-shot fallback: count LAPIC ticks (divide by 1) over 10 ms of TSC. */
+	lapic_write(LAPIC_TIMER_DIV, 0xb);
+	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_MASKED);
+	lapic_write(LAPIC_TIMER_INIT, 0xffffffffu);
+	uint64_t t0 = rdtsc(), span = tsc_hz / 100;
+	while (rdtsc() - t0 < span)
+		cpu_pause();
+	uint32_t left = lapic_read(LAPIC_TIMER_CUR);
+	lapic_write(LAPIC_TIMER_INIT, 0);
+	apic_hz = (uint64_t)(0xffffffffu - left) * 100;
+	if (!apic_hz)
+		return -1;
+	apic_mult = (apic_hz << 24) / SK_NS_PER_S;
+	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER); /* one-shot, unmasked */
+	return 0;
+}
+
+sk_time_ns plat_now(void)
+{
+	return (sk_time_ns)(((unsigned __int128)(rdtsc() - tsc_base) * ns_mult) >> 32);
+}
+
+void timer_arm(sk_time_ns deadline)
+{
+	if (deadline == loaded) {
+		timer_skips++;
+		return;
+	}
+	loaded = deadline;
+	timer_loads++;
+	if (deadline_mode) {
+		uint64_t tsc = 0; /* 0 disarms */
+		if (deadline != SK_TIME_NEVER)
+			tsc = tsc_base + (uint64_t)(((unsigned __int128)deadline * tsc_mult) >> 24);
+		wrmsr(MSR_TSC_DEADLINE, tsc);
+		return;
+	}
+	uint32_t count = 0; /* 0 stops the one-shot timer */
+	if (deadline != SK_TIME_NEVER) {
+		sk_time_ns now = plat_now();
+		uint64_t ns = deadline > now ? deadline - now : 0;
+		uint64_t ticks = (uint64_t)(((unsigned __int128)ns * apic_mult) >> 24);
+		count = ticks == 0 ? 1 : ticks > 0xffffffffu ? 0xffffffffu : (uint32_t)ticks;
+	}
+	lapic_write(LAPIC_TIMER_INIT, count);
+}
+
+/* RDRAND when the CPU has it (QEMU TCG's -cpu max does); otherwise the
+ * low TSC bits sampled around PIT reads — weak, and said so at boot. */
+static bool have_rdrand(void)
+{
+	uint32_t r[4];
+	cpuid(1, 0, r);
+	return (r[2] >> 30) & 1;
+}
+
+int plat_random(void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	bool hw = have_rdrand();
+	while (len) {
+		uint64_t v = 0;
+		if (hw) {
+			uint8_t ok = 0;
+			for (int i = 0; i < 10 && !ok; i++)
+				__asm__ volatile("rdrand %0; setc %1" : "=r"(v), "=qm"(ok));
+			if (!ok)
+				return -1;
+		} else {
+			for (int i = 0; i < 8; i++) {
+				(void)inb(0x40);
+				v = (v << 8 | v >> 56) ^ rdtsc() ^ (v * 0x9e3779b97f4a7c15ull);
+			}
+		}
+		size_t n = len < 8 ? len : 8;
+		sk_memcpy(p, &v, n);
+		p += n;
+		len -= n;
+	}
+	return 0;
+}

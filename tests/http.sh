@@ -1,0 +1,337 @@
+#!/usr/bin/env bash
+# tests/http.sh BIN — `skiff serve --stack linux` against real clients.
+#
+# Topology (created here, always deleted by the EXIT trap): namespaces
+# skh-<pid>-cli (vc0 198.18.0.1/24) and skh-<pid>-srv (vs0 198.18.0.2/24)
+# joined by a veth pair; nothing is touched in the root namespace.  The
+# server runs in srv on port 80; every client runs in cli under `timeout`
+# with a bounded request count or duration.
+#
+# Prints "PASS name" / "FAIL name: why" per check and ends with
+# "http: N passed, N failed"; exits non-zero if anything failed.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+SKT_PREFIX=skh
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+
+BIN=${1:-}
+skt_check_bin "$BIN" || exit 2
+BIN=$(readlink -f "$BIN")
+for tool in curl ab wrk h2load python3 sha256sum; do
+	command -v "$tool" >/dev/null || { echo "http: needs $tool (tools/deps.sh installs it)"; exit 2; }
+done
+
+NS_C=$(skt_ns_name cli)
+NS_S=$(skt_ns_name srv)
+SRV_IP=198.18.0.2
+URL=http://$SRV_IP/
+WORK=$(mktemp -d /tmp/skh-http.XXXXXX)
+passed=0 failed=0
+SRV_PID=
+
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+on_exit() {
+	skt_cleanup
+	rm -rf "$WORK"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# C CMD...: a client in the cli namespace, bounded in time.
+C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
+
+setup() {
+	skt_cleanup_stale
+	skt_ns_add "$NS_C" || return 1
+	skt_ns_add "$NS_S" || return 1
+	ip -n "$NS_C" link add vc0 type veth peer name vs0 netns "$NS_S" || return 1
+	ip -n "$NS_C" addr add 198.18.0.1/24 dev vc0
+	ip -n "$NS_S" addr add $SRV_IP/24 dev vs0
+	ip -n "$NS_C" link set vc0 up
+	ip -n "$NS_S" link set vs0 up
+	# Many short connections from one client address: reuse TIME_WAIT
+	# ports, and give the client a wide port range.
+	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse;
+		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
+	ip netns exec "$NS_S" sh -c 'echo 4096 > /proc/sys/net/core/somaxconn' 2>/dev/null
+	return 0
+}
+
+# start_server NAME ARGS...: serve in srv, wait for the listening line.
+start_server() {
+	local name=$1 i
+	shift
+	SRV_LOG=$WORK/$name.log
+	ip netns exec "$NS_S" "$BIN" serve --stack linux --port 80 --stats "$@" >"$SRV_LOG" 2>&1 &
+	SRV_PID=$!
+	SKT_PIDS+=("$SRV_PID")
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null && return 0
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "$name.start" "server did not come up: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+	return 1
+}
+
+# stop_server NAME: SIGTERM, expect exit 0 and the counters.
+stop_server() {
+	local name=$1
+	kill -TERM "$SRV_PID" 2>/dev/null
+	if ! skt_wait_exit "$SRV_PID" 5; then
+		kill -KILL "$SRV_PID" 2>/dev/null
+		fail "$name.sigterm" "still running 5 s after SIGTERM"
+	elif [ "$SKT_RC" -ne 0 ]; then
+		fail "$name.sigterm" "exit status $SKT_RC"
+	elif ! grep -q '^http.requests ' "$SRV_LOG"; then
+		fail "$name.sigterm" "no counters printed with --stats"
+	else
+		pass "$name.sigterm"
+	fi
+	SKT_PIDS=()
+}
+
+HELLO='Hello, world! This is skiff serving you.'
+
+check_curl() { # check_curl NAME CURLFLAG
+	local out=$WORK/curl.out
+	if ! C curl -s --fail "$2" -o "$out" "$URL"; then
+		fail "$1" "curl failed"
+	elif [ "$(stat -c %s "$out")" -ne 41 ] || [ "$(cat "$out")" != "$HELLO" ]; then
+		fail "$1" "body is not the 41-byte hello: $(head -c 80 "$out")"
+	else
+		pass "$1"
+	fi
+}
+
+check_ab() { # check_ab NAME N ARGS...
+	local name=$1 n=$2 out=$WORK/$1.out
+	shift 2
+	T=180 C ab -q -r "$@" "$URL" >"$out" 2>&1
+	local done_ fails non2xx rps
+	done_=$(awk '/^Complete requests:/ {print $3}' "$out")
+	fails=$(awk '/^Failed requests:/ {print $3}' "$out")
+	non2xx=$(awk '/^Non-2xx responses:/ {print $3}' "$out")
+	rps=$(awk '/^Requests per second:/ {print $4}' "$out")
+	if [ "${done_:-0}" != "$n" ] || [ "${fails:-x}" != 0 ] || [ -n "$non2xx" ]; then
+		fail "$name" "complete=${done_:-?} failed=${fails:-?} non2xx=${non2xx:-0}: $(tail -n 2 "$out" | tr '\n' ' ')"
+	else
+		pass "$name ($rps req/s)"
+	fi
+}
+
+# wrk_errors FILE: "connect read write timeout" (zeros when none).
+wrk_errors() {
+	local line
+	line=$(grep 'Socket errors:' "$1")
+	if [ -z "$line" ]; then
+		echo "0 0 0 0"
+	else
+		echo "$line" | sed -E 's/.*connect ([0-9]+), read ([0-9]+), write ([0-9]+), timeout ([0-9]+).*/\1 \2 \3 \4/'
+	fi
+}
+
+run_load_checks() {
+	check_curl curl.http11 --http1.1
+	check_curl curl.http10 --http1.0
+
+	if C python3 "$HERE/http_client.py" keepalive $SRV_IP 80 >"$WORK/ka.out" 2>&1; then
+		pass python.keepalive
+	else
+		fail python.keepalive "$(tr '\n' ' ' <"$WORK/ka.out")"
+	fi
+
+	check_ab ab.keepalive.c64 50000 -k -n 50000 -c 64
+	check_ab ab.close.c16 20000 -n 20000 -c 16
+
+	local out=$WORK/wrk.out e
+	T=30 C wrk -t 2 -c 64 -d 3 "$URL" >"$out" 2>&1
+	read -r -a e <<<"$(wrk_errors "$out")"
+	if ! grep -q 'Requests/sec' "$out"; then
+		fail wrk.c64 "wrk did not finish: $(tail -n 2 "$out" | tr '\n' ' ')"
+	elif [ "${e[0]}${e[1]}${e[2]}${e[3]}" != 0000 ] || grep -q 'Non-2xx' "$out"; then
+		fail wrk.c64 "$(grep -E 'Socket errors|Non-2xx' "$out" | tr '\n' ' ')"
+	else
+		pass "wrk.c64 ($(awk '/Requests\/sec/ {print $2}' "$out") req/s)"
+	fi
+
+	out=$WORK/h2load.out
+	T=60 C h2load --h1 -n 10000 -c 10 -m 10 "$URL" >"$out" 2>&1
+	if grep -q 'requests: 10000 total, 10000 started, 10000 done, 10000 succeeded, 0 failed, 0 errored' "$out" &&
+		grep -q 'status codes: 10000 2xx' "$out"; then
+		pass "h2load.pipelined ($(awk '/^finished in/ {print $4, $5}' "$out" | tr -d ,))"
+	else
+		fail h2load.pipelined "$(grep -E '^requests:|^status codes:' "$out" | tr '\n' ' ')"
+	fi
+
+	# Many connections, one request each.  read/write errors fail; connect
+	# errors are reported only (the open-files limit can bite the client).
+	out=$WORK/wrk1000.out
+	T=40 C wrk -t 2 -c 1000 -d 5 -H 'Connection: close' "$URL" >"$out" 2>&1
+	read -r -a e <<<"$(wrk_errors "$out")"
+	if ! grep -q 'Requests/sec' "$out"; then
+		fail wrk.close.c1000 "wrk did not finish: $(tail -n 2 "$out" | tr '\n' ' ')"
+	elif [ "${e[1]}" != 0 ] || [ "${e[2]}" != 0 ] || grep -q 'Non-2xx' "$out"; then
+		fail wrk.close.c1000 "$(grep -E 'Socket errors|Non-2xx' "$out" | tr '\n' ' ')"
+	else
+		pass "wrk.close.c1000 ($(awk '/Requests\/sec/ {print $2}' "$out") req/s; errors connect ${e[0]} timeout ${e[3]})"
+	fi
+
+	if [ -f "$HERE/http_bad_requests.txt" ]; then
+		if T=300 C python3 "$HERE/http_client.py" corpus $SRV_IP 80 "$HERE/http_bad_requests.txt" \
+			>"$WORK/corpus.out" 2>&1; then
+			pass "bad_requests ($(tail -n 1 "$WORK/corpus.out"))"
+		else
+			fail bad_requests "$(tail -n 6 "$WORK/corpus.out" | tr '\n' ' ')"
+		fi
+	else
+		fail bad_requests "tests/http_bad_requests.txt is missing"
+	fi
+}
+
+make_root() {
+	local r=$WORK/www
+	mkdir -p "$r/sub" "$r/.git"
+	head -c 600 /dev/urandom >"$r/f600.bin"
+	head -c 6000 /dev/urandom >"$r/sub/f6000.bin"
+	head -c $((10 * 1024 * 1024)) /dev/urandom >"$r/f10m.bin"
+	echo '<h1>index</h1>' >"$r/index.html"
+	echo 'secret' >"$r/.hidden"
+	echo 'secret' >"$r/.git/config"
+	echo 'a' >"$r/a.txt"
+	ln -s /etc/passwd "$r/passwd_link"
+	ln -s /etc/passwd "$r/sub/passwd_link"
+	ln -s /etc "$r/linkdir"
+}
+
+run_file_checks() {
+	local r=$WORK/www f out ok=1
+	for f in f600.bin sub/f6000.bin f10m.bin; do
+		out=$WORK/got.bin
+		rm -f "$out"
+		if ! T=30 C curl -s --fail -o "$out" "$URL$f"; then
+			fail "files.$(basename "$f")" "curl failed"; ok=0; continue
+		fi
+		if [ "$(sha256sum <"$out")" = "$(sha256sum <"$r/$f")" ]; then
+			pass "files.$(basename "$f") (sha256 equal, $(stat -c %s "$out") bytes)"
+		else
+			fail "files.$(basename "$f")" "content differs ($(stat -c %s "$out") bytes)"
+		fi
+	done
+	local hdr
+	hdr=$(C curl -s -I "$URL")
+	if echo "$hdr" | grep -qi '^content-type: text/html' && echo "$hdr" | grep -qi '^content-length: 15'; then
+		pass files.index_html_head
+	else
+		fail files.index_html_head "$(echo "$hdr" | tr '\r\n' '  ')"
+	fi
+	if C python3 "$HERE/http_client.py" escape $SRV_IP 80 >"$WORK/esc.out" 2>&1; then
+		pass "files.no_escape ($(tail -n 1 "$WORK/esc.out"))"
+	else
+		fail files.no_escape "$(tr '\n' ' ' <"$WORK/esc.out")"
+	fi
+}
+
+# Idle CPU of the server over 10 s, from /proc/PID/stat utime+stime.
+check_idle_cpu() {
+	local t0 t1 hz ticks
+	hz=$(getconf CLK_TCK)
+	sleep 1
+	t0=$(awk '{print $14 + $15}' "/proc/$SRV_PID/stat")
+	sleep 10
+	t1=$(awk '{print $14 + $15}' "/proc/$SRV_PID/stat")
+	ticks=$((t1 - t0))
+	# under 1% of a core: fewer than 0.1 s of CPU in 10 s
+	if [ $((ticks * 100)) -lt $((hz * 10)) ]; then
+		pass "idle_cpu ($ticks ticks of $((hz * 10)) in 10 s)"
+	else
+		fail idle_cpu "$ticks ticks in 10 s (limit $((hz / 10)))"
+	fi
+}
+
+check_refusal() {
+	# Two connections held open fill --max-conns 2; the third is answered
+	# 503 and closed, and once one is released a new client is served.
+	local out=$WORK/refuse.out
+	if T=30 C python3 - "$SRV_IP" >"$out" 2>&1 <<'PY'
+import socket, sys, time
+host = sys.argv[1]
+held = [socket.create_connection((host, 80), timeout=5) for _ in range(2)]
+time.sleep(0.3)
+s = socket.create_connection((host, 80), timeout=5)
+s.sendall(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+data = b""
+while True:
+    x = s.recv(4096)
+    if not x:
+        break
+    data += x
+assert data.startswith(b"HTTP/1.1 503 "), data[:60]
+held[0].close()
+time.sleep(0.3)
+s = socket.create_connection((host, 80), timeout=5)
+s.sendall(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+data = s.recv(4096)
+assert data.startswith(b"HTTP/1.1 200 "), data[:60]
+print("ok")
+PY
+	then
+		pass max_conns.refused_503
+	else
+		fail max_conns.refused_503 "$(tail -n 2 "$out" | tr '\n' ' ')"
+	fi
+}
+
+check_cli() {
+	local rc
+	ip netns exec "$NS_S" "$BIN" serve --stack skiff --dev tap:x >/dev/null 2>"$WORK/cli.err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q 'not available yet' "$WORK/cli.err"; then
+		pass cli.stack_skiff_unavailable
+	else
+		fail cli.stack_skiff_unavailable "exit $rc: $(cat "$WORK/cli.err")"
+	fi
+	rc=0
+	for args in "--port 0" "--port x" "--bogus" "--stack foo" "--max-conns 0" "extra"; do
+		# shellcheck disable=SC2086
+		ip netns exec "$NS_S" "$BIN" serve --stack linux $args >/dev/null 2>&1
+		[ $? -eq 2 ] || rc=1
+	done
+	if [ $rc -eq 0 ]; then pass cli.bad_args_exit_2; else fail cli.bad_args_exit_2 "some bad argument did not exit 2"; fi
+}
+
+if ! setup; then
+	fail setup "cannot create the namespaces"
+	echo "http: $passed passed, $failed failed"
+	exit 1
+fi
+
+check_cli
+
+if start_server default; then
+	run_load_checks
+	stop_server default
+fi
+
+make_root
+if start_server root --root "$WORK/www" --header-timeout 3; then
+	run_file_checks
+	if T=60 C python3 "$HERE/http_client.py" slowloris $SRV_IP 80 3 >"$WORK/slow.out" 2>&1; then
+		pass "slowloris ($(tail -n 1 "$WORK/slow.out"))"
+	else
+		fail slowloris "$(tr '\n' ' ' <"$WORK/slow.out")"
+	fi
+	check_idle_cpu
+	stop_server root
+fi
+
+if start_server limit --max-conns 2; then
+	check_refusal
+	stop_server limit
+fi
+
+echo "http: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

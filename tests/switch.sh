@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# tests/switch.sh [SKIFF] — acceptance tests of `skiff switch` (shared-memory
+# ports, learning, drops, dead peers) with pktgen and echo hosts attached as
+# switch:NAME/PORT.  No network namespace and no kernel interface: every frame
+# stays inside the switch's memory.  Each test runs its own switch (a name
+# with this script's pid in it), every process is started here and stopped
+# here by pid, and the memfds and abstract sockets die with the processes.
+# Prints "PASS name" / "FAIL name: why", then "switch: N passed, N failed";
+# exits non-zero on a failure.  Bounded: every wait has a timeout.
+set -u
+SKIFF=$(realpath "${1:-build/skiff}")
+TMP=$(mktemp -d /tmp/skiff-switch-test.XXXXXX)
+ID=skt$$
+PIDS=()
+passed=0 failed=0
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+
+# bg LOG CMD... : start CMD in the background, output to $TMP/LOG; pid in BG.
+bg() {
+	local log=$1
+	shift
+	"$@" >"$TMP/$log" 2>&1 &
+	BG=$!
+	PIDS+=("$BG")
+}
+
+# wait_for LOG REGEX [SECONDS]: until LOG matches, or fail after SECONDS.
+wait_for() {
+	local i
+	for ((i = 0; i < ${3:-5} * 20; i++)); do
+		grep -qE "$2" "$TMP/$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "  (timeout waiting for '$2' in $1:)" >&2
+	sed 's/^/    /' "$TMP/$1" >&2
+	return 1
+}
+
+# stop PID [SIGNAL]: signal it and wait (at most 5 s, then SIGKILL).
+stop() {
+	local i
+	kill -CONT "$1" 2>/dev/null
+	kill "-${2:-TERM}" "$1" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# val LOG KEY: the last "KEY VALUE" line's value (0 if none).
+val() { awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }' "$TMP/$1"; }
+# sumf LOG MODE FIELD: a field of pktgen's summary line.
+sumf() {
+	sed -nE "s/^pktgen: $2 summary .*$3=([0-9.]+).*/\1/p" "$TMP/$1" | tail -1
+}
+# cls LOG CLASS: a count from pktgen rx's classes line.
+cls() { sed -nE "s/^pktgen: rx classes .*$2=([0-9]+).*/\1/p" "$TMP/$1" | tail -1; }
+
+start_switch() { # NAME LOG [options]
+	local name=$1 log=$2
+	shift 2
+	bg "$log" "$SKIFF" switch "$name" --stats "$@"
+	SW=$BG
+	wait_for "$log" "ready"
+}
+
+# (a) pktgen tx on port 0 -> pktgen rx on port 1: every frame either arrives
+# or is counted as a drop at the switch.
+test_port_to_port() {
+	local n=$ID-a count=2000000 txn rxn drops swrx swtx
+	start_switch "$n" a.sw --ports 4 || { fail port_to_port "switch did not start"; return; }
+	bg a.rx "$SKIFF" pktgen --dev "switch:$n/1" rx
+	local rx=$BG
+	wait_for a.rx ready || { fail port_to_port "rx did not attach"; stop "$SW"; return; }
+	timeout 30 "$SKIFF" pktgen --dev "switch:$n/0" tx --count $count >"$TMP/a.tx" 2>&1
+	sleep 0.5
+	stop "$rx" INT
+	stop "$SW"
+	txn=$(sumf a.tx tx frames) rxn=$(sumf a.rx rx frames)
+	drops=$(val a.sw port.1.drop_full) swrx=$(val a.sw port.0.rx_frames)
+	swtx=$(val a.sw port.1.tx_frames)
+	echo "  tx $txn, switch took $swrx, delivered $swtx, dropped (ring full) $drops," \
+		"rx $rxn ($(sumf a.rx rx mpps) Mpps)"
+	if [ "${txn:-0}" != $count ] || [ "$swrx" != $count ]; then
+		fail port_to_port "sent ${txn:-?}, switch took $swrx, want $count"
+	elif [ "${rxn:-0}" -le 0 ] || [ "$rxn" != "$swtx" ] || [ $((rxn + drops)) != $count ]; then
+		fail port_to_port "rx $rxn + drops $drops != $count (switch delivered $swtx)"
+	else
+		pass port_to_port
+	fi
+}
+
+# (b) Two echo hosts talk unicast through the switch; a third port sees the
+# broadcasts and the flooded unknown unicast, and none of their unicast.
+test_learning() {
+	local n=$ID-b ma=02:00:00:5e:00:11 mb=02:00:00:5e:00:22 mm=02:00:00:5e:00:33
+	start_switch "$n" b.sw --ports 4 || { fail learning "switch did not start"; return; }
+	bg b.mon "$SKIFF" pktgen --dev "switch:$n/2" rx --mac $mm
+	local mon=$BG
+	bg b.A "$SKIFF" echo --dev "switch:$n/0" --ip 198.18.1.1/24 --mac $ma --stats
+	local a=$BG
+	bg b.B "$SKIFF" echo --dev "switch:$n/1" --ip 198.18.1.2/24 --mac $mb --stats
+	local b=$BG
+	if ! wait_for b.mon ready || ! wait_for b.A ready || ! wait_for b.B ready; then
+		fail learning "a host did not attach"
+		stop "$mon"; stop "$a"; stop "$b"; stop "$SW"
+		return
+	fi
+	sleep 0.3 # the hosts' announcements have taught the switch their MACs
+	# From port 3: UDP echo requests to A that claim to come from B's
+	# address.  A answers B: an ARP request (broadcast), B's ARP reply to A
+	# and the echoes to B (unicast), and B's ICMP port unreachables back
+	# to A (unicast: nothing listens on B's port 9).
+	timeout 10 "$SKIFF" pktgen --dev "switch:$n/3" tx --count 300 --mac 02:00:00:5e:00:44 \
+		--dst-mac $ma --src-ip 198.18.1.2 --dst-ip 198.18.1.1 --dport 7 --sport 9 \
+		>"$TMP/b.tx1" 2>&1
+	sleep 0.3
+	# And 50 frames to a MAC nobody has: flooded, the monitor must see them.
+	timeout 10 "$SKIFF" pktgen --dev "switch:$n/3" tx --count 50 --mac 02:00:00:5e:00:44 \
+		--dst-mac 02:00:00:5e:00:99 >"$TMP/b.tx2" 2>&1
+	sleep 0.3
+	stop "$mon" INT
+	stop "$a"
+	stop "$b"
+	stop "$SW"
+	local other me bc a_udp b_noport b_in a_in
+	other=$(cls b.mon ucast_other) me=$(cls b.mon ucast_me) bc=$(cls b.mon bcast)
+	a_udp=$(val b.A udp.rx) b_noport=$(val b.B udp.no_port)
+	b_in=$(val b.sw port.1.tx_frames) a_in=$(val b.sw port.0.tx_frames)
+	echo "  monitor: bcast $bc, unicast to others ${other:-?}, to it ${me:-?};" \
+		"A got $a_in frames (udp.rx $a_udp), B got $b_in (udp.no_port $b_noport)"
+	if [ "$a_udp" -le 0 ] || [ "$b_noport" -le 0 ]; then
+		fail learning "the hosts did not talk (A udp.rx $a_udp, B udp.no_port $b_noport)"
+	elif [ "${bc:-0}" -lt 1 ]; then
+		fail learning "the monitor saw no broadcast"
+	elif [ "${other:-x}" != 50 ] || [ "${me:-x}" != 0 ]; then
+		fail learning "the monitor saw ${other:-?} unicast frames for others, want exactly the 50 flooded"
+	else
+		pass learning
+	fi
+}
+
+# (c) A stopped reader (SIGSTOP) does not stall the switch: the other port
+# keeps receiving, the sender is never blocked, the drops are counted.
+test_stopped_reader() {
+	local n=$ID-c
+	start_switch "$n" c.sw --ports 4 || { fail stopped_reader "switch did not start"; return; }
+	# One after the other: port 1 then sees port 2's announcement (+1 below).
+	bg c.rx1 "$SKIFF" pktgen --dev "switch:$n/1" rx
+	local r1=$BG
+	wait_for c.rx1 ready
+	bg c.rx2 "$SKIFF" pktgen --dev "switch:$n/2" rx
+	local r2=$BG
+	wait_for c.rx1 ready && wait_for c.rx2 ready ||
+		{ fail stopped_reader "rx did not attach"; stop "$r1"; stop "$r2"; stop "$SW"; return; }
+	bg c.tx timeout 20 "$SKIFF" pktgen --dev "switch:$n/0" tx --duration 3
+	local tx=$BG
+	sleep 0.5
+	kill -STOP "$r2"
+	wait "$tx"
+	sleep 0.3
+	kill -USR1 "$SW" # counters while port 2 is still stopped
+	sleep 0.3
+	local d2_stopped
+	d2_stopped=$(val c.sw port.2.drop_full)
+	kill -CONT "$r2"
+	sleep 0.5 # let it read what waited in its ring
+	stop "$r2" INT
+	stop "$r1" INT
+	stop "$SW"
+	local txn r1n r2n d1 t1 t2 took
+	txn=$(sumf c.tx tx frames) r1n=$(sumf c.rx1 rx frames) r2n=$(sumf c.rx2 rx frames)
+	d1=$(val c.sw port.1.drop_full) t1=$(val c.sw port.1.tx_frames)
+	t2=$(val c.sw port.2.tx_frames) took=$(val c.sw port.0.rx_frames)
+	echo "  tx $txn; port 1 got $r1n (+$d1 dropped); stopped port 2 got $r2n," \
+		"dropped $d2_stopped while stopped"
+	if [ "${txn:-0}" -le 0 ] || [ "$took" != "$txn" ]; then
+		fail stopped_reader "the sender was held back (sent ${txn:-?}, switch took $took)"
+	elif [ "$d2_stopped" -le 0 ]; then
+		fail stopped_reader "no drops counted for the stopped port"
+	# (+1: port 2's pktgen announces itself with one broadcast frame)
+	elif [ "${r1n:-0}" != "$t1" ] || [ $((r1n + d1)) != $((txn + 1)) ] || [ "$r1n" -le "$t2" ]; then
+		fail stopped_reader "the running port got $r1n (+$d1 drops) of $txn, stopped one $t2"
+	elif [ "${r2n:-x}" != "$t2" ]; then
+		fail stopped_reader "the stopped port, resumed, read $r2n of $t2 delivered"
+	else
+		pass stopped_reader
+	fi
+}
+
+# (d) SIGKILL a port's process: the switch frees the port at once, carries
+# on, refuses a second owner while a new process holds the port.
+test_killed_port() {
+	local n=$ID-d
+	start_switch "$n" d.sw --ports 4 || { fail killed_port "switch did not start"; return; }
+	bg d.rx1 "$SKIFF" pktgen --dev "switch:$n/1" rx
+	local r1=$BG
+	wait_for d.rx1 ready || { fail killed_port "rx did not attach"; stop "$SW"; return; }
+	timeout 10 "$SKIFF" pktgen --dev "switch:$n/0" tx --count 100000 >"$TMP/d.tx1" 2>&1
+	kill -KILL "$r1"
+	wait "$r1" 2>/dev/null
+	if ! wait_for d.sw "port 1 detached" 3; then
+		fail killed_port "the switch did not free port 1"
+		stop "$SW"
+		return
+	fi
+	bg d.rx2 "$SKIFF" pktgen --dev "switch:$n/1" rx
+	local r2=$BG
+	wait_for d.rx2 ready || { fail killed_port "could not re-attach port 1"; stop "$SW"; return; }
+	local busy=0
+	timeout 5 "$SKIFF" pktgen --dev "switch:$n/1" rx --duration 1 >"$TMP/d.busy" 2>&1 || busy=$?
+	timeout 10 "$SKIFF" pktgen --dev "switch:$n/0" tx --count 100000 >"$TMP/d.tx2" 2>&1
+	sleep 0.3
+	stop "$r2" INT
+	kill -0 "$SW" 2>/dev/null
+	local alive=$?
+	stop "$SW"
+	local got
+	got=$(sumf d.rx2 rx frames)
+	echo "  after the kill: the new owner got ${got:-?} frames; a second owner: $(head -c 120 "$TMP/d.busy")"
+	if [ $alive != 0 ]; then
+		fail killed_port "the switch died"
+	elif [ "${got:-0}" -le 0 ]; then
+		fail killed_port "the new owner of port 1 received nothing"
+	elif [ $busy = 0 ] || ! grep -q "in use" "$TMP/d.busy"; then
+		fail killed_port "a second process could take port 1 while it is held"
+	elif [ "$(val d.sw port.1.attaches)" != 2 ]; then
+		fail killed_port "port 1 attaches $(val d.sw port.1.attaches), want 2"
+	else
+		pass killed_port
+	fi
+}
+
+# Nothing left behind: the switches' abstract sockets are gone, and
+# attaching to a switch that is not running says so.
+test_cleanup() {
+	local left msg
+	left=$(grep -c "@skiff-switch/$ID-" /proc/net/unix)
+	msg=$("$SKIFF" pktgen --dev "switch:$ID-none/0" rx 2>&1)
+	if [ "$left" != 0 ]; then
+		fail cleanup "$left switch sockets left"
+	elif ! grep -q "no switch" <<<"$msg"; then
+		fail cleanup "attaching to no switch: '$msg'"
+	else
+		pass cleanup
+	fi
+}
+
+test_port_to_port
+test_learning
+test_stopped_reader
+test_killed_port
+test_cleanup
+echo "switch: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

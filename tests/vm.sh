@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# tests/vm.sh — the unikernel under QEMU TCG with user networking.
+#
+#   tests/vm.sh [build/skiff] [build/skiff-uk.elf]
+#
+# Checks, each reported PASS/FAIL, ending with "vm: N passed, N failed":
+#   boot      `skiff vm` boots the image; the serial "ready" line appears
+#   udp-sizes datagrams of 1..1472 bytes sent from the host to
+#             127.0.0.1:PORT (hostfwd -> guest port 7) come back intact
+#   udp-load  tests/udp_echo.py: 2000 random sizes, 16 in flight, all intact
+#   idle      parked (sti; hlt) the QEMU process uses little CPU
+#   shutdown  the UDP message "exit 0" to the guest's shutdown-port stops
+#             it; `skiff vm` exits 0 and the guest printed its counters
+#   exit-code "exit 3" makes `skiff vm` exit 3
+#   timer     exit-after=2: the LAPIC timer wakes the parked guest; exit 0
+#   fault-*   fault=ud / fault=pf: the handler prints vector, error code and
+#             registers, and the exit code is 64 + vector
+#   bad-arg   an unknown guest argument: exit 1
+# Every QEMU run is bounded by `timeout` and is stopped by pid on exit.
+# Traffic goes to 127.0.0.1 only: QEMU's user network keeps 10.0.2.x inside.
+set -u
+cd "$(dirname "$0")/.."
+SKIFF=${1:-build/skiff}
+IMG=${2:-build/skiff-uk.elf}
+LOG=${VM_LOG_DIR:-build/test-logs/vm}
+mkdir -p "$LOG"
+passed=0 failed=0
+PIDS=()
+
+pass() { passed=$((passed + 1)); echo "PASS $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+cleanup() {
+	local p c
+	for p in "${PIDS[@]}"; do
+		for c in $(pgrep -P "$p" 2>/dev/null); do kill "$c" 2>/dev/null; done
+		kill "$p" 2>/dev/null
+	done
+}
+trap cleanup EXIT INT TERM
+
+for f in "$SKIFF" "$IMG"; do
+	[ -r "$f" ] || { echo "vm: missing $f (make all uk)"; exit 2; }
+done
+command -v qemu-system-x86_64 >/dev/null || { echo "vm: qemu-system-x86_64 missing (tools/deps.sh)"; exit 2; }
+
+free_udp_port() {
+	python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_for FILE PATTERN SECONDS
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -aq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# vm_run NAME TIMEOUT ARGS... : skiff vm in the foreground; sets RC.
+vm_run() {
+	local name=$1 t=$2
+	shift 2
+	timeout "$t" "$SKIFF" vm --accel tcg --image "$IMG" "$@" </dev/null >"$LOG/$name.log" 2>&1
+	RC=$?
+}
+
+# --- the echo guest ---------------------------------------------------------
+ECHO_PORT=$(free_udp_port)
+CTL_PORT=$(free_udp_port)
+while [ "$CTL_PORT" = "$ECHO_PORT" ]; do CTL_PORT=$(free_udp_port); done
+t0=$(date +%s.%N)
+timeout 120 "$SKIFF" vm --accel tcg --image "$IMG" -p "$ECHO_PORT:7/udp" -p "$CTL_PORT:9/udp" \
+	-- shutdown-port=9 exit-after=100 stats </dev/null >"$LOG/echo.log" 2>&1 &
+VM=$!
+PIDS+=("$VM")
+if wait_for "$LOG/echo.log" "skiff-uk: ready" 20; then
+	t1=$(date +%s.%N)
+	pass "boot ($(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s to ready; $(grep -ao 'boot_ms=[0-9]*' "$LOG/echo.log"))"
+else
+	fail boot "no ready line in 20 s; see $LOG/echo.log"
+fi
+
+if python3 - "$ECHO_PORT" <<'PY' >"$LOG/udp-sizes.log" 2>&1; then
+import os, socket, sys
+port = int(sys.argv[1])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+bad = 0
+for n in (1, 2, 17, 18, 64, 100, 512, 1000, 1024, 1400, 1471, 1472):
+    d = os.urandom(n)
+    s.sendto(d, ("127.0.0.1", port))
+    try:
+        r, _ = s.recvfrom(4096)
+    except socket.timeout:
+        print(f"size {n}: no reply"); bad += 1; continue
+    if r != d:
+        print(f"size {n}: reply differs ({len(r)} bytes)"); bad += 1
+print("bad", bad)
+sys.exit(1 if bad else 0)
+PY
+	pass "udp-sizes (1..1472 bytes echoed intact)"
+else
+	fail udp-sizes "$(tail -3 "$LOG/udp-sizes.log" | tr '\n' ' ')"
+fi
+
+if timeout 120 python3 tests/udp_echo.py --dst 127.0.0.1 --port "$ECHO_PORT" --count 2000 \
+	--window 16 --timeout 5 >"$LOG/udp-load.log" 2>&1; then
+	pass "udp-load ($(tail -1 "$LOG/udp-load.log"))"
+else
+	fail udp-load "$(tail -1 "$LOG/udp-load.log")"
+fi
+
+# Idle: the guest parks in hlt, so QEMU's CPU time grows far slower than
+# wall time (a spinning guest would use ~100% of a core).
+QEMU=$(pgrep -P "$VM" | head -1)
+if [ -n "$QEMU" ] && [ -r "/proc/$QEMU/stat" ]; then
+	ticks() { awk '{print $14 + $15}' "/proc/$QEMU/stat"; }
+	hz=$(getconf CLK_TCK)
+	c0=$(ticks); sleep 3; c1=$(ticks)
+	pct=$(( (c1 - c0) * 100 / (3 * hz) ))
+	if [ "$pct" -lt 30 ]; then pass "idle (QEMU used ${pct}% of a CPU over 3 s)"
+	else fail idle "QEMU used ${pct}% of a CPU while the guest should be halted"; fi
+else
+	fail idle "no QEMU process under skiff vm"
+fi
+
+python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CTL_PORT"
+wait "$VM"
+RC=$?
+if [ "$RC" -eq 0 ] && grep -aq "^dev.rx_frames" "$LOG/echo.log" && grep -aq "skiff-uk: exit 0" "$LOG/echo.log"; then
+	pass "shutdown (exit 0 through isa-debug-exit, counters printed)"
+else
+	fail shutdown "skiff vm exited $RC; see $LOG/echo.log"
+fi
+
+# --- exit code passthrough --------------------------------------------------
+CTL_PORT=$(free_udp_port)
+timeout 60 "$SKIFF" vm --accel tcg --image "$IMG" -p "$CTL_PORT:9/udp" -- shutdown-port=9 exit-after=50 \
+	</dev/null >"$LOG/exit-code.log" 2>&1 &
+VM=$!
+PIDS+=("$VM")
+if wait_for "$LOG/exit-code.log" "skiff-uk: ready" 20; then
+	python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 3", ("127.0.0.1", int(sys.argv[1])))' "$CTL_PORT"
+fi
+wait "$VM"
+RC=$?
+[ "$RC" -eq 3 ] && pass "exit-code (guest 3 -> skiff vm 3)" || fail exit-code "expected 3, got $RC"
+
+# --- timer ------------------------------------------------------------------
+vm_run timer 60 -- exit-after=2 stats
+if [ "$RC" -eq 0 ] && grep -aq "^loop.wakeups_timer [1-9]" "$LOG/timer.log"; then
+	pass "timer (exit-after=2: woken by the LAPIC timer, exit 0)"
+else
+	fail timer "rc $RC; see $LOG/timer.log"
+fi
+
+# --- exceptions -------------------------------------------------------------
+for f in ud:6 pf:14; do
+	kind=${f%%:*} vec=${f##*:}
+	vm_run "fault-$kind" 60 -- "fault=$kind"
+	if [ "$RC" -eq $((64 + vec)) ] && grep -aq "EXCEPTION vector $vec " "$LOG/fault-$kind.log" &&
+		grep -aq "rip [0-9a-f]\{16\}" "$LOG/fault-$kind.log" && grep -aq "r15 [0-9a-f]\{16\}" "$LOG/fault-$kind.log"; then
+		pass "fault-$kind (vector $vec, registers printed, exit $RC)"
+	else
+		fail "fault-$kind" "exit $RC (want $((64 + vec))); see $LOG/fault-$kind.log"
+	fi
+done
+
+vm_run bad-arg 60 -- no-such-key=1
+if [ "$RC" -eq 1 ] && grep -aq "bad command-line word" "$LOG/bad-arg.log"; then
+	pass "bad-arg (unknown guest argument: exit 1)"
+else
+	fail bad-arg "exit $RC; see $LOG/bad-arg.log"
+fi
+
+echo "vm: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
