@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential clang libclang-rt-14-dev llvm libcmocka-dev libxdp-dev libbpf-dev
       libpcap-dev libelf-dev zlib1g-dev iproute2 iputils-ping iputils-arping python3
-      procps util-linux kmod ethtool apache2-utils wrk nghttp2-client curl qemu-system-x86)
+      procps util-linux kmod ethtool apache2-utils wrk nghttp2-client curl qemu-system-x86 nginx gnuplot-nox)
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

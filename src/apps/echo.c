@@ -30,7 +30,7 @@ static void usage(FILE *f)
 		"\n"
 		"Answers ARP, ICMP echo and UDP echo (port 7) as ADDR on DEV.\n"
 		"\n"
-		"  --dev DEV      tap:NAME | packet:IFACE | xdp:IFACE\n"
+		"  --dev DEV      tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n"
 		"  --ip ADDR/LEN  this host's IPv4 address and prefix length\n"
 		"  --gw ADDR      default gateway (optional)\n"
 		"  --mac MAC      this host's MAC (default: random, locally administered)\n"

@@ -48,8 +48,8 @@ typedef int (*tcp_ip_output_fn)(void *ctx, sk_time_ns now, uint32_t src, uint32_
 
 struct tcp_config {
 	uint32_t local_ip;        /* host order; source of active opens */
-	uint32_t max_sockets;     /* pool: listeners, SYN_RECEIVED, open, TIME_WAIT */
-	uint32_t sndbuf, rcvbuf;  /* bytes per socket (slot size; setopt may lower) */
+	uint32_t max_sockets;     /* pool: listeners, SYN_RECEIVED, open, TIME_WAIT (2048) */
+	uint32_t sndbuf, rcvbuf;  /* bytes per socket (slot size; setopt may lower) (128 KiB) */
 	uint16_t mtu;             /* IP MTU: our MSS is mtu - 40 */
 	uint16_t eph_lo, eph_hi;  /* ephemeral port range for connect */
 	uint64_t seed[2];         /* random key: hash, ISN, cookies, timestamps */

@@ -440,9 +440,12 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		}
 	}
 
-	/* Window update (RFC 9293 3.10.7.4, SND.WL1/WL2 rule). */
-	if (tcp_seq_lt(sk->snd_wl1, h->seq) ||
-	    (sk->snd_wl1 == h->seq && tcp_seq_le(sk->snd_wl2, ack))) {
+	/* Window update.  RFC 9293's WL1/WL2 rule would let a reordered older
+	 * ACK with the same SEQ/ACK shrink the window (and stall a sender with
+	 * nothing in flight); like Linux, a same-SEQ, same-ACK segment may only
+	 * open it. */
+	if (tcp_seq_lt(sk->snd_wl1, h->seq) || tcp_seq_lt(sk->snd_wl2, ack) ||
+	    (sk->snd_wl1 == h->seq && sk->snd_wl2 == ack && win > sk->snd_wnd)) {
 		if (win > sk->snd_wnd)
 			tcp_egress(st, sk);
 		sk->snd_wnd = win;

@@ -355,7 +355,12 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 
 	/* Persist (RFC 9293 3.8.6.1): data waits on a zero window, nothing is in
 	 * flight to bring an ACK: probe on a backed-off timer. */
-	if (sk->snd_wnd == 0 && tcp_seq_lt(sk->snd_nxt, data_end) && sk->snd_una == sk->snd_max) {
+	if (sk->snd_una != sk->snd_max) {
+		/* Anything outstanding has a retransmit timer, whatever else happened. */
+		if (sk->rtx_at == SK_TIME_NEVER)
+			tcp_rearm_rtx(st, sk, now);
+		sk->persist_at = SK_TIME_NEVER;
+	} else if (sk->snd_wnd == 0 && tcp_seq_lt(sk->snd_nxt, data_end)) {
 		if (sk->persist_at == SK_TIME_NEVER) {
 			sk_time_ns d = sk->rto << SK_MIN(sk->backoff, 10);
 			sk->persist_at = now + SK_MIN(d, tcp_ms(st->cfg.rto_max_ms));
@@ -459,6 +464,8 @@ static void tcp_rto_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 	sk->nscore = 0;            /* RFC 2018 8: the receiver may have reneged */
 	sk->snd_nxt = sk->snd_una;
 	sk->rtx_hi = sk->snd_una;
+	if (sk->snd_wnd == 0)
+		sk->fl |= TF_RTX_ONE; /* the window shrank to 0: the head segment is the probe */
 	sk->rtt_on = false;
 	sk->backoff++;
 	sk->rto = SK_MIN(sk->rto * 2, tcp_ms(st->cfg.rto_max_ms));

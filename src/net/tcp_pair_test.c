@@ -121,7 +121,7 @@ static sk_time_ns run_echo(struct tnet *w, size_t total, sk_time_ns limit)
 	while (now < limit && !(x.a_closed && x.b_closed)) {
 		now = tnet_step(w, now, now + 10 * MS);
 		echo_app(&x, now);
-		if (x.a_err) { struct tcp_info in; tcp_info(&w->a->st, x.ca, &in); printf("a_err %d state %s sent %zu recv %zu b_recv %zu b_sent %zu t=%llu\n", x.a_err, tcp_state_name(in.state), x.a_sent, x.a_recv, x.b_recv, x.b_sent, (unsigned long long)now); tcp_stats(&w->a->st, print_stats, NULL); }
+		if (x.a_err) { struct tcp_info in; tcp_info(&w->a->st, x.ca, &in); printf("a_err %d state %s sent %zu recv %zu b_recv %zu b_sent %zu t=%llu\n", x.a_err, tcp_state_name(in.state), x.a_sent, x.a_recv, x.b_recv, x.b_sent, (unsigned long long)now); tcp_stats(&w->a->st, print_stats, NULL); printf("--B\n"); tcp_stats(&w->b->st, print_stats, NULL); }
 		assert_int_equal(x.a_err, 0);
 		assert_int_equal(x.b_err, 0);
 	}
@@ -221,6 +221,53 @@ static void test_echo_many_seeds(void **state)
 		w->dup_pm = 10;
 		w->latency = (sk_time_ns)(1 + seed % 4) * MS;
 		run_echo(w, 300u << 10, 3600 * SK_NS_PER_S);
+		tnet_free(w);
+	}
+}
+
+
+static struct tcp_config stress_cfg;
+
+static void tweak_stress(struct tcp_config *c)
+{
+	c->sndbuf = stress_cfg.sndbuf;
+	c->rcvbuf = stress_cfg.rcvbuf;
+	c->mtu = stress_cfg.mtu;
+}
+
+/* TCP_STRESS=N: N random impairment/buffer/MTU combinations (off by default). */
+static void test_echo_stress(void **state)
+{
+	(void)state;
+	const char *env = getenv("TCP_STRESS");
+	int n = env ? atoi(env) : 0;
+	uint64_t r = 0x1234567;
+	for (int i = 0; i < n; i++) {
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		static const uint32_t bufs[] = {2048, 4096, 8192, 30000, 65536, 262144};
+		static const uint16_t mtus[] = {576, 1000, 1500, 9000};
+		stress_cfg.sndbuf = bufs[r % 6];
+		stress_cfg.rcvbuf = bufs[(r >> 8) % 6];
+		stress_cfg.mtu = mtus[(r >> 16) % 4];
+		const char *only = getenv("TCP_STRESS_ONLY");
+		if (only && atoi(only) != i)
+			continue;
+		struct tnet *w = tnet_new(tweak_stress);
+		w->trace = only && getenv("TCP_TRACE");
+		w->rng = r | 1;
+		const char *maxloss = getenv("TCP_STRESS_MAXLOSS");
+		w->loss_pm = (unsigned)((r >> 20) % (maxloss ? (unsigned)atoi(maxloss) + 1 : 120));
+		w->reorder_pm = (unsigned)((r >> 28) % 100);
+		w->dup_pm = (unsigned)((r >> 36) % 50);
+		w->latency = (sk_time_ns)((r >> 44) % 20 + 1) * MS;
+		uint64_t r2 = r * 0x9e3779b97f4a7c15ull;
+		(void)r2;
+		size_t total = (size_t)((r2 >> 40) % (512 * 1024)) + 1;
+		if (getenv("TCP_TEST_STATS"))
+			fprintf(stderr, "  stress %d: buf %u/%u mtu %u loss %u reorder %u dup %u lat %llu total %zu\n", i,
+			       stress_cfg.sndbuf, stress_cfg.rcvbuf, stress_cfg.mtu, w->loss_pm,
+			       w->reorder_pm, w->dup_pm, (unsigned long long)(w->latency / MS), total);
+		run_echo(w, total, 20000 * SK_NS_PER_S);
 		tnet_free(w);
 	}
 }
@@ -384,6 +431,74 @@ static void test_syn_flood_real_client_served(void **state)
 	tnet_free(w);
 }
 
+
+static void tweak_seq(struct tcp_config *c)
+{
+	c->max_sockets = 48;
+	c->sndbuf = 4096;
+	c->rcvbuf = 4096;
+	c->eph_lo = 40000;
+	c->eph_hi = 40099; /* 100 ports: tuples come back while in TIME_WAIT */
+}
+
+/* 20,000 sequential connect/send/close cycles, half with the server closing
+ * first (its TIME_WAITs are reused by the next SYN on the tuple), half with
+ * the client closing first (its own TIME_WAITs are reused by connect). */
+static void test_sequential_connections_reuse_time_wait(void **state)
+{
+	(void)state;
+	struct tnet *w = tnet_new(tweak_seq);
+	struct tcp_stack *A = &w->a->st, *B = &w->b->st;
+	sk_time_ns now = 0;
+	int ls = tcp_listen(B, 80, 0);
+	for (int i = 0; i < 20000; i++) {
+		bool server_first = i < 10000;
+		int ca = tcp_connect(A, now, IP_B, 80);
+		assert_true(ca >= 0);
+		int sb = -1;
+		for (int k = 0; k < 100 && sb < 0; k++) {
+			now = tnet_step(w, now, now + MS);
+			sb = tcp_accept(B, ls, NULL, NULL);
+		}
+		assert_true(sb >= 0);
+		assert_int_equal(tcp_send(A, ca, "req", 3), 3);
+		char b[8];
+		int r = -SK_EAGAIN;
+		for (int k = 0; k < 100 && r == -SK_EAGAIN; k++) {
+			now = tnet_step(w, now, now + MS);
+			r = tcp_recv(B, sb, b, sizeof(b));
+		}
+		assert_int_equal(r, 3);
+		int first = server_first ? sb : ca, second = server_first ? ca : sb;
+		struct tcp_stack *F = server_first ? B : A, *S = server_first ? A : B;
+		assert_int_equal(tcp_close(F, now, first), 0);
+		r = -SK_EAGAIN;
+		for (int k = 0; k < 100 && r == -SK_EAGAIN; k++) {
+			now = tnet_step(w, now, now + MS);
+			r = tcp_recv(S, second, b, sizeof(b));
+		}
+		assert_int_equal(r, 0);
+		assert_int_equal(tcp_close(S, now, second), 0);
+		now = tnet_step(w, now, now + 5 * MS);
+		struct tcp_event ev[16];
+		while (tcp_events(A, ev, 16) > 0)
+			;
+		while (tcp_events(B, ev, 16) > 0)
+			;
+	}
+	settle(w, &now, 61 * SK_NS_PER_S);
+	assert_int_equal(A->nfree, A->cfg.max_sockets);
+	assert_int_equal(B->nfree, B->cfg.max_sockets - 1);
+	assert_true(STAT(w->b, tw_reuse) + STAT(w->b, tw_recycled) > 0);
+	assert_true(STAT(w->a, tw_reuse) + STAT(w->a, tw_recycled) > 0);
+	assert_int_equal(STAT(w->a, conn_reset) + STAT(w->b, conn_reset), 0);
+	if (getenv("TCP_TEST_STATS"))
+		printf("  20k: B tw_reuse %llu tw_recycled %llu, A tw_reuse %llu tw_recycled %llu\n",
+		       (unsigned long long)STAT(w->b, tw_reuse), (unsigned long long)STAT(w->b, tw_recycled),
+		       (unsigned long long)STAT(w->a, tw_reuse), (unsigned long long)STAT(w->a, tw_recycled));
+	tnet_free(w);
+}
+
 /* ---- idle connections are never visited ---- */
 
 static void tweak_10k(struct tcp_config *c)
@@ -470,7 +585,9 @@ int main(void)
 		cmocka_unit_test(test_echo_reorder_dup),
 		cmocka_unit_test(test_echo_loss_small_buffers),
 		cmocka_unit_test(test_echo_many_seeds),
+		cmocka_unit_test(test_echo_stress),
 		cmocka_unit_test(test_syn_flood_real_client_served),
+		cmocka_unit_test(test_sequential_connections_reuse_time_wait),
 		cmocka_unit_test(test_10k_idle_one_busy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,9 +7,11 @@
 void tcp_config_default(struct tcp_config *cfg)
 {
 	sk_memset(cfg, 0, sizeof(*cfg));
-	cfg->max_sockets = 4096;
-	cfg->sndbuf = 256 * 1024;
-	cfg->rcvbuf = 256 * 1024;
+	/* 2048 x 2 x 128 KiB = 512 MiB of arena, touched only as sockets use
+	 * their rings: map it lazily (mmap) or lower these for small targets. */
+	cfg->max_sockets = 2048;
+	cfg->sndbuf = 128 * 1024;
+	cfg->rcvbuf = 128 * 1024;
 	cfg->mtu = 1500;
 	cfg->eph_lo = 32768;
 	cfg->eph_hi = 60999;

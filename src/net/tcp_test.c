@@ -657,8 +657,16 @@ static void test_est_zero_window_persist(void **state)
 	(void)state;
 	struct est e;
 	est_open(&e, true, NULL);
+	tcp_send(&e.n->st, e.s, "x", 1);
+	est_poll(&e);
+	tnode_clear(e.n);
 	e.pwin = 0;
-	est_raw(&e, TCP_ACK, e.pseq, e.lseq); /* window closes */
+	e.lseq += 1;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq); /* acked, and the window closes */
+	/* A reordered older ACK (same SEQ/ACK) may not reopen... */
+	e.pwin = 1024;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq - 1);
+	e.pwin = 0;
 	tcp_send(&e.n->st, e.s, "wait", 4);
 	est_poll(&e);
 	assert_int_equal(e.n->nseg, 0);

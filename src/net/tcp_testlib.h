@@ -145,7 +145,7 @@ struct tpkt {
 	uint32_t src, dst;
 	uint16_t len;
 	uint64_t order;
-	uint8_t data[1600];
+	uint8_t data[9216];
 };
 
 static __attribute__((unused)) int tpkt_cmp(const void *x, const void *y)

@@ -1,0 +1,598 @@
+/* bench_cost.c — the rows of the cost report (make bench-cost) that can be
+ * timed in one process, in cycles (lfenced rdtsc) and ns:
+ *
+ *   timer      loop/timerq.h arm + cancel of one timer, and net/timer.h
+ *              set + remove of one id, each in a heap already holding
+ *              1,000 other deadlines (a busy server); 64 pairs per sample.
+ *   http       one keep-alive request inside the server: the readiness
+ *              callback of a connection on a fake loop (as server_test.c
+ *              drives it) from the read of "GET / HTTP/1.1" to the
+ *              response handed to writev; one request per sample.
+ *   tcp        two engines (net/tcp.h) back to back, no wire, no device:
+ *              "segment in" = tcp_input of a 41-byte data segment on an
+ *              established connection; "segment out" = tcp_send of a
+ *              41-byte answer + the tcp_poll that emits it (ACK
+ *              piggybacked); "accept to close" = every call the server
+ *              engine and its application make for one connection: SYN in,
+ *              SYN-ACK out, ACK in, accept, request in, answer + FIN out,
+ *              FIN/ACK in, close.  Checksums are computed and verified as
+ *              on the wire.
+ *   park/wake  two threads on two CPUs, each parked in epoll_wait on its
+ *              own eventfd; a write wakes the other, which answers: one
+ *              round trip (two wakeups, four system calls a side).  Also
+ *              both threads on one CPU.
+ *
+ * Output: one line per row, "row|name|samples|med_cyc|p99_cyc|med_ns|p99_ns",
+ * read by bench/http/cost.py.  Every sample subtracts the median cost of an
+ * empty timed region.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "http/server.h"
+#include "loop/timerq.h"
+#include "net/tcp.h"
+#include "net/timer.h"
+
+static inline uint64_t tsc(void)
+{
+	_mm_lfence();
+	uint64_t t = __rdtsc();
+	_mm_lfence();
+	return t;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double ns_per_cycle;
+static double overhead;
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void report(const char *name, double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	double med = v[n / 2], p99 = v[(size_t)((double)n * 0.99)];
+	printf("row|%s|%zu|%.1f|%.1f|%.1f|%.1f\n", name, n, med, p99, med * ns_per_cycle,
+	       p99 * ns_per_cycle);
+	fflush(stdout);
+}
+
+static void calibrate(void)
+{
+	uint64_t n0 = mono_ns(), c0 = tsc();
+	while (mono_ns() - n0 < 200000000ull)
+		;
+	uint64_t n1 = mono_ns(), c1 = tsc();
+	ns_per_cycle = (double)(n1 - n0) / (double)(c1 - c0);
+	enum { N = 100001 };
+	static double v[N];
+	for (int i = 0; i < N; i++) {
+		uint64_t a = tsc(), b = tsc();
+		v[i] = (double)(b - a);
+	}
+	qsort(v, N, sizeof(*v), cmp_double);
+	overhead = v[N / 2];
+	printf("info|tsc_ghz|%.3f\ninfo|timer_overhead_cycles|%.0f\n", 1.0 / ns_per_cycle,
+	       overhead);
+}
+
+static double sample(uint64_t t0, uint64_t t1, unsigned per)
+{
+	double d = (double)(t1 - t0) - overhead;
+	return (d < 0 ? 0 : d) / per;
+}
+
+/* ---------------------------------------------------------------- timers */
+#define BG 1000
+#define PAIRS 64
+#define TSAMPLES 20000
+
+static void bench_timers(void)
+{
+	static double v[TSAMPLES];
+	static struct loop_timer bg[BG], t[PAIRS];
+	static struct loop_timer *heap[BG + PAIRS];
+	struct timerq q;
+	timerq_init(&q, heap, BG + PAIRS);
+	uint64_t x = 88172645463325252ull;
+	for (int i = 0; i < BG; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		timerq_set(&q, &bg[i], (sk_time_ns)(1000000 + x % 60000000000ull));
+	}
+	for (int s = 0; s < TSAMPLES; s++) {
+		sk_time_ns base = 1000000 + (sk_time_ns)(x % 60000000000ull);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t t0 = tsc();
+		for (int i = 0; i < PAIRS; i++) {
+			timerq_set(&q, &t[i], base + (sk_time_ns)i * 1000);
+			timerq_cancel(&q, &t[i]);
+		}
+		uint64_t t1 = tsc();
+		v[s] = sample(t0, t1, PAIRS);
+	}
+	report("timer arm+cancel (loop timerq, 1000 armed)", v, TSAMPLES);
+
+	static uint32_t ids[BG + PAIRS], pos[BG + PAIRS];
+	static sk_time_ns keys[BG + PAIRS];
+	struct timer_heap h;
+	timer_heap_init(&h, ids, keys, pos, BG + PAIRS);
+	for (uint32_t i = 0; i < BG; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		timer_heap_set(&h, i, (sk_time_ns)(1000000 + x % 60000000000ull));
+	}
+	for (int s = 0; s < TSAMPLES; s++) {
+		sk_time_ns base = 1000000 + (sk_time_ns)(x % 60000000000ull);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t t0 = tsc();
+		for (uint32_t i = 0; i < PAIRS; i++) {
+			timer_heap_set(&h, BG + i, base + (sk_time_ns)i * 1000);
+			timer_heap_set(&h, BG + i, SK_TIME_NEVER);
+		}
+		uint64_t t1 = tsc();
+		v[s] = sample(t0, t1, PAIRS);
+	}
+	report("timer set+remove (tcp timer heap, 1000 armed)", v, TSAMPLES);
+}
+
+/* ------------------------------------------------------------ http server */
+struct fsock {
+	loop_event_fn fn;
+	void *user;
+	const char *in;
+	size_t in_len, in_pos;
+	size_t out_bytes;
+	int writes;
+};
+
+struct fake {
+	struct loop base;
+	struct fsock s[4];
+	int pending;
+	struct timerq tq;
+	struct loop_timer *heap[16];
+	sk_time_ns now;
+};
+
+static struct fake *F(struct loop *l) { return (struct fake *)l; }
+
+static int f_listen(struct loop *l, uint32_t a, uint16_t p, int b)
+{
+	(void)l, (void)a, (void)p, (void)b;
+	return 1;
+}
+static int f_accept(struct loop *l, int ls, struct loop_peer *peer)
+{
+	(void)ls;
+	if (!F(l)->pending)
+		return -SK_EAGAIN;
+	F(l)->pending = 0;
+	if (peer)
+		*peer = (struct loop_peer){SK_IP4(198, 18, 0, 1), 40000};
+	return 2;
+}
+static int f_watch(struct loop *l, int s, loop_event_fn fn, void *user)
+{
+	F(l)->s[s].fn = fn;
+	F(l)->s[s].user = user;
+	return 0;
+}
+static long f_read(struct loop *l, int s, void *buf, size_t len)
+{
+	struct fsock *k = &F(l)->s[s];
+	size_t avail = k->in_len - k->in_pos;
+	if (!avail)
+		return -SK_EAGAIN;
+	size_t n = avail < len ? avail : len;
+	memcpy(buf, k->in + k->in_pos, n);
+	k->in_pos += n;
+	return (long)n;
+}
+static long f_writev(struct loop *l, int s, const struct loop_iov *iov, int n)
+{
+	struct fsock *k = &F(l)->s[s];
+	size_t total = 0;
+	for (int i = 0; i < n; i++)
+		total += iov[i].len;
+	k->out_bytes += total;
+	k->writes++;
+	return (long)total;
+}
+static int f_shutdown(struct loop *l, int s) { (void)l, (void)s; return 0; }
+static int f_close(struct loop *l, int s) { F(l)->s[s].fn = NULL; return 0; }
+static void f_timer_set(struct loop *l, struct loop_timer *t, sk_time_ns d)
+{
+	timerq_set(&F(l)->tq, t, d);
+}
+static void f_timer_cancel(struct loop *l, struct loop_timer *t) { timerq_cancel(&F(l)->tq, t); }
+static sk_time_ns f_now(struct loop *l) { return F(l)->now; }
+
+static const struct loop_ops fake_ops = {
+	.listen = f_listen, .accept = f_accept, .watch = f_watch, .read = f_read,
+	.writev = f_writev, .shutdown = f_shutdown, .close = f_close,
+	.timer_set = f_timer_set, .timer_cancel = f_timer_cancel, .now = f_now,
+};
+
+#define HSAMPLES 200000
+
+static int bench_http(void)
+{
+	static struct fake fk;
+	static struct http_server srv;
+	static double v[HSAMPLES];
+	static const char req[] = "GET / HTTP/1.1\r\nHost: 198.18.0.2\r\nUser-Agent: ApacheBench/2.3\r\n"
+				  "Accept: */*\r\n\r\n";
+	struct http_server_config cfg;
+	http_server_config_default(&cfg);
+	cfg.max_conns = 4;
+	fk.base.ops = &fake_ops;
+	fk.now = 1000 * SK_NS_PER_S;
+	timerq_init(&fk.tq, fk.heap, 16);
+	size_t sz = http_server_mem_size(&cfg);
+	void *mem = calloc(1, sz);
+	if (!mem || http_server_init(&srv, mem, sz, &cfg, &fk.base) || http_server_start(&srv)) {
+		fprintf(stderr, "bench_cost: server init failed\n");
+		return -1;
+	}
+	http_server_set_date(&srv, "Sun, 06 Nov 1994 08:49:37 GMT");
+	fk.pending = 1;
+	fk.s[1].fn(fk.s[1].user, 1, LOOP_EV_ACCEPT, fk.now);
+	struct fsock *k = &fk.s[2];
+	if (!k->fn) {
+		fprintf(stderr, "bench_cost: the server did not watch the connection\n");
+		return -1;
+	}
+	for (int s = -1000; s < HSAMPLES; s++) {
+		k->in = req;
+		k->in_len = sizeof(req) - 1;
+		k->in_pos = 0;
+		fk.now += 10000;
+		uint64_t t0 = tsc();
+		k->fn(k->user, 2, LOOP_EV_READ, fk.now);
+		uint64_t t1 = tsc();
+		if (s >= 0)
+			v[s] = sample(t0, t1, 1);
+	}
+	if (srv.st.requests != HSAMPLES + 1000 || srv.st.resp_200 != srv.st.requests) {
+		fprintf(stderr, "bench_cost: %llu requests, %llu answered 200\n",
+			(unsigned long long)srv.st.requests, (unsigned long long)srv.st.resp_200);
+		return -1;
+	}
+	printf("info|http_response_bytes|%.0f\n", (double)k->out_bytes / (double)srv.st.requests);
+	report("http keep-alive request (parse to response enqueued)", v, HSAMPLES);
+	http_server_stop(&srv);
+	free(mem);
+	return 0;
+}
+
+/* ------------------------------------------------------------- tcp pair */
+#define QMAX 64
+struct segq {
+	struct {
+		uint32_t src, dst;
+		size_t len;
+		uint8_t b[2048];
+	} s[QMAX];
+	int n;
+	int overflow;
+};
+
+static int q_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
+		 size_t len)
+{
+	(void)now;
+	struct segq *q = ctx;
+	if (q->n == QMAX || len > sizeof(q->s[0].b)) {
+		q->overflow++;
+		return 0;
+	}
+	q->s[q->n].src = src;
+	q->s[q->n].dst = dst;
+	q->s[q->n].len = len;
+	memcpy(q->s[q->n].b, seg, len);
+	q->n++;
+	return 0;
+}
+
+struct engine {
+	struct tcp_stack st;
+	void *arena;
+	struct segq q;
+};
+
+static int engine_init(struct engine *e, uint32_t ip, uint32_t max_sockets)
+{
+	struct tcp_config cfg;
+	tcp_config_default(&cfg);
+	cfg.local_ip = ip;
+	cfg.max_sockets = max_sockets;
+	cfg.sndbuf = 16 * 1024;
+	cfg.rcvbuf = 16 * 1024;
+	cfg.seed[0] = 0x0123456789abcdefull ^ ip;
+	cfg.seed[1] = 0xfedcba9876543210ull;
+	cfg.ip_output = q_out;
+	cfg.out_ctx = &e->q;
+	size_t sz = tcp_arena_size(&cfg);
+	e->arena = calloc(1, sz);
+	if (!e->arena)
+		return -1;
+	return tcp_stack_init(&e->st, e->arena, sz, &cfg, 0);
+}
+
+/* Cycles of one timed region, the timing overhead taken out. */
+static uint64_t region(uint64_t t0, uint64_t t1)
+{
+	double d = (double)(t1 - t0) - overhead;
+	return d > 0 ? (uint64_t)d : 0;
+}
+
+/* Deliver everything `from` queued to `to`; returns cycles spent in
+ * to's tcp_input. */
+static uint64_t deliver(struct engine *from, struct engine *to, sk_time_ns now)
+{
+	uint64_t c = 0;
+	for (int i = 0; i < from->q.n; i++) {
+		uint64_t t0 = tsc();
+		tcp_input(&to->st, now, from->q.s[i].src, from->q.s[i].dst, from->q.s[i].b,
+			  from->q.s[i].len);
+		c += region(t0, tsc());
+	}
+	from->q.n = 0;
+	return c;
+}
+
+#define TSEG 100000
+#define TCONN 5000
+#define IP_A SK_IP4(198, 18, 0, 1)
+#define IP_B SK_IP4(198, 18, 0, 2)
+
+static int bench_tcp(void)
+{
+	static struct engine a, b;
+	static double vin[TSEG], vout[TSEG], vconn[TCONN];
+	static const char msg[41] = "Hello, world! This is skiff serving you.\n";
+	char buf[4096];
+	if (engine_init(&a, IP_A, 16384) || engine_init(&b, IP_B, 16384)) {
+		fprintf(stderr, "bench_cost: tcp engine init failed\n");
+		return -1;
+	}
+	sk_time_ns now = SK_NS_PER_S;
+	int ls = tcp_listen(&b.st, 80, 0);
+	int ca = tcp_connect(&a.st, now, IP_B, 80);
+	if (ls < 0 || ca < 0) {
+		fprintf(stderr, "bench_cost: listen %d connect %d\n", ls, ca);
+		return -1;
+	}
+	int sb = -1;
+	for (int i = 0; i < 20 && sb < 0; i++) {
+		tcp_poll(&a.st, now);
+		deliver(&a, &b, now);
+		tcp_poll(&b.st, now);
+		deliver(&b, &a, now);
+		sb = tcp_accept(&b.st, ls, NULL, NULL);
+		now += 10000;
+	}
+	if (sb < 0) {
+		fprintf(stderr, "bench_cost: no connection established\n");
+		return -1;
+	}
+	int bad = 0;
+	for (int s = -1000; s < TSEG; s++) {
+		now += 20000;
+		/* The client sends 41 bytes: one segment to B. */
+		if (tcp_send(&a.st, ca, msg, sizeof(msg)) != (int)sizeof(msg))
+			bad++;
+		tcp_poll(&a.st, now);
+		if (a.q.n != 1)
+			bad++;
+		uint64_t cin = deliver(&a, &b, now);
+		/* The server reads it and answers. */
+		if (tcp_recv(&b.st, sb, buf, sizeof(buf)) != (int)sizeof(msg))
+			bad++;
+		uint64_t t0 = tsc();
+		tcp_send(&b.st, sb, msg, sizeof(msg));
+		tcp_poll(&b.st, now);
+		uint64_t t1 = tsc();
+		deliver(&b, &a, now);
+		tcp_recv(&a.st, ca, buf, sizeof(buf));
+		tcp_poll(&a.st, now); /* a delayed ACK, if any is due */
+		deliver(&a, &b, now);
+		if (s >= 0) {
+			vin[s] = (double)cin;
+			vout[s] = sample(t0, t1, 1);
+		}
+	}
+	if (bad) {
+		fprintf(stderr, "bench_cost: %d unexpected results on the established path\n", bad);
+		return -1;
+	}
+	report("tcp segment in (established, 41 B, tcp_input)", vin, TSEG);
+	report("tcp segment out (41 B answer: tcp_send + tcp_poll)", vout, TSEG);
+
+	/* Accept to close: the server engine's and application's calls only. */
+	int n = 0;
+	bad = 0;
+	for (int c = -200; c < TCONN; c++) {
+		uint64_t cyc = 0, t0;
+		now += 100000;
+		int cc = tcp_connect(&a.st, now, IP_B, 80);
+		if (cc < 0) {
+			bad++;
+			break;
+		}
+		tcp_poll(&a.st, now);
+		cyc += deliver(&a, &b, now); /* SYN */
+		t0 = tsc();
+		tcp_poll(&b.st, now);        /* SYN-ACK */
+		cyc += region(t0, tsc());
+		deliver(&b, &a, now);
+		tcp_poll(&a.st, now);        /* ACK */
+		tcp_send(&a.st, cc, msg, sizeof(msg));
+		tcp_poll(&a.st, now);        /* the request */
+		cyc += deliver(&a, &b, now);
+		t0 = tsc();
+		int s = tcp_accept(&b.st, ls, NULL, NULL);
+		int r = s >= 0 ? tcp_recv(&b.st, s, buf, sizeof(buf)) : -1;
+		if (s >= 0) {
+			tcp_send(&b.st, s, msg, sizeof(msg));
+			tcp_close(&b.st, now, s);
+		}
+		tcp_poll(&b.st, now);        /* answer + FIN */
+		cyc += region(t0, tsc());
+		if (s < 0 || r != (int)sizeof(msg)) {
+			bad++;
+			break;
+		}
+		deliver(&b, &a, now);
+		tcp_recv(&a.st, cc, buf, sizeof(buf));
+		tcp_close(&a.st, now, cc);
+		tcp_poll(&a.st, now);        /* ACK + FIN */
+		cyc += deliver(&a, &b, now);
+		t0 = tsc();
+		tcp_poll(&b.st, now);        /* final ACK, if any */
+		cyc += region(t0, tsc());
+		deliver(&b, &a, now);
+		if (c >= 0)
+			vconn[n++] = (double)cyc;
+	}
+	if (bad || n == 0) {
+		fprintf(stderr, "bench_cost: accept-to-close loop failed after %d connections\n", n);
+		return -1;
+	}
+	report("tcp accept to close (server engine + app, one request)", vconn, (size_t)n);
+	free(a.arena);
+	free(b.arena);
+	return 0;
+}
+
+/* ------------------------------------------------------------ park/wake */
+struct parker {
+	int efd, ep;
+	int cpu;
+};
+
+static struct parker pk[2];
+#define PW_ROUNDS 20000
+static volatile int pw_stop;
+
+static void park(struct parker *p)
+{
+	struct epoll_event ev;
+	uint64_t val;
+	while (epoll_wait(p->ep, &ev, 1, -1) < 0 && errno == EINTR)
+		;
+	if (read(p->efd, &val, sizeof(val)) < 0)
+		perror("read");
+}
+
+static void wake(struct parker *p)
+{
+	uint64_t one = 1;
+	if (write(p->efd, &one, sizeof(one)) < 0)
+		perror("write");
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *echo_thread(void *arg)
+{
+	(void)arg;
+	pin(pk[1].cpu);
+	for (;;) {
+		park(&pk[1]);
+		if (pw_stop)
+			break;
+		wake(&pk[0]);
+	}
+	return NULL;
+}
+
+static int bench_park(int cpu_a, int cpu_b, const char *name)
+{
+	static double v[PW_ROUNDS];
+	for (int i = 0; i < 2; i++) {
+		pk[i].efd = eventfd(0, EFD_NONBLOCK);
+		pk[i].ep = epoll_create1(0);
+		struct epoll_event ev = {.events = EPOLLIN, .data.u32 = 0};
+		if (pk[i].efd < 0 || pk[i].ep < 0 ||
+		    epoll_ctl(pk[i].ep, EPOLL_CTL_ADD, pk[i].efd, &ev) < 0) {
+			perror("bench_cost: eventfd/epoll");
+			return -1;
+		}
+	}
+	pk[0].cpu = cpu_a;
+	pk[1].cpu = cpu_b;
+	pw_stop = 0;
+	pthread_t th;
+	cpu_set_t old;
+	sched_getaffinity(0, sizeof(old), &old);
+	pin(cpu_a);
+	if (pthread_create(&th, NULL, echo_thread, NULL)) {
+		fprintf(stderr, "bench_cost: pthread_create failed\n");
+		return -1;
+	}
+	for (int s = -500; s < PW_ROUNDS; s++) {
+		uint64_t t0 = tsc();
+		wake(&pk[1]);
+		park(&pk[0]);
+		uint64_t t1 = tsc();
+		if (s >= 0)
+			v[s] = sample(t0, t1, 1);
+	}
+	pw_stop = 1;
+	wake(&pk[1]);
+	pthread_join(th, NULL);
+	sched_setaffinity(0, sizeof(old), &old);
+	for (int i = 0; i < 2; i++) {
+		close(pk[i].efd);
+		close(pk[i].ep);
+	}
+	report(name, v, PW_ROUNDS);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = argc > 1 ? argv[1] : "all";
+	int rc = 0;
+	calibrate();
+	if (!strcmp(only, "all") || !strcmp(only, "timer"))
+		bench_timers();
+	if (!strcmp(only, "all") || !strcmp(only, "http"))
+		rc |= bench_http();
+	if (!strcmp(only, "all") || !strcmp(only, "tcp")) {
+		if (bench_tcp())
+			printf("pending|tcp|the engine pair did not complete; see stderr\n");
+	}
+	if (!strcmp(only, "all") || !strcmp(only, "park")) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		if (n >= 2)
+			rc |= bench_park(0, 1, "park/wake round trip, two CPUs (eventfd + epoll_wait)");
+		rc |= bench_park(0, 0, "park/wake round trip, one CPU (eventfd + epoll_wait)");
+	}
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,867 @@
+#!/usr/bin/env python3
+"""bench.py SKIFF_BIN — `make bench`: skiff against nginx and the same
+application on Linux sockets, alternating, medians, failures kept apart.
+
+Servers (BENCH_SERVERS, in this order at every repetition):
+  nginx         Debian's nginx, bench/http/nginx.conf.in (seed 002's settings)
+  linux-app     skiff serve --stack linux
+  skiff-xdp     skiff serve --stack skiff --dev xdp:vs0
+  skiff-packet  skiff serve --stack skiff --dev packet:vs0
+  skiff-tap     skiff serve --stack skiff --dev tap:sk0
+A server that does not come up (today: --stack skiff exits 2, "not
+available yet") is reported "unavailable" for that pass and not tried again
+in it; the bench goes on.
+
+Topologies, created afresh for every run, always deleted (namespaces
+"skb-<pid>-*", 198.18.0.0/15 only, nothing in the root namespace):
+  veth:     skb-<pid>-cli vc0 198.18.0.1/24 <-> skb-<pid>-srv vs0; nginx and
+            linux-app hold 198.18.0.2/24 on vs0; skiff-xdp/-packet own vs0
+            (no Linux address) as 198.18.0.2.
+  tap:      one namespace skb-<pid>-tap; the kernel end sk0 is 198.18.0.1/24
+            and runs the client; skiff is 198.18.0.2.
+Offloads are off on both veth ends for every server (BENCH_OFFLOADS=off,
+the default), so every row has the same client; BENCH_OFFLOADS=on keeps the
+kernel's defaults for the kernel servers (skiff rows always need them off).
+
+Every run: set up the topology, start the server pinned to
+BENCH_SERVER_CPU, wait until curl gets the expected body, a short warm-up,
+then the load pinned to BENCH_CLIENT_CPU, bounded by count and time
+(`timeout`).  /proc/stat (per CPU) and /proc/PID/stat (every process in
+the server's namespace) are read just before and after the load.
+
+Environment (defaults finish in about 10-15 minutes on 2 cores):
+  BENCH_REPS=3  BENCH_DURATION=2 (s per run)  BENCH_N=2000000 (cap per ab run)
+  BENCH_SERVERS="nginx linux-app skiff-xdp skiff-packet skiff-tap"
+  BENCH_LOADS="ab-k-c1 ab-k-c8 ab-k-c64 ab-c1 ab-c16 ab-c64 wrk-close-c1000 wrk-close-c10000"
+  BENCH_PASSES="41 600"  BENCH_SERVER_CPU=1  BENCH_CLIENT_CPU=0
+  BENCH_OUT=bench/results/<YYYY-MM-DD-HHMMSS>  BENCH_WARMUP=1 (0: none)
+  BENCH_OFFLOADS=off
+"""
+import csv
+import datetime
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+HELLO = b"Hello, world! This is skiff serving you.\n"
+assert len(HELLO) == 41
+SRV_IP = "198.18.0.2"
+CLI_IP = "198.18.0.1"
+PREFIX = "skb"
+HZ = os.sysconf("SC_CLK_TCK")
+
+ALL_SERVERS = ["nginx", "linux-app", "skiff-xdp", "skiff-packet", "skiff-tap"]
+ALL_LOADS = ["ab-k-c1", "ab-k-c8", "ab-k-c64", "ab-c1", "ab-c16", "ab-c64",
+             "wrk-close-c1000", "wrk-close-c10000"]
+
+
+def env(name, default):
+    v = os.environ.get(name, "")
+    return v if v.strip() else default
+
+
+REPS = int(env("BENCH_REPS", "3"))
+DURATION = float(env("BENCH_DURATION", "2"))
+NMAX = int(env("BENCH_N", "2000000"))
+SERVERS = env("BENCH_SERVERS", " ".join(ALL_SERVERS)).split()
+LOADS = env("BENCH_LOADS", " ".join(ALL_LOADS)).split()
+PASSES = [int(p) for p in env("BENCH_PASSES", "41 600").split()]
+SCPU = int(env("BENCH_SERVER_CPU", "1"))
+CCPU = int(env("BENCH_CLIENT_CPU", "0"))
+WARMUP = env("BENCH_WARMUP", "1") != "0"
+OFFLOADS = env("BENCH_OFFLOADS", "off")
+START_TIMEOUT = float(env("BENCH_START_TIMEOUT", "10"))
+SAT_PCT = 95.0
+
+for s in SERVERS:
+    if s not in ALL_SERVERS:
+        sys.exit(f"bench: unknown server '{s}' (known: {' '.join(ALL_SERVERS)})")
+for ld in LOADS:
+    if ld not in ALL_LOADS:
+        sys.exit(f"bench: unknown load '{ld}' (known: {' '.join(ALL_LOADS)})")
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def sh(args, check=False, timeout=30, **kw):
+    """Run a short command; returns CompletedProcess (text)."""
+    return subprocess.run(args, check=check, timeout=timeout, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+# ---------------------------------------------------------------- namespaces
+MY_NS = []
+MY_PROCS = []  # Popen objects of servers started by this run
+
+
+def ns_name(role):
+    return f"{PREFIX}-{os.getpid()}-{role}"
+
+
+def ns_list():
+    r = sh(["ip", "netns", "list"])
+    return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+
+
+def ns_pids(ns):
+    r = sh(["ip", "netns", "pids", ns])
+    return [int(p) for p in r.stdout.split() if p.isdigit()]
+
+
+def ns_kill_all(ns):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = ns_pids(ns)
+        if not pids:
+            return
+        for p in pids:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
+        for _ in range(40):
+            if not ns_pids(ns):
+                return
+            time.sleep(0.05)
+
+
+def ns_del(ns):
+    ns_kill_all(ns)
+    sh(["ip", "netns", "del", ns])
+    if ns in MY_NS:
+        MY_NS.remove(ns)
+
+
+def cleanup_stale():
+    """Remove skb-<pid>-* namespaces whose creating pid is gone."""
+    for ns in ns_list():
+        m = re.match(rf"^{PREFIX}-(\d+)-", ns)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        pid = int(m.group(1))
+        try:
+            os.kill(pid, 0)
+            continue  # still running: another bench's namespace
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        log(f"bench: removing stale namespace {ns} (pid {pid} is gone)")
+        ns_del(ns)
+
+
+def ns_add(ns):
+    sh(["ip", "netns", "add", ns], check=True)
+    MY_NS.append(ns)
+    sh(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+    sh(["ip", "netns", "exec", ns, "sh", "-c",
+        "for k in all default; do echo 1 > /proc/sys/net/ipv6/conf/$k/disable_ipv6; done"])
+
+
+def offloads_off(ns, ifn):
+    r = sh(["ip", "netns", "exec", ns, "ethtool", "-K", ifn, "tx", "off", "rx", "off",
+            "tso", "off", "gso", "off", "gro", "off"])
+    if r.returncode != 0:
+        sh(["ip", "netns", "exec", ns, "ethtool", "-K", ifn, "tx", "off", "rx", "off",
+            "tso", "off", "gso", "off"])
+
+
+def client_sysctls(ns):
+    # Many short connections from one address: reuse TIME_WAIT ports and
+    # use a wide port range.  The same for every server.
+    sh(["ip", "netns", "exec", ns, "sh", "-c",
+        "echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse; "
+        "echo '1024 65000' > /proc/sys/net/ipv4/ip_local_port_range"])
+
+
+def server_sysctls(ns):
+    sh(["ip", "netns", "exec", ns, "sh", "-c", "echo 4096 > /proc/sys/net/core/somaxconn"])
+
+
+class Topo:
+    """The namespaces of one run: cli (client), srv (server)."""
+
+    def __init__(self, kind, linux_ip):
+        self.kind = kind
+        if kind == "tap":
+            self.cli = self.srv = ns_name("tap")
+            ns_add(self.cli)
+            for cmd in (["ip", "tuntap", "add", "dev", "sk0", "mode", "tap"],
+                        ["ip", "addr", "add", f"{CLI_IP}/24", "dev", "sk0"],
+                        ["ip", "link", "set", "sk0", "up"]):
+                sh(["ip", "netns", "exec", self.cli] + cmd, check=True)
+            client_sysctls(self.cli)
+            server_sysctls(self.cli)
+            return
+        self.cli, self.srv = ns_name("cli"), ns_name("srv")
+        ns_add(self.cli)
+        ns_add(self.srv)
+        sh(["ip", "-n", self.cli, "link", "add", "vc0", "type", "veth", "peer", "name", "vs0",
+            "netns", self.srv], check=True)
+        if OFFLOADS == "off" or not linux_ip:
+            offloads_off(self.cli, "vc0")
+            offloads_off(self.srv, "vs0")
+        sh(["ip", "-n", self.cli, "addr", "add", f"{CLI_IP}/24", "dev", "vc0"], check=True)
+        if linux_ip:
+            sh(["ip", "-n", self.srv, "addr", "add", f"{SRV_IP}/24", "dev", "vs0"], check=True)
+        sh(["ip", "-n", self.cli, "link", "set", "vc0", "up"], check=True)
+        sh(["ip", "-n", self.srv, "link", "set", "vs0", "up"], check=True)
+        client_sysctls(self.cli)
+        server_sysctls(self.srv)
+
+    def close(self):
+        for ns in {self.cli, self.srv}:
+            ns_del(ns)
+
+
+def cleanup():
+    for p in MY_PROCS:
+        if p.poll() is None:
+            p.terminate()
+    for p in MY_PROCS:
+        try:
+            p.wait(3)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    MY_PROCS.clear()
+    for ns in list(MY_NS):
+        ns_del(ns)
+
+
+# ------------------------------------------------------------------- servers
+class Server:
+    def __init__(self, name, skiff, work):
+        self.name, self.skiff, self.work = name, skiff, work
+        self.proc = None
+        self.topo = None
+        self.log = os.path.join(work, f"{name}.log")
+        self.stats = {}
+
+    @property
+    def topo_kind(self):
+        return "tap" if self.name == "skiff-tap" else "veth"
+
+    @property
+    def linux_ip(self):
+        return self.name in ("nginx", "linux-app")
+
+    def command(self, root):
+        pin = ["taskset", "-c", str(SCPU)]
+        if self.name == "nginx":
+            conf = os.path.join(self.work, "nginx.conf")
+            return pin + ["nginx", "-p", self.work + "/", "-c", conf]
+        base = pin + [self.skiff, "serve", "--port", "80", "--stats"]
+        if root:
+            base += ["--root", root]
+        if self.name == "linux-app":
+            return base + ["--stack", "linux", "--ip", SRV_IP]
+        dev = {"skiff-xdp": "xdp:vs0", "skiff-packet": "packet:vs0",
+               "skiff-tap": "tap:sk0"}[self.name]
+        return base + ["--stack", "skiff", "--dev", dev, "--ip", f"{SRV_IP}/24"]
+
+    def start(self, root):
+        """Returns None when serving, else the reason."""
+        self.topo = Topo(self.topo_kind, self.linux_ip)
+        self.stats = {}
+        out = open(self.log, "w")
+        self.proc = subprocess.Popen(["ip", "netns", "exec", self.topo.srv] + self.command(root),
+                                     stdout=out, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        out.close()
+        MY_PROCS.append(self.proc)
+        deadline = time.time() + START_TIMEOUT
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                return f"exited {self.proc.returncode}: {tail(self.log)}"
+            r = sh(["timeout", "2", "ip", "netns", "exec", self.topo.cli, "curl", "-s",
+                    "--max-time", "1", "-o", "/dev/null", "-w", "%{http_code}",
+                    f"http://{SRV_IP}/"], timeout=5)
+            if r.stdout.strip() in ("200", "404"):
+                return None
+            time.sleep(0.1)
+        return f"no answer within {START_TIMEOUT:.0f} s: {tail(self.log)}"
+
+    def pids(self):
+        """The server's processes (nginx: master and worker).  For tap the
+        namespace is shared with the client, so only the server's tree."""
+        if self.proc is None:
+            return []
+        tree, todo = [], [self.proc.pid]
+        while todo:
+            p = todo.pop()
+            tree.append(p)
+            todo += children(p)
+        return tree
+
+    def stop(self):
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                try:
+                    os.kill(self.proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+                try:
+                    self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            MY_PROCS.remove(self.proc)
+            self.proc = None
+            self.stats = read_stats(self.log)
+        if self.topo is not None:
+            self.topo.close()
+            self.topo = None
+
+
+def children(pid):
+    kids = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                kids += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return kids
+
+
+def tail(path, n=2):
+    try:
+        with open(path, errors="replace") as f:
+            lines = [x.strip() for x in f.read().splitlines() if x.strip()]
+        return " | ".join(lines[-n:])[:300]
+    except OSError:
+        return ""
+
+
+def read_stats(path):
+    st = {}
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = re.match(r"^([a-z_][\w.]*)\s+(\d+)\s*$", line)
+                if m:
+                    st[m.group(1)] = int(m.group(2))
+    except OSError:
+        pass
+    return st
+
+
+# ------------------------------------------------------------ measurements
+def cpu_times():
+    """{cpu index: (busy jiffies, total jiffies)} from /proc/stat.
+    busy = user+nice+system+irq+softirq+steal; total adds idle+iowait."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            m = re.match(r"^cpu(\d+)\s+(.*)$", line)
+            if not m:
+                continue
+            v = [int(x) for x in m.group(2).split()]
+            user, nice, system, idle, iowait, irq, softirq = v[:7]
+            steal = v[7] if len(v) > 7 else 0
+            busy = user + nice + system + irq + softirq + steal
+            out[int(m.group(1))] = (busy, busy + idle + iowait)
+    return out
+
+
+def proc_ticks(pids):
+    t = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            t += int(fields[11]) + int(fields[12])  # utime, stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return t
+
+
+def probe_response(ns, path):
+    """(header bytes, body bytes, body) of one GET, or None."""
+    r = subprocess.run(["timeout", "5", "ip", "netns", "exec", ns, "curl", "-s", "--max-time",
+                        "3", "-D", "/dev/stderr", f"http://{SRV_IP}{path}"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0 or not r.stderr.startswith(b"HTTP/"):
+        return None
+    return len(r.stderr), len(r.stdout), r.stdout
+
+
+def load_cmd(load, url):
+    """The client command for a load, and its time bound."""
+    m = re.match(r"^ab-(k-)?c(\d+)$", load)
+    if m:
+        c = int(m.group(2))
+        cmd = ["ab", "-q", "-r", "-s", "5"]
+        if m.group(1):
+            cmd.append("-k")
+        # -t bounds the time; -n (after -t) caps the count.
+        cmd += ["-t", f"{max(1, round(DURATION))}", "-n", str(NMAX), "-c", str(c), url]
+        return cmd, DURATION + 30
+    m = re.match(r"^wrk-close-c(\d+)$", load)
+    c = int(m.group(1))
+    return (["wrk", "-t", "1", "-c", str(c), "-d", f"{max(1, round(DURATION))}s",
+             "--timeout", "5s", "-H", "Connection: close", url], DURATION + 30)
+
+
+def parse_ab(out):
+    def num(pat, cast=float):
+        m = re.search(pat, out, re.M)
+        return cast(m.group(1)) if m else None
+    done = num(r"^Complete requests:\s+(\d+)", int)
+    if done is None:
+        return None
+    return {
+        "completed": done,
+        "failed": num(r"^Failed requests:\s+(\d+)", int) or 0,
+        "non2xx": num(r"^Non-2xx responses:\s+(\d+)", int) or 0,
+        "errors": (num(r"^Write errors:\s+(\d+)", int) or 0),
+        "req_s": num(r"^Requests per second:\s+([\d.]+)") or 0.0,
+        "duration": num(r"^Time taken for tests:\s+([\d.]+)") or 0.0,
+        "doc_len": num(r"^Document Length:\s+(\d+)", int),
+    }
+
+
+def parse_wrk(out):
+    m = re.search(r"^\s*(\d+) requests in ([\d.]+)(m?s|m|h)", out, re.M)
+    rps = re.search(r"^Requests/sec:\s+([\d.]+)", out, re.M)
+    if not m or not rps:
+        return None
+    unit = {"s": 1, "ms": 1e-3, "m": 60, "h": 3600}[m.group(3)]
+    errs = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    e = [int(x) for x in errs.groups()] if errs else [0, 0, 0, 0]
+    n2 = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    return {
+        "completed": int(m.group(1)),
+        "failed": 0,
+        "non2xx": int(n2.group(1)) if n2 else 0,
+        "errors": sum(e),
+        "error_detail": "connect %d read %d write %d timeout %d" % tuple(e),
+        "req_s": float(rps.group(1)),
+        "duration": float(m.group(2)) * unit,
+        "doc_len": None,
+    }
+
+
+def run_load(srv, load, url):
+    cmd, bound = load_cmd(load, url)
+    ns = srv.topo.cli
+    pids = srv.pids()
+    if WARMUP:
+        wcmd = ["ab", "-q", "-r", "-s", "5", "-n", "2000", "-c", "8"]
+        if "-k-" in load:
+            wcmd.insert(1, "-k")
+        sh(["timeout", "20", "ip", "netns", "exec", ns, "taskset", "-c", str(CCPU)] + wcmd
+           + [url], timeout=25)
+    c0, p0, t0 = cpu_times(), proc_ticks(pids), time.time()
+    r = subprocess.run(["timeout", str(int(bound)), "ip", "netns", "exec", ns, "taskset", "-c",
+                        str(CCPU)] + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, errors="replace")
+    c1, p1, t1 = cpu_times(), proc_ticks(pids), time.time()
+    res = parse_ab(r.stdout) if cmd[0] == "ab" else parse_wrk(r.stdout)
+    if res is None:
+        res = {"completed": 0, "failed": 0, "non2xx": 0, "errors": 1, "req_s": 0.0,
+               "duration": t1 - t0, "doc_len": None,
+               "error_detail": f"client exit {r.returncode}: " +
+               " | ".join(r.stdout.strip().splitlines()[-2:])[:200]}
+    sb, st = (c1[SCPU][0] - c0[SCPU][0]), (c1[SCPU][1] - c0[SCPU][1])
+    cb, ct = (c1[CCPU][0] - c0[CCPU][0]), (c1[CCPU][1] - c0[CCPU][1])
+    n = max(res["completed"], 1)
+    res["server_cpu_us_per_req"] = sb * 1e6 / HZ / n
+    res["server_proc_us_per_req"] = (p1 - p0) * 1e6 / HZ / n
+    res["server_core_busy_pct"] = 100.0 * sb / ct if st else 0.0
+    res["client_busy_pct"] = 100.0 * cb / ct if ct else 0.0
+    res["raw"] = r.stdout
+    return res
+
+
+# ------------------------------------------------------------------ output
+CSV_FIELDS = ["pass", "server", "load", "rep", "status", "req_s", "completed", "failed",
+              "non2xx", "errors", "server_cpu_us_per_req", "server_proc_us_per_req",
+              "server_core_busy_pct", "client_busy_pct", "duration_s", "resp_header_bytes",
+              "resp_body_bytes", "resp_bytes", "syscalls_per_req", "note"]
+
+
+def fmt_num(x, nd=0):
+    if x is None:
+        return ""
+    return f"{x:,.{nd}f}"
+
+
+def med(rows, key):
+    v = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.median(v) if v else None
+
+
+def machine_line():
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    kern = os.uname().release
+    ncpu = os.cpu_count()
+    try:
+        nginx_v = sh(["nginx", "-v"]).stderr.strip().split("/")[-1]
+    except (OSError, subprocess.SubprocessError):
+        nginx_v = "?"
+    return f"{ncpu} CPUs ({model}), kernel {kern}, nginx {nginx_v}"
+
+
+def write_results(out, runs, unavailable, sizes, meta):
+    with open(os.path.join(out, "runs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for r in runs:
+            row = dict(r)
+            for k in ("req_s", "server_cpu_us_per_req", "server_proc_us_per_req",
+                      "server_core_busy_pct", "client_busy_pct", "duration_s",
+                      "syscalls_per_req"):
+                if isinstance(row.get(k), float):
+                    row[k] = f"{row[k]:.2f}"
+            w.writerow(row)
+
+    L = []
+    L.append(f"# make bench — {meta['date']}")
+    L.append("")
+    L.append(f"Machine: {meta['machine']}. Server pinned to CPU {SCPU}, client to CPU {CCPU}. "
+             f"{REPS} repetition(s) per point, servers alternating at every repetition, "
+             f"{DURATION:g} s per run; medians of the runs without failures. "
+             f"Offloads on the veth ends: {OFFLOADS} for the kernel servers, off for skiff.")
+    L.append("")
+    L.append(f"Command: `{meta['command']}`")
+    L.append("")
+    L.append("Columns: **req/s** median (`k/n` = runs without failures / runs); "
+             "**core µs/req**: busy time of the server's CPU (user+system+irq+softirq, "
+             "/proc/stat) per completed request; **proc µs/req**: utime+stime of the server's "
+             "processes per request; **client %**: busy share of the client's CPU, "
+             f"**SAT** when above {SAT_PCT:.0f}% (the client, not the server, was the limit). "
+             "On a veth pair the receive path of a packet runs on the sender's CPU, so "
+             "the server core carries the client's receive work and not its own: compare "
+             "the core column between servers, not with an absolute cost.")
+    L.append("")
+    for body in PASSES:
+        prow = [r for r in runs if r["pass"] == body]
+        if not prow and not unavailable.get(body):
+            continue
+        L.append(f"## {body}-byte body")
+        L.append("")
+        sz = sizes.get(body, {})
+        if sz:
+            parts = [f"{s} {h}+{b}={h + b}" for s, (h, b) in sz.items()]
+            L.append("Response bytes (header+body): " + ", ".join(parts) + ".")
+            bodies = {b for (_, b) in sz.values()}
+            heads = [h for (h, _) in sz.values()]
+            if len(bodies) > 1:
+                L.append(f"**WARNING: the bodies differ in size: {sorted(bodies)}**")
+            elif max(heads) - min(heads) > 40:
+                L.append(f"**WARNING: the headers differ by {max(heads) - min(heads)} bytes**")
+            else:
+                L.append(f"Bodies identical in size; headers within "
+                         f"{max(heads) - min(heads)} bytes.")
+            L.append("")
+        servers = [s for s in SERVERS]
+        skiffs = [s for s in servers if s.startswith("skiff-")]
+        # Table 1: req/s matrix with ratios.
+        hdr = ["load"] + [f"{s} req/s" for s in servers]
+        for s in skiffs:
+            if "nginx" in servers:
+                hdr.append(f"{s}/nginx")
+            if "linux-app" in servers:
+                hdr.append(f"{s}/linux-app")
+        if "linux-app" in servers and "nginx" in servers:
+            hdr.append("linux-app/nginx")
+        L.append("| " + " | ".join(hdr) + " |")
+        L.append("|---|" + "--:|" * (len(hdr) - 1))
+        for load in LOADS:
+            cells = [load]
+            meds = {}
+            for s in servers:
+                rs = [r for r in prow if r["server"] == s and r["load"] == load]
+                if s in unavailable.get(body, {}):
+                    cells.append("unavailable")
+                    continue
+                if not rs:
+                    cells.append("—")
+                    continue
+                ok = [r for r in rs if r["status"] == "ok"]
+                m = med(ok, "req_s")
+                meds[s] = m
+                sat = any(r["client_busy_pct"] > SAT_PCT for r in ok)
+                cell = (fmt_num(m) if m is not None else "FAILED") + f" ({len(ok)}/{len(rs)})"
+                if sat:
+                    cell += " SAT"
+                cells.append(cell)
+
+            def ratio(a, b):
+                if meds.get(a) and meds.get(b):
+                    return f"{meds[a] / meds[b]:.2f}"
+                return "—"
+            for s in skiffs:
+                if "nginx" in servers:
+                    cells.append(ratio(s, "nginx"))
+                if "linux-app" in servers:
+                    cells.append(ratio(s, "linux-app"))
+            if "linux-app" in servers and "nginx" in servers:
+                cells.append(ratio("linux-app", "nginx"))
+            L.append("| " + " | ".join(cells) + " |")
+        L.append("")
+        # Table 2: CPU per request.
+        L.append("| load | server | req/s | core µs/req | proc µs/req | server core % | "
+                 "client % | syscalls/req | failed runs |")
+        L.append("|---|---|--:|--:|--:|--:|--:|--:|---|")
+        for load in LOADS:
+            for s in servers:
+                if s in unavailable.get(body, {}):
+                    continue
+                rs = [r for r in prow if r["server"] == s and r["load"] == load]
+                if not rs:
+                    continue
+                ok = [r for r in rs if r["status"] == "ok"]
+                bad = [r for r in rs if r["status"] != "ok"]
+                badtxt = "; ".join(f"rep {r['rep']}: {r['note']}" for r in bad)
+                cl = med(ok, "client_busy_pct")
+                sat = " SAT" if cl is not None and cl > SAT_PCT else ""
+                L.append("| " + " | ".join([
+                    load, s, fmt_num(med(ok, "req_s")),
+                    fmt_num(med(ok, "server_cpu_us_per_req"), 1),
+                    fmt_num(med(ok, "server_proc_us_per_req"), 1),
+                    fmt_num(med(ok, "server_core_busy_pct")),
+                    fmt_num(cl) + sat,
+                    fmt_num(med(ok, "syscalls_per_req"), 2),
+                    badtxt or "none"]) + " |")
+        L.append("")
+        for s, why in unavailable.get(body, {}).items():
+            L.append(f"- {s}: unavailable ({why})")
+        if unavailable.get(body):
+            L.append("")
+    for note in meta.get("notes", []):
+        L.append(f"- {note}")
+    L.append("")
+    L.append("Every run is in runs.csv; chart.png plots the medians.")
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+def write_chart(out, runs):
+    """Grouped bars of median req/s per load, one group per load, one bar
+    per server; one panel per body size.  gnuplot."""
+    if not shutil.which("gnuplot"):
+        return "gnuplot not found: no chart (apt install gnuplot-nox)"
+    servers = [s for s in SERVERS if any(r["server"] == s and r["status"] == "ok" for r in runs)]
+    if not servers:
+        return "no successful run: no chart"
+    passes = [p for p in PASSES if any(r["pass"] == p for r in runs)]
+    cairo = sh(["gnuplot", "-e", "set terminal pngcairo"]).returncode == 0
+    height = 420 * len(passes)
+    script = [f"set terminal pngcairo size 1400,{height} font 'sans,10'" if cairo
+              else f"set terminal png size 1400,{height}",
+              f"set output '{os.path.join(out, 'chart.png')}'",
+              f"set multiplot layout {len(passes)},1",
+              "set style data histograms", "set style histogram clustered gap 1",
+              "set style fill solid 0.85 border -1", "set boxwidth 0.9",
+              "set logscale y", "set yrange [100:*]", "set grid ytics",
+              "set ylabel 'requests/s (median, log scale)'", "set key top right",
+              "set xtics rotate by -20"]
+    for p in passes:
+        dat = os.path.join(out, f".chart-{p}.dat")
+        with open(dat, "w") as f:
+            f.write("load " + " ".join(servers) + "\n")
+            for load in LOADS:
+                vals = []
+                for s in servers:
+                    ok = [r for r in runs if r["pass"] == p and r["server"] == s
+                          and r["load"] == load and r["status"] == "ok"]
+                    m = med(ok, "req_s")
+                    vals.append(f"{m:.0f}" if m else "NaN")
+                f.write(load + " " + " ".join(vals) + "\n")
+        script.append(f"set title 'skiff bench: {p}-byte body, req/s'")
+        cols = ", ".join(f"'{dat}' using {i + 2}:xtic(1) title columnheader"
+                         for i in range(len(servers)))
+        script.append("plot " + cols)
+    script.append("unset multiplot")
+    r = sh(["gnuplot"], input="\n".join(script) + "\n", timeout=60)
+    for p in passes:
+        try:
+            os.unlink(os.path.join(out, f".chart-{p}.dat"))
+        except OSError:
+            pass
+    if r.returncode != 0:
+        return "gnuplot failed: " + r.stderr.strip()[:200]
+    return None
+
+
+# -------------------------------------------------------------------- main
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench.py path/to/skiff")
+    skiff = os.path.abspath(sys.argv[1])
+    if os.geteuid() != 0:
+        sys.exit("bench: needs root (network namespaces)")
+    need = ["ip", "ab", "curl", "taskset", "timeout", "ethtool"]
+    if any(s == "nginx" for s in SERVERS):
+        need.append("nginx")
+    if any(ld.startswith("wrk") for ld in LOADS):
+        need.append("wrk")
+    miss = [t for t in need if not shutil.which(t)]
+    if miss:
+        sys.exit(f"bench: missing {' '.join(miss)} (tools/deps.sh installs them)")
+    if not os.access(skiff, os.X_OK):
+        sys.exit(f"bench: {skiff} is not executable (make first)")
+    ncpu = os.cpu_count() or 1
+    if max(SCPU, CCPU) >= ncpu or SCPU == CCPU:
+        sys.exit(f"bench: server CPU {SCPU} and client CPU {CCPU} must differ and exist "
+                 f"({ncpu} CPUs)")
+
+    notes = []
+    loads = list(LOADS)
+    import resource
+    nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile[1], nofile[1]))
+    except (ValueError, OSError):
+        pass
+    nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    for ld in list(loads):
+        m = re.match(r"^wrk-close-c(\d+)$", ld)
+        if m and int(m.group(1)) + 256 > nofile:
+            loads.remove(ld)
+            notes.append(f"{ld} skipped: the open-files limit is {nofile} "
+                         f"(needs {int(m.group(1)) + 256})")
+    LOADS[:] = loads
+
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d-%H%M%S")
+    out = env("BENCH_OUT", os.path.join(REPO, "bench", "results", stamp))
+    os.makedirs(out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="skb-bench.")
+    os.chmod(work, 0o755)
+    root = os.path.join(work, "www")
+    os.makedirs(root)
+    with open(os.path.join(root, "x600.txt"), "wb") as f:
+        f.write(b"X" * 599 + b"\n")
+    x600 = b"X" * 599 + b"\n"
+    conns = max(1024, min(nofile - 64, 20000))
+    with open(os.path.join(HERE, "nginx.conf.in")) as f:
+        conf = f.read()
+    conf = (conf.replace("@WORK@", work).replace("@ROOT@", root)
+            .replace("@CONNS@", str(conns)).replace("@NOFILE@", str(nofile)))
+    with open(os.path.join(work, "nginx.conf"), "w") as f:
+        f.write(conf)
+
+    def on_signal(sig, _frm):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_signal)
+
+    runs, unavailable, sizes = [], {}, {}
+    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+            "machine": machine_line(),
+            "command": " ".join(f"{k}={os.environ[k]}" for k in sorted(os.environ)
+                                if k.startswith("BENCH_")) + " make bench",
+            "notes": notes}
+    t_start = time.time()
+    rc = 0
+    try:
+        cleanup_stale()
+        for note in notes:
+            log(f"bench: {note}")
+        log(f"bench: servers {' '.join(SERVERS)}; loads {' '.join(LOADS)}; bodies "
+            f"{' '.join(map(str, PASSES))}; {REPS} reps x {DURATION:g} s; out {out}")
+        for body in PASSES:
+            path = "/" if body == 41 else "/x600.txt"
+            want = HELLO if body == 41 else x600
+            if body not in (41, 600):
+                sys.exit("bench: BENCH_PASSES takes 41 and/or 600")
+            url = f"http://{SRV_IP}{path}"
+            unavailable[body] = {}
+            sizes[body] = {}
+            for li, load in enumerate(LOADS, 1):
+                for rep in range(1, REPS + 1):
+                    for s in SERVERS:
+                        if s in unavailable[body]:
+                            continue
+                        tag = (f"[{body}B] [load {li}/{len(LOADS)} {load}] [server {s}] "
+                               f"run {rep}/{REPS}")
+                        srv = Server(s, skiff, work)
+                        row = {"pass": body, "server": s, "load": load, "rep": rep}
+                        try:
+                            why = srv.start(root if body != 41 else None)
+                            if why is not None:
+                                unavailable[body][s] = why
+                                log(f"{tag} ... unavailable: {why}")
+                                runs.append(dict(row, status="unavailable", note=why))
+                                continue
+                            pr = probe_response(srv.topo.cli, path)
+                            if pr is None or pr[2] != want:
+                                row.update(status="error", note="wrong or no response body "
+                                           f"({'none' if pr is None else len(pr[2])} bytes)")
+                                runs.append(row)
+                                log(f"{tag} ... ERROR {row['note']}")
+                                continue
+                            sizes[body].setdefault(s, (pr[0], pr[1]))
+                            res = run_load(srv, load, url)
+                        finally:
+                            srv.stop()
+                        reqs = srv.stats.get("http.requests")
+                        sysc = None
+                        if reqs and ("dev.rx_syscalls" in srv.stats
+                                     or "dev.tx_syscalls" in srv.stats):
+                            sysc = (srv.stats.get("dev.rx_syscalls", 0)
+                                    + srv.stats.get("dev.tx_syscalls", 0)) / reqs
+                        bad = res["failed"] or res["non2xx"] or res["errors"] \
+                            or not res["completed"]
+                        note = ""
+                        if bad:
+                            note = (f"failed {res['failed']} non2xx {res['non2xx']} "
+                                    f"errors {res['errors']}")
+                            if res.get("error_detail"):
+                                note += f" ({res['error_detail']})"
+                        row.update(status="failed" if bad else "ok", req_s=res["req_s"],
+                                   completed=res["completed"], failed=res["failed"],
+                                   non2xx=res["non2xx"], errors=res["errors"],
+                                   server_cpu_us_per_req=res["server_cpu_us_per_req"],
+                                   server_proc_us_per_req=res["server_proc_us_per_req"],
+                                   server_core_busy_pct=res["server_core_busy_pct"],
+                                   client_busy_pct=res["client_busy_pct"],
+                                   duration_s=res["duration"], resp_header_bytes=pr[0],
+                                   resp_body_bytes=pr[1], resp_bytes=pr[0] + pr[1],
+                                   syscalls_per_req=sysc, note=note)
+                        runs.append(row)
+                        with open(os.path.join(work, "last-client.txt"), "w") as f:
+                            f.write(res["raw"])
+                        log(f"{tag} ... {res['req_s']:,.0f} req/s, server core "
+                            f"{res['server_cpu_us_per_req']:.1f} µs/req, client "
+                            f"{res['client_busy_pct']:.0f}% busy"
+                            + (f"  FAILED: {note}" if bad else ""))
+    except KeyboardInterrupt:
+        log("bench: interrupted; writing what was measured")
+        rc = 130
+    finally:
+        cleanup()
+        elapsed = time.time() - t_start
+        meta["notes"].append(f"Elapsed {elapsed / 60:.1f} min.")
+        write_results(out, runs, unavailable, sizes, meta)
+        why = write_chart(out, runs)
+        if why:
+            log(f"bench: {why}")
+            with open(os.path.join(out, "results.md"), "a") as f:
+                f.write(f"\n({why})\n")
+        shutil.rmtree(work, ignore_errors=True)
+    log(f"bench: done in {elapsed / 60:.1f} min: {out}/results.md, runs.csv, chart.png")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

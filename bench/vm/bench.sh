@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# bench/vm/bench.sh — issue 7: the skiff unikernel against a Linux guest
+# that serves the same app, under identical QEMU settings (bench/vm/lib.sh).
+#
+#   bench/vm/bench.sh [--mode full|quick] [--reps N] [--dur S] [--net user|tap|both]
+#                     [--guests "linux skiff"] [--out DIR]
+#
+#   full  (make bench-vm)       3 repetitions, 8 s per load, user + tap
+#   quick (make bench-vm-quick) 1 repetition, 3 s per load, user only
+#
+# Per repetition and network backend: both guests are booted fresh, each
+# must answer GET / with the same 41-byte body (correctness, before any
+# measurement), both idle 10 s side by side while their QEMU processes' CPU
+# time is read from /proc/PID/stat, then each load runs against one guest
+# and then the other, the order flipping every repetition.  A guest that
+# does not answer HTTP within the boot timeout is "unavailable" (today the
+# unikernel answers UDP only): its rows say so and the rest goes on.
+#
+# Loads, from the host (or from inside the TAP's namespace), each bounded by
+# time (-t / -d) and by `timeout`:
+#   ab -k -c 1 | 8 | 64, ab -c 1 | 16 | 64, wrk -H 'Connection: close' -c 1000
+# A run with any failed request, non-2xx answer or socket error is kept in
+# runs.csv with status "failed" and left out of the medians.
+#
+# Output: bench/results/vm-YYYY-MM-DD-HHMMSS/ results.md, runs.csv, rps.png,
+# meta.txt and logs/ (consoles, QEMU command lines, every tool's output).
+set -u
+cd "$(dirname "$0")/../.."
+MODE=full REPS="" DUR="" NETS="" GUESTS="linux skiff" OUT=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--mode) MODE=$2; shift 2 ;;
+	--reps) REPS=$2; shift 2 ;;
+	--dur) DUR=$2; shift 2 ;;
+	--net) NETS=$2; shift 2 ;;
+	--guests) GUESTS=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	*) echo "bench-vm: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+case $MODE in
+full) REPS=${REPS:-3} DUR=${DUR:-8} NETS=${NETS:-both} ;;
+quick) REPS=${REPS:-1} DUR=${DUR:-3} NETS=${NETS:-user} ;;
+*) echo "bench-vm: --mode full|quick" >&2; exit 2 ;;
+esac
+[ "$NETS" = both ] && NETS="user tap"
+BOOT_S=${BENCH_VM_BOOT_S:-60}         # the Linux guest must answer by then
+UK_BOOT_S=${BENCH_VM_UK_BOOT_S:-30}   # the unikernel, first repetition
+IDLE_S=10
+OUT=${OUT:-bench/results/vm-$(date +%Y-%m-%d-%H%M%S)}
+LOGD=$OUT/logs
+mkdir -p "$LOGD"
+CSV=$OUT/runs.csv
+BODY='Hello, world! This is skiff serving you.\n'
+. bench/vm/lib.sh
+T0=$SECONDS
+say() { printf '[bench-vm %3dm%02ds] %s\n' $(((SECONDS - T0) / 60)) $(((SECONDS - T0) % 60)) "$*"; }
+cleanup() { vmb_cleanup; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for f in "$VMB_SKIFF" "$VMB_UK" "$VMB_LINUX/vmlinuz" "$VMB_LINUX/initrd.img"; do
+	[ -r "$f" ] || { echo "bench-vm: missing $f (make all linux-guest)" >&2; exit 2; }
+done
+for t in ab wrk curl qemu-system-x86_64 gnuplot python3; do
+	command -v "$t" >/dev/null || { echo "bench-vm: $t missing (tools/deps.sh)" >&2; exit 2; }
+done
+ulimit -n 65536 2>/dev/null || ulimit -n 4096
+HZ=$(getconf CLK_TCK)
+
+# name|tool|concurrency|keepalive
+LOADS=(
+	"ab-k-c1|ab|1|1" "ab-k-c8|ab|8|1" "ab-k-c64|ab|64|1"
+	"ab-c1|ab|1|0" "ab-c16|ab|16|0" "ab-c64|ab|64|0"
+	"wrk-close-c1000|wrk|1000|0"
+)
+
+ACCEL=$(vmb_accel_name)
+if [ "$ACCEL" = tcg ]; then
+	if [ -e /sys/module/kvm_pvm ]; then WHY="TCG: /dev/kvm is PVM (kvm_pvm), slower than TCG"
+	elif [ -e /dev/kvm ]; then WHY="TCG (VMB_ACCEL=$VMB_ACCEL)"
+	else WHY="TCG: no /dev/kvm"; fi
+else
+	WHY="KVM (hardware: kvm_intel or kvm_amd)"
+fi
+{
+	echo "date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+	echo "mode=$MODE reps=$REPS dur=$DUR nets=$NETS guests=$GUESTS"
+	echo "accel=$WHY"
+	echo "cpu=$(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo) x $(nproc)"
+	echo "host_kernel=$(uname -r)"
+	echo "host_load=$(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "qemu=$(qemu-system-x86_64 --version | head -1)"
+	echo "linux_kernel=$(cat "$VMB_LINUX/kernel.txt" 2>/dev/null)"
+	echo "skiff_commit=$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo '+dirty')"
+	echo "ab=$(ab -V | head -1)"
+	echo "wrk=$(wrk -v 2>&1 | head -1)"
+} >"$OUT/meta.txt"
+echo "rep,net,guest,load,tool,concurrency,keepalive,duration_s,requests,failed,rps,qemu_cpu_pct,status,note" >"$CSV"
+csv() { echo "$*" >>"$CSV"; }
+
+nguest=$(wc -w <<<"$GUESTS")
+nnet=$(wc -w <<<"$NETS")
+est=$((REPS * nnet * (nguest * ${#LOADS[@]} * (DUR + 2) + IDLE_S + 15)))
+say "mode $MODE: $REPS rep(s) x net {$NETS} x guests {$GUESTS} x ${#LOADS[@]} loads x ${DUR} s; accel $ACCEL; about $((est / 60)) min; out $OUT"
+
+declare -A UNAVAIL=()   # "net guest" -> reason, once a guest is found not serving
+
+# run_load REP NET GUEST QPID PORT LOADSPEC
+run_load() {
+	local rep=$1 net=$2 guest=$3 qpid=$4 port=$5 spec=$6
+	local name tool conc ka url log c0 c1 t0 t1 rc req fail rps cpu status note
+	IFS='|' read -r name tool conc ka <<<"$spec"
+	url=$(vmb_url "$net" "$port")
+	log=$LOGD/r$rep-$net-$guest-$name.log
+	c0=$(vmb_ticks "$qpid")
+	t0=$(date +%s.%N)
+	if [ "$tool" = ab ]; then
+		local kopt=()
+		[ "$ka" = 1 ] && kopt=(-k)
+		vmb_in "$net" timeout $((DUR + 30)) ab -r "${kopt[@]}" -c "$conc" -t "$DUR" -n 1000000 "$url" >"$log" 2>&1
+		rc=$?
+		t1=$(date +%s.%N)
+		req=$(awk '/^Complete requests:/{print $3}' "$log")
+		fail=$(awk '/^Failed requests:/{f=$3} /^Non-2xx responses:/{n=$3} END{print f + n}' "$log")
+		rps=$(awk '/^Requests per second:/{print $4}' "$log")
+	else
+		vmb_in "$net" timeout $((DUR + 30)) wrk -t 2 -c "$conc" -d "${DUR}s" -H 'Connection: close' "$url" >"$log" 2>&1
+		rc=$?
+		t1=$(date +%s.%N)
+		req=$(awk '/ requests in /{print $1}' "$log")
+		fail=$(awk '/Socket errors:/{gsub(",", ""); s = $4 + $6 + $8 + $10} /Non-2xx or 3xx/{n = $5} END{print s + n}' "$log")
+		rps=$(awk '/^Requests\/sec:/{print $2}' "$log")
+	fi
+	c1=$(vmb_ticks "$qpid")
+	cpu=$(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$HZ" 'BEGIN{printf "%.0f", (b - a) * 100 / hz / (e - s)}')
+	status=ok note=""
+	if [ "$rc" -ne 0 ] || [ -z "$req" ] || [ -z "$rps" ] || [ "${req:-0}" = 0 ]; then
+		status=failed note="exit $rc"
+	elif [ "${fail:-0}" != 0 ]; then
+		status=failed note="$fail failed"
+	fi
+	if ! kill -0 "$qpid" 2>/dev/null; then status=failed note="guest died"; fi
+	csv "$rep,$net,$guest,$name,$tool,$conc,$ka,$DUR,${req:-0},${fail:-0},${rps:-0},$cpu,$status,$note"
+	say "rep $rep/$REPS $net $guest $name: ${rps:-?} req/s, ${req:-?} requests, ${fail:-?} failed, QEMU ${cpu}% of a core${note:+ [$status: $note]}"
+	sleep 1
+}
+
+live() { # live NET GUEST: boot it and check it; sets TP QP UP
+	local net=$1 g=$2 t
+	t=$BOOT_S
+	[ "$g" = skiff ] && t=$UK_BOOT_S
+	[ -n "${UNAVAIL[$net $g]:-}" ] && t=5
+	vmb_start "$g" "$net" "${PORT[$g]}" "$LOGD/r$rep-$net-$g.console" || { say "$g: QEMU did not start"; return 1; }
+	TP[$g]=$VMB_TPID QP[$g]=$VMB_QPID
+	local b0=$SECONDS
+	if vmb_wait_http "$net" "${PORT[$g]}" "$t" "$LOGD/r$rep-$net-$g.body"; then
+		if printf "$BODY" | cmp -s - "$LOGD/r$rep-$net-$g.body"; then
+			UP[$g]=1
+			say "rep $rep/$REPS $net $g: HTTP up after $((SECONDS - b0)) s, body OK (41 bytes)"
+		else
+			UNAVAIL[$net $g]="wrong body"
+			say "rep $rep/$REPS $net $g: WRONG BODY ($(wc -c <"$LOGD/r$rep-$net-$g.body") bytes): not measured"
+		fi
+	else
+		[ -z "${UNAVAIL[$net $g]:-}" ] && UNAVAIL[$net $g]="no HTTP answer within $t s of boot"
+		say "rep $rep/$REPS $net $g: unavailable (${UNAVAIL[$net $g]})"
+	fi
+}
+
+for ((rep = 1; rep <= REPS; rep++)); do
+	for net in $NETS; do
+		if [ "$net" = tap ]; then
+			vmb_ns_down
+			vmb_ns_up || { say "cannot create the TAP namespace: skipping tap"; vmb_ns_down; continue; }
+		fi
+		# Guest order flips every repetition.
+		order=$GUESTS
+		[ $((rep % 2)) = 0 ] && order=$(tr ' ' '\n' <<<"$GUESTS" | tac | tr '\n' ' ')
+		declare -A TP=() QP=() PORT=() UP=()
+		for g in $order; do PORT[$g]=$(vmb_free_tcp_port); done
+		if [ "$net" = user ]; then
+			for g in $order; do live user "$g"; done
+			# Idle: both guests side by side, no load, IDLE_S seconds.
+			sleep 2
+			declare -A I0=()
+			for g in $order; do I0[$g]=$(vmb_ticks "${QP[$g]}"); done
+			sleep "$IDLE_S"
+			for g in $order; do
+				pct=$(awk -v a="${I0[$g]}" -v b="$(vmb_ticks "${QP[$g]}")" -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.1f", (b - a) * 100 / hz / s}')
+				kill -0 "${QP[$g]}" 2>/dev/null || pct=""
+				csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,${pct:+ok}${pct:-failed},"
+				say "rep $rep/$REPS $net $g: idle, QEMU ${pct:-?}% of a core over $IDLE_S s"
+			done
+			for spec in "${LOADS[@]}"; do
+				for g in $order; do
+					if [ -n "${UP[$g]:-}" ]; then
+						run_load "$rep" "$net" "$g" "${QP[$g]}" "${PORT[$g]}" "$spec"
+					else
+						csv "$rep,$net,$g,${spec%%|*},,,,$DUR,0,0,,,unavailable,${UNAVAIL[$net $g]:-}"
+					fi
+				done
+			done
+			for g in $order; do vmb_stop "${TP[$g]}"; done
+		else
+			# TAP: one guest at a time owns 198.18.0.2 on skvtap0, so each
+			# guest runs its loads in turn (order flipping per repetition).
+			for g in $order; do
+				live tap "$g"
+				sleep 2
+				i0=$(vmb_ticks "${QP[$g]}"); sleep "$IDLE_S"; i1=$(vmb_ticks "${QP[$g]}")
+				pct=$(awk -v a="$i0" -v b="$i1" -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.1f", (b - a) * 100 / hz / s}')
+				kill -0 "${QP[$g]}" 2>/dev/null || pct=""
+				csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,${pct:+ok}${pct:-failed},"
+				say "rep $rep/$REPS $net $g: idle, QEMU ${pct:-?}% of a core over $IDLE_S s"
+				for spec in "${LOADS[@]}"; do
+					if [ -n "${UP[$g]:-}" ]; then
+						run_load "$rep" "$net" "$g" "${QP[$g]}" 80 "$spec"
+					else
+						csv "$rep,$net,$g,${spec%%|*},,,,$DUR,0,0,,,unavailable,${UNAVAIL[$net $g]:-}"
+					fi
+				done
+				vmb_stop "${TP[$g]}"
+			done
+			vmb_ns_down
+		fi
+		unset TP QP PORT UP
+		if ! grep -q ",$net,linux,ab-k-c1,.*,\(ok\|failed\)," "$CSV" && [[ " $GUESTS " == *" linux "* ]]; then
+			say "the Linux guest never served HTTP on $net: see $LOGD/r$rep-$net-linux.console"
+			[ "$net" = user ] && exit 1
+		fi
+	done
+done
+
+# Exact command lines, for the README.
+{
+	for net in $NETS; do
+		for g in $GUESTS; do
+			[ -r "$LOGD/r1-$net-$g.console.cmd" ] && echo "qemu_${net}_$g=$(cat "$LOGD/r1-$net-$g.console.cmd")"
+		done
+	done
+} >>"$OUT/meta.txt"
+python3 bench/vm/report.py "$OUT" || { say "report failed"; exit 1; }
+say "done in $(((SECONDS - T0) / 60))m$(((SECONDS - T0) % 60))s: $OUT/results.md, runs.csv, rps.png"
+cat "$OUT/results.md"

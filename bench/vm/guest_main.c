@@ -1,0 +1,23 @@
+/* guest_main.c — the main of build/vm/skiff-serve-static, the HTTP app that
+ * the Linux benchmark guest runs (bench/vm/, issue 7).
+ *
+ * It is `skiff serve` and nothing else: the same serve.c, http/server.c and
+ * loop/loop_linux.c as build/skiff, linked statically against libc only.
+ * The full build/skiff also carries the AF_XDP and pcap devices, whose
+ * libraries (libxdp, libbpf, libpcap, libelf) have no place in an
+ * initramfs; `skiff serve --stack linux` never uses them.  So this main
+ * offers the one command, with the same arguments:
+ *
+ *   skiff-serve-static serve --stack linux --port 80
+ *   skiff-serve-static --stack linux --port 80        (the same) */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../src/apps/cli.h"
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "serve"))
+		return cmd_serve(argc - 1, argv + 1);
+	return cmd_serve(argc, argv);
+}

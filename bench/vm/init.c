@@ -1,0 +1,224 @@
+/* init.c — /init of the Linux benchmark guest's initramfs (issue 7).
+ *
+ * A static program, no shell, no busybox.  In order:
+ *   1. mounts /proc, /sys and /dev (devtmpfs);
+ *   2. loads the kernel modules named in /modules/order, one path a line,
+ *      dependencies first (bench/vm/mkinitrd.sh writes it), with
+ *      finit_module(2);
+ *   3. waits for eth0 (virtio_net), then sets lo up and eth0 to
+ *      guest_ip (default 10.0.2.15/24, QEMU user networking) with a default
+ *      route to guest_gw (default 10.0.2.2), through ioctls;
+ *   4. runs the server (/skiff serve --stack linux --port 80, or the
+ *      command in /server.cmd if the initramfs has one: one argument a
+ *      line) and restarts nothing: when it exits, the guest powers off.
+ *
+ * guest_ip=ADDR/LEN and guest_gw=ADDR come from the kernel command line:
+ * the kernel hands unknown key=value words to init as environment
+ * variables.  Every step prints one "init:" line on the console. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <net/route.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ARGS 32
+
+static void say(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "init: ");
+	fprintf(stderr, fmt, a, b);
+	fprintf(stderr, "\n");
+}
+
+static void poweroff(void)
+{
+	sync();
+	reboot(RB_POWER_OFF);
+	for (;;)
+		pause();
+}
+
+static void load_modules(void)
+{
+	FILE *f = fopen("/modules/order", "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n")] = 0;
+		if (!line[0])
+			continue;
+		int fd = open(line, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			say("cannot open %s: %s", line, strerror(errno));
+			continue;
+		}
+		if (syscall(SYS_finit_module, fd, "", 0) < 0 && errno != EEXIST)
+			say("finit_module %s: %s", line, strerror(errno));
+		close(fd);
+	}
+	fclose(f);
+}
+
+static int wait_for_iface(const char *name, int seconds)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/sys/class/net/%s", name);
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	for (int i = 0; i < seconds * 50; i++) {
+		if (access(path, F_OK) == 0)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+static int set_addr(int s, const char *ifname, unsigned long req, uint32_t addr_be)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = addr_be;
+	return ioctl(s, req, &ifr);
+}
+
+static int set_up(int s, const char *ifname)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		return -1;
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	return ioctl(s, SIOCSIFFLAGS, &ifr);
+}
+
+static void setup_net(void)
+{
+	const char *ip = getenv("guest_ip"), *gw = getenv("guest_gw");
+	if (!ip || !*ip)
+		ip = "10.0.2.15/24";
+	if (!gw || !*gw)
+		gw = "10.0.2.2";
+	char addr[32];
+	snprintf(addr, sizeof(addr), "%s", ip);
+	int plen = 24;
+	char *slash = strchr(addr, '/');
+	if (slash) {
+		*slash = 0;
+		plen = atoi(slash + 1);
+	}
+	struct in_addr a, g;
+	if (inet_pton(AF_INET, addr, &a) != 1 || inet_pton(AF_INET, gw, &g) != 1 || plen < 1 ||
+	    plen > 32) {
+		say("bad guest_ip=%s or guest_gw=%s", ip, gw);
+		poweroff();
+	}
+	uint32_t mask = htonl(plen == 32 ? 0xffffffffu : ~(0xffffffffu >> plen));
+
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		say("socket: %s%s", strerror(errno), "");
+		poweroff();
+	}
+	if (set_up(s, "lo") < 0)
+		say("lo up: %s%s", strerror(errno), "");
+	if (wait_for_iface("eth0", 20) < 0) {
+		say("no eth0 after 20 s (virtio_net not loaded?)%s%s", "", "");
+		poweroff();
+	}
+	if (set_addr(s, "eth0", SIOCSIFADDR, a.s_addr) < 0 ||
+	    set_addr(s, "eth0", SIOCSIFNETMASK, mask) < 0 || set_up(s, "eth0") < 0) {
+		say("eth0 %s: %s", ip, strerror(errno));
+		poweroff();
+	}
+	struct rtentry rt;
+	memset(&rt, 0, sizeof(rt));
+	struct sockaddr_in *dst = (struct sockaddr_in *)&rt.rt_dst;
+	struct sockaddr_in *gwa = (struct sockaddr_in *)&rt.rt_gateway;
+	struct sockaddr_in *msk = (struct sockaddr_in *)&rt.rt_genmask;
+	dst->sin_family = gwa->sin_family = msk->sin_family = AF_INET;
+	gwa->sin_addr = g;
+	rt.rt_flags = RTF_UP | RTF_GATEWAY;
+	if (ioctl(s, SIOCADDRT, &rt) < 0)
+		say("default route via %s: %s", gw, strerror(errno));
+	close(s);
+	say("eth0 %s, default via %s", ip, gw);
+}
+
+/* argv of the server: /server.cmd (one argument a line) or the default. */
+static void server_argv(char **argv)
+{
+	static char buf[2048];
+	int n = 0;
+	FILE *f = fopen("/server.cmd", "r");
+	if (f) {
+		size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = 0;
+		for (char *p = strtok(buf, "\n"); p && n < MAX_ARGS - 1; p = strtok(NULL, "\n"))
+			if (*p)
+				argv[n++] = p;
+	}
+	if (n == 0) {
+		static char *def[] = {"/skiff", "serve", "--stack", "linux", "--port", "80"};
+		for (; n < (int)(sizeof(def) / sizeof(def[0])); n++)
+			argv[n] = def[n];
+	}
+	argv[n] = NULL;
+}
+
+int main(void)
+{
+	mkdir("/proc", 0555);
+	mkdir("/sys", 0555);
+	mkdir("/dev", 0755);
+	mkdir("/tmp", 01777);
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mount("tmpfs", "/tmp", "tmpfs", 0, NULL);
+
+	load_modules();
+	setup_net();
+
+	char *argv[MAX_ARGS];
+	server_argv(argv);
+	say("starting %s %s", argv[0], argv[1] ? argv[1] : "");
+	pid_t pid = fork();
+	if (pid == 0) {
+		execv(argv[0], argv);
+		say("exec %s: %s", argv[0], strerror(errno));
+		_exit(127);
+	}
+	/* pid 1 reaps every orphan; the server's exit ends the guest. */
+	for (;;) {
+		int st;
+		pid_t w = wait(&st);
+		if (w < 0 && errno == ECHILD)
+			break;
+		if (w == pid) {
+			char code[16];
+			snprintf(code, sizeof(code), "%d", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+			say("server exited (%s)%s, powering off", code, "");
+			break;
+		}
+	}
+	poweroff();
+	return 0;
+}

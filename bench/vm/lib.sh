@@ -1,0 +1,154 @@
+# bench/vm/lib.sh — QEMU guests for bench/vm/bench.sh and tests/linux_guest.sh
+# (sourced, not run).
+#
+# Both guests get the QEMU command line that `skiff vm --dry-run` prints
+# (machine, accelerator, -cpu, 1 vCPU, 256 MiB, virtio-net-pci with
+# disable-legacy=on, user networking with hostfwd on 127.0.0.1 or a TAP),
+# so their settings are identical by construction; the Linux guest only
+# swaps -kernel for Debian's kernel plus -initrd and -append.
+#
+# Network safety: user networking binds 127.0.0.1 only; the TAP backend
+# lives in a namespace "skv-..." this file creates (198.18.0.0/15) and
+# removes.  Every QEMU runs under `timeout` and is killed by pid at exit.
+
+VMB_SKIFF=${VMB_SKIFF:-build/skiff}
+VMB_UK=${VMB_UK:-build/skiff-uk.elf}
+VMB_LINUX=${VMB_LINUX:-build/vm/linux}
+VMB_ACCEL=${VMB_ACCEL:-auto}
+VMB_LIFETIME=${VMB_LIFETIME:-1500}  # hard bound on one QEMU's life, seconds
+# Guest arguments of the skiff unikernel (after `--`), per backend.
+VMB_UK_ARGS_USER=${VMB_UK_ARGS_USER:-}
+VMB_UK_ARGS_TAP=${VMB_UK_ARGS_TAP:-ip=198.18.0.2/24 gw=198.18.0.1}
+VMB_LINUX_APPEND=${VMB_LINUX_APPEND:-console=ttyS0 quiet}
+VMB_TAP_HOST=198.18.0.1
+VMB_TAP_GUEST=198.18.0.2
+VMB_NS=""
+VMB_QEMU_PIDS=()   # the `timeout` wrappers; QEMU is their child
+
+vmb_free_tcp_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# vmb_qemu_argv GUEST NET PORT : sets QARGV.  GUEST linux|skiff, NET user|tap.
+vmb_qemu_argv() {
+	local guest=$1 net=$2 port=$3 words i img ukargs=()
+	local netopt=(-p "$port:80")
+	[ "$net" = tap ] && netopt=(--net tap:skvtap0)
+	if [ "$guest" = skiff ]; then
+		img=$VMB_UK
+		if [ "$net" = tap ]; then read -ra ukargs <<<"$VMB_UK_ARGS_TAP"; else read -ra ukargs <<<"$VMB_UK_ARGS_USER"; fi
+	else
+		img=$VMB_LINUX/vmlinuz
+	fi
+	words=$("$VMB_SKIFF" vm --dry-run --accel "$VMB_ACCEL" --image "$img" "${netopt[@]}" -- "${ukargs[@]}") || return 1
+	read -ra w <<<"$words"
+	QARGV=()
+	for ((i = 0; i < ${#w[@]}; i++)); do
+		case ${w[i]} in
+		-append) # the last option: everything after it is the command line
+			QARGV+=(-append "${w[*]:i+1}")
+			break ;;
+		*) QARGV+=("${w[i]}") ;;
+		esac
+	done
+	if [ "$guest" = linux ]; then
+		local append=$VMB_LINUX_APPEND
+		[ "$net" = tap ] && append+=" guest_ip=$VMB_TAP_GUEST/24 guest_gw=$VMB_TAP_HOST"
+		QARGV+=(-initrd "$VMB_LINUX/initrd.img" -append "$append")
+	fi
+}
+
+# The accelerator the command line uses, e.g. "tcg".
+vmb_accel_name() {
+	"$VMB_SKIFF" vm --dry-run --accel "$VMB_ACCEL" --image "$VMB_LINUX/vmlinuz" | awk '{for (i = 1; i < NF; i++) if ($i == "-accel") print $(i + 1)}'
+}
+
+# vmb_ns_up : namespace skv-bench-PID with TAP skvtap0 = 198.18.0.1/24.
+vmb_ns_up() {
+	VMB_NS=skv-bench-$$
+	ip netns add "$VMB_NS" || return 1
+	ip -n "$VMB_NS" link set lo up
+	ip -n "$VMB_NS" tuntap add dev skvtap0 mode tap || return 1
+	ip -n "$VMB_NS" addr add "$VMB_TAP_HOST/24" dev skvtap0
+	ip -n "$VMB_NS" link set skvtap0 up
+}
+
+vmb_ns_down() {
+	[ -n "$VMB_NS" ] && ip netns del "$VMB_NS" 2>/dev/null
+	VMB_NS=""
+}
+
+# vmb_in NET CMD... : run CMD on the host side of backend NET.
+vmb_in() {
+	local net=$1
+	shift
+	if [ "$net" = tap ]; then ip netns exec "$VMB_NS" "$@"; else "$@"; fi
+}
+
+# vmb_url NET PORT
+vmb_url() {
+	if [ "$1" = tap ]; then echo "http://$VMB_TAP_GUEST/"; else echo "http://127.0.0.1:$2/"; fi
+}
+
+# vmb_start GUEST NET PORT LOG : boots in the background; sets VMB_TPID
+# (the timeout wrapper) and VMB_QPID (QEMU itself).
+vmb_start() {
+	local guest=$1 net=$2 port=$3 log=$4 i
+	vmb_qemu_argv "$guest" "$net" "$port" || return 1
+	echo "${QARGV[*]}" >"$log.cmd"
+	if [ "$net" = tap ]; then
+		ip -n "$VMB_NS" neigh flush dev skvtap0 2>/dev/null
+		timeout "$VMB_LIFETIME" ip netns exec "$VMB_NS" "${QARGV[@]}" </dev/null >"$log" 2>&1 &
+	else
+		timeout "$VMB_LIFETIME" "${QARGV[@]}" </dev/null >"$log" 2>&1 &
+	fi
+	VMB_TPID=$!
+	VMB_QEMU_PIDS+=("$VMB_TPID")
+	VMB_QPID=""
+	for ((i = 0; i < 50; i++)); do
+		VMB_QPID=$(pgrep -P "$VMB_TPID" | head -1)
+		[ -n "$VMB_QPID" ] && [ "$(cat /proc/"$VMB_QPID"/comm 2>/dev/null)" = qemu-system-x86 ] && return 0
+		sleep 0.1
+	done
+	# ip netns exec execs QEMU in place, so the child is QEMU once it runs.
+	[ -n "$VMB_QPID" ]
+}
+
+# vmb_wait_http NET PORT SECONDS BODYFILE : 0 once GET / answers 200.
+vmb_wait_http() {
+	local net=$1 port=$2 secs=$3 out=$4 end
+	end=$((SECONDS + secs))
+	while [ "$SECONDS" -lt "$end" ]; do
+		if vmb_in "$net" curl -s -f -m 2 -o "$out" "$(vmb_url "$net" "$port")" 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	return 1
+}
+
+# CPU ticks (user + system) of a process.
+vmb_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+# vmb_stop TPID : end one guest (its timeout wrapper passes SIGTERM on).
+vmb_stop() {
+	local t=$1 q i
+	q=$(pgrep -P "$t" 2>/dev/null)
+	kill "$t" 2>/dev/null
+	[ -n "$q" ] && kill "$q" 2>/dev/null
+	for ((i = 0; i < 30; i++)); do
+		kill -0 "$t" 2>/dev/null || break
+		sleep 0.1
+	done
+	[ -n "$q" ] && kill -9 "$q" 2>/dev/null
+	wait "$t" 2>/dev/null
+	return 0
+}
+
+vmb_cleanup() {
+	local t
+	for t in "${VMB_QEMU_PIDS[@]}"; do
+		kill -0 "$t" 2>/dev/null && vmb_stop "$t"
+	done
+	vmb_ns_down
+}

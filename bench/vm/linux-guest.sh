@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# bench/vm/linux-guest.sh — build the Linux benchmark guest (issue 7):
+#
+#   bench/vm/linux-guest.sh OUTDIR SERVE_STATIC INIT_STATIC
+#
+# OUTDIR/vmlinuz     Debian's kernel, from the package that KERNEL_PKG
+#                    (default linux-image-cloud-amd64) depends on, fetched
+#                    with `apt-get download` and unpacked with dpkg-deb -x
+#                    into OUTDIR/pkg: nothing is installed on the host.
+# OUTDIR/initrd.img  gzip'ed cpio (newc): /init = INIT_STATIC (bench/vm/init.c),
+#                    /skiff = SERVE_STATIC (skiff serve, static), and the
+#                    modules virtio_net needs, from the same package, with
+#                    their dependencies (modinfo), in load order.
+# OUTDIR/kernel.txt  the package name and version, for the results.
+set -euo pipefail
+OUT=$1 SERVE=$2 INIT=$3
+KERNEL_PKG=${KERNEL_PKG:-linux-image-cloud-amd64}
+MODULES=(virtio_pci virtio_net)
+mkdir -p "$OUT/deb"
+
+# The versioned image package behind the meta package.
+image_pkg() { apt-cache depends "$KERNEL_PKG" 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'; }
+PKG=$(image_pkg || true)
+if [ -z "$PKG" ]; then
+	echo "linux-guest: apt-get update (no package list for $KERNEL_PKG yet)"
+	apt-get update -qq
+	PKG=$(image_pkg)
+fi
+[ -n "$PKG" ] || { echo "linux-guest: cannot resolve $KERNEL_PKG" >&2; exit 1; }
+DEB=$(ls "$OUT"/deb/"${PKG}"_*.deb 2>/dev/null | head -1 || true)
+if [ -z "$DEB" ]; then
+	echo "linux-guest: apt-get download $PKG"
+	# _apt cannot write into a root-owned build folder: that warning is noise.
+	(cd "$OUT/deb" && apt-get download "$PKG" 2>&1 | grep -v "unsandboxed" || true)
+	DEB=$(ls "$OUT"/deb/"${PKG}"_*.deb 2>/dev/null | head -1 || true)
+	[ -n "$DEB" ] || { echo "linux-guest: download of $PKG failed" >&2; exit 1; }
+fi
+rm -rf "$OUT/pkg"
+dpkg-deb -x "$DEB" "$OUT/pkg"
+KVER=$(ls "$OUT/pkg/lib/modules" | head -1)
+cp "$OUT/pkg/boot/vmlinuz-$KVER" "$OUT/vmlinuz"
+echo "$PKG $(dpkg-deb -f "$DEB" Version) ($KVER)" >"$OUT/kernel.txt"
+MODDIR="$OUT/pkg/lib/modules/$KVER"
+
+# Module files, dependencies first.
+declare -A seen=()
+ORDER=()
+modfile() { find "$MODDIR/kernel" -name "$1.ko" -o -name "${1//_/-}.ko" | head -1; }
+add_mod() {
+	local m=${1//-/_} f d
+	[ -n "${seen[$m]:-}" ] && return 0
+	seen[$m]=1
+	f=$(modfile "$m")
+	if [ -z "$f" ]; then
+		grep -q "/$m.ko\$" "$MODDIR/modules.builtin" 2>/dev/null && return 0
+		echo "linux-guest: module $m not found in $PKG" >&2
+		exit 1
+	fi
+	for d in $(modinfo -F depends "$f" | tr ',' ' '); do add_mod "$d"; done
+	ORDER+=("$f")
+}
+for m in "${MODULES[@]}"; do add_mod "$m"; done
+
+ST="$OUT/initrd.d"
+rm -rf "$ST"
+mkdir -p "$ST/modules" "$ST/dev" "$ST/proc" "$ST/sys" "$ST/tmp"
+install -m 0755 "$INIT" "$ST/init"
+install -m 0755 "$SERVE" "$ST/skiff"
+strip "$ST/init" "$ST/skiff"
+: >"$ST/modules/order"
+for f in "${ORDER[@]}"; do
+	cp "$f" "$ST/modules/"
+	echo "/modules/$(basename "$f")" >>"$ST/modules/order"
+done
+python3 "$(dirname "$0")/mkcpio.py" "$OUT/initrd.img" "$ST" \
+	--node dev/console:c:5:1:0600 --node dev/null:c:1:3:0666
+echo "linux-guest: $(cat "$OUT/kernel.txt"); modules: $(tr '\n' ' ' <"$ST/modules/order")"
+echo "linux-guest: $OUT/vmlinuz $(stat -c %s "$OUT/vmlinuz") bytes, $OUT/initrd.img $(stat -c %s "$OUT/initrd.img") bytes"

@@ -1,0 +1,28 @@
+# mk/bench.mk — the HTTP benchmark and the cost report (issue 5).
+#
+#   make bench        nginx, skiff serve --stack linux and skiff serve --stack
+#                     skiff (xdp, packet, tap) under ab/wrk in namespaces,
+#                     alternating, 3 reps, medians -> bench/results/<date>/
+#                     (results.md, runs.csv, chart.png).  About 10-15 min.
+#   make bench-quick  the same with 1 rep of 1 s each (development; the
+#                     numbers mean little).
+#   make bench-cost   the "What it costs" table (cycles and ns, median and
+#                     p99) -> $(COST_OUT).
+# Knobs: BENCH_REPS BENCH_DURATION BENCH_N BENCH_SERVERS BENCH_LOADS
+# BENCH_PASSES BENCH_OUT BENCH_SERVER_CPU BENCH_CLIENT_CPU BENCH_OFFLOADS
+# (see bench/http/bench.py).  Needs root.
+.PHONY: bench bench-quick bench-cost
+
+BENCH_PY := PYTHONDONTWRITEBYTECODE=1 python3
+COST_OUT ?= docs/cost.md
+
+bench: deps all
+	@$(BENCH_PY) bench/http/bench.py $(BUILD)/skiff
+
+bench-quick: deps all
+	@BENCH_REPS=$${BENCH_REPS:-1} BENCH_DURATION=$${BENCH_DURATION:-1} \
+	  BENCH_WARMUP=$${BENCH_WARMUP:-0} $(BENCH_PY) bench/http/bench.py $(BUILD)/skiff
+
+bench-cost: deps all $(BUILD)/bench/bench_cost $(BUILD)/bench/bench_ring
+	@$(BENCH_PY) bench/http/cost.py --skiff $(BUILD)/skiff --cost $(BUILD)/bench/bench_cost \
+	  --ring $(BUILD)/bench/bench_ring --out $(COST_OUT)

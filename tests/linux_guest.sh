@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# tests/linux_guest.sh — the Linux benchmark guest of bench-vm (issue 7)
+# boots under QEMU (TCG unless hardware KVM) with the same settings as the
+# skiff unikernel, and `skiff serve --stack linux` inside it answers GET /
+# through user networking's hostfwd on 127.0.0.1 with the 41-byte body.
+#
+#   tests/linux_guest.sh [build/vm/linux]     (make linux-guest-test)
+#
+# Checks, PASS/FAIL each, ending with "linux-guest: N passed, N failed":
+#   boot   curl gets an answer within LINUX_GUEST_BOOT_S (default 90) s
+#   body   the body is exactly "Hello, world! This is skiff serving you.\n"
+#   keep   ab -k: 200 requests on one connection, none failed
+#   close  ab: 100 requests, a new connection each, none failed
+#   idle   the idle guest's QEMU uses under 30% of a host core over 5 s
+# Bounded: every command under `timeout`; QEMU is killed by pid at exit.
+set -u
+cd "$(dirname "$0")/.."
+VMB_LINUX=${1:-build/vm/linux}
+LOG=${VM_LOG_DIR:-build/test-logs/linux-guest}
+BOOT_S=${LINUX_GUEST_BOOT_S:-90}
+mkdir -p "$LOG"
+VMB_LIFETIME=300
+. bench/vm/lib.sh
+trap vmb_cleanup EXIT INT TERM
+passed=0 failed=0
+pass() { passed=$((passed + 1)); echo "PASS $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+
+for f in "$VMB_SKIFF" "$VMB_LINUX/vmlinuz" "$VMB_LINUX/initrd.img"; do
+	[ -r "$f" ] || { echo "linux-guest: missing $f (make linux-guest)"; exit 2; }
+done
+PORT=$(vmb_free_tcp_port)
+URL=http://127.0.0.1:$PORT/
+t0=$SECONDS
+if ! vmb_start linux user "$PORT" "$LOG/console.log"; then
+	fail boot "QEMU did not start; see $LOG/console.log"
+elif vmb_wait_http user "$PORT" "$BOOT_S" "$LOG/body"; then
+	pass "boot (HTTP after $((SECONDS - t0)) s, accel $(vmb_accel_name))"
+	if printf 'Hello, world! This is skiff serving you.\n' | cmp -s - "$LOG/body"; then
+		pass "body (41 bytes, as expected)"
+	else
+		fail body "got $(wc -c <"$LOG/body") bytes: $(head -c 80 "$LOG/body" | tr '\n' ' ')"
+	fi
+	for t in "keep:-k -n 200 -c 1" "close:-n 100 -c 4"; do
+		name=${t%%:*}
+		# shellcheck disable=SC2086
+		timeout 60 ab -r ${t#*:} "$URL" >"$LOG/ab-$name.log" 2>&1
+		rc=$?
+		done_n=$(awk '/^Complete requests:/{print $3}' "$LOG/ab-$name.log")
+		bad=$(awk '/^Failed requests:/{print $3}' "$LOG/ab-$name.log")
+		non2xx=$(awk '/^Non-2xx responses:/{print $3}' "$LOG/ab-$name.log")
+		want=$(echo "${t#*:}" | awk '{for (i = 1; i < NF; i++) if ($i == "-n") print $(i + 1)}')
+		if [ "$rc" -eq 0 ] && [ "${done_n:-0}" = "$want" ] && [ "${bad:-1}" = 0 ] && [ -z "$non2xx" ]; then
+			pass "$name (ab ${t#*:}: $(awk '/^Requests per second:/{print $4}' "$LOG/ab-$name.log") req/s, 0 failed)"
+		else
+			fail "$name" "ab rc $rc, complete ${done_n:-?}, failed ${bad:-?}, non-2xx ${non2xx:-0}; see $LOG/ab-$name.log"
+		fi
+	done
+	hz=$(getconf CLK_TCK)
+	c0=$(vmb_ticks "$VMB_QPID"); sleep 5; c1=$(vmb_ticks "$VMB_QPID")
+	pct=$(((c1 - c0) * 100 / (5 * hz)))
+	if [ "$pct" -lt 30 ]; then pass "idle (QEMU used ${pct}% of a core over 5 s)"
+	else fail idle "QEMU used ${pct}% of a core while the guest idles"; fi
+else
+	fail boot "no HTTP answer in $BOOT_S s; see $LOG/console.log"
+fi
+vmb_stop "$VMB_TPID"
+echo "linux-guest: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
