@@ -1,18 +1,17 @@
-/* echo.c — `skiff echo`: a host that answers ARP, ICMP echo and UDP echo
- * (port 7) on one device.  The first thing a Linux peer can talk to. */
+/* echo.c — `skiff echo`: a host that answers ARP, ICMP echo, UDP and TCP
+ * echo (port 7) and TCP discard (port 9) on one device.  The first thing a
+ * Linux peer can talk to. */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dev/dev_open.h"
-#include "../net/iface.h"
-#include "../plat/plat.h"
 #include "cli.h"
-#include "netloop.h"
+#include "hoststack.h"
 
 #define ECHO_PORT 7
+#define DISCARD_PORT 9
 
 static volatile sig_atomic_t echo_stop;
 
@@ -28,7 +27,8 @@ static void usage(FILE *f)
 		"usage: skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC] [--stats]\n"
 		"                  [--pcap FILE] [--spin-us N]\n"
 		"\n"
-		"Answers ARP, ICMP echo and UDP echo (port 7) as ADDR on DEV.\n"
+		"Answers ARP, ICMP echo, UDP and TCP echo (port 7) and TCP discard (port 9)\n"
+		"as ADDR on DEV.\n"
 		"\n"
 		"  --dev DEV      tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n"
 		"  --ip ADDR/LEN  this host's IPv4 address and prefix length\n"
@@ -49,9 +49,81 @@ static void echo_udp(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src,
 	udp_sendto(ifc, now, dport, src, sport, data, len);
 }
 
-static void print_stat(void *ctx, const char *name, uint64_t value)
+/* What a TCP socket is to this app; stored as the socket's user pointer. */
+enum echo_role { ROLE_ECHO_LISTENER, ROLE_DISCARD_LISTENER, ROLE_ECHO, ROLE_DISCARD };
+static const enum echo_role roles[] = {ROLE_ECHO_LISTENER, ROLE_DISCARD_LISTENER, ROLE_ECHO,
+				       ROLE_DISCARD};
+
+/* Echo: move what has arrived back out, as far as send space allows.  With
+ * edge-triggered events the socket is drained here; when send space runs
+ * out the rest waits for TCP_EV_WRITE, which comes back here. */
+static void echo_pump(struct tcp_stack *tcp, int s, sk_time_ns now)
 {
-	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
+	uint8_t buf[16384];
+	for (;;) {
+		int space = tcp_send_space(tcp, s);
+		if (space <= 0)
+			return; /* wait for TCP_EV_WRITE (or the error it becomes) */
+		int n = tcp_recv(tcp, s, buf, SK_MIN((size_t)space, sizeof(buf)));
+		if (n == -SK_EAGAIN)
+			return;
+		if (n <= 0) { /* end of stream (all echoed) or an error */
+			tcp_close(tcp, now, s);
+			return;
+		}
+		if (tcp_send(tcp, s, buf, (size_t)n) != n) {
+			tcp_abort(tcp, now, s);
+			return;
+		}
+	}
+}
+
+static void discard_pump(struct tcp_stack *tcp, int s, sk_time_ns now)
+{
+	uint8_t buf[16384];
+	for (;;) {
+		int n = tcp_recv(tcp, s, buf, sizeof(buf));
+		if (n == -SK_EAGAIN)
+			return;
+		if (n <= 0) {
+			tcp_close(tcp, now, s);
+			return;
+		}
+	}
+}
+
+static void echo_tcp(void *ctx, struct netloop *l, const struct tcp_event *ev, int n, sk_time_ns now)
+{
+	(void)ctx;
+	struct tcp_stack *tcp = l->tcp;
+	for (int i = 0; i < n; i++) {
+		const enum echo_role *role = ev[i].user;
+		if (!role)
+			continue;
+		switch (*role) {
+		case ROLE_ECHO_LISTENER:
+		case ROLE_DISCARD_LISTENER:
+			for (;;) {
+				uint32_t addr;
+				uint16_t port;
+				int s = tcp_accept(tcp, ev[i].sock, &addr, &port);
+				if (s < 0)
+					break;
+				tcp_set_user(tcp, s, (void *)&roles[*role == ROLE_ECHO_LISTENER ? 2 : 3]);
+				if (*role == ROLE_ECHO_LISTENER)
+					echo_pump(tcp, s, now);
+				else
+					discard_pump(tcp, s, now);
+			}
+			break;
+		case ROLE_ECHO:
+			echo_pump(tcp, ev[i].sock, now);
+			break;
+		case ROLE_DISCARD:
+			discard_pump(tcp, ev[i].sock, now);
+			break;
+		}
+	}
 }
 
 int cmd_echo(int argc, char **argv)
@@ -63,31 +135,30 @@ int cmd_echo(int argc, char **argv)
 		{"spin-us", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *dev_spec = NULL, *pcap = NULL;
-	struct iface_config cfg = {0};
-	bool have_ip = false, have_mac = false, stats = false;
+	struct hoststack_config cfg = {.tcp = true};
+	bool have_ip = false, stats = false;
 	long spin_us = 100;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': dev_spec = optarg; break;
+		case 'd': cfg.dev_spec = optarg; break;
 		case 'i':
-			if (cli_parse_cidr(optarg, &cfg.ip, &cfg.prefix_len) < 0)
+			if (cli_parse_cidr(optarg, &cfg.ifc.ip, &cfg.ifc.prefix_len) < 0)
 				cli_usage_error("echo", "--ip wants ADDR/LEN (e.g. 198.18.0.2/24), not '%s'", optarg);
 			have_ip = true;
 			break;
 		case 'g':
-			if (cli_parse_ipv4(optarg, &cfg.gw) < 0)
+			if (cli_parse_ipv4(optarg, &cfg.ifc.gw) < 0)
 				cli_usage_error("echo", "--gw wants an IPv4 address, not '%s'", optarg);
 			break;
 		case 'm':
-			if (cli_parse_mac(optarg, cfg.mac) < 0)
+			if (cli_parse_mac(optarg, cfg.ifc.mac) < 0)
 				cli_usage_error("echo", "--mac wants a unicast MAC like 02:00:00:00:00:01, not '%s'", optarg);
-			have_mac = true;
+			cfg.have_mac = true;
 			break;
 		case 's': stats = true; break;
-		case 'p': pcap = optarg; break;
+		case 'p': cfg.pcap_path = optarg; break;
 		case 'S': {
 			char *end;
 			spin_us = strtol(optarg, &end, 10);
@@ -102,46 +173,33 @@ int cmd_echo(int argc, char **argv)
 	}
 	if (optind < argc)
 		cli_usage_error("echo", "unexpected argument '%s'", argv[optind]);
-	if (!dev_spec)
+	if (!cfg.dev_spec)
 		cli_usage_error("echo", "--dev is required");
 	if (!have_ip)
 		cli_usage_error("echo", "--ip is required");
-	if (cfg.gw) {
-		uint32_t mask = cfg.prefix_len == 32 ? ~0u : ~(~0u >> cfg.prefix_len);
-		if ((cfg.gw & mask) != (cfg.ip & mask))
+	if (cfg.ifc.gw) {
+		uint32_t mask = cfg.ifc.prefix_len == 32 ? ~0u : ~(~0u >> cfg.ifc.prefix_len);
+		if ((cfg.ifc.gw & mask) != (cfg.ifc.ip & mask))
 			cli_usage_error("echo", "--gw must be inside the --ip subnet");
 	}
+	cfg.spin_ns = (uint64_t)spin_us * SK_NS_PER_US;
 
 	char err[256];
-	struct dev *dev;
-	struct dev_config dcfg = {.pcap_path = pcap};
-	if (dev_open(dev_spec, &dcfg, &dev, err, sizeof(err)) < 0) {
+	struct hoststack hs;
+	if (hoststack_open(&hs, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "skiff echo: %s\n", err);
 		return 1;
 	}
-	if (!have_mac && cli_random_mac(cfg.mac) < 0) {
-		fprintf(stderr, "skiff echo: no randomness for a MAC\n");
+	int le = tcp_listen(hs.tcp, ECHO_PORT, 0), ld = tcp_listen(hs.tcp, DISCARD_PORT, 0);
+	if (udp_bind(hs.ifc, ECHO_PORT, echo_udp, NULL) < 0 || le < 0 || ld < 0) {
+		fprintf(stderr, "skiff echo: cannot bind ports %d and %d\n", ECHO_PORT, DISCARD_PORT);
+		hoststack_close(&hs);
 		return 1;
 	}
-	memcpy(dev->mac, cfg.mac, 6);
-	if (plat_random(&cfg.seed, sizeof(cfg.seed)) < 0) {
-		fprintf(stderr, "skiff echo: no randomness\n");
-		return 1;
-	}
-
-	struct iface *ifc = calloc(1, sizeof(*ifc));
-	if (!ifc) {
-		fprintf(stderr, "skiff echo: out of memory\n");
-		return 1;
-	}
-	sk_time_ns now = plat_now();
-	iface_init(ifc, dev, &cfg, now);
-	if (udp_bind(ifc, ECHO_PORT, echo_udp, NULL) < 0) {
-		fprintf(stderr, "skiff echo: cannot bind UDP port %d\n", ECHO_PORT);
-		return 1;
-	}
-	iface_announce(ifc, now);
-	dev_tx_sync(dev);
+	tcp_set_user(hs.tcp, le, (void *)&roles[ROLE_ECHO_LISTENER]);
+	tcp_set_user(hs.tcp, ld, (void *)&roles[ROLE_DISCARD_LISTENER]);
+	hs.loop.on_tcp = echo_tcp;
+	hoststack_announce(&hs);
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
@@ -150,21 +208,16 @@ int cmd_echo(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	char ipbuf[16], macbuf[18];
-	cli_format_ipv4(cfg.ip, ipbuf);
-	cli_format_mac(cfg.mac, macbuf);
-	printf("skiff echo: ready dev=%s ip=%s/%u mac=%s udp_echo=%d\n", dev->name, ipbuf,
-	       cfg.prefix_len, macbuf, ECHO_PORT);
+	cli_format_ipv4(cfg.ifc.ip, ipbuf);
+	cli_format_mac(hs.dev->mac, macbuf);
+	printf("skiff echo: ready dev=%s ip=%s/%u mac=%s udp_echo=%d tcp_echo=%d tcp_discard=%d\n",
+	       hs.dev->name, ipbuf, cfg.ifc.prefix_len, macbuf, ECHO_PORT, ECHO_PORT, DISCARD_PORT);
 	fflush(stdout);
 
-	struct netloop loop = {.dev = dev, .ifc = ifc, .spin_ns = (uint64_t)spin_us * SK_NS_PER_US};
-	int rc = netloop_run(&loop, &echo_stop);
-	if (stats) {
-		dev_print_stats(dev, stdout);
-		netloop_print_stats(&loop, stdout);
-		iface_stats(ifc, print_stat, stdout);
-	}
+	int rc = netloop_run(&hs.loop, &echo_stop);
+	if (stats)
+		hoststack_print_stats(&hs, stdout);
 	fflush(stdout);
-	dev_close(dev);
-	free(ifc);
+	hoststack_close(&hs);
 	return rc < 0 ? 1 : 0;
 }

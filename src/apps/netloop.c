@@ -8,11 +8,52 @@
 #include "../plat/plat.h"
 #include "netloop.h"
 
+#define NETLOOP_EVENTS 64
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__)
 	__builtin_ia32_pause();
 #endif
+}
+
+static sk_time_ns next_deadline(const struct netloop *l)
+{
+	sk_time_ns d = iface_next_deadline(l->ifc);
+	if (l->tcp) {
+		sk_time_ns t = tcp_next_deadline(l->tcp);
+		if (t < d)
+			d = t;
+	}
+	if (l->app_deadline) {
+		sk_time_ns a = l->app_deadline(l->ctx);
+		if (a < d)
+			d = a;
+	}
+	return d;
+}
+
+/* The TCP engine and the application, until neither has more to do now.
+ * Returns the number of events handed over. */
+static unsigned run_tcp(struct netloop *l, sk_time_ns now)
+{
+	struct tcp_event ev[NETLOOP_EVENTS];
+	unsigned total = 0;
+	if (tcp_next_deadline(l->tcp) <= now)
+		tcp_poll(l->tcp, now);
+	/* Bounded: an application that keeps making events (e.g. echoing to
+	 * itself) must not starve the device; what is left waits a turn. */
+	for (int round = 0; round < 16; round++) {
+		int n = tcp_events(l->tcp, ev, NETLOOP_EVENTS);
+		if (n <= 0)
+			break;
+		total += (unsigned)n;
+		if (l->on_tcp)
+			l->on_tcp(l->ctx, l, ev, n, now);
+		if (tcp_next_deadline(l->tcp) <= now)
+			tcp_poll(l->tcp, now);
+	}
+	return total;
 }
 
 int netloop_run(struct netloop *l, volatile sig_atomic_t *stop)
@@ -22,6 +63,8 @@ int netloop_run(struct netloop *l, volatile sig_atomic_t *stop)
 	while (!*stop) {
 		sk_time_ns now = plat_now();
 		l->turns++;
+		if (l->on_turn)
+			l->on_turn(l->ctx, now);
 		int n = dev_rx_sync(d);
 		if (n < 0) {
 			fprintf(stderr, "skiff: device %s: rx failed: %s\n", d->name, strerror(-n));
@@ -32,6 +75,13 @@ int netloop_run(struct netloop *l, volatile sig_atomic_t *stop)
 			work = iface_rx(l->ifc, now);
 		if (iface_next_deadline(l->ifc) <= now)
 			iface_poll(l->ifc, now);
+		if (l->app_timers && l->app_deadline && l->app_deadline(l->ctx) <= now)
+			l->app_timers(l->ctx, now);
+		if (l->tcp) {
+			unsigned ev = run_tcp(l, now);
+			l->tcp_events += ev;
+			work += ev;
+		}
 		n = dev_tx_sync(d);
 		if (n < 0) {
 			fprintf(stderr, "skiff: device %s: tx failed: %s\n", d->name, strerror(-n));
@@ -47,10 +97,12 @@ int netloop_run(struct netloop *l, volatile sig_atomic_t *stop)
 			continue;
 		}
 		/* Park until a frame or the next deadline. */
-		sk_time_ns deadline = iface_next_deadline(l->ifc);
+		sk_time_ns deadline = next_deadline(l);
+		if (deadline <= now)
+			continue;
 		struct timespec ts, *tsp = NULL;
 		if (deadline != SK_TIME_NEVER) {
-			sk_time_ns wait = deadline > now ? deadline - now : 0;
+			sk_time_ns wait = deadline - now;
 			ts.tv_sec = (time_t)(wait / SK_NS_PER_S);
 			ts.tv_nsec = (long)(wait % SK_NS_PER_S);
 			tsp = &ts;
@@ -78,4 +130,5 @@ void netloop_print_stats(const struct netloop *l, void *file)
 	fprintf(f, "loop.parks %llu\n", (unsigned long long)l->parks);
 	fprintf(f, "loop.wakeups_frame %llu\n", (unsigned long long)l->wakeups_frame);
 	fprintf(f, "loop.wakeups_timer %llu\n", (unsigned long long)l->wakeups_timer);
+	fprintf(f, "loop.tcp_events %llu\n", (unsigned long long)l->tcp_events);
 }

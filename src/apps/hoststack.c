@@ -1,0 +1,118 @@
+/* hoststack.c — see hoststack.h. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../plat/plat.h"
+#include "../net/tcp_iface.h"
+#include "cli.h"
+#include "hoststack.h"
+
+int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, char *err,
+		   size_t errlen)
+{
+	memset(hs, 0, sizeof(*hs));
+	struct iface_config ic = cfg->ifc;
+	struct dev_config dcfg = {.pcap_path = cfg->pcap_path};
+	if (dev_open(cfg->dev_spec, &dcfg, &hs->dev, err, errlen) < 0)
+		return -1;
+	/* The device may insist on its own MAC (xdp sees frames only after the
+	 * NIC's filter); otherwise --mac, otherwise the device's random one. */
+	if (cfg->have_mac)
+		memcpy(hs->dev->mac, ic.mac, 6);
+	memcpy(ic.mac, hs->dev->mac, 6);
+	if (plat_random(&ic.seed, sizeof(ic.seed)) < 0) {
+		snprintf(err, errlen, "no randomness");
+		goto fail;
+	}
+	hs->ifc = calloc(1, sizeof(*hs->ifc));
+	if (!hs->ifc) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	sk_time_ns now = plat_now();
+	iface_init(hs->ifc, hs->dev, &ic, now);
+
+	if (cfg->tcp) {
+		struct tcp_config tc;
+		tcp_config_default(&tc);
+		tcp_iface_config(&tc, hs->ifc);
+		if (cfg->tcp_max_sockets)
+			tc.max_sockets = cfg->tcp_max_sockets;
+		if (cfg->tcp_sndbuf)
+			tc.sndbuf = cfg->tcp_sndbuf;
+		if (cfg->tcp_rcvbuf)
+			tc.rcvbuf = cfg->tcp_rcvbuf;
+		if (plat_random(tc.seed, sizeof(tc.seed)) < 0) {
+			snprintf(err, errlen, "no randomness");
+			goto fail;
+		}
+		hs->tcp_arena_size = tcp_arena_size(&tc);
+		if (hs->tcp_arena_size == 0) {
+			snprintf(err, errlen, "bad TCP configuration");
+			goto fail;
+		}
+		/* Reserve address space only: untouched socket buffers cost no
+		 * memory, so idle connections stay cheap. */
+		hs->tcp_arena = mmap(NULL, hs->tcp_arena_size, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (hs->tcp_arena == MAP_FAILED) {
+			hs->tcp_arena = NULL;
+			snprintf(err, errlen, "cannot map %zu bytes for TCP", hs->tcp_arena_size);
+			goto fail;
+		}
+		hs->tcp = calloc(1, sizeof(*hs->tcp));
+		if (!hs->tcp) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		int rc = tcp_stack_init(hs->tcp, hs->tcp_arena, hs->tcp_arena_size, &tc, now);
+		if (rc < 0) {
+			snprintf(err, errlen, "TCP init failed (%d)", rc);
+			goto fail;
+		}
+		if (tcp_iface_attach(hs->tcp, hs->ifc) < 0) {
+			snprintf(err, errlen, "cannot attach TCP to the interface");
+			goto fail;
+		}
+	}
+	hs->loop.dev = hs->dev;
+	hs->loop.ifc = hs->ifc;
+	hs->loop.tcp = hs->tcp;
+	hs->loop.spin_ns = cfg->spin_ns;
+	return 0;
+fail:
+	hoststack_close(hs);
+	return -1;
+}
+
+void hoststack_announce(struct hoststack *hs)
+{
+	iface_announce(hs->ifc, plat_now());
+	dev_tx_sync(hs->dev);
+}
+
+static void print_stat(void *ctx, const char *name, uint64_t value)
+{
+	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
+}
+
+void hoststack_print_stats(struct hoststack *hs, FILE *f)
+{
+	dev_print_stats(hs->dev, f);
+	netloop_print_stats(&hs->loop, f);
+	iface_stats(hs->ifc, print_stat, f);
+	if (hs->tcp)
+		tcp_stats(hs->tcp, print_stat, f);
+}
+
+void hoststack_close(struct hoststack *hs)
+{
+	if (hs->dev)
+		dev_close(hs->dev);
+	if (hs->tcp_arena)
+		munmap(hs->tcp_arena, hs->tcp_arena_size);
+	free(hs->tcp);
+	free(hs->ifc);
+	memset(hs, 0, sizeof(*hs));
+}

@@ -1,0 +1,45 @@
+/* hoststack.h — skiff's stack in a Linux process: one device, its IPv4
+ * interface and optionally a TCP engine, opened together from command-line
+ * values and run by netloop.  Shared by the commands that run on skiff's
+ * own stack (echo, serve --stack skiff, load). */
+#ifndef APPS_HOSTSTACK_H
+#define APPS_HOSTSTACK_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../dev/dev_open.h"
+#include "../net/iface.h"
+#include "../net/tcp.h"
+#include "netloop.h"
+
+struct hoststack_config {
+	const char *dev_spec;      /* --dev */
+	const char *pcap_path;     /* --pcap, or NULL */
+	struct iface_config ifc;   /* ip, prefix_len, gw; mac if have_mac */
+	bool have_mac;             /* else: the device's (xdp) or a random one */
+	bool tcp;                  /* open a TCP engine too */
+	uint32_t tcp_max_sockets;  /* 0 = default */
+	uint32_t tcp_sndbuf, tcp_rcvbuf; /* 0 = default */
+	uint64_t spin_ns;
+};
+
+struct hoststack {
+	struct dev *dev;
+	struct iface *ifc;
+	struct tcp_stack *tcp; /* NULL unless cfg.tcp */
+	void *tcp_arena;       /* mmap'ed: pages are touched only as sockets use them */
+	size_t tcp_arena_size;
+	struct netloop loop;   /* dev, ifc, tcp and spin_ns filled in; add callbacks */
+};
+
+/* Returns 0, or -1 with a one-line reason in err. */
+int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, char *err,
+		   size_t errlen);
+/* Gratuitous ARP, sent at once. */
+void hoststack_announce(struct hoststack *hs);
+/* "name value" lines: device, loop, interface, TCP. */
+void hoststack_print_stats(struct hoststack *hs, FILE *f);
+void hoststack_close(struct hoststack *hs);
+
+#endif
