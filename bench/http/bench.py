@@ -80,6 +80,7 @@ WARMUP = env("BENCH_WARMUP", "1") != "0"
 OFFLOADS = env("BENCH_OFFLOADS", "off")
 START_TIMEOUT = float(env("BENCH_START_TIMEOUT", "10"))
 SAT_PCT = 95.0
+MAX_CONNS = 4096  # set in main(): nginx's worker_connections and skiff's --max-conns
 
 for s in SERVERS:
     if s not in ALL_SERVERS:
@@ -260,7 +261,8 @@ class Server:
         if self.name == "nginx":
             conf = os.path.join(self.work, "nginx.conf")
             return pin + ["nginx", "-p", self.work + "/", "-c", conf]
-        base = pin + [self.skiff, "serve", "--port", "80", "--stats"]
+        base = pin + [self.skiff, "serve", "--port", "80", "--stats",
+                      "--max-conns", str(MAX_CONNS)]
         if root:
             base += ["--root", root]
         if self.name == "linux-app":
@@ -409,7 +411,8 @@ def load_cmd(load, url):
         return cmd, DURATION + 30
     m = re.match(r"^wrk-close-c(\d+)$", load)
     c = int(m.group(1))
-    return (["wrk", "-t", "1", "-c", str(c), "-d", f"{max(1, round(DURATION))}s",
+    # 10,000 connections take a while to open: never under 2 s.
+    return (["wrk", "-t", "1", "-c", str(c), "-d", f"{max(2, round(DURATION))}s",
              "--timeout", "5s", "-H", "Connection: close", url], DURATION + 30)
 
 
@@ -478,7 +481,7 @@ def run_load(srv, load, url):
     n = max(res["completed"], 1)
     res["server_cpu_us_per_req"] = sb * 1e6 / HZ / n
     res["server_proc_us_per_req"] = (p1 - p0) * 1e6 / HZ / n
-    res["server_core_busy_pct"] = 100.0 * sb / ct if st else 0.0
+    res["server_core_busy_pct"] = 100.0 * sb / st if st else 0.0
     res["client_busy_pct"] = 100.0 * cb / ct if ct else 0.0
     res["raw"] = r.stdout
     return res
@@ -753,7 +756,8 @@ def main():
     with open(os.path.join(root, "x600.txt"), "wb") as f:
         f.write(b"X" * 599 + b"\n")
     x600 = b"X" * 599 + b"\n"
-    conns = max(1024, min(nofile - 64, 20000))
+    global MAX_CONNS
+    conns = MAX_CONNS = max(1024, min(nofile - 64, 20000))
     with open(os.path.join(HERE, "nginx.conf.in")) as f:
         conf = f.read()
     conf = (conf.replace("@WORK@", work).replace("@ROOT@", root)

@@ -29,7 +29,9 @@ vmb_free_tcp_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# vmb_qemu_argv GUEST NET PORT : sets QARGV.  GUEST linux|skiff, NET user|tap.
+# vmb_qemu_argv GUEST NET PORT : sets QARGV.  GUEST linux|nginx|skiff, NET user|tap.
+# linux and nginx: Debian's kernel with initrd.img (skiff serve --stack
+# linux) or initrd-nginx.img (Debian's nginx, make linux-guest-nginx).
 vmb_qemu_argv() {
 	local guest=$1 net=$2 port=$3 words i img ukargs=()
 	local netopt=(-p "$port:80")
@@ -51,10 +53,11 @@ vmb_qemu_argv() {
 		*) QARGV+=("${w[i]}") ;;
 		esac
 	done
-	if [ "$guest" = linux ]; then
-		local append=$VMB_LINUX_APPEND
+	if [ "$guest" != skiff ]; then
+		local append=$VMB_LINUX_APPEND initrd=$VMB_LINUX/initrd.img
+		[ "$guest" = nginx ] && initrd=$VMB_LINUX/initrd-nginx.img
 		[ "$net" = tap ] && append+=" guest_ip=$VMB_TAP_GUEST/24 guest_gw=$VMB_TAP_HOST"
-		QARGV+=(-initrd "$VMB_LINUX/initrd.img" -append "$append")
+		QARGV+=(-initrd "$initrd" -append "$append")
 	fi
 }
 

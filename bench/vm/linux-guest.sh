@@ -12,6 +12,8 @@
 #                    modules virtio_net needs, from the same package, with
 #                    their dependencies (modinfo), in load order.
 # OUTDIR/kernel.txt  the package name and version, for the results.
+# OUTDIR/initrd-nginx.img  with NGINX=1: the same, serving with Debian's nginx
+#                    (bench/vm/nginx.conf) instead of skiff serve.
 set -euo pipefail
 OUT=$1 SERVE=$2 INIT=$3
 KERNEL_PKG=${KERNEL_PKG:-linux-image-cloud-amd64}
@@ -76,3 +78,24 @@ python3 "$(dirname "$0")/mkcpio.py" "$OUT/initrd.img" "$ST" \
 	--node dev/console:c:5:1:0600 --node dev/null:c:1:3:0666
 echo "linux-guest: $(cat "$OUT/kernel.txt"); modules: $(tr '\n' ' ' <"$ST/modules/order")"
 echo "linux-guest: $OUT/vmlinuz $(stat -c %s "$OUT/vmlinuz") bytes, $OUT/initrd.img $(stat -c %s "$OUT/initrd.img") bytes"
+
+# The nginx variant (NGINX=1): the same initramfs plus Debian's nginx (the
+# host's installed /usr/sbin/nginx, from tools/deps.sh) with the shared
+# libraries it links, bench/vm/nginx.conf, and /server.cmd naming it.
+if [ "${NGINX:-0}" = 1 ]; then
+	NX=/usr/sbin/nginx
+	[ -x "$NX" ] || { echo "linux-guest: $NX missing (apt-get install nginx)" >&2; exit 1; }
+	mkdir -p "$ST/usr/sbin" "$ST/etc/nginx" "$ST/var/log/nginx" "$ST/var/lib/nginx" "$ST/run" "$ST/var/lock"
+	cp "$NX" "$ST/usr/sbin/nginx"
+	for lib in $(ldd "$NX" | awk '$2 == "=>" {print $3} $1 ~ /^\// {print $1}'); do
+		mkdir -p "$ST$(dirname "$lib")"
+		cp -L "$lib" "$ST$lib"
+	done
+	cp "$(dirname "$0")/nginx.conf" "$ST/etc/nginx/nginx.conf"
+	printf 'root:x:0:0:root:/:/init\nnobody:x:65534:65534:nobody:/:/init\n' >"$ST/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' >"$ST/etc/group"
+	printf '%s\n' /usr/sbin/nginx -c /etc/nginx/nginx.conf >"$ST/server.cmd"
+	python3 "$(dirname "$0")/mkcpio.py" "$OUT/initrd-nginx.img" "$ST" \
+		--node dev/console:c:5:1:0600 --node dev/null:c:1:3:0666
+	echo "linux-guest: $OUT/initrd-nginx.img $(stat -c %s "$OUT/initrd-nginx.img") bytes ($("$NX" -v 2>&1))"
+fi

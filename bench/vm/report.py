@@ -14,7 +14,7 @@ LOADS = [
     ("ab-c1", "ab -c 1"), ("ab-c16", "ab -c 16"), ("ab-c64", "ab -c 64"),
     ("wrk-close-c1000", "wrk -c 1000, Connection: close"),
 ]
-NAMES = {"linux": "Linux guest", "skiff": "skiff unikernel"}
+NAMES = {"linux": "Linux guest", "nginx": "Linux guest, nginx", "skiff": "skiff unikernel"}
 NETS = {"user": "user networking (slirp), hostfwd 127.0.0.1", "tap": "TAP in a namespace"}
 
 
@@ -27,7 +27,7 @@ def main():
             meta[k] = v
     rows = list(csv.DictReader(open(os.path.join(d, "runs.csv"))))
     nets = [n for n in ("user", "tap") if any(r["net"] == n for r in rows)]
-    guests = [g for g in ("linux", "skiff") if any(r["guest"] == g for r in rows)]
+    guests = [g for g in ("linux", "nginx", "skiff") if any(r["guest"] == g for r in rows)]
     reps = max((int(r["rep"]) for r in rows), default=0)
 
     def cell(net, guest, load):
@@ -35,7 +35,8 @@ def main():
         ok = [r for r in rs if r["status"] == "ok"]
         bad = [r for r in rs if r["status"] == "failed"]
         unav = [r for r in rs if r["status"] == "unavailable"]
-        res = {"n": len(rs), "ok": len(ok), "bad": len(bad), "unav": len(unav)}
+        res = {"n": len(rs), "ok": len(ok), "bad": len(bad), "unav": len(unav),
+               "skip": sum(r["status"] == "skipped" for r in rs)}
         if ok:
             res["rps"] = statistics.median(float(r["rps"]) for r in ok)
             res["cpu"] = statistics.median(float(r["qemu_cpu_pct"]) for r in ok if r["qemu_cpu_pct"])
@@ -51,6 +52,8 @@ def main():
             return s
         if c["bad"]:
             return f"failed ({c['bad']} of {c['bad']} runs had errors)"
+        if c.get("skip"):
+            return "skipped (time budget)"
         if c["unav"]:
             return "unavailable"
         return "–"
@@ -75,9 +78,10 @@ def main():
     w("")
     for net in nets:
         w(f"## {NETS[net]}\n")
+        pair = "linux" in guests and "skiff" in guests
         hdr = "| load |" + "".join(f" {NAMES[g]} req/s |" for g in guests)
         sep = "|---|" + "--:|" * len(guests)
-        if guests == ["linux", "skiff"]:
+        if pair:
             hdr += " skiff / Linux |"
             sep += "--:|"
         hdr += "".join(f" {NAMES[g]} QEMU CPU % |" for g in guests)
@@ -87,8 +91,8 @@ def main():
         for load, label in LOADS:
             cs = [cell(net, g, load) for g in guests]
             line = f"| {label} |" + "".join(f" {fmt(c)} |" for c in cs)
-            if guests == ["linux", "skiff"]:
-                a, b = cs
+            if pair:
+                a, b = cs[guests.index("linux")], cs[guests.index("skiff")]
                 line += f" {b['rps'] / a['rps']:.2f}x |" if "rps" in a and "rps" in b and a["rps"] else " – |"
             line += "".join(f" {c['cpu']:.0f} |" if "cpu" in c else " – |" for c in cs)
             w(line)
@@ -98,7 +102,7 @@ def main():
                  if r["net"] == net and r["guest"] == g and r["load"] == "idle" and r["qemu_cpu_pct"]]
             idle.append(f"{statistics.median(v):.1f}" if v else "–")
         w("| idle, 10 s, no load |" + " – |" * len(guests)
-          + (" |" if guests == ["linux", "skiff"] else "") + "".join(f" {x} |" for x in idle))
+          + (" |" if pair else "") + "".join(f" {x} |" for x in idle))
         w("")
         whys = {g: cell(net, g, "ab-k-c1").get("why") for g in guests}
         for g, why in whys.items():
@@ -120,7 +124,7 @@ def main():
     dur = meta.get("mode", "").split("dur=")[-1].split()[0] if "dur=" in meta.get("mode", "") else "?"
     w(f"ab -r -k -c C -t {dur} -n 1000000 URL      # C = 1, 8, 64")
     w(f"ab -r    -c C -t {dur} -n 1000000 URL      # C = 1, 16, 64")
-    w(f"wrk -t 2 -c 1000 -d {dur}s -H 'Connection: close' URL")
+    w(f"wrk -t 2 -c 1000 -d {dur}s --timeout 10s -H 'Connection: close' URL")
     w("```")
     w("URL: http://127.0.0.1:PORT/ (user networking, hostfwd to guest :80) or "
       "http://198.18.0.2/ from inside the namespace (TAP).\n")
