@@ -1,5 +1,6 @@
 /* cli.c — argument parsing shared by the commands. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,18 @@ int cli_parse_mac(const char *s, uint8_t mac[6])
 	if (!any || (mac[0] & 1))
 		return -1;
 	return 0;
+}
+
+unsigned long cli_parse_ulong(const char *cmd, const char *opt, const char *s, unsigned long lo,
+			      unsigned long hi)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	/* strtoul accepts a sign and wraps negatives: refuse them here. */
+	if (*s == '\0' || *s == '-' || *s == '+' || *end != '\0' || errno != 0 || v < lo || v > hi)
+		cli_usage_error(cmd, "%s wants a number %lu..%lu, not '%s'", opt, lo, hi, s);
+	return v;
 }
 
 int cli_random_mac(uint8_t mac[6])

@@ -12,6 +12,10 @@ int cli_parse_cidr(const char *s, uint32_t *ip, uint8_t *prefix);
 int cli_parse_ipv4(const char *s, uint32_t *ip);
 /* "02:00:00:aa:bb:cc" -> 6 bytes; refuses multicast and all-zero. Returns 0 or -1. */
 int cli_parse_mac(const char *s, uint8_t mac[6]);
+/* A decimal number in [lo, hi] for option `opt` of command `cmd`, or a
+ * usage error (exit 2). */
+unsigned long cli_parse_ulong(const char *cmd, const char *opt, const char *s, unsigned long lo,
+			      unsigned long hi);
 /* A random locally administered unicast MAC. */
 int cli_random_mac(uint8_t mac[6]);
 

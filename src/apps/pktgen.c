@@ -297,14 +297,7 @@ static int run_rx(struct pktgen *g, sk_time_ns start, sk_time_ns end)
 
 static unsigned long parse_num(const char *opt, const char *s, unsigned long lo, unsigned long hi)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0 || v < lo || v > hi)
-		cli_usage_error("pktgen", "%s wants a number %lu..%lu, not '%s'", opt, lo, hi, s);
-	return v;
+	return cli_parse_ulong("pktgen", opt, s, lo, hi);
 }
 
 int cmd_pktgen(int argc, char **argv)

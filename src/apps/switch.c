@@ -444,14 +444,7 @@ static void run(struct hswitch *h, sk_time_ns spin_ns)
 
 static unsigned long parse_num(const char *opt, const char *s, unsigned long lo, unsigned long hi)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (*s == '\0' || *s == '-' || *end != '\0' || errno != 0 || v < lo || v > hi)
-		cli_usage_error("switch", "%s wants a number %lu..%lu, not '%s'", opt, lo, hi, s);
-	return v;
+	return cli_parse_ulong("switch", opt, s, lo, hi);
 }
 
 int cmd_switch(int argc, char **argv)

@@ -260,14 +260,21 @@ static void tcp_synsent_input(struct tcp_stack *st, struct tcp_sock *sk, sk_time
 
 /* ---- synchronized states ---- */
 
-/* Add [l, r) to the SACK scoreboard, merging; drop it if the board is full. */
-static void tcp_score_add(struct tcp_sock *sk, uint32_t l, uint32_t r)
+/* Insert [*l, *r) into the sorted, disjoint list a[0..*n), merging every
+ * range it overlaps or touches; on return *l and *r are the merged range.
+ * Returns false, and leaves the list as it was, if the result would need
+ * more than max ranges.  Shared by the SACK scoreboard and the out-of-order
+ * queue, which keep the same kind of list. */
+#define TCP_RANGES_MAX (TCP_OOO_MAX > TCP_SCORE_MAX ? TCP_OOO_MAX : TCP_SCORE_MAX)
+static bool tcp_ranges_add(struct tcp_range *a, uint8_t *na, uint8_t max, uint32_t *pl,
+			   uint32_t *pr)
 {
-	struct tcp_range out[TCP_SCORE_MAX + 1];
+	struct tcp_range out[TCP_RANGES_MAX + 1];
+	uint32_t l = *pl, r = *pr;
 	uint8_t n = 0;
 	bool placed = false;
-	for (uint8_t i = 0; i < sk->nscore; i++) {
-		struct tcp_range c = sk->score[i];
+	for (uint8_t i = 0; i < *na; i++) {
+		struct tcp_range c = a[i];
 		if (tcp_seq_lt(c.r, l)) {
 			out[n++] = c;
 		} else if (tcp_seq_gt(c.l, r)) {
@@ -280,15 +287,24 @@ static void tcp_score_add(struct tcp_sock *sk, uint32_t l, uint32_t r)
 			l = tcp_seq_min(l, c.l);
 			r = tcp_seq_max(r, c.r);
 		}
-		if (n > TCP_SCORE_MAX)
-			return;
+		if (n > max)
+			return false;
 	}
 	if (!placed)
 		out[n++] = (struct tcp_range){l, r};
-	if (n > TCP_SCORE_MAX)
-		return;
-	sk_memcpy(sk->score, out, n * sizeof(out[0]));
-	sk->nscore = n;
+	if (n > max)
+		return false;
+	sk_memcpy(a, out, n * sizeof(out[0]));
+	*na = n;
+	*pl = l;
+	*pr = r;
+	return true;
+}
+
+/* Add [l, r) to the SACK scoreboard, merging; drop it if the board is full. */
+static void tcp_score_add(struct tcp_sock *sk, uint32_t l, uint32_t r)
+{
+	tcp_ranges_add(sk->score, &sk->nscore, TCP_SCORE_MAX, &l, &r);
 }
 
 static void tcp_score_trim(struct tcp_sock *sk)
@@ -465,32 +481,8 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
  * than TCP_OOO_MAX ranges. */
 static bool tcp_ooo_add(struct tcp_sock *sk, uint32_t l, uint32_t r)
 {
-	struct tcp_range out[TCP_OOO_MAX + 1];
-	uint8_t n = 0;
-	bool placed = false;
-	for (uint8_t i = 0; i < sk->nooo; i++) {
-		struct tcp_range c = sk->ooo[i];
-		if (tcp_seq_lt(c.r, l)) {
-			out[n++] = c;
-		} else if (tcp_seq_gt(c.l, r)) {
-			if (!placed) {
-				out[n++] = (struct tcp_range){l, r};
-				placed = true;
-			}
-			out[n++] = c;
-		} else {
-			l = tcp_seq_min(l, c.l);
-			r = tcp_seq_max(r, c.r);
-		}
-		if (n > TCP_OOO_MAX)
-			return false;
-	}
-	if (!placed)
-		out[n++] = (struct tcp_range){l, r};
-	if (n > TCP_OOO_MAX)
+	if (!tcp_ranges_add(sk->ooo, &sk->nooo, TCP_OOO_MAX, &l, &r))
 		return false;
-	sk_memcpy(sk->ooo, out, n * sizeof(out[0]));
-	sk->nooo = n;
 	sk->ooo_last = (struct tcp_range){l, r};
 	return true;
 }
