@@ -1,79 +1,165 @@
 #!/usr/bin/env bash
-# tests/http.sh BIN — `skiff serve --stack linux` against real clients.
+# tests/http.sh BIN [TARGET...] — `skiff serve` against real clients, on
+# each TARGET (default: all four, in this order):
+#   linux         --stack linux (kernel sockets, epoll)
+#   skiff:tap     --stack skiff --dev tap:sk0
+#   skiff:packet  --stack skiff --dev packet:vs0
+#   skiff:xdp     --stack skiff --dev xdp:vs0
+# The same HTTP server code runs on all of them; so do the same checks.
 #
-# Topology (created here, always deleted by the EXIT trap): namespaces
-# skh-<pid>-cli (vc0 198.18.0.1/24) and skh-<pid>-srv (vs0 198.18.0.2/24)
-# joined by a veth pair; nothing is touched in the root namespace.  The
-# server runs in srv on port 80; every client runs in cli under `timeout`
-# with a bounded request count or duration.
+# Topologies (created per target, always deleted; 198.18.0.0/15 only,
+# nothing in the root namespace), as tests/integration.sh:
+#   linux:        skh-<pid>-cli vc0 198.18.0.1/24 <-veth-> skh-<pid>-srv
+#                 vs0 198.18.0.2/24; the server runs in srv.
+#   skiff:tap:    one namespace skh-<pid>-tap; a persistent TAP sk0 with
+#                 198.18.0.1/24 on the kernel side; skiff is 198.18.0.2 on it;
+#                 the clients run in the same namespace.
+#   skiff:packet, skiff:xdp: cli/srv veth as for linux, offloads off on both
+#                 ends (Linux then sends complete checksums); skiff owns vs0
+#                 (no Linux address there) as 198.18.0.2.
+# Every client runs under `timeout` with a bounded count or duration.
 #
-# Prints "PASS name" / "FAIL name: why" per check and ends with
+# Per target: curl 1.1 and 1.0, python http.client keep-alive, ab -k -n 50000
+# -c 64, ab -n 20000 -c 16 (no keep-alive), wrk -c 64 (3 s), h2load --h1
+# pipelined (10 connections x 10 deep, 10,000 requests), wrk -c 1000 -d 10
+# with "Connection: close" (read/write errors fail; connect errors and
+# timeouts are reported: there is no nginx here to compare with), the bad-request
+# corpus, path escapes, 600 B / 6000 B / 10 MiB files byte-identical,
+# slowloris (header timeout 3 s), idle CPU < 1% over 10 s, --max-conns 2
+# answered 503, SIGTERM -> exit 0 with counters.  The loads are the same on
+# every target, none shortened: about 30 s per target, 2 minutes for all
+# four on 2 cores.  Server logs (with --stats) are kept, path printed, when a
+# check fails or HTTP_KEEP_LOGS=1.
+#
+# Prints "PASS target/name" / "FAIL target/name: why" per check and ends with
 # "http: N passed, N failed"; exits non-zero if anything failed.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 SKT_PREFIX=skh
 # shellcheck source=tests/lib.sh
 . "$HERE/lib.sh"
+export PYTHONDONTWRITEBYTECODE=1
 
+usage() { echo "usage: $0 path/to/skiff [linux] [skiff:tap] [skiff:packet] [skiff:xdp]" >&2; exit 2; }
 BIN=${1:-}
+[ -n "$BIN" ] || usage
+shift
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap skiff:packet skiff:xdp)
+for t in "${TARGETS[@]}"; do
+	case $t in linux | skiff:tap | skiff:packet | skiff:xdp) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+done
 skt_check_bin "$BIN" || exit 2
 BIN=$(readlink -f "$BIN")
 for tool in curl ab wrk h2load python3 sha256sum; do
 	command -v "$tool" >/dev/null || { echo "http: needs $tool (tools/deps.sh installs it)"; exit 2; }
 done
 
-NS_C=$(skt_ns_name cli)
-NS_S=$(skt_ns_name srv)
 SRV_IP=198.18.0.2
 URL=http://$SRV_IP/
 WORK=$(mktemp -d /tmp/skh-http.XXXXXX)
 passed=0 failed=0
 SRV_PID=
+TGT=         # the current target
+NS_C=        # where the clients run
+NS_S=        # where the server runs
+IF_C=        # the clients' interface (its neighbour cache is flushed per server)
+SERVE=()     # the stack arguments of `skiff serve` for this target
 
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+pass() { echo "PASS $TGT/$1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $TGT/$1: $2"; failed=$((failed + 1)); }
 on_exit() {
 	skt_cleanup
-	rm -rf "$WORK"
+	if [ "$failed" -eq 0 ] && [ -z "${HTTP_KEEP_LOGS:-}" ]; then
+		rm -rf "$WORK"
+	else
+		echo "http: server logs kept in $WORK"
+	fi
 }
 trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# C CMD...: a client in the cli namespace, bounded in time.
+# C CMD...: a client in the client namespace, bounded in time.
 C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
 
-setup() {
-	skt_cleanup_stale
+# Many short connections from one client address: reuse TIME_WAIT ports,
+# and give the client a wide port range.
+client_sysctls() {
+	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse;
+		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
+}
+
+setup_veth() { # setup_veth OFFLOADS_OFF SERVER_IP_IN_LINUX
+	NS_C=$(skt_ns_name cli)
+	NS_S=$(skt_ns_name srv)
+	IF_C=vc0
 	skt_ns_add "$NS_C" || return 1
 	skt_ns_add "$NS_S" || return 1
 	ip -n "$NS_C" link add vc0 type veth peer name vs0 netns "$NS_S" || return 1
-	ip -n "$NS_C" addr add 198.18.0.1/24 dev vc0
-	ip -n "$NS_S" addr add $SRV_IP/24 dev vs0
-	ip -n "$NS_C" link set vc0 up
-	ip -n "$NS_S" link set vs0 up
-	# Many short connections from one client address: reuse TIME_WAIT
-	# ports, and give the client a wide port range.
-	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse;
-		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
-	ip netns exec "$NS_S" sh -c 'echo 4096 > /proc/sys/net/core/somaxconn' 2>/dev/null
+	if [ "$1" = 1 ]; then
+		skt_offloads_off "$NS_C" vc0 || return 1
+		skt_offloads_off "$NS_S" vs0 || return 1
+	fi
+	ip -n "$NS_C" addr add 198.18.0.1/24 dev vc0 || return 1
+	[ "$2" = 1 ] && { ip -n "$NS_S" addr add $SRV_IP/24 dev vs0 || return 1; }
+	ip -n "$NS_C" link set vc0 up || return 1
+	ip -n "$NS_S" link set vs0 up || return 1
 	return 0
 }
 
-# start_server NAME ARGS...: serve in srv, wait for the listening line.
+setup_target() {
+	skt_cleanup_stale
+	case $TGT in
+	linux)
+		setup_veth 0 1 || return 1
+		ip netns exec "$NS_S" sh -c 'echo 4096 > /proc/sys/net/core/somaxconn' 2>/dev/null
+		SERVE=(--stack linux)
+		;;
+	skiff:tap)
+		NS_C=$(skt_ns_name tap)
+		NS_S=$NS_C
+		IF_C=sk0
+		skt_ns_add "$NS_C" || return 1
+		# Persistent: the kernel side keeps its address while skiff restarts.
+		ip netns exec "$NS_C" ip tuntap add dev sk0 mode tap || return 1
+		ip -n "$NS_C" addr add 198.18.0.1/24 dev sk0 || return 1
+		ip -n "$NS_C" link set sk0 up || return 1
+		SERVE=(--stack skiff --dev tap:sk0 --ip $SRV_IP/24)
+		;;
+	skiff:packet | skiff:xdp)
+		setup_veth 1 0 || return 1
+		SERVE=(--stack skiff --dev "${TGT#skiff:}:vs0" --ip $SRV_IP/24)
+		;;
+	esac
+	client_sysctls
+}
+
+# start_server NAME ARGS...: serve, wait for the listening line and for
+# the first answer (skiff's device may take a moment, xdp loads a program).
 start_server() {
 	local name=$1 i
 	shift
-	SRV_LOG=$WORK/$name.log
-	ip netns exec "$NS_S" "$BIN" serve --stack linux --port 80 --stats "$@" >"$SRV_LOG" 2>&1 &
+	SRV_LOG=$WORK/${TGT/:/-}-$name.log
+	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 --stats "$@" >"$SRV_LOG" 2>&1 &
 	SRV_PID=$!
 	SKT_PIDS+=("$SRV_PID")
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null && return 0
+	for ((i = 0; i < 200; i++)); do
+		grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null && break
 		kill -0 "$SRV_PID" 2>/dev/null || break
 		sleep 0.05
 	done
-	fail "$name.start" "server did not come up: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+	if ! grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null; then
+		fail "$name.start" "server did not come up: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+		return 1
+	fi
+	# A restarted skiff has a new random MAC: forget the old one.
+	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		C curl -s -o /dev/null --max-time 1 "$URL" && return 0
+		sleep 0.1
+	done
+	fail "$name.start" "listening, but no answer to curl within 5 s: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
 	return 1
 }
 
@@ -85,9 +171,11 @@ stop_server() {
 		kill -KILL "$SRV_PID" 2>/dev/null
 		fail "$name.sigterm" "still running 5 s after SIGTERM"
 	elif [ "$SKT_RC" -ne 0 ]; then
-		fail "$name.sigterm" "exit status $SKT_RC"
+		fail "$name.sigterm" "exit status $SKT_RC: $(grep -v '^[a-z_.]* [0-9]*$' "$SRV_LOG" | tail -n 3 | tr '\n' ' ')"
 	elif ! grep -q '^http.requests ' "$SRV_LOG"; then
 		fail "$name.sigterm" "no counters printed with --stats"
+	elif [ "${TGT%%:*}" = skiff ] && ! grep -q '^tcp.*established ' "$SRV_LOG"; then
+		fail "$name.sigterm" "no stack counters (hoststack) printed with --stats"
 	else
 		pass "$name.sigterm"
 	fi
@@ -170,7 +258,7 @@ run_load_checks() {
 	# Many connections, one request each.  read/write errors fail; connect
 	# errors are reported only (the open-files limit can bite the client).
 	out=$WORK/wrk1000.out
-	T=40 C wrk -t 2 -c 1000 -d 5 -H 'Connection: close' "$URL" >"$out" 2>&1
+	T=40 C wrk -t 2 -c 1000 -d 10 -H 'Connection: close' "$URL" >"$out" 2>&1
 	read -r -a e <<<"$(wrk_errors "$out")"
 	if ! grep -q 'Requests/sec' "$out"; then
 		fail wrk.close.c1000 "wrk did not finish: $(tail -n 2 "$out" | tr '\n' ' ')"
@@ -285,53 +373,101 @@ PY
 	fi
 }
 
-check_cli() {
-	local rc
-	ip netns exec "$NS_S" "$BIN" serve --stack skiff --dev tap:x >/dev/null 2>"$WORK/cli.err"
-	rc=$?
-	if [ $rc -eq 2 ] && grep -q 'not available yet' "$WORK/cli.err"; then
-		pass cli.stack_skiff_unavailable
+# check_pcap FILE: a pcap file whose frames include HTTP on port 80 both ways.
+check_pcap() {
+	local out
+	if out=$(python3 - "$1" 2>&1 <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+magic = struct.unpack("<I", d[:4])[0]
+assert magic in (0xa1b2c3d4, 0xa1b23c4d), "not a pcap file: %x" % magic
+off, n, to80, from80 = 24, 0, 0, 0
+while off + 16 <= len(d):
+    incl = struct.unpack("<I", d[off + 8:off + 12])[0]
+    f = d[off + 16:off + 16 + incl]
+    off += 16 + incl
+    n += 1
+    if len(f) >= 54 and f[12:14] == b"\x08\x00" and f[23] == 6:
+        ihl = (f[14] & 15) * 4
+        sp, dp = struct.unpack(">HH", f[14 + ihl:18 + ihl])
+        to80 += dp == 80
+        from80 += sp == 80
+assert to80 and from80, "frames %d, to port 80 %d, from port 80 %d" % (n, to80, from80)
+print("%d frames, %d to port 80, %d from it" % (n, to80, from80))
+PY
+	); then
+		pass "pcap ($out)"
 	else
-		fail cli.stack_skiff_unavailable "exit $rc: $(cat "$WORK/cli.err")"
+		fail pcap "$(echo "$out" | tail -n 1)"
 	fi
-	rc=0
-	for args in "--port 0" "--port x" "--bogus" "--stack foo" "--max-conns 0" "extra"; do
-		# shellcheck disable=SC2086
-		ip netns exec "$NS_S" "$BIN" serve --stack linux $args >/dev/null 2>&1
-		[ $? -eq 2 ] || rc=1
-	done
-	if [ $rc -eq 0 ]; then pass cli.bad_args_exit_2; else fail cli.bad_args_exit_2 "some bad argument did not exit 2"; fi
 }
 
-if ! setup; then
-	fail setup "cannot create the namespaces"
-	echo "http: $passed passed, $failed failed"
-	exit 1
-fi
+check_cli() {
+	local rc args ok=1 why=
+	# Each of these is a usage error: exit 2 before touching any device.
+	for args in "--port 0" "--port x" "--bogus" "--stack foo" "--max-conns 0" "extra" \
+		"--stack skiff" "--stack skiff --dev tap:x" "--stack skiff --dev tap:x --ip 198.18.0.2" \
+		"--stack linux --dev tap:x" "--stack linux --spin-us 5" \
+		"--stack skiff --dev tap:x --ip 198.18.0.2/24 --gw 198.18.1.1"; do
+		# shellcheck disable=SC2086
+		ip netns exec "$NS_S" "$BIN" serve $args >/dev/null 2>&1
+		rc=$?
+		[ $rc -eq 2 ] || { ok=0; why+="'$args' -> $rc; "; }
+	done
+	if [ $ok = 1 ]; then pass cli.bad_args_exit_2; else fail cli.bad_args_exit_2 "$why"; fi
+	# A device that cannot be opened: a message and exit 1.
+	ip netns exec "$NS_S" "$BIN" serve --stack skiff --dev packet:nonexistent0 --ip 198.18.0.2/24 \
+		>/dev/null 2>"$WORK/cli.err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q 'skiff serve:' "$WORK/cli.err"; then
+		pass cli.bad_device_exit_1
+	else
+		fail cli.bad_device_exit_1 "exit $rc: $(head -c 200 "$WORK/cli.err")"
+	fi
+}
 
-check_cli
+run_target() {
+	TGT=$1
+	local t0=$SECONDS
+	if ! setup_target; then
+		fail setup "cannot create the topology"
+		skt_cleanup
+		return
+	fi
+	[ "$TGT" = linux ] && check_cli
 
-if start_server default; then
-	run_load_checks
-	stop_server default
-fi
+	if start_server default; then
+		run_load_checks
+		stop_server default
+	fi
+
+	if start_server root --root "$WORK/www" --header-timeout 3; then
+		run_file_checks
+		if T=60 C python3 "$HERE/http_client.py" slowloris $SRV_IP 80 3 >"$WORK/slow.out" 2>&1; then
+			pass "slowloris ($(tail -n 1 "$WORK/slow.out"))"
+		else
+			fail slowloris "$(tr '\n' ' ' <"$WORK/slow.out")"
+		fi
+		check_idle_cpu
+		stop_server root
+	fi
+
+	# The skiff stack records its frames with --pcap (here, with the limit run).
+	local pcap=()
+	[ "$TGT" = linux ] || pcap=(--pcap "$WORK/limit.pcap")
+	if start_server limit --max-conns 2 "${pcap[@]}"; then
+		check_refusal
+		stop_server limit
+		[ ${#pcap[@]} -gt 0 ] && check_pcap "$WORK/limit.pcap"
+	fi
+	skt_cleanup
+	echo "--- $TGT: $((SECONDS - t0)) s"
+}
 
 make_root
-if start_server root --root "$WORK/www" --header-timeout 3; then
-	run_file_checks
-	if T=60 C python3 "$HERE/http_client.py" slowloris $SRV_IP 80 3 >"$WORK/slow.out" 2>&1; then
-		pass "slowloris ($(tail -n 1 "$WORK/slow.out"))"
-	else
-		fail slowloris "$(tr '\n' ' ' <"$WORK/slow.out")"
-	fi
-	check_idle_cpu
-	stop_server root
-fi
-
-if start_server limit --max-conns 2; then
-	check_refusal
-	stop_server limit
-fi
+for t in "${TARGETS[@]}"; do
+	run_target "$t"
+done
 
 echo "http: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

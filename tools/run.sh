@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# run.sh BIN — the main job (`make run`): `BIN echo` on a TAP inside a
-# network namespace this script creates, pinged once from Linux, then kept
-# running until Ctrl-C; the namespace is removed on exit.
+# run.sh BIN — the main job (`make run`): `BIN serve --stack skiff` (the
+# HTTP server on skiff's own TCP/IP) on a TAP inside a network namespace
+# this script creates, fetched once with curl from Linux in that namespace,
+# then serving in the foreground until Ctrl-C; the namespace is removed on
+# exit (the EXIT trap, whatever happened).  Nothing in the root namespace.
 #   namespace skt-<pid>-run: TAP sk0, kernel side 198.18.0.1/24, skiff 198.18.0.2
 set -u -o pipefail
 
@@ -38,31 +40,39 @@ skt_cleanup_stale
 NS=$(skt_ns_name run)
 skt_ns_add "$NS" || { echo "run: cannot create namespace $NS" >&2; exit 1; }
 
-# skiff creates the TAP (integration.sh covers attaching to an existing one);
-# the kernel side is configured once skiff is ready.
-ip netns exec "$NS" "$BIN" echo --dev tap:sk0 --ip "$SKT_SKIFF_IP/24" --stats >"$OUT" &
-SK_PID=$!
-SKT_PIDS+=("$SK_PID")
-if ! skt_wait_ready "$OUT" "$SK_PID" 15; then
-	echo "run: skiff did not get ready" >&2
-	exit 1
-fi
-cat "$OUT"
-SHOWN=$(wc -l <"$OUT")
-
+# The TAP is made persistent here, inside the namespace, so its kernel side
+# is addressed before skiff starts and skiff's first gratuitous ARP lands.
+ip netns exec "$NS" ip tuntap add dev sk0 mode tap || exit 1
 ip netns exec "$NS" ip addr add "$SKT_LINUX_IP/24" dev sk0 || exit 1
 ip netns exec "$NS" ip link set sk0 up || exit 1
-echo "run: Linux (198.18.0.1, TAP sk0 in namespace $NS) pings skiff (198.18.0.2):"
-if ! ip netns exec "$NS" ping -n -c 1 -W 3 "$SKT_SKIFF_IP"; then
+
+ip netns exec "$NS" "$BIN" serve --stack skiff --dev tap:sk0 --ip "$SKT_SKIFF_IP/24" --port 80 \
+	--stats >"$OUT" 2>&1 &
+SK_PID=$!
+SKT_PIDS+=("$SK_PID")
+for ((i = 0; i < 300; i++)); do
+	grep -q '^skiff serve: listening' "$OUT" 2>/dev/null && break
+	kill -0 "$SK_PID" 2>/dev/null || break
+	sleep 0.05
+done
+cat "$OUT"
+SHOWN=$(wc -l <"$OUT")
+if ! grep -q '^skiff serve: listening' "$OUT"; then
+	echo "run: skiff serve did not start" >&2
+	exit 1
+fi
+
+echo "run: Linux (198.18.0.1, TAP sk0 in namespace $NS) fetches http://$SKT_SKIFF_IP/ from skiff:"
+if ! ip netns exec "$NS" curl -sS --fail --max-time 5 -i "http://$SKT_SKIFF_IP/"; then
 	echo "run: no answer from skiff" >&2
 	exit 1
 fi
 cat <<EOF
 
-skiff echo is running in namespace $NS. Try, in another shell:
+skiff serve (HTTP/1.1 on skiff's own TCP/IP) is running in namespace $NS. Try, in another shell:
+  ip netns exec $NS curl http://$SKT_SKIFF_IP/
+  ip netns exec $NS ab -k -n 100000 -c 64 http://$SKT_SKIFF_IP/
   ip netns exec $NS ping $SKT_SKIFF_IP
-  ip netns exec $NS arping -I sk0 $SKT_SKIFF_IP
-  ip netns exec $NS python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2); s.sendto(b"hello", ("$SKT_SKIFF_IP", 7)); print(s.recv(100))'
 Ctrl-C stops it (counters are printed) and removes the namespace.
 EOF
 

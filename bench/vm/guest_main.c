@@ -14,6 +14,30 @@
 #include <string.h>
 
 #include "../../src/apps/cli.h"
+#include "../../src/apps/serve_skiff.h"
+
+/* serve.c also offers --stack skiff, whose devices this build leaves out:
+ * these stand in for apps/serve_skiff.c and refuse it. */
+struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, size_t errlen)
+{
+	(void)cfg;
+	snprintf(err, errlen, "--stack skiff is not in this build (use --stack linux)");
+	return NULL;
+}
+void serve_skiff_describe(struct loop *l, char *buf, size_t len)
+{
+	(void)l;
+	snprintf(buf, len, " dev=none");
+}
+void serve_skiff_announce(struct loop *l)
+{
+	(void)l;
+}
+void serve_skiff_print_stats(struct loop *l, FILE *f)
+{
+	(void)l;
+	(void)f;
+}
 
 int main(int argc, char **argv)
 {

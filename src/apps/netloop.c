@@ -60,6 +60,19 @@ int netloop_run(struct netloop *l, volatile sig_atomic_t *stop)
 {
 	struct dev *d = l->dev;
 	sk_time_ns spin_until = 0;
+	/* A stop signal that lands after the last look at *stop but before
+	 * ppoll would be slept through (until a frame or a deadline, maybe
+	 * never).  So SIGINT/SIGTERM are blocked for the final look and
+	 * unblocked only inside ppoll, atomically; busy turns leave them
+	 * unblocked and see *stop at the top of the loop. */
+	sigset_t stopsigs, run_mask, park_mask;
+	sigemptyset(&stopsigs);
+	sigaddset(&stopsigs, SIGINT);
+	sigaddset(&stopsigs, SIGTERM);
+	sigprocmask(SIG_SETMASK, NULL, &run_mask);
+	park_mask = run_mask;
+	sigdelset(&park_mask, SIGINT);
+	sigdelset(&park_mask, SIGTERM);
 	while (!*stop) {
 		sk_time_ns now = plat_now();
 		l->turns++;
@@ -108,8 +121,16 @@ int netloop_run(struct netloop *l, volatile sig_atomic_t *stop)
 			tsp = &ts;
 		}
 		struct pollfd pfd = {.fd = dev_poll_fd(d), .events = POLLIN};
+		sigprocmask(SIG_BLOCK, &stopsigs, NULL);
+		if (*stop) {
+			sigprocmask(SIG_SETMASK, &run_mask, NULL);
+			break;
+		}
 		l->parks++;
-		int r = ppoll(&pfd, pfd.fd >= 0 ? 1 : 0, tsp, NULL);
+		int r = ppoll(&pfd, pfd.fd >= 0 ? 1 : 0, tsp, &park_mask);
+		int perr = errno;
+		sigprocmask(SIG_SETMASK, &run_mask, NULL);
+		errno = perr;
 		if (r > 0)
 			l->wakeups_frame++;
 		else if (r == 0)

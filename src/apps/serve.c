@@ -1,8 +1,8 @@
 /* serve.c — `skiff serve`: the HTTP/1.1 server (http/server.c) on a loop
- * backend chosen by --stack.  Today: `linux` (kernel sockets, epoll,
- * loop/loop_linux.c).  `skiff` (the skiff TCP engine on a --dev) plugs in
- * as another struct loop once that backend exists; the server code does
- * not change. */
+ * backend chosen by --stack: `linux` (kernel sockets, epoll,
+ * loop/loop_linux.c) or `skiff` (skiff's own TCP/IP on a --dev,
+ * loop/loop_skiff.c run by apps/serve_skiff.c).  Everything after the
+ * loop is built is the same code for both. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -17,6 +17,7 @@
 #include "../loop/loop_linux.h"
 #include "cli.h"
 #include "serve_files.h"
+#include "serve_skiff.h"
 
 static volatile int serve_stop;
 
@@ -32,16 +33,17 @@ static void usage(FILE *f)
 		"usage: skiff serve [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR]\n"
 		"                   [--port N] [--root DIR] [--stats] [--pcap FILE] [--max-conns N]\n"
 		"                   [--header-timeout S] [--keepalive-timeout S] [--max-body N]\n"
+		"                   [--spin-us N]\n"
 		"\n"
 		"Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		"every file under DIR (loaded into memory at start).\n"
 		"\n"
 		"  --stack S              linux: kernel sockets (epoll); skiff: skiff's own TCP/IP\n"
-		"                         on --dev (not available yet).  Default: skiff with --dev,\n"
-		"                         linux without\n"
-		"  --dev DEV              tap:NAME | packet:IFACE | xdp:IFACE   (--stack skiff)\n"
-		"  --ip ADDR[/LEN]        skiff: this host's address; linux: the address to bind\n"
-		"                         (default any)\n"
+		"                         on --dev.  Default: skiff with --dev, linux without\n"
+		"  --dev DEV              tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n"
+		"                         (--stack skiff)\n"
+		"  --ip ADDR[/LEN]        skiff: this host's address and prefix (ADDR/LEN,\n"
+		"                         required); linux: the address to bind (default any)\n"
 		"  --gw ADDR              default gateway                        (--stack skiff)\n"
 		"  --port N               TCP port (default 80)\n"
 		"  --root DIR             serve the files under DIR (no symlinks, no dotfiles)\n"
@@ -52,6 +54,8 @@ static void usage(FILE *f)
 		"  --header-timeout S     a request head must arrive within S s (default 10): 408\n"
 		"  --keepalive-timeout S  idle keep-alive connections close after S s (default 60)\n"
 		"  --max-body N           largest request body in bytes (default 1048576): 413\n"
+		"  --spin-us N            skiff: poll this long after work before parking\n"
+		"                         (default 100)\n"
 		"  -h, --help             this text\n"
 		"\n"
 		"Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).\n");
@@ -124,11 +128,13 @@ int cmd_serve(int argc, char **argv)
 		{"header-timeout", required_argument, NULL, 'H'},
 		{"keepalive-timeout", required_argument, NULL, 'K'},
 		{"max-body", required_argument, NULL, 'B'},
+		{"spin-us", required_argument, NULL, 'U'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *stack = NULL, *dev = NULL, *root = NULL, *pcap = NULL;
-	bool stats = false, have_gw = false, have_ip = false;
+	bool stats = false, have_gw = false, have_ip = false, have_plen = false, have_spin = false;
+	long spin_us = 100;
 	uint32_t ip = 0, gw = 0;
 	uint8_t plen = 32;
 	struct http_server_config cfg;
@@ -144,7 +150,9 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case 'd': dev = optarg; break;
 		case 'i':
-			if (cli_parse_cidr(optarg, &ip, &plen) < 0 && cli_parse_ipv4(optarg, &ip) < 0)
+			if (cli_parse_cidr(optarg, &ip, &plen) == 0)
+				have_plen = true;
+			else if (cli_parse_ipv4(optarg, &ip) < 0)
 				cli_usage_error("serve", "--ip wants ADDR[/LEN] (e.g. 198.18.0.2/24), not '%s'",
 						optarg);
 			have_ip = true;
@@ -170,6 +178,10 @@ int cmd_serve(int argc, char **argv)
 		case 'B':
 			cfg.max_body = (uint64_t)parse_num("--max-body", optarg, 0, 1L << 40);
 			break;
+		case 'U':
+			spin_us = parse_num("--spin-us", optarg, 0, 1000000);
+			have_spin = true;
+			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_usage_error("serve", "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -179,24 +191,30 @@ int cmd_serve(int argc, char **argv)
 		cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
 	if (!stack)
 		stack = dev ? "skiff" : "linux";
-	if (!strcmp(stack, "skiff")) {
-		/* The skiff backend needs the TCP engine wired under loop.h. */
-		fprintf(stderr, "skiff serve: --stack skiff is not available yet (the skiff TCP "
-				"backend of the loop is still to come); use --stack linux\n");
-		return 2;
+	bool on_skiff = !strcmp(stack, "skiff");
+	if (on_skiff) {
+		if (!dev)
+			cli_usage_error("serve", "--stack skiff needs --dev DEV");
+		if (!have_ip || !have_plen)
+			cli_usage_error("serve", "--stack skiff needs --ip ADDR/LEN (e.g. 198.18.0.2/24)");
+		uint32_t mask = plen == 32 ? ~0u : ~(~0u >> plen);
+		if (have_gw && (gw & mask) != (ip & mask))
+			cli_usage_error("serve", "--gw must be inside the --ip subnet");
+	} else {
+		if (dev || have_gw || pcap || have_spin)
+			cli_usage_error("serve", "--dev, --gw, --pcap and --spin-us go with --stack "
+						 "skiff; --stack linux uses the kernel's interfaces");
+		/* Each connection is a descriptor: as many as allowed. */
+		rlim_t nofile = raise_nofile();
+		if (nofile < 64 || cfg.max_conns > nofile - 32) {
+			uint32_t cap = nofile > 64 ? (uint32_t)(nofile - 32) : 32;
+			fprintf(stderr,
+				"skiff serve: --max-conns %u is above the open-files limit; using %u\n",
+				cfg.max_conns, cap);
+			cfg.max_conns = cap;
+		}
 	}
-	if (dev || have_gw || pcap)
-		cli_usage_error("serve", "--dev, --gw and --pcap go with --stack skiff; "
-					 "--stack linux uses the kernel's interfaces");
 	cfg.addr = have_ip ? ip : 0;
-
-	rlim_t nofile = raise_nofile();
-	if (nofile < 64 || cfg.max_conns > nofile - 32) {
-		uint32_t cap = nofile > 64 ? (uint32_t)(nofile - 32) : 32;
-		fprintf(stderr, "skiff serve: --max-conns %u is above the open-files limit; using %u\n",
-			cfg.max_conns, cap);
-		cfg.max_conns = cap;
-	}
 
 	char err[256];
 	struct file_cache *fc = NULL;
@@ -210,8 +228,25 @@ int cmd_serve(int argc, char **argv)
 		cfg.lookup_ctx = fc;
 	}
 
-	struct loop_linux_config lcfg = {.max_timers = cfg.max_conns + 16};
-	struct loop *loop = loop_linux_create(&lcfg, err, sizeof(err));
+	/* One timer per connection state, and a few spare. */
+	uint32_t max_timers = cfg.max_conns + 16;
+	struct loop *loop;
+	if (on_skiff) {
+		struct serve_skiff_config scfg = {
+			.dev_spec = dev,
+			.pcap_path = pcap,
+			.ip = ip,
+			.prefix_len = plen,
+			.gw = have_gw ? gw : 0,
+			.max_conns = cfg.max_conns,
+			.max_timers = max_timers,
+			.spin_ns = (uint64_t)spin_us * SK_NS_PER_US,
+		};
+		loop = serve_skiff_open(&scfg, err, sizeof(err));
+	} else {
+		struct loop_linux_config lcfg = {.max_timers = max_timers};
+		loop = loop_linux_create(&lcfg, err, sizeof(err));
+	}
 	if (!loop) {
 		fprintf(stderr, "skiff serve: %s\n", err);
 		file_cache_free(fc);
@@ -226,6 +261,7 @@ int cmd_serve(int argc, char **argv)
 	if (mem == MAP_FAILED || !srv) {
 		fprintf(stderr, "skiff serve: cannot reserve %zu bytes for %u connections\n", memsz,
 			cfg.max_conns);
+		loop_destroy(loop); /* skiff: closes the device too */
 		return 1;
 	}
 	int r = http_server_init(srv, mem, memsz, &cfg, loop);
@@ -236,6 +272,7 @@ int cmd_serve(int argc, char **argv)
 		cli_format_ipv4(cfg.addr, ipb);
 		fprintf(stderr, "skiff serve: cannot listen on %s:%u: %s\n", ipb, cfg.port,
 			strerror(-r));
+		loop_destroy(loop);
 		return 1;
 	}
 	struct date_cache dc = {.srv = srv, .sec = 0};
@@ -249,10 +286,15 @@ int cmd_serve(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	char ipb[16];
+	char ipb[16], devb[160] = " dev=kernel";
 	cli_format_ipv4(cfg.addr, ipb);
-	printf("skiff serve: listening on %s:%u stack=%s dev=kernel max_conns=%u", ipb, cfg.port,
-	       loop->name, cfg.max_conns);
+	if (on_skiff) {
+		serve_skiff_describe(loop, devb, sizeof(devb));
+		/* Tell the link who we are before anyone asks. */
+		serve_skiff_announce(loop);
+	}
+	printf("skiff serve: listening on %s:%u stack=%s%s max_conns=%u", ipb, cfg.port,
+	       loop->name, devb, cfg.max_conns);
 	if (fc)
 		printf(" root=%s files=%zu bytes=%zu", root, file_cache_count(fc),
 		       file_cache_bytes(fc));
@@ -263,7 +305,10 @@ int cmd_serve(int argc, char **argv)
 	http_server_stop(srv);
 	if (stats) {
 		http_server_stats(srv, print_stat, stdout);
-		loop_stats(loop, print_stat, stdout);
+		if (on_skiff)
+			serve_skiff_print_stats(loop, stdout);
+		else
+			loop_stats(loop, print_stat, stdout);
 	}
 	fflush(stdout);
 	loop_destroy(loop);

@@ -1,0 +1,185 @@
+/* serve_skiff.c — see serve_skiff.h.
+ *
+ * The hosted runner of loop_skiff: netloop_run already does a turn the way
+ * loop_skiff.h asks (on_turn first, frames into the stack, application
+ * timers, tcp_poll / events / tcp_poll, one tx sync, bounded spin, park in
+ * ppoll until a frame or the earliest deadline), so the glue is four
+ * one-line callbacks.  The clock is plat_now(), read by netloop once per
+ * turn.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../loop/loop_skiff.h"
+#include "../plat/plat.h"
+#include "cli.h"
+#include "hoststack.h"
+#include "serve_skiff.h"
+
+/* Socket buffers.  The engine's default (128 KiB each way) is sized for
+ * bulk transfer; an HTTP connection receives small requests and sends
+ * responses the server keeps in memory anyway.  Pages of the arena become
+ * resident only as a socket's rings wrap through them, so smaller rings
+ * bound the memory an idle (but once busy) connection holds: 96 KiB here
+ * instead of 256 KiB.  64 KiB of send buffer still keeps a 10 MiB file
+ * streaming on a local link without waiting on ACKs. */
+#define SERVE_SNDBUF (64u * 1024)
+#define SERVE_RCVBUF (32u * 1024)
+/* Deep like loop_linux's (4096): a burst of connects is queued, not
+ * answered with cookies; the pool below bounds it anyway. */
+#define SERVE_BACKLOG 4096
+
+struct serve_skiff {
+	struct hoststack hs;
+	struct loop *loop;
+	void *mem;
+	size_t memsz;
+};
+
+/* ---- the runner: netloop's callbacks into loop_skiff ---- */
+
+static void on_turn(void *ctx, sk_time_ns now)
+{
+	struct serve_skiff *ss = ctx;
+	loop_skiff_turn(ss->loop, now);
+}
+
+static void on_tcp(void *ctx, struct netloop *nl, const struct tcp_event *ev, int n, sk_time_ns now)
+{
+	(void)nl;
+	struct serve_skiff *ss = ctx;
+	loop_skiff_dispatch(ss->loop, ev, n, now);
+}
+
+static sk_time_ns app_deadline(void *ctx)
+{
+	struct serve_skiff *ss = ctx;
+	return loop_skiff_next_deadline(ss->loop);
+}
+
+static void app_timers(void *ctx, sk_time_ns now)
+{
+	struct serve_skiff *ss = ctx;
+	loop_skiff_timers(ss->loop, now);
+}
+
+static int plat_run(void *ctx, struct loop *l, volatile int *stop)
+{
+	(void)l;
+	struct serve_skiff *ss = ctx;
+	return netloop_run(&ss->hs.loop, stop) < 0 ? -SK_ENETUNREACH : 0;
+}
+
+static void plat_fatal(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "skiff serve: %s\n", msg);
+	abort();
+}
+
+static void plat_release(void *ctx, struct loop *l)
+{
+	(void)l;
+	struct serve_skiff *ss = ctx;
+	/* Whatever the server queued while stopping (FINs of the connections
+	 * it closed) leaves before the device goes. */
+	if (ss->hs.tcp) {
+		tcp_poll(ss->hs.tcp, plat_now());
+		dev_tx_sync(ss->hs.dev);
+	}
+	hoststack_close(&ss->hs);
+	if (ss->mem)
+		munmap(ss->mem, ss->memsz);
+	free(ss);
+}
+
+struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, size_t errlen)
+{
+	struct serve_skiff *ss = calloc(1, sizeof(*ss));
+	if (!ss) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* Every served connection, plus room for what the server no longer
+	 * holds but TCP still does (connections it closed, in FIN_WAIT or
+	 * TIME_WAIT: the oldest TIME_WAIT is recycled when the pool runs out),
+	 * the listener, handshakes in progress, and the refused ones that get
+	 * their 503. */
+	uint64_t socks = (uint64_t)cfg->max_conns + 1024 + cfg->max_conns / 4;
+	struct hoststack_config hc = {
+		.dev_spec = cfg->dev_spec,
+		.pcap_path = cfg->pcap_path,
+		.ifc = {.ip = cfg->ip, .prefix_len = cfg->prefix_len, .gw = cfg->gw},
+		.tcp = true,
+		.tcp_max_sockets = socks > 4000000 ? 4000000 : (uint32_t)socks,
+		.tcp_sndbuf = SERVE_SNDBUF,
+		.tcp_rcvbuf = SERVE_RCVBUF,
+		.spin_ns = cfg->spin_ns,
+	};
+	if (hoststack_open(&ss->hs, &hc, err, errlen) < 0) {
+		free(ss);
+		return NULL;
+	}
+	struct loop_skiff_config lc = {
+		.tcp = ss->hs.tcp,
+		.local_ip = cfg->ip,
+		.max_timers = cfg->max_timers,
+		.listen_backlog = SERVE_BACKLOG,
+		.now = plat_now(),
+		.plat = {.run = plat_run, .release = plat_release, .fatal = plat_fatal, .ctx = ss},
+	};
+	ss->memsz = loop_skiff_mem_size(&lc);
+	ss->mem = mmap(NULL, ss->memsz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (ss->mem == MAP_FAILED) {
+		ss->mem = NULL;
+		snprintf(err, errlen, "cannot map %zu bytes for the loop", ss->memsz);
+		hoststack_close(&ss->hs);
+		free(ss);
+		return NULL;
+	}
+	ss->loop = loop_skiff_init(ss->mem, ss->memsz, &lc);
+	if (!ss->loop) {
+		snprintf(err, errlen, "cannot build the loop");
+		munmap(ss->mem, ss->memsz);
+		hoststack_close(&ss->hs);
+		free(ss);
+		return NULL;
+	}
+	ss->hs.loop.on_turn = on_turn;
+	ss->hs.loop.on_tcp = on_tcp;
+	ss->hs.loop.app_deadline = app_deadline;
+	ss->hs.loop.app_timers = app_timers;
+	ss->hs.loop.ctx = ss;
+	return ss->loop;
+}
+
+static struct serve_skiff *owner(struct loop *l)
+{
+	return loop_skiff_platform_ctx(l);
+}
+
+void serve_skiff_describe(struct loop *l, char *buf, size_t len)
+{
+	struct serve_skiff *ss = owner(l);
+	char mac[18];
+	cli_format_mac(ss->hs.dev->mac, mac);
+	snprintf(buf, len, " dev=%s mac=%s", ss->hs.dev->name, mac);
+}
+
+void serve_skiff_announce(struct loop *l)
+{
+	hoststack_announce(&owner(l)->hs);
+}
+
+static void print_stat(void *ctx, const char *name, uint64_t value)
+{
+	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
+}
+
+void serve_skiff_print_stats(struct loop *l, FILE *f)
+{
+	hoststack_print_stats(&owner(l)->hs, f);
+	loop_stats(l, print_stat, f);
+}

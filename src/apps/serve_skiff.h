@@ -1,0 +1,41 @@
+/* serve_skiff.h — `skiff serve --stack skiff`: the loop API on skiff's own
+ * stack in a Linux process.  A hoststack (device, interface, TCP engine)
+ * under loop/loop_skiff.c, with netloop as the runner.  serve.c builds the
+ * same HTTP server on the loop this returns as on loop_linux. */
+#ifndef APPS_SERVE_SKIFF_H
+#define APPS_SERVE_SKIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../loop/loop.h"
+
+struct serve_skiff_config {
+	const char *dev_spec;  /* --dev */
+	const char *pcap_path; /* --pcap or NULL */
+	uint32_t ip;           /* host order */
+	uint8_t prefix_len;
+	uint32_t gw;           /* 0: none */
+	uint32_t max_conns;    /* the server's; TCP sockets are sized from it */
+	uint32_t max_timers;   /* the server's timers */
+	uint64_t spin_ns;      /* netloop's bounded spin after work */
+};
+
+/* Open the device and the stack and build the loop; loop_destroy() closes
+ * everything.  NULL with a one-line reason in err. */
+struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, size_t errlen);
+
+/* " dev=tap:sk0 mac=02:..:..": the part of the ready line that names the
+ * device. */
+void serve_skiff_describe(struct loop *l, char *buf, size_t len);
+
+/* Announce this host on the link (gratuitous ARP), once ready. */
+void serve_skiff_announce(struct loop *l);
+
+/* The counters for --stats: hoststack_print_stats (device, netloop,
+ * interface, TCP), then the backend's own. */
+void serve_skiff_print_stats(struct loop *l, FILE *f);
+
+#endif
