@@ -1,14 +1,20 @@
 # mk/unikernel.mk — build/skiff-uk.elf: the unikernel for QEMU/KVM (PVH boot).
 #
-# The core (src/base, src/wire, src/ring, src/net) is compiled again, from
-# the same files, with kernel flags into its own archive; nothing in it
-# changes for the unikernel.  The platform (src/plat/kvm) and the
-# virtio-net driver (src/dev/virtio_net.c) complete it.  Linking the core
-# as an archive pulls in only the objects the kernel uses.
+# The core (CORE_SRC: src/base, src/wire, src/ring, src/net, src/http and
+# the freestanding part of src/loop) is compiled again, from the same
+# files, with kernel flags into its own archive; nothing in it changes for
+# the unikernel, which runs the same TCP engine, loop_skiff and HTTP server
+# as `skiff serve --stack skiff`.  The platform (src/plat/kvm: boot, the
+# loop_skiff runner, memory, clocks) and the virtio-net driver
+# (src/dev/virtio_net.c) complete it.  Linking the core as an archive
+# pulls in only the objects the kernel uses.
 #
 #   make uk            build/skiff-uk.elf
 #   make uk-clang      the same with clang, into build/clang (a warning check)
-#   make vm-test       tests/vm.sh: boot under QEMU TCG, UDP echo, faults
+#   make vm-test       tests/vm.sh: boot under QEMU TCG, UDP echo, HTTP (curl,
+#                      http.client, ab, bad requests), idle, faults
+#   make run           (Makefile, tools/run.sh) serve http://127.0.0.1:8080/
+#                      from the unikernel; mk/run.mk has run-hosted
 
 UK_CC      ?= $(CC)
 UK_BUILD   := $(BUILD)/uk

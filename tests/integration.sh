@@ -230,16 +230,15 @@ sum_counters() {
 # for being malformed or unsupported.  Left out on purpose: the "not for us"
 # kinds (eth.not_for_us, ip.not_for_us, arp.not_for_us, udp.no_port, ...)
 # and device-level losses: a frame lost before parsing is not "dropped with
-# the right counter".  tcp.* joins when TCP exists.
+# the right counter".  TCP's own parse drops are tcp_drop_parse_*.
 DROP_RE='^(eth\.(bad_len|unsupported|vlan|unknown_type)|arp\.(bad|unsupported|bad_sender)'
 DROP_RE+='|ip\.(truncated|bad_len|csum|version|frag_dropped|bad|unknown_proto)'
-DROP_RE+='|icmp\.(truncated|csum)|udp\.(truncated|bad_len|csum)|tcp\..*(bad|csum|trunc|drop).*)$'
+DROP_RE+='|icmp\.(truncated|csum)|udp\.(truncated|bad_len|csum)|tcp_drop_parse_(trunc|len|csum|opt|other))$'
 
 # Which counters must account for which kinds of malformed.py frames:
 # "kind kind ... : counter counter ...".  A counter may also collect frames
 # of other kinds (random bytes land anywhere), so the check is sum(counters)
-# >= 95% of sum(kinds).  TCP frames are left out until TCP exists (they are
-# ip.unknown_proto today).
+# >= 95% of sum(kinds).
 REASON_GROUPS=(
 	"arp_trunc arp_bad : arp.bad arp.unsupported arp.bad_sender"
 	"ip_trunc ip_ihl_small ip_ihl_long ip_len_long ip_len_short ip_oversize : ip.truncated ip.bad_len ip.bad ip.version"
@@ -250,6 +249,8 @@ REASON_GROUPS=(
 	"udp_csum : udp.csum"
 	"icmp_trunc : icmp.truncated"
 	"icmp_csum : icmp.csum"
+	"tcp_trunc tcp_doff_small tcp_doff_long : tcp_drop_parse_trunc tcp_drop_parse_len"
+	"tcp_csum : tcp_drop_parse_csum"
 	"unknown_type vlan vlan2 : eth.unknown_type eth.vlan eth.unsupported"
 )
 

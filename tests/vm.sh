@@ -8,9 +8,18 @@
 #   udp-sizes datagrams of 1..1472 bytes sent from the host to
 #             127.0.0.1:PORT (hostfwd -> guest port 7) come back intact
 #   udp-load  tests/udp_echo.py: 2000 random sizes, 16 in flight, all intact
-#   idle      parked (sti; hlt) the QEMU process uses little CPU
+#   http-*    the same guest serves HTTP (src/http/server.c on skiff's TCP)
+#             through -p PORT:80 on 127.0.0.1: curl (1.1 and 1.0) gets
+#             exactly the 41-byte body and a Date within 2 min of the host's;
+#             tests/http_client.py keepalive (http.client reuse, HEAD,
+#             Connection: close, 1.0 keep-alive, pipelining); `ab -k -n 5000
+#             -c 8` and `ab -n 1000 -c 4` (issue 6's acceptance counts) with 0
+#             failed; the whole bad-request corpus gets its statuses and a close
+#   idle      parked (sti; hlt) the QEMU process uses little CPU, with TCP
+#             listening and the connections above in TIME_WAIT
 #   shutdown  the UDP message "exit 0" to the guest's shutdown-port stops
 #             it; `skiff vm` exits 0 and the guest printed its counters
+#             (HTTP's among them)
 #   exit-code "exit 3" makes `skiff vm` exit 3
 #   timer     exit-after=2: the LAPIC timer wakes the parked guest; exit 0
 #   fault-*   fault=ud / fault=pf: the handler prints vector, error code and
@@ -46,6 +55,9 @@ command -v qemu-system-x86_64 >/dev/null || { echo "vm: qemu-system-x86_64 missi
 free_udp_port() {
 	python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+free_tcp_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 
 # wait_for FILE PATTERN SECONDS
 wait_for() {
@@ -69,9 +81,10 @@ vm_run() {
 ECHO_PORT=$(free_udp_port)
 CTL_PORT=$(free_udp_port)
 while [ "$CTL_PORT" = "$ECHO_PORT" ]; do CTL_PORT=$(free_udp_port); done
+HTTP_PORT=$(free_tcp_port)
 t0=$(date +%s.%N)
-timeout 120 "$SKIFF" vm --accel tcg --image "$IMG" -p "$ECHO_PORT:7/udp" -p "$CTL_PORT:9/udp" \
-	-- shutdown-port=9 exit-after=100 stats </dev/null >"$LOG/echo.log" 2>&1 &
+timeout 240 "$SKIFF" vm --accel tcg --image "$IMG" -p "$ECHO_PORT:7/udp" -p "$CTL_PORT:9/udp" \
+	-p "$HTTP_PORT:80" -- shutdown-port=9 exit-after=220 stats </dev/null >"$LOG/echo.log" 2>&1 &
 VM=$!
 PIDS+=("$VM")
 if wait_for "$LOG/echo.log" "skiff-uk: ready" 20; then
@@ -111,6 +124,72 @@ else
 	fail udp-load "$(tail -1 "$LOG/udp-load.log")"
 fi
 
+# --- HTTP on the same guest --------------------------------------------------
+URL="http://127.0.0.1:$HTTP_PORT/"
+if grep -aq "skiff vm: $URL" "$LOG/echo.log"; then
+	pass "http-url (skiff vm printed $URL)"
+else
+	fail http-url "no '$URL' line from skiff vm; see $LOG/echo.log"
+fi
+
+# curl: status, exact body, and a Date close to the host's clock (RTC+TSC).
+http_get() { # VERSION-FLAG NAME
+	local out="$LOG/curl-$2"
+	if ! timeout 30 curl -sS --max-time 20 "$1" -D "$out.head" -o "$out.body" "$URL" 2>"$out.err"; then
+		fail "http-curl-$2" "curl failed: $(head -1 "$out.err")"
+		return
+	fi
+	local status size date skew
+	status=$(head -1 "$out.head" | tr -d '\r')
+	size=$(wc -c <"$out.body")
+	date=$(grep -ai '^date:' "$out.head" | cut -d' ' -f2- | tr -d '\r')
+	skew=$(( $(date -u +%s) - $(date -u -d "$date" +%s 2>/dev/null || echo 0) ))
+	if [[ "$status" == "HTTP/1.1 200 OK" ]] && [ "$size" -eq 41 ] &&
+		grep -q '^Hello, world! This is skiff serving you\.$' "$out.body" && [ "${skew#-}" -le 120 ]; then
+		pass "http-curl-$2 (200, 41-byte body, Date '$date')"
+	else
+		fail "http-curl-$2" "status '$status', $size bytes, Date '$date' (skew $skew s)"
+	fi
+}
+http_get --http1.1 1.1
+http_get --http1.0 1.0
+
+if timeout 60 python3 tests/http_client.py keepalive 127.0.0.1 "$HTTP_PORT" >"$LOG/http-keepalive.log" 2>&1; then
+	pass "http-keepalive ($(tail -1 "$LOG/http-keepalive.log"))"
+else
+	fail http-keepalive "$(tail -3 "$LOG/http-keepalive.log" | tr '\n' ' ')"
+fi
+
+# ab: every request completes, none fails (TCG: small counts, bounded).
+http_ab() { # NAME N C [-k]
+	local name=$1 n=$2 c=$3
+	shift 3
+	if ! command -v ab >/dev/null; then
+		fail "$name" "ab missing (apache2-utils; tools/deps.sh)"
+		return
+	fi
+	timeout 120 ab -q -s 20 "$@" -n "$n" -c "$c" "$URL" >"$LOG/$name.log" 2>&1
+	local rc=$? completed failed rps
+	completed=$(awk '/^Complete requests:/ {print $3}' "$LOG/$name.log")
+	failed=$(awk '/^Failed requests:/ {print $3}' "$LOG/$name.log")
+	rps=$(awk '/^Requests per second:/ {print $4}' "$LOG/$name.log")
+	if [ "$rc" -eq 0 ] && [ "${completed:-0}" -eq "$n" ] && [ "${failed:-1}" -eq 0 ] &&
+		! grep -q '^Non-2xx' "$LOG/$name.log"; then
+		pass "$name ($n requests, 0 failed, $rps req/s under TCG)"
+	else
+		fail "$name" "rc $rc, complete ${completed:-?}, failed ${failed:-?}; see $LOG/$name.log"
+	fi
+}
+http_ab http-ab-keepalive 5000 8 -k
+http_ab http-ab-close 1000 4
+
+if timeout 200 python3 tests/http_client.py corpus 127.0.0.1 "$HTTP_PORT" tests/http_bad_requests.txt \
+	>"$LOG/http-bad.log" 2>&1; then
+	pass "http-bad-requests ($(tail -1 "$LOG/http-bad.log"))"
+else
+	fail http-bad-requests "$(tail -4 "$LOG/http-bad.log" | tr '\n' ' ')"
+fi
+
 # Idle: the guest parks in hlt, so QEMU's CPU time grows far slower than
 # wall time (a spinning guest would use ~100% of a core).
 QEMU=$(pgrep -P "$VM" | head -1)
@@ -128,8 +207,9 @@ fi
 python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CTL_PORT"
 wait "$VM"
 RC=$?
-if [ "$RC" -eq 0 ] && grep -aq "^dev.rx_frames" "$LOG/echo.log" && grep -aq "skiff-uk: exit 0" "$LOG/echo.log"; then
-	pass "shutdown (exit 0 through isa-debug-exit, counters printed)"
+if [ "$RC" -eq 0 ] && grep -aq "^dev.rx_frames" "$LOG/echo.log" && grep -aq "^http.resp_200 [1-9]" "$LOG/echo.log" &&
+	grep -aq "skiff-uk: exit 0" "$LOG/echo.log"; then
+	pass "shutdown (exit 0 through isa-debug-exit, counters printed: $(grep -a '^http.requests ' "$LOG/echo.log"))"
 else
 	fail shutdown "skiff vm exited $RC; see $LOG/echo.log"
 fi

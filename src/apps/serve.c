@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "../http/date.h"
 #include "../http/server.h"
 #include "../loop/loop_linux.h"
 #include "cli.h"
@@ -92,11 +93,10 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	if (ts.tv_sec == dc->sec)
 		return;
 	dc->sec = ts.tv_sec;
-	struct tm tm;
-	char buf[64];
-	gmtime_r(&ts.tv_sec, &tm);
-	if (strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm) == 29)
-		http_server_set_date(dc->srv, buf);
+	/* The same formatter as the unikernel's (http/date.c). */
+	char buf[HTTP_DATE_LEN];
+	http_date_format(ts.tv_sec > 0 ? (uint64_t)ts.tv_sec : 0, buf);
+	http_server_set_date(dc->srv, buf);
 }
 
 /* Descriptors: as many as allowed, since each connection is one. */

@@ -51,8 +51,11 @@ static void usage(FILE *f)
 		"  --dry-run              print the QEMU command line and exit\n"
 		"  -h, --help             this text\n"
 		"\n"
-		"GUEST ARGS go to the kernel command line: ip=ADDR/LEN gw=ADDR mac=MAC spin-us=N\n"
-		"exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de stats no-msix.\n"
+		"GUEST ARGS go to the kernel command line: ip=ADDR/LEN gw=ADDR mac=MAC port=N\n"
+		"max-conns=N header-timeout=S keepalive-timeout=S max-body=N tcp-sndbuf=N\n"
+		"tcp-rcvbuf=N spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de\n"
+		"stats no-msix.  The guest serves HTTP on port 80 (the built-in 41-byte '/'; no\n"
+		"files) and UDP echo on 7: `skiff vm -p 8080:80` gives http://127.0.0.1:8080/.\n"
 		"Environment: SKIFF_QEMU overrides the QEMU binary.\n");
 }
 

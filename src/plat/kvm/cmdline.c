@@ -1,8 +1,10 @@
 /* cmdline.c — the kernel command line: space-separated key=value words.
  * Keys (main.c documents them for users): ip=ADDR/LEN gw=ADDR mac=MAC
  * spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de stats
- * no-msix.  A malformed or unknown word is an error: a typo must not boot
- * a guest with defaults the user did not ask for. */
+ * no-msix, and the HTTP server's port=N max-conns=N header-timeout=S
+ * keepalive-timeout=S max-body=N tcp-sndbuf=N tcp-rcvbuf=N.  A malformed
+ * or unknown word is an error: a typo must not boot a guest with defaults
+ * the user did not ask for. */
 #include "kvm.h"
 
 static bool streq(const char *a, const char *b)
@@ -127,6 +129,32 @@ static int parse_word(char *w, struct kvm_args *a)
 				a->fault = kinds[i];
 		return a->fault ? 0 : -1;
 	}
+	if (streq(w, "port")) {
+		if (parse_u64(val, 65535, &n) < 0 || n == 0)
+			return -1;
+		a->port = (uint16_t)n;
+		return 0;
+	}
+	/* Bounds as `skiff serve`'s options; whether it fits in RAM is
+	 * decided at boot, against the memory map. */
+	if (streq(w, "max-conns"))
+		return parse_u64(val, 1000000, &a->max_conns) < 0 || !a->max_conns ? -1 : 0;
+	if (streq(w, "header-timeout"))
+		return parse_u64(val, 86400, &a->header_timeout_s) < 0 || !a->header_timeout_s ? -1 : 0;
+	if (streq(w, "keepalive-timeout"))
+		return parse_u64(val, 86400, &a->keepalive_timeout_s) < 0 || !a->keepalive_timeout_s
+			       ? -1
+			       : 0;
+	if (streq(w, "max-body")) {
+		a->have_max_body = true;
+		return parse_u64(val, 1ull << 40, &a->max_body);
+	}
+	/* The engine wants at least 1 KiB; above 1 MiB per socket nothing
+	 * this server sends could use it. */
+	if (streq(w, "tcp-sndbuf"))
+		return parse_u64(val, 1u << 20, &a->tcp_sndbuf) < 0 || a->tcp_sndbuf < 1024 ? -1 : 0;
+	if (streq(w, "tcp-rcvbuf"))
+		return parse_u64(val, 1u << 20, &a->tcp_rcvbuf) < 0 || a->tcp_rcvbuf < 1024 ? -1 : 0;
 	if (streq(w, "stats") && !*val) {
 		a->stats = true;
 		return 0;

@@ -51,6 +51,24 @@ uint32_t lapic_id(void);
  * address (== phys) or NULL if the page-table pool is exhausted. */
 void *mmu_map_mmio(uint64_t phys, uint64_t len);
 
+/* rtc.c: the CMOS clock, UTC.  Returns 0, or -1 if it reads as nonsense. */
+struct rtc_time {
+	unsigned year, month, day, hour, min, sec;
+};
+int rtc_read(struct rtc_time *t);
+
+/* mem.c: a bump allocator over guest RAM above the image (below 4 GiB,
+ * the identity-mapped part).  Memory is not zeroed and never freed. */
+int mem_init(uint64_t memmap_paddr, uint32_t entries); /* PVH memmap, or 0, 0 */
+void *mem_alloc(size_t size, size_t align);            /* NULL: does not fit */
+struct mem_info {
+	uint64_t ram;        /* usable RAM the map reports */
+	uint64_t image_end;  /* end of the kernel image and .bss */
+	uint64_t heap_base, heap_used, heap_free;
+	const char *source;  /* "pvh-memmap" or "cmos" */
+};
+void mem_info(struct mem_info *mi);
+
 /* cmdline.c */
 struct kvm_args {
 	uint32_t ip, gw;
@@ -63,6 +81,13 @@ struct kvm_args {
 	const char *fault;       /* NULL, "ud", "pf", "gp", "de" */
 	bool stats;
 	bool no_msix;
+	/* The HTTP server (0: main.c's default) */
+	uint16_t port;
+	uint64_t max_conns;
+	uint64_t header_timeout_s, keepalive_timeout_s;
+	uint64_t max_body;
+	bool have_max_body;      /* max-body=0 is a real limit (no bodies) */
+	uint64_t tcp_sndbuf, tcp_rcvbuf; /* bytes per socket */
 };
 /* Parse "ip=10.0.2.15/24 gw=10.0.2.2 ..." (see main.c for the keys).
  * Unknown or malformed keys are reported on the console and make it

@@ -1,10 +1,18 @@
-/* main.c — the unikernel: boot, find virtio-net, run the same stack as
- * `skiff echo` (ARP, ICMP echo, UDP echo on port 7) until told to stop.
+/* main.c — the unikernel: boot, find virtio-net, run the same stack and
+ * HTTP server as `skiff serve --stack skiff` (src/net, src/loop/loop_skiff,
+ * src/http/server, unchanged), plus ARP, ICMP and UDP echo on port 7.
  *
  * Kernel command line (QEMU -append; `skiff vm -- ARGS`), space-separated:
  *   ip=ADDR/LEN        default 10.0.2.15/24 (QEMU user networking)
  *   gw=ADDR            default 10.0.2.2
  *   mac=MAC            default: the device's, else random
+ *   port=N             HTTP port (80)
+ *   max-conns=N        connections served at once (2048); beyond it 503
+ *   header-timeout=S   a request head must arrive within S s (10): 408
+ *   keepalive-timeout=S  idle keep-alive connections close after S s (60)
+ *   max-body=N         largest request body in bytes (1048576): 413
+ *   tcp-sndbuf=N       TCP send buffer per socket (16384)
+ *   tcp-rcvbuf=N       TCP receive buffer per socket (8192)
  *   spin-us=N          poll this long after work before parking (100)
  *   exit-after=S       exit 0 after S seconds (a safety net for tests)
  *   shutdown-port=N    a UDP datagram "exit [CODE]" to port N exits with
@@ -14,20 +22,43 @@
  *                      handler: registers on the console, exit 64+vector)
  *   stats              print the counters on exit
  *   no-msix            no device interrupt: park at most 1 ms (fallback)
+ * There is no file system: the server answers its built-in "/" (the
+ * 41-byte hello body) and 404 elsewhere; `skiff serve --root` has no
+ * equivalent here.
  * Exit codes (isa-debug-exit): 0 clean, 1 setup error, 64+vector a CPU
  * exception; QEMU itself exits with 2*code+1.
  *
- * The loop (mirrors src/apps/netloop.c, with hlt instead of ppoll):
- *   poll the device only when its used ring moved (one load) or buffers
- *   wait to be re-posted; feed the stack; run due timers; one tx_sync per
- *   turn for everything produced.  After work, spin (bounded) because the
- *   next frame usually follows.  Then park: arm the timer for the stack's
- *   next deadline (reloaded only when it moved), allow the rx interrupt,
- *   look at the queue once more, and `sti; hlt` only if it is still empty.
- *   Interrupts are off at every other moment, so handlers never race the
- *   stack and the device never interrupts while we poll. */
+ * Memory: the virtio-net ring region is static (.bss); the TCP arena (a
+ * socket pool of max-conns + 1024 + max-conns/4 sockets, as `skiff serve`
+ * sizes it, each with its send and receive buffer), the loop's socket
+ * table and timer heap, and the server's connection states (each with
+ * its 32 KiB receive buffer) come from mem.c's bump allocator over guest
+ * RAM, sized from the command line.  Defaults: 3584 sockets x 24 KiB +
+ * 2048 connections x ~38 KiB = ~161 MiB, which leaves ~90 MiB of a
+ * 256 MiB guest free; a configuration that does not fit stops the boot
+ * with the numbers.
+ *
+ * The loop is loop_skiff's runner (loop_skiff.h says what one must do; it
+ * mirrors apps/netloop.c + apps/serve_skiff.c, with hlt instead of ppoll):
+ *   loop_skiff_turn (the Date header is refreshed there); poll the device
+ *   only when its used ring moved (one load) or buffers wait to be
+ *   re-posted, and feed the frames to the interface, which hands TCP
+ *   segments to the engine; interface timers; application timers when
+ *   due; tcp_poll, then tcp_events -> loop_skiff_dispatch and tcp_poll
+ *   again, in bounded rounds; one tx_sync per turn for everything
+ *   produced.  After work, spin (bounded) because the next frame usually
+ *   follows.  Then park: arm the timer for the earliest deadline of the
+ *   interface, TCP and the application (reloaded only when it moved),
+ *   allow the rx interrupt, look at the queue once more, and `sti; hlt`
+ *   only if it is still empty.  Interrupts are off at every other moment,
+ *   so handlers never race the stack and the device never interrupts
+ *   while we poll. */
 #include "../../dev/virtio_net.h"
+#include "../../http/date.h"
+#include "../../http/server.h"
+#include "../../loop/loop_skiff.h"
 #include "../../net/iface.h"
+#include "../../net/tcp_iface.h"
 #include "../plat.h"
 #include "cpu.h"
 #include "kvm.h"
@@ -35,6 +66,13 @@
 
 #define ECHO_PORT 7
 #define MSIX_ENTRY_RX 0
+/* Defaults of the HTTP part; the command line overrides them. */
+#define UK_MAX_CONNS 2048
+#define UK_SNDBUF (16u * 1024) /* a response head + the hello body is ~200 B */
+#define UK_RCVBUF (8u * 1024)  /* requests are small; a big head just takes
+				* more than one window, the server reassembles */
+#define UK_BACKLOG 4096        /* as `skiff serve`: bursts queue, not cookies */
+#define UK_EVENTS 64
 
 struct hvm_start_info {
 	uint32_t magic; /* 0x336ec578 */
@@ -46,16 +84,27 @@ struct hvm_start_info {
 
 struct loop_counters {
 	uint64_t turns, busy_turns, parks, wakeups_frame, wakeups_timer, wakeups_other;
+	uint64_t tcp_events;
 };
 
-/* Static: the kernel has no allocator, and needs none. */
+/* The ring region the device DMAs into: static, small (2 MiB). */
 static uint8_t arena[2u << 20] __attribute__((aligned(4096)));
 static struct virtio_net vnet;
 static struct iface ifc;
+static struct tcp_stack tcp;
+static struct http_server srv;
 static char cmdline[1024];
 static struct loop_counters lc;
-static bool stop;
+static volatile int stop;
 static unsigned exit_code;
+static bool have_irq;
+static uint64_t spin_ns;
+static sk_time_ns exit_at = SK_TIME_NEVER;
+
+/* Wall clock: the RTC's second at boot, advanced by the TSC. */
+static uint64_t wall_base;  /* Unix seconds read from the RTC */
+static sk_time_ns wall_at;  /* plat_now() when it was read */
+static uint64_t date_sec;   /* the second the Date header holds */
 
 void kmain(uint32_t start_info);
 
@@ -77,7 +126,7 @@ static void shutdown_udp(void *ctx, struct iface *i, sk_time_ns now, uint32_t sr
 		if (data[k] >= '0' && data[k] <= '9' && code < 100)
 			code = code * 10 + (unsigned)(data[k] - '0');
 	exit_code = code > 127 ? 127 : code; /* QEMU's status is 2*code+1 in 8 bits */
-	stop = true;
+	stop = 1;
 }
 
 static void print_stat(void *ctx, const char *name, uint64_t value)
@@ -86,24 +135,46 @@ static void print_stat(void *ctx, const char *name, uint64_t value)
 	kprintf("%s %lu\n", name, value);
 }
 
-static void print_stats(void)
+/* loop_skiff's platform counters: device, driver, this loop, timer, the
+ * interface and TCP (the names match `skiff serve --stats` where they
+ * mean the same thing). */
+static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v), void *fctx)
 {
+	(void)ctx;
 	const struct dev_stats *s = &vnet.dev.stats;
-	kprintf("dev.rx_frames %lu\ndev.rx_bytes %lu\ndev.rx_drops %lu\ndev.rx_syncs %lu\n",
-		s->rx_frames, s->rx_bytes, s->rx_drops, s->rx_syncs);
-	kprintf("dev.tx_frames %lu\ndev.tx_bytes %lu\ndev.tx_drops %lu\ndev.tx_syncs %lu\n",
-		s->tx_frames, s->tx_bytes, s->tx_drops, s->tx_syncs);
-	kprintf("virtio.notifies %lu\nvirtio.notify_skipped %lu\nvirtio.irq_arms %lu\n"
-		"virtio.irq_arm_races %lu\nvirtio.rx_bad_len %lu\nvirtio.bad_used %lu\n",
-		vnet.c.notifies, vnet.c.notify_skipped, vnet.c.irq_arms, vnet.c.irq_arm_races,
-		vnet.c.rx_bad_len, vnet.c.bad_used);
-	kprintf("loop.turns %lu\nloop.busy_turns %lu\nloop.parks %lu\nloop.wakeups_frame %lu\n"
-		"loop.wakeups_timer %lu\nloop.wakeups_other %lu\n",
-		lc.turns, lc.busy_turns, lc.parks, lc.wakeups_frame, lc.wakeups_timer,
-		lc.wakeups_other);
-	kprintf("timer.loads %lu\ntimer.skips %lu\ntimer.fires %lu\n", timer_loads, timer_skips,
-		timer_fires);
-	iface_stats(&ifc, print_stat, NULL);
+	fn(fctx, "dev.rx_frames", s->rx_frames);
+	fn(fctx, "dev.rx_bytes", s->rx_bytes);
+	fn(fctx, "dev.rx_drops", s->rx_drops);
+	fn(fctx, "dev.rx_syncs", s->rx_syncs);
+	fn(fctx, "dev.tx_frames", s->tx_frames);
+	fn(fctx, "dev.tx_bytes", s->tx_bytes);
+	fn(fctx, "dev.tx_drops", s->tx_drops);
+	fn(fctx, "dev.tx_syncs", s->tx_syncs);
+	fn(fctx, "virtio.notifies", vnet.c.notifies);
+	fn(fctx, "virtio.notify_skipped", vnet.c.notify_skipped);
+	fn(fctx, "virtio.irq_arms", vnet.c.irq_arms);
+	fn(fctx, "virtio.irq_arm_races", vnet.c.irq_arm_races);
+	fn(fctx, "virtio.rx_bad_len", vnet.c.rx_bad_len);
+	fn(fctx, "virtio.bad_used", vnet.c.bad_used);
+	fn(fctx, "loop.turns", lc.turns);
+	fn(fctx, "loop.busy_turns", lc.busy_turns);
+	fn(fctx, "loop.parks", lc.parks);
+	fn(fctx, "loop.wakeups_frame", lc.wakeups_frame);
+	fn(fctx, "loop.wakeups_timer", lc.wakeups_timer);
+	fn(fctx, "loop.wakeups_other", lc.wakeups_other);
+	fn(fctx, "loop.tcp_events", lc.tcp_events);
+	fn(fctx, "timer.loads", timer_loads);
+	fn(fctx, "timer.skips", timer_skips);
+	fn(fctx, "timer.fires", timer_fires);
+	iface_stats(&ifc, fn, fctx);
+	tcp_stats(&tcp, fn, fctx);
+}
+
+static void plat_fatal(void *ctx, const char *msg)
+{
+	(void)ctx;
+	kprintf("skiff-uk: %s\n", msg);
+	kvm_exit(KVM_EXIT_FATAL);
 }
 
 static void raise_fault(const char *kind)
@@ -124,36 +195,85 @@ static void format_ip(uint32_t ip, char out[16])
 	ksnprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
 }
 
-static void run(struct virtio_net *vn, struct iface *i, uint64_t spin_ns, sk_time_ns exit_at,
-		bool have_irq)
+/* loop->on_turn: the Date header changes once a second, so it is
+ * formatted only then; the rest of the time this is one division. */
+static void refresh_date(void *ctx, sk_time_ns now)
 {
+	(void)ctx;
+	uint64_t sec = wall_base + (now > wall_at ? (now - wall_at) / SK_NS_PER_S : 0);
+	if (sec == date_sec)
+		return;
+	date_sec = sec;
+	char buf[HTTP_DATE_LEN];
+	http_date_format(sec, buf);
+	http_server_set_date(&srv, buf);
+}
+
+static sk_time_ns min_time(sk_time_ns a, sk_time_ns b)
+{
+	return a < b ? a : b;
+}
+
+/* The TCP engine and the application until neither has more to do now
+ * (netloop's run_tcp).  Returns the number of events handed over. */
+static unsigned run_tcp(struct loop *l, sk_time_ns now)
+{
+	struct tcp_event ev[UK_EVENTS];
+	unsigned total = 0;
+	if (tcp_next_deadline(&tcp) <= now)
+		tcp_poll(&tcp, now);
+	/* Bounded: what is left after 16 rounds waits a turn, so the device
+	 * is never starved by an application that keeps making events. */
+	for (int round = 0; round < 16; round++) {
+		int n = tcp_events(&tcp, ev, UK_EVENTS);
+		if (n <= 0)
+			break;
+		total += (unsigned)n;
+		loop_skiff_dispatch(l, ev, n, now);
+		if (tcp_next_deadline(&tcp) <= now)
+			tcp_poll(&tcp, now);
+	}
+	return total;
+}
+
+/* loop_skiff's runner (see the top of this file). */
+static int plat_run(void *ctx, struct loop *l, volatile int *stopp)
+{
+	(void)ctx;
+	struct virtio_net *vn = &vnet;
 	struct dev *d = &vn->dev;
 	sk_time_ns spin_until = 0;
 	bool repost = false; /* the stack released rx slots: post them again */
-	while (!stop) {
+	while (!*stopp) {
 		sk_time_ns now = plat_now();
 		if (now >= exit_at)
 			break;
 		lc.turns++;
+		loop_skiff_turn(l, now);
 		unsigned work = 0;
 		if (repost || virtio_net_rx_ready(vn)) {
 			if (dev_rx_sync(d) < 0) {
 				kprintf("skiff-uk: %s: rx ring broken\n", d->name);
 				exit_code = KVM_EXIT_FATAL;
-				return;
+				return -SK_ENETUNREACH; /* as serve_skiff.c: the device is gone */
 			}
 			repost = false;
 			if (ring_avail(d->rx)) {
-				work = iface_rx(i, now);
+				work = iface_rx(&ifc, now);
 				repost = true;
 			}
 		}
-		if (iface_next_deadline(i) <= now)
-			iface_poll(i, now);
+		if (iface_next_deadline(&ifc) <= now)
+			iface_poll(&ifc, now);
+		if (loop_skiff_next_deadline(l) <= now)
+			loop_skiff_timers(l, now);
+		unsigned ev = run_tcp(l, now);
+		lc.tcp_events += ev;
+		work += ev;
 		if (d->tx->head != vn->tx_sub && dev_tx_sync(d) < 0) {
 			kprintf("skiff-uk: %s: tx ring broken\n", d->name);
 			exit_code = KVM_EXIT_FATAL;
-			return;
+			return -SK_ENETUNREACH; /* as serve_skiff.c: the device is gone */
 		}
 		if (work || repost) {
 			lc.busy_turns += work != 0;
@@ -165,10 +285,10 @@ static void run(struct virtio_net *vn, struct iface *i, uint64_t spin_ns, sk_tim
 			cpu_pause();
 			continue;
 		}
-		/* Park until a frame, the stack's next deadline or exit-after. */
-		sk_time_ns deadline = iface_next_deadline(i);
-		if (exit_at < deadline)
-			deadline = exit_at;
+		/* Park until a frame, the earliest deadline or exit-after. */
+		sk_time_ns deadline = min_time(iface_next_deadline(&ifc), tcp_next_deadline(&tcp));
+		deadline = min_time(deadline, loop_skiff_next_deadline(l));
+		deadline = min_time(deadline, exit_at);
 		if (deadline <= now)
 			continue; /* a timer is due: no park */
 		if (!have_irq && deadline - now > SK_NS_PER_MS)
@@ -190,6 +310,21 @@ static void run(struct virtio_net *vn, struct iface *i, uint64_t spin_ns, sk_tim
 		else
 			lc.wakeups_other++;
 	}
+	return 0;
+}
+
+static void *alloc_or_die(const char *what, size_t size)
+{
+	void *p = mem_alloc(size, 4096);
+	if (!p) {
+		struct mem_info mi;
+		mem_info(&mi);
+		kprintf("skiff-uk: out of memory: %s needs %lu KiB, %lu KiB free of %lu MiB RAM "
+			"(lower max-conns / tcp-sndbuf / tcp-rcvbuf, or give the guest more --mem)\n",
+			what, (uint64_t)size >> 10, mi.heap_free >> 10, mi.ram >> 20);
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	return p;
 }
 
 void kmain(uint32_t start_info)
@@ -223,6 +358,12 @@ void kmain(uint32_t start_info)
 		kprintf("skiff-uk: gw must be inside the ip subnet\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
+	/* The memory map lives in firmware memory the heap may cover: read
+	 * it before anything is allocated. */
+	if (mem_init(si->version >= 1 ? si->memmap_paddr : 0, si->version >= 1 ? si->memmap_entries : 0) < 0) {
+		kprintf("skiff-uk: no usable RAM above the image\n");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
 
 	if (time_init() < 0) {
 		kprintf("skiff-uk: no usable TSC/LAPIC timer\n");
@@ -230,6 +371,14 @@ void kmain(uint32_t start_info)
 	}
 	kprintf("skiff-uk: tsc %lu kHz (%s), timer %s\n", time_tsc_hz() / 1000, time_source(),
 		time_deadline_mode() ? "tsc-deadline" : "lapic one-shot");
+	struct rtc_time rt;
+	wall_at = plat_now();
+	if (rtc_read(&rt) == 0) {
+		wall_base = http_date_from_civil(rt.year, rt.month, rt.day, rt.hour, rt.min, rt.sec);
+	} else {
+		kprintf("skiff-uk: RTC unreadable: Date headers start at the epoch\n");
+		wall_base = 0;
+	}
 	if (a.fault)
 		raise_fault(a.fault);
 
@@ -240,7 +389,7 @@ void kmain(uint32_t start_info)
 		kprintf("skiff-uk: %s\n", why);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	bool have_irq = !a.no_msix && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
+	have_irq = !a.no_msix && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
 	char name[32];
 	ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
 	struct virtio_net_params p = {
@@ -271,23 +420,102 @@ void kmain(uint32_t start_info)
 		kprintf("skiff-uk: cannot bind UDP ports\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
+
+	/* The HTTP server's configuration, as `skiff serve` builds it. */
+	struct http_server_config hc;
+	http_server_config_default(&hc);
+	hc.addr = a.ip;
+	hc.port = a.port ? a.port : 80;
+	hc.max_conns = a.max_conns ? (uint32_t)a.max_conns : UK_MAX_CONNS;
+	if (a.header_timeout_s)
+		hc.header_timeout = (sk_time_ns)a.header_timeout_s * SK_NS_PER_S;
+	if (a.keepalive_timeout_s)
+		hc.keepalive_timeout = (sk_time_ns)a.keepalive_timeout_s * SK_NS_PER_S;
+	if (a.have_max_body)
+		hc.max_body = a.max_body;
+
+	/* TCP: every served connection, plus what the server no longer holds
+	 * but TCP still does (FIN_WAIT, TIME_WAIT: the oldest TIME_WAIT is
+	 * recycled when the pool runs out), the listener, handshakes and the
+	 * refused ones getting their 503 -- serve_skiff.c's formula. */
+	struct tcp_config tc;
+	tcp_config_default(&tc);
+	tcp_iface_config(&tc, &ifc);
+	tc.max_sockets = hc.max_conns + 1024 + hc.max_conns / 4;
+	tc.sndbuf = a.tcp_sndbuf ? (uint32_t)a.tcp_sndbuf : UK_SNDBUF;
+	tc.rcvbuf = a.tcp_rcvbuf ? (uint32_t)a.tcp_rcvbuf : UK_RCVBUF;
+	if (plat_random(tc.seed, sizeof(tc.seed)) < 0) {
+		tc.seed[0] = rdtsc();
+		tc.seed[1] = rdtsc() * 0x9e3779b97f4a7c15ull;
+	}
+	size_t tcp_sz = tcp_arena_size(&tc);
+	void *tcp_mem = alloc_or_die("the TCP arena", tcp_sz);
+	int rc = tcp_stack_init(&tcp, tcp_mem, tcp_sz, &tc, now);
+	if (rc < 0 || tcp_iface_attach(&tcp, &ifc) < 0) {
+		kprintf("skiff-uk: TCP init failed (%d)\n", rc);
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	struct loop_skiff_config lsc = {
+		.tcp = &tcp,
+		.local_ip = a.ip,
+		.max_timers = hc.max_conns + 16, /* one per connection, a few spare */
+		.listen_backlog = UK_BACKLOG,
+		.now = now,
+		.plat = {.run = plat_run, .stats = plat_stats, .fatal = plat_fatal},
+	};
+	size_t loop_sz = loop_skiff_mem_size(&lsc);
+	struct loop *loop = loop_skiff_init(alloc_or_die("the loop", loop_sz), loop_sz, &lsc);
+	size_t srv_sz = http_server_mem_size(&hc);
+	void *srv_mem = alloc_or_die("the HTTP connections", srv_sz);
+	if (!loop || (rc = http_server_init(&srv, srv_mem, srv_sz, &hc, loop)) < 0 ||
+	    (rc = http_server_start(&srv)) < 0) {
+		kprintf("skiff-uk: HTTP server on port %u failed (%d)\n", hc.port, rc);
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	refresh_date(NULL, now);
+	loop->on_turn = refresh_date;
+
 	trap_set_handler(VEC_VIRTIO_NET, NULL, NULL); /* counted in trap_irq_count; the loop polls */
 	iface_announce(&ifc, now);
 	dev_tx_sync(d);
 
-	char ip[16], gw[16];
+	struct mem_info mi;
+	mem_info(&mi);
+	kprintf("skiff-uk: memory: %lu MiB RAM (%s), image+bss to %lu KiB; heap at %lu KiB: "
+		"tcp %lu KiB (%u sockets x %u+%u B), loop %lu KiB, http %lu KiB (%u conns); "
+		"%lu MiB free\n",
+		mi.ram >> 20, mi.source, mi.image_end >> 10, mi.heap_base >> 10,
+		(uint64_t)tcp_sz >> 10, tc.max_sockets, tc.sndbuf, tc.rcvbuf, (uint64_t)loop_sz >> 10,
+		(uint64_t)srv_sz >> 10, hc.max_conns, mi.heap_free >> 20);
+	char ip[16], gw[16], date[HTTP_DATE_LEN + 1];
 	format_ip(a.ip, ip);
 	format_ip(a.gw, gw);
+	sk_memcpy(date, srv.date, HTTP_DATE_LEN);
+	date[HTTP_DATE_LEN] = 0;
+	kprintf("skiff-uk: clock %s (RTC + TSC)\n", date);
 	const uint8_t *m = cfg.mac;
-	kprintf("skiff-uk: ready ip=%s/%u gw=%s mac=%02x:%02x:%02x:%02x:%02x:%02x udp_echo=%d "
-		"dev=%s irq=%s boot_ms=%lu\n",
-		ip, a.prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], ECHO_PORT, d->name,
-		have_irq ? "msix" : "none(poll 1ms)", (uint64_t)(plat_now() / SK_NS_PER_MS));
+	kprintf("skiff-uk: ready ip=%s/%u gw=%s mac=%02x:%02x:%02x:%02x:%02x:%02x http=%u "
+		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu\n",
+		ip, a.prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], hc.port, ECHO_PORT,
+		hc.max_conns, d->name, have_irq ? "msix" : "none(poll 1ms)",
+		(uint64_t)(plat_now() / SK_NS_PER_MS));
 
-	sk_time_ns exit_at = a.exit_after_s ? now + a.exit_after_s * SK_NS_PER_S : SK_TIME_NEVER;
-	run(&vnet, &ifc, a.spin_us * SK_NS_PER_US, exit_at, have_irq);
-	if (a.stats)
-		print_stats();
+	spin_ns = a.spin_us * SK_NS_PER_US;
+	exit_at = a.exit_after_s ? now + a.exit_after_s * SK_NS_PER_S : SK_TIME_NEVER;
+	rc = loop_run(loop, &stop);
+	/* Close the listener and every connection; what that queued (FINs)
+	 * leaves before the guest goes. */
+	http_server_stop(&srv);
+	now = plat_now();
+	tcp_poll(&tcp, now);
+	if (d->tx->head != vnet.tx_sub)
+		dev_tx_sync(d);
+	if (a.stats) {
+		http_server_stats(&srv, print_stat, NULL);
+		loop_stats(loop, print_stat, NULL);
+	}
+	if (rc < 0 && !exit_code)
+		exit_code = KVM_EXIT_FATAL;
 	kprintf("skiff-uk: exit %u\n", exit_code);
 	dev_close(d);
 	kvm_exit(exit_code);
