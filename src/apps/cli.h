@@ -31,5 +31,6 @@ int cmd_switch(int argc, char **argv);
 int cmd_pktgen(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_vm(int argc, char **argv);
+int cmd_tcp_client(int argc, char **argv);
 
 #endif

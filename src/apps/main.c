@@ -16,6 +16,7 @@ static const struct command commands[] = {
 	{"pktgen", cmd_pktgen, "send or receive raw frames at full rate; reports Mpps, Gbit/s"},
 	{"serve", cmd_serve, "HTTP/1.1 server (GET, HEAD; --root DIR) on --stack linux or skiff"},
 	{"vm", cmd_vm, "boot the skiff unikernel under QEMU (virtio-net, user net or TAP)"},
+	{"tcp-client", cmd_tcp_client, "skiff's TCP as a client: send a payload, check the echo (sha256)"},
 };
 
 static void usage(FILE *f)
@@ -23,7 +24,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: skiff COMMAND [options]   (skiff COMMAND --help for its options)\n\n"
 		   "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nDEV is tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n");
 }
 

@@ -294,6 +294,8 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			n = tcp_xmit(st, sk, now, start, TCP_ACK, SK_MIN(n, mss));
 			sk->rtx_hi = start + n;
 			st->stats.retransmits++;
+			if (sk->nscore) /* the hole was chosen from the peer's SACK blocks */
+				st->stats.sack_retransmits++;
 			sk->nrtx++;
 			sk->rtt_on = false; /* Karn */
 			if (sk->rtx_at == SK_TIME_NEVER)

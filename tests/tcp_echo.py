@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""tcp_echo.py — Linux's side of skiff's TCP echo tests.
+
+  client: connect to HOST:PORT, send BYTES of seeded random data while
+          reading the echo back in parallel, half-close, read to EOF, and
+          compare the sha256 of what came back with what was sent.
+  server: a Linux echo server (one thread per connection) for the tests in
+          which skiff is the client.
+  cycles: COUNT sequential connect / send / read echo / close cycles.
+
+Prints one result line; exits 0 on success, 1 on a mismatch or error."""
+import argparse
+import hashlib
+import random
+import socket
+import sys
+import threading
+import time
+
+CHUNK = 64 * 1024
+
+
+def random_stream(seed: int, total: int):
+    """Deterministic pseudo-random chunks (random.randbytes is fast C)."""
+    rng = random.Random(seed)
+    left = total
+    while left > 0:
+        n = min(CHUNK, left)
+        yield rng.randbytes(n)
+        left -= n
+
+
+def client(a) -> int:
+    t0 = time.monotonic()
+    s = socket.create_connection((a.host, a.port), timeout=a.timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sent_hash = hashlib.sha256()
+    got_hash = hashlib.sha256()
+    got = [0]
+    err = []
+
+    def reader():
+        try:
+            while True:
+                b = s.recv(1 << 20)
+                if not b:
+                    return
+                got_hash.update(b)
+                got[0] += len(b)
+        except OSError as e:
+            err.append(f"recv: {e}")
+
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
+    sent = 0
+    try:
+        for chunk in random_stream(a.seed, a.bytes):
+            s.sendall(chunk)
+            sent_hash.update(chunk)
+            sent += len(chunk)
+        s.shutdown(socket.SHUT_WR)
+    except OSError as e:
+        err.append(f"send after {sent} bytes: {e}")
+    th.join(max(1.0, a.timeout))
+    secs = time.monotonic() - t0
+    s.close()
+    ok = not err and not th.is_alive() and got[0] == a.bytes and \
+        sent_hash.digest() == got_hash.digest()
+    why = "; ".join(err) if err else ("reader still running" if th.is_alive() else "")
+    print(f"echo: sent {sent} got {got[0]} in {secs:.2f} s "
+          f"({got[0] * 8 / max(secs, 1e-9) / 1e6:.0f} Mbit/s) "
+          f"sha256 sent {sent_hash.hexdigest()[:16]} got {got_hash.hexdigest()[:16]} "
+          f"{'MATCH' if ok else 'MISMATCH'}{' ' + why if why else ''}")
+    return 0 if ok else 1
+
+
+def server(a) -> int:
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((a.host, a.port))
+    ls.listen(1024)
+    print(f"server: ready {a.host}:{a.port}", flush=True)
+
+    def serve(c):
+        try:
+            c.settimeout(a.timeout)
+            while True:
+                b = c.recv(1 << 20)
+                if not b:
+                    break
+                c.sendall(b)
+            c.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    while True:
+        c, _ = ls.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+
+def cycles(a) -> int:
+    t0 = time.monotonic()
+    end = t0 + a.timeout
+    fails = 0
+    first_err = ""
+    payload = b"skiff-cycle-" + b"x" * max(0, a.size - 12)
+    for i in range(a.count):
+        if time.monotonic() > end:
+            first_err = first_err or f"deadline hit after {i} cycles"
+            fails += a.count - i
+            break
+        try:
+            with socket.create_connection((a.host, a.port), timeout=5) as s:
+                s.sendall(payload)
+                s.shutdown(socket.SHUT_WR)
+                got = b""
+                while True:
+                    b = s.recv(65536)
+                    if not b:
+                        break
+                    got += b
+                if got != payload:
+                    raise OSError(f"echo mismatch ({len(got)} of {len(payload)} bytes)")
+        except OSError as e:
+            fails += 1
+            if not first_err:
+                first_err = f"cycle {i}: {e}"
+    secs = time.monotonic() - t0
+    print(f"cycles: {a.count - fails}/{a.count} ok in {secs:.1f} s "
+          f"({a.count / max(secs, 1e-9):.0f}/s){'; first failure: ' + first_err if first_err else ''}")
+    return 0 if fails == 0 else 1
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["client", "server", "cycles"])
+    ap.add_argument("--host", required=True)
+    ap.add_argument("--port", type=int, default=7)
+    ap.add_argument("--bytes", type=int, default=1 << 20)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=1000)
+    ap.add_argument("--size", type=int, default=100, help="cycles: bytes per connection")
+    ap.add_argument("--timeout", type=float, default=60.0)
+    a = ap.parse_args()
+    return {"client": client, "server": server, "cycles": cycles}[a.mode](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
