@@ -65,7 +65,7 @@ $(BUILD)/skiff: $(BUILD)/obj/src/apps/main.o $(BUILD)/libskiff-host.a $(BUILD)/l
 define TEST_RULE
 $(call test_bin,$(1)): $(1) $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 	@mkdir -p $(BUILD)/test
-	$(CC) $(BASE_CFLAGS) -o $$@ $$^ $(TEST_LDLIBS) $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) -MMD -MP -MF $$@.d -o $$@ $$(filter %.c %.a,$$^) $(TEST_LDLIBS) $(LDLIBS)
 endef
 $(foreach t,$(TEST_SRC),$(eval $(call TEST_RULE,$(t))))
 
@@ -127,4 +127,4 @@ clean:
 # Parts with their own build rules (the unikernel, ...) keep them in mk/*.mk.
 -include $(wildcard mk/*.mk)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/test $(BUILD)/bench -name '*.d' 2>/dev/null)

@@ -27,7 +27,7 @@ phase() { # phase NAME COMMAND...
 		tail -n 40 "$LOG/$name.log" | sed 's/^/    /'
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^http:|^vm:|^switch:|^tcp:|^fuzz |^freestanding:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^http:|^vm:|^switch:|^load:|^tcp:|^fuzz |^freestanding:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
 phase build make -j"$JOBS" all
@@ -38,6 +38,7 @@ phase integration tests/integration.sh build/skiff $DEVS
 phase http tests/http.sh build/skiff
 phase vm tests/vm.sh build/skiff build/skiff-uk.elf
 phase switch tests/switch.sh build/skiff
+phase load tests/load.sh build/skiff
 phase tcp tests/tcp.sh build/skiff $DEVS
 phase asan-build make -j"$JOBS" asan
 phase asan-unit make BUILD=build/asan OPT=-O1 \

@@ -247,6 +247,54 @@ test_killed_port() {
 	fi
 }
 
+# (e) Two skiff hosts on the switch, each with skiff's own TCP/IP: A runs
+# `skiff echo` (TCP echo on port 7), B sends it 100 MiB with `skiff
+# tcp-client --expect-echo`, which compares the SHA-256 of what went and
+# what came back.  Then HTTP both ways of the loop API: `skiff serve --stack
+# skiff` on A's port and `skiff load` on B's, 0 failed requests.  The two
+# hosts resolve each other by ARP (request and reply, one each way) and
+# carry TCP in both directions; ICMP between skiff hosts is in (b).
+test_two_hosts() {
+	local n=$ID-e line sent recv
+	start_switch "$n" e.sw --ports 4 || { fail two_hosts "switch did not start"; return; }
+	bg e.A "$SKIFF" echo --dev "switch:$n/0" --ip 198.18.3.1/24 --stats
+	local a=$BG
+	if ! wait_for e.A ready; then
+		fail two_hosts.tcp_100MiB "echo host did not attach"
+		stop "$a"; stop "$SW"
+		return
+	fi
+	timeout 120 "$SKIFF" tcp-client --dev "switch:$n/1" --ip 198.18.3.2/24 \
+		--connect 198.18.3.1:7 --send-random 100M --expect-echo --timeout 100 \
+		>"$TMP/e.cli" 2>&1
+	local rc=$?
+	stop "$a"
+	line=$(grep -m1 '^skiff tcp-client:' "$TMP/e.cli")
+	sent=$(sed -nE 's/.*sha256_sent=([0-9a-f]+).*/\1/p' <<<"$line")
+	recv=$(sed -nE 's/.*sha256_received=([0-9a-f]+).*/\1/p' <<<"$line")
+	echo "  ${line:-no result line: $(tail -n 2 "$TMP/e.cli" | tr '\n' ' ')}"
+	if [ $rc -ne 0 ] || [ -z "$sent" ] || [ "$sent" != "$recv" ] ||
+		! grep -q "received=$((100 * 1024 * 1024)) " <<<"$line"; then
+		fail two_hosts.tcp_100MiB "exit $rc, hashes ${sent:-?} / ${recv:-?}"
+	else
+		pass two_hosts.tcp_100MiB
+	fi
+	bg e.srv "$SKIFF" serve --stack skiff --dev "switch:$n/0" --ip 198.18.3.1/24 --port 80
+	local srv=$BG
+	if ! wait_for e.srv '^skiff serve: listening'; then
+		fail two_hosts.http "server did not start"
+	elif timeout 60 "$SKIFF" load http://198.18.3.1/ -c 8 -n 20000 -k --timeout 10 \
+		--dev "switch:$n/1" --ip 198.18.3.2/24 >"$TMP/e.load" 2>&1 &&
+		timeout 60 "$SKIFF" load http://198.18.3.1/ -c 8 -n 2000 --timeout 10 \
+			--dev "switch:$n/1" --ip 198.18.3.2/24 >>"$TMP/e.load" 2>&1; then
+		pass "two_hosts.http ($(grep -c 'failed=0 ' "$TMP/e.load") runs, 0 failed)"
+	else
+		fail two_hosts.http "$(grep -E 'FAILED|requests ' "$TMP/e.load" | head -n 2 | tr '\n' ' ')"
+	fi
+	stop "$srv"
+	stop "$SW"
+}
+
 # Nothing left behind: the switches' abstract sockets are gone, and
 # attaching to a switch that is not running says so.
 test_cleanup() {
@@ -266,6 +314,7 @@ test_port_to_port
 test_learning
 test_stopped_reader
 test_killed_port
+test_two_hosts
 test_cleanup
 echo "switch: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

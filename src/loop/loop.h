@@ -16,7 +16,8 @@
  * Readiness is EDGE-triggered, on both backends (epoll's EPOLLET; tcp.h's
  * ready list):
  *   - the callback runs when a socket *gains* readable data / end of stream
- *     (LOOP_EV_READ), send space (LOOP_EV_WRITE), a pending connection
+ *     (LOOP_EV_READ), send space or a completed connect (LOOP_EV_WRITE),
+ *     a pending connection
  *     (LOOP_EV_ACCEPT, listeners only) or an error (LOOP_EV_ERROR);
  *   - after that the application must consume until it is told "no more":
  *     accept until -SK_EAGAIN; read until -SK_EAGAIN, 0 (end of stream) or
@@ -91,6 +92,17 @@ struct loop_ops {
 	/* Next pending connection: the socket (non-blocking, Nagle off), or
 	 * -SK_EAGAIN when the queue is empty, or another -SK_E*. */
 	int (*accept)(struct loop *l, int lsock, struct loop_peer *peer);
+	/* Active open to addr:port (host order) from the backend's own
+	 * address.  Returns the socket (non-blocking, Nagle off) at once, with
+	 * the handshake still in progress, or -SK_E* when it could not even
+	 * start (-SK_EADDRNOTAVAIL: no local port left, -SK_EMFILE: no socket
+	 * left, ...).  Watch it like an accepted socket: the first
+	 * LOOP_EV_WRITE means connected; LOOP_EV_ERROR (always with
+	 * LOOP_EV_READ) means it failed, and the next read or write returns
+	 * why (-SK_ECONNREFUSED, -SK_ETIMEDOUT, -SK_ENETUNREACH, ...), once.
+	 * A write before the first edge may return -SK_EAGAIN (Linux) or be
+	 * queued (skiff): an application waits for LOOP_EV_WRITE. */
+	int (*connect)(struct loop *l, uint32_t addr, uint16_t port);
 	/* Deliver this socket's readiness to fn(user, ...).  Called once per
 	 * socket (listeners too); the first edge may already be pending. */
 	int (*watch)(struct loop *l, int sock, loop_event_fn fn, void *user);
@@ -136,6 +148,10 @@ static inline int loop_listen(struct loop *l, uint32_t addr, uint16_t port, int 
 static inline int loop_accept(struct loop *l, int lsock, struct loop_peer *peer)
 {
 	return l->ops->accept(l, lsock, peer);
+}
+static inline int loop_connect(struct loop *l, uint32_t addr, uint16_t port)
+{
+	return l->ops->connect(l, addr, port);
 }
 static inline int loop_watch(struct loop *l, int sock, loop_event_fn fn, void *user)
 {

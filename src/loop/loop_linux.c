@@ -45,12 +45,18 @@ struct ll_sock {
 	loop_event_fn fn; /* NULL: not watched (closed, or not yet registered) */
 	void *user;
 	bool listener;
+	/* Active open not yet reported: the first edge reads SO_ERROR. */
+	bool connecting;
+	/* Why a connect failed, for the next read/write (SO_ERROR clears
+	 * the kernel's copy, so the socket itself would then only say
+	 * ENOTCONN). 0: none. */
+	int conn_err;
 };
 
 #define LL_STATS(X)                                                                        \
 	X(waits) X(wakeups_event) X(wakeups_timer) X(wakeups_signal) X(events) X(events_stale) \
 	X(timers_fired) X(accepts) X(accept_eagain) X(accept_errors) X(reads) X(read_eagain)   \
-	X(writes) X(write_partial) X(write_eagain) X(closes)
+	X(writes) X(write_partial) X(write_eagain) X(closes) X(connects) X(connect_errors)
 
 struct loop_linux {
 	struct loop base;
@@ -133,6 +139,41 @@ static int ll_accept(struct loop *l, int lsock, struct loop_peer *peer)
 	}
 }
 
+static int ll_connect(struct loop *l, uint32_t addr, uint16_t port)
+{
+	struct loop_linux *ll = LL(l);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (fd >= ll->nsocks) {
+		close(fd);
+		return -SK_EMFILE;
+	}
+	int one = 1;
+	/* Nagle off, as on accepted sockets: a request must not wait for the
+	 * ACK of the previous one. */
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		goto fail;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(addr)};
+	int r;
+	do
+		r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	while (r < 0 && errno == EINTR);
+	/* EINPROGRESS is the normal case; loopback may complete at once.  Both
+	 * are reported by the first EPOLLOUT edge after loop_watch. */
+	if (r < 0 && errno != EINPROGRESS)
+		goto fail;
+	ll->socks[fd] = (struct ll_sock){.connecting = true};
+	ll->st.connects++;
+	return fd;
+fail:;
+	int e = errno;
+	ll->st.connect_errors++;
+	close(fd);
+	return -e;
+}
+
 static int ll_watch(struct loop *l, int sock, loop_event_fn fn, void *user)
 {
 	struct loop_linux *ll = LL(l);
@@ -145,7 +186,11 @@ static int ll_watch(struct loop *l, int sock, loop_event_fn fn, void *user)
 	 * API free of a separate "watch listener" call. */
 	if (getsockopt(sock, SOL_SOCKET, SO_ACCEPTCONN, &type, &tl) == 0 && type)
 		listener = true;
-	ll->socks[sock] = (struct ll_sock){.fn = fn, .user = user, .listener = listener};
+	/* A socket from ll_connect keeps its mark: its first edge is the
+	 * connect's verdict. */
+	bool connecting = !listener && ll->socks[sock].connecting;
+	ll->socks[sock] = (struct ll_sock){.fn = fn, .user = user, .listener = listener,
+					   .connecting = connecting};
 	struct epoll_event ev = {
 		.events = listener ? (EPOLLIN | EPOLLET)
 				   : (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET),
@@ -158,9 +203,22 @@ static int ll_watch(struct loop *l, int sock, loop_event_fn fn, void *user)
 	return 0;
 }
 
+/* The error a failed connect left for the application, once. */
+static int ll_take_conn_err(struct loop_linux *ll, int sock)
+{
+	if (sock < 0 || sock >= ll->nsocks || !ll->socks[sock].conn_err)
+		return 0;
+	int e = ll->socks[sock].conn_err;
+	ll->socks[sock].conn_err = 0;
+	return -e;
+}
+
 static long ll_read(struct loop *l, int sock, void *buf, size_t len)
 {
 	struct loop_linux *ll = LL(l);
+	int ce = ll_take_conn_err(ll, sock);
+	if (ce)
+		return ce;
 	for (;;) {
 		ssize_t n = read(sock, buf, len);
 		if (n >= 0) {
@@ -178,6 +236,9 @@ static long ll_read(struct loop *l, int sock, void *buf, size_t len)
 static long ll_writev(struct loop *l, int sock, const struct loop_iov *iov, int iovcnt)
 {
 	struct loop_linux *ll = LL(l);
+	int ce = ll_take_conn_err(ll, sock);
+	if (ce)
+		return ce;
 	/* sendmsg rather than writev: MSG_NOSIGNAL turns a write to a reset
 	 * connection into -EPIPE instead of SIGPIPE, whatever the application
 	 * did with its signals.  Same cost as writev. */
@@ -212,7 +273,7 @@ static int ll_close(struct loop *l, int sock)
 {
 	struct loop_linux *ll = LL(l);
 	if (sock >= 0 && sock < ll->nsocks)
-		ll->socks[sock].fn = NULL;
+		ll->socks[sock] = (struct ll_sock){0};
 	ll->st.closes++;
 	/* close() also removes it from the epoll set (no dup'ed descriptors). */
 	return close(sock) < 0 ? -errno : 0;
@@ -262,6 +323,24 @@ static void ll_dispatch(struct loop_linux *ll, int n, sk_time_ns now)
 				ev |= LOOP_EV_WRITE;
 			if (e & EPOLLERR)
 				ev |= LOOP_EV_ERROR | LOOP_EV_READ;
+			if (s->connecting) {
+				/* The connect's verdict.  A refused connect shows
+				 * EPOLLERR|EPOLLHUP, possibly with EPOLLOUT, so the
+				 * event bits alone do not tell; SO_ERROR does. */
+				s->connecting = false;
+				int err = 0;
+				socklen_t el = sizeof(err);
+				if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+					err = errno;
+				if (err) {
+					s->conn_err = err;
+					ll->st.connect_errors++;
+					ev = LOOP_EV_ERROR | LOOP_EV_READ;
+				} else if (!(ev & LOOP_EV_WRITE)) {
+					/* Still in progress (a stray edge): wait. */
+					s->connecting = true;
+				}
+			}
 		}
 		s->fn(s->user, fd, ev, now);
 	}
@@ -343,6 +422,7 @@ static void ll_destroy(struct loop *l)
 static const struct loop_ops ll_ops = {
 	.listen = ll_listen,
 	.accept = ll_accept,
+	.connect = ll_connect,
 	.watch = ll_watch,
 	.read = ll_read,
 	.writev = ll_writev,

@@ -129,11 +129,84 @@ static void test_timer_deadline(void **st)
 	loop_destroy(L);
 }
 
+/* loop_connect: the first edge is the verdict.  To a listener: WRITE,
+ * NODELAY set, data flows; to a closed port: ERROR and the next read says
+ * ECONNREFUSED once. */
+static unsigned conn_ev;
+static int conn_calls;
+static void on_connect(void *user, int sock, unsigned ev, sk_time_ns now)
+{
+	(void)user; (void)sock; (void)now;
+	conn_ev |= ev;
+	conn_calls++;
+	stop = 1;
+}
+
+static void test_connect(void **st)
+{
+	(void)st;
+	char err[128];
+	struct loop_linux_config cfg = {.max_timers = 8};
+	L = loop_linux_create(&cfg, err, sizeof(err));
+	assert_non_null(L);
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001u)};
+	socklen_t sl = sizeof(sa);
+	assert_int_equal(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(ls, 8), 0);
+	assert_int_equal(getsockname(ls, (struct sockaddr *)&sa, &sl), 0);
+	uint16_t port = ntohs(sa.sin_port);
+
+	struct loop_timer guard = {.fn = on_timer};
+	int c = loop_connect(L, 0x7f000001u, port);
+	assert_true(c >= 0);
+	int v = 0;
+	socklen_t vl = sizeof(v);
+	assert_int_equal(getsockopt(c, IPPROTO_TCP, TCP_NODELAY, &v, &vl), 0);
+	assert_int_not_equal(v, 0);
+	assert_int_equal(loop_watch(L, c, on_connect, NULL), 0);
+	conn_ev = 0;
+	conn_calls = 0;
+	timer_fires = 0;
+	loop_timer_set(L, &guard, loop_now(L) + 5 * SK_NS_PER_S);
+	stop = 0;
+	assert_int_equal(loop_run(L, &stop), 0);
+	assert_int_equal(timer_fires, 0);
+	assert_true(conn_ev & LOOP_EV_WRITE);
+	assert_false(conn_ev & LOOP_EV_ERROR);
+	assert_int_equal(loop_write(L, c, "ping", 4), 4);
+	int a = accept(ls, NULL, NULL);
+	assert_true(a >= 0);
+	char buf[8];
+	assert_int_equal(read(a, buf, sizeof(buf)), 4);
+	close(a);
+	loop_close(L, c);
+
+	/* Refused: close the listener, connect to its port again. */
+	close(ls);
+	c = loop_connect(L, 0x7f000001u, port);
+	assert_true(c >= 0);
+	assert_int_equal(loop_watch(L, c, on_connect, NULL), 0);
+	conn_ev = 0;
+	stop = 0;
+	assert_int_equal(loop_run(L, &stop), 0);
+	assert_int_equal(timer_fires, 0);
+	assert_true(conn_ev & LOOP_EV_ERROR);
+	assert_true(conn_ev & LOOP_EV_READ);
+	assert_int_equal(loop_read(L, c, buf, sizeof(buf)), -SK_ECONNREFUSED);
+	/* Once: afterwards Linux reads the dead socket as end of stream. */
+	assert_true(loop_read(L, c, buf, sizeof(buf)) <= 0);
+	loop_close(L, c);
+	loop_timer_cancel(L, &guard);
+	loop_destroy(L);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_accept_read_write),
 		cmocka_unit_test(test_timer_deadline),
+		cmocka_unit_test(test_connect),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,7 +34,7 @@ struct ls_sock {
 #define LS_STATS(X)                                                                   \
 	X(turns) X(events) X(events_stale) X(timers_fired) X(accepts) X(accept_eagain)     \
 	X(accept_errors) X(reads) X(read_eagain) X(writes) X(write_partial) X(write_eagain) \
-	X(closes)
+	X(closes) X(connects) X(connect_errors)
 
 struct loop_skiff {
 	struct loop base;
@@ -96,6 +96,22 @@ static int ls_accept(struct loop *l, int lsock, struct loop_peer *peer)
 		peer->addr = addr;
 		peer->port = port;
 	}
+	return s;
+}
+
+static int ls_connect(struct loop *l, uint32_t addr, uint16_t port)
+{
+	struct loop_skiff *ls = LS(l);
+	/* From the engine's one address (cfg.local_ip); the engine reports
+	 * TCP_EV_WRITE once established and TCP_EV_ERROR on failure, which
+	 * is exactly loop.h's contract. */
+	int s = tcp_connect(ls->tcp, ls->now, addr, port);
+	if (s < 0) {
+		ls->st.connect_errors++;
+		return s;
+	}
+	ls->st.connects++;
+	tcp_setsockopt(ls->tcp, s, TCP_SO_NODELAY, 1);
 	return s;
 }
 
@@ -203,6 +219,7 @@ static void ls_destroy(struct loop *l)
 static const struct loop_ops ls_ops = {
 	.listen = ls_listen,
 	.accept = ls_accept,
+	.connect = ls_connect,
 	.watch = ls_watch,
 	.read = ls_read,
 	.writev = ls_writev,

@@ -215,6 +215,49 @@ static void test_ops(void **state)
 	assert_int_equal(loop_close(L, ls), 0);
 }
 
+/* loop_connect from the loop's engine to the other one: WRITE when
+ * established, NODELAY set, data both ways; to a closed port: ERROR
+ * (with READ) and the read says why. */
+static void test_connect(void **state)
+{
+	(void)state;
+	int ls = tcp_listen(&clin.st, 81, 0);
+	assert_true(ls >= 0);
+	struct rec r = {0};
+	int c = loop_connect(L, IP_C, 81);
+	assert_true(c >= 0);
+	assert_int_equal(tcp_getsockopt(&srvn.st, c, TCP_SO_NODELAY), 1);
+	assert_int_equal(loop_watch(L, c, rec_fn, &r), 0);
+	pump();
+	assert_true(r.calls >= 1 && (r.ev & LOOP_EV_WRITE) && !(r.ev & LOOP_EV_ERROR));
+	int a = tcp_accept(&clin.st, ls, NULL, NULL);
+	assert_true(a >= 0);
+	assert_int_equal(loop_write(L, c, "hi", 2), 2);
+	pump();
+	char buf[16];
+	assert_int_equal(tcp_recv(&clin.st, a, buf, sizeof(buf)), 2);
+	assert_memory_equal(buf, "hi", 2);
+	assert_int_equal(tcp_send(&clin.st, a, "yo", 2), 2);
+	r = (struct rec){0};
+	pump();
+	assert_true(r.ev & LOOP_EV_READ);
+	assert_int_equal(loop_read(L, c, buf, sizeof(buf)), 2);
+	assert_int_equal(loop_close(L, c), 0);
+	tcp_close(&clin.st, T, a);
+	pump();
+
+	r = (struct rec){0};
+	c = loop_connect(L, IP_C, 82);
+	assert_true(c >= 0);
+	assert_int_equal(loop_watch(L, c, rec_fn, &r), 0);
+	pump();
+	assert_true((r.ev & LOOP_EV_ERROR) && (r.ev & LOOP_EV_READ));
+	assert_int_equal(loop_read(L, c, buf, sizeof(buf)), -SK_ECONNREFUSED);
+	assert_int_equal(loop_close(L, c), 0);
+	tcp_close(&clin.st, T, ls);
+	pump();
+}
+
 static int fired[8], nfired;
 static struct loop_timer tm[3];
 static void on_timer(struct loop_timer *t, sk_time_ns now)
@@ -292,6 +335,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_server, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

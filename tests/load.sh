@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# tests/load.sh [SKIFF] — `skiff load` against real servers on Linux.
+#
+# Topology: namespaces skl-<pid>-cli and skl-<pid>-srv joined by a veth pair
+# (created inside the namespaces; nothing in the root namespace), offloads
+# off on both ends (skiff on xdp needs complete checksums).  cli end vc0 is
+# 198.18.0.1 (Linux) and, for the xdp case, skiff takes vc0 with
+# 198.18.0.3; srv end vs0 is 198.18.0.2.  Servers: `skiff serve --stack
+# linux` and nginx (Debian's binary, its own -p/-c temp config, if present).
+#
+# Checks: argument errors (exit 2), failures reported by kind with exit 1
+# (refused port, 404), then keep-alive, close and duration runs with 0
+# failed requests and the exact count, nginx both ways (its keepalive limit
+# exercises "Connection: close" mid-run), agreement with ab, and skiff's
+# own stack on AF_XDP as the client.  Every load is bounded (-n, -d,
+# --timeout, `timeout`).  "PASS/FAIL name" lines, then "load: N passed, N
+# failed"; exit 1 on a failure.
+set -u
+BIN=$(realpath "${1:-build/skiff}")
+HERE=$(cd "$(dirname "$0")" && pwd)
+SKT_PREFIX=skl
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+skt_check_bin "$BIN" || exit 2
+
+WORK=$(mktemp -d /tmp/skiff-load-test.XXXXXX)
+NS_C=$(skt_ns_name cli)
+NS_S=$(skt_ns_name srv)
+SRV_IP=198.18.0.2
+passed=0 failed=0
+NGINX_PID=
+
+cleanup() {
+	[ -n "$NGINX_PID" ] && kill -TERM "$NGINX_PID" 2>/dev/null
+	skt_cleanup
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+C() { ip netns exec "$NS_C" "$@"; }
+S() { ip netns exec "$NS_S" "$@"; }
+
+setup() {
+	skt_cleanup_stale
+	skt_ns_add "$NS_C" || return 1
+	skt_ns_add "$NS_S" || return 1
+	ip -n "$NS_C" link add vc0 type veth peer name vs0 netns "$NS_S" || return 1
+	skt_offloads_off "$NS_C" vc0
+	skt_offloads_off "$NS_S" vs0
+	ip -n "$NS_C" addr add 198.18.0.1/24 dev vc0 || return 1
+	ip -n "$NS_S" addr add $SRV_IP/24 dev vs0 || return 1
+	ip -n "$NS_C" link set vc0 up || return 1
+	ip -n "$NS_S" link set vs0 up || return 1
+	S sh -c 'echo 4096 > /proc/sys/net/core/somaxconn; echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse'
+	C sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse; echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
+	return 0
+}
+
+# field LOG NAME: a value from the summary line.
+field() { sed -nE "s/^skiff load: summary .*[ ]$2=([0-9.]+).*/\1/p" "$1" | tail -1; }
+
+# run_load NAME EXPECT_RC ARGS...: skiff load in the cli namespace; output
+# in $WORK/NAME.log; returns 0 if the exit status was EXPECT_RC.
+run_load() {
+	local name=$1 want=$2 rc
+	shift 2
+	C timeout 60 "$BIN" load "$@" >"$WORK/$name.log" 2>&1
+	rc=$?
+	LOG=$WORK/$name.log
+	if [ "$rc" -ne "$want" ]; then
+		fail "$name" "exit $rc, wanted $want: $(grep -E 'requests|FAILED|skiff load:' "$LOG" | head -n 3 | tr '\n' ' ')"
+		return 1
+	fi
+	return 0
+}
+
+# expect_ok NAME OKCOUNT ARGS...: 0 failed and (if OKCOUNT > 0) exactly
+# OKCOUNT good responses, or at least -OKCOUNT when negative.
+expect_ok() {
+	local name=$1 want=$2 ok fl
+	shift 2
+	run_load "$name" 0 "$@" || return 1
+	ok=$(field "$LOG" ok) fl=$(field "$LOG" failed)
+	if [ "${fl:-x}" != 0 ]; then
+		fail "$name" "failed=$fl"
+	elif [ "$want" -gt 0 ] && [ "$ok" != "$want" ]; then
+		fail "$name" "ok=$ok, wanted $want"
+	elif [ "$want" -lt 0 ] && [ "$ok" -lt $((-want)) ]; then
+		fail "$name" "ok=$ok, wanted at least $((-want))"
+	else
+		pass "$name ($(field "$LOG" rps) req/s, p99 $(field "$LOG" p99_us) us)"
+	fi
+}
+
+start_serve() { # ARGS...
+	S "$BIN" serve --stack linux --ip $SRV_IP --port 80 "$@" >"$WORK/serve.log" 2>&1 &
+	SRV_PID=$!
+	SKT_PIDS+=("$SRV_PID")
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^skiff serve: listening' "$WORK/serve.log" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+test_args() {
+	local bad=0 a
+	for a in "" "http://198.18.0.2/" "-c 1" "-c 1 ftp://x/" "-c 1 http://host.name/" \
+		"-c 0 http://198.18.0.2/" "-c 1 -n 1 -d 1 http://198.18.0.2/" \
+		"-c 1 --bogus http://198.18.0.2/" "-c 1 --dev tap:x http://198.18.0.2/" \
+		"-c 1 --ips 2 --dev tap:x --ip 198.18.0.9/24 http://198.18.0.2/" \
+		"-c 1 --hold http://198.18.0.2/" "-c 1 http://198.18.0.2/ extra"; do
+		# shellcheck disable=SC2086
+		"$BIN" load $a >/dev/null 2>&1
+		[ $? -eq 2 ] || { bad=1; echo "  (load $a: not exit 2)" >&2; }
+	done
+	"$BIN" load --help | grep -q '^usage: skiff load' || bad=1
+	[ $bad = 0 ] && pass args || fail args "a bad argument did not exit 2 (above)"
+}
+
+test_errors() {
+	# Nobody on port 81: every attempt is a connect error, exit 1.
+	if run_load refused 1 -c 2 -n 6 --timeout 5 http://$SRV_IP:81/; then
+		[ "$(field "$LOG" connect)" = 6 ] && pass refused ||
+			fail refused "connect errors $(field "$LOG" connect), wanted 6"
+	fi
+	# A 404 is a failed request too ("bad status").
+	if run_load status404 1 -c 2 -n 10 -k http://$SRV_IP/nope; then
+		[ "$(field "$LOG" status)" = 10 ] && pass status404 ||
+			fail status404 "status errors $(field "$LOG" status), wanted 10"
+	fi
+}
+
+test_skiff_serve() {
+	expect_ok linux.keepalive 50000 -c 32 -n 50000 -k http://$SRV_IP/
+	expect_ok linux.close 5000 -c 16 -n 5000 http://$SRV_IP/
+	expect_ok linux.duration -100 -c 8 -d 2 -k http://$SRV_IP/
+	expect_ok linux.c1000 20000 -c 1000 -n 20000 -k http://$SRV_IP/
+}
+
+# skiff load and ab on the same server and the same run shape: skiff's
+# rate must not be far below ab's (both share two cores with the server,
+# so "within noise" is a generous band).
+test_ab() {
+	command -v ab >/dev/null || { echo "SKIP ab (not installed)"; return; }
+	local ab_rps sk_rps
+	ab_rps=$(C timeout 60 ab -q -k -c 16 -n 40000 http://$SRV_IP/ 2>/dev/null |
+		sed -nE 's/^Requests per second: +([0-9.]+).*/\1/p')
+	expect_ok ab.skiff 40000 -c 16 -n 40000 -k http://$SRV_IP/ || return
+	sk_rps=$(field "$LOG" rps)
+	if [ -z "$ab_rps" ]; then
+		fail ab.agree "ab gave no rate"
+	elif awk -v a="$ab_rps" -v s="$sk_rps" 'BEGIN { exit !(s >= 0.5 * a && s <= 4 * a) }'; then
+		pass "ab.agree (ab $ab_rps req/s, skiff load $sk_rps req/s)"
+	else
+		fail ab.agree "ab $ab_rps req/s vs skiff load $sk_rps req/s"
+	fi
+}
+
+test_nginx() {
+	local ng
+	ng=$(command -v nginx || echo /usr/sbin/nginx)
+	[ -x "$ng" ] || { echo "SKIP nginx (not installed)"; return; }
+	mkdir -p "$WORK/ng/html" "$WORK/ng/logs"
+	head -c 600 /dev/zero | tr '\0' X >"$WORK/ng/html/index.html"
+	cat >"$WORK/ng/nginx.conf" <<EOF
+daemon off;
+master_process off;
+worker_processes 1;
+error_log $WORK/ng/logs/error.log;
+pid $WORK/ng/nginx.pid;
+events { worker_connections 4096; }
+http {
+	access_log off;
+	keepalive_requests 1000;
+	client_body_temp_path $WORK/ng/tmp;
+	proxy_temp_path $WORK/ng/tmp;
+	fastcgi_temp_path $WORK/ng/tmp;
+	uwsgi_temp_path $WORK/ng/tmp;
+	scgi_temp_path $WORK/ng/tmp;
+	server {
+		listen $SRV_IP:8080;
+		location / { root $WORK/ng/html; }
+	}
+}
+EOF
+	S "$ng" -p "$WORK/ng" -c "$WORK/ng/nginx.conf" >"$WORK/ng/out.log" 2>&1 &
+	NGINX_PID=$!
+	local i
+	for ((i = 0; i < 50; i++)); do
+		C bash -c "exec 3<>/dev/tcp/$SRV_IP/8080" 2>/dev/null && break
+		sleep 0.1
+	done
+	# 1000 requests per connection, then nginx says Connection: close.
+	expect_ok nginx.keepalive 30000 -c 16 -n 30000 -k http://$SRV_IP:8080/
+	local bytes
+	bytes=$(field "$LOG" bytes)
+	# 600-byte bodies: the transfer must cover them.
+	[ "${bytes:-0}" -ge $((30000 * 600)) ] && pass nginx.bytes || fail nginx.bytes "bytes=$bytes"
+	expect_ok nginx.close 3000 -c 8 -n 3000 http://$SRV_IP:8080/
+	kill -TERM "$NGINX_PID" 2>/dev/null
+	wait "$NGINX_PID" 2>/dev/null
+	NGINX_PID=
+}
+
+# skiff's own TCP/IP as the client, on AF_XDP, against Linux serving.
+test_xdp() {
+	expect_ok xdp.keepalive 20000 -c 16 -n 20000 -k --timeout 10 \
+		--dev xdp:vc0 --ip 198.18.0.3/24 http://$SRV_IP/
+	expect_ok xdp.close 2000 -c 8 -n 2000 --timeout 10 \
+		--dev xdp:vc0 --ip 198.18.0.3/24 http://$SRV_IP/
+}
+
+test_args
+if ! setup; then
+	fail setup "cannot build the namespaces"
+else
+	if start_serve --max-conns 4096; then
+		test_errors
+		test_skiff_serve
+		test_ab
+		test_xdp
+	else
+		fail serve "skiff serve did not start: $(tail -n 2 "$WORK/serve.log")"
+	fi
+	test_nginx
+fi
+echo "load: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
