@@ -26,7 +26,10 @@ KERNEL_PKG     ?= linux-image-cloud-amd64
 
 .PHONY: linux-guest linux-guest-test bench-vm bench-vm-quick
 
-$(VM_BUILD)/skiff-serve-static: $(VM_SERVE_OBJ) $(BUILD)/libskiff-core.a
+# The host archive comes last: the linker takes from it only what the serve
+# objects need beyond the list (a new helper file, say), never a device that
+# needs libxdp or libpcap unless serve.c itself calls one.
+$(VM_BUILD)/skiff-serve-static: $(VM_SERVE_OBJ) $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -static -o $@ $^
 
@@ -50,3 +53,21 @@ bench-vm: deps all linux-guest
 
 bench-vm-quick: deps all linux-guest
 	bench/vm/bench.sh --mode quick
+
+# Optional: the same guest serving with Debian's nginx (bench/vm/nginx.conf);
+# bench/vm/bench.sh --guests "linux skiff nginx" measures it too.
+.PHONY: linux-guest-nginx
+linux-guest-nginx: $(VM_LINUX)/initrd-nginx.img
+$(VM_LINUX)/initrd-nginx.img: $(VM_BUILD)/skiff-serve-static $(VM_BUILD)/init \
+		bench/vm/linux-guest.sh bench/vm/mkcpio.py bench/vm/nginx.conf
+	NGINX=1 KERNEL_PKG=$(KERNEL_PKG) bench/vm/linux-guest.sh $(VM_LINUX) $(VM_BUILD)/skiff-serve-static $(VM_BUILD)/init
+
+# bench/vm/profile.sh: where the Linux guest spends a request (/proc
+# counters, and perf inside the guest from initrd-perf.img).
+.PHONY: linux-guest-perf profile-vm
+linux-guest-perf: $(VM_LINUX)/initrd-perf.img
+$(VM_LINUX)/initrd-perf.img: $(VM_BUILD)/skiff-serve-static $(VM_BUILD)/init \
+		bench/vm/linux-guest.sh bench/vm/mkcpio.py
+	PERF=1 KERNEL_PKG=$(KERNEL_PKG) bench/vm/linux-guest.sh $(VM_LINUX) $(VM_BUILD)/skiff-serve-static $(VM_BUILD)/init
+profile-vm: all linux-guest-perf
+	bench/vm/profile.sh

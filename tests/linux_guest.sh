@@ -14,7 +14,7 @@
 #   idle   the idle guest's QEMU uses under 30% of a host core over 5 s
 # Bounded: every command under `timeout`; QEMU is killed by pid at exit.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 VMB_LINUX=${1:-build/vm/linux}
 LOG=${VM_LOG_DIR:-build/test-logs/linux-guest}
 BOOT_S=${LINUX_GUEST_BOOT_S:-90}

@@ -27,7 +27,7 @@ phase() { # phase NAME COMMAND...
 		tail -n 40 "$LOG/$name.log" | sed 's/^/    /'
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^http:|^vm:|^switch:|^load:|^tcp:|^fuzz |^freestanding:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^http:|^vm:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^fuzz |^freestanding:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
 phase build make -j"$JOBS" all
@@ -37,6 +37,7 @@ phase unit make -j"$JOBS" unit
 phase integration tests/integration.sh build/skiff $DEVS
 phase http tests/http.sh build/skiff
 phase vm tests/vm.sh build/skiff build/skiff-uk.elf
+phase linux-guest make linux-guest-test
 phase switch tests/switch.sh build/skiff
 phase load tests/load.sh build/skiff
 phase tcp tests/tcp.sh build/skiff $DEVS
@@ -50,7 +51,7 @@ phase asan-switch env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/switch.
 # TCP under the sanitizers on one device with smaller transfers: the full
 # sizes ran above; here the point is memory errors on every path.
 phase asan-tcp env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 TCP_FULL_CLEAN=$((20 << 20)) \
-	TCP_FULL_IMPAIRED=$((2 << 20)) TCP_FULL_CYCLES=2000 tests/tcp.sh build/asan/skiff tap
+	TCP_FULL_IMPAIRED=$((2 << 20)) TCP_FULL_CYCLES=6000 tests/tcp.sh build/asan/skiff tap
 phase fuzz make -j"$JOBS" fuzz FUZZ_TIME="$FUZZ_SMOKE_TIME"
 
 echo

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/vm.sh — the unikernel under QEMU TCG with user networking.
+# tests/vm.sh — the unikernel under QEMU TCG with user networking and TAP.
 #
 #   tests/vm.sh [build/skiff] [build/skiff-uk.elf]
 #
@@ -24,11 +24,19 @@
 #   timer     exit-after=2: the LAPIC timer wakes the parked guest; exit 0
 #   fault-*   fault=ud / fault=pf: the handler prints vector, error code and
 #             registers, and the exit code is 64 + vector
+#   tap-*     the same with a TAP backend (issue 6): in a namespace of its own
+#             (skv-t-<pid>, removed on exit; stale ones of dead runs too) a
+#             TAP vt0 = 198.18.0.1/24, `skiff vm --net tap:vt0` run inside it
+#             with accel auto, guest 198.18.0.2: time from QEMU start to the
+#             first served request; curl 1.1/1.0 get the 41-byte body; `ab -k
+#             -n 5000 -c 8` and `ab -n 1000 -c 4` with 0 failed; ping; UDP
+#             echo (tests/udp_echo.py); "exit 0" to the shutdown-port: exit 0
 #   bad-arg   an unknown guest argument: exit 1
 # Every QEMU run is bounded by `timeout` and is stopped by pid on exit.
-# Traffic goes to 127.0.0.1 only: QEMU's user network keeps 10.0.2.x inside.
+# Traffic goes to 127.0.0.1 only: QEMU's user network keeps 10.0.2.x inside;
+# the TAP part uses 198.18.0.0/24 inside its namespace, nothing in the root one.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 SKIFF=${1:-build/skiff}
 IMG=${2:-build/skiff-uk.elf}
 LOG=${VM_LOG_DIR:-build/test-logs/vm}
@@ -38,14 +46,39 @@ PIDS=()
 
 pass() { passed=$((passed + 1)); echo "PASS $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+# descendants PID: PID's children, grandchildren, ... (timeout -> skiff vm -> QEMU)
+descendants() {
+	local c
+	for c in $(pgrep -P "$1" 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+# The QEMU process under a `timeout ... skiff vm` started in the background.
+qemu_pid() {
+	local p
+	for p in $(descendants "$1"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = qemu-system-x86 ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+TAP_NS=""
 cleanup() {
 	local p c
 	for p in "${PIDS[@]}"; do
-		for c in $(pgrep -P "$p" 2>/dev/null); do kill "$c" 2>/dev/null; done
+		# deepest first: QEMU, then skiff vm, then timeout
+		for c in $(descendants "$p" | tac); do kill "$c" 2>/dev/null; done
 		kill "$p" 2>/dev/null
 	done
+	if [ -n "$TAP_NS" ]; then
+		for p in $(ip netns pids "$TAP_NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		sleep 0.1
+		ip -n "$TAP_NS" link del vt0 2>/dev/null
+		ip netns del "$TAP_NS" 2>/dev/null
+	fi
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 for f in "$SKIFF" "$IMG"; do
 	[ -r "$f" ] || { echo "vm: missing $f (make all uk)"; exit 2; }
@@ -82,6 +115,7 @@ ECHO_PORT=$(free_udp_port)
 CTL_PORT=$(free_udp_port)
 while [ "$CTL_PORT" = "$ECHO_PORT" ]; do CTL_PORT=$(free_udp_port); done
 HTTP_PORT=$(free_tcp_port)
+: >"$LOG/echo.log"
 t0=$(date +%s.%N)
 timeout 240 "$SKIFF" vm --accel tcg --image "$IMG" -p "$ECHO_PORT:7/udp" -p "$CTL_PORT:9/udp" \
 	-p "$HTTP_PORT:80" -- shutdown-port=9 exit-after=220 stats </dev/null >"$LOG/echo.log" 2>&1 &
@@ -192,13 +226,13 @@ fi
 
 # Idle: the guest parks in hlt, so QEMU's CPU time grows far slower than
 # wall time (a spinning guest would use ~100% of a core).
-QEMU=$(pgrep -P "$VM" | head -1)
+QEMU=$(qemu_pid "$VM")
 if [ -n "$QEMU" ] && [ -r "/proc/$QEMU/stat" ]; then
 	ticks() { awk '{print $14 + $15}' "/proc/$QEMU/stat"; }
 	hz=$(getconf CLK_TCK)
 	c0=$(ticks); sleep 3; c1=$(ticks)
 	pct=$(( (c1 - c0) * 100 / (3 * hz) ))
-	if [ "$pct" -lt 30 ]; then pass "idle (QEMU used ${pct}% of a CPU over 3 s)"
+	if [ "$pct" -lt 30 ]; then pass "idle (QEMU pid $QEMU used ${pct}% of a CPU over 3 s)"
 	else fail idle "QEMU used ${pct}% of a CPU while the guest should be halted"; fi
 else
 	fail idle "no QEMU process under skiff vm"
@@ -214,8 +248,152 @@ else
 	fail shutdown "skiff vm exited $RC; see $LOG/echo.log"
 fi
 
+# --- TAP backend inside a namespace (issue 6) --------------------------------
+# A namespace of our own (skv-t-<pid>) holds the TAP vt0, whose kernel side is
+# 198.18.0.1/24; `skiff vm --net tap:vt0` runs inside it (QEMU opens the
+# existing TAP there, script=no) with the guest at 198.18.0.2.  Every client
+# runs in the namespace too: nothing touches the root namespace.
+TAP_GUEST=198.18.0.2
+tap_vm() { # run a command inside the namespace
+	ip netns exec "$TAP_NS" "$@"
+}
+tap_setup() {
+	local ns p rest
+	# A killed earlier run leaves skv-t-<dead pid>: remove it (by pid, then the netns).
+	while read -r ns _; do
+		[[ $ns == skv-t-* ]] || continue
+		rest=${ns#skv-t-}
+		if ! [[ $rest =~ ^[0-9]+$ ]] || kill -0 "$rest" 2>/dev/null; then continue; fi
+		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		ip -n "$ns" link del vt0 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done < <(ip netns list 2>/dev/null)
+	[ "$(id -u)" -eq 0 ] || { echo "needs root (network namespace, TAP)"; return 1; }
+	[ -c /dev/net/tun ] || { echo "no /dev/net/tun"; return 1; }
+	ip netns add "skv-t-$$" || { echo "ip netns add skv-t-$$ failed"; return 1; }
+	TAP_NS=skv-t-$$
+	ip -n "$TAP_NS" link set lo up
+	# shellcheck disable=SC2016  # $k is for the inner sh
+	tap_vm sh -c 'for k in all default; do echo 1 > /proc/sys/net/ipv6/conf/$k/disable_ipv6; done' 2>/dev/null
+	ip -n "$TAP_NS" tuntap add dev vt0 mode tap || { echo "tuntap add failed"; return 1; }
+	ip -n "$TAP_NS" addr add 198.18.0.1/24 dev vt0 || return 1
+	ip -n "$TAP_NS" link set vt0 up || return 1
+	# Offloads stay as Linux sets them (QEMU negotiates them with the TAP
+	# from the guest's virtio features): the configuration users get.
+	# ARP retries every 20 ms, so the first request goes out as soon as the
+	# guest answers (the default 1 s would dominate the boot-to-served time).
+	tap_vm sh -c 'echo 20 > /proc/sys/net/ipv4/neigh/vt0/retrans_time_ms'
+	return 0
+}
+# Not in $(...): TAP_NS must reach cleanup.
+if tap_setup >"$LOG/tap-setup.log" 2>&1; then
+	: >"$LOG/tap.log"
+	t0=$(date +%s.%N)
+	tap_vm timeout 90 "$SKIFF" vm --image "$IMG" --net tap:vt0 -- ip=$TAP_GUEST/24 gw=198.18.0.1 \
+		shutdown-port=9 exit-after=80 stats </dev/null >"$LOG/tap.log" 2>&1 &
+	VM=$!
+	PIDS+=("$VM")
+	# Time from QEMU start to the first served request: curl until a 200.
+	served="" ready=""
+	for ((i = 0; i < 400; i++)); do
+		[ -z "$ready" ] && grep -aq "skiff-uk: ready" "$LOG/tap.log" && ready=$(date +%s.%N)
+		code=$(tap_vm curl -s --connect-timeout 0.3 --max-time 2 -o /dev/null -w '%{http_code}' \
+			"http://$TAP_GUEST/" 2>/dev/null)
+		if [ "$code" = 200 ]; then served=$(date +%s.%N); break; fi
+		kill -0 "$VM" 2>/dev/null || break
+		sleep 0.02
+	done
+	accel=$(grep -aom1 'accel=[a-z]*' "$LOG/tap.log")
+	if [ -n "$served" ] && grep -aq "skiff-uk: ready ip=$TAP_GUEST/24" "$LOG/tap.log"; then
+		pass "tap-boot (${accel:-accel=?}: $(awk -v a="$t0" -v b="$served" 'BEGIN{printf "%.2f", b-a}') s from QEMU start to the first served request, ready line seen at $(awk -v a="$t0" -v b="${ready:-$served}" 'BEGIN{printf "%.2f", b-a}') s; $(grep -aom1 'boot_ms=[0-9]*' "$LOG/tap.log"))"
+	else
+		fail tap-boot "no HTTP 200 from $TAP_GUEST within the time; see $LOG/tap.log"
+	fi
+
+	URL="http://$TAP_GUEST/"
+	tap_get() { # VERSION-FLAG NAME
+		local out="$LOG/tap-curl-$2" status size
+		if ! tap_vm timeout 30 curl -sS --max-time 20 "$1" -D "$out.head" -o "$out.body" "$URL" 2>"$out.err"; then
+			fail "tap-curl-$2" "curl failed: $(head -1 "$out.err")"
+			return
+		fi
+		status=$(head -1 "$out.head" | tr -d '\r')
+		size=$(wc -c <"$out.body")
+		if [[ "$status" == "HTTP/1.1 200 OK" ]] && [ "$size" -eq 41 ] &&
+			grep -q '^Hello, world! This is skiff serving you\.$' "$out.body"; then
+			pass "tap-curl-$2 (200, 41-byte body)"
+		else
+			fail "tap-curl-$2" "status '$status', $size bytes"
+		fi
+	}
+	tap_get --http1.1 1.1
+	tap_get --http1.0 1.0
+
+	# ab inside the namespace: http_ab's checks, with the command prefixed.
+	tap_ab() { # NAME N C [-k]
+		local name=$1 n=$2 c=$3 rc completed failed rps
+		shift 3
+		tap_vm timeout 120 ab -q -s 20 "$@" -n "$n" -c "$c" "$URL" >"$LOG/$name.log" 2>&1
+		rc=$?
+		completed=$(awk '/^Complete requests:/ {print $3}' "$LOG/$name.log")
+		failed=$(awk '/^Failed requests:/ {print $3}' "$LOG/$name.log")
+		rps=$(awk '/^Requests per second:/ {print $4}' "$LOG/$name.log")
+		if [ "$rc" -eq 0 ] && [ "${completed:-0}" -eq "$n" ] && [ "${failed:-1}" -eq 0 ] &&
+			! grep -q '^Non-2xx' "$LOG/$name.log"; then
+			pass "$name ($n requests, 0 failed, $rps req/s)"
+		else
+			fail "$name" "rc $rc, complete ${completed:-?}, failed ${failed:-?}; see $LOG/$name.log"
+		fi
+	}
+	if command -v ab >/dev/null; then
+		tap_ab tap-ab-keepalive 5000 8 -k
+		tap_ab tap-ab-close 1000 4
+	else
+		fail tap-ab "ab missing (apache2-utils; tools/deps.sh)"
+	fi
+
+	if tap_vm timeout 20 ping -c 5 -i 0.2 -W 2 -s 1400 "$TAP_GUEST" >"$LOG/tap-ping.log" 2>&1 &&
+		grep -q ' 0% packet loss' "$LOG/tap-ping.log"; then
+		pass "tap-ping ($(grep -o 'rtt.*' "$LOG/tap-ping.log"))"
+	else
+		fail tap-ping "$(grep 'packet loss' "$LOG/tap-ping.log" || tail -1 "$LOG/tap-ping.log")"
+	fi
+
+	if tap_vm timeout 60 python3 tests/udp_echo.py --dst "$TAP_GUEST" --port 7 --count 2000 \
+		--window 16 --timeout 5 >"$LOG/tap-udp.log" 2>&1; then
+		pass "tap-udp ($(tail -1 "$LOG/tap-udp.log"))"
+	else
+		fail tap-udp "$(tail -1 "$LOG/tap-udp.log")"
+	fi
+
+	tap_vm python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", (sys.argv[1], 9))' "$TAP_GUEST"
+	for ((i = 0; i < 200; i++)); do kill -0 "$VM" 2>/dev/null || break; sleep 0.05; done
+	if kill -0 "$VM" 2>/dev/null; then
+		fail tap-shutdown "the guest still runs 10 s after 'exit 0'; see $LOG/tap.log"
+	else
+		wait "$VM"
+		RC=$?
+		if [ "$RC" -eq 0 ] && grep -aq "^http.resp_200 [1-9]" "$LOG/tap.log" && grep -aq "skiff-uk: exit 0" "$LOG/tap.log"; then
+			pass "tap-shutdown (exit 0, counters printed: $(grep -a '^http.requests ' "$LOG/tap.log"))"
+		else
+			fail tap-shutdown "skiff vm exited $RC; see $LOG/tap.log"
+		fi
+	fi
+	cleanup_tap() {
+		local p
+		for p in $(ip netns pids "$TAP_NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		ip -n "$TAP_NS" link del vt0 2>/dev/null
+		ip netns del "$TAP_NS" 2>/dev/null
+		TAP_NS=""
+	}
+	cleanup_tap
+else
+	fail tap "setup: $(tail -1 "$LOG/tap-setup.log")"
+fi
+
 # --- exit code passthrough --------------------------------------------------
 CTL_PORT=$(free_udp_port)
+: >"$LOG/exit-code.log"
 timeout 60 "$SKIFF" vm --accel tcg --image "$IMG" -p "$CTL_PORT:9/udp" -- shutdown-port=9 exit-after=50 \
 	</dev/null >"$LOG/exit-code.log" 2>&1 &
 VM=$!
@@ -225,7 +403,7 @@ if wait_for "$LOG/exit-code.log" "skiff-uk: ready" 20; then
 fi
 wait "$VM"
 RC=$?
-[ "$RC" -eq 3 ] && pass "exit-code (guest 3 -> skiff vm 3)" || fail exit-code "expected 3, got $RC"
+if [ "$RC" -eq 3 ]; then pass "exit-code (guest 3 -> skiff vm 3)"; else fail exit-code "expected 3, got $RC"; fi
 
 # --- timer ------------------------------------------------------------------
 vm_run timer 60 -- exit-after=2 stats

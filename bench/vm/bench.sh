@@ -20,13 +20,15 @@
 # time (-t / -d) and by `timeout`:
 #   ab -k -c 1 | 8 | 64, ab -c 1 | 16 | 64, wrk -H 'Connection: close' -c 1000
 #   (wrk --timeout 10s: its 2 s default counts TCG's SYN retransmits as errors)
+# Each measured run follows an unmeasured warm-up of the same load
+# (BENCH_VM_WARMUP_S, default 1 s; its output is kept as *.log.warmup).
 # A run with any failed request, non-2xx answer or socket error is kept in
 # runs.csv with status "failed" and left out of the medians.
 #
 # Output: bench/results/vm-YYYY-MM-DD-HHMMSS/ results.md, runs.csv, rps.png,
 # meta.txt and logs/ (consoles, QEMU command lines, every tool's output).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 MODE=full REPS="" DUR="" NETS="" GUESTS="linux skiff" OUT=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--net) NETS=$2; shift 2 ;;
 	--guests) GUESTS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
-	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,29p' "$0"; exit 0 ;;
 	*) echo "bench-vm: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -50,6 +52,7 @@ BOOT_S=${BENCH_VM_BOOT_S:-60}         # the Linux guest must answer by then
 UK_BOOT_S=${BENCH_VM_UK_BOOT_S:-$UKB}  # the unikernel, first repetition (later: 5 s if it did not answer)
 BUDGET_S=${BENCH_VM_BUDGET_S:-1110}   # loads after 18.5 min are skipped: make bench-vm ends within 20
 IDLE_S=10
+WARMUP_S=${BENCH_VM_WARMUP_S:-1}       # an unmeasured run of the same load first
 OUT=${OUT:-bench/results/vm-$(date +%Y-%m-%d-%H%M%S)}
 LOGD=$OUT/logs
 mkdir -p "$LOGD"
@@ -90,7 +93,7 @@ else
 fi
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-	echo "mode=$MODE reps=$REPS dur=$DUR nets=$NETS guests=$GUESTS"
+	echo "mode=$MODE reps=$REPS dur=$DUR warmup=$WARMUP_S nets=$NETS guests=$GUESTS"
 	echo "accel=$WHY"
 	echo "cpu=$(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo) x $(nproc)"
 	echo "host_kernel=$(uname -r)"
@@ -101,12 +104,12 @@ fi
 	echo "ab=ab $(ab -V | awk '/Version/{print $5}' | tr -d ,)"
 	echo "wrk=$(wrk -v 2>&1 | head -1)"
 } >"$OUT/meta.txt"
-echo "rep,net,guest,load,tool,concurrency,keepalive,duration_s,requests,failed,rps,qemu_cpu_pct,status,note" >"$CSV"
+echo "rep,net,guest,load,tool,concurrency,keepalive,duration_s,requests,failed,rps,qemu_cpu_pct,status,note,max_latency_ms" >"$CSV"
 csv() { echo "$*" >>"$CSV"; }
 
 nguest=$(wc -w <<<"$GUESTS")
 nnet=$(wc -w <<<"$NETS")
-est=$((REPS * nnet * (nguest * ${#LOADS[@]} * (DUR + 2) + IDLE_S + 15)))
+est=$((REPS * nnet * (nguest * ${#LOADS[@]} * (DUR + WARMUP_S + 2) + IDLE_S + 15)))
 say "mode $MODE: $REPS rep(s) x net {$NETS} x guests {$GUESTS} x ${#LOADS[@]} loads x ${DUR} s; accel $ACCEL; about $((est / 60)) min; out $OUT"
 
 declare -A UNAVAIL=()   # "net guest" -> reason, once a guest is found not serving
@@ -114,7 +117,7 @@ declare -A UNAVAIL=()   # "net guest" -> reason, once a guest is found not servi
 # run_load REP NET GUEST QPID PORT LOADSPEC
 run_load() {
 	local rep=$1 net=$2 guest=$3 qpid=$4 port=$5 spec=$6
-	local name tool conc ka url log c0 c1 t0 t1 rc req fail rps cpu status note
+	local name tool conc ka url log c0 c1 t0 t1 rc req fail rps cpu status note maxl=""
 	IFS='|' read -r name tool conc ka <<<"$spec"
 	if [ $((SECONDS - T0)) -gt "$BUDGET_S" ]; then
 		csv "$rep,$net,$guest,$name,$tool,$conc,$ka,$DUR,0,0,,,skipped,time budget"
@@ -123,6 +126,18 @@ run_load() {
 	fi
 	url=$(vmb_url "$net" "$port")
 	log=$LOGD/r$rep-$net-$guest-$name.log
+	if [ "$WARMUP_S" -gt 0 ]; then
+		# Warm-up, not measured (logged): the same load for WARMUP_S s.  It
+		# absorbs the one-off stall that the first new connections after a
+		# change of load meet under user networking (see README).
+		if [ "$tool" = ab ]; then
+			local kw=()
+			[ "$ka" = 1 ] && kw=(-k)
+			vmb_in "$net" timeout 20 ab -r "${kw[@]}" -c "$conc" -t "$WARMUP_S" -n 1000000 "$url" >"$log.warmup" 2>&1
+		else
+			vmb_in "$net" timeout 20 wrk -t 2 -c "$conc" -d "${WARMUP_S}s" --timeout 10s -H 'Connection: close' "$url" >"$log.warmup" 2>&1
+		fi
+	fi
 	c0=$(vmb_ticks "$qpid")
 	t0=$(date +%s.%N)
 	if [ "$tool" = ab ]; then
@@ -134,6 +149,7 @@ run_load() {
 		req=$(awk '/^Complete requests:/{print $3}' "$log")
 		fail=$(awk '/^Failed requests:/{f=$3} /^Non-2xx responses:/{n=$3} END{print f + n}' "$log")
 		rps=$(awk '/^Requests per second:/{print $4}' "$log")
+		maxl=$(awk '/^ *100% /{print $2}' "$log")
 	else
 		vmb_in "$net" timeout $((DUR + 30)) wrk -t 2 -c "$conc" -d "${DUR}s" --timeout 10s -H 'Connection: close' "$url" >"$log" 2>&1
 		rc=$?
@@ -141,6 +157,7 @@ run_load() {
 		req=$(awk '/ requests in /{print $1}' "$log")
 		fail=$(awk '/Socket errors:/{gsub(",", ""); s = $4 + $6 + $8 + $10} /Non-2xx or 3xx/{n = $5} END{print s + n}' "$log")
 		rps=$(awk '/^Requests\/sec:/{print $2}' "$log")
+		maxl=$(awk '/^ *Latency /{v = $4; f = 1; if (v ~ /us$/) f = 0.001; else if (v ~ /ms$/) f = 1; else if (v ~ /m$/) f = 60000; else if (v ~ /s$/) f = 1000; sub(/[a-z]+$/, "", v); printf "%.0f", v * f}' "$log")
 	fi
 	c1=$(vmb_ticks "$qpid")
 	cpu=$(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$HZ" 'BEGIN{printf "%.0f", (b - a) * 100 / hz / (e - s)}')
@@ -151,8 +168,8 @@ run_load() {
 		status=failed note="$fail failed"
 	fi
 	if ! kill -0 "$qpid" 2>/dev/null; then status=failed note="guest died"; fi
-	csv "$rep,$net,$guest,$name,$tool,$conc,$ka,$DUR,${req:-0},${fail:-0},${rps:-0},$cpu,$status,$note"
-	say "rep $rep/$REPS $net $guest $name: ${rps:-?} req/s, ${req:-?} requests, ${fail:-?} failed, QEMU ${cpu}% of a core${note:+ [$status: $note]}"
+	csv "$rep,$net,$guest,$name,$tool,$conc,$ka,$DUR,${req:-0},${fail:-0},${rps:-0},$cpu,$status,$note,$maxl"
+	say "rep $rep/$REPS $net $guest $name: ${rps:-?} req/s, ${req:-?} requests, ${fail:-?} failed, QEMU ${cpu}% of a core, slowest ${maxl:-?} ms${note:+ [$status: $note]}"
 	sleep 1
 }
 

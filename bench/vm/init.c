@@ -10,7 +10,15 @@
  *      route to guest_gw (default 10.0.2.2), through ioctls;
  *   4. runs the server (/skiff serve --stack linux --port 80, or the
  *      command in /server.cmd if the initramfs has one: one argument a
- *      line) and restarts nothing: when it exits, the guest powers off.
+ *      line) and restarts nothing: when it exits, the guest powers off;
+ *   5. for bench/vm/profile.sh, a control process on UDP port 9: the
+ *      datagram "stat" is answered with /proc/stat, /proc/softirqs,
+ *      /proc/interrupts, /proc/net/snmp, /proc/net/netstat and the
+ *      server's /proc/PID/stat;
+ *      "perf SECONDS" runs `/usr/bin/perf record -a -g` for that long and
+ *      prints `perf report` on the console, if the initramfs has perf.
+ *      The benchmark's QEMU line forwards no UDP, so there it is unreachable
+ *      and blocked in recvfrom(2).
  *
  * guest_ip=ADDR/LEN and guest_gw=ADDR come from the kernel command line:
  * the kernel hands unknown key=value words to init as environment
@@ -183,8 +191,85 @@ static void server_argv(char **argv)
 	argv[n] = NULL;
 }
 
-int main(void)
+static size_t append_file(char *buf, size_t len, size_t cap, const char *path)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return len;
+	len += (size_t)snprintf(buf + len, cap - len, "==> %s\n", path);
+	while (len < cap - 1) {
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	return len;
+}
+
+static void run_wait(char **argv)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		execv(argv[0], argv);
+		say("exec %s: %s", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (p > 0)
+		waitpid(p, NULL, 0);
+}
+
+static void ctl_loop(pid_t server)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(9)};
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) < 0)
+		_exit(1);
+	static char buf[60000];
+	char req[64], path[64], secs[16];
+	for (;;) {
+		struct sockaddr_in peer;
+		socklen_t pl = sizeof(peer);
+		ssize_t n = recvfrom(s, req, sizeof(req) - 1, 0, (struct sockaddr *)&peer, &pl);
+		if (n <= 0)
+			continue;
+		req[n] = 0;
+		req[strcspn(req, "\r\n")] = 0;
+		if (!strcmp(req, "stat")) {
+			size_t len = 0;
+			len = append_file(buf, len, sizeof(buf), "/proc/stat");
+			len = append_file(buf, len, sizeof(buf), "/proc/softirqs");
+			len = append_file(buf, len, sizeof(buf), "/proc/interrupts");
+			len = append_file(buf, len, sizeof(buf), "/proc/net/snmp");
+			len = append_file(buf, len, sizeof(buf), "/proc/net/netstat");
+			snprintf(path, sizeof(path), "/proc/%d/stat", (int)server);
+			len = append_file(buf, len, sizeof(buf), path);
+			sendto(s, buf, len, 0, (struct sockaddr *)&peer, pl);
+		} else if (!strncmp(req, "perf ", 5) && access("/usr/bin/perf", X_OK) == 0) {
+			snprintf(secs, sizeof(secs), "%d", atoi(req + 5) > 0 ? atoi(req + 5) : 5);
+			sendto(s, "perf started\n", 13, 0, (struct sockaddr *)&peer, pl);
+			char *rec[] = {"/usr/bin/perf", "record", "-q", "-a", "-g", "-F", "499", "-o",
+				       "/tmp/perf.data", "--", "/init", "sleep", secs, NULL};
+			run_wait(rec);
+			char *rep[] = {"/usr/bin/perf", "report", "-i", "/tmp/perf.data", "--stdio",
+				       "--no-children", "--sort", "comm,dso,sym", "-g", "none",
+				       "--percent-limit", "0.2", NULL};
+			fprintf(stderr, "init: perf report begin\n");
+			run_wait(rep);
+			fprintf(stderr, "init: perf report end\n");
+		} else {
+			sendto(s, "?\n", 2, 0, (struct sockaddr *)&peer, pl);
+		}
+	}
+}
+
+int main(int argc, char **argv0)
+{
+	/* `/init sleep N`: the idle process that perf record times (no shell). */
+	if (argc == 3 && !strcmp(argv0[1], "sleep") && getpid() != 1) {
+		sleep((unsigned)atoi(argv0[2]));
+		return 0;
+	}
 	mkdir("/proc", 0555);
 	mkdir("/sys", 0555);
 	mkdir("/dev", 0755);
@@ -206,6 +291,8 @@ int main(void)
 		say("exec %s: %s", argv[0], strerror(errno));
 		_exit(127);
 	}
+	if (pid > 0 && fork() == 0)
+		ctl_loop(pid);
 	/* pid 1 reaps every orphan; the server's exit ends the guest. */
 	for (;;) {
 		int st;

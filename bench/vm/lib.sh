@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/vm/lib.sh — QEMU guests for bench/vm/bench.sh and tests/linux_guest.sh
 # (sourced, not run).
 #
@@ -30,8 +31,10 @@ vmb_free_tcp_port() {
 }
 
 # vmb_qemu_argv GUEST NET PORT : sets QARGV.  GUEST linux|nginx|skiff, NET user|tap.
-# linux and nginx: Debian's kernel with initrd.img (skiff serve --stack
-# linux) or initrd-nginx.img (Debian's nginx, make linux-guest-nginx).
+# linux, nginx, perf: Debian's kernel with initrd.img (skiff serve --stack
+# linux), initrd-nginx.img (Debian's nginx, make linux-guest-nginx) or
+# initrd-perf.img (skiff serve plus perf, make linux-guest-perf).
+# VMB_EXTRA_FWD=HOST:GUEST/PROTO adds one more user-net forward (profile.sh).
 vmb_qemu_argv() {
 	local guest=$1 net=$2 port=$3 words i img ukargs=()
 	local netopt=(-p "$port:80")
@@ -42,6 +45,7 @@ vmb_qemu_argv() {
 	else
 		img=$VMB_LINUX/vmlinuz
 	fi
+	[ "$net" = user ] && [ -n "${VMB_EXTRA_FWD:-}" ] && netopt+=(-p "$VMB_EXTRA_FWD")
 	words=$("$VMB_SKIFF" vm --dry-run --accel "$VMB_ACCEL" --image "$img" "${netopt[@]}" -- "${ukargs[@]}") || return 1
 	read -ra w <<<"$words"
 	QARGV=()
@@ -56,6 +60,7 @@ vmb_qemu_argv() {
 	if [ "$guest" != skiff ]; then
 		local append=$VMB_LINUX_APPEND initrd=$VMB_LINUX/initrd.img
 		[ "$guest" = nginx ] && initrd=$VMB_LINUX/initrd-nginx.img
+		[ "$guest" = perf ] && initrd=$VMB_LINUX/initrd-perf.img
 		[ "$net" = tap ] && append+=" guest_ip=$VMB_TAP_GUEST/24 guest_gw=$VMB_TAP_HOST"
 		QARGV+=(-initrd "$initrd" -append "$append")
 	fi
@@ -98,7 +103,12 @@ vmb_url() {
 vmb_start() {
 	local guest=$1 net=$2 port=$3 log=$4 i
 	vmb_qemu_argv "$guest" "$net" "$port" || return 1
-	echo "${QARGV[*]}" >"$log.cmd"
+	local a line=""
+	for a in "${QARGV[@]}"; do
+		[[ $a == *" "* ]] && a="'$a'"
+		line+="${line:+ }$a"
+	done
+	echo "$line" >"$log.cmd"
 	if [ "$net" = tap ]; then
 		ip -n "$VMB_NS" neigh flush dev skvtap0 2>/dev/null
 		timeout "$VMB_LIFETIME" ip netns exec "$VMB_NS" "${QARGV[@]}" </dev/null >"$log" 2>&1 &

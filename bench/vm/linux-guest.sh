@@ -14,6 +14,7 @@
 # OUTDIR/kernel.txt  the package name and version, for the results.
 # OUTDIR/initrd-nginx.img  with NGINX=1: the same, serving with Debian's nginx
 #                    (bench/vm/nginx.conf) instead of skiff serve.
+# OUTDIR/initrd-perf.img   with PERF=1: skiff serve plus perf (profile.sh).
 set -euo pipefail
 OUT=$1 SERVE=$2 INIT=$3
 KERNEL_PKG=${KERNEL_PKG:-linux-image-cloud-amd64}
@@ -79,6 +80,31 @@ python3 "$(dirname "$0")/mkcpio.py" "$OUT/initrd.img" "$ST" \
 echo "linux-guest: $(cat "$OUT/kernel.txt"); modules: $(tr '\n' ' ' <"$ST/modules/order")"
 echo "linux-guest: $OUT/vmlinuz $(stat -c %s "$OUT/vmlinuz") bytes, $OUT/initrd.img $(stat -c %s "$OUT/initrd.img") bytes"
 
+# add_libs BINARY: the shared libraries BINARY links, into the staging tree.
+add_libs() {
+	local lib
+	for lib in $(ldd "$1" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+		mkdir -p "$ST$(dirname "$lib")"
+		cp -L "$lib" "$ST$lib"
+	done
+}
+
+# The perf variant (PERF=1), for bench/vm/profile.sh: skiff serve as above
+# plus the host's /usr/bin/perf (Debian's linux-perf) and its libraries.
+if [ "${PERF:-0}" = 1 ]; then
+	PST="$OUT/initrd-perf.d"
+	rm -rf "$PST"
+	cp -a "$ST" "$PST"
+	ST0=$ST ST=$PST
+	mkdir -p "$ST/usr/bin"
+	cp -L /usr/bin/perf "$ST/usr/bin/perf"
+	add_libs /usr/bin/perf
+	python3 "$(dirname "$0")/mkcpio.py" "$OUT/initrd-perf.img" "$ST" \
+		--node dev/console:c:5:1:0600 --node dev/null:c:1:3:0666
+	echo "linux-guest: $OUT/initrd-perf.img $(stat -c %s "$OUT/initrd-perf.img") bytes"
+	ST=$ST0
+fi
+
 # The nginx variant (NGINX=1): the same initramfs plus Debian's nginx (the
 # host's installed /usr/sbin/nginx, from tools/deps.sh) with the shared
 # libraries it links, bench/vm/nginx.conf, and /server.cmd naming it.
@@ -87,10 +113,7 @@ if [ "${NGINX:-0}" = 1 ]; then
 	[ -x "$NX" ] || { echo "linux-guest: $NX missing (apt-get install nginx)" >&2; exit 1; }
 	mkdir -p "$ST/usr/sbin" "$ST/etc/nginx" "$ST/var/log/nginx" "$ST/var/lib/nginx" "$ST/run" "$ST/var/lock"
 	cp "$NX" "$ST/usr/sbin/nginx"
-	for lib in $(ldd "$NX" | awk '$2 == "=>" {print $3} $1 ~ /^\// {print $1}'); do
-		mkdir -p "$ST$(dirname "$lib")"
-		cp -L "$lib" "$ST$lib"
-	done
+	add_libs "$NX"
 	cp "$(dirname "$0")/nginx.conf" "$ST/etc/nginx/nginx.conf"
 	printf 'root:x:0:0:root:/:/init\nnobody:x:65534:65534:nobody:/:/init\n' >"$ST/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$ST/etc/group"

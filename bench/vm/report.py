@@ -63,7 +63,8 @@ def main():
     w(f"# bench-vm: skiff unikernel vs Linux guest ({meta.get('date', '')})\n")
     w(f"Mode `{meta.get('mode', '')}`. Requests per second, median of the clean runs "
       f"(no failed request, no non-2xx answer, no socket error) of {reps} repetition(s); "
-      "guests alternating at every repetition. Runs with errors are shown as such and "
+      "guests alternating at every repetition; each run follows an unmeasured warm-up of "
+      "the same load (`warmup=` seconds above). Runs with errors are shown as such and "
       "are not in the medians. QEMU CPU is the QEMU process's user+system time over the "
       "run, in % of one host core (median).\n")
     w("| | |\n|---|---|")
@@ -116,6 +117,18 @@ def main():
             w(f"| {r['rep']} | {r['net']} | {r['guest']} | {r['load']} | {r['requests']} | "
               f"{r['failed']} | {r['rps']} | {r['note']} |")
         w("")
+    slow = [r for r in rows if r["status"] == "ok" and (r.get("max_latency_ms") or "").isdigit()
+            and int(r["max_latency_ms"]) >= 1000]
+    if slow:
+        w("## Clean runs with a request slower than 1 s (in the medians)\n")
+        w("ab and wrk count these as successful. On TCG such a request is most likely a "
+          "retransmitted SYN or SYN-ACK (1 s initial timeout, then doubling); under user "
+          "networking a stall of about 6 s matches slirp's own initial SYN retransmission "
+          "timeout. See logs/ for each run's latency distribution.\n")
+        w("| rep | net | guest | load | req/s | slowest request ms |\n|--:|---|---|---|--:|--:|")
+        for r in slow:
+            w(f"| {r['rep']} | {r['net']} | {r['guest']} | {r['load']} | {r['rps']} | {r['max_latency_ms']} |")
+        w("")
     w("## Exact commands\n")
     w("```")
     for k, v in meta.items():
@@ -134,15 +147,19 @@ def main():
     # rps.png: one cluster per load, one bar per guest and network.
     series = [(n, g) for n in nets for g in guests]
     dat = os.path.join(d, "rps.dat")
+    # A series with no clean run at all is drawn as zeros (gnuplot would
+    # drop it and shift the others) and says so in its title.
+    empty = {(n, g) for n, g in series if not any("rps" in cell(n, g, l) for l, _ in LOADS)}
     with open(dat, "w") as f:
-        f.write("load " + " ".join(f"{g}/{n}" for n, g in series) + "\n")
+        f.write("# load " + " ".join(f"{g}/{n}" for n, g in series) + "\n")
         for load, _ in LOADS:
             vals = []
             for n, g in series:
                 c = cell(n, g, load)
-                vals.append(f"{c['rps']:.0f}" if "rps" in c else "?")
+                vals.append(f"{c['rps']:.0f}" if "rps" in c else ("0" if (n, g) in empty else "?"))
             f.write(load + " " + " ".join(vals) + "\n")
-    cols = " , ".join(f"'{dat}' using {i + 2}:xtic(1) title '{NAMES[g]} ({n})'"
+    cols = " , ".join(f"'{dat}' using {i + 2}:xtic(1) title '{NAMES[g]} ({n})"
+                      f"{', unavailable' if (n, g) in empty else ''}'"
                       for i, (n, g) in enumerate(series))
     gp = f"""set terminal pngcairo size 1100,560 font 'sans,10'
 set output '{os.path.join(d, 'rps.png')}'
