@@ -7,7 +7,11 @@
 #   make bench-quick  the same with 1 rep of 1 s each (development; the
 #                     numbers mean little).
 #   make bench-cost   the "What it costs" table (cycles and ns, median and
-#                     p99) -> $(COST_OUT).
+#                     p99) -> $(COST_OUT): live figures from `skiff serve
+#                     --trace` on xdp, packet, tap and --stack linux under
+#                     ab -k and ab in namespaces, beside the micro-benchmarks
+#                     bench_ring and bench_cost.  About 5 min.  Knobs:
+#                     COST_KA_N COST_CLOSE_N COST_OVERHEAD_REPS COST_AB_N.
 # Knobs: BENCH_REPS BENCH_DURATION BENCH_N BENCH_SERVERS BENCH_LOADS
 # BENCH_PASSES BENCH_OUT BENCH_SERVER_CPU BENCH_CLIENT_CPU BENCH_OFFLOADS
 # (see bench/http/bench.py).  Needs root.

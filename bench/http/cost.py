@@ -3,6 +3,13 @@
 
 `make bench-cost`: the "What it costs" report (seed 003's form): medians
 and 99th percentiles in cycles and ns, one paragraph per row.  Sources:
+  - live: `skiff serve --trace --stats` on xdp, packet, tap (and the same
+    server on --stack linux for the server's own stages) in the namespaces
+    of bench.py, under `ab -k -n COST_KA_N -c 8` and, in a second server
+    run, `ab -n COST_CLOSE_N -c 8`; the histograms the server prints at
+    exit ("trace NAME samples=.. median=.. p99=.. cycles ..");
+  - the cost of tracing itself: the same ab -k run on xdp with and without
+    --trace, alternating, COST_OVERHEAD_REPS times each, medians of req/s;
   - build/bench/bench_ring (make bench-ring): ring rx/tx per frame;
   - build/bench/bench_cost: timers, one keep-alive request inside the
     server, the TCP engine's established path and accept-to-close, and a
@@ -19,6 +26,7 @@ import datetime
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +36,107 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  (namespaces, servers, cleanup)
 
 AB_N = int(os.environ.get("COST_AB_N", "20000"))
+KA_N = int(os.environ.get("COST_KA_N", "50000"))
+CLOSE_N = int(os.environ.get("COST_CLOSE_N", "5000"))
+OVERHEAD_REPS = int(os.environ.get("COST_OVERHEAD_REPS", "5"))
+LIVE_SERVERS = ("skiff-xdp", "skiff-packet", "skiff-tap", "linux-app")
+
+TRACE_RE = re.compile(r"^trace (\w+) samples=(\d+) median=(\d+) p99=(\d+) max=(\d+) "
+                      r"mean=([\d.]+) cycles median_ns=([\d.]+) p99_ns=([\d.]+)\s*$")
+TRACE_CAL_RE = re.compile(r"^trace tsc_ghz=([\d.]+) ns_per_cycle=([\d.]+) "
+                          r"empty_region_cycles=(\d+)")
+TRACE_SYS_RE = re.compile(r"^trace syscalls_per_request=([\d.]+) rx=([\d.]+) tx=([\d.]+) "
+                          r"requests=(\d+)")
+
+
+def ab_cmd(ns, n, keepalive, url):
+    cmd = ["timeout", "120", "ip", "netns", "exec", ns, "taskset", "-c", str(bench.CCPU),
+           "ab", "-q", "-r", "-s", "5"]
+    if keepalive:
+        cmd.append("-k")
+    return cmd + ["-n", str(n), "-c", "8", url]
+
+
+def ab_run(ns, n, keepalive):
+    rc, out, _ = run(ab_cmd(ns, n, keepalive, f"http://{bench.SRV_IP}/"), timeout=130)
+    res = bench.parse_ab(out) or {"completed": 0, "failed": -1, "req_s": 0.0}
+    return res
+
+
+def read_trace(path):
+    """The --trace lines of a server log: stages, calibration, syscalls."""
+    stages, cal, sysc = {}, {}, None
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = TRACE_RE.match(line)
+                if m:
+                    stages[m.group(1)] = {
+                        "n": int(m.group(2)), "med": int(m.group(3)), "p99": int(m.group(4)),
+                        "max": int(m.group(5)), "mean": float(m.group(6)),
+                        "med_ns": float(m.group(7)), "p99_ns": float(m.group(8))}
+                    continue
+                m = TRACE_CAL_RE.match(line)
+                if m:
+                    cal = {"ghz": float(m.group(1)), "npc": float(m.group(2)),
+                           "empty": int(m.group(3))}
+                    continue
+                m = TRACE_SYS_RE.match(line)
+                if m:
+                    sysc = tuple(float(m.group(i)) for i in range(1, 4)) + (int(m.group(4)),)
+    except OSError:
+        pass
+    return stages, cal, sysc
+
+
+def serve_once(name, skiff, work, trace, loads, warmup=False):
+    """Start one server (with --trace if asked), run the loads [(n,
+    keepalive)], stop it; returns (why, [ab results], stages, cal, syscalls).
+    warmup: an unmeasured ab -k -n 2000 first (the first requests after a
+    start pay page faults and cold caches)."""
+    srv = bench.Server(name, skiff, work)
+    orig = srv.command
+    if trace:
+        srv.command = lambda root: orig(root) + ["--trace"]
+    try:
+        why = srv.start(None)
+        if why:
+            return why, [], {}, {}, None
+        if warmup:
+            ab_run(srv.topo.cli, 2000, True)
+        res = [ab_run(srv.topo.cli, n, ka) for (n, ka) in loads]
+    finally:
+        srv.stop()
+    stages, cal, sysc = read_trace(srv.log)
+    return None, res, stages, cal, sysc
+
+
+def live(skiff, work):
+    """Every --trace run: {server: {"ka": ..., "close": ...}}, and the
+    tracing-overhead runs."""
+    out = {}
+    for name in LIVE_SERVERS:
+        out[name] = {}
+        for key, n, ka in (("ka", KA_N, True), ("close", CLOSE_N, False)):
+            what = f"ab{' -k' if ka else ''} -n {n} -c 8"
+            print(f"bench-cost: --trace, {name}, {what} ...", flush=True)
+            why, res, stages, cal, sysc = serve_once(name, skiff, work, True, [(n, ka)])
+            r = res[0] if res else None
+            if why or not r or r["completed"] != n or r["failed"]:
+                why = why or f"ab: {r['completed'] if r else 0} of {n} complete, " \
+                             f"{r['failed'] if r else '?'} failed"
+                print(f"bench-cost:   {why}", flush=True)
+            out[name][key] = {"why": why, "ab": r, "stages": stages, "cal": cal, "sys": sysc}
+    over = {"off": [], "on": []}
+    for rep_i in range(OVERHEAD_REPS):
+        for mode in ("off", "on"):
+            print(f"bench-cost: tracing overhead, skiff-xdp --trace {mode}, ab -k -n {KA_N}"
+                  f" -c 8, run {rep_i + 1} of {OVERHEAD_REPS} ...", flush=True)
+            why, res, _, _, _ = serve_once("skiff-xdp", skiff, work, mode == "on",
+                                           [(KA_N, True)], warmup=True)
+            if not why and res and res[0]["completed"] == KA_N and not res[0]["failed"]:
+                over[mode].append(res[0]["req_s"])
+    return out, over
 
 
 def run(cmd, timeout=600):
@@ -132,6 +241,92 @@ def fmt(x):
     return f"{x:.1f}"
 
 
+# The live rows: (stage, run, label, paragraph).  `run` is "ka" (the ab -k
+# run) or "close" (the ab run, one connection per request).
+LIVE_ROWS = [
+    ("rx_sync", "ka", "device rx sync, per frame",
+     "**Device rx sync, per frame.** netloop times `dev_rx_sync` when it brings frames and "
+     "divides by their number: the device's own receive work, which on `tap:` is one `read` "
+     "per frame (and one more that finds nothing), on `packet:` a read of the status word "
+     "of the kernel's TPACKET_V3 block and a copy of each frame into skiff's rx ring, on "
+     "`xdp:` the AF_XDP rx and fill rings, where the frame is already in shared memory (no "
+     "system call on either: the table of system calls below shows rx 0.00). One sample "
+     "per batch, so a batch of 8 frames is one sample of its average."),
+    ("ring_rx", "ka", "ring rx, per frame (the stack's walk: Ethernet, IPv4, tcp_input)",
+     "**Ring rx, per frame.** `iface_rx` over the batch the rx sync brought, divided by its "
+     "frames: the walk of the rx ring and, for each frame, Ethernet and IPv4 demux and "
+     "validation and the whole of `tcp_input` (the next row). It is what a frame costs the "
+     "stack once it is in memory; the application runs later in the turn and is not in it."),
+    ("ring_tx", "ka", "ring tx, per frame (tx sync)",
+     "**Ring tx, per frame.** `dev_tx_sync`, once per turn for everything the turn queued, "
+     "divided by the frames it sent: the hand-over of the tx ring to the device. On `tap:` "
+     "that is one `write` per frame, on `packet:` one `sendmmsg` per batch, on `xdp:` one "
+     "`sendto` kick per batch and the completion ring. It is the most expensive row "
+     "because the system call is where Linux does the sending: on a veth, AF_XDP in copy "
+     "mode builds an skb and the veth hands it to the peer, whose receive processing can "
+     "run on this CPU before the call returns, so part of this figure is Linux's work "
+     "charged to skiff's CPU. Under `ab -k -c 8` a turn rarely has more than one or two "
+     "frames to send, so the batching that would spread it barely happens. Filling the "
+     "slots is in the TCP segment-out row, not here."),
+    ("tcp_in", "ka", "TCP segment in, established (tcp_input)",
+     "**TCP segment in.** `tcp_input` of one segment that finds its socket ESTABLISHED and "
+     "carries data or an ACK (no SYN, no RST): header parse and checksum, 4-tuple lookup, "
+     "PAWS and window checks, ACK processing, the copy into the receive ring, the readiness "
+     "edge, the timer update. Under `ab -k` almost every such segment is a 78-byte request."),
+    ("tcp_out", "ka", "TCP segment out (tcp_emit + ip_output)",
+     "**TCP segment out.** One segment leaving the engine: `tcp_emit` (header, options, "
+     "checksum over the payload) and the IP layer's `ip_output` (route, ARP cache, Ethernet "
+     "and IPv4 headers, the copy into a tx slot). Every segment is a sample: responses, pure "
+     "ACKs, SYN-ACKs and FINs."),
+    ("http_request", "ka", "one keep-alive request in the server (parse to writev returned)",
+     "**One keep-alive request.** From the start of the parse of a request whose head is "
+     "complete to the return of the `writev` that took its response (the head with the "
+     "cached Date and the 41-byte body behind it), divided by the responses in that "
+     "`writev` (one under `ab -k`). On `--stack skiff` the `writev` is `tcp_send` into the "
+     "socket's ring; on `--stack linux` it is the kernel's `writev`, the whole of the "
+     "kernel's TCP send path included. The read that brought the request is not in it."),
+    ("conn", "close", "accept to close of a connection (wall time, one request)",
+     "**Accept to close.** Cycles from the server's `loop_accept` of a connection to its "
+     "`loop_close`, under `ab -c 8` with one request per connection. It is elapsed time, not "
+     "work: it includes waiting for the client's request to arrive after the handshake and "
+     "everything else the loop did (and the time it was parked) meanwhile for the seven "
+     "other connections. The engine's handshake before the accept and its FIN exchange "
+     "after the close are not in it; the micro-benchmark row of the same name is the work."),
+    ("timer_arm", "close", "timer arm (loop_timer_set)",
+     "**Timer arm.** One `loop_timer_set` as the server makes it: through the loop's ops "
+     "table into its binary heap (`timerq_set`). The server arms lazily, so this happens "
+     "about once per connection (the header timeout at the accept), not once per request: "
+     "under `ab -k` a busy connection never re-arms. The new deadline is the latest in the "
+     "heap, so it sifts no further than its leaf, and the median is at the resolution of "
+     "the counter: the same as an empty timed region."),
+    ("timer_cancel", "close", "timer cancel (loop_timer_cancel)",
+     "**Timer cancel.** One `loop_timer_cancel` of an armed timer, at the close: the heap's "
+     "last entry moves into the hole and sifts."),
+    ("park_wake", "ka", "park/wake round trip, under ab -k -c 8",
+     "**Park/wake round trip.** netloop parks in `ppoll` after a turn with no work and "
+     "`--spin-us` (100 µs) of polling; this is the time from the decision to park to "
+     "running again after `ppoll` returned because a frame came. It is what it is: the idle "
+     "time until the next frame is in it, and nothing is subtracted, so the figure is "
+     "dominated by how long the client left the server idle, not by the cost of the two "
+     "system calls and the wake-up (the micro-benchmark rows below give those); the p99 "
+     "and the maximum take in the idle seconds before and after the load. The samples are "
+     "few because under load the loop rarely parks."),
+    ("park_wake", "close", "park/wake round trip, under ab -c 8", None),
+]
+
+
+def fmt_c(x):
+    return f"{x:,.0f}" if x >= 1000 else f"{x:.0f}"
+
+
+def fmt_ns(x):
+    if x >= 1e6:
+        return f"{x / 1e6:,.2f} ms"
+    if x >= 1e4:
+        return f"{x / 1e3:,.1f} µs"
+    return f"{x:,.0f} ns" if x >= 100 else f"{x:.1f} ns"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--skiff", required=True)
@@ -148,12 +343,19 @@ def main():
     if crc != 0:
         print(f"bench-cost: bench_cost exited {crc}: {cerr}", flush=True)
 
-    sysc = {}
-    if os.geteuid() == 0:
+    sysc, lv, over = {}, {}, {"off": [], "on": []}
+    root = os.geteuid() == 0
+    if root:
+        # SIGTERM, like Ctrl-C, ends in the finally below: no namespace or
+        # server outlives the run.
+        def on_signal(sig, _frm):
+            raise KeyboardInterrupt
+        signal.signal(signal.SIGTERM, on_signal)
         work = tempfile.mkdtemp(prefix="skb-cost.")
         os.chmod(work, 0o755)
         try:
             bench.cleanup_stale()
+            lv, over = live(skiff, work)
             with open(os.path.join(bench.HERE, "nginx.conf.in")) as f:
                 conf = f.read()
             conf = (conf.replace("@WORK@", work).replace("@ROOT@", work)
@@ -171,21 +373,169 @@ def main():
             sysc[name] = (None, "needs root (namespaces)")
 
     ghz = float(info.get("tsc_ghz", "0") or 0)
+    xdp = lv.get("skiff-xdp", {})
+    cal = (xdp.get("ka") or {}).get("cal") or {}
     L = []
     L.append("# What it costs")
     L.append("")
-    L.append(f"Generated by `make bench-cost` on {datetime.date.today().isoformat()}: "
-             f"{bench.machine_line()}, TSC {ghz:.3f} GHz "
-             f"(one cycle is {1 / ghz if ghz else 0:.3f} ns). Cycles are lfenced `rdtsc` "
-             f"differences with the cost of an empty timed region "
-             f"({info.get('timer_overhead_cycles', '?')} cycles) taken out; the micro-benchmarks "
-             f"run pinned to CPU {bench.SCPU}. The machine is shared, which shows in the 99th "
-             "percentiles. Rerun it and compare: the numbers depend on the machine.")
+    L.append(f"Generated by `make bench-cost` on {datetime.date.today().isoformat()} at the "
+             "working tree of that day, on "
+             f"{bench.machine_line()}; the cycle counter (TSC) runs at {ghz:.3f} GHz, so one "
+             f"cycle is {1 / ghz if ghz else 0:.3f} ns. The server is pinned to CPU "
+             f"{bench.SCPU} and the client (Linux's TCP and ab) to CPU {bench.CCPU}. The "
+             "machine is a shared virtual machine, which shows in the 99th percentiles and "
+             "in the maxima. The numbers depend on the machine: run `make bench-cost` and "
+             "compare.")
     L.append("")
-    L.append("| what | median cycles | p99 cycles | median ns | p99 ns |")
+    L.append("Two kinds of figures. The **live** ones come from `skiff serve --trace`: "
+             "timestamps (`lfence; rdtsc`) taken along the request path of the real server "
+             "while `ab` loads it, recorded into fixed histograms (`src/base/hist.h`, 16 "
+             "buckets per power of two, so a median or a p99 is within 3 % of a recorded "
+             "value) and printed at exit. They include one empty timed region each ("
+             f"{cal.get('empty', '?')} cycles here: two counter reads and their fences), "
+             "which is not subtracted. The **micro-benchmark** ones come from "
+             "`bench_ring` and `bench_cost`: the same code in one process, in a loop, no "
+             "device, with the empty region subtracted. Where both measure the same thing, "
+             "the live figure is the one that says what a request pays; the micro-benchmark "
+             "says what the code costs with warm caches and nothing else running.")
+    L.append("")
+
+    # ---- live, xdp
+    L.append("## Live, along the request path (`skiff serve --trace`)")
+    L.append("")
+    ka_ab = (xdp.get("ka") or {}).get("ab") or {}
+    cl_ab = (xdp.get("close") or {}).get("ab") or {}
+    L.append(f"`--stack skiff --dev xdp:vs0`. \"ab -k\" is `ab -k -n {KA_N} -c 8` (one "
+             f"server run, {ka_ab.get('req_s', 0):,.0f} req/s with tracing on), \"ab\" is "
+             f"`ab -n {CLOSE_N} -c 8`, one connection per request (a second server run, "
+             f"{cl_ab.get('req_s', 0):,.0f} req/s). Samples: how many the histogram holds "
+             "(a batch stage records one per batch).")
+    L.append("")
+    L.append("| what | load | samples | median cycles | p99 cycles | median | p99 |")
+    L.append("|---|---|--:|--:|--:|--:|--:|")
+    paras = []
+    for stage, run_key, label, para in LIVE_ROWS:
+        r = xdp.get(run_key) or {}
+        st = (r.get("stages") or {}).get(stage)
+        load = "ab -k" if run_key == "ka" else "ab"
+        if not st or not st["n"]:
+            why = r.get("why") or ("needs root (namespaces)" if not root else "no samples")
+            L.append(f"| {label} | {load} | pending: {why} | | | | |")
+        else:
+            L.append(f"| {label} | {load} | {st['n']:,} | {fmt_c(st['med'])} | "
+                     f"{fmt_c(st['p99'])} | {fmt_ns(st['med_ns'])} | {fmt_ns(st['p99_ns'])} |")
+        if para:
+            paras.append(para)
+    L.append("")
+    for p in paras:
+        L.append(p)
+        L.append("")
+
+    # ---- live, every device
+    L.append("### The same stages on every device")
+    L.append("")
+    L.append("Median / p99 in cycles, same loads. `linux` is `skiff serve --stack linux` "
+             "(kernel sockets, epoll): only the server's own stages exist there, and its "
+             "`writev` is the kernel's.")
+    L.append("")
+    L.append("| stage | load | " + " | ".join(n.replace("skiff-", "") for n in LIVE_SERVERS)
+             + " |")
+    L.append("|---|---|" + "--:|" * len(LIVE_SERVERS))
+    for stage, run_key, label, _ in LIVE_ROWS:
+        cells = []
+        for name in LIVE_SERVERS:
+            st = ((lv.get(name, {}).get(run_key) or {}).get("stages") or {}).get(stage)
+            cells.append(f"{fmt_c(st['med'])} / {fmt_c(st['p99'])}" if st and st["n"]
+                         else "—")
+        L.append(f"| {stage} | {'ab -k' if run_key == 'ka' else 'ab'} | " + " | ".join(cells)
+                 + " |")
+    L.append("")
+    L.append("The device rows differ by what each device does per frame (above). The "
+             "engine and server rows should not differ between devices beyond noise: it is "
+             "the same code on the same CPU; where their tails differ, the likeliest cause is "
+             "what the device's system calls leave in the caches, not the code.")
+    L.append("")
+
+    # ---- syscalls per request
+    L.append("### System calls per request")
+    L.append("")
+    L.append("| server | ab -k: device rx + tx per request | ab: the same | "
+             f"strace -c -f, all system calls (ab -k -n {AB_N:,}) |")
+    L.append("|---|--:|--:|---|")
+    for name in ("skiff-xdp", "skiff-packet", "skiff-tap", "linux-app", "nginx"):
+        cells = []
+        for key in ("ka", "close"):
+            sy = (lv.get(name, {}).get(key) or {}).get("sys")
+            cells.append(f"{sy[0]:.2f} ({sy[1]:.2f} + {sy[2]:.2f})" if sy else "—")
+        v, why = sysc.get(name, (None, "not run"))
+        st = f"pending: {why}" if v is None else f"{v[0]:.2f}: {v[1]}"
+        L.append(f"| {name} | {cells[0]} | {cells[1]} | {st} |")
+    L.append("")
+    L.append("**System calls per request.** The first two columns are the device's own "
+             "counters from `skiff serve --stats` (`dev.rx_syscalls` + `dev.tx_syscalls`, "
+             "over `http.requests`), printed by `--trace` as `syscalls_per_request`, in the "
+             "same traced runs as the tables above. A hosted skiff's only other system calls "
+             "are those of a park (`ppoll` and two `rt_sigprocmask`), per park, not per "
+             "request; the clock is the vDSO. With `packet:` and `xdp:` receiving costs no "
+             "system call and one call sends a batch, so the figure falls as batches grow "
+             "(strace, slowing the server, makes them bigger: hence its lower count); "
+             "`tap:` pays a `read` or a `write` per frame. The last column counts every system call of the "
+             "server's processes under `strace -c -f` in a separate short `ab -k` run (strace "
+             "slows the server, which changes batching: the count, not the time, is the "
+             "figure); for the Linux servers it is the only measure.")
+    L.append("")
+
+    # ---- overhead of tracing
+    L.append("### What tracing costs")
+    L.append("")
+    if over["off"] and over["on"]:
+        off, on = statistics.median(over["off"]), statistics.median(over["on"])
+        overlap = min(over["on"]) <= max(over["off"]) and min(over["off"]) <= max(over["on"])
+        L.append(f"`ab -k -n {KA_N} -c 8` on `xdp:` after an unmeasured `ab -k -n 2000`, "
+                 f"alternating a server without and one with `--trace`, {OVERHEAD_REPS} runs "
+                 f"each: median {off:,.0f} req/s without, {on:,.0f} req/s with "
+                 f"({(on - off) / off * 100:+.1f} %; without: "
+                 f"{', '.join(f'{x:,.0f}' for x in over['off'])}; with: "
+                 f"{', '.join(f'{x:,.0f}' for x in over['on'])}). "
+                 + ("The two sets of runs overlap: on this machine the cost of tracing is "
+                    "below the run-to-run spread of the load, which is set mostly by the "
+                    "client (Linux's TCP and ab on the other CPU)." if overlap else
+                    "The two sets of runs do not overlap."))
+    else:
+        L.append("*Pending: the overhead runs need root (namespaces).*")
+    L.append("")
+    ka = xdp.get("ka") or {}
+    nreq = (ka.get("ab") or {}).get("completed") or 0
+    nsamp = sum(v["n"] for k, v in (ka.get("stages") or {}).items() if k != "park_wake")
+    per = nsamp / nreq if nreq else 0
+    empty = cal.get("empty", 0)
+    L.append("With `--trace` off every stage is a test of a pointer that is NULL (the "
+             "`struct sk_trace *` in the TCP engine, in the server's config and in netloop) "
+             "at its start and at its end, a branch that is always predicted; no counter is "
+             "read, nothing is written, and it is the same binary. Under `ab -k` a request "
+             f"crosses about {per:.0f} timed stages (the samples of the ab -k run over its "
+             f"requests), so about {2 * per:.0f} such tests, and each turn of the loop two "
+             "more for its syncs: a few cycles against the thousands a request costs the "
+             "server, below anything a run-to-run comparison can see. With "
+             f"`--trace` on, each stage reads the counter twice, {empty} cycles for the pair "
+             "here (`lfence; rdtsc`: the fence serialises, so more than a bare `rdtsc`), "
+             "and updates a histogram (an index computation, a division for batch stages and "
+             "four stores into a table that stays in cache), about "
+             f"{per * (empty + 30):,.0f} cycles per keep-alive request in all: that is why "
+             "it is off by default, and why the live rows above carry the empty region in "
+             "them.")
+    L.append("")
+
+    # ---- micro-benchmarks
+    L.append("## Micro-benchmarks (the same code, in one process)")
+    L.append("")
+    L.append(f"Cycles are lfenced `rdtsc` differences with the cost of an empty timed region "
+             f"({info.get('timer_overhead_cycles', '?')} cycles) taken out; pinned to CPU "
+             f"{bench.SCPU}.")
+    L.append("")
+    L.append("| what (micro-benchmark) | median cycles | p99 cycles | median ns | p99 ns |")
     L.append("|---|--:|--:|--:|--:|")
     paras = []
-
     def row(label, v, para):
         if v is None:
             L.append(f"| {label} | pending | | | |")
@@ -253,37 +603,49 @@ def main():
          "and no IPI.")
 
     L.append("")
-    L.append("System calls per request (ab -k -c 8, "
-             f"{AB_N:,} requests, 41-byte body):")
-    L.append("")
-    L.append("| server | syscalls per request | detail |")
-    L.append("|---|--:|---|")
-    for name in ("skiff-xdp", "skiff-packet", "skiff-tap", "linux-app", "nginx"):
-        how = "strace -c -f"
-        v, why = sysc.get(name, (None, "not run"))
-        if v is None:
-            L.append(f"| {name} | pending | {why} |")
-        else:
-            L.append(f"| {name} | {v[0]:.2f} | {how}: {v[1]} |")
-    paras.append(("syscalls",
-                  "**System calls per request.** Every system call the server's processes made "
-                  "under `strace -c -f` during a short `ab -k` run, over the requests served "
-                  "(strace slows the server; the count, not the time, is the figure). For "
-                  "skiff on a hosted device the device's own counters from `skiff serve "
-                  "--stats` (`dev.rx_syscalls`, `dev.tx_syscalls` over `http.requests`) are "
-                  "given beside it: with `packet:` and `xdp:` one system call moves a batch of "
-                  "frames, so under load this falls well below one. A skiff row is pending "
-                  "while `--stack skiff` does not run."))
-    L.append("")
     for _, p in paras:
         if p:
             L.append(p)
             L.append("")
+    L.append("## How it was made")
+    L.append("")
+    L.append("`make bench-cost` (as root) builds `build/skiff`, `build/bench/bench_cost` and "
+             "`build/bench/bench_ring`, then runs `bench/http/cost.py`, which:")
+    L.append("")
+    L.append(f"1. runs `taskset -c {bench.SCPU} build/bench/bench_ring` and `taskset -c "
+             f"{bench.SCPU} build/bench/bench_cost` (the micro-benchmark rows);")
+    L.append("2. for each of xdp, packet, tap and linux, twice (once per load), creates the "
+             "namespaces of `make bench` (`skb-<pid>-cli` and `skb-<pid>-srv` joined by a "
+             "veth pair, offloads off; for tap one namespace `skb-<pid>-tap`), 198.18.0.1 the "
+             "client and 198.18.0.2 the server, and runs")
+    L.append("")
+    L.append("   ```")
+    L.append(f"   ip netns exec skb-<pid>-srv taskset -c {bench.SCPU} build/skiff serve --port 80 "
+             f"--stats --max-conns {bench.MAX_CONNS} \\")
+    L.append("       --stack skiff --dev xdp:vs0 --ip 198.18.0.2/24 --trace   "
+             "# packet:vs0, tap:sk0; or --stack linux --ip 198.18.0.2")
+    L.append(f"   ip netns exec skb-<pid>-cli taskset -c {bench.CCPU} ab -q -r -s 5 -k -n {KA_N}"
+             " -c 8 http://198.18.0.2/")
+    L.append(f"   ip netns exec skb-<pid>-cli taskset -c {bench.CCPU} ab -q -r -s 5 -n {CLOSE_N}"
+             " -c 8 http://198.18.0.2/   # in the second server run")
+    L.append("   ```")
+    L.append("")
+    L.append("   and reads the `trace ...` lines the server prints at SIGTERM;")
+    L.append(f"3. runs the ab -k load {OVERHEAD_REPS} times on xdp without and with `--trace`, "
+             "alternating;")
+    L.append(f"4. runs each server under `strace -f -c` with `ab -k -n {AB_N} -c 8`;")
+    L.append("5. removes every namespace it made (also on Ctrl-C), and writes this file.")
+    L.append("")
+    L.append("Knobs: `COST_KA_N`, `COST_CLOSE_N`, `COST_OVERHEAD_REPS`, `COST_AB_N`, "
+             "`BENCH_SERVER_CPU`, `BENCH_CLIENT_CPU`.")
+    L.append("")
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         f.write("\n".join(L))
     print(f"bench-cost: wrote {a.out}", flush=True)
     return 0
+
+
 
 
 if __name__ == "__main__":

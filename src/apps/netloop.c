@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../base/hist.h"
 #include "../plat/plat.h"
 #include "netloop.h"
 
@@ -78,14 +79,24 @@ int netloop_run(struct netloop *l, volatile sig_atomic_t *stop)
 		l->turns++;
 		if (l->on_turn)
 			l->on_turn(l->ctx, now);
+		struct sk_trace *tr = l->trace;
+		/* --trace: the device's rx sync per frame it brought (its system
+		 * call, if any, and the copy into the ring), then the stack's
+		 * walk of the ring per frame (Ethernet, IP, tcp_input). */
+		uint64_t t0 = sk_trace_begin(tr);
 		int n = dev_rx_sync(d);
+		if (n > 0)
+			sk_trace_end(tr, SK_TR_rx_sync, t0, (uint64_t)n);
 		if (n < 0) {
 			fprintf(stderr, "skiff: device %s: rx failed: %s\n", d->name, strerror(-n));
 			return -1;
 		}
 		unsigned work = 0;
-		if (ring_avail(d->rx))
+		if (ring_avail(d->rx)) {
+			t0 = sk_trace_begin(tr);
 			work = iface_rx(l->ifc, now);
+			sk_trace_end(tr, SK_TR_ring_rx, t0, work);
+		}
 		if (iface_next_deadline(l->ifc) <= now)
 			iface_poll(l->ifc, now);
 		if (l->app_timers && l->app_deadline && l->app_deadline(l->ctx) <= now)
@@ -95,7 +106,11 @@ int netloop_run(struct netloop *l, volatile sig_atomic_t *stop)
 			l->tcp_events += ev;
 			work += ev;
 		}
+		/* --trace: the tx sync per frame it sent (the system call). */
+		t0 = sk_trace_begin(tr);
 		n = dev_tx_sync(d);
+		if (n > 0)
+			sk_trace_end(tr, SK_TR_ring_tx, t0, (uint64_t)n);
 		if (n < 0) {
 			fprintf(stderr, "skiff: device %s: tx failed: %s\n", d->name, strerror(-n));
 			return -1;
@@ -109,7 +124,9 @@ int netloop_run(struct netloop *l, volatile sig_atomic_t *stop)
 			cpu_relax();
 			continue;
 		}
-		/* Park until a frame or the next deadline. */
+		/* Park until a frame or the next deadline.  --trace: from here to
+		 * running again after a frame woke us, idle time included. */
+		uint64_t t_park = sk_trace_begin(tr);
 		sk_time_ns deadline = next_deadline(l);
 		if (deadline <= now)
 			continue;
@@ -131,8 +148,10 @@ int netloop_run(struct netloop *l, volatile sig_atomic_t *stop)
 		int perr = errno;
 		sigprocmask(SIG_SETMASK, &run_mask, NULL);
 		errno = perr;
-		if (r > 0)
+		if (r > 0) {
 			l->wakeups_frame++;
+			sk_trace_end(tr, SK_TR_park_wake, t_park, 1);
+		}
 		else if (r == 0)
 			l->wakeups_timer++;
 		else if (errno != EINTR) {

@@ -45,6 +45,8 @@ struct netloop {
 	netloop_turn_fn on_turn;     /* optional */
 	void *ctx;                   /* passed to the callbacks */
 	uint64_t spin_ns;            /* bounded spin after work; 0 = park at once */
+	struct sk_trace *trace;      /* --trace (base/hist.h): the device and park
+				      * stages are timed into it; NULL: off */
 	/* counters */
 	uint64_t turns;         /* loop iterations */
 	uint64_t busy_turns;    /* turns that moved at least one frame or event */

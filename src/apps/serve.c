@@ -13,9 +13,11 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "../base/hist.h"
 #include "../http/date.h"
 #include "../http/server.h"
 #include "../loop/loop_linux.h"
+#include "../plat/plat.h"
 #include "cli.h"
 #include "serve_files.h"
 #include "serve_skiff.h"
@@ -34,7 +36,7 @@ static void usage(FILE *f)
 		"usage: skiff serve [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR]\n"
 		"                   [--port N] [--root DIR] [--stats] [--pcap FILE] [--max-conns N]\n"
 		"                   [--header-timeout S] [--keepalive-timeout S] [--max-body N]\n"
-		"                   [--spin-us N]\n"
+		"                   [--spin-us N] [--trace]\n"
 		"\n"
 		"Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		"every file under DIR (loaded into memory at start).\n"
@@ -57,6 +59,8 @@ static void usage(FILE *f)
 		"  --max-body N           largest request body in bytes (default 1048576): 413\n"
 		"  --spin-us N            skiff: poll this long after work before parking\n"
 		"                         (default 100)\n"
+		"  --trace                time the request path with the cycle counter and print\n"
+		"                         median and p99 of each stage at exit (see docs/cost.md)\n"
 		"  -h, --help             this text\n"
 		"\n"
 		"Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).\n");
@@ -75,6 +79,84 @@ static long parse_num(const char *opt, const char *s, long lo, long hi)
 static void print_stat(void *ctx, const char *name, uint64_t value)
 {
 	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
+}
+
+/* ---- --trace ----
+ * The histograms the core fills (base/hist.h); static, so off costs no
+ * memory either.  The core only counts cycles: ns come from a calibration
+ * of the counter against CLOCK_MONOTONIC, here and at exit. */
+static struct sk_trace trace;
+
+struct tsc_cal {
+	uint64_t c0, n0;      /* at start, for the whole-run figure at exit */
+	double ns_per_cycle;  /* from the 50 ms calibration at start */
+	uint64_t empty;       /* median cycles of an empty timed region */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * SK_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cycles_fn(void)
+{
+	return plat_cycles();
+}
+
+static void trace_start(struct tsc_cal *cal)
+{
+	trace.cycles = cycles_fn;
+	/* 50 ms of spinning: long enough for a few ppm on a constant TSC. */
+	uint64_t n0 = mono_ns(), c0 = plat_cycles(), n1, c1;
+	do {
+		n1 = mono_ns();
+		c1 = plat_cycles();
+	} while (n1 - n0 < 50 * SK_NS_PER_MS);
+	cal->ns_per_cycle = (double)(n1 - n0) / (double)(c1 - c0);
+	/* What one begin/end pair adds to every sample: reported, not
+	 * subtracted (a live sample is timed once, not in a loop). */
+	static struct sk_hist empty;
+	for (int i = 0; i < 10001; i++) {
+		uint64_t a = trace.cycles();
+		sk_hist_add(&empty, trace.cycles() - a);
+	}
+	cal->empty = sk_hist_quantile(&empty, 1, 2);
+	cal->c0 = plat_cycles();
+	cal->n0 = mono_ns();
+}
+
+static void trace_print(const struct tsc_cal *cal, const struct http_server *srv,
+			struct loop *loop, bool on_skiff, FILE *f)
+{
+	double npc = cal->ns_per_cycle;
+	uint64_t c1 = plat_cycles(), n1 = mono_ns();
+	/* A run of a second or more calibrates better than 50 ms. */
+	if (n1 - cal->n0 >= SK_NS_PER_S && c1 > cal->c0)
+		npc = (double)(n1 - cal->n0) / (double)(c1 - cal->c0);
+	fprintf(f, "trace tsc_ghz=%.4f ns_per_cycle=%.5f empty_region_cycles=%llu\n", 1.0 / npc,
+		npc, (unsigned long long)cal->empty);
+	for (int s = 0; s < SK_TR_N; s++) {
+		const struct sk_hist *h = &trace.h[s];
+		uint64_t med = sk_hist_quantile(h, 1, 2), p99 = sk_hist_quantile(h, 99, 100);
+		fprintf(f,
+			"trace %s samples=%llu median=%llu p99=%llu max=%llu mean=%.1f cycles "
+			"median_ns=%.1f p99_ns=%.1f\n",
+			sk_trace_names[s], (unsigned long long)h->count, (unsigned long long)med,
+			(unsigned long long)p99, (unsigned long long)h->max,
+			h->count ? (double)h->sum / (double)h->count : 0.0, (double)med * npc,
+			(double)p99 * npc);
+	}
+	if (on_skiff) {
+		const struct dev_stats *ds = serve_skiff_dev_stats(loop);
+		uint64_t req = srv->st.requests;
+		fprintf(f, "trace syscalls_per_request=%.3f rx=%.3f tx=%.3f requests=%llu\n",
+			req ? (double)(ds->rx_syscalls + ds->tx_syscalls) / (double)req : 0.0,
+			req ? (double)ds->rx_syscalls / (double)req : 0.0,
+			req ? (double)ds->tx_syscalls / (double)req : 0.0,
+			(unsigned long long)req);
+	}
 }
 
 /* The Date header changes once a second: format it only then.  The
@@ -129,11 +211,12 @@ int cmd_serve(int argc, char **argv)
 		{"keepalive-timeout", required_argument, NULL, 'K'},
 		{"max-body", required_argument, NULL, 'B'},
 		{"spin-us", required_argument, NULL, 'U'},
+		{"trace", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *stack = NULL, *dev = NULL, *root = NULL, *pcap = NULL;
-	bool stats = false, have_gw = false, have_ip = false, have_plen = false, have_spin = false;
+	bool stats = false, tracing = false, have_gw = false, have_ip = false, have_plen = false, have_spin = false;
 	long spin_us = 100;
 	uint32_t ip = 0, gw = 0;
 	uint8_t plen = 32;
@@ -182,6 +265,7 @@ int cmd_serve(int argc, char **argv)
 			spin_us = parse_num("--spin-us", optarg, 0, 1000000);
 			have_spin = true;
 			break;
+		case 'T': tracing = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_usage_error("serve", "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -215,6 +299,11 @@ int cmd_serve(int argc, char **argv)
 		}
 	}
 	cfg.addr = have_ip ? ip : 0;
+	struct tsc_cal cal = {0};
+	if (tracing) {
+		trace_start(&cal);
+		cfg.trace = &trace;
+	}
 
 	char err[256];
 	struct file_cache *fc = NULL;
@@ -241,6 +330,7 @@ int cmd_serve(int argc, char **argv)
 			.max_conns = cfg.max_conns,
 			.max_timers = max_timers,
 			.spin_ns = (uint64_t)spin_us * SK_NS_PER_US,
+			.trace = cfg.trace,
 		};
 		loop = serve_skiff_open(&scfg, err, sizeof(err));
 	} else {
@@ -310,6 +400,8 @@ int cmd_serve(int argc, char **argv)
 		else
 			loop_stats(loop, print_stat, stdout);
 	}
+	if (tracing)
+		trace_print(&cal, srv, loop, on_skiff, stdout);
 	fflush(stdout);
 	loop_destroy(loop);
 	munmap(mem, memsz);

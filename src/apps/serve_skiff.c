@@ -121,6 +121,10 @@ struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, s
 		free(ss);
 		return NULL;
 	}
+	/* --trace: the engine's segment stages and netloop's device and park
+	 * stages (tcp_stack_init cleared the engine's pointer). */
+	ss->hs.tcp->trace = cfg->trace;
+	ss->hs.loop.trace = cfg->trace;
 	struct loop_skiff_config lc = {
 		.tcp = ss->hs.tcp,
 		.local_ip = cfg->ip,
@@ -176,6 +180,11 @@ void serve_skiff_announce(struct loop *l)
 static void print_stat(void *ctx, const char *name, uint64_t value)
 {
 	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
+}
+
+const struct dev_stats *serve_skiff_dev_stats(struct loop *l)
+{
+	return &owner(l)->hs.dev->stats;
 }
 
 void serve_skiff_print_stats(struct loop *l, FILE *f)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../dev/dev.h"
 #include "../loop/loop.h"
 
 struct serve_skiff_config {
@@ -21,6 +22,7 @@ struct serve_skiff_config {
 	uint32_t max_conns;    /* the server's; TCP sockets are sized from it */
 	uint32_t max_timers;   /* the server's timers */
 	uint64_t spin_ns;      /* netloop's bounded spin after work */
+	struct sk_trace *trace; /* --trace: given to netloop and the TCP engine */
 };
 
 /* Open the device and the stack and build the loop; loop_destroy() closes
@@ -37,5 +39,8 @@ void serve_skiff_announce(struct loop *l);
 /* The counters for --stats: hoststack_print_stats (device, netloop,
  * interface, TCP), then the backend's own. */
 void serve_skiff_print_stats(struct loop *l, FILE *f);
+
+/* The device's counters (for --trace's system calls per request). */
+const struct dev_stats *serve_skiff_dev_stats(struct loop *l);
 
 #endif

@@ -10,6 +10,8 @@
  */
 #include "server.h"
 
+#include "../base/hist.h"
+
 #define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 enum conn_state { C_FREE, C_ACTIVE, C_LINGER };
@@ -56,6 +58,9 @@ struct http_conn {
 	struct loop_iov iov[HTTP_OUT_IOV];
 	uint8_t hbuf[HTTP_OUT_HEAD];
 	struct http_req req;
+	/* --trace only (0 when off): cycles at the accept, and at the start of
+	 * the parse of the first request in the unsent output batch. */
+	uint64_t t_accept, t_req;
 };
 
 static const struct http_file hello_file = {
@@ -287,13 +292,31 @@ static void respond_error(struct http_conn *c, int status, bool head_only, const
 
 /* ---- deadlines ---- */
 
+/* The loop's timer ops, timed under --trace (the arm and cancel rows). */
+static void srv_timer_set(struct http_server *srv, struct loop_timer *t, sk_time_ns at)
+{
+	uint64_t t0 = sk_trace_begin(srv->cfg.trace);
+	loop_timer_set(srv->loop, t, at);
+	sk_trace_end(srv->cfg.trace, SK_TR_timer_arm, t0, 1);
+}
+
+static void srv_timer_cancel(struct http_server *srv, struct loop_timer *t)
+{
+	/* Only a cancel that removes something is a sample. */
+	bool armed = loop_timer_armed(t);
+	uint64_t t0 = sk_trace_begin(srv->cfg.trace);
+	loop_timer_cancel(srv->loop, t);
+	if (armed)
+		sk_trace_end(srv->cfg.trace, SK_TR_timer_cancel, t0, 1);
+}
+
 static void set_deadline(struct http_conn *c, sk_time_ns at, enum deadline_kind kind)
 {
 	c->deadline = at;
 	c->dkind = (uint8_t)kind;
 	/* Lazy: only an earlier deadline moves the heap entry. */
 	if (!loop_timer_armed(&c->timer) || c->timer.deadline > at)
-		loop_timer_set(c->srv->loop, &c->timer, at);
+		srv_timer_set(c->srv, &c->timer, at);
 }
 
 /* The deadline while waiting for input. */
@@ -320,8 +343,10 @@ static void srv_accept_all(struct http_server *srv, sk_time_ns now);
 static void conn_free(struct http_conn *c, sk_time_ns now)
 {
 	struct http_server *srv = c->srv;
-	loop_timer_cancel(srv->loop, &c->timer);
+	srv_timer_cancel(srv, &c->timer);
 	loop_close(srv->loop, c->sock);
+	if (c->t_accept)
+		sk_trace_end(srv->cfg.trace, SK_TR_conn, c->t_accept, 1);
 	c->state = C_FREE;
 	c->sock = -1;
 	c->next_free = srv->free_list;
@@ -363,6 +388,13 @@ static int conn_flush(struct http_conn *c)
 	}
 	srv->st.writes++;
 	srv->st.bytes_out += (uint64_t)n;
+	if (c->t_req) {
+		/* A keep-alive batch: from the parse of its first request to the
+		 * writev that took it, per response (ab -k: one). */
+		if (!c->close_after)
+			sk_trace_end(srv->cfg.trace, SK_TR_http_request, c->t_req, c->batch);
+		c->t_req = 0;
+	}
 	uint16_t i = c->iov_i;
 	size_t left = (size_t)n;
 	while (i < c->niov && left >= c->iov[i].len) {
@@ -624,6 +656,7 @@ static void process(struct http_conn *c, sk_time_ns now)
 			continue;
 		}
 		const uint8_t *p = c->rbuf + c->rpos;
+		uint64_t t0 = sk_trace_begin(srv->cfg.trace);
 		int r = http_parse_head(&c->req, p, c->rlen - c->rpos);
 		if (r == HTTP_NEED_MORE) {
 			if (!c->in_head) {
@@ -641,6 +674,8 @@ static void process(struct http_conn *c, sk_time_ns now)
 			return;
 		}
 		c->in_head = false;
+		if (t0 && !c->t_req)
+			c->t_req = t0; /* a complete head: its parse starts the sample */
 		c->rpos += (uint32_t)r;
 		handle_request(c, p);
 		http_req_init(&c->req, srv->cfg.max_body);
@@ -746,7 +781,7 @@ static void conn_on_timer(struct loop_timer *t, sk_time_ns now)
 	if (now < c->deadline) {
 		/* Fired at an old, earlier deadline: re-arm to the true one. */
 		srv->st.timer_rearms++;
-		loop_timer_set(srv->loop, &c->timer, c->deadline);
+		srv_timer_set(srv, &c->timer, c->deadline);
 		return;
 	}
 	switch (c->dkind) {
@@ -793,6 +828,8 @@ static int conn_open(struct http_server *srv, int sock, sk_time_ns now)
 	c->rpos = c->rlen = 0;
 	c->niov = c->iov_i = 0;
 	c->hlen = 0;
+	c->t_accept = sk_trace_begin(srv->cfg.trace);
+	c->t_req = 0;
 	http_req_init(&c->req, srv->cfg.max_body);
 	srv->nconns++;
 	srv->st.conns_accepted++;

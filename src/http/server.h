@@ -75,6 +75,10 @@ struct http_server_config {
 	uint64_t max_body;            /* request body limit: more gets 413 */
 	http_lookup_fn lookup;        /* NULL: built-in "/" hello world */
 	void *lookup_ctx;
+	/* --trace (base/hist.h): a keep-alive request (parse to writev
+	 * returned), accept to close, timer arm and cancel are timed into it.
+	 * NULL: off, one predicted branch per stage. */
+	struct sk_trace *trace;
 };
 
 void http_server_config_default(struct http_server_config *cfg);

@@ -9,6 +9,7 @@
  * Nothing is sent from here for a connection: replies are queued
  * (TF_ACK_NOW + egress list) and leave in tcp_poll, one per batch.
  */
+#include "../base/hist.h"
 #include "tcp_int.h"
 #include "../wire/icmp.h"
 #include "../wire/ipv4.h"
@@ -781,6 +782,9 @@ static bool tcp_tw_reusable(const struct tcp_sock *sk, const struct tcp_hdr *h)
 void tcp_input(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
 	       const uint8_t *seg, size_t len)
 {
+	/* --trace "tcp_in": parse, checksum, lookup and processing of a segment
+	 * that finds its socket ESTABLISHED (data or ACK), recorded below. */
+	uint64_t t0 = sk_trace_begin(st->trace);
 	st->stats.seg_in++;
 	struct tcp_hdr h;
 	int r = tcp_parse(seg, len, src, dst, &h);
@@ -812,12 +816,15 @@ void tcp_input(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
 	}
 	if (sk->state == TCP_LISTEN)
 		return; /* cannot happen: listeners have raddr 0 */
+	bool est = sk->state == TCP_ESTABLISHED;
 	if (sk->state == TCP_SYN_SENT)
 		tcp_synsent_input(st, sk, now, &h);
 	else
 		tcp_sync_input(st, sk, now, &h, data);
 	if (sk->in_use)
 		tcp_timer_sync(st, sk);
+	if (est && !(h.flags & (TCP_SYN | TCP_RST)))
+		sk_trace_end(st->trace, SK_TR_tcp_in, t0, 1);
 }
 
 void tcp_icmp_error(struct tcp_stack *st, sk_time_ns now, const struct icmp_error *e)

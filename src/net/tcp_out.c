@@ -6,6 +6,7 @@
  * and Linux peers, whose behaviour we are measured against, use 200 ms.
  * Both bounds come from the config.
  */
+#include "../base/hist.h"
 #include "tcp_int.h"
 
 static sk_time_ns tcp_ms(uint32_t ms)
@@ -16,6 +17,9 @@ static sk_time_ns tcp_ms(uint32_t ms)
 static void tcp_out_raw(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
 			const struct tcp_hdr *h, uint16_t plen)
 {
+	/* --trace "tcp_out": one segment, header and checksum through the IP
+	 * layer's hand-off to the device ring. */
+	uint64_t t0 = sk_trace_begin(st->trace);
 	size_t n = tcp_emit(st->scratch, st->scratch_len, h, src, dst, plen);
 	if (!n) {
 		st->stats.out_err++;
@@ -27,6 +31,7 @@ static void tcp_out_raw(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint
 	 * timer covers it like any loss on the path. */
 	if (st->cfg.ip_output(st->cfg.out_ctx, now, src, dst, st->scratch, n) < 0)
 		st->stats.out_err++;
+	sk_trace_end(st->trace, SK_TR_tcp_out, t0, 1);
 }
 
 /* Window to advertise, already scaled down; updates rcv_adv.  The right

@@ -37,6 +37,8 @@ struct tcp_range {
 	X(keepalive_probes) X(ooo_segments) X(cookies_sent) X(cookies_validated)             \
 	X(cookies_failed) X(pmtu_updates) X(icmp_soft_errors) X(accept_queue_full)
 
+struct sk_trace; /* base/hist.h */
+
 struct tcp_stats {
 #define TCP_STAT_FIELD(n) uint64_t n;
 	TCP_STATS(TCP_STAT_FIELD)
@@ -142,6 +144,9 @@ struct tcp_stack {
 	sk_time_ns chack_epoch; /* challenge-ACK budget second */
 	uint32_t chack_n;
 	struct tcp_stats stats;
+	/* --trace: segment in (established) and out are timed into it; NULL
+	 * (what tcp_stack_init leaves) means off.  Set after init. */
+	struct sk_trace *trace;
 };
 
 #endif
