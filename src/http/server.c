@@ -47,7 +47,12 @@ struct http_conn {
 	bool has_deferred;       /* `deferred` waits for the end of the body */
 	struct answer deferred;
 	uint64_t body_left;      /* Content-Length bytes still to discard */
-	uint8_t *rbuf;           /* HTTP_RBUF_SIZE bytes; [rpos, rlen) unprocessed */
+	/* rbuf: HTTP_RBUF_SIZE bytes, [rpos, rlen) unprocessed; hbuf right
+	 * behind it (HTTP_OUT_HEAD).  Both are one buffer from the server's
+	 * pool: rbuf != NULL <=> rpos < rlen || niov > 0, outside conn_run and
+	 * the timer (conn_buf_release), so an idle connection holds none. */
+	uint8_t *rbuf;
+	uint8_t *hbuf;
 	uint32_t rpos, rlen;
 	/* Output batch: iov[iov_i, niov) still to send; hbuf[0, hlen) holds the
 	 * heads (and inlined small bodies) the slices point into. */
@@ -56,7 +61,6 @@ struct http_conn {
 	struct http_conn *next_free;
 	struct http_chunked chunk;
 	struct loop_iov iov[HTTP_OUT_IOV];
-	uint8_t hbuf[HTTP_OUT_HEAD];
 	struct http_req req;
 	/* --trace only (0 when off): cycles at the accept, and at the start of
 	 * the parse of the first request in the unsent output batch. */
@@ -86,7 +90,7 @@ void http_server_config_default(struct http_server_config *cfg)
 size_t http_server_mem_size(const struct http_server_config *cfg)
 {
 	return 64 + ALIGN_UP((size_t)cfg->max_conns * sizeof(struct http_conn), 64) +
-	       (size_t)cfg->max_conns * HTTP_RBUF_SIZE;
+	       (size_t)cfg->max_conns * HTTP_IOBUF_SIZE;
 }
 
 int http_server_init(struct http_server *srv, void *mem, size_t size,
@@ -104,7 +108,7 @@ int http_server_init(struct http_server *srv, void *mem, size_t size,
 	srv->lsock = -1;
 	uintptr_t p = ALIGN_UP((uintptr_t)mem, 64);
 	srv->conns = (struct http_conn *)p;
-	srv->rbufs = (uint8_t *)(p + ALIGN_UP((size_t)cfg->max_conns * sizeof(struct http_conn), 64));
+	srv->bufs = (uint8_t *)(p + ALIGN_UP((size_t)cfg->max_conns * sizeof(struct http_conn), 64));
 	/* Connections are taken from the high-water mark first, then from the
 	 * free list: init writes nothing into `mem`, so the pages of states
 	 * never used are never touched (and never resident). */
@@ -334,6 +338,43 @@ static void wait_input_deadline(struct http_conn *c, sk_time_ns now)
 	}
 }
 
+/* ---- I/O buffers ---- */
+
+/* Take the connection's buffer (no-op if it holds one).  Never fails: each
+ * connection holds at most one and there is one per connection; the LIFO
+ * list first, so only as many buffers as were ever in use at once are
+ * touched. */
+static void conn_buf_take(struct http_conn *c)
+{
+	struct http_server *srv = c->srv;
+	if (c->rbuf)
+		return;
+	uint8_t *b = srv->buf_free;
+	if (b)
+		sk_memcpy(&srv->buf_free, b, sizeof(srv->buf_free)); /* the link in the free buffer */
+	else
+		b = srv->bufs + (size_t)srv->buf_hwm++ * HTTP_IOBUF_SIZE;
+	srv->bufs_held++;
+	c->rbuf = b;
+	c->hbuf = b + HTTP_RBUF_SIZE;
+	c->rpos = c->rlen = 0;
+}
+
+/* Give the buffer back if nothing in it matters any more: every byte read
+ * was consumed (no partial request) and no output points into hbuf. */
+static void conn_buf_release(struct http_conn *c)
+{
+	struct http_server *srv = c->srv;
+	if (!c->rbuf || c->rpos != c->rlen || c->niov)
+		return;
+	sk_memcpy(c->rbuf, &srv->buf_free, sizeof(srv->buf_free));
+	srv->buf_free = c->rbuf;
+	srv->bufs_held--;
+	c->rbuf = c->hbuf = NULL;
+	c->rpos = c->rlen = 0;
+	c->hlen = 0;
+}
+
 /* ---- connection lifecycle ---- */
 
 static void conn_on_event(void *user, int sock, unsigned events, sk_time_ns now);
@@ -349,6 +390,9 @@ static void conn_free(struct http_conn *c, sk_time_ns now)
 		sk_trace_end(srv->cfg.trace, SK_TR_conn, c->t_accept, 1);
 	c->state = C_FREE;
 	c->sock = -1;
+	c->rpos = c->rlen = 0; /* unprocessed input and unsent output die here */
+	c->niov = 0;
+	conn_buf_release(c);
 	c->next_free = srv->free_list;
 	srv->free_list = c;
 	srv->nconns--;
@@ -426,6 +470,7 @@ static void conn_finish(struct http_conn *c, sk_time_ns now)
 	 * closes: closing with unread input would send a RST that can destroy
 	 * the response in flight (RFC 9112 9.6). */
 	srv->st.lingers++;
+	conn_buf_release(c); /* lingering discards into srv->path */
 	loop_shutdown(srv->loop, c->sock);
 	c->state = C_LINGER;
 	c->may_read = true;
@@ -436,8 +481,9 @@ static void linger_drain(struct http_conn *c, sk_time_ns now)
 {
 	struct http_server *srv = c->srv;
 	while (c->may_read) {
-		long n = loop_read(srv->loop, c->sock, c->rbuf, HTTP_RBUF_SIZE);
-		if (n == -SK_EAGAIN || (n > 0 && (size_t)n < HTTP_RBUF_SIZE)) {
+		/* Discarded: the shared scratch will do. */
+		long n = loop_read(srv->loop, c->sock, srv->path, sizeof(srv->path));
+		if (n == -SK_EAGAIN || (n > 0 && (size_t)n < sizeof(srv->path))) {
 			c->may_read = false;
 			return;
 		}
@@ -728,9 +774,11 @@ static void conn_run(struct http_conn *c, sk_time_ns now)
 				continue;
 		}
 		if (!c->may_read) {
+			conn_buf_release(c); /* idle: nothing pending, hold nothing */
 			wait_input_deadline(c, now);
 			return;
 		}
+		conn_buf_take(c); /* given back above if the read brings nothing */
 		compact(c);
 		size_t space = HTTP_RBUF_SIZE - c->rlen;
 		if (space == 0) {
@@ -793,6 +841,7 @@ static void conn_on_timer(struct loop_timer *t, sk_time_ns now)
 		c->body_left = 0;
 		c->body_chunked = false;
 		c->has_deferred = false;
+		conn_buf_take(c); /* the 408's head goes into hbuf */
 		respond_error(c, 408, false, NULL);
 		c->rpos = c->rlen;
 		conn_run(c, now);
@@ -824,7 +873,7 @@ static int conn_open(struct http_server *srv, int sock, sk_time_ns now)
 	c->close_after = c->linger_after = c->body_chunked = c->has_deferred = false;
 	c->batch = 0;
 	c->body_left = 0;
-	c->rbuf = srv->rbufs + (size_t)(c - srv->conns) * HTTP_RBUF_SIZE;
+	c->rbuf = c->hbuf = NULL; /* taken when the first bytes are read */
 	c->rpos = c->rlen = 0;
 	c->niov = c->iov_i = 0;
 	c->hlen = 0;

@@ -109,6 +109,7 @@ struct http_server_stats {
 #define HTTP_OUT_IOV 32u     /* slices per output batch */
 #define HTTP_OUT_HEAD 4096u  /* response heads (+ small bodies) per batch */
 #define HTTP_INLINE_BODY 1024u /* bodies up to this are copied behind the head */
+#define HTTP_IOBUF_SIZE (HTTP_RBUF_SIZE + HTTP_OUT_HEAD)
 
 struct http_conn;
 
@@ -121,7 +122,14 @@ struct http_server {
 	uint32_t hwm;        /* conns[0, hwm) have been used at least once */
 	struct http_conn *conns;
 	struct http_conn *free_list;
-	uint8_t *rbufs;      /* max_conns * HTTP_RBUF_SIZE */
+	/* I/O buffers (HTTP_RBUF_SIZE receive + HTTP_OUT_HEAD output heads), one
+	 * per connection at most, held only while it has unprocessed input or
+	 * unsent output: an idle keep-alive connection holds none.  Free ones
+	 * are reused LIFO (warm); bufs[buf_hwm, max_conns) were never touched. */
+	uint8_t *bufs;       /* max_conns * HTTP_IOBUF_SIZE */
+	uint8_t *buf_free;   /* LIFO list linked through the free buffers */
+	uint32_t buf_hwm;
+	uint32_t bufs_held;  /* buffers connections hold now */
 	char date[29];       /* "Sun, 06 Nov 1994 08:49:37 GMT" */
 	char path[HTTP_MAX_REQUEST_LINE + 16]; /* scratch: the decoded path */
 	struct http_server_stats st;

@@ -422,6 +422,56 @@ static void test_timerq(void **st)
 	assert_int_equal(timerq_next(&q), SK_TIME_NEVER);
 }
 
+/* The I/O buffer is held only while something is pending: given back after
+ * a complete request is answered, kept across a partial one (and across
+ * unsent output), and reused LIFO, so idle connections touch no buffer. */
+static void test_buffer_only_while_pending(void **st)
+{
+	(void)st;
+	setup_default();
+	int a = connect_client(5);
+	int b = connect_client(6);
+	assert_int_equal(srv.bufs_held, 0); /* accepted, nothing read: none */
+	send_str(a, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(srv.st.resp_200, 1);
+	assert_int_equal(srv.bufs_held, 0); /* answered: back in the pool */
+	/* A partial request keeps its bytes, and so its buffer. */
+	send_str(a, "GET / HTTP/1.1\r\nHo");
+	assert_int_equal(srv.bufs_held, 1);
+	send_str(b, "GET / HTTP/1.1\r\nHost: b\r\n\r\n"); /* b borrows another */
+	assert_int_equal(srv.bufs_held, 1);
+	send_str(a, "st: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n"); /* + a pipelined one */
+	assert_int_equal(srv.st.resp_200, 4);
+	assert_int_equal(srv.bufs_held, 0);
+	/* Unsent output keeps the buffer (the iovs point into it). */
+	fk.s[b].write_limit = 20;
+	send_str(b, "GET / HTTP/1.1\r\nHost: b\r\n\r\n");
+	assert_int_equal(srv.bufs_held, 1);
+	int guard = 0;
+	while (guard++ < 100 && srv.bufs_held) {
+		fk.s[b].write_limit = 20;
+		fk.s[b].fn(fk.s[b].user, b, LOOP_EV_WRITE, fk.now);
+	}
+	assert_int_equal(count(fk.s[b].out, fk.s[b].out_len, "serving you.\n"), 2);
+	assert_int_equal(srv.bufs_held, 0);
+	/* Two buffers were ever needed at once: only two were touched. */
+	assert_int_equal(srv.buf_hwm, 2);
+	/* The slowloris clock is unchanged: a partial head still gets its 408. */
+	send_str(a, "GET / HTTP/1.1\r\n");
+	advance(10 * SK_NS_PER_S);
+	assert_non_null(strstr(fk.s[a].out, "HTTP/1.1 408 "));
+	assert_true(fk.s[a].shut);
+	assert_int_equal(srv.bufs_held, 0); /* lingering holds none */
+	advance(2 * SK_NS_PER_S);
+	assert_false(fk.s[a].open);
+	/* A connection that never sent a byte gets its 408 too. */
+	int c = connect_client(7);
+	advance(10 * SK_NS_PER_S);
+	assert_memory_equal(fk.s[c].out, "HTTP/1.1 408 ", 13);
+	assert_int_equal(srv.bufs_held, 0);
+	assert_int_equal(srv.buf_hwm, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_conn_limit),
 		cmocka_unit_test(test_body_discarded),
 		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_buffer_only_while_pending),
 		cmocka_unit_test(test_timerq),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,12 +51,15 @@ struct ll_sock {
 	 * the kernel's copy, so the socket itself would then only say
 	 * ENOTCONN). 0: none. */
 	int conn_err;
+	/* Set by a read that came up short during this socket's callback. */
+	bool short_read;
 };
 
 #define LL_STATS(X)                                                                        \
 	X(waits) X(wakeups_event) X(wakeups_timer) X(wakeups_signal) X(events) X(events_stale) \
 	X(timers_fired) X(accepts) X(accept_eagain) X(accept_errors) X(reads) X(read_eagain)   \
-	X(writes) X(write_partial) X(write_eagain) X(closes) X(connects) X(connect_errors)
+	X(writes) X(write_partial) X(write_eagain) X(closes) X(connects) X(connect_errors)     \
+	X(eof_redispatch)
 
 struct loop_linux {
 	struct loop base;
@@ -223,6 +226,8 @@ static long ll_read(struct loop *l, int sock, void *buf, size_t len)
 		ssize_t n = read(sock, buf, len);
 		if (n >= 0) {
 			ll->st.reads++;
+			if (n > 0 && (size_t)n < len && sock >= 0 && sock < ll->nsocks)
+				ll->socks[sock].short_read = true;
 			return n;
 		}
 		if (errno == EINTR)
@@ -342,7 +347,18 @@ static void ll_dispatch(struct loop_linux *ll, int n, sk_time_ns now)
 				}
 			}
 		}
+		s->short_read = false;
 		s->fn(s->user, fd, ev, now);
+		/* Data and the peer's FIN harvested in one edge: a short read took
+		 * the data and the application, as loop.h allows, waits for the
+		 * next edge, which will never come (the FIN is already in).  Call
+		 * it again so it reads the 0.  (If the callback closed the socket
+		 * and the number was reused, this is a spurious READ: allowed.) */
+		if ((e & (EPOLLRDHUP | EPOLLHUP)) && !s->listener && s->fn && s->short_read) {
+			s->short_read = false;
+			ll->st.eof_redispatch++;
+			s->fn(s->user, fd, LOOP_EV_READ, now);
+		}
 	}
 }
 

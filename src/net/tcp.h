@@ -49,7 +49,13 @@ typedef int (*tcp_ip_output_fn)(void *ctx, sk_time_ns now, uint32_t src, uint32_
 struct tcp_config {
 	uint32_t local_ip;        /* host order; source of active opens */
 	uint32_t max_sockets;     /* pool: listeners, SYN_RECEIVED, open, TIME_WAIT (2048) */
-	uint32_t sndbuf, rcvbuf;  /* bytes per socket (slot size; setopt may lower) (128 KiB) */
+	uint32_t sndbuf, rcvbuf;  /* bytes per buffer (slot size; setopt may lower) (128 KiB) */
+	/* Buffers in each of the send and receive pools (0: max_sockets).  A
+	 * socket holds a buffer only while data is queued in that direction;
+	 * fewer than max_sockets saves arena but lets a busy moment run out:
+	 * a send then returns -SK_EAGAIN (TCP_EV_WRITE when one frees) and an
+	 * arriving segment is dropped (tcp_drop_no_memory; the peer resends). */
+	uint32_t bufs;
 	uint16_t mtu;             /* IP MTU: our MSS is mtu - 40 */
 	uint16_t eph_lo, eph_hi;  /* ephemeral port range for connect */
 	uint64_t seed[2];         /* random key: hash, ISN, cookies, timestamps */

@@ -368,6 +368,7 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 			sk->shead = (sk->shead + freed) % sk->scap;
 			sk->slen -= freed;
 			sk->sbuf_seq += freed;
+			tcp_sbuf_release(st, sk); /* all acked: back to the pool */
 		}
 		sk->snd_una = ack;
 		if (tcp_seq_lt(sk->snd_nxt, ack))
@@ -511,10 +512,17 @@ static void tcp_data_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns no
 		return;
 	}
 	n = SK_MIN(n, lim - off);
+	if (!tcp_rbuf_take(st, sk)) {
+		/* Pool empty (only if configured below one buffer per socket):
+		 * drop, the peer resends; our window already said 0 if it could. */
+		st->stats.drop_no_memory++;
+		return;
+	}
 	if (off) {
 		/* Out of order: keep it only if it fits the range list. */
 		if (!tcp_ooo_add(sk, seq, seq + n)) {
 			st->stats.drop_ooo_full++;
+			tcp_rbuf_release(st, sk);
 			tcp_send_ack(st, sk, now);
 			return;
 		}
@@ -566,6 +574,7 @@ static void tcp_fin_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns 
 	sk->fl |= TF_FIN_RCVD;
 	sk->rcv_nxt++;
 	sk->nooo = 0; /* anything "after" the FIN is bogus */
+	tcp_rbuf_release(st, sk);
 	tcp_ack_now(st, sk);
 	tcp_event(st, sk, TCP_EV_READ);
 	switch (sk->state) {

@@ -141,7 +141,13 @@ void tcp_reply_rst(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_
 		   const struct tcp_hdr *h);
 void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_t raddr,
 		      const struct tcp_hdr *h);
-uint32_t tcp_rcv_space(const struct tcp_sock *sk);
+uint32_t tcp_rcv_space(const struct tcp_stack *st, const struct tcp_sock *sk);
+/* Buffers from the pools (tcp_sock.c).  take: false if the pool is empty.
+ * The release functions return the buffer once the invariant on the
+ * fields says it holds nothing (slen == 0; rlen == 0 and nooo == 0). */
+bool tcp_rbuf_take(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_rbuf_release(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt);
 void tcp_rearm_rtx(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
 

@@ -36,9 +36,9 @@ static void tcp_out_raw(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint
 
 /* Window to advertise, already scaled down; updates rcv_adv.  The right
  * edge never moves left (RFC 9293 3.8.6.2.2: do not shrink the window). */
-static uint16_t tcp_adv_window(struct tcp_sock *sk, bool syn)
+static uint16_t tcp_adv_window(const struct tcp_stack *st, struct tcp_sock *sk, bool syn)
 {
-	uint32_t right = sk->rcv_nxt + tcp_rcv_space(sk);
+	uint32_t right = sk->rcv_nxt + tcp_rcv_space(st, sk);
 	if (tcp_seq_lt(right, sk->rcv_adv))
 		right = sk->rcv_adv;
 	uint32_t win = right - sk->rcv_nxt;
@@ -68,7 +68,7 @@ static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 		h.ack = sk->rcv_nxt;
 	bool syn = flags & TCP_SYN;
 	bool active_syn = syn && !(flags & TCP_ACK);
-	h.win = tcp_adv_window(sk, syn);
+	h.win = tcp_adv_window(st, sk, syn);
 	if (syn) {
 		h.opts.has_mss = true;
 		h.opts.mss = st->mss;

@@ -136,6 +136,12 @@ static sk_time_ns run_echo(struct tnet *w, size_t total, sk_time_ns limit)
 		now = tnet_step(w, now, now + 100 * SK_NS_PER_S);
 	assert_int_equal(w->a->st.nfree, w->a->st.cfg.max_sockets);
 	assert_int_equal(w->b->st.nfree, w->b->st.cfg.max_sockets);
+	/* ... and so do every send and receive buffer (taken only while data
+	 * was in flight). */
+	assert_int_equal(w->a->st.spool.navail, w->a->st.spool.n);
+	assert_int_equal(w->a->st.rpool.navail, w->a->st.rpool.n);
+	assert_int_equal(w->b->st.spool.navail, w->b->st.spool.n);
+	assert_int_equal(w->b->st.rpool.navail, w->b->st.rpool.n);
 	free(x.bbuf);
 	return now;
 }

@@ -7,8 +7,10 @@
 void tcp_config_default(struct tcp_config *cfg)
 {
 	sk_memset(cfg, 0, sizeof(*cfg));
-	/* 2048 x 2 x 128 KiB = 512 MiB of arena, touched only as sockets use
-	 * their rings: map it lazily (mmap) or lower these for small targets. */
+	/* 2048 x 2 x 128 KiB = 512 MiB of arena (bufs = 0: one send and one
+	 * receive buffer per socket), touched only as many buffers as were ever
+	 * in flight at once: map it lazily (mmap) or lower these for small
+	 * targets. */
 	cfg->max_sockets = 2048;
 	cfg->sndbuf = 128 * 1024;
 	cfg->rcvbuf = 128 * 1024;
@@ -36,6 +38,11 @@ static uint32_t tcp_hash_buckets(uint32_t max_sockets)
 	return n;
 }
 
+static uint32_t tcp_nbufs(const struct tcp_config *cfg)
+{
+	return cfg->bufs ? cfg->bufs : cfg->max_sockets;
+}
+
 static size_t tcp_scratch_size(const struct tcp_config *cfg)
 {
 	return TCP_ALIGN((size_t)TCP_MAX_HLEN + cfg->mtu);
@@ -48,8 +55,85 @@ size_t tcp_arena_size(const struct tcp_config *cfg)
 	sz += TCP_ALIGN(tcp_hash_buckets(cfg->max_sockets) * sizeof(uint32_t));
 	sz += TCP_ALIGN(n * sizeof(uint32_t)) * 2 + TCP_ALIGN(n * sizeof(sk_time_ns));
 	sz += tcp_scratch_size(cfg);
-	sz += n * (TCP_ALIGN(cfg->sndbuf) + TCP_ALIGN(cfg->rcvbuf));
+	sz += (size_t)tcp_nbufs(cfg) * (TCP_ALIGN(cfg->sndbuf) + TCP_ALIGN(cfg->rcvbuf));
 	return sz + 64;
+}
+
+static void tcp_pool_init(struct tcp_bufpool *p, uint8_t *base, uint32_t n, uint32_t size)
+{
+	p->base = base;
+	p->free = NULL;
+	p->stride = TCP_ALIGN(size);
+	p->n = p->navail = n;
+	p->hw = 0;
+}
+
+/* LIFO first: a recently freed buffer is warm.  Only when none was ever
+ * freed does the pool touch a new buffer (its pages), in address order. */
+static uint8_t *tcp_pool_get(struct tcp_bufpool *p)
+{
+	uint8_t *b = p->free;
+	if (b)
+		sk_memcpy(&p->free, b, sizeof(p->free));
+	else if (p->hw < p->n)
+		b = p->base + (size_t)p->hw++ * p->stride;
+	else
+		return NULL;
+	p->navail--;
+	return b;
+}
+
+static void tcp_pool_put(struct tcp_bufpool *p, uint8_t *b)
+{
+	sk_memcpy(b, &p->free, sizeof(p->free)); /* the link lives in the free buffer */
+	p->free = b;
+	p->navail++;
+}
+
+bool tcp_rbuf_take(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (!sk->rbuf) {
+		sk->rbuf = tcp_pool_get(&st->rpool);
+		sk->rhead = 0;
+	}
+	return sk->rbuf != NULL;
+}
+
+void tcp_rbuf_release(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (sk->rbuf && sk->rlen == 0 && sk->nooo == 0) {
+		tcp_pool_put(&st->rpool, sk->rbuf);
+		sk->rbuf = NULL;
+		sk->rhead = 0;
+	}
+}
+
+void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (!sk->sbuf || sk->slen)
+		return;
+	tcp_pool_put(&st->spool, sk->sbuf);
+	sk->sbuf = NULL;
+	sk->shead = 0;
+	/* Everyone refused a buffer may try again.  All of them, not one: a
+	 * woken socket whose app has nothing more to say would otherwise
+	 * strand the rest.  Only a pool smaller than max_sockets has waiters. */
+	while (!tcp_list_empty(&st->sbuf_wait)) {
+		struct tcp_sock *w = tcp_container(st->sbuf_wait.next, q);
+		tcp_list_del(&w->q);
+		w->fl &= ~(uint32_t)TF_WANT_WRITE;
+		tcp_event(st, w, TCP_EV_WRITE);
+	}
+}
+
+/* No send buffer and the pool is empty: wait on st->sbuf_wait for a
+ * release (an app that sees -SK_EAGAIN waits for TCP_EV_WRITE). */
+static void tcp_sbuf_wait(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	st->stats.send_no_memory++;
+	sk->fl |= TF_WANT_WRITE;
+	if (!tcp_linked(&sk->q))
+		tcp_list_add_tail(&st->sbuf_wait, &sk->q);
 }
 
 int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
@@ -58,7 +142,7 @@ int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
 	(void)now;
 	if (!cfg->ip_output || cfg->max_sockets == 0 || cfg->max_sockets >= TCP_NIL / 2 ||
 	    cfg->mtu < 576 || cfg->mtu > 9216 || cfg->sndbuf < 1024 || cfg->rcvbuf < 1024 ||
-	    cfg->eph_lo == 0 || cfg->eph_hi < cfg->eph_lo)
+	    cfg->eph_lo == 0 || cfg->eph_hi < cfg->eph_lo || cfg->bufs >= TCP_NIL / 2)
 		return -SK_EINVAL;
 	if (arena_size < tcp_arena_size(cfg))
 		return -SK_ENOMEM;
@@ -88,17 +172,17 @@ int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
 	tcp_list_init(&st->ready);
 	tcp_list_init(&st->tw);
 	tcp_list_init(&st->free);
+	tcp_list_init(&st->sbuf_wait);
+	/* The pools are last: their untouched tail never costs a page. */
+	uint32_t nbufs = tcp_nbufs(cfg);
+	tcp_pool_init(&st->spool, p, nbufs, cfg->sndbuf);
+	p += (size_t)nbufs * st->spool.stride;
+	tcp_pool_init(&st->rpool, p, nbufs, cfg->rcvbuf);
 	sk_memset(st->socks, 0, n * sizeof(struct tcp_sock));
 	for (uint32_t i = 0; i < n; i++) {
 		struct tcp_sock *sk = &st->socks[i];
 		sk->id = i;
 		sk->hnext = TCP_NIL;
-		sk->sbuf = p;
-		sk->scap = cfg->sndbuf;
-		p += TCP_ALIGN(cfg->sndbuf);
-		sk->rbuf = p;
-		sk->rcap = cfg->rcvbuf;
-		p += TCP_ALIGN(cfg->rcvbuf);
 		tcp_list_add_tail(&st->free, &sk->q);
 	}
 	st->nfree = n;
@@ -175,11 +259,8 @@ struct tcp_sock *tcp_sock_alloc(struct tcp_stack *st)
 	tcp_list_del(&sk->q);
 	st->nfree--;
 	uint32_t id = sk->id;
-	uint8_t *sbuf = sk->sbuf, *rbuf = sk->rbuf;
-	sk_memset(sk, 0, sizeof(*sk));
+	sk_memset(sk, 0, sizeof(*sk)); /* sbuf = rbuf = NULL: none until data */
 	sk->id = id;
-	sk->sbuf = sbuf;
-	sk->rbuf = rbuf;
 	sk->scap = sk->smax = st->cfg.sndbuf;
 	sk->rcap = sk->rmax = st->cfg.rcvbuf;
 	sk->hnext = TCP_NIL;
@@ -228,11 +309,16 @@ void tcp_sock_free(struct tcp_stack *st, struct tcp_sock *sk)
 		}
 	}
 	tcp_unlink_parent(sk);
+	tcp_list_del(&sk->q); /* off st->sbuf_wait, if it waited there */
 	tcp_hash_remove(st, sk); /* harmless walk if it was never inserted */
 	timer_heap_set(&st->timers, sk->id, SK_TIME_NEVER);
 	tcp_list_del(&sk->eg);
 	tcp_list_del(&sk->rd);
 	tcp_list_del(&sk->tw);
+	sk->slen = sk->rlen = 0; /* whatever is still queued dies with the socket */
+	sk->nooo = 0;
+	tcp_sbuf_release(st, sk);
+	tcp_rbuf_release(st, sk);
 	sk->in_use = false;
 	sk->state = TCP_CLOSED;
 	tcp_list_add_tail(&st->free, &sk->q);
@@ -433,8 +519,15 @@ int tcp_connect(struct tcp_stack *st, sk_time_ns now, uint32_t dst, uint16_t dpo
 	return (int)sk->id;
 }
 
-uint32_t tcp_rcv_space(const struct tcp_sock *sk)
+/* What we could store now.  A socket without a buffer can store nothing
+ * if the pool is empty: advertise 0 rather than drop what we invited (an
+ * earlier, larger offer still stands: the right edge never moves left, and
+ * beyond it the segment is dropped and resent).  With the default pool
+ * (one buffer per socket) the pool is never empty for a socket without one. */
+uint32_t tcp_rcv_space(const struct tcp_stack *st, const struct tcp_sock *sk)
 {
+	if (!sk->rbuf && st->rpool.navail == 0)
+		return 0;
 	return sk->rmax > sk->rlen ? sk->rmax - sk->rlen : 0;
 }
 
@@ -466,9 +559,20 @@ int tcp_recv(struct tcp_stack *st, int s, void *buf, size_t len)
 	sk_memcpy((uint8_t *)buf + first, sk->rbuf, n - first);
 	sk->rhead = (sk->rhead + n) % sk->rcap;
 	sk->rlen -= n;
+	tcp_rbuf_release(st, sk); /* all read: an idle socket holds no buffer */
+	/* A short read that empties the queue tells an edge-triggered app
+	 * "drained, wait for the next edge" (loop.h).  If the peer's FIN (or
+	 * an error) is already in, no later arrival will raise that edge: the
+	 * FIN came in the same batch as the data and its READ was consumed by
+	 * this read.  Raise it again so the app comes back for the 0 (else a
+	 * request + FIN left the socket in CLOSE_WAIT until an app timeout). */
+	if (sk->rlen == 0 && n < len && ((sk->fl & TF_FIN_RCVD) || sk->err)) {
+		st->stats.eof_rearms++;
+		tcp_event(st, sk, TCP_EV_READ);
+	}
 	/* Receiver SWS avoidance (RFC 9293 3.8.6.2.2): announce a window update
 	 * only once it opened by min(half the buffer, one MSS). */
-	uint32_t space = tcp_rcv_space(sk);
+	uint32_t space = tcp_rcv_space(st, sk);
 	if (tcp_synchronized(sk) && !(sk->fl & TF_FIN_RCVD) &&
 	    space >= adv_before + SK_MIN(sk->rmax / 2, (uint32_t)st->mss)) {
 		st->stats.window_updates++;
@@ -508,6 +612,17 @@ int tcp_sendv(struct tcp_stack *st, int s, const struct tcp_iov *iov, int iovcnt
 	int r = tcp_send_check(sk);
 	if (r)
 		return r;
+	size_t want = 0;
+	for (int i = 0; i < iovcnt; i++)
+		want += iov[i].len;
+	if (want && !sk->sbuf) {
+		sk->sbuf = tcp_pool_get(&st->spool);
+		sk->shead = 0;
+		if (!sk->sbuf) {
+			tcp_sbuf_wait(st, sk);
+			return -SK_EAGAIN;
+		}
+	}
 	uint32_t total = 0;
 	for (int i = 0; i < iovcnt; i++) {
 		const uint8_t *src = iov[i].base;
@@ -523,9 +638,6 @@ int tcp_sendv(struct tcp_stack *st, int s, const struct tcp_iov *iov, int iovcnt
 			total += n;
 		}
 	}
-	size_t want = 0;
-	for (int i = 0; i < iovcnt; i++)
-		want += iov[i].len;
 	if (total < want)
 		sk->fl |= TF_WANT_WRITE;
 	if (total == 0)
@@ -541,6 +653,10 @@ int tcp_send_space(struct tcp_stack *st, int s)
 		return -SK_EBADF;
 	if (sk->fl & TF_FIN_QUEUED)
 		return -SK_EPIPE;
+	if (!sk->sbuf && st->spool.navail == 0) {
+		tcp_sbuf_wait(st, sk);
+		return 0;
+	}
 	uint32_t space = sk->smax > sk->slen ? sk->smax - sk->slen : 0;
 	if (!space)
 		sk->fl |= TF_WANT_WRITE; /* the caller waits for TCP_EV_WRITE */
@@ -620,6 +736,7 @@ int tcp_close(struct tcp_stack *st, sk_time_ns now, int s)
 	}
 	sk->fl |= TF_ORPHAN | TF_RCV_SHUT;
 	tcp_list_del(&sk->rd);
+	tcp_list_del(&sk->q); /* an orphan sends nothing more: stop waiting */
 	if (sk->state == TCP_TIME_WAIT && !tcp_linked(&sk->tw))
 		tcp_list_add_tail(&st->tw, &sk->tw);
 	tcp_queue_fin(st, sk);
@@ -781,7 +898,7 @@ int tcp_check(const struct tcp_stack *st)
 		if (!(c))                 \
 			return -__LINE__; \
 	} while (0)
-	uint32_t nfree = 0, nheap = 0;
+	uint32_t nfree = 0, nheap = 0, nsbuf = 0, nrbuf = 0;
 	for (uint32_t i = 0; i < st->cfg.max_sockets; i++) {
 		const struct tcp_sock *sk = &st->socks[i];
 		if (!sk->in_use) {
@@ -791,6 +908,10 @@ int tcp_check(const struct tcp_stack *st)
 		TCP_CHECK(sk->slen <= sk->scap && sk->shead < sk->scap);
 		TCP_CHECK(sk->rlen <= sk->rcap && sk->rhead < sk->rcap);
 		TCP_CHECK(sk->nooo <= TCP_OOO_MAX && sk->nscore <= TCP_SCORE_MAX);
+		TCP_CHECK(!sk->sbuf == !sk->slen);
+		TCP_CHECK(!sk->rbuf == !(sk->rlen || sk->nooo));
+		nsbuf += !!sk->sbuf;
+		nrbuf += !!sk->rbuf;
 		if (sk->state >= TCP_SYN_SENT && sk->state != TCP_CLOSED) {
 			TCP_CHECK(tcp_seq_le(sk->snd_una, sk->snd_nxt));
 			TCP_CHECK(tcp_seq_le(sk->snd_nxt, sk->snd_max));
@@ -811,6 +932,8 @@ int tcp_check(const struct tcp_stack *st)
 	}
 	TCP_CHECK(nfree == st->nfree);
 	TCP_CHECK(nheap == st->timers.n);
+	TCP_CHECK(nsbuf + st->spool.navail == st->spool.n);
+	TCP_CHECK(nrbuf + st->rpool.navail == st->rpool.n);
 	return 0;
 #undef TCP_CHECK
 }

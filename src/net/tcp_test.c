@@ -942,6 +942,50 @@ static void test_close_passive_close_wait_last_ack(void **state)
 	est_close(&e);
 }
 
+/* Request and FIN in one batch: the app gets one READ edge for both.  A
+ * short read that drains the data must re-raise READ (the FIN is already
+ * in, no later arrival will), else an edge-triggered app that takes a
+ * short read as "drained" never reads the 0 and the socket sits in
+ * CLOSE_WAIT.  (Under QEMU user networking that stale socket met a new SYN
+ * on the same tuple, answered it with an ACK, and slirp waited 6 s.) */
+static void test_close_wait_eof_edge_after_short_read(void **state)
+{
+	(void)state;
+	struct est e;
+	est_open(&e, true, NULL);
+	struct tcp_event ev[4];
+	char b[64];
+	/* No FIN: a short read raises nothing. */
+	est_send(&e, TCP_ACK | TCP_PSH, "ping", 4);
+	assert_int_equal(tcp_events(&e.n->st, ev, 4), 1);
+	assert_int_equal(tcp_recv(&e.n->st, e.s, b, sizeof(b)), 4);
+	assert_int_equal(tcp_events(&e.n->st, ev, 4), 0);
+	/* Data, then FIN, before the app runs: one edge for both. */
+	est_send(&e, TCP_ACK | TCP_PSH, "GET / HTTP/1.0", 14);
+	est_send(&e, TCP_ACK | TCP_FIN, NULL, 0);
+	assert_int_equal(est_state(&e), TCP_CLOSE_WAIT);
+	assert_int_equal(tcp_events(&e.n->st, ev, 4), 1);
+	assert_true(ev[0].events & TCP_EV_READ);
+	/* A read of exactly what is there is not short: the app reads again. */
+	assert_int_equal(tcp_recv(&e.n->st, e.s, b, 7), 7);
+	assert_int_equal(tcp_events(&e.n->st, ev, 4), 0);
+	assert_int_equal(tcp_recv(&e.n->st, e.s, b, sizeof(b)), 7); /* short, drained */
+	assert_int_equal(tcp_events(&e.n->st, ev, 4), 1);
+	assert_int_equal(ev[0].sock, e.s);
+	assert_true(ev[0].events & TCP_EV_READ);
+	assert_int_equal(STAT(e.n, eof_rearms), 1);
+	assert_int_equal(tcp_recv(&e.n->st, e.s, b, sizeof(b)), 0);
+	assert_int_equal(tcp_events(&e.n->st, ev, 4), 0); /* once, not for every 0 */
+	/* The app closes on EOF: FIN out, LAST_ACK, freed on the peer's ACK. */
+	assert_int_equal(tcp_close(&e.n->st, e.now, e.s), 0);
+	est_poll(&e);
+	assert_int_equal(tnode_last(e.n)->h.flags & TCP_FIN, TCP_FIN);
+	e.lseq++;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	assert_int_equal(e.n->st.nfree, 63);
+	est_close(&e);
+}
+
 static void test_close_simultaneous_closing(void **state)
 {
 	(void)state;
@@ -1041,6 +1085,166 @@ static void test_synsent_connect_and_refused(void **state)
 	tnode_free(n);
 }
 
+/* ---------------- buffer pools ---------------- */
+
+static uint32_t sfree(struct est *e)
+{
+	return e->n->st.spool.navail;
+}
+
+static uint32_t rfree(struct est *e)
+{
+	return e->n->st.rpool.navail;
+}
+
+/* An idle connection holds no buffer: each is taken with the first byte
+ * queued and given back when the last is read / acked. */
+static void test_bufs_taken_only_while_data_in_flight(void **state)
+{
+	(void)state;
+	struct est e;
+	est_open(&e, true, NULL);
+	const uint32_t n = e.n->st.cfg.max_sockets; /* default pool: one per socket */
+	assert_int_equal(e.n->st.spool.n, n);
+	assert_int_equal(sfree(&e), n);
+	assert_int_equal(rfree(&e), n);
+	char buf[4000];
+	/* Receive: held while unread, back once read. */
+	est_send(&e, TCP_ACK | TCP_PSH, "hello", 5);
+	est_poll(&e);
+	assert_int_equal(rfree(&e), n - 1);
+	assert_int_equal(tcp_recv(&e.n->st, e.s, buf, 3), 3);
+	assert_int_equal(rfree(&e), n - 1); /* two bytes left */
+	assert_int_equal(tcp_recv(&e.n->st, e.s, buf, sizeof(buf)), 2);
+	assert_int_equal(rfree(&e), n);
+	/* Out-of-order data alone holds the buffer too, until read. */
+	uint8_t d[2000];
+	memset(d, 'o', sizeof(d));
+	uint32_t base = e.pseq;
+	e.pseq = base + 1000;
+	est_send(&e, TCP_ACK, d, 1000);
+	est_poll(&e);
+	assert_int_equal(rfree(&e), n - 1);
+	e.pseq = base;
+	est_send(&e, TCP_ACK, d, 1000);
+	e.pseq = base + 2000;
+	est_poll(&e);
+	assert_int_equal(tcp_recv(&e.n->st, e.s, buf, sizeof(buf)), 2000);
+	assert_int_equal(rfree(&e), n);
+	/* Send: held until the peer acks the last byte. */
+	assert_int_equal(tcp_send(&e.n->st, e.s, d, 1000), 1000);
+	assert_int_equal(sfree(&e), n - 1);
+	est_poll(&e);
+	assert_int_equal(tnode_last(e.n)->h.payload_len, 1000);
+	e.now += MS;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq + 600);
+	assert_int_equal(sfree(&e), n - 1); /* 400 bytes unacked */
+	est_poll(&e);
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq + 1000);
+	e.lseq += 1000;
+	assert_int_equal(sfree(&e), n);
+	est_poll(&e);
+	/* Our FIN needs no buffer; the socket closes with both pools whole. */
+	assert_int_equal(tcp_close(&e.n->st, e.now, e.s), 0);
+	est_poll(&e);
+	assert_int_equal(sfree(&e), n);
+	e.lseq++;
+	est_send(&e, TCP_ACK | TCP_FIN, NULL, 0);
+	est_poll(&e);
+	assert_int_equal(sfree(&e), n);
+	assert_int_equal(rfree(&e), n);
+	/* Reused LIFO: the next buffer out is the one just returned. */
+	assert_int_equal(e.n->st.spool.hw, 1);
+	assert_int_equal(e.n->st.rpool.hw, 1);
+	est_close(&e);
+}
+
+static void tweak_one_buf(struct tcp_config *c)
+{
+	c->bufs = 1;
+}
+
+/* A second connection on e's node, without options; returns its socket. */
+static int est_second(struct est *e, uint16_t pport, uint32_t *peer_seq, uint32_t *our_seq)
+{
+	tnode_clear(e->n);
+	tnode_inject(e->n, e->now, PEER, pport, LPORT, TCP_SYN, 5000, 0, 65535, NULL, NULL, 0);
+	tcp_poll(&e->n->st, e->now);
+	*our_seq = tnode_last(e->n)->h.seq + 1;
+	*peer_seq = 5001;
+	tnode_inject(e->n, e->now, PEER, pport, LPORT, TCP_ACK, 5001, *our_seq, 65535, NULL, NULL, 0);
+	int s = tcp_accept(&e->n->st, e->ls, NULL, NULL);
+	assert_true(s >= 0);
+	struct tcp_event ev[4];
+	tcp_events(&e->n->st, ev, 4);
+	tnode_clear(e->n);
+	return s;
+}
+
+/* A pool of one buffer per direction, two connections: the second one's
+ * send is refused (EAGAIN, then TCP_EV_WRITE when the buffer frees) and
+ * its data is dropped until the first one's is read; the peer's resend
+ * then gets through. */
+static void test_bufs_pool_exhausted(void **state)
+{
+	(void)state;
+	struct est e;
+	est_open(&e, true, tweak_one_buf);
+	struct tcp_stack *st = &e.n->st;
+	uint32_t pseq2, lseq2;
+	int s2 = est_second(&e, PPORT + 1, &pseq2, &lseq2);
+	struct tcp_event ev[4];
+	char buf[100];
+	/* Send side. */
+	assert_int_equal(tcp_send(st, e.s, "first", 5), 5);
+	assert_int_equal(sfree(&e), 0);
+	assert_int_equal(tcp_send(st, s2, "second", 6), -SK_EAGAIN);
+	assert_int_equal(tcp_send_space(st, s2), 0);
+	assert_int_equal(STAT(e.n, send_no_memory), 2);
+	est_poll(&e);
+	assert_int_equal(tcp_events(st, ev, 4), 0);
+	e.now += MS;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq + 5);
+	e.lseq += 5;
+	assert_int_equal(sfree(&e), 1);
+	assert_int_equal(tcp_events(st, ev, 4), 1);
+	assert_int_equal(ev[0].sock, s2);
+	assert_true(ev[0].events & TCP_EV_WRITE);
+	assert_int_equal(tcp_send(st, s2, "second", 6), 6);
+	est_poll(&e);
+	assert_int_equal(tnode_last(e.n)->h.payload_len, 6);
+	tnode_inject(e.n, e.now, PEER, PPORT + 1, LPORT, TCP_ACK, pseq2, lseq2 + 6, 65535, NULL,
+		     NULL, 0);
+	lseq2 += 6;
+	assert_int_equal(sfree(&e), 1);
+	/* Receive side: e holds the buffer with unread data. */
+	est_send(&e, TCP_ACK | TCP_PSH, "abc", 3);
+	est_poll(&e);
+	assert_int_equal(rfree(&e), 0);
+	/* Honest window: s2 has nowhere to put a byte. */
+	assert_int_equal(tcp_rcv_space(st, &st->socks[s2]), 0);
+	assert_true(tcp_rcv_space(st, &st->socks[e.s]) > 0);
+	tnode_clear(e.n);
+	tnode_inject(e.n, e.now, PEER, PPORT + 1, LPORT, TCP_ACK | TCP_PSH, pseq2, lseq2, 65535,
+		     NULL, "xyz", 3);
+	est_poll(&e);
+	assert_int_equal(STAT(e.n, drop_no_memory), 1);
+	assert_int_equal(tcp_recv(st, s2, buf, sizeof(buf)), -SK_EAGAIN);
+	/* The app reads e's data: the buffer frees; the resend is taken. */
+	assert_int_equal(tcp_recv(st, e.s, buf, sizeof(buf)), 3);
+	assert_int_equal(rfree(&e), 1);
+	e.now += 200 * MS;
+	tnode_inject(e.n, e.now, PEER, PPORT + 1, LPORT, TCP_ACK | TCP_PSH, pseq2, lseq2, 65535,
+		     NULL, "xyz", 3);
+	est_poll(&e);
+	assert_int_equal(tcp_recv(st, s2, buf, sizeof(buf)), 3);
+	assert_memory_equal(buf, "xyz", 3);
+	assert_int_equal(rfree(&e), 1);
+	assert_int_equal(STAT(e.n, drop_no_memory), 1);
+	assert_int_equal(tcp_check(st), 0);
+	est_close(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1074,9 +1278,12 @@ int main(void)
 		cmocka_unit_test(test_pool_full_recycles_time_wait),
 		cmocka_unit_test(test_close_active_fin_wait_time_wait),
 		cmocka_unit_test(test_close_passive_close_wait_last_ack),
+		cmocka_unit_test(test_close_wait_eof_edge_after_short_read),
 		cmocka_unit_test(test_close_simultaneous_closing),
 		cmocka_unit_test(test_close_with_unread_data_sends_rst),
 		cmocka_unit_test(test_time_wait_reuse_by_new_syn),
+		cmocka_unit_test(test_bufs_taken_only_while_data_in_flight),
+		cmocka_unit_test(test_bufs_pool_exhausted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,7 +35,8 @@ struct tcp_range {
 	X(fast_retransmits) X(sack_retransmits) X(partial_acks) X(dup_acks_in)               \
 	X(delayed_acks) X(quick_acks) X(acks_out) X(window_probes) X(window_updates)         \
 	X(keepalive_probes) X(ooo_segments) X(cookies_sent) X(cookies_validated)             \
-	X(cookies_failed) X(pmtu_updates) X(icmp_soft_errors) X(accept_queue_full)
+	X(cookies_failed) X(pmtu_updates) X(icmp_soft_errors) X(accept_queue_full)           \
+	X(eof_rearms) X(send_no_memory)
 
 struct sk_trace; /* base/hist.h */
 
@@ -58,7 +59,8 @@ struct tcp_sock {
 	int err;             /* pending error (negative), reported once by recv/send */
 
 	/* Lists: egress (output queued; linked <=> on st->egress), ready (app events
-	 * pending), queue (listener's SYN or accept queue; free list), tw (orphaned
+	 * pending), queue (listener's SYN or accept queue; free list; for an
+	 * accepted or connected socket st->sbuf_wait), tw (orphaned
 	 * TIME_WAIT, roughly oldest first, recycled when the pool is empty). */
 	struct tcp_link eg, rd, q, tw;
 	unsigned ev;         /* TCP_EV_* bits not yet handed out */
@@ -74,7 +76,9 @@ struct tcp_sock {
 	uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2, max_sndwnd;
 	/* Send ring: slen bytes from sbuf[shead], the first of which has sequence
 	 * sbuf_seq (== snd_una once the SYN is acked).  FIN, when queued, has
-	 * sequence sbuf_seq + slen. */
+	 * sequence sbuf_seq + slen.  sbuf != NULL <=> slen > 0: the buffer comes
+	 * from st->spool when the app queues data and goes back when the last
+	 * byte is acked (shead is then 0); an idle socket holds none. */
 	uint8_t *sbuf;
 	uint32_t scap, shead, slen, sbuf_seq;
 	uint32_t smax; /* usable send-buffer size (<= scap) */
@@ -82,7 +86,10 @@ struct tcp_sock {
 	/* Receive side.  rlen unread in-order bytes at rbuf[rhead]; the byte with
 	 * sequence rcv_nxt goes at rhead + rlen.  Out-of-order data is stored at
 	 * its place beyond that and listed in ooo[] (sorted, disjoint, above
-	 * rcv_nxt).  rcv_adv: right edge advertised (never moves left). */
+	 * rcv_nxt).  rcv_adv: right edge advertised (never moves left).
+	 * rbuf != NULL <=> rlen > 0 || nooo > 0: taken from st->rpool when data
+	 * arrives, given back when the app has read everything and no
+	 * out-of-order range is held (rhead is then 0). */
 	uint32_t irs, rcv_nxt, rcv_adv;
 	uint8_t *rbuf;
 	uint32_t rcap, rhead, rlen;
@@ -124,6 +131,19 @@ struct tcp_sock {
 	uint8_t keep_cnt, keep_probes;
 };
 
+/* Fixed-size buffers carved from the arena.  Buffers [0, hw) have been
+ * handed out at least once; the free ones among them form a LIFO list
+ * linked through their first bytes, so the most recently used (cache-warm,
+ * pages resident) buffer goes out next.  Buffers [hw, n) were never
+ * touched: with a lazily mapped arena their pages cost nothing. */
+struct tcp_bufpool {
+	uint8_t *base;
+	uint8_t *free;  /* LIFO head, NULL if empty */
+	size_t stride;  /* buffer size rounded up to the arena alignment */
+	uint32_t n, hw;
+	uint32_t navail; /* free: on the list + never used (n - hw) */
+};
+
 struct tcp_stack {
 	struct tcp_config cfg;
 	struct tcp_sock *socks; /* [cfg.max_sockets] */
@@ -135,6 +155,8 @@ struct tcp_stack {
 	struct tcp_link tw;     /* TIME_WAIT sockets, oldest first */
 	struct tcp_link free;   /* free slots (via q) */
 	uint32_t nfree;
+	struct tcp_bufpool spool, rpool; /* send / receive buffers */
+	struct tcp_link sbuf_wait; /* sockets refused a send buffer (via q) */
 	uint8_t *scratch;       /* one outgoing segment */
 	uint32_t scratch_len;
 	struct siphash_key hkey, isnkey, cookiekey, tskey;
