@@ -280,8 +280,12 @@ bool http_resp_keep_alive(const struct http_resp *r)
 {
 	if (r->conn_close)
 		return false;
+	/* Without a length the body ends at close: nothing can follow, whatever
+	 * Connection says (a 1.0 "keep-alive" without Content-Length included;
+	 * the fuzzer found that case). */
+	if (http_resp_body(r, false) == HTTP_BODY_CLOSE)
+		return false;
 	if (r->version == 10)
 		return r->conn_keep_alive;
-	/* Without a length the body ends at close: nothing can follow. */
-	return http_resp_body(r, false) != HTTP_BODY_CLOSE;
+	return true;
 }

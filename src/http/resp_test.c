@@ -93,6 +93,12 @@ static void test_framing(void **st)
 	assert_int_equal(parse1(&r, "HTTP/1.0 200 OK\r\nconnection: keep-alive\r\n"
 				    "Content-Length: 0\r\n\r\n", &u), HTTP_DONE);
 	assert_true(http_resp_keep_alive(&r));
+	/* 1.0 asking for keep-alive but without a length: the body ends at
+	 * close, so the connection cannot be kept (found by the fuzzer). */
+	assert_int_equal(parse1(&r, "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\n", &u),
+			 HTTP_DONE);
+	assert_int_equal(http_resp_body(&r, false), HTTP_BODY_CLOSE);
+	assert_false(http_resp_keep_alive(&r));
 	assert_int_equal(parse1(&r, "HTTP/1.1 200 OK\r\nConnection: ,, close ,\r\n\r\n", &u),
 			 HTTP_DONE);
 	assert_true(r.conn_close);
