@@ -247,13 +247,84 @@ test_killed_port() {
 	fi
 }
 
+# wait_detached LOG PORT N: until the switch has logged port PORT detached N
+# times (a port is free again only then; attaching earlier says "in use").
+wait_detached() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(grep -c "port $2 detached" "$TMP/$1")" -ge "$3" ] && return 0
+		sleep 0.05
+	done
+	echo "  (timeout waiting for port $2 to detach a ${3}th time)" >&2
+	return 1
+}
+
+# ping_run LOG PORT IP MAC SIZE DST: 20 echo requests of SIZE payload bytes
+# from a `skiff ping` host on PORT; true when all 20 came back in time with
+# the payload intact (skiff ping compares each reply byte for byte and
+# exits 0 only then) and the output agrees: 20 clean reply lines, 0% loss.
+ping_run() {
+	local log=$1 port=$2 ip=$3 mac=$4 size=$5 dst=$6 rc good
+	timeout 30 "$SKIFF" ping --dev "switch:$PING_SW/$port" --ip "$ip" --mac "$mac" \
+		-c 20 -i 5 -s "$size" -W 2 "$dst" >"$TMP/$log" 2>&1
+	rc=$?
+	good=$(grep -cE "^$size bytes from $dst: icmp_seq=[0-9]+ time=[0-9.]+ ms\$" "$TMP/$log")
+	echo "  $dst from $ip, -s $size: $(grep -m1 'transmitted' "$TMP/$log" || echo "exit $rc: $(tail -n 1 "$TMP/$log")")"
+	[ $rc = 0 ] && [ "$good" = 20 ] && grep -q '^20 transmitted, 20 received, 0% loss, rtt' "$TMP/$log"
+}
+
+# (e0) The two skiff hosts ping each other, both directions, with skiff's
+# own ICMP on both ends: B (`skiff ping`) pings A (`skiff echo`), then the
+# roles swap on the same ports, addresses and MACs.  Sizes: the default 56,
+# 1400 and a full 1500-byte MTU (1472).  Each run is a new process on the
+# port, so the next waits for the switch to free it.
+test_ping() {
+	local n=$ID-f ma=02:00:00:5e:00:a1 mb=02:00:00:5e:00:b2 ok=1 host replies
+	local ipa=198.18.4.1 ipb=198.18.4.2
+	PING_SW=$n
+	start_switch "$n" f.sw --ports 4 || { fail two_hosts.ping "switch did not start"; return; }
+	bg f.A "$SKIFF" echo --dev "switch:$n/0" --ip $ipa/24 --mac $ma --stats
+	host=$BG
+	if ! wait_for f.A ready; then
+		fail two_hosts.ping "echo host A did not attach"
+		stop "$host"; stop "$SW"
+		return
+	fi
+	ping_run f.b1 1 $ipb/24 $mb 56 $ipa || ok=0
+	wait_detached f.sw 1 1 && ping_run f.b2 1 $ipb/24 $mb 1400 $ipa || ok=0
+	stop "$host"
+	replies=$(val f.A icmp.echo_replies)
+	# Swap: B answers on port 1, A pings it from port 0.
+	if wait_detached f.sw 0 1 && wait_detached f.sw 1 2; then
+		bg f.B "$SKIFF" echo --dev "switch:$n/1" --ip $ipb/24 --mac $mb --stats
+		host=$BG
+		if wait_for f.B ready; then
+			ping_run f.a1 0 $ipa/24 $ma 56 $ipb || ok=0
+			wait_detached f.sw 0 2 && ping_run f.a2 0 $ipa/24 $ma 1472 $ipb || ok=0
+		else
+			ok=0
+		fi
+		stop "$host"
+		replies="$replies / $(val f.B icmp.echo_replies)"
+	else
+		ok=0
+	fi
+	stop "$SW"
+	echo "  echo replies sent by A / B: $replies"
+	if [ $ok = 1 ] && [ "$replies" = "40 / 40" ]; then
+		pass two_hosts.ping
+	else
+		fail two_hosts.ping "a ping run lost or changed replies (A / B answered $replies of 40 / 40)"
+	fi
+}
+
 # (e) Two skiff hosts on the switch, each with skiff's own TCP/IP: A runs
 # `skiff echo` (TCP echo on port 7), B sends it 100 MiB with `skiff
 # tcp-client --expect-echo`, which compares the SHA-256 of what went and
 # what came back.  Then HTTP both ways of the loop API: `skiff serve --stack
 # skiff` on A's port and `skiff load` on B's, 0 failed requests.  The two
 # hosts resolve each other by ARP (request and reply, one each way) and
-# carry TCP in both directions; ICMP between skiff hosts is in (b).
+# carry TCP in both directions; their ICMP echo both ways is in (e0).
 test_two_hosts() {
 	local n=$ID-e line sent recv
 	start_switch "$n" e.sw --ports 4 || { fail two_hosts "switch did not start"; return; }
@@ -314,6 +385,7 @@ test_port_to_port
 test_learning
 test_stopped_reader
 test_killed_port
+test_ping
 test_two_hosts
 test_cleanup
 echo "switch: $passed passed, $failed failed"

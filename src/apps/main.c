@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{"vm", cmd_vm, "boot the skiff unikernel under QEMU (virtio-net, user net or TAP)"},
 	{"tcp-client", cmd_tcp_client, "skiff's TCP as a client: send a payload, check the echo (sha256)"},
 	{"load", cmd_load, "HTTP/1.1 load generator (keep-alive or close) on --stack linux or skiff"},
+	{"ping", cmd_ping, "ICMP echo from skiff's stack; checks every reply's payload"},
 };
 
 static void usage(FILE *f)

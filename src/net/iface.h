@@ -79,4 +79,13 @@ int iface_set_proto_handler(struct iface *ifc, uint8_t proto, iface_proto_fn fn,
 /* Receive ICMP errors about our own datagrams (quoted source == our IP). */
 void iface_set_icmp_error_handler(struct iface *ifc, iface_icmp_error_fn fn, void *ctx);
 
+/* Ping: send an ICMP echo request (id, seq, len payload bytes) to dst.
+ * Returns 0 or a negative code as iface_ip_output (-2 also when 8+len does
+ * not fit the MTU: we send no fragments). */
+int icmp_ping_send(struct iface *ifc, sk_time_ns now, uint32_t dst, uint16_t id, uint16_t seq,
+		   const uint8_t *payload, size_t len);
+/* Receive the echo replies addressed to us (any id: the caller matches its
+ * own); fn NULL removes it.  Replies are counted either way. */
+void iface_set_echo_reply_handler(struct iface *ifc, iface_echo_reply_fn fn, void *ctx);
+
 #endif

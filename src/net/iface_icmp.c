@@ -1,5 +1,6 @@
 /* iface_icmp.c — ICMP for a host (RFC 792, RFC 1122 3.2.2): echo replies,
- * incoming errors parsed and handed on, port unreachable out.
+ * incoming errors parsed and handed on, port unreachable out, and the
+ * sending side of ping (echo requests out, replies to a callback).
  *
  * Errors we send go through a token bucket (IFACE_ICMP_RATE per second,
  * IFACE_ICMP_BURST deep, as Linux's icmp_ratelimit does) so a scan of closed
@@ -45,6 +46,33 @@ static void icmp_echo(struct iface *ifc, sk_time_ns now, const struct ipv4_hdr *
 	c->icmp_echo_replies++;
 }
 
+int icmp_ping_send(struct iface *ifc, sk_time_ns now, uint32_t dst, uint16_t id, uint16_t seq,
+		   const uint8_t *payload, size_t len)
+{
+	struct iface_ip_out o;
+	/* Written in place into the tx (or ARP queue) slot: no staging copy,
+	 * and no MTU-sized buffer on a freestanding stack. */
+	if (len > (size_t)ifc->mtu) { /* keep ICMP_HLEN + len from wrapping */
+		ifc->counters.ip_too_big++;
+		return -2;
+	}
+	int rc = iface_ip_begin(ifc, now, dst, ICMP_HLEN + len, &o);
+	if (rc != 0)
+		return rc;
+	size_t n = icmp_emit_echo_request(o.l4, o.cap, id, seq, payload, len);
+	if (n == 0) /* cannot happen: begin reserved ICMP_HLEN + len */
+		return -2;
+	iface_ip_finish(ifc, now, &o, IPV4_PROTO_ICMP, n);
+	ifc->counters.icmp_echo_requests_tx++;
+	return 0;
+}
+
+void iface_set_echo_reply_handler(struct iface *ifc, iface_echo_reply_fn fn, void *ctx)
+{
+	ifc->echo_reply_fn = fn;
+	ifc->echo_reply_ctx = ctx;
+}
+
 void iface_icmp_input(struct iface *ifc, sk_time_ns now, const struct ipv4_hdr *h,
 		      const uint8_t *pkt)
 {
@@ -64,6 +92,15 @@ void iface_icmp_input(struct iface *ifc, sk_time_ns now, const struct ipv4_hdr *
 	switch (ih.type) {
 	case ICMP_ECHO_REQUEST:
 		icmp_echo(ifc, now, h, msg, len);
+		break;
+	case ICMP_ECHO_REPLY:
+		/* The checksum was checked by icmp_parse; matching id and seq to
+		 * an outstanding request is the pinger's business, since only it
+		 * knows what it sent. */
+		c->icmp_echo_replies_rx++;
+		if (ifc->echo_reply_fn)
+			ifc->echo_reply_fn(ifc->echo_reply_ctx, ifc, now, h->src, ih.id, ih.seq,
+					   msg + ICMP_HLEN, len - ICMP_HLEN);
 		break;
 	case ICMP_DEST_UNREACH:
 	case ICMP_TIME_EXCEEDED:

@@ -48,6 +48,12 @@ struct fake {
 	size_t udp_len;
 	unsigned icmp_errors;
 	struct icmp_error last_error;
+	/* what the echo reply callback saw */
+	unsigned replies;
+	uint32_t reply_src;
+	uint16_t reply_id, reply_seq;
+	uint8_t reply_data[2048];
+	size_t reply_len;
 };
 
 static int fake_rx_sync(struct dev *d)
@@ -617,6 +623,145 @@ static void test_icmp_error_input(void **state)
 	assert_int_equal(tx_count(f), 0);
 }
 
+/* ---- ping: echo requests out, replies in ---- */
+
+static void on_echo_reply(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src, uint16_t id,
+			  uint16_t seq, const uint8_t *payload, size_t len)
+{
+	(void)ifc, (void)now;
+	struct fake *f = ctx;
+	f->replies++;
+	f->reply_src = src;
+	f->reply_id = id;
+	f->reply_seq = seq;
+	assert_true(len <= sizeof(f->reply_data));
+	memcpy(f->reply_data, payload, len);
+	f->reply_len = len;
+}
+
+/* The request we just sent, checked field by field; returns its ICMP bytes. */
+static const uint8_t *check_request(struct fake *f, uint16_t id, uint16_t seq,
+				    const uint8_t *payload, size_t n, size_t *icmp_len)
+{
+	size_t len;
+	struct ipv4_hdr h;
+	const uint8_t *out = tx_next(f, &len);
+	assert_non_null(out);
+	const uint8_t *icmp = parse_ip_frame(out, len, PEER_MAC, &h);
+	assert_int_equal(h.dst, PEER_IP);
+	assert_int_equal(h.proto, IPV4_PROTO_ICMP);
+	assert_int_equal(h.total_len, 20 + 8 + n);
+	struct icmp_hdr ih;
+	assert_int_equal(icmp_parse(icmp, 8 + n, &ih), WIRE_OK); /* checksum too */
+	assert_int_equal(ih.type, ICMP_ECHO_REQUEST);
+	assert_int_equal(ih.code, 0);
+	assert_int_equal(ih.id, id);
+	assert_int_equal(ih.seq, seq);
+	assert_int_equal(ih.payload_len, n);
+	if (n)
+		assert_memory_equal(icmp + 8, payload, n);
+	*icmp_len = 8 + n;
+	return icmp;
+}
+
+static void test_ping_send(void **state)
+{
+	struct fake *f = *state;
+	struct iface_counters *c = &f->ifc.counters;
+	learn_peer(f, T0, PEER_MAC, PEER_IP);
+	static uint8_t payload[1500];
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7 + 3);
+	size_t sizes[] = {0, 1, 56, 1400, 1500 - 28}, ilen;
+	for (size_t k = 0; k < SK_ARRAY_LEN(sizes); k++) {
+		size_t n = sizes[k];
+		assert_int_equal(icmp_ping_send(&f->ifc, T0, PEER_IP, 0xbeef, (uint16_t)(k + 1),
+						n ? payload : NULL, n), 0);
+		check_request(f, 0xbeef, (uint16_t)(k + 1), payload, n, &ilen);
+	}
+	assert_int_equal(c->icmp_echo_requests_tx, SK_ARRAY_LEN(sizes));
+	/* One byte over the MTU: refused, not fragmented; so is a length
+	 * that would wrap the ICMP length. */
+	assert_int_equal(icmp_ping_send(&f->ifc, T0, PEER_IP, 1, 1, payload, 1500 - 27), -2);
+	assert_int_equal(icmp_ping_send(&f->ifc, T0, PEER_IP, 1, 1, payload, SIZE_MAX - 4), -2);
+	/* Ourselves, loopback: no route (we have no loopback output). */
+	assert_int_equal(icmp_ping_send(&f->ifc, T0, OUR_IP, 1, 1, payload, 8), -1);
+	assert_int_equal(icmp_ping_send(&f->ifc, T0, SK_IP4(127, 0, 0, 1), 1, 1, payload, 8), -1);
+	assert_int_equal(tx_count(f), 0);
+	assert_int_equal(c->icmp_echo_requests_tx, SK_ARRAY_LEN(sizes));
+}
+
+static void test_ping_send_unresolved_is_queued(void **state)
+{
+	struct fake *f = *state;
+	uint8_t fr[64], payload[32] = {9, 8, 7};
+	assert_int_equal(icmp_ping_send(&f->ifc, T0, PEER_IP, 5, 6, payload, sizeof(payload)), 0);
+	assert_int_equal(count_arp_requests(f, PEER_IP), 1);
+	iface_input(&f->ifc, T0 + MS, fr, mk_arp(fr, ARP_OP_REPLY, OUR_MAC, PEER_MAC, PEER_IP, OUR_MAC, OUR_IP));
+	size_t ilen;
+	check_request(f, 5, 6, payload, sizeof(payload), &ilen);
+}
+
+static void test_echo_reply_delivered(void **state)
+{
+	struct fake *f = *state;
+	struct iface_counters *c = &f->ifc.counters;
+	learn_peer(f, T0, PEER_MAC, PEER_IP);
+	iface_set_echo_reply_handler(&f->ifc, on_echo_reply, f);
+	uint8_t payload[1400], msg[2048], fr[1600];
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i ^ 0x5a);
+	/* A round trip: our request, turned into a reply as a peer does. */
+	assert_int_equal(icmp_ping_send(&f->ifc, T0, PEER_IP, 0x4242, 17, payload, sizeof(payload)), 0);
+	size_t ilen;
+	const uint8_t *req = check_request(f, 0x4242, 17, payload, sizeof(payload), &ilen);
+	assert_int_equal(icmp_emit_echo_reply(msg, sizeof(msg), req, ilen), ilen);
+	iface_input(&f->ifc, T0 + MS, fr, mk_ip(fr, OUR_MAC, PEER_MAC, PEER_IP, OUR_IP, IPV4_PROTO_ICMP, 0, msg, ilen));
+	assert_int_equal(f->replies, 1);
+	assert_int_equal(f->reply_src, PEER_IP);
+	assert_int_equal(f->reply_id, 0x4242);
+	assert_int_equal(f->reply_seq, 17);
+	assert_int_equal(f->reply_len, sizeof(payload));
+	assert_memory_equal(f->reply_data, payload, sizeof(payload));
+	assert_int_equal(c->icmp_echo_replies_rx, 1);
+	assert_int_equal(tx_count(f), 0); /* a reply is never answered */
+
+	/* An empty payload is delivered as such. */
+	assert_int_equal(icmp_emit_echo_request(msg, sizeof(msg), 1, 2, NULL, 0), 8);
+	assert_int_equal(icmp_emit_echo_reply(msg, sizeof(msg), msg, 8), 8);
+	iface_input(&f->ifc, T0 + MS, fr, mk_ip(fr, OUR_MAC, PEER_MAC, PEER_IP, OUR_IP, IPV4_PROTO_ICMP, 0, msg, 8));
+	assert_int_equal(f->replies, 2);
+	assert_int_equal(f->reply_len, 0);
+	assert_int_equal(f->reply_seq, 2);
+
+	/* No handler: still counted, nothing called. */
+	iface_set_echo_reply_handler(&f->ifc, NULL, NULL);
+	iface_input(&f->ifc, T0 + MS, fr, mk_ip(fr, OUR_MAC, PEER_MAC, PEER_IP, OUR_IP, IPV4_PROTO_ICMP, 0, msg, 8));
+	assert_int_equal(f->replies, 2);
+	assert_int_equal(c->icmp_echo_replies_rx, 3);
+}
+
+static void test_echo_reply_bad_csum_dropped(void **state)
+{
+	struct fake *f = *state;
+	struct iface_counters *c = &f->ifc.counters;
+	iface_set_echo_reply_handler(&f->ifc, on_echo_reply, f);
+	uint8_t payload[64], msg[128], fr[256];
+	memset(payload, 0xa5, sizeof(payload));
+	assert_int_equal(icmp_emit_echo_request(msg, sizeof(msg), 7, 8, payload, sizeof(payload)), 72);
+	assert_int_equal(icmp_emit_echo_reply(msg, sizeof(msg), msg, 72), 72);
+	msg[8 + 10] ^= 0x01; /* one payload bit flipped in transit */
+	iface_input(&f->ifc, T0, fr, mk_ip(fr, OUR_MAC, PEER_MAC, PEER_IP, OUR_IP, IPV4_PROTO_ICMP, 0, msg, 72));
+	assert_int_equal(f->replies, 0);
+	assert_int_equal(c->icmp_csum, 1);
+	assert_int_equal(c->icmp_echo_replies_rx, 0);
+	/* Repaired, the same reply gets through: the drop was the checksum. */
+	msg[8 + 10] ^= 0x01;
+	iface_input(&f->ifc, T0, fr, mk_ip(fr, OUR_MAC, PEER_MAC, PEER_IP, OUR_IP, IPV4_PROTO_ICMP, 0, msg, 72));
+	assert_int_equal(f->replies, 1);
+	assert_int_equal(c->icmp_echo_replies_rx, 1);
+}
+
 /* ---- UDP ---- */
 
 static void test_udp_echo(void **state)
@@ -1018,6 +1163,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ping_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ping_unresolved_is_queued, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_icmp_error_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ping_send, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ping_send_unresolved_is_queued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_echo_reply_delivered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_echo_reply_bad_csum_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_udp_echo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_udp_bind_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gateway_routing, setup, teardown),

@@ -96,6 +96,8 @@
 	X(icmp_csum, "icmp.csum")                                                         \
 	X(icmp_echo_requests, "icmp.echo_requests")                                       \
 	X(icmp_echo_replies, "icmp.echo_replies") /* replies sent */                      \
+	X(icmp_echo_requests_tx, "icmp.echo_requests_tx") /* icmp_ping_send: requests out */ \
+	X(icmp_echo_replies_rx, "icmp.echo_replies_rx") /* replies to us (well-formed, checksum ok) */ \
 	X(icmp_errors_rx, "icmp.errors_rx")     /* unreachable/time exceeded/param problem about us */ \
 	X(icmp_bad_error, "icmp.bad_error")     /* malformed quote, or not about our packets */ \
 	X(icmp_other, "icmp.other")             /* types we do not handle */              \
@@ -169,6 +171,11 @@ typedef void (*iface_icmp_error_fn)(void *ctx, struct iface *ifc, sk_time_ns now
 typedef void (*iface_proto_fn)(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src,
 			       uint32_t dst, const uint8_t *l4, size_t len);
 
+/* Receives an echo reply addressed to us (for a pinger); payload is the
+ * data after the 8-byte ICMP header, valid only during the call. */
+typedef void (*iface_echo_reply_fn)(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src,
+				    uint16_t id, uint16_t seq, const uint8_t *payload, size_t len);
+
 struct iface_proto_handler {
 	uint8_t proto;      /* 0 = free */
 	iface_proto_fn fn;
@@ -213,6 +220,8 @@ struct iface {
 	struct iface_proto_handler proto[IFACE_MAX_PROTO_HANDLERS];
 	iface_icmp_error_fn icmp_error_fn;
 	void *icmp_error_ctx;
+	iface_echo_reply_fn echo_reply_fn;
+	void *echo_reply_ctx;
 
 	struct iface_counters counters;
 };

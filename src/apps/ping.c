@@ -1,0 +1,361 @@
+/* ping.c — `skiff ping`: ICMP echo from skiff's own stack, so two skiff
+ * hosts can check each other without a Linux stack in between.
+ *
+ * Sends COUNT echo requests INTERVAL apart, each with a payload computed
+ * from its sequence number, and checks every reply byte for byte against
+ * what that request carried: a reply that comes back changed (or for the
+ * wrong request) is an error, not just a number.  A reply later than the
+ * timeout counts as lost, as with Linux's ping -W.  Exit 0 only when every
+ * request got one intact reply in time.
+ *
+ * Runs on hoststack + netloop like `skiff echo` (so it answers ARP and
+ * pings itself while it runs): sending is an app timer, replies come from
+ * the interface's echo reply callback. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../plat/plat.h"
+#include "cli.h"
+#include "hoststack.h"
+
+/* IPv4 and ICMP headers: what an MTU leaves for the payload. */
+#define PING_OVERHEAD 28u
+
+static volatile sig_atomic_t ping_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	ping_stop = 1;
+}
+
+enum ping_state {
+	PING_UNSENT = 0,
+	PING_OUTSTANDING,
+	PING_OK,      /* one intact reply in time */
+	PING_CORRUPT, /* a reply whose payload differs from the request's */
+	PING_LATE,    /* the reply came after the timeout */
+	PING_FAILED,  /* could not be sent (no room in the rings) */
+};
+
+struct ping_slot {
+	sk_time_ns sent_at;
+	uint8_t state; /* enum ping_state */
+};
+
+struct pinger {
+	struct hoststack hs;
+	uint32_t dst;
+	char dst_str[16];
+	uint16_t id;
+	uint32_t count, sent;
+	size_t size;
+	sk_time_ns interval, timeout;
+	sk_time_ns next_send;
+	struct ping_slot *slot; /* [count], request seq i+1 in slot[i] */
+	uint8_t *payload;       /* scratch: size bytes */
+	/* results */
+	uint32_t received, corrupt, dups, late, failed, other;
+	sk_time_ns rtt_min, rtt_max, rtt_sum;
+	bool no_route;
+};
+
+/* The payload of request `seq`.  It depends on seq, so a reply carrying
+ * another request's data is caught even when the sizes agree. */
+static void fill_pattern(uint8_t *p, size_t len, uint16_t seq)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)((i ^ (i >> 8)) + (unsigned)seq * 97u);
+}
+
+/* First byte where data differs from request seq's payload, or len when equal. */
+static size_t pattern_mismatch(const uint8_t *data, size_t len, uint16_t seq)
+{
+	for (size_t i = 0; i < len; i++)
+		if (data[i] != (uint8_t)((i ^ (i >> 8)) + (unsigned)seq * 97u))
+			return i;
+	return len;
+}
+
+static bool all_answered(const struct pinger *p)
+{
+	if (p->sent < p->count)
+		return false;
+	for (uint32_t i = 0; i < p->count; i++)
+		if (p->slot[i].state == PING_OUTSTANDING)
+			return false;
+	return true;
+}
+
+static void on_reply(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src, uint16_t id,
+		     uint16_t seq, const uint8_t *data, size_t len)
+{
+	(void)ifc;
+	struct pinger *p = ctx;
+	/* Another pinger's reply (same host, other id) or a stray: not ours. */
+	if (src != p->dst || id != p->id || seq == 0 || seq > p->sent) {
+		p->other++;
+		return;
+	}
+	struct ping_slot *s = &p->slot[seq - 1];
+	sk_time_ns rtt = now >= s->sent_at ? now - s->sent_at : 0;
+	double ms = (double)rtt / 1e6;
+	size_t common = SK_MIN(len, p->size);
+	size_t bad = pattern_mismatch(data, common, seq);
+	if (bad != common || len != p->size) {
+		/* A changed reply is an error even after an intact one came. */
+		if (s->state == PING_OK)
+			p->received--;
+		if (s->state != PING_CORRUPT)
+			p->corrupt++;
+		s->state = PING_CORRUPT;
+		printf("%zu bytes from %s: icmp_seq=%u time=%.3f ms CORRUPT (sent %zu bytes, "
+		       "first difference at byte %zu)\n",
+		       len, p->dst_str, seq, ms, p->size, bad);
+	} else if (s->state != PING_OUTSTANDING) {
+		p->dups++;
+		printf("%zu bytes from %s: icmp_seq=%u time=%.3f ms (DUP!)\n", len, p->dst_str, seq, ms);
+	} else if (rtt > p->timeout) {
+		s->state = PING_LATE;
+		p->late++;
+		printf("%zu bytes from %s: icmp_seq=%u time=%.3f ms (late: counted as lost)\n", len,
+		       p->dst_str, seq, ms);
+	} else {
+		s->state = PING_OK;
+		p->received++;
+		if (p->received == 1 || rtt < p->rtt_min)
+			p->rtt_min = rtt;
+		if (rtt > p->rtt_max)
+			p->rtt_max = rtt;
+		p->rtt_sum += rtt;
+		printf("%zu bytes from %s: icmp_seq=%u time=%.3f ms\n", len, p->dst_str, seq, ms);
+	}
+	fflush(stdout);
+	if (all_answered(p))
+		ping_stop = 1;
+}
+
+static void send_one(struct pinger *p, sk_time_ns now)
+{
+	uint16_t seq = (uint16_t)(p->sent + 1);
+	struct ping_slot *s = &p->slot[p->sent++];
+	fill_pattern(p->payload, p->size, seq);
+	s->sent_at = now;
+	int rc = icmp_ping_send(p->hs.ifc, now, p->dst, p->id, seq, p->payload, p->size);
+	if (rc == 0) {
+		s->state = PING_OUTSTANDING;
+		return;
+	}
+	s->state = PING_FAILED;
+	p->failed++;
+	if (rc == -1) { /* checked before starting, so the route went away: give up */
+		p->no_route = true;
+		ping_stop = 1;
+	}
+	printf("icmp_seq=%u: not sent (%s)\n", seq,
+	       rc == -1 ? "no route" : rc == -2 ? "too big" : "no room in the tx ring or ARP queue");
+	fflush(stdout);
+}
+
+static sk_time_ns app_deadline(void *ctx)
+{
+	struct pinger *p = ctx;
+	if (p->sent < p->count)
+		return p->next_send;
+	/* The last request's timeout; earlier ones expire before it. */
+	return p->slot[p->count - 1].sent_at + p->timeout;
+}
+
+static void app_timers(void *ctx, sk_time_ns now)
+{
+	struct pinger *p = ctx;
+	if (p->sent < p->count && now >= p->next_send) {
+		send_one(p, now);
+		/* Keep the spacing after a late wake-up instead of bursting to
+		 * catch up: a burst would measure the rings, not the path. */
+		p->next_send += p->interval;
+		if (p->next_send < now)
+			p->next_send = now;
+	}
+	if (p->sent == p->count && (all_answered(p) || now >= app_deadline(p)))
+		ping_stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: skiff ping --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC] [-c COUNT]\n"
+		"                  [-i INTERVAL_MS] [-s SIZE] [-W TIMEOUT_S] [--stats] [--pcap FILE]\n"
+		"                  DST\n"
+		"\n"
+		"Sends COUNT ICMP echo requests to DST from skiff's own stack as ADDR on DEV,\n"
+		"and checks every reply's payload byte for byte against its request.\n"
+		"\n"
+		"  --dev DEV         tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n"
+		"  --ip ADDR/LEN     this host's IPv4 address and prefix length\n"
+		"  --gw ADDR         default gateway (optional)\n"
+		"  --mac MAC         this host's MAC (default: random, locally administered)\n"
+		"  -c COUNT          requests to send, 1..65535 (default 4)\n"
+		"  -i INTERVAL_MS    time between requests in ms, 1..3600000 (default 1000)\n"
+		"  -s SIZE           payload bytes per request, 0..MTU-28 (default 56)\n"
+		"  -W TIMEOUT_S      a reply later than this is lost, 1..3600 (default 2)\n"
+		"  --stats           print counters on exit\n"
+		"  --pcap FILE       record every frame the device sees\n"
+		"  -h, --help        this text\n"
+		"\n"
+		"Prints a line per reply and a summary; exit 0 when every request got one\n"
+		"intact reply in time, 1 otherwise, 2 on a bad argument.\n");
+}
+
+static void print_summary(const struct pinger *p)
+{
+	uint32_t tx = p->sent, lost = tx - p->received;
+	printf("--- %s ping statistics ---\n", p->dst_str);
+	printf("%u transmitted, %u received, ", tx, p->received);
+	if (tx == 0 || (uint64_t)lost * 100 % tx == 0)
+		printf("%u%% loss", tx ? (unsigned)((uint64_t)lost * 100 / tx) : 0u);
+	else
+		printf("%.1f%% loss", 100.0 * lost / tx);
+	if (p->received)
+		printf(", rtt min/avg/max = %.3f/%.3f/%.3f ms", (double)p->rtt_min / 1e6,
+		       (double)p->rtt_sum / p->received / 1e6, (double)p->rtt_max / 1e6);
+	if (p->corrupt)
+		printf(", %u corrupt", p->corrupt);
+	if (p->dups)
+		printf(", %u duplicates", p->dups);
+	if (p->late)
+		printf(", %u late", p->late);
+	if (p->failed)
+		printf(", %u not sent", p->failed);
+	printf("\n");
+}
+
+int cmd_ping(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"dev", required_argument, NULL, 'd'}, {"ip", required_argument, NULL, 'a'},
+		{"gw", required_argument, NULL, 'g'},  {"mac", required_argument, NULL, 'm'},
+		{"stats", no_argument, NULL, 'S'},     {"pcap", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0},
+	};
+	struct pinger p;
+	memset(&p, 0, sizeof(p));
+	struct hoststack_config cfg = {.spin_ns = 100 * SK_NS_PER_US};
+	bool have_ip = false, stats = false;
+	unsigned long count = 4, interval_ms = 1000, size = 56, timeout_s = 2;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "hc:i:s:W:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': cfg.dev_spec = optarg; break;
+		case 'a':
+			if (cli_parse_cidr(optarg, &cfg.ifc.ip, &cfg.ifc.prefix_len) < 0)
+				cli_usage_error("ping", "--ip wants ADDR/LEN (e.g. 198.18.0.2/24), not '%s'", optarg);
+			have_ip = true;
+			break;
+		case 'g':
+			if (cli_parse_ipv4(optarg, &cfg.ifc.gw) < 0)
+				cli_usage_error("ping", "--gw wants an IPv4 address, not '%s'", optarg);
+			break;
+		case 'm':
+			if (cli_parse_mac(optarg, cfg.ifc.mac) < 0)
+				cli_usage_error("ping", "--mac wants a unicast MAC like 02:00:00:00:00:01, not '%s'", optarg);
+			cfg.have_mac = true;
+			break;
+		case 'c': count = cli_parse_ulong("ping", "-c", optarg, 1, 65535); break;
+		case 'i': interval_ms = cli_parse_ulong("ping", "-i", optarg, 1, 3600000); break;
+		case 's': size = cli_parse_ulong("ping", "-s", optarg, 0, IFACE_MAX_MTU - PING_OVERHEAD); break;
+		case 'W': timeout_s = cli_parse_ulong("ping", "-W", optarg, 1, 3600); break;
+		case 'S': stats = true; break;
+		case 'p': cfg.pcap_path = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default:
+			cli_usage_error("ping", "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		cli_usage_error("ping", "the destination address is required");
+	if (optind + 1 < argc)
+		cli_usage_error("ping", "unexpected argument '%s'", argv[optind + 1]);
+	if (!cfg.dev_spec)
+		cli_usage_error("ping", "--dev is required");
+	if (!have_ip)
+		cli_usage_error("ping", "--ip is required");
+	uint32_t mask = cfg.ifc.prefix_len == 32 ? ~0u : ~(~0u >> cfg.ifc.prefix_len);
+	if (cfg.ifc.gw && (cfg.ifc.gw & mask) != (cfg.ifc.ip & mask))
+		cli_usage_error("ping", "--gw must be inside the --ip subnet");
+	/* One host: not ourselves (no loopback), not a group or a broadcast
+	 * (replies to those are not ours to take). */
+	if (cli_parse_ipv4(argv[optind], &p.dst) < 0 || p.dst == 0 || (p.dst >> 28) >= 0xe ||
+	    (p.dst >> 24) == 127)
+		cli_usage_error("ping", "DST wants a unicast IPv4 address, not '%s'", argv[optind]);
+	if (p.dst == cfg.ifc.ip)
+		cli_usage_error("ping", "DST is this host's own address (skiff has no loopback)");
+	if (mask != ~0u && mask != ~1u && (p.dst & ~mask) == ~mask)
+		cli_usage_error("ping", "DST is the subnet broadcast address");
+	if ((p.dst & mask) != (cfg.ifc.ip & mask) && !cfg.ifc.gw)
+		cli_usage_error("ping", "DST is off the --ip subnet and there is no --gw");
+	cli_format_ipv4(p.dst, p.dst_str);
+
+	p.count = (uint32_t)count;
+	p.size = size;
+	p.interval = (sk_time_ns)interval_ms * SK_NS_PER_MS;
+	p.timeout = (sk_time_ns)timeout_s * SK_NS_PER_S;
+	p.slot = calloc(p.count, sizeof(*p.slot));
+	p.payload = malloc(p.size ? p.size : 1);
+	if (!p.slot || !p.payload) {
+		fprintf(stderr, "skiff ping: out of memory\n");
+		return 1;
+	}
+	/* A random id, so two pingers on one host (or a restarted one) do
+	 * not take each other's replies. */
+	if (plat_random(&p.id, sizeof(p.id)) < 0) {
+		fprintf(stderr, "skiff ping: no randomness\n");
+		return 1;
+	}
+
+	char err[256];
+	if (hoststack_open(&p.hs, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "skiff ping: %s\n", err);
+		return 1;
+	}
+	if (p.size + PING_OVERHEAD > p.hs.ifc->mtu) {
+		fprintf(stderr, "skiff ping: -s %zu does not fit the MTU %u (at most %u)\n", p.size,
+			p.hs.ifc->mtu, p.hs.ifc->mtu - PING_OVERHEAD);
+		hoststack_close(&p.hs);
+		return 2;
+	}
+	iface_set_echo_reply_handler(p.hs.ifc, on_reply, &p);
+	p.hs.loop.app_deadline = app_deadline;
+	p.hs.loop.app_timers = app_timers;
+	p.hs.loop.ctx = &p;
+	hoststack_announce(&p.hs);
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	char ipbuf[16], macbuf[18];
+	cli_format_ipv4(cfg.ifc.ip, ipbuf);
+	cli_format_mac(p.hs.dev->mac, macbuf);
+	printf("PING %s from %s/%u dev=%s mac=%s id=0x%04x: %zu data bytes, %u requests\n",
+	       p.dst_str, ipbuf, cfg.ifc.prefix_len, p.hs.dev->name, macbuf, p.id, p.size, p.count);
+	fflush(stdout);
+
+	p.next_send = plat_now(); /* the first request at once */
+	int rc = netloop_run(&p.hs.loop, &ping_stop);
+	print_summary(&p);
+	if (stats)
+		hoststack_print_stats(&p.hs, stdout);
+	fflush(stdout);
+	bool ok = rc == 0 && !p.no_route && p.sent == p.count && p.received == p.count &&
+		  p.corrupt == 0;
+	hoststack_close(&p.hs);
+	free(p.slot);
+	free(p.payload);
+	return ok ? 0 : 1;
+}
