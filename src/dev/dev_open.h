@@ -1,7 +1,7 @@
 /* dev_open.h — open a hosted device by its --dev spec (Linux only).
  *
  *   tap:NAME       a TAP interface (created if missing), IFF_NO_PI
- *   packet:IFACE   AF_PACKET with a TPACKET_V3 mmap'ed receive ring
+ *   packet:IFACE   AF_PACKET with a TPACKET_V2 mmap'ed receive ring
  *   xdp:IFACE      AF_XDP through libxdp (copy mode where zero-copy is not
  *                  offered), queue 0
  * and, around any of them, a pcap recorder when pcap_path is set.
