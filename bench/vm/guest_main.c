@@ -38,6 +38,11 @@ void serve_skiff_print_stats(struct loop *l, FILE *f)
 	(void)l;
 	(void)f;
 }
+const struct dev_stats *serve_skiff_dev_stats(struct loop *l)
+{
+	(void)l;
+	return NULL;
+}
 
 int main(int argc, char **argv)
 {
