@@ -135,37 +135,15 @@ int cmd_echo(int argc, char **argv)
 		{"spin-us", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct hoststack_config cfg = {.tcp = true};
+	struct hoststack_config cfg = {HOSTSTACK_CONFIG_DEFAULTS, .tcp = true};
 	bool have_ip = false, stats = false;
-	long spin_us = 100;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (hoststack_option("echo", c, optarg, &cfg, &have_ip))
+			continue;
 		switch (c) {
-		case 'd': cfg.dev_spec = optarg; break;
-		case 'i':
-			if (cli_parse_cidr(optarg, &cfg.ifc.ip, &cfg.ifc.prefix_len) < 0)
-				cli_usage_error("echo", "--ip wants ADDR/LEN (e.g. 198.18.0.2/24), not '%s'", optarg);
-			have_ip = true;
-			break;
-		case 'g':
-			if (cli_parse_ipv4(optarg, &cfg.ifc.gw) < 0)
-				cli_usage_error("echo", "--gw wants an IPv4 address, not '%s'", optarg);
-			break;
-		case 'm':
-			if (cli_parse_mac(optarg, cfg.ifc.mac) < 0)
-				cli_usage_error("echo", "--mac wants a unicast MAC like 02:00:00:00:00:01, not '%s'", optarg);
-			cfg.have_mac = true;
-			break;
 		case 's': stats = true; break;
-		case 'p': cfg.pcap_path = optarg; break;
-		case 'S': {
-			char *end;
-			spin_us = strtol(optarg, &end, 10);
-			if (*end || end == optarg || spin_us < 0 || spin_us > 1000000)
-				cli_usage_error("echo", "--spin-us wants 0..1000000, not '%s'", optarg);
-			break;
-		}
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_usage_error("echo", "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -173,16 +151,7 @@ int cmd_echo(int argc, char **argv)
 	}
 	if (optind < argc)
 		cli_usage_error("echo", "unexpected argument '%s'", argv[optind]);
-	if (!cfg.dev_spec)
-		cli_usage_error("echo", "--dev is required");
-	if (!have_ip)
-		cli_usage_error("echo", "--ip is required");
-	if (cfg.ifc.gw) {
-		uint32_t mask = cfg.ifc.prefix_len == 32 ? ~0u : ~(~0u >> cfg.ifc.prefix_len);
-		if ((cfg.ifc.gw & mask) != (cfg.ifc.ip & mask))
-			cli_usage_error("echo", "--gw must be inside the --ip subnet");
-	}
-	cfg.spin_ns = (uint64_t)spin_us * SK_NS_PER_US;
+	hoststack_check_options("echo", &cfg, have_ip);
 
 	char err[256];
 	struct hoststack hs;

@@ -86,6 +86,51 @@ fail:
 	return -1;
 }
 
+bool hoststack_option(const char *cmd, int c, const char *arg, struct hoststack_config *cfg,
+		      bool *have_ip)
+{
+	switch (c) {
+	case 'd':
+		cfg->dev_spec = arg;
+		return true;
+	case 'i':
+		if (cli_parse_cidr(arg, &cfg->ifc.ip, &cfg->ifc.prefix_len) < 0)
+			cli_usage_error(cmd, "--ip wants ADDR/LEN (e.g. 198.18.0.2/24), not '%s'", arg);
+		*have_ip = true;
+		return true;
+	case 'g':
+		if (cli_parse_ipv4(arg, &cfg->ifc.gw) < 0)
+			cli_usage_error(cmd, "--gw wants an IPv4 address, not '%s'", arg);
+		return true;
+	case 'm':
+		if (cli_parse_mac(arg, cfg->ifc.mac) < 0)
+			cli_usage_error(cmd, "--mac wants a unicast MAC like 02:00:00:00:00:01, not '%s'", arg);
+		cfg->have_mac = true;
+		return true;
+	case 'p':
+		cfg->pcap_path = arg;
+		return true;
+	case 'S':
+		cfg->spin_ns = cli_parse_ulong(cmd, "--spin-us", arg, 0, 1000000) * SK_NS_PER_US;
+		return true;
+	default:
+		return false;
+	}
+}
+
+void hoststack_check_options(const char *cmd, const struct hoststack_config *cfg, bool have_ip)
+{
+	if (!cfg->dev_spec)
+		cli_usage_error(cmd, "--dev is required");
+	if (!have_ip)
+		cli_usage_error(cmd, "--ip is required");
+	if (cfg->ifc.gw) {
+		uint32_t mask = cfg->ifc.prefix_len == 32 ? ~0u : ~(~0u >> cfg->ifc.prefix_len);
+		if ((cfg->ifc.gw & mask) != (cfg->ifc.ip & mask))
+			cli_usage_error(cmd, "--gw must be inside the --ip subnet");
+	}
+}
+
 void hoststack_announce(struct hoststack *hs)
 {
 	iface_announce(hs->ifc, plat_now());

@@ -33,6 +33,18 @@ struct hoststack {
 	struct netloop loop;   /* dev, ifc, tcp and spin_ns filled in; add callbacks */
 };
 
+/* The options every command on skiff's stack takes, with these getopt
+ * codes: --dev 'd', --ip 'i', --gw 'g', --mac 'm', --pcap 'p', --spin-us 'S'.
+ * Handles c if it is one of them (a bad value is a usage error of cmd, exit
+ * 2) and returns true; false for any other code.  Start from
+ * HOSTSTACK_CONFIG_DEFAULTS so the spin has its default. */
+#define HOSTSTACK_SPIN_US_DEFAULT 100
+#define HOSTSTACK_CONFIG_DEFAULTS .spin_ns = HOSTSTACK_SPIN_US_DEFAULT * SK_NS_PER_US
+bool hoststack_option(const char *cmd, int c, const char *arg, struct hoststack_config *cfg,
+		      bool *have_ip);
+/* After parsing: --dev and --ip were given, and --gw is inside the subnet. */
+void hoststack_check_options(const char *cmd, const struct hoststack_config *cfg, bool have_ip);
+
 /* Returns 0, or -1 with a one-line reason in err. */
 int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, char *err,
 		   size_t errlen);

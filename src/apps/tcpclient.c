@@ -491,33 +491,20 @@ int cmd_tcp_client(int argc, char **argv)
 	};
 	static struct client cl; /* static: large, and on_signal's flag lives beside it */
 	memset(&cl, 0, sizeof(cl));
-	struct hoststack_config cfg = {.tcp = true};
+	struct hoststack_config cfg = {HOSTSTACK_CONFIG_DEFAULTS, .tcp = true};
 	bool have_ip = false, have_dst = false, have_random = false, stats = false;
 	bool sequential = false, have_parallel = false;
 	const char *file = NULL;
-	uint32_t spin_us = 100, timeout_s = 60;
+	uint32_t timeout_s = 60;
 	cl.conns = 1;
 	cl.parallel = 1;
 	cl.seed = 1;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (hoststack_option("tcp-client", c, optarg, &cfg, &have_ip))
+			continue;
 		switch (c) {
-		case 'd': cfg.dev_spec = optarg; break;
-		case 'i':
-			if (cli_parse_cidr(optarg, &cfg.ifc.ip, &cfg.ifc.prefix_len) < 0)
-				cli_usage_error("tcp-client", "--ip wants ADDR/LEN (e.g. 198.18.0.2/24), not '%s'", optarg);
-			have_ip = true;
-			break;
-		case 'g':
-			if (cli_parse_ipv4(optarg, &cfg.ifc.gw) < 0)
-				cli_usage_error("tcp-client", "--gw wants an IPv4 address, not '%s'", optarg);
-			break;
-		case 'm':
-			if (cli_parse_mac(optarg, cfg.ifc.mac) < 0)
-				cli_usage_error("tcp-client", "--mac wants a unicast MAC like 02:00:00:00:00:01, not '%s'", optarg);
-			cfg.have_mac = true;
-			break;
 		case 'c':
 			if (parse_endpoint(optarg, &cl.dst, &cl.dport) < 0)
 				cli_usage_error("tcp-client", "--connect wants IP:PORT (e.g. 198.18.0.1:7), not '%s'", optarg);
@@ -553,11 +540,6 @@ int cmd_tcp_client(int argc, char **argv)
 				cli_usage_error("tcp-client", "--timeout wants 1..86400 seconds, not '%s'", optarg);
 			break;
 		case 's': stats = true; break;
-		case 'p': cfg.pcap_path = optarg; break;
-		case 'S':
-			if (parse_u32(optarg, 0, 1000000, &spin_us) < 0)
-				cli_usage_error("tcp-client", "--spin-us wants 0..1000000, not '%s'", optarg);
-			break;
 		case 'h': usage(stdout); return 0;
 		default:
 			cli_usage_error("tcp-client", "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -565,10 +547,7 @@ int cmd_tcp_client(int argc, char **argv)
 	}
 	if (optind < argc)
 		cli_usage_error("tcp-client", "unexpected argument '%s'", argv[optind]);
-	if (!cfg.dev_spec)
-		cli_usage_error("tcp-client", "--dev is required");
-	if (!have_ip)
-		cli_usage_error("tcp-client", "--ip is required");
+	hoststack_check_options("tcp-client", &cfg, have_ip);
 	if (!have_dst)
 		cli_usage_error("tcp-client", "--connect is required");
 	if (!!file == have_random)
@@ -577,12 +556,6 @@ int cmd_tcp_client(int argc, char **argv)
 		cli_usage_error("tcp-client", "--sequential and --parallel exclude each other");
 	if (cl.parallel > cl.conns)
 		cl.parallel = cl.conns;
-	if (cfg.ifc.gw) {
-		uint32_t mask = cfg.ifc.prefix_len == 32 ? ~0u : ~(~0u >> cfg.ifc.prefix_len);
-		if ((cfg.ifc.gw & mask) != (cfg.ifc.ip & mask))
-			cli_usage_error("tcp-client", "--gw must be inside the --ip subnet");
-	}
-	cfg.spin_ns = (uint64_t)spin_us * SK_NS_PER_US;
 
 	int fd = -1;
 	void *map = NULL;
