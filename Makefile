@@ -8,7 +8,7 @@ SAN     ?=
 CFLAGS  ?=
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASE_CFLAGS := -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -Isrc $(SAN) $(CFLAGS)
-LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz
+LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz -lcrypto
 TEST_LDLIBS := -lcmocka
 
 # The freestanding core: no OS headers, no clock, no syscalls.
@@ -38,13 +38,36 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 all: $(BUILD)/skiff
 
 help:
-	@echo "make              build build/skiff"
-	@echo "make test         install missing packages, then every check (unit, freestanding,"
-	@echo "                  clang, integration in namespaces, ASan+UBSan pass, fuzz smoke)"
-	@echo "make run          the main job: skiff serve --stack skiff in a namespace, fetched with curl"
-	@echo "make unit         unit tests only"
-	@echo "make fuzz         every fuzz target for FUZZ_TIME seconds (default 60)"
-	@echo "make bench-ring   ring and checksum costs in cycles"
+	@echo "The two commands (each installs what is missing first, with tools/deps.sh):"
+	@echo "  make run           build the unikernel and boot it under QEMU (KVM if hardware-backed,"
+	@echo "                     else TCG), serving http://127.0.0.1:8080/ until Ctrl-C (RUN_PORT)"
+	@echo "  make test          every check (tests/run-all.sh): dependency check, build, freestanding,"
+	@echo "                     clang, unit, integration, http, vm, linux-guest, switch, load, tcp,"
+	@echo "                     the ASan+UBSan passes and a fuzz smoke; ends 'summary: N passed, N failed'"
+	@echo "Building:"
+	@echo "  make               build/skiff (and build/skiff-uk.elf)"
+	@echo "  make uk            build/skiff-uk.elf, the unikernel;  make uk-clang: the same with clang"
+	@echo "  make asan          build/asan: everything with ASan+UBSan;  make clang-check: with clang"
+	@echo "  make deps          install the Debian packages in tools/deps.sh that are missing"
+	@echo "  make clean"
+	@echo "Testing (root: namespaces, TAP, AF_PACKET, AF_XDP, QEMU):"
+	@echo "  make unit          the cmocka unit tests"
+	@echo "  make check-freestanding  the core compiles with no OS headers"
+	@echo "  make integration   tests/integration.sh: ping, UDP, ARP, malformed frames on tap/packet/xdp"
+	@echo "  make http-test     tests/http.sh;  make vm-test: tests/vm.sh;  make switch-test: tests/switch.sh"
+	@echo "  make load-test     tests/load.sh;  make linux-guest-test: tests/linux_guest.sh"
+	@echo "  make fuzz          every fuzz target for FUZZ_TIME seconds (default 60)"
+	@echo "Running:"
+	@echo "  make run-hosted    skiff serve --stack skiff on a TAP in a namespace it creates and removes"
+	@echo "Benchmarks (results under bench/results/ or docs/):"
+	@echo "  make bench         skiff against nginx and Linux sockets, alternating, medians (~10 min)"
+	@echo "  make bench-quick   the same, short (development only)"
+	@echo "  make bench-cost    docs/cost.md: what a request costs, stage by stage"
+	@echo "  make bench-parse   the HTTP head parser alone, ns per parse"
+	@echo "  make bench-ring    ring and checksum costs in cycles"
+	@echo "  make bench-switch  the switch: pktgen and kernel-free HTTP;  make bench-switch-http"
+	@echo "  make bench-vm      the unikernel against a Linux guest under QEMU (~14 min); bench-vm-quick"
+	@echo "  make profile-vm    where the Linux guest spends a request"
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

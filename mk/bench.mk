@@ -12,10 +12,11 @@
 #                     ab -k and ab in namespaces, beside the micro-benchmarks
 #                     bench_ring and bench_cost.  About 5 min.  Knobs:
 #                     COST_KA_N COST_CLOSE_N COST_OVERHEAD_REPS COST_AB_N.
+#   make bench-parse  the HTTP head parser alone: ns per parse (bench/bench_parse.c).
 # Knobs: BENCH_REPS BENCH_DURATION BENCH_N BENCH_SERVERS BENCH_LOADS
 # BENCH_PASSES BENCH_OUT BENCH_SERVER_CPU BENCH_CLIENT_CPU BENCH_OFFLOADS
 # (see bench/http/bench.py).  Needs root.
-.PHONY: bench bench-quick bench-cost
+.PHONY: bench bench-quick bench-cost bench-parse
 
 BENCH_PY := PYTHONDONTWRITEBYTECODE=1 python3
 COST_OUT ?= docs/cost.md
@@ -30,3 +31,7 @@ bench-quick: deps all
 bench-cost: deps all $(BUILD)/bench/bench_cost $(BUILD)/bench/bench_ring
 	@$(BENCH_PY) bench/http/cost.py --skiff $(BUILD)/skiff --cost $(BUILD)/bench/bench_cost \
 	  --ring $(BUILD)/bench/bench_ring --out $(COST_OUT)
+
+# The HTTP head parser alone: ns per parse of ab's and a browser's request.
+bench-parse: $(BUILD)/bench/bench_parse
+	$(BUILD)/bench/bench_parse

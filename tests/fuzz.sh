@@ -18,6 +18,11 @@ if [ $# -eq 0 ]; then
 	echo "usage: FUZZ_TIME=N $0 FUZZ_BIN..." >&2
 	exit 2
 fi
+# A crash report names functions and lines only through llvm's symbolizer.
+if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ]; then
+	sym=$(command -v llvm-symbolizer) || { echo "fuzz: llvm-symbolizer not found (Debian package llvm: run tools/deps.sh)" >&2; exit 2; }
+	export ASAN_SYMBOLIZER_PATH=$sym
+fi
 
 run_one() {
 	local bin=$1 name dir corpus seeds log

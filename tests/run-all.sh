@@ -13,6 +13,18 @@ LOG=build/test-logs
 mkdir -p "$LOG"
 passed=0 failed=0 failures=()
 
+# Before any phase: every command, header, library and module the phases use
+# is installed, and tools/deps.sh's list names all of them (tools/depscan.py
+# reads the scripts and sources to know).  One gap stops everything here,
+# naming the command and its package, instead of failing phases one by one.
+echo "=== deps"
+if ! tools/deps.sh --check; then
+	echo "FAIL deps: stopped before the first phase (install with tools/deps.sh, or add the package to its list)"
+	echo "summary: 0 passed, 1 failed"
+	exit 1
+fi
+echo "PASS deps"
+
 phase() { # phase NAME COMMAND...
 	local name=$1; shift
 	local t0=$SECONDS

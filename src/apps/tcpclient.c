@@ -22,116 +22,52 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "../plat/plat.h"
 #include "cli.h"
 #include "hoststack.h"
 
-/* ---- SHA-256 (FIPS 180-4), streaming ---- */
+/* ---- SHA-256, streaming: OpenSSL's libcrypto (EVP), never our own ---- */
 
+/* One running digest.  `ctx` is NULL when not started or already finished. */
 struct sha256 {
-	uint32_t h[8];
-	uint64_t len; /* bytes hashed */
-	uint8_t buf[64];
-	uint32_t nbuf;
+	EVP_MD_CTX *ctx;
 };
 
-static const uint32_t sha256_k[64] = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-	0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-	0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-	0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-	0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-	0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-	0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-	0xc67178f2,
-};
-
-static uint32_t ror32(uint32_t x, unsigned n)
+static bool sha256_init(struct sha256 *s)
 {
-	return (x >> n) | (x << (32 - n));
-}
-
-static void sha256_init(struct sha256 *s)
-{
-	static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-				       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-	memcpy(s->h, h0, sizeof(h0));
-	s->len = 0;
-	s->nbuf = 0;
-}
-
-static void sha256_block(struct sha256 *s, const uint8_t *p)
-{
-	uint32_t w[64];
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (int i = 16; i < 64; i++) {
-		uint32_t s0 = ror32(w[i - 15], 7) ^ ror32(w[i - 15], 18) ^ (w[i - 15] >> 3);
-		uint32_t s1 = ror32(w[i - 2], 17) ^ ror32(w[i - 2], 19) ^ (w[i - 2] >> 10);
-		w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+	s->ctx = EVP_MD_CTX_new();
+	if (!s->ctx)
+		return false;
+	if (EVP_DigestInit_ex(s->ctx, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(s->ctx);
+		s->ctx = NULL;
+		return false;
 	}
-	uint32_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
-	uint32_t e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
-	for (int i = 0; i < 64; i++) {
-		uint32_t t1 = h + (ror32(e, 6) ^ ror32(e, 11) ^ ror32(e, 25)) + ((e & f) ^ (~e & g)) +
-			      sha256_k[i] + w[i];
-		uint32_t t2 = (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-		h = g;
-		g = f;
-		f = e;
-		e = d + t1;
-		d = c;
-		c = b;
-		b = a;
-		a = t1 + t2;
-	}
-	s->h[0] += a;
-	s->h[1] += b;
-	s->h[2] += c;
-	s->h[3] += d;
-	s->h[4] += e;
-	s->h[5] += f;
-	s->h[6] += g;
-	s->h[7] += h;
+	return true;
 }
 
 static void sha256_update(struct sha256 *s, const void *data, size_t len)
 {
-	const uint8_t *p = data;
-	s->len += len;
-	if (s->nbuf) {
-		size_t n = SK_MIN(len, (size_t)(64 - s->nbuf));
-		memcpy(s->buf + s->nbuf, p, n);
-		s->nbuf += (uint32_t)n;
-		p += n;
-		len -= n;
-		if (s->nbuf < 64)
-			return;
-		sha256_block(s, s->buf);
-		s->nbuf = 0;
-	}
-	for (; len >= 64; p += 64, len -= 64)
-		sha256_block(s, p);
-	memcpy(s->buf, p, len);
-	s->nbuf = (uint32_t)len;
+	if (s->ctx && len)
+		EVP_DigestUpdate(s->ctx, data, len);
 }
 
-/* Hex digest into out[65]; `s` is consumed. */
+/* Hex digest into out[65] (empty if the digest never started); `s` is
+ * consumed and freed. */
 static void sha256_hex(struct sha256 *s, char out[65])
 {
-	uint64_t bits = s->len * 8;
-	uint8_t pad[72] = {0x80};
-	size_t padlen = (s->nbuf < 56 ? 56 : 120) - s->nbuf;
-	for (int i = 0; i < 8; i++)
-		pad[padlen + (size_t)i] = (uint8_t)(bits >> (56 - 8 * i));
-	uint64_t keep = s->len;
-	sha256_update(s, pad, padlen + 8);
-	s->len = keep;
-	for (int i = 0; i < 8; i++)
-		snprintf(out + 8 * i, 9, "%08x", s->h[i]);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	out[0] = 0;
+	if (!s->ctx)
+		return;
+	if (EVP_DigestFinal_ex(s->ctx, md, &n) == 1 && n == 32)
+		for (unsigned i = 0; i < n; i++)
+			snprintf(out + 2 * i, 3, "%02x", md[i]);
+	EVP_MD_CTX_free(s->ctx);
+	s->ctx = NULL;
 }
 
 /* ---- payload ---- */
@@ -240,11 +176,20 @@ static bool conn_start(struct client *cl, struct conn *c, sk_time_ns now)
 	c->ok = true;
 	c->rng = cl->seed;
 	c->t_start = now;
-	sha256_init(&c->hs);
-	sha256_init(&c->hr);
+	if (!sha256_init(&c->hs) || !sha256_init(&c->hr)) {
+		char unused[65];
+		sha256_hex(&c->hs, unused); /* frees whichever started */
+		sha256_hex(&c->hr, unused);
+		tcp_abort(cl->hs.tcp, now, s);
+		c->sock = -1;
+		return false;
+	}
 	if (!cl->file) {
 		c->stage = malloc(STAGE_SIZE);
 		if (!c->stage) {
+			char unused[65];
+			sha256_hex(&c->hs, unused);
+			sha256_hex(&c->hr, unused);
 			tcp_abort(cl->hs.tcp, now, s);
 			c->sock = -1;
 			return false;

@@ -828,34 +828,6 @@ static void test_shorter_len(void **state)
 	free(b);
 }
 
-/* --- speed ----------------------------------------------------------------- */
-
-static double ns_per_parse(const char *req, long iters)
-{
-	size_t n = strlen(req);
-	struct http_req r;
-	struct timespec t0, t1;
-	volatile int sink = 0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (long i = 0; i < iters; i++) {
-		http_req_init(&r, MAX_BODY);
-		sink += http_parse_head(&r, (const uint8_t *)req, n);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	assert_int_equal(sink, (int)(n * (size_t)iters));
-	return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)iters;
-}
-
-static void test_bench(void **state)
-{
-	(void)state;
-	long iters = getenv("HTTP_BENCH_ITERS") ? atol(getenv("HTTP_BENCH_ITERS")) : 200000;
-	const char *ab = samples[2].head, *ffx = samples[8].head;
-	double a = ns_per_parse(ab, iters), f = ns_per_parse(ffx, iters);
-	print_message("bench: ab request (%zu B) %.0f ns/parse, firefox request (%zu B) %.0f ns/parse"
-		      " (%.2f ns/B)\n", strlen(ab), a, strlen(ffx), f, f / (double)strlen(ffx));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -875,7 +847,6 @@ int main(void)
 		cmocka_unit_test(test_methods),
 		cmocka_unit_test(test_huge_len),
 		cmocka_unit_test(test_shorter_len),
-		cmocka_unit_test(test_bench),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
