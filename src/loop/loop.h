@@ -6,11 +6,11 @@
  * net/tcp.h.  The API therefore mirrors tcp.h's shape and names nothing of
  * the OS: a socket is an opaque small integer (a file descriptor on Linux, a
  * tcp.h socket id on skiff — the application must not care which), errors
- * are -SK_E* codes from net/tcp_errno.h (Linux errno values, so the Linux
+ * are -SK_E* codes from base/sk_err.h (Linux errno values, so the Linux
  * backend returns -errno unchanged), time is sk_time_ns of the loop's
  * monotonic clock, passed to every callback as `now`.
  *
- * Freestanding: only sk.h and tcp_errno.h, so the server that uses it stays
+ * Freestanding: only sk.h and sk_err.h, so the server that uses it stays
  * freestanding too and its unit tests can run it on a fake loop.
  *
  * Readiness is EDGE-triggered, on both backends (epoll's EPOLLET; tcp.h's
@@ -47,7 +47,7 @@
 #define LOOP_LOOP_H
 
 #include "../base/sk.h"
-#include "../net/tcp_errno.h"
+#include "../base/sk_err.h"
 
 struct loop;
 

@@ -39,7 +39,7 @@
 #define NET_TCP_H
 
 #include "../base/sk.h"
-#include "tcp_errno.h"
+#include "../base/sk_err.h"
 
 struct tcp_stack;
 

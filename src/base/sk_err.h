@@ -1,11 +1,12 @@
-/* tcp_errno.h — errno-style codes of the socket API, freestanding.
+/* sk_err.h — errno-style error codes shared by every layer, freestanding.
  *
  * Functions return a negative code (-SK_EAGAIN ...).  The values are Linux's
- * errno numbers, so the Linux-sockets backend of the same API can return
- * -errno unchanged.
+ * errno numbers, so the Linux-sockets backend of the loop API can return
+ * -errno unchanged.  They live in base/ because both net/tcp.h and
+ * loop/loop.h speak them and loop.h must not depend on net/.
  */
-#ifndef NET_TCP_ERRNO_H
-#define NET_TCP_ERRNO_H
+#ifndef BASE_SK_ERR_H
+#define BASE_SK_ERR_H
 
 #define SK_EBADF 9
 #define SK_EAGAIN 11
