@@ -1,7 +1,7 @@
 /* sk.h — the few definitions every layer shares.
  *
  * Freestanding: only the compiler's own headers (stdint, stddef, stdbool).
- * The core layers (wire, ring, net, later http) include this and nothing from
+ * The core layers (wire, ring, net, http, switch) include this and nothing from
  * the OS; `make check-freestanding` proves it by compiling them with
  * -ffreestanding -nostdinc.  mem* helpers map to compiler builtins, which the
  * hosted build resolves to libc and the unikernel to its own small versions.

@@ -1,10 +1,10 @@
 /* loop.h — the one API an application (the HTTP server) uses to talk TCP,
  * whichever stack is underneath.
  *
- * Two backends implement it: loop_linux.c (kernel sockets, epoll) and, once
- * the TCP engine lands, a skiff backend that is a thin adapter over
- * net/tcp.h.  The API therefore mirrors tcp.h's shape and names nothing of
- * the OS: a socket is an opaque small integer (a file descriptor on Linux, a
+ * Two backends implement it: loop_linux.c (kernel sockets, epoll) and
+ * loop_skiff.c, a thin adapter over skiff's own TCP engine (net/tcp.h).
+ * The API therefore mirrors tcp.h's shape and names nothing of the OS: a
+ * socket is an opaque small integer (a file descriptor on Linux, a
  * tcp.h socket id on skiff — the application must not care which), errors
  * are -SK_E* codes from base/sk_err.h (Linux errno values, so the Linux
  * backend returns -errno unchanged), time is sk_time_ns of the loop's
