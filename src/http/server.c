@@ -590,6 +590,13 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 		size_t blen = build_error_body(body, sizeof(body), 404);
 		respond(c, 404, "text/plain", body, blen, a->head_only, a->ch, NULL);
 	}
+	if (a->ch == CH_CLOSE && !c->close_after) {
+		/* The client asked to close: this answer is the last.  Close at
+		 * once only if nothing can be left unread: no bytes behind this
+		 * request (or its body), a drained socket. */
+		c->close_after = true;
+		c->linger_after = c->rpos < c->rlen || c->may_read;
+	}
 }
 
 /* A complete head is in buf[0, head_len): decide its answer; send it now,
@@ -628,15 +635,12 @@ static void handle_request(struct http_conn *c, const uint8_t *buf)
 				a.status = 200;
 		}
 	}
-	if (!r->keep_alive) {
+	/* "Connection: close" takes effect when the answer is queued
+	 * (emit_answer), after the body: the body must be read to answer. */
+	if (!r->keep_alive)
 		a.ch = CH_CLOSE;
-		c->close_after = true;
-		/* Close at once only if nothing can be left unread: no bytes
-		 * behind this request, a drained socket, no body to come. */
-		c->linger_after = c->rpos < c->rlen || c->may_read || c->body_left || c->body_chunked;
-	} else if (r->version == 10) {
+	else if (r->version == 10)
 		a.ch = CH_KEEP_ALIVE;
-	}
 	if (c->body_left || c->body_chunked) {
 		c->deferred = a;
 		c->has_deferred = true;

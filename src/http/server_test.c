@@ -349,6 +349,41 @@ static void test_body_discarded(void **st)
 	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
 }
 
+/* "Connection: close" (or HTTP/1.0) with a body: the body is read, then
+ * answered, then the connection ends. */
+static void test_close_with_body(void **st)
+{
+	(void)st;
+	setup_default();
+	int s = connect_client(5);
+	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhel");
+	assert_int_equal(fk.s[s].out_len, 0); /* answered once the body is in */
+	assert_true(fk.s[s].open);
+	send_str(s, "lo");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 200 ", 13);
+	assert_non_null(strstr(fk.s[s].out, "\r\nConnection: close\r\n"));
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
+	assert_false(fk.s[s].open); /* body read, socket drained: closed at once */
+	/* Chunked, with bytes after it: answered once, then a lingering close. */
+	s = connect_client(6);
+	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 200 ", 13);
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
+	assert_true(fk.s[s].shut);
+	assert_true(fk.s[s].open);
+	/* HTTP/1.0 closes by default. */
+	s = connect_client(8);
+	send_str(s, "GET / HTTP/1.0\r\nContent-Length: 2\r\n\r\nhi");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 200 ", 13);
+	assert_false(fk.s[s].open);
+	/* An error answer to a request with a body still comes. */
+	s = connect_client(7);
+	send_str(s, "POST / HTTP/1.0\r\nContent-Length: 5\r\n\r\nhello");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 405 ", 13);
+	assert_true(fk.s[s].shut);
+}
+
 static char last_path[256];
 static const struct http_file one_file = {(const uint8_t *)"abc", 3, "text/plain"};
 static const struct http_file *lookup(void *ctx, const char *path, size_t len)
@@ -484,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_partial_writes),
 		cmocka_unit_test(test_conn_limit),
 		cmocka_unit_test(test_body_discarded),
+		cmocka_unit_test(test_close_with_body),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_buffer_only_while_pending),
 		cmocka_unit_test(test_timerq),
