@@ -5,9 +5,10 @@
  *              set + remove of one id, each in a heap already holding
  *              1,000 other deadlines (a busy server); 64 pairs per sample.
  *   http       one keep-alive request inside the server: the readiness
- *              callback of a connection on a fake loop (as server_test.c
- *              drives it) from the read of "GET / HTTP/1.1" to the
- *              response handed to writev; one request per sample.
+ *              callback of a connection on the fake loop
+ *              (loop/loop_fake.h, shared with server_test.c) from the read
+ *              of "GET / HTTP/1.1" to the response handed to writev; one
+ *              request per sample.
  *   tcp        two engines (net/tcp.h) back to back, no wire, no device:
  *              "segment in" = tcp_input of a 41-byte data segment on an
  *              established connection; "segment out" = tcp_send of a
@@ -39,6 +40,7 @@
 #include <x86intrin.h>
 
 #include "http/server.h"
+#include "loop/loop_fake.h"
 #include "loop/timerq.h"
 #include "net/tcp.h"
 #include "net/timer.h"
@@ -154,88 +156,11 @@ static void bench_timers(void)
 }
 
 /* ------------------------------------------------------------ http server */
-struct fsock {
-	loop_event_fn fn;
-	void *user;
-	const char *in;
-	size_t in_len, in_pos;
-	size_t out_bytes;
-	int writes;
-};
-
-struct fake {
-	struct loop base;
-	struct fsock s[4];
-	int pending;
-	struct timerq tq;
-	struct loop_timer *heap[16];
-	sk_time_ns now;
-};
-
-static struct fake *F(struct loop *l) { return (struct fake *)l; }
-
-static int f_listen(struct loop *l, uint32_t a, uint16_t p, int b)
-{
-	(void)l, (void)a, (void)p, (void)b;
-	return 1;
-}
-static int f_accept(struct loop *l, int ls, struct loop_peer *peer)
-{
-	(void)ls;
-	if (!F(l)->pending)
-		return -SK_EAGAIN;
-	F(l)->pending = 0;
-	if (peer)
-		*peer = (struct loop_peer){SK_IP4(198, 18, 0, 1), 40000};
-	return 2;
-}
-static int f_watch(struct loop *l, int s, loop_event_fn fn, void *user)
-{
-	F(l)->s[s].fn = fn;
-	F(l)->s[s].user = user;
-	return 0;
-}
-static long f_read(struct loop *l, int s, void *buf, size_t len)
-{
-	struct fsock *k = &F(l)->s[s];
-	size_t avail = k->in_len - k->in_pos;
-	if (!avail)
-		return -SK_EAGAIN;
-	size_t n = avail < len ? avail : len;
-	memcpy(buf, k->in + k->in_pos, n);
-	k->in_pos += n;
-	return (long)n;
-}
-static long f_writev(struct loop *l, int s, const struct loop_iov *iov, int n)
-{
-	struct fsock *k = &F(l)->s[s];
-	size_t total = 0;
-	for (int i = 0; i < n; i++)
-		total += iov[i].len;
-	k->out_bytes += total;
-	k->writes++;
-	return (long)total;
-}
-static int f_shutdown(struct loop *l, int s) { (void)l, (void)s; return 0; }
-static int f_close(struct loop *l, int s) { F(l)->s[s].fn = NULL; return 0; }
-static void f_timer_set(struct loop *l, struct loop_timer *t, sk_time_ns d)
-{
-	timerq_set(&F(l)->tq, t, d);
-}
-static void f_timer_cancel(struct loop *l, struct loop_timer *t) { timerq_cancel(&F(l)->tq, t); }
-static sk_time_ns f_now(struct loop *l) { return F(l)->now; }
-
-static const struct loop_ops fake_ops = {
-	.listen = f_listen, .accept = f_accept, .watch = f_watch, .read = f_read,
-	.writev = f_writev, .shutdown = f_shutdown, .close = f_close,
-	.timer_set = f_timer_set, .timer_cancel = f_timer_cancel, .now = f_now,
-};
-
 #define HSAMPLES 200000
 
 static int bench_http(void)
 {
-	static struct fake fk;
+	static struct loop_fake fk;
 	static struct http_server srv;
 	static double v[HSAMPLES];
 	static const char req[] = "GET / HTTP/1.1\r\nHost: 198.18.0.2\r\nUser-Agent: ApacheBench/2.3\r\n"
@@ -243,9 +168,7 @@ static int bench_http(void)
 	struct http_server_config cfg;
 	http_server_config_default(&cfg);
 	cfg.max_conns = 4;
-	fk.base.ops = &fake_ops;
-	fk.now = 1000 * SK_NS_PER_S;
-	timerq_init(&fk.tq, fk.heap, 16);
+	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
 	size_t sz = http_server_mem_size(&cfg);
 	void *mem = calloc(1, sz);
 	if (!mem || http_server_init(&srv, mem, sz, &cfg, &fk.base) || http_server_start(&srv)) {
@@ -253,23 +176,21 @@ static int bench_http(void)
 		return -1;
 	}
 	http_server_set_date(&srv, "Sun, 06 Nov 1994 08:49:37 GMT");
-	fk.pending = 1;
-	fk.s[1].fn(fk.s[1].user, 1, LOOP_EV_ACCEPT, fk.now);
-	struct fsock *k = &fk.s[2];
+	int s = loop_fake_connect(&fk, 2);
+	struct loop_fake_sock *k = &fk.s[s];
 	if (!k->fn) {
 		fprintf(stderr, "bench_cost: the server did not watch the connection\n");
 		return -1;
 	}
-	for (int s = -1000; s < HSAMPLES; s++) {
-		k->in = req;
-		k->in_len = sizeof(req) - 1;
-		k->in_pos = 0;
+	k->out_discard = true; /* count the responses, keep none */
+	for (int i = -1000; i < HSAMPLES; i++) {
+		loop_fake_push(&fk, s, req, sizeof(req) - 1);
 		fk.now += 10000;
 		uint64_t t0 = tsc();
-		k->fn(k->user, 2, LOOP_EV_READ, fk.now);
+		loop_fake_event(&fk, s, LOOP_EV_READ);
 		uint64_t t1 = tsc();
-		if (s >= 0)
-			v[s] = sample(t0, t1, 1);
+		if (i >= 0)
+			v[i] = sample(t0, t1, 1);
 	}
 	if (srv.st.requests != HSAMPLES + 1000 || srv.st.resp_200 != srv.st.requests) {
 		fprintf(stderr, "bench_cost: %llu requests, %llu answered 200\n",

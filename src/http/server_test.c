@@ -1,6 +1,7 @@
-/* server_test.c — the server's state machine on a fake loop: sockets are
- * byte queues the test fills and drains, time moves only when the test
- * says, writes can be limited to force partial sends. */
+/* server_test.c — the server's state machine on the fake loop
+ * (loop/loop_fake.h): sockets are byte queues the test fills and drains,
+ * time moves only when the test says, writes can be limited to force
+ * partial sends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,120 +13,15 @@
 #include <string.h>
 
 #include "http/server.h"
-#include "loop/timerq.h"
+#include "loop/loop_fake.h"
 
-#define NSOCK 16
-#define LSOCK 1
-
-struct fsock {
-	bool open, shut, eof, watched;
-	loop_event_fn fn;
-	void *user;
-	char in[65536];
-	size_t in_len, in_pos;
-	char out[1 << 16];
-	size_t out_len;
-	int writes;
-	size_t write_limit; /* 0 = unlimited; else bytes accepted until refilled */
-};
-
-struct fake {
-	struct loop base;
-	struct fsock s[NSOCK];
-	int pending[NSOCK], npending;
-	struct timerq tq;
-	struct loop_timer *heap[64];
-	sk_time_ns now;
-};
-
-static struct fake *F(struct loop *l) { return (struct fake *)l; }
-
-static int f_listen(struct loop *l, uint32_t a, uint16_t p, int b)
-{
-	(void)a; (void)p; (void)b;
-	F(l)->s[LSOCK].open = true;
-	return LSOCK;
-}
-static int f_accept(struct loop *l, int ls, struct loop_peer *peer)
-{
-	(void)ls; (void)peer;
-	struct fake *f = F(l);
-	if (!f->npending)
-		return -SK_EAGAIN;
-	int s = f->pending[0];
-	memmove(f->pending, f->pending + 1, sizeof(int) * (size_t)--f->npending);
-	f->s[s].open = true;
-	return s;
-}
-static int f_watch(struct loop *l, int s, loop_event_fn fn, void *user)
-{
-	F(l)->s[s].fn = fn;
-	F(l)->s[s].user = user;
-	F(l)->s[s].watched = true;
-	return 0;
-}
-static long f_read(struct loop *l, int s, void *buf, size_t len)
-{
-	struct fsock *k = &F(l)->s[s];
-	size_t avail = k->in_len - k->in_pos;
-	if (!avail)
-		return k->eof ? 0 : -SK_EAGAIN;
-	size_t n = avail < len ? avail : len;
-	memcpy(buf, k->in + k->in_pos, n);
-	k->in_pos += n;
-	return (long)n;
-}
-static long f_writev(struct loop *l, int s, const struct loop_iov *iov, int n)
-{
-	struct fsock *k = &F(l)->s[s];
-	size_t total = 0;
-	for (int i = 0; i < n; i++) {
-		size_t len = iov[i].len;
-		if (k->write_limit) {
-			size_t room = k->write_limit - 1;
-			if (room == 0)
-				break;
-			if (len > room)
-				len = room;
-			k->write_limit -= len;
-		}
-		assert_true(k->out_len + len <= sizeof(k->out));
-		memcpy(k->out + k->out_len, iov[i].base, len);
-		k->out_len += len;
-		total += len;
-		if (len < iov[i].len)
-			break;
-	}
-	if (!total && n)
-		return -SK_EAGAIN;
-	k->writes++;
-	return (long)total;
-}
-static int f_shutdown(struct loop *l, int s) { F(l)->s[s].shut = true; return 0; }
-static int f_close(struct loop *l, int s) { F(l)->s[s].open = false; F(l)->s[s].fn = NULL; return 0; }
-static void f_timer_set(struct loop *l, struct loop_timer *t, sk_time_ns d)
-{
-	assert_int_equal(timerq_set(&F(l)->tq, t, d), 0);
-}
-static void f_timer_cancel(struct loop *l, struct loop_timer *t) { timerq_cancel(&F(l)->tq, t); }
-static sk_time_ns f_now(struct loop *l) { return F(l)->now; }
-
-static const struct loop_ops fake_ops = {
-	.listen = f_listen, .accept = f_accept, .watch = f_watch, .read = f_read,
-	.writev = f_writev, .shutdown = f_shutdown, .close = f_close,
-	.timer_set = f_timer_set, .timer_cancel = f_timer_cancel, .now = f_now,
-};
-
-static struct fake fk;
+static struct loop_fake fk;
 static struct http_server srv;
 static void *mem;
 
 static void setup_server(struct http_server_config *cfg)
 {
-	memset(&fk, 0, sizeof(fk));
-	fk.base.ops = &fake_ops;
-	fk.now = 1000 * SK_NS_PER_S;
-	timerq_init(&fk.tq, fk.heap, 64);
+	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
 	size_t sz = http_server_mem_size(cfg);
 	free(mem);
 	mem = calloc(1, sz);
@@ -145,27 +41,17 @@ static void setup_default(void)
 /* A client connects: returns its socket. */
 static int connect_client(int s)
 {
-	fk.pending[fk.npending++] = s;
-	fk.s[LSOCK].fn(fk.s[LSOCK].user, LSOCK, LOOP_EV_ACCEPT, fk.now);
-	return s;
+	return loop_fake_connect(&fk, s);
 }
 
 static void send_str(int s, const char *data)
 {
-	struct fsock *k = &fk.s[s];
-	size_t n = strlen(data);
-	memcpy(k->in + k->in_len, data, n);
-	k->in_len += n;
-	if (k->fn)
-		k->fn(k->user, s, LOOP_EV_READ, fk.now);
+	loop_fake_send(&fk, s, data, strlen(data));
 }
 
 static void advance(sk_time_ns dt)
 {
-	fk.now += dt;
-	struct loop_timer *t;
-	while ((t = timerq_pop_due(&fk.tq, fk.now)) != NULL)
-		t->fn(t, fk.now);
+	loop_fake_advance(&fk, dt);
 }
 
 static int count(const char *hay, size_t len, const char *needle)
@@ -249,8 +135,7 @@ static void test_bad_request_lingers(void **st)
 	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
 	assert_true(fk.s[s].shut);
 	assert_true(fk.s[s].open); /* lingering until the client closes */
-	fk.s[s].eof = true;
-	fk.s[s].fn(fk.s[s].user, s, LOOP_EV_READ, fk.now);
+	loop_fake_eof(&fk, s);
 	assert_false(fk.s[s].open);
 	/* 405 for a known method, 501 for an unknown one */
 	s = connect_client(6);
@@ -304,14 +189,14 @@ static void test_partial_writes(void **st)
 	(void)st;
 	setup_default();
 	int s = connect_client(5);
-	fk.s[s].write_limit = 50;
+	fk.s[s].write_room = 50;
 	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n");
 	size_t first = fk.s[s].out_len;
 	assert_true(first < 100);
 	int guard = 0;
 	while (guard++ < 100 && count(fk.s[s].out, fk.s[s].out_len, "serving you.\n") < 2) {
-		fk.s[s].write_limit = 50;
-		fk.s[s].fn(fk.s[s].user, s, LOOP_EV_WRITE, fk.now);
+		fk.s[s].write_room = 50;
+		loop_fake_event(&fk, s, LOOP_EV_WRITE);
 	}
 	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "serving you.\n"), 2);
 	assert_true(fk.s[s].open);
@@ -479,13 +364,13 @@ static void test_buffer_only_while_pending(void **st)
 	assert_int_equal(srv.st.resp_200, 4);
 	assert_int_equal(srv.bufs_held, 0);
 	/* Unsent output keeps the buffer (the iovs point into it). */
-	fk.s[b].write_limit = 20;
+	fk.s[b].write_room = 20;
 	send_str(b, "GET / HTTP/1.1\r\nHost: b\r\n\r\n");
 	assert_int_equal(srv.bufs_held, 1);
 	int guard = 0;
 	while (guard++ < 100 && srv.bufs_held) {
-		fk.s[b].write_limit = 20;
-		fk.s[b].fn(fk.s[b].user, b, LOOP_EV_WRITE, fk.now);
+		fk.s[b].write_room = 20;
+		loop_fake_event(&fk, b, LOOP_EV_WRITE);
 	}
 	assert_int_equal(count(fk.s[b].out, fk.s[b].out_len, "serving you.\n"), 2);
 	assert_int_equal(srv.bufs_held, 0);
