@@ -12,7 +12,7 @@
  *     the open fail rather than lead elsewhere);
  *   - skips names starting with '.' (no ".git", no "..");
  * and the server looks paths up only after percent-decoding them and
- * refusing "." and ".." segments (server.c decode_path).
+ * refusing "." and ".." segments (http/target.c).
  * Limits: FC_MAX_FILES files, FC_MAX_BYTES bytes in total, FC_MAX_DEPTH
  * levels; beyond them skiff refuses to start rather than serve a part.
  */

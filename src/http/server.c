@@ -1,9 +1,13 @@
-/* server.c — see server.h.
+/* server.c — the connection machine; see server.h.  The bytes of a
+ * response head come from emit.c, the path of a target from target.c.
  *
- * Call order: the loop calls srv_on_accept (listener readiness) and
- * conn_on_event (connection readiness) and conn_on_timer; all three end in
- * conn_run(), the one place that moves a connection forward:
- *   conn_run -> conn_flush -> process (parse, route, emit) -> conn_read.
+ * Call order: the loop calls srv_on_accept (listener readiness),
+ * conn_on_event (connection readiness) and conn_on_timer; the last two end
+ * in conn_run(), the one place that moves a connection forward:
+ *   conn_run -> conn_advance: flush -> process (parse, route, emit) -> read,
+ *                             again, until the socket or the peer stops it;
+ *            -> conn_rest:    the deadline of the wait, the I/O buffer back
+ *                             if nothing is pending, conn_assert.
  * Invariant: responses are appended only while the output batch started
  * empty in this pass, so pointers into hbuf never move under a partially
  * written batch.
@@ -11,15 +15,38 @@
 #include "server.h"
 
 #include "../base/hist.h"
+#include "emit.h"
+#include "target.h"
 
 #define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
 
-enum conn_state { C_FREE, C_ACTIVE, C_LINGER };
+/* Where a connection is in its life.  The phase says what the next input
+ * bytes mean and what the deadline of a wait for them is; unsent output
+ * (iov) may be pending in every live phase but LINGER.
+ *
+ *   FREE --accept--> HEAD --head complete--> IDLE, BODY or CLOSING
+ *   IDLE --first byte of the next request--> HEAD
+ *   BODY --body read, deferred answer queued--> IDLE or CLOSING
+ *   CLOSING --output flushed--> FREE, or LINGER --EOF, timeout--> FREE
+ * An error, a timeout or a last response ("Connection: close") moves any
+ * live phase to CLOSING (conn_last); a read error or EOF frees at once. */
+enum conn_phase {
+	P_FREE,    /* on the free list: no other field means anything */
+	P_HEAD,    /* a request head is owed: a new connection, or the first
+		    * bytes of one arrived; header_timeout runs from then */
+	P_IDLE,    /* keep-alive between requests: no byte of the next one yet */
+	P_BODY,    /* discarding a request body (body_left / chunk); `deferred`
+		    * is the answer to send when it ends */
+	P_CLOSING, /* the last response is queued; nothing more is read for
+		    * meaning; once flushed: free, or LINGER if linger_after */
+	P_LINGER,  /* half-closed: reading and discarding until EOF or linger_timeout */
+};
 
 /* What the connection's single deadline means when it passes. */
 enum deadline_kind { D_HEADER, D_BODY, D_IDLE, D_WRITE, D_LINGER };
 
-enum conn_hdr { CH_NONE, CH_CLOSE, CH_KEEP_ALIVE };
+/* Why conn_advance stopped. */
+enum conn_rest { R_GONE, R_WRITE, R_INPUT, R_LINGER };
 
 /* The answer to a request, decided when its head is complete and sent
  * when its body (if any) has been read: a malformed chunked body must get
@@ -28,29 +55,29 @@ struct answer {
 	int status;               /* 200, 404, 405 (and close), 400/414 (close) */
 	const struct http_file *f; /* the body of a 200 */
 	bool head_only;
-	enum conn_hdr ch;
+	enum http_conn_hdr ch;
 };
 
 struct http_conn {
 	struct http_server *srv;
-	struct loop_timer timer; /* armed at <= deadline (lazy, see server.h) */
+	struct loop_timer timer; /* live: armed, at <= deadline (lazy, see server.h) */
 	sk_time_ns deadline;     /* the true deadline, of kind dkind */
-	int sock;
-	uint8_t state;           /* enum conn_state */
-	uint8_t dkind;           /* enum deadline_kind */
+	int sock;                /* -1 when FREE */
+	uint8_t phase;           /* enum conn_phase */
+	uint8_t dkind;           /* enum deadline_kind; D_LINGER <=> LINGER */
 	bool may_read;           /* edge contract: unread bytes may wait in the socket */
-	bool in_head;            /* a request head is expected or partly here */
-	bool close_after;        /* end the connection once the output is flushed */
-	bool linger_after;       /* ... with a lingering close (unread input possible) */
-	bool body_chunked;       /* discarding a chunked request body */
-	uint16_t batch;          /* responses in the current output batch */
-	bool has_deferred;       /* `deferred` waits for the end of the body */
-	struct answer deferred;
-	uint64_t body_left;      /* Content-Length bytes still to discard */
+	bool linger_after;       /* CLOSING: end with a lingering close (unread input possible) */
+	bool body_chunked;       /* BODY: discarding a chunked request body */
+	uint16_t batch;          /* responses in the current output batch (0 if niov == 0) */
+	struct answer deferred;  /* BODY: the answer, sent when the body ends */
+	uint64_t body_left;      /* BODY: Content-Length bytes still to discard */
 	/* rbuf: HTTP_RBUF_SIZE bytes, [rpos, rlen) unprocessed; hbuf right
 	 * behind it (HTTP_OUT_HEAD).  Both are one buffer from the server's
-	 * pool: rbuf != NULL <=> rpos < rlen || niov > 0, outside conn_run and
-	 * the timer (conn_buf_release), so an idle connection holds none. */
+	 * pool, held iff there is unprocessed input or unsent output:
+	 *   rbuf != NULL <=> rpos < rlen || niov > 0
+	 * whenever the connection rests (conn_rest gives it back, conn_assert
+	 * checks), so an idle connection holds none.  Without one, rpos, rlen
+	 * and hlen are 0. */
 	uint8_t *rbuf;
 	uint8_t *hbuf;
 	uint32_t rpos, rlen;
@@ -123,25 +150,7 @@ void http_server_set_date(struct http_server *srv, const char *date29)
 	sk_memcpy(srv->date, date29, 29);
 }
 
-/* ---- formatting ---- */
-
-static const char *reason(int status)
-{
-	switch (status) {
-	case 200: return "OK";
-	case 400: return "Bad Request";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 408: return "Request Timeout";
-	case 413: return "Content Too Large";
-	case 414: return "URI Too Long";
-	case 431: return "Request Header Fields Too Large";
-	case 501: return "Not Implemented";
-	case 503: return "Service Unavailable";
-	case 505: return "HTTP Version Not Supported";
-	default: return "Error";
-	}
-}
+/* ---- status counters ---- */
 
 static void count_status(struct http_server_stats *st, int status)
 {
@@ -161,90 +170,12 @@ static void count_status(struct http_server_stats *st, int status)
 	}
 }
 
-struct out {
-	uint8_t *p, *end;
-};
-
-static inline void put(struct out *o, const void *s, size_t n)
-{
-	if ((size_t)(o->end - o->p) < n) {
-		o->p = o->end; /* the callers size their buffers; never reached */
-		return;
-	}
-	sk_memcpy(o->p, s, n);
-	o->p += n;
-}
-
-static inline void put_str(struct out *o, const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	put(o, s, n);
-}
-
-static void put_u64(struct out *o, uint64_t v)
-{
-	char tmp[20];
-	int i = 20;
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(o, tmp + i, (size_t)(20 - i));
-}
-
-static void put_u3(struct out *o, int status)
-{
-	char s[3] = {(char)('0' + status / 100), (char)('0' + status / 10 % 10),
-		     (char)('0' + status % 10)};
-	put(o, s, 3);
-}
-
-/* The head of a response, at most HEAD_MAX bytes (the content type and
- * extra lines come from this file and the file cache's short table). */
-#define HEAD_MAX 512u
-static size_t build_head(const struct http_server *srv, uint8_t *buf, size_t cap, int status,
-			 const char *ctype, uint64_t clen, enum conn_hdr ch, const char *extra)
-{
-	struct out o = {buf, buf + cap};
-	put_str(&o, "HTTP/1.1 ");
-	put_u3(&o, status);
-	put(&o, " ", 1);
-	put_str(&o, reason(status));
-	put_str(&o, "\r\nServer: skiff\r\nDate: ");
-	put(&o, srv->date, 29);
-	put_str(&o, "\r\nContent-Type: ");
-	put_str(&o, ctype);
-	put_str(&o, "\r\nContent-Length: ");
-	put_u64(&o, clen);
-	if (ch == CH_CLOSE)
-		put_str(&o, "\r\nConnection: close");
-	else if (ch == CH_KEEP_ALIVE)
-		put_str(&o, "\r\nConnection: keep-alive");
-	put_str(&o, "\r\n");
-	if (extra)
-		put_str(&o, extra);
-	put_str(&o, "\r\n");
-	return (size_t)(o.p - buf);
-}
-
-/* An error body: "404 Not Found\n". */
-static size_t build_error_body(uint8_t *buf, size_t cap, int status)
-{
-	struct out o = {buf, buf + cap};
-	put_u3(&o, status);
-	put(&o, " ", 1);
-	put_str(&o, reason(status));
-	put(&o, "\n", 1);
-	return (size_t)(o.p - buf);
-}
-
 /* ---- output batch ---- */
 
 static inline bool out_room(const struct http_conn *c)
 {
-	return c->hlen + HEAD_MAX + HTTP_INLINE_BODY <= HTTP_OUT_HEAD && c->niov + 2u <= HTTP_OUT_IOV;
+	return c->hlen + HTTP_EMIT_HEAD_MAX + HTTP_INLINE_BODY <= HTTP_OUT_HEAD &&
+	       c->niov + 2u <= HTTP_OUT_IOV;
 }
 
 /* Append hbuf[from, hlen) to the batch, extending the last slice when it
@@ -261,12 +192,12 @@ static void out_hbuf_slice(struct http_conn *c, uint32_t from)
 
 /* Queue one response: head, and the body unless head_only. */
 static void respond(struct http_conn *c, int status, const char *ctype, const uint8_t *body,
-		    uint64_t blen, bool head_only, enum conn_hdr ch, const char *extra)
+		    uint64_t blen, bool head_only, enum http_conn_hdr ch, const char *extra)
 {
 	struct http_server *srv = c->srv;
 	uint32_t from = c->hlen;
-	c->hlen += (uint32_t)build_head(srv, c->hbuf + c->hlen, HEAD_MAX, status, ctype, blen, ch,
-					 extra);
+	c->hlen += (uint32_t)http_emit_head(c->hbuf + c->hlen, HTTP_EMIT_HEAD_MAX, status, srv->date,
+					     ctype, blen, ch, extra);
 	if (!head_only && blen && blen <= HTTP_INLINE_BODY) {
 		/* Small bodies ride in the head's slice: one contiguous piece. */
 		sk_memcpy(c->hbuf + c->hlen, body, blen);
@@ -282,16 +213,27 @@ static void respond(struct http_conn *c, int status, const char *ctype, const ui
 		srv->st.requests_pipelined++;
 }
 
+/* The response just queued is the last.  A body still to come is not
+ * read for meaning (it could not be framed, or no one will answer it);
+ * the connection ends once the output is flushed, lingering if the
+ * client may still be sending. */
+static void conn_last(struct http_conn *c, bool linger)
+{
+	c->phase = P_CLOSING;
+	c->linger_after = linger;
+	c->body_left = 0;
+	c->body_chunked = false;
+}
+
 /* An error response; the connection ends after it, lingering. */
 static void respond_error(struct http_conn *c, int status, bool head_only, const char *extra)
 {
-	uint8_t body[64];
-	size_t blen = build_error_body(body, sizeof(body), status);
+	uint8_t body[HTTP_EMIT_ERROR_BODY_MAX];
+	size_t blen = http_emit_error_body(body, sizeof(body), status);
 	/* body[] is copied into hbuf (blen <= HTTP_INLINE_BODY), so the stack
 	 * buffer may go. */
-	respond(c, status, "text/plain", body, blen, head_only, CH_CLOSE, extra);
-	c->close_after = true;
-	c->linger_after = true;
+	respond(c, status, "text/plain", body, blen, head_only, HTTP_CH_CLOSE, extra);
+	conn_last(c, true);
 }
 
 /* ---- deadlines ---- */
@@ -323,18 +265,23 @@ static void set_deadline(struct http_conn *c, sk_time_ns at, enum deadline_kind 
 		srv_timer_set(c->srv, &c->timer, at);
 }
 
-/* The deadline while waiting for input. */
+/* The deadline while waiting for input, by what the input would be. */
 static void wait_input_deadline(struct http_conn *c, sk_time_ns now)
 {
 	const struct http_server_config *cfg = &c->srv->cfg;
-	if (c->in_head) {
+	switch (c->phase) {
+	case P_HEAD:
+		/* From the first byte (or the accept): trickling does not extend it. */
 		if (c->dkind != D_HEADER)
 			set_deadline(c, now + cfg->header_timeout, D_HEADER);
-	} else if (c->body_left || c->body_chunked) {
+		break;
+	case P_BODY:
 		set_deadline(c, now + cfg->header_timeout, D_BODY);
-	} else {
+		break;
+	default:
 		/* Idle from now on; lazy, so refreshing it per request is free. */
 		set_deadline(c, now + cfg->keepalive_timeout, D_IDLE);
+		break;
 	}
 }
 
@@ -375,6 +322,58 @@ static void conn_buf_release(struct http_conn *c)
 	c->hlen = 0;
 }
 
+/* ---- invariants ---- */
+
+/* Everything one connection promises, O(1).  0, or -(the line of the
+ * broken promise), as tcp_check(). */
+static int conn_check(const struct http_conn *c)
+{
+	if (c->phase == P_FREE) {
+		SK_CHECK(c->sock == -1 && !c->rbuf && !c->niov);
+		SK_CHECK(!loop_timer_armed(&c->timer));
+		return 0;
+	}
+	SK_CHECK(c->phase <= P_LINGER);
+	SK_CHECK(c->rpos <= c->rlen && c->rlen <= HTTP_RBUF_SIZE);
+	SK_CHECK(c->iov_i <= c->niov && c->niov <= HTTP_OUT_IOV && c->hlen <= HTTP_OUT_HEAD);
+	/* The buffer is held iff input is unprocessed or output unsent. */
+	SK_CHECK(!c->rbuf == !(c->rpos < c->rlen || c->niov));
+	SK_CHECK(c->rbuf ? c->hbuf == c->rbuf + HTTP_RBUF_SIZE
+			   : !c->hbuf && !c->rlen && !c->hlen);
+	SK_CHECK(c->niov || (!c->batch && !c->hlen && !c->iov_i));
+	/* Every live connection has a deadline armed, never later than the true one. */
+	SK_CHECK(loop_timer_armed(&c->timer) && c->timer.deadline <= c->deadline);
+	SK_CHECK((c->phase == P_BODY) == (c->body_left || c->body_chunked));
+	SK_CHECK((c->phase == P_LINGER) == (c->dkind == D_LINGER));
+	switch (c->phase) {
+	case P_IDLE:
+	case P_BODY:
+		/* Resting here, every buffered byte was used, or output waits. */
+		SK_CHECK(c->rpos == c->rlen || c->niov);
+		break;
+	case P_CLOSING:
+		SK_CHECK(c->rpos == c->rlen); /* nothing after the last request counts */
+		break;
+	case P_LINGER:
+		SK_CHECK(!c->rbuf); /* discards go to the shared scratch */
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* At every rest, the part that is nearly free (the buffer invariant and
+ * the bounds that keep reads and writes inside it), in every build: a
+ * broken one would hand a buffer to another connection while slices still
+ * point into it.  The rest of conn_check runs in http_server_check. */
+static inline void conn_assert(const struct http_conn *c)
+{
+	if (sk_unlikely(!c->rbuf != !(c->rpos < c->rlen || c->niov) || c->rlen > HTTP_RBUF_SIZE ||
+			c->niov > HTTP_OUT_IOV))
+		__builtin_trap();
+}
+
 /* ---- connection lifecycle ---- */
 
 static void conn_on_event(void *user, int sock, unsigned events, sk_time_ns now);
@@ -388,17 +387,18 @@ static void conn_free(struct http_conn *c, sk_time_ns now)
 	loop_close(srv->loop, c->sock);
 	if (c->t_accept)
 		sk_trace_end(srv->cfg.trace, SK_TR_conn, c->t_accept, 1);
-	c->state = C_FREE;
+	c->phase = P_FREE;
 	c->sock = -1;
 	c->rpos = c->rlen = 0; /* unprocessed input and unsent output die here */
-	c->niov = 0;
+	c->niov = c->iov_i = 0;
+	c->batch = 0;
 	conn_buf_release(c);
 	c->next_free = srv->free_list;
 	srv->free_list = c;
 	srv->nconns--;
 	srv->st.conns_closed++;
 	/* A listener whose accept failed for lack of descriptors has lost its
-	 * edge; one just came free, so look again. */
+	 * edge; one just came free, so look again.  (This may reuse c.) */
 	if (srv->accept_blocked) {
 		srv->accept_blocked = false;
 		srv_accept_all(srv, now);
@@ -435,7 +435,7 @@ static int conn_flush(struct http_conn *c)
 	if (c->t_req) {
 		/* A keep-alive batch: from the parse of its first request to the
 		 * writev that took it, per response (ab -k: one). */
-		if (!c->close_after)
+		if (c->phase != P_CLOSING)
 			sk_trace_end(srv->cfg.trace, SK_TR_http_request, c->t_req, c->batch);
 		c->t_req = 0;
 	}
@@ -458,26 +458,20 @@ static int conn_flush(struct http_conn *c)
 	return 0;
 }
 
-/* The output is flushed and the connection is to end. */
-static void conn_finish(struct http_conn *c, sk_time_ns now)
+/* CLOSING, flushed, and the client may still be sending: half-close,
+ * then swallow what it sends until it closes.  Closing with unread input
+ * would send a RST that can destroy the response in flight (RFC 9112 9.6). */
+static void conn_linger(struct http_conn *c, sk_time_ns now)
 {
 	struct http_server *srv = c->srv;
-	if (!c->linger_after) {
-		conn_free(c, now);
-		return;
-	}
-	/* Half-close, then swallow what the client still sends until it
-	 * closes: closing with unread input would send a RST that can destroy
-	 * the response in flight (RFC 9112 9.6). */
 	srv->st.lingers++;
-	conn_buf_release(c); /* lingering discards into srv->path */
 	loop_shutdown(srv->loop, c->sock);
-	c->state = C_LINGER;
+	c->phase = P_LINGER;
 	c->may_read = true;
 	set_deadline(c, now + srv->cfg.linger_timeout, D_LINGER);
 }
 
-static void linger_drain(struct http_conn *c, sk_time_ns now)
+static enum conn_rest linger_drain(struct http_conn *c, sk_time_ns now)
 {
 	struct http_server *srv = c->srv;
 	while (c->may_read) {
@@ -485,93 +479,14 @@ static void linger_drain(struct http_conn *c, sk_time_ns now)
 		long n = loop_read(srv->loop, c->sock, srv->path, sizeof(srv->path));
 		if (n == -SK_EAGAIN || (n > 0 && (size_t)n < sizeof(srv->path))) {
 			c->may_read = false;
-			return;
+			break;
 		}
 		if (n <= 0) { /* end of stream or error: done */
 			conn_free(c, now);
-			return;
+			return R_GONE;
 		}
 	}
-}
-
-/* Where the path of the target starts and ends (origin-form or
- * absolute-form; the query is cut off).  Returns false if malformed. */
-static bool target_path(const uint8_t *t, size_t n, size_t *from, size_t *to)
-{
-	size_t i = 0;
-	if (n == 0)
-		return false;
-	if (t[0] != '/') {
-		/* absolute-form: scheme "://" authority [path] */
-		while (i + 2 < n && !(t[i] == ':' && t[i + 1] == '/' && t[i + 2] == '/'))
-			i++;
-		if (i + 2 >= n)
-			return false;
-		i += 3;
-		while (i < n && t[i] != '/' && t[i] != '?')
-			i++;
-	}
-	*from = i;
-	while (i < n && t[i] != '?')
-		i++;
-	*to = i;
-	return true;
-}
-
-static inline int hexval(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* Percent-decode the path into srv->path and check it: decoding comes
- * FIRST, so "%2e%2e" is seen as "..".  Returns 0 and the length, or the
- * status to answer: 400 (bad escape, NUL), 404 (a "." or ".." segment: no
- * way up or sideways out of the root, whatever the encoding). */
-static int decode_path(struct http_server *srv, const uint8_t *t, size_t from, size_t to,
-		       size_t *out_len)
-{
-	char *d = srv->path;
-	size_t k = 0;
-	if (from == to) { /* "http://host" or "http://host?q" */
-		d[k++] = '/';
-	}
-	for (size_t i = from; i < to; i++) {
-		uint8_t ch = t[i];
-		if (ch == '%') {
-			if (i + 2 >= to)
-				return 400;
-			int hi = hexval(t[i + 1]), lo = hexval(t[i + 2]);
-			if (hi < 0 || lo < 0)
-				return 400;
-			ch = (uint8_t)(hi << 4 | lo);
-			if (ch == 0)
-				return 400;
-			i += 2;
-		}
-		if (k + 1 >= sizeof(srv->path))
-			return 414;
-		d[k++] = (char)ch;
-	}
-	if (k == 0 || d[0] != '/')
-		return 400;
-	/* Segment check on the decoded bytes. */
-	for (size_t i = 0; i < k;) {
-		size_t j = i + 1;
-		while (j < k && d[j] != '/')
-			j++;
-		size_t seg = j - (i + 1);
-		if ((seg == 1 && d[i + 1] == '.') || (seg == 2 && d[i + 1] == '.' && d[i + 2] == '.'))
-			return 404;
-		i = j;
-	}
-	d[k] = 0;
-	*out_len = k;
-	return 0;
+	return R_LINGER;
 }
 
 /* ---- requests ---- */
@@ -581,50 +496,53 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 	if (a->status == 405) {
 		/* A method we know but do not serve. */
 		respond_error(c, 405, a->head_only, "Allow: GET, HEAD\r\n");
-	} else if (a->status != 200 && a->status != 404) {
+		return;
+	}
+	if (a->status != 200 && a->status != 404) {
 		respond_error(c, a->status, a->head_only, NULL);
-	} else if (a->f) {
+		return;
+	}
+	if (a->f) {
 		respond(c, 200, a->f->ctype, a->f->data, a->f->len, a->head_only, a->ch, NULL);
 	} else {
-		uint8_t body[64];
-		size_t blen = build_error_body(body, sizeof(body), 404);
+		uint8_t body[HTTP_EMIT_ERROR_BODY_MAX];
+		size_t blen = http_emit_error_body(body, sizeof(body), 404);
 		respond(c, 404, "text/plain", body, blen, a->head_only, a->ch, NULL);
 	}
-	if (a->ch == CH_CLOSE && !c->close_after) {
-		/* The client asked to close: this answer is the last.  Close at
-		 * once only if nothing can be left unread: no bytes behind this
-		 * request (or its body), a drained socket. */
-		c->close_after = true;
-		c->linger_after = c->rpos < c->rlen || c->may_read;
-	}
+	/* The client asked to close: this answer is the last.  Close at once
+	 * only if nothing can be left unread: no bytes behind this request (or
+	 * its body), a drained socket. */
+	if (a->ch == HTTP_CH_CLOSE)
+		conn_last(c, c->rpos < c->rlen || c->may_read);
 }
 
 /* A complete head is in buf[0, head_len): decide its answer; send it now,
- * or after the body. */
+ * or (BODY) after the body. */
 static void handle_request(struct http_conn *c, const uint8_t *buf)
 {
 	struct http_server *srv = c->srv;
 	const struct http_req *r = &c->req;
-	struct answer a = {.status = 200, .head_only = r->method == HTTP_HEAD, .ch = CH_NONE};
+	struct answer a = {.status = 200, .head_only = r->method == HTTP_HEAD, .ch = HTTP_CH_NONE};
 	srv->st.requests++;
 
 	/* Bodies are read and thrown away, to find the next request (the
 	 * parser has already refused bad framing). */
+	c->phase = P_IDLE;
 	if (r->chunked) {
 		c->body_chunked = true;
 		http_chunked_init(&c->chunk, srv->cfg.max_body);
-	} else if (r->has_content_length) {
+		c->phase = P_BODY;
+	} else if (r->has_content_length && r->content_length) {
 		c->body_left = r->content_length;
+		c->phase = P_BODY;
 	}
 
 	if (r->method != HTTP_GET && r->method != HTTP_HEAD) {
 		a.status = 405;
 	} else {
-		size_t from, to, plen = 0;
-		if (!target_path(buf + r->target.off, r->target.len, &from, &to))
-			a.status = 400;
-		else
-			a.status = decode_path(srv, buf + r->target.off, from, to, &plen);
+		size_t plen = 0;
+		a.status = http_target_path(buf + r->target.off, r->target.len, srv->path,
+					    sizeof(srv->path), &plen);
 		if (a.status == 0) {
 			a.status = 404;
 			if (srv->cfg.lookup)
@@ -638,12 +556,11 @@ static void handle_request(struct http_conn *c, const uint8_t *buf)
 	/* "Connection: close" takes effect when the answer is queued
 	 * (emit_answer), after the body: the body must be read to answer. */
 	if (!r->keep_alive)
-		a.ch = CH_CLOSE;
+		a.ch = HTTP_CH_CLOSE;
 	else if (r->version == 10)
-		a.ch = CH_KEEP_ALIVE;
-	if (c->body_left || c->body_chunked) {
+		a.ch = HTTP_CH_KEEP_ALIVE;
+	if (c->phase == P_BODY) {
 		c->deferred = a;
-		c->has_deferred = true;
 		if (r->expect_continue && c->rpos == c->rlen) {
 			/* The client waits for this before it sends the body. */
 			static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -657,9 +574,9 @@ static void handle_request(struct http_conn *c, const uint8_t *buf)
 	emit_answer(c, &a);
 }
 
-/* Skip request-body bytes in the buffer; at its end send the deferred
- * answer.  Returns true when the body is done, false if more is needed or
- * the connection ends (close_after).  Needs out_room(). */
+/* BODY: skip request-body bytes in the buffer; at its end send the
+ * deferred answer.  Returns true when the body is done, false if more is
+ * needed or the connection ends (CLOSING).  Needs out_room(). */
 static bool discard_body(struct http_conn *c)
 {
 	uint32_t avail = c->rlen - c->rpos;
@@ -678,7 +595,6 @@ static bool discard_body(struct http_conn *c)
 		c->body_chunked = false;
 		if (r != HTTP_DONE) {
 			c->srv->st.parse_err[-r < HTTP_NERR ? -r : 0]++;
-			c->has_deferred = false;
 			int status = http_err_status(r);
 			respond_error(c, status ? status : 400, false, NULL);
 			c->rpos = c->rlen;
@@ -686,10 +602,8 @@ static bool discard_body(struct http_conn *c)
 		}
 	}
 	c->srv->st.bodies_discarded++;
-	if (c->has_deferred) {
-		c->has_deferred = false;
-		emit_answer(c, &c->deferred);
-	}
+	c->phase = P_IDLE;
+	emit_answer(c, &c->deferred);
 	return true;
 }
 
@@ -697,10 +611,10 @@ static bool discard_body(struct http_conn *c)
 static void process(struct http_conn *c, sk_time_ns now)
 {
 	struct http_server *srv = c->srv;
-	while (c->rpos < c->rlen && !c->close_after) {
+	while (c->rpos < c->rlen && c->phase != P_CLOSING) {
 		if (!out_room(c))
-			return; /* flush this batch first; conn_run comes back */
-		if (c->body_left || c->body_chunked) {
+			return; /* flush this batch first; conn_advance comes back */
+		if (c->phase == P_BODY) {
 			if (!discard_body(c))
 				return;
 			continue;
@@ -709,9 +623,9 @@ static void process(struct http_conn *c, sk_time_ns now)
 		uint64_t t0 = sk_trace_begin(srv->cfg.trace);
 		int r = http_parse_head(&c->req, p, c->rlen - c->rpos);
 		if (r == HTTP_NEED_MORE) {
-			if (!c->in_head) {
+			if (c->phase == P_IDLE) {
 				/* The first bytes of a request start its clock. */
-				c->in_head = true;
+				c->phase = P_HEAD;
 				set_deadline(c, now + srv->cfg.header_timeout, D_HEADER);
 			}
 			return;
@@ -723,14 +637,13 @@ static void process(struct http_conn *c, sk_time_ns now)
 			c->rpos = c->rlen; /* nothing after a bad head can be framed */
 			return;
 		}
-		c->in_head = false;
 		if (t0 && !c->t_req)
 			c->t_req = t0; /* a complete head: its parse starts the sample */
 		c->rpos += (uint32_t)r;
 		handle_request(c, p);
 		http_req_init(&c->req, srv->cfg.max_body);
 	}
-	if (c->close_after)
+	if (c->phase == P_CLOSING)
 		c->rpos = c->rlen;
 }
 
@@ -746,43 +659,39 @@ static void compact(struct http_conn *c)
 	}
 }
 
-/* Move the connection forward as far as the socket allows. */
-static void conn_run(struct http_conn *c, sk_time_ns now)
+/* Move the connection forward as far as the socket and the peer allow;
+ * say why it stopped.  After R_GONE, c is free (or already reused). */
+static enum conn_rest conn_advance(struct http_conn *c, sk_time_ns now)
 {
 	struct http_server *srv = c->srv;
 	for (;;) {
-		if (c->state == C_LINGER) {
-			linger_drain(c, now);
-			return;
-		}
+		if (c->phase == P_LINGER)
+			return linger_drain(c, now);
 		if (c->niov) {
 			int r = conn_flush(c);
 			if (r < 0) {
 				conn_free(c, now);
-				return;
+				return R_GONE;
 			}
-			if (r == 0) {
-				/* A client that stops reading gets keepalive_timeout
-				 * from the last progress. */
-				set_deadline(c, now + srv->cfg.keepalive_timeout, D_WRITE);
-				return;
-			}
+			if (r == 0)
+				return R_WRITE;
 		}
-		if (c->close_after) {
-			conn_finish(c, now);
-			return;
+		if (c->phase == P_CLOSING) {
+			if (!c->linger_after) {
+				conn_free(c, now);
+				return R_GONE;
+			}
+			conn_linger(c, now);
+			return R_LINGER;
 		}
 		if (c->rpos < c->rlen) {
 			process(c, now);
-			if (c->niov || c->close_after)
+			if (c->niov || c->phase == P_CLOSING)
 				continue;
 		}
-		if (!c->may_read) {
-			conn_buf_release(c); /* idle: nothing pending, hold nothing */
-			wait_input_deadline(c, now);
-			return;
-		}
-		conn_buf_take(c); /* given back above if the read brings nothing */
+		if (!c->may_read)
+			return R_INPUT;
+		conn_buf_take(c); /* given back at the rest if the read brings nothing */
 		compact(c);
 		size_t space = HTTP_RBUF_SIZE - c->rlen;
 		if (space == 0) {
@@ -805,19 +714,35 @@ static void conn_run(struct http_conn *c, sk_time_ns now)
 		}
 		/* End of stream or an error: nothing more will come, and nothing
 		 * is owed (the output was flushed above). */
-		if (n == 0 && c->in_head && c->rlen)
+		if (n == 0 && c->phase == P_HEAD && c->rlen)
 			srv->st.eof_in_head++;
 		if (n < 0)
 			srv->st.read_errors++;
 		conn_free(c, now);
-		return;
+		return R_GONE;
 	}
+}
+
+static void conn_run(struct http_conn *c, sk_time_ns now)
+{
+	enum conn_rest why = conn_advance(c, now);
+	if (why == R_GONE)
+		return;
+	if (why == R_WRITE) {
+		/* A client that stops reading gets keepalive_timeout from the
+		 * last progress. */
+		set_deadline(c, now + c->srv->cfg.keepalive_timeout, D_WRITE);
+	} else if (why == R_INPUT) {
+		wait_input_deadline(c, now);
+	}
+	conn_buf_release(c); /* no-op unless nothing is pending: then hold nothing */
+	conn_assert(c);
 }
 
 static void conn_on_event(void *user, int sock, unsigned events, sk_time_ns now)
 {
 	struct http_conn *c = user;
-	if (c->state == C_FREE || c->sock != sock)
+	if (c->phase == P_FREE || c->sock != sock)
 		return; /* stale: this state was freed (and maybe reused) */
 	if (events & (LOOP_EV_READ | LOOP_EV_ERROR))
 		c->may_read = true;
@@ -828,7 +753,7 @@ static void conn_on_timer(struct loop_timer *t, sk_time_ns now)
 {
 	struct http_conn *c = container_of(t, struct http_conn, timer);
 	struct http_server *srv = c->srv;
-	if (c->state == C_FREE)
+	if (c->phase == P_FREE)
 		return;
 	if (now < c->deadline) {
 		/* Fired at an old, earlier deadline: re-arm to the true one. */
@@ -842,9 +767,6 @@ static void conn_on_timer(struct loop_timer *t, sk_time_ns now)
 		srv->st.timeout_header++;
 		/* 408, then a lingering close.  The output is empty here: a
 		 * pending write would have set D_WRITE. */
-		c->body_left = 0;
-		c->body_chunked = false;
-		c->has_deferred = false;
 		conn_buf_take(c); /* the 408's head goes into hbuf */
 		respond_error(c, 408, false, NULL);
 		c->rpos = c->rlen;
@@ -871,10 +793,9 @@ static int conn_open(struct http_server *srv, int sock, sk_time_ns now)
 	c->srv = srv;
 	c->timer = (struct loop_timer){.fn = conn_on_timer};
 	c->sock = sock;
-	c->state = C_ACTIVE;
+	c->phase = P_HEAD; /* a new connection owes us a request head */
 	c->may_read = false;
-	c->in_head = true; /* a new connection owes us a request head */
-	c->close_after = c->linger_after = c->body_chunked = c->has_deferred = false;
+	c->linger_after = c->body_chunked = false;
 	c->batch = 0;
 	c->body_left = 0;
 	c->rbuf = c->hbuf = NULL; /* taken when the first bytes are read */
@@ -892,6 +813,7 @@ static int conn_open(struct http_server *srv, int sock, sk_time_ns now)
 		conn_free(c, now);
 		return r;
 	}
+	conn_assert(c);
 	return 0;
 }
 
@@ -900,11 +822,12 @@ static int conn_open(struct http_server *srv, int sock, sk_time_ns now)
  * destroy the answer. */
 static void refuse(struct http_server *srv, int sock)
 {
-	uint8_t head[HEAD_MAX + 64];
+	uint8_t head[HTTP_EMIT_HEAD_MAX + HTTP_EMIT_ERROR_BODY_MAX];
 	loop_read(srv->loop, sock, srv->path, sizeof(srv->path));
-	uint8_t body[64];
-	size_t blen = build_error_body(body, sizeof(body), 503);
-	size_t hlen = build_head(srv, head, HEAD_MAX, 503, "text/plain", blen, CH_CLOSE, NULL);
+	uint8_t body[HTTP_EMIT_ERROR_BODY_MAX];
+	size_t blen = http_emit_error_body(body, sizeof(body), 503);
+	size_t hlen = http_emit_head(head, HTTP_EMIT_HEAD_MAX, 503, srv->date, "text/plain", blen,
+				     HTTP_CH_CLOSE, NULL);
 	sk_memcpy(head + hlen, body, blen);
 	loop_write(srv->loop, sock, head, hlen + blen);
 	loop_close(srv->loop, sock);
@@ -967,7 +890,7 @@ void http_server_stop(struct http_server *srv)
 	}
 	srv->accept_blocked = false;
 	for (uint32_t i = 0; i < srv->hwm; i++)
-		if (srv->conns[i].state != C_FREE)
+		if (srv->conns[i].phase != P_FREE)
 			conn_free(&srv->conns[i], now);
 }
 
@@ -992,4 +915,41 @@ void http_server_stats(const struct http_server *srv,
 		name[k] = 0;
 		fn(ctx, name, srv->st.parse_err[i]);
 	}
+}
+
+int http_server_check(const struct http_server *srv)
+{
+	const uint32_t max = srv->cfg.max_conns;
+	const uint8_t *bufs_end = srv->bufs + (size_t)max * HTTP_IOBUF_SIZE;
+	uint32_t live = 0, held = 0, nfree = 0, nbuf_free = 0;
+	SK_CHECK(srv->hwm <= max && srv->buf_hwm <= max);
+	for (uint32_t i = 0; i < srv->hwm; i++) {
+		const struct http_conn *c = &srv->conns[i];
+		int r = conn_check(c);
+		if (r)
+			return r;
+		if (c->phase == P_FREE)
+			continue;
+		live++;
+		if (c->rbuf) {
+			held++;
+			SK_CHECK(c->rbuf >= srv->bufs && c->rbuf < bufs_end);
+			SK_CHECK((size_t)(c->rbuf - srv->bufs) % HTTP_IOBUF_SIZE == 0);
+		}
+	}
+	SK_CHECK(live == srv->nconns && held == srv->bufs_held);
+	for (const struct http_conn *c = srv->free_list; c; c = c->next_free) {
+		SK_CHECK(++nfree <= srv->hwm && c->phase == P_FREE);
+	}
+	SK_CHECK(nfree + live == srv->hwm);
+	/* Every buffer below buf_hwm is held or on the free list: none lost. */
+	for (const uint8_t *b = srv->buf_free; b;) {
+		SK_CHECK(++nbuf_free <= srv->buf_hwm);
+		SK_CHECK(b >= srv->bufs && b < bufs_end && (size_t)(b - srv->bufs) % HTTP_IOBUF_SIZE == 0);
+		const uint8_t *next;
+		sk_memcpy(&next, b, sizeof(next)); /* the link in the free buffer */
+		b = next;
+	}
+	SK_CHECK(nbuf_free + held == srv->buf_hwm);
+	return 0;
 }

@@ -10,7 +10,7 @@
  * changes.
  *
  * What a connection does, in order, whenever its socket reports readiness
- * (conn_run in server.c):
+ * (conn_advance in server.c; its phases are enum conn_phase there):
  *   1. flush queued output; if the socket takes no more, wait for WRITE;
  *   2. answer every complete request already buffered (pipelining), in
  *      order, appending each response to one output batch: a head in the
@@ -155,5 +155,15 @@ void http_server_stop(struct http_server *srv);
 
 void http_server_stats(const struct http_server *srv,
 		       void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+
+/* Every invariant of every connection and of the pools (a connection holds
+ * its I/O buffer iff it has unprocessed input or unsent output; each live
+ * one has its deadline armed; the phase agrees with the body and the
+ * deadline; counts and free lists add up).  Walks all connections ever
+ * used: for tests and debugging, never on the fast path (the server checks
+ * the buffer invariant itself, cheaply, whenever a connection rests).
+ * Returns 0, or -(the line in server.c of the first broken one), as
+ * tcp_check(). */
+int http_server_check(const struct http_server *srv);
 
 #endif

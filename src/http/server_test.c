@@ -38,20 +38,44 @@ static void setup_default(void)
 	setup_server(&cfg);
 }
 
+/* Every step below leaves the server resting: each of its invariants
+ * must hold (http_server_check walks them all). */
+static void check(void)
+{
+	assert_int_equal(http_server_check(&srv), 0);
+}
+
 /* A client connects: returns its socket. */
 static int connect_client(int s)
 {
-	return loop_fake_connect(&fk, s);
+	loop_fake_connect(&fk, s);
+	check();
+	return s;
 }
 
 static void send_str(int s, const char *data)
 {
 	loop_fake_send(&fk, s, data, strlen(data));
+	check();
+}
+
+/* Readiness for s without new input (LOOP_EV_WRITE after write_room rose). */
+static void event(int s, unsigned ev)
+{
+	loop_fake_event(&fk, s, ev);
+	check();
+}
+
+static void peer_eof(int s)
+{
+	loop_fake_eof(&fk, s);
+	check();
 }
 
 static void advance(sk_time_ns dt)
 {
 	loop_fake_advance(&fk, dt);
+	check();
 }
 
 static int count(const char *hay, size_t len, const char *needle)
@@ -135,7 +159,7 @@ static void test_bad_request_lingers(void **st)
 	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
 	assert_true(fk.s[s].shut);
 	assert_true(fk.s[s].open); /* lingering until the client closes */
-	loop_fake_eof(&fk, s);
+	peer_eof(s);
 	assert_false(fk.s[s].open);
 	/* 405 for a known method, 501 for an unknown one */
 	s = connect_client(6);
@@ -196,7 +220,7 @@ static void test_partial_writes(void **st)
 	int guard = 0;
 	while (guard++ < 100 && count(fk.s[s].out, fk.s[s].out_len, "serving you.\n") < 2) {
 		fk.s[s].write_room = 50;
-		loop_fake_event(&fk, s, LOOP_EV_WRITE);
+		event(s, LOOP_EV_WRITE);
 	}
 	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "serving you.\n"), 2);
 	assert_true(fk.s[s].open);
@@ -370,7 +394,7 @@ static void test_buffer_only_while_pending(void **st)
 	int guard = 0;
 	while (guard++ < 100 && srv.bufs_held) {
 		fk.s[b].write_room = 20;
-		loop_fake_event(&fk, b, LOOP_EV_WRITE);
+		event(b, LOOP_EV_WRITE);
 	}
 	assert_int_equal(count(fk.s[b].out, fk.s[b].out_len, "serving you.\n"), 2);
 	assert_int_equal(srv.bufs_held, 0);
@@ -392,6 +416,27 @@ static void test_buffer_only_while_pending(void **st)
 	assert_int_equal(srv.buf_hwm, 2);
 }
 
+/* The checker can fail: each broken account is named. */
+static void test_check_catches(void **st)
+{
+	(void)st;
+	setup_default();
+	int s = connect_client(5);
+	send_str(s, "GET / HTTP/1.1\r\nHo"); /* a partial head: one buffer held */
+	assert_int_equal(srv.bufs_held, 1);
+	srv.bufs_held = 0;
+	assert_int_not_equal(http_server_check(&srv), 0);
+	srv.bufs_held = 1;
+	srv.nconns++;
+	assert_int_not_equal(http_server_check(&srv), 0);
+	srv.nconns--;
+	uint8_t *f = srv.buf_free;
+	srv.buf_free = srv.bufs + 1; /* not a buffer's start */
+	assert_int_not_equal(http_server_check(&srv), 0);
+	srv.buf_free = f;
+	check();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_buffer_only_while_pending),
 		cmocka_unit_test(test_timerq),
+		cmocka_unit_test(test_check_catches),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	free(mem);

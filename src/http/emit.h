@@ -1,0 +1,43 @@
+/* emit.h — the bytes of a response head, and the short body of an error
+ * answer, written into a buffer the caller gives.  Pure and freestanding:
+ * no state, no allocation; the server (server.c) decides what to say, this
+ * file only spells it.
+ *
+ *   HTTP/1.1 SP status SP reason CRLF
+ *   Server: skiff CRLF  Date: <29 bytes> CRLF
+ *   Content-Type: <ctype> CRLF  Content-Length: <n> CRLF
+ *   [Connection: close | keep-alive CRLF]  [extra lines]  CRLF
+ */
+#ifndef HTTP_EMIT_H
+#define HTTP_EMIT_H
+
+#include "../base/sk.h"
+
+/* A head is at most this long: the content type and the extra lines come
+ * from the server and the file cache's short table, never from a request. */
+#define HTTP_EMIT_HEAD_MAX 512u
+/* An error body ("404 Not Found\n") is at most this long. */
+#define HTTP_EMIT_ERROR_BODY_MAX 64u
+
+/* The Connection header of a response. */
+enum http_conn_hdr {
+	HTTP_CH_NONE,       /* nothing: the version's default holds */
+	HTTP_CH_CLOSE,      /* "Connection: close": the last response */
+	HTTP_CH_KEEP_ALIVE, /* "Connection: keep-alive": 1.0 clients that asked */
+};
+
+/* The reason phrase of the statuses the server sends ("Error" for others). */
+const char *http_reason(int status);
+
+/* Write the head into buf[0, cap) and return its length.  date29 is the
+ * IMF-fixdate (exactly 29 bytes); extra is NULL or whole header lines,
+ * each ending in CRLF.  A cap below what the head needs truncates it (the
+ * callers give HTTP_EMIT_HEAD_MAX, which is always enough). */
+size_t http_emit_head(uint8_t *buf, size_t cap, int status, const char *date29,
+		      const char *ctype, uint64_t clen, enum http_conn_hdr ch, const char *extra);
+
+/* Write the body of an error answer, "<status> <reason>\n"; returns its
+ * length (at most HTTP_EMIT_ERROR_BODY_MAX). */
+size_t http_emit_error_body(uint8_t *buf, size_t cap, int status);
+
+#endif
