@@ -1,6 +1,8 @@
 /* tcp_int.h — internals shared by the tcp_*.c files (not for applications).
  *
- * Files: tcp_sock.c (pool, demux hash, lists, events, socket API),
+ * Files: tcp_pool.c (arena, socket pool, buffer pools, tcp_check),
+ * tcp_demux.c (4-tuple hash, lists, events, connection transitions),
+ * tcp_api.c (the socket API of tcp.h),
  * tcp_in.c (tcp_input and the RFC 9293 3.10.7 segment arrival rules),
  * tcp_out.c (segment building, tcp_output, tcp_poll, timers),
  * tcp_isn.c (RFC 6528 ISN, timestamps clock, SYN cookies).
@@ -93,13 +95,27 @@ static inline bool tcp_synchronized(const struct tcp_sock *sk)
 	return sk->state >= TCP_ESTABLISHED;
 }
 
-/* tcp_sock.c */
+/* tcp_pool.c */
+struct tcp_sock *tcp_sock_alloc(struct tcp_stack *st);
+void tcp_sock_free(struct tcp_stack *st, struct tcp_sock *sk);
+/* Off its listener's SYN or accept queue (no-op without a parent). */
+void tcp_unlink_parent(struct tcp_sock *sk);
+/* Buffers from the pools.  take: false if the pool is empty.  The release
+ * functions return the buffer once the invariant on the fields says it
+ * holds nothing (slen == 0; rlen == 0 and nooo == 0). */
+bool tcp_rbuf_take(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_rbuf_release(struct tcp_stack *st, struct tcp_sock *sk);
+bool tcp_sbuf_take(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_sbuf_wait(struct tcp_stack *st, struct tcp_sock *sk);
+uint32_t tcp_rcv_space(const struct tcp_stack *st, const struct tcp_sock *sk);
+
+/* tcp_demux.c */
 struct tcp_sock *tcp_lookup(struct tcp_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
 			    uint16_t rport);
 struct tcp_sock *tcp_lookup_listener(struct tcp_stack *st, uint16_t lport);
 void tcp_hash_insert(struct tcp_stack *st, struct tcp_sock *sk);
-struct tcp_sock *tcp_sock_alloc(struct tcp_stack *st);
-void tcp_sock_free(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_hash_remove(struct tcp_stack *st, struct tcp_sock *sk); /* harmless if not inserted */
 void tcp_conn_init(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t laddr,
 		   uint16_t lport, uint32_t raddr, uint16_t rport);
 void tcp_event(struct tcp_stack *st, struct tcp_sock *sk, unsigned ev);
@@ -141,13 +157,6 @@ void tcp_reply_rst(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_
 		   const struct tcp_hdr *h);
 void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_t raddr,
 		      const struct tcp_hdr *h);
-uint32_t tcp_rcv_space(const struct tcp_stack *st, const struct tcp_sock *sk);
-/* Buffers from the pools (tcp_sock.c).  take: false if the pool is empty.
- * The release functions return the buffer once the invariant on the
- * fields says it holds nothing (slen == 0; rlen == 0 and nooo == 0). */
-bool tcp_rbuf_take(struct tcp_stack *st, struct tcp_sock *sk);
-void tcp_rbuf_release(struct tcp_stack *st, struct tcp_sock *sk);
-void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt);
 void tcp_rearm_rtx(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
 
