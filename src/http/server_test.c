@@ -416,6 +416,93 @@ static void test_buffer_only_while_pending(void **st)
 	assert_int_equal(srv.buf_hwm, 2);
 }
 
+/* Random steps on a few connections: requests cut anywhere (good, bad,
+ * with bodies, pipelined, closing), write limits, time, client EOFs, new
+ * clients; every invariant is checked after every step (check() in the
+ * helpers).  Deterministic: the same seed every run. */
+static void test_random_steps(void **st)
+{
+	(void)st;
+	static const char *const reqs[] = {
+		"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+		"HEAD /x HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 7\r\n\r\nabcdefg",
+		"GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
+		"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+		"GET / HTTP/1.0\r\nContent-Length: 1\r\n\r\nx",
+		"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc",
+		"GET /%2e%2e/x HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nX : y\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+	};
+	struct http_server_config cfg;
+	http_server_config_default(&cfg);
+	cfg.max_conns = 3; /* four sockets: the fourth is refused when all are busy */
+	setup_server(&cfg);
+	struct {
+		char buf[1024]; /* one to three requests back to back */
+		size_t len, off;  /* [off, len) still to send */
+	} cl[LOOP_FAKE_NSOCK];
+	memset(cl, 0, sizeof(cl));
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+#define RND(n) ((x = x * 6364136223846793005ull + 1442695040888963407ull), (size_t)((x >> 33) % (n)))
+	for (int step = 0; step < 50000; step++) {
+		int s = 2 + (int)RND(4);
+		struct loop_fake_sock *k = &fk.s[s];
+		if (!k->open) {
+			/* Closed by the server (or never opened): a new client. */
+			if (RND(4) == 0) {
+				connect_client(s);
+				cl[s].len = cl[s].off = 0;
+			}
+			continue;
+		}
+		switch (RND(8)) {
+		case 0: case 1: case 2: { /* the next piece of the client's bytes */
+			if (k->in_len - k->in_pos > 16384 || k->eof)
+				break; /* the server is not reading (full output): wait */
+			if (cl[s].off == cl[s].len) {
+				cl[s].len = cl[s].off = 0;
+				for (size_t r = 1 + RND(3); r; r--) {
+					const char *q = reqs[RND(SK_ARRAY_LEN(reqs))];
+					memcpy(cl[s].buf + cl[s].len, q, strlen(q));
+					cl[s].len += strlen(q);
+				}
+			}
+			size_t left = cl[s].len - cl[s].off;
+			size_t n = RND(3) ? left : 1 + RND(left);
+			loop_fake_send(&fk, s, cl[s].buf + cl[s].off, n);
+			check();
+			cl[s].off += n;
+			break;
+		}
+		case 3: /* the client reads slowly, or again at full speed */
+			k->write_room = RND(3) ? SIZE_MAX : RND(200);
+			event(s, LOOP_EV_WRITE);
+			break;
+		case 4:
+			advance(RND(4) ? RND(2 * SK_NS_PER_S) : RND(70 * SK_NS_PER_S));
+			break;
+		case 5:
+			if (RND(8) == 0 || k->out_len > 32768)
+				peer_eof(s);
+			break;
+		default: /* a spurious or stale edge */
+			event(s, RND(2) ? LOOP_EV_READ : LOOP_EV_WRITE);
+			break;
+		}
+	}
+#undef RND
+	assert_true(srv.st.requests > 2000); /* the walk did reach the machine's paths */
+	assert_true(srv.st.requests_pipelined > 0 && srv.st.lingers > 0 && srv.st.timeout_header > 0);
+	assert_true(srv.st.write_partial > 0 && srv.st.bodies_discarded > 0 && srv.st.conns_refused > 0);
+	http_server_stop(&srv);
+	check();
+	assert_int_equal(srv.nconns, 0);
+	assert_int_equal(srv.bufs_held, 0);
+}
+
 /* The checker can fail: each broken account is named. */
 static void test_check_catches(void **st)
 {
@@ -453,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_buffer_only_while_pending),
 		cmocka_unit_test(test_timerq),
+		cmocka_unit_test(test_random_steps),
 		cmocka_unit_test(test_check_catches),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
