@@ -80,21 +80,24 @@ static long fk_writev(struct loop *l, int s, const struct loop_iov *iov, int iov
 	if (k->shut)
 		return -SK_EPIPE;
 	size_t total = 0;
-	for (int i = 0; i < iovcnt && k->write_room; i++) {
-		size_t len = SK_MIN(iov[i].len, k->write_room);
-		if (!k->out_discard) {
-			if (len > LOOP_FAKE_BUF - k->out_len)
-				__builtin_trap(); /* the test sends more than out[] keeps */
-			sk_memcpy(k->out + k->out_len, iov[i].base, len);
-			k->out_len += len;
-			k->out[k->out_len] = 0;
-		}
-		if (k->write_room != SIZE_MAX)
-			k->write_room -= len;
-		total += len;
-	}
+	for (int i = 0; i < iovcnt; i++)
+		total += iov[i].len;
+	total = SK_MIN(total, k->write_room);
 	if (!total && iovcnt)
 		return -SK_EAGAIN;
+	if (!k->out_discard) {
+		if (total > LOOP_FAKE_BUF - k->out_len)
+			__builtin_trap(); /* the test sends more than out[] keeps */
+		for (size_t i = 0, left = total; left; i++) {
+			size_t n = SK_MIN(iov[i].len, left);
+			sk_memcpy(k->out + k->out_len, iov[i].base, n);
+			k->out_len += n;
+			left -= n;
+		}
+		k->out[k->out_len] = 0;
+	}
+	if (k->write_room != SIZE_MAX)
+		k->write_room -= total;
 	k->out_bytes += total;
 	k->writes++;
 	return (long)total;
