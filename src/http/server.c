@@ -5,8 +5,9 @@
  * conn_on_event (connection readiness) and conn_on_timer; the last two end
  * in conn_run(), the one place that moves a connection forward:
  *   conn_run -> conn_advance: flush -> process (parse, route, emit) -> read,
- *                             again, until the socket or the peer stops it;
- *            -> conn_rest:    the deadline of the wait, the I/O buffer back
+ *                             again, until the socket or the peer stops it,
+ *                             and say why (enum conn_rest);
+ *            -> the rest:     the deadline of that wait, the I/O buffer back
  *                             if nothing is pending, conn_assert.
  * Invariant: responses are appended only while the output batch started
  * empty in this pass, so pointers into hbuf never move under a partially
@@ -31,7 +32,7 @@
  * An error, a timeout or a last response ("Connection: close") moves any
  * live phase to CLOSING (conn_last); a read error or EOF frees at once. */
 enum conn_phase {
-	P_FREE,    /* on the free list: no other field means anything */
+	P_FREE,    /* on the free list: sock -1, no buffer, no timer; the rest is stale */
 	P_HEAD,    /* a request head is owed: a new connection, or the first
 		    * bytes of one arrived; header_timeout runs from then */
 	P_IDLE,    /* keep-alive between requests: no byte of the next one yet */
