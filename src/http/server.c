@@ -197,8 +197,8 @@ static void respond(struct http_conn *c, int status, const char *ctype, const ui
 {
 	struct http_server *srv = c->srv;
 	uint32_t from = c->hlen;
-	c->hlen += (uint32_t)http_emit_head(c->hbuf + c->hlen, HTTP_EMIT_HEAD_MAX, status, srv->date,
-					     ctype, blen, ch, extra);
+	c->hlen += (uint32_t)http_emit_head(c->hbuf + c->hlen, HTTP_EMIT_HEAD_MAX, status,
+					     srv->date, ctype, blen, ch, extra);
 	if (!head_only && blen && blen <= HTTP_INLINE_BODY) {
 		/* Small bodies ride in the head's slice: one contiguous piece. */
 		sk_memcpy(c->hbuf + c->hlen, body, blen);
@@ -946,7 +946,8 @@ int http_server_check(const struct http_server *srv)
 	/* Every buffer below buf_hwm is held or on the free list: none lost. */
 	for (const uint8_t *b = srv->buf_free; b;) {
 		SK_CHECK(++nbuf_free <= srv->buf_hwm);
-		SK_CHECK(b >= srv->bufs && b < bufs_end && (size_t)(b - srv->bufs) % HTTP_IOBUF_SIZE == 0);
+		SK_CHECK(b >= srv->bufs && b < bufs_end);
+		SK_CHECK((size_t)(b - srv->bufs) % HTTP_IOBUF_SIZE == 0);
 		const uint8_t *next;
 		sk_memcpy(&next, b, sizeof(next)); /* the link in the free buffer */
 		b = next;
