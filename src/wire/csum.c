@@ -86,6 +86,14 @@ uint64_t csum_pseudo4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len)
 	return (uint64_t)(src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;
 }
 
+uint64_t csum_pseudo6(const uint8_t src[16], const uint8_t dst[16], uint8_t proto, uint32_t len)
+{
+	/* The three zero bytes before the next header add nothing. */
+	uint64_t s = csum_add(0, src, 16);
+	s = csum_add(s, dst, 16);
+	return s + (len >> 16) + (len & 0xffff) + proto;
+}
+
 /* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), all one's-complement adds.  It
  * avoids the corner case of RFC 1141's eqn. 2, which can yield 0x0000 where a
  * full recomputation yields 0xffff (RFC 1624 section 3). */

@@ -24,6 +24,12 @@ uint16_t csum(const void *data, size_t len);
 /* The IPv4 pseudo header for TCP/UDP (addresses host order, len = L4 bytes). */
 uint64_t csum_pseudo4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t len);
 
+/* The IPv6 pseudo header (RFC 8200 8.1) for TCP, UDP and ICMPv6: the two
+ * 16-byte addresses as on the wire, the upper-layer length (32 bits: it
+ * excludes the extension headers before the upper-layer header) and the
+ * next-header value of the upper-layer protocol. */
+uint64_t csum_pseudo6(const uint8_t src[16], const uint8_t dst[16], uint8_t proto, uint32_t len);
+
 /* RFC 1624 eqn. 3: new checksum after one 16-bit (32-bit) field changes. */
 uint16_t csum_update16(uint16_t check, uint16_t old_val, uint16_t new_val);
 uint16_t csum_update32(uint16_t check, uint32_t old_val, uint32_t new_val);

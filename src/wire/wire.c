@@ -16,6 +16,11 @@ static const char *const wire_err_names[WIRE_NERR] = {
 	[-WIRE_EOPT] = "opt",
 	[-WIRE_EFRAG] = "frag",
 	[-WIRE_EBADADDR] = "badaddr",
+	[-WIRE_EEXT] = "ext",
+	[-WIRE_ELIMIT] = "limit",
+	[-WIRE_EROUTE] = "route",
+	[-WIRE_EHOPLIMIT] = "hoplimit",
+	[-WIRE_ECODE] = "code",
 };
 
 const char *wire_strerror(int err)

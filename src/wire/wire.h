@@ -19,10 +19,15 @@ enum wire_err {
 	WIRE_EVERSION = -4, /* wrong version / hardware or protocol type */
 	WIRE_EUNSUP = -5,   /* well-formed but not something we handle */
 	WIRE_EOPT = -6,     /* malformed option */
-	WIRE_EFRAG = -7,    /* IPv4 fragment (skiff drops fragments; see README) */
+	WIRE_EFRAG = -7,    /* IPv4 or IPv6 fragment (skiff drops fragments; see README) */
 	WIRE_EBADADDR = -8, /* forbidden address (e.g. broadcast source) */
+	WIRE_EEXT = -9,     /* IPv6 extension header out of place (hop-by-hop not first) */
+	WIRE_ELIMIT = -10,  /* more extension headers, options or bytes of them than we walk */
+	WIRE_EROUTE = -11,  /* IPv6 routing header we must not process (type 0, or segments left) */
+	WIRE_EHOPLIMIT = -12, /* ND message whose hop limit is not 255: it was forwarded */
+	WIRE_ECODE = -13,   /* ICMPv6 code that the message type does not allow */
 };
-#define WIRE_NERR 9
+#define WIRE_NERR 14
 
 /* Short stable name of an error, for counters and logs. */
 const char *wire_strerror(int err);
