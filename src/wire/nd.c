@@ -64,7 +64,9 @@ int nd_opts_parse(const uint8_t *opt, size_t len, struct nd_opts *o)
 		case ND_OPT_MTU:
 			if (olen != 8)
 				return WIRE_EOPT;
-			if (!o->has_mtu) {
+			/* RFC 4861 6.3.4: a link MTU under IPv6's minimum is
+			 * not one to adopt; leave it out. */
+			if (!o->has_mtu && sk_get_be32(q + 4) >= IPV6_MIN_MTU) {
 				o->mtu = sk_get_be32(q + 4);
 				o->has_mtu = true;
 			}

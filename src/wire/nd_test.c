@@ -231,6 +231,10 @@ static void test_options(void **state)
 	assert_int_equal(o.mtu, 1280);
 	assert_true(o.has_nonce);
 	assert_int_equal(o.nonce[5], 6);
+	opt[30] = 0x04; /* MTU 1279: not adopted, the message still good */
+	opt[31] = 0xff;
+	assert_int_equal(nd_opts_parse(opt, sizeof(opt), &o), WIRE_OK);
+	assert_false(o.has_mtu);
 	assert_int_equal(nd_opts_parse(opt, 0, &o), WIRE_OK);
 	assert_int_equal(nd_opts_parse(opt, 1, &o), WIRE_EOPT);
 	opt[9] = 2;
