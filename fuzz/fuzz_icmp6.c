@@ -17,9 +17,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static bool sum_ok(const uint8_t *m, size_t len, const struct ipv6_addr *s, const struct ipv6_addr *d)
+static bool sum_ok(const uint8_t *m, size_t len, const struct ipv6_addr *s,
+		const struct ipv6_addr *d)
 {
-	return csum_fold(csum_add(csum_pseudo6(s->b, d->b, IPV6_NH_ICMPV6, (uint32_t)len), m, len)) == 0;
+	return csum_fold(csum_add(csum_pseudo6(s->b, d->b, IPV6_NH_ICMPV6, (uint32_t)len), m,
+			len)) == 0;
 }
 
 static void fuzz_nd(const uint8_t *m, size_t len, const struct ipv6_hdr *ip)
@@ -46,7 +48,8 @@ static void fuzz_nd(const uint8_t *m, size_t len, const struct ipv6_hdr *ip)
 		n = nd_emit_na(out, sizeof(out), &nd.target, nd.na_flags,
 			       nd.opts.has_tlla ? nd.opts.tlla : NULL, &ip->src, &ip->dst);
 	} else if (nd.type == ND_RS) {
-		n = nd_emit_rs(out, sizeof(out), nd.opts.has_slla ? nd.opts.slla : NULL, &ip->src, &ip->dst);
+		n = nd_emit_rs(out, sizeof(out), nd.opts.has_slla ? nd.opts.slla : NULL, &ip->src,
+				&ip->dst);
 	}
 	if (n) {
 		CHECK(sum_ok(out, n, &ip->src, &ip->dst));
@@ -77,13 +80,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(h.payload_off + h.payload_len == len);
 			struct icmp6_error e;
 			r = icmp6_parse_error(m, len, &h, &e);
-			CHECK(r == WIRE_OK || r == WIRE_EUNSUP || r == WIRE_ETRUNC || r == WIRE_EVERSION ||
+			CHECK(r == WIRE_OK || r == WIRE_EUNSUP || r == WIRE_ETRUNC ||
+					r == WIRE_EVERSION ||
 			      r == WIRE_EFRAG || r == WIRE_ELIMIT || r == WIRE_EEXT);
 			if (r == WIRE_OK && h.type == ICMP6_PACKET_TOO_BIG)
 				CHECK(e.mtu >= IPV6_MIN_MTU);
 			uint8_t *out = malloc(len);
 			if (out) {
-				size_t k = icmp6_emit_echo_reply(out, len, m, len, &ip.dst, &ip.src);
+				size_t k = icmp6_emit_echo_reply(out, len, m, len, &ip.dst,
+						&ip.src);
 				CHECK(k == (h.type == ICMP6_ECHO_REQUEST ? len : 0));
 				if (k) {
 					CHECK(sum_ok(out, k, &ip.dst, &ip.src));
@@ -97,8 +102,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* The input as the packet an error is about. */
 	static uint8_t err[IPV6_MIN_MTU];
-	struct ipv6_addr us = { { 0x20, 0x01, 0, 2, [15] = 1 } }, them = { { 0x20, 0x01, 0, 2, [15] = 2 } };
-	size_t k = icmp6_emit_error(err, sizeof(err), ICMP6_PARAM_PROBLEM, 0, 6, buf, size, &us, &them);
+	struct ipv6_addr us = { { 0x20, 0x01, 0, 2, [15] = 1 } }, them = { { 0x20, 0x01, 0, 2,
+			[15] = 2 } };
+	size_t k = icmp6_emit_error(err, sizeof(err), ICMP6_PARAM_PROBLEM, 0, 6, buf, size, &us,
+			&them);
 	if (k) {
 		CHECK(k <= IPV6_MIN_MTU - IPV6_HLEN && k >= ICMP6_HLEN + IPV6_HLEN);
 		CHECK(memcmp(err + ICMP6_HLEN, buf, k - ICMP6_HLEN) == 0);

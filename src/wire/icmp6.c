@@ -9,7 +9,8 @@
 static uint16_t icmp6_sum(const uint8_t *msg, size_t len, const struct ipv6_addr *src,
 			  const struct ipv6_addr *dst)
 {
-	return csum_fold(csum_add(csum_pseudo6(src->b, dst->b, IPV6_NH_ICMPV6, (uint32_t)len), msg, len));
+	uint64_t ph = csum_pseudo6(src->b, dst->b, IPV6_NH_ICMPV6, (uint32_t)len);
+	return csum_fold(csum_add(ph, msg, len));
 }
 
 void icmp6_seal(uint8_t *msg, size_t len, const struct ipv6_addr *src, const struct ipv6_addr *dst)

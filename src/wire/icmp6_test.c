@@ -70,9 +70,11 @@ static void test_echo_reply_reproduces(void **state)
 	assert_int_equal(icmp6_emit_echo_reply(out, sizeof(out), out, n, &ip.dst, &ip.src), n);
 	assert_memory_equal(out, rm, rn);
 	/* The request itself, from its id, seq and data. */
-	assert_int_equal(icmp6_emit_echo_request(out, sizeof(out), 892, 1, m + 8, n - 8, &ip.src, &ip.dst), n);
+	assert_int_equal(icmp6_emit_echo_request(out, sizeof(out), 892, 1, m + 8, n - 8, &ip.src,
+			&ip.dst), n);
 	assert_memory_equal(out, m, n);
-	assert_int_equal(icmp6_emit_echo_request(out, n - 1, 892, 1, m + 8, n - 8, &ip.src, &ip.dst), 0);
+	assert_int_equal(icmp6_emit_echo_request(out, n - 1, 892, 1, m + 8, n - 8, &ip.src,
+			&ip.dst), 0);
 }
 
 static void test_parse_errors(void **state)
@@ -162,26 +164,32 @@ static void test_emit_error_1280(void **state)
 	assert_int_equal(ipv6_parse(o, olen, &orig), WIRE_OK);
 	static uint8_t out[1600];
 	/* The router's PTB, rebuilt from the request it was about. */
-	size_t k = icmp6_emit_error(out, sizeof(out), ICMP6_PACKET_TOO_BIG, 0, 1280, o, olen, &ip.src, &ip.dst);
+	size_t k = icmp6_emit_error(out, sizeof(out), ICMP6_PACKET_TOO_BIG, 0, 1280, o, olen,
+			&ip.src, &ip.dst);
 	assert_int_equal(k, ICMP6_HLEN + ICMP6_ERROR_QUOTE_MAX);
 	assert_int_equal(k, n);
 	assert_memory_equal(out, m, n);
-	assert_int_equal(icmp6_emit_error(out, k - 1, ICMP6_PACKET_TOO_BIG, 0, 1280, o, olen, &ip.src, &ip.dst), 0);
+	assert_int_equal(icmp6_emit_error(out, k - 1, ICMP6_PACKET_TOO_BIG, 0, 1280, o, olen,
+			&ip.src, &ip.dst), 0);
 	/* In place, over the request in the same buffer. */
 	sk_memcpy(out, o, olen);
-	assert_int_equal(icmp6_emit_error(out, sizeof(out), ICMP6_PACKET_TOO_BIG, 0, 1280, out, olen, &ip.src, &ip.dst), n);
+	assert_int_equal(icmp6_emit_error(out, sizeof(out), ICMP6_PACKET_TOO_BIG, 0, 1280, out,
+			olen, &ip.src, &ip.dst), n);
 	assert_memory_equal(out, m, n);
 	/* A short packet is quoted whole, without its link padding. */
 	const uint8_t *te = ip_of(cap_time_exceeded, sizeof(cap_time_exceeded), &ip, &n);
 	uint8_t req[200] = { 0 };
 	sk_memcpy(req, te + 8, n - 8);
-	k = icmp6_emit_error(out, sizeof(out), ICMP6_TIME_EXCEEDED, 0, 0, req, sizeof(req), &ip.src, &ip.dst);
+	k = icmp6_emit_error(out, sizeof(out), ICMP6_TIME_EXCEEDED, 0, 0, req, sizeof(req), &ip.src,
+			&ip.dst);
 	assert_int_equal(k, n);
 	assert_memory_equal(out, te, n);
 	/* Nothing to quote. */
-	assert_int_equal(icmp6_emit_error(out, sizeof(out), 1, 0, 0, req, IPV6_HLEN - 1, &ip.src, &ip.dst), 0);
+	assert_int_equal(icmp6_emit_error(out, sizeof(out), 1, 0, 0, req, IPV6_HLEN - 1, &ip.src,
+			&ip.dst), 0);
 	req[0] = 0x45;
-	assert_int_equal(icmp6_emit_error(out, sizeof(out), 1, 0, 0, req, sizeof(req), &ip.src, &ip.dst), 0);
+	assert_int_equal(icmp6_emit_error(out, sizeof(out), 1, 0, 0, req, sizeof(req), &ip.src,
+			&ip.dst), 0);
 }
 
 static void test_error_allowed(void **state)
@@ -228,7 +236,8 @@ static void test_mld2_report(void **state)
 	assert_int_equal(k, plen);
 	assert_memory_equal(out, p, plen);
 	assert_int_equal(mld2_emit_report(out, plen - 1, &ip.src, g, 2, MLD2_CHANGE_TO_EXCLUDE), 0);
-	assert_int_equal(mld2_emit_report(out, sizeof(out), &ip.src, g, 0, MLD2_CHANGE_TO_EXCLUDE), 0);
+	assert_int_equal(mld2_emit_report(out, sizeof(out), &ip.src, g, 0, MLD2_CHANGE_TO_EXCLUDE),
+			0);
 	assert_int_equal(mld2_emit_report(out, sizeof(out), &ip.src, g, MLD2_REPORT_MAX + 1,
 					  MLD2_CHANGE_TO_EXCLUDE), 0);
 	/* From :: during DAD, as Linux sent frame 1: it parses and sums. */

@@ -56,8 +56,9 @@ static int ipv6_walk_opts(const uint8_t *buf, size_t off, size_t end, bool hbh, 
 				default:
 					/* Like 2, but no error to a multicast
 					 * destination (no storm of replies). */
-					return ipv6_pp(h, WIRE_EOPT,
-						       ipv6_is_multicast(&h->dst) ? -1 : IPV6_PP_OPTION, p);
+					if (ipv6_is_multicast(&h->dst))
+						return WIRE_EOPT;
+					return ipv6_pp(h, WIRE_EOPT, IPV6_PP_OPTION, p);
 				}
 			}
 		}

@@ -9,7 +9,8 @@
 #include "wire/ipv6.h"
 #include "wire/ipv6_captures.h"
 
-static const struct ipv6_addr a_slaac = { { 0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xfe, 0, 0, 0x0a } };
+static const struct ipv6_addr a_slaac = { { 0x20, 0x01, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xfe, 0, 0,
+		0x0a } };
 static const struct ipv6_addr r_addr = { { 0x20, 0x01, 0, 2, 0, 0, 0, 1, [15] = 2 } };
 
 static uint8_t pkt[1024];
@@ -143,7 +144,8 @@ static void test_bad_addresses(void **state)
 	sk_memcpy(pkt + 8, ipv6_loopback.b, 16);
 	assert_int_equal(ipv6_parse(pkt, n, &h), WIRE_EBADADDR);
 	/* From :: is fine (DAD), and to a group. */
-	assert_int_equal(ipv6_parse(cap_dad_ns + CAP_ETH, sizeof(cap_dad_ns) - CAP_ETH, &h), WIRE_OK);
+	assert_int_equal(ipv6_parse(cap_dad_ns + CAP_ETH, sizeof(cap_dad_ns) - CAP_ETH, &h),
+			WIRE_OK);
 	assert_true(ipv6_is_unspecified(&h.src));
 	assert_true(ipv6_is_multicast(&h.dst));
 	assert_int_equal(h.hop_limit, 255);

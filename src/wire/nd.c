@@ -218,7 +218,8 @@ size_t nd_emit_na(uint8_t *buf, size_t cap, const struct ipv6_addr *target, uint
 	struct ipv6_addr t = *target;
 	buf[0] = ND_NA;
 	buf[1] = 0;
-	sk_put_be32(buf + 4, (uint32_t)(flags & (ND_NA_ROUTER | ND_NA_SOLICITED | ND_NA_OVERRIDE)) << 24);
+	sk_put_be32(buf + 4,
+			(uint32_t)(flags & (ND_NA_ROUTER | ND_NA_SOLICITED | ND_NA_OVERRIDE)) << 24);
 	sk_memcpy(buf + 8, t.b, IPV6_ADDR_LEN);
 	if (tlla)
 		nd_put_lla(buf + ND_NA_LEN, ND_OPT_TLLA, tlla);

@@ -11,10 +11,11 @@
  *   says to drop the whole message), the addresses each type allows
  *   (WIRE_EBADADDR).  Options: source/target link-layer address (Ethernet:
  *   length 1), prefix information (length 4), MTU (length 1; a value under
- *   1280 is left out), nonce (RFC 7527); others are skipped by length.  A prefix option the host must
- *   ignore (RFC 4861 6.3.4, RFC 4862 5.5.3: link-local prefix, preferred >
- *   valid, prefix length over 128) is left out of the result and counted
- *   in prefix_ignored; the message itself stays valid.
+ *   1280 is left out), nonce (RFC 7527); others are skipped by length.
+ *   A prefix option the host must ignore (RFC 4861 6.3.4, RFC 4862 5.5.3:
+ *   link-local prefix, preferred > valid, prefix length over 128) is left
+ *   out of the result and counted in prefix_ignored; the message itself
+ *   stays valid.
  */
 #ifndef WIRE_ND_H
 #define WIRE_ND_H

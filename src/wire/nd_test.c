@@ -131,7 +131,8 @@ static void test_ns_na(void **state)
 	assert_memory_equal(m.target.b, r_addr, 16);
 	assert_true(m.opts.has_tlla);
 	assert_memory_equal(m.opts.tlla, mac_r, 6);
-	assert_int_equal(nd_emit_na(out, sizeof(out), &m.target, m.na_flags, mac_r, &ip.src, &ip.dst), n);
+	assert_int_equal(nd_emit_na(out, sizeof(out), &m.target, m.na_flags, mac_r, &ip.src,
+			&ip.dst), n);
 	assert_memory_equal(out, buf, n);
 	/* A solicited NA to a group is invalid; unsolicited is fine. */
 	ip.dst = ipv6_all_nodes;
@@ -154,7 +155,8 @@ static void test_dad_probe(void **state)
 	assert_int_equal(nd_parse(buf, n, &ip, &m), WIRE_OK);
 	assert_false(m.opts.has_slla);
 	assert_true(m.opts.has_nonce);
-	assert_int_equal(nd_emit_ns(out, sizeof(out), &m.target, NULL, m.opts.nonce, &ip.src, &ip.dst), n);
+	assert_int_equal(nd_emit_ns(out, sizeof(out), &m.target, NULL, m.opts.nonce, &ip.src,
+			&ip.dst), n);
 	assert_memory_equal(out, buf, n);
 	/* From :: it must go to the target's solicited-node group ... */
 	struct ipv6_hdr saved = ip;
