@@ -114,6 +114,39 @@ static void test_pseudo_header(void **state)
 	assert_int_equal(csum_fold(s), ref_csum(all, sizeof(all)));
 }
 
+/* RFC 8200 8.1: source, destination, a 32-bit upper-layer length, three
+ * zero bytes and the next header, summed as 40 bytes before the segment.
+ * The length is over 65535 here, so that both of its halves count. */
+static void test_pseudo_header6(void **state)
+{
+	(void)state;
+	for (int iter = 0; iter < 1000; iter++) {
+		uint8_t seg[37], src[16], dst[16];
+		for (size_t i = 0; i < sizeof(seg); i++)
+			seg[i] = (uint8_t)rng();
+		for (size_t i = 0; i < 16; i++) {
+			src[i] = (uint8_t)rng();
+			dst[i] = (uint8_t)rng();
+		}
+		uint32_t len = (uint32_t)rng() & 0x1ffff;
+		uint8_t proto = (uint8_t)rng();
+		uint8_t all[40 + sizeof(seg)] = { 0 };
+		for (size_t i = 0; i < 16; i++) {
+			all[i] = src[i];
+			all[16 + i] = dst[i];
+		}
+		all[32] = (uint8_t)(len >> 24);
+		all[33] = (uint8_t)(len >> 16);
+		all[34] = (uint8_t)(len >> 8);
+		all[35] = (uint8_t)len;
+		all[39] = proto;
+		for (size_t i = 0; i < sizeof(seg); i++)
+			all[40 + i] = seg[i];
+		uint64_t s = csum_add(csum_pseudo6(src, dst, proto, len), seg, sizeof(seg));
+		assert_int_equal(csum_fold(s), ref_csum(all, sizeof(all)));
+	}
+}
+
 static void test_incremental_update(void **state)
 {
 	(void)state;
@@ -166,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_all_ones_and_zeros),
 		cmocka_unit_test(test_chaining),
 		cmocka_unit_test(test_pseudo_header),
+		cmocka_unit_test(test_pseudo_header6),
 		cmocka_unit_test(test_incremental_update),
 		cmocka_unit_test(test_update_keeps_verifying),
 	};
