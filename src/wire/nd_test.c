@@ -275,9 +275,18 @@ static void test_redirect(void **state)
 {
 	(void)state;
 	struct nd_msg m;
-	/* Linux's redirect was not captured (see ipv6_captures.h); built by
-	 * hand: from r's link-local, target fe80::3, destination 2001:2:0:3::1,
-	 * a target link-layer option. */
+	/* Linux's: the destination is on-link, so target == destination. */
+	size_t n = load(cap_redirect, sizeof(cap_redirect));
+	assert_int_equal(nd_parse(buf, n, &ip, &m), WIRE_OK);
+	assert_int_equal(m.type, ND_REDIRECT);
+	assert_true(ipv6_addr_eq(&m.target, &m.dest));
+	static const uint8_t d3[16] = { 0x20, 0x01, 0, 2, 0, 0, 0, 3, [15] = 1 };
+	assert_memory_equal(m.dest.b, d3, 16);
+	assert_false(m.opts.has_tlla); /* r had not resolved it yet */
+	ip.hop_limit = 64;
+	assert_int_equal(nd_parse(buf, n, &ip, &m), WIRE_EHOPLIMIT);
+	/* Built by hand: from r's link-local, a better router fe80::3 as the
+	 * target for destination 2001:2:0:3::1, a target link-layer option. */
 	struct ipv6_hdr h = { .hop_limit = 255, .next = IPV6_NH_ICMPV6 };
 	h.src.b[0] = 0xfe, h.src.b[1] = 0x80, h.src.b[15] = 1;
 	h.dst.b[0] = 0xfe, h.dst.b[1] = 0x80, h.dst.b[15] = 0x0a;
