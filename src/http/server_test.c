@@ -429,8 +429,7 @@ static void test_random_steps(void **st)
 		"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
 		"HEAD /x HTTP/1.1\r\nHost: a\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 7\r\n\r\nabcdefg",
-		"GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
-		"3\r\nabc\r\n0\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
 		"GET / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
 		"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
 		"GET / HTTP/1.0\r\nContent-Length: 1\r\n\r\nx",
