@@ -8,8 +8,7 @@
  * --burst N at the end sends N broadcast frames (an ARP announcement each) in
  * ring-sized batches, to exercise batched tx.
  *
- * Build: cc -std=c11 -D_GNU_SOURCE -Isrc tests/devloop.c build/libskiff-host.a
- *        build/libskiff-core.a -lxdp -lbpf -lpcap -lelf -lz
+ * Built and run by `make dev-smoke` (mk/dev.mk), a phase of `make test`.
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -7,11 +7,11 @@
 #   skiff:xdp     --stack skiff --dev xdp:vs0
 # The same HTTP server code runs on all of them; so do the same checks.
 #
-# Topologies (created per target, always deleted; 198.18.0.0/15 only,
-# nothing in the root namespace), as tests/integration.sh:
-#   linux:        skh-<pid>-cli vc0 198.18.0.1/24 <-veth-> skh-<pid>-srv
+# Topologies (tests/lib.sh, created per target, always deleted;
+# 198.18.0.0/15 only, nothing in the root namespace), as tests/integration.sh:
+#   linux:        skt-<pid>-cli vc0 198.18.0.1/24 <-veth-> skt-<pid>-srv
 #                 vs0 198.18.0.2/24; the server runs in srv.
-#   skiff:tap:    one namespace skh-<pid>-tap; a persistent TAP sk0 with
+#   skiff:tap:    one namespace skt-<pid>-tap; a persistent TAP sk0 with
 #                 198.18.0.1/24 on the kernel side; skiff is 198.18.0.2 on it;
 #                 the clients run in the same namespace.
 #   skiff:packet, skiff:xdp: cli/srv veth as for linux, offloads off on both
@@ -35,9 +35,9 @@
 # "http: N passed, N failed"; exits non-zero if anything failed.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-SKT_PREFIX=skh
 # shellcheck source=tests/lib.sh
 . "$HERE/lib.sh"
+SKT_SUITE=http
 export PYTHONDONTWRITEBYTECODE=1
 
 usage() { echo "usage: $0 path/to/skiff [linux] [skiff:tap] [skiff:packet] [skiff:xdp]" >&2; exit 2; }
@@ -51,26 +51,24 @@ for t in "${TARGETS[@]}"; do
 done
 skt_check_bin "$BIN" || exit 2
 BIN=$(readlink -f "$BIN")
-for tool in curl ab wrk h2load python3 sha256sum; do
-	command -v "$tool" >/dev/null || { echo "http: needs $tool (tools/deps.sh installs it)"; exit 2; }
-done
+if ! skt_need setup curl ab wrk h2load python3 sha256sum; then
+	summary
+	exit 1
+fi
 
 SRV_IP=198.18.0.2
 URL=http://$SRV_IP/
-WORK=$(mktemp -d /tmp/skh-http.XXXXXX)
-passed=0 failed=0
+WORK=$(mktemp -d /tmp/skiff-http.XXXXXX)
 SRV_PID=
-TGT=         # the current target
+TGT=         # the current target (SKT_SCOPE: checks print as TARGET/NAME)
 NS_C=        # where the clients run
 NS_S=        # where the server runs
 IF_C=        # the clients' interface (its neighbour cache is flushed per server)
 SERVE=()     # the stack arguments of `skiff serve` for this target
 
-pass() { echo "PASS $TGT/$1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $TGT/$1: $2"; failed=$((failed + 1)); }
 on_exit() {
 	skt_cleanup
-	if [ "$failed" -eq 0 ] && [ -z "${HTTP_KEEP_LOGS:-}" ]; then
+	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${HTTP_KEEP_LOGS:-}" ]; then
 		rm -rf "$WORK"
 	else
 		echo "http: server logs kept in $WORK"
@@ -90,47 +88,20 @@ client_sysctls() {
 		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
 }
 
-setup_veth() { # setup_veth OFFLOADS_OFF SERVER_IP_IN_LINUX
-	NS_C=$(skt_ns_name cli)
-	NS_S=$(skt_ns_name srv)
-	IF_C=vc0
-	skt_ns_add "$NS_C" || return 1
-	skt_ns_add "$NS_S" || return 1
-	ip -n "$NS_C" link add vc0 type veth peer name vs0 netns "$NS_S" || return 1
-	if [ "$1" = 1 ]; then
-		skt_offloads_off "$NS_C" vc0 || return 1
-		skt_offloads_off "$NS_S" vs0 || return 1
-	fi
-	ip -n "$NS_C" addr add 198.18.0.1/24 dev vc0 || return 1
-	[ "$2" = 1 ] && { ip -n "$NS_S" addr add $SRV_IP/24 dev vs0 || return 1; }
-	ip -n "$NS_C" link set vc0 up || return 1
-	ip -n "$NS_S" link set vs0 up || return 1
-	return 0
-}
-
 setup_target() {
 	skt_cleanup_stale
 	case $TGT in
+	linux) skt_topo_veth on "$SRV_IP/24" ;;
+	skiff:tap) skt_topo_tap tap sk0 ;;
+	skiff:packet | skiff:xdp) skt_topo_veth off "" ;;
+	esac || return 1
+	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
+	case $TGT in
 	linux)
-		setup_veth 0 1 || return 1
 		ip netns exec "$NS_S" sh -c 'echo 4096 > /proc/sys/net/core/somaxconn' 2>/dev/null
 		SERVE=(--stack linux)
 		;;
-	skiff:tap)
-		NS_C=$(skt_ns_name tap)
-		NS_S=$NS_C
-		IF_C=sk0
-		skt_ns_add "$NS_C" || return 1
-		# Persistent: the kernel side keeps its address while skiff restarts.
-		ip netns exec "$NS_C" ip tuntap add dev sk0 mode tap || return 1
-		ip -n "$NS_C" addr add 198.18.0.1/24 dev sk0 || return 1
-		ip -n "$NS_C" link set sk0 up || return 1
-		SERVE=(--stack skiff --dev tap:sk0 --ip $SRV_IP/24)
-		;;
-	skiff:packet | skiff:xdp)
-		setup_veth 1 0 || return 1
-		SERVE=(--stack skiff --dev "${TGT#skiff:}:vs0" --ip $SRV_IP/24)
-		;;
+	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SRV_IP/24") ;;
 	esac
 	client_sysctls
 }
@@ -428,6 +399,7 @@ check_cli() {
 
 run_target() {
 	TGT=$1
+	SKT_SCOPE=$TGT
 	local t0=$SECONDS
 	if ! setup_target; then
 		fail setup "cannot create the topology"
@@ -469,5 +441,5 @@ for t in "${TARGETS[@]}"; do
 	run_target "$t"
 done
 
-echo "http: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+SKT_SCOPE=
+summary

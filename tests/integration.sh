@@ -28,6 +28,7 @@ set -u -o pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/lib.sh
 . "$here/lib.sh"
+SKT_SUITE=integration
 
 GARP_COUNT=${GARP_COUNT:-100000}
 MALFORMED_COUNT=${MALFORMED_COUNT:-100000}
@@ -38,11 +39,6 @@ export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in tests/
 # skiff (pktlib.Barrier), so no device ring can overflow on a busy machine.
 FLOOD_RATE=${FLOOD_RATE:-0}
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); printf 'PASS %s\n' "$*"; }
-fail() { failed=$((failed + 1)); printf 'FAIL %s: %s\n' "$1" "${2//$'\n'/ }"; }
-summary() { printf 'integration: %d passed, %d failed\n' "$passed" "$failed"; }
 
 usage() { echo "usage: $0 path/to/skiff [tap|packet|xdp ...]" >&2; exit 2; }
 
@@ -59,19 +55,16 @@ if ! skt_check_bin "$BIN"; then
 	summary
 	exit 1
 fi
-for tool in ping arping python3 timeout; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		fail setup "'$tool' not found (run tools/deps.sh)"
-		summary
-		exit 1
-	fi
-done
+if ! skt_need setup ping arping python3 timeout; then
+	summary
+	exit 1
+fi
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
 WORK=$(mktemp -d /tmp/skiff-integration.XXXXXX)
 on_exit() {
 	skt_cleanup
-	[ "$failed" -eq 0 ] && rm -rf "$WORK"
+	[ "$SKT_FAILED" -eq 0 ] && rm -rf "$WORK"
 }
 trap on_exit EXIT
 trap 'exit 130' INT
@@ -93,32 +86,17 @@ declare -A ST=()  # stats of the last stopped run
 
 in_l() { ip netns exec "$NS_L" "$@"; }
 
-setup_tap() {
-	NS_L=$(skt_ns_name tap)
-	NS_S=$NS_L
-	IF_L=sk0
-	SPEC=tap:sk0
-	skt_ns_add "$NS_L" || return 1
-	# A persistent TAP keeps its address while skiff restarts.
-	in_l ip tuntap add dev sk0 mode tap || return 1
-	in_l ip addr add "$SKT_LINUX_IP/24" dev sk0 || return 1
-	in_l ip link set sk0 up || return 1
-}
-
-setup_veth() {
-	NS_L=$(skt_ns_name cli)
-	NS_S=$(skt_ns_name srv)
-	IF_L=vc0
-	SPEC=$DEV:vs0
-	skt_ns_add "$NS_L" || return 1
-	skt_ns_add "$NS_S" || return 1
-	# Both ends are created inside their namespaces: nothing in the root ns.
-	ip -n "$NS_L" link add vc0 type veth peer name vs0 netns "$NS_S" || return 1
-	skt_offloads_off "$NS_L" vc0 || return 1
-	skt_offloads_off "$NS_S" vs0 || return 1
-	ip -n "$NS_L" addr add "$SKT_LINUX_IP/24" dev vc0 || return 1
-	ip -n "$NS_L" link set vc0 up || return 1
-	ip -n "$NS_S" link set vs0 up || return 1
+# setup: the device's topology from lib.sh (tap: skt_topo_tap; packet and
+# xdp: skt_topo_veth, offloads off, no Linux address on skiff's end).
+setup() {
+	local rc
+	case $DEV in
+	tap) skt_topo_tap tap sk0 ;;
+	*) skt_topo_veth off "" ;;
+	esac
+	rc=$?
+	NS_L=$SKT_NS_L NS_S=$SKT_NS_S IF_L=$SKT_IF_L SPEC=$DEV:$SKT_IF_S
+	return $rc
 }
 
 teardown() {
@@ -283,10 +261,7 @@ run_device() {
 	DEV=$1
 	local out rc
 	echo "== $DEV"
-	case $DEV in
-	tap) setup_tap ;;
-	*) setup_veth ;;
-	esac || {
+	setup || {
 		fail "$DEV.setup" "could not build the $DEV topology"
 		teardown
 		return
@@ -392,6 +367,5 @@ for d in "${devices[@]}"; do
 	run_device "$d"
 done
 echo "time: $((SECONDS - start)) s"
-[ "$failed" -eq 0 ] || echo "logs: $WORK"
+[ "$SKT_FAILED" -eq 0 ] || echo "logs: $WORK"
 summary
-[ "$failed" -eq 0 ]

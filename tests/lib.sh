@@ -1,26 +1,97 @@
 # shellcheck shell=bash
-# lib.sh — shared helpers for skiff's namespace tests (tests/integration.sh,
-# tools/run.sh).  Source it; it defines functions only (plus SKT_* defaults).
+# lib.sh — the test kit every test script sources (tests/*.sh, tools/run.sh,
+# bench/vm/lib.sh): one way to report checks and one way to build the
+# namespaces, TAPs and veth pairs they run in.  It defines functions only
+# (plus SKT_* defaults); sourcing it changes nothing.
+#
+# Reporting: pass NAME [DETAIL...] and fail NAME WHY print "PASS ..." /
+# "FAIL NAME: WHY" and count; summary prints "$SKT_SUITE: N passed, N
+# failed" (tests/run-all.sh greps that line) and fails if anything failed.
+# skt_need CHECK TOOL... counts a FAIL for each tool not installed: a test
+# that cannot run is a failure, never a skip.
+#
+# Topologies (each sets the SKT_NS_* / SKT_IF_* names below):
+#   skt_topo_tap [ROLE [IF]]  one namespace; a persistent TAP (sk0) whose
+#                             kernel side is 198.18.0.1/24; skiff opens
+#                             tap:IF in the same namespace.
+#   skt_topo_veth OFF SRV     namespaces cli and srv joined by a veth pair:
+#                             cli's vc0 is 198.18.0.1/24, skiff (or a Linux
+#                             server, SRV=its address) has srv's vs0.
+#   skt_topo_relay KIND       cli - mid - skiff: mid bridges vm0 (veth to
+#                             cli's vc0) with X, or relays them through
+#                             tests/tcp_impair.py (skt_relay_start); X is a
+#                             TAP sk0 in mid (KIND tap) or vm1, a veth to
+#                             srv's vs0 (KIND packet or xdp).
 #
 # Safety rules these helpers enforce:
 #   - every namespace is named "skt-<pid of the creating script>-<role>";
 #     skt_cleanup_stale removes leftovers whose creating pid is dead;
 #   - addresses come from 198.18.0.0/15 only and are only ever set inside
 #     namespaces created here: nothing is added in the root namespace (veth
-#     pairs are created directly inside their namespaces);
+#     pairs and TAPs are created directly inside their namespaces);
 #   - skt_cleanup (call it from a trap on EXIT INT TERM) stops the skiff
 #     processes started here, by pid, and deletes this run's namespaces.
 
 # shellcheck disable=SC2034  # used by the scripts that source this file
 {
-SKT_PREFIX=${SKT_PREFIX:-skt}
+SKT_PREFIX=skt
 SKT_LINUX_IP=198.18.0.1
 SKT_SKIFF_IP=198.18.0.2
 SKT_PLEN=${SKT_PLEN:-24}
 
-SKT_NAMESPACES=()  # created by this run, deleted by skt_cleanup
-SKT_PIDS=()        # processes started by this run, stopped by skt_cleanup
-SKT_RC=            # exit status set by skt_wait_exit
+SKT_SUITE="test"  # the summary line's name (set it after sourcing): "http", "tcp", ...
+SKT_SCOPE=        # when set, check names print as SCOPE/NAME (http.sh: the target)
+SKT_PASSED=0
+SKT_FAILED=0
+
+SKT_NAMESPACES=() # created by this run, deleted by skt_cleanup
+SKT_PIDS=()       # processes started by this run, stopped by skt_cleanup
+SKT_RC=           # exit status set by skt_wait_exit
+
+# Set by the skt_topo_* builders:
+SKT_NS_L=         # the namespace of the Linux peer (clients, ping, ...)
+SKT_IF_L=         # the Linux peer's interface (198.18.0.1/24)
+SKT_NS_S=         # the namespace skiff (or the server) runs in
+SKT_IF_S=         # the interface skiff opens there (tap:sk0, packet:vs0, ...)
+SKT_NS_M=         # skt_topo_relay: the middle namespace
+SKT_RELAY_A=      # skt_topo_relay: mid's two bridged/relayed ports
+SKT_RELAY_B=
+SKT_RELAY_PID=    # the running tcp_impair.py, if any
+}
+SKT_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# ---- reporting --------------------------------------------------------
+
+pass() {
+	SKT_PASSED=$((SKT_PASSED + 1))
+	printf 'PASS %s%s\n' "${SKT_SCOPE:+$SKT_SCOPE/}" "$*"
+}
+
+# fail NAME WHY: WHY on one line (newlines become spaces).
+fail() {
+	local why=${2:-}
+	SKT_FAILED=$((SKT_FAILED + 1))
+	printf 'FAIL %s%s: %s\n' "${SKT_SCOPE:+$SKT_SCOPE/}" "$1" "${why//$'\n'/ }"
+}
+
+# The last line of a test script; its status is the script's verdict.
+summary() {
+	printf '%s: %d passed, %d failed\n' "$SKT_SUITE" "$SKT_PASSED" "$SKT_FAILED"
+	[ "$SKT_FAILED" -eq 0 ]
+}
+
+# skt_need CHECK TOOL...: a FAIL (CHECK: 'TOOL' not found) per missing tool;
+# returns 1 if any is missing.
+skt_need() {
+	local check=$1 t rc=0
+	shift
+	for t in "$@"; do
+		if ! command -v "$t" >/dev/null 2>&1; then
+			fail "$check" "'$t' not found (tools/deps.sh installs it)"
+			rc=1
+		fi
+	done
+	return $rc
 }
 
 skt_log() { printf '%s\n' "$*" >&2; }
@@ -67,7 +138,7 @@ skt_ns_add() {
 }
 
 skt_ns_del() {
-	local ns=$1 i
+	local ns=$1 i p
 	for p in $(ip netns pids "$ns" 2>/dev/null); do
 		kill -TERM "$p" 2>/dev/null
 	done
@@ -81,6 +152,8 @@ skt_ns_del() {
 # Stop what this run started, delete this run's namespaces.  Idempotent.
 skt_cleanup() {
 	local p ns
+	skt_stop_pid "$SKT_RELAY_PID"
+	SKT_RELAY_PID=
 	for p in "${SKT_PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null
 	done
@@ -101,14 +174,148 @@ skt_cleanup() {
 # complete checksums in every frame it sends.  ethtool if present, else a
 # small SIOCETHTOOL helper.
 skt_offloads_off() {
-	local ns=$1 ifn=$2 here
-	here=$(dirname "${BASH_SOURCE[0]}")
+	local ns=$1 ifn=$2
 	if command -v ethtool >/dev/null 2>&1; then
 		ip netns exec "$ns" ethtool -K "$ifn" tx off rx off tso off gso off gro off >/dev/null 2>&1 ||
 			ip netns exec "$ns" ethtool -K "$ifn" tx off rx off tso off gso off >/dev/null 2>&1
 	else
-		ip netns exec "$ns" python3 "$here/offload_off.py" "$ifn"
+		ip netns exec "$ns" python3 "$SKT_HERE/offload_off.py" "$ifn"
 	fi
+}
+
+# ---- topologies -------------------------------------------------------
+# The pieces first, then the three shapes the tests use.  Each returns 1 at
+# the first step that fails; the caller reports it and calls skt_cleanup.
+
+# skt_tap NS IF [ADDR/PLEN]: a persistent TAP IF inside NS, up, with ADDR on
+# its kernel side.  Persistent, so the address stays while skiff restarts
+# and skiff's first gratuitous ARP lands.
+skt_tap() {
+	local ns=$1 ifn=$2 addr=${3:-}
+	ip -n "$ns" tuntap add dev "$ifn" mode tap || return 1
+	if [ -n "$addr" ]; then ip -n "$ns" addr add "$addr" dev "$ifn" || return 1; fi
+	ip -n "$ns" link set "$ifn" up
+}
+
+# skt_veth NS_A IF_A NS_B IF_B: a veth pair, created with each end already in
+# its namespace (nothing in the root namespace, even for a moment); down.
+skt_veth() {
+	ip -n "$1" link add "$2" type veth peer name "$4" netns "$3"
+}
+
+# skt_topo_tap [ROLE [IF]]: namespace ROLE (default tap) with the TAP IF
+# (default sk0), 198.18.0.1/24 on the kernel side.  Linux and skiff share
+# the namespace: SKT_NS_L = SKT_NS_S, SKT_IF_L = SKT_IF_S = IF.
+skt_topo_tap() {
+	local ns
+	ns=$(skt_ns_name "${1:-tap}")
+	SKT_NS_L=$ns SKT_NS_S=$ns SKT_IF_L=${2:-sk0} SKT_IF_S=${2:-sk0}
+	skt_ns_add "$ns" || return 1
+	skt_tap "$ns" "$SKT_IF_L" "$SKT_LINUX_IP/24"
+}
+
+# skt_topo_veth OFFLOADS SRV_ADDR: namespaces cli (SKT_NS_L, vc0 with
+# 198.18.0.1/24) and srv (SKT_NS_S, vs0) joined by a veth pair, both ends
+# up.  OFFLOADS off: checksum/segmentation offloads off on both ends, so
+# Linux sends complete checksums and MTU-sized frames (what skiff on
+# packet/xdp needs); on: as Linux sets them.  SRV_ADDR (ADDR/PLEN, or
+# empty): vs0's address in Linux, for a Linux server; empty when skiff
+# owns vs0.
+skt_topo_veth() {
+	local offloads=$1 srv_addr=${2:-}
+	SKT_NS_L=$(skt_ns_name cli) SKT_NS_S=$(skt_ns_name srv) SKT_IF_L=vc0 SKT_IF_S=vs0
+	skt_ns_add "$SKT_NS_L" || return 1
+	skt_ns_add "$SKT_NS_S" || return 1
+	skt_veth "$SKT_NS_L" vc0 "$SKT_NS_S" vs0 || return 1
+	if [ "$offloads" = off ]; then
+		skt_offloads_off "$SKT_NS_L" vc0 || return 1
+		skt_offloads_off "$SKT_NS_S" vs0 || return 1
+	fi
+	ip -n "$SKT_NS_L" addr add "$SKT_LINUX_IP/24" dev vc0 || return 1
+	if [ -n "$srv_addr" ]; then ip -n "$SKT_NS_S" addr add "$srv_addr" dev vs0 || return 1; fi
+	ip -n "$SKT_NS_L" link set vc0 up || return 1
+	ip -n "$SKT_NS_S" link set vs0 up
+}
+
+# skt_topo_relay KIND: tests/tcp.sh's three namespaces, offloads off on
+# every veth/TAP end:
+#   cli (SKT_NS_L): vc0 198.18.0.1/24
+#     | veth
+#   mid (SKT_NS_M): vm0 ---- br0, or tcp_impair.py ---- X
+#   KIND tap:         X = the TAP sk0; skiff runs in mid (SKT_NS_S = SKT_NS_M)
+#   KIND packet, xdp: X = vm1, a veth to srv (SKT_NS_S), whose vs0 skiff owns
+# SKT_RELAY_A/B name vm0 and X.  It starts bridged (a clean wire).
+skt_topo_relay() {
+	local kind=$1 i
+	SKT_NS_L=$(skt_ns_name cli) SKT_NS_M=$(skt_ns_name mid) SKT_IF_L=vc0
+	SKT_RELAY_A=vm0
+	skt_ns_add "$SKT_NS_L" || return 1
+	skt_ns_add "$SKT_NS_M" || return 1
+	skt_veth "$SKT_NS_L" vc0 "$SKT_NS_M" vm0 || return 1
+	if [ "$kind" = tap ]; then
+		SKT_NS_S=$SKT_NS_M SKT_IF_S=sk0 SKT_RELAY_B=sk0
+		skt_tap "$SKT_NS_M" sk0 || return 1
+	else
+		SKT_NS_S=$(skt_ns_name srv) SKT_IF_S=vs0 SKT_RELAY_B=vm1
+		skt_ns_add "$SKT_NS_S" || return 1
+		skt_veth "$SKT_NS_M" vm1 "$SKT_NS_S" vs0 || return 1
+		skt_offloads_off "$SKT_NS_S" vs0 || return 1
+		ip -n "$SKT_NS_S" link set vs0 up || return 1
+	fi
+	skt_offloads_off "$SKT_NS_L" vc0 || return 1
+	for i in vm0 "$SKT_RELAY_B"; do
+		skt_offloads_off "$SKT_NS_M" "$i" || return 1
+	done
+	ip -n "$SKT_NS_M" link add br0 type bridge forward_delay 0 stp_state 0 || return 1
+	for i in vm0 "$SKT_RELAY_B"; do
+		ip -n "$SKT_NS_M" link set "$i" master br0 || return 1
+		ip -n "$SKT_NS_M" link set "$i" up || return 1
+	done
+	ip -n "$SKT_NS_M" link set br0 up || return 1
+	ip -n "$SKT_NS_L" addr add "$SKT_LINUX_IP/24" dev vc0 || return 1
+	ip -n "$SKT_NS_L" link set vc0 up
+}
+
+# skt_relay_start LOG ARGS...: take mid's two ports off the bridge and
+# relay frames between them through tests/tcp_impair.py ARGS (both
+# directions impaired).  Returns 1 if it is not ready within 2.5 s, with the
+# ports back on the bridge.
+skt_relay_start() {
+	local log=$1 i
+	shift
+	skt_relay_stop
+	for i in "$SKT_RELAY_A" "$SKT_RELAY_B"; do ip -n "$SKT_NS_M" link set "$i" nomaster; done
+	ip netns exec "$SKT_NS_M" python3 "$SKT_HERE/tcp_impair.py" --a "$SKT_RELAY_A" --b "$SKT_RELAY_B" \
+		"$@" >"$log" 2>&1 &
+	SKT_RELAY_PID=$!
+	for ((i = 0; i < 50; i++)); do
+		grep -q 'relay: ready' "$log" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	skt_relay_stop
+	return 1
+}
+
+# skt_relay_stop: stop the relay, if one runs, and put mid's ports back on
+# the bridge; the Linux peer forgets its neighbours (a clean restart).
+skt_relay_stop() {
+	local i
+	[ -n "$SKT_RELAY_PID" ] || return 0
+	skt_stop_pid "$SKT_RELAY_PID"
+	SKT_RELAY_PID=
+	for i in "$SKT_RELAY_A" "$SKT_RELAY_B"; do ip -n "$SKT_NS_M" link set "$i" master br0; done
+	ip -n "$SKT_NS_L" neigh flush dev "$SKT_IF_L" 2>/dev/null
+	return 0
+}
+
+# ---- processes --------------------------------------------------------
+
+# skt_stop_pid PID: SIGTERM, then SIGKILL after 3 s; nothing if PID is empty.
+skt_stop_pid() {
+	[ -n "${1:-}" ] || return 0
+	kill -TERM "$1" 2>/dev/null
+	skt_wait_exit "$1" 3 || { kill -KILL "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+	return 0
 }
 
 # skt_wait_exit PID SECONDS: wait for PID (a child of this shell) to exit;

@@ -20,15 +20,14 @@ LOG=${VM_LOG_DIR:-build/test-logs/linux-guest}
 BOOT_S=${LINUX_GUEST_BOOT_S:-90}
 mkdir -p "$LOG"
 VMB_LIFETIME=300
-. bench/vm/lib.sh
+. bench/vm/lib.sh # and, through it, tests/lib.sh
 trap vmb_cleanup EXIT INT TERM
-passed=0 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+SKT_SUITE=linux-guest
 
 for f in "$VMB_SKIFF" "$VMB_LINUX/vmlinuz" "$VMB_LINUX/initrd.img"; do
-	[ -r "$f" ] || { echo "linux-guest: missing $f (make linux-guest)"; exit 2; }
+	[ -r "$f" ] || { fail setup "missing $f (make linux-guest)"; summary; exit 1; }
 done
+skt_need setup qemu-system-x86_64 python3 curl || { summary; exit 1; }
 PORT=$(vmb_free_tcp_port)
 URL=http://127.0.0.1:$PORT/
 t0=$SECONDS
@@ -65,5 +64,4 @@ else
 	fail boot "no HTTP answer in $BOOT_S s; see $LOG/console.log"
 fi
 vmb_stop "$VMB_TPID"
-echo "linux-guest: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -1,33 +1,34 @@
 #!/usr/bin/env bash
 # tests/load.sh [SKIFF] — `skiff load` against real servers on Linux.
 #
-# Topology: namespaces skl-<pid>-cli and skl-<pid>-srv joined by a veth pair
-# (created inside the namespaces; nothing in the root namespace), offloads
-# off on both ends (skiff on xdp needs complete checksums).  cli end vc0 is
-# 198.18.0.1 (Linux) and, for the xdp case, skiff takes vc0 with
-# 198.18.0.3; srv end vs0 is 198.18.0.2.  Servers: `skiff serve --stack
-# linux` and nginx (Debian's binary, its own -p/-c temp config, if present).
+# Topology (tests/lib.sh skt_topo_veth): namespaces skt-<pid>-cli and
+# skt-<pid>-srv joined by a veth pair (created inside the namespaces;
+# nothing in the root namespace), offloads off on both ends (skiff on xdp
+# needs complete checksums).  cli end vc0 is 198.18.0.1 (Linux) and, for
+# the xdp case, skiff takes vc0 with 198.18.0.3; srv end vs0 is 198.18.0.2.
+# Servers: `skiff serve --stack linux` and nginx (Debian's binary, its own
+# -p/-c temp config).
 #
 # Checks: argument errors (exit 2), failures reported by kind with exit 1
 # (refused port, 404), then keep-alive, close and duration runs with 0
 # failed requests and the exact count, nginx both ways (its keepalive limit
 # exercises "Connection: close" mid-run), agreement with ab, and skiff's
-# own stack on AF_XDP as the client.  Every load is bounded (-n, -d,
-# --timeout, `timeout`).  "PASS/FAIL name" lines, then "load: N passed, N
-# failed"; exit 1 on a failure.
+# own stack on AF_XDP as the client.  A missing tool (ab, nginx) is a
+# FAIL, not a skip.  Every load is bounded (-n, -d, --timeout, `timeout`).
+# "PASS/FAIL name" lines, then "load: N passed, N failed"; exit 1 on a
+# failure.
 set -u
 BIN=$(realpath "${1:-build/skiff}")
 HERE=$(cd "$(dirname "$0")" && pwd)
-SKT_PREFIX=skl
 # shellcheck source=tests/lib.sh
 . "$HERE/lib.sh"
+SKT_SUITE=load
 skt_check_bin "$BIN" || exit 2
 
 WORK=$(mktemp -d /tmp/skiff-load-test.XXXXXX)
-NS_C=$(skt_ns_name cli)
-NS_S=$(skt_ns_name srv)
-SRV_IP=198.18.0.2
-passed=0 failed=0
+NS_C=
+NS_S=
+SRV_IP=$SKT_SKIFF_IP
 NGINX_PID=
 
 cleanup() {
@@ -38,22 +39,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 C() { ip netns exec "$NS_C" "$@"; }
 S() { ip netns exec "$NS_S" "$@"; }
 
 setup() {
 	skt_cleanup_stale
-	skt_ns_add "$NS_C" || return 1
-	skt_ns_add "$NS_S" || return 1
-	ip -n "$NS_C" link add vc0 type veth peer name vs0 netns "$NS_S" || return 1
-	skt_offloads_off "$NS_C" vc0
-	skt_offloads_off "$NS_S" vs0
-	ip -n "$NS_C" addr add 198.18.0.1/24 dev vc0 || return 1
-	ip -n "$NS_S" addr add $SRV_IP/24 dev vs0 || return 1
-	ip -n "$NS_C" link set vc0 up || return 1
-	ip -n "$NS_S" link set vs0 up || return 1
+	skt_topo_veth off "$SRV_IP/24" || return 1
+	NS_C=$SKT_NS_L NS_S=$SKT_NS_S
 	S sh -c 'echo 4096 > /proc/sys/net/core/somaxconn; echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse'
 	C sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse; echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
 	return 0
@@ -146,7 +138,7 @@ test_skiff_serve() {
 # rate must not be far below ab's (both share two cores with the server,
 # so "within noise" is a generous band).
 test_ab() {
-	command -v ab >/dev/null || { echo "SKIP ab (not installed)"; return; }
+	skt_need ab ab || return
 	local ab_rps sk_rps
 	ab_rps=$(C timeout 60 ab -q -k -c 16 -n 40000 http://$SRV_IP/ 2>/dev/null |
 		sed -nE 's/^Requests per second: +([0-9.]+).*/\1/p')
@@ -164,7 +156,7 @@ test_ab() {
 test_nginx() {
 	local ng
 	ng=$(command -v nginx || echo /usr/sbin/nginx)
-	[ -x "$ng" ] || { echo "SKIP nginx (not installed)"; return; }
+	[ -x "$ng" ] || { fail nginx "'nginx' not found (tools/deps.sh installs it)"; return; }
 	mkdir -p "$WORK/ng/html" "$WORK/ng/logs"
 	head -c 600 /dev/zero | tr '\0' X >"$WORK/ng/html/index.html"
 	cat >"$WORK/ng/nginx.conf" <<EOF
@@ -229,5 +221,4 @@ else
 	fi
 	test_nginx
 fi
-echo "load: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -39,7 +39,7 @@ phase() { # phase NAME COMMAND...
 		tail -n 40 "$LOG/$name.log" | sed 's/^/    /'
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^http:|^vm:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^fuzz |^freestanding:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^dev_smoke:|^http:|^vm:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^fuzz |^freestanding:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
 phase build make -j"$JOBS" all
@@ -47,6 +47,7 @@ phase freestanding make check-freestanding
 phase clang make -j"$JOBS" clang-check
 phase unit make -j"$JOBS" unit
 phase integration tests/integration.sh build/skiff $DEVS
+phase dev-smoke make -j"$JOBS" dev-smoke
 phase http tests/http.sh build/skiff
 phase vm tests/vm.sh build/skiff build/skiff-uk.elf
 phase linux-guest make linux-guest-test

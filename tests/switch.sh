@@ -8,11 +8,13 @@
 # Prints "PASS name" / "FAIL name: why", then "switch: N passed, N failed";
 # exits non-zero on a failure.  Bounded: every wait has a timeout.
 set -u
+# shellcheck source=tests/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+SKT_SUITE=switch
 SKIFF=$(realpath "${1:-build/skiff}")
 TMP=$(mktemp -d /tmp/skiff-switch-test.XXXXXX)
 ID=skt$$
 PIDS=()
-passed=0 failed=0
 
 cleanup() {
 	local p
@@ -25,9 +27,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 
 # bg LOG CMD... : start CMD in the background, output to $TMP/LOG; pid in BG.
 bg() {
@@ -388,5 +387,4 @@ test_killed_port
 test_ping
 test_two_hosts
 test_cleanup
-echo "switch: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # tcp.sh BIN [tap|packet|xdp ...] — issue 3's acceptance tests of skiff's TCP
 # against Linux's TCP, in namespaces this script creates and always removes
-# (prefix "skc-", addresses 198.18.0.0/15, nothing in the root namespace).
+# (skt-<pid>-<role>, addresses 198.18.0.0/15, nothing in the root namespace).
 #
-# Topology, per device (offloads off on every veth/TAP end, so Linux sends
-# full checksums and MTU-sized frames):
+# Topology, per device (tests/lib.sh skt_topo_relay; offloads off on every
+# veth/TAP end, so Linux sends full checksums and MTU-sized frames):
 #
 #   cli ns: vc0 198.18.0.1/24 (Linux: python clients/servers, ss, tcpdump)
 #     | veth
@@ -57,10 +57,9 @@
 set -u -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SKT_PREFIX=skc # read by lib.sh: namespaces are skc-<pid>-<role>
-# shellcheck disable=SC2034
 # shellcheck source=tests/lib.sh
 . "$here/lib.sh"
+SKT_SUITE=tcp
 export PYTHONDONTWRITEBYTECODE=1
 
 MIB=$((1 << 20))
@@ -74,11 +73,6 @@ RST_COUNT=${TCP_RST_COUNT:-1000000}
 SYN_COUNT=${TCP_SYN_COUNT:-100000}
 SERVER_PORT=7007
 
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); printf 'PASS %s\n' "$*"; }
-fail() { failed=$((failed + 1)); printf 'FAIL %s: %s\n' "$1" "${2//$'\n'/ }"; }
-summary() { printf 'tcp: %d passed, %d failed\n' "$passed" "$failed"; }
 usage() { echo "usage: $0 path/to/skiff [tap|packet|xdp ...]" >&2; exit 2; }
 
 BIN=${1:-}
@@ -94,87 +88,44 @@ if ! skt_check_bin "$BIN"; then
 	summary
 	exit 1
 fi
-for tool in python3 timeout ss tcpdump; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		fail setup "'$tool' not found (run tools/deps.sh)"
-		summary
-		exit 1
-	fi
-done
+if ! skt_need setup python3 timeout ss tcpdump; then
+	summary
+	exit 1
+fi
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
 WORK=$(mktemp -d /tmp/skiff-tcp.XXXXXX)
-RELAY_PID=
 SERVER_PID=
-stop_pid() { # stop_pid PID: TERM, then KILL after 3 s
-	[ -n "$1" ] || return 0
-	kill -TERM "$1" 2>/dev/null
-	skt_wait_exit "$1" 3 || { kill -KILL "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
-	return 0
-}
 on_exit() {
-	stop_pid "$RELAY_PID"
-	stop_pid "$SERVER_PID"
+	skt_stop_pid "$SERVER_PID"
 	skt_cleanup
-	[ "$failed" -eq 0 ] && rm -rf "$WORK"
+	[ "$SKT_FAILED" -eq 0 ] && rm -rf "$WORK"
 }
 trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 skt_cleanup_stale
 
-DEV='' NS_C='' NS_M='' NS_S='' SPEC='' XIF='' SK_PID='' SK_OUT='' SK_ERR='' SK_MAC=''
+DEV='' NS_C='' NS_S='' SPEC='' SK_PID='' SK_OUT='' SK_ERR='' SK_MAC=''
 declare -A ST=()
 # Only for foreground commands: "in_c cmd &" would background a subshell,
-# and its pid is not the command's (stop_pid would miss the command).
+# and its pid is not the command's (skt_stop_pid would miss the command).
 in_c() { ip netns exec "$NS_C" "$@"; }
-in_m() { ip netns exec "$NS_M" "$@"; }
 in_s() { ip netns exec "$NS_S" "$@"; }
 
 setup() {
-	NS_C=$(skt_ns_name "$DEV-cli")
-	NS_M=$(skt_ns_name "$DEV-mid")
-	skt_ns_add "$NS_C" || return 1
-	skt_ns_add "$NS_M" || return 1
-	ip -n "$NS_C" link add vc0 type veth peer name vm0 netns "$NS_M" || return 1
-	if [ "$DEV" = tap ]; then
-		NS_S=$NS_M
-		XIF=sk0
-		SPEC=tap:sk0
-		in_m ip tuntap add dev sk0 mode tap || return 1
-	else
-		NS_S=$(skt_ns_name "$DEV-srv")
-		XIF=vm1
-		SPEC=$DEV:vs0
-		skt_ns_add "$NS_S" || return 1
-		ip -n "$NS_M" link add vm1 type veth peer name vs0 netns "$NS_S" || return 1
-		skt_offloads_off "$NS_S" vs0 || return 1
-		ip -n "$NS_S" link set vs0 up || return 1
-	fi
-	local i
-	skt_offloads_off "$NS_C" vc0 || return 1
-	for i in vm0 "$XIF"; do
-		skt_offloads_off "$NS_M" "$i" || return 1
-	done
-	ip -n "$NS_M" link add br0 type bridge forward_delay 0 stp_state 0 || return 1
-	for i in vm0 "$XIF"; do
-		ip -n "$NS_M" link set "$i" master br0 || return 1
-		ip -n "$NS_M" link set "$i" up || return 1
-	done
-	ip -n "$NS_M" link set br0 up || return 1
-	ip -n "$NS_C" addr add "$SKT_LINUX_IP/24" dev vc0 || return 1
-	ip -n "$NS_C" link set vc0 up || return 1
+	skt_topo_relay "$DEV"
+	local rc=$?
+	NS_C=$SKT_NS_L NS_S=$SKT_NS_S SPEC=$DEV:$SKT_IF_S
+	return $rc
 }
 
-# impair COND: take vm0 and X off the bridge and relay them with COND's
+# impair COND: relay mid's ports through tcp_impair.py with COND's
 # impairments; impair clean: back on the bridge.
 impair() {
-	local cond=$1 i args
-	stop_pid "$RELAY_PID"
-	RELAY_PID=
+	local cond=$1 args
 	if [ "$cond" = clean ]; then
-		for i in vm0 "$XIF"; do ip -n "$NS_M" link set "$i" master br0; done
-		in_c ip neigh flush dev vc0 2>/dev/null
+		skt_relay_stop
 		return 0
 	fi
 	case $cond in
@@ -182,14 +133,8 @@ impair() {
 	reorder) args="--delay 5 --reorder 5 --duplicate 1" ;;
 	corrupt) args="--corrupt 0.1" ;;
 	esac
-	for i in vm0 "$XIF"; do ip -n "$NS_M" link set "$i" nomaster; done
 	# shellcheck disable=SC2086  # split the options on purpose
-	ip netns exec "$NS_M" python3 "$here/tcp_impair.py" --a vm0 --b "$XIF" $args >"$WORK/$DEV-relay-$cond.out" 2>&1 &
-	RELAY_PID=$!
-	for i in $(seq 50); do
-		grep -q 'relay: ready' "$WORK/$DEV-relay-$cond.out" 2>/dev/null && return 0
-		sleep 0.05
-	done
+	skt_relay_start "$WORK/$DEV-relay-$cond.out" $args && return 0
 	fail "$DEV.relay.$cond" "impairing relay did not start: $(tail -n 2 "$WORK/$DEV-relay-$cond.out")"
 	return 1
 }
@@ -444,7 +389,7 @@ run_device() {
 		echo "   $(tail -n 1 "$WORK/$DEV-relay-$cond.out")"
 	done
 	client_cycles_check "$DEV.client.cycles" "$cycles"
-	stop_pid "$SERVER_PID"
+	skt_stop_pid "$SERVER_PID"
 	SERVER_PID=
 	skt_cleanup
 }
@@ -482,6 +427,5 @@ for d in "${devices[@]}"; do
 	first=0
 done
 echo "time: $((SECONDS - start)) s"
-[ "$failed" -eq 0 ] || echo "logs: $WORK"
+[ "$SKT_FAILED" -eq 0 ] || echo "logs: $WORK"
 summary
-[ "$failed" -eq 0 ]

@@ -25,8 +25,8 @@
 #   fault-*   fault=ud / fault=pf: the handler prints vector, error code and
 #             registers, and the exit code is 64 + vector
 #   tap-*     the same with a TAP backend (issue 6): in a namespace of its own
-#             (skv-t-<pid>, removed on exit; stale ones of dead runs too) a
-#             TAP vt0 = 198.18.0.1/24, `skiff vm --net tap:vt0` run inside it
+#             (tests/lib.sh: skt-<pid>-vmtap, removed on exit; stale ones of
+#             dead runs too) a TAP vt0 = 198.18.0.1/24, `skiff vm --net tap:vt0` run inside it
 #             with accel auto, guest 198.18.0.2: time from QEMU start to the
 #             first served request; curl 1.1/1.0 get the 41-byte body; `ab -k
 #             -n 5000 -c 8` and `ab -n 1000 -c 4` with 0 failed; ping; UDP
@@ -41,11 +41,11 @@ SKIFF=${1:-build/skiff}
 IMG=${2:-build/skiff-uk.elf}
 LOG=${VM_LOG_DIR:-build/test-logs/vm}
 mkdir -p "$LOG"
-passed=0 failed=0
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+SKT_SUITE=vm
 PIDS=()
 
-pass() { passed=$((passed + 1)); echo "PASS $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 # descendants PID: PID's children, grandchildren, ... (timeout -> skiff vm -> QEMU)
 descendants() {
 	local c
@@ -70,20 +70,16 @@ cleanup() {
 		for c in $(descendants "$p" | tac); do kill "$c" 2>/dev/null; done
 		kill "$p" 2>/dev/null
 	done
-	if [ -n "$TAP_NS" ]; then
-		for p in $(ip netns pids "$TAP_NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-		sleep 0.1
-		ip -n "$TAP_NS" link del vt0 2>/dev/null
-		ip netns del "$TAP_NS" 2>/dev/null
-	fi
+	skt_cleanup
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 for f in "$SKIFF" "$IMG"; do
-	[ -r "$f" ] || { echo "vm: missing $f (make all uk)"; exit 2; }
+	[ -r "$f" ] || { fail setup "missing $f (make all uk)"; summary; exit 1; }
 done
-command -v qemu-system-x86_64 >/dev/null || { echo "vm: qemu-system-x86_64 missing (tools/deps.sh)"; exit 2; }
+# Needed by everything below; curl and ab are checked where they are used.
+skt_need setup qemu-system-x86_64 python3 || { summary; exit 1; }
 
 free_udp_port() {
 	python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -249,7 +245,7 @@ else
 fi
 
 # --- TAP backend inside a namespace (issue 6) --------------------------------
-# A namespace of our own (skv-t-<pid>) holds the TAP vt0, whose kernel side is
+# A namespace of our own (skt-<pid>-vmtap) holds the TAP vt0, whose kernel side is
 # 198.18.0.1/24; `skiff vm --net tap:vt0` runs inside it (QEMU opens the
 # existing TAP there, script=no) with the guest at 198.18.0.2.  Every client
 # runs in the namespace too: nothing touches the root namespace.
@@ -258,26 +254,12 @@ tap_vm() { # run a command inside the namespace
 	ip netns exec "$TAP_NS" "$@"
 }
 tap_setup() {
-	local ns p rest
-	# A killed earlier run leaves skv-t-<dead pid>: remove it (by pid, then the netns).
-	while read -r ns _; do
-		[[ $ns == skv-t-* ]] || continue
-		rest=${ns#skv-t-}
-		if ! [[ $rest =~ ^[0-9]+$ ]] || kill -0 "$rest" 2>/dev/null; then continue; fi
-		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-		ip -n "$ns" link del vt0 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done < <(ip netns list 2>/dev/null)
 	[ "$(id -u)" -eq 0 ] || { echo "needs root (network namespace, TAP)"; return 1; }
 	[ -c /dev/net/tun ] || { echo "no /dev/net/tun"; return 1; }
-	ip netns add "skv-t-$$" || { echo "ip netns add skv-t-$$ failed"; return 1; }
-	TAP_NS=skv-t-$$
-	ip -n "$TAP_NS" link set lo up
-	# shellcheck disable=SC2016  # $k is for the inner sh
-	tap_vm sh -c 'for k in all default; do echo 1 > /proc/sys/net/ipv6/conf/$k/disable_ipv6; done' 2>/dev/null
-	ip -n "$TAP_NS" tuntap add dev vt0 mode tap || { echo "tuntap add failed"; return 1; }
-	ip -n "$TAP_NS" addr add 198.18.0.1/24 dev vt0 || return 1
-	ip -n "$TAP_NS" link set vt0 up || return 1
+	# A killed earlier run's namespaces go first (by pid, then the netns).
+	skt_cleanup_stale
+	skt_topo_tap vmtap vt0 || { echo "cannot build the TAP namespace (tests/lib.sh skt_topo_tap)"; return 1; }
+	TAP_NS=$SKT_NS_L
 	# Offloads stay as Linux sets them (QEMU negotiates them with the TAP
 	# from the guest's virtio features): the configuration users get.
 	# ARP retries every 20 ms, so the first request goes out as soon as the
@@ -285,7 +267,7 @@ tap_setup() {
 	tap_vm sh -c 'echo 20 > /proc/sys/net/ipv4/neigh/vt0/retrans_time_ms'
 	return 0
 }
-# Not in $(...): TAP_NS must reach cleanup.
+# Not in $(...): the namespace must reach skt_cleanup.
 if tap_setup >"$LOG/tap-setup.log" 2>&1; then
 	: >"$LOG/tap.log"
 	t0=$(date +%s.%N)
@@ -379,14 +361,8 @@ if tap_setup >"$LOG/tap-setup.log" 2>&1; then
 			fail tap-shutdown "skiff vm exited $RC; see $LOG/tap.log"
 		fi
 	fi
-	cleanup_tap() {
-		local p
-		for p in $(ip netns pids "$TAP_NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-		ip -n "$TAP_NS" link del vt0 2>/dev/null
-		ip netns del "$TAP_NS" 2>/dev/null
-		TAP_NS=""
-	}
-	cleanup_tap
+	skt_ns_del "$TAP_NS"
+	TAP_NS=""
 else
 	fail tap "setup: $(tail -1 "$LOG/tap-setup.log")"
 fi
@@ -432,5 +408,4 @@ else
 	fail bad-arg "exit $RC; see $LOG/bad-arg.log"
 fi
 
-echo "vm: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

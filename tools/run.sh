@@ -168,14 +168,10 @@ run_hosted() {
 	trap 'exit 143' TERM
 
 	skt_cleanup_stale
-	NS=$(skt_ns_name run)
-	skt_ns_add "$NS" || { echo "run: cannot create namespace $NS" >&2; exit 1; }
-
-	# The TAP is made persistent here, inside the namespace, so its kernel side
-	# is addressed before skiff starts and skiff's first gratuitous ARP lands.
-	ip netns exec "$NS" ip tuntap add dev sk0 mode tap || exit 1
-	ip netns exec "$NS" ip addr add "$SKT_LINUX_IP/24" dev sk0 || exit 1
-	ip netns exec "$NS" ip link set sk0 up || exit 1
+	# The TAP is persistent, inside the namespace, so its kernel side is
+	# addressed before skiff starts and skiff's first gratuitous ARP lands.
+	skt_topo_tap run sk0 || { echo "run: cannot create namespace $SKT_NS_L with TAP sk0" >&2; exit 1; }
+	NS=$SKT_NS_L
 
 	ip netns exec "$NS" "$BIN" serve --stack skiff --dev tap:sk0 --ip "$SKT_SKIFF_IP/24" --port 80 \
 		--stats >"$OUT" 2>&1 &

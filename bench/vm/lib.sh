@@ -9,8 +9,12 @@
 # swaps -kernel for Debian's kernel plus -initrd and -append.
 #
 # Network safety: user networking binds 127.0.0.1 only; the TAP backend
-# lives in a namespace "skv-..." this file creates (198.18.0.0/15) and
-# removes.  Every QEMU runs under `timeout` and is killed by pid at exit.
+# lives in a namespace skt-<pid>-vmbench built by tests/lib.sh (its rules:
+# 198.18.0.0/15, nothing in the root namespace, stale ones removed) and
+# removed again.  Every QEMU runs under `timeout` and is killed by pid at exit.
+
+# shellcheck source=tests/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib.sh"
 
 VMB_SKIFF=${VMB_SKIFF:-build/skiff}
 VMB_UK=${VMB_UK:-build/skiff-uk.elf}
@@ -21,8 +25,8 @@ VMB_LIFETIME=${VMB_LIFETIME:-1500}  # hard bound on one QEMU's life, seconds
 VMB_UK_ARGS_USER=${VMB_UK_ARGS_USER:-}
 VMB_UK_ARGS_TAP=${VMB_UK_ARGS_TAP:-ip=198.18.0.2/24 gw=198.18.0.1}
 VMB_LINUX_APPEND=${VMB_LINUX_APPEND:-console=ttyS0 quiet}
-VMB_TAP_HOST=198.18.0.1
-VMB_TAP_GUEST=198.18.0.2
+VMB_TAP_HOST=$SKT_LINUX_IP
+VMB_TAP_GUEST=$SKT_SKIFF_IP
 VMB_NS=""
 VMB_QEMU_PIDS=()   # the `timeout` wrappers; QEMU is their child
 
@@ -71,18 +75,15 @@ vmb_accel_name() {
 	"$VMB_SKIFF" vm --dry-run --accel "$VMB_ACCEL" --image "$VMB_LINUX/vmlinuz" | awk '{for (i = 1; i < NF; i++) if ($i == "-accel") print $(i + 1)}'
 }
 
-# vmb_ns_up : namespace skv-bench-PID with TAP skvtap0 = 198.18.0.1/24.
+# vmb_ns_up : namespace skt-PID-vmbench with TAP skvtap0 = 198.18.0.1/24.
 vmb_ns_up() {
-	VMB_NS=skv-bench-$$
-	ip netns add "$VMB_NS" || return 1
-	ip -n "$VMB_NS" link set lo up
-	ip -n "$VMB_NS" tuntap add dev skvtap0 mode tap || return 1
-	ip -n "$VMB_NS" addr add "$VMB_TAP_HOST/24" dev skvtap0
-	ip -n "$VMB_NS" link set skvtap0 up
+	skt_cleanup_stale
+	skt_topo_tap vmbench skvtap0 || return 1
+	VMB_NS=$SKT_NS_L
 }
 
 vmb_ns_down() {
-	[ -n "$VMB_NS" ] && ip netns del "$VMB_NS" 2>/dev/null
+	[ -n "$VMB_NS" ] && skt_ns_del "$VMB_NS"
 	VMB_NS=""
 }
 
