@@ -198,7 +198,7 @@ OPT_ARG = {"timeout": {"-s", "-k", "--signal", "--kill-after"}, "taskset": set()
            "env": {"-u"}, "chrt": set(), "ionice": {"-c", "-n"}, "stdbuf": set(), "xargs": {"-n", "-I", "-P"}}
 
 
-def shell_commands(text, funcs, make=False, wrappers=(), known=lambda w: False):
+def shell_commands(text, funcs, make=False, wrappers=(), known=lambda w: False, checkers=()):
     """Yield (line number, command word) for the commands a shell text runs."""
     heredoc = None
     for no, raw in join_continued(text):
@@ -223,49 +223,67 @@ def shell_commands(text, funcs, make=False, wrappers=(), known=lambda w: False):
         if m:
             heredoc = m.group(1)
         for seg in segments(raw):
-            toks = seg.split()
-            i = 0
-            # skip assignments, redirections and wrapper commands with their options
-            while i < len(toks):
-                t = toks[i]
-                if re.match(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=", t) or re.match(r"^\d*[<>]", t):
-                    i += 1
-                elif t == "ip" and toks[i + 1:i + 3] == ["netns", "exec"]:
+            yield from command_words(no, seg.split(), funcs, make, wrappers, checkers, known)
+
+
+def command_words(no, toks, funcs, make, wrappers, checkers, known):
+    """The command words of one simple command (its tokens), through
+    assignments, redirections, wrappers (timeout, ip netns exec, the
+    scripts' own in_l and phase) and checks (command -v X, skt_need ... X)."""
+    i = 0
+    while True:
+        # skip assignments, redirections and wrapper commands with their options
+        while i < len(toks):
+            t = toks[i]
+            if re.match(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=", t) or re.match(r"^\d*[<>]", t):
+                i += 1
+            elif t == "ip" and toks[i + 1:i + 3] == ["netns", "exec"]:
+                yield no, t
+                i += 4  # ip netns exec NS CMD
+            elif t in ("then", "do", "else", "elif", "if", "while", "until", "!", "time", "exec",
+                       "builtin", "nohup", "setsid", "sudo") or (t == "command" and toks[i + 1:i + 2] != ["-v"]):
+                i += 1
+            elif t in OPT_ARG or t == "flock":
+                yield no, t
+                i += 1
+                while i < len(toks) and toks[i].startswith("-"):
+                    i += 2 if toks[i] in OPT_ARG.get(t, ()) else 1
+                if t in ("timeout", "flock", "taskset", "chrt") and i < len(toks):
+                    i += 1  # the duration / lock file / cpu list / priority
+            else:
+                break
+        if i >= len(toks):
+            return
+        w = toks[i]
+        if w == "command" and i + 2 < len(toks) and toks[i + 1] == "-v":
+            w = toks[i + 2]  # command -v X: a check for X, so X is needed
+        elif w in checkers:
+            # skt_need CHECK TOOL...: every known tool named is needed
+            for t in toks[i + 1:]:
+                if WORD.match(t) and known(t):
                     yield no, t
-                    i += 4  # ip netns exec NS CMD
-                elif t in ("then", "do", "else", "elif", "if", "while", "until", "!", "time", "exec",
-                           "builtin", "nohup", "setsid", "sudo") or (t == "command" and toks[i + 1:i + 2] != ["-v"]):
-                    i += 1
-                elif t in OPT_ARG or t == "flock":
-                    yield no, t
-                    i += 1
-                    while i < len(toks) and toks[i].startswith("-"):
-                        i += 2 if toks[i] in OPT_ARG.get(t, ()) else 1
-                    if t in ("timeout", "flock", "taskset", "chrt") and i < len(toks):
-                        i += 1  # the duration / lock file / cpu list / priority
-                else:
+            return
+        elif w in wrappers:
+            # in_l ping ... / phase NAME make ...: a function that runs
+            # (some of) its arguments.  How many come first is not known,
+            # so the command starts at the first argument that names a
+            # declared or installed executable; a $variable or path ends
+            # the search.  That command may be a wrapper itself (in_l
+            # timeout 10 arping ...): go round again from there.
+            for j in range(i + 1, len(toks)):
+                if not WORD.match(toks[j]):
+                    return
+                if known(toks[j]):
+                    i = j
                     break
-            if i >= len(toks):
-                continue
-            w = toks[i]
-            if w == "command" and i + 2 < len(toks) and toks[i + 1] == "-v":
-                w = toks[i + 2]  # command -v X: a check for X, so X is needed
-            if w in wrappers:
-                # in_l ping ... / phase NAME make ...: a function that runs
-                # (some of) its arguments.  How many come first is not known,
-                # so the command is the first argument that names a declared
-                # or installed executable; a $variable or path ends the search.
-                w = ""
-                for t in toks[i + 1:]:
-                    if not WORD.match(t):
-                        break
-                    if known(t):
-                        w = t
-                        break
-            if w in SHELL_WORDS or w in funcs or not WORD.match(w) or w in ("MAKEVAR", "VALUE") \
-                    or (make and w in MAKE_FUNCS):
-                continue
-            yield no, w
+            else:
+                return
+            continue
+        if w in SHELL_WORDS or w in funcs or not WORD.match(w) or w in ("MAKEVAR", "VALUE") \
+                or (make and w in MAKE_FUNCS):
+            return
+        yield no, w
+        return
 
 
 def py_needs(text):
@@ -387,7 +405,7 @@ def main():
     for f in shells:
         funcs |= set(re.findall(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\)", open(os.path.join(TOP, f)).read(), re.M))
     # Functions that run their arguments as a command (in_l() { ip netns exec "$NS_L" "$@"; }).
-    wrappers = set()
+    wrappers, checkers = set(), set()
     runs_args = re.compile(r"(^|[;{]|\bif\s+!?|&&|\|\|)\s*(ip netns exec \S+ |timeout \S+ |exec |env \S+ )?\"\$@\"")
     for f in shells:
         fn = None
@@ -397,10 +415,12 @@ def main():
                 fn, line = m.group(1), m.group(2)
             if fn and runs_args.search(line):
                 wrappers.add(fn)
+            if fn and re.search(r'command -v "\$', line):
+                checkers.add(fn)  # skt_need(): checks that its arguments are commands
             if re.match(r"^\}", line) or (m and line.rstrip().endswith("}")):
                 fn = None
     for f in shells:
-        for no, w in shell_commands(open(os.path.join(TOP, f)).read(), funcs, wrappers=wrappers,
+        for no, w in shell_commands(open(os.path.join(TOP, f)).read(), funcs, wrappers=wrappers, checkers=checkers,
                                     known=lambda w: ("cmd", w) in decl or which(w) is not None):
             need("cmd", w, f"{f}:{no}")
     for f in ["Makefile"] + files([r"mk/.*\.mk"]):
