@@ -39,9 +39,11 @@ phase() { # phase NAME COMMAND...
 		tail -n 40 "$LOG/$name.log" | sed 's/^/    /'
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^dev_smoke:|^http:|^vm:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^fuzz |^freestanding:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^dev_smoke:|^http:|^vm:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
+# The list itself: each package on it is needed by something (taking it off makes the check fail).
+phase deps-list tests/deps_test.sh
 phase build make -j"$JOBS" all
 phase freestanding make check-freestanding
 phase clang make -j"$JOBS" clang-check

@@ -4,6 +4,8 @@ system, and check it against tools/deps.sh's list, so that list cannot drift.
 
   tools/depscan.py            check; exit 1 naming every gap
   tools/depscan.py --show     print every need found and where
+  tools/depscan.py --without PKG   check as if PKG were not on the list (it
+                              must fail: tests/deps_test.sh tries every package)
 
 It reads the list from `tools/deps.sh --list` (lines "PACKAGE KIND:NAME ...").
 Needs are found by reading the files, not by running them:
@@ -389,7 +391,20 @@ def stdlib_modules(names):
 
 def main():
     show = "--show" in sys.argv
+    if "-h" in sys.argv or "--help" in sys.argv:
+        print(__doc__)
+        return 0
     decl = declared()
+    if "--without" in sys.argv:
+        k = sys.argv.index("--without")
+        if k + 1 >= len(sys.argv):
+            print("depscan: --without needs a package name", file=sys.stderr)
+            return 2
+        gone = sys.argv[k + 1]
+        if gone not in decl.values():
+            print(f"depscan: {gone} is not on tools/deps.sh's list", file=sys.stderr)
+            return 2
+        decl = {key: pkg for key, pkg in decl.items() if pkg != gone}
     if not decl:
         print("depscan: tools/deps.sh --list printed nothing", file=sys.stderr)
         return 1
