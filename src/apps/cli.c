@@ -1,6 +1,4 @@
 /* cli.c — argument parsing shared by the commands. */
-#include <arpa/inet.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,64 +6,57 @@
 
 #include "../plat/plat.h"
 #include "cli.h"
+#include "opts.h"
 
+/* The parsers are the options module's (apps/opts.c), so a value means
+ * the same on every command line. */
 int cli_parse_ipv4(const char *s, uint32_t *ip)
 {
-	struct in_addr a;
-	if (inet_pton(AF_INET, s, &a) != 1)
-		return -1;
-	*ip = ntohl(a.s_addr);
-	return 0;
-}
-
-int cli_parse_cidr(const char *s, uint32_t *ip, uint8_t *prefix)
-{
-	char buf[32];
-	const char *slash = strchr(s, '/');
-	if (!slash || (size_t)(slash - s) >= sizeof(buf))
-		return -1;
-	memcpy(buf, s, (size_t)(slash - s));
-	buf[slash - s] = 0;
-	char *end;
-	long p = strtol(slash + 1, &end, 10);
-	if (*end || end == slash + 1 || p < 1 || p > 32)
-		return -1;
-	if (cli_parse_ipv4(buf, ip) < 0)
-		return -1;
-	/* An address must be a host: not 0, not multicast or class E. */
-	if (*ip == 0 || (*ip >> 28) >= 0xe)
-		return -1;
-	*prefix = (uint8_t)p;
-	return 0;
+	return opt_parse_ipv4(s, ip);
 }
 
 int cli_parse_mac(const char *s, uint8_t mac[6])
 {
-	unsigned v[6];
-	char tail;
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-		   &tail) != 6)
-		return -1;
-	unsigned any = 0;
-	for (int i = 0; i < 6; i++) {
-		mac[i] = (uint8_t)v[i];
-		any |= v[i];
-	}
-	if (!any || (mac[0] & 1))
-		return -1;
-	return 0;
+	return opt_parse_mac(s, mac);
 }
 
 unsigned long cli_parse_ulong(const char *cmd, const char *opt, const char *s, unsigned long lo,
 			      unsigned long hi)
 {
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	/* strtoul accepts a sign and wraps negatives: refuse them here. */
-	if (*s == '\0' || *s == '-' || *s == '+' || *end != '\0' || errno != 0 || v < lo || v > hi)
-		cli_usage_error(cmd, "%s wants a number %lu..%lu, not '%s'", opt, lo, hi, s);
-	return v;
+	uint64_t v;
+	if (opt_parse_dec(s, &v) < 0 || v < lo || v > hi)
+		cli_usage_error(cmd, "%s: '%s' is not a number in %lu..%lu", opt, s, lo, hi);
+	return (unsigned long)v;
+}
+
+static void write_file(void *ctx, const char *s, size_t n)
+{
+	fwrite(s, 1, n, ctx);
+}
+
+void cli_help(const struct opt_cmd *cmd, FILE *f)
+{
+	opt_help(cmd, write_file, f);
+}
+
+void cli_parse(struct opts *o, const struct opt_cmd *cmd, int argc, char **argv)
+{
+	char err[256];
+	if (opt_init(o, cmd, err, sizeof(err)) < 0)
+		cli_usage_error(cmd->name, "%s", err);
+	int r = opt_parse_argv(o, argc, argv, err, sizeof(err));
+	if (r == OPT_HELP) {
+		cli_help(cmd, stdout);
+		exit(0);
+	}
+	if (r < 0)
+		cli_usage_error(cmd->name, "%s", err);
+}
+
+void cli_check(int rc, const char *cmd, const char *err)
+{
+	if (rc < 0)
+		cli_usage_error(cmd, "%s", err);
 }
 
 int cli_random_mac(uint8_t mac[6])
@@ -78,7 +69,7 @@ int cli_random_mac(uint8_t mac[6])
 
 void cli_format_ipv4(uint32_t ip, char out[16])
 {
-	snprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+	opt_format_ipv4(ip, out);
 }
 
 void cli_format_mac(const uint8_t m[6], char out[18])

@@ -5,10 +5,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
-/* "198.18.0.2/24" -> host-order address and prefix 1..32.  Returns 0 or -1. */
-int cli_parse_cidr(const char *s, uint32_t *ip, uint8_t *prefix);
-/* "198.18.0.1" -> host order.  Returns 0 or -1. */
+#include "opts.h"
+
+/* "198.18.0.1" -> host order (strict dotted quad).  Returns 0 or -1. */
 int cli_parse_ipv4(const char *s, uint32_t *ip);
 /* "02:00:00:aa:bb:cc" -> 6 bytes; refuses multicast and all-zero. Returns 0 or -1. */
 int cli_parse_mac(const char *s, uint8_t mac[6]);
@@ -16,6 +17,15 @@ int cli_parse_mac(const char *s, uint8_t mac[6]);
  * usage error (exit 2). */
 unsigned long cli_parse_ulong(const char *cmd, const char *opt, const char *s, unsigned long lo,
 			      unsigned long hi);
+
+/* The commands on the options module (apps/opts.h): opt_init and
+ * opt_parse_argv for cmd; --help prints the help on stdout and exits 0, a
+ * bad option is a usage error (exit 2) with the module's message. */
+void cli_parse(struct opts *o, const struct opt_cmd *cmd, int argc, char **argv);
+void cli_help(const struct opt_cmd *cmd, FILE *f);
+/* A usage error with err's message when rc < 0 (opt_check_stack, ...). */
+void cli_check(int rc, const char *cmd, const char *err);
+
 /* A random locally administered unicast MAC. */
 int cli_random_mac(uint8_t mac[6]);
 

@@ -1,7 +1,6 @@
 /* echo.c — `skiff echo`: a host that answers ARP, ICMP echo, UDP and TCP
  * echo (port 7) and TCP discard (port 9) on one device.  The first thing a
  * Linux peer can talk to. */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,27 +18,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	echo_stop = 1;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC] [--stats]\n"
-		"                  [--pcap FILE] [--spin-us N]\n"
-		"\n"
-		"Answers ARP, ICMP echo, UDP and TCP echo (port 7) and TCP discard (port 9)\n"
-		"as ADDR on DEV.\n"
-		"\n"
-		"  --dev DEV      tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n"
-		"  --ip ADDR/LEN  this host's IPv4 address and prefix length\n"
-		"  --gw ADDR      default gateway (optional)\n"
-		"  --mac MAC      this host's MAC (default: random, locally administered)\n"
-		"  --stats        print counters on exit\n"
-		"  --pcap FILE    record every frame the device sees\n"
-		"  --spin-us N    poll this long after work before parking (default 100)\n"
-		"  -h, --help     this text\n"
-		"\n"
-		"Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).\n");
 }
 
 static void echo_udp(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src, uint16_t sport,
@@ -128,30 +106,11 @@ static void echo_tcp(void *ctx, struct netloop *l, const struct tcp_event *ev, i
 
 int cmd_echo(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"dev", required_argument, NULL, 'd'},  {"ip", required_argument, NULL, 'i'},
-		{"gw", required_argument, NULL, 'g'},   {"mac", required_argument, NULL, 'm'},
-		{"stats", no_argument, NULL, 's'},      {"pcap", required_argument, NULL, 'p'},
-		{"spin-us", required_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	struct hoststack_config cfg = {HOSTSTACK_CONFIG_DEFAULTS, .tcp = true};
-	bool have_ip = false, stats = false;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (hoststack_option("echo", c, optarg, &cfg, &have_ip))
-			continue;
-		switch (c) {
-		case 's': stats = true; break;
-		case 'h': usage(stdout); return 0;
-		default:
-			cli_usage_error("echo", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		cli_usage_error("echo", "unexpected argument '%s'", argv[optind]);
-	hoststack_check_options("echo", &cfg, have_ip);
+	struct opts o;
+	cli_parse(&o, &opt_cmd_echo, argc, argv);
+	struct hoststack_config cfg = {.tcp = true};
+	hoststack_options(&cfg, &o);
+	bool stats = opt_given(&o, OPT_STATS);
 
 	char err[256];
 	struct hoststack hs;

@@ -86,49 +86,19 @@ fail:
 	return -1;
 }
 
-bool hoststack_option(const char *cmd, int c, const char *arg, struct hoststack_config *cfg,
-		      bool *have_ip)
+void hoststack_options(struct hoststack_config *cfg, struct opts *o)
 {
-	switch (c) {
-	case 'd':
-		cfg->dev_spec = arg;
-		return true;
-	case 'i':
-		if (cli_parse_cidr(arg, &cfg->ifc.ip, &cfg->ifc.prefix_len) < 0)
-			cli_usage_error(cmd, "--ip wants ADDR/LEN (e.g. 198.18.0.2/24), not '%s'", arg);
-		*have_ip = true;
-		return true;
-	case 'g':
-		if (cli_parse_ipv4(arg, &cfg->ifc.gw) < 0)
-			cli_usage_error(cmd, "--gw wants an IPv4 address, not '%s'", arg);
-		return true;
-	case 'm':
-		if (cli_parse_mac(arg, cfg->ifc.mac) < 0)
-			cli_usage_error(cmd, "--mac wants a unicast MAC like 02:00:00:00:00:01, not '%s'", arg);
-		cfg->have_mac = true;
-		return true;
-	case 'p':
-		cfg->pcap_path = arg;
-		return true;
-	case 'S':
-		cfg->spin_ns = cli_parse_ulong(cmd, "--spin-us", arg, 0, 1000000) * SK_NS_PER_US;
-		return true;
-	default:
-		return false;
-	}
-}
-
-void hoststack_check_options(const char *cmd, const struct hoststack_config *cfg, bool have_ip)
-{
-	if (!cfg->dev_spec)
-		cli_usage_error(cmd, "--dev is required");
-	if (!have_ip)
-		cli_usage_error(cmd, "--ip is required");
-	if (cfg->ifc.gw) {
-		uint32_t mask = cfg->ifc.prefix_len == 32 ? ~0u : ~(~0u >> cfg->ifc.prefix_len);
-		if ((cfg->ifc.gw & mask) != (cfg->ifc.ip & mask))
-			cli_usage_error(cmd, "--gw must be inside the --ip subnet");
-	}
+	char err[256];
+	cli_check(opt_check_stack(o, err, sizeof(err)), o->cmd->name, err);
+	cfg->dev_spec = opt_str(o, OPT_DEV);
+	cfg->pcap_path = opt_str(o, OPT_PCAP);
+	cfg->ifc.ip = o->v[OPT_IP].ip;
+	cfg->ifc.prefix_len = o->v[OPT_IP].len;
+	cfg->ifc.gw = o->v[OPT_GW].ip;
+	cfg->have_mac = opt_given(o, OPT_MAC);
+	if (cfg->have_mac)
+		memcpy(cfg->ifc.mac, o->v[OPT_MAC].mac, 6);
+	cfg->spin_ns = opt_num(o, OPT_SPIN_US) * SK_NS_PER_US;
 }
 
 void hoststack_announce(struct hoststack *hs)

@@ -1,7 +1,7 @@
 /* hoststack.h — skiff's stack in a Linux process: one device, its IPv4
  * interface and optionally a TCP engine, opened together from command-line
  * values and run by netloop.  Shared by the commands that run on skiff's
- * own stack (echo, serve --stack skiff, load). */
+ * own stack (echo, ping, tcp-client, serve --stack skiff, load). */
 #ifndef APPS_HOSTSTACK_H
 #define APPS_HOSTSTACK_H
 
@@ -12,6 +12,7 @@
 #include "../net/iface.h"
 #include "../net/tcp.h"
 #include "netloop.h"
+#include "opts.h"
 
 struct hoststack_config {
 	const char *dev_spec;      /* --dev */
@@ -33,17 +34,11 @@ struct hoststack {
 	struct netloop loop;   /* dev, ifc, tcp and spin_ns filled in; add callbacks */
 };
 
-/* The options every command on skiff's stack takes, with these getopt
- * codes: --dev 'd', --ip 'i', --gw 'g', --mac 'm', --pcap 'p', --spin-us 'S'.
- * Handles c if it is one of them (a bad value is a usage error of cmd, exit
- * 2) and returns true; false for any other code.  Start from
- * HOSTSTACK_CONFIG_DEFAULTS so the spin has its default. */
-#define HOSTSTACK_SPIN_US_DEFAULT 100
-#define HOSTSTACK_CONFIG_DEFAULTS .spin_ns = HOSTSTACK_SPIN_US_DEFAULT * SK_NS_PER_US
-bool hoststack_option(const char *cmd, int c, const char *arg, struct hoststack_config *cfg,
-		      bool *have_ip);
-/* After parsing: --dev and --ip were given, and --gw is inside the subnet. */
-void hoststack_check_options(const char *cmd, const struct hoststack_config *cfg, bool have_ip);
+/* The stack options of a command (apps/opts.h: dev, pcap, ip, gw, mac,
+ * spin-us) into cfg, after opt_check_stack: dev and ip/LEN given, gw inside
+ * the subnet.  A bad combination is a usage error of o's command (exit 2).
+ * The rest of cfg (tcp, pool sizes) is the caller's. */
+void hoststack_options(struct hoststack_config *cfg, struct opts *o);
 
 /* Returns 0, or -1 with a one-line reason in err. */
 int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, char *err,

@@ -11,7 +11,6 @@
  * Runs on hoststack + netloop like `skiff echo` (so it answers ARP and
  * pings itself while it runs): sending is an app timer, replies come from
  * the interface's echo reply callback. */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,32 +183,6 @@ static void app_timers(void *ctx, sk_time_ns now)
 		ping_stop = 1;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: skiff ping --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC] [-c COUNT]\n"
-		"                  [-i INTERVAL_MS] [-s SIZE] [-W TIMEOUT_S] [--stats] [--pcap FILE]\n"
-		"                  DST\n"
-		"\n"
-		"Sends COUNT ICMP echo requests to DST from skiff's own stack as ADDR on DEV,\n"
-		"and checks every reply's payload byte for byte against its request.\n"
-		"\n"
-		"  --dev DEV         tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n"
-		"  --ip ADDR/LEN     this host's IPv4 address and prefix length\n"
-		"  --gw ADDR         default gateway (optional)\n"
-		"  --mac MAC         this host's MAC (default: random, locally administered)\n"
-		"  -c COUNT          requests to send, 1..65535 (default 4)\n"
-		"  -i INTERVAL_MS    time between requests in ms, 1..3600000 (default 1000)\n"
-		"  -s SIZE           payload bytes per request, 0..MTU-28 (default 56)\n"
-		"  -W TIMEOUT_S      a reply later than this is lost, 1..3600 (default 2)\n"
-		"  --stats           print counters on exit\n"
-		"  --pcap FILE       record every frame the device sees\n"
-		"  -h, --help        this text\n"
-		"\n"
-		"Prints a line per reply and a summary; exit 0 when every request got one\n"
-		"intact reply in time, 1 otherwise, 2 on a bad argument.\n");
-}
-
 static void print_summary(const struct pinger *p)
 {
 	uint32_t tx = p->sent, lost = tx - p->received;
@@ -235,69 +208,30 @@ static void print_summary(const struct pinger *p)
 
 int cmd_ping(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"dev", required_argument, NULL, 'd'}, {"ip", required_argument, NULL, 'a'},
-		{"gw", required_argument, NULL, 'g'},  {"mac", required_argument, NULL, 'm'},
-		{"stats", no_argument, NULL, 'S'},     {"pcap", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0},
-	};
 	struct pinger p;
 	memset(&p, 0, sizeof(p));
-	struct hoststack_config cfg = {.spin_ns = 100 * SK_NS_PER_US};
-	bool have_ip = false, stats = false;
-	unsigned long count = 4, interval_ms = 1000, size = 56, timeout_s = 2;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "hc:i:s:W:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': cfg.dev_spec = optarg; break;
-		case 'a':
-			if (cli_parse_cidr(optarg, &cfg.ifc.ip, &cfg.ifc.prefix_len) < 0)
-				cli_usage_error("ping", "--ip wants ADDR/LEN (e.g. 198.18.0.2/24), not '%s'", optarg);
-			have_ip = true;
-			break;
-		case 'g':
-			if (cli_parse_ipv4(optarg, &cfg.ifc.gw) < 0)
-				cli_usage_error("ping", "--gw wants an IPv4 address, not '%s'", optarg);
-			break;
-		case 'm':
-			if (cli_parse_mac(optarg, cfg.ifc.mac) < 0)
-				cli_usage_error("ping", "--mac wants a unicast MAC like 02:00:00:00:00:01, not '%s'", optarg);
-			cfg.have_mac = true;
-			break;
-		case 'c': count = cli_parse_ulong("ping", "-c", optarg, 1, 65535); break;
-		case 'i': interval_ms = cli_parse_ulong("ping", "-i", optarg, 1, 3600000); break;
-		case 's': size = cli_parse_ulong("ping", "-s", optarg, 0, IFACE_MAX_MTU - PING_OVERHEAD); break;
-		case 'W': timeout_s = cli_parse_ulong("ping", "-W", optarg, 1, 3600); break;
-		case 'S': stats = true; break;
-		case 'p': cfg.pcap_path = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default:
-			cli_usage_error("ping", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		cli_usage_error("ping", "the destination address is required");
-	if (optind + 1 < argc)
-		cli_usage_error("ping", "unexpected argument '%s'", argv[optind + 1]);
-	if (!cfg.dev_spec)
-		cli_usage_error("ping", "--dev is required");
-	if (!have_ip)
-		cli_usage_error("ping", "--ip is required");
+	struct opts o;
+	cli_parse(&o, &opt_cmd_ping, argc, argv);
+	if (!o.nargs)
+		cli_usage_error("ping", "DST is required");
+	struct hoststack_config cfg = {.tcp = false};
+	hoststack_options(&cfg, &o);
+	bool stats = opt_given(&o, OPT_STATS);
+	uint64_t count = opt_num(&o, OPT_PING_COUNT), interval_ms = opt_num(&o, OPT_PING_INTERVAL);
+	uint64_t size = opt_num(&o, OPT_PING_SIZE), timeout_s = opt_num(&o, OPT_PING_TIMEOUT);
 	uint32_t mask = cfg.ifc.prefix_len == 32 ? ~0u : ~(~0u >> cfg.ifc.prefix_len);
-	if (cfg.ifc.gw && (cfg.ifc.gw & mask) != (cfg.ifc.ip & mask))
-		cli_usage_error("ping", "--gw must be inside the --ip subnet");
+	const char *dst = o.args[0];
 	/* One host: not ourselves (no loopback), not a group or a broadcast
 	 * (replies to those are not ours to take). */
-	if (cli_parse_ipv4(argv[optind], &p.dst) < 0 || p.dst == 0 || (p.dst >> 28) >= 0xe ||
+	if (cli_parse_ipv4(dst, &p.dst) < 0 || p.dst == 0 || (p.dst >> 28) >= 0xe ||
 	    (p.dst >> 24) == 127)
-		cli_usage_error("ping", "DST wants a unicast IPv4 address, not '%s'", argv[optind]);
+		cli_usage_error("ping", "DST wants a unicast IPv4 address, not '%s'", dst);
 	if (p.dst == cfg.ifc.ip)
 		cli_usage_error("ping", "DST is this host's own address (skiff has no loopback)");
 	if (mask != ~0u && mask != ~1u && (p.dst & ~mask) == ~mask)
 		cli_usage_error("ping", "DST is the subnet broadcast address");
 	if ((p.dst & mask) != (cfg.ifc.ip & mask) && !cfg.ifc.gw)
-		cli_usage_error("ping", "DST is off the --ip subnet and there is no --gw");
+		cli_usage_error("ping", "DST is off ip's subnet and there is no gw");
 	cli_format_ipv4(p.dst, p.dst_str);
 
 	p.count = (uint32_t)count;
@@ -323,7 +257,7 @@ int cmd_ping(int argc, char **argv)
 		return 1;
 	}
 	if (p.size + PING_OVERHEAD > p.hs.ifc->mtu) {
-		fprintf(stderr, "skiff ping: -s %zu does not fit the MTU %u (at most %u)\n", p.size,
+		fprintf(stderr, "skiff ping: size %zu does not fit the MTU %u (at most %u)\n", p.size,
 			p.hs.ifc->mtu, p.hs.ifc->mtu - PING_OVERHEAD);
 		hoststack_close(&p.hs);
 		return 2;

@@ -4,7 +4,6 @@
  * loop/loop_skiff.c run by apps/serve_skiff.c).  Everything after the
  * loop is built is the same code for both. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "../loop/loop_linux.h"
 #include "../plat/plat.h"
 #include "cli.h"
+#include "hoststack.h"
 #include "serve_files.h"
 #include "serve_skiff.h"
 
@@ -28,52 +28,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	serve_stop = 1;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: skiff serve [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR]\n"
-		"                   [--port N] [--root DIR] [--stats] [--pcap FILE] [--max-conns N]\n"
-		"                   [--header-timeout S] [--keepalive-timeout S] [--max-body N]\n"
-		"                   [--spin-us N] [--trace]\n"
-		"\n"
-		"Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
-		"every file under DIR (loaded into memory at start).\n"
-		"\n"
-		"  --stack S              linux: kernel sockets (epoll); skiff: skiff's own TCP/IP\n"
-		"                         on --dev.  Default: skiff with --dev, linux without\n"
-		"  --dev DEV              tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n"
-		"                         (--stack skiff)\n"
-		"  --ip ADDR[/LEN]        skiff: this host's address and prefix (ADDR/LEN,\n"
-		"                         required); linux: the address to bind (default any)\n"
-		"  --gw ADDR              default gateway                        (--stack skiff)\n"
-		"  --port N               TCP port (default 80)\n"
-		"  --root DIR             serve the files under DIR (no symlinks, no dotfiles)\n"
-		"  --stats                print counters on exit\n"
-		"  --pcap FILE            record every frame                     (--stack skiff)\n"
-		"  --max-conns N          connections served at once (default 4096); beyond it a\n"
-		"                         client gets 503 and a close\n"
-		"  --header-timeout S     a request head must arrive within S s (default 10): 408\n"
-		"  --keepalive-timeout S  idle keep-alive connections close after S s (default 60)\n"
-		"  --max-body N           largest request body in bytes (default 1048576): 413\n"
-		"  --spin-us N            skiff: poll this long after work before parking\n"
-		"                         (default 100)\n"
-		"  --trace                time the request path with the cycle counter and print\n"
-		"                         median and p99 of each stage at exit (see docs/cost.md)\n"
-		"  -h, --help             this text\n"
-		"\n"
-		"Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).\n");
-}
-
-static long parse_num(const char *opt, const char *s, long lo, long hi)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi)
-		cli_usage_error("serve", "%s wants a number in %ld..%ld, not '%s'", opt, lo, hi, s);
-	return v;
 }
 
 static void print_stat(void *ctx, const char *name, uint64_t value)
@@ -197,115 +151,40 @@ static rlim_t raise_nofile(void)
 
 int cmd_serve(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"stack", required_argument, NULL, 'S'},
-		{"dev", required_argument, NULL, 'd'},
-		{"ip", required_argument, NULL, 'i'},
-		{"gw", required_argument, NULL, 'g'},
-		{"port", required_argument, NULL, 'p'},
-		{"root", required_argument, NULL, 'r'},
-		{"stats", no_argument, NULL, 's'},
-		{"pcap", required_argument, NULL, 'P'},
-		{"max-conns", required_argument, NULL, 'm'},
-		{"header-timeout", required_argument, NULL, 'H'},
-		{"keepalive-timeout", required_argument, NULL, 'K'},
-		{"max-body", required_argument, NULL, 'B'},
-		{"spin-us", required_argument, NULL, 'U'},
-		{"trace", no_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *stack = NULL, *dev = NULL, *root = NULL, *pcap = NULL;
-	bool stats = false, tracing = false, have_gw = false, have_ip = false, have_plen = false, have_spin = false;
-	long spin_us = 100;
-	uint32_t ip = 0, gw = 0;
-	uint8_t plen = 32;
+	struct opts o;
+	cli_parse(&o, &opt_cmd_serve, argc, argv);
+	char err[256];
+	bool stats = opt_given(&o, OPT_STATS), tracing = opt_given(&o, OPT_TRACE);
+	const char *root = opt_str(&o, OPT_ROOT);
 	struct http_server_config cfg;
 	http_server_config_default(&cfg);
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'S':
-			if (strcmp(optarg, "skiff") && strcmp(optarg, "linux"))
-				cli_usage_error("serve", "--stack wants skiff or linux, not '%s'", optarg);
-			stack = optarg;
-			break;
-		case 'd': dev = optarg; break;
-		case 'i':
-			if (cli_parse_cidr(optarg, &ip, &plen) == 0)
-				have_plen = true;
-			else if (cli_parse_ipv4(optarg, &ip) < 0)
-				cli_usage_error("serve", "--ip wants ADDR[/LEN] (e.g. 198.18.0.2/24), not '%s'",
-						optarg);
-			have_ip = true;
-			break;
-		case 'g':
-			if (cli_parse_ipv4(optarg, &gw) < 0)
-				cli_usage_error("serve", "--gw wants an IPv4 address, not '%s'", optarg);
-			have_gw = true;
-			break;
-		case 'p': cfg.port = (uint16_t)parse_num("--port", optarg, 1, 65535); break;
-		case 'r': root = optarg; break;
-		case 's': stats = true; break;
-		case 'P': pcap = optarg; break;
-		case 'm': cfg.max_conns = (uint32_t)parse_num("--max-conns", optarg, 1, 1000000); break;
-		case 'H':
-			cfg.header_timeout =
-				(sk_time_ns)parse_num("--header-timeout", optarg, 1, 86400) * SK_NS_PER_S;
-			break;
-		case 'K':
-			cfg.keepalive_timeout =
-				(sk_time_ns)parse_num("--keepalive-timeout", optarg, 1, 86400) * SK_NS_PER_S;
-			break;
-		case 'B':
-			cfg.max_body = (uint64_t)parse_num("--max-body", optarg, 0, 1L << 40);
-			break;
-		case 'U':
-			spin_us = parse_num("--spin-us", optarg, 0, 1000000);
-			have_spin = true;
-			break;
-		case 'T': tracing = true; break;
-		case 'h': usage(stdout); return 0;
-		default:
-			cli_usage_error("serve", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		cli_usage_error("serve", "unexpected argument '%s'", argv[optind]);
-	if (!stack)
-		stack = dev ? "skiff" : "linux";
-	bool on_skiff = !strcmp(stack, "skiff");
+	opt_http_config(&o, &cfg);
+	/* Default: skiff's stack when given a device, the kernel's without. */
+	bool on_skiff = opt_given(&o, OPT_STACK) ? opt_num(&o, OPT_STACK) == 0 : opt_given(&o, OPT_DEV);
+	struct serve_skiff_config scfg = {.stack = {.tcp = true}};
 	if (on_skiff) {
-		if (!dev)
-			cli_usage_error("serve", "--stack skiff needs --dev DEV");
-		if (!have_ip || !have_plen)
-			cli_usage_error("serve", "--stack skiff needs --ip ADDR/LEN (e.g. 198.18.0.2/24)");
-		uint32_t mask = plen == 32 ? ~0u : ~(~0u >> plen);
-		if (have_gw && (gw & mask) != (ip & mask))
-			cli_usage_error("serve", "--gw must be inside the --ip subnet");
+		hoststack_options(&scfg.stack, &o);
 	} else {
-		if (dev || have_gw || pcap || have_spin)
-			cli_usage_error("serve", "--dev, --gw, --pcap and --spin-us go with --stack "
-						 "skiff; --stack linux uses the kernel's interfaces");
+		static const uint8_t skiff_only[] = {OPT_DEV,     OPT_GW,         OPT_MAC,       OPT_PCAP,
+						     OPT_SPIN_US, OPT_TCP_SNDBUF, OPT_TCP_RCVBUF};
+		cli_check(opt_only_with(&o, skiff_only, sizeof(skiff_only), "stack skiff (stack linux "
+			  "uses the kernel's interfaces)", err, sizeof(err)), "serve", err);
 		/* Each connection is a descriptor: as many as allowed. */
 		rlim_t nofile = raise_nofile();
 		if (nofile < 64 || cfg.max_conns > nofile - 32) {
 			uint32_t cap = nofile > 64 ? (uint32_t)(nofile - 32) : 32;
 			fprintf(stderr,
-				"skiff serve: --max-conns %u is above the open-files limit; using %u\n",
+				"skiff serve: max-conns %u is above the open-files limit; using %u\n",
 				cfg.max_conns, cap);
 			cfg.max_conns = cap;
 		}
 	}
-	cfg.addr = have_ip ? ip : 0;
 	struct tsc_cal cal = {0};
 	if (tracing) {
 		trace_start(&cal);
 		cfg.trace = &trace;
 	}
 
-	char err[256];
 	struct file_cache *fc = NULL;
 	if (root) {
 		fc = file_cache_load(root, err, sizeof(err));
@@ -321,17 +200,11 @@ int cmd_serve(int argc, char **argv)
 	uint32_t max_timers = cfg.max_conns + 16;
 	struct loop *loop;
 	if (on_skiff) {
-		struct serve_skiff_config scfg = {
-			.dev_spec = dev,
-			.pcap_path = pcap,
-			.ip = ip,
-			.prefix_len = plen,
-			.gw = have_gw ? gw : 0,
-			.max_conns = cfg.max_conns,
-			.max_timers = max_timers,
-			.spin_ns = (uint64_t)spin_us * SK_NS_PER_US,
-			.trace = cfg.trace,
-		};
+		scfg.max_conns = cfg.max_conns;
+		scfg.max_timers = max_timers;
+		scfg.tcp_sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
+		scfg.tcp_rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
+		scfg.trace = cfg.trace;
 		loop = serve_skiff_open(&scfg, err, sizeof(err));
 	} else {
 		struct loop_linux_config lcfg = {.max_timers = max_timers};

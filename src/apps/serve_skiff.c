@@ -15,17 +15,9 @@
 #include "../plat/plat.h"
 #include "cli.h"
 #include "hoststack.h"
+#include "opts.h"
 #include "serve_skiff.h"
 
-/* Socket buffers.  The engine's default (128 KiB each way) is sized for
- * bulk transfer; an HTTP connection receives small requests and sends
- * responses the server keeps in memory anyway.  Pages of the arena become
- * resident only as a socket's rings wrap through them, so smaller rings
- * bound the memory an idle (but once busy) connection holds: 96 KiB here
- * instead of 256 KiB.  64 KiB of send buffer still keeps a 10 MiB file
- * streaming on a local link without waiting on ACKs. */
-#define SERVE_SNDBUF (64u * 1024)
-#define SERVE_RCVBUF (32u * 1024)
 /* Deep like loop_linux's (4096): a burst of connects is queued, not
  * answered with cookies; the pool below bounds it anyway. */
 #define SERVE_BACKLOG 4096
@@ -101,22 +93,11 @@ struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, s
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	/* Every served connection, plus room for what the server no longer
-	 * holds but TCP still does (connections it closed, in FIN_WAIT or
-	 * TIME_WAIT: the oldest TIME_WAIT is recycled when the pool runs out),
-	 * the listener, handshakes in progress, and the refused ones that get
-	 * their 503. */
-	uint64_t socks = (uint64_t)cfg->max_conns + 1024 + cfg->max_conns / 4;
-	struct hoststack_config hc = {
-		.dev_spec = cfg->dev_spec,
-		.pcap_path = cfg->pcap_path,
-		.ifc = {.ip = cfg->ip, .prefix_len = cfg->prefix_len, .gw = cfg->gw},
-		.tcp = true,
-		.tcp_max_sockets = socks > 4000000 ? 4000000 : (uint32_t)socks,
-		.tcp_sndbuf = SERVE_SNDBUF,
-		.tcp_rcvbuf = SERVE_RCVBUF,
-		.spin_ns = cfg->spin_ns,
-	};
+	struct hoststack_config hc = cfg->stack;
+	hc.tcp = true;
+	hc.tcp_max_sockets = opt_tcp_sockets(cfg->max_conns);
+	hc.tcp_sndbuf = cfg->tcp_sndbuf;
+	hc.tcp_rcvbuf = cfg->tcp_rcvbuf;
 	if (hoststack_open(&ss->hs, &hc, err, errlen) < 0) {
 		free(ss);
 		return NULL;
@@ -127,7 +108,7 @@ struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, s
 	ss->hs.loop.trace = cfg->trace;
 	struct loop_skiff_config lc = {
 		.tcp = ss->hs.tcp,
-		.local_ip = cfg->ip,
+		.local_ip = cfg->stack.ifc.ip,
 		.max_timers = cfg->max_timers,
 		.listen_backlog = SERVE_BACKLOG,
 		.now = plat_now(),

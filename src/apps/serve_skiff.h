@@ -12,16 +12,15 @@
 
 #include "../dev/dev.h"
 #include "../loop/loop.h"
+#include "hoststack.h"
 
 struct serve_skiff_config {
-	const char *dev_spec;  /* --dev */
-	const char *pcap_path; /* --pcap or NULL */
-	uint32_t ip;           /* host order */
-	uint8_t prefix_len;
-	uint32_t gw;           /* 0: none */
+	/* Device, interface and spin, from hoststack_options; tcp and the
+	 * socket pool are set by serve_skiff_open. */
+	struct hoststack_config stack;
 	uint32_t max_conns;    /* the server's; TCP sockets are sized from it */
 	uint32_t max_timers;   /* the server's timers */
-	uint64_t spin_ns;      /* netloop's bounded spin after work */
+	uint32_t tcp_sndbuf, tcp_rcvbuf; /* bytes per socket */
 	struct sk_trace *trace; /* --trace: given to netloop and the TCP engine */
 };
 

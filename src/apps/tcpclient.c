@@ -13,7 +13,6 @@
  * overall timeout are app timers. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,172 +334,33 @@ static void app_timers(void *ctx, sk_time_ns now)
 	start_more(cl, now);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: skiff tcp-client --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC]\n"
-		"                        --connect IP:PORT (--send-file F | --send-random N [--seed S])\n"
-		"                        [--expect-echo] [--conns N [--sequential | --parallel P]]\n"
-		"                        [--timeout SEC] [--stats] [--pcap FILE] [--spin-us N]\n"
-		"\n"
-		"Runs skiff's own TCP as the client: each connection sends the payload, half-closes\n"
-		"and reads until the server closes, hashing (SHA-256) what it sent and what came back.\n"
-		"\n"
-		"  --dev DEV          tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n"
-		"  --ip ADDR/LEN      this host's IPv4 address and prefix length\n"
-		"  --gw ADDR          default gateway (optional)\n"
-		"  --mac MAC          this host's MAC (default: random, locally administered)\n"
-		"  --connect IP:PORT  the server\n"
-		"  --send-file F      send the contents of file F\n"
-		"  --send-random N    send N pseudo-random bytes (suffix k, M, G: KiB, MiB, GiB)\n"
-		"  --seed S           seed of the random payload (default 1)\n"
-		"  --expect-echo      succeed only if exactly the sent bytes came back\n"
-		"  --conns N          connections in all (default 1)\n"
-		"  --sequential       one connection at a time (the default)\n"
-		"  --parallel P       up to P connections at a time\n"
-		"  --timeout SEC      give up after SEC seconds in all (default 60)\n"
-		"  --stats            print counters on exit\n"
-		"  --pcap FILE        record every frame the device sees\n"
-		"  --spin-us N        poll this long after work before parking (default 100)\n"
-		"  -h, --help         this text\n"
-		"\n"
-		"Prints one result line:\n"
-		"  skiff tcp-client: conns=N ok=N failed=N sent=B received=B secs=S mbit_s=R\n"
-		"                    sha256_sent=HEX sha256_received=HEX [error=...]\n"
-		"(the hashes of the last connection).  Exit 0 if every connection succeeded, 1 if\n"
-		"one failed or the time ran out, 2 on bad arguments.\n");
-}
-
-/* "123", "20M", "1G" -> bytes.  Returns 0 or -1. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (end == s || errno || *s == '-')
-		return -1;
-	unsigned shift = 0;
-	if (*end == 'k' || *end == 'K')
-		shift = 10;
-	else if (*end == 'M')
-		shift = 20;
-	else if (*end == 'G')
-		shift = 30;
-	if (shift)
-		end++;
-	if (*end || v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (end == s || *end || errno || *s == '-' || v < lo || v > hi)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-/* "198.18.0.1:7" -> host-order address and port. */
-static int parse_endpoint(const char *s, uint32_t *ip, uint16_t *port)
-{
-	const char *colon = strrchr(s, ':');
-	if (!colon || colon == s || colon - s >= 16)
-		return -1;
-	char host[16];
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = 0;
-	uint32_t p;
-	if (cli_parse_ipv4(host, ip) < 0 || *ip == 0 || parse_u32(colon + 1, 1, 65535, &p) < 0)
-		return -1;
-	*port = (uint16_t)p;
-	return 0;
-}
-
 int cmd_tcp_client(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"dev", required_argument, NULL, 'd'},     {"ip", required_argument, NULL, 'i'},
-		{"gw", required_argument, NULL, 'g'},      {"mac", required_argument, NULL, 'm'},
-		{"connect", required_argument, NULL, 'c'}, {"send-file", required_argument, NULL, 'f'},
-		{"send-random", required_argument, NULL, 'r'}, {"seed", required_argument, NULL, 'e'},
-		{"expect-echo", no_argument, NULL, 'E'},   {"conns", required_argument, NULL, 'n'},
-		{"sequential", no_argument, NULL, 'q'},    {"parallel", required_argument, NULL, 'P'},
-		{"timeout", required_argument, NULL, 't'}, {"stats", no_argument, NULL, 's'},
-		{"pcap", required_argument, NULL, 'p'},    {"spin-us", required_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
-	};
 	static struct client cl; /* static: large, and on_signal's flag lives beside it */
 	memset(&cl, 0, sizeof(cl));
-	struct hoststack_config cfg = {HOSTSTACK_CONFIG_DEFAULTS, .tcp = true};
-	bool have_ip = false, have_dst = false, have_random = false, stats = false;
-	bool sequential = false, have_parallel = false;
-	const char *file = NULL;
-	uint32_t timeout_s = 60;
-	cl.conns = 1;
-	cl.parallel = 1;
-	cl.seed = 1;
-	int c;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (hoststack_option("tcp-client", c, optarg, &cfg, &have_ip))
-			continue;
-		switch (c) {
-		case 'c':
-			if (parse_endpoint(optarg, &cl.dst, &cl.dport) < 0)
-				cli_usage_error("tcp-client", "--connect wants IP:PORT (e.g. 198.18.0.1:7), not '%s'", optarg);
-			have_dst = true;
-			break;
-		case 'f': file = optarg; break;
-		case 'r':
-			if (parse_size(optarg, &cl.total) < 0)
-				cli_usage_error("tcp-client", "--send-random wants a byte count like 1048576 or 20M, not '%s'", optarg);
-			have_random = true;
-			break;
-		case 'e': {
-			char *end;
-			errno = 0;
-			cl.seed = strtoull(optarg, &end, 0);
-			if (end == optarg || *end || errno || *optarg == '-')
-				cli_usage_error("tcp-client", "--seed wants an unsigned integer, not '%s'", optarg);
-			break;
-		}
-		case 'E': cl.expect_echo = true; break;
-		case 'n':
-			if (parse_u32(optarg, 1, 100000000, &cl.conns) < 0)
-				cli_usage_error("tcp-client", "--conns wants 1..100000000, not '%s'", optarg);
-			break;
-		case 'q': sequential = true; break;
-		case 'P':
-			if (parse_u32(optarg, 1, 65536, &cl.parallel) < 0)
-				cli_usage_error("tcp-client", "--parallel wants 1..65536, not '%s'", optarg);
-			have_parallel = true;
-			break;
-		case 't':
-			if (parse_u32(optarg, 1, 86400, &timeout_s) < 0)
-				cli_usage_error("tcp-client", "--timeout wants 1..86400 seconds, not '%s'", optarg);
-			break;
-		case 's': stats = true; break;
-		case 'h': usage(stdout); return 0;
-		default:
-			cli_usage_error("tcp-client", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		cli_usage_error("tcp-client", "unexpected argument '%s'", argv[optind]);
-	hoststack_check_options("tcp-client", &cfg, have_ip);
-	if (!have_dst)
-		cli_usage_error("tcp-client", "--connect is required");
+	struct opts o;
+	cli_parse(&o, &opt_cmd_tcp_client, argc, argv);
+	struct hoststack_config cfg = {.tcp = true};
+	hoststack_options(&cfg, &o);
+	if (!opt_given(&o, OPT_TC_CONNECT))
+		cli_usage_error("tcp-client", "connect is required (ADDR:PORT)");
+	cl.dst = o.v[OPT_TC_CONNECT].ip;
+	cl.dport = (uint16_t)opt_num(&o, OPT_TC_CONNECT);
+	const char *file = opt_str(&o, OPT_TC_SEND_FILE);
+	bool have_random = opt_given(&o, OPT_TC_SEND_RANDOM);
 	if (!!file == have_random)
-		cli_usage_error("tcp-client", "give exactly one of --send-file and --send-random");
-	if (sequential && have_parallel)
-		cli_usage_error("tcp-client", "--sequential and --parallel exclude each other");
+		cli_usage_error("tcp-client", "give exactly one of send-file and send-random");
+	cl.total = opt_num(&o, OPT_TC_SEND_RANDOM);
+	cl.seed = opt_num(&o, OPT_TC_SEED);
+	cl.expect_echo = opt_given(&o, OPT_TC_EXPECT_ECHO);
+	cl.conns = (uint32_t)opt_num(&o, OPT_TC_CONNS);
+	if (opt_given(&o, OPT_TC_SEQUENTIAL) && opt_given(&o, OPT_TC_PARALLEL))
+		cli_usage_error("tcp-client", "sequential and parallel exclude each other");
+	cl.parallel = opt_given(&o, OPT_TC_PARALLEL) ? (uint32_t)opt_num(&o, OPT_TC_PARALLEL) : 1;
 	if (cl.parallel > cl.conns)
 		cl.parallel = cl.conns;
+	uint32_t timeout_s = (uint32_t)opt_num(&o, OPT_TC_TIMEOUT);
+	bool stats = opt_given(&o, OPT_STATS);
 
 	int fd = -1;
 	void *map = NULL;

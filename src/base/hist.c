@@ -55,6 +55,22 @@ void sk_hist_add(struct sk_hist *h, uint64_t v)
 		(*b)++;
 }
 
+void sk_hist_merge(struct sk_hist *dst, const struct sk_hist *src)
+{
+	if (src->count == 0)
+		return;
+	if (dst->count == 0 || src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->count += src->count;
+	dst->sum += src->sum;
+	for (uint32_t i = 0; i < SK_HIST_BUCKETS; i++) {
+		uint64_t n = (uint64_t)dst->b[i] + src->b[i];
+		dst->b[i] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n; /* saturate, as sk_hist_add */
+	}
+}
+
 uint64_t sk_hist_quantile(const struct sk_hist *h, uint32_t num, uint32_t den)
 {
 	if (h->count == 0 || den == 0)

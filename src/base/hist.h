@@ -32,6 +32,8 @@ struct sk_hist {
 
 void sk_hist_reset(struct sk_hist *h);
 void sk_hist_add(struct sk_hist *h, uint64_t v);
+/* Add src's samples to dst (several workers' histograms into one). */
+void sk_hist_merge(struct sk_hist *dst, const struct sk_hist *src);
 /* The value at quantile num/den (1/2: median, 99/100: p99): the middle of
  * the bucket holding the ceil(count*num/den)-th smallest sample, clamped to
  * [min, max]; the smallest and largest ranks give min and max exactly.

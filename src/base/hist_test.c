@@ -105,12 +105,40 @@ static void test_trace(void **state)
 	assert_string_equal(sk_trace_names[SK_TR_N - 1], "park_wake");
 }
 
+/* Merging two histograms equals adding every sample to one; an empty
+ * source changes nothing (min stays exact). */
+static void test_merge(void **state)
+{
+	(void)state;
+	static struct sk_hist a, b, all, empty;
+	sk_hist_reset(&a);
+	sk_hist_reset(&b);
+	sk_hist_reset(&all);
+	sk_hist_reset(&empty);
+	for (uint64_t v = 1; v < 5000; v += 7) {
+		sk_hist_add(v % 3 ? &a : &b, v * 1000);
+		sk_hist_add(&all, v * 1000);
+	}
+	sk_hist_merge(&a, &empty);
+	sk_hist_merge(&a, &b);
+	assert_int_equal(a.count, all.count);
+	assert_int_equal(a.sum, all.sum);
+	assert_int_equal(a.min, all.min);
+	assert_int_equal(a.max, all.max);
+	assert_memory_equal(a.b, all.b, sizeof(a.b));
+	assert_int_equal(sk_hist_quantile(&a, 99, 100), sk_hist_quantile(&all, 99, 100));
+	sk_hist_merge(&empty, &b);
+	assert_int_equal(empty.min, b.min);
+	assert_int_equal(empty.count, b.count);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_quantiles),
 		cmocka_unit_test(test_trace),
+		cmocka_unit_test(test_merge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

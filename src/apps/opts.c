@@ -1,0 +1,1056 @@
+/* opts.c — see opts.h.  The table first, then the commands' lists, then the
+ * value parsers, the two command-line parsers, the cross checks and the
+ * help.  Freestanding: strings and numbers are handled here by hand. */
+#include "../http/server.h"
+#include "../net/iface.h"
+#include "opts.h"
+
+/* ---- the table ---- */
+
+static const char *const stack_choices[] = {"skiff", "linux", NULL};
+static const char *const fault_choices[] = {"ud", "pf", "gp", "de", NULL};
+
+#define DEV_HELP "tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT"
+
+const struct opt_def opt_defs[OPT_N] = {
+	[OPT_STACK] = {"stack", 0, OPT_K_CHOICE, "S", 0, 0, stack_choices,
+		       "linux: kernel sockets; skiff: skiff's own TCP/IP on dev.\n"
+		       "Default: skiff with dev, linux without"},
+	[OPT_DEV] = {"dev", 0, OPT_K_STR, "DEV", 0, 0, NULL, DEV_HELP},
+	[OPT_IP] = {"ip", 0, OPT_K_CIDR, "ADDR/LEN", 0, 0, NULL,
+		    "this host's IPv4 address and prefix length"},
+	[OPT_GW] = {"gw", 0, OPT_K_IPV4, "ADDR", 0, 0, NULL,
+		    "default gateway, inside ip's subnet (optional)"},
+	[OPT_MAC] = {"mac", 0, OPT_K_MAC, "MAC", 0, 0, NULL,
+		     "this host's MAC (default: the device's, else random,\n"
+		     "locally administered)"},
+	[OPT_PCAP] = {"pcap", 0, OPT_K_STR, "FILE", 0, 0, NULL, "record every frame the device sees"},
+	[OPT_SPIN_US] = {"spin-us", 0, OPT_K_NUM, "N", 0, 1000000, NULL,
+			 "poll this many us after work before parking"},
+	[OPT_STATS] = {"stats", 0, OPT_K_FLAG, NULL, 0, 0, NULL, "print counters on exit"},
+
+	[OPT_PORT] = {"port", 0, OPT_K_NUM, "N", 1, 65535, NULL, "TCP port to serve"},
+	[OPT_ROOT] = {"root", 0, OPT_K_STR, "DIR", 0, 0, NULL,
+		      "serve the files under DIR (no symlinks, no dotfiles)"},
+	[OPT_MAX_CONNS] = {"max-conns", 0, OPT_K_NUM, "N", 1, 1000000, NULL,
+			   "connections served at once; beyond it a client gets\n"
+			   "503 and a close"},
+	[OPT_HEADER_TIMEOUT] = {"header-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
+				"a request head must arrive within S s, else 408"},
+	[OPT_KEEPALIVE_TIMEOUT] = {"keepalive-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
+				   "idle keep-alive connections close after S s"},
+	[OPT_MAX_BODY] = {"max-body", 0, OPT_K_SIZE, "N", 0, 1ull << 40, NULL,
+			  "largest request body in bytes (K, M, G: x1024), else 413"},
+	/* The engine wants at least 1 KiB; above 1 MiB per socket nothing this
+	 * server sends could use it. */
+	[OPT_TCP_SNDBUF] = {"tcp-sndbuf", 0, OPT_K_SIZE, "N", 1024, 1u << 20, NULL,
+			    "TCP send buffer per socket in bytes (K, M: x1024)"},
+	[OPT_TCP_RCVBUF] = {"tcp-rcvbuf", 0, OPT_K_SIZE, "N", 1024, 1u << 20, NULL,
+			    "TCP receive buffer per socket in bytes (K, M: x1024)"},
+	[OPT_TRACE] = {"trace", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+		       "time the request path with the cycle counter and print\n"
+		       "median and p99 of each stage at exit (see docs/cost.md)"},
+
+	[OPT_EXIT_AFTER] = {"exit-after", 0, OPT_K_NUM, "S", 1, 1000000000, NULL,
+			    "exit 0 after S seconds (a safety net for tests)"},
+	[OPT_SHUTDOWN_PORT] = {"shutdown-port", 0, OPT_K_NUM, "N", 1, 65535, NULL,
+			       "a UDP datagram \"exit [CODE]\" to port N exits with CODE\n"
+			       "(default 0).  Off unless given: anyone who can reach the\n"
+			       "port can stop the guest"},
+	[OPT_FAULT] = {"fault", 0, OPT_K_CHOICE, "ud|pf|gp|de", 0, 0, fault_choices,
+		       "raise that CPU exception after boot (tests the handler:\n"
+		       "registers on the console, exit 64+vector)"},
+	[OPT_NO_MSIX] = {"no-msix", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+			 "no device interrupt: park at most 1 ms (fallback)"},
+
+	[OPT_LOAD_CONNS] = {"connections", 'c', OPT_K_NUM, "N", 1, 1000000, NULL,
+			    "concurrent connections (required)"},
+	[OPT_LOAD_REQUESTS] = {"requests", 'n', OPT_K_NUM, "N", 1, 1000000000000ull, NULL,
+			       "stop after N requests (default: -d 10)"},
+	[OPT_LOAD_DURATION] = {"duration", 'd', OPT_K_NUM, "S", 1, 86400, NULL, "run S seconds"},
+	[OPT_LOAD_KEEPALIVE] = {"keepalive", 'k', OPT_K_FLAG, NULL, 0, 0, NULL,
+				"reuse connections (else Connection: close, one per\n"
+				"request)"},
+	[OPT_LOAD_HOLD] = {"hold", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+			   "(with -k) one request per connection, then keep every\n"
+			   "connection open and idle until -d S or SIGINT/SIGTERM"},
+	[OPT_LOAD_IPS] = {"ips", 0, OPT_K_NUM, "N", 1, 64, NULL,
+			  "N client addresses ADDR, ADDR+1, ...: N worker processes,\n"
+			  "on switch ports PORT, PORT+1, ... (dev switch: only)"},
+	[OPT_LOAD_TIMEOUT] = {"timeout", 0, OPT_K_NUM, "S", 1, 3600, NULL,
+			      "a request (connect included) fails after S s"},
+
+	[OPT_PING_COUNT] = {"count", 'c', OPT_K_NUM, "N", 1, 65535, NULL, "requests to send"},
+	[OPT_PING_INTERVAL] = {"interval", 'i', OPT_K_NUM, "MS", 1, 3600000, NULL,
+			       "time between requests in ms"},
+	[OPT_PING_SIZE] = {"size", 's', OPT_K_NUM, "N", 0, IFACE_MAX_MTU - 28, NULL,
+			   "payload bytes per request (at most the MTU - 28)"},
+	[OPT_PING_TIMEOUT] = {"timeout", 'W', OPT_K_NUM, "S", 1, 3600, NULL,
+			      "a reply later than S s is lost"},
+
+	[OPT_TC_CONNECT] = {"connect", 0, OPT_K_ENDPOINT, "ADDR:PORT", 0, 0, NULL,
+			    "the server (required)"},
+	[OPT_TC_SEND_FILE] = {"send-file", 0, OPT_K_STR, "FILE", 0, 0, NULL,
+			      "send the contents of FILE"},
+	[OPT_TC_SEND_RANDOM] = {"send-random", 0, OPT_K_SIZE, "N", 0, 1ull << 50, NULL,
+				"send N pseudo-random bytes (K, M, G: x1024)"},
+	[OPT_TC_SEED] = {"seed", 0, OPT_K_U64, "S", 0, 0, NULL,
+			 "seed of the random payload (decimal or 0x hex)"},
+	[OPT_TC_EXPECT_ECHO] = {"expect-echo", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+				"succeed only if exactly the sent bytes came back"},
+	[OPT_TC_CONNS] = {"conns", 0, OPT_K_NUM, "N", 1, 100000000, NULL, "connections in all"},
+	[OPT_TC_SEQUENTIAL] = {"sequential", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+			       "one connection at a time (the default)"},
+	[OPT_TC_PARALLEL] = {"parallel", 0, OPT_K_NUM, "P", 1, 65536, NULL,
+			     "up to P connections at a time"},
+	[OPT_TC_TIMEOUT] = {"timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
+			    "give up after S seconds in all"},
+};
+
+/* ---- the commands ---- */
+
+#define SPIN_DEFAULT "100"
+
+static const struct opt_use echo_use[] = {
+	{OPT_DEV, 0, NULL, NULL},
+	{OPT_IP, 0, NULL, NULL},
+	{OPT_GW, 0, NULL, NULL},
+	{OPT_MAC, 0, NULL, NULL},
+	{OPT_STATS, 0, NULL, NULL},
+	{OPT_PCAP, 0, NULL, NULL},
+	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+};
+
+const struct opt_cmd opt_cmd_echo = {
+	.name = "echo",
+	.synopsis = "skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC] [--stats]\n"
+		    "                  [--pcap FILE] [--spin-us N]",
+	.about = "Answers ARP, ICMP echo, UDP and TCP echo (port 7) and TCP discard (port 9)\n"
+		 "as ADDR on DEV.",
+	.use = echo_use,
+	.nuse = SK_ARRAY_LEN(echo_use),
+	.footer = "Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).",
+};
+
+static const struct opt_use tcp_client_use[] = {
+	{OPT_DEV, 0, NULL, NULL},
+	{OPT_IP, 0, NULL, NULL},
+	{OPT_GW, 0, NULL, NULL},
+	{OPT_MAC, 0, NULL, NULL},
+	{OPT_TC_CONNECT, 0, NULL, NULL},
+	{OPT_TC_SEND_FILE, 0, NULL, NULL},
+	{OPT_TC_SEND_RANDOM, 0, NULL, NULL},
+	{OPT_TC_SEED, 0, "1", NULL},
+	{OPT_TC_EXPECT_ECHO, 0, NULL, NULL},
+	{OPT_TC_CONNS, 0, "1", NULL},
+	{OPT_TC_SEQUENTIAL, 0, NULL, NULL},
+	{OPT_TC_PARALLEL, 0, NULL, NULL},
+	{OPT_TC_TIMEOUT, 0, "60", NULL},
+	{OPT_STATS, 0, NULL, NULL},
+	{OPT_PCAP, 0, NULL, NULL},
+	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+};
+
+const struct opt_cmd opt_cmd_tcp_client = {
+	.name = "tcp-client",
+	.synopsis =
+		"skiff tcp-client --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC]\n"
+		"                        --connect ADDR:PORT (--send-file FILE | --send-random N\n"
+		"                        [--seed S]) [--expect-echo] [--conns N [--sequential |\n"
+		"                        --parallel P]] [--timeout S] [--stats] [--pcap FILE]\n"
+		"                        [--spin-us N]",
+	.about = "Runs skiff's own TCP as the client: each connection sends the payload, half-closes\n"
+		 "and reads until the server closes, hashing (SHA-256) what it sent and what came back.",
+	.use = tcp_client_use,
+	.nuse = SK_ARRAY_LEN(tcp_client_use),
+	.footer = "Prints one result line:\n"
+		  "  skiff tcp-client: conns=N ok=N failed=N sent=B received=B secs=S mbit_s=R\n"
+		  "                    sha256_sent=HEX sha256_received=HEX [error=...]\n"
+		  "(the hashes of the last connection).  Exit 0 if every connection succeeded, 1 if\n"
+		  "one failed or the time ran out, 2 on bad arguments.",
+};
+
+static const struct opt_use ping_use[] = {
+	{OPT_DEV, 0, NULL, NULL},
+	{OPT_IP, 0, NULL, NULL},
+	{OPT_GW, 0, NULL, NULL},
+	{OPT_MAC, 0, NULL, NULL},
+	{OPT_PING_COUNT, 0, "4", NULL},
+	{OPT_PING_INTERVAL, 0, "1000", NULL},
+	{OPT_PING_SIZE, 0, "56", NULL},
+	{OPT_PING_TIMEOUT, 0, "2", NULL},
+	{OPT_STATS, 0, NULL, NULL},
+	{OPT_PCAP, 0, NULL, NULL},
+	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+};
+
+const struct opt_cmd opt_cmd_ping = {
+	.name = "ping",
+	.synopsis = "skiff ping --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC] [-c N]\n"
+		    "                  [-i MS] [-s N] [-W S] [--stats] [--pcap FILE] [--spin-us N] DST",
+	.about = "Sends N ICMP echo requests to DST from skiff's own stack as ADDR on DEV,\n"
+		 "and checks every reply's payload byte for byte against its request.",
+	.use = ping_use,
+	.nuse = SK_ARRAY_LEN(ping_use),
+	.max_args = 1,
+	.footer = "Prints a line per reply and a summary; exit 0 when every request got one\n"
+		  "intact reply in time, 1 otherwise, 2 on a bad argument.",
+};
+
+static const struct opt_use serve_use[] = {
+	{OPT_STACK, 0, NULL, NULL},
+	{OPT_DEV, 0, NULL, "(stack skiff) tap:NAME | packet:IFACE | xdp:IFACE |\nswitch:NAME/PORT"},
+	{OPT_IP, OPT_USE_BARE, NULL,
+	 "skiff: this host's address and prefix (ADDR/LEN,\n"
+	 "required); linux: the address to bind (default any)"},
+	{OPT_GW, 0, NULL, "(stack skiff) default gateway, inside ip's subnet"},
+	{OPT_MAC, 0, NULL, NULL},
+	{OPT_PORT, 0, "80", NULL},
+	{OPT_ROOT, 0, NULL, NULL},
+	{OPT_STATS, 0, NULL, NULL},
+	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
+	{OPT_MAX_CONNS, 0, "4096", NULL},
+	{OPT_HEADER_TIMEOUT, 0, "10", NULL},
+	{OPT_KEEPALIVE_TIMEOUT, 0, "60", NULL},
+	{OPT_MAX_BODY, 0, "1048576", NULL},
+	/* The engine's default (128 KiB each way) is sized for bulk transfer;
+	 * an HTTP connection receives small requests and sends responses the
+	 * server keeps in memory anyway.  Pages of the arena become resident
+	 * only as a socket's rings wrap through them, so smaller rings bound
+	 * the memory an idle (but once busy) connection holds: 96 KiB instead
+	 * of 256 KiB.  64 KiB of send buffer still keeps a 10 MiB file
+	 * streaming on a local link without waiting on ACKs. */
+	{OPT_TCP_SNDBUF, 0, "65536", NULL},
+	{OPT_TCP_RCVBUF, 0, "32768", NULL},
+	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+	{OPT_TRACE, 0, NULL, NULL},
+};
+
+const struct opt_cmd opt_cmd_serve = {
+	.name = "serve",
+	.synopsis =
+		"skiff serve [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR]\n"
+		"                   [--mac MAC] [--port N] [--root DIR] [--stats] [--pcap FILE]\n"
+		"                   [--max-conns N] [--header-timeout S] [--keepalive-timeout S]\n"
+		"                   [--max-body N] [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
+		"                   [--trace]",
+	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
+		 "every file under DIR (loaded into memory at start).  dev, gw, mac, pcap,\n"
+		 "tcp-sndbuf, tcp-rcvbuf and spin-us go with --stack skiff.  The unikernel takes the\n"
+		 "same options as words: skiff vm -- ip=ADDR/LEN max-conns=N ...",
+	.use = serve_use,
+	.nuse = SK_ARRAY_LEN(serve_use),
+	.footer = "Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).",
+};
+
+static const struct opt_use load_use[] = {
+	{OPT_LOAD_CONNS, 0, NULL, NULL},
+	{OPT_LOAD_REQUESTS, 0, NULL, NULL},
+	{OPT_LOAD_DURATION, 0, NULL, NULL},
+	{OPT_LOAD_KEEPALIVE, 0, NULL, NULL},
+	{OPT_LOAD_HOLD, 0, NULL, NULL},
+	{OPT_STACK, 0, NULL, NULL},
+	{OPT_DEV, 0, NULL, NULL},
+	{OPT_IP, 0, NULL, "this client's address (stack skiff)"},
+	{OPT_GW, 0, NULL, "(stack skiff) default gateway, inside ip's subnet"},
+	{OPT_MAC, 0, NULL, "(stack skiff, one address) this client's MAC"},
+	{OPT_LOAD_IPS, 0, NULL, NULL},
+	{OPT_PCAP, 0, NULL, "(stack skiff, one address) record every frame"},
+	{OPT_SPIN_US, 0, SPIN_DEFAULT, "(stack skiff) poll this many us after work before parking"},
+	{OPT_LOAD_TIMEOUT, 0, "10", NULL},
+	{OPT_STATS, 0, NULL, "print the stack's counters at the end"},
+};
+
+const struct opt_cmd opt_cmd_load = {
+	.name = "load",
+	.synopsis = "skiff load URL -c N [-n N | -d S] [-k] [--hold]\n"
+		    "                  [--dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC] [--ips N]\n"
+		    "                  [--pcap FILE] [--spin-us N] | --stack linux] [--timeout S]\n"
+		    "                  [--stats]",
+	.about = "HTTP/1.1 load generator: N connections issue GET URL, keep-alive or a new\n"
+		 "connection per request, and report requests/s, transfer, latency p50/p99/max and\n"
+		 "failed requests by kind (connect, read, write, timeout, status, parse).  Exit 0\n"
+		 "only if no request failed.  URL is http://IPV4[:PORT][/PATH] (no DNS).",
+	.use = load_use,
+	.nuse = SK_ARRAY_LEN(load_use),
+	.max_args = 1,
+	.footer = NULL,
+};
+
+/* The unikernel: `skiff serve --stack skiff` in a guest, on QEMU's user
+ * network by default.  Its RAM sizes the defaults (smaller pools than the
+ * hosted server's). */
+static const struct opt_use uk_use[] = {
+	{OPT_IP, 0, "10.0.2.15/24", NULL},
+	{OPT_GW, 0, "10.0.2.2", "default gateway, inside ip's subnet (the default\n"
+				"applies only when it is)"},
+	{OPT_MAC, 0, NULL, NULL},
+	{OPT_PORT, 0, "80", NULL},
+	{OPT_MAX_CONNS, 0, "2048", NULL},
+	{OPT_HEADER_TIMEOUT, 0, "10", NULL},
+	{OPT_KEEPALIVE_TIMEOUT, 0, "60", NULL},
+	{OPT_MAX_BODY, 0, "1048576", NULL},
+	{OPT_TCP_SNDBUF, 0, "16384", NULL},
+	{OPT_TCP_RCVBUF, 0, "8192", NULL},
+	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+	{OPT_EXIT_AFTER, 0, NULL, NULL},
+	{OPT_SHUTDOWN_PORT, 0, NULL, NULL},
+	{OPT_FAULT, 0, NULL, NULL},
+	{OPT_STATS, 0, NULL, NULL},
+	{OPT_NO_MSIX, 0, NULL, NULL},
+};
+
+const struct opt_cmd opt_cmd_uk = {
+	.name = "skiff-uk",
+	.guest = true,
+	.synopsis = "skiff vm [VM OPTIONS] -- [WORD...]",
+	.about = "The unikernel's command line: the HTTP server of skiff serve --stack skiff, with\n"
+		 "ARP, ICMP and UDP echo on port 7, on the virtio-net device.  Words are NAME=VALUE\n"
+		 "(flags: NAME), the same names and values as skiff serve's --NAME VALUE.",
+	.use = uk_use,
+	.nuse = SK_ARRAY_LEN(uk_use),
+	.footer = "A bad word stops the boot with its message (exit 1).",
+};
+
+uint32_t opt_tcp_sockets(uint32_t max_conns)
+{
+	return max_conns + 1024 + max_conns / 4;
+}
+
+void opt_http_config(const struct opts *o, struct http_server_config *hc)
+{
+	const struct opt_val *v = o->v;
+	if (v[OPT_IP].set)
+		hc->addr = v[OPT_IP].ip;
+	if (v[OPT_PORT].set)
+		hc->port = (uint16_t)v[OPT_PORT].num;
+	if (v[OPT_MAX_CONNS].set)
+		hc->max_conns = (uint32_t)v[OPT_MAX_CONNS].num;
+	if (v[OPT_HEADER_TIMEOUT].set)
+		hc->header_timeout = v[OPT_HEADER_TIMEOUT].num * SK_NS_PER_S;
+	if (v[OPT_KEEPALIVE_TIMEOUT].set)
+		hc->keepalive_timeout = v[OPT_KEEPALIVE_TIMEOUT].num * SK_NS_PER_S;
+	if (v[OPT_MAX_BODY].set)
+		hc->max_body = v[OPT_MAX_BODY].num;
+}
+
+/* ---- text ---- */
+
+static size_t slen(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	return n;
+}
+
+static bool seq(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+/* a[0..n) equals the whole of b */
+static bool seqn(const char *a, size_t n, const char *b)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i] || !b[i])
+			return false;
+	return b[n] == 0;
+}
+
+/* A bounded string builder: always NUL-terminated, truncates quietly. */
+struct sbuf {
+	char *p;
+	size_t cap, len;
+};
+
+static void put(struct sbuf *b, const char *s)
+{
+	if (!b->cap)
+		return;
+	for (; *s && b->len + 1 < b->cap; s++)
+		b->p[b->len++] = *s;
+	b->p[b->len] = 0;
+}
+
+static void put_n(struct sbuf *b, const char *s, size_t n)
+{
+	if (!b->cap)
+		return;
+	for (size_t i = 0; i < n && s[i] && b->len + 1 < b->cap; i++)
+		b->p[b->len++] = s[i];
+	b->p[b->len] = 0;
+}
+
+static void put_u64(struct sbuf *b, uint64_t v)
+{
+	char d[21];
+	int i = 20;
+	d[i] = 0;
+	do {
+		d[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(b, d + i);
+}
+
+void opt_format_ipv4(uint32_t ip, char out[16])
+{
+	struct sbuf b = {out, 16, 0};
+	for (int i = 3; i >= 0; i--) {
+		put_u64(&b, (ip >> (8 * i)) & 255);
+		if (i)
+			put(&b, ".");
+	}
+}
+
+static void put_ip(struct sbuf *b, uint32_t ip)
+{
+	char s[16];
+	opt_format_ipv4(ip, s);
+	put(b, s);
+}
+
+/* "NAME: 'VALUE' " — the start of every value message. */
+static struct sbuf msg_value(char *err, size_t errlen, const struct opt_def *d, const char *val)
+{
+	struct sbuf b = {err, errlen, 0};
+	if (errlen)
+		err[0] = 0;
+	put(&b, d->name);
+	put(&b, ": '");
+	put(&b, val);
+	put(&b, "' ");
+	return b;
+}
+
+/* ---- the value parsers ---- */
+
+int opt_parse_dec(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		uint64_t d = (uint64_t)(*s - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return 0;
+}
+
+static int hexdigit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int parse_u64_any(const char *s, uint64_t *v)
+{
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return opt_parse_dec(s, v);
+	s += 2;
+	if (!*s)
+		return -1;
+	uint64_t x = 0;
+	for (; *s; s++) {
+		int h = hexdigit(*s);
+		if (h < 0 || x >> 60)
+			return -1;
+		x = x << 4 | (uint64_t)h;
+	}
+	*v = x;
+	return 0;
+}
+
+/* N, NK, NM or NG: K/k, M, G multiply by 1024, 1024^2, 1024^3. */
+static int parse_size(const char *s, uint64_t *v)
+{
+	char digits[24];
+	size_t n = slen(s);
+	unsigned shift = 0;
+	if (n && (s[n - 1] == 'K' || s[n - 1] == 'k'))
+		shift = 10;
+	else if (n && s[n - 1] == 'M')
+		shift = 20;
+	else if (n && s[n - 1] == 'G')
+		shift = 30;
+	if (shift)
+		n--;
+	if (n == 0 || n >= sizeof(digits))
+		return -1;
+	sk_memcpy(digits, s, n);
+	digits[n] = 0;
+	uint64_t x;
+	if (opt_parse_dec(digits, &x) < 0 || x > (UINT64_MAX >> shift))
+		return -1;
+	*v = x << shift;
+	return 0;
+}
+
+/* Strict dotted quad: four decimal parts 0..255, no leading zeros (which
+ * some parsers read as octal), nothing else. */
+int opt_parse_ipv4(const char *s, uint32_t *ip)
+{
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++) {
+		uint32_t part = 0;
+		int digits = 0;
+		const char *start = s;
+		while (*s >= '0' && *s <= '9' && digits < 3) {
+			part = part * 10 + (uint32_t)(*s++ - '0');
+			digits++;
+		}
+		if (!digits || part > 255 || (digits > 1 && *start == '0'))
+			return -1;
+		v = v << 8 | part;
+		if (i < 3 && *s++ != '.')
+			return -1;
+	}
+	if (*s)
+		return -1;
+	*ip = v;
+	return 0;
+}
+
+bool opt_ipv4_is_host(uint32_t ip)
+{
+	return ip != 0 && (ip >> 28) < 0xe;
+}
+
+int opt_parse_mac(const char *s, uint8_t mac[SK_MAC_LEN])
+{
+	uint8_t m[SK_MAC_LEN];
+	for (int i = 0; i < SK_MAC_LEN; i++) {
+		int hi = hexdigit(s[0]), lo = hi < 0 ? -1 : hexdigit(s[1]);
+		if (lo < 0)
+			return -1;
+		m[i] = (uint8_t)(hi << 4 | lo);
+		s += 2;
+		if (i < SK_MAC_LEN - 1 && *s++ != ':')
+			return -1;
+	}
+	if (*s)
+		return -1;
+	unsigned any = 0;
+	for (int i = 0; i < SK_MAC_LEN; i++)
+		any |= m[i];
+	if (!any || (m[0] & 1))
+		return -1;
+	sk_memcpy(mac, m, SK_MAC_LEN);
+	return 0;
+}
+
+static uint32_t prefix_mask(uint8_t len)
+{
+	return len == 0 ? 0 : len >= 32 ? ~0u : ~(~0u >> len);
+}
+
+static const char HOST_WHY[] = "is not a host address (not 0, multicast or class E)";
+
+/* ADDR/LEN (ADDR alone when bare is allowed). */
+static int parse_cidr(const struct opt_def *d, const char *s, bool bare, struct opt_val *v,
+		      char *err, size_t errlen)
+{
+	char addr[16];
+	size_t n = 0;
+	while (s[n] && s[n] != '/')
+		n++;
+	uint64_t len = 0;
+	bool ok = n < sizeof(addr);
+	if (ok) {
+		sk_memcpy(addr, s, n);
+		addr[n] = 0;
+		ok = opt_parse_ipv4(addr, &v->ip) == 0;
+	}
+	if (ok && s[n] == '/')
+		ok = opt_parse_dec(s + n + 1, &len) == 0 && len >= 1 && len <= 32 &&
+		     (s[n + 1] != '0');
+	else if (ok)
+		ok = bare;
+	if (!ok) {
+		struct sbuf b = msg_value(err, errlen, d, s);
+		put(&b, bare ? "is not ADDR[/LEN] (e.g. 198.18.0.2/24)"
+			     : "is not ADDR/LEN (e.g. 198.18.0.2/24)");
+		return OPT_ERROR;
+	}
+	if (!opt_ipv4_is_host(v->ip)) {
+		struct sbuf b = msg_value(err, errlen, d, s);
+		put(&b, HOST_WHY);
+		return OPT_ERROR;
+	}
+	v->len = (uint8_t)len;
+	return OPT_OK;
+}
+
+/* Parse `s` as option d's value into v. */
+static int parse_value(const struct opt_def *d, const struct opt_use *u, const char *s,
+		       struct opt_val *v, char *err, size_t errlen)
+{
+	struct sbuf b;
+	switch (d->kind) {
+	case OPT_K_FLAG:
+		v->num = 1;
+		return OPT_OK;
+	case OPT_K_STR:
+		return OPT_OK; /* non-empty: checked by the caller */
+	case OPT_K_NUM:
+		if (opt_parse_dec(s, &v->num) == 0 && v->num >= d->lo && v->num <= d->hi)
+			return OPT_OK;
+		b = msg_value(err, errlen, d, s);
+		put(&b, "is not a number in ");
+		put_u64(&b, d->lo);
+		put(&b, "..");
+		put_u64(&b, d->hi);
+		return OPT_ERROR;
+	case OPT_K_SIZE:
+		if (parse_size(s, &v->num) == 0 && v->num >= d->lo && v->num <= d->hi)
+			return OPT_OK;
+		b = msg_value(err, errlen, d, s);
+		put(&b, "is not a size in ");
+		put_u64(&b, d->lo);
+		put(&b, "..");
+		put_u64(&b, d->hi);
+		put(&b, " bytes (K, M, G: x1024)");
+		return OPT_ERROR;
+	case OPT_K_U64:
+		if (parse_u64_any(s, &v->num) == 0)
+			return OPT_OK;
+		b = msg_value(err, errlen, d, s);
+		put(&b, "is not a 64-bit number (decimal or 0x hex)");
+		return OPT_ERROR;
+	case OPT_K_CIDR:
+		return parse_cidr(d, s, u->flags & OPT_USE_BARE, v, err, errlen);
+	case OPT_K_IPV4:
+		if (opt_parse_ipv4(s, &v->ip) < 0) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not an IPv4 address (e.g. 198.18.0.1)");
+			return OPT_ERROR;
+		}
+		if (!opt_ipv4_is_host(v->ip)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, HOST_WHY);
+			return OPT_ERROR;
+		}
+		return OPT_OK;
+	case OPT_K_MAC:
+		if (opt_parse_mac(s, v->mac) == 0)
+			return OPT_OK;
+		b = msg_value(err, errlen, d, s);
+		put(&b, "is not a unicast MAC (e.g. 02:00:00:00:00:01)");
+		return OPT_ERROR;
+	case OPT_K_CHOICE:
+		for (uint64_t i = 0; d->choices[i]; i++)
+			if (seq(s, d->choices[i])) {
+				v->num = i;
+				return OPT_OK;
+			}
+		b = msg_value(err, errlen, d, s);
+		put(&b, "is not one of ");
+		for (size_t i = 0; d->choices[i]; i++) {
+			if (i)
+				put(&b, d->choices[i + 1] ? ", " : " or ");
+			put(&b, d->choices[i]);
+		}
+		return OPT_ERROR;
+	case OPT_K_ENDPOINT: {
+		size_t n = slen(s), colon = n;
+		while (colon && s[colon - 1] != ':')
+			colon--;
+		char addr[16];
+		uint64_t port = 0;
+		bool ok = colon > 1 && colon - 1 < sizeof(addr);
+		if (ok) {
+			sk_memcpy(addr, s, colon - 1);
+			addr[colon - 1] = 0;
+			ok = opt_parse_ipv4(addr, &v->ip) == 0 && opt_parse_dec(s + colon, &port) == 0 &&
+			     port >= 1 && port <= 65535;
+		}
+		if (!ok) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not ADDR:PORT (e.g. 198.18.0.1:7)");
+			return OPT_ERROR;
+		}
+		if (!opt_ipv4_is_host(v->ip)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, HOST_WHY);
+			return OPT_ERROR;
+		}
+		v->num = port;
+		return OPT_OK;
+	}
+	}
+	return OPT_ERROR;
+}
+
+/* ---- setting options ---- */
+
+static const struct opt_use *find_long(const struct opt_cmd *c, const char *name, size_t n)
+{
+	for (unsigned i = 0; i < c->nuse; i++)
+		if (seqn(name, n, opt_defs[c->use[i].id].name))
+			return &c->use[i];
+	return NULL;
+}
+
+static const struct opt_use *find_short(const struct opt_cmd *c, char ch)
+{
+	for (unsigned i = 0; i < c->nuse; i++)
+		if (opt_defs[c->use[i].id].short_name == ch)
+			return &c->use[i];
+	return NULL;
+}
+
+static int unknown(char *err, size_t errlen, const char *prefix, const char *name, size_t n)
+{
+	struct sbuf b = {err, errlen, 0};
+	put(&b, "unknown option '");
+	put(&b, prefix);
+	put_n(&b, name, n);
+	put(&b, "'");
+	return OPT_ERROR;
+}
+
+/* Give option u the value s (NULL: none given), as the user did (given)
+ * or as a default. */
+static int assign(struct opts *o, const struct opt_use *u, const char *s, bool given, char *err,
+		  size_t errlen)
+{
+	const struct opt_def *d = &opt_defs[u->id];
+	struct sbuf b = {err, errlen, 0};
+	if (d->kind == OPT_K_FLAG && s) {
+		put(&b, d->name);
+		put(&b, ": takes no value, not '");
+		put(&b, s);
+		put(&b, "'");
+		return OPT_ERROR;
+	}
+	if (d->kind != OPT_K_FLAG && (!s || !*s)) {
+		put(&b, d->name);
+		put(&b, ": needs a value (");
+		put(&b, d->meta);
+		put(&b, ")");
+		return OPT_ERROR;
+	}
+	struct opt_val v;
+	sk_memset(&v, 0, sizeof(v));
+	if (parse_value(d, u, s, &v, err, errlen) < 0)
+		return OPT_ERROR;
+	v.str = s ? s : d->name;
+	v.given = given;
+	v.set = true;
+	o->v[u->id] = v;
+	return OPT_OK;
+}
+
+int opt_init(struct opts *o, const struct opt_cmd *cmd, char *err, size_t errlen)
+{
+	sk_memset(o, 0, sizeof(*o));
+	o->cmd = cmd;
+	for (unsigned i = 0; i < cmd->nuse; i++)
+		if (cmd->use[i].dflt && assign(o, &cmd->use[i], cmd->use[i].dflt, false, err, errlen) < 0)
+			return OPT_ERROR;
+	return OPT_OK;
+}
+
+int opt_set(struct opts *o, const char *name, const char *value, char *err, size_t errlen)
+{
+	size_t n = slen(name);
+	const struct opt_use *u = find_long(o->cmd, name, n);
+	if (!u)
+		return unknown(err, errlen, "", name, n);
+	return assign(o, u, value, true, err, errlen);
+}
+
+static int positional(struct opts *o, const char *a, char *err, size_t errlen)
+{
+	if (o->nargs >= o->cmd->max_args || o->nargs >= OPT_MAX_ARGS) {
+		struct sbuf b = {err, errlen, 0};
+		put(&b, "unexpected argument '");
+		put(&b, a);
+		put(&b, "'");
+		return OPT_ERROR;
+	}
+	o->args[o->nargs++] = a;
+	return OPT_OK;
+}
+
+int opt_parse_argv(struct opts *o, int argc, char *const *argv, char *err, size_t errlen)
+{
+	bool only_args = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (only_args || a[0] != '-' || a[1] == 0) {
+			if (positional(o, a, err, errlen) < 0)
+				return OPT_ERROR;
+			continue;
+		}
+		if (a[1] == '-' && a[2] == 0) {
+			only_args = true;
+			continue;
+		}
+		if (a[1] == '-') { /* --name, --name=value, --name value */
+			const char *name = a + 2, *eq = name;
+			while (*eq && *eq != '=')
+				eq++;
+			size_t n = (size_t)(eq - name);
+			if (seqn(name, n, "help"))
+				return OPT_HELP;
+			const struct opt_use *u = find_long(o->cmd, name, n);
+			if (!u)
+				return unknown(err, errlen, "", name, n);
+			const char *val = *eq ? eq + 1 : NULL;
+			if (!val && opt_defs[u->id].kind != OPT_K_FLAG && i + 1 < argc)
+				val = argv[++i];
+			if (assign(o, u, val, true, err, errlen) < 0)
+				return OPT_ERROR;
+			continue;
+		}
+		/* -c N, -cN, -k, and flags bundled: -kc N */
+		for (const char *p = a + 1; *p; p++) {
+			if (*p == 'h')
+				return OPT_HELP;
+			const struct opt_use *u = find_short(o->cmd, *p);
+			if (!u)
+				return unknown(err, errlen, "-", p, 1);
+			if (opt_defs[u->id].kind == OPT_K_FLAG) {
+				if (assign(o, u, NULL, true, err, errlen) < 0)
+					return OPT_ERROR;
+				continue;
+			}
+			const char *val = p[1] ? p + 1 : i + 1 < argc ? argv[++i] : NULL;
+			if (assign(o, u, val, true, err, errlen) < 0)
+				return OPT_ERROR;
+			break;
+		}
+	}
+	return OPT_OK;
+}
+
+int opt_parse_words(struct opts *o, char *s, char *err, size_t errlen)
+{
+	while (*s) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			break;
+		char *w = s;
+		while (*s && *s != ' ' && *s != '\t')
+			s++;
+		if (*s)
+			*s++ = 0;
+		char *eq = w;
+		while (*eq && *eq != '=')
+			eq++;
+		size_t n = (size_t)(eq - w);
+		if (seqn(w, n, "help"))
+			return OPT_HELP;
+		const struct opt_use *u = find_long(o->cmd, w, n);
+		if (!u)
+			return unknown(err, errlen, "", w, n);
+		const char *val = NULL;
+		if (*eq) {
+			*eq = 0;
+			val = eq + 1;
+		}
+		if (assign(o, u, val, true, err, errlen) < 0)
+			return OPT_ERROR;
+	}
+	return OPT_OK;
+}
+
+/* ---- cross checks ---- */
+
+static bool takes(const struct opt_cmd *c, enum opt_id id)
+{
+	for (unsigned i = 0; i < c->nuse; i++)
+		if (c->use[i].id == id)
+			return true;
+	return false;
+}
+
+static int required(char *err, size_t errlen, enum opt_id id)
+{
+	struct sbuf b = {err, errlen, 0};
+	put(&b, opt_defs[id].name);
+	put(&b, " is required (");
+	put(&b, opt_defs[id].meta);
+	put(&b, ")");
+	return OPT_ERROR;
+}
+
+int opt_check_stack(struct opts *o, char *err, size_t errlen)
+{
+	if (takes(o->cmd, OPT_DEV) && !o->v[OPT_DEV].set)
+		return required(err, errlen, OPT_DEV);
+	struct opt_val *ip = &o->v[OPT_IP], *gw = &o->v[OPT_GW];
+	if (!ip->set)
+		return required(err, errlen, OPT_IP);
+	if (ip->len == 0) {
+		struct sbuf b = msg_value(err, errlen, &opt_defs[OPT_IP], ip->str);
+		put(&b, "is not ADDR/LEN (e.g. 198.18.0.2/24)");
+		return OPT_ERROR;
+	}
+	uint32_t mask = prefix_mask(ip->len);
+	if (gw->set && (gw->ip & mask) != (ip->ip & mask)) {
+		if (!gw->given) { /* a default for another network */
+			sk_memset(gw, 0, sizeof(*gw));
+			return OPT_OK;
+		}
+		struct sbuf b = {err, errlen, 0};
+		put(&b, "gw: ");
+		put_ip(&b, gw->ip);
+		put(&b, " is outside ip's subnet ");
+		put_ip(&b, ip->ip & mask);
+		put(&b, "/");
+		put_u64(&b, ip->len);
+		return OPT_ERROR;
+	}
+	return OPT_OK;
+}
+
+int opt_only_with(const struct opts *o, const uint8_t *ids, size_t n, const char *what,
+		  char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (o->v[ids[i]].given) {
+			struct sbuf b = {err, errlen, 0};
+			put(&b, opt_defs[ids[i]].name);
+			put(&b, " goes with ");
+			put(&b, what);
+			return OPT_ERROR;
+		}
+	return OPT_OK;
+}
+
+/* ---- help ---- */
+
+#define HELP_COL 24
+
+static void w_str(opt_write_fn *w, void *ctx, const char *s)
+{
+	w(ctx, s, slen(s));
+}
+
+static void w_pad(opt_write_fn *w, void *ctx, size_t n)
+{
+	static const char spaces[] = "                                ";
+	while (n) {
+		size_t k = SK_MIN(n, sizeof(spaces) - 1);
+		w(ctx, spaces, k);
+		n -= k;
+	}
+}
+
+/* The value as the help shows it. */
+static const char *help_meta(const struct opt_use *u)
+{
+	const struct opt_def *d = &opt_defs[u->id];
+	return d->kind == OPT_K_CIDR && (u->flags & OPT_USE_BARE) ? "ADDR[/LEN]" : d->meta;
+}
+
+/* "  --name VALUE   help...  (lo..hi, default D)": the bounds and the
+ * default come from the table, so the help cannot drift from what the
+ * parser accepts. */
+static void help_line(const struct opt_cmd *c, const struct opt_use *u, opt_write_fn *w,
+		      void *ctx)
+{
+	const struct opt_def *d = &opt_defs[u->id];
+	char label[64];
+	struct sbuf b = {label, sizeof(label), 0};
+	put(&b, "  ");
+	if (c->guest) {
+		put(&b, d->name);
+		if (d->kind != OPT_K_FLAG) {
+			put(&b, "=");
+			put(&b, help_meta(u));
+		}
+	} else {
+		if (d->short_name) {
+			char s[5] = {'-', d->short_name, ',', ' ', 0};
+			put(&b, s);
+		}
+		put(&b, "--");
+		put(&b, d->name);
+		if (d->kind != OPT_K_FLAG) {
+			put(&b, " ");
+			put(&b, help_meta(u));
+		}
+	}
+	w_str(w, ctx, label);
+	if (b.len + 2 > HELP_COL) {
+		w_str(w, ctx, "\n");
+		w_pad(w, ctx, HELP_COL);
+	} else {
+		w_pad(w, ctx, HELP_COL - b.len);
+	}
+	const char *h = u->help ? u->help : d->help;
+	size_t last = 0;
+	while (*h) {
+		const char *e = h;
+		while (*e && *e != '\n')
+			e++;
+		w(ctx, h, (size_t)(e - h));
+		last = (size_t)(e - h);
+		if (!*e)
+			break;
+		w_str(w, ctx, "\n");
+		w_pad(w, ctx, HELP_COL);
+		h = e + 1;
+	}
+	char tail[80];
+	struct sbuf t = {tail, sizeof(tail), 0};
+	if (d->kind == OPT_K_NUM || d->kind == OPT_K_SIZE) {
+		put_u64(&t, d->lo);
+		put(&t, "..");
+		put_u64(&t, d->hi);
+	}
+	if (u->dflt) {
+		put(&t, t.len ? ", default " : "default ");
+		put(&t, u->dflt);
+	}
+	if (t.len) {
+		if (HELP_COL + last + 3 + t.len > 88) {
+			w_str(w, ctx, "\n");
+			w_pad(w, ctx, HELP_COL);
+			w_str(w, ctx, "(");
+		} else {
+			w_str(w, ctx, " (");
+		}
+		w_str(w, ctx, tail);
+		w_str(w, ctx, ")");
+	}
+	w_str(w, ctx, "\n");
+}
+
+void opt_help(const struct opt_cmd *c, opt_write_fn *w, void *ctx)
+{
+	w_str(w, ctx, "usage: ");
+	w_str(w, ctx, c->synopsis);
+	w_str(w, ctx, "\n\n");
+	if (c->about) {
+		w_str(w, ctx, c->about);
+		w_str(w, ctx, "\n\n");
+	}
+	for (unsigned i = 0; i < c->nuse; i++)
+		help_line(c, &c->use[i], w, ctx);
+	w_str(w, ctx, c->guest ? "  help" : "  -h, --help");
+	w_pad(w, ctx, HELP_COL - (c->guest ? 6 : 12));
+	w_str(w, ctx, "this text\n");
+	if (c->footer) {
+		w_str(w, ctx, "\n");
+		w_str(w, ctx, c->footer);
+		w_str(w, ctx, "\n");
+	}
+}

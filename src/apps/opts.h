@@ -1,0 +1,194 @@
+/* opts.h — skiff's one set of options: the table of every option the
+ * commands and the unikernel take (name, value syntax, bounds, defaults,
+ * help lines), the parsing and validation of their values, and the error
+ * messages.  Freestanding (compiled into the core set and the unikernel),
+ * so the hosted command line and the guest's mean the same thing:
+ *
+ *   skiff serve --ip 198.18.0.2/24 --gw 198.18.0.1 --max-conns=64
+ *   skiff vm -- ip=198.18.0.2/24 gw=198.18.0.1 max-conns=64
+ *
+ * and a bad value gets the same message from both ("ip: '1.2.3' is not
+ * ADDR/LEN (e.g. 198.18.0.2/24)"): the hosted side prints it after
+ * "skiff CMD: " and exits 2 (apps/cli.c), the guest after "skiff-uk: " and
+ * stops at boot.  Messages name an option by its bare name, the one spelling
+ * both command lines share.
+ *
+ * Use: opt_init(&o, &opt_cmd_serve) applies the command's defaults, then
+ * opt_parse_argv (hosted: `--name value`, `--name=value`, `-c N`, flags
+ * `--name`) or opt_parse_words (guest: `name=value`, flags `name`), then
+ * the cross checks (opt_check_stack); the values are read from o.v[id].
+ * Nothing here allocates or keeps a pointer past the strings it was given:
+ * string values point into argv or the caller's command-line buffer. */
+#ifndef APPS_OPTS_H
+#define APPS_OPTS_H
+
+#include "../base/sk.h"
+
+/* Every option, across commands.  Two commands' options share an id only
+ * when they mean the same thing (ping's -c COUNT and load's -c N are two). */
+enum opt_id {
+	/* the stack on a device */
+	OPT_STACK, OPT_DEV, OPT_IP, OPT_GW, OPT_MAC, OPT_PCAP, OPT_SPIN_US, OPT_STATS,
+	/* the HTTP server (serve, the unikernel) */
+	OPT_PORT, OPT_ROOT, OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
+	OPT_TCP_SNDBUF, OPT_TCP_RCVBUF, OPT_TRACE,
+	/* the unikernel */
+	OPT_EXIT_AFTER, OPT_SHUTDOWN_PORT, OPT_FAULT, OPT_NO_MSIX,
+	/* load */
+	OPT_LOAD_CONNS, OPT_LOAD_REQUESTS, OPT_LOAD_DURATION, OPT_LOAD_KEEPALIVE, OPT_LOAD_HOLD,
+	OPT_LOAD_IPS, OPT_LOAD_TIMEOUT,
+	/* ping */
+	OPT_PING_COUNT, OPT_PING_INTERVAL, OPT_PING_SIZE, OPT_PING_TIMEOUT,
+	/* tcp-client */
+	OPT_TC_CONNECT, OPT_TC_SEND_FILE, OPT_TC_SEND_RANDOM, OPT_TC_SEED, OPT_TC_EXPECT_ECHO,
+	OPT_TC_CONNS, OPT_TC_SEQUENTIAL, OPT_TC_PARALLEL, OPT_TC_TIMEOUT,
+	OPT_N
+};
+
+enum opt_kind {
+	OPT_K_FLAG,     /* no value */
+	OPT_K_STR,      /* any non-empty text: a path, a device spec */
+	OPT_K_NUM,      /* decimal, in [lo, hi] */
+	OPT_K_SIZE,     /* decimal with an optional K, M or G (x 1024^n), in [lo, hi] */
+	OPT_K_U64,      /* any 64-bit value, decimal or 0x hex (seeds) */
+	OPT_K_CIDR,     /* ADDR/LEN, ADDR a host; ADDR alone where OPT_USE_BARE */
+	OPT_K_IPV4,     /* a host address */
+	OPT_K_MAC,      /* unicast, not all-zero */
+	OPT_K_CHOICE,   /* one of choices[]: num is the index */
+	OPT_K_ENDPOINT, /* ADDR:PORT, ADDR a host */
+};
+
+struct opt_def {
+	const char *name;    /* "max-conns": --max-conns, max-conns= */
+	char short_name;     /* 'c' for -c, or 0 */
+	uint8_t kind;        /* enum opt_kind */
+	const char *meta;    /* the value in the help: "N", "ADDR/LEN" */
+	uint64_t lo, hi;     /* OPT_K_NUM, OPT_K_SIZE */
+	const char *const *choices; /* OPT_K_CHOICE, NULL-terminated */
+	const char *help;    /* '\n' between lines */
+};
+
+extern const struct opt_def opt_defs[OPT_N];
+
+/* One option of one command. */
+#define OPT_USE_BARE 1u /* OPT_K_CIDR: ADDR without /LEN is accepted (len 0) */
+struct opt_use {
+	uint8_t id;          /* enum opt_id */
+	uint8_t flags;       /* OPT_USE_* */
+	const char *dflt;    /* parsed like a given value at opt_init; NULL: none */
+	const char *help;    /* NULL: the definition's */
+};
+
+struct opt_cmd {
+	const char *name;     /* "serve"; "skiff-uk" for the guest */
+	bool guest;           /* name=value words, not --name value */
+	const char *synopsis; /* the usage line(s), without "usage: " */
+	const char *about;    /* paragraph after it, or NULL */
+	const struct opt_use *use;
+	uint8_t nuse;
+	uint8_t max_args;     /* positional arguments (URL, DST) */
+	const char *footer;   /* after the options, or NULL */
+};
+
+extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_cmd_serve,
+	opt_cmd_load, opt_cmd_uk;
+
+/* A value.  Which fields mean something depends on the kind. */
+struct opt_val {
+	const char *str;     /* the text (given or default); NULL: neither */
+	uint64_t num;        /* NUM, SIZE, U64; CHOICE: index; ENDPOINT: port; FLAG: 1 */
+	uint32_t ip;         /* CIDR, IPV4, ENDPOINT: host order */
+	uint8_t len;         /* CIDR: prefix length 1..32, 0 when given bare */
+	uint8_t mac[SK_MAC_LEN];
+	bool given;          /* on the command line (not only the default) */
+	bool set;            /* given or defaulted */
+};
+
+#define OPT_MAX_ARGS 4
+struct opts {
+	const struct opt_cmd *cmd;
+	struct opt_val v[OPT_N];
+	const char *args[OPT_MAX_ARGS]; /* positional arguments, in order */
+	unsigned nargs;
+};
+
+/* Results of the parsers. */
+#define OPT_OK 0
+#define OPT_ERROR (-1)  /* the message is in err */
+#define OPT_HELP 1      /* -h, --help, or the guest word "help" */
+
+/* Clear o and apply cmd's defaults.  Returns OPT_OK, or OPT_ERROR for a
+ * default that does not parse (a bug; the unit test parses them all). */
+int opt_init(struct opts *o, const struct opt_cmd *cmd, char *err, size_t errlen);
+
+/* argv[0] is the command's name and is skipped.  Options and positional
+ * arguments mix (GNU style); after "--" everything is positional.  Stops at
+ * the first error. */
+int opt_parse_argv(struct opts *o, int argc, char *const *argv, char *err, size_t errlen);
+
+/* The guest's command line: words split on spaces and tabs, each
+ * name=value or a flag's bare name.  The string is modified in place (the
+ * values point into it).  Stops at the first error. */
+int opt_parse_words(struct opts *o, char *line, char *err, size_t errlen);
+
+/* Set one option by name as a command line would ("ip", "198.18.0.2/24";
+ * value NULL for a flag). */
+int opt_set(struct opts *o, const char *name, const char *value, char *err, size_t errlen);
+
+/* After parsing, for a command on skiff's stack: dev (if the command takes
+ * it) and ip are there, ip has its /LEN, and a given gw lies inside ip's
+ * subnet (a default gw outside it is dropped: the guest's 10.0.2.2 only
+ * applies on QEMU's user network). */
+int opt_check_stack(struct opts *o, char *err, size_t errlen);
+
+/* "NAME goes with WHAT" for the first of ids[] that was given, else OPT_OK.
+ * For options that only make sense with another (stack skiff). */
+int opt_only_with(const struct opts *o, const uint8_t *ids, size_t n, const char *what,
+		  char *err, size_t errlen);
+
+/* The help text, written in pieces through w. */
+typedef void opt_write_fn(void *ctx, const char *s, size_t n);
+void opt_help(const struct opt_cmd *cmd, opt_write_fn *w, void *ctx);
+
+/* TCP sockets for an HTTP server of max_conns connections: every served
+ * connection, plus room for what the server no longer holds but TCP still
+ * does (connections it closed, in FIN_WAIT or TIME_WAIT: the oldest
+ * TIME_WAIT is recycled when the pool runs out), the listener, handshakes
+ * in progress and the refused ones that get their 503.  The one formula for
+ * `skiff serve --stack skiff`, `skiff load` and the unikernel.  max-conns'
+ * bound (1,000,000) keeps it far below 2^32. */
+uint32_t opt_tcp_sockets(uint32_t max_conns);
+
+/* The HTTP server's options (ip as the listen address, port, max-conns,
+ * header-timeout, keepalive-timeout, max-body) into hc, over what
+ * http_server_config_default put there. */
+struct http_server_config;
+void opt_http_config(const struct opts *o, struct http_server_config *hc);
+
+/* Values as the stack wants them. */
+static inline bool opt_given(const struct opts *o, enum opt_id id)
+{
+	return o->v[id].given;
+}
+
+static inline uint64_t opt_num(const struct opts *o, enum opt_id id)
+{
+	return o->v[id].num;
+}
+
+static inline const char *opt_str(const struct opts *o, enum opt_id id)
+{
+	return o->v[id].str;
+}
+
+/* The pure parsers under the table, shared with apps/cli.c.  0 or -1. */
+int opt_parse_ipv4(const char *s, uint32_t *ip);
+int opt_parse_mac(const char *s, uint8_t mac[SK_MAC_LEN]);
+/* A host address: not 0, not multicast or class E. */
+bool opt_ipv4_is_host(uint32_t ip);
+/* Decimal, no sign, no overflow. */
+int opt_parse_dec(const char *s, uint64_t *v);
+/* "198.18.0.2" into out[16]. */
+void opt_format_ipv4(uint32_t ip, char out[16]);
+
+#endif
