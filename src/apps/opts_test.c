@@ -1,0 +1,677 @@
+/* opts_test.c — the options module: every option with a good and a bad
+ * value and the exact message, both command-line forms, the guest's words
+ * giving the same messages as the hosted argv, the cross checks, the help
+ * matching the table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "apps/opts.h"
+#include "http/server.h"
+
+static const struct opt_cmd *const cmds[] = {&opt_cmd_echo, &opt_cmd_tcp_client, &opt_cmd_ping,
+					      &opt_cmd_serve, &opt_cmd_load, &opt_cmd_uk};
+
+static char err[256];
+
+static struct opts fresh(const struct opt_cmd *c)
+{
+	struct opts o;
+	assert_int_equal(opt_init(&o, c, err, sizeof(err)), OPT_OK);
+	return o;
+}
+
+/* Set name=value on cmd; returns the message ("" when accepted). */
+static const char *try_set(const struct opt_cmd *c, const char *name, const char *value,
+			   struct opts *out)
+{
+	struct opts o = fresh(c);
+	err[0] = 0;
+	int rc = opt_set(&o, name, value, err, sizeof(err));
+	if (rc == OPT_OK) {
+		assert_string_equal(err, "");
+		if (out)
+			*out = o;
+	} else {
+		assert_int_equal(rc, OPT_ERROR);
+		assert_true(err[0] != 0);
+	}
+	return err;
+}
+
+/* ---- every option: a good value (and what it parses to), bad values and
+ * their messages ---- */
+
+struct good {
+	const struct opt_cmd *cmd;
+	const char *name, *value;
+	enum opt_id id;
+	uint64_t num;  /* NUM, SIZE, U64, CHOICE, ENDPOINT port, FLAG 1 */
+	uint32_t ip;
+	uint8_t len;
+};
+
+#define IP4(a, b, c, d) SK_IP4(a, b, c, d)
+
+static const struct good goods[] = {
+	{&opt_cmd_serve, "stack", "linux", OPT_STACK, 1, 0, 0},
+	{&opt_cmd_serve, "stack", "skiff", OPT_STACK, 0, 0, 0},
+	{&opt_cmd_serve, "dev", "tap:sk0", OPT_DEV, 0, 0, 0},
+	{&opt_cmd_echo, "ip", "198.18.0.2/24", OPT_IP, 0, IP4(198, 18, 0, 2), 24},
+	{&opt_cmd_echo, "ip", "10.0.0.1/32", OPT_IP, 0, IP4(10, 0, 0, 1), 32},
+	{&opt_cmd_echo, "ip", "223.255.255.254/1", OPT_IP, 0, IP4(223, 255, 255, 254), 1},
+	{&opt_cmd_serve, "ip", "198.18.0.2", OPT_IP, 0, IP4(198, 18, 0, 2), 0},
+	{&opt_cmd_serve, "gw", "198.18.0.1", OPT_GW, 0, IP4(198, 18, 0, 1), 0},
+	{&opt_cmd_uk, "mac", "02:00:00:AA:bb:0c", OPT_MAC, 0, 0, 0},
+	{&opt_cmd_echo, "pcap", "/tmp/x.pcap", OPT_PCAP, 0, 0, 0},
+	{&opt_cmd_echo, "spin-us", "0", OPT_SPIN_US, 0, 0, 0},
+	{&opt_cmd_uk, "spin-us", "1000000", OPT_SPIN_US, 1000000, 0, 0},
+	{&opt_cmd_uk, "stats", NULL, OPT_STATS, 1, 0, 0},
+	{&opt_cmd_uk, "port", "65535", OPT_PORT, 65535, 0, 0},
+	{&opt_cmd_serve, "root", "www", OPT_ROOT, 0, 0, 0},
+	{&opt_cmd_uk, "max-conns", "1000000", OPT_MAX_CONNS, 1000000, 0, 0},
+	{&opt_cmd_serve, "header-timeout", "1", OPT_HEADER_TIMEOUT, 1, 0, 0},
+	{&opt_cmd_uk, "keepalive-timeout", "86400", OPT_KEEPALIVE_TIMEOUT, 86400, 0, 0},
+	{&opt_cmd_uk, "max-body", "0", OPT_MAX_BODY, 0, 0, 0},
+	{&opt_cmd_serve, "max-body", "1G", OPT_MAX_BODY, 1ull << 30, 0, 0},
+	{&opt_cmd_serve, "max-body", "1024G", OPT_MAX_BODY, 1ull << 40, 0, 0},
+	{&opt_cmd_uk, "tcp-sndbuf", "1K", OPT_TCP_SNDBUF, 1024, 0, 0},
+	{&opt_cmd_serve, "tcp-sndbuf", "1M", OPT_TCP_SNDBUF, 1 << 20, 0, 0},
+	{&opt_cmd_uk, "tcp-rcvbuf", "4k", OPT_TCP_RCVBUF, 4096, 0, 0},
+	{&opt_cmd_serve, "trace", NULL, OPT_TRACE, 1, 0, 0},
+	{&opt_cmd_uk, "exit-after", "1000000000", OPT_EXIT_AFTER, 1000000000, 0, 0},
+	{&opt_cmd_uk, "shutdown-port", "9", OPT_SHUTDOWN_PORT, 9, 0, 0},
+	{&opt_cmd_uk, "fault", "de", OPT_FAULT, 3, 0, 0},
+	{&opt_cmd_uk, "no-msix", NULL, OPT_NO_MSIX, 1, 0, 0},
+	{&opt_cmd_load, "connections", "1000000", OPT_LOAD_CONNS, 1000000, 0, 0},
+	{&opt_cmd_load, "requests", "1000000000000", OPT_LOAD_REQUESTS, 1000000000000ull, 0, 0},
+	{&opt_cmd_load, "duration", "86400", OPT_LOAD_DURATION, 86400, 0, 0},
+	{&opt_cmd_load, "keepalive", NULL, OPT_LOAD_KEEPALIVE, 1, 0, 0},
+	{&opt_cmd_load, "hold", NULL, OPT_LOAD_HOLD, 1, 0, 0},
+	{&opt_cmd_load, "ips", "64", OPT_LOAD_IPS, 64, 0, 0},
+	{&opt_cmd_load, "timeout", "3600", OPT_LOAD_TIMEOUT, 3600, 0, 0},
+	{&opt_cmd_ping, "count", "65535", OPT_PING_COUNT, 65535, 0, 0},
+	{&opt_cmd_ping, "interval", "3600000", OPT_PING_INTERVAL, 3600000, 0, 0},
+	{&opt_cmd_ping, "size", "1472", OPT_PING_SIZE, 1472, 0, 0},
+	{&opt_cmd_ping, "size", "0", OPT_PING_SIZE, 0, 0, 0},
+	{&opt_cmd_ping, "timeout", "3600", OPT_PING_TIMEOUT, 3600, 0, 0},
+	{&opt_cmd_tcp_client, "connect", "198.18.0.1:7", OPT_TC_CONNECT, 7, IP4(198, 18, 0, 1), 0},
+	{&opt_cmd_tcp_client, "send-file", "f", OPT_TC_SEND_FILE, 0, 0, 0},
+	{&opt_cmd_tcp_client, "send-random", "20M", OPT_TC_SEND_RANDOM, 20u << 20, 0, 0},
+	{&opt_cmd_tcp_client, "send-random", "0", OPT_TC_SEND_RANDOM, 0, 0, 0},
+	{&opt_cmd_tcp_client, "seed", "0xffffffffffffffff", OPT_TC_SEED, UINT64_MAX, 0, 0},
+	{&opt_cmd_tcp_client, "seed", "18446744073709551615", OPT_TC_SEED, UINT64_MAX, 0, 0},
+	{&opt_cmd_tcp_client, "expect-echo", NULL, OPT_TC_EXPECT_ECHO, 1, 0, 0},
+	{&opt_cmd_tcp_client, "conns", "100000000", OPT_TC_CONNS, 100000000, 0, 0},
+	{&opt_cmd_tcp_client, "sequential", NULL, OPT_TC_SEQUENTIAL, 1, 0, 0},
+	{&opt_cmd_tcp_client, "parallel", "65536", OPT_TC_PARALLEL, 65536, 0, 0},
+	{&opt_cmd_tcp_client, "timeout", "86400", OPT_TC_TIMEOUT, 86400, 0, 0},
+};
+
+static void test_good_values(void **state)
+{
+	(void)state;
+	bool covered[OPT_N] = {false};
+	for (size_t i = 0; i < SK_ARRAY_LEN(goods); i++) {
+		const struct good *g = &goods[i];
+		struct opts o;
+		const char *m = try_set(g->cmd, g->name, g->value, &o);
+		if (*m)
+			fail_msg("%s %s=%s refused: %s", g->cmd->name, g->name, g->value, m);
+		const struct opt_val *v = &o.v[g->id];
+		assert_true(v->given && v->set);
+		assert_int_equal(v->num, g->num);
+		assert_int_equal(v->ip, g->ip);
+		assert_int_equal(v->len, g->len);
+		if (g->value)
+			assert_ptr_equal(v->str, g->value); /* points at the caller's text */
+		covered[g->id] = true;
+	}
+	struct opts o;
+	try_set(&opt_cmd_uk, "mac", "02:00:00:AA:bb:0c", &o);
+	static const uint8_t mac[6] = {2, 0, 0, 0xaa, 0xbb, 0x0c};
+	assert_memory_equal(o.v[OPT_MAC].mac, mac, 6);
+	for (int id = 0; id < OPT_N; id++)
+		if (!covered[id])
+			fail_msg("option %s has no good-value case", opt_defs[id].name);
+}
+
+struct bad {
+	const struct opt_cmd *cmd;
+	const char *name, *value;
+	const char *msg;
+};
+
+static const struct bad bads[] = {
+	{&opt_cmd_serve, "stack", "foo", "stack: 'foo' is not one of skiff or linux"},
+	{&opt_cmd_serve, "stack", "Skiff", "stack: 'Skiff' is not one of skiff or linux"},
+	{&opt_cmd_serve, "dev", "", "dev: needs a value (DEV)"},
+	{&opt_cmd_serve, "dev", NULL, "dev: needs a value (DEV)"},
+	{&opt_cmd_echo, "ip", "198.18.0.2", "ip: '198.18.0.2' is not ADDR/LEN (e.g. 198.18.0.2/24)"},
+	{&opt_cmd_echo, "ip", "198.18.0.2/0", "ip: '198.18.0.2/0' is not ADDR/LEN (e.g. 198.18.0.2/24)"},
+	{&opt_cmd_echo, "ip", "198.18.0.2/33", "ip: '198.18.0.2/33' is not ADDR/LEN (e.g. 198.18.0.2/24)"},
+	{&opt_cmd_echo, "ip", "198.18.0.2/024", "ip: '198.18.0.2/024' is not ADDR/LEN (e.g. 198.18.0.2/24)"},
+	{&opt_cmd_echo, "ip", "198.18.0.2/", "ip: '198.18.0.2/' is not ADDR/LEN (e.g. 198.18.0.2/24)"},
+	{&opt_cmd_echo, "ip", "198.18.0/24", "ip: '198.18.0/24' is not ADDR/LEN (e.g. 198.18.0.2/24)"},
+	{&opt_cmd_uk, "ip", "256.1.1.1/24", "ip: '256.1.1.1/24' is not ADDR/LEN (e.g. 198.18.0.2/24)"},
+	{&opt_cmd_uk, "ip", "0.0.0.0/24",
+	 "ip: '0.0.0.0/24' is not a host address (not 0, multicast or class E)"},
+	{&opt_cmd_uk, "ip", "224.0.0.1/24",
+	 "ip: '224.0.0.1/24' is not a host address (not 0, multicast or class E)"},
+	{&opt_cmd_uk, "ip", "240.0.0.1/24",
+	 "ip: '240.0.0.1/24' is not a host address (not 0, multicast or class E)"},
+	{&opt_cmd_serve, "ip", "300.1.1.1", "ip: '300.1.1.1' is not ADDR[/LEN] (e.g. 198.18.0.2/24)"},
+	{&opt_cmd_uk, "gw", "10.0.2", "gw: '10.0.2' is not an IPv4 address (e.g. 198.18.0.1)"},
+	{&opt_cmd_uk, "gw", "010.0.2.2", "gw: '010.0.2.2' is not an IPv4 address (e.g. 198.18.0.1)"},
+	{&opt_cmd_uk, "gw", "10.0.2.2/24", "gw: '10.0.2.2/24' is not an IPv4 address (e.g. 198.18.0.1)"},
+	{&opt_cmd_uk, "gw", "0.0.0.0",
+	 "gw: '0.0.0.0' is not a host address (not 0, multicast or class E)"},
+	{&opt_cmd_uk, "mac", "01:00:00:00:00:01",
+	 "mac: '01:00:00:00:00:01' is not a unicast MAC (e.g. 02:00:00:00:00:01)"},
+	{&opt_cmd_uk, "mac", "00:00:00:00:00:00",
+	 "mac: '00:00:00:00:00:00' is not a unicast MAC (e.g. 02:00:00:00:00:01)"},
+	{&opt_cmd_uk, "mac", "2:0:0:0:0:1", "mac: '2:0:0:0:0:1' is not a unicast MAC (e.g. 02:00:00:00:00:01)"},
+	{&opt_cmd_uk, "mac", "02:00:00:00:00:01:", "mac: '02:00:00:00:00:01:' is not a unicast MAC (e.g. 02:00:00:00:00:01)"},
+	{&opt_cmd_uk, "mac", "zz", "mac: 'zz' is not a unicast MAC (e.g. 02:00:00:00:00:01)"},
+	{&opt_cmd_echo, "pcap", "", "pcap: needs a value (FILE)"},
+	{&opt_cmd_uk, "spin-us", "1000001", "spin-us: '1000001' is not a number in 0..1000000"},
+	{&opt_cmd_uk, "spin-us", "-1", "spin-us: '-1' is not a number in 0..1000000"},
+	{&opt_cmd_uk, "spin-us", "+1", "spin-us: '+1' is not a number in 0..1000000"},
+	{&opt_cmd_uk, "spin-us", " 1", "spin-us: ' 1' is not a number in 0..1000000"},
+	{&opt_cmd_uk, "stats", "1", "stats: takes no value, not '1'"},
+	{&opt_cmd_uk, "stats", "", "stats: takes no value, not ''"},
+	{&opt_cmd_uk, "port", "0", "port: '0' is not a number in 1..65535"},
+	{&opt_cmd_uk, "port", "65536", "port: '65536' is not a number in 1..65535"},
+	{&opt_cmd_uk, "port", "18446744073709551616",
+	 "port: '18446744073709551616' is not a number in 1..65535"},
+	{&opt_cmd_serve, "root", "", "root: needs a value (DIR)"},
+	{&opt_cmd_uk, "max-conns", "0", "max-conns: '0' is not a number in 1..1000000"},
+	{&opt_cmd_uk, "max-conns", "1000001", "max-conns: '1000001' is not a number in 1..1000000"},
+	{&opt_cmd_uk, "header-timeout", "0", "header-timeout: '0' is not a number in 1..86400"},
+	{&opt_cmd_uk, "keepalive-timeout", "86401",
+	 "keepalive-timeout: '86401' is not a number in 1..86400"},
+	{&opt_cmd_uk, "max-body", "1025G",
+	 "max-body: '1025G' is not a size in 0..1099511627776 bytes (K, M, G: x1024)"},
+	{&opt_cmd_uk, "max-body", "1T",
+	 "max-body: '1T' is not a size in 0..1099511627776 bytes (K, M, G: x1024)"},
+	{&opt_cmd_uk, "max-body", "K", "max-body: 'K' is not a size in 0..1099511627776 bytes (K, M, G: x1024)"},
+	{&opt_cmd_uk, "tcp-sndbuf", "1023",
+	 "tcp-sndbuf: '1023' is not a size in 1024..1048576 bytes (K, M, G: x1024)"},
+	{&opt_cmd_uk, "tcp-sndbuf", "2M",
+	 "tcp-sndbuf: '2M' is not a size in 1024..1048576 bytes (K, M, G: x1024)"},
+	{&opt_cmd_uk, "tcp-rcvbuf", "1m",
+	 "tcp-rcvbuf: '1m' is not a size in 1024..1048576 bytes (K, M, G: x1024)"},
+	{&opt_cmd_serve, "trace", "yes", "trace: takes no value, not 'yes'"},
+	{&opt_cmd_uk, "exit-after", "0", "exit-after: '0' is not a number in 1..1000000000"},
+	{&opt_cmd_uk, "shutdown-port", "0", "shutdown-port: '0' is not a number in 1..65535"},
+	{&opt_cmd_uk, "fault", "xx", "fault: 'xx' is not one of ud, pf, gp or de"},
+	{&opt_cmd_uk, "no-msix", "1", "no-msix: takes no value, not '1'"},
+	{&opt_cmd_load, "connections", "0", "connections: '0' is not a number in 1..1000000"},
+	{&opt_cmd_load, "requests", "0", "requests: '0' is not a number in 1..1000000000000"},
+	{&opt_cmd_load, "duration", "86401", "duration: '86401' is not a number in 1..86400"},
+	{&opt_cmd_load, "keepalive", "1", "keepalive: takes no value, not '1'"},
+	{&opt_cmd_load, "hold", "1", "hold: takes no value, not '1'"},
+	{&opt_cmd_load, "ips", "65", "ips: '65' is not a number in 1..64"},
+	{&opt_cmd_load, "timeout", "3601", "timeout: '3601' is not a number in 1..3600"},
+	{&opt_cmd_ping, "count", "65536", "count: '65536' is not a number in 1..65535"},
+	{&opt_cmd_ping, "interval", "0", "interval: '0' is not a number in 1..3600000"},
+	{&opt_cmd_ping, "size", "1473", "size: '1473' is not a number in 0..1472"},
+	{&opt_cmd_ping, "timeout", "0", "timeout: '0' is not a number in 1..3600"},
+	{&opt_cmd_tcp_client, "connect", "198.18.0.1", "connect: '198.18.0.1' is not ADDR:PORT (e.g. 198.18.0.1:7)"},
+	{&opt_cmd_tcp_client, "connect", "198.18.0.1:0", "connect: '198.18.0.1:0' is not ADDR:PORT (e.g. 198.18.0.1:7)"},
+	{&opt_cmd_tcp_client, "connect", ":7", "connect: ':7' is not ADDR:PORT (e.g. 198.18.0.1:7)"},
+	{&opt_cmd_tcp_client, "connect", "0.0.0.0:7",
+	 "connect: '0.0.0.0:7' is not a host address (not 0, multicast or class E)"},
+	{&opt_cmd_tcp_client, "send-file", "", "send-file: needs a value (FILE)"},
+	{&opt_cmd_tcp_client, "send-random", "1x",
+	 "send-random: '1x' is not a size in 0..1125899906842624 bytes (K, M, G: x1024)"},
+	{&opt_cmd_tcp_client, "send-random", "17179869184G",
+	 "send-random: '17179869184G' is not a size in 0..1125899906842624 bytes (K, M, G: x1024)"},
+	{&opt_cmd_tcp_client, "seed", "0x", "seed: '0x' is not a 64-bit number (decimal or 0x hex)"},
+	{&opt_cmd_tcp_client, "seed", "0x10000000000000000",
+	 "seed: '0x10000000000000000' is not a 64-bit number (decimal or 0x hex)"},
+	{&opt_cmd_tcp_client, "seed", "-1", "seed: '-1' is not a 64-bit number (decimal or 0x hex)"},
+	{&opt_cmd_tcp_client, "expect-echo", "x", "expect-echo: takes no value, not 'x'"},
+	{&opt_cmd_tcp_client, "conns", "0", "conns: '0' is not a number in 1..100000000"},
+	{&opt_cmd_tcp_client, "sequential", "x", "sequential: takes no value, not 'x'"},
+	{&opt_cmd_tcp_client, "parallel", "65537", "parallel: '65537' is not a number in 1..65536"},
+	{&opt_cmd_tcp_client, "timeout", "86401", "timeout: '86401' is not a number in 1..86400"},
+	/* An option of another command is unknown here. */
+	{&opt_cmd_echo, "port", "80", "unknown option 'port'"},
+	{&opt_cmd_uk, "dev", "tap:x", "unknown option 'dev'"},
+	{&opt_cmd_uk, "no-such-key", "1", "unknown option 'no-such-key'"},
+};
+
+static void test_bad_values(void **state)
+{
+	(void)state;
+	bool covered[OPT_N] = {false};
+	for (size_t i = 0; i < SK_ARRAY_LEN(bads); i++) {
+		const struct bad *b = &bads[i];
+		const char *m = try_set(b->cmd, b->name, b->value, NULL);
+		if (strcmp(m, b->msg))
+			fail_msg("%s %s=%s: got \"%s\", want \"%s\"", b->cmd->name, b->name,
+				 b->value ? b->value : "(none)", m, b->msg);
+		for (int id = 0; id < OPT_N; id++)
+			if (!strcmp(opt_defs[id].name, b->name))
+				covered[id] = true;
+	}
+	for (int id = 0; id < OPT_N; id++)
+		if (!covered[id])
+			fail_msg("option %s has no bad-value case", opt_defs[id].name);
+}
+
+/* ---- the two command lines ---- */
+
+static int parse(struct opts *o, const struct opt_cmd *c, const char *const *args)
+{
+	char *argv[32];
+	int argc = 0;
+	argv[argc++] = (char *)c->name;
+	for (; *args; args++)
+		argv[argc++] = (char *)*args;
+	*o = fresh(c);
+	err[0] = 0;
+	return opt_parse_argv(o, argc, argv, err, sizeof(err));
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void test_argv_forms(void **state)
+{
+	(void)state;
+	struct opts o;
+	/* --name value, --name=value, flags, positional anywhere. */
+	assert_int_equal(parse(&o, &opt_cmd_load,
+			       ARGS("-c", "8", "http://198.18.0.2/", "--timeout=5", "-k", "--stats")),
+			 OPT_OK);
+	assert_int_equal(opt_num(&o, OPT_LOAD_CONNS), 8);
+	assert_int_equal(opt_num(&o, OPT_LOAD_TIMEOUT), 5);
+	assert_true(opt_given(&o, OPT_LOAD_KEEPALIVE) && opt_given(&o, OPT_STATS));
+	assert_false(opt_given(&o, OPT_LOAD_HOLD));
+	assert_int_equal(o.nargs, 1);
+	assert_string_equal(o.args[0], "http://198.18.0.2/");
+	/* -cN, bundled flags with a value last, the last of a repeated option. */
+	assert_int_equal(parse(&o, &opt_cmd_load, ARGS("-c16", "-kn", "100", "-c", "4", "u")), OPT_OK);
+	assert_int_equal(opt_num(&o, OPT_LOAD_CONNS), 4);
+	assert_int_equal(opt_num(&o, OPT_LOAD_REQUESTS), 100);
+	assert_true(opt_given(&o, OPT_LOAD_KEEPALIVE));
+	/* The default is set but not given. */
+	assert_true(o.v[OPT_LOAD_TIMEOUT].set);
+	assert_false(opt_given(&o, OPT_LOAD_TIMEOUT));
+	assert_int_equal(opt_num(&o, OPT_LOAD_TIMEOUT), 10);
+	/* After --, everything is positional; "-" is positional. */
+	assert_int_equal(parse(&o, &opt_cmd_ping, ARGS("--", "-c")), OPT_OK);
+	assert_string_equal(o.args[0], "-c");
+	assert_int_equal(parse(&o, &opt_cmd_ping, ARGS("-")), OPT_OK);
+	assert_string_equal(o.args[0], "-");
+	/* Help, wherever it comes. */
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--port", "80", "--help")), OPT_HELP);
+	assert_int_equal(parse(&o, &opt_cmd_ping, ARGS("-h")), OPT_HELP);
+	assert_int_equal(parse(&o, &opt_cmd_load, ARGS("-kh")), OPT_HELP);
+	/* Errors. */
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--bogus")), OPT_ERROR);
+	assert_string_equal(err, "unknown option 'bogus'");
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--bogus=1")), OPT_ERROR);
+	assert_string_equal(err, "unknown option 'bogus'");
+	assert_int_equal(parse(&o, &opt_cmd_load, ARGS("-x")), OPT_ERROR);
+	assert_string_equal(err, "unknown option '-x'");
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--port")), OPT_ERROR);
+	assert_string_equal(err, "port: needs a value (N)");
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--port=")), OPT_ERROR);
+	assert_string_equal(err, "port: needs a value (N)");
+	assert_int_equal(parse(&o, &opt_cmd_load, ARGS("-c")), OPT_ERROR);
+	assert_string_equal(err, "connections: needs a value (N)");
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--stats=1")), OPT_ERROR);
+	assert_string_equal(err, "stats: takes no value, not '1'");
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("extra")), OPT_ERROR);
+	assert_string_equal(err, "unexpected argument 'extra'");
+	assert_int_equal(parse(&o, &opt_cmd_load, ARGS("u1", "u2")), OPT_ERROR);
+	assert_string_equal(err, "unexpected argument 'u2'");
+	/* No prefixes: --max-c is not --max-conns. */
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--max-c", "5")), OPT_ERROR);
+	assert_string_equal(err, "unknown option 'max-c'");
+	/* A value may start with '-' when it is the next word. */
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--root", "-dir")), OPT_OK);
+	assert_string_equal(opt_str(&o, OPT_ROOT), "-dir");
+}
+
+static void test_words(void **state)
+{
+	(void)state;
+	struct opts o = fresh(&opt_cmd_uk);
+	char line[] = "  ip=198.18.0.2/24\tgw=198.18.0.1 mac=02:00:00:00:00:09 stats  max-conns=64 ";
+	assert_int_equal(opt_parse_words(&o, line, err, sizeof(err)), OPT_OK);
+	assert_int_equal(o.v[OPT_IP].ip, SK_IP4(198, 18, 0, 2));
+	assert_int_equal(o.v[OPT_IP].len, 24);
+	assert_int_equal(o.v[OPT_GW].ip, SK_IP4(198, 18, 0, 1));
+	assert_true(opt_given(&o, OPT_STATS) && opt_given(&o, OPT_MAC));
+	assert_int_equal(opt_num(&o, OPT_MAX_CONNS), 64);
+	assert_int_equal(opt_num(&o, OPT_TCP_SNDBUF), 16384); /* the guest's default */
+	assert_int_equal(opt_check_stack(&o, err, sizeof(err)), OPT_OK);
+
+	char help[] = "port=8080 help";
+	o = fresh(&opt_cmd_uk);
+	assert_int_equal(opt_parse_words(&o, help, err, sizeof(err)), OPT_HELP);
+	char empty[] = "   ";
+	o = fresh(&opt_cmd_uk);
+	assert_int_equal(opt_parse_words(&o, empty, err, sizeof(err)), OPT_OK);
+	assert_int_equal(o.v[OPT_IP].ip, SK_IP4(10, 0, 2, 15)); /* defaults */
+	assert_int_equal(o.v[OPT_GW].ip, SK_IP4(10, 0, 2, 2));
+	char noval[] = "port";
+	o = fresh(&opt_cmd_uk);
+	assert_int_equal(opt_parse_words(&o, noval, err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "port: needs a value (N)");
+	char stops[] = "port=0 fault=xx";
+	o = fresh(&opt_cmd_uk);
+	assert_int_equal(opt_parse_words(&o, stops, err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "port: '0' is not a number in 1..65535"); /* the first */
+}
+
+/* The point of the module: a bad value of an option the guest and
+ * `skiff serve` share gets the same message from `skiff serve --NAME VALUE`
+ * as from the guest's NAME=VALUE. */
+static void test_same_message_hosted_and_guest(void **state)
+{
+	(void)state;
+	size_t compared = 0;
+	for (size_t i = 0; i < SK_ARRAY_LEN(bads); i++) {
+		const struct bad *b = &bads[i];
+		if (!b->value || !*b->value || strchr(b->value, ' '))
+			continue; /* a word has no space */
+		if (b->cmd != &opt_cmd_uk && b->cmd != &opt_cmd_serve)
+			continue;
+		bool in_both = false;
+		for (unsigned k = 0; k < opt_cmd_uk.nuse; k++)
+			for (unsigned j = 0; j < opt_cmd_serve.nuse; j++)
+				if (opt_cmd_uk.use[k].id == opt_cmd_serve.use[j].id &&
+				    !strcmp(opt_defs[opt_cmd_uk.use[k].id].name, b->name) &&
+				    opt_cmd_uk.use[k].flags == opt_cmd_serve.use[j].flags)
+					in_both = true;
+		if (!in_both)
+			continue;
+		char hosted[256], word[128];
+		struct opts o;
+		char dashed[64];
+		/* --name value and --name=value alike (a flag's value can only be
+		 * given the second way). */
+		bool flag = false;
+		for (int id = 0; id < OPT_N; id++)
+			if (!strcmp(opt_defs[id].name, b->name) && opt_defs[id].kind == OPT_K_FLAG)
+				flag = true;
+		if (flag || i % 2) {
+			snprintf(dashed, sizeof(dashed), "--%s=%s", b->name, b->value);
+			assert_int_equal(parse(&o, &opt_cmd_serve, ARGS(dashed)), OPT_ERROR);
+		} else {
+			snprintf(dashed, sizeof(dashed), "--%s", b->name);
+			if (parse(&o, &opt_cmd_serve, ARGS(dashed, b->value)) != OPT_ERROR)
+				fail_msg("serve %s %s accepted", dashed, b->value);
+		}
+		snprintf(hosted, sizeof(hosted), "%s", err);
+		snprintf(word, sizeof(word), "%s=%s", b->name, b->value);
+		o = fresh(&opt_cmd_uk);
+		assert_int_equal(opt_parse_words(&o, word, err, sizeof(err)), OPT_ERROR);
+		assert_string_equal(hosted, err);
+		assert_string_equal(err, b->msg);
+		compared++;
+	}
+	assert_true(compared >= 20);
+	/* The gateway outside the subnet, both ways. */
+	struct opts o;
+	assert_int_equal(parse(&o, &opt_cmd_serve,
+			       ARGS("--dev", "tap:x", "--ip", "198.18.0.2/24", "--gw", "198.18.1.1")),
+			 OPT_OK);
+	assert_int_equal(opt_check_stack(&o, err, sizeof(err)), OPT_ERROR);
+	char hosted[256];
+	snprintf(hosted, sizeof(hosted), "%s", err);
+	char line[] = "ip=198.18.0.2/24 gw=198.18.1.1";
+	o = fresh(&opt_cmd_uk);
+	assert_int_equal(opt_parse_words(&o, line, err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_check_stack(&o, err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, hosted);
+	assert_string_equal(err, "gw: 198.18.1.1 is outside ip's subnet 198.18.0.0/24");
+}
+
+/* ---- cross checks ---- */
+
+static void test_check_stack(void **state)
+{
+	(void)state;
+	struct opts o;
+	assert_int_equal(parse(&o, &opt_cmd_echo, ARGS("--ip", "198.18.0.2/24")), OPT_OK);
+	assert_int_equal(opt_check_stack(&o, err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "dev is required (DEV)");
+	assert_int_equal(parse(&o, &opt_cmd_echo, ARGS("--dev", "tap:x")), OPT_OK);
+	assert_int_equal(opt_check_stack(&o, err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "ip is required (ADDR/LEN)");
+	/* serve takes a bare address (to bind with stack linux), not for a stack. */
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--dev", "tap:x", "--ip", "198.18.0.2")),
+			 OPT_OK);
+	assert_int_equal(opt_check_stack(&o, err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "ip: '198.18.0.2' is not ADDR/LEN (e.g. 198.18.0.2/24)");
+	/* A gw inside: kept.  /32: only the address itself is inside. */
+	assert_int_equal(parse(&o, &opt_cmd_echo,
+			       ARGS("--dev", "d", "--ip", "198.18.0.2/24", "--gw", "198.18.0.254")),
+			 OPT_OK);
+	assert_int_equal(opt_check_stack(&o, err, sizeof(err)), OPT_OK);
+	assert_int_equal(o.v[OPT_GW].ip, SK_IP4(198, 18, 0, 254));
+	assert_int_equal(parse(&o, &opt_cmd_echo,
+			       ARGS("--dev", "d", "--ip", "10.1.2.3/32", "--gw", "10.1.2.4")),
+			 OPT_OK);
+	assert_int_equal(opt_check_stack(&o, err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "gw: 10.1.2.4 is outside ip's subnet 10.1.2.3/32");
+	assert_int_equal(parse(&o, &opt_cmd_echo,
+			       ARGS("--dev", "d", "--ip", "10.1.2.3/1", "--gw", "100.1.2.4")),
+			 OPT_OK);
+	assert_int_equal(opt_check_stack(&o, err, sizeof(err)), OPT_OK);
+	/* The guest's default gw (QEMU's 10.0.2.2) is dropped on another
+	 * network instead of refusing the boot; a given one is not. */
+	struct opts g = fresh(&opt_cmd_uk);
+	char line[] = "ip=198.18.0.2/24";
+	assert_int_equal(opt_parse_words(&g, line, err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_check_stack(&g, err, sizeof(err)), OPT_OK);
+	assert_false(g.v[OPT_GW].set);
+	assert_int_equal(g.v[OPT_GW].ip, 0);
+	g = fresh(&opt_cmd_uk);
+	assert_int_equal(opt_check_stack(&g, err, sizeof(err)), OPT_OK);
+	assert_int_equal(g.v[OPT_GW].ip, SK_IP4(10, 0, 2, 2));
+}
+
+static void test_only_with(void **state)
+{
+	(void)state;
+	struct opts o;
+	static const uint8_t ids[] = {OPT_DEV, OPT_SPIN_US};
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--port", "8080")), OPT_OK);
+	/* spin-us has a default: only a given one counts. */
+	assert_int_equal(opt_only_with(&o, ids, 2, "stack skiff", err, sizeof(err)), OPT_OK);
+	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--spin-us", "5")), OPT_OK);
+	assert_int_equal(opt_only_with(&o, ids, 2, "stack skiff", err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "spin-us goes with stack skiff");
+}
+
+static void test_http_config_and_pool(void **state)
+{
+	(void)state;
+	struct opts o;
+	assert_int_equal(parse(&o, &opt_cmd_serve,
+			       ARGS("--ip", "198.18.0.2", "--port", "8080", "--max-conns", "100",
+				    "--header-timeout", "3", "--keepalive-timeout=4", "--max-body", "2K")),
+			 OPT_OK);
+	struct http_server_config hc;
+	http_server_config_default(&hc);
+	opt_http_config(&o, &hc);
+	assert_int_equal(hc.addr, SK_IP4(198, 18, 0, 2));
+	assert_int_equal(hc.port, 8080);
+	assert_int_equal(hc.max_conns, 100);
+	assert_int_equal(hc.header_timeout, 3 * SK_NS_PER_S);
+	assert_int_equal(hc.keepalive_timeout, 4 * SK_NS_PER_S);
+	assert_int_equal(hc.max_body, 2048);
+	/* Defaults, from the table: serve's and the guest's differ (RAM). */
+	o = fresh(&opt_cmd_serve);
+	http_server_config_default(&hc);
+	opt_http_config(&o, &hc);
+	assert_int_equal(hc.addr, 0);
+	assert_int_equal(hc.port, 80);
+	assert_int_equal(hc.max_conns, 4096);
+	assert_int_equal(hc.max_body, 1048576);
+	o = fresh(&opt_cmd_uk);
+	opt_http_config(&o, &hc);
+	assert_int_equal(hc.max_conns, 2048);
+	assert_int_equal(hc.addr, SK_IP4(10, 0, 2, 15));
+	/* The socket pool: connections + a quarter for TIME_WAIT + 1024. */
+	assert_int_equal(opt_tcp_sockets(2048), 2048 + 512 + 1024);
+	assert_int_equal(opt_tcp_sockets(1), 1025);
+	assert_int_equal(opt_tcp_sockets(1000000), 1000000 + 250000 + 1024);
+}
+
+/* ---- the table itself ---- */
+
+static void collect(void *ctx, const char *s, size_t n)
+{
+	char *buf = ctx;
+	size_t have = strlen(buf);
+	assert_true(have + n < 16384);
+	memcpy(buf + have, s, n);
+	buf[have + n] = 0;
+}
+
+static void test_table_and_help(void **state)
+{
+	(void)state;
+	static char help[16384];
+	for (size_t c = 0; c < SK_ARRAY_LEN(cmds); c++) {
+		const struct opt_cmd *cmd = cmds[c];
+		struct opts o;
+		/* Every default parses. */
+		assert_int_equal(opt_init(&o, cmd, err, sizeof(err)), OPT_OK);
+		help[0] = 0;
+		opt_help(cmd, collect, help);
+		assert_true(!strncmp(help, "usage: ", 7));
+		for (unsigned i = 0; i < cmd->nuse; i++) {
+			const struct opt_use *u = &cmd->use[i];
+			const struct opt_def *d = &opt_defs[u->id];
+			assert_non_null(d->name);
+			assert_non_null(d->help);
+			assert_true(d->kind == OPT_K_FLAG || d->meta);
+			if (u->dflt)
+				assert_true(o.v[u->id].set && !o.v[u->id].given);
+			/* No two options of a command share a name or a letter. */
+			for (unsigned j = 0; j < i; j++) {
+				const struct opt_def *e = &opt_defs[cmd->use[j].id];
+				assert_string_not_equal(d->name, e->name);
+				assert_true(!d->short_name || d->short_name != e->short_name);
+			}
+			assert_true(d->short_name != 'h');
+			/* The help lists it in the command line's spelling, and a
+			 * hosted synopsis names every option. */
+			char want[64];
+			if (cmd->guest)
+				snprintf(want, sizeof(want), "\n  %s%s", d->name,
+					 d->kind == OPT_K_FLAG ? " " : "=");
+			else
+				snprintf(want, sizeof(want), "--%s%s", d->name,
+					 d->kind == OPT_K_FLAG ? " " : " ");
+			if (!strstr(help, want))
+				fail_msg("%s: help lacks '%s'", cmd->name, want);
+			if (!cmd->guest) {
+				char syn[40], syn2[8], syn3[8];
+				snprintf(syn, sizeof(syn), "--%s", d->name);
+				snprintf(syn2, sizeof(syn2), "-%c ", d->short_name);
+				snprintf(syn3, sizeof(syn3), "-%c]", d->short_name);
+				if (!strstr(cmd->synopsis, syn) &&
+				    !(d->short_name && (strstr(cmd->synopsis, syn2) ||
+							strstr(cmd->synopsis, syn3))))
+					fail_msg("%s: synopsis lacks %s", cmd->name, syn);
+			}
+			/* The bounds and the default are in the help. */
+			if (d->kind == OPT_K_NUM || d->kind == OPT_K_SIZE) {
+				char b[64];
+				snprintf(b, sizeof(b), "%llu..%llu", (unsigned long long)d->lo,
+					 (unsigned long long)d->hi);
+				assert_non_null(strstr(help, b));
+			}
+			if (u->dflt) {
+				char b[64];
+				snprintf(b, sizeof(b), "default %s)", u->dflt);
+				assert_non_null(strstr(help, b));
+			}
+		}
+		/* Lines fit a terminal. */
+		for (const char *p = help; *p;) {
+			const char *e = strchr(p, '\n');
+			assert_non_null(e);
+			if (e - p > 90)
+				fail_msg("%s: help line too long: %.*s", cmd->name, (int)(e - p), p);
+			p = e + 1;
+		}
+	}
+	/* The unikernel's help in its own spelling. */
+	help[0] = 0;
+	opt_help(&opt_cmd_uk, collect, help);
+	assert_non_null(strstr(help, "\n  ip=ADDR/LEN "));
+	assert_non_null(strstr(help, "\n  no-msix "));
+	assert_non_null(strstr(help, "\n  help "));
+}
+
+/* ---- the pure parsers ---- */
+
+static void test_parsers(void **state)
+{
+	(void)state;
+	uint32_t ip;
+	assert_int_equal(opt_parse_ipv4("0.0.0.0", &ip), 0);
+	assert_int_equal(ip, 0);
+	assert_int_equal(opt_parse_ipv4("255.255.255.255", &ip), 0);
+	assert_int_equal(ip, 0xffffffffu);
+	static const char *const bad_ip[] = {"", "1", "1.2.3", "1.2.3.4.5", "1.2.3.256", "1.2.3.4 ",
+					     " 1.2.3.4", "01.2.3.4", "1.2.3.0x4", "1..3.4", "1.2.3.",
+					     "1.2.3.1234", "a.b.c.d"};
+	for (size_t i = 0; i < SK_ARRAY_LEN(bad_ip); i++)
+		if (opt_parse_ipv4(bad_ip[i], &ip) == 0)
+			fail_msg("'%s' parsed as an address", bad_ip[i]);
+	assert_true(opt_ipv4_is_host(SK_IP4(1, 0, 0, 0)));
+	assert_true(opt_ipv4_is_host(SK_IP4(223, 255, 255, 255)));
+	assert_false(opt_ipv4_is_host(0));
+	assert_false(opt_ipv4_is_host(SK_IP4(224, 0, 0, 0)));
+	assert_false(opt_ipv4_is_host(SK_IP4(255, 255, 255, 255)));
+	uint64_t v;
+	assert_int_equal(opt_parse_dec("18446744073709551615", &v), 0);
+	assert_int_equal(v, UINT64_MAX);
+	assert_int_equal(opt_parse_dec("18446744073709551616", &v), -1);
+	assert_int_equal(opt_parse_dec("", &v), -1);
+	assert_int_equal(opt_parse_dec("1 ", &v), -1);
+	char s[16];
+	opt_format_ipv4(SK_IP4(198, 18, 0, 2), s);
+	assert_string_equal(s, "198.18.0.2");
+	opt_format_ipv4(0xffffffffu, s);
+	assert_string_equal(s, "255.255.255.255");
+	/* Messages are cut, never overrun. */
+	struct opts o = fresh(&opt_cmd_uk);
+	char tiny[8];
+	assert_int_equal(opt_set(&o, "port", "0", tiny, sizeof(tiny)), OPT_ERROR);
+	assert_string_equal(tiny, "port: '");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good_values),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_argv_forms),
+		cmocka_unit_test(test_words),
+		cmocka_unit_test(test_same_message_hosted_and_guest),
+		cmocka_unit_test(test_check_stack),
+		cmocka_unit_test(test_only_with),
+		cmocka_unit_test(test_http_config_and_pool),
+		cmocka_unit_test(test_table_and_help),
+		cmocka_unit_test(test_parsers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
