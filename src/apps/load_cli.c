@@ -298,7 +298,8 @@ int cmd_load(int argc, char **argv)
 			if (strncmp(dev, "switch:", 7) || !slash || !slash[1])
 				cli_usage_error("load", "ips needs dev switch:NAME/PORT (one port each)");
 			cli_parse_ulong("load", "dev's port", slash + 1, 0, 4096);
-			uint32_t ip = o.sc.stack.ifc.ip, mask = ~(~0u >> o.sc.stack.ifc.prefix_len);
+			uint8_t len = o.sc.stack.ifc.prefix_len;
+			uint32_t ip = o.sc.stack.ifc.ip, mask = len == 32 ? ~0u : ~(~0u >> len);
 			if (((ip + o.ips - 1) & mask) != (ip & mask))
 				cli_usage_error("load", "ips %u leaves ip's subnet", o.ips);
 			static const uint8_t one_address[] = {OPT_PCAP, OPT_MAC};
