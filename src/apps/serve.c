@@ -160,15 +160,19 @@ int cmd_serve(int argc, char **argv)
 	http_server_config_default(&cfg);
 	opt_http_config(&o, &cfg);
 	/* Default: skiff's stack when given a device, the kernel's without. */
-	bool on_skiff = opt_given(&o, OPT_STACK) ? opt_num(&o, OPT_STACK) == 0 : opt_given(&o, OPT_DEV);
+	bool on_skiff = opt_given(&o, OPT_STACK) ? opt_num(&o, OPT_STACK) == 0
+						 : opt_given(&o, OPT_DEV);
 	struct serve_skiff_config scfg = {.stack = {.tcp = true}};
 	if (on_skiff) {
 		hoststack_options(&scfg.stack, &o);
 	} else {
-		static const uint8_t skiff_only[] = {OPT_DEV,     OPT_GW,         OPT_MAC,       OPT_PCAP,
-						     OPT_SPIN_US, OPT_TCP_SNDBUF, OPT_TCP_RCVBUF};
-		cli_check(opt_only_with(&o, skiff_only, sizeof(skiff_only), "stack skiff (stack linux "
-			  "uses the kernel's interfaces)", err, sizeof(err)), "serve", err);
+		static const uint8_t skiff_only[] = {OPT_DEV,     OPT_GW,         OPT_MAC,
+						     OPT_PCAP,    OPT_SPIN_US,    OPT_TCP_SNDBUF,
+						     OPT_TCP_RCVBUF};
+		int r = opt_only_with(&o, skiff_only, sizeof(skiff_only),
+				      "stack skiff (stack linux uses the kernel's interfaces)", err,
+				      sizeof(err));
+		cli_check(r, "serve", err);
 		/* Each connection is a descriptor: as many as allowed. */
 		rlim_t nofile = raise_nofile();
 		if (nofile < 64 || cfg.max_conns > nofile - 32) {
