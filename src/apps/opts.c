@@ -55,7 +55,7 @@ const struct opt_def opt_defs[OPT_N] = {
 			    "exit 0 after S seconds (a safety net for tests)"},
 	[OPT_SHUTDOWN_PORT] = {"shutdown-port", 0, OPT_K_NUM, "N", 1, 65535, NULL,
 			       "a UDP datagram \"exit [CODE]\" to port N exits with CODE\n"
-			       "(default 0).  Off unless given: anyone who can reach the\n"
+			       "(0 if none).  Off unless given: anyone who can reach the\n"
 			       "port can stop the guest"},
 	[OPT_FAULT] = {"fault", 0, OPT_K_CHOICE, "ud|pf|gp|de", 0, 0, fault_choices,
 		       "raise that CPU exception after boot (tests the handler:\n"
