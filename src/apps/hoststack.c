@@ -1,5 +1,6 @@
 /* hoststack.c — see hoststack.h. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -131,6 +132,19 @@ void hoststack_check_options(const char *cmd, const struct hoststack_config *cfg
 	}
 }
 
+int hoststack_run(struct hoststack *hs, volatile int *stop)
+{
+	if (runner_run(&hs->loop, stop) == 0)
+		return 0;
+	const struct runner *r = &hs->loop;
+	if (r->err_what[0] == 'p')
+		fprintf(stderr, "skiff: ppoll: %s\n", strerror(-r->err));
+	else
+		fprintf(stderr, "skiff: device %s: %s failed: %s\n", hs->dev->name, r->err_what,
+			strerror(-r->err));
+	return -1;
+}
+
 void hoststack_announce(struct hoststack *hs)
 {
 	iface_announce(hs->ifc, plat_now());
@@ -145,7 +159,7 @@ static void print_stat(void *ctx, const char *name, uint64_t value)
 void hoststack_print_stats(struct hoststack *hs, FILE *f)
 {
 	dev_print_stats(hs->dev, f);
-	netloop_print_stats(&hs->loop, f);
+	runner_stats(&hs->loop, print_stat, f);
 	iface_stats(hs->ifc, print_stat, f);
 	if (hs->tcp)
 		tcp_stats(hs->tcp, print_stat, f);
