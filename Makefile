@@ -16,7 +16,7 @@ CORE_DIRS := src/base src/wire src/ring src/net src/http src/switch
 # From src/loop only the stack-independent parts are core: the timer heap and
 # the skiff backend (loop_skiff.c), so the unikernel links the same loop;
 # loop_linux.c is hosted.
-CORE_LOOP := src/loop/timerq.c src/loop/loop_skiff.c src/loop/runner.c
+CORE_LOOP := src/loop/timerq.c src/loop/loop_skiff.c src/loop/runner.c src/loop/spin.c
 CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS)))) $(CORE_LOOP)
 # Hosted pieces: devices, the Linux platform, the commands; also
 # src/loop/loop_fake.c, the loop test double that unit tests and bench/

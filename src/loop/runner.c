@@ -4,13 +4,6 @@
 #include "../plat/plat.h"
 
 #define RUNNER_EVENTS 64
-/* What a park costs beyond the time it sleeps: the wait and the wake-up
- * (a system call and a reschedule hosted, a halt and an interrupt in a
- * guest) plus the latency the woken frame waits.  A spin longer than this
- * to catch a gap is not worth it. */
-#define RUNNER_PARK_COST_NS (20 * SK_NS_PER_US)
-/* Gap samples per re-learning of the budget. */
-#define RUNNER_SPIN_EPOCH 32
 
 static sk_time_ns min_time(sk_time_ns a, sk_time_ns b)
 {
@@ -50,57 +43,6 @@ static unsigned run_tcp(struct runner *r, sk_time_ns now)
 	return total;
 }
 
-/* ---- the learned spin ---- */
-
-static unsigned gap_bucket(sk_time_ns gap)
-{
-	unsigned k = 0;
-	while (k < RUNNER_GAP_BUCKETS && gap >= (sk_time_ns)1 << (k + RUNNER_GAP_SHIFT0))
-		k++;
-	return k;
-}
-
-sk_time_ns runner_spin_choose(const struct runner_spin *s, sk_time_ns cap)
-{
-	/* cost(B) = sum over caught gaps of their length (spun through) + sum
-	 * over missed gaps of (B + park cost).  A bucket counts as caught when
-	 * its upper bound is <= B; its gaps are taken at 3/4 of that bound
-	 * (the first bucket at 1/2). */
-	uint64_t total = 0;
-	for (unsigned k = 0; k <= RUNNER_GAP_BUCKETS; k++)
-		total += s->hist[k];
-	uint64_t best_cost = total * RUNNER_PARK_COST_NS; /* B = 0: park at once */
-	sk_time_ns best = 0;
-	uint64_t caught = 0, caught_cost = 0;
-	for (unsigned k = 0; k < RUNNER_GAP_BUCKETS; k++) {
-		sk_time_ns bound = (sk_time_ns)1 << (k + RUNNER_GAP_SHIFT0);
-		if (bound > cap)
-			break;
-		caught += s->hist[k];
-		caught_cost += (uint64_t)s->hist[k] * (k == 0 ? bound / 2 : bound / 4 * 3);
-		uint64_t cost = caught_cost + (total - caught) * (bound + RUNNER_PARK_COST_NS);
-		if (cost < best_cost) {
-			best_cost = cost;
-			best = bound;
-		}
-	}
-	return best;
-}
-
-void runner_spin_sample(struct runner_spin *s, sk_time_ns gap, sk_time_ns cap)
-{
-	s->hist[gap_bucket(gap)]++;
-	if (++s->samples < RUNNER_SPIN_EPOCH)
-		return;
-	s->budget = runner_spin_choose(s, cap);
-	s->samples = 0;
-	s->epochs++;
-	/* Forget the past by halves: the picture follows a changing load
-	 * within a few epochs. */
-	for (unsigned k = 0; k <= RUNNER_GAP_BUCKETS; k++)
-		s->hist[k] /= 2;
-}
-
 /* ---- the turn ---- */
 
 static bool wake_arm(void *ctx)
@@ -125,12 +67,7 @@ static int fail(struct runner *r, const char *what, int err)
 int runner_run(struct runner *r, volatile int *stop)
 {
 	struct dev *d = r->dev;
-	struct runner_spin *sp = &r->spin;
-	sk_time_ns spin_until = 0;
-	bool spinning = false; /* idle turns spun since the last work or park */
-	sp->budget = r->spin_ns; /* until the first epoch: the cap */
-	sp->idle_since = false;
-	sp->last_work = 0;
+	spin_init(&r->spin, r->spin_ns);
 	while (!*stop) {
 		sk_time_ns now = plat_now();
 		if (r->until && now >= r->until)
@@ -170,28 +107,15 @@ int runner_run(struct runner *r, volatile int *stop)
 			sk_trace_end(tr, SK_TR_ring_tx, t0, (uint64_t)n);
 		if (n < 0)
 			return fail(r, "tx", n);
-		if (work) {
+		enum spin_step step = spin_after(&r->spin, work != 0, now);
+		if (step == SPIN_WORK) {
 			r->busy_turns++;
-			if (sp->idle_since && sp->last_work)
-				runner_spin_sample(sp, now - sp->last_work, r->spin_ns);
-			if (spinning)
-				r->spin_hits++;
-			spinning = false;
-			sp->idle_since = false;
-			sp->last_work = now;
-			spin_until = now + sp->budget;
 			continue;
 		}
-		sp->idle_since = true;
-		if (now < spin_until) {
-			r->spin_turns++;
-			spinning = true;
+		if (step == SPIN_SPIN) {
 			plat_relax();
 			continue;
 		}
-		if (spinning)
-			r->spin_misses++;
-		spinning = false;
 		/* Park until a frame or the next deadline.  --trace: from here to
 		 * running again after a frame woke us, idle time included. */
 		uint64_t t_park = sk_trace_begin(tr);
@@ -230,9 +154,5 @@ void runner_stats(const struct runner *r, void (*fn)(void *ctx, const char *name
 	fn(ctx, "loop.wakeups_timer", r->wakeups_timer);
 	fn(ctx, "loop.wakeups_other", r->wakeups_other);
 	fn(ctx, "loop.tcp_events", r->tcp_events);
-	fn(ctx, "loop.spin_turns", r->spin_turns);
-	fn(ctx, "loop.spin_hits", r->spin_hits);
-	fn(ctx, "loop.spin_misses", r->spin_misses);
-	fn(ctx, "loop.spin_epochs", r->spin.epochs);
-	fn(ctx, "loop.spin_budget_ns", r->spin.budget);
+	spin_stats(&r->spin, "loop", fn, ctx);
 }

@@ -21,8 +21,7 @@
  * last look and the park ends it at once: nothing is lost, and an idle
  * runner uses no CPU.
  *
- * The spin adapts to the arrival gaps (spin_ns is its cap): see
- * struct runner_spin and runner.c.
+ * The spin adapts to the arrival gaps (spin_ns is its cap): spin.h.
  */
 #ifndef LOOP_RUNNER_H
 #define LOOP_RUNNER_H
@@ -31,6 +30,7 @@
 #include "../dev/dev.h"
 #include "../net/iface.h"
 #include "../net/tcp.h"
+#include "spin.h"
 
 struct runner;
 
@@ -43,26 +43,6 @@ typedef sk_time_ns (*runner_deadline_fn)(void *ctx);
 typedef void (*runner_timers_fn)(void *ctx, sk_time_ns now);
 /* Once per turn, before anything else (e.g. refresh a cached Date). */
 typedef void (*runner_turn_fn)(void *ctx, sk_time_ns now);
-
-/* The learned spin.  A "gap" is the time from the last turn with work to
- * the next one, sampled whenever work follows at least one idle turn.
- * Gaps are counted in power-of-two buckets (hist[k]: gaps below
- * 2^(k+RUNNER_GAP_SHIFT0) ns, the last bucket everything longer), halved
- * every RUNNER_SPIN_EPOCH samples so the picture follows the load.  At
- * each epoch the budget becomes the bucket bound B (or 0) that minimises
- * the expected cost per gap: a gap shorter than B costs its length in
- * spinning, a longer one B plus the cost of a park and wake-up
- * (RUNNER_PARK_COST_NS).  Bounded by the cap (runner.spin_ns). */
-#define RUNNER_GAP_SHIFT0 10 /* first bucket: gaps under 1.02 us */
-#define RUNNER_GAP_BUCKETS 12 /* ... up to 2.1 ms, then "longer" */
-struct runner_spin {
-	uint32_t hist[RUNNER_GAP_BUCKETS + 1];
-	uint32_t samples;         /* since the last epoch */
-	uint64_t epochs;          /* times the budget was re-learned */
-	sk_time_ns budget;        /* the spin after work now; starts at the cap */
-	sk_time_ns last_work;     /* `now` of the last turn with work */
-	bool idle_since;          /* a turn without work came after it */
-};
 
 struct runner {
 	struct dev *dev;
@@ -89,23 +69,16 @@ struct runner {
 	uint64_t wakeups_timer; /* parks ended by the deadline */
 	uint64_t wakeups_other; /* parks ended otherwise (a signal, another interrupt) */
 	uint64_t tcp_events;    /* socket events handed to the application */
-	uint64_t spin_turns;    /* idle turns spent spinning */
-	uint64_t spin_hits;     /* spins that ended in work */
-	uint64_t spin_misses;   /* spins that ran out: a park followed */
-	struct runner_spin spin;
+	struct spin spin;       /* set up by runner_run from spin_ns */
 };
 
 /* Run until *stop becomes non-zero or `until`.  Returns 0, or -1 on a
  * device or park error (err_what and err say which). */
 int runner_run(struct runner *r, volatile int *stop);
 
-/* "name value" counters: loop.turns ... loop.spin_budget_ns. */
+/* "name value" counters: loop.turns ... loop.tcp_events, then the
+ * spin's (loop.spin_turns ... loop.spin_budget_ns). */
 void runner_stats(const struct runner *r, void (*fn)(void *ctx, const char *name, uint64_t v),
 		  void *ctx);
-
-/* The spin learning, exposed for the unit test: one gap sample, and the
- * budget the current histogram gives for cap. */
-void runner_spin_sample(struct runner_spin *s, sk_time_ns gap, sk_time_ns cap);
-sk_time_ns runner_spin_choose(const struct runner_spin *s, sk_time_ns cap);
 
 #endif
