@@ -18,7 +18,8 @@
  *   max-body=N         largest request body in bytes (1048576): 413
  *   tcp-sndbuf=N       TCP send buffer per socket (16384)
  *   tcp-rcvbuf=N       TCP receive buffer per socket (8192)
- *   spin-us=N          poll this long after work before parking (100)
+ *   spin-us=N          poll at most this long after work before parking
+ *                      (100; the spin learns the arrival gaps below it)
  *   exit-after=S       exit 0 after S seconds (a safety net for tests)
  *   shutdown-port=N    a UDP datagram "exit [CODE]" to port N exits with
  *                      CODE (default 0).  Off unless given: anyone who can
