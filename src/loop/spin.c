@@ -45,7 +45,9 @@ sk_time_ns spin_choose(const struct spin *s)
 
 void spin_sample(struct spin *s, sk_time_ns gap)
 {
-	s->hist[gap_bucket(gap)]++;
+	unsigned k = gap_bucket(gap);
+	s->hist[k]++;
+	s->gaps[k]++;
 	if (++s->samples < SPIN_EPOCH)
 		return;
 	s->budget = spin_choose(s);
@@ -53,8 +55,8 @@ void spin_sample(struct spin *s, sk_time_ns gap)
 	s->epochs++;
 	/* Forget the past by halves: the picture follows a changed load
 	 * within a few epochs. */
-	for (unsigned k = 0; k <= SPIN_GAP_BUCKETS; k++)
-		s->hist[k] /= 2;
+	for (unsigned j = 0; j <= SPIN_GAP_BUCKETS; j++)
+		s->hist[j] /= 2;
 }
 
 enum spin_step spin_after(struct spin *s, bool work, sk_time_ns now)
@@ -82,21 +84,44 @@ enum spin_step spin_after(struct spin *s, bool work, sk_time_ns now)
 	return SPIN_PARK;
 }
 
+/* PREFIX.WHAT, then NUMus if num != 0. */
+static const char *stat_name(char out[64], const char *prefix, const char *what, unsigned num)
+{
+	size_t n = 0;
+	for (const char *p = prefix; *p && n < 24; p++)
+		out[n++] = *p;
+	out[n++] = '.';
+	for (const char *p = what; *p && n < 50; p++)
+		out[n++] = *p;
+	if (num) {
+		char d[12];
+		int nd = 0;
+		while (num) {
+			d[nd++] = (char)('0' + num % 10);
+			num /= 10;
+		}
+		while (nd)
+			out[n++] = d[--nd];
+		out[n++] = 'u';
+		out[n++] = 's';
+	}
+	out[n] = 0;
+	return out;
+}
+
 void spin_stats(const struct spin *s, const char *prefix,
 		void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
 	static const char *const names[] = {"spin_turns", "spin_hits", "spin_misses",
 					    "spin_epochs", "spin_budget_ns"};
 	uint64_t v[] = {s->turns, s->hits, s->misses, s->epochs, s->budget};
-	for (unsigned i = 0; i < SK_ARRAY_LEN(names); i++) {
-		char name[64];
-		size_t n = 0;
-		for (const char *p = prefix; *p && n < 40; p++)
-			name[n++] = *p;
-		name[n++] = '.';
-		for (const char *p = names[i]; *p; p++)
-			name[n++] = *p;
-		name[n] = 0;
-		fn(ctx, name, v[i]);
+	char name[64];
+	for (unsigned i = 0; i < SK_ARRAY_LEN(names); i++)
+		fn(ctx, stat_name(name, prefix, names[i], 0), v[i]);
+	for (unsigned k = 0; k <= SPIN_GAP_BUCKETS; k++) {
+		/* 2^(k+10) ns, named in whole us (1, 2, 4, ... 2048: close enough) */
+		unsigned us = k < SPIN_GAP_BUCKETS ? 1u << k : 0;
+		fn(ctx, stat_name(name, prefix, us ? "spin_gaps_lt_" : "spin_gaps_longer", us),
+		   s->gaps[k]);
 	}
 }

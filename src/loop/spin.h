@@ -55,14 +55,16 @@ struct spin {
 	uint64_t hits;           /* spins that ended in work */
 	uint64_t misses;         /* spins that ran out: a park followed */
 	uint64_t epochs;         /* times the budget was re-learned */
+	uint64_t gaps[SPIN_GAP_BUCKETS + 1]; /* every gap seen, by hist's buckets */
 };
 
 void spin_init(struct spin *s, sk_time_ns cap);
 /* After a turn that did (work) or did not do work, at its `now`. */
 enum spin_step spin_after(struct spin *s, bool work, sk_time_ns now);
 
-/* "name value" counters, as PREFIX.spin_turns ... PREFIX.spin_budget_ns
- * (prefix e.g. "loop"). */
+/* "name value" counters, as PREFIX.spin_turns ... PREFIX.spin_budget_ns,
+ * then the gaps seen as PREFIX.spin_gaps_lt_1us ... _lt_2048us and
+ * PREFIX.spin_gaps_longer (prefix e.g. "loop"). */
 void spin_stats(const struct spin *s, const char *prefix,
 		void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
 
