@@ -245,7 +245,7 @@ def fmt(x):
 # run) or "close" (the ab run, one connection per request).
 LIVE_ROWS = [
     ("rx_sync", "ka", "device rx sync, per frame",
-     "**Device rx sync, per frame.** netloop times `dev_rx_sync` when it brings frames and "
+     "**Device rx sync, per frame.** the run loop (`src/loop/runner.c`) times `dev_rx_sync` when it brings frames and "
      "divides by their number: the device's own receive work, which on `tap:` is one `read` "
      "per frame (and one more that finds nothing), on `packet:` a read of the status word "
      "of the kernel's TPACKET_V3 block and a copy of each frame into skiff's rx ring, on "
@@ -510,7 +510,7 @@ def main():
     per = nsamp / nreq if nreq else 0
     empty = cal.get("empty", 0)
     L.append("With `--trace` off every stage is a test of a pointer that is NULL (the "
-             "`struct sk_trace *` in the TCP engine, in the server's config and in netloop) "
+             "`struct sk_trace *` in the TCP engine, in the server's config and in the run loop) "
              "at its start and at its end, a branch that is always predicted; no counter is "
              "read, nothing is written, and it is the same binary. Under `ab -k` a request "
              f"crosses about {per:.0f} timed stages (the samples of the ab -k run over its "
