@@ -303,8 +303,8 @@ LIVE_ROWS = [
      "**Timer cancel.** One `loop_timer_cancel` of an armed timer, at the close: the heap's "
      "last entry moves into the hole and sifts."),
     ("park_wake", "ka", "park/wake round trip, under ab -k -c 8",
-     "**Park/wake round trip.** netloop parks in `ppoll` after a turn with no work and "
-     "`--spin-us` (100 µs) of polling; this is the time from the decision to park to "
+     "**Park/wake round trip.** the run loop parks in `ppoll` after a turn with no work "
+     "and its learned spin (at most `--spin-us`, 100 µs); this is the time from the decision to park to "
      "running again after `ppoll` returned because a frame came. It is what it is: the idle "
      "time until the next frame is in it, and nothing is subtracted, so the figure is "
      "dominated by how long the client left the server idle, not by the cost of the two "
