@@ -36,8 +36,8 @@ static void usage(FILE *f)
 		"  --mac MAC      this host's MAC (default: random, locally administered)\n"
 		"  --stats        print counters on exit\n"
 		"  --pcap FILE    record every frame the device sees\n"
-		"  --spin-us N    poll at most this long after work before parking (default 100;\n"
-		"                 the spin learns the arrival gaps below it)\n"
+		"  --spin-us N|auto poll this long after work before parking (default 100);\n"
+		"                 auto: learn it from the arrival gaps\n"
 		"  -h, --help     this text\n"
 		"\n"
 		"Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).\n");

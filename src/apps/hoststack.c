@@ -81,6 +81,7 @@ int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, cha
 	hs->loop.ifc = hs->ifc;
 	hs->loop.tcp = hs->tcp;
 	hs->loop.spin_ns = cfg->spin_ns;
+	hs->loop.spin_learn = cfg->spin_learn;
 	return 0;
 fail:
 	hoststack_close(hs);
@@ -112,7 +113,9 @@ bool hoststack_option(const char *cmd, int c, const char *arg, struct hoststack_
 		cfg->pcap_path = arg;
 		return true;
 	case 'S':
-		cfg->spin_ns = cli_parse_ulong(cmd, "--spin-us", arg, 0, 1000000) * SK_NS_PER_US;
+		cfg->spin_learn = strcmp(arg, "auto") == 0;
+		cfg->spin_ns = cfg->spin_learn ? HOSTSTACK_SPIN_US_DEFAULT * SK_NS_PER_US
+					       : cli_parse_ulong(cmd, "--spin-us", arg, 0, 1000000) * SK_NS_PER_US;
 		return true;
 	default:
 		return false;

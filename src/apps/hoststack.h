@@ -22,6 +22,7 @@ struct hoststack_config {
 	uint32_t tcp_max_sockets;  /* 0 = default */
 	uint32_t tcp_sndbuf, tcp_rcvbuf; /* 0 = default */
 	uint64_t spin_ns;
+	bool spin_learn;           /* --spin-us auto: learn the spin below 100 us */
 };
 
 struct hoststack {

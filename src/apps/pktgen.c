@@ -9,8 +9,7 @@
  *       different buffer, so a frame costs a length store, not a copy.
  *   rx: count frames and bytes (and classify them by destination MAC:
  *       broadcast, multicast, to us, to others), releasing every batch at
- *       once; spin for a while after work (loop/spin.h: learned, capped
- *       by --spin-us), then park on the device's fd (plat_park: a stop
+ *       once; spin for a while after work (loop/spin.h, --spin-us), then park on the device's fd (plat_park: a stop
  *       signal is never slept through).
  *       It first sends one broadcast frame so a learning switch knows its
  *       MAC (unicast to it is then forwarded, not flooded).
@@ -87,8 +86,7 @@ static void usage(FILE *f)
 		"  --dport N       tx: UDP destination port (default 9, discard)\n"
 		"  --batch N       frames per sync, 1..4096 (default %u)\n"
 		"  --slots N       ring slots (power of two; default: the device's)\n"
-		"  --spin-us N     rx: poll at most this long after work before parking (default\n"
-		"                  1000; the spin learns the arrival gaps below it)\n"
+		"  --spin-us N     rx: poll this long after work before parking (default 1000)\n"
 		"  --stats         print the device counters at the end\n"
 		"  -h, --help      this text\n"
 		"\n"
@@ -249,7 +247,7 @@ static int run_rx(struct pktgen *g, sk_time_ns start, sk_time_ns end)
 	struct dev *d = g->dev;
 	sk_time_ns now = start, next_report = start + SK_NS_PER_S;
 	struct spin sp;
-	spin_init(&sp, g->spin_ns);
+	spin_init(&sp, g->spin_ns, false);
 	uint64_t rep_frames = 0, rep_bytes = 0;
 
 	/* Be seen: one broadcast frame, so a learning switch knows our MAC. */

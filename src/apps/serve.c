@@ -57,8 +57,8 @@ static void usage(FILE *f)
 		"  --header-timeout S     a request head must arrive within S s (default 10): 408\n"
 		"  --keepalive-timeout S  idle keep-alive connections close after S s (default 60)\n"
 		"  --max-body N           largest request body in bytes (default 1048576): 413\n"
-		"  --spin-us N            skiff: poll at most this long after work before parking\n"
-		"                         (default 100; the spin learns the arrival gaps below it)\n"
+		"  --spin-us N|auto       skiff: poll this long after work before parking\n"
+		"                         (default 100); auto: learn it from the arrival gaps\n"
 		"  --trace                time the request path with the cycle counter and print\n"
 		"                         median and p99 of each stage at exit (see docs/cost.md)\n"
 		"  -h, --help             this text\n"
@@ -218,6 +218,7 @@ int cmd_serve(int argc, char **argv)
 	const char *stack = NULL, *dev = NULL, *root = NULL, *pcap = NULL;
 	bool stats = false, tracing = false, have_gw = false, have_ip = false, have_plen = false, have_spin = false;
 	long spin_us = 100;
+	bool spin_learn = false;
 	uint32_t ip = 0, gw = 0;
 	uint8_t plen = 32;
 	struct http_server_config cfg;
@@ -262,7 +263,9 @@ int cmd_serve(int argc, char **argv)
 			cfg.max_body = (uint64_t)parse_num("--max-body", optarg, 0, 1L << 40);
 			break;
 		case 'U':
-			spin_us = parse_num("--spin-us", optarg, 0, 1000000);
+			spin_learn = strcmp(optarg, "auto") == 0;
+			if (!spin_learn)
+				spin_us = parse_num("--spin-us", optarg, 0, 1000000);
 			have_spin = true;
 			break;
 		case 'T': tracing = true; break;
@@ -330,6 +333,7 @@ int cmd_serve(int argc, char **argv)
 			.max_conns = cfg.max_conns,
 			.max_timers = max_timers,
 			.spin_ns = (uint64_t)spin_us * SK_NS_PER_US,
+			.spin_learn = spin_learn,
 			.trace = cfg.trace,
 		};
 		loop = serve_skiff_open(&scfg, err, sizeof(err));

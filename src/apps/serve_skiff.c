@@ -87,6 +87,7 @@ struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, s
 		.tcp_sndbuf = SERVE_SNDBUF,
 		.tcp_rcvbuf = SERVE_RCVBUF,
 		.spin_ns = cfg->spin_ns,
+		.spin_learn = cfg->spin_learn,
 	};
 	if (hoststack_open(&ss->hs, &hc, err, errlen) < 0) {
 		free(ss);

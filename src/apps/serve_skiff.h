@@ -21,7 +21,8 @@ struct serve_skiff_config {
 	uint32_t gw;           /* 0: none */
 	uint32_t max_conns;    /* the server's; TCP sockets are sized from it */
 	uint32_t max_timers;   /* the server's timers */
-	uint64_t spin_ns;      /* the runner's spin cap (it learns below it) */
+	uint64_t spin_ns;      /* the runner's spin after work (its cap with spin_learn) */
+	bool spin_learn;       /* --spin-us auto (loop/spin.h) */
 	struct sk_trace *trace; /* --trace: given to the runner and the TCP engine */
 };
 

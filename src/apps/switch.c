@@ -5,8 +5,8 @@
  * This file owns what the engine cannot: the control socket, a memfd and
  * two eventfds per attached port, and the run loop.
  *   loop: forward one batch from every attached port; after a turn with
- *   work keep polling while the learned spin lasts (loop/spin.h, capped by
- *   --spin-us: the next batch usually follows); look at the control fds
+ *   work keep polling for --spin-us (loop/spin.h: the next batch usually
+ *   follows); look at the control fds
  *   every millisecond while busy; when idle, set SWPORT_KF_SLEEPING on
  *   every tx ring, look at the heads once more, and park in ppoll on the
  *   listening socket, every port's connection and every port's "kick the
@@ -105,8 +105,7 @@ static void usage(FILE *f)
 		"  --pcap-port P   record the frames of port P (both directions) ...\n"
 		"  --pcap FILE     ... into FILE (libpcap format)\n"
 		"  --stats         print the counters on exit (SIGUSR1 prints them any time)\n"
-		"  --spin-us N     poll at most this long after work before parking (default 100;\n"
-		"                  the spin learns the gaps between batches below it)\n"
+		"  --spin-us N     poll this long after work before parking (default 100)\n"
 		"  --age S         MAC table aging in seconds (default 300)\n"
 		"  -h, --help      this text\n"
 		"\n"
@@ -418,7 +417,7 @@ gone:
 static void run(struct hswitch *h, sk_time_ns spin_ns)
 {
 	sk_time_ns last_ctl = 0;
-	spin_init(&h->spin, spin_ns);
+	spin_init(&h->spin, spin_ns, false);
 
 	while (!sw_stop) {
 		sk_time_ns now = plat_now();

@@ -113,8 +113,10 @@ static int parse_word(char *w, struct uk_args *a)
 		a->have_mac = true;
 		return parse_mac(val, a->mac);
 	}
-	if (streq(w, "spin-us"))
-		return parse_u64(val, 1000000, &a->spin_us);
+	if (streq(w, "spin-us")) {
+		a->spin_learn = streq(val, "auto");
+		return a->spin_learn ? 0 : parse_u64(val, 1000000, &a->spin_us);
+	}
 	if (streq(w, "exit-after"))
 		return parse_u64(val, 1000000000, &a->exit_after_s);
 	if (streq(w, "shutdown-port")) {

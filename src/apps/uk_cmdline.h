@@ -12,6 +12,7 @@ struct uk_args {
 	uint8_t mac[SK_MAC_LEN];
 	bool have_mac;
 	uint64_t spin_us;
+	bool spin_learn;         /* spin-us=auto */
 	uint64_t exit_after_s;   /* 0 = run forever */
 	uint16_t shutdown_port;  /* 0 = none */
 	const char *fault;       /* NULL, "ud", "pf", "gp", "de" */

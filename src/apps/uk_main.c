@@ -18,8 +18,8 @@
  *   max-body=N         largest request body in bytes (1048576): 413
  *   tcp-sndbuf=N       TCP send buffer per socket (16384)
  *   tcp-rcvbuf=N       TCP receive buffer per socket (8192)
- *   spin-us=N          poll at most this long after work before parking
- *                      (100; the spin learns the arrival gaps below it)
+ *   spin-us=N|auto     poll this long after work before parking (100);
+ *                      auto: learn it from the arrival gaps (loop/spin.h)
  *   exit-after=S       exit 0 after S seconds (a safety net for tests)
  *   shutdown-port=N    a UDP datagram "exit [CODE]" to port N exits with
  *                      CODE (default 0).  Off unless given: anyone who can
@@ -340,6 +340,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 
 	run = (struct runner){
 		.dev = d, .ifc = &ifc, .tcp = &tcp, .spin_ns = a.spin_us * SK_NS_PER_US,
+		.spin_learn = a.spin_learn,
 		.until = a.exit_after_s ? now + a.exit_after_s * SK_NS_PER_S : 0,
 	};
 	loop_skiff_attach_runner(loop, &run);

@@ -67,7 +67,7 @@ static int fail(struct runner *r, const char *what, int err)
 int runner_run(struct runner *r, volatile int *stop)
 {
 	struct dev *d = r->dev;
-	spin_init(&r->spin, r->spin_ns);
+	spin_init(&r->spin, r->spin_ns, r->spin_learn);
 	while (!*stop) {
 		sk_time_ns now = plat_now();
 		if (r->until && now >= r->until)

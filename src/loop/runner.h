@@ -54,6 +54,8 @@ struct runner {
 	runner_turn_fn on_turn;      /* optional */
 	void *ctx;                   /* passed to the callbacks */
 	uint64_t spin_ns;            /* cap on the spin after work; 0 = park at once */
+	bool spin_learn;             /* learn the spin below the cap (spin.h); false:
+				      * always spin_ns */
 	sk_time_ns until;            /* return 0 once plat_now() reaches it
 				      * (exit-after); 0 = SK_TIME_NEVER */
 	struct sk_trace *trace;      /* --trace (base/hist.h): the device and park

@@ -1,10 +1,11 @@
 /* spin.c — see spin.h. */
 #include "spin.h"
 
-void spin_init(struct spin *s, sk_time_ns cap)
+void spin_init(struct spin *s, sk_time_ns cap, bool learn)
 {
 	sk_memset(s, 0, sizeof(*s));
 	s->cap = cap;
+	s->learn = learn;
 	s->budget = cap; /* until the first epoch: the cap, as a fixed spin */
 }
 
@@ -48,7 +49,7 @@ void spin_sample(struct spin *s, sk_time_ns gap)
 	unsigned k = gap_bucket(gap);
 	s->hist[k]++;
 	s->gaps[k]++;
-	if (++s->samples < SPIN_EPOCH)
+	if (!s->learn || ++s->samples < SPIN_EPOCH)
 		return;
 	s->budget = spin_choose(s);
 	s->samples = 0;

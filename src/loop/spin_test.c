@@ -23,7 +23,7 @@ static void test_starts_at_cap(void **state)
 {
 	(void)state;
 	struct spin s;
-	spin_init(&s, 100 * US);
+	spin_init(&s, 100 * US, true);
 	assert_int_equal(s.budget, 100 * US);
 	feed(&s, 80 * US, SPIN_EPOCH - 1);
 	assert_int_equal(s.budget, 100 * US);
@@ -36,7 +36,7 @@ static void test_short_gaps_spin(void **state)
 {
 	(void)state;
 	struct spin s;
-	spin_init(&s, 100 * US);
+	spin_init(&s, 100 * US, true);
 	feed(&s, 3 * US, SPIN_EPOCH);
 	assert_int_equal(s.epochs, 1);
 	assert_true(s.budget >= 3 * US);
@@ -49,7 +49,7 @@ static void test_long_gaps_park(void **state)
 {
 	(void)state;
 	struct spin s;
-	spin_init(&s, 100 * US);
+	spin_init(&s, 100 * US, true);
 	feed(&s, 80 * US, SPIN_EPOCH);
 	assert_int_equal(s.budget, 0);
 }
@@ -59,7 +59,7 @@ static void test_mixed_gaps(void **state)
 {
 	(void)state;
 	struct spin s;
-	spin_init(&s, 100 * US);
+	spin_init(&s, 100 * US, true);
 	for (int i = 0; i < SPIN_EPOCH / 2; i++) {
 		spin_sample(&s, 3 * US);
 		spin_sample(&s, 80 * US);
@@ -73,10 +73,10 @@ static void test_cap(void **state)
 {
 	(void)state;
 	struct spin s;
-	spin_init(&s, 10 * US);
+	spin_init(&s, 10 * US, true);
 	feed(&s, 3 * US, SPIN_EPOCH);
 	assert_true(s.budget <= 10 * US);
-	spin_init(&s, 0);
+	spin_init(&s, 0, true);
 	feed(&s, 3 * US, SPIN_EPOCH);
 	assert_int_equal(s.budget, 0);
 }
@@ -86,7 +86,7 @@ static void test_follows_load(void **state)
 {
 	(void)state;
 	struct spin s;
-	spin_init(&s, 100 * US);
+	spin_init(&s, 100 * US, true);
 	feed(&s, 3 * US, 4 * SPIN_EPOCH);
 	assert_true(s.budget > 0);
 	feed(&s, 200 * US, 4 * SPIN_EPOCH);
@@ -101,7 +101,7 @@ static void test_steps(void **state)
 {
 	(void)state;
 	struct spin s;
-	spin_init(&s, 10 * US);
+	spin_init(&s, 10 * US, true);
 	assert_int_equal(spin_after(&s, true, 1000 * US), SPIN_WORK);
 	assert_int_equal(spin_after(&s, false, 1001 * US), SPIN_SPIN);
 	assert_int_equal(spin_after(&s, true, 1003 * US), SPIN_WORK);
@@ -118,6 +118,18 @@ static void test_steps(void **state)
 	assert_int_equal(s.samples, 2);
 }
 
+/* Without learning the budget stays at the cap; the gaps are still counted. */
+static void test_fixed(void **state)
+{
+	(void)state;
+	struct spin s;
+	spin_init(&s, 100 * US, false);
+	feed(&s, 80 * US, 4 * SPIN_EPOCH);
+	assert_int_equal(s.budget, 100 * US);
+	assert_int_equal(s.epochs, 0);
+	assert_int_equal(s.gaps[7], 4 * SPIN_EPOCH); /* 80 us: [64, 128) us */
+}
+
 static void count(void *ctx, const char *name, uint64_t v)
 {
 	(void)v;
@@ -129,7 +141,7 @@ static void test_stats_names(void **state)
 {
 	(void)state;
 	struct spin s;
-	spin_init(&s, 10 * US);
+	spin_init(&s, 10 * US, true);
 	int n = 0;
 	spin_stats(&s, "loop", count, &n);
 	assert_int_equal(n, 5 + SPIN_GAP_BUCKETS + 1);
@@ -142,6 +154,7 @@ int main(void)
 		cmocka_unit_test(test_long_gaps_park), cmocka_unit_test(test_mixed_gaps),
 		cmocka_unit_test(test_cap),            cmocka_unit_test(test_follows_load),
 		cmocka_unit_test(test_steps),          cmocka_unit_test(test_stats_names),
+		cmocka_unit_test(test_fixed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
