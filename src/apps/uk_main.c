@@ -73,7 +73,6 @@
 #define UK_RCVBUF (8u * 1024)  /* requests are small; a big head just takes
 				* more than one window, the server reassembles */
 #define UK_BACKLOG 4096        /* as `skiff serve`: bursts queue, not cookies */
-#define UK_EVENTS 64
 
 /* The ring region the device DMAs into: static, small (2 MiB). */
 static uint8_t arena[2u << 20] __attribute__((aligned(4096)));
