@@ -16,7 +16,7 @@ CORE_DIRS := src/base src/wire src/ring src/net src/http src/switch
 # From src/loop only the stack-independent parts are core: the timer heap and
 # the skiff backend (loop_skiff.c), so the unikernel links the same loop;
 # loop_linux.c is hosted.
-CORE_LOOP := src/loop/timerq.c src/loop/loop_skiff.c
+CORE_LOOP := src/loop/timerq.c src/loop/loop_skiff.c src/loop/runner.c src/loop/spin.c
 # From src/apps only the options module (apps/opts.h): the hosted commands
 # and the unikernel parse their command lines with the same code.
 CORE_APPS := src/apps/opts.c
@@ -25,7 +25,9 @@ CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS)))) $
 # Hosted pieces: devices, the Linux platform, the commands; also
 # src/loop/loop_fake.c, the loop test double that unit tests and bench/
 # link from this archive (a program that does not use it does not get it).
-HOST_SRC  := $(filter-out %_test.c src/apps/main.c $(CORE_LOOP) $(CORE_APPS),$(wildcard src/dev/*.c src/plat/linux/*.c src/apps/*.c src/loop/*.c))
+# The unikernel's application (mk/unikernel.mk) is not hosted.
+UK_APP_SRC := $(wildcard src/apps/uk_*.c)
+HOST_SRC  := $(filter-out %_test.c src/apps/main.c $(CORE_LOOP) $(CORE_APPS) $(UK_APP_SRC),$(wildcard src/dev/*.c src/plat/linux/*.c src/apps/*.c src/loop/*.c))
 TEST_SRC  := $(wildcard src/*/*_test.c src/*/*/*_test.c)
 FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)

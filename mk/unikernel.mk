@@ -4,10 +4,12 @@
 # the freestanding part of src/loop) is compiled again, from the same
 # files, with kernel flags into its own archive; nothing in it changes for
 # the unikernel, which runs the same TCP engine, loop_skiff and HTTP server
-# as `skiff serve --stack skiff`.  The platform (src/plat/kvm: boot, the
-# loop_skiff runner, memory, clocks) and the virtio-net driver
-# (src/dev/virtio_net.c) complete it.  Linking the core as an archive
-# pulls in only the objects the kernel uses.
+# as `skiff serve --stack skiff`, with the same run loop (src/loop/runner.c).
+# The platform (src/plat/kvm: boot, memory, paging, traps, console, time,
+# the park, PCI/MSI-X and the virtio transport), the virtio-net driver
+# (src/dev/virtio_net.c) and the application (UK_APP_SRC: src/apps/uk_*.c,
+# the main and its command line) complete it.  Linking the core as an
+# archive pulls in only the objects the kernel uses.
 #
 #   make uk            build/skiff-uk.elf
 #   make uk-clang      the same with clang, into build/clang (a warning check)
@@ -29,7 +31,7 @@ UK_CFLAGS  := -std=c11 $(WARN) -O2 -g -Isrc -ffreestanding -fno-pie -fno-pic \
 UK_LDFLAGS := -nostdlib -static $(if $(findstring clang,$(UK_CC)),,-no-pie) -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,--gc-sections -Wl,-z,noexecstack -Wl,-T,src/plat/kvm/kernel.ld
 
-UK_PLAT_SRC := $(wildcard src/plat/kvm/*.c) src/dev/virtio_net.c
+UK_PLAT_SRC := $(wildcard src/plat/kvm/*.c) src/dev/virtio_net.c $(UK_APP_SRC)
 UK_ASM_SRC  := $(wildcard src/plat/kvm/*.S)
 UK_PLAT_OBJ := $(UK_PLAT_SRC:%.c=$(UK_BUILD)/%.o) $(UK_ASM_SRC:%.S=$(UK_BUILD)/%.o)
 UK_CORE_OBJ := $(CORE_SRC:%.c=$(UK_BUILD)/%.o)

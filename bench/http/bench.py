@@ -36,6 +36,9 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
   BENCH_PASSES="41 600"  BENCH_SERVER_CPU=1  BENCH_CLIENT_CPU=0
   BENCH_OUT=bench/results/<YYYY-MM-DD-HHMMSS>  BENCH_WARMUP=1 (0: none)
   BENCH_OFFLOADS=off
+  BENCH_SKIFF_OLD=PATH  another skiff binary (e.g. main's, before a change):
+            every server name may then carry "-old" (skiff-packet-old) to
+            run from it, alternating with the new one in the same run.
 """
 import csv
 import datetime
@@ -72,6 +75,13 @@ REPS = int(env("BENCH_REPS", "3"))
 DURATION = float(env("BENCH_DURATION", "2"))
 NMAX = int(env("BENCH_N", "2000000"))
 SERVERS = env("BENCH_SERVERS", " ".join(ALL_SERVERS)).split()
+SKIFF_OLD = env("BENCH_SKIFF_OLD", "")
+
+
+def base_server(name):
+    """skiff-packet-old -> skiff-packet (the old binary, BENCH_SKIFF_OLD)."""
+    return name[:-4] if name.endswith("-old") and SKIFF_OLD else name
+
 LOADS = env("BENCH_LOADS", " ".join(ALL_LOADS)).split()
 PASSES = [int(p) for p in env("BENCH_PASSES", "41 600").split()]
 SCPU = int(env("BENCH_SERVER_CPU", "1"))
@@ -83,7 +93,7 @@ SAT_PCT = 95.0
 MAX_CONNS = 4096  # set in main(): nginx's worker_connections and skiff's --max-conns
 
 for s in SERVERS:
-    if s not in ALL_SERVERS:
+    if base_server(s) not in ALL_SERVERS:
         sys.exit(f"bench: unknown server '{s}' (known: {' '.join(ALL_SERVERS)})")
 for ld in LOADS:
     if ld not in ALL_LOADS:
@@ -243,6 +253,9 @@ def cleanup():
 class Server:
     def __init__(self, name, skiff, work):
         self.name, self.skiff, self.work = name, skiff, work
+        self.base = base_server(name)
+        if self.base != name:
+            self.skiff = os.path.abspath(SKIFF_OLD)
         self.proc = None
         self.topo = None
         self.log = os.path.join(work, f"{name}.log")
@@ -250,25 +263,25 @@ class Server:
 
     @property
     def topo_kind(self):
-        return "tap" if self.name == "skiff-tap" else "veth"
+        return "tap" if self.base == "skiff-tap" else "veth"
 
     @property
     def linux_ip(self):
-        return self.name in ("nginx", "linux-app")
+        return self.base in ("nginx", "linux-app")
 
     def command(self, root):
         pin = ["taskset", "-c", str(SCPU)]
-        if self.name == "nginx":
+        if self.base == "nginx":
             conf = os.path.join(self.work, "nginx.conf")
             return pin + ["nginx", "-p", self.work + "/", "-c", conf]
         base = pin + [self.skiff, "serve", "--port", "80", "--stats",
                       "--max-conns", str(MAX_CONNS)]
         if root:
             base += ["--root", root]
-        if self.name == "linux-app":
+        if self.base == "linux-app":
             return base + ["--stack", "linux", "--ip", SRV_IP]
         dev = {"skiff-xdp": "xdp:vs0", "skiff-packet": "packet:vs0",
-               "skiff-tap": "tap:sk0"}[self.name]
+               "skiff-tap": "tap:sk0"}[self.base]
         return base + ["--stack", "skiff", "--dev", dev, "--ip", f"{SRV_IP}/24"]
 
     def start(self, root):

@@ -245,7 +245,7 @@ def fmt(x):
 # run) or "close" (the ab run, one connection per request).
 LIVE_ROWS = [
     ("rx_sync", "ka", "device rx sync, per frame",
-     "**Device rx sync, per frame.** netloop times `dev_rx_sync` when it brings frames and "
+     "**Device rx sync, per frame.** the run loop (`src/loop/runner.c`) times `dev_rx_sync` when it brings frames and "
      "divides by their number: the device's own receive work, which on `tap:` is one `read` "
      "per frame (and one more that finds nothing), on `packet:` a read of the status word "
      "of the kernel's TPACKET_V3 block and a copy of each frame into skiff's rx ring, on "
@@ -303,8 +303,8 @@ LIVE_ROWS = [
      "**Timer cancel.** One `loop_timer_cancel` of an armed timer, at the close: the heap's "
      "last entry moves into the hole and sifts."),
     ("park_wake", "ka", "park/wake round trip, under ab -k -c 8",
-     "**Park/wake round trip.** netloop parks in `ppoll` after a turn with no work and "
-     "`--spin-us` (100 µs) of polling; this is the time from the decision to park to "
+     "**Park/wake round trip.** the run loop parks in `ppoll` after a turn with no work "
+     "and its learned spin (at most `--spin-us`, 100 µs); this is the time from the decision to park to "
      "running again after `ppoll` returned because a frame came. It is what it is: the idle "
      "time until the next frame is in it, and nothing is subtracted, so the figure is "
      "dominated by how long the client left the server idle, not by the cost of the two "
@@ -510,7 +510,7 @@ def main():
     per = nsamp / nreq if nreq else 0
     empty = cal.get("empty", 0)
     L.append("With `--trace` off every stage is a test of a pointer that is NULL (the "
-             "`struct sk_trace *` in the TCP engine, in the server's config and in netloop) "
+             "`struct sk_trace *` in the TCP engine, in the server's config and in the run loop) "
              "at its start and at its end, a branch that is always predicted; no counter is "
              "read, nothing is written, and it is the same binary. Under `ab -k` a request "
              f"crosses about {per:.0f} timed stages (the samples of the ab -k run over its "

@@ -70,7 +70,7 @@ static void discard_pump(struct tcp_stack *tcp, int s, sk_time_ns now)
 	}
 }
 
-static void echo_tcp(void *ctx, struct netloop *l, const struct tcp_event *ev, int n, sk_time_ns now)
+static void echo_tcp(void *ctx, struct runner *l, const struct tcp_event *ev, int n, sk_time_ns now)
 {
 	(void)ctx;
 	struct tcp_stack *tcp = l->tcp;
@@ -142,7 +142,7 @@ int cmd_echo(int argc, char **argv)
 	       hs.dev->name, ipbuf, cfg.ifc.prefix_len, macbuf, ECHO_PORT, ECHO_PORT, DISCARD_PORT);
 	fflush(stdout);
 
-	int rc = netloop_run(&hs.loop, &echo_stop);
+	int rc = hoststack_run(&hs, &echo_stop);
 	if (stats)
 		hoststack_print_stats(&hs, stdout);
 	fflush(stdout);

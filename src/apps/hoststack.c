@@ -1,5 +1,6 @@
 /* hoststack.c — see hoststack.h. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -80,6 +81,7 @@ int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, cha
 	hs->loop.ifc = hs->ifc;
 	hs->loop.tcp = hs->tcp;
 	hs->loop.spin_ns = cfg->spin_ns;
+	hs->loop.spin_learn = cfg->spin_learn;
 	return 0;
 fail:
 	hoststack_close(hs);
@@ -98,7 +100,23 @@ void hoststack_options(struct hoststack_config *cfg, struct opts *o)
 	cfg->have_mac = opt_given(o, OPT_MAC);
 	if (cfg->have_mac)
 		memcpy(cfg->ifc.mac, o->v[OPT_MAC].mac, 6);
-	cfg->spin_ns = opt_num(o, OPT_SPIN_US) * SK_NS_PER_US;
+	/* spin-us auto: learn the spin from the arrival gaps (loop/spin.h),
+	 * capped at the fixed default. */
+	cfg->spin_learn = opt_num(o, OPT_SPIN_US) == OPT_NUM_AUTO;
+	cfg->spin_ns = (cfg->spin_learn ? 100 : opt_num(o, OPT_SPIN_US)) * SK_NS_PER_US;
+}
+
+int hoststack_run(struct hoststack *hs, volatile int *stop)
+{
+	if (runner_run(&hs->loop, stop) == 0)
+		return 0;
+	const struct runner *r = &hs->loop;
+	if (r->err_what[0] == 'p')
+		fprintf(stderr, "skiff: ppoll: %s\n", strerror(-r->err));
+	else
+		fprintf(stderr, "skiff: device %s: %s failed: %s\n", hs->dev->name, r->err_what,
+			strerror(-r->err));
+	return -1;
 }
 
 void hoststack_announce(struct hoststack *hs)
@@ -115,7 +133,7 @@ static void print_stat(void *ctx, const char *name, uint64_t value)
 void hoststack_print_stats(struct hoststack *hs, FILE *f)
 {
 	dev_print_stats(hs->dev, f);
-	netloop_print_stats(&hs->loop, f);
+	runner_stats(&hs->loop, print_stat, f);
 	iface_stats(hs->ifc, print_stat, f);
 	if (hs->tcp)
 		tcp_stats(hs->tcp, print_stat, f);

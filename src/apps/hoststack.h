@@ -1,7 +1,8 @@
 /* hoststack.h — skiff's stack in a Linux process: one device, its IPv4
  * interface and optionally a TCP engine, opened together from command-line
- * values and run by netloop.  Shared by the commands that run on skiff's
- * own stack (echo, ping, tcp-client, serve --stack skiff, load). */
+ * values and run by the runner (loop/runner.h).  Shared by the commands
+ * that run on skiff's own stack (echo, ping, tcp-client, serve --stack
+ * skiff, load). */
 #ifndef APPS_HOSTSTACK_H
 #define APPS_HOSTSTACK_H
 
@@ -11,7 +12,7 @@
 #include "../dev/dev_open.h"
 #include "../net/iface.h"
 #include "../net/tcp.h"
-#include "netloop.h"
+#include "../loop/runner.h"
 #include "opts.h"
 
 struct hoststack_config {
@@ -23,6 +24,7 @@ struct hoststack_config {
 	uint32_t tcp_max_sockets;  /* 0 = default */
 	uint32_t tcp_sndbuf, tcp_rcvbuf; /* 0 = default */
 	uint64_t spin_ns;
+	bool spin_learn;           /* --spin-us auto: learn the spin below 100 us */
 };
 
 struct hoststack {
@@ -31,7 +33,7 @@ struct hoststack {
 	struct tcp_stack *tcp; /* NULL unless cfg.tcp */
 	void *tcp_arena;       /* mmap'ed: pages are touched only as sockets use them */
 	size_t tcp_arena_size;
-	struct netloop loop;   /* dev, ifc, tcp and spin_ns filled in; add callbacks */
+	struct runner loop;    /* dev, ifc, tcp and spin_ns filled in; add callbacks */
 };
 
 /* The stack options of a command (apps/opts.h: dev, pcap, ip, gw, mac,
@@ -43,6 +45,9 @@ void hoststack_options(struct hoststack_config *cfg, struct opts *o);
 /* Returns 0, or -1 with a one-line reason in err. */
 int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, char *err,
 		   size_t errlen);
+/* runner_run, with a device or park error reported on stderr as
+ * "skiff: device NAME: rx failed: REASON".  Returns 0 or -1. */
+int hoststack_run(struct hoststack *hs, volatile int *stop);
 /* Gratuitous ARP, sent at once. */
 void hoststack_announce(struct hoststack *hs);
 /* "name value" lines: device, loop, interface, TCP. */

@@ -9,6 +9,8 @@
 
 static const char *const stack_choices[] = {"skiff", "linux", NULL};
 static const char *const fault_choices[] = {"ud", "pf", "gp", "de", NULL};
+/* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
+static const char *const auto_word[] = {"auto", NULL};
 
 #define DEV_HELP "tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT"
 
@@ -25,8 +27,9 @@ const struct opt_def opt_defs[OPT_N] = {
 		     "this host's MAC (default: the device's, else random,\n"
 		     "locally administered)"},
 	[OPT_PCAP] = {"pcap", 0, OPT_K_STR, "FILE", 0, 0, NULL, "record every frame the device sees"},
-	[OPT_SPIN_US] = {"spin-us", 0, OPT_K_NUM, "N", 0, 1000000, NULL,
-			 "poll this many us after work before parking"},
+	[OPT_SPIN_US] = {"spin-us", 0, OPT_K_NUM, "N|auto", 0, 1000000, auto_word,
+			 "poll this many us after work before parking;\n"
+			 "auto: learn it from the arrival gaps (loop/spin.h)"},
 	[OPT_STATS] = {"stats", 0, OPT_K_FLAG, NULL, 0, 0, NULL, "print counters on exit"},
 
 	[OPT_PORT] = {"port", 0, OPT_K_NUM, "N", 1, 65535, NULL, "TCP port to serve"},
@@ -608,11 +611,19 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 	case OPT_K_NUM:
 		if (opt_parse_dec(s, &v->num) == 0 && v->num >= d->lo && v->num <= d->hi)
 			return OPT_OK;
+		if (d->choices && seq(s, d->choices[0])) {
+			v->num = OPT_NUM_AUTO;
+			return OPT_OK;
+		}
 		b = msg_value(err, errlen, d, s);
 		put(&b, "is not a number in ");
 		put_u64(&b, d->lo);
 		put(&b, "..");
 		put_u64(&b, d->hi);
+		if (d->choices) {
+			put(&b, " or ");
+			put(&b, d->choices[0]);
+		}
 		return OPT_ERROR;
 	case OPT_K_SIZE:
 		if (parse_size(s, &v->num) == 0 && v->num >= d->lo && v->num <= d->hi)

@@ -48,7 +48,7 @@ enum opt_id {
 enum opt_kind {
 	OPT_K_FLAG,     /* no value */
 	OPT_K_STR,      /* any non-empty text: a path, a device spec */
-	OPT_K_NUM,      /* decimal, in [lo, hi] */
+	OPT_K_NUM,      /* decimal, in [lo, hi]; or choices[0] (e.g. "auto"): OPT_NUM_AUTO */
 	OPT_K_SIZE,     /* decimal with an optional K, M or G (x 1024^n), in [lo, hi] */
 	OPT_K_U64,      /* any 64-bit value, decimal or 0x hex (seeds) */
 	OPT_K_CIDR,     /* ADDR/LEN, ADDR a host; ADDR alone where OPT_USE_BARE */
@@ -94,6 +94,9 @@ extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_
 	opt_cmd_load, opt_cmd_uk;
 
 /* A value.  Which fields mean something depends on the kind. */
+/* The value of an OPT_K_NUM given as its word (spin-us auto). */
+#define OPT_NUM_AUTO UINT64_MAX
+
 struct opt_val {
 	const char *str;     /* the text (given or default); NULL: neither */
 	uint64_t num;        /* NUM, SIZE, U64; CHOICE: index; ENDPOINT: port; FLAG: 1 */

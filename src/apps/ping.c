@@ -8,7 +8,7 @@
  * timeout counts as lost, as with Linux's ping -W.  Exit 0 only when every
  * request got one intact reply in time.
  *
- * Runs on hoststack + netloop like `skiff echo` (so it answers ARP and
+ * Runs on hoststack + the runner like `skiff echo` (so it answers ARP and
  * pings itself while it runs): sending is an app timer, replies come from
  * the interface's echo reply callback. */
 #include <signal.h>
@@ -281,7 +281,7 @@ int cmd_ping(int argc, char **argv)
 	fflush(stdout);
 
 	p.next_send = plat_now(); /* the first request at once */
-	int rc = netloop_run(&p.hs.loop, &ping_stop);
+	int rc = hoststack_run(&p.hs, &ping_stop);
 	print_summary(&p);
 	if (stats)
 		hoststack_print_stats(&p.hs, stdout);

@@ -9,7 +9,8 @@
  *       different buffer, so a frame costs a length store, not a copy.
  *   rx: count frames and bytes (and classify them by destination MAC:
  *       broadcast, multicast, to us, to others), releasing every batch at
- *       once; spin for a while after work, then park on the device's fd.
+ *       once; spin for a while after work (loop/spin.h, --spin-us), then park on the device's fd (plat_park: a stop
+ *       signal is never slept through).
  *       It first sends one broadcast frame so a learning switch knows its
  *       MAC (unicast to it is then forwarded, not flooded).
  * Both print a rate line per second and a summary at the end, at --count,
@@ -20,7 +21,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "../dev/dev_open.h"
+#include "../loop/spin.h"
 #include "../plat/plat.h"
 #include "../wire/eth.h"
 #include "../wire/ipv4.h"
@@ -244,7 +245,9 @@ static int run_tx(struct pktgen *g, sk_time_ns start, sk_time_ns end)
 static int run_rx(struct pktgen *g, sk_time_ns start, sk_time_ns end)
 {
 	struct dev *d = g->dev;
-	sk_time_ns now = start, next_report = start + SK_NS_PER_S, spin_until = start;
+	sk_time_ns now = start, next_report = start + SK_NS_PER_S;
+	struct spin sp;
+	spin_init(&sp, g->spin_ns, false);
 	uint64_t rep_frames = 0, rep_bytes = 0;
 
 	/* Be seen: one broadcast frame, so a learning switch knows our MAC. */
@@ -276,21 +279,18 @@ static int run_rx(struct pktgen *g, sk_time_ns start, sk_time_ns end)
 			rep_bytes = g->bytes;
 			next_report = now + SK_NS_PER_S;
 		}
-		if (g->frames != before) {
-			spin_until = now + g->spin_ns;
+		enum spin_step step = spin_after(&sp, g->frames != before, now);
+		if (step == SPIN_WORK)
 			continue;
-		}
-		if (now < spin_until) {
+		if (step == SPIN_SPIN) {
 			sched_yield(); /* as in run_tx: let a sender on this core run */
 			continue;
 		}
 		/* Park until a frame, the next report or the end. */
-		sk_time_ns until = next_report < end ? next_report : end;
-		sk_time_ns wait = until > now ? until - now : 0;
-		struct timespec ts = {(time_t)(wait / SK_NS_PER_S), (long)(wait % SK_NS_PER_S)};
-		struct pollfd pfd = {.fd = dev_poll_fd(d), .events = POLLIN};
-		if (ppoll(&pfd, pfd.fd >= 0 ? 1 : 0, &ts, NULL) < 0 && errno != EINTR)
-			return -errno;
+		struct plat_wake w = {.fd = dev_poll_fd(d)};
+		int woke = plat_park(next_report < end ? next_report : end, &w, &pg_stop);
+		if (woke < 0)
+			return woke;
 	}
 	return 0;
 }

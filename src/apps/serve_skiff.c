@@ -1,11 +1,8 @@
 /* serve_skiff.c — see serve_skiff.h.
  *
- * The hosted runner of loop_skiff: netloop_run already does a turn the way
- * loop_skiff.h asks (on_turn first, frames into the stack, application
- * timers, tcp_poll / events / tcp_poll, one tx sync, bounded spin, park in
- * ppoll until a frame or the earliest deadline), so the glue is four
- * one-line callbacks.  The clock is plat_now(), read by netloop once per
- * turn.
+ * loop_skiff on a hoststack, turned by the runner (loop/runner.h), as the
+ * unikernel's is (apps/uk_main.c): loop_skiff_attach_runner connects the
+ * two, and only the device and the memory differ.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,38 +26,12 @@ struct serve_skiff {
 	size_t memsz;
 };
 
-/* ---- the runner: netloop's callbacks into loop_skiff ---- */
-
-static void on_turn(void *ctx, sk_time_ns now)
-{
-	struct serve_skiff *ss = ctx;
-	loop_skiff_turn(ss->loop, now);
-}
-
-static void on_tcp(void *ctx, struct netloop *nl, const struct tcp_event *ev, int n, sk_time_ns now)
-{
-	(void)nl;
-	struct serve_skiff *ss = ctx;
-	loop_skiff_dispatch(ss->loop, ev, n, now);
-}
-
-static sk_time_ns app_deadline(void *ctx)
-{
-	struct serve_skiff *ss = ctx;
-	return loop_skiff_next_deadline(ss->loop);
-}
-
-static void app_timers(void *ctx, sk_time_ns now)
-{
-	struct serve_skiff *ss = ctx;
-	loop_skiff_timers(ss->loop, now);
-}
-
 static int plat_run(void *ctx, struct loop *l, volatile int *stop)
 {
 	(void)l;
 	struct serve_skiff *ss = ctx;
-	return netloop_run(&ss->hs.loop, stop) < 0 ? -SK_ENETUNREACH : 0;
+	/* A broken device ends the server: the error the loop API has for it. */
+	return hoststack_run(&ss->hs, stop) < 0 ? -SK_ENETUNREACH : 0;
 }
 
 static void plat_fatal(void *ctx, const char *msg)
@@ -102,7 +73,7 @@ struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, s
 		free(ss);
 		return NULL;
 	}
-	/* --trace: the engine's segment stages and netloop's device and park
+	/* --trace: the engine's segment stages and the runner's device and park
 	 * stages (tcp_stack_init cleared the engine's pointer). */
 	ss->hs.tcp->trace = cfg->trace;
 	ss->hs.loop.trace = cfg->trace;
@@ -132,11 +103,7 @@ struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, s
 		free(ss);
 		return NULL;
 	}
-	ss->hs.loop.on_turn = on_turn;
-	ss->hs.loop.on_tcp = on_tcp;
-	ss->hs.loop.app_deadline = app_deadline;
-	ss->hs.loop.app_timers = app_timers;
-	ss->hs.loop.ctx = ss;
+	loop_skiff_attach_runner(ss->loop, &ss->hs.loop);
 	return ss->loop;
 }
 

@@ -1,6 +1,6 @@
 /* serve_skiff.h — `skiff serve --stack skiff`: the loop API on skiff's own
  * stack in a Linux process.  A hoststack (device, interface, TCP engine)
- * under loop/loop_skiff.c, with netloop as the runner.  serve.c builds the
+ * under loop/loop_skiff.c, turned by the runner (loop/runner.h).  serve.c builds the
  * same HTTP server on the loop this returns as on loop_linux. */
 #ifndef APPS_SERVE_SKIFF_H
 #define APPS_SERVE_SKIFF_H
@@ -21,7 +21,7 @@ struct serve_skiff_config {
 	uint32_t max_conns;    /* the server's; TCP sockets are sized from it */
 	uint32_t max_timers;   /* the server's timers */
 	uint32_t tcp_sndbuf, tcp_rcvbuf; /* bytes per socket */
-	struct sk_trace *trace; /* --trace: given to netloop and the TCP engine */
+	struct sk_trace *trace; /* --trace: given to the runner and the TCP engine */
 };
 
 /* Open the device and the stack and build the loop; loop_destroy() closes
@@ -35,7 +35,7 @@ void serve_skiff_describe(struct loop *l, char *buf, size_t len);
 /* Announce this host on the link (gratuitous ARP), once ready. */
 void serve_skiff_announce(struct loop *l);
 
-/* The counters for --stats: hoststack_print_stats (device, netloop,
+/* The counters for --stats: hoststack_print_stats (device, runner,
  * interface, TCP), then the backend's own. */
 void serve_skiff_print_stats(struct loop *l, FILE *f);
 

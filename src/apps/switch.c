@@ -5,11 +5,13 @@
  * This file owns what the engine cannot: the control socket, a memfd and
  * two eventfds per attached port, and the run loop.
  *   loop: forward one batch from every attached port; after a turn with
- *   work keep polling for spin_ns (the next batch usually follows); look at
- *   the control fds every millisecond while busy; when idle, set
- *   SWPORT_KF_SLEEPING on every tx ring, look at the heads once more, and
- *   park in ppoll on the listening socket, every port's connection and
- *   every port's "kick the switch" eventfd.
+ *   work keep polling for --spin-us (loop/spin.h: the next batch usually
+ *   follows); look at the control fds
+ *   every millisecond while busy; when idle, set SWPORT_KF_SLEEPING on
+ *   every tx ring, look at the heads once more, and park in ppoll on the
+ *   listening socket, every port's connection and every port's "kick the
+ *   switch" eventfd, with SIGINT/SIGTERM let in only inside the wait
+ *   (plat/linux/stopsig.h), so a stop is never slept through.
  *   attach: a connection sends a swport_hello (swport.h); the switch lays
  *   out a fresh region in a new memfd, attaches it to the engine and sends
  *   the fds back.  The connection is the attachment: when it hangs up (the
@@ -33,6 +35,8 @@
 #include <pcap/pcap.h>
 
 #include "../dev/shm.h"
+#include "../loop/spin.h"
+#include "../plat/linux/stopsig.h"
 #include "../plat/plat.h"
 #include "../switch/sw.h"
 #include "cli.h"
@@ -82,6 +86,7 @@ struct hswitch {
 	pcap_dumper_t *dumper;
 	/* loop counters */
 	uint64_t turns, busy_turns, parks, kicks_failed;
+	struct spin spin;   /* when to spin and when to park (loop/spin.h) */
 };
 
 static void usage(FILE *f)
@@ -130,6 +135,11 @@ static void capture(void *ctx, unsigned port, bool to_port, const uint8_t *frame
 	pcap_dump((u_char *)h->dumper, &ph, frame);
 }
 
+static void print_stat(void *ctx, const char *name, uint64_t v)
+{
+	fprintf(ctx, "%s %llu\n", name, (unsigned long long)v);
+}
+
 static void print_stats(struct hswitch *h, FILE *f)
 {
 	struct sw *s = h->sw;
@@ -163,6 +173,7 @@ static void print_stats(struct hswitch *h, FILE *f)
 	fprintf(f, "loop.turns %llu\n", (unsigned long long)h->turns);
 	fprintf(f, "loop.busy_turns %llu\n", (unsigned long long)h->busy_turns);
 	fprintf(f, "loop.parks %llu\n", (unsigned long long)h->parks);
+	spin_stats(&h->spin, "loop", print_stat, f);
 	fflush(f);
 }
 
@@ -353,7 +364,18 @@ static void control(struct hswitch *h, int timeout_ms, sk_time_ns now)
 			who[n++] = 1000 + (int)p;
 		}
 	}
-	if (poll(pfd, n, timeout_ms) <= 0)
+	int r;
+	if (timeout_ms == 0) {
+		r = poll(pfd, n, 0);
+	} else {
+		struct plat_stopsig sigs;
+		if (!plat_stopsig_hold(&sigs, &sw_stop))
+			return;
+		struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000};
+		r = ppoll(pfd, n, timeout_ms < 0 ? NULL : &ts, &sigs.wait);
+		plat_stopsig_release(&sigs);
+	}
+	if (r <= 0)
 		return;
 	for (nfds_t i = 0; i < n; i++) {
 		if (pfd[i].revents == 0)
@@ -392,16 +414,10 @@ gone:
 	}
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__)
-	__builtin_ia32_pause();
-#endif
-}
-
 static void run(struct hswitch *h, sk_time_ns spin_ns)
 {
-	sk_time_ns spin_until = 0, last_ctl = 0;
+	sk_time_ns last_ctl = 0;
+	spin_init(&h->spin, spin_ns, false);
 
 	while (!sw_stop) {
 		sk_time_ns now = plat_now();
@@ -414,17 +430,16 @@ static void run(struct hswitch *h, sk_time_ns spin_ns)
 			sw_dump = 0;
 			print_stats(h, stdout);
 		}
-		if (work) {
+		enum spin_step step = spin_after(&h->spin, work != 0, now);
+		if (step == SPIN_WORK)
 			h->busy_turns++;
-			spin_until = now + spin_ns;
-		}
-		if (work || now < spin_until) {
+		if (step != SPIN_PARK) {
 			if (now - last_ctl >= SWITCH_CTL_NS) {
 				last_ctl = now;
 				control(h, 0, now);
 			}
-			if (!work)
-				cpu_relax();
+			if (step == SPIN_SPIN)
+				plat_relax();
 			continue;
 		}
 		/* Idle: ask for kicks, look once more, then sleep. */

@@ -8,7 +8,7 @@
  * payload never has to fit in memory twice.  With --expect-echo a
  * connection succeeds only if it got back exactly what it sent.
  *
- * Runs on hoststack + netloop like `skiff echo`: the engine's events come
+ * Runs on hoststack + the runner like `skiff echo`: the engine's events come
  * to on_tcp; the start, the spacing of sequential connections and the
  * overall timeout are app timers. */
 #include <errno.h>
@@ -285,7 +285,7 @@ static bool conn_recv(struct client *cl, struct conn *c)
 	}
 }
 
-static void on_tcp(void *ctx, struct netloop *l, const struct tcp_event *ev, int n, sk_time_ns now)
+static void on_tcp(void *ctx, struct runner *l, const struct tcp_event *ev, int n, sk_time_ns now)
 {
 	struct client *cl = ctx;
 	(void)l;
@@ -416,7 +416,7 @@ int cmd_tcp_client(int argc, char **argv)
 
 	cl.t0 = plat_now();
 	cl.deadline = cl.t0 + (sk_time_ns)timeout_s * SK_NS_PER_S;
-	int rc = netloop_run(&cl.hs.loop, &client_stop);
+	int rc = hoststack_run(&cl.hs, &client_stop);
 	if (!cl.t_end)
 		cl.t_end = plat_now();
 	/* Connections still open (timeout, signal) count as failed, with what

@@ -41,8 +41,15 @@ struct dev_ops {
 	 * advance tx->tail over what completed.  Returns frames sent or < 0. */
 	int (*tx_sync)(struct dev *d);
 	/* A file descriptor that polls readable when rx frames are ready, or -1
-	 * (unikernel: the interrupt is the notification). */
+	 * (unikernel: the interrupt is the notification).  Asked for right
+	 * before every park: a device may arm its wake-up point here. */
 	int (*poll_fd)(struct dev *d);
+	/* Optional, for a device whose notification is an interrupt (plat.h's
+	 * struct plat_wake): irq_arm allows it and looks once more, true if
+	 * frames are already waiting (then the loop does not halt); irq_disarm
+	 * goes back to polling.  NULL: no interrupt (an fd, or plain polling). */
+	bool (*irq_arm)(struct dev *d);
+	void (*irq_disarm)(struct dev *d);
 	/* Release everything; d is invalid afterwards. */
 	void (*close)(struct dev *d);
 	/* Optional: frames the kernel or the host dropped before they reached

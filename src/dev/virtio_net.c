@@ -149,6 +149,11 @@ static int vn_rx_sync(struct dev *d)
 	struct virtio_net *vn = (struct virtio_net *)d;
 	struct virtq *q = &vn->rxq;
 	struct ring *r = d->rx;
+	/* Nothing completed and nothing to post again: one load each, no
+	 * work (the loop calls this every turn, most of them idle). */
+	uint32_t limit = ring_load(&r->head) + r->num_slots;
+	if (!virtio_net_rx_ready(vn) && (vn->rx_post == limit || !q->nfree))
+		return 0;
 	d->stats.rx_syncs++;
 
 	/* 1. completed frames into the slots at tail */
@@ -180,7 +185,6 @@ static int vn_rx_sync(struct dev *d)
 
 	/* 2. post every device-side slot not yet posted (the user released
 	 *    [old head, head) since the last call) */
-	uint32_t limit = ring_load(&r->head) + r->num_slots;
 	while (vn->rx_post != limit && q->nfree) {
 		uint32_t b = ring_slot(r, vn->rx_post)->buf_idx;
 		if (b >= r->nbufs)
@@ -204,6 +208,9 @@ static int vn_tx_sync(struct dev *d)
 	struct virtio_net *vn = (struct virtio_net *)d;
 	struct virtq *q = &vn->txq;
 	struct ring *r = d->tx;
+	/* Nothing handed over and nothing completed: no work. */
+	if (ring_load(&r->head) == vn->tx_sub && q->used->idx == q->last_used)
+		return 0;
 	d->stats.tx_syncs++;
 
 	/* 1. completions: the oldest handed-over slot becomes free again */
@@ -261,7 +268,28 @@ static void vn_close(struct dev *d)
 	wr8(vn->regs.common, CC_STATUS, 0); /* reset: the device forgets our memory */
 }
 
-static const struct dev_ops virtio_net_ops = {
+static bool vn_irq_arm(struct dev *d)
+{
+	return virtio_net_irq_arm((struct virtio_net *)d);
+}
+
+static void vn_irq_disarm(struct dev *d)
+{
+	virtio_net_irq_disarm((struct virtio_net *)d);
+}
+
+/* With an rx interrupt (MSI-X), the loop arms it before halting; without
+ * one there is nothing to arm and the platform polls (plat.h). */
+static const struct dev_ops virtio_net_ops_irq = {
+	.kind = "virtio-net",
+	.rx_sync = vn_rx_sync,
+	.tx_sync = vn_tx_sync,
+	.poll_fd = vn_poll_fd,
+	.irq_arm = vn_irq_arm,
+	.irq_disarm = vn_irq_disarm,
+	.close = vn_close,
+};
+static const struct dev_ops virtio_net_ops_poll = {
 	.kind = "virtio-net",
 	.rx_sync = vn_rx_sync,
 	.tx_sync = vn_tx_sync,
@@ -397,7 +425,7 @@ int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, co
 		*why = "arena too small";
 		goto fail;
 	}
-	vn->dev.ops = &virtio_net_ops;
+	vn->dev.ops = p->rx_msix != VIRTIO_MSI_NO_VECTOR ? &virtio_net_ops_irq : &virtio_net_ops_poll;
 	vn->dev.rx = ring_region_rx(region);
 	vn->dev.tx = ring_region_tx(region);
 	vn->dev.mtu = 1500;

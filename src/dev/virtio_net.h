@@ -23,19 +23,11 @@
 #define DEV_VIRTIO_NET_H
 
 #include "../base/sk.h"
+#include "../plat/kvm/virtio_regs.h"
 #include "dev.h"
 
-#define VIRTIO_MSI_NO_VECTOR 0xffffu
 #define VIRTIO_NET_QUEUE_MAX 256u /* descriptors per virtqueue we use at most */
 
-/* Where the platform mapped the modern virtio-pci regions. */
-struct virtio_pci_regs {
-	volatile uint8_t *common; /* struct virtio_pci_common_cfg */
-	volatile uint8_t *notify; /* notification area base */
-	uint32_t notify_mult;     /* notify_off_multiplier */
-	volatile uint8_t *isr;
-	volatile uint8_t *device; /* struct virtio_net_config */
-};
 
 struct virtio_net_params {
 	struct virtio_pci_regs regs;

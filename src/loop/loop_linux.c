@@ -31,6 +31,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "../plat/linux/stopsig.h"
 #include "../plat/plat.h"
 #include "loop_linux.h"
 #include "timerq.h"
@@ -374,13 +375,12 @@ static void ll_fire_timers(struct loop_linux *ll, sk_time_ns now)
 static int ll_run(struct loop *l, volatile int *stop)
 {
 	struct loop_linux *ll = LL(l);
-	sigset_t block, waitmask;
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigdelset(&waitmask, SIGINT);
-	sigdelset(&waitmask, SIGTERM);
+	/* Every turn waits in epoll_pwait, so the stop signals stay blocked
+	 * for the whole run and are let in only inside the wait
+	 * (plat/linux/stopsig.h): a stop can never land unseen before it. */
+	struct plat_stopsig sigs;
+	if (!plat_stopsig_hold(&sigs, stop))
+		return 0;
 	int rc = 0;
 	while (!*stop) {
 		sk_time_ns now = plat_now();
@@ -395,7 +395,7 @@ static int ll_run(struct loop *l, volatile int *stop)
 			timeout = ms > 3600000 ? 3600000 : (int)ms;
 		}
 		ll->st.waits++;
-		int n = epoll_pwait(ll->epfd, ll->ev, LL_EVENTS, timeout, &waitmask);
+		int n = epoll_pwait(ll->epfd, ll->ev, LL_EVENTS, timeout, &sigs.wait);
 		if (n < 0) {
 			if (errno == EINTR) {
 				ll->st.wakeups_signal++;
@@ -414,7 +414,7 @@ static int ll_run(struct loop *l, volatile int *stop)
 			l->on_turn(l->turn_ctx, now);
 		ll_dispatch(ll, n, now);
 	}
-	sigprocmask(SIG_UNBLOCK, &block, NULL);
+	plat_stopsig_release(&sigs);
 	return rc;
 }
 

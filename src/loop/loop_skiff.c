@@ -313,3 +313,35 @@ void *loop_skiff_platform_ctx(struct loop *l)
 {
 	return LS(l)->plat.ctx;
 }
+
+/* ---- the runner's callbacks (runner.h) ---- */
+
+static void lr_turn(void *ctx, sk_time_ns now)
+{
+	loop_skiff_turn(ctx, now);
+}
+
+static void lr_tcp(void *ctx, struct runner *r, const struct tcp_event *ev, int n, sk_time_ns now)
+{
+	(void)r;
+	loop_skiff_dispatch(ctx, ev, n, now);
+}
+
+static sk_time_ns lr_deadline(void *ctx)
+{
+	return loop_skiff_next_deadline(ctx);
+}
+
+static void lr_timers(void *ctx, sk_time_ns now)
+{
+	loop_skiff_timers(ctx, now);
+}
+
+void loop_skiff_attach_runner(struct loop *l, struct runner *r)
+{
+	r->on_turn = lr_turn;
+	r->on_tcp = lr_tcp;
+	r->app_deadline = lr_deadline;
+	r->app_timers = lr_timers;
+	r->ctx = l;
+}

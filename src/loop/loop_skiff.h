@@ -5,9 +5,10 @@
  * everywhere: the op mapping (listen/accept/read/writev/... onto tcp_*),
  * the per-socket callback table, event dispatch and the timer heap.  What
  * differs per platform -- reading the clock, moving frames, parking -- is a
- * RUNNER the platform supplies (struct loop_skiff_platform.run).  The
- * hosted runner is apps/serve_skiff.c on netloop; the unikernel supplies
- * its own over virtio-net and the LAPIC timer.
+ * the platform's run function (struct loop_skiff_platform.run).  Both the
+ * hosted server (apps/serve_skiff.c) and the unikernel (apps/uk_main.c)
+ * run it with the one run loop, loop/runner.h, over their own device and
+ * plat.h's park.
  *
  * What a runner must do, every turn, with the platform's `now`:
  *   loop_skiff_turn(l, now);                   first: `now` and loop->on_turn
@@ -18,14 +19,15 @@
  *           loop_skiff_dispatch(l, ev, n, now); then tcp_poll again
  *   transmit; park until a frame or the earliest of the interface's,
  *   tcp_next_deadline() and loop_skiff_next_deadline(); stop when *stop.
- * netloop.h's turn is exactly that, so the hosted runner is netloop_run
- * with four one-line callbacks.
+ * runner.h's turn is exactly that: loop_skiff_attach_runner sets its
+ * callbacks, and the platform's run is runner_run.
  */
 #ifndef LOOP_LOOP_SKIFF_H
 #define LOOP_LOOP_SKIFF_H
 
 #include "../net/tcp.h"
 #include "loop.h"
+#include "runner.h"
 
 /* Supplied by the platform.  Only `run` is required. */
 struct loop_skiff_platform {
@@ -33,7 +35,7 @@ struct loop_skiff_platform {
 	int (*run)(void *ctx, struct loop *l, volatile int *stop);
 	/* loop_destroy(): give back what the platform set up (memory, device). */
 	void (*release)(void *ctx, struct loop *l);
-	/* Extra "name value" counters (device, netloop, interface, TCP). */
+	/* Extra "name value" counters (device, runner, interface, TCP). */
 	void (*stats)(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v),
 		      void *fctx);
 	/* A broken promise that must not go on (the timer heap overflowed):
@@ -70,6 +72,11 @@ void loop_skiff_dispatch(struct loop *l, const struct tcp_event *ev, int n, sk_t
  * due ones. */
 sk_time_ns loop_skiff_next_deadline(struct loop *l);
 void loop_skiff_timers(struct loop *l, sk_time_ns now);
+
+/* Point the runner's callbacks (on_turn, on_tcp, app_deadline,
+ * app_timers, ctx) at this loop: a runner with r->tcp == this loop's
+ * engine then does every turn the list above asks for. */
+void loop_skiff_attach_runner(struct loop *l, struct runner *r);
 
 /* The engine under the loop, and the platform's ctx. */
 struct tcp_stack *loop_skiff_tcp(struct loop *l);

@@ -1,6 +1,6 @@
-/* kvm.h — the kvm platform's internal interface: console, traps, time,
- * memory mapping, shutdown.  Used by the unikernel's main and the virtio
- * glue; the core never sees it (it gets plat.h and a struct dev). */
+/* kvm.h — the kvm platform's interface to the unikernel's application
+ * (apps/uk_main.c): console, traps, time, memory, shutdown, the start
+ * info.  The core never sees it (it gets plat.h and a struct dev). */
 #ifndef PLAT_KVM_H
 #define PLAT_KVM_H
 
@@ -69,30 +69,20 @@ struct mem_info {
 };
 void mem_info(struct mem_info *mi);
 
-/* cmdline.c */
-struct kvm_args {
-	uint32_t ip, gw;
-	uint8_t prefix_len;
-	uint8_t mac[SK_MAC_LEN];
-	bool have_mac;
-	uint64_t spin_us;
-	uint64_t exit_after_s;   /* 0 = run forever */
-	uint16_t shutdown_port;  /* 0 = none */
-	const char *fault;       /* NULL, "ud", "pf", "gp", "de" */
-	bool stats;
-	bool no_msix;
-	/* The HTTP server (0: main.c's default) */
-	uint16_t port;
-	uint64_t max_conns;
-	uint64_t header_timeout_s, keepalive_timeout_s;
-	uint64_t max_body;
-	bool have_max_body;      /* max-body=0 is a real limit (no bodies) */
-	uint64_t tcp_sndbuf, tcp_rcvbuf; /* bytes per socket */
+/* trap.c: raise a CPU exception on purpose ("ud", "pf", "gp", "de"), to
+ * test the handler: it prints the registers and exits 64 + vector. */
+void trap_raise(const char *kind);
+
+/* start.c: what the platform hands the application after boot, and the
+ * application's entry.  uk_app_main is supplied above the platform (the
+ * unikernel's main, apps/uk_main.c); it returns the exit code (KVM_EXIT_*
+ * or the one it was asked to exit with). */
+struct kvm_start {
+	char *cmdline;        /* the kernel command line, writable, NUL-terminated */
+	struct rtc_time rtc;  /* the wall clock at boot (UTC), if rtc_ok */
+	bool rtc_ok;
+	sk_time_ns rtc_at;    /* plat_now() when it was read */
 };
-/* Parse "ip=10.0.2.15/24 gw=10.0.2.2 ..." (see main.c for the keys).
- * Unknown or malformed keys are reported on the console and make it
- * return -1; the string is modified in place. */
-int cmdline_parse(char *s, struct kvm_args *a);
-int parse_ipv4(const char *s, uint32_t *ip);
+unsigned uk_app_main(const struct kvm_start *st);
 
 #endif

@@ -115,3 +115,16 @@ void trap_dispatch(struct trap_frame *f)
 	if (v >= 32 && v != VEC_SPURIOUS && (v < VEC_PIC_BASE || v >= VEC_PIC_BASE + 16))
 		lapic_eoi();
 }
+
+void trap_raise(const char *kind)
+{
+	kprintf("skiff-uk: raising fault=%s as asked\n", kind);
+	if (kind[0] == 'u')
+		__asm__ volatile("ud2");
+	else if (kind[0] == 'p')
+		*(volatile uint64_t *)(uintptr_t)0x7fc0000000ull = 1; /* 511 GiB: never mapped */
+	else if (kind[0] == 'g')
+		*(volatile uint64_t *)(uintptr_t)0x8000000000000000ull = 1; /* non-canonical */
+	else
+		__asm__ volatile("xor %%ecx, %%ecx; div %%ecx" ::: "eax", "ecx", "edx");
+}

@@ -3,8 +3,8 @@
 #ifndef PLAT_KVM_VIRTIO_PCI_H
 #define PLAT_KVM_VIRTIO_PCI_H
 
-#include "../../dev/virtio_net.h"
 #include "pci.h"
+#include "virtio_regs.h"
 
 /* The first virtio-net function (modern 0x1041, or transitional 0x1000
  * with subsystem id 1).  Returns 0 or -1. */

@@ -1,6 +1,11 @@
-/* main.c — the unikernel: boot, find virtio-net, run the same stack and
- * HTTP server as `skiff serve --stack skiff` (src/net, src/loop/loop_skiff,
- * src/http/server, unchanged), plus ARP, ICMP and UDP echo on port 7.
+/* uk_main.c — the unikernel's application: after the platform booted
+ * (plat/kvm/start.c calls uk_app_main), find virtio-net, run the same
+ * stack and HTTP server as `skiff serve --stack skiff` (src/net,
+ * src/loop/loop_skiff, src/http/server, unchanged) with the same run loop
+ * (loop/runner.h), plus ARP, ICMP and UDP echo on port 7.  What differs
+ * from the hosted main is only what the platform gives: the device
+ * (virtio-net over plat/kvm's PCI transport and MSI-X instead of
+ * dev_open), memory (mem_alloc), the console and the command line.
  *
  * Kernel command line (QEMU -append; `skiff vm -- ARGS`), space-separated:
  *   ip=ADDR/LEN        default 10.0.2.15/24 (QEMU user networking)
@@ -13,7 +18,8 @@
  *   max-body=N         largest request body in bytes (1048576): 413
  *   tcp-sndbuf=N       TCP send buffer per socket (16384)
  *   tcp-rcvbuf=N       TCP receive buffer per socket (8192)
- *   spin-us=N          poll this long after work before parking (100)
+ *   spin-us=N|auto     poll this long after work before parking (100);
+ *                      auto: learn it from the arrival gaps (loop/spin.h)
  *   exit-after=S       exit 0 after S seconds (a safety net for tests)
  *   shutdown-port=N    a UDP datagram "exit [CODE]" to port N exits with
  *                      CODE (default 0).  Off unless given: anyone who can
@@ -38,31 +44,26 @@
  * 256 MiB guest free; a configuration that does not fit stops the boot
  * with the numbers.
  *
- * The loop is loop_skiff's runner (loop_skiff.h says what one must do; it
- * mirrors apps/netloop.c + apps/serve_skiff.c, with hlt instead of ppoll):
- *   loop_skiff_turn (the Date header is refreshed there); poll the device
- *   only when its used ring moved (one load) or buffers wait to be
- *   re-posted, and feed the frames to the interface, which hands TCP
- *   segments to the engine; interface timers; application timers when
- *   due; tcp_poll, then tcp_events -> loop_skiff_dispatch and tcp_poll
- *   again, in bounded rounds; one tx_sync per turn for everything
- *   produced.  After work, spin (bounded) because the next frame usually
- *   follows.  Then park: arm the timer for the earliest deadline of the
- *   interface, TCP and the application (reloaded only when it moved),
- *   allow the rx interrupt, look at the queue once more, and `sti; hlt`
- *   only if it is still empty.  Interrupts are off at every other moment,
- *   so handlers never race the stack and the device never interrupts
- *   while we poll. */
-#include "../../dev/virtio_net.h"
-#include "../../http/date.h"
-#include "../../http/server.h"
-#include "../../loop/loop_skiff.h"
-#include "../../net/iface.h"
-#include "../../net/tcp_iface.h"
-#include "../plat.h"
-#include "cpu.h"
-#include "kvm.h"
-#include "virtio_pci.h"
+ * The loop is the runner (loop/runner.h: the turn, the learned spin, the
+ * park), with loop_skiff's callbacks (loop_skiff_attach_runner), exactly as
+ * apps/serve_skiff.c runs it.  Its park is plat/kvm/park.c: arm the LAPIC
+ * timer for the earliest deadline (of the interface, TCP, the application
+ * and exit-after), let virtio-net arm its rx interrupt and look once more,
+ * `sti; hlt` only if the queue is still empty.  Without MSI-X (no-msix)
+ * the device has nothing to arm and the park polls at 1 kHz.  Interrupts
+ * are off at every other moment, so handlers never race the stack and the
+ * device never interrupts while the stack polls. */
+#include "../dev/virtio_net.h"
+#include "../http/date.h"
+#include "../http/server.h"
+#include "../loop/loop_skiff.h"
+#include "../loop/runner.h"
+#include "../net/iface.h"
+#include "../net/tcp_iface.h"
+#include "../plat/kvm/kvm.h"
+#include "../plat/kvm/virtio_pci.h"
+#include "../plat/plat.h"
+#include "uk_cmdline.h"
 
 #define ECHO_PORT 7
 #define MSIX_ENTRY_RX 0
@@ -72,20 +73,6 @@
 #define UK_RCVBUF (8u * 1024)  /* requests are small; a big head just takes
 				* more than one window, the server reassembles */
 #define UK_BACKLOG 4096        /* as `skiff serve`: bursts queue, not cookies */
-#define UK_EVENTS 64
-
-struct hvm_start_info {
-	uint32_t magic; /* 0x336ec578 */
-	uint32_t version, flags, nr_modules;
-	uint64_t modlist_paddr, cmdline_paddr, rsdp_paddr, memmap_paddr;
-	uint32_t memmap_entries, reserved;
-};
-#define HVM_START_MAGIC 0x336ec578u
-
-struct loop_counters {
-	uint64_t turns, busy_turns, parks, wakeups_frame, wakeups_timer, wakeups_other;
-	uint64_t tcp_events;
-};
 
 /* The ring region the device DMAs into: static, small (2 MiB). */
 static uint8_t arena[2u << 20] __attribute__((aligned(4096)));
@@ -93,20 +80,14 @@ static struct virtio_net vnet;
 static struct iface ifc;
 static struct tcp_stack tcp;
 static struct http_server srv;
-static char cmdline[1024];
-static struct loop_counters lc;
+static struct runner run;
 static volatile int stop;
 static unsigned exit_code;
-static bool have_irq;
-static uint64_t spin_ns;
-static sk_time_ns exit_at = SK_TIME_NEVER;
 
 /* Wall clock: the RTC's second at boot, advanced by the TSC. */
 static uint64_t wall_base;  /* Unix seconds read from the RTC */
 static sk_time_ns wall_at;  /* plat_now() when it was read */
 static uint64_t date_sec;   /* the second the Date header holds */
-
-void kmain(uint32_t start_info);
 
 static void echo_udp(void *ctx, struct iface *i, sk_time_ns now, uint32_t src, uint16_t sport,
 		     uint16_t dport, const uint8_t *data, size_t len)
@@ -156,13 +137,7 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	fn(fctx, "virtio.irq_arm_races", vnet.c.irq_arm_races);
 	fn(fctx, "virtio.rx_bad_len", vnet.c.rx_bad_len);
 	fn(fctx, "virtio.bad_used", vnet.c.bad_used);
-	fn(fctx, "loop.turns", lc.turns);
-	fn(fctx, "loop.busy_turns", lc.busy_turns);
-	fn(fctx, "loop.parks", lc.parks);
-	fn(fctx, "loop.wakeups_frame", lc.wakeups_frame);
-	fn(fctx, "loop.wakeups_timer", lc.wakeups_timer);
-	fn(fctx, "loop.wakeups_other", lc.wakeups_other);
-	fn(fctx, "loop.tcp_events", lc.tcp_events);
+	runner_stats(&run, fn, fctx);
 	fn(fctx, "timer.loads", timer_loads);
 	fn(fctx, "timer.skips", timer_skips);
 	fn(fctx, "timer.fires", timer_fires);
@@ -175,19 +150,6 @@ static void plat_fatal(void *ctx, const char *msg)
 	(void)ctx;
 	kprintf("skiff-uk: %s\n", msg);
 	kvm_exit(KVM_EXIT_FATAL);
-}
-
-static void raise_fault(const char *kind)
-{
-	kprintf("skiff-uk: raising fault=%s as asked\n", kind);
-	if (kind[0] == 'u')
-		__asm__ volatile("ud2");
-	else if (kind[0] == 'p')
-		*(volatile uint64_t *)(uintptr_t)0x7fc0000000ull = 1; /* 511 GiB: never mapped */
-	else if (kind[0] == 'g')
-		*(volatile uint64_t *)(uintptr_t)0x8000000000000000ull = 1; /* non-canonical */
-	else
-		__asm__ volatile("xor %%ecx, %%ecx; div %%ecx" ::: "eax", "ecx", "edx");
 }
 
 static void format_ip(uint32_t ip, char out[16])
@@ -209,108 +171,15 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	http_server_set_date(&srv, buf);
 }
 
-static sk_time_ns min_time(sk_time_ns a, sk_time_ns b)
-{
-	return a < b ? a : b;
-}
-
-/* The TCP engine and the application until neither has more to do now
- * (netloop's run_tcp).  Returns the number of events handed over. */
-static unsigned run_tcp(struct loop *l, sk_time_ns now)
-{
-	struct tcp_event ev[UK_EVENTS];
-	unsigned total = 0;
-	if (tcp_next_deadline(&tcp) <= now)
-		tcp_poll(&tcp, now);
-	/* Bounded: what is left after 16 rounds waits a turn, so the device
-	 * is never starved by an application that keeps making events. */
-	for (int round = 0; round < 16; round++) {
-		int n = tcp_events(&tcp, ev, UK_EVENTS);
-		if (n <= 0)
-			break;
-		total += (unsigned)n;
-		loop_skiff_dispatch(l, ev, n, now);
-		if (tcp_next_deadline(&tcp) <= now)
-			tcp_poll(&tcp, now);
-	}
-	return total;
-}
-
-/* loop_skiff's runner (see the top of this file). */
+/* loop_skiff's run: the runner, until stop, exit-after or a broken ring. */
 static int plat_run(void *ctx, struct loop *l, volatile int *stopp)
 {
-	(void)ctx;
-	struct virtio_net *vn = &vnet;
-	struct dev *d = &vn->dev;
-	sk_time_ns spin_until = 0;
-	bool repost = false; /* the stack released rx slots: post them again */
-	while (!*stopp) {
-		sk_time_ns now = plat_now();
-		if (now >= exit_at)
-			break;
-		lc.turns++;
-		loop_skiff_turn(l, now);
-		unsigned work = 0;
-		if (repost || virtio_net_rx_ready(vn)) {
-			if (dev_rx_sync(d) < 0) {
-				kprintf("skiff-uk: %s: rx ring broken\n", d->name);
-				exit_code = KVM_EXIT_FATAL;
-				return -SK_ENETUNREACH; /* as serve_skiff.c: the device is gone */
-			}
-			repost = false;
-			if (ring_avail(d->rx)) {
-				work = iface_rx(&ifc, now);
-				repost = true;
-			}
-		}
-		if (iface_next_deadline(&ifc) <= now)
-			iface_poll(&ifc, now);
-		if (loop_skiff_next_deadline(l) <= now)
-			loop_skiff_timers(l, now);
-		unsigned ev = run_tcp(l, now);
-		lc.tcp_events += ev;
-		work += ev;
-		if (d->tx->head != vn->tx_sub && dev_tx_sync(d) < 0) {
-			kprintf("skiff-uk: %s: tx ring broken\n", d->name);
-			exit_code = KVM_EXIT_FATAL;
-			return -SK_ENETUNREACH; /* as serve_skiff.c: the device is gone */
-		}
-		if (work || repost) {
-			lc.busy_turns += work != 0;
-			if (work)
-				spin_until = now + spin_ns;
-			continue;
-		}
-		if (now < spin_until) {
-			cpu_pause();
-			continue;
-		}
-		/* Park until a frame, the earliest deadline or exit-after. */
-		sk_time_ns deadline = min_time(iface_next_deadline(&ifc), tcp_next_deadline(&tcp));
-		deadline = min_time(deadline, loop_skiff_next_deadline(l));
-		deadline = min_time(deadline, exit_at);
-		if (deadline <= now)
-			continue; /* a timer is due: no park */
-		if (!have_irq && deadline - now > SK_NS_PER_MS)
-			deadline = now + SK_NS_PER_MS; /* no interrupt: poll at 1 kHz */
-		timer_arm(deadline);
-		if (virtio_net_irq_arm(vn)) {
-			virtio_net_irq_disarm(vn);
-			continue;
-		}
-		uint64_t frames0 = trap_irq_count[VEC_VIRTIO_NET], ticks0 = trap_irq_count[VEC_TIMER];
-		lc.parks++;
-		cpu_sti_hlt();
-		cpu_cli();
-		virtio_net_irq_disarm(vn);
-		if (trap_irq_count[VEC_VIRTIO_NET] != frames0)
-			lc.wakeups_frame++;
-		else if (trap_irq_count[VEC_TIMER] != ticks0)
-			lc.wakeups_timer++;
-		else
-			lc.wakeups_other++;
-	}
-	return 0;
+	(void)ctx, (void)l;
+	if (runner_run(&run, stopp) == 0)
+		return 0;
+	kprintf("skiff-uk: %s: %s ring broken (%d)\n", vnet.dev.name, run.err_what, run.err);
+	exit_code = KVM_EXIT_FATAL;
+	return -SK_ENETUNREACH; /* as serve_skiff.c: the device is gone */
 }
 
 static void *alloc_or_die(const char *what, size_t size)
@@ -327,60 +196,28 @@ static void *alloc_or_die(const char *what, size_t size)
 	return p;
 }
 
-void kmain(uint32_t start_info)
+unsigned uk_app_main(const struct kvm_start *st)
 {
-	console_init();
-	trap_init();
-	kprintf("\nskiff-uk: booting\n");
-
-	const struct hvm_start_info *si = (const void *)(uintptr_t)start_info;
-	if (si->magic != HVM_START_MAGIC) {
-		kprintf("skiff-uk: not started through PVH (bad start_info magic)\n");
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-	if (si->cmdline_paddr) {
-		const char *src = (const char *)(uintptr_t)si->cmdline_paddr;
-		size_t n = 0;
-		while (src[n] && n < sizeof(cmdline) - 1) {
-			cmdline[n] = src[n];
-			n++;
-		}
-		cmdline[n] = 0;
-	}
-	kprintf("skiff-uk: cmdline '%s'\n", cmdline);
-	struct kvm_args a = {
+	struct uk_args a = {
 		.ip = SK_IP4(10, 0, 2, 15), .prefix_len = 24, .gw = SK_IP4(10, 0, 2, 2), .spin_us = 100,
 	};
-	if (cmdline_parse(cmdline, &a) < 0)
-		kvm_exit(KVM_EXIT_FATAL);
+	if (uk_cmdline_parse(st->cmdline, &a) < 0)
+		return KVM_EXIT_FATAL;
 	uint32_t mask = a.prefix_len == 32 ? ~0u : ~(~0u >> a.prefix_len);
 	if (a.gw && (a.gw & mask) != (a.ip & mask)) {
 		kprintf("skiff-uk: gw must be inside the ip subnet\n");
-		kvm_exit(KVM_EXIT_FATAL);
+		return KVM_EXIT_FATAL;
 	}
-	/* The memory map lives in firmware memory the heap may cover: read
-	 * it before anything is allocated. */
-	if (mem_init(si->version >= 1 ? si->memmap_paddr : 0, si->version >= 1 ? si->memmap_entries : 0) < 0) {
-		kprintf("skiff-uk: no usable RAM above the image\n");
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-
-	if (time_init() < 0) {
-		kprintf("skiff-uk: no usable TSC/LAPIC timer\n");
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-	kprintf("skiff-uk: tsc %lu kHz (%s), timer %s\n", time_tsc_hz() / 1000, time_source(),
-		time_deadline_mode() ? "tsc-deadline" : "lapic one-shot");
-	struct rtc_time rt;
-	wall_at = plat_now();
-	if (rtc_read(&rt) == 0) {
-		wall_base = http_date_from_civil(rt.year, rt.month, rt.day, rt.hour, rt.min, rt.sec);
+	wall_at = st->rtc_at;
+	if (st->rtc_ok) {
+		wall_base = http_date_from_civil(st->rtc.year, st->rtc.month, st->rtc.day,
+						 st->rtc.hour, st->rtc.min, st->rtc.sec);
 	} else {
 		kprintf("skiff-uk: RTC unreadable: Date headers start at the epoch\n");
 		wall_base = 0;
 	}
 	if (a.fault)
-		raise_fault(a.fault);
+		trap_raise(a.fault);
 
 	struct pci_dev pd;
 	struct virtio_pci_regs regs;
@@ -389,7 +226,7 @@ void kmain(uint32_t start_info)
 		kprintf("skiff-uk: %s\n", why);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	have_irq = !a.no_msix && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
+	bool have_irq = !a.no_msix && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
 	char name[32];
 	ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
 	struct virtio_net_params p = {
@@ -411,7 +248,7 @@ void kmain(uint32_t start_info)
 		cfg.mac[0] = (uint8_t)((cfg.mac[0] & 0xfc) | 0x02);
 	sk_memcpy(d->mac, cfg.mac, SK_MAC_LEN);
 	if (plat_random(&cfg.seed, sizeof(cfg.seed)) < 0)
-		cfg.seed = rdtsc();
+		cfg.seed = plat_cycles();
 
 	sk_time_ns now = plat_now();
 	iface_init(&ifc, d, &cfg, now);
@@ -445,8 +282,8 @@ void kmain(uint32_t start_info)
 	tc.sndbuf = a.tcp_sndbuf ? (uint32_t)a.tcp_sndbuf : UK_SNDBUF;
 	tc.rcvbuf = a.tcp_rcvbuf ? (uint32_t)a.tcp_rcvbuf : UK_RCVBUF;
 	if (plat_random(tc.seed, sizeof(tc.seed)) < 0) {
-		tc.seed[0] = rdtsc();
-		tc.seed[1] = rdtsc() * 0x9e3779b97f4a7c15ull;
+		tc.seed[0] = plat_cycles();
+		tc.seed[1] = plat_cycles() * 0x9e3779b97f4a7c15ull;
 	}
 	size_t tcp_sz = tcp_arena_size(&tc);
 	void *tcp_mem = alloc_or_die("the TCP arena", tcp_sz);
@@ -500,16 +337,19 @@ void kmain(uint32_t start_info)
 		hc.max_conns, d->name, have_irq ? "msix" : "none(poll 1ms)",
 		(uint64_t)(plat_now() / SK_NS_PER_MS));
 
-	spin_ns = a.spin_us * SK_NS_PER_US;
-	exit_at = a.exit_after_s ? now + a.exit_after_s * SK_NS_PER_S : SK_TIME_NEVER;
+	run = (struct runner){
+		.dev = d, .ifc = &ifc, .tcp = &tcp, .spin_ns = a.spin_us * SK_NS_PER_US,
+		.spin_learn = a.spin_learn,
+		.until = a.exit_after_s ? now + a.exit_after_s * SK_NS_PER_S : 0,
+	};
+	loop_skiff_attach_runner(loop, &run);
 	rc = loop_run(loop, &stop);
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
 	http_server_stop(&srv);
 	now = plat_now();
 	tcp_poll(&tcp, now);
-	if (d->tx->head != vnet.tx_sub)
-		dev_tx_sync(d);
+	dev_tx_sync(d);
 	if (a.stats) {
 		http_server_stats(&srv, print_stat, NULL);
 		loop_stats(loop, print_stat, NULL);
@@ -518,5 +358,5 @@ void kmain(uint32_t start_info)
 		exit_code = KVM_EXIT_FATAL;
 	kprintf("skiff-uk: exit %u\n", exit_code);
 	dev_close(d);
-	kvm_exit(exit_code);
+	return exit_code;
 }

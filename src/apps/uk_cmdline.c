@@ -1,11 +1,12 @@
-/* cmdline.c — the kernel command line: space-separated key=value words.
- * Keys (main.c documents them for users): ip=ADDR/LEN gw=ADDR mac=MAC
+/* uk_cmdline.c — the unikernel's command line: space-separated key=value
+ * words.  Keys (uk_main.c documents them for users): ip=ADDR/LEN gw=ADDR mac=MAC
  * spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de stats
  * no-msix, and the HTTP server's port=N max-conns=N header-timeout=S
  * keepalive-timeout=S max-body=N tcp-sndbuf=N tcp-rcvbuf=N.  A malformed
  * or unknown word is an error: a typo must not boot a guest with defaults
  * the user did not ask for. */
-#include "kvm.h"
+#include "../plat/kvm/kvm.h"
+#include "uk_cmdline.h"
 
 static bool streq(const char *a, const char *b)
 {
@@ -30,7 +31,7 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int parse_ipv4(const char *s, uint32_t *ip)
+static int parse_ipv4(const char *s, uint32_t *ip)
 {
 	uint32_t v = 0;
 	for (int i = 0; i < 4; i++) {
@@ -86,7 +87,7 @@ static int parse_mac(const char *s, uint8_t mac[6])
 	return 0;
 }
 
-static int parse_word(char *w, struct kvm_args *a)
+static int parse_word(char *w, struct uk_args *a)
 {
 	char *val = w;
 	while (*val && *val != '=')
@@ -112,8 +113,10 @@ static int parse_word(char *w, struct kvm_args *a)
 		a->have_mac = true;
 		return parse_mac(val, a->mac);
 	}
-	if (streq(w, "spin-us"))
-		return parse_u64(val, 1000000, &a->spin_us);
+	if (streq(w, "spin-us")) {
+		a->spin_learn = streq(val, "auto");
+		return a->spin_learn ? 0 : parse_u64(val, 1000000, &a->spin_us);
+	}
 	if (streq(w, "exit-after"))
 		return parse_u64(val, 1000000000, &a->exit_after_s);
 	if (streq(w, "shutdown-port")) {
@@ -166,7 +169,7 @@ static int parse_word(char *w, struct kvm_args *a)
 	return -1;
 }
 
-int cmdline_parse(char *s, struct kvm_args *a)
+int uk_cmdline_parse(char *s, struct uk_args *a)
 {
 	int rc = 0;
 	while (*s) {
