@@ -32,6 +32,9 @@
 #             -n 5000 -c 8` and `ab -n 1000 -c 4` with 0 failed; ping; UDP
 #             echo (tests/udp_echo.py); "exit 0" to the shutdown-port: exit 0
 #   bad-arg   an unknown guest argument: exit 1
+#   same-message.*  a bad value (max-conns=0, a multicast mac, a gw outside
+#             ip's subnet): `skiff serve` (exit 2) and the guest at boot
+#             (exit 1) refuse it with the same message (src/apps/opts.c)
 # Every QEMU run is bounded by `timeout` and is stopped by pid on exit.
 # Traffic goes to 127.0.0.1 only: QEMU's user network keeps 10.0.2.x inside;
 # the TAP part uses 198.18.0.0/24 inside its namespace, nothing in the root one.
@@ -402,10 +405,33 @@ for f in ud:6 pf:14; do
 done
 
 vm_run bad-arg 60 -- no-such-key=1
-if [ "$RC" -eq 1 ] && grep -aq "bad command-line word" "$LOG/bad-arg.log"; then
+if [ "$RC" -eq 1 ] && grep -aq "^skiff-uk: unknown option 'no-such-key'" "$LOG/bad-arg.log"; then
 	pass "bad-arg (unknown guest argument: exit 1)"
 else
 	fail bad-arg "exit $RC; see $LOG/bad-arg.log"
 fi
+
+# --- one set of options: a bad value, one message ----------------------------
+# `skiff serve` and the guest read their options with the same table
+# (src/apps/opts.c): the same bad value must be refused by both, with the
+# same message, exit 2 hosted and a stop at boot (exit 1) in the guest.
+# serve fails on these before it opens anything (tap:none is never opened).
+same_message() { # NAME GUEST_WORD SERVE_ARGS...
+	local name=$1 word=$2 hosted hrc gmsg
+	shift 2
+	hosted=$(timeout 10 "$SKIFF" serve "$@" 2>&1 >/dev/null)
+	hrc=$?
+	hosted=$(printf '%s\n' "$hosted" | sed -n 's/^skiff serve: //p' | head -n 1)
+	vm_run "same-$name" 60 -- "$word"
+	gmsg=$(tr -d '\r' <"$LOG/same-$name.log" | sed -n "s/^skiff-uk: \($name: .*\)/\1/p" | head -n 1)
+	if [ "$hrc" -eq 2 ] && [ "$RC" -eq 1 ] && [ -n "$hosted" ] && [ "$hosted" = "$gmsg" ]; then
+		pass "same-message.$name (serve exit 2, guest exit 1: $hosted)"
+	else
+		fail "same-message.$name" "serve exit $hrc '$hosted'; guest exit $RC '$gmsg'; see $LOG/same-$name.log"
+	fi
+}
+same_message max-conns max-conns=0 --max-conns 0
+same_message mac mac=01:00:5e:00:00:01 --mac=01:00:5e:00:00:01
+same_message gw gw=10.0.3.1 --stack skiff --dev tap:none --ip 10.0.2.15/24 --gw 10.0.3.1
 
 summary

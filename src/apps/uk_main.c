@@ -7,27 +7,14 @@
  * (virtio-net over plat/kvm's PCI transport and MSI-X instead of
  * dev_open), memory (mem_alloc), the console and the command line.
  *
- * Kernel command line (QEMU -append; `skiff vm -- ARGS`), space-separated:
- *   ip=ADDR/LEN        default 10.0.2.15/24 (QEMU user networking)
- *   gw=ADDR            default 10.0.2.2
- *   mac=MAC            default: the device's, else random
- *   port=N             HTTP port (80)
- *   max-conns=N        connections served at once (2048); beyond it 503
- *   header-timeout=S   a request head must arrive within S s (10): 408
- *   keepalive-timeout=S  idle keep-alive connections close after S s (60)
- *   max-body=N         largest request body in bytes (1048576): 413
- *   tcp-sndbuf=N       TCP send buffer per socket (16384)
- *   tcp-rcvbuf=N       TCP receive buffer per socket (8192)
- *   spin-us=N|auto     poll this long after work before parking (100);
- *                      auto: learn it from the arrival gaps (loop/spin.h)
- *   exit-after=S       exit 0 after S seconds (a safety net for tests)
- *   shutdown-port=N    a UDP datagram "exit [CODE]" to port N exits with
- *                      CODE (default 0).  Off unless given: anyone who can
- *                      reach the port can stop the guest.
- *   fault=ud|pf|gp|de  raise that CPU exception after boot (tests the
- *                      handler: registers on the console, exit 64+vector)
- *   stats              print the counters on exit
- *   no-msix            no device interrupt: park at most 1 ms (fallback)
+ * Kernel command line (QEMU -append; `skiff vm -- WORD...`): the words of
+ * opt_cmd_uk in apps/opts.c, `skiff serve`'s options as name=value (ip=,
+ * gw=, mac=, port=, max-conns=, header-timeout=, keepalive-timeout=,
+ * max-body=, tcp-sndbuf=, tcp-rcvbuf=, spin-us=) and the guest's own
+ * (exit-after=, shutdown-port=, fault=, stats, no-msix); `help` lists
+ * them with their bounds and defaults.  Parsed and checked by the same
+ * code as the hosted command line, so a bad value gets the same message,
+ * and stops the boot (exit 1).
  * There is no file system: the server answers its built-in "/" (the
  * 41-byte hello body) and 404 elsewhere; `skiff serve --root` has no
  * equivalent here.
@@ -63,15 +50,13 @@
 #include "../plat/kvm/kvm.h"
 #include "../plat/kvm/virtio_pci.h"
 #include "../plat/plat.h"
-#include "uk_cmdline.h"
+#include "opts.h"
 
 #define ECHO_PORT 7
 #define MSIX_ENTRY_RX 0
-/* Defaults of the HTTP part; the command line overrides them. */
-#define UK_MAX_CONNS 2048
-#define UK_SNDBUF (16u * 1024) /* a response head + the hello body is ~200 B */
-#define UK_RCVBUF (8u * 1024)  /* requests are small; a big head just takes
-				* more than one window, the server reassembles */
+/* The command line's defaults (2048 connections, 16 KiB/8 KiB socket
+ * buffers: a response head + the hello body is ~200 B, requests are small)
+ * are opt_cmd_uk's, in apps/opts.c. */
 #define UK_BACKLOG 4096        /* as `skiff serve`: bursts queue, not cookies */
 
 /* The ring region the device DMAs into: static, small (2 MiB). */
@@ -196,18 +181,43 @@ static void *alloc_or_die(const char *what, size_t size)
 	return p;
 }
 
+static void console_out(void *ctx, const char *s, size_t n)
+{
+	(void)ctx;
+	console_write(s, n);
+}
+
+/* The command line, read by the options module (apps/opts.h) with the
+ * table `skiff serve` uses: the same names, values, checks and messages.
+ * A bad word is a clear stop before anything is set up; the word `help`
+ * prints the options.  Returns OPT_OK, OPT_HELP or OPT_ERROR. */
+static int read_options(struct opts *o, char *cmdline)
+{
+	char err[200];
+	int r = opt_init(o, &opt_cmd_uk, err, sizeof(err));
+	if (r == OPT_OK)
+		r = opt_parse_words(o, cmdline, err, sizeof(err));
+	if (r == OPT_HELP) {
+		opt_help(&opt_cmd_uk, console_out, NULL);
+		return OPT_HELP;
+	}
+	if (r == OPT_OK)
+		r = opt_check_stack(o, err, sizeof(err));
+	if (r == OPT_OK)
+		return OPT_OK;
+	kprintf("skiff-uk: %s\n", err);
+	kprintf("skiff-uk: bad command line, not booting (`skiff vm -- help` lists the words)\n");
+	return OPT_ERROR;
+}
+
 unsigned uk_app_main(const struct kvm_start *st)
 {
-	struct uk_args a = {
-		.ip = SK_IP4(10, 0, 2, 15), .prefix_len = 24, .gw = SK_IP4(10, 0, 2, 2), .spin_us = 100,
-	};
-	if (uk_cmdline_parse(st->cmdline, &a) < 0)
-		return KVM_EXIT_FATAL;
-	uint32_t mask = a.prefix_len == 32 ? ~0u : ~(~0u >> a.prefix_len);
-	if (a.gw && (a.gw & mask) != (a.ip & mask)) {
-		kprintf("skiff-uk: gw must be inside the ip subnet\n");
-		return KVM_EXIT_FATAL;
-	}
+	static struct opts o; /* string values point into st->cmdline */
+	int r = read_options(&o, st->cmdline);
+	if (r != OPT_OK)
+		return r == OPT_HELP ? KVM_EXIT_OK : KVM_EXIT_FATAL;
+	const uint32_t ip_addr = o.v[OPT_IP].ip, gw_addr = o.v[OPT_GW].ip;
+	const uint8_t prefix_len = o.v[OPT_IP].len;
 	wall_at = st->rtc_at;
 	if (st->rtc_ok) {
 		wall_base = http_date_from_civil(st->rtc.year, st->rtc.month, st->rtc.day,
@@ -216,8 +226,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 		kprintf("skiff-uk: RTC unreadable: Date headers start at the epoch\n");
 		wall_base = 0;
 	}
-	if (a.fault)
-		trap_raise(a.fault);
+	if (opt_given(&o, OPT_FAULT))
+		trap_raise(opt_str(&o, OPT_FAULT));
 
 	struct pci_dev pd;
 	struct virtio_pci_regs regs;
@@ -226,7 +236,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		kprintf("skiff-uk: %s\n", why);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	bool have_irq = !a.no_msix && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
+	bool have_irq = !opt_given(&o, OPT_NO_MSIX) && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
 	char name[32];
 	ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
 	struct virtio_net_params p = {
@@ -239,9 +249,9 @@ unsigned uk_app_main(const struct kvm_start *st)
 	}
 	struct dev *d = &vnet.dev;
 
-	struct iface_config cfg = {.ip = a.ip, .prefix_len = a.prefix_len, .gw = a.gw};
-	if (a.have_mac)
-		sk_memcpy(cfg.mac, a.mac, SK_MAC_LEN);
+	struct iface_config cfg = {.ip = ip_addr, .prefix_len = prefix_len, .gw = gw_addr};
+	if (opt_given(&o, OPT_MAC))
+		sk_memcpy(cfg.mac, o.v[OPT_MAC].mac, SK_MAC_LEN);
 	else if (vnet.have_mac)
 		sk_memcpy(cfg.mac, d->mac, SK_MAC_LEN);
 	else if (plat_random(cfg.mac, SK_MAC_LEN) == 0)
@@ -253,7 +263,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 	sk_time_ns now = plat_now();
 	iface_init(&ifc, d, &cfg, now);
 	if (udp_bind(&ifc, ECHO_PORT, echo_udp, NULL) < 0 ||
-	    (a.shutdown_port && udp_bind(&ifc, a.shutdown_port, shutdown_udp, NULL) < 0)) {
+	    (opt_given(&o, OPT_SHUTDOWN_PORT) &&
+	     udp_bind(&ifc, (uint16_t)opt_num(&o, OPT_SHUTDOWN_PORT), shutdown_udp, NULL) < 0)) {
 		kprintf("skiff-uk: cannot bind UDP ports\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
@@ -261,26 +272,15 @@ unsigned uk_app_main(const struct kvm_start *st)
 	/* The HTTP server's configuration, as `skiff serve` builds it. */
 	struct http_server_config hc;
 	http_server_config_default(&hc);
-	hc.addr = a.ip;
-	hc.port = a.port ? a.port : 80;
-	hc.max_conns = a.max_conns ? (uint32_t)a.max_conns : UK_MAX_CONNS;
-	if (a.header_timeout_s)
-		hc.header_timeout = (sk_time_ns)a.header_timeout_s * SK_NS_PER_S;
-	if (a.keepalive_timeout_s)
-		hc.keepalive_timeout = (sk_time_ns)a.keepalive_timeout_s * SK_NS_PER_S;
-	if (a.have_max_body)
-		hc.max_body = a.max_body;
+	opt_http_config(&o, &hc);
 
-	/* TCP: every served connection, plus what the server no longer holds
-	 * but TCP still does (FIN_WAIT, TIME_WAIT: the oldest TIME_WAIT is
-	 * recycled when the pool runs out), the listener, handshakes and the
-	 * refused ones getting their 503 -- serve_skiff.c's formula. */
+	/* TCP: the pool `skiff serve --stack skiff` sizes (opt_tcp_sockets). */
 	struct tcp_config tc;
 	tcp_config_default(&tc);
 	tcp_iface_config(&tc, &ifc);
-	tc.max_sockets = hc.max_conns + 1024 + hc.max_conns / 4;
-	tc.sndbuf = a.tcp_sndbuf ? (uint32_t)a.tcp_sndbuf : UK_SNDBUF;
-	tc.rcvbuf = a.tcp_rcvbuf ? (uint32_t)a.tcp_rcvbuf : UK_RCVBUF;
+	tc.max_sockets = opt_tcp_sockets(hc.max_conns);
+	tc.sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
+	tc.rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
 	if (plat_random(tc.seed, sizeof(tc.seed)) < 0) {
 		tc.seed[0] = plat_cycles();
 		tc.seed[1] = plat_cycles() * 0x9e3779b97f4a7c15ull;
@@ -294,7 +294,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	}
 	struct loop_skiff_config lsc = {
 		.tcp = &tcp,
-		.local_ip = a.ip,
+		.local_ip = ip_addr,
 		.max_timers = hc.max_conns + 16, /* one per connection, a few spare */
 		.listen_backlog = UK_BACKLOG,
 		.now = now,
@@ -325,22 +325,25 @@ unsigned uk_app_main(const struct kvm_start *st)
 		(uint64_t)tcp_sz >> 10, tc.max_sockets, tc.sndbuf, tc.rcvbuf, (uint64_t)loop_sz >> 10,
 		(uint64_t)srv_sz >> 10, hc.max_conns, mi.heap_free >> 20);
 	char ip[16], gw[16], date[HTTP_DATE_LEN + 1];
-	format_ip(a.ip, ip);
-	format_ip(a.gw, gw);
+	format_ip(ip_addr, ip);
+	format_ip(gw_addr, gw);
 	sk_memcpy(date, srv.date, HTTP_DATE_LEN);
 	date[HTTP_DATE_LEN] = 0;
 	kprintf("skiff-uk: clock %s (RTC + TSC)\n", date);
 	const uint8_t *m = cfg.mac;
 	kprintf("skiff-uk: ready ip=%s/%u gw=%s mac=%02x:%02x:%02x:%02x:%02x:%02x http=%u "
 		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu\n",
-		ip, a.prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], hc.port, ECHO_PORT,
+		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], hc.port, ECHO_PORT,
 		hc.max_conns, d->name, have_irq ? "msix" : "none(poll 1ms)",
 		(uint64_t)(plat_now() / SK_NS_PER_MS));
 
 	run = (struct runner){
-		.dev = d, .ifc = &ifc, .tcp = &tcp, .spin_ns = a.spin_us * SK_NS_PER_US,
-		.spin_learn = a.spin_learn,
-		.until = a.exit_after_s ? now + a.exit_after_s * SK_NS_PER_S : 0,
+		.dev = d, .ifc = &ifc, .tcp = &tcp,
+		/* spin-us=auto: learned from the arrival gaps, below the fixed 100 us */
+		.spin_learn = opt_num(&o, OPT_SPIN_US) == OPT_NUM_AUTO,
+		.spin_ns = (opt_num(&o, OPT_SPIN_US) == OPT_NUM_AUTO ? 100 : opt_num(&o, OPT_SPIN_US)) *
+			   SK_NS_PER_US,
+		.until = opt_given(&o, OPT_EXIT_AFTER) ? now + opt_num(&o, OPT_EXIT_AFTER) * SK_NS_PER_S : 0,
 	};
 	loop_skiff_attach_runner(loop, &run);
 	rc = loop_run(loop, &stop);
@@ -350,7 +353,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	now = plat_now();
 	tcp_poll(&tcp, now);
 	dev_tx_sync(d);
-	if (a.stats) {
+	if (opt_given(&o, OPT_STATS)) {
 		http_server_stats(&srv, print_stat, NULL);
 		loop_stats(loop, print_stat, NULL);
 	}
