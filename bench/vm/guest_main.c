@@ -17,7 +17,14 @@
 #include "../../src/apps/serve_skiff.h"
 
 /* serve.c also offers --stack skiff, whose devices this build leaves out:
- * these stand in for apps/serve_skiff.c and refuse it. */
+ * these stand in for apps/serve_skiff.c and apps/hoststack.c (the stack
+ * options; serve_skiff_open below refuses the stack itself), so neither
+ * is linked and nothing pulls in libxdp or libpcap. */
+void hoststack_options(struct hoststack_config *cfg, struct opts *o)
+{
+	(void)cfg;
+	(void)o;
+}
 struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, size_t errlen)
 {
 	(void)cfg;
