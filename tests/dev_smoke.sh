@@ -33,11 +33,8 @@ usage() { echo "usage: $0 path/to/devloop [tap|packet|xdp ...]" >&2; exit 2; }
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
-devices=("$@")
-[ ${#devices[@]} -gt 0 ] || devices=(tap packet xdp)
-for d in "${devices[@]}"; do
-	case $d in tap | packet | xdp) ;; *) echo "$0: unknown device kind '$d'" >&2; usage ;; esac
-done
+skt_devices "$@"
+devices=("${SKT_DEVICES[@]}")
 skt_check_bin "$BIN" || exit 2
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 if ! skt_need setup arping ping python3 timeout; then

@@ -45,11 +45,8 @@ usage() { echo "usage: $0 path/to/skiff [tap|packet|xdp ...]" >&2; exit 2; }
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
-devices=("$@")
-[ ${#devices[@]} -gt 0 ] || devices=(tap packet xdp)
-for d in "${devices[@]}"; do
-	case $d in tap | packet | xdp) ;; *) echo "$0: unknown device kind '$d'" >&2; usage ;; esac
-done
+skt_devices "$@"
+devices=("${SKT_DEVICES[@]}")
 if ! skt_check_bin "$BIN"; then
 	fail setup "skiff binary '$BIN' missing or not runnable (see message above)"
 	summary

@@ -94,6 +94,18 @@ skt_need() {
 	return $rc
 }
 
+# skt_devices KIND...: the device kinds a script was asked for (default:
+# tap packet xdp) into SKT_DEVICES; an unknown kind is the caller's usage
+# error (its usage(), which exits 2).
+skt_devices() {
+	local d
+	SKT_DEVICES=("$@")
+	[ ${#SKT_DEVICES[@]} -gt 0 ] || SKT_DEVICES=(tap packet xdp)
+	for d in "${SKT_DEVICES[@]}"; do
+		case $d in tap | packet | xdp) ;; *) echo "$0: unknown device kind '$d'" >&2; usage ;; esac
+	done
+}
+
 skt_log() { printf '%s\n' "$*" >&2; }
 
 # The namespace name for ROLE in this run.
