@@ -100,10 +100,7 @@ void hoststack_options(struct hoststack_config *cfg, struct opts *o)
 	cfg->have_mac = opt_given(o, OPT_MAC);
 	if (cfg->have_mac)
 		memcpy(cfg->ifc.mac, o->v[OPT_MAC].mac, 6);
-	/* spin-us auto: learn the spin from the arrival gaps (loop/spin.h),
-	 * capped at the fixed default. */
-	cfg->spin_learn = opt_num(o, OPT_SPIN_US) == OPT_NUM_AUTO;
-	cfg->spin_ns = (cfg->spin_learn ? 100 : opt_num(o, OPT_SPIN_US)) * SK_NS_PER_US;
+	opt_spin(o, &cfg->spin_ns, &cfg->spin_learn);
 }
 
 int hoststack_run(struct hoststack *hs, volatile int *stop)

@@ -23,7 +23,7 @@ struct hoststack_config {
 	bool tcp;                  /* open a TCP engine too */
 	uint32_t tcp_max_sockets;  /* 0 = default */
 	uint32_t tcp_sndbuf, tcp_rcvbuf; /* 0 = default */
-	uint64_t spin_ns;
+	sk_time_ns spin_ns;
 	bool spin_learn;           /* --spin-us auto: learn the spin below 100 us */
 };
 

@@ -2,6 +2,7 @@
  * value parsers, the two command-line parsers, the cross checks and the
  * help.  Freestanding: strings and numbers are handled here by hand. */
 #include "../http/server.h"
+#include "../loop/spin.h"
 #include "../net/iface.h"
 #include "opts.h"
 
@@ -1064,4 +1065,10 @@ void opt_help(const struct opt_cmd *c, opt_write_fn *w, void *ctx)
 		w_str(w, ctx, c->footer);
 		w_str(w, ctx, "\n");
 	}
+}
+
+void opt_spin(const struct opts *o, sk_time_ns *cap, bool *learn)
+{
+	*learn = opt_num(o, OPT_SPIN_US) == OPT_NUM_AUTO;
+	*cap = *learn ? SPIN_AUTO_CAP_NS : (sk_time_ns)opt_num(o, OPT_SPIN_US) * SK_NS_PER_US;
 }

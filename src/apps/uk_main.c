@@ -339,12 +339,9 @@ unsigned uk_app_main(const struct kvm_start *st)
 
 	run = (struct runner){
 		.dev = d, .ifc = &ifc, .tcp = &tcp,
-		/* spin-us=auto: learned from the arrival gaps, below the fixed 100 us */
-		.spin_learn = opt_num(&o, OPT_SPIN_US) == OPT_NUM_AUTO,
-		.spin_ns = (opt_num(&o, OPT_SPIN_US) == OPT_NUM_AUTO ? 100 : opt_num(&o, OPT_SPIN_US)) *
-			   SK_NS_PER_US,
 		.until = opt_given(&o, OPT_EXIT_AFTER) ? now + opt_num(&o, OPT_EXIT_AFTER) * SK_NS_PER_S : 0,
 	};
+	opt_spin(&o, &run.spin_ns, &run.spin_learn);
 	loop_skiff_attach_runner(loop, &run);
 	rc = loop_run(loop, &stop);
 	/* Close the listener and every connection; what that queued (FINs)

@@ -53,7 +53,7 @@ struct runner {
 	runner_timers_fn app_timers;
 	runner_turn_fn on_turn;      /* optional */
 	void *ctx;                   /* passed to the callbacks */
-	uint64_t spin_ns;            /* cap on the spin after work; 0 = park at once */
+	sk_time_ns spin_ns;          /* cap on the spin after work; 0 = park at once */
 	bool spin_learn;             /* learn the spin below the cap (spin.h); false:
 				      * always spin_ns */
 	sk_time_ns until;            /* return 0 once plat_now() reaches it

@@ -17,24 +17,34 @@
  * 000 measured it slower).  So the gaps are counted, and the budget is
  * the spin that costs least over the gaps seen lately.
  *
- * A "gap" is the time from the last turn with work to the next one,
- * sampled whenever work follows at least one idle turn.  Gaps are counted
- * in power-of-two buckets (hist[k]: gaps below 2^(k + SPIN_GAP_SHIFT0) ns,
- * the last bucket everything longer), halved every SPIN_EPOCH samples so
- * the picture follows the load.  At each epoch the budget becomes the
- * bucket bound B (or 0) that minimises the expected cost per gap: a gap
- * shorter than B costs its length in spinning, a longer one B plus
- * SPIN_PARK_COST_NS.  It never exceeds the cap (spin_init's cap, the
- * --spin-us option), and starts there.
+ * A "gap" is the time from the last turn with work to the next one.  What
+ * a gap shows depends on how it ended:
+ *   caught   work came while spinning: the gap is known to the turn;
+ *   parked   the spin ran out and the loop parked: the gap is only known
+ *            to be at least the spin that was tried.  The time seen after
+ *            the wake-up is NOT the gap: it includes the wake-up itself
+ *            (tens of us on a VM), and counting it as one made the first
+ *            learner see every gap as long and settle at no spin at all.
+ * So the gaps are learned as survival data (censored at the spin tried):
+ * per power-of-two bucket k (gaps below 2^(k + SPIN_GAP_SHIFT0) ns),
+ * risk[k] counts the gaps seen to reach the bucket with the spin still
+ * running through all of it, and ended[k] those that ended in it.  The
+ * hazard ended/risk per bucket gives the chance that a gap outlives each
+ * bucket bound, whatever spin each sample was taken with.  A park tells
+ * nothing above its budget, so one gap in SPIN_EXPLORE is spun to the cap
+ * whatever the budget: the learner keeps seeing the gaps it no longer
+ * catches, and the budget can grow back when the load changes.  Such a
+ * look costs up to the cap when the gaps are long, so while the budget
+ * stays where it is the looks thin out, halving each epoch down to one in
+ * SPIN_EXPLORE_MAX; a budget that moves brings them back to SPIN_EXPLORE.
+ *
+ * Every SPIN_EPOCH gaps the budget becomes the bucket bound B (or 0, at
+ * most the cap) with the least expected cost per gap: a caught gap costs
+ * its length in spinning, a missed one B plus the park cost; then the
+ * counts are halved so the picture follows the load.
  *
  * Learning is opt-in (`--spin-us auto`, guest `spin-us=auto`): without it
- * the budget stays at the cap, today's fixed spin, and the gaps are only
- * counted.  Measured on the shared 2-core VM (README, make bench) the
- * learned spin cut the server CPU per `ab -c 1` request by about a fifth
- * but cost up to half of its req/s: the gaps sampled after a park include
- * the wake-up, so they look longer than a spin would have found them, and
- * the budget settles at 0.  Until that bias is corrected it is not the
- * default.
+ * the budget stays at the cap, a fixed spin, and the gaps are only counted.
  */
 #ifndef LOOP_SPIN_H
 #define LOOP_SPIN_H
@@ -43,29 +53,47 @@
 
 #define SPIN_GAP_SHIFT0 10  /* first bucket: gaps under 1.02 us */
 #define SPIN_GAP_BUCKETS 12 /* ... up to 2.1 ms, then "longer" */
-#define SPIN_EPOCH 32       /* gap samples per re-learning */
+#define SPIN_EPOCH 64       /* gap samples per re-learning */
+#define SPIN_EXPLORE 8      /* one gap in this many is spun to the cap ... */
+#define SPIN_EXPLORE_MAX 128 /* ... or, while the budget holds, up to this */
+/* The cap of a learned spin (--spin-us auto): a bucket bound, so every
+ * bucket below it is watched whole by a spin to the cap; 131 us, just
+ * over the fixed default of 100 us. */
+#define SPIN_AUTO_CAP_NS ((sk_time_ns)1 << (SPIN_GAP_SHIFT0 + 7))
 /* What a park costs beyond the time it sleeps (see above): a spin longer
  * than this to catch a gap is not worth it. */
-#define SPIN_PARK_COST_NS (20 * SK_NS_PER_US)
+#define SPIN_PARK_COST_NS (50 * SK_NS_PER_US)
 
 enum spin_step { SPIN_WORK, SPIN_SPIN, SPIN_PARK };
 
 struct spin {
 	sk_time_ns cap;          /* the longest spin allowed; 0: park at once */
 	bool learn;              /* false: budget == cap always (a fixed spin) */
-	sk_time_ns budget;       /* the spin after work now (<= cap) */
-	sk_time_ns until;        /* spin until this, after the last work */
+	sk_time_ns park_cost;    /* SPIN_PARK_COST_NS unless a test sets it */
+	sk_time_ns budget;       /* the spin after work now (<= cap); 0 or a
+				  * bucket bound when learned, so a park's
+				  * censoring lines up with the buckets */
+	sk_time_ns tried;        /* the spin in force since last_work (budget,
+				  * or cap when exploring) */
+	sk_time_ns until;        /* last_work + tried */
 	sk_time_ns last_work;    /* `now` of the last turn with work; 0: none yet */
 	bool idle_since;         /* an idle turn came after last_work */
 	bool spinning;           /* idle turns spun since the last work or park */
-	uint32_t hist[SPIN_GAP_BUCKETS + 1];
+	bool parked;             /* parked since last_work: the gap is censored */
+	/* The survival counts (see above), halved every epoch. */
+	uint32_t risk[SPIN_GAP_BUCKETS + 1];
+	uint32_t ended[SPIN_GAP_BUCKETS + 1];
 	uint32_t samples;        /* since the last epoch */
+	uint32_t explore_every;  /* SPIN_EXPLORE .. SPIN_EXPLORE_MAX */
+	uint32_t explore_in;     /* gaps until the next one spun to the cap */
 	/* counters */
 	uint64_t turns;          /* idle turns spent spinning */
 	uint64_t hits;           /* spins that ended in work */
 	uint64_t misses;         /* spins that ran out: a park followed */
 	uint64_t epochs;         /* times the budget was re-learned */
-	uint64_t gaps[SPIN_GAP_BUCKETS + 1]; /* every gap seen, by hist's buckets */
+	uint64_t explores;       /* gaps spun to the cap to look past the budget */
+	uint64_t gaps[SPIN_GAP_BUCKETS + 1]; /* caught gaps, by bucket */
+	uint64_t gaps_parked;    /* gaps that outlived the spin (censored) */
 };
 
 void spin_init(struct spin *s, sk_time_ns cap, bool learn);
@@ -73,14 +101,17 @@ void spin_init(struct spin *s, sk_time_ns cap, bool learn);
 enum spin_step spin_after(struct spin *s, bool work, sk_time_ns now);
 
 /* "name value" counters, as PREFIX.spin_turns ... PREFIX.spin_budget_ns,
- * then the gaps seen as PREFIX.spin_gaps_lt_1us ... _lt_2048us and
- * PREFIX.spin_gaps_longer (prefix e.g. "loop"). */
+ * then the caught gaps as PREFIX.spin_gaps_lt_1us ... _lt_2048us and
+ * PREFIX.spin_gaps_longer, then PREFIX.spin_gaps_parked (prefix e.g.
+ * "loop"). */
 void spin_stats(const struct spin *s, const char *prefix,
 		void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
 
-/* The learning, exposed for the unit test: record one gap, and the budget
- * the current histogram gives. */
-void spin_sample(struct spin *s, sk_time_ns gap);
+/* The learning, exposed for the unit test: record one gap that ended
+ * after `gap` with the spin `tried` still running (caught), or that
+ * outlived `tried` (censored: gap is ignored, only gap >= tried is known);
+ * and the budget the counts give now. */
+void spin_sample(struct spin *s, sk_time_ns gap, sk_time_ns tried, bool caught);
 sk_time_ns spin_choose(const struct spin *s);
 
 #endif
