@@ -78,6 +78,7 @@ help:
 	@echo "  make bench-switch  the switch: pktgen and kernel-free HTTP;  make bench-switch-http"
 	@echo "  make bench-vm      the unikernel against a Linux guest under QEMU (~14 min); bench-vm-quick"
 	@echo "  make profile-vm    where the Linux guest spends a request"
+	@echo "  make profile-uk    what a request costs the emulator in the unikernel (counters)"
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -71,3 +71,9 @@ $(VM_LINUX)/initrd-perf.img: $(VM_BUILD)/skiff-serve-static $(VM_BUILD)/init \
 	PERF=1 KERNEL_PKG=$(KERNEL_PKG) bench/vm/linux-guest.sh $(VM_LINUX) $(VM_BUILD)/skiff-serve-static $(VM_BUILD)/init
 profile-vm: all linux-guest-perf
 	bench/vm/profile.sh
+
+# bench/vm/profile_uk.sh: what a request costs the emulator in the skiff
+# unikernel (guest counters per request, QEMU's CPU), variants alternating.
+.PHONY: profile-uk
+profile-uk: deps all
+	bench/vm/profile_uk.sh

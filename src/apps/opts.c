@@ -66,6 +66,9 @@ const struct opt_def opt_defs[OPT_N] = {
 		       "registers on the console, exit 64+vector)"},
 	[OPT_NO_MSIX] = {"no-msix", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
 			 "no device interrupt: park at most 1 ms (fallback)"},
+	[OPT_NO_EVENT_IDX] = {"no-event-idx", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+			      "suppress doorbells and interrupts with the virtqueue\n"
+			      "flags, not VIRTIO_F_EVENT_IDX (for A/B runs)"},
 
 	[OPT_LOAD_CONNS] = {"connections", 'c', OPT_K_NUM, "N", 1, 1000000, NULL,
 			    "concurrent connections (required)"},
@@ -302,6 +305,7 @@ static const struct opt_use uk_use[] = {
 	{OPT_FAULT, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_NO_MSIX, 0, NULL, NULL},
+	{OPT_NO_EVENT_IDX, 0, NULL, NULL},
 };
 
 const struct opt_cmd opt_cmd_uk = {

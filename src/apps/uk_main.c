@@ -11,7 +11,7 @@
  * opt_cmd_uk in apps/opts.c, `skiff serve`'s options as name=value (ip=,
  * gw=, mac=, port=, max-conns=, header-timeout=, keepalive-timeout=,
  * max-body=, tcp-sndbuf=, tcp-rcvbuf=, spin-us=) and the guest's own
- * (exit-after=, shutdown-port=, fault=, stats, no-msix); `help` lists
+ * (exit-after=, shutdown-port=, fault=, stats, no-msix, no-event-idx); `help` lists
  * them with their bounds and defaults.  Parsed and checked by the same
  * code as the hosted command line, so a bad value gets the same message,
  * and stops the boot (exit 1).
@@ -116,6 +116,7 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	fn(fctx, "dev.tx_bytes", s->tx_bytes);
 	fn(fctx, "dev.tx_drops", s->tx_drops);
 	fn(fctx, "dev.tx_syncs", s->tx_syncs);
+	fn(fctx, "virtio.event_idx", vnet.event_idx);
 	fn(fctx, "virtio.notifies", vnet.c.notifies);
 	fn(fctx, "virtio.notify_skipped", vnet.c.notify_skipped);
 	fn(fctx, "virtio.irq_arms", vnet.c.irq_arms);
@@ -126,6 +127,11 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	fn(fctx, "timer.loads", timer_loads);
 	fn(fctx, "timer.skips", timer_skips);
 	fn(fctx, "timer.fires", timer_fires);
+	/* What the emulator sees besides the doorbells: each hlt is an exit
+	 * (and a host wake-up to leave it), each interrupt an injection. */
+	fn(fctx, "cpu.hlts", park_hlts);
+	fn(fctx, "irq.virtio_net", trap_irq_count[VEC_VIRTIO_NET]);
+	fn(fctx, "irq.timer", trap_irq_count[VEC_TIMER]);
 	iface_stats(&ifc, fn, fctx);
 	tcp_stats(&tcp, fn, fctx);
 }
@@ -242,6 +248,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	struct virtio_net_params p = {
 		.regs = regs, .arena = arena, .arena_size = sizeof(arena),
 		.rx_msix = have_irq ? MSIX_ENTRY_RX : VIRTIO_MSI_NO_VECTOR, .name = name,
+		.no_event_idx = opt_given(&o, OPT_NO_EVENT_IDX),
 	};
 	if (virtio_net_arena_size() > sizeof(arena) || virtio_net_init(&vnet, &p, &why) < 0) {
 		kprintf("skiff-uk: %s: %s\n", name, why);

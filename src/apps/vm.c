@@ -54,8 +54,9 @@ static void usage(FILE *f)
 		"GUEST ARGS go to the kernel command line: ip=ADDR/LEN gw=ADDR mac=MAC port=N\n"
 		"max-conns=N header-timeout=S keepalive-timeout=S max-body=N tcp-sndbuf=N\n"
 		"tcp-rcvbuf=N spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de\n"
-		"stats no-msix.  The guest serves HTTP on port 80 (the built-in 41-byte '/'; no\n"
-		"files) and UDP echo on 7: `skiff vm -p 8080:80` gives http://127.0.0.1:8080/.\n"
+		"stats no-msix no-event-idx.  The guest serves HTTP on port 80 (the built-in\n"
+		"41-byte '/'; no files) and UDP echo on 7: `skiff vm -p 8080:80` gives\n"
+		"http://127.0.0.1:8080/.\n"
 		"Environment: SKIFF_QEMU overrides the QEMU binary.\n");
 }
 

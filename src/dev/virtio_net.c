@@ -37,6 +37,7 @@
 
 #define F_NET_MAC (1ull << 5)
 #define F_NET_STATUS (1ull << 16)
+#define F_RING_EVENT_IDX (1ull << 29)
 #define F_VERSION_1 (1ull << 32)
 #define F_ACCESS_PLATFORM (1ull << 33)
 
@@ -69,9 +70,18 @@ static uint64_t phys(const volatile void *p) { return (uint64_t)(uintptr_t)p; }
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
 
+/* desc, avail (flags, idx, ring, used_event), used (flags, idx, ring,
+ * avail_event), each page-aligned. */
 static size_t vq_bytes(uint16_t q)
 {
 	return align_up(16u * q, 4096) + align_up(6u + 2u * q, 4096) + align_up(6u + 8u * q, 4096);
+}
+
+/* 2.7.10.1: does moving an index from old to new pass event?  (The entry
+ * `event` is among [old, new), in 16-bit arithmetic.) */
+static bool vq_need_event(uint16_t event, uint16_t new_idx, uint16_t old_idx)
+{
+	return (uint16_t)(new_idx - event - 1) < (uint16_t)(new_idx - old_idx);
 }
 
 size_t virtio_net_arena_size(void)
@@ -113,11 +123,13 @@ static void vq_post(struct virtq *q, uint16_t c)
  * polling the queue anyway (it sets NO_NOTIFY then).  The fence orders
  * our idx store before the flags load (store->load, the one reordering
  * x86 does): without it we could miss the device going back to sleep. */
-static void vq_publish(struct virtio_net *vn, struct virtq *q)
+static void vq_publish(struct virtio_net *vn, struct virtq *q, uint16_t old_idx)
 {
 	__atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (q->used->flags & VIRTQ_USED_F_NO_NOTIFY) {
+	bool skip = vn->event_idx ? !vq_need_event(*q->avail_event, q->avail_idx, old_idx)
+				  : (q->used->flags & VIRTQ_USED_F_NO_NOTIFY) != 0;
+	if (skip) {
 		vn->c.notify_skipped++;
 		return;
 	}
@@ -159,6 +171,7 @@ static int vn_rx_sync(struct dev *d)
 	/* 1. completed frames into the slots at tail */
 	uint32_t tail = r->tail;
 	uint16_t used_idx = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+	uint16_t old_avail = q->avail_idx;
 	int n = 0, c;
 	uint32_t len;
 	bool repost = false;
@@ -182,6 +195,10 @@ static int vn_rx_sync(struct dev *d)
 	}
 	if (n)
 		ring_store(&r->tail, tail);
+	/* Polling: keep used_event one behind what we have read, so no
+	 * completion crosses it (even after 2^16 frames without a park). */
+	if (vn->event_idx && !vn->armed)
+		*q->used_event = (uint16_t)(q->last_used - 1);
 
 	/* 2. post every device-side slot not yet posted (the user released
 	 *    [old head, head) since the last call) */
@@ -197,7 +214,7 @@ static int vn_rx_sync(struct dev *d)
 		repost = true;
 	}
 	if (repost) {
-		vq_publish(vn, q);
+		vq_publish(vn, q, old_avail);
 		d->stats.rx_syscalls++;
 	}
 	return n;
@@ -229,6 +246,7 @@ static int vn_tx_sync(struct dev *d)
 
 	/* 2. post what the user handed over, one doorbell for the batch */
 	uint32_t head = ring_load(&r->head);
+	uint16_t old_avail = q->avail_idx;
 	int sent = 0;
 	while (vn->tx_sub != head && q->nfree) {
 		struct ring_slot *s = ring_slot(r, vn->tx_sub);
@@ -250,7 +268,7 @@ static int vn_tx_sync(struct dev *d)
 		sent++;
 	}
 	if (sent) {
-		vq_publish(vn, q);
+		vq_publish(vn, q, old_avail);
 		d->stats.tx_syscalls++;
 	}
 	return sent;
@@ -300,8 +318,12 @@ static const struct dev_ops virtio_net_ops_poll = {
 bool virtio_net_irq_arm(struct virtio_net *vn)
 {
 	vn->c.irq_arms++;
-	vn->rxq.avail->flags = 0;
-	/* The flag store must be visible before we look at used->idx, or a
+	vn->armed = true;
+	if (vn->event_idx)
+		*vn->rxq.used_event = vn->rxq.last_used; /* the next completion */
+	else
+		vn->rxq.avail->flags = 0;
+	/* The store must be visible before we look at used->idx, or a
 	 * frame completed in between would raise no interrupt and the loop
 	 * would sleep on it (seed 000, 9831f66). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -314,7 +336,11 @@ bool virtio_net_irq_arm(struct virtio_net *vn)
 
 void virtio_net_irq_disarm(struct virtio_net *vn)
 {
-	vn->rxq.avail->flags = VIRTQ_AVAIL_F_NO_INTERRUPT;
+	vn->armed = false;
+	if (vn->event_idx)
+		*vn->rxq.used_event = (uint16_t)(vn->rxq.last_used - 1);
+	else
+		vn->rxq.avail->flags = VIRTQ_AVAIL_F_NO_INTERRUPT;
 }
 
 static int vq_setup(struct virtio_net *vn, struct virtq *q, uint16_t index, uint16_t msix,
@@ -339,6 +365,8 @@ static int vq_setup(struct virtio_net *vn, struct virtq *q, uint16_t index, uint
 		*why = "arena too small";
 		return -1;
 	}
+	q->used_event = &q->avail->ring[size];
+	q->avail_event = (volatile uint16_t *)&q->used->ring[size];
 	q->nfree = 0;
 	for (uint16_t c = size / 2; c-- > 0;)
 		vq_push_free(q, c);
@@ -357,8 +385,11 @@ static int vq_setup(struct virtio_net *vn, struct virtq *q, uint16_t index, uint
 		}
 	}
 	/* Polling is the default state: no interrupts until the loop parks;
-	 * tx completions are reaped by tx_sync and never interrupt. */
+	 * tx completions are reaped by tx_sync and never interrupt (the tx
+	 * queue has no vector either).  used_event 0xffff is one behind the
+	 * first entry. */
 	q->avail->flags = VIRTQ_AVAIL_F_NO_INTERRUPT;
+	*q->used_event = 0xffff;
 	wr16(cc, CC_Q_SIZE, size);
 	wr64(cc, CC_Q_DESC, phys(q->desc));
 	wr64(cc, CC_Q_DRIVER, phys(q->avail));
@@ -400,11 +431,13 @@ int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, co
 		goto fail;
 	}
 	/* Keep it to what this driver handles: no offloads, no merged rx
-	 * buffers (a 2 KiB buffer holds any 1514-byte frame), no EVENT_IDX
-	 * (the flags suppress notifications well enough for one queue pair).
-	 * ACCESS_PLATFORM is accepted when offered: our addresses are
-	 * physical either way. */
-	uint64_t want = offered & (F_VERSION_1 | F_NET_MAC | F_NET_STATUS | F_ACCESS_PLATFORM);
+	 * buffers (a 2 KiB buffer holds any 1514-byte frame).  EVENT_IDX
+	 * unless refused (see the header).  ACCESS_PLATFORM is accepted when
+	 * offered: our addresses are physical either way. */
+	uint64_t mine = F_VERSION_1 | F_NET_MAC | F_NET_STATUS | F_ACCESS_PLATFORM;
+	if (!p->no_event_idx)
+		mine |= F_RING_EVENT_IDX;
+	uint64_t want = offered & mine;
 	wr32(cc, CC_GFSELECT, 0);
 	wr32(cc, CC_GF, (uint32_t)want);
 	wr32(cc, CC_GFSELECT, 1);
@@ -415,6 +448,7 @@ int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, co
 		goto fail;
 	}
 	vn->features = want;
+	vn->event_idx = (want & F_RING_EVENT_IDX) != 0;
 
 	size_t rsize = ring_region_size(VN_SLOTS, VN_BUF, 0);
 	void *region = carve(&cur, end, rsize);

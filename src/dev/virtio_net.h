@@ -15,9 +15,25 @@
  *     side array and the frame in its ring buffer, so no copy on rx or tx);
  *   - tx_sync posts every slot the user handed over and notifies once for
  *     the batch, and only when the device has not said it is polling;
- *   - the device's interrupts stay suppressed (VIRTQ_AVAIL_F_NO_INTERRUPT)
- *     while the stack polls; virtio_net_irq_arm() lifts that just before
- *     the loop parks and reports whether frames slipped in meanwhile.
+ *   - the device's interrupts stay suppressed while the stack polls;
+ *     virtio_net_irq_arm() lifts that just before the loop parks and
+ *     reports whether frames slipped in meanwhile.
+ *
+ * Suppression both ways uses VIRTIO_F_EVENT_IDX (virtio 1.2, 2.7.7 and
+ * 2.7.10) when the device offers it, else the flags:
+ *   interrupts   polling: used_event stays one behind what we consumed,
+ *                so no completion crosses it; armed: used_event = the
+ *                next entry we will read (with flags: NO_INTERRUPT set
+ *                while polling, cleared when armed);
+ *   doorbells    a batch rings only if the device's avail_event falls in
+ *                the entries it publishes, i.e. the device asked to hear
+ *                about one of them (with flags: unless NO_NOTIFY).
+ * Why both: the flags tell the device "never" or "always"; the indexes
+ * say "from this entry on", so a device that is still working through a
+ * batch is not kicked again, and an interrupt is raised once for the
+ * first frame after the park, not for whatever completes while the loop
+ * is waking.  `no-event-idx` (the guest word) keeps the flags, for A/B
+ * runs.
  */
 #ifndef DEV_VIRTIO_NET_H
 #define DEV_VIRTIO_NET_H
@@ -34,6 +50,7 @@ struct virtio_net_params {
 	void *arena;           /* identity-mapped, 4096-aligned */
 	size_t arena_size;     /* >= virtio_net_arena_size() */
 	uint16_t rx_msix;      /* MSI-X table entry for the rx queue, or VIRTIO_MSI_NO_VECTOR */
+	bool no_event_idx;     /* refuse VIRTIO_F_EVENT_IDX even if offered */
 	const char *name;      /* for logs, e.g. "virtio-net@00:03.0" */
 };
 
@@ -47,7 +64,7 @@ struct virtq_desc {
 struct virtq_avail {
 	uint16_t flags;        /* VIRTQ_AVAIL_F_NO_INTERRUPT */
 	uint16_t idx;
-	uint16_t ring[];       /* then le16 used_event (EVENT_IDX only) */
+	uint16_t ring[];       /* [size] entries, then le16 used_event (EVENT_IDX) */
 };
 struct virtq_used_elem {
 	uint32_t id;           /* head descriptor of the chain */
@@ -56,7 +73,7 @@ struct virtq_used_elem {
 struct virtq_used {
 	uint16_t flags;        /* VIRTQ_USED_F_NO_NOTIFY */
 	uint16_t idx;
-	struct virtq_used_elem ring[];
+	struct virtq_used_elem ring[]; /* [size], then le16 avail_event (EVENT_IDX) */
 };
 
 struct virtq {
@@ -66,6 +83,8 @@ struct virtq {
 	volatile struct virtq_avail *avail;
 	volatile struct virtq_used *used;
 	volatile uint16_t *notify;
+	volatile uint16_t *used_event;  /* in the avail ring, after ring[size] */
+	volatile uint16_t *avail_event; /* in the used ring, after ring[size] */
 	uint16_t avail_idx;    /* next avail ring entry we write */
 	uint16_t last_used;    /* next used ring entry we read */
 	uint16_t nfree;        /* chains not posted */
@@ -76,7 +95,8 @@ struct virtq {
 
 struct virtio_net_counters {
 	uint64_t notifies;     /* doorbell writes (the MMIO exit a batch pays once) */
-	uint64_t notify_skipped; /* device said NO_NOTIFY: it was polling already */
+	uint64_t notify_skipped; /* device said it needs no kick (NO_NOTIFY, or
+				  * avail_event outside the batch) */
 	uint64_t irq_arms;     /* parks that enabled the rx interrupt */
 	uint64_t irq_arm_races; /* frames found right after arming: no halt */
 	uint64_t rx_bad_len;   /* completions shorter than a header + Ethernet */
@@ -92,6 +112,8 @@ struct virtio_net {
 	uint32_t rx_post;      /* rx slots [tail, rx_post) are posted */
 	uint32_t tx_sub;       /* tx slots [tail - num_slots, tx_sub) are posted */
 	uint64_t features;     /* negotiated */
+	bool event_idx;        /* VIRTIO_F_EVENT_IDX negotiated */
+	bool armed;            /* between irq_arm and irq_disarm */
 	bool have_mac;         /* the device supplied dev.mac */
 	struct virtio_net_counters c;
 };

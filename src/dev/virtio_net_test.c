@@ -25,13 +25,15 @@ struct fake {
 	void *arena;
 };
 
-static struct fake *fake_init(void)
+/* offer: extra feature bits of the low word (e.g. EVENT_IDX, bit 29);
+ * refuse: the driver's no_event_idx. */
+static struct fake *fake_init_with(uint32_t offer, bool refuse)
 {
 	struct fake *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
 	/* CSUM(0) | MAC(5) | STATUS(16): read for both halves, the high half
 	 * also says VERSION_1 (bit 32 = bit 0) and GSO bits we must refuse. */
-	uint32_t df = 1u | 1u << 5 | 1u << 16;
+	uint32_t df = 1u | 1u << 5 | 1u << 16 | offer;
 	memcpy(f->common + 4, &df, 4);
 	uint16_t qsize = 256;
 	memcpy(f->common + 24, &qsize, 2);
@@ -43,11 +45,30 @@ static struct fake *fake_init(void)
 		.regs = {.common = f->common, .notify = f->notify, .notify_mult = 4, .isr = f->isr,
 			 .device = f->devcfg},
 		.arena = f->arena, .arena_size = n, .rx_msix = 0, .name = "fake",
+		.no_event_idx = refuse,
 	};
 	const char *why = NULL;
 	if (virtio_net_init(&f->vn, &p, &why) < 0)
 		fail_msg("virtio_net_init: %s", why);
 	return f;
+}
+
+static struct fake *fake_init(void)
+{
+	return fake_init_with(0, false);
+}
+
+#define EVENT_IDX (1u << 29)
+
+/* The device's side of 2.7.10.1, written out again here: moving used idx
+ * from old to new must interrupt iff used_event is in [old, new). */
+static bool fake_must_interrupt(const struct virtq *q, uint16_t old_idx)
+{
+	uint16_t ev = q->avail->ring[q->size], now_idx = q->used->idx;
+	for (uint16_t i = old_idx; i != now_idx; i++)
+		if (i == ev)
+			return true;
+	return false;
 }
 
 static void fake_free(struct fake *f)
@@ -224,6 +245,94 @@ static void test_irq_arm_sees_late_frame(void **state)
 	fake_free(f);
 }
 
+/* Offered and not refused: negotiated; used_event starts one behind. */
+static void test_event_idx_negotiated(void **state)
+{
+	(void)state;
+	struct fake *f = fake_init_with(EVENT_IDX, false);
+	assert_true(f->vn.event_idx);
+	assert_true(f->vn.features & EVENT_IDX);
+	assert_int_equal(f->vn.rxq.avail->ring[f->vn.rxq.size], 0xffff);
+	fake_free(f);
+	f = fake_init_with(EVENT_IDX, true); /* no-event-idx */
+	assert_false(f->vn.event_idx);
+	assert_false(f->vn.features & EVENT_IDX);
+	fake_free(f);
+}
+
+/* Interrupts: none while polling, even across 2^16 frames; one for the
+ * first frame after arming, none after disarming. */
+static void test_event_idx_interrupts(void **state)
+{
+	(void)state;
+	struct fake *f = fake_init_with(EVENT_IDX, false);
+	struct virtio_net *vn = &f->vn;
+	struct dev *d = &vn->dev;
+	struct ring *r = d->rx;
+	struct virtq *q = &vn->rxq;
+	uint8_t frame[60] = {0};
+	for (int i = 0; i < 70000; i += 8) {
+		uint16_t old = q->used->idx;
+		for (int k = 0; k < 8; k++)
+			fake_rx(f, frame, sizeof(frame));
+		assert_false(fake_must_interrupt(q, old));
+		assert_int_equal(dev_rx_sync(d), 8);
+		ring_store(&r->head, r->tail); /* the stack is done with them */
+	}
+	assert_int_equal(dev_rx_sync(d), 0); /* reposts */
+	assert_false(virtio_net_irq_arm(vn));
+	assert_int_equal(q->avail->ring[q->size], q->last_used);
+	uint16_t old = q->used->idx;
+	fake_rx(f, frame, sizeof(frame));
+	assert_true(fake_must_interrupt(q, old));
+	virtio_net_irq_disarm(vn);
+	assert_int_equal(dev_rx_sync(d), 1);
+	old = q->used->idx;
+	fake_rx(f, frame, sizeof(frame));
+	assert_false(fake_must_interrupt(q, old));
+	/* armed with a frame already there: the arm says so (no halt) */
+	assert_true(virtio_net_irq_arm(vn));
+	fake_free(f);
+}
+
+/* Doorbells: a batch rings only if avail_event is among its entries. */
+static void test_event_idx_doorbell(void **state)
+{
+	(void)state;
+	struct fake *f = fake_init_with(EVENT_IDX, false);
+	struct virtio_net *vn = &f->vn;
+	struct dev *d = &vn->dev;
+	struct ring *r = d->tx;
+	struct virtq *q = &vn->txq;
+	volatile uint16_t *avail_event = (volatile uint16_t *)&q->used->ring[q->size];
+	uint8_t out[256][64];
+	uint32_t lens[256];
+	for (int round = 0; round < 20; round++) {
+		bool asleep = round % 2 == 0; /* the device asks for the next entry */
+		*avail_event = asleep ? q->avail_idx : (uint16_t)(q->avail_idx - 3);
+		uint64_t notifies = vn->c.notifies, skipped = vn->c.notify_skipped;
+		for (int i = 0; i < 3; i++) {
+			ring_slot(r, r->head)->len = 60;
+			ring_store(&r->head, r->head + 1);
+		}
+		assert_int_equal(dev_tx_sync(d), 3);
+		assert_int_equal(vn->c.notifies, notifies + (asleep ? 1 : 0));
+		assert_int_equal(vn->c.notify_skipped, skipped + (asleep ? 0 : 1));
+		assert_int_equal(fake_tx(f, out, lens), 3);
+		assert_int_equal(dev_tx_sync(d), 0);
+	}
+	/* avail_event at the last entry of a batch: still rings */
+	*avail_event = (uint16_t)(q->avail_idx + 2);
+	uint64_t notifies = vn->c.notifies;
+	for (int i = 0; i < 3; i++) {
+		ring_slot(r, r->head)->len = 60;
+		ring_store(&r->head, r->head + 1);
+	}
+	assert_int_equal(dev_tx_sync(d), 3);
+	assert_int_equal(vn->c.notifies, notifies + 1);
+	fake_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +340,9 @@ int main(void)
 		cmocka_unit_test(test_rx_and_repost),
 		cmocka_unit_test(test_tx_batch_one_notify),
 		cmocka_unit_test(test_irq_arm_sees_late_frame),
+		cmocka_unit_test(test_event_idx_negotiated),
+		cmocka_unit_test(test_event_idx_interrupts),
+		cmocka_unit_test(test_event_idx_doorbell),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,7 @@ bool time_deadline_mode(void);     /* TSC-deadline (else one-shot count) */
  * differs from the one it holds (seed 000, 99fc1c4). */
 void timer_arm(sk_time_ns deadline);
 extern uint64_t timer_loads, timer_skips, timer_fires;
+extern uint64_t park_hlts; /* park.c: halts executed */
 void lapic_eoi(void);
 uint32_t lapic_id(void);
 

@@ -13,6 +13,8 @@
 #include "cpu.h"
 #include "kvm.h"
 
+uint64_t park_hlts;
+
 int plat_park(sk_time_ns deadline, const struct plat_wake *w, volatile int *stop)
 {
 	if (*stop)
@@ -30,6 +32,7 @@ int plat_park(sk_time_ns deadline, const struct plat_wake *w, volatile int *stop
 		return PLAT_WOKE_NONE;
 	}
 	uint64_t dev0 = trap_irq_count[VEC_VIRTIO_NET], ticks0 = trap_irq_count[VEC_TIMER];
+	park_hlts++;
 	cpu_sti_hlt();
 	cpu_cli();
 	if (irq && w->disarm)
