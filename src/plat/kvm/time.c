@@ -9,7 +9,8 @@
  * Timer: TSC-deadline mode when CPUID.1:ECX[24] says so (an absolute
  * deadline, one MSR write); otherwise LAPIC one-shot with a count
  * calibrated against the TSC.  Either way the loaded deadline is
- * remembered and a re-arm with the same value costs nothing: under
+ * remembered and a re-arm with the same or a later value costs nothing
+ * (timer_arm keeps the earlier one and lets it fire early): under
  * emulation the MSR/MMIO write is a device access (seed 000, 99fc1c4).
  * The interrupt forgets it, so a deadline that fired is loaded again. */
 #include "../plat.h"
@@ -155,9 +156,17 @@ sk_time_ns plat_now(void)
 	return (sk_time_ns)(((unsigned __int128)(rdtsc() - tsc_base) * ns_mult) >> 32);
 }
 
+/* Lazily, as the HTTP server's timers are: a timer already loaded for an
+ * earlier moment stays.  If it fires first, the park returns early, the
+ * loop finds nothing due, and the next arm loads the true deadline (the
+ * handler forgets `loaded`).  So a request that moves a deadline later
+ * (a retransmission timer pushed on by each ACK) costs no reprogramming,
+ * which is an MSR or MMIO write the emulator traps; only an earlier
+ * deadline reloads. */
 void timer_arm(sk_time_ns deadline)
 {
-	if (deadline == loaded) {
+	/* loaded == NEVER: nothing is loaded; skip only if nothing is wanted */
+	if (deadline >= loaded) {
 		timer_skips++;
 		return;
 	}
