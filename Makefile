@@ -18,8 +18,10 @@ CORE_DIRS := src/base src/wire src/ring src/net src/http src/switch
 # loop_linux.c is hosted.
 CORE_LOOP := src/loop/timerq.c src/loop/loop_skiff.c src/loop/runner.c src/loop/spin.c
 # From src/apps only the options module (apps/opts.h): the hosted commands
-# and the unikernel parse their command lines with the same code.
-CORE_APPS := src/apps/opts.c
+# and the unikernel parse their command lines with the same code; and the
+# site archive's reader (apps/site_archive.h), which the unikernel runs on
+# an untrusted image and the fuzzer drives.
+CORE_APPS := src/apps/opts.c src/apps/site_archive.c
 CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS)))) $(CORE_LOOP) \
 	$(CORE_APPS)
 # Hosted pieces: devices, the Linux platform, the commands; also
