@@ -73,6 +73,7 @@ static struct tcp_stack tcp;
 static struct http_server srv;
 static struct runner run;
 static struct sar_site site;
+static uint64_t site_bytes; /* the boot module's size, 0 without one */
 static volatile int stop;
 static unsigned exit_code;
 
@@ -186,9 +187,10 @@ static void *alloc_or_die(const char *what, size_t size)
 	if (!p) {
 		struct mem_info mi;
 		mem_info(&mi);
-		kprintf("skiff-uk: out of memory: %s needs %lu KiB, %lu KiB free of %lu MiB RAM "
+		kprintf("skiff-uk: out of memory: %s needs %lu KiB, %lu KiB free of %lu MiB RAM, "
+			"%lu MiB of it the site archive "
 			"(lower max-conns / tcp-sndbuf / tcp-rcvbuf, or give the guest more --mem)\n",
-			what, (uint64_t)size >> 10, mi.heap_free >> 10, mi.ram >> 20);
+			what, (uint64_t)size >> 10, mi.heap_free >> 10, mi.ram >> 20, site_bytes >> 20);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	return p;
@@ -201,6 +203,7 @@ static void open_site(const struct kvm_start *st, struct http_server_config *hc)
 {
 	char err[200];
 	struct sar_view v;
+	site_bytes = st->module_len;
 	if (sar_open(&v, st->module, st->module_len, err, sizeof(err)) < 0) {
 		kprintf("skiff-uk: bad site archive (%lu bytes at 0x%lx): %s\n", st->module_len,
 			(uint64_t)(uintptr_t)st->module, err);
