@@ -342,7 +342,7 @@ int cmd_vm(int argc, char **argv)
 		struct site_pack_info si;
 		int r = site_pack(root, fd, &si, err, sizeof(err));
 		if (close(fd) < 0 && r == 0) {
-			snprintf(err, sizeof(err), "writing %s: %s", site, strerror(errno));
+			snprintf(err, sizeof(err), "writing the archive: %s", strerror(errno));
 			r = -1;
 		}
 		if (r < 0) {
