@@ -18,8 +18,10 @@ CORE_DIRS := src/base src/wire src/ring src/net src/http src/switch
 # loop_linux.c is hosted.
 CORE_LOOP := src/loop/timerq.c src/loop/loop_skiff.c src/loop/runner.c src/loop/spin.c
 # From src/apps only the options module (apps/opts.h): the hosted commands
-# and the unikernel parse their command lines with the same code.
-CORE_APPS := src/apps/opts.c
+# and the unikernel parse their command lines with the same code; and the
+# site archive's reader (apps/site_archive.h), which the unikernel runs on
+# an untrusted image and the fuzzer drives.
+CORE_APPS := src/apps/opts.c src/apps/site_archive.c
 CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS)))) $(CORE_LOOP) \
 	$(CORE_APPS)
 # Hosted pieces: devices, the Linux platform, the commands; also
@@ -48,9 +50,10 @@ all: $(BUILD)/skiff
 help:
 	@echo "The two commands (each installs what is missing first, with tools/deps.sh):"
 	@echo "  make run           build the unikernel and boot it under QEMU (KVM if hardware-backed,"
-	@echo "                     else TCG), serving http://127.0.0.1:8080/ until Ctrl-C (RUN_PORT)"
+	@echo "                     else TCG), serving the demo site/ (ROOT=DIR: yours) on"
+	@echo "                     http://127.0.0.1:8080/ until Ctrl-C (RUN_PORT)"
 	@echo "  make test          every check (tests/run-all.sh): dependency check, build, freestanding,"
-	@echo "                     clang, unit, integration, dev-smoke, http, vm, linux-guest, switch,"
+	@echo "                     clang, unit, integration, dev-smoke, http, vm, site, linux-guest, switch,"
 	@echo "                     load, tcp, the ASan+UBSan passes and a fuzz smoke;"
 	@echo "                     ends 'summary: N passed, N failed'"
 	@echo "Building:"
@@ -65,6 +68,7 @@ help:
 	@echo "  make integration   tests/integration.sh: ping, UDP, ARP, malformed frames on tap/packet/xdp"
 	@echo "  make dev-smoke     tests/dev_smoke.sh: each device alone (no stack) against arping and ping"
 	@echo "  make http-test     tests/http.sh;  make vm-test: tests/vm.sh;  make switch-test: tests/switch.sh"
+	@echo "  make site-test     tests/site.sh: a 1,000-file tree byte-identical from skiff vm --root and both stacks"
 	@echo "  make load-test     tests/load.sh;  make linux-guest-test: tests/linux_guest.sh"
 	@echo "  make fuzz          every fuzz target for FUZZ_TIME seconds (default 60)"
 	@echo "Running:"
@@ -77,6 +81,7 @@ help:
 	@echo "  make bench-ring    ring and checksum costs in cycles"
 	@echo "  make bench-switch  the switch: pktgen and kernel-free HTTP;  make bench-switch-http"
 	@echo "  make bench-vm      the unikernel against a Linux guest under QEMU (~14 min); bench-vm-quick"
+	@echo "  make bench-bigtree skiff serve --root on a 2 GiB tree: RSS at start, every file intact"
 	@echo "  make profile-vm    where the Linux guest spends a request"
 	@echo "  make profile-uk    what a request costs the emulator in the unikernel (counters)"
 
@@ -155,8 +160,11 @@ integration: all
 test: deps
 	@tests/run-all.sh
 
+# ROOT=DIR serves DIR; without it the demo site in site/ (ROOT= : the
+# built-in 41-byte hello).
+ROOT ?= site
 run: deps all
-	@tools/run.sh $(BUILD)/skiff
+	@RUN_ROOT=$(ROOT) tools/run.sh $(BUILD)/skiff
 
 clean:
 	rm -rf $(BUILD)

@@ -2,9 +2,13 @@
 # run.sh BIN [uk|hosted] — the main job.
 #
 # uk (default, `make run`): boot the unikernel (skiff-uk.elf next to BIN)
-#   with `BIN vm -p 8080:80`: QEMU user networking, the host forward bound
-#   to 127.0.0.1 only (QEMU's 10.0.2.x network stays inside QEMU).  Wait for
-#   it, fetch http://127.0.0.1:8080/ once with curl, print how to reach it,
+#   with `BIN vm --root DIR -p 8080:80`: QEMU user networking, the host
+#   forward bound to 127.0.0.1 only (QEMU's 10.0.2.x network stays inside
+#   QEMU).  DIR is RUN_ROOT (`make run ROOT=DIR`; the Makefile passes the
+#   demo site/ when ROOT is not given; empty: no --root, the 41-byte hello);
+#   --mem is 256M, or the site's size + 200M when that is more (the guest's
+#   pools take ~170 MiB).  Wait for it, fetch http://127.0.0.1:8080/ once
+#   with curl, print how to reach it,
 #   serve in the foreground until Ctrl-C.  Ctrl-C asks the guest to stop
 #   through a UDP shutdown port (forwarded from 127.0.0.1 only as well), so
 #   it prints its counters and exits 0; if it has not gone within 5 s,
@@ -61,7 +65,7 @@ uk_stop_guest() {
 }
 
 run_uk() {
-	local img port t0 t1 i rc accel
+	local img port t0 t1 i rc accel resp
 	img=$(dirname "$BIN")/skiff-uk.elf
 	port=${RUN_PORT:-8080}
 	if [ ! -r "$img" ]; then
@@ -77,6 +81,16 @@ run_uk() {
 		exit 1
 	fi
 	UK_CTL=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	local -a site=()
+	local root=${RUN_ROOT:-} mib
+	if [ -n "$root" ]; then
+		if [ ! -d "$root" ]; then
+			echo "run: ROOT=$root is not a directory" >&2
+			exit 1
+		fi
+		mib=$(($(du -sb "$root" | cut -f1) >> 20))
+		site=(--root "$root" --mem "$((mib + 200 > 256 ? mib + 200 : 256))M")
+	fi
 	UK_OUT=$(mktemp /tmp/skiff-run.XXXXXX)
 	trap uk_finish EXIT
 	trap 'exit 130' INT
@@ -88,7 +102,7 @@ run_uk() {
 	# background job of a script is no group leader: setsid does not fork,
 	# so $! is skiff vm itself.)
 	t0=$(date +%s%N)
-	setsid "$BIN" vm -p "$port:80" -p "$UK_CTL:9/udp" -- shutdown-port=9 stats </dev/null >"$UK_OUT" 2>&1 &
+	setsid "$BIN" vm "${site[@]}" -p "$port:80" -p "$UK_CTL:9/udp" -- shutdown-port=9 stats </dev/null >"$UK_OUT" 2>&1 &
 	UK_VM=$!
 	for ((i = 0; i < 600; i++)); do
 		grep -aq '^skiff-uk: ready' "$UK_OUT" 2>/dev/null && break
@@ -103,16 +117,21 @@ run_uk() {
 	fi
 	echo
 	echo "run: the host fetches http://127.0.0.1:$port/ (QEMU forwards it to the guest's port 80):"
-	if ! curl -sS --fail --max-time 10 -i "http://127.0.0.1:$port/"; then
-		echo "run: no answer from the unikernel" >&2
-		exit 1
-	fi
+	# With a site, its index page's head and size (a page of HTML is for a
+	# browser); without, the whole 41-byte answer.
+	if [ -n "$root" ]; then
+		resp=$(curl -sS --fail --max-time 10 -D /dev/stdout -o /dev/null -w 'run: (%{size_download} bytes of body)' "http://127.0.0.1:$port/")
+	else
+		resp=$(curl -sS --fail --max-time 10 -i "http://127.0.0.1:$port/")
+	fi || { echo "run: no answer from the unikernel" >&2; exit 1; }
+	printf '%s\n' "$resp"
 	t1=$(date +%s%N)
 	accel=$(sed -n 's/^skiff vm: \(accel=.*\) net=.*/\1/p' "$UK_OUT" | head -1)
 	cat <<EOF
 
 skiff-uk -- the same HTTP/1.1 server and TCP/IP as skiff serve, as a unikernel under QEMU
-($accel) -- served that $(((t1 - t0) / 1000000)) ms after QEMU was started.  Try, in another shell:
+($accel) -- served that $(((t1 - t0) / 1000000)) ms after QEMU was started${root:+, from $root}.
+Open http://127.0.0.1:$port/ in a browser, or try, in another shell:
   curl http://127.0.0.1:$port/
   ab -k -n 20000 -c 8 http://127.0.0.1:$port/
 It is reachable from this machine only (127.0.0.1).  Ctrl-C stops it (the guest prints its counters).

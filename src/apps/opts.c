@@ -242,9 +242,9 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--max-body N] [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
 		"                   [--trace]",
 	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
-		 "every file under DIR (loaded into memory at start).  dev, gw, mac, pcap,\n"
-		 "tcp-sndbuf, tcp-rcvbuf and spin-us go with --stack skiff.  The unikernel takes the\n"
-		 "same options as words: skiff vm -- ip=ADDR/LEN max-conns=N ...",
+		 "every file under DIR (mapped read-only, not copied; SIGHUP re-reads DIR).  dev,\n"
+		 "gw, mac, pcap, tcp-sndbuf, tcp-rcvbuf and spin-us go with --stack skiff.  The\n"
+		 "unikernel takes the same options as words: skiff vm -- ip=ADDR/LEN max-conns=N ...",
 	.use = serve_use,
 	.nuse = SK_ARRAY_LEN(serve_use),
 	.footer = "Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).",

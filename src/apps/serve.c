@@ -5,6 +5,7 @@
  * loop is built is the same code for both. */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +24,18 @@
 #include "serve_skiff.h"
 
 static volatile int serve_stop;
+static volatile sig_atomic_t serve_reload;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	serve_stop = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	serve_reload = 1;
 }
 
 static void print_stat(void *ctx, const char *name, uint64_t value)
@@ -133,6 +141,47 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	char buf[HTTP_DATE_LEN];
 	http_date_format(ts.tv_sec > 0 ? (uint64_t)ts.tv_sec : 0, buf);
 	http_server_set_date(dc->srv, buf);
+}
+
+/* --root's tree, looked after once a second by a timer (not in on_turn:
+ * the kernel-socket loop does not run a turn for a signal alone, and a
+ * SIGHUP may land just before a wait): a pending SIGHUP builds the new
+ * tree (connections stay; new lookups use it), and retired trees are
+ * given back as soon as the server shows nothing can still point into
+ * them (serve_files.c struct fc_tree).  The timer runs only with --root:
+ * one wakeup a second. */
+struct root_watch {
+	struct file_cache *fc;
+	struct http_server *srv;
+	struct loop *loop;
+	struct loop_timer timer;
+};
+
+static void print_root(const char *what, const struct file_cache *fc)
+{
+	struct file_cache_info fi;
+	file_cache_info(fc, &fi);
+	printf("%sfiles=%zu bytes=%llu mapped=%llu maps=%zu gen=%llu", what, fi.files,
+	       (unsigned long long)fi.bytes, (unsigned long long)fi.mapped, fi.maps,
+	       (unsigned long long)fi.gen);
+}
+
+static void root_tick(struct loop_timer *t, sk_time_ns now)
+{
+	struct root_watch *w = (struct root_watch *)(void *)((char *)t - offsetof(struct root_watch, timer));
+	if (serve_reload) {
+		serve_reload = 0;
+		char err[512];
+		if (file_cache_reload(w->fc, err, sizeof(err)) == 0) {
+			print_root("skiff serve: SIGHUP: root reloaded: ", w->fc);
+			printf("\n");
+		} else {
+			printf("skiff serve: SIGHUP: reload failed, still serving the previous tree: %s\n", err);
+		}
+		fflush(stdout);
+	}
+	file_cache_quiesce(w->fc, w->srv->bufs_held == 0, w->srv->nconns == 0);
+	loop_timer_set(w->loop, &w->timer, now + SK_NS_PER_S);
 }
 
 /* Descriptors: as many as allowed, since each connection is one. */
@@ -252,6 +301,15 @@ int cmd_serve(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	static struct root_watch watch;
+	if (fc) {
+		struct sigaction hup = {.sa_handler = on_hup};
+		sigemptyset(&hup.sa_mask);
+		sigaction(SIGHUP, &hup, NULL);
+		watch = (struct root_watch){.fc = fc, .srv = srv, .loop = loop,
+					    .timer = {.fn = root_tick}};
+		loop_timer_set(loop, &watch.timer, plat_now() + SK_NS_PER_S);
+	}
 
 	char ipb[16], devb[160] = " dev=kernel";
 	cli_format_ipv4(cfg.addr, ipb);
@@ -262,13 +320,16 @@ int cmd_serve(int argc, char **argv)
 	}
 	printf("skiff serve: listening on %s:%u stack=%s%s max_conns=%u", ipb, cfg.port,
 	       loop->name, devb, cfg.max_conns);
-	if (fc)
-		printf(" root=%s files=%zu bytes=%zu", root, file_cache_count(fc),
-		       file_cache_bytes(fc));
+	if (fc) {
+		printf(" root=%s ", root);
+		print_root("", fc);
+	}
 	printf("\n");
 	fflush(stdout);
 
 	int rc = loop_run(loop, &serve_stop);
+	if (fc && loop_timer_armed(&watch.timer))
+		loop_timer_cancel(loop, &watch.timer);
 	http_server_stop(srv);
 	if (stats) {
 		http_server_stats(srv, print_stat, stdout);

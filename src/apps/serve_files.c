@@ -1,51 +1,92 @@
-/* serve_files.c — the file cache behind `skiff serve --root DIR`.
+/* serve_files.c — the files behind `skiff serve --root DIR`.
  *
- * Every regular file under DIR is read into memory at start, so serving a
- * file is a hash lookup and a slice pointing at its bytes: no open, stat or
- * read per request, and the server's writev sends head and body together.
+ * The tree is found by the walk `skiff vm --root` packs from
+ * (apps/site_tree.h: regular files only, no symbolic links followed, no
+ * dotfiles), so both forms serve the same set.  Files are MAPPED, not read
+ * into the heap: a file of FC_SMALL bytes or more is mmap'ed read-only and
+ * its descriptor closed at once, so a tree larger than RAM can be served,
+ * memory is the page cache's to manage, and the open-file count stays at
+ * the walk's (one per directory level), whatever the tree's size.  Smaller
+ * files are copied into one arena per tree: a mapping costs a VMA and a
+ * page each (vm.max_map_count is 65530 by default), and those bytes are
+ * few.  Serving a file is then a hash lookup and a slice pointing at its
+ * bytes: no open, stat or read per request, and the server's writev sends
+ * head and body together.
  *
  * Nothing outside DIR can be served, by construction: the table holds only
- * what the walk found, and the walk
- *   - never follows a symbolic link (fstatat with AT_SYMLINK_NOFOLLOW skips
- *     them; files and directories are opened with O_NOFOLLOW relative to
- *     their parent's descriptor, so a link swapped in during the walk makes
- *     the open fail rather than lead elsewhere);
- *   - skips names starting with '.' (no ".git", no "..");
- * and the server looks paths up only after percent-decoding them and
- * refusing "." and ".." segments (http/target.c).
- * Limits: FC_MAX_FILES files, FC_MAX_BYTES bytes in total, FC_MAX_DEPTH
- * levels; beyond them skiff refuses to start rather than serve a part.
- */
-#include <dirent.h>
+ * what the walk found, each file is opened component by component with
+ * O_NOFOLLOW (site_open), and the server looks paths up only after
+ * percent-decoding them and refusing "." and ".." segments (http/target.c).
+ *
+ * Reloading (SIGHUP; file_cache_reload): a whole new tree is built beside
+ * the current one and replaces it for every lookup from then on; a tree
+ * that fails to build leaves the current one in place.  The old tree is
+ * RETIRED, not freed: responses already queued may still point into its
+ * mappings (struct fc_tree says when each part is given back). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "serve_files.h"
+#include "site_archive.h"
+#include "site_tree.h"
 
-#define FC_MAX_FILES 100000u
-#define FC_MAX_BYTES (2ull << 30)
-#define FC_MAX_DEPTH 32
-#define FC_MAX_PATH 4096
+#define FC_SMALL 16384u  /* below this a file is copied, from it on mapped */
+#define FC_MAX_PATH (SAR_MAX_NAME + 16)
 
 struct fc_entry {
-	char *path; /* "/a/b.html" */
+	char *path; /* "/a/b.html", owned (taken from the walk's list) */
 	size_t plen;
 	uint64_t hash;
 	struct http_file file;
+	void *map;     /* the file's mapping, or NULL (empty, or in the arena) */
+	size_t maplen;
+	/* TODO(site merge): struct http_file gains validators on branch
+	 * `site`: fill its mtime from here (Last-Modified, the ETag). */
+	int64_t mtime;
+};
+
+/* One generation of the tree: what one walk found, mapped.  Lifetime:
+ *   CURRENT  cache->cur: every lookup answers from it.
+ *   RETIRED  replaced by a reload; on cache->retired.  Connections may
+ *            still hold slices of its bytes (an output batch not yet
+ *            written) or a pointer to one of its struct http_file (an
+ *            answer deferred until a request body has been read).
+ *   UNMAPPED once the server has no unsent output and no unprocessed
+ *            input anywhere (file_cache_quiesce with no_output), no
+ *            slice can point into it: the mappings and the arena go, and
+ *            each descriptor is pointed at an empty body, so a deferred
+ *            answer that still reads one stays inside valid memory.
+ *   FREED    once the server has no connection at all (no_conns): the
+ *            descriptors go too.
+ * So the bytes of a retired tree live until the responses that use them
+ * are written, and its few bytes of descriptors until the connections
+ * that might hold one are gone. */
+struct fc_tree {
+	uint64_t gen;           /* 1 for the first load, +1 per reload */
+	struct fc_entry *e;
+	size_t n;
+	uint64_t bytes;         /* the files' sizes */
+	uint64_t mapped;        /* bytes of them mapped (the rest in small) */
+	size_t nmaps;
+	uint8_t *small;         /* the arena of files below FC_SMALL */
+	uint32_t *table;        /* open addressing: index + 1, 0 = empty */
+	size_t tmask;
+	bool unmapped;
+	struct fc_tree *next;   /* on cache->retired */
 };
 
 struct file_cache {
-	struct fc_entry *e;
-	size_t n, cap;
-	uint64_t bytes;
-	uint32_t *table; /* open addressing: index + 1, 0 = empty */
-	size_t tmask;
-	char key[FC_MAX_PATH + 16];
+	char *dir;
+	struct fc_tree *cur;
+	struct fc_tree *retired; /* newest first */
+	uint64_t gen;
+	char key[FC_MAX_PATH];
 };
 
 static uint64_t fnv1a(const char *s, size_t n)
@@ -56,35 +97,38 @@ static uint64_t fnv1a(const char *s, size_t n)
 	return h;
 }
 
-static const char *content_type(const char *name)
+static void tree_unmap(struct fc_tree *t)
 {
-	static const struct {
-		const char *ext, *type;
-	} types[] = {
-		{"html", "text/html; charset=utf-8"}, {"htm", "text/html; charset=utf-8"},
-		{"css", "text/css"}, {"js", "text/javascript"}, {"mjs", "text/javascript"},
-		{"json", "application/json"}, {"txt", "text/plain; charset=utf-8"},
-		{"xml", "application/xml"}, {"svg", "image/svg+xml"}, {"png", "image/png"},
-		{"jpg", "image/jpeg"}, {"jpeg", "image/jpeg"}, {"gif", "image/gif"},
-		{"webp", "image/webp"}, {"ico", "image/x-icon"}, {"pdf", "application/pdf"},
-		{"wasm", "application/wasm"}, {"woff", "font/woff"}, {"woff2", "font/woff2"},
-		{"mp4", "video/mp4"}, {"webm", "video/webm"}, {"mp3", "audio/mpeg"},
-		{"csv", "text/csv"}, {"md", "text/markdown"}, {"gz", "application/gzip"},
-		{"zip", "application/zip"}, {"tar", "application/x-tar"},
-	};
-	const char *dot = strrchr(name, '.');
-	if (dot && dot != name)
-		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-			if (!strcasecmp(dot + 1, types[i].ext))
-				return types[i].type;
-	return "application/octet-stream";
+	for (size_t i = 0; i < t->n; i++) {
+		struct fc_entry *e = &t->e[i];
+		if (e->map)
+			munmap(e->map, e->maplen);
+		e->map = NULL;
+		e->file.data = (const uint8_t *)"";
+		e->file.len = 0;
+	}
+	free(t->small);
+	t->small = NULL;
+	t->unmapped = true;
 }
 
-static int read_all(int fd, uint8_t *buf, size_t len)
+static void tree_free(struct fc_tree *t)
+{
+	if (!t)
+		return;
+	tree_unmap(t);
+	for (size_t i = 0; i < t->n; i++)
+		free(t->e[i].path);
+	free(t->e);
+	free(t->table);
+	free(t);
+}
+
+static int read_at(int fd, uint8_t *buf, size_t len)
 {
 	size_t got = 0;
 	while (got < len) {
-		ssize_t n = read(fd, buf + got, len - got);
+		ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -94,95 +138,118 @@ static int read_all(int fd, uint8_t *buf, size_t len)
 	return 0;
 }
 
-static int add_file(struct file_cache *fc, int dirfd, const char *name, const char *path,
-		    char *err, size_t errlen)
+/* Map (or copy into the arena at *small_at) the file of e. */
+static int load_one(const struct site_list *l, struct fc_tree *t, struct fc_entry *e,
+		    size_t *small_at, size_t small_cap, char *err, size_t errlen)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = site_open(l, e->path);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		/* Vanished or changed type since the walk: not served. */
 		if (fd >= 0)
 			close(fd);
-		return 0; /* vanished or changed type under us: not served */
-	}
-	if (fc->n >= FC_MAX_FILES || fc->bytes + (uint64_t)st.st_size > FC_MAX_BYTES) {
-		snprintf(err, errlen, "--root holds more than %u files or %llu bytes", FC_MAX_FILES,
-			 (unsigned long long)FC_MAX_BYTES);
-		close(fd);
-		return -1;
+		e->file.len = 0;
+		e->file.data = NULL;
+		return 1;
 	}
 	size_t len = (size_t)st.st_size;
-	uint8_t *data = malloc(len ? len : 1);
-	if (!data || read_all(fd, data, len) < 0) {
-		snprintf(err, errlen, "cannot read %s: %s", path, data ? strerror(errno) : "no memory");
-		free(data);
-		close(fd);
-		return -1;
+	int rc = 0;
+	if (len == 0) {
+		e->file.data = (const uint8_t *)"";
+	} else if (len >= FC_SMALL || *small_at + len > small_cap) {
+		/* (A small file that grew since the walk, past the arena's
+		 * room, is mapped too.) */
+		void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			snprintf(err, errlen, "cannot map %s (%zu bytes): %s%s", e->path, len,
+				 strerror(errno),
+				 errno == ENOMEM ? " (too many mappings? see vm.max_map_count)" : "");
+			rc = -1;
+		} else {
+			e->map = m;
+			e->maplen = len;
+			e->file.data = m;
+			t->mapped += len;
+			t->nmaps++;
+		}
+	} else if (read_at(fd, t->small + *small_at, len) < 0) {
+		snprintf(err, errlen, "cannot read %s: %s", e->path, strerror(errno));
+		rc = -1;
+	} else {
+		e->file.data = t->small + *small_at;
+		*small_at += len;
 	}
 	close(fd);
-	if (fc->n == fc->cap) {
-		size_t cap = fc->cap ? 2 * fc->cap : 64;
-		struct fc_entry *e = realloc(fc->e, cap * sizeof(*e));
-		if (!e) {
-			free(data);
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		fc->e = e;
-		fc->cap = cap;
-	}
-	struct fc_entry *e = &fc->e[fc->n++];
-	e->path = strdup(path);
-	e->plen = strlen(path);
-	e->hash = fnv1a(path, e->plen);
-	e->file = (struct http_file){.data = data, .len = len, .ctype = content_type(name)};
-	fc->bytes += len;
-	return e->path ? 0 : -1;
-}
-
-/* Walk the directory open as dirfd (consumed), whose URL path is `prefix`
- * ("" for the root). */
-static int walk(struct file_cache *fc, int dirfd, const char *prefix, int depth, char *err,
-		size_t errlen)
-{
-	DIR *d = fdopendir(dirfd);
-	if (!d) {
-		close(dirfd);
-		snprintf(err, errlen, "cannot read directory %s/: %s", prefix, strerror(errno));
-		return -1;
-	}
-	int rc = 0;
-	struct dirent *de;
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		char path[FC_MAX_PATH];
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", prefix, de->d_name) >= sizeof(path))
-			continue;
-		struct stat st;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (S_ISREG(st.st_mode)) {
-			rc = add_file(fc, dirfd, de->d_name, path, err, errlen);
-		} else if (S_ISDIR(st.st_mode) && depth < FC_MAX_DEPTH) {
-			int sub = openat(dirfd, de->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0)
-				rc = walk(fc, sub, path, depth + 1, err, errlen);
-		}
-		/* symbolic links, devices, sockets, FIFOs: never served */
-	}
-	closedir(d);
+	e->file.len = len;
+	e->mtime = (int64_t)st.st_mtime;
+	t->bytes += len;
 	return rc;
 }
 
-static const struct fc_entry *find(const struct file_cache *fc, const char *path, size_t len)
+static struct fc_tree *tree_load(const char *dir, uint64_t gen, char *err, size_t errlen)
+{
+	struct site_list l;
+	if (site_list_load(&l, dir, err, errlen) < 0)
+		return NULL;
+	struct fc_tree *t = calloc(1, sizeof(*t));
+	size_t small_cap = 0;
+	for (size_t i = 0; i < l.n; i++)
+		if (l.f[i].size < FC_SMALL)
+			small_cap += (size_t)l.f[i].size;
+	size_t tsize = 16;
+	while (tsize < 2 * l.n)
+		tsize *= 2;
+	if (!t || !(t->e = calloc(l.n ? l.n : 1, sizeof(*t->e))) ||
+	    !(t->small = malloc(small_cap ? small_cap : 1)) ||
+	    !(t->table = calloc(tsize, sizeof(*t->table)))) {
+		snprintf(err, errlen, "out of memory for %zu files", l.n);
+		tree_free(t);
+		site_list_free(&l);
+		return NULL;
+	}
+	t->gen = gen;
+	t->tmask = tsize - 1;
+	size_t small_at = 0;
+	int rc = 0;
+	for (size_t i = 0; i < l.n && rc == 0; i++) {
+		struct fc_entry *e = &t->e[t->n];
+		e->path = l.f[i].path;
+		e->plen = l.f[i].plen;
+		l.f[i].path = NULL; /* the tree owns it now */
+		t->n++;
+		int r = load_one(&l, t, e, &small_at, small_cap, err, errlen);
+		if (r < 0) {
+			rc = -1;
+		} else if (r > 0) {
+			free(e->path); /* gone since the walk */
+			t->n--;
+		} else {
+			e->hash = fnv1a(e->path, e->plen);
+			e->file.ctype = sar_content_type(e->path, e->plen);
+		}
+	}
+	site_list_free(&l);
+	if (rc < 0) {
+		tree_free(t);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		size_t j = t->e[i].hash & t->tmask;
+		while (t->table[j])
+			j = (j + 1) & t->tmask;
+		t->table[j] = (uint32_t)i + 1;
+	}
+	return t;
+}
+
+static const struct fc_entry *find(const struct fc_tree *t, const char *path, size_t len)
 {
 	uint64_t h = fnv1a(path, len);
-	for (size_t i = h & fc->tmask;; i = (i + 1) & fc->tmask) {
-		uint32_t k = fc->table[i];
+	for (size_t i = h & t->tmask;; i = (i + 1) & t->tmask) {
+		uint32_t k = t->table[i];
 		if (!k)
 			return NULL;
-		const struct fc_entry *e = &fc->e[k - 1];
+		const struct fc_entry *e = &t->e[k - 1];
 		if (e->hash == h && e->plen == len && !memcmp(e->path, path, len))
 			return e;
 	}
@@ -200,65 +267,72 @@ const struct http_file *file_cache_lookup(void *ctx, const char *path, size_t le
 		path = fc->key;
 		len += 10;
 	}
-	const struct fc_entry *e = find(fc, path, len);
+	const struct fc_entry *e = find(fc->cur, path, len);
 	return e ? &e->file : NULL;
 }
 
 struct file_cache *file_cache_load(const char *dir, char *err, size_t errlen)
 {
 	struct file_cache *fc = calloc(1, sizeof(*fc));
-	if (!fc) {
+	if (!fc || !(fc->dir = strdup(dir))) {
+		free(fc);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "--root %s: %s", dir, strerror(errno));
+	fc->cur = tree_load(dir, ++fc->gen, err, errlen);
+	if (!fc->cur) {
+		free(fc->dir);
 		free(fc);
 		return NULL;
-	}
-	if (walk(fc, fd, "", 0, err, errlen) < 0) {
-		file_cache_free(fc);
-		return NULL;
-	}
-	size_t tsize = 16;
-	while (tsize < 2 * fc->n)
-		tsize *= 2;
-	fc->table = calloc(tsize, sizeof(*fc->table));
-	if (!fc->table) {
-		snprintf(err, errlen, "out of memory");
-		file_cache_free(fc);
-		return NULL;
-	}
-	fc->tmask = tsize - 1;
-	for (size_t i = 0; i < fc->n; i++) {
-		size_t j = fc->e[i].hash & fc->tmask;
-		while (fc->table[j])
-			j = (j + 1) & fc->tmask;
-		fc->table[j] = (uint32_t)i + 1;
 	}
 	return fc;
 }
 
-size_t file_cache_count(const struct file_cache *fc)
+int file_cache_reload(struct file_cache *fc, char *err, size_t errlen)
 {
-	return fc->n;
+	struct fc_tree *t = tree_load(fc->dir, fc->gen + 1, err, errlen);
+	if (!t)
+		return -1;
+	fc->gen++;
+	fc->cur->next = fc->retired;
+	fc->retired = fc->cur;
+	fc->cur = t;
+	return 0;
 }
 
-size_t file_cache_bytes(const struct file_cache *fc)
+void file_cache_quiesce(struct file_cache *fc, bool no_output, bool no_conns)
 {
-	return (size_t)fc->bytes;
+	if (!fc->retired || !no_output)
+		return;
+	if (no_conns) {
+		while (fc->retired) {
+			struct fc_tree *t = fc->retired;
+			fc->retired = t->next;
+			tree_free(t);
+		}
+		return;
+	}
+	for (struct fc_tree *t = fc->retired; t; t = t->next)
+		if (!t->unmapped)
+			tree_unmap(t);
+}
+
+void file_cache_info(const struct file_cache *fc, struct file_cache_info *fi)
+{
+	*fi = (struct file_cache_info){
+		.gen = fc->gen, .files = fc->cur->n, .bytes = fc->cur->bytes,
+		.mapped = fc->cur->mapped, .maps = fc->cur->nmaps,
+	};
+	for (const struct fc_tree *t = fc->retired; t; t = t->next)
+		t->unmapped ? fi->retired_unmapped++ : fi->retired_mapped++;
 }
 
 void file_cache_free(struct file_cache *fc)
 {
 	if (!fc)
 		return;
-	for (size_t i = 0; i < fc->n; i++) {
-		free(fc->e[i].path);
-		free((void *)fc->e[i].file.data);
-	}
-	free(fc->e);
-	free(fc->table);
+	file_cache_quiesce(fc, true, true);
+	tree_free(fc->cur);
+	free(fc->dir);
 	free(fc);
 }

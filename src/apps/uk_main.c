@@ -15,9 +15,14 @@
  * them with their bounds and defaults.  Parsed and checked by the same
  * code as the hosted command line, so a bad value gets the same message,
  * and stops the boot (exit 1).
- * There is no file system: the server answers its built-in "/" (the
- * 41-byte hello body) and 404 elsewhere; `skiff serve --root` has no
- * equivalent here.
+ * Files: `skiff vm --root DIR` packs DIR into a site archive
+ * (apps/site_archive.h) that QEMU loads as the PVH module (-initrd); the
+ * platform reserves it from the heap and hands it over (kvm_start.module).
+ * It is checked whole at boot (sar_open: bounds, overlaps, names, order)
+ * and a bad one stops the boot with the reason (exit 1); then the server
+ * answers from it, bodies being slices of the module (no copy, no per-
+ * request work beyond a binary search).  Without a module the server
+ * answers its built-in "/" (the 41-byte hello body) and 404 elsewhere.
  * Exit codes (isa-debug-exit): 0 clean, 1 setup error, 64+vector a CPU
  * exception; QEMU itself exits with 2*code+1.
  *
@@ -51,6 +56,7 @@
 #include "../plat/kvm/virtio_pci.h"
 #include "../plat/plat.h"
 #include "opts.h"
+#include "site_archive.h"
 
 #define ECHO_PORT 7
 #define MSIX_ENTRY_RX 0
@@ -66,6 +72,8 @@ static struct iface ifc;
 static struct tcp_stack tcp;
 static struct http_server srv;
 static struct runner run;
+static struct sar_site site;
+static uint64_t site_bytes; /* the boot module's size, 0 without one */
 static volatile int stop;
 static unsigned exit_code;
 
@@ -179,12 +187,35 @@ static void *alloc_or_die(const char *what, size_t size)
 	if (!p) {
 		struct mem_info mi;
 		mem_info(&mi);
-		kprintf("skiff-uk: out of memory: %s needs %lu KiB, %lu KiB free of %lu MiB RAM "
+		kprintf("skiff-uk: out of memory: %s needs %lu KiB, %lu KiB free of %lu MiB RAM, "
+			"%lu MiB of it the site archive "
 			"(lower max-conns / tcp-sndbuf / tcp-rcvbuf, or give the guest more --mem)\n",
-			what, (uint64_t)size >> 10, mi.heap_free >> 10, mi.ram >> 20);
+			what, (uint64_t)size >> 10, mi.heap_free >> 10, mi.ram >> 20, site_bytes >> 20);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	return p;
+}
+
+/* The site archive from the boot module: checked whole, or the boot
+ * stops here with the reason.  The files' descriptors come from the heap
+ * (24 B each); their bodies stay where QEMU put them. */
+static void open_site(const struct kvm_start *st, struct http_server_config *hc)
+{
+	char err[200];
+	struct sar_view v;
+	site_bytes = st->module_len;
+	if (sar_open(&v, st->module, st->module_len, err, sizeof(err)) < 0) {
+		kprintf("skiff-uk: bad site archive (%lu bytes at 0x%lx): %s\n", st->module_len,
+			(uint64_t)(uintptr_t)st->module, err);
+		kprintf("skiff-uk: not booting (repack it with `skiff vm --root DIR`)\n");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	size_t sz = (size_t)sar_site_mem(&v);
+	sar_site_init(&site, &v, alloc_or_die("the site's file table", sz ? sz : 1));
+	hc->lookup = sar_site_lookup;
+	hc->lookup_ctx = &site;
+	kprintf("skiff-uk: site: %u files, %lu KiB archive at 0x%lx (reserved from the heap)\n",
+		v.count, st->module_len >> 10, (uint64_t)(uintptr_t)st->module);
 }
 
 static void console_out(void *ctx, const char *s, size_t n)
@@ -280,6 +311,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 	struct http_server_config hc;
 	http_server_config_default(&hc);
 	opt_http_config(&o, &hc);
+	if (st->module)
+		open_site(st, &hc);
 
 	/* TCP: the pool `skiff serve --stack skiff` sizes (opt_tcp_sockets). */
 	struct tcp_config tc;

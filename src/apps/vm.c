@@ -6,6 +6,12 @@
  * serial console is this terminal, and isa-debug-exit carries the guest's
  * exit code out.  Host forwards of user networking bind 127.0.0.1 only.
  *
+ * --root DIR: DIR is packed into a site archive (apps/site_pack.h) in a
+ * temporary file (TMPDIR, else /tmp), given to QEMU as -initrd (for a PVH
+ * ELF kernel QEMU loads it at the top of low RAM, page-aligned, and its
+ * PVH option ROM lists it as the first module in the start info), and
+ * removed when QEMU has exited.  The guest serves the files from it.
+ *
  * Exit status: the guest's code (QEMU exits with 2*code+1; we undo that).
  * QEMU's own failures also end in status 1, the same as a guest exit 0, so
  * QEMU's stderr passes through a pipe: status 1 with an error line on it
@@ -23,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "site_pack.h"
 
 #define VM_MAX_FWD 16
 
@@ -35,7 +42,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE]\n"
-		"                [--accel auto|kvm|tcg] [--image PATH] [--dry-run] [-- GUEST ARGS...]\n"
+		"                [--root DIR] [--accel auto|kvm|tcg] [--image PATH] [--dry-run]\n"
+		"                [-- GUEST ARGS...]\n"
 		"\n"
 		"Boots the skiff unikernel under qemu-system-x86_64 with a virtio-net NIC; the\n"
 		"guest's serial console is this terminal.  Exits with the guest's exit code.\n"
@@ -45,18 +53,22 @@ static void usage(FILE *f)
 		"  --net user|tap:NAME    QEMU user networking (default; guest 10.0.2.15, gw 10.0.2.2)\n"
 		"                         or an existing TAP device NAME\n"
 		"  --mem SIZE             guest memory, e.g. 256M (default), 1G\n"
+		"  --root DIR             serve the files under DIR (no symlinks, no dotfiles): packed\n"
+		"                         into a read-only archive the guest gets at boot (-initrd);\n"
+		"                         the guest needs --mem of about 170M + the tree's size\n"
 		"  --accel auto|kvm|tcg   auto (default) takes KVM only if /dev/kvm is hardware KVM\n"
 		"                         (kvm_intel or kvm_amd loaded, kvm_pvm not), else TCG\n"
 		"  --image PATH           kernel image (default: skiff-uk.elf next to this binary)\n"
-		"  --dry-run              print the QEMU command line and exit\n"
+		"  --dry-run              print the QEMU command line and exit (a --root archive\n"
+		"                         is left in place for it)\n"
 		"  -h, --help             this text\n"
 		"\n"
 		"GUEST ARGS go to the kernel command line: ip=ADDR/LEN gw=ADDR mac=MAC port=N\n"
 		"max-conns=N header-timeout=S keepalive-timeout=S max-body=N tcp-sndbuf=N\n"
 		"tcp-rcvbuf=N spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de\n"
-		"stats no-msix no-event-idx.  The guest serves HTTP on port 80 (the built-in\n"
-		"41-byte '/'; no files) and UDP echo on 7: `skiff vm -p 8080:80` gives\n"
-		"http://127.0.0.1:8080/.\n"
+		"stats no-msix no-event-idx.  The guest serves HTTP on port 80 (the files of\n"
+		"--root, or the built-in 41-byte '/') and UDP echo on 7: `skiff vm -p 8080:80`\n"
+		"gives http://127.0.0.1:8080/.\n"
 		"Environment: SKIFF_QEMU overrides the QEMU binary.\n");
 }
 
@@ -229,11 +241,12 @@ int cmd_vm(int argc, char **argv)
 		{"net", required_argument, NULL, 'n'},   {"mem", required_argument, NULL, 'm'},
 		{"accel", required_argument, NULL, 'a'}, {"image", required_argument, NULL, 'i'},
 		{"dry-run", no_argument, NULL, 'D'},     {"help", no_argument, NULL, 'h'},
+		{"root", required_argument, NULL, 'r'},
 		{NULL, 0, NULL, 0},
 	};
 	struct fwd fwds[VM_MAX_FWD];
 	int nfwd = 0;
-	const char *net = "user", *mem = "256M", *accel = "auto", *image = NULL;
+	const char *net = "user", *mem = "256M", *accel = "auto", *image = NULL, *root = NULL;
 	bool dry_run = false;
 	int c;
 	opterr = 0;
@@ -263,6 +276,7 @@ int cmd_vm(int argc, char **argv)
 			accel = optarg;
 			break;
 		case 'i': image = optarg; break;
+		case 'r': root = optarg; break;
 		case 'D': dry_run = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
@@ -314,6 +328,33 @@ int cmd_vm(int argc, char **argv)
 			n += (size_t)snprintf(netdev + n, sizeof(netdev) - n, ",hostfwd=%s:127.0.0.1:%u-:%u",
 					      fwds[i].udp ? "udp" : "tcp", fwds[i].host, fwds[i].guest);
 	}
+	/* The site: packed before QEMU starts, removed after it ends. */
+	char site[PATH_MAX] = "";
+	if (root) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(site, sizeof(site), "%s/skiff-site.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		int fd = mkstemp(site);
+		if (fd < 0) {
+			fprintf(stderr, "skiff vm: cannot create %s: %s\n", site, strerror(errno));
+			return 1;
+		}
+		char err[512];
+		struct site_pack_info si;
+		int r = site_pack(root, fd, &si, err, sizeof(err));
+		if (close(fd) < 0 && r == 0) {
+			snprintf(err, sizeof(err), "writing the archive: %s", strerror(errno));
+			r = -1;
+		}
+		if (r < 0) {
+			fprintf(stderr, "skiff vm: %s\n", err);
+			unlink(site);
+			return 1;
+		}
+		fprintf(stderr, "skiff vm: --root %s: %llu files, %llu bytes, archive %llu bytes%s%s\n",
+			root, (unsigned long long)si.files, (unsigned long long)si.bytes,
+			(unsigned long long)si.size, dry_run ? " in " : "", dry_run ? site : "");
+	}
+
 	const char *qemu = getenv("SKIFF_QEMU");
 	if (!qemu || !*qemu)
 		qemu = "qemu-system-x86_64";
@@ -337,6 +378,10 @@ int cmd_vm(int argc, char **argv)
 	ARG("-netdev"); ARG(netdev);
 	ARG("-device"); ARG("virtio-net-pci,disable-legacy=on,netdev=n0,romfile=");
 	ARG("-kernel"); ARG(img);
+	if (*site) {
+		ARG("-initrd");
+		ARG(site);
+	}
 	if (glen) {
 		ARG("-append");
 		ARG(guest_args);
@@ -362,6 +407,8 @@ int cmd_vm(int argc, char **argv)
 
 	bool qemu_error;
 	int status = run_qemu(qargv, &qemu_error);
+	if (*site)
+		unlink(site);
 	if (status < 0)
 		return 1;
 	if (WIFSIGNALED(status)) {

@@ -61,6 +61,11 @@ int rtc_read(struct rtc_time *t);
 /* mem.c: a bump allocator over guest RAM above the image (below 4 GiB,
  * the identity-mapped part).  Memory is not zeroed and never freed. */
 int mem_init(uint64_t memmap_paddr, uint32_t entries); /* PVH memmap, or 0, 0 */
+/* Before mem_init: keep [lo, hi) (rounded out to pages) out of the heap.
+ * -1 if the table (4) is full. */
+int mem_reserve(uint64_t lo, uint64_t hi);
+/* [lo, hi) lies inside one usable RAM range of the map, below 4 GiB. */
+bool mem_is_ram(uint64_t memmap_paddr, uint32_t entries, uint64_t lo, uint64_t hi);
 void *mem_alloc(size_t size, size_t align);            /* NULL: does not fit */
 struct mem_info {
 	uint64_t ram;        /* usable RAM the map reports */
@@ -83,6 +88,11 @@ struct kvm_start {
 	struct rtc_time rtc;  /* the wall clock at boot (UTC), if rtc_ok */
 	bool rtc_ok;
 	sk_time_ns rtc_at;    /* plat_now() when it was read */
+	/* The first PVH module (QEMU -initrd: `skiff vm --root`'s site
+	 * archive), identity-mapped, read-only by convention and reserved
+	 * from the heap; NULL/0 when there is none.  Its bytes are untrusted. */
+	const uint8_t *module;
+	uint64_t module_len;
 };
 unsigned uk_app_main(const struct kvm_start *st);
 

@@ -12,7 +12,13 @@
  * Where RAM is: the PVH start_info's memory map (version >= 1, E820
  * types).  Without one, the CMOS registers QEMU fills in (0x34/0x35: RAM
  * above 16 MiB in 64 KiB units).  Only 0..4 GiB is mapped (boot.S), so
- * RAM above 4 GiB is left alone. */
+ * RAM above 4 GiB is left alone.
+ *
+ * Reserved ranges (mem_reserve, before mem_init): RAM the firmware filled
+ * with something the application reads later, i.e. the PVH module (the
+ * site archive QEMU loads at the top of low RAM for -initrd).  The E820 map
+ * reports that memory as ordinary RAM, so each usable range is cut around
+ * every reserved one before it is offered: the heap never hands it out. */
 #include "cpu.h"
 #include "kvm.h"
 
@@ -29,8 +35,46 @@ extern char _end[]; /* kernel.ld: end of the image and its .bss */
 static uint64_t heap_base, heap_cur, heap_end, ram_bytes;
 static const char *source = "none";
 
-/* Take [lo, hi) if it is the largest usable piece seen so far. */
+#define MAX_RESERVED 4
+static struct {
+	uint64_t lo, hi;
+} reserved[MAX_RESERVED];
+static unsigned nreserved;
+
+int mem_reserve(uint64_t lo, uint64_t hi)
+{
+	if (nreserved == MAX_RESERVED || hi <= lo)
+		return -1;
+	reserved[nreserved].lo = lo & ~4095ull;
+	reserved[nreserved].hi = (hi + 4095) & ~4095ull;
+	nreserved++;
+	return 0;
+}
+
+static void offer_piece(uint64_t lo, uint64_t hi);
+
+/* Offer [lo, hi) minus the reserved ranges from index r on. */
+static void offer_cut(uint64_t lo, uint64_t hi, unsigned r)
+{
+	for (; r < nreserved; r++) {
+		if (reserved[r].hi <= lo || reserved[r].lo >= hi)
+			continue;
+		if (reserved[r].lo > lo)
+			offer_cut(lo, reserved[r].lo, r + 1);
+		if (reserved[r].hi < hi)
+			offer_cut(reserved[r].hi, hi, r + 1);
+		return;
+	}
+	offer_piece(lo, hi);
+}
+
 static void offer(uint64_t lo, uint64_t hi)
+{
+	offer_cut(lo, hi, 0);
+}
+
+/* Take [lo, hi) if it is the largest usable piece seen so far. */
+static void offer_piece(uint64_t lo, uint64_t hi)
 {
 	uint64_t image_end = ((uint64_t)(uintptr_t)_end + 4095) & ~4095ull;
 	if (hi > MAPPED_LIMIT)
@@ -42,6 +86,19 @@ static void offer(uint64_t lo, uint64_t hi)
 		heap_base = heap_cur = lo;
 		heap_end = hi;
 	}
+}
+
+bool mem_is_ram(uint64_t memmap_paddr, uint32_t entries, uint64_t lo, uint64_t hi)
+{
+	if (hi < lo || hi > MAPPED_LIMIT)
+		return false;
+	if (!memmap_paddr || !entries)
+		return lo >= (1ull << 20); /* no map: trust the CMOS-sized RAM above 1 MiB */
+	const struct hvm_memmap_entry *e = (const void *)(uintptr_t)memmap_paddr;
+	for (uint32_t i = 0; i < entries && i < 128; i++)
+		if (e[i].type == E820_RAM && e[i].addr <= lo && hi - e[i].addr <= e[i].size)
+			return true;
+	return false;
 }
 
 int mem_init(uint64_t memmap_paddr, uint32_t entries)

@@ -1,5 +1,5 @@
 /* start.c — from boot.S to the application: read the PVH start info
- * (command line, memory map), bring up the console, traps, memory and the
+ * (command line, memory map, the first module), bring up the console, traps, memory and the
  * clocks, read the RTC once, then call uk_app_main (kvm.h) with what the
  * platform found, and leave QEMU with the code it returns.
  *
@@ -17,6 +17,11 @@ struct hvm_start_info {
 	uint32_t memmap_entries, reserved;
 };
 #define HVM_START_MAGIC 0x336ec578u
+
+/* modlist_paddr points at nr_modules of these. */
+struct hvm_modlist_entry {
+	uint64_t paddr, size, cmdline_paddr, reserved;
+};
 
 static char cmdline[1024];
 
@@ -43,9 +48,30 @@ void kmain(uint32_t start_info)
 		cmdline[n] = 0;
 	}
 	kprintf("skiff-uk: cmdline '%s'\n", cmdline);
+	uint64_t map = si->version >= 1 ? si->memmap_paddr : 0;
+	uint32_t map_n = si->version >= 1 ? si->memmap_entries : 0;
+	/* The module (QEMU's -initrd: a site archive) sits in RAM the map
+	 * calls usable: it must lie inside RAM below 4 GiB (all of which
+	 * boot.S maps), and it is reserved before the heap takes its range. */
+	struct kvm_start st = {.cmdline = cmdline};
+	if (si->nr_modules && si->modlist_paddr) {
+		const struct hvm_modlist_entry *mod = (const void *)(uintptr_t)si->modlist_paddr;
+		uint64_t lo = mod->paddr, len = mod->size;
+		if (len && (lo + len < lo || !mem_is_ram(map, map_n, lo, lo + len))) {
+			kprintf("skiff-uk: the boot module (%lu bytes at 0x%lx) is not in RAM below 4 GiB\n",
+				len, lo);
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+		if (len && mem_reserve(lo, lo + len) == 0) {
+			st.module = (const uint8_t *)(uintptr_t)lo;
+			st.module_len = len;
+		}
+		if (si->nr_modules > 1)
+			kprintf("skiff-uk: %u boot modules; only the first is used\n", si->nr_modules);
+	}
 	/* The memory map lives in firmware memory the heap may cover: read
 	 * it before anything is allocated. */
-	if (mem_init(si->version >= 1 ? si->memmap_paddr : 0, si->version >= 1 ? si->memmap_entries : 0) < 0) {
+	if (mem_init(map, map_n) < 0) {
 		kprintf("skiff-uk: no usable RAM above the image\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
@@ -55,7 +81,6 @@ void kmain(uint32_t start_info)
 	}
 	kprintf("skiff-uk: tsc %lu kHz (%s), timer %s\n", time_tsc_hz() / 1000, time_source(),
 		time_deadline_mode() ? "tsc-deadline" : "lapic one-shot");
-	struct kvm_start st = {.cmdline = cmdline};
 	st.rtc_at = plat_now();
 	st.rtc_ok = rtc_read(&st.rtc) == 0;
 	kvm_exit(uk_app_main(&st));

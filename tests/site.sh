@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# tests/site.sh — issue 13's acceptance: a user's tree served byte-identical
+# by every form, and a bad site archive refused at boot.
+#
+#   tests/site.sh [build/skiff] [build/skiff-uk.elf]
+#
+# The tree (tests/site_tool.py gen, fixed seed): 1,000 files with random
+# names (spaces, '%', '+', UTF-8, ...) in nested folders up to 5 deep, sizes
+# 0 B to 4 MiB (both included), ~190 MiB in all, plus an index.html, and
+# what must not be served (dotfiles, a dot-directory, symbolic links).
+# Checks, each PASS/FAIL, ending with "site: N passed, N failed":
+#   vm            `skiff vm --root TREE --mem 512M -p PORT:80` (user
+#                 networking, 127.0.0.1 only): every file's sha256 equal
+#                 over 4 keep-alive connections (tests/site_tool.py fetch),
+#                 "/" is index.html, the rest 404; "exit 0" to the
+#                 shutdown-port: exit 0
+#   vm-bad.*      archives made by `skiff vm --dry-run --root` (which leaves
+#                 the archive and prints QEMU's command line), then broken:
+#                 cut short, an entry's data_off past the end, two bodies
+#                 overlapping, a name rewritten to hold "..", a bad magic:
+#                 the guest stops at boot with
+#                 "bad site archive" and the reason, exit 1 (QEMU's 3)
+#   linux         `skiff serve --stack linux --root TREE` on 127.0.0.1: the
+#                 same fetch; its RSS right after start and its open files
+#                 (the walk keeps none per file)
+#   skiff         `skiff serve --stack skiff --dev tap:sk0` in a namespace
+#                 of its own (tests/lib.sh skt_topo_tap; 198.18.0.0/24
+#                 inside it, nothing in the root namespace): the same fetch
+#   sighup.*      on --stack linux with a small tree: a 4 MiB download held
+#                 slow by the client (1 MiB/s) while its file is replaced
+#                 and SIGHUP sent: the download gets the old bytes intact; a
+#                 keep-alive connection opened before the SIGHUP is still
+#                 served after it; new requests see the new tree (a new
+#                 file, the replaced one's new bytes); once the download is
+#                 done the old mapping is gone from /proc/PID/maps
+# Every server and QEMU run is bounded by `timeout` and stopped by pid.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+SKIFF=$(readlink -f "${1:-build/skiff}")
+IMG=$(readlink -f "${2:-build/skiff-uk.elf}")
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+SKT_SUITE=site
+export PYTHONDONTWRITEBYTECODE=1
+WORK=$(mktemp -d /tmp/skiff-site-test.XXXXXX)
+TREE=$WORK/tree
+LOG=${SITE_LOG_DIR:-build/test-logs/site}
+mkdir -p "$LOG"
+PIDS=()
+
+descendants() {
+	local c
+	for c in $(pgrep -P "$1" 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+cleanup() {
+	local p c
+	for p in "${PIDS[@]}"; do
+		for c in $(descendants "$p" | tac); do kill "$c" 2>/dev/null; done
+		kill "$p" 2>/dev/null
+	done
+	skt_cleanup
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+for f in "$SKIFF" "$IMG"; do
+	[ -r "$f" ] || { fail setup "missing $f (make all)"; summary; exit 1; }
+done
+skt_need setup qemu-system-x86_64 python3 curl || { summary; exit 1; }
+
+free_port() { # tcp|udp
+	python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM if sys.argv[1]=="udp" else socket.SOCK_STREAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' "$1"
+}
+wait_for() { # FILE PATTERN SECONDS
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -aq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+fetch() { # NAME URL [ns]
+	local name=$1 url=$2 t0=$SECONDS
+	shift 2
+	if timeout 600 "$@" python3 tests/site_tool.py fetch "$url" "$TREE" >"$LOG/$name-fetch.log" 2>&1; then
+		pass "$name ($(tail -n 1 "$LOG/$name-fetch.log"), $((SECONDS - t0)) s)"
+	else
+		fail "$name" "$(tail -n 4 "$LOG/$name-fetch.log" | tr '\n' ' ')"
+	fi
+}
+
+if ! python3 tests/site_tool.py gen "$TREE" >"$LOG/gen.log" 2>&1; then
+	fail gen "$(tail -n 2 "$LOG/gen.log")"
+	summary
+	exit 1
+fi
+pass "gen ($(cat "$LOG/gen.log"))"
+
+# --- the unikernel -----------------------------------------------------------
+HTTP_PORT=$(free_port tcp)
+CTL_PORT=$(free_port udp)
+timeout 400 "$SKIFF" vm --image "$IMG" --root "$TREE" --mem 512M -p "$HTTP_PORT:80" \
+	-p "$CTL_PORT:9/udp" -- shutdown-port=9 exit-after=380 </dev/null >"$LOG/vm.log" 2>&1 &
+VM=$!
+PIDS+=("$VM")
+if wait_for "$LOG/vm.log" "skiff-uk: ready" 60; then
+	fetch vm "http://127.0.0.1:$HTTP_PORT/"
+	python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CTL_PORT"
+	wait "$VM"
+	rc=$?
+	if [ "$rc" -eq 0 ] && grep -aq "skiff-uk: site: 1001 files" "$LOG/vm.log"; then
+		pass "vm-exit (exit 0; $(grep -ao 'site: [0-9]* files, [0-9]* KiB' "$LOG/vm.log"))"
+	else
+		fail vm-exit "skiff vm exited $rc; see $LOG/vm.log"
+	fi
+else
+	fail vm "no ready line in 60 s: $(grep -a 'skiff' "$LOG/vm.log" | tail -n 3 | tr '\n' ' ')"
+fi
+
+# --- bad archives stop the boot -------------------------------------------------
+SMALL=$WORK/small
+mkdir -p "$SMALL/d"
+echo '<h1>small</h1>' >"$SMALL/index.html"
+echo 'b{}' >"$SMALL/d/a.css"
+head -c 5000 /dev/urandom >"$SMALL/d/z.bin"
+# bad_boot NAME PYTHON-EDIT WANT: pack SMALL, edit the archive (python, the
+# path in sys.argv[1]), boot it with the printed QEMU command line.
+bad_boot() {
+	local name=$1 edit=$2 want=$3 line ar rc
+	line=$("$SKIFF" vm --dry-run --accel tcg --image "$IMG" --root "$SMALL" -- exit-after=30 2>"$LOG/bad-$name.pack")
+	ar=$(sed -n 's/.* archive [0-9]* bytes in \(.*\)$/\1/p' "$LOG/bad-$name.pack")
+	if [ -z "$ar" ] || [ ! -f "$ar" ]; then
+		fail "vm-bad.$name" "no archive from --dry-run: $(tr '\n' ' ' <"$LOG/bad-$name.pack")"
+		return
+	fi
+	if ! python3 -c "import sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read())
+$edit
+open(p, 'wb').write(b)" "$ar"; then
+		fail "vm-bad.$name" "could not edit the archive"
+		rm -f "$ar"
+		return
+	fi
+	local -a cmd
+	read -ra cmd <<<"$line"
+	timeout 60 "${cmd[@]}" </dev/null >"$LOG/bad-$name.log" 2>&1
+	rc=$?
+	rm -f "$ar"
+	if [ "$rc" -eq 3 ] && grep -aq "^skiff-uk: bad site archive .*$want" "$LOG/bad-$name.log" &&
+		grep -aq "not booting" "$LOG/bad-$name.log" && ! grep -aq "skiff-uk: ready" "$LOG/bad-$name.log"; then
+		pass "vm-bad.$name ($(grep -ao 'bad site archive.*' "$LOG/bad-$name.log" | head -n 1 | tr -d '\r'))"
+	else
+		fail "vm-bad.$name" "QEMU status $rc (want 3, guest exit 1); $(grep -a 'skiff-uk' "$LOG/bad-$name.log" | tail -n 2 | tr '\n' ' ')"
+	fi
+}
+# Offsets of the format (src/apps/site_archive.h): header 64 B, entries of 40.
+bad_boot truncated 'del b[len(b) - 100:]' 'truncated'
+bad_boot data-offset 'import struct; struct.pack_into("<Q", b, 64 + 40 + 8, (len(b) + 4096) // 64 * 64)' 'entry 1: data_off [0-9]* + data_len [0-9]* is outside the data area'
+bad_boot overlap 'import struct; o = struct.unpack_from("<Q", b, 64 + 8)[0]; struct.pack_into("<Q", b, 64 + 40 + 8, o)' 'overlaps the previous body'
+bad_boot name 'import struct; no = struct.unpack_from("<QI", b, 16)[0] + struct.unpack_from("<I", b, 64)[0]; b[no:no + 4] = b"/../"' 'entry 0: name is not a clean path'
+bad_boot magic 'b[0:4] = b"XXXX"' 'bad magic'
+
+# --- hosted: kernel sockets ---------------------------------------------------
+# start_serve NAME ARGS... (sets SRV, SRV_LOG): listening line within 30 s.
+start_serve() {
+	local name=$1
+	shift
+	SRV_LOG=$LOG/$name.log
+	timeout 600 "$@" >"$SRV_LOG" 2>&1 &
+	SRV=$!
+	PIDS+=("$SRV")
+	wait_for "$SRV_LOG" '^skiff serve: listening' 30
+}
+# The server itself (under timeout, maybe under ip netns exec).
+server_pid() {
+	local p
+	for p in $(descendants "$1"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = skiff ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+stop_serve() {
+	local name=$1
+	kill -TERM "$(server_pid "$SRV")" 2>/dev/null
+	if skt_wait_exit "$SRV" 10 && [ "$SKT_RC" -eq 0 ]; then
+		pass "$name-exit (SIGTERM: exit 0)"
+	else
+		fail "$name-exit" "exit ${SKT_RC:-?}, or still running 10 s after SIGTERM"
+		kill -KILL "$SRV" 2>/dev/null
+	fi
+}
+
+PORT=$(free_port tcp)
+if start_serve linux "$SKIFF" serve --stack linux --ip 127.0.0.1 --port "$PORT" --root "$TREE" --stats; then
+	p=$(server_pid "$SRV")
+	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$p/status")
+	fds=$(find "/proc/$p/fd" -mindepth 1 | wc -l)
+	if [ "$rss" -lt $((64 * 1024)) ] && [ "$fds" -lt 32 ]; then
+		pass "linux-start (RSS $((rss / 1024)) MiB, $fds open files; $(sed -n 's/.*root=[^ ]* //p' "$SRV_LOG"))"
+	else
+		fail linux-start "RSS $rss KiB (limit 64 MiB), $fds open files"
+	fi
+	fetch linux "http://127.0.0.1:$PORT/"
+	stop_serve linux
+else
+	fail linux "did not start: $(tail -n 2 "$SRV_LOG")"
+fi
+
+# --- hosted: skiff's own stack on a TAP in a namespace ---------------------------
+if [ "$(id -u)" -ne 0 ]; then
+	fail skiff "needs root (network namespace, TAP)"
+else
+	skt_cleanup_stale
+	if skt_topo_tap site sk0 >"$LOG/skiff-topo.log" 2>&1; then
+		if start_serve skiff ip netns exec "$SKT_NS_S" "$SKIFF" serve --stack skiff --dev tap:sk0 \
+			--ip "$SKT_SKIFF_IP/24" --port 80 --root "$TREE" --stats; then
+			fetch skiff "http://$SKT_SKIFF_IP/" ip netns exec "$SKT_NS_L"
+			stop_serve skiff
+		else
+			fail skiff "did not start: $(tail -n 2 "$SRV_LOG")"
+		fi
+		skt_cleanup
+	else
+		fail skiff "cannot build the TAP namespace: $(tail -n 1 "$LOG/skiff-topo.log")"
+	fi
+fi
+
+# --- SIGHUP: a new tree, without dropping anyone ---------------------------------
+HUP=$WORK/hup
+mkdir -p "$HUP"
+head -c $((4 << 20)) /dev/urandom >"$HUP/big.bin"
+cp "$HUP/big.bin" "$WORK/big.old"
+echo 'one' >"$HUP/a.txt"
+PORT=$(free_port tcp)
+if start_serve hup "$SKIFF" serve --stack linux --ip 127.0.0.1 --port "$PORT" --root "$HUP"; then
+	p=$(server_pid "$SRV")
+	timeout 60 python3 - "$PORT" "$p" "$HUP" "$WORK/big.old" >"$LOG/hup-client.log" 2>&1 <<'PY'
+import hashlib, http.client, os, signal, socket, sys, time
+port, pid, root, old = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+ok = True
+def check(name, cond, detail=""):
+    global ok
+    print(("PASS " if cond else "FAIL ") + name + (": " + detail if detail else ""))
+    ok = ok and cond
+# A keep-alive connection, used once before the SIGHUP.
+ka = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+ka.request("GET", "/a.txt"); r = ka.getresponse(); check("before", r.read() == b"one\n")
+# A download read at ~1 MiB/s: its response is queued before the SIGHUP.
+s = socket.create_connection(("127.0.0.1", port), timeout=20)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+data = s.recv(65536)
+# Replace the file (a new inode; the old one stays mapped) and add one.
+os.unlink(os.path.join(root, "big.bin"))
+with open(os.path.join(root, "big.bin"), "wb") as f:
+    f.write(b"new big\n")
+with open(os.path.join(root, "b.txt"), "wb") as f:
+    f.write(b"two\n")
+os.kill(pid, signal.SIGHUP)
+time.sleep(1.5)  # the reload runs within a second
+# New lookups see the new tree, on the old keep-alive connection too.
+ka.request("GET", "/b.txt"); r = ka.getresponse(); check("keepalive-after-hup", r.status == 200 and r.read() == b"two\n", str(r.status))
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+c.request("GET", "/big.bin"); r = c.getresponse(); check("new-tree", r.read() == b"new big\n")
+c.close()
+deleted = lambda: sum(1 for l in open(f"/proc/{pid}/maps") if "big.bin (deleted)" in l)
+check("old-mapped-while-in-flight", deleted() == 1, f"{deleted()} mappings of the old big.bin")
+while True:
+    time.sleep(0.02)
+    x = s.recv(1 << 20 if len(data) > 6 << 20 else 65536)
+    if not x:
+        break
+    data += x
+    time.sleep(len(x) / (1 << 20))
+head, _, body = data.partition(b"\r\n\r\n")
+check("in-flight-intact", hashlib.sha256(body).digest() == hashlib.sha256(open(old, "rb").read()).digest(),
+      f"{len(body)} bytes")
+time.sleep(2.5)
+check("old-unmapped-after", deleted() == 0, f"{deleted()} mappings of the old big.bin")
+ka.close()
+sys.exit(0 if ok else 1)
+PY
+	rc=$?
+	while read -r verdict rest; do
+		if [ "$verdict" = PASS ]; then
+			pass "sighup.$rest"
+		elif [ "$verdict" = FAIL ]; then
+			fail "sighup.${rest%%:*}" "${rest#*: }"
+		fi
+	done <"$LOG/hup-client.log"
+	[ "$rc" -eq 0 ] || grep -q '^FAIL' "$LOG/hup-client.log" || fail sighup "client exit $rc: $(tail -n 3 "$LOG/hup-client.log" | tr '\n' ' ')"
+	if grep -q 'SIGHUP: root reloaded: files=3 ' "$SRV_LOG"; then
+		pass "sighup.logged ($(grep -o 'SIGHUP: root reloaded.*' "$SRV_LOG"))"
+	else
+		fail sighup.logged "no reload line: $(tail -n 2 "$SRV_LOG" | tr '\n' ' ')"
+	fi
+	stop_serve hup
+else
+	fail sighup "did not start: $(tail -n 2 "$SRV_LOG")"
+fi
+
+summary
