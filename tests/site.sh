@@ -33,6 +33,13 @@
 #                 served after it; new requests see the new tree (a new
 #                 file, the replaced one's new bytes); once the download is
 #                 done the old mapping is gone from /proc/PID/maps
+#   truncate.*    on --stack skiff (TAP namespace): a 4 MiB file cut to
+#                 100,000 bytes in place while a slow client downloads it:
+#                 the server lives (SIGBUS past the new end is patched with
+#                 zeros, files.truncated_pages > 0), the download ends at
+#                 its promised length with the surviving bytes intact and
+#                 every later page either the old bytes or zeros, and the
+#                 next request is answered
 # Every server and QEMU run is bounded by `timeout` and stopped by pid.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -229,6 +236,73 @@ else
 	else
 		fail skiff "cannot build the TAP namespace: $(tail -n 1 "$LOG/skiff-topo.log")"
 	fi
+fi
+
+# --- a file cut short while mapped, on skiff's stack ------------------------------
+TRN=$WORK/trunc
+mkdir -p "$TRN"
+head -c $((4 << 20)) /dev/urandom >"$TRN/big.bin"
+cp "$TRN/big.bin" "$WORK/trunc.old"
+echo 'alive' >"$TRN/a.txt"
+if [ "$(id -u)" -ne 0 ]; then
+	fail truncate "needs root (network namespace, TAP)"
+elif skt_topo_tap trunc sk0 >"$LOG/trunc-topo.log" 2>&1; then
+	if start_serve trunc ip netns exec "$SKT_NS_S" "$SKIFF" serve --stack skiff --dev tap:sk0 \
+		--ip "$SKT_SKIFF_IP/24" --port 80 --root "$TRN" --stats; then
+		timeout 60 ip netns exec "$SKT_NS_L" python3 - "$SKT_SKIFF_IP" "$TRN/big.bin" "$WORK/trunc.old" \
+			>"$LOG/trunc-client.log" 2>&1 <<'PY'
+import http.client, os, socket, sys, time
+ip, path, old = sys.argv[1], sys.argv[2], open(sys.argv[3], "rb").read()
+ok = True
+def check(name, cond, detail=""):
+    global ok
+    print(("PASS " if cond else "FAIL ") + name + (": " + detail if detail else ""))
+    ok = ok and cond
+s = socket.create_connection((ip, 80), timeout=20)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
+s.sendall(b"GET /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+data = s.recv(32768)
+os.truncate(path, 100000)  # in place, as `cp` over a file does
+while True:
+    x = s.recv(65536)
+    if not x:
+        break
+    data += x
+    time.sleep(len(x) / (8 << 20))
+head, _, body = data.partition(b"\r\n\r\n")
+check("promised-length", len(body) == len(old), f"{len(body)} of {len(old)} bytes")
+check("surviving-bytes", body[:100000] == old[:100000])
+bad = [i for i in range(100000 // 4096 + 1, len(body) // 4096)
+       if body[i * 4096:(i + 1) * 4096] not in (old[i * 4096:(i + 1) * 4096], bytes(4096))]
+check("later-pages-old-or-zero", not bad, f"{len(bad)} pages neither")
+zeros = sum(1 for i in range(100000 // 4096 + 1, len(body) // 4096) if body[i * 4096:(i + 1) * 4096] == bytes(4096))
+check("some-pages-zero", zeros > 0, f"{zeros} zero pages")
+c = http.client.HTTPConnection(ip, 80, timeout=10)
+c.request("GET", "/a.txt"); r = c.getresponse(); check("next-request", r.status == 200 and r.read() == b"alive\n")
+sys.exit(0 if ok else 1)
+PY
+		rc=$?
+		while read -r verdict rest; do
+			if [ "$verdict" = PASS ]; then
+				pass "truncate.$rest"
+			elif [ "$verdict" = FAIL ]; then
+				fail "truncate.${rest%%:*}" "${rest#*: }"
+			fi
+		done <"$LOG/trunc-client.log"
+		[ "$rc" -eq 0 ] || grep -q '^FAIL' "$LOG/trunc-client.log" || fail truncate "client exit $rc: $(tail -n 3 "$LOG/trunc-client.log" | tr '\n' ' ')"
+		stop_serve trunc
+		n=$(awk '$1 == "files.truncated_pages" {print $2}' "$SRV_LOG")
+		if [ "${n:-0}" -gt 0 ]; then
+			pass "truncate.counted (files.truncated_pages $n)"
+		else
+			fail truncate.counted "files.truncated_pages '${n:-}' in $SRV_LOG"
+		fi
+	else
+		fail truncate "did not start: $(tail -n 2 "$SRV_LOG")"
+	fi
+	skt_cleanup
+else
+	fail truncate "cannot build the TAP namespace: $(tail -n 1 "$LOG/trunc-topo.log")"
 fi
 
 # --- SIGHUP: a new tree, without dropping anyone ---------------------------------

@@ -333,6 +333,11 @@ int cmd_serve(int argc, char **argv)
 	http_server_stop(srv);
 	if (stats) {
 		http_server_stats(srv, print_stat, stdout);
+		if (fc) {
+			struct file_cache_info fi;
+			file_cache_info(fc, &fi);
+			print_stat(stdout, "files.truncated_pages", fi.truncated_pages);
+		}
 		if (on_skiff)
 			serve_skiff_print_stats(loop, stdout);
 		else

@@ -22,9 +22,21 @@
  * the current one and replaces it for every lookup from then on; a tree
  * that fails to build leaves the current one in place.  The old tree is
  * RETIRED, not freed: responses already queued may still point into its
- * mappings (struct fc_tree says when each part is given back). */
+ * mappings (struct fc_tree says when each part is given back).
+ *
+ * A file truncated in place while mapped (`cp` over it does that) leaves
+ * pages past its new end that raise SIGBUS when read.  The kernel's own
+ * copy (writev on --stack linux) just fails with EFAULT and the server
+ * closes that connection; skiff's stack copies in user space, so the
+ * handler below (fc_sigbus) puts a page of zeros over the missing one if
+ * the address is inside one of our mappings: the response in flight is
+ * completed with zeros at its promised length instead of the process
+ * dying, and files.truncated_pages counts it.  Any other SIGBUS is a bug
+ * and still kills the process.  SIGHUP (or rename-into-place deploys)
+ * gives clients the new bytes. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +100,42 @@ struct file_cache {
 	uint64_t gen;
 	char key[FC_MAX_PATH];
 };
+
+/* The one cache whose mappings the SIGBUS handler may patch (serve has
+ * one), and what it did.  Single-threaded: the handler runs in the middle
+ * of the loop's own copy, never during a reload or a quiesce. */
+static struct file_cache *sigbus_fc;
+static volatile uint64_t sigbus_pages;
+static uintptr_t fc_pagesize; /* set before the handler is installed */
+
+static bool tree_has(const struct fc_tree *t, uintptr_t a)
+{
+	for (size_t i = 0; t && !t->unmapped && i < t->n; i++) {
+		uintptr_t m = (uintptr_t)t->e[i].map;
+		if (m && a >= m && a - m < t->e[i].maplen)
+			return true;
+	}
+	return false;
+}
+
+static void fc_sigbus(int sig, siginfo_t *si, void *uctx)
+{
+	(void)uctx;
+	uintptr_t a = (uintptr_t)si->si_addr;
+	bool ours = si->si_code == BUS_ADRERR && sigbus_fc && tree_has(sigbus_fc->cur, a);
+	for (const struct fc_tree *t = sigbus_fc ? sigbus_fc->retired : NULL; !ours && t; t = t->next)
+		ours = tree_has(t, a);
+	if (ours) {
+		uintptr_t page = a & ~(fc_pagesize - 1);
+		void *z = mmap((void *)page, fc_pagesize, PROT_READ,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (z != MAP_FAILED) {
+			sigbus_pages++;
+			return; /* the faulting read runs again, on zeros */
+		}
+	}
+	signal(sig, SIG_DFL); /* not ours: die of it as before */
+}
 
 static uint64_t fnv1a(const char *s, size_t n)
 {
@@ -285,6 +333,11 @@ struct file_cache *file_cache_load(const char *dir, char *err, size_t errlen)
 		free(fc);
 		return NULL;
 	}
+	fc_pagesize = (uintptr_t)sysconf(_SC_PAGESIZE);
+	struct sigaction sa = {.sa_sigaction = fc_sigbus, .sa_flags = SA_SIGINFO};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	sigbus_fc = fc;
 	return fc;
 }
 
@@ -322,6 +375,7 @@ void file_cache_info(const struct file_cache *fc, struct file_cache_info *fi)
 	*fi = (struct file_cache_info){
 		.gen = fc->gen, .files = fc->cur->n, .bytes = fc->cur->bytes,
 		.mapped = fc->cur->mapped, .maps = fc->cur->nmaps,
+		.truncated_pages = sigbus_pages,
 	};
 	for (const struct fc_tree *t = fc->retired; t; t = t->next)
 		t->unmapped ? fi->retired_unmapped++ : fi->retired_mapped++;
@@ -331,6 +385,8 @@ void file_cache_free(struct file_cache *fc)
 {
 	if (!fc)
 		return;
+	if (sigbus_fc == fc)
+		sigbus_fc = NULL;
 	file_cache_quiesce(fc, true, true);
 	tree_free(fc->cur);
 	free(fc->dir);

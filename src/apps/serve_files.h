@@ -33,6 +33,8 @@ struct file_cache_info {
 	uint64_t mapped;    /* of which mapped (the rest copied) */
 	size_t maps;
 	size_t retired_mapped, retired_unmapped; /* older trees still held */
+	uint64_t truncated_pages; /* pages read past a file cut short while
+				   * mapped, served as zeros (serve_files.c) */
 };
 void file_cache_info(const struct file_cache *fc, struct file_cache_info *fi);
 void file_cache_free(struct file_cache *fc);
