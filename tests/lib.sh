@@ -330,6 +330,35 @@ skt_stop_pid() {
 	return 0
 }
 
+# skt_descendants PID: PID's children, grandchildren, ... (e.g. timeout ->
+# ip netns exec -> skiff, or timeout -> skiff vm -> QEMU), parents first.
+skt_descendants() {
+	local c
+	for c in $(pgrep -P "$1" 2>/dev/null); do
+		echo "$c"
+		skt_descendants "$c"
+	done
+}
+
+# skt_descendant PID COMM: the first descendant of PID whose /proc comm is
+# COMM (e.g. qemu-system-x86, skiff); status 1 if none.
+skt_descendant() {
+	local p
+	for p in $(skt_descendants "$1"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# skt_kill_tree PID...: each PID and its descendants, deepest first.
+skt_kill_tree() {
+	local p c
+	for p in "$@"; do
+		for c in $(skt_descendants "$p" | tac); do kill "$c" 2>/dev/null; done
+		kill "$p" 2>/dev/null
+	done
+}
+
 # skt_wait_exit PID SECONDS: wait for PID (a child of this shell) to exit;
 # sets SKT_RC to its exit status and returns 0, or returns 1 if it still
 # runs.  Not in a $(...) subshell (wait only sees this shell's children).

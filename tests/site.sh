@@ -55,19 +55,8 @@ LOG=${SITE_LOG_DIR:-build/test-logs/site}
 mkdir -p "$LOG"
 PIDS=()
 
-descendants() {
-	local c
-	for c in $(pgrep -P "$1" 2>/dev/null); do
-		echo "$c"
-		descendants "$c"
-	done
-}
 cleanup() {
-	local p c
-	for p in "${PIDS[@]}"; do
-		for c in $(descendants "$p" | tac); do kill "$c" 2>/dev/null; done
-		kill "$p" 2>/dev/null
-	done
+	skt_kill_tree "${PIDS[@]}"
 	skt_cleanup
 	rm -rf "$WORK"
 }
@@ -186,11 +175,7 @@ start_serve() {
 }
 # The server itself (under timeout, maybe under ip netns exec).
 server_pid() {
-	local p
-	for p in $(descendants "$1"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = skiff ] && { echo "$p"; return 0; }
-	done
-	return 1
+	skt_descendant "$1" skiff
 }
 stop_serve() {
 	local name=$1
@@ -238,6 +223,20 @@ else
 	fi
 fi
 
+# verdicts NAME RC LOG: the client script's "PASS x: ..." / "FAIL x: ..."
+# lines as NAME.x checks; a client that died without saying FAIL fails NAME.
+verdicts() {
+	local name=$1 rc=$2 log=$3 verdict rest
+	while read -r verdict rest; do
+		if [ "$verdict" = PASS ]; then
+			pass "$name.$rest"
+		elif [ "$verdict" = FAIL ]; then
+			fail "$name.${rest%%:*}" "${rest#*: }"
+		fi
+	done <"$log"
+	[ "$rc" -eq 0 ] || grep -q '^FAIL' "$log" || fail "$name" "client exit $rc: $(tail -n 3 "$log" | tr '\n' ' ')"
+}
+
 # --- a file cut short while mapped, on skiff's stack ------------------------------
 TRN=$WORK/trunc
 mkdir -p "$TRN"
@@ -281,15 +280,7 @@ c = http.client.HTTPConnection(ip, 80, timeout=10)
 c.request("GET", "/a.txt"); r = c.getresponse(); check("next-request", r.status == 200 and r.read() == b"alive\n")
 sys.exit(0 if ok else 1)
 PY
-		rc=$?
-		while read -r verdict rest; do
-			if [ "$verdict" = PASS ]; then
-				pass "truncate.$rest"
-			elif [ "$verdict" = FAIL ]; then
-				fail "truncate.${rest%%:*}" "${rest#*: }"
-			fi
-		done <"$LOG/trunc-client.log"
-		[ "$rc" -eq 0 ] || grep -q '^FAIL' "$LOG/trunc-client.log" || fail truncate "client exit $rc: $(tail -n 3 "$LOG/trunc-client.log" | tr '\n' ' ')"
+		verdicts truncate $? "$LOG/trunc-client.log"
 		stop_serve trunc
 		n=$(awk '$1 == "files.truncated_pages" {print $2}' "$SRV_LOG")
 		if [ "${n:-0}" -gt 0 ]; then
@@ -360,15 +351,7 @@ check("old-unmapped-after", deleted() == 0, f"{deleted()} mappings of the old bi
 ka.close()
 sys.exit(0 if ok else 1)
 PY
-	rc=$?
-	while read -r verdict rest; do
-		if [ "$verdict" = PASS ]; then
-			pass "sighup.$rest"
-		elif [ "$verdict" = FAIL ]; then
-			fail "sighup.${rest%%:*}" "${rest#*: }"
-		fi
-	done <"$LOG/hup-client.log"
-	[ "$rc" -eq 0 ] || grep -q '^FAIL' "$LOG/hup-client.log" || fail sighup "client exit $rc: $(tail -n 3 "$LOG/hup-client.log" | tr '\n' ' ')"
+	verdicts sighup $? "$LOG/hup-client.log"
 	if grep -q 'SIGHUP: root reloaded: files=3 ' "$SRV_LOG"; then
 		pass "sighup.logged ($(grep -o 'SIGHUP: root reloaded.*' "$SRV_LOG"))"
 	else

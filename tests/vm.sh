@@ -49,30 +49,13 @@ mkdir -p "$LOG"
 SKT_SUITE=vm
 PIDS=()
 
-# descendants PID: PID's children, grandchildren, ... (timeout -> skiff vm -> QEMU)
-descendants() {
-	local c
-	for c in $(pgrep -P "$1" 2>/dev/null); do
-		echo "$c"
-		descendants "$c"
-	done
-}
 # The QEMU process under a `timeout ... skiff vm` started in the background.
 qemu_pid() {
-	local p
-	for p in $(descendants "$1"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = qemu-system-x86 ] && { echo "$p"; return 0; }
-	done
-	return 1
+	skt_descendant "$1" qemu-system-x86
 }
 TAP_NS=""
 cleanup() {
-	local p c
-	for p in "${PIDS[@]}"; do
-		# deepest first: QEMU, then skiff vm, then timeout
-		for c in $(descendants "$p" | tac); do kill "$c" 2>/dev/null; done
-		kill "$p" 2>/dev/null
-	done
+	skt_kill_tree "${PIDS[@]}" # deepest first: QEMU, then skiff vm, then timeout
 	skt_cleanup
 }
 trap cleanup EXIT

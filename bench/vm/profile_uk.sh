@@ -3,17 +3,17 @@
 # unikernel (issue 20), counted by the guest, beside QEMU's own CPU time.
 #
 #   bench/vm/profile_uk.sh [-n N] [-r REPS] [--nets "user tap"]
-#                          [--variants "event-idx flags spin0 auto"]
+#                          [--variants "default flags spin0 spin100"]
 #   (make profile-uk)
 #
 # For each repetition, backend (user networking, TAP) and load (ab -k -c 1,
 # ab -c 1), every variant boots once, in turn (alternating, so a noisy
 # machine hits all of them alike):
-#   event-idx  the default: VIRTIO_F_EVENT_IDX suppresses doorbells and
-#              interrupts;
+#   default    no guest words: VIRTIO_F_EVENT_IDX suppresses doorbells and
+#              interrupts, the spin is learned from the gaps (loop/spin.h);
 #   flags      guest word no-event-idx: the virtqueue flags instead;
 #   spin0      spin-us=0: park as soon as a turn finds nothing;
-#   auto       spin-us=auto: the spin learned from the gaps (loop/spin.h).
+#   spin100    spin-us=100: the fixed 100 us spin (the default before).
 # The guest runs with `stats shutdown-port=9`; after ab the UDP datagram
 # "exit 0" stops it and it prints its counters.  Per request, from the
 # guest: doorbells (virtio.notifies, each an MMIO write the emulator traps),
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/../.." || exit 2
 N=5000
 REPS=3
 NETS="user tap"
-VARIANTS="event-idx flags spin0 auto"
+VARIANTS="default flags spin0 spin100"
 usage() {
 	sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'
 }
@@ -46,7 +46,7 @@ done
 case $N in '' | *[!0-9]*) echo "profile_uk: -n wants a number" >&2; exit 2 ;; esac
 case $REPS in '' | *[!0-9]* | 0) echo "profile_uk: -r wants a number >= 1" >&2; exit 2 ;; esac
 for v in $VARIANTS; do
-	case $v in event-idx | flags | spin0 | auto) ;; *) echo "profile_uk: unknown variant '$v'" >&2; exit 2 ;; esac
+	case $v in default | flags | spin0 | spin100) ;; *) echo "profile_uk: unknown variant '$v'" >&2; exit 2 ;; esac
 done
 for n in $NETS; do
 	case $n in user | tap) ;; *) echo "profile_uk: unknown backend '$n'" >&2; exit 2 ;; esac
@@ -75,7 +75,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 				case $variant in
 				flags) words+=" no-event-idx" ;;
 				spin0) words+=" spin-us=0" ;;
-				auto) words+=" spin-us=auto" ;;
+				spin100) words+=" spin-us=100" ;;
 				esac
 				log=$OUT/$rep-$net-$load-$variant.log
 				port=$(vmb_free_tcp_port)
