@@ -1,7 +1,7 @@
 /* iface.c — interface setup, the rx ring walk, Ethernet demux, tx slots,
  * timers and counters.
  *
- *   iface_rx -> iface_input -> iface_arp_input | iface_ip_input
+ *   iface_rx -> iface_input -> iface_arp_input | iface_ip_input | iface_ip6_input
  *   output: iface_ip_begin -> iface_tx_begin ... iface_tx_commit
  */
 #include "iface_priv.h"
@@ -62,6 +62,7 @@ void iface_init(struct iface *ifc, struct dev *dev, const struct iface_config *c
 	ifc->icmp_credit_ns = (uint64_t)IFACE_ICMP_BURST * (SK_NS_PER_S / IFACE_ICMP_RATE);
 	ifc->icmp_last = now;
 	iface_arp_init(ifc);
+	iface_ip6_init(ifc, cfg, now);
 }
 
 void iface_input(struct iface *ifc, sk_time_ns now, const uint8_t *frame, size_t len)
@@ -81,8 +82,11 @@ void iface_input(struct iface *ifc, sk_time_ns now, const uint8_t *frame, size_t
 		if (eth_is_broadcast(eh.dst)) {
 			/* accepted */
 		} else if (eth_is_multicast(eh.dst)) {
-			c->eth_multicast++;
-			return;
+			/* The IPv6 groups we joined (all-nodes, solicited-node). */
+			if (eh.type != ETH_TYPE_IPV6 || !iface_ip6_mac_joined(ifc, eh.dst)) {
+				c->eth_multicast++;
+				return;
+			}
 		} else {
 			c->eth_not_for_us++;
 			return;
@@ -105,6 +109,9 @@ void iface_input(struct iface *ifc, sk_time_ns now, const uint8_t *frame, size_t
 		break;
 	case ETH_TYPE_IPV4:
 		iface_ip_input(ifc, now, &eh, payload, plen);
+		break;
+	case ETH_TYPE_IPV6:
+		iface_ip6_input(ifc, now, &eh, payload, plen);
 		break;
 	default:
 		c->eth_unknown_type++;
@@ -173,12 +180,15 @@ void iface_tx_commit(struct iface *ifc, uint8_t *frame, size_t len)
 
 void iface_poll(struct iface *ifc, sk_time_ns now)
 {
-	iface_arp_poll(ifc, now);
+	if (ifc->deadline <= now)
+		iface_arp_poll(ifc, now);
+	if (ifc->nd_deadline <= now)
+		iface_nd_poll(ifc, now);
 }
 
 sk_time_ns iface_next_deadline(const struct iface *ifc)
 {
-	return ifc->deadline;
+	return SK_MIN(ifc->deadline, ifc->nd_deadline);
 }
 
 void iface_stats(const struct iface *ifc, iface_stat_fn fn, void *ctx)
@@ -190,6 +200,12 @@ void iface_stats(const struct iface *ifc, iface_stat_fn fn, void *ctx)
 	/* gauges */
 	fn(ctx, "arp.entries", ifc->arp_used);
 	fn(ctx, "arp.pending", ifc->npending);
+	fn(ctx, "nd.entries", ifc->nd_used);
+	fn(ctx, "nd.pending", ifc->npending6);
+	unsigned usable = 0;
+	for (unsigned i = 0; i < ifc->naddr6; i++)
+		usable += ifc->addr6[i].state == IFACE_ADDR6_PREFERRED;
+	fn(ctx, "ip6.addrs_usable", usable);
 }
 
 int iface_set_proto_handler(struct iface *ifc, uint8_t proto, iface_proto_fn fn, void *ctx)

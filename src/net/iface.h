@@ -1,4 +1,6 @@
-/* iface.h — one IPv4 interface on one device: ARP, IPv4 in/out, ICMP, UDP.
+/* iface.h — one interface on one device: ARP, IPv4 in/out, ICMP, UDP; and,
+ * when configured, IPv6 beside it: neighbour discovery (iface_nd.c), IPv6
+ * in/out (iface_ip6.c), ICMPv6 (iface_icmp6.c).
  *
  * Call order (the loop drives it; nothing here blocks or reads a clock):
  *   iface_init -> iface_announce (gratuitous ARP)
@@ -18,8 +20,19 @@
 
 #include "../base/sk.h"
 #include "../dev/dev.h"
+#include "../wire/ipv6.h"
 
 struct iface;
+
+/* Most IPv6 addresses one interface holds: the link-local one and up to
+ * IFACE_IP6_CFG_MAX configured ones. */
+#define IFACE_IP6_CFG_MAX 4u
+#define IFACE_IP6_ADDRS (IFACE_IP6_CFG_MAX + 1u)
+
+struct iface_ip6_cfg {
+	struct ipv6_addr addr; /* a unicast address, not link-local */
+	uint8_t prefix_len;    /* 1..128: the on-link prefix */
+};
 
 struct iface_config {
 	uint8_t mac[SK_MAC_LEN];
@@ -28,11 +41,28 @@ struct iface_config {
 	uint32_t gw;       /* 0 = none: off-link destinations are unreachable */
 	uint16_t mtu;      /* IP MTU; 0 = dev->mtu */
 	uint64_t seed;     /* randomness for the ARP table hash and IP ids */
+	/* IPv6: off unless ip6 is set.  On, the interface derives a link-local
+	 * address from its MAC, adds ip6_addr[0..nip6), runs DAD on each before
+	 * using it, and routes off-link destinations through gw6 (or the
+	 * router of a Router Advertisement when gw6 is ::). */
+	bool ip6;
+	uint8_t nip6;
+	struct iface_ip6_cfg ip6_addr[IFACE_IP6_CFG_MAX];
+	struct ipv6_addr gw6;
 };
 
 /* Receive callback of a bound UDP port.  data is valid only during the call. */
 typedef void (*udp_recv_fn)(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src,
 			    uint16_t sport, uint16_t dport, const uint8_t *data, size_t len);
+
+/* Receive callback of an IPv6 echo reply (see iface_set_echo6_reply_handler). */
+typedef void (*iface_echo6_reply_fn)(void *ctx, struct iface *ifc, sk_time_ns now,
+				     const struct ipv6_addr *src, uint16_t id, uint16_t seq,
+				     const uint8_t *payload, size_t len);
+/* Called when DAD on one of our addresses ends: usable (dup false) or found
+ * in use by another node (dup true: the address is never used). */
+typedef void (*iface_dad_fn)(void *ctx, struct iface *ifc, const struct ipv6_addr *addr,
+			     bool dup);
 
 #include "iface_types.h" /* struct iface and its counters */
 
@@ -87,5 +117,19 @@ int icmp_ping_send(struct iface *ifc, sk_time_ns now, uint32_t dst, uint16_t id,
 /* Receive the echo replies addressed to us (any id: the caller matches its
  * own); fn NULL removes it.  Replies are counted either way. */
 void iface_set_echo_reply_handler(struct iface *ifc, iface_echo_reply_fn fn, void *ctx);
+
+/* --- IPv6 (only with cfg->ip6) --- */
+
+/* Send an ICMPv6 echo request to dst from the best usable source address.
+ * Returns 0, -1 no route (no usable source yet: DAD still running), -2 too
+ * big, -3 no room, -4 IPv6 off. */
+int icmp6_ping_send(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *dst, uint16_t id,
+		    uint16_t seq, const uint8_t *payload, size_t len);
+void iface_set_echo6_reply_handler(struct iface *ifc, iface_echo6_reply_fn fn, void *ctx);
+void iface_set_dad_handler(struct iface *ifc, iface_dad_fn fn, void *ctx);
+/* Addresses still in DAD (tentative). */
+unsigned iface_ip6_tentative(const struct iface *ifc);
+/* The source address output to dst would use, if one is usable. */
+bool iface_ip6_source(const struct iface *ifc, const struct ipv6_addr *dst, struct ipv6_addr *src);
 
 #endif

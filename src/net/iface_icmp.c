@@ -9,21 +9,20 @@
  */
 #include "iface_priv.h"
 
-/* Take a token if one is there.  Credit is kept in ns of refill time. */
-static bool icmp_take_token(struct iface *ifc, sk_time_ns now)
+bool iface_take_token(uint64_t *credit_ns, sk_time_ns *last, sk_time_ns now)
 {
 	const uint64_t cost = SK_NS_PER_S / IFACE_ICMP_RATE;
 	const uint64_t cap = (uint64_t)IFACE_ICMP_BURST * cost;
-	sk_time_ns gained = iface_elapsed(now, ifc->icmp_last);
-	if (now > ifc->icmp_last)
-		ifc->icmp_last = now;
+	sk_time_ns gained = iface_elapsed(now, *last);
+	if (now > *last)
+		*last = now;
 	/* Compare before adding: a huge jump must not overflow the credit. */
-	uint64_t credit = gained >= cap ? cap : SK_MIN(cap, ifc->icmp_credit_ns + gained);
+	uint64_t credit = gained >= cap ? cap : SK_MIN(cap, *credit_ns + gained);
 	if (credit < cost) {
-		ifc->icmp_credit_ns = credit;
+		*credit_ns = credit;
 		return false;
 	}
-	ifc->icmp_credit_ns = credit - cost;
+	*credit_ns = credit - cost;
 	return true;
 }
 
@@ -133,7 +132,7 @@ void iface_icmp_unreach(struct iface *ifc, sk_time_ns now, uint8_t code,
 	 * caller already excluded broadcast destinations. */
 	if (h->proto == IPV4_PROTO_ICMP || ipv4_is_fragment(h) || iface_ip_martian(ifc, h->src))
 		return;
-	if (!icmp_take_token(ifc, now)) {
+	if (!iface_take_token(&ifc->icmp_credit_ns, &ifc->icmp_last, now)) {
 		c->icmp_ratelimited++;
 		return;
 	}

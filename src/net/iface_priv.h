@@ -6,6 +6,9 @@
  *   iface_ip.c    IPv4 input checks and output (route, resolve, emit)
  *   iface_icmp.c  echo, errors in (parsed) and out (rate limited)
  *   iface_udp.c   port table, UDP input and sendto
+ *   iface_ip6.c   IPv6: our addresses, input checks, source selection, output
+ *   iface_nd.c    neighbour cache, NS/NA, DAD, the queue of unresolved packets
+ *   iface_icmp6.c ICMPv6: echo both ways, errors in and out, MLDv2 reports
  */
 #ifndef NET_IFACE_PRIV_H
 #define NET_IFACE_PRIV_H
@@ -13,6 +16,8 @@
 #include "../wire/arp.h"
 #include "../wire/eth.h"
 #include "../wire/icmp.h"
+#include "../wire/icmp6.h"
+#include "../wire/nd.h"
 #include "../wire/ipv4.h"
 #include "../wire/udp.h"
 #include "iface.h"
@@ -83,6 +88,72 @@ void iface_icmp_input(struct iface *ifc, sk_time_ns now, const struct ipv4_hdr *
 /* Destination unreachable about datagram pkt, subject to the rate limit. */
 void iface_icmp_unreach(struct iface *ifc, sk_time_ns now, uint8_t code,
 			const struct ipv4_hdr *h, const uint8_t *pkt);
+
+/* Token bucket: IFACE_ICMP_RATE per second, IFACE_ICMP_BURST deep; credit in
+ * ns of refill time.  Shared by the ICMP and ICMPv6 error paths. */
+bool iface_take_token(uint64_t *credit_ns, sk_time_ns *last, sk_time_ns now);
+
+/* --- iface_ip6.c --- */
+void iface_ip6_init(struct iface *ifc, const struct iface_config *cfg, sk_time_ns now);
+/* Index of our address a (any state), or -1. */
+int iface_addr6_find(const struct iface *ifc, const struct ipv6_addr *a);
+/* A group MAC (33:33:...) of a group we listen to: all-nodes, or the
+ * solicited-node group of one of our (tentative or usable) addresses. */
+bool iface_ip6_mac_joined(const struct iface *ifc, const uint8_t mac[SK_MAC_LEN]);
+/* Our groups (solicited-node of each address, deduplicated) into g[]; count. */
+unsigned iface_ip6_groups(const struct iface *ifc, struct ipv6_addr g[IFACE_IP6_ADDRS]);
+void iface_ip6_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *eh,
+		     const uint8_t *pkt, size_t len);
+
+/* Output in two steps, as on IPv4.  iface_ip6_begin picks the source
+ * (iface_ip6_source), routes, and reserves room in a tx slot or an ND queue
+ * slot; iface_ip6_begin_mac reserves a tx slot for a frame to a known MAC
+ * (ND, MLD: never queued) with the given source.  The caller may change
+ * hop_limit before iface_ip6_finish.  Returns 0 or -1 no route/source,
+ * -2 too big, -3 no room (counted). */
+struct iface_ip6_out {
+	uint8_t *frame;   /* tx path; NULL on the queue path */
+	uint8_t *ip;      /* the IPv6 header */
+	uint8_t *l4;
+	size_t cap;       /* room at l4 */
+	struct ipv6_addr src, dst, nexthop;
+	uint8_t hop_limit;
+	int pending;      /* ND queue slot, or -1 */
+};
+int iface_ip6_begin(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *dst, size_t l4_len,
+		    struct iface_ip6_out *o);
+int iface_ip6_begin_mac(struct iface *ifc, const uint8_t mac[SK_MAC_LEN],
+			const struct ipv6_addr *src, const struct ipv6_addr *dst, size_t l4_len,
+			struct iface_ip6_out *o);
+void iface_ip6_finish(struct iface *ifc, sk_time_ns now, struct iface_ip6_out *o, uint8_t proto,
+		      size_t l4_len);
+
+/* --- iface_nd.c --- */
+void iface_nd_init(struct iface *ifc);
+/* msg/len: an ICMPv6 ND message that passed icmp6_parse; h its header. */
+void iface_nd_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *eh,
+		    const struct ipv6_hdr *h, const uint8_t *msg, size_t len);
+bool iface_nd_lookup(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *ip,
+		     uint8_t mac[SK_MAC_LEN]);
+int iface_nd_queue_slot(struct iface *ifc);
+void iface_nd_queue_commit(struct iface *ifc, sk_time_ns now, unsigned q,
+			   const struct ipv6_addr *nexthop, size_t len);
+/* DAD timers, the queue, MLD reports due.  Recomputes nd_deadline. */
+void iface_nd_poll(struct iface *ifc, sk_time_ns now);
+void iface_nd_update_deadline(struct iface *ifc, sk_time_ns now);
+/* Index of the entry for ip, or IFACE_ND_NONE.  No side effects (tests). */
+unsigned iface_nd_find(const struct iface *ifc, const struct ipv6_addr *ip);
+
+/* --- iface_icmp6.c --- pkt: the whole IPv6 packet, h its parse. */
+void iface_icmp6_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *eh,
+		       const struct ipv6_hdr *h, const uint8_t *pkt);
+/* An error about pkt, if RFC 4443 2.4(e) allows it and the bucket has a
+ * token.  link_mcast: pkt came in a group or broadcast frame. */
+void iface_icmp6_error(struct iface *ifc, sk_time_ns now, uint8_t type, uint8_t code,
+		       uint32_t rest, const struct ipv6_hdr *h, const uint8_t *pkt, bool link_mcast);
+/* An MLDv2 report joining all our groups, from the link-local address if
+ * usable, else from ::. */
+void iface_mld_report(struct iface *ifc, sk_time_ns now);
 
 /* --- iface_udp.c --- bcast: the datagram was link- or IP-broadcast. */
 void iface_udp_input(struct iface *ifc, sk_time_ns now, const struct ipv4_hdr *h,

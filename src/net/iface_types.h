@@ -10,11 +10,16 @@
  *   ARP queue      32 datagrams of up to IFACE_MAX_MTU bytes (~48 KB),
  *                  copied: a tx slot cannot be held while ARP resolves.
  *   UDP ports      16: a linear scan of 16 is cheaper than a hash here.
+ *   ND cache       256 entries, 512 buckets: the ARP cache's sizes and shape
+ *                  (two LRU lists), keyed by the 16-byte address.
+ *   ND queue       16 datagrams (~24 KB): IPv6 is the second family, and
+ *                  its peers are mostly answered, not resolved by us first.
  */
 #ifndef NET_IFACE_TYPES_H
 #define NET_IFACE_TYPES_H
 
 #include "../base/sk.h"
+#include "../wire/nd.h"
 
 #define IFACE_MAX_MTU 1500u
 #define IFACE_ARP_SLOTS 256u          /* < IFACE_ARP_NONE */
@@ -24,6 +29,11 @@
 #define IFACE_MAX_UDP_PORTS 16u
 #define IFACE_MAX_PROTO_HANDLERS 2u   /* e.g. TCP, later */
 #define IFACE_ARP_NONE 0xffffu
+#define IFACE_ND_SLOTS 256u           /* < IFACE_ND_NONE */
+#define IFACE_ND_BUCKETS 512u
+#define IFACE_ND_BUCKET_BITS 9
+#define IFACE_ND_PENDING 16u
+#define IFACE_ND_NONE 0xffffu
 
 /* An entry is trusted for this long after an ARP packet confirmed it. */
 #define IFACE_ARP_REACHABLE_NS (60 * SK_NS_PER_S)
@@ -37,6 +47,16 @@
 /* ICMP errors: token bucket, IFACE_ICMP_RATE per second, IFACE_ICMP_BURST deep. */
 #define IFACE_ICMP_RATE 100u
 #define IFACE_ICMP_BURST 20u
+
+/* Neighbour discovery (RFC 4861 10, the protocol constants). */
+#define IFACE_ND_REACHABLE_NS (30 * SK_NS_PER_S) /* REACHABLE_TIME */
+#define IFACE_ND_RETRANS_NS SK_NS_PER_S          /* RETRANS_TIMER: one NS per address per second */
+#define IFACE_ND_MAX_PROBES 3u                  /* MAX_UNICAST_SOLICIT: probes of a STALE entry */
+#define IFACE_ND_QUEUE_NS (3 * SK_NS_PER_S)      /* a datagram waits this long (3 multicast NS) */
+/* DAD (RFC 4862 5.1): DupAddrDetectTransmits 1, each waiting RetransTimer. */
+#define IFACE_DAD_TRANSMITS 1u
+/* MLD reports (RFC 3810 9): at most one answer to queries per second. */
+#define IFACE_MLD_MIN_NS SK_NS_PER_S
 
 /* Every counter, with the name iface_stats prints.  One list, so a counter
  * cannot exist without a name.  Each drop reason has its own counter. */
@@ -110,7 +130,76 @@
 	X(udp_bad_len, "udp.bad_len")                                                     \
 	X(udp_csum, "udp.csum")                                                           \
 	X(udp_no_port, "udp.no_port")                                                     \
-	X(udp_tx, "udp.tx")
+	X(udp_tx, "udp.tx")                                                               \
+	/* IPv6 (iface_ip6.c) */                                                          \
+	X(eth_v6_off, "eth.v6_off")             /* IPv6 frame, IPv6 not configured */     \
+	X(ip6_rx, "ip6.rx")                     /* valid packets for us */                \
+	X(ip6_truncated, "ip6.truncated")       /* shorter than 40 or the payload length */ \
+	X(ip6_bad_len, "ip6.bad_len")           /* an extension header past the end */    \
+	X(ip6_version, "ip6.version")                                                     \
+	X(ip6_frag_dropped, "ip6.frag_dropped") /* we do not reassemble */                \
+	X(ip6_route_dropped, "ip6.route_dropped") /* routing type 0, or segments left */  \
+	X(ip6_bad_ext, "ip6.bad_ext")           /* hop-by-hop out of place */             \
+	X(ip6_bad_opt, "ip6.bad_opt")           /* malformed or unknown must-drop option */ \
+	X(ip6_ext_limit, "ip6.ext_limit")       /* more extension headers/options than we walk */ \
+	X(ip6_bad_addr, "ip6.bad_addr")         /* group/loopback source, :: or loopback dest */ \
+	X(ip6_bad_src, "ip6.bad_src")           /* our own address, or :: but for DAD */  \
+	X(ip6_bad, "ip6.bad")                   /* any other parse error */               \
+	X(ip6_not_for_us, "ip6.not_for_us")     /* another address or a group we did not join */ \
+	X(ip6_tentative, "ip6.tentative")       /* to an address in DAD: only ND is taken */ \
+	X(ip6_unknown_proto, "ip6.unknown_proto")                                         \
+	X(ip6_tx, "ip6.tx")                     /* packets sent or queued */              \
+	X(ip6_no_route, "ip6.no_route")         /* no usable source, or off-link and no router */ \
+	X(ip6_too_big, "ip6.too_big")           /* over the MTU (we send no fragments) */ \
+	/* ICMPv6 (iface_icmp6.c) */                                                      \
+	X(icmp6_rx, "icmp6.rx")                                                           \
+	X(icmp6_truncated, "icmp6.truncated")                                             \
+	X(icmp6_csum, "icmp6.csum")                                                       \
+	X(icmp6_echo_requests, "icmp6.echo_requests")                                     \
+	X(icmp6_echo_replies, "icmp6.echo_replies") /* replies sent */                    \
+	X(icmp6_echo_requests_tx, "icmp6.echo_requests_tx")                               \
+	X(icmp6_echo_replies_rx, "icmp6.echo_replies_rx")                                 \
+	X(icmp6_echo_mcast, "icmp6.echo_mcast") /* echo to a group: not answered */       \
+	X(icmp6_errors_rx, "icmp6.errors_rx")   /* errors about our packets */            \
+	X(icmp6_bad_error, "icmp6.bad_error")   /* malformed quote, or not about us */    \
+	X(icmp6_mld_queries, "icmp6.mld_queries")                                         \
+	X(icmp6_mld_reports_tx, "icmp6.mld_reports_tx")                                   \
+	X(icmp6_other, "icmp6.other")           /* types we do not handle (MLD reports of others) */ \
+	X(icmp6_errors_tx, "icmp6.errors_tx")   /* unreachable / parameter problem sent */ \
+	X(icmp6_ratelimited, "icmp6.ratelimited") /* error withheld by the token bucket */ \
+	X(icmp6_tx_failed, "icmp6.tx_failed")   /* reply/error could not be sent */       \
+	/* Neighbour discovery (iface_nd.c) */                                            \
+	X(nd_truncated, "nd.truncated")                                                   \
+	X(nd_hop_limit, "nd.hop_limit")         /* not 255: forwarded from off-link */    \
+	X(nd_bad_code, "nd.bad_code")                                                     \
+	X(nd_bad_opt, "nd.bad_opt")             /* zero-length or cut option, too many */ \
+	X(nd_bad_addr, "nd.bad_addr")           /* addresses the message type forbids */  \
+	X(nd_ns_rx, "nd.ns_rx")                                                           \
+	X(nd_na_rx, "nd.na_rx")                                                           \
+	X(nd_ra_rx, "nd.ra_rx")                                                           \
+	X(nd_other, "nd.other")                 /* RS, redirect: a host ignores them */  \
+	X(nd_not_for_us, "nd.not_for_us")       /* NS for an address not ours */          \
+	X(nd_na_tx, "nd.na_tx")                                                           \
+	X(nd_ns_tx, "nd.ns_tx")                 /* resolution and probes (DAD: nd.dad_ns_tx) */ \
+	X(nd_ns_ratelimited, "nd.ns_ratelimited") /* NS withheld: < 1 s since the last */ \
+	X(nd_na_no_entry, "nd.na_no_entry")     /* NA for a target we never asked for */  \
+	X(nd_na_ignored, "nd.na_ignored")       /* NA without the address or override we need */ \
+	X(nd_learned, "nd.learned")             /* new entries from received NS */        \
+	X(nd_updated, "nd.updated")             /* entries confirmed or changed */        \
+	X(nd_evictions, "nd.evictions")         /* LRU entry dropped to make room */      \
+	X(nd_learn_refused, "nd.learn_refused") /* table full of active peers */          \
+	X(nd_expired, "nd.expired")             /* probes unanswered: back to INCOMPLETE */ \
+	X(nd_queued, "nd.queued")                                                         \
+	X(nd_queue_sent, "nd.queue_sent")                                                 \
+	X(nd_queue_full, "nd.queue_full")                                                 \
+	X(nd_queue_timeout, "nd.queue_timeout")                                           \
+	X(nd_conflict, "nd.conflict")           /* an NA claims one of our usable addresses */ \
+	X(nd_dad_ns_tx, "nd.dad_ns_tx")                                                   \
+	X(nd_dad_ok, "nd.dad_ok")               /* addresses that passed DAD */           \
+	X(nd_dad_duplicate, "nd.dad_duplicate") /* addresses found in use: never used */  \
+	X(nd_dad_looped, "nd.dad_looped")       /* our own DAD probe came back (nonce) */ \
+	X(nd_dad_defended, "nd.dad_defended")   /* another node's DAD for our address answered */ \
+	X(nd_router_learned, "nd.router_learned") /* default router taken from an RA */
 
 struct iface_counters {
 #define IFACE_COUNTER_FIELD(field, name) uint64_t field;
@@ -155,6 +244,63 @@ struct iface_pending {
 	uint32_t nexthop;
 	sk_time_ns expire;
 	uint8_t data[IFACE_MAX_MTU];
+};
+
+/* A neighbour (RFC 4861 7.3.2).  The states this cache keeps:
+ *   INCOMPLETE  NS sent to the solicited-node group, no answer yet;
+ *   REACHABLE   confirmed by a solicited NA at `confirmed`;
+ *   STALE       a link-layer address not confirmed (learned from an NS,
+ *               an unsolicited NA, or REACHABLE aged past REACHABLE_TIME):
+ *               output uses it and sends unicast probes (RFC 4861's DELAY
+ *               and PROBE folded into `probes`), and after
+ *               IFACE_ND_MAX_PROBES unanswered the entry is INCOMPLETE again. */
+enum iface_nd_state {
+	IFACE_ND_FREE = 0,
+	IFACE_ND_INCOMPLETE,
+	IFACE_ND_REACHABLE,
+	IFACE_ND_STALE,
+};
+
+struct iface_nd_entry {
+	struct ipv6_addr ip;  /* key */
+	uint8_t mac[SK_MAC_LEN];
+	uint8_t state;        /* enum iface_nd_state */
+	uint8_t list;         /* enum iface_arp_list: the same two LRU lists */
+	uint8_t probes;       /* STALE: unicast probes since the last confirmation */
+	bool ns_sent;         /* ns_at is valid */
+	bool router;          /* the IsRouter flag of its last NA */
+	uint16_t hnext;       /* next in hash chain, or in the free list */
+	uint16_t prev, next;  /* LRU links, as in the ARP cache */
+	sk_time_ns confirmed; /* REACHABLE since */
+	sk_time_ns ns_at;     /* last NS we sent for ip */
+};
+
+/* An IPv6 packet waiting for its next hop (header included). */
+struct iface_pending6 {
+	bool used;
+	uint16_t len;
+	uint32_t seq;
+	struct ipv6_addr nexthop;
+	sk_time_ns expire;
+	uint8_t data[IFACE_MAX_MTU];
+};
+
+/* One of our addresses.  Invariant: only PREFERRED addresses are ever a
+ * source or accepted as a destination; a TENTATIVE one receives only the
+ * NS/NA of its DAD; a DUPLICATE one nothing, for the life of the iface. */
+enum iface_addr6_state {
+	IFACE_ADDR6_TENTATIVE = 1,
+	IFACE_ADDR6_PREFERRED,
+	IFACE_ADDR6_DUPLICATE,
+};
+
+struct iface_addr6 {
+	struct ipv6_addr a;
+	uint8_t plen;         /* on-link prefix length (64 for the link-local one) */
+	uint8_t state;        /* enum iface_addr6_state */
+	uint8_t dad_sent;     /* DAD probes sent so far */
+	uint8_t nonce[ND_NONCE_LEN]; /* in our probes: a probe that comes back is ours */
+	sk_time_ns dad_at;    /* TENTATIVE: the next probe, or (all sent) the verdict */
 };
 
 struct iface_udp_port {
@@ -222,6 +368,32 @@ struct iface {
 	void *icmp_error_ctx;
 	iface_echo_reply_fn echo_reply_fn;
 	void *echo_reply_ctx;
+
+	/* ---- IPv6, when ip6 is set (all zero otherwise) ---- */
+	bool ip6;
+	uint8_t naddr6;                 /* addr6[0] is the link-local address */
+	struct iface_addr6 addr6[IFACE_IP6_ADDRS];
+	struct ipv6_addr gw6;           /* default router, :: = none */
+	bool gw6_from_ra;               /* gw6 came from an RA, not the config */
+	bool mld_due;                   /* a report is to be sent at the next poll */
+	sk_time_ns mld_last;            /* last report sent */
+	/* Cached min over the ND queue (expiry, next NS) and DAD timers. */
+	sk_time_ns nd_deadline;
+	uint64_t icmp6_credit_ns;       /* ICMPv6 error token bucket, as icmp_credit_ns */
+	sk_time_ns icmp6_last;
+	/* ND cache: the ARP cache's invariants, over nd[] */
+	uint16_t nd_bucket[IFACE_ND_BUCKETS];
+	uint16_t nd_free;
+	uint16_t nd_used;
+	uint16_t nd_list_len[2];
+	struct iface_nd_entry nd[IFACE_ND_SLOTS + 2];
+	unsigned npending6;
+	uint32_t pending6_seq;
+	struct iface_pending6 pending6[IFACE_ND_PENDING];
+	iface_echo6_reply_fn echo6_reply_fn;
+	void *echo6_reply_ctx;
+	iface_dad_fn dad_fn;
+	void *dad_ctx;
 
 	struct iface_counters counters;
 };

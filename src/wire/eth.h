@@ -13,6 +13,7 @@
 #define ETH_TYPE_IPV4 0x0800
 #define ETH_TYPE_ARP 0x0806
 #define ETH_TYPE_VLAN 0x8100
+#define ETH_TYPE_IPV6 0x86dd
 
 struct eth_hdr {
 	uint8_t dst[SK_MAC_LEN];
