@@ -9,6 +9,22 @@
 #include "cli.h"
 #include "hoststack.h"
 
+/* DAD's verdict on each IPv6 address, for the user and for the tests,
+ * which wait for "usable" before they ping. */
+static void on_dad(void *ctx, struct iface *ifc, const struct ipv6_addr *addr, bool dup)
+{
+	(void)ctx, (void)ifc;
+	char s[OPT_IPV6_STRLEN];
+	opt_format_ipv6(addr->b, s);
+	if (dup) {
+		fprintf(stderr, "skiff: ip6 %s: duplicate address detected (DAD), not used\n", s);
+		printf("skiff: ip6 %s duplicate\n", s);
+	} else {
+		printf("skiff: ip6 %s usable\n", s);
+	}
+	fflush(stdout);
+}
+
 int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, char *err,
 		   size_t errlen)
 {
@@ -33,6 +49,7 @@ int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, cha
 	}
 	sk_time_ns now = plat_now();
 	iface_init(hs->ifc, hs->dev, &ic, now);
+	iface_set_dad_handler(hs->ifc, on_dad, NULL);
 
 	if (cfg->tcp) {
 		struct tcp_config tc;
@@ -97,6 +114,7 @@ void hoststack_options(struct hoststack_config *cfg, struct opts *o)
 	cfg->ifc.ip = o->v[OPT_IP].ip;
 	cfg->ifc.prefix_len = o->v[OPT_IP].len;
 	cfg->ifc.gw = o->v[OPT_GW].ip;
+	opt_ip6_config(o, &cfg->ifc);
 	cfg->have_mac = opt_given(o, OPT_MAC);
 	if (cfg->have_mac)
 		memcpy(cfg->ifc.mac, o->v[OPT_MAC].mac, 6);

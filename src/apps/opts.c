@@ -32,6 +32,13 @@ const struct opt_def opt_defs[OPT_N] = {
 			 "poll this many us after work before parking; auto:\n"
 			 "learn it from the arrival gaps, up to 131 us (loop/spin.h)"},
 	[OPT_STATS] = {"stats", 0, OPT_K_FLAG, NULL, 0, 0, NULL, "print counters on exit"},
+	[OPT_IP6] = {"ip6", 0, OPT_K_CIDR6, "ADDR/LEN", 0, 0, NULL,
+		     "an IPv6 address and on-link prefix length (repeatable,\n"
+		     "at most 4); turns IPv6 on, with a link-local address\n"
+		     "from the MAC; each address is used only after DAD"},
+	[OPT_GW6] = {"gw6", 0, OPT_K_IPV6, "ADDR", 0, 0, NULL,
+		     "IPv6 default router (default: the one a Router\n"
+		     "Advertisement names)"},
 
 	[OPT_PORT] = {"port", 0, OPT_K_NUM, "N", 1, 65535, NULL, "TCP port to serve"},
 	[OPT_ROOT] = {"root", 0, OPT_K_STR, "DIR", 0, 0, NULL,
@@ -94,6 +101,8 @@ const struct opt_def opt_defs[OPT_N] = {
 			   "payload bytes per request (at most the MTU - 28)"},
 	[OPT_PING_TIMEOUT] = {"timeout", 'W', OPT_K_NUM, "S", 1, 3600, NULL,
 			      "a reply later than S s is lost"},
+	[OPT_PING_V6] = {"ipv6", '6', OPT_K_FLAG, NULL, 0, 0, NULL,
+			 "ICMPv6: DST is an IPv6 address (needs --ip6)"},
 
 	[OPT_TC_CONNECT] = {"connect", 0, OPT_K_ENDPOINT, "ADDR:PORT", 0, 0, NULL,
 			    "the server (required)"},
@@ -128,6 +137,8 @@ static const struct opt_use echo_use[] = {
 	{OPT_DEV, 0, NULL, NULL},
 	{OPT_IP, 0, NULL, NULL},
 	{OPT_GW, 0, NULL, NULL},
+	{OPT_IP6, 0, NULL, NULL},
+	{OPT_GW6, 0, NULL, NULL},
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, NULL},
@@ -136,10 +147,10 @@ static const struct opt_use echo_use[] = {
 
 const struct opt_cmd opt_cmd_echo = {
 	.name = "echo",
-	.synopsis = "skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC] [--stats]\n"
-		    "                  [--pcap FILE] [--spin-us N]",
+	.synopsis = "skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
+		    "                  [--mac MAC] [--stats] [--pcap FILE] [--spin-us N]",
 	.about = "Answers ARP, ICMP echo, UDP and TCP echo (port 7) and TCP discard (port 9)\n"
-		 "as ADDR on DEV.",
+		 "as ADDR on DEV; with --ip6 also neighbour discovery and ICMPv6 echo.",
 	.use = echo_use,
 	.nuse = SK_ARRAY_LEN(echo_use),
 	.footer = "Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).",
@@ -187,6 +198,9 @@ static const struct opt_use ping_use[] = {
 	{OPT_DEV, 0, NULL, NULL},
 	{OPT_IP, 0, NULL, NULL},
 	{OPT_GW, 0, NULL, NULL},
+	{OPT_IP6, 0, NULL, NULL},
+	{OPT_GW6, 0, NULL, NULL},
+	{OPT_PING_V6, 0, NULL, NULL},
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_PING_COUNT, 0, "4", NULL},
 	{OPT_PING_INTERVAL, 0, "1000", NULL},
@@ -199,10 +213,12 @@ static const struct opt_use ping_use[] = {
 
 const struct opt_cmd opt_cmd_ping = {
 	.name = "ping",
-	.synopsis = "skiff ping --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC] [-c N]\n"
-		    "                  [-i MS] [-s N] [-W S] [--stats] [--pcap FILE] [--spin-us N] DST",
+	.synopsis = "skiff ping --dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
+		    "                  [-6] [--mac MAC] [-c N] [-i MS] [-s N] [-W S] [--stats]\n"
+		    "                  [--pcap FILE] [--spin-us N] DST",
 	.about = "Sends N ICMP echo requests to DST from skiff's own stack as ADDR on DEV,\n"
-		 "and checks every reply's payload byte for byte against its request.",
+		 "and checks every reply's payload byte for byte against its request.  With -6,\n"
+		 "ICMPv6 echo to an IPv6 DST, once DAD has made a source address usable.",
 	.use = ping_use,
 	.nuse = SK_ARRAY_LEN(ping_use),
 	.max_args = 1,
@@ -297,6 +313,8 @@ static const struct opt_use uk_use[] = {
 	{OPT_IP, 0, "10.0.2.15/24", NULL},
 	{OPT_GW, 0, "10.0.2.2", "default gateway, inside ip's subnet (the default\n"
 				"applies only when it is)"},
+	{OPT_IP6, 0, NULL, NULL},
+	{OPT_GW6, 0, NULL, NULL},
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_PORT, 0, "80", NULL},
 	{OPT_MAX_CONNS, 0, "2048", NULL},
@@ -325,6 +343,20 @@ const struct opt_cmd opt_cmd_uk = {
 	.nuse = SK_ARRAY_LEN(uk_use),
 	.footer = "A bad word stops the boot with its message (exit 1).",
 };
+
+_Static_assert(OPT_IP6_MAX <= IFACE_IP6_CFG_MAX, "every --ip6 fits the interface");
+
+void opt_ip6_config(const struct opts *o, struct iface_config *ic)
+{
+	ic->ip6 = o->nip6 > 0;
+	ic->nip6 = (uint8_t)o->nip6;
+	for (unsigned i = 0; i < o->nip6; i++) {
+		sk_memcpy(ic->ip6_addr[i].addr.b, o->ip6[i].addr, 16);
+		ic->ip6_addr[i].prefix_len = o->ip6[i].len;
+	}
+	if (o->v[OPT_GW6].set)
+		sk_memcpy(ic->gw6.b, o->v[OPT_GW6].ip6, 16);
+}
 
 uint32_t opt_tcp_sockets(uint32_t max_conns)
 {
@@ -417,6 +449,44 @@ void opt_format_ipv4(uint32_t ip, char out[16])
 		put_u64(&b, (ip >> (8 * i)) & 255);
 		if (i)
 			put(&b, ".");
+	}
+}
+
+void opt_format_ipv6(const uint8_t a[16], char out[OPT_IPV6_STRLEN])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned g[8];
+	for (int i = 0; i < 8; i++)
+		g[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
+	/* RFC 5952 4.2: the longest run of two or more zero groups, the
+	 * first of equal ones, becomes "::". */
+	int run = -1, runlen = 1;
+	for (int i = 0; i < 8;) {
+		int j = i;
+		while (j < 8 && g[j] == 0)
+			j++;
+		if (j - i > runlen) {
+			run = i;
+			runlen = j - i;
+		}
+		i = j > i ? j : i + 1;
+	}
+	struct sbuf b = {out, OPT_IPV6_STRLEN, 0};
+	for (int i = 0; i < 8; i++) {
+		if (i == run) {
+			put(&b, "::");
+			i += runlen - 1;
+			continue;
+		}
+		if (i && i != run + runlen)
+			put(&b, ":");
+		char d[5];
+		int n = 0;
+		for (int sh = 12; sh >= 0; sh -= 4)
+			if ((g[i] >> sh) || n || sh == 0)
+				d[n++] = hex[(g[i] >> sh) & 15];
+		d[n] = 0;
+		put(&b, d);
 	}
 }
 
@@ -536,6 +606,67 @@ int opt_parse_ipv4(const char *s, uint32_t *ip)
 		return -1;
 	*ip = v;
 	return 0;
+}
+
+int opt_parse_ipv6(const char *s, uint8_t a[16])
+{
+	unsigned g[8];
+	int n = 0, gap = -1;
+	const char *p = s;
+	if (p[0] == ':') {
+		if (p[1] != ':')
+			return -1;
+		gap = 0;
+		p += 2;
+	}
+	while (*p) {
+		unsigned v = 0;
+		int digits = 0;
+		while (hexdigit(*p) >= 0) {
+			if (++digits > 4)
+				return -1;
+			v = v << 4 | (unsigned)hexdigit(*p++);
+		}
+		if (!digits || n >= 8)
+			return -1;
+		g[n++] = v;
+		if (!*p)
+			break;
+		if (*p++ != ':')
+			return -1;
+		if (*p == ':') {
+			if (gap >= 0)
+				return -1;
+			gap = n;
+			p++;
+		} else if (!*p) {
+			return -1; /* a trailing single ':' */
+		}
+	}
+	if (gap < 0 ? n != 8 : n > 7)
+		return -1;
+	sk_memset(a, 0, 16);
+	int tail = gap < 0 ? 0 : n - gap;
+	for (int i = 0; i < n; i++) {
+		int pos = gap < 0 || i < gap ? i : 8 - tail + (i - gap);
+		a[2 * pos] = (uint8_t)(g[i] >> 8);
+		a[2 * pos + 1] = (uint8_t)g[i];
+	}
+	return 0;
+}
+
+/* Unicast, global scope: not ::, ::1, a group or link-local (fe80::/10, the
+ * interface derives its own). */
+static bool ipv6_is_host(const uint8_t a[16], bool link_local_ok)
+{
+	unsigned any = 0;
+	for (int i = 0; i < 15; i++)
+		any |= a[i];
+	if (!any && a[15] <= 1)
+		return false;
+	if (a[0] == 0xff)
+		return false;
+	return link_local_ok || !(a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
 }
 
 bool opt_ipv4_is_host(uint32_t ip)
@@ -666,6 +797,44 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 			return OPT_ERROR;
 		}
 		return OPT_OK;
+	case OPT_K_CIDR6: {
+		char addr[OPT_IPV6_STRLEN];
+		size_t n = 0;
+		while (s[n] && s[n] != '/')
+			n++;
+		uint64_t len = 0;
+		bool ok = n < sizeof(addr) && s[n] == '/';
+		if (ok) {
+			sk_memcpy(addr, s, n);
+			addr[n] = 0;
+			ok = opt_parse_ipv6(addr, v->ip6) == 0 && opt_parse_dec(s + n + 1, &len) == 0 &&
+			     len >= 1 && len <= 128 && s[n + 1] != '0';
+		}
+		if (!ok) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not ADDR/LEN (e.g. 2001:2::2/64)");
+			return OPT_ERROR;
+		}
+		if (!ipv6_is_host(v->ip6, false)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not a global unicast address (not ::, ::1, ff00::/8 or fe80::/10)");
+			return OPT_ERROR;
+		}
+		v->len = (uint8_t)len;
+		return OPT_OK;
+	}
+	case OPT_K_IPV6:
+		if (opt_parse_ipv6(s, v->ip6) < 0) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not an IPv6 address (e.g. 2001:2::1)");
+			return OPT_ERROR;
+		}
+		if (!ipv6_is_host(v->ip6, true)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not a unicast address (not ::, ::1 or ff00::/8)");
+			return OPT_ERROR;
+		}
+		return OPT_OK;
 	case OPT_K_MAC:
 		if (opt_parse_mac(s, v->mac) == 0)
 			return OPT_OK;
@@ -772,6 +941,25 @@ static int assign(struct opts *o, const struct opt_use *u, const char *s, bool g
 	v.str = s ? s : d->name;
 	v.given = given;
 	v.set = true;
+	if (d->kind == OPT_K_CIDR6) {
+		/* Repeatable: each one is another address. */
+		for (unsigned i = 0; i < o->nip6; i++)
+			if (sk_memcmp(o->ip6[i].addr, v.ip6, 16) == 0) {
+				b = msg_value(err, errlen, d, s);
+				put(&b, "is given twice");
+				return OPT_ERROR;
+			}
+		if (o->nip6 >= OPT_IP6_MAX) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is one too many (at most ");
+			put_u64(&b, OPT_IP6_MAX);
+			put(&b, ")");
+			return OPT_ERROR;
+		}
+		sk_memcpy(o->ip6[o->nip6].addr, v.ip6, 16);
+		o->ip6[o->nip6].len = v.len;
+		o->nip6++;
+	}
 	o->v[u->id] = v;
 	return OPT_OK;
 }
@@ -922,6 +1110,11 @@ int opt_check_stack(struct opts *o, char *err, size_t errlen)
 	if (ip->len == 0) {
 		struct sbuf b = msg_value(err, errlen, &opt_defs[OPT_IP], ip->str);
 		put(&b, "is not ADDR/LEN (e.g. 198.18.0.2/24)");
+		return OPT_ERROR;
+	}
+	if (o->v[OPT_GW6].given && o->nip6 == 0) {
+		struct sbuf b = {err, errlen, 0};
+		put(&b, "gw6 goes with ip6");
 		return OPT_ERROR;
 	}
 	uint32_t mask = prefix_mask(ip->len);

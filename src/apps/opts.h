@@ -29,6 +29,7 @@
 enum opt_id {
 	/* the stack on a device */
 	OPT_STACK, OPT_DEV, OPT_IP, OPT_GW, OPT_MAC, OPT_PCAP, OPT_SPIN_US, OPT_STATS,
+	OPT_IP6, OPT_GW6,
 	/* the HTTP server (serve, the unikernel) */
 	OPT_PORT, OPT_ROOT, OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
 	OPT_TCP_SNDBUF, OPT_TCP_RCVBUF, OPT_TRACE,
@@ -38,7 +39,7 @@ enum opt_id {
 	OPT_LOAD_CONNS, OPT_LOAD_REQUESTS, OPT_LOAD_DURATION, OPT_LOAD_KEEPALIVE, OPT_LOAD_HOLD,
 	OPT_LOAD_IPS, OPT_LOAD_TIMEOUT,
 	/* ping */
-	OPT_PING_COUNT, OPT_PING_INTERVAL, OPT_PING_SIZE, OPT_PING_TIMEOUT,
+	OPT_PING_COUNT, OPT_PING_INTERVAL, OPT_PING_SIZE, OPT_PING_TIMEOUT, OPT_PING_V6,
 	/* tcp-client */
 	OPT_TC_CONNECT, OPT_TC_SEND_FILE, OPT_TC_SEND_RANDOM, OPT_TC_SEED, OPT_TC_EXPECT_ECHO,
 	OPT_TC_CONNS, OPT_TC_SEQUENTIAL, OPT_TC_PARALLEL, OPT_TC_TIMEOUT,
@@ -56,6 +57,8 @@ enum opt_kind {
 	OPT_K_MAC,      /* unicast, not all-zero */
 	OPT_K_CHOICE,   /* one of choices[]: num is the index */
 	OPT_K_ENDPOINT, /* ADDR:PORT, ADDR a host */
+	OPT_K_CIDR6,    /* IPv6 ADDR/LEN, repeatable (struct opts ip6[]) */
+	OPT_K_IPV6,     /* an IPv6 unicast address */
 };
 
 struct opt_def {
@@ -103,14 +106,25 @@ struct opt_val {
 	uint32_t ip;         /* CIDR, IPV4, ENDPOINT: host order */
 	uint8_t len;         /* CIDR: prefix length 1..32, 0 when given bare */
 	uint8_t mac[SK_MAC_LEN];
+	uint8_t ip6[16];     /* CIDR6, IPV6: the address as on the wire */
 	bool given;          /* on the command line (not only the default) */
 	bool set;            /* given or defaulted */
 };
 
 #define OPT_MAX_ARGS 4
+/* Most --ip6 one command line gives (the interface's IFACE_IP6_CFG_MAX). */
+#define OPT_IP6_MAX 4
+struct opt_ip6 {
+	uint8_t addr[16]; /* as on the wire */
+	uint8_t len;      /* 1..128 */
+};
 struct opts {
 	const struct opt_cmd *cmd;
 	struct opt_val v[OPT_N];
+	/* OPT_K_CIDR6 values in the order given (v[OPT_IP6] holds the last);
+	 * OPT_K_IPV6 values go to v[id].ip6 */
+	struct opt_ip6 ip6[OPT_IP6_MAX];
+	unsigned nip6;
 	const char *args[OPT_MAX_ARGS]; /* positional arguments, in order */
 	unsigned nargs;
 };
@@ -197,5 +211,15 @@ bool opt_ipv4_is_host(uint32_t ip);
 int opt_parse_dec(const char *s, uint64_t *v);
 /* "198.18.0.2" into out[16]. */
 void opt_format_ipv4(uint32_t ip, char out[16]);
+/* RFC 4291 2.2 text (hex groups, one "::"; no embedded IPv4).  0 or -1. */
+int opt_parse_ipv6(const char *s, uint8_t a[16]);
+/* RFC 5952 text (lower case, the longest run of zero groups as "::"). */
+#define OPT_IPV6_STRLEN 40
+void opt_format_ipv6(const uint8_t a[16], char out[OPT_IPV6_STRLEN]);
+
+/* The IPv6 options (ip6, repeatable; gw6) into an interface's config: IPv6
+ * on when any ip6 was given.  For the hosted stack and the unikernel. */
+struct iface_config;
+void opt_ip6_config(const struct opts *o, struct iface_config *ic);
 
 #endif

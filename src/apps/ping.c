@@ -22,6 +22,9 @@
 
 /* IPv4 and ICMP headers: what an MTU leaves for the payload. */
 #define PING_OVERHEAD 28u
+#define PING_OVERHEAD6 48u /* IPv6 and ICMPv6 */
+/* -6: how long the first request waits for DAD to make a source usable. */
+#define PING_DAD_WAIT_NS (5 * SK_NS_PER_S)
 
 static volatile sig_atomic_t ping_stop;
 
@@ -48,7 +51,10 @@ struct ping_slot {
 struct pinger {
 	struct hoststack hs;
 	uint32_t dst;
-	char dst_str[16];
+	bool v6;               /* -6: ICMPv6 to dst6 */
+	struct ipv6_addr dst6;
+	char dst_str[OPT_IPV6_STRLEN];
+	sk_time_ns started;
 	uint16_t id;
 	uint32_t count, sent;
 	size_t size;
@@ -89,13 +95,11 @@ static bool all_answered(const struct pinger *p)
 	return true;
 }
 
-static void on_reply(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src, uint16_t id,
-		     uint16_t seq, const uint8_t *data, size_t len)
+static void got_reply(struct pinger *p, sk_time_ns now, bool from_dst, uint16_t id, uint16_t seq,
+		      const uint8_t *data, size_t len)
 {
-	(void)ifc;
-	struct pinger *p = ctx;
 	/* Another pinger's reply (same host, other id) or a stray: not ours. */
-	if (src != p->dst || id != p->id || seq == 0 || seq > p->sent) {
+	if (!from_dst || id != p->id || seq == 0 || seq > p->sent) {
 		p->other++;
 		return;
 	}
@@ -137,13 +141,30 @@ static void on_reply(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src,
 		ping_stop = 1;
 }
 
+static void on_reply(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src, uint16_t id,
+		     uint16_t seq, const uint8_t *data, size_t len)
+{
+	(void)ifc;
+	struct pinger *p = ctx;
+	got_reply(p, now, !p->v6 && src == p->dst, id, seq, data, len);
+}
+
+static void on_reply6(void *ctx, struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+		      uint16_t id, uint16_t seq, const uint8_t *data, size_t len)
+{
+	(void)ifc;
+	struct pinger *p = ctx;
+	got_reply(p, now, p->v6 && ipv6_addr_eq(src, &p->dst6), id, seq, data, len);
+}
+
 static void send_one(struct pinger *p, sk_time_ns now)
 {
 	uint16_t seq = (uint16_t)(p->sent + 1);
 	struct ping_slot *s = &p->slot[p->sent++];
 	fill_pattern(p->payload, p->size, seq);
 	s->sent_at = now;
-	int rc = icmp_ping_send(p->hs.ifc, now, p->dst, p->id, seq, p->payload, p->size);
+	int rc = p->v6 ? icmp6_ping_send(p->hs.ifc, now, &p->dst6, p->id, seq, p->payload, p->size)
+		       : icmp_ping_send(p->hs.ifc, now, p->dst, p->id, seq, p->payload, p->size);
 	if (rc == 0) {
 		s->state = PING_OUTSTANDING;
 		return;
@@ -171,6 +192,22 @@ static sk_time_ns app_deadline(void *ctx)
 static void app_timers(void *ctx, sk_time_ns now)
 {
 	struct pinger *p = ctx;
+	struct ipv6_addr src;
+	if (p->v6 && p->sent == 0 && now >= p->next_send &&
+	    !iface_ip6_source(p->hs.ifc, &p->dst6, &src)) {
+		/* Our addresses are tentative until DAD passes (RFC 4862):
+		 * wait for one, but not for ever, and not for a duplicate. */
+		if (iface_ip6_tentative(p->hs.ifc) && now - p->started < PING_DAD_WAIT_NS) {
+			p->next_send = now + 50 * SK_NS_PER_MS;
+			return;
+		}
+		printf("ping: no usable IPv6 source address for %s (DAD found a duplicate, or "
+		       "no address of that scope)\n", p->dst_str);
+		fflush(stdout);
+		p->no_route = true;
+		ping_stop = 1;
+		return;
+	}
 	if (p->sent < p->count && now >= p->next_send) {
 		send_one(p, now);
 		/* Keep the spacing after a late wake-up instead of bursting to
@@ -221,18 +258,32 @@ int cmd_ping(int argc, char **argv)
 	uint64_t size = opt_num(&o, OPT_PING_SIZE), timeout_s = opt_num(&o, OPT_PING_TIMEOUT);
 	uint32_t mask = cfg.ifc.prefix_len == 32 ? ~0u : ~(~0u >> cfg.ifc.prefix_len);
 	const char *dst = o.args[0];
+	p.v6 = opt_given(&o, OPT_PING_V6);
+	if (p.v6) {
+		if (o.nip6 == 0)
+			cli_usage_error("ping", "-6 needs --ip6 ADDR/LEN (IPv6 is off without it)");
+		if (opt_parse_ipv6(dst, p.dst6.b) < 0 || !ipv6_is_unicast(&p.dst6))
+			cli_usage_error("ping", "DST wants a unicast IPv6 address, not '%s'", dst);
+		for (unsigned i = 0; i < o.nip6; i++)
+			if (memcmp(o.ip6[i].addr, p.dst6.b, 16) == 0)
+				cli_usage_error("ping", "DST is this host's own address (skiff has no loopback)");
+		opt_format_ipv6(p.dst6.b, p.dst_str);
+	}
 	/* One host: not ourselves (no loopback), not a group or a broadcast
 	 * (replies to those are not ours to take). */
-	if (cli_parse_ipv4(dst, &p.dst) < 0 || p.dst == 0 || (p.dst >> 28) >= 0xe ||
+	if (p.v6) {
+		/* checked above */
+	} else if (cli_parse_ipv4(dst, &p.dst) < 0 || p.dst == 0 || (p.dst >> 28) >= 0xe ||
 	    (p.dst >> 24) == 127)
 		cli_usage_error("ping", "DST wants a unicast IPv4 address, not '%s'", dst);
-	if (p.dst == cfg.ifc.ip)
+	if (!p.v6 && p.dst == cfg.ifc.ip)
 		cli_usage_error("ping", "DST is this host's own address (skiff has no loopback)");
-	if (mask != ~0u && mask != ~1u && (p.dst & ~mask) == ~mask)
+	if (!p.v6 && mask != ~0u && mask != ~1u && (p.dst & ~mask) == ~mask)
 		cli_usage_error("ping", "DST is the subnet broadcast address");
-	if ((p.dst & mask) != (cfg.ifc.ip & mask) && !cfg.ifc.gw)
+	if (!p.v6 && (p.dst & mask) != (cfg.ifc.ip & mask) && !cfg.ifc.gw)
 		cli_usage_error("ping", "DST is off ip's subnet and there is no gw");
-	cli_format_ipv4(p.dst, p.dst_str);
+	if (!p.v6)
+		cli_format_ipv4(p.dst, p.dst_str);
 
 	p.count = (uint32_t)count;
 	p.size = size;
@@ -256,13 +307,15 @@ int cmd_ping(int argc, char **argv)
 		fprintf(stderr, "skiff ping: %s\n", err);
 		return 1;
 	}
-	if (p.size + PING_OVERHEAD > p.hs.ifc->mtu) {
+	unsigned overhead = p.v6 ? PING_OVERHEAD6 : PING_OVERHEAD;
+	if (p.size + overhead > p.hs.ifc->mtu) {
 		fprintf(stderr, "skiff ping: size %zu does not fit the MTU %u (at most %u)\n", p.size,
-			p.hs.ifc->mtu, p.hs.ifc->mtu - PING_OVERHEAD);
+			p.hs.ifc->mtu, p.hs.ifc->mtu - overhead);
 		hoststack_close(&p.hs);
 		return 2;
 	}
 	iface_set_echo_reply_handler(p.hs.ifc, on_reply, &p);
+	iface_set_echo6_reply_handler(p.hs.ifc, on_reply6, &p);
 	p.hs.loop.app_deadline = app_deadline;
 	p.hs.loop.app_timers = app_timers;
 	p.hs.loop.ctx = &p;
@@ -280,7 +333,7 @@ int cmd_ping(int argc, char **argv)
 	       p.dst_str, ipbuf, cfg.ifc.prefix_len, p.hs.dev->name, macbuf, p.id, p.size, p.count);
 	fflush(stdout);
 
-	p.next_send = plat_now(); /* the first request at once */
+	p.next_send = p.started = plat_now(); /* the first request at once (-6: after DAD) */
 	int rc = hoststack_run(&p.hs, &ping_stop);
 	print_summary(&p);
 	if (stats)

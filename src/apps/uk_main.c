@@ -288,6 +288,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	struct dev *d = &vnet.dev;
 
 	struct iface_config cfg = {.ip = ip_addr, .prefix_len = prefix_len, .gw = gw_addr};
+	opt_ip6_config(&o, &cfg); /* ip6=, gw6=: IPv6 beside IPv4 when given */
 	if (opt_given(&o, OPT_MAC))
 		sk_memcpy(cfg.mac, o.v[OPT_MAC].mac, SK_MAC_LEN);
 	else if (vnet.have_mac)

@@ -2,9 +2,7 @@
  * iface_input (or through the rx ring), what the iface sends is read back
  * from the tx ring.  Every call gets an explicit `now`.
  *
- * The fake device is the test itself: tx_sync does nothing (so a full ring
- * stays full) unless `drain` is set; tx_next() reads the oldest unread tx
- * slot and gives it back to the iface, as a device completing a send would.
+ * The fake device and tx_next() are in iface_testlib.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,145 +13,9 @@
 
 #include <cmocka.h>
 
-#include "net/iface_priv.h"
 #include "wire/csum.h"
 
-#define NSLOTS 64u
-#define BUFSZ 2048u
-#define T0 (1000 * SK_NS_PER_S)
-#define MS SK_NS_PER_MS
-#define SEC SK_NS_PER_S
-
-static const uint8_t OUR_MAC[6] = {0x02, 0, 0, 0, 0, 0x02};
-static const uint8_t PEER_MAC[6] = {0x02, 0, 0, 0, 0, 0x01};
-static const uint8_t PEER2_MAC[6] = {0x02, 0, 0, 0, 0, 0x03};
-static const uint8_t OTHER_MAC[6] = {0x02, 0, 0, 0, 0, 0x99};
-static const uint8_t ZERO_MAC[6];
-#define OUR_IP SK_IP4(198, 18, 0, 2)
-#define PEER_IP SK_IP4(198, 18, 0, 1)
-#define PEER2_IP SK_IP4(198, 18, 0, 3)
-#define GW_IP SK_IP4(198, 18, 0, 1)
-#define SUBNET_BCAST SK_IP4(198, 18, 0, 255)
-
-struct fake {
-	struct dev dev; /* first: the ops get a struct dev * */
-	void *mem;
-	unsigned tx_syncs;
-	bool drain;     /* tx_sync gives every handed-over slot back */
-	uint32_t seen;  /* next tx slot tx_next() reads */
-	struct iface ifc;
-	/* what the UDP callbacks saw */
-	unsigned udp_calls;
-	uint8_t udp_data[2048];
-	size_t udp_len;
-	unsigned icmp_errors;
-	struct icmp_error last_error;
-	/* what the echo reply callback saw */
-	unsigned replies;
-	uint32_t reply_src;
-	uint16_t reply_id, reply_seq;
-	uint8_t reply_data[2048];
-	size_t reply_len;
-};
-
-static int fake_rx_sync(struct dev *d)
-{
-	(void)d;
-	return 0;
-}
-
-static int fake_tx_sync(struct dev *d)
-{
-	struct fake *f = (struct fake *)d;
-	f->tx_syncs++;
-	if (f->drain) {
-		struct ring *tx = d->tx;
-		int n = (int)(tx->head - f->seen);
-		f->seen = tx->head;
-		ring_store(&tx->tail, tx->head + tx->num_slots);
-		return n;
-	}
-	return 0;
-}
-
-static int fake_poll_fd(struct dev *d)
-{
-	(void)d;
-	return -1;
-}
-
-static void fake_close(struct dev *d)
-{
-	(void)d;
-}
-
-static const struct dev_ops fake_ops = {
-	.kind = "fake",
-	.rx_sync = fake_rx_sync,
-	.tx_sync = fake_tx_sync,
-	.poll_fd = fake_poll_fd,
-	.close = fake_close,
-};
-
-static struct fake *fake_new(uint32_t gw)
-{
-	struct fake *f = calloc(1, sizeof(*f));
-	assert_non_null(f);
-	size_t size = ring_region_size(NSLOTS, BUFSZ, 0);
-	assert_true(size > 0);
-	size = (size + 63) & ~(size_t)63;
-	f->mem = aligned_alloc(64, size);
-	assert_non_null(f->mem);
-	assert_int_equal(ring_region_init(f->mem, size, NSLOTS, BUFSZ, 0), 0);
-	f->dev.ops = &fake_ops;
-	f->dev.rx = ring_region_rx(f->mem);
-	f->dev.tx = ring_region_tx(f->mem);
-	f->dev.mtu = 1500;
-	strcpy(f->dev.name, "fake");
-	struct iface_config cfg = {.ip = OUR_IP, .prefix_len = 24, .gw = gw, .seed = 42};
-	memcpy(cfg.mac, OUR_MAC, 6);
-	iface_init(&f->ifc, &f->dev, &cfg, T0);
-	return f;
-}
-
-static int setup(void **state)
-{
-	*state = fake_new(GW_IP);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fake *f = *state;
-	free(f->mem);
-	free(f);
-	return 0;
-}
-
-/* The next frame the iface sent, or NULL; its slot goes back to the iface. */
-static const uint8_t *tx_next(struct fake *f, size_t *len)
-{
-	struct ring *tx = f->dev.tx;
-	if (f->seen == tx->head)
-		return NULL;
-	struct ring_slot *s = ring_slot(tx, f->seen);
-	*len = s->len;
-	f->seen++;
-	ring_store(&tx->tail, f->seen + tx->num_slots);
-	return ring_buf(tx, s->buf_idx);
-}
-
-static unsigned tx_count(struct fake *f)
-{
-	return f->dev.tx->head - f->seen;
-}
-
-static void tx_skip_all(struct fake *f)
-{
-	size_t len;
-	while (tx_next(f, &len))
-		;
-}
+#include "net/iface_testlib.h"
 
 /* ---- frame builders (via the wire emitters; the checks below re-parse) ---- */
 
@@ -922,9 +784,14 @@ static void test_not_for_us_and_malformed(void **state)
 	assert_int_equal(c->eth_bad_src, 1);
 
 	memcpy(fr, good, glen);
-	sk_put_be16(fr + 12, 0x86dd);
+	sk_put_be16(fr + 12, 0x88b5); /* local experimental */
 	iface_input(&f->ifc, T0, fr, glen);
 	assert_int_equal(c->eth_unknown_type, 1);
+
+	memcpy(fr, good, glen);
+	sk_put_be16(fr + 12, 0x86dd); /* IPv6 on an IPv4-only interface */
+	iface_input(&f->ifc, T0, fr, glen);
+	assert_int_equal(c->eth_v6_off, 1);
 
 	memcpy(fr, good, glen);
 	sk_put_be16(fr + 12, 0x0100); /* 802.3 length */
@@ -1079,14 +946,14 @@ static void test_rx_ring(void **state)
 
 struct stat_seen {
 	unsigned n;
-	const char *names[128];
-	uint64_t values[128];
+	const char *names[256];
+	uint64_t values[256];
 };
 
 static void stat_cb(void *ctx, const char *name, uint64_t value)
 {
 	struct stat_seen *s = ctx;
-	assert_true(s->n < 128);
+	assert_true(s->n < 256);
 	s->names[s->n] = name;
 	s->values[s->n++] = value;
 }
@@ -1108,7 +975,7 @@ static void test_stats(void **state)
 	iface_input(&f->ifc, T0, fr, mk_ip(fr, OUR_MAC, PEER_MAC, PEER_IP, OUR_IP, IPV4_PROTO_UDP, IPV4_FLAG_MF, seg, 16));
 	struct stat_seen s = {0};
 	iface_stats(&f->ifc, stat_cb, &s);
-	assert_int_equal(s.n, sizeof(struct iface_counters) / sizeof(uint64_t) + 2);
+	assert_int_equal(s.n, sizeof(struct iface_counters) / sizeof(uint64_t) + 5);
 	for (unsigned i = 0; i < s.n; i++)
 		for (unsigned j = i + 1; j < s.n; j++)
 			assert_true(strcmp(s.names[i], s.names[j]) != 0);
@@ -1117,7 +984,8 @@ static void test_stats(void **state)
 	assert_int_equal(stat_get(&s, "iface.rx_frames"), 2);
 	const char *must[] = {"arp.evictions", "icmp.echo_replies", "udp.no_port", "ip.csum",
 			      "icmp.ratelimited", "iface.bad_slot", "iface.tx_ring_full", "arp.queue_timeout",
-			      "arp.entries", "arp.pending"};
+			      "arp.entries", "arp.pending", "nd.entries", "nd.pending",
+			      "ip6.addrs_usable", "nd.dad_duplicate", "ip6.frag_dropped"};
 	for (size_t i = 0; i < SK_ARRAY_LEN(must); i++)
 		stat_get(&s, must[i]);
 }
