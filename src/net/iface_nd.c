@@ -266,8 +266,15 @@ bool iface_nd_lookup(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *
 			ifc->counters.nd_expired++;
 			return false;
 		}
-		/* Keep sending on the old address while we ask. */
-		nd_solicit_entry(ifc, now, i, false);
+		if (!e->ns_sent) {
+			/* DELAY: the first probe in IFACE_ND_DELAY_NS, by
+			 * dating a virtual NS so that the rate limit holds it. */
+			e->ns_sent = true;
+			e->ns_at = now + IFACE_ND_DELAY_NS - IFACE_ND_RETRANS_NS;
+		} else {
+			/* PROBE: keep sending on the old address while we ask. */
+			nd_solicit_entry(ifc, now, i, false);
+		}
 	}
 	sk_memcpy(mac, e->mac, SK_MAC_LEN);
 	return true;

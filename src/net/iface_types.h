@@ -52,6 +52,7 @@
 #define IFACE_ND_REACHABLE_NS (30 * SK_NS_PER_S) /* REACHABLE_TIME */
 #define IFACE_ND_RETRANS_NS SK_NS_PER_S          /* RETRANS_TIMER: one NS per address per second */
 #define IFACE_ND_MAX_PROBES 3u                  /* MAX_UNICAST_SOLICIT: probes of a STALE entry */
+#define IFACE_ND_DELAY_NS (5 * SK_NS_PER_S)      /* DELAY_FIRST_PROBE_TIME */
 #define IFACE_ND_QUEUE_NS (3 * SK_NS_PER_S)      /* a datagram waits this long (3 multicast NS) */
 /* DAD (RFC 4862 5.1): DupAddrDetectTransmits 1, each waiting RetransTimer. */
 #define IFACE_DAD_TRANSMITS 1u
@@ -251,9 +252,11 @@ struct iface_pending {
  *   REACHABLE   confirmed by a solicited NA at `confirmed`;
  *   STALE       a link-layer address not confirmed (learned from an NS,
  *               an unsolicited NA, or REACHABLE aged past REACHABLE_TIME):
- *               output uses it and sends unicast probes (RFC 4861's DELAY
- *               and PROBE folded into `probes`), and after
- *               IFACE_ND_MAX_PROBES unanswered the entry is INCOMPLETE again. */
+ *               output uses it; its first use starts RFC 4861's DELAY (no
+ *               probe for IFACE_ND_DELAY_NS: an answer from the peer may
+ *               confirm it meanwhile), then PROBE, unicast NS a second
+ *               apart counted in `probes`; after IFACE_ND_MAX_PROBES
+ *               unanswered the entry is INCOMPLETE again. */
 enum iface_nd_state {
 	IFACE_ND_FREE = 0,
 	IFACE_ND_INCOMPLETE,
