@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "net/iface.h"
+
 #include "apps/opts.h"
 #include "http/server.h"
 
@@ -68,6 +70,10 @@ static const struct good goods[] = {
 	{&opt_cmd_echo, "ip", "223.255.255.254/1", OPT_IP, 0, IP4(223, 255, 255, 254), 1},
 	{&opt_cmd_serve, "ip", "198.18.0.2", OPT_IP, 0, IP4(198, 18, 0, 2), 0},
 	{&opt_cmd_serve, "gw", "198.18.0.1", OPT_GW, 0, IP4(198, 18, 0, 1), 0},
+	{&opt_cmd_echo, "ip6", "2001:2::2/64", OPT_IP6, 0, 0, 64},
+	{&opt_cmd_uk, "ip6", "2001:2:0:1::5/128", OPT_IP6, 0, 0, 128},
+	{&opt_cmd_ping, "gw6", "fe80::1", OPT_GW6, 0, 0, 0},
+	{&opt_cmd_ping, "ipv6", NULL, OPT_PING_V6, 1, 0, 0},
 	{&opt_cmd_uk, "mac", "02:00:00:AA:bb:0c", OPT_MAC, 0, 0, 0},
 	{&opt_cmd_echo, "pcap", "/tmp/x.pcap", OPT_PCAP, 0, 0, 0},
 	{&opt_cmd_echo, "spin-us", "0", OPT_SPIN_US, 0, 0, 0},
@@ -247,6 +253,17 @@ static const struct bad bads[] = {
 	{&opt_cmd_tcp_client, "sequential", "x", "sequential: takes no value, not 'x'"},
 	{&opt_cmd_tcp_client, "parallel", "65537", "parallel: '65537' is not a number in 1..65536"},
 	{&opt_cmd_tcp_client, "timeout", "86401", "timeout: '86401' is not a number in 1..86400"},
+	{&opt_cmd_echo, "ip6", "2001:2::2", "ip6: '2001:2::2' is not ADDR/LEN (e.g. 2001:2::2/64)"},
+	{&opt_cmd_echo, "ip6", "2001:2::2/129", "ip6: '2001:2::2/129' is not ADDR/LEN (e.g. 2001:2::2/64)"},
+	{&opt_cmd_echo, "ip6", "2001:2::2/0", "ip6: '2001:2::2/0' is not ADDR/LEN (e.g. 2001:2::2/64)"},
+	{&opt_cmd_echo, "ip6", "2001:2:::2/64", "ip6: '2001:2:::2/64' is not ADDR/LEN (e.g. 2001:2::2/64)"},
+	{&opt_cmd_uk, "ip6", "fe80::1/64",
+	 "ip6: 'fe80::1/64' is not a global unicast address (not ::, ::1, ff00::/8 or fe80::/10)"},
+	{&opt_cmd_uk, "ip6", "ff02::1/64",
+	 "ip6: 'ff02::1/64' is not a global unicast address (not ::, ::1, ff00::/8 or fe80::/10)"},
+	{&opt_cmd_echo, "gw6", "1.2.3.4", "gw6: '1.2.3.4' is not an IPv6 address (e.g. 2001:2::1)"},
+	{&opt_cmd_echo, "gw6", "::", "gw6: '::' is not a unicast address (not ::, ::1 or ff00::/8)"},
+	{&opt_cmd_ping, "ipv6", "x", "ipv6: takes no value, not 'x'"},
 	/* An option of another command is unknown here. */
 	{&opt_cmd_echo, "port", "80", "unknown option 'port'"},
 	{&opt_cmd_uk, "dev", "tap:x", "unknown option 'dev'"},
@@ -657,6 +674,63 @@ static void test_parsers(void **state)
 	assert_string_equal(s, "198.18.0.2");
 	opt_format_ipv4(0xffffffffu, s);
 	assert_string_equal(s, "255.255.255.255");
+	/* IPv6 text, both ways (RFC 4291 2.2 in, RFC 5952 out). */
+	static const struct {
+		const char *in, *out;
+	} v6[] = {
+		{"::", "::"}, {"::1", "::1"}, {"1::", "1::"}, {"2001:2::2", "2001:2::2"},
+		{"2001:0002:0000:0000:0000:0000:0000:0002", "2001:2::2"},
+		{"FE80::F4BE:CBFF:FE9D:8028", "fe80::f4be:cbff:fe9d:8028"},
+		{"1:0:0:2:0:0:0:3", "1:0:0:2::3"}, {"1:0:1:1:1:1:1:1", "1:0:1:1:1:1:1:1"},
+		{"1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8"}, {"0:0:1::", "0:0:1::"},
+	};
+	for (size_t i = 0; i < SK_ARRAY_LEN(v6); i++) {
+		uint8_t a[16];
+		char t[OPT_IPV6_STRLEN];
+		if (opt_parse_ipv6(v6[i].in, a) < 0)
+			fail_msg("'%s' did not parse", v6[i].in);
+		opt_format_ipv6(a, t);
+		if (strcmp(t, v6[i].out))
+			fail_msg("'%s' formats as '%s', want '%s'", v6[i].in, t, v6[i].out);
+	}
+	static const char *const bad6[] = {"", ":", ":::", "1:::2", "1::2::3", "1:2:3:4:5:6:7",
+					   "1:2:3:4:5:6:7:8:9", "12345::", "1:", ":1", "g::",
+					   "1.2.3.4", "::1.2.3.4", "1:2:3:4:5:6:7:8::"};
+	for (size_t i = 0; i < SK_ARRAY_LEN(bad6); i++) {
+		uint8_t a[16];
+		if (opt_parse_ipv6(bad6[i], a) == 0)
+			fail_msg("'%s' parsed as an IPv6 address", bad6[i]);
+	}
+	/* --ip6 repeats (up to OPT_IP6_MAX, no twice the same) into ip6[]. */
+	struct opts r = fresh(&opt_cmd_echo);
+	assert_int_equal(opt_set(&r, "ip6", "2001:2::2/64", err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_set(&r, "ip6", "2001:2:1::2/48", err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_set(&r, "ip6", "2001:2::2/64", err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "ip6: '2001:2::2/64' is given twice");
+	assert_int_equal(r.nip6, 2);
+	assert_int_equal(r.ip6[1].len, 48);
+	assert_int_equal(opt_set(&r, "ip6", "2001:2::3/64", err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_set(&r, "ip6", "2001:2::4/64", err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_set(&r, "ip6", "2001:2::5/64", err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "ip6: '2001:2::5/64' is one too many (at most 4)");
+	struct iface_config ic;
+	memset(&ic, 0, sizeof(ic));
+	opt_ip6_config(&r, &ic);
+	assert_true(ic.ip6);
+	assert_int_equal(ic.nip6, 4);
+	assert_int_equal(ic.ip6_addr[1].prefix_len, 48);
+	assert_int_equal(ic.ip6_addr[3].addr.b[15], 4);
+	/* gw6 goes with ip6 */
+	r = fresh(&opt_cmd_echo);
+	assert_int_equal(opt_set(&r, "dev", "tap:x", err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_set(&r, "ip", "198.18.0.2/24", err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_set(&r, "gw6", "fe80::1", err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_check_stack(&r, err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "gw6 goes with ip6");
+	memset(&ic, 0, sizeof(ic));
+	r = fresh(&opt_cmd_echo);
+	opt_ip6_config(&r, &ic);
+	assert_false(ic.ip6);
 	/* Messages are cut, never overrun. */
 	struct opts o = fresh(&opt_cmd_uk);
 	char tiny[8];
