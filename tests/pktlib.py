@@ -1,5 +1,5 @@
 """pktlib.py — frame building and a fast, paced AF_PACKET sender, shared by
-garp_flood.py and malformed.py.  Frames are prebuilt bytes; the send loop
+garp_flood.py, malformed.py, nd_flood.py and malformed6.py.  Frames are prebuilt bytes; the send loop
 does nothing but sendto and the pacing arithmetic."""
 import errno
 import socket
@@ -8,6 +8,7 @@ import time
 
 ETH_P_IP = 0x0800
 ETH_P_ARP = 0x0806
+ETH_P_IPV6 = 0x86DD
 ETH_P_8021Q = 0x8100
 ETH_P_8021AD = 0x88A8
 SOL_PACKET = 263
@@ -87,6 +88,45 @@ def tcp(src: bytes, dst: bytes, sport: int, dport: int, *, seq=1, ack=0, flags=0
     if csum_value is None:
         csum_value = csum(pseudo(src, dst, 6, len(seg)) + seg)
     return seg[:16] + struct.pack("!H", csum_value) + seg[18:]
+
+
+# ---- IPv6 ----
+
+def ip6_bytes(text: str) -> bytes:
+    return socket.inet_pton(socket.AF_INET6, text)
+
+
+def ipv6_header(src: bytes, dst: bytes, nxt: int, payload_len: int, *, hop=64, version=6,
+                plen=None) -> bytes:
+    return struct.pack("!IHBB16s16s", version << 28, payload_len if plen is None else plen,
+                       nxt, hop, src, dst)
+
+
+def icmp6(src: bytes, dst: bytes, typ: int, code: int, body: bytes, *, csum_value=None) -> bytes:
+    """An ICMPv6 message (type, code, checksum, then body) with its checksum
+    over the IPv6 pseudo header (RFC 8200 8.1)."""
+    m = struct.pack("!BBH", typ, code, 0) + body
+    if csum_value is None:
+        csum_value = csum(src + dst + struct.pack("!IxxxB", len(m), 58) + m)
+    return m[:2] + struct.pack("!H", csum_value) + m[4:]
+
+
+def solicited_node(addr: bytes) -> bytes:
+    return bytes.fromhex("ff0200000000000000000001ff") + addr[13:]
+
+
+def mcast_mac(group: bytes) -> bytes:
+    return b"\x33\x33" + group[12:]
+
+
+def nd_ns(src: bytes, dst: bytes, target: bytes, slla=None, *, code=0, opts=b"") -> bytes:
+    body = b"\0" * 4 + target + (b"\x01\x01" + slla if slla else b"") + opts
+    return icmp6(src, dst, 135, code, body)
+
+
+def nd_na(src: bytes, dst: bytes, target: bytes, flags: int, tlla=None) -> bytes:
+    body = struct.pack("!I", flags << 24) + target + (b"\x02\x01" + tlla if tlla else b"")
+    return icmp6(src, dst, 136, 0, body)
 
 
 def wrong_csum(rng, good: int) -> int:

@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# ipv6.sh BIN [tap|packet|xdp ...] — skiff's IPv6 (neighbour discovery, DAD,
+# ICMPv6) against Linux, inside network namespaces this script creates (and
+# always removes), for each device kind (default: all three).
+#
+# Topologies: those of tests/integration.sh (lib.sh's skt_topo_tap and
+# skt_topo_veth), with IPv6 turned on for the Linux peer's interface only:
+# 2001:2::1/64 (nodad) and its link-local address, Linux's own DAD off so
+# it is usable at once.  skiff is 2001:2::2/64 (and 198.18.0.2/24, which
+# the floods' flow control uses).  Addresses: 2001:2::/48 and fe80::/10
+# only, never in the root namespace.
+#
+# Per device:
+#   run 1 (skiff echo): Linux ping -6 500 x 1400 B at 2 ms to the global
+#          address and 100 to the link-local one, 0 loss, byte-exact;
+#          ND_COUNT bogus NS and NA (tests/nd_flood.py), then ping -6 again;
+#          stop: the neighbour cache stayed within its 256 entries, evicted,
+#          learned nothing from the NA, and answered every NS.
+#   run 2 (skiff echo): MALFORMED6_COUNT malformed IPv6 frames
+#          (tests/malformed6.py); still answers ping -6; stop: drop counters
+#          account for >= 90% of them, each kind under its own reason.
+#   run 3 (skiff ping -6): 50 x 1400 B to Linux, every reply intact.
+#   run 4 (skiff ping -6): Linux holds 2001:2::3; skiff configured with it
+#          must find the duplicate by DAD, report it, and not use it.
+#
+# Prints "PASS name" / "FAIL name: reason" per check and a last line
+# "ipv6: N passed, N failed"; exits 1 on any failure, 2 on bad usage.
+set -u -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$here/lib.sh"
+SKT_SUITE=ipv6
+
+ND_COUNT=${ND_COUNT:-100000}
+MALFORMED6_COUNT=${MALFORMED6_COUNT:-100000}
+FLOOD_RATE=${FLOOD_RATE:-0}
+export PYTHONDONTWRITEBYTECODE=1
+
+L6=2001:2::1
+S6=2001:2::2
+DUP6=2001:2::3
+
+usage() { echo "usage: $0 path/to/skiff [tap|packet|xdp ...]" >&2; exit 2; }
+
+BIN=${1:-}
+[ -n "$BIN" ] || usage
+shift
+skt_devices "$@"
+devices=("${SKT_DEVICES[@]}")
+if ! skt_check_bin "$BIN"; then
+	fail setup "skiff binary '$BIN' missing or not runnable (see message above)"
+	summary
+	exit 1
+fi
+if ! skt_need setup ping python3 timeout sysctl; then
+	summary
+	exit 1
+fi
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+
+WORK=$(mktemp -d /tmp/skiff-ipv6.XXXXXX)
+on_exit() {
+	skt_cleanup
+	[ "$SKT_FAILED" -eq 0 ] && rm -rf "$WORK"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+skt_cleanup_stale
+
+DEV= NS_L= NS_S= IF_L= SPEC= SK_PID= SK_OUT= SK_ERR= SK_MAC= SK_LL=
+declare -A ST=()
+
+in_l() { ip netns exec "$NS_L" "$@"; }
+
+# The device's topology, then IPv6 on the Linux peer's interface (lib.sh
+# turns it off everywhere): no DAD of its own, no router solicitations.
+setup() {
+	case $DEV in
+	tap) skt_topo_tap tap sk0 ;;
+	*) skt_topo_veth off "" ;;
+	esac || return 1
+	NS_L=$SKT_NS_L NS_S=$SKT_NS_S IF_L=$SKT_IF_L SPEC=$DEV:$SKT_IF_S
+	in_l sysctl -qw "net.ipv6.conf.$IF_L.accept_dad=0" "net.ipv6.conf.$IF_L.router_solicitations=0" \
+		"net.ipv6.conf.$IF_L.disable_ipv6=0" || return 1
+	in_l ip -6 addr add "$L6/64" dev "$IF_L" nodad
+}
+
+teardown() {
+	skt_cleanup
+	NS_L='' NS_S=''
+}
+
+# wait_line FILE REGEX SECONDS PID: until a line matches; 1 if PID died or time ran out.
+wait_line() {
+	local i
+	for ((i = 0; i < $3 * 20; i++)); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$4" 2>/dev/null || { grep -Eq "$2" "$1" 2>/dev/null; return; }
+		sleep 0.05
+	done
+	return 1
+}
+
+# start_echo RUN: skiff echo with IPv6, ready and both addresses usable.
+start_echo() {
+	local run=$1
+	SK_OUT=$WORK/$DEV-$run.out SK_ERR=$WORK/$DEV-$run.err
+	ip netns exec "$NS_S" "$BIN" echo --dev "$SPEC" --ip "$SKT_SKIFF_IP/$SKT_PLEN" --ip6 "$S6/64" \
+		--stats >"$SK_OUT" 2>"$SK_ERR" &
+	SK_PID=$!
+	SKT_PIDS+=("$SK_PID")
+	if ! wait_line "$SK_OUT" "^skiff: ip6 $S6 usable" 10 "$SK_PID"; then
+		fail "$DEV.start.$run" "no 'ip6 $S6 usable' within 10 s; out: $(tr '\n' ' ' <"$SK_OUT" | cut -c1-300); err: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
+		skt_stop_pid "$SK_PID"
+		return 1
+	fi
+	SK_MAC=$(skt_ready_mac "$SK_OUT")
+	SK_LL=$(sed -n 's/^skiff: ip6 \(fe80:[0-9a-f:]*\) usable.*/\1/p' "$SK_OUT" | head -n 1)
+	in_l ip neigh flush dev "$IF_L" 2>/dev/null
+	if [ -z "$SK_MAC" ] || [ -z "$SK_LL" ]; then
+		fail "$DEV.start.$run" "no MAC or link-local address in: $(head -n 3 "$SK_OUT" | tr '\n' ' ')"
+		skt_stop_pid "$SK_PID"
+		return 1
+	fi
+	pass "$DEV.start.$run (DAD passed for $S6 and $SK_LL)"
+}
+
+# stop_echo NAME: SIGTERM, exit 0, counters into ST.
+stop_echo() {
+	local k v n=0
+	ST=()
+	kill -TERM "$SK_PID" 2>/dev/null
+	if ! skt_wait_exit "$SK_PID" 10; then
+		fail "$1" "still running 10 s after SIGTERM"
+		skt_stop_pid "$SK_PID"
+		return 1
+	fi
+	while read -r k v _; do
+		[[ $k =~ ^[A-Za-z0-9_.]+$ && $v =~ ^[0-9]+$ ]] && { ST[$k]=$v; n=$((n + 1)); }
+	done <"$SK_OUT"
+	if [ "$SKT_RC" != 0 ] || [ "$n" -eq 0 ]; then
+		fail "$1" "exit $SKT_RC, $n counters; err: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
+		return 1
+	fi
+	pass "$1 (exit 0, $n counters)"
+}
+
+# ping6_check NAME COUNT INTERVAL SIZE DST: Linux's ping -6, 0% loss, no
+# corrupt or duplicated reply.
+ping6_check() {
+	local name=$1 count=$2 interval=$3 size=$4 dst=$5 out rc stat
+	out=$(in_l timeout $((count / 50 + 15)) ping -6 -n -c "$count" -i "$interval" -s "$size" -W 2 \
+		"$dst" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" >>"$WORK/$DEV-ping.log"
+	stat=$(grep -m1 'packets transmitted' <<<"$out")
+	if grep -q 'wrong data byte' <<<"$out"; then
+		fail "$name" "payload corrupted: $(grep -m1 'wrong data byte' <<<"$out")"
+	elif grep -q 'DUP!' <<<"$out"; then
+		fail "$name" "duplicate replies: $stat"
+	elif [ $rc -ne 0 ] || ! grep -q ' 0% packet loss' <<<"$out"; then
+		fail "$name" "rc=$rc: ${stat:-$(tail -n 1 <<<"$out")}"
+	else
+		pass "$name ($stat)"
+	fi
+}
+
+SUM_TOTAL=0 SUM_DETAIL=
+sum_counters() {
+	local k total=0
+	SUM_DETAIL=
+	for k in "${!ST[@]}"; do
+		if [[ $k =~ $1 ]]; then
+			total=$((total + ST[$k]))
+			[ "${ST[$k]}" -gt 0 ] && SUM_DETAIL+=" $k=${ST[$k]}"
+		fi
+	done
+	SUM_TOTAL=$total
+}
+
+# want NAME EXPR WHY: pass if the arithmetic EXPR (over ST values) holds.
+want() {
+	if (($2)); then pass "$1 ($3)"; else fail "$1" "$3"; fi
+}
+
+# The drop counters of src/net/iface_types.h for malformed IPv6.
+DROP6_RE='^(ip6\.(truncated|bad_len|version|frag_dropped|route_dropped|bad_ext|bad_opt|ext_limit|bad_addr|bad)'
+DROP6_RE+='|icmp6\.(truncated|csum)|nd\.(truncated|hop_limit|bad_code|bad_opt|bad_addr))$'
+REASON6_GROUPS=(
+	"ip6_trunc ip6_len_long : ip6.truncated"
+	"ip6_version : ip6.version"
+	"ip6_frag ip6_frag_first : ip6.frag_dropped"
+	"ip6_rh0 : ip6.route_dropped"
+	"ip6_hbh_late : ip6.bad_ext"
+	"ip6_opt_drop : ip6.bad_opt"
+	"ip6_ext_limit : ip6.ext_limit"
+	"ip6_ext_cut : ip6.bad_len"
+	"ip6_mcast_src : ip6.bad_addr"
+	"icmp6_trunc : icmp6.truncated"
+	"icmp6_csum : icmp6.csum"
+	"nd_hop_limit : nd.hop_limit"
+	"nd_zero_opt : nd.bad_opt"
+	"nd_code : nd.bad_code"
+)
+
+reasons_check() {
+	local name=$1 out=$2 g kinds ctrs k c want have short=""
+	declare -A sent_kind=()
+	for k in ${out##*kinds: }; do sent_kind[${k%%=*}]=${k#*=}; done
+	for g in "${REASON6_GROUPS[@]}"; do
+		kinds=${g%% : *} ctrs=${g#* : } want=0 have=0
+		for k in $kinds; do want=$((want + ${sent_kind[$k]:-0})); done
+		for c in $ctrs; do have=$((have + ${ST[$c]:-0})); done
+		[ "$want" -gt 0 ] || short+=" [$kinds] none sent;"
+		[ $((have * 100)) -ge $((want * 95)) ] || short+=" [$kinds] sent $want, [$ctrs] counted $have;"
+	done
+	if [ -z "$short" ]; then pass "$name (each kind counted under its reason)"; else fail "$name" "short:$short"; fi
+}
+
+# skiff_ping NAME IP6 ARGS...: skiff ping -6 on the device; output in PING_OUT, status in PING_RC.
+PING_OUT= PING_RC=
+skiff_ping() {
+	local name=$1 addr=$2
+	shift 2
+	PING_OUT=$(ip netns exec "$NS_S" timeout 60 "$BIN" ping -6 --dev "$SPEC" --ip "$SKT_SKIFF_IP/$SKT_PLEN" \
+		--ip6 "$addr/64" --stats "$@" 2>&1)
+	PING_RC=$?
+	printf '%s\n' "$PING_OUT" >"$WORK/$DEV-$name.log"
+}
+
+run_device() {
+	DEV=$1
+	local out rc
+	echo "== $DEV"
+	setup || { fail "$DEV.setup" "could not build the $DEV topology with IPv6"; teardown; return; }
+
+	# ---- run 1: ping -6 both addresses, ND flood ----------------------
+	if start_echo 1; then
+		ping6_check "$DEV.ping6" 500 0.002 1400 "$S6"
+		ping6_check "$DEV.ping6_link_local" 100 0.005 1000 "$SK_LL%$IF_L"
+		out=$(in_l timeout 180 python3 "$here/nd_flood.py" --iface "$IF_L" --dst-mac "$SK_MAC" \
+			--target "$S6" --exclude "$L6" --count "$ND_COUNT" --rate "$FLOOD_RATE" \
+			--sync "$SKT_SKIFF_IP" 2>&1)
+		rc=$?
+		echo "   $out"
+		if ! kill -0 "$SK_PID" 2>/dev/null; then
+			fail "$DEV.nd_flood" "skiff died during the flood; err: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
+		elif [ $rc -ne 0 ]; then
+			fail "$DEV.nd_flood" "sender rc=$rc: $out"
+		else
+			ping6_check "$DEV.nd_flood" 50 0.01 56 "$S6"
+		fi
+		if stop_echo "$DEV.sigterm.1"; then
+			local half=$((ND_COUNT / 2))
+			want "$DEV.nd_cache_bounded" "${ST[nd.entries]:-999} <= 256 && ${ST[nd.evictions]:-0} > 0" \
+				"nd.entries=${ST[nd.entries]:-?} (<= 256) nd.evictions=${ST[nd.evictions]:-?} nd.learned=${ST[nd.learned]:-?}"
+			want "$DEV.nd_ns_answered" "${ST[nd.ns_rx]:-0} >= $half && ${ST[nd.na_tx]:-0} >= $half" \
+				"nd.ns_rx=${ST[nd.ns_rx]:-?} nd.na_tx=${ST[nd.na_tx]:-?} of $half NS"
+			want "$DEV.nd_na_ignored" "${ST[nd.na_no_entry]:-0} >= $half" \
+				"nd.na_no_entry=${ST[nd.na_no_entry]:-?} of $half unsolicited NA"
+			want "$DEV.dad_ok" "${ST[nd.dad_ok]:-0} == 2 && ${ST[nd.dad_duplicate]:-1} == 0" \
+				"nd.dad_ok=${ST[nd.dad_ok]:-?} nd.dad_duplicate=${ST[nd.dad_duplicate]:-?}"
+		fi
+	fi
+
+	# ---- run 2: malformed IPv6 ------------------------------------------
+	if start_echo 2; then
+		out=$(in_l timeout 180 python3 "$here/malformed6.py" --iface "$IF_L" --dst-mac "$SK_MAC" \
+			--src-ip "$L6" --dst-ip "$S6" --count "$MALFORMED6_COUNT" --rate "$FLOOD_RATE" \
+			--sync "$SKT_SKIFF_IP" 2>&1)
+		rc=$?
+		echo "   ${out%%; kinds:*}"
+		if ! kill -0 "$SK_PID" 2>/dev/null; then
+			fail "$DEV.malformed6" "skiff died; err: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
+		elif [ $rc -ne 0 ]; then
+			fail "$DEV.malformed6" "sender rc=$rc: $out"
+		else
+			ping6_check "$DEV.malformed6" 50 0.01 56 "$S6"
+		fi
+		if stop_echo "$DEV.sigterm.2"; then
+			local sent
+			sent=$(sed -n 's/^malformed6: sent \([0-9]*\)\/.*/\1/p' <<<"$out")
+			sent=${sent:-$MALFORMED6_COUNT}
+			sum_counters "$DROP6_RE"
+			want "$DEV.malformed6_drops" "$SUM_TOTAL >= $sent * 9 / 10" \
+				"$SUM_TOTAL counted of $sent sent:$SUM_DETAIL"
+			reasons_check "$DEV.malformed6_reasons" "$out"
+			want "$DEV.icmp6_errors_limited" "${ST[icmp6.errors_tx]:-0} > 0 && ${ST[icmp6.ratelimited]:-0} > 0" \
+				"icmp6.errors_tx=${ST[icmp6.errors_tx]:-?} icmp6.ratelimited=${ST[icmp6.ratelimited]:-?}"
+		fi
+	fi
+
+	# ---- run 3: skiff ping -6 to Linux ------------------------------------
+	in_l ip neigh flush dev "$IF_L" 2>/dev/null
+	skiff_ping ping6_to_linux "$S6" -c 50 -i 10 -s 1400 "$L6"
+	if [ "$PING_RC" -eq 0 ] && grep -q '^50 transmitted, 50 received, 0% loss' <<<"$PING_OUT"; then
+		pass "$DEV.skiff_ping6 ($(grep -m1 transmitted <<<"$PING_OUT"))"
+	else
+		fail "$DEV.skiff_ping6" "rc=$PING_RC: $(grep -E 'transmitted|ping:|skiff' <<<"$PING_OUT" | tr '\n' ' ' | cut -c1-300)"
+	fi
+
+	# ---- run 4: DAD finds Linux holding the address -----------------------
+	in_l ip -6 addr add "$DUP6/64" dev "$IF_L" nodad
+	skiff_ping dad_duplicate "$DUP6" -c 1 "$L6"
+	local dups
+	dups=$(sed -n 's/^nd\.dad_duplicate \([0-9]*\)$/\1/p' <<<"$PING_OUT")
+	if [ "$PING_RC" -eq 1 ] && grep -q "^skiff: ip6 $DUP6: duplicate address detected" <<<"$PING_OUT" &&
+		grep -q 'no usable IPv6 source' <<<"$PING_OUT" && [ "${dups:-0}" -eq 1 ] &&
+		grep -q '^icmp6.echo_requests_tx 0$' <<<"$PING_OUT"; then
+		pass "$DEV.dad_duplicate (reported, nd.dad_duplicate=1, address not used)"
+	else
+		fail "$DEV.dad_duplicate" "rc=$PING_RC nd.dad_duplicate=${dups:-?}: $(grep -E 'skiff|ping:|dad|echo_requests_tx' <<<"$PING_OUT" | tr '\n' ' ' | cut -c1-300)"
+	fi
+	teardown
+}
+
+start=$SECONDS
+for d in "${devices[@]}"; do
+	run_device "$d"
+done
+echo "time: $((SECONDS - start)) s"
+[ "$SKT_FAILED" -eq 0 ] || echo "logs: $WORK"
+summary
