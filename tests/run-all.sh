@@ -39,7 +39,7 @@ phase() { # phase NAME COMMAND...
 		tail -n 40 "$LOG/$name.log" | sed 's/^/    /'
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^dev_smoke:|^http:|^vm:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^vm:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
 # The list itself: each package on it is needed by something (taking it off makes the check fail).
@@ -49,6 +49,7 @@ phase freestanding make check-freestanding
 phase clang make -j"$JOBS" clang-check
 phase unit make -j"$JOBS" unit
 phase integration tests/integration.sh build/skiff $DEVS
+phase ipv6 tests/ipv6.sh build/skiff $DEVS
 phase dev-smoke make -j"$JOBS" dev-smoke
 phase http tests/http.sh build/skiff
 phase vm tests/vm.sh build/skiff build/skiff-uk.elf
@@ -62,6 +63,7 @@ phase asan-unit make BUILD=build/asan OPT=-O1 \
 	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" unit
 phase asan-integration env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	tests/integration.sh build/asan/skiff $DEVS
+phase asan-ipv6 env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/ipv6.sh build/asan/skiff tap
 phase asan-http env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/http.sh build/asan/skiff
 phase asan-switch env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/switch.sh build/asan/skiff
 # TCP under the sanitizers on one device with smaller transfers: the full

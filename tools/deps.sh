@@ -37,7 +37,7 @@ iputils-ping         cmd:ping
 iputils-arping       cmd:arping
 tcpdump              cmd:tcpdump
 ethtool              cmd:ethtool
-procps               cmd:pgrep
+procps               cmd:pgrep cmd:sysctl
 kmod                 cmd:modinfo
 python3              cmd:python3 py:ctypes py:fcntl py:hashlib py:select py:socket py:struct
 apache2-utils        cmd:ab
