@@ -1,5 +1,6 @@
-/* fuzz_iface.c — a whole interface (ARP, IPv4, ICMP, UDP echo on port 7)
- * fed with a sequence of frames and actions, with time moving forward.
+/* fuzz_iface.c — a whole interface (ARP, IPv4, ICMP, UDP echo on port 7;
+ * IPv6 with 2001:2::2/64 and a link-local address: DAD, ND, ICMPv6) fed
+ * with a sequence of frames and actions, with time moving forward.
  *
  * Input: records of [ctl][len_hi][len_lo][len bytes].  ctl's low 5 bits
  * advance `now` by that many 100 ms steps (so 3 s ARP timeouts and the ICMP
@@ -9,7 +10,9 @@
  *   4    the same, with the slot's buf_idx/len taken from the frame (a
  *        broken or hostile device)
  *   5    udp_sendto to an address from the bytes (output, ARP queue)
- *   6    iface_ip_output with a protocol from the bytes
+ *   6    iface_ip_output with a protocol from the bytes; or, when the
+ *        first byte has its top bit set, icmp6_ping_send to the IPv6
+ *        address in the next 16 (output, ND queue)
  *   7    flip whether the device's tx_sync frees slots (tx ring full path)
  * After each record, iface_poll runs if its deadline passed.  Invariants
  * on the tables are checked throughout.  Build: make build/fuzz/fuzz_iface.
@@ -18,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/iface.h"
+#include "net/iface_priv.h"
 #include "ring/ring.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
@@ -94,7 +97,21 @@ static void check_invariants(void)
 	for (unsigned q = 0; q < IFACE_ARP_PENDING; q++)
 		used += ifc->pending[q].used;
 	CHECK(used == ifc->npending);
-	CHECK((ifc->npending == 0) == (iface_next_deadline(ifc) == SK_TIME_NEVER));
+	CHECK((ifc->npending == 0) == (ifc->deadline == SK_TIME_NEVER));
+	CHECK(ifc->nd_used <= IFACE_ND_SLOTS);
+	CHECK((unsigned)ifc->nd_list_len[0] + ifc->nd_list_len[1] == ifc->nd_used);
+	CHECK(ifc->npending6 <= IFACE_ND_PENDING);
+	used = 0;
+	for (unsigned q = 0; q < IFACE_ND_PENDING; q++)
+		used += ifc->pending6[q].used;
+	CHECK(used == ifc->npending6);
+	/* Nothing pending and no address in DAD: no ND timer. */
+	if (ifc->npending6 == 0 && iface_ip6_tentative(ifc) == 0 && !ifc->mld_due)
+		CHECK(ifc->nd_deadline == SK_TIME_NEVER);
+	unsigned usable = 0;
+	for (unsigned a = 0; a < ifc->naddr6; a++)
+		usable += ifc->addr6[a].state == IFACE_ADDR6_PREFERRED;
+	CHECK(usable + iface_ip6_tentative(ifc) <= ifc->naddr6);
 	struct ring *tx = fd->dev.tx;
 	CHECK(tx->tail - tx->head <= tx->num_slots);
 }
@@ -134,6 +151,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.prefix_len = 24,
 		.gw = SK_IP4(10, 0, 0, 1),
 		.seed = 1,
+		.ip6 = true,
+		.nip6 = 1,
+		.ip6_addr = {{.addr = {{0x20, 0x01, 0, 2, [15] = 2}}, .prefix_len = 64}},
+		.gw6 = {{0xfe, 0x80, [15] = 1}},
 	};
 	sk_time_ns now = 1000 * SK_NS_PER_S;
 	iface_init(ifc, &fd->dev, &cfg, now);
@@ -174,7 +195,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					   frame + 6, len - 6);
 			break;
 		case 6:
-			if (len >= 5)
+			if (len >= 17 && (frame[0] & 0x80)) {
+				struct ipv6_addr dst;
+				memcpy(dst.b, frame + 1, 16);
+				icmp6_ping_send(ifc, now, &dst, 1, 1, frame + 17, len - 17);
+			} else if (len >= 5)
 				iface_ip_output(ifc, now, sk_get_be32(frame), frame[4], frame + 5, len - 5);
 			break;
 		case 7:
