@@ -22,6 +22,9 @@
 #   run 3 (skiff ping -6): 50 x 1400 B to Linux, every reply intact.
 #   run 4 (skiff ping -6): Linux holds 2001:2::3; skiff configured with it
 #          must find the duplicate by DAD, report it, and not use it.
+#   run 5 (skiff echo --ip6 auto): a Linux radvd advertises 2001:2:0:1::/64;
+#          skiff forms its address by SLAAC, passes DAD, answers ping -6
+#          (the RA answers skiff's RS, or comes unsolicited first).
 #
 # Prints "PASS name" / "FAIL name: reason" per check and a last line
 # "ipv6: N passed, N failed"; exits 1 on any failure, 2 on bad usage.
@@ -53,7 +56,7 @@ if ! skt_check_bin "$BIN"; then
 	summary
 	exit 1
 fi
-if ! skt_need setup ping python3 timeout sysctl; then
+if ! skt_need setup ping python3 timeout sysctl radvd; then
 	summary
 	exit 1
 fi
@@ -70,7 +73,7 @@ trap 'exit 143' TERM
 
 skt_cleanup_stale
 
-DEV= NS_L= NS_S= IF_L= SPEC= SK_PID= SK_OUT= SK_ERR= SK_MAC= SK_LL=
+DEV= NS_L= NS_S= IF_L= SPEC= SK_PID= SK_OUT= SK_ERR= SK_MAC= SK_LL= SK_G6=
 declare -A ST=()
 
 in_l() { ip netns exec "$NS_L" "$@"; }
@@ -104,16 +107,17 @@ wait_line() {
 	return 1
 }
 
-# start_echo RUN: skiff echo with IPv6, ready and both addresses usable.
+# start_echo RUN [IP6 [REGEX]]: skiff echo with --ip6 IP6 (default $S6/64),
+# ready, with the global address (matching REGEX) usable.
 start_echo() {
-	local run=$1
+	local run=$1 ip6=${2:-$S6/64} re=${3:-$S6}
 	SK_OUT=$WORK/$DEV-$run.out SK_ERR=$WORK/$DEV-$run.err
-	ip netns exec "$NS_S" "$BIN" echo --dev "$SPEC" --ip "$SKT_SKIFF_IP/$SKT_PLEN" --ip6 "$S6/64" \
+	ip netns exec "$NS_S" "$BIN" echo --dev "$SPEC" --ip "$SKT_SKIFF_IP/$SKT_PLEN" --ip6 "$ip6" \
 		--stats >"$SK_OUT" 2>"$SK_ERR" &
 	SK_PID=$!
 	SKT_PIDS+=("$SK_PID")
-	if ! wait_line "$SK_OUT" "^skiff: ip6 $S6 usable" 10 "$SK_PID"; then
-		fail "$DEV.start.$run" "no 'ip6 $S6 usable' within 10 s; out: $(tr '\n' ' ' <"$SK_OUT" | cut -c1-300); err: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
+	if ! wait_line "$SK_OUT" "^skiff: ip6 $re usable" 15 "$SK_PID"; then
+		fail "$DEV.start.$run" "no 'ip6 $re usable' within 15 s; out: $(tr '\n' ' ' <"$SK_OUT" | cut -c1-300); err: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
 		skt_stop_pid "$SK_PID"
 		return 1
 	fi
@@ -125,7 +129,8 @@ start_echo() {
 		skt_stop_pid "$SK_PID"
 		return 1
 	fi
-	pass "$DEV.start.$run (DAD passed for $S6 and $SK_LL)"
+	SK_G6=$(sed -En "s/^skiff: ip6 ($re) usable.*/\\1/p" "$SK_OUT" | head -n 1)
+	pass "$DEV.start.$run (DAD passed for $SK_G6 and $SK_LL)"
 }
 
 # stop_echo NAME: SIGTERM, exit 0, counters into ST.
@@ -314,6 +319,33 @@ run_device() {
 	else
 		fail "$DEV.dad_duplicate" "rc=$PING_RC nd.dad_duplicate=${dups:-?}: $(grep -E 'skiff|ping:|dad|echo_requests_tx' <<<"$PING_OUT" | tr '\n' ' ' | cut -c1-300)"
 	fi
+
+	# ---- run 5: SLAAC from radvd --------------------------------------------
+	# radvd advertises only as a router: forwarding on, in this namespace.
+	local conf=$WORK/$DEV-radvd.conf radvd_pid
+	in_l sysctl -qw net.ipv6.conf.all.forwarding=1
+	in_l ip -6 addr add 2001:2:0:1::1/64 dev "$IF_L" nodad
+	cat >"$conf" <<-EOF
+		interface $IF_L {
+			AdvSendAdvert on;
+			MinRtrAdvInterval 3;
+			MaxRtrAdvInterval 4;
+			prefix 2001:2:0:1::/64 { AdvOnLink on; AdvAutonomous on; };
+		};
+	EOF
+	in_l radvd -n -C "$conf" -p "$WORK/$DEV-radvd.pid" -m stderr >"$WORK/$DEV-radvd.log" 2>&1 &
+	radvd_pid=$!
+	SKT_PIDS+=("$radvd_pid")
+	if start_echo 5 auto '2001:2:0:1:[0-9a-f:]+'; then
+		ping6_check "$DEV.slaac_ping6" 100 0.005 1400 "$SK_G6"
+		if stop_echo "$DEV.sigterm.5"; then
+			want "$DEV.slaac" "${ST[nd.slaac_addrs]:-0} == 1 && ${ST[nd.router_learned]:-0} == 1 && ${ST[nd.ra_rx]:-0} >= 1" \
+				"address $SK_G6 from radvd's prefix; nd.rs_tx=${ST[nd.rs_tx]:-?} nd.ra_rx=${ST[nd.ra_rx]:-?} nd.slaac_addrs=${ST[nd.slaac_addrs]:-?} nd.router_learned=${ST[nd.router_learned]:-?}"
+		fi
+	else
+		skt_log "radvd: $(tail -n 5 "$WORK/$DEV-radvd.log" | tr '\n' ' ')"
+	fi
+	skt_stop_pid "$radvd_pid"
 	teardown
 }
 

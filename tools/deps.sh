@@ -35,6 +35,7 @@ libssl-dev           inc:openssl/evp.h lib:crypto
 iproute2             cmd:ip cmd:ss
 iputils-ping         cmd:ping
 iputils-arping       cmd:arping
+radvd                cmd:radvd
 tcpdump              cmd:tcpdump
 ethtool              cmd:ethtool
 procps               cmd:pgrep cmd:sysctl

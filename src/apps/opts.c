@@ -32,10 +32,11 @@ const struct opt_def opt_defs[OPT_N] = {
 			 "poll this many us after work before parking; auto:\n"
 			 "learn it from the arrival gaps, up to 131 us (loop/spin.h)"},
 	[OPT_STATS] = {"stats", 0, OPT_K_FLAG, NULL, 0, 0, NULL, "print counters on exit"},
-	[OPT_IP6] = {"ip6", 0, OPT_K_CIDR6, "ADDR/LEN", 0, 0, NULL,
+	[OPT_IP6] = {"ip6", 0, OPT_K_CIDR6, "ADDR/LEN|auto", 0, 0, NULL,
 		     "an IPv6 address and on-link prefix length (repeatable,\n"
-		     "at most 4); turns IPv6 on, with a link-local address\n"
-		     "from the MAC; each address is used only after DAD"},
+		     "at most 4), or auto: addresses from Router\n"
+		     "Advertisements (SLAAC); turns IPv6 on, with a link-local\n"
+		     "address from the MAC; each address is used only after DAD"},
 	[OPT_GW6] = {"gw6", 0, OPT_K_IPV6, "ADDR", 0, 0, NULL,
 		     "IPv6 default router (default: the one a Router\n"
 		     "Advertisement names)"},
@@ -348,7 +349,8 @@ _Static_assert(OPT_IP6_MAX <= IFACE_IP6_CFG_MAX, "every --ip6 fits the interface
 
 void opt_ip6_config(const struct opts *o, struct iface_config *ic)
 {
-	ic->ip6 = o->nip6 > 0;
+	ic->ip6 = o->nip6 > 0 || o->ip6_auto;
+	ic->ip6_slaac = o->ip6_auto;
 	ic->nip6 = (uint8_t)o->nip6;
 	for (unsigned i = 0; i < o->nip6; i++) {
 		sk_memcpy(ic->ip6_addr[i].addr.b, o->ip6[i].addr, 16);
@@ -798,6 +800,8 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		}
 		return OPT_OK;
 	case OPT_K_CIDR6: {
+		if (seq(s, "auto"))
+			return OPT_OK; /* SLAAC: no address of its own (len 0) */
 		char addr[OPT_IPV6_STRLEN];
 		size_t n = 0;
 		while (s[n] && s[n] != '/')
@@ -941,7 +945,9 @@ static int assign(struct opts *o, const struct opt_use *u, const char *s, bool g
 	v.str = s ? s : d->name;
 	v.given = given;
 	v.set = true;
-	if (d->kind == OPT_K_CIDR6) {
+	if (d->kind == OPT_K_CIDR6 && v.len == 0) {
+		o->ip6_auto = true;
+	} else if (d->kind == OPT_K_CIDR6) {
 		/* Repeatable: each one is another address. */
 		for (unsigned i = 0; i < o->nip6; i++)
 			if (sk_memcmp(o->ip6[i].addr, v.ip6, 16) == 0) {
@@ -1112,7 +1118,7 @@ int opt_check_stack(struct opts *o, char *err, size_t errlen)
 		put(&b, "is not ADDR/LEN (e.g. 198.18.0.2/24)");
 		return OPT_ERROR;
 	}
-	if (o->v[OPT_GW6].given && o->nip6 == 0) {
+	if (o->v[OPT_GW6].given && o->nip6 == 0 && !o->ip6_auto) {
 		struct sbuf b = {err, errlen, 0};
 		put(&b, "gw6 goes with ip6");
 		return OPT_ERROR;

@@ -125,6 +125,7 @@ struct opts {
 	 * OPT_K_IPV6 values go to v[id].ip6 */
 	struct opt_ip6 ip6[OPT_IP6_MAX];
 	unsigned nip6;
+	bool ip6_auto;     /* --ip6 auto: SLAAC from Router Advertisements */
 	const char *args[OPT_MAX_ARGS]; /* positional arguments, in order */
 	unsigned nargs;
 };
@@ -217,8 +218,8 @@ int opt_parse_ipv6(const char *s, uint8_t a[16]);
 #define OPT_IPV6_STRLEN 40
 void opt_format_ipv6(const uint8_t a[16], char out[OPT_IPV6_STRLEN]);
 
-/* The IPv6 options (ip6, repeatable; gw6) into an interface's config: IPv6
- * on when any ip6 was given.  For the hosted stack and the unikernel. */
+/* The IPv6 options (ip6, repeatable, or auto; gw6) into an interface's
+ * config: IPv6 on when any ip6 was given.  For the hosted stack and the unikernel. */
 struct iface_config;
 void opt_ip6_config(const struct opts *o, struct iface_config *ic);
 

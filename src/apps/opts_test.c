@@ -72,6 +72,7 @@ static const struct good goods[] = {
 	{&opt_cmd_serve, "gw", "198.18.0.1", OPT_GW, 0, IP4(198, 18, 0, 1), 0},
 	{&opt_cmd_echo, "ip6", "2001:2::2/64", OPT_IP6, 0, 0, 64},
 	{&opt_cmd_uk, "ip6", "2001:2:0:1::5/128", OPT_IP6, 0, 0, 128},
+	{&opt_cmd_echo, "ip6", "auto", OPT_IP6, 0, 0, 0},
 	{&opt_cmd_ping, "gw6", "fe80::1", OPT_GW6, 0, 0, 0},
 	{&opt_cmd_ping, "ipv6", NULL, OPT_PING_V6, 1, 0, 0},
 	{&opt_cmd_uk, "mac", "02:00:00:AA:bb:0c", OPT_MAC, 0, 0, 0},
@@ -731,6 +732,14 @@ static void test_parsers(void **state)
 	r = fresh(&opt_cmd_echo);
 	opt_ip6_config(&r, &ic);
 	assert_false(ic.ip6);
+	/* auto: SLAAC, alone or beside static addresses */
+	assert_int_equal(opt_set(&r, "ip6", "auto", err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_set(&r, "ip6", "2001:2::2/64", err, sizeof(err)), OPT_OK);
+	assert_true(r.ip6_auto);
+	assert_int_equal(r.nip6, 1);
+	opt_ip6_config(&r, &ic);
+	assert_true(ic.ip6 && ic.ip6_slaac);
+	assert_int_equal(ic.nip6, 1);
 	/* Messages are cut, never overrun. */
 	struct opts o = fresh(&opt_cmd_uk);
 	char tiny[8];

@@ -260,7 +260,7 @@ int cmd_ping(int argc, char **argv)
 	const char *dst = o.args[0];
 	p.v6 = opt_given(&o, OPT_PING_V6);
 	if (p.v6) {
-		if (o.nip6 == 0)
+		if (o.nip6 == 0 && !o.ip6_auto)
 			cli_usage_error("ping", "-6 needs --ip6 ADDR/LEN (IPv6 is off without it)");
 		if (opt_parse_ipv6(dst, p.dst6.b) < 0 || !ipv6_is_unicast(&p.dst6))
 			cli_usage_error("ping", "DST wants a unicast IPv6 address, not '%s'", dst);

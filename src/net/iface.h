@@ -46,6 +46,7 @@ struct iface_config {
 	 * using it, and routes off-link destinations through gw6 (or the
 	 * router of a Router Advertisement when gw6 is ::). */
 	bool ip6;
+	bool ip6_slaac;    /* also form addresses from RA prefixes (RFC 4862 5.5.3) */
 	uint8_t nip6;
 	struct iface_ip6_cfg ip6_addr[IFACE_IP6_CFG_MAX];
 	struct ipv6_addr gw6;

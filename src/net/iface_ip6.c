@@ -15,23 +15,28 @@
  */
 #include "iface_priv.h"
 
-static void addr6_add(struct iface *ifc, const struct ipv6_addr *a, uint8_t plen, sk_time_ns now,
-		      uint64_t *rnd)
+bool iface_ip6_addr_add(struct iface *ifc, const struct ipv6_addr *a, uint8_t plen, sk_time_ns now)
 {
 	if (ifc->naddr6 >= IFACE_IP6_ADDRS || iface_addr6_find(ifc, a) >= 0)
-		return;
+		return false;
 	struct iface_addr6 *x = &ifc->addr6[ifc->naddr6++];
 	x->a = *a;
 	x->plen = plen;
 	x->state = IFACE_ADDR6_TENTATIVE;
 	x->dad_sent = 0;
-	x->dad_at = now; /* the first probe at the first poll */
+	x->dad_at = now; /* the first probe at the next poll */
 	/* A nonce per address (RFC 7527): a probe that comes back to us
-	 * through a looping link is recognised as ours, not a duplicate. */
+	 * through a looping link is recognised as ours, not a duplicate.  It
+	 * need not be secret, only differ from other nodes': the seeded keys
+	 * and the address give that. */
+	uint64_t rnd = ifc->hash_k1 ^ sk_get_be32(a->b + 12) ^ ((uint64_t)ifc->naddr6 << 40);
 	for (unsigned i = 0; i < ND_NONCE_LEN; i++) {
-		*rnd = *rnd * 6364136223846793005ull + 1442695040888963407ull;
-		x->nonce[i] = (uint8_t)(*rnd >> 56);
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		x->nonce[i] = (uint8_t)(rnd >> 56);
 	}
+	ifc->mld_due = true; /* a new solicited-node group, maybe */
+	ifc->nd_deadline = SK_MIN(ifc->nd_deadline, now);
+	return true;
 }
 
 void iface_ip6_init(struct iface *ifc, const struct iface_config *cfg, sk_time_ns now)
@@ -43,16 +48,16 @@ void iface_ip6_init(struct iface *ifc, const struct iface_config *cfg, sk_time_n
 	ifc->ip6 = true;
 	ifc->icmp6_credit_ns = (uint64_t)IFACE_ICMP_BURST * (SK_NS_PER_S / IFACE_ICMP_RATE);
 	ifc->icmp6_last = now;
-	uint64_t rnd = cfg->seed ^ 0x6a09e667f3bcc908ull;
 	struct ipv6_addr ll;
 	ipv6_link_local_from_mac(&ll, ifc->mac);
-	addr6_add(ifc, &ll, 64, now, &rnd);
+	iface_ip6_addr_add(ifc, &ll, 64, now);
 	for (unsigned i = 0; i < cfg->nip6 && i < IFACE_IP6_CFG_MAX; i++) {
 		const struct iface_ip6_cfg *c = &cfg->ip6_addr[i];
 		if (ipv6_is_unicast(&c->addr) && c->prefix_len >= 1 && c->prefix_len <= 128)
-			addr6_add(ifc, &c->addr, c->prefix_len, now, &rnd);
+			iface_ip6_addr_add(ifc, &c->addr, c->prefix_len, now);
 	}
 	ifc->gw6 = cfg->gw6;
+	ifc->slaac = cfg->ip6_slaac;
 	ifc->mld_due = true; /* join our groups before the first DAD probe */
 	ifc->nd_deadline = now;
 }

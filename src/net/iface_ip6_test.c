@@ -656,6 +656,76 @@ static void test_errors_ratelimited(void **state)
 	assert_int_equal(f->ifc.counters.icmp6_errors_tx, IFACE_ICMP_BURST + 1);
 }
 
+/* --ip6 auto: RS once the link-local address is usable, an address from
+ * the RA's prefix (tentative, then usable), the RA's router as gw6. */
+static void test_slaac(void **state)
+{
+	(void)state;
+	struct iface_config cfg = {.ip6 = true, .ip6_slaac = true};
+	struct fake *f = fake_new_cfg(&cfg);
+	struct iface *ifc = &f->ifc;
+	assert_int_equal(ifc->naddr6, 1);
+	iface_poll(ifc, T0);
+	tx_skip_all(f); /* MLD, DAD probe */
+	iface_poll(ifc, T0 + SEC);
+	size_t len;
+	const uint8_t *out = tx_next(f, &len);
+	assert_non_null(out);
+	struct ipv6_hdr h;
+	assert_int_equal(icmp6_type(out, len, &h), ND_RS);
+	assert_true(ipv6_addr_eq(&h.dst, &ipv6_all_routers));
+	struct ipv6_addr ll = our_ll();
+	assert_true(ipv6_addr_eq(&h.src, &ll));
+	assert_int_equal(iface_next_deadline(ifc), T0 + SEC + IFACE_RS_INTERVAL_NS);
+	/* The router answers. */
+	struct ipv6_addr rtr = {{0xfe, 0x80, [15] = 1}};
+	uint8_t ra[64] = {ND_RA, 0, 0, 0, 64, 0};
+	sk_put_be16(ra + 6, 1800);
+	uint8_t *o = ra + ND_RA_LEN;
+	o[0] = ND_OPT_SLLA, o[1] = 1;
+	memcpy(o + 2, PEER_MAC, 6);
+	o += 8;
+	o[0] = ND_OPT_PREFIX, o[1] = 4, o[2] = 64, o[3] = ND_PREFIX_ONLINK | ND_PREFIX_AUTO;
+	sk_put_be32(o + 4, 86400);
+	sk_put_be32(o + 8, 14400);
+	struct ipv6_addr pfx = {{0x20, 0x01, 0, 2, 0, 0, 0, 1}};
+	memcpy(o + 16, pfx.b, 16);
+	size_t n = ND_RA_LEN + 8 + 32;
+	icmp6_seal(ra, n, &rtr, &ipv6_all_nodes);
+	uint8_t fr[256], am[6];
+	ipv6_mcast_mac(am, &ipv6_all_nodes);
+	iface_input(ifc, T0 + 2 * SEC, fr, mk_ip6(fr, am, PEER_MAC, &rtr, &ipv6_all_nodes, IPV6_NH_ICMPV6, 255, ra, n));
+	assert_int_equal(ifc->counters.nd_ra_rx, 1);
+	assert_int_equal(ifc->counters.nd_slaac_addrs, 1);
+	assert_int_equal(ifc->counters.nd_router_learned, 1);
+	assert_true(ipv6_addr_eq(&ifc->gw6, &rtr));
+	assert_int_equal(ifc->naddr6, 2);
+	struct ipv6_addr want = pfx;
+	ipv6_iid_from_mac(want.b + 8, OUR_MAC);
+	assert_true(ipv6_addr_eq(&ifc->addr6[1].a, &want));
+	assert_int_equal(ifc->addr6[1].state, IFACE_ADDR6_TENTATIVE);
+	/* The same RA again forms nothing new; no more RS after an RA. */
+	iface_input(ifc, T0 + 2 * SEC, fr, mk_ip6(fr, am, PEER_MAC, &rtr, &ipv6_all_nodes, IPV6_NH_ICMPV6, 255, ra, n));
+	assert_int_equal(ifc->naddr6, 2);
+	iface_poll(ifc, T0 + 2 * SEC);
+	iface_poll(ifc, T0 + 3 * SEC);
+	assert_int_equal(ifc->addr6[1].state, IFACE_ADDR6_PREFERRED);
+	iface_poll(ifc, T0 + 10 * SEC);
+	assert_int_equal(ifc->counters.nd_rs_tx, 1);
+	/* Off-link destinations go to the router now. */
+	struct ipv6_addr far = {{0x20, 0x01, 0, 2, 0, 9, [15] = 1}}, src;
+	assert_true(iface_ip6_source(ifc, &far, &src));
+	assert_true(ipv6_addr_eq(&src, &want));
+	tx_skip_all(f);
+	assert_int_equal(icmp6_ping_send(ifc, T0 + 10 * SEC, &far, 1, 1, NULL, 0), 0);
+	out = tx_next(f, &len);
+	assert_memory_equal(out, PEER_MAC, 6); /* the router's, learned from its SLLA */
+	assert_int_equal(icmp6_type(out, len, &h), ICMP6_ECHO_REQUEST);
+	assert_true(ipv6_addr_eq(&h.dst, &far));
+	free(f->mem);
+	free(f);
+}
+
 static void test_v6_off(void **state)
 {
 	struct fake *f = *state; /* setup: IPv4 only */
@@ -683,6 +753,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_probes_then_incomplete, setup6, teardown),
 		cmocka_unit_test_setup_teardown(test_drops_by_reason, setup6, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_ratelimited, setup6, teardown),
+		cmocka_unit_test(test_slaac),
 		cmocka_unit_test_setup_teardown(test_v6_off, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -285,6 +285,8 @@ bool iface_nd_lookup(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *
 void iface_nd_update_deadline(struct iface *ifc, sk_time_ns now)
 {
 	sk_time_ns d = ifc->mld_due ? now : SK_TIME_NEVER;
+	if (ifc->rs_left && !ifc->ra_seen)
+		d = SK_MIN(d, ifc->rs_at);
 	for (unsigned a = 0; a < ifc->naddr6; a++)
 		if (ifc->addr6[a].state == IFACE_ADDR6_TENTATIVE)
 			d = SK_MIN(d, ifc->addr6[a].dad_at);
@@ -368,7 +370,7 @@ void iface_nd_queue_commit(struct iface *ifc, sk_time_ns now, unsigned q,
 
 /* ---- DAD ---- */
 
-static void dad_verdict(struct iface *ifc, unsigned a, bool dup)
+static void dad_verdict(struct iface *ifc, sk_time_ns now, unsigned a, bool dup)
 {
 	struct iface_addr6 *x = &ifc->addr6[a];
 	x->state = dup ? IFACE_ADDR6_DUPLICATE : IFACE_ADDR6_PREFERRED;
@@ -376,6 +378,12 @@ static void dad_verdict(struct iface *ifc, unsigned a, bool dup)
 		ifc->counters.nd_dad_duplicate++;
 	else
 		ifc->counters.nd_dad_ok++;
+	/* SLAAC: ask for routers once we can speak (RFC 4861 6.3.7, from
+	 * the link-local address, so the RA can come back unicast or not). */
+	if (!dup && a == 0 && ifc->slaac && !ifc->ra_seen) {
+		ifc->rs_left = IFACE_RS_MAX;
+		ifc->rs_at = now;
+	}
 	if (ifc->dad_fn)
 		ifc->dad_fn(ifc->dad_ctx, ifc, &x->a, dup);
 }
@@ -392,9 +400,27 @@ static void dad_poll(struct iface *ifc, sk_time_ns now)
 			if (nd_send_ns(ifc, &x->a, NULL, NULL, x->nonce))
 				ifc->counters.nd_dad_ns_tx++;
 		} else {
-			dad_verdict(ifc, a, false);
+			dad_verdict(ifc, now, a, false);
 		}
 	}
+}
+
+static void nd_send_rs(struct iface *ifc, sk_time_ns now)
+{
+	ifc->rs_left--;
+	ifc->rs_at = now + IFACE_RS_INTERVAL_NS;
+	uint8_t mac[SK_MAC_LEN];
+	ipv6_mcast_mac(mac, &ipv6_all_routers);
+	struct iface_ip6_out o;
+	if (iface_ip6_begin_mac(ifc, mac, &ifc->addr6[0].a, &ipv6_all_routers,
+				ND_RS_LEN + ND_OPT_LLA_LEN, &o) != 0)
+		return;
+	size_t n = nd_emit_rs(o.l4, o.cap, ifc->mac, &o.src, &o.dst);
+	if (n == 0)
+		return;
+	o.hop_limit = ND_HOP_LIMIT;
+	iface_ip6_finish(ifc, now, &o, IPV6_NH_ICMPV6, n);
+	ifc->counters.nd_rs_tx++;
 }
 
 void iface_set_dad_handler(struct iface *ifc, iface_dad_fn fn, void *ctx)
@@ -412,6 +438,8 @@ void iface_nd_poll(struct iface *ifc, sk_time_ns now)
 		iface_mld_report(ifc, now);
 	}
 	dad_poll(ifc, now);
+	if (ifc->rs_left && !ifc->ra_seen && now >= ifc->rs_at)
+		nd_send_rs(ifc, now);
 	for (unsigned q = 0; q < IFACE_ND_PENDING && ifc->npending6; q++) {
 		struct iface_pending6 *p = &ifc->pending6[q];
 		if (!p->used)
@@ -479,7 +507,7 @@ static void nd_ns_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr 
 			c->nd_dad_looped++;
 			return;
 		}
-		dad_verdict(ifc, (unsigned)a, true);
+		dad_verdict(ifc, now, (unsigned)a, true);
 		return;
 	}
 	if (from_unspec) {
@@ -514,7 +542,7 @@ static void nd_na_input(struct iface *ifc, sk_time_ns now, const struct nd_msg *
 	if (a >= 0) {
 		/* Another node holds one of our addresses. */
 		if (ifc->addr6[a].state == IFACE_ADDR6_TENTATIVE)
-			dad_verdict(ifc, (unsigned)a, true);
+			dad_verdict(ifc, now, (unsigned)a, true);
 		else
 			c->nd_conflict++;
 		return;
@@ -562,8 +590,27 @@ static void nd_ra_input(struct iface *ifc, sk_time_ns now, const struct ipv6_hdr
 			const struct nd_msg *m)
 {
 	ifc->counters.nd_ra_rx++;
+	ifc->ra_seen = true;
 	if (m->opts.has_slla)
 		nd_learn_stale(ifc, now, &h->src, m->opts.slla);
+	/* SLAAC (RFC 4862 5.5.3): an autonomous /64 with a valid lifetime
+	 * gives the address prefix + our interface identifier, tentative
+	 * until DAD passes.  A prefix of another length cannot take a 64-bit
+	 * identifier: skipped.  Lifetimes are not timed yet (an address, once
+	 * formed, stays), nor are prefixes without the A flag kept on-link. */
+	for (unsigned p = 0; ifc->slaac && p < m->opts.nprefix; p++) {
+		const struct nd_prefix *x = &m->opts.prefix[p];
+		if (!x->autonomous || x->len != 64 || x->valid == 0)
+			continue;
+		struct ipv6_addr a = x->prefix;
+		ipv6_iid_from_mac(a.b + 8, ifc->mac);
+		if (iface_addr6_find(ifc, &a) >= 0)
+			continue;
+		if (iface_ip6_addr_add(ifc, &a, x->onlink ? 64 : 128, now))
+			ifc->counters.nd_slaac_addrs++;
+		else
+			ifc->counters.nd_slaac_full++;
+	}
 	/* A default router (RFC 4861 6.3.4) when none was configured.  The
 	 * lifetime is not timed yet: a router that stops advertising stays
 	 * until it says lifetime 0. */

@@ -95,6 +95,9 @@ bool iface_take_token(uint64_t *credit_ns, sk_time_ns *last, sk_time_ns now);
 
 /* --- iface_ip6.c --- */
 void iface_ip6_init(struct iface *ifc, const struct iface_config *cfg, sk_time_ns now);
+/* Add a TENTATIVE address (DAD starts at the next poll); false if it is
+ * there already or there is no room. */
+bool iface_ip6_addr_add(struct iface *ifc, const struct ipv6_addr *a, uint8_t plen, sk_time_ns now);
 /* Index of our address a (any state), or -1. */
 int iface_addr6_find(const struct iface *ifc, const struct ipv6_addr *a);
 /* A group MAC (33:33:...) of a group we listen to: all-nodes, or the

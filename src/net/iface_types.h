@@ -56,6 +56,9 @@
 #define IFACE_ND_QUEUE_NS (3 * SK_NS_PER_S)      /* a datagram waits this long (3 multicast NS) */
 /* DAD (RFC 4862 5.1): DupAddrDetectTransmits 1, each waiting RetransTimer. */
 #define IFACE_DAD_TRANSMITS 1u
+/* Router solicitations (RFC 4861 10): 3, 4 s apart, until an RA comes. */
+#define IFACE_RS_MAX 3u
+#define IFACE_RS_INTERVAL_NS (4 * SK_NS_PER_S)
 /* MLD reports (RFC 3810 9): at most one answer to queries per second. */
 #define IFACE_MLD_MIN_NS SK_NS_PER_S
 
@@ -200,7 +203,10 @@
 	X(nd_dad_duplicate, "nd.dad_duplicate") /* addresses found in use: never used */  \
 	X(nd_dad_looped, "nd.dad_looped")       /* our own DAD probe came back (nonce) */ \
 	X(nd_dad_defended, "nd.dad_defended")   /* another node's DAD for our address answered */ \
-	X(nd_router_learned, "nd.router_learned") /* default router taken from an RA */
+	X(nd_router_learned, "nd.router_learned") /* default router taken from an RA */ \
+	X(nd_rs_tx, "nd.rs_tx")                 /* router solicitations (--ip6 auto) */  \
+	X(nd_slaac_addrs, "nd.slaac_addrs")     /* addresses formed from RA prefixes */  \
+	X(nd_slaac_full, "nd.slaac_full")       /* an RA prefix with no room left for it */
 
 struct iface_counters {
 #define IFACE_COUNTER_FIELD(field, name) uint64_t field;
@@ -378,6 +384,10 @@ struct iface {
 	struct iface_addr6 addr6[IFACE_IP6_ADDRS];
 	struct ipv6_addr gw6;           /* default router, :: = none */
 	bool gw6_from_ra;               /* gw6 came from an RA, not the config */
+	bool slaac;                     /* form addresses from RA prefixes */
+	bool ra_seen;                   /* an RA arrived: no more RS */
+	uint8_t rs_left;                /* RS still to send once the link-local is usable */
+	sk_time_ns rs_at;               /* the next RS */
 	bool mld_due;                   /* a report is to be sent at the next poll */
 	sk_time_ns mld_last;            /* last report sent */
 	/* Cached min over the ND queue (expiry, next NS) and DAD timers. */
