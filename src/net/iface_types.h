@@ -150,7 +150,7 @@
 	X(ip6_bad_src, "ip6.bad_src")           /* our own address, or :: but for DAD */  \
 	X(ip6_bad, "ip6.bad")                   /* any other parse error */               \
 	X(ip6_not_for_us, "ip6.not_for_us")     /* another address or a group we did not join */ \
-	X(ip6_tentative, "ip6.tentative")       /* to an address in DAD: only ND is taken */ \
+	X(ip6_tentative, "ip6.tentative")       /* to an address in DAD (only ND is taken) or a duplicate */ \
 	X(ip6_unknown_proto, "ip6.unknown_proto")                                         \
 	X(ip6_tx, "ip6.tx")                     /* packets sent or queued */              \
 	X(ip6_no_route, "ip6.no_route")         /* no usable source, or off-link and no router */ \
