@@ -49,7 +49,7 @@ phase freestanding make check-freestanding
 phase clang make -j"$JOBS" clang-check
 phase unit make -j"$JOBS" unit
 phase integration tests/integration.sh build/skiff $DEVS
-phase ipv6 tests/ipv6.sh build/skiff $DEVS
+phase ipv6 env IPV6_UK=build/skiff-uk.elf tests/ipv6.sh build/skiff $DEVS
 phase dev-smoke make -j"$JOBS" dev-smoke
 phase http tests/http.sh build/skiff
 phase vm tests/vm.sh build/skiff build/skiff-uk.elf
