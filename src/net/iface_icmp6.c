@@ -74,9 +74,14 @@ void iface_icmp6_error(struct iface *ifc, sk_time_ns now, uint8_t type, uint8_t 
 	}
 	size_t end = (size_t)IPV6_HLEN + h->payload_len;
 	size_t n = ICMP6_HLEN + SK_MIN(end, (size_t)ICMP6_ERROR_QUOTE_MAX);
-	/* The quote is cut to what our MTU leaves, if that is less. */
+	/* The quote is cut to what our MTU leaves, if that is less (never
+	 * below a quoted header: IPv6 links carry 1280, RFC 8200 5). */
 	if (IPV6_HLEN + n > ifc->mtu)
 		n = ifc->mtu - IPV6_HLEN;
+	if (n < ICMP6_HLEN + IPV6_HLEN) {
+		c->icmp6_tx_failed++;
+		return;
+	}
 	struct iface_ip6_out o;
 	if (iface_ip6_begin(ifc, now, &h->src, n, &o) != 0) {
 		c->icmp6_tx_failed++;
