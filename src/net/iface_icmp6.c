@@ -77,7 +77,7 @@ void iface_icmp6_error(struct iface *ifc, sk_time_ns now, uint8_t type, uint8_t 
 	/* The quote is cut to what our MTU leaves, if that is less (never
 	 * below a quoted header: IPv6 links carry 1280, RFC 8200 5). */
 	if (IPV6_HLEN + n > ifc->mtu)
-		n = ifc->mtu - IPV6_HLEN;
+		n = ifc->mtu > IPV6_HLEN ? (size_t)ifc->mtu - IPV6_HLEN : 0;
 	if (n < ICMP6_HLEN + IPV6_HLEN) {
 		c->icmp6_tx_failed++;
 		return;
