@@ -206,7 +206,7 @@ sum_counters() {
 # kinds (eth.not_for_us, ip.not_for_us, arp.not_for_us, udp.no_port, ...)
 # and device-level losses: a frame lost before parsing is not "dropped with
 # the right counter".  TCP's own parse drops are tcp_drop_parse_*.
-DROP_RE='^(eth\.(bad_len|unsupported|vlan|unknown_type)|arp\.(bad|unsupported|bad_sender)'
+DROP_RE='^(eth\.(bad_len|unsupported|vlan|unknown_type|v6_off)|arp\.(bad|unsupported|bad_sender)'
 DROP_RE+='|ip\.(truncated|bad_len|csum|version|frag_dropped|bad|unknown_proto)'
 DROP_RE+='|icmp\.(truncated|csum)|udp\.(truncated|bad_len|csum)|tcp_drop_parse_(trunc|len|csum|opt|other))$'
 
@@ -226,7 +226,7 @@ REASON_GROUPS=(
 	"icmp_csum : icmp.csum"
 	"tcp_trunc tcp_doff_small tcp_doff_long : tcp_drop_parse_trunc tcp_drop_parse_len"
 	"tcp_csum : tcp_drop_parse_csum"
-	"unknown_type vlan vlan2 : eth.unknown_type eth.vlan eth.unsupported"
+	"unknown_type vlan vlan2 : eth.unknown_type eth.vlan eth.unsupported eth.v6_off"
 )
 
 # reasons_check NAME MALFORMED_OUTPUT: per-kind accounting against ST.
