@@ -32,7 +32,9 @@ the server's namespace) are read just before and after the load.
 Environment (defaults finish in about 10-15 minutes on 2 cores):
   BENCH_REPS=3  BENCH_DURATION=2 (s per run)  BENCH_N=2000000 (cap per ab run)
   BENCH_SERVERS="nginx linux-app skiff-xdp skiff-packet skiff-tap"
-  BENCH_LOADS="ab-k-c1 ab-k-c8 ab-k-c64 ab-c1 ab-c16 ab-c64 wrk-close-c1000 wrk-close-c10000"
+  BENCH_LOADS="ab-k-c1 ab-k-c8 ab-k-c64 ab-c1 ab-c16 ab-c64 wrk-close-c1000 wrk-close-c10000
+               slow-c1"  (slow-c1: bench/http/slow_client.py, one client that
+               thinks 1 ms between new-connection requests)
   BENCH_PASSES="41 600"  BENCH_SERVER_CPU=1  BENCH_CLIENT_CPU=0
   BENCH_OUT=bench/results/<YYYY-MM-DD-HHMMSS>  BENCH_WARMUP=1 (0: none)
   BENCH_OFFLOADS=off
@@ -63,7 +65,7 @@ HZ = os.sysconf("SC_CLK_TCK")
 
 ALL_SERVERS = ["nginx", "linux-app", "skiff-xdp", "skiff-packet", "skiff-tap"]
 ALL_LOADS = ["ab-k-c1", "ab-k-c8", "ab-k-c64", "ab-c1", "ab-c16", "ab-c64",
-             "wrk-close-c1000", "wrk-close-c10000"]
+             "wrk-close-c1000", "wrk-close-c10000", "slow-c1"]
 
 
 def env(name, default):
@@ -422,6 +424,9 @@ def load_cmd(load, url):
         # -t bounds the time; -n (after -t) caps the count.
         cmd += ["-t", f"{max(1, round(DURATION))}", "-n", str(NMAX), "-c", str(c), url]
         return cmd, DURATION + 30
+    if load == "slow-c1":
+        return (["python3", os.path.join(HERE, "slow_client.py"), url,
+                 str(max(1, round(DURATION))), "1000"], DURATION + 30)
     m = re.match(r"^wrk-close-c(\d+)$", load)
     c = int(m.group(1))
     # 10,000 connections take a while to open: never under 2 s.
@@ -483,7 +488,7 @@ def run_load(srv, load, url):
                         str(CCPU)] + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True, errors="replace")
     c1, p1, t1 = cpu_times(), proc_ticks(pids), time.time()
-    res = parse_ab(r.stdout) if cmd[0] == "ab" else parse_wrk(r.stdout)
+    res = parse_wrk(r.stdout) if cmd[0] == "wrk" else parse_ab(r.stdout)
     if res is None:
         res = {"completed": 0, "failed": 0, "non2xx": 0, "errors": 1, "req_s": 0.0,
                "duration": t1 - t0, "doc_len": None,
