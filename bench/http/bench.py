@@ -35,7 +35,8 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
   BENCH_LOADS="ab-k-c1 ab-k-c8 ab-k-c64 ab-c1 ab-c16 ab-c64 wrk-close-c1000 wrk-close-c10000
                slow-c1"  (slow-c1: bench/http/slow_client.py, one client that
                thinks 1 ms between new-connection requests)
-  BENCH_PASSES="41 600"  BENCH_SERVER_CPU=1  BENCH_CLIENT_CPU=0
+  BENCH_PASSES="41 600 6000 102400 1048576" (body sizes)  BENCH_SERVER_CPU=1
+  BENCH_BIG_LOADS="ab-k-c8 ab-c16" (the loads of bodies over 600 B)  BENCH_CLIENT_CPU=0
   BENCH_OUT=bench/results/<YYYY-MM-DD-HHMMSS>  BENCH_WARMUP=1 (0: none)
   BENCH_OFFLOADS=off
   BENCH_SKIFF_OLD=PATH  another skiff binary (e.g. main's, before a change):
@@ -85,7 +86,29 @@ def base_server(name):
     return name[:-4] if name.endswith("-old") and SKIFF_OLD else name
 
 LOADS = env("BENCH_LOADS", " ".join(ALL_LOADS)).split()
-PASSES = [int(p) for p in env("BENCH_PASSES", "41 600").split()]
+PASSES = [int(p) for p in env("BENCH_PASSES", "41 600 6000 102400 1048576").split()]
+# Bodies above 600 bytes (seed 002's two sizes) run only these loads: one
+# keep-alive and one connection-per-request, where the size shows.
+BIG_LOADS = env("BENCH_BIG_LOADS", "ab-k-c8 ab-c16").split()
+
+
+def body_path(body):
+    return "/" if body == 41 else "/x600.txt" if body == 600 else f"/x{body}.bin"
+
+
+def body_bytes(body):
+    """What body_path(body) holds: the hello, X's, or a byte pattern that a
+    truncated or reordered answer cannot match."""
+    if body == 41:
+        return HELLO
+    if body == 600:
+        return b"X" * 599 + b"\n"
+    unit = bytes(range(256)) * 4 + b"skiff bench body\n"
+    return (unit * (body // len(unit) + 1))[:body]
+
+
+def loads_for(body):
+    return LOADS if body <= 600 else [ld for ld in LOADS if ld in BIG_LOADS]
 SCPU = int(env("BENCH_SERVER_CPU", "1"))
 CCPU = int(env("BENCH_CLIENT_CPU", "0"))
 WARMUP = env("BENCH_WARMUP", "1") != "0"
@@ -607,7 +630,7 @@ def write_results(out, runs, unavailable, sizes, meta):
             hdr.append("linux-app/nginx")
         L.append("| " + " | ".join(hdr) + " |")
         L.append("|---|" + "--:|" * (len(hdr) - 1))
-        for load in LOADS:
+        for load in loads_for(body):
             cells = [load]
             meds = {}
             for s in servers:
@@ -644,7 +667,7 @@ def write_results(out, runs, unavailable, sizes, meta):
         L.append("| load | server | req/s | core µs/req | proc µs/req | server core % | "
                  "client % | syscalls/req | failed runs |")
         L.append("|---|---|--:|--:|--:|--:|--:|--:|---|")
-        for load in LOADS:
+        for load in loads_for(body):
             for s in servers:
                 if s in unavailable.get(body, {}):
                     continue
@@ -701,7 +724,7 @@ def write_chart(out, runs):
         dat = os.path.join(out, f".chart-{p}.dat")
         with open(dat, "w") as f:
             f.write("load " + " ".join(servers) + "\n")
-            for load in LOADS:
+            for load in loads_for(p):
                 vals = []
                 for s in servers:
                     ok = [r for r in runs if r["pass"] == p and r["server"] == s
@@ -771,9 +794,13 @@ def main():
     os.chmod(work, 0o755)
     root = os.path.join(work, "www")
     os.makedirs(root)
-    with open(os.path.join(root, "x600.txt"), "wb") as f:
-        f.write(b"X" * 599 + b"\n")
-    x600 = b"X" * 599 + b"\n"
+    for body in PASSES:
+        if body < 41:
+            sys.exit(f"bench: BENCH_PASSES: {body} is not a body size (41 is the hello, "
+                     "others are files of that many bytes)")
+        if body != 41:
+            with open(os.path.join(root, body_path(body)[1:]), "wb") as f:
+                f.write(body_bytes(body))
     global MAX_CONNS
     conns = MAX_CONNS = max(1024, min(nofile - 64, 20000))
     with open(os.path.join(HERE, "nginx.conf.in")) as f:
@@ -802,19 +829,17 @@ def main():
         log(f"bench: servers {' '.join(SERVERS)}; loads {' '.join(LOADS)}; bodies "
             f"{' '.join(map(str, PASSES))}; {REPS} reps x {DURATION:g} s; out {out}")
         for body in PASSES:
-            path = "/" if body == 41 else "/x600.txt"
-            want = HELLO if body == 41 else x600
-            if body not in (41, 600):
-                sys.exit("bench: BENCH_PASSES takes 41 and/or 600")
+            path, want = body_path(body), body_bytes(body)
             url = f"http://{SRV_IP}{path}"
             unavailable[body] = {}
             sizes[body] = {}
-            for li, load in enumerate(LOADS, 1):
+            loads = loads_for(body)
+            for li, load in enumerate(loads, 1):
                 for rep in range(1, REPS + 1):
                     for s in SERVERS:
                         if s in unavailable[body]:
                             continue
-                        tag = (f"[{body}B] [load {li}/{len(LOADS)} {load}] [server {s}] "
+                        tag = (f"[{body}B] [load {li}/{len(loads)} {load}] [server {s}] "
                                f"run {rep}/{REPS}")
                         srv = Server(s, skiff, work)
                         row = {"pass": body, "server": s, "load": load, "rep": rep}
