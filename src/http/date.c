@@ -73,3 +73,121 @@ uint64_t http_date_from_civil(unsigned year, unsigned month, unsigned day, unsig
 	uint64_t days = (uint64_t)era * DAYS_PER_ERA + doe - EPOCH_FROM_0000_03_01;
 	return days * 86400 + (uint64_t)hour * 3600 + (uint64_t)min * 60 + sec;
 }
+
+/* ---- parsing ---- */
+
+struct cur {
+	const uint8_t *p, *end;
+};
+
+static bool lit(struct cur *c, const char *s)
+{
+	for (; *s; s++, c->p++)
+		if (c->p == c->end || *c->p != (uint8_t)*s)
+			return false;
+	return true;
+}
+
+/* Exactly `digits` digits (asctime's day: a leading SP stands for a 0). */
+static bool num(struct cur *c, unsigned digits, unsigned *out)
+{
+	unsigned v = 0;
+	for (unsigned i = 0; i < digits; i++, c->p++) {
+		if (c->p == c->end || *c->p < '0' || *c->p > '9')
+			return false;
+		v = v * 10 + (unsigned)(*c->p - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static bool month(struct cur *c, unsigned *m)
+{
+	static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	if (c->end - c->p < 3)
+		return false;
+	for (unsigned i = 0; i < 12; i++)
+		if (c->p[0] == names[3 * i] && c->p[1] == names[3 * i + 1] &&
+		    c->p[2] == names[3 * i + 2]) {
+			*m = i + 1;
+			c->p += 3;
+			return true;
+		}
+	return false;
+}
+
+/* A weekday: "Mon" .. "Sun", or the long name for rfc850 (long). */
+static bool weekday(struct cur *c, bool is_long)
+{
+	static const char *const full[7] = {"Monday", "Tuesday", "Wednesday", "Thursday",
+					    "Friday", "Saturday", "Sunday"};
+	for (unsigned i = 0; i < 7; i++) {
+		struct cur t = *c;
+		const char *w = full[i];
+		if (is_long ? lit(&t, w) : (t.end - t.p >= 3 && t.p[0] == (uint8_t)w[0] &&
+					    t.p[1] == (uint8_t)w[1] && t.p[2] == (uint8_t)w[2])) {
+			if (!is_long)
+				t.p += 3;
+			*c = t;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool hms(struct cur *c, unsigned *h, unsigned *m, unsigned *s)
+{
+	return num(c, 2, h) && lit(c, ":") && num(c, 2, m) && lit(c, ":") && num(c, 2, s);
+}
+
+static bool civil_ok(unsigned y, unsigned mo, unsigned d, unsigned h, unsigned mi, unsigned s)
+{
+	static const uint8_t mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1])
+		return false;
+	if (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
+		return false;
+	return h < 24 && mi < 60 && s <= 60;
+}
+
+bool http_date_parse(const uint8_t *s, size_t n, uint64_t *unix_sec)
+{
+	struct cur c = {s, s + n};
+	while (c.p < c.end && (*c.p == ' ' || *c.p == '\t'))
+		c.p++;
+	while (c.end > c.p && (c.end[-1] == ' ' || c.end[-1] == '\t'))
+		c.end--;
+	unsigned y, mo, d, h, mi, sec;
+	struct cur t = c;
+	if (weekday(&t, false) && lit(&t, ", ")) {
+		/* IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT" */
+		if (!(num(&t, 2, &d) && lit(&t, " ") && month(&t, &mo) && lit(&t, " ") &&
+		      num(&t, 4, &y) && lit(&t, " ") && hms(&t, &h, &mi, &sec) && lit(&t, " GMT")))
+			return false;
+	} else if (t = c, weekday(&t, true) && lit(&t, ", ")) {
+		/* rfc850-date: "Sunday, 06-Nov-94 08:49:37 GMT" */
+		if (!(num(&t, 2, &d) && lit(&t, "-") && month(&t, &mo) && lit(&t, "-") &&
+		      num(&t, 2, &y) && lit(&t, " ") && hms(&t, &h, &mi, &sec) && lit(&t, " GMT")))
+			return false;
+		y += y < 70 ? 2000 : 1900;
+	} else if (t = c, weekday(&t, false) && lit(&t, " ")) {
+		/* asctime-date: "Sun Nov  6 08:49:37 1994" (day: SP DIGIT or 2DIGIT) */
+		if (!(month(&t, &mo) && lit(&t, " ")))
+			return false;
+		if (t.p < t.end && *t.p == ' ') {
+			t.p++;
+			if (!num(&t, 1, &d))
+				return false;
+		} else if (!num(&t, 2, &d)) {
+			return false;
+		}
+		if (!(lit(&t, " ") && hms(&t, &h, &mi, &sec) && lit(&t, " ") && num(&t, 4, &y)))
+			return false;
+	} else {
+		return false;
+	}
+	if (t.p != t.end || !civil_ok(y, mo, d, h, mi, sec))
+		return false;
+	*unix_sec = http_date_from_civil(y, mo, d, h, mi, sec);
+	return true;
+}

@@ -21,4 +21,15 @@ void http_date_format(uint64_t unix_sec, char out[HTTP_DATE_LEN]);
 uint64_t http_date_from_civil(unsigned year, unsigned month, unsigned day, unsigned hour,
 			      unsigned min, unsigned sec);
 
+/* Read an HTTP-date (RFC 9110 5.6.7) from s[0, n): the IMF-fixdate
+ * above, and the two obsolete forms a recipient MUST accept,
+ *   rfc850-date  "Sunday, 06-Nov-94 08:49:37 GMT"  (years 70-99 are 19xx,
+ *                00-69 20xx: the 50-years rule without a clock)
+ *   asctime      "Sun Nov  6 08:49:37 1994"
+ * The weekday name is checked for its form, not for agreeing with the
+ * date (a recipient has no use for the disagreement).  Fields out of range
+ * (day 31 of a 30-day month, hour 24, year before 1970 or after 9999),
+ * bytes before or after it other than OWS: false.  true: *unix_sec set. */
+bool http_date_parse(const uint8_t *s, size_t n, uint64_t *unix_sec);
+
 #endif
