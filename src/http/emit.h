@@ -13,9 +13,14 @@
 
 #include "../base/sk.h"
 
-/* A head is at most this long: the content type and the extra lines come
- * from the server and the file cache's short table, never from a request. */
-#define HTTP_EMIT_HEAD_MAX 512u
+/* A head is at most this long.  What goes into one is bounded by what the
+ * server lets in: a content type from the MIME table (or a source's, at
+ * most HTTP_EMIT_CTYPE_MAX), validators (HTTP_ETAG_MAX), the configured
+ * Cache-Control (HTTP_CACHE_CONTROL_MAX), a Location of at most
+ * HTTP_LOCATION_MAX bytes and a few fixed lines; never unbounded bytes of
+ * a request. */
+#define HTTP_EMIT_HEAD_MAX 2048u
+#define HTTP_EMIT_CTYPE_MAX 128u
 /* An error body ("404 Not Found\n") is at most this long. */
 #define HTTP_EMIT_ERROR_BODY_MAX 64u
 
@@ -25,6 +30,21 @@ enum http_conn_hdr {
 	HTTP_CH_CLOSE,      /* "Connection: close": the last response */
 	HTTP_CH_KEEP_ALIVE, /* "Connection: keep-alive": 1.0 clients that asked */
 };
+
+/* A cursor that never writes past its end: a write that does not fit
+ * moves p to end and writes nothing (the callers size their buffers, so
+ * this is a fail-safe, never a truncated head on the wire in practice). */
+struct http_out {
+	uint8_t *p, *end;
+};
+
+void http_out_mem(struct http_out *o, const void *s, size_t n);
+void http_out_str(struct http_out *o, const char *s);
+void http_out_u64(struct http_out *o, uint64_t v);
+void http_out_hex(struct http_out *o, uint64_t v); /* lower case, no leading zeros */
+
+/* "HTTP/1.1 <status> <reason>" CRLF "Server: skiff" CRLF "Date: <date29>" CRLF */
+void http_emit_status(struct http_out *o, int status, const char *date29);
 
 /* The reason phrase of the statuses the server sends ("Error" for others). */
 const char *http_reason(int status);

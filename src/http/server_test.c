@@ -296,7 +296,7 @@ static void test_close_with_body(void **st)
 }
 
 static char last_path[256];
-static const struct http_file one_file = {(const uint8_t *)"abc", 3, "text/plain"};
+static const struct http_file one_file = {.data = (const uint8_t *)"abc", .len = 3, .ctype = "text/plain"};
 static const struct http_file *lookup(void *ctx, const char *path, size_t len)
 {
 	(void)ctx;
