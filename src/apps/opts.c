@@ -63,6 +63,10 @@ const struct opt_def opt_defs[OPT_N] = {
 		       "time the request path with the cycle counter and print\n"
 		       "median and p99 of each stage at exit (see docs/cost.md)"},
 
+	[OPT_CACHE_CONTROL] = {"cache-control", 0, OPT_K_STR, "VALUE", 0, 0, NULL,
+			       "send Cache-Control: VALUE with every file (200, 206,\n"
+			       "304), e.g. 'max-age=3600'"},
+
 	[OPT_EXIT_AFTER] = {"exit-after", 0, OPT_K_NUM, "S", 1, 1000000000, NULL,
 			    "exit 0 after S seconds (a safety net for tests)"},
 	[OPT_SHUTDOWN_PORT] = {"shutdown-port", 0, OPT_K_NUM, "N", 1, 65535, NULL,
@@ -237,6 +241,7 @@ static const struct opt_use serve_use[] = {
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_PORT, 0, "80", NULL},
 	{OPT_ROOT, 0, NULL, NULL},
+	{OPT_CACHE_CONTROL, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_MAX_CONNS, 0, "4096", NULL},
@@ -263,7 +268,7 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--mac MAC] [--port N] [--root DIR] [--stats] [--pcap FILE]\n"
 		"                   [--max-conns N] [--header-timeout S] [--keepalive-timeout S]\n"
 		"                   [--max-body N] [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
-		"                   [--trace]",
+		"                   [--trace] [--cache-control VALUE]",
 	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		 "every file under DIR (mapped read-only, not copied; SIGHUP re-reads DIR).  dev,\n"
 		 "gw, mac, pcap, tcp-sndbuf, tcp-rcvbuf and spin-us go with --stack skiff.  The\n"
@@ -319,6 +324,7 @@ static const struct opt_use uk_use[] = {
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_PORT, 0, "80", NULL},
 	{OPT_MAX_CONNS, 0, "2048", NULL},
+	{OPT_CACHE_CONTROL, 0, NULL, NULL},
 	{OPT_HEADER_TIMEOUT, 0, "10", NULL},
 	{OPT_KEEPALIVE_TIMEOUT, 0, "60", NULL},
 	{OPT_MAX_BODY, 0, "1048576", NULL},
@@ -380,6 +386,8 @@ void opt_http_config(const struct opts *o, struct http_server_config *hc)
 		hc->keepalive_timeout = v[OPT_KEEPALIVE_TIMEOUT].num * SK_NS_PER_S;
 	if (v[OPT_MAX_BODY].set)
 		hc->max_body = v[OPT_MAX_BODY].num;
+	if (v[OPT_CACHE_CONTROL].set)
+		hc->cache_control = v[OPT_CACHE_CONTROL].str;
 }
 
 /* ---- text ---- */
@@ -751,6 +759,11 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		v->num = 1;
 		return OPT_OK;
 	case OPT_K_STR:
+		if (d == &opt_defs[OPT_CACHE_CONTROL] && !http_cache_control_ok(s)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not a header value (printable ASCII, at most 256 bytes)");
+			return OPT_ERROR;
+		}
 		return OPT_OK; /* non-empty: checked by the caller */
 	case OPT_K_NUM:
 		if (opt_parse_dec(s, &v->num) == 0 && v->num >= d->lo && v->num <= d->hi)

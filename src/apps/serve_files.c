@@ -33,7 +33,14 @@
  * completed with zeros at its promised length instead of the process
  * dying, and files.truncated_pages counts it.  Any other SIGBUS is a bug
  * and still kills the process.  SIGHUP (or rename-into-place deploys)
- * gives clients the new bytes. */
+ * gives clients the new bytes.
+ *
+ * What the server's static semantics need (http/server.h) comes with each
+ * tree: a file's mtime (Last-Modified, the derived ETag) and its type
+ * (http/mime.c); an entry per directory (is_dir: "/dir" is a 301, "/dir/"
+ * without an index.html a 403); "x.gz"/"x.br" beside "x" linked as x's
+ * precompressed siblings (pointers within the same tree, so they retire
+ * with it). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -44,6 +51,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../http/mime.h"
 #include "serve_files.h"
 #include "site_archive.h"
 #include "site_tree.h"
@@ -58,9 +66,6 @@ struct fc_entry {
 	struct http_file file;
 	void *map;     /* the file's mapping, or NULL (empty, or in the arena) */
 	size_t maplen;
-	/* TODO(site merge): struct http_file gains validators on branch
-	 * `site`: fill its mtime from here (Last-Modified, the ETag). */
-	int64_t mtime;
 };
 
 /* One generation of the tree: what one walk found, mapped.  Lifetime:
@@ -83,6 +88,7 @@ struct fc_tree {
 	uint64_t gen;           /* 1 for the first load, +1 per reload */
 	struct fc_entry *e;
 	size_t n;
+	size_t ndirs;           /* of the n entries, directories (tree_dirs) */
 	uint64_t bytes;         /* the files' sizes */
 	uint64_t mapped;        /* bytes of them mapped (the rest in small) */
 	size_t nmaps;
@@ -229,9 +235,64 @@ static int load_one(const struct site_list *l, struct fc_tree *t, struct fc_entr
 	}
 	close(fd);
 	e->file.len = len;
-	e->mtime = (int64_t)st.st_mtime;
+	e->file.mtime = st.st_mtime > 0 ? (int64_t)st.st_mtime : 0;
 	t->bytes += len;
 	return rc;
+}
+
+static const struct fc_entry *find(const struct fc_tree *t, const char *path, size_t len);
+
+static void table_put(struct fc_tree *t, size_t i)
+{
+	size_t j = t->e[i].hash & t->tmask;
+	while (t->table[j])
+		j = (j + 1) & t->tmask;
+	t->table[j] = (uint32_t)i + 1;
+}
+
+/* An is_dir entry for every directory a file is in (the root excepted:
+ * the server knows it is one).  The entries array has room (tree_load). */
+static int tree_dirs(struct fc_tree *t)
+{
+	size_t nfiles = t->n;
+	for (size_t i = 0; i < nfiles; i++) {
+		const char *p = t->e[i].path;
+		for (size_t k = 1; k < t->e[i].plen; k++) {
+			if (p[k] != '/' || find(t, p, k))
+				continue;
+			struct fc_entry *d = &t->e[t->n];
+			if (!(d->path = malloc(k + 1)))
+				return -1;
+			memcpy(d->path, p, k);
+			d->path[k] = 0;
+			d->plen = k;
+			d->hash = fnv1a(d->path, k);
+			d->file = (struct http_file){.ctype = HTTP_MIME_DEFAULT, .is_dir = true};
+			table_put(t, t->n++);
+			t->ndirs++;
+		}
+	}
+	return 0;
+}
+
+/* "x.gz" / "x.br" beside a file "x": x's precompressed siblings (they
+ * stay servable under their own names too). */
+static void tree_siblings(struct fc_tree *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		struct fc_entry *s = &t->e[i];
+		bool gz = s->plen > 3 && !memcmp(s->path + s->plen - 3, ".gz", 3);
+		bool br = s->plen > 3 && !memcmp(s->path + s->plen - 3, ".br", 3);
+		if (s->file.is_dir || (!gz && !br))
+			continue;
+		struct fc_entry *b = (struct fc_entry *)find(t, s->path, s->plen - 3);
+		if (!b || b->file.is_dir)
+			continue;
+		if (gz)
+			b->file.gz = &s->file;
+		else
+			b->file.br = &s->file;
+	}
 }
 
 static struct fc_tree *tree_load(const char *dir, uint64_t gen, char *err, size_t errlen)
@@ -244,10 +305,16 @@ static struct fc_tree *tree_load(const char *dir, uint64_t gen, char *err, size_
 	for (size_t i = 0; i < l.n; i++)
 		if (l.f[i].size < FC_SMALL)
 			small_cap += (size_t)l.f[i].size;
+	/* Room for the directories too: at most one per '/' of each path
+	 * after the first (tree_dirs adds the ones that exist). */
+	size_t ndir_max = 0;
+	for (size_t i = 0; i < l.n; i++)
+		for (size_t k = 1; k < l.f[i].plen; k++)
+			ndir_max += l.f[i].path[k] == '/';
 	size_t tsize = 16;
-	while (tsize < 2 * l.n)
+	while (tsize < 2 * (l.n + ndir_max))
 		tsize *= 2;
-	if (!t || !(t->e = calloc(l.n ? l.n : 1, sizeof(*t->e))) ||
+	if (!t || !(t->e = calloc(l.n + ndir_max ? l.n + ndir_max : 1, sizeof(*t->e))) ||
 	    !(t->small = malloc(small_cap ? small_cap : 1)) ||
 	    !(t->table = calloc(tsize, sizeof(*t->table)))) {
 		snprintf(err, errlen, "out of memory for %zu files", l.n);
@@ -273,7 +340,7 @@ static struct fc_tree *tree_load(const char *dir, uint64_t gen, char *err, size_
 			t->n--;
 		} else {
 			e->hash = fnv1a(e->path, e->plen);
-			e->file.ctype = sar_content_type(e->path, e->plen);
+			e->file.ctype = http_mime_type(e->path, e->plen);
 		}
 	}
 	site_list_free(&l);
@@ -287,6 +354,12 @@ static struct fc_tree *tree_load(const char *dir, uint64_t gen, char *err, size_
 			j = (j + 1) & t->tmask;
 		t->table[j] = (uint32_t)i + 1;
 	}
+	if (tree_dirs(t) < 0) {
+		snprintf(err, errlen, "out of memory for the directories");
+		tree_free(t);
+		return NULL;
+	}
+	tree_siblings(t);
 	return t;
 }
 
@@ -303,6 +376,8 @@ static const struct fc_entry *find(const struct fc_tree *t, const char *path, si
 	}
 }
 
+/* The server asks a directory's index.html itself (http/server.h); the
+ * trailing '/' case stays for other callers. */
 const struct http_file *file_cache_lookup(void *ctx, const char *path, size_t len)
 {
 	struct file_cache *fc = ctx;
@@ -373,7 +448,7 @@ void file_cache_quiesce(struct file_cache *fc, bool no_output, bool no_conns)
 void file_cache_info(const struct file_cache *fc, struct file_cache_info *fi)
 {
 	*fi = (struct file_cache_info){
-		.gen = fc->gen, .files = fc->cur->n, .bytes = fc->cur->bytes,
+		.gen = fc->gen, .files = fc->cur->n - fc->cur->ndirs, .bytes = fc->cur->bytes,
 		.mapped = fc->cur->mapped, .maps = fc->cur->nmaps,
 		.truncated_pages = sigbus_pages,
 	};

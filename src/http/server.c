@@ -16,7 +16,11 @@
 #include "server.h"
 
 #include "../base/hist.h"
+#include "accept_enc.h"
+#include "date.h"
 #include "emit.h"
+#include "etag.h"
+#include "range.h"
 #include "target.h"
 
 #define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -49,14 +53,25 @@ enum deadline_kind { D_HEADER, D_BODY, D_IDLE, D_WRITE, D_LINGER };
 /* Why conn_advance stopped. */
 enum conn_rest { R_GONE, R_WRITE, R_INPUT, R_LINGER };
 
-/* The answer to a request, decided when its head is complete and sent
- * when its body (if any) has been read: a malformed chunked body must get
- * its 400, not the answer the head alone deserved. */
+/* The answer to a request, decided when its head is complete (decide(),
+ * which only reads) and sent when its body (if any) has been read and the
+ * output batch has room for it: a malformed chunked body must get its 400,
+ * not the answer the head alone deserved.  Everything it needs is in here
+ * (or, for the 301's Location, in rbuf, which no read moves while an
+ * answer is owed: see `owed`). */
 struct answer {
-	int status;               /* 200, 404, 405 (and close), 400/414 (close) */
-	const struct http_file *f; /* the body of a 200 */
+	uint16_t status;  /* 200 206 301 304 403 404 405 412 416; 400/414 (close) */
+	uint8_t coding;   /* enum http_coding of the body sent */
+	uint8_t nranges;  /* 206: 1 (single part) or more (multipart/byteranges) */
 	bool head_only;
-	enum http_conn_hdr ch;
+	bool vary;        /* the entry has a precompressed sibling */
+	uint8_t ch;       /* enum http_conn_hdr */
+	const struct http_file *f;   /* 200/206/304/416: the entry the path named */
+	const struct http_file *var; /* ... and the variant sent (f, f->gz or f->br) */
+	const char *ctype;           /* f's, or the default if f's is longer than we send */
+	uint32_t loc_off, loc_len;   /* 301: the target's path[?query] in rbuf */
+	uint32_t query_at;           /* 301: where in it the '?' is (loc_len if none) */
+	struct http_range rg[HTTP_MAX_RANGES];
 };
 
 struct http_conn {
@@ -69,8 +84,13 @@ struct http_conn {
 	bool may_read;           /* edge contract: unread bytes may wait in the socket */
 	bool linger_after;       /* CLOSING: end with a lingering close (unread input possible) */
 	bool body_chunked;       /* BODY: discarding a chunked request body */
+	/* `deferred` is decided and due, waiting only for room in the output
+	 * batch: then niov > 0, and it goes first once the batch is flushed,
+	 * before any read (so rbuf, which its Location may point into, has
+	 * not moved). */
+	bool owed;
 	uint16_t batch;          /* responses in the current output batch (0 if niov == 0) */
-	struct answer deferred;  /* BODY: the answer, sent when the body ends */
+	struct answer deferred;  /* BODY or owed: the answer, sent when the body ends / room */
 	uint64_t body_left;      /* BODY: Content-Length bytes still to discard */
 	/* rbuf: HTTP_RBUF_SIZE bytes, [rpos, rlen) unprocessed; hbuf right
 	 * behind it (HTTP_OUT_HEAD).  Both are one buffer from the server's
@@ -121,10 +141,21 @@ size_t http_server_mem_size(const struct http_server_config *cfg)
 	       (size_t)cfg->max_conns * HTTP_IOBUF_SIZE;
 }
 
+bool http_cache_control_ok(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (n >= HTTP_CACHE_CONTROL_MAX || s[n] < 0x20 || s[n] > 0x7e)
+			return false;
+	return n > 0 && s[0] != ' ' && s[n - 1] != ' ';
+}
+
 int http_server_init(struct http_server *srv, void *mem, size_t size,
 		     const struct http_server_config *cfg, struct loop *loop)
 {
 	if (!cfg->max_conns || !cfg->header_timeout || !cfg->keepalive_timeout)
+		return -SK_EINVAL;
+	if (cfg->cache_control && !http_cache_control_ok(cfg->cache_control))
 		return -SK_EINVAL;
 	if (size < http_server_mem_size(cfg))
 		return -SK_ENOMEM;
@@ -173,10 +204,13 @@ static void count_status(struct http_server_stats *st, int status)
 
 /* ---- output batch ---- */
 
+/* Room for an error answer (a short head, a short body) or a 100
+ * Continue: what process() may queue before it knows the answer; the
+ * answer itself is measured by answer_fits(). */
+#define ERROR_ROOM 512u
 static inline bool out_room(const struct http_conn *c)
 {
-	return c->hlen + HTTP_EMIT_HEAD_MAX + HTTP_INLINE_BODY <= HTTP_OUT_HEAD &&
-	       c->niov + 2u <= HTTP_OUT_IOV;
+	return c->hlen + ERROR_ROOM <= HTTP_OUT_HEAD && c->niov + 2u <= HTTP_OUT_IOV;
 }
 
 /* Append hbuf[from, hlen) to the batch, extending the last slice when it
@@ -197,7 +231,7 @@ static void respond(struct http_conn *c, int status, const char *ctype, const ui
 {
 	struct http_server *srv = c->srv;
 	uint32_t from = c->hlen;
-	c->hlen += (uint32_t)http_emit_head(c->hbuf + c->hlen, HTTP_EMIT_HEAD_MAX, status,
+	c->hlen += (uint32_t)http_emit_head(c->hbuf + c->hlen, HTTP_OUT_HEAD - c->hlen, status,
 					     srv->date, ctype, blen, ch, extra);
 	if (!head_only && blen && blen <= HTTP_INLINE_BODY) {
 		/* Small bodies ride in the head's slice: one contiguous piece. */
@@ -220,8 +254,9 @@ static void respond(struct http_conn *c, int status, const char *ctype, const ui
  * client may still be sending. */
 static void conn_last(struct http_conn *c, bool linger)
 {
+	/* Once a lingering close is due, a later last answer keeps it. */
+	c->linger_after = linger || (c->phase == P_CLOSING && c->linger_after);
 	c->phase = P_CLOSING;
-	c->linger_after = linger;
 	c->body_left = 0;
 	c->body_chunked = false;
 }
@@ -342,6 +377,7 @@ static int conn_check(const struct http_conn *c)
 	SK_CHECK(c->rbuf ? c->hbuf == c->rbuf + HTTP_RBUF_SIZE
 			   : !c->hbuf && !c->rlen && !c->hlen);
 	SK_CHECK(c->niov || (!c->batch && !c->hlen && !c->iov_i));
+	SK_CHECK(!c->owed || c->niov); /* owed only behind a batch that must go first */
 	/* Every live connection has a deadline armed, never later than the true one. */
 	SK_CHECK(loop_timer_armed(&c->timer) && c->timer.deadline <= c->deadline);
 	SK_CHECK((c->phase == P_BODY) == (c->body_left || c->body_chunked));
@@ -393,6 +429,7 @@ static void conn_free(struct http_conn *c, sk_time_ns now)
 	c->rpos = c->rlen = 0; /* unprocessed input and unsent output die here */
 	c->niov = c->iov_i = 0;
 	c->batch = 0;
+	c->owed = false;
 	conn_buf_release(c);
 	c->next_free = srv->free_list;
 	srv->free_list = c;
@@ -492,24 +529,477 @@ static enum conn_rest linger_drain(struct http_conn *c, sk_time_ns now)
 
 /* ---- requests ---- */
 
+/* ---- static files: what a GET or HEAD answers (RFC 9110) ----
+ *
+ * decide() only reads (the request, the lookup, the clock-free validators)
+ * and fills a struct answer; answer_room() says what sending it takes;
+ * emit_answer() writes it.  The order of the checks is RFC 9110 13.2.2:
+ *   1. If-Match (strong) false                           -> 412
+ *   2. else If-Unmodified-Since, with a date, false      -> 412
+ *   3. If-None-Match (weak) true                         -> 304 (GET, HEAD)
+ *   4. else If-Modified-Since, with a date, not modified -> 304
+ *   5. GET with Range: If-Range (an exact strong match of the ETag or of
+ *      Last-Modified) false -> the full 200; else the Range (range.h)
+ *      -> 206, 416 or (ignored) 200.
+ * A HEAD never gets 206: RFC 9110 14.2 defines ranges for GET only. */
+
+/* The strong ETag of an entry into out[HTTP_ETAG_MAX]: the source's, or
+ * "<mtime hex>-<len hex>" when the time is known; 0 when there is none. */
+static size_t file_etag(const struct http_file *f, char *out)
+{
+	if (f->etag) {
+		size_t n = 0;
+		while (f->etag[n] && n < HTTP_ETAG_MAX)
+			n++;
+		sk_memcpy(out, f->etag, n);
+		return n;
+	}
+	if (f->mtime <= 0)
+		return 0;
+	struct http_out o = {(uint8_t *)out, (uint8_t *)out + HTTP_ETAG_MAX};
+	http_out_mem(&o, "\"", 1);
+	http_out_hex(&o, (uint64_t)f->mtime);
+	http_out_mem(&o, "-", 1);
+	http_out_hex(&o, f->len);
+	http_out_mem(&o, "\"", 1);
+	return (size_t)(o.p - (uint8_t *)out);
+}
+
+static const struct http_header *hdr(const struct http_req *r, const uint8_t *buf,
+				     const char *name, size_t n)
+{
+	return http_req_find(r, buf, name, n);
+}
+#define HDR(name) hdr(r, buf, name, sizeof(name) - 1)
+#define VAL(h) (buf + (h)->value.off), ((h)->value.len)
+
+/* The conditionals and the Range, on the variant chosen (steps 1-5). */
+static void decide_file(const struct http_req *r, const uint8_t *buf, struct answer *a)
+{
+	const struct http_file *v = a->var;
+	char etag[HTTP_ETAG_MAX];
+	size_t elen = file_etag(v, etag);
+	const char *et = elen ? etag : NULL;
+	const uint64_t lm = v->mtime > 0 ? (uint64_t)v->mtime : 0;
+	const struct http_header *h;
+	uint64_t t;
+
+	if ((h = HDR("if-match")) != NULL) {
+		if (!http_etag_list_match(VAL(h), et, elen, HTTP_ETAG_STRONG, true)) {
+			a->status = 412;
+			return;
+		}
+	} else if ((h = HDR("if-unmodified-since")) != NULL && lm &&
+		   http_date_parse(VAL(h), &t) && lm > t) {
+		a->status = 412;
+		return;
+	}
+	if ((h = HDR("if-none-match")) != NULL) {
+		if (http_etag_list_match(VAL(h), et, elen, HTTP_ETAG_WEAK, true)) {
+			a->status = 304;
+			return;
+		}
+	} else if ((h = HDR("if-modified-since")) != NULL && lm && http_date_parse(VAL(h), &t) &&
+		   lm <= t) {
+		a->status = 304;
+		return;
+	}
+	a->status = 200;
+	if (r->method != HTTP_GET || (h = HDR("range")) == NULL)
+		return;
+	const struct http_header *ir = HDR("if-range");
+	if (ir) {
+		bool ok;
+		if (http_etag_is_one(VAL(ir)))
+			ok = http_etag_list_match(VAL(ir), et, elen, HTTP_ETAG_STRONG, false) ||
+			     (et && http_etag_list_match(VAL(ir), et, elen, HTTP_ETAG_STRONG, true));
+		else
+			ok = lm && http_date_parse(VAL(ir), &t) && t == lm;
+		if (!ok)
+			return; /* the representation changed: all of it */
+	}
+	unsigned n = 0;
+	switch (http_range_parse(VAL(h), v->len, a->rg, HTTP_MAX_RANGES, &n)) {
+	case HTTP_RANGE_OK:
+		a->status = 206;
+		a->nranges = (uint8_t)n;
+		break;
+	case HTTP_RANGE_UNSATISFIABLE:
+		a->status = 416;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Which entry a path names, and what kind of answer that is. */
+static void decide_path(struct http_server *srv, const struct http_req *r, const uint8_t *buf,
+			size_t plen, struct answer *a)
+{
+	char *path = srv->path;
+	const struct http_file *f;
+	a->status = 404;
+	if (!srv->cfg.lookup) {
+		if (plen == 1) { /* the built-in "/" */
+			a->f = a->var = &hello_file;
+			a->ctype = hello_file.ctype;
+			a->status = 200;
+		}
+		return;
+	}
+	if (path[plen - 1] == '/') {
+		/* A directory's index; without one, 403 if it is a directory. */
+		sk_memcpy(path + plen, "index.html", 11); /* path has room: see server.h */
+		f = srv->cfg.lookup(srv->cfg.lookup_ctx, path, plen + 10);
+		if (!f || f->is_dir) {
+			path[plen - 1] = 0;
+			const struct http_file *d =
+				plen == 1 ? NULL : srv->cfg.lookup(srv->cfg.lookup_ctx, path, plen - 1);
+			if (plen == 1 || (d && d->is_dir))
+				a->status = 403;
+			return;
+		}
+	} else {
+		f = srv->cfg.lookup(srv->cfg.lookup_ctx, path, plen);
+		if (!f)
+			return;
+		if (f->is_dir) {
+			/* "/dir" -> "/dir/": the target as sent, a '/' after its path. */
+			uint32_t from = r->target.off, to = from + r->target.len;
+			const uint8_t *t = buf;
+			if (t[from] != '/') { /* absolute-form: skip scheme://authority */
+				uint32_t i = from;
+				while (i + 2 < to && !(t[i] == ':' && t[i + 1] == '/' && t[i + 2] == '/'))
+					i++;
+				i += 3;
+				while (i < to && t[i] != '/' && t[i] != '?')
+					i++;
+				from = i;
+			}
+			uint32_t q = from;
+			while (q < to && t[q] != '?')
+				q++;
+			if (to - from + 1 > HTTP_LOCATION_MAX) {
+				a->status = 414; /* a Location we will not write */
+				return;
+			}
+			a->status = 301;
+			a->loc_off = from;
+			a->loc_len = to - from;
+			a->query_at = q - from;
+			return;
+		}
+	}
+	a->f = a->var = f;
+	a->ctype = f->ctype;
+	size_t ct = 0;
+	while (a->ctype && a->ctype[ct] && ct <= HTTP_EMIT_CTYPE_MAX)
+		ct++;
+	if (!a->ctype || ct > HTTP_EMIT_CTYPE_MAX)
+		a->ctype = "application/octet-stream"; /* a source's type we do not send */
+	if (f->gz || f->br) {
+		a->vary = true;
+		struct http_accept_enc ae = {-1, -1, -1, -1};
+		const struct http_header *h = HDR("accept-encoding");
+		if (h)
+			http_accept_enc_parse(VAL(h), &ae);
+		a->coding = (uint8_t)http_accept_enc_choose(&ae, f->gz != NULL, f->br != NULL);
+		if (a->coding == HTTP_CODING_GZIP)
+			a->var = f->gz;
+		else if (a->coding == HTTP_CODING_BR)
+			a->var = f->br;
+	}
+	decide_file(r, buf, a);
+}
+
+/* The answer to the head in buf (whose target and fields are slices of
+ * it).  Reads only: a caller that finds no room drops it and decides
+ * again later. */
+static void decide(struct http_server *srv, const struct http_req *r, const uint8_t *buf,
+		   struct answer *a)
+{
+	sk_memset(a, 0, offsetof(struct answer, rg));
+	a->head_only = r->method == HTTP_HEAD;
+	a->ch = HTTP_CH_NONE;
+	/* "Connection: close" takes effect when the answer is queued
+	 * (emit_answer), after the body: the body must be read to answer. */
+	if (!r->keep_alive)
+		a->ch = HTTP_CH_CLOSE;
+	else if (r->version == 10)
+		a->ch = HTTP_CH_KEEP_ALIVE;
+	if (r->method != HTTP_GET && r->method != HTTP_HEAD) {
+		a->status = 405;
+		return;
+	}
+	size_t plen = 0;
+	int st = http_target_path(buf + r->target.off, r->target.len, srv->path,
+				  sizeof(srv->path) - 16, &plen);
+	if (st != 0) {
+		a->status = (uint16_t)st;
+		return;
+	}
+	decide_path(srv, r, buf, plen, a);
+}
+
+/* Bytes of hbuf and slices an answer takes, at most: every line
+ * emit_answer may write, at its longest (a decimal u64 is 20 digits), so
+ * the estimate is a bound by construction and a batch of small answers
+ * still packs many per writev. */
+#define BOUNDARY "3d6b6a416f9e5c2a_skiff"
+#define HEAD_FIXED (sizeof("HTTP/1.1 200 Range Not Satisfiable\r\nServer: skiff\r\nDate: \r\n") - 1 + \
+		    29 + sizeof("Content-Type: \r\nContent-Length: \r\nAccept-Ranges: bytes\r\n") - 1 + 20 + \
+		    sizeof("Last-Modified: \r\nETag: \r\nVary: Accept-Encoding\r\n") - 1 + 29 + \
+		    HTTP_ETAG_MAX + sizeof("Content-Encoding: gzip\r\nConnection: keep-alive\r\n") - 1 + \
+		    sizeof("Content-Range: bytes -/\r\nCache-Control: \r\nLocation: /\r\n\r\n") - 1 + 60 + \
+		    sizeof("Content-Type: multipart/byteranges; boundary=" BOUNDARY) - 1)
+#define PART_FIXED (sizeof("\r\n--" BOUNDARY "\r\nContent-Type: \r\nContent-Range: bytes -/\r\n\r\n") - 1 + 60)
+#define MULTI_TAIL (sizeof("\r\n--" BOUNDARY "--\r\n") - 1)
+
+static uint32_t answer_bytes(const struct http_server *srv, const struct answer *a,
+			     uint32_t *iov)
+{
+	uint32_t ct = 0, cc = 0;
+	if (a->ctype)
+		while (a->ctype[ct])
+			ct++;
+	if (srv->cfg.cache_control)
+		while (srv->cfg.cache_control[cc])
+			cc++;
+	uint32_t head = (uint32_t)HEAD_FIXED + ct + cc + a->loc_len;
+	*iov = 2;
+	if (a->status == 206 && a->nranges > 1) {
+		*iov = 2u + 2u * a->nranges;
+		return head + a->nranges * ((uint32_t)PART_FIXED + ct) + (uint32_t)MULTI_TAIL;
+	}
+	return head + HTTP_INLINE_BODY;
+}
+
+static bool answer_fits(const struct http_conn *c, const struct answer *a)
+{
+	uint32_t iov, bytes = answer_bytes(c->srv, a, &iov);
+	return c->hlen + bytes <= HTTP_OUT_HEAD && c->niov + iov <= HTTP_OUT_IOV;
+}
+_Static_assert(HEAD_FIXED + HTTP_EMIT_CTYPE_MAX + HTTP_CACHE_CONTROL_MAX + HTTP_LOCATION_MAX +
+			       HTTP_INLINE_BODY <= HTTP_OUT_HEAD &&
+		       HEAD_FIXED + HTTP_EMIT_CTYPE_MAX + HTTP_CACHE_CONTROL_MAX +
+			       HTTP_MAX_RANGES * (PART_FIXED + HTTP_EMIT_CTYPE_MAX) + MULTI_TAIL <=
+		       HTTP_OUT_HEAD &&
+		       2u + 2u * HTTP_MAX_RANGES <= HTTP_OUT_IOV,
+	       "an empty batch has room for any answer");
+
+/* The lines every answer about a file carries: validators, Vary,
+ * Cache-Control (RFC 9110 15.4.5: a 304 sends what the 200 would). */
+static void put_file_fields(struct http_out *o, const struct http_server *srv,
+			    const struct answer *a)
+{
+	char etag[HTTP_ETAG_MAX];
+	size_t elen = file_etag(a->var, etag);
+	if (a->var->mtime > 0) {
+		char d[HTTP_DATE_LEN];
+		http_date_format((uint64_t)a->var->mtime, d);
+		http_out_str(o, "Last-Modified: ");
+		http_out_mem(o, d, HTTP_DATE_LEN);
+		http_out_str(o, "\r\n");
+	}
+	if (elen) {
+		http_out_str(o, "ETag: ");
+		http_out_mem(o, etag, elen);
+		http_out_str(o, "\r\n");
+	}
+	if (a->vary)
+		http_out_str(o, "Vary: Accept-Encoding\r\n");
+	if (srv->cfg.cache_control && a->status != 416) {
+		http_out_str(o, "Cache-Control: ");
+		http_out_str(o, srv->cfg.cache_control);
+		http_out_str(o, "\r\n");
+	}
+}
+
+static void put_conn(struct http_out *o, enum http_conn_hdr ch)
+{
+	if (ch == HTTP_CH_CLOSE)
+		http_out_str(o, "Connection: close\r\n");
+	else if (ch == HTTP_CH_KEEP_ALIVE)
+		http_out_str(o, "Connection: keep-alive\r\n");
+}
+
+static void put_content_range(struct http_out *o, const struct http_range *rg, uint64_t len)
+{
+	http_out_str(o, "Content-Range: bytes ");
+	http_out_u64(o, rg->first);
+	http_out_mem(o, "-", 1);
+	http_out_u64(o, rg->last);
+	http_out_mem(o, "/", 1);
+	http_out_u64(o, len);
+	http_out_str(o, "\r\n");
+}
+
+/* Queue hbuf[from, hlen) then a body slice: small bodies are copied
+ * behind the head (one contiguous piece), large ones stay slices of the
+ * source. */
+static void queue_body(struct http_conn *c, uint32_t from, const uint8_t *body, uint64_t blen)
+{
+	if (blen && blen <= HTTP_INLINE_BODY && c->hlen + blen <= HTTP_OUT_HEAD) {
+		sk_memcpy(c->hbuf + c->hlen, body, blen);
+		c->hlen += (uint32_t)blen;
+		out_hbuf_slice(c, from);
+	} else {
+		out_hbuf_slice(c, from);
+		if (blen)
+			c->iov[c->niov++] = (struct loop_iov){body, (size_t)blen};
+	}
+}
+
+static void count_answer(struct http_conn *c, int status)
+{
+	count_status(&c->srv->st, status);
+	if (++c->batch > 1)
+		c->srv->st.requests_pipelined++;
+}
+
+/* multipart/byteranges (RFC 9110 14.6): the part heads go into hbuf, the
+ * parts stay slices of the file.  The boundary is fixed: the parts' bytes
+ * are not searched for it (no server does); it is long and odd enough not
+ * to be met by accident. */
+static void emit_multipart(struct http_conn *c, const struct answer *a, struct http_out *o,
+			   uint32_t from)
+{
+	const struct http_file *v = a->var;
+	const char *ctype = a->ctype;
+	/* The length first: every part head, every part, the tail. */
+	uint64_t total = sizeof("\r\n--" BOUNDARY "--\r\n") - 1;
+	uint8_t tmp[PART_FIXED + HTTP_EMIT_CTYPE_MAX];
+	size_t ph[HTTP_MAX_RANGES];
+	for (unsigned i = 0; i < a->nranges; i++) {
+		struct http_out t = {tmp, tmp + sizeof(tmp)};
+		http_out_str(&t, "\r\n--" BOUNDARY "\r\nContent-Type: ");
+		http_out_str(&t, ctype);
+		http_out_str(&t, "\r\n");
+		put_content_range(&t, &a->rg[i], v->len);
+		http_out_str(&t, "\r\n");
+		ph[i] = (size_t)(t.p - tmp);
+		total += ph[i] + (a->rg[i].last - a->rg[i].first + 1);
+	}
+	http_out_str(o, "Content-Type: multipart/byteranges; boundary=" BOUNDARY "\r\nContent-Length: ");
+	http_out_u64(o, total);
+	http_out_str(o, "\r\n");
+	put_file_fields(o, c->srv, a);
+	if (a->coding == HTTP_CODING_GZIP)
+		http_out_str(o, "Content-Encoding: gzip\r\n");
+	else if (a->coding == HTTP_CODING_BR)
+		http_out_str(o, "Content-Encoding: br\r\n");
+	put_conn(o, a->ch);
+	http_out_str(o, "\r\n");
+	c->hlen = (uint32_t)(o->p - c->hbuf);
+	for (unsigned i = 0; i < a->nranges; i++) {
+		struct http_out t = {c->hbuf + c->hlen, c->hbuf + HTTP_OUT_HEAD};
+		http_out_str(&t, "\r\n--" BOUNDARY "\r\nContent-Type: ");
+		http_out_str(&t, ctype);
+		http_out_str(&t, "\r\n");
+		put_content_range(&t, &a->rg[i], v->len);
+		http_out_str(&t, "\r\n");
+		c->hlen = (uint32_t)(t.p - c->hbuf);
+		out_hbuf_slice(c, from);
+		c->iov[c->niov++] = (struct loop_iov){v->data + a->rg[i].first,
+						      (size_t)(a->rg[i].last - a->rg[i].first + 1)};
+		from = c->hlen;
+	}
+	struct http_out t = {c->hbuf + c->hlen, c->hbuf + HTTP_OUT_HEAD};
+	http_out_str(&t, "\r\n--" BOUNDARY "--\r\n");
+	c->hlen = (uint32_t)(t.p - c->hbuf);
+	out_hbuf_slice(c, from);
+	c->srv->st.resp_multipart++;
+}
+
+/* Queue a decided answer (answer_fits() said there is room). */
 static void emit_answer(struct http_conn *c, const struct answer *a)
 {
-	if (a->status == 405) {
+	struct http_server *srv = c->srv;
+	int status = a->status;
+	if (status == 405) {
 		/* A method we know but do not serve. */
 		respond_error(c, 405, a->head_only, "Allow: GET, HEAD\r\n");
 		return;
 	}
-	if (a->status != 200 && a->status != 404) {
-		respond_error(c, a->status, a->head_only, NULL);
+	if (status == 400 || status == 414) {
+		respond_error(c, status, a->head_only, NULL);
 		return;
 	}
-	if (a->f) {
-		respond(c, 200, a->f->ctype, a->f->data, a->f->len, a->head_only, a->ch, NULL);
-	} else {
-		uint8_t body[HTTP_EMIT_ERROR_BODY_MAX];
-		size_t blen = http_emit_error_body(body, sizeof(body), 404);
-		respond(c, 404, "text/plain", body, blen, a->head_only, a->ch, NULL);
+	uint32_t from = c->hlen;
+	struct http_out o = {c->hbuf + c->hlen, c->hbuf + HTTP_OUT_HEAD};
+	http_emit_status(&o, status, srv->date);
+	const struct http_file *v = a->var;
+	const uint8_t *body = NULL;
+	uint64_t blen = 0;
+	uint8_t ebody[HTTP_EMIT_ERROR_BODY_MAX];
+	if (status == 206 && a->nranges > 1) {
+		emit_multipart(c, a, &o, from);
+		count_answer(c, 206);
+		goto last;
 	}
+	switch (status) {
+	case 200:
+	case 206:
+		body = v->data;
+		blen = v->len;
+		http_out_str(&o, "Content-Type: ");
+		http_out_str(&o, a->ctype);
+		http_out_str(&o, "\r\n");
+		if (status == 206) {
+			put_content_range(&o, &a->rg[0], v->len);
+			body += a->rg[0].first;
+			blen = a->rg[0].last - a->rg[0].first + 1;
+		}
+		http_out_str(&o, "Content-Length: ");
+		http_out_u64(&o, blen);
+		http_out_str(&o, "\r\n");
+		if (srv->cfg.lookup) {
+			/* (The built-in "/" keeps seed 000's exact head.) */
+			http_out_str(&o, "Accept-Ranges: bytes\r\n");
+			put_file_fields(&o, srv, a);
+		}
+		if (a->coding == HTTP_CODING_GZIP) {
+			http_out_str(&o, "Content-Encoding: gzip\r\n");
+			srv->st.resp_gzip++;
+		} else if (a->coding == HTTP_CODING_BR) {
+			http_out_str(&o, "Content-Encoding: br\r\n");
+			srv->st.resp_br++;
+		}
+		break;
+	case 304:
+		/* No body, and no Content-Type / Content-Length of one. */
+		put_file_fields(&o, srv, a);
+		break;
+	case 301: {
+		const uint8_t *t = c->rbuf + a->loc_off;
+		http_out_str(&o, "Location: ");
+		http_out_mem(&o, t, a->query_at);
+		http_out_mem(&o, "/", 1);
+		http_out_mem(&o, t + a->query_at, a->loc_len - a->query_at);
+		http_out_str(&o, "\r\n");
+	}
+		/* fall through */
+	default: /* 403 404 412 416, and the 301's short text body */
+		blen = http_emit_error_body(ebody, sizeof(ebody), status);
+		body = ebody;
+		http_out_str(&o, "Content-Type: text/plain\r\nContent-Length: ");
+		http_out_u64(&o, blen);
+		http_out_str(&o, "\r\n");
+		if (status == 416) {
+			http_out_str(&o, "Content-Range: bytes */");
+			http_out_u64(&o, v->len);
+			http_out_str(&o, "\r\n");
+		}
+		if (status == 412 || status == 416)
+			put_file_fields(&o, srv, a);
+		break;
+	}
+	put_conn(&o, a->ch);
+	http_out_str(&o, "\r\n");
+	c->hlen = (uint32_t)(o.p - c->hbuf);
+	queue_body(c, from, body, a->head_only ? 0 : blen);
+	count_answer(c, status);
+last:
 	/* The client asked to close: this answer is the last.  Close at once
 	 * only if nothing can be left unread: no bytes behind this request (or
 	 * its body), a drained socket. */
@@ -517,13 +1007,26 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 		conn_last(c, c->rpos < c->rlen || c->may_read);
 }
 
-/* A complete head is in buf[0, head_len): decide its answer; send it now,
- * or (BODY) after the body. */
-static void handle_request(struct http_conn *c, const uint8_t *buf)
+/* Send the answer now if the batch has room, else owe it: it goes first
+ * after the flush. */
+static void answer_now_or_owe(struct http_conn *c, const struct answer *a)
+{
+	if (c->niov && !answer_fits(c, a)) {
+		if (&c->deferred != a)
+			c->deferred = *a;
+		c->owed = true;
+		c->srv->st.answers_owed++;
+		return;
+	}
+	emit_answer(c, a);
+}
+
+/* A complete head was decided into a: send it now, owe it, or (BODY)
+ * send it after the body. */
+static void handle_request(struct http_conn *c, struct answer *a)
 {
 	struct http_server *srv = c->srv;
 	const struct http_req *r = &c->req;
-	struct answer a = {.status = 200, .head_only = r->method == HTTP_HEAD, .ch = HTTP_CH_NONE};
 	srv->st.requests++;
 
 	/* Bodies are read and thrown away, to find the next request (the
@@ -537,31 +1040,19 @@ static void handle_request(struct http_conn *c, const uint8_t *buf)
 		c->body_left = r->content_length;
 		c->phase = P_BODY;
 	}
-
-	if (r->method != HTTP_GET && r->method != HTTP_HEAD) {
-		a.status = 405;
-	} else {
-		size_t plen = 0;
-		a.status = http_target_path(buf + r->target.off, r->target.len, srv->path,
-					    sizeof(srv->path), &plen);
-		if (a.status == 0) {
-			a.status = 404;
-			if (srv->cfg.lookup)
-				a.f = srv->cfg.lookup(srv->cfg.lookup_ctx, srv->path, plen);
-			else if (plen == 1)
-				a.f = &hello_file;
-			if (a.f)
-				a.status = 200;
-		}
-	}
-	/* "Connection: close" takes effect when the answer is queued
-	 * (emit_answer), after the body: the body must be read to answer. */
-	if (!r->keep_alive)
-		a.ch = HTTP_CH_CLOSE;
-	else if (r->version == 10)
-		a.ch = HTTP_CH_KEEP_ALIVE;
 	if (c->phase == P_BODY) {
-		c->deferred = a;
+		if (a->status == 301) {
+			/* Its Location lives in rbuf, which reading the body
+			 * would move: answer now (or first after the flush),
+			 * and end the connection, lingering. */
+			a->ch = HTTP_CH_CLOSE;
+			conn_last(c, true);
+			answer_now_or_owe(c, a);
+			return;
+		}
+		if (a->status == 206 && a->nranges > 1)
+			a->status = 200; /* may ignore a Range (14.2): the room it needs is not kept */
+		c->deferred = *a;
 		if (r->expect_continue && c->rpos == c->rlen) {
 			/* The client waits for this before it sends the body. */
 			static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -572,7 +1063,7 @@ static void handle_request(struct http_conn *c, const uint8_t *buf)
 		}
 		return;
 	}
-	emit_answer(c, &a);
+	answer_now_or_owe(c, a);
 }
 
 /* BODY: skip request-body bytes in the buffer; at its end send the
@@ -604,7 +1095,7 @@ static bool discard_body(struct http_conn *c)
 	}
 	c->srv->st.bodies_discarded++;
 	c->phase = P_IDLE;
-	emit_answer(c, &c->deferred);
+	answer_now_or_owe(c, &c->deferred);
 	return true;
 }
 
@@ -612,7 +1103,13 @@ static bool discard_body(struct http_conn *c)
 static void process(struct http_conn *c, sk_time_ns now)
 {
 	struct http_server *srv = c->srv;
-	while (c->rpos < c->rlen && c->phase != P_CLOSING) {
+	if (c->owed) {
+		if (c->niov && !answer_fits(c, &c->deferred))
+			return;
+		c->owed = false;
+		emit_answer(c, &c->deferred);
+	}
+	while (c->rpos < c->rlen && c->phase != P_CLOSING && !c->owed) {
 		if (!out_room(c))
 			return; /* flush this batch first; conn_advance comes back */
 		if (c->phase == P_BODY) {
@@ -640,8 +1137,12 @@ static void process(struct http_conn *c, sk_time_ns now)
 		}
 		if (t0 && !c->t_req)
 			c->t_req = t0; /* a complete head: its parse starts the sample */
+		struct answer a;
+		decide(srv, &c->req, p, &a);
+		/* The Location of a 301 is kept as an offset into rbuf. */
+		a.loc_off += c->rpos;
 		c->rpos += (uint32_t)r;
-		handle_request(c, p);
+		handle_request(c, &a);
 		http_req_init(&c->req, srv->cfg.max_body);
 	}
 	if (c->phase == P_CLOSING)
@@ -676,6 +1177,10 @@ static enum conn_rest conn_advance(struct http_conn *c, sk_time_ns now)
 			}
 			if (r == 0)
 				return R_WRITE;
+		}
+		if (c->owed) {
+			process(c, now); /* the batch is empty: the owed answer fits */
+			continue;
 		}
 		if (c->phase == P_CLOSING) {
 			if (!c->linger_after) {
@@ -797,6 +1302,7 @@ static int conn_open(struct http_server *srv, int sock, sk_time_ns now)
 	c->phase = P_HEAD; /* a new connection owes us a request head */
 	c->may_read = false;
 	c->linger_after = c->body_chunked = false;
+	c->owed = false;
 	c->batch = 0;
 	c->body_left = 0;
 	c->rbuf = c->hbuf = NULL; /* taken when the first bytes are read */

@@ -100,11 +100,11 @@ struct http_file {
 
 /* Map a decoded path to an entry, or NULL (404).  The path starts with
  * '/', has no "." or ".." segments and no NUL, and is NUL-terminated at
- * path[len].  The server never asks a path ending in '/' except "/"
- * itself (the site's root directory, which a source may answer with an
- * is_dir entry or NULL): for "/a/" it asks "/a/index.html", then "/a" to
- * tell 403 (a directory without an index) from 404.  A source that knows
- * no directories answers NULL for them: "/dir" is then a 404, not a 301. */
+ * path[len].  The server never asks a path ending in '/': for "/a/" it
+ * asks "/a/index.html", then "/a" to tell 403 (a directory without an
+ * index) from 404; for "/" it asks "/index.html" (the root is always a
+ * directory: 403 without one).  A source that knows no directories
+ * answers NULL for them: "/dir" is then a 404, not a 301. */
 typedef const struct http_file *(*http_lookup_fn)(void *ctx, const char *path, size_t len);
 
 struct http_server_config {
@@ -118,13 +118,27 @@ struct http_server_config {
 	uint64_t max_body;            /* request body limit: more gets 413 */
 	http_lookup_fn lookup;        /* NULL: built-in "/" hello world */
 	void *lookup_ctx;
+	/* NULL, or the value of a Cache-Control line on every 200, 206 and
+	 * 304 of a looked-up file (--cache-control): at most
+	 * HTTP_CACHE_CONTROL_MAX bytes of VCHAR and SP (init refuses more). */
+	const char *cache_control;
 	/* --trace (base/hist.h): a keep-alive request (parse to writev
 	 * returned), accept to close, timer arm and cancel are timed into it.
 	 * NULL: off, one predicted branch per stage. */
 	struct sk_trace *trace;
 };
 
+#define HTTP_CACHE_CONTROL_MAX 256u
+/* The longest Location of a 301 ("/dir" -> "/dir/"), the target's path
+ * and query as sent: a longer one is answered 414. */
+#define HTTP_LOCATION_MAX 512u
+
 void http_server_config_default(struct http_server_config *cfg);
+
+/* Is s a Cache-Control value the server would send (1..HTTP_CACHE_CONTROL_MAX
+ * bytes of VCHAR and SP, not starting or ending with SP)?  For the options
+ * module, so a bad value stops the command line, not the server. */
+bool http_cache_control_ok(const char *s);
 
 /* The seed-000 body that "/" answers when there is no lookup. */
 #define HTTP_HELLO_BODY "Hello, world! This is skiff serving you.\n"
@@ -133,8 +147,10 @@ void http_server_config_default(struct http_server_config *cfg);
 /* Every counter, in print order.  X(name) */
 #define HTTP_SERVER_STATS(X)                                                               \
 	X(conns_accepted) X(conns_refused) X(conns_closed) X(accept_errors) X(requests)         \
-	X(requests_pipelined) X(resp_200) X(resp_400) X(resp_404) X(resp_405) X(resp_408)       \
-	X(resp_413) X(resp_414) X(resp_431) X(resp_501) X(resp_503) X(resp_505) X(resp_other)   \
+	X(requests_pipelined) X(resp_200) X(resp_206) X(resp_301) X(resp_304) X(resp_400)       \
+	X(resp_403) X(resp_404) X(resp_405) X(resp_408) X(resp_412) X(resp_413) X(resp_414)     \
+	X(resp_416) X(resp_431) X(resp_501) X(resp_503) X(resp_505) X(resp_other)               \
+	X(resp_gzip) X(resp_br) X(resp_multipart) X(answers_owed)                               \
 	X(writes) X(write_partial) X(write_errors) X(bytes_out) X(read_errors) X(eof_in_head)    \
 	X(timeout_header) X(timeout_idle) X(timeout_write) X(timeout_linger) X(lingers)         \
 	X(bodies_discarded) X(timer_rearms)
@@ -150,7 +166,7 @@ struct http_server_stats {
  * a verdict (HTTP_HEAD_MAX) with room to spare for a pipelined tail. */
 #define HTTP_RBUF_SIZE 32768u
 #define HTTP_OUT_IOV 32u     /* slices per output batch */
-#define HTTP_OUT_HEAD 4096u  /* response heads (+ small bodies) per batch */
+#define HTTP_OUT_HEAD 4096u  /* response heads (+ small bodies, part heads) per batch */
 #define HTTP_INLINE_BODY 1024u /* bodies up to this are copied behind the head */
 #define HTTP_IOBUF_SIZE (HTTP_RBUF_SIZE + HTTP_OUT_HEAD)
 
@@ -174,7 +190,7 @@ struct http_server {
 	uint32_t buf_hwm;
 	uint32_t bufs_held;  /* buffers connections hold now */
 	char date[29];       /* "Sun, 06 Nov 1994 08:49:37 GMT" */
-	char path[HTTP_MAX_REQUEST_LINE + 16]; /* scratch: the decoded path */
+	char path[HTTP_MAX_REQUEST_LINE + 16]; /* scratch: the decoded path (+ "index.html") */
 	struct http_server_stats st;
 };
 
