@@ -188,12 +188,18 @@ static void count_status(struct http_server_stats *st, int status)
 {
 	switch (status) {
 	case 200: st->resp_200++; break;
+	case 206: st->resp_206++; break;
+	case 301: st->resp_301++; break;
+	case 304: st->resp_304++; break;
 	case 400: st->resp_400++; break;
+	case 403: st->resp_403++; break;
 	case 404: st->resp_404++; break;
 	case 405: st->resp_405++; break;
 	case 408: st->resp_408++; break;
+	case 412: st->resp_412++; break;
 	case 413: st->resp_413++; break;
 	case 414: st->resp_414++; break;
+	case 416: st->resp_416++; break;
 	case 431: st->resp_431++; break;
 	case 501: st->resp_501++; break;
 	case 503: st->resp_503++; break;

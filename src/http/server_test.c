@@ -527,6 +527,321 @@ static void test_check_catches(void **st)
 	check();
 }
 
+/* ---- static files (RFC 9110): validators, conditionals, ranges,
+ * directories, encodings, on a small site ---- */
+
+#define T0 784111777 /* Sun, 06 Nov 1994 08:49:37 GMT; the ETag is "2ebc98a1-a" */
+static uint8_t big[3000];
+static const struct http_file site_gz = {.data = (const uint8_t *)"GZ", .len = 2,
+					 .ctype = "application/gzip", .mtime = T0 + 1};
+static const struct http_file site_br = {.data = (const uint8_t *)"BRO", .len = 3,
+					 .ctype = "x", .mtime = T0 + 2, .etag = "\"br-tag\""};
+static const struct http_file site_a = {.data = (const uint8_t *)"0123456789", .len = 10,
+					.ctype = "text/plain", .mtime = T0};
+static const struct http_file site_z = {.data = (const uint8_t *)"zzzz", .len = 4,
+					.ctype = "text/plain", .mtime = T0, .gz = &site_gz,
+					.br = &site_br};
+static const struct http_file site_idx = {.data = (const uint8_t *)"<p>d</p>", .len = 8,
+					  .ctype = "text/html"};
+static const struct http_file site_dir = {.is_dir = true};
+static struct http_file site_big = {.data = big, .len = sizeof(big), .ctype = "b", .mtime = T0};
+
+static const struct http_file *site(void *ctx, const char *path, size_t len)
+{
+	(void)ctx;
+	static const struct {
+		const char *p;
+		const struct http_file *f;
+	} t[] = {{"/a.txt", &site_a},  {"/z.txt", &site_z},       {"/d", &site_dir},
+		 {"/d/index.html", &site_idx}, {"/e", &site_dir}, {"/big", &site_big},
+		 {"/e/index.html/index.html", &site_a}};
+	assert_int_equal(strlen(path), len); /* NUL-terminated at len */
+	assert_true(len && (len == 1 || path[len - 1] != '/')); /* never a trailing '/' */
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(path, t[i].p))
+			return t[i].f;
+	return NULL;
+}
+
+static void setup_site(const char *cache_control)
+{
+	struct http_server_config cfg;
+	http_server_config_default(&cfg);
+	cfg.max_conns = 8;
+	cfg.lookup = site;
+	cfg.cache_control = cache_control;
+	setup_server(&cfg);
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)('A' + i % 26);
+}
+
+/* One request on a fresh connection; returns the answer (NUL-terminated). */
+static const char *ask(const char *req_fields)
+{
+	static int next = 2;
+	if (next >= LOOP_FAKE_NSOCK)
+		next = 2;
+	int s = connect_client(next++);
+	char req[1024];
+	snprintf(req, sizeof(req), "%s\r\n", req_fields);
+	send_str(s, req);
+	static char got[LOOP_FAKE_BUF + 1];
+	memcpy(got, fk.s[s].out, fk.s[s].out_len + 1);
+	if (fk.s[s].open)
+		peer_eof(s); /* the client goes: its state is free for the next */
+	return got;
+}
+
+static void has(const char *resp, const char *line)
+{
+	if (!strstr(resp, line))
+		fail_msg("no \"%s\" in:\n%s", line, resp);
+}
+
+static void lacks(const char *resp, const char *line)
+{
+	if (strstr(resp, line))
+		fail_msg("\"%s\" in:\n%s", line, resp);
+}
+
+static const char *body_of(const char *resp)
+{
+	const char *b = strstr(resp, "\r\n\r\n");
+	assert_non_null(b);
+	return b + 4;
+}
+
+#define GET(path, fields) "GET " path " HTTP/1.1\r\nHost: a\r\n" fields
+#define HEAD(path, fields) "HEAD " path " HTTP/1.1\r\nHost: a\r\n" fields
+
+static void test_validators(void **st)
+{
+	(void)st;
+	setup_site("max-age=60");
+	const char *r = ask(GET("/a.txt", ""));
+	has(r, "HTTP/1.1 200 OK\r\n");
+	has(r, "\r\nETag: \"2ebc98a1-a\"\r\n");
+	has(r, "\r\nLast-Modified: Sun, 06 Nov 1994 08:49:37 GMT\r\n");
+	has(r, "\r\nAccept-Ranges: bytes\r\n");
+	has(r, "\r\nCache-Control: max-age=60\r\n");
+	has(r, "\r\nContent-Length: 10\r\n");
+	lacks(r, "Vary");
+	assert_string_equal(body_of(r), "0123456789");
+	/* No time: no Last-Modified, no derived ETag. */
+	r = ask(GET("/d/", ""));
+	has(r, "HTTP/1.1 200 OK\r\n");
+	lacks(r, "Last-Modified");
+	lacks(r, "ETag");
+	assert_string_equal(body_of(r), "<p>d</p>");
+	/* A source's own ETag wins. */
+	r = ask(GET("/z.txt", "Accept-Encoding: br\r\n"));
+	has(r, "\r\nETag: \"br-tag\"\r\n");
+	/* Cache-Control only on answers about a file. */
+	lacks(ask(GET("/nope", "")), "Cache-Control");
+}
+
+static void test_conditionals(void **st)
+{
+	(void)st;
+	setup_site(NULL);
+	const char *r;
+	/* If-None-Match: weak comparison, lists, "*". */
+	r = ask(GET("/a.txt", "If-None-Match: \"2ebc98a1-a\"\r\n"));
+	has(r, "HTTP/1.1 304 Not Modified\r\n");
+	has(r, "\r\nETag: \"2ebc98a1-a\"\r\n");
+	lacks(r, "Content-Length");
+	lacks(r, "Content-Type");
+	assert_string_equal(body_of(r), "");
+	has(ask(GET("/a.txt", "If-None-Match: \"x\", W/\"2ebc98a1-a\"\r\n")), " 304 ");
+	has(ask(GET("/a.txt", "If-None-Match: *\r\n")), " 304 ");
+	has(ask(HEAD("/a.txt", "If-None-Match: *\r\n")), " 304 ");
+	has(ask(GET("/a.txt", "If-None-Match: \"2ebc98a1-b\"\r\n")), " 200 ");
+	/* If-Modified-Since: not modified since a time at or after mtime. */
+	has(ask(GET("/a.txt", "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n")), " 304 ");
+	has(ask(GET("/a.txt", "If-Modified-Since: Sunday, 06-Nov-94 08:49:38 GMT\r\n")), " 304 ");
+	has(ask(GET("/a.txt", "If-Modified-Since: Sun Nov  6 08:49:36 1994\r\n")), " 200 ");
+	has(ask(GET("/a.txt", "If-Modified-Since: yesterday\r\n")), " 200 "); /* invalid: ignored */
+	has(ask(GET("/d/", "If-Modified-Since: Sun, 06 Nov 2094 08:49:37 GMT\r\n")), " 200 ");
+	/* 13.2.2: If-None-Match decides, If-Modified-Since is then ignored. */
+	has(ask(GET("/a.txt", "If-None-Match: \"x\"\r\n"
+			      "If-Modified-Since: Sun, 06 Nov 2094 08:49:37 GMT\r\n")),
+	    " 200 ");
+	has(ask(GET("/a.txt", "If-None-Match: \"2ebc98a1-a\"\r\n"
+			      "If-Modified-Since: Sun, 06 Nov 1970 08:49:37 GMT\r\n")),
+	    " 304 ");
+	/* If-Match: strong comparison; 412. */
+	has(ask(GET("/a.txt", "If-Match: \"2ebc98a1-a\"\r\n")), " 200 ");
+	has(ask(GET("/a.txt", "If-Match: *\r\n")), " 200 ");
+	r = ask(GET("/a.txt", "If-Match: W/\"2ebc98a1-a\"\r\n"));
+	has(r, "HTTP/1.1 412 Precondition Failed\r\n");
+	lacks(r, "Connection: close"); /* an ordinary answer: the connection stays */
+	has(ask(GET("/a.txt", "If-Match: \"nope\"\r\n")), " 412 ");
+	has(ask(GET("/d/", "If-Match: \"x\"\r\n")), " 412 "); /* no tag: only "*" */
+	/* If-Unmodified-Since; ignored under If-Match, and without a time. */
+	has(ask(GET("/a.txt", "If-Unmodified-Since: Sun, 06 Nov 1994 08:49:36 GMT\r\n")), " 412 ");
+	has(ask(GET("/a.txt", "If-Unmodified-Since: Sun, 06 Nov 1994 08:49:37 GMT\r\n")), " 200 ");
+	has(ask(GET("/a.txt", "If-Match: *\r\n"
+			      "If-Unmodified-Since: Sun, 06 Nov 1994 08:49:36 GMT\r\n")),
+	    " 200 ");
+	has(ask(GET("/d/", "If-Unmodified-Since: Sun, 06 Nov 1970 08:49:36 GMT\r\n")), " 200 ");
+	/* 412 before 304. */
+	has(ask(GET("/a.txt", "If-Match: \"x\"\r\nIf-None-Match: *\r\n")), " 412 ");
+	assert_int_equal(srv.st.resp_304, 7);
+	assert_int_equal(srv.st.resp_412, 5);
+}
+
+static void test_ranges(void **st)
+{
+	(void)st;
+	setup_site(NULL);
+	const char *r = ask(GET("/a.txt", "Range: bytes=2-4\r\n"));
+	has(r, "HTTP/1.1 206 Partial Content\r\n");
+	has(r, "\r\nContent-Range: bytes 2-4/10\r\n");
+	has(r, "\r\nContent-Length: 3\r\n");
+	assert_string_equal(body_of(r), "234");
+	assert_string_equal(body_of(ask(GET("/a.txt", "Range: bytes=-3\r\n"))), "789");
+	assert_string_equal(body_of(ask(GET("/a.txt", "Range: bytes=7-\r\n"))), "789");
+	/* A large part stays a slice of the file. */
+	r = ask(GET("/big", "Range: bytes=1000-2999\r\n"));
+	has(r, "\r\nContent-Length: 2000\r\n");
+	assert_memory_equal(body_of(r), big + 1000, 2000);
+	/* 416 with the length; ignored Range; HEAD never 206. */
+	r = ask(GET("/a.txt", "Range: bytes=10-\r\n"));
+	has(r, "HTTP/1.1 416 Range Not Satisfiable\r\n");
+	has(r, "\r\nContent-Range: bytes */10\r\n");
+	lacks(r, "Connection: close");
+	has(ask(GET("/a.txt", "Range: items=1-2\r\n")), " 200 ");
+	has(ask(GET("/a.txt", "Range: bytes=0-9,0-9\r\n")), " 200 ");
+	r = ask(HEAD("/a.txt", "Range: bytes=0-1\r\n"));
+	has(r, " 200 ");
+	has(r, "Content-Length: 10\r\n");
+	assert_string_equal(body_of(r), "");
+	/* If-Range: the ETag or the date, exactly. */
+	has(ask(GET("/a.txt", "Range: bytes=0-1\r\nIf-Range: \"2ebc98a1-a\"\r\n")), " 206 ");
+	has(ask(GET("/a.txt", "Range: bytes=0-1\r\nIf-Range: \"old\"\r\n")), " 200 ");
+	has(ask(GET("/a.txt", "Range: bytes=0-1\r\nIf-Range: W/\"2ebc98a1-a\"\r\n")), " 200 ");
+	has(ask(GET("/a.txt",
+		    "Range: bytes=0-1\r\nIf-Range: Sun, 06 Nov 1994 08:49:37 GMT\r\n")),
+	    " 206 ");
+	has(ask(GET("/a.txt",
+		    "Range: bytes=0-1\r\nIf-Range: Sun, 06 Nov 1994 08:49:38 GMT\r\n")),
+	    " 200 ");
+	/* Multipart: parts in order, each with its type and range, the
+	 * length exactly the body's. */
+	r = ask(GET("/a.txt", "Range: bytes=0-1, -2\r\n"));
+	has(r, "HTTP/1.1 206 Partial Content\r\n");
+	has(r, "Content-Type: multipart/byteranges; boundary=");
+	const char *b = body_of(r);
+	const char *cl = strstr(r, "Content-Length: ");
+	assert_int_equal(strtoul(cl + 16, NULL, 10), strlen(b));
+	const char *p1 = strstr(b, "Content-Range: bytes 0-1/10\r\n\r\n01\r\n--");
+	const char *p2 = strstr(b, "Content-Range: bytes 8-9/10\r\n\r\n89\r\n--");
+	assert_true(p1 && p2 && p1 < p2);
+	assert_int_equal(count(b, strlen(b), "Content-Type: text/plain\r\n"), 2);
+	assert_non_null(strstr(p2, "--\r\n"));
+	assert_int_equal(srv.st.resp_multipart, 1);
+}
+
+static void test_directories(void **st)
+{
+	(void)st;
+	setup_site(NULL);
+	const char *r = ask(GET("/d", ""));
+	has(r, "HTTP/1.1 301 Moved Permanently\r\n");
+	has(r, "\r\nLocation: /d/\r\n");
+	has(ask(GET("/d?x=%201", "")), "\r\nLocation: /d/?x=%201\r\n");
+	has(ask(GET("/%64", "")), "\r\nLocation: /%64/\r\n"); /* as sent */
+	has(ask(GET("http://a/d?q", "")), "\r\nLocation: /d/?q\r\n");
+	has(ask(GET("/d/", "")), " 200 ");
+	has(ask(GET("/e/", "")), "HTTP/1.1 403 Forbidden\r\n");
+	has(ask(GET("/", "")), " 403 ");  /* the root, without an index */
+	has(ask(GET("/a.txt/", "")), " 404 ");
+	has(ask(GET("/nope/", "")), " 404 ");
+	has(ask(GET("/e/index.html/", "")), " 200 "); /* a lookup that said "file" */
+	assert_int_equal(srv.st.resp_301, 4);
+	assert_int_equal(srv.st.resp_403, 2);
+	/* A 301 to a request with a body ends the connection (its Location
+	 * lives in the buffer the body would move). */
+	r = ask(GET("/d", "Content-Length: 3\r\n"));
+	has(r, " 301 ");
+	has(r, "Connection: close");
+}
+
+static void test_encodings(void **st)
+{
+	(void)st;
+	setup_site(NULL);
+	const char *r = ask(GET("/z.txt", "Accept-Encoding: gzip\r\n"));
+	has(r, "\r\nContent-Encoding: gzip\r\n");
+	has(r, "\r\nVary: Accept-Encoding\r\n");
+	has(r, "\r\nContent-Type: text/plain\r\n"); /* the original's type */
+	has(r, "\r\nETag: \"2ebc98a2-2\"\r\n");      /* the variant's validators */
+	assert_string_equal(body_of(r), "GZ");
+	r = ask(GET("/z.txt", "Accept-Encoding: gzip, br\r\n"));
+	has(r, "\r\nContent-Encoding: br\r\n");
+	assert_string_equal(body_of(r), "BRO");
+	r = ask(GET("/z.txt", "Accept-Encoding: gzip;q=0, br;q=0\r\n"));
+	lacks(r, "Content-Encoding");
+	has(r, "\r\nVary: Accept-Encoding\r\n");
+	assert_string_equal(body_of(r), "zzzz");
+	r = ask(GET("/z.txt", ""));
+	lacks(r, "Content-Encoding");
+	has(r, "\r\nVary: Accept-Encoding\r\n");
+	/* The variant's ETag is what conditionals compare. */
+	has(ask(GET("/z.txt", "Accept-Encoding: gzip\r\nIf-None-Match: \"2ebc98a2-2\"\r\n")),
+	    " 304 ");
+	has(ask(GET("/z.txt", "If-None-Match: \"2ebc98a2-2\"\r\n")), " 200 ");
+	r = ask(GET("/z.txt", "Accept-Encoding: gzip\r\nRange: bytes=1-\r\n"));
+	has(r, "Content-Range: bytes 1-1/2\r\n");
+	assert_string_equal(body_of(r), "Z");
+	assert_true(srv.st.resp_gzip >= 2 && srv.st.resp_br == 1);
+	/* HEAD: the same head as GET, no body. */
+	const char *g = ask(GET("/z.txt", "Accept-Encoding: gzip\r\n"));
+	char gh[1024];
+	snprintf(gh, sizeof(gh), "%.*s", (int)(body_of(g) - g), g);
+	r = ask(HEAD("/z.txt", "Accept-Encoding: gzip\r\n"));
+	assert_string_equal(r, gh);
+}
+
+/* Many multi-range answers pipelined in one send: each that does not fit
+ * the batch is owed and goes first after the flush, in order, whatever
+ * the socket takes per write. */
+static void test_pipelined_multipart(void **st)
+{
+	(void)st;
+	for (size_t room = 0; room <= 1; room++) {
+		setup_site("public, max-age=31536000, immutable");
+		int s = connect_client(5);
+		if (room)
+			fk.s[s].write_room = 700;
+		char req[8192] = "";
+		for (int i = 0; i < 12; i++)
+			strcat(req, i % 3 == 1 ? GET("/a.txt", "\r\n")
+					       : GET("/big", "Range: bytes=0-0,1-1,2-2,3-3,4-4,5-5,"
+							     "6-6,7-7\r\n\r\n"));
+		send_str(s, req);
+		for (int k = 0; k < 200 && room; k++) {
+			fk.s[s].write_room = 700;
+			event(s, LOOP_EV_WRITE);
+		}
+		assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 206"), 8);
+		assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200"), 4);
+		assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "Content-Range: bytes 7-7/3000"),
+				 8);
+		assert_true(srv.st.answers_owed > 0);
+		/* In order: 206 206 200 206 206 200 ... */
+		const char *p = fk.s[s].out;
+		for (int i = 0; i < 12; i++) {
+			const char *want = i % 3 == 1 ? "HTTP/1.1 200" : "HTTP/1.1 206";
+			p = strstr(p, "HTTP/1.1 ");
+			assert_non_null(p);
+			assert_memory_equal(p, want, 12);
+			p++;
+		}
+		assert_true(fk.s[s].open);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +860,12 @@ int main(void)
 		cmocka_unit_test(test_timerq),
 		cmocka_unit_test(test_random_steps),
 		cmocka_unit_test(test_check_catches),
+		cmocka_unit_test(test_validators),
+		cmocka_unit_test(test_conditionals),
+		cmocka_unit_test(test_ranges),
+		cmocka_unit_test(test_directories),
+		cmocka_unit_test(test_encodings),
+		cmocka_unit_test(test_pipelined_multipart),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	free(mem);
