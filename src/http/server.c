@@ -547,7 +547,8 @@ static enum conn_rest linger_drain(struct http_conn *c, sk_time_ns now)
  *   5. GET with Range: If-Range (an exact strong match of the ETag or of
  *      Last-Modified) false -> the full 200; else the Range (range.h)
  *      -> 206, 416 or (ignored) 200.
- * A HEAD never gets 206: RFC 9110 14.2 defines ranges for GET only. */
+ * A HEAD never gets 206: RFC 9110 14.2 defines ranges for GET only; nor
+ * does a precompressed variant (sent whole, without Accept-Ranges). */
 
 /* The strong ETag of an entry into out[HTTP_ETAG_MAX]: the source's, or
  * "<mtime hex>-<len hex>" when the time is known; 0 when there is none. */
@@ -611,7 +612,11 @@ static void decide_file(const struct http_req *r, const uint8_t *buf, struct ans
 		return;
 	}
 	a->status = 200;
-	if (r->method != HTTP_GET || (h = HDR("range")) == NULL)
+	/* A precompressed variant is sent whole (14.2: a server MAY ignore
+	 * Range), as nginx does: a range of gzip bytes is of use to few
+	 * clients and a trap for caches that mix the two. */
+	if (r->method != HTTP_GET || a->coding != HTTP_CODING_IDENTITY ||
+	    (h = HDR("range")) == NULL)
 		return;
 	const struct http_header *ir = HDR("if-range");
 	if (ir) {
@@ -961,7 +966,8 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 		http_out_str(&o, "\r\n");
 		if (srv->cfg.lookup) {
 			/* (The built-in "/" keeps seed 000's exact head.) */
-			http_out_str(&o, "Accept-Ranges: bytes\r\n");
+			if (a->coding == HTTP_CODING_IDENTITY)
+				http_out_str(&o, "Accept-Ranges: bytes\r\n");
 			put_file_fields(&o, srv, a);
 		}
 		if (a->coding == HTTP_CODING_GZIP) {

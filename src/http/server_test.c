@@ -791,9 +791,11 @@ static void test_encodings(void **st)
 	has(ask(GET("/z.txt", "Accept-Encoding: gzip\r\nIf-None-Match: \"2ebc98a2-2\"\r\n")),
 	    " 304 ");
 	has(ask(GET("/z.txt", "If-None-Match: \"2ebc98a2-2\"\r\n")), " 200 ");
+	/* A variant is sent whole: no ranges of gzip bytes (as nginx). */
 	r = ask(GET("/z.txt", "Accept-Encoding: gzip\r\nRange: bytes=1-\r\n"));
-	has(r, "Content-Range: bytes 1-1/2\r\n");
-	assert_string_equal(body_of(r), "Z");
+	has(r, " 200 ");
+	lacks(r, "Accept-Ranges");
+	assert_string_equal(body_of(r), "GZ");
 	assert_true(srv.st.resp_gzip >= 2 && srv.st.resp_br == 1);
 	/* HEAD: the same head as GET, no body. */
 	const char *g = ask(GET("/z.txt", "Accept-Encoding: gzip\r\n"));
