@@ -39,7 +39,7 @@ phase() { # phase NAME COMMAND...
 		tail -n 40 "$LOG/$name.log" | sed 's/^/    /'
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^vm:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^http_diff:|^vm:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
 # The list itself: each package on it is needed by something (taking it off makes the check fail).
@@ -52,6 +52,7 @@ phase integration tests/integration.sh build/skiff $DEVS
 phase ipv6 env IPV6_UK=build/skiff-uk.elf tests/ipv6.sh build/skiff $DEVS
 phase dev-smoke make -j"$JOBS" dev-smoke
 phase http tests/http.sh build/skiff
+phase http-diff tests/http_diff.sh build/skiff
 phase vm tests/vm.sh build/skiff build/skiff-uk.elf
 phase site tests/site.sh build/skiff build/skiff-uk.elf
 phase linux-guest make linux-guest-test

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# tests/http_diff.sh BIN [TARGET...] — skiff's static file semantics against
+# nginx on the same tree (tests/http_diff.py: what is compared, and the
+# documented exceptions), on each TARGET (default both):
+#   linux   skiff serve --stack linux on 127.0.0.1:PORT, nginx on
+#           127.0.0.1:PORT+1, client in this namespace (loopback only);
+#   skiff   one namespace skt-<pid>-tap (tests/lib.sh skt_topo_tap): skiff
+#           serve --stack skiff --dev tap:sk0 as 198.18.0.2, nginx on the
+#           namespace's own 127.0.0.1, the client in it.
+# nginx runs without root-owned paths: its config, pid, logs and temp
+# folders are generated into a temporary directory (master process off,
+# no daemon), and it is stopped by pid.
+# Prints "PASS target/diff (...)" / "FAIL target/diff: why" and ends with
+# "http_diff: N passed, N failed".
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+SKT_SUITE=http_diff
+export PYTHONDONTWRITEBYTECODE=1
+
+usage() { echo "usage: $0 path/to/skiff [linux] [skiff]" >&2; exit 2; }
+BIN=${1:-}
+[ -n "$BIN" ] || usage
+shift
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff)
+for t in "${TARGETS[@]}"; do
+	case $t in linux | skiff) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+done
+skt_check_bin "$BIN" || exit 2
+BIN=$(readlink -f "$BIN")
+if ! skt_need setup nginx python3; then
+	summary
+	exit 1
+fi
+
+WORK=$(mktemp -d /tmp/skiff-http-diff.XXXXXX)
+PORT=$((20000 + $$ % 20000))
+on_exit() {
+	skt_cleanup
+	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${HTTP_KEEP_LOGS:-}" ]; then
+		rm -rf "$WORK"
+	else
+		echo "http_diff: logs kept in $WORK"
+	fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# NS CMD...: run in the target's namespace (none for linux).
+NS=
+IN_NS=()
+in_ns() { "${IN_NS[@]}" "$@"; }
+
+# wait_http ADDR LOG PID: until ADDR answers (or PID died).
+wait_http() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		in_ns python3 -c "import http.client,sys; c=http.client.HTTPConnection('${1%:*}', ${1##*:}, timeout=1); c.request('GET','/'); c.getresponse()" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "$TGT/start" "$1 did not answer: $(tail -n 3 "$2" | tr '\n' ' ')"
+	return 1
+}
+
+python3 "$HERE/http_diff.py" tree "$WORK/www" || { fail setup "cannot build the tree"; summary; exit 1; }
+
+for TGT in "${TARGETS[@]}"; do
+	NS=
+	IN_NS=()
+	skt_cleanup_stale
+	if [ "$TGT" = skiff ]; then
+		if ! skt_topo_tap tap sk0; then
+			fail "$TGT/setup" "cannot build the namespace"
+			skt_cleanup
+			continue
+		fi
+		NS=$SKT_NS_S
+		IN_NS=(ip netns exec "$NS")
+		SK_ADDR=$SKT_SKIFF_IP:80
+		SERVE=(--stack skiff --dev tap:sk0 --ip "$SKT_SKIFF_IP/24" --port 80)
+	else
+		SK_ADDR=127.0.0.1:$PORT
+		SERVE=(--stack linux --ip 127.0.0.1 --port "$PORT")
+	fi
+	NGX=$WORK/nginx-$TGT
+	mkdir -p "$NGX"
+	NGX_ADDR=127.0.0.1:$((PORT + 1))
+	python3 "$HERE/http_diff.py" nginx-conf "$NGX" "$WORK/www" $((PORT + 1))
+	"${IN_NS[@]}" nginx -p "$NGX" -c "$NGX/nginx.conf" -e "$NGX/error.log" >"$NGX/out.log" 2>&1 &
+	NGX_PID=$!
+	SKT_PIDS+=("$NGX_PID")
+	SK_LOG=$WORK/skiff-$TGT.log
+	"${IN_NS[@]}" "$BIN" serve "${SERVE[@]}" --root "$WORK/www" --stats >"$SK_LOG" 2>&1 &
+	SK_PID=$!
+	SKT_PIDS+=("$SK_PID")
+	if wait_http "$NGX_ADDR" "$NGX/error.log" "$NGX_PID" && wait_http "$SK_ADDR" "$SK_LOG" "$SK_PID"; then
+		OUT=$WORK/compare-$TGT.out
+		if timeout 300 "${IN_NS[@]}" python3 "$HERE/http_diff.py" compare "$NGX_ADDR" "$SK_ADDR" \
+			"$WORK/www" >"$OUT" 2>&1; then
+			pass "$TGT/diff ($(tail -n 1 "$OUT"))"
+		else
+			fail "$TGT/diff" "$(grep -c '^differ' "$OUT") differ; $(grep -m 5 -E '^differ|Error|error' "$OUT" | tr '\n' ' ') ($(tail -n 1 "$OUT"))"
+		fi
+		grep '^exception' "$OUT" | sed "s|^|    $TGT: |"
+	fi
+	kill -TERM "$SK_PID" 2>/dev/null
+	if skt_wait_exit "$SK_PID" 5 && [ "$SKT_RC" -eq 0 ]; then
+		pass "$TGT/sigterm"
+	else
+		fail "$TGT/sigterm" "skiff did not exit 0 on SIGTERM: $(tail -n 3 "$SK_LOG" | tr '\n' ' ')"
+	fi
+	skt_cleanup
+done
+summary
