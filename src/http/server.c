@@ -621,9 +621,8 @@ static void decide_file(const struct http_req *r, const uint8_t *buf, struct ans
 	const struct http_header *ir = HDR("if-range");
 	if (ir) {
 		bool ok;
-		if (http_etag_is_one(VAL(ir)))
-			ok = http_etag_list_match(VAL(ir), et, elen, HTTP_ETAG_STRONG, false) ||
-			     (et && http_etag_list_match(VAL(ir), et, elen, HTTP_ETAG_STRONG, true));
+		if (http_etag_is_one(VAL(ir))) /* one tag (never "*"), compared strongly */
+			ok = http_etag_list_match(VAL(ir), et, elen, HTTP_ETAG_STRONG, true);
 		else
 			ok = lm && http_date_parse(VAL(ir), &t) && t == lm;
 		if (!ok)
@@ -819,7 +818,7 @@ static void put_file_fields(struct http_out *o, const struct http_server *srv,
 	}
 	if (a->vary)
 		http_out_str(o, "Vary: Accept-Encoding\r\n");
-	if (srv->cfg.cache_control && a->status != 416) {
+	if (srv->cfg.cache_control && (a->status == 200 || a->status == 206 || a->status == 304)) {
 		http_out_str(o, "Cache-Control: ");
 		http_out_str(o, srv->cfg.cache_control);
 		http_out_str(o, "\r\n");
