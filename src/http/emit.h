@@ -13,13 +13,14 @@
 
 #include "../base/sk.h"
 
-/* A head is at most this long.  What goes into one is bounded by what the
- * server lets in: a content type from the MIME table (or a source's, at
- * most HTTP_EMIT_CTYPE_MAX), validators (HTTP_ETAG_MAX), the configured
- * Cache-Control (HTTP_CACHE_CONTROL_MAX), a Location of at most
- * HTTP_LOCATION_MAX bytes and a few fixed lines; never unbounded bytes of
- * a request. */
-#define HTTP_EMIT_HEAD_MAX 2048u
+/* A head from http_emit_head (errors, the 503 of a refused connection) is
+ * at most this long: the content type and the extra lines come from the
+ * server, never from a request.  The heads of file answers, written with
+ * the cursor below, are bounded in server.c (answer_bytes: each line at
+ * its longest). */
+#define HTTP_EMIT_HEAD_MAX 512u
+/* The longest Content-Type the server sends (a longer one from a source is
+ * replaced by application/octet-stream). */
 #define HTTP_EMIT_CTYPE_MAX 128u
 /* An error body ("404 Not Found\n") is at most this long. */
 #define HTTP_EMIT_ERROR_BODY_MAX 64u
