@@ -4,6 +4,8 @@
  * their own), then sar_find / sar_entry_at per request. */
 #include "site_archive.h"
 
+#include "../http/mime.h"
+
 /* ---- the error line, without libc ---- */
 
 struct msg {
@@ -211,15 +213,57 @@ void sar_site_init(struct sar_site *s, const struct sar_view *v, struct http_fil
 	for (uint32_t i = 0; i < v->count; i++) {
 		struct sar_entry e;
 		sar_entry_at(v, i, &e);
-		/* TODO(site merge): http_file gains validators on branch `site`:
-		 * fill its mtime from e.mtime (Last-Modified, the ETag) here. */
 		files[i] = (struct http_file){
 			.data = e.data,
 			.len = (size_t)e.len,
 			.ctype = sar_content_type(e.name, e.name_len),
+			.mtime = e.mtime > 0 ? e.mtime : 0, /* Last-Modified, the ETag */
 		};
 	}
+	/* "x.gz" / "x.br" beside "x": x's precompressed siblings. */
+	for (uint32_t i = 0; i < v->count; i++) {
+		struct sar_entry e;
+		sar_entry_at(v, i, &e);
+		size_t n = e.name_len;
+		if (n <= 3 || e.name[n - 3] != '.' || !((e.name[n - 2] == 'g' && e.name[n - 1] == 'z') ||
+							 (e.name[n - 2] == 'b' && e.name[n - 1] == 'r')))
+			continue;
+		int64_t b = sar_find(v, e.name, n - 3);
+		if (b < 0)
+			continue;
+		if (e.name[n - 2] == 'g')
+			files[b].gz = &files[i];
+		else
+			files[b].br = &files[i];
+	}
 }
+
+/* The archive holds files only; a directory is a name some file's path
+ * continues with '/'.  Names are sorted bytewise, so the files under
+ * "path/" are a run starting at the first name >= "path/". */
+static bool is_dir(const struct sar_view *v, char *key, const char *path, size_t len)
+{
+	if (len + 1 > SAR_MAX_NAME + 16)
+		return false;
+	sk_memcpy(key, path, len);
+	key[len] = '/';
+	uint32_t lo = 0, hi = v->count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const uint8_t *e = v->entries + (uint64_t)mid * SAR_ENTRY_LEN;
+		if (name_cmp((const char *)v->names + sar_get32(e), sar_get32(e + 4), key, len + 1) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == v->count)
+		return false;
+	const uint8_t *e = v->entries + (uint64_t)lo * SAR_ENTRY_LEN;
+	return sar_get32(e + 4) > len + 1 &&
+	       sk_memcmp((const char *)v->names + sar_get32(e), key, len + 1) == 0;
+}
+
+static const struct http_file sar_dir = {.ctype = HTTP_MIME_DEFAULT, .is_dir = true};
 
 const struct http_file *sar_site_lookup(void *ctx, const char *path, size_t len)
 {
@@ -234,50 +278,14 @@ const struct http_file *sar_site_lookup(void *ctx, const char *path, size_t len)
 		len += 10;
 	}
 	int64_t i = sar_find(&s->v, path, len);
-	return i < 0 ? NULL : &s->files[i];
+	if (i >= 0)
+		return &s->files[i];
+	return is_dir(&s->v, s->key, path, len) ? &sar_dir : NULL;
 }
 
 /* ---- content types ---- */
 
-static bool ext_eq(const char *a, size_t alen, const char *lower)
-{
-	size_t i = 0;
-	for (; i < alen && lower[i]; i++) {
-		char c = a[i];
-		if (c >= 'A' && c <= 'Z')
-			c = (char)(c - 'A' + 'a');
-		if (c != lower[i])
-			return false;
-	}
-	return i == alen && !lower[i];
-}
-
 const char *sar_content_type(const char *name, size_t len)
 {
-	static const struct {
-		const char *ext, *type;
-	} types[] = {
-		{"html", "text/html; charset=utf-8"}, {"htm", "text/html; charset=utf-8"},
-		{"css", "text/css"}, {"js", "text/javascript"}, {"mjs", "text/javascript"},
-		{"json", "application/json"}, {"txt", "text/plain; charset=utf-8"},
-		{"xml", "application/xml"}, {"svg", "image/svg+xml"}, {"png", "image/png"},
-		{"jpg", "image/jpeg"}, {"jpeg", "image/jpeg"}, {"gif", "image/gif"},
-		{"webp", "image/webp"}, {"ico", "image/x-icon"}, {"pdf", "application/pdf"},
-		{"wasm", "application/wasm"}, {"woff", "font/woff"}, {"woff2", "font/woff2"},
-		{"mp4", "video/mp4"}, {"webm", "video/webm"}, {"mp3", "audio/mpeg"},
-		{"csv", "text/csv"}, {"md", "text/markdown"}, {"gz", "application/gzip"},
-		{"zip", "application/zip"}, {"tar", "application/x-tar"},
-	};
-	size_t dot = len, base = 0;
-	for (size_t i = 0; i < len; i++) {
-		if (name[i] == '/')
-			base = i + 1, dot = len;
-		else if (name[i] == '.')
-			dot = i;
-	}
-	if (dot < len && dot > base)
-		for (size_t i = 0; i < SK_ARRAY_LEN(types); i++)
-			if (ext_eq(name + dot + 1, len - dot - 1, types[i].ext))
-				return types[i].type;
-	return "application/octet-stream";
+	return http_mime_type(name, len);
 }

@@ -97,8 +97,7 @@ bool sar_name_ok(const char *name, size_t len);
 
 /* A Content-Type for a file name, by its extension (case-insensitive);
  * "application/octet-stream" when unknown.  Shared by the unikernel and
- * `skiff serve --root`.  TODO(site merge): replace with http/'s MIME table
- * once branch `site` lands it. */
+ * `skiff serve --root`: http/mime.c's table. */
 const char *sar_content_type(const char *name, size_t len);
 
 /* A site served from an opened archive: the server's lookup over it.  The
@@ -122,7 +121,10 @@ static inline uint64_t sar_site_mem(const struct sar_view *v)
 void sar_site_init(struct sar_site *s, const struct sar_view *v, struct http_file *files);
 
 /* http_lookup_fn (ctx: the struct sar_site): the file at path, or for a
- * path ending in '/' (a directory) its index.html; NULL when absent. */
+ * path ending in '/' (a directory) its index.html; for a directory's own
+ * path (a prefix of some file's, up to a '/') an is_dir entry, so the
+ * server answers 301 / 403 (http/server.h); NULL when absent.  Entries
+ * carry the archive's mtimes and their .gz/.br siblings. */
 const struct http_file *sar_site_lookup(void *ctx, const char *path, size_t len);
 
 /* Little-endian field access, for the packer and the tests. */

@@ -124,10 +124,17 @@ static void test_valid_and_lookup(void **state)
 	f = sar_site_lookup(&s, "/sub/", 5);
 	assert_non_null(f);
 	assert_int_equal(f->len, 10);
-	assert_null(sar_site_lookup(&s, "/sub", 4)); /* the directory itself: not a file */
+	assert_int_equal(f->mtime, 1700000000 + 2); /* the archive's times */
+	/* The directory itself: a directory entry (the server's 301/403). */
+	f = sar_site_lookup(&s, "/sub", 4);
+	assert_non_null(f);
+	assert_true(f->is_dir);
+	assert_null(sar_site_lookup(&s, "/su", 3));      /* a prefix, not at a '/' */
+	assert_null(sar_site_lookup(&s, "/a.css/x", 8));
+	assert_false(sar_site_lookup(&s, "/a.css", 6)->is_dir);
 	f = sar_site_lookup(&s, "/a.css", 6);
 	assert_non_null(f);
-	assert_string_equal(f->ctype, "text/css");
+	assert_string_equal(f->ctype, "text/css; charset=utf-8");
 	free(b);
 }
 
