@@ -69,7 +69,7 @@ help:
 	@echo "  make dev-smoke     tests/dev_smoke.sh: each device alone (no stack) against arping and ping"
 	@echo "  make http-test     tests/http.sh;  make vm-test: tests/vm.sh;  make switch-test: tests/switch.sh"
 	@echo "  make site-test     tests/site.sh: a 1,000-file tree byte-identical from skiff vm --root and both stacks"
-	@echo "  make http-diff-test  tests/http_diff.sh: static file semantics against nginx, both stacks"
+	@echo "  make http-diff-test  tests/http_diff.sh: static file semantics against nginx, both stacks and the unikernel"
 	@echo "  make load-test     tests/load.sh;  make linux-guest-test: tests/linux_guest.sh"
 	@echo "  make fuzz          every fuzz target for FUZZ_TIME seconds (default 60)"
 	@echo "Running:"

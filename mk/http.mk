@@ -5,7 +5,8 @@ http-test: all
 	tests/http.sh $(BUILD)/skiff
 
 # `make http-diff-test`: the static file semantics against nginx on the same
-# tree, on both stacks (tests/http_diff.sh; the skiff stack needs root).
+# tree, on both stacks and the unikernel (tests/http_diff.sh; the skiff
+# stack needs root).
 .PHONY: http-diff-test
 http-diff-test: all
 	tests/http_diff.sh $(BUILD)/skiff

@@ -6,7 +6,10 @@
 #           127.0.0.1:PORT+1, client in this namespace (loopback only);
 #   skiff   one namespace skt-<pid>-tap (tests/lib.sh skt_topo_tap): skiff
 #           serve --stack skiff --dev tap:sk0 as 198.18.0.2, nginx on the
-#           namespace's own 127.0.0.1, the client in it.
+#           namespace's own 127.0.0.1, the client in it;
+#   vm      the unikernel (SKIFF_UK, default skiff-uk.elf beside BIN):
+#           `skiff vm --root TREE -p PORT:80` (QEMU user networking, the
+#           forward on 127.0.0.1 only), nginx and the client here.
 # nginx runs without root-owned paths: its config, pid, logs and temp
 # folders are generated into a temporary directory (master process off,
 # no daemon), and it is stopped by pid.
@@ -19,17 +22,18 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SKT_SUITE=http_diff
 export PYTHONDONTWRITEBYTECODE=1
 
-usage() { echo "usage: $0 path/to/skiff [linux] [skiff]" >&2; exit 2; }
+usage() { echo "usage: $0 path/to/skiff [linux] [skiff] [vm]" >&2; exit 2; }
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff vm)
 for t in "${TARGETS[@]}"; do
-	case $t in linux | skiff) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+	case $t in linux | skiff | vm) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
 done
 skt_check_bin "$BIN" || exit 2
 BIN=$(readlink -f "$BIN")
+UK=$(readlink -f "${SKIFF_UK:-$(dirname "$BIN")/skiff-uk.elf}")
 if ! skt_need setup nginx python3; then
 	summary
 	exit 1
@@ -57,12 +61,12 @@ in_ns() { "${IN_NS[@]}" "$@"; }
 # wait_http ADDR LOG PID: until ADDR answers (or PID died).
 wait_http() {
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 300; i++)); do
 		in_ns python3 -c "import http.client,sys; c=http.client.HTTPConnection('${1%:*}', ${1##*:}, timeout=1); c.request('GET','/'); c.getresponse()" 2>/dev/null && return 0
 		kill -0 "$3" 2>/dev/null || break
 		sleep 0.1
 	done
-	fail "$TGT/start" "$1 did not answer: $(tail -n 3 "$2" | tr '\n' ' ')"
+	fail "$TGT/start" "$1 did not answer in 30 s: $(tail -n 3 "$2" | tr '\n' ' ')"
 	return 1
 }
 
@@ -72,7 +76,14 @@ for TGT in "${TARGETS[@]}"; do
 	NS=
 	IN_NS=()
 	skt_cleanup_stale
-	if [ "$TGT" = skiff ]; then
+	if [ "$TGT" = vm ]; then
+		if [ ! -f "$UK" ]; then
+			fail "$TGT/setup" "no unikernel image at $UK (make uk)"
+			continue
+		fi
+		SK_ADDR=127.0.0.1:$((PORT + 2))
+		CTL_PORT=$((PORT + 3))
+	elif [ "$TGT" = skiff ]; then
 		if ! skt_topo_tap tap sk0; then
 			fail "$TGT/setup" "cannot build the namespace"
 			skt_cleanup
@@ -94,7 +105,12 @@ for TGT in "${TARGETS[@]}"; do
 	NGX_PID=$!
 	SKT_PIDS+=("$NGX_PID")
 	SK_LOG=$WORK/skiff-$TGT.log
-	"${IN_NS[@]}" "$BIN" serve "${SERVE[@]}" --root "$WORK/www" --stats >"$SK_LOG" 2>&1 &
+	if [ "$TGT" = vm ]; then
+		timeout 600 "$BIN" vm --image "$UK" --root "$WORK/www" -p "${SK_ADDR##*:}:80" \
+			-p "$CTL_PORT:9/udp" -- shutdown-port=9 exit-after=580 </dev/null >"$SK_LOG" 2>&1 &
+	else
+		"${IN_NS[@]}" "$BIN" serve "${SERVE[@]}" --root "$WORK/www" --stats >"$SK_LOG" 2>&1 &
+	fi
 	SK_PID=$!
 	SKT_PIDS+=("$SK_PID")
 	if wait_http "$NGX_ADDR" "$NGX/error.log" "$NGX_PID" && wait_http "$SK_ADDR" "$SK_LOG" "$SK_PID"; then
@@ -107,11 +123,16 @@ for TGT in "${TARGETS[@]}"; do
 		fi
 		grep '^exception' "$OUT" | sed "s|^|    $TGT: |"
 	fi
-	kill -TERM "$SK_PID" 2>/dev/null
-	if skt_wait_exit "$SK_PID" 5 && [ "$SKT_RC" -eq 0 ]; then
-		pass "$TGT/sigterm"
+	if [ "$TGT" = vm ]; then
+		# The guest's own way out: "exit 0" to its shutdown port.
+		python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CTL_PORT"
 	else
-		fail "$TGT/sigterm" "skiff did not exit 0 on SIGTERM: $(tail -n 3 "$SK_LOG" | tr '\n' ' ')"
+		kill -TERM "$SK_PID" 2>/dev/null
+	fi
+	if skt_wait_exit "$SK_PID" 10 && [ "$SKT_RC" -eq 0 ]; then
+		pass "$TGT/exit"
+	else
+		fail "$TGT/exit" "skiff did not exit 0 when asked: $(tail -n 3 "$SK_LOG" | tr '\n' ' ')"
 	fi
 	skt_cleanup
 done
