@@ -326,7 +326,8 @@ class Server:
             r = sh(["timeout", "2", "ip", "netns", "exec", self.topo.cli, "curl", "-s",
                     "--max-time", "1", "-o", "/dev/null", "-w", "%{http_code}",
                     f"http://{SRV_IP}/"], timeout=5)
-            if r.stdout.strip() in ("200", "404"):
+            # Any HTTP answer: "/" of a --root without index.html is 403.
+            if r.stdout.strip() not in ("", "000"):
                 return None
             time.sleep(0.1)
         return f"no answer within {START_TIMEOUT:.0f} s: {tail(self.log)}"
