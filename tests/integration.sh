@@ -135,34 +135,6 @@ start_skiff() {
 	return 0
 }
 
-# stop_skiff NAME: SIGTERM, expect exit 0 and counters; fills ST.
-stop_skiff() {
-	local name=$1 k v n=0
-	ST=()
-	kill -TERM "$SK_PID" 2>/dev/null
-	if ! skt_wait_exit "$SK_PID" 10; then
-		fail "$name" "still running 10 s after SIGTERM"
-		kill -KILL "$SK_PID" 2>/dev/null
-		wait "$SK_PID" 2>/dev/null
-		return 1
-	fi
-	while read -r k v _; do
-		if [[ $k =~ ^[A-Za-z0-9_.]+$ && $v =~ ^[0-9]+$ ]]; then
-			ST[$k]=$v
-			n=$((n + 1))
-		fi
-	done <"$SK_OUT"
-	if [ "$SKT_RC" != 0 ]; then
-		fail "$name" "exit status $SKT_RC after SIGTERM (want 0); stderr: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
-		return 1
-	fi
-	if [ "$n" -eq 0 ]; then
-		fail "$name" "exit 0 but no 'NAME VALUE' counter lines on stdout"
-		return 1
-	fi
-	pass "$name (exit 0, $n counters)"
-}
-
 # ping_check NAME COUNT INTERVAL SIZE [ping options]: 0% loss, no corrupt
 # or duplicated replies.
 ping_check() {
@@ -185,21 +157,7 @@ ping_check() {
 	fi
 }
 
-# sum_counters REGEX: SUM_TOTAL = sum of the counters whose name matches,
-# SUM_DETAIL = the non-zero ones as " name=value".  Not in a $(...).
-SUM_TOTAL=0
-SUM_DETAIL=
-sum_counters() {
-	local re=$1 k total=0
-	SUM_DETAIL=
-	for k in "${!ST[@]}"; do
-		if [[ $k =~ $re ]]; then
-			total=$((total + ST[$k]))
-			[ "${ST[$k]}" -gt 0 ] && SUM_DETAIL+=" $k=${ST[$k]}"
-		fi
-	done
-	SUM_TOTAL=$total
-}
+SUM_TOTAL=0 SUM_DETAIL= # skt_sum_counters (tests/lib.sh); not in a $(...)
 
 # The counters (src/net/iface_types.h) that count a received frame dropped
 # for being malformed or unsupported.  Left out on purpose: the "not for us"
@@ -214,6 +172,7 @@ DROP_RE+='|icmp\.(truncated|csum)|udp\.(truncated|bad_len|csum)|tcp_drop_parse_(
 # "kind kind ... : counter counter ...".  A counter may also collect frames
 # of other kinds (random bytes land anywhere), so the check is sum(counters)
 # >= 95% of sum(kinds).
+# shellcheck disable=SC2034 # used by name: skt_reasons_check ... REASON_GROUPS
 REASON_GROUPS=(
 	"arp_trunc arp_bad : arp.bad arp.unsupported arp.bad_sender"
 	"ip_trunc ip_ihl_small ip_ihl_long ip_len_long ip_len_short ip_oversize : ip.truncated ip.bad_len ip.bad ip.version"
@@ -229,30 +188,6 @@ REASON_GROUPS=(
 	"unknown_type vlan vlan2 : eth.unknown_type eth.vlan eth.unsupported eth.v6_off"
 )
 
-# reasons_check NAME MALFORMED_OUTPUT: per-kind accounting against ST.
-reasons_check() {
-	local name=$1 out=$2 g kinds ctrs k c want have short=""
-	declare -A sent_kind=()
-	for k in ${out##*kinds: }; do
-		sent_kind[${k%%=*}]=${k#*=}
-	done
-	for g in "${REASON_GROUPS[@]}"; do
-		kinds=${g%% : *}
-		ctrs=${g#* : }
-		want=0
-		have=0
-		for k in $kinds; do want=$((want + ${sent_kind[$k]:-0})); done
-		for c in $ctrs; do have=$((have + ${ST[$c]:-0})); done
-		if [ $((have * 100)) -lt $((want * 95)) ]; then
-			short+=" [$kinds] sent $want, [$ctrs] counted $have;"
-		fi
-	done
-	if [ -z "$short" ]; then
-		pass "$name (each kind counted under its reason)"
-	else
-		fail "$name" "short:$short"
-	fi
-}
 
 run_device() {
 	DEV=$1
@@ -299,12 +234,12 @@ run_device() {
 			ping_check "$DEV.garp_flood" 50 0.01 56
 		fi
 
-		if stop_skiff "$DEV.sigterm"; then
-			sum_counters 'evict'
+		if skt_stop_counters "$DEV.sigterm" "$SK_PID" "$SK_OUT" "$SK_ERR"; then
+			skt_sum_counters 'evict'
 			if [ "$SUM_TOTAL" -gt 0 ]; then
 				pass "$DEV.garp_evictions ($SUM_DETAIL )"
 			else
-				sum_counters '^arp\.'
+				skt_sum_counters '^arp\.'
 				fail "$DEV.garp_evictions" "no eviction counter > 0 after $GARP_COUNT gratuitous ARPs; arp counters:$SUM_DETAIL"
 			fi
 		fi
@@ -324,11 +259,11 @@ run_device() {
 		else
 			ping_check "$DEV.malformed" 50 0.01 56
 		fi
-		if stop_skiff "$DEV.sigterm_after_malformed"; then
+		if skt_stop_counters "$DEV.sigterm_after_malformed" "$SK_PID" "$SK_OUT" "$SK_ERR"; then
 			local drops sent want
 			sent=$(sed -n 's/^malformed: sent \([0-9]*\)\/.*/\1/p' <<<"$out")
 			sent=${sent:-$MALFORMED_COUNT}
-			sum_counters "$DROP_RE"
+			skt_sum_counters "$DROP_RE"
 			drops=$SUM_TOTAL
 			want=$((sent * 9 / 10))
 			if [ "$drops" -ge "$want" ]; then
@@ -336,7 +271,7 @@ run_device() {
 			else
 				fail "$DEV.malformed_drops" "drop counters sum to $drops, want >= $want of $sent sent:$SUM_DETAIL; device: rx_frames=${ST[dev.rx_frames]:-?} rx_drops=${ST[dev.rx_drops]:-?}"
 			fi
-			reasons_check "$DEV.malformed_reasons" "$out"
+			skt_reasons_check "$DEV.malformed_reasons" "$out" REASON_GROUPS
 		fi
 	fi
 	teardown

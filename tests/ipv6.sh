@@ -137,24 +137,7 @@ start_echo() {
 }
 
 # stop_echo NAME: SIGTERM, exit 0, counters into ST.
-stop_echo() {
-	local k v n=0
-	ST=()
-	kill -TERM "$SK_PID" 2>/dev/null
-	if ! skt_wait_exit "$SK_PID" 10; then
-		fail "$1" "still running 10 s after SIGTERM"
-		skt_stop_pid "$SK_PID"
-		return 1
-	fi
-	while read -r k v _; do
-		[[ $k =~ ^[A-Za-z0-9_.]+$ && $v =~ ^[0-9]+$ ]] && { ST[$k]=$v; n=$((n + 1)); }
-	done <"$SK_OUT"
-	if [ "$SKT_RC" != 0 ] || [ "$n" -eq 0 ]; then
-		fail "$1" "exit $SKT_RC, $n counters; err: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
-		return 1
-	fi
-	pass "$1 (exit 0, $n counters)"
-}
+stop_echo() { skt_stop_counters "$1" "$SK_PID" "$SK_OUT" "$SK_ERR"; }
 
 # ping6_check NAME COUNT INTERVAL SIZE DST: Linux's ping -6, 0% loss, no
 # corrupt or duplicated reply.
@@ -177,17 +160,6 @@ ping6_check() {
 }
 
 SUM_TOTAL=0 SUM_DETAIL=''
-sum_counters() {
-	local k total=0
-	SUM_DETAIL=
-	for k in "${!ST[@]}"; do
-		if [[ $k =~ $1 ]]; then
-			total=$((total + ST[$k]))
-			[ "${ST[$k]}" -gt 0 ] && SUM_DETAIL+=" $k=${ST[$k]}"
-		fi
-	done
-	SUM_TOTAL=$total
-}
 
 # want NAME EXPR WHY: pass if the arithmetic EXPR (over ST values) holds.
 want() {
@@ -197,6 +169,7 @@ want() {
 # The drop counters of src/net/iface_types.h for malformed IPv6.
 DROP6_RE='^(ip6\.(truncated|bad_len|version|frag_dropped|route_dropped|bad_ext|bad_opt|ext_limit|bad_addr|bad)'
 DROP6_RE+='|icmp6\.(truncated|csum)|nd\.(truncated|hop_limit|bad_code|bad_opt|bad_addr))$'
+# shellcheck disable=SC2034 # used by name: skt_reasons_check ... REASON6_GROUPS
 REASON6_GROUPS=(
 	"ip6_trunc ip6_len_long : ip6.truncated"
 	"ip6_version : ip6.version"
@@ -214,19 +187,6 @@ REASON6_GROUPS=(
 	"nd_code : nd.bad_code"
 )
 
-reasons_check() {
-	local name=$1 out=$2 g kinds ctrs k c want have short=""
-	declare -A sent_kind=()
-	for k in ${out##*kinds: }; do sent_kind[${k%%=*}]=${k#*=}; done
-	for g in "${REASON6_GROUPS[@]}"; do
-		kinds=${g%% : *} ctrs=${g#* : } want=0 have=0
-		for k in $kinds; do want=$((want + ${sent_kind[$k]:-0})); done
-		for c in $ctrs; do have=$((have + ${ST[$c]:-0})); done
-		[ "$want" -gt 0 ] || short+=" [$kinds] none sent;"
-		[ $((have * 100)) -ge $((want * 95)) ] || short+=" [$kinds] sent $want, [$ctrs] counted $have;"
-	done
-	if [ -z "$short" ]; then pass "$name (each kind counted under its reason)"; else fail "$name" "short:$short"; fi
-}
 
 # skiff_ping NAME IP6 ARGS...: skiff ping -6 on the device; output in PING_OUT, status in PING_RC.
 PING_OUT='' PING_RC=''
@@ -292,10 +252,10 @@ run_device() {
 			local sent
 			sent=$(sed -n 's/^malformed6: sent \([0-9]*\)\/.*/\1/p' <<<"$out")
 			sent=${sent:-$MALFORMED6_COUNT}
-			sum_counters "$DROP6_RE"
+			skt_sum_counters "$DROP6_RE"
 			want "$DEV.malformed6_drops" "$SUM_TOTAL >= $sent * 9 / 10" \
 				"$SUM_TOTAL counted of $sent sent:$SUM_DETAIL"
-			reasons_check "$DEV.malformed6_reasons" "$out"
+			skt_reasons_check "$DEV.malformed6_reasons" "$out" REASON6_GROUPS every
 			want "$DEV.icmp6_errors_limited" "${ST[icmp6.errors_tx]:-0} > 0 && ${ST[icmp6.ratelimited]:-0} > 0" \
 				"icmp6.errors_tx=${ST[icmp6.errors_tx]:-?} icmp6.ratelimited=${ST[icmp6.ratelimited]:-?}"
 		fi

@@ -330,6 +330,66 @@ skt_stop_pid() {
 	return 0
 }
 
+# skt_stop_counters CHECK PID OUT ERR: SIGTERM to a skiff command started
+# with --stats, then its "NAME VALUE" counter lines from OUT into the
+# caller's associative array ST (declare -A ST at the top of the script).
+# Passes CHECK on exit 0 with at least one counter; fails it otherwise (a
+# process still running after 10 s is killed).  Status 0 on pass.
+skt_stop_counters() {
+	local check=$1 pid=$2 out=$3 err=$4 k v n=0
+	ST=()
+	kill -TERM "$pid" 2>/dev/null
+	if ! skt_wait_exit "$pid" 10; then
+		fail "$check" "still running 10 s after SIGTERM"
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		return 1
+	fi
+	while read -r k v _; do
+		[[ $k =~ ^[A-Za-z0-9_.]+$ && $v =~ ^[0-9]+$ ]] && { ST[$k]=$v; n=$((n + 1)); }
+	done <"$out"
+	if [ "$SKT_RC" != 0 ] || [ "$n" -eq 0 ]; then
+		fail "$check" "exit $SKT_RC (want 0), $n counters; stderr: $(tail -n 3 "$err" | tr '\n' ' ')"
+		return 1
+	fi
+	pass "$check (exit 0, $n counters)"
+}
+
+# skt_sum_counters RE: SUM_TOTAL = the sum of the ST counters whose names
+# match RE; SUM_DETAIL = the nonzero ones, " name=value ...".
+skt_sum_counters() {
+	local re=$1 k total=0
+	SUM_DETAIL=
+	for k in "${!ST[@]}"; do
+		if [[ $k =~ $re ]]; then
+			total=$((total + ST[$k]))
+			[ "${ST[$k]}" -gt 0 ] && SUM_DETAIL+=" $k=${ST[$k]}"
+		fi
+	done
+	SUM_TOTAL=$total
+}
+
+# skt_reasons_check NAME OUTPUT GROUPS [every]: a malformed-frame tool's
+# "... kinds: kind=N ..." OUTPUT against ST.  GROUPS names an array of
+# "kind kind ... : counter counter ..."; each group's counters must sum to
+# at least 95% of its kinds (a counter may also collect other kinds: random
+# bytes land anywhere).  "every": a group none of whose kinds was sent
+# fails too.
+skt_reasons_check() {
+	local name=$1 out=$2 every=${4:-} g kinds ctrs k c want have short=""
+	local -n groups=$3
+	declare -A sent_kind=()
+	for k in ${out##*kinds: }; do sent_kind[${k%%=*}]=${k#*=}; done
+	for g in "${groups[@]}"; do
+		kinds=${g%% : *} ctrs=${g#* : } want=0 have=0
+		for k in $kinds; do want=$((want + ${sent_kind[$k]:-0})); done
+		for c in $ctrs; do have=$((have + ${ST[$c]:-0})); done
+		[ -n "$every" ] && [ "$want" -eq 0 ] && short+=" [$kinds] none sent;"
+		[ $((have * 100)) -ge $((want * 95)) ] || short+=" [$kinds] sent $want, [$ctrs] counted $have;"
+	done
+	if [ -z "$short" ]; then pass "$name (each kind counted under its reason)"; else fail "$name" "short:$short"; fi
+}
+
 # skt_descendants PID: PID's children, grandchildren, ... (e.g. timeout ->
 # ip netns exec -> skiff, or timeout -> skiff vm -> QEMU), parents first.
 skt_descendants() {

@@ -155,25 +155,7 @@ start_echo() {
 }
 
 # stop_echo: SIGTERM, expect exit 0 and counters into ST.
-stop_echo() {
-	local k v n=0
-	ST=()
-	kill -TERM "$SK_PID" 2>/dev/null
-	if ! skt_wait_exit "$SK_PID" 10; then
-		fail "$DEV.sigterm" "still running 10 s after SIGTERM"
-		kill -KILL "$SK_PID" 2>/dev/null
-		wait "$SK_PID" 2>/dev/null
-		return 1
-	fi
-	while read -r k v _; do
-		[[ $k =~ ^[A-Za-z0-9_.]+$ && $v =~ ^[0-9]+$ ]] && { ST[$k]=$v; n=$((n + 1)); }
-	done <"$SK_OUT"
-	if [ "$SKT_RC" != 0 ] || [ "$n" -eq 0 ]; then
-		fail "$DEV.sigterm" "exit $SKT_RC, $n counters; stderr: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
-		return 1
-	fi
-	pass "$DEV.sigterm (exit 0, $n counters)"
-}
+stop_echo() { skt_stop_counters "$DEV.sigterm" "$SK_PID" "$SK_OUT" "$SK_ERR"; }
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
