@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dev_impl.h"
@@ -159,6 +160,31 @@ static int link_up(const char *name, char *err, size_t errlen)
 	return rc;
 }
 
+/* Wait, bounded, until the kernel marks the link running.  Attaching the
+ * fd turns the carrier on, but the kernel applies that later, from its
+ * link-watch work (up to a second when events come close together); until
+ * then its transmit queue is a no-op and everything it sends us is dropped.
+ * A DAD probe sent in that window goes out, and the neighbour's answer is
+ * lost, so a duplicate address would pass as unique.  Past the bound we go
+ * on: a link that never runs is the operator's to see (ip link). */
+static void wait_running(const char *name)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	if (s < 0)
+		return;
+	for (int i = 0; i < 300; i++) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags & IFF_RUNNING))
+			break;
+		nanosleep(&tick, NULL);
+	}
+	close(s);
+}
+
 int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, char *err,
 	     size_t errlen)
 {
@@ -186,6 +212,7 @@ int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 	}
 	if (link_up(ifr.ifr_name, err, errlen) != 0)
 		goto fail;
+	wait_running(ifr.ifr_name);
 	if (dev_region_alloc(&t->dev, &t->region, cfg->num_slots, err, errlen) != 0)
 		goto fail;
 	t->dev.ops = &tap_ops;
