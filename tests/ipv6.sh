@@ -24,7 +24,12 @@
 #          must find the duplicate by DAD, report it, and not use it.
 #   run 5 (skiff echo --ip6 auto): a Linux radvd advertises 2001:2:0:1::/64;
 #          skiff forms its address by SLAAC, passes DAD, answers ping -6
-#          (the RA answers skiff's RS, or comes unsolicited first).
+#          (the RA answers skiff's RS, or comes unsolicited first).  On
+#          IPV6_EXPIRY_DEV (default tap) the RA's lifetimes are short
+#          (router 8 s, valid 12 s, preferred 6 s) and radvd is then
+#          killed: the address must stop answering while the link-local
+#          one still does, and the counters show a renewal, one
+#          deprecation, one expiry and the router's expiry.
 # With IPV6_UK=IMAGE (run-all.sh sets build/skiff-uk.elf), the unikernel
 # too: `skiff vm --net tap:vt0 -- ip6=2001:2::2/64` answers ping -6 500 x
 # 1400 B with 0 loss once DAD has passed.
@@ -39,6 +44,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SKT_SUITE=ipv6
 
 ND_COUNT=${ND_COUNT:-100000}
+EXPIRY_DEV=${IPV6_EXPIRY_DEV:-tap} # the device whose run 5 lets the RA lifetimes run out
 MALFORMED6_COUNT=${MALFORMED6_COUNT:-100000}
 FLOOD_RATE=${FLOOD_RATE:-0}
 export PYTHONDONTWRITEBYTECODE=1
@@ -285,7 +291,13 @@ run_device() {
 
 	# ---- run 5: SLAAC from radvd --------------------------------------------
 	# radvd advertises only as a router: forwarding on, in this namespace.
-	local conf=$WORK/$DEV-radvd.conf radvd_pid
+	local conf=$WORK/$DEV-radvd.conf radvd_pid ra_router=12 ra_valid=86400 ra_preferred=14400 expiry=0 i
+	# On one device (the code is the same on all), short lifetimes that
+	# then run out: radvd is killed (no final RA), and skiff must deprecate
+	# the address, drop it and forget the router on its own clock.
+	if [ "$DEV" = "$EXPIRY_DEV" ]; then
+		ra_router=8 ra_valid=12 ra_preferred=6 expiry=1
+	fi
 	in_l sysctl -qw net.ipv6.conf.all.forwarding=1
 	in_l ip -6 addr add 2001:2:0:1::1/64 dev "$IF_L" nodad
 	cat >"$conf" <<-EOF
@@ -293,7 +305,11 @@ run_device() {
 			AdvSendAdvert on;
 			MinRtrAdvInterval 3;
 			MaxRtrAdvInterval 4;
-			prefix 2001:2:0:1::/64 { AdvOnLink on; AdvAutonomous on; };
+			AdvDefaultLifetime $ra_router;
+			prefix 2001:2:0:1::/64 {
+				AdvOnLink on; AdvAutonomous on;
+				AdvValidLifetime $ra_valid; AdvPreferredLifetime $ra_preferred;
+			};
 		};
 	EOF
 	in_l radvd -n -C "$conf" -p "$WORK/$DEV-radvd.pid" -m stderr >"$WORK/$DEV-radvd.log" 2>&1 &
@@ -301,9 +317,39 @@ run_device() {
 	SKT_PIDS+=("$radvd_pid")
 	if start_echo 5 auto '2001:2:0:1:[0-9a-f:]+'; then
 		ping6_check "$DEV.slaac_ping6" 100 0.005 1400 "$SK_G6"
+		local t_kill=0 t_gone=-1
+		if [ "$expiry" = 1 ]; then
+			sleep 5 # at least one more RA (MaxRtrAdvInterval 4): a renewal
+			# radvd's own pid (radvd_pid is the subshell around it).
+			kill -KILL "$(cat "$WORK/$DEV-radvd.pid" 2>/dev/null)" "$radvd_pid" 2>/dev/null
+			t_kill=$SECONDS
+			# The address answers until its valid lifetime (12 s from the
+			# last RA) ends; then nothing does, but skiff still runs.
+			for ((i = 0; i < 40; i++)); do
+				# Two misses in a row: one lost ping is not an expiry.
+				if ! in_l ping -6 -n -c 1 -W 1 "$SK_G6" >/dev/null 2>&1 &&
+					! in_l ping -6 -n -c 2 -i 0.2 -W 1 "$SK_G6" >/dev/null 2>&1; then
+					t_gone=$((SECONDS - t_kill))
+					break
+				fi
+				sleep 0.5
+			done
+		fi
+		if [ "$expiry" = 1 ]; then
+			if [ "$t_gone" -ge 0 ] && kill -0 "$SK_PID" 2>/dev/null &&
+				in_l ping -6 -n -c 3 -i 0.2 -W 1 "$SK_LL%$IF_L" >/dev/null 2>&1; then
+				pass "$DEV.slaac_expiry_ping (no answer at $SK_G6 ${t_gone} s after radvd died; the link-local still answers)"
+			else
+				fail "$DEV.slaac_expiry_ping" "t_gone=$t_gone s; skiff alive: $(kill -0 "$SK_PID" 2>/dev/null && echo yes || echo no)"
+			fi
+		fi
 		if stop_echo "$DEV.sigterm.5"; then
 			want "$DEV.slaac" "${ST[nd.slaac_addrs]:-0} == 1 && ${ST[nd.router_learned]:-0} == 1 && ${ST[nd.ra_rx]:-0} >= 1" \
 				"address $SK_G6 from radvd's prefix; nd.rs_tx=${ST[nd.rs_tx]:-?} nd.ra_rx=${ST[nd.ra_rx]:-?} nd.slaac_addrs=${ST[nd.slaac_addrs]:-?} nd.router_learned=${ST[nd.router_learned]:-?}"
+			if [ "$expiry" = 1 ]; then
+				want "$DEV.slaac_lifetimes" "${ST[nd.slaac_refreshed]:-0} >= 1 && ${ST[nd.slaac_deprecated]:-0} == 1 && ${ST[nd.slaac_expired]:-0} == 1 && ${ST[nd.router_expired]:-0} == 1" \
+					"nd.slaac_refreshed=${ST[nd.slaac_refreshed]:-?} nd.slaac_deprecated=${ST[nd.slaac_deprecated]:-?} nd.slaac_expired=${ST[nd.slaac_expired]:-?} nd.router_expired=${ST[nd.router_expired]:-?}"
+			fi
 		fi
 	else
 		skt_log "radvd: $(tail -n 5 "$WORK/$DEV-radvd.log" | tr '\n' ' ')"

@@ -11,7 +11,7 @@ FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-30}
 DEVS=${SKIFF_DEVS:-tap packet xdp}
 LOG=build/test-logs
 mkdir -p "$LOG"
-passed=0 failed=0 failures=()
+passed=0 failed=0 failures=() fail_lines=()
 
 # Before any phase: every command, header, library and module the phases use
 # is installed, and tools/deps.sh's list names all of them (tools/depscan.py
@@ -35,8 +35,11 @@ phase() { # phase NAME COMMAND...
 	else
 		failed=$((failed + 1))
 		failures+=("$name")
-		echo "FAIL $name ($((SECONDS - t0)) s); last lines of $LOG/$name.log:"
-		tail -n 40 "$LOG/$name.log" | sed 's/^/    /'
+		echo "FAIL $name ($((SECONDS - t0)) s); its FAIL lines, then the last lines of $LOG/$name.log:"
+		grep -E '^ *FAIL' "$LOG/$name.log" | head -n 20 | cut -c1-400 | sed 's/^/  ! /'
+		tail -n 30 "$LOG/$name.log" | sed 's/^/    /'
+		# Kept for the closing lines: CI shows the end of this output.
+		fail_lines+=("$(grep -E '^ *FAIL' "$LOG/$name.log" | head -n 8 | cut -c1-300 | sed "s/^ */  $name: /")")
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
 	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^http_diff:|^vm:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
@@ -74,6 +77,9 @@ phase asan-tcp env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 TCP_FULL_CLEAN=$
 phase fuzz make -j"$JOBS" fuzz FUZZ_TIME="$FUZZ_SMOKE_TIME"
 
 echo
-[ ${#failures[@]} -gt 0 ] && echo "failed phases: ${failures[*]}"
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "failed phases: ${failures[*]}"
+	printf '%s\n' "${fail_lines[@]}" | grep -v '^$'
+fi
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

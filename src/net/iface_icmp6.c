@@ -100,12 +100,10 @@ void iface_icmp6_error(struct iface *ifc, sk_time_ns now, uint8_t type, uint8_t 
 	c->icmp6_errors_tx++;
 }
 
-void iface_mld_report(struct iface *ifc, sk_time_ns now)
+/* One MLDv2 report of `type` for groups g[0..n). */
+static void mld_send(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *g, unsigned n,
+		     uint8_t type)
 {
-	struct ipv6_addr g[IFACE_IP6_ADDRS];
-	unsigned n = iface_ip6_groups(ifc, g);
-	if (n == 0)
-		return;
 	const struct ipv6_addr *src = ifc->addr6[0].state == IFACE_ADDR6_PREFERRED
 					      ? &ifc->addr6[0].a
 					      : &ipv6_unspecified;
@@ -116,13 +114,26 @@ void iface_mld_report(struct iface *ifc, sk_time_ns now)
 	uint8_t mac[SK_MAC_LEN];
 	ipv6_mcast_mac(mac, &ipv6_mld2_routers);
 	eth_emit(f, cap, mac, ifc->mac, ETH_TYPE_IPV6);
-	size_t len = mld2_emit_report(f + ETH_HLEN, cap - ETH_HLEN, src, g, n, MLD2_CHANGE_TO_EXCLUDE);
+	size_t len = mld2_emit_report(f + ETH_HLEN, cap - ETH_HLEN, src, g, n, type);
 	if (len == 0)
 		return;
 	iface_tx_commit(ifc, f, ETH_HLEN + len);
 	ifc->mld_last = now;
 	ifc->counters.ip6_tx++;
 	ifc->counters.icmp6_mld_reports_tx++;
+}
+
+void iface_mld_report(struct iface *ifc, sk_time_ns now)
+{
+	struct ipv6_addr g[IFACE_IP6_ADDRS];
+	unsigned n = iface_ip6_groups(ifc, g);
+	if (n)
+		mld_send(ifc, now, g, n, MLD2_CHANGE_TO_EXCLUDE);
+}
+
+void iface_mld_leave(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *group)
+{
+	mld_send(ifc, now, group, 1, MLD2_CHANGE_TO_INCLUDE);
 }
 
 /* An error about one of our packets: counted, and checked that it quotes

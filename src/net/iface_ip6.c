@@ -25,6 +25,8 @@ bool iface_ip6_addr_add(struct iface *ifc, const struct ipv6_addr *a, uint8_t pl
 	x->state = IFACE_ADDR6_TENTATIVE;
 	x->dad_sent = 0;
 	x->dad_at = now; /* the first probe at the next poll */
+	x->preferred_until = x->valid_until = SK_TIME_NEVER;
+	x->slaac = x->deprecated = false;
 	/* A nonce per address (RFC 7527): a probe that comes back to us
 	 * through a looping link is recognised as ours, not a duplicate.  It
 	 * need not be secret, only differ from other nodes': the seeded keys
@@ -60,6 +62,26 @@ void iface_ip6_init(struct iface *ifc, const struct iface_config *cfg, sk_time_n
 	ifc->slaac = cfg->ip6_slaac;
 	ifc->mld_due = true; /* join our groups before the first DAD probe */
 	ifc->nd_deadline = now;
+}
+
+void iface_ip6_addr_remove(struct iface *ifc, sk_time_ns now, unsigned i)
+{
+	if (i == 0 || i >= ifc->naddr6)
+		return; /* the link-local address stays for the life of the iface */
+	struct ipv6_addr gone = ifc->addr6[i].a;
+	for (unsigned j = i + 1; j < ifc->naddr6; j++)
+		ifc->addr6[j - 1] = ifc->addr6[j];
+	ifc->naddr6--;
+	/* Leave its solicited-node group unless another address maps to the
+	 * same one (a SLAAC address and the link-local share their IID). */
+	struct ipv6_addr g, s;
+	ipv6_solicited_node(&g, &gone);
+	for (unsigned j = 0; j < ifc->naddr6; j++) {
+		ipv6_solicited_node(&s, &ifc->addr6[j].a);
+		if (ifc->addr6[j].state != IFACE_ADDR6_DUPLICATE && ipv6_addr_eq(&s, &g))
+			return;
+	}
+	iface_mld_leave(ifc, now, &g);
 }
 
 int iface_addr6_find(const struct iface *ifc, const struct ipv6_addr *a)
@@ -144,8 +166,10 @@ bool iface_ip6_source(const struct iface *ifc, const struct ipv6_addr *dst, stru
 		const struct iface_addr6 *x = &ifc->addr6[i];
 		if (x->state != IFACE_ADDR6_PREFERRED || ipv6_is_link_local(&x->a) != link_scope)
 			continue;
-		unsigned l = 0;
-		while (l < 128 && ipv6_prefix_eq(&x->a, dst, l + 1))
+		/* Rule 3 (avoid deprecated) ranks above rule 8: a deprecated
+		 * address is the source only when no other will do. */
+		unsigned l = x->deprecated ? 0 : 256;
+		while ((l & 255) < 128 && ipv6_prefix_eq(&x->a, dst, (l & 255) + 1))
 			l++;
 		if (best < 0 || l > best_len) {
 			best = (int)i;

@@ -726,6 +726,101 @@ static void test_slaac(void **state)
 	free(f);
 }
 
+/* An RA from fe80::1 (PEER_MAC) with one autonomous on-link /64,
+ * 2001:2:0:1::/64, and the given lifetimes (seconds). */
+static void send_ra(struct fake *f, sk_time_ns now, uint16_t router_s, uint32_t valid_s,
+		    uint32_t preferred_s)
+{
+	struct ipv6_addr rtr = {{0xfe, 0x80, [15] = 1}};
+	uint8_t ra[64] = {ND_RA, 0, 0, 0, 64, 0};
+	sk_put_be16(ra + 6, router_s);
+	uint8_t *o = ra + ND_RA_LEN;
+	o[0] = ND_OPT_SLLA, o[1] = 1;
+	memcpy(o + 2, PEER_MAC, 6);
+	o += 8;
+	o[0] = ND_OPT_PREFIX, o[1] = 4, o[2] = 64, o[3] = ND_PREFIX_ONLINK | ND_PREFIX_AUTO;
+	sk_put_be32(o + 4, valid_s);
+	sk_put_be32(o + 8, preferred_s);
+	struct ipv6_addr pfx = {{0x20, 0x01, 0, 2, 0, 0, 0, 1}};
+	memcpy(o + 16, pfx.b, 16);
+	size_t n = ND_RA_LEN + 8 + 32;
+	icmp6_seal(ra, n, &rtr, &ipv6_all_nodes);
+	uint8_t fr[256], am[6];
+	ipv6_mcast_mac(am, &ipv6_all_nodes);
+	iface_input(&f->ifc, now, fr, mk_ip6(fr, am, PEER_MAC, &rtr, &ipv6_all_nodes, IPV6_NH_ICMPV6, 255, ra, n));
+}
+
+/* RFC 4862 5.5.3-5.5.4 and RFC 4861 6.3.4: the SLAAC address is deprecated
+ * when its preferred lifetime ends (still the source if nothing else is),
+ * a shorter valid lifetime does not cut the last two hours, an RA renews
+ * the preferred one, and the address goes when the valid one ends; the
+ * router goes when its lifetime does.  Each is the iface's next deadline. */
+static void test_slaac_lifetimes(void **state)
+{
+	(void)state;
+	struct iface_config cfg = {.ip6 = true, .ip6_slaac = true};
+	struct fake *f = fake_new_cfg(&cfg);
+	struct iface *ifc = &f->ifc;
+	iface_poll(ifc, T0);
+	iface_poll(ifc, T0 + SEC);
+	tx_skip_all(f);
+	send_ra(f, T0 + 2 * SEC, 30, 60, 20);
+	assert_int_equal(ifc->naddr6, 2);
+	assert_true(ifc->gw6_from_ra);
+	iface_poll(ifc, T0 + 2 * SEC);
+	iface_poll(ifc, T0 + 3 * SEC);
+	assert_int_equal(ifc->addr6[1].state, IFACE_ADDR6_PREFERRED);
+	assert_int_equal(iface_next_deadline(ifc), T0 + 22 * SEC); /* preferred */
+	struct ipv6_addr far = {{0x20, 0x01, 0, 2, 0, 9, [15] = 1}}, src;
+	iface_poll(ifc, T0 + 22 * SEC);
+	assert_int_equal(ifc->counters.nd_slaac_deprecated, 1);
+	assert_true(ifc->addr6[1].deprecated);
+	assert_true(iface_ip6_source(ifc, &far, &src)); /* the only global one */
+	assert_true(ipv6_addr_eq(&src, &ifc->addr6[1].a));
+	assert_int_equal(iface_next_deadline(ifc), T0 + 32 * SEC); /* the router */
+	iface_poll(ifc, T0 + 32 * SEC);
+	assert_int_equal(ifc->counters.nd_router_expired, 1);
+	assert_true(ipv6_is_unspecified(&ifc->gw6));
+	assert_false(ifc->gw6_from_ra);
+	/* 22 s left: an RA saying 10 s leaves it (two-hour rule); its
+	 * preferred 5 s un-deprecates it. */
+	send_ra(f, T0 + 40 * SEC, 0, 10, 5);
+	assert_int_equal(ifc->counters.nd_slaac_refreshed, 1);
+	assert_int_equal(ifc->addr6[1].valid_until, T0 + 62 * SEC);
+	assert_int_equal(ifc->addr6[1].preferred_until, T0 + 45 * SEC);
+	assert_false(ifc->addr6[1].deprecated);
+	assert_true(ipv6_is_unspecified(&ifc->gw6)); /* lifetime 0: not taken */
+	iface_poll(ifc, T0 + 45 * SEC);
+	assert_int_equal(ifc->counters.nd_slaac_deprecated, 2);
+	uint64_t reports = ifc->counters.icmp6_mld_reports_tx;
+	tx_skip_all(f);
+	iface_poll(ifc, T0 + 62 * SEC);
+	assert_int_equal(ifc->counters.nd_slaac_expired, 1);
+	assert_int_equal(ifc->naddr6, 1);
+	assert_false(iface_ip6_source(ifc, &far, &src));
+	/* Its solicited-node group is the link-local's too: no leave. */
+	assert_int_equal(ifc->counters.icmp6_mld_reports_tx, reports);
+	assert_int_equal(iface_next_deadline(ifc), SK_TIME_NEVER);
+	/* A new RA forms it again; with a day left, an RA (forged, say)
+	 * saying 0 s cuts it to two hours, not to nothing. */
+	send_ra(f, T0 + 70 * SEC, 0, 86400, 86400);
+	assert_int_equal(ifc->naddr6, 2);
+	assert_int_equal(ifc->counters.nd_slaac_addrs, 2);
+	send_ra(f, T0 + 80 * SEC, 0, 0, 0);
+	assert_int_equal(ifc->naddr6, 2);
+	assert_int_equal(ifc->addr6[1].valid_until, T0 + 80 * SEC + 7200 * SEC);
+	assert_int_equal(ifc->addr6[1].preferred_until, T0 + 80 * SEC);
+	/* Infinite lifetimes never expire. */
+	send_ra(f, T0 + 90 * SEC, 0, 0xffffffffu, 0xffffffffu);
+	assert_int_equal(ifc->addr6[1].valid_until, SK_TIME_NEVER);
+	assert_int_equal(ifc->addr6[1].preferred_until, SK_TIME_NEVER);
+	/* A preferred lifetime over the valid one: the option is ignored. */
+	send_ra(f, T0 + 91 * SEC, 0, 100, 200);
+	assert_int_equal(ifc->counters.nd_slaac_refreshed, 3);
+	free(f->mem);
+	free(f);
+}
+
 static void test_v6_off(void **state)
 {
 	struct fake *f = *state; /* setup: IPv4 only */
@@ -754,6 +849,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_drops_by_reason, setup6, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_ratelimited, setup6, teardown),
 		cmocka_unit_test(test_slaac),
+		cmocka_unit_test(test_slaac_lifetimes),
 		cmocka_unit_test_setup_teardown(test_v6_off, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,12 @@
  * NA for it, or another node's probe for it (a probe carrying our own nonce
  * is ours, looped back), makes it DUPLICATE: counted, reported through the
  * dad callback, and never used.
+ *
+ * Lifetimes: a SLAAC address keeps its prefix's valid and preferred
+ * lifetimes, renewed by each RA under the two-hour rule (RFC 4862 5.5.3 e);
+ * it is deprecated when the preferred one ends and removed (its group left)
+ * when the valid one does.  A default router learned from an RA lasts its
+ * router lifetime.  Each is a deadline of iface_nd_poll's.
  */
 #include "../net/siphash.h"
 #include "iface_priv.h"
@@ -28,6 +34,9 @@ _Static_assert(IFACE_ND_BUCKETS == 1u << IFACE_ND_BUCKET_BITS, "bucket bits");
 _Static_assert(IFACE_ND_SLOTS + 2 < IFACE_ND_NONE, "entry index must fit in uint16_t");
 
 #define ND_SENTINEL(list) (IFACE_ND_SLOTS + (list))
+
+static sk_time_ns lifetimes_deadline(const struct iface *ifc);
+static void lifetimes_poll(struct iface *ifc, sk_time_ns now);
 
 static unsigned nd_hash(const struct iface *ifc, const struct ipv6_addr *ip)
 {
@@ -284,7 +293,7 @@ bool iface_nd_lookup(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *
 
 void iface_nd_update_deadline(struct iface *ifc, sk_time_ns now)
 {
-	sk_time_ns d = ifc->mld_due ? now : SK_TIME_NEVER;
+	sk_time_ns d = ifc->mld_due ? now : lifetimes_deadline(ifc);
 	if (ifc->rs_left && !ifc->ra_seen)
 		d = SK_MIN(d, ifc->rs_at);
 	for (unsigned a = 0; a < ifc->naddr6; a++)
@@ -438,6 +447,7 @@ void iface_nd_poll(struct iface *ifc, sk_time_ns now)
 		iface_mld_report(ifc, now);
 	}
 	dad_poll(ifc, now);
+	lifetimes_poll(ifc, now);
 	if (ifc->rs_left && !ifc->ra_seen && now >= ifc->rs_at)
 		nd_send_rs(ifc, now);
 	for (unsigned q = 0; q < IFACE_ND_PENDING && ifc->npending6; q++) {
@@ -586,6 +596,70 @@ static void nd_na_input(struct iface *ifc, sk_time_ns now, const struct nd_msg *
 	nd_flush(ifc, now, &m->target, e->mac);
 }
 
+/* ---- lifetimes (RFC 4862 5.5.3 e, 5.5.4; RFC 4861 6.3.4) ---- */
+
+#define ND_LIFETIME_FOREVER 0xffffffffu
+#define ND_TWO_HOURS_NS (7200ull * SK_NS_PER_S)
+
+static sk_time_ns nd_until(sk_time_ns now, uint32_t secs)
+{
+	return secs == ND_LIFETIME_FOREVER ? SK_TIME_NEVER : now + (sk_time_ns)secs * SK_NS_PER_S;
+}
+
+/* An RA for a prefix we formed an address from.  The preferred lifetime
+ * is taken as it comes.  The valid one may grow at any time, but may only
+ * shrink to two hours at the least: an unauthenticated RA cannot take an
+ * address away sooner (the "two-hour rule"), so a forged RA with lifetime
+ * 0 does not cut a host off. */
+static void slaac_renew(struct iface *ifc, sk_time_ns now, struct iface_addr6 *x,
+			const struct nd_prefix *p)
+{
+	sk_time_ns vu = nd_until(now, p->valid);
+	sk_time_ns left = x->valid_until > now ? x->valid_until - now : 0;
+	if (p->valid > 7200 || vu > x->valid_until)
+		x->valid_until = vu;
+	else if (left > ND_TWO_HOURS_NS)
+		x->valid_until = now + ND_TWO_HOURS_NS;
+	/* else: two hours or less left, and kept as they are */
+	x->preferred_until = SK_MIN(nd_until(now, p->preferred), x->valid_until);
+	if (x->deprecated && now < x->preferred_until)
+		x->deprecated = false;
+	ifc->counters.nd_slaac_refreshed++;
+}
+
+/* Deprecate, remove and forget what has run out. */
+static void lifetimes_poll(struct iface *ifc, sk_time_ns now)
+{
+	for (unsigned a = 1; a < ifc->naddr6;) {
+		struct iface_addr6 *x = &ifc->addr6[a];
+		if (now >= x->valid_until) {
+			iface_ip6_addr_remove(ifc, now, a);
+			ifc->counters.nd_slaac_expired++;
+			continue;
+		}
+		if (!x->deprecated && now >= x->preferred_until) {
+			x->deprecated = true;
+			ifc->counters.nd_slaac_deprecated++;
+		}
+		a++;
+	}
+	if (ifc->gw6_from_ra && now >= ifc->gw6_until) {
+		ifc->gw6 = ipv6_unspecified;
+		ifc->gw6_from_ra = false;
+		ifc->counters.nd_router_expired++;
+	}
+}
+
+static sk_time_ns lifetimes_deadline(const struct iface *ifc)
+{
+	sk_time_ns d = ifc->gw6_from_ra ? ifc->gw6_until : SK_TIME_NEVER;
+	for (unsigned a = 1; a < ifc->naddr6; a++) {
+		const struct iface_addr6 *x = &ifc->addr6[a];
+		d = SK_MIN(d, x->deprecated ? x->valid_until : x->preferred_until);
+	}
+	return d;
+}
+
 static void nd_ra_input(struct iface *ifc, sk_time_ns now, const struct ipv6_hdr *h,
 			const struct nd_msg *m)
 {
@@ -596,31 +670,50 @@ static void nd_ra_input(struct iface *ifc, sk_time_ns now, const struct ipv6_hdr
 	/* SLAAC (RFC 4862 5.5.3): an autonomous /64 with a valid lifetime
 	 * gives the address prefix + our interface identifier, tentative
 	 * until DAD passes.  A prefix of another length cannot take a 64-bit
-	 * identifier: skipped.  Lifetimes are not timed yet (an address, once
-	 * formed, stays), nor are prefixes without the A flag kept on-link. */
+	 * identifier, the link-local prefix is ours already (b), and a
+	 * preferred lifetime over the valid one is a bad option (c): skipped.
+	 * An address formed before has its lifetimes renewed (e).  Prefixes
+	 * without the A flag are not kept on-link. */
 	for (unsigned p = 0; ifc->slaac && p < m->opts.nprefix; p++) {
 		const struct nd_prefix *x = &m->opts.prefix[p];
-		if (!x->autonomous || x->len != 64 || x->valid == 0)
+		if (!x->autonomous || x->len != 64 || ipv6_is_link_local(&x->prefix) ||
+		    x->preferred > x->valid)
 			continue;
 		struct ipv6_addr a = x->prefix;
 		ipv6_iid_from_mac(a.b + 8, ifc->mac);
-		if (iface_addr6_find(ifc, &a) >= 0)
+		int i = iface_addr6_find(ifc, &a);
+		if (i >= 0) {
+			if (ifc->addr6[i].slaac)
+				slaac_renew(ifc, now, &ifc->addr6[i], x);
 			continue;
-		if (iface_ip6_addr_add(ifc, &a, x->onlink ? 64 : 128, now))
-			ifc->counters.nd_slaac_addrs++;
-		else
+		}
+		if (x->valid == 0)
+			continue;
+		if (!iface_ip6_addr_add(ifc, &a, x->onlink ? 64 : 128, now)) {
 			ifc->counters.nd_slaac_full++;
+			continue;
+		}
+		struct iface_addr6 *n = &ifc->addr6[ifc->naddr6 - 1];
+		n->slaac = true;
+		n->valid_until = nd_until(now, x->valid);
+		n->preferred_until = nd_until(now, x->preferred);
+		ifc->counters.nd_slaac_addrs++;
 	}
-	/* A default router (RFC 4861 6.3.4) when none was configured.  The
-	 * lifetime is not timed yet: a router that stops advertising stays
-	 * until it says lifetime 0. */
+	/* A default router (RFC 4861 6.3.4) when none was configured, for as
+	 * long as its lifetime says; every RA from it renews that, and lifetime
+	 * 0 ends it at once. */
 	if (m->router_lifetime && ipv6_is_unspecified(&ifc->gw6)) {
 		ifc->gw6 = h->src;
 		ifc->gw6_from_ra = true;
 		ifc->counters.nd_router_learned++;
-	} else if (!m->router_lifetime && ifc->gw6_from_ra && ipv6_addr_eq(&ifc->gw6, &h->src)) {
-		ifc->gw6 = ipv6_unspecified;
-		ifc->gw6_from_ra = false;
+	}
+	if (ifc->gw6_from_ra && ipv6_addr_eq(&ifc->gw6, &h->src)) {
+		if (m->router_lifetime) {
+			ifc->gw6_until = now + (sk_time_ns)m->router_lifetime * SK_NS_PER_S;
+		} else {
+			ifc->gw6 = ipv6_unspecified;
+			ifc->gw6_from_ra = false;
+		}
 	}
 }
 

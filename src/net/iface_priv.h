@@ -100,6 +100,8 @@ void iface_ip6_init(struct iface *ifc, const struct iface_config *cfg, sk_time_n
 bool iface_ip6_addr_add(struct iface *ifc, const struct ipv6_addr *a, uint8_t plen, sk_time_ns now);
 /* Index of our address a (any state), or -1. */
 int iface_addr6_find(const struct iface *ifc, const struct ipv6_addr *a);
+/* Remove addr6[i] (never the link-local addr6[0]); later ones move down. */
+void iface_ip6_addr_remove(struct iface *ifc, sk_time_ns now, unsigned i);
 /* A group MAC (33:33:...) of a group we listen to: all-nodes, or the
  * solicited-node group of one of our (tentative or usable) addresses. */
 bool iface_ip6_mac_joined(const struct iface *ifc, const uint8_t mac[SK_MAC_LEN]);
@@ -157,6 +159,8 @@ void iface_icmp6_error(struct iface *ifc, sk_time_ns now, uint8_t type, uint8_t 
 /* An MLDv2 report joining all our groups, from the link-local address if
  * usable, else from ::. */
 void iface_mld_report(struct iface *ifc, sk_time_ns now);
+/* A report that leaves one group (CHANGE_TO_INCLUDE, no sources). */
+void iface_mld_leave(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *group);
 
 /* --- iface_udp.c --- bcast: the datagram was link- or IP-broadcast. */
 void iface_udp_input(struct iface *ifc, sk_time_ns now, const struct ipv4_hdr *h,

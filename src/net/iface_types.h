@@ -206,7 +206,11 @@
 	X(nd_router_learned, "nd.router_learned") /* default router taken from an RA */ \
 	X(nd_rs_tx, "nd.rs_tx")                 /* router solicitations (--ip6 auto) */  \
 	X(nd_slaac_addrs, "nd.slaac_addrs")     /* addresses formed from RA prefixes */  \
-	X(nd_slaac_full, "nd.slaac_full")       /* an RA prefix with no room left for it */
+	X(nd_slaac_full, "nd.slaac_full")       /* an RA prefix with no room left for it */ \
+	X(nd_slaac_refreshed, "nd.slaac_refreshed") /* an RA renewed an address's lifetimes */ \
+	X(nd_slaac_deprecated, "nd.slaac_deprecated") /* preferred lifetime ran out */     \
+	X(nd_slaac_expired, "nd.slaac_expired") /* valid lifetime ran out: address removed */ \
+	X(nd_router_expired, "nd.router_expired") /* the RA router's lifetime ran out */
 
 struct iface_counters {
 #define IFACE_COUNTER_FIELD(field, name) uint64_t field;
@@ -310,6 +314,14 @@ struct iface_addr6 {
 	uint8_t dad_sent;     /* DAD probes sent so far */
 	uint8_t nonce[ND_NONCE_LEN]; /* in our probes: a probe that comes back is ours */
 	sk_time_ns dad_at;    /* TENTATIVE: the next probe, or (all sent) the verdict */
+	/* Lifetimes (RFC 4862 5.5.4), SK_TIME_NEVER for a configured address
+	 * or an infinite one.  Past preferred_until the address is deprecated:
+	 * still a destination and the source of what answers it, but not
+	 * chosen for new traffic while another will do.  At valid_until it is
+	 * removed.  Invariant: preferred_until <= valid_until. */
+	sk_time_ns preferred_until, valid_until;
+	bool slaac;           /* formed from an RA prefix: its lifetimes are the RA's */
+	bool deprecated;      /* preferred_until has passed (counted once) */
 };
 
 struct iface_udp_port {
@@ -384,6 +396,7 @@ struct iface {
 	struct iface_addr6 addr6[IFACE_IP6_ADDRS];
 	struct ipv6_addr gw6;           /* default router, :: = none */
 	bool gw6_from_ra;               /* gw6 came from an RA, not the config */
+	sk_time_ns gw6_until;           /* gw6_from_ra: when its router lifetime ends */
 	bool slaac;                     /* form addresses from RA prefixes */
 	bool ra_seen;                   /* an RA arrived: no more RS */
 	uint8_t rs_left;                /* RS still to send once the link-local is usable */
