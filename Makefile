@@ -8,7 +8,7 @@ SAN     ?=
 CFLAGS  ?=
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASE_CFLAGS := -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -Isrc $(SAN) $(CFLAGS)
-LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz -lcrypto
+LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz -lssl -lcrypto
 TEST_LDLIBS := -lcmocka
 
 # The freestanding core: no OS headers, no clock, no syscalls.
@@ -29,7 +29,7 @@ CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS)))) $
 # link from this archive (a program that does not use it does not get it).
 # The unikernel's application (mk/unikernel.mk) is not hosted.
 UK_APP_SRC := $(wildcard src/apps/uk_*.c)
-HOST_SRC  := $(filter-out %_test.c src/apps/main.c $(CORE_LOOP) $(CORE_APPS) $(UK_APP_SRC),$(wildcard src/dev/*.c src/plat/linux/*.c src/apps/*.c src/loop/*.c))
+HOST_SRC  := $(filter-out %_test.c src/apps/main.c $(CORE_LOOP) $(CORE_APPS) $(UK_APP_SRC),$(wildcard src/dev/*.c src/plat/linux/*.c src/apps/*.c src/loop/*.c src/tls/*.c))
 TEST_SRC  := $(wildcard src/*/*_test.c src/*/*/*_test.c)
 FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -53,7 +53,7 @@ help:
 	@echo "                     else TCG), serving the demo site/ (ROOT=DIR: yours) on"
 	@echo "                     http://127.0.0.1:8080/ until Ctrl-C (RUN_PORT)"
 	@echo "  make test          every check (tests/run-all.sh): dependency check, build, freestanding,"
-	@echo "                     clang, unit, integration, dev-smoke, http, http-diff, vm, site, linux-guest, switch,"
+	@echo "                     clang, unit, integration, dev-smoke, http, http-diff, tls, vm, site, linux-guest, switch,"
 	@echo "                     load, tcp, the ASan+UBSan passes and a fuzz smoke;"
 	@echo "                     ends 'summary: N passed, N failed'"
 	@echo "Building:"
@@ -141,6 +141,10 @@ FUZZ_CORE := $(filter-out src/loop/runner.c,$(CORE_SRC))
 $(BUILD)/fuzz/%: fuzz/%.c $(CORE_SRC)
 	@mkdir -p $(BUILD)/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE)
+# The TLS record path needs the hosted engine and OpenSSL.
+$(BUILD)/fuzz/fuzz_tls: fuzz/fuzz_tls.c src/tls/tls_openssl.c src/tls/tls_engine.h
+	@mkdir -p $(BUILD)/fuzz
+	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_tls.c src/tls/tls_openssl.c -lssl -lcrypto
 fuzz-build: $(FUZZ_BIN)
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_BIN)

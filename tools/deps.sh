@@ -31,7 +31,8 @@ libbpf-dev           inc:bpf/libbpf.h lib:bpf
 libpcap-dev          inc:pcap/pcap.h lib:pcap
 libelf-dev           lib:elf
 zlib1g-dev           lib:z
-libssl-dev           inc:openssl/evp.h lib:crypto
+libssl-dev           inc:openssl/evp.h inc:openssl/ssl.h inc:openssl/err.h inc:openssl/pem.h inc:openssl/x509.h lib:crypto lib:ssl
+openssl              cmd:openssl
 iproute2             cmd:ip cmd:ss
 iputils-ping         cmd:ping
 iputils-arping       cmd:arping

@@ -67,6 +67,17 @@ const struct opt_def opt_defs[OPT_N] = {
 			       "send Cache-Control: VALUE with every file (200, 206,\n"
 			       "304), e.g. 'max-age=3600'"},
 
+	[OPT_TLS_CERT] = {"tls-cert", 0, OPT_K_STR, "FILE", 0, 0, NULL,
+			  "serve HTTPS too, with this certificate chain (PEM:\n"
+			  "the server's certificate first); needs --tls-key"},
+	[OPT_TLS_KEY] = {"tls-key", 0, OPT_K_STR, "FILE", 0, 0, NULL,
+			 "the certificate's private key (PEM: RSA or ECDSA P-256)"},
+	[OPT_TLS_PORT] = {"tls-port", 0, OPT_K_NUM, "N", 1, 65535, NULL,
+			  "TCP port for HTTPS"},
+	[OPT_TLS_HANDSHAKE_TIMEOUT] = {"tls-handshake-timeout", 0, OPT_K_NUM, "S", 1, 3600, NULL,
+				       "a TLS handshake must finish within S s, else the\n"
+				       "connection closes"},
+
 	[OPT_EXIT_AFTER] = {"exit-after", 0, OPT_K_NUM, "S", 1, 1000000000, NULL,
 			    "exit 0 after S seconds (a safety net for tests)"},
 	[OPT_SHUTDOWN_PORT] = {"shutdown-port", 0, OPT_K_NUM, "N", 1, 65535, NULL,
@@ -242,6 +253,10 @@ static const struct opt_use serve_use[] = {
 	{OPT_PORT, 0, "80", NULL},
 	{OPT_ROOT, 0, NULL, NULL},
 	{OPT_CACHE_CONTROL, 0, NULL, NULL},
+	{OPT_TLS_CERT, 0, NULL, NULL},
+	{OPT_TLS_KEY, 0, NULL, NULL},
+	{OPT_TLS_PORT, 0, "443", NULL},
+	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_MAX_CONNS, 0, "4096", NULL},

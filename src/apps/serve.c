@@ -22,6 +22,7 @@
 #include "hoststack.h"
 #include "serve_files.h"
 #include "serve_skiff.h"
+#include "serve_tls.h"
 
 static volatile int serve_stop;
 static volatile sig_atomic_t serve_reload;
@@ -124,7 +125,7 @@ static void trace_print(const struct tsc_cal *cal, const struct http_server *srv
 /* The Date header changes once a second: format it only then.  The
  * coarse realtime clock is read through the vDSO, not a system call. */
 struct date_cache {
-	struct http_server *srv;
+	struct http_server *srv, *srv_tls; /* srv_tls: NULL without --tls-cert */
 	time_t sec;
 };
 
@@ -141,6 +142,8 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	char buf[HTTP_DATE_LEN];
 	http_date_format(ts.tv_sec > 0 ? (uint64_t)ts.tv_sec : 0, buf);
 	http_server_set_date(dc->srv, buf);
+	if (dc->srv_tls)
+		http_server_set_date(dc->srv_tls, buf);
 }
 
 /* --root's tree, looked after once a second by a timer (not in on_turn:
@@ -152,7 +155,7 @@ static void refresh_date(void *ctx, sk_time_ns now)
  * one wakeup a second. */
 struct root_watch {
 	struct file_cache *fc;
-	struct http_server *srv;
+	struct http_server *srv, *srv_tls;
 	struct loop *loop;
 	struct loop_timer timer;
 };
@@ -180,7 +183,10 @@ static void root_tick(struct loop_timer *t, sk_time_ns now)
 		}
 		fflush(stdout);
 	}
-	file_cache_quiesce(w->fc, w->srv->bufs_held == 0, w->srv->nconns == 0);
+	/* Both servers' buffers may point into the old tree. */
+	uint32_t held = w->srv->bufs_held + (w->srv_tls ? w->srv_tls->bufs_held : 0);
+	uint32_t conns = w->srv->nconns + (w->srv_tls ? w->srv_tls->nconns : 0);
+	file_cache_quiesce(w->fc, held == 0, conns == 0);
 	loop_timer_set(w->loop, &w->timer, now + SK_NS_PER_S);
 }
 
@@ -205,6 +211,7 @@ int cmd_serve(int argc, char **argv)
 	char err[256];
 	bool stats = opt_given(&o, OPT_STATS), tracing = opt_given(&o, OPT_TRACE);
 	const char *root = opt_str(&o, OPT_ROOT);
+	bool tls_on = serve_tls_wanted(&o);
 	struct http_server_config cfg;
 	http_server_config_default(&cfg);
 	opt_http_config(&o, &cfg);
@@ -289,9 +296,22 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "skiff serve: cannot listen on %s:%u: %s\n", ipb, cfg.port,
 			strerror(-r));
 		loop_destroy(loop);
+		munmap(mem, memsz);
+		free(srv);
+		file_cache_free(fc);
 		return 1;
 	}
-	struct date_cache dc = {.srv = srv, .sec = 0};
+	static struct serve_tls tls;
+	if (tls_on && serve_tls_start(&tls, loop, &cfg, &o, err, sizeof(err)) != 0) {
+		fprintf(stderr, "skiff serve: %s\n", err);
+		http_server_stop(srv);
+		loop_destroy(loop);
+		munmap(mem, memsz);
+		free(srv);
+		file_cache_free(fc);
+		return 1;
+	}
+	struct date_cache dc = {.srv = srv, .srv_tls = tls.srv, .sec = 0};
 	refresh_date(&dc, 0);
 	loop->on_turn = refresh_date;
 	loop->turn_ctx = &dc;
@@ -306,7 +326,7 @@ int cmd_serve(int argc, char **argv)
 		struct sigaction hup = {.sa_handler = on_hup};
 		sigemptyset(&hup.sa_mask);
 		sigaction(SIGHUP, &hup, NULL);
-		watch = (struct root_watch){.fc = fc, .srv = srv, .loop = loop,
+		watch = (struct root_watch){.fc = fc, .srv = srv, .srv_tls = tls.srv, .loop = loop,
 					    .timer = {.fn = root_tick}};
 		loop_timer_set(loop, &watch.timer, plat_now() + SK_NS_PER_S);
 	}
@@ -320,6 +340,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	printf("skiff serve: listening on %s:%u stack=%s%s max_conns=%u", ipb, cfg.port,
 	       loop->name, devb, cfg.max_conns);
+	if (tls_on)
+		printf(" https=%u", tls.port);
 	if (fc) {
 		printf(" root=%s ", root);
 		print_root("", fc);
@@ -331,6 +353,8 @@ int cmd_serve(int argc, char **argv)
 	if (fc && loop_timer_armed(&watch.timer))
 		loop_timer_cancel(loop, &watch.timer);
 	http_server_stop(srv);
+	if (tls_on)
+		serve_tls_stop(&tls, stats ? stdout : NULL);
 	if (stats) {
 		http_server_stats(srv, print_stat, stdout);
 		if (fc) {
@@ -346,6 +370,8 @@ int cmd_serve(int argc, char **argv)
 	if (tracing)
 		trace_print(&cal, srv, loop, on_skiff, stdout);
 	fflush(stdout);
+	if (tls_on)
+		serve_tls_free(&tls);
 	loop_destroy(loop);
 	munmap(mem, memsz);
 	free(srv);

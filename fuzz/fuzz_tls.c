@@ -1,0 +1,109 @@
+/* fuzz_tls.c — the TLS record path (tls/tls_engine.h, the OpenSSL engine)
+ * on arbitrary client bytes: what a client sends to port 443 is the first
+ * thing anyone on the internet can reach.  Input: [cuts][bytes...]; the
+ * bytes reach a fresh server connection in pieces whose sizes come from
+ * `cuts` (so records split across reads are explored), each piece
+ * followed by the layer's own sequence: records_in, step, read until it
+ * stops, records_out until empty.  Checks: lengths returned are within
+ * what was asked, and nothing is left unsendable.
+ * The certificate and key (ECDSA P-256, self-signed) are made at start, in
+ * memory, written to a temporary file for the engine and removed: no key
+ * is kept.  Build: make build/fuzz/fuzz_tls. */
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/sk_err.h"
+#include "tls/tls_engine.h"
+
+#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct tls_ctx *ctx;
+
+static void write_pem(char *path, EVP_PKEY *k, X509 *x)
+{
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	CHECK(f);
+	CHECK(k ? PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL) : PEM_write_X509(f, x));
+	fclose(f);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	EVP_PKEY *k = EVP_EC_gen("P-256");
+	X509 *x = X509_new();
+	CHECK(k && x);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), 0);
+	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+	X509_set_pubkey(x, k);
+	X509_NAME *n = X509_get_subject_name(x);
+	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)"fuzz", -1, -1, 0);
+	X509_set_issuer_name(x, n);
+	CHECK(X509_sign(x, k, EVP_sha256()) > 0);
+	char cert[] = "/tmp/skiff-fuzz-tls-crt-XXXXXX", key[] = "/tmp/skiff-fuzz-tls-key-XXXXXX";
+	write_pem(cert, NULL, x);
+	write_pem(key, k, NULL);
+	char err[256];
+	ctx = tls_openssl_server(cert, key, err, sizeof(err));
+	unlink(cert);
+	unlink(key);
+	if (!ctx) {
+		fprintf(stderr, "fuzz_tls: %s\n", err);
+		abort();
+	}
+	X509_free(x);
+	EVP_PKEY_free(k);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	uint8_t cuts = data[0];
+	data++;
+	size--;
+	const struct tls_engine_ops *e = &tls_openssl_ops;
+	struct tls_conn *c = e->conn_new(ctx);
+	CHECK(c);
+	static uint8_t buf[1 << 15];
+	size_t off = 0;
+	unsigned turn = 0;
+	while (off < size) {
+		/* Piece sizes 1..256, varied by the cut byte and the turn. */
+		size_t piece = ((size_t)((cuts * (turn + 1)) & 0xff)) + 1;
+		if (piece > size - off)
+			piece = size - off;
+		turn++;
+		CHECK(e->records_in(c, data + off, piece) == (long)piece);
+		off += piece;
+		int st = e->step(c);
+		long r;
+		while ((r = e->read(c, buf, sizeof(buf))) > 0)
+			CHECK((size_t)r <= sizeof(buf));
+		for (size_t p = e->pending_out(c); p; p = e->pending_out(c)) {
+			size_t got = e->records_out(c, buf, sizeof(buf));
+			CHECK(got > 0 && got <= sizeof(buf) && got <= p);
+		}
+		if (st != TLS_OK || (r < 0 && r != -SK_EAGAIN))
+			break; /* as the layer does: the connection ends */
+	}
+	e->close_notify(c);
+	while (e->pending_out(c))
+		CHECK(e->records_out(c, buf, sizeof(buf)) > 0);
+	e->conn_free(c);
+	return 0;
+}

@@ -1,0 +1,105 @@
+/* serve_tls.c — HTTPS beside HTTP for `skiff serve` (serve_tls.h). */
+#include "serve_tls.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../tls/loop_tls.h"
+#include "cli.h"
+
+bool serve_tls_wanted(const struct opts *o)
+{
+	bool cert = opt_given(o, OPT_TLS_CERT), key = opt_given(o, OPT_TLS_KEY);
+	if (cert != key) {
+		fprintf(stderr, "skiff serve: --%s needs --%s too\n", cert ? "tls-cert" : "tls-key",
+			cert ? "tls-key" : "tls-cert");
+		exit(2);
+	}
+	if (!cert && (opt_given(o, OPT_TLS_PORT) || opt_given(o, OPT_TLS_HANDSHAKE_TIMEOUT))) {
+		fprintf(stderr, "skiff serve: --tls-port and --tls-handshake-timeout need --tls-cert "
+				"and --tls-key\n");
+		exit(2);
+	}
+	return cert;
+}
+
+int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_server_config *cfg,
+		    const struct opts *o, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof(*t));
+	t->port = (uint16_t)opt_num(o, OPT_TLS_PORT);
+	if (t->port == cfg->port) {
+		snprintf(err, errlen, "--tls-port %u is --port too: give each its own", t->port);
+		return -1;
+	}
+	t->ctx = tls_openssl_server(opt_str(o, OPT_TLS_CERT), opt_str(o, OPT_TLS_KEY), err, errlen);
+	if (!t->ctx)
+		return -1;
+	struct loop_tls_config lc = {
+		.engine = &tls_openssl_ops,
+		.ctx = t->ctx,
+		.handshake_timeout_ns = opt_num(o, OPT_TLS_HANDSHAKE_TIMEOUT) * SK_NS_PER_S,
+	};
+	t->loop = loop_tls_create(inner, &lc, err, errlen);
+	if (!t->loop)
+		goto fail;
+	struct http_server_config c = *cfg;
+	c.port = t->port;
+	t->memsz = http_server_mem_size(&c);
+	t->mem = mmap(NULL, t->memsz, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	t->srv = calloc(1, sizeof(*t->srv));
+	if (t->mem == MAP_FAILED || !t->srv) {
+		t->mem = t->mem == MAP_FAILED ? NULL : t->mem;
+		snprintf(err, errlen, "cannot reserve %zu bytes for HTTPS connections", t->memsz);
+		goto fail;
+	}
+	int r = http_server_init(t->srv, t->mem, t->memsz, &c, t->loop);
+	if (r == 0)
+		r = http_server_start(t->srv);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot listen on port %u for HTTPS: %s", t->port, strerror(-r));
+		goto fail;
+	}
+	return 0;
+fail:
+	serve_tls_free(t);
+	return -1;
+}
+
+/* The HTTPS server's counters under https.*, beside the plain one's http.* */
+static void print_https(void *ctx, const char *name, uint64_t v)
+{
+	if (strncmp(name, "http.", 5) == 0)
+		fprintf(ctx, "https.%s %llu\n", name + 5, (unsigned long long)v);
+	else
+		fprintf(ctx, "https.%s %llu\n", name, (unsigned long long)v);
+}
+
+static void print_plain(void *ctx, const char *name, uint64_t v)
+{
+	fprintf(ctx, "%s %llu\n", name, (unsigned long long)v);
+}
+
+void serve_tls_stop(struct serve_tls *t, FILE *f)
+{
+	if (!t->srv)
+		return;
+	http_server_stop(t->srv);
+	if (f) {
+		http_server_stats(t->srv, print_https, f);
+		loop_stats(t->loop, print_plain, f);
+	}
+}
+
+void serve_tls_free(struct serve_tls *t)
+{
+	if (t->loop)
+		loop_destroy(t->loop);
+	if (t->mem)
+		munmap(t->mem, t->memsz);
+	free(t->srv);
+	tls_openssl_free(t->ctx);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,35 @@
+/* serve_tls.h — `skiff serve --tls-cert F --tls-key F [--tls-port N]`: a
+ * second HTTP server, the same code and configuration as the plain one
+ * but on port N, running on a TLS loop (tls/loop_tls.h) over the same
+ * loop.  The plain server keeps its port. */
+#ifndef APPS_SERVE_TLS_H
+#define APPS_SERVE_TLS_H
+
+#include <stdio.h>
+
+#include "../http/server.h"
+#include "../tls/tls_engine.h"
+#include "opts.h"
+
+struct serve_tls {
+	struct tls_ctx *ctx;
+	struct loop *loop; /* the TLS loop, over the serve loop */
+	struct http_server *srv;
+	void *mem;
+	size_t memsz;
+	uint16_t port;
+};
+
+/* Whether the options ask for HTTPS; exits 2 (the usage error) on
+ * --tls-cert without --tls-key, or the other way round. */
+bool serve_tls_wanted(const struct opts *o);
+/* Load the certificate and key and start listening.  0, or -1 with a
+ * message in err (the caller exits 1). */
+int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_server_config *cfg,
+		    const struct opts *o, char *err, size_t errlen);
+/* Stop listening and print the https.* and tls.* counters (f NULL: none). */
+void serve_tls_stop(struct serve_tls *t, FILE *f);
+/* Give everything back (after the inner loop stopped running). */
+void serve_tls_free(struct serve_tls *t);
+
+#endif

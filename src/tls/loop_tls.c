@@ -1,0 +1,580 @@
+/* loop_tls.c — the TLS stream layer (loop_tls.h): a loop whose every
+ * connection is TLS over another loop's TCP connection.
+ *
+ * Per accepted connection, a struct tls_sock, found by socket number (the
+ * inner loop's, which the application sees unchanged).  The inner loop's
+ * events come to tls_on_event, which:
+ *   1. reads records from the inner socket into the engine (until the
+ *      inner loop says "no more", or TLS_IN_MAX wait unopened);
+ *   2. runs the handshake while it is not done;
+ *   3. sends what the engine has for the peer, keeping what the inner
+ *      socket would not take (then waiting for its LOOP_EV_WRITE);
+ *   4. tells the application what changed, with the edge-triggered
+ *      contract of loop.h: LOOP_EV_READ when records came in (or the end,
+ *      or an error) once the handshake is done; LOOP_EV_WRITE when a write
+ *      had been refused or cut short and the records have left.
+ * Reads decrypt until the caller's buffer is full or the engine needs
+ * more, so a short read still means "empty now", as loop.h requires.
+ *
+ * Invariants (tls_check, where it is cheap):
+ *   - out != NULL iff out_len > out_off (ciphertext waits for the inner
+ *     socket), and then the layer waits for the inner LOOP_EV_WRITE;
+ *   - an orphan (closed by the application, records still to send) has no
+ *     application callback, and is freed once its records have gone or its
+ *     linger deadline passes;
+ *   - sock < lt->cap and lt->tab[sock] == the tls_sock, from accept until
+ *     free: an event for a socket with no tls_sock (closed) is dropped.
+ */
+#include "loop_tls.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TLS_CHUNK 16384u
+#define TLS_OUT_BUF (TLS_CHUNK + 512u) /* one record and its overhead */
+#define TLS_LINGER_NS (5 * SK_NS_PER_S)
+
+#define TLS_COUNTERS(X)                                                                      \
+	X(handshakes, "tls.handshakes")                   /* finished */                      \
+	X(resumed, "tls.resumed")                         /* of those, resumed sessions */    \
+	X(handshake_failed, "tls.handshake_failed")       /* not TLS, refused hellos */       \
+	X(handshake_timeouts, "tls.handshake_timeouts")   /* stalled past the deadline */     \
+	X(protocol_errors, "tls.protocol_errors")         /* bad records after the handshake */ \
+	X(close_notify_rx, "tls.close_notify_rx")         /* the peer ended cleanly */        \
+	X(close_notify_tx, "tls.close_notify_tx")                                             \
+	X(eof_no_close_notify, "tls.eof_no_close_notify") /* TCP ended without it */          \
+	X(records_in_bytes, "tls.records_in_bytes")                                           \
+	X(records_out_bytes, "tls.records_out_bytes")                                         \
+	X(conn_alloc_failed, "tls.conn_alloc_failed")                                         \
+	X(out_buffers, "tls.out_buffers")                 /* ciphertext buffers taken */      \
+	X(orphans_lost, "tls.orphans_lost")               /* closed with records unsent */
+
+struct tls_counters {
+#define X(f, n) uint64_t f;
+	TLS_COUNTERS(X)
+#undef X
+};
+
+struct loop_tls;
+
+struct tls_sock {
+	struct loop_tls *lt;
+	int sock;
+	struct tls_conn *c;
+	loop_event_fn fn; /* the application's; NULL for an orphan */
+	void *user;
+	struct loop_timer timer; /* handshake deadline, then an orphan's linger */
+	uint8_t *out;            /* ciphertext the inner socket has not taken */
+	size_t out_off, out_len;
+	int dead;            /* -SK_E* once the connection has failed */
+	bool hs_done;
+	bool want_write;     /* the application was refused or cut short */
+	bool inner_eof;      /* the inner read gave 0 */
+	bool inner_more;     /* reading paused at TLS_IN_MAX: the inner socket may hold more */
+	bool shut_pending;   /* shut down the inner socket once out has gone */
+	bool shut_sent;      /* close_notify queued */
+	bool orphan;
+};
+
+struct loop_tls {
+	struct loop base;
+	struct loop *inner;
+	const struct tls_engine_ops *eng;
+	struct tls_ctx *ctx;
+	sk_time_ns hs_timeout;
+	struct tls_sock **tab; /* by socket number */
+	size_t cap;
+	struct tls_counters st;
+	uint8_t scratch[TLS_CHUNK]; /* records read, or plaintext gathered: one at a time */
+};
+
+static struct loop_tls *lt_of(struct loop *l)
+{
+	return (struct loop_tls *)(void *)l;
+}
+
+static struct tls_sock *ts_find(struct loop_tls *lt, int sock)
+{
+	return sock >= 0 && (size_t)sock < lt->cap ? lt->tab[sock] : NULL;
+}
+
+static void tls_check(const struct tls_sock *ts)
+{
+#ifndef NDEBUG
+	if ((ts->out != NULL) != (ts->out_len > ts->out_off) || (ts->orphan && ts->fn) ||
+	    ts->lt->tab[ts->sock] != ts)
+		abort();
+#else
+	(void)ts;
+#endif
+}
+
+static void ts_free(struct tls_sock *ts)
+{
+	struct loop_tls *lt = ts->lt;
+	if (loop_timer_armed(&ts->timer))
+		loop_timer_cancel(lt->inner, &ts->timer);
+	lt->tab[ts->sock] = NULL;
+	lt->eng->conn_free(ts->c);
+	free(ts->out);
+	free(ts);
+}
+
+/* Give the inner loop what the engine and our buffer hold, until it
+ * refuses some (then its LOOP_EV_WRITE brings us back).  Returns false if
+ * the connection failed. */
+static bool ts_flush(struct tls_sock *ts)
+{
+	struct loop_tls *lt = ts->lt;
+	for (;;) {
+		if (!ts->out) {
+			size_t p = lt->eng->pending_out(ts->c);
+			if (p == 0)
+				break;
+			ts->out = malloc(TLS_OUT_BUF);
+			if (!ts->out) {
+				ts->dead = -SK_ENOMEM;
+				return false;
+			}
+			lt->st.out_buffers++;
+			ts->out_off = 0;
+			ts->out_len = lt->eng->records_out(ts->c, ts->out, TLS_OUT_BUF);
+			if (ts->out_len == 0) {
+				free(ts->out);
+				ts->out = NULL;
+				break;
+			}
+		}
+		long n = loop_write(lt->inner, ts->sock, ts->out + ts->out_off, ts->out_len - ts->out_off);
+		if (n == -SK_EAGAIN)
+			return true;
+		if (n < 0) {
+			ts->dead = (int)n;
+			return false;
+		}
+		lt->st.records_out_bytes += (uint64_t)n;
+		ts->out_off += (size_t)n;
+		if (ts->out_off < ts->out_len)
+			return true; /* short: the inner socket is full */
+		free(ts->out);
+		ts->out = NULL;
+		ts->out_off = ts->out_len = 0;
+	}
+	if (ts->shut_pending) {
+		ts->shut_pending = false;
+		loop_shutdown(lt->inner, ts->sock);
+	}
+	return true;
+}
+
+static size_t ts_unsent(const struct tls_sock *ts)
+{
+	return (ts->out_len - ts->out_off) + ts->lt->eng->pending_out(ts->c);
+}
+
+/* Records from the inner socket into the engine, until it has no more,
+ * or TLS_IN_MAX wait unopened.  Returns true if any came. */
+static bool ts_pull(struct tls_sock *ts)
+{
+	struct loop_tls *lt = ts->lt;
+	bool got = false;
+	ts->inner_more = false;
+	while (!ts->inner_eof && !ts->dead) {
+		if (lt->eng->pending_in(ts->c) >= TLS_IN_MAX) {
+			ts->inner_more = true;
+			break;
+		}
+		long n = loop_read(lt->inner, ts->sock, lt->scratch, sizeof(lt->scratch));
+		if (n == -SK_EAGAIN)
+			break;
+		if (n == 0) {
+			ts->inner_eof = true;
+			break;
+		}
+		if (n < 0) {
+			ts->dead = (int)n;
+			break;
+		}
+		lt->st.records_in_bytes += (uint64_t)n;
+		if (lt->eng->records_in(ts->c, lt->scratch, (size_t)n) < 0) {
+			ts->dead = -SK_ENOMEM;
+			break;
+		}
+		got = true;
+		if ((size_t)n < sizeof(lt->scratch))
+			break; /* a short read: empty for now, a new edge will come */
+	}
+	return got;
+}
+
+static void ts_step(struct tls_sock *ts)
+{
+	struct loop_tls *lt = ts->lt;
+	if (ts->hs_done || ts->dead)
+		return;
+	int r = lt->eng->step(ts->c);
+	if (r != TLS_OK) {
+		lt->st.handshake_failed++;
+		ts->dead = -SK_ECONNRESET;
+		ts_flush(ts); /* the alert, if any */
+		return;
+	}
+	if (lt->eng->handshake_done(ts->c)) {
+		ts->hs_done = true;
+		lt->st.handshakes++;
+		if (lt->eng->resumed(ts->c))
+			lt->st.resumed++;
+		if (loop_timer_armed(&ts->timer))
+			loop_timer_cancel(lt->inner, &ts->timer);
+	}
+}
+
+static void ts_orphan_poll(struct tls_sock *ts)
+{
+	struct loop_tls *lt = ts->lt;
+	if (ts->dead || ts_unsent(ts) == 0) {
+		int sock = ts->sock;
+		ts_free(ts);
+		loop_close(lt->inner, sock);
+	}
+}
+
+static void tls_on_event(void *user, int sock, unsigned events, sk_time_ns now)
+{
+	struct loop_tls *lt = user;
+	struct tls_sock *ts = ts_find(lt, sock);
+	if (!ts)
+		return; /* closed: a stale event */
+	bool got = false;
+	if (events & (LOOP_EV_READ | LOOP_EV_ERROR))
+		got = ts_pull(ts);
+	ts_step(ts);
+	if (!ts->dead)
+		ts_flush(ts);
+	if (ts->orphan) {
+		/* Nobody reads any more: drop what comes, send what is left. */
+		ts_orphan_poll(ts);
+		return;
+	}
+	tls_check(ts);
+	unsigned ev = 0;
+	if (ts->dead)
+		ev |= LOOP_EV_ERROR | LOOP_EV_READ;
+	else if (ts->hs_done && (got || ts->inner_eof))
+		ev |= LOOP_EV_READ;
+	if (ts->want_write && (ts->dead || (ts->hs_done && !ts->out))) {
+		ts->want_write = false;
+		ev |= LOOP_EV_WRITE;
+	}
+	if (ev && ts->fn)
+		ts->fn(ts->user, sock, ev, now); /* may close: ts is not used after */
+}
+
+static void ts_on_timer(struct loop_timer *t, sk_time_ns now)
+{
+	struct tls_sock *ts = (struct tls_sock *)(void *)((char *)t - offsetof(struct tls_sock, timer));
+	struct loop_tls *lt = ts->lt;
+	if (ts->orphan) {
+		lt->st.orphans_lost++;
+		ts->dead = -SK_ETIMEDOUT;
+		ts_orphan_poll(ts);
+		return;
+	}
+	if (ts->hs_done || ts->dead)
+		return;
+	lt->st.handshake_timeouts++;
+	ts->dead = -SK_ETIMEDOUT;
+	if (ts->fn)
+		ts->fn(ts->user, ts->sock, LOOP_EV_ERROR | LOOP_EV_READ, now);
+}
+
+/* ---- the loop API ---- */
+
+static int t_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
+{
+	return loop_listen(lt_of(l)->inner, addr, port, backlog);
+}
+
+static bool tab_fit(struct loop_tls *lt, int sock)
+{
+	if ((size_t)sock < lt->cap)
+		return true;
+	size_t n = lt->cap ? lt->cap : 1024;
+	while (n <= (size_t)sock)
+		n *= 2;
+	struct tls_sock **t = realloc(lt->tab, n * sizeof(*t));
+	if (!t)
+		return false;
+	memset(t + lt->cap, 0, (n - lt->cap) * sizeof(*t));
+	lt->tab = t;
+	lt->cap = n;
+	return true;
+}
+
+static int t_accept(struct loop *l, int lsock, struct loop_peer *peer)
+{
+	struct loop_tls *lt = lt_of(l);
+	int s = loop_accept(lt->inner, lsock, peer);
+	if (s < 0)
+		return s;
+	struct tls_sock *ts = calloc(1, sizeof(*ts));
+	struct tls_conn *c = ts ? lt->eng->conn_new(lt->ctx) : NULL;
+	if (!c || !tab_fit(lt, s)) {
+		lt->st.conn_alloc_failed++;
+		if (c)
+			lt->eng->conn_free(c);
+		free(ts);
+		loop_close(lt->inner, s);
+		return -SK_ENOMEM;
+	}
+	ts->lt = lt;
+	ts->sock = s;
+	ts->c = c;
+	ts->timer.fn = ts_on_timer;
+	lt->tab[s] = ts;
+	loop_timer_set(lt->inner, &ts->timer, loop_now(lt->inner) + lt->hs_timeout);
+	return s;
+}
+
+static int t_connect(struct loop *l, uint32_t addr, uint16_t port)
+{
+	(void)l;
+	(void)addr;
+	(void)port;
+	return -SK_EOPNOTSUPP; /* a server layer: no client connections yet */
+}
+
+static int t_watch(struct loop *l, int sock, loop_event_fn fn, void *user)
+{
+	struct loop_tls *lt = lt_of(l);
+	struct tls_sock *ts = ts_find(lt, sock);
+	if (!ts) /* a listener: its events pass straight through */
+		return loop_watch(lt->inner, sock, fn, user);
+	ts->fn = fn;
+	ts->user = user;
+	return loop_watch(lt->inner, sock, tls_on_event, lt);
+}
+
+static long t_read(struct loop *l, int sock, void *buf, size_t len)
+{
+	struct loop_tls *lt = lt_of(l);
+	struct tls_sock *ts = ts_find(lt, sock);
+	if (!ts)
+		return loop_read(lt->inner, sock, buf, len);
+	if (ts->dead)
+		return ts->dead;
+	if (!ts->hs_done)
+		return ts->inner_eof ? 0 : -SK_EAGAIN;
+	size_t got = 0;
+	while (got < len) {
+		long n = lt->eng->read(ts->c, (uint8_t *)buf + got, len - got);
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (n == -SK_EAGAIN && ts->inner_more && ts_pull(ts))
+			continue; /* reading had paused at TLS_IN_MAX */
+		if (n == 0) {
+			lt->st.close_notify_rx++;
+			ts->inner_eof = true; /* nothing follows a close_notify */
+			if (got == 0)
+				return 0;
+			break;
+		}
+		if (n == -SK_EAGAIN) {
+			if (got == 0 && ts->inner_eof) {
+				lt->st.eof_no_close_notify++;
+				return 0;
+			}
+			break;
+		}
+		lt->st.protocol_errors++;
+		ts->dead = -SK_ECONNRESET;
+		ts_flush(ts); /* the alert */
+		if (got == 0)
+			return ts->dead;
+		break;
+	}
+	/* Reading may have produced records to send (a TLS 1.3 key update,
+	 * tickets after the handshake). */
+	if (!ts->dead)
+		ts_flush(ts);
+	return got ? (long)got : -SK_EAGAIN;
+}
+
+static long t_writev(struct loop *l, int sock, const struct loop_iov *iov, int iovcnt)
+{
+	struct loop_tls *lt = lt_of(l);
+	struct tls_sock *ts = ts_find(lt, sock);
+	if (!ts)
+		return loop_writev(lt->inner, sock, iov, iovcnt);
+	if (ts->dead)
+		return ts->dead;
+	if (ts->shut_sent)
+		return -SK_EPIPE;
+	size_t total = 0;
+	int i = 0;
+	size_t off = 0;
+	/* One record per chunk of up to 16 KiB: a response that fits goes
+	 * in one record, and (when it fits) in one segment. */
+	while (i < iovcnt && ts->hs_done && ts_unsent(ts) < TLS_OUT_MAX) {
+		size_t n = 0;
+		while (i < iovcnt && n < TLS_CHUNK) {
+			size_t take = iov[i].len - off;
+			if (take > TLS_CHUNK - n)
+				take = TLS_CHUNK - n;
+			memcpy(lt->scratch + n, (const uint8_t *)iov[i].base + off, take);
+			n += take;
+			off += take;
+			if (off == iov[i].len) {
+				i++;
+				off = 0;
+			}
+		}
+		if (n == 0)
+			break;
+		long w = lt->eng->write(ts->c, lt->scratch, n);
+		if (w < 0) {
+			ts->dead = (int)w;
+			lt->st.protocol_errors++;
+			return total ? (long)total : w;
+		}
+		total += (size_t)w; /* the engine takes a whole chunk */
+		if (!ts_flush(ts))
+			return total ? (long)total : ts->dead;
+	}
+	if (i < iovcnt) {
+		ts->want_write = true;
+		if (total == 0)
+			return -SK_EAGAIN;
+	}
+	return (long)total;
+}
+
+static int t_shutdown(struct loop *l, int sock)
+{
+	struct loop_tls *lt = lt_of(l);
+	struct tls_sock *ts = ts_find(lt, sock);
+	if (!ts)
+		return loop_shutdown(lt->inner, sock);
+	if (!ts->shut_sent && ts->hs_done && !ts->dead) {
+		lt->eng->close_notify(ts->c);
+		ts->shut_sent = true;
+		lt->st.close_notify_tx++;
+	}
+	ts->shut_pending = true;
+	if (!ts->dead)
+		ts_flush(ts);
+	if (ts->shut_pending && (ts->dead || !ts->out)) {
+		ts->shut_pending = false;
+		return loop_shutdown(lt->inner, sock);
+	}
+	return 0;
+}
+
+static int t_close(struct loop *l, int sock)
+{
+	struct loop_tls *lt = lt_of(l);
+	struct tls_sock *ts = ts_find(lt, sock);
+	if (!ts)
+		return loop_close(lt->inner, sock);
+	if (!ts->shut_sent && ts->hs_done && !ts->dead) {
+		lt->eng->close_notify(ts->c);
+		ts->shut_sent = true;
+		lt->st.close_notify_tx++;
+	}
+	if (!ts->dead)
+		ts_flush(ts);
+	if (ts->dead || ts_unsent(ts) == 0) {
+		ts_free(ts);
+		return loop_close(lt->inner, sock);
+	}
+	/* Records still to send: the connection outlives the application's
+	 * handle until they have gone (or TLS_LINGER_NS). */
+	ts->orphan = true;
+	ts->fn = NULL;
+	ts->user = NULL;
+	ts->shut_pending = true;
+	loop_timer_set(lt->inner, &ts->timer, loop_now(lt->inner) + TLS_LINGER_NS);
+	return 0;
+}
+
+static void t_timer_set(struct loop *l, struct loop_timer *t, sk_time_ns deadline)
+{
+	loop_timer_set(lt_of(l)->inner, t, deadline);
+}
+
+static void t_timer_cancel(struct loop *l, struct loop_timer *t)
+{
+	loop_timer_cancel(lt_of(l)->inner, t);
+}
+
+static int t_run(struct loop *l, volatile int *stop)
+{
+	return loop_run(lt_of(l)->inner, stop);
+}
+
+static sk_time_ns t_now(struct loop *l)
+{
+	return loop_now(lt_of(l)->inner);
+}
+
+static void t_stats(struct loop *l, void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+	struct loop_tls *lt = lt_of(l);
+#define X(f, n) fn(ctx, n, lt->st.f);
+	TLS_COUNTERS(X)
+#undef X
+}
+
+static void t_destroy(struct loop *l)
+{
+	struct loop_tls *lt = lt_of(l);
+	for (size_t i = 0; i < lt->cap; i++)
+		if (lt->tab[i]) {
+			int sock = lt->tab[i]->sock;
+			ts_free(lt->tab[i]);
+			loop_close(lt->inner, sock);
+		}
+	free(lt->tab);
+	free(lt);
+}
+
+static const struct loop_ops tls_loop_ops = {
+	.listen = t_listen,
+	.accept = t_accept,
+	.connect = t_connect,
+	.watch = t_watch,
+	.read = t_read,
+	.writev = t_writev,
+	.shutdown = t_shutdown,
+	.close = t_close,
+	.timer_set = t_timer_set,
+	.timer_cancel = t_timer_cancel,
+	.run = t_run,
+	.now = t_now,
+	.stats = t_stats,
+	.destroy = t_destroy,
+};
+
+struct loop *loop_tls_create(struct loop *inner, const struct loop_tls_config *cfg, char *err,
+			     size_t errlen)
+{
+	if (!inner || !cfg || !cfg->engine || !cfg->ctx) {
+		snprintf(err, errlen, "tls: no inner loop or engine");
+		return NULL;
+	}
+	struct loop_tls *lt = calloc(1, sizeof(*lt));
+	if (!lt) {
+		snprintf(err, errlen, "tls: out of memory");
+		return NULL;
+	}
+	lt->base.ops = &tls_loop_ops;
+	lt->base.name = inner->name;
+	lt->inner = inner;
+	lt->eng = cfg->engine;
+	lt->ctx = cfg->ctx;
+	lt->hs_timeout = cfg->handshake_timeout_ns ? cfg->handshake_timeout_ns : 10 * SK_NS_PER_S;
+	return &lt->base;
+}

@@ -1,0 +1,49 @@
+/* loop_tls.h — TLS as a loop (loop.h) over another loop: the stream layer
+ * between TCP and HTTP.  An application (the HTTP server) that runs on the
+ * loop loop_tls_create() returns speaks plaintext through the very same
+ * API, and never sees a record; every connection it accepts there is a
+ * TLS server connection on the inner loop (kernel sockets or skiff's own
+ * stack, the same code).
+ *
+ * What it keeps per connection (struct tls_sock in loop_tls.c): the
+ * engine's state; ciphertext the inner loop has not taken yet, in a buffer
+ * allocated only while some waits and freed when it has gone; and no
+ * plaintext copies (reads decrypt into the caller's buffer; a write is
+ * sealed at once, one record per call up to 16 KiB).  Input is bounded:
+ * at most TLS_IN_MAX bytes of records wait unopened before the layer stops
+ * reading the inner socket, until the application reads.
+ *
+ * The handshake has its own deadline (handshake_timeout_ns): a client that
+ * stalls it gets LOOP_EV_ERROR, then -SK_ETIMEDOUT from read.  close_notify
+ * goes out on loop_shutdown (and before a close that had not shut down);
+ * the peer's ends the stream (read returns 0).  A TCP end without
+ * close_notify also reads as 0, counted apart.
+ *
+ * Counters (loop_stats: the layer's own; the inner loop prints its own): tls.handshakes,
+ * tls.resumed, tls.handshake_failed, tls.handshake_timeouts,
+ * tls.protocol_errors, tls.close_notify_rx, tls.eof_no_close_notify,
+ * tls.records_out_bytes, tls.conn_alloc_failed, tls.out_buffers.
+ *
+ * One thread, as every loop: the layer and the inner loop run on the
+ * inner loop's thread. */
+#ifndef TLS_LOOP_TLS_H
+#define TLS_LOOP_TLS_H
+
+#include "../loop/loop.h"
+#include "tls_engine.h"
+
+#define TLS_IN_MAX (64u << 10)  /* unopened records before reading pauses */
+#define TLS_OUT_MAX (64u << 10) /* unsent records before writes say EAGAIN */
+
+struct loop_tls_config {
+	const struct tls_engine_ops *engine;
+	struct tls_ctx *ctx;
+	sk_time_ns handshake_timeout_ns; /* 0: 10 s */
+};
+
+/* A TLS loop over `inner` (not owned: destroy the TLS loop first, then
+ * the inner one).  NULL and a message in err on failure. */
+struct loop *loop_tls_create(struct loop *inner, const struct loop_tls_config *cfg, char *err,
+			     size_t errlen);
+
+#endif

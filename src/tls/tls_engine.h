@@ -1,0 +1,74 @@
+/* tls_engine.h — the one interface the TLS stream layer (loop_tls.c)
+ * drives, whichever library does the cryptography: records in, plaintext
+ * out, plaintext in, records out, and the handshake's state.  No I/O: the
+ * engine sees only bytes the layer hands it, and hands back the bytes the
+ * layer must send, as the devices sit behind struct dev_ops.
+ *
+ * Engines: tls_openssl.c (hosted, OpenSSL 3, TLS 1.3 and 1.2).  The
+ * unikernel's engine (BearSSL, TLS 1.2) is to come behind the same table.
+ *
+ * Contract, per connection (struct tls_conn, owned by the engine):
+ *   - records_in() takes ciphertext from the peer; it accepts all of it
+ *     (the layer bounds how much it feeds before the application reads).
+ *   - step() runs the handshake as far as the input allows.  It returns
+ *     TLS_OK (done, or waiting for input), TLS_ERR_* on a fatal error; the
+ *     layer then sends what records_out() still gives (an alert) and ends
+ *     the connection.
+ *   - read() gives plaintext: > 0 bytes, 0 after the peer's close_notify,
+ *     -SK_EAGAIN when it needs more records, or -SK_ECONNRESET on a fatal
+ *     error (bad record, wrong MAC): tls_conn_error() then says which.
+ *   - write() seals plaintext into records: all of it (<= TLS_MAX_WRITE),
+ *     one record per call when it fits one (16 KiB), or -SK_E*.
+ *   - records_out() copies out records to send; pending_out() says how
+ *     many bytes wait.
+ *   - close_notify() queues our close_notify alert.
+ * One thread: an engine and its connections are used from the loop's
+ * thread only. */
+#ifndef TLS_TLS_ENGINE_H
+#define TLS_TLS_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../base/sk.h"
+
+#define TLS_MAX_WRITE 16384u /* one record's worth of plaintext */
+
+enum tls_status {
+	TLS_OK = 0,
+	TLS_ERR_HANDSHAKE = 1, /* the peer's hello or keys were refused */
+	TLS_ERR_PROTOCOL,      /* not TLS, a bad record, a wrong MAC */
+	TLS_ERR_INTERNAL,      /* out of memory, library failure */
+};
+
+struct tls_ctx;
+struct tls_conn;
+
+struct tls_engine_ops {
+	const char *name;
+	struct tls_conn *(*conn_new)(struct tls_ctx *ctx);
+	void (*conn_free)(struct tls_conn *c);
+	long (*records_in)(struct tls_conn *c, const void *buf, size_t len);
+	int (*step)(struct tls_conn *c);
+	bool (*handshake_done)(const struct tls_conn *c);
+	long (*read)(struct tls_conn *c, void *buf, size_t len);
+	long (*write)(struct tls_conn *c, const void *buf, size_t len);
+	size_t (*pending_out)(const struct tls_conn *c);
+	size_t (*records_out)(struct tls_conn *c, void *buf, size_t cap);
+	size_t (*pending_in)(const struct tls_conn *c); /* ciphertext not yet opened */
+	void (*close_notify)(struct tls_conn *c);
+	int (*error)(const struct tls_conn *c);     /* enum tls_status of the last failure */
+	bool (*resumed)(const struct tls_conn *c);  /* the handshake resumed a session */
+	const char *(*version)(const struct tls_conn *c);
+};
+
+/* The server side: certificate chain and key (PEM files), TLS 1.2-1.3,
+ * AES-GCM and ChaCha20-Poly1305, X25519 then P-256, ALPN http/1.1,
+ * tickets and a session cache, no renegotiation.  NULL and a message in
+ * err on failure. */
+struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file, char *err,
+				   size_t errlen);
+void tls_openssl_free(struct tls_ctx *ctx);
+extern const struct tls_engine_ops tls_openssl_ops;
+
+#endif

@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# tests/tls.sh BIN [TARGET...] — HTTPS from `skiff serve --tls-cert F
+# --tls-key F --tls-port 443` against real TLS clients, on each TARGET
+# (default: linux skiff:tap skiff:packet):
+#   linux         --stack linux (kernel sockets)
+#   skiff:tap     --stack skiff --dev tap:sk0
+#   skiff:packet  --stack skiff --dev packet:vs0
+# The TLS layer (src/tls/loop_tls.c) is the same code over either stack.
+#
+# Keys and certificates are made here, at run time, with openssl (an ECDSA
+# P-256 and an RSA 2048 one, for 198.18.0.2); none is kept.  Topologies are
+# tests/lib.sh's (namespaces created and always removed, 198.18.0.0/15 only,
+# nothing in the root namespace); every client is bounded by `timeout`.
+#
+# Per target, with the ECDSA certificate:
+#   curl --cacert: GET / over HTTPS, a 3 MB file sha256-identical, and
+#     plain HTTP still answering on port 80;
+#   openssl s_client -sess_out/-sess_in: the session resumed, TLS 1.2 and 1.3;
+#   python ssl (tests/tls_probe.py resume): ALPN http/1.1, resumption;
+#   ab -f TLS1.2 (new connections, then -k), wrk and h2load --h1 over HTTPS:
+#     0 failed, 0 errors;
+#   hostile input, 30 connections of each kind at once: random bytes, a
+#     ClientHello whose lengths lie, a record with a wrong MAC after the
+#     handshake, an oversized record; each closed by the server, which then
+#     still serves; a stalled handshake closed by --tls-handshake-timeout 2;
+#   SIGTERM: exit 0, and the counters name each failure (tls.*).
+# Then the RSA certificate (curl), and bad options (exit 2) and a key that
+# does not match (exit 1, a message).
+#
+# Prints "PASS target/name" / "FAIL target/name: why" and ends with
+# "tls: N passed, N failed"; exits non-zero if anything failed.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+SKT_SUITE=tls
+export PYTHONDONTWRITEBYTECODE=1
+
+usage() { echo "usage: $0 path/to/skiff [linux] [skiff:tap] [skiff:packet]" >&2; exit 2; }
+BIN=${1:-}
+[ -n "$BIN" ] || usage
+[ "$BIN" = -h ] || [ "$BIN" = --help ] && { sed -n '2,30p' "$0"; exit 0; }
+shift
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap skiff:packet)
+for t in "${TARGETS[@]}"; do
+	case $t in linux | skiff:tap | skiff:packet) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+done
+if ! skt_check_bin "$BIN"; then
+	fail setup "skiff binary '$BIN' missing or not runnable"
+	summary
+	exit 1
+fi
+skt_need setup openssl curl ab wrk h2load python3 timeout sha256sum || { summary; exit 1; }
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+
+SRV_IP=$SKT_SKIFF_IP
+WORK=$(mktemp -d /tmp/skiff-tls.XXXXXX)
+SRV_PID=
+NS_C= NS_S= IF_C= TGT=
+SERVE=()
+on_exit() {
+	skt_cleanup
+	if [ "$SKT_FAILED" -eq 0 ]; then rm -rf "$WORK"; else echo "tls: logs kept in $WORK"; fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
+
+# ---- keys, certificates and the tree, made now ---------------------------
+mkcert() { # mkcert NAME KEYARGS...
+	local name=$1
+	shift
+	openssl req -x509 -nodes -days 2 -subj "/CN=skiff-test" \
+		-addext "subjectAltName=IP:$SRV_IP,DNS:skiff-test" "$@" \
+		-keyout "$WORK/$name.key" -out "$WORK/$name.crt" >"$WORK/$name.openssl.log" 2>&1
+}
+if ! mkcert ec -newkey ec -pkeyopt ec_paramgen_curve:P-256 || ! mkcert rsa -newkey rsa:2048; then
+	fail setup "openssl could not make the test certificates: $(tail -n 2 "$WORK"/*.openssl.log | tr '\n' ' ')"
+	summary
+	exit 1
+fi
+ROOT=$WORK/root
+mkdir -p "$ROOT"
+printf 'skiff over TLS\n' >"$ROOT/index.html"
+head -c 3000000 /dev/urandom >"$ROOT/big.bin"
+BIG_SHA=$(sha256sum <"$ROOT/big.bin" | cut -c1-64)
+
+setup_target() {
+	skt_cleanup_stale
+	case $TGT in
+	linux) skt_topo_veth on "$SRV_IP/24" ;;
+	skiff:tap) skt_topo_tap tap sk0 ;;
+	skiff:packet) skt_topo_veth off "" ;;
+	esac || return 1
+	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
+	case $TGT in
+	linux) SERVE=(--stack linux) ;;
+	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	esac
+	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse;
+		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
+}
+
+# start_server NAME CERT: serve with HTTPS on 443, ready when curl answers.
+start_server() {
+	local name=$1 cert=$2 i
+	SRV_LOG=$WORK/${TGT/:/-}-$name.log
+	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 --root "$ROOT" --stats \
+		--tls-cert "$WORK/$cert.crt" --tls-key "$WORK/$cert.key" --tls-port 443 \
+		--tls-handshake-timeout 2 >"$SRV_LOG" 2>&1 &
+	SRV_PID=$!
+	SKT_PIDS+=("$SRV_PID")
+	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		C curl -s -o /dev/null --max-time 1 --cacert "$WORK/$cert.crt" "https://$SRV_IP/" && return 0
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "$name.start" "no HTTPS answer within 10 s: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+	return 1
+}
+
+declare -A ST=()
+stop_server() {
+	local name=$1
+	kill -TERM "$SRV_PID" 2>/dev/null
+	if ! skt_wait_exit "$SRV_PID" 5; then
+		kill -KILL "$SRV_PID" 2>/dev/null
+		fail "$name.sigterm" "still running 5 s after SIGTERM"
+		return 1
+	fi
+	ST=()
+	local k v
+	while read -r k v; do ST[$k]=$v; done < <(grep -E '^[a-z_.0-9]+ [0-9]+$' "$SRV_LOG")
+	if [ "$SKT_RC" -ne 0 ]; then
+		fail "$name.sigterm" "exit status $SKT_RC: $(grep -v '^[a-z_.0-9]* [0-9]*$' "$SRV_LOG" | tail -n 3 | tr '\n' ' ')"
+		return 1
+	fi
+	pass "$name.sigterm (exit 0)"
+}
+
+run_target() {
+	SKT_SCOPE=$TGT
+	echo "== $TGT"
+	setup_target || { fail setup "could not build the $TGT topology"; skt_cleanup; return; }
+	local ca=$WORK/ec.crt out rc
+	if start_server ec ec; then
+		out=$(C curl -sS --cacert "$ca" "https://$SRV_IP/" 2>&1)
+		[ "$out" = "skiff over TLS" ] && pass "curl (GET / over HTTPS)" || fail curl "got: $out"
+		out=$(C curl -sS --cacert "$ca" "https://$SRV_IP/big.bin" 2>/dev/null | sha256sum | cut -c1-64)
+		[ "$out" = "$BIG_SHA" ] && pass "curl.3MB (sha256 ${BIG_SHA:0:12}.. identical)" ||
+			fail curl.3MB "sha256 ${out:0:12}.. != ${BIG_SHA:0:12}.."
+		out=$(C curl -sS "http://$SRV_IP/" 2>&1)
+		[ "$out" = "skiff over TLS" ] && pass "plain_http (port 80 still answers)" || fail plain_http "got: $out"
+
+		local v res=""
+		for v in -tls1_2 -tls1_3; do
+			rm -f "$WORK/sess.pem"
+			printf 'GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n' |
+				C openssl s_client "$v" -connect "$SRV_IP:443" -CAfile "$ca" -sess_out "$WORK/sess.pem" \
+					-quiet >/dev/null 2>&1
+			out=$(printf 'GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n' |
+				C openssl s_client "$v" -connect "$SRV_IP:443" -CAfile "$ca" -sess_in "$WORK/sess.pem" 2>&1)
+			res+="$v:$(grep -oE '^(New|Reused), TLSv1\.[23]' <<<"$out" | head -1) "
+		done
+		[[ $res == *"-tls1_2:Reused, TLSv1.2"*"-tls1_3:Reused, TLSv1.3"* ]] &&
+			pass "s_client.resume ($res)" || fail s_client.resume "$res"
+
+		out=$(C python3 "$HERE/tls_probe.py" resume "$SRV_IP" 443 "$ca" skiff-test 2>&1)
+		rc=$?
+		[ $rc -eq 0 ] && pass "python_ssl ($out)" || fail python_ssl "$out"
+
+		out=$(T=60 C ab -q -f TLS1.2 -n 300 -c 8 "https://$SRV_IP/" 2>&1)
+		check_ab ab.handshakes "$out" 300
+		out=$(T=60 C ab -q -k -f TLS1.2 -n 5000 -c 8 "https://$SRV_IP/" 2>&1)
+		check_ab ab.keepalive "$out" 5000
+		out=$(C wrk -t1 -c16 -d2s "https://$SRV_IP/" 2>&1)
+		if grep -q 'Requests/sec' <<<"$out" && ! grep -qE 'Socket errors|Non-2xx' <<<"$out"; then
+			pass "wrk ($(grep -oE 'Requests/sec: +[0-9.]+' <<<"$out"), 0 errors)"
+		else
+			fail wrk "$(grep -E 'requests in|errors|Non-2xx' <<<"$out" | tr '\n' ' ')"
+		fi
+		out=$(C h2load --h1 -n 2000 -c 8 "https://$SRV_IP/" 2>&1)
+		if grep -q '2000 succeeded, 0 failed, 0 errored' <<<"$out"; then
+			pass "h2load ($(grep -oE '^TLS Protocol: .*' <<<"$out"), 2000 succeeded)"
+		else
+			fail h2load "$(grep -E '^requests:|TLS|error' <<<"$out" | tr '\n' ' ')"
+		fi
+
+		out=$(T=60 C python3 "$HERE/tls_probe.py" hostile "$SRV_IP" 443 "$ca" skiff-test 30 2>&1)
+		[ $? -eq 0 ] && pass "hostile ($out)" || fail hostile "$out"
+		out=$(C python3 "$HERE/tls_probe.py" stall "$SRV_IP" 443 2 2>&1)
+		[ $? -eq 0 ] && pass "handshake_timeout ($out)" || fail handshake_timeout "$out"
+
+		if stop_server ec; then
+			local h=${ST[tls.handshakes]:-0} hf=${ST[tls.handshake_failed]:-0}
+			local to=${ST[tls.handshake_timeouts]:-0} pe=${ST[tls.protocol_errors]:-0}
+			local re=${ST[tls.resumed]:-0}
+			if [ "$h" -ge 300 ] && [ "$hf" -ge 30 ] && [ "$to" -ge 31 ] && [ "$pe" -ge 60 ] &&
+				[ "$re" -ge 6 ] && [ "${ST[https.requests]:-0}" -ge 7000 ]; then
+				pass "counters (tls.handshakes=$h resumed=$re handshake_failed=$hf handshake_timeouts=$to protocol_errors=$pe https.requests=${ST[https.requests]})"
+			else
+				fail counters "tls.handshakes=$h (>= 300) resumed=$re (>= 6) handshake_failed=$hf (>= 30) handshake_timeouts=$to (>= 31) protocol_errors=$pe (>= 60) https.requests=${ST[https.requests]:-?} (>= 7000)"
+			fi
+		fi
+	fi
+	if start_server rsa rsa; then
+		out=$(C curl -sS --cacert "$WORK/rsa.crt" "https://$SRV_IP/" -o "$WORK/rsa.body" -w '%{http_code}' 2>&1)
+		out+=" $(cat "$WORK/rsa.body" 2>/dev/null)"
+		[ "$out" = "200 skiff over TLS" ] && pass "rsa (curl with the RSA 2048 certificate)" || fail rsa "got: $out"
+		stop_server rsa >/dev/null
+	fi
+	skt_cleanup
+	SKT_SCOPE=
+}
+
+# check_ab NAME OUTPUT N: N complete, 0 failed, no non-2xx.
+check_ab() {
+	local name=$1 out=$2 n=$3 done failed non
+	done=$(sed -n 's/^Complete requests: *//p' <<<"$out")
+	failed=$(sed -n 's/^Failed requests: *//p' <<<"$out")
+	non=$(sed -n 's/^Non-2xx responses: *//p' <<<"$out")
+	if [ "${done:-0}" = "$n" ] && [ "${failed:-1}" = 0 ] && [ -z "$non" ]; then
+		pass "$name ($n complete, 0 failed, $(grep -oE 'Requests per second: +[0-9.]+' <<<"$out"))"
+	else
+		fail "$name" "complete=${done:-?} failed=${failed:-?} non2xx=${non:-0}: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
+	fi
+}
+
+check_cli() {
+	local out rc
+	out=$("$BIN" serve --stack linux --tls-cert "$WORK/ec.crt" 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] && grep -q 'needs --tls-key' <<<"$out" && pass "cli.cert_without_key (exit 2: $out)" ||
+		fail cli.cert_without_key "rc=$rc: $out"
+	out=$("$BIN" serve --stack linux --tls-port 8443 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] && pass "cli.port_without_cert (exit 2)" || fail cli.port_without_cert "rc=$rc: $out"
+	out=$(timeout 10 "$BIN" serve --stack linux --ip 127.0.0.1 --port 18380 --tls-port 18443 \
+		--tls-cert "$WORK/ec.crt" --tls-key "$WORK/rsa.key" 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && grep -q 'does not match' <<<"$out" && pass "cli.wrong_key (exit 1: ${out:0:100})" ||
+		fail cli.wrong_key "rc=$rc: $out"
+	"$BIN" serve --help 2>&1 | grep -q -- '--tls-cert FILE' && pass "cli.help (--tls-* documented)" ||
+		fail cli.help "--tls-cert missing from serve --help"
+}
+
+check_cli
+for TGT in "${TARGETS[@]}"; do
+	run_target
+done
+summary

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""tls_probe.py — python's ssl against skiff serve's HTTPS port
+(tests/tls.sh runs it inside the client namespace).
+
+  tls_probe.py resume HOST PORT CAFILE NAME
+      per TLS 1.2 and 1.3: three connections, the 2nd and 3rd offering the
+      1st's session; each GET / must answer 200 with ALPN http/1.1, and the
+      2nd and 3rd must resume.  Prints one line; exit 1 on any miss.
+  tls_probe.py hostile HOST PORT CAFILE NAME COUNT
+      COUNT connections of each kind, each must end (closed by the server,
+      never hanging past 15 s), and after all of them a good GET / still
+      answers 200:
+        garbage   random bytes instead of a ClientHello
+        hello     a ClientHello whose lengths lie (truncated)
+        badmac    a full handshake, then an application-data record of
+                  random bytes (its MAC cannot verify)
+        oversize  a full handshake, then a record header claiming 65 KiB
+      Prints one line; exit 1 on any miss.
+  tls_probe.py stall HOST PORT SECONDS
+      opens a connection that sends 5 bytes of a ClientHello and stops; the
+      server must close it within SECONDS + 3 (its handshake timeout).
+"""
+import os
+import socket
+import ssl
+import struct
+import sys
+import time
+
+
+def ctx_for(cafile, version=None):
+    c = ssl.create_default_context(cafile=cafile)
+    c.check_hostname = False  # the certificate names the test's address
+    c.set_alpn_protocols(["http/1.1"])
+    if version:
+        c.minimum_version = c.maximum_version = version
+    return c
+
+
+def get(t):
+    t.sendall(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    data = b""
+    while True:
+        d = t.recv(65536)
+        if not d:
+            break
+        data += d
+    return data.split(b"\r\n", 1)[0]
+
+
+def resume(host, port, cafile, name):
+    out, bad = [], 0
+    for v in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+        c = ctx_for(cafile, v)
+        sess, marks = None, ""
+        for i in range(3):
+            s = socket.create_connection((host, port), timeout=10)
+            t = c.wrap_socket(s, server_hostname=name, session=sess)
+            status = get(t)
+            ok = status == b"HTTP/1.1 200 OK" and t.selected_alpn_protocol() == "http/1.1"
+            if i > 0:
+                ok = ok and t.session_reused
+            marks += ("R" if t.session_reused else "N") if ok else "!"
+            bad += not ok
+            # TLS 1.3 tickets arrive after the handshake: the session is
+            # complete once the response has been read.
+            sess = t.session
+            t.close()
+        out.append(f"{v.name}:{marks}")
+    print(f"resume: {' '.join(out)} (N new, R resumed, ! wrong)")
+    return 1 if bad else 0
+
+
+def ends(s, deadline=15):
+    """True once the server has closed s (EOF or reset), within deadline."""
+    s.settimeout(deadline)
+    t0 = time.monotonic()
+    try:
+        while time.monotonic() - t0 < deadline:
+            if not s.recv(65536):
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+    return False
+
+
+def client_hello_liar():
+    # A handshake record whose inner ClientHello says it is far longer
+    # than the record that carries it.
+    body = struct.pack("!BI", 1, 0xFFFF)[0:1] + b"\x00\xff\xff" + os.urandom(40)
+    return struct.pack("!BHH", 22, 0x0301, len(body)) + body
+
+
+def hostile(host, port, cafile, name, count):
+    """All COUNT x 4 connections at once (a flood of them, and the ones
+    that stall wait out one handshake timeout together), then each must
+    be closed by the server."""
+    c = ctx_for(cafile)
+    socks = {k: [] for k in ("garbage", "hello", "badmac", "oversize")}
+    keep = []
+    for kind in socks:
+        for _ in range(count):
+            s = socket.create_connection((host, port), timeout=10)
+            try:
+                if kind == "garbage":
+                    s.sendall(os.urandom(512))
+                elif kind == "hello":
+                    s.sendall(client_hello_liar())
+                else:
+                    t = c.wrap_socket(s, server_hostname=name)
+                    keep.append(t)
+                    # Raw bytes on the TCP stream under the TLS session.
+                    s = socket.socket(fileno=os.dup(t.fileno()))
+                    if kind == "badmac":
+                        payload = os.urandom(64)
+                        s.sendall(struct.pack("!BHH", 23, 0x0303, len(payload)) + payload)
+                    else:
+                        s.sendall(struct.pack("!BHH", 23, 0x0303, 0xFFFF) + os.urandom(100))
+            except (ssl.SSLError, OSError):
+                pass
+            socks[kind].append(s)
+    tally = {k: sum(ends(s) for s in v) for k, v in socks.items()}
+    for v in socks.values():
+        for s in v:
+            s.close()
+    for t in keep:
+        t.close()
+    s = socket.create_connection((host, port), timeout=10)
+    t = c.wrap_socket(s, server_hostname=name)
+    after = get(t)
+    t.close()
+    good = all(v == count for v in tally.values()) and after == b"HTTP/1.1 200 OK"
+    print("hostile: " + " ".join(f"{k} {v}/{count} closed" for k, v in tally.items()) +
+          f"; then GET / -> {after.decode(errors='replace')}")
+    return 0 if good else 1
+
+
+def stall(host, port, secs):
+    s = socket.create_connection((host, port), timeout=10)
+    s.sendall(b"\x16\x03\x01\x02\x00")  # a record header, and nothing after
+    t0 = time.monotonic()
+    ok = ends(s, secs + 3)
+    dt = time.monotonic() - t0
+    print(f"stall: closed={ok} after {dt:.1f} s (timeout {secs} s)")
+    return 0 if ok and dt >= secs - 0.5 else 1
+
+
+def main():
+    a = sys.argv[1:]
+    if len(a) >= 1 and a[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    try:
+        if a[0] == "resume" and len(a) == 5:
+            return resume(a[1], int(a[2]), a[3], a[4])
+        if a[0] == "hostile" and len(a) == 6:
+            return hostile(a[1], int(a[2]), a[3], a[4], int(a[5]))
+        if a[0] == "stall" and len(a) == 4:
+            return stall(a[1], int(a[2]), float(a[3]))
+    except (OSError, ssl.SSLError) as e:
+        print(f"{a[0]}: {type(e).__name__}: {e}")
+        return 1
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
