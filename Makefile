@@ -79,6 +79,7 @@ help:
 	@echo "  make bench-quick   the same, short (development only)"
 	@echo "  make bench-cost    docs/cost.md: what a request costs, stage by stage"
 	@echo "  make bench-parse   the HTTP head parser alone, ns per parse"
+	@echo "  make bench-tls     HTTPS: skiff --tls-cert against nginx/OpenSSL, handshakes and req/s"
 	@echo "  make bench-ring    ring and checksum costs in cycles"
 	@echo "  make bench-switch  the switch: pktgen and kernel-free HTTP;  make bench-switch-http"
 	@echo "  make bench-vm      the unikernel against a Linux guest under QEMU (~14 min); bench-vm-quick"

@@ -13,10 +13,17 @@
 #                     bench_ring and bench_cost.  About 5 min.  Knobs:
 #                     COST_KA_N COST_CLOSE_N COST_OVERHEAD_REPS COST_AB_N.
 #   make bench-parse  the HTTP head parser alone: ns per parse (bench/bench_parse.c).
+#   make bench-tls    the same harness over HTTPS (BENCH_TLS=1): nginx with
+#                     OpenSSL against skiff serve --tls-cert on both stacks,
+#                     the same certificate and settings; full handshakes per
+#                     second (ab without -k), resumed ones (resume-c1:
+#                     openssl s_time -reuse) and keep-alive HTTPS req/s, with
+#                     the server CPU per request.  BENCH_TLS_KEY=rsa for RSA
+#                     2048 instead of ECDSA P-256.
 # Knobs: BENCH_REPS BENCH_DURATION BENCH_N BENCH_SERVERS BENCH_LOADS
 # BENCH_PASSES BENCH_OUT BENCH_SERVER_CPU BENCH_CLIENT_CPU BENCH_OFFLOADS
 # (see bench/http/bench.py).  Needs root.
-.PHONY: bench bench-quick bench-cost bench-parse
+.PHONY: bench bench-quick bench-cost bench-parse bench-tls
 
 BENCH_PY := PYTHONDONTWRITEBYTECODE=1 python3
 COST_OUT ?= docs/cost.md
@@ -27,6 +34,12 @@ bench: deps all
 bench-quick: deps all
 	@BENCH_REPS=$${BENCH_REPS:-1} BENCH_DURATION=$${BENCH_DURATION:-1} \
 	  BENCH_WARMUP=$${BENCH_WARMUP:-0} $(BENCH_PY) bench/http/bench.py $(BUILD)/skiff
+
+bench-tls: deps all
+	@BENCH_TLS=1 BENCH_PASSES=$${BENCH_PASSES:-41} \
+	  BENCH_SERVERS="$${BENCH_SERVERS:-nginx linux-app skiff-packet skiff-xdp}" \
+	  BENCH_LOADS="$${BENCH_LOADS:-ab-c1 ab-c16 resume-c1 ab-k-c1 ab-k-c8 ab-k-c64}" \
+	  $(BENCH_PY) bench/http/bench.py $(BUILD)/skiff
 
 bench-cost: deps all $(BUILD)/bench/bench_cost $(BUILD)/bench/bench_ring
 	@$(BENCH_PY) bench/http/cost.py --skiff $(BUILD)/skiff --cost $(BUILD)/bench/bench_cost \

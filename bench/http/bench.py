@@ -39,6 +39,20 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
   BENCH_BIG_LOADS="ab-k-c8 ab-c16" (the loads of bodies over 600 B)  BENCH_CLIENT_CPU=0
   BENCH_OUT=bench/results/<YYYY-MM-DD-HHMMSS>  BENCH_WARMUP=1 (0: none)
   BENCH_OFFLOADS=off
+  BENCH_TLS=0   1 (make bench-tls): every load over HTTPS on port 443, the
+            same certificate (ECDSA P-256, or RSA 2048 with BENCH_TLS_KEY=rsa,
+            made at start by openssl) and the same settings for nginx and
+            skiff (TLS 1.2-1.3, AES-GCM/ChaCha20, X25519/P-256, tickets and
+            a session cache); ab without -k is then one full handshake per
+            request, and the load resume-c1 (openssl s_time -reuse) counts
+            resumed handshakes
+  BENCH_RPS=0   1: steer each veth end's receive work (RPS) to the CPU of the
+            side that owns it: vc0's to the client CPU, vs0's to the server
+            CPU.  By default a veth runs the receiver's stack on the sender's
+            CPU, so the server core pays for the client kernel's receive of
+            every frame it sends (and nginx, whose handshake the kernel does
+            in the client's softirq, pays less of it); with BENCH_RPS=1 each
+            side pays its own receive, as across a wire.
   BENCH_SKIFF_OLD=PATH  another skiff binary (e.g. main's, before a change):
             every server name may then carry "-old" (skiff-packet-old) to
             run from it, alternating with the new one in the same run.
@@ -66,7 +80,7 @@ HZ = os.sysconf("SC_CLK_TCK")
 
 ALL_SERVERS = ["nginx", "linux-app", "skiff-xdp", "skiff-packet", "skiff-tap"]
 ALL_LOADS = ["ab-k-c1", "ab-k-c8", "ab-k-c64", "ab-c1", "ab-c16", "ab-c64",
-             "wrk-close-c1000", "wrk-close-c10000", "slow-c1"]
+             "wrk-close-c1000", "wrk-close-c10000", "slow-c1", "resume-c1"]
 
 
 def env(name, default):
@@ -113,6 +127,15 @@ SCPU = int(env("BENCH_SERVER_CPU", "1"))
 CCPU = int(env("BENCH_CLIENT_CPU", "0"))
 WARMUP = env("BENCH_WARMUP", "1") != "0"
 OFFLOADS = env("BENCH_OFFLOADS", "off")
+RPS = env("BENCH_RPS", "0") == "1"
+TLS = env("BENCH_TLS", "0") == "1"
+TLS_KEY = env("BENCH_TLS_KEY", "ec")
+TLS_CERT_FILES = {}  # set in main(): "cert", "key"
+# The same suites and groups as skiff's engine (src/tls/tls_openssl.c).
+TLS12_CIPHERS = ("ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+                 "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+                 "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305")
+TLS13_SUITES = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 START_TIMEOUT = float(env("BENCH_START_TIMEOUT", "10"))
 SAT_PCT = 95.0
 MAX_CONNS = 4096  # set in main(): nginx's worker_connections and skiff's --max-conns
@@ -251,6 +274,10 @@ class Topo:
             sh(["ip", "-n", self.srv, "addr", "add", f"{SRV_IP}/24", "dev", "vs0"], check=True)
         sh(["ip", "-n", self.cli, "link", "set", "vc0", "up"], check=True)
         sh(["ip", "-n", self.srv, "link", "set", "vs0", "up"], check=True)
+        if RPS:
+            for ns, ifn, cpu in ((self.cli, "vc0", CCPU), (self.srv, "vs0", SCPU)):
+                sh(["ip", "netns", "exec", ns, "sh", "-c",
+                    f"echo {1 << cpu:x} > /sys/class/net/{ifn}/queues/rx-0/rps_cpus"], check=True)
         client_sysctls(self.cli)
         server_sysctls(self.srv)
 
@@ -303,6 +330,9 @@ class Server:
                       "--max-conns", str(MAX_CONNS)]
         if root:
             base += ["--root", root]
+        if TLS:
+            base += ["--tls-cert", TLS_CERT_FILES["cert"], "--tls-key", TLS_CERT_FILES["key"],
+                     "--tls-port", "443"]
         if self.base == "linux-app":
             return base + ["--stack", "linux", "--ip", SRV_IP]
         dev = {"skiff-xdp": "xdp:vs0", "skiff-packet": "packet:vs0",
@@ -443,11 +473,18 @@ def load_cmd(load, url):
     if m:
         c = int(m.group(2))
         cmd = ["ab", "-q", "-r", "-s", "5"]
+        if TLS:
+            cmd += ["-f", "ALL"]
         if m.group(1):
             cmd.append("-k")
         # -t bounds the time; -n (after -t) caps the count.
         cmd += ["-t", f"{max(1, round(DURATION))}", "-n", str(NMAX), "-c", str(c), url]
         return cmd, DURATION + 30
+    if load == "resume-c1":
+        # One full handshake, then every connection resumes its session.
+        host = url.split("/")[2]
+        return (["openssl", "s_time", "-connect", f"{host}:443", "-reuse", "-www", "/",
+                 "-time", f"{max(1, round(DURATION))}"], DURATION + 30)
     if load == "slow-c1":
         return (["python3", os.path.join(HERE, "slow_client.py"), url,
                  str(max(1, round(DURATION))), "1000"], DURATION + 30)
@@ -497,12 +534,24 @@ def parse_wrk(out):
     }
 
 
+def parse_s_time(out, secs):
+    """openssl s_time: "N connections in T real seconds"; the rate over the
+    wall time bench measured (s_time's own T is whole seconds)."""
+    m = re.search(r"^(\d+) connections in [\d.]+ real seconds", out, re.M)
+    if not m:
+        return None
+    n = int(m.group(1))
+    errs = len(re.findall(r"^ERROR|error", out, re.M))
+    return {"completed": n, "failed": 0, "non2xx": 0, "errors": errs,
+            "req_s": n / secs if secs > 0 else 0.0, "duration": secs, "doc_len": None}
+
+
 def run_load(srv, load, url):
     cmd, bound = load_cmd(load, url)
     ns = srv.topo.cli
     pids = srv.pids()
     if WARMUP:
-        wcmd = ["ab", "-q", "-r", "-s", "5", "-n", "2000", "-c", "8"]
+        wcmd = ["ab", "-q", "-r", "-s", "5", "-n", "2000", "-c", "8"] + (["-f", "ALL"] if TLS else [])
         if "-k-" in load:
             wcmd.insert(1, "-k")
         sh(["timeout", "20", "ip", "netns", "exec", ns, "taskset", "-c", str(CCPU)] + wcmd
@@ -512,7 +561,8 @@ def run_load(srv, load, url):
                         str(CCPU)] + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True, errors="replace")
     c1, p1, t1 = cpu_times(), proc_ticks(pids), time.time()
-    res = parse_wrk(r.stdout) if cmd[0] == "wrk" else parse_ab(r.stdout)
+    res = (parse_wrk(r.stdout) if cmd[0] == "wrk" else
+           parse_s_time(r.stdout, t1 - t0) if cmd[0] == "openssl" else parse_ab(r.stdout))
     if res is None:
         res = {"completed": 0, "failed": 0, "non2xx": 0, "errors": 1, "req_s": 0.0,
                "duration": t1 - t0, "doc_len": None,
@@ -585,7 +635,9 @@ def write_results(out, runs, unavailable, sizes, meta):
     L.append(f"Machine: {meta['machine']}. Server pinned to CPU {SCPU}, client to CPU {CCPU}. "
              f"{REPS} repetition(s) per point, servers alternating at every repetition, "
              f"{DURATION:g} s per run; medians of the runs without failures. "
-             f"Offloads on the veth ends: {OFFLOADS} for the kernel servers, off for skiff.")
+             f"Offloads on the veth ends: {OFFLOADS} for the kernel servers, off for skiff. "
+             + ("RPS: each veth end's receive work on its own side's CPU (BENCH_RPS=1)."
+                if RPS else "RPS: off (receive work runs on the sender's CPU)."))
     L.append("")
     L.append(f"Command: `{meta['command']}`")
     L.append("")
@@ -594,9 +646,12 @@ def write_results(out, runs, unavailable, sizes, meta):
              "/proc/stat) per completed request; **proc µs/req**: utime+stime of the server's "
              "processes per request; **client %**: busy share of the client's CPU, "
              f"**SAT** when above {SAT_PCT:.0f}% (the client, not the server, was the limit). "
-             "On a veth pair the receive path of a packet runs on the sender's CPU, so "
-             "the server core carries the client's receive work and not its own: compare "
-             "the core column between servers, not with an absolute cost.")
+             + ("With RPS each side's receive runs on its own CPU: the server core "
+                "carries the server's receive work and not the client's."
+                if RPS else
+                "On a veth pair the receive path of a packet runs on the sender's CPU, so "
+                "the server core carries the client's receive work and not its own: compare "
+                "the core column between servers, not with an absolute cost."))
     L.append("")
     for body in PASSES:
         prow = [r for r in runs if r["pass"] == body]
@@ -806,6 +861,26 @@ def main():
     conns = MAX_CONNS = max(1024, min(nofile - 64, 20000))
     with open(os.path.join(HERE, "nginx.conf.in")) as f:
         conf = f.read()
+    tls_conf = ""
+    if TLS:
+        cert, key = os.path.join(work, "tls.crt"), os.path.join(work, "tls.key")
+        kargs = (["-newkey", "rsa:2048"] if TLS_KEY == "rsa" else
+                 ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"])
+        r = sh(["openssl", "req", "-x509", "-nodes", "-days", "2", "-subj", "/CN=skiff-bench",
+                "-addext", f"subjectAltName=IP:{SRV_IP}", "-keyout", key, "-out", cert] + kargs)
+        if r.returncode != 0:
+            sys.exit(f"bench: openssl could not make the certificate: {r.stdout[-200:]}")
+        TLS_CERT_FILES.update(cert=cert, key=key)
+        tls_conf = (f"listen {SRV_IP}:443 ssl backlog=4096;\n"
+                    f"        ssl_certificate {cert};\n        ssl_certificate_key {key};\n"
+                    "        ssl_protocols TLSv1.2 TLSv1.3;\n"
+                    f"        ssl_ciphers {TLS12_CIPHERS};\n"
+                    f"        ssl_conf_command Ciphersuites {TLS13_SUITES};\n"
+                    "        ssl_ecdh_curve X25519:prime256v1;\n"
+                    "        ssl_prefer_server_ciphers on;\n"
+                    "        ssl_session_cache shared:SSL:10m;\n"
+                    "        ssl_session_tickets on;")
+    conf = conf.replace("@TLS@", tls_conf)
     conf = (conf.replace("@WORK@", work).replace("@ROOT@", root)
             .replace("@CONNS@", str(conns)).replace("@NOFILE@", str(nofile)))
     with open(os.path.join(work, "nginx.conf"), "w") as f:
@@ -831,7 +906,7 @@ def main():
             f"{' '.join(map(str, PASSES))}; {REPS} reps x {DURATION:g} s; out {out}")
         for body in PASSES:
             path, want = body_path(body), body_bytes(body)
-            url = f"http://{SRV_IP}{path}"
+            url = f"{'https' if TLS else 'http'}://{SRV_IP}{path}"
             unavailable[body] = {}
             sizes[body] = {}
             loads = loads_for(body)
