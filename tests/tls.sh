@@ -24,6 +24,7 @@
 #     handshake, an oversized record; each closed by the server, which then
 #     still serves; a stalled handshake closed by --tls-handshake-timeout 2;
 #   SIGTERM: exit 0, and the counters name each failure (tls.*).
+# On linux also testssl.sh --vulnerable: nothing vulnerable.
 # Then the RSA certificate (curl), and bad options (exit 2) and a key that
 # does not match (exit 1, a message).
 #
@@ -51,7 +52,7 @@ if ! skt_check_bin "$BIN"; then
 	summary
 	exit 1
 fi
-skt_need setup openssl curl ab wrk h2load python3 timeout sha256sum || { summary; exit 1; }
+skt_need setup openssl curl ab wrk h2load python3 timeout sha256sum testssl || { summary; exit 1; }
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
 SRV_IP=$SKT_SKIFF_IP
@@ -190,6 +191,20 @@ run_target() {
 			fail h2load "$(grep -E '^requests:|TLS|error' <<<"$out" | tr '\n' ' ')"
 		fi
 
+		if [ "$TGT" = linux ]; then
+			# testssl.sh's vulnerability checks, once (the engine is the same
+			# on every stack); about 20 s.  No DNS: nothing leaves the namespace.
+			out=$(T=300 C testssl --quiet --color 0 --warnings off --nodns none --vulnerable \
+				"$SRV_IP:443" 2>&1)
+			local okn vul
+			okn=$(grep -c 'not vulnerable' <<<"$out")
+			vul=$(grep -E 'VULNERABLE|NOT ok' <<<"$out" | head -n 3 | tr '\n' ' ')
+			if [ -z "$vul" ] && [ "$okn" -ge 10 ]; then
+				pass "testssl (--vulnerable: $okn checks not vulnerable, none vulnerable)"
+			else
+				fail testssl "not vulnerable: $okn; vulnerable: ${vul:-none}; $(tail -n 3 <<<"$out" | tr '\n' ' ')"
+			fi
+		fi
 		out=$(T=60 C python3 "$HERE/tls_probe.py" hostile "$SRV_IP" 443 "$ca" skiff-test 30 2>&1)
 		[ $? -eq 0 ] && pass "hostile ($out)" || fail hostile "$out"
 		out=$(C python3 "$HERE/tls_probe.py" stall "$SRV_IP" 443 2 2>&1)

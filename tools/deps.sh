@@ -33,6 +33,7 @@ libelf-dev           lib:elf
 zlib1g-dev           lib:z
 libssl-dev           inc:openssl/evp.h inc:openssl/ssl.h inc:openssl/err.h inc:openssl/pem.h inc:openssl/x509.h lib:crypto lib:ssl
 openssl              cmd:openssl
+testssl.sh           cmd:testssl
 iproute2             cmd:ip cmd:ss
 iputils-ping         cmd:ping
 iputils-arping       cmd:arping
