@@ -17,8 +17,8 @@
  * more, so a short read still means "empty now", as loop.h requires.
  *
  * Invariants (tls_check, where it is cheap):
- *   - out != NULL iff out_len > out_off (ciphertext waits for the inner
- *     socket), and then the layer waits for the inner LOOP_EV_WRITE;
+ *   - records wait in the engine's output (out_peek) only while the inner
+ *     socket refuses them: the layer then waits for its LOOP_EV_WRITE;
  *   - an orphan (closed by the application, records still to send) has no
  *     application callback, and is freed once its records have gone or its
  *     linger deadline passes;
@@ -32,7 +32,6 @@
 #include <string.h>
 
 #define TLS_CHUNK 16384u
-#define TLS_OUT_BUF (TLS_CHUNK + 512u) /* one record and its overhead */
 #define TLS_LINGER_NS (5 * SK_NS_PER_S)
 
 #define TLS_COUNTERS(X)                                                                      \
@@ -47,7 +46,7 @@
 	X(records_in_bytes, "tls.records_in_bytes")                                           \
 	X(records_out_bytes, "tls.records_out_bytes")                                         \
 	X(conn_alloc_failed, "tls.conn_alloc_failed")                                         \
-	X(out_buffers, "tls.out_buffers")                 /* ciphertext buffers taken */      \
+	X(writes_blocked, "tls.writes_blocked")           /* the inner socket refused records */ \
 	X(orphans_lost, "tls.orphans_lost")               /* closed with records unsent */
 
 struct tls_counters {
@@ -65,8 +64,6 @@ struct tls_sock {
 	loop_event_fn fn; /* the application's; NULL for an orphan */
 	void *user;
 	struct loop_timer timer; /* handshake deadline, then an orphan's linger */
-	uint8_t *out;            /* ciphertext the inner socket has not taken */
-	size_t out_off, out_len;
 	int dead;            /* -SK_E* once the connection has failed */
 	bool hs_done;
 	bool want_write;     /* the application was refused or cut short */
@@ -102,8 +99,7 @@ static struct tls_sock *ts_find(struct loop_tls *lt, int sock)
 static void tls_check(const struct tls_sock *ts)
 {
 #ifndef NDEBUG
-	if ((ts->out != NULL) != (ts->out_len > ts->out_off) || (ts->orphan && ts->fn) ||
-	    ts->lt->tab[ts->sock] != ts)
+	if ((ts->orphan && ts->fn) || ts->lt->tab[ts->sock] != ts)
 		abort();
 #else
 	(void)ts;
@@ -117,49 +113,35 @@ static void ts_free(struct tls_sock *ts)
 		loop_timer_cancel(lt->inner, &ts->timer);
 	lt->tab[ts->sock] = NULL;
 	lt->eng->conn_free(ts->c);
-	free(ts->out);
 	free(ts);
 }
 
-/* Give the inner loop what the engine and our buffer hold, until it
- * refuses some (then its LOOP_EV_WRITE brings us back).  Returns false if
- * the connection failed. */
+/* Give the inner loop the records the engine holds, straight from its
+ * buffer, until it refuses some (then its LOOP_EV_WRITE brings us back).
+ * Returns false if the connection failed. */
 static bool ts_flush(struct tls_sock *ts)
 {
 	struct loop_tls *lt = ts->lt;
 	for (;;) {
-		if (!ts->out) {
-			size_t p = lt->eng->pending_out(ts->c);
-			if (p == 0)
-				break;
-			ts->out = malloc(TLS_OUT_BUF);
-			if (!ts->out) {
-				ts->dead = -SK_ENOMEM;
-				return false;
-			}
-			lt->st.out_buffers++;
-			ts->out_off = 0;
-			ts->out_len = lt->eng->records_out(ts->c, ts->out, TLS_OUT_BUF);
-			if (ts->out_len == 0) {
-				free(ts->out);
-				ts->out = NULL;
-				break;
-			}
-		}
-		long n = loop_write(lt->inner, ts->sock, ts->out + ts->out_off, ts->out_len - ts->out_off);
-		if (n == -SK_EAGAIN)
+		const uint8_t *p;
+		size_t n = lt->eng->out_peek(ts->c, &p);
+		if (n == 0)
+			break;
+		long w = loop_write(lt->inner, ts->sock, p, n);
+		if (w == -SK_EAGAIN) {
+			lt->st.writes_blocked++;
 			return true;
-		if (n < 0) {
-			ts->dead = (int)n;
+		}
+		if (w < 0) {
+			ts->dead = (int)w;
 			return false;
 		}
-		lt->st.records_out_bytes += (uint64_t)n;
-		ts->out_off += (size_t)n;
-		if (ts->out_off < ts->out_len)
+		lt->eng->out_consume(ts->c, (size_t)w);
+		lt->st.records_out_bytes += (uint64_t)w;
+		if ((size_t)w < n) {
+			lt->st.writes_blocked++;
 			return true; /* short: the inner socket is full */
-		free(ts->out);
-		ts->out = NULL;
-		ts->out_off = ts->out_len = 0;
+		}
 	}
 	if (ts->shut_pending) {
 		ts->shut_pending = false;
@@ -170,7 +152,8 @@ static bool ts_flush(struct tls_sock *ts)
 
 static size_t ts_unsent(const struct tls_sock *ts)
 {
-	return (ts->out_len - ts->out_off) + ts->lt->eng->pending_out(ts->c);
+	const uint8_t *p;
+	return ts->lt->eng->out_peek(ts->c, &p);
 }
 
 /* Records from the inner socket into the engine, until it has no more,
@@ -263,7 +246,7 @@ static void tls_on_event(void *user, int sock, unsigned events, sk_time_ns now)
 		ev |= LOOP_EV_ERROR | LOOP_EV_READ;
 	else if (ts->hs_done && (got || ts->inner_eof))
 		ev |= LOOP_EV_READ;
-	if (ts->want_write && (ts->dead || (ts->hs_done && !ts->out))) {
+	if (ts->want_write && (ts->dead || (ts->hs_done && ts_unsent(ts) == 0))) {
 		ts->want_write = false;
 		ev |= LOOP_EV_WRITE;
 	}
@@ -466,7 +449,7 @@ static int t_shutdown(struct loop *l, int sock)
 	ts->shut_pending = true;
 	if (!ts->dead)
 		ts_flush(ts);
-	if (ts->shut_pending && (ts->dead || !ts->out)) {
+	if (ts->shut_pending && (ts->dead || ts_unsent(ts) == 0)) {
 		ts->shut_pending = false;
 		return loop_shutdown(lt->inner, sock);
 	}

@@ -6,10 +6,11 @@
  * stack, the same code).
  *
  * What it keeps per connection (struct tls_sock in loop_tls.c): the
- * engine's state; ciphertext the inner loop has not taken yet, in a buffer
- * allocated only while some waits and freed when it has gone; and no
- * plaintext copies (reads decrypt into the caller's buffer; a write is
- * sealed at once, one record per call up to 16 KiB).  Input is bounded:
+ * engine's state, whose record buffers (in and out) come from a pool and go
+ * back to it as soon as they are empty; and no plaintext copies (reads
+ * decrypt into the caller's buffer; a write is sealed at once, one record
+ * per call up to 16 KiB, straight into the engine's out buffer, which is
+ * sent from where it lies).  Input is bounded:
  * at most TLS_IN_MAX bytes of records wait unopened before the layer stops
  * reading the inner socket, until the application reads.
  *
@@ -22,7 +23,7 @@
  * Counters (loop_stats: the layer's own; the inner loop prints its own): tls.handshakes,
  * tls.resumed, tls.handshake_failed, tls.handshake_timeouts,
  * tls.protocol_errors, tls.close_notify_rx, tls.eof_no_close_notify,
- * tls.records_out_bytes, tls.conn_alloc_failed, tls.out_buffers.
+ * tls.records_out_bytes, tls.writes_blocked, tls.conn_alloc_failed.
  *
  * One thread, as every loop: the layer and the inner loop run on the
  * inner loop's thread. */

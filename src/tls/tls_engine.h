@@ -19,8 +19,10 @@
  *     error (bad record, wrong MAC): tls_conn_error() then says which.
  *   - write() seals plaintext into records: all of it (<= TLS_MAX_WRITE),
  *     one record per call when it fits one (16 KiB), or -SK_E*.
- *   - records_out() copies out records to send; pending_out() says how
- *     many bytes wait.
+ *   - out_peek() shows the records waiting to be sent (a pointer into the
+ *     engine's buffer, valid until the next call on the connection), and
+ *     out_consume() drops what the layer sent.  The engine writes records
+ *     straight into that buffer: no copy between it and the socket.
  *   - close_notify() queues our close_notify alert.
  * One thread: an engine and its connections are used from the loop's
  * thread only. */
@@ -53,14 +55,20 @@ struct tls_engine_ops {
 	bool (*handshake_done)(const struct tls_conn *c);
 	long (*read)(struct tls_conn *c, void *buf, size_t len);
 	long (*write)(struct tls_conn *c, const void *buf, size_t len);
-	size_t (*pending_out)(const struct tls_conn *c);
-	size_t (*records_out)(struct tls_conn *c, void *buf, size_t cap);
+	size_t (*out_peek)(const struct tls_conn *c, const uint8_t **p);
+	void (*out_consume)(struct tls_conn *c, size_t n);
 	size_t (*pending_in)(const struct tls_conn *c); /* ciphertext not yet opened */
 	void (*close_notify)(struct tls_conn *c);
 	int (*error)(const struct tls_conn *c);     /* enum tls_status of the last failure */
 	bool (*resumed)(const struct tls_conn *c);  /* the handshake resumed a session */
 	const char *(*version)(const struct tls_conn *c);
 };
+
+/* Buffers: a connection holds an input and an output buffer only while
+ * bytes wait in them, taken from the context's pool (TLS_BUF_SIZE each,
+ * one record and its overhead; larger when back-pressure piles up more,
+ * and then not pooled). */
+#define TLS_BUF_SIZE 17408u
 
 /* The server side: certificate chain and key (PEM files), TLS 1.2-1.3,
  * AES-GCM and ChaCha20-Poly1305, X25519 then P-256, ALPN http/1.1,

@@ -1,16 +1,19 @@
 /* tls_openssl.c — the hosted TLS engine (tls_engine.h) on OpenSSL 3, the
  * library nginx uses, so a comparison with nginx is one of everything
  * around the cryptography.  OpenSSL never sees a socket: each connection
- * has two memory BIOs, records in and records out, and the stream layer
- * (loop_tls.c) moves bytes between them and the loop.
+ * has one BIO of our own (bio_*) over two buffers, records in and records
+ * out, taken from the context's pool only while bytes wait in them; the
+ * stream layer (loop_tls.c) fills the one from the socket and sends the
+ * other straight from the buffer.
  *
  * Settings, fixed here rather than options, as the issue asks: TLS 1.2 and
  * 1.3; AES-128/256-GCM and ChaCha20-Poly1305 only; X25519, then P-256;
  * the server's order of preference; ALPN http/1.1; no renegotiation and no
  * compression; session tickets (one per TLS 1.3 handshake) and the
  * server-side session cache for resumption by ID.  SSL_MODE_RELEASE_BUFFERS
- * gives the record buffers back while a connection is idle, so an idle
- * keep-alive connection holds its SSL state, not 32 KiB of buffers. */
+ * gives OpenSSL's own record buffers back while a connection is idle, and
+ * ours go back to the pool when empty, so an idle keep-alive connection
+ * holds its SSL state, not 32 KiB of buffers. */
 #include <limits.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -21,15 +24,135 @@
 #include "../base/sk_err.h"
 #include "tls_engine.h"
 
+#define TLS_POOL_MAX 256 /* idle buffers kept for reuse */
+
 struct tls_ctx {
 	SSL_CTX *ssl;
+	BIO_METHOD *meth;
+	unsigned npool;
+	uint8_t *pool[TLS_POOL_MAX]; /* free TLS_BUF_SIZE buffers */
+};
+
+/* Bytes [off, len) of p wait; p == NULL iff none do (then off = len = 0). */
+struct tls_buf {
+	uint8_t *p;
+	size_t off, len, cap;
 };
 
 struct tls_conn {
 	SSL *ssl;
-	BIO *rbio, *wbio; /* owned by ssl */
-	int err;          /* enum tls_status of the last failure */
+	BIO *bio;       /* ours, both directions, owned by ssl */
+	struct tls_ctx *ctx;
+	struct tls_buf in, out;
+	int err;        /* enum tls_status of the last failure */
 };
+
+/* ---- buffers ---- */
+
+static void buf_release(struct tls_ctx *t, struct tls_buf *b)
+{
+	if (b->p && b->cap == TLS_BUF_SIZE && t->npool < TLS_POOL_MAX)
+		t->pool[t->npool++] = b->p;
+	else
+		free(b->p);
+	*b = (struct tls_buf){0};
+}
+
+static int buf_append(struct tls_ctx *t, struct tls_buf *b, const void *d, size_t n)
+{
+	if (!b->p) {
+		if (n <= TLS_BUF_SIZE && t->npool) {
+			b->p = t->pool[--t->npool];
+			b->cap = TLS_BUF_SIZE;
+		} else {
+			b->cap = n <= TLS_BUF_SIZE ? TLS_BUF_SIZE : n;
+			b->p = malloc(b->cap);
+			if (!b->p) {
+				b->cap = 0;
+				return -1;
+			}
+		}
+	}
+	if (b->cap - b->len < n && b->off) { /* slide what waits to the front */
+		memmove(b->p, b->p + b->off, b->len - b->off);
+		b->len -= b->off;
+		b->off = 0;
+	}
+	if (b->cap - b->len < n) { /* back-pressure: grow, outside the pool */
+		size_t cap = b->cap * 2;
+		while (cap - b->len < n)
+			cap *= 2;
+		uint8_t *q = malloc(cap);
+		if (!q)
+			return -1;
+		memcpy(q, b->p, b->len);
+		struct tls_buf old = *b;
+		buf_release(t, &old);
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+	return 0;
+}
+
+static void buf_consume(struct tls_ctx *t, struct tls_buf *b, size_t n)
+{
+	b->off += n;
+	if (b->off >= b->len)
+		buf_release(t, b);
+}
+
+/* ---- the BIO: OpenSSL reads records from c->in, writes them to c->out ---- */
+
+static int bio_write(BIO *b, const char *d, int n)
+{
+	struct tls_conn *c = BIO_get_data(b);
+	BIO_clear_retry_flags(b);
+	if (n <= 0)
+		return 0;
+	return buf_append(c->ctx, &c->out, d, (size_t)n) == 0 ? n : -1;
+}
+
+static int bio_read(BIO *b, char *d, int n)
+{
+	struct tls_conn *c = BIO_get_data(b);
+	BIO_clear_retry_flags(b);
+	size_t have = c->in.len - c->in.off;
+	if (have == 0) {
+		BIO_set_retry_read(b); /* more later: never end of file */
+		return -1;
+	}
+	size_t k = have < (size_t)n ? have : (size_t)n;
+	memcpy(d, c->in.p + c->in.off, k);
+	buf_consume(c->ctx, &c->in, k);
+	return (int)k;
+}
+
+static long bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+	(void)num;
+	(void)ptr;
+	struct tls_conn *c = BIO_get_data(b);
+	switch (cmd) {
+	case BIO_CTRL_FLUSH: return 1;
+	case BIO_CTRL_PENDING: return c ? (long)(c->in.len - c->in.off) : 0;
+	case BIO_CTRL_WPENDING: return c ? (long)(c->out.len - c->out.off) : 0;
+	default: return 0;
+	}
+}
+
+static int bio_create(BIO *b)
+{
+	BIO_set_init(b, 1);
+	return 1;
+}
+
+static int bio_destroy(BIO *b)
+{
+	BIO_set_data(b, NULL); /* the buffers belong to the connection */
+	return 1;
+}
 
 static const char tls12_ciphers[] = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
 				    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
@@ -73,8 +196,14 @@ struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file, 
 		return NULL;
 	}
 	SSL_CTX *c = t->ssl = SSL_CTX_new(TLS_server_method());
-	if (!c) {
+	t->meth = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "skiff");
+	if (!c || !t->meth || BIO_meth_set_write(t->meth, bio_write) != 1 ||
+	    BIO_meth_set_read(t->meth, bio_read) != 1 || BIO_meth_set_ctrl(t->meth, bio_ctrl) != 1 ||
+	    BIO_meth_set_create(t->meth, bio_create) != 1 ||
+	    BIO_meth_set_destroy(t->meth, bio_destroy) != 1) {
 		ssl_err(err, errlen, "tls: SSL_CTX_new", NULL);
+		SSL_CTX_free(c);
+		BIO_meth_free(t->meth);
 		free(t);
 		return NULL;
 	}
@@ -108,6 +237,7 @@ struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file, 
 	return t;
 fail:
 	SSL_CTX_free(c);
+	BIO_meth_free(t->meth);
 	free(t);
 	return NULL;
 }
@@ -117,6 +247,9 @@ void tls_openssl_free(struct tls_ctx *t)
 	if (!t)
 		return;
 	SSL_CTX_free(t->ssl);
+	BIO_meth_free(t->meth);
+	while (t->npool)
+		free(t->pool[--t->npool]);
 	free(t);
 }
 
@@ -125,21 +258,18 @@ static struct tls_conn *o_conn_new(struct tls_ctx *t)
 	struct tls_conn *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	c->ctx = t;
 	c->ssl = SSL_new(t->ssl);
-	c->rbio = BIO_new(BIO_s_mem());
-	c->wbio = BIO_new(BIO_s_mem());
-	if (!c->ssl || !c->rbio || !c->wbio) {
+	c->bio = BIO_new(t->meth);
+	if (!c->ssl || !c->bio) {
 		SSL_free(c->ssl);
-		BIO_free(c->rbio);
-		BIO_free(c->wbio);
+		BIO_free(c->bio);
 		free(c);
 		ERR_clear_error();
 		return NULL;
 	}
-	/* An empty input BIO means "more later", never end of file. */
-	BIO_set_mem_eof_return(c->rbio, -1);
-	BIO_set_mem_eof_return(c->wbio, -1);
-	SSL_set_bio(c->ssl, c->rbio, c->wbio);
+	BIO_set_data(c->bio, c);
+	SSL_set_bio(c->ssl, c->bio, c->bio); /* one BIO, one reference taken */
 	SSL_set_accept_state(c->ssl);
 	return c;
 }
@@ -148,7 +278,9 @@ static void o_conn_free(struct tls_conn *c)
 {
 	if (!c)
 		return;
-	SSL_free(c->ssl); /* and both BIOs */
+	SSL_free(c->ssl); /* and the BIO */
+	buf_release(c->ctx, &c->in);
+	buf_release(c->ctx, &c->out);
 	free(c);
 }
 
@@ -156,8 +288,7 @@ static long o_records_in(struct tls_conn *c, const void *buf, size_t len)
 {
 	if (len > INT_MAX)
 		len = INT_MAX;
-	int n = BIO_write(c->rbio, buf, (int)len);
-	return n < 0 ? -SK_ENOMEM : n;
+	return buf_append(c->ctx, &c->in, buf, len) == 0 ? (long)len : -SK_ENOMEM;
 }
 
 /* Why a call failed: a failure before the handshake finished is the
@@ -228,22 +359,20 @@ static long o_write(struct tls_conn *c, const void *buf, size_t len)
 	return -SK_ECONNRESET;
 }
 
-static size_t o_pending_out(const struct tls_conn *c)
+static size_t o_out_peek(const struct tls_conn *c, const uint8_t **p)
 {
-	return BIO_ctrl_pending(c->wbio);
+	*p = c->out.p ? c->out.p + c->out.off : NULL;
+	return c->out.len - c->out.off;
 }
 
-static size_t o_records_out(struct tls_conn *c, void *buf, size_t cap)
+static void o_out_consume(struct tls_conn *c, size_t n)
 {
-	if (cap > INT_MAX)
-		cap = INT_MAX;
-	int n = BIO_read(c->wbio, buf, (int)cap);
-	return n > 0 ? (size_t)n : 0;
+	buf_consume(c->ctx, &c->out, n);
 }
 
 static size_t o_pending_in(const struct tls_conn *c)
 {
-	return BIO_ctrl_pending(c->rbio);
+	return c->in.len - c->in.off;
 }
 
 static void o_close_notify(struct tls_conn *c)
@@ -277,8 +406,8 @@ const struct tls_engine_ops tls_openssl_ops = {
 	.handshake_done = o_handshake_done,
 	.read = o_read,
 	.write = o_write,
-	.pending_out = o_pending_out,
-	.records_out = o_records_out,
+	.out_peek = o_out_peek,
+	.out_consume = o_out_consume,
 	.pending_in = o_pending_in,
 	.close_notify = o_close_notify,
 	.error = o_error,
