@@ -41,8 +41,9 @@ bench-tls: deps all
 	  BENCH_LOADS="$${BENCH_LOADS:-ab-c1 ab-c16 resume-c1 ab-k-c1 ab-k-c8 ab-k-c64}" \
 	  $(BENCH_PY) bench/http/bench.py $(BUILD)/skiff
 
-bench-cost: deps all $(BUILD)/bench/bench_cost $(BUILD)/bench/bench_ring
+bench-cost: deps all $(BUILD)/bench/bench_cost $(BUILD)/bench/bench_ring $(BUILD)/bench/bench_tls
 	@$(BENCH_PY) bench/http/cost.py --skiff $(BUILD)/skiff --cost $(BUILD)/bench/bench_cost \
+	  --tls $(BUILD)/bench/bench_tls \
 	  --ring $(BUILD)/bench/bench_ring --out $(COST_OUT)
 
 # The HTTP head parser alone: ns per parse of ab's and a browser's request.

@@ -333,6 +333,7 @@ def main():
     ap.add_argument("--cost", required=True)
     ap.add_argument("--ring", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--tls", help="build/bench/bench_tls: the TLS engine's rows")
     a = ap.parse_args()
     skiff = os.path.abspath(a.skiff)
 
@@ -342,6 +343,12 @@ def main():
     rows, info, pending, (crc, cerr) = cost_rows(a.cost)
     if crc != 0:
         print(f"bench-cost: bench_cost exited {crc}: {cerr}", flush=True)
+    if a.tls:
+        print("bench-cost: TLS handshakes and records (bench_tls) ...", flush=True)
+        trows, _, _, (trc, terr) = cost_rows(a.tls)
+        rows.update(trows)
+        if trc != 0:
+            pending["tls"] = f"bench_tls exited {trc}: {terr[-200:]}"
 
     sysc, lv, over = {}, {}, {"off": [], "on": []}
     root = os.geteuid() == 0
@@ -598,6 +605,24 @@ def main():
          "This is what a loop pays when it parks instead of spinning and the next frame comes "
          "at once, and why the loop spins a bounded while first. In a VM a cross-CPU wake-up "
          "is an IPI through the hypervisor, which dominates here.")
+    crow("tls full handshake (server, TLS 1.3, ECDSA P-256, X25519)",
+         "TLS full handshake, server side (TLS 1.3, ECDSA P-256, X25519)",
+         "**TLS full handshake.** `bench/bench_tls.c`: what skiff's TLS engine "
+         "(`src/tls/tls_openssl.c`, OpenSSL 3) spends on the server side of one full TLS 1.3 "
+         "handshake with an OpenSSL client in the same process on memory BIOs: the connection's "
+         "creation, the ClientHello in, the server's flight out (X25519, the ECDSA P-256 "
+         "signature), the client's Finished in, the ticket out, and the connection's release. "
+         "Only the server engine's calls are timed. nginx drives the same library, so this is "
+         "the part of a handshake that no code around it can save.")
+    crow("tls resumed handshake (server, TLS 1.3 ticket, X25519)",
+         "TLS resumed handshake, server side (TLS 1.3 ticket, X25519)",
+         "**TLS resumed handshake.** The same with the ticket of the previous connection: no "
+         "signature, but X25519 again (TLS 1.3 resumption keeps forward secrecy), and a new "
+         "ticket out.")
+    crow("tls seal, per KiB (16 KiB record, AES-128-GCM)", "TLS seal, per KiB (AES-128-GCM)",
+         "**TLS seal and open.** One 16 KiB write sealed into one record by the engine, and one "
+         "16 KiB record from the client opened and read, divided by 16.")
+    crow("tls open, per KiB (16 KiB record, AES-128-GCM)", "TLS open, per KiB (AES-128-GCM)", "")
     crow("park/wake round trip, one CPU (eventfd + epoll_wait)", "park/wake round trip, one CPU",
          "**Park/wake, one CPU.** The same with both threads on one CPU: two context switches "
          "and no IPI.")
