@@ -143,9 +143,9 @@ $(BUILD)/fuzz/%: fuzz/%.c $(CORE_SRC)
 	@mkdir -p $(BUILD)/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE)
 # The TLS record path needs the hosted engine and OpenSSL.
-$(BUILD)/fuzz/fuzz_tls: fuzz/fuzz_tls.c src/tls/tls_openssl.c src/tls/tls_engine.h
+$(BUILD)/fuzz/fuzz_tls: fuzz/fuzz_tls.c src/tls/tls_openssl.c src/tls/tls_testcert.c src/tls/tls_engine.h
 	@mkdir -p $(BUILD)/fuzz
-	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_tls.c src/tls/tls_openssl.c -lssl -lcrypto
+	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_tls.c src/tls/tls_openssl.c src/tls/tls_testcert.c -lssl -lcrypto
 fuzz-build: $(FUZZ_BIN)
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_BIN)

@@ -6,12 +6,8 @@
  * followed by the layer's own sequence: records_in, step, read until it
  * stops, out_peek/out_consume until empty (in parts).  Checks: lengths
  * returned are within what was asked, and the records are readable.
- * The certificate and key (ECDSA P-256, self-signed) are made at start, in
- * memory, written to a temporary file for the engine and removed: no key
+ * The certificate and key are made at start (tls/tls_testcert.h): no key
  * is kept.  Build: make build/fuzz/fuzz_tls. */
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +16,7 @@
 
 #include "base/sk_err.h"
 #include "tls/tls_engine.h"
+#include "tls/tls_testcert.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 
@@ -28,44 +25,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct tls_ctx *ctx;
 
-static void write_pem(char *path, EVP_PKEY *k, X509 *x)
-{
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	FILE *f = fdopen(fd, "w");
-	CHECK(f);
-	CHECK(k ? PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL) : PEM_write_X509(f, x));
-	fclose(f);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	EVP_PKEY *k = EVP_EC_gen("P-256");
-	X509 *x = X509_new();
-	CHECK(k && x);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-	X509_gmtime_adj(X509_getm_notBefore(x), 0);
-	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
-	X509_set_pubkey(x, k);
-	X509_NAME *n = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)"fuzz", -1, -1, 0);
-	X509_set_issuer_name(x, n);
-	CHECK(X509_sign(x, k, EVP_sha256()) > 0);
-	char cert[] = "/tmp/skiff-fuzz-tls-crt-XXXXXX", key[] = "/tmp/skiff-fuzz-tls-key-XXXXXX";
-	write_pem(cert, NULL, x);
-	write_pem(key, k, NULL);
-	char err[256];
-	ctx = tls_openssl_server(cert, key, err, sizeof(err));
-	unlink(cert);
-	unlink(key);
-	if (!ctx) {
-		fprintf(stderr, "fuzz_tls: %s\n", err);
-		abort();
-	}
-	X509_free(x);
-	EVP_PKEY_free(k);
+	ctx = tls_testcert_server(NULL);
 	return 0;
 }
 

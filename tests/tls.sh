@@ -213,12 +213,12 @@ run_target() {
 		if stop_server ec; then
 			local h=${ST[tls.handshakes]:-0} hf=${ST[tls.handshake_failed]:-0}
 			local to=${ST[tls.handshake_timeouts]:-0} pe=${ST[tls.protocol_errors]:-0}
-			local re=${ST[tls.resumed]:-0}
+			local re=${ST[tls.resumed]:-0} tk=${ST[tls.tickets_opened]:-0}
 			if [ "$h" -ge 300 ] && [ "$hf" -ge 30 ] && [ "$to" -ge 31 ] && [ "$pe" -ge 60 ] &&
-				[ "$re" -ge 6 ] && [ "${ST[https.requests]:-0}" -ge 7000 ]; then
-				pass "counters (tls.handshakes=$h resumed=$re handshake_failed=$hf handshake_timeouts=$to protocol_errors=$pe https.requests=${ST[https.requests]})"
+				[ "$re" -ge 6 ] && [ "$tk" -ge 4 ] && [ "${ST[https.requests]:-0}" -ge 7000 ]; then
+				pass "counters (tls.handshakes=$h resumed=$re tickets_opened=$tk handshake_failed=$hf handshake_timeouts=$to protocol_errors=$pe https.requests=${ST[https.requests]})"
 			else
-				fail counters "tls.handshakes=$h (>= 300) resumed=$re (>= 6) handshake_failed=$hf (>= 30) handshake_timeouts=$to (>= 31) protocol_errors=$pe (>= 60) https.requests=${ST[https.requests]:-?} (>= 7000)"
+				fail counters "tls.handshakes=$h (>= 300) resumed=$re (>= 6) tickets_opened=$tk (>= 4) handshake_failed=$hf (>= 30) handshake_timeouts=$to (>= 31) protocol_errors=$pe (>= 60) https.requests=${ST[https.requests]:-?} (>= 7000)"
 			fi
 		fi
 	fi

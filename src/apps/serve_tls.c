@@ -16,9 +16,10 @@ bool serve_tls_wanted(const struct opts *o)
 			cert ? "tls-key" : "tls-cert");
 		exit(2);
 	}
-	if (!cert && (opt_given(o, OPT_TLS_PORT) || opt_given(o, OPT_TLS_HANDSHAKE_TIMEOUT))) {
-		fprintf(stderr, "skiff serve: --tls-port and --tls-handshake-timeout need --tls-cert "
-				"and --tls-key\n");
+	if (!cert && (opt_given(o, OPT_TLS_PORT) || opt_given(o, OPT_TLS_HANDSHAKE_TIMEOUT) ||
+		      opt_given(o, OPT_TLS_TICKET_ROTATE))) {
+		fprintf(stderr, "skiff serve: --tls-port, --tls-handshake-timeout and "
+				"--tls-ticket-rotate need --tls-cert and --tls-key\n");
 		exit(2);
 	}
 	return cert;
@@ -33,7 +34,9 @@ int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_s
 		snprintf(err, errlen, "--tls-port %u is --port too: give each its own", t->port);
 		return -1;
 	}
-	t->ctx = tls_openssl_server(opt_str(o, OPT_TLS_CERT), opt_str(o, OPT_TLS_KEY), err, errlen);
+	struct tls_server_opts so = {.ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE)};
+	t->ctx = tls_openssl_server(opt_str(o, OPT_TLS_CERT), opt_str(o, OPT_TLS_KEY), &so, err,
+				    errlen);
 	if (!t->ctx)
 		return -1;
 	struct loop_tls_config lc = {
@@ -90,6 +93,7 @@ void serve_tls_stop(struct serve_tls *t, FILE *f)
 	if (f) {
 		http_server_stats(t->srv, print_https, f);
 		loop_stats(t->loop, print_plain, f);
+		tls_openssl_stats(t->ctx, print_plain, f);
 	}
 }
 

@@ -70,13 +70,27 @@ struct tls_engine_ops {
  * and then not pooled). */
 #define TLS_BUF_SIZE 17408u
 
+struct tls_server_opts {
+	/* Session tickets are sealed with a key that is replaced every
+	 * ticket_rotate_s seconds (0: 3600); a ticket sealed with the key
+	 * before still resumes (and gets a new one), an older one does not. */
+	uint32_t ticket_rotate_s;
+};
+
 /* The server side: certificate chain and key (PEM files), TLS 1.2-1.3,
  * AES-GCM and ChaCha20-Poly1305, X25519 then P-256, ALPN http/1.1,
- * tickets and a session cache, no renegotiation.  NULL and a message in
- * err on failure. */
-struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file, char *err,
-				   size_t errlen);
+ * tickets under rotating keys and a session cache, no renegotiation.  o
+ * may be NULL (defaults).  NULL and a message in err on failure. */
+struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
+				   const struct tls_server_opts *o, char *err, size_t errlen);
 void tls_openssl_free(struct tls_ctx *ctx);
+/* Replace the ticket key now, as the timer would (tests). */
+void tls_openssl_rotate(struct tls_ctx *ctx);
+/* The context's counters: tls.ticket_rotations, tls.tickets_sealed,
+ * tls.tickets_opened, tls.tickets_renewed (opened with the previous key),
+ * tls.tickets_unknown (no key for them: a full handshake). */
+void tls_openssl_stats(const struct tls_ctx *ctx,
+		       void (*fn)(void *arg, const char *name, uint64_t v), void *arg);
 extern const struct tls_engine_ops tls_openssl_ops;
 
 #endif

@@ -15,20 +15,38 @@
  * ours go back to the pool when empty, so an idle keep-alive connection
  * holds its SSL state, not 32 KiB of buffers. */
 #include <limits.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../base/sk_err.h"
 #include "tls_engine.h"
 
 #define TLS_POOL_MAX 256 /* idle buffers kept for reuse */
 
+/* A session-ticket key: its name (in the ticket, to find it again), the
+ * AES-256-CBC key that seals the ticket, the HMAC-SHA256 key over it. */
+struct ticket_key {
+	unsigned char name[16];
+	unsigned char aes[32];
+	unsigned char hmac[32];
+};
+
 struct tls_ctx {
 	SSL_CTX *ssl;
 	BIO_METHOD *meth;
+	/* keys[0] seals new tickets; keys[1] (while have_prev) still opens
+	 * the tickets sealed in the period before.  Rotated lazily, when a
+	 * ticket is sealed or opened, by the monotonic clock. */
+	struct ticket_key keys[2];
+	bool have_prev;
+	uint64_t rotate_ns, rotated_at;
+	uint64_t rotations, sealed, opened, renewed, unknown;
 	unsigned npool;
 	uint8_t *pool[TLS_POOL_MAX]; /* free TLS_BUF_SIZE buffers */
 };
@@ -176,6 +194,106 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
 	return SSL_TLSEXT_ERR_OK;
 }
 
+/* ---- session tickets under rotating keys ---- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool key_new(struct ticket_key *k)
+{
+	return RAND_bytes(k->name, sizeof(k->name)) == 1 && RAND_bytes(k->aes, sizeof(k->aes)) == 1 &&
+	       RAND_bytes(k->hmac, sizeof(k->hmac)) == 1;
+}
+
+static void rotate(struct tls_ctx *t, unsigned periods)
+{
+	if (periods >= 2) { /* idle for two periods: the old key is too old too */
+		OPENSSL_cleanse(&t->keys[1], sizeof(t->keys[1]));
+		t->have_prev = false;
+	} else {
+		t->keys[1] = t->keys[0];
+		t->have_prev = true;
+	}
+	if (!key_new(&t->keys[0]))
+		abort(); /* no randomness: sealing tickets with a known key would be worse */
+	t->rotations++;
+}
+
+static void rotate_due(struct tls_ctx *t)
+{
+	uint64_t now = mono_ns(), gone = now - t->rotated_at;
+	if (gone < t->rotate_ns)
+		return;
+	uint64_t periods = gone / t->rotate_ns;
+	rotate(t, periods >= 2 ? 2 : 1);
+	t->rotated_at += periods * t->rotate_ns;
+}
+
+void tls_openssl_rotate(struct tls_ctx *t)
+{
+	rotate(t, 1);
+	t->rotated_at = mono_ns();
+}
+
+static int hmac_key(EVP_MAC_CTX *h, unsigned char *key)
+{
+	static char digest[] = "SHA256";
+	OSSL_PARAM p[] = {
+		OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, key, 32),
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+		OSSL_PARAM_construct_end(),
+	};
+	return EVP_MAC_CTX_set_params(h, p);
+}
+
+/* OpenSSL's ticket callback: 1 sealed/opened, 2 opened with the old key
+ * (OpenSSL then issues a new ticket), 0 no such key (a full handshake),
+ * -1 failure. */
+static int ticket_cb(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_CTX *cctx,
+		     EVP_MAC_CTX *hctx, int enc)
+{
+	struct tls_ctx *t = SSL_CTX_get_app_data(SSL_get_SSL_CTX(s));
+	rotate_due(t);
+	if (enc) {
+		const struct ticket_key *k = &t->keys[0];
+		memcpy(name, k->name, sizeof(k->name));
+		if (RAND_bytes(iv, 16) != 1 ||
+		    EVP_EncryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k->aes, iv) != 1 ||
+		    hmac_key(hctx, t->keys[0].hmac) != 1)
+			return -1;
+		t->sealed++;
+		return 1;
+	}
+	for (int i = 0; i < (t->have_prev ? 2 : 1); i++) {
+		struct ticket_key *k = &t->keys[i];
+		if (memcmp(name, k->name, sizeof(k->name)) != 0)
+			continue;
+		if (EVP_DecryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k->aes, iv) != 1 ||
+		    hmac_key(hctx, k->hmac) != 1)
+			return -1;
+		t->opened++;
+		if (i == 1)
+			t->renewed++;
+		return i == 0 ? 1 : 2;
+	}
+	t->unknown++;
+	return 0;
+}
+
+void tls_openssl_stats(const struct tls_ctx *t,
+		       void (*fn)(void *arg, const char *name, uint64_t v), void *arg)
+{
+	fn(arg, "tls.ticket_rotations", t->rotations);
+	fn(arg, "tls.tickets_sealed", t->sealed);
+	fn(arg, "tls.tickets_opened", t->opened);
+	fn(arg, "tls.tickets_renewed", t->renewed);
+	fn(arg, "tls.tickets_unknown", t->unknown);
+}
+
 static void ssl_err(char *err, size_t errlen, const char *what, const char *file)
 {
 	unsigned long e = ERR_get_error();
@@ -187,8 +305,8 @@ static void ssl_err(char *err, size_t errlen, const char *what, const char *file
 	ERR_clear_error();
 }
 
-struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file, char *err,
-				   size_t errlen)
+struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
+				   const struct tls_server_opts *o, char *err, size_t errlen)
 {
 	struct tls_ctx *t = calloc(1, sizeof(*t));
 	if (!t) {
@@ -234,6 +352,17 @@ struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file, 
 	SSL_CTX_set_session_cache_mode(c, SSL_SESS_CACHE_SERVER);
 	SSL_CTX_set_session_id_context(c, (const unsigned char *)"skiff", 5);
 	SSL_CTX_set_num_tickets(c, 1);
+	t->rotate_ns = (uint64_t)(o && o->ticket_rotate_s ? o->ticket_rotate_s : 3600) * 1000000000ull;
+	t->rotated_at = mono_ns();
+	if (!key_new(&t->keys[0])) {
+		ssl_err(err, errlen, "tls: no randomness for the ticket key", NULL);
+		goto fail;
+	}
+	SSL_CTX_set_app_data(c, t);
+	if (SSL_CTX_set_tlsext_ticket_key_evp_cb(c, ticket_cb) != 1) {
+		ssl_err(err, errlen, "tls: ticket key callback", NULL);
+		goto fail;
+	}
 	return t;
 fail:
 	SSL_CTX_free(c);
@@ -248,6 +377,7 @@ void tls_openssl_free(struct tls_ctx *t)
 		return;
 	SSL_CTX_free(t->ssl);
 	BIO_meth_free(t->meth);
+	OPENSSL_cleanse(t->keys, sizeof(t->keys));
 	while (t->npool)
 		free(t->pool[--t->npool]);
 	free(t);

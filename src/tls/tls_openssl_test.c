@@ -1,0 +1,188 @@
+/* tls_openssl_test.c — the OpenSSL engine against OpenSSL's own client in
+ * this process (tls/tls_testcert.h): resumption under rotating ticket
+ * keys, ALPN, one record per write, refusal of what is not TLS, and
+ * close_notify both ways. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../base/sk_err.h"
+#include "tls_engine.h"
+#include "tls_testcert.h"
+
+static const struct tls_engine_ops *E = &tls_openssl_ops;
+
+struct counters {
+	uint64_t rotations, sealed, opened, renewed, unknown;
+};
+
+static void take(void *arg, const char *name, uint64_t v)
+{
+	struct counters *c = arg;
+	if (!strcmp(name, "tls.ticket_rotations"))
+		c->rotations = v;
+	else if (!strcmp(name, "tls.tickets_sealed"))
+		c->sealed = v;
+	else if (!strcmp(name, "tls.tickets_opened"))
+		c->opened = v;
+	else if (!strcmp(name, "tls.tickets_renewed"))
+		c->renewed = v;
+	else if (!strcmp(name, "tls.tickets_unknown"))
+		c->unknown = v;
+}
+
+/* One connection offering `sess` (or none): whether the server resumed,
+ * and the client's session after it (the next ticket). */
+static bool connect_once(SSL_CTX *cctx, struct tls_ctx *sctx, SSL_SESSION *sess, SSL_SESSION **next)
+{
+	struct tls_testpair p;
+	tls_testpair_new(&p, cctx, sctx, sess, NULL);
+	assert_true(tls_testpair_handshake(&p));
+	bool resumed = E->resumed(p.sv);
+	assert_int_equal(resumed, SSL_session_reused(p.cl) == 1);
+	*next = tls_testpair_session(&p);
+	tls_testpair_free(&p);
+	return resumed;
+}
+
+/* A ticket resumes under its key and under the key after it (renewed);
+ * two rotations later it no longer does, and the handshake is a full one
+ * that still succeeds.  TLS 1.3 and 1.2 alike. */
+static void test_ticket_rotation(void **state)
+{
+	(void)state;
+	int versions[] = {TLS1_3_VERSION, TLS1_2_VERSION};
+	for (unsigned v = 0; v < 2; v++) {
+		struct tls_ctx *sctx = tls_testcert_server(NULL);
+		SSL_CTX *cctx = tls_testcert_client(versions[v]);
+		SSL_SESSION *s1, *s2, *s3, *s4;
+		assert_false(connect_once(cctx, sctx, NULL, &s1));
+		assert_true(connect_once(cctx, sctx, s1, &s2));
+		tls_openssl_rotate(sctx);
+		assert_true(connect_once(cctx, sctx, s2, &s3)); /* the key before: renewed */
+		tls_openssl_rotate(sctx);
+		tls_openssl_rotate(sctx);
+		assert_false(connect_once(cctx, sctx, s2, &s4)); /* three keys ago: full */
+		struct counters c = {0};
+		tls_openssl_stats(sctx, take, &c);
+		assert_int_equal(c.rotations, 3);
+		assert_int_equal(c.opened, 2);
+		assert_int_equal(c.renewed, 1);
+		assert_int_equal(c.unknown, 1);
+		assert_true(c.sealed >= 3);
+		SSL_SESSION_free(s1);
+		SSL_SESSION_free(s2);
+		SSL_SESSION_free(s3);
+		SSL_SESSION_free(s4);
+		SSL_CTX_free(cctx);
+		tls_openssl_free(sctx);
+	}
+}
+
+/* ALPN: http/1.1 when offered (beside h2); no ALPN when only h2 is. */
+static void test_alpn(void **state)
+{
+	(void)state;
+	struct tls_ctx *sctx = tls_testcert_server(NULL);
+	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
+	static const unsigned char both[] = "\x02h2\x08http/1.1", h2[] = "\x02h2";
+	const unsigned char *got;
+	unsigned len;
+	struct tls_testpair p;
+
+	SSL_CTX_set_alpn_protos(cctx, both, sizeof(both) - 1);
+	tls_testpair_new(&p, cctx, sctx, NULL, NULL);
+	assert_true(tls_testpair_handshake(&p));
+	SSL_get0_alpn_selected(p.cl, &got, &len);
+	assert_int_equal(len, 8);
+	assert_memory_equal(got, "http/1.1", 8);
+	tls_testpair_free(&p);
+
+	SSL_CTX_set_alpn_protos(cctx, h2, sizeof(h2) - 1);
+	tls_testpair_new(&p, cctx, sctx, NULL, NULL);
+	assert_true(tls_testpair_handshake(&p));
+	SSL_get0_alpn_selected(p.cl, &got, &len);
+	assert_int_equal(len, 0);
+	tls_testpair_free(&p);
+	SSL_CTX_free(cctx);
+	tls_openssl_free(sctx);
+}
+
+/* A write of up to 16 KiB is one record (TLS 1.3: 5 header bytes, the
+ * content type, 16 of tag), and the client reads it back intact; a larger
+ * write is cut at 16 KiB. */
+static void test_one_record_per_write(void **state)
+{
+	(void)state;
+	struct tls_ctx *sctx = tls_testcert_server(NULL);
+	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
+	SSL_CTX_set_num_tickets(cctx, 0);
+	struct tls_testpair p;
+	tls_testpair_new(&p, cctx, sctx, NULL, NULL);
+	assert_true(tls_testpair_handshake(&p));
+	SSL_SESSION_free(tls_testpair_session(&p)); /* the ticket and a byte: out of the way */
+	static uint8_t plain[20000], back[20000];
+	for (size_t i = 0; i < sizeof(plain); i++)
+		plain[i] = (uint8_t)(i * 7);
+	size_t sizes[] = {41, 1400, 16384};
+	for (unsigned k = 0; k < 3; k++) {
+		assert_int_equal(E->write(p.sv, plain, sizes[k]), (long)sizes[k]);
+		const uint8_t *q;
+		size_t n = E->out_peek(p.sv, &q);
+		assert_int_equal(n, sizes[k] + 5 + 1 + 16);
+		assert_int_equal(q[0], 23); /* application data */
+		tls_testpair_to_client(&p);
+		assert_int_equal(SSL_read(p.cl, back, sizeof(back)), (int)sizes[k]);
+		assert_memory_equal(back, plain, sizes[k]);
+	}
+	assert_int_equal(E->write(p.sv, plain, sizeof(plain)), (long)TLS_MAX_WRITE);
+	tls_testpair_to_client(&p);
+
+	/* close_notify both ways: the client's reads as 0, ours reaches it. */
+	SSL_shutdown(p.cl);
+	tls_testpair_to_server(&p, false);
+	uint8_t b[64];
+	assert_int_equal(E->read(p.sv, b, sizeof(b)), 0);
+	E->close_notify(p.sv);
+	tls_testpair_to_client(&p);
+	while (SSL_read(p.cl, back, sizeof(back)) > 0)
+		;
+	assert_true(SSL_get_shutdown(p.cl) & SSL_RECEIVED_SHUTDOWN);
+	tls_testpair_free(&p);
+	SSL_CTX_free(cctx);
+	tls_openssl_free(sctx);
+}
+
+/* Not TLS: refused as a handshake error, with an alert or nothing, and
+ * every later call says so. */
+static void test_not_tls(void **state)
+{
+	(void)state;
+	struct tls_ctx *sctx = tls_testcert_server(NULL);
+	struct tls_conn *c = E->conn_new(sctx);
+	static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	assert_int_equal(E->records_in(c, get, sizeof(get) - 1), (long)sizeof(get) - 1);
+	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
+	assert_int_equal(E->error(c), TLS_ERR_HANDSHAKE);
+	assert_false(E->handshake_done(c));
+	uint8_t b[16];
+	assert_int_equal(E->read(c, b, sizeof(b)), -SK_ECONNRESET);
+	assert_int_equal(E->write(c, "x", 1), -SK_ECONNRESET);
+	E->conn_free(c);
+	tls_openssl_free(sctx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ticket_rotation),
+		cmocka_unit_test(test_alpn),
+		cmocka_unit_test(test_one_record_per_write),
+		cmocka_unit_test(test_not_tls),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,157 @@
+/* tls_testcert.c — see tls_testcert.h. */
+#include "tls_testcert.h"
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static void die(const char *what)
+{
+	fprintf(stderr, "tls_testcert: %s\n", what);
+	ERR_print_errors_fp(stderr);
+	exit(1);
+}
+
+struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o)
+{
+	EVP_PKEY *k = EVP_EC_gen("P-256");
+	X509 *x = X509_new();
+	if (!k || !x)
+		die("key generation");
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+	X509_gmtime_adj(X509_getm_notBefore(x), 0);
+	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+	X509_set_pubkey(x, k);
+	X509_NAME *n = X509_get_subject_name(x);
+	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)"skiff-test", -1,
+				   -1, 0);
+	X509_set_issuer_name(x, n);
+	if (X509_sign(x, k, EVP_sha256()) <= 0)
+		die("certificate");
+	char cert[] = "/tmp/skiff-tls-crt-XXXXXX", key[] = "/tmp/skiff-tls-key-XXXXXX";
+	int fc = mkstemp(cert), fk = mkstemp(key);
+	FILE *f1 = fc >= 0 ? fdopen(fc, "w") : NULL, *f2 = fk >= 0 ? fdopen(fk, "w") : NULL;
+	if (!f1 || !f2 || !PEM_write_X509(f1, x) ||
+	    !PEM_write_PrivateKey(f2, k, NULL, NULL, 0, NULL, NULL))
+		die("temporary PEM files");
+	fclose(f1);
+	fclose(f2);
+	char err[256];
+	struct tls_ctx *t = tls_openssl_server(cert, key, o, err, sizeof(err));
+	unlink(cert);
+	unlink(key);
+	if (!t)
+		die(err);
+	X509_free(x);
+	EVP_PKEY_free(k);
+	return t;
+}
+
+SSL_CTX *tls_testcert_client(int version)
+{
+	SSL_CTX *c = SSL_CTX_new(TLS_client_method());
+	if (!c)
+		die("client context");
+	SSL_CTX_set_min_proto_version(c, version);
+	SSL_CTX_set_max_proto_version(c, version);
+	SSL_CTX_set_verify(c, SSL_VERIFY_NONE, NULL);
+	return c;
+}
+
+static const struct tls_engine_ops *E = &tls_openssl_ops;
+static uint8_t scratch[1 << 16];
+
+static uint64_t tick(const struct tls_testpair *p)
+{
+	return p->clock ? p->clock() : 0;
+}
+
+void tls_testpair_new(struct tls_testpair *p, SSL_CTX *cctx, struct tls_ctx *sctx,
+		      SSL_SESSION *sess, uint64_t (*clock)(void))
+{
+	p->clock = clock;
+	p->cl = SSL_new(cctx);
+	p->c_in = BIO_new(BIO_s_mem());
+	p->c_out = BIO_new(BIO_s_mem());
+	if (!p->cl || !p->c_in || !p->c_out)
+		die("client connection");
+	BIO_set_mem_eof_return(p->c_in, -1);
+	SSL_set_bio(p->cl, p->c_in, p->c_out);
+	SSL_set_connect_state(p->cl);
+	if (sess && SSL_set_session(p->cl, sess) != 1)
+		die("SSL_set_session");
+	uint64_t t0 = tick(p);
+	p->sv = E->conn_new(sctx); /* the server pays it per connection */
+	p->server_cycles = tick(p) - t0;
+	if (!p->sv)
+		die("server connection");
+}
+
+void tls_testpair_free(struct tls_testpair *p)
+{
+	/* Freed without its close_notify, OpenSSL would mark the client's
+	 * session unresumable. */
+	SSL_shutdown(p->cl);
+	SSL_free(p->cl);
+	uint64_t t0 = tick(p);
+	E->conn_free(p->sv);
+	p->server_cycles += tick(p) - t0;
+}
+
+void tls_testpair_to_server(struct tls_testpair *p, bool app)
+{
+	int n;
+	while ((n = BIO_read(p->c_out, scratch, sizeof(scratch))) > 0) {
+		uint64_t t0 = tick(p);
+		E->records_in(p->sv, scratch, (size_t)n);
+		E->step(p->sv);
+		if (app)
+			while (E->read(p->sv, scratch, sizeof(scratch)) > 0)
+				;
+		p->server_cycles += tick(p) - t0;
+	}
+}
+
+void tls_testpair_to_client(struct tls_testpair *p)
+{
+	const uint8_t *q;
+	for (;;) {
+		uint64_t t0 = tick(p);
+		size_t n = E->out_peek(p->sv, &q);
+		p->server_cycles += tick(p) - t0;
+		if (!n)
+			break;
+		BIO_write(p->c_in, q, (int)n);
+		t0 = tick(p);
+		E->out_consume(p->sv, n);
+		p->server_cycles += tick(p) - t0;
+	}
+}
+
+bool tls_testpair_handshake(struct tls_testpair *p)
+{
+	for (int i = 0; i < 10; i++) {
+		int r = SSL_do_handshake(p->cl);
+		tls_testpair_to_server(p, false);
+		tls_testpair_to_client(p);
+		if (E->error(p->sv))
+			return false;
+		if (r == 1 && E->handshake_done(p->sv))
+			return true;
+	}
+	return false;
+}
+
+SSL_SESSION *tls_testpair_session(struct tls_testpair *p)
+{
+	if (E->write(p->sv, "x", 1) != 1)
+		die("server write");
+	tls_testpair_to_client(p);
+	if (SSL_read(p->cl, scratch, sizeof(scratch)) != 1)
+		die("client read");
+	return SSL_get1_session(p->cl);
+}

@@ -1,0 +1,43 @@
+/* tls_testcert.h — a server context on a key and a self-signed certificate
+ * made now, in memory, for the TLS unit test, the fuzz target and the
+ * micro-benchmark: no key is ever kept or committed.  ECDSA P-256, CN
+ * "skiff-test", valid for a day.  The PEM files the engine loads are
+ * written to temporary files and removed at once.  Exits on failure
+ * (these are tests, and nothing can go on without it). */
+#ifndef TLS_TLS_TESTCERT_H
+#define TLS_TLS_TESTCERT_H
+
+#include "tls_engine.h"
+
+#include <openssl/ssl.h>
+
+struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o);
+
+/* An OpenSSL client context for TLS `version` (TLS1_2_VERSION or
+ * TLS1_3_VERSION), no certificate checks (the certificate is made up). */
+SSL_CTX *tls_testcert_client(int version);
+
+/* One client (OpenSSL on memory BIOs) against one server connection of
+ * the engine, in this process.  `clock` (may be NULL) times the server
+ * engine's calls only, into server_cycles. */
+struct tls_testpair {
+	SSL *cl;
+	BIO *c_in, *c_out; /* the client's: records to it, records from it */
+	struct tls_conn *sv;
+	uint64_t (*clock)(void);
+	uint64_t server_cycles;
+};
+void tls_testpair_new(struct tls_testpair *p, SSL_CTX *cctx, struct tls_ctx *sctx,
+		      SSL_SESSION *sess, uint64_t (*clock)(void));
+void tls_testpair_free(struct tls_testpair *p);
+/* The client's records into the server (and, with app, the server reads
+ * what they carry); the server's records to the client. */
+void tls_testpair_to_server(struct tls_testpair *p, bool app);
+void tls_testpair_to_client(struct tls_testpair *p);
+/* Both sides through the handshake; false if it did not finish. */
+bool tls_testpair_handshake(struct tls_testpair *p);
+/* A byte from the server (so the client reads the ticket sent before it),
+ * then the client's session, for resumption. */
+SSL_SESSION *tls_testpair_session(struct tls_testpair *p);
+
+#endif
