@@ -25,7 +25,8 @@
 #     still serves; a stalled handshake closed by --tls-handshake-timeout 2;
 #   SIGTERM: exit 0, and the counters name each failure (tls.*).
 # On linux also testssl.sh --vulnerable: nothing vulnerable.
-# Then the RSA certificate (curl), and bad options (exit 2) and a key that
+# Then the RSA certificate (curl) with --tls-redirect (port 80 answers 301
+# to https://, any method; no Host: 400; curl -L follows), and bad options (exit 2) and a key that
 # does not match (exit 1, a message).
 #
 # Prints "PASS target/name" / "FAIL target/name: why" and ends with
@@ -105,13 +106,14 @@ setup_target() {
 		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
 }
 
-# start_server NAME CERT: serve with HTTPS on 443, ready when curl answers.
+# start_server NAME CERT [ARGS...]: serve with HTTPS on 443, ready when curl answers.
 start_server() {
 	local name=$1 cert=$2 i
+	shift 2
 	SRV_LOG=$WORK/${TGT/:/-}-$name.log
 	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 --root "$ROOT" --stats \
 		--tls-cert "$WORK/$cert.crt" --tls-key "$WORK/$cert.key" --tls-port 443 \
-		--tls-handshake-timeout 2 >"$SRV_LOG" 2>&1 &
+		--tls-handshake-timeout 2 "$@" >"$SRV_LOG" 2>&1 &
 	SRV_PID=$!
 	SKT_PIDS+=("$SRV_PID")
 	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
@@ -222,10 +224,28 @@ run_target() {
 			fi
 		fi
 	fi
-	if start_server rsa rsa; then
+	if start_server rsa rsa --tls-redirect; then
 		out=$(C curl -sS --cacert "$WORK/rsa.crt" "https://$SRV_IP/" -o "$WORK/rsa.body" -w '%{http_code}' 2>&1)
 		out+=" $(cat "$WORK/rsa.body" 2>/dev/null)"
 		[ "$out" = "200 skiff over TLS" ] && pass "rsa (curl with the RSA 2048 certificate)" || fail rsa "got: $out"
+		# --tls-redirect: port 80 answers 301 to the same target over
+		# HTTPS, for any method; without a Host, 400.
+		out=$(C curl -sS -o /dev/null -w '%{http_code} %{redirect_url}' "http://$SRV_IP/a/b?x=1" 2>&1)
+		local post follow nohost
+		post=$(C curl -sS -o /dev/null -w '%{http_code} %{redirect_url}' -d x=1 \
+			-H 'Host: skiff-test:80' "http://$SRV_IP/form" 2>&1)
+		follow=$(C curl -sS -L --cacert "$WORK/rsa.crt" "http://$SRV_IP/" 2>&1)
+		nohost=$(printf 'GET / HTTP/1.0\r\n\r\n' | C timeout 5 python3 -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], 80), timeout=5)
+s.sendall(sys.stdin.buffer.read())
+print(s.recv(100).split(b"\r\n")[0].decode())' "$SRV_IP" 2>&1)
+		if [ "$out" = "301 https://$SRV_IP/a/b?x=1" ] && [ "$post" = "301 https://skiff-test/form" ] &&
+			[ "$follow" = "skiff over TLS" ] && [ "$nohost" = "HTTP/1.1 400 Bad Request" ]; then
+			pass "redirect (GET: $out; POST: $post; curl -L follows; no Host: 400)"
+		else
+			fail redirect "GET: $out; POST: $post; follow: $follow; no Host: $nohost"
+		fi
 		stop_server rsa >/dev/null
 	fi
 	skt_cleanup

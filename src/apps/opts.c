@@ -77,6 +77,9 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_TLS_HANDSHAKE_TIMEOUT] = {"tls-handshake-timeout", 0, OPT_K_NUM, "S", 1, 3600, NULL,
 				       "a TLS handshake must finish within S s, else the\n"
 				       "connection closes"},
+	[OPT_TLS_REDIRECT] = {"tls-redirect", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+			      "answer every request on --port with a 301 to the same\n"
+			      "target over HTTPS, and serve nothing else there"},
 	[OPT_TLS_TICKET_ROTATE] = {"tls-ticket-rotate", 0, OPT_K_NUM, "S", 60, 604800, NULL,
 				   "seal session tickets with a new random key every S s;\n"
 				   "tickets of the key before still resume"},
@@ -261,6 +264,7 @@ static const struct opt_use serve_use[] = {
 	{OPT_TLS_PORT, 0, "443", NULL},
 	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
+	{OPT_TLS_REDIRECT, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_MAX_CONNS, 0, "4096", NULL},
@@ -289,7 +293,8 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--max-body N] [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
 		"                   [--trace] [--cache-control VALUE]\n"
 		"                   [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
-		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]]",
+		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
+		"                    [--tls-redirect]]",
 	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		 "every file under DIR (mapped read-only, not copied; SIGHUP re-reads DIR).  dev,\n"
 		 "gw, mac, pcap, tcp-sndbuf, tcp-rcvbuf and spin-us go with --stack skiff.  The\n"

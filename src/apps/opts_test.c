@@ -91,6 +91,7 @@ static const struct good goods[] = {
 	{&opt_cmd_serve, "tls-port", "8443", OPT_TLS_PORT, 8443, 0, 0},
 	{&opt_cmd_serve, "tls-handshake-timeout", "3600", OPT_TLS_HANDSHAKE_TIMEOUT, 3600, 0, 0},
 	{&opt_cmd_serve, "tls-ticket-rotate", "60", OPT_TLS_TICKET_ROTATE, 60, 0, 0},
+	{&opt_cmd_serve, "tls-redirect", NULL, OPT_TLS_REDIRECT, 1, 0, 0},
 	{&opt_cmd_uk, "max-conns", "1000000", OPT_MAX_CONNS, 1000000, 0, 0},
 	{&opt_cmd_serve, "header-timeout", "1", OPT_HEADER_TIMEOUT, 1, 0, 0},
 	{&opt_cmd_uk, "keepalive-timeout", "86400", OPT_KEEPALIVE_TIMEOUT, 86400, 0, 0},
@@ -216,6 +217,7 @@ static const struct bad bads[] = {
 	 "tls-handshake-timeout: '0' is not a number in 1..3600"},
 	{&opt_cmd_serve, "tls-ticket-rotate", "59",
 	 "tls-ticket-rotate: '59' is not a number in 60..604800"},
+	{&opt_cmd_serve, "tls-redirect", "1", "tls-redirect: takes no value, not '1'"},
 	{&opt_cmd_serve, "cache-control", "", "cache-control: needs a value (VALUE)"},
 	{&opt_cmd_serve, "cache-control", "a\r\nSet-Cookie: x",
 	 "cache-control: 'a\r\nSet-Cookie: x' is not a header value (printable ASCII, at most 256 "

@@ -287,6 +287,9 @@ int cmd_serve(int argc, char **argv)
 		loop_destroy(loop); /* skiff: closes the device too */
 		return 1;
 	}
+	/* --tls-redirect: the plain port only points to the HTTPS one. */
+	if (tls_on && opt_given(&o, OPT_TLS_REDIRECT))
+		cfg.https_redirect_port = (uint16_t)opt_num(&o, OPT_TLS_PORT);
 	int r = http_server_init(srv, mem, memsz, &cfg, loop);
 	if (r == 0)
 		r = http_server_start(srv);

@@ -17,9 +17,9 @@ bool serve_tls_wanted(const struct opts *o)
 		exit(2);
 	}
 	if (!cert && (opt_given(o, OPT_TLS_PORT) || opt_given(o, OPT_TLS_HANDSHAKE_TIMEOUT) ||
-		      opt_given(o, OPT_TLS_TICKET_ROTATE))) {
-		fprintf(stderr, "skiff serve: --tls-port, --tls-handshake-timeout and "
-				"--tls-ticket-rotate need --tls-cert and --tls-key\n");
+		      opt_given(o, OPT_TLS_TICKET_ROTATE) || opt_given(o, OPT_TLS_REDIRECT))) {
+		fprintf(stderr, "skiff serve: --tls-port, --tls-handshake-timeout, --tls-ticket-rotate "
+				"and --tls-redirect need --tls-cert and --tls-key\n");
 		exit(2);
 	}
 	return cert;
@@ -49,6 +49,7 @@ int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_s
 		goto fail;
 	struct http_server_config c = *cfg;
 	c.port = t->port;
+	c.https_redirect_port = 0; /* the HTTPS side serves */
 	t->memsz = http_server_mem_size(&c);
 	t->mem = mmap(NULL, t->memsz, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

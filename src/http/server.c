@@ -71,6 +71,8 @@ struct answer {
 	const char *ctype;           /* f's, or the default if f's is longer than we send */
 	uint32_t loc_off, loc_len;   /* 301: the target's path[?query] in rbuf */
 	uint32_t query_at;           /* 301: where in it the '?' is (loc_len if none) */
+	bool https;                  /* 301 of https_redirect: to https://host, target as is */
+	uint32_t host_off, host_len; /* ... the Host's name (no port) in rbuf */
 	struct http_range rg[HTTP_MAX_RANGES];
 };
 
@@ -642,6 +644,61 @@ static void decide_file(const struct http_req *r, const uint8_t *buf, struct ans
 	}
 }
 
+/* Where the path[?query] of a target starts: at once in origin-form, past
+ * scheme://authority in absolute-form. */
+static uint32_t origin_part(const uint8_t *t, uint32_t from, uint32_t to)
+{
+	if (t[from] == '/')
+		return from;
+	uint32_t i = from;
+	while (i + 2 < to && !(t[i] == ':' && t[i + 1] == '/' && t[i + 2] == '/'))
+		i++;
+	i += 3;
+	while (i < to && t[i] != '/' && t[i] != '?')
+		i++;
+	return i;
+}
+
+/* https_redirect: every request, any method, is sent to the same target
+ * on https://HOST (the Host's name; its port replaced by the HTTPS one).
+ * The parser has already kept the Host to URI host/port characters, so it
+ * cannot break the header; without one (HTTP/1.0) there is no name to
+ * send: 400. */
+static void decide_redirect(struct http_server *srv, const struct http_req *r,
+			    const uint8_t *buf, struct answer *a)
+{
+	const struct http_header *h = HDR("host");
+	if (!h || h->value.len == 0) {
+		a->status = 400;
+		srv->st.redirect_no_host++;
+		return;
+	}
+	uint32_t ho = h->value.off, hl = h->value.len, n = 0;
+	if (buf[ho] == '[') { /* an IPv6 literal keeps its brackets */
+		while (n < hl && buf[ho + n] != ']')
+			n++;
+		n += n < hl;
+	} else {
+		while (n < hl && buf[ho + n] != ':')
+			n++;
+	}
+	uint32_t to = r->target.off + r->target.len, from = origin_part(buf, r->target.off, to);
+	if (r->target.len == 1 && buf[r->target.off] == '*')
+		from = to; /* OPTIONS *: to "/" */
+	if (sizeof("https://:65535/") - 1 + n + (to - from) > HTTP_LOCATION_MAX) {
+		a->status = 414; /* a Location we will not write */
+		return;
+	}
+	a->status = 301;
+	a->https = true;
+	a->host_off = ho;
+	a->host_len = n;
+	a->loc_off = from;
+	a->loc_len = to - from;
+	a->query_at = a->loc_len;
+	srv->st.redirects_https++;
+}
+
 /* Which entry a path names, and what kind of answer that is. */
 static void decide_path(struct http_server *srv, const struct http_req *r, const uint8_t *buf,
 			size_t plen, struct answer *a)
@@ -675,17 +732,9 @@ static void decide_path(struct http_server *srv, const struct http_req *r, const
 			return;
 		if (f->is_dir) {
 			/* "/dir" -> "/dir/": the target as sent, a '/' after its path. */
-			uint32_t from = r->target.off, to = from + r->target.len;
+			uint32_t to = r->target.off + r->target.len;
+			uint32_t from = origin_part(buf, r->target.off, to);
 			const uint8_t *t = buf;
-			if (t[from] != '/') { /* absolute-form: skip scheme://authority */
-				uint32_t i = from;
-				while (i + 2 < to && !(t[i] == ':' && t[i + 1] == '/' && t[i + 2] == '/'))
-					i++;
-				i += 3;
-				while (i < to && t[i] != '/' && t[i] != '?')
-					i++;
-				from = i;
-			}
 			uint32_t q = from;
 			while (q < to && t[q] != '?')
 				q++;
@@ -737,6 +786,10 @@ static void decide(struct http_server *srv, const struct http_req *r, const uint
 		a->ch = HTTP_CH_CLOSE;
 	else if (r->version == 10)
 		a->ch = HTTP_CH_KEEP_ALIVE;
+	if (srv->cfg.https_redirect_port) {
+		decide_redirect(srv, r, buf, a);
+		return;
+	}
 	if (r->method != HTTP_GET && r->method != HTTP_HEAD) {
 		a->status = 405;
 		return;
@@ -775,7 +828,8 @@ static uint32_t answer_bytes(const struct http_server *srv, const struct answer 
 	if (srv->cfg.cache_control)
 		while (srv->cfg.cache_control[cc])
 			cc++;
-	uint32_t head = (uint32_t)HEAD_FIXED + ct + cc + a->loc_len;
+	uint32_t head = (uint32_t)HEAD_FIXED + ct + cc + a->loc_len +
+			(a->https ? (uint32_t)sizeof("https://:65535") - 1 + a->host_len : 0);
 	*iov = 2;
 	if (a->status == 206 && a->nranges > 1) {
 		*iov = 2u + 2u * a->nranges;
@@ -984,9 +1038,21 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 	case 301: {
 		const uint8_t *t = c->rbuf + a->loc_off;
 		http_out_str(&o, "Location: ");
-		http_out_mem(&o, t, a->query_at);
-		http_out_mem(&o, "/", 1);
-		http_out_mem(&o, t + a->query_at, a->loc_len - a->query_at);
+		if (a->https) {
+			http_out_str(&o, "https://");
+			http_out_mem(&o, c->rbuf + a->host_off, a->host_len);
+			if (srv->cfg.https_redirect_port != 443) {
+				http_out_str(&o, ":");
+				http_out_u64(&o, srv->cfg.https_redirect_port);
+			}
+			if (a->loc_len == 0 || t[0] != '/')
+				http_out_str(&o, "/");
+			http_out_mem(&o, t, a->loc_len);
+		} else {
+			http_out_mem(&o, t, a->query_at);
+			http_out_mem(&o, "/", 1);
+			http_out_mem(&o, t + a->query_at, a->loc_len - a->query_at);
+		}
 		http_out_str(&o, "\r\n");
 	}
 		/* fall through */

@@ -126,6 +126,11 @@ struct http_server_config {
 	 * returned), accept to close, timer arm and cancel are timed into it.
 	 * NULL: off, one predicted branch per stage. */
 	struct sk_trace *trace;
+	/* Non-zero (--tls-redirect): every request, of any method, is answered
+	 * 301 to the same target at https://HOST:https_redirect_port (the port
+	 * left out when 443); HOST is the request's Host without its port; no
+	 * Host: 400.  Nothing else is served. */
+	uint16_t https_redirect_port;
 };
 
 #define HTTP_CACHE_CONTROL_MAX 256u
@@ -153,7 +158,7 @@ bool http_cache_control_ok(const char *s);
 	X(resp_gzip) X(resp_br) X(resp_multipart) X(answers_owed)                               \
 	X(writes) X(write_partial) X(write_errors) X(bytes_out) X(read_errors) X(eof_in_head)    \
 	X(timeout_header) X(timeout_idle) X(timeout_write) X(timeout_linger) X(lingers)         \
-	X(bodies_discarded) X(timer_rearms)
+	X(bodies_discarded) X(timer_rearms) X(redirects_https) X(redirect_no_host)
 
 struct http_server_stats {
 #define HTTP_STAT_FIELD(n) uint64_t n;
