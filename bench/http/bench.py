@@ -937,7 +937,7 @@ def main():
                             res = run_load(srv, load, url)
                         finally:
                             srv.stop()
-                        reqs = srv.stats.get("http.requests")
+                        reqs = srv.stats.get("https.requests" if TLS else "http.requests")
                         sysc = None
                         if reqs and ("dev.rx_syscalls" in srv.stats
                                      or "dev.tx_syscalls" in srv.stats):
