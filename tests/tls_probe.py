@@ -16,6 +16,11 @@
                   random bytes (its MAC cannot verify)
         oversize  a full handshake, then a record header claiming 65 KiB
       Prints one line; exit 1 on any miss.
+  tls_probe.py slow HOST PORT CAFILE NAME PATH SHA256
+      an HTTP/1.0 GET of PATH read slowly (64 KiB per 10 ms): the server
+      queues the whole answer and closes while most of its records still
+      wait, so they must all arrive after the close; the body's sha256
+      must be SHA256.
   tls_probe.py stall HOST PORT SECONDS
       opens a connection that sends 5 bytes of a ClientHello and stops; the
       server must close it within SECONDS + 3 (its handshake timeout).
@@ -137,6 +142,29 @@ def hostile(host, port, cafile, name, count):
     return 0 if good else 1
 
 
+def slow(host, port, cafile, name, path, want):
+    import hashlib
+    c = ctx_for(cafile)
+    s = socket.create_connection((host, port), timeout=15)
+    t = c.wrap_socket(s, server_hostname=name)
+    t.sendall(f"GET {path} HTTP/1.0\r\n\r\n".encode())
+    data = b""
+    t0 = time.monotonic()
+    while True:
+        d = t.recv(65536)
+        if not d:
+            break
+        data += d
+        time.sleep(0.01)
+    t.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    got = hashlib.sha256(body).hexdigest()
+    ok = head.startswith(b"HTTP/1.1 200") and got == want
+    print(f"slow: {len(body)} bytes in {time.monotonic() - t0:.1f} s, sha256 {got[:12]}.. "
+          f"{'=' if got == want else '!='} {want[:12]}..")
+    return 0 if ok else 1
+
+
 def stall(host, port, secs):
     s = socket.create_connection((host, port), timeout=10)
     s.sendall(b"\x16\x03\x01\x02\x00")  # a record header, and nothing after
@@ -157,6 +185,8 @@ def main():
             return resume(a[1], int(a[2]), a[3], a[4])
         if a[0] == "hostile" and len(a) == 6:
             return hostile(a[1], int(a[2]), a[3], a[4], int(a[5]))
+        if a[0] == "slow" and len(a) == 7:
+            return slow(a[1], int(a[2]), a[3], a[4], a[5], a[6])
         if a[0] == "stall" and len(a) == 4:
             return stall(a[1], int(a[2]), float(a[3]))
     except (OSError, ssl.SSLError) as e:

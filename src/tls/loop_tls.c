@@ -12,7 +12,8 @@
  *   4. tells the application what changed, with the edge-triggered
  *      contract of loop.h: LOOP_EV_READ when records came in (or the end,
  *      or an error) once the handshake is done; LOOP_EV_WRITE when a write
- *      had been refused or cut short and the records have left.
+ *      had been refused or cut short and fewer than TLS_OUT_MAX / 2 bytes of
+ *      records still wait.
  * Reads decrypt until the caller's buffer is full or the engine needs
  * more, so a short read still means "empty now", as loop.h requires.
  *
@@ -47,7 +48,8 @@
 	X(records_out_bytes, "tls.records_out_bytes")                                         \
 	X(conn_alloc_failed, "tls.conn_alloc_failed")                                         \
 	X(writes_blocked, "tls.writes_blocked")           /* the inner socket refused records */ \
-	X(orphans_lost, "tls.orphans_lost")               /* closed with records unsent */
+	X(orphans, "tls.orphans")                         /* closed with records unsent */   \
+	X(orphans_lost, "tls.orphans_lost")               /* ... and never sent in time */
 
 struct tls_counters {
 #define X(f, n) uint64_t f;
@@ -246,7 +248,7 @@ static void tls_on_event(void *user, int sock, unsigned events, sk_time_ns now)
 		ev |= LOOP_EV_ERROR | LOOP_EV_READ;
 	else if (ts->hs_done && (got || ts->inner_eof))
 		ev |= LOOP_EV_READ;
-	if (ts->want_write && (ts->dead || (ts->hs_done && ts_unsent(ts) == 0))) {
+	if (ts->want_write && (ts->dead || (ts->hs_done && ts_unsent(ts) < TLS_OUT_MAX / 2))) {
 		ts->want_write = false;
 		ev |= LOOP_EV_WRITE;
 	}
@@ -476,6 +478,7 @@ static int t_close(struct loop *l, int sock)
 	/* Records still to send: the connection outlives the application's
 	 * handle until they have gone (or TLS_LINGER_NS). */
 	ts->orphan = true;
+	lt->st.orphans++;
 	ts->fn = NULL;
 	ts->user = NULL;
 	ts->shut_pending = true;

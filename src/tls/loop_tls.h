@@ -23,7 +23,8 @@
  * Counters (loop_stats: the layer's own; the inner loop prints its own): tls.handshakes,
  * tls.resumed, tls.handshake_failed, tls.handshake_timeouts,
  * tls.protocol_errors, tls.close_notify_rx, tls.eof_no_close_notify,
- * tls.records_out_bytes, tls.writes_blocked, tls.conn_alloc_failed.
+ * tls.records_out_bytes, tls.writes_blocked, tls.orphans, tls.orphans_lost,
+ * tls.conn_alloc_failed.
  *
  * One thread, as every loop: the layer and the inner loop run on the
  * inner loop's thread. */
