@@ -37,21 +37,13 @@
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
-#include <x86intrin.h>
 
+#include "bench_report.h"
 #include "http/server.h"
 #include "loop/loop_fake.h"
 #include "loop/timerq.h"
 #include "net/tcp.h"
 #include "net/timer.h"
-
-static inline uint64_t tsc(void)
-{
-	_mm_lfence();
-	uint64_t t = __rdtsc();
-	_mm_lfence();
-	return t;
-}
 
 static uint64_t mono_ns(void)
 {
@@ -60,23 +52,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static double ns_per_cycle;
 static double overhead;
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static void report(const char *name, double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	double med = v[n / 2], p99 = v[(size_t)((double)n * 0.99)];
-	printf("row|%s|%zu|%.1f|%.1f|%.1f|%.1f\n", name, n, med, p99, med * ns_per_cycle,
-	       p99 * ns_per_cycle);
-	fflush(stdout);
-}
 
 static void calibrate(void)
 {

@@ -656,6 +656,30 @@ static void test_errors_ratelimited(void **state)
 	assert_int_equal(f->ifc.counters.icmp6_errors_tx, IFACE_ICMP_BURST + 1);
 }
 
+/* An RA from fe80::1 (PEER_MAC) with one autonomous on-link /64,
+ * 2001:2:0:1::/64, and the given lifetimes (seconds). */
+static void send_ra(struct fake *f, sk_time_ns now, uint16_t router_s, uint32_t valid_s,
+		    uint32_t preferred_s)
+{
+	struct ipv6_addr rtr = {{0xfe, 0x80, [15] = 1}};
+	uint8_t ra[64] = {ND_RA, 0, 0, 0, 64, 0};
+	sk_put_be16(ra + 6, router_s);
+	uint8_t *o = ra + ND_RA_LEN;
+	o[0] = ND_OPT_SLLA, o[1] = 1;
+	memcpy(o + 2, PEER_MAC, 6);
+	o += 8;
+	o[0] = ND_OPT_PREFIX, o[1] = 4, o[2] = 64, o[3] = ND_PREFIX_ONLINK | ND_PREFIX_AUTO;
+	sk_put_be32(o + 4, valid_s);
+	sk_put_be32(o + 8, preferred_s);
+	struct ipv6_addr pfx = {{0x20, 0x01, 0, 2, 0, 0, 0, 1}};
+	memcpy(o + 16, pfx.b, 16);
+	size_t n = ND_RA_LEN + 8 + 32;
+	icmp6_seal(ra, n, &rtr, &ipv6_all_nodes);
+	uint8_t fr[256], am[6];
+	ipv6_mcast_mac(am, &ipv6_all_nodes);
+	iface_input(&f->ifc, now, fr, mk_ip6(fr, am, PEER_MAC, &rtr, &ipv6_all_nodes, IPV6_NH_ICMPV6, 255, ra, n));
+}
+
 /* --ip6 auto: RS once the link-local address is usable, an address from
  * the RA's prefix (tentative, then usable), the RA's router as gw6. */
 static void test_slaac(void **state)
@@ -679,22 +703,8 @@ static void test_slaac(void **state)
 	assert_int_equal(iface_next_deadline(ifc), T0 + SEC + IFACE_RS_INTERVAL_NS);
 	/* The router answers. */
 	struct ipv6_addr rtr = {{0xfe, 0x80, [15] = 1}};
-	uint8_t ra[64] = {ND_RA, 0, 0, 0, 64, 0};
-	sk_put_be16(ra + 6, 1800);
-	uint8_t *o = ra + ND_RA_LEN;
-	o[0] = ND_OPT_SLLA, o[1] = 1;
-	memcpy(o + 2, PEER_MAC, 6);
-	o += 8;
-	o[0] = ND_OPT_PREFIX, o[1] = 4, o[2] = 64, o[3] = ND_PREFIX_ONLINK | ND_PREFIX_AUTO;
-	sk_put_be32(o + 4, 86400);
-	sk_put_be32(o + 8, 14400);
 	struct ipv6_addr pfx = {{0x20, 0x01, 0, 2, 0, 0, 0, 1}};
-	memcpy(o + 16, pfx.b, 16);
-	size_t n = ND_RA_LEN + 8 + 32;
-	icmp6_seal(ra, n, &rtr, &ipv6_all_nodes);
-	uint8_t fr[256], am[6];
-	ipv6_mcast_mac(am, &ipv6_all_nodes);
-	iface_input(ifc, T0 + 2 * SEC, fr, mk_ip6(fr, am, PEER_MAC, &rtr, &ipv6_all_nodes, IPV6_NH_ICMPV6, 255, ra, n));
+	send_ra(f, T0 + 2 * SEC, 1800, 86400, 14400);
 	assert_int_equal(ifc->counters.nd_ra_rx, 1);
 	assert_int_equal(ifc->counters.nd_slaac_addrs, 1);
 	assert_int_equal(ifc->counters.nd_router_learned, 1);
@@ -705,7 +715,7 @@ static void test_slaac(void **state)
 	assert_true(ipv6_addr_eq(&ifc->addr6[1].a, &want));
 	assert_int_equal(ifc->addr6[1].state, IFACE_ADDR6_TENTATIVE);
 	/* The same RA again forms nothing new; no more RS after an RA. */
-	iface_input(ifc, T0 + 2 * SEC, fr, mk_ip6(fr, am, PEER_MAC, &rtr, &ipv6_all_nodes, IPV6_NH_ICMPV6, 255, ra, n));
+	send_ra(f, T0 + 2 * SEC, 1800, 86400, 14400);
 	assert_int_equal(ifc->naddr6, 2);
 	iface_poll(ifc, T0 + 2 * SEC);
 	iface_poll(ifc, T0 + 3 * SEC);
@@ -724,30 +734,6 @@ static void test_slaac(void **state)
 	assert_true(ipv6_addr_eq(&h.dst, &far));
 	free(f->mem);
 	free(f);
-}
-
-/* An RA from fe80::1 (PEER_MAC) with one autonomous on-link /64,
- * 2001:2:0:1::/64, and the given lifetimes (seconds). */
-static void send_ra(struct fake *f, sk_time_ns now, uint16_t router_s, uint32_t valid_s,
-		    uint32_t preferred_s)
-{
-	struct ipv6_addr rtr = {{0xfe, 0x80, [15] = 1}};
-	uint8_t ra[64] = {ND_RA, 0, 0, 0, 64, 0};
-	sk_put_be16(ra + 6, router_s);
-	uint8_t *o = ra + ND_RA_LEN;
-	o[0] = ND_OPT_SLLA, o[1] = 1;
-	memcpy(o + 2, PEER_MAC, 6);
-	o += 8;
-	o[0] = ND_OPT_PREFIX, o[1] = 4, o[2] = 64, o[3] = ND_PREFIX_ONLINK | ND_PREFIX_AUTO;
-	sk_put_be32(o + 4, valid_s);
-	sk_put_be32(o + 8, preferred_s);
-	struct ipv6_addr pfx = {{0x20, 0x01, 0, 2, 0, 0, 0, 1}};
-	memcpy(o + 16, pfx.b, 16);
-	size_t n = ND_RA_LEN + 8 + 32;
-	icmp6_seal(ra, n, &rtr, &ipv6_all_nodes);
-	uint8_t fr[256], am[6];
-	ipv6_mcast_mac(am, &ipv6_all_nodes);
-	iface_input(&f->ifc, now, fr, mk_ip6(fr, am, PEER_MAC, &rtr, &ipv6_all_nodes, IPV6_NH_ICMPV6, 255, ra, n));
 }
 
 /* RFC 4862 5.5.3-5.5.4 and RFC 4861 6.3.4: the SLAAC address is deprecated

@@ -437,17 +437,23 @@ static long t_writev(struct loop *l, int sock, const struct loop_iov *iov, int i
 	return (long)total;
 }
 
+/* Our close_notify, once, if the session is up. */
+static void ts_close_notify(struct tls_sock *ts)
+{
+	if (ts->shut_sent || !ts->hs_done || ts->dead)
+		return;
+	ts->lt->eng->close_notify(ts->c);
+	ts->shut_sent = true;
+	ts->lt->st.close_notify_tx++;
+}
+
 static int t_shutdown(struct loop *l, int sock)
 {
 	struct loop_tls *lt = lt_of(l);
 	struct tls_sock *ts = ts_find(lt, sock);
 	if (!ts)
 		return loop_shutdown(lt->inner, sock);
-	if (!ts->shut_sent && ts->hs_done && !ts->dead) {
-		lt->eng->close_notify(ts->c);
-		ts->shut_sent = true;
-		lt->st.close_notify_tx++;
-	}
+	ts_close_notify(ts);
 	ts->shut_pending = true;
 	if (!ts->dead)
 		ts_flush(ts);
@@ -464,11 +470,7 @@ static int t_close(struct loop *l, int sock)
 	struct tls_sock *ts = ts_find(lt, sock);
 	if (!ts)
 		return loop_close(lt->inner, sock);
-	if (!ts->shut_sent && ts->hs_done && !ts->dead) {
-		lt->eng->close_notify(ts->c);
-		ts->shut_sent = true;
-		lt->st.close_notify_tx++;
-	}
+	ts_close_notify(ts);
 	if (!ts->dead)
 		ts_flush(ts);
 	if (ts->dead || ts_unsent(ts) == 0) {
