@@ -177,9 +177,16 @@ static void default_image(char *out, size_t size)
 		return;
 	}
 	for (size_t i = 0; i < SK_ARRAY_LEN(image_leaves); i++) {
-		int len = snprintf(out, size, "%.*s/%s", (int)(slash - exe), exe, image_leaves[i]);
-		if (len > 0 && (size_t)len < size && access(out, R_OK) == 0)
-			return;
+		char path[PATH_MAX], *real;
+		int len = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - exe), exe,
+				   image_leaves[i]);
+		if (len <= 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
+			continue;
+		/* The path without "bin/..": it is printed, and QEMU shows it. */
+		real = realpath(path, NULL);
+		snprintf(out, size, "%s", real ? real : path);
+		free(real);
+		return;
 	}
 	snprintf(out, size, "%.*s/%s", (int)(slash - exe), exe, image_leaves[0]);
 }
