@@ -51,6 +51,9 @@ nginx                cmd:nginx
 qemu-system-x86      cmd:qemu-system-x86_64
 gnuplot-nox          cmd:gnuplot
 strace               cmd:strace
+help2man             cmd:help2man
+groff-base           cmd:groff
+systemd              cmd:systemd-analyze
 '
 
 list() { printf '%s\n' "$LIST" | sed '/^[[:space:]]*$/d'; }

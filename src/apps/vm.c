@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../base/sk.h"
 #include "cli.h"
 #include "site_pack.h"
 
@@ -58,7 +59,8 @@ static void usage(FILE *f)
 		"                         the guest needs --mem of about 170M + the tree's size\n"
 		"  --accel auto|kvm|tcg   auto (default) takes KVM only if /dev/kvm is hardware KVM\n"
 		"                         (kvm_intel or kvm_amd loaded, kvm_pvm not), else TCG\n"
-		"  --image PATH           kernel image (default: skiff-uk.elf next to this binary)\n"
+		"  --image PATH           kernel image (default: skiff-uk.elf next to this binary,\n"
+		"                         else ../lib/skiff/skiff-uk.elf from it, as installed)\n"
 		"  --dry-run              print the QEMU command line and exit (a --root archive\n"
 		"                         is left in place for it)\n"
 		"  -h, --help             this text\n"
@@ -156,19 +158,37 @@ static bool kvm_usable(const char **why)
 	return true;
 }
 
+/* The image's default place, relative to this binary so that it holds
+ * wherever the tree is unpacked or installed (DESTDIR, any PREFIX):
+ * beside it (build/skiff and build/skiff-uk.elf), else where `make install`
+ * puts it (PREFIX/bin/skiff and PREFIX/lib/skiff/skiff-uk.elf; lib, not
+ * share, because the image is x86-64 code).  The first that is readable,
+ * else the first, for the error message. */
+static const char *const image_leaves[] = {"skiff-uk.elf", "../lib/skiff/skiff-uk.elf"};
+
 static void default_image(char *out, size_t size)
 {
-	static const char leaf[] = "skiff-uk.elf";
-	ssize_t n = readlink("/proc/self/exe", out, size - 1);
-	if (n > 0) {
-		out[n] = 0;
-		char *slash = strrchr(out, '/');
-		if (slash && (size_t)(slash + 1 - out) + sizeof(leaf) <= size) {
-			memcpy(slash + 1, leaf, sizeof(leaf));
-			return;
-		}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+
+	if (slash == NULL) {
+		snprintf(out, size, "build/%s", image_leaves[0]);
+		return;
 	}
-	snprintf(out, size, "build/%s", leaf);
+	for (size_t i = 0; i < SK_ARRAY_LEN(image_leaves); i++) {
+		char path[PATH_MAX], *real;
+		int len = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - exe), exe,
+				   image_leaves[i]);
+		if (len <= 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
+			continue;
+		/* The path without "bin/..": it is printed, and QEMU shows it. */
+		real = realpath(path, NULL);
+		snprintf(out, size, "%s", real ? real : path);
+		free(real);
+		return;
+	}
+	snprintf(out, size, "%.*s/%s", (int)(slash - exe), exe, image_leaves[0]);
 }
 
 static volatile sig_atomic_t child_pid;

@@ -291,7 +291,8 @@ int packet_open(const char *name, const struct dev_config *cfg, struct dev **out
 	 * frames of other interfaces from before the bind. */
 	p->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (p->fd < 0) {
-		dev_err(err, errlen, "packet:%s: socket: %s", name, strerror(errno));
+		dev_err(err, errlen, "packet:%s: socket: %s%s", name, strerror(errno),
+			errno == EPERM ? " (needs CAP_NET_RAW)" : "");
 		goto fail;
 	}
 	if (setsockopt(p->fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) < 0) {

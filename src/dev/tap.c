@@ -196,7 +196,11 @@ int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 		return dev_err(err, errlen, "tap:%s: out of memory", name);
 	t->fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (t->fd < 0) {
-		dev_err(err, errlen, "tap:%s: open /dev/net/tun: %s", name, strerror(errno));
+		/* Not a capability: the node's mode.  udev's default rules make it
+		 * 0666 (TUNSETIFF is what CAP_NET_ADMIN guards); without udev it
+		 * stays the kernel's 0600, root's alone. */
+		dev_err(err, errlen, "tap:%s: open /dev/net/tun: %s%s", name, strerror(errno),
+			errno == EACCES ? " (a non-root user needs it mode 0666, as udev makes it)" : "");
 		goto fail;
 	}
 	/* IFF_NO_PI: plain Ethernet frames, no 4-byte packet-info prefix.

@@ -39,12 +39,27 @@
  * the interface, once, and try again (clear_stale_prog).  Tested with a
  * SIGKILLed run in tests/dev_smoke.sh.
  *
+ * Privileges (measured on kernel 6.18, libxdp 1.3, as a non-root user in
+ * a namespace; README "Install and capabilities"): CAP_NET_RAW (the xsk
+ * socket) and CAP_NET_ADMIN (attaching to the interface) are not enough.
+ * Loading the program takes CAP_BPF and CAP_PERFMON (the verifier refuses
+ * the dispatcher's pointer comparison without CAP_PERFMON), and then libxdp
+ * reads the attached program back by id (BPF_PROG_GET_FD_BY_ID), which
+ * the kernel allows only with CAP_SYS_ADMIN; CAP_SYS_ADMIN covers all
+ * three.  The UMEM (8 MiB) is locked memory charged to the user: without
+ * CAP_IPC_LOCK, RLIMIT_MEMLOCK must hold several of them, because a failed
+ * attempt's UMEM is still charged when the next attempt registers its own
+ * (an 8 MiB limit passes the first, zero-copy attempt's registration and
+ * fails the second's with ENOBUFS).  xdp_open names the missing privilege
+ * in its error (why_failed).
+ *
  * Kernel-side losses (xsk rx ring full, fill ring empty) are counted by
  * the kernel (getsockopt XDP_STATISTICS), not in dev.rx_drops: reading
  * them costs a syscall.
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <linux/capability.h>
 #include <linux/if_link.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -52,7 +67,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
@@ -309,6 +326,9 @@ static const struct dev_ops xdp_ops = {
  * last one and show it if every attempt fails.  SKIFF_XDP_DEBUG=1 prints
  * them all, and each attempt's result. */
 static char last_warning[160];
+/* Set when any warning of this open said a privilege was missing: libxdp
+ * reports some EPERMs only in a warning and returns another error. */
+static bool warned_denied;
 
 static bool xdp_debug(void)
 {
@@ -325,6 +345,8 @@ static void keep_warning(const char *fmt, va_list ap)
 		vfprintf(stderr, fmt, ap2);
 	va_end(ap2);
 	vsnprintf(last_warning, sizeof(last_warning), fmt, ap);
+	if (strstr(last_warning, "Operation not permitted") || strstr(last_warning, "Permission denied"))
+		warned_denied = true;
 	n = strlen(last_warning);
 	while (n > 0 && last_warning[n - 1] == '\n')
 		last_warning[--n] = '\0';
@@ -395,6 +417,48 @@ static int clear_stale_prog(int ifindex)
 	return rc;
 }
 
+/* Whether this process has capability CAP in its effective set. */
+static bool have_cap(unsigned cap)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) != 0 || cap >= 64)
+		return false;
+	return (data[cap / 32].effective >> (cap % 32)) & 1u;
+}
+
+/* The error once every attempt failed.  What is missing, when we can tell
+ * (see "Privileges" above); else the last error and libxdp's last warning.
+ * A missing privilege hides behind other errors (a half-attached program
+ * makes the next mode EBUSY), so we go by what any attempt saw, not the
+ * last one's code. */
+static int why_failed(const char *name, int rc, bool denied, bool nobufs, char *err,
+		      size_t errlen)
+{
+	bool admin = have_cap(CAP_SYS_ADMIN);
+	struct rlimit rl;
+
+	if (nobufs && !have_cap(CAP_IPC_LOCK) && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY)
+		return dev_err(err, errlen,
+			       "xdp:%s: UMEM: %s: the %zu MiB UMEM is locked memory and "
+			       "RLIMIT_MEMLOCK is %llu KiB: allow 64 MiB (LimitMEMLOCK=64M) or "
+			       "give CAP_IPC_LOCK%s",
+			       name, strerror(ENOBUFS), (size_t)NFRAMES * XFRAME_SIZE >> 20,
+			       (unsigned long long)rl.rlim_cur >> 10,
+			       admin ? "" : "; AF_XDP also needs CAP_SYS_ADMIN");
+	if ((denied || rc == -EPERM || rc == -EACCES) && !admin)
+		return dev_err(err, errlen,
+			       "xdp:%s: AF_XDP socket on queue 0: not permitted: besides CAP_NET_RAW "
+			       "and CAP_NET_ADMIN it needs CAP_SYS_ADMIN (libxdp loads an XDP "
+			       "program and reads it back by id)",
+			       name);
+	return dev_err(err, errlen, "xdp:%s: AF_XDP socket on queue 0: %s%s%s", name,
+		       strerror(-rc), last_warning[0] ? "; libxdp: " : "", last_warning);
+}
+
 int xdp_open(const char *name, const struct dev_config *cfg, struct dev **out, char *err,
 	     size_t errlen)
 {
@@ -411,6 +475,7 @@ int xdp_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 	struct ifreq ifr;
 	int ifindex, rc = -ENODEV, s;
 	uint32_t fidx = 0;
+	bool denied = false, nobufs = false;
 
 	ifindex = (int)if_nametoindex(name);
 	if (ifindex == 0)
@@ -430,6 +495,7 @@ int xdp_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 	libxdp_set_print(xdp_print);
 	libbpf_set_print(bpf_print);
 	last_warning[0] = '\0';
+	warned_denied = false;
 	for (int pass = 0; pass < 2 && x->xsk == NULL; pass++) {
 		for (size_t i = 0; i < SK_ARRAY_LEN(tries); i++) {
 			rc = xdp_try(x, name, tries[i].xdp_flags, tries[i].bind_flags);
@@ -440,13 +506,14 @@ int xdp_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 				x->mode = tries[i].mode;
 				break;
 			}
+			denied |= rc == -EPERM || rc == -EACCES;
+			nobufs |= rc == -ENOBUFS;
 		}
 		if (x->xsk == NULL && (pass > 0 || clear_stale_prog(ifindex) != 0))
 			break;
 	}
 	if (x->xsk == NULL) {
-		dev_err(err, errlen, "xdp:%s: AF_XDP socket on queue 0: %s%s%s", name,
-			strerror(-rc), last_warning[0] ? "; libxdp: " : "", last_warning);
+		why_failed(name, rc, denied || warned_denied, nobufs, err, errlen);
 		goto fail;
 	}
 	x->fd = xsk_socket__fd(x->xsk);
