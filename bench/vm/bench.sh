@@ -3,10 +3,12 @@
 # that serves the same app, under identical QEMU settings (bench/vm/lib.sh).
 #
 #   bench/vm/bench.sh [--mode full|quick] [--reps N] [--dur S] [--net user|tap|both]
-#                     [--guests "linux skiff [nginx]"] [--out DIR]
+#                     [--guests "linux skiff [nginx]"] [--sizes "41 6000 102400 1048576"]
+#                     [--big-loads "ab-k-c8 ab-c16"] [--big-net user|tap|both] [--out DIR]
 #
-#   full  (make bench-vm)       3 repetitions, 6 s per load, user + tap
-#   quick (make bench-vm-quick) 1 repetition, 3 s per load, user only
+#   full  (make bench-vm)       3 repetitions, 6 s per load, user + tap; files on tap
+#                               (about 22 min)
+#   quick (make bench-vm-quick) 1 repetition, 3 s per load, user only (about 3 min)
 #
 # Per repetition and network backend: both guests are booted fresh, each
 # must answer GET / with the same 41-byte body (correctness, before any
@@ -23,13 +25,40 @@
 # Each measured run follows an unmeasured warm-up of the same load
 # (BENCH_VM_WARMUP_S, default 1 s; its output is kept as *.log.warmup).
 # A run with any failed request, non-2xx answer or socket error is kept in
-# runs.csv with status "failed" and left out of the medians.
+# runs.csv with status "failed" and left out of the medians.  Per run, beside
+# req/s: the QEMU process's CPU (% of a host core, and µs per request) and the
+# client's (ab's or wrk's user+system time, bash's `time`, % of one core; ab is
+# one thread, so near 100% the client was the limit, not the guest).
+#
+# Body sizes (--sizes, or BENCH_VM_SIZES; default "41 6000 102400 1048576"):
+#   41     the built-in "/" of both guests: the seven loads above, and idle.
+#   other  one file each, in a tree written once per run under a temporary
+#          directory with bench/http/bench.py's names and bytes (lib.sh
+#          vmb_site_make), served by the unikernel with `skiff vm --root TREE`
+#          and by the Linux guest from the same files in its initramfs
+#          (`skiff serve --stack linux --root /site`).  After the 41-byte
+#          loads both guests boot again with the tree; every file must come
+#          back byte-identical (cmp) before anything is measured.  Only the
+#          loads of --big-loads run (BENCH_VM_BIG_LOADS, default
+#          "ab-k-c8 ab-c16", as make bench's BENCH_BIG_LOADS), on the
+#          backends of --big-net (BENCH_VM_BIG_NETS; default tap when tap runs,
+#          else user): they add about 2.5 min per repetition and backend.
+#   --sizes 41 is the bench as it was; --sizes "6000 102400 1048576" the files only.
+#
+# Environment: BENCH_VM_SIZES, BENCH_VM_BIG_LOADS, BENCH_VM_BIG_NETS (as the
+# options above); BENCH_VM_BOOT_S (60: the Linux guest must answer by then),
+# BENCH_VM_UK_BOOT_S (30 full, 15 quick), BENCH_VM_WARMUP_S (1),
+# BENCH_VM_BUDGET_S (loads past it are skipped; default the estimate + 25%);
+# VMB_* of bench/vm/lib.sh (VMB_ACCEL=auto|kvm|tcg, the images).
 #
 # Output: bench/results/vm-YYYY-MM-DD-HHMMSS/ results.md, runs.csv, rps.png,
 # meta.txt and logs/ (consoles, QEMU command lines, every tool's output).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 MODE=full REPS="" DUR="" NETS="" GUESTS="linux skiff" OUT=""
+SIZES=${BENCH_VM_SIZES:-41 6000 102400 1048576}
+BIG_LOADS=${BENCH_VM_BIG_LOADS:-ab-k-c8 ab-c16}
+BIG_NETS=${BENCH_VM_BIG_NETS:-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) MODE=$2; shift 2 ;;
@@ -37,8 +66,11 @@ while [ $# -gt 0 ]; do
 	--dur) DUR=$2; shift 2 ;;
 	--net) NETS=$2; shift 2 ;;
 	--guests) GUESTS=$2; shift 2 ;;
+	--sizes) SIZES=$2; shift 2 ;;
+	--big-loads) BIG_LOADS=$2; shift 2 ;;
+	--big-net) BIG_NETS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
-	-h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,/^set -u$/p' "$0" | sed '$d'; exit 0 ;;
 	*) echo "bench-vm: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -48,9 +80,20 @@ quick) REPS=${REPS:-1} DUR=${DUR:-3} NETS=${NETS:-user} UKB=15 ;;
 *) echo "bench-vm: --mode full|quick" >&2; exit 2 ;;
 esac
 [ "$NETS" = both ] && NETS="user tap"
+[ "$BIG_NETS" = both ] && BIG_NETS="user tap"
+if [ -z "$BIG_NETS" ]; then
+	BIG_NETS=user
+	[[ " $NETS " == *" tap "* ]] && BIG_NETS=tap
+fi
+for s in $SIZES; do
+	if ! [[ $s =~ ^[0-9]+$ ]] || [ "$s" -eq 0 ]; then
+		echo "bench-vm: --sizes: '$s' is not a byte count" >&2
+		exit 2
+	fi
+done
 BOOT_S=${BENCH_VM_BOOT_S:-60}         # the Linux guest must answer by then
 UK_BOOT_S=${BENCH_VM_UK_BOOT_S:-$UKB}  # the unikernel, first repetition (later: 5 s if it did not answer)
-BUDGET_S=${BENCH_VM_BUDGET_S:-1110}   # loads after 18.5 min are skipped: make bench-vm ends within 20
+BUDGET_S=${BENCH_VM_BUDGET_S:-}       # loads past it are skipped; default: the estimate + 25%
 IDLE_S=10
 WARMUP_S=${BENCH_VM_WARMUP_S:-1}       # an unmeasured run of the same load first
 OUT=${OUT:-bench/results/vm-$(date +%Y-%m-%d-%H%M%S)}
@@ -61,7 +104,7 @@ BODY='Hello, world! This is skiff serving you.\n'
 . bench/vm/lib.sh
 T0=$SECONDS
 say() { printf '[bench-vm %3dm%02ds] %s\n' $(((SECONDS - T0) / 60)) $(((SECONDS - T0) % 60)) "$*"; }
-cleanup() { vmb_cleanup; }
+cleanup() { vmb_cleanup; [ -n "${SITE_WORK:-}" ] && rm -rf "$SITE_WORK"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -82,6 +125,18 @@ LOADS=(
 	"ab-c1|ab|1|0" "ab-c16|ab|16|0" "ab-c64|ab|64|0"
 	"wrk-close-c1000|wrk|1000|0"
 )
+# The loads of the file sizes: BIG_LOADS, in LOADS' order.
+BLOADS=()
+for b in $BIG_LOADS; do
+	found=""
+	for spec in "${LOADS[@]}"; do [ "${spec%%|*}" = "$b" ] && found=$spec; done
+	[ -n "$found" ] || { echo "bench-vm: --big-loads: unknown load $b (known: ${LOADS[*]%%|*})" >&2; exit 2; }
+done
+for spec in "${LOADS[@]}"; do [[ " $BIG_LOADS " == *" ${spec%%|*} "* ]] && BLOADS+=("$spec"); done
+HAVE41="" FILES=()
+for s in $SIZES; do
+	if [ "$s" = 41 ]; then HAVE41=1; else FILES+=("$s"); fi
+done
 
 ACCEL=$(vmb_accel_name)
 if [ "$ACCEL" = tcg ]; then
@@ -94,6 +149,7 @@ fi
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "mode=$MODE reps=$REPS dur=$DUR warmup=$WARMUP_S nets=$NETS guests=$GUESTS"
+	echo "sizes=$SIZES big_loads=$BIG_LOADS big_nets=$BIG_NETS"
 	echo "accel=$WHY"
 	echo "cpu=$(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo) x $(nproc)"
 	echo "host_kernel=$(uname -r)"
@@ -104,28 +160,50 @@ fi
 	echo "ab=ab $(ab -V | awk '/Version/{print $5}' | tr -d ,)"
 	echo "wrk=$(wrk -v 2>&1 | head -1)"
 } >"$OUT/meta.txt"
-echo "rep,net,guest,load,tool,concurrency,keepalive,duration_s,requests,failed,rps,qemu_cpu_pct,status,note,max_latency_ms" >"$CSV"
+echo "rep,net,guest,load,tool,concurrency,keepalive,duration_s,requests,failed,rps,qemu_cpu_pct,status,note,max_latency_ms,body,qemu_us_req,client_cpu_pct" >"$CSV"
 csv() { echo "$*" >>"$CSV"; }
+# A row without a measurement (unavailable, skipped): csv_none REP NET GUEST LOAD BODY STATUS NOTE
+csv_none() { csv "$1,$2,$3,$4,,,,$DUR,0,0,,,$6,$7,,$5,,"; }
 
 nguest=$(wc -w <<<"$GUESTS")
 nnet=$(wc -w <<<"$NETS")
-est=$((REPS * nnet * (nguest * ${#LOADS[@]} * (DUR + WARMUP_S + 2) + IDLE_S + 15)))
-say "mode $MODE: $REPS rep(s) x net {$NETS} x guests {$GUESTS} x ${#LOADS[@]} loads x ${DUR} s; accel $ACCEL; about $((est / 60)) min; out $OUT"
+nbig=0
+for n in $BIG_NETS; do [[ " $NETS " == *" $n "* ]] && nbig=$((nbig + 1)); done
+[ ${#FILES[@]} = 0 ] && nbig=0
+est=0
+[ -n "$HAVE41" ] && est=$((REPS * nnet * (nguest * ${#LOADS[@]} * (DUR + WARMUP_S + 2) + IDLE_S + 15)))
+# The file rows: a second boot of each guest (about 15 s under TCG), the checks, the loads.
+est=$((est + REPS * nbig * (nguest * (20 + ${#FILES[@]} * ${#BLOADS[@]} * (DUR + WARMUP_S + 2)))))
+BUDGET_S=${BUDGET_S:-$((est + est / 4))}
+say "mode $MODE: $REPS rep(s) x net {$NETS} x guests {$GUESTS} x ${#LOADS[@]} loads x ${DUR} s${HAVE41:- (no 41 B rows)}; files {${FILES[*]}} x {$BIG_LOADS} on {$BIG_NETS}; accel $ACCEL; about $((est / 60)) min; out $OUT"
+SITE_WORK=""
+if [ ${#FILES[@]} -gt 0 ] && [ "$nbig" -gt 0 ]; then
+	SITE_WORK=$(mktemp -d /tmp/skiff-benchvm.XXXXXX)
+	VMB_TMP=$SITE_WORK
+	vmb_site_make "$SITE_WORK" "${FILES[@]}" || { echo "bench-vm: cannot write the tree" >&2; exit 1; }
+	{
+		echo "site=$(cd "$VMB_SITE_DIR" && for s in "${FILES[@]}"; do f=$(vmb_body_path "$s"); f=${f#/}; printf '%s %s %s; ' "$f" "$(stat -c %s "$f")" "$(sha256sum "$f" | cut -c1-16)"; done)"
+		echo "site_initrd=initrd.img ($(stat -c %s "$VMB_LINUX/initrd.img") bytes) + the tree's cpio ($(stat -c %s "$SITE_WORK/site-cpio.img") bytes)"
+	} >>"$OUT/meta.txt"
+fi
 
 declare -A UNAVAIL=()   # "net guest" -> reason, once a guest is found not serving
 
-# run_load REP NET GUEST QPID PORT LOADSPEC
+# run_load REP NET GUEST QPID PORT LOADSPEC [BODY]   (BODY: bytes, default 41)
 run_load() {
-	local rep=$1 net=$2 guest=$3 qpid=$4 port=$5 spec=$6
-	local name tool conc ka url log c0 c1 t0 t1 rc req fail rps cpu status note maxl=""
+	local rep=$1 net=$2 guest=$3 qpid=$4 port=$5 spec=$6 body=${7:-41}
+	local name tool conc ka url log c0 c1 t0 t1 rc req fail rps cpu status note maxl="" tag=""
+	local TIMEFORMAT='%U %S' ccpu qus
 	IFS='|' read -r name tool conc ka <<<"$spec"
+	[ "$body" != 41 ] && tag=" ${body} B"
 	if [ $((SECONDS - T0)) -gt "$BUDGET_S" ]; then
-		csv "$rep,$net,$guest,$name,$tool,$conc,$ka,$DUR,0,0,,,skipped,time budget"
-		say "rep $rep/$REPS $net $guest $name: skipped (past the ${BUDGET_S} s budget)"
+		csv_none "$rep" "$net" "$guest" "$name" "$body" skipped "time budget"
+		say "rep $rep/$REPS $net $guest $name$tag: skipped (past the ${BUDGET_S} s budget)"
 		return
 	fi
-	url=$(vmb_url "$net" "$port")
+	url=$(vmb_url "$net" "$port" "$(vmb_body_path "$body")")
 	log=$LOGD/r$rep-$net-$guest-$name.log
+	[ "$body" != 41 ] && log=$LOGD/r$rep-$net-$guest-$name-$body.log
 	if [ "$WARMUP_S" -gt 0 ]; then
 		# Warm-up, not measured (logged): the same load for WARMUP_S s.  It
 		# absorbs the one-off stall that the first new connections after a
@@ -140,10 +218,11 @@ run_load() {
 	fi
 	c0=$(vmb_ticks "$qpid")
 	t0=$(date +%s.%N)
+	# `time` (TIMEFORMAT above) writes the client's user and system seconds.
 	if [ "$tool" = ab ]; then
 		local kopt=()
 		[ "$ka" = 1 ] && kopt=(-k)
-		vmb_in "$net" timeout $((DUR + 30)) ab -r "${kopt[@]}" -c "$conc" -t "$DUR" -n 1000000 "$url" >"$log" 2>&1
+		{ time vmb_in "$net" timeout $((DUR + 30)) ab -r "${kopt[@]}" -c "$conc" -t "$DUR" -n 1000000 "$url" >"$log" 2>&1; } 2>"$log.time"
 		rc=$?
 		t1=$(date +%s.%N)
 		req=$(awk '/^Complete requests:/{print $3}' "$log")
@@ -151,7 +230,7 @@ run_load() {
 		rps=$(awk '/^Requests per second:/{print $4}' "$log")
 		maxl=$(awk '/^ *100% /{print $2}' "$log")
 	else
-		vmb_in "$net" timeout $((DUR + 30)) wrk -t 2 -c "$conc" -d "${DUR}s" --timeout 10s -H 'Connection: close' "$url" >"$log" 2>&1
+		{ time vmb_in "$net" timeout $((DUR + 30)) wrk -t 2 -c "$conc" -d "${DUR}s" --timeout 10s -H 'Connection: close' "$url" >"$log" 2>&1; } 2>"$log.time"
 		rc=$?
 		t1=$(date +%s.%N)
 		req=$(awk '/ requests in /{print $1}' "$log")
@@ -161,6 +240,8 @@ run_load() {
 	fi
 	c1=$(vmb_ticks "$qpid")
 	cpu=$(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$HZ" 'BEGIN{printf "%.0f", (b - a) * 100 / hz / (e - s)}')
+	qus=$(awk -v a="$c0" -v b="$c1" -v n="${req:-0}" -v hz="$HZ" 'BEGIN{if (n > 0) printf "%.0f", (b - a) * 1e6 / hz / n}')
+	ccpu=$(awk -v s="$t0" -v e="$t1" 'NF == 2 {printf "%.0f", ($1 + $2) * 100 / (e - s)}' "$log.time")
 	status=ok note=""
 	if [ "$rc" -ne 0 ] || [ -z "$req" ] || [ -z "$rps" ] || [ "${req:-0}" = 0 ]; then
 		status=failed note="exit $rc"
@@ -168,8 +249,8 @@ run_load() {
 		status=failed note="$fail failed"
 	fi
 	if ! kill -0 "$qpid" 2>/dev/null; then status=failed note="guest died"; fi
-	csv "$rep,$net,$guest,$name,$tool,$conc,$ka,$DUR,${req:-0},${fail:-0},${rps:-0},$cpu,$status,$note,$maxl"
-	say "rep $rep/$REPS $net $guest $name: ${rps:-?} req/s, ${req:-?} requests, ${fail:-?} failed, QEMU ${cpu}% of a core, slowest ${maxl:-?} ms${note:+ [$status: $note]}"
+	csv "$rep,$net,$guest,$name,$tool,$conc,$ka,$DUR,${req:-0},${fail:-0},${rps:-0},$cpu,$status,$note,$maxl,$body,$qus,$ccpu"
+	say "rep $rep/$REPS $net $guest $name$tag: ${rps:-?} req/s, ${req:-?} requests, ${fail:-?} failed, QEMU ${cpu}% of a core (${qus:-?} µs/req), client ${ccpu:-?}%, slowest ${maxl:-?} ms${note:+ [$status: $note]}"
 	sleep 1
 }
 
@@ -195,8 +276,59 @@ live() { # live NET GUEST: boot it and check it; sets TP QP UP
 	fi
 }
 
+live_site() { # live_site NET GUEST: boot it serving the tree; every file must match; sets TP QP UP
+	local net=$1 g=$2 t s f
+	t=$BOOT_S
+	[ "$g" = skiff ] && t=$UK_BOOT_S
+	[ -n "${UNAVAIL[site $net $g]:-}" ] && t=5
+	VMB_ROOT=$VMB_SITE_DIR VMB_SITE_INITRD=$VMB_SITE_IMG \
+		vmb_start "$g" "$net" "${PORT[$g]}" "$LOGD/r$rep-$net-$g-site.console" || { say "$g: QEMU did not start"; return 1; }
+	TP[$g]=$VMB_TPID QP[$g]=$VMB_QPID
+	local b0=$SECONDS
+	f=$(vmb_body_path "${FILES[0]}")
+	if ! vmb_wait_http "$net" "${PORT[$g]}" "$t" "$LOGD/r$rep-$net-$g-site.body" "$f"; then
+		[ -z "${UNAVAIL[site $net $g]:-}" ] && UNAVAIL[site $net $g]="no answer for $f within $t s of boot"
+		say "rep $rep/$REPS $net $g (files): unavailable (${UNAVAIL[site $net $g]})"
+		return 0
+	fi
+	for s in "${FILES[@]}"; do
+		f=$(vmb_body_path "$s")
+		if ! vmb_in "$net" curl -s -f -m 60 -o "$LOGD/r$rep-$net-$g-site.body" "$(vmb_url "$net" "${PORT[$g]}" "$f")" ||
+			! cmp -s "$VMB_SITE_DIR$f" "$LOGD/r$rep-$net-$g-site.body"; then
+			UNAVAIL[site $net $g]="wrong body for $f ($(wc -c <"$LOGD/r$rep-$net-$g-site.body" 2>/dev/null || echo no) bytes)"
+			say "rep $rep/$REPS $net $g (files): ${UNAVAIL[site $net $g]}: not measured"
+			return 0
+		fi
+	done
+	rm -f "$LOGD/r$rep-$net-$g-site.body"
+	UP[$g]=1
+	say "rep $rep/$REPS $net $g (files): HTTP up after $((SECONDS - b0)) s, ${#FILES[@]} file(s) byte-identical (${FILES[*]} B)"
+}
+
+# site_loads NET GUEST...: every file size x BLOADS, guests alternating per load.
+site_loads() {
+	local net=$1 s spec g
+	shift
+	for s in "${FILES[@]}"; do
+		for spec in "${BLOADS[@]}"; do
+			for g in "$@"; do
+				if [ -n "${UP[$g]:-}" ]; then
+					local port=${PORT[$g]}
+					[ "$net" = tap ] && port=80
+					run_load "$rep" "$net" "$g" "${QP[$g]}" "$port" "$spec" "$s"
+				else
+					csv_none "$rep" "$net" "$g" "${spec%%|*}" "$s" unavailable "${UNAVAIL[site $net $g]:-}"
+				fi
+			done
+		done
+	done
+}
+
 for ((rep = 1; rep <= REPS; rep++)); do
 	for net in $NETS; do
+		dofiles=""
+		[ ${#FILES[@]} -gt 0 ] && [[ " $BIG_NETS " == *" $net "* ]] && dofiles=1
+		[ -z "$HAVE41" ] && [ -z "$dofiles" ] && continue
 		if [ "$net" = tap ]; then
 			vmb_ns_down
 			vmb_ns_up || { say "cannot create the TAP namespace: skipping tap"; vmb_ns_down; continue; }
@@ -207,53 +339,71 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		declare -A TP=() QP=() PORT=() UP=()
 		for g in $order; do PORT[$g]=$(vmb_free_tcp_port); done
 		if [ "$net" = user ]; then
-			for g in $order; do live user "$g"; done
-			# Idle: both guests side by side, no load, IDLE_S seconds.
-			sleep 2
-			declare -A I0=()
-			for g in $order; do I0[$g]=$(vmb_ticks "${QP[$g]}"); done
-			sleep "$IDLE_S"
-			for g in $order; do
-				pct=$(awk -v a="${I0[$g]}" -v b="$(vmb_ticks "${QP[$g]}")" -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.1f", (b - a) * 100 / hz / s}')
-				kill -0 "${QP[$g]}" 2>/dev/null || pct=""
-				csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,${pct:+ok}${pct:-failed},"
-				say "rep $rep/$REPS $net $g: idle, QEMU ${pct:-?}% of a core over $IDLE_S s"
-			done
-			for spec in "${LOADS[@]}"; do
+			if [ -n "$HAVE41" ]; then
+				for g in $order; do live user "$g"; done
+				# Idle: both guests side by side, no load, IDLE_S seconds.
+				sleep 2
+				declare -A I0=()
+				for g in $order; do I0[$g]=$(vmb_ticks "${QP[$g]}"); done
+				sleep "$IDLE_S"
 				for g in $order; do
-					if [ -n "${UP[$g]:-}" ]; then
-						run_load "$rep" "$net" "$g" "${QP[$g]}" "${PORT[$g]}" "$spec"
-					else
-						csv "$rep,$net,$g,${spec%%|*},,,,$DUR,0,0,,,unavailable,${UNAVAIL[$net $g]:-}"
-					fi
+					pct=$(awk -v a="${I0[$g]}" -v b="$(vmb_ticks "${QP[$g]}")" -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.1f", (b - a) * 100 / hz / s}')
+					kill -0 "${QP[$g]}" 2>/dev/null || pct=""
+					csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,${pct:+ok}${pct:-failed},,,41,,"
+					say "rep $rep/$REPS $net $g: idle, QEMU ${pct:-?}% of a core over $IDLE_S s"
 				done
-			done
-			for g in $order; do vmb_stop "${TP[$g]}"; done
+				for spec in "${LOADS[@]}"; do
+					for g in $order; do
+						if [ -n "${UP[$g]:-}" ]; then
+							run_load "$rep" "$net" "$g" "${QP[$g]}" "${PORT[$g]}" "$spec"
+						else
+							csv_none "$rep" "$net" "$g" "${spec%%|*}" 41 unavailable "${UNAVAIL[$net $g]:-}"
+						fi
+					done
+				done
+				for g in $order; do vmb_stop "${TP[$g]}"; done
+			fi
+			if [ -n "$dofiles" ]; then
+				# The files: both guests again, booted with the tree, side by side.
+				UP=()
+				for g in $order; do PORT[$g]=$(vmb_free_tcp_port); live_site user "$g"; done
+				# shellcheck disable=SC2086
+				site_loads user $order
+				for g in $order; do vmb_stop "${TP[$g]}"; done
+			fi
 		else
 			# TAP: one guest at a time owns 198.18.0.2 on skvtap0, so each
 			# guest runs its loads in turn (order flipping per repetition).
 			for g in $order; do
-				live tap "$g"
-				sleep 2
-				i0=$(vmb_ticks "${QP[$g]}"); sleep "$IDLE_S"; i1=$(vmb_ticks "${QP[$g]}")
-				pct=$(awk -v a="$i0" -v b="$i1" -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.1f", (b - a) * 100 / hz / s}')
-				kill -0 "${QP[$g]}" 2>/dev/null || pct=""
-				csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,${pct:+ok}${pct:-failed},"
-				say "rep $rep/$REPS $net $g: idle, QEMU ${pct:-?}% of a core over $IDLE_S s"
-				for spec in "${LOADS[@]}"; do
-					if [ -n "${UP[$g]:-}" ]; then
-						run_load "$rep" "$net" "$g" "${QP[$g]}" 80 "$spec"
-					else
-						csv "$rep,$net,$g,${spec%%|*},,,,$DUR,0,0,,,unavailable,${UNAVAIL[$net $g]:-}"
-					fi
-				done
-				vmb_stop "${TP[$g]}"
+				if [ -n "$HAVE41" ]; then
+					live tap "$g"
+					sleep 2
+					i0=$(vmb_ticks "${QP[$g]}"); sleep "$IDLE_S"; i1=$(vmb_ticks "${QP[$g]}")
+					pct=$(awk -v a="$i0" -v b="$i1" -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.1f", (b - a) * 100 / hz / s}')
+					kill -0 "${QP[$g]}" 2>/dev/null || pct=""
+					csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,${pct:+ok}${pct:-failed},,,41,,"
+					say "rep $rep/$REPS $net $g: idle, QEMU ${pct:-?}% of a core over $IDLE_S s"
+					for spec in "${LOADS[@]}"; do
+						if [ -n "${UP[$g]:-}" ]; then
+							run_load "$rep" "$net" "$g" "${QP[$g]}" 80 "$spec"
+						else
+							csv_none "$rep" "$net" "$g" "${spec%%|*}" 41 unavailable "${UNAVAIL[$net $g]:-}"
+						fi
+					done
+					vmb_stop "${TP[$g]}"
+				fi
+				if [ -n "$dofiles" ]; then
+					unset "UP[$g]"
+					live_site tap "$g"
+					site_loads tap "$g"
+					vmb_stop "${TP[$g]}"
+				fi
 			done
 			vmb_ns_down
 		fi
 		unset TP QP PORT UP
-		if ! grep -q ",$net,linux,ab-k-c1,.*,\(ok\|failed\)," "$CSV" && [[ " $GUESTS " == *" linux "* ]]; then
-			say "the Linux guest never served HTTP on $net: see $LOGD/r$rep-$net-linux.console"
+		if ! grep -q ",$net,linux,[a-z0-9-]*,\(ab\|wrk\),.*,\(ok\|failed\)," "$CSV" && [[ " $GUESTS " == *" linux "* ]]; then
+			say "the Linux guest never served HTTP on $net: see $LOGD/r$rep-$net-linux*.console"
 			[ "$net" = user ] && exit 1
 		fi
 	done
@@ -264,6 +414,7 @@ done
 	for net in $NETS; do
 		for g in $GUESTS; do
 			[ -r "$LOGD/r1-$net-$g.console.cmd" ] && echo "qemu_${net}_$g=$(cat "$LOGD/r1-$net-$g.console.cmd")"
+			[ -r "$LOGD/r1-$net-$g-site.console.cmd" ] && echo "qemu_${net}_${g}_files=$(cat "$LOGD/r1-$net-$g-site.console.cmd")"
 		done
 	done
 } >>"$OUT/meta.txt"

@@ -12,6 +12,12 @@
 # lives in a namespace skt-<pid>-vmbench built by tests/lib.sh (its rules:
 # 198.18.0.0/15, nothing in the root namespace, stale ones removed) and
 # removed again.  Every QEMU runs under `timeout` and is killed by pid at exit.
+#
+# Files (bench.sh's larger bodies): vmb_site_make writes one tree and a
+# Linux initramfs holding it; while VMB_ROOT and VMB_SITE_INITRD are set
+# (e.g. `VMB_ROOT=... VMB_SITE_INITRD=... vmb_start ...`), the skiff guest
+# boots with `skiff vm --root VMB_ROOT` and the Linux guest with that
+# initramfs, whose server runs with `--root /site`: the same bytes in both.
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib.sh"
@@ -27,6 +33,10 @@ VMB_UK_ARGS_TAP=${VMB_UK_ARGS_TAP:-ip=198.18.0.2/24 gw=198.18.0.1}
 VMB_LINUX_APPEND=${VMB_LINUX_APPEND:-console=ttyS0 quiet}
 VMB_TAP_HOST=$SKT_LINUX_IP
 VMB_TAP_GUEST=$SKT_SKIFF_IP
+VMB_ROOT=${VMB_ROOT:-}               # skiff guest: serve this tree (skiff vm --root)
+VMB_SITE_INITRD=${VMB_SITE_INITRD:-} # Linux guest: this initramfs instead of initrd.img
+VMB_TMP=${VMB_TMP:-${TMPDIR:-/tmp}}  # where `skiff vm --dry-run --root` leaves its archive
+VMB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VMB_NS=""
 VMB_QEMU_PIDS=()   # the `timeout` wrappers; QEMU is their child
 
@@ -50,7 +60,10 @@ vmb_qemu_argv() {
 		img=$VMB_LINUX/vmlinuz
 	fi
 	[ "$net" = user ] && [ -n "${VMB_EXTRA_FWD:-}" ] && netopt+=(-p "$VMB_EXTRA_FWD")
-	words=$("$VMB_SKIFF" vm --dry-run --accel "$VMB_ACCEL" --image "$img" "${netopt[@]}" -- "${ukargs[@]}") || return 1
+	# --dry-run packs the archive into VMB_TMP and leaves it for QEMU: the
+	# caller removes VMB_TMP (bench.sh uses a directory of its own).
+	[ "$guest" = skiff ] && [ -n "$VMB_ROOT" ] && netopt+=(--root "$VMB_ROOT")
+	words=$(TMPDIR=$VMB_TMP "$VMB_SKIFF" vm --dry-run --accel "$VMB_ACCEL" --image "$img" "${netopt[@]}" -- "${ukargs[@]}") || return 1
 	read -ra w <<<"$words"
 	QARGV=()
 	for ((i = 0; i < ${#w[@]}; i++)); do
@@ -65,6 +78,7 @@ vmb_qemu_argv() {
 		local append=$VMB_LINUX_APPEND initrd=$VMB_LINUX/initrd.img
 		[ "$guest" = nginx ] && initrd=$VMB_LINUX/initrd-nginx.img
 		[ "$guest" = perf ] && initrd=$VMB_LINUX/initrd-perf.img
+		[ "$guest" = linux ] && [ -n "$VMB_SITE_INITRD" ] && initrd=$VMB_SITE_INITRD
 		[ "$net" = tap ] && append+=" guest_ip=$VMB_TAP_GUEST/24 guest_gw=$VMB_TAP_HOST"
 		QARGV+=(-initrd "$initrd" -append "$append")
 	fi
@@ -94,9 +108,51 @@ vmb_in() {
 	if [ "$net" = tap ]; then ip netns exec "$VMB_NS" "$@"; else "$@"; fi
 }
 
-# vmb_url NET PORT
+# vmb_url NET PORT [PATH]   (PATH default "/")
 vmb_url() {
-	if [ "$1" = tap ]; then echo "http://$VMB_TAP_GUEST/"; else echo "http://127.0.0.1:$2/"; fi
+	local path=${3:-/}
+	if [ "$1" = tap ]; then echo "http://$VMB_TAP_GUEST$path"; else echo "http://127.0.0.1:$2$path"; fi
+}
+
+# vmb_body_path SIZE: the path of a SIZE-byte body, as bench/http/bench.py
+# names it (41: the built-in "/").
+vmb_body_path() {
+	case $1 in 41) echo / ;; 600) echo /x600.txt ;; *) echo "/x$1.bin" ;; esac
+}
+
+# vmb_site_make WORK SIZE... : WORK/site holds one file per SIZE (41 is
+# skipped: it is the built-in "/"), named and filled as bench/http/bench.py
+# does (body_path, body_bytes), so the VM rows serve the hosted bench's
+# bytes.  WORK/initrd-site.img is initrd.img followed by a second gzip'ed
+# cpio archive with /site (the same files) and /server.cmd
+# (`/skiff serve --stack linux --port 80 --root /site`, read by /init): the
+# kernel unpacks concatenated archives in order, so the Linux guest is the
+# one of `make linux-guest` plus the tree.  Sets VMB_SITE_DIR and
+# VMB_SITE_IMG (for VMB_ROOT and VMB_SITE_INITRD).
+vmb_site_make() {
+	local work=$1 s
+	shift
+	rm -rf "$work/site" "$work/site-cpio.d"
+	mkdir -p "$work/site" "$work/site-cpio.d"
+	for s in "$@"; do
+		[ "$s" = 41 ] && continue
+		# A clean environment: bench.py reads BENCH_* at import.
+		env -i PATH="$PATH" python3 -c '
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import bench
+size = int(sys.argv[3])
+with open(os.path.join(sys.argv[2], bench.body_path(size).lstrip("/")), "wb") as f:
+    f.write(bench.body_bytes(size))
+' "$VMB_HERE/../http" "$work/site" "$s" || return 1
+		[ -s "$work/site$(vmb_body_path "$s")" ] || { echo "vmb_site_make: no file for size $s" >&2; return 1; }
+	done
+	cp -a "$work/site" "$work/site-cpio.d/site"
+	printf '%s\n' /skiff serve --stack linux --port 80 --root /site >"$work/site-cpio.d/server.cmd"
+	python3 "$VMB_HERE/mkcpio.py" "$work/site-cpio.img" "$work/site-cpio.d" || return 1
+	cat "$VMB_LINUX/initrd.img" "$work/site-cpio.img" >"$work/initrd-site.img" || return 1
+	# shellcheck disable=SC2034 # read by the scripts that source this file
+	VMB_SITE_DIR=$work/site VMB_SITE_IMG=$work/initrd-site.img
 }
 
 # vmb_start GUEST NET PORT LOG : boots in the background; sets VMB_TPID
@@ -128,12 +184,13 @@ vmb_start() {
 	[ -n "$VMB_QPID" ]
 }
 
-# vmb_wait_http NET PORT SECONDS BODYFILE : 0 once GET / answers 200.
+# vmb_wait_http NET PORT SECONDS BODYFILE [PATH] : 0 once GET PATH (default /)
+# answers 200.
 vmb_wait_http() {
-	local net=$1 port=$2 secs=$3 out=$4 end
+	local net=$1 port=$2 secs=$3 out=$4 path=${5:-/} end
 	end=$((SECONDS + secs))
 	while [ "$SECONDS" -lt "$end" ]; do
-		if vmb_in "$net" curl -s -f -m 2 -o "$out" "$(vmb_url "$net" "$port")" 2>/dev/null; then
+		if vmb_in "$net" curl -s -f -m 2 -o "$out" "$(vmb_url "$net" "$port" "$path")" 2>/dev/null; then
 			return 0
 		fi
 		sleep 0.2

@@ -5,7 +5,13 @@
 
 Medians are over the runs with status "ok" only; failed runs are counted
 next to the median and listed, never folded in.  rps.png is drawn with
-gnuplot (a grouped bar chart of the medians).
+gnuplot (a grouped bar chart of the medians of the 41-byte body).
+
+Per backend: the 41-byte table (every load), then, if the run had them, the
+files (--sizes): req/s, the QEMU process's CPU per request (µs, median) and
+the client's CPU (% of one core, median; "client-bound" when ab, one
+thread, used 90% or more).  Runs of bench.sh before the files had no body
+column: they read as 41 bytes.
 """
 import csv, os, statistics, subprocess, sys
 
@@ -16,6 +22,19 @@ LOADS = [
 ]
 NAMES = {"linux": "Linux guest", "nginx": "Linux guest, nginx", "skiff": "skiff unikernel"}
 NETS = {"user": "user networking (slirp), hostfwd 127.0.0.1", "tap": "TAP in a namespace"}
+CLIENT_BOUND = 90.0  # % of one core: ab is one thread
+
+
+def body_of(r):
+    return int(r.get("body") or 41)
+
+
+def size_label(b):
+    if b >= 1 << 20 and b % (1 << 20) == 0:
+        return f"{b >> 20} MiB"
+    if b >= 1 << 10 and b % (1 << 10) == 0:
+        return f"{b >> 10} KiB"
+    return f"{b} B"
 
 
 def main():
@@ -30,8 +49,11 @@ def main():
     guests = [g for g in ("linux", "nginx", "skiff") if any(r["guest"] == g for r in rows)]
     reps = max((int(r["rep"]) for r in rows), default=0)
 
-    def cell(net, guest, load):
-        rs = [r for r in rows if r["net"] == net and r["guest"] == guest and r["load"] == load]
+    files = sorted({body_of(r) for r in rows} - {41})
+
+    def cell(net, guest, load, body=41):
+        rs = [r for r in rows if r["net"] == net and r["guest"] == guest and r["load"] == load
+              and body_of(r) == body]
         ok = [r for r in rs if r["status"] == "ok"]
         bad = [r for r in rs if r["status"] == "failed"]
         unav = [r for r in rs if r["status"] == "unavailable"]
@@ -39,7 +61,18 @@ def main():
                "skip": sum(r["status"] == "skipped" for r in rs)}
         if ok:
             res["rps"] = statistics.median(float(r["rps"]) for r in ok)
-            res["cpu"] = statistics.median(float(r["qemu_cpu_pct"]) for r in ok if r["qemu_cpu_pct"])
+            cpu = [float(r["qemu_cpu_pct"]) for r in ok if r["qemu_cpu_pct"]]
+            if cpu:
+                res["cpu"] = statistics.median(cpu)
+            # Older runs.csv: from the CPU share and req/s of the same run.
+            us = [float(r["qemu_us_req"]) if r.get("qemu_us_req")
+                  else float(r["qemu_cpu_pct"]) * 1e4 / float(r["rps"])
+                  for r in ok if r.get("qemu_us_req") or (r["qemu_cpu_pct"] and float(r["rps"] or 0))]
+            if us:
+                res["us"] = statistics.median(us)
+            cc = [float(r["client_cpu_pct"]) for r in ok if r.get("client_cpu_pct")]
+            if cc:
+                res["client"] = statistics.median(cc)
         if unav and not ok and not bad:
             res["why"] = unav[0]["note"]
         return res
@@ -66,7 +99,9 @@ def main():
       "guests alternating at every repetition; each run follows an unmeasured warm-up of "
       "the same load (`warmup=` seconds above). Runs with errors are shown as such and "
       "are not in the medians. QEMU CPU is the QEMU process's user+system time over the "
-      "run, in % of one host core (median).\n")
+      "run, in % of one host core, and per request in µs (medians); the client's CPU is "
+      "ab's or wrk's user+system time over the run in % of one core (median). Under user "
+      "networking QEMU's CPU includes slirp, the host side of the network.\n")
     w("| | |\n|---|---|")
     w(f"| machine | {meta.get('cpu', '')}, host kernel {meta.get('host_kernel', '')}, "
       f"load average at start {meta.get('host_load', '')} (shared machine) |")
@@ -76,10 +111,20 @@ def main():
       "server = `skiff serve --stack linux --port 80` linked static |")
     w(f"| skiff | commit {meta.get('skiff_commit', '')}, build/skiff-uk.elf |")
     w(f"| load tools | {meta.get('ab', '')}; {meta.get('wrk', '')} |")
+    if files:
+        w(f"| files | {meta.get('site', '')} (bench/http/bench.py's names and bytes); "
+          f"skiff: `skiff vm --root TREE`; Linux guest: {meta.get('site_initrd', '')}, "
+          "`skiff serve --stack linux --port 80 --root /site` |")
     w("")
     for net in nets:
         w(f"## {NETS[net]}\n")
         pair = "linux" in guests and "skiff" in guests
+        fl = [b for b in files if any(r["net"] == net and body_of(r) == b for r in rows)]
+        has41 = any(r["net"] == net and body_of(r) == 41 for r in rows)
+        if has41:
+            w("### The built-in 41-byte body\n")
+        else:
+            w("(No 41-byte rows in this run: --sizes left them out.)\n")
         hdr = "| load |" + "".join(f" {NAMES[g]} req/s |" for g in guests)
         sep = "|---|" + "--:|" * len(guests)
         if pair:
@@ -87,47 +132,99 @@ def main():
             sep += "--:|"
         hdr += "".join(f" {NAMES[g]} QEMU CPU % |" for g in guests)
         sep += "--:|" * len(guests)
-        w(hdr)
-        w(sep)
-        for load, label in LOADS:
+        hdr += "".join(f" {NAMES[g]} QEMU µs/req |" for g in guests)
+        sep += "--:|" * len(guests)
+        if has41:
+            w(hdr)
+            w(sep)
+        for load, label in LOADS if has41 else []:
             cs = [cell(net, g, load) for g in guests]
             line = f"| {label} |" + "".join(f" {fmt(c)} |" for c in cs)
             if pair:
                 a, b = cs[guests.index("linux")], cs[guests.index("skiff")]
                 line += f" {b['rps'] / a['rps']:.2f}x |" if "rps" in a and "rps" in b and a["rps"] else " – |"
             line += "".join(f" {c['cpu']:.0f} |" if "cpu" in c else " – |" for c in cs)
+            line += "".join(f" {c['us']:,.0f} |" if "us" in c else " – |" for c in cs)
             w(line)
         idle = []
         for g in guests:
             v = [float(r["qemu_cpu_pct"]) for r in rows
                  if r["net"] == net and r["guest"] == g and r["load"] == "idle" and r["qemu_cpu_pct"]]
             idle.append(f"{statistics.median(v):.1f}" if v else "–")
-        w("| idle, 10 s, no load |" + " – |" * len(guests)
-          + (" |" if pair else "") + "".join(f" {x} |" for x in idle))
-        w("")
+        if has41:
+            w("| idle, 10 s, no load |" + " – |" * len(guests)
+              + (" |" if pair else "") + "".join(f" {x} |" for x in idle) + " – |" * len(guests))
+            w("")
+        if fl:
+            w(f"### Files on {net}: req/s, QEMU µs per request, client CPU\n")
+            hdr = "| body, load |" + "".join(f" {NAMES[g]} req/s |" for g in guests)
+            sep = "|---|" + "--:|" * len(guests)
+            if pair:
+                hdr += " skiff / Linux |"
+                sep += "--:|"
+            hdr += "".join(f" {NAMES[g]} QEMU µs/req |" for g in guests)
+            hdr += "".join(f" {NAMES[g]} MB/s |" for g in guests)
+            hdr += "".join(f" client CPU % ({g}) |" for g in guests)
+            sep += "--:|" * (3 * len(guests))
+            w(hdr)
+            w(sep)
+            bound = []
+            for b in fl:
+                for load, label in LOADS:
+                    cs = [cell(net, g, load, b) for g in guests]
+                    if not any(c["n"] for c in cs):
+                        continue
+                    line = f"| {size_label(b)}, {label} |" + "".join(f" {fmt(c)} |" for c in cs)
+                    if pair:
+                        a, c2 = cs[guests.index("linux")], cs[guests.index("skiff")]
+                        line += (f" {c2['rps'] / a['rps']:.2f}x |"
+                                 if "rps" in a and "rps" in c2 and a["rps"] else " – |")
+                    line += "".join(f" {c['us']:,.0f} |" if "us" in c else " – |" for c in cs)
+                    line += "".join(f" {c['rps'] * b / 1e6:.1f} |" if "rps" in c else " – |" for c in cs)
+                    for g, c in zip(guests, cs):
+                        if "client" in c:
+                            mark = " (client-bound)" if c["client"] >= CLIENT_BOUND else ""
+                            line += f" {c['client']:.0f}{mark} |"
+                            if mark:
+                                bound.append(f"{NAMES[g]} at {size_label(b)}, {label}")
+                        else:
+                            line += " – |"
+                    w(line)
+            w("")
+            if bound:
+                w(f"Client-bound (ab at {CLIENT_BOUND:.0f}% or more of its core, so these "
+                  f"rows measure the client as much as the guest): {'; '.join(bound)}.\n")
         whys = {g: cell(net, g, "ab-k-c1").get("why") for g in guests}
         for g, why in whys.items():
             if why:
                 w(f"{NAMES[g]} on {net}: unavailable ({why}).\n")
+        for g in guests:
+            why = next((cell(net, g, ld, b).get("why") for b in fl for ld, _ in LOADS
+                        if cell(net, g, ld, b).get("why")), None)
+            if why:
+                w(f"{NAMES[g]} on {net}, files: unavailable ({why}).\n")
     bad = [r for r in rows if r["status"] == "failed"]
     if bad:
         w("## Runs with errors (not in the medians)\n")
-        w("| rep | net | guest | load | requests | errors | req/s | note |\n|--:|---|---|---|--:|--:|--:|---|")
+        w("| rep | net | guest | body | load | requests | errors | req/s | note |\n"
+          "|--:|---|---|--:|---|--:|--:|--:|---|")
         for r in bad:
-            w(f"| {r['rep']} | {r['net']} | {r['guest']} | {r['load']} | {r['requests']} | "
+            w(f"| {r['rep']} | {r['net']} | {r['guest']} | {body_of(r)} | {r['load']} | {r['requests']} | "
               f"{r['failed']} | {r['rps']} | {r['note']} |")
         w("")
+    # The 41-byte rows only: a file's slowest request is long by its size.
     slow = [r for r in rows if r["status"] == "ok" and (r.get("max_latency_ms") or "").isdigit()
-            and int(r["max_latency_ms"]) >= 1000]
+            and int(r["max_latency_ms"]) >= 1000 and body_of(r) == 41]
     if slow:
         w("## Clean runs with a request slower than 1 s (in the medians)\n")
         w("ab and wrk count these as successful. On TCG such a request is most likely a "
           "retransmitted SYN or SYN-ACK (1 s initial timeout, then doubling); under user "
           "networking a stall of about 6 s matches slirp's own initial SYN retransmission "
           "timeout. See logs/ for each run's latency distribution.\n")
-        w("| rep | net | guest | load | req/s | slowest request ms |\n|--:|---|---|---|--:|--:|")
+        w("| rep | net | guest | body | load | req/s | slowest request ms |\n|--:|---|---|--:|---|--:|--:|")
         for r in slow:
-            w(f"| {r['rep']} | {r['net']} | {r['guest']} | {r['load']} | {r['rps']} | {r['max_latency_ms']} |")
+            w(f"| {r['rep']} | {r['net']} | {r['guest']} | {body_of(r)} | {r['load']} | {r['rps']} | "
+              f"{r['max_latency_ms']} |")
         w("")
     w("## Exact commands\n")
     w("```")
@@ -140,11 +237,14 @@ def main():
     w(f"wrk -t 2 -c 1000 -d {dur}s --timeout 10s -H 'Connection: close' URL")
     w("```")
     w("URL: http://127.0.0.1:PORT/ (user networking, hostfwd to guest :80) or "
-      "http://198.18.0.2/ from inside the namespace (TAP).\n")
+      "http://198.18.0.2/ from inside the namespace (TAP); for the files, the path of each "
+      "(/x6000.bin, /x102400.bin, /x1048576.bin).\n")
     with open(os.path.join(d, "results.md"), "w") as f:
         f.write("\n".join(out) + "\n")
 
-    # rps.png: one cluster per load, one bar per guest and network.
+    # rps.png: one cluster per load, one bar per guest and network (41 B).
+    if not any(body_of(r) == 41 for r in rows):
+        return
     series = [(n, g) for n in nets for g in guests]
     dat = os.path.join(d, "rps.dat")
     # A series with no clean run at all is drawn as zeros (gnuplot would
