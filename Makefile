@@ -87,7 +87,7 @@ help:
 	@echo "  make bench-tls     HTTPS: skiff --tls-cert against nginx/OpenSSL, handshakes and req/s"
 	@echo "  make bench-ring    ring and checksum costs in cycles"
 	@echo "  make bench-switch  the switch: pktgen and kernel-free HTTP;  make bench-switch-http"
-	@echo "  make bench-vm      the unikernel against a Linux guest under QEMU (~14 min); bench-vm-quick"
+	@echo "  make bench-vm      the unikernel against a Linux guest under QEMU, 41 B and files (~20 min); bench-vm-quick"
 	@echo "  make bench-bigtree skiff serve --root on a 2 GiB tree: RSS at start, every file intact"
 	@echo "  make profile-vm    where the Linux guest spends a request"
 	@echo "  make profile-uk    what a request costs the emulator in the unikernel (counters)"

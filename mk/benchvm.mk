@@ -7,9 +7,16 @@
 #                        loads virtio_net, sets 10.0.2.15/24 and runs
 #                        `skiff serve --stack linux --port 80`, linked static
 #   make linux-guest-test  tests/linux_guest.sh: boot it under TCG, curl the body
-#   make bench-vm        six ab loads + wrk -c 1000, both guests alternating,
-#                        3 repetitions: bench/results/vm-DATE/{results.md,runs.csv,rps.png}
-#   make bench-vm-quick  the same, short and one repetition (development)
+#   make bench-vm        six ab loads + wrk -c 1000 on the 41-byte body, then
+#                        files of 6000 B, 100 KiB and 1 MiB (the unikernel
+#                        from --root, the Linux guest from the same tree in
+#                        its initramfs) at ab -k -c 8 and ab -c 16 on TAP;
+#                        both guests alternating, 3 repetitions:
+#                        bench/results/vm-DATE/{results.md,runs.csv,rps.png}
+#                        BENCH_VM_SIZES, BENCH_VM_BIG_LOADS, BENCH_VM_BIG_NETS
+#                        choose (bench/vm/bench.sh --help)
+#   make bench-vm-quick  the same, short and one repetition, user networking
+#                        only (development)
 #
 # The guest's server is built from the same objects as build/skiff
 # (serve.c, http/server.c, loop/loop_linux.c, the core), minus the devices

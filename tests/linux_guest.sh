@@ -12,6 +12,10 @@
 #   keep   ab -k: 200 requests on one connection, none failed
 #   close  ab: 100 requests, a new connection each, none failed
 #   idle   the idle guest's QEMU uses under 30% of a host core over 5 s
+#   files  bench-vm's files (6000 B, 100 KiB, 1 MiB; lib.sh vmb_site_make):
+#          the Linux guest booted with the tree in its initramfs and the
+#          unikernel booted with `skiff vm --root` of the same tree (as
+#          bench.sh boots them) each return every file byte-identical (cmp)
 # Bounded: every command under `timeout`; QEMU is killed by pid at exit.
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -24,7 +28,7 @@ VMB_LIFETIME=300
 trap vmb_cleanup EXIT INT TERM
 SKT_SUITE=linux-guest
 
-for f in "$VMB_SKIFF" "$VMB_LINUX/vmlinuz" "$VMB_LINUX/initrd.img"; do
+for f in "$VMB_SKIFF" "$VMB_UK" "$VMB_LINUX/vmlinuz" "$VMB_LINUX/initrd.img"; do
 	[ -r "$f" ] || { fail setup "missing $f (make linux-guest)"; summary; exit 1; }
 done
 skt_need setup qemu-system-x86_64 python3 curl || { summary; exit 1; }
@@ -64,4 +68,36 @@ else
 	fail boot "no HTTP answer in $BOOT_S s; see $LOG/console.log"
 fi
 vmb_stop "$VMB_TPID"
+
+# files: the tree of bench.sh's larger bodies, in both guests.
+SITE_WORK=$(mktemp -d /tmp/skiff-lgtest.XXXXXX)
+trap 'vmb_cleanup; rm -rf "$SITE_WORK"' EXIT INT TERM
+VMB_TMP=$SITE_WORK
+if ! vmb_site_make "$SITE_WORK" 6000 102400 1048576; then
+	fail files "vmb_site_make could not write the tree and initramfs"
+else
+	for g in linux skiff; do
+		PORT=$(vmb_free_tcp_port)
+		t0=$SECONDS
+		bad=""
+		if ! VMB_ROOT=$VMB_SITE_DIR VMB_SITE_INITRD=$VMB_SITE_IMG vmb_start "$g" user "$PORT" "$LOG/console-files-$g.log"; then
+			bad="QEMU did not start"
+		elif ! vmb_wait_http user "$PORT" "$BOOT_S" "$LOG/files-$g.body" /x6000.bin; then
+			bad="no answer for /x6000.bin in $BOOT_S s; see $LOG/console-files-$g.log"
+		else
+			for s in 6000 102400 1048576; do
+				f=$(vmb_body_path "$s")
+				if ! timeout 90 curl -s -f -m 60 -o "$LOG/files-$g.body" "http://127.0.0.1:$PORT$f"; then
+					bad="GET $f failed"
+				elif ! cmp -s "$VMB_SITE_DIR$f" "$LOG/files-$g.body"; then
+					bad="$f: $(wc -c <"$LOG/files-$g.body") bytes, not the tree's $s"
+				fi
+				[ -n "$bad" ] && break
+			done
+		fi
+		vmb_stop "$VMB_TPID"
+		if [ -z "$bad" ]; then pass "files ($g guest: 6000 B, 100 KiB, 1 MiB byte-identical, $((SECONDS - t0)) s)"
+		else fail files "$g guest: $bad"; fi
+	done
+fi
 summary

@@ -7,7 +7,7 @@
 #                     [--big-loads "ab-k-c8 ab-c16"] [--big-net user|tap|both] [--out DIR]
 #
 #   full  (make bench-vm)       3 repetitions, 6 s per load, user + tap; files on tap
-#                               (about 22 min)
+#                               (about 20 min)
 #   quick (make bench-vm-quick) 1 repetition, 3 s per load, user only (about 3 min)
 #
 # Per repetition and network backend: both guests are booted fresh, each
@@ -42,7 +42,7 @@
 #          loads of --big-loads run (BENCH_VM_BIG_LOADS, default
 #          "ab-k-c8 ab-c16", as make bench's BENCH_BIG_LOADS), on the
 #          backends of --big-net (BENCH_VM_BIG_NETS; default tap when tap runs,
-#          else user): they add about 2.5 min per repetition and backend.
+#          else user): they add about 2 min per repetition and backend.
 #   --sizes 41 is the bench as it was; --sizes "6000 102400 1048576" the files only.
 #
 # Environment: BENCH_VM_SIZES, BENCH_VM_BIG_LOADS, BENCH_VM_BIG_NETS (as the
@@ -175,7 +175,7 @@ est=0
 # The file rows: a second boot of each guest (about 15 s under TCG), the checks, the loads.
 est=$((est + REPS * nbig * (nguest * (20 + ${#FILES[@]} * ${#BLOADS[@]} * (DUR + WARMUP_S + 2)))))
 BUDGET_S=${BUDGET_S:-$((est + est / 4))}
-say "mode $MODE: $REPS rep(s) x net {$NETS} x guests {$GUESTS} x ${#LOADS[@]} loads x ${DUR} s${HAVE41:- (no 41 B rows)}; files {${FILES[*]}} x {$BIG_LOADS} on {$BIG_NETS}; accel $ACCEL; about $((est / 60)) min; out $OUT"
+say "mode $MODE: $REPS rep(s) x net {$NETS} x guests {$GUESTS} x ${#LOADS[@]} loads x ${DUR} s$([ -n "$HAVE41" ] || echo " (no 41 B rows)"); files {${FILES[*]}} x {$BIG_LOADS} on {$BIG_NETS}; accel $ACCEL; about $((est / 60)) min; out $OUT"
 SITE_WORK=""
 if [ ${#FILES[@]} -gt 0 ] && [ "$nbig" -gt 0 ]; then
 	SITE_WORK=$(mktemp -d /tmp/skiff-benchvm.XXXXXX)

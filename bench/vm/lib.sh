@@ -137,7 +137,7 @@ vmb_site_make() {
 	for s in "$@"; do
 		[ "$s" = 41 ] && continue
 		# A clean environment: bench.py reads BENCH_* at import.
-		env -i PATH="$PATH" python3 -c '
+		env -i PATH="$PATH" PYTHONDONTWRITEBYTECODE=1 python3 -c '
 import os, sys
 sys.path.insert(0, sys.argv[1])
 import bench
