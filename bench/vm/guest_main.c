@@ -3,18 +3,20 @@
  *
  * It is `skiff serve` and nothing else: the same serve.c, http/server.c and
  * loop/loop_linux.c as build/skiff, linked statically against libc only.
- * The full build/skiff also carries the AF_XDP and pcap devices, whose
- * libraries (libxdp, libbpf, libpcap, libelf) have no place in an
- * initramfs; `skiff serve --stack linux` never uses them.  So this main
+ * The full build/skiff also carries the AF_XDP and pcap devices and HTTPS,
+ * whose libraries (libxdp, libbpf, libpcap, libelf, OpenSSL) have no place
+ * in an initramfs; plain `skiff serve --stack linux` never uses them.  So this main
  * offers the one command, with the same arguments:
  *
  *   skiff-serve-static serve --stack linux --port 80
  *   skiff-serve-static --stack linux --port 80        (the same) */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../src/apps/cli.h"
 #include "../../src/apps/serve_skiff.h"
+#include "../../src/apps/serve_tls.h"
 
 /* serve.c also offers --stack skiff, whose devices this build leaves out:
  * these stand in for apps/serve_skiff.c and apps/hoststack.c (the stack
@@ -49,6 +51,40 @@ const struct dev_stats *serve_skiff_dev_stats(struct loop *l)
 {
 	(void)l;
 	return NULL;
+}
+
+/* HTTPS (serve_tls.c) needs OpenSSL, which the initramfs does not carry
+ * either, and the benchmark serves plain HTTP: these stand in for
+ * apps/serve_tls.c, so neither it nor tls/ is linked.  Any --tls-* option
+ * is refused with exit 2, as an unusable option is in build/skiff. */
+bool serve_tls_wanted(const struct opts *o)
+{
+	if (opt_given(o, OPT_TLS_CERT) || opt_given(o, OPT_TLS_KEY) || opt_given(o, OPT_TLS_PORT) ||
+	    opt_given(o, OPT_TLS_HANDSHAKE_TIMEOUT) || opt_given(o, OPT_TLS_TICKET_ROTATE) ||
+	    opt_given(o, OPT_TLS_REDIRECT)) {
+		fprintf(stderr, "skiff serve: --tls-* is not in this build (no OpenSSL in the guest)\n");
+		exit(2);
+	}
+	return false;
+}
+int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_server_config *cfg,
+		    const struct opts *o, char *err, size_t errlen)
+{
+	(void)t;
+	(void)inner;
+	(void)cfg;
+	(void)o;
+	snprintf(err, errlen, "HTTPS is not in this build");
+	return -1;
+}
+void serve_tls_stop(struct serve_tls *t, FILE *f)
+{
+	(void)t;
+	(void)f;
+}
+void serve_tls_free(struct serve_tls *t)
+{
+	(void)t;
 }
 
 int main(int argc, char **argv)
