@@ -175,7 +175,9 @@ est=0
 # The file rows: a second boot of each guest (about 15 s under TCG), the checks, the loads.
 est=$((est + REPS * nbig * (nguest * (20 + ${#FILES[@]} * ${#BLOADS[@]} * (DUR + WARMUP_S + 2)))))
 BUDGET_S=${BUDGET_S:-$((est + est / 4))}
-say "mode $MODE: $REPS rep(s) x net {$NETS} x guests {$GUESTS} x ${#LOADS[@]} loads x ${DUR} s$([ -n "$HAVE41" ] || echo " (no 41 B rows)"); files {${FILES[*]}} x {$BIG_LOADS} on {$BIG_NETS}; accel $ACCEL; about $((est / 60)) min; out $OUT"
+no41=""
+[ -z "$HAVE41" ] && no41=", no 41-byte rows"
+say "mode $MODE: $REPS rep(s) x net {$NETS} x guests {$GUESTS} x ${#LOADS[@]} loads x ${DUR} s$no41; files {${FILES[*]}} x {$BIG_LOADS} on {$BIG_NETS}; accel $ACCEL; about $((est / 60)) min; out $OUT"
 SITE_WORK=""
 if [ ${#FILES[@]} -gt 0 ] && [ "$nbig" -gt 0 ]; then
 	SITE_WORK=$(mktemp -d /tmp/skiff-benchvm.XXXXXX)
