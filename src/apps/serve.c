@@ -18,6 +18,7 @@
 #include "../http/server.h"
 #include "../loop/loop_linux.h"
 #include "../plat/plat.h"
+#include "access_log.h"
 #include "cli.h"
 #include "hoststack.h"
 #include "serve_files.h"
@@ -239,6 +240,9 @@ int cmd_serve(int argc, char **argv)
 			cfg.max_conns = cap;
 		}
 	}
+	const char *alog_path = opt_str(&o, OPT_ACCESS_LOG);
+	if (!alog_path && opt_given(&o, OPT_ACCESS_LOG_FORMAT))
+		cli_usage_error("serve", "access-log-format goes with access-log");
 	struct tsc_cal cal = {0};
 	if (tracing) {
 		trace_start(&cal);
@@ -274,6 +278,20 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "skiff serve: %s\n", err);
 		file_cache_free(fc);
 		return 1;
+	}
+	struct access_log *alog = NULL;
+	if (alog_path) {
+		enum http_access_fmt fmt = opt_num(&o, OPT_ACCESS_LOG_FORMAT) == 1 ? HTTP_ACCESS_JSON
+										   : HTTP_ACCESS_COMBINED;
+		alog = access_log_open(alog_path, fmt, loop, err, sizeof(err));
+		if (!alog) {
+			fprintf(stderr, "skiff serve: %s\n", err);
+			loop_destroy(loop);
+			file_cache_free(fc);
+			return 1;
+		}
+		cfg.access = access_log_record;
+		cfg.access_ctx = alog;
 	}
 	/* Connection states and buffers: reserved, not touched, so only the
 	 * connections actually used become resident. */
@@ -358,8 +376,11 @@ int cmd_serve(int argc, char **argv)
 	http_server_stop(srv);
 	if (tls_on)
 		serve_tls_stop(&tls, stats ? stdout : NULL);
+	access_log_close(alog); /* its last batch, before the counters are printed */
 	if (stats) {
 		http_server_stats(srv, print_stat, stdout);
+		if (alog)
+			access_log_stats(alog, print_stat, stdout);
 		if (fc) {
 			struct file_cache_info fi;
 			file_cache_info(fc, &fi);
@@ -376,6 +397,7 @@ int cmd_serve(int argc, char **argv)
 	if (tls_on)
 		serve_tls_free(&tls);
 	loop_destroy(loop);
+	access_log_free(alog);
 	munmap(mem, memsz);
 	free(srv);
 	file_cache_free(fc);

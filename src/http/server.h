@@ -49,6 +49,7 @@
 
 #include "../base/sk.h"
 #include "../loop/loop.h"
+#include "access.h"
 #include "chunked.h"
 #include "parser.h"
 
@@ -107,6 +108,17 @@ struct http_file {
  * answers NULL for them: "/dir" is then a 404, not a 301. */
 typedef const struct http_file *(*http_lookup_fn)(void *ctx, const char *path, size_t len);
 
+/* The access log (--access-log): called once for every response the
+ * server queues, when its status and body length are decided, in the
+ * order the responses go out on each connection.  The record (access.h)
+ * points into the server's buffers, valid during the call only: the
+ * application formats or copies it there and then.  It must not call the
+ * server back.  What it cannot tell: whether the client then received
+ * the body (a connection that dies mid-body is logged with the full
+ * length, as queued).  A refused connection (503, all states taken) is
+ * logged too, with the first line it sent. */
+typedef void (*http_access_fn)(void *ctx, const struct http_access *rec);
+
 struct http_server_config {
 	uint32_t addr;  /* listen address, host order, 0 = any */
 	uint16_t port;
@@ -131,7 +143,19 @@ struct http_server_config {
 	 * left out when 443); HOST is the request's Host without its port; no
 	 * Host: 400.  Nothing else is served. */
 	uint16_t https_redirect_port;
+	/* NULL: no access log, and the server does no work for one (a
+	 * predicted branch per response, a peer address kept per connection).
+	 * Set: the server keeps HTTP_ACCESS_SCRATCH more bytes per connection
+	 * (http_server_mem_size), where a request that has a body keeps its
+	 * log fields while the body is read, since the body's bytes overwrite
+	 * the head's in the receive buffer. */
+	http_access_fn access;
+	void *access_ctx;
 };
+
+/* The log fields of one request, as the scratch keeps them: each at most
+ * one byte over what access.h logs (so its cut still shows). */
+#define HTTP_ACCESS_SCRATCH (HTTP_ACCESS_LINE_MAX + 2u * HTTP_ACCESS_FIELD_MAX + 3u)
 
 #define HTTP_CACHE_CONTROL_MAX 256u
 /* The longest Location of a 301 ("/dir" -> "/dir/"), the target's path
@@ -191,6 +215,8 @@ struct http_server {
 	 * unsent output: an idle keep-alive connection holds none.  Free ones
 	 * are reused LIFO (warm); bufs[buf_hwm, max_conns) were never touched. */
 	uint8_t *bufs;       /* max_conns * HTTP_IOBUF_SIZE */
+	uint8_t *logs;       /* cfg.access: max_conns * HTTP_ACCESS_SCRATCH, one per
+			      * connection (by index); NULL without */
 	uint8_t *buf_free;   /* LIFO list linked through the free buffers */
 	uint32_t buf_hwm;
 	uint32_t bufs_held;  /* buffers connections hold now */
