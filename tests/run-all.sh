@@ -42,7 +42,7 @@ phase() { # phase NAME COMMAND...
 		fail_lines+=("$(grep -E '^ *FAIL' "$LOG/$name.log" | head -n 8 | cut -c1-300 | sed "s/^ */  $name: /")")
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^http_diff:|^tls:|^vm:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^http_diff:|^tls:|^vm:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
 # The list itself: each package on it is needed by something (taking it off makes the check fail).
@@ -55,6 +55,7 @@ phase integration tests/integration.sh build/skiff $DEVS
 phase ipv6 env IPV6_UK=build/skiff-uk.elf tests/ipv6.sh build/skiff $DEVS
 phase dev-smoke make -j"$JOBS" dev-smoke
 phase http tests/http.sh build/skiff
+phase ops tests/ops.sh build/skiff
 phase http-diff tests/http_diff.sh build/skiff
 phase tls tests/tls.sh build/skiff
 phase vm tests/vm.sh build/skiff build/skiff-uk.elf

@@ -25,12 +25,21 @@
 #include "serve_skiff.h"
 #include "serve_tls.h"
 
-static volatile int serve_stop;
-static volatile sig_atomic_t serve_reload;
+/* Stopping.  Both signals end the first loop_run (serve_stop).  SIGTERM
+ * then drains (a second loop_run, until drain_stop); SIGINT sets
+ * drain_stop too, so it is immediate whenever it comes, before or during
+ * a drain.  The flags are only set, never cleared: the loop looks at them
+ * with the signals blocked (plat/linux/stopsig.h), so none can be lost
+ * between a look and a wait. */
+static volatile int serve_stop, drain_stop;
+static volatile sig_atomic_t serve_term, serve_reload;
 
 static void on_signal(int sig)
 {
-	(void)sig;
+	if (sig == SIGTERM)
+		serve_term = 1;
+	else
+		drain_stop = 1;
 	serve_stop = 1;
 }
 
@@ -189,6 +198,80 @@ static void root_tick(struct loop_timer *t, sk_time_ns now)
 	uint32_t conns = w->srv->nconns + (w->srv_tls ? w->srv_tls->nconns : 0);
 	file_cache_quiesce(w->fc, held == 0, conns == 0);
 	loop_timer_set(w->loop, &w->timer, now + SK_NS_PER_S);
+}
+
+/* ---- the drain (SIGTERM) ----
+ * http_server_drain does the HTTP part; this bounds it with
+ * --drain-timeout and, on skiff's stack, waits after the last connection
+ * until TCP has delivered what the closed sockets still hold (the kernel
+ * does that on its own for --stack linux). */
+struct drain {
+	struct loop *loop;
+	struct http_server *srv;
+	bool on_skiff;
+	bool timed_out;             /* the deadline ended it */
+	bool finished;              /* everything was delivered */
+	struct loop_timer deadline; /* --drain-timeout from the SIGTERM */
+	struct loop_timer tcp_poll; /* skiff: every 10 ms once the server is empty */
+};
+
+#define DRAIN_TCP_POLL_NS (10 * SK_NS_PER_MS)
+
+static void drain_tcp_poll(struct loop_timer *t, sk_time_ns now)
+{
+	struct drain *d = (struct drain *)(void *)((char *)t - offsetof(struct drain, tcp_poll));
+	if (serve_skiff_unfinished(d->loop) == 0) {
+		d->finished = true;
+		drain_stop = 1;
+	} else {
+		loop_timer_set(d->loop, &d->tcp_poll, now + DRAIN_TCP_POLL_NS);
+	}
+}
+
+static void drain_conns_done(void *ctx)
+{
+	struct drain *d = ctx;
+	if (!d->on_skiff) {
+		d->finished = true;
+		drain_stop = 1;
+	} else {
+		drain_tcp_poll(&d->tcp_poll, loop_now(d->loop));
+	}
+}
+
+static void drain_deadline(struct loop_timer *t, sk_time_ns now)
+{
+	(void)now;
+	struct drain *d = (struct drain *)(void *)((char *)t - offsetof(struct drain, deadline));
+	d->timed_out = true;
+	drain_stop = 1;
+}
+
+static int drain(struct http_server *srv, struct loop *loop, bool on_skiff, unsigned timeout_s)
+{
+	struct drain d = {.loop = loop, .srv = srv, .on_skiff = on_skiff,
+			  .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
+	sk_time_ns t0 = loop_now(loop);
+	printf("skiff serve: SIGTERM: draining %u connections (drain-timeout %u s)\n", srv->nconns,
+	       timeout_s);
+	fflush(stdout);
+	loop_timer_set(loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
+	http_server_drain(srv, t0, drain_conns_done, &d);
+	int rc = loop_run(loop, &drain_stop);
+	if (loop_timer_armed(&d.deadline))
+		loop_timer_cancel(loop, &d.deadline);
+	if (loop_timer_armed(&d.tcp_poll))
+		loop_timer_cancel(loop, &d.tcp_poll);
+	double ms = (double)(loop_now(loop) - t0) / 1e6;
+	if (d.finished)
+		printf("skiff serve: drained in %.0f ms\n", ms);
+	else if (d.timed_out)
+		printf("skiff serve: drain-timeout after %.0f ms: closing %u connections\n", ms,
+		       srv->nconns);
+	else
+		printf("skiff serve: SIGINT: stopping now, %u connections open\n", srv->nconns);
+	fflush(stdout);
+	return rc;
 }
 
 /* Descriptors: as many as allowed, since each connection is one. */
@@ -371,6 +454,9 @@ int cmd_serve(int argc, char **argv)
 	fflush(stdout);
 
 	int rc = loop_run(loop, &serve_stop);
+	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
+	if (rc == 0 && serve_term && drain_s)
+		rc = drain(srv, loop, on_skiff, drain_s);
 	if (fc && loop_timer_armed(&watch.timer))
 		loop_timer_cancel(loop, &watch.timer);
 	http_server_stop(srv);

@@ -441,8 +441,11 @@ static void wait_input_deadline(struct http_conn *c, sk_time_ns now)
 		set_deadline(c, now + cfg->header_timeout, D_BODY);
 		break;
 	default:
-		/* Idle from now on; lazy, so refreshing it per request is free. */
-		set_deadline(c, now + cfg->keepalive_timeout, D_IDLE);
+		/* Idle from now on; lazy, so refreshing it per request is free.
+		 * Draining: idle means closed, after the grace. */
+		set_deadline(c, now + (sk_unlikely(c->srv->draining) ? HTTP_DRAIN_IDLE_GRACE
+								    : cfg->keepalive_timeout),
+			     D_IDLE);
 		break;
 	}
 }
@@ -561,6 +564,11 @@ static void conn_free(struct http_conn *c, sk_time_ns now)
 	srv->free_list = c;
 	srv->nconns--;
 	srv->st.conns_closed++;
+	if (sk_unlikely(srv->draining) && !srv->nconns && srv->drain_done) {
+		void (*done)(void *) = srv->drain_done;
+		srv->drain_done = NULL;
+		done(srv->drain_ctx);
+	}
 	/* A listener whose accept failed for lack of descriptors has lost its
 	 * edge; one just came free, so look again.  (This may reuse c.) */
 	if (srv->accept_blocked) {
@@ -1099,6 +1107,13 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 {
 	struct http_server *srv = c->srv;
 	int status = a->status;
+	struct answer last_one;
+	if (sk_unlikely(srv->draining) && a->ch != HTTP_CH_CLOSE) {
+		/* Draining: this answer ends its connection. */
+		last_one = *a;
+		last_one.ch = HTTP_CH_CLOSE;
+		a = &last_one;
+	}
 	if (sk_unlikely(srv->cfg.access != NULL))
 		c->lg = a->lg; /* the errors below log through respond() */
 	if (status == 405) {
@@ -1491,7 +1506,10 @@ static void conn_on_timer(struct loop_timer *t, sk_time_ns now)
 		conn_run(c, now);
 		return;
 	case D_IDLE:
-		srv->st.timeout_idle++;
+		if (srv->draining)
+			srv->st.drain_idle_closed++;
+		else
+			srv->st.timeout_idle++;
 		break;
 	case D_WRITE:
 		srv->st.timeout_write++;
@@ -1624,6 +1642,34 @@ void http_server_stop(struct http_server *srv)
 	for (uint32_t i = 0; i < srv->hwm; i++)
 		if (srv->conns[i].phase != P_FREE)
 			conn_free(&srv->conns[i], now);
+}
+
+void http_server_drain(struct http_server *srv, sk_time_ns now, void (*done)(void *ctx),
+		       void *ctx)
+{
+	if (srv->draining)
+		return;
+	srv_accept_all(srv, now);
+	if (srv->lsock >= 0) {
+		loop_close(srv->loop, srv->lsock);
+		srv->lsock = -1;
+	}
+	srv->accept_blocked = false;
+	srv->draining = true;
+	for (uint32_t i = 0; i < srv->hwm; i++) {
+		struct http_conn *c = &srv->conns[i];
+		/* Idle: between requests with nothing pending, or accepted with
+		 * no byte yet (neither holds a buffer).  Lazy set_deadline: only
+		 * an earlier deadline moves. */
+		if ((c->phase == P_IDLE || c->phase == P_HEAD) && !c->rbuf)
+			set_deadline(c, now + HTTP_DRAIN_IDLE_GRACE, D_IDLE);
+	}
+	if (!srv->nconns) {
+		done(ctx);
+		return;
+	}
+	srv->drain_done = done;
+	srv->drain_ctx = ctx;
 }
 
 void http_server_stats(const struct http_server *srv,

@@ -182,7 +182,8 @@ bool http_cache_control_ok(const char *s);
 	X(resp_gzip) X(resp_br) X(resp_multipart) X(answers_owed)                               \
 	X(writes) X(write_partial) X(write_errors) X(bytes_out) X(read_errors) X(eof_in_head)    \
 	X(timeout_header) X(timeout_idle) X(timeout_write) X(timeout_linger) X(lingers)         \
-	X(bodies_discarded) X(timer_rearms) X(redirects_https) X(redirect_no_host)
+	X(bodies_discarded) X(timer_rearms) X(redirects_https) X(redirect_no_host)              \
+	X(drain_idle_closed)
 
 struct http_server_stats {
 #define HTTP_STAT_FIELD(n) uint64_t n;
@@ -220,6 +221,11 @@ struct http_server {
 	uint8_t *buf_free;   /* LIFO list linked through the free buffers */
 	uint32_t buf_hwm;
 	uint32_t bufs_held;  /* buffers connections hold now */
+	/* http_server_drain: the listener is closed, every answer is the
+	 * last on its connection; drain_done runs (once) when none is left. */
+	bool draining;
+	void (*drain_done)(void *ctx);
+	void *drain_ctx;
 	char date[29];       /* "Sun, 06 Nov 1994 08:49:37 GMT" */
 	char path[HTTP_MAX_REQUEST_LINE + 16]; /* scratch: the decoded path (+ "index.html") */
 	struct http_server_stats st;
@@ -242,6 +248,29 @@ void http_server_set_date(struct http_server *srv, const char *date29);
 
 /* Close the listener and every connection (at shutdown). */
 void http_server_stop(struct http_server *srv);
+
+/* A graceful stop (SIGTERM): what is in flight finishes, nothing new
+ * starts.
+ *   - Pending connections are accepted, then the listener is closed: a
+ *     connection the kernel completed but nobody accepted would be reset
+ *     with its request in it.
+ *   - Every answer queued from now on says "Connection: close" and ends
+ *     its connection (pipelined requests behind it are not answered: the
+ *     client sends them again elsewhere, RFC 9112 9.3.2).
+ *   - A connection idle between requests (or accepted, no byte yet) is
+ *     closed once it has been idle HTTP_DRAIN_IDLE_GRACE from now: closing
+ *     it at once would race a request already on its way, which the
+ *     client would see as a failure; within the grace that request is
+ *     answered, with the close.
+ *   - Requests being read, answers being written and lingering closes
+ *     finish on their own timeouts.
+ * done(ctx) runs once no connection is left: at once if there is none,
+ * else from inside the loop's callbacks (where the caller sets its stop
+ * flag).  The caller bounds the whole drain with a timer of its own, and
+ * http_server_stop closes whatever is left. */
+#define HTTP_DRAIN_IDLE_GRACE (500 * SK_NS_PER_MS)
+void http_server_drain(struct http_server *srv, sk_time_ns now, void (*done)(void *ctx),
+		       void *ctx);
 
 void http_server_stats(const struct http_server *srv,
 		       void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);

@@ -542,6 +542,69 @@ static void test_access_log(void **st)
 	assert_int_equal(logged[7].port, 40011);
 }
 
+/* ---- graceful drain ---- */
+
+static int drained;
+static void on_drained(void *ctx)
+{
+	assert_ptr_equal(ctx, &drained);
+	drained++;
+}
+
+static void test_drain(void **st)
+{
+	(void)st;
+	setup_default();
+	int idle = connect_client(5);
+	send_str(idle, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	int part = connect_client(6);
+	send_str(part, "GET / HTTP/1.1\r\nHo");
+	int fresh = connect_client(7);
+	int ka10 = connect_client(8);
+	send_str(ka10, "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	assert_non_null(strstr(fk.s[ka10].out, "Connection: keep-alive\r\n"));
+	size_t ka10_out = fk.s[ka10].out_len;
+	drained = 0;
+	http_server_drain(&srv, fk.now, on_drained, &drained);
+	check();
+	assert_false(fk.s[LOOP_FAKE_LSOCK].open); /* no more accepts */
+	assert_int_equal(drained, 0);
+	/* The request being read is answered, with the close, and ends. */
+	send_str(part, "st: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(fk.s[part].out, fk.s[part].out_len, "HTTP/1.1 200"), 1);
+	assert_non_null(strstr(fk.s[part].out, "\r\nConnection: close\r\n"));
+	assert_true(fk.s[part].shut || !fk.s[part].open);
+	/* A request within the grace, on an idle keep-alive connection (1.0
+	 * that asked for keep-alive too): answered, close. */
+	advance(HTTP_DRAIN_IDLE_GRACE / 2);
+	assert_true(fk.s[idle].open && fk.s[fresh].open);
+	send_str(ka10, "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	assert_non_null(strstr(fk.s[ka10].out + ka10_out, "\r\nConnection: close\r\n"));
+	assert_null(strstr(fk.s[ka10].out + ka10_out, "keep-alive"));
+	assert_false(fk.s[ka10].open);
+	/* Past the grace: idle and fresh connections are closed, silently. */
+	size_t idle_out = fk.s[idle].out_len;
+	advance(HTTP_DRAIN_IDLE_GRACE / 2);
+	assert_false(fk.s[idle].open);
+	assert_false(fk.s[fresh].open);
+	assert_int_equal(fk.s[idle].out_len, idle_out);
+	assert_int_equal(fk.s[fresh].out_len, 0);
+	assert_int_equal(srv.st.drain_idle_closed, 2);
+	/* part lingers (bytes behind its last request): done when it ends. */
+	assert_int_equal(drained, srv.nconns == 0);
+	advance(3 * SK_NS_PER_S);
+	assert_int_equal(srv.nconns, 0);
+	assert_int_equal(drained, 1);
+	/* Nothing open: done at once, and a second drain does nothing. */
+	setup_default();
+	drained = 0;
+	http_server_drain(&srv, fk.now, on_drained, &drained);
+	assert_int_equal(drained, 1);
+	http_server_drain(&srv, fk.now, on_drained, &drained);
+	assert_int_equal(drained, 1);
+	check();
+}
+
 /* Every response is logged, once: records == responses counted. */
 static uint64_t responses(void)
 {
@@ -1011,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(test_random_steps),
 		cmocka_unit_test(test_random_steps_logged),
 		cmocka_unit_test(test_access_log),
+		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_check_catches),
 		cmocka_unit_test(test_validators),
 		cmocka_unit_test(test_conditionals),
