@@ -200,7 +200,7 @@ check_log_slow_sink() {
 			if stop_server slow_sink 6; then
 				dropped=$(stat_of access_log.dropped)
 				if [ "${dropped:-0}" -gt 0 ] && [ "$STOP_MS" -lt 4000 ]; then
-					pass "log.slow_sink (ab -k 0 failed, $AB_RPS req/s; $dropped of $(stat_of access_log.records) records dropped; exit in $STOP_MS ms)"
+					pass "log.slow_sink (ab -k 0 failed, $AB_RPS req/s; $dropped records dropped, $(stat_of access_log.records) formatted; exit in $STOP_MS ms)"
 				else
 					fail log.slow_sink "dropped=${dropped:-?} exit in $STOP_MS ms"
 				fi

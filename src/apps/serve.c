@@ -235,7 +235,7 @@ static void drain_conns_done(void *ctx)
 		d->finished = true;
 		drain_stop = 1;
 	} else {
-		drain_tcp_poll(&d->tcp_poll, loop_now(d->loop));
+		drain_tcp_poll(&d->tcp_poll, plat_now());
 	}
 }
 
@@ -251,7 +251,9 @@ static int drain(struct http_server *srv, struct loop *loop, bool on_skiff, unsi
 {
 	struct drain d = {.loop = loop, .srv = srv, .on_skiff = on_skiff,
 			  .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
-	sk_time_ns t0 = loop_now(loop);
+	/* The clock, not loop_now: skiff's loop caches the time of its last
+	 * turn, which may be long before the signal. */
+	sk_time_ns t0 = plat_now();
 	printf("skiff serve: SIGTERM: draining %u connections (drain-timeout %u s)\n", srv->nconns,
 	       timeout_s);
 	fflush(stdout);
@@ -262,7 +264,7 @@ static int drain(struct http_server *srv, struct loop *loop, bool on_skiff, unsi
 		loop_timer_cancel(loop, &d.deadline);
 	if (loop_timer_armed(&d.tcp_poll))
 		loop_timer_cancel(loop, &d.tcp_poll);
-	double ms = (double)(loop_now(loop) - t0) / 1e6;
+	double ms = (double)(plat_now() - t0) / 1e6;
 	if (d.finished)
 		printf("skiff serve: drained in %.0f ms\n", ms);
 	else if (d.timed_out)
