@@ -204,10 +204,12 @@ static void root_tick(struct loop_timer *t, sk_time_ns now)
  * http_server_drain does the HTTP part; this bounds it with
  * --drain-timeout and, on skiff's stack, waits after the last connection
  * until TCP has delivered what the closed sockets still hold (the kernel
- * does that on its own for --stack linux). */
+ * does that on its own for --stack linux).  With --tls-cert both servers
+ * drain; it ends when both are empty. */
 struct drain {
 	struct loop *loop;
-	struct http_server *srv;
+	struct http_server *srv, *srv_tls; /* srv_tls: NULL without --tls-cert */
+	unsigned busy;              /* servers not yet empty */
 	bool on_skiff;
 	bool timed_out;             /* the deadline ended it */
 	bool finished;              /* everything was delivered */
@@ -231,6 +233,8 @@ static void drain_tcp_poll(struct loop_timer *t, sk_time_ns now)
 static void drain_conns_done(void *ctx)
 {
 	struct drain *d = ctx;
+	if (--d->busy)
+		return;
 	if (!d->on_skiff) {
 		d->finished = true;
 		drain_stop = 1;
@@ -247,31 +251,35 @@ static void drain_deadline(struct loop_timer *t, sk_time_ns now)
 	drain_stop = 1;
 }
 
-static int drain(struct http_server *srv, struct loop *loop, bool on_skiff, unsigned timeout_s)
+static int drain(struct http_server *srv, struct http_server *srv_tls, struct loop *loop,
+		 bool on_skiff, unsigned timeout_s)
 {
-	struct drain d = {.loop = loop, .srv = srv, .on_skiff = on_skiff,
+	struct drain d = {.loop = loop, .srv = srv, .srv_tls = srv_tls, .busy = srv_tls ? 2 : 1,
+			  .on_skiff = on_skiff,
 			  .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
 	/* The clock, not loop_now: skiff's loop caches the time of its last
 	 * turn, which may be long before the signal. */
 	sk_time_ns t0 = plat_now();
-	printf("skiff serve: SIGTERM: draining %u connections (drain-timeout %u s)\n", srv->nconns,
-	       timeout_s);
+	printf("skiff serve: SIGTERM: draining %u connections (drain-timeout %u s)\n",
+	       srv->nconns + (srv_tls ? srv_tls->nconns : 0), timeout_s);
 	fflush(stdout);
 	loop_timer_set(loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
 	http_server_drain(srv, t0, drain_conns_done, &d);
+	if (srv_tls)
+		http_server_drain(srv_tls, t0, drain_conns_done, &d);
 	int rc = loop_run(loop, &drain_stop);
 	if (loop_timer_armed(&d.deadline))
 		loop_timer_cancel(loop, &d.deadline);
 	if (loop_timer_armed(&d.tcp_poll))
 		loop_timer_cancel(loop, &d.tcp_poll);
 	double ms = (double)(plat_now() - t0) / 1e6;
+	unsigned left = srv->nconns + (srv_tls ? srv_tls->nconns : 0);
 	if (d.finished)
 		printf("skiff serve: drained in %.0f ms\n", ms);
 	else if (d.timed_out)
-		printf("skiff serve: drain-timeout after %.0f ms: closing %u connections\n", ms,
-		       srv->nconns);
+		printf("skiff serve: drain-timeout after %.0f ms: closing %u connections\n", ms, left);
 	else
-		printf("skiff serve: SIGINT: stopping now, %u connections open\n", srv->nconns);
+		printf("skiff serve: SIGINT: stopping now, %u connections open\n", left);
 	fflush(stdout);
 	return rc;
 }
@@ -458,7 +466,7 @@ int cmd_serve(int argc, char **argv)
 	int rc = loop_run(loop, &serve_stop);
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
 	if (rc == 0 && serve_term && drain_s)
-		rc = drain(srv, loop, on_skiff, drain_s);
+		rc = drain(srv, tls_on ? tls.srv : NULL, loop, on_skiff, drain_s);
 	if (fc && loop_timer_armed(&watch.timer))
 		loop_timer_cancel(loop, &watch.timer);
 	http_server_stop(srv);
