@@ -1634,6 +1634,9 @@ int http_server_start(struct http_server *srv)
 void http_server_stop(struct http_server *srv)
 {
 	sk_time_ns now = loop_now(srv->loop);
+	/* A drain cut short (its timeout, SIGINT) is not a drain done: its
+	 * callback, whose context may be gone, is not called. */
+	srv->drain_done = NULL;
 	if (srv->lsock >= 0) {
 		loop_close(srv->loop, srv->lsock);
 		srv->lsock = -1;

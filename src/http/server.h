@@ -267,7 +267,7 @@ void http_server_stop(struct http_server *srv);
  * done(ctx) runs once no connection is left: at once if there is none,
  * else from inside the loop's callbacks (where the caller sets its stop
  * flag).  The caller bounds the whole drain with a timer of its own, and
- * http_server_stop closes whatever is left. */
+ * http_server_stop closes whatever is left (without calling done). */
 #define HTTP_DRAIN_IDLE_GRACE (500 * SK_NS_PER_MS)
 void http_server_drain(struct http_server *srv, sk_time_ns now, void (*done)(void *ctx),
 		       void *ctx);
