@@ -72,6 +72,9 @@ phase asan-integration env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	tests/integration.sh build/asan/skiff $DEVS
 phase asan-ipv6 env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/ipv6.sh build/asan/skiff tap
 phase asan-http env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/http.sh build/asan/skiff
+# The access log and the drain under the sanitizers, on the kernel's stack
+# (the code they exercise is the same on both; ops runs both above).
+phase asan-ops env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/ops.sh build/asan/skiff linux
 phase asan-tls env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/tls.sh build/asan/skiff linux skiff:tap
 phase asan-switch env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/switch.sh build/asan/skiff
 # TCP under the sanitizers on one device with smaller transfers: the full
