@@ -10,3 +10,9 @@ http-test: all
 .PHONY: http-diff-test
 http-diff-test: all
 	tests/http_diff.sh $(BUILD)/skiff
+
+# `make ops-test`: the access log and the graceful drain on --stack linux and
+# --stack skiff (tests/ops.sh; needs root).
+.PHONY: ops-test
+ops-test: all
+	tests/ops.sh $(BUILD)/skiff

@@ -56,6 +56,10 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
   BENCH_SKIFF_OLD=PATH  another skiff binary (e.g. main's, before a change):
             every server name may then carry "-old" (skiff-packet-old) to
             run from it, alternating with the new one in the same run.
+A skiff server's name may end in "-log" (linux-app-log, skiff-packet-log,
+skiff-packet-old-log): that server runs with --access-log to a file in the
+run's folder (combined format), alternating with the one without; the
+access log is off everywhere else, as in seed 002's nginx.
 """
 import csv
 import datetime
@@ -95,8 +99,16 @@ SERVERS = env("BENCH_SERVERS", " ".join(ALL_SERVERS)).split()
 SKIFF_OLD = env("BENCH_SKIFF_OLD", "")
 
 
+def logged_server(name):
+    """skiff-packet-log: skiff-packet with --access-log."""
+    return name.endswith("-log") and name[:-4].startswith(("skiff-", "linux-app"))
+
+
 def base_server(name):
-    """skiff-packet-old -> skiff-packet (the old binary, BENCH_SKIFF_OLD)."""
+    """skiff-packet-old -> skiff-packet (the old binary, BENCH_SKIFF_OLD);
+    the -log suffix (logged_server) is not part of the base either."""
+    if logged_server(name):
+        name = name[:-4]
     return name[:-4] if name.endswith("-old") and SKIFF_OLD else name
 
 LOADS = env("BENCH_LOADS", " ".join(ALL_LOADS)).split()
@@ -306,7 +318,8 @@ class Server:
     def __init__(self, name, skiff, work):
         self.name, self.skiff, self.work = name, skiff, work
         self.base = base_server(name)
-        if self.base != name:
+        self.access_log = logged_server(name)
+        if self.base != (name[:-4] if self.access_log else name):
             self.skiff = os.path.abspath(SKIFF_OLD)
         self.proc = None
         self.topo = None
@@ -333,6 +346,8 @@ class Server:
         if TLS:
             base += ["--tls-cert", TLS_CERT_FILES["cert"], "--tls-key", TLS_CERT_FILES["key"],
                      "--tls-port", "443"]
+        if self.access_log:
+            base += ["--access-log", os.path.join(self.work, f"{self.name}-access.log")]
         if self.base == "linux-app":
             return base + ["--stack", "linux", "--ip", SRV_IP]
         dev = {"skiff-xdp": "xdp:vs0", "skiff-packet": "packet:vs0",

@@ -52,6 +52,11 @@ const struct dev_stats *serve_skiff_dev_stats(struct loop *l)
 	(void)l;
 	return NULL;
 }
+uint32_t serve_skiff_unfinished(struct loop *l)
+{
+	(void)l;
+	return 0;
+}
 
 /* HTTPS (serve_tls.c) needs OpenSSL, which the initramfs does not carry
  * either, and the benchmark serves plain HTTP: these stand in for

@@ -10,6 +10,7 @@
 
 static const char *const stack_choices[] = {"skiff", "linux", NULL};
 static const char *const fault_choices[] = {"ud", "pf", "gp", "de", NULL};
+static const char *const access_fmt_choices[] = {"combined", "json", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
 
@@ -83,6 +84,22 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_TLS_TICKET_ROTATE] = {"tls-ticket-rotate", 0, OPT_K_NUM, "S", 60, 604800, NULL,
 				   "seal session tickets with a new random key every S s;\n"
 				   "tickets of the key before still resume"},
+	[OPT_ACCESS_LOG] = {"access-log", 0, OPT_K_STR, "FILE|-", 0, 0, NULL,
+			    "log every response to FILE (appended to; '-': standard\n"
+			    "output), buffered and written in batches (at least once\n"
+			    "a second); a slow reader loses lines, counted in\n"
+			    "access_log.dropped, never blocking the server.  Off\n"
+			    "unless given"},
+	[OPT_ACCESS_LOG_FORMAT] = {"access-log-format", 0, OPT_K_CHOICE, "combined|json", 0, 0,
+				   access_fmt_choices,
+				   "combined: nginx's combined line; json: one JSON object\n"
+				   "per line (time, remote_addr, remote_port, request,\n"
+				   "status, body_bytes_sent, http_referer, http_user_agent)"},
+	[OPT_DRAIN_TIMEOUT] = {"drain-timeout", 0, OPT_K_NUM, "S", 0, 3600, NULL,
+			       "on SIGTERM stop accepting, finish the requests in\n"
+			       "flight, close idle connections, answer new requests with\n"
+			       "Connection: close; exit 0 when all are done, or after S s\n"
+			       "(0: at once).  SIGINT exits at once"},
 
 	[OPT_EXIT_AFTER] = {"exit-after", 0, OPT_K_NUM, "S", 1, 1000000000, NULL,
 			    "exit 0 after S seconds (a safety net for tests)"},
@@ -282,6 +299,9 @@ static const struct opt_use serve_use[] = {
 	{OPT_TCP_RCVBUF, 0, "32768", NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
 	{OPT_TRACE, 0, NULL, NULL},
+	{OPT_ACCESS_LOG, 0, NULL, NULL},
+	{OPT_ACCESS_LOG_FORMAT, 0, "combined", NULL},
+	{OPT_DRAIN_TIMEOUT, 0, "10", NULL},
 };
 
 const struct opt_cmd opt_cmd_serve = {
@@ -294,14 +314,17 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--trace] [--cache-control VALUE]\n"
 		"                   [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
-		"                    [--tls-redirect]]",
+		"                    [--tls-redirect]]\n"
+		"                   [--access-log FILE|- [--access-log-format combined|json]]\n"
+		"                   [--drain-timeout S]",
 	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		 "every file under DIR (mapped read-only, not copied; SIGHUP re-reads DIR).  dev,\n"
 		 "gw, mac, pcap, tcp-sndbuf, tcp-rcvbuf and spin-us go with --stack skiff.  The\n"
 		 "unikernel takes the same options as words: skiff vm -- ip=ADDR/LEN max-conns=N ...",
 	.use = serve_use,
 	.nuse = SK_ARRAY_LEN(serve_use),
-	.footer = "Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).",
+	.footer = "Prints one line when listening.  SIGTERM drains (see drain-timeout), then\n"
+		  "exits 0; SIGINT stops it at once (exit 0).",
 };
 
 static const struct opt_use load_use[] = {

@@ -18,18 +18,28 @@
 #include "../http/server.h"
 #include "../loop/loop_linux.h"
 #include "../plat/plat.h"
+#include "access_log.h"
 #include "cli.h"
 #include "hoststack.h"
 #include "serve_files.h"
 #include "serve_skiff.h"
 #include "serve_tls.h"
 
-static volatile int serve_stop;
-static volatile sig_atomic_t serve_reload;
+/* Stopping.  Both signals end the first loop_run (serve_stop).  SIGTERM
+ * then drains (a second loop_run, until drain_stop); SIGINT sets
+ * drain_stop too, so it is immediate whenever it comes, before or during
+ * a drain.  The flags are only set, never cleared: the loop looks at them
+ * with the signals blocked (plat/linux/stopsig.h), so none can be lost
+ * between a look and a wait. */
+static volatile int serve_stop, drain_stop;
+static volatile sig_atomic_t serve_term, serve_reload;
 
 static void on_signal(int sig)
 {
-	(void)sig;
+	if (sig == SIGTERM)
+		serve_term = 1;
+	else
+		drain_stop = 1;
 	serve_stop = 1;
 }
 
@@ -190,6 +200,90 @@ static void root_tick(struct loop_timer *t, sk_time_ns now)
 	loop_timer_set(w->loop, &w->timer, now + SK_NS_PER_S);
 }
 
+/* ---- the drain (SIGTERM) ----
+ * http_server_drain does the HTTP part; this bounds it with
+ * --drain-timeout and, on skiff's stack, waits after the last connection
+ * until TCP has delivered what the closed sockets still hold (the kernel
+ * does that on its own for --stack linux).  With --tls-cert both servers
+ * drain; it ends when both are empty. */
+struct drain {
+	struct loop *loop;
+	struct http_server *srv, *srv_tls; /* srv_tls: NULL without --tls-cert */
+	unsigned busy;              /* servers not yet empty */
+	bool on_skiff;
+	bool timed_out;             /* the deadline ended it */
+	bool finished;              /* everything was delivered */
+	struct loop_timer deadline; /* --drain-timeout from the SIGTERM */
+	struct loop_timer tcp_poll; /* skiff: every 10 ms once the server is empty */
+};
+
+#define DRAIN_TCP_POLL_NS (10 * SK_NS_PER_MS)
+
+static void drain_tcp_poll(struct loop_timer *t, sk_time_ns now)
+{
+	struct drain *d = (struct drain *)(void *)((char *)t - offsetof(struct drain, tcp_poll));
+	if (serve_skiff_unfinished(d->loop) == 0) {
+		d->finished = true;
+		drain_stop = 1;
+	} else {
+		loop_timer_set(d->loop, &d->tcp_poll, now + DRAIN_TCP_POLL_NS);
+	}
+}
+
+static void drain_conns_done(void *ctx)
+{
+	struct drain *d = ctx;
+	if (--d->busy)
+		return;
+	if (!d->on_skiff) {
+		d->finished = true;
+		drain_stop = 1;
+	} else {
+		drain_tcp_poll(&d->tcp_poll, plat_now());
+	}
+}
+
+static void drain_deadline(struct loop_timer *t, sk_time_ns now)
+{
+	(void)now;
+	struct drain *d = (struct drain *)(void *)((char *)t - offsetof(struct drain, deadline));
+	d->timed_out = true;
+	drain_stop = 1;
+}
+
+static int drain(struct http_server *srv, struct http_server *srv_tls, struct loop *loop,
+		 bool on_skiff, unsigned timeout_s)
+{
+	struct drain d = {.loop = loop, .srv = srv, .srv_tls = srv_tls, .busy = srv_tls ? 2 : 1,
+			  .on_skiff = on_skiff,
+			  .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
+	/* The clock, not loop_now: skiff's loop caches the time of its last
+	 * turn, which may be long before the signal. */
+	sk_time_ns t0 = plat_now();
+	printf("skiff serve: SIGTERM: draining %u connections (drain-timeout %u s)\n",
+	       srv->nconns + (srv_tls ? srv_tls->nconns : 0), timeout_s);
+	fflush(stdout);
+	loop_timer_set(loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
+	http_server_drain(srv, t0, drain_conns_done, &d);
+	if (srv_tls)
+		http_server_drain(srv_tls, t0, drain_conns_done, &d);
+	int rc = loop_run(loop, &drain_stop);
+	if (loop_timer_armed(&d.deadline))
+		loop_timer_cancel(loop, &d.deadline);
+	if (loop_timer_armed(&d.tcp_poll))
+		loop_timer_cancel(loop, &d.tcp_poll);
+	double ms = (double)(plat_now() - t0) / 1e6;
+	unsigned left = srv->nconns + (srv_tls ? srv_tls->nconns : 0);
+	if (d.finished)
+		printf("skiff serve: drained in %.0f ms\n", ms);
+	else if (d.timed_out)
+		printf("skiff serve: drain-timeout after %.0f ms: closing %u connections\n", ms, left);
+	else
+		printf("skiff serve: SIGINT: stopping now, %u connections open\n", left);
+	fflush(stdout);
+	return rc;
+}
+
 /* Descriptors: as many as allowed, since each connection is one. */
 static rlim_t raise_nofile(void)
 {
@@ -239,6 +333,9 @@ int cmd_serve(int argc, char **argv)
 			cfg.max_conns = cap;
 		}
 	}
+	const char *alog_path = opt_str(&o, OPT_ACCESS_LOG);
+	if (!alog_path && opt_given(&o, OPT_ACCESS_LOG_FORMAT))
+		cli_usage_error("serve", "access-log-format goes with access-log");
 	struct tsc_cal cal = {0};
 	if (tracing) {
 		trace_start(&cal);
@@ -274,6 +371,20 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "skiff serve: %s\n", err);
 		file_cache_free(fc);
 		return 1;
+	}
+	struct access_log *alog = NULL;
+	if (alog_path) {
+		enum http_access_fmt fmt = opt_num(&o, OPT_ACCESS_LOG_FORMAT) == 1 ? HTTP_ACCESS_JSON
+										   : HTTP_ACCESS_COMBINED;
+		alog = access_log_open(alog_path, fmt, loop, err, sizeof(err));
+		if (!alog) {
+			fprintf(stderr, "skiff serve: %s\n", err);
+			loop_destroy(loop);
+			file_cache_free(fc);
+			return 1;
+		}
+		cfg.access = access_log_record;
+		cfg.access_ctx = alog;
 	}
 	/* Connection states and buffers: reserved, not touched, so only the
 	 * connections actually used become resident. */
@@ -353,13 +464,19 @@ int cmd_serve(int argc, char **argv)
 	fflush(stdout);
 
 	int rc = loop_run(loop, &serve_stop);
+	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
+	if (rc == 0 && serve_term && drain_s)
+		rc = drain(srv, tls_on ? tls.srv : NULL, loop, on_skiff, drain_s);
 	if (fc && loop_timer_armed(&watch.timer))
 		loop_timer_cancel(loop, &watch.timer);
 	http_server_stop(srv);
 	if (tls_on)
 		serve_tls_stop(&tls, stats ? stdout : NULL);
+	access_log_close(alog); /* its last batch, before the counters are printed */
 	if (stats) {
 		http_server_stats(srv, print_stat, stdout);
+		if (alog)
+			access_log_stats(alog, print_stat, stdout);
 		if (fc) {
 			struct file_cache_info fi;
 			file_cache_info(fc, &fi);
@@ -376,6 +493,7 @@ int cmd_serve(int argc, char **argv)
 	if (tls_on)
 		serve_tls_free(&tls);
 	loop_destroy(loop);
+	access_log_free(alog);
 	munmap(mem, memsz);
 	free(srv);
 	file_cache_free(fc);

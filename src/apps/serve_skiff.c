@@ -21,6 +21,7 @@
 
 struct serve_skiff {
 	struct hoststack hs;
+	uint32_t tcp_sockets; /* the engine's pool (its ids are 0 .. tcp_sockets-1) */
 	struct loop *loop;
 	void *mem;
 	size_t memsz;
@@ -67,6 +68,7 @@ struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, s
 	struct hoststack_config hc = cfg->stack;
 	hc.tcp = true;
 	hc.tcp_max_sockets = opt_tcp_sockets(cfg->max_conns);
+	ss->tcp_sockets = hc.tcp_max_sockets;
 	hc.tcp_sndbuf = cfg->tcp_sndbuf;
 	hc.tcp_rcvbuf = cfg->tcp_rcvbuf;
 	if (hoststack_open(&ss->hs, &hc, err, errlen) < 0) {
@@ -139,4 +141,28 @@ void serve_skiff_print_stats(struct loop *l, FILE *f)
 {
 	hoststack_print_stats(&owner(l)->hs, f);
 	loop_stats(l, print_stat, f);
+}
+
+uint32_t serve_skiff_unfinished(struct loop *l)
+{
+	struct serve_skiff *ss = owner(l);
+	uint32_t n = 0;
+	for (uint32_t s = 0; s < ss->tcp_sockets; s++) {
+		struct tcp_info ti;
+		if (tcp_info(ss->hs.tcp, (int)s, &ti) < 0)
+			continue;
+		switch (ti.state) {
+		case TCP_SYN_RECEIVED:
+		case TCP_ESTABLISHED:
+		case TCP_FIN_WAIT_1:
+		case TCP_CLOSE_WAIT:
+		case TCP_CLOSING:
+		case TCP_LAST_ACK:
+			n++;
+			break;
+		default: /* LISTEN, SYN_SENT (none here), FIN_WAIT_2, TIME_WAIT: nothing owed */
+			break;
+		}
+	}
+	return n;
 }

@@ -39,6 +39,13 @@ void serve_skiff_announce(struct loop *l);
  * interface, TCP), then the backend's own. */
 void serve_skiff_print_stats(struct loop *l, FILE *f);
 
+/* TCP connections whose data or FIN the peer has not yet acknowledged
+ * (handshaking, ESTABLISHED, FIN_WAIT_1, CLOSE_WAIT, CLOSING, LAST_ACK).
+ * The kernel delivers what a closed socket still holds after its process
+ * exits; skiff's stack lives in the process, so a drain waits for this to
+ * reach 0 before it exits.  O(sockets): for the end of a drain only. */
+uint32_t serve_skiff_unfinished(struct loop *l);
+
 /* The device's counters (for --trace's system calls per request). */
 const struct dev_stats *serve_skiff_dev_stats(struct loop *l);
 

@@ -53,6 +53,19 @@ enum deadline_kind { D_HEADER, D_BODY, D_IDLE, D_WRITE, D_LINGER };
 /* Why conn_advance stopped. */
 enum conn_rest { R_GONE, R_WRITE, R_INPUT, R_LINGER };
 
+/* --access-log only: where the log fields of a request are (access.h),
+ * as offsets into the connection's rbuf (like an answer's loc_off: rbuf
+ * does not move while an answer is owed) or, once the request's body is
+ * being read, into its log scratch (srv->logs), which nothing else
+ * writes.  A field is present iff its bit is in `has`. */
+enum { LG_LINE = 1, LG_REF = 2, LG_UA = 4 };
+struct log_ref {
+	uint32_t line_off, ref_off, ua_off;
+	uint16_t line_len, ref_len, ua_len;
+	uint8_t has;     /* LG_* */
+	bool scratch;    /* offsets into the scratch, not rbuf */
+};
+
 /* The answer to a request, decided when its head is complete (decide(),
  * which only reads) and sent when its body (if any) has been read and the
  * output batch has room for it: a malformed chunked body must get its 400,
@@ -74,6 +87,8 @@ struct answer {
 	bool https;                  /* 301 of https_redirect: to https://host, target as is */
 	uint32_t host_off, host_len; /* ... the Host's name (no port) in rbuf */
 	struct http_range rg[HTTP_MAX_RANGES];
+	/* --access-log only (else never written, not even cleared). */
+	struct log_ref lg;
 };
 
 struct http_conn {
@@ -115,6 +130,11 @@ struct http_conn {
 	/* --trace only (0 when off): cycles at the accept, and at the start of
 	 * the parse of the first request in the unsent output batch. */
 	uint64_t t_accept, t_req;
+	struct loop_peer peer;   /* from the accept, for the access log */
+	/* --access-log only: the request the next response queued answers;
+	 * cleared once logged, so a response to no request (a 408 before any
+	 * byte) logs none. */
+	struct log_ref lg;
 };
 
 static const struct http_file hello_file = {
@@ -140,7 +160,8 @@ void http_server_config_default(struct http_server_config *cfg)
 size_t http_server_mem_size(const struct http_server_config *cfg)
 {
 	return 64 + ALIGN_UP((size_t)cfg->max_conns * sizeof(struct http_conn), 64) +
-	       (size_t)cfg->max_conns * HTTP_IOBUF_SIZE;
+	       (size_t)cfg->max_conns * HTTP_IOBUF_SIZE +
+	       (cfg->access ? (size_t)cfg->max_conns * HTTP_ACCESS_SCRATCH : 0);
 }
 
 bool http_cache_control_ok(const char *s)
@@ -170,6 +191,7 @@ int http_server_init(struct http_server *srv, void *mem, size_t size,
 	uintptr_t p = ALIGN_UP((uintptr_t)mem, 64);
 	srv->conns = (struct http_conn *)p;
 	srv->bufs = (uint8_t *)(p + ALIGN_UP((size_t)cfg->max_conns * sizeof(struct http_conn), 64));
+	srv->logs = cfg->access ? srv->bufs + (size_t)cfg->max_conns * HTTP_IOBUF_SIZE : NULL;
 	/* Connections are taken from the high-water mark first, then from the
 	 * free list: init writes nothing into `mem`, so the pages of states
 	 * never used are never touched (and never resident). */
@@ -208,6 +230,100 @@ static void count_status(struct http_server_stats *st, int status)
 	case 505: st->resp_505++; break;
 	default: st->resp_other++; break;
 	}
+}
+
+/* ---- access log (cfg.access; nothing here runs without it) ---- */
+
+static uint8_t *log_scratch(const struct http_conn *c)
+{
+	return c->srv->logs + (size_t)(c - c->srv->conns) * HTTP_ACCESS_SCRATCH;
+}
+
+/* The fields of the head just parsed at rbuf + at (r's slices are
+ * relative to it).  The request line runs from the method to the end of
+ * the version, which is exactly "HTTP/D.D" (parser.h). */
+static void log_ref_request(struct log_ref *lg, const struct http_req *r, const uint8_t *head,
+			    uint32_t at)
+{
+	lg->has = LG_LINE;
+	lg->scratch = false;
+	lg->line_off = at + r->method_s.off;
+	lg->line_len = (uint16_t)(r->target.off + r->target.len + 9u - r->method_s.off);
+	const struct http_header *h = http_req_find(r, head, "referer", 7);
+	if (h) {
+		lg->has |= LG_REF;
+		lg->ref_off = at + h->value.off;
+		lg->ref_len = h->value.len;
+	}
+	h = http_req_find(r, head, "user-agent", 10);
+	if (h) {
+		lg->has |= LG_UA;
+		lg->ua_off = at + h->value.off;
+		lg->ua_len = h->value.len;
+	}
+}
+
+/* A head the parser refused: its first line as sent, up to a CR or LF
+ * (or what arrived of it), at most what the log keeps of a line. */
+static void log_ref_raw(struct log_ref *lg, const uint8_t *rbuf, uint32_t at, uint32_t end)
+{
+	uint32_t n = 0, max = end - at < HTTP_ACCESS_LINE_MAX + 1u ? end - at
+								  : HTTP_ACCESS_LINE_MAX + 1u;
+	while (n < max && rbuf[at + n] != '\r' && rbuf[at + n] != '\n')
+		n++;
+	*lg = (struct log_ref){.has = LG_LINE, .line_off = at, .line_len = (uint16_t)n};
+}
+
+/* The answer waits for the request's body, whose bytes will overwrite the
+ * head's in rbuf: keep the fields in the connection's scratch (each cut
+ * one byte past what is logged, so the cut shows). */
+static void log_ref_keep(struct http_conn *c, struct log_ref *lg)
+{
+	if (lg->scratch)
+		return;
+	uint8_t *sc = log_scratch(c);
+	uint32_t at = 0;
+	uint16_t *len[3] = {&lg->line_len, &lg->ref_len, &lg->ua_len};
+	uint32_t *off[3] = {&lg->line_off, &lg->ref_off, &lg->ua_off};
+	static const uint16_t max[3] = {HTTP_ACCESS_LINE_MAX + 1u, HTTP_ACCESS_FIELD_MAX + 1u,
+					HTTP_ACCESS_FIELD_MAX + 1u};
+	for (int i = 0; i < 3; i++) {
+		if (!(lg->has & (1u << i)))
+			continue;
+		uint16_t n = *len[i] < max[i] ? *len[i] : max[i];
+		sk_memcpy(sc + at, c->rbuf + *off[i], n);
+		*off[i] = at;
+		*len[i] = n;
+		at += n;
+	}
+	lg->scratch = true;
+}
+
+static struct http_access_str log_str(const uint8_t *base, bool has, uint32_t off, uint16_t len)
+{
+	return has ? (struct http_access_str){base + off, len} : (struct http_access_str){NULL, 0};
+}
+
+/* The response just queued on c: one record, for c->lg's request. */
+static void log_response(struct http_conn *c, int status, uint64_t body_bytes)
+{
+	struct http_server *srv = c->srv;
+	static const struct log_ref none;
+	const struct log_ref *lg = &c->lg;
+	const uint8_t *base = lg->scratch ? log_scratch(c) : c->rbuf;
+	if (!base)
+		lg = &none; /* no buffer: nothing to point at (never expected) */
+	struct http_access rec = {
+		.addr = c->peer.addr,
+		.port = c->peer.port,
+		.status = (uint16_t)status,
+		.body_bytes = body_bytes,
+		.line = log_str(base, lg->has & LG_LINE, lg->line_off, lg->line_len),
+		.referer = log_str(base, lg->has & LG_REF, lg->ref_off, lg->ref_len),
+		.user_agent = log_str(base, lg->has & LG_UA, lg->ua_off, lg->ua_len),
+	};
+	srv->cfg.access(srv->cfg.access_ctx, &rec);
+	c->lg = (struct log_ref){0};
 }
 
 /* ---- output batch ---- */
@@ -254,6 +370,8 @@ static void respond(struct http_conn *c, int status, const char *ctype, const ui
 	count_status(&srv->st, status);
 	if (++c->batch > 1)
 		srv->st.requests_pipelined++;
+	if (sk_unlikely(srv->cfg.access != NULL))
+		log_response(c, status, head_only ? 0 : blen);
 }
 
 /* The response just queued is the last.  A body still to come is not
@@ -323,8 +441,11 @@ static void wait_input_deadline(struct http_conn *c, sk_time_ns now)
 		set_deadline(c, now + cfg->header_timeout, D_BODY);
 		break;
 	default:
-		/* Idle from now on; lazy, so refreshing it per request is free. */
-		set_deadline(c, now + cfg->keepalive_timeout, D_IDLE);
+		/* Idle from now on; lazy, so refreshing it per request is free.
+		 * Draining: idle means closed, after the grace. */
+		set_deadline(c, now + (sk_unlikely(c->srv->draining) ? HTTP_DRAIN_IDLE_GRACE
+								    : cfg->keepalive_timeout),
+			     D_IDLE);
 		break;
 	}
 }
@@ -443,6 +564,11 @@ static void conn_free(struct http_conn *c, sk_time_ns now)
 	srv->free_list = c;
 	srv->nconns--;
 	srv->st.conns_closed++;
+	if (sk_unlikely(srv->draining) && !srv->nconns && srv->drain_done) {
+		void (*done)(void *) = srv->drain_done;
+		srv->drain_done = NULL;
+		done(srv->drain_ctx);
+	}
 	/* A listener whose accept failed for lack of descriptors has lost its
 	 * edge; one just came free, so look again.  (This may reuse c.) */
 	if (srv->accept_blocked) {
@@ -925,8 +1051,8 @@ static void count_answer(struct http_conn *c, int status)
  * parts stay slices of the file.  The boundary is fixed: the parts' bytes
  * are not searched for it (no server does); it is long and odd enough not
  * to be met by accident. */
-static void emit_multipart(struct http_conn *c, const struct answer *a, struct http_out *o,
-			   uint32_t from)
+static uint64_t emit_multipart(struct http_conn *c, const struct answer *a, struct http_out *o,
+			       uint32_t from)
 {
 	const struct http_file *v = a->var;
 	const char *ctype = a->ctype;
@@ -973,6 +1099,7 @@ static void emit_multipart(struct http_conn *c, const struct answer *a, struct h
 	c->hlen = (uint32_t)(t.p - c->hbuf);
 	out_hbuf_slice(c, from);
 	c->srv->st.resp_multipart++;
+	return total;
 }
 
 /* Queue a decided answer (answer_fits() said there is room). */
@@ -980,6 +1107,15 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 {
 	struct http_server *srv = c->srv;
 	int status = a->status;
+	struct answer last_one;
+	if (sk_unlikely(srv->draining) && a->ch != HTTP_CH_CLOSE) {
+		/* Draining: this answer ends its connection. */
+		last_one = *a;
+		last_one.ch = HTTP_CH_CLOSE;
+		a = &last_one;
+	}
+	if (sk_unlikely(srv->cfg.access != NULL))
+		c->lg = a->lg; /* the errors below log through respond() */
 	if (status == 405) {
 		/* A method we know but do not serve. */
 		respond_error(c, 405, a->head_only, "Allow: GET, HEAD\r\n");
@@ -997,8 +1133,10 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 	uint64_t blen = 0;
 	uint8_t ebody[HTTP_EMIT_ERROR_BODY_MAX];
 	if (status == 206 && a->nranges > 1) {
-		emit_multipart(c, a, &o, from);
+		blen = emit_multipart(c, a, &o, from);
 		count_answer(c, 206);
+		if (sk_unlikely(srv->cfg.access != NULL))
+			log_response(c, 206, blen);
 		goto last;
 	}
 	switch (status) {
@@ -1076,6 +1214,8 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 	c->hlen = (uint32_t)(o.p - c->hbuf);
 	queue_body(c, from, body, a->head_only ? 0 : blen);
 	count_answer(c, status);
+	if (sk_unlikely(srv->cfg.access != NULL))
+		log_response(c, status, a->head_only ? 0 : blen);
 last:
 	/* The client asked to close: this answer is the last.  Close at once
 	 * only if nothing can be left unread: no bytes behind this request (or
@@ -1129,6 +1269,8 @@ static void handle_request(struct http_conn *c, struct answer *a)
 		}
 		if (a->status == 206 && a->nranges > 1)
 			a->status = 200; /* may ignore a Range (14.2): the room it needs is not kept */
+		if (sk_unlikely(srv->cfg.access != NULL))
+			log_ref_keep(c, &a->lg);
 		c->deferred = *a;
 		if (r->expect_continue && c->rpos == c->rlen) {
 			/* The client waits for this before it sends the body. */
@@ -1164,6 +1306,8 @@ static bool discard_body(struct http_conn *c)
 		c->body_chunked = false;
 		if (r != HTTP_DONE) {
 			c->srv->st.parse_err[-r < HTTP_NERR ? -r : 0]++;
+			if (sk_unlikely(c->srv->cfg.access != NULL))
+				c->lg = c->deferred.lg; /* the 400 answers the request whose body it is */
 			int status = http_err_status(r);
 			respond_error(c, status ? status : 400, false, NULL);
 			c->rpos = c->rlen;
@@ -1207,6 +1351,8 @@ static void process(struct http_conn *c, sk_time_ns now)
 		}
 		if (r < 0) {
 			srv->st.parse_err[-r < HTTP_NERR ? -r : 0]++;
+			if (sk_unlikely(srv->cfg.access != NULL))
+				log_ref_raw(&c->lg, c->rbuf, c->rpos, c->rlen);
 			int status = http_err_status(r);
 			respond_error(c, status ? status : 400, false, NULL);
 			c->rpos = c->rlen; /* nothing after a bad head can be framed */
@@ -1218,6 +1364,8 @@ static void process(struct http_conn *c, sk_time_ns now)
 		decide(srv, &c->req, p, &a);
 		/* The Location of a 301 is kept as an offset into rbuf. */
 		a.loc_off += c->rpos;
+		if (sk_unlikely(srv->cfg.access != NULL))
+			log_ref_request(&a.lg, &c->req, p, c->rpos);
 		c->rpos += (uint32_t)r;
 		handle_request(c, &a);
 		http_req_init(&c->req, srv->cfg.max_body);
@@ -1351,12 +1499,17 @@ static void conn_on_timer(struct loop_timer *t, sk_time_ns now)
 		/* 408, then a lingering close.  The output is empty here: a
 		 * pending write would have set D_WRITE. */
 		conn_buf_take(c); /* the 408's head goes into hbuf */
+		if (c->dkind == D_BODY && srv->cfg.access)
+			c->lg = c->deferred.lg; /* the request whose body stopped */
 		respond_error(c, 408, false, NULL);
 		c->rpos = c->rlen;
 		conn_run(c, now);
 		return;
 	case D_IDLE:
-		srv->st.timeout_idle++;
+		if (srv->draining)
+			srv->st.drain_idle_closed++;
+		else
+			srv->st.timeout_idle++;
 		break;
 	case D_WRITE:
 		srv->st.timeout_write++;
@@ -1368,7 +1521,8 @@ static void conn_on_timer(struct loop_timer *t, sk_time_ns now)
 	conn_free(c, now);
 }
 
-static int conn_open(struct http_server *srv, int sock, sk_time_ns now)
+static int conn_open(struct http_server *srv, int sock, const struct loop_peer *peer,
+		     sk_time_ns now)
 {
 	struct http_conn *c = conn_alloc(srv);
 	if (!c)
@@ -1388,6 +1542,8 @@ static int conn_open(struct http_server *srv, int sock, sk_time_ns now)
 	c->hlen = 0;
 	c->t_accept = sk_trace_begin(srv->cfg.trace);
 	c->t_req = 0;
+	c->peer = *peer;
+	c->lg = (struct log_ref){0};
 	http_req_init(&c->req, srv->cfg.max_body);
 	srv->nconns++;
 	srv->st.conns_accepted++;
@@ -1404,10 +1560,10 @@ static int conn_open(struct http_server *srv, int sock, sk_time_ns now)
 /* All states are taken: answer 503 and close.  What the client already
  * sent is read first, so the close is a FIN, not a RST that could
  * destroy the answer. */
-static void refuse(struct http_server *srv, int sock)
+static void refuse(struct http_server *srv, int sock, const struct loop_peer *peer)
 {
 	uint8_t head[HTTP_EMIT_HEAD_MAX + HTTP_EMIT_ERROR_BODY_MAX];
-	loop_read(srv->loop, sock, srv->path, sizeof(srv->path));
+	long got = loop_read(srv->loop, sock, srv->path, sizeof(srv->path));
 	uint8_t body[HTTP_EMIT_ERROR_BODY_MAX];
 	size_t blen = http_emit_error_body(body, sizeof(body), 503);
 	size_t hlen = http_emit_head(head, HTTP_EMIT_HEAD_MAX, 503, srv->date, "text/plain", blen,
@@ -1417,6 +1573,16 @@ static void refuse(struct http_server *srv, int sock)
 	loop_close(srv->loop, sock);
 	srv->st.conns_refused++;
 	srv->st.resp_503++;
+	if (sk_unlikely(srv->cfg.access != NULL)) {
+		/* The first line of what it sent, if anything. */
+		const uint8_t *q = (const uint8_t *)srv->path;
+		uint32_t n = 0, max = got > 0 ? (uint32_t)got : 0;
+		while (n < max && n <= HTTP_ACCESS_LINE_MAX && q[n] != '\r' && q[n] != '\n')
+			n++;
+		struct http_access rec = {.addr = peer->addr, .port = peer->port, .status = 503,
+					  .body_bytes = blen, .line = {max ? q : NULL, n}};
+		srv->cfg.access(srv->cfg.access_ctx, &rec);
+	}
 }
 
 /* Edge contract: take every pending connection. */
@@ -1436,10 +1602,10 @@ static void srv_accept_all(struct http_server *srv, sk_time_ns now)
 			return;
 		}
 		if (!srv->free_list && srv->hwm == srv->cfg.max_conns) {
-			refuse(srv, s);
+			refuse(srv, s, &peer);
 			continue;
 		}
-		conn_open(srv, s, now);
+		conn_open(srv, s, &peer, now);
 	}
 }
 
@@ -1468,6 +1634,9 @@ int http_server_start(struct http_server *srv)
 void http_server_stop(struct http_server *srv)
 {
 	sk_time_ns now = loop_now(srv->loop);
+	/* A drain cut short (its timeout, SIGINT) is not a drain done: its
+	 * callback, whose context may be gone, is not called. */
+	srv->drain_done = NULL;
 	if (srv->lsock >= 0) {
 		loop_close(srv->loop, srv->lsock);
 		srv->lsock = -1;
@@ -1476,6 +1645,34 @@ void http_server_stop(struct http_server *srv)
 	for (uint32_t i = 0; i < srv->hwm; i++)
 		if (srv->conns[i].phase != P_FREE)
 			conn_free(&srv->conns[i], now);
+}
+
+void http_server_drain(struct http_server *srv, sk_time_ns now, void (*done)(void *ctx),
+		       void *ctx)
+{
+	if (srv->draining)
+		return;
+	srv_accept_all(srv, now);
+	if (srv->lsock >= 0) {
+		loop_close(srv->loop, srv->lsock);
+		srv->lsock = -1;
+	}
+	srv->accept_blocked = false;
+	srv->draining = true;
+	for (uint32_t i = 0; i < srv->hwm; i++) {
+		struct http_conn *c = &srv->conns[i];
+		/* Idle: between requests with nothing pending, or accepted with
+		 * no byte yet (neither holds a buffer).  Lazy set_deadline: only
+		 * an earlier deadline moves. */
+		if ((c->phase == P_IDLE || c->phase == P_HEAD) && !c->rbuf)
+			set_deadline(c, now + HTTP_DRAIN_IDLE_GRACE, D_IDLE);
+	}
+	if (!srv->nconns) {
+		done(ctx);
+		return;
+	}
+	srv->drain_done = done;
+	srv->drain_ctx = ctx;
 }
 
 void http_server_stats(const struct http_server *srv,

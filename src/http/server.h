@@ -49,6 +49,7 @@
 
 #include "../base/sk.h"
 #include "../loop/loop.h"
+#include "access.h"
 #include "chunked.h"
 #include "parser.h"
 
@@ -107,6 +108,17 @@ struct http_file {
  * answers NULL for them: "/dir" is then a 404, not a 301. */
 typedef const struct http_file *(*http_lookup_fn)(void *ctx, const char *path, size_t len);
 
+/* The access log (--access-log): called once for every response the
+ * server queues, when its status and body length are decided, in the
+ * order the responses go out on each connection.  The record (access.h)
+ * points into the server's buffers, valid during the call only: the
+ * application formats or copies it there and then.  It must not call the
+ * server back.  What it cannot tell: whether the client then received
+ * the body (a connection that dies mid-body is logged with the full
+ * length, as queued).  A refused connection (503, all states taken) is
+ * logged too, with the first line it sent. */
+typedef void (*http_access_fn)(void *ctx, const struct http_access *rec);
+
 struct http_server_config {
 	uint32_t addr;  /* listen address, host order, 0 = any */
 	uint16_t port;
@@ -131,7 +143,19 @@ struct http_server_config {
 	 * left out when 443); HOST is the request's Host without its port; no
 	 * Host: 400.  Nothing else is served. */
 	uint16_t https_redirect_port;
+	/* NULL: no access log, and the server does no work for one (a
+	 * predicted branch per response, a peer address kept per connection).
+	 * Set: the server keeps HTTP_ACCESS_SCRATCH more bytes per connection
+	 * (http_server_mem_size), where a request that has a body keeps its
+	 * log fields while the body is read, since the body's bytes overwrite
+	 * the head's in the receive buffer. */
+	http_access_fn access;
+	void *access_ctx;
 };
+
+/* The log fields of one request, as the scratch keeps them: each at most
+ * one byte over what access.h logs (so its cut still shows). */
+#define HTTP_ACCESS_SCRATCH (HTTP_ACCESS_LINE_MAX + 2u * HTTP_ACCESS_FIELD_MAX + 3u)
 
 #define HTTP_CACHE_CONTROL_MAX 256u
 /* The longest Location of a 301 ("/dir" -> "/dir/"), the target's path
@@ -158,7 +182,8 @@ bool http_cache_control_ok(const char *s);
 	X(resp_gzip) X(resp_br) X(resp_multipart) X(answers_owed)                               \
 	X(writes) X(write_partial) X(write_errors) X(bytes_out) X(read_errors) X(eof_in_head)    \
 	X(timeout_header) X(timeout_idle) X(timeout_write) X(timeout_linger) X(lingers)         \
-	X(bodies_discarded) X(timer_rearms) X(redirects_https) X(redirect_no_host)
+	X(bodies_discarded) X(timer_rearms) X(redirects_https) X(redirect_no_host)              \
+	X(drain_idle_closed)
 
 struct http_server_stats {
 #define HTTP_STAT_FIELD(n) uint64_t n;
@@ -191,9 +216,16 @@ struct http_server {
 	 * unsent output: an idle keep-alive connection holds none.  Free ones
 	 * are reused LIFO (warm); bufs[buf_hwm, max_conns) were never touched. */
 	uint8_t *bufs;       /* max_conns * HTTP_IOBUF_SIZE */
+	uint8_t *logs;       /* cfg.access: max_conns * HTTP_ACCESS_SCRATCH, one per
+			      * connection (by index); NULL without */
 	uint8_t *buf_free;   /* LIFO list linked through the free buffers */
 	uint32_t buf_hwm;
 	uint32_t bufs_held;  /* buffers connections hold now */
+	/* http_server_drain: the listener is closed, every answer is the
+	 * last on its connection; drain_done runs (once) when none is left. */
+	bool draining;
+	void (*drain_done)(void *ctx);
+	void *drain_ctx;
 	char date[29];       /* "Sun, 06 Nov 1994 08:49:37 GMT" */
 	char path[HTTP_MAX_REQUEST_LINE + 16]; /* scratch: the decoded path (+ "index.html") */
 	struct http_server_stats st;
@@ -216,6 +248,29 @@ void http_server_set_date(struct http_server *srv, const char *date29);
 
 /* Close the listener and every connection (at shutdown). */
 void http_server_stop(struct http_server *srv);
+
+/* A graceful stop (SIGTERM): what is in flight finishes, nothing new
+ * starts.
+ *   - Pending connections are accepted, then the listener is closed: a
+ *     connection the kernel completed but nobody accepted would be reset
+ *     with its request in it.
+ *   - Every answer queued from now on says "Connection: close" and ends
+ *     its connection (pipelined requests behind it are not answered: the
+ *     client sends them again elsewhere, RFC 9112 9.3.2).
+ *   - A connection idle between requests (or accepted, no byte yet) is
+ *     closed once it has been idle HTTP_DRAIN_IDLE_GRACE from now: closing
+ *     it at once would race a request already on its way, which the
+ *     client would see as a failure; within the grace that request is
+ *     answered, with the close.
+ *   - Requests being read, answers being written and lingering closes
+ *     finish on their own timeouts.
+ * done(ctx) runs once no connection is left: at once if there is none,
+ * else from inside the loop's callbacks (where the caller sets its stop
+ * flag).  The caller bounds the whole drain with a timer of its own, and
+ * http_server_stop closes whatever is left (without calling done). */
+#define HTTP_DRAIN_IDLE_GRACE (500 * SK_NS_PER_MS)
+void http_server_drain(struct http_server *srv, sk_time_ns now, void (*done)(void *ctx),
+		       void *ctx);
 
 void http_server_stats(const struct http_server *srv,
 		       void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);

@@ -422,9 +422,211 @@ static void test_buffer_only_while_pending(void **st)
  * with bodies, pipelined, closing), write limits, time, client EOFs, new
  * clients; every invariant is checked after every step (check() in the
  * helpers).  Deterministic: the same seed every run. */
-static void test_random_steps(void **st)
+/* ---- the access log hook ---- */
+
+struct logged {
+	char line[64], ref[64], ua[64]; /* "-" when absent */
+	int status;
+	uint64_t bytes;
+	uint32_t addr;
+	uint16_t port;
+};
+static struct logged logged[64];
+static int nlogged;
+static uint64_t nlogged_all;
+
+static void copy_field(char *dst, struct http_access_str f)
+{
+	if (!f.p) {
+		strcpy(dst, "-");
+		return;
+	}
+	size_t n = f.len < 63 ? f.len : 63;
+	memcpy(dst, f.p, n);
+	dst[n] = 0;
+}
+
+static void on_access(void *ctx, const struct http_access *r)
+{
+	assert_ptr_equal(ctx, &logged);
+	nlogged_all++;
+	if (nlogged == SK_ARRAY_LEN(logged))
+		return;
+	struct logged *l = &logged[nlogged++];
+	copy_field(l->line, r->line);
+	copy_field(l->ref, r->referer);
+	copy_field(l->ua, r->user_agent);
+	l->status = r->status;
+	l->bytes = r->body_bytes;
+	l->addr = r->addr;
+	l->port = r->port;
+}
+
+static void setup_logged(uint32_t max_conns)
+{
+	struct http_server_config cfg;
+	http_server_config_default(&cfg);
+	cfg.max_conns = max_conns;
+	cfg.access = on_access;
+	cfg.access_ctx = &logged;
+	nlogged = 0;
+	nlogged_all = 0;
+	setup_server(&cfg);
+}
+
+static void assert_logged(int i, const char *line, int status, uint64_t bytes, const char *ref,
+			  const char *ua)
+{
+	assert_true(i < nlogged);
+	assert_string_equal(logged[i].line, line);
+	assert_int_equal(logged[i].status, status);
+	assert_int_equal(logged[i].bytes, bytes);
+	assert_string_equal(logged[i].ref, ref);
+	assert_string_equal(logged[i].ua, ua);
+}
+
+static void test_access_log(void **st)
 {
 	(void)st;
+	setup_logged(3);
+	int s = connect_client(5);
+	/* Pipelined: one record per response, in order, each with its own
+	 * request line, Referer and User-Agent. */
+	send_str(s, "GET / HTTP/1.1\r\nHost: a\r\nUser-Agent: ua/1\r\nReferer: http://r/\r\n\r\n"
+		    "HEAD / HTTP/1.1\r\nHost: a\r\n\r\n"
+		    "GET /nope?x=\"1\" HTTP/1.1\r\nHost: a\r\nuser-agent:  sp aced \r\n\r\n");
+	assert_int_equal(nlogged, 3);
+	assert_logged(0, "GET / HTTP/1.1", 200, HTTP_HELLO_LEN, "http://r/", "ua/1");
+	assert_logged(1, "HEAD / HTTP/1.1", 200, 0, "-", "-");
+	assert_logged(2, "GET /nope?x=\"1\" HTTP/1.1", 404, strlen("404 Not Found\n"), "-",
+		      "sp aced");
+	assert_int_equal(logged[0].addr, SK_IP4(198, 18, 0, 1));
+	assert_int_equal(logged[0].port, 40005);
+	/* A body: the answer (405) comes after it, and the record still has
+	 * the head's fields although the body's bytes overwrote them. */
+	send_str(s, "POST /form HTTP/1.1\r\nHost: a\r\nUser-Agent: poster\r\nContent-Length: 40000\r\n\r\n");
+	static char body[40000];
+	memset(body, 'b', sizeof(body));
+	for (size_t off = 0; off < sizeof(body); off += 10000) {
+		loop_fake_send(&fk, s, body + off, 10000);
+		check();
+	}
+	assert_int_equal(nlogged, 4);
+	assert_logged(3, "POST /form HTTP/1.1", 405, strlen("405 Method Not Allowed\n"), "-",
+		      "poster");
+	/* A head the parser refuses: its first line as sent (bytes and all). */
+	s = connect_client(6);
+	send_str(s, "GET /\x01\x1b[31m HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(nlogged, 5);
+	assert_logged(4, "GET /\x01\x1b[31m HTTP/1.1", 400, strlen("400 Bad Request\n"), "-", "-");
+	/* A bad chunk: the 400 is the record of the request it belongs to. */
+	s = connect_client(7);
+	send_str(s, "GET /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+	assert_int_equal(nlogged, 6);
+	assert_logged(5, "GET /c HTTP/1.1", 400, strlen("400 Bad Request\n"), "-", "-");
+	/* A 408 before any byte: no request line.  (The three lingering
+	 * closes above end first.) */
+	advance(3 * SK_NS_PER_S);
+	int t = connect_client(8);
+	advance(11 * SK_NS_PER_S);
+	assert_int_equal(nlogged, 7);
+	assert_logged(6, "-", 408, strlen("408 Request Timeout\n"), "-", "-");
+	assert_true(fk.s[t].shut);
+	/* All three states taken: the fourth is refused, and logged. */
+	connect_client(9);
+	connect_client(10);
+	connect_client(11);
+	assert_false(fk.s[11].open);
+	assert_int_equal(nlogged, 8);
+	assert_logged(7, "-", 503, strlen("503 Service Unavailable\n"), "-", "-");
+	assert_int_equal(logged[7].port, 40011);
+}
+
+/* ---- graceful drain ---- */
+
+static int drained;
+static void on_drained(void *ctx)
+{
+	assert_ptr_equal(ctx, &drained);
+	drained++;
+}
+
+static void test_drain(void **st)
+{
+	(void)st;
+	setup_default();
+	int idle = connect_client(5);
+	send_str(idle, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	int part = connect_client(6);
+	send_str(part, "GET / HTTP/1.1\r\nHo");
+	int fresh = connect_client(7);
+	int ka10 = connect_client(8);
+	send_str(ka10, "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	assert_non_null(strstr(fk.s[ka10].out, "Connection: keep-alive\r\n"));
+	size_t ka10_out = fk.s[ka10].out_len;
+	drained = 0;
+	http_server_drain(&srv, fk.now, on_drained, &drained);
+	check();
+	assert_false(fk.s[LOOP_FAKE_LSOCK].open); /* no more accepts */
+	assert_int_equal(drained, 0);
+	/* The request being read is answered, with the close, and ends. */
+	send_str(part, "st: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(fk.s[part].out, fk.s[part].out_len, "HTTP/1.1 200"), 1);
+	assert_non_null(strstr(fk.s[part].out, "\r\nConnection: close\r\n"));
+	assert_true(fk.s[part].shut || !fk.s[part].open);
+	/* A request within the grace, on an idle keep-alive connection (1.0
+	 * that asked for keep-alive too): answered, close. */
+	advance(HTTP_DRAIN_IDLE_GRACE / 2);
+	assert_true(fk.s[idle].open && fk.s[fresh].open);
+	send_str(ka10, "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	assert_non_null(strstr(fk.s[ka10].out + ka10_out, "\r\nConnection: close\r\n"));
+	assert_null(strstr(fk.s[ka10].out + ka10_out, "keep-alive"));
+	assert_false(fk.s[ka10].open);
+	/* Past the grace: idle and fresh connections are closed, silently. */
+	size_t idle_out = fk.s[idle].out_len;
+	advance(HTTP_DRAIN_IDLE_GRACE / 2);
+	assert_false(fk.s[idle].open);
+	assert_false(fk.s[fresh].open);
+	assert_int_equal(fk.s[idle].out_len, idle_out);
+	assert_int_equal(fk.s[fresh].out_len, 0);
+	assert_int_equal(srv.st.drain_idle_closed, 2);
+	/* part lingers (bytes behind its last request): done when it ends. */
+	assert_int_equal(drained, srv.nconns == 0);
+	advance(3 * SK_NS_PER_S);
+	assert_int_equal(srv.nconns, 0);
+	assert_int_equal(drained, 1);
+	/* Cut short: http_server_stop closes what is left, and done is not
+	 * called (its context may be gone by then). */
+	setup_default();
+	connect_client(5);
+	send_str(5, "GET / HTTP/1.1\r\nHo");
+	drained = 0;
+	http_server_drain(&srv, fk.now, on_drained, &drained);
+	http_server_stop(&srv);
+	check();
+	assert_int_equal(srv.nconns, 0);
+	assert_int_equal(drained, 0);
+	/* Nothing open: done at once, and a second drain does nothing. */
+	setup_default();
+	drained = 0;
+	http_server_drain(&srv, fk.now, on_drained, &drained);
+	assert_int_equal(drained, 1);
+	http_server_drain(&srv, fk.now, on_drained, &drained);
+	assert_int_equal(drained, 1);
+	check();
+}
+
+/* Every response is logged, once: records == responses counted. */
+static uint64_t responses(void)
+{
+	const struct http_server_stats *q = &srv.st;
+	return q->resp_200 + q->resp_206 + q->resp_301 + q->resp_304 + q->resp_400 + q->resp_403 +
+	       q->resp_404 + q->resp_405 + q->resp_408 + q->resp_412 + q->resp_413 + q->resp_414 +
+	       q->resp_416 + q->resp_431 + q->resp_501 + q->resp_503 + q->resp_505 + q->resp_other;
+}
+
+static void random_steps(bool logging)
+{
 	static const char *const reqs[] = {
 		"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
 		"HEAD /x HTTP/1.1\r\nHost: a\r\n\r\n",
@@ -441,6 +643,12 @@ static void test_random_steps(void **st)
 	struct http_server_config cfg;
 	http_server_config_default(&cfg);
 	cfg.max_conns = 3; /* four sockets: the fourth is refused when all are busy */
+	if (logging) {
+		cfg.access = on_access;
+		cfg.access_ctx = &logged;
+		nlogged = 0;
+		nlogged_all = 0;
+	}
 	setup_server(&cfg);
 	struct {
 		char buf[1024]; /* one to three requests back to back */
@@ -504,6 +712,20 @@ static void test_random_steps(void **st)
 	check();
 	assert_int_equal(srv.nconns, 0);
 	assert_int_equal(srv.bufs_held, 0);
+	if (logging)
+		assert_int_equal(nlogged_all, responses());
+}
+
+static void test_random_steps(void **st)
+{
+	(void)st;
+	random_steps(false);
+}
+
+static void test_random_steps_logged(void **st)
+{
+	(void)st;
+	random_steps(true);
 }
 
 /* The checker can fail: each broken account is named. */
@@ -861,6 +1083,9 @@ int main(void)
 		cmocka_unit_test(test_buffer_only_while_pending),
 		cmocka_unit_test(test_timerq),
 		cmocka_unit_test(test_random_steps),
+		cmocka_unit_test(test_random_steps_logged),
+		cmocka_unit_test(test_access_log),
+		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_check_catches),
 		cmocka_unit_test(test_validators),
 		cmocka_unit_test(test_conditionals),

@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# tests/ops.sh BIN [TARGET...] — `skiff serve` in production: the access
+# log and the graceful drain, on each TARGET (default both):
+#   linux      --stack linux; server and clients in namespaces srv and cli
+#              joined by a veth (tests/lib.sh skt_topo_veth), as tests/http.sh
+#   skiff:tap  --stack skiff --dev tap:sk0; one namespace (skt_topo_tap)
+#
+# Access log (--access-log):
+#   log.combined  to a file: hostile request lines and User-Agents
+#                 (tests/ops_client.py HOSTILE) come out escaped, every line
+#                 is one well-formed record, records = responses counted,
+#                 written in batches (writes <= records / 50), 0 dropped
+#   log.json      to standard output, JSON lines: each parses, the hostile
+#                 ones decode back to the bytes sent
+#   log.slow_sink to a FIFO whose reader never reads: ab -k still completes
+#                 with 0 failed requests (the loop never blocks on the log),
+#                 the records that did not fit are counted as dropped, and
+#                 the exit is not held up for more than the bounded wait
+# Drain (SIGTERM):
+#   drain.wrk     wrk -c 32 keep-alive, SIGTERM mid-run: skiff exits 0
+#                 within --drain-timeout with "drained"; wrk has no read
+#                 errors, no timeouts, no non-2xx; in the client's namespace
+#                 no established connection was reset (Tcp EstabResets), and
+#                 its connect/write errors are all refused reconnects after
+#                 the listener closed (<= Tcp AttemptFails); an idle
+#                 keep-alive client is closed cleanly (EOF after its
+#                 response)
+#   drain.timeout a client that holds half a request head: skiff waits for
+#                 it, and exits 0 after --drain-timeout 2 (not before, not
+#                 much after)
+# About 20 s per target.  Prints PASS/FAIL per check, ends with
+# "ops: N passed, N failed".
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+SKT_SUITE=ops
+export PYTHONDONTWRITEBYTECODE=1
+
+usage() { echo "usage: $0 path/to/skiff [linux] [skiff:tap]" >&2; exit 2; }
+BIN=${1:-}
+[ -n "$BIN" ] || usage
+shift
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap)
+for t in "${TARGETS[@]}"; do
+	case $t in linux | skiff:tap) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+done
+skt_check_bin "$BIN" || exit 2
+BIN=$(readlink -f "$BIN")
+if ! skt_need setup curl ab wrk python3; then
+	summary
+	exit 1
+fi
+
+SRV_IP=198.18.0.2
+URL=http://$SRV_IP/
+WORK=$(mktemp -d /tmp/skiff-ops.XXXXXX)
+OC=$HERE/ops_client.py
+SRV_PID=
+NS_C= NS_S= IF_C=
+SERVE=()
+
+on_exit() {
+	skt_cleanup
+	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${OPS_KEEP_LOGS:-}" ]; then
+		rm -rf "$WORK"
+	else
+		echo "ops: logs kept in $WORK"
+	fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
+
+setup_target() {
+	skt_cleanup_stale
+	case $TGT in
+	linux) skt_topo_veth on "$SRV_IP/24" ;;
+	skiff:tap) skt_topo_tap tap sk0 ;;
+	esac || return 1
+	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
+	case $TGT in
+	linux) SERVE=(--stack linux) ;;
+	*) SERVE=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	esac
+	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse'
+}
+
+# start_server NAME ARGS...: stdout and stderr to $SRV_LOG; wait for the
+# listening line and a first answer.
+start_server() {
+	local name=$1 i
+	shift
+	SRV_LOG=$WORK/${TGT/:/-}-$name.log
+	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 --stats "$@" >"$SRV_LOG" 2>&1 &
+	SRV_PID=$!
+	SKT_PIDS+=("$SRV_PID")
+	for ((i = 0; i < 200; i++)); do
+		grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null && break
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		C curl -s -o /dev/null --max-time 1 "$URL" && return 0
+		sleep 0.1
+	done
+	fail "$name.start" "no answer: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+	return 1
+}
+
+# stop_server NAME SECS: SIGTERM; 0 if it exited 0 within SECS (SKT_RC,
+# STOP_MS: how long it took).
+stop_server() {
+	local name=$1 secs=$2 t0
+	t0=$(date +%s%N)
+	kill -TERM "$SRV_PID" 2>/dev/null
+	if ! skt_wait_exit "$SRV_PID" "$secs"; then
+		kill -KILL "$SRV_PID" 2>/dev/null
+		wait "$SRV_PID" 2>/dev/null
+		fail "$name.exit" "still running $secs s after SIGTERM"
+		SKT_PIDS=()
+		return 1
+	fi
+	STOP_MS=$((($(date +%s%N) - t0) / 1000000))
+	SKT_PIDS=()
+	if [ "$SKT_RC" -ne 0 ]; then
+		fail "$name.exit" "exit status $SKT_RC: $(grep -v '^[a-z_.0-9]* [0-9]*$' "$SRV_LOG" | tail -n 3 | tr '\n' ' ')"
+		return 1
+	fi
+	return 0
+}
+
+stat_of() { awk -v k="$1" '$1 == k {print $2}' "$SRV_LOG"; }
+
+check_ab() { # check_ab NAME ARGS...: 0 failed, all complete
+	local name=$1 out=$WORK/$1.ab n
+	shift
+	T=120 C ab -q -r "$@" "$URL" >"$out" 2>&1
+	n=$(awk '/^Failed requests:/ {print $3}' "$out")
+	if [ "${n:-x}" != 0 ] || ! grep -q '^Complete requests:' "$out"; then
+		fail "$name" "ab: $(grep -E '^(Complete|Failed) requests:' "$out" | tr '\n' ' ') $(tail -n 1 "$out")"
+		return 1
+	fi
+	AB_RPS=$(awk '/^Requests per second:/ {print $4}' "$out")
+	return 0
+}
+
+# ---- the access log ----
+
+check_log_combined() {
+	local log=$WORK/${TGT/:/-}-access.log out rec writes
+	rm -f "$log"
+	start_server log --access-log "$log" || return
+	C python3 "$OC" hostile $SRV_IP 80 >"$WORK/hostile.out" 2>&1 ||
+		fail log.combined.hostile "$(tr '\n' ' ' <"$WORK/hostile.out")"
+	C curl -s -o /dev/null -A 'curl "with" \quotes' -e 'http://ref/' "$URL"
+	check_ab log.combined.ab -k -n 20000 -c 64
+	stop_server log 5 || return
+	if out=$(python3 "$OC" check combined "$log" "$SRV_LOG" 2>&1); then
+		pass "log.combined ($out)"
+	else
+		fail log.combined "$out"
+	fi
+	rec=$(stat_of access_log.records) writes=$(stat_of access_log.writes)
+	if [ "${rec:-0}" -gt 20000 ] && [ "$(stat_of access_log.dropped)" = 0 ] &&
+		[ "${writes:-0}" -ge 1 ] && [ $((writes * 50)) -le "$rec" ]; then
+		pass "log.batched ($rec records in $writes writes, 0 dropped)"
+	else
+		fail log.batched "records=${rec:-?} writes=${writes:-?} dropped=$(stat_of access_log.dropped)"
+	fi
+}
+
+check_log_json() {
+	local out
+	start_server json --access-log - --access-log-format json || return
+	C python3 "$OC" hostile $SRV_IP 80 >"$WORK/hostile.out" 2>&1 ||
+		fail log.json.hostile "$(tr '\n' ' ' <"$WORK/hostile.out")"
+	check_ab log.json.ab -k -n 2000 -c 16
+	stop_server json 5 || return
+	if out=$(python3 "$OC" check json "$SRV_LOG" "$SRV_LOG" 2>&1); then
+		pass "log.json ($out)"
+	else
+		fail log.json "$out"
+	fi
+}
+
+check_log_slow_sink() {
+	local fifo=$WORK/fifo rd dropped
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	# A reader that opens the FIFO and never reads: 64 KiB of pipe, then full.
+	python3 -c 'import sys, time; f = open(sys.argv[1], "rb"); time.sleep(60)' "$fifo" &
+	rd=$!
+	if start_server slow_sink --access-log "$fifo"; then
+		if check_ab log.slow_sink.ab -k -n 30000 -c 64; then
+			if stop_server slow_sink 6; then
+				dropped=$(stat_of access_log.dropped)
+				if [ "${dropped:-0}" -gt 0 ] && [ "$STOP_MS" -lt 4000 ]; then
+					pass "log.slow_sink (ab -k 0 failed, $AB_RPS req/s; $dropped records dropped, $(stat_of access_log.records) formatted; exit in $STOP_MS ms)"
+				else
+					fail log.slow_sink "dropped=${dropped:-?} exit in $STOP_MS ms"
+				fi
+			fi
+		else
+			stop_server slow_sink 6
+		fi
+	fi
+	kill "$rd" 2>/dev/null
+	wait "$rd" 2>/dev/null
+}
+
+# ---- the drain ----
+
+# Tcp counters of the client namespace: "EstabResets AttemptFails".
+tcp_mib() {
+	ip netns exec "$NS_C" awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) n[$i] = i; h = 1 }
+		else print $n["EstabResets"], $n["AttemptFails"] }' /proc/net/snmp
+}
+
+check_drain_wrk() {
+	local lua=$WORK/close.lua out=$WORK/drain.wrk idle=$WORK/idle.out e m0 m1 idle_pid wrk_pid
+	# Each wrk thread stops once each of its 16 connections got its
+	# "Connection: close": nothing is left in flight, and wrk does not spin
+	# on reconnects that the closed listener refuses.
+	cat >"$lua" <<'LUA'
+local closes = 0
+function response(status, headers, body)
+	if headers["Connection"] == "close" then
+		closes = closes + 1
+		if closes >= 16 then wrk.thread:stop() end
+	end
+end
+LUA
+	start_server drain --drain-timeout 10 || return
+	C python3 "$OC" idle $SRV_IP 80 20 >"$idle" 2>&1 &
+	idle_pid=$!
+	read -r -a m0 <<<"$(tcp_mib)"
+	T=30 C wrk -t 2 -c 32 -d 6 -s "$lua" "$URL" >"$out" 2>&1 &
+	wrk_pid=$!
+	sleep 1.5
+	stop_server drain 12
+	local rc=$? stop_ms=${STOP_MS:-?}
+	wait "$wrk_pid"
+	wait "$idle_pid"
+	local idle_rc=$?
+	read -r -a m1 <<<"$(tcp_mib)"
+	local resets=$((m1[0] - m0[0])) fails=$((m1[1] - m0[1]))
+	e=$(grep 'Socket errors:' "$out" | sed -E 's/.*connect ([0-9]+), read ([0-9]+), write ([0-9]+), timeout ([0-9]+).*/\1 \2 \3 \4/')
+	read -r -a e <<<"${e:-0 0 0 0}"
+	local reqs
+	reqs=$(awk '/requests in/ {print $1}' "$out")
+	[ $rc -eq 0 ] || return
+	if ! grep -q '^skiff serve: drained in' "$SRV_LOG"; then
+		fail drain.wrk "no 'drained' line: $(grep '^skiff serve:' "$SRV_LOG" | tr '\n' ' ')"
+	elif ! grep -q 'Requests/sec' "$out"; then
+		fail drain.wrk "wrk did not finish: $(tail -n 3 "$out" | tr '\n' ' ')"
+	elif [ "${e[1]}" != 0 ] || [ "${e[3]}" != 0 ] || grep -q 'Non-2xx' "$out"; then
+		fail drain.wrk "$(grep -E 'Socket errors|Non-2xx' "$out" | tr '\n' ' ')"
+	elif [ "$resets" -ne 0 ]; then
+		fail drain.wrk "$resets established connections were reset (Tcp EstabResets)"
+	elif [ $((e[0] + e[2])) -gt "$fails" ]; then
+		fail drain.wrk "connect ${e[0]} + write ${e[2]} errors > $fails refused connects (Tcp AttemptFails)"
+	elif [ "$(stat_of http.write_errors)" != 0 ]; then
+		fail drain.wrk "server write errors: $(stat_of http.write_errors)"
+	else
+		pass "drain.wrk ($reqs requests; exit 0 in $stop_ms ms, $(grep '^skiff serve: drained' "$SRV_LOG" | sed 's/skiff serve: //'); 0 read errors, 0 resets; ${e[0]} connect + ${e[2]} write errors = refused reconnects <= $fails)"
+	fi
+	if [ $idle_rc -eq 0 ] && [ "$(stat_of http.drain_idle_closed)" -ge 1 ]; then
+		pass "drain.idle_closed ($(tail -n 1 "$idle"); drain_idle_closed $(stat_of http.drain_idle_closed))"
+	else
+		fail drain.idle_closed "$(tr '\n' ' ' <"$idle") drain_idle_closed=$(stat_of http.drain_idle_closed)"
+	fi
+}
+
+check_drain_timeout() {
+	local slow=$WORK/slow.out slow_pid
+	start_server drain_timeout --drain-timeout 2 --header-timeout 30 || return
+	C python3 "$OC" slow $SRV_IP 80 20 >"$slow" 2>&1 &
+	slow_pid=$!
+	sleep 0.5
+	stop_server drain_timeout 6
+	local rc=$? ms=${STOP_MS:-0}
+	wait "$slow_pid"
+	[ $rc -eq 0 ] || return
+	if grep -q '^skiff serve: drain-timeout after' "$SRV_LOG" && [ "$ms" -ge 1900 ] && [ "$ms" -le 3500 ]; then
+		pass "drain.timeout (exit 0 after $ms ms with --drain-timeout 2; slow client: $(tail -n 1 "$slow"))"
+	else
+		fail drain.timeout "exit after $ms ms; $(grep '^skiff serve:' "$SRV_LOG" | tr '\n' ' ')"
+	fi
+}
+
+run_target() {
+	TGT=$1
+	SKT_SCOPE=$TGT
+	local t0=$SECONDS
+	if ! setup_target; then
+		fail setup "cannot create the topology"
+		skt_cleanup
+		return
+	fi
+	check_log_combined
+	check_log_json
+	check_log_slow_sink
+	check_drain_wrk
+	check_drain_timeout
+	skt_cleanup
+	echo "--- $TGT: $((SECONDS - t0)) s"
+}
+
+for t in "${TARGETS[@]}"; do
+	run_target "$t"
+done
+SKT_SCOPE=
+summary

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""tests/ops_client.py — the clients and checkers of tests/ops.sh.
+
+  hostile HOST PORT            the hostile requests (HOSTILE below), each on
+                               its own connection; exit 0 if each was answered
+  check FORMAT LOG STATS       every record of LOG (combined|json; in json,
+                               the lines of LOG that start with '{') is one
+                               well-formed line; as many as the responses
+                               counted in STATS (the --stats output); the
+                               hostile requests are there, escaped, and (json)
+                               decode back to the bytes sent
+  idle HOST PORT SECS          one keep-alive request, then wait (at most
+                               SECS) for the server to close: exit 0 on a
+                               clean EOF with no bytes after the response
+  slow HOST PORT SECS          send half a request head and hold it; exit 0
+                               when the server closes within SECS
+"""
+import json
+import re
+import socket
+import sys
+import time
+
+# (request bytes, the status it gets, the request line the log must show,
+# the User-Agent it sent or None).  Every one tries to end a log line early,
+# forge a field, or break the JSON.
+HOSTILE = [
+    (b'GET /a"b\\c?x="]"-"forged"\\ HTTP/1.1\r\nHost: h\r\n'
+     b'User-Agent: ua " \\" \t\xff\xfe end\r\nReferer: http://r/"x\r\nConnection: close\r\n\r\n',
+     404, b'GET /a"b\\c?x="]"-"forged"\\ HTTP/1.1', b'ua " \\" \t\xff\xfe end'),
+    (b'GET /\x1b[31mred HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n',
+     400, b'GET /\x1b[31mred HTTP/1.1', None),
+    (b'GET /x HTTP/1.1\r\nHost: h\r\nUser-Agent: "}, {"status": 999, "x": "\x80\r\n'
+     b'Connection: close\r\n\r\n',
+     404, b'GET /x HTTP/1.1', b'"}, {"status": 999, "x": "\x80'),
+]
+
+
+def exchange(host, port, data):
+    s = socket.create_connection((host, port), timeout=10)
+    s.sendall(data)
+    got = b""
+    while True:
+        x = s.recv(65536)
+        if not x:
+            break
+        got += x
+    s.close()
+    return got
+
+
+def cmd_hostile(host, port):
+    ok = True
+    for req, status, _, _ in HOSTILE:
+        got = exchange(host, int(port), req)
+        if not got.startswith(b"HTTP/1.1 %d " % status):
+            print("request %r: got %r, want %d" % (req[:40], got[:40], status))
+            ok = False
+    print("%d hostile requests answered" % len(HOSTILE))
+    return 0 if ok else 1
+
+
+def combined_escape(b):
+    """nginx's escaping, as http/access.c writes it."""
+    out = []
+    for c in b:
+        if c in (0x22, 0x5C) or c < 0x20 or c >= 0x7F:
+            out.append("\\x%02X" % c)
+        else:
+            out.append(chr(c))
+    return "".join(out)
+
+
+COMBINED = re.compile(
+    r'^(\d{1,3}(?:\.\d{1,3}){3}) - - \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] '
+    r'"((?:[^"\\]|\\x[0-9A-F]{2})*)" (\d{3}) (\d+) "((?:[^"\\]|\\x[0-9A-F]{2})*)" '
+    r'"((?:[^"\\]|\\x[0-9A-F]{2})*)"$')
+# A string split, not a list literal of words: tools/depscan.py would read that as a command.
+JSON_KEYS = ("time remote_addr remote_port request status body_bytes_sent http_referer "
+             "http_user_agent").split()
+
+
+def responses(stats_path):
+    n = 0
+    for line in open(stats_path, encoding="latin-1"):
+        m = re.match(r"^http\.resp_(\d{3}|other) (\d+)$", line.strip())
+        if m:
+            n += int(m.group(2))
+    return n
+
+
+def cmd_check(fmt, log_path, stats_path):
+    raw = open(log_path, "rb").read()
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if fmt == "json":
+        lines = [l for l in lines if l.startswith(b"{")]
+    bad = []
+    recs = []
+    for l in lines:
+        if any(c < 0x20 or c >= 0x7F for c in l):
+            bad.append(("not printable ASCII", l))
+            continue
+        s = l.decode("ascii")
+        if fmt == "combined":
+            m = COMBINED.match(s)
+            if not m:
+                bad.append(("not a combined line", l))
+                continue
+            recs.append({"request": m.group(2), "status": int(m.group(3)), "ua": m.group(6)})
+        else:
+            try:
+                o = json.loads(s)
+            except ValueError as e:
+                bad.append(("not JSON: %s" % e, l))
+                continue
+            if list(o.keys()) != JSON_KEYS:
+                bad.append(("keys %s" % list(o.keys()), l))
+                continue
+            recs.append({"request": o["request"], "status": o["status"],
+                         "ua": o["http_user_agent"]})
+    if bad:
+        for why, l in bad[:3]:
+            print("%s: %r" % (why, l[:200]))
+        return 1
+    want = responses(stats_path)
+    if len(recs) != want:
+        print("%d records, %d responses counted" % (len(recs), want))
+        return 1
+    # The hostile requests, exactly: escaped (combined) or decoded back to
+    # the bytes sent (json: each byte is one code point, Latin-1).
+    for _, status, line, ua in HOSTILE:
+        if fmt == "combined":
+            rq, u = combined_escape(line), combined_escape(ua) if ua is not None else "-"
+        else:
+            rq, u = line.decode("latin-1"), ua.decode("latin-1") if ua is not None else ""
+        if not any(r["request"] == rq and r["status"] == status and r["ua"] == u for r in recs):
+            print("no record of %r (%d, UA %r)" % (line, status, ua))
+            for r in recs:
+                if r["status"] == status:
+                    print("  have %r" % (r,))
+            return 1
+    print("%d records, all well-formed, = responses; %d hostile ones exact" %
+          (len(recs), len(HOSTILE)))
+    return 0
+
+
+def cmd_idle(host, port, secs):
+    s = socket.create_connection((host, int(port)), timeout=float(secs))
+    s.sendall(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    got = b""
+    while b"\r\n\r\n" not in got or len(got) < got.index(b"\r\n\r\n") + 4 + 41:
+        x = s.recv(4096)
+        if not x:
+            print("closed before the response was complete: %r" % got[:80])
+            return 1
+        got += x
+    print("response complete; idle", flush=True)
+    t0 = time.monotonic()
+    try:
+        x = s.recv(4096)
+    except socket.timeout:
+        print("still open after %s s" % secs)
+        return 1
+    except OSError as e:
+        print("error instead of a clean close: %s" % e)
+        return 1
+    if x:
+        print("bytes after the response: %r" % x[:80])
+        return 1
+    print("clean close %.2f s after idling" % (time.monotonic() - t0))
+    return 0
+
+
+def cmd_slow(host, port, secs):
+    s = socket.create_connection((host, int(port)), timeout=float(secs))
+    s.sendall(b"GET / HTTP/1.1\r\nHost: h\r\n")
+    print("half a head sent; holding", flush=True)
+    t0 = time.monotonic()
+    try:
+        x = s.recv(4096)
+    except socket.timeout:
+        print("still open after %s s" % secs)
+        return 1
+    except OSError as e:
+        x = b""
+        print("closed with %s" % e)
+    print("closed %.2f s after the half head (%d bytes)" % (time.monotonic() - t0, len(x)))
+    return 0
+
+
+def main():
+    cmds = {"hostile": (cmd_hostile, 2), "check": (cmd_check, 3), "idle": (cmd_idle, 3),
+            "slow": (cmd_slow, 3)}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) - 2 != cmds[sys.argv[1]][1]:
+        print(__doc__, file=sys.stderr)
+        return 2
+    fn, _ = cmds[sys.argv[1]]
+    return fn(*sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
