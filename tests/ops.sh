@@ -281,7 +281,15 @@ check_drain_timeout() {
 	start_server drain_timeout --drain-timeout 2 --header-timeout 30 || return
 	C python3 "$OC" slow $SRV_IP 80 20 >"$slow" 2>&1 &
 	slow_pid=$!
-	sleep 0.5
+	# SIGTERM only once the half head is out (a fixed sleep lost the race
+	# on a loaded machine: "draining 0 connections"), and a moment for it
+	# to arrive.
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^half a head sent' "$slow" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 0.3
 	stop_server drain_timeout 6
 	local rc=$? ms=${STOP_MS:-0}
 	wait "$slow_pid"
