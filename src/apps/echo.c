@@ -82,7 +82,7 @@ static void echo_tcp(void *ctx, struct runner *l, const struct tcp_event *ev, in
 		case ROLE_ECHO_LISTENER:
 		case ROLE_DISCARD_LISTENER:
 			for (;;) {
-				uint32_t addr;
+				struct sk_addr addr;
 				uint16_t port;
 				int s = tcp_accept(tcp, ev[i].sock, &addr, &port);
 				if (s < 0)
@@ -138,8 +138,18 @@ int cmd_echo(int argc, char **argv)
 	char ipbuf[16], macbuf[18];
 	cli_format_ipv4(cfg.ifc.ip, ipbuf);
 	cli_format_mac(hs.dev->mac, macbuf);
-	printf("skiff echo: ready dev=%s ip=%s/%u mac=%s udp_echo=%d tcp_echo=%d tcp_discard=%d\n",
+	printf("skiff echo: ready dev=%s ip=%s/%u mac=%s udp_echo=%d tcp_echo=%d tcp_discard=%d",
 	       hs.dev->name, ipbuf, cfg.ifc.prefix_len, macbuf, ECHO_PORT, ECHO_PORT, DISCARD_PORT);
+	/* TCP echo and discard listen on both families. */
+	for (unsigned i = 0; i < cfg.ifc.nip6; i++) {
+		char a6[OPT_ADDR_STRLEN];
+		struct sk_addr a = sk_addr_v6(cfg.ifc.ip6_addr[i].addr.b);
+		opt_format_addr(&a, 0, a6);
+		printf(" ip6=%s/%u", a6, cfg.ifc.ip6_addr[i].prefix_len);
+	}
+	if (cfg.ifc.ip6_slaac)
+		printf(" ip6=auto");
+	printf("\n");
 	fflush(stdout);
 
 	int rc = hoststack_run(&hs, &echo_stop);

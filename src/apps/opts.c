@@ -5,6 +5,7 @@
 #include "../loop/spin.h"
 #include "../net/iface.h"
 #include "opts.h"
+#include "../base/sk_addr.h"
 
 /* ---- the table ---- */
 
@@ -189,7 +190,8 @@ const struct opt_cmd opt_cmd_echo = {
 	.synopsis = "skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "                  [--mac MAC] [--stats] [--pcap FILE] [--spin-us N]",
 	.about = "Answers ARP, ICMP echo, UDP and TCP echo (port 7) and TCP discard (port 9)\n"
-		 "as ADDR on DEV; with --ip6 also neighbour discovery and ICMPv6 echo.",
+		 "as ADDR on DEV; with --ip6 also neighbour discovery, ICMPv6 echo and the TCP\n"
+		 "ports over IPv6.",
 	.use = echo_use,
 	.nuse = SK_ARRAY_LEN(echo_use),
 	.footer = "Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).",
@@ -272,6 +274,9 @@ static const struct opt_use serve_use[] = {
 	 "skiff: this host's address and prefix (ADDR/LEN,\n"
 	 "required); linux: the address to bind (default any)"},
 	{OPT_GW, 0, NULL, "(stack skiff) default gateway, inside ip's subnet"},
+	{OPT_IP6, 0, NULL, "(stack skiff) also this IPv6 address (repeatable), or\n"
+			   "auto (SLAAC): the server listens on both families"},
+	{OPT_GW6, 0, NULL, "(stack skiff) IPv6 default router"},
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_PORT, 0, "80", NULL},
 	{OPT_ROOT, 0, NULL, NULL},
@@ -308,7 +313,8 @@ const struct opt_cmd opt_cmd_serve = {
 	.name = "serve",
 	.synopsis =
 		"skiff serve [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR]\n"
-		"                   [--mac MAC] [--port N] [--root DIR] [--stats] [--pcap FILE]\n"
+		"                   [--ip6 ADDR/LEN]... [--gw6 ADDR] [--mac MAC] [--port N]\n"
+		"                   [--root DIR] [--stats] [--pcap FILE]\n"
 		"                   [--max-conns N] [--header-timeout S] [--keepalive-timeout S]\n"
 		"                   [--max-body N] [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
 		"                   [--trace] [--cache-control VALUE]\n"
@@ -319,8 +325,9 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--drain-timeout S]",
 	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		 "every file under DIR (mapped read-only, not copied; SIGHUP re-reads DIR).  dev,\n"
-		 "gw, mac, pcap, tcp-sndbuf, tcp-rcvbuf and spin-us go with --stack skiff.  The\n"
-		 "unikernel takes the same options as words: skiff vm -- ip=ADDR/LEN max-conns=N ...",
+		 "gw, ip6, gw6, mac, pcap, tcp-sndbuf, tcp-rcvbuf and spin-us go with --stack\n"
+		 "skiff, whose listener takes IPv4 and (with --ip6) IPv6.  The unikernel takes\n"
+		 "the same options as words: skiff vm -- ip=ADDR/LEN max-conns=N ...",
 	.use = serve_use,
 	.nuse = SK_ARRAY_LEN(serve_use),
 	.footer = "Prints one line when listening.  SIGTERM drains (see drain-timeout), then\n"
@@ -546,6 +553,26 @@ void opt_format_ipv6(const uint8_t a[16], char out[OPT_IPV6_STRLEN])
 				d[n++] = hex[(g[i] >> sh) & 15];
 		d[n] = 0;
 		put(&b, d);
+	}
+}
+
+void opt_format_addr(const struct sk_addr *a, uint16_t port, char out[OPT_ADDR_STRLEN])
+{
+	struct sbuf b = {out, OPT_ADDR_STRLEN, 0};
+	char s[OPT_IPV6_STRLEN];
+	bool v4 = sk_addr_is_v4(a);
+	if (v4)
+		opt_format_ipv4(sk_addr_ip4(a), s);
+	else
+		opt_format_ipv6(a->b, s);
+	if (port && !v4)
+		put(&b, "[");
+	put(&b, s);
+	if (port && !v4)
+		put(&b, "]");
+	if (port) {
+		put(&b, ":");
+		put_u64(&b, port);
 	}
 }
 

@@ -222,6 +222,12 @@ int opt_parse_ipv6(const char *s, uint8_t a[16]);
 /* RFC 5952 text (lower case, the longest run of zero groups as "::"). */
 #define OPT_IPV6_STRLEN 40
 void opt_format_ipv6(const uint8_t a[16], char out[OPT_IPV6_STRLEN]);
+/* A peer or local endpoint of either family: "198.18.0.1:40000" or, IPv6
+ * in brackets (RFC 3986 3.2.2, so the port is unambiguous),
+ * "[2001:2::1]:40000"; port 0 leaves the port (and the brackets) out. */
+#define OPT_ADDR_STRLEN (OPT_IPV6_STRLEN + 8)
+struct sk_addr;
+void opt_format_addr(const struct sk_addr *a, uint16_t port, char out[OPT_ADDR_STRLEN]);
 
 /* The IPv6 options (ip6, repeatable, or auto; gw6) into an interface's
  * config: IPv6 on when any ip6 was given.  For the hosted stack and the unikernel. */

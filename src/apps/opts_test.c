@@ -15,6 +15,7 @@
 #include "net/iface.h"
 
 #include "apps/opts.h"
+#include "base/sk_addr.h"
 #include "http/server.h"
 
 static const struct opt_cmd *const cmds[] = {&opt_cmd_echo, &opt_cmd_tcp_client, &opt_cmd_ping,
@@ -708,6 +709,23 @@ static void test_parsers(void **state)
 	assert_string_equal(s, "198.18.0.2");
 	opt_format_ipv4(0xffffffffu, s);
 	assert_string_equal(s, "255.255.255.255");
+	/* Endpoints of either family: IPv6 in brackets when a port follows. */
+	char ep[OPT_ADDR_STRLEN];
+	struct sk_addr e4 = sk_addr_v4(SK_IP4(198, 18, 0, 1));
+	opt_format_addr(&e4, 40000, ep);
+	assert_string_equal(ep, "198.18.0.1:40000");
+	opt_format_addr(&e4, 0, ep);
+	assert_string_equal(ep, "198.18.0.1");
+	struct sk_addr e6 = sk_addr_v6((const uint8_t[16]){0x20, 0x01, 0, 2, [15] = 1});
+	opt_format_addr(&e6, 80, ep);
+	assert_string_equal(ep, "[2001:2::1]:80");
+	opt_format_addr(&e6, 0, ep);
+	assert_string_equal(ep, "2001:2::1");
+	static const uint8_t longest[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe};
+	struct sk_addr el = sk_addr_v6(longest);
+	opt_format_addr(&el, 65535, ep);
+	assert_string_equal(ep, "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe]:65535");
 	/* IPv6 text, both ways (RFC 4291 2.2 in, RFC 5952 out). */
 	static const struct {
 		const char *in, *out;

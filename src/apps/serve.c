@@ -318,7 +318,7 @@ int cmd_serve(int argc, char **argv)
 	} else {
 		static const uint8_t skiff_only[] = {OPT_DEV,     OPT_GW,         OPT_MAC,
 						     OPT_PCAP,    OPT_SPIN_US,    OPT_TCP_SNDBUF,
-						     OPT_TCP_RCVBUF};
+						     OPT_TCP_RCVBUF, OPT_IP6,     OPT_GW6};
 		int r = opt_only_with(&o, skiff_only, sizeof(skiff_only),
 				      "stack skiff (stack linux uses the kernel's interfaces)", err,
 				      sizeof(err));
@@ -456,6 +456,17 @@ int cmd_serve(int argc, char **argv)
 	       loop->name, devb, cfg.max_conns);
 	if (tls_on)
 		printf(" https=%u", tls.port);
+	/* The engine's listener takes both families: say where IPv6 reaches it
+	 * (usable once DAD passes: a "skiff: ip6 ADDR usable" line follows). */
+	const struct iface_config *ic = &scfg.stack.ifc;
+	for (unsigned i = 0; on_skiff && i < ic->nip6; i++) {
+		char a6[OPT_ADDR_STRLEN];
+		struct sk_addr a = sk_addr_v6(ic->ip6_addr[i].addr.b);
+		opt_format_addr(&a, cfg.port, a6);
+		printf(" ip6=%s", a6);
+	}
+	if (on_skiff && ic->ip6_slaac)
+		printf(" ip6=auto");
 	if (fc) {
 		printf(" root=%s ", root);
 		print_root("", fc);

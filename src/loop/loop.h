@@ -47,6 +47,7 @@
 #define LOOP_LOOP_H
 
 #include "../base/sk.h"
+#include "../base/sk_addr.h"
 #include "../base/sk_err.h"
 
 struct loop;
@@ -78,7 +79,7 @@ struct loop_timer {
 };
 
 struct loop_peer {
-	uint32_t addr; /* IPv4, host order */
+	struct sk_addr addr; /* either family (base/sk_addr.h: IPv4 mapped) */
 	uint16_t port;
 };
 

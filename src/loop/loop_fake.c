@@ -37,7 +37,7 @@ static int fk_accept(struct loop *l, int lsock, struct loop_peer *peer)
 	sk_memmove(f->pending, f->pending + 1, sizeof(f->pending[0]) * (size_t)f->npending);
 	f->s[s].open = true;
 	if (peer)
-		*peer = (struct loop_peer){SK_IP4(198, 18, 0, 1), (uint16_t)(40000 + s)};
+		*peer = (struct loop_peer){sk_addr_v4(SK_IP4(198, 18, 0, 1)), (uint16_t)(40000 + s)};
 	return s;
 }
 

@@ -118,15 +118,20 @@ fail:;
 static int ll_accept(struct loop *l, int lsock, struct loop_peer *peer)
 {
 	struct loop_linux *ll = LL(l);
-	struct sockaddr_in sa;
-	socklen_t len = sizeof(sa);
+	struct sockaddr_storage ss;
 	for (;;) {
-		int fd = accept4(lsock, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		socklen_t len = sizeof(ss);
+		int fd = accept4(lsock, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
 			ll->st.accepts++;
-			if (peer) {
-				peer->addr = ntohl(sa.sin_addr.s_addr);
-				peer->port = ntohs(sa.sin_port);
+			if (peer && ss.ss_family == AF_INET6) {
+				const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+				peer->addr = sk_addr_v6(s6->sin6_addr.s6_addr);
+				peer->port = ntohs(s6->sin6_port);
+			} else if (peer) {
+				const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+				peer->addr = sk_addr_v4(ntohl(s4->sin_addr.s_addr));
+				peer->port = ntohs(s4->sin_port);
 			}
 			return fd;
 		}

@@ -51,7 +51,8 @@ static void on_accept(void *user, int sock, unsigned ev, sk_time_ns now)
 	struct loop_peer peer;
 	int s;
 	while ((s = loop_accept(L, sock, &peer)) >= 0) {
-		assert_int_equal(peer.addr, 0x7f000001u);
+		assert_true(sk_addr_is_v4(&peer.addr));
+		assert_int_equal(sk_addr_ip4(&peer.addr), 0x7f000001u);
 		int v = 0;
 		socklen_t vl = sizeof(v);
 		assert_int_equal(getsockopt(s, IPPROTO_TCP, TCP_NODELAY, &v, &vl), 0);

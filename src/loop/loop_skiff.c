@@ -71,7 +71,8 @@ size_t loop_skiff_mem_size(const struct loop_skiff_config *cfg)
 static int ls_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
 {
 	struct loop_skiff *ls = LS(l);
-	/* The engine listens on every local address; there is one. */
+	/* The engine listens on every local address: the one IPv4 address
+	 * and the IPv6 ones (addr is IPv4; 0 takes both families). */
 	if (addr && addr != ls->local_ip)
 		return -SK_EADDRNOTAVAIL;
 	return tcp_listen(ls->tcp, port, backlog > 0 ? backlog : ls->backlog);
@@ -80,7 +81,7 @@ static int ls_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
 static int ls_accept(struct loop *l, int lsock, struct loop_peer *peer)
 {
 	struct loop_skiff *ls = LS(l);
-	uint32_t addr;
+	struct sk_addr addr;
 	uint16_t port;
 	int s = tcp_accept(ls->tcp, lsock, &addr, &port);
 	if (s < 0) {

@@ -172,7 +172,8 @@ static void test_ops(void **state)
 	assert_true(lr.calls >= 1 && (lr.ev & LOOP_EV_ACCEPT));
 	int s = loop_accept(L, ls, &peer);
 	assert_true(s >= 0);
-	assert_int_equal(peer.addr, IP_C);
+	assert_true(sk_addr_is_v4(&peer.addr));
+	assert_int_equal(sk_addr_ip4(&peer.addr), IP_C);
 	/* loop.h promises Nagle off on accepted sockets. */
 	assert_int_equal(tcp_getsockopt(&srvn.st, s, TCP_SO_NODELAY), 1);
 	assert_int_equal(loop_watch(L, s, rec_fn, &cr), 0);

@@ -132,5 +132,14 @@ void iface_set_dad_handler(struct iface *ifc, iface_dad_fn fn, void *ctx);
 unsigned iface_ip6_tentative(const struct iface *ifc);
 /* The source address output to dst would use, if one is usable. */
 bool iface_ip6_source(const struct iface *ifc, const struct ipv6_addr *dst, struct ipv6_addr *src);
+/* Send an IPv6 packet whose upper-layer bytes are [l4, l4+len) from src,
+ * which must be one of our usable addresses (the caller's checksum covers
+ * it: TCP), to dst.  Returns 0, or -1 (src not usable, no route), -2 too
+ * big, -3 no room, -4 IPv6 off. */
+int iface_ip6_output(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+		     const struct ipv6_addr *dst, uint8_t proto, const uint8_t *l4, size_t len);
+/* As iface_set_proto_handler, for IPv6 (unicast to us only; ICMPv6 and
+ * UDP are the iface's own).  Unhandled TCP gets port unreachable. */
+int iface_set_proto6_handler(struct iface *ifc, uint8_t proto, iface_proto6_fn fn, void *ctx);
 
 #endif

@@ -2,9 +2,10 @@
  * and demux, source selection, routing and output.
  *
  * Input:  iface_input (Ethernet type 86dd, to our MAC, broadcast or a group
- *         we joined) -> iface_ip6_input -> iface_icmp6_input; other upper
- *         layers are not served over IPv6 yet: an error goes back (port
- *         unreachable for TCP/UDP, parameter problem for the rest).
+ *         we joined) -> iface_ip6_input -> iface_icmp6_input, or the
+ *         handler of a registered protocol (TCP: tcp_iface.c) for unicast
+ *         to us; for the rest an error goes back (port unreachable for
+ *         TCP without a handler and for UDP, parameter problem otherwise).
  *         Accepted destinations: a usable address of ours, all-nodes
  *         (ff02::1), and the solicited-node group of any of our addresses.
  *         A tentative address takes only the NS/NA of its DAD (RFC 4862 5.4).
@@ -230,12 +231,18 @@ int iface_ip6_begin_mac(struct iface *ifc, const uint8_t mac[SK_MAC_LEN],
 	return ip6_begin_tx(ifc, mac, l4_len, o);
 }
 
-int iface_ip6_begin(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *dst, size_t l4_len,
-		    struct iface_ip6_out *o)
+/* src NULL: iface_ip6_source picks it; else it must be usable. */
+static int ip6_begin_from(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+			  const struct ipv6_addr *dst, size_t l4_len, struct iface_ip6_out *o)
 {
 	struct iface_counters *c = &ifc->counters;
+	int si = src ? iface_addr6_find(ifc, src) : -1;
+	if (src && si >= 0 && ifc->addr6[si].state == IFACE_ADDR6_PREFERRED)
+		o->src = *src;
+	else if (src)
+		si = -1;
 	if (!ifc->ip6 || !ipv6_is_unicast(dst) || iface_addr6_find(ifc, dst) >= 0 ||
-	    !iface_ip6_source(ifc, dst, &o->src)) {
+	    (src ? si < 0 : !iface_ip6_source(ifc, dst, &o->src))) {
 		c->ip6_no_route++; /* no loopback; no usable source address yet */
 		return -1;
 	}
@@ -264,6 +271,50 @@ int iface_ip6_begin(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *d
 	o->l4 = o->ip + IPV6_HLEN;
 	o->cap = IFACE_MAX_MTU - IPV6_HLEN;
 	o->pending = q;
+	return 0;
+}
+
+int iface_ip6_begin(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *dst, size_t l4_len,
+		    struct iface_ip6_out *o)
+{
+	return ip6_begin_from(ifc, now, NULL, dst, l4_len, o);
+}
+
+int iface_ip6_output(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+		     const struct ipv6_addr *dst, uint8_t proto, const uint8_t *l4, size_t len)
+{
+	if (!ifc->ip6)
+		return -4;
+	struct iface_ip6_out o;
+	int rc = ip6_begin_from(ifc, now, src, dst, len, &o);
+	if (rc != 0)
+		return rc;
+	if (len)
+		sk_memmove(o.l4, l4, len);
+	iface_ip6_finish(ifc, now, &o, proto, len);
+	return 0;
+}
+
+int iface_set_proto6_handler(struct iface *ifc, uint8_t proto, iface_proto6_fn fn, void *ctx)
+{
+	/* ICMPv6 and UDP are ours; 0 marks a free slot; extension headers
+	 * are the walk's. */
+	if (proto == 0 || proto == IPV6_NH_ICMPV6 || proto == IPV6_NH_UDP ||
+	    proto == IPV6_NH_NONE || proto == IPV6_NH_ROUTING || proto == IPV6_NH_FRAGMENT ||
+	    proto == IPV6_NH_DSTOPTS)
+		return -1;
+	struct iface_proto6_handler *slot = NULL;
+	for (unsigned i = 0; i < IFACE_MAX_PROTO_HANDLERS; i++) {
+		if (ifc->proto6[i].proto == proto) {
+			slot = &ifc->proto6[i];
+			break;
+		}
+		if (!slot && ifc->proto6[i].proto == 0)
+			slot = &ifc->proto6[i];
+	}
+	if (!slot)
+		return -1;
+	*slot = fn ? (struct iface_proto6_handler){proto, fn, ctx} : (struct iface_proto6_handler){0};
 	return 0;
 }
 
@@ -357,9 +408,21 @@ void iface_ip6_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *eh
 	}
 	if (h.proto == IPV6_NH_NONE)
 		return;
+	for (unsigned i = 0; i < IFACE_MAX_PROTO_HANDLERS; i++) {
+		const struct iface_proto6_handler *p = &ifc->proto6[i];
+		if (p->proto == h.proto && p->fn) {
+			if (ipv6_is_multicast(&h.dst)) {
+				c->ip6_l4_mcast++; /* TCP is unicast (RFC 9293 3.9.1) */
+				return;
+			}
+			p->fn(p->ctx, ifc, now, &h.src, &h.dst, pkt + h.l4_off, h.l4_len);
+			return;
+		}
+	}
 	c->ip6_unknown_proto++;
-	/* TCP and UDP over IPv6 are not served yet: say so as a closed port
-	 * would; any other protocol is an unrecognised next header. */
+	/* No handler for TCP (no TCP engine attached) and UDP over IPv6 not
+	 * served yet: say so as a closed port would; any other protocol is an
+	 * unrecognised next header. */
 	if (h.proto == IPV6_NH_TCP || h.proto == IPV6_NH_UDP)
 		iface_icmp6_error(ifc, now, ICMP6_DEST_UNREACH, ICMP6_UNREACH_PORT, 0, &h, pkt,
 				  link_mcast);

@@ -152,6 +152,7 @@
 	X(ip6_not_for_us, "ip6.not_for_us")     /* another address or a group we did not join */ \
 	X(ip6_tentative, "ip6.tentative")       /* to an address in DAD (only ND is taken) or a duplicate */ \
 	X(ip6_unknown_proto, "ip6.unknown_proto")                                         \
+	X(ip6_l4_mcast, "ip6.l4_mcast")         /* TCP (a handler's protocol) to a group */ \
 	X(ip6_tx, "ip6.tx")                     /* packets sent or queued */              \
 	X(ip6_no_route, "ip6.no_route")         /* no usable source, or off-link and no router */ \
 	X(ip6_too_big, "ip6.too_big")           /* over the MTU (we send no fragments) */ \
@@ -343,9 +344,21 @@ typedef void (*iface_proto_fn)(void *ctx, struct iface *ifc, sk_time_ns now, uin
 typedef void (*iface_echo_reply_fn)(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src,
 				    uint16_t id, uint16_t seq, const uint8_t *payload, size_t len);
 
+/* Receives an IPv6 upper-layer payload of a registered protocol sent to
+ * one of our usable unicast addresses; l4 is valid during the call. */
+typedef void (*iface_proto6_fn)(void *ctx, struct iface *ifc, sk_time_ns now,
+				const struct ipv6_addr *src, const struct ipv6_addr *dst,
+				const uint8_t *l4, size_t len);
+
 struct iface_proto_handler {
 	uint8_t proto;      /* 0 = free */
 	iface_proto_fn fn;
+	void *ctx;
+};
+
+struct iface_proto6_handler {
+	uint8_t proto;      /* 0 = free */
+	iface_proto6_fn fn;
 	void *ctx;
 };
 
@@ -416,6 +429,7 @@ struct iface {
 	unsigned npending6;
 	uint32_t pending6_seq;
 	struct iface_pending6 pending6[IFACE_ND_PENDING];
+	struct iface_proto6_handler proto6[IFACE_MAX_PROTO_HANDLERS];
 	iface_echo6_reply_fn echo6_reply_fn;
 	void *echo6_reply_ctx;
 	iface_dad_fn dad_fn;

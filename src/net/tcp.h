@@ -39,12 +39,23 @@
 #define NET_TCP_H
 
 #include "../base/sk.h"
+#include "../base/sk_addr.h"
 #include "../base/sk_err.h"
 
 struct tcp_stack;
 
+/* Both families go through one engine: a connection's addresses are struct
+ * sk_addr (base/sk_addr.h: IPv4 mapped, IPv6 as is), one demux, one hash.
+ * Only the edges are per family: tcp_input / tcp_input6 in, ip_output /
+ * ip6_output out, so the IPv4 path hands the IP layer what it always did. */
 typedef int (*tcp_ip_output_fn)(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst,
 				const uint8_t *seg, size_t len);
+/* An IPv6 segment from src (one of ours) to dst. */
+typedef int (*tcp_ip6_output_fn)(void *ctx, sk_time_ns now, const struct sk_addr *src,
+				 const struct sk_addr *dst, const uint8_t *seg, size_t len);
+/* The source address an active open to the IPv6 dst uses; false: none
+ * usable (yet: DAD may still be running). */
+typedef bool (*tcp_src6_fn)(void *ctx, const struct sk_addr *dst, struct sk_addr *src);
 
 struct tcp_config {
 	uint32_t local_ip;        /* host order; source of active opens */
@@ -56,7 +67,7 @@ struct tcp_config {
 	 * a send then returns -SK_EAGAIN (TCP_EV_WRITE when one frees) and an
 	 * arriving segment is dropped (tcp_drop_no_memory; the peer resends). */
 	uint32_t bufs;
-	uint16_t mtu;             /* IP MTU: our MSS is mtu - 40 */
+	uint16_t mtu;             /* IP MTU: our MSS is mtu - 40 (IPv4), mtu - 60 (IPv6) */
 	uint16_t eph_lo, eph_hi;  /* ephemeral port range for connect */
 	uint64_t seed[2];         /* random key: hash, ISN, cookies, timestamps */
 	uint32_t msl_ms;          /* TIME_WAIT lasts 2*msl (default 30 s -> 60 s, as Linux) */
@@ -71,7 +82,11 @@ struct tcp_config {
 	uint8_t max_retries;      /* 15 */
 	bool syn_cookies;         /* true: cookies when the queues or the pool are full */
 	tcp_ip_output_fn ip_output;
-	void *out_ctx;
+	/* IPv6 (optional: NULL and a v6 segment is counted in out_err; no
+	 * v6 segment comes in unless the IP layer calls tcp_input6). */
+	tcp_ip6_output_fn ip6_output;
+	tcp_src6_fn src6;         /* for tcp_connect_addr to IPv6; NULL: none */
+	void *out_ctx;            /* for all three */
 };
 
 void tcp_config_default(struct tcp_config *cfg);
@@ -86,6 +101,11 @@ int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
 /* One TCP segment of an IPv4 datagram the IP layer validated. */
 void tcp_input(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
 	       const uint8_t *seg, size_t len);
+/* One TCP segment of an IPv6 packet the IP layer validated (dst one of our
+ * unicast addresses).  A v4-mapped source is dropped (drop_parse_other):
+ * it would alias an IPv4 peer (base/sk_addr.h). */
+void tcp_input6(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *src,
+		const struct sk_addr *dst, const uint8_t *seg, size_t len);
 
 /* Run due timers, then send for every socket on the egress list. */
 void tcp_poll(struct tcp_stack *st, sk_time_ns now);
@@ -108,16 +128,20 @@ void tcp_stats(const struct tcp_stack *st, tcp_stat_fn fn, void *ctx);
 
 /* ---- the socket API (called by applications) ---- */
 
-/* Listen on `port` (any local address).  backlog <= 0 means the default
+/* Listen on `port` (any local address of either family).  backlog <= 0 means the default
  * (1024); it bounds both the SYN queue and the accept queue; beyond it
  * SYNs are answered with cookies.  Returns a socket or a negative code. */
 int tcp_listen(struct tcp_stack *st, uint16_t port, int backlog);
 
 /* Next established connection of a listener, or -SK_EAGAIN. */
-int tcp_accept(struct tcp_stack *st, int lsock, uint32_t *raddr, uint16_t *rport);
+int tcp_accept(struct tcp_stack *st, int lsock, struct sk_addr *raddr, uint16_t *rport);
 
-/* Non-blocking active open from cfg.local_ip.  Returns the socket; it
- * reports TCP_EV_WRITE when established, TCP_EV_ERROR on failure. */
+/* Non-blocking active open to dst, IPv4 (from cfg.local_ip) or IPv6 (from
+ * the address cfg.src6 picks; -SK_EADDRNOTAVAIL if none).  Returns the
+ * socket; it reports TCP_EV_WRITE when established, TCP_EV_ERROR on
+ * failure.  tcp_connect is the IPv4 shorthand. */
+int tcp_connect_addr(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *dst,
+		     uint16_t dport);
 int tcp_connect(struct tcp_stack *st, sk_time_ns now, uint32_t dst, uint16_t dport);
 
 /* Bytes read (> 0), 0 at end of stream, or -SK_EAGAIN / -SK_ECONNRESET /
@@ -184,7 +208,7 @@ enum tcp_state {
 };
 struct tcp_info {
 	enum tcp_state state;
-	uint32_t laddr, raddr;
+	struct sk_addr laddr, raddr;
 	uint16_t lport, rport;
 	uint16_t snd_mss;      /* payload of a full segment, options excluded */
 	uint8_t snd_wscale, rcv_wscale;

@@ -31,7 +31,7 @@ int tcp_listen(struct tcp_stack *st, uint16_t port, int backlog)
 	return (int)sk->id;
 }
 
-int tcp_accept(struct tcp_stack *st, int lsock, uint32_t *raddr, uint16_t *rport)
+int tcp_accept(struct tcp_stack *st, int lsock, struct sk_addr *raddr, uint16_t *rport)
 {
 	struct tcp_sock *l = tcp_get(st, lsock);
 	if (!l || l->state != TCP_LISTEN)
@@ -57,10 +57,26 @@ int tcp_accept(struct tcp_stack *st, int lsock, uint32_t *raddr, uint16_t *rport
 
 int tcp_connect(struct tcp_stack *st, sk_time_ns now, uint32_t dst, uint16_t dport)
 {
-	if (dport == 0 || dst == 0)
+	if (dst == 0)
 		return -SK_EINVAL;
-	if (st->cfg.local_ip == 0)
+	struct sk_addr d = sk_addr_v4(dst);
+	return tcp_connect_addr(st, now, &d, dport);
+}
+
+int tcp_connect_addr(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *dst,
+		     uint16_t dport)
+{
+	if (dport == 0 || sk_addr_is_any(dst) || (sk_addr_is_v4(dst) && sk_addr_ip4(dst) == 0))
+		return -SK_EINVAL;
+	struct sk_addr src;
+	if (sk_addr_is_v4(dst)) {
+		if (st->cfg.local_ip == 0)
+			return -SK_EADDRNOTAVAIL;
+		src = sk_addr_v4(st->cfg.local_ip);
+	} else if (!st->cfg.src6 || !st->cfg.src6(st->cfg.out_ctx, dst, &src) ||
+		   sk_addr_is_v4(&src) || sk_addr_is_any(&src)) {
 		return -SK_EADDRNOTAVAIL;
+	}
 	struct tcp_sock *sk = tcp_sock_alloc(st);
 	if (!sk)
 		return -SK_EMFILE;
@@ -69,7 +85,7 @@ int tcp_connect(struct tcp_stack *st, sk_time_ns now, uint32_t dst, uint16_t dpo
 	for (uint32_t tries = 0; tries < range && tries < 4096; tries++) {
 		uint16_t p = st->eph_next;
 		st->eph_next = p >= st->cfg.eph_hi ? st->cfg.eph_lo : (uint16_t)(p + 1);
-		struct tcp_sock *o = tcp_lookup(st, st->cfg.local_ip, p, dst, dport);
+		struct tcp_sock *o = tcp_lookup(st, &src, p, dst, dport);
 		if (!o) {
 			port = p;
 			break;
@@ -87,7 +103,7 @@ int tcp_connect(struct tcp_stack *st, sk_time_ns now, uint32_t dst, uint16_t dpo
 		tcp_sock_free(st, sk);
 		return -SK_EADDRNOTAVAIL;
 	}
-	tcp_conn_init(st, sk, now, st->cfg.local_ip, port, dst, dport);
+	tcp_conn_init(st, sk, now, &src, port, dst, dport);
 	sk->state = TCP_SYN_SENT;
 	sk->fl |= TF_ACCEPTED;
 	tcp_hash_insert(st, sk);
@@ -144,7 +160,7 @@ int tcp_recv(struct tcp_stack *st, int s, void *buf, size_t len)
 	 * only once it opened by min(half the buffer, one MSS). */
 	uint32_t space = tcp_rcv_space(st, sk);
 	if (tcp_synchronized(sk) && !(sk->fl & TF_FIN_RCVD) &&
-	    space >= adv_before + SK_MIN(sk->rmax / 2, (uint32_t)st->mss)) {
+	    space >= adv_before + SK_MIN(sk->rmax / 2, (uint32_t)tcp_our_mss(st, &sk->raddr))) {
 		st->stats.window_updates++;
 		tcp_ack_now(st, sk);
 	}

@@ -3,20 +3,20 @@
  * TIME_WAIT, the accept queue, and the end of a connection. */
 #include "tcp_int.h"
 
-static uint32_t tcp_bucket(const struct tcp_stack *st, uint32_t laddr, uint16_t lport,
-			   uint32_t raddr, uint16_t rport)
+static uint32_t tcp_bucket(const struct tcp_stack *st, const struct sk_addr *laddr,
+			   uint16_t lport, const struct sk_addr *raddr, uint16_t rport)
 {
 	return tcp_tuple_hash(st, laddr, lport, raddr, rport) & st->hash_mask;
 }
 
-struct tcp_sock *tcp_lookup(struct tcp_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
-			    uint16_t rport)
+struct tcp_sock *tcp_lookup(struct tcp_stack *st, const struct sk_addr *laddr, uint16_t lport,
+			    const struct sk_addr *raddr, uint16_t rport)
 {
 	uint32_t i = st->hash[tcp_bucket(st, laddr, lport, raddr, rport)];
 	while (i != TCP_NIL) {
 		struct tcp_sock *sk = &st->socks[i];
-		if (sk->lport == lport && sk->rport == rport && sk->raddr == raddr &&
-		    sk->laddr == laddr)
+		if (sk->lport == lport && sk->rport == rport && sk_addr_eq(&sk->raddr, raddr) &&
+		    sk_addr_eq(&sk->laddr, laddr))
 			return sk;
 		i = sk->hnext;
 	}
@@ -25,20 +25,21 @@ struct tcp_sock *tcp_lookup(struct tcp_stack *st, uint32_t laddr, uint16_t lport
 
 struct tcp_sock *tcp_lookup_listener(struct tcp_stack *st, uint16_t lport)
 {
-	struct tcp_sock *sk = tcp_lookup(st, 0, lport, 0, 0);
+	static const struct sk_addr any; /* ::, the key of every listener */
+	struct tcp_sock *sk = tcp_lookup(st, &any, lport, &any, 0);
 	return sk && sk->state == TCP_LISTEN ? sk : NULL;
 }
 
 void tcp_hash_insert(struct tcp_stack *st, struct tcp_sock *sk)
 {
-	uint32_t b = tcp_bucket(st, sk->laddr, sk->lport, sk->raddr, sk->rport);
+	uint32_t b = tcp_bucket(st, &sk->laddr, sk->lport, &sk->raddr, sk->rport);
 	sk->hnext = st->hash[b];
 	st->hash[b] = sk->id;
 }
 
 void tcp_hash_remove(struct tcp_stack *st, struct tcp_sock *sk)
 {
-	uint32_t *pp = &st->hash[tcp_bucket(st, sk->laddr, sk->lport, sk->raddr, sk->rport)];
+	uint32_t *pp = &st->hash[tcp_bucket(st, &sk->laddr, sk->lport, &sk->raddr, sk->rport)];
 	while (*pp != TCP_NIL) {
 		if (*pp == sk->id) {
 			*pp = sk->hnext;
@@ -49,12 +50,13 @@ void tcp_hash_remove(struct tcp_stack *st, struct tcp_sock *sk)
 	}
 }
 
-void tcp_conn_init(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t laddr,
-		   uint16_t lport, uint32_t raddr, uint16_t rport)
+void tcp_conn_init(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
+		   const struct sk_addr *laddr, uint16_t lport, const struct sk_addr *raddr,
+		   uint16_t rport)
 {
-	sk->laddr = laddr;
+	sk->laddr = *laddr;
 	sk->lport = lport;
-	sk->raddr = raddr;
+	sk->raddr = *raddr;
 	sk->rport = rport;
 	sk->iss = tcp_isn(st, now, laddr, lport, raddr, rport);
 	sk->snd_una = sk->snd_nxt = sk->snd_max = sk->iss;

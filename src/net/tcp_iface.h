@@ -2,10 +2,10 @@
  *
  *   struct tcp_config cfg;
  *   tcp_config_default(&cfg);
- *   tcp_iface_config(&cfg, ifc);      // local_ip, mtu, ip_output -> iface_ip_output
+ *   tcp_iface_config(&cfg, ifc);      // local_ip, mtu, ip(6)_output -> iface_ip(6)_output, src6
  *   cfg.seed[0..1] = random;          // plat
  *   tcp_stack_init(st, arena, tcp_arena_size(&cfg), &cfg, now);
- *   tcp_iface_attach(st, ifc);        // IP proto 6 -> tcp_input, ICMP errors -> tcp
+ *   tcp_iface_attach(st, ifc);        // TCP over IPv4 and IPv6 -> tcp_input(6), ICMP errors -> tcp
  * Then in the loop, after iface_rx: tcp_poll(st, now); before iface's
  * dev_tx_sync, so one batch of ACKs leaves in one sync; park until
  * min(iface_next_deadline, tcp_next_deadline).

@@ -11,8 +11,10 @@
  */
 #include "../base/hist.h"
 #include "tcp_int.h"
+#include "../wire/csum.h"
 #include "../wire/icmp.h"
 #include "../wire/ipv4.h"
+#include "../wire/ipv6.h"
 
 static sk_time_ns tcp_ms(uint32_t ms)
 {
@@ -38,7 +40,7 @@ void tcp_open_from_syn(struct tcp_stack *st, struct tcp_sock *sk, const struct t
 	sk->rcv_adv = sk->rcv_nxt;
 	sk->last_ack_sent = sk->rcv_nxt;
 	uint32_t mss = h->opts.has_mss ? h->opts.mss : 536;
-	mss = SK_MIN(mss, (uint32_t)st->mss);
+	mss = SK_MIN(mss, (uint32_t)tcp_our_mss(st, &sk->raddr));
 	sk->snd_mss = (uint16_t)SK_MAX(mss, 64u);
 	if (h->opts.has_ws) {
 		sk->fl |= TF_WS;
@@ -107,7 +109,8 @@ static void tcp_sync_input(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns
 
 /* The third segment of a handshake we answered with a cookie. */
 static void tcp_cookie_ack(struct tcp_stack *st, struct tcp_sock *l, sk_time_ns now,
-			   uint32_t src, uint32_t dst, const struct tcp_hdr *h, const uint8_t *data)
+			   const struct sk_addr *src, const struct sk_addr *dst,
+			   const struct tcp_hdr *h, const uint8_t *data)
 {
 	uint16_t mss = 0;
 	if (st->cfg.syn_cookies)
@@ -136,7 +139,7 @@ static void tcp_cookie_ack(struct tcp_stack *st, struct tcp_sock *l, sk_time_ns 
 	sk->rcv_nxt = h->seq;
 	sk->rcv_adv = h->seq + SK_MIN(st->cfg.rcvbuf, 65535u);
 	sk->last_ack_sent = h->seq;
-	sk->snd_mss = SK_MIN(mss, st->mss);
+	sk->snd_mss = SK_MIN(mss, tcp_our_mss(st, &sk->raddr));
 	sk->snd_wscale = 0;
 	sk->rcv_wscale = 0;
 	if (h->opts.has_ts) {
@@ -175,8 +178,8 @@ static void tcp_cookie_ack(struct tcp_stack *st, struct tcp_sock *l, sk_time_ns 
 }
 
 static void tcp_listen_input(struct tcp_stack *st, struct tcp_sock *l, sk_time_ns now,
-			     uint32_t src, uint32_t dst, const struct tcp_hdr *h,
-			     const uint8_t *data)
+			     const struct sk_addr *src, const struct sk_addr *dst,
+			     const struct tcp_hdr *h, const uint8_t *data)
 {
 	if (h->flags & TCP_RST)
 		return;
@@ -222,7 +225,7 @@ static void tcp_synsent_input(struct tcp_stack *st, struct tcp_sock *sk, sk_time
 	bool ack = h->flags & TCP_ACK;
 	if (ack && (tcp_seq_le(h->ack, sk->iss) || tcp_seq_gt(h->ack, sk->snd_max))) {
 		st->stats.drop_synsent_bad_ack++;
-		tcp_reply_rst(st, now, sk->laddr, sk->raddr, h);
+		tcp_reply_rst(st, now, &sk->laddr, &sk->raddr, h);
 		return;
 	}
 	if (h->flags & TCP_RST) {
@@ -707,7 +710,7 @@ static void tcp_sync_input(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns
 	if (sk->state == TCP_SYN_RECEIVED) {
 		if (!tcp_seq_lt(sk->snd_una, h->ack) || tcp_seq_gt(h->ack, sk->snd_max)) {
 			st->stats.drop_syn_rcvd_bad_ack++;
-			tcp_reply_rst(st, now, sk->laddr, sk->raddr, h);
+			tcp_reply_rst(st, now, &sk->laddr, &sk->raddr, h);
 			return;
 		}
 		if (sk->parent && sk->parent->acc_n >= sk->parent->backlog) {
@@ -788,15 +791,14 @@ static bool tcp_tw_reusable(const struct tcp_sock *sk, const struct tcp_hdr *h)
 	return tcp_seq_gt(h->seq, sk->rcv_nxt);
 }
 
-void tcp_input(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
-	       const uint8_t *seg, size_t len)
+/* Both families: src/dst as struct sk_addr, `pseudo` the pseudo header's
+ * address sum for the checksum (wire/tcp.h tcp_parse_ps). */
+static void tcp_input_addr(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *src,
+			   const struct sk_addr *dst, uint64_t pseudo, const uint8_t *seg,
+			   size_t len, uint64_t t0)
 {
-	/* --trace "tcp_in": parse, checksum, lookup and processing of a segment
-	 * that finds its socket ESTABLISHED (data or ACK), recorded below. */
-	uint64_t t0 = sk_trace_begin(st->trace);
-	st->stats.seg_in++;
 	struct tcp_hdr h;
-	int r = tcp_parse(seg, len, src, dst, &h);
+	int r = tcp_parse_ps(seg, len, pseudo, &h);
 	if (r != WIRE_OK) {
 		tcp_count_parse_error(st, r);
 		return;
@@ -836,12 +838,37 @@ void tcp_input(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
 		sk_trace_end(st->trace, SK_TR_tcp_in, t0, 1);
 }
 
+void tcp_input(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
+	       const uint8_t *seg, size_t len)
+{
+	/* --trace "tcp_in": parse, checksum, lookup and processing of a segment
+	 * that finds its socket ESTABLISHED (data or ACK), recorded below. */
+	uint64_t t0 = sk_trace_begin(st->trace);
+	st->stats.seg_in++;
+	struct sk_addr s = sk_addr_v4(src), d = sk_addr_v4(dst);
+	tcp_input_addr(st, now, &s, &d, csum_pseudo4(src, dst, IPV4_PROTO_TCP, 0), seg, len, t0);
+}
+
+void tcp_input6(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *src,
+		const struct sk_addr *dst, const uint8_t *seg, size_t len)
+{
+	uint64_t t0 = sk_trace_begin(st->trace);
+	st->stats.seg_in++;
+	if (sk_addr_is_v4(src) || sk_addr_is_v4(dst) || sk_addr_is_any(src)) {
+		st->stats.drop_parse_other++; /* would alias an IPv4 peer */
+		return;
+	}
+	tcp_input_addr(st, now, src, dst, csum_pseudo6(src->b, dst->b, IPV6_NH_TCP, 0), seg, len,
+		       t0);
+}
+
 void tcp_icmp_error(struct tcp_stack *st, sk_time_ns now, const struct icmp_error *e)
 {
 	(void)now;
 	if (e->proto != IPV4_PROTO_TCP)
 		return;
-	struct tcp_sock *sk = tcp_lookup(st, e->src, e->sport, e->dst, e->dport);
+	struct sk_addr src = sk_addr_v4(e->src), dst = sk_addr_v4(e->dst);
+	struct tcp_sock *sk = tcp_lookup(st, &src, e->sport, &dst, e->dport);
 	/* RFC 5927 4.1: only for a sequence number we have in flight. */
 	if (!sk || tcp_seq_lt(e->tcp_seq, sk->snd_una) || tcp_seq_gt(e->tcp_seq, sk->snd_max))
 		return;

@@ -111,13 +111,14 @@ void tcp_sbuf_wait(struct tcp_stack *st, struct tcp_sock *sk);
 uint32_t tcp_rcv_space(const struct tcp_stack *st, const struct tcp_sock *sk);
 
 /* tcp_demux.c */
-struct tcp_sock *tcp_lookup(struct tcp_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
-			    uint16_t rport);
+struct tcp_sock *tcp_lookup(struct tcp_stack *st, const struct sk_addr *laddr, uint16_t lport,
+			    const struct sk_addr *raddr, uint16_t rport);
 struct tcp_sock *tcp_lookup_listener(struct tcp_stack *st, uint16_t lport);
 void tcp_hash_insert(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_hash_remove(struct tcp_stack *st, struct tcp_sock *sk); /* harmless if not inserted */
-void tcp_conn_init(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t laddr,
-		   uint16_t lport, uint32_t raddr, uint16_t rport);
+void tcp_conn_init(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
+		   const struct sk_addr *laddr, uint16_t lport, const struct sk_addr *raddr,
+		   uint16_t rport);
 void tcp_event(struct tcp_stack *st, struct tcp_sock *sk, unsigned ev);
 void tcp_egress(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_timer_sync(struct tcp_stack *st, struct tcp_sock *sk);
@@ -127,20 +128,30 @@ void tcp_child_established(struct tcp_stack *st, struct tcp_sock *sk);
 
 /* tcp_isn.c */
 void tcp_keys_init(struct tcp_stack *st);
-uint32_t tcp_isn(const struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint16_t lport,
-		 uint32_t raddr, uint16_t rport);
-uint32_t tcp_tuple_hash(const struct tcp_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
-			uint16_t rport);
-uint32_t tcp_ts_offset(const struct tcp_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
-		       uint16_t rport);
-uint32_t tcp_cookie_make(const struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint16_t lport,
-			 uint32_t raddr, uint16_t rport, uint32_t peer_isn, uint16_t peer_mss,
-			 uint16_t *mss_out);
+/* All take the tuple as (laddr, lport, raddr, rport).  An IPv4 tuple is
+ * hashed as the 12 bytes it always was (the same ISNs, buckets and cookies
+ * as before IPv6); any other as its 36. */
+uint32_t tcp_isn(const struct tcp_stack *st, sk_time_ns now, const struct sk_addr *laddr,
+		 uint16_t lport, const struct sk_addr *raddr, uint16_t rport);
+uint32_t tcp_tuple_hash(const struct tcp_stack *st, const struct sk_addr *laddr, uint16_t lport,
+			const struct sk_addr *raddr, uint16_t rport);
+uint32_t tcp_ts_offset(const struct tcp_stack *st, const struct sk_addr *laddr, uint16_t lport,
+		       const struct sk_addr *raddr, uint16_t rport);
+uint32_t tcp_cookie_make(const struct tcp_stack *st, sk_time_ns now, const struct sk_addr *laddr,
+			 uint16_t lport, const struct sk_addr *raddr, uint16_t rport,
+			 uint32_t peer_isn, uint16_t peer_mss, uint16_t *mss_out);
 /* Returns the MSS encoded, or 0 if the cookie is not valid. */
-uint16_t tcp_cookie_check(const struct tcp_stack *st, sk_time_ns now, uint32_t laddr,
-			  uint16_t lport, uint32_t raddr, uint16_t rport, uint32_t peer_isn,
-			  uint32_t cookie);
+uint16_t tcp_cookie_check(const struct tcp_stack *st, sk_time_ns now, const struct sk_addr *laddr,
+			  uint16_t lport, const struct sk_addr *raddr, uint16_t rport,
+			  uint32_t peer_isn, uint32_t cookie);
 uint8_t tcp_wscale_for(uint32_t rcvbuf);
+
+/* Our MSS towards a peer: the IPv6 header is 20 bytes longer (1500 ->
+ * 1460 over IPv4, 1440 over IPv6). */
+static inline uint16_t tcp_our_mss(const struct tcp_stack *st, const struct sk_addr *peer)
+{
+	return sk_addr_is_v4(peer) ? st->mss : (uint16_t)(st->mss - 20);
+}
 
 static inline uint32_t tcp_ts_now(const struct tcp_sock *sk, sk_time_ns now)
 {
@@ -153,10 +164,10 @@ void tcp_ack_now(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_send_ack(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
 void tcp_challenge_ack(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
 void tcp_send_rst(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
-void tcp_reply_rst(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_t raddr,
-		   const struct tcp_hdr *h);
-void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_t raddr,
-		      const struct tcp_hdr *h);
+void tcp_reply_rst(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *laddr,
+		   const struct sk_addr *raddr, const struct tcp_hdr *h);
+void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *laddr,
+		      const struct sk_addr *raddr, const struct tcp_hdr *h);
 void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt);
 void tcp_rearm_rtx(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
 

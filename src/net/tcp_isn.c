@@ -5,17 +5,36 @@
  */
 #include "tcp_int.h"
 
+/* The bytes hashed.  IPv4: the two host-order addresses and the ports (12
+ * bytes, as before IPv6: v4 hashes cost what they did); the extra words
+ * follow for cookies.  IPv6 (or a listener's ::): both 16-byte addresses. */
 struct tcp_tuple {
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
 	uint32_t extra[2];
 };
+struct tcp_tuple6 {
+	uint8_t laddr[SK_ADDR_LEN], raddr[SK_ADDR_LEN];
+	uint16_t lport, rport;
+	uint32_t extra[2];
+};
 
-static uint64_t tcp_hash4(const struct siphash_key *k, uint32_t laddr, uint16_t lport,
-			  uint32_t raddr, uint16_t rport, uint32_t x0, uint32_t x1, size_t extra)
+static uint64_t tcp_hash4(const struct siphash_key *k, const struct sk_addr *laddr, uint16_t lport,
+			  const struct sk_addr *raddr, uint16_t rport, uint32_t x0, uint32_t x1,
+			  size_t extra)
 {
-	struct tcp_tuple t = {laddr, raddr, lport, rport, {x0, x1}};
-	return siphash24(k, &t, 12 + extra * 4);
+	if (sk_likely(sk_addr_is_v4(laddr) && sk_addr_is_v4(raddr))) {
+		struct tcp_tuple t = {sk_addr_ip4(laddr), sk_addr_ip4(raddr), lport, rport, {x0, x1}};
+		return siphash24(k, &t, 12 + extra * 4);
+	}
+	struct tcp_tuple6 t;
+	sk_memcpy(t.laddr, laddr->b, SK_ADDR_LEN);
+	sk_memcpy(t.raddr, raddr->b, SK_ADDR_LEN);
+	t.lport = lport;
+	t.rport = rport;
+	t.extra[0] = x0;
+	t.extra[1] = x1;
+	return siphash24(k, &t, 36 + extra * 4);
 }
 
 static struct siphash_key tcp_derive(const struct siphash_key *root, uint64_t label)
@@ -36,16 +55,16 @@ void tcp_keys_init(struct tcp_stack *st)
 	st->tskey = tcp_derive(&root, 4);
 }
 
-uint32_t tcp_tuple_hash(const struct tcp_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
-			uint16_t rport)
+uint32_t tcp_tuple_hash(const struct tcp_stack *st, const struct sk_addr *laddr, uint16_t lport,
+			const struct sk_addr *raddr, uint16_t rport)
 {
 	return (uint32_t)tcp_hash4(&st->hkey, laddr, lport, raddr, rport, 0, 0, 0);
 }
 
 /* RFC 6528: ISN = M + F(4-tuple, key), M a 4 us clock.  Same tuple, later
  * time -> larger ISN, which is what lets TIME_WAIT reuse by sequence work. */
-uint32_t tcp_isn(const struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint16_t lport,
-		 uint32_t raddr, uint16_t rport)
+uint32_t tcp_isn(const struct tcp_stack *st, sk_time_ns now, const struct sk_addr *laddr,
+		 uint16_t lport, const struct sk_addr *raddr, uint16_t rport)
 {
 	uint32_t f = (uint32_t)tcp_hash4(&st->isnkey, laddr, lport, raddr, rport, 0, 0, 0);
 	return f + (uint32_t)(now / (4 * SK_NS_PER_US));
@@ -53,8 +72,8 @@ uint32_t tcp_isn(const struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uin
 
 /* RFC 7323 5.4 / 7.1: a random per-tuple offset hides our uptime.  It is a
  * pure function of the tuple so a SYN-cookie connection finds it again. */
-uint32_t tcp_ts_offset(const struct tcp_stack *st, uint32_t laddr, uint16_t lport, uint32_t raddr,
-		       uint16_t rport)
+uint32_t tcp_ts_offset(const struct tcp_stack *st, const struct sk_addr *laddr, uint16_t lport,
+		       const struct sk_addr *raddr, uint16_t rport)
 {
 	return (uint32_t)tcp_hash4(&st->tskey, laddr, lport, raddr, rport, 0, 0, 0);
 }
@@ -76,17 +95,17 @@ uint8_t tcp_wscale_for(uint32_t rcvbuf)
 static const uint16_t tcp_cookie_mss[8] = {536, 1200, 1360, 1400, 1440, 1452, 1460, 8960};
 #define TCP_COOKIE_PERIOD (64 * SK_NS_PER_S)
 
-static uint32_t tcp_cookie_hash(const struct tcp_stack *st, uint32_t laddr, uint16_t lport,
-				uint32_t raddr, uint16_t rport, uint32_t peer_isn, uint32_t count,
-				uint32_t idx)
+static uint32_t tcp_cookie_hash(const struct tcp_stack *st, const struct sk_addr *laddr,
+				uint16_t lport, const struct sk_addr *raddr, uint16_t rport,
+				uint32_t peer_isn, uint32_t count, uint32_t idx)
 {
 	return (uint32_t)tcp_hash4(&st->cookiekey, laddr, lport, raddr, rport, peer_isn,
 				   count << 3 | idx, 2) & 0xffffff;
 }
 
-uint32_t tcp_cookie_make(const struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint16_t lport,
-			 uint32_t raddr, uint16_t rport, uint32_t peer_isn, uint16_t peer_mss,
-			 uint16_t *mss_out)
+uint32_t tcp_cookie_make(const struct tcp_stack *st, sk_time_ns now, const struct sk_addr *laddr,
+			 uint16_t lport, const struct sk_addr *raddr, uint16_t rport,
+			 uint32_t peer_isn, uint16_t peer_mss, uint16_t *mss_out)
 {
 	uint32_t idx = 0;
 	for (uint32_t i = 0; i < 8; i++)
@@ -98,9 +117,9 @@ uint32_t tcp_cookie_make(const struct tcp_stack *st, sk_time_ns now, uint32_t la
 	       tcp_cookie_hash(st, laddr, lport, raddr, rport, peer_isn, count, idx);
 }
 
-uint16_t tcp_cookie_check(const struct tcp_stack *st, sk_time_ns now, uint32_t laddr,
-			  uint16_t lport, uint32_t raddr, uint16_t rport, uint32_t peer_isn,
-			  uint32_t cookie)
+uint16_t tcp_cookie_check(const struct tcp_stack *st, sk_time_ns now, const struct sk_addr *laddr,
+			  uint16_t lport, const struct sk_addr *raddr, uint16_t rport,
+			  uint32_t peer_isn, uint32_t cookie)
 {
 	uint32_t count = (uint32_t)(now / TCP_COOKIE_PERIOD);
 	uint32_t idx = cookie >> 24 & 7;

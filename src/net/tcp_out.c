@@ -8,19 +8,32 @@
  */
 #include "../base/hist.h"
 #include "tcp_int.h"
+#include "../wire/csum.h"
+#include "../wire/ipv4.h"
+#include "../wire/ipv6.h"
 
 static sk_time_ns tcp_ms(uint32_t ms)
 {
 	return (sk_time_ns)ms * SK_NS_PER_MS;
 }
 
-static void tcp_out_raw(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint32_t dst,
-			const struct tcp_hdr *h, uint16_t plen)
+static void tcp_out_raw(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *src,
+			const struct sk_addr *dst, const struct tcp_hdr *h, uint16_t plen)
 {
 	/* --trace "tcp_out": one segment, header and checksum through the IP
 	 * layer's hand-off to the device ring. */
 	uint64_t t0 = sk_trace_begin(st->trace);
-	size_t n = tcp_emit(st->scratch, st->scratch_len, h, src, dst, plen);
+	bool v4 = sk_likely(sk_addr_is_v4(dst));
+	uint32_t s4 = 0, d4 = 0;
+	uint64_t pseudo;
+	if (v4) {
+		s4 = sk_addr_ip4(src);
+		d4 = sk_addr_ip4(dst);
+		pseudo = csum_pseudo4(s4, d4, IPV4_PROTO_TCP, 0);
+	} else {
+		pseudo = csum_pseudo6(src->b, dst->b, IPV6_NH_TCP, 0);
+	}
+	size_t n = tcp_emit_ps(st->scratch, st->scratch_len, h, pseudo, plen);
 	if (!n) {
 		st->stats.out_err++;
 		return;
@@ -29,7 +42,11 @@ static void tcp_out_raw(struct tcp_stack *st, sk_time_ns now, uint32_t src, uint
 	st->stats.bytes_out += plen;
 	/* A failed send (no route, ring full) is a lost segment: the retransmit
 	 * timer covers it like any loss on the path. */
-	if (st->cfg.ip_output(st->cfg.out_ctx, now, src, dst, st->scratch, n) < 0)
+	int r = v4 ? st->cfg.ip_output(st->cfg.out_ctx, now, s4, d4, st->scratch, n)
+		   : st->cfg.ip6_output ? st->cfg.ip6_output(st->cfg.out_ctx, now, src, dst,
+							  st->scratch, n)
+					: -1;
+	if (r < 0)
 		st->stats.out_err++;
 	sk_trace_end(st->trace, SK_TR_tcp_out, t0, 1);
 }
@@ -71,7 +88,7 @@ static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 	h.win = tcp_adv_window(st, sk, syn);
 	if (syn) {
 		h.opts.has_mss = true;
-		h.opts.mss = st->mss;
+		h.opts.mss = tcp_our_mss(st, &sk->raddr);
 		if (active_syn || (sk->fl & TF_WS)) {
 			h.opts.has_ws = true;
 			h.opts.ws = sk->rcv_wscale;
@@ -107,7 +124,7 @@ static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 	}
 	uint32_t optlen = (uint32_t)tcp_opts_len(&h.opts);
 	uint32_t room = sk->snd_mss > optlen ? sk->snd_mss - optlen : 1;
-	room = SK_MIN(room, (uint32_t)st->cfg.mtu - 40 - optlen);
+	room = SK_MIN(room, (uint32_t)tcp_our_mss(st, &sk->raddr) - optlen); /* the MTU's */
 	if (len > room) {
 		len = room;
 		h.flags &= (uint8_t)~TCP_FIN;
@@ -119,7 +136,7 @@ static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 		sk_memcpy(st->scratch + hlen, sk->sbuf + off, first);
 		sk_memcpy(st->scratch + hlen + first, sk->sbuf, len - first);
 	}
-	tcp_out_raw(st, now, sk->laddr, sk->raddr, &h, (uint16_t)len);
+	tcp_out_raw(st, now, &sk->laddr, &sk->raddr, &h, (uint16_t)len);
 	if (flags & TCP_ACK) {
 		sk->last_ack_sent = sk->rcv_nxt;
 		sk->rcv_unacked = 0;
@@ -174,12 +191,12 @@ void tcp_send_rst(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 	h.ack = sk->rcv_nxt;
 	h.flags = TCP_RST | TCP_ACK;
 	st->stats.rst_out++;
-	tcp_out_raw(st, now, sk->laddr, sk->raddr, &h, 0);
+	tcp_out_raw(st, now, &sk->laddr, &sk->raddr, &h, 0);
 }
 
 /* RFC 9293 3.10.7.1: the reply to a segment for no connection. */
-void tcp_reply_rst(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_t raddr,
-		   const struct tcp_hdr *in)
+void tcp_reply_rst(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *laddr,
+		   const struct sk_addr *raddr, const struct tcp_hdr *in)
 {
 	if (in->flags & TCP_RST)
 		return;
@@ -202,8 +219,8 @@ void tcp_reply_rst(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_
 /* Stateless SYN-ACK carrying a cookie.  Window scale and SACK-permitted
  * ride in the low 6 bits of our timestamp (bits 0..3 the shift, 15 = none;
  * bit 4 SACK); without timestamps they are not offered, as Linux does. */
-void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint32_t raddr,
-		      const struct tcp_hdr *in)
+void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *laddr,
+		      const struct sk_addr *raddr, const struct tcp_hdr *in)
 {
 	struct tcp_hdr h;
 	sk_memset(&h, 0, sizeof(h));
@@ -217,7 +234,7 @@ void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, uint32_t laddr, uint
 	h.flags = TCP_SYN | TCP_ACK;
 	h.win = (uint16_t)SK_MIN(st->cfg.rcvbuf, 65535u);
 	h.opts.has_mss = true;
-	h.opts.mss = st->mss;
+	h.opts.mss = tcp_our_mss(st, raddr);
 	if (in->opts.has_ts) {
 		uint32_t bits = in->opts.has_ws ? in->opts.ws : 0xf;
 		if (in->opts.sack_perm)

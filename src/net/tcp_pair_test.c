@@ -105,7 +105,9 @@ static void print_stats(void *ctx, const char *name, uint64_t v)
 		printf("  %s %llu\n", name, (unsigned long long)v);
 }
 
-static sk_time_ns run_echo(struct tnet *w, size_t total, sk_time_ns limit)
+/* v6: connect to B's IPv6 address instead of IP_B (the whole exchange is
+ * then IPv6: a connection keeps the family it was opened on). */
+static sk_time_ns run_echo_fam(struct tnet *w, size_t total, sk_time_ns limit, bool v6)
 {
 	struct echo x;
 	memset(&x, 0, sizeof(x));
@@ -116,7 +118,8 @@ static sk_time_ns run_echo(struct tnet *w, size_t total, sk_time_ns limit)
 	x.ls = tcp_listen(&w->b->st, PORT, 0);
 	assert_true(x.ls >= 0);
 	sk_time_ns now = 0;
-	x.ca = tcp_connect(&w->a->st, now, IP_B, PORT);
+	struct sk_addr dst = v6 ? w->b->ip6 : sk_addr_v4(IP_B);
+	x.ca = tcp_connect_addr(&w->a->st, now, &dst, PORT);
 	assert_true(x.ca >= 0);
 	while (now < limit && !(x.a_closed && x.b_closed)) {
 		now = tnet_step(w, now, now + 10 * MS);
@@ -144,6 +147,11 @@ static sk_time_ns run_echo(struct tnet *w, size_t total, sk_time_ns limit)
 	assert_int_equal(w->b->st.rpool.navail, w->b->st.rpool.n);
 	free(x.bbuf);
 	return now;
+}
+
+static sk_time_ns run_echo(struct tnet *w, size_t total, sk_time_ns limit)
+{
+	return run_echo_fam(w, total, limit, false);
 }
 
 static void test_echo_clean(void **state)
@@ -180,6 +188,55 @@ static void test_echo_reorder_dup(void **state)
 	w->dup_pm = 10;
 	w->latency = 5 * MS;
 	run_echo(w, 2u << 20, 3600 * SK_NS_PER_S);
+	assert_true(STAT(w->b, ooo_segments) > 0);
+	tnet_free(w);
+}
+
+/* IPv6: the same echo through loss, reordering and duplication; every
+ * segment goes out over IPv6 (tnode_output6 checks the pseudo header and
+ * that the source is ours) with the IPv6 MSS. */
+static unsigned v6_seen, v4_seen;
+static uint16_t v6_max_payload;
+static int (*v6_inner)(void *, sk_time_ns, const struct sk_addr *, const struct sk_addr *,
+		       const uint8_t *, size_t);
+
+static int v6_count(void *ctx, sk_time_ns now, const struct sk_addr *src,
+		    const struct sk_addr *dst, const uint8_t *seg, size_t len)
+{
+	struct tcp_hdr h;
+	assert_int_equal(tcp_parse_ps(seg, len, csum_pseudo6(src->b, dst->b, IPV6_NH_TCP, 0), &h),
+			 WIRE_OK);
+	v6_seen++;
+	v6_max_payload = SK_MAX(v6_max_payload, h.payload_len);
+	return v6_inner(ctx, now, src, dst, seg, len);
+}
+
+static int v4_count(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
+		    size_t len)
+{
+	v4_seen++;
+	return tnet_output(ctx, now, src, dst, seg, len);
+}
+
+static void test_echo_v6_impaired(void **state)
+{
+	(void)state;
+	struct tnet *w = tnet_new(NULL);
+	v6_seen = v4_seen = 0;
+	v6_max_payload = 0;
+	v6_inner = w->a->fwd6;
+	w->a->fwd6 = w->b->fwd6 = v6_count;
+	w->a->fwd = w->b->fwd = v4_count;
+	w->loss_pm = 10;
+	w->reorder_pm = 30;
+	w->dup_pm = 10;
+	w->latency = 5 * MS;
+	run_echo_fam(w, 1u << 20, 3600 * SK_NS_PER_S, true);
+	assert_int_equal(v4_seen, 0);
+	assert_true(v6_seen > 1000);
+	/* 1500 - 40 - 20 = 1440, less 12 bytes of timestamps. */
+	assert_int_equal(v6_max_payload, 1440 - 12);
+	assert_true(STAT(w->a, retransmits) > 0);
 	assert_true(STAT(w->b, ooo_segments) > 0);
 	tnet_free(w);
 }
@@ -592,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_echo_clean),
 		cmocka_unit_test(test_echo_loss),
 		cmocka_unit_test(test_echo_reorder_dup),
+		cmocka_unit_test(test_echo_v6_impaired),
 		cmocka_unit_test(test_echo_loss_small_buffers),
 		cmocka_unit_test(test_echo_many_seeds),
 		cmocka_unit_test(test_echo_stress),

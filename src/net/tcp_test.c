@@ -66,11 +66,21 @@ static void test_isn_keyed_and_monotonic(void **state)
 	(void)state;
 	struct tnode *a = tnode_new(IP_A, NULL);
 	struct tnode *b = tnode_new(IP_B, NULL);
-	uint32_t i1 = tcp_isn(&a->st, 0, IP_A, 1, PEER, 2);
-	uint32_t i2 = tcp_isn(&a->st, SK_NS_PER_S, IP_A, 1, PEER, 2);
+	struct sk_addr la = sk_addr_v4(IP_A), pa = sk_addr_v4(PEER);
+	uint32_t i1 = tcp_isn(&a->st, 0, &la, 1, &pa, 2);
+	uint32_t i2 = tcp_isn(&a->st, SK_NS_PER_S, &la, 1, &pa, 2);
 	assert_true(i2 - i1 == 250000); /* 4 us clock */
-	assert_true(tcp_isn(&a->st, 0, IP_A, 1, PEER, 3) != i1);
-	assert_true(tcp_isn(&b->st, 0, IP_A, 1, PEER, 2) != i1); /* other key */
+	assert_true(tcp_isn(&a->st, 0, &la, 1, &pa, 3) != i1);
+	assert_true(tcp_isn(&b->st, 0, &la, 1, &pa, 2) != i1); /* other key */
+	/* IPv6: the same clock; the 16-byte addresses all count. */
+	struct sk_addr l6 = sk_addr_v6((const uint8_t[16]){0x20, 0x01, 0, 2, [15] = 2});
+	struct sk_addr p6 = sk_addr_v6((const uint8_t[16]){0x20, 0x01, 0, 2, [15] = 1});
+	struct sk_addr q6 = p6;
+	q6.b[4] = 1; /* differs only in the bytes an IPv4 hash would not see */
+	uint32_t j1 = tcp_isn(&a->st, 0, &l6, 1, &p6, 2);
+	assert_true(tcp_isn(&a->st, SK_NS_PER_S, &l6, 1, &p6, 2) - j1 == 250000);
+	assert_true(tcp_isn(&a->st, 0, &l6, 1, &q6, 2) != j1);
+	assert_true(tcp_isn(&b->st, 0, &l6, 1, &p6, 2) != j1);
 	tnode_free(a);
 	tnode_free(b);
 }
@@ -87,11 +97,14 @@ static void test_demux_many_sockets(void **state)
 	for (int i = 0; i < 40; i++) {
 		struct tcp_info in;
 		assert_int_equal(tcp_info(&n->st, s[i], &in), 0);
-		struct tcp_sock *sk = tcp_lookup(&n->st, IP_A, in.lport, in.raddr, in.rport);
+		struct sk_addr la = sk_addr_v4(IP_A);
+		assert_true(sk_addr_eq(&in.laddr, &la));
+		struct tcp_sock *sk = tcp_lookup(&n->st, &la, in.lport, &in.raddr, in.rport);
 		assert_non_null(sk);
 		assert_int_equal((int)sk->id, s[i]);
 	}
-	assert_null(tcp_lookup(&n->st, IP_A, 1, PEER, 1));
+	struct sk_addr la = sk_addr_v4(IP_A), pa = sk_addr_v4(PEER);
+	assert_null(tcp_lookup(&n->st, &la, 1, &pa, 1));
 	tnode_free(n);
 }
 
@@ -138,11 +151,12 @@ static void test_listen_synack_negotiates_options(void **state)
 	assert_int_equal(tcp_events(&n->st, ev, 4), 1);
 	assert_int_equal(ev[0].sock, ls);
 	assert_true(ev[0].events & TCP_EV_ACCEPT);
-	uint32_t ra;
+	struct sk_addr ra;
 	uint16_t rp;
 	int s = tcp_accept(&n->st, ls, &ra, &rp);
 	assert_true(s >= 0);
-	assert_int_equal(ra, PEER);
+	assert_true(sk_addr_is_v4(&ra));
+	assert_int_equal(sk_addr_ip4(&ra), PEER);
 	assert_int_equal(rp, PPORT);
 	struct tcp_info in;
 	tcp_info(&n->st, s, &in);

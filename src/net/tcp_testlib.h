@@ -3,6 +3,8 @@
  * tnode: one engine whose output is captured (parsed) for inspection.
  * tnet:  two engines back to back through a deterministic lossy wire
  *        (drop / duplicate / reorder from a seeded PRNG, fixed latency).
+ * Both speak IPv4 (IP_A, IP_B) and IPv6 (tip6(IP_A), tip6(IP_B), in
+ * 2001:2::/48): the family of a connection is the one it was opened on.
  */
 #ifndef NET_TCP_TESTLIB_H
 #define NET_TCP_TESTLIB_H
@@ -17,14 +19,26 @@
 #include <cmocka.h>
 
 #include "net/tcp_int.h"
+#include "wire/csum.h"
+#include "wire/ipv4.h"
+#include "wire/ipv6.h"
 #include "wire/tcp.h"
 
 #define MS SK_NS_PER_MS
 #define IP_A SK_IP4(198, 18, 0, 1)
 #define IP_B SK_IP4(198, 18, 0, 2)
 
+/* The IPv6 twin of a test IPv4 address: 2001:2::<last byte>. */
+static __attribute__((unused)) struct sk_addr tip6(uint32_t ip)
+{
+	const uint8_t b[16] = {0x20, 0x01, 0x00, 0x02, [15] = (uint8_t)ip};
+	return sk_addr_v6(b);
+}
+
 struct cap_seg {
 	uint32_t src, dst;
+	bool v6;                   /* then src6/dst6, not src/dst */
+	struct sk_addr src6, dst6;
 	size_t len;
 	sk_time_ns at;
 	struct tcp_hdr h;
@@ -35,13 +49,63 @@ struct tnode {
 	struct tcp_stack st;
 	void *arena;
 	uint32_t ip;
+	struct sk_addr ip6;
 	struct cap_seg *segs;
 	size_t nseg, capseg;
 	/* Forwarding hook for tnet; NULL = capture only. */
 	int (*fwd)(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
 		   size_t len);
+	int (*fwd6)(void *ctx, sk_time_ns now, const struct sk_addr *src, const struct sk_addr *dst,
+		    const uint8_t *seg, size_t len);
 	void *fwd_ctx;
 };
+
+static __attribute__((unused)) struct cap_seg *tnode_cap(struct tnode *n, sk_time_ns now,
+							 const uint8_t *seg, size_t len)
+{
+	if (n->nseg == n->capseg) {
+		n->capseg = n->capseg ? 2 * n->capseg : 64;
+		n->segs = realloc(n->segs, n->capseg * sizeof(*n->segs));
+		assert_non_null(n->segs);
+	}
+	struct cap_seg *c = &n->segs[n->nseg++];
+	memset(c, 0, offsetof(struct cap_seg, buf));
+	c->len = len;
+	c->at = now;
+	assert_true(len <= sizeof(c->buf));
+	memcpy(c->buf, seg, len);
+	return c;
+}
+
+static __attribute__((unused)) int tnode_output6(void *ctx, sk_time_ns now,
+						 const struct sk_addr *src,
+						 const struct sk_addr *dst, const uint8_t *seg,
+						 size_t len)
+{
+	struct tnode *n = ctx;
+	/* Out from our own IPv6 address, to an IPv6 peer, always. */
+	assert_true(sk_addr_eq(src, &n->ip6));
+	assert_false(sk_addr_is_v4(dst));
+	if (n->fwd6)
+		return n->fwd6(n->fwd_ctx, now, src, dst, seg, len);
+	struct cap_seg *c = tnode_cap(n, now, seg, len);
+	c->v6 = true;
+	c->src6 = *src;
+	c->dst6 = *dst;
+	/* Every segment must parse with the IPv6 pseudo header. */
+	assert_int_equal(tcp_parse_ps(c->buf, len, csum_pseudo6(src->b, dst->b, IPV6_NH_TCP, 0),
+				      &c->h),
+			 WIRE_OK);
+	return 0;
+}
+
+static __attribute__((unused)) bool tnode_src6(void *ctx, const struct sk_addr *dst,
+					       struct sk_addr *src)
+{
+	(void)dst;
+	*src = ((struct tnode *)ctx)->ip6;
+	return true;
+}
 
 static __attribute__((unused)) int tnode_output(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
 			size_t len)
@@ -49,18 +113,9 @@ static __attribute__((unused)) int tnode_output(void *ctx, sk_time_ns now, uint3
 	struct tnode *n = ctx;
 	if (n->fwd)
 		return n->fwd(n->fwd_ctx, now, src, dst, seg, len);
-	if (n->nseg == n->capseg) {
-		n->capseg = n->capseg ? 2 * n->capseg : 64;
-		n->segs = realloc(n->segs, n->capseg * sizeof(*n->segs));
-		assert_non_null(n->segs);
-	}
-	struct cap_seg *c = &n->segs[n->nseg++];
+	struct cap_seg *c = tnode_cap(n, now, seg, len);
 	c->src = src;
 	c->dst = dst;
-	c->len = len;
-	c->at = now;
-	assert_true(len <= sizeof(c->buf));
-	memcpy(c->buf, seg, len);
 	/* Every segment the engine emits must parse, checksum included. */
 	assert_int_equal(tcp_parse(c->buf, len, src, dst, &c->h), WIRE_OK);
 	return 0;
@@ -79,6 +134,8 @@ static __attribute__((unused)) struct tnode *tnode_new(uint32_t ip, void (*tweak
 	cfg.seed[0] = 0x0123456789abcdefull ^ ip;
 	cfg.seed[1] = 0xfedcba9876543210ull;
 	cfg.ip_output = tnode_output;
+	cfg.ip6_output = tnode_output6;
+	cfg.src6 = tnode_src6;
 	cfg.out_ctx = n;
 	if (tweak)
 		tweak(&cfg);
@@ -86,6 +143,7 @@ static __attribute__((unused)) struct tnode *tnode_new(uint32_t ip, void (*tweak
 	n->arena = malloc(sz);
 	assert_non_null(n->arena);
 	n->ip = ip;
+	n->ip6 = tip6(ip);
 	assert_int_equal(tcp_stack_init(&n->st, n->arena, sz, &cfg, 0), 0);
 	return n;
 }
@@ -108,10 +166,12 @@ static __attribute__((unused)) struct cap_seg *tnode_last(struct tnode *n)
 	return &n->segs[n->nseg - 1];
 }
 
-/* Build and feed one segment from (src:sport) to the node. */
-static __attribute__((unused)) void tnode_inject(struct tnode *n, sk_time_ns now, uint32_t src, uint16_t sport,
-			 uint16_t dport, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t win,
-			 const struct tcp_opts *opts, const void *data, size_t len)
+/* Build one segment into a static buffer (pseudo: the address sum). */
+static __attribute__((unused)) const uint8_t *tseg_build(uint64_t pseudo, uint16_t sport,
+							 uint16_t dport, uint8_t flags, uint32_t seq,
+							 uint32_t ack, uint16_t win,
+							 const struct tcp_opts *opts,
+							 const void *data, size_t len, size_t *total)
 {
 	static uint8_t buf[9300];
 	struct tcp_hdr h;
@@ -127,9 +187,34 @@ static __attribute__((unused)) void tnode_inject(struct tnode *n, sk_time_ns now
 	size_t hl = tcp_hdr_len(&h);
 	if (len)
 		memcpy(buf + hl, data, len);
-	size_t total = tcp_emit(buf, sizeof(buf), &h, src, n->ip, (uint16_t)len);
-	assert_true(total > 0);
+	*total = tcp_emit_ps(buf, sizeof(buf), &h, pseudo, (uint16_t)len);
+	assert_true(*total > 0);
+	return buf;
+}
+
+/* Build and feed one segment from (src:sport) to the node. */
+static __attribute__((unused)) void tnode_inject(struct tnode *n, sk_time_ns now, uint32_t src, uint16_t sport,
+			 uint16_t dport, uint8_t flags, uint32_t seq, uint32_t ack, uint16_t win,
+			 const struct tcp_opts *opts, const void *data, size_t len)
+{
+	size_t total;
+	const uint8_t *buf = tseg_build(csum_pseudo4(src, n->ip, IPV4_PROTO_TCP, 0), sport, dport,
+					flags, seq, ack, win, opts, data, len, &total);
 	tcp_input(&n->st, now, src, n->ip, buf, total);
+}
+
+/* The same over IPv6, to the node's IPv6 address. */
+static __attribute__((unused)) void tnode_inject6(struct tnode *n, sk_time_ns now,
+						  const struct sk_addr *src, uint16_t sport,
+						  uint16_t dport, uint8_t flags, uint32_t seq,
+						  uint32_t ack, uint16_t win,
+						  const struct tcp_opts *opts, const void *data,
+						  size_t len)
+{
+	size_t total;
+	const uint8_t *buf = tseg_build(csum_pseudo6(src->b, n->ip6.b, IPV6_NH_TCP, 0), sport,
+					dport, flags, seq, ack, win, opts, data, len, &total);
+	tcp_input6(&n->st, now, src, &n->ip6, buf, total);
 }
 
 static __attribute__((unused)) uint64_t tstat(const struct tcp_stack *st, size_t off)
@@ -143,6 +228,8 @@ static __attribute__((unused)) uint64_t tstat(const struct tcp_stack *st, size_t
 struct tpkt {
 	sk_time_ns at;
 	uint32_t src, dst;
+	bool v6;                   /* then src6/dst6 */
+	struct sk_addr src6, dst6;
 	uint16_t len;
 	uint64_t order;
 	uint8_t data[9216];
@@ -176,7 +263,7 @@ static __attribute__((unused)) uint32_t tnet_rand(struct tnet *w)
 	return (uint32_t)(w->rng >> 16);
 }
 
-static __attribute__((unused)) void tnet_push(struct tnet *w, sk_time_ns at, uint32_t src, uint32_t dst,
+static __attribute__((unused)) struct tpkt *tnet_push(struct tnet *w, sk_time_ns at, uint32_t src, uint32_t dst,
 		      const uint8_t *seg, size_t len)
 {
 	if (w->nq == w->capq) {
@@ -191,19 +278,25 @@ static __attribute__((unused)) void tnet_push(struct tnet *w, sk_time_ns at, uin
 	p->dst = dst;
 	p->len = (uint16_t)len;
 	p->order = w->pushed++;
+	p->v6 = false;
 	memcpy(p->data, seg, len);
+	return p;
 }
 
-static __attribute__((unused)) int tnet_output(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
-		       size_t len)
+/* The wire of both families: src6/dst6 NULL for IPv4. */
+static __attribute__((unused)) int tnet_wire(struct tnet *w, sk_time_ns now, uint32_t src, uint32_t dst,
+		       const struct sk_addr *src6, const struct sk_addr *dst6,
+		       const uint8_t *seg, size_t len)
 {
-	struct tnet *w = ctx;
 	w->sent++;
 	if (w->trace) {
 		struct tcp_hdr h;
-		if (tcp_parse(seg, len, src, dst, &h) == 0)
-			fprintf(stderr, "%10.3f %c>%c %s%s%s%s seq %u ack %u win %u len %u sack %u ts %u/%u\n",
-				now / 1e6, src == IP_A ? 'A' : 'B', dst == IP_A ? 'A' : 'B',
+		uint64_t ps = src6 ? csum_pseudo6(src6->b, dst6->b, IPV6_NH_TCP, 0)
+				   : csum_pseudo4(src, dst, IPV4_PROTO_TCP, 0);
+		bool from_a = src6 ? sk_addr_eq(src6, &w->a->ip6) : src == IP_A;
+		if (tcp_parse_ps(seg, len, ps, &h) == 0)
+			fprintf(stderr, "%10.3f %c>%c%s %s%s%s%s seq %u ack %u win %u len %u sack %u ts %u/%u\n",
+				now / 1e6, from_a ? 'A' : 'B', from_a ? 'B' : 'A', src6 ? " v6" : "",
 				h.flags & TCP_SYN ? "S" : "", h.flags & TCP_FIN ? "F" : "",
 				h.flags & TCP_RST ? "R" : "", h.flags & TCP_ACK ? "." : "", h.seq,
 				h.ack, h.win, h.payload_len, h.opts.nsack, h.opts.ts_val, h.opts.ts_ecr);
@@ -217,12 +310,34 @@ static __attribute__((unused)) int tnet_output(void *ctx, sk_time_ns now, uint32
 		at += w->latency / 2 + 1 * MS; /* overtaken by later segments */
 		w->reordered++;
 	}
-	tnet_push(w, at, src, dst, seg, len);
+	int copies = 1;
 	if (w->dup_pm && tnet_rand(w) % 1000 < w->dup_pm) {
 		w->duped++;
-		tnet_push(w, at + 100 * SK_NS_PER_US, src, dst, seg, len);
+		copies = 2;
+	}
+	for (int i = 0; i < copies; i++) {
+		struct tpkt *p = tnet_push(w, at + (sk_time_ns)i * 100 * SK_NS_PER_US, src, dst, seg, len);
+		if (src6) {
+			p->v6 = true;
+			p->src6 = *src6;
+			p->dst6 = *dst6;
+		}
 	}
 	return 0;
+}
+
+static __attribute__((unused)) int tnet_output(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
+		       size_t len)
+{
+	return tnet_wire(ctx, now, src, dst, NULL, NULL, seg, len);
+}
+
+static __attribute__((unused)) int tnet_output6(void *ctx, sk_time_ns now,
+						const struct sk_addr *src,
+						const struct sk_addr *dst, const uint8_t *seg,
+						size_t len)
+{
+	return tnet_wire(ctx, now, 0, 0, src, dst, seg, len);
 }
 
 static __attribute__((unused)) struct tnet *tnet_new(void (*tweak)(struct tcp_config *))
@@ -232,6 +347,7 @@ static __attribute__((unused)) struct tnet *tnet_new(void (*tweak)(struct tcp_co
 	w->a = tnode_new(IP_A, tweak);
 	w->b = tnode_new(IP_B, tweak);
 	w->a->fwd = w->b->fwd = tnet_output;
+	w->a->fwd6 = w->b->fwd6 = tnet_output6;
 	w->a->fwd_ctx = w->b->fwd_ctx = w;
 	w->rng = 0x9e3779b97f4a7c15ull;
 	w->latency = 1 * MS;
@@ -275,6 +391,15 @@ static __attribute__((unused)) sk_time_ns tnet_step(struct tnet *w, sk_time_ns n
 		w->nq = keep;
 		qsort(due, ndue, sizeof(*due), tpkt_cmp);
 		for (size_t i = 0; i < ndue; i++) {
+			if (due[i].v6) {
+				struct tnode *n = sk_addr_eq(&due[i].dst6, &w->a->ip6)   ? w->a
+						  : sk_addr_eq(&due[i].dst6, &w->b->ip6) ? w->b
+											 : NULL;
+				if (n)
+					tcp_input6(&n->st, now, &due[i].src6, &due[i].dst6,
+						   due[i].data, due[i].len);
+				continue;
+			}
 			if (due[i].dst != IP_A && due[i].dst != IP_B)
 				continue; /* to a spoofed address: lost */
 			struct tnode *n = due[i].dst == IP_A ? w->a : w->b;

@@ -48,8 +48,11 @@ struct tcp_stats {
 
 struct tcp_sock {
 	/* Identity.  In the hash table (chain `hnext`) from SYN_SENT / SYN_RECEIVED
-	 * until freed; a listener is keyed with laddr = raddr = rport = 0. */
-	uint32_t laddr, raddr;
+	 * until freed; a listener is keyed with laddr = raddr = :: and rport = 0,
+	 * so it takes SYNs of both families.  A connection's laddr and raddr
+	 * are of one family (both v4-mapped, or neither): the family a segment
+	 * came in on, which is the one its replies go out on. */
+	struct sk_addr laddr, raddr;
 	uint16_t lport, rport;
 	uint32_t id;         /* own index in the pool */
 	uint32_t hnext;      /* next in hash bucket, TCP_NIL at end */
@@ -160,7 +163,7 @@ struct tcp_stack {
 	uint8_t *scratch;       /* one outgoing segment */
 	uint32_t scratch_len;
 	struct siphash_key hkey, isnkey, cookiekey, tskey;
-	uint16_t mss;           /* ours: mtu - 40 */
+	uint16_t mss;           /* ours over IPv4: mtu - 40 (IPv6: 20 less, tcp_our_mss) */
 	uint8_t rcv_wscale;     /* ours, from cfg.rcvbuf */
 	uint16_t eph_next;
 	sk_time_ns chack_epoch; /* challenge-ACK budget second */

@@ -159,17 +159,22 @@ static size_t tcp_opts_emit(uint8_t *p, const struct tcp_opts *o)
 
 int tcp_parse(const uint8_t *buf, size_t len, uint32_t src, uint32_t dst, struct tcp_hdr *h)
 {
+	return tcp_parse_ps(buf, len, csum_pseudo4(src, dst, IPV4_PROTO_TCP, 0), h);
+}
+
+int tcp_parse_ps(const uint8_t *buf, size_t len, uint64_t pseudo, struct tcp_hdr *h)
+{
 	if (len < TCP_HLEN)
 		return WIRE_ETRUNC;
 	if (len > 0xffff)
-		return WIRE_EBADLEN; /* cannot come out of an IPv4 datagram */
+		return WIRE_EBADLEN; /* cannot come out of an IPv4 datagram (nor IPv6 without jumbograms) */
 	size_t hlen = (size_t)(buf[12] >> 4) * 4;
 	if (hlen < TCP_HLEN)
 		return WIRE_EBADLEN;
 	if (hlen > len)
 		return WIRE_ETRUNC;
 	if (WIRE_VERIFY_CSUM &&
-	    csum_fold(csum_add(csum_pseudo4(src, dst, IPV4_PROTO_TCP, (uint16_t)len), buf, len)) != 0)
+	    csum_fold(csum_add(pseudo + len, buf, len)) != 0)
 		return WIRE_ECSUM;
 	h->sport = sk_get_be16(buf);
 	h->dport = sk_get_be16(buf + 2);
@@ -188,6 +193,12 @@ int tcp_parse(const uint8_t *buf, size_t len, uint32_t src, uint32_t dst, struct
 size_t tcp_emit(uint8_t *buf, size_t cap, const struct tcp_hdr *h, uint32_t src, uint32_t dst,
 		uint16_t payload_len)
 {
+	return tcp_emit_ps(buf, cap, h, csum_pseudo4(src, dst, IPV4_PROTO_TCP, 0), payload_len);
+}
+
+size_t tcp_emit_ps(uint8_t *buf, size_t cap, const struct tcp_hdr *h, uint64_t pseudo,
+		   uint16_t payload_len)
+{
 	size_t hlen = tcp_hdr_len(h);
 	size_t total = hlen + payload_len;
 	if (total > 0xffff || cap < total)
@@ -202,7 +213,6 @@ size_t tcp_emit(uint8_t *buf, size_t cap, const struct tcp_hdr *h, uint32_t src,
 	sk_put_be16(buf + 16, 0);
 	sk_put_be16(buf + 18, h->urg);
 	tcp_opts_emit(buf + TCP_HLEN, &h->opts);
-	uint64_t s = csum_pseudo4(src, dst, IPV4_PROTO_TCP, (uint16_t)total);
-	sk_put_be16(buf + 16, csum_fold(csum_add(s, buf, total)));
+	sk_put_be16(buf + 16, csum_fold(csum_add(pseudo + total, buf, total)));
 	return total;
 }

@@ -78,6 +78,15 @@ size_t tcp_opts_len(const struct tcp_opts *o);
 size_t tcp_emit(uint8_t *buf, size_t cap, const struct tcp_hdr *h, uint32_t src, uint32_t dst,
 		uint16_t payload_len);
 
+/* Either family: `pseudo` is the pseudo header's sum without the length
+ * (csum_pseudo4(src, dst, IPV4_PROTO_TCP, 0), or csum_pseudo6(src, dst,
+ * IPV6_NH_TCP, 0)); the segment length is added here, which is the same sum
+ * for both since a segment is under 64 KiB.  tcp_parse and tcp_emit are
+ * these with the IPv4 pseudo header. */
+int tcp_parse_ps(const uint8_t *buf, size_t len, uint64_t pseudo, struct tcp_hdr *h);
+size_t tcp_emit_ps(uint8_t *buf, size_t cap, const struct tcp_hdr *h, uint64_t pseudo,
+		   uint16_t payload_len);
+
 /* Header length tcp_emit will use for h. */
 static inline size_t tcp_hdr_len(const struct tcp_hdr *h)
 {
