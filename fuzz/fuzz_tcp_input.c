@@ -9,14 +9,21 @@
  *     bit 2: force the ports of the connection,
  *     bits 3-5: advance time by 0, 1, 10, 40, 200 ms, 1 s, 10 s, 100 s,
  *     bits 6-7: app action: none, recv, send 3000 bytes, shutdown/close.
+ * The records run twice, each time on a fresh engine: over IPv4, then over
+ * IPv6 (tcp_input6, the v6 pseudo header, MSS and output edge), so every
+ * seed reaches both families' paths.
  * Checksums are not verified in fuzz builds (SK_FUZZING).  Every emitted
- * segment must parse and the engine's invariants must hold after each step.
+ * segment must parse, leave on the connection's family from our address,
+ * and the engine's invariants must hold after each step.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "net/tcp.h"
+#include "wire/csum.h"
+#include "wire/ipv4.h"
+#include "wire/ipv6.h"
 #include "wire/tcp.h"
 
 #define LOCAL SK_IP4(198, 18, 0, 2)
@@ -28,19 +35,53 @@ static struct tcp_stack st;
 static uint8_t arena[1 << 20];
 static uint32_t last_seq, last_ack;
 static int nout;
+static bool fam6; /* this run's family */
+static struct sk_addr local6, peer6;
 
 static int out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg, size_t len)
 {
 	(void)ctx;
 	(void)now;
 	struct tcp_hdr h;
-	if (src != LOCAL || dst != PEER || tcp_parse(seg, len, src, dst, &h) != WIRE_OK ||
+	if (fam6 || src != LOCAL || dst != PEER || tcp_parse(seg, len, src, dst, &h) != WIRE_OK ||
 	    len > 1500 - 20)
 		abort();
 	last_seq = h.seq;
 	last_ack = h.ack;
 	nout++;
 	return 0;
+}
+
+static int out6(void *ctx, sk_time_ns now, const struct sk_addr *src, const struct sk_addr *dst,
+		const uint8_t *seg, size_t len)
+{
+	(void)ctx;
+	(void)now;
+	struct tcp_hdr h;
+	if (!fam6 || !sk_addr_eq(src, &local6) || !sk_addr_eq(dst, &peer6) ||
+	    tcp_parse_ps(seg, len, csum_pseudo6(src->b, dst->b, IPV6_NH_TCP, 0), &h) != WIRE_OK ||
+	    len > 1500 - 40)
+		abort();
+	last_seq = h.seq;
+	last_ack = h.ack;
+	nout++;
+	return 0;
+}
+
+static bool src6(void *ctx, const struct sk_addr *dst, struct sk_addr *src)
+{
+	(void)ctx;
+	(void)dst;
+	*src = local6;
+	return true;
+}
+
+static void feed(sk_time_ns now, const uint8_t *seg, size_t len)
+{
+	if (fam6)
+		tcp_input6(&st, now, &peer6, &local6, seg, len);
+	else
+		tcp_input(&st, now, PEER, LOCAL, seg, len);
 }
 
 static void inject(sk_time_ns now, uint8_t flags, uint32_t seq, uint32_t ack,
@@ -57,12 +98,13 @@ static void inject(sk_time_ns now, uint8_t flags, uint32_t seq, uint32_t ack,
 	h.win = 4096;
 	if (o)
 		h.opts = *o;
-	size_t n = tcp_emit(buf, sizeof(buf), &h, PEER, LOCAL, 0);
-	tcp_input(&st, now, PEER, LOCAL, buf, n);
+	uint64_t ps = fam6 ? csum_pseudo6(peer6.b, local6.b, IPV6_NH_TCP, 0)
+			   : csum_pseudo4(PEER, LOCAL, IPV4_PROTO_TCP, 0);
+	size_t n = tcp_emit_ps(buf, sizeof(buf), &h, ps, 0);
+	feed(now, buf, n);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void run(const uint8_t *data, size_t size)
 {
 	static const sk_time_ns steps[8] = {0, 1, 10, 40, 200, 1000, 10000, 100000};
 	struct tcp_config cfg;
@@ -74,6 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.seed[0] = 1;
 	cfg.seed[1] = 2;
 	cfg.ip_output = out;
+	cfg.ip6_output = out6;
+	cfg.src6 = src6;
 	if (tcp_arena_size(&cfg) > sizeof(arena) ||
 	    tcp_stack_init(&st, arena, sizeof(arena), &cfg, 0) != 0)
 		abort();
@@ -117,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				sk_put_be16(seg + 2, LPORT);
 			}
 		}
-		tcp_input(&st, now, PEER, LOCAL, seg, len);
+		feed(now, seg, len);
 		if (!closed) {
 			switch (ctl >> 6) {
 			case 1:
@@ -155,5 +199,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (tcp_check(&st) != 0)
 			abort();
 	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const uint8_t l6[16] = {0x20, 0x01, 0, 2, [15] = 2}, p6[16] = {0x20, 0x01, 0, 2, [15] = 1};
+	local6 = sk_addr_v6(l6);
+	peer6 = sk_addr_v6(p6);
+	fam6 = false;
+	run(data, size);
+	fam6 = true;
+	run(data, size);
 	return 0;
 }
