@@ -680,6 +680,86 @@ static void send_ra(struct fake *f, sk_time_ns now, uint16_t router_s, uint32_t 
 	iface_input(&f->ifc, now, fr, mk_ip6(fr, am, PEER_MAC, &rtr, &ipv6_all_nodes, IPV6_NH_ICMPV6, 255, ra, n));
 }
 
+/* A registered IPv6 protocol (TCP, as tcp_iface.c registers it): unicast
+ * to us reaches the handler with both addresses; to a group it does not;
+ * iface_ip6_output sends from the source it is given, only one of ours;
+ * without a handler TCP is a closed port again. */
+struct l4_seen {
+	unsigned calls;
+	struct ipv6_addr src, dst;
+	size_t len;
+	uint8_t first;
+};
+static struct l4_seen l4s;
+
+static void tcp6_cb(void *ctx, struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+		    const struct ipv6_addr *dst, const uint8_t *l4, size_t len)
+{
+	(void)ctx, (void)ifc, (void)now;
+	l4s.calls++;
+	l4s.src = *src;
+	l4s.dst = *dst;
+	l4s.len = len;
+	l4s.first = len ? l4[0] : 0;
+}
+
+static void test_proto6_handler_and_output(void **state)
+{
+	struct fake *f = *state;
+	pass_dad(f);
+	f->drain = true;
+	memset(&l4s, 0, sizeof(l4s));
+	struct ipv6_addr us = A6(2), peer = A6(1), other = A6(3);
+	learn_peer6(f, T0 + 2 * SEC, PEER_MAC, &peer);
+	tx_skip_all(f);
+	struct iface_counters *c = &f->ifc.counters;
+	assert_int_equal(iface_set_proto6_handler(&f->ifc, IPV6_NH_UDP, tcp6_cb, NULL), -1);
+	assert_int_equal(iface_set_proto6_handler(&f->ifc, IPV6_NH_ICMPV6, tcp6_cb, NULL), -1);
+	assert_int_equal(iface_set_proto6_handler(&f->ifc, IPV6_NH_TCP, tcp6_cb, NULL), 0);
+	uint8_t fr[256], seg[20] = {0x9c, 0x40, 0, 80};
+	iface_input(&f->ifc, T0 + 2 * SEC, fr,
+		    mk_ip6(fr, OUR_MAC, PEER_MAC, &peer, &us, IPV6_NH_TCP, 64, seg, 20));
+	assert_int_equal(l4s.calls, 1);
+	assert_true(ipv6_addr_eq(&l4s.src, &peer) && ipv6_addr_eq(&l4s.dst, &us));
+	assert_int_equal(l4s.len, 20);
+	assert_int_equal(l4s.first, 0x9c);
+	/* To all-nodes: not TCP's. */
+	uint8_t gm[6];
+	ipv6_mcast_mac(gm, &ipv6_all_nodes);
+	iface_input(&f->ifc, T0 + 2 * SEC, fr,
+		    mk_ip6(fr, gm, PEER_MAC, &peer, &ipv6_all_nodes, IPV6_NH_TCP, 64, seg, 20));
+	assert_int_equal(l4s.calls, 1);
+	assert_int_equal(c->ip6_l4_mcast, 1);
+	assert_int_equal(c->icmp6_errors_tx, 0);
+	/* Output from our address, to the learned peer: one frame. */
+	static const uint8_t payload[24] = {1, 2, 3, 4, 5};
+	assert_int_equal(iface_ip6_output(&f->ifc, T0 + 2 * SEC, &us, &peer, IPV6_NH_TCP, payload,
+					  sizeof(payload)),
+			 0);
+	size_t len;
+	const uint8_t *out = tx_next(f, &len);
+	assert_non_null(out);
+	struct ipv6_hdr h;
+	assert_int_equal(ipv6_parse(out + 14, len - 14, &h), WIRE_OK);
+	assert_int_equal(h.proto, IPV6_NH_TCP);
+	assert_true(ipv6_addr_eq(&h.src, &us) && ipv6_addr_eq(&h.dst, &peer));
+	assert_int_equal(h.l4_len, sizeof(payload));
+	assert_memory_equal(out + 14 + h.l4_off, payload, sizeof(payload));
+	/* Not from an address we do not hold (the checksum would lie). */
+	uint64_t nr = c->ip6_no_route;
+	assert_int_equal(iface_ip6_output(&f->ifc, T0 + 2 * SEC, &other, &peer, IPV6_NH_TCP, payload,
+					  sizeof(payload)),
+			 -1);
+	assert_int_equal(c->ip6_no_route, nr + 1);
+	assert_null(tx_next(f, &len));
+	/* Handler gone: a closed port again. */
+	assert_int_equal(iface_set_proto6_handler(&f->ifc, IPV6_NH_TCP, NULL, NULL), 0);
+	iface_input(&f->ifc, T0 + 3 * SEC, fr,
+		    mk_ip6(fr, OUR_MAC, PEER_MAC, &peer, &us, IPV6_NH_TCP, 64, seg, 20));
+	assert_int_equal(l4s.calls, 1);
+	assert_int_equal(c->icmp6_errors_tx, 1);
+}
+
 /* --ip6 auto: RS once the link-local address is usable, an address from
  * the RA's prefix (tentative, then usable), the RA's router as gw6. */
 static void test_slaac(void **state)
@@ -834,6 +914,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_probes_then_incomplete, setup6, teardown),
 		cmocka_unit_test_setup_teardown(test_drops_by_reason, setup6, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_ratelimited, setup6, teardown),
+		cmocka_unit_test_setup_teardown(test_proto6_handler_and_output, setup6, teardown),
 		cmocka_unit_test(test_slaac),
 		cmocka_unit_test(test_slaac_lifetimes),
 		cmocka_unit_test_setup_teardown(test_v6_off, setup, teardown),
