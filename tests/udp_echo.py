@@ -40,7 +40,7 @@ def main() -> int:
             body = struct.pack("!I", seq) + body[4:]
         payloads.append(body)
 
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = socket.socket(socket.AF_INET6 if ":" in a.dst else socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     s.connect((a.dst, a.port))
     s.setblocking(False)

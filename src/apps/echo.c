@@ -1,5 +1,6 @@
 /* echo.c — `skiff echo`: a host that answers ARP, ICMP echo, UDP and TCP
- * echo (port 7) and TCP discard (port 9) on one device.  The first thing a
+ * echo (port 7) and TCP discard (port 9) on one device, over IPv4 and, with
+ * --ip6, IPv6 (ND, ICMPv6 echo, the same ports).  The first thing a
  * Linux peer can talk to. */
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,15 @@ static void echo_udp(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src,
 {
 	(void)ctx;
 	udp_sendto(ifc, now, dport, src, sport, data, len);
+}
+
+/* Over IPv6: back from the address the datagram came to. */
+static void echo_udp6(void *ctx, struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+		      const struct ipv6_addr *dst, uint16_t sport, uint16_t dport,
+		      const uint8_t *data, size_t len)
+{
+	(void)ctx;
+	udp6_sendto(ifc, now, dport, dst, src, sport, data, len);
 }
 
 /* What a TCP socket is to this app; stored as the socket's user pointer. */
@@ -119,7 +129,8 @@ int cmd_echo(int argc, char **argv)
 		return 1;
 	}
 	int le = tcp_listen(hs.tcp, ECHO_PORT, 0), ld = tcp_listen(hs.tcp, DISCARD_PORT, 0);
-	if (udp_bind(hs.ifc, ECHO_PORT, echo_udp, NULL) < 0 || le < 0 || ld < 0) {
+	if (udp_bind(hs.ifc, ECHO_PORT, echo_udp, NULL) < 0 ||
+	    (cfg.ifc.ip6 && udp6_bind(hs.ifc, ECHO_PORT, echo_udp6, NULL) < 0) || le < 0 || ld < 0) {
 		fprintf(stderr, "skiff echo: cannot bind ports %d and %d\n", ECHO_PORT, DISCARD_PORT);
 		hoststack_close(&hs);
 		return 1;
@@ -140,7 +151,7 @@ int cmd_echo(int argc, char **argv)
 	cli_format_mac(hs.dev->mac, macbuf);
 	printf("skiff echo: ready dev=%s ip=%s/%u mac=%s udp_echo=%d tcp_echo=%d tcp_discard=%d",
 	       hs.dev->name, ipbuf, cfg.ifc.prefix_len, macbuf, ECHO_PORT, ECHO_PORT, DISCARD_PORT);
-	/* TCP echo and discard listen on both families. */
+	/* UDP echo, TCP echo and discard serve both families. */
 	for (unsigned i = 0; i < cfg.ifc.nip6; i++) {
 		char a6[OPT_ADDR_STRLEN];
 		struct sk_addr a = sk_addr_v6(cfg.ifc.ip6_addr[i].addr.b);

@@ -190,8 +190,8 @@ const struct opt_cmd opt_cmd_echo = {
 	.synopsis = "skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "                  [--mac MAC] [--stats] [--pcap FILE] [--spin-us N]",
 	.about = "Answers ARP, ICMP echo, UDP and TCP echo (port 7) and TCP discard (port 9)\n"
-		 "as ADDR on DEV; with --ip6 also neighbour discovery, ICMPv6 echo and the TCP\n"
-		 "ports over IPv6.",
+		 "as ADDR on DEV; with --ip6 also neighbour discovery, ICMPv6 echo and the same\n"
+		 "UDP and TCP ports over IPv6.",
 	.use = echo_use,
 	.nuse = SK_ARRAY_LEN(echo_use),
 	.footer = "Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).",

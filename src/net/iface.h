@@ -56,6 +56,12 @@ struct iface_config {
 typedef void (*udp_recv_fn)(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src,
 			    uint16_t sport, uint16_t dport, const uint8_t *data, size_t len);
 
+/* Receive callback of a UDP port bound over IPv6 (udp6_bind); dst is the
+ * address of ours the datagram came to. */
+typedef void (*udp6_recv_fn)(void *ctx, struct iface *ifc, sk_time_ns now,
+			     const struct ipv6_addr *src, const struct ipv6_addr *dst, uint16_t sport,
+			     uint16_t dport, const uint8_t *data, size_t len);
+
 /* Receive callback of an IPv6 echo reply (see iface_set_echo6_reply_handler). */
 typedef void (*iface_echo6_reply_fn)(void *ctx, struct iface *ifc, sk_time_ns now,
 				     const struct ipv6_addr *src, uint16_t id, uint16_t seq,
@@ -128,6 +134,16 @@ int icmp6_ping_send(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *d
 		    uint16_t seq, const uint8_t *payload, size_t len);
 void iface_set_echo6_reply_handler(struct iface *ifc, iface_echo6_reply_fn fn, void *ctx);
 void iface_set_dad_handler(struct iface *ifc, iface_dad_fn fn, void *ctx);
+/* UDP over IPv6: a port table of its own (IFACE_MAX_UDP_PORTS), so a port
+ * may be bound on either family or both.  Unicast to a usable address of
+ * ours only; an unbound port gets port unreachable.  0 or -1. */
+int udp6_bind(struct iface *ifc, uint16_t port, udp6_recv_fn fn, void *ctx);
+void udp6_unbind(struct iface *ifc, uint16_t port);
+/* From src if given (one of our usable addresses: a reply from the address
+ * asked), else the one source selection picks.  Returns 0 or a negative
+ * code as iface_ip6_output. */
+int udp6_sendto(struct iface *ifc, sk_time_ns now, uint16_t sport, const struct ipv6_addr *src,
+		const struct ipv6_addr *dst, uint16_t dport, const uint8_t *data, size_t len);
 /* Addresses still in DAD (tentative). */
 unsigned iface_ip6_tentative(const struct iface *ifc);
 /* The source address output to dst would use, if one is usable. */

@@ -3,9 +3,10 @@
  *
  * Input:  iface_input (Ethernet type 86dd, to our MAC, broadcast or a group
  *         we joined) -> iface_ip6_input -> iface_icmp6_input, or the
- *         handler of a registered protocol (TCP: tcp_iface.c) for unicast
- *         to us; for the rest an error goes back (port unreachable for
- *         TCP without a handler and for UDP, parameter problem otherwise).
+ *         iface_udp6_input (iface_udp.c), or the handler of a registered
+ *         protocol (TCP: tcp_iface.c) for unicast to us; for the rest an
+ *         error goes back (port unreachable for TCP without a handler,
+ *         parameter problem otherwise).
  *         Accepted destinations: a usable address of ours, all-nodes
  *         (ff02::1), and the solicited-node group of any of our addresses.
  *         A tentative address takes only the NS/NA of its DAD (RFC 4862 5.4).
@@ -232,7 +233,7 @@ int iface_ip6_begin_mac(struct iface *ifc, const uint8_t mac[SK_MAC_LEN],
 }
 
 /* src NULL: iface_ip6_source picks it; else it must be usable. */
-static int ip6_begin_from(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+int iface_ip6_begin_from(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
 			  const struct ipv6_addr *dst, size_t l4_len, struct iface_ip6_out *o)
 {
 	struct iface_counters *c = &ifc->counters;
@@ -277,7 +278,7 @@ static int ip6_begin_from(struct iface *ifc, sk_time_ns now, const struct ipv6_a
 int iface_ip6_begin(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *dst, size_t l4_len,
 		    struct iface_ip6_out *o)
 {
-	return ip6_begin_from(ifc, now, NULL, dst, l4_len, o);
+	return iface_ip6_begin_from(ifc, now, NULL, dst, l4_len, o);
 }
 
 int iface_ip6_output(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
@@ -286,7 +287,7 @@ int iface_ip6_output(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *
 	if (!ifc->ip6)
 		return -4;
 	struct iface_ip6_out o;
-	int rc = ip6_begin_from(ifc, now, src, dst, len, &o);
+	int rc = iface_ip6_begin_from(ifc, now, src, dst, len, &o);
 	if (rc != 0)
 		return rc;
 	if (len)
@@ -408,6 +409,10 @@ void iface_ip6_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *eh
 	}
 	if (h.proto == IPV6_NH_NONE)
 		return;
+	if (h.proto == IPV6_NH_UDP) {
+		iface_udp6_input(ifc, now, &h, pkt, link_mcast);
+		return;
+	}
 	for (unsigned i = 0; i < IFACE_MAX_PROTO_HANDLERS; i++) {
 		const struct iface_proto6_handler *p = &ifc->proto6[i];
 		if (p->proto == h.proto && p->fn) {
@@ -420,10 +425,9 @@ void iface_ip6_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *eh
 		}
 	}
 	c->ip6_unknown_proto++;
-	/* No handler for TCP (no TCP engine attached) and UDP over IPv6 not
-	 * served yet: say so as a closed port would; any other protocol is an
-	 * unrecognised next header. */
-	if (h.proto == IPV6_NH_TCP || h.proto == IPV6_NH_UDP)
+	/* No handler for TCP (no TCP engine attached): say so as a closed
+	 * port would; any other protocol is an unrecognised next header. */
+	if (h.proto == IPV6_NH_TCP)
 		iface_icmp6_error(ifc, now, ICMP6_DEST_UNREACH, ICMP6_UNREACH_PORT, 0, &h, pkt,
 				  link_mcast);
 	else if (h.next_ext == 0) /* the pointer is then the fixed header's field */

@@ -634,7 +634,7 @@ static void test_drops_by_reason(void **state)
 	assert_int_equal(c->nd_ns_tx, 1);
 }
 
-/* UDP over IPv6 is not served yet: port unreachable, through the bucket. */
+/* UDP over IPv6 to a port nobody bound: port unreachable, through the bucket. */
 static void test_errors_ratelimited(void **state)
 {
 	struct fake *f = *state;
@@ -642,10 +642,11 @@ static void test_errors_ratelimited(void **state)
 	f->drain = true;
 	struct ipv6_addr us = A6(2), peer = A6(1);
 	learn_peer6(f, T0 + 2 * SEC, PEER_MAC, &peer);
-	uint8_t fr[256], seg[16] = {0, 9, 0, 7, 0, 16};
+	uint8_t fr[256], seg[16] = {0};
+	assert_int_equal(udp_emit6(seg, sizeof(seg), 9, 7, peer.b, us.b, 8), 16);
 	for (unsigned k = 0; k < 100; k++)
 		iface_input(&f->ifc, T0 + 2 * SEC, fr, mk_ip6(fr, OUR_MAC, PEER_MAC, &peer, &us, IPV6_NH_UDP, 64, seg, 16));
-	assert_int_equal(f->ifc.counters.ip6_unknown_proto, 100);
+	assert_int_equal(f->ifc.counters.udp_no_port, 100);
 	assert_int_equal(f->ifc.counters.icmp6_errors_tx, IFACE_ICMP_BURST);
 	assert_int_equal(f->ifc.counters.icmp6_ratelimited, 100 - IFACE_ICMP_BURST);
 	size_t len;
@@ -758,6 +759,66 @@ static void test_proto6_handler_and_output(void **state)
 		    mk_ip6(fr, OUR_MAC, PEER_MAC, &peer, &us, IPV6_NH_TCP, 64, seg, 20));
 	assert_int_equal(l4s.calls, 1);
 	assert_int_equal(c->icmp6_errors_tx, 1);
+}
+
+/* UDP over IPv6: a bound port gets the datagram, the reply leaves from the
+ * address asked, checksummed over the v6 pseudo header; a zero checksum
+ * is refused (RFC 8200 8.1); a group destination is not served. */
+static void udp6_echo_cb(void *ctx, struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+			 const struct ipv6_addr *dst, uint16_t sport, uint16_t dport,
+			 const uint8_t *data, size_t len)
+{
+	(void)ctx;
+	l4s.calls++;
+	assert_int_equal(udp6_sendto(ifc, now, dport, dst, src, sport, data, len), 0);
+}
+
+static void test_udp6_echo(void **state)
+{
+	struct fake *f = *state;
+	pass_dad(f);
+	f->drain = true;
+	memset(&l4s, 0, sizeof(l4s));
+	struct ipv6_addr us = A6(2), peer = A6(1);
+	learn_peer6(f, T0 + 2 * SEC, PEER_MAC, &peer);
+	tx_skip_all(f);
+	struct iface_counters *c = &f->ifc.counters;
+	assert_int_equal(udp6_bind(&f->ifc, 7, udp6_echo_cb, NULL), 0);
+	assert_int_equal(udp6_bind(&f->ifc, 7, udp6_echo_cb, NULL), -1);
+	uint8_t fr[256], seg[64] = {0};
+	memcpy(seg + 8, "ping over v6", 12);
+	assert_int_equal(udp_emit6(seg, sizeof(seg), 5000, 7, peer.b, us.b, 12), 20);
+	iface_input(&f->ifc, T0 + 2 * SEC, fr,
+		    mk_ip6(fr, OUR_MAC, PEER_MAC, &peer, &us, IPV6_NH_UDP, 64, seg, 20));
+	assert_int_equal(l4s.calls, 1);
+	size_t len;
+	const uint8_t *out = tx_next(f, &len);
+	assert_non_null(out);
+	struct ipv6_hdr h;
+	assert_int_equal(ipv6_parse(out + 14, len - 14, &h), WIRE_OK);
+	assert_int_equal(h.proto, IPV6_NH_UDP);
+	assert_true(ipv6_addr_eq(&h.src, &us) && ipv6_addr_eq(&h.dst, &peer));
+	struct udp_hdr uh;
+	assert_int_equal(udp_parse6(out + 14 + h.l4_off, h.l4_len, us.b, peer.b, &uh), WIRE_OK);
+	assert_int_equal(uh.sport, 7);
+	assert_int_equal(uh.dport, 5000);
+	assert_memory_equal(out + 14 + h.l4_off + 8, "ping over v6", 12);
+	/* Zero checksum: dropped and counted, no answer. */
+	sk_put_be16(seg + 6, 0);
+	iface_input(&f->ifc, T0 + 2 * SEC, fr,
+		    mk_ip6(fr, OUR_MAC, PEER_MAC, &peer, &us, IPV6_NH_UDP, 64, seg, 20));
+	assert_int_equal(c->udp_csum, 1);
+	/* To all-nodes: not served. */
+	uint8_t gm[6];
+	ipv6_mcast_mac(gm, &ipv6_all_nodes);
+	assert_int_equal(udp_emit6(seg, sizeof(seg), 5000, 7, peer.b, ipv6_all_nodes.b, 12), 20);
+	iface_input(&f->ifc, T0 + 2 * SEC, fr,
+		    mk_ip6(fr, gm, PEER_MAC, &peer, &ipv6_all_nodes, IPV6_NH_UDP, 64, seg, 20));
+	assert_int_equal(c->ip6_l4_mcast, 1);
+	assert_int_equal(l4s.calls, 1);
+	assert_null(tx_next(f, &len));
+	udp6_unbind(&f->ifc, 7);
+	assert_int_equal(udp6_bind(&f->ifc, 7, udp6_echo_cb, NULL), 0);
 }
 
 /* --ip6 auto: RS once the link-local address is usable, an address from
@@ -915,6 +976,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_drops_by_reason, setup6, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_ratelimited, setup6, teardown),
 		cmocka_unit_test_setup_teardown(test_proto6_handler_and_output, setup6, teardown),
+		cmocka_unit_test_setup_teardown(test_udp6_echo, setup6, teardown),
 		cmocka_unit_test(test_slaac),
 		cmocka_unit_test(test_slaac_lifetimes),
 		cmocka_unit_test_setup_teardown(test_v6_off, setup, teardown),

@@ -127,6 +127,9 @@ struct iface_ip6_out {
 };
 int iface_ip6_begin(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *dst, size_t l4_len,
 		    struct iface_ip6_out *o);
+/* The same from a given source (NULL: picked), which must be usable. */
+int iface_ip6_begin_from(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+			 const struct ipv6_addr *dst, size_t l4_len, struct iface_ip6_out *o);
 int iface_ip6_begin_mac(struct iface *ifc, const uint8_t mac[SK_MAC_LEN],
 			const struct ipv6_addr *src, const struct ipv6_addr *dst, size_t l4_len,
 			struct iface_ip6_out *o);
@@ -165,5 +168,8 @@ void iface_mld_leave(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *
 /* --- iface_udp.c --- bcast: the datagram was link- or IP-broadcast. */
 void iface_udp_input(struct iface *ifc, sk_time_ns now, const struct ipv4_hdr *h,
 		     const uint8_t *pkt, bool bcast);
+/* UDP in an IPv6 packet for us (h from ipv6_parse; dst unicast or a group). */
+void iface_udp6_input(struct iface *ifc, sk_time_ns now, const struct ipv6_hdr *h,
+		      const uint8_t *pkt, bool link_mcast);
 
 #endif

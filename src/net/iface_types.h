@@ -331,6 +331,12 @@ struct iface_udp_port {
 	void *ctx;
 };
 
+struct iface_udp6_port {
+	uint16_t port;      /* 0 = free slot */
+	udp6_recv_fn fn;
+	void *ctx;
+};
+
 struct icmp_error;
 /* Receives an ICMP error about one of our datagrams (e.g. for TCP). */
 typedef void (*iface_icmp_error_fn)(void *ctx, struct iface *ifc, sk_time_ns now,
@@ -430,6 +436,7 @@ struct iface {
 	uint32_t pending6_seq;
 	struct iface_pending6 pending6[IFACE_ND_PENDING];
 	struct iface_proto6_handler proto6[IFACE_MAX_PROTO_HANDLERS];
+	struct iface_udp6_port udp6[IFACE_MAX_UDP_PORTS];
 	iface_echo6_reply_fn echo6_reply_fn;
 	void *echo6_reply_ctx;
 	iface_dad_fn dad_fn;

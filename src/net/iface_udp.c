@@ -1,5 +1,6 @@
 /* iface_udp.c — UDP ports (a table of IFACE_MAX_UDP_PORTS, scanned: a few
- * compares beat a hash at this size), input and sendto. */
+ * compares beat a hash at this size), input and sendto; the same over IPv6
+ * with a table of its own. */
 #include "iface_priv.h"
 
 static const struct iface_udp_port *udp_find(const struct iface *ifc, uint16_t port)
@@ -83,6 +84,91 @@ int udp_sendto(struct iface *ifc, sk_time_ns now, uint16_t sport, uint32_t dst, 
 		sk_memmove(o.l4 + UDP_HLEN, data, len);
 	udp_emit(o.l4, o.cap, sport, dport, ifc->ip, dst, (uint16_t)len);
 	iface_ip_finish(ifc, now, &o, IPV4_PROTO_UDP, UDP_HLEN + len);
+	ifc->counters.udp_tx++;
+	return 0;
+}
+
+/* ---- IPv6 ---- */
+
+static const struct iface_udp6_port *udp6_find(const struct iface *ifc, uint16_t port)
+{
+	for (unsigned i = 0; i < IFACE_MAX_UDP_PORTS; i++)
+		if (ifc->udp6[i].port == port && port != 0)
+			return &ifc->udp6[i];
+	return NULL;
+}
+
+int udp6_bind(struct iface *ifc, uint16_t port, udp6_recv_fn fn, void *ctx)
+{
+	if (port == 0 || !fn || udp6_find(ifc, port))
+		return -1;
+	for (unsigned i = 0; i < IFACE_MAX_UDP_PORTS; i++) {
+		struct iface_udp6_port *p = &ifc->udp6[i];
+		if (p->port == 0) {
+			*p = (struct iface_udp6_port){port, fn, ctx};
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void udp6_unbind(struct iface *ifc, uint16_t port)
+{
+	for (unsigned i = 0; i < IFACE_MAX_UDP_PORTS; i++)
+		if (ifc->udp6[i].port == port && port != 0)
+			ifc->udp6[i] = (struct iface_udp6_port){0};
+}
+
+void iface_udp6_input(struct iface *ifc, sk_time_ns now, const struct ipv6_hdr *h,
+		      const uint8_t *pkt, bool link_mcast)
+{
+	struct iface_counters *c = &ifc->counters;
+	const uint8_t *seg = pkt + h->l4_off;
+	struct udp_hdr uh;
+	int rc = udp_parse6(seg, h->l4_len, h->src.b, h->dst.b, &uh);
+	if (rc != WIRE_OK) {
+		if (rc == WIRE_ETRUNC)
+			c->udp_truncated++;
+		else if (rc == WIRE_ECSUM)
+			c->udp_csum++;
+		else
+			c->udp_bad_len++;
+		return;
+	}
+	if (ipv6_is_multicast(&h->dst)) {
+		c->ip6_l4_mcast++; /* our groups are ND's; no UDP service listens there */
+		return;
+	}
+	const struct iface_udp6_port *p = udp6_find(ifc, uh.dport);
+	if (p) {
+		c->udp_rx++;
+		udp6_recv_fn fn = p->fn; /* the callback may unbind */
+		fn(p->ctx, ifc, now, &h->src, &h->dst, uh.sport, uh.dport, seg + uh.payload_off,
+		   uh.payload_len);
+		return;
+	}
+	c->udp_no_port++;
+	iface_icmp6_error(ifc, now, ICMP6_DEST_UNREACH, ICMP6_UNREACH_PORT, 0, h, pkt, link_mcast);
+}
+
+int udp6_sendto(struct iface *ifc, sk_time_ns now, uint16_t sport, const struct ipv6_addr *src,
+		const struct ipv6_addr *dst, uint16_t dport, const uint8_t *data, size_t len)
+{
+	if (!ifc->ip6)
+		return -4;
+	if (len > 0xffffu - UDP_HLEN) {
+		ifc->counters.ip6_too_big++;
+		return -2;
+	}
+	struct iface_ip6_out o;
+	int rc = src ? iface_ip6_begin_from(ifc, now, src, dst, UDP_HLEN + len, &o)
+		     : iface_ip6_begin(ifc, now, dst, UDP_HLEN + len, &o);
+	if (rc != 0)
+		return rc;
+	if (len)
+		sk_memmove(o.l4 + UDP_HLEN, data, len);
+	udp_emit6(o.l4, o.cap, sport, dport, o.src.b, dst->b, (uint16_t)len);
+	iface_ip6_finish(ifc, now, &o, IPV6_NH_UDP, UDP_HLEN + len);
 	ifc->counters.udp_tx++;
 	return 0;
 }

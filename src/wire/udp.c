@@ -2,8 +2,13 @@
 #include "udp.h"
 #include "csum.h"
 #include "ipv4.h"
+#include "ipv6.h"
 
-int udp_parse(const uint8_t *buf, size_t len, uint32_t src, uint32_t dst, struct udp_hdr *h)
+/* Both families; pseudo: the pseudo header's sum without the length (the
+ * same for both below 64 KiB, as in tcp.c).  v6: a zero checksum field is
+ * not "none" but invalid (RFC 8200 8.1). */
+static int udp_parse_ps(const uint8_t *buf, size_t len, uint64_t pseudo, bool v6,
+			struct udp_hdr *h)
 {
 	if (len < UDP_HLEN)
 		return WIRE_ETRUNC;
@@ -21,14 +26,26 @@ int udp_parse(const uint8_t *buf, size_t len, uint32_t src, uint32_t dst, struct
 	/* A zero field means the sender computed no checksum (RFC 768).  The
 	 * sum covers the UDP length, not the buffer: bytes beyond it are not
 	 * part of the datagram. */
-	if (WIRE_VERIFY_CSUM && h->csum != 0 &&
-	    csum_fold(csum_add(csum_pseudo4(src, dst, IPV4_PROTO_UDP, (uint16_t)ulen), buf, ulen)) != 0)
+	if (v6 && h->csum == 0)
+		return WIRE_ECSUM;
+	if (WIRE_VERIFY_CSUM && h->csum != 0 && csum_fold(csum_add(pseudo + ulen, buf, ulen)) != 0)
 		return WIRE_ECSUM;
 	return WIRE_OK;
 }
 
-size_t udp_emit(uint8_t *buf, size_t cap, uint16_t sport, uint16_t dport, uint32_t src,
-		uint32_t dst, uint16_t payload_len)
+int udp_parse(const uint8_t *buf, size_t len, uint32_t src, uint32_t dst, struct udp_hdr *h)
+{
+	return udp_parse_ps(buf, len, csum_pseudo4(src, dst, IPV4_PROTO_UDP, 0), false, h);
+}
+
+int udp_parse6(const uint8_t *buf, size_t len, const uint8_t src[16], const uint8_t dst[16],
+	       struct udp_hdr *h)
+{
+	return udp_parse_ps(buf, len, csum_pseudo6(src, dst, IPV6_NH_UDP, 0), true, h);
+}
+
+static size_t udp_emit_ps(uint8_t *buf, size_t cap, uint16_t sport, uint16_t dport,
+			  uint64_t pseudo, uint16_t payload_len)
 {
 	size_t ulen = (size_t)UDP_HLEN + payload_len;
 	if (ulen > 0xffff || cap < ulen)
@@ -37,8 +54,22 @@ size_t udp_emit(uint8_t *buf, size_t cap, uint16_t sport, uint16_t dport, uint32
 	sk_put_be16(buf + 2, dport);
 	sk_put_be16(buf + 4, (uint16_t)ulen);
 	sk_put_be16(buf + 6, 0);
-	uint16_t c = csum_fold(csum_add(csum_pseudo4(src, dst, IPV4_PROTO_UDP, (uint16_t)ulen), buf, ulen));
+	uint16_t c = csum_fold(csum_add(pseudo + ulen, buf, ulen));
 	/* 0 on the wire means "no checksum"; send its one's-complement twin. */
 	sk_put_be16(buf + 6, c ? c : 0xffff);
 	return ulen;
+}
+
+size_t udp_emit(uint8_t *buf, size_t cap, uint16_t sport, uint16_t dport, uint32_t src,
+		uint32_t dst, uint16_t payload_len)
+{
+	return udp_emit_ps(buf, cap, sport, dport, csum_pseudo4(src, dst, IPV4_PROTO_UDP, 0),
+			   payload_len);
+}
+
+size_t udp_emit6(uint8_t *buf, size_t cap, uint16_t sport, uint16_t dport, const uint8_t src[16],
+		 const uint8_t dst[16], uint16_t payload_len)
+{
+	return udp_emit_ps(buf, cap, sport, dport, csum_pseudo6(src, dst, IPV6_NH_UDP, 0),
+			   payload_len);
 }

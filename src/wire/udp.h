@@ -25,4 +25,12 @@ int udp_parse(const uint8_t *buf, size_t len, uint32_t src, uint32_t dst, struct
 size_t udp_emit(uint8_t *buf, size_t cap, uint16_t sport, uint16_t dport, uint32_t src,
 		uint32_t dst, uint16_t payload_len);
 
+/* The same over IPv6 (src/dst the 16 wire bytes, for the pseudo header).
+ * The checksum is mandatory there (RFC 8200 8.1): a zero field is
+ * WIRE_ECSUM, and emit never writes one. */
+int udp_parse6(const uint8_t *buf, size_t len, const uint8_t src[16], const uint8_t dst[16],
+	       struct udp_hdr *h);
+size_t udp_emit6(uint8_t *buf, size_t cap, uint16_t sport, uint16_t dport, const uint8_t src[16],
+		 const uint8_t dst[16], uint16_t payload_len);
+
 #endif

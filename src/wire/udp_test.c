@@ -117,6 +117,33 @@ static void test_emit_zero_sum_sent_as_ffff(void **state)
 	assert_int_equal(udp_parse(out, sizeof(out), SRC, DST, &h), WIRE_OK);
 }
 
+/* IPv6: 2001:2::1:40000 -> 2001:2::2:7, "skiff v6!" (odd length).  The
+ * checksum 0x4953 was computed apart from csum.c (Python, RFC 8200 8.1
+ * pseudo header). */
+static const uint8_t s6[16] = {0x20, 0x01, 0, 2, [15] = 1}, d6[16] = {0x20, 0x01, 0, 2, [15] = 2};
+
+static void test_v6(void **state)
+{
+	(void)state;
+	uint8_t b[64];
+	sk_memset(b, 0, sizeof(b));
+	sk_memcpy(b + 8, "skiff v6!", 9);
+	assert_int_equal(udp_emit6(b, sizeof(b), 40000, 7, s6, d6, 9), 17);
+	assert_int_equal(sk_get_be16(b + 6), 0x4953);
+	struct udp_hdr h;
+	assert_int_equal(udp_parse6(b, 17, s6, d6, &h), WIRE_OK);
+	assert_int_equal(h.sport, 40000);
+	assert_int_equal(h.dport, 7);
+	assert_int_equal(h.payload_len, 9);
+	/* Another address, or the IPv4 pseudo header: the sum no longer holds. */
+	assert_int_equal(udp_parse6(b, 17, s6, s6, &h), WIRE_ECSUM);
+	assert_int_equal(udp_parse(b, 17, SRC, DST, &h), WIRE_ECSUM);
+	/* No checksum is allowed over IPv4, not over IPv6. */
+	sk_put_be16(b + 6, 0);
+	assert_int_equal(udp_parse6(b, 17, s6, d6, &h), WIRE_ECSUM);
+	assert_int_equal(udp_parse(b, 17, SRC, DST, &h), WIRE_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -124,6 +151,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_lying_length),
 		cmocka_unit_test(test_checksum),
+		cmocka_unit_test(test_v6),
 		cmocka_unit_test(test_emit),
 		cmocka_unit_test(test_emit_zero_sum_sent_as_ffff),
 	};
