@@ -5,9 +5,10 @@
  */
 #include "tcp_int.h"
 
-/* The bytes hashed.  IPv4: the two host-order addresses and the ports (12
- * bytes, as before IPv6: v4 hashes cost what they did); the extra words
- * follow for cookies.  IPv6 (or a listener's ::): both 16-byte addresses. */
+/* The bytes hashed.  IPv4 (and a listener's ::): the two host-order
+ * addresses and the ports (12 bytes, as before IPv6: v4 hashes cost what
+ * they did); the extra words follow for cookies.  IPv6: both 16-byte
+ * addresses. */
 struct tcp_tuple {
 	uint32_t laddr, raddr;
 	uint16_t lport, rport;
@@ -23,7 +24,12 @@ static uint64_t tcp_hash4(const struct siphash_key *k, const struct sk_addr *lad
 			  const struct sk_addr *raddr, uint16_t rport, uint32_t x0, uint32_t x1,
 			  size_t extra)
 {
-	if (sk_likely(sk_addr_is_v4(laddr) && sk_addr_is_v4(raddr))) {
+	/* A listener's key (:: both sides) takes the short form too: every
+	 * SYN looks it up, and it is never an ISN's or a cookie's tuple, nor
+	 * can it be confused with a v4 tuple (0.0.0.0 is never a connection's
+	 * address; a shared bucket would cost a compare, not a wrong match). */
+	if (sk_likely((sk_addr_is_v4(laddr) || sk_addr_is_any(laddr)) &&
+		      (sk_addr_is_v4(raddr) || sk_addr_is_any(raddr)))) {
 		struct tcp_tuple t = {sk_addr_ip4(laddr), sk_addr_ip4(raddr), lport, rport, {x0, x1}};
 		return siphash24(k, &t, 12 + extra * 4);
 	}
