@@ -30,9 +30,20 @@
 #          killed: the address must stop answering while the link-local
 #          one still does, and the counters show a renewal, one
 #          deprecation, one expiry and the router's expiry.
+#   run 6 (skiff echo): TCP over IPv6: Linux sends TCP6_BYTES (20 MiB) of
+#          seeded random data to [2001:2::2]:7 (tests/tcp_echo.py) and gets
+#          it back with the same sha256; the same echo over IPv4 on the same
+#          listener at once after (one listener, both families); counters:
+#          the v6 segments went out with the v6 MSS (no ip6.too_big); UDP
+#          echo over IPv6: 2000 datagrams of 1..1452 B (tests/udp_echo.py),
+#          every one back intact.
+#   run 7 (skiff serve --stack skiff --ip6): curl -g 'http://[2001:2::2]/'
+#          gets the 41-byte hello; ab -n HTTP6_AB_N (2000) -c 8 to it with
+#          0 failed; the listening line names [2001:2::2]:80.
 # With IPV6_UK=IMAGE (run-all.sh sets build/skiff-uk.elf), the unikernel
 # too: `skiff vm --net tap:vt0 -- ip6=2001:2::2/64` answers ping -6 500 x
-# 1400 B with 0 loss once DAD has passed.
+# 1400 B with 0 loss once DAD has passed, and curl -g 'http://[2001:2::2]/'
+# with the hello.
 #
 # Prints "PASS name" / "FAIL name: reason" per check and a last line
 # "ipv6: N passed, N failed"; exits 1 on any failure, 2 on bad usage.
@@ -65,7 +76,7 @@ if ! skt_check_bin "$BIN"; then
 	summary
 	exit 1
 fi
-if ! skt_need setup ping python3 timeout sysctl radvd; then
+if ! skt_need setup ping python3 timeout sysctl radvd curl ab; then
 	summary
 	exit 1
 fi
@@ -166,6 +177,43 @@ ping6_check() {
 }
 
 SUM_TOTAL=0 SUM_DETAIL=''
+
+TCP6_BYTES=${TCP6_BYTES:-$((20 << 20))}
+HTTP6_AB_N=${HTTP6_AB_N:-2000}
+HELLO='Hello, world! This is skiff serving you.'
+
+# tcp6_echo NAME HOST BYTES: tests/tcp_echo.py client from Linux to
+# HOST:7, sha256 of what came back == what was sent.
+tcp6_echo() {
+	local name=$1 host=$2 bytes=$3 out rc
+	out=$(in_l timeout 120 python3 "$here/tcp_echo.py" client --host "$host" --bytes "$bytes" \
+		--seed 6 --timeout 100 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q 'MATCH$' <<<"$out"; then
+		pass "$name ($out)"
+	else
+		fail "$name" "rc=$rc: $(tail -n 2 <<<"$out" | tr '\n' ' ' | cut -c1-300)"
+	fi
+}
+
+# start_serve RUN: skiff serve --stack skiff with --ip6 $S6/64, listening,
+# the address usable.
+start_serve() {
+	local run=$1
+	SK_OUT=$WORK/$DEV-$run.out SK_ERR=$WORK/$DEV-$run.err
+	ip netns exec "$NS_S" "$BIN" serve --stack skiff --dev "$SPEC" --ip "$SKT_SKIFF_IP/$SKT_PLEN" \
+		--ip6 "$S6/64" --port 80 --stats >"$SK_OUT" 2>"$SK_ERR" &
+	SK_PID=$!
+	SKT_PIDS+=("$SK_PID")
+	if ! wait_line "$SK_OUT" "^skiff: ip6 $S6 usable" 15 "$SK_PID" ||
+		! grep -q "^skiff serve: listening on .* ip6=\[$S6\]:80" "$SK_OUT"; then
+		fail "$DEV.start.$run" "no listening line with ip6=[$S6]:80 and '$S6 usable' within 15 s; out: $(tr '\n' ' ' <"$SK_OUT" | cut -c1-300); err: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
+		skt_stop_pid "$SK_PID"
+		return 1
+	fi
+	in_l ip neigh flush dev "$IF_L" 2>/dev/null
+	pass "$DEV.start.$run (serve listening on [$S6]:80, DAD passed)"
+}
 
 # want NAME EXPR WHY: pass if the arithmetic EXPR (over ST values) holds.
 want() {
@@ -355,6 +403,47 @@ run_device() {
 		skt_log "radvd: $(tail -n 5 "$WORK/$DEV-radvd.log" | tr '\n' ' ')"
 	fi
 	skt_stop_pid "$radvd_pid"
+	in_l ip -6 addr del 2001:2:0:1::1/64 dev "$IF_L" 2>/dev/null
+	in_l ip -6 addr del "$DUP6/64" dev "$IF_L" 2>/dev/null
+
+	# ---- run 6: TCP echo over IPv6, then IPv4 on the same listener ---------
+	if start_echo 6; then
+		tcp6_echo "$DEV.tcp6_echo" "$S6" "$TCP6_BYTES"
+		tcp6_echo "$DEV.tcp4_echo_same_listener" "$SKT_SKIFF_IP" $((1 << 20))
+		if out=$(in_l timeout 60 python3 "$here/udp_echo.py" --dst "$S6" --count 2000 \
+			--max-size 1452 2>&1); then
+			pass "$DEV.udp6_echo ($out)"
+		else
+			fail "$DEV.udp6_echo" "$out"
+		fi
+		if stop_echo "$DEV.sigterm.6"; then
+			want "$DEV.tcp6_counters" "${ST[tcp_established]:-0} >= 2 && ${ST[ip6.tx]:-0} > 1000 && ${ST[ip6.too_big]:-1} == 0 && ${ST[tcp_out_err]:-1} == 0" \
+				"tcp_established=${ST[tcp_established]:-?} ip6.tx=${ST[ip6.tx]:-?} ip6.too_big=${ST[ip6.too_big]:-?} tcp_out_err=${ST[tcp_out_err]:-?} tcp_retransmits=${ST[tcp_retransmits]:-?}"
+		fi
+	fi
+
+	# ---- run 7: HTTP over IPv6: curl -g and ab ------------------------------
+	if start_serve 7; then
+		local body=$WORK/$DEV-curl6.out abo=$WORK/$DEV-ab6.out done_ fails non2xx rps
+		if ! in_l timeout 20 curl -g -s --fail --max-time 10 -o "$body" "http://[$S6]/"; then
+			fail "$DEV.curl6" "curl -g http://[$S6]/ failed"
+		elif [ "$(cat "$body")" != "$HELLO" ]; then
+			fail "$DEV.curl6" "body is not the 41-byte hello: $(head -c 80 "$body")"
+		else
+			pass "$DEV.curl6 (curl -g 'http://[$S6]/': the 41-byte hello)"
+		fi
+		in_l timeout 120 ab -q -r -n "$HTTP6_AB_N" -c 8 "http://[$S6]/" >"$abo" 2>&1
+		done_=$(awk '/^Complete requests:/ {print $3}' "$abo")
+		fails=$(awk '/^Failed requests:/ {print $3}' "$abo")
+		non2xx=$(awk '/^Non-2xx responses:/ {print $3}' "$abo")
+		rps=$(awk '/^Requests per second:/ {print $4}' "$abo")
+		if [ "${done_:-0}" != "$HTTP6_AB_N" ] || [ "${fails:-x}" != 0 ] || [ -n "$non2xx" ]; then
+			fail "$DEV.ab6" "complete=${done_:-?} failed=${fails:-?} non2xx=${non2xx:-0}: $(tail -n 2 "$abo" | tr '\n' ' ')"
+		else
+			pass "$DEV.ab6 (ab -n $HTTP6_AB_N -c 8 http://[$S6]/: 0 failed, $rps req/s)"
+		fi
+		stop_echo "$DEV.sigterm.7"
+	fi
 	teardown
 }
 
@@ -378,6 +467,14 @@ run_uk() {
 	done
 	if [ "$i" -lt 60 ] && kill -0 "$vm" 2>/dev/null; then
 		ping6_check uk.ping6 500 0.002 1400 "$S6"
+		# The guest runs the same engine: HTTP over IPv6 too.
+		local body
+		body=$(in_l timeout 20 curl -g -s --fail --max-time 10 "http://[$S6]/")
+		if [ "$body" = "$HELLO" ]; then
+			pass "uk.curl6 (curl -g 'http://[$S6]/': the 41-byte hello from the guest)"
+		else
+			fail uk.curl6 "curl -g http://[$S6]/: '$(head -c 80 <<<"$body")'"
+		fi
 	else
 		fail uk.ping6 "no answer to ping -6 $S6 within 30 s: $(grep -a skiff-uk "$WORK/uk.log" | tail -n 3 | tr '\n' ' ')"
 	fi
