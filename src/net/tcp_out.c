@@ -124,7 +124,8 @@ static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 	}
 	uint32_t optlen = (uint32_t)tcp_opts_len(&h.opts);
 	uint32_t room = sk->snd_mss > optlen ? sk->snd_mss - optlen : 1;
-	room = SK_MIN(room, (uint32_t)tcp_our_mss(st, &sk->raddr) - optlen); /* the MTU's */
+	/* And what the MTU holds over this family (mtu - 40, or 60 over IPv6). */
+	room = SK_MIN(room, (uint32_t)tcp_our_mss(st, &sk->raddr) - optlen);
 	if (len > room) {
 		len = room;
 		h.flags &= (uint8_t)~TCP_FIN;
