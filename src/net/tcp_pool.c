@@ -320,7 +320,12 @@ int tcp_check(const struct tcp_stack *st)
 		SK_CHECK(!sk->rbuf == !(sk->rlen || sk->nooo));
 		nsbuf += !!sk->sbuf;
 		nrbuf += !!sk->rbuf;
+		if (sk->state == TCP_LISTEN)
+			SK_CHECK(sk_addr_is_any(&sk->laddr) && sk_addr_is_any(&sk->raddr));
 		if (sk->state >= TCP_SYN_SENT && sk->state != TCP_CLOSED) {
+			/* One family per connection (tcp_types.h), never :: */
+			SK_CHECK(sk_addr_is_v4(&sk->laddr) == sk_addr_is_v4(&sk->raddr));
+			SK_CHECK(!sk_addr_is_any(&sk->laddr) && !sk_addr_is_any(&sk->raddr));
 			SK_CHECK(tcp_seq_le(sk->snd_una, sk->snd_nxt));
 			SK_CHECK(tcp_seq_le(sk->snd_nxt, sk->snd_max));
 			SK_CHECK(tcp_seq_le(sk->sbuf_seq, sk->snd_max + 1)); /* +1: SYN unsent */
