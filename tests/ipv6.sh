@@ -39,7 +39,8 @@
 #          every one back intact.
 #   run 7 (skiff serve --stack skiff --ip6): curl -g 'http://[2001:2::2]/'
 #          gets the 41-byte hello; ab -n HTTP6_AB_N (2000) -c 8 to it with
-#          0 failed; the listening line names [2001:2::2]:80.
+#          0 failed; skiff load --stack linux -k to it, 0 failed; the
+#          listening line names [2001:2::2]:80.
 # With IPV6_UK=IMAGE (run-all.sh sets build/skiff-uk.elf), the unikernel
 # too: `skiff vm --net tap:vt0 -- ip6=2001:2::2/64` answers ping -6 500 x
 # 1400 B with 0 loss once DAD has passed, and curl -g 'http://[2001:2::2]/'
@@ -441,6 +442,14 @@ run_device() {
 			fail "$DEV.ab6" "complete=${done_:-?} failed=${fails:-?} non2xx=${non2xx:-0}: $(tail -n 2 "$abo" | tr '\n' ' ')"
 		else
 			pass "$DEV.ab6 (ab -n $HTTP6_AB_N -c 8 http://[$S6]/: 0 failed, $rps req/s)"
+		fi
+		# skiff's own client (kernel sockets) to the v6 URL.
+		local lo
+		if lo=$(in_l timeout 60 "$BIN" load --stack linux -c 8 -n "$HTTP6_AB_N" -k "http://[$S6]/" 2>&1) &&
+			grep -q "^skiff load: summary requests=$HTTP6_AB_N ok=$HTTP6_AB_N failed=0 " <<<"$lo"; then
+			pass "$DEV.load6 ($(grep -o 'requests=[0-9]* ok=[0-9]* failed=0 rps=[0-9.]*' <<<"$lo"))"
+		else
+			fail "$DEV.load6" "$(grep -E '^skiff load' <<<"$lo" | tr '\n' ' ' | cut -c1-300)"
 		fi
 		stop_echo "$DEV.sigterm.7"
 	fi

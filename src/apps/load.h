@@ -31,7 +31,7 @@ struct load_result {
 
 /* What one worker does. */
 struct load_params {
-	uint32_t daddr;       /* the server, host order */
+	struct sk_addr daddr; /* the server, either family */
 	uint16_t dport;
 	const char *host;     /* the Host header */
 	const char *path;     /* the request target */

@@ -67,7 +67,7 @@ struct load {
 	uint32_t *ready;
 	uint64_t budget;     /* requests still to start (-n); UINT64_MAX with -d */
 	uint64_t in_flight;
-	uint32_t daddr;
+	struct sk_addr daddr;
 	uint16_t dport;
 	bool keepalive, hold, say_held;
 	sk_time_ns timeout, start, end;
@@ -187,7 +187,7 @@ static void conn_begin(struct load *ld, struct conn *c, sk_time_ns now)
 		send_request(ld, c, now);
 		return;
 	}
-	int s = loop_connect(ld->loop, ld->daddr, ld->dport);
+	int s = loop_connect(ld->loop, &ld->daddr, ld->dport);
 	if (s >= 0 && loop_watch(ld->loop, s, conn_event, c) < 0) {
 		loop_close(ld->loop, s);
 		s = -SK_EBADF;

@@ -103,7 +103,7 @@ struct loop_ops {
 	 * why (-SK_ECONNREFUSED, -SK_ETIMEDOUT, -SK_ENETUNREACH, ...), once.
 	 * A write before the first edge may return -SK_EAGAIN (Linux) or be
 	 * queued (skiff): an application waits for LOOP_EV_WRITE. */
-	int (*connect)(struct loop *l, uint32_t addr, uint16_t port);
+	int (*connect)(struct loop *l, const struct sk_addr *addr, uint16_t port);
 	/* Deliver this socket's readiness to fn(user, ...).  Called once per
 	 * socket (listeners too); the first edge may already be pending. */
 	int (*watch)(struct loop *l, int sock, loop_event_fn fn, void *user);
@@ -150,7 +150,7 @@ static inline int loop_accept(struct loop *l, int lsock, struct loop_peer *peer)
 {
 	return l->ops->accept(l, lsock, peer);
 }
-static inline int loop_connect(struct loop *l, uint32_t addr, uint16_t port)
+static inline int loop_connect(struct loop *l, const struct sk_addr *addr, uint16_t port)
 {
 	return l->ops->connect(l, addr, port);
 }

@@ -41,7 +41,7 @@ static int fk_accept(struct loop *l, int lsock, struct loop_peer *peer)
 	return s;
 }
 
-static int fk_connect(struct loop *l, uint32_t addr, uint16_t port)
+static int fk_connect(struct loop *l, const struct sk_addr *addr, uint16_t port)
 {
 	(void)l, (void)addr, (void)port;
 	return -SK_EOPNOTSUPP; /* no test needs an active open yet */

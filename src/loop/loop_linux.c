@@ -148,10 +148,11 @@ static int ll_accept(struct loop *l, int lsock, struct loop_peer *peer)
 	}
 }
 
-static int ll_connect(struct loop *l, uint32_t addr, uint16_t port)
+static int ll_connect(struct loop *l, const struct sk_addr *addr, uint16_t port)
 {
 	struct loop_linux *ll = LL(l);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	bool v4 = sk_addr_is_v4(addr);
+	int fd = socket(v4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	if (fd >= ll->nsocks) {
@@ -164,10 +165,13 @@ static int ll_connect(struct loop *l, uint32_t addr, uint16_t port)
 	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
 		goto fail;
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(addr)};
+				 .sin_addr.s_addr = htonl(sk_addr_ip4(addr))};
+	struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
+	memcpy(sa6.sin6_addr.s6_addr, addr->b, 16);
 	int r;
 	do
-		r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+		r = v4 ? connect(fd, (struct sockaddr *)&sa, sizeof(sa))
+		       : connect(fd, (struct sockaddr *)&sa6, sizeof(sa6));
 	while (r < 0 && errno == EINTR);
 	/* EINPROGRESS is the normal case; loopback may complete at once.  Both
 	 * are reported by the first EPOLLOUT edge after loop_watch. */

@@ -233,7 +233,8 @@ static void test_connect(void **st)
 	uint16_t port = ntohs(sa.sin_port);
 
 	struct loop_timer guard = {.fn = on_timer};
-	int c = loop_connect(L, 0x7f000001u, port);
+	struct sk_addr lo = sk_addr_v4(0x7f000001u);
+	int c = loop_connect(L, &lo, port);
 	assert_true(c >= 0);
 	int v = 0;
 	socklen_t vl = sizeof(v);
@@ -259,7 +260,7 @@ static void test_connect(void **st)
 
 	/* Refused: close the listener, connect to its port again. */
 	close(ls);
-	c = loop_connect(L, 0x7f000001u, port);
+	c = loop_connect(L, &lo, port);
 	assert_true(c >= 0);
 	assert_int_equal(loop_watch(L, c, on_connect, NULL), 0);
 	conn_ev = 0;

@@ -100,13 +100,13 @@ static int ls_accept(struct loop *l, int lsock, struct loop_peer *peer)
 	return s;
 }
 
-static int ls_connect(struct loop *l, uint32_t addr, uint16_t port)
+static int ls_connect(struct loop *l, const struct sk_addr *addr, uint16_t port)
 {
 	struct loop_skiff *ls = LS(l);
 	/* From the engine's one address (cfg.local_ip); the engine reports
 	 * TCP_EV_WRITE once established and TCP_EV_ERROR on failure, which
 	 * is exactly loop.h's contract. */
-	int s = tcp_connect(ls->tcp, ls->now, addr, port);
+	int s = tcp_connect_addr(ls->tcp, ls->now, addr, port);
 	if (s < 0) {
 		ls->st.connect_errors++;
 		return s;

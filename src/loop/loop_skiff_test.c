@@ -225,7 +225,8 @@ static void test_connect(void **state)
 	int ls = tcp_listen(&clin.st, 81, 0);
 	assert_true(ls >= 0);
 	struct rec r = {0};
-	int c = loop_connect(L, IP_C, 81);
+	struct sk_addr to_c = sk_addr_v4(IP_C);
+	int c = loop_connect(L, &to_c, 81);
 	assert_true(c >= 0);
 	assert_int_equal(tcp_getsockopt(&srvn.st, c, TCP_SO_NODELAY), 1);
 	assert_int_equal(loop_watch(L, c, rec_fn, &r), 0);
@@ -248,7 +249,7 @@ static void test_connect(void **state)
 	pump();
 
 	r = (struct rec){0};
-	c = loop_connect(L, IP_C, 82);
+	c = loop_connect(L, &to_c, 82);
 	assert_true(c >= 0);
 	assert_int_equal(loop_watch(L, c, rec_fn, &r), 0);
 	pump();

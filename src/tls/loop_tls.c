@@ -322,7 +322,7 @@ static int t_accept(struct loop *l, int lsock, struct loop_peer *peer)
 	return s;
 }
 
-static int t_connect(struct loop *l, uint32_t addr, uint16_t port)
+static int t_connect(struct loop *l, const struct sk_addr *addr, uint16_t port)
 {
 	(void)l;
 	(void)addr;
