@@ -64,6 +64,53 @@ static char *put_ipv4(char *p, uint32_t a)
 	return p;
 }
 
+/* RFC 5952 text in brackets: lower-case hex, the longest run of two or
+ * more zero groups (the first of equal ones) as "::". */
+static char *put_ipv6(char *p, const uint8_t a[16])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned g[8];
+	for (int i = 0; i < 8; i++)
+		g[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
+	int run = -1, runlen = 1;
+	for (int i = 0; i < 8;) {
+		int j = i;
+		while (j < 8 && g[j] == 0)
+			j++;
+		if (j - i > runlen) {
+			run = i;
+			runlen = j - i;
+		}
+		i = j > i ? j : i + 1;
+	}
+	*p++ = '[';
+	for (int i = 0; i < 8; i++) {
+		if (i == run) {
+			*p++ = ':';
+			*p++ = ':';
+			i += runlen - 1;
+			continue;
+		}
+		if (i && i != run + runlen)
+			*p++ = ':';
+		bool lead = true;
+		for (int sh = 12; sh >= 0; sh -= 4) {
+			unsigned d = (g[i] >> sh) & 15;
+			if (lead && d == 0 && sh)
+				continue;
+			lead = false;
+			*p++ = hex[d];
+		}
+	}
+	*p++ = ']';
+	return p;
+}
+
+static char *put_addr(char *p, const struct sk_addr *a)
+{
+	return sk_addr_is_v4(a) ? put_ipv4(p, sk_addr_ip4(a)) : put_ipv6(p, a->b);
+}
+
 /* A client's bytes inside "...", escaped for fmt, cut at max. */
 static char *put_field(char *p, struct http_access_str s, uint32_t max, enum http_access_fmt fmt)
 {
@@ -200,7 +247,7 @@ size_t http_access_format(uint8_t *out, size_t cap, const struct http_access *r,
 	while (time[tn] && tn < HTTP_ACCESS_TIME_MAX - 1)
 		tn++;
 	if (fmt == HTTP_ACCESS_COMBINED) {
-		p = put_ipv4(p, r->addr);
+		p = put_addr(p, &r->addr);
 		p = PUT_LIT(p, " - - [");
 		p = put_mem(p, time, tn);
 		p = PUT_LIT(p, "] ");
@@ -217,7 +264,7 @@ size_t http_access_format(uint8_t *out, size_t cap, const struct http_access *r,
 		p = PUT_LIT(p, "{\"time\":\"");
 		p = put_mem(p, time, tn);
 		p = PUT_LIT(p, "\",\"remote_addr\":\"");
-		p = put_ipv4(p, r->addr);
+		p = put_addr(p, &r->addr);
 		p = PUT_LIT(p, "\",\"remote_port\":");
 		p = put_u64(p, r->port);
 		p = PUT_LIT(p, ",\"request\":");

@@ -7,6 +7,7 @@
  * The buffering and the writes are the application's (apps/access_log.c).
  *
  *   combined  198.18.0.1 - - [01/Dec/2026:16:12:23 +0000] "GET / HTTP/1.1" 200 41 "-" "curl/8.5.0"
+ *             (an IPv6 client as [2001:2::1], RFC 5952 text in brackets, in both formats)
  *   json      {"time":"2026-12-01T16:12:23+00:00","remote_addr":"198.18.0.1","remote_port":40123,
  *             "request":"GET / HTTP/1.1","status":200,"body_bytes_sent":41,"http_referer":"",
  *             "http_user_agent":"curl/8.5.0"}   (one line)
@@ -26,6 +27,7 @@
 #define HTTP_ACCESS_H
 
 #include "../base/sk.h"
+#include "../base/sk_addr.h"
 
 /* A piece of the request: bytes, or p == NULL when the request had none. */
 struct http_access_str {
@@ -36,7 +38,7 @@ struct http_access_str {
 /* One response, as the server queued it.  Everything points into the
  * server's buffers and is valid only during the hook's call. */
 struct http_access {
-	uint32_t addr;        /* the client, IPv4, host order */
+	struct sk_addr addr;  /* the client, either family; IPv6 is logged in brackets */
 	uint16_t port;
 	uint16_t status;
 	uint64_t body_bytes;  /* bytes of body in the response (0 for HEAD, 304) */

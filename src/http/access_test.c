@@ -24,7 +24,7 @@ static struct http_access_str S(const char *s)
 static struct http_access rec_basic(void)
 {
 	return (struct http_access){
-		.addr = SK_IP4(198, 18, 0, 1),
+		.addr = sk_addr_v4(SK_IP4(198, 18, 0, 1)),
 		.port = 40123,
 		.status = 200,
 		.body_bytes = 41,
@@ -73,11 +73,27 @@ static void test_combined(void **st)
 			    "HTTP/1.1\" 200 41 \"http://example.com/\" \"curl/8.5.0\"\n");
 }
 
+/* An IPv6 client: RFC 5952 text in brackets, in both formats. */
+static void test_ipv6_client(void **st)
+{
+	(void)st;
+	struct http_access r = rec_basic();
+	r.addr = sk_addr_v6((const uint8_t[16]){0x20, 0x01, 0, 2, [15] = 1});
+	assert_string_equal(fmt(&r, HTTP_ACCESS_COMBINED, "t"),
+			    "[2001:2::1] - - [t] \"GET /index.html?q=1 "
+			    "HTTP/1.1\" 200 41 \"http://example.com/\" \"curl/8.5.0\"\n");
+	assert_non_null(strstr(fmt(&r, HTTP_ACCESS_JSON, "t"), "\"remote_addr\":\"[2001:2::1]\""));
+	/* The first of two equal zero runs is the one shortened; a lone zero
+	 * group stays "0". */
+	r.addr = sk_addr_v6((const uint8_t[16]){0x20, 0x01, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0x0a, 0, 0});
+	assert_string_equal(strtok((char *)fmt(&r, HTTP_ACCESS_COMBINED, "t"), " "), "[2001::1:0:0:a:0]");
+}
+
 static void test_combined_absent(void **st)
 {
 	(void)st;
 	/* A 408 before any byte: no request line; no Referer; an empty UA. */
-	struct http_access r = {.addr = SK_IP4(10, 0, 0, 255), .status = 408, .body_bytes = 21,
+	struct http_access r = {.addr = sk_addr_v4(SK_IP4(10, 0, 0, 255)), .status = 408, .body_bytes = 21,
 				.user_agent = {(const uint8_t *)"", 0}};
 	assert_string_equal(fmt(&r, HTTP_ACCESS_COMBINED, "01/Jan/1970:00:00:00 +0000"),
 			    "10.0.0.255 - - [01/Jan/1970:00:00:00 +0000] \"-\" 408 21 \"-\" \"-\"\n");
@@ -171,7 +187,10 @@ static void test_cut_and_bound(void **st)
 	/* The widest record: every field at its limit, every byte escaped
 	 * to six characters, the largest numbers, the longest time. */
 	memset(big, 0xff, sizeof(big));
-	r = (struct http_access){.addr = 0xffffffffu, .port = 65535, .status = 65535,
+	/* The widest address too: eight full IPv6 groups in brackets. */
+	static const uint8_t wide6[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe};
+	r = (struct http_access){.addr = sk_addr_v6(wide6), .port = 65535, .status = 65535,
 				 .body_bytes = UINT64_MAX,
 				 .line = {big, sizeof(big)}, .referer = {big, sizeof(big)},
 				 .user_agent = {big, sizeof(big)}};
@@ -214,6 +233,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_combined),
+		cmocka_unit_test(test_ipv6_client),
 		cmocka_unit_test(test_combined_absent),
 		cmocka_unit_test(test_combined_hostile),
 		cmocka_unit_test(test_json),

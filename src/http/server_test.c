@@ -428,7 +428,7 @@ struct logged {
 	char line[64], ref[64], ua[64]; /* "-" when absent */
 	int status;
 	uint64_t bytes;
-	uint32_t addr;
+	struct sk_addr addr;
 	uint16_t port;
 };
 static struct logged logged[64];
@@ -500,7 +500,8 @@ static void test_access_log(void **st)
 	assert_logged(1, "HEAD / HTTP/1.1", 200, 0, "-", "-");
 	assert_logged(2, "GET /nope?x=\"1\" HTTP/1.1", 404, strlen("404 Not Found\n"), "-",
 		      "sp aced");
-	assert_int_equal(logged[0].addr, SK_IP4(198, 18, 0, 1));
+	assert_true(sk_addr_is_v4(&logged[0].addr));
+	assert_int_equal(sk_addr_ip4(&logged[0].addr), SK_IP4(198, 18, 0, 1));
 	assert_int_equal(logged[0].port, 40005);
 	/* A body: the answer (405) comes after it, and the record still has
 	 * the head's fields although the body's bytes overwrote them. */
