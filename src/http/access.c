@@ -83,7 +83,8 @@ static char *put_ipv6(char *p, const uint8_t a[16])
 		}
 		i = j > i ? j : i + 1;
 	}
-	*p++ = '[';
+	/* Bare, as nginx's $remote_addr writes it (no brackets): log
+	 * parsers of the combined format expect that. */
 	for (int i = 0; i < 8; i++) {
 		if (i == run) {
 			*p++ = ':';
@@ -102,7 +103,6 @@ static char *put_ipv6(char *p, const uint8_t a[16])
 			*p++ = hex[d];
 		}
 	}
-	*p++ = ']';
 	return p;
 }
 
