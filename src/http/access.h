@@ -7,7 +7,8 @@
  * The buffering and the writes are the application's (apps/access_log.c).
  *
  *   combined  198.18.0.1 - - [01/Dec/2026:16:12:23 +0000] "GET / HTTP/1.1" 200 41 "-" "curl/8.5.0"
- *             (an IPv6 client as [2001:2::1], RFC 5952 text in brackets, in both formats)
+ *             (an IPv6 client as 2001:2::1, RFC 5952 text without brackets, as
+ *             nginx writes $remote_addr, in both formats)
  *   json      {"time":"2026-12-01T16:12:23+00:00","remote_addr":"198.18.0.1","remote_port":40123,
  *             "request":"GET / HTTP/1.1","status":200,"body_bytes_sent":41,"http_referer":"",
  *             "http_user_agent":"curl/8.5.0"}   (one line)
