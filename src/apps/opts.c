@@ -5,6 +5,7 @@
 #include "../loop/spin.h"
 #include "../net/iface.h"
 #include "opts.h"
+#include "../wire/ipv6.h"
 #include "../base/sk_addr.h"
 
 /* ---- the table ---- */
@@ -520,40 +521,7 @@ void opt_format_ipv4(uint32_t ip, char out[16])
 
 void opt_format_ipv6(const uint8_t a[16], char out[OPT_IPV6_STRLEN])
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned g[8];
-	for (int i = 0; i < 8; i++)
-		g[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
-	/* RFC 5952 4.2: the longest run of two or more zero groups, the
-	 * first of equal ones, becomes "::". */
-	int run = -1, runlen = 1;
-	for (int i = 0; i < 8;) {
-		int j = i;
-		while (j < 8 && g[j] == 0)
-			j++;
-		if (j - i > runlen) {
-			run = i;
-			runlen = j - i;
-		}
-		i = j > i ? j : i + 1;
-	}
-	struct sbuf b = {out, OPT_IPV6_STRLEN, 0};
-	for (int i = 0; i < 8; i++) {
-		if (i == run) {
-			put(&b, "::");
-			i += runlen - 1;
-			continue;
-		}
-		if (i && i != run + runlen)
-			put(&b, ":");
-		char d[5];
-		int n = 0;
-		for (int sh = 12; sh >= 0; sh -= 4)
-			if ((g[i] >> sh) || n || sh == 0)
-				d[n++] = hex[(g[i] >> sh) & 15];
-		d[n] = 0;
-		put(&b, d);
-	}
+	ipv6_format(a, out);
 }
 
 void opt_format_addr(const struct sk_addr *a, uint16_t port, char out[OPT_ADDR_STRLEN])

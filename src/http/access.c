@@ -2,6 +2,7 @@
  * caller's cap is checked once against the bound HTTP_ACCESS_REC_MAX, so
  * no write below needs a check of its own. */
 #include "access.h"
+#include "../wire/ipv6.h"
 
 _Static_assert(HTTP_ACCESS_REC_MAX >=
 		       /* each logged byte at its widest (\u00HH), three cut marks */
@@ -64,46 +65,11 @@ static char *put_ipv4(char *p, uint32_t a)
 	return p;
 }
 
-/* RFC 5952 text in brackets: lower-case hex, the longest run of two or
- * more zero groups (the first of equal ones) as "::". */
+/* Bare, as nginx's $remote_addr writes it (no brackets): log parsers
+ * of the combined format expect that. */
 static char *put_ipv6(char *p, const uint8_t a[16])
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned g[8];
-	for (int i = 0; i < 8; i++)
-		g[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
-	int run = -1, runlen = 1;
-	for (int i = 0; i < 8;) {
-		int j = i;
-		while (j < 8 && g[j] == 0)
-			j++;
-		if (j - i > runlen) {
-			run = i;
-			runlen = j - i;
-		}
-		i = j > i ? j : i + 1;
-	}
-	/* Bare, as nginx's $remote_addr writes it (no brackets): log
-	 * parsers of the combined format expect that. */
-	for (int i = 0; i < 8; i++) {
-		if (i == run) {
-			*p++ = ':';
-			*p++ = ':';
-			i += runlen - 1;
-			continue;
-		}
-		if (i && i != run + runlen)
-			*p++ = ':';
-		bool lead = true;
-		for (int sh = 12; sh >= 0; sh -= 4) {
-			unsigned d = (g[i] >> sh) & 15;
-			if (lead && d == 0 && sh)
-				continue;
-			lead = false;
-			*p++ = hex[d];
-		}
-	}
-	return p;
+	return p + ipv6_format(a, p);
 }
 
 static char *put_addr(char *p, const struct sk_addr *a)

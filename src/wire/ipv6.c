@@ -291,3 +291,40 @@ void ipv6_mcast_mac(uint8_t mac[SK_MAC_LEN], const struct ipv6_addr *group)
 	mac[1] = 0x33;
 	sk_memcpy(mac + 2, group->b + 12, 4);
 }
+
+size_t ipv6_format(const uint8_t a[16], char out[IPV6_STRLEN])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned g[8];
+	for (int i = 0; i < 8; i++)
+		g[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
+	/* runlen starts at 1 so that a lone zero group stays "0" (RFC 5952
+	 * 4.2.2). */
+	int run = -1, runlen = 1;
+	for (int i = 0; i < 8;) {
+		int j = i;
+		while (j < 8 && g[j] == 0)
+			j++;
+		if (j - i > runlen) {
+			run = i;
+			runlen = j - i;
+		}
+		i = j > i ? j : i + 1;
+	}
+	size_t n = 0;
+	for (int i = 0; i < 8; i++) {
+		if (i == run) {
+			out[n++] = ':';
+			out[n++] = ':';
+			i += runlen - 1;
+			continue;
+		}
+		if (i && i != run + runlen)
+			out[n++] = ':';
+		for (int sh = 12; sh >= 0; sh -= 4)
+			if ((g[i] >> sh) || sh == 0) /* no leading zeros */
+				out[n++] = hex[(g[i] >> sh) & 15];
+	}
+	out[n] = 0;
+	return n;
+}

@@ -165,4 +165,12 @@ void ipv6_link_local_from_mac(struct ipv6_addr *out, const uint8_t mac[SK_MAC_LE
  * last 32 bits (RFC 2464 7). */
 void ipv6_mcast_mac(uint8_t mac[SK_MAC_LEN], const struct ipv6_addr *group);
 
+/* RFC 5952 text of a, NUL-terminated, without brackets: lower-case hex,
+ * no leading zeros, the longest run of two or more zero groups (the first
+ * of equal ones) as "::", no embedded IPv4 form.  Returns the length (at
+ * most IPV6_STRLEN - 1).  Logs, option echoes and the CLI all use this
+ * one writer, so an address reads the same everywhere. */
+#define IPV6_STRLEN 40
+size_t ipv6_format(const uint8_t a[16], char out[IPV6_STRLEN]);
+
 #endif

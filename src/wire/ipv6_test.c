@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "wire/csum.h"
@@ -455,6 +456,41 @@ static void test_addresses(void **state)
 	assert_true(ipv6_is_unspecified(&x));
 }
 
+/* RFC 5952 section 4's rules, each with its own case. */
+static void test_format(void **state)
+{
+	(void)state;
+	static const struct {
+		uint8_t a[16];
+		const char *s;
+	} cases[] = {
+		{{0}, "::"},
+		{{[15] = 1}, "::1"},
+		{{0x20, 0x01, 0x00, 0x02, [15] = 2}, "2001:2::2"},
+		/* a single zero group is not shortened (4.2.2) */
+		{{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1}, "2001:db8:0:1:1:1:1:1"},
+		/* the longest run wins (4.2.3) */
+		{{0x20, 0x01, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1}, "2001:0:0:1::1"},
+		/* of equal runs, the first (4.2.3) */
+		{{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1}, "2001:db8::1:0:0:1"},
+		/* no leading zeros, lower case (4.1, 4.3) */
+		{{0xfe, 0x80, [8] = 0x0a, 0xbc, 0x00, 0x0f, 0xff, 0xfe, 0x00, 0x01}, "fe80::abc:f:fffe:1"},
+		{{0xff, 0x02, [15] = 1}, "ff02::1"},
+		/* a trailing run */
+		{{0x20, 0x01, 0x00, 0x02}, "2001:2::"},
+		/* all eight groups at full width */
+		{{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+		 "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char out[IPV6_STRLEN];
+		memset(out, 'x', sizeof out);
+		size_t n = ipv6_format(cases[i].a, out);
+		assert_string_equal(out, cases[i].s);
+		assert_int_equal(n, strlen(cases[i].s));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -471,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_chain_limits),
 		cmocka_unit_test(test_quoted),
 		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_format),
 	};
 	return cmocka_run_group_tests_name("wire/ipv6", tests, NULL, NULL);
 }
