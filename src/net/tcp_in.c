@@ -332,17 +332,22 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 	uint32_t ack = h->ack;
 	uint32_t win = (uint32_t)h->win << sk->snd_wscale;
 	uint32_t mss = tcp_eff_mss(sk);
-	bool dup_cand = ack == sk->snd_una && h->payload_len == 0 &&
-			!(h->flags & (TCP_SYN | TCP_FIN)) && sk->snd_una != sk->snd_max;
+	bool pure = h->payload_len == 0 && !(h->flags & (TCP_SYN | TCP_FIN));
 	bool same_win = win == sk->snd_wnd;
 	bool sack_news = false;
+	bool sack = sk->fl & TF_SACK;
+	uint32_t una0 = sk->snd_una;
+	uint32_t sacked0 = sack ? tcp_sacked_bytes(sk) : 0;
 
-	if ((sk->fl & TF_SACK) && h->opts.nsack) {
+	if (sack && h->opts.nsack) {
 		struct tcp_range before[TCP_SCORE_MAX];
 		uint8_t nb = sk->nscore;
 		sk_memcpy(before, sk->score, nb * sizeof(before[0]));
 		for (uint8_t i = 0; i < h->opts.nsack && i < TCP_MAX_SACK; i++) {
 			uint32_t l = h->opts.sack[i].left, r = h->opts.sack[i].right;
+			if (i == 0 && tcp_seq_lt(l, r) && tcp_seq_le(r, ack) &&
+			    tcp_seq_ge(l, sk->snd_una - (1u << 30)))
+				st->stats.dsacks_in++; /* RFC 2883: a duplicate it got */
 			if (!tcp_seq_lt(l, r) || tcp_seq_le(r, sk->snd_una) ||
 			    tcp_seq_gt(r, sk->snd_max) || tcp_seq_lt(l, sk->snd_una - (1u << 30)))
 				continue;
@@ -351,9 +356,11 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		sack_news = nb != sk->nscore ||
 			    sk_memcmp(before, sk->score, nb * sizeof(before[0])) != 0;
 	}
-	/* RFC 5681 calls an ACK a duplicate only if the window did not change;
-	 * new SACK information proves a later segment arrived regardless. */
-	dup_cand = dup_cand && (same_win || sack_news);
+	/* A duplicate ACK: for RFC 5681 one without data that leaves the window
+	 * alone; for RFC 6675 2 any that SACKs something new, data or not (a
+	 * peer that is sending too acknowledges with data). */
+	bool dup_cand = ack == sk->snd_una && sk->snd_una != sk->snd_max &&
+			(sack_news || (pure && same_win));
 
 	if (tcp_seq_gt(ack, sk->snd_una)) {
 		uint32_t acked = ack - sk->snd_una;
@@ -386,12 +393,16 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		sk->retries = 0;
 		sk->first_rtx = SK_TIME_NEVER;
 
+		tcp_undo_check(st, sk, h);
 		if (sk->fl & TF_RECOVERY) {
 			if (tcp_seq_ge(ack, sk->recover)) {
-				/* RFC 6582 3.2 step 6, option (2). */
+				/* RFC 6582 3.2 step 6, option (2); RFC 6937's end of
+				 * the episode, bounded the same way against a burst. */
 				sk->fl &= ~(uint32_t)TF_RECOVERY;
 				sk->cwnd = SK_MIN(sk->ssthresh, (sk->snd_max - sk->snd_una) + mss);
 				sk->dupacks = 0;
+			} else if (sack) {
+				/* PRR sets the window below, from what was delivered. */
 			} else {
 				/* Partial ACK: the next hole is lost too (step 5). */
 				st->stats.partial_acks++;
@@ -445,18 +456,44 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		}
 	} else if (dup_cand) {
 		st->stats.dup_acks_in++;
-		if (sk->fl & TF_RECOVERY) {
+		if (sack) {
+			if (sk->dupacks < 255)
+				sk->dupacks++;
+			/* RFC 3042: the first two may each let one new segment out
+			 * (tcp_output_data adds them to the window). */
+			if (!(sk->fl & TF_RECOVERY) && sk->dupacks < TCP_DUPTHRESH)
+				tcp_egress(st, sk);
+		} else if (sk->fl & TF_RECOVERY) {
 			sk->cwnd += mss; /* RFC 6582 3.2 step 4: inflate */
-			if (sk->fl & TF_SACK)
-				sk->fl |= TF_RTX_ONE; /* next SACK hole, one per dup ACK */
 			tcp_egress(st, sk);
 		} else if (++sk->dupacks == 3 && tcp_seq_gt(ack, sk->recover)) {
 			st->stats.fast_retransmits++;
-			sk->ssthresh = SK_MAX((sk->snd_max - sk->snd_una) / 2, 2 * mss);
+			tcp_undo_save(sk);
+			sk->ssthresh = tcp_loss_ssthresh(sk);
 			sk->recover = sk->snd_max;
 			sk->fl |= TF_RECOVERY | TF_RTX_ONE;
 			sk->cwnd = sk->ssthresh + 3 * mss;
 			sk->rtx_hi = sk->snd_una;
+			tcp_egress(st, sk);
+		}
+	}
+
+	/* SACK loss recovery (RFC 6675 with PRR): entered on DupThresh
+	 * duplicate ACKs or as soon as the scoreboard shows the first hole
+	 * lost, whichever comes first; then every ACK sets the window from
+	 * what it delivered.  Not below `recover`: one reduction per window. */
+	if (sack && sk->snd_una != sk->snd_max) {
+		if (!(sk->fl & TF_RECOVERY)) {
+			if (tcp_seq_gt(sk->snd_una, sk->recover) &&
+			    (sk->dupacks >= TCP_DUPTHRESH ||
+			     tcp_seq_gt(tcp_lost_edge(sk), sk->snd_una))) {
+				tcp_recovery_enter(st, sk);
+				tcp_egress(st, sk);
+			}
+		} else {
+			int64_t d = (int64_t)(sk->snd_una - una0) +
+				    (int64_t)tcp_sacked_bytes(sk) - (int64_t)sacked0;
+			tcp_prr_ack(sk, d > 0 ? (uint32_t)d : 0);
 			tcp_egress(st, sk);
 		}
 	}
@@ -497,6 +534,12 @@ static void tcp_data_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns no
 {
 	if (tcp_seq_lt(seq, sk->rcv_nxt)) {
 		uint32_t d = sk->rcv_nxt - seq;
+		if (sk->fl & TF_SACK) {
+			/* RFC 2883: tell the sender what arrived twice, so it can
+			 * see a retransmission was spurious. */
+			sk->dsack = (struct tcp_range){seq, seq + SK_MIN(d, n)};
+			sk->dsack_pending = true;
+		}
 		if (d >= n) {
 			tcp_ack_now(st, sk); /* a pure duplicate: the peer missed our ACK */
 			return;
@@ -520,6 +563,13 @@ static void tcp_data_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns no
 		 * drop, the peer resends; our window already said 0 if it could. */
 		st->stats.drop_no_memory++;
 		return;
+	}
+	if (off && (sk->fl & TF_SACK)) {
+		for (uint8_t i = 0; i < sk->nooo; i++)
+			if (tcp_seq_le(sk->ooo[i].l, seq) && tcp_seq_ge(sk->ooo[i].r, seq + n)) {
+				sk->dsack = (struct tcp_range){seq, seq + n}; /* RFC 2883 4.1.2 */
+				sk->dsack_pending = true;
+			}
 	}
 	if (off) {
 		/* Out of order: keep it only if it fits the range list. */
@@ -654,6 +704,14 @@ static void tcp_sync_input(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns
 	}
 	if (!ok) {
 		st->stats.drop_out_of_window++;
+		if ((sk->fl & TF_SACK) && plen && !(f & (TCP_RST | TCP_SYN)) &&
+		    tcp_seq_le(seq + plen, sk->rcv_nxt) &&
+		    tcp_seq_ge(seq, sk->rcv_nxt - (1u << 30))) {
+			/* RFC 2883: data we already had, so a retransmission the
+			 * sender may call spurious. */
+			sk->dsack = (struct tcp_range){seq, seq + plen};
+			sk->dsack_pending = true;
+		}
 		if (!(f & TCP_RST))
 			tcp_oow_ack(st, sk, now, seg_len);
 		return;

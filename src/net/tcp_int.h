@@ -35,6 +35,8 @@ enum {
 	TF_PROBE = 1u << 14,     /* send a zero-window or keep-alive probe */
 	TF_ACCEPTED = 1u << 15,  /* handed to the app (or active open) */
 	TF_WANT_WRITE = 1u << 16,/* a send came up short: raise TCP_EV_WRITE on space */
+	TF_UNDO = 1u << 17,      /* a loss episode that may prove spurious (undo_*) */
+	TF_UNDO_ARMED = 1u << 18,/* ... and undo_ts is set: its first rtx went out */
 };
 
 #define TCP_QUICKACKS 16
@@ -170,6 +172,22 @@ void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, const struct sk_addr
 		      const struct sk_addr *raddr, const struct tcp_hdr *h);
 void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt);
 void tcp_rearm_rtx(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
+
+/* tcp_recovery.c: SACK loss recovery.  TCP_DUPTHRESH is RFC 6675's
+ * DupThresh. */
+#define TCP_DUPTHRESH 3u
+uint32_t tcp_sacked_bytes(const struct tcp_sock *sk);
+uint32_t tcp_lost_edge(const struct tcp_sock *sk);
+/* Length of the next hole at or above `seq` not covered by the SACK
+ * scoreboard, limited to `end`; *start gets its first sequence. */
+uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, uint32_t *start);
+uint32_t tcp_pipe(const struct tcp_sock *sk);
+void tcp_prr_ack(struct tcp_sock *sk, uint32_t delivered);
+uint32_t tcp_loss_ssthresh(const struct tcp_sock *sk);
+void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_undo_save(struct tcp_sock *sk);
+void tcp_undo_arm(struct tcp_sock *sk, sk_time_ns now, uint32_t seq);
+bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, const struct tcp_hdr *h);
 
 /* tcp_in.c */
 void tcp_keepalive_arm(struct tcp_sock *sk, sk_time_ns now);

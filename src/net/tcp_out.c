@@ -100,10 +100,19 @@ static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 		h.opts.ts_val = tcp_ts_now(sk, now);
 		h.opts.ts_ecr = (flags & TCP_ACK) ? sk->ts_recent : 0;
 	}
-	if (!syn && (sk->fl & TF_SACK) && sk->nooo) {
-		/* RFC 2018 4: the first block holds the most recent segment. */
+	if (!syn && (sk->fl & TF_SACK) && (sk->nooo || sk->dsack_pending)) {
 		uint8_t n = 0;
 		uint8_t maxb = (sk->fl & TF_TS) ? 3 : 4;
+		if (sk->dsack_pending && (flags & TCP_ACK)) {
+			/* RFC 2883 4: a duplicate we received goes first, once. */
+			h.opts.sack[n].left = sk->dsack.l;
+			h.opts.sack[n].right = sk->dsack.r;
+			n++;
+			sk->dsack_pending = false;
+			st->stats.dsacks_out++;
+		}
+		/* RFC 2018 4: then the block holding the most recent segment. */
+		uint8_t first = n;
 		struct tcp_range last = sk->ooo_last;
 		for (uint8_t i = 0; i < sk->nooo; i++) {
 			if (tcp_seq_le(sk->ooo[i].l, last.l) && tcp_seq_ge(sk->ooo[i].r, last.r)) {
@@ -114,7 +123,7 @@ static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 			}
 		}
 		for (uint8_t i = 0; i < sk->nooo && n < maxb; i++) {
-			if (n && h.opts.sack[0].left == sk->ooo[i].l)
+			if (n > first && h.opts.sack[first].left == sk->ooo[i].l)
 				continue;
 			h.opts.sack[n].left = sk->ooo[i].l;
 			h.opts.sack[n].right = sk->ooo[i].r;
@@ -282,39 +291,52 @@ void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt)
 	sk->backoff = 0;
 }
 
-/* Length of the next hole at or above `seq` not covered by the SACK
- * scoreboard, limited to `end`; *start gets its first sequence. */
-static uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end,
-			      uint32_t *start)
-{
-	for (uint8_t i = 0; i < sk->nscore; i++) {
-		if (tcp_seq_le(sk->score[i].r, seq))
-			continue;
-		if (tcp_seq_le(sk->score[i].l, seq)) {
-			seq = sk->score[i].r;
-			continue;
-		}
-		*start = seq;
-		return tcp_seq_lt(seq, end) ? tcp_seq_min(sk->score[i].l, end) - seq : 0;
-	}
-	*start = seq;
-	return tcp_seq_lt(seq, end) ? end - seq : 0;
-}
-
 static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 {
 	bool fin_q = sk->fl & TF_FIN_QUEUED;
 	uint32_t data_end = sk->sbuf_seq + sk->slen;
 	uint32_t mss = tcp_eff_mss(sk);
 
-	/* Fast retransmit / partial ACK / SACK hole: one segment at rtx_hi. */
-	if (sk->fl & TF_RTX_ONE) {
+	/* SACK recovery (RFC 6675 5 (C)): lost holes first, then new data, as
+	 * long as PRR's window has room above pipe; the first hole goes out
+	 * whatever the window (TF_RTX_ONE, the fast retransmit). */
+	bool sack_rec = (sk->fl & (TF_RECOVERY | TF_SACK)) == (TF_RECOVERY | TF_SACK);
+	uint32_t budget = 0;
+	if (sack_rec) {
+		bool force = sk->fl & TF_RTX_ONE;
+		sk->fl &= ~(uint32_t)TF_RTX_ONE;
+		uint32_t pipe = tcp_pipe(sk);
+		budget = sk->cwnd > pipe ? sk->cwnd - pipe : 0;
+		uint32_t edge = tcp_seq_min(tcp_lost_edge(sk), data_end);
+		for (;;) {
+			uint32_t start, from = tcp_seq_max(sk->rtx_hi, sk->snd_una);
+			uint32_t n = tcp_next_hole(sk, from, edge, &start);
+			n = SK_MIN(n, mss);
+			if (!n || (!force && budget < n))
+				break;
+			n = tcp_xmit(st, sk, now, start, TCP_ACK, n);
+			tcp_undo_arm(sk, now, start);
+			force = false;
+			sk->rtx_hi = start + n;
+			budget = budget > n ? budget - n : 0;
+			sk->prr_out += n;
+			st->stats.retransmits++;
+			st->stats.sack_retransmits++;
+			st->stats.recovery_rtx++;
+			sk->nrtx++;
+			sk->rtt_on = false; /* Karn */
+			if (sk->rtx_at == SK_TIME_NEVER)
+				tcp_rearm_rtx(st, sk, now);
+		}
+	} else if (sk->fl & TF_RTX_ONE) {
+		/* NewReno fast retransmit / partial ACK: one segment at rtx_hi. */
 		sk->fl &= ~(uint32_t)TF_RTX_ONE;
 		uint32_t start;
 		uint32_t from = tcp_seq_max(sk->rtx_hi, sk->snd_una);
 		uint32_t n = tcp_next_hole(sk, from, tcp_seq_min(sk->snd_max, data_end), &start);
 		if (n) {
 			n = tcp_xmit(st, sk, now, start, TCP_ACK, SK_MIN(n, mss));
+			tcp_undo_arm(sk, now, start);
 			sk->rtx_hi = start + n;
 			st->stats.retransmits++;
 			if (sk->nscore) /* the hole was chosen from the peer's SACK blocks */
@@ -329,16 +351,43 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		}
 	}
 
+	/* The window for new data (and for what an RTO resends): in SACK
+	 * recovery what PRR left; otherwise cwnd, plus one segment for each of
+	 * the first two duplicate ACKs (RFC 3042 limited transmit). */
+	uint32_t lim;
+	if (sack_rec)
+		lim = SK_MIN(sk->snd_wnd, (sk->snd_nxt - sk->snd_una) + budget);
+	else
+		lim = SK_MIN(sk->snd_wnd,
+			     sk->cwnd + ((sk->fl & TF_RECOVERY) ? 0 : SK_MIN(sk->dupacks, 2u) * mss));
 	while (tcp_seq_lt(sk->snd_nxt, data_end)) {
+		if (sk->nscore && tcp_seq_lt(sk->snd_nxt, sk->snd_max)) {
+			/* Resending after an RTO: skip what the peer SACKed (RFC
+			 * 6675 5.1: use the SACK information that is still valid). */
+			uint32_t start;
+			tcp_next_hole(sk, sk->snd_nxt, sk->snd_max, &start);
+			start = tcp_seq_min(start, data_end);
+			if (start != sk->snd_nxt) {
+				st->stats.rto_rtx_skipped_sacked += start - sk->snd_nxt;
+				sk->snd_nxt = start;
+				continue;
+			}
+		}
 		uint32_t avail = data_end - sk->snd_nxt;
-		uint32_t wnd = SK_MIN(sk->snd_wnd, sk->cwnd);
-		uint32_t wnd_end = sk->snd_una + wnd;
+		if (sk->nscore && tcp_seq_lt(sk->snd_nxt, sk->snd_max)) {
+			uint32_t start, hole = tcp_next_hole(sk, sk->snd_nxt, data_end, &start);
+			if (hole)
+				avail = SK_MIN(avail, hole);
+		}
+		uint32_t wnd_end = sk->snd_una + lim;
 		if (!tcp_seq_lt(sk->snd_nxt, wnd_end))
 			break;
 		uint32_t room = wnd_end - sk->snd_nxt;
 		uint32_t n = SK_MIN(SK_MIN(avail, room), mss);
 		bool in_flight = sk->snd_nxt != sk->snd_una;
-		if (n < mss) {
+		bool rtx = tcp_seq_lt(sk->snd_nxt, sk->snd_max);
+		bool hole_cut = avail < data_end - sk->snd_nxt; /* a SACKed range follows */
+		if (n < mss && !hole_cut) {
 			/* Sender SWS avoidance: a window-limited runt waits for ACKs. */
 			if (n < avail && in_flight && n < sk->max_sndwnd / 2)
 				break;
@@ -347,11 +396,15 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			if (n == avail && in_flight && !(sk->fl & TF_NODELAY) && !fin_q)
 				break;
 		}
-		bool last = n == avail;
+		bool last = sk->snd_nxt + n == data_end;
 		uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0) | ((last && fin_q) ? TCP_FIN : 0);
-		bool rtx = tcp_seq_lt(sk->snd_nxt, sk->snd_max);
 		uint32_t sent = tcp_xmit(st, sk, now, sk->snd_nxt, fl, n);
+		if (sack_rec)
+			sk->prr_out += sent;
+		else if (!rtx && tcp_seq_gt(sk->snd_nxt + sent, sk->snd_una + sk->cwnd))
+			st->stats.limited_transmits++;
 		if (rtx) {
+			tcp_undo_arm(sk, now, sk->snd_nxt);
 			st->stats.retransmits++;
 			sk->nrtx++;
 		} else if (!sk->rtt_on && !(sk->fl & TF_TS)) {
@@ -360,7 +413,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			sk->rtt_seq = sk->snd_nxt;
 		}
 		sk->snd_nxt += sent;
-		if (sent == avail && fin_q)
+		if (sk->snd_nxt == data_end && fin_q && (fl & TCP_FIN) && sent == n)
 			sk->snd_nxt++; /* the FIN went with it */
 		sk->snd_max = tcp_seq_max(sk->snd_max, sk->snd_nxt);
 		if (sk->rtx_at == SK_TIME_NEVER)
@@ -480,13 +533,26 @@ static void tcp_rto_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 	}
 	sk->retries++;
 	uint32_t mss = tcp_eff_mss(sk);
-	if (sk->backoff == 0) /* RFC 5681 (4): only for the first timeout */
+	if (sk->backoff == 0) { /* RFC 5681 (4): only for the first timeout */
+		/* The window before the loss, unless a fast recovery already
+		 * saved it (RFC 3522: undo to where the episode began). */
+		if (!(sk->fl & TF_RECOVERY))
+			tcp_undo_save(sk);
+		else
+			sk->fl &= ~(uint32_t)TF_UNDO_ARMED;
 		sk->ssthresh = SK_MAX((sk->snd_max - sk->snd_una) / 2, 2 * mss);
+		/* RFC 6675 5.1: keep the SACK information; the resend skips
+		 * what the peer holds. */
+	} else {
+		/* A second timeout with it kept: the receiver may have reneged
+		 * (RFC 2018 8), so forget it and resend everything. */
+		sk->nscore = 0;
+		sk->fl &= ~(uint32_t)(TF_UNDO | TF_UNDO_ARMED);
+	}
 	sk->cwnd = mss; /* loss window */
 	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE);
 	sk->dupacks = 0;
 	sk->recover = sk->snd_max; /* RFC 6582 4: no fast retransmit below this */
-	sk->nscore = 0;            /* RFC 2018 8: the receiver may have reneged */
 	sk->snd_nxt = sk->snd_una;
 	sk->rtx_hi = sk->snd_una;
 	if (sk->snd_wnd == 0)

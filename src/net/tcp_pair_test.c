@@ -105,6 +105,8 @@ static void print_stats(void *ctx, const char *name, uint64_t v)
 		printf("  %s %llu\n", name, (unsigned long long)v);
 }
 
+static sk_time_ns echo_done_at; /* when the last echo finished both closes */
+
 /* v6: connect to B's IPv6 address instead of IP_B (the whole exchange is
  * then IPv6: a connection keeps the family it was opened on). */
 static sk_time_ns run_echo_fam(struct tnet *w, size_t total, sk_time_ns limit, bool v6)
@@ -129,6 +131,7 @@ static sk_time_ns run_echo_fam(struct tnet *w, size_t total, sk_time_ns limit, b
 		assert_int_equal(x.b_err, 0);
 	}
 	assert_true(x.a_closed && x.b_closed);
+	echo_done_at = now;
 	assert_int_equal(x.a_recv, total);
 	assert_int_equal(x.b_recv, total);
 	/* Let TIME_WAIT and everything else run out: all slots come back. */
@@ -177,6 +180,88 @@ static void test_echo_loss(void **state)
 	tcp_stats(&w->b->st, print_stats, NULL);
 	assert_true(STAT(w->a, fast_retransmits) > 0);
 	tcp_stats(&w->a->st, print_stats, NULL);
+	tnet_free(w);
+}
+
+/* Drops exactly the n-th segment A sends (1-based), once. */
+static unsigned drop_nth, drop_seen;
+static int drop_nth_output(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst,
+			   const uint8_t *seg, size_t len)
+{
+	struct tnet *w = ctx;
+	if (src == IP_A && ++drop_seen == drop_nth) {
+		w->dropped++;
+		return 0;
+	}
+	return tnet_wire(w, now, src, dst, NULL, NULL, seg, len);
+}
+
+/* One segment lost in the middle of a window is repaired from the SACK
+ * scoreboard (RFC 6675) without waiting for the retransmission timer, and
+ * the episode costs one window reduction. */
+static void test_single_loss_no_rto(void **state)
+{
+	(void)state;
+	for (unsigned nth = 20; nth <= 200; nth += 45) {
+		struct tnet *w = tnet_new(NULL);
+		w->latency = 10 * MS;
+		drop_nth = nth;
+		drop_seen = 0;
+		w->a->fwd = drop_nth_output;
+		run_echo(w, 1u << 20, 600 * SK_NS_PER_S);
+		assert_int_equal(w->dropped, 1);
+		assert_int_equal(STAT(w->a, rto_fires), 0);
+		assert_int_equal(STAT(w->a, fast_retransmits) + STAT(w->a, sack_recoveries), 1);
+		assert_int_equal(STAT(w->a, retransmits), 1);
+		tnet_free(w);
+	}
+}
+
+/* Loss while both directions carry data: the peer acknowledges with data,
+ * so duplicate ACKs carry payload and SACK blocks.  The scoreboard must
+ * still drive recovery: most losses are repaired without the timer. */
+static void test_loss_both_ways_recovers_without_timer(void **state)
+{
+	(void)state;
+	struct tnet *w = tnet_new(NULL);
+	w->loss_pm = 20; /* 2% each way */
+	w->latency = 5 * MS;
+	run_echo(w, 4u << 20, 3600 * SK_NS_PER_S);
+	uint64_t rto = STAT(w->a, rto_fires) + STAT(w->b, rto_fires);
+	uint64_t rec = STAT(w->a, fast_retransmits) + STAT(w->a, sack_recoveries) +
+		       STAT(w->b, fast_retransmits) + STAT(w->b, sack_recoveries);
+	if (getenv("TCP_TEST_STATS"))
+		printf("  dropped %llu rto %llu recoveries %llu done %.3f s\n",
+		       (unsigned long long)w->dropped, (unsigned long long)rto,
+		       (unsigned long long)rec, echo_done_at / 1e9);
+	assert_true(rec > 0);
+	assert_true(rto * 4 < w->dropped); /* the timer repairs under a quarter */
+	tnet_free(w);
+}
+
+/* Reordering without loss: a retransmission it causes is spurious; the
+ * timestamps prove it (RFC 3522) and the window comes back, and the
+ * receiver reports the duplicate (RFC 2883). */
+static void test_reorder_spurious_undone(void **state)
+{
+	(void)state;
+	struct tnet *w = tnet_new(NULL);
+	w->reorder_pm = 50;
+	w->latency = 5 * MS;
+	run_echo(w, 4u << 20, 3600 * SK_NS_PER_S);
+	assert_int_equal(w->dropped, 0);
+	uint64_t rtx = STAT(w->a, retransmits) + STAT(w->b, retransmits);
+	uint64_t undo = STAT(w->a, spurious_undos) + STAT(w->b, spurious_undos);
+	uint64_t dsk = STAT(w->a, dsacks_out) + STAT(w->b, dsacks_out);
+	if (getenv("TCP_TEST_STATS"))
+		printf("  reordered %llu rtx %llu undos %llu dsacks %llu done %.3f s\n",
+		       (unsigned long long)w->reordered, (unsigned long long)rtx,
+		       (unsigned long long)undo, (unsigned long long)dsk, echo_done_at / 1e9);
+	if (rtx) {
+		assert_true(undo > 0);
+		assert_true(dsk > 0);
+		assert_true(STAT(w->a, dsacks_in) + STAT(w->b, dsacks_in) > 0);
+	}
 	tnet_free(w);
 }
 
@@ -649,6 +734,9 @@ int main(void)
 		cmocka_unit_test(test_echo_clean),
 		cmocka_unit_test(test_echo_loss),
 		cmocka_unit_test(test_echo_reorder_dup),
+		cmocka_unit_test(test_single_loss_no_rto),
+		cmocka_unit_test(test_loss_both_ways_recovers_without_timer),
+		cmocka_unit_test(test_reorder_spurious_undone),
 		cmocka_unit_test(test_echo_v6_impaired),
 		cmocka_unit_test(test_echo_loss_small_buffers),
 		cmocka_unit_test(test_echo_many_seeds),

@@ -653,11 +653,16 @@ static void test_est_fast_retransmit(void **state)
 		est_poll(&e);
 	}
 	assert_int_equal(STAT(e.n, fast_retransmits), 1);
+	/* RFC 3042: the first two duplicate ACKs each let one new segment out. */
+	assert_int_equal(STAT(e.n, limited_transmits), 2);
+	assert_int_equal(e.n->segs[10].h.seq, una + 10 * mss);
+	assert_int_equal(e.n->segs[11].h.seq, una + 11 * mss);
 	struct cap_seg *c = tnode_last(e.n);
 	assert_int_equal(c->h.seq, una);
 	assert_int_equal(c->h.payload_len, mss);
-	/* A cumulative ACK past recover ends recovery. */
-	e.lseq = una + 10 * mss;
+	/* A cumulative ACK past recover (which covers the limited-transmit
+	 * segments) ends recovery; ssthresh left them out (RFC 5681 3.2). */
+	e.lseq = una + 12 * mss;
 	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
 	struct tcp_info in;
 	tcp_info(&e.n->st, e.s, &in);

@@ -36,7 +36,9 @@ struct tcp_range {
 	X(delayed_acks) X(quick_acks) X(acks_out) X(window_probes) X(window_updates)         \
 	X(keepalive_probes) X(ooo_segments) X(cookies_sent) X(cookies_validated)             \
 	X(cookies_failed) X(pmtu_updates) X(icmp_soft_errors) X(accept_queue_full)           \
-	X(eof_rearms) X(send_no_memory)
+	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
+	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(spurious_undos) X(dsacks_out)            \
+	X(dsacks_in)
 
 struct sk_trace; /* base/hist.h */
 
@@ -115,9 +117,23 @@ struct tcp_sock {
 	struct tcp_range score[TCP_SCORE_MAX];
 	uint8_t nscore;
 
-	/* Congestion control (RFC 5681, 6582). */
+	/* Congestion control (RFC 5681, 6582).  rtx_hi: the retransmission
+	 * point; holes below it were resent in this episode. */
 	uint32_t cwnd, ssthresh, bytes_acked, recover, rtx_hi;
 	uint8_t dupacks;
+	/* SACK loss recovery (RFC 6675 with RFC 6937 PRR), valid while
+	 * TF_RECOVERY on a TF_SACK connection: recover_fs is the flight at the
+	 * start (PRR's RecoverFS), prr_delivered what the peer got since and
+	 * prr_out what we sent since. */
+	uint32_t recover_fs, prr_delivered, prr_out;
+	/* Undo (RFC 3522 Eifel detection with timestamps): while TF_UNDO, the
+	 * first retransmission of the episode carried TSval undo_ts; an ACK past
+	 * undo_seq echoing an older TSval proves the original arrived, and the
+	 * window before the episode (undo_cwnd, undo_ssthresh) comes back. */
+	uint32_t undo_ts, undo_seq, undo_cwnd, undo_ssthresh;
+	/* A D-SACK block (RFC 2883) for the next ACK: a duplicate we received. */
+	struct tcp_range dsack;
+	bool dsack_pending;
 
 	/* RTT / RTO (RFC 6298); srtt_us == 0: no sample yet. */
 	uint32_t srtt_us, rttvar_us, rtt_seq;

@@ -1,0 +1,155 @@
+/* tcp_recovery.c — the sender's view of what the peer holds: the SACK
+ * scoreboard's queries (RFC 6675's IsLost and pipe), Proportional Rate
+ * Reduction (RFC 6937) and Eifel's undo of a spurious episode (RFC 3522).
+ * Pure functions of the socket; tcp_in.c decides when, tcp_out.c sends. */
+#include "tcp_int.h"
+
+uint32_t tcp_sacked_bytes(const struct tcp_sock *sk)
+{
+	uint32_t n = 0;
+	for (uint8_t i = 0; i < sk->nscore; i++)
+		n += sk->score[i].r - sk->score[i].l;
+	return n;
+}
+
+/* RFC 6675 4's IsLost(seq) holds when more than (DupThresh - 1) * SMSS
+ * bytes, or DupThresh discontiguous ranges, are SACKed above seq.  The
+ * scoreboard is sorted, so every hole below the returned sequence is lost
+ * and none above it is yet. */
+uint32_t tcp_lost_edge(const struct tcp_sock *sk)
+{
+	uint32_t mss = tcp_eff_mss(sk), above = 0;
+	for (int i = (int)sk->nscore - 1; i >= 0; i--) {
+		above += sk->score[i].r - sk->score[i].l;
+		if (above > (TCP_DUPTHRESH - 1) * mss || (unsigned)(sk->nscore - i) >= TCP_DUPTHRESH)
+			return sk->score[i].l;
+	}
+	return sk->snd_una;
+}
+
+uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, uint32_t *start)
+{
+	for (uint8_t i = 0; i < sk->nscore; i++) {
+		if (tcp_seq_le(sk->score[i].r, seq))
+			continue;
+		if (tcp_seq_le(sk->score[i].l, seq)) {
+			seq = sk->score[i].r;
+			continue;
+		}
+		*start = seq;
+		return tcp_seq_lt(seq, end) ? tcp_seq_min(sk->score[i].l, end) - seq : 0;
+	}
+	*start = seq;
+	return tcp_seq_lt(seq, end) ? end - seq : 0;
+}
+
+/* RFC 6675 4's pipe, counted in bytes: what is outstanding, less what the
+ * peer SACKed, less the lost holes not resent yet.  A hole resent in this
+ * episode (below rtx_hi) is in flight again, whether or not it was lost. */
+uint32_t tcp_pipe(const struct tcp_sock *sk)
+{
+	uint32_t pipe = (sk->snd_max - sk->snd_una) - tcp_sacked_bytes(sk);
+	uint32_t edge = tcp_lost_edge(sk);
+	uint32_t seq = tcp_seq_max(sk->rtx_hi, sk->snd_una), start;
+	while (tcp_seq_lt(seq, edge)) {
+		uint32_t n = tcp_next_hole(sk, seq, edge, &start);
+		if (!n)
+			break;
+		pipe = pipe > n ? pipe - n : 0;
+		seq = start + n;
+	}
+	return pipe;
+}
+
+/* RFC 6937 3, with the slow-start reduction bound (PRR-SSRB): while more
+ * is in flight than ssthresh, send in proportion to what the peer
+ * delivered, so the flight falls smoothly to ssthresh by the end of the
+ * episode; below it, grow back towards ssthresh no faster than slow start.
+ * cwnd becomes pipe plus this ACK's quota. */
+void tcp_prr_ack(struct tcp_sock *sk, uint32_t delivered)
+{
+	uint32_t mss = tcp_eff_mss(sk);
+	uint32_t pipe = tcp_pipe(sk);
+	sk->prr_delivered += delivered;
+	int64_t sndcnt;
+	if (pipe > sk->ssthresh) {
+		uint64_t fs = sk->recover_fs ? sk->recover_fs : 1;
+		uint64_t want = ((uint64_t)sk->prr_delivered * sk->ssthresh + fs - 1) / fs;
+		sndcnt = (int64_t)want - (int64_t)sk->prr_out;
+	} else {
+		int64_t limit = (int64_t)sk->prr_delivered - (int64_t)sk->prr_out;
+		if (limit < (int64_t)delivered)
+			limit = delivered;
+		limit += mss;
+		sndcnt = SK_MIN((int64_t)(sk->ssthresh - pipe), limit);
+	}
+	if (sndcnt < 0)
+		sndcnt = 0;
+	sk->cwnd = pipe + (uint32_t)sndcnt;
+}
+
+/* RFC 5681 (4), where FlightSize leaves out what limited transmit sent
+ * (RFC 5681 3.2 step 2): that went past cwnd, so the flight is capped at
+ * cwnd. */
+uint32_t tcp_loss_ssthresh(const struct tcp_sock *sk)
+{
+	uint32_t flight = SK_MIN(sk->snd_max - sk->snd_una, sk->cwnd);
+	return SK_MAX(flight / 2, 2 * tcp_eff_mss(sk));
+}
+
+void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (sk->dupacks >= TCP_DUPTHRESH)
+		st->stats.fast_retransmits++;
+	else
+		st->stats.sack_recoveries++; /* IsLost before three duplicate ACKs */
+	tcp_undo_save(sk);
+	sk->ssthresh = tcp_loss_ssthresh(sk);
+	sk->recover = sk->snd_max;
+	sk->fl |= TF_RECOVERY | TF_RTX_ONE; /* RFC 6675 (4.3): the first hole now */
+	sk->rtx_hi = sk->snd_una;
+	sk->recover_fs = sk->snd_max - sk->snd_una;
+	sk->prr_delivered = 0;
+	sk->prr_out = 0;
+	tcp_prr_ack(sk, 0);
+}
+
+void tcp_undo_save(struct tcp_sock *sk)
+{
+	sk->undo_cwnd = sk->cwnd;
+	sk->undo_ssthresh = sk->ssthresh;
+	sk->fl = (sk->fl | TF_UNDO) & ~(uint32_t)TF_UNDO_ARMED;
+}
+
+void tcp_undo_arm(struct tcp_sock *sk, sk_time_ns now, uint32_t seq)
+{
+	if ((sk->fl & (TF_UNDO | TF_UNDO_ARMED | TF_TS)) != (TF_UNDO | TF_TS))
+		return;
+	sk->undo_ts = tcp_ts_now(sk, now);
+	sk->undo_seq = seq;
+	sk->fl |= TF_UNDO_ARMED;
+}
+
+/* The first ACK for the retransmitted sequence decides the episode: an echo
+ * of a TSval older than the retransmission's was caused by the original,
+ * so nothing was lost (RFC 3522 2).  Equal values say nothing: the
+ * retransmission went out in the same millisecond. */
+bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, const struct tcp_hdr *h)
+{
+	if (!(sk->fl & TF_UNDO_ARMED) || !tcp_seq_gt(h->ack, sk->undo_seq))
+		return false;
+	sk->fl &= ~(uint32_t)(TF_UNDO | TF_UNDO_ARMED);
+	if (!h->opts.has_ts || !h->opts.ts_ecr || (int32_t)(h->opts.ts_ecr - sk->undo_ts) >= 0)
+		return false;
+	st->stats.spurious_undos++;
+	sk->cwnd = SK_MAX(sk->cwnd, sk->undo_cwnd);
+	sk->ssthresh = SK_MAX(sk->ssthresh, sk->undo_ssthresh);
+	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE);
+	sk->dupacks = 0;
+	sk->recover = h->ack; /* a real loss later in this window may recover */
+	/* RFC 4015 3.1 after a spurious timeout: carry on with new data rather
+	 * than resend what the peer holds. */
+	if (tcp_seq_lt(sk->snd_nxt, sk->snd_max))
+		sk->snd_nxt = sk->snd_max;
+	return true;
+}
