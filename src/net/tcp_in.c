@@ -394,11 +394,18 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		sk->first_rtx = SK_TIME_NEVER;
 
 		tcp_undo_check(st, sk, h);
+		if ((sk->fl & TF_TLP_OUT) && tcp_seq_ge(ack, sk->tlp_end)) {
+			/* The probe's ACK covers the tail: the probe repaired it
+			 * (or the tail was only late). */
+			sk->fl &= ~(uint32_t)TF_TLP_OUT;
+			if (!(sk->fl & TF_RECOVERY))
+				st->stats.tlp_repairs++;
+		}
 		if (sk->fl & TF_RECOVERY) {
 			if (tcp_seq_ge(ack, sk->recover)) {
 				/* RFC 6582 3.2 step 6, option (2); RFC 6937's end of
 				 * the episode, bounded the same way against a burst. */
-				sk->fl &= ~(uint32_t)TF_RECOVERY;
+				sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RACK);
 				sk->cwnd = SK_MIN(sk->ssthresh, (sk->snd_max - sk->snd_una) + mss);
 				sk->dupacks = 0;
 			} else if (sack) {
@@ -483,6 +490,12 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 	 * lost, whichever comes first; then every ACK sets the window from
 	 * what it delivered.  Not below `recover`: one reduction per window. */
 	if (sack && sk->snd_una != sk->snd_max) {
+		if ((sk->fl & TF_TLP_OUT) && sack_news && !(sk->fl & TF_RECOVERY) && sk->nscore) {
+			/* The answer to the probe SACKs data sent after the holes,
+			 * which are older than a round trip by now (RACK). */
+			sk->rack_edge = sk->score[sk->nscore - 1].l;
+			sk->fl |= TF_RACK;
+		}
 		if (!(sk->fl & TF_RECOVERY)) {
 			if (tcp_seq_gt(sk->snd_una, sk->recover) &&
 			    (sk->dupacks >= TCP_DUPTHRESH ||

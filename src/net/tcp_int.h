@@ -37,6 +37,10 @@ enum {
 	TF_WANT_WRITE = 1u << 16,/* a send came up short: raise TCP_EV_WRITE on space */
 	TF_UNDO = 1u << 17,      /* a loss episode that may prove spurious (undo_*) */
 	TF_UNDO_ARMED = 1u << 18,/* ... and undo_ts is set: its first rtx went out */
+	TF_PTO = 1u << 19,       /* rtx_at is a tail loss probe's deadline, not the RTO */
+	TF_TLP_OUT = 1u << 20,   /* a probe is unanswered (tlp_end) */
+	TF_TLP_NEW = 1u << 21,   /* the probe is one new segment past cwnd */
+	TF_RACK = 1u << 22,      /* rack_edge is set (this episode) */
 };
 
 #define TCP_QUICKACKS 16
@@ -178,6 +182,8 @@ void tcp_rearm_rtx(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
 #define TCP_DUPTHRESH 3u
 uint32_t tcp_sacked_bytes(const struct tcp_sock *sk);
 uint32_t tcp_lost_edge(const struct tcp_sock *sk);
+uint32_t tcp_rack_edge(const struct tcp_sock *sk);
+sk_time_ns tcp_pto(const struct tcp_stack *st, const struct tcp_sock *sk);
 /* Length of the next hole at or above `seq` not covered by the SACK
  * scoreboard, limited to `end`; *start gets its first sequence. */
 uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, uint32_t *start);

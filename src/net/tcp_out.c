@@ -264,10 +264,52 @@ void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, const struct sk_addr
 	tcp_out_raw(st, now, laddr, raddr, &h, 0);
 }
 
+/* The retransmission deadline, or a tail loss probe's before it where one
+ * applies (RFC 8985 7.2): one timer serves both, TF_PTO says which. */
 void tcp_rearm_rtx(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 {
-	(void)st;
-	sk->rtx_at = now + sk->rto;
+	sk_time_ns pto = tcp_pto(st, sk);
+	if (pto) {
+		sk->rtx_at = now + pto;
+		sk->fl |= TF_PTO;
+	} else {
+		sk->rtx_at = now + sk->rto;
+		sk->fl &= ~(uint32_t)TF_PTO;
+	}
+}
+
+/* RFC 8985 7.3: the probe.  Holes below the highest SACK have now been
+ * out for two round trips while later data arrived: RACK calls them lost,
+ * and recovery repairs them.  Otherwise one new segment if the peer's
+ * window has room, else the last segment again, so that the answer, an
+ * ACK or a SACK, shows what the tail lost. */
+static void tcp_tlp_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	if (sk->snd_una == sk->snd_max)
+		return;
+	st->stats.tlp_probes++;
+	sk->fl |= TF_TLP_OUT;
+	sk->tlp_end = sk->snd_max;
+	uint32_t data_end = sk->sbuf_seq + sk->slen;
+	if (sk->nscore) {
+		sk->rack_edge = sk->score[sk->nscore - 1].l;
+		sk->fl |= TF_RACK;
+		tcp_recovery_enter(st, sk);
+	} else if (tcp_seq_lt(sk->snd_nxt, data_end) &&
+		   tcp_seq_lt(sk->snd_nxt, sk->snd_una + sk->snd_wnd)) {
+		st->stats.tlp_new_data++;
+		sk->fl |= TF_TLP_NEW;
+	} else {
+		bool fin = (sk->fl & TF_FIN_QUEUED) && tcp_seq_gt(sk->snd_max, data_end);
+		uint32_t end = fin ? data_end : sk->snd_max;
+		uint32_t len = SK_MIN(tcp_eff_mss(sk), end - sk->snd_una);
+		tcp_xmit(st, sk, now, end - len, TCP_ACK | (fin ? TCP_FIN : 0), len);
+		st->stats.retransmits++;
+		sk->nrtx++;
+		sk->rtt_on = false; /* Karn */
+	}
+	tcp_rearm_rtx(st, sk, now); /* the RTO now: TF_TLP_OUT rules out a second probe */
+	tcp_egress(st, sk);
 }
 
 /* RFC 6298 2.2-2.4 (alpha 1/8, beta 1/4, K 4), clamped to the config. */
@@ -360,6 +402,11 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	else
 		lim = SK_MIN(sk->snd_wnd,
 			     sk->cwnd + ((sk->fl & TF_RECOVERY) ? 0 : SK_MIN(sk->dupacks, 2u) * mss));
+	if (sk->fl & TF_TLP_NEW) {
+		/* The probe: one new segment past cwnd (RFC 8985 7.3). */
+		sk->fl &= ~(uint32_t)TF_TLP_NEW;
+		lim = SK_MIN(sk->snd_wnd, (sk->snd_nxt - sk->snd_una) + mss);
+	}
 	while (tcp_seq_lt(sk->snd_nxt, data_end)) {
 		if (sk->nscore && tcp_seq_lt(sk->snd_nxt, sk->snd_max)) {
 			/* Resending after an RTO: skip what the peer SACKed (RFC
@@ -550,7 +597,7 @@ static void tcp_rto_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 		sk->fl &= ~(uint32_t)(TF_UNDO | TF_UNDO_ARMED);
 	}
 	sk->cwnd = mss; /* loss window */
-	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE);
+	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE | TF_TLP_OUT | TF_TLP_NEW | TF_RACK);
 	sk->dupacks = 0;
 	sk->recover = sk->snd_max; /* RFC 6582 4: no fast retransmit below this */
 	sk->snd_nxt = sk->snd_una;
@@ -572,7 +619,12 @@ static void tcp_timers_run(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns
 	}
 	if (sk->rtx_at <= now) {
 		sk->rtx_at = SK_TIME_NEVER;
-		tcp_rto_fire(st, sk, now);
+		if (sk->fl & TF_PTO) {
+			sk->fl &= ~(uint32_t)TF_PTO;
+			tcp_tlp_fire(st, sk, now);
+		} else {
+			tcp_rto_fire(st, sk, now);
+		}
 		if (!sk->in_use || sk->state == TCP_CLOSED)
 			return;
 	}

@@ -12,6 +12,14 @@ uint32_t tcp_sacked_bytes(const struct tcp_sock *sk)
 	return n;
 }
 
+uint32_t tcp_rack_edge(const struct tcp_sock *sk)
+{
+	if ((sk->fl & TF_RACK) && tcp_seq_gt(sk->rack_edge, sk->snd_una) &&
+	    tcp_seq_le(sk->rack_edge, sk->snd_max))
+		return sk->rack_edge;
+	return sk->snd_una;
+}
+
 /* RFC 6675 4's IsLost(seq) holds when more than (DupThresh - 1) * SMSS
  * bytes, or DupThresh discontiguous ranges, are SACKed above seq.  The
  * scoreboard is sorted, so every hole below the returned sequence is lost
@@ -22,9 +30,9 @@ uint32_t tcp_lost_edge(const struct tcp_sock *sk)
 	for (int i = (int)sk->nscore - 1; i >= 0; i--) {
 		above += sk->score[i].r - sk->score[i].l;
 		if (above > (TCP_DUPTHRESH - 1) * mss || (unsigned)(sk->nscore - i) >= TCP_DUPTHRESH)
-			return sk->score[i].l;
+			return tcp_seq_max(sk->score[i].l, tcp_rack_edge(sk));
 	}
-	return sk->snd_una;
+	return tcp_rack_edge(sk);
 }
 
 uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, uint32_t *start)
@@ -101,6 +109,8 @@ void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk)
 {
 	if (sk->dupacks >= TCP_DUPTHRESH)
 		st->stats.fast_retransmits++;
+	else if (tcp_rack_edge(sk) != sk->snd_una)
+		st->stats.tlp_recoveries++; /* the probe's answer showed the holes */
 	else
 		st->stats.sack_recoveries++; /* IsLost before three duplicate ACKs */
 	tcp_undo_save(sk);
@@ -144,7 +154,7 @@ bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, const struct tcp_
 	st->stats.spurious_undos++;
 	sk->cwnd = SK_MAX(sk->cwnd, sk->undo_cwnd);
 	sk->ssthresh = SK_MAX(sk->ssthresh, sk->undo_ssthresh);
-	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE);
+	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE | TF_RACK);
 	sk->dupacks = 0;
 	sk->recover = h->ack; /* a real loss later in this window may recover */
 	/* RFC 4015 3.1 after a spurious timeout: carry on with new data rather
@@ -152,4 +162,24 @@ bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, const struct tcp_
 	if (tcp_seq_lt(sk->snd_nxt, sk->snd_max))
 		sk->snd_nxt = sk->snd_max;
 	return true;
+}
+
+/* RFC 8985 7.2: the probe timeout, two round trips, plus the peer's
+ * delayed-ACK allowance when only one segment is out (its ACK may be
+ * held), at most the RTO; 0 when no probe applies: not SACK, no RTT yet, already in
+ * recovery or after a timeout, or a probe is unanswered. */
+sk_time_ns tcp_pto(const struct tcp_stack *st, const struct tcp_sock *sk)
+{
+	if (!(sk->fl & TF_SACK) || (sk->fl & (TF_RECOVERY | TF_TLP_OUT)) || sk->backoff ||
+	    !sk->srtt_us || (sk->state != TCP_ESTABLISHED && sk->state != TCP_CLOSE_WAIT))
+		return 0;
+	sk_time_ns pto = 2 * (sk_time_ns)sk->srtt_us * SK_NS_PER_US;
+	if (sk->snd_max - sk->snd_una <= tcp_eff_mss(sk))
+		pto += 200 * SK_NS_PER_MS; /* RFC 8985's WCDelAckT */
+	if (pto < 10 * SK_NS_PER_MS)
+		pto = 10 * SK_NS_PER_MS;
+	(void)st;
+	/* RFC 8985 7.2: where the RTO would come first, the probe takes its
+	 * place, and a lone tail loss costs no window collapse. */
+	return pto < sk->rto ? pto : sk->rto;
 }

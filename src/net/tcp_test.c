@@ -671,6 +671,111 @@ static void test_est_fast_retransmit(void **state)
 	est_close(&e);
 }
 
+/* An RTT sample of 10 ms: one segment out at now, its ACK 10 ms later. */
+static void est_rtt_10ms(struct est *e)
+{
+	tcp_send(&e->n->st, e->s, "x", 1);
+	est_poll(e);
+	e->now += 10 * MS;
+	e->pts += 10;
+	e->lseq += 1;
+	est_raw(e, TCP_ACK, e->pseq, e->lseq);
+	est_poll(e);
+	tnode_clear(e->n);
+}
+
+/* The last two of five segments lost: no duplicate ACK will come.  Two
+ * round trips later the tail loss probe resends the last segment; its
+ * SACK shows the hole before it lost (RACK), and recovery repairs it --
+ * all before the RTO would have fired (RFC 8985 7). */
+static void test_est_tail_loss_probe(void **state)
+{
+	(void)state;
+	struct est e;
+	est_open(&e, true, NULL);
+	est_rtt_10ms(&e);
+	static uint8_t d[5 * 1448];
+	assert_int_equal(tcp_send(&e.n->st, e.s, d, sizeof(d)), (int)sizeof(d));
+	est_poll(&e);
+	assert_int_equal(e.n->nseg, 5);
+	uint32_t mss = 1448, una = e.lseq, end = una + 5 * mss;
+	sk_time_ns sent = e.now;
+	e.now += 10 * MS;
+	e.pts += 10;
+	e.lseq = una + 3 * mss;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	est_poll(&e);
+	tnode_clear(e.n);
+	struct tcp_info in;
+	tcp_info(&e.n->st, e.s, &in);
+	sk_time_ns pto = tcp_next_deadline(&e.n->st);
+	assert_true(pto < sent + in.rto_ms * MS); /* the probe comes before the RTO */
+	e.now = pto;
+	est_poll(&e);
+	assert_int_equal(STAT(e.n, tlp_probes), 1);
+	assert_int_equal(e.n->nseg, 1);
+	assert_int_equal(e.n->segs[0].h.seq, end - mss); /* the last segment again */
+	tnode_clear(e.n);
+	/* Its SACK: the segment before it is the hole. */
+	e.now += 10 * MS;
+	e.pts += 10;
+	struct tcp_opts o = {.has_ts = true, .ts_val = e.pts, .ts_ecr = e.ecr, .nsack = 1};
+	o.sack[0].left = end - mss;
+	o.sack[0].right = end;
+	tnode_inject(e.n, e.now, PEER, PPORT, LPORT, TCP_ACK, e.pseq, e.lseq, e.pwin, &o, NULL, 0);
+	est_poll(&e);
+	assert_int_equal(STAT(e.n, tlp_recoveries), 1);
+	assert_true(e.n->nseg >= 1);
+	assert_int_equal(e.n->segs[0].h.seq, una + 3 * mss);
+	assert_int_equal(e.n->segs[0].h.payload_len, mss);
+	e.now += 10 * MS;
+	e.pts += 10;
+	e.lseq = end;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	est_poll(&e);
+	assert_int_equal(STAT(e.n, rto_fires), 0);
+	assert_true(tcp_next_deadline(&e.n->st) == SK_TIME_NEVER);
+	est_close(&e);
+}
+
+/* Only the last segment lost, with one segment out: the probe waits for
+ * the peer's delayed ACK too, so it takes the RTO's place, and resending
+ * that segment repairs the loss without a timeout's window collapse. */
+static void test_est_tail_loss_probe_one_segment(void **state)
+{
+	(void)state;
+	struct est e;
+	est_open(&e, true, NULL);
+	est_rtt_10ms(&e);
+	static uint8_t d[3 * 1448];
+	assert_int_equal(tcp_send(&e.n->st, e.s, d, sizeof(d)), (int)sizeof(d));
+	est_poll(&e);
+	uint32_t mss = 1448, una = e.lseq, end = una + 3 * mss;
+	e.now += 10 * MS;
+	e.pts += 10;
+	e.lseq = una + 2 * mss;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	est_poll(&e);
+	tnode_clear(e.n);
+	struct tcp_info before;
+	tcp_info(&e.n->st, e.s, &before);
+	e.now = tcp_next_deadline(&e.n->st);
+	est_poll(&e);
+	assert_int_equal(STAT(e.n, tlp_probes), 1);
+	assert_int_equal(STAT(e.n, rto_fires), 0);
+	assert_int_equal(e.n->segs[0].h.seq, end - mss);
+	e.now += 10 * MS;
+	e.pts += 10;
+	e.lseq = end;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	est_poll(&e);
+	struct tcp_info in;
+	tcp_info(&e.n->st, e.s, &in);
+	assert_int_equal(STAT(e.n, tlp_repairs), 1);
+	assert_true(in.cwnd >= before.cwnd); /* no loss window */
+	est_close(&e);
+}
+
 static void test_est_zero_window_persist(void **state)
 {
 	(void)state;
@@ -1287,6 +1392,8 @@ int main(void)
 		cmocka_unit_test(test_est_sendv_one_segment),
 		cmocka_unit_test(test_est_rto_backoff_and_karn),
 		cmocka_unit_test(test_est_fast_retransmit),
+		cmocka_unit_test(test_est_tail_loss_probe),
+		cmocka_unit_test(test_est_tail_loss_probe_one_segment),
 		cmocka_unit_test(test_est_zero_window_persist),
 		cmocka_unit_test(test_est_keepalive),
 		cmocka_unit_test(test_est_user_timeout),

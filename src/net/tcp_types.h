@@ -38,7 +38,7 @@ struct tcp_range {
 	X(cookies_failed) X(pmtu_updates) X(icmp_soft_errors) X(accept_queue_full)           \
 	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
 	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(spurious_undos) X(dsacks_out)            \
-	X(dsacks_in)
+	X(dsacks_in) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs)
 
 struct sk_trace; /* base/hist.h */
 
@@ -131,6 +131,12 @@ struct tcp_sock {
 	 * undo_seq echoing an older TSval proves the original arrived, and the
 	 * window before the episode (undo_cwnd, undo_ssthresh) comes back. */
 	uint32_t undo_ts, undo_seq, undo_cwnd, undo_ssthresh;
+	/* Tail loss probe (RFC 8985 7): while TF_TLP_OUT, a probe went out
+	 * with everything below tlp_end sent before it.  rack_edge: holes
+	 * below it are lost by RACK's rule (sent before a segment the peer
+	 * has since SACKed, and longer ago than a round trip), valid with
+	 * TF_RACK, cleared when the episode ends. */
+	uint32_t tlp_end, rack_edge;
 	/* A D-SACK block (RFC 2883) for the next ACK: a duplicate we received. */
 	struct tcp_range dsack;
 	bool dsack_pending;
