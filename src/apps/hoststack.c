@@ -61,6 +61,7 @@ int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, cha
 			tc.sndbuf = cfg->tcp_sndbuf;
 		if (cfg->tcp_rcvbuf)
 			tc.rcvbuf = cfg->tcp_rcvbuf;
+		tc.cc = cfg->tcp_cc;
 		if (plat_random(tc.seed, sizeof(tc.seed)) < 0) {
 			snprintf(err, errlen, "no randomness");
 			goto fail;
@@ -119,6 +120,7 @@ void hoststack_options(struct hoststack_config *cfg, struct opts *o)
 	if (cfg->have_mac)
 		memcpy(cfg->ifc.mac, o->v[OPT_MAC].mac, 6);
 	opt_spin(o, &cfg->spin_ns, &cfg->spin_learn);
+	cfg->tcp_cc = (uint8_t)opt_num(o, OPT_TCP_CC); /* 0, cubic, where not an option */
 }
 
 int hoststack_run(struct hoststack *hs, volatile int *stop)

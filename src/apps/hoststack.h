@@ -23,6 +23,7 @@ struct hoststack_config {
 	bool tcp;                  /* open a TCP engine too */
 	uint32_t tcp_max_sockets;  /* 0 = default */
 	uint32_t tcp_sndbuf, tcp_rcvbuf; /* 0 = default */
+	uint8_t tcp_cc;            /* enum tcp_cc_algo (--tcp-cc) */
 	sk_time_ns spin_ns;
 	bool spin_learn;           /* --spin-us auto: learn the spin below 100 us */
 };

@@ -13,6 +13,8 @@
 static const char *const stack_choices[] = {"skiff", "linux", NULL};
 static const char *const fault_choices[] = {"ud", "pf", "gp", "de", NULL};
 static const char *const access_fmt_choices[] = {"combined", "json", NULL};
+/* In the order of enum tcp_cc_algo (net/tcp.h). */
+static const char *const tcp_cc_choices[] = {"cubic", "newreno", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
 
@@ -62,6 +64,9 @@ const struct opt_def opt_defs[OPT_N] = {
 			    "TCP send buffer per socket in bytes (K, M: x1024)"},
 	[OPT_TCP_RCVBUF] = {"tcp-rcvbuf", 0, OPT_K_SIZE, "N", 1024, 1u << 20, NULL,
 			    "TCP receive buffer per socket in bytes (K, M: x1024)"},
+	[OPT_TCP_CC] = {"tcp-cc", 0, OPT_K_CHOICE, "cubic|newreno", 0, 0, tcp_cc_choices,
+			"TCP congestion control: cubic (RFC 9438, with HyStart++\n"
+			"slow start) or newreno (RFC 5681/6582)"},
 	[OPT_TRACE] = {"trace", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
 		       "time the request path with the cycle counter and print\n"
 		       "median and p99 of each stage at exit (see docs/cost.md)"},
@@ -184,12 +189,14 @@ static const struct opt_use echo_use[] = {
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+	{OPT_TCP_CC, 0, "cubic", NULL},
 };
 
 const struct opt_cmd opt_cmd_echo = {
 	.name = "echo",
 	.synopsis = "skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
-		    "                  [--mac MAC] [--stats] [--pcap FILE] [--spin-us N]",
+		    "                  [--mac MAC] [--stats] [--pcap FILE] [--spin-us N]\n"
+		    "                  [--tcp-cc cubic|newreno]",
 	.about = "Answers ARP, ICMP echo, UDP and TCP echo (port 7) and TCP discard (port 9)\n"
 		 "as ADDR on DEV; with --ip6 also neighbour discovery, ICMPv6 echo and the same\n"
 		 "UDP and TCP ports over IPv6.",
@@ -215,6 +222,7 @@ static const struct opt_use tcp_client_use[] = {
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+	{OPT_TCP_CC, 0, "cubic", NULL},
 };
 
 const struct opt_cmd opt_cmd_tcp_client = {
@@ -224,7 +232,7 @@ const struct opt_cmd opt_cmd_tcp_client = {
 		"                        --connect ADDR:PORT (--send-file FILE | --send-random N\n"
 		"                        [--seed S]) [--expect-echo] [--conns N [--sequential |\n"
 		"                        --parallel P]] [--timeout S] [--stats] [--pcap FILE]\n"
-		"                        [--spin-us N]",
+		"                        [--spin-us N] [--tcp-cc cubic|newreno]",
 	.about = "Runs skiff's own TCP as the client: each connection sends the payload, half-closes\n"
 		 "and reads until the server closes, hashing (SHA-256) what it sent and what came back.",
 	.use = tcp_client_use,
@@ -303,6 +311,7 @@ static const struct opt_use serve_use[] = {
 	 * streaming on a local link without waiting on ACKs. */
 	{OPT_TCP_SNDBUF, 0, "65536", NULL},
 	{OPT_TCP_RCVBUF, 0, "32768", NULL},
+	{OPT_TCP_CC, 0, "cubic", NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
 	{OPT_TRACE, 0, NULL, NULL},
 	{OPT_ACCESS_LOG, 0, NULL, NULL},
@@ -318,7 +327,7 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--root DIR] [--stats] [--pcap FILE]\n"
 		"                   [--max-conns N] [--header-timeout S] [--keepalive-timeout S]\n"
 		"                   [--max-body N] [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
-		"                   [--trace] [--cache-control VALUE]\n"
+		"                   [--tcp-cc cubic|newreno] [--trace] [--cache-control VALUE]\n"
 		"                   [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
 		"                    [--tls-redirect]]\n"
@@ -326,9 +335,9 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--drain-timeout S]",
 	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		 "every file under DIR (mapped read-only, not copied; SIGHUP re-reads DIR).  dev,\n"
-		 "gw, ip6, gw6, mac, pcap, tcp-sndbuf, tcp-rcvbuf and spin-us go with --stack\n"
-		 "skiff, whose listener takes IPv4 and (with --ip6) IPv6.  The unikernel takes\n"
-		 "the same options as words: skiff vm -- ip=ADDR/LEN max-conns=N ...",
+		 "gw, ip6, gw6, mac, pcap, tcp-sndbuf, tcp-rcvbuf, tcp-cc and spin-us go with\n"
+		 "--stack skiff, whose listener takes IPv4 and (with --ip6) IPv6.  The unikernel\n"
+		 "takes the same options as words: skiff vm -- ip=ADDR/LEN max-conns=N ...",
 	.use = serve_use,
 	.nuse = SK_ARRAY_LEN(serve_use),
 	.footer = "Prints one line when listening.  SIGTERM drains (see drain-timeout), then\n"
@@ -387,6 +396,7 @@ static const struct opt_use uk_use[] = {
 	{OPT_MAX_BODY, 0, "1048576", NULL},
 	{OPT_TCP_SNDBUF, 0, "16384", NULL},
 	{OPT_TCP_RCVBUF, 0, "8192", NULL},
+	{OPT_TCP_CC, 0, "cubic", NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
 	{OPT_EXIT_AFTER, 0, NULL, NULL},
 	{OPT_SHUTDOWN_PORT, 0, NULL, NULL},

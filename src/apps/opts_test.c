@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "net/iface.h"
+#include "net/tcp.h"
 
 #include "apps/opts.h"
 #include "base/sk_addr.h"
@@ -97,6 +98,9 @@ static const struct good goods[] = {
 	{&opt_cmd_serve, "access-log", "/var/log/skiff/access.log", OPT_ACCESS_LOG, 0, 0, 0},
 	{&opt_cmd_serve, "access-log-format", "combined", OPT_ACCESS_LOG_FORMAT, 0, 0, 0},
 	{&opt_cmd_serve, "access-log-format", "json", OPT_ACCESS_LOG_FORMAT, 1, 0, 0},
+	{&opt_cmd_serve, "tcp-cc", "newreno", OPT_TCP_CC, TCP_CC_NEWRENO, 0, 0},
+	{&opt_cmd_uk, "tcp-cc", "cubic", OPT_TCP_CC, TCP_CC_CUBIC, 0, 0},
+	{&opt_cmd_echo, "tcp-cc", "newreno", OPT_TCP_CC, TCP_CC_NEWRENO, 0, 0},
 	{&opt_cmd_serve, "drain-timeout", "0", OPT_DRAIN_TIMEOUT, 0, 0, 0},
 	{&opt_cmd_serve, "drain-timeout", "3600", OPT_DRAIN_TIMEOUT, 3600, 0, 0},
 	{&opt_cmd_uk, "max-conns", "1000000", OPT_MAX_CONNS, 1000000, 0, 0},
@@ -249,6 +253,8 @@ static const struct bad bads[] = {
 	 "tcp-rcvbuf: '1m' is not a size in 1024..1048576 bytes (K, M, G: x1024)"},
 	{&opt_cmd_serve, "trace", "yes", "trace: takes no value, not 'yes'"},
 	{&opt_cmd_serve, "access-log", "", "access-log: needs a value (FILE|-)"},
+	{&opt_cmd_serve, "tcp-cc", "reno", "tcp-cc: 'reno' is not one of cubic or newreno"},
+	{&opt_cmd_uk, "tcp-cc", "bbr", "tcp-cc: 'bbr' is not one of cubic or newreno"},
 	{&opt_cmd_serve, "access-log-format", "JSON",
 	 "access-log-format: 'JSON' is not one of combined or json"},
 	{&opt_cmd_serve, "drain-timeout", "3601", "drain-timeout: '3601' is not a number in 0..3600"},

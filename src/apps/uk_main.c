@@ -322,6 +322,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	tc.max_sockets = opt_tcp_sockets(hc.max_conns);
 	tc.sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
 	tc.rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
+	tc.cc = (uint8_t)opt_num(&o, OPT_TCP_CC);
 	if (plat_random(tc.seed, sizeof(tc.seed)) < 0) {
 		tc.seed[0] = plat_cycles();
 		tc.seed[1] = plat_cycles() * 0x9e3779b97f4a7c15ull;

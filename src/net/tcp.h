@@ -81,6 +81,7 @@ struct tcp_config {
 	uint8_t syn_retries;      /* 6 */
 	uint8_t max_retries;      /* 15 */
 	bool syn_cookies;         /* true: cookies when the queues or the pool are full */
+	uint8_t cc;               /* enum tcp_cc_algo (TCP_CC_CUBIC) */
 	tcp_ip_output_fn ip_output;
 	/* IPv6 (optional: NULL and a v6 segment is counted in out_err; no
 	 * v6 segment comes in unless the IP layer calls tcp_input6). */
@@ -88,6 +89,13 @@ struct tcp_config {
 	tcp_src6_fn src6;         /* for tcp_connect_addr to IPv6; NULL: none */
 	void *out_ctx;            /* for all three */
 };
+
+/* Congestion control (tcp_cc.h): CUBIC (RFC 9438, with HyStart++, RFC
+ * 9406) by default; NewReno (RFC 5681/6582) by choice. */
+enum tcp_cc_algo { TCP_CC_CUBIC, TCP_CC_NEWRENO, TCP_CC_COUNT };
+/* "cubic" / "newreno" -> the enum, or -1. */
+int tcp_cc_parse(const char *name);
+const char *tcp_cc_name(unsigned algo);
 
 void tcp_config_default(struct tcp_config *cfg);
 size_t tcp_arena_size(const struct tcp_config *cfg);

@@ -1,6 +1,7 @@
 /* tcp_demux.c — finding a segment's socket (the 4-tuple hash), and the
  * lists and readiness a connection moves through: egress, ready, timers,
  * TIME_WAIT, the accept queue, and the end of a connection. */
+#include "tcp_cc.h"
 #include "tcp_int.h"
 
 static uint32_t tcp_bucket(const struct tcp_stack *st, const struct sk_addr *laddr,
@@ -66,6 +67,8 @@ void tcp_conn_init(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
 	sk->rcv_wscale = st->rcv_wscale;
 	sk->rto = (sk_time_ns)st->cfg.rto_init_ms * SK_NS_PER_MS;
 	sk->ssthresh = UINT32_MAX;
+	sk->cc_algo = st->cfg.cc < TCP_CC_COUNT ? st->cfg.cc : TCP_CC_CUBIC;
+	tcp_cc(sk)->init(sk, now);
 	sk->quickacks = TCP_QUICKACKS;
 	sk->last_rcv = now;
 }

@@ -10,6 +10,7 @@
  * (TF_ACK_NOW + egress list) and leave in tcp_poll, one per batch.
  */
 #include "../base/hist.h"
+#include "tcp_cc.h"
 #include "tcp_int.h"
 #include "../wire/csum.h"
 #include "../wire/icmp.h"
@@ -393,7 +394,7 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		sk->retries = 0;
 		sk->first_rtx = SK_TIME_NEVER;
 
-		tcp_undo_check(st, sk, h);
+		tcp_undo_check(st, sk, now, h);
 		if ((sk->fl & TF_TLP_OUT) && tcp_seq_ge(ack, sk->tlp_end)) {
 			/* The probe's ACK covers the tail: the probe repaired it
 			 * (or the tail was only late). */
@@ -421,16 +422,11 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 			}
 		} else {
 			sk->dupacks = 0;
-			if (sk->cwnd < sk->ssthresh) {
-				sk->cwnd += SK_MIN(acked, mss); /* slow start */
-				sk->cwnd = SK_MIN(sk->cwnd, TCP_CWND_MAX);
-			} else {
-				sk->bytes_acked += acked; /* congestion avoidance, byte counting */
-				if (sk->bytes_acked >= sk->cwnd) {
-					sk->bytes_acked -= sk->cwnd;
-					sk->cwnd = SK_MIN(sk->cwnd + mss, TCP_CWND_MAX);
-				}
-			}
+			unsigned ev = tcp_cc(sk)->on_ack(sk, acked, now);
+			if (ev & TCP_CC_EV_CSS)
+				st->stats.hystart_css++;
+			if (ev & TCP_CC_EV_SS_EXIT)
+				st->stats.hystart_exits++;
 		}
 		if (sk->snd_una == sk->snd_max)
 			sk->rtx_at = SK_TIME_NEVER;
@@ -476,7 +472,7 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		} else if (++sk->dupacks == 3 && tcp_seq_gt(ack, sk->recover)) {
 			st->stats.fast_retransmits++;
 			tcp_undo_save(sk);
-			sk->ssthresh = tcp_loss_ssthresh(sk);
+			sk->ssthresh = tcp_loss_ssthresh(sk, now);
 			sk->recover = sk->snd_max;
 			sk->fl |= TF_RECOVERY | TF_RTX_ONE;
 			sk->cwnd = sk->ssthresh + 3 * mss;
@@ -500,7 +496,7 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 			if (tcp_seq_gt(sk->snd_una, sk->recover) &&
 			    (sk->dupacks >= TCP_DUPTHRESH ||
 			     tcp_seq_gt(tcp_lost_edge(sk), sk->snd_una))) {
-				tcp_recovery_enter(st, sk);
+				tcp_recovery_enter(st, sk, now);
 				tcp_egress(st, sk);
 			}
 		} else {

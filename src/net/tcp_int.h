@@ -189,11 +189,12 @@ sk_time_ns tcp_pto(const struct tcp_stack *st, const struct tcp_sock *sk);
 uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, uint32_t *start);
 uint32_t tcp_pipe(const struct tcp_sock *sk);
 void tcp_prr_ack(struct tcp_sock *sk, uint32_t delivered);
-uint32_t tcp_loss_ssthresh(const struct tcp_sock *sk);
-void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk);
+uint32_t tcp_loss_ssthresh(struct tcp_sock *sk, sk_time_ns now);
+void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
 void tcp_undo_save(struct tcp_sock *sk);
 void tcp_undo_arm(struct tcp_sock *sk, sk_time_ns now, uint32_t seq);
-bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, const struct tcp_hdr *h);
+bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
+		    const struct tcp_hdr *h);
 
 /* tcp_in.c */
 void tcp_keepalive_arm(struct tcp_sock *sk, sk_time_ns now);

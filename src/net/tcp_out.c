@@ -7,6 +7,7 @@
  * Both bounds come from the config.
  */
 #include "../base/hist.h"
+#include "tcp_cc.h"
 #include "tcp_int.h"
 #include "../wire/csum.h"
 #include "../wire/ipv4.h"
@@ -294,7 +295,7 @@ static void tcp_tlp_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 	if (sk->nscore) {
 		sk->rack_edge = sk->score[sk->nscore - 1].l;
 		sk->fl |= TF_RACK;
-		tcp_recovery_enter(st, sk);
+		tcp_recovery_enter(st, sk, now);
 	} else if (tcp_seq_lt(sk->snd_nxt, data_end) &&
 		   tcp_seq_lt(sk->snd_nxt, sk->snd_una + sk->snd_wnd)) {
 		st->stats.tlp_new_data++;
@@ -326,6 +327,7 @@ void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt)
 		sk->rttvar_us = (3 * sk->rttvar_us + d) / 4;
 		sk->srtt_us = (7 * sk->srtt_us + r) / 8;
 	}
+	tcp_cc(sk)->on_rtt(sk, r, 0);
 	sk_time_ns rto = ((sk_time_ns)sk->srtt_us + SK_MAX(1000u, 4 * sk->rttvar_us)) * SK_NS_PER_US;
 	rto = SK_MAX(rto, tcp_ms(st->cfg.rto_min_ms));
 	rto = SK_MIN(rto, tcp_ms(st->cfg.rto_max_ms));
@@ -587,7 +589,7 @@ static void tcp_rto_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 			tcp_undo_save(sk);
 		else
 			sk->fl &= ~(uint32_t)TF_UNDO_ARMED;
-		sk->ssthresh = SK_MAX((sk->snd_max - sk->snd_una) / 2, 2 * mss);
+		sk->ssthresh = tcp_loss_ssthresh(sk, now);
 		/* RFC 6675 5.1: keep the SACK information; the resend skips
 		 * what the peer holds. */
 	} else {
@@ -597,6 +599,7 @@ static void tcp_rto_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 		sk->fl &= ~(uint32_t)(TF_UNDO | TF_UNDO_ARMED);
 	}
 	sk->cwnd = mss; /* loss window */
+	tcp_cc(sk)->on_rto(sk, now);
 	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE | TF_TLP_OUT | TF_TLP_NEW | TF_RACK);
 	sk->dupacks = 0;
 	sk->recover = sk->snd_max; /* RFC 6582 4: no fast retransmit below this */

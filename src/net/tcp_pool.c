@@ -33,6 +33,7 @@ void tcp_config_default(struct tcp_config *cfg)
 	cfg->syn_retries = 6;
 	cfg->max_retries = 15;
 	cfg->syn_cookies = true;
+	cfg->cc = TCP_CC_CUBIC;
 }
 
 static uint32_t tcp_hash_buckets(uint32_t max_sockets)

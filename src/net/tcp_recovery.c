@@ -2,6 +2,7 @@
  * scoreboard's queries (RFC 6675's IsLost and pipe), Proportional Rate
  * Reduction (RFC 6937) and Eifel's undo of a spurious episode (RFC 3522).
  * Pure functions of the socket; tcp_in.c decides when, tcp_out.c sends. */
+#include "tcp_cc.h"
 #include "tcp_int.h"
 
 uint32_t tcp_sacked_bytes(const struct tcp_sock *sk)
@@ -96,16 +97,16 @@ void tcp_prr_ack(struct tcp_sock *sk, uint32_t delivered)
 	sk->cwnd = pipe + (uint32_t)sndcnt;
 }
 
-/* RFC 5681 (4), where FlightSize leaves out what limited transmit sent
- * (RFC 5681 3.2 step 2): that went past cwnd, so the flight is capped at
- * cwnd. */
-uint32_t tcp_loss_ssthresh(const struct tcp_sock *sk)
+/* The algorithm's ssthresh for the flight, where FlightSize leaves out
+ * what limited transmit sent (RFC 5681 3.2 step 2): that went past cwnd,
+ * so the flight is capped at cwnd. */
+uint32_t tcp_loss_ssthresh(struct tcp_sock *sk, sk_time_ns now)
 {
 	uint32_t flight = SK_MIN(sk->snd_max - sk->snd_una, sk->cwnd);
-	return SK_MAX(flight / 2, 2 * tcp_eff_mss(sk));
+	return tcp_cc(sk)->ssthresh(sk, flight, now);
 }
 
-void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk)
+void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 {
 	if (sk->dupacks >= TCP_DUPTHRESH)
 		st->stats.fast_retransmits++;
@@ -114,7 +115,7 @@ void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk)
 	else
 		st->stats.sack_recoveries++; /* IsLost before three duplicate ACKs */
 	tcp_undo_save(sk);
-	sk->ssthresh = tcp_loss_ssthresh(sk);
+	sk->ssthresh = tcp_loss_ssthresh(sk, now);
 	sk->recover = sk->snd_max;
 	sk->fl |= TF_RECOVERY | TF_RTX_ONE; /* RFC 6675 (4.3): the first hole now */
 	sk->rtx_hi = sk->snd_una;
@@ -144,7 +145,8 @@ void tcp_undo_arm(struct tcp_sock *sk, sk_time_ns now, uint32_t seq)
  * of a TSval older than the retransmission's was caused by the original,
  * so nothing was lost (RFC 3522 2).  Equal values say nothing: the
  * retransmission went out in the same millisecond. */
-bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, const struct tcp_hdr *h)
+bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
+		    const struct tcp_hdr *h)
 {
 	if (!(sk->fl & TF_UNDO_ARMED) || !tcp_seq_gt(h->ack, sk->undo_seq))
 		return false;
@@ -154,6 +156,7 @@ bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, const struct tcp_
 	st->stats.spurious_undos++;
 	sk->cwnd = SK_MAX(sk->cwnd, sk->undo_cwnd);
 	sk->ssthresh = SK_MAX(sk->ssthresh, sk->undo_ssthresh);
+	tcp_cc(sk)->on_undo(sk, now);
 	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE | TF_RACK);
 	sk->dupacks = 0;
 	sk->recover = h->ack; /* a real loss later in this window may recover */

@@ -632,11 +632,17 @@ static void test_est_rto_backoff_and_karn(void **state)
 	est_close(&e);
 }
 
-static void test_est_fast_retransmit(void **state)
+static void cc_newreno(struct tcp_config *c)
 {
-	(void)state;
+	c->cc = TCP_CC_NEWRENO;
+}
+
+/* Fast retransmit, for each algorithm: the reduction is its own (NewReno
+ * halves, CUBIC keeps 0.7: RFC 9438 4.6), the mechanics are the engine's. */
+static void fast_retransmit_case(void (*tweak)(struct tcp_config *), uint32_t ssthresh_segs)
+{
 	struct est e;
-	est_open(&e, true, NULL);
+	est_open(&e, true, tweak);
 	static uint8_t d[20000];
 	assert_int_equal(tcp_send(&e.n->st, e.s, d, sizeof(d)), (int)sizeof(d));
 	est_poll(&e);
@@ -667,8 +673,15 @@ static void test_est_fast_retransmit(void **state)
 	struct tcp_info in;
 	tcp_info(&e.n->st, e.s, &in);
 	assert_true(in.cwnd <= in.ssthresh + mss);
-	assert_int_equal(in.ssthresh, 5 * mss);
+	assert_int_equal(in.ssthresh, ssthresh_segs * mss);
 	est_close(&e);
+}
+
+static void test_est_fast_retransmit(void **state)
+{
+	(void)state;
+	fast_retransmit_case(NULL, 7);       /* CUBIC, the default: 0.7 x 10 */
+	fast_retransmit_case(cc_newreno, 5); /* NewReno: half of 10 */
 }
 
 /* An RTT sample of 10 ms: one segment out at now, its ACK 10 ms later. */

@@ -38,7 +38,7 @@ struct tcp_range {
 	X(cookies_failed) X(pmtu_updates) X(icmp_soft_errors) X(accept_queue_full)           \
 	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
 	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(spurious_undos) X(dsacks_out)            \
-	X(dsacks_in) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs)
+	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs)
 
 struct sk_trace; /* base/hist.h */
 
@@ -121,6 +121,24 @@ struct tcp_sock {
 	 * point; holes below it were resent in this episode. */
 	uint32_t cwnd, ssthresh, bytes_acked, recover, rtx_hi;
 	uint8_t dupacks;
+	/* Congestion control's own room (tcp_cc.h), for the algorithm in
+	 * cc_algo (enum tcp_cc_algo); only that algorithm's file touches it. */
+	uint8_t cc_algo;
+	union {
+		struct tcp_cubic {
+			/* RFC 9438: the window at the last loss (w_max), the
+			 * epoch's start (0: none yet) and K, the Reno-friendly
+			 * estimate w_est (bytes; est_acc its fraction). */
+			uint32_t w_max, w_est, est_acc, k_ms, origin;
+			sk_time_ns epoch;
+			/* RFC 9406 HyStart++: this round ends at round_end; the
+			 * minimum RTT of this and the last round (UINT32_MAX:
+			 * none yet), the baseline of conservative slow start. */
+			uint32_t round_end, cur_min_us, last_min_us, css_base_us;
+			uint8_t samples, css_rounds;
+			bool css, round_on;
+		} cubic;
+	} cc;
 	/* SACK loss recovery (RFC 6675 with RFC 6937 PRR), valid while
 	 * TF_RECOVERY on a TF_SACK connection: recover_fs is the flight at the
 	 * start (PRR's RecoverFS), prr_delivered what the peer got since and

@@ -1,0 +1,54 @@
+/* tcp_cc.h — congestion control behind one ops struct, as the devices are:
+ * an algorithm is one file that fills struct tcp_cc_ops.  The engine keeps
+ * the mechanics (loss detection, recovery, PRR, undo, the RTO) and asks the
+ * algorithm only how the window grows and how far it falls.
+ *
+ * Contract.  Every hook runs inside the engine, with the socket's state
+ * consistent, and does no I/O; time is the engine's `now`.  A hook may
+ * change sk->cwnd, sk->ssthresh and sk->cc (its own room), nothing else.
+ *   init      at connection set-up, after the initial window is set.
+ *   on_ack    an ACK advanced snd_una by `acked` bytes outside recovery:
+ *             grow cwnd (slow start below ssthresh, avoidance above);
+ *             returns TCP_CC_EV_* bits for the engine's counters.
+ *   on_rtt    one RTT sample in microseconds (for delay-based slow start).
+ *   ssthresh  a loss: return the new ssthresh for a window of `base` bytes
+ *             (min(flight, cwnd); RFC 5681 3.2 step 2) and remember what
+ *             the algorithm needs of the event.
+ *   on_rto    a retransmission timeout (after ssthresh): restart.
+ *   on_undo   the engine found the last loss spurious and restored
+ *             cwnd/ssthresh: drop what ssthresh() remembered. */
+#ifndef NET_TCP_CC_H
+#define NET_TCP_CC_H
+
+#include "tcp.h"
+#include "tcp_types.h"
+
+enum {
+	TCP_CC_EV_CSS = 1u << 0,      /* HyStart++ saw the RTT rise: slower slow start */
+	TCP_CC_EV_SS_EXIT = 1u << 1,  /* ... and ended slow start without a loss */
+};
+
+struct tcp_cc_ops {
+	const char *name;
+	void (*init)(struct tcp_sock *sk, sk_time_ns now);
+	unsigned (*on_ack)(struct tcp_sock *sk, uint32_t acked, sk_time_ns now); /* TCP_CC_EV_* */
+	void (*on_rtt)(struct tcp_sock *sk, uint32_t rtt_us, sk_time_ns now);
+	uint32_t (*ssthresh)(struct tcp_sock *sk, uint32_t base, sk_time_ns now);
+	void (*on_rto)(struct tcp_sock *sk, sk_time_ns now);
+	void (*on_undo)(struct tcp_sock *sk, sk_time_ns now);
+};
+
+extern const struct tcp_cc_ops tcp_cc_newreno; /* RFC 5681 with RFC 3465 byte counting */
+extern const struct tcp_cc_ops tcp_cc_cubic;   /* RFC 9438 with RFC 9406 HyStart++ */
+
+/* The ops of enum tcp_cc_algo (tcp.h). */
+const struct tcp_cc_ops *tcp_cc_get(uint8_t algo);
+static inline const struct tcp_cc_ops *tcp_cc(const struct tcp_sock *sk)
+{
+	return tcp_cc_get(sk->cc_algo);
+}
+
+/* The integer cube root (tcp_cubic.c; exposed for its unit test). */
+uint64_t tcp_icbrt(uint64_t x);
+
+#endif
