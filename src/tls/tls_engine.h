@@ -84,11 +84,19 @@ struct tls_server_opts {
 struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 				   const struct tls_server_opts *o, char *err, size_t errlen);
 void tls_openssl_free(struct tls_ctx *ctx);
+/* SIGHUP: load the chain and key again (the same settings).  Connections
+ * made from now on use the new ones; open connections keep the ones they
+ * were made with until they close (each holds a reference).  Ticket keys
+ * are replaced, so no client resumes a session made under the old
+ * certificate.  -1 with a message in err: nothing changes. */
+int tls_openssl_reload(struct tls_ctx *ctx, const char *cert_file, const char *key_file,
+		       char *err, size_t errlen);
 /* Replace the ticket key now, as the timer would (tests). */
 void tls_openssl_rotate(struct tls_ctx *ctx);
 /* The context's counters: tls.ticket_rotations, tls.tickets_sealed,
  * tls.tickets_opened, tls.tickets_renewed (opened with the previous key),
- * tls.tickets_unknown (no key for them: a full handshake). */
+ * tls.tickets_unknown (no key for them: a full handshake), tls.reloads,
+ * tls.reload_failures. */
 void tls_openssl_stats(const struct tls_ctx *ctx,
 		       void (*fn)(void *arg, const char *name, uint64_t v), void *arg);
 extern const struct tls_engine_ops tls_openssl_ops;

@@ -38,6 +38,9 @@ struct ticket_key {
 };
 
 struct tls_ctx {
+	/* The current generation: new connections are made from it.  A
+	 * reload replaces it; connections made before keep the one they were
+	 * made from (OpenSSL's reference count on SSL_CTX, tls_openssl_reload). */
 	SSL_CTX *ssl;
 	BIO_METHOD *meth;
 	/* keys[0] seals new tickets; keys[1] (while have_prev) still opens
@@ -47,6 +50,7 @@ struct tls_ctx {
 	bool have_prev;
 	uint64_t rotate_ns, rotated_at;
 	uint64_t rotations, sealed, opened, renewed, unknown;
+	uint64_t reloads, reload_failures; /* tls_openssl_reload */
 	unsigned npool;
 	uint8_t *pool[TLS_POOL_MAX]; /* free TLS_BUF_SIZE buffers */
 };
@@ -292,6 +296,8 @@ void tls_openssl_stats(const struct tls_ctx *t,
 	fn(arg, "tls.tickets_opened", t->opened);
 	fn(arg, "tls.tickets_renewed", t->renewed);
 	fn(arg, "tls.tickets_unknown", t->unknown);
+	fn(arg, "tls.reloads", t->reloads);
+	fn(arg, "tls.reload_failures", t->reload_failures);
 }
 
 static void ssl_err(char *err, size_t errlen, const char *what, const char *file)
@@ -305,24 +311,15 @@ static void ssl_err(char *err, size_t errlen, const char *what, const char *file
 	ERR_clear_error();
 }
 
-struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
-				   const struct tls_server_opts *o, char *err, size_t errlen)
+/* One SSL_CTX: the settings above, the certificate chain and the key.
+ * Built for the start and again for each reload; NULL with a message in
+ * err if the files do not load or do not match. */
+static SSL_CTX *ssl_ctx_build(struct tls_ctx *t, const char *cert_file, const char *key_file,
+			      char *err, size_t errlen)
 {
-	struct tls_ctx *t = calloc(1, sizeof(*t));
-	if (!t) {
-		snprintf(err, errlen, "tls: out of memory");
-		return NULL;
-	}
-	SSL_CTX *c = t->ssl = SSL_CTX_new(TLS_server_method());
-	t->meth = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "skiff");
-	if (!c || !t->meth || BIO_meth_set_write(t->meth, bio_write) != 1 ||
-	    BIO_meth_set_read(t->meth, bio_read) != 1 || BIO_meth_set_ctrl(t->meth, bio_ctrl) != 1 ||
-	    BIO_meth_set_create(t->meth, bio_create) != 1 ||
-	    BIO_meth_set_destroy(t->meth, bio_destroy) != 1) {
+	SSL_CTX *c = SSL_CTX_new(TLS_server_method());
+	if (!c) {
 		ssl_err(err, errlen, "tls: SSL_CTX_new", NULL);
-		SSL_CTX_free(c);
-		BIO_meth_free(t->meth);
-		free(t);
 		return NULL;
 	}
 	SSL_CTX_set_min_proto_version(c, TLS1_2_VERSION);
@@ -357,23 +354,75 @@ struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 	SSL_CTX_set_session_cache_mode(c, SSL_SESS_CACHE_SERVER);
 	SSL_CTX_set_session_id_context(c, (const unsigned char *)"skiff", 5);
 	SSL_CTX_set_num_tickets(c, 1);
+	/* Every generation's callback finds the one tls_ctx (its keys and
+	 * counters), whichever SSL_CTX a connection was made from. */
+	SSL_CTX_set_app_data(c, t);
+	if (SSL_CTX_set_tlsext_ticket_key_evp_cb(c, ticket_cb) != 1) {
+		ssl_err(err, errlen, "tls: ticket key callback", NULL);
+		goto fail;
+	}
+	return c;
+fail:
+	SSL_CTX_free(c);
+	return NULL;
+}
+
+struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
+				   const struct tls_server_opts *o, char *err, size_t errlen)
+{
+	struct tls_ctx *t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(err, errlen, "tls: out of memory");
+		return NULL;
+	}
+	t->meth = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "skiff");
+	if (!t->meth || BIO_meth_set_write(t->meth, bio_write) != 1 ||
+	    BIO_meth_set_read(t->meth, bio_read) != 1 || BIO_meth_set_ctrl(t->meth, bio_ctrl) != 1 ||
+	    BIO_meth_set_create(t->meth, bio_create) != 1 ||
+	    BIO_meth_set_destroy(t->meth, bio_destroy) != 1) {
+		ssl_err(err, errlen, "tls: BIO_meth_new", NULL);
+		goto fail;
+	}
 	t->rotate_ns = (uint64_t)(o && o->ticket_rotate_s ? o->ticket_rotate_s : 3600) * 1000000000ull;
 	t->rotated_at = mono_ns();
 	if (!key_new(&t->keys[0])) {
 		ssl_err(err, errlen, "tls: no randomness for the ticket key", NULL);
 		goto fail;
 	}
-	SSL_CTX_set_app_data(c, t);
-	if (SSL_CTX_set_tlsext_ticket_key_evp_cb(c, ticket_cb) != 1) {
-		ssl_err(err, errlen, "tls: ticket key callback", NULL);
+	t->ssl = ssl_ctx_build(t, cert_file, key_file, err, errlen);
+	if (!t->ssl)
 		goto fail;
-	}
 	return t;
 fail:
-	SSL_CTX_free(c);
 	BIO_meth_free(t->meth);
+	OPENSSL_cleanse(t->keys, sizeof(t->keys));
 	free(t);
 	return NULL;
+}
+
+int tls_openssl_reload(struct tls_ctx *t, const char *cert_file, const char *key_file, char *err,
+		       size_t errlen)
+{
+	SSL_CTX *c = ssl_ctx_build(t, cert_file, key_file, err, errlen);
+	if (!c) {
+		t->reload_failures++;
+		return -1;
+	}
+	/* Our reference goes; each SSL made from the old SSL_CTX holds one of
+	 * its own (SSL_new takes it, SSL_free drops it), so the old chain and
+	 * key live exactly as long as the last connection that uses them. */
+	SSL_CTX_free(t->ssl);
+	t->ssl = c;
+	/* A session resumed from a ticket skips the certificate: a client
+	 * would go on trusting the old one.  New keys, no previous one: the
+	 * next handshake of every client is a full one, with the new chain. */
+	OPENSSL_cleanse(&t->keys[1], sizeof(t->keys[1]));
+	t->have_prev = false;
+	if (!key_new(&t->keys[0]))
+		abort(); /* as in rotate() */
+	t->rotated_at = mono_ns();
+	t->reloads++;
+	return 0;
 }
 
 void tls_openssl_free(struct tls_ctx *t)

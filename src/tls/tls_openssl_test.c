@@ -17,7 +17,7 @@
 static const struct tls_engine_ops *E = &tls_openssl_ops;
 
 struct counters {
-	uint64_t rotations, sealed, opened, renewed, unknown;
+	uint64_t rotations, sealed, opened, renewed, unknown, reloads, reload_failures;
 };
 
 static void take(void *arg, const char *name, uint64_t v)
@@ -33,6 +33,10 @@ static void take(void *arg, const char *name, uint64_t v)
 		c->renewed = v;
 	else if (!strcmp(name, "tls.tickets_unknown"))
 		c->unknown = v;
+	else if (!strcmp(name, "tls.reloads"))
+		c->reloads = v;
+	else if (!strcmp(name, "tls.reload_failures"))
+		c->reload_failures = v;
 }
 
 /* One connection offering `sess` (or none): whether the server resumed,
@@ -176,6 +180,86 @@ static void test_not_tls(void **state)
 	tls_openssl_free(sctx);
 }
 
+/* The SHA-256 of the certificate the client of p was shown. */
+static void peer_fp(const struct tls_testpair *p, unsigned char fp[32])
+{
+	X509 *x = SSL_get1_peer_certificate(p->cl);
+	unsigned n = 0;
+	assert_non_null(x);
+	assert_int_equal(X509_digest(x, EVP_sha256(), fp, &n), 1);
+	assert_int_equal(n, 32);
+	X509_free(x);
+}
+
+/* Data both ways on an established pair. */
+static void exchange(struct tls_testpair *p)
+{
+	uint8_t b[64];
+	assert_int_equal(E->write(p->sv, "old", 3), 3);
+	tls_testpair_to_client(p);
+	assert_int_equal(SSL_read(p->cl, b, sizeof(b)), 3);
+	assert_memory_equal(b, "old", 3);
+	assert_int_equal(SSL_write(p->cl, "still", 5), 5);
+	tls_testpair_to_server(p, false);
+	assert_int_equal(E->read(p->sv, b, sizeof(b)), 5);
+	assert_memory_equal(b, "still", 5);
+}
+
+/* SIGHUP's reload: a connection made before keeps working on the old
+ * certificate (and outlives the context it was made from: ASan sees the
+ * old SSL_CTX go with it); a new one is shown the new certificate, and a
+ * ticket from before does not resume.  A reload from files that do not
+ * load changes nothing. */
+static void test_reload(void **state)
+{
+	(void)state;
+	struct tls_ctx *sctx = tls_testcert_server(NULL);
+	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
+	unsigned char fp_old[32], fp_new[32], fp[32];
+	struct tls_testpair a, b, c;
+	tls_testpair_new(&a, cctx, sctx, NULL, NULL);
+	assert_true(tls_testpair_handshake(&a));
+	SSL_SESSION *s1 = tls_testpair_session(&a);
+	peer_fp(&a, fp_old);
+	char err[256];
+	assert_int_equal(tls_testcert_reload(sctx, err, sizeof(err)), 0);
+	exchange(&a);
+
+	tls_testpair_new(&b, cctx, sctx, NULL, NULL);
+	assert_true(tls_testpair_handshake(&b));
+	peer_fp(&b, fp_new);
+	assert_memory_not_equal(fp_new, fp_old, 32);
+	tls_testpair_free(&b);
+	tls_testpair_free(&a); /* the last user of the old certificate */
+
+	tls_testpair_new(&c, cctx, sctx, s1, NULL);
+	assert_true(tls_testpair_handshake(&c));
+	assert_false(E->resumed(c.sv));
+	peer_fp(&c, fp);
+	assert_memory_equal(fp, fp_new, 32);
+	tls_testpair_free(&c);
+
+	err[0] = 0;
+	assert_int_equal(tls_openssl_reload(sctx, "/nonexistent/cert.pem", "/nonexistent/key.pem",
+					    err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "/nonexistent/cert.pem"));
+	tls_testpair_new(&c, cctx, sctx, NULL, NULL);
+	assert_true(tls_testpair_handshake(&c));
+	peer_fp(&c, fp);
+	assert_memory_equal(fp, fp_new, 32);
+	exchange(&c);
+	tls_testpair_free(&c);
+
+	struct counters n = {0};
+	tls_openssl_stats(sctx, take, &n);
+	assert_int_equal(n.reloads, 1);
+	assert_int_equal(n.reload_failures, 1);
+	SSL_SESSION_free(s1);
+	SSL_CTX_free(cctx);
+	tls_openssl_free(sctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_alpn),
 		cmocka_unit_test(test_one_record_per_write),
 		cmocka_unit_test(test_not_tls),
+		cmocka_unit_test(test_reload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

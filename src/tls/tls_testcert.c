@@ -16,7 +16,9 @@ static void die(const char *what)
 	exit(1);
 }
 
-struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o)
+/* A new key and certificate, written to the two temporary files whose
+ * names are put in cert and key (the caller unlinks them). */
+static void make_files(char cert[32], char key[32])
 {
 	EVP_PKEY *k = EVP_EC_gen("P-256");
 	X509 *x = X509_new();
@@ -32,7 +34,8 @@ struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o)
 	X509_set_issuer_name(x, n);
 	if (X509_sign(x, k, EVP_sha256()) <= 0)
 		die("certificate");
-	char cert[] = "/tmp/skiff-tls-crt-XXXXXX", key[] = "/tmp/skiff-tls-key-XXXXXX";
+	snprintf(cert, 32, "/tmp/skiff-tls-crt-XXXXXX");
+	snprintf(key, 32, "/tmp/skiff-tls-key-XXXXXX");
 	int fc = mkstemp(cert), fk = mkstemp(key);
 	FILE *f1 = fc >= 0 ? fdopen(fc, "w") : NULL, *f2 = fk >= 0 ? fdopen(fk, "w") : NULL;
 	if (!f1 || !f2 || !PEM_write_X509(f1, x) ||
@@ -40,15 +43,30 @@ struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o)
 		die("temporary PEM files");
 	fclose(f1);
 	fclose(f2);
-	char err[256];
+	X509_free(x);
+	EVP_PKEY_free(k);
+}
+
+struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o)
+{
+	char cert[32], key[32], err[256];
+	make_files(cert, key);
 	struct tls_ctx *t = tls_openssl_server(cert, key, o, err, sizeof(err));
 	unlink(cert);
 	unlink(key);
 	if (!t)
 		die(err);
-	X509_free(x);
-	EVP_PKEY_free(k);
 	return t;
+}
+
+int tls_testcert_reload(struct tls_ctx *t, char *err, size_t errlen)
+{
+	char cert[32], key[32];
+	make_files(cert, key);
+	int r = tls_openssl_reload(t, cert, key, err, errlen);
+	unlink(cert);
+	unlink(key);
+	return r;
 }
 
 SSL_CTX *tls_testcert_client(int version)

@@ -12,6 +12,8 @@
 #include <openssl/ssl.h>
 
 struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o);
+/* tls_openssl_reload onto a new key and certificate made the same way. */
+int tls_testcert_reload(struct tls_ctx *t, char *err, size_t errlen);
 
 /* An OpenSSL client context for TLS `version` (TLS1_2_VERSION or
  * TLS1_3_VERSION), no certificate checks (the certificate is made up). */
