@@ -28,7 +28,19 @@
 #   drain.timeout a client that holds half a request head: skiff waits for
 #                 it, and exits 0 after --drain-timeout 2 (not before, not
 #                 much after)
-# About 20 s per target.  Prints PASS/FAIL per check, ends with
+# Reload (SIGHUP; --root and --tls-cert/--tls-key):
+#   reload        tests/ops_client.py reload: keep-alive HTTP and HTTPS
+#                 connections opened before the SIGHUP go on being answered
+#                 (the HTTPS one on the certificate of its handshake), new
+#                 ones get the new body and certificate (SHA-256 of what
+#                 the client was shown against the files); a garbage
+#                 certificate with the root gone, then a key that does not
+#                 match: each reported, the certificate and tree kept
+#   reload.wrk    wrk keep-alive on HTTP and wrk with Connection: close on
+#                 HTTPS (a handshake per request) through 4 reloads that
+#                 swap body and certificate: 0 errors, 0 non-2xx, 4
+#                 reloads reported
+# About 35 s per target.  Prints PASS/FAIL per check, ends with
 # "ops: N passed, N failed".
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -48,7 +60,7 @@ for t in "${TARGETS[@]}"; do
 done
 skt_check_bin "$BIN" || exit 2
 BIN=$(readlink -f "$BIN")
-if ! skt_need setup curl ab wrk python3; then
+if ! skt_need setup curl ab wrk python3 openssl; then
 	summary
 	exit 1
 fi
@@ -301,6 +313,89 @@ check_drain_timeout() {
 	fi
 }
 
+# ---- reload ----
+
+# mkcert NAME: an ECDSA P-256 key and a self-signed certificate in $WORK.
+mkcert() {
+	openssl req -x509 -nodes -days 2 -subj "/CN=skiff-ops-$1" \
+		-newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+		-keyout "$WORK/$1.key" -out "$WORK/$1.crt" >"$WORK/$1.openssl.log" 2>&1
+}
+
+reload_setup() {
+	rm -rf "$WORK/site" "$WORK/site.gone"
+	mkdir -p "$WORK/site"
+	echo old >"$WORK/site/index.html"
+	[ -s "$WORK/a.crt" ] || { mkcert a && mkcert b; } || return 1
+	echo 'not a certificate' >"$WORK/bad.crt"
+	cp "$WORK/a.crt" "$WORK/live.crt"
+	cp "$WORK/a.key" "$WORK/live.key"
+}
+
+check_reload() {
+	local out=$WORK/reload.out
+	if ! reload_setup; then
+		fail reload "openssl could not make the certificates: $(tail -n 2 "$WORK"/*.openssl.log | tr '\n' ' ')"
+		return
+	fi
+	start_server reload --root "$WORK/site" --tls-cert "$WORK/live.crt" \
+		--tls-key "$WORK/live.key" --tls-port 443 || return
+	C python3 "$OC" reload $SRV_IP "$SRV_PID" "$WORK" >"$out" 2>&1
+	local rc=$?
+	stop_server reload 5 || return
+	local ok=1 want
+	for want in 'root reloaded: files=1 ' 'certificate reloaded: ' \
+		'reload failed, still serving the previous tree' \
+		'certificate reload failed, still serving the previous one: tls: certificate' \
+		'certificate reload failed, still serving the previous one: tls: private key .*key values mismatch'; do
+		grep -q "SIGHUP: $want" "$SRV_LOG" || { ok=0; fail reload.log "no 'SIGHUP: $want' line"; }
+	done
+	if [ $rc -ne 0 ]; then
+		fail reload "$(tr '\n' ' ' <"$out")"
+	elif [ $ok = 1 ] && [ "$(stat_of tls.reloads)" = 1 ] && [ "$(stat_of tls.reload_failures)" = 2 ]; then
+		pass "reload ($(tr '\n' ';' <"$out"))"
+	else
+		fail reload "tls.reloads=$(stat_of tls.reloads) tls.reload_failures=$(stat_of tls.reload_failures)"
+	fi
+}
+
+check_reload_wrk() {
+	local w1=$WORK/reload.wrk1 w2=$WORK/reload.wrk2 p1 p2 i f bad=
+	reload_setup || return
+	start_server reload_wrk --root "$WORK/site" --tls-cert "$WORK/live.crt" \
+		--tls-key "$WORK/live.key" --tls-port 443 || return
+	T=30 C wrk -t 1 -c 16 -d 6 "$URL" >"$w1" 2>&1 &
+	p1=$!
+	T=30 C wrk -t 1 -c 4 -d 6 -H 'Connection: close' "https://$SRV_IP/" >"$w2" 2>&1 &
+	p2=$!
+	sleep 1
+	for i in 1 2 3 4; do
+		f=$([ $((i % 2)) = 1 ] && echo b || echo a)
+		cp "$WORK/$f.crt" "$WORK/live.crt.tmp" && mv "$WORK/live.crt.tmp" "$WORK/live.crt"
+		cp "$WORK/$f.key" "$WORK/live.key.tmp" && mv "$WORK/live.key.tmp" "$WORK/live.key"
+		echo "$f" >"$WORK/site/index.tmp" && mv "$WORK/site/index.tmp" "$WORK/site/index.html"
+		kill -HUP "$SRV_PID"
+		sleep 1.1
+	done
+	wait "$p1"
+	wait "$p2"
+	stop_server reload_wrk 5 || return
+	for f in "$w1" "$w2"; do
+		grep -q 'Requests/sec' "$f" || bad="$bad wrk did not finish: $(tail -n 2 "$f" | tr '\n' ' ');"
+		grep -qE 'Socket errors|Non-2xx' "$f" && bad="$bad $(grep -E 'Socket errors|Non-2xx' "$f" | tr '\n' ' ');"
+	done
+	local n
+	n=$(grep -c 'SIGHUP: certificate reloaded' "$SRV_LOG")
+	[ "$n" = 4 ] || bad="$bad $n certificate reloads reported, not 4;"
+	n=$(grep -c 'SIGHUP: root reloaded' "$SRV_LOG")
+	[ "$n" = 4 ] || bad="$bad $n root reloads reported, not 4;"
+	if [ -z "$bad" ]; then
+		pass "reload.wrk (http keep-alive $(awk '/requests in/ {print $1}' "$w1"), https one per connection $(awk '/requests in/ {print $1}' "$w2") requests through 4 reloads: 0 errors, 0 non-2xx)"
+	else
+		fail reload.wrk "$bad"
+	fi
+}
+
 run_target() {
 	TGT=$1
 	SKT_SCOPE=$TGT
@@ -310,11 +405,11 @@ run_target() {
 		skt_cleanup
 		return
 	fi
-	check_log_combined
-	check_log_json
-	check_log_slow_sink
-	check_drain_wrk
-	check_drain_timeout
+	local c
+	# OPS_ONLY="reload reload_wrk": just those checks (while working on one).
+	for c in ${OPS_ONLY:-log_combined log_json log_slow_sink drain_wrk drain_timeout reload reload_wrk}; do
+		"check_$c"
+	done
 	skt_cleanup
 	echo "--- $TGT: $((SECONDS - t0)) s"
 }

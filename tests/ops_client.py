@@ -14,10 +14,26 @@
                                clean EOF with no bytes after the response
   slow HOST PORT SECS          send half a request head and hold it; exit 0
                                when the server closes within SECS
+  reload HOST PID DIR          SIGHUP (to PID) under open keep-alive HTTP and
+                               HTTPS connections (ports 80, 443); DIR holds
+                               site/ (the --root), live.crt/live.key (the
+                               --tls-* files), a.*, b.* (two certificates)
+                               and bad.crt: the open connections keep
+                               answering (the HTTPS one on its certificate),
+                               new ones get the new body and certificate; a
+                               reload with a garbage certificate, one with a
+                               key that does not match and one with the root
+                               gone keep what is served
 """
+import hashlib
+import http.client
 import json
+import os
 import re
+import shutil
+import signal
 import socket
+import ssl
 import sys
 import time
 
@@ -190,9 +206,100 @@ def cmd_slow(host, port, secs):
     return 0
 
 
+def pem_fp(path):
+    with open(path) as f:
+        return hashlib.sha256(ssl.PEM_cert_to_DER_cert(f.read())).hexdigest()[:16]
+
+
+def conn_fp(c):
+    return hashlib.sha256(c.sock.getpeercert(binary_form=True)).hexdigest()[:16]
+
+
+def replace(src, dst):
+    """Into place by rename, as a deploy does (never rewritten in place)."""
+    shutil.copyfile(src, dst + ".tmp")
+    os.rename(dst + ".tmp", dst)
+
+
+def write(path, data):
+    with open(path + ".tmp", "w") as f:
+        f.write(data)
+    os.rename(path + ".tmp", path)
+
+
+def cmd_reload(host, pid, d):
+    pid = int(pid)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    tls.check_hostname = False
+    tls.verify_mode = ssl.CERT_NONE
+    fa, fb = pem_fp(d + "/a.crt"), pem_fp(d + "/b.crt")
+
+    def new(https):
+        if https:
+            return http.client.HTTPSConnection(host, 443, timeout=10, context=tls)
+        return http.client.HTTPConnection(host, 80, timeout=10)
+
+    def get(c, want_body, what):
+        c.request("GET", "/")
+        r = c.getresponse()
+        body = r.read().decode(errors="replace")
+        if r.status != 200 or body != want_body:
+            raise SystemExit("%s: %d %r, wanted 200 %r" % (what, r.status, body, want_body))
+
+    def hup():
+        os.kill(pid, signal.SIGHUP)
+        time.sleep(1.5)  # the reload runs within a second
+
+    def fresh(body, fp, what):
+        for https in (False, True):
+            c = new(https)
+            get(c, body, "%s, new %s connection" % (what, "https" if https else "http"))
+            if https and conn_fp(c) != fp:
+                raise SystemExit("%s: a new connection was shown %s, wanted %s" %
+                                 (what, conn_fp(c), fp))
+            c.close()
+
+    old_http, old_https = new(False), new(True)
+    get(old_http, "old\n", "before, http")
+    get(old_https, "old\n", "before, https")
+    if conn_fp(old_https) != fa:
+        raise SystemExit("before: shown %s, wanted a.crt %s" % (conn_fp(old_https), fa))
+    write(d + "/site/index.html", "new\n")
+    replace(d + "/b.crt", d + "/live.crt")
+    replace(d + "/b.key", d + "/live.key")
+    hup()
+    # Open connections: still answered, requests after the SIGHUP see the
+    # new tree; the HTTPS one is still on a.crt, its handshake's.
+    for i in range(3):
+        get(old_http, "new\n", "open http connection, request %d after" % (i + 1))
+        get(old_https, "new\n", "open https connection, request %d after" % (i + 1))
+    if conn_fp(old_https) != fa:
+        raise SystemExit("the open connection changed certificate")
+    fresh("new\n", fb, "after the reload")
+    print("reload: open connections answered 3 more each (https still on a.crt %s); "
+          "new ones: the new body, b.crt %s" % (fa, fb), flush=True)
+
+    # Failures: a garbage certificate with the root gone, then a key that
+    # does not match; b.crt and the tree stay.
+    replace(d + "/bad.crt", d + "/live.crt")
+    os.rename(d + "/site", d + "/site.gone")
+    hup()
+    fresh("new\n", fb, "after a reload from a garbage certificate and no root")
+    get(old_http, "new\n", "open http connection after the failed reload")
+    os.rename(d + "/site.gone", d + "/site")
+    replace(d + "/a.crt", d + "/live.crt")  # with b.key: no match
+    hup()
+    fresh("new\n", fb, "after a reload with a key that does not match")
+    get(old_https, "new\n", "open https connection after the failed reloads")
+    old_http.close()
+    old_https.close()
+    print("reload: failed reloads kept b.crt and the tree", flush=True)
+    return 0
+
+
 def main():
     cmds = {"hostile": (cmd_hostile, 2), "check": (cmd_check, 3), "idle": (cmd_idle, 3),
-            "slow": (cmd_slow, 3)}
+            "slow": (cmd_slow, 3), "reload": (cmd_reload, 3)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) - 2 != cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2

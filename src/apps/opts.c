@@ -341,7 +341,10 @@ const struct opt_cmd opt_cmd_serve = {
 	.use = serve_use,
 	.nuse = SK_ARRAY_LEN(serve_use),
 	.footer = "Prints one line when listening.  SIGTERM drains (see drain-timeout), then\n"
-		  "exits 0; SIGINT stops it at once (exit 0).",
+		  "exits 0; SIGINT stops it at once (exit 0).  SIGHUP reloads --root and the\n"
+		  "tls-cert/tls-key files within a second: new requests get the new tree, new\n"
+		  "connections the new certificate (open ones keep theirs); a part that fails\n"
+		  "to load is reported and the one in use kept.",
 };
 
 static const struct opt_use load_use[] = {

@@ -156,15 +156,29 @@ static void refresh_date(void *ctx, sk_time_ns now)
 		http_server_set_date(dc->srv_tls, buf);
 }
 
-/* --root's tree, looked after once a second by a timer (not in on_turn:
- * the kernel-socket loop does not run a turn for a signal alone, and a
- * SIGHUP may land just before a wait): a pending SIGHUP builds the new
- * tree (connections stay; new lookups use it), and retired trees are
- * given back as soon as the server shows nothing can still point into
- * them (serve_files.c struct fc_tree).  The timer runs only with --root:
+/* ---- reload (SIGHUP) ----
+ * What SIGHUP reads again: --root's tree and the --tls-cert/--tls-key
+ * files.  The handler only sets serve_reload; a timer looks at it once a
+ * second (not in on_turn: the kernel-socket loop does not run a turn for
+ * a signal alone, and a SIGHUP may land just before a wait), so the work
+ * is done in the loop, between events, on both stacks.  What each part
+ * gives to whom:
+ *   the tree         every request looked up from then on, on new and
+ *                    open connections alike (a response already queued
+ *                    finishes from the old tree, whose memory is given
+ *                    back once the server shows nothing can still point
+ *                    into it: serve_files.c struct fc_tree);
+ *   the certificate  every connection accepted from then on; an open TLS
+ *                    connection keeps the chain and key of its handshake
+ *                    to the end (tls_openssl_reload).
+ * Each part is loaded beside the one in use and replaces it only whole: a
+ * part that fails to load (a missing root, a bad certificate, a key that
+ * does not match) leaves what is in use, says so, and the other part
+ * still reloads.  The timer runs only when there is something to reload:
  * one wakeup a second. */
-struct root_watch {
-	struct file_cache *fc;
+struct reload_watch {
+	struct file_cache *fc;  /* NULL without --root */
+	struct serve_tls *tls;  /* NULL without --tls-cert */
 	struct http_server *srv, *srv_tls;
 	struct loop *loop;
 	struct loop_timer timer;
@@ -179,24 +193,43 @@ static void print_root(const char *what, const struct file_cache *fc)
 	       (unsigned long long)fi.gen);
 }
 
-static void root_tick(struct loop_timer *t, sk_time_ns now)
+static void reload_now(struct reload_watch *w)
 {
-	struct root_watch *w = (struct root_watch *)(void *)((char *)t - offsetof(struct root_watch, timer));
-	if (serve_reload) {
-		serve_reload = 0;
-		char err[512];
+	char err[512];
+	if (w->fc) {
 		if (file_cache_reload(w->fc, err, sizeof(err)) == 0) {
 			print_root("skiff serve: SIGHUP: root reloaded: ", w->fc);
 			printf("\n");
 		} else {
-			printf("skiff serve: SIGHUP: reload failed, still serving the previous tree: %s\n", err);
+			printf("skiff serve: SIGHUP: reload failed, still serving the previous tree: %s\n",
+			       err);
 		}
-		fflush(stdout);
 	}
-	/* Both servers' buffers may point into the old tree. */
-	uint32_t held = w->srv->bufs_held + (w->srv_tls ? w->srv_tls->bufs_held : 0);
-	uint32_t conns = w->srv->nconns + (w->srv_tls ? w->srv_tls->nconns : 0);
-	file_cache_quiesce(w->fc, held == 0, conns == 0);
+	if (w->tls) {
+		if (serve_tls_reload(w->tls, err, sizeof(err)) == 0)
+			printf("skiff serve: SIGHUP: certificate reloaded: %s\n", w->tls->cert);
+		else
+			printf("skiff serve: SIGHUP: certificate reload failed, still serving the "
+			       "previous one: %s\n",
+			       err);
+	}
+	fflush(stdout);
+}
+
+static void reload_tick(struct loop_timer *t, sk_time_ns now)
+{
+	struct reload_watch *w =
+		(struct reload_watch *)(void *)((char *)t - offsetof(struct reload_watch, timer));
+	if (serve_reload) {
+		serve_reload = 0;
+		reload_now(w);
+	}
+	if (w->fc) {
+		/* Both servers' buffers may point into the old tree. */
+		uint32_t held = w->srv->bufs_held + (w->srv_tls ? w->srv_tls->bufs_held : 0);
+		uint32_t conns = w->srv->nconns + (w->srv_tls ? w->srv_tls->nconns : 0);
+		file_cache_quiesce(w->fc, held == 0, conns == 0);
+	}
 	loop_timer_set(w->loop, &w->timer, now + SK_NS_PER_S);
 }
 
@@ -436,13 +469,16 @@ int cmd_serve(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	static struct root_watch watch;
-	if (fc) {
-		struct sigaction hup = {.sa_handler = on_hup};
-		sigemptyset(&hup.sa_mask);
-		sigaction(SIGHUP, &hup, NULL);
-		watch = (struct root_watch){.fc = fc, .srv = srv, .srv_tls = tls.srv, .loop = loop,
-					    .timer = {.fn = root_tick}};
+	/* Nothing to reload (no --root, no --tls-cert): SIGHUP is ignored
+	 * rather than left to end the process. */
+	static struct reload_watch watch;
+	struct sigaction hup = {.sa_handler = fc || tls_on ? on_hup : SIG_IGN};
+	sigemptyset(&hup.sa_mask);
+	sigaction(SIGHUP, &hup, NULL);
+	if (fc || tls_on) {
+		watch = (struct reload_watch){.fc = fc, .tls = tls_on ? &tls : NULL, .srv = srv,
+					      .srv_tls = tls.srv, .loop = loop,
+					      .timer = {.fn = reload_tick}};
 		loop_timer_set(loop, &watch.timer, plat_now() + SK_NS_PER_S);
 	}
 
@@ -479,7 +515,7 @@ int cmd_serve(int argc, char **argv)
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
 	if (rc == 0 && serve_term && drain_s)
 		rc = drain(srv, tls_on ? tls.srv : NULL, loop, on_skiff, drain_s);
-	if (fc && loop_timer_armed(&watch.timer))
+	if ((fc || tls_on) && loop_timer_armed(&watch.timer))
 		loop_timer_cancel(loop, &watch.timer);
 	http_server_stop(srv);
 	if (tls_on)

@@ -35,8 +35,9 @@ int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_s
 		return -1;
 	}
 	struct tls_server_opts so = {.ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE)};
-	t->ctx = tls_openssl_server(opt_str(o, OPT_TLS_CERT), opt_str(o, OPT_TLS_KEY), &so, err,
-				    errlen);
+	t->cert = opt_str(o, OPT_TLS_CERT);
+	t->key = opt_str(o, OPT_TLS_KEY);
+	t->ctx = tls_openssl_server(t->cert, t->key, &so, err, errlen);
 	if (!t->ctx)
 		return -1;
 	struct loop_tls_config lc = {
@@ -70,6 +71,11 @@ int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_s
 fail:
 	serve_tls_free(t);
 	return -1;
+}
+
+int serve_tls_reload(struct serve_tls *t, char *err, size_t errlen)
+{
+	return tls_openssl_reload(t->ctx, t->cert, t->key, err, errlen);
 }
 
 /* The HTTPS server's counters under https.*, beside the plain one's http.* */

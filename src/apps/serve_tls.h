@@ -18,6 +18,7 @@ struct serve_tls {
 	void *mem;
 	size_t memsz;
 	uint16_t port;
+	const char *cert, *key; /* the files, as given (argv): read again on reload */
 };
 
 /* Whether the options ask for HTTPS; exits 2 (the usage error) on
@@ -27,6 +28,10 @@ bool serve_tls_wanted(const struct opts *o);
  * message in err (the caller exits 1). */
 int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_server_config *cfg,
 		    const struct opts *o, char *err, size_t errlen);
+/* SIGHUP: read the certificate chain and key files again
+ * (tls_openssl_reload: new connections get them, open ones keep the old
+ * ones).  -1 with a message in err: the old ones stay. */
+int serve_tls_reload(struct serve_tls *t, char *err, size_t errlen);
 /* Stop listening and print the https.* and tls.* counters (f NULL: none). */
 void serve_tls_stop(struct serve_tls *t, FILE *f);
 /* Give everything back (after the inner loop stopped running). */
