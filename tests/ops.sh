@@ -40,7 +40,16 @@
 #                 HTTPS (a handshake per request) through 4 reloads that
 #                 swap body and certificate: 0 errors, 0 non-2xx, 4
 #                 reloads reported
-# About 35 s per target.  Prints PASS/FAIL per check, ends with
+# Error log (--log-level, --error-log):
+#   errlog        --log-level info --error-log FILE: 30 plain-HTTP connections
+#                 to the TLS port within a second give at most 10 "handshake
+#                 failed" lines, and a "suppressed" line that accounts for
+#                 the rest, written by the server's timer (before the exit);
+#                 a failed reload is an error line there; at the default
+#                 level (warn) the same clients leave no line on stderr;
+#                 a bad --log-level is a usage error (exit 2), an
+#                 --error-log that cannot be opened exits 1
+# About 40 s per target.  Prints PASS/FAIL per check, ends with
 # "ops: N passed, N failed".
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -396,6 +405,55 @@ check_reload_wrk() {
 	fi
 }
 
+check_errlog() {
+	local elog=$WORK/${TGT/:/-}-error.log out=$WORK/nottls.out n sup
+	reload_setup || return
+	rm -f "$elog"
+	start_server errlog --tls-cert "$WORK/live.crt" --tls-key "$WORK/live.key" --tls-port 443 \
+		--log-level info --error-log "$elog" || return
+	C python3 "$OC" nottls $SRV_IP 443 30 >"$out" 2>&1 || fail errlog.client "$(tr '\n' ' ' <"$out")"
+	cp "$WORK/bad.crt" "$WORK/live.crt"
+	kill -HUP "$SRV_PID"
+	sleep 1.5 # the reload, and the report of the window that ended
+	cp "$elog" "$elog.before-exit"
+	stop_server errlog 5 || return
+	n=$(grep -cE '^[0-9-]{10}T[0-9:]{8}Z skiff serve: info: tls: handshake failed \(not TLS, or a hello refused\): 198.18.0.1:[0-9]*$' "$elog.before-exit")
+	sup=$(sed -nE 's/^[0-9-]{10}T[0-9:]{8}Z skiff serve: info: tls.handshake: suppressed ([0-9]+) messages? \(more than 10 in 1000 ms\)$/\1/p' "$elog.before-exit" | awk '{s += $1} END {print s + 0}')
+	if [ "$n" -ge 1 ] && [ "$n" -le 20 ] && [ $((n + sup)) = 30 ] && [ "$sup" -ge 1 ] &&
+		grep -qE '^[0-9-]{10}T[0-9:]{8}Z skiff serve: error: SIGHUP: certificate reload failed, still serving the previous one: tls: certificate' "$elog.before-exit" &&
+		! grep -q 'handshake failed\|reload failed' "$SRV_LOG" &&
+		[ "$(stat_of log.suppressed)" = "$sup" ]; then
+		pass "errlog ($n handshake lines + $sup suppressed = 30, reported before the exit; the failed reload an error line; none on stdout/stderr)"
+	else
+		fail errlog "lines=$n suppressed=$sup log.suppressed=$(stat_of log.suppressed): $(head -n 14 "$elog.before-exit" | tr '\n' '|')"
+	fi
+	cp "$WORK/a.crt" "$WORK/live.crt"
+	start_server errlog_default --tls-cert "$WORK/live.crt" --tls-key "$WORK/live.key" --tls-port 443 || return
+	C python3 "$OC" nottls $SRV_IP 443 5 >"$out" 2>&1
+	stop_server errlog_default 5 || return
+	if grep -q 'handshake failed' "$SRV_LOG"; then
+		fail errlog.default "info lines at the default level: $(grep -m 2 'handshake failed' "$SRV_LOG" | tr '\n' ' ')"
+	elif [ "$(stat_of tls.handshake_failed)" != 5 ]; then
+		fail errlog.default "tls.handshake_failed=$(stat_of tls.handshake_failed), not 5"
+	else
+		pass "errlog.default (warn: 5 refused handshakes counted, no line)"
+	fi
+	local rc
+	out=$("$BIN" serve --stack linux --log-level loud 2>&1)
+	rc=$?
+	if [ $rc = 2 ] && grep -q "log-level: 'loud' is not one of error, warn, info or debug" <<<"$out"; then
+		out=$("$BIN" serve --stack linux --port 1 --error-log /nonexistent/dir/error.log 2>&1)
+		rc=$?
+		if [ $rc = 1 ] && grep -q 'error-log: cannot open /nonexistent/dir/error.log' <<<"$out"; then
+			pass "errlog.cli (a bad level: exit 2; an unopenable file: exit 1)"
+		else
+			fail errlog.cli "error-log: exit $rc: $out"
+		fi
+	else
+		fail errlog.cli "log-level: exit $rc: $out"
+	fi
+}
+
 run_target() {
 	TGT=$1
 	SKT_SCOPE=$TGT
@@ -407,7 +465,7 @@ run_target() {
 	fi
 	local c
 	# OPS_ONLY="reload reload_wrk": just those checks (while working on one).
-	for c in ${OPS_ONLY:-log_combined log_json log_slow_sink drain_wrk drain_timeout reload reload_wrk}; do
+	for c in ${OPS_ONLY:-log_combined log_json log_slow_sink drain_wrk drain_timeout reload reload_wrk errlog}; do
 		"check_$c"
 	done
 	skt_cleanup

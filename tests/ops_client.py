@@ -24,6 +24,8 @@
                                reload with a garbage certificate, one with a
                                key that does not match and one with the root
                                gone keep what is served
+  nottls HOST PORT N           N connections that send plain HTTP to the TLS
+                               port, each until the server closes it
 """
 import hashlib
 import http.client
@@ -297,9 +299,24 @@ def cmd_reload(host, pid, d):
     return 0
 
 
+def cmd_nottls(host, port, n):
+    for _ in range(int(n)):
+        s = socket.create_connection((host, int(port)), timeout=5)
+        s.sendall(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        try:
+            while s.recv(4096):
+                pass
+        except OSError:
+            pass
+        s.close()
+    print("%s refused handshakes" % n)
+    return 0
+
+
 def main():
     cmds = {"hostile": (cmd_hostile, 2), "check": (cmd_check, 3), "idle": (cmd_idle, 3),
-            "slow": (cmd_slow, 3), "reload": (cmd_reload, 3)}
+            "slow": (cmd_slow, 3), "reload": (cmd_reload, 3),
+            "nottls": (cmd_nottls, 3)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) - 2 != cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../plat/linux/elog.h"
 #include "../plat/plat.h"
 #include "../net/tcp_iface.h"
 #include "cli.h"
@@ -129,10 +130,10 @@ int hoststack_run(struct hoststack *hs, volatile int *stop)
 		return 0;
 	const struct runner *r = &hs->loop;
 	if (r->err_what[0] == 'p')
-		fprintf(stderr, "skiff: ppoll: %s\n", strerror(-r->err));
+		elog(SK_LOG_ERROR, NULL, "ppoll: %s", strerror(-r->err));
 	else
-		fprintf(stderr, "skiff: device %s: %s failed: %s\n", hs->dev->name, r->err_what,
-			strerror(-r->err));
+		elog(SK_LOG_ERROR, NULL, "device %s: %s failed: %s", hs->dev->name, r->err_what,
+		     strerror(-r->err));
 	return -1;
 }
 

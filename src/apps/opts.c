@@ -15,6 +15,8 @@ static const char *const fault_choices[] = {"ud", "pf", "gp", "de", NULL};
 static const char *const access_fmt_choices[] = {"combined", "json", NULL};
 /* In the order of enum tcp_cc_algo (net/tcp.h). */
 static const char *const tcp_cc_choices[] = {"cubic", "newreno", NULL};
+/* In enum sk_log_level's order (base/log.h): the value is the level. */
+static const char *const log_level_choices[] = {"error", "warn", "info", "debug", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
 
@@ -107,6 +109,16 @@ const struct opt_def opt_defs[OPT_N] = {
 			       "flight, close idle connections, answer new requests with\n"
 			       "Connection: close; exit 0 when all are done, or after S s\n"
 			       "(0: at once).  SIGINT exits at once"},
+	[OPT_LOG_LEVEL] = {"log-level", 0, OPT_K_CHOICE, "error|warn|info|debug", 0, 0,
+			   log_level_choices,
+			   "the error log's threshold: error (a part failed: a\n"
+			   "reload, the loop), warn (the server goes on degraded),\n"
+			   "info (a client's failure: a refused TLS handshake),\n"
+			   "debug.  Each kind of message at most 10 a second, then\n"
+			   "one line counts the suppressed ones"},
+	[OPT_ERROR_LOG] = {"error-log", 0, OPT_K_STR, "FILE|-", 0, 0, NULL,
+			   "write the error log to FILE (appended to; '-': standard\n"
+			   "error, the default)"},
 
 	[OPT_EXIT_AFTER] = {"exit-after", 0, OPT_K_NUM, "S", 1, 1000000000, NULL,
 			    "exit 0 after S seconds (a safety net for tests)"},
@@ -317,6 +329,8 @@ static const struct opt_use serve_use[] = {
 	{OPT_ACCESS_LOG, 0, NULL, NULL},
 	{OPT_ACCESS_LOG_FORMAT, 0, "combined", NULL},
 	{OPT_DRAIN_TIMEOUT, 0, "10", NULL},
+	{OPT_LOG_LEVEL, 0, "warn", NULL},
+	{OPT_ERROR_LOG, 0, NULL, NULL},
 };
 
 const struct opt_cmd opt_cmd_serve = {
@@ -332,7 +346,8 @@ const struct opt_cmd opt_cmd_serve = {
 		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
 		"                    [--tls-redirect]]\n"
 		"                   [--access-log FILE|- [--access-log-format combined|json]]\n"
-		"                   [--drain-timeout S]",
+		"                   [--drain-timeout S] [--log-level error|warn|info|debug]\n"
+		"                   [--error-log FILE|-]",
 	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		 "every file under DIR (mapped read-only, not copied; SIGHUP re-reads DIR).  dev,\n"
 		 "gw, ip6, gw6, mac, pcap, tcp-sndbuf, tcp-rcvbuf, tcp-cc and spin-us go with\n"

@@ -17,6 +17,7 @@
 #include "../http/date.h"
 #include "../http/server.h"
 #include "../loop/loop_linux.h"
+#include "../plat/linux/elog.h"
 #include "../plat/plat.h"
 #include "access_log.h"
 #include "cli.h"
@@ -137,12 +138,33 @@ static void trace_print(const struct tsc_cal *cal, const struct http_server *srv
 struct date_cache {
 	struct http_server *srv, *srv_tls; /* srv_tls: NULL without --tls-cert */
 	time_t sec;
+	/* The error log's counts of suppressed messages are reported when
+	 * their window ends (base/log.h): this timer is armed only while some
+	 * are held, seen by the count growing (one compare a turn). */
+	struct loop *loop;
+	struct loop_timer log_timer;
+	uint64_t log_held;
 };
+
+static void log_tick(struct loop_timer *t, sk_time_ns now)
+{
+	struct date_cache *dc =
+		(struct date_cache *)(void *)((char *)t - offsetof(struct date_cache, log_timer));
+	elog_flush(now);
+	sk_time_ns d = elog_next_deadline();
+	if (d != SK_TIME_NEVER)
+		loop_timer_set(dc->loop, &dc->log_timer, d);
+}
 
 static void refresh_date(void *ctx, sk_time_ns now)
 {
-	(void)now;
 	struct date_cache *dc = ctx;
+	if (sk_unlikely(elog_suppressed() != dc->log_held) && dc->loop) {
+		dc->log_held = elog_suppressed();
+		sk_time_ns d = elog_next_deadline();
+		if (d != SK_TIME_NEVER && !loop_timer_armed(&dc->log_timer))
+			loop_timer_set(dc->loop, &dc->log_timer, d > now ? d : now);
+	}
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	if (ts.tv_sec == dc->sec)
@@ -201,17 +223,17 @@ static void reload_now(struct reload_watch *w)
 			print_root("skiff serve: SIGHUP: root reloaded: ", w->fc);
 			printf("\n");
 		} else {
-			printf("skiff serve: SIGHUP: reload failed, still serving the previous tree: %s\n",
-			       err);
+			elog(SK_LOG_ERROR, "reload.root",
+			     "SIGHUP: reload failed, still serving the previous tree: %s", err);
 		}
 	}
 	if (w->tls) {
 		if (serve_tls_reload(w->tls, err, sizeof(err)) == 0)
 			printf("skiff serve: SIGHUP: certificate reloaded: %s\n", w->tls->cert);
 		else
-			printf("skiff serve: SIGHUP: certificate reload failed, still serving the "
-			       "previous one: %s\n",
-			       err);
+			elog(SK_LOG_ERROR, "reload.tls",
+			     "SIGHUP: certificate reload failed, still serving the previous one: %s",
+			     err);
 	}
 	fflush(stdout);
 }
@@ -336,6 +358,13 @@ int cmd_serve(int argc, char **argv)
 	struct opts o;
 	cli_parse(&o, &opt_cmd_serve, argc, argv);
 	char err[256];
+	/* The error log first: what goes wrong from here on is reported there
+	 * (usage errors above and below stay on standard error, exit 2). */
+	if (elog_open("skiff serve", opt_str(&o, OPT_ERROR_LOG),
+		      (enum sk_log_level)opt_num(&o, OPT_LOG_LEVEL), err, sizeof(err)) < 0) {
+		fprintf(stderr, "skiff serve: %s\n", err);
+		return 1;
+	}
 	bool stats = opt_given(&o, OPT_STATS), tracing = opt_given(&o, OPT_TRACE);
 	const char *root = opt_str(&o, OPT_ROOT);
 	bool tls_on = serve_tls_wanted(&o);
@@ -459,8 +488,10 @@ int cmd_serve(int argc, char **argv)
 		file_cache_free(fc);
 		return 1;
 	}
-	struct date_cache dc = {.srv = srv, .srv_tls = tls.srv, .sec = 0};
-	refresh_date(&dc, 0);
+	static struct date_cache dc;
+	dc = (struct date_cache){.srv = srv, .srv_tls = tls.srv, .sec = 0, .loop = loop,
+				 .log_timer = {.fn = log_tick}};
+	refresh_date(&dc, plat_now());
 	loop->on_turn = refresh_date;
 	loop->turn_ctx = &dc;
 
@@ -517,14 +548,18 @@ int cmd_serve(int argc, char **argv)
 		rc = drain(srv, tls_on ? tls.srv : NULL, loop, on_skiff, drain_s);
 	if ((fc || tls_on) && loop_timer_armed(&watch.timer))
 		loop_timer_cancel(loop, &watch.timer);
+	if (loop_timer_armed(&dc.log_timer))
+		loop_timer_cancel(loop, &dc.log_timer);
 	http_server_stop(srv);
 	if (tls_on)
 		serve_tls_stop(&tls, stats ? stdout : NULL);
 	access_log_close(alog); /* its last batch, before the counters are printed */
+	elog_close();           /* the counts still held back, likewise */
 	if (stats) {
 		http_server_stats(srv, print_stat, stdout);
 		if (alog)
 			access_log_stats(alog, print_stat, stdout);
+		elog_stats(print_stat, stdout);
 		if (fc) {
 			struct file_cache_info fi;
 			file_cache_info(fc, &fi);

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "../loop/loop_skiff.h"
+#include "../plat/linux/elog.h"
 #include "../plat/plat.h"
 #include "cli.h"
 #include "hoststack.h"
@@ -38,7 +39,8 @@ static int plat_run(void *ctx, struct loop *l, volatile int *stop)
 static void plat_fatal(void *ctx, const char *msg)
 {
 	(void)ctx;
-	fprintf(stderr, "skiff serve: %s\n", msg);
+	elog(SK_LOG_ERROR, NULL, "%s", msg);
+	elog_close();
 	abort();
 }
 

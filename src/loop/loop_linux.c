@@ -31,6 +31,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "../plat/linux/elog.h"
 #include "../plat/linux/stopsig.h"
 #include "../plat/plat.h"
 #include "loop_linux.h"
@@ -299,7 +300,8 @@ static void ll_timer_set(struct loop *l, struct loop_timer *t, sk_time_ns deadli
 	if (timerq_set(&LL(l)->tq, t, deadline) < 0) {
 		/* The heap is sized for every timer the application declared; a
 		 * full heap is a bug in that declaration, not a runtime state. */
-		fprintf(stderr, "skiff: loop: timer heap full (max_timers too small)\n");
+		elog(SK_LOG_ERROR, NULL, "loop: timer heap full (max_timers too small)");
+		elog_close();
 		abort();
 	}
 }
@@ -411,7 +413,7 @@ static int ll_run(struct loop *l, volatile int *stop)
 				continue;
 			}
 			rc = -errno;
-			fprintf(stderr, "skiff: epoll_pwait: %s\n", strerror(errno));
+			elog(SK_LOG_ERROR, NULL, "epoll_pwait: %s", strerror(errno));
 			break;
 		}
 		now = plat_now();

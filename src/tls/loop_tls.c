@@ -28,9 +28,12 @@
  */
 #include "loop_tls.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../plat/linux/elog.h"
 
 #define TLS_CHUNK 16384u
 #define TLS_LINGER_NS (5 * SK_NS_PER_S)
@@ -74,6 +77,7 @@ struct tls_sock {
 	bool shut_pending;   /* shut down the inner socket once out has gone */
 	bool shut_sent;      /* close_notify queued */
 	bool orphan;
+	struct loop_peer peer; /* the client, for the error log */
 };
 
 struct loop_tls {
@@ -193,6 +197,23 @@ static bool ts_pull(struct tls_sock *ts)
 	return got;
 }
 
+/* "ADDR:PORT" ("[ADDR]:PORT" for IPv6) of the client: only formatted for
+ * a line that will be written. */
+static const char *peer_str(const struct tls_sock *ts, char buf[64])
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	const struct sk_addr *p = &ts->peer.addr;
+	if (sk_addr_is_v4(p)) {
+		uint32_t ip = htonl(sk_addr_ip4(p));
+		inet_ntop(AF_INET, &ip, a, sizeof(a));
+		snprintf(buf, 64, "%s:%u", a, ts->peer.port);
+	} else {
+		inet_ntop(AF_INET6, p->b, a, sizeof(a));
+		snprintf(buf, 64, "[%s]:%u", a, ts->peer.port);
+	}
+	return buf;
+}
+
 static void ts_step(struct tls_sock *ts)
 {
 	struct loop_tls *lt = ts->lt;
@@ -201,6 +222,15 @@ static void ts_step(struct tls_sock *ts)
 	int r = lt->eng->step(ts->c);
 	if (r != TLS_OK) {
 		lt->st.handshake_failed++;
+		/* A client's failure, not ours: info, and limited (a scan sends
+		 * thousands). */
+		char pb[64];
+		if (elog_on(SK_LOG_INFO))
+			elog(SK_LOG_INFO, "tls.handshake", "tls: handshake failed (%s): %s",
+			     r == TLS_ERR_HANDSHAKE  ? "not TLS, or a hello refused"
+			     : r == TLS_ERR_PROTOCOL ? "a bad record"
+						     : "internal error",
+			     peer_str(ts, pb));
 		ts->dead = -SK_ECONNRESET;
 		ts_flush(ts); /* the alert, if any */
 		return;
@@ -269,6 +299,9 @@ static void ts_on_timer(struct loop_timer *t, sk_time_ns now)
 	if (ts->hs_done || ts->dead)
 		return;
 	lt->st.handshake_timeouts++;
+	char pb[64];
+	if (elog_on(SK_LOG_INFO))
+		elog(SK_LOG_INFO, "tls.timeout", "tls: handshake timed out: %s", peer_str(ts, pb));
 	ts->dead = -SK_ETIMEDOUT;
 	if (ts->fn)
 		ts->fn(ts->user, ts->sock, LOOP_EV_ERROR | LOOP_EV_READ, now);
@@ -300,6 +333,9 @@ static bool tab_fit(struct loop_tls *lt, int sock)
 static int t_accept(struct loop *l, int lsock, struct loop_peer *peer)
 {
 	struct loop_tls *lt = lt_of(l);
+	struct loop_peer own;
+	if (!peer)
+		peer = &own;
 	int s = loop_accept(lt->inner, lsock, peer);
 	if (s < 0)
 		return s;
@@ -316,6 +352,7 @@ static int t_accept(struct loop *l, int lsock, struct loop_peer *peer)
 	ts->lt = lt;
 	ts->sock = s;
 	ts->c = c;
+	ts->peer = *peer;
 	ts->timer.fn = ts_on_timer;
 	lt->tab[s] = ts;
 	loop_timer_set(lt->inner, &ts->timer, loop_now(lt->inner) + lt->hs_timeout);

@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../plat.h"
@@ -15,19 +17,36 @@ static bool elog_ready;
 static int elog_fd = 2;
 
 /* One write per line: error lines are rare, and with O_APPEND a line is
- * never interleaved with another writer's.  A failing sink is ignored:
- * there is nowhere left to report it. */
+ * never interleaved with another writer's.  In a file each line starts
+ * with the UTC time (standard error has none: journald or the terminal's
+ * reader adds its own).  A failing sink is ignored: there is nowhere left
+ * to report it. */
 static void fd_sink(void *ctx, const char *line, size_t len)
 {
 	(void)ctx;
-	while (len) {
-		ssize_t n = write(elog_fd, line, len);
+	char stamp[32];
+	size_t slen = 0;
+	if (elog_fd != 2) {
+		struct timespec ts;
+		struct tm tm;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		slen = strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ ", &tm);
+	}
+	struct iovec iov[2] = {{stamp, slen}, {(void *)line, len}};
+	int i = slen ? 0 : 1;
+	while (i < 2) {
+		ssize_t n = writev(elog_fd, iov + i, 2 - i);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return;
-		line += n;
-		len -= (size_t)n;
+		while (i < 2 && (size_t)n >= iov[i].iov_len)
+			n -= (ssize_t)iov[i++].iov_len;
+		if (i < 2) {
+			iov[i].iov_base = (char *)iov[i].iov_base + n;
+			iov[i].iov_len -= (size_t)n;
+		}
 	}
 }
 
@@ -95,6 +114,11 @@ void elog_flush(sk_time_ns now)
 sk_time_ns elog_next_deadline(void)
 {
 	return sk_log_next_deadline(get());
+}
+
+uint64_t elog_suppressed(void)
+{
+	return elog_l.suppressed;
 }
 
 void elog_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)

@@ -3,7 +3,8 @@
  * opened for appending).  One per process, so every hosted layer can
  * report a runtime error the same way (loop_linux, loop_tls, the apps);
  * before elog_open it writes warnings and errors to standard error under
- * "skiff".  The rate limit is fixed: ELOG_BURST lines per key per second
+ * "skiff".  In a file, each line starts with the UTC time
+ * (2026-12-01T19:46:26Z).  The rate limit is fixed: ELOG_BURST lines per key per second
  * (log.h says how the rest are counted and reported).  Usage errors of
  * the command line are not runtime errors and do not come here (cli.h). */
 #ifndef PLAT_LINUX_ELOG_H
@@ -29,6 +30,9 @@ void elog(enum sk_log_level level, const char *key, const char *fmt, ...)
  * next is due (SK_TIME_NEVER: none held). */
 void elog_flush(sk_time_ns now);
 sk_time_ns elog_next_deadline(void);
+/* Messages held back so far: a caller that sees it grow arms its timer
+ * for elog_next_deadline. */
+uint64_t elog_suppressed(void);
 /* log.lines, log.suppressed */
 void elog_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
 
