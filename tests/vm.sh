@@ -31,6 +31,20 @@
 #             first served request; curl 1.1/1.0 get the 41-byte body; `ab -k
 #             -n 5000 -c 8` and `ab -n 1000 -c 4` with 0 failed; ping; UDP
 #             echo (tests/udp_echo.py); "exit 0" to the shutdown-port: exit 0
+#   ops.console-log  access-log=console: three curl requests come out as
+#             combined lines on the serial console, each with its User-Agent
+#   ops.drain-timeout  drain-timeout=2 and a client holding half a request
+#             head: "exit 0" to the shutdown port drains, and the guest exits
+#             0 after the drain-timeout (not before), saying so
+#   ops.udp-log  access-log=udp:10.0.2.2:PORT access-log-format=json: the
+#             records arrive at a python socket on 127.0.0.1:PORT (QEMU's
+#             user network maps 10.0.2.2 to the host's loopback), one JSON
+#             object per line, one per request, counted as sent
+#   ops.drain  "exit 0" while a request is in flight (half its head sent) and
+#             a keep-alive connection idles: the request is answered (200,
+#             Connection: close, EOF), the idle one closed, the guest drains
+#             and exits 0 ("drained in")
+#   (VM_ONLY=ops tests/vm.sh runs only these four)
 #   bad-arg   an unknown guest argument: exit 1
 #   same-message.*  a bad value (max-conns=0, a multicast mac, a gw outside
 #             ip's subnet): `skiff serve` (exit 2) and the guest at boot
@@ -91,6 +105,89 @@ vm_run() {
 	timeout "$t" "$SKIFF" vm --accel tcg --image "$IMG" "$@" </dev/null >"$LOG/$name.log" 2>&1
 	RC=$?
 }
+
+# --- in production: the access log and the drain (the ops checks) ----------
+vm_ops() {
+	local hp cp lp t0 ms n out
+	hp=$(free_tcp_port) cp=$(free_udp_port)
+	: >"$LOG/ops-console.log"
+	timeout 90 "$SKIFF" vm --accel tcg --image "$IMG" -p "$hp:80" -p "$cp:9/udp" -- \
+		shutdown-port=9 access-log=console drain-timeout=2 exit-after=80 stats \
+		</dev/null >"$LOG/ops-console.log" 2>&1 &
+	VM=$!
+	PIDS+=("$VM")
+	if wait_for "$LOG/ops-console.log" "skiff-uk: ready" 30; then
+		for n in 1 2 3; do
+			curl -s -o /dev/null --max-time 10 -A "vm-ops-$n" "http://127.0.0.1:$hp/"
+		done
+		t0=$(date +%s%N)
+		python3 tests/vm_ops_client.py hold "$hp" "$cp" >"$LOG/ops-hold.log" 2>&1 &
+	fi
+	wait "$VM"
+	RC=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	wait
+	n=$(grep -caE '^10\.0\.2\.2 - - \[[0-9]{2}/[A-Z][a-z]{2}/[0-9]{4}:[0-9:]{8} \+0000\] "GET / HTTP/1\.1" 200 41 "-" "vm-ops-[123]"' "$LOG/ops-console.log")
+	if [ "$n" = 3 ] && tr -d '\r' <"$LOG/ops-console.log" | grep -q '^access_log.records 3$'; then
+		pass "ops.console-log (3 combined lines on the serial console)"
+	else
+		fail ops.console-log "$n lines; see $LOG/ops-console.log"
+	fi
+	if [ "$RC" = 0 ] && grep -aq '^skiff-uk: shutdown: draining 1 connections (drain-timeout 2 s)' "$LOG/ops-console.log" &&
+		grep -aq '^skiff-uk: drain-timeout after' "$LOG/ops-console.log" && [ "$ms" -ge 1900 ] && [ "$ms" -le 15000 ]; then
+		pass "ops.drain-timeout (exit 0 $ms ms after 'exit 0' with a half head held; $(grep -a '^skiff-uk: drain-timeout' "$LOG/ops-console.log" | tr -d '\r'))"
+	else
+		fail ops.drain-timeout "rc $RC after $ms ms; $(grep -a 'drain' "$LOG/ops-console.log" | tr '\n' ' ')"
+	fi
+
+	hp=$(free_tcp_port) cp=$(free_udp_port) lp=$(free_udp_port)
+	while [ "$lp" = "$cp" ]; do lp=$(free_udp_port); done
+	out=$LOG/ops-udp.records
+	rm -f "$out" "$out.stop"
+	python3 tests/vm_ops_client.py sink "$lp" "$out" 120 >"$LOG/ops-sink.log" 2>&1 &
+	local sink=$!
+	: >"$LOG/ops-udp.log"
+	timeout 90 "$SKIFF" vm --accel tcg --image "$IMG" -p "$hp:80" -p "$cp:9/udp" -- \
+		shutdown-port=9 "access-log=udp:10.0.2.2:$lp" access-log-format=json drain-timeout=10 \
+		exit-after=80 stats </dev/null >"$LOG/ops-udp.log" 2>&1 &
+	VM=$!
+	PIDS+=("$VM")
+	local drc=1
+	if wait_for "$LOG/ops-udp.log" "skiff-uk: ready" 30; then
+		for n in 1 2 3 4 5; do
+			curl -s -o /dev/null --max-time 10 -A "vm-ops-udp-$n" "http://127.0.0.1:$hp/"
+		done
+		timeout 60 python3 tests/vm_ops_client.py drain "$hp" "$cp" >"$LOG/ops-drain.log" 2>&1
+		drc=$?
+	fi
+	wait "$VM"
+	RC=$?
+	sleep 0.5
+	touch "$out.stop"
+	wait "$sink"
+	if out=$(python3 tests/vm_ops_client.py json "$out" vm-ops-idle vm-ops-inflight \
+		vm-ops-udp-1 vm-ops-udp-2 vm-ops-udp-3 vm-ops-udp-4 vm-ops-udp-5 2>&1); then
+		if tr -d '\r' <"$LOG/ops-udp.log" | grep -q '^access_log.records 7$' &&
+			tr -d '\r' <"$LOG/ops-udp.log" | grep -q '^access_log.dropped 0$'; then
+			pass "ops.udp-log ($out; $(tr -d '\n' <"$LOG/ops-sink.log"), $(grep -a '^access_log.writes ' "$LOG/ops-udp.log"))"
+		else
+			fail ops.udp-log "$out, but the counters: $(grep -a '^access_log' "$LOG/ops-udp.log" | tr '\n' ' ')"
+		fi
+	else
+		fail ops.udp-log "$out"
+	fi
+	if [ "$drc" = 0 ] && [ "$RC" = 0 ] && grep -aq '^skiff-uk: drained in' "$LOG/ops-udp.log"; then
+		pass "ops.drain ($(tr -d '\n' <"$LOG/ops-drain.log"); $(grep -a '^skiff-uk: drained' "$LOG/ops-udp.log" | tr -d '\r'), exit 0)"
+	else
+		fail ops.drain "client rc $drc: $(tr '\n' ' ' <"$LOG/ops-drain.log"); guest rc $RC; $(grep -a 'drain' "$LOG/ops-udp.log" | tr '\n' ' ')"
+	fi
+}
+if [ "${VM_ONLY:-}" = ops ]; then
+	skt_need setup curl || { summary; exit 1; }
+	vm_ops
+	summary
+	exit
+fi
 
 # --- the echo guest ---------------------------------------------------------
 ECHO_PORT=$(free_udp_port)
@@ -416,5 +513,7 @@ same_message() { # NAME GUEST_WORD SERVE_ARGS...
 same_message max-conns max-conns=0 --max-conns 0
 same_message mac mac=01:00:5e:00:00:01 --mac=01:00:5e:00:00:01
 same_message gw gw=10.0.3.1 --stack skiff --dev tap:none --ip 10.0.2.15/24 --gw 10.0.3.1
+
+vm_ops
 
 summary

@@ -109,6 +109,12 @@ const struct opt_def opt_defs[OPT_N] = {
 			       "flight, close idle connections, answer new requests with\n"
 			       "Connection: close; exit 0 when all are done, or after S s\n"
 			       "(0: at once).  SIGINT exits at once"},
+	[OPT_UK_ACCESS_LOG] = {"access-log", 0, OPT_K_LOGSINK, "console|udp:ADDR:PORT", 0, 0, NULL,
+			       "log every response (access-log-format) to the serial\n"
+			       "console, or in UDP datagrams of whole lines (at most\n"
+			       "1400 bytes each) to ADDR:PORT (on QEMU's user network\n"
+			       "10.0.2.2 is the host's loopback), sent when full and at\n"
+			       "least once a second.  Off unless given"},
 	[OPT_LOG_LEVEL] = {"log-level", 0, OPT_K_CHOICE, "error|warn|info|debug", 0, 0,
 			   log_level_choices,
 			   "the error log's threshold: error (a part failed: a\n"
@@ -123,9 +129,10 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_EXIT_AFTER] = {"exit-after", 0, OPT_K_NUM, "S", 1, 1000000000, NULL,
 			    "exit 0 after S seconds (a safety net for tests)"},
 	[OPT_SHUTDOWN_PORT] = {"shutdown-port", 0, OPT_K_NUM, "N", 1, 65535, NULL,
-			       "a UDP datagram \"exit [CODE]\" to port N exits with CODE\n"
-			       "(0 if none).  Off unless given: anyone who can reach the\n"
-			       "port can stop the guest"},
+			       "a UDP datagram \"exit [CODE]\" to port N drains (see\n"
+			       "drain-timeout), then exits with CODE (0 if none).  Off\n"
+			       "unless given: anyone who can reach the port can stop the\n"
+			       "guest"},
 	[OPT_FAULT] = {"fault", 0, OPT_K_CHOICE, "ud|pf|gp|de", 0, 0, fault_choices,
 		       "raise that CPU exception after boot (tests the handler:\n"
 		       "registers on the console, exit 64+vector)"},
@@ -418,6 +425,14 @@ static const struct opt_use uk_use[] = {
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
 	{OPT_EXIT_AFTER, 0, NULL, NULL},
 	{OPT_SHUTDOWN_PORT, 0, NULL, NULL},
+	{OPT_UK_ACCESS_LOG, 0, NULL, NULL},
+	{OPT_ACCESS_LOG_FORMAT, 0, "combined", NULL},
+	{OPT_DRAIN_TIMEOUT, 0, "10", "on the shutdown port's \"exit\", stop accepting, finish\n"
+				     "the requests in flight, close idle connections, answer\n"
+				     "new requests with Connection: close; exit after all are\n"
+				     "done, or after S s (0: at once)"},
+	{OPT_LOG_LEVEL, 0, "warn", "the error log's threshold (on the console); each kind\n"
+				   "of message at most 10 a second, then a count"},
 	{OPT_FAULT, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_NO_MSIX, 0, NULL, NULL},
@@ -821,6 +836,25 @@ static int parse_cidr(const struct opt_def *d, const char *s, bool bare, struct 
 	return OPT_OK;
 }
 
+/* ADDR:PORT, an IPv4 address and a port 1..65535, into v->ip and v->num. */
+static bool parse_endpoint(const char *s, struct opt_val *v)
+{
+	size_t n = slen(s), colon = n;
+	while (colon && s[colon - 1] != ':')
+		colon--;
+	char addr[16];
+	uint64_t port = 0;
+	if (colon <= 1 || colon - 1 >= sizeof(addr))
+		return false;
+	sk_memcpy(addr, s, colon - 1);
+	addr[colon - 1] = 0;
+	if (opt_parse_ipv4(addr, &v->ip) != 0 || opt_parse_dec(s + colon, &port) != 0 || port < 1 ||
+	    port > 65535)
+		return false;
+	v->num = port;
+	return true;
+}
+
 /* Parse `s` as option d's value into v. */
 static int parse_value(const struct opt_def *d, const struct opt_use *u, const char *s,
 		       struct opt_val *v, char *err, size_t errlen)
@@ -944,20 +978,8 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 			put(&b, d->choices[i]);
 		}
 		return OPT_ERROR;
-	case OPT_K_ENDPOINT: {
-		size_t n = slen(s), colon = n;
-		while (colon && s[colon - 1] != ':')
-			colon--;
-		char addr[16];
-		uint64_t port = 0;
-		bool ok = colon > 1 && colon - 1 < sizeof(addr);
-		if (ok) {
-			sk_memcpy(addr, s, colon - 1);
-			addr[colon - 1] = 0;
-			ok = opt_parse_ipv4(addr, &v->ip) == 0 && opt_parse_dec(s + colon, &port) == 0 &&
-			     port >= 1 && port <= 65535;
-		}
-		if (!ok) {
+	case OPT_K_ENDPOINT:
+		if (!parse_endpoint(s, v)) {
 			b = msg_value(err, errlen, d, s);
 			put(&b, "is not ADDR:PORT (e.g. 198.18.0.1:7)");
 			return OPT_ERROR;
@@ -967,9 +989,24 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 			put(&b, HOST_WHY);
 			return OPT_ERROR;
 		}
-		v->num = port;
 		return OPT_OK;
-	}
+	case OPT_K_LOGSINK:
+		if (seq(s, "console")) {
+			v->num = 0;
+			return OPT_OK;
+		}
+		if (!(s[0] == 'u' && s[1] == 'd' && s[2] == 'p' && s[3] == ':') ||
+		    !parse_endpoint(s + 4, v)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not console or udp:ADDR:PORT (e.g. udp:10.0.2.2:5140)");
+			return OPT_ERROR;
+		}
+		if (!opt_ipv4_is_host(v->ip)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, HOST_WHY);
+			return OPT_ERROR;
+		}
+		return OPT_OK;
 	}
 	return OPT_ERROR;
 }

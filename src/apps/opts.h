@@ -40,6 +40,7 @@ enum opt_id {
 	OPT_ACCESS_LOG, OPT_ACCESS_LOG_FORMAT, OPT_DRAIN_TIMEOUT, OPT_LOG_LEVEL, OPT_ERROR_LOG,
 	/* the unikernel */
 	OPT_EXIT_AFTER, OPT_SHUTDOWN_PORT, OPT_FAULT, OPT_NO_MSIX, OPT_NO_EVENT_IDX,
+	OPT_UK_ACCESS_LOG,
 	/* load */
 	OPT_LOAD_CONNS, OPT_LOAD_REQUESTS, OPT_LOAD_DURATION, OPT_LOAD_KEEPALIVE, OPT_LOAD_HOLD,
 	OPT_LOAD_IPS, OPT_LOAD_TIMEOUT,
@@ -64,6 +65,7 @@ enum opt_kind {
 	OPT_K_ENDPOINT, /* ADDR:PORT, ADDR a host */
 	OPT_K_CIDR6,    /* IPv6 ADDR/LEN, repeatable (struct opts ip6[]) */
 	OPT_K_IPV6,     /* an IPv6 unicast address */
+	OPT_K_LOGSINK,  /* console, or udp:ADDR:PORT (num: 0 console, else the port; ip) */
 };
 
 struct opt_def {
@@ -107,8 +109,8 @@ extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_
 
 struct opt_val {
 	const char *str;     /* the text (given or default); NULL: neither */
-	uint64_t num;        /* NUM, SIZE, U64; CHOICE: index; ENDPOINT: port; FLAG: 1 */
-	uint32_t ip;         /* CIDR, IPV4, ENDPOINT: host order */
+	uint64_t num;        /* NUM, SIZE, U64; CHOICE: index; ENDPOINT, LOGSINK: port; FLAG: 1 */
+	uint32_t ip;         /* CIDR, IPV4, ENDPOINT, LOGSINK: host order */
 	uint8_t len;         /* CIDR: prefix length 1..32, 0 when given bare */
 	uint8_t mac[SK_MAC_LEN];
 	uint8_t ip6[16];     /* CIDR6, IPV6: the address as on the wire */

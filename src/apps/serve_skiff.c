@@ -147,24 +147,5 @@ void serve_skiff_print_stats(struct loop *l, FILE *f)
 
 uint32_t serve_skiff_unfinished(struct loop *l)
 {
-	struct serve_skiff *ss = owner(l);
-	uint32_t n = 0;
-	for (uint32_t s = 0; s < ss->tcp_sockets; s++) {
-		struct tcp_info ti;
-		if (tcp_info(ss->hs.tcp, (int)s, &ti) < 0)
-			continue;
-		switch (ti.state) {
-		case TCP_SYN_RECEIVED:
-		case TCP_ESTABLISHED:
-		case TCP_FIN_WAIT_1:
-		case TCP_CLOSE_WAIT:
-		case TCP_CLOSING:
-		case TCP_LAST_ACK:
-			n++;
-			break;
-		default: /* LISTEN, SYN_SENT (none here), FIN_WAIT_2, TIME_WAIT: nothing owed */
-			break;
-		}
-	}
-	return n;
+	return tcp_unfinished(owner(l)->hs.tcp);
 }

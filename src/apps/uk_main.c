@@ -57,6 +57,7 @@
 #include "../plat/plat.h"
 #include "opts.h"
 #include "site_archive.h"
+#include "uk_alog.h"
 
 #define ECHO_PORT 7
 #define MSIX_ENTRY_RX 0
@@ -76,6 +77,14 @@ static struct sar_site site;
 static uint64_t site_bytes; /* the boot module's size, 0 without one */
 static volatile int stop;
 static unsigned exit_code;
+/* The shutdown port's "exit": a drain (drain_stop ends it), as SIGTERM
+ * is for `skiff serve`. */
+static bool drain_wanted;
+static volatile int drain_stop;
+static struct uk_alog alog;
+/* The error log (base/log.h) on the console: runtime warnings, such as a
+ * refused access-log datagram, limited per kind. */
+static struct sk_log elog;
 
 /* Wall clock: the RTC's second at boot, advanced by the TSC. */
 static uint64_t wall_base;  /* Unix seconds read from the RTC */
@@ -100,6 +109,7 @@ static void shutdown_udp(void *ctx, struct iface *i, sk_time_ns now, uint32_t sr
 		if (data[k] >= '0' && data[k] <= '9' && code < 100)
 			code = code * 10 + (unsigned)(data[k] - '0');
 	exit_code = code > 127 ? 127 : code; /* QEMU's status is 2*code+1 in 8 bits */
+	drain_wanted = true;
 	stop = 1;
 }
 
@@ -151,6 +161,78 @@ static void plat_fatal(void *ctx, const char *msg)
 	kvm_exit(KVM_EXIT_FATAL);
 }
 
+static uint64_t wall_sec(sk_time_ns now)
+{
+	return wall_base + (now > wall_at ? (now - wall_at) / SK_NS_PER_S : 0);
+}
+
+static void console_sink(void *ctx, const char *line, size_t len)
+{
+	(void)ctx;
+	console_write(line, len);
+}
+
+/* ---- the drain (the shutdown port) ----
+ * As `skiff serve` does on SIGTERM (apps/serve.c): http_server_drain, a
+ * deadline of drain-timeout, and after the last connection a wait until
+ * TCP has delivered what the closed sockets still hold. */
+struct uk_drain {
+	struct loop *loop;
+	bool timed_out, finished;
+	struct loop_timer deadline, tcp_poll;
+};
+
+#define UK_DRAIN_TCP_POLL_NS (10 * SK_NS_PER_MS)
+
+static void drain_tcp_poll(struct loop_timer *t, sk_time_ns now)
+{
+	struct uk_drain *d = (struct uk_drain *)(void *)((char *)t - offsetof(struct uk_drain, tcp_poll));
+	if (tcp_unfinished(&tcp) == 0) {
+		d->finished = true;
+		drain_stop = 1;
+	} else {
+		loop_timer_set(d->loop, &d->tcp_poll, now + UK_DRAIN_TCP_POLL_NS);
+	}
+}
+
+static void drain_conns_done(void *ctx)
+{
+	struct uk_drain *d = ctx;
+	drain_tcp_poll(&d->tcp_poll, plat_now());
+}
+
+static void drain_deadline(struct loop_timer *t, sk_time_ns now)
+{
+	(void)now;
+	struct uk_drain *d = (struct uk_drain *)(void *)((char *)t - offsetof(struct uk_drain, deadline));
+	d->timed_out = true;
+	drain_stop = 1;
+}
+
+static int drain(struct loop *loop, unsigned timeout_s)
+{
+	struct uk_drain d = {.loop = loop, .deadline = {.fn = drain_deadline},
+			     .tcp_poll = {.fn = drain_tcp_poll}};
+	sk_time_ns t0 = plat_now();
+	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n", srv.nconns,
+		timeout_s);
+	run.until = 0; /* exit-after no longer cuts it short: drain-timeout does */
+	loop_timer_set(loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
+	http_server_drain(&srv, t0, drain_conns_done, &d);
+	int rc = loop_run(loop, &drain_stop);
+	if (loop_timer_armed(&d.deadline))
+		loop_timer_cancel(loop, &d.deadline);
+	if (loop_timer_armed(&d.tcp_poll))
+		loop_timer_cancel(loop, &d.tcp_poll);
+	uint64_t ms = (plat_now() - t0) / SK_NS_PER_MS;
+	if (d.finished)
+		kprintf("skiff-uk: drained in %lu ms\n", ms);
+	else
+		kprintf("skiff-uk: drain-timeout after %lu ms: closing %u connections\n", ms,
+			srv.nconns);
+	return rc;
+}
+
 static void format_ip(uint32_t ip, char out[16])
 {
 	ksnprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
@@ -161,7 +243,7 @@ static void format_ip(uint32_t ip, char out[16])
 static void refresh_date(void *ctx, sk_time_ns now)
 {
 	(void)ctx;
-	uint64_t sec = wall_base + (now > wall_at ? (now - wall_at) / SK_NS_PER_S : 0);
+	uint64_t sec = wall_sec(now);
 	if (sec == date_sec)
 		return;
 	date_sec = sec;
@@ -265,6 +347,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 	}
 	if (opt_given(&o, OPT_FAULT))
 		trap_raise(opt_str(&o, OPT_FAULT));
+	sk_log_init(&elog, "skiff-uk", (enum sk_log_level)opt_num(&o, OPT_LOG_LEVEL), 10,
+		    SK_NS_PER_S, console_sink, NULL);
 
 	struct pci_dev pd;
 	struct virtio_pci_regs regs;
@@ -344,6 +428,16 @@ unsigned uk_app_main(const struct kvm_start *st)
 	};
 	size_t loop_sz = loop_skiff_mem_size(&lsc);
 	struct loop *loop = loop_skiff_init(alloc_or_die("the loop", loop_sz), loop_sz, &lsc);
+	if (loop && opt_given(&o, OPT_UK_ACCESS_LOG)) {
+		/* Before the server is sized: the hook takes scratch per connection. */
+		const struct opt_val *v = &o.v[OPT_UK_ACCESS_LOG];
+		uk_alog_init(&alog,
+			     opt_num(&o, OPT_ACCESS_LOG_FORMAT) == 1 ? HTTP_ACCESS_JSON
+								    : HTTP_ACCESS_COMBINED,
+			     v->num != 0, v->ip, (uint16_t)v->num, &ifc, loop, &elog, wall_sec);
+		hc.access = uk_alog_record;
+		hc.access_ctx = &alog;
+	}
 	size_t srv_sz = http_server_mem_size(&hc);
 	void *srv_mem = alloc_or_die("the HTTP connections", srv_sz);
 	if (!loop || (rc = http_server_init(&srv, srv_mem, srv_sz, &hc, loop)) < 0 ||
@@ -386,14 +480,22 @@ unsigned uk_app_main(const struct kvm_start *st)
 	opt_spin(&o, &run.spin_ns, &run.spin_learn);
 	loop_skiff_attach_runner(loop, &run);
 	rc = loop_run(loop, &stop);
+	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
+	if (rc == 0 && drain_wanted && drain_s)
+		rc = drain(loop, drain_s);
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
 	http_server_stop(&srv);
+	if (alog.loop)
+		uk_alog_flush(&alog); /* the last batch leaves with the FINs */
 	now = plat_now();
 	tcp_poll(&tcp, now);
 	dev_tx_sync(d);
+	sk_log_flush(&elog, SK_TIME_NEVER);
 	if (opt_given(&o, OPT_STATS)) {
 		http_server_stats(&srv, print_stat, NULL);
+		if (alog.loop)
+			uk_alog_stats(&alog, print_stat, NULL);
 		loop_stats(loop, print_stat, NULL);
 	}
 	if (rc < 0 && !exit_code)

@@ -227,6 +227,11 @@ struct tcp_info {
 	uint64_t retransmits;
 };
 int tcp_info(const struct tcp_stack *st, int sock, struct tcp_info *info);
+/* Sockets that still owe the peer something (data or a FIN not yet
+ * acknowledged, a handshake or close in progress): SYN_RECEIVED,
+ * ESTABLISHED, FIN_WAIT_1, CLOSE_WAIT, CLOSING, LAST_ACK.  A graceful
+ * drain waits for 0 before the process (or guest) goes.  O(max_sockets). */
+uint32_t tcp_unfinished(const struct tcp_stack *st);
 const char *tcp_state_name(enum tcp_state s);
 
 /* Check every invariant of every socket (O(sockets); tests and fuzzers).

@@ -426,6 +426,28 @@ void tcp_set_user(struct tcp_stack *st, int s, void *user)
 		sk->user = user;
 }
 
+uint32_t tcp_unfinished(const struct tcp_stack *st)
+{
+	uint32_t n = 0;
+	for (uint32_t s = 0; s < st->cfg.max_sockets; s++) {
+		if (!st->socks[s].in_use)
+			continue;
+		switch ((enum tcp_state)st->socks[s].state) {
+		case TCP_SYN_RECEIVED:
+		case TCP_ESTABLISHED:
+		case TCP_FIN_WAIT_1:
+		case TCP_CLOSE_WAIT:
+		case TCP_CLOSING:
+		case TCP_LAST_ACK:
+			n++;
+			break;
+		default: /* LISTEN, SYN_SENT, FIN_WAIT_2, TIME_WAIT: nothing owed */
+			break;
+		}
+	}
+	return n;
+}
+
 int tcp_info(const struct tcp_stack *st, int s, struct tcp_info *in)
 {
 	if (s < 0 || (uint32_t)s >= st->cfg.max_sockets || !st->socks[s].in_use)
