@@ -73,7 +73,7 @@ help:
 	@echo "  make integration   tests/integration.sh: ping, UDP, ARP, malformed frames on tap/packet/xdp"
 	@echo "  make dev-smoke     tests/dev_smoke.sh: each device alone (no stack) against arping and ping"
 	@echo "  make http-test     tests/http.sh;  make vm-test: tests/vm.sh;  make switch-test: tests/switch.sh"
-	@echo "  make ops-test      tests/ops.sh: the access log and the graceful drain (SIGTERM), both stacks"
+	@echo "  make ops-test      tests/ops.sh: access log, drain (SIGTERM), reload (SIGHUP), error log; both stacks"
 	@echo "  make site-test     tests/site.sh: a 1,000-file tree byte-identical from skiff vm --root and both stacks"
 	@echo "  make http-diff-test  tests/http_diff.sh: static file semantics against nginx, both stacks and the unikernel"
 	@echo "  make load-test     tests/load.sh;  make linux-guest-test: tests/linux_guest.sh"
