@@ -40,10 +40,10 @@
 #             records arrive at a python socket on 127.0.0.1:PORT (QEMU's
 #             user network maps 10.0.2.2 to the host's loopback), one JSON
 #             object per line, one per request, counted as sent
-#   ops.drain  "exit 0" while a request is in flight (half its head sent) and
+#   ops.drain  "exit 5" while a request is in flight (half its head sent) and
 #             a keep-alive connection idles: the request is answered (200,
 #             Connection: close, EOF), the idle one closed, the guest drains
-#             and exits 0 ("drained in")
+#             ("drained in") and exits 5
 #   (VM_ONLY=ops tests/vm.sh runs only these four)
 #   bad-arg   an unknown guest argument: exit 1
 #   same-message.*  a bad value (max-conns=0, a multicast mac, a gw outside
@@ -176,8 +176,8 @@ vm_ops() {
 	else
 		fail ops.udp-log "$out"
 	fi
-	if [ "$drc" = 0 ] && [ "$RC" = 0 ] && grep -aq '^skiff-uk: drained in' "$LOG/ops-udp.log"; then
-		pass "ops.drain ($(tr -d '\n' <"$LOG/ops-drain.log"); $(grep -a '^skiff-uk: drained' "$LOG/ops-udp.log" | tr -d '\r'), exit 0)"
+	if [ "$drc" = 0 ] && [ "$RC" = 5 ] && grep -aq '^skiff-uk: drained in' "$LOG/ops-udp.log"; then
+		pass "ops.drain ($(tr -d '\n' <"$LOG/ops-drain.log"); $(grep -a '^skiff-uk: drained' "$LOG/ops-udp.log" | tr -d '\r'), then exit 5 as asked)"
 	else
 		fail ops.drain "client rc $drc: $(tr '\n' ' ' <"$LOG/ops-drain.log"); guest rc $RC; $(grep -a 'drain' "$LOG/ops-udp.log" | tr '\n' ' ')"
 	fi

@@ -7,7 +7,7 @@ unikernel's access log and its drain through the shutdown port).
                            appending each to OUT; prints the count
   drain HTTP CTL           on 127.0.0.1:HTTP an idle keep-alive connection
                            (one request answered) and a request in flight
-                           (half its head sent); then "exit 0" to the UDP
+                           (half its head sent); then "exit 5" to the UDP
                            port CTL; then the rest of the head: exit 0 if
                            the in-flight request got its 200 with
                            "Connection: close" and then EOF, and the idle
@@ -65,9 +65,9 @@ def read_response(s):
     return head, rest
 
 
-def exit_msg(ctl):
+def exit_msg(ctl, code=0):
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    u.sendto(b"exit 0", ("127.0.0.1", int(ctl)))
+    u.sendto(b"exit %d" % code, ("127.0.0.1", int(ctl)))
 
 
 def cmd_drain(http, ctl):
@@ -79,7 +79,7 @@ def cmd_drain(http, ctl):
     busy = socket.create_connection(("127.0.0.1", int(http)), timeout=20)
     busy.sendall(b"GET / HTTP/1.1\r\nHost: h\r\n")
     time.sleep(0.5)
-    exit_msg(ctl)
+    exit_msg(ctl, 5)  # the code outlives the drain
     time.sleep(1.0)  # the drain has begun; the request is still in flight
     busy.sendall(b"User-Agent: vm-ops-inflight\r\n\r\n")
     head, body = read_response(busy)
