@@ -1,0 +1,215 @@
+/* prom.c — see prom.h. */
+#include "prom.h"
+
+void prom_init(struct prom_out *o, char *buf, size_t cap)
+{
+	o->buf = buf;
+	o->cap = cap;
+	o->len = 0;
+	o->truncated = false;
+}
+
+/* ---- appending: a line is built in a scratch buffer, then copied whole
+ * or not at all, so a full buffer never ends inside a line ---- */
+
+struct line {
+	char b[512];
+	size_t n;
+	bool over;
+};
+
+static void l_str(struct line *l, const char *s)
+{
+	for (; *s; s++) {
+		if (l->n + 1 >= sizeof(l->b)) {
+			l->over = true;
+			return;
+		}
+		l->b[l->n++] = *s;
+	}
+}
+
+static void l_u64(struct line *l, uint64_t v)
+{
+	char d[20];
+	int nd = 0;
+	do {
+		d[nd++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	char s[21];
+	int k = 0;
+	while (nd)
+		s[k++] = d[--nd];
+	s[k] = 0;
+	l_str(l, s);
+}
+
+static void l_emit(struct prom_out *o, struct line *l)
+{
+	l_str(l, "\n");
+	if (o->truncated || l->over || o->len + l->n > o->cap) {
+		o->truncated = true;
+		return;
+	}
+	sk_memcpy(o->buf + o->len, l->b, l->n);
+	o->len += l->n;
+}
+
+/* ---- names ---- */
+
+size_t prom_name(char *out, size_t cap, const char *stat, bool counter)
+{
+	static const char prefix[] = "skiff_";
+	size_t n = 0;
+	for (const char *p = prefix; *p; p++) {
+		if (n + 1 >= cap)
+			return 0;
+		out[n++] = *p;
+	}
+	for (const char *p = stat; *p; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '_';
+		if (n + 1 >= cap)
+			return 0;
+		out[n++] = ok ? c : '_';
+	}
+	if (counter) {
+		/* A name that already ends in _total keeps one. */
+		static const char total[] = "_total";
+		size_t tl = sizeof(total) - 1;
+		if (!(n >= tl && sk_memcmp(out + n - tl, total, tl) == 0)) {
+			for (const char *p = total; *p; p++) {
+				if (n + 1 >= cap)
+					return 0;
+				out[n++] = *p;
+			}
+		}
+	}
+	out[n] = 0;
+	return n;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+/* The part after the first '.', or the whole name: "https.conns_open"
+ * and "http.conns_open" are the same kind of value. */
+static const char *after_dot(const char *s)
+{
+	for (const char *p = s; *p; p++)
+		if (*p == '.')
+			return p + 1;
+	return s;
+}
+
+bool prom_stat_is_gauge(const char *name)
+{
+	/* Levels among the --stats values, by the name their layer gives
+	 * them (http/server.c, net/iface.c, loop/spin.c).  Everything else
+	 * only ever grows. */
+	static const char *const whole[] = {
+		"arp.entries", "arp.pending", "nd.entries", "nd.pending", "ip6.addrs_usable",
+		"loop.spin_budget_ns",
+	};
+	for (unsigned i = 0; i < SK_ARRAY_LEN(whole); i++)
+		if (str_eq(name, whole[i]))
+			return true;
+	return str_eq(after_dot(name), "conns_open");
+}
+
+/* ---- metrics ---- */
+
+static void header(struct prom_out *o, const char *pname, const char *type, const char *help1,
+		   const char *help2)
+{
+	struct line l = {.n = 0};
+	l_str(&l, "# HELP ");
+	l_str(&l, pname);
+	l_str(&l, " ");
+	l_str(&l, help1);
+	if (help2)
+		l_str(&l, help2);
+	l_emit(o, &l);
+	l.n = 0;
+	l_str(&l, "# TYPE ");
+	l_str(&l, pname);
+	l_str(&l, " ");
+	l_str(&l, type);
+	l_emit(o, &l);
+}
+
+void prom_stat(void *ctx, const char *name, uint64_t value)
+{
+	struct prom_out *o = ctx;
+	bool gauge = prom_stat_is_gauge(name);
+	char pname[160];
+	if (!prom_name(pname, sizeof(pname), name, !gauge)) {
+		o->truncated = true;
+		return;
+	}
+	/* HELP texts cannot name more than the enumeration knows: point at
+	 * the --stats line this is, where the layer documents it.  The names
+	 * hold no '\\' or newline, the two characters HELP must escape. */
+	header(o, pname, gauge ? "gauge" : "counter", "skiff --stats ", name);
+	struct line l = {.n = 0};
+	l_str(&l, pname);
+	l_str(&l, " ");
+	l_u64(&l, value);
+	l_emit(o, &l);
+}
+
+void prom_hist(struct prom_out *o, const char *name, const char *unit, const char *help,
+	       const struct sk_hist *h)
+{
+	char base[160];
+	size_t n = prom_name(base, sizeof(base), name, false);
+	size_t ul = 0;
+	while (unit[ul])
+		ul++;
+	if (!n || n + 1 + ul + 1 > sizeof(base)) {
+		o->truncated = true;
+		return;
+	}
+	base[n++] = '_';
+	sk_memcpy(base + n, unit, ul + 1);
+	header(o, base, "histogram", help, NULL);
+	/* Cumulative: walk the buckets once, in order, and report the running
+	 * count at every power of two. */
+	uint64_t cum = 0;
+	uint32_t idx = 0;
+	for (int k = PROM_HIST_K_MIN; k <= PROM_HIST_K_MAX; k++) {
+		uint64_t bound = 1ull << k;
+		while (idx < SK_HIST_BUCKETS && sk_hist_bucket_lo(idx) < bound)
+			cum += h->b[idx++];
+		struct line l = {.n = 0};
+		l_str(&l, base);
+		l_str(&l, "_bucket{le=\"");
+		l_u64(&l, bound - 1);
+		l_str(&l, "\"} ");
+		l_u64(&l, cum);
+		l_emit(o, &l);
+	}
+	struct line l = {.n = 0};
+	l_str(&l, base);
+	l_str(&l, "_bucket{le=\"+Inf\"} ");
+	l_u64(&l, h->count);
+	l_emit(o, &l);
+	l.n = 0;
+	l_str(&l, base);
+	l_str(&l, "_sum ");
+	l_u64(&l, h->sum);
+	l_emit(o, &l);
+	l.n = 0;
+	l_str(&l, base);
+	l_str(&l, "_count ");
+	l_u64(&l, h->count);
+	l_emit(o, &l);
+}

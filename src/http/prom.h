@@ -1,0 +1,66 @@
+/* prom.h — the Prometheus text exposition format (version 0.0.4) for
+ * skiff's counters: what `skiff serve --metrics` and the unikernel's
+ * metrics= port answer to GET /metrics.
+ *
+ * Freestanding and allocation-free, so the hosted server and the unikernel
+ * format the same text: the caller owns the buffer, the formatter only
+ * appends.  Its input is the one enumeration every layer already has for
+ * --stats, `fn(ctx, "name", value)` (http_server_stats, tcp_stats,
+ * iface_stats, runner_stats, loop_stats, ...): prom_stat has that shape,
+ * so the list of counters is never written twice.
+ *
+ * Names: a --stats name gets the prefix "skiff_", every character outside
+ * [a-zA-Z0-9_] becomes '_' (a leading digit is impossible after the
+ * prefix), and a counter ends in "_total": http.resp_200 is
+ * skiff_http_resp_200_total.  The few --stats values that are levels, not
+ * counts (open connections, table sizes, the learned spin budget) are
+ * gauges and keep their name: prom_stat_is_gauge lists them.
+ *
+ * Histograms (base/hist.h) become Prometheus histograms: cumulative
+ * _bucket{le="2^k-1"} lines for a fixed set of powers of two, then +Inf,
+ * _sum and _count.  An sk_hist bucket never straddles a power of two, so
+ * each cumulative count is exact: the samples <= 2^k-1 (values are
+ * integers: cycles).  The set is fixed so that every scrape has the same
+ * series. */
+#ifndef HTTP_PROM_H
+#define HTTP_PROM_H
+
+#include "../base/hist.h"
+#include "../base/sk.h"
+
+/* The Content-Type of the exposition. */
+#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* Histogram bounds: le = 2^k - 1 for k in [PROM_HIST_K_MIN, PROM_HIST_K_MAX]. */
+#define PROM_HIST_K_MIN 4
+#define PROM_HIST_K_MAX 36
+
+/* Appends into buf[0 .. cap).  Invariant: len <= cap, and len < cap
+ * unless truncated (a line that did not fit is dropped whole, and every
+ * later one too, so what is there is always whole lines). */
+struct prom_out {
+	char *buf;
+	size_t cap;
+	size_t len;
+	bool truncated;
+};
+
+void prom_init(struct prom_out *o, char *buf, size_t cap);
+
+/* One --stats counter or gauge, with its # HELP and # TYPE lines.  The
+ * enumerations' callback shape: pass prom_stat and the struct prom_out. */
+void prom_stat(void *ctx, const char *name, uint64_t value);
+
+/* One histogram of integer samples (unit: what the samples count, e.g.
+ * "cycles"), named skiff_NAME_UNIT with its # HELP. */
+void prom_hist(struct prom_out *o, const char *name, const char *unit, const char *help,
+	       const struct sk_hist *h);
+
+/* Whether a --stats name is a level (gauge) rather than a count. */
+bool prom_stat_is_gauge(const char *name);
+
+/* The exposition name of a --stats name into out (NUL-terminated): its
+ * length, or 0 if it does not fit in cap. */
+size_t prom_name(char *out, size_t cap, const char *stat, bool counter);
+
+#endif
