@@ -148,13 +148,19 @@ static void print_stat(void *ctx, const char *name, uint64_t value)
 	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
 }
 
+void hoststack_stats(struct hoststack *hs, void (*fn)(void *ctx, const char *name, uint64_t v),
+		     void *ctx)
+{
+	dev_stats_each(hs->dev, fn, ctx);
+	runner_stats(&hs->loop, fn, ctx);
+	iface_stats(hs->ifc, fn, ctx);
+	if (hs->tcp)
+		tcp_stats(hs->tcp, fn, ctx);
+}
+
 void hoststack_print_stats(struct hoststack *hs, FILE *f)
 {
-	dev_print_stats(hs->dev, f);
-	runner_stats(&hs->loop, print_stat, f);
-	iface_stats(hs->ifc, print_stat, f);
-	if (hs->tcp)
-		tcp_stats(hs->tcp, print_stat, f);
+	hoststack_stats(hs, print_stat, f);
 }
 
 void hoststack_close(struct hoststack *hs)

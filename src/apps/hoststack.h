@@ -53,6 +53,9 @@ int hoststack_run(struct hoststack *hs, volatile int *stop);
 void hoststack_announce(struct hoststack *hs);
 /* "name value" lines: device, loop, interface, TCP. */
 void hoststack_print_stats(struct hoststack *hs, FILE *f);
+/* The same counters through fn (device, runner, interface, TCP). */
+void hoststack_stats(struct hoststack *hs, void (*fn)(void *ctx, const char *name, uint64_t v),
+		     void *ctx);
 void hoststack_close(struct hoststack *hs);
 
 #endif

@@ -139,10 +139,16 @@ const struct dev_stats *serve_skiff_dev_stats(struct loop *l)
 	return &owner(l)->hs.dev->stats;
 }
 
+void serve_skiff_stats(struct loop *l, void (*fn)(void *ctx, const char *name, uint64_t v),
+		       void *ctx)
+{
+	hoststack_stats(&owner(l)->hs, fn, ctx);
+	loop_stats(l, fn, ctx);
+}
+
 void serve_skiff_print_stats(struct loop *l, FILE *f)
 {
-	hoststack_print_stats(&owner(l)->hs, f);
-	loop_stats(l, print_stat, f);
+	serve_skiff_stats(l, print_stat, f);
 }
 
 uint32_t serve_skiff_unfinished(struct loop *l)

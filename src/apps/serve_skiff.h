@@ -38,6 +38,9 @@ void serve_skiff_announce(struct loop *l);
 /* The counters for --stats: hoststack_print_stats (device, runner,
  * interface, TCP), then the backend's own. */
 void serve_skiff_print_stats(struct loop *l, FILE *f);
+/* The same counters through fn. */
+void serve_skiff_stats(struct loop *l, void (*fn)(void *ctx, const char *name, uint64_t v),
+		       void *ctx);
 
 /* TCP connections whose data or FIN the peer has not yet acknowledged
  * (handshaking, ESTABLISHED, FIN_WAIT_1, CLOSE_WAIT, CLOSING, LAST_ACK).

@@ -79,12 +79,17 @@ int serve_tls_reload(struct serve_tls *t, char *err, size_t errlen)
 }
 
 /* The HTTPS server's counters under https.*, beside the plain one's http.* */
-static void print_https(void *ctx, const char *name, uint64_t v)
+struct https_names {
+	void (*fn)(void *ctx, const char *name, uint64_t v);
+	void *ctx;
+};
+
+static void rename_https(void *ctx, const char *name, uint64_t v)
 {
-	if (strncmp(name, "http.", 5) == 0)
-		fprintf(ctx, "https.%s %llu\n", name + 5, (unsigned long long)v);
-	else
-		fprintf(ctx, "https.%s %llu\n", name, (unsigned long long)v);
+	struct https_names *hn = ctx;
+	char b[96];
+	snprintf(b, sizeof(b), "https.%s", strncmp(name, "http.", 5) == 0 ? name + 5 : name);
+	hn->fn(hn->ctx, b, v);
 }
 
 static void print_plain(void *ctx, const char *name, uint64_t v)
@@ -92,16 +97,24 @@ static void print_plain(void *ctx, const char *name, uint64_t v)
 	fprintf(ctx, "%s %llu\n", name, (unsigned long long)v);
 }
 
+void serve_tls_stats(struct serve_tls *t, void (*fn)(void *ctx, const char *name, uint64_t v),
+		     void *ctx)
+{
+	if (!t->srv)
+		return;
+	struct https_names hn = {fn, ctx};
+	http_server_stats(t->srv, rename_https, &hn);
+	loop_stats(t->loop, fn, ctx);
+	tls_openssl_stats(t->ctx, fn, ctx);
+}
+
 void serve_tls_stop(struct serve_tls *t, FILE *f)
 {
 	if (!t->srv)
 		return;
 	http_server_stop(t->srv);
-	if (f) {
-		http_server_stats(t->srv, print_https, f);
-		loop_stats(t->loop, print_plain, f);
-		tls_openssl_stats(t->ctx, print_plain, f);
-	}
+	if (f)
+		serve_tls_stats(t, print_plain, f);
 }
 
 void serve_tls_free(struct serve_tls *t)

@@ -34,6 +34,10 @@ int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_s
 int serve_tls_reload(struct serve_tls *t, char *err, size_t errlen);
 /* Stop listening and print the https.* and tls.* counters (f NULL: none). */
 void serve_tls_stop(struct serve_tls *t, FILE *f);
+/* The https.*, TLS loop and tls.* counters through fn (nothing before
+ * serve_tls_start). */
+void serve_tls_stats(struct serve_tls *t, void (*fn)(void *ctx, const char *name, uint64_t v),
+		     void *ctx);
 /* Give everything back (after the inner loop stopped running). */
 void serve_tls_free(struct serve_tls *t);
 

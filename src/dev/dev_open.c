@@ -138,21 +138,30 @@ int dev_open(const char *spec, const struct dev_config *cfg, struct dev **out, c
 		       (int)(colon - spec), spec);
 }
 
+void dev_stats_each(struct dev *d, void (*fn)(void *ctx, const char *name, uint64_t v),
+		    void *ctx)
+{
+	const struct dev_stats *s = &d->stats;
+	fn(ctx, "dev.rx_frames", s->rx_frames);
+	fn(ctx, "dev.rx_bytes", s->rx_bytes);
+	fn(ctx, "dev.rx_drops", s->rx_drops);
+	fn(ctx, "dev.rx_syncs", s->rx_syncs);
+	fn(ctx, "dev.rx_syscalls", s->rx_syscalls);
+	fn(ctx, "dev.tx_frames", s->tx_frames);
+	fn(ctx, "dev.tx_bytes", s->tx_bytes);
+	fn(ctx, "dev.tx_drops", s->tx_drops);
+	fn(ctx, "dev.tx_syncs", s->tx_syncs);
+	fn(ctx, "dev.tx_syscalls", s->tx_syscalls);
+	if (d->ops->lower_drops)
+		fn(ctx, "dev.rx_lower_drops", d->ops->lower_drops(d));
+}
+
+static void print_stat(void *ctx, const char *name, uint64_t value)
+{
+	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
+}
+
 void dev_print_stats(struct dev *d, void *file)
 {
-	FILE *f = file;
-	const struct dev_stats *s = &d->stats;
-
-	fprintf(f, "dev.rx_frames %llu\n", (unsigned long long)s->rx_frames);
-	fprintf(f, "dev.rx_bytes %llu\n", (unsigned long long)s->rx_bytes);
-	fprintf(f, "dev.rx_drops %llu\n", (unsigned long long)s->rx_drops);
-	fprintf(f, "dev.rx_syncs %llu\n", (unsigned long long)s->rx_syncs);
-	fprintf(f, "dev.rx_syscalls %llu\n", (unsigned long long)s->rx_syscalls);
-	fprintf(f, "dev.tx_frames %llu\n", (unsigned long long)s->tx_frames);
-	fprintf(f, "dev.tx_bytes %llu\n", (unsigned long long)s->tx_bytes);
-	fprintf(f, "dev.tx_drops %llu\n", (unsigned long long)s->tx_drops);
-	fprintf(f, "dev.tx_syncs %llu\n", (unsigned long long)s->tx_syncs);
-	fprintf(f, "dev.tx_syscalls %llu\n", (unsigned long long)s->tx_syscalls);
-	if (d->ops->lower_drops)
-		fprintf(f, "dev.rx_lower_drops %llu\n", (unsigned long long)d->ops->lower_drops(d));
+	dev_stats_each(d, print_stat, file);
 }

@@ -23,5 +23,8 @@ int dev_open(const char *spec, const struct dev_config *cfg, struct dev **out, c
 /* One line per counter, "name value", into a FILE* passed as void* so this
  * header needs no stdio. */
 void dev_print_stats(struct dev *d, void *file);
+/* The same counters through fn (the --stats enumeration shape). */
+void dev_stats_each(struct dev *d, void (*fn)(void *ctx, const char *name, uint64_t v),
+		    void *ctx);
 
 #endif
