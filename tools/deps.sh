@@ -47,6 +47,7 @@ apache2-utils        cmd:ab
 wrk                  cmd:wrk
 nghttp2-client       cmd:h2load
 curl                 cmd:curl
+prometheus           cmd:promtool
 nginx                cmd:nginx
 qemu-system-x86      cmd:qemu-system-x86_64
 gnuplot-nox          cmd:gnuplot

@@ -40,6 +40,7 @@ int cmd_echo(int argc, char **argv);
 int cmd_switch(int argc, char **argv);
 int cmd_pktgen(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 int cmd_vm(int argc, char **argv);
 int cmd_tcp_client(int argc, char **argv);
 int cmd_load(int argc, char **argv);

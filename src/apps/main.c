@@ -15,6 +15,7 @@ static const struct command commands[] = {
 	{"switch", cmd_switch, "a learning Ethernet switch over shared memory (switch:NAME/PORT)"},
 	{"pktgen", cmd_pktgen, "send or receive raw frames at full rate; reports Mpps, Gbit/s"},
 	{"serve", cmd_serve, "HTTP/1.1 server (GET, HEAD; --root DIR) on --stack linux or skiff"},
+	{"stat", cmd_stat, "a running skiff serve's connections and counters (its control socket)"},
 	{"vm", cmd_vm, "boot the skiff unikernel under QEMU (virtio-net, user net or TAP)"},
 	{"tcp-client", cmd_tcp_client, "skiff's TCP as a client: send a payload, check the echo (sha256)"},
 	{"load", cmd_load, "HTTP/1.1 load generator (keep-alive or close) on --stack linux or skiff"},

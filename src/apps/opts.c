@@ -125,6 +125,23 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_ERROR_LOG] = {"error-log", 0, OPT_K_STR, "FILE|-", 0, 0, NULL,
 			   "write the error log to FILE (appended to; '-': standard\n"
 			   "error, the default)"},
+	[OPT_METRICS] = {"metrics", 0, OPT_K_ENDPOINT, "ADDR:PORT", 0, 0, NULL,
+			 "serve every --stats counter (and --trace's histograms) to\n"
+			 "GET /metrics in Prometheus' text format, on a kernel\n"
+			 "socket at ADDR:PORT (both stacks), loopback only unless\n"
+			 "--metrics-allow-remote.  Off unless given"},
+	[OPT_METRICS_ALLOW_REMOTE] = {"metrics-allow-remote", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+				      "let --metrics listen on an address other than\n"
+				      "127.0.0.0/8 (the counters show the traffic)"},
+	[OPT_CONTROL] = {"control", 0, OPT_K_STR, "PATH|none", 0, 0, NULL,
+			 "the control socket `skiff stat` reads (AF_UNIX, mode\n"
+			 "0600; default $XDG_RUNTIME_DIR/skiff/PID.sock, as root\n"
+			 "/run/skiff/PID.sock, else /tmp/skiff-UID/PID.sock);\n"
+			 "none: no socket"},
+	[OPT_UK_METRICS] = {"metrics", 0, OPT_K_NUM, "PORT", 1, 65535, NULL,
+			    "serve every --stats counter to GET /metrics in\n"
+			    "Prometheus' text format on TCP port PORT (skiff vm -p\n"
+			    "HOST:PORT forwards it).  Off unless given"},
 
 	[OPT_EXIT_AFTER] = {"exit-after", 0, OPT_K_NUM, "S", 1, 1000000000, NULL,
 			    "exit 0 after S seconds (a safety net for tests)"},
@@ -338,6 +355,9 @@ static const struct opt_use serve_use[] = {
 	{OPT_DRAIN_TIMEOUT, 0, "10", NULL},
 	{OPT_LOG_LEVEL, 0, "warn", NULL},
 	{OPT_ERROR_LOG, 0, NULL, NULL},
+	{OPT_METRICS, 0, NULL, NULL},
+	{OPT_METRICS_ALLOW_REMOTE, 0, NULL, NULL},
+	{OPT_CONTROL, 0, NULL, NULL},
 };
 
 const struct opt_cmd opt_cmd_serve = {
@@ -354,7 +374,8 @@ const struct opt_cmd opt_cmd_serve = {
 		"                    [--tls-redirect]]\n"
 		"                   [--access-log FILE|- [--access-log-format combined|json]]\n"
 		"                   [--drain-timeout S] [--log-level error|warn|info|debug]\n"
-		"                   [--error-log FILE|-]",
+		"                   [--error-log FILE|-]\n"
+		"                   [--metrics ADDR:PORT [--metrics-allow-remote]] [--control PATH|none]",
 	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		 "every file under DIR (mapped read-only, not copied; SIGHUP re-reads DIR).  dev,\n"
 		 "gw, ip6, gw6, mac, pcap, tcp-sndbuf, tcp-rcvbuf, tcp-cc and spin-us go with\n"
@@ -433,6 +454,7 @@ static const struct opt_use uk_use[] = {
 				     "done, or after S s (0: at once)"},
 	{OPT_LOG_LEVEL, 0, "warn", "the error log's threshold (on the console); each kind\n"
 				   "of message at most 10 a second, then a count"},
+	{OPT_UK_METRICS, 0, NULL, NULL},
 	{OPT_FAULT, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_NO_MSIX, 0, NULL, NULL},
@@ -449,6 +471,21 @@ const struct opt_cmd opt_cmd_uk = {
 	.use = uk_use,
 	.nuse = SK_ARRAY_LEN(uk_use),
 	.footer = "A bad word stops the boot with its message (exit 1).",
+};
+
+/* `skiff stat`: no options, one argument. */
+const struct opt_cmd opt_cmd_stat = {
+	.name = "stat",
+	.synopsis = "skiff stat PID|SOCKET",
+	.about = "Prints a running skiff serve's TCP connections (state, Recv-Q, Send-Q, the\n"
+		 "4-tuple, then rtt, rto, cwnd, ssthresh, windows and retransmits, as ss -tin\n"
+		 "does for Linux's) and every --stats counter, read from its control socket\n"
+		 "(serve --control).  PID: the socket at the default path of that process;\n"
+		 "SOCKET: a path.  On --stack linux the connections are the kernel's: ss -tin.",
+	.use = NULL,
+	.nuse = 0,
+	.max_args = 1,
+	.footer = "Exit 0, or 1 when nobody answers on the socket.",
 };
 
 _Static_assert(OPT_IP6_MAX <= IFACE_IP6_CFG_MAX, "every --ip6 fits the interface");
@@ -1274,6 +1311,22 @@ int opt_only_with(const struct opts *o, const uint8_t *ids, size_t n, const char
 			put(&b, what);
 			return OPT_ERROR;
 		}
+	return OPT_OK;
+}
+
+int opt_check_metrics(const struct opts *o, char *err, size_t errlen)
+{
+	const struct opt_val *m = &o->v[OPT_METRICS];
+	if (!m->given) {
+		static const uint8_t ids[] = {OPT_METRICS_ALLOW_REMOTE};
+		return opt_only_with(o, ids, sizeof(ids), "metrics", err, errlen);
+	}
+	if ((m->ip >> 24) != 127 && !o->v[OPT_METRICS_ALLOW_REMOTE].given) {
+		struct sbuf b = msg_value(err, errlen, &opt_defs[OPT_METRICS], m->str);
+		put(&b, "is not on loopback (127.0.0.0/8); add metrics-allow-remote to serve "
+			"the counters to other hosts");
+		return OPT_ERROR;
+	}
 	return OPT_OK;
 }
 

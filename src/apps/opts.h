@@ -38,6 +38,8 @@ enum opt_id {
 	OPT_TLS_REDIRECT,
 	/* in production (serve) */
 	OPT_ACCESS_LOG, OPT_ACCESS_LOG_FORMAT, OPT_DRAIN_TIMEOUT, OPT_LOG_LEVEL, OPT_ERROR_LOG,
+	/* seeing a running server (serve; the unikernel's metrics port) */
+	OPT_METRICS, OPT_METRICS_ALLOW_REMOTE, OPT_CONTROL, OPT_UK_METRICS,
 	/* the unikernel */
 	OPT_EXIT_AFTER, OPT_SHUTDOWN_PORT, OPT_FAULT, OPT_NO_MSIX, OPT_NO_EVENT_IDX,
 	OPT_UK_ACCESS_LOG,
@@ -101,7 +103,7 @@ struct opt_cmd {
 };
 
 extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_cmd_serve,
-	opt_cmd_load, opt_cmd_uk;
+	opt_cmd_load, opt_cmd_uk, opt_cmd_stat;
 
 /* A value.  Which fields mean something depends on the kind. */
 /* The value of an OPT_K_NUM given as its word (spin-us auto). */
@@ -170,6 +172,10 @@ int opt_check_stack(struct opts *o, char *err, size_t errlen);
  * For options that only make sense with another (stack skiff). */
 int opt_only_with(const struct opts *o, const uint8_t *ids, size_t n, const char *what,
 		  char *err, size_t errlen);
+
+/* --metrics ADDR:PORT: ADDR on loopback (127.0.0.0/8) unless
+ * --metrics-allow-remote, which goes only with --metrics. */
+int opt_check_metrics(const struct opts *o, char *err, size_t errlen);
 
 /* The help text, written in pieces through w. */
 typedef void opt_write_fn(void *ctx, const char *s, size_t n);

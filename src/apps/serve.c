@@ -22,6 +22,7 @@
 #include "access_log.h"
 #include "cli.h"
 #include "hoststack.h"
+#include "serve_admin.h"
 #include "serve_files.h"
 #include "serve_skiff.h"
 #include "serve_tls.h"
@@ -396,6 +397,7 @@ int cmd_serve(int argc, char **argv)
 			cfg.max_conns = cap;
 		}
 	}
+	cli_check(opt_check_metrics(&o, err, sizeof(err)), "serve", err);
 	const char *alog_path = opt_str(&o, OPT_ACCESS_LOG);
 	if (!alog_path && opt_given(&o, OPT_ACCESS_LOG_FORMAT))
 		cli_usage_error("serve", "access-log-format goes with access-log");
@@ -513,6 +515,13 @@ int cmd_serve(int argc, char **argv)
 		loop_timer_set(loop, &watch.timer, plat_now() + SK_NS_PER_S);
 	}
 
+	/* --metrics and the control socket (apps/admin.h): they read the
+	 * counters in place, on this thread. */
+	static struct serve_view view;
+	view = (struct serve_view){.srv = srv, .tls = tls_on ? &tls : NULL, .alog = alog, .fc = fc,
+				   .loop = loop, .on_skiff = on_skiff, .trace = cfg.trace};
+	struct admin *adm = serve_admin_start(&view, &o);
+
 	char ipb[16], devb[160] = " dev=kernel";
 	cli_format_ipv4(cfg.addr, ipb);
 	if (on_skiff) {
@@ -539,6 +548,13 @@ int cmd_serve(int argc, char **argv)
 		printf(" root=%s ", root);
 		print_root("", fc);
 	}
+	if (opt_given(&o, OPT_METRICS)) {
+		char mb[16];
+		cli_format_ipv4(o.v[OPT_METRICS].ip, mb);
+		printf(" metrics=%s:%u", mb, (unsigned)o.v[OPT_METRICS].num);
+	}
+	if (admin_control_path(adm))
+		printf(" control=%s", admin_control_path(adm));
 	printf("\n");
 	fflush(stdout);
 
@@ -551,25 +567,13 @@ int cmd_serve(int argc, char **argv)
 	if (loop_timer_armed(&dc.log_timer))
 		loop_timer_cancel(loop, &dc.log_timer);
 	http_server_stop(srv);
+	admin_close(adm);
 	if (tls_on)
-		serve_tls_stop(&tls, stats ? stdout : NULL);
+		serve_tls_stop(&tls, NULL);
 	access_log_close(alog); /* its last batch, before the counters are printed */
 	elog_close();           /* the counts still held back, likewise */
-	if (stats) {
-		http_server_stats(srv, print_stat, stdout);
-		if (alog)
-			access_log_stats(alog, print_stat, stdout);
-		elog_stats(print_stat, stdout);
-		if (fc) {
-			struct file_cache_info fi;
-			file_cache_info(fc, &fi);
-			print_stat(stdout, "files.truncated_pages", fi.truncated_pages);
-		}
-		if (on_skiff)
-			serve_skiff_print_stats(loop, stdout);
-		else
-			loop_stats(loop, print_stat, stdout);
-	}
+	if (stats)
+		serve_view_stats(&view, print_stat, stdout); /* the list /metrics serves */
 	if (tracing)
 		trace_print(&cal, srv, loop, on_skiff, stdout);
 	fflush(stdout);

@@ -151,6 +151,69 @@ void serve_skiff_print_stats(struct loop *l, FILE *f)
 	serve_skiff_stats(l, print_stat, f);
 }
 
+void serve_skiff_set_side(struct loop *l, int fd, void (*fn)(void *ctx, sk_time_ns now),
+			  void *ctx)
+{
+	struct runner *r = &owner(l)->hs.loop;
+	r->side_fd = fd;
+	r->side_ctx = ctx;
+	r->side_next = 0;
+	r->on_side = fn;
+}
+
+/* ss's short state names. */
+static const char *ss_state(enum tcp_state s)
+{
+	switch (s) {
+	case TCP_LISTEN: return "LISTEN";
+	case TCP_SYN_SENT: return "SYN-SENT";
+	case TCP_SYN_RECEIVED: return "SYN-RECV";
+	case TCP_ESTABLISHED: return "ESTAB";
+	case TCP_FIN_WAIT_1: return "FIN-WAIT-1";
+	case TCP_FIN_WAIT_2: return "FIN-WAIT-2";
+	case TCP_CLOSE_WAIT: return "CLOSE-WAIT";
+	case TCP_CLOSING: return "CLOSING";
+	case TCP_LAST_ACK: return "LAST-ACK";
+	case TCP_TIME_WAIT: return "TIME-WAIT";
+	default: return "UNCONN";
+	}
+}
+
+void serve_skiff_conns(struct loop *l, FILE *f)
+{
+	struct serve_skiff *ss = owner(l);
+	uint32_t n = 0;
+	fprintf(f, "# connections (skiff's TCP)\n");
+	fprintf(f, "%-11s %7s %7s %-40s %-40s\n", "State", "Recv-Q", "Send-Q",
+		"Local Address:Port", "Peer Address:Port");
+	for (uint32_t s = 0; s < ss->tcp_sockets; s++) {
+		struct tcp_info ti;
+		if (tcp_info(ss->hs.tcp, (int)s, &ti) < 0)
+			continue;
+		n++;
+		char la[OPT_ADDR_STRLEN], ra[OPT_ADDR_STRLEN];
+		opt_format_addr(&ti.laddr, ti.lport, la);
+		if (ti.state == TCP_LISTEN)
+			snprintf(ra, sizeof(ra), "*:*");
+		else
+			opt_format_addr(&ti.raddr, ti.rport, ra);
+		fprintf(f, "%-11s %7u %7u %-40s %-40s\n", ss_state(ti.state), ti.unread,
+			ti.unacked + ti.unsent, la, ra);
+		if (ti.state == TCP_LISTEN)
+			continue;
+		fprintf(f, "\t%s%s", ti.ts ? "ts " : "", ti.sack ? "sack " : "");
+		if (ti.ws)
+			fprintf(f, "wscale:%u,%u ", ti.snd_wscale, ti.rcv_wscale);
+		fprintf(f,
+			"rto:%u rtt:%u.%03u mss:%u cwnd:%u ssthresh:%u snd_wnd:%u rcv_wnd:%u "
+			"unacked:%u unsent:%u retrans:%llu\n",
+			ti.rto_ms, ti.srtt_us / 1000, ti.srtt_us % 1000, ti.snd_mss, ti.cwnd,
+			ti.ssthresh, ti.snd_wnd, ti.rcv_wnd, ti.unacked, ti.unsent,
+			(unsigned long long)ti.retransmits);
+	}
+	fprintf(f, "# %u sockets of %u\n", n, ss->tcp_sockets);
+}
+
 uint32_t serve_skiff_unfinished(struct loop *l)
 {
 	return tcp_unfinished(owner(l)->hs.tcp);

@@ -49,6 +49,15 @@ void serve_skiff_stats(struct loop *l, void (*fn)(void *ctx, const char *name, u
  * reach 0 before it exits.  O(sockets): for the end of a drain only. */
 uint32_t serve_skiff_unfinished(struct loop *l);
 
+/* Wait on fd too, and run fn(ctx, now) when it is readable (runner.h's
+ * side fd): the admin sockets (apps/admin.h). */
+void serve_skiff_set_side(struct loop *l, int fd, void (*fn)(void *ctx, sk_time_ns now),
+			  void *ctx);
+
+/* Every TCP socket of the engine, one line each as `ss -tin` shows
+ * them, for `skiff stat`: one walk of the pool per call. */
+void serve_skiff_conns(struct loop *l, FILE *f);
+
 /* The device's counters (for --trace's system calls per request). */
 const struct dev_stats *serve_skiff_dev_stats(struct loop *l);
 

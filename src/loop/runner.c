@@ -75,6 +75,10 @@ int runner_run(struct runner *r, volatile int *stop)
 		r->turns++;
 		if (r->on_turn)
 			r->on_turn(r->ctx, now);
+		if (sk_unlikely(r->on_side != NULL) && now >= r->side_next) {
+			r->side_next = now + RUNNER_SIDE_EVERY_NS;
+			r->on_side(r->side_ctx, now);
+		}
 		struct sk_trace *tr = r->trace;
 		/* --trace: the device's rx sync per frame it brought (its system
 		 * call, if any, and the copy into the ring), then the stack's
@@ -119,7 +123,8 @@ int runner_run(struct runner *r, volatile int *stop)
 		/* Park until a frame or the next deadline.  --trace: from here to
 		 * running again after a frame woke us, idle time included. */
 		uint64_t t_park = sk_trace_begin(tr);
-		struct plat_wake w = {.fd = dev_poll_fd(d), .ctx = d};
+		struct plat_wake w = {.fd = dev_poll_fd(d), .ctx = d,
+				      .has_side = r->on_side != NULL, .side_fd = r->side_fd};
 		if (d->ops->irq_arm) {
 			w.arm = wake_arm;
 			w.disarm = wake_disarm;
@@ -137,6 +142,9 @@ int runner_run(struct runner *r, volatile int *stop)
 			sk_trace_end(tr, SK_TR_park_wake, t_park, 1);
 		} else if (woke == PLAT_WOKE_TIMER) {
 			r->wakeups_timer++;
+		} else if (woke == PLAT_WOKE_SIDE) {
+			r->wakeups_other++;
+			r->side_next = 0; /* look at it on the next turn */
 		} else {
 			r->wakeups_other++;
 		}

@@ -34,6 +34,8 @@
 
 struct runner;
 
+#define RUNNER_SIDE_EVERY_NS (10 * SK_NS_PER_MS)
+
 /* Socket events popped from the TCP engine this turn. */
 typedef void (*runner_tcp_fn)(void *ctx, struct runner *r, const struct tcp_event *ev, int n,
 			      sk_time_ns now);
@@ -60,6 +62,15 @@ struct runner {
 				      * (exit-after); 0 = SK_TIME_NEVER */
 	struct sk_trace *trace;      /* --trace (base/hist.h): the device and park
 				      * stages are timed into it; NULL: off */
+	/* Optional: a second thing to wait on besides the device (hosted: the
+	 * admin sockets' epoll fd, apps/admin.h).  on_side(side_ctx, now) runs
+	 * when a park ends on side_fd, and while the runner is too busy to
+	 * park at most every RUNNER_SIDE_EVERY_NS: one compare per turn,
+	 * nothing per frame or request.  on_side NULL: none. */
+	void (*on_side)(void *side_ctx, sk_time_ns now);
+	void *side_ctx;
+	int side_fd;
+	sk_time_ns side_next;        /* the runner's: the next look while busy */
 	/* set when runner_run returns < 0 */
 	const char *err_what;        /* "rx", "tx" or "park" */
 	int err;                     /* the negative code */

@@ -51,6 +51,11 @@ static inline void plat_relax(void)
  * PLAT_PARK_POLL_NS: the caller then polls the device at 1 kHz. */
 struct plat_wake {
 	int fd;
+	/* hosted: a second fd to wait on (the admin socket set, apps/admin.h),
+	 * valid when has_side; its readiness ends the park as PLAT_WOKE_SIDE.
+	 * kvm: ignored. */
+	bool has_side;
+	int side_fd;
 	bool (*arm)(void *ctx);
 	void (*disarm)(void *ctx);
 	void *ctx;
@@ -65,6 +70,7 @@ enum plat_woke {
 	PLAT_WOKE_TIMER,    /* the deadline */
 	PLAT_WOKE_OTHER,    /* a signal, another interrupt: look again */
 	PLAT_WOKE_STOP,     /* *stop was set: the caller returns */
+	PLAT_WOKE_SIDE,     /* only the side fd (plat_wake.side_fd) */
 };
 
 /* Sleep until the device in w has work, `deadline` (plat_now() units;

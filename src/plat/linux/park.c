@@ -35,11 +35,14 @@ void plat_stopsig_release(const struct plat_stopsig *s)
 
 int plat_park(sk_time_ns deadline, const struct plat_wake *w, volatile int *stop)
 {
-	struct pollfd pfd = {.fd = w ? w->fd : -1, .events = POLLIN};
+	/* The device first; the side fd, if any, after it (a negative fd is
+	 * ignored by ppoll). */
+	struct pollfd pfd[2] = {{.fd = w ? w->fd : -1, .events = POLLIN},
+				{.fd = w && w->has_side ? w->side_fd : -1, .events = POLLIN}};
 	sk_time_ns now = plat_now();
 	if (deadline <= now)
 		return PLAT_WOKE_NONE;
-	if (pfd.fd < 0 && deadline - now > PLAT_PARK_POLL_NS)
+	if (pfd[0].fd < 0 && deadline - now > PLAT_PARK_POLL_NS)
 		deadline = now + PLAT_PARK_POLL_NS; /* nothing would wake us: poll */
 	struct timespec ts, *tsp = NULL;
 	if (deadline != SK_TIME_NEVER) {
@@ -51,11 +54,11 @@ int plat_park(sk_time_ns deadline, const struct plat_wake *w, volatile int *stop
 	struct plat_stopsig s;
 	if (!plat_stopsig_hold(&s, stop))
 		return PLAT_WOKE_STOP;
-	int r = ppoll(&pfd, pfd.fd >= 0 ? 1 : 0, tsp, &s.wait);
+	int r = ppoll(pfd, 2, tsp, &s.wait);
 	int err = errno;
 	plat_stopsig_release(&s);
 	if (r > 0)
-		return PLAT_WOKE_FRAME;
+		return pfd[0].revents ? PLAT_WOKE_FRAME : PLAT_WOKE_SIDE;
 	if (r == 0)
 		return PLAT_WOKE_TIMER;
 	if (err == EINTR)
