@@ -16,3 +16,9 @@ http-diff-test: all
 .PHONY: ops-test
 ops-test: all
 	tests/ops.sh $(BUILD)/skiff
+
+# `make metrics-test`: --metrics (checked with promtool) and skiff stat on
+# --stack linux and --stack skiff (tests/metrics.sh; needs root).
+.PHONY: metrics-test
+metrics-test: all
+	tests/metrics.sh $(BUILD)/skiff

@@ -58,37 +58,75 @@ static void l_emit(struct prom_out *o, struct line *l)
 
 /* ---- names ---- */
 
-size_t prom_name(char *out, size_t cap, const char *stat, bool counter)
+/* Whole tokens ('_'-separated) of a --stats name that Prometheus' rules
+ * (promtool's lint) read as abbreviated units, and what they mean here:
+ * "us" in not_for_us is this host; "ns" inside a name is ND's Neighbor
+ * Solicitation; a final "ns" is nanoseconds, exported in seconds (the
+ * base unit) by prom_stat. */
+static const char *token_for(const char *t, size_t n, bool last, bool *in_ns)
+{
+	if (n == 2 && t[0] == 'u' && t[1] == 's')
+		return "self";
+	if (n == 2 && t[0] == 'n' && t[1] == 's') {
+		if (last) {
+			*in_ns = true;
+			return "seconds";
+		}
+		return "solicit";
+	}
+	return NULL;
+}
+
+static size_t name_of(char *out, size_t cap, const char *stat, bool counter, bool *in_ns)
 {
 	static const char prefix[] = "skiff_";
 	size_t n = 0;
+	*in_ns = false;
 	for (const char *p = prefix; *p; p++) {
 		if (n + 1 >= cap)
 			return 0;
 		out[n++] = *p;
 	}
-	for (const char *p = stat; *p; p++) {
-		char c = *p;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			  (c >= '0' && c <= '9') || c == '_';
-		if (n + 1 >= cap)
+	for (const char *p = stat; *p;) {
+		/* One token: up to the next character that becomes '_'. */
+		const char *q = p;
+		while (*q && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+			      (*q >= '0' && *q <= '9')))
+			q++;
+		const char *t = token_for(p, (size_t)(q - p), *q == 0, in_ns);
+		size_t tl = t ? 0 : (size_t)(q - p);
+		if (t)
+			while (t[tl])
+				tl++;
+		if (n + tl + 1 >= cap)
 			return 0;
-		out[n++] = ok ? c : '_';
+		sk_memcpy(out + n, t ? t : p, tl);
+		n += tl;
+		if (*q) {
+			out[n++] = '_';
+			q++;
+		}
+		p = q;
 	}
 	if (counter) {
 		/* A name that already ends in _total keeps one. */
 		static const char total[] = "_total";
 		size_t tl = sizeof(total) - 1;
 		if (!(n >= tl && sk_memcmp(out + n - tl, total, tl) == 0)) {
-			for (const char *p = total; *p; p++) {
-				if (n + 1 >= cap)
-					return 0;
-				out[n++] = *p;
-			}
+			if (n + tl + 1 > cap)
+				return 0;
+			sk_memcpy(out + n, total, tl);
+			n += tl;
 		}
 	}
 	out[n] = 0;
 	return n;
+}
+
+size_t prom_name(char *out, size_t cap, const char *stat, bool counter)
+{
+	bool in_ns;
+	return name_of(out, cap, stat, counter, &in_ns);
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -151,7 +189,8 @@ void prom_stat(void *ctx, const char *name, uint64_t value)
 	struct prom_out *o = ctx;
 	bool gauge = prom_stat_is_gauge(name);
 	char pname[160];
-	if (!prom_name(pname, sizeof(pname), name, !gauge)) {
+	bool in_ns;
+	if (!name_of(pname, sizeof(pname), name, !gauge, &in_ns)) {
 		o->truncated = true;
 		return;
 	}
@@ -162,7 +201,17 @@ void prom_stat(void *ctx, const char *name, uint64_t value)
 	struct line l = {.n = 0};
 	l_str(&l, pname);
 	l_str(&l, " ");
-	l_u64(&l, value);
+	if (in_ns) {
+		/* Nanoseconds as seconds, exactly: whole part, nine decimals. */
+		l_u64(&l, value / SK_NS_PER_S);
+		char frac[11] = ".000000000";
+		uint64_t f = value % SK_NS_PER_S;
+		for (int i = 9; i >= 1; i--, f /= 10)
+			frac[i] = (char)('0' + f % 10);
+		l_str(&l, frac);
+	} else {
+		l_u64(&l, value);
+	}
 	l_emit(o, &l);
 }
 

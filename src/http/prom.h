@@ -12,7 +12,11 @@
  * Names: a --stats name gets the prefix "skiff_", every character outside
  * [a-zA-Z0-9_] becomes '_' (a leading digit is impossible after the
  * prefix), and a counter ends in "_total": http.resp_200 is
- * skiff_http_resp_200_total.  The few --stats values that are levels, not
+ * skiff_http_resp_200_total.  Two tokens Prometheus' lint reads as unit
+ * abbreviations are spelled out: "us" (eth.not_for_us: this host) becomes
+ * "self", "ns" inside a name (nd.ns_rx: Neighbor Solicitations) becomes
+ * "solicit", and a final "ns" (loop.spin_budget_ns: nanoseconds) becomes
+ * "seconds", the value printed in seconds with nine decimals.  The few --stats values that are levels, not
  * counts (open connections, table sizes, the learned spin budget) are
  * gauges and keep their name: prom_stat_is_gauge lists them.
  *

@@ -27,6 +27,15 @@ static void test_names(void **state)
 	assert_string_equal(b, "skiff_arp_entries");
 	assert_true(prom_name(b, sizeof(b), "x_total", true) > 0);
 	assert_string_equal(b, "skiff_x_total");
+	/* Tokens that read as unit abbreviations, spelled out. */
+	assert_true(prom_name(b, sizeof(b), "eth.not_for_us", true) > 0);
+	assert_string_equal(b, "skiff_eth_not_for_self_total");
+	assert_true(prom_name(b, sizeof(b), "nd.dad_ns_tx", true) > 0);
+	assert_string_equal(b, "skiff_nd_dad_solicit_tx_total");
+	assert_true(prom_name(b, sizeof(b), "loop.spin_budget_ns", false) > 0);
+	assert_string_equal(b, "skiff_loop_spin_budget_seconds");
+	assert_true(prom_name(b, sizeof(b), "loop.nsx_usb", true) > 0);
+	assert_string_equal(b, "skiff_loop_nsx_usb_total");
 	/* Too long for the buffer: 0, never a cut name. */
 	assert_int_equal(prom_name(b, 10, "http.resp_200", true), 0);
 	assert_int_equal(prom_name(b, 26, "http.resp_200", true), 25);
@@ -50,9 +59,10 @@ static void test_stat_lines(void **state)
 	(void)state;
 	char buf[1024];
 	struct prom_out o;
-	prom_init(&o, buf, sizeof(buf));
+	prom_init(&o, buf, sizeof(buf) - 1);
 	prom_stat(&o, "http.requests", 18446744073709551615ull);
 	prom_stat(&o, "http.conns_open", 3);
+	prom_stat(&o, "loop.spin_budget_ns", 1234567890);
 	assert_false(o.truncated);
 	buf[o.len] = 0;
 	assert_string_equal(buf,
@@ -61,7 +71,10 @@ static void test_stat_lines(void **state)
 			    "skiff_http_requests_total 18446744073709551615\n"
 			    "# HELP skiff_http_conns_open skiff --stats http.conns_open\n"
 			    "# TYPE skiff_http_conns_open gauge\n"
-			    "skiff_http_conns_open 3\n");
+			    "skiff_http_conns_open 3\n"
+			    "# HELP skiff_loop_spin_budget_seconds skiff --stats loop.spin_budget_ns\n"
+			    "# TYPE skiff_loop_spin_budget_seconds gauge\n"
+			    "skiff_loop_spin_budget_seconds 1.234567890\n");
 }
 
 /* The value after `key ` on its line, or -1. */

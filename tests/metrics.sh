@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# tests/metrics.sh BIN [TARGET...] — seeing into a running `skiff serve`:
+# --metrics (Prometheus) and `skiff stat` (the control socket), on each
+# TARGET (default both), in the topologies of tests/ops.sh:
+#   linux      --stack linux; server and clients in namespaces srv and cli
+#   skiff:tap  --stack skiff --dev tap:sk0; one namespace
+#
+#   metrics.format   GET /metrics on 127.0.0.1:9100 in the server's namespace
+#                    passes `promtool check metrics` (Prometheus' own rules)
+#                    and tests/metrics_check.py's reading of the format
+#                    (HELP/TYPE before samples, _total on counters,
+#                    cumulative histogram buckets, +Inf = _count)
+#   metrics.grow     two scrapes 1 s apart while ab -k -c 64 runs: requests
+#                    (and on skiff's stack TCP segments and device frames)
+#                    grow between them; after ab, http.requests counts at
+#                    least every request ab completed
+#   metrics.trace    with --trace: the request-path histograms are there and
+#                    the http_request one has samples
+#   metrics.http     404 for another path, 405 for POST, HEAD has no body
+#   metrics.remote   --metrics off loopback is refused (exit 2, a message),
+#                    and so is --metrics-allow-remote alone
+#   stat.conns       (skiff:tap) 6 keep-alive connections held open by a
+#                    python client: `skiff stat PID` lists each one ESTAB
+#                    with its peer address and port and rtt/rto/cwnd, and
+#                    the counters; (linux) stat answers and points at ss
+#   stat.socket      the control socket is mode 0600, gone after exit;
+#                    `skiff stat --help` exits 0, a PID nobody serves 1
+# About 15 s per target.  Prints PASS/FAIL per check, ends with
+# "metrics: N passed, N failed".
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+SKT_SUITE=metrics
+export PYTHONDONTWRITEBYTECODE=1
+
+usage() { echo "usage: $0 path/to/skiff [linux] [skiff:tap]" >&2; exit 2; }
+BIN=${1:-}
+[ -n "$BIN" ] || usage
+shift
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap)
+for t in "${TARGETS[@]}"; do
+	case $t in linux | skiff:tap) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+done
+skt_check_bin "$BIN" || exit 2
+BIN=$(readlink -f "$BIN")
+if ! skt_need setup curl ab promtool python3; then
+	summary
+	exit 1
+fi
+
+SRV_IP=198.18.0.2
+CLI_IP=198.18.0.1
+URL=http://$SRV_IP/
+MURL=http://127.0.0.1:9100/metrics
+WORK=$(mktemp -d /tmp/skiff-metrics.XXXXXX)
+MC=$HERE/metrics_check.py
+SRV_PID=
+NS_C= NS_S= IF_C=
+SERVE=()
+
+on_exit() {
+	skt_cleanup
+	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${METRICS_KEEP_LOGS:-}" ]; then
+		rm -rf "$WORK"
+	else
+		echo "metrics: logs kept in $WORK"
+	fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
+S() { timeout "${T:-60}" ip netns exec "$NS_S" "$@"; }
+
+setup_target() {
+	skt_cleanup_stale
+	case $TGT in
+	linux) skt_topo_veth on "$SRV_IP/24" ;;
+	skiff:tap) skt_topo_tap tap sk0 ;;
+	esac || return 1
+	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
+	case $TGT in
+	linux) SERVE=(--stack linux) ;;
+	*) SERVE=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	esac
+}
+
+# start_server NAME ARGS...: wait for the listening line and a first answer.
+start_server() {
+	local name=$1 i
+	shift
+	SRV_LOG=$WORK/${TGT/:/-}-$name.log
+	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 "$@" >"$SRV_LOG" 2>&1 &
+	SRV_PID=$!
+	SKT_PIDS+=("$SRV_PID")
+	for ((i = 0; i < 200; i++)); do
+		grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null && break
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		C curl -s -o /dev/null --max-time 1 "$URL" && return 0
+		sleep 0.1
+	done
+	fail "$name.start" "no answer: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+	return 1
+}
+
+stop_server() {
+	kill -INT "$SRV_PID" 2>/dev/null
+	if ! skt_wait_exit "$SRV_PID" 5; then
+		kill -KILL "$SRV_PID" 2>/dev/null
+		wait "$SRV_PID" 2>/dev/null
+		fail "$1.exit" "still running 5 s after SIGINT"
+		SKT_PIDS=()
+		return 1
+	fi
+	SKT_PIDS=()
+	if [ "$SKT_RC" -ne 0 ]; then
+		fail "$1.exit" "exit status $SKT_RC: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+scrape() { S curl -s --max-time 5 -o "$1" -w '%{http_code}' "$MURL"; }
+val() { python3 "$MC" value "$1" "$2" 2>/dev/null || echo -1; }
+
+check_metrics() {
+	local m1=$WORK/m1.txt m2=$WORK/m2.txt m3=$WORK/m3.txt ab=$WORK/ab.out abpid out code
+	start_server metrics --metrics 127.0.0.1:9100 --trace || return
+	T=60 C ab -q -k -c 64 -t 4 -n 100000000 "$URL" >"$ab" 2>&1 &
+	abpid=$!
+	sleep 1.2
+	code=$(scrape "$m1")
+	sleep 1
+	scrape "$m2" >/dev/null
+	wait "$abpid"
+	scrape "$m3" >/dev/null
+
+	if [ "$code" != 200 ]; then
+		fail metrics.format "GET /metrics: HTTP $code"
+	elif ! out=$(promtool check metrics <"$m1" 2>&1); then
+		fail metrics.format "promtool: $out"
+	elif ! out=$(python3 "$MC" parse "$m1" 2>&1); then
+		fail metrics.format "metrics_check: $out"
+	else
+		pass "metrics.format (promtool check metrics: clean; $out)"
+	fi
+
+	local r1 r2 r3 done names=(skiff_http_requests_total) n bad=
+	[ "$TGT" = linux ] || names+=(skiff_tcp_seg_in_total skiff_dev_rx_frames_total)
+	for n in "${names[@]}"; do
+		r1=$(val "$m1" "$n") r2=$(val "$m2" "$n")
+		[ "$r1" -gt 0 ] && [ "$r2" -gt "$r1" ] || bad+=" $n: $r1 -> $r2"
+	done
+	r1=$(val "$m1" skiff_http_requests_total) r2=$(val "$m2" skiff_http_requests_total)
+	r3=$(val "$m3" skiff_http_requests_total)
+	done=$(awk '/^Complete requests:/ {print $3}' "$ab")
+	if [ -n "$bad" ]; then
+		fail metrics.grow "did not grow during ab:$bad"
+	elif [ -z "$done" ] || [ "$r3" -lt "$done" ]; then
+		fail metrics.grow "after ab: http.requests $r3 < ab's $done completed"
+	else
+		pass "metrics.grow (${names[*]} grew; requests $r1 -> $r2 in 1 s under ab -k -c 64; $r3 >= ab's $done)"
+	fi
+
+	n=$(val "$m3" skiff_trace_http_request_cycles_count)
+	if [ "$n" -gt 0 ] && grep -q '^skiff_trace_http_request_cycles_bucket{le="+Inf"} ' "$m3"; then
+		pass "metrics.trace (skiff_trace_http_request_cycles: $n samples)"
+	else
+		fail metrics.trace "http_request histogram: count $n"
+	fi
+
+	local c404 c405 hl
+	c404=$(S curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:9100/nope)
+	c405=$(S curl -s -o /dev/null -w '%{http_code}' -X POST "$MURL")
+	hl=$(S curl -s -I "$MURL" | tr -d '\r' | awk -F': ' 'tolower($1) == "content-type" {print $2}')
+	if [ "$c404" = 404 ] && [ "$c405" = 405 ] && [[ $hl == "text/plain; version=0.0.4"* ]]; then
+		pass "metrics.http (404, 405, HEAD: $hl)"
+	else
+		fail metrics.http "other path $c404, POST $c405, HEAD content-type '$hl'"
+	fi
+	stop_server metrics
+}
+
+check_remote() {
+	local out rc
+	out=$(S "$BIN" serve "${SERVE[@]}" --port 81 --metrics $SRV_IP:9100 2>&1)
+	rc=$?
+	if [ $rc -ne 2 ] || [[ $out != *"not on loopback"* ]]; then
+		fail metrics.remote "off loopback: exit $rc: $out"
+		return
+	fi
+	out=$(S "$BIN" serve "${SERVE[@]}" --port 81 --metrics-allow-remote 2>&1)
+	rc=$?
+	if [ $rc -ne 2 ] || [[ $out != *"goes with metrics"* ]]; then
+		fail metrics.remote "allow-remote alone: exit $rc: $out"
+		return
+	fi
+	pass "metrics.remote (exit 2: $(echo "$out" | head -n 1))"
+}
+
+check_stat() {
+	local hold=$WORK/hold.out st=$WORK/stat.out fifo=$WORK/hold.in ports sock mode out
+	start_server stat || return
+	sock=$(sed -n 's/.* control=\([^ ]*\).*/\1/p' "$SRV_LOG")
+	mode=$(stat -c %a "$sock" 2>/dev/null)
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	C python3 "$MC" hold $SRV_IP 80 6 <"$fifo" >"$hold" 2>&1 &
+	local hpid=$!
+	exec 7>"$fifo"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^ports ' "$hold" && break
+		sleep 0.05
+	done
+	ports=$(sed -n 's/^ports //p' "$hold" | tr ' ' ',')
+	S "$BIN" stat "$SRV_PID" >"$st" 2>&1
+	local rc=$?
+	exec 7>&-
+	wait "$hpid"
+	if [ $rc -ne 0 ]; then
+		fail stat.conns "skiff stat $SRV_PID: exit $rc: $(head -n 3 "$st" | tr '\n' ' ')"
+	elif [ -z "$ports" ]; then
+		fail stat.conns "the client held no connections: $(tr '\n' ' ' <"$hold")"
+	elif [ "$TGT" = linux ]; then
+		if grep -q "ss -tin" "$st" && grep -q '^http.requests ' "$st"; then
+			pass "stat.conns (kernel's stack: points at ss -tin, and the counters)"
+		else
+			fail stat.conns "$(head -n 5 "$st" | tr '\n' ' ')"
+		fi
+	elif out=$(python3 "$MC" stat "$st" "$CLI_IP" "$ports" 2>&1); then
+		pass "stat.conns ($out: $(grep -c '^ESTAB' "$st") ESTAB lines, ports $ports)"
+	else
+		fail stat.conns "$out; stat said: $(head -n 12 "$st" | tr '\n' '|')"
+	fi
+	stop_server stat || return
+	if [ "$mode" = 600 ] && [ ! -e "$sock" ]; then
+		pass "stat.socket ($sock mode $mode, removed at exit)"
+	else
+		fail stat.socket "'$sock' mode '$mode', exists after exit: $([ -e "$sock" ] && echo yes || echo no)"
+	fi
+}
+
+check_stat_cli() {
+	local rc
+	"$BIN" stat --help >"$WORK/stat-help" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] || ! grep -q '^usage: skiff stat PID|SOCKET' "$WORK/stat-help"; then
+		fail stat.cli "stat --help: exit $rc: $(head -n 2 "$WORK/stat-help")"
+		return
+	fi
+	"$BIN" stat 999999999 >/dev/null 2>&1
+	rc=$?
+	if [ $rc -ne 1 ]; then
+		fail stat.cli "stat of a PID nobody serves: exit $rc (want 1)"
+		return
+	fi
+	pass "stat.cli (--help 0, nobody there 1)"
+}
+
+run_target() {
+	TGT=$1
+	SKT_SCOPE=$TGT
+	local t0=$SECONDS
+	if ! setup_target; then
+		fail setup "cannot create the topology"
+		skt_cleanup
+		return
+	fi
+	check_metrics
+	check_remote
+	check_stat
+	skt_cleanup
+	echo "--- $TGT: $((SECONDS - t0)) s"
+}
+
+check_stat_cli
+for t in "${TARGETS[@]}"; do
+	run_target "$t"
+done
+SKT_SCOPE=
+summary
