@@ -15,6 +15,10 @@
 #             Connection: close, 1.0 keep-alive, pipelining); `ab -k -n 5000
 #             -c 8` and `ab -n 1000 -c 4` (issue 6's acceptance counts) with 0
 #             failed; the whole bad-request corpus gets its statuses and a close
+#   metrics   metrics=9100 on the same guest through -p PORT:9100: GET
+#             /metrics passes `promtool check metrics` and
+#             tests/metrics_check.py, and http.requests grows by the
+#             requests made between two scrapes
 #   idle      parked (sti; hlt) the QEMU process uses little CPU, with TCP
 #             listening and the connections above in TIME_WAIT
 #   shutdown  the UDP message "exit 0" to the guest's shutdown-port stops
@@ -194,10 +198,13 @@ ECHO_PORT=$(free_udp_port)
 CTL_PORT=$(free_udp_port)
 while [ "$CTL_PORT" = "$ECHO_PORT" ]; do CTL_PORT=$(free_udp_port); done
 HTTP_PORT=$(free_tcp_port)
+METRICS_PORT=$(free_tcp_port)
+while [ "$METRICS_PORT" = "$HTTP_PORT" ]; do METRICS_PORT=$(free_tcp_port); done
 : >"$LOG/echo.log"
 t0=$(date +%s.%N)
 timeout 240 "$SKIFF" vm --accel tcg --image "$IMG" -p "$ECHO_PORT:7/udp" -p "$CTL_PORT:9/udp" \
-	-p "$HTTP_PORT:80" -- shutdown-port=9 exit-after=220 stats </dev/null >"$LOG/echo.log" 2>&1 &
+	-p "$HTTP_PORT:80" -p "$METRICS_PORT:9100" -- shutdown-port=9 exit-after=220 stats metrics=9100 \
+	</dev/null >"$LOG/echo.log" 2>&1 &
 VM=$!
 PIDS+=("$VM")
 if wait_for "$LOG/echo.log" "skiff-uk: ready" 20; then
@@ -301,6 +308,28 @@ if timeout 200 python3 tests/http_client.py corpus 127.0.0.1 "$HTTP_PORT" tests/
 	pass "http-bad-requests ($(tail -1 "$LOG/http-bad.log"))"
 else
 	fail http-bad-requests "$(tail -4 "$LOG/http-bad.log" | tr '\n' ' ')"
+fi
+
+# metrics=9100: the unikernel's own port (http/prom_server.c), the same
+# exposition as `skiff serve --metrics`; 3 requests between two scrapes.
+scrape_vm() { timeout 30 curl -s --max-time 20 -o "$1" -w '%{http_code}' "http://127.0.0.1:$METRICS_PORT/metrics"; }
+m_code=$(scrape_vm "$LOG/metrics1.txt")
+for _ in 1 2 3; do timeout 30 curl -s --max-time 20 -o /dev/null "$URL"; done
+scrape_vm "$LOG/metrics2.txt" >/dev/null
+m_req1=$(python3 tests/metrics_check.py value "$LOG/metrics1.txt" skiff_http_requests_total 2>/dev/null || echo 0)
+m_req2=$(python3 tests/metrics_check.py value "$LOG/metrics2.txt" skiff_http_requests_total 2>/dev/null || echo 0)
+if [ "$m_code" != 200 ]; then
+	fail metrics "GET /metrics on $METRICS_PORT: HTTP '$m_code'"
+elif ! command -v promtool >/dev/null; then
+	fail metrics "promtool missing (prometheus; tools/deps.sh)"
+elif ! m_out=$(promtool check metrics <"$LOG/metrics1.txt" 2>&1); then
+	fail metrics "promtool: $m_out"
+elif ! m_out=$(python3 tests/metrics_check.py parse "$LOG/metrics1.txt" 2>&1); then
+	fail metrics "metrics_check: $m_out"
+elif [ "$m_req2" -lt $((m_req1 + 3)) ]; then
+	fail metrics "http.requests $m_req1 -> $m_req2 around 3 requests"
+else
+	pass "metrics (promtool clean; $m_out; requests $m_req1 -> $m_req2)"
 fi
 
 # Idle: the guest parks in hlt, so QEMU's CPU time grows far slower than

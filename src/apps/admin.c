@@ -164,63 +164,40 @@ static char *metrics_body(struct admin *a, size_t *len)
 	return NULL;
 }
 
-static char *http_answer(int status, const char *reason, const char *ctype, const char *extra,
-			 const char *body, size_t body_len, bool head_only, size_t *len)
+/* The whole answer: head, then the body unless HEAD. */
+static char *http_answer(int status, const char *body, size_t body_len, bool head_only,
+			 size_t *len)
 {
-	char hdr[512];
-	int hl = snprintf(hdr, sizeof(hdr),
-			  "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
-			  "Connection: close\r\n\r\n",
-			  status, reason, ctype, body_len, extra ? extra : "");
+	char hdr[PROM_HEAD_MAX];
+	size_t hl = prom_http_head(hdr, sizeof(hdr), status, body_len);
 	size_t bl = head_only ? 0 : body_len;
-	char *out = malloc((size_t)hl + bl + 1);
+	char *out = malloc(hl + bl + 1);
 	if (!out)
 		return NULL;
-	memcpy(out, hdr, (size_t)hl);
+	memcpy(out, hdr, hl);
 	if (bl)
 		memcpy(out + hl, body, bl);
-	*len = (size_t)hl + bl;
+	*len = hl + bl;
 	return out;
 }
 
 static void metrics_request(struct admin *a, struct admin_client *c)
 {
-	http_req_init(&a->req, 0);
-	int r = http_parse_head(&a->req, c->in, c->in_len);
-	if (r == HTTP_NEED_MORE && c->in_len < sizeof(c->in))
+	bool head;
+	int status = prom_route(&a->req, c->in, c->in_len, c->in_len == sizeof(c->in), &head);
+	if (!status)
 		return; /* wait for the rest of the head */
-	static const char text[] = "text/plain; charset=utf-8";
-	if (r == HTTP_NEED_MORE) {
-		c->out = http_answer(431, "Request Header Fields Too Large", text, NULL,
-				     "request head too large\n", 23, false, &c->out_len);
-	} else if (r < 0) {
-		c->out = http_answer(400, "Bad Request", text, NULL, "bad request\n", 12, false,
-				     &c->out_len);
-	} else if (a->req.method != HTTP_GET && a->req.method != HTTP_HEAD) {
-		c->out = http_answer(405, "Method Not Allowed", text, "Allow: GET, HEAD\r\n",
-				     "GET /metrics\n", 13, false, &c->out_len);
+	char *body = NULL;
+	size_t bl = 0;
+	if (status == 200 && !(body = metrics_body(a, &bl)))
+		status = 500;
+	if (status == 200) {
+		c->out = http_answer(200, body, bl, head, &c->out_len);
 	} else {
-		const char *t = (const char *)c->in + a->req.target.off;
-		size_t tl = a->req.target.len;
-		for (size_t i = 0; i < tl; i++)
-			if (t[i] == '?')
-				tl = i; /* a query (Prometheus' params) is ignored */
-		bool head = a->req.method == HTTP_HEAD;
-		if (tl == 8 && memcmp(t, "/metrics", 8) == 0) {
-			size_t bl = 0;
-			char *body = metrics_body(a, &bl);
-			if (body)
-				c->out = http_answer(200, "OK", PROM_CONTENT_TYPE, NULL, body, bl,
-						     head, &c->out_len);
-			else
-				c->out = http_answer(500, "Internal Server Error", text, NULL,
-						     "out of memory\n", 14, head, &c->out_len);
-			free(body);
-		} else {
-			c->out = http_answer(404, "Not Found", text, NULL, "GET /metrics\n", 13,
-					     head, &c->out_len);
-		}
+		const char *t = prom_status_body(status);
+		c->out = http_answer(status, t, strlen(t), head, &c->out_len);
 	}
+	free(body);
 	if (!c->out) {
 		client_close(a, c);
 		return;

@@ -47,6 +47,7 @@
  * device never interrupts while the stack polls. */
 #include "../dev/virtio_net.h"
 #include "../http/date.h"
+#include "../http/prom_server.h"
 #include "../http/server.h"
 #include "../loop/loop_skiff.h"
 #include "../loop/runner.h"
@@ -72,6 +73,11 @@ static struct virtio_net vnet;
 static struct iface ifc;
 static struct tcp_stack tcp;
 static struct http_server srv;
+static struct loop *uk_loop;
+/* metrics=PORT: GET /metrics on skiff's TCP (http/prom_server.h). */
+static struct prom_server prom;
+static bool prom_on;
+#define UK_METRICS_BODY_MAX (128u << 10) /* the exposition is ~40 KiB */
 static struct runner run;
 static struct sar_site site;
 static uint64_t site_bytes; /* the boot module's size, 0 without one */
@@ -152,6 +158,25 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	fn(fctx, "irq.timer", trap_irq_count[VEC_TIMER]);
 	iface_stats(&ifc, fn, fctx);
 	tcp_stats(&tcp, fn, fctx);
+}
+
+/* Every counter, for --stats at exit and for metrics=: the server's,
+ * the access log's, the loop's (with plat_stats above), the metrics
+ * port's own. */
+static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+	http_server_stats(&srv, fn, ctx);
+	if (alog.loop)
+		uk_alog_stats(&alog, fn, ctx);
+	loop_stats(uk_loop, fn, ctx);
+	if (prom_on)
+		prom_server_stats(&prom, fn, ctx);
+}
+
+static void uk_metrics(void *ctx, struct prom_out *o)
+{
+	(void)ctx;
+	uk_stats(prom_stat, o);
 }
 
 static void plat_fatal(void *ctx, const char *msg)
@@ -447,6 +472,19 @@ unsigned uk_app_main(const struct kvm_start *st)
 	}
 	refresh_date(NULL, now);
 	loop->on_turn = refresh_date;
+	uk_loop = loop;
+	if (opt_given(&o, OPT_UK_METRICS)) {
+		size_t psz = prom_server_mem_size(UK_METRICS_BODY_MAX);
+		uint16_t mport = (uint16_t)opt_num(&o, OPT_UK_METRICS);
+		if (mport == hc.port ||
+		    (rc = prom_server_start(&prom, loop, mport, alloc_or_die("the metrics answers", psz),
+					    psz, uk_metrics, NULL)) < 0) {
+			kprintf("skiff-uk: metrics on port %u failed (%d)\n", mport,
+				mport == hc.port ? -SK_EADDRINUSE : rc);
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+		prom_on = true;
+	}
 
 	trap_set_handler(VEC_VIRTIO_NET, NULL, NULL); /* counted in trap_irq_count; the loop polls */
 	iface_announce(&ifc, now);
@@ -468,10 +506,13 @@ unsigned uk_app_main(const struct kvm_start *st)
 	kprintf("skiff-uk: clock %s (RTC + TSC)\n", date);
 	const uint8_t *m = cfg.mac;
 	kprintf("skiff-uk: ready ip=%s/%u gw=%s mac=%02x:%02x:%02x:%02x:%02x:%02x http=%u "
-		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu\n",
+		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu",
 		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], hc.port, ECHO_PORT,
 		hc.max_conns, d->name, have_irq ? "msix" : "none(poll 1ms)",
 		(uint64_t)(plat_now() / SK_NS_PER_MS));
+	if (prom_on)
+		kprintf(" metrics=%u", (unsigned)opt_num(&o, OPT_UK_METRICS));
+	kprintf("\n");
 
 	run = (struct runner){
 		.dev = d, .ifc = &ifc, .tcp = &tcp,
@@ -492,12 +533,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 	tcp_poll(&tcp, now);
 	dev_tx_sync(d);
 	sk_log_flush(&elog, SK_TIME_NEVER);
-	if (opt_given(&o, OPT_STATS)) {
-		http_server_stats(&srv, print_stat, NULL);
-		if (alog.loop)
-			uk_alog_stats(&alog, print_stat, NULL);
-		loop_stats(loop, print_stat, NULL);
-	}
+	if (opt_given(&o, OPT_STATS))
+		uk_stats(print_stat, NULL);
 	if (rc < 0 && !exit_code)
 		exit_code = KVM_EXIT_FATAL;
 	kprintf("skiff-uk: exit %u\n", exit_code);

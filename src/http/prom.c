@@ -1,6 +1,8 @@
 /* prom.c — see prom.h. */
 #include "prom.h"
 
+#include "parser.h"
+
 void prom_init(struct prom_out *o, char *buf, size_t cap)
 {
 	o->buf = buf;
@@ -261,4 +263,77 @@ void prom_hist(struct prom_out *o, const char *name, const char *unit, const cha
 	l_str(&l, "_count ");
 	l_u64(&l, h->count);
 	l_emit(o, &l);
+}
+
+/* ---- GET /metrics ---- */
+
+int prom_route(struct http_req *r, const uint8_t *buf, size_t len, bool full, bool *head)
+{
+	*head = false;
+	http_req_init(r, 0);
+	int n = http_parse_head(r, buf, len);
+	if (n == HTTP_NEED_MORE)
+		return full ? 431 : 0;
+	if (n < 0) {
+		int st = http_err_status(n);
+		return st ? st : 400;
+	}
+	if (r->method != HTTP_GET && r->method != HTTP_HEAD)
+		return 405;
+	*head = r->method == HTTP_HEAD;
+	const uint8_t *t = buf + r->target.off;
+	size_t tl = r->target.len;
+	for (size_t i = 0; i < tl; i++)
+		if (t[i] == '?') {
+			tl = i; /* a query (Prometheus' params) changes nothing */
+			break;
+		}
+	return tl == 8 && sk_memcmp(t, "/metrics", 8) == 0 ? 200 : 404;
+}
+
+const char *prom_status_body(int status)
+{
+	switch (status) {
+	case 404: return "GET /metrics\n";
+	case 405: return "GET /metrics (or HEAD)\n";
+	case 431: return "request head too large\n";
+	case 500: return "the counters did not fit the buffer\n";
+	default: return "bad request\n";
+	}
+}
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 413: return "Content Too Large";
+	case 414: return "URI Too Long";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Bad Request";
+	}
+}
+
+size_t prom_http_head(char *out, size_t cap, int status, size_t body_len)
+{
+	struct line l = {.n = 0};
+	l_str(&l, "HTTP/1.1 ");
+	l_u64(&l, (uint64_t)status);
+	l_str(&l, " ");
+	l_str(&l, reason(status));
+	l_str(&l, "\r\nContent-Type: ");
+	l_str(&l, status == 200 ? PROM_CONTENT_TYPE : "text/plain; charset=utf-8");
+	l_str(&l, "\r\nContent-Length: ");
+	l_u64(&l, body_len);
+	if (status == 405)
+		l_str(&l, "\r\nAllow: GET, HEAD");
+	l_str(&l, "\r\nConnection: close\r\n\r\n");
+	if (l.over || l.n > cap)
+		return 0;
+	sk_memcpy(out, l.b, l.n);
+	return l.n;
 }

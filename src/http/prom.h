@@ -60,6 +60,24 @@ void prom_stat(void *ctx, const char *name, uint64_t value);
 void prom_hist(struct prom_out *o, const char *name, const char *unit, const char *help,
 	       const struct sk_hist *h);
 
+/* ---- GET /metrics: the one route, for every server of it ----
+ * (apps/admin.c on a kernel socket, http/prom_server.h on the loop API) */
+
+struct http_req;
+/* The answer to the request head in buf[0, len), parsed with the HTTP
+ * parser (http/parser.h) into *scratch: 0 while the head is incomplete
+ * and buf not full (`full`: no more room: 431); else the status: 200 for
+ * GET or HEAD of /metrics (a query is ignored), 404 another path, 405
+ * another method, 400/431/... a bad head.  *head: a HEAD (no body). */
+int prom_route(struct http_req *scratch, const uint8_t *buf, size_t len, bool full, bool *head);
+/* The body of a non-200 answer (a line of text). */
+const char *prom_status_body(int status);
+/* The response head (Connection: close; Content-Type PROM_CONTENT_TYPE
+ * for 200, text/plain otherwise; Allow for 405) into out: its length, 0
+ * if cap is too small.  PROM_HEAD_MAX is always enough. */
+#define PROM_HEAD_MAX 256
+size_t prom_http_head(char *out, size_t cap, int status, size_t body_len);
+
 /* Whether a --stats name is a level (gauge) rather than a count. */
 bool prom_stat_is_gauge(const char *name);
 

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "http/parser.h"
 #include "http/prom.h"
 
 static void test_names(void **state)
@@ -145,12 +146,48 @@ static void test_full(void **state)
 	}
 }
 
+static int route(const char *req, bool full, bool *head)
+{
+	static struct http_req r;
+	return prom_route(&r, (const uint8_t *)req, strlen(req), full, head);
+}
+
+/* GET /metrics' one route: the statuses, HEAD, a query, a cut head. */
+static void test_route(void **state)
+{
+	(void)state;
+	bool head;
+	assert_int_equal(route("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", false, &head), 200);
+	assert_false(head);
+	assert_int_equal(route("HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n", false, &head), 200);
+	assert_true(head);
+	assert_int_equal(route("GET /metrics?name[]=x HTTP/1.0\r\n\r\n", false, &head), 200);
+	assert_int_equal(route("GET /metricsx HTTP/1.1\r\nHost: x\r\n\r\n", false, &head), 404);
+	assert_int_equal(route("GET / HTTP/1.0\r\n\r\n", false, &head), 404);
+	assert_int_equal(route("POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", false,
+			       &head),
+			 405);
+	assert_int_equal(route("GET /metrics HTTP/1.1\r\nHo", false, &head), 0);
+	assert_int_equal(route("GET /metrics HTTP/1.1\r\nHo", true, &head), 431);
+	assert_int_equal(route("GET\x01 / HTTP/1.1\r\n\r\n", false, &head), 400);
+	char h[PROM_HEAD_MAX];
+	size_t n = prom_http_head(h, sizeof(h), 405, 13);
+	h[n] = 0;
+	assert_string_equal(h, "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain; "
+			       "charset=utf-8\r\nContent-Length: 13\r\nAllow: GET, HEAD\r\n"
+			       "Connection: close\r\n\r\n");
+	n = prom_http_head(h, sizeof(h), 200, 7);
+	h[n] = 0;
+	assert_non_null(strstr(h, "Content-Type: " PROM_CONTENT_TYPE "\r\n"));
+	assert_int_equal(prom_http_head(h, 20, 200, 7), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),      cmocka_unit_test(test_gauges),
 		cmocka_unit_test(test_stat_lines), cmocka_unit_test(test_hist),
-		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_full),       cmocka_unit_test(test_route),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
