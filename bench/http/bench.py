@@ -31,7 +31,7 @@ the server's namespace) are read just before and after the load.
 
 Environment (defaults finish in about 10-15 minutes on 2 cores):
   BENCH_REPS=3  BENCH_DURATION=2 (s per run)  BENCH_N=2000000 (cap per ab run)
-  BENCH_SERVERS="nginx linux-app skiff-xdp skiff-packet skiff-tap"
+  BENCH_SERVERS="nginx linux-app skiff-xdp skiff-packet skiff-tap skiff-packet-log"
   BENCH_LOADS="ab-k-c1 ab-k-c8 ab-k-c64 ab-c1 ab-c16 ab-c64 wrk-close-c1000 wrk-close-c10000
                slow-c1"  (slow-c1: bench/http/slow_client.py, one client that
                thinks 1 ms between new-connection requests)
@@ -59,7 +59,10 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
 A skiff server's name may end in "-log" (linux-app-log, skiff-packet-log,
 skiff-packet-old-log): that server runs with --access-log to a file in the
 run's folder (combined format), alternating with the one without; the
-access log is off everywhere else, as in seed 002's nginx.
+access log is off everywhere else, as in seed 002's nginx.  A -log server
+runs only the loads in BENCH_LOG_LOADS (default ab-k-c64) and the bodies in
+BENCH_LOG_PASSES (default 41): the default run's skiff-packet-log row is
+the access log's cost, beside skiff-packet's.
 """
 import csv
 import datetime
@@ -95,7 +98,9 @@ def env(name, default):
 REPS = int(env("BENCH_REPS", "3"))
 DURATION = float(env("BENCH_DURATION", "2"))
 NMAX = int(env("BENCH_N", "2000000"))
-SERVERS = env("BENCH_SERVERS", " ".join(ALL_SERVERS)).split()
+# The default run ends with skiff-packet-log: the access log's cost, on the
+# one load and body that show it (LOG_LOADS, LOG_PASSES), beside skiff-packet.
+SERVERS = env("BENCH_SERVERS", " ".join(ALL_SERVERS + ["skiff-packet-log"])).split()
 SKIFF_OLD = env("BENCH_SKIFF_OLD", "")
 
 
@@ -116,6 +121,10 @@ PASSES = [int(p) for p in env("BENCH_PASSES", "41 600 6000 102400 1048576").spli
 # Bodies above 600 bytes (seed 002's two sizes) run only these loads: one
 # keep-alive and one connection-per-request, where the size shows.
 BIG_LOADS = env("BENCH_BIG_LOADS", "ab-k-c8 ab-c16").split()
+# A -log server (logged_server) runs only these loads and bodies: the row
+# `make bench` shows for the access log, on and off.
+LOG_LOADS = env("BENCH_LOG_LOADS", "ab-k-c64").split()
+LOG_PASSES = [int(p) for p in env("BENCH_LOG_PASSES", "41").split()]
 
 
 def body_path(body):
@@ -929,6 +938,8 @@ def main():
                 for rep in range(1, REPS + 1):
                     for s in SERVERS:
                         if s in unavailable[body]:
+                            continue
+                        if logged_server(s) and (load not in LOG_LOADS or body not in LOG_PASSES):
                             continue
                         tag = (f"[{body}B] [load {li}/{len(loads)} {load}] [server {s}] "
                                f"run {rep}/{REPS}")
