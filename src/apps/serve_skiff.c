@@ -184,7 +184,7 @@ void serve_skiff_conns(struct loop *l, FILE *f)
 	struct serve_skiff *ss = owner(l);
 	uint32_t n = 0;
 	fprintf(f, "# connections (skiff's TCP)\n");
-	fprintf(f, "%-11s %7s %7s %-40s %-40s\n", "State", "Recv-Q", "Send-Q",
+	fprintf(f, "%-11s %7s %7s %-40s %s\n", "State", "Recv-Q", "Send-Q",
 		"Local Address:Port", "Peer Address:Port");
 	for (uint32_t s = 0; s < ss->tcp_sockets; s++) {
 		struct tcp_info ti;
@@ -197,7 +197,7 @@ void serve_skiff_conns(struct loop *l, FILE *f)
 			snprintf(ra, sizeof(ra), "*:*");
 		else
 			opt_format_addr(&ti.raddr, ti.rport, ra);
-		fprintf(f, "%-11s %7u %7u %-40s %-40s\n", ss_state(ti.state), ti.unread,
+		fprintf(f, "%-11s %7u %7u %-40s %s\n", ss_state(ti.state), ti.unread,
 			ti.unacked + ti.unsent, la, ra);
 		if (ti.state == TCP_LISTEN)
 			continue;
