@@ -181,12 +181,16 @@ static char *http_answer(int status, const char *body, size_t body_len, bool hea
 	return out;
 }
 
-static void metrics_request(struct admin *a, struct admin_client *c)
+/* eof: the client closed its side (a whole request may still be in). */
+static void metrics_request(struct admin *a, struct admin_client *c, bool eof)
 {
 	bool head;
 	int status = prom_route(&a->req, c->in, c->in_len, c->in_len == sizeof(c->in), &head);
-	if (!status)
-		return; /* wait for the rest of the head */
+	if (!status) {
+		if (eof)
+			client_close(a, c); /* closed before a whole head: nothing to answer */
+		return; /* else wait for the rest of the head */
+	}
 	char *body = NULL;
 	size_t bl = 0;
 	if (status == 200 && !(body = metrics_body(a, &bl)))
@@ -213,7 +217,7 @@ static void client_readable(struct admin *a, struct admin_client *c)
 {
 	for (;;) {
 		if (c->in_len == sizeof(c->in)) {
-			metrics_request(a, c);
+			metrics_request(a, c, false);
 			return;
 		}
 		ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
@@ -224,10 +228,14 @@ static void client_readable(struct admin *a, struct admin_client *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			metrics_request(a, c);
+			metrics_request(a, c, false);
 			return;
 		}
-		client_close(a, c); /* closed before a whole head: nothing to answer */
+		if (n == 0) {
+			metrics_request(a, c, true); /* `printf 'GET ...' | nc` closes after */
+			return;
+		}
+		client_close(a, c);
 		return;
 	}
 }

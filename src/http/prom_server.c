@@ -91,6 +91,7 @@ static void on_event(void *user, int sock, unsigned events, sk_time_ns now)
 		flush(ps, c);
 		return;
 	}
+	bool eof = false;
 	for (;;) {
 		size_t room = sizeof(c->in) - c->in_len;
 		long n = room ? loop_read(ps->loop, sock, c->in + c->in_len, room) : -SK_EAGAIN;
@@ -102,13 +103,19 @@ static void on_event(void *user, int sock, unsigned events, sk_time_ns now)
 		}
 		if (n == -SK_EAGAIN)
 			break;
-		conn_close(ps, c); /* end of stream or error before a whole head */
-		return;
+		if (n < 0) {
+			conn_close(ps, c);
+			return;
+		}
+		eof = true; /* the client closed its side: a whole request may still be in */
+		break;
 	}
 	bool head;
 	int status = prom_route(&ps->req, c->in, c->in_len, c->in_len == sizeof(c->in), &head);
 	if (status)
 		answer(ps, c, status, head);
+	else if (eof)
+		conn_close(ps, c); /* closed before a whole head: nothing to answer */
 }
 
 static void on_listen(void *user, int lsock, unsigned events, sk_time_ns now)

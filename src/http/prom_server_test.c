@@ -78,6 +78,23 @@ static void test_head_404_405(void **state)
 	assert_int_equal(fills, 1); /* only the 200 formats the counters */
 }
 
+/* A client that sends its request and closes its side at once still
+ * gets the answer; one that closes with half a head is closed. */
+static void test_eof(void **state)
+{
+	(void)state;
+	start();
+	loop_fake_connect(&fk, 2);
+	loop_fake_push(&fk, 2, GET, strlen(GET));
+	loop_fake_eof(&fk, 2);
+	assert_true(!strncmp(fk.s[2].out, "HTTP/1.1 200 OK\r\n", 17));
+	loop_fake_connect(&fk, 3);
+	loop_fake_send(&fk, 3, GET, 10);
+	loop_fake_eof(&fk, 3);
+	assert_int_equal(fk.s[3].out_len, 0);
+	assert_true(!fk.s[3].open);
+}
+
 static void test_partial_write(void **state)
 {
 	(void)state;
@@ -130,7 +147,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_answer_and_close), cmocka_unit_test(test_head_404_405),
 		cmocka_unit_test(test_partial_write),    cmocka_unit_test(test_limit_and_timeout),
-		cmocka_unit_test(test_too_small),
+		cmocka_unit_test(test_too_small),        cmocka_unit_test(test_eof),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
