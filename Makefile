@@ -9,7 +9,7 @@ CFLAGS  ?=
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASE_CFLAGS := -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -Isrc $(SAN) $(CFLAGS)
 LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz -lssl -lcrypto
-TEST_LDLIBS := -lcmocka
+TEST_LDLIBS := -lcmocka -l:libbearssl.a
 
 # The freestanding core: no OS headers, no clock, no syscalls.
 CORE_DIRS := src/base src/wire src/ring src/net src/http src/switch

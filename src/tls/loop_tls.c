@@ -28,12 +28,27 @@
  */
 #include "loop_tls.h"
 
+#include <string.h>
+#ifndef LOOP_TLS_FIXED
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../plat/linux/elog.h"
+#else
+/* The unikernel's build: no error log from this layer (its counters
+ * still count every failure), and no address formatting. */
+#include "../base/log.h"
+static inline bool elog_on(enum sk_log_level level)
+{
+	(void)level;
+	return false;
+}
+static inline void elog(enum sk_log_level level, const char *key, const char *fmt, ...)
+{
+	(void)level, (void)key, (void)fmt;
+}
+#endif
 
 #define TLS_CHUNK 16384u
 #define TLS_LINGER_NS (5 * SK_NS_PER_S)
@@ -78,6 +93,7 @@ struct tls_sock {
 	bool shut_sent;      /* close_notify queued */
 	bool orphan;
 	struct loop_peer peer; /* the client, for the error log */
+	struct tls_sock *next_free; /* the fixed pool's free list (loop_tls_init) */
 };
 
 struct loop_tls {
@@ -88,6 +104,9 @@ struct loop_tls {
 	sk_time_ns hs_timeout;
 	struct tls_sock **tab; /* by socket number */
 	size_t cap;
+	/* loop_tls_init: tab has a fixed cap and the tls_socks come from
+	 * pool (free list `free_ts`); loop_tls_create: both from the heap. */
+	struct tls_sock *pool, *free_ts;
 	struct tls_counters st;
 	uint8_t scratch[TLS_CHUNK]; /* records read, or plaintext gathered: one at a time */
 };
@@ -106,9 +125,44 @@ static void tls_check(const struct tls_sock *ts)
 {
 #ifndef NDEBUG
 	if ((ts->orphan && ts->fn) || ts->lt->tab[ts->sock] != ts)
+#ifdef LOOP_TLS_FIXED
+		__builtin_trap();
+#else
 		abort();
+#endif
 #else
 	(void)ts;
+#endif
+}
+
+static struct tls_sock *ts_alloc(struct loop_tls *lt)
+{
+	if (lt->pool) {
+		struct tls_sock *ts = lt->free_ts;
+		if (ts) {
+			lt->free_ts = ts->next_free;
+			memset(ts, 0, sizeof(*ts));
+		}
+		return ts;
+	}
+#ifndef LOOP_TLS_FIXED
+	return calloc(1, sizeof(struct tls_sock));
+#else
+	return NULL;
+#endif
+}
+
+static void ts_release(struct loop_tls *lt, struct tls_sock *ts)
+{
+	if (!ts)
+		return;
+	if (lt->pool) {
+		ts->next_free = lt->free_ts;
+		lt->free_ts = ts;
+		return;
+	}
+#ifndef LOOP_TLS_FIXED
+	free(ts);
 #endif
 }
 
@@ -119,7 +173,7 @@ static void ts_free(struct tls_sock *ts)
 		loop_timer_cancel(lt->inner, &ts->timer);
 	lt->tab[ts->sock] = NULL;
 	lt->eng->conn_free(ts->c);
-	free(ts);
+	ts_release(lt, ts);
 }
 
 /* Give the inner loop the records the engine holds, straight from its
@@ -170,11 +224,17 @@ static bool ts_pull(struct tls_sock *ts)
 	bool got = false;
 	ts->inner_more = false;
 	while (!ts->inner_eof && !ts->dead) {
-		if (lt->eng->pending_in(ts->c) >= TLS_IN_MAX) {
+		size_t want = sizeof(lt->scratch);
+		if (lt->eng->in_room) { /* an engine over fixed buffers */
+			size_t room = lt->eng->in_room(ts->c);
+			if (room < want)
+				want = room;
+		}
+		if (want == 0 || lt->eng->pending_in(ts->c) >= TLS_IN_MAX) {
 			ts->inner_more = true;
 			break;
 		}
-		long n = loop_read(lt->inner, ts->sock, lt->scratch, sizeof(lt->scratch));
+		long n = loop_read(lt->inner, ts->sock, lt->scratch, want);
 		if (n == -SK_EAGAIN)
 			break;
 		if (n == 0) {
@@ -191,7 +251,7 @@ static bool ts_pull(struct tls_sock *ts)
 			break;
 		}
 		got = true;
-		if ((size_t)n < sizeof(lt->scratch))
+		if ((size_t)n < want)
 			break; /* a short read: empty for now, a new edge will come */
 	}
 	return got;
@@ -199,6 +259,14 @@ static bool ts_pull(struct tls_sock *ts)
 
 /* "ADDR:PORT" ("[ADDR]:PORT" for IPv6) of the client: only formatted for
  * a line that will be written. */
+#ifdef LOOP_TLS_FIXED
+static inline const char *peer_str(const struct tls_sock *ts, char buf[64])
+{
+	(void)ts;
+	buf[0] = 0;
+	return buf;
+}
+#else
 static const char *peer_str(const struct tls_sock *ts, char buf[64])
 {
 	char a[INET6_ADDRSTRLEN] = "?";
@@ -213,6 +281,7 @@ static const char *peer_str(const struct tls_sock *ts, char buf[64])
 	}
 	return buf;
 }
+#endif
 
 static void ts_step(struct tls_sock *ts)
 {
@@ -267,6 +336,17 @@ static void tls_on_event(void *user, int sock, unsigned events, sk_time_ns now)
 	ts_step(ts);
 	if (!ts->dead)
 		ts_flush(ts);
+	/* An engine over fixed buffers may have stopped taking records until
+	 * its own went out (in_room): now that they have, read on, or the
+	 * bytes left in the inner socket would wait for an edge that never
+	 * comes. */
+	while (lt->eng->in_room && ts->inner_more && !ts->dead && !ts_unsent(ts) &&
+	       lt->eng->in_room(ts->c) > 0 && ts_pull(ts)) {
+		got = true;
+		ts_step(ts);
+		if (!ts->dead)
+			ts_flush(ts);
+	}
 	if (ts->orphan) {
 		/* Nobody reads any more: drop what comes, send what is left. */
 		ts_orphan_poll(ts);
@@ -318,6 +398,11 @@ static bool tab_fit(struct loop_tls *lt, int sock)
 {
 	if ((size_t)sock < lt->cap)
 		return true;
+#ifdef LOOP_TLS_FIXED
+	return false;
+#else
+	if (lt->pool)
+		return false; /* a fixed table */
 	size_t n = lt->cap ? lt->cap : 1024;
 	while (n <= (size_t)sock)
 		n *= 2;
@@ -328,6 +413,7 @@ static bool tab_fit(struct loop_tls *lt, int sock)
 	lt->tab = t;
 	lt->cap = n;
 	return true;
+#endif
 }
 
 static int t_accept(struct loop *l, int lsock, struct loop_peer *peer)
@@ -339,13 +425,13 @@ static int t_accept(struct loop *l, int lsock, struct loop_peer *peer)
 	int s = loop_accept(lt->inner, lsock, peer);
 	if (s < 0)
 		return s;
-	struct tls_sock *ts = calloc(1, sizeof(*ts));
+	struct tls_sock *ts = ts_alloc(lt);
 	struct tls_conn *c = ts ? lt->eng->conn_new(lt->ctx) : NULL;
 	if (!c || !tab_fit(lt, s)) {
 		lt->st.conn_alloc_failed++;
 		if (c)
 			lt->eng->conn_free(c);
-		free(ts);
+		ts_release(lt, ts);
 		loop_close(lt->inner, s);
 		return -SK_ENOMEM;
 	}
@@ -442,6 +528,8 @@ static long t_writev(struct loop *l, int sock, const struct loop_iov *iov, int i
 	 * in one record, and (when it fits) in one segment. */
 	while (i < iovcnt && ts->hs_done && ts_unsent(ts) < TLS_OUT_MAX) {
 		size_t n = 0;
+		int i0 = i;
+		size_t off0 = off;
 		while (i < iovcnt && n < TLS_CHUNK) {
 			size_t take = iov[i].len - off;
 			if (take > TLS_CHUNK - n)
@@ -457,14 +545,33 @@ static long t_writev(struct loop *l, int sock, const struct loop_iov *iov, int i
 		if (n == 0)
 			break;
 		long w = lt->eng->write(ts->c, lt->scratch, n);
+		if (w == -SK_EAGAIN)
+			w = 0; /* an engine over fixed buffers: its last record is unsent */
 		if (w < 0) {
 			ts->dead = (int)w;
 			lt->st.protocol_errors++;
 			return total ? (long)total : w;
 		}
-		total += (size_t)w; /* the engine takes a whole chunk */
+		total += (size_t)w;
+		if ((size_t)w < n) {
+			/* Taken in part (or not at all): the rest of the chunk
+			 * is still the caller's, from where the engine stopped. */
+			i = i0;
+			off = off0;
+			for (size_t left = (size_t)w; left;) {
+				size_t k = iov[i].len - off < left ? iov[i].len - off : left;
+				left -= k;
+				off += k;
+				if (off == iov[i].len) {
+					i++;
+					off = 0;
+				}
+			}
+		}
 		if (!ts_flush(ts))
 			return total ? (long)total : ts->dead;
+		if (w == 0)
+			break; /* wait for the socket */
 	}
 	if (i < iovcnt) {
 		ts->want_write = true;
@@ -562,8 +669,12 @@ static void t_destroy(struct loop *l)
 			ts_free(lt->tab[i]);
 			loop_close(lt->inner, sock);
 		}
+	if (lt->pool)
+		return; /* the caller's memory (loop_tls_init) */
+#ifndef LOOP_TLS_FIXED
 	free(lt->tab);
 	free(lt);
+#endif
 }
 
 static const struct loop_ops tls_loop_ops = {
@@ -583,6 +694,50 @@ static const struct loop_ops tls_loop_ops = {
 	.destroy = t_destroy,
 };
 
+static void lt_setup(struct loop_tls *lt, struct loop *inner, const struct loop_tls_config *cfg)
+{
+	lt->base.ops = &tls_loop_ops;
+	lt->base.name = inner->name;
+	lt->inner = inner;
+	lt->eng = cfg->engine;
+	lt->ctx = cfg->ctx;
+	lt->hs_timeout = cfg->handshake_timeout_ns ? cfg->handshake_timeout_ns : 10 * SK_NS_PER_S;
+}
+
+static size_t al16(size_t n)
+{
+	return (n + 15) & ~(size_t)15;
+}
+
+size_t loop_tls_mem_size(size_t max_socks, size_t max_conns)
+{
+	return al16(sizeof(struct loop_tls)) + al16(max_socks * sizeof(struct tls_sock *)) +
+	       max_conns * sizeof(struct tls_sock);
+}
+
+struct loop *loop_tls_init(void *mem, size_t size, struct loop *inner,
+			   const struct loop_tls_config *cfg, size_t max_socks, size_t max_conns)
+{
+	if (!mem || !inner || !cfg || !cfg->engine || !cfg->ctx || !max_conns ||
+	    size < loop_tls_mem_size(max_socks, max_conns) || ((uintptr_t)mem & 15))
+		return NULL;
+	memset(mem, 0, loop_tls_mem_size(max_socks, max_conns));
+	uint8_t *m = mem;
+	struct loop_tls *lt = (struct loop_tls *)(void *)m;
+	m += al16(sizeof(*lt));
+	lt->tab = (struct tls_sock **)(void *)m;
+	lt->cap = max_socks;
+	m += al16(max_socks * sizeof(struct tls_sock *));
+	lt->pool = (struct tls_sock *)(void *)m;
+	for (size_t i = max_conns; i-- > 0;) {
+		lt->pool[i].next_free = lt->free_ts;
+		lt->free_ts = &lt->pool[i];
+	}
+	lt_setup(lt, inner, cfg);
+	return &lt->base;
+}
+
+#ifndef LOOP_TLS_FIXED
 struct loop *loop_tls_create(struct loop *inner, const struct loop_tls_config *cfg, char *err,
 			     size_t errlen)
 {
@@ -595,11 +750,7 @@ struct loop *loop_tls_create(struct loop *inner, const struct loop_tls_config *c
 		snprintf(err, errlen, "tls: out of memory");
 		return NULL;
 	}
-	lt->base.ops = &tls_loop_ops;
-	lt->base.name = inner->name;
-	lt->inner = inner;
-	lt->eng = cfg->engine;
-	lt->ctx = cfg->ctx;
-	lt->hs_timeout = cfg->handshake_timeout_ns ? cfg->handshake_timeout_ns : 10 * SK_NS_PER_S;
+	lt_setup(lt, inner, cfg);
 	return &lt->base;
 }
+#endif

@@ -48,4 +48,15 @@ struct loop_tls_config {
 struct loop *loop_tls_create(struct loop *inner, const struct loop_tls_config *cfg, char *err,
 			     size_t errlen);
 
+/* The same over memory the caller gives (the unikernel has no heap):
+ * a socket table for socket numbers below max_socks and at most
+ * max_conns TLS connections at once (one more is refused and counted,
+ * tls.conn_alloc_failed).  loop_tls_mem_size says how much; mem is
+ * 16-byte aligned.  NULL on bad arguments.  Compiled with
+ * -DLOOP_TLS_FIXED (mk/unikernel.mk) this is the only constructor and
+ * the file needs no C library beyond memset/memcpy. */
+size_t loop_tls_mem_size(size_t max_socks, size_t max_conns);
+struct loop *loop_tls_init(void *mem, size_t size, struct loop *inner,
+			   const struct loop_tls_config *cfg, size_t max_socks, size_t max_conns);
+
 #endif

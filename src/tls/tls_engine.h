@@ -4,12 +4,14 @@
  * engine sees only bytes the layer hands it, and hands back the bytes the
  * layer must send, as the devices sit behind struct dev_ops.
  *
- * Engines: tls_openssl.c (hosted, OpenSSL 3, TLS 1.3 and 1.2).  The
- * unikernel's engine (BearSSL, TLS 1.2) is to come behind the same table.
+ * Engines: tls_openssl.c (hosted, OpenSSL 3, TLS 1.3 and 1.2) and
+ * tls_bearssl.c (the unikernel's, BearSSL, TLS 1.2).
  *
  * Contract, per connection (struct tls_conn, owned by the engine):
  *   - records_in() takes ciphertext from the peer; it accepts all of it
- *     (the layer bounds how much it feeds before the application reads).
+ *     (the layer bounds how much it feeds before the application reads),
+ *     up to in_room() bytes when the engine has that op (an engine over
+ *     fixed buffers); without it, any amount.
  *   - step() runs the handshake as far as the input allows.  It returns
  *     TLS_OK (done, or waiting for input), TLS_ERR_* on a fatal error; the
  *     layer then sends what records_out() still gives (an alert) and ends
@@ -18,7 +20,9 @@
  *     -SK_EAGAIN when it needs more records, or -SK_ECONNRESET on a fatal
  *     error (bad record, wrong MAC): tls_conn_error() then says which.
  *   - write() seals plaintext into records: all of it (<= TLS_MAX_WRITE),
- *     one record per call when it fits one (16 KiB), or -SK_E*.
+ *     one record per call when it fits one (16 KiB), or -SK_E*.  An
+ *     engine over fixed buffers may take less, or refuse with -SK_EAGAIN
+ *     while records wait unsent (then the layer waits for the socket).
  *   - out_peek() shows the records waiting to be sent (a pointer into the
  *     engine's buffer, valid until the next call on the connection), and
  *     out_consume() drops what the layer sent.  The engine writes records
@@ -51,6 +55,7 @@ struct tls_engine_ops {
 	struct tls_conn *(*conn_new)(struct tls_ctx *ctx);
 	void (*conn_free)(struct tls_conn *c);
 	long (*records_in)(struct tls_conn *c, const void *buf, size_t len);
+	size_t (*in_room)(const struct tls_conn *c); /* NULL: records_in takes any amount */
 	int (*step)(struct tls_conn *c);
 	bool (*handshake_done)(const struct tls_conn *c);
 	long (*read)(struct tls_conn *c, void *buf, size_t len);

@@ -1,0 +1,514 @@
+/* tls_bearssl_test.c — the BearSSL engine (the unikernel's) hosted,
+ * against OpenSSL's client in this process over memory BIOs: TLS 1.2 with
+ * an ECDSA P-256 and an RSA 2048 certificate (made now, in memory),
+ * ALPN, SNI, the suites it allows and refuses, resumption by session ID,
+ * one record per write, garbage and a wrong MAC refused, close_notify both
+ * ways, the connection pool's bound, and a key that is not the
+ * certificate's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <cmocka.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "../base/sk_err.h"
+#include "tls_bearssl.h"
+
+static const struct tls_engine_ops *E = &tls_bearssl_ops;
+
+static int rnd(void *buf, size_t len)
+{
+	return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -1;
+}
+
+struct pem {
+	char cert[8192], key[8192];
+	size_t cert_len, key_len;
+};
+
+static size_t bio_text(BIO *b, char *out, size_t cap)
+{
+	int n = BIO_read(b, out, (int)cap - 1);
+	assert_true(n > 0);
+	out[n] = 0;
+	return (size_t)n;
+}
+
+/* A self-signed certificate on a new key ("ec" or "rsa"), as PEM. */
+static void make_pem(struct pem *p, const char *kind)
+{
+	EVP_PKEY *k = !strcmp(kind, "ec") ? EVP_EC_gen("P-256") : EVP_RSA_gen(2048);
+	X509 *x = X509_new();
+	assert_non_null(k);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 7);
+	X509_gmtime_adj(X509_getm_notBefore(x), 0);
+	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+	X509_set_pubkey(x, k);
+	X509_NAME *n = X509_get_subject_name(x);
+	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)"skiff-test", -1, -1, 0);
+	X509_set_issuer_name(x, n);
+	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
+	BIO *bc = BIO_new(BIO_s_mem()), *bk = BIO_new(BIO_s_mem());
+	assert_true(PEM_write_bio_X509(bc, x) == 1);
+	assert_true(PEM_write_bio_PrivateKey(bk, k, NULL, NULL, 0, NULL, NULL) == 1);
+	p->cert_len = bio_text(bc, p->cert, sizeof(p->cert));
+	p->key_len = bio_text(bk, p->key, sizeof(p->key));
+	BIO_free(bc);
+	BIO_free(bk);
+	X509_free(x);
+	EVP_PKEY_free(k);
+}
+
+static void *mem;
+
+static struct tls_ctx *server(const struct pem *p, unsigned max_conns)
+{
+	struct tls_bearssl_config cfg = {.max_conns = max_conns, .random = rnd};
+	size_t n = tls_bearssl_mem_size(&cfg);
+	free(mem);
+	mem = aligned_alloc(16, (n + 15) & ~(size_t)15);
+	char err[200];
+	struct tls_ctx *t = tls_bearssl_server(mem, n, &cfg, p->cert, p->cert_len, p->key, p->key_len,
+					       err, sizeof(err));
+	if (!t)
+		fail_msg("%s", err);
+	return t;
+}
+
+struct pair {
+	SSL *cl;
+	BIO *c_in, *c_out;
+	struct tls_conn *sv;
+	unsigned records_out; /* server records seen by the client side */
+};
+
+static uint8_t scratch[1 << 16];
+
+static void pair_new(struct pair *p, SSL_CTX *cctx, struct tls_ctx *t, SSL_SESSION *sess)
+{
+	p->cl = SSL_new(cctx);
+	p->c_in = BIO_new(BIO_s_mem());
+	p->c_out = BIO_new(BIO_s_mem());
+	BIO_set_mem_eof_return(p->c_in, -1);
+	SSL_set_bio(p->cl, p->c_in, p->c_out);
+	SSL_set_connect_state(p->cl);
+	SSL_set_tlsext_host_name(p->cl, "www.skiff.test");
+	static const unsigned char alpn[] = "\x02h2\x08http/1.1";
+	SSL_set_alpn_protos(p->cl, alpn, sizeof(alpn) - 1);
+	if (sess)
+		assert_int_equal(SSL_set_session(p->cl, sess), 1);
+	p->sv = E->conn_new(t);
+	p->records_out = 0;
+	assert_non_null(p->sv);
+}
+
+static void pair_free(struct pair *p)
+{
+	/* Freed without its close_notify, OpenSSL would mark the client's
+	 * session unresumable. */
+	SSL_shutdown(p->cl);
+	SSL_free(p->cl);
+	E->conn_free(p->sv);
+}
+
+/* Client records into the server, a few bytes at a time when `drip`
+ * (records cut anywhere), honouring in_room(). */
+static void to_server(struct pair *p, size_t drip)
+{
+	int n;
+	while ((n = BIO_read(p->c_out, scratch, (int)(drip ? drip : sizeof(scratch)))) > 0) {
+		size_t off = 0;
+		while (off < (size_t)n) {
+			size_t room = E->in_room(p->sv);
+			assert_true(room > 0);
+			size_t k = (size_t)n - off < room ? (size_t)n - off : room;
+			assert_int_equal(E->records_in(p->sv, scratch + off, k), (long)k);
+			off += k;
+			E->step(p->sv);
+			/* mono buffer: room comes back once its records are out */
+			const uint8_t *q;
+			size_t m;
+			while ((m = E->out_peek(p->sv, &q)) > 0) {
+				BIO_write(p->c_in, q, (int)m);
+				E->out_consume(p->sv, m);
+				p->records_out++;
+			}
+		}
+	}
+}
+
+static void to_client(struct pair *p)
+{
+	const uint8_t *q;
+	size_t n;
+	while ((n = E->out_peek(p->sv, &q)) > 0) {
+		BIO_write(p->c_in, q, (int)n);
+		E->out_consume(p->sv, n);
+		p->records_out++;
+	}
+}
+
+static bool handshake(struct pair *p)
+{
+	for (int i = 0; i < 10; i++) {
+		int r = SSL_do_handshake(p->cl);
+		to_server(p, 0);
+		to_client(p);
+		if (E->error(p->sv))
+			return false;
+		if (r == 1 && E->handshake_done(p->sv))
+			return true;
+		if (r == 1) { /* the server learns it is done from the next step */
+			E->step(p->sv);
+			if (E->handshake_done(p->sv))
+				return true;
+		}
+	}
+	return false;
+}
+
+static SSL_CTX *client(const char *ciphers)
+{
+	SSL_CTX *c = SSL_CTX_new(TLS_client_method());
+	assert_non_null(c);
+	SSL_CTX_set_min_proto_version(c, TLS1_2_VERSION);
+	SSL_CTX_set_max_proto_version(c, TLS1_2_VERSION);
+	SSL_CTX_set_verify(c, SSL_VERIFY_NONE, NULL);
+	SSL_CTX_set_options(c, SSL_OP_NO_TICKET); /* resumption by session ID */
+	if (ciphers)
+		assert_int_equal(SSL_CTX_set_cipher_list(c, ciphers), 1);
+	return c;
+}
+
+/* A request one way, a response the other, in one record each. */
+static void exchange(struct pair *p)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	assert_int_equal(SSL_write(p->cl, req, sizeof(req) - 1), (int)sizeof(req) - 1);
+	to_server(p, 0);
+	char buf[256];
+	assert_int_equal(E->read(p->sv, buf, sizeof(buf)), (long)sizeof(req) - 1);
+	assert_memory_equal(buf, req, sizeof(req) - 1);
+	assert_int_equal(E->read(p->sv, buf, sizeof(buf)), -SK_EAGAIN);
+	static char resp[TLS_MAX_WRITE];
+	memset(resp, 'r', sizeof(resp));
+	assert_int_equal(E->write(p->sv, resp, sizeof(resp)), (long)sizeof(resp));
+	/* the record is still unsent: a second write waits for the socket */
+	assert_int_equal(E->write(p->sv, resp, 1), -SK_EAGAIN);
+	unsigned before = p->records_out;
+	to_client(p);
+	assert_true(p->records_out == before + 1);
+	size_t got = 0;
+	while (got < sizeof(resp)) {
+		int r = SSL_read(p->cl, scratch, sizeof(scratch));
+		assert_true(r > 0);
+		got += (size_t)r;
+	}
+	assert_int_equal(got, sizeof(resp));
+}
+
+static void test_ec_full(void **state)
+{
+	(void)state;
+	struct pem pm;
+	make_pem(&pm, "ec");
+	struct tls_ctx *t = server(&pm, 4);
+	SSL_CTX *cctx = client(NULL);
+	struct pair p;
+	pair_new(&p, cctx, t, NULL);
+	assert_true(handshake(&p));
+	assert_false(E->resumed(p.sv));
+	assert_string_equal(SSL_get_version(p.cl), "TLSv1.2");
+	assert_string_equal(E->version(p.sv), "TLSv1.2");
+	const unsigned char *alpn;
+	unsigned alen;
+	SSL_get0_alpn_selected(p.cl, &alpn, &alen);
+	assert_int_equal(alen, 8);
+	assert_memory_equal(alpn, "http/1.1", 8);
+	assert_string_equal(tls_bearssl_server_name(p.sv), "www.skiff.test");
+	/* the server's order: AES-128-GCM first */
+	assert_string_equal(SSL_get_cipher_name(p.cl), "ECDHE-ECDSA-AES128-GCM-SHA256");
+	exchange(&p);
+	pair_free(&p);
+	SSL_CTX_free(cctx);
+}
+
+static void test_rsa_and_suites(void **state)
+{
+	(void)state;
+	struct pem pm;
+	make_pem(&pm, "rsa");
+	struct tls_ctx *t = server(&pm, 4);
+	const char *ok[] = {"ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384",
+			    "ECDHE-RSA-CHACHA20-POLY1305"};
+	for (unsigned i = 0; i < 3; i++) {
+		SSL_CTX *cctx = client(ok[i]);
+		struct pair p;
+		pair_new(&p, cctx, t, NULL);
+		assert_true(handshake(&p));
+		assert_string_equal(SSL_get_cipher_name(p.cl), ok[i]);
+		exchange(&p);
+		pair_free(&p);
+		SSL_CTX_free(cctx);
+	}
+	/* CBC, or a key exchange without ECDHE: refused */
+	const char *bad[] = {"ECDHE-RSA-AES128-SHA256", "AES128-GCM-SHA256", "DHE-RSA-AES128-GCM-SHA256"};
+	for (unsigned i = 0; i < 3; i++) {
+		SSL_CTX *cctx = client(bad[i]);
+		struct pair p;
+		pair_new(&p, cctx, t, NULL);
+		assert_false(handshake(&p));
+		assert_int_equal(E->error(p.sv), TLS_ERR_HANDSHAKE);
+		pair_free(&p);
+		SSL_CTX_free(cctx);
+	}
+}
+
+/* Groups: ECDHE on X25519 when the client offers it first, else P-256;
+ * P-384 alone is refused.  (An ECDSA P-256 certificate also needs P-256
+ * in the client's list, RFC 8422 5.1; the RSA one does not.) */
+static int tmp_key_type(SSL *s)
+{
+	EVP_PKEY *k = NULL;
+	if (SSL_get_peer_tmp_key(s, &k) != 1)
+		return 0;
+	int id = EVP_PKEY_id(k);
+	EVP_PKEY_free(k);
+	return id;
+}
+
+static void test_groups(void **state)
+{
+	(void)state;
+	struct pem ec, rsa;
+	make_pem(&ec, "ec");
+	make_pem(&rsa, "rsa");
+	struct {
+		const struct pem *pm;
+		const char *groups;
+		int want; /* 0: refused */
+	} cases[] = {
+		{&ec, "X25519:P-256", EVP_PKEY_X25519}, {&ec, "P-256:X25519", EVP_PKEY_X25519},
+		{&ec, "P-256", EVP_PKEY_EC},            {&ec, "P-384:P-256", EVP_PKEY_EC},
+		{&ec, "X25519", 0},                     {&ec, "P-384", 0},
+		{&rsa, "X25519", EVP_PKEY_X25519},      {&rsa, "P-384:P-521", 0},
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tls_ctx *t = server(cases[i].pm, 2);
+		SSL_CTX *cctx = client(NULL);
+		assert_int_equal(SSL_CTX_set1_groups_list(cctx, cases[i].groups), 1);
+		struct pair p;
+		pair_new(&p, cctx, t, NULL);
+		bool ok = handshake(&p);
+		if (ok != (cases[i].want != 0) || (ok && tmp_key_type(p.cl) != cases[i].want))
+			fail_msg("groups %s: handshake %d, key %d", cases[i].groups, ok, tmp_key_type(p.cl));
+		pair_free(&p);
+		SSL_CTX_free(cctx);
+	}
+}
+
+static void test_resume_by_id(void **state)
+{
+	(void)state;
+	struct pem pm;
+	make_pem(&pm, "ec");
+	struct tls_ctx *t = server(&pm, 2);
+	SSL_CTX *cctx = client(NULL);
+	struct pair p;
+	pair_new(&p, cctx, t, NULL);
+	assert_true(handshake(&p));
+	exchange(&p);
+	SSL_SESSION *s = SSL_get1_session(p.cl);
+	assert_false(SSL_SESSION_has_ticket(s)); /* BearSSL 0.6 sends none */
+	unsigned idlen;
+	SSL_SESSION_get_id(s, &idlen);
+	assert_int_equal(idlen, 32);
+	pair_free(&p);
+	for (int i = 0; i < 3; i++) {
+		pair_new(&p, cctx, t, s);
+		assert_true(handshake(&p));
+		assert_true(E->resumed(p.sv));
+		assert_int_equal(SSL_session_reused(p.cl), 1);
+		exchange(&p);
+		pair_free(&p);
+	}
+	SSL_SESSION_free(s);
+	SSL_CTX_free(cctx);
+}
+
+static void take(void *arg, const char *name, uint64_t v)
+{
+	uint64_t *o = arg;
+	if (!strcmp(name, "tls.sessions_resumed"))
+		o[0] = v;
+	else if (!strcmp(name, "tls.sessions_saved"))
+		o[1] = v;
+	else if (!strcmp(name, "tls.conns_in_use"))
+		o[2] = v;
+	else if (!strcmp(name, "tls.conn_pool_empty"))
+		o[3] = v;
+}
+
+/* The pool: max_conns at once, one more refused and counted; a freed
+ * one is usable again.  And the counters of a resumption. */
+static void test_pool_and_counters(void **state)
+{
+	(void)state;
+	struct pem pm;
+	make_pem(&pm, "ec");
+	struct tls_ctx *t = server(&pm, 2);
+	struct tls_conn *a = E->conn_new(t), *b = E->conn_new(t);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_null(E->conn_new(t));
+	uint64_t v[4] = {0};
+	tls_bearssl_stats(t, take, v);
+	assert_int_equal(v[2], 2);
+	assert_int_equal(v[3], 1);
+	E->conn_free(a);
+	E->conn_free(b);
+	SSL_CTX *cctx = client(NULL);
+	struct pair p;
+	pair_new(&p, cctx, t, NULL);
+	assert_true(handshake(&p));
+	SSL_SESSION *s = SSL_get1_session(p.cl);
+	pair_free(&p);
+	pair_new(&p, cctx, t, s);
+	assert_true(handshake(&p));
+	pair_free(&p);
+	tls_bearssl_stats(t, take, v);
+	assert_int_equal(v[0], 1);
+	assert_int_equal(v[1], 1);
+	assert_int_equal(v[2], 0);
+	SSL_SESSION_free(s);
+	SSL_CTX_free(cctx);
+	assert_true(tls_bearssl_conn_bytes() < 32768); /* what an idle connection holds */
+}
+
+/* Records cut into 7-byte pieces: the same handshake and data. */
+static void test_drip(void **state)
+{
+	(void)state;
+	struct pem pm;
+	make_pem(&pm, "ec");
+	struct tls_ctx *t = server(&pm, 1);
+	SSL_CTX *cctx = client(NULL);
+	struct pair p;
+	pair_new(&p, cctx, t, NULL);
+	for (int i = 0; i < 10 && !(SSL_do_handshake(p.cl) == 1 && E->handshake_done(p.sv)); i++) {
+		to_server(&p, 7);
+		to_client(&p);
+		E->step(p.sv);
+	}
+	assert_true(E->handshake_done(p.sv));
+	exchange(&p);
+	pair_free(&p);
+	SSL_CTX_free(cctx);
+}
+
+/* Not TLS: a handshake error.  A record whose MAC is wrong after the
+ * handshake: a protocol error, and read says so. */
+static void test_bad_input(void **state)
+{
+	(void)state;
+	struct pem pm;
+	make_pem(&pm, "ec");
+	struct tls_ctx *t = server(&pm, 2);
+	struct tls_conn *c = E->conn_new(t);
+	static const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	E->records_in(c, junk, sizeof(junk) - 1);
+	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
+	char buf[64];
+	assert_int_equal(E->read(c, buf, sizeof(buf)), -SK_ECONNRESET);
+	E->conn_free(c);
+
+	SSL_CTX *cctx = client(NULL);
+	struct pair p;
+	pair_new(&p, cctx, t, NULL);
+	assert_true(handshake(&p));
+	assert_int_equal(SSL_write(p.cl, "hello", 5), 5);
+	int n = BIO_read(p.c_out, scratch, sizeof(scratch));
+	assert_true(n > 10);
+	scratch[n - 1] ^= 1; /* the tag */
+	E->records_in(p.sv, scratch, (size_t)n);
+	assert_int_equal(E->read(p.sv, buf, sizeof(buf)), -SK_ECONNRESET);
+	assert_int_equal(E->error(p.sv), TLS_ERR_PROTOCOL);
+	pair_free(&p);
+	SSL_CTX_free(cctx);
+}
+
+/* Their close_notify: read gives 0 and ours goes back.  Ours: the client
+ * reads the end. */
+static void test_close_notify(void **state)
+{
+	(void)state;
+	struct pem pm;
+	make_pem(&pm, "ec");
+	struct tls_ctx *t = server(&pm, 2);
+	SSL_CTX *cctx = client(NULL);
+	struct pair p;
+	pair_new(&p, cctx, t, NULL);
+	assert_true(handshake(&p));
+	assert_int_equal(SSL_shutdown(p.cl), 0);
+	to_server(&p, 0);
+	char buf[16];
+	assert_int_equal(E->read(p.sv, buf, sizeof(buf)), 0);
+	to_client(&p);
+	assert_int_equal(SSL_shutdown(p.cl), 1); /* ours arrived */
+	pair_free(&p);
+
+	pair_new(&p, cctx, t, NULL);
+	assert_true(handshake(&p));
+	E->close_notify(p.sv);
+	to_client(&p);
+	assert_true(SSL_read(p.cl, buf, sizeof(buf)) <= 0);
+	assert_int_equal(SSL_get_error(p.cl, 0), SSL_ERROR_ZERO_RETURN);
+	pair_free(&p);
+	SSL_CTX_free(cctx);
+}
+
+/* A key that is not the certificate's, and no key at all: refused. */
+static void test_bad_key(void **state)
+{
+	(void)state;
+	struct pem a, b;
+	make_pem(&a, "ec");
+	make_pem(&b, "ec");
+	struct tls_bearssl_config cfg = {.max_conns = 1, .random = rnd};
+	size_t n = tls_bearssl_mem_size(&cfg);
+	void *m = aligned_alloc(16, (n + 15) & ~(size_t)15);
+	char err[200];
+	assert_null(tls_bearssl_server(m, n, &cfg, a.cert, a.cert_len, b.key, b.key_len, err, sizeof(err)));
+	assert_non_null(strstr(err, "does not match"));
+	assert_null(tls_bearssl_server(m, n, &cfg, a.cert, a.cert_len, a.cert, a.cert_len, err, sizeof(err)));
+	assert_null(tls_bearssl_server(m, n, &cfg, "junk", 4, a.key, a.key_len, err, sizeof(err)));
+	assert_non_null(tls_bearssl_server(m, n, &cfg, a.cert, a.cert_len, a.key, a.key_len, err, sizeof(err)));
+	free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ec_full),
+		cmocka_unit_test(test_rsa_and_suites),
+		cmocka_unit_test(test_groups),
+		cmocka_unit_test(test_resume_by_id),
+		cmocka_unit_test(test_pool_and_counters),
+		cmocka_unit_test(test_drip),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_close_notify),
+		cmocka_unit_test(test_bad_key),
+	};
+	int r = cmocka_run_group_tests(tests, NULL, NULL);
+	free(mem);
+	return r;
+}
