@@ -31,9 +31,21 @@ UK_CFLAGS  := -std=c11 $(WARN) -O2 -g -Isrc -ffreestanding -fno-pie -fno-pic \
 UK_LDFLAGS := -nostdlib -static $(if $(findstring clang,$(UK_CC)),,-no-pie) -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,--gc-sections -Wl,-z,noexecstack -Wl,-T,src/plat/kvm/kernel.ld
 
-UK_PLAT_SRC := $(wildcard src/plat/kvm/*.c) src/dev/virtio_net.c $(UK_APP_SRC)
+# HTTPS: the TLS stream layer (compiled with LOOP_TLS_FIXED: its pools
+# come from the guest's memory, no malloc) and the BearSSL engine, linked
+# with Debian's libbearssl.a (libbearssl-dev), the unikernel only; the
+# hosted build keeps OpenSSL.  That archive is user-space code: it uses
+# SSE (boot.S turns on OSFXSR/OSXMMEXCPT), the red zone (safe: interrupts
+# are taken only in park.c's `sti; hlt`, compiled -mno-red-zone, and the
+# handlers are -mgeneral-regs-only, so they touch no SSE state), a stack
+# canary at %fs:0x28 (start.c points FS at one) and the fortified and
+# system calls libc.c answers (__memcpy_chk, open -> -1, ...).
+UK_TLS_SRC  := src/tls/tls_bearssl.c src/tls/loop_tls.c
+BEARSSL_A   ?= $(shell gcc -print-file-name=libbearssl.a)
+UK_PLAT_SRC := $(wildcard src/plat/kvm/*.c) src/dev/virtio_net.c $(UK_APP_SRC) $(UK_TLS_SRC)
 UK_ASM_SRC  := $(wildcard src/plat/kvm/*.S)
 UK_PLAT_OBJ := $(UK_PLAT_SRC:%.c=$(UK_BUILD)/%.o) $(UK_ASM_SRC:%.S=$(UK_BUILD)/%.o)
+$(UK_TLS_SRC:%.c=$(UK_BUILD)/%.o): UK_CFLAGS += -DLOOP_TLS_FIXED
 UK_CORE_OBJ := $(CORE_SRC:%.c=$(UK_BUILD)/%.o)
 
 .PHONY: uk uk-clang vm-test
@@ -54,7 +66,7 @@ $(UK_BUILD)/libcore.a: $(UK_CORE_OBJ)
 	ar rcs $@ $^
 
 $(UK_ELF): $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
-	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a $(BEARSSL_A)
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
 uk-clang:

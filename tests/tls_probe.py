@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """tls_probe.py — python's ssl against skiff serve's HTTPS port
-(tests/tls.sh runs it inside the client namespace).
+(tests/tls.sh runs it inside the client namespace; tests/vm_tls.sh against
+the unikernel through QEMU's forwards).
 
-  tls_probe.py resume HOST PORT CAFILE NAME
-      per TLS 1.2 and 1.3: three connections, the 2nd and 3rd offering the
+  tls_probe.py resume HOST PORT CAFILE NAME [VERSIONS]
+      per TLS version in VERSIONS (default 1.2,1.3; the unikernel: 1.2): three connections, the 2nd and 3rd offering the
       1st's session; each GET / must answer 200 with ALPN http/1.1, and the
       2nd and 3rd must resume.  Prints one line; exit 1 on any miss.
   tls_probe.py hostile HOST PORT CAFILE NAME COUNT
@@ -53,9 +54,10 @@ def get(t):
     return data.split(b"\r\n", 1)[0]
 
 
-def resume(host, port, cafile, name):
+def resume(host, port, cafile, name, versions="1.2,1.3"):
     out, bad = [], 0
-    for v in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+    want = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}
+    for v in (want[x] for x in versions.split(",")):
         c = ctx_for(cafile, v)
         sess, marks = None, ""
         for i in range(3):
@@ -181,8 +183,8 @@ def main():
         print(__doc__)
         return 0
     try:
-        if a[0] == "resume" and len(a) == 5:
-            return resume(a[1], int(a[2]), a[3], a[4])
+        if a[0] == "resume" and len(a) in (5, 6):
+            return resume(a[1], int(a[2]), a[3], a[4], *a[5:])
         if a[0] == "hostile" and len(a) == 6:
             return hostile(a[1], int(a[2]), a[3], a[4], int(a[5]))
         if a[0] == "slow" and len(a) == 7:

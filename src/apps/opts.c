@@ -93,6 +93,10 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_TLS_TICKET_ROTATE] = {"tls-ticket-rotate", 0, OPT_K_NUM, "S", 60, 604800, NULL,
 				   "seal session tickets with a new random key every S s;\n"
 				   "tickets of the key before still resume"},
+	[OPT_TLS_MAX_CONNS] = {"tls-max-conns", 0, OPT_K_NUM, "N", 1, 65536, NULL,
+			       "HTTPS connections at once (the unikernel's fixed pool:\n"
+			       "~20.5 KiB each, with the HTTP connection's state besides);\n"
+			       "beyond it a new one is closed at once"},
 	[OPT_ACCESS_LOG] = {"access-log", 0, OPT_K_STR, "FILE|-", 0, 0, NULL,
 			    "log every response to FILE (appended to; '-': standard\n"
 			    "output), buffered and written in batches (at least once\n"
@@ -459,6 +463,12 @@ static const struct opt_use uk_use[] = {
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_NO_MSIX, 0, NULL, NULL},
 	{OPT_NO_EVENT_IDX, 0, NULL, NULL},
+	/* HTTPS: on when `skiff vm --tls-cert F --tls-key F` put the files
+	 * into the boot module (apps/tls_bundle.h); BearSSL, TLS 1.2. */
+	{OPT_TLS_PORT, 0, "443", "TCP port for HTTPS (with skiff vm --tls-cert/--tls-key)"},
+	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
+	{OPT_TLS_REDIRECT, 0, NULL, NULL},
+	{OPT_TLS_MAX_CONNS, 0, "256", NULL},
 };
 
 const struct opt_cmd opt_cmd_uk = {

@@ -33,9 +33,9 @@ enum opt_id {
 	/* the HTTP server (serve, the unikernel) */
 	OPT_PORT, OPT_ROOT, OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
 	OPT_TCP_SNDBUF, OPT_TCP_RCVBUF, OPT_TCP_CC, OPT_TRACE, OPT_CACHE_CONTROL,
-	/* HTTPS (serve) */
+	/* HTTPS (serve; the unikernel: the port, timeout, redirect and its pool) */
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_PORT, OPT_TLS_HANDSHAKE_TIMEOUT, OPT_TLS_TICKET_ROTATE,
-	OPT_TLS_REDIRECT,
+	OPT_TLS_REDIRECT, OPT_TLS_MAX_CONNS,
 	/* in production (serve) */
 	OPT_ACCESS_LOG, OPT_ACCESS_LOG_FORMAT, OPT_DRAIN_TIMEOUT, OPT_LOG_LEVEL, OPT_ERROR_LOG,
 	/* seeing a running server (serve; the unikernel's metrics port) */

@@ -95,6 +95,10 @@ static const struct good goods[] = {
 	{&opt_cmd_serve, "tls-handshake-timeout", "3600", OPT_TLS_HANDSHAKE_TIMEOUT, 3600, 0, 0},
 	{&opt_cmd_serve, "tls-ticket-rotate", "60", OPT_TLS_TICKET_ROTATE, 60, 0, 0},
 	{&opt_cmd_serve, "tls-redirect", NULL, OPT_TLS_REDIRECT, 1, 0, 0},
+	{&opt_cmd_uk, "tls-port", "8443", OPT_TLS_PORT, 8443, 0, 0},
+	{&opt_cmd_uk, "tls-handshake-timeout", "1", OPT_TLS_HANDSHAKE_TIMEOUT, 1, 0, 0},
+	{&opt_cmd_uk, "tls-redirect", NULL, OPT_TLS_REDIRECT, 1, 0, 0},
+	{&opt_cmd_uk, "tls-max-conns", "65536", OPT_TLS_MAX_CONNS, 65536, 0, 0},
 	{&opt_cmd_serve, "access-log", "-", OPT_ACCESS_LOG, 0, 0, 0},
 	{&opt_cmd_serve, "access-log", "/var/log/skiff/access.log", OPT_ACCESS_LOG, 0, 0, 0},
 	{&opt_cmd_serve, "access-log-format", "combined", OPT_ACCESS_LOG_FORMAT, 0, 0, 0},
@@ -247,6 +251,11 @@ static const struct bad bads[] = {
 	{&opt_cmd_serve, "tls-ticket-rotate", "59",
 	 "tls-ticket-rotate: '59' is not a number in 60..604800"},
 	{&opt_cmd_serve, "tls-redirect", "1", "tls-redirect: takes no value, not '1'"},
+	{&opt_cmd_uk, "tls-port", "65536", "tls-port: '65536' is not a number in 1..65535"},
+	{&opt_cmd_uk, "tls-redirect", "yes", "tls-redirect: takes no value, not 'yes'"},
+	{&opt_cmd_uk, "tls-max-conns", "0", "tls-max-conns: '0' is not a number in 1..65536"},
+	{&opt_cmd_uk, "tls-max-conns", "65537", "tls-max-conns: '65537' is not a number in 1..65536"},
+	{&opt_cmd_uk, "tls-cert", "x.pem", "unknown option 'tls-cert'"}, /* the files come in the module */
 	{&opt_cmd_serve, "cache-control", "", "cache-control: needs a value (VALUE)"},
 	{&opt_cmd_serve, "cache-control", "a\r\nSet-Cookie: x",
 	 "cache-control: 'a\r\nSet-Cookie: x' is not a header value (printable ASCII, at most 256 "

@@ -56,8 +56,11 @@
 #include "../plat/kvm/kvm.h"
 #include "../plat/kvm/virtio_pci.h"
 #include "../plat/plat.h"
+#include "../tls/loop_tls.h"
+#include "../tls/tls_bearssl.h"
 #include "opts.h"
 #include "site_archive.h"
+#include "tls_bundle.h"
 #include "uk_alog.h"
 
 #define ECHO_PORT 7
@@ -80,6 +83,11 @@ static bool prom_on;
 #define UK_METRICS_BODY_MAX (128u << 10) /* the exposition is ~40 KiB */
 static struct runner run;
 static struct sar_site site;
+/* HTTPS (with the TLS files in the module): a second HTTP server on a
+ * TLS loop over the same loop, as `skiff serve --tls-cert` runs it. */
+static struct http_server srv_tls;
+static struct tls_ctx *tls_ctx;
+static struct loop *tls_loop;
 static uint64_t site_bytes; /* the boot module's size, 0 without one */
 static volatile int stop;
 static unsigned exit_code;
@@ -163,6 +171,21 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 /* Every counter, for --stats at exit and for metrics=: the server's,
  * the access log's, the loop's (with plat_stats above), the metrics
  * port's own. */
+/* The HTTPS server's counters under https.*, beside the plain one's
+ * http.*, as `skiff serve` names them. */
+struct https_fwd {
+	void (*fn)(void *ctx, const char *name, uint64_t v);
+	void *ctx;
+};
+
+static void https_name(void *ctx, const char *name, uint64_t v)
+{
+	const struct https_fwd *f = ctx;
+	char n[96];
+	ksnprintf(n, sizeof(n), "https.%s", sk_memcmp(name, "http.", 5) == 0 ? name + 5 : name);
+	f->fn(f->ctx, n, v);
+}
+
 static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
 	http_server_stats(&srv, fn, ctx);
@@ -171,6 +194,12 @@ static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *
 	loop_stats(uk_loop, fn, ctx);
 	if (prom_on)
 		prom_server_stats(&prom, fn, ctx);
+	if (tls_loop) {
+		struct https_fwd f = {fn, ctx};
+		http_server_stats(&srv_tls, https_name, &f);
+		loop_stats(tls_loop, fn, ctx);
+		tls_bearssl_stats(tls_ctx, fn, ctx);
+	}
 }
 
 static void uk_metrics(void *ctx, struct prom_out *o)
@@ -275,6 +304,8 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	char buf[HTTP_DATE_LEN];
 	http_date_format(sec, buf);
 	http_server_set_date(&srv, buf);
+	if (tls_loop)
+		http_server_set_date(&srv_tls, buf);
 }
 
 /* loop_skiff's run: the runner, until stop, exit-after or a broken ring. */
@@ -306,13 +337,13 @@ static void *alloc_or_die(const char *what, size_t size)
 /* The site archive from the boot module: checked whole, or the boot
  * stops here with the reason.  The files' descriptors come from the heap
  * (24 B each); their bodies stay where QEMU put them. */
-static void open_site(const struct kvm_start *st, struct http_server_config *hc)
+static void open_site(const struct kvm_start *st, uint64_t len, struct http_server_config *hc)
 {
 	char err[200];
 	struct sar_view v;
 	site_bytes = st->module_len;
-	if (sar_open(&v, st->module, st->module_len, err, sizeof(err)) < 0) {
-		kprintf("skiff-uk: bad site archive (%lu bytes at 0x%lx): %s\n", st->module_len,
+	if (sar_open(&v, st->module, len, err, sizeof(err)) < 0) {
+		kprintf("skiff-uk: bad site archive (%lu bytes at 0x%lx): %s\n", len,
 			(uint64_t)(uintptr_t)st->module, err);
 		kprintf("skiff-uk: not booting (repack it with `skiff vm --root DIR`)\n");
 		kvm_exit(KVM_EXIT_FATAL);
@@ -322,7 +353,73 @@ static void open_site(const struct kvm_start *st, struct http_server_config *hc)
 	hc->lookup = sar_site_lookup;
 	hc->lookup_ctx = &site;
 	kprintf("skiff-uk: site: %u files, %lu KiB archive at 0x%lx (reserved from the heap)\n",
-		v.count, st->module_len >> 10, (uint64_t)(uintptr_t)st->module);
+		v.count, len >> 10, (uint64_t)(uintptr_t)st->module);
+}
+
+/* The TLS files' bytes in the module, if `skiff vm --tls-cert/--tls-key`
+ * put them there. */
+struct tls_files {
+	const uint8_t *cert, *key;
+	uint32_t cert_len, key_len;
+};
+
+/* Each connection's DRBG seed: RDSEED/RDRAND only; the TSC fallback of
+ * plat_random is not good enough for keys. */
+static bool have_hw_random(void)
+{
+	uint32_t r[4];
+	__asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(1), "c"(0));
+	return (r[2] >> 30) & 1;
+}
+
+static int tls_random(void *buf, size_t len)
+{
+	return plat_random(buf, len);
+}
+
+/* HTTPS beside HTTP: BearSSL over a pool of tls-max-conns connections,
+ * the TLS loop over the same skiff loop, and a second HTTP server (the
+ * same configuration, its own port and connection pool).  A certificate
+ * or key BearSSL refuses stops the boot with the reason. */
+static void start_tls(const struct opts *o, const struct tls_files *tf, struct loop *inner,
+		      const struct http_server_config *hc, unsigned max_sockets)
+{
+	if (!have_hw_random()) {
+		kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	unsigned n = (unsigned)opt_num(o, OPT_TLS_MAX_CONNS);
+	struct tls_bearssl_config bc = {.max_conns = n, .random = tls_random};
+	size_t tsz = tls_bearssl_mem_size(&bc);
+	char err[200];
+	tls_ctx = tls_bearssl_server(alloc_or_die("the TLS connections", tsz), tsz, &bc, tf->cert,
+				     tf->cert_len, tf->key, tf->key_len, err, sizeof(err));
+	if (!tls_ctx) {
+		kprintf("skiff-uk: %s; not booting\n", err);
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	struct loop_tls_config lc = {
+		.engine = &tls_bearssl_ops,
+		.ctx = tls_ctx,
+		.handshake_timeout_ns = opt_num(o, OPT_TLS_HANDSHAKE_TIMEOUT) * SK_NS_PER_S,
+	};
+	size_t lsz = loop_tls_mem_size(max_sockets, n);
+	tls_loop = loop_tls_init(alloc_or_die("the TLS layer", lsz), lsz, inner, &lc, max_sockets, n);
+	struct http_server_config c = *hc;
+	c.port = (uint16_t)opt_num(o, OPT_TLS_PORT);
+	c.max_conns = n;
+	c.https_redirect_port = 0; /* this side serves */
+	size_t ssz = http_server_mem_size(&c);
+	int rc = -SK_EINVAL;
+	if (!tls_loop || (rc = http_server_init(&srv_tls, alloc_or_die("the HTTPS connections", ssz),
+						ssz, &c, tls_loop)) < 0 ||
+	    (rc = http_server_start(&srv_tls)) < 0) {
+		kprintf("skiff-uk: HTTPS server on port %u failed (%d)\n", c.port, rc);
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	kprintf("skiff-uk: https=%u (BearSSL, TLS 1.2; %u connections, each %lu B of TLS state "
+		"and record buffer, %lu KiB of HTTP state; resumption by session ID)\n",
+		c.port, n, (uint64_t)tls_bearssl_conn_bytes(), (uint64_t)(ssz / n) >> 10);
 }
 
 static void console_out(void *ctx, const char *s, size_t n)
@@ -421,14 +518,36 @@ unsigned uk_app_main(const struct kvm_start *st)
 	struct http_server_config hc;
 	http_server_config_default(&hc);
 	opt_http_config(&o, &hc);
-	if (st->module)
-		open_site(st, &hc);
+	/* The module: the TLS files at its end (if any), the site before. */
+	uint64_t site_len = st->module_len;
+	struct tls_files tf = {0};
+	int tb = tls_bundle_split(st->module, st->module_len, &site_len, &tf.cert, &tf.cert_len,
+				  &tf.key, &tf.key_len);
+	if (tb < 0) {
+		kprintf("skiff-uk: the boot module's TLS footer does not fit it; not booting\n");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	bool tls_on = tb == 1;
+	if (!tls_on && (opt_given(&o, OPT_TLS_PORT) || opt_given(&o, OPT_TLS_REDIRECT) ||
+			opt_given(&o, OPT_TLS_HANDSHAKE_TIMEOUT) || opt_given(&o, OPT_TLS_MAX_CONNS))) {
+		kprintf("skiff-uk: tls-port, tls-handshake-timeout, tls-redirect and tls-max-conns "
+			"need the certificate and key (skiff vm --tls-cert F --tls-key F); not booting\n");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	if (tls_on && opt_num(&o, OPT_TLS_PORT) == hc.port) {
+		kprintf("skiff-uk: tls-port %lu is port too: give each its own\n", opt_num(&o, OPT_TLS_PORT));
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	if (tls_on && opt_given(&o, OPT_TLS_REDIRECT))
+		hc.https_redirect_port = (uint16_t)opt_num(&o, OPT_TLS_PORT);
+	if (st->module && site_len)
+		open_site(st, site_len, &hc);
 
 	/* TCP: the pool `skiff serve --stack skiff` sizes (opt_tcp_sockets). */
 	struct tcp_config tc;
 	tcp_config_default(&tc);
 	tcp_iface_config(&tc, &ifc);
-	tc.max_sockets = opt_tcp_sockets(hc.max_conns);
+	tc.max_sockets = opt_tcp_sockets(hc.max_conns + (tls_on ? (uint32_t)opt_num(&o, OPT_TLS_MAX_CONNS) : 0));
 	tc.sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
 	tc.rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
 	tc.cc = (uint8_t)opt_num(&o, OPT_TCP_CC);
@@ -446,7 +565,10 @@ unsigned uk_app_main(const struct kvm_start *st)
 	struct loop_skiff_config lsc = {
 		.tcp = &tcp,
 		.local_ip = ip_addr,
-		.max_timers = hc.max_conns + 16, /* one per connection, a few spare */
+		/* one per connection (an HTTPS one: two, the handshake's and
+		 * the server's), a few spare */
+		.max_timers = hc.max_conns + 16 +
+			      (tls_on ? 2 * (uint32_t)opt_num(&o, OPT_TLS_MAX_CONNS) : 0),
 		.listen_backlog = UK_BACKLOG,
 		.now = now,
 		.plat = {.run = plat_run, .stats = plat_stats, .fatal = plat_fatal},
@@ -470,6 +592,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 		kprintf("skiff-uk: HTTP server on port %u failed (%d)\n", hc.port, rc);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
+	if (tls_on)
+		start_tls(&o, &tf, loop, &hc, tc.max_sockets);
 	refresh_date(NULL, now);
 	loop->on_turn = refresh_date;
 	uk_loop = loop;
@@ -527,6 +651,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
 	http_server_stop(&srv);
+	if (tls_on)
+		http_server_stop(&srv_tls);
 	if (alog.loop)
 		uk_alog_flush(&alog); /* the last batch leaves with the FINs */
 	now = plat_now();

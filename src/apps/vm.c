@@ -31,6 +31,7 @@
 #include "../base/sk.h"
 #include "cli.h"
 #include "site_pack.h"
+#include "tls_bundle.h"
 
 #define VM_MAX_FWD 16
 
@@ -44,6 +45,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE]\n"
 		"                [--root DIR] [--accel auto|kvm|tcg] [--image PATH] [--dry-run]\n"
+		"                [--tls-cert FILE --tls-key FILE [--tls-port N] [--tls-redirect]]\n"
 		"                [-- GUEST ARGS...]\n"
 		"\n"
 		"Boots the skiff unikernel under qemu-system-x86_64 with a virtio-net NIC; the\n"
@@ -57,6 +59,12 @@ static void usage(FILE *f)
 		"  --root DIR             serve the files under DIR (no symlinks, no dotfiles): packed\n"
 		"                         into a read-only archive the guest gets at boot (-initrd);\n"
 		"                         the guest needs --mem of about 170M + the tree's size\n"
+		"  --tls-cert FILE        serve HTTPS too (BearSSL, TLS 1.2) with this certificate\n"
+		"                         chain (PEM, the server's first); needs --tls-key\n"
+		"  --tls-key FILE         its private key (PEM: ECDSA P-256 or RSA); both files go\n"
+		"                         into the boot module (-initrd) after the --root archive\n"
+		"  --tls-port N           the guest's HTTPS port (default 443; guest word tls-port=N)\n"
+		"  --tls-redirect         port 80 answers 301 to https:// (guest word tls-redirect)\n"
 		"  --accel auto|kvm|tcg   auto (default) takes KVM only if /dev/kvm is hardware KVM\n"
 		"                         (kvm_intel or kvm_amd loaded, kvm_pvm not), else TCG\n"
 		"  --image PATH           kernel image (default: skiff-uk.elf next to this binary,\n"
@@ -68,7 +76,8 @@ static void usage(FILE *f)
 		"GUEST ARGS go to the kernel command line: ip=ADDR/LEN gw=ADDR mac=MAC port=N\n"
 		"max-conns=N header-timeout=S keepalive-timeout=S max-body=N tcp-sndbuf=N\n"
 		"tcp-rcvbuf=N spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de\n"
-		"stats no-msix no-event-idx.  The guest serves HTTP on port 80 (the files of\n"
+		"stats no-msix no-event-idx tls-port=N tls-handshake-timeout=S tls-redirect\n"
+		"tls-max-conns=N.  The guest serves HTTP on port 80 (the files of\n"
 		"--root, or the built-in 41-byte '/') and UDP echo on 7: `skiff vm -p 8080:80`\n"
 		"gives http://127.0.0.1:8080/.\n"
 		"Environment: SKIFF_QEMU overrides the QEMU binary.\n");
@@ -255,6 +264,44 @@ static int run_qemu(char **argv, bool *qemu_error)
 	return status;
 }
 
+/* A PEM file for the guest, whole, into buf (at most TLS_BUNDLE_MAX_FILE). */
+static int read_pem(const char *opt, const char *path, char *buf, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "skiff vm: --%s %s: %s\n", opt, path, strerror(errno));
+		return -1;
+	}
+	size_t n = fread(buf, 1, TLS_BUNDLE_MAX_FILE + 1, f);
+	bool bad = ferror(f);
+	fclose(f);
+	if (bad || n == 0 || n > TLS_BUNDLE_MAX_FILE || !memmem(buf, n, "-----BEGIN ", 11)) {
+		fprintf(stderr, "skiff vm: --%s %s: not a PEM file of at most %u KiB\n", opt, path,
+			TLS_BUNDLE_MAX_FILE >> 10);
+		return -1;
+	}
+	*len = n;
+	return 0;
+}
+
+/* The TLS files and their footer after whatever the module holds. */
+static int append_tls(int fd, const char *cert, const char *key)
+{
+	static char c[TLS_BUNDLE_MAX_FILE + 1], k[TLS_BUNDLE_MAX_FILE + 1];
+	size_t cl, kl;
+	if (read_pem("tls-cert", cert, c, &cl) < 0 || read_pem("tls-key", key, k, &kl) < 0)
+		return -1;
+	uint8_t foot[TLS_BUNDLE_FOOTER];
+	tls_bundle_footer(foot, (uint32_t)cl, (uint32_t)kl);
+	if (lseek(fd, 0, SEEK_END) < 0 || write(fd, c, cl) != (ssize_t)cl ||
+	    write(fd, k, kl) != (ssize_t)kl || write(fd, foot, sizeof(foot)) != (ssize_t)sizeof(foot)) {
+		fprintf(stderr, "skiff vm: writing the TLS files into the module: %s\n", strerror(errno));
+		return -1;
+	}
+	memset(k, 0, sizeof(k));
+	return 0;
+}
+
 int cmd_vm(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -262,8 +309,13 @@ int cmd_vm(int argc, char **argv)
 		{"accel", required_argument, NULL, 'a'}, {"image", required_argument, NULL, 'i'},
 		{"dry-run", no_argument, NULL, 'D'},     {"help", no_argument, NULL, 'h'},
 		{"root", required_argument, NULL, 'r'},
+		{"tls-cert", required_argument, NULL, 'C'}, {"tls-key", required_argument, NULL, 'K'},
+		{"tls-port", required_argument, NULL, 'P'}, {"tls-redirect", no_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
 	};
+	const char *tls_cert = NULL, *tls_key = NULL;
+	unsigned tls_port = 0;
+	bool tls_redirect = false;
 	struct fwd fwds[VM_MAX_FWD];
 	int nfwd = 0;
 	const char *net = "user", *mem = "256M", *accel = "auto", *image = NULL, *root = NULL;
@@ -297,6 +349,15 @@ int cmd_vm(int argc, char **argv)
 			break;
 		case 'i': image = optarg; break;
 		case 'r': root = optarg; break;
+		case 'C': tls_cert = optarg; break;
+		case 'K': tls_key = optarg; break;
+		case 'P': {
+			const char *e = optarg + strlen(optarg);
+			if (parse_port(optarg, e, &tls_port) < 0)
+				cli_usage_error("vm", "--tls-port wants a port 1..65535, not '%s'", optarg);
+			break;
+		}
+		case 'R': tls_redirect = true; break;
 		case 'D': dry_run = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
@@ -305,12 +366,23 @@ int cmd_vm(int argc, char **argv)
 	}
 	if (optind < argc && strcmp(argv[optind - 1], "--"))
 		cli_usage_error("vm", "unexpected argument '%s' (guest arguments go after --)", argv[optind]);
+	if (!tls_cert != !tls_key)
+		cli_usage_error("vm", "--%s needs --%s too", tls_cert ? "tls-cert" : "tls-key",
+				tls_cert ? "tls-key" : "tls-cert");
+	if (!tls_cert && (tls_port || tls_redirect))
+		cli_usage_error("vm", "--tls-port and --tls-redirect need --tls-cert and --tls-key");
 	bool tap = !strncmp(net, "tap:", 4);
 	if (tap && nfwd)
 		cli_usage_error("vm", "-p works with --net user only");
 
 	char guest_args[4096] = "";
 	size_t glen = 0;
+	/* The HTTPS options as the guest's words (apps/opts.c), first. */
+	if (tls_port)
+		glen += (size_t)snprintf(guest_args, sizeof(guest_args), "tls-port=%u", tls_port);
+	if (tls_redirect)
+		glen += (size_t)snprintf(guest_args + glen, sizeof(guest_args) - glen, "%stls-redirect",
+					 glen ? " " : "");
 	for (int i = optind; i < argc; i++) {
 		int n = snprintf(guest_args + glen, sizeof(guest_args) - glen, "%s%s", glen ? " " : "", argv[i]);
 		if (n < 0 || (size_t)n >= sizeof(guest_args) - glen)
@@ -348,9 +420,11 @@ int cmd_vm(int argc, char **argv)
 			n += (size_t)snprintf(netdev + n, sizeof(netdev) - n, ",hostfwd=%s:127.0.0.1:%u-:%u",
 					      fwds[i].udp ? "udp" : "tcp", fwds[i].host, fwds[i].guest);
 	}
-	/* The site: packed before QEMU starts, removed after it ends. */
+	/* The module: the site packed, then the TLS files, before QEMU
+	 * starts; removed after it ends (it holds the private key: mkstemp
+	 * makes it 0600). */
 	char site[PATH_MAX] = "";
-	if (root) {
+	if (root || tls_cert) {
 		const char *tmp = getenv("TMPDIR");
 		snprintf(site, sizeof(site), "%s/skiff-site.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		int fd = mkstemp(site);
@@ -359,8 +433,13 @@ int cmd_vm(int argc, char **argv)
 			return 1;
 		}
 		char err[512];
-		struct site_pack_info si;
-		int r = site_pack(root, fd, &si, err, sizeof(err));
+		struct site_pack_info si = {0};
+		int r = root ? site_pack(root, fd, &si, err, sizeof(err)) : 0;
+		if (r == 0 && tls_cert && append_tls(fd, tls_cert, tls_key) < 0) {
+			close(fd);
+			unlink(site);
+			return 1;
+		}
 		if (close(fd) < 0 && r == 0) {
 			snprintf(err, sizeof(err), "writing the archive: %s", strerror(errno));
 			r = -1;
@@ -370,9 +449,13 @@ int cmd_vm(int argc, char **argv)
 			unlink(site);
 			return 1;
 		}
-		fprintf(stderr, "skiff vm: --root %s: %llu files, %llu bytes, archive %llu bytes%s%s\n",
-			root, (unsigned long long)si.files, (unsigned long long)si.bytes,
-			(unsigned long long)si.size, dry_run ? " in " : "", dry_run ? site : "");
+		if (root)
+			fprintf(stderr, "skiff vm: --root %s: %llu files, %llu bytes, archive %llu bytes%s%s\n",
+				root, (unsigned long long)si.files, (unsigned long long)si.bytes,
+				(unsigned long long)si.size, dry_run ? " in " : "", dry_run ? site : "");
+		if (tls_cert)
+			fprintf(stderr, "skiff vm: --tls-cert %s --tls-key %s: in the boot module%s%s\n",
+				tls_cert, tls_key, dry_run ? " " : "", dry_run ? site : "");
 	}
 
 	const char *qemu = getenv("SKIFF_QEMU");

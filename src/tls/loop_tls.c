@@ -283,6 +283,21 @@ static const char *peer_str(const struct tls_sock *ts, char buf[64])
 }
 #endif
 
+/* The handshake has finished (the engine says so): count it, stop its
+ * deadline. */
+static void ts_hs_check(struct tls_sock *ts)
+{
+	struct loop_tls *lt = ts->lt;
+	if (!ts->hs_done && !ts->dead && lt->eng->handshake_done(ts->c)) {
+		ts->hs_done = true;
+		lt->st.handshakes++;
+		if (lt->eng->resumed(ts->c))
+			lt->st.resumed++;
+		if (loop_timer_armed(&ts->timer))
+			loop_timer_cancel(lt->inner, &ts->timer);
+	}
+}
+
 static void ts_step(struct tls_sock *ts)
 {
 	struct loop_tls *lt = ts->lt;
@@ -290,7 +305,13 @@ static void ts_step(struct tls_sock *ts)
 		return;
 	int r = lt->eng->step(ts->c);
 	if (r != TLS_OK) {
-		lt->st.handshake_failed++;
+		/* An engine over one buffer (BearSSL) knows its handshake
+		 * ended only once its last flight has gone: a bad record
+		 * right after that is the record layer's failure. */
+		if (r == TLS_ERR_PROTOCOL)
+			lt->st.protocol_errors++;
+		else
+			lt->st.handshake_failed++;
 		/* A client's failure, not ours: info, and limited (a scan sends
 		 * thousands). */
 		char pb[64];
@@ -304,14 +325,7 @@ static void ts_step(struct tls_sock *ts)
 		ts_flush(ts); /* the alert, if any */
 		return;
 	}
-	if (lt->eng->handshake_done(ts->c)) {
-		ts->hs_done = true;
-		lt->st.handshakes++;
-		if (lt->eng->resumed(ts->c))
-			lt->st.resumed++;
-		if (loop_timer_armed(&ts->timer))
-			loop_timer_cancel(lt->inner, &ts->timer);
-	}
+	ts_hs_check(ts);
 }
 
 static void ts_orphan_poll(struct tls_sock *ts)
@@ -336,6 +350,7 @@ static void tls_on_event(void *user, int sock, unsigned events, sk_time_ns now)
 	ts_step(ts);
 	if (!ts->dead)
 		ts_flush(ts);
+	ts_hs_check(ts); /* BearSSL: done once its Finished has gone out */
 	/* An engine over fixed buffers may have stopped taking records until
 	 * its own went out (in_room): now that they have, read on, or the
 	 * bytes left in the inner socket would wait for an edge that never
@@ -549,7 +564,8 @@ static long t_writev(struct loop *l, int sock, const struct loop_iov *iov, int i
 			w = 0; /* an engine over fixed buffers: its last record is unsent */
 		if (w < 0) {
 			ts->dead = (int)w;
-			lt->st.protocol_errors++;
+			if (w != -SK_EPIPE) /* EPIPE: the session had ended cleanly */
+				lt->st.protocol_errors++;
 			return total ? (long)total : w;
 		}
 		total += (size_t)w;

@@ -592,8 +592,10 @@ static long b_read(struct tls_conn *c, void *buf, size_t len)
 
 static long b_write(struct tls_conn *c, const void *buf, size_t len)
 {
-	if (note(c) || closed(c))
+	if (note(c))
 		return -SK_ECONNRESET;
+	if (closed(c) || eng(c)->shutdown_recv)
+		return -SK_EPIPE; /* after a clean close (theirs or ours): not an error of the peer's */
 	br_ssl_engine_context *e = eng(c);
 	if (!(br_ssl_engine_current_state(e) & BR_SSL_SENDAPP))
 		return -SK_EAGAIN; /* the last record is still in the buffer */

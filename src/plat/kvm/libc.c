@@ -5,6 +5,7 @@
  * CPU since Ivy Bridge (ERMSB), and immune to the compiler turning a
  * byte loop back into a call to the function being defined. */
 #include "../../base/sk.h"
+#include "kvm.h"
 
 void *memcpy(void *restrict d, const void *restrict s, size_t n);
 void *memmove(void *d, const void *s, size_t n);
@@ -86,4 +87,79 @@ char *strchr(const char *s, int c)
 		if (!*s)
 			return NULL;
 	}
+}
+
+/* ---- what Debian's libbearssl.a (user-space code) links against ----
+ * It was built with _FORTIFY_SOURCE and -fstack-protector-strong, and
+ * its system-randomness seeder (never used here: every connection's DRBG
+ * is seeded from RDRAND through br_ssl_engine_inject_entropy) opens
+ * /dev/urandom.  These answer those calls: the checked copies check, a
+ * smashed stack stops the guest, and there is no file to open. */
+void *__memcpy_chk(void *restrict d, const void *restrict s, size_t n, size_t dlen);
+void *__memmove_chk(void *d, const void *s, size_t n, size_t dlen);
+void *__memset_chk(void *d, int c, size_t n, size_t dlen);
+void __stack_chk_fail(void);
+int *__errno_location(void);
+int open(const char *path, int flags, ...);
+long read(int fd, void *buf, size_t n);
+int close(int fd);
+
+__attribute__((noreturn)) static void chk_fail(const char *what)
+{
+	kprintf("skiff-uk: %s: stopping\n", what);
+	kvm_exit(KVM_EXIT_FATAL);
+}
+
+void *__memcpy_chk(void *restrict d, const void *restrict s, size_t n, size_t dlen)
+{
+	if (n > dlen)
+		chk_fail("memcpy past the end of its destination");
+	return memcpy(d, s, n);
+}
+
+void *__memmove_chk(void *d, const void *s, size_t n, size_t dlen)
+{
+	if (n > dlen)
+		chk_fail("memmove past the end of its destination");
+	return memmove(d, s, n);
+}
+
+void *__memset_chk(void *d, int c, size_t n, size_t dlen)
+{
+	if (n > dlen)
+		chk_fail("memset past the end of its destination");
+	return memset(d, c, n);
+}
+
+void __stack_chk_fail(void)
+{
+	chk_fail("stack smashing detected (canary at %fs:0x28)");
+}
+
+static int uk_errno;
+
+int *__errno_location(void)
+{
+	return &uk_errno;
+}
+
+int open(const char *path, int flags, ...)
+{
+	(void)path, (void)flags;
+	uk_errno = 2; /* ENOENT: no file system */
+	return -1;
+}
+
+long read(int fd, void *buf, size_t n)
+{
+	(void)fd, (void)buf, (void)n;
+	uk_errno = 9; /* EBADF */
+	return -1;
+}
+
+int close(int fd)
+{
+	(void)fd;
+	uk_errno = 9;
+	return -1;
 }

@@ -8,6 +8,7 @@
  * the stack and runs it with the same run loop as the hosted commands,
  * parking in plat_park (park.c). */
 #include "../plat.h"
+#include "cpu.h"
 #include "kvm.h"
 
 struct hvm_start_info {
@@ -24,6 +25,23 @@ struct hvm_modlist_entry {
 };
 
 static char cmdline[1024];
+
+/* Code built for user space (Debian's libbearssl.a, with
+ * -fstack-protector-strong) reads its stack canary from %fs:0x28, where
+ * glibc keeps it in the thread's control block.  FS points here, and the
+ * word at 0x28 is random (RDRAND; the TSC if the CPU has none).  The
+ * kernel's own code is built without the protector and never uses FS. */
+static uint64_t fs_block[8] __attribute__((aligned(64)));
+#define MSR_FS_BASE 0xc0000100u
+
+static void canary_init(void)
+{
+	uint64_t c;
+	if (plat_random(&c, sizeof(c)) < 0)
+		c = rdtsc() * 0x9e3779b97f4a7c15ull;
+	fs_block[0x28 / 8] = c & ~(uint64_t)0xff; /* a zero low byte, as glibc's: stops string overruns */
+	wrmsr(MSR_FS_BASE, (uint64_t)(uintptr_t)fs_block);
+}
 
 void kmain(uint32_t start_info);
 
@@ -81,6 +99,7 @@ void kmain(uint32_t start_info)
 	}
 	kprintf("skiff-uk: tsc %lu kHz (%s), timer %s\n", time_tsc_hz() / 1000, time_source(),
 		time_deadline_mode() ? "tsc-deadline" : "lapic one-shot");
+	canary_init();
 	st.rtc_at = plat_now();
 	st.rtc_ok = rtc_read(&st.rtc) == 0;
 	kvm_exit(uk_app_main(&st));

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# tests/vm_tls.sh — HTTPS in the unikernel: `skiff vm --tls-cert F --tls-key
+# F` under QEMU TCG, user networking, forwards on 127.0.0.1 only.
+#
+#   tests/vm_tls.sh [build/skiff] [build/skiff-uk.elf]
+#
+# The guest's engine is BearSSL (src/tls/tls_bearssl.c, TLS 1.2 only).  Keys
+# and certificates are made here with openssl (ECDSA P-256, RSA 2048, for
+# localhost and 127.0.0.1) in a temporary directory removed on exit; none is
+# kept.  Checks, each PASS/FAIL, ending "vm-tls: N passed, N failed":
+#   boot          the guest boots with the files in its module and says https=443
+#   curl          curl --cacert: GET / -> 200 and the 41-byte body; plain HTTP on 80 too
+#   s_client      openssl s_client -reconnect: TLS 1.2, ALPN http/1.1, verified,
+#                 one New and five Reused (session IDs); -sess_out/-sess_in: Reused
+#   tls13-refused a TLS 1.3-only client gets no session (TLS 1.2 only)
+#   python-resume tests/tls_probe.py resume ... 1.2: ALPN, 200, resumed
+#   ab / ab-k / wrk  ab -f TLS1.2 (new connections, then -k) and wrk: 0 failed
+#   hostile       tests/tls_probe.py hostile: random bytes, a lying ClientHello,
+#                 a wrong MAC, an oversized record, 3 of each at once: each closed,
+#                 then GET / still 200; a truncated record then FIN: closed
+#   stall         a handshake that stalls: closed by tls-handshake-timeout=2; one
+#                 that finished and then idles 3 s is not (GET / -> 200)
+#   counters      on "exit 0": tls.handshake_failed, tls.protocol_errors,
+#                 tls.handshake_timeouts, tls.resumed name the above
+#   rsa-redirect  an RSA 2048 certificate, --tls-redirect: port 80 answers 301
+#                 to https://, HTTPS answers 200
+#   bad-*         --tls-cert without --tls-key (exit 2); a key that is not the
+#                 certificate's (the guest stops at boot, exit 1, with the reason);
+#                 tls-port= with no files (exit 1)
+# QEMU runs are bounded by `timeout`; the lock (flock /tmp/skiff-nettest.lock)
+# is the caller's, as for tests/vm.sh.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+SKIFF=${1:-build/skiff}
+IMG=${2:-build/skiff-uk.elf}
+LOG=${VM_LOG_DIR:-build/test-logs/vm-tls}
+mkdir -p "$LOG"
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+SKT_SUITE=vm-tls
+export PYTHONDONTWRITEBYTECODE=1
+PIDS=()
+CERTS=$(mktemp -d "${TMPDIR:-/tmp}/skiff-vmtls.XXXXXX")
+cleanup() {
+	skt_kill_tree "${PIDS[@]}"
+	rm -rf "$CERTS"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for f in "$SKIFF" "$IMG"; do
+	[ -r "$f" ] || { fail setup "missing $f (make all uk)"; summary; exit 1; }
+done
+skt_need setup qemu-system-x86_64 python3 openssl curl ab wrk timeout || { summary; exit 1; }
+
+free_port() {
+	python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_$1); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
+}
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -aq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+mkcert() { # mkcert NAME ec|rsa
+	local k=(-newkey ec -pkeyopt ec_paramgen_curve:P-256)
+	[ "$2" = rsa ] && k=(-newkey rsa:2048)
+	openssl req -x509 "${k[@]}" -nodes -keyout "$CERTS/$1.key" -out "$CERTS/$1.crt" -days 1 \
+		-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 2>"$LOG/openssl-$1.log"
+}
+mkcert ec ec && mkcert rsa rsa && mkcert other ec || { fail setup "openssl req failed"; summary; exit 1; }
+
+# boot NAME TIMEOUT [skiff vm args] -- [guest words]: in the background.
+boot() {
+	local name=$1 t=$2
+	shift 2
+	: >"$LOG/$name.log"
+	timeout "$t" "$SKIFF" vm --accel tcg --image "$IMG" "$@" </dev/null >"$LOG/$name.log" 2>&1 &
+	VM=$!
+	PIDS+=("$VM")
+}
+say_exit() { python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$1"; }
+
+# --- the ECDSA guest ------------------------------------------------------------
+HTTP=$(free_port STREAM)
+HTTPS=$(free_port STREAM)
+CTL=$(free_port DGRAM)
+boot ec 300 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
+	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=280 tls-handshake-timeout=2 stats
+if wait_for "$LOG/ec.log" "skiff-uk: ready" 30 && grep -aq "https=443" "$LOG/ec.log"; then
+	pass "boot ($(grep -ao 'https=443[^;]*;[^;]*' "$LOG/ec.log"))"
+else
+	fail boot "no ready/https line in 30 s; see $LOG/ec.log"
+	summary
+	exit 1
+fi
+CA=$CERTS/ec.crt
+URL=https://localhost:$HTTPS/
+
+out=$(timeout 60 curl -sS --cacert "$CA" "$URL" -o "$LOG/curl.body" -w '%{http_code} %{size_download} %{ssl_verify_result}' 2>&1)
+plain=$(timeout 30 curl -sS "http://127.0.0.1:$HTTP/" -o /dev/null -w '%{http_code}' 2>&1)
+if [ "$out" = "200 41 0" ] && [ "$plain" = 200 ]; then
+	pass "curl (https: $out; http on 80: $plain)"
+else
+	fail curl "https: '$out', http: '$plain'"
+fi
+
+sc=$(echo | timeout 120 openssl s_client -connect "127.0.0.1:$HTTPS" -CAfile "$CA" -servername localhost \
+	-alpn http/1.1 -reconnect 2>&1)
+printf '%s\n' "$sc" >"$LOG/s_client.log"
+new=$(grep -c '^New, TLSv1.2' <<<"$sc")
+reused=$(grep -c '^Reused, TLSv1.2' <<<"$sc")
+if [ "$new" = 1 ] && [ "$reused" = 5 ] && grep -q 'ALPN protocol: http/1.1' <<<"$sc" &&
+	grep -q 'Verify return code: 0 (ok)' <<<"$sc"; then
+	pass "s_client -reconnect (1 New, 5 Reused, $(grep -m1 -o 'Cipher is .*' <<<"$sc"), ALPN http/1.1, verified)"
+else
+	fail s_client "New $new, Reused $reused; see $LOG/s_client.log"
+fi
+S1=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -CAfile "$CA" -sess_out "$CERTS/sess" 2>&1 | grep -E '^(New|Reused),')
+S2=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -CAfile "$CA" -sess_in "$CERTS/sess" 2>&1 | grep -E '^(New|Reused),')
+if [[ $S1 == New,* ]] && [[ $S2 == Reused,* ]]; then
+	pass "s_client -sess_out/-sess_in (${S2%%,*})"
+else
+	fail s_client-sess "first '$S1', second '$S2'"
+fi
+t13=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -tls1_3 2>&1)
+if ! grep -q '^New, TLSv1.3' <<<"$t13" && grep -qiE 'alert|error|no protocols' <<<"$t13"; then
+	pass "tls13-refused (TLS 1.2 only)"
+else
+	fail tls13-refused "$(grep -E '^New|alert|error' <<<"$t13" | head -2 | tr '\n' ' ')"
+fi
+
+out=$(timeout 120 python3 tests/tls_probe.py resume 127.0.0.1 "$HTTPS" "$CA" localhost 1.2 2>&1)
+[ $? -eq 0 ] && pass "python-resume ($out)" || fail python-resume "$out"
+
+timeout 200 ab -f TLS1.2 -n 100 -c 4 "$URL" >"$LOG/ab.log" 2>&1
+ab_fail=$(awk '/^Failed requests:/{print $3}' "$LOG/ab.log")
+ab_done=$(awk '/^Complete requests:/{print $3}' "$LOG/ab.log")
+ab_rps=$(awk '/^Requests per second:/{print $4}' "$LOG/ab.log")
+if [ "$ab_done" = 100 ] && [ "$ab_fail" = 0 ]; then
+	pass "ab -f TLS1.2 -n 100 -c 4 (new connections, full handshakes: $ab_rps/s under TCG, 0 failed)"
+else
+	fail ab "complete '$ab_done' failed '$ab_fail'; see $LOG/ab.log"
+fi
+timeout 200 ab -k -f TLS1.2 -n 2000 -c 4 "$URL" >"$LOG/ab-k.log" 2>&1
+ab_fail=$(awk '/^Failed requests:/{print $3}' "$LOG/ab-k.log")
+ab_done=$(awk '/^Complete requests:/{print $3}' "$LOG/ab-k.log")
+ab_rps=$(awk '/^Requests per second:/{print $4}' "$LOG/ab-k.log")
+if [ "$ab_done" = 2000 ] && [ "$ab_fail" = 0 ]; then
+	pass "ab -k -f TLS1.2 -n 2000 -c 4 ($ab_rps req/s under TCG, 0 failed)"
+else
+	fail ab-k "complete '$ab_done' failed '$ab_fail'; see $LOG/ab-k.log"
+fi
+timeout 60 wrk -t 1 -c 4 -d 3 "$URL" >"$LOG/wrk.log" 2>&1
+wrk_req=$(awk '/requests in/{print $1}' "$LOG/wrk.log")
+if [ -n "$wrk_req" ] && [ "$wrk_req" -gt 0 ] && ! grep -q -e 'Socket errors' -e 'Non-2xx' "$LOG/wrk.log"; then
+	pass "wrk -c 4 -d 3 ($wrk_req requests, no errors)"
+else
+	fail wrk "$(tr '\n' ' ' <"$LOG/wrk.log" | cut -c1-300)"
+fi
+
+out=$(timeout 120 python3 tests/tls_probe.py hostile 127.0.0.1 "$HTTPS" "$CA" localhost 3 2>&1)
+[ $? -eq 0 ] && pass "hostile ($out)" || fail hostile "$out"
+out=$(timeout 60 python3 - "$HTTPS" <<'PY' 2>&1
+import os, socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=15)
+# A handshake record that claims 300 bytes, 40 of them sent, then our FIN.
+s.sendall(struct.pack("!BHH", 22, 0x0301, 300) + os.urandom(40))
+s.shutdown(socket.SHUT_WR)
+try:
+    while s.recv(4096):
+        pass
+    print("truncated: closed")
+except socket.timeout:
+    print("truncated: not closed in 15 s"); sys.exit(1)
+except ConnectionResetError:
+    print("truncated: reset")
+PY
+)
+[ $? -eq 0 ] && pass "truncated record ($out)" || fail truncated "$out"
+out=$(timeout 60 python3 - "$HTTPS" "$CA" <<'PY' 2>&1
+import socket, ssl, sys, time
+c = ssl.create_default_context(cafile=sys.argv[2])
+c.maximum_version = ssl.TLSVersion.TLSv1_2
+t = c.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=15),
+                  server_hostname="localhost")
+time.sleep(3)  # past tls-handshake-timeout=2: the handshake is over, the deadline must be gone
+t.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+data = b""
+while True:
+    d = t.recv(4096)
+    if not d:
+        break
+    data += d
+print("idle-after-handshake: " + data.split(b"\r\n", 1)[0].decode(errors="replace"))
+sys.exit(0 if data.startswith(b"HTTP/1.1 200") else 1)
+PY
+)
+[ $? -eq 0 ] && pass "idle after the handshake, past its timeout ($out)" || fail idle-after-handshake "$out"
+out=$(timeout 60 python3 tests/tls_probe.py stall 127.0.0.1 "$HTTPS" 2 2>&1)
+[ $? -eq 0 ] && pass "stall ($out)" || fail stall "$out"
+after=$(timeout 60 curl -sS --cacert "$CA" "$URL" -o /dev/null -w '%{http_code}' 2>&1)
+[ "$after" = 200 ] && pass "serving after the bad input (200)" || fail after-bad "'$after'"
+
+say_exit "$CTL"
+wait "$VM"
+rc=$?
+ctr() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "$LOG/ec.log" | tail -1; }
+hf=$(ctr tls.handshake_failed) pe=$(ctr tls.protocol_errors) ht=$(ctr tls.handshake_timeouts)
+rs=$(ctr tls.resumed) hs=$(ctr tls.handshakes)
+if [ "$rc" = 0 ] && [ "${hf:-0}" -ge 7 ] && [ "${pe:-0}" -ge 6 ] && [ "${ht:-0}" -ge 1 ] && [ "${rs:-0}" -ge 7 ]; then
+	pass "counters (exit 0; tls.handshakes $hs, tls.resumed $rs, tls.handshake_failed $hf, tls.protocol_errors $pe, tls.handshake_timeouts $ht)"
+else
+	fail counters "exit $rc; handshakes '$hs' resumed '$rs' handshake_failed '$hf' protocol_errors '$pe' handshake_timeouts '$ht'"
+fi
+
+# --- RSA, with the redirect ----------------------------------------------------
+HTTP=$(free_port STREAM)
+HTTPS=$(free_port STREAM)
+CTL=$(free_port DGRAM)
+boot rsa 120 --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" --tls-redirect -p "$HTTP:80" \
+	-p "$HTTPS:443" -p "$CTL:9/udp" -- shutdown-port=9 exit-after=100
+if wait_for "$LOG/rsa.log" "skiff-uk: ready" 30; then
+	r=$(timeout 30 curl -sS "http://127.0.0.1:$HTTP/x?y" -o /dev/null -w '%{http_code} %{redirect_url}' 2>&1)
+	s=$(timeout 60 curl -sS --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
+		-w '%{http_code} %{ssl_verify_result}' 2>&1)
+	if [[ $r == "301 https://127.0.0.1/x?y" ]] && [ "$s" = "200 0" ]; then
+		pass "rsa-redirect (http: $r; https with RSA 2048: $s)"
+	else
+		fail rsa-redirect "http: '$r', https: '$s'"
+	fi
+	say_exit "$CTL"
+	wait "$VM"
+else
+	fail rsa-redirect "no ready line; see $LOG/rsa.log"
+fi
+
+# --- refused ---------------------------------------------------------------------
+timeout 30 "$SKIFF" vm --accel tcg --image "$IMG" --tls-cert "$CERTS/ec.crt" </dev/null >"$LOG/bad-nokey.log" 2>&1
+rc=$?
+[ "$rc" = 2 ] && grep -q 'needs --tls-key' "$LOG/bad-nokey.log" && pass "bad-nokey (exit 2)" ||
+	fail bad-nokey "exit $rc: $(tail -1 "$LOG/bad-nokey.log")"
+timeout 60 "$SKIFF" vm --accel tcg --image "$IMG" --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/other.key" \
+	-- exit-after=30 </dev/null >"$LOG/bad-mismatch.log" 2>&1
+rc=$?
+[ "$rc" = 1 ] && grep -aq 'does not match the certificate' "$LOG/bad-mismatch.log" &&
+	pass "bad-mismatch (exit 1: $(grep -ao 'tls: the key does not match[^;]*' "$LOG/bad-mismatch.log"))" ||
+	fail bad-mismatch "exit $rc: $(tail -2 "$LOG/bad-mismatch.log" | tr '\n' ' ')"
+timeout 60 "$SKIFF" vm --accel tcg --image "$IMG" -- tls-port=8443 exit-after=30 </dev/null >"$LOG/bad-nofiles.log" 2>&1
+rc=$?
+[ "$rc" = 1 ] && grep -aq 'need the certificate and key' "$LOG/bad-nofiles.log" && pass "bad-nofiles (exit 1)" ||
+	fail bad-nofiles "exit $rc: $(tail -1 "$LOG/bad-nofiles.log")"
+
+summary
