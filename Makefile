@@ -53,7 +53,7 @@ help:
 	@echo "                     else TCG), serving the demo site/ (ROOT=DIR: yours) on"
 	@echo "                     http://127.0.0.1:8080/ until Ctrl-C (RUN_PORT)"
 	@echo "  make test          every check (tests/run-all.sh): dependency check, build, freestanding,"
-	@echo "                     clang, unit, integration, dev-smoke, http, ops, metrics, http-diff, tls, vm, site, linux-guest, switch,"
+	@echo "                     clang, unit, integration, dev-smoke, http, ops, metrics, http-diff, tls, vm, vm-tls, site, linux-guest, switch,"
 	@echo "                     load, tcp, install, the ASan+UBSan passes and a fuzz smoke;"
 	@echo "                     ends 'summary: N passed, N failed'"
 	@echo "Building:"
@@ -73,6 +73,7 @@ help:
 	@echo "  make integration   tests/integration.sh: ping, UDP, ARP, malformed frames on tap/packet/xdp"
 	@echo "  make dev-smoke     tests/dev_smoke.sh: each device alone (no stack) against arping and ping"
 	@echo "  make http-test     tests/http.sh;  make vm-test: tests/vm.sh;  make switch-test: tests/switch.sh"
+	@echo "  make vm-tls-test   tests/vm_tls.sh: HTTPS in the unikernel (BearSSL, TLS 1.2)"
 	@echo "  make ops-test      tests/ops.sh: access log, drain (SIGTERM), reload (SIGHUP), error log; both stacks"
 	@echo "  make metrics-test  tests/metrics.sh: --metrics (promtool) and skiff stat, both stacks"
 	@echo "  make site-test     tests/site.sh: a 1,000-file tree byte-identical from skiff vm --root and both stacks"
@@ -153,6 +154,9 @@ $(BUILD)/fuzz/%: fuzz/%.c $(CORE_SRC)
 $(BUILD)/fuzz/fuzz_tls: fuzz/fuzz_tls.c src/tls/tls_openssl.c src/tls/tls_testcert.c src/tls/tls_engine.h
 	@mkdir -p $(BUILD)/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_tls.c src/tls/tls_openssl.c src/tls/tls_testcert.c -lssl -lcrypto
+$(BUILD)/fuzz/fuzz_tls_bearssl: fuzz/fuzz_tls_bearssl.c src/tls/tls_bearssl.c src/tls/tls_bearssl.h src/tls/tls_engine.h
+	@mkdir -p $(BUILD)/fuzz
+	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_tls_bearssl.c src/tls/tls_bearssl.c -l:libbearssl.a -lcrypto
 fuzz-build: $(FUZZ_BIN)
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_BIN)

@@ -15,6 +15,8 @@
 #   make uk-clang      the same with clang, into build/clang (a warning check)
 #   make vm-test       tests/vm.sh: boot under QEMU TCG, UDP echo, HTTP (curl,
 #                      http.client, ab, bad requests), idle, faults
+#   make vm-tls-test   tests/vm_tls.sh: HTTPS in the guest (BearSSL): curl,
+#                      s_client -reconnect, python ssl, ab -f, wrk, bad input
 #   make run           (Makefile, tools/run.sh) serve http://127.0.0.1:8080/
 #                      from the unikernel; mk/run.mk has run-hosted
 
@@ -48,7 +50,7 @@ UK_PLAT_OBJ := $(UK_PLAT_SRC:%.c=$(UK_BUILD)/%.o) $(UK_ASM_SRC:%.S=$(UK_BUILD)/%
 $(UK_TLS_SRC:%.c=$(UK_BUILD)/%.o): UK_CFLAGS += -DLOOP_TLS_FIXED
 UK_CORE_OBJ := $(CORE_SRC:%.c=$(UK_BUILD)/%.o)
 
-.PHONY: uk uk-clang vm-test
+.PHONY: uk uk-clang vm-test vm-tls-test
 uk: $(UK_ELF)
 # Part of `make all`: it needs only gcc/clang and binutils, like the rest.
 all: $(UK_ELF)
@@ -74,5 +76,8 @@ uk-clang:
 
 vm-test: $(UK_ELF) $(BUILD)/skiff
 	tests/vm.sh $(BUILD)/skiff $(UK_ELF)
+
+vm-tls-test: $(UK_ELF) $(BUILD)/skiff
+	tests/vm_tls.sh $(BUILD)/skiff $(UK_ELF)
 
 -include $(shell find $(UK_BUILD) -name '*.d' 2>/dev/null)

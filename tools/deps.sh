@@ -32,6 +32,7 @@ libpcap-dev          inc:pcap/pcap.h lib:pcap
 libelf-dev           lib:elf
 zlib1g-dev           lib:z
 libssl-dev           inc:openssl/evp.h inc:openssl/ssl.h inc:openssl/err.h inc:openssl/pem.h inc:openssl/x509.h inc:openssl/rand.h inc:openssl/core_names.h lib:crypto lib:ssl
+libbearssl-dev       inc:bearssl.h lib:bearssl
 openssl              cmd:openssl
 testssl.sh           cmd:testssl
 iproute2             cmd:ip cmd:ss
