@@ -30,7 +30,8 @@ static inline void tls_bundle_put32(uint8_t *p, uint32_t v)
 }
 
 /* The footer for files of these lengths. */
-static inline void tls_bundle_footer(uint8_t f[TLS_BUNDLE_FOOTER], uint32_t cert_len, uint32_t key_len)
+static inline void tls_bundle_footer(uint8_t f[TLS_BUNDLE_FOOTER], uint32_t cert_len,
+				     uint32_t key_len)
 {
 	static const char magic[8] = {'S', 'K', 'I', 'F', 'F', 'T', 'L', 'S'};
 	for (unsigned i = 0; i < 8; i++)

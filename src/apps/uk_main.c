@@ -23,6 +23,11 @@
  * answers from it, bodies being slices of the module (no copy, no per-
  * request work beyond a binary search).  Without a module the server
  * answers its built-in "/" (the 41-byte hello body) and 404 elsewhere.
+ * HTTPS: `skiff vm --tls-cert F --tls-key F` appends the two PEM files to
+ * the module (apps/tls_bundle.h); they are split off before the archive
+ * is read, and a second HTTP server runs on a TLS loop (tls/loop_tls.h,
+ * its pools from the heap) with the BearSSL engine (tls/tls_bearssl.h)
+ * on tls-port= (443), tls-max-conns= connections at most.
  * Exit codes (isa-debug-exit): 0 clean, 1 setup error, 64+vector a CPU
  * exception; QEMU itself exits with 2*code+1.
  *
@@ -547,7 +552,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 	struct tcp_config tc;
 	tcp_config_default(&tc);
 	tcp_iface_config(&tc, &ifc);
-	tc.max_sockets = opt_tcp_sockets(hc.max_conns + (tls_on ? (uint32_t)opt_num(&o, OPT_TLS_MAX_CONNS) : 0));
+	const uint32_t tls_conns = tls_on ? (uint32_t)opt_num(&o, OPT_TLS_MAX_CONNS) : 0;
+	tc.max_sockets = opt_tcp_sockets(hc.max_conns + tls_conns);
 	tc.sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
 	tc.rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
 	tc.cc = (uint8_t)opt_num(&o, OPT_TCP_CC);
@@ -567,8 +573,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.local_ip = ip_addr,
 		/* one per connection (an HTTPS one: two, the handshake's and
 		 * the server's), a few spare */
-		.max_timers = hc.max_conns + 16 +
-			      (tls_on ? 2 * (uint32_t)opt_num(&o, OPT_TLS_MAX_CONNS) : 0),
+		.max_timers = hc.max_conns + 16 + 2 * tls_conns,
 		.listen_backlog = UK_BACKLOG,
 		.now = now,
 		.plat = {.run = plat_run, .stats = plat_stats, .fatal = plat_fatal},

@@ -290,7 +290,8 @@ size_t tls_bearssl_conn_bytes(void)
 size_t tls_bearssl_mem_size(const struct tls_bearssl_config *cfg)
 {
 	size_t no = n_overflow(cfg);
-	return align16(sizeof(struct tls_ctx)) + align16((size_t)cfg->max_conns * sizeof(struct tls_conn)) +
+	return align16(sizeof(struct tls_ctx)) +
+	       align16((size_t)cfg->max_conns * sizeof(struct tls_conn)) +
 	       align16(no * sizeof(uint8_t *)) + no * align16(OVF_SIZE) +
 	       align16((size_t)n_sessions(cfg) * LRU_ENTRY);
 }
@@ -327,7 +328,9 @@ struct tls_ctx *tls_bearssl_server(void *mem, size_t mem_size, const struct tls_
 
 	static unsigned char buf[CHAIN_MAX]; /* one PEM object's DER at a time */
 	if (pem_each(cert_pem, cert_len, is_cert, add_cert, t, buf, sizeof(buf)) < 1) {
-		set_err(err, errlen, "tls: certificate: no PEM CERTIFICATE, or a chain over 16 KiB / 8 certificates", NULL);
+		set_err(err, errlen,
+			"tls: certificate: no PEM CERTIFICATE, or a chain over 16 KiB / 8 certificates",
+			NULL);
 		return NULL;
 	}
 	if (pem_each(key_pem, key_len, is_key, add_key, t, buf, KEY_DER_MAX) != 1) {
