@@ -351,6 +351,12 @@ static void tls_on_event(void *user, int sock, unsigned events, sk_time_ns now)
 	if (!ts->dead)
 		ts_flush(ts);
 	ts_hs_check(ts); /* BearSSL: done once its Finished has gone out */
+	if (ts->inner_eof && !ts->hs_done && !ts->dead && !ts_unsent(ts)) {
+		/* The peer ended its side before the handshake finished: it
+		 * cannot finish now.  End it at once, not at the deadline. */
+		lt->st.handshake_failed++;
+		ts->dead = -SK_ECONNRESET;
+	}
 	/* An engine over fixed buffers may have stopped taking records until
 	 * its own went out (in_room): now that they have, read on, or the
 	 * bytes left in the inner socket would wait for an edge that never

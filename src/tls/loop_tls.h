@@ -15,7 +15,9 @@
  * reading the inner socket, until the application reads.
  *
  * The handshake has its own deadline (handshake_timeout_ns): a client that
- * stalls it gets LOOP_EV_ERROR, then -SK_ETIMEDOUT from read.  close_notify
+ * stalls it gets LOOP_EV_ERROR, then -SK_ETIMEDOUT from read; one that
+ * ends its side (TCP FIN) before the handshake finished gets the error at
+ * once (counted in tls.handshake_failed).  close_notify
  * goes out on loop_shutdown (and before a close that had not shut down);
  * the peer's ends the stream (read returns 0).  A TCP end without
  * close_notify also reads as 0, counted apart.
