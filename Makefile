@@ -165,6 +165,10 @@ fuzz: $(FUZZ_BIN)
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(BASE_CFLAGS) -o $@ $^ $(LDLIBS)
+# The unikernel's TLS engine, measured hosted on a real CPU.
+$(BUILD)/bench/bench_tls_bearssl: bench/bench_tls_bearssl.c $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(BASE_CFLAGS) -o $@ $^ -l:libbearssl.a $(LDLIBS)
 bench-ring: deps $(BUILD)/bench/bench_ring
 	$(BUILD)/bench/bench_ring
 
