@@ -24,6 +24,8 @@
 #                 tls.handshake_timeouts, tls.resumed name the above
 #   rsa-redirect  an RSA 2048 certificate, --tls-redirect: port 80 answers 301
 #                 to https://, HTTPS answers 200
+#   root+tls      the same guest with --root: a 70,000 B file sha256-identical over
+#                 HTTPS (archive and TLS files in one module)
 #   bad-*         --tls-cert without --tls-key (exit 2); a key that is not the
 #                 certificate's (the guest stops at boot, exit 1, with the reason);
 #                 tls-port= with no files (exit 1)
@@ -224,8 +226,12 @@ fi
 HTTP=$(free_port STREAM)
 HTTPS=$(free_port STREAM)
 CTL=$(free_port DGRAM)
-boot rsa 120 --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" --tls-redirect -p "$HTTP:80" \
-	-p "$HTTPS:443" -p "$CTL:9/udp" -- shutdown-port=9 exit-after=100
+# With a --root site too: archive and TLS files share the boot module.
+mkdir -p "$CERTS/site/sub"
+head -c 70000 /dev/urandom >"$CERTS/site/sub/blob.bin"
+echo '<p>index</p>' >"$CERTS/site/index.html"
+boot rsa 120 --root "$CERTS/site" --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" \
+	--tls-redirect -p "$HTTP:80" -p "$HTTPS:443" -p "$CTL:9/udp" -- shutdown-port=9 exit-after=100
 if wait_for "$LOG/rsa.log" "skiff-uk: ready" 30; then
 	r=$(timeout 30 curl -sS "http://127.0.0.1:$HTTP/x?y" -o /dev/null -w '%{http_code} %{redirect_url}' 2>&1)
 	s=$(timeout 60 curl -sS --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
@@ -234,6 +240,13 @@ if wait_for "$LOG/rsa.log" "skiff-uk: ready" 30; then
 		pass "rsa-redirect (http: $r; https with RSA 2048: $s)"
 	else
 		fail rsa-redirect "http: '$r', https: '$s'"
+	fi
+	want=$(sha256sum <"$CERTS/site/sub/blob.bin" | cut -c1-64)
+	got=$(timeout 60 curl -sS --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/sub/blob.bin" | sha256sum | cut -c1-64)
+	if [ "$got" = "$want" ] && grep -aq 'site: 2 files' "$LOG/rsa.log"; then
+		pass "root+tls (--root and the TLS files in one module: a 70,000 B file sha256-identical over HTTPS)"
+	else
+		fail root+tls "sha256 '$got' want '$want'; $(grep -a 'site:' "$LOG/rsa.log")"
 	fi
 	say_exit "$CTL"
 	wait "$VM"
