@@ -237,6 +237,7 @@ static void console_sink(void *ctx, const char *line, size_t len)
  * TCP has delivered what the closed sockets still hold. */
 struct uk_drain {
 	struct loop *loop;
+	unsigned servers; /* still draining: HTTP, and HTTPS when it runs */
 	bool timed_out, finished;
 	struct loop_timer deadline, tcp_poll;
 };
@@ -257,7 +258,8 @@ static void drain_tcp_poll(struct loop_timer *t, sk_time_ns now)
 static void drain_conns_done(void *ctx)
 {
 	struct uk_drain *d = ctx;
-	drain_tcp_poll(&d->tcp_poll, plat_now());
+	if (--d->servers == 0)
+		drain_tcp_poll(&d->tcp_poll, plat_now());
 }
 
 static void drain_deadline(struct loop_timer *t, sk_time_ns now)
@@ -270,14 +272,16 @@ static void drain_deadline(struct loop_timer *t, sk_time_ns now)
 
 static int drain(struct loop *loop, unsigned timeout_s)
 {
-	struct uk_drain d = {.loop = loop, .deadline = {.fn = drain_deadline},
-			     .tcp_poll = {.fn = drain_tcp_poll}};
+	struct uk_drain d = {.loop = loop, .servers = tls_loop ? 2 : 1,
+			     .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
 	sk_time_ns t0 = plat_now();
-	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n", srv.nconns,
-		timeout_s);
+	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n",
+		srv.nconns + (tls_loop ? srv_tls.nconns : 0), timeout_s);
 	run.until = 0; /* exit-after no longer cuts it short: drain-timeout does */
 	loop_timer_set(loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
 	http_server_drain(&srv, t0, drain_conns_done, &d);
+	if (tls_loop)
+		http_server_drain(&srv_tls, t0, drain_conns_done, &d);
 	int rc = loop_run(loop, &drain_stop);
 	if (loop_timer_armed(&d.deadline))
 		loop_timer_cancel(loop, &d.deadline);
@@ -288,7 +292,7 @@ static int drain(struct loop *loop, unsigned timeout_s)
 		kprintf("skiff-uk: drained in %lu ms\n", ms);
 	else
 		kprintf("skiff-uk: drain-timeout after %lu ms: closing %u connections\n", ms,
-			srv.nconns);
+			srv.nconns + (tls_loop ? srv_tls.nconns : 0));
 	return rc;
 }
 
