@@ -29,7 +29,7 @@ CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS)))) $
 # link from this archive (a program that does not use it does not get it).
 # The unikernel's application (mk/unikernel.mk) is not hosted.
 UK_APP_SRC := $(wildcard src/apps/uk_*.c)
-HOST_SRC  := $(filter-out %_test.c src/apps/main.c $(CORE_LOOP) $(CORE_APPS) $(UK_APP_SRC),$(wildcard src/dev/*.c src/plat/linux/*.c src/apps/*.c src/loop/*.c src/tls/*.c))
+HOST_SRC  := $(filter-out %_test.c src/apps/main.c src/apps/app_main.c $(CORE_LOOP) $(CORE_APPS) $(UK_APP_SRC),$(wildcard src/dev/*.c src/plat/linux/*.c src/apps/*.c src/loop/*.c src/tls/*.c))
 TEST_SRC  := $(wildcard src/*/*_test.c src/*/*/*_test.c)
 FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -114,7 +114,7 @@ $(BUILD)/skiff: $(BUILD)/obj/src/apps/main.o $(BUILD)/libskiff-host.a $(BUILD)/l
 define TEST_RULE
 $(call test_bin,$(1)): $(1) $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 	@mkdir -p $(BUILD)/test
-	$(CC) $(BASE_CFLAGS) -MMD -MP -MF $$@.d -o $$@ $$(filter %.c %.a,$$^) $(TEST_LDLIBS) $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) -MMD -MP -MF $$@.d -o $$@ $(1) $$(filter %.a,$$^) $(TEST_LDLIBS) $(LDLIBS)
 endef
 $(foreach t,$(TEST_SRC),$(eval $(call TEST_RULE,$(t))))
 

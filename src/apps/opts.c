@@ -56,6 +56,10 @@ const struct opt_def opt_defs[OPT_N] = {
 			   "503 and a close"},
 	[OPT_HEADER_TIMEOUT] = {"header-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
 				"a request head must arrive within S s, else 408"},
+	[OPT_BODY_TIMEOUT] = {"body-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
+			      "a request body being read must be whole within S s, else 408"},
+	[OPT_SEND_TIMEOUT] = {"send-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
+			      "close a connection whose peer takes no byte of the answer\nfor S s"},
 	[OPT_KEEPALIVE_TIMEOUT] = {"keepalive-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
 				   "idle keep-alive connections close after S s"},
 	[OPT_MAX_BODY] = {"max-body", 0, OPT_K_SIZE, "N", 0, 1ull << 40, NULL,
@@ -496,6 +500,44 @@ const struct opt_cmd opt_cmd_stat = {
 	.nuse = 0,
 	.max_args = 1,
 	.footer = "Exit 0, or 1 when nobody answers on the socket.",
+};
+
+/* An application on http/app.h (examples/, docs/app.md): serve's stack
+ * and HTTP options, and the two limits only a handler's bodies need. */
+static const struct opt_use app_use[] = {
+	{OPT_STACK, 0, NULL, NULL},
+	{OPT_DEV, 0, NULL, "(stack skiff) tap:NAME | packet:IFACE | xdp:IFACE |\nswitch:NAME/PORT"},
+	{OPT_IP, OPT_USE_BARE, NULL,
+	 "skiff: this host's address and prefix (ADDR/LEN,\n"
+	 "required); linux: the address to bind (default any)"},
+	{OPT_GW, 0, NULL, "(stack skiff) default gateway, inside ip's subnet"},
+	{OPT_MAC, 0, NULL, NULL},
+	{OPT_PORT, 0, "80", NULL},
+	{OPT_STATS, 0, NULL, NULL},
+	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
+	{OPT_MAX_CONNS, 0, "256", NULL},
+	{OPT_HEADER_TIMEOUT, 0, "10", NULL},
+	{OPT_BODY_TIMEOUT, 0, "60", NULL},
+	{OPT_SEND_TIMEOUT, 0, "60", NULL},
+	{OPT_KEEPALIVE_TIMEOUT, 0, "60", NULL},
+	{OPT_MAX_BODY, 0, "1048576", NULL},
+	{OPT_TCP_SNDBUF, 0, "65536", NULL},
+	{OPT_TCP_RCVBUF, 0, "65536", NULL},
+	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+};
+
+const struct opt_cmd opt_cmd_app = {
+	.name = "app",
+	.synopsis = "APP [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--mac MAC]\n"
+		    "           [--port N] [--stats] [--pcap FILE] [--max-conns N]\n"
+		    "           [--header-timeout S] [--body-timeout S] [--send-timeout S]\n"
+		    "           [--keepalive-timeout S] [--max-body N] [--tcp-sndbuf N]\n"
+		    "           [--tcp-rcvbuf N] [--spin-us N]",
+	.about = "An HTTP application on skiff (http/app.h, docs/app.md), on the kernel's sockets\n"
+		 "(--stack linux, the default without --dev) or on skiff's own stack on a device.",
+	.use = app_use,
+	.nuse = SK_ARRAY_LEN(app_use),
+	.footer = "Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).",
 };
 
 _Static_assert(OPT_IP6_MAX <= IFACE_IP6_CFG_MAX, "every --ip6 fits the interface");

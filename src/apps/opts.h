@@ -51,6 +51,8 @@ enum opt_id {
 	/* tcp-client */
 	OPT_TC_CONNECT, OPT_TC_SEND_FILE, OPT_TC_SEND_RANDOM, OPT_TC_SEED, OPT_TC_EXPECT_ECHO,
 	OPT_TC_CONNS, OPT_TC_SEQUENTIAL, OPT_TC_PARALLEL, OPT_TC_TIMEOUT,
+	/* applications on http/app.h (examples/) */
+	OPT_BODY_TIMEOUT, OPT_SEND_TIMEOUT,
 	OPT_N
 };
 
@@ -103,7 +105,7 @@ struct opt_cmd {
 };
 
 extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_cmd_serve,
-	opt_cmd_load, opt_cmd_uk, opt_cmd_stat;
+	opt_cmd_load, opt_cmd_uk, opt_cmd_stat, opt_cmd_app;
 
 /* A value.  Which fields mean something depends on the kind. */
 /* The value of an OPT_K_NUM given as its word (spin-us auto). */

@@ -21,7 +21,7 @@
 
 static const struct opt_cmd *const cmds[] = {&opt_cmd_echo, &opt_cmd_tcp_client, &opt_cmd_ping,
 					      &opt_cmd_serve, &opt_cmd_load, &opt_cmd_uk,
-					      &opt_cmd_stat};
+					      &opt_cmd_stat, &opt_cmd_app};
 
 static char err[256];
 
@@ -127,6 +127,8 @@ static const struct good goods[] = {
 	{&opt_cmd_uk, "metrics", "1", OPT_UK_METRICS, 1, 0, 0},
 	{&opt_cmd_uk, "max-conns", "1000000", OPT_MAX_CONNS, 1000000, 0, 0},
 	{&opt_cmd_serve, "header-timeout", "1", OPT_HEADER_TIMEOUT, 1, 0, 0},
+	{&opt_cmd_app, "body-timeout", "2", OPT_BODY_TIMEOUT, 2, 0, 0},
+	{&opt_cmd_app, "send-timeout", "86400", OPT_SEND_TIMEOUT, 86400, 0, 0},
 	{&opt_cmd_uk, "keepalive-timeout", "86400", OPT_KEEPALIVE_TIMEOUT, 86400, 0, 0},
 	{&opt_cmd_uk, "max-body", "0", OPT_MAX_BODY, 0, 0, 0},
 	{&opt_cmd_serve, "max-body", "1G", OPT_MAX_BODY, 1ull << 30, 0, 0},
@@ -265,6 +267,8 @@ static const struct bad bads[] = {
 	{&opt_cmd_uk, "max-conns", "0", "max-conns: '0' is not a number in 1..1000000"},
 	{&opt_cmd_uk, "max-conns", "1000001", "max-conns: '1000001' is not a number in 1..1000000"},
 	{&opt_cmd_uk, "header-timeout", "0", "header-timeout: '0' is not a number in 1..86400"},
+	{&opt_cmd_app, "body-timeout", "0", "body-timeout: '0' is not a number in 1..86400"},
+	{&opt_cmd_app, "send-timeout", "2s", "send-timeout: '2s' is not a number in 1..86400"},
 	{&opt_cmd_uk, "keepalive-timeout", "86401",
 	 "keepalive-timeout: '86401' is not a number in 1..86400"},
 	{&opt_cmd_uk, "max-body", "1025G",

@@ -5,6 +5,9 @@ const char *http_reason(int status)
 {
 	switch (status) {
 	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
 	case 206: return "Partial Content";
 	case 301: return "Moved Permanently";
 	case 304: return "Not Modified";
@@ -21,6 +24,20 @@ const char *http_reason(int status)
 	case 501: return "Not Implemented";
 	case 503: return "Service Unavailable";
 	case 505: return "HTTP Version Not Supported";
+	/* Statuses only applications send (http/app.h). */
+	case 302: return "Found";
+	case 303: return "See Other";
+	case 307: return "Temporary Redirect";
+	case 401: return "Unauthorized";
+	case 409: return "Conflict";
+	case 411: return "Length Required";
+	case 415: return "Unsupported Media Type";
+	case 422: return "Unprocessable Content";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 502: return "Bad Gateway";
+	case 504: return "Gateway Timeout";
+	case 507: return "Insufficient Storage";
 	default: return "Error";
 	}
 }

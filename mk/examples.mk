@@ -1,0 +1,29 @@
+# mk/examples.mk — the applications in examples/ on http/app.h.
+#
+#   make examples        build/examples/NAME for every examples/NAME.c: a
+#                        Linux program with skiff serve's stack options
+#                        (src/apps/app_host.c), main from src/apps/app_main.c
+#
+# An application outside the tree builds the same way (docs/app.md):
+#   make -C SKIFF app APP=/path/to/myapp.c      -> SKIFF/build/app/myapp
+
+EXAMPLE_SRC := $(wildcard examples/*.c)
+EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRC))
+APP_LINK := $(BUILD)/obj/src/apps/app_main.o $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
+
+.PHONY: examples app
+examples: $(EXAMPLE_BIN)
+
+$(BUILD)/examples/%: examples/%.c $(APP_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(APP_LINK) $(LDLIBS)
+
+# One application from anywhere: APP=path/to/name.c.
+APP ?=
+app: $(APP_LINK)
+	@test -n "$(APP)" || { echo "usage: make app APP=path/to/app.c" >&2; exit 2; }
+	@mkdir -p $(BUILD)/app
+	$(CC) $(BASE_CFLAGS) -o $(BUILD)/app/$(basename $(notdir $(APP))) $(APP) $(APP_LINK) $(LDLIBS)
+	@echo "app: $(BUILD)/app/$(basename $(notdir $(APP)))"
+
+-include $(wildcard $(BUILD)/examples/*.d)

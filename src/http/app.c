@@ -1,0 +1,1293 @@
+/* app.c — the application engine of app.h: one state machine per
+ * connection on the loop API, the request head parsed by parser.c, chunked
+ * bodies decoded by chunked.c, paths by target.c.
+ *
+ * A connection has two halves that move independently, so a handler can
+ * answer while the body still arrives (an echo, a 413 at the first chunk):
+ *   in   IN_HEAD -> IN_WAIT (head done, body not asked) -> IN_BODY -> IN_DONE,
+ *        or IN_LINGER (after an error or an unread body: read and drop
+ *        until the peer closes, so our answer is not destroyed by a RST);
+ *   out  OUT_NONE -> OUT_FIXED (head + the application's body) or
+ *        OUT_STREAM (head + pieces copied into obuf) -> OUT_DONE.
+ * A request is over when in is IN_DONE (or lingering) and out is OUT_DONE
+ * with nothing left to send; then on_done runs and the next pipelined
+ * request is parsed (never before the previous answer has left, so obuf
+ * holds one answer at a time).
+ *
+ * Re-entrancy: every change goes through conn_advance.  A call made while
+ * the connection is already advancing (a handler answering from inside
+ * the handler, a body callback writing) only marks it `again`; the
+ * outermost advance loops until nothing moves.  A connection found dead is
+ * released only when the outermost advance unwinds, so on_done never runs
+ * under an application callback for the same request.
+ *
+ * Buffers: rbuf holds the head at [0, head_len) for the request's whole
+ * life (the accessors point there); body bytes are read behind it and
+ * the area [head_len, rbuf_size) is reused once every piece was taken.
+ */
+#include "app.h"
+
+#include "chunked.h"
+#include "emit.h"
+#include "target.h"
+
+#define HTTP_APP_PATH_MAX 2048u  /* decoded path + NUL; longer: 414 */
+#define HTTP_APP_HDR_MAX 1024u   /* the application's header lines per answer */
+#define DISCARD_MAX 65536u       /* an unread body this small is read and dropped */
+#define CHUNK_OVERHEAD 25u       /* "ffffffffffffffff\r\n" ... "\r\n" + "0\r\n\r\n" */
+
+enum { IN_HEAD, IN_WAIT, IN_BODY, IN_DONE, IN_LINGER };
+enum { OUT_NONE, OUT_FIXED, OUT_STREAM, OUT_DONE };
+enum { BM_STREAM, BM_COLLECT, BM_DISCARD };
+
+struct http_app_conn {
+	struct http_app *app;
+	struct http_app_conn *next_free; /* on the free list only */
+	int sock;                        /* -1 when free */
+	struct loop_peer peer;
+	struct loop_timer timer;         /* armed at or before deadline(c) */
+	uint8_t *rbuf, *obuf;            /* rbuf_size, out_size bytes in mem */
+	uint32_t rlen;       /* rbuf[0, rlen) read */
+	uint32_t ipos;       /* next raw byte not yet parsed/decoded; <= rlen */
+	uint32_t doff, dlen; /* decoded body bytes not yet taken: rbuf[doff, doff+dlen) */
+	uint32_t olen, opos; /* obuf[opos, olen) not yet sent */
+	uint8_t in, out, bmode;
+	bool live;           /* a request's head was dispatched and it is not over */
+	bool busy, again, dead;
+	bool eof;            /* the peer's FIN was read */
+	bool close_after;    /* the answer says Connection: close */
+	bool paused;         /* the body callback took less than offered */
+	bool failed;         /* the engine answered an error / aborted: on_done(ok false) */
+	bool in_cb;          /* an application callback for this request runs */
+	bool wfn_due;        /* the write callback is owed a call (room appeared) */
+	bool head_req;       /* HEAD: the body is not sent */
+	bool chunked_out;    /* the stream is chunk-coded */
+	bool ended;          /* http_app_end was called (stream) */
+	bool shut;           /* loop_shutdown done (lingering) */
+	bool drain;          /* lingering must read until the peer closes */
+	uint16_t path_len, rest_off, hdr_len;
+	uint32_t head_len;
+	sk_time_ns head_start;   /* first byte of this head (or accept / end of previous) */
+	sk_time_ns body_start;   /* head complete */
+	sk_time_ns send_progress; /* the socket last took bytes (or the answer began) */
+	sk_time_ns linger_start;
+	uint64_t body_left;  /* Content-Length bytes not yet read */
+	uint64_t stream_left; /* known-length stream: bytes not yet written */
+	struct http_chunked ch;
+	const struct http_app_route *route;
+	http_app_body_fn body_fn;
+	void *body_ctx;
+	uint8_t *cbuf;       /* collect: the application's buffer */
+	size_t ccap, clen;
+	http_app_collect_fn cdone;
+	void *cctx;
+	const uint8_t *fbody; /* OUT_FIXED: the application's body */
+	size_t flen, fsent;
+	http_app_write_fn wfn;
+	void *wctx;
+	http_app_done_fn done_fn;
+	void *done_ctx;
+	struct http_req req;
+	char path[HTTP_APP_PATH_MAX];
+	char hdr[HTTP_APP_HDR_MAX]; /* the application's lines, each with CRLF */
+};
+
+/* The request handle is the connection: one request at a time on it. */
+struct http_app_req {
+	struct http_app_conn c;
+};
+#define REQ(c) ((struct http_app_req *)(void *)(c))
+#define CONN(r) (&(r)->c)
+
+static void conn_advance(struct http_app_conn *c);
+
+static size_t cstrlen(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	return n;
+}
+
+static uint8_t lower(uint8_t ch)
+{
+	return ch >= 'A' && ch <= 'Z' ? (uint8_t)(ch + 32) : ch;
+}
+
+/* ---- config and memory ---- */
+
+void http_app_config_default(struct http_app_config *cfg)
+{
+	sk_memset(cfg, 0, sizeof(*cfg));
+	cfg->port = 80;
+	cfg->max_conns = 256;
+	cfg->max_body = 1u << 20;
+	cfg->rbuf_size = 32768;
+	cfg->out_size = 16384;
+	cfg->header_timeout = 10 * SK_NS_PER_S;
+	cfg->body_timeout = 60 * SK_NS_PER_S;
+	cfg->send_timeout = 60 * SK_NS_PER_S;
+	cfg->keepalive_timeout = 60 * SK_NS_PER_S;
+	cfg->linger_timeout = 2 * SK_NS_PER_S;
+}
+
+#define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
+
+static bool cfg_ok(const struct http_app_config *cfg)
+{
+	return cfg->max_conns >= 1 && cfg->max_conns <= (1u << 20) &&
+	       cfg->rbuf_size >= HTTP_HEAD_MAX + 1024u && cfg->rbuf_size <= (1u << 24) &&
+	       cfg->out_size >= 2048u && cfg->out_size <= (1u << 24) && cfg->max_body > 0;
+}
+
+size_t http_app_mem_size(const struct http_app_config *cfg)
+{
+	if (!cfg_ok(cfg))
+		return 0;
+	size_t per = ALIGN16(sizeof(struct http_app_conn)) + ALIGN16(cfg->rbuf_size) +
+		     ALIGN16(cfg->out_size);
+	return 16 + (size_t)cfg->max_conns * per;
+}
+
+int http_app_init(struct http_app *app, void *mem, size_t size, const struct http_app_config *cfg,
+		  const struct http_app_def *def, struct loop *loop)
+{
+	size_t need = http_app_mem_size(cfg);
+	if (need == 0 || !def || (def->nroutes && !def->routes))
+		return -SK_EINVAL;
+	if (size < need)
+		return -SK_ENOMEM;
+	for (unsigned i = 0; i < def->nroutes; i++)
+		if (!def->routes[i].path || def->routes[i].path[0] != '/' || !def->routes[i].fn)
+			return -SK_EINVAL;
+	sk_memset(app, 0, sizeof(*app));
+	app->cfg = *cfg;
+	app->def = def;
+	app->loop = loop;
+	app->lsock = -1;
+	sk_memcpy(app->date, "Thu, 01 Jan 1970 00:00:00 GMT", 30);
+	uintptr_t p = ((uintptr_t)mem + 15u) & ~(uintptr_t)15u;
+	app->conns = (struct http_app_conn *)p;
+	p += (uintptr_t)cfg->max_conns * ALIGN16(sizeof(struct http_app_conn));
+	app->bufs = (uint8_t *)p;
+	size_t bufsz = ALIGN16(cfg->rbuf_size) + ALIGN16(cfg->out_size);
+	for (uint32_t i = cfg->max_conns; i-- > 0;) {
+		struct http_app_conn *c = &app->conns[i];
+		/* Only the small fields: the buffers stay untouched until used. */
+		c->app = app;
+		c->sock = -1;
+		c->timer.slot = 0;
+		c->rbuf = app->bufs + (size_t)i * bufsz;
+		c->obuf = c->rbuf + ALIGN16(cfg->rbuf_size);
+		c->next_free = app->free_list;
+		app->free_list = c;
+	}
+	if (def->init) {
+		int r = def->init(app, def->init_ctx);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+void http_app_set_date(struct http_app *app, const char *date29)
+{
+	sk_memcpy(app->date, date29, 29);
+	app->date[29] = 0;
+}
+
+void http_app_stats(const struct http_app *app,
+		    void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+#define HTTP_APP_STAT_PRINT(n) fn(ctx, "app." #n, app->st.n);
+	HTTP_APP_STATS(HTTP_APP_STAT_PRINT)
+#undef HTTP_APP_STAT_PRINT
+}
+
+/* ---- the request's accessors ---- */
+
+unsigned http_app_method(const struct http_app_req *r)
+{
+	return CONN(r)->req.method;
+}
+
+const char *http_app_target(const struct http_app_req *r, size_t *len)
+{
+	const struct http_app_conn *c = CONN(r);
+	*len = c->req.target.len;
+	return (const char *)c->rbuf + c->req.target.off;
+}
+
+const char *http_app_path(const struct http_app_req *r, size_t *len)
+{
+	if (len)
+		*len = CONN(r)->path_len;
+	return CONN(r)->path;
+}
+
+const char *http_app_rest(const struct http_app_req *r, size_t *len)
+{
+	const struct http_app_conn *c = CONN(r);
+	if (len)
+		*len = (size_t)(c->path_len - c->rest_off);
+	return c->path + c->rest_off;
+}
+
+const char *http_app_query(const struct http_app_req *r, size_t *len)
+{
+	const struct http_app_conn *c = CONN(r);
+	const char *t = (const char *)c->rbuf + c->req.target.off;
+	for (size_t i = 0; i < c->req.target.len; i++)
+		if (t[i] == '?') {
+			*len = c->req.target.len - i - 1;
+			return t + i + 1;
+		}
+	*len = 0;
+	return NULL;
+}
+
+unsigned http_app_version(const struct http_app_req *r)
+{
+	return CONN(r)->req.version;
+}
+
+unsigned http_app_nheaders(const struct http_app_req *r)
+{
+	return CONN(r)->req.nheaders;
+}
+
+void http_app_header_at(const struct http_app_req *r, unsigned i, const char **name,
+			size_t *nlen, const char **value, size_t *vlen)
+{
+	const struct http_app_conn *c = CONN(r);
+	const struct http_header *h = &c->req.headers[i < c->req.nheaders ? i : 0];
+	*name = (const char *)c->rbuf + h->name.off;
+	*nlen = h->name.len;
+	*value = (const char *)c->rbuf + h->value.off;
+	*vlen = h->value.len;
+}
+
+const char *http_app_header_get(const struct http_app_req *r, const char *name, size_t *vlen)
+{
+	const struct http_app_conn *c = CONN(r);
+	size_t n = cstrlen(name);
+	for (unsigned i = 0; i < c->req.nheaders; i++) {
+		const struct http_header *h = &c->req.headers[i];
+		if (h->name.len != n)
+			continue;
+		const uint8_t *p = c->rbuf + h->name.off;
+		size_t k = 0;
+		while (k < n && lower(p[k]) == lower((uint8_t)name[k]))
+			k++;
+		if (k == n) {
+			if (vlen)
+				*vlen = h->value.len;
+			return (const char *)c->rbuf + h->value.off;
+		}
+	}
+	return NULL;
+}
+
+const struct sk_addr *http_app_peer(const struct http_app_req *r, uint16_t *port)
+{
+	if (port)
+		*port = CONN(r)->peer.port;
+	return &CONN(r)->peer.addr;
+}
+
+bool http_app_has_body(const struct http_app_req *r)
+{
+	const struct http_app_conn *c = CONN(r);
+	return c->req.chunked || (c->req.has_content_length && c->req.content_length > 0);
+}
+
+uint64_t http_app_body_length(const struct http_app_req *r)
+{
+	const struct http_app_conn *c = CONN(r);
+	if (c->req.chunked)
+		return HTTP_APP_CHUNKED;
+	return c->req.has_content_length ? c->req.content_length : 0;
+}
+
+struct loop *http_app_loop(const struct http_app_req *r)
+{
+	return CONN(r)->app->loop;
+}
+
+struct http_app *http_app_of(const struct http_app_req *r)
+{
+	return CONN(r)->app;
+}
+
+void http_app_on_done(struct http_app_req *r, http_app_done_fn fn, void *ctx)
+{
+	CONN(r)->done_fn = fn;
+	CONN(r)->done_ctx = ctx;
+}
+
+/* ---- output ---- */
+
+static bool out_pending(const struct http_app_conn *c)
+{
+	return c->opos < c->olen || (c->out == OUT_FIXED && c->fsent < c->flen);
+}
+
+static void count_status(struct http_app *app, int status)
+{
+	if (status < 300)
+		app->st.resp_2xx++;
+	else if (status < 400)
+		app->st.resp_3xx++;
+	else if (status < 500)
+		app->st.resp_4xx++;
+	else
+		app->st.resp_5xx++;
+	switch (status) {
+	case 400: app->st.resp_400++; break;
+	case 404: app->st.resp_404++; break;
+	case 405: app->st.resp_405++; break;
+	case 408: app->st.resp_408++; break;
+	case 413: app->st.resp_413++; break;
+	case 500: app->st.resp_500++; break;
+	case 503: app->st.resp_503++; break;
+	default: break;
+	}
+}
+
+/* Would a body the handler never asked for be read and dropped (keeping
+ * the connection), or does the connection close after the answer? */
+static bool unread_body_closes(const struct http_app_conn *c)
+{
+	if (c->in != IN_WAIT)
+		return false;
+	if (c->req.expect_continue || c->req.chunked)
+		return true;
+	return c->req.content_length > DISCARD_MAX;
+}
+
+/* The head of the answer into obuf at olen.  clen: the body's length, or
+ * HTTP_APP_CHUNKED for a chunked / close-delimited stream. */
+static void put_head(struct http_app_conn *c, int status, uint64_t clen)
+{
+	struct http_app *app = c->app;
+	if (c->opos == c->olen)
+		c->opos = c->olen = 0;
+	if (!c->req.keep_alive || unread_body_closes(c) || c->failed)
+		c->close_after = true;
+	c->chunked_out = false;
+	bool no_body = status == 204 || status == 304;
+	if (clen == HTTP_APP_CHUNKED && !no_body) {
+		if (c->req.version >= 11)
+			c->chunked_out = true;
+		else
+			c->close_after = true; /* 1.0: the body ends with the connection */
+	}
+	struct http_out o = {c->obuf + c->olen, c->obuf + app->cfg.out_size};
+	http_emit_status(&o, status, app->date);
+	http_out_mem(&o, c->hdr, c->hdr_len);
+	if (no_body) {
+		/* neither length nor coding */
+	} else if (c->chunked_out) {
+		http_out_str(&o, "Transfer-Encoding: chunked\r\n");
+	} else if (clen != HTTP_APP_CHUNKED) {
+		http_out_str(&o, "Content-Length: ");
+		http_out_u64(&o, clen);
+		http_out_str(&o, "\r\n");
+	}
+	if (c->close_after)
+		http_out_str(&o, "Connection: close\r\n");
+	else if (c->req.version == 10)
+		http_out_str(&o, "Connection: keep-alive\r\n");
+	http_out_str(&o, "\r\n");
+	c->olen = (uint32_t)(o.p - c->obuf);
+	c->send_progress = loop_now(app->loop);
+	count_status(app, status);
+}
+
+/* Send what is queued.  Returns 1 when nothing is left, 0 when the socket
+ * took less (wait for LOOP_EV_WRITE), < 0 on an error. */
+static int flush(struct http_app_conn *c)
+{
+	while (out_pending(c)) {
+		struct loop_iov iov[2];
+		int n = 0;
+		if (c->opos < c->olen)
+			iov[n++] = (struct loop_iov){c->obuf + c->opos, c->olen - c->opos};
+		if (c->out == OUT_FIXED && c->fsent < c->flen)
+			iov[n++] = (struct loop_iov){c->fbody + c->fsent, c->flen - c->fsent};
+		size_t want = iov[0].len + (n > 1 ? iov[1].len : 0);
+		long w = loop_writev(c->app->loop, c->sock, iov, n);
+		if (w == -SK_EAGAIN)
+			return 0;
+		if (w < 0)
+			return (int)w;
+		size_t k = (size_t)w;
+		c->app->st.bytes_out += k;
+		if (k)
+			c->send_progress = loop_now(c->app->loop);
+		size_t a = c->olen - c->opos;
+		if (k >= a) {
+			c->opos = c->olen = 0;
+			c->fsent += k - a;
+		} else {
+			c->opos += (uint32_t)k;
+		}
+		if (k)
+			c->wfn_due = true;
+		if (k < want)
+			return 0;
+	}
+	return 1;
+}
+
+/* An answer of the engine's own: a short text body, the connection closes. */
+static void engine_answer(struct http_app_conn *c, int status)
+{
+	if (c->out != OUT_NONE) {
+		/* Something already left: the only honest end is to cut it. */
+		c->dead = true;
+		c->failed = true;
+		return;
+	}
+	c->failed = true;
+	c->hdr_len = 0;
+	static const char ct[] = "Content-Type: text/plain\r\n";
+	sk_memcpy(c->hdr, ct, sizeof(ct) - 1);
+	c->hdr_len = sizeof(ct) - 1;
+	uint8_t body[HTTP_EMIT_ERROR_BODY_MAX];
+	size_t bl = http_emit_error_body(body, sizeof(body), status);
+	c->close_after = true;
+	put_head(c, status, bl);
+	struct http_out o = {c->obuf + c->olen, c->obuf + c->app->cfg.out_size};
+	http_out_mem(&o, body, bl);
+	c->olen = (uint32_t)(o.p - c->obuf);
+	c->out = OUT_DONE;
+	/* Whatever the peer still sends is read and dropped. */
+	if (c->in != IN_DONE)
+		c->in = IN_LINGER;
+}
+
+/* ---- the response API ---- */
+
+int http_app_header(struct http_app_req *r, const char *name, const char *value)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_NONE || !c->live)
+		return -SK_EINVAL;
+	size_t nl = cstrlen(name), vl = cstrlen(value);
+	if (nl == 0)
+		return -SK_EINVAL;
+	for (size_t i = 0; i < nl; i++)
+		if (!(http_char_class[(uint8_t)name[i]] & HTTP_C_TOKEN))
+			return -SK_EINVAL;
+	for (size_t i = 0; i < vl; i++)
+		if (value[i] == '\r' || value[i] == '\n')
+			return -SK_EINVAL;
+	static const char *const ours[] = {"content-length", "transfer-encoding", "connection",
+					   "date"};
+	for (unsigned k = 0; k < 4; k++) {
+		size_t ol = cstrlen(ours[k]), j = 0;
+		while (ol == nl && j < nl && lower((uint8_t)name[j]) == (uint8_t)ours[k][j])
+			j++;
+		if (ol == nl && j == nl)
+			return -SK_EINVAL;
+	}
+	if (c->hdr_len + nl + vl + 4 > HTTP_APP_HDR_MAX)
+		return -SK_ENOBUFS;
+	char *p = c->hdr + c->hdr_len;
+	sk_memcpy(p, name, nl);
+	p[nl] = ':';
+	p[nl + 1] = ' ';
+	sk_memcpy(p + nl + 2, value, vl);
+	p[nl + 2 + vl] = '\r';
+	p[nl + 3 + vl] = '\n';
+	c->hdr_len = (uint16_t)(c->hdr_len + nl + vl + 4);
+	return 0;
+}
+
+int http_app_send(struct http_app_req *r, int status, const void *body, size_t len)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_NONE || !c->live || status < 200 || status > 599 ||
+	    (len && !body) || ((status == 204 || status == 304) && len))
+		return -SK_EINVAL;
+	put_head(c, status, len);
+	c->fbody = body;
+	c->flen = c->head_req ? 0 : len;
+	c->fsent = 0;
+	c->out = OUT_FIXED;
+	conn_advance(c);
+	return 0;
+}
+
+int http_app_stream(struct http_app_req *r, int status, uint64_t len, http_app_write_fn fn,
+		    void *ctx)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_NONE || !c->live || status < 200 || status > 599 || status == 204 ||
+	    status == 304)
+		return -SK_EINVAL;
+	put_head(c, status, len);
+	c->stream_left = len;
+	c->wfn = fn;
+	c->wctx = ctx;
+	c->wfn_due = true;
+	c->ended = false;
+	c->out = OUT_STREAM;
+	conn_advance(c);
+	return 0;
+}
+
+size_t http_app_writable(const struct http_app_req *r)
+{
+	const struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_STREAM || c->ended)
+		return 0;
+	if (c->head_req)
+		return c->stream_left == HTTP_APP_CHUNKED ? SIZE_MAX : (size_t)c->stream_left;
+	uint32_t used = c->olen - c->opos;
+	size_t room = c->app->cfg.out_size - used;
+	room = room > CHUNK_OVERHEAD ? room - CHUNK_OVERHEAD : 0;
+	if (c->stream_left != HTTP_APP_CHUNKED && room > c->stream_left)
+		room = (size_t)c->stream_left;
+	return room;
+}
+
+long http_app_write(struct http_app_req *r, const void *data, size_t len)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_STREAM || c->ended)
+		return -SK_EINVAL;
+	if (c->stream_left != HTTP_APP_CHUNKED && len > c->stream_left)
+		return -SK_EINVAL;
+	size_t n = http_app_writable(r);
+	if (n > len)
+		n = len;
+	if (n == 0)
+		return 0;
+	if (c->stream_left != HTTP_APP_CHUNKED)
+		c->stream_left -= n;
+	if (c->head_req)
+		return (long)n;
+	/* Room is counted from what is unsent: slide it to the front first. */
+	if (c->opos) {
+		sk_memmove(c->obuf, c->obuf + c->opos, c->olen - c->opos);
+		c->olen -= c->opos;
+		c->opos = 0;
+	}
+	struct http_out o = {c->obuf + c->olen, c->obuf + c->app->cfg.out_size};
+	if (c->chunked_out) {
+		http_out_hex(&o, n);
+		http_out_str(&o, "\r\n");
+	}
+	http_out_mem(&o, data, n);
+	if (c->chunked_out)
+		http_out_str(&o, "\r\n");
+	c->olen = (uint32_t)(o.p - c->obuf);
+	conn_advance(c);
+	return (long)n;
+}
+
+int http_app_end(struct http_app_req *r)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_STREAM || c->ended)
+		return -SK_EINVAL;
+	c->ended = true;
+	if (c->stream_left != HTTP_APP_CHUNKED && c->stream_left != 0) {
+		/* Shorter than announced: the peer must not take it as whole. */
+		c->dead = true;
+		c->failed = true;
+	} else if (c->chunked_out && !c->head_req) {
+		struct http_out o = {c->obuf + c->olen, c->obuf + c->app->cfg.out_size};
+		http_out_str(&o, "0\r\n\r\n");
+		c->olen = (uint32_t)(o.p - c->obuf);
+	}
+	c->out = OUT_DONE;
+	conn_advance(c);
+	return 0;
+}
+
+/* ---- the request body ---- */
+
+static void send_continue(struct http_app_conn *c)
+{
+	if (!c->req.expect_continue || c->out != OUT_NONE || c->req.version < 11)
+		return;
+	static const char k[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	sk_memcpy(c->obuf + c->olen, k, sizeof(k) - 1);
+	c->olen += sizeof(k) - 1;
+	c->app->st.continues++;
+}
+
+static void body_begin(struct http_app_conn *c, uint8_t mode)
+{
+	c->bmode = mode;
+	c->in = IN_BODY;
+	c->paused = false;
+	c->body_left = c->req.chunked ? 0 : c->req.content_length;
+	if (c->req.chunked)
+		http_chunked_init(&c->ch, c->app->cfg.max_body);
+	c->body_start = loop_now(c->app->loop);
+}
+
+int http_app_body_stream(struct http_app_req *r, http_app_body_fn fn, void *ctx)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->in != IN_WAIT || !fn)
+		return -SK_EINVAL;
+	c->body_fn = fn;
+	c->body_ctx = ctx;
+	send_continue(c);
+	body_begin(c, BM_STREAM);
+	conn_advance(c);
+	return 0;
+}
+
+void http_app_body_resume(struct http_app_req *r)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->in == IN_BODY && c->paused) {
+		c->paused = false;
+		conn_advance(c);
+	}
+}
+
+int http_app_body_collect(struct http_app_req *r, void *buf, size_t cap, http_app_collect_fn done,
+			  void *ctx)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->in != IN_WAIT || !done || (cap && !buf))
+		return -SK_EINVAL;
+	c->cbuf = buf;
+	c->ccap = cap;
+	c->clen = 0;
+	c->cdone = done;
+	c->cctx = ctx;
+	if (!c->req.chunked && c->req.content_length > cap) {
+		/* Known too long: say so before the client sends it. */
+		engine_answer(c, 413);
+		conn_advance(c);
+		return 0;
+	}
+	send_continue(c);
+	body_begin(c, BM_COLLECT);
+	conn_advance(c);
+	return 0;
+}
+
+/* Offer the decoded bytes rbuf[doff, doff+dlen) to whoever takes them.
+ * Returns false when the flow stops (paused, or an answer ended it). */
+static bool body_offer(struct http_app_conn *c)
+{
+	while (c->dlen) {
+		const uint8_t *d = c->rbuf + c->doff;
+		size_t n = c->dlen;
+		long took;
+		if (c->bmode == BM_DISCARD) {
+			took = (long)n;
+		} else if (c->bmode == BM_COLLECT) {
+			if (c->clen + n > c->ccap) {
+				engine_answer(c, 413);
+				return false;
+			}
+			sk_memcpy(c->cbuf + c->clen, d, n);
+			c->clen += n;
+			took = (long)n;
+		} else {
+			c->in_cb = true;
+			took = c->body_fn(REQ(c), c->body_ctx, d, n, false);
+			c->in_cb = false;
+			if (took < 0 || (size_t)took > n) {
+				engine_answer(c, 500);
+				return false;
+			}
+			if (c->in != IN_BODY)
+				return false;
+		}
+		c->app->st.bytes_in_body += (uint64_t)took;
+		c->doff += (uint32_t)took;
+		c->dlen -= (uint32_t)took;
+		if ((size_t)took < n) {
+			c->paused = true;
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool body_complete(const struct http_app_conn *c)
+{
+	return c->dlen == 0 && (c->req.chunked ? http_chunked_done(&c->ch) : c->body_left == 0);
+}
+
+/* The body's end: the application hears of it once. */
+static void body_end(struct http_app_conn *c)
+{
+	c->in = IN_DONE;
+	if (c->bmode == BM_STREAM) {
+		c->in_cb = true;
+		c->body_fn(REQ(c), c->body_ctx, NULL, 0, true);
+		c->in_cb = false;
+	} else if (c->bmode == BM_COLLECT) {
+		c->in_cb = true;
+		c->cdone(REQ(c), c->cctx, c->clen);
+		c->in_cb = false;
+	} else {
+		c->app->st.bodies_discarded++;
+	}
+}
+
+/* Turn raw bytes rbuf[ipos, rlen) into decoded ones.  false: an error
+ * answer was queued. */
+static bool body_decode(struct http_app_conn *c)
+{
+	size_t avail = c->rlen - c->ipos;
+	if (!c->req.chunked) {
+		size_t k = avail < c->body_left ? avail : (size_t)c->body_left;
+		c->doff = c->ipos;
+		c->dlen = (uint32_t)k;
+		c->ipos += (uint32_t)k;
+		c->body_left -= k;
+		return true;
+	}
+	size_t dl = avail, used = 0;
+	int r = http_chunked_decode(&c->ch, c->rbuf + c->ipos, &dl, &used);
+	if (r < HTTP_NEED_MORE) {
+		engine_answer(c, http_err_status(r));
+		return false;
+	}
+	c->doff = c->ipos;
+	c->dlen = (uint32_t)dl;
+	c->ipos += (uint32_t)used;
+	return true;
+}
+
+/* ---- input ---- */
+
+/* Read into rbuf[rlen, cap).  1: bytes came, 0: nothing now (EAGAIN),
+ * -1: end of stream, < -1: an error. */
+static int conn_read(struct http_app_conn *c)
+{
+	uint32_t cap = c->app->cfg.rbuf_size;
+	if (c->rlen >= cap)
+		return 0;
+	long n = loop_read(c->app->loop, c->sock, c->rbuf + c->rlen, cap - c->rlen);
+	if (n > 0) {
+		c->rlen += (uint32_t)n;
+		return 1;
+	}
+	if (n == 0) {
+		c->eof = true;
+		return -1;
+	}
+	if (n == -SK_EAGAIN)
+		return 0;
+	return (int)n < -1 ? (int)n : -2;
+}
+
+static const struct http_app_route *route_find(struct http_app_conn *c, unsigned method,
+					       bool *path_seen, char *allow, size_t allow_cap)
+{
+	const struct http_app_def *def = c->app->def;
+	const struct http_app_route *get_match = NULL;
+	size_t al = 0;
+	*path_seen = false;
+	for (unsigned i = 0; i < def->nroutes; i++) {
+		const struct http_app_route *rt = &def->routes[i];
+		size_t pl = cstrlen(rt->path);
+		bool m = rt->prefix ? (c->path_len >= pl && sk_memcmp(c->path, rt->path, pl) == 0)
+				    : (c->path_len == pl && sk_memcmp(c->path, rt->path, pl) == 0);
+		if (!m)
+			continue;
+		if (rt->method == HTTP_APP_ANY || rt->method == method) {
+			c->rest_off = rt->prefix ? (uint16_t)pl : c->path_len;
+			return rt;
+		}
+		if (method == HTTP_HEAD && rt->method == HTTP_GET && !get_match) {
+			get_match = rt;
+			c->rest_off = rt->prefix ? (uint16_t)pl : c->path_len;
+		}
+		*path_seen = true;
+		const char *mn = http_method_name((enum http_method)rt->method);
+		size_t ml = cstrlen(mn);
+		if (al + ml + 3 < allow_cap) {
+			if (al) {
+				allow[al++] = ',';
+				allow[al++] = ' ';
+			}
+			sk_memcpy(allow + al, mn, ml);
+			al += ml;
+		}
+	}
+	allow[al] = 0;
+	return get_match;
+}
+
+/* A complete head: decode the path, find the route, run the handler. */
+static void dispatch(struct http_app_conn *c, int n)
+{
+	struct http_app *app = c->app;
+	app->st.requests++;
+	c->head_len = (uint32_t)n;
+	c->ipos = (uint32_t)n;
+	c->live = true;
+	c->failed = false;
+	c->close_after = false;
+	c->hdr_len = 0;
+	c->out = OUT_NONE;
+	c->done_fn = NULL;
+	c->wfn = NULL;
+	c->body_fn = NULL;
+	c->cdone = NULL;
+	c->dlen = 0;
+	c->head_req = c->req.method == HTTP_HEAD;
+	c->body_start = loop_now(app->loop);
+	bool has_body = c->req.chunked || (c->req.has_content_length && c->req.content_length);
+	c->in = has_body ? IN_WAIT : IN_DONE;
+	size_t pl = 0;
+	int st = http_target_path(c->rbuf + c->req.target.off, c->req.target.len, c->path,
+				  sizeof(c->path), &pl);
+	if (st) {
+		engine_answer(c, st);
+		return;
+	}
+	c->path_len = (uint16_t)pl;
+	bool seen;
+	char allow[128];
+	const struct http_app_route *rt = route_find(c, c->req.method, &seen, allow, sizeof(allow));
+	c->route = rt;
+	if (!rt) {
+		static const char nf[] = "404 Not Found\n", na[] = "405 Method Not Allowed\n";
+		http_app_header(REQ(c), "Content-Type", "text/plain");
+		if (seen) {
+			http_app_header(REQ(c), "Allow", allow);
+			http_app_send(REQ(c), 405, na, sizeof(na) - 1);
+		} else {
+			http_app_send(REQ(c), 404, nf, sizeof(nf) - 1);
+		}
+		return;
+	}
+	c->in_cb = true;
+	int rc = rt->fn(REQ(c), rt->ctx);
+	c->in_cb = false;
+	if (rc < 0)
+		engine_answer(c, 500);
+}
+
+/* The request is over: tell the application, then set up the next. */
+static void request_over(struct http_app_conn *c)
+{
+	struct http_app *app = c->app;
+	c->live = false;
+	if (c->failed)
+		app->st.aborted++;
+	if (c->done_fn) {
+		http_app_done_fn fn = c->done_fn;
+		c->done_fn = NULL;
+		fn(REQ(c), c->done_ctx, !c->failed);
+	}
+	sk_time_ns now = loop_now(app->loop);
+	if (c->close_after || c->dead) {
+		/* Nothing unread after a clean answer: close at once.  Else the
+		 * peer may still be sending: half-close and drop what comes, so
+		 * a RST does not destroy the answer (RFC 9112 9.6). */
+		c->drain = c->failed || c->in != IN_DONE || c->ipos != c->rlen;
+		c->in = IN_LINGER;
+		c->linger_start = now;
+		return;
+	}
+	/* Keep-alive: the next request's bytes go to the front. */
+	uint32_t left = c->rlen - c->ipos;
+	if (left)
+		sk_memmove(c->rbuf, c->rbuf + c->ipos, left);
+	c->rlen = left;
+	c->ipos = 0;
+	c->in = IN_HEAD;
+	c->out = OUT_NONE;
+	c->head_start = now;
+	http_req_init(&c->req, app->cfg.max_body);
+}
+
+static void conn_release(struct http_app_conn *c)
+{
+	struct http_app *app = c->app;
+	if (c->live) {
+		c->failed = true;
+		c->live = false;
+		app->st.aborted++;
+		if (c->done_fn) {
+			http_app_done_fn fn = c->done_fn;
+			c->done_fn = NULL;
+			fn(REQ(c), c->done_ctx, false);
+		}
+	}
+	if (loop_timer_armed(&c->timer))
+		loop_timer_cancel(app->loop, &c->timer);
+	loop_close(app->loop, c->sock);
+	c->sock = -1;
+	app->nconns--;
+	app->st.conns_closed++;
+	c->next_free = app->free_list;
+	app->free_list = c;
+}
+
+/* The earliest deadline the connection's state has; 0: none (waiting for
+ * the application, which owns the time it takes). */
+static sk_time_ns conn_deadline(const struct http_app_conn *c)
+{
+	const struct http_app_config *cfg = &c->app->cfg;
+	sk_time_ns d = 0;
+#define EARLIER(x) do { sk_time_ns x_ = (x); if (!d || x_ < d) d = x_; } while (0)
+	if (out_pending(c))
+		EARLIER(c->send_progress + cfg->send_timeout);
+	switch (c->in) {
+	case IN_HEAD:
+		if (!out_pending(c))
+			EARLIER(c->head_start + (c->rlen ? cfg->header_timeout : cfg->keepalive_timeout));
+		break;
+	case IN_BODY:
+		EARLIER(c->body_start + cfg->body_timeout);
+		break;
+	case IN_LINGER:
+		if (!c->live)
+			EARLIER(c->linger_start + cfg->linger_timeout);
+		break;
+	default:
+		break;
+	}
+#undef EARLIER
+	return d;
+}
+
+/* One pass over both halves until nothing moves. */
+static void conn_step(struct http_app_conn *c)
+{
+	struct http_app *app = c->app;
+	for (int guard = 0; guard < 100000 && !c->dead; guard++) {
+		bool moved = false;
+		if (out_pending(c)) {
+			int f = flush(c);
+			if (f < 0) {
+				c->dead = true;
+				break;
+			}
+			moved = moved || f > 0;
+		}
+		if (c->out == OUT_FIXED && !out_pending(c)) {
+			c->out = OUT_DONE; /* the application's body has left whole */
+			moved = true;
+		}
+		if (c->out == OUT_STREAM && c->wfn && c->wfn_due && !c->ended &&
+		    http_app_writable(REQ(c)) > 0) {
+			c->wfn_due = false;
+			c->in_cb = true;
+			c->wfn(REQ(c), c->wctx);
+			c->in_cb = false;
+			moved = true;
+			continue;
+		}
+		switch (c->in) {
+		case IN_HEAD: {
+			if (out_pending(c))
+				break;
+			int n = c->rlen ? http_parse_head(&c->req, c->rbuf, c->rlen) : HTTP_NEED_MORE;
+			if (n > 0) {
+				dispatch(c, n);
+				moved = true;
+				break;
+			}
+			if (n < HTTP_NEED_MORE) {
+				c->live = true;
+				c->head_req = false;
+				c->out = OUT_NONE;
+				c->hdr_len = 0;
+				app->st.requests++;
+				engine_answer(c, http_err_status(n));
+				moved = true;
+				break;
+			}
+			uint32_t before = c->rlen;
+			int rr = conn_read(c);
+			if (rr == 1) {
+				/* header_timeout runs from a request's first byte */
+				if (before == 0)
+					c->head_start = loop_now(app->loop);
+				moved = true;
+			} else if (rr < 0) {
+				c->dead = true; /* closed (or reset) between requests or mid-head */
+			}
+			break;
+		}
+		case IN_BODY:
+			if (c->paused)
+				break;
+			if (!body_offer(c)) {
+				moved = c->in != IN_BODY;
+				break;
+			}
+			if (body_complete(c)) {
+				body_end(c);
+				moved = true;
+				break;
+			}
+			if (c->ipos < c->rlen) {
+				body_decode(c);
+				moved = true;
+				break;
+			}
+			/* Everything read was taken: reuse the body area. */
+			c->rlen = c->ipos = c->head_len;
+			{
+				int rr = conn_read(c);
+				if (rr == 1)
+					moved = true;
+				else if (rr < 0) {
+					c->failed = true;
+					c->dead = true; /* the body was cut short */
+				}
+			}
+			break;
+		case IN_LINGER:
+			if (c->live || out_pending(c))
+				break;
+			if (!c->shut) {
+				if (c->eof || !c->drain) {
+					c->dead = true;
+					break;
+				}
+				loop_shutdown(app->loop, c->sock);
+				c->shut = true;
+			}
+			{
+				/* Read and drop: the rbuf's content is no longer needed. */
+				c->rlen = c->ipos = 0;
+				int rr = conn_read(c);
+				c->rlen = c->ipos = 0;
+				if (rr == 1)
+					moved = true;
+				else if (rr < 0)
+					c->dead = true;
+			}
+			break;
+		default:
+			break;
+		}
+		if (c->dead)
+			break;
+		/* The answer has left: is the request over? */
+		if (c->live && c->out == OUT_DONE && !out_pending(c)) {
+			if (c->in == IN_WAIT) {
+				if (unread_body_closes(c) || c->close_after) {
+					c->close_after = true;
+					c->in = IN_LINGER;
+				} else {
+					body_begin(c, BM_DISCARD);
+				}
+				moved = true;
+			}
+			if (c->in == IN_DONE || c->in == IN_LINGER) {
+				request_over(c);
+				moved = true;
+			}
+		}
+		if (!moved && !c->again)
+			break;
+		c->again = false;
+	}
+}
+
+static void conn_arm(struct http_app_conn *c)
+{
+	sk_time_ns d = conn_deadline(c);
+	if (d == 0)
+		return; /* a stale earlier timer finds nothing due and stops */
+	if (!loop_timer_armed(&c->timer) || c->timer.deadline > d)
+		loop_timer_set(c->app->loop, &c->timer, d);
+}
+
+static void conn_advance(struct http_app_conn *c)
+{
+	if (c->busy) {
+		c->again = true;
+		return;
+	}
+	if (c->sock < 0)
+		return;
+	c->busy = true;
+	do {
+		c->again = false;
+		conn_step(c);
+	} while (c->again && !c->dead);
+	c->busy = false;
+	if (c->dead)
+		conn_release(c);
+	else
+		conn_arm(c);
+}
+
+static void conn_timer(struct loop_timer *t, sk_time_ns now)
+{
+	struct http_app_conn *c =
+		(struct http_app_conn *)(void *)((char *)t - offsetof(struct http_app_conn, timer));
+	struct http_app *app = c->app;
+	sk_time_ns d = conn_deadline(c);
+	if (d == 0)
+		return;
+	if (now < d) {
+		loop_timer_set(app->loop, &c->timer, d);
+		return;
+	}
+	if (out_pending(c) && c->send_progress + app->cfg.send_timeout <= now) {
+		app->st.timeout_send++;
+		c->failed = true;
+		c->dead = true;
+	} else if (c->in == IN_HEAD) {
+		if (c->rlen) {
+			app->st.timeout_header++;
+			c->live = true;
+			c->out = OUT_NONE;
+			c->hdr_len = 0;
+			engine_answer(c, 408);
+		} else {
+			app->st.timeout_idle++;
+			c->dead = true;
+		}
+	} else if (c->in == IN_BODY) {
+		app->st.timeout_body++;
+		engine_answer(c, 408);
+	} else {
+		c->dead = true; /* the linger ended */
+	}
+	if (c->dead && !c->busy) {
+		conn_release(c);
+		return;
+	}
+	conn_advance(c);
+}
+
+static void conn_event(void *user, int sock, unsigned events, sk_time_ns now)
+{
+	(void)sock;
+	(void)now;
+	struct http_app_conn *c = user;
+	if (c->sock < 0)
+		return;
+	if ((events & LOOP_EV_ERROR) && !c->busy) {
+		/* Reset: reads and writes would only say so. */
+		c->failed = true;
+		conn_release(c);
+		return;
+	}
+	conn_advance(c);
+}
+
+/* ---- the listener ---- */
+
+static void refuse(struct http_app *app, int s)
+{
+	static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+				  "Connection: close\r\n\r\n";
+	loop_write(app->loop, s, msg, sizeof(msg) - 1);
+	loop_shutdown(app->loop, s);
+	loop_close(app->loop, s);
+	app->st.conns_refused++;
+	app->st.resp_503++;
+	app->st.resp_5xx++;
+}
+
+static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
+{
+	(void)events;
+	struct http_app *app = user;
+	for (;;) {
+		struct loop_peer peer;
+		int s = loop_accept(app->loop, lsock, &peer);
+		if (s < 0)
+			return;
+		struct http_app_conn *c = app->free_list;
+		if (!c) {
+			refuse(app, s);
+			continue;
+		}
+		app->free_list = c->next_free;
+		app->nconns++;
+		app->st.conns_accepted++;
+		struct loop_timer t = c->timer;
+		uint8_t *rb = c->rbuf, *ob = c->obuf;
+		sk_memset(c, 0, offsetof(struct http_app_conn, req));
+		c->app = app;
+		c->timer = t;
+		c->timer.fn = conn_timer;
+		c->rbuf = rb;
+		c->obuf = ob;
+		c->sock = s;
+		c->peer = peer;
+		c->in = IN_HEAD;
+		c->out = OUT_NONE;
+		c->head_start = now;
+		http_req_init(&c->req, app->cfg.max_body);
+		if (loop_watch(app->loop, s, conn_event, c) < 0) {
+			c->dead = true;
+			conn_release(c);
+			continue;
+		}
+		conn_advance(c);
+	}
+}
+
+int http_app_start(struct http_app *app)
+{
+	int s = loop_listen(app->loop, app->cfg.addr, app->cfg.port, app->cfg.backlog);
+	if (s < 0)
+		return s;
+	app->lsock = s;
+	return loop_watch(app->loop, s, on_accept, app);
+}
+
+void http_app_stop(struct http_app *app)
+{
+	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
+		struct http_app_conn *c = &app->conns[i];
+		if (c->sock >= 0 && !c->busy)
+			conn_release(c);
+	}
+	if (app->lsock >= 0) {
+		loop_close(app->loop, app->lsock);
+		app->lsock = -1;
+	}
+}
+
+/* ---- checking ---- */
+
+#define CHECK(cond) do { if (!(cond)) return -__LINE__; } while (0)
+
+int http_app_check(const struct http_app *app)
+{
+	uint32_t used = 0, nfree = 0;
+	for (const struct http_app_conn *c = app->free_list; c; c = c->next_free) {
+		CHECK(c->sock < 0);
+		CHECK(++nfree <= app->cfg.max_conns);
+	}
+	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
+		const struct http_app_conn *c = &app->conns[i];
+		if (c->sock < 0)
+			continue;
+		used++;
+		CHECK(!c->busy && !c->dead);
+		CHECK(c->rlen <= app->cfg.rbuf_size);
+		CHECK(c->ipos <= c->rlen);
+		CHECK(c->dlen == 0 || c->doff + c->dlen <= c->rlen);
+		CHECK(c->opos <= c->olen && c->olen <= app->cfg.out_size);
+		CHECK(c->in <= IN_LINGER && c->out <= OUT_DONE);
+		CHECK(!c->live || c->in != IN_HEAD);
+		CHECK(c->out != OUT_FIXED || c->fsent <= c->flen);
+		CHECK(c->in != IN_BODY || c->ipos >= c->head_len);
+		/* A connection that waits for the peer has its timer armed. */
+		sk_time_ns d = conn_deadline(c);
+		CHECK(d == 0 || (loop_timer_armed(&c->timer) && c->timer.deadline <= d));
+	}
+	CHECK(used == app->nconns);
+	CHECK(used + nfree == app->cfg.max_conns);
+	return 0;
+}

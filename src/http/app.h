@@ -1,0 +1,342 @@
+/* app.h — write an HTTP application for skiff: routes, requests and
+ * responses, with bodies streamed both ways.  This one header is the whole
+ * API; the same handlers run unchanged on Linux sockets, on skiff's own
+ * TCP/IP stack in a Linux process, and inside the unikernel.
+ *
+ * A first application (docs/app.md walks through it):
+ *
+ *   static int hello(struct http_app_req *r, void *ctx)
+ *   {
+ *           http_app_header(r, "Content-Type", "text/plain");
+ *           return http_app_send(r, 200, "hello\n", 6);
+ *   }
+ *   static const struct http_app_route routes[] = {
+ *           {HTTP_GET, "/", false, hello, NULL},
+ *   };
+ *   const struct http_app_def skiff_app = {routes, 1, "hello"};
+ *
+ * That is the whole program: an application defines the one symbol
+ * `skiff_app` and no main.  Linked with skiff's hosted library it becomes
+ * a Linux program (apps/app_main.c: main calls skiff_app_main, which takes
+ * `skiff serve`'s options, --stack linux|skiff, --dev, --ip, ...); an
+ * embedder may instead drive the engine itself (http_app_init/start on any
+ * struct loop, as the unit tests do on loop_fake).
+ *
+ * ---- Threads and calls ----
+ * One loop, one thread (loop/loop.h): every function here is called from
+ * the loop's thread, inside a callback the engine made (a handler, a body
+ * or write callback) or inside another loop callback (a timer the
+ * application armed, another socket's readiness).  Nothing blocks: a
+ * handler that must wait for something returns 0 and answers later.
+ *
+ * ---- Routes ----
+ * A route is a method and a path.  `path` is compared with the request's
+ * DECODED path (percent-decoding done, query cut off, "." and ".."
+ * segments refused with 404 before routing):
+ *   prefix false  the path must be equal ("/kv/" matches "/kv/" only);
+ *   prefix true   the path must start with it ("/kv/" matches "/kv/a/b";
+ *                 http_app_rest gives "a/b", the path parameter).
+ * The first route in table order whose method and path match wins; the
+ * method HTTP_APP_ANY matches every method.  A path that some route
+ * matches but not with this method gets 405 (with an Allow line listing
+ * the methods that would match); no match at all gets 404.  A HEAD
+ * request matches a GET route when no HEAD route matches: the handler
+ * answers as for GET and the engine sends the head only.
+ *
+ * ---- One request's life (struct http_app_req) ----
+ *   1. the head is complete: the handler runs, with the head readable
+ *      through the accessors below;
+ *   2. the handler may ask for the body (http_app_body_stream, or
+ *      http_app_body_collect into a buffer it gives), at once or later;
+ *   3. the handler answers, at once or later (http_app_send, or
+ *      http_app_stream + http_app_write ... + http_app_end);
+ *   4. when the answer has been handed to the socket whole and the body
+ *      has been read (or discarded), or when the connection ends early,
+ *      the request is over: the on_done callback (http_app_on_done), if
+ *      one was set, runs once, with ok true (answered whole) or false
+ *      (aborted: peer closed, reset, timeout, an error status sent by the
+ *      engine).  After on_done returns, `r` is gone: no call may use it.
+ *      A request is never over while a call the engine made into the
+ *      application for it is still running.
+ * A request is not over until the handler answers, so an async handler
+ * keeps `r` until it calls http_app_send/http_app_end (or until on_done
+ * tells it the connection went away: set on_done when you answer later).
+ *
+ * ---- Memory and ownership ----
+ * The engine never allocates: the embedder gives one block at init
+ * (http_app_mem_size), holding every connection's state and buffers.
+ * Per connection: rbuf_size bytes for the head and body pieces, out_size
+ * bytes for the answer's head and streamed body, and the state (a few KiB).
+ * Everything a request accessor returns points into the connection's
+ * buffers and lives until on_done (or, without on_done, until the request
+ * is over): copy what you keep longer.  Everything the application passes
+ * in (header values, streamed data) is copied when the call returns,
+ * EXCEPT the body of http_app_send, which the engine sends from the
+ * application's memory and reads until the request is over: it must stay
+ * valid and unchanged until then (use on_done to know when).  The buffer
+ * given to http_app_body_collect belongs to the application; the engine
+ * writes into it until the completion callback runs (or the request is
+ * over) and never after.
+ *
+ * ---- Limits (struct http_app_config; the hosted binary's options) ----
+ *   max_conns          connection states; more connections get 503;
+ *   max_body           any request body (Content-Length or chunked total)
+ *                      longer than this gets 413 (--max-body);
+ *   header_timeout     accept (or end of the previous request) to a
+ *                      complete head: 408 (--header-timeout);
+ *   body_timeout       a complete head to the body's last byte, while the
+ *                      application is reading it: 408 (--body-timeout);
+ *   send_timeout       no byte of the answer accepted by the socket for
+ *                      this long (a peer that stopped reading): the
+ *                      connection is closed (--send-timeout);
+ *   keepalive_timeout  idle between requests: closed silently.
+ * The engine's answers of its own: 400 (a head or chunked body that does
+ * not parse, and the other parser verdicts: 414, 431, 501, 505), 404, 405,
+ * 408, 413, 500 (a handler returned < 0 before answering), 503.  Each of
+ * those ends the connection after the answer.
+ *
+ * ---- Bodies in (request) ----
+ * Framed by Content-Length or chunked (the chunked coding is decoded; the
+ * application sees data only).  The engine reads a body only when the
+ * handler asks, so memory per connection stays bounded whatever its
+ * size:
+ *   http_app_body_stream  every piece, as it arrives, to a callback; the
+ *                         piece points into rbuf and lives during the call;
+ *                         the callback takes what it can and the rest
+ *                         waits (back-pressure: TCP's window closes) until
+ *                         http_app_body_resume;
+ *   http_app_body_collect the whole body into the application's buffer of
+ *                         `cap` bytes, then one callback; a longer body
+ *                         gets 413 from the engine (the request is over,
+ *                         ok false, and the callback never runs).
+ * `Expect: 100-continue`: the engine sends "100 Continue" when the
+ * handler first asks for the body, and never if it answers without
+ * reading it (then the connection closes after the answer, so the unsent
+ * body is never read).  A handler that answers without asking for the body
+ * of a request that has one: the engine discards the body when it is at
+ * most 64 KiB and keeps the connection, else closes after the answer.
+ *
+ * ---- Bodies out (response) ----
+ *   http_app_send    status and a whole body of known length;
+ *   http_app_stream  status and either a known length or HTTP_APP_CHUNKED
+ *                    (the chunked coding on HTTP/1.1; on HTTP/1.0 the body
+ *                    ends with the connection), then the body produced in
+ *                    pieces by http_app_write, ended by http_app_end.
+ * Back-pressure: http_app_write copies what fits in the connection's output
+ * buffer and returns how much it took (0 when full); the engine calls the
+ * stream's write callback again whenever the socket took some of it and
+ * there is room: produce more there.  Content-Length, Transfer-Encoding,
+ * Connection and Date are the engine's; an application's header with one
+ * of those names is refused (-SK_EINVAL).  A known-length stream that ends
+ * short, or a write past its length, is an application bug: the engine
+ * closes the connection (the peer sees a truncated body, never a wrong one).
+ *
+ * ---- Errors ----
+ * Calls return 0 (or a count) or a negative -SK_E* from base/sk_err.h:
+ * -SK_EINVAL for a call in the wrong state (answering twice, a header after
+ * the answer started), -SK_ENOBUFS for headers beyond out_size.
+ *
+ * Freestanding: base/sk.h and loop/loop.h only, no libc, no clock (time is
+ * the loop's), so it links into the unikernel.
+ */
+#ifndef HTTP_APP_H
+#define HTTP_APP_H
+
+#include "../base/sk.h"
+#include "../base/sk_addr.h"
+#include "../base/sk_err.h"
+#include "../loop/loop.h"
+#include "parser.h"
+
+/* Methods are enum http_method of http/parser.h: HTTP_GET, HTTP_PUT, ... */
+#define HTTP_APP_ANY 0xffu /* a route for every method */
+
+struct http_app;
+struct http_app_req;
+
+/* Runs when a request's head is complete and matched this route.  Return
+ * 0 (answered, or will answer later) or < 0: the engine answers 500 if
+ * nothing was answered yet, else ends the connection. */
+typedef int (*http_app_handler_fn)(struct http_app_req *r, void *ctx);
+
+struct http_app_route {
+	uint8_t method;   /* enum http_method, or HTTP_APP_ANY */
+	const char *path; /* starts with '/'; NUL-terminated */
+	bool prefix;      /* path is a prefix (see Routes above) */
+	http_app_handler_fn fn;
+	void *ctx;        /* given to fn */
+};
+
+/* What an application is: its routes (read during the engine's whole life,
+ * never copied) and a name for messages. */
+struct http_app_def {
+	const struct http_app_route *routes;
+	unsigned nroutes;
+	const char *name;
+	/* Optional: runs once before the first connection, with the engine,
+	 * for an application that wants the loop (timers) or its own state;
+	 * returns 0 or < 0 to refuse to start. */
+	int (*init)(struct http_app *app, void *ctx);
+	void *init_ctx;
+};
+
+/* ---- the request ---- */
+
+/* The method (enum http_method; HTTP_UNKNOWN never reaches a handler: 501). */
+unsigned http_app_method(const struct http_app_req *r);
+/* The request-target as sent ("/kv/a%20b?x=1"), *len bytes, not terminated. */
+const char *http_app_target(const struct http_app_req *r, size_t *len);
+/* The decoded path ("/kv/a b"), NUL-terminated; len may be NULL. */
+const char *http_app_path(const struct http_app_req *r, size_t *len);
+/* The path after the matched route's prefix ("a b" for the route "/kv/"),
+ * NUL-terminated; "" for an exact route. */
+const char *http_app_rest(const struct http_app_req *r, size_t *len);
+/* The query after '?', raw (not decoded), *len bytes; NULL if none. */
+const char *http_app_query(const struct http_app_req *r, size_t *len);
+/* 10 or 11. */
+unsigned http_app_version(const struct http_app_req *r);
+/* Header lines in the order sent.  Names as sent (compare them ignoring
+ * case), values without surrounding whitespace; neither is terminated. */
+unsigned http_app_nheaders(const struct http_app_req *r);
+void http_app_header_at(const struct http_app_req *r, unsigned i, const char **name,
+			size_t *nlen, const char **value, size_t *vlen);
+/* The value of the first line named `name` (any case), or NULL. */
+const char *http_app_header_get(const struct http_app_req *r, const char *name, size_t *vlen);
+/* The peer (IPv4 mapped, base/sk_addr.h) and its port. */
+const struct sk_addr *http_app_peer(const struct http_app_req *r, uint16_t *port);
+/* Does the request have a body?  Its length, when framed by
+ * Content-Length; HTTP_APP_CHUNKED when chunked (length unknown). */
+#define HTTP_APP_CHUNKED UINT64_MAX
+bool http_app_has_body(const struct http_app_req *r);
+uint64_t http_app_body_length(const struct http_app_req *r);
+/* The loop and the engine the request came from (for timers). */
+struct loop *http_app_loop(const struct http_app_req *r);
+struct http_app *http_app_of(const struct http_app_req *r);
+
+/* ---- the request body ---- */
+
+/* Called with each piece of the body (len > 0), then once with len 0 and
+ * end true (its return value ignored).  data lives during the call.
+ * Return how many bytes were taken, 0..len: fewer than len stops the flow
+ * (back-pressure: nothing more is read, and TCP's window closes) until
+ * http_app_body_resume, and the rest of the piece is offered again then.
+ * < 0: an error (500 if nothing was answered yet, else the connection
+ * ends). */
+typedef long (*http_app_body_fn)(struct http_app_req *r, void *ctx, const uint8_t *data,
+				 size_t len, bool end);
+/* Stream the body to fn.  Once per request; 0 or -SK_EINVAL (no body, or
+ * already asked).  Pieces may arrive inside this call. */
+int http_app_body_stream(struct http_app_req *r, http_app_body_fn fn, void *ctx);
+void http_app_body_resume(struct http_app_req *r);
+
+/* Collect the whole body into buf[0, cap) (the application's memory) and
+ * call done(r, ctx, len) once it is there.  A longer body: 413 (see above). */
+typedef void (*http_app_collect_fn)(struct http_app_req *r, void *ctx, size_t len);
+int http_app_body_collect(struct http_app_req *r, void *buf, size_t cap, http_app_collect_fn done,
+			  void *ctx);
+
+/* ---- the response ---- */
+
+/* Add a header line to the answer (before http_app_send/http_app_stream).
+ * Both are copied; value must hold no CR, LF or NUL (-SK_EINVAL). */
+int http_app_header(struct http_app_req *r, const char *name, const char *value);
+/* The whole answer: status (200..599, not 1xx) and body[0, len), sent
+ * from the application's memory (see Memory above).  For HEAD only the
+ * head leaves. */
+int http_app_send(struct http_app_req *r, int status, const void *body, size_t len);
+
+/* A streamed answer: len is the body's length or HTTP_APP_CHUNKED.  fn is
+ * called (from the loop) whenever there is room for more; call
+ * http_app_write there, or from anywhere else, and http_app_end after the
+ * last byte.  fn may be NULL for an application that writes from its own
+ * events (then it must watch http_app_writable or the return counts). */
+typedef void (*http_app_write_fn)(struct http_app_req *r, void *ctx);
+int http_app_stream(struct http_app_req *r, int status, uint64_t len, http_app_write_fn fn,
+		    void *ctx);
+/* Copy up to len bytes of body; returns how many were taken (0: full,
+ * wait for fn), or -SK_EINVAL (no stream, or past its length). */
+long http_app_write(struct http_app_req *r, const void *data, size_t len);
+/* Body bytes http_app_write would take now. */
+size_t http_app_writable(const struct http_app_req *r);
+int http_app_end(struct http_app_req *r);
+
+/* Called once when the request is over (see One request's life).  Set it
+ * any time before; a second call replaces the first. */
+typedef void (*http_app_done_fn)(struct http_app_req *r, void *ctx, bool ok);
+void http_app_on_done(struct http_app_req *r, http_app_done_fn fn, void *ctx);
+
+/* ---- the engine (for embedders: skiff_app_main does this) ---- */
+
+struct http_app_config {
+	uint32_t addr;  /* listen address, host order, 0 = any */
+	uint16_t port;
+	int backlog;    /* <= 0: the loop's default */
+	uint32_t max_conns;
+	uint64_t max_body;             /* default 1 MiB */
+	uint32_t rbuf_size;            /* default 32 KiB (>= the parser's HTTP_HEAD_MAX + 1 KiB) */
+	uint32_t out_size;             /* default 16 KiB (>= 2 KiB) */
+	sk_time_ns header_timeout;     /* default 10 s */
+	sk_time_ns body_timeout;       /* default 60 s */
+	sk_time_ns send_timeout;       /* default 60 s */
+	sk_time_ns keepalive_timeout;  /* default 60 s */
+	sk_time_ns linger_timeout;     /* default 2 s: reading what follows an error */
+};
+
+void http_app_config_default(struct http_app_config *cfg);
+/* Bytes of memory http_app_init needs (0: a limit out of range). */
+size_t http_app_mem_size(const struct http_app_config *cfg);
+/* The engine lives in mem (size bytes, any alignment, owned by the caller
+ * until http_app_stop).  Runs def->init.  0 or -SK_EINVAL / -SK_ENOMEM. */
+int http_app_init(struct http_app *app, void *mem, size_t size, const struct http_app_config *cfg,
+		  const struct http_app_def *def, struct loop *loop);
+int http_app_start(struct http_app *app);
+/* Closes the listener and every connection (each request's on_done runs
+ * with ok false). */
+void http_app_stop(struct http_app *app);
+/* The IMF-fixdate for Date (29 characters), when the second changes. */
+void http_app_set_date(struct http_app *app, const char *date29);
+/* Counters, "name value". */
+void http_app_stats(const struct http_app *app,
+		    void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+/* Every invariant of every connection: 0 or -(line in app.c). */
+int http_app_check(const struct http_app *app);
+
+/* The counters, in print order. */
+#define HTTP_APP_STATS(X)                                                                  \
+	X(conns_accepted) X(conns_refused) X(conns_closed) X(requests) X(resp_2xx) X(resp_3xx) \
+	X(resp_4xx) X(resp_5xx) X(resp_400) X(resp_404) X(resp_405) X(resp_408) X(resp_413)     \
+	X(resp_500) X(resp_503) X(continues) X(bodies_discarded) X(aborted) X(timeout_header)   \
+	X(timeout_body) X(timeout_send) X(timeout_idle) X(bytes_in_body) X(bytes_out)
+
+struct http_app_stats {
+#define HTTP_APP_STAT_FIELD(n) uint64_t n;
+	HTTP_APP_STATS(HTTP_APP_STAT_FIELD)
+#undef HTTP_APP_STAT_FIELD
+};
+
+struct http_app_conn;
+/* The engine's state: fields are the engine's; an embedder only allocates
+ * it (statically or inside its own structs) and reads `st`. */
+struct http_app {
+	struct http_app_config cfg;
+	const struct http_app_def *def;
+	struct loop *loop;
+	int lsock;
+	uint32_t nconns;
+	struct http_app_conn *conns;  /* cfg.max_conns, in mem */
+	struct http_app_conn *free_list;
+	uint8_t *bufs;                /* per connection rbuf_size + out_size, in mem */
+	char date[30];
+	struct http_app_stats st;
+};
+
+/* ---- the program ---- */
+
+/* An application defines this one symbol (and no main). */
+extern const struct http_app_def skiff_app;
+/* Hosted (libskiff-host.a, apps/app_host.c): `skiff serve`'s options and
+ * stacks around the engine; returns the exit status.  apps/app_main.c's
+ * main is `return skiff_app_main(&skiff_app, argc, argv);`. */
+int skiff_app_main(const struct http_app_def *def, int argc, char **argv);
+
+#endif

@@ -1,0 +1,597 @@
+/* app_test.c — the application engine (http/app.h) on the fake loop
+ * (loop/loop_fake.h), with examples/kv.c as the application where a real
+ * one is wanted (its pool made small, so 507 is reachable), and small
+ * handlers of the test's own for the rest of the contract: bodies cut at
+ * every byte, chunked uploads, back-pressure both ways, answers from a
+ * timer, 100-continue, the limits and their statuses. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/app.h"
+#include "loop/loop_fake.h"
+
+/* kv with a 64 KiB pool: 16 blocks of 4 KiB. */
+#define KV_POOL (64u * 1024u)
+#include "../../examples/kv.c"
+
+static struct loop_fake fk;
+static struct http_app app;
+static void *mem;
+
+static void setup_with(const struct http_app_def *def, struct http_app_config *cfg)
+{
+	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
+	size_t sz = http_app_mem_size(cfg);
+	assert_true(sz > 0);
+	free(mem);
+	mem = calloc(1, sz);
+	assert_int_equal(http_app_init(&app, mem, sz, cfg, def, &fk.base), 0);
+	http_app_set_date(&app, "Sun, 06 Nov 1994 08:49:37 GMT");
+	assert_int_equal(http_app_start(&app), 0);
+}
+
+static void check(void)
+{
+	assert_int_equal(http_app_check(&app), 0);
+}
+
+static void send_bytes(int s, const void *d, size_t n)
+{
+	loop_fake_send(&fk, s, d, n);
+	check();
+}
+
+static void send_str(int s, const char *d)
+{
+	send_bytes(s, d, strlen(d));
+}
+
+static int conn(int s)
+{
+	loop_fake_connect(&fk, s);
+	check();
+	return s;
+}
+
+static int count(const char *hay, size_t len, const char *needle)
+{
+	int n = 0;
+	size_t nl = strlen(needle);
+	for (size_t i = 0; i + nl <= len; i++)
+		if (!memcmp(hay + i, needle, nl))
+			n++;
+	return n;
+}
+
+/* The body of the last answer in s's output (after its blank line). */
+static const char *last_body(int s, size_t *len)
+{
+	const char *out = fk.s[s].out, *b = NULL;
+	for (const char *p = out; (p = strstr(p, "\r\n\r\n")); p += 4)
+		b = p + 4;
+	*len = b ? (size_t)(out + fk.s[s].out_len - b) : 0;
+	return b;
+}
+
+static void clear_out(int s)
+{
+	fk.s[s].out_len = 0;
+	fk.s[s].out[0] = 0;
+}
+
+/* ---- the test's own application ---- */
+
+static int async_pending;
+static struct http_app_req *async_req;
+static int done_calls, done_ok;
+static struct loop_timer async_timer;
+
+static void on_done(struct http_app_req *r, void *ctx, bool ok)
+{
+	(void)r, (void)ctx;
+	done_calls++;
+	done_ok += ok;
+	if (r == async_req)
+		async_req = NULL;
+}
+
+static int h_hello(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	http_app_on_done(r, on_done, NULL);
+	assert_int_equal(http_app_header(r, "X-Test", "yes"), 0);
+	assert_int_equal(http_app_header(r, "Content-Length", "5"), -SK_EINVAL);
+	assert_int_equal(http_app_header(r, "Bad Name", "x"), -SK_EINVAL);
+	assert_int_equal(http_app_header(r, "X-Bad", "a\r\nb"), -SK_EINVAL);
+	return http_app_send(r, 200, "hi\n", 3);
+}
+
+/* /req/...: echoes what the accessors see, as text. */
+static char reqbuf[4096];
+static int h_req(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	size_t tl, ql, rl, hl;
+	const char *t = http_app_target(r, &tl), *q = http_app_query(r, &ql);
+	const char *rest = http_app_rest(r, &rl);
+	const char *ua = http_app_header_get(r, "USER-agent", &hl);
+	uint16_t port;
+	const struct sk_addr *a = http_app_peer(r, &port);
+	int n = snprintf(reqbuf, sizeof(reqbuf), "m=%u t=%.*s p=%s q=%.*s rest=%s ua=%.*s n=%u v4=%d port=%u",
+			 http_app_method(r), (int)tl, t, http_app_path(r, NULL), (int)ql, q ? q : "",
+			 rest, (int)(ua ? hl : 4), ua ? ua : "none", http_app_nheaders(r),
+			 sk_addr_is_v4(a) && sk_addr_ip4(a) == SK_IP4(198, 18, 0, 1), port);
+	return http_app_send(r, 200, reqbuf, (size_t)n);
+}
+
+static void async_fire(struct loop_timer *t, sk_time_ns now)
+{
+	(void)t, (void)now;
+	if (async_req)
+		http_app_send(async_req, 200, "later\n", 6);
+}
+
+static int h_async(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	async_req = r;
+	async_pending++;
+	http_app_on_done(r, on_done, NULL);
+	async_timer.fn = async_fire;
+	loop_timer_set(&fk.base, &async_timer, fk.now + SK_NS_PER_S);
+	return 0;
+}
+
+static int h_fail(struct http_app_req *r, void *ctx)
+{
+	(void)r, (void)ctx;
+	return -SK_EINVAL;
+}
+
+/* The echo of examples/echo.c, here so the test can watch it. */
+static long echo_piece(struct http_app_req *r, void *ctx, const uint8_t *d, size_t n, bool end)
+{
+	(void)ctx;
+	if (end) {
+		http_app_end(r);
+		return 0;
+	}
+	return http_app_write(r, d, n);
+}
+
+static void echo_room(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	http_app_body_resume(r);
+}
+
+static int h_echo(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	http_app_on_done(r, on_done, NULL);
+	assert_int_equal(http_app_body_stream(r, echo_piece, NULL), 0);
+	return http_app_stream(r, 200, http_app_body_length(r), echo_room, NULL);
+}
+
+static uint8_t collected[8192];
+static size_t collected_len;
+static void collect_done(struct http_app_req *r, void *ctx, size_t len)
+{
+	(void)ctx;
+	collected_len = len;
+	char msg[32];
+	int n = snprintf(msg, sizeof(msg), "got %zu\n", len);
+	static char keep[32];
+	memcpy(keep, msg, (size_t)n);
+	http_app_send(r, 200, keep, (size_t)n);
+}
+
+static int h_collect(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	http_app_on_done(r, on_done, NULL);
+	return http_app_body_collect(r, collected, sizeof(collected), collect_done, NULL);
+}
+
+static const struct http_app_route test_routes[] = {
+	{HTTP_GET, "/hello", false, h_hello, NULL},
+	{HTTP_APP_ANY, "/req/", true, h_req, NULL},
+	{HTTP_GET, "/async", false, h_async, NULL},
+	{HTTP_GET, "/fail", false, h_fail, NULL},
+	{HTTP_POST, "/echo", false, h_echo, NULL},
+	{HTTP_POST, "/collect", false, h_collect, NULL},
+};
+static const struct http_app_def test_app = {test_routes, SK_ARRAY_LEN(test_routes), "test",
+					     NULL, NULL};
+
+static void setup_test(void)
+{
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 4;
+	cfg.out_size = 4096;
+	setup_with(&test_app, &cfg);
+	done_calls = done_ok = 0;
+	async_req = NULL;
+}
+
+static void setup_kv(void)
+{
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 12;
+	setup_with(&skiff_app, &cfg);
+}
+
+/* ---- tests ---- */
+
+static void test_hello_keepalive_pipelined(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	const char *want = "HTTP/1.1 200 OK\r\nServer: skiff\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+			   "X-Test: yes\r\nContent-Length: 3\r\n\r\nhi\n";
+	assert_string_equal(fk.s[s].out, want);
+	assert_int_equal(done_calls, 1);
+	assert_int_equal(done_ok, 1);
+	/* three pipelined, one of them HEAD (GET's route, no body) */
+	clear_out(s);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\nHEAD /hello HTTP/1.1\r\nHost: a\r\n\r\n"
+		    "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200 OK"), 3);
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "hi\n"), 2);
+	assert_int_equal(done_calls, 4);
+	assert_true(fk.s[s].open);
+	/* 404 and 405 keep the connection */
+	clear_out(s);
+	send_str(s, "GET /nope HTTP/1.1\r\nHost: a\r\n\r\nPUT /hello HTTP/1.1\r\nHost: a\r\n"
+		    "Content-Length: 0\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 404 Not Found"));
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 405 Method Not Allowed"));
+	assert_non_null(strstr(fk.s[s].out, "Allow: GET\r\n"));
+	assert_true(fk.s[s].open);
+	/* HTTP/1.0 without keep-alive: closed after the answer */
+	clear_out(s);
+	send_str(s, "GET /hello HTTP/1.0\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "Connection: close\r\n"));
+	assert_false(fk.s[s].open);
+	assert_int_equal(app.nconns, 0);
+}
+
+static void test_request_accessors(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(6);
+	send_str(s, "DELETE /req/a%20b/c?x=1&y HTTP/1.1\r\nHost: a\r\nuser-agent: t/1\r\n\r\n");
+	size_t n;
+	const char *b = last_body(s, &n);
+	assert_non_null(b);
+	assert_string_equal(b, "m=5 t=/req/a%20b/c?x=1&y p=/req/a b/c q=x=1&y rest=a b/c ua=t/1 "
+			       "n=2 v4=1 port=40006");
+	/* dot segments never reach a handler */
+	clear_out(s);
+	send_str(s, "GET /req/%2e%2e/x HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 404"));
+}
+
+static void test_errors(void **st)
+{
+	(void)st;
+	setup_test();
+	/* a head that does not parse: 400, closed (after the linger) */
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.1\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 400 Bad Request"));
+	assert_non_null(strstr(fk.s[s].out, "Connection: close"));
+	assert_true(fk.s[s].shut);
+	loop_fake_eof(&fk, s);
+	check();
+	assert_false(fk.s[s].open);
+	/* a handler failing before it answers: 500 */
+	s = conn(6);
+	send_str(s, "GET /fail HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 500 Internal Server Error"));
+	/* a body over max_body: 413 from the head alone */
+	s = conn(7);
+	send_str(s, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 413"));
+	/* a chunked body that breaks the coding: 400 */
+	s = conn(8);
+	done_calls = done_ok = 0;
+	send_str(s, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "zz\r\n");
+	assert_int_equal(done_calls, 1);
+	assert_int_equal(done_ok, 0);
+	assert_true(app.st.aborted >= 1);
+}
+
+/* A PUT of `len` bytes to kv cut in two at every byte, then the GET. */
+static void test_kv_put_get_every_cut(void **st)
+{
+	(void)st;
+	static uint8_t body[3000];
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (uint8_t)(i * 7 + 3);
+	static char req[4096];
+	int hl = snprintf(req, sizeof(req), "PUT /kv/cut HTTP/1.1\r\nHost: a\r\nContent-Length: %zu\r\n\r\n",
+			  sizeof(body));
+	memcpy(req + hl, body, sizeof(body));
+	size_t total = (size_t)hl + sizeof(body);
+	/* Every cut in the head, and a stride through the body. */
+	for (size_t cut = 1; cut < total; cut += cut < (size_t)hl + 8 ? 1 : 97) {
+		setup_kv();
+		int s = conn(5);
+		send_bytes(s, req, cut);
+		send_bytes(s, req + cut, total - cut);
+		assert_true(strstr(fk.s[s].out, "HTTP/1.1 201 Created") ||
+			    strstr(fk.s[s].out, "HTTP/1.1 204 No Content"));
+		clear_out(s);
+		send_str(s, "GET /kv/cut HTTP/1.1\r\nHost: a\r\n\r\n");
+		size_t n;
+		const char *b = last_body(s, &n);
+		assert_int_equal(n, sizeof(body));
+		assert_memory_equal(b, body, sizeof(body));
+		assert_non_null(strstr(fk.s[s].out, "ETag: \""));
+	}
+}
+
+/* A chunked PUT cut at every byte: chunk lines, extensions, a trailer. */
+static void test_kv_chunked_every_cut(void **st)
+{
+	(void)st;
+	const char *req = "PUT /kv/ch HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+			  "5\r\nhello\r\n1;ext=1\r\n \r\nA\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n";
+	size_t total = strlen(req);
+	for (size_t cut = 1; cut < total; cut++) {
+		setup_kv();
+		int s = conn(5);
+		send_bytes(s, req, cut);
+		send_bytes(s, req + cut, total - cut);
+		assert_true(strstr(fk.s[s].out, "HTTP/1.1 201") || strstr(fk.s[s].out, "HTTP/1.1 204"));
+		clear_out(s);
+		send_str(s, "GET /kv/ch HTTP/1.1\r\nHost: a\r\n\r\n");
+		size_t n;
+		const char *b = last_body(s, &n);
+		assert_int_equal(n, 16);
+		assert_memory_equal(b, "hello 0123456789", 16);
+	}
+	/* The listing has it; DELETE removes it; If-None-Match gets 304. */
+	int s = conn(6);
+	send_str(s, "GET /kv/ch HTTP/1.1\r\nHost: a\r\n\r\n");
+	const char *e = strstr(fk.s[s].out, "ETag: ");
+	assert_non_null(e);
+	char etag[32] = {0};
+	memcpy(etag, e + 6, 18);
+	clear_out(s);
+	char inm[128];
+	snprintf(inm, sizeof(inm), "GET /kv/ch HTTP/1.1\r\nHost: a\r\nIf-None-Match: %s\r\n\r\n", etag);
+	send_str(s, inm);
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 304 Not Modified"));
+	clear_out(s);
+	send_str(s, "GET /kv/ HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "Transfer-Encoding: chunked"));
+	assert_non_null(strstr(fk.s[s].out, "ch\n"));
+	clear_out(s);
+	send_str(s, "DELETE /kv/ch HTTP/1.1\r\nHost: a\r\n\r\nGET /kv/ch HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 204"));
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 404"));
+}
+
+static void test_kv_full_507_and_413(void **st)
+{
+	(void)st;
+	setup_kv();
+	int s = conn(5);
+	/* Drop whatever earlier tests left. */
+	for (int i = 0; i < 64; i++) {
+		char d[64];
+		snprintf(d, sizeof(d), "DELETE /kv/f%d HTTP/1.1\r\nHost: a\r\n\r\n", i);
+		send_str(s, d);
+	}
+	send_str(s, "DELETE /kv/cut HTTP/1.1\r\nHost: a\r\n\r\n");
+	clear_out(s);
+	/* 16 blocks: four 16 KiB values fill the pool; the fifth gets 507
+	 * at once (its Content-Length says it cannot fit). */
+	static char req[20000];
+	for (int i = 0; i < 5; i++) {
+		int hl = snprintf(req, sizeof(req),
+				  "PUT /kv/f%d HTTP/1.1\r\nHost: a\r\nContent-Length: 16384\r\n\r\n", i);
+		memset(req + hl, 'a' + i, 16384);
+		int c = conn(6 + i);
+		send_bytes(c, req, (size_t)hl + (i == 4 ? 0 : 16384));
+		if (i < 4)
+			assert_non_null(strstr(fk.s[c].out, "HTTP/1.1 201"));
+		else
+			assert_non_null(strstr(fk.s[c].out, "HTTP/1.1 507 Insufficient Storage"));
+	}
+	/* chunked: 507 once the pool runs dry mid-body */
+	int c = conn(11);
+	send_str(c, "PUT /kv/g HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n");
+	assert_non_null(strstr(fk.s[c].out, "HTTP/1.1 507"));
+	/* a value over 1 MiB by Content-Length: 413 before the body */
+	c = conn(12);
+	send_str(c, "PUT /kv/big HTTP/1.1\r\nHost: a\r\nContent-Length: 1048577\r\n\r\n");
+	assert_non_null(strstr(fk.s[c].out, "HTTP/1.1 413"));
+	/* DELETE frees the blocks: the PUT fits again */
+	send_str(s, "DELETE /kv/f0 HTTP/1.1\r\nHost: a\r\n\r\n");
+	c = conn(13);
+	int hl = snprintf(req, sizeof(req), "PUT /kv/f4 HTTP/1.1\r\nHost: a\r\nContent-Length: 16384\r\n\r\n");
+	memset(req + hl, 'z', 16384);
+	send_bytes(c, req, (size_t)hl + 16384);
+	assert_non_null(strstr(fk.s[c].out, "HTTP/1.1 201"));
+}
+
+/* Echo 40 KB through a 4 KiB output buffer with the socket taking 1000
+ * bytes at a time: the body is not read while the answer cannot leave. */
+static void test_echo_backpressure(void **st)
+{
+	(void)st;
+	setup_test();
+	static char req[45000];
+	size_t blen = 40000;
+	int hl = snprintf(req, sizeof(req), "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: %zu\r\n\r\n",
+			  blen);
+	for (size_t i = 0; i < blen; i++)
+		req[hl + i] = (char)('a' + i % 26);
+	int s = conn(5);
+	fk.s[s].write_room = 1000;
+	send_bytes(s, req, (size_t)hl + blen);
+	/* stalled: the body is read only as far as rbuf holds it (32 KiB),
+	 * since the answer cannot leave */
+	assert_true(fk.s[s].in_pos <= 32768);
+	assert_true(fk.s[s].in_pos < fk.s[s].in_len);
+	for (int i = 0; i < 200 && fk.s[s].in_pos < fk.s[s].in_len; i++) {
+		fk.s[s].write_room = 1000;
+		loop_fake_event(&fk, s, LOOP_EV_WRITE);
+		check();
+	}
+	fk.s[s].write_room = SIZE_MAX;
+	loop_fake_event(&fk, s, LOOP_EV_WRITE);
+	check();
+	size_t n;
+	const char *b = last_body(s, &n);
+	assert_int_equal(n, blen);
+	assert_memory_equal(b, req + hl, blen);
+	assert_int_equal(done_ok, 1);
+	/* chunked in, chunked out */
+	clear_out(s);
+	send_str(s, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"
+		    "2\r\nde\r\n0\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "Transfer-Encoding: chunked\r\n\r\n"));
+	assert_non_null(strstr(fk.s[s].out, "0\r\n\r\n"));
+	assert_int_equal(done_ok, 2);
+}
+
+static void test_continue(void **st)
+{
+	(void)st;
+	setup_test();
+	/* asked for: 100 Continue, then the answer */
+	int s = conn(5);
+	send_str(s, "POST /collect HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+	assert_string_equal(fk.s[s].out, "HTTP/1.1 100 Continue\r\n\r\n");
+	send_str(s, "abcde");
+	assert_non_null(strstr(fk.s[s].out, "got 5\n"));
+	assert_int_equal(collected_len, 5);
+	assert_true(fk.s[s].open);
+	/* not asked for (hello reads no body): no 100, closed after */
+	s = conn(6);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+	assert_null(strstr(fk.s[s].out, "100 Continue"));
+	assert_non_null(strstr(fk.s[s].out, "Connection: close"));
+	/* a small unread body without Expect is dropped, the connection kept */
+	s = conn(7);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nabcdeGET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "200 OK"), 2);
+	assert_true(fk.s[s].open);
+	/* collect past its buffer: 413 */
+	s = conn(8);
+	send_str(s, "POST /collect HTTP/1.1\r\nHost: a\r\nContent-Length: 9000\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 413"));
+}
+
+static void test_async_and_abort(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	send_str(s, "GET /async HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(fk.s[s].out_len, 0);
+	loop_fake_advance(&fk, 2 * SK_NS_PER_S);
+	check();
+	assert_non_null(strstr(fk.s[s].out, "later\n"));
+	assert_int_equal(done_ok, 1);
+	/* the peer goes away before the answer: on_done(false), once */
+	send_str(s, "GET /async HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(async_req);
+	loop_fake_event(&fk, s, LOOP_EV_READ | LOOP_EV_ERROR);
+	check();
+	assert_null(async_req);
+	assert_int_equal(done_calls, 2);
+	assert_int_equal(done_ok, 1);
+	loop_fake_advance(&fk, 2 * SK_NS_PER_S); /* the timer finds nothing to answer */
+	check();
+}
+
+static void test_timeouts(void **st)
+{
+	(void)st;
+	setup_test();
+	/* header: 408 */
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.1\r\n");
+	loop_fake_advance(&fk, 11 * SK_NS_PER_S);
+	check();
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 408"));
+	/* a slow body: 408 after body_timeout */
+	s = conn(6);
+	send_str(s, "POST /collect HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\nabc");
+	for (int i = 0; i < 70; i++) {
+		send_str(s, "x");
+		loop_fake_advance(&fk, SK_NS_PER_S);
+		check();
+	}
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 408"));
+	assert_true(app.st.timeout_body >= 1);
+	/* a peer that stops reading: closed after send_timeout */
+	s = conn(7);
+	fk.s[s].write_room = 100;
+	send_str(s, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3000\r\n\r\n");
+	static char junk[3000];
+	memset(junk, 'j', sizeof(junk));
+	send_bytes(s, junk, sizeof(junk));
+	assert_true(fk.s[s].open);
+	loop_fake_advance(&fk, 61 * SK_NS_PER_S);
+	check();
+	assert_false(fk.s[s].open);
+	assert_true(app.st.timeout_send >= 1);
+	/* idle keep-alive: closed silently */
+	s = conn(8);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	loop_fake_advance(&fk, 61 * SK_NS_PER_S);
+	check();
+	assert_false(fk.s[s].open);
+}
+
+static void test_refused(void **st)
+{
+	(void)st;
+	setup_test();
+	for (int i = 0; i < 4; i++)
+		conn(5 + i);
+	int s = conn(9);
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 503"));
+	assert_false(fk.s[s].open);
+	http_app_stop(&app);
+	assert_int_equal(app.nconns, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello_keepalive_pipelined),
+		cmocka_unit_test(test_request_accessors),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_kv_put_get_every_cut),
+		cmocka_unit_test(test_kv_chunked_every_cut),
+		cmocka_unit_test(test_kv_full_507_and_413),
+		cmocka_unit_test(test_echo_backpressure),
+		cmocka_unit_test(test_continue),
+		cmocka_unit_test(test_async_and_abort),
+		cmocka_unit_test(test_timeouts),
+		cmocka_unit_test(test_refused),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	free(mem);
+	return rc;
+}
