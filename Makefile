@@ -157,6 +157,10 @@ $(BUILD)/fuzz/fuzz_tls: fuzz/fuzz_tls.c src/tls/tls_openssl.c src/tls/tls_testce
 $(BUILD)/fuzz/fuzz_tls_bearssl: fuzz/fuzz_tls_bearssl.c src/tls/tls_bearssl.c src/tls/tls_bearssl.h src/tls/tls_engine.h
 	@mkdir -p $(BUILD)/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_tls_bearssl.c src/tls/tls_bearssl.c -l:libbearssl.a -lcrypto
+# The application engine's request path runs on the fake loop (hosted).
+$(BUILD)/fuzz/fuzz_http_app: fuzz/fuzz_http_app.c $(CORE_SRC) src/loop/loop_fake.c examples/kv.c
+	@mkdir -p $(BUILD)/fuzz
+	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_http_app.c $(FUZZ_CORE) src/loop/loop_fake.c
 fuzz-build: $(FUZZ_BIN)
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_BIN)
