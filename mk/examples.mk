@@ -3,6 +3,7 @@
 #   make examples        build/examples/NAME for every examples/NAME.c: a
 #                        Linux program with skiff serve's stack options
 #                        (src/apps/app_host.c), main from src/apps/app_main.c
+#   make app-test        tests/app.sh on them
 #
 # An application outside the tree builds the same way (docs/app.md):
 #   make -C SKIFF app APP=/path/to/myapp.c      -> SKIFF/build/app/myapp
@@ -11,8 +12,16 @@ EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRC))
 APP_LINK := $(BUILD)/obj/src/apps/app_main.o $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 
-.PHONY: examples app
+.PHONY: examples app app-test
 examples: $(EXAMPLE_BIN)
+# Part of `make all` (and so of `make asan` and `make clang-check`): an API
+# change that breaks an example breaks the build.
+all: examples
+
+# tests/app.sh: kv, echo and hello on --stack linux and skiff (tap, packet,
+# xdp); root, under the network-test lock.
+app-test: examples
+	tests/app.sh $(BUILD)/examples
 
 $(BUILD)/examples/%: examples/%.c $(APP_LINK)
 	@mkdir -p $(dir $@)

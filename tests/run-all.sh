@@ -42,7 +42,7 @@ phase() { # phase NAME COMMAND...
 		fail_lines+=("$(grep -E '^ *FAIL' "$LOG/$name.log" | head -n 8 | cut -c1-300 | sed "s/^ */  $name: /")")
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^vm:|^vm-tls:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^vm:|^vm-tls:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
 # The list itself: each package on it is needed by something (taking it off makes the check fail).
@@ -68,6 +68,9 @@ phase linux-guest make linux-guest-test
 phase switch tests/switch.sh build/skiff
 phase load tests/load.sh build/skiff
 phase tcp tests/tcp.sh build/skiff $DEVS
+# Applications on http/app.h (examples/, built by `make all`): kv, echo,
+# hello on the kernel's sockets and on skiff's stack over each device.
+phase app tests/app.sh build/examples linux $(for d in $DEVS; do printf 'skiff:%s ' "$d"; done)
 phase install tests/install.sh build
 phase asan-build make -j"$JOBS" asan
 phase asan-unit make BUILD=build/asan OPT=-O1 \
@@ -83,6 +86,9 @@ phase asan-ops env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/ops.sh bui
 # sockets are waited on differently on each: loop_watch, the runner's side fd).
 phase asan-metrics env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/metrics.sh build/asan/skiff
 phase asan-tls env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/tls.sh build/asan/skiff linux skiff:tap
+# The application engine under the sanitizers, both stacks (tap).
+phase asan-app env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \
+	tests/app.sh build/asan/examples linux skiff:tap
 phase asan-switch env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/switch.sh build/asan/skiff
 # TCP under the sanitizers on one device with smaller transfers: the full
 # sizes ran above; here the point is memory errors on every path.

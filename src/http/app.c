@@ -978,8 +978,10 @@ static void conn_step(struct http_app_conn *c)
 			c->out = OUT_DONE; /* the application's body has left whole */
 			moved = true;
 		}
+		/* The write callback, when there is room, or when a known length
+		 * is all written (a 0-byte stream too): only it can end it. */
 		if (c->out == OUT_STREAM && c->wfn && c->wfn_due && !c->ended &&
-		    http_app_writable(REQ(c)) > 0) {
+		    (http_app_writable(REQ(c)) > 0 || c->stream_left == 0)) {
 			c->wfn_due = false;
 			c->in_cb = true;
 			c->wfn(REQ(c), c->wctx);

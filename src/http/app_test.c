@@ -365,6 +365,15 @@ static void test_kv_chunked_every_cut(void **st)
 		assert_int_equal(n, 16);
 		assert_memory_equal(b, "hello 0123456789", 16);
 	}
+	/* An empty value: a 0-byte stream still ends, and the connection
+	 * goes on. */
+	{
+		int e = conn(7);
+		send_str(e, "PUT /kv/e HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+			    "GET /kv/e HTTP/1.1\r\nHost: a\r\n\r\nGET /kv/e HTTP/1.1\r\nHost: a\r\n\r\n");
+		assert_int_equal(count(fk.s[e].out, fk.s[e].out_len, "Content-Length: 0\r\n"), 3);
+		assert_int_equal(count(fk.s[e].out, fk.s[e].out_len, "HTTP/1.1 200 OK"), 2);
+	}
 	/* The listing has it; DELETE removes it; If-None-Match gets 304. */
 	int s = conn(6);
 	send_str(s, "GET /kv/ch HTTP/1.1\r\nHost: a\r\n\r\n");

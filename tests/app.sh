@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# tests/app.sh EXAMPLES_DIR [TARGET...] — the applications of examples/ on
+# http/app.h (build/examples/kv, echo, hello), on each TARGET (default all):
+#   linux         --stack linux; server and client in namespaces srv and
+#                 cli joined by a veth (tests/lib.sh skt_topo_veth)
+#   skiff:tap     --stack skiff --dev tap:sk0; one namespace (skt_topo_tap)
+#   skiff:packet  --stack skiff --dev packet:vs0  (cli/srv veth, offloads off)
+#   skiff:xdp     --stack skiff --dev xdp:vs0
+# Checks per target (tests/app_client.py does the HTTP):
+#   kv.ops     APP_OPS random PUT/GET/DELETE (values 0 B .. 1 MiB, 40 %
+#              of PUTs chunked in random pieces, sha256 and ETag checked,
+#              conditional GETs 304) by 4 concurrent clients; 0 failures.
+#              APP_OPS: 10,000 on every target (env
+#              APP_OPS_LINUX / APP_OPS_SKIFF)
+#   kv.limits  a 1 MiB + 1 value by Content-Length and chunked: 413; the
+#              store filled with 1 MiB values: 507 after 32..64 of them;
+#              a DELETE makes room again
+#   kv.stuck   with --body-timeout 3 --send-timeout 3: a client sending its
+#              body a byte every 0.5 s gets 408 after ~3 s, one that asks
+#              16 MiB and reads nothing is cut off (fewer bytes, then EOF),
+#              while 300 operations of another client all succeed
+#   kv.exit    SIGTERM: exit 0, the counters show no 500
+#   echo       a 5 MiB upload by Content-Length and chunked comes back
+#              byte for byte (sha256), with Expect: 100-continue too
+#   hello      curl: 200 and the greeting; /hello/NAME
+# Prints PASS/FAIL per check; ends with "app: N passed, N failed".
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+SKT_SUITE=app
+export PYTHONDONTWRITEBYTECODE=1
+
+usage() { echo "usage: $0 build/examples [linux] [skiff:tap] [skiff:packet] [skiff:xdp]" >&2; exit 2; }
+EX=${1:-}
+[ -n "$EX" ] || usage
+shift
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap skiff:packet skiff:xdp)
+for t in "${TARGETS[@]}"; do
+	case $t in linux | skiff:tap | skiff:packet | skiff:xdp) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+done
+for a in kv echo hello; do
+	skt_check_bin "$EX/$a" || exit 2
+done
+EX=$(readlink -f "$EX")
+if ! skt_need setup curl python3; then
+	summary
+	exit 1
+fi
+
+SRV_IP=198.18.0.2
+WORK=$(mktemp -d /tmp/skiff-app.XXXXXX)
+AC=$HERE/app_client.py
+SRV_PID=
+NS_C= NS_S= IF_C=
+STACK=()
+
+on_exit() {
+	skt_cleanup
+	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${APP_KEEP_LOGS:-}" ]; then
+		rm -rf "$WORK"
+	else
+		echo "app: logs kept in $WORK"
+	fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+C() { timeout "${T:-120}" ip netns exec "$NS_C" "$@"; }
+
+setup_target() {
+	skt_cleanup_stale
+	case $TGT in
+	linux) skt_topo_veth on "$SRV_IP/24" ;;
+	skiff:tap) skt_topo_tap tap sk0 ;;
+	*) skt_topo_veth off "" ;;
+	esac || return 1
+	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
+	case $TGT in
+	linux) STACK=(--stack linux) ;;
+	skiff:tap) STACK=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	skiff:packet) STACK=(--stack skiff --dev "packet:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	skiff:xdp) STACK=(--stack skiff --dev "xdp:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	esac
+	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse'
+}
+
+# start_app NAME PROBE_PATH ARGS...: wait for the listening line and a
+# first answer on PROBE_PATH.
+start_app() {
+	local name=$1 probe=$2 i
+	shift 2
+	SRV_LOG=$WORK/${TGT/:/-}-$name.log
+	ip netns exec "$NS_S" "$EX/$name" "${STACK[@]}" --port 80 --stats "$@" >"$SRV_LOG" 2>&1 &
+	SRV_PID=$!
+	SKT_PIDS+=("$SRV_PID")
+	for ((i = 0; i < 200; i++)); do
+		grep -q "^$name: listening" "$SRV_LOG" 2>/dev/null && break
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		C curl -s -o /dev/null --max-time 1 "http://$SRV_IP$probe" && return 0
+		sleep 0.1
+	done
+	fail "$TGT.$name.start" "no answer: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+	return 1
+}
+
+stop_app() { # stop_app NAME: SIGTERM, exit 0 within 5 s
+	local name=$1
+	kill -TERM "$SRV_PID" 2>/dev/null
+	if ! skt_wait_exit "$SRV_PID" 5; then
+		kill -KILL "$SRV_PID" 2>/dev/null
+		wait "$SRV_PID" 2>/dev/null
+		SKT_PIDS=()
+		fail "$TGT.$name.exit" "still running 5 s after SIGTERM"
+		return 1
+	fi
+	SKT_PIDS=()
+	if [ "$SKT_RC" -ne 0 ]; then
+		fail "$TGT.$name.exit" "exit status $SKT_RC: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+		return 1
+	fi
+	return 0
+}
+
+stat_of() { awk -v k="$1" '$1 == k {print $2}' "$SRV_LOG"; }
+
+client() { # client CHECK ARGS...: app_client.py, PASS/FAIL with its last line
+	local check=$1 out
+	shift
+	out=$WORK/${TGT/:/-}-$check.out
+	if C python3 "$AC" "$@" "$SRV_IP" 80 "${CARGS[@]}" >"$out" 2>&1; then
+		pass "$TGT.$check" "$(tail -n 1 "$out")"
+	else
+		fail "$TGT.$check" "$(grep -m 3 FAIL-DETAIL "$out" | tr '\n' ' ') $(tail -n 1 "$out")"
+	fi
+}
+
+run_kv() {
+	local ops=${APP_OPS_SKIFF:-10000}
+	[ "$TGT" = linux ] && ops=${APP_OPS_LINUX:-10000}
+	start_app kv /kv/ --body-timeout 3 --send-timeout 3 || return 1
+	CARGS=("$ops" 4 "$RANDOM")
+	client kv.ops ops
+	CARGS=()
+	client kv.limits limits
+	CARGS=(3 3 300)
+	client kv.stuck stuck
+	stop_app kv || return 1
+	local e500
+	e500=$(stat_of app.resp_500)
+	if [ "${e500:-x}" = 0 ]; then
+		pass "$TGT.kv.exit" "requests=$(stat_of app.requests) aborted=$(stat_of app.aborted) timeout_body=$(stat_of app.timeout_body) timeout_send=$(stat_of app.timeout_send)"
+	else
+		fail "$TGT.kv.exit" "resp_500=${e500:-none}"
+	fi
+}
+
+run_echo() {
+	start_app echo /nothing --max-body 8M || return 1
+	local f=$WORK/echo.bin want got how
+	head -c $((5 << 20)) /dev/urandom >"$f"
+	want=$(sha256sum <"$f" | cut -d' ' -f1)
+	for how in length chunked continue; do
+		local h=()
+		case $how in
+		chunked) h=(-H "Transfer-Encoding: chunked") ;;
+		continue) h=(-H "Expect: 100-continue") ;;
+		esac
+		got=$(C curl -s --max-time 60 "${h[@]}" --data-binary @"$f" "http://$SRV_IP/echo" | sha256sum | cut -d' ' -f1)
+		if [ "$got" = "$want" ]; then
+			pass "$TGT.echo.$how" "5 MiB back, sha256 equal"
+		else
+			fail "$TGT.echo.$how" "sha256 $got, want $want"
+		fi
+	done
+	stop_app echo
+}
+
+run_hello() {
+	start_app hello / || return 1
+	local a b
+	a=$(C curl -s --max-time 5 "http://$SRV_IP/")
+	b=$(C curl -s --max-time 5 "http://$SRV_IP/hello/skiff%20user")
+	if [ "$a" = "Hello from a skiff application." ] && [ "$b" = "Hello, skiff user!" ]; then
+		pass "$TGT.hello" "'$a' '$b'"
+	else
+		fail "$TGT.hello" "got '$a' '$b'"
+	fi
+	stop_app hello
+}
+
+for TGT in "${TARGETS[@]}"; do
+	t0=$SECONDS
+	if ! setup_target; then
+		fail "$TGT.setup" "topology"
+		skt_cleanup
+		continue
+	fi
+	run_hello
+	run_echo
+	run_kv
+	skt_cleanup
+	echo "app: $TGT took $((SECONDS - t0)) s"
+done
+summary
