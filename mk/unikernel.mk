@@ -71,6 +71,18 @@ $(UK_ELF): $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
 	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a $(BEARSSL_A)
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
+# An application of examples/ (http/app.h) as a guest: this kernel and the
+# application's object, whose skiff_app replaces the static server
+# (apps/uk_main.c).  `skiff vm --image build/examples/NAME-uk.elf`.
+EXAMPLE_UK := $(patsubst examples/%.c,$(BUILD)/examples/%-uk.elf,$(wildcard examples/*.c))
+.PHONY: examples-uk
+examples-uk: $(EXAMPLE_UK)
+examples: $(EXAMPLE_UK)
+$(BUILD)/examples/%-uk.elf: $(UK_BUILD)/examples/%.o $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
+	@mkdir -p $(dir $@)
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $< $(UK_BUILD)/libcore.a
+	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
+
 uk-clang:
 	$(MAKE) --no-print-directory UK_CC=clang BUILD=$(BUILD)/clang uk
 

@@ -51,6 +51,7 @@
  * are off at every other moment, so handlers never race the stack and the
  * device never interrupts while the stack polls. */
 #include "../dev/virtio_net.h"
+#include "../http/app.h"
 #include "../http/date.h"
 #include "../http/prom_server.h"
 #include "../http/server.h"
@@ -86,6 +87,16 @@ static struct loop *uk_loop;
 static struct prom_server prom;
 static bool prom_on;
 #define UK_METRICS_BODY_MAX (128u << 10) /* the exposition is ~40 KiB */
+/* An application image (mk/examples.mk: build/examples/NAME-uk.elf) is
+ * this kernel linked with one more object that defines skiff_app
+ * (http/app.h); the guest then runs the application on the same loop
+ * instead of the static server.  Weak: skiff-uk.elf has none, and its
+ * address is NULL there. */
+extern const struct http_app_def skiff_app __attribute__((weak));
+static struct http_app app;
+/* The application's connections: each holds ~52 KiB (http/app.h), so
+ * unless max-conns is given the guest keeps this many. */
+#define UK_APP_CONNS 256u
 static struct runner run;
 static struct sar_site site;
 /* HTTPS (with the TLS files in the module): a second HTTP server on a
@@ -193,7 +204,10 @@ static void https_name(void *ctx, const char *name, uint64_t v)
 
 static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
-	http_server_stats(&srv, fn, ctx);
+	if (&skiff_app)
+		http_app_stats(&app, fn, ctx);
+	else
+		http_server_stats(&srv, fn, ctx);
 	if (alog.loop)
 		uk_alog_stats(&alog, fn, ctx);
 	loop_stats(uk_loop, fn, ctx);
@@ -312,7 +326,10 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	date_sec = sec;
 	char buf[HTTP_DATE_LEN];
 	http_date_format(sec, buf);
-	http_server_set_date(&srv, buf);
+	if (&skiff_app)
+		http_app_set_date(&app, buf);
+	else
+		http_server_set_date(&srv, buf);
 	if (tls_loop)
 		http_server_set_date(&srv_tls, buf);
 }
@@ -527,6 +544,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 	struct http_server_config hc;
 	http_server_config_default(&hc);
 	opt_http_config(&o, &hc);
+	if (&skiff_app && !opt_given(&o, OPT_MAX_CONNS))
+		hc.max_conns = UK_APP_CONNS;
 	/* The module: the TLS files at its end (if any), the site before. */
 	uint64_t site_len = st->module_len;
 	struct tls_files tf = {0};
@@ -594,11 +613,38 @@ unsigned uk_app_main(const struct kvm_start *st)
 		hc.access = uk_alog_record;
 		hc.access_ctx = &alog;
 	}
-	size_t srv_sz = http_server_mem_size(&hc);
-	void *srv_mem = alloc_or_die("the HTTP connections", srv_sz);
-	if (!loop || (rc = http_server_init(&srv, srv_mem, srv_sz, &hc, loop)) < 0 ||
-	    (rc = http_server_start(&srv)) < 0) {
-		kprintf("skiff-uk: HTTP server on port %u failed (%d)\n", hc.port, rc);
+	size_t srv_sz;
+	if (&skiff_app) {
+		struct http_app_config ac;
+		http_app_config_default(&ac);
+		ac.addr = hc.addr;
+		ac.port = hc.port;
+		ac.max_conns = hc.max_conns;
+		ac.max_body = hc.max_body ? hc.max_body : ac.max_body;
+		ac.header_timeout = hc.header_timeout;
+		ac.keepalive_timeout = hc.keepalive_timeout;
+		srv_sz = http_app_mem_size(&ac);
+		void *app_mem = srv_sz ? alloc_or_die("the application's connections", srv_sz) : NULL;
+		if (!loop || (rc = http_app_init(&app, app_mem, srv_sz, &ac, &skiff_app, loop)) < 0 ||
+		    (rc = http_app_start(&app)) < 0) {
+			kprintf("skiff-uk: application on port %u failed (%d)\n", hc.port, rc);
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+		kprintf("skiff-uk: application %s, %u connections\n",
+			skiff_app.name ? skiff_app.name : "?", ac.max_conns);
+	} else {
+		srv_sz = http_server_mem_size(&hc);
+		void *srv_mem = alloc_or_die("the HTTP connections", srv_sz);
+		if (!loop || (rc = http_server_init(&srv, srv_mem, srv_sz, &hc, loop)) < 0 ||
+		    (rc = http_server_start(&srv)) < 0) {
+			kprintf("skiff-uk: HTTP server on port %u failed (%d)\n", hc.port, rc);
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+	}
+	if (tls_on && &skiff_app) {
+		/* The TLS layer fronts the static server only (http/app.h has no
+		 * HTTPS yet): say so rather than serve the wrong thing. */
+		kprintf("skiff-uk: an application image takes no TLS files yet; not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	if (tls_on)
@@ -634,7 +680,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	char ip[16], gw[16], date[HTTP_DATE_LEN + 1];
 	format_ip(ip_addr, ip);
 	format_ip(gw_addr, gw);
-	sk_memcpy(date, srv.date, HTTP_DATE_LEN);
+	sk_memcpy(date, &skiff_app ? app.date : srv.date, HTTP_DATE_LEN);
 	date[HTTP_DATE_LEN] = 0;
 	kprintf("skiff-uk: clock %s (RTC + TSC)\n", date);
 	const uint8_t *m = cfg.mac;
@@ -655,11 +701,15 @@ unsigned uk_app_main(const struct kvm_start *st)
 	loop_skiff_attach_runner(loop, &run);
 	rc = loop_run(loop, &stop);
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
-	if (rc == 0 && drain_wanted && drain_s)
+	/* The application engine has no graceful drain yet: it stops at once. */
+	if (rc == 0 && drain_wanted && drain_s && !&skiff_app)
 		rc = drain(loop, drain_s);
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
-	http_server_stop(&srv);
+	if (&skiff_app)
+		http_app_stop(&app);
+	else
+		http_server_stop(&srv);
 	if (tls_on)
 		http_server_stop(&srv_tls);
 	if (alog.loop)
