@@ -6,6 +6,13 @@
 #   skiff:tap     --stack skiff --dev tap:sk0; one namespace (skt_topo_tap)
 #   skiff:packet  --stack skiff --dev packet:vs0  (cli/srv veth, offloads off)
 #   skiff:xdp     --stack skiff --dev xdp:vs0
+#   uk            the unikernel images (build/examples/NAME-uk.elf) under
+#                 `skiff vm --image ... -p PORT:80` (user networking; TCG
+#                 is slow, so kv.ops is APP_OPS_UK, default 1000, by 2
+#                 clients, and kv.limits checks 413 only: filling 64 MiB
+#                 takes minutes there; no kv.stuck: QEMU's user network
+#                 buffers what the guest sends, so a non-reader never
+#                 stalls it)
 # Checks per target (tests/app_client.py does the HTTP):
 #   kv.ops     APP_OPS random PUT/GET/DELETE (values 0 B .. 1 MiB, 40 %
 #              of PUTs chunked in random pieces, sha256 and ETag checked,
@@ -31,25 +38,31 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SKT_SUITE=app
 export PYTHONDONTWRITEBYTECODE=1
 
-usage() { echo "usage: $0 build/examples [linux] [skiff:tap] [skiff:packet] [skiff:xdp]" >&2; exit 2; }
+usage() { echo "usage: $0 build/examples [linux] [skiff:tap] [skiff:packet] [skiff:xdp] [uk]" >&2; exit 2; }
 EX=${1:-}
 [ -n "$EX" ] || usage
 shift
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap skiff:packet skiff:xdp)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap skiff:packet skiff:xdp uk)
 for t in "${TARGETS[@]}"; do
-	case $t in linux | skiff:tap | skiff:packet | skiff:xdp) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+	case $t in linux | skiff:tap | skiff:packet | skiff:xdp | uk) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
 done
 for a in kv echo hello; do
 	skt_check_bin "$EX/$a" || exit 2
+	if [[ " ${TARGETS[*]} " == *" uk "* ]] && [ ! -r "$EX/$a-uk.elf" ]; then
+		echo "$0: $EX/$a-uk.elf missing (make examples)" >&2
+		exit 2
+	fi
 done
 EX=$(readlink -f "$EX")
+SKIFF=$(readlink -f "$EX/../skiff")
 if ! skt_need setup curl python3; then
 	summary
 	exit 1
 fi
 
-SRV_IP=198.18.0.2
+SRV_IP=198.18.0.2 SRV_PORT=80
+UK_PORT=18180 UK_CTL=18181
 WORK=$(mktemp -d /tmp/skiff-app.XXXXXX)
 AC=$HERE/app_client.py
 SRV_PID=
@@ -68,10 +81,21 @@ trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-C() { timeout "${T:-120}" ip netns exec "$NS_C" "$@"; }
+C() {
+	if [ "$TGT" = uk ]; then
+		timeout "${T:-300}" "$@"
+	else
+		timeout "${T:-120}" ip netns exec "$NS_C" "$@"
+	fi
+}
 
 setup_target() {
 	skt_cleanup_stale
+	if [ "$TGT" = uk ]; then
+		SRV_IP=127.0.0.1 SRV_PORT=$UK_PORT
+		return 0
+	fi
+	SRV_IP=198.18.0.2 SRV_PORT=80
 	case $TGT in
 	linux) skt_topo_veth on "$SRV_IP/24" ;;
 	skiff:tap) skt_topo_tap tap sk0 ;;
@@ -93,26 +117,45 @@ start_app() {
 	local name=$1 probe=$2 i
 	shift 2
 	SRV_LOG=$WORK/${TGT/:/-}-$name.log
-	ip netns exec "$NS_S" "$EX/$name" "${STACK[@]}" --port 80 --stats "$@" >"$SRV_LOG" 2>&1 &
-	SRV_PID=$!
-	SKT_PIDS+=("$SRV_PID")
-	for ((i = 0; i < 200; i++)); do
-		grep -q "^$name: listening" "$SRV_LOG" 2>/dev/null && break
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	if [ "$TGT" = uk ]; then
+		# Guest words: max-body= as the hosted option; the rest defaults.
+		local words=(stats shutdown-port=9 exit-after=600)
+		[ "$name" = echo ] && words+=(max-body=8M)
+		"$SKIFF" vm --image "$EX/$name-uk.elf" -p "$UK_PORT:80" -p "$UK_CTL:9/udp" -- "${words[@]}" >"$SRV_LOG" 2>&1 &
+		SRV_PID=$!
+		SKT_PIDS+=("$SRV_PID")
+		for ((i = 0; i < 600; i++)); do
+			grep -q "^skiff-uk: ready" "$SRV_LOG" 2>/dev/null && break
+			kill -0 "$SRV_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+	else
+		ip netns exec "$NS_S" "$EX/$name" "${STACK[@]}" --port 80 --stats "$@" >"$SRV_LOG" 2>&1 &
+		SRV_PID=$!
+		SKT_PIDS+=("$SRV_PID")
+		for ((i = 0; i < 200; i++)); do
+			grep -q "^$name: listening" "$SRV_LOG" 2>/dev/null && break
+			kill -0 "$SRV_PID" 2>/dev/null || break
+			sleep 0.05
+		done
+		ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	fi
 	for ((i = 0; i < 50; i++)); do
-		C curl -s -o /dev/null --max-time 1 "http://$SRV_IP$probe" && return 0
+		C curl -s -o /dev/null --max-time 2 "http://$SRV_IP:$SRV_PORT$probe" && return 0
 		sleep 0.1
 	done
 	fail "$TGT.$name.start" "no answer: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
 	return 1
 }
 
-stop_app() { # stop_app NAME: SIGTERM, exit 0 within 5 s
+stop_app() { # stop_app NAME: SIGTERM (the guest: its shutdown-port), exit 0 within 5 s
 	local name=$1
-	kill -TERM "$SRV_PID" 2>/dev/null
+	if [ "$TGT" = uk ]; then
+		# The guest's own stop: "exit 0" to its shutdown-port.
+		python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$UK_CTL"
+	else
+		kill -TERM "$SRV_PID" 2>/dev/null
+	fi
 	if ! skt_wait_exit "$SRV_PID" 5; then
 		kill -KILL "$SRV_PID" 2>/dev/null
 		wait "$SRV_PID" 2>/dev/null
@@ -128,13 +171,13 @@ stop_app() { # stop_app NAME: SIGTERM, exit 0 within 5 s
 	return 0
 }
 
-stat_of() { awk -v k="$1" '$1 == k {print $2}' "$SRV_LOG"; }
+stat_of() { tr -d '\r' <"$SRV_LOG" | awk -v k="$1" '$1 == k {print $2}'; } # the guest's console ends lines in CRLF
 
 client() { # client CHECK ARGS...: app_client.py, PASS/FAIL with its last line
 	local check=$1 out
 	shift
 	out=$WORK/${TGT/:/-}-$check.out
-	if C python3 "$AC" "$@" "$SRV_IP" 80 "${CARGS[@]}" >"$out" 2>&1; then
+	if C python3 "$AC" "$@" "$SRV_IP" "$SRV_PORT" "${CARGS[@]}" >"$out" 2>&1; then
 		pass "$TGT.$check" "$(tail -n 1 "$out")"
 	else
 		fail "$TGT.$check" "$(grep -m 3 FAIL-DETAIL "$out" | tr '\n' ' ') $(tail -n 1 "$out")"
@@ -142,15 +185,20 @@ client() { # client CHECK ARGS...: app_client.py, PASS/FAIL with its last line
 }
 
 run_kv() {
-	local ops=${APP_OPS_SKIFF:-10000}
+	local ops=${APP_OPS_SKIFF:-10000} clients=4
 	[ "$TGT" = linux ] && ops=${APP_OPS_LINUX:-10000}
+	[ "$TGT" = uk ] && ops=${APP_OPS_UK:-1000} clients=2
 	start_app kv /kv/ --body-timeout 3 --send-timeout 3 || return 1
-	CARGS=("$ops" 4 "$RANDOM")
+	CARGS=("$ops" "$clients" "$RANDOM")
 	client kv.ops ops
 	CARGS=()
-	client kv.limits limits
-	CARGS=(3 3 300)
-	client kv.stuck stuck
+	if [ "$TGT" = uk ]; then
+		client kv.limits limits413
+	else
+		client kv.limits limits
+		CARGS=(3 3 300)
+		client kv.stuck stuck
+	fi
 	stop_app kv || return 1
 	local e500
 	e500=$(stat_of app.resp_500)
@@ -172,7 +220,7 @@ run_echo() {
 		chunked) h=(-H "Transfer-Encoding: chunked") ;;
 		continue) h=(-H "Expect: 100-continue") ;;
 		esac
-		got=$(C curl -s --max-time 60 "${h[@]}" --data-binary @"$f" "http://$SRV_IP/echo" | sha256sum | cut -d' ' -f1)
+		got=$(C curl -s --max-time 120 "${h[@]}" --data-binary @"$f" "http://$SRV_IP:$SRV_PORT/echo" | sha256sum | cut -d' ' -f1)
 		if [ "$got" = "$want" ]; then
 			pass "$TGT.echo.$how" "5 MiB back, sha256 equal"
 		else
@@ -185,8 +233,8 @@ run_echo() {
 run_hello() {
 	start_app hello / || return 1
 	local a b
-	a=$(C curl -s --max-time 5 "http://$SRV_IP/")
-	b=$(C curl -s --max-time 5 "http://$SRV_IP/hello/skiff%20user")
+	a=$(C curl -s --max-time 5 "http://$SRV_IP:$SRV_PORT/")
+	b=$(C curl -s --max-time 5 "http://$SRV_IP:$SRV_PORT/hello/skiff%20user")
 	if [ "$a" = "Hello from a skiff application." ] && [ "$b" = "Hello, skiff user!" ]; then
 		pass "$TGT.hello" "'$a' '$b'"
 	else

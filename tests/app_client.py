@@ -4,6 +4,7 @@ over HTTP/1.1 by concurrent clients, every answer checked.
 
   app_client.py ops    HOST PORT N CLIENTS SEED   N random PUT/GET/DELETE
   app_client.py limits HOST PORT                  413 by length and chunked, 507
+  app_client.py limits413 HOST PORT               413 by length and chunked only
   app_client.py stuck  HOST PORT BODY_TIMEOUT SEND_TIMEOUT N
                        a client sending its body a byte at a time and one
                        that stops reading a 1 MiB GET are both cut off in
@@ -182,7 +183,7 @@ def status_of(conn):
     return r.status
 
 
-def limits(host, port):
+def limits(host, port, fill=True):
     big = b"x" * (MAX + 1)
     c = http.client.HTTPConnection(host, port, timeout=30)
     c.request("PUT", "/kv/big", body=big)
@@ -193,6 +194,10 @@ def limits(host, port):
         s2 = status_of(c)
     except (BrokenPipeError, ConnectionResetError):
         s2 = "reset"
+    if not fill:
+        ok = s1 == 413 and s2 == 413
+        print(f"limits put_1MiB+1={s1} chunked_1MiB+1={s2} {'ok' if ok else 'FAILED'}")
+        return 0 if ok else 1
     # Fill the store with 1 MiB values until it says 507.
     c = http.client.HTTPConnection(host, port, timeout=30)
     val = b"v" * MAX
@@ -290,8 +295,8 @@ def main():
     a = sys.argv[1:]
     if a and a[0] == "ops" and len(a) == 6:
         return ops(a[1], int(a[2]), int(a[3]), int(a[4]), int(a[5]))
-    if a and a[0] == "limits" and len(a) == 3:
-        return limits(a[1], int(a[2]))
+    if a and a[0] in ("limits", "limits413") and len(a) == 3:
+        return limits(a[1], int(a[2]), a[0] == "limits")
     if a and a[0] == "stuck" and len(a) == 6:
         return stuck(a[1], int(a[2]), float(a[3]), float(a[4]), int(a[5]))
     print(__doc__, file=sys.stderr)

@@ -69,8 +69,9 @@ phase switch tests/switch.sh build/skiff
 phase load tests/load.sh build/skiff
 phase tcp tests/tcp.sh build/skiff $DEVS
 # Applications on http/app.h (examples/, built by `make all`): kv, echo,
-# hello on the kernel's sockets and on skiff's stack over each device.
-phase app tests/app.sh build/examples linux $(for d in $DEVS; do printf 'skiff:%s ' "$d"; done)
+# hello on the kernel's sockets, on skiff's stack over each device, and as
+# unikernel images under skiff vm.
+phase app tests/app.sh build/examples linux $(for d in $DEVS; do printf 'skiff:%s ' "$d"; done) uk
 phase install tests/install.sh build
 phase asan-build make -j"$JOBS" asan
 phase asan-unit make BUILD=build/asan OPT=-O1 \
