@@ -6,7 +6,8 @@
 #   make app-test        tests/app.sh on them
 #
 # An application outside the tree builds the same way (docs/app.md):
-#   make -C SKIFF app APP=/path/to/myapp.c      -> SKIFF/build/app/myapp
+#   make -C SKIFF app APP=/path/to/myapp.c
+#     -> SKIFF/build/app/myapp and SKIFF/build/app/myapp-uk.elf (mk/unikernel.mk)
 
 EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRC))

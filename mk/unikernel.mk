@@ -83,6 +83,20 @@ $(BUILD)/examples/%-uk.elf: $(UK_BUILD)/examples/%.o $(UK_PLAT_OBJ) $(UK_BUILD)/
 	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $< $(UK_BUILD)/libcore.a
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
+.SECONDARY: $(patsubst examples/%.c,$(UK_BUILD)/examples/%.o,$(wildcard examples/*.c))
+
+# `make app APP=path/to/name.c` (mk/examples.mk) builds the guest too:
+# build/app/name-uk.elf.
+app: app-uk
+.PHONY: app-uk
+app-uk: $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
+	@test -n "$(APP)" || { echo "usage: make app APP=path/to/app.c" >&2; exit 2; }
+	@mkdir -p $(UK_BUILD)/app $(BUILD)/app
+	$(UK_CC) $(UK_CFLAGS) -c $(APP) -o $(UK_BUILD)/app/$(basename $(notdir $(APP))).o
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $(BUILD)/app/$(basename $(notdir $(APP)))-uk.elf \
+	  $(UK_PLAT_OBJ) $(UK_BUILD)/app/$(basename $(notdir $(APP))).o $(UK_BUILD)/libcore.a
+	@echo "app: $(BUILD)/app/$(basename $(notdir $(APP)))-uk.elf"
+
 uk-clang:
 	$(MAKE) --no-print-directory UK_CC=clang BUILD=$(BUILD)/clang uk
 
