@@ -23,13 +23,21 @@
 # Knobs: BENCH_REPS BENCH_DURATION BENCH_N BENCH_SERVERS BENCH_LOADS
 # BENCH_PASSES BENCH_OUT BENCH_SERVER_CPU BENCH_CLIENT_CPU BENCH_OFFLOADS
 # (see bench/http/bench.py).  Needs root.
-.PHONY: bench bench-quick bench-cost bench-parse bench-tls
+#   make bench-app    examples/kv (http/app.h): GET and PUT of a 1 KiB value,
+#                     keep-alive and close, on --stack linux against skiff on
+#                     packet and xdp (bench/http/app_bench.sh); also the last
+#                     step of make bench.  About 1 min.
+.PHONY: bench bench-quick bench-cost bench-parse bench-tls bench-app
 
 BENCH_PY := PYTHONDONTWRITEBYTECODE=1 python3
 COST_OUT ?= docs/cost.md
 
 bench: deps all
 	@$(BENCH_PY) bench/http/bench.py $(BUILD)/skiff
+	@bench/http/app_bench.sh $(BUILD)/examples
+
+bench-app: deps all
+	@bench/http/app_bench.sh $(BUILD)/examples
 
 bench-quick: deps all
 	@BENCH_REPS=$${BENCH_REPS:-1} BENCH_DURATION=$${BENCH_DURATION:-1} \
