@@ -61,6 +61,10 @@
  * A request is not over until the handler answers, so an async handler
  * keeps `r` until it calls http_app_send/http_app_end (or until on_done
  * tells it the connection went away: set on_done when you answer later).
+ * Called from outside the engine's callbacks for r (a timer, another
+ * socket), http_app_send, http_app_write, http_app_end and
+ * http_app_body_resume run the connection at once, so the request may be
+ * over, on_done included, when they return: do not use r after them there.
  *
  * ---- Memory and ownership ----
  * The engine never allocates: the embedder gives one block at init
@@ -84,16 +88,19 @@
  *                      longer than this gets 413 (--max-body);
  *   header_timeout     accept (or end of the previous request) to a
  *                      complete head: 408 (--header-timeout);
- *   body_timeout       a complete head to the body's last byte, while the
- *                      application is reading it: 408 (--body-timeout);
+ *   body_timeout       from the handler asking for the body (or the engine
+ *                      starting to discard it) to its last byte: 408
+ *                      (--body-timeout);
  *   send_timeout       no byte of the answer accepted by the socket for
  *                      this long (a peer that stopped reading): the
  *                      connection is closed (--send-timeout);
  *   keepalive_timeout  idle between requests: closed silently.
  * The engine's answers of its own: 400 (a head or chunked body that does
- * not parse, and the other parser verdicts: 414, 431, 501, 505), 404, 405,
- * 408, 413, 500 (a handler returned < 0 before answering), 503.  Each of
- * those ends the connection after the answer.
+ * not parse, and the other parser verdicts: 414, 431, 501, 505), 408, 413,
+ * 500 (a handler or body callback returned < 0 before answering), each
+ * ending the connection after the answer (the request is over with ok
+ * false); 404 and 405 (no route), which keep it; 503 (every connection
+ * state taken: answered at accept and closed).
  *
  * ---- Bodies in (request) ----
  * Framed by Content-Length or chunked (the chunked coding is decoded; the
@@ -113,8 +120,10 @@
  * handler first asks for the body, and never if it answers without
  * reading it (then the connection closes after the answer, so the unsent
  * body is never read).  A handler that answers without asking for the body
- * of a request that has one: the engine discards the body when it is at
- * most 64 KiB and keeps the connection, else closes after the answer.
+ * of a request that has one: the engine reads and drops the body when its
+ * Content-Length is at most 64 KiB and keeps the connection; a longer or
+ * chunked one closes the connection after the answer ("Connection: close"
+ * says so).  Decide before answering: the answer's head carries that.
  *
  * ---- Bodies out (response) ----
  *   http_app_send    status and a whole body of known length;
@@ -125,19 +134,22 @@
  * Back-pressure: http_app_write copies what fits in the connection's output
  * buffer and returns how much it took (0 when full); the engine calls the
  * stream's write callback again whenever the socket took some of it and
- * there is room: produce more there.  Content-Length, Transfer-Encoding,
- * Connection and Date are the engine's; an application's header with one
- * of those names is refused (-SK_EINVAL).  A known-length stream that ends
- * short, or a write past its length, is an application bug: the engine
- * closes the connection (the peer sees a truncated body, never a wrong one).
+ * there is room: produce more there (it is also called once a known length
+ * is all written, so a 0-byte stream too gets its http_app_end).
+ * Content-Length, Transfer-Encoding, Connection and Date are the engine's;
+ * an application's header with one of those names is refused (-SK_EINVAL).
+ * A write past a known length is refused (-SK_EINVAL); a known-length
+ * stream ended short is an application bug: the engine closes the
+ * connection (the peer sees a truncated body, never a wrong one).
  *
  * ---- Errors ----
  * Calls return 0 (or a count) or a negative -SK_E* from base/sk_err.h:
  * -SK_EINVAL for a call in the wrong state (answering twice, a header after
  * the answer started), -SK_ENOBUFS for headers beyond out_size.
  *
- * Freestanding: base/sk.h and loop/loop.h only, no libc, no clock (time is
- * the loop's), so it links into the unikernel.
+ * Freestanding: base/ and loop/loop.h and http/parser.h (for enum
+ * http_method) only, no libc, no clock (time is the loop's), so it links
+ * into the unikernel.
  */
 #ifndef HTTP_APP_H
 #define HTTP_APP_H
@@ -195,8 +207,9 @@ const char *http_app_rest(const struct http_app_req *r, size_t *len);
 const char *http_app_query(const struct http_app_req *r, size_t *len);
 /* 10 or 11. */
 unsigned http_app_version(const struct http_app_req *r);
-/* Header lines in the order sent.  Names as sent (compare them ignoring
- * case), values without surrounding whitespace; neither is terminated. */
+/* Header lines in the order sent, i < http_app_nheaders.  Names as sent
+ * (compare them ignoring case), values without surrounding whitespace;
+ * neither is terminated. */
 unsigned http_app_nheaders(const struct http_app_req *r);
 void http_app_header_at(const struct http_app_req *r, unsigned i, const char **name,
 			size_t *nlen, const char **value, size_t *vlen);
@@ -225,7 +238,9 @@ struct http_app *http_app_of(const struct http_app_req *r);
 typedef long (*http_app_body_fn)(struct http_app_req *r, void *ctx, const uint8_t *data,
 				 size_t len, bool end);
 /* Stream the body to fn.  Once per request; 0 or -SK_EINVAL (no body, or
- * already asked).  Pieces may arrive inside this call. */
+ * already asked).  Asked from inside the handler, the first piece comes
+ * after the handler returns; asked later, pieces may arrive inside this
+ * call. */
 int http_app_body_stream(struct http_app_req *r, http_app_body_fn fn, void *ctx);
 void http_app_body_resume(struct http_app_req *r);
 
