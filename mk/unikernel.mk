@@ -80,7 +80,7 @@ examples-uk: $(EXAMPLE_UK)
 examples: $(EXAMPLE_UK)
 $(BUILD)/examples/%-uk.elf: $(UK_BUILD)/examples/%.o $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
 	@mkdir -p $(dir $@)
-	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $< $(UK_BUILD)/libcore.a
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $< $(UK_BUILD)/libcore.a $(BEARSSL_A)
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
 .SECONDARY: $(patsubst examples/%.c,$(UK_BUILD)/examples/%.o,$(wildcard examples/*.c))
@@ -94,7 +94,7 @@ app-uk: $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
 	@mkdir -p $(UK_BUILD)/app $(BUILD)/app
 	$(UK_CC) $(UK_CFLAGS) -c $(APP) -o $(UK_BUILD)/app/$(basename $(notdir $(APP))).o
 	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $(BUILD)/app/$(basename $(notdir $(APP)))-uk.elf \
-	  $(UK_PLAT_OBJ) $(UK_BUILD)/app/$(basename $(notdir $(APP))).o $(UK_BUILD)/libcore.a
+	  $(UK_PLAT_OBJ) $(UK_BUILD)/app/$(basename $(notdir $(APP))).o $(UK_BUILD)/libcore.a $(BEARSSL_A)
 	@echo "app: $(BUILD)/app/$(basename $(notdir $(APP)))-uk.elf"
 
 uk-clang:
