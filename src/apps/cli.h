@@ -45,5 +45,6 @@ int cmd_vm(int argc, char **argv);
 int cmd_tcp_client(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
+int cmd_impair(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{"tcp-client", cmd_tcp_client, "skiff's TCP as a client: send a payload, check the echo (sha256)"},
 	{"load", cmd_load, "HTTP/1.1 load generator (keep-alive or close) on --stack linux or skiff"},
 	{"ping", cmd_ping, "ICMP echo from skiff's stack; checks every reply's payload"},
+	{"impair", cmd_impair, "a netem-like impairing relay between two interfaces (tests)"},
 };
 
 static void usage(FILE *f)

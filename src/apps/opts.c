@@ -17,6 +17,7 @@ static const char *const access_fmt_choices[] = {"combined", "json", NULL};
 static const char *const tcp_cc_choices[] = {"cubic", "newreno", NULL};
 /* In enum sk_log_level's order (base/log.h): the value is the level. */
 static const char *const log_level_choices[] = {"error", "warn", "info", "debug", NULL};
+static const char *const dir_choices[] = {"a2b", "b2a", "both", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
 
@@ -211,6 +212,38 @@ const struct opt_def opt_defs[OPT_N] = {
 			     "up to P connections at a time"},
 	[OPT_TC_TIMEOUT] = {"timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
 			    "give up after S seconds in all"},
+
+	/* impair: bounds in millionths (OPT_K_DEC).  A minute of delay is far
+	 * beyond any path the tests model; 100 Gbit/s beyond any veth. */
+	[OPT_IMP_A] = {"a", 0, OPT_K_STR, "IFACE", 0, 0, NULL, "interface A (required)"},
+	[OPT_IMP_B] = {"b", 0, OPT_K_STR, "IFACE", 0, 0, NULL, "interface B (required)"},
+	[OPT_IMP_DIR] = {"dir", 0, OPT_K_CHOICE, "a2b|b2a|both", 0, 0, dir_choices,
+			 "the direction(s) impaired; the other passes untouched"},
+	[OPT_IMP_LOSS] = {"loss", 0, OPT_K_DEC, "PCT", 0, 100ull * OPT_DEC_ONE, NULL,
+			  "drop a frame with probability PCT %"},
+	[OPT_IMP_DELAY] = {"delay", 0, OPT_K_DEC, "MS", 0, 60000ull * OPT_DEC_ONE, NULL,
+			   "hold every frame MS ms"},
+	[OPT_IMP_JITTER] = {"jitter", 0, OPT_K_DEC, "MS", 0, 60000ull * OPT_DEC_ONE, NULL,
+			    "vary the delay uniformly by +-MS ms; frames keep their\n"
+			    "order (unless reorder sends them ahead)"},
+	[OPT_IMP_REORDER] = {"reorder", 0, OPT_K_DEC, "PCT", 0, 100ull * OPT_DEC_ONE, NULL,
+			     "send PCT % of the frames at once, skipping the delay,\n"
+			     "so they overtake the delayed ones (netem's reorder)"},
+	[OPT_IMP_DUPLICATE] = {"duplicate", 0, OPT_K_DEC, "PCT", 0, 100ull * OPT_DEC_ONE, NULL,
+			       "send PCT % of the frames twice"},
+	[OPT_IMP_CORRUPT] = {"corrupt", 0, OPT_K_DEC, "PCT", 0, 100ull * OPT_DEC_ONE, NULL,
+			     "flip one random bit after the Ethernet header of PCT %\n"
+			     "of the frames"},
+	[OPT_IMP_RATE] = {"rate", 0, OPT_K_DEC, "MBIT", 0, 100000ull * OPT_DEC_ONE, NULL,
+			  "a bottleneck of MBIT Mbit/s per direction (a token\n"
+			  "bucket one frame deep, its queue bounded by limit,\n"
+			  "drop-tail); 0: none"},
+	[OPT_IMP_LIMIT] = {"limit", 0, OPT_K_NUM, "N", 1, 1000000, NULL,
+			   "frames held (delayed or queued) per direction; the next\n"
+			   "is dropped (drop-tail)"},
+	[OPT_IMP_SEED] = {"seed", 0, OPT_K_U64, "S", 0, 0, NULL,
+			  "seed of the impairments' random choices: the same seed\n"
+			  "and the same frames give the same impairments"},
 };
 
 /* ---- the commands ---- */
@@ -430,6 +463,40 @@ const struct opt_cmd opt_cmd_load = {
 	.nuse = SK_ARRAY_LEN(load_use),
 	.max_args = 1,
 	.footer = NULL,
+};
+
+static const struct opt_use impair_use[] = {
+	{OPT_IMP_A, 0, NULL, NULL},
+	{OPT_IMP_B, 0, NULL, NULL},
+	{OPT_IMP_DIR, 0, "both", NULL},
+	{OPT_IMP_LOSS, 0, "0", NULL},
+	{OPT_IMP_DELAY, 0, "0", NULL},
+	{OPT_IMP_JITTER, 0, "0", NULL},
+	{OPT_IMP_REORDER, 0, "0", NULL},
+	{OPT_IMP_DUPLICATE, 0, "0", NULL},
+	{OPT_IMP_CORRUPT, 0, "0", NULL},
+	{OPT_IMP_RATE, 0, "0", NULL},
+	/* netem's default is 1,000 frames; at 50 ms one way that caps a path
+	 * at ~29 MiB/s, below what Linux reaches on a veth, so the default
+	 * leaves the bench room (8,192 frames: ~240 MiB/s at 50 ms). */
+	{OPT_IMP_LIMIT, 0, "8192", NULL},
+	{OPT_IMP_SEED, 0, "1", NULL},
+};
+
+const struct opt_cmd opt_cmd_impair = {
+	.name = "impair",
+	.synopsis = "skiff impair --a IFACE --b IFACE [--dir a2b|b2a|both] [--loss PCT]\n"
+		    "                    [--delay MS] [--jitter MS] [--reorder PCT] [--duplicate PCT]\n"
+		    "                    [--corrupt PCT] [--rate MBIT] [--limit N] [--seed S]",
+	.about = "A netem-like impairing relay for the test namespaces: every frame read from one\n"
+		 "interface (AF_PACKET) is written to the other, impaired on the way in the\n"
+		 "directions dir names: lost, duplicated, corrupted, rate-limited, delayed (with\n"
+		 "jitter), or sent ahead of the delayed ones (reorder).  PCT and MS take decimals\n"
+		 "(0.1).",
+	.use = impair_use,
+	.nuse = SK_ARRAY_LEN(impair_use),
+	.footer = "Prints \"relay: ready\" once both interfaces are open; SIGINT or SIGTERM stops\n"
+		  "it (exit 0) with one line of counters: relay: a2b=N b2a=N lost=N ...",
 };
 
 /* The unikernel: `skiff serve --stack skiff` in a guest, on QEMU's user
@@ -744,6 +811,55 @@ static int parse_u64_any(const char *s, uint64_t *v)
 	return 0;
 }
 
+int opt_parse_dec6(const char *s, uint64_t *v)
+{
+	char whole[21];
+	size_t n = 0;
+	while (s[n] && s[n] != '.')
+		n++;
+	if (n == 0 || n >= sizeof(whole))
+		return -1;
+	sk_memcpy(whole, s, n);
+	whole[n] = 0;
+	uint64_t w, f = 0;
+	if (opt_parse_dec(whole, &w) < 0 || w > UINT64_MAX / OPT_DEC_ONE)
+		return -1;
+	if (s[n] == '.') {
+		const char *p = s + n + 1;
+		unsigned digits = 0;
+		uint64_t scale = OPT_DEC_ONE;
+		for (; *p; p++, digits++) {
+			if (*p < '0' || *p > '9' || digits == 6)
+				return -1;
+			scale /= 10;
+			f += (uint64_t)(*p - '0') * scale;
+		}
+		if (!digits)
+			return -1;
+	}
+	if (w * OPT_DEC_ONE > UINT64_MAX - f)
+		return -1;
+	*v = w * OPT_DEC_ONE + f;
+	return 0;
+}
+
+/* A value in millionths as the shortest decimal: 100000 -> "0.1". */
+static void put_dec6(struct sbuf *b, uint64_t v)
+{
+	put_u64(b, v / OPT_DEC_ONE);
+	uint64_t f = v % OPT_DEC_ONE;
+	if (!f)
+		return;
+	char d[8] = {'.'};
+	int n = 1;
+	for (uint64_t scale = OPT_DEC_ONE / 10; f; scale /= 10) {
+		d[n++] = (char)('0' + f / scale);
+		f %= scale;
+	}
+	d[n] = 0;
+	put(b, d);
+}
+
 /* N, NK, NM or NG: K/k, M, G multiply by 1024, 1024^2, 1024^3. */
 static int parse_size(const char *s, uint64_t *v)
 {
@@ -986,6 +1102,16 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		put(&b, "..");
 		put_u64(&b, d->hi);
 		put(&b, " bytes (K, M, G: x1024)");
+		return OPT_ERROR;
+	case OPT_K_DEC:
+		if (opt_parse_dec6(s, &v->num) == 0 && v->num >= d->lo && v->num <= d->hi)
+			return OPT_OK;
+		b = msg_value(err, errlen, d, s);
+		put(&b, "is not a number in ");
+		put_dec6(&b, d->lo);
+		put(&b, "..");
+		put_dec6(&b, d->hi);
+		put(&b, " (at most 6 decimals)");
 		return OPT_ERROR;
 	case OPT_K_U64:
 		if (parse_u64_any(s, &v->num) == 0)
@@ -1463,6 +1589,10 @@ static void help_line(const struct opt_cmd *c, const struct opt_use *u, opt_writ
 		put_u64(&t, d->lo);
 		put(&t, "..");
 		put_u64(&t, d->hi);
+	} else if (d->kind == OPT_K_DEC) {
+		put_dec6(&t, d->lo);
+		put(&t, "..");
+		put_dec6(&t, d->hi);
 	}
 	if (u->dflt) {
 		put(&t, t.len ? ", default " : "default ");

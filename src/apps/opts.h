@@ -53,6 +53,10 @@ enum opt_id {
 	OPT_TC_CONNS, OPT_TC_SEQUENTIAL, OPT_TC_PARALLEL, OPT_TC_TIMEOUT,
 	/* applications on http/app.h (examples/) */
 	OPT_BODY_TIMEOUT, OPT_SEND_TIMEOUT,
+	/* impair (the impairing relay) */
+	OPT_IMP_A, OPT_IMP_B, OPT_IMP_DIR, OPT_IMP_LOSS, OPT_IMP_DELAY, OPT_IMP_JITTER,
+	OPT_IMP_REORDER, OPT_IMP_DUPLICATE, OPT_IMP_CORRUPT, OPT_IMP_RATE, OPT_IMP_LIMIT,
+	OPT_IMP_SEED,
 	OPT_N
 };
 
@@ -70,7 +74,12 @@ enum opt_kind {
 	OPT_K_CIDR6,    /* IPv6 ADDR/LEN, repeatable (struct opts ip6[]) */
 	OPT_K_IPV6,     /* an IPv6 unicast address */
 	OPT_K_LOGSINK,  /* console, or udp:ADDR:PORT (num: 0 console, else the port; ip) */
+	OPT_K_DEC,      /* decimal with at most 6 digits after a '.', in [lo, hi]; num, lo
+			 * and hi in millionths of the unit (0.1 -> 100000) */
 };
+
+/* OPT_K_DEC: one unit in num. */
+#define OPT_DEC_ONE 1000000u
 
 struct opt_def {
 	const char *name;    /* "max-conns": --max-conns, max-conns= */
@@ -105,7 +114,7 @@ struct opt_cmd {
 };
 
 extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_cmd_serve,
-	opt_cmd_load, opt_cmd_uk, opt_cmd_stat, opt_cmd_app;
+	opt_cmd_load, opt_cmd_uk, opt_cmd_stat, opt_cmd_app, opt_cmd_impair;
 
 /* A value.  Which fields mean something depends on the kind. */
 /* The value of an OPT_K_NUM given as its word (spin-us auto). */
@@ -113,7 +122,8 @@ extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_
 
 struct opt_val {
 	const char *str;     /* the text (given or default); NULL: neither */
-	uint64_t num;        /* NUM, SIZE, U64; CHOICE: index; ENDPOINT, LOGSINK: port; FLAG: 1 */
+	uint64_t num;        /* NUM, SIZE, U64; DEC: millionths; CHOICE: index;
+			      * ENDPOINT, LOGSINK: port; FLAG: 1 */
 	uint32_t ip;         /* CIDR, IPV4, ENDPOINT, LOGSINK: host order */
 	uint8_t len;         /* CIDR: prefix length 1..32, 0 when given bare */
 	uint8_t mac[SK_MAC_LEN];
@@ -225,6 +235,8 @@ int opt_parse_mac(const char *s, uint8_t mac[SK_MAC_LEN]);
 bool opt_ipv4_is_host(uint32_t ip);
 /* Decimal, no sign, no overflow. */
 int opt_parse_dec(const char *s, uint64_t *v);
+/* "D[.F]", F at most 6 digits, into millionths ("0.1" -> 100000). */
+int opt_parse_dec6(const char *s, uint64_t *v);
 /* "198.18.0.2" into out[16]. */
 void opt_format_ipv4(uint32_t ip, char out[16]);
 /* RFC 4291 2.2 text (hex groups, one "::"; no embedded IPv4).  0 or -1. */

@@ -21,7 +21,7 @@
 
 static const struct opt_cmd *const cmds[] = {&opt_cmd_echo, &opt_cmd_tcp_client, &opt_cmd_ping,
 					      &opt_cmd_serve, &opt_cmd_load, &opt_cmd_uk,
-					      &opt_cmd_stat, &opt_cmd_app};
+					      &opt_cmd_stat, &opt_cmd_app, &opt_cmd_impair};
 
 static char err[256];
 
@@ -165,6 +165,23 @@ static const struct good goods[] = {
 	{&opt_cmd_tcp_client, "sequential", NULL, OPT_TC_SEQUENTIAL, 1, 0, 0},
 	{&opt_cmd_tcp_client, "parallel", "65536", OPT_TC_PARALLEL, 65536, 0, 0},
 	{&opt_cmd_tcp_client, "timeout", "86400", OPT_TC_TIMEOUT, 86400, 0, 0},
+	{&opt_cmd_impair, "a", "vm0", OPT_IMP_A, 0, 0, 0},
+	{&opt_cmd_impair, "b", "sk0", OPT_IMP_B, 0, 0, 0},
+	{&opt_cmd_impair, "dir", "b2a", OPT_IMP_DIR, 1, 0, 0},
+	{&opt_cmd_impair, "loss", "2", OPT_IMP_LOSS, 2000000, 0, 0},
+	{&opt_cmd_impair, "loss", "0.1", OPT_IMP_LOSS, 100000, 0, 0},
+	{&opt_cmd_impair, "loss", "100", OPT_IMP_LOSS, 100000000, 0, 0},
+	{&opt_cmd_impair, "delay", "5", OPT_IMP_DELAY, 5000000, 0, 0},
+	{&opt_cmd_impair, "delay", "0.000001", OPT_IMP_DELAY, 1, 0, 0},
+	{&opt_cmd_impair, "delay", "60000", OPT_IMP_DELAY, 60000000000ull, 0, 0},
+	{&opt_cmd_impair, "jitter", "1.5", OPT_IMP_JITTER, 1500000, 0, 0},
+	{&opt_cmd_impair, "reorder", "5", OPT_IMP_REORDER, 5000000, 0, 0},
+	{&opt_cmd_impair, "duplicate", "1.0", OPT_IMP_DUPLICATE, 1000000, 0, 0},
+	{&opt_cmd_impair, "corrupt", "0.05", OPT_IMP_CORRUPT, 50000, 0, 0},
+	{&opt_cmd_impair, "rate", "100", OPT_IMP_RATE, 100000000, 0, 0},
+	{&opt_cmd_impair, "rate", "0", OPT_IMP_RATE, 0, 0, 0},
+	{&opt_cmd_impair, "limit", "1", OPT_IMP_LIMIT, 1, 0, 0},
+	{&opt_cmd_impair, "seed", "0x2a", OPT_IMP_SEED, 42, 0, 0},
 };
 
 static void test_good_values(void **state)
@@ -362,6 +379,31 @@ static const struct bad bads[] = {
 	{&opt_cmd_echo, "gw6", "1.2.3.4", "gw6: '1.2.3.4' is not an IPv6 address (e.g. 2001:2::1)"},
 	{&opt_cmd_echo, "gw6", "::", "gw6: '::' is not a unicast address (not ::, ::1 or ff00::/8)"},
 	{&opt_cmd_ping, "ipv6", "x", "ipv6: takes no value, not 'x'"},
+	{&opt_cmd_impair, "a", "", "a: needs a value (IFACE)"},
+	{&opt_cmd_impair, "b", NULL, "b: needs a value (IFACE)"},
+	{&opt_cmd_impair, "dir", "ab", "dir: 'ab' is not one of a2b, b2a or both"},
+	{&opt_cmd_impair, "loss", "100.5",
+	 "loss: '100.5' is not a number in 0..100 (at most 6 decimals)"},
+	{&opt_cmd_impair, "loss", "-1", "loss: '-1' is not a number in 0..100 (at most 6 decimals)"},
+	{&opt_cmd_impair, "loss", ".5", "loss: '.5' is not a number in 0..100 (at most 6 decimals)"},
+	{&opt_cmd_impair, "loss", "1.", "loss: '1.' is not a number in 0..100 (at most 6 decimals)"},
+	{&opt_cmd_impair, "loss", "1e-3",
+	 "loss: '1e-3' is not a number in 0..100 (at most 6 decimals)"},
+	{&opt_cmd_impair, "delay", "0.0000001",
+	 "delay: '0.0000001' is not a number in 0..60000 (at most 6 decimals)"},
+	{&opt_cmd_impair, "delay", "60000.000001",
+	 "delay: '60000.000001' is not a number in 0..60000 (at most 6 decimals)"},
+	{&opt_cmd_impair, "delay", "99999999999999999999",
+	 "delay: '99999999999999999999' is not a number in 0..60000 (at most 6 decimals)"},
+	{&opt_cmd_impair, "jitter", "1,5", "jitter: '1,5' is not a number in 0..60000 (at most 6 decimals)"},
+	{&opt_cmd_impair, "reorder", "101", "reorder: '101' is not a number in 0..100 (at most 6 decimals)"},
+	{&opt_cmd_impair, "duplicate", "x", "duplicate: 'x' is not a number in 0..100 (at most 6 decimals)"},
+	{&opt_cmd_impair, "corrupt", "1.2.3",
+	 "corrupt: '1.2.3' is not a number in 0..100 (at most 6 decimals)"},
+	{&opt_cmd_impair, "rate", "100001",
+	 "rate: '100001' is not a number in 0..100000 (at most 6 decimals)"},
+	{&opt_cmd_impair, "limit", "0", "limit: '0' is not a number in 1..1000000"},
+	{&opt_cmd_impair, "seed", "x", "seed: 'x' is not a 64-bit number (decimal or 0x hex)"},
 	/* An option of another command is unknown here. */
 	{&opt_cmd_echo, "port", "80", "unknown option 'port'"},
 	{&opt_cmd_uk, "dev", "tap:x", "unknown option 'dev'"},
