@@ -19,7 +19,7 @@
 #                             server, SRV=its address) has srv's vs0.
 #   skt_topo_relay KIND       cli - mid - skiff: mid bridges vm0 (veth to
 #                             cli's vc0) with X, or relays them through
-#                             tests/tcp_impair.py (skt_relay_start); X is a
+#                             skiff impair (skt_relay_start); X is a
 #                             TAP sk0 in mid (KIND tap) or vm1, a veth to
 #                             srv's vs0 (KIND packet or xdp).
 #
@@ -253,7 +253,7 @@ skt_topo_veth() {
 # every veth/TAP end:
 #   cli (SKT_NS_L): vc0 198.18.0.1/24
 #     | veth
-#   mid (SKT_NS_M): vm0 ---- br0, or tcp_impair.py ---- X
+#   mid (SKT_NS_M): vm0 ---- br0, or skiff impair ---- X
 #   KIND tap:         X = the TAP sk0; skiff runs in mid (SKT_NS_S = SKT_NS_M)
 #   KIND packet, xdp: X = vm1, a veth to srv (SKT_NS_S), whose vs0 skiff owns
 # SKT_RELAY_A/B name vm0 and X.  It starts bridged (a clean wire).
@@ -289,16 +289,24 @@ skt_topo_relay() {
 }
 
 # skt_relay_start LOG ARGS...: take mid's two ports off the bridge and
-# relay frames between them through tests/tcp_impair.py ARGS (both
-# directions impaired).  Returns 1 if it is not ready within 2.5 s, with the
-# ports back on the bridge.
+# relay frames between them through `skiff impair` ARGS (both directions
+# impaired; src/apps/impair.c), the skiff binary being SKT_RELAY_BIN
+# (default: the calling script's $BIN).  SKT_RELAY=py runs the old
+# tests/tcp_impair.py instead (same flags and output lines; kept to compare
+# the relays' cost, bench/bench_tcp.sh).  Returns 1 if it is not ready
+# within 2.5 s, with the ports back on the bridge.
 skt_relay_start() {
 	local log=$1 i
 	shift
 	skt_relay_stop
 	for i in "$SKT_RELAY_A" "$SKT_RELAY_B"; do ip -n "$SKT_NS_M" link set "$i" nomaster; done
-	ip netns exec "$SKT_NS_M" python3 "$SKT_HERE/tcp_impair.py" --a "$SKT_RELAY_A" --b "$SKT_RELAY_B" \
-		"$@" >"$log" 2>&1 &
+	if [ "${SKT_RELAY:-c}" = py ]; then
+		ip netns exec "$SKT_NS_M" python3 "$SKT_HERE/tcp_impair.py" --a "$SKT_RELAY_A" \
+			--b "$SKT_RELAY_B" "$@" >"$log" 2>&1 &
+	else
+		ip netns exec "$SKT_NS_M" "${SKT_RELAY_BIN:-$BIN}" impair --a "$SKT_RELAY_A" --b "$SKT_RELAY_B" \
+			"$@" >"$log" 2>&1 &
+	fi
 	SKT_RELAY_PID=$!
 	for ((i = 0; i < 50; i++)); do
 		grep -q 'relay: ready' "$log" 2>/dev/null && return 0

@@ -8,7 +8,7 @@
 #
 #   cli ns: vc0 198.18.0.1/24 (Linux: python clients/servers, ss, tcpdump)
 #     | veth
-#   mid ns: vm0 ---- br0 (clean) or tcp_impair.py (impaired) ---- X
+#   mid ns: vm0 ---- br0 (clean) or skiff impair (impaired) ---- X
 #   tap:    X = the TAP sk0; skiff runs in mid with --dev tap:sk0
 #   packet/xdp: X = vm1, a veth to the srv ns, whose vs0 skiff owns
 #
@@ -16,7 +16,7 @@
 # go to Linux, which drops them: no ARP storm).
 #
 # Impairments: this kernel has no sch_netem, so tc netem cannot be used;
-# tests/tcp_impair.py relays frames between vm0 and X with netem's
+# skiff impair (src/apps/impair.c) relays frames between vm0 and X with netem's
 # semantics, in BOTH directions (so skiff's transmissions are impaired too,
 # which netem on a veth could not do for xdp):
 #   loss:    2% loss, 5 ms delay (each way: a 10 ms RTT, as netem's
@@ -117,7 +117,7 @@ setup() {
 	return $rc
 }
 
-# impair COND: relay mid's ports through tcp_impair.py with COND's
+# impair COND: relay mid's ports through skiff impair with COND's
 # impairments; impair clean: back on the bridge.
 impair() {
 	local cond=$1 args
