@@ -92,6 +92,8 @@ help:
 	@echo "  make bench-parse   the HTTP head parser alone, ns per parse"
 	@echo "  make bench-tls     HTTPS: skiff --tls-cert against nginx/OpenSSL, handshakes and req/s"
 	@echo "  make bench-ring    ring and checksum costs in cycles"
+	@echo "  make bench-tcp     skiff's TCP against Linux's (CUBIC, BBR) through skiff impair: delay x loss"
+	@echo "                     grid, medians (BENCH_TCP_*: bench/tcp_wan.sh);  make bench-tcp-relay: the relay's CPU"
 	@echo "  make bench-switch  the switch: pktgen and kernel-free HTTP;  make bench-switch-http"
 	@echo "  make bench-vm      the unikernel against a Linux guest under QEMU, 41 B and files (~20 min); bench-vm-quick"
 	@echo "  make bench-bigtree skiff serve --root on a 2 GiB tree: RSS at start, every file intact"

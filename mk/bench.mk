@@ -57,3 +57,15 @@ bench-cost: deps all $(BUILD)/bench/bench_cost $(BUILD)/bench/bench_ring $(BUILD
 # The HTTP head parser alone: ns per parse of ab's and a browser's request.
 bench-parse: $(BUILD)/bench/bench_parse
 	$(BUILD)/bench/bench_parse
+
+# TCP at a distance (issue 19): skiff's TCP against Linux's (CUBIC, BBR)
+# through skiff impair, a grid of one-way delay x loss, alternating, medians
+# (bench/tcp_wan.sh: BENCH_TCP_DELAYS, _LOSSES, _MIB, _REPS, _STACKS, _ROLES,
+# _LOCK, _OUT).  bench-tcp-relay: the relay's own CPU, skiff impair against
+# the old tests/tcp_impair.py.
+.PHONY: bench-tcp bench-tcp-relay
+bench-tcp: deps all
+	@bench/tcp_wan.sh $(BUILD)/skiff grid
+
+bench-tcp-relay: deps all
+	@bench/tcp_wan.sh $(BUILD)/skiff relay-cpu

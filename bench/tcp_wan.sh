@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# tcp_wan.sh BIN [grid|relay-cpu] — make bench-tcp: skiff's TCP against
+# Linux's through the same impairing relay (skiff impair), alternating at
+# every repetition, medians of BENCH_TCP_REPS.
+#
+# Topology (tests/lib.sh skt_topo_relay packet; offloads off everywhere):
+#   cli ns: vc0 198.18.0.1 — Linux, CUBIC: the fixed peer (tests/tcp_echo.py)
+#   mid ns: vm0 ---- skiff impair --delay D --loss L (both directions) ---- vm1
+#   srv ns: vs0 198.18.0.2 — the stack under test, one at a time:
+#     skiff        skiff echo / skiff tcp-client --dev packet:vs0 (CUBIC)
+#     linux-cubic  tests/tcp_echo.py on vs0's kernel address, CUBIC (the
+#     linux-bbr    congestion control of srv's namespace: sysctl, per netns)
+# Roles, each an echo of BYTES with sha256 compared end to end, so the stack
+# under test both sends and receives every byte:
+#   server  cli's tcp_echo.py client -> the stack's echo server (port 7)
+#   client  the stack's client (skiff tcp-client / tcp_echo.py client) ->
+#           cli's tcp_echo.py server (port 7007)
+# Goodput = BYTES / seconds (one direction's payload).  Retransmissions per
+# mechanism: skiff's --stats counters; Linux's Tcp/TcpExt counters of srv's
+# namespace (/proc/net/snmp, /proc/net/netstat) before and after.
+#
+# Parameters (environment):
+#   BENCH_TCP_DELAYS  one-way delays in ms        (default "1 10 25 50")
+#   BENCH_TCP_LOSSES  loss in % each way          (default "0 0.1 1 2")
+#   BENCH_TCP_MIB     MiB per transfer            (default 20)
+#   BENCH_TCP_REPS    repetitions (median)        (default 3)
+#   BENCH_TCP_STACKS  (default "skiff linux-cubic linux-bbr")
+#   BENCH_TCP_ROLES   (default "server client")
+#   BENCH_TCP_TIMEOUT seconds per transfer        (default 300)
+#   BENCH_TCP_LOCK    a lock file taken once per grid cell (so other users of
+#                     the namespaces wait at most one cell), e.g.
+#                     /tmp/skiff-nettest.lock; default none
+#   BENCH_TCP_OUT     results folder (default bench/results/tcp-DATE)
+# Output: OUT/runs.tsv (every run, failures included), OUT/table.md and
+# OUT/goodput.png (bench/tcp_wan_report.py).
+#
+# relay-cpu: the relay's own cost, the old Python relay (SKT_RELAY=py)
+# against skiff impair, alternating: BENCH_TCP_MIB (20) echoed to skiff echo
+# through --delay 5 both ways, the relay's utime+stime from /proc/PID/stat.
+set -u -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$here/../tests/lib.sh"
+SKT_SUITE=bench-tcp
+export PYTHONDONTWRITEBYTECODE=1
+TESTS=$here/../tests
+
+BIN=${1:-}
+MODE=${2:-grid}
+[ -n "$BIN" ] && [ -x "$BIN" ] || { echo "usage: $0 path/to/skiff [grid|relay-cpu]" >&2; exit 2; }
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+
+DELAYS=${BENCH_TCP_DELAYS:-"1 10 25 50"}
+LOSSES=${BENCH_TCP_LOSSES:-"0 0.1 1 2"}
+MIB=${BENCH_TCP_MIB:-20}
+REPS=${BENCH_TCP_REPS:-3}
+STACKS=${BENCH_TCP_STACKS:-"skiff linux-cubic linux-bbr"}
+ROLES=${BENCH_TCP_ROLES:-"server client"}
+TMO=${BENCH_TCP_TIMEOUT:-300}
+OUT=${BENCH_TCP_OUT:-$here/results/tcp-$(date -u +%F)}
+BYTES=$((MIB << 20))
+PORT_C=7007
+
+# ---- one cell: a topology of its own, REPS x stacks x roles ----------------
+
+WORK=
+SK_PID= SRV_PID= CSRV_PID=
+cell_cleanup() {
+	skt_stop_pid "$SK_PID"
+	skt_stop_pid "$SRV_PID"
+	skt_stop_pid "$CSRV_PID"
+	skt_cleanup
+	[ -n "$WORK" ] && rm -rf "$WORK"
+}
+
+# cpu_ticks PID: utime + stime in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+# linux_ctrs NS: "retrans rto fast sack_rec tlp tlp_rec undo" of NS's kernel.
+linux_ctrs() {
+	ip netns exec "$1" awk '
+		/^Tcp:/ { if (!th) { for (i = 1; i <= NF; i++) tn[$i] = i; th = 1 } else rtx = $tn["RetransSegs"] }
+		/^TcpExt:/ { if (!eh) { for (i = 1; i <= NF; i++) en[$i] = i; eh = 1 }
+			     else for (k in en) ev[k] = $en[k] }
+		END { print rtx + 0, ev["TCPTimeouts"] + 0, ev["TCPFastRetrans"] + 0,
+			    ev["TCPSackRecovery"] + 0, ev["TCPLossProbes"] + 0,
+			    ev["TCPLossProbeRecovery"] + 0, ev["TCPDSACKUndo"] + ev["TCPSpuriousRTOs"] + 0 }' \
+		/proc/net/snmp /proc/net/netstat
+}
+
+# secs_of LINE: the seconds a transfer took, from either tool's line.
+secs_of() {
+	local l=$1
+	if [[ $l =~ \ in\ ([0-9.]+)\ s ]]; then echo "${BASH_REMATCH[1]}"
+	elif [[ $l =~ secs=([0-9.]+) ]]; then echo "${BASH_REMATCH[1]}"
+	else echo 0; fi
+}
+
+# run_one STACK ROLE: one transfer; prints "ok secs rtx rto fast sack tlp tlprec undo relaycpu".
+run_one() {
+	local stack=$1 role=$2 line rc ok=0 c0 c1 t0 t1 relay_c=0 secs
+	local -a z=(0 0 0 0 0 0 0)
+	ip -n "$SKT_NS_L" neigh flush dev vc0 2>/dev/null
+	if [ "$stack" = skiff ]; then
+		if [ "$role" = server ]; then
+			ip netns exec "$SKT_NS_S" "$BIN" echo --dev packet:vs0 --ip "$SKT_SKIFF_IP/24" \
+				--gw "$SKT_LINUX_IP" --stats >"$WORK/echo.out" 2>"$WORK/echo.err" &
+			SK_PID=$!
+			skt_wait_ready "$WORK/echo.out" "$SK_PID" 15 || { echo "0 0 0 0 0 0 0 0 0 0"; return; }
+			t0=$(cpu_ticks "$SKT_RELAY_PID")
+			line=$(ip netns exec "$SKT_NS_L" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" client \
+				--host "$SKT_SKIFF_IP" --bytes "$BYTES" --seed 2 --timeout "$TMO" 2>&1)
+			rc=$?
+			t1=$(cpu_ticks "$SKT_RELAY_PID")
+			kill -TERM "$SK_PID"; skt_wait_exit "$SK_PID" 10; SK_PID=
+			[ $rc -eq 0 ] && [[ $line == *" MATCH"* ]] && ok=1
+			out=$(cat "$WORK/echo.out")
+		else
+			t0=$(cpu_ticks "$SKT_RELAY_PID")
+			out=$(ip netns exec "$SKT_NS_S" timeout $((TMO + 10)) "$BIN" tcp-client --dev packet:vs0 \
+				--ip "$SKT_SKIFF_IP/24" --gw "$SKT_LINUX_IP" --connect "$SKT_LINUX_IP:$PORT_C" \
+				--send-random "$BYTES" --expect-echo --timeout "$TMO" --stats 2>&1)
+			rc=$?
+			t1=$(cpu_ticks "$SKT_RELAY_PID")
+			line=$(grep -m1 '^skiff tcp-client:' <<<"$out")
+			[ $rc -eq 0 ] && [[ $line == *" failed=0 "* ]] && ok=1
+		fi
+		local k v
+		declare -A S=()
+		while read -r k v _; do [[ $v =~ ^[0-9]+$ ]] && S[$k]=$v; done <<<"$out"
+		z=("${S[tcp_retransmits]:-0}" "${S[tcp_rto_fires]:-0}" "${S[tcp_fast_retransmits]:-0}"
+			"${S[tcp_sack_recoveries]:-0}" "${S[tcp_tlp_probes]:-0}" "${S[tcp_tlp_recoveries]:-0}"
+			"${S[tcp_spurious_undos]:-0}")
+	else
+		ip netns exec "$SKT_NS_S" sysctl -qw net.ipv4.tcp_congestion_control="${stack#linux-}"
+		ip -n "$SKT_NS_S" addr add "$SKT_SKIFF_IP/24" dev vs0
+		read -ra c0 <<<"$(linux_ctrs "$SKT_NS_S")"
+		if [ "$role" = server ]; then
+			ip netns exec "$SKT_NS_S" python3 "$TESTS/tcp_echo.py" server --host "$SKT_SKIFF_IP" --port 7 \
+				--timeout "$TMO" >"$WORK/lsrv.out" 2>&1 &
+			SRV_PID=$!
+			sleep 0.5
+			t0=$(cpu_ticks "$SKT_RELAY_PID")
+			line=$(ip netns exec "$SKT_NS_L" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" client \
+				--host "$SKT_SKIFF_IP" --bytes "$BYTES" --seed 2 --timeout "$TMO" 2>&1)
+			rc=$?
+			t1=$(cpu_ticks "$SKT_RELAY_PID")
+			skt_stop_pid "$SRV_PID"; SRV_PID=
+		else
+			t0=$(cpu_ticks "$SKT_RELAY_PID")
+			line=$(ip netns exec "$SKT_NS_S" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" client \
+				--host "$SKT_LINUX_IP" --port "$PORT_C" --bytes "$BYTES" --seed 2 --timeout "$TMO" 2>&1)
+			rc=$?
+			t1=$(cpu_ticks "$SKT_RELAY_PID")
+		fi
+		[ $rc -eq 0 ] && [[ $line == *" MATCH"* ]] && ok=1
+		read -ra c1 <<<"$(linux_ctrs "$SKT_NS_S")"
+		for i in 0 1 2 3 4 5 6; do z[i]=$((c1[i] - c0[i])); done
+		ip -n "$SKT_NS_S" addr flush dev vs0
+		ip -n "$SKT_NS_L" neigh flush dev vc0 2>/dev/null
+	fi
+	secs=$(secs_of "$line")
+	echo "$line" >>"$WORK/lines.log"
+	relay_c=$((t1 - t0))
+	echo "$ok $secs ${z[*]} $relay_c"
+}
+
+run_cell() {
+	local delay=$1 loss=$2 rep stack role r
+	WORK=$(mktemp -d /tmp/skiff-bench-tcp.XXXXXX)
+	trap cell_cleanup EXIT
+	skt_cleanup_stale
+	skt_topo_relay packet || { echo "cell $delay/$loss: topology failed" >&2; exit 1; }
+	ip netns exec "$SKT_NS_L" sysctl -qw net.ipv4.tcp_congestion_control=cubic
+	ip netns exec "$SKT_NS_L" python3 "$TESTS/tcp_echo.py" server --host "$SKT_LINUX_IP" --port "$PORT_C" \
+		--timeout "$TMO" >"$WORK/csrv.out" 2>&1 &
+	CSRV_PID=$!
+	local -a args=(--delay "$delay")
+	[ "$loss" != 0 ] && args+=(--loss "$loss")
+	skt_relay_start "$WORK/relay.out" "${args[@]}" || { echo "cell $delay/$loss: relay failed" >&2; exit 1; }
+	local hz
+	hz=$(getconf CLK_TCK)
+	for ((rep = 1; rep <= REPS; rep++)); do
+		for stack in $STACKS; do
+			for role in $ROLES; do
+				r=$(run_one "$stack" "$role")
+				# shellcheck disable=SC2086
+				set -- $r
+				local gp
+				gp=$(awk -v b="$BYTES" -v s="$2" 'BEGIN { printf "%.3f", s > 0 ? b / 1048576 / s : 0 }')
+				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+					"$delay" "$loss" "$stack" "$role" "$rep" "$MIB" "$1" "$2" "$gp" \
+					"$3" "$4" "$5" "$6" "$7" "$8" "$9" \
+					| awk -v rc="${10}" -v hz="$hz" -v s="$2" 'BEGIN { OFS = "\t" }
+						{ print $0, sprintf("%.1f", s > 0 ? 100 * rc / hz / s : 0) }' \
+					>>"$OUT/runs.tsv"
+				echo "  $delay ms $loss %: $stack $role rep $rep: ok=$1 ${gp} MiB/s rtx=$3 rto=$4 (relay $(tail -n1 "$OUT/runs.tsv" | cut -f17)% cpu)" >&2
+			done
+		done
+	done
+	skt_relay_stop
+	echo "  relay: $(tail -n 1 "$WORK/relay.out")" >&2
+}
+
+# ---- the relay's cost: python against C -------------------------------------
+
+relay_cpu() {
+	local rep kind u0 s0 u1 s1 line secs hz
+	hz=$(getconf CLK_TCK)
+	WORK=$(mktemp -d /tmp/skiff-bench-tcp.XXXXXX)
+	trap cell_cleanup EXIT
+	skt_cleanup_stale
+	skt_topo_relay packet || exit 1
+	ip netns exec "$SKT_NS_S" "$BIN" echo --dev packet:vs0 --ip "$SKT_SKIFF_IP/24" --gw "$SKT_LINUX_IP" \
+		>"$WORK/echo.out" 2>"$WORK/echo.err" &
+	SK_PID=$!
+	skt_wait_ready "$WORK/echo.out" "$SK_PID" 15 || exit 1
+	echo "relay	rep	MiB	secs	MiB/s	utime_s	stime_s	cpu_s	cpu_pct	cpu_ms_per_MiB"
+	for ((rep = 1; rep <= REPS; rep++)); do
+		for kind in py c; do
+			# shellcheck disable=SC2086  # split the options on purpose
+			SKT_RELAY=$kind skt_relay_start "$WORK/relay-$kind.out" ${BENCH_TCP_RELAY_ARGS:---delay 5} || exit 1
+			ip -n "$SKT_NS_L" neigh flush dev vc0 2>/dev/null
+			read -r u0 s0 < <(awk '{print $14, $15}' "/proc/$SKT_RELAY_PID/stat")
+			line=$(ip netns exec "$SKT_NS_L" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" client \
+				--host "$SKT_SKIFF_IP" --bytes "$BYTES" --seed 2 --timeout "$TMO" 2>&1)
+			read -r u1 s1 < <(awk '{print $14, $15}' "/proc/$SKT_RELAY_PID/stat")
+			skt_relay_stop
+			secs=$(secs_of "$line")
+			[[ $line == *" MATCH"* ]] || echo "# $kind rep $rep: $line" >&2
+			awk -v k="$kind" -v r="$rep" -v m="$MIB" -v s="$secs" -v u=$((u1 - u0)) -v st=$((s1 - s0)) \
+				-v hz="$hz" 'BEGIN { c = (u + st) / hz; printf "%s\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%.1f\n",
+					 k == "py" ? "tcp_impair.py" : "skiff impair", r, m, s, m / s, u / hz, st / hz,
+					 c, 100 * c / s, 1000 * c / m }'
+			echo "# $(tail -n 1 "$WORK/relay-$kind.out")" >&2
+		done
+	done
+}
+
+if [ "$MODE" = relay-cpu ]; then
+	relay_cpu
+	exit 0
+fi
+if [ "$MODE" = cell ]; then # internal: one cell, under the caller's lock
+	run_cell "$3" "$4"
+	exit 0
+fi
+
+mkdir -p "$OUT"
+printf 'delay_ms\tloss_pct\tstack\trole\trep\tmib\tok\tsecs\tgoodput_mib_s\tretrans\trto\tfast_rtx\tsack_recoveries\ttlp_probes\ttlp_recoveries\tundos\trelay_cpu_pct\n' \
+	>"$OUT/runs.tsv"
+{
+	echo "date: $(date -u '+%F %H:%M UTC')"
+	echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r)"
+	echo "command: BENCH_TCP_DELAYS='$DELAYS' BENCH_TCP_LOSSES='$LOSSES' BENCH_TCP_MIB=$MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS='$STACKS' BENCH_TCP_ROLES='$ROLES' make bench-tcp"
+	echo "skiff: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null)"
+} >"$OUT/meta.txt"
+for d in $DELAYS; do
+	for l in $LOSSES; do
+		echo "== cell: $d ms one way, $l % loss each way" >&2
+		if [ -n "${BENCH_TCP_LOCK:-}" ]; then
+			BENCH_TCP_OUT=$OUT flock "$BENCH_TCP_LOCK" "$0" "$BIN" cell "$d" "$l"
+		else
+			BENCH_TCP_OUT=$OUT "$0" "$BIN" cell "$d" "$l"
+		fi
+	done
+done
+python3 "$here/tcp_wan_report.py" "$OUT"
