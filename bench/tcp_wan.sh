@@ -254,7 +254,7 @@ printf 'delay_ms\tloss_pct\tstack\trole\trep\tmib\tok\tsecs\tgoodput_mib_s\tretr
 	echo "date: $(date -u '+%F %H:%M UTC')"
 	echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r)"
 	echo "command: BENCH_TCP_DELAYS='$DELAYS' BENCH_TCP_LOSSES='$LOSSES' BENCH_TCP_MIB=$MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS='$STACKS' BENCH_TCP_ROLES='$ROLES' make bench-tcp"
-	echo "skiff: $(git -C "$here/.." rev-parse --short HEAD 2>/dev/null)"
+	echo "skiff: ${BENCH_TCP_REV:-$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null)}"
 } >"$OUT/meta.txt"
 for d in $DELAYS; do
 	for l in $LOSSES; do
