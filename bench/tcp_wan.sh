@@ -4,12 +4,13 @@
 # every repetition, medians of BENCH_TCP_REPS.
 #
 # Topology (tests/lib.sh skt_topo_relay packet; offloads off everywhere):
-#   cli ns: vc0 198.18.0.1 — Linux, CUBIC: the fixed peer (tests/tcp_echo.py)
+#   cli ns: vc0 198.18.0.1 — Linux, CUBIC: the fixed peer (tests/tcp_echo.py --cc)
 #   mid ns: vm0 ---- skiff impair --delay D --loss L (both directions) ---- vm1
 #   srv ns: vs0 198.18.0.2 — the stack under test, one at a time:
 #     skiff        skiff echo / skiff tcp-client --dev packet:vs0 (CUBIC)
-#     linux-cubic  tests/tcp_echo.py on vs0's kernel address, CUBIC (the
-#     linux-bbr    congestion control of srv's namespace: sysctl, per netns)
+#     linux-cubic  tests/tcp_echo.py on vs0's kernel address, CUBIC or BBR
+#     linux-bbr    per socket (TCP_CONGESTION: this kernel allows only reno
+#                  and bbr in a namespace's sysctl)
 # Roles, each an echo of BYTES with sha256 compared end to end, so the stack
 # under test both sends and receives every byte:
 #   server  cli's tcp_echo.py client -> the stack's echo server (port 7)
@@ -110,7 +111,7 @@ run_one() {
 			skt_wait_ready "$WORK/echo.out" "$SK_PID" 15 || { echo "0 0 0 0 0 0 0 0 0 0"; return; }
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
 			line=$(ip netns exec "$SKT_NS_L" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" client \
-				--host "$SKT_SKIFF_IP" --bytes "$BYTES" --seed 2 --timeout "$TMO" 2>&1)
+				--host "$SKT_SKIFF_IP" --bytes "$BYTES" --seed 2 --cc cubic --timeout "$TMO" 2>&1)
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
 			kill -TERM "$SK_PID"; skt_wait_exit "$SK_PID" 10; SK_PID=
@@ -133,24 +134,24 @@ run_one() {
 			"${S[tcp_sack_recoveries]:-0}" "${S[tcp_tlp_probes]:-0}" "${S[tcp_tlp_recoveries]:-0}"
 			"${S[tcp_spurious_undos]:-0}")
 	else
-		ip netns exec "$SKT_NS_S" sysctl -qw net.ipv4.tcp_congestion_control="${stack#linux-}"
+		local cc=${stack#linux-}
 		ip -n "$SKT_NS_S" addr add "$SKT_SKIFF_IP/24" dev vs0
 		read -ra c0 <<<"$(linux_ctrs "$SKT_NS_S")"
 		if [ "$role" = server ]; then
 			ip netns exec "$SKT_NS_S" python3 "$TESTS/tcp_echo.py" server --host "$SKT_SKIFF_IP" --port 7 \
-				--timeout "$TMO" >"$WORK/lsrv.out" 2>&1 &
+				--cc "$cc" --timeout "$TMO" >"$WORK/lsrv.out" 2>&1 &
 			SRV_PID=$!
 			sleep 0.5
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
 			line=$(ip netns exec "$SKT_NS_L" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" client \
-				--host "$SKT_SKIFF_IP" --bytes "$BYTES" --seed 2 --timeout "$TMO" 2>&1)
+				--host "$SKT_SKIFF_IP" --bytes "$BYTES" --seed 2 --cc cubic --timeout "$TMO" 2>&1)
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
 			skt_stop_pid "$SRV_PID"; SRV_PID=
 		else
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
 			line=$(ip netns exec "$SKT_NS_S" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" client \
-				--host "$SKT_LINUX_IP" --port "$PORT_C" --bytes "$BYTES" --seed 2 --timeout "$TMO" 2>&1)
+				--host "$SKT_LINUX_IP" --port "$PORT_C" --bytes "$BYTES" --seed 2 --cc "$cc" --timeout "$TMO" 2>&1)
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
 		fi
@@ -172,9 +173,8 @@ run_cell() {
 	trap cell_cleanup EXIT
 	skt_cleanup_stale
 	skt_topo_relay packet || { echo "cell $delay/$loss: topology failed" >&2; exit 1; }
-	ip netns exec "$SKT_NS_L" sysctl -qw net.ipv4.tcp_congestion_control=cubic
 	ip netns exec "$SKT_NS_L" python3 "$TESTS/tcp_echo.py" server --host "$SKT_LINUX_IP" --port "$PORT_C" \
-		--timeout "$TMO" >"$WORK/csrv.out" 2>&1 &
+		--cc cubic --timeout "$TMO" >"$WORK/csrv.out" 2>&1 &
 	CSRV_PID=$!
 	local -a args=(--delay "$delay")
 	[ "$loss" != 0 ] && args+=(--loss "$loss")
@@ -188,7 +188,7 @@ run_cell() {
 				# shellcheck disable=SC2086
 				set -- $r
 				local gp
-				gp=$(awk -v b="$BYTES" -v s="$2" 'BEGIN { printf "%.3f", s > 0 ? b / 1048576 / s : 0 }')
+				gp=$(awk -v b="$BYTES" -v s="$2" 'BEGIN { printf "%.3f", (s > 0 ? b / 1048576 / s : 0) }')
 				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 					"$delay" "$loss" "$stack" "$role" "$rep" "$MIB" "$1" "$2" "$gp" \
 					"$3" "$4" "$5" "$6" "$7" "$8" "$9" \

@@ -22,6 +22,12 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
+def goodput(r):
+    """MiB/s from the size and the seconds (the column is derived from them)."""
+    secs = float(r["secs"])
+    return float(r["mib"]) / secs if secs > 0 else 0.0
+
+
 def fmt(x, nd=2):
     return "—" if x is None else f"{x:.{nd}f}"
 
@@ -60,7 +66,7 @@ def main() -> int:
             g = {}
             for s in stacks:
                 rs = sel(d, l, s, role)
-                ok = [float(r["goodput_mib_s"]) for r in rs if r["ok"] == "1"]
+                ok = [goodput(r) for r in rs if r["ok"] == "1"]
                 g[s] = med(ok)
                 cell = fmt(g[s])
                 if len(ok) != len(rs):

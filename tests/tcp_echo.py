@@ -8,6 +8,9 @@
           which skiff is the client.
   cycles: COUNT sequential connect / send / read echo / close cycles.
 
+--cc NAME sets the socket's congestion control (TCP_CONGESTION; root may
+name any the kernel has, even one a namespace's sysctl does not allow).
+
 Prints one result line; exits 0 on success, 1 on a mismatch or error."""
 import argparse
 import hashlib
@@ -30,9 +33,17 @@ def random_stream(seed: int, total: int):
         left -= n
 
 
+def set_cc(s: socket.socket, name: str) -> None:
+    if name:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, name.encode())
+
+
 def client(a) -> int:
     t0 = time.monotonic()
-    s = socket.create_connection((a.host, a.port), timeout=a.timeout)
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    set_cc(s, a.cc)
+    s.settimeout(a.timeout)
+    s.connect((a.host, a.port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sent_hash = hashlib.sha256()
     got_hash = hashlib.sha256()
@@ -77,12 +88,14 @@ def client(a) -> int:
 def server(a) -> int:
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    set_cc(ls, a.cc)
     ls.bind((a.host, a.port))
     ls.listen(1024)
     print(f"server: ready {a.host}:{a.port}", flush=True)
 
     def serve(c):
         try:
+            set_cc(c, a.cc)
             c.settimeout(a.timeout)
             while True:
                 b = c.recv(1 << 20)
@@ -143,6 +156,7 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=1000)
     ap.add_argument("--size", type=int, default=100, help="cycles: bytes per connection")
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--cc", default="", help="TCP_CONGESTION for the sockets (e.g. cubic)")
     a = ap.parse_args()
     return {"client": client, "server": server, "cycles": cycles}[a.mode](a)
 
