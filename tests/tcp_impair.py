@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """tcp_impair.py — a netem-like impairing relay between two interfaces.
 
+Replaced by `skiff impair` (src/apps/impair.c), which the tests run; kept
+only as the baseline of `make bench-tcp-relay` (SKT_RELAY=py in
+tests/lib.sh), which compares the two relays' CPU.
+
 The test kernel has no sch_netem (CONFIG_NET_SCH_NETEM is not set), so the
 impairments of issue 3's echo tests are applied here instead: every frame
 read from one interface (AF_PACKET) is written to the other, after

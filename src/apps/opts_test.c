@@ -826,6 +826,19 @@ static void test_table_and_help(void **state)
 static void test_parsers(void **state)
 {
 	(void)state;
+	/* Decimals in millionths, to the last bit of 64. */
+	uint64_t d;
+	assert_int_equal(opt_parse_dec6("0.000001", &d), 0);
+	assert_int_equal(d, 1);
+	assert_int_equal(opt_parse_dec6("007.50", &d), 0);
+	assert_int_equal(d, 7500000);
+	assert_int_equal(opt_parse_dec6("18446744073709.551615", &d), 0);
+	assert_int_equal(d, UINT64_MAX);
+	static const char *const bad_dec[] = {"", ".", "1.", ".1", "1.0000001", "18446744073709.551616",
+					      "18446744073710", "1 ", "-0", "1e3", "0x1", "1..2"};
+	for (size_t i = 0; i < SK_ARRAY_LEN(bad_dec); i++)
+		if (opt_parse_dec6(bad_dec[i], &d) == 0)
+			fail_msg("opt_parse_dec6 accepted '%s'", bad_dec[i]);
 	uint32_t ip;
 	assert_int_equal(opt_parse_ipv4("0.0.0.0", &ip), 0);
 	assert_int_equal(ip, 0);
