@@ -38,6 +38,8 @@
 # relay-cpu: the relay's own cost, the old Python relay (SKT_RELAY=py)
 # against skiff impair, alternating: BENCH_TCP_MIB (20) echoed to skiff echo
 # through --delay 5 both ways, the relay's utime+stime from /proc/PID/stat.
+# BENCH_TCP_RELAYS="c" runs only skiff impair, BENCH_TCP_RELAY_ARGS other
+# impairments (e.g. "--rate 20": Python has no --rate).
 set -u -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -218,7 +220,7 @@ relay_cpu() {
 	skt_wait_ready "$WORK/echo.out" "$SK_PID" 15 || exit 1
 	echo "relay	rep	MiB	secs	MiB/s	utime_s	stime_s	cpu_s	cpu_pct	cpu_ms_per_MiB"
 	for ((rep = 1; rep <= REPS; rep++)); do
-		for kind in py c; do
+		for kind in ${BENCH_TCP_RELAYS:-py c}; do
 			# shellcheck disable=SC2086  # split the options on purpose
 			SKT_RELAY=$kind skt_relay_start "$WORK/relay-$kind.out" ${BENCH_TCP_RELAY_ARGS:---delay 5} || exit 1
 			ip -n "$SKT_NS_L" neigh flush dev vc0 2>/dev/null
