@@ -60,7 +60,7 @@ def main() -> int:
         head = "| delay | loss | " + " | ".join(stacks)
         if "skiff" in stacks and "linux-cubic" in stacks:
             head += " | skiff / cubic"
-        lines += [head + " |", "|" + "---|" * (head.count("|") - 1)]
+        lines += [head + " |", "|" + "---|" * head.count("|")]
         for d, l in cells:
             row = [f"{d:g} ms", f"{l:g} %"]
             g = {}
