@@ -78,11 +78,6 @@
  * WINDOW_MAX_NS, so a delay is kept to +-5% (+-250 us at most, plus the
  * kernel's 50 us timer slack); the Python relay's was 0..1 ms late. */
 #define WINDOW_MAX_NS 500000ull
-/* Timer mode (struct imp.timer_mode): the longest sleep without watching
- * the rx rings; 4,096 ring frames per millisecond is far above any rate a
- * veth reaches here. */
-#define TIMER_MAX_NS 1000000ull
-#define TIMER_MODE_MIN_DELAY_NS 1000000ull
 
 _Static_assert(RING_BLOCK % RING_FRAME == 0, "frames must tile a block");
 
@@ -144,17 +139,7 @@ struct imp {
 	uint32_t nheap;
 	uint64_t seq;
 	uint64_t rng;
-	/* Every frame is delayed by the same delay_ns >= 1 ms, without jitter
-	 * or reorder: a frame that arrives now is due after every frame held,
-	 * so while frames are held the relay sleeps to the next due time (at
-	 * most TIMER_MAX_NS) without waking for arrivals, and takes each
-	 * frame's arrival time from the ring (tp_sec/tp_nsec, the kernel's
-	 * receive time), not from when it read it.  It then wakes per batch
-	 * of due frames, not per arriving frame: at 20 MiB echoed through
-	 * 5 ms this halved the relay's system time. */
-	bool timer_mode;
-	uint64_t window_ns;
-	int64_t real_to_mono; /* CLOCK_MONOTONIC - CLOCK_REALTIME, this turn */
+	uint64_t window_ns; /* see WINDOW_MAX_NS */
 	struct imp_counters c;
 };
 
@@ -297,8 +282,11 @@ static void schedule(struct imp *m, struct imp_dir *d, uint32_t s, uint64_t due,
 	heap_push(m, s);
 }
 
-/* A frame of direction di, already copied into slot s, that arrived at
- * `at` (<= now). */
+/* A frame of direction di, already copied into slot s, read at `at`
+ * (now).  The ring's timestamp was tried as the arrival time, with the
+ * relay not waking for arrivals while it held frames: skiff's echo through
+ * 1 ms each way fell from 25 to 0.19 MiB/s with a CUBIC peer, cause not
+ * yet found, so the relay reads every arrival at once. */
 static void impair_frame(struct imp *m, int di, uint32_t s, uint64_t at, uint64_t now)
 {
 	struct imp_dir *d = &m->dir[di];
@@ -401,16 +389,6 @@ static uint32_t ring_copy(const struct tpacket2_hdr *h, uint32_t st, uint8_t *ds
 	return len + 4;
 }
 
-/* When the kernel received ring frame h, on CLOCK_MONOTONIC; `now` if
- * that is not plausible (the wall clock was set). */
-static uint64_t ring_time(const struct imp *m, const struct tpacket2_hdr *h, uint64_t now)
-{
-	int64_t t = (int64_t)h->tp_sec * 1000000000ll + (int64_t)h->tp_nsec + m->real_to_mono;
-	if (t <= 0 || (uint64_t)t > now || now - (uint64_t)t > 1000000000ull)
-		return now;
-	return (uint64_t)t;
-}
-
 /* Up to RX_BUDGET frames from port pi; returns how many were taken. */
 static unsigned rx_port(struct imp *m, int pi, uint64_t now)
 {
@@ -438,7 +416,7 @@ static unsigned rx_port(struct imp *m, int pi, uint64_t now)
 			}
 			__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 			if (s != UINT32_MAX && len)
-				impair_frame(m, pi, s, m->timer_mode ? ring_time(m, h, now) : now, now);
+				impair_frame(m, pi, s, now, now);
 		} else {
 			__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 		}
@@ -563,8 +541,6 @@ int cmd_impair(int argc, char **argv)
 	m.rng = opt_num(&o, OPT_IMP_SEED);
 	const struct imp_dir *d0 = &m.dir[0];
 	m.window_ns = d0->delay_ns / 10 < WINDOW_MAX_NS ? d0->delay_ns / 10 : WINDOW_MAX_NS;
-	m.timer_mode = dir == 2 && d0->delay_ns >= TIMER_MODE_MIN_DELAY_NS && !d0->jitter_ns &&
-		       !d0->p_reorder;
 
 	/* Every frame a direction may hold, the batches, a duplicate. */
 	uint64_t n = 2 * (uint64_t)m.dir[0].limit + 2 * TX_BATCH + 2;
@@ -601,33 +577,23 @@ int cmd_impair(int argc, char **argv)
 	struct pollfd pfd[2] = {{m.port[0].fd, POLLIN, 0}, {m.port[1].fd, POLLIN, 0}};
 	while (!stop_flag) {
 		uint64_t now = now_ns();
-		if (m.timer_mode) {
-			struct timespec rt;
-			clock_gettime(CLOCK_REALTIME, &rt);
-			m.real_to_mono = (int64_t)now - ((int64_t)rt.tv_sec * 1000000000ll + rt.tv_nsec);
-		}
 		unsigned ga = rx_port(&m, 0, now), gb = rx_port(&m, 1, now);
 		release_due(&m, now_ns() + m.window_ns / 2);
 		for (int i = 0; i < 2; i++)
 			if (m.port[i].ntx)
 				tx_flush(&m, &m.port[i]);
-		if (ga == RX_BUDGET || gb == RX_BUDGET || ((ga || gb) && !m.timer_mode))
+		if (ga || gb)
 			continue;
 		uint64_t wait = IDLE_NS;
-		nfds_t nfds = 2;
 		if (m.nheap) {
 			uint64_t due = m.slot[m.heap[0]].due, t = now_ns();
 			if (due <= t + m.window_ns / 2)
 				continue;
 			due += m.window_ns / 2; /* the window's middle */
 			wait = due - t < wait ? due - t : wait;
-			if (m.timer_mode) {
-				nfds = 0;
-				wait = wait < TIMER_MAX_NS ? wait : TIMER_MAX_NS;
-			}
 		}
 		struct timespec ts = {(time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull)};
-		(void)ppoll(nfds ? pfd : NULL, nfds, &ts, NULL);
+		(void)ppoll(pfd, 2, &ts, NULL);
 	}
 	print_counters(&m);
 	return 0;
