@@ -71,7 +71,9 @@ phase tcp tests/tcp.sh build/skiff $DEVS
 # Applications on http/app.h (examples/, built by `make all`): kv, echo,
 # hello on the kernel's sockets, on skiff's stack over each device, and as
 # unikernel images under skiff vm.
-phase app tests/app.sh build/examples linux $(for d in $DEVS; do printf 'skiff:%s ' "$d"; done) uk
+app_forms=linux
+for d in $DEVS; do app_forms="$app_forms skiff:$d"; done
+phase app tests/app.sh build/examples $app_forms uk
 phase install tests/install.sh build
 phase asan-build make -j"$JOBS" asan
 phase asan-unit make BUILD=build/asan OPT=-O1 \
