@@ -9,6 +9,11 @@
  *     bit 2: force the ports of the connection,
  *     bits 3-5: advance time by 0, 1, 10, 40, 200 ms, 1 s, 10 s, 100 s,
  *     bits 6-7: app action: none, recv, send 3000 bytes, shutdown/close.
+ * A record of 9..19 bytes with bit 2 set is an ICMP error about the
+ * connection instead (too short for a segment anyway): byte 0 picks the
+ * type/code, bytes 1-4 the MTU, 5-8 the quoted sequence number (plus our
+ * last one when bit 1 is set); over IPv6 through tcp_icmp6_error, whose
+ * accepted Packet Too Big must then cap every segment at MTU - 40.
  * The records run twice, each time on a fresh engine: over IPv4, then over
  * IPv6 (tcp_input6, the v6 pseudo header, MSS and output edge), so every
  * seed reaches both families' paths.
@@ -22,6 +27,8 @@
 
 #include "net/tcp.h"
 #include "wire/csum.h"
+#include "wire/icmp.h"
+#include "wire/icmp6.h"
 #include "wire/ipv4.h"
 #include "wire/ipv6.h"
 #include "wire/tcp.h"
@@ -36,6 +43,7 @@ static uint8_t arena[1 << 20];
 static uint32_t last_seq, last_ack;
 static int nout;
 static bool fam6; /* this run's family */
+static size_t max_seg; /* the largest segment allowed out: the link's, then the path's */
 static struct sk_addr local6, peer6;
 
 static int out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg, size_t len)
@@ -60,7 +68,7 @@ static int out6(void *ctx, sk_time_ns now, const struct sk_addr *src, const stru
 	struct tcp_hdr h;
 	if (!fam6 || !sk_addr_eq(src, &local6) || !sk_addr_eq(dst, &peer6) ||
 	    tcp_parse_ps(seg, len, csum_pseudo6(src->b, dst->b, IPV6_NH_TCP, 0), &h) != WIRE_OK ||
-	    len > 1500 - 40)
+	    len > max_seg)
 		abort();
 	last_seq = h.seq;
 	last_ack = h.ack;
@@ -104,8 +112,57 @@ static void inject(sk_time_ns now, uint8_t flags, uint32_t seq, uint32_t ack,
 	feed(now, buf, n);
 }
 
+/* An ICMP error about the connection (see the header comment). */
+static void icmp_err(sk_time_ns now, const uint8_t *b, uint8_t ctl)
+{
+	uint32_t mtu = sk_get_be32(b + 1), seq = sk_get_be32(b + 5);
+	if (ctl & 2)
+		seq += last_seq;
+	uint64_t before = st.stats.pmtu_updates;
+	if (fam6) {
+		static const uint8_t types[4] = {ICMP6_PACKET_TOO_BIG, ICMP6_DEST_UNREACH,
+						 ICMP6_TIME_EXCEEDED, ICMP6_PARAM_PROBLEM};
+		struct icmp6_error e;
+		memset(&e, 0, sizeof(e));
+		e.type = types[b[0] & 3];
+		e.code = (uint8_t)(b[0] >> 2 & 7);
+		e.mtu = e.type == ICMP6_PACKET_TOO_BIG ? mtu : 0;
+		memcpy(e.src.b, local6.b, 16);
+		memcpy(e.dst.b, peer6.b, 16);
+		e.proto = b[0] & 0x80 ? IPV6_NH_UDP : IPV6_NH_TCP;
+		e.sport = LPORT;
+		e.dport = PPORT;
+		e.tcp_seq = seq;
+		tcp_icmp6_error(&st, now, &e);
+		if (st.stats.pmtu_updates != before) {
+			if (mtu < IPV6_MIN_MTU || mtu - 40 > max_seg)
+				abort(); /* under 1280, or upwards */
+			max_seg = mtu - 40;
+		}
+	} else {
+		struct icmp_error e;
+		memset(&e, 0, sizeof(e));
+		e.type = b[0] & 1 ? ICMP_DEST_UNREACH : ICMP_TIME_EXCEEDED;
+		e.code = b[0] & 2 ? ICMP_UNREACH_FRAG_NEEDED : (uint8_t)(b[0] >> 2 & 7);
+		e.mtu = (uint16_t)mtu;
+		e.src = LOCAL;
+		e.dst = PEER;
+		e.proto = IPV4_PROTO_TCP;
+		e.sport = LPORT;
+		e.dport = PPORT;
+		e.tcp_seq = seq;
+		tcp_icmp_error(&st, now, &e);
+		if (st.stats.pmtu_updates != before) {
+			if ((uint16_t)mtu < 576 || (uint16_t)mtu - 20u > max_seg)
+				abort();
+			max_seg = (uint16_t)mtu - 20u;
+		}
+	}
+}
+
 static void run(const uint8_t *data, size_t size)
 {
+	max_seg = fam6 ? 1500 - 40 : 1500 - 20;
 	static const sk_time_ns steps[8] = {0, 1, 10, 40, 200, 1000, 10000, 100000};
 	struct tcp_config cfg;
 	tcp_config_default(&cfg);
@@ -161,7 +218,10 @@ static void run(const uint8_t *data, size_t size)
 				sk_put_be16(seg + 2, LPORT);
 			}
 		}
-		feed(now, seg, len);
+		if (len >= 9 && len < 20 && (ctl & 4))
+			icmp_err(now, seg, ctl);
+		else
+			feed(now, seg, len);
 		if (!closed) {
 			switch (ctl >> 6) {
 			case 1:

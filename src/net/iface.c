@@ -241,3 +241,9 @@ void iface_set_icmp_error_handler(struct iface *ifc, iface_icmp_error_fn fn, voi
 	ifc->icmp_error_fn = fn;
 	ifc->icmp_error_ctx = ctx;
 }
+
+void iface_set_icmp6_error_handler(struct iface *ifc, iface_icmp6_error_fn fn, void *ctx)
+{
+	ifc->icmp6_error_fn = fn;
+	ifc->icmp6_error_ctx = ctx;
+}

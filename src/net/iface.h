@@ -133,6 +133,8 @@ void iface_set_echo_reply_handler(struct iface *ifc, iface_echo_reply_fn fn, voi
 int icmp6_ping_send(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *dst, uint16_t id,
 		    uint16_t seq, const uint8_t *payload, size_t len);
 void iface_set_echo6_reply_handler(struct iface *ifc, iface_echo6_reply_fn fn, void *ctx);
+/* Receive ICMPv6 errors quoting a packet from one of our addresses. */
+void iface_set_icmp6_error_handler(struct iface *ifc, iface_icmp6_error_fn fn, void *ctx);
 void iface_set_dad_handler(struct iface *ifc, iface_dad_fn fn, void *ctx);
 /* UDP over IPv6: a port table of its own (IFACE_MAX_UDP_PORTS), so a port
  * may be bound on either family or both.  Unicast to a usable address of

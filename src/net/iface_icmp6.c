@@ -137,9 +137,10 @@ void iface_mld_leave(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *
 }
 
 /* An error about one of our packets: counted, and checked that it quotes
- * a packet from us (anything else is noise or an attack on a flow).  No
- * consumer yet: Packet Too Big is for TCP's path MTU (issue 18, item 3). */
-static void icmp6_error_input(struct iface *ifc, const uint8_t *msg, size_t len,
+ * a packet from us (anything else is noise or an attack on a flow); then
+ * to the error handler (TCP: path MTU from Packet Too Big), which checks
+ * the flow and sequence number it quotes. */
+static void icmp6_error_input(struct iface *ifc, sk_time_ns now, const uint8_t *msg, size_t len,
 			      const struct icmp6_hdr *ih)
 {
 	struct icmp6_error e;
@@ -150,6 +151,10 @@ static void icmp6_error_input(struct iface *ifc, const uint8_t *msg, size_t len,
 		return;
 	}
 	ifc->counters.icmp6_errors_rx++;
+	if (e.type == ICMP6_PACKET_TOO_BIG)
+		ifc->counters.icmp6_too_big_rx++;
+	if (ifc->icmp6_error_fn)
+		ifc->icmp6_error_fn(ifc->icmp6_error_ctx, ifc, now, &e);
 }
 
 void iface_icmp6_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *eh,
@@ -188,7 +193,7 @@ void iface_icmp6_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *
 	case ICMP6_PACKET_TOO_BIG:
 	case ICMP6_TIME_EXCEEDED:
 	case ICMP6_PARAM_PROBLEM:
-		icmp6_error_input(ifc, msg, len, &ih);
+		icmp6_error_input(ifc, now, msg, len, &ih);
 		break;
 	case ICMP6_MLD_QUERY:
 		/* RFC 3810 5.1.15: a query is valid only from a link-local

@@ -167,6 +167,7 @@
 	X(icmp6_echo_mcast, "icmp6.echo_mcast") /* echo to a group: not answered */       \
 	X(icmp6_errors_rx, "icmp6.errors_rx")   /* errors about our packets */            \
 	X(icmp6_bad_error, "icmp6.bad_error")   /* malformed quote, or not about us */    \
+	X(icmp6_too_big_rx, "icmp6.too_big_rx") /* Packet Too Big about our packets */   \
 	X(icmp6_mld_queries, "icmp6.mld_queries")                                         \
 	X(icmp6_mld_reports_tx, "icmp6.mld_reports_tx")                                   \
 	X(icmp6_other, "icmp6.other")           /* types we do not handle (MLD reports of others) */ \
@@ -341,6 +342,10 @@ struct icmp_error;
 /* Receives an ICMP error about one of our datagrams (e.g. for TCP). */
 typedef void (*iface_icmp_error_fn)(void *ctx, struct iface *ifc, sk_time_ns now,
 				    const struct icmp_error *e);
+struct icmp6_error;
+/* Receives an ICMPv6 error quoting one of our packets (e.g. for TCP's path MTU). */
+typedef void (*iface_icmp6_error_fn)(void *ctx, struct iface *ifc, sk_time_ns now,
+				     const struct icmp6_error *e);
 /* Receives an IPv4 payload of a registered protocol; l4 is valid during the call. */
 typedef void (*iface_proto_fn)(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src,
 			       uint32_t dst, const uint8_t *l4, size_t len);
@@ -437,6 +442,8 @@ struct iface {
 	struct iface_pending6 pending6[IFACE_ND_PENDING];
 	struct iface_proto6_handler proto6[IFACE_MAX_PROTO_HANDLERS];
 	struct iface_udp6_port udp6[IFACE_MAX_UDP_PORTS];
+	iface_icmp6_error_fn icmp6_error_fn;
+	void *icmp6_error_ctx;
 	iface_echo6_reply_fn echo6_reply_fn;
 	void *echo6_reply_ctx;
 	iface_dad_fn dad_fn;

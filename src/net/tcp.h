@@ -129,6 +129,15 @@ sk_time_ns tcp_next_deadline(const struct tcp_stack *st);
  * unless the quoted sequence number is in flight (RFC 5927). */
 struct icmp_error;
 void tcp_icmp_error(struct tcp_stack *st, sk_time_ns now, const struct icmp_error *e);
+/* The same for ICMPv6 (iface's icmp6-error handler): Packet Too Big lowers
+ * the connection's MSS to MTU - 60 and resends what is in flight, unless
+ * the MTU is under 1280 (RFC 8200 5, RFC 8201 4) or not below the current
+ * path (pmtu_ignored); port unreachable or administratively prohibited
+ * aborts a connection in SYN_SENT; the rest are soft errors.  Ignored
+ * (icmp_ignored) unless it quotes a connection we have and a sequence
+ * number in flight. */
+struct icmp6_error;
+void tcp_icmp6_error(struct tcp_stack *st, sk_time_ns now, const struct icmp6_error *e);
 
 /* Counters as "name value" lines (same shape as iface_stats). */
 typedef void (*tcp_stat_fn)(void *ctx, const char *name, uint64_t value);

@@ -4,6 +4,7 @@
  * (RST, challenge ACK, SYN cookies), one listener for both families, and
  * the v4-mapped aliasing guard.  Explicit time, tcp_check after each step. */
 #include "net/tcp_testlib.h"
+#include "wire/icmp6.h"
 
 #define PEER SK_IP4(198, 18, 0, 9)
 #define PPORT 40000
@@ -293,6 +294,129 @@ static void test_v6_connect(void **state)
 	tnode_free(n);
 }
 
+/* A Packet Too Big about an established v6 connection (what
+ * iface_icmp6.c hands over once the quote is from our address). */
+static struct icmp6_error ptb(const struct tnode *n, const struct sk_addr *p, uint32_t mtu,
+			      uint32_t seq)
+{
+	struct icmp6_error e;
+	memset(&e, 0, sizeof(e));
+	e.type = ICMP6_PACKET_TOO_BIG;
+	e.mtu = mtu;
+	memcpy(e.src.b, n->ip6.b, 16);
+	memcpy(e.dst.b, p->b, 16);
+	e.proto = IPV6_NH_TCP;
+	e.sport = LPORT;
+	e.dport = PPORT;
+	e.tcp_seq = seq;
+	return e;
+}
+
+/* Path MTU from Packet Too Big (RFC 8201): only for a connection we have
+ * and a sequence number in flight, never under 1280, never upwards; then
+ * the MSS is MTU - 60 and what was in flight goes again at that size. */
+static void test_v6_packet_too_big(void **state)
+{
+	(void)state;
+	struct tnode *n = tnode_new(IP_A, NULL);
+	int ls = tcp_listen(&n->st, LPORT, 0);
+	struct sk_addr p = peer6();
+	struct tcp_opts o = syn_opts(5000);
+	tnode_inject6(n, 0, &p, PPORT, LPORT, TCP_SYN, PISS, 0, 65535, &o, NULL, 0);
+	tcp_poll(&n->st, 0);
+	uint32_t iss = tnode_last(n)->h.seq;
+	struct tcp_opts a = {.has_ts = true, .ts_val = 5001, .ts_ecr = tnode_last(n)->h.opts.ts_val};
+	tnode_inject6(n, MS, &p, PPORT, LPORT, TCP_ACK, PISS + 1, iss + 1, 65535, &a, NULL, 0);
+	int s = tcp_accept(&n->st, ls, NULL, NULL);
+	assert_true(s >= 0);
+	static uint8_t big[6000];
+	memset(big, 'y', sizeof(big));
+	tnode_clear(n);
+	assert_int_equal(tcp_send(&n->st, s, big, sizeof(big)), (int)sizeof(big));
+	tcp_poll(&n->st, 2 * MS);
+	assert_true(n->nseg >= 4);
+	assert_int_equal(n->segs[0].h.payload_len, 1440 - 12);
+	uint32_t una = iss + 1;
+
+	/* Lies first: none of them changes anything. */
+	struct icmp6_error e = ptb(n, &p, 1400, una + 100000); /* not in flight */
+	tcp_icmp6_error(&n->st, 3 * MS, &e);
+	e = ptb(n, &p, 1400, una - 1); /* already acknowledged */
+	tcp_icmp6_error(&n->st, 3 * MS, &e);
+	e = ptb(n, &p, 1400, una);
+	e.dport = PPORT + 1; /* no such connection */
+	tcp_icmp6_error(&n->st, 3 * MS, &e);
+	assert_int_equal(STAT(n, icmp_ignored), 3);
+	e = ptb(n, &p, 1000, una); /* under 1280: RFC 8200 5 */
+	tcp_icmp6_error(&n->st, 3 * MS, &e);
+	e = ptb(n, &p, 1500, una); /* not smaller than the link */
+	tcp_icmp6_error(&n->st, 3 * MS, &e);
+	assert_int_equal(STAT(n, pmtu_ignored), 2);
+	assert_int_equal(STAT(n, pmtu_updates), 0);
+	struct tcp_info in;
+	tcp_info(&n->st, s, &in);
+	assert_int_equal(in.snd_mss, 1440 - 12);
+
+	/* The real one, quoting a segment in flight: 1400 - 60 = 1340. */
+	tnode_clear(n);
+	e = ptb(n, &p, 1400, una + 1428);
+	tcp_icmp6_error(&n->st, 3 * MS, &e);
+	assert_int_equal(STAT(n, pmtu_updates), 1);
+	tcp_poll(&n->st, 3 * MS);
+	assert_int_equal(tcp_check(&n->st), 0);
+	tcp_info(&n->st, s, &in);
+	assert_int_equal(in.snd_mss, 1340 - 12);
+	assert_true(n->nseg >= 1);
+	assert_int_equal(n->segs[0].h.seq, una); /* from snd_una again */
+	for (size_t i = 0; i < n->nseg; i++) {
+		assert_true(n->segs[i].v6);
+		assert_true(n->segs[i].h.payload_len <= 1340 - 12);
+		assert_true(n->segs[i].len <= 1400 - 40);
+	}
+	assert_int_equal(n->segs[0].h.payload_len, 1340 - 12);
+	/* A later, larger one cannot raise it again; the minimum is taken. */
+	e = ptb(n, &p, 1450, una);
+	tcp_icmp6_error(&n->st, 4 * MS, &e);
+	e = ptb(n, &p, IPV6_MIN_MTU, una);
+	tcp_icmp6_error(&n->st, 4 * MS, &e);
+	assert_int_equal(STAT(n, pmtu_ignored), 3);
+	assert_int_equal(STAT(n, pmtu_updates), 2);
+	tcp_info(&n->st, s, &in);
+	assert_int_equal(in.snd_mss, 1220 - 12);
+	/* Other errors are soft once established. */
+	e = ptb(n, &p, 0, una);
+	e.type = ICMP6_DEST_UNREACH;
+	e.code = ICMP6_UNREACH_PORT;
+	tcp_icmp6_error(&n->st, 4 * MS, &e);
+	assert_int_equal(STAT(n, icmp_soft_errors), 1);
+	tcp_info(&n->st, s, &in);
+	assert_int_equal(in.state, TCP_ESTABLISHED);
+	tnode_free(n);
+}
+
+/* Port unreachable to our SYN over IPv6 refuses the connect. */
+static void test_v6_connect_unreachable(void **state)
+{
+	(void)state;
+	struct tnode *n = tnode_new(IP_A, NULL);
+	struct sk_addr p = peer6();
+	int s = tcp_connect_addr(&n->st, 0, &p, 443);
+	assert_true(s >= 0);
+	tcp_poll(&n->st, 0);
+	struct cap_seg *c = tnode_last(n);
+	struct icmp6_error e = ptb(n, &p, 0, c->h.seq);
+	e.type = ICMP6_DEST_UNREACH;
+	e.code = ICMP6_UNREACH_PORT;
+	e.sport = c->h.sport;
+	e.dport = 443;
+	tcp_icmp6_error(&n->st, MS, &e);
+	assert_int_equal(STAT(n, conn_refused), 1);
+	char b[4];
+	assert_int_equal(tcp_recv(&n->st, s, b, sizeof(b)), -SK_ECONNREFUSED);
+	assert_int_equal(tcp_check(&n->st), 0);
+	tnode_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +428,8 @@ int main(void)
 		cmocka_unit_test(test_v6_syn_cookies),
 		cmocka_unit_test(test_v6_challenge_ack_and_reset),
 		cmocka_unit_test(test_v6_connect),
+		cmocka_unit_test(test_v6_packet_too_big),
+		cmocka_unit_test(test_v6_connect_unreachable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,6 +60,13 @@ static void tcp_iface_icmp(void *ctx, struct iface *ifc, sk_time_ns now, const s
 	tcp_icmp_error(ctx, now, e);
 }
 
+static void tcp_iface_icmp6(void *ctx, struct iface *ifc, sk_time_ns now,
+			    const struct icmp6_error *e)
+{
+	(void)ifc;
+	tcp_icmp6_error(ctx, now, e);
+}
+
 void tcp_iface_config(struct tcp_config *cfg, struct iface *ifc)
 {
 	cfg->local_ip = ifc->ip;
@@ -73,6 +80,7 @@ void tcp_iface_config(struct tcp_config *cfg, struct iface *ifc)
 int tcp_iface_attach(struct tcp_stack *st, struct iface *ifc)
 {
 	iface_set_icmp_error_handler(ifc, tcp_iface_icmp, st);
+	iface_set_icmp6_error_handler(ifc, tcp_iface_icmp6, st);
 	if (iface_set_proto6_handler(ifc, IPV6_NH_TCP, tcp_iface_input6, st) < 0)
 		return -1;
 	return iface_set_proto_handler(ifc, IPV4_PROTO_TCP, tcp_iface_input, st);

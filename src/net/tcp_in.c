@@ -14,6 +14,7 @@
 #include "tcp_int.h"
 #include "../wire/csum.h"
 #include "../wire/icmp.h"
+#include "../wire/icmp6.h"
 #include "../wire/ipv4.h"
 #include "../wire/ipv6.h"
 
@@ -929,26 +930,53 @@ void tcp_input6(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *src,
 		       t0);
 }
 
+/* The connection an ICMP error is about, or NULL: it must quote a segment
+ * of one we have, with a sequence number we have in flight (RFC 5927 4.1,
+ * RFC 5961's spirit): a blind attacker must guess the 4-tuple and a
+ * sequence number within snd_una..snd_max. */
+static struct tcp_sock *tcp_icmp_sock(struct tcp_stack *st, const struct sk_addr *src,
+				      uint16_t sport, const struct sk_addr *dst, uint16_t dport,
+				      uint32_t seq)
+{
+	struct tcp_sock *sk = tcp_lookup(st, src, sport, dst, dport);
+	if (!sk || sk->state == TCP_LISTEN || tcp_seq_lt(seq, sk->snd_una) ||
+	    tcp_seq_gt(seq, sk->snd_max)) {
+		st->stats.icmp_ignored++;
+		return NULL;
+	}
+	return sk;
+}
+
+/* A smaller path MTU: segments of at most mss from now on, and what is in
+ * flight is sent again at that size (the too-big ones were dropped on the
+ * way; RFC 1191 / RFC 8201 5.2).  Never raises the MSS. */
+static void tcp_pmtu_lower(struct tcp_stack *st, struct tcp_sock *sk, uint32_t mss)
+{
+	if (mss >= sk->snd_mss) {
+		st->stats.pmtu_ignored++; /* stale, or trying to raise it */
+		return;
+	}
+	st->stats.pmtu_updates++;
+	sk->snd_mss = (uint16_t)mss;
+	sk->snd_nxt = sk->snd_una; /* resend what was too big */
+	tcp_egress(st, sk);
+}
+
 void tcp_icmp_error(struct tcp_stack *st, sk_time_ns now, const struct icmp_error *e)
 {
 	(void)now;
 	if (e->proto != IPV4_PROTO_TCP)
 		return;
 	struct sk_addr src = sk_addr_v4(e->src), dst = sk_addr_v4(e->dst);
-	struct tcp_sock *sk = tcp_lookup(st, &src, e->sport, &dst, e->dport);
-	/* RFC 5927 4.1: only for a sequence number we have in flight. */
-	if (!sk || tcp_seq_lt(e->tcp_seq, sk->snd_una) || tcp_seq_gt(e->tcp_seq, sk->snd_max))
+	struct tcp_sock *sk = tcp_icmp_sock(st, &src, e->sport, &dst, e->dport, e->tcp_seq);
+	if (!sk)
 		return;
 	if (e->type == ICMP_DEST_UNREACH && e->code == ICMP_UNREACH_FRAG_NEEDED) {
-		if (e->mtu < 576 || e->mtu >= st->cfg.mtu)
+		if (e->mtu < 576 || e->mtu >= st->cfg.mtu) {
+			st->stats.pmtu_ignored++;
 			return;
-		uint16_t mss = (uint16_t)(e->mtu - 40);
-		if (mss >= sk->snd_mss)
-			return;
-		st->stats.pmtu_updates++;
-		sk->snd_mss = mss;
-		sk->snd_nxt = sk->snd_una; /* resend what was too big */
-		tcp_egress(st, sk);
+		}
+		tcp_pmtu_lower(st, sk, (uint32_t)e->mtu - 40);
 		return;
 	}
 	if (sk->state == TCP_SYN_SENT && e->type == ICMP_DEST_UNREACH &&
@@ -958,4 +986,37 @@ void tcp_icmp_error(struct tcp_stack *st, sk_time_ns now, const struct icmp_erro
 		return;
 	}
 	st->stats.icmp_soft_errors++; /* RFC 5461: soft in synchronized states */
+}
+
+void tcp_icmp6_error(struct tcp_stack *st, sk_time_ns now, const struct icmp6_error *e)
+{
+	(void)now;
+	if (e->proto != IPV6_NH_TCP)
+		return;
+	struct sk_addr src = sk_addr_v6(e->src.b), dst = sk_addr_v6(e->dst.b);
+	if (sk_addr_is_v4(&src) || sk_addr_is_v4(&dst))
+		return; /* v4-mapped: would alias an IPv4 connection */
+	struct tcp_sock *sk = tcp_icmp_sock(st, &src, e->sport, &dst, e->dport, e->tcp_seq);
+	if (!sk)
+		return;
+	if (e->type == ICMP6_PACKET_TOO_BIG) {
+		/* No IPv6 link is under 1280 (RFC 8200 5): a smaller MTU is a
+		 * forgery or a broken router, and RFC 8201 4 forbids going
+		 * below 1280 anyway; ignored, as Linux does. */
+		if (e->mtu < IPV6_MIN_MTU || e->mtu >= st->cfg.mtu) {
+			st->stats.pmtu_ignored++;
+			return;
+		}
+		tcp_pmtu_lower(st, sk, e->mtu - IPV6_HLEN - 20);
+		return;
+	}
+	/* Port unreachable, or administratively prohibited, to a SYN: the
+	 * peer's stack said no (RFC 4443 3.1); later, soft (RFC 5461). */
+	if (sk->state == TCP_SYN_SENT && e->type == ICMP6_DEST_UNREACH &&
+	    (e->code == ICMP6_UNREACH_PORT || e->code == ICMP6_UNREACH_ADMIN)) {
+		st->stats.conn_refused++;
+		tcp_conn_done(st, sk, -SK_ECONNREFUSED);
+		return;
+	}
+	st->stats.icmp_soft_errors++;
 }

@@ -35,7 +35,8 @@ struct tcp_range {
 	X(fast_retransmits) X(sack_retransmits) X(partial_acks) X(dup_acks_in)               \
 	X(delayed_acks) X(quick_acks) X(acks_out) X(window_probes) X(window_updates)         \
 	X(keepalive_probes) X(ooo_segments) X(cookies_sent) X(cookies_validated)             \
-	X(cookies_failed) X(pmtu_updates) X(icmp_soft_errors) X(accept_queue_full)           \
+	X(cookies_failed) X(pmtu_updates) X(pmtu_ignored) X(icmp_ignored) X(icmp_soft_errors) \
+	X(accept_queue_full)                                                                \
 	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
 	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(spurious_undos) X(dsacks_out)            \
 	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs)

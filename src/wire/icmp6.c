@@ -66,11 +66,12 @@ int icmp6_parse_error(const uint8_t *buf, size_t len, const struct icmp6_hdr *h,
 	e->code = h->code;
 	e->mtu = 0;
 	e->pointer = 0;
-	if (h->type == ICMP6_PACKET_TOO_BIG) {
-		/* RFC 8201 4: never go below the minimum MTU, whatever a
-		 * (forged) message says; a smaller link fragments below us. */
-		e->mtu = SK_MAX(h->rest, (uint32_t)IPV6_MIN_MTU);
-	}
+	/* As the message says, even under IPV6_MIN_MTU: the consumer must
+	 * not go below it (RFC 8201 4), and TCP ignores such a message
+	 * outright (no IPv6 link is that small, RFC 8200 5), which it could
+	 * not tell apart from an honest 1280 if the value were raised here. */
+	if (h->type == ICMP6_PACKET_TOO_BIG)
+		e->mtu = h->rest;
 	if (h->type == ICMP6_PARAM_PROBLEM)
 		e->pointer = h->rest;
 	e->src = ip.src;

@@ -43,7 +43,7 @@ struct icmp6_hdr {
 /* What an ICMPv6 error says about the packet that caused it. */
 struct icmp6_error {
 	uint8_t type, code;
-	uint32_t mtu;          /* Packet Too Big, at least IPV6_MIN_MTU; else 0 */
+	uint32_t mtu;          /* Packet Too Big: the MTU field as sent (may be < IPV6_MIN_MTU); else 0 */
 	uint32_t pointer;      /* Parameter Problem; else 0 */
 	struct ipv6_addr src, dst; /* of the quoted packet (src is us) */
 	uint8_t proto;         /* its upper-layer protocol after the extension headers */
