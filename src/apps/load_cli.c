@@ -309,10 +309,8 @@ int cmd_load(int argc, char **argv)
 	/* Default: skiff's stack when given a device, the kernel's without. */
 	o.on_skiff = opt_given(&op, OPT_STACK) ? opt_num(&op, OPT_STACK) == 0
 					       : opt_given(&op, OPT_DEV);
-	if (o.on_skiff && !sk_addr_is_v4(&o.daddr))
-		/* The engine connects over v6 (tcp_connect_addr), but load's stack
-		 * options take no --ip6 yet. */
-		cli_usage_error("load", "an IPv6 URL needs --stack linux (skiff's stack: IPv4 only here)");
+	if (o.on_skiff && !sk_addr_is_v4(&o.daddr) && op.nip6 == 0 && !op.ip6_auto)
+		cli_usage_error("load", "an IPv6 URL on skiff's stack needs --ip6");
 	if (o.on_skiff) {
 		o.sc.stack.tcp = true;
 		hoststack_options(&o.sc.stack, &op);
@@ -327,15 +325,16 @@ int cmd_load(int argc, char **argv)
 			uint32_t ip = o.sc.stack.ifc.ip, mask = len == 32 ? ~0u : ~(~0u >> len);
 			if (((ip + o.ips - 1) & mask) != (ip & mask))
 				cli_usage_error("load", "ips %u leaves ip's subnet", o.ips);
-			static const uint8_t one_address[] = {OPT_PCAP, OPT_MAC};
+			/* One address: the workers' --ip6 would collide (DAD). */
+			static const uint8_t one_address[] = {OPT_PCAP, OPT_MAC, OPT_IP6, OPT_GW6};
 			cli_check(opt_only_with(&op, one_address, sizeof(one_address), "one address",
 						err, sizeof(err)), "load", err);
 			if (o.ips > o.conns)
 				cli_usage_error("load", "ips %u is more than connections (-c)", o.ips);
 		}
 	} else {
-		static const uint8_t skiff_only[] = {OPT_DEV, OPT_IP,   OPT_GW,     OPT_MAC,
-						     OPT_PCAP, OPT_SPIN_US, OPT_LOAD_IPS};
+		static const uint8_t skiff_only[] = {OPT_DEV,  OPT_IP,      OPT_GW,       OPT_IP6, OPT_GW6,
+						     OPT_MAC, OPT_PCAP, OPT_SPIN_US, OPT_LOAD_IPS};
 		cli_check(opt_only_with(&op, skiff_only, sizeof(skiff_only), "stack skiff", err,
 					sizeof(err)), "load", err);
 		raise_nofile();

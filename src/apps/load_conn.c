@@ -33,6 +33,9 @@
 #define LOAD_MAX_CONNECTING 256
 #define LOAD_SCRATCH (64u * 1024)
 #define LOAD_RETRY_NS (10 * SK_NS_PER_MS) /* pause after a failed connect */
+/* How long the first connect may find no source address: skiff's IPv6
+ * addresses are tentative until DAD passes (RFC 4862, about a second). */
+#define LOAD_SRC_WAIT_NS (5 * SK_NS_PER_S)
 
 enum { C_IDLE, C_CONNECTING, C_SENDING, C_READING, C_HELD, C_WAIT_RETRY };
 
@@ -193,6 +196,15 @@ static void conn_begin(struct load *ld, struct conn *c, sk_time_ns now)
 		s = -SK_EBADF;
 	}
 	c->state = C_CONNECTING;
+	if (s == -SK_EADDRNOTAVAIL && ld->window == 1 && now - ld->start < LOAD_SRC_WAIT_NS) {
+		/* No usable source yet (DAD still running), before any connect
+		 * succeeded: not a failed request; the same one again soon. */
+		ld->budget++;
+		ld->in_flight--;
+		c->state = C_WAIT_RETRY;
+		set_deadline(ld, c, now + LOAD_RETRY_NS);
+		return;
+	}
 	if (s < 0) {
 		conn_fail(ld, c, &ld->res->err_connect, now);
 		return;

@@ -196,7 +196,7 @@ const struct opt_def opt_defs[OPT_N] = {
 			 "ICMPv6: DST is an IPv6 address (needs --ip6)"},
 
 	[OPT_TC_CONNECT] = {"connect", 0, OPT_K_ENDPOINT, "ADDR:PORT", 0, 0, NULL,
-			    "the server (required)"},
+			    "the server (required); [ADDR]:PORT for IPv6 (needs --ip6)"},
 	[OPT_TC_SEND_FILE] = {"send-file", 0, OPT_K_STR, "FILE", 0, 0, NULL,
 			      "send the contents of FILE"},
 	[OPT_TC_SEND_RANDOM] = {"send-random", 0, OPT_K_SIZE, "N", 0, 1ull << 50, NULL,
@@ -286,6 +286,8 @@ static const struct opt_use tcp_client_use[] = {
 	{OPT_DEV, 0, NULL, NULL},
 	{OPT_IP, 0, NULL, NULL},
 	{OPT_GW, 0, NULL, NULL},
+	{OPT_IP6, 0, NULL, NULL},
+	{OPT_GW6, 0, NULL, NULL},
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_TC_CONNECT, 0, NULL, NULL},
 	{OPT_TC_SEND_FILE, 0, NULL, NULL},
@@ -305,8 +307,9 @@ static const struct opt_use tcp_client_use[] = {
 const struct opt_cmd opt_cmd_tcp_client = {
 	.name = "tcp-client",
 	.synopsis =
-		"skiff tcp-client --dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC]\n"
-		"                        --connect ADDR:PORT (--send-file FILE | --send-random N\n"
+		"skiff tcp-client --dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]...\n"
+		"                        [--gw6 ADDR] [--mac MAC] --connect ADDR:PORT\n"
+		"                        (--send-file FILE | --send-random N\n"
 		"                        [--seed S]) [--expect-echo] [--conns N [--sequential |\n"
 		"                        --parallel P]] [--timeout S] [--stats] [--pcap FILE]\n"
 		"                        [--spin-us N] [--tcp-cc cubic|newreno]",
@@ -441,6 +444,9 @@ static const struct opt_use load_use[] = {
 	{OPT_DEV, 0, NULL, NULL},
 	{OPT_IP, 0, NULL, "this client's address (stack skiff)"},
 	{OPT_GW, 0, NULL, "(stack skiff) default gateway, inside ip's subnet"},
+	{OPT_IP6, 0, NULL, "(stack skiff) also this IPv6 address (repeatable), or\n"
+			   "auto (SLAAC): for an http://[v6]/ URL"},
+	{OPT_GW6, 0, NULL, "(stack skiff) IPv6 default router"},
 	{OPT_MAC, 0, NULL, "(stack skiff, one address) this client's MAC"},
 	{OPT_LOAD_IPS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff, one address) record every frame"},
@@ -452,9 +458,9 @@ static const struct opt_use load_use[] = {
 const struct opt_cmd opt_cmd_load = {
 	.name = "load",
 	.synopsis = "skiff load URL -c N [-n N | -d S] [-k] [--hold]\n"
-		    "                  [--dev DEV --ip ADDR/LEN [--gw ADDR] [--mac MAC] [--ips N]\n"
-		    "                  [--pcap FILE] [--spin-us N] | --stack linux] [--timeout S]\n"
-		    "                  [--stats]",
+		    "                  [--dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
+		    "                  [--mac MAC] [--ips N] [--pcap FILE] [--spin-us N] | --stack linux]\n"
+		    "                  [--timeout S] [--stats]",
 	.about = "HTTP/1.1 load generator: N connections issue GET URL, keep-alive or a new\n"
 		 "connection per request, and report requests/s, transfer, latency p50/p99/max and\n"
 		 "failed requests by kind (connect, read, write, timeout, status, parse).  Exit 0\n"
@@ -1194,9 +1200,43 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		}
 		return OPT_ERROR;
 	case OPT_K_ENDPOINT:
+		/* [v6]:PORT only where the command connects over its own stack
+		 * (tcp-client); --metrics binds a kernel IPv4 socket. */
+		if (d == &opt_defs[OPT_TC_CONNECT] && s[0] == '[') {
+			/* [ADDR]:PORT, as in a URL (RFC 3986 3.2.2) */
+			size_t close = 1;
+			while (s[close] && s[close] != ']')
+				close++;
+			char addr6[48];
+			uint64_t port = 0;
+			bool ok = s[close] == ']' && s[close + 1] == ':' && close - 1 < sizeof(addr6) &&
+				  close > 1;
+			if (ok) {
+				sk_memcpy(addr6, s + 1, close - 1);
+				addr6[close - 1] = 0;
+				ok = opt_parse_ipv6(addr6, v->ip6) == 0 &&
+				     opt_parse_dec(s + close + 2, &port) == 0 && port >= 1 && port <= 65535;
+			}
+			if (!ok) {
+				b = msg_value(err, errlen, d, s);
+				put(&b, "is not [ADDR]:PORT (e.g. [2001:2::1]:7)");
+				return OPT_ERROR;
+			}
+			if (!ipv6_is_host(v->ip6, true)) {
+				b = msg_value(err, errlen, d, s);
+				put(&b, "is not a unicast address (not ::, ::1 or ff00::/8)");
+				return OPT_ERROR;
+			}
+			v->v6 = true;
+			v->num = port;
+			return OPT_OK;
+		}
+		v->v6 = false;
 		if (!parse_endpoint(s, v)) {
 			b = msg_value(err, errlen, d, s);
-			put(&b, "is not ADDR:PORT (e.g. 198.18.0.1:7)");
+			put(&b, d == &opt_defs[OPT_TC_CONNECT]
+					? "is not ADDR:PORT (e.g. 198.18.0.1:7, [2001:2::1]:7)"
+					: "is not ADDR:PORT (e.g. 198.18.0.1:7)");
 			return OPT_ERROR;
 		}
 		if (!opt_ipv4_is_host(v->ip)) {

@@ -127,7 +127,8 @@ struct opt_val {
 	uint32_t ip;         /* CIDR, IPV4, ENDPOINT, LOGSINK: host order */
 	uint8_t len;         /* CIDR: prefix length 1..32, 0 when given bare */
 	uint8_t mac[SK_MAC_LEN];
-	uint8_t ip6[16];     /* CIDR6, IPV6: the address as on the wire */
+	uint8_t ip6[16];     /* CIDR6, IPV6, ENDPOINT with v6: the address as on the wire */
+	bool v6;             /* ENDPOINT: given as [ADDR]:PORT, an IPv6 address (in ip6) */
 	bool given;          /* on the command line (not only the default) */
 	bool set;            /* given or defaulted */
 };

@@ -155,6 +155,12 @@ static const struct good goods[] = {
 	{&opt_cmd_ping, "size", "0", OPT_PING_SIZE, 0, 0, 0},
 	{&opt_cmd_ping, "timeout", "3600", OPT_PING_TIMEOUT, 3600, 0, 0},
 	{&opt_cmd_tcp_client, "connect", "198.18.0.1:7", OPT_TC_CONNECT, 7, IP4(198, 18, 0, 1), 0},
+	{&opt_cmd_tcp_client, "connect", "[2001:2::1]:7007", OPT_TC_CONNECT, 7007, 0, 0},
+	{&opt_cmd_tcp_client, "ip6", "2001:2::2/64", OPT_IP6, 0, 0, 64},
+	{&opt_cmd_tcp_client, "gw6", "2001:2::1", OPT_GW6, 0, 0, 0},
+	{&opt_cmd_load, "ip6", "2001:2::9/64", OPT_IP6, 0, 0, 64},
+	{&opt_cmd_load, "ip6", "auto", OPT_IP6, 0, 0, 0},
+	{&opt_cmd_load, "gw6", "2001:2::1", OPT_GW6, 0, 0, 0},
 	{&opt_cmd_tcp_client, "send-file", "f", OPT_TC_SEND_FILE, 0, 0, 0},
 	{&opt_cmd_tcp_client, "send-random", "20M", OPT_TC_SEND_RANDOM, 20u << 20, 0, 0},
 	{&opt_cmd_tcp_client, "send-random", "0", OPT_TC_SEND_RANDOM, 0, 0, 0},
@@ -203,6 +209,14 @@ static void test_good_values(void **state)
 			assert_ptr_equal(v->str, g->value); /* points at the caller's text */
 		covered[g->id] = true;
 	}
+	/* [v6]:PORT: the address in ip6, marked v6; a v4 one is not. */
+	struct opts o6;
+	assert_string_equal(try_set(&opt_cmd_tcp_client, "connect", "[2001:2::1]:7", &o6), "");
+	const uint8_t want6[16] = {0x20, 0x01, 0, 2, [15] = 1};
+	assert_true(o6.v[OPT_TC_CONNECT].v6);
+	assert_memory_equal(o6.v[OPT_TC_CONNECT].ip6, want6, 16);
+	assert_string_equal(try_set(&opt_cmd_tcp_client, "connect", "198.18.0.1:7", &o6), "");
+	assert_false(o6.v[OPT_TC_CONNECT].v6);
 	struct opts o;
 	try_set(&opt_cmd_uk, "mac", "02:00:00:AA:bb:0c", &o);
 	static const uint8_t mac[6] = {2, 0, 0, 0xaa, 0xbb, 0x0c};
@@ -338,11 +352,24 @@ static const struct bad bads[] = {
 	{&opt_cmd_ping, "interval", "0", "interval: '0' is not a number in 1..3600000"},
 	{&opt_cmd_ping, "size", "1473", "size: '1473' is not a number in 0..1472"},
 	{&opt_cmd_ping, "timeout", "0", "timeout: '0' is not a number in 1..3600"},
-	{&opt_cmd_tcp_client, "connect", "198.18.0.1", "connect: '198.18.0.1' is not ADDR:PORT (e.g. 198.18.0.1:7)"},
-	{&opt_cmd_tcp_client, "connect", "198.18.0.1:0", "connect: '198.18.0.1:0' is not ADDR:PORT (e.g. 198.18.0.1:7)"},
-	{&opt_cmd_tcp_client, "connect", ":7", "connect: ':7' is not ADDR:PORT (e.g. 198.18.0.1:7)"},
+	{&opt_cmd_tcp_client, "connect", "198.18.0.1", "connect: '198.18.0.1' is not ADDR:PORT (e.g. 198.18.0.1:7, [2001:2::1]:7)"},
+	{&opt_cmd_tcp_client, "connect", "198.18.0.1:0", "connect: '198.18.0.1:0' is not ADDR:PORT (e.g. 198.18.0.1:7, [2001:2::1]:7)"},
+	{&opt_cmd_tcp_client, "connect", ":7", "connect: ':7' is not ADDR:PORT (e.g. 198.18.0.1:7, [2001:2::1]:7)"},
+	{&opt_cmd_tcp_client, "connect", "2001:2::1:7", "connect: '2001:2::1:7' is not ADDR:PORT (e.g. 198.18.0.1:7, [2001:2::1]:7)"},
+	{&opt_cmd_tcp_client, "connect", "[2001:2::1]", "connect: '[2001:2::1]' is not [ADDR]:PORT (e.g. [2001:2::1]:7)"},
+	{&opt_cmd_tcp_client, "connect", "[2001:2::1]:0", "connect: '[2001:2::1]:0' is not [ADDR]:PORT (e.g. [2001:2::1]:7)"},
+	{&opt_cmd_tcp_client, "connect", "[2001:2::1:7", "connect: '[2001:2::1:7' is not [ADDR]:PORT (e.g. [2001:2::1]:7)"},
+	{&opt_cmd_tcp_client, "connect", "[]:7", "connect: '[]:7' is not [ADDR]:PORT (e.g. [2001:2::1]:7)"},
+	{&opt_cmd_tcp_client, "connect", "[2001:2:::1]:7", "connect: '[2001:2:::1]:7' is not [ADDR]:PORT (e.g. [2001:2::1]:7)"},
+	{&opt_cmd_tcp_client, "connect", "[ff02::1]:7", "connect: '[ff02::1]:7' is not a unicast address (not ::, ::1 or ff00::/8)"},
+	{&opt_cmd_tcp_client, "connect", "[::]:7", "connect: '[::]:7' is not a unicast address (not ::, ::1 or ff00::/8)"},
+	{&opt_cmd_tcp_client, "ip6", "2001:2::2", "ip6: '2001:2::2' is not ADDR/LEN (e.g. 2001:2::2/64)"},
+	{&opt_cmd_load, "ip6", "fe80::1/64",
+	 "ip6: 'fe80::1/64' is not a global unicast address (not ::, ::1, ff00::/8 or fe80::/10)"},
+	{&opt_cmd_load, "gw6", "ff02::2", "gw6: 'ff02::2' is not a unicast address (not ::, ::1 or ff00::/8)"},
 	{&opt_cmd_serve, "metrics", "127.0.0.1", "metrics: '127.0.0.1' is not ADDR:PORT (e.g. 198.18.0.1:7)"},
 	{&opt_cmd_serve, "metrics", "9100", "metrics: '9100' is not ADDR:PORT (e.g. 198.18.0.1:7)"},
+	{&opt_cmd_serve, "metrics", "[::1]:9100", "metrics: '[::1]:9100' is not ADDR:PORT (e.g. 198.18.0.1:7)"},
 	{&opt_cmd_serve, "metrics", "127.0.0.1:65536",
 	 "metrics: '127.0.0.1:65536' is not ADDR:PORT (e.g. 198.18.0.1:7)"},
 	{&opt_cmd_serve, "metrics", "0.0.0.0:9100",

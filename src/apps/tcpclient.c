@@ -97,7 +97,7 @@ struct conn {
 
 struct client {
 	struct hoststack hs;
-	uint32_t dst;
+	struct sk_addr dst; /* either family; v6 needs --ip6 */
 	uint16_t dport;
 	const uint8_t *file; /* --send-file, mmap'ed (NULL: random) */
 	uint64_t total;      /* bytes per connection */
@@ -167,7 +167,7 @@ static void conn_finish(struct client *cl, struct conn *c, sk_time_ns now)
 
 static bool conn_start(struct client *cl, struct conn *c, sk_time_ns now)
 {
-	int s = tcp_connect(cl->hs.tcp, now, cl->dst, cl->dport);
+	int s = tcp_connect_addr(cl->hs.tcp, now, &cl->dst, cl->dport);
 	if (s < 0)
 		return false; /* pool or ports exhausted for now: retried next turn */
 	memset(c, 0, sizeof(*c));
@@ -313,10 +313,11 @@ static void on_tcp(void *ctx, struct runner *l, const struct tcp_event *ev, int 
 static sk_time_ns app_deadline(void *ctx)
 {
 	struct client *cl = ctx;
-	/* 0 until the first connection is started; afterwards, retry a start
+	/* 0 until the first connection is started (in 1 ms if it could not
+	 * be: no usable IPv6 source while DAD runs); afterwards, retry a start
 	 * that found no free socket soon, else only the overall timeout. */
 	if (cl->started == 0)
-		return 0;
+		return cl->retries ? plat_now() + SK_NS_PER_MS : 0;
 	if (cl->started < cl->conns && cl->started - cl->finished < cl->parallel)
 		return plat_now() + SK_NS_PER_MS;
 	return cl->deadline;
@@ -344,7 +345,13 @@ int cmd_tcp_client(int argc, char **argv)
 	hoststack_options(&cfg, &o);
 	if (!opt_given(&o, OPT_TC_CONNECT))
 		cli_usage_error("tcp-client", "connect is required (ADDR:PORT)");
-	cl.dst = o.v[OPT_TC_CONNECT].ip;
+	if (o.v[OPT_TC_CONNECT].v6) {
+		if (o.nip6 == 0 && !o.ip6_auto)
+			cli_usage_error("tcp-client", "an IPv6 connect needs --ip6");
+		cl.dst = sk_addr_v6(o.v[OPT_TC_CONNECT].ip6);
+	} else {
+		cl.dst = sk_addr_v4(o.v[OPT_TC_CONNECT].ip);
+	}
 	cl.dport = (uint16_t)opt_num(&o, OPT_TC_CONNECT);
 	const char *file = opt_str(&o, OPT_TC_SEND_FILE);
 	bool have_random = opt_given(&o, OPT_TC_SEND_RANDOM);

@@ -84,9 +84,25 @@ static inline struct loop_linux *LL(struct loop *l)
 	return (struct loop_linux *)l;
 }
 
+/* A listener on any address takes both families: one AF_INET6 socket on
+ * [::] with IPV6_V6ONLY off (IPv4 peers arrive as ::ffff:a.b.c.d, which is
+ * sk_addr's own form of an IPv4 address), whatever net.ipv6.bindv6only
+ * says.  A kernel without IPv6 gets an IPv4 socket; a given address, an
+ * IPv4 socket on it. */
 static int ll_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
 {
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = addr == 0 ? socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) : -1;
+	bool dual = fd >= 0;
+	if (dual) {
+		int zero = 0;
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0) {
+			close(fd);
+			fd = -1;
+			dual = false;
+		}
+	}
+	if (fd < 0)
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	int one = 1;
@@ -99,7 +115,10 @@ static int ll_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
 		goto fail;
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(addr)};
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
+				   .sin6_addr = IN6ADDR_ANY_INIT};
+	if (dual ? bind(fd, (struct sockaddr *)&sa6, sizeof(sa6)) < 0
+		 : bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		goto fail;
 	/* As deep as a burst: a shallow backlog resets clients (seed 000).
 	 * The kernel caps it at net.core.somaxconn. */
