@@ -31,6 +31,9 @@
 # four on 2 cores.  Server logs (with --stats) are kept, path printed, when a
 # check fails or HTTP_KEEP_LOGS=1.
 #
+# HTTP_FAMILY=6 (run-all.sh phase http6) runs every check above over IPv6
+# (2001:2::/48; see FAMILY below).
+#
 # Prints "PASS target/name" / "FAIL target/name: why" per check and ends with
 # "http: N passed, N failed"; exits non-zero if anything failed.
 set -u
@@ -56,8 +59,19 @@ if ! skt_need setup curl ab wrk h2load python3 sha256sum; then
 	exit 1
 fi
 
-SRV_IP=198.18.0.2
-URL=http://$SRV_IP/
+# HTTP_FAMILY=6: every check over IPv6 instead (issue 18): the client's
+# interface gets 2001:2::1/64, the server 2001:2::2/64 (Linux's vs0 for the
+# linux target, which listens on both families; skiff's --ip6 for the
+# others), and every client is pointed at http://[2001:2::2]/.  Only
+# 2001:2::/48, only inside this script's namespaces.  Checks print as
+# TARGET.v6/NAME.
+FAMILY=${HTTP_FAMILY:-4}
+case $FAMILY in
+4) SRV_IP=198.18.0.2 URL=http://198.18.0.2/ ;;
+6) SRV_IP=2001:2::2 URL='http://[2001:2::2]/' ;;
+*) echo "$0: HTTP_FAMILY is 4 or 6, not '$FAMILY'" >&2; exit 2 ;;
+esac
+SRV_IP4=198.18.0.2
 WORK=$(mktemp -d /tmp/skiff-http.XXXXXX)
 SRV_PID=
 TGT=         # the current target (SKT_SCOPE: checks print as TARGET/NAME)
@@ -91,7 +105,7 @@ client_sysctls() {
 setup_target() {
 	skt_cleanup_stale
 	case $TGT in
-	linux) skt_topo_veth on "$SRV_IP/24" ;;
+	linux) skt_topo_veth on "$SRV_IP4/24" ;;
 	skiff:tap) skt_topo_tap tap sk0 ;;
 	skiff:packet | skiff:xdp) skt_topo_veth off "" ;;
 	esac || return 1
@@ -101,9 +115,25 @@ setup_target() {
 		ip netns exec "$NS_S" sh -c 'echo 4096 > /proc/sys/net/core/somaxconn' 2>/dev/null
 		SERVE=(--stack linux)
 		;;
-	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SRV_IP4/24") ;;
 	esac
+	if [ "$FAMILY" = 6 ]; then
+		v6_on "$NS_C" "$IF_C" 2001:2::1/64 || return 1
+		if [ "$TGT" = linux ]; then
+			v6_on "$NS_S" "$SKT_IF_S" "$SRV_IP/64" || return 1
+		else
+			SERVE+=(--ip6 "$SRV_IP/64")
+		fi
+	fi
 	client_sysctls
+}
+
+# v6_on NS IF ADDR/LEN: IPv6 on (lib.sh turns it off), no DAD or router
+# solicitations of Linux's own, and the address, usable at once.
+v6_on() {
+	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0" "net.ipv6.conf.$2.accept_dad=0" \
+		"net.ipv6.conf.$2.router_solicitations=0" &&
+		ip -n "$1" -6 addr add "$3" dev "$2" nodad
 }
 
 # start_server NAME ARGS...: serve, wait for the listening line and for
@@ -126,6 +156,7 @@ start_server() {
 	fi
 	# A restarted skiff has a new random MAC: forget the old one.
 	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	ip -n "$NS_C" -6 neigh flush dev "$IF_C" 2>/dev/null
 	for ((i = 0; i < 50; i++)); do
 		C curl -s -o /dev/null --max-time 1 "$URL" && return 0
 		sleep 0.1
@@ -358,9 +389,13 @@ while off + 16 <= len(d):
     f = d[off + 16:off + 16 + incl]
     off += 16 + incl
     n += 1
+    l4 = None
     if len(f) >= 54 and f[12:14] == b"\x08\x00" and f[23] == 6:
-        ihl = (f[14] & 15) * 4
-        sp, dp = struct.unpack(">HH", f[14 + ihl:18 + ihl])
+        l4 = 14 + (f[14] & 15) * 4
+    elif len(f) >= 74 and f[12:14] == b"\x86\xdd" and f[20] == 6:
+        l4 = 54  # IPv6 with no extension headers: what TCP sends here
+    if l4 is not None:
+        sp, dp = struct.unpack(">HH", f[l4:l4 + 4])
         to80 += dp == 80
         from80 += sp == 80
 assert to80 and from80, "frames %d, to port 80 %d, from port 80 %d" % (n, to80, from80)
@@ -400,6 +435,7 @@ check_cli() {
 run_target() {
 	TGT=$1
 	SKT_SCOPE=$TGT
+	[ "$FAMILY" = 6 ] && SKT_SCOPE=$TGT.v6
 	local t0=$SECONDS
 	if ! setup_target; then
 		fail setup "cannot create the topology"

@@ -55,6 +55,7 @@ phase integration tests/integration.sh build/skiff $DEVS
 phase ipv6 env IPV6_UK=build/skiff-uk.elf tests/ipv6.sh build/skiff $DEVS
 phase dev-smoke make -j"$JOBS" dev-smoke
 phase http tests/http.sh build/skiff
+phase http6 env HTTP_FAMILY=6 tests/http.sh build/skiff
 phase ops tests/ops.sh build/skiff
 phase metrics tests/metrics.sh build/skiff
 phase http-diff tests/http_diff.sh build/skiff
