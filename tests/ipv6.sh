@@ -41,6 +41,18 @@
 #          gets the 41-byte hello; ab -n HTTP6_AB_N (2000) -c 8 to it with
 #          0 failed; skiff load --stack linux -k to it, 0 failed; the
 #          listening line names [2001:2::2]:80.
+#   run 8 (skiff echo, routed): path MTU from Linux's Packet Too Big.  cli
+#          (vc0 2001:2:0:1::1/64) - mid, a Linux router (vm0 2001:2:0:1::ffff,
+#          whose IPv6 MTU is PTB_MTU (1400) while its link's stays 1500, and
+#          2001:2::1 towards skiff) - skiff 2001:2::2/64 --gw6 2001:2::1.
+#          Linux sends 4 MiB to [2001:2::2]:7 from cli; skiff's 1500-byte
+#          echoes cannot pass vm0, so mid answers with Packet Too Big and
+#          the echo only comes back (same sha256) if skiff lowers the
+#          connection's MSS and resends.  Then from cli, forged Packet Too
+#          Big messages (tests/ptb6.py) for the live connection: one under
+#          1280 and one quoting a sequence number not in flight; both
+#          ignored.  Counters: tcp_pmtu_updates >= 1, icmp6.too_big_rx, mid's
+#          Icmp6OutPktTooBigs > 0, tcp_pmtu_ignored and tcp_icmp_ignored.
 # With IPV6_UK=IMAGE (run-all.sh sets build/skiff-uk.elf), the unikernel
 # too: `skiff vm --net tap:vt0 -- ip6=2001:2::2/64` answers ping -6 500 x
 # 1400 B with 0 loss once DAD has passed, and curl -g 'http://[2001:2::2]/'
@@ -452,6 +464,73 @@ run_device() {
 			fail "$DEV.load6" "$(grep -E '^skiff load' <<<"$lo" | tr '\n' ' ' | cut -c1-300)"
 		fi
 		stop_echo "$DEV.sigterm.7"
+	fi
+	teardown
+
+	# ---- run 8: path MTU from Packet Too Big, through a Linux router --------
+	ptb_run
+}
+
+PTB_MTU=${PTB_MTU:-1400}
+
+# ptb_run: run 8 (see the top).  Its own topology: tests/lib.sh's relay
+# shape with mid routing instead of bridging.
+ptb_run() {
+	local nsm out rc sk_pid sk_out sk_err i
+	if ! skt_topo_relay "$DEV"; then
+		fail "$DEV.ptb.setup" "could not build the routed topology"
+		teardown
+		return
+	fi
+	NS_L=$SKT_NS_L NS_S=$SKT_NS_S
+	nsm=$SKT_NS_M
+	local x=$SKT_RELAY_B spec=$DEV:$SKT_IF_S
+	ip -n "$nsm" link set vm0 nomaster && ip -n "$nsm" link set "$x" nomaster &&
+		ip -n "$nsm" link del br0 &&
+		ip netns exec "$nsm" sysctl -qw net.ipv6.conf.all.forwarding=1 \
+			"net.ipv6.conf.vm0.disable_ipv6=0" "net.ipv6.conf.vm0.accept_dad=0" \
+			"net.ipv6.conf.$x.disable_ipv6=0" "net.ipv6.conf.$x.accept_dad=0" \
+			"net.ipv6.conf.vm0.mtu=$PTB_MTU" &&
+		ip -n "$nsm" -6 addr add 2001:2:0:1::ffff/64 dev vm0 nodad &&
+		ip -n "$nsm" -6 addr add "$L6/64" dev "$x" nodad &&
+		in_l sysctl -qw net.ipv6.conf.vc0.disable_ipv6=0 net.ipv6.conf.vc0.accept_dad=0 \
+			net.ipv6.conf.vc0.router_solicitations=0 &&
+		in_l ip -6 addr add 2001:2:0:1::1/64 dev vc0 nodad &&
+		in_l ip -6 route add 2001:2::/64 via 2001:2:0:1::ffff dev vc0
+	if [ $? -ne 0 ]; then
+		fail "$DEV.ptb.setup" "could not configure the router namespace"
+		teardown
+		return
+	fi
+	sk_out=$WORK/$DEV-8.out sk_err=$WORK/$DEV-8.err
+	ip netns exec "$NS_S" "$BIN" echo --dev "$spec" --ip "$SKT_SKIFF_IP/$SKT_PLEN" --ip6 "$S6/64" \
+		--gw6 "$L6" --stats >"$sk_out" 2>"$sk_err" &
+	sk_pid=$!
+	SKT_PIDS+=("$sk_pid")
+	if ! wait_line "$sk_out" "^skiff: ip6 $S6 usable" 15 "$sk_pid"; then
+		fail "$DEV.ptb.start" "no 'ip6 $S6 usable' within 15 s: $(tail -n 3 "$sk_err" | tr '\n' ' ')"
+		teardown
+		return
+	fi
+	pass "$DEV.ptb.start (mid routes, vm0's IPv6 MTU $PTB_MTU)"
+	local toobig0 toobig1
+	toobig0=$(ip netns exec "$nsm" awk '$1 == "Icmp6OutPktTooBigs" {print $2}' /proc/net/snmp6)
+	# A client that keeps its connection open after the echo, so forged
+	# messages can name it: tests/ptb6.py runs the transfer itself.
+	out=$(in_l timeout 120 python3 "$here/ptb6.py" --host "$S6" --bytes $((4 << 20)) --seed 8 \
+		--iface vc0 --gw-mac "$(ip -n "$nsm" link show vm0 | awk '/link\/ether/ {print $2}')" \
+		--timeout 90 2>&1)
+	rc=$?
+	toobig1=$(ip netns exec "$nsm" awk '$1 == "Icmp6OutPktTooBigs" {print $2}' /proc/net/snmp6)
+	if [ $rc -eq 0 ] && grep -q 'MATCH' <<<"$out" && ! grep -q 'MISMATCH' <<<"$out"; then
+		pass "$DEV.ptb.echo ($out; mid sent $((toobig1 - toobig0)) Packet Too Big)"
+	else
+		fail "$DEV.ptb.echo" "rc=$rc: $(tail -n 2 <<<"$out" | tr '\n' ' ' | cut -c1-300)"
+	fi
+	SK_PID=$sk_pid SK_OUT=$sk_out SK_ERR=$sk_err
+	if stop_echo "$DEV.ptb.sigterm"; then
+		want "$DEV.ptb.counters" "${ST[tcp_pmtu_updates]:-0} >= 1 && ${ST[icmp6.too_big_rx]:-0} >= 1 && $toobig1 > $toobig0 && ${ST[tcp_pmtu_ignored]:-0} >= 1 && ${ST[tcp_icmp_ignored]:-0} >= 1" \
+			"tcp_pmtu_updates=${ST[tcp_pmtu_updates]:-?} icmp6.too_big_rx=${ST[icmp6.too_big_rx]:-?} mid Icmp6OutPktTooBigs +$((toobig1 - toobig0)) tcp_pmtu_ignored=${ST[tcp_pmtu_ignored]:-?} tcp_icmp_ignored=${ST[tcp_icmp_ignored]:-?} tcp_retransmits=${ST[tcp_retransmits]:-?}"
 	fi
 	teardown
 }
