@@ -112,7 +112,8 @@ struct client {
 	char hex_sent[65], hex_recv[65]; /* of the last connection */
 	bool hashes_differ;  /* some connection's hashes differed from the first's */
 	char first_err[128];
-	uint64_t retries;    /* connect attempts that failed at once (pool, ports) */
+	uint64_t retries;    /* connect attempts that failed at once (pool, ports, no v6 source yet) */
+	sk_time_ns retry_at; /* after a failed start: when to try again */
 };
 
 static volatile sig_atomic_t client_stop;
@@ -208,6 +209,7 @@ static void start_more(struct client *cl, sk_time_ns now)
 			continue;
 		if (!conn_start(cl, c, now)) {
 			cl->retries++;
+			cl->retry_at = now + SK_NS_PER_MS;
 			return;
 		}
 	}
@@ -317,7 +319,7 @@ static sk_time_ns app_deadline(void *ctx)
 	 * be: no usable IPv6 source while DAD runs); afterwards, retry a start
 	 * that found no free socket soon, else only the overall timeout. */
 	if (cl->started == 0)
-		return cl->retries ? plat_now() + SK_NS_PER_MS : 0;
+		return cl->retries ? cl->retry_at : 0; /* fixed: the runner compares it with its now */
 	if (cl->started < cl->conns && cl->started - cl->finished < cl->parallel)
 		return plat_now() + SK_NS_PER_MS;
 	return cl->deadline;
