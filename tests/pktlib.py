@@ -160,7 +160,8 @@ class Barrier:
     and the flood goes on."""
 
     def __init__(self, dst: str, port: int = 7, timeout: float = 1.0):
-        self.s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+        self.s = socket.socket(fam, socket.SOCK_DGRAM)
         self.s.connect((dst, port))
         self.s.settimeout(timeout)
         self.timeout = timeout

@@ -69,6 +69,7 @@ phase linux-guest make linux-guest-test
 phase switch tests/switch.sh build/skiff
 phase load tests/load.sh build/skiff
 phase tcp tests/tcp.sh build/skiff $DEVS
+phase tcp6 env TCP_FAMILY=6 tests/tcp.sh build/skiff $DEVS
 # Applications on http/app.h (examples/, built by `make all`): kv, echo,
 # hello on the kernel's sockets, on skiff's stack over each device, and as
 # unikernel images under skiff vm.

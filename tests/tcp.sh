@@ -47,6 +47,14 @@
 #                     after; tcp_cookies_sent and _validated > 0
 #   sigterm           skiff exits 0 with its counters
 #
+# TCP_FAMILY=6 (run-all.sh phase tcp6): every check above over IPv6, on the
+# same topology and relay (tcp_impair.py relays frames, whatever they
+# carry): Linux's vc0 also has 2001:2::1/64, skiff --ip6 2001:2::2/64 --gw6
+# 2001:2::1 (its SYN-ACKs to the flood's spoofed 2001:2:0:ff::/64 sources go
+# to Linux, which drops them); the clients, servers, captures and floods
+# use the IPv6 addresses.  Only 2001:2::/48, only in these namespaces.
+# Checks print as DEV.v6.NAME.
+#
 # Sizes: full sizes (100 MiB clean, 20 MiB per impairment, 20,000 cycles) on
 # the first device given (default tap); smaller ones on the others
 # (TCP_SMALL_* below), so the whole script stays within ~5 minutes on a
@@ -72,6 +80,8 @@ SMALL_CYCLES=${TCP_SMALL_CYCLES:-4000}
 RST_COUNT=${TCP_RST_COUNT:-1000000}
 SYN_COUNT=${TCP_SYN_COUNT:-100000}
 SERVER_PORT=7007
+FAMILY=${TCP_FAMILY:-4}
+case $FAMILY in 4 | 6) ;; *) echo "$0: TCP_FAMILY is 4 or 6, not '$FAMILY'" >&2; exit 2 ;; esac
 
 usage() { echo "usage: $0 path/to/skiff [tap|packet|xdp ...]" >&2; exit 2; }
 
@@ -103,17 +113,37 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 skt_cleanup_stale
 
-DEV='' NS_C='' NS_S='' SPEC='' SK_PID='' SK_OUT='' SK_ERR='' SK_MAC=''
+DEV='' N='' NS_C='' NS_S='' SPEC='' SK_PID='' SK_OUT='' SK_ERR='' SK_MAC=''
 declare -A ST=()
 # Only for foreground commands: "in_c cmd &" would background a subshell,
 # and its pid is not the command's (skt_stop_pid would miss the command).
 in_c() { ip netns exec "$NS_C" "$@"; }
 in_s() { ip netns exec "$NS_S" "$@"; }
 
+# The addresses the checks use: skiff's (SH), Linux's (LH), and how
+# tcpdump names the family (IPW); skiff's extra stack arguments (V6ARGS);
+# how tcp-client names Linux's echo server (CONNECT).
+SH=$SKT_SKIFF_IP LH=$SKT_LINUX_IP IPW=IP V6ARGS=() CONNECT=$SKT_LINUX_IP:$SERVER_PORT
+if [ "$FAMILY" = 6 ]; then
+	SH=2001:2::2 LH=2001:2::1 IPW=IP6 CONNECT="[2001:2::1]:$SERVER_PORT"
+	V6ARGS=(--ip6 2001:2::2/64 --gw6 2001:2::1)
+fi
+
 setup() {
 	skt_topo_relay "$DEV"
 	local rc=$?
 	NS_C=$SKT_NS_L NS_S=$SKT_NS_S SPEC=$DEV:$SKT_IF_S
+	if [ $rc -eq 0 ] && [ "$FAMILY" = 6 ]; then
+		# IPv6 on Linux's end only (lib.sh turns it off everywhere): no DAD
+		# or router solicitations of its own, the address usable at once.
+		in_c sysctl -qw net.ipv6.conf.vc0.disable_ipv6=0 net.ipv6.conf.vc0.accept_dad=0 \
+			net.ipv6.conf.vc0.router_solicitations=0 &&
+			in_c ip -6 addr add "$LH/64" dev vc0 nodad &&
+			# Neighbour discovery is multicast: the clean wire floods it
+			# rather than trusting what br0 learned from MLD.
+			ip -n "$SKT_NS_M" link set br0 type bridge mcast_snooping 0
+		rc=$?
+	fi
 	return $rc
 }
 
@@ -132,30 +162,42 @@ impair() {
 	esac
 	# shellcheck disable=SC2086  # split the options on purpose
 	skt_relay_start "$WORK/$DEV-relay-$cond.out" $args && return 0
-	fail "$DEV.relay.$cond" "impairing relay did not start: $(tail -n 2 "$WORK/$DEV-relay-$cond.out")"
+	fail "$N.relay.$cond" "impairing relay did not start: $(tail -n 2 "$WORK/$DEV-relay-$cond.out")"
 	return 1
 }
 
 start_echo() {
 	SK_OUT=$WORK/$DEV-echo.out
 	SK_ERR=$WORK/$DEV-echo.err
-	ip netns exec "$NS_S" "$BIN" echo --dev "$SPEC" --ip "$SKT_SKIFF_IP/24" --gw "$SKT_LINUX_IP" --stats \
-		>"$SK_OUT" 2>"$SK_ERR" &
+	ip netns exec "$NS_S" "$BIN" echo --dev "$SPEC" --ip "$SKT_SKIFF_IP/24" --gw "$SKT_LINUX_IP" \
+		"${V6ARGS[@]}" --stats >"$SK_OUT" 2>"$SK_ERR" &
 	SK_PID=$!
 	SKT_PIDS+=("$SK_PID")
 	if ! skt_wait_ready "$SK_OUT" "$SK_PID" 15; then
-		fail "$DEV.start" "skiff echo not ready: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
+		fail "$N.start" "skiff echo not ready: $(tail -n 3 "$SK_ERR" | tr '\n' ' ')"
 		return 1
+	fi
+	if [ "$FAMILY" = 6 ]; then
+		local i
+		for ((i = 0; i < 100; i++)); do
+			grep -q "^skiff: ip6 $SH usable" "$SK_OUT" && break
+			sleep 0.05
+		done
+		if ! grep -q "^skiff: ip6 $SH usable" "$SK_OUT"; then
+			fail "$N.start" "no 'skiff: ip6 $SH usable' within 5 s: $(tr '\n' ' ' <"$SK_OUT" | cut -c1-200)"
+			return 1
+		fi
 	fi
 	SK_MAC=$(skt_ready_mac "$SK_OUT")
 	in_c ip neigh flush dev vc0 2>/dev/null
-	# skiff's MAC, for the frames the floods craft (and ARP warm-up).
-	in_c ping -n -c 1 -W 2 "$SKT_SKIFF_IP" >/dev/null 2>&1
+	in_c ip -6 neigh flush dev vc0 2>/dev/null
+	# skiff's MAC, for the frames the floods craft (and ARP / ND warm-up).
+	in_c ping -n -c 1 -W 2 "$SH" >/dev/null 2>&1
 	return 0
 }
 
 # stop_echo: SIGTERM, expect exit 0 and counters into ST.
-stop_echo() { skt_stop_counters "$DEV.sigterm" "$SK_PID" "$SK_OUT" "$SK_ERR"; }
+stop_echo() { skt_stop_counters "$N.sigterm" "$SK_PID" "$SK_OUT" "$SK_ERR"; }
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
@@ -163,7 +205,7 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 echo_check() {
 	local name=$1 bytes=$2 seed=$3 out rc secs
 	secs=$((bytes / MIB / 2 + 60))
-	out=$(in_c timeout $((secs + 10)) python3 "$here/tcp_echo.py" client --host "$SKT_SKIFF_IP" \
+	out=$(in_c timeout $((secs + 10)) python3 "$here/tcp_echo.py" client --host "$SH" \
 		--bytes "$bytes" --seed "$seed" --timeout "$secs" 2>&1)
 	rc=$?
 	echo "$name: $out" >>"$WORK/$DEV-echo.log"
@@ -179,7 +221,7 @@ client_check() {
 	local name=$1 bytes=$2 out rc secs
 	secs=$((bytes / MIB / 2 + 60))
 	out=$(in_s timeout $((secs + 10)) "$BIN" tcp-client --dev "$SPEC" --ip "$SKT_SKIFF_IP/24" \
-		--gw "$SKT_LINUX_IP" --connect "$SKT_LINUX_IP:$SERVER_PORT" --send-random "$bytes" \
+		--gw "$SKT_LINUX_IP" "${V6ARGS[@]}" --connect "$CONNECT" --send-random "$bytes" \
 		--expect-echo --timeout "$secs" --stats 2>&1)
 	rc=$?
 	printf '%s\n%s\n' "== $name" "$out" >>"$WORK/$DEV-client.log"
@@ -211,7 +253,7 @@ options_check() {
 	ip netns exec "$NS_C" timeout 60 tcpdump -i vc0 -n -s 128 -c 40000 -w "$cap" "tcp port 7" >/dev/null 2>&1 &
 	td_pid=$!
 	sleep 0.5
-	ip netns exec "$NS_C" timeout 60 python3 "$here/tcp_echo.py" client --host "$SKT_SKIFF_IP" --bytes $((4 * MIB)) \
+	ip netns exec "$NS_C" timeout 60 python3 "$here/tcp_echo.py" client --host "$SH" --bytes $((4 * MIB)) \
 		--seed 9 --timeout 50 >"$WORK/$DEV-opts-client.out" 2>&1 &
 	cl_pid=$!
 	local sack0 sack1
@@ -230,15 +272,15 @@ options_check() {
 	wait "$td_pid" 2>/dev/null
 	local dump synack skiff_sack linux_sack skiff_ts ss_line ws maxwin why=""
 	dump=$(tcpdump -n -r "$cap" 2>/dev/null)
-	synack=$(grep -m1 "$SKT_SKIFF_IP.7 > .*Flags \[S\.\]" <<<"$dump")
-	skiff_sack=$(grep -c "^[0-9:.]* IP $SKT_SKIFF_IP.7 > .*sack [0-9]" <<<"$dump")
-	linux_sack=$(grep -c "^[0-9:.]* IP $SKT_LINUX_IP.[0-9]* > $SKT_SKIFF_IP.7: .*sack [0-9]" <<<"$dump")
-	skiff_ts=$(grep -c "^[0-9:.]* IP $SKT_SKIFF_IP.7 > .*TS val" <<<"$dump")
+	synack=$(grep -m1 " $SH.7 > .*Flags \[S\.\]" <<<"$dump")
+	skiff_sack=$(grep -c "^[0-9:.]* $IPW $SH.7 > .*sack [0-9]" <<<"$dump")
+	linux_sack=$(grep -c "^[0-9:.]* $IPW $LH.[0-9]* > $SH.7: .*sack [0-9]" <<<"$dump")
+	skiff_ts=$(grep -c "^[0-9:.]* $IPW $SH.7 > .*TS val" <<<"$dump")
 	ss_line=$(grep -m1 'wscale' "$ssout")
 	# Scaling in use: skiff's raw window field times 2^wscale (from its
 	# SYN-ACK) exceeds what an unscaled window could say.
 	ws=$(sed -n 's/.*wscale \([0-9]*\).*/\1/p' <<<"$synack")
-	maxwin=$(grep "^[0-9:.]* IP $SKT_SKIFF_IP.7 > " <<<"$dump" | grep -v 'Flags \[S' |
+	maxwin=$(grep "^[0-9:.]* $IPW $SH.7 > " <<<"$dump" | grep -v 'Flags \[S' |
 		sed -n 's/.* win \([0-9]*\).*/\1/p' | sort -n | tail -n 1)
 	maxwin=$(( ${maxwin:-0} << ${ws:-0} ))
 	[ $crc -eq 0 ] || why+=" transfer failed ($(cat "$WORK/$DEV-opts-client.out"));"
@@ -274,11 +316,11 @@ cycles_check() {
 	local name=$1 count=$2 warm=2500 out1 out2 rc1 rc2 r0 r1 r2
 	[ "$count" -gt $((warm + 1000)) ] || warm=$((count / 2))
 	r0=$(rss_kb "$SK_PID")
-	out1=$(in_c timeout 200 python3 "$here/tcp_echo.py" cycles --host "$SKT_SKIFF_IP" --count "$warm" \
+	out1=$(in_c timeout 200 python3 "$here/tcp_echo.py" cycles --host "$SH" --count "$warm" \
 		--timeout 180 2>&1)
 	rc1=$?
 	r1=$(rss_kb "$SK_PID")
-	out2=$(in_c timeout 200 python3 "$here/tcp_echo.py" cycles --host "$SKT_SKIFF_IP" \
+	out2=$(in_c timeout 200 python3 "$here/tcp_echo.py" cycles --host "$SH" \
 		--count $((count - warm)) --timeout 180 2>&1)
 	rc2=$?
 	r2=$(rss_kb "$SK_PID")
@@ -294,7 +336,7 @@ cycles_check() {
 client_cycles_check() {
 	local name=$1 count=$2 out rc line reuse recycled
 	out=$(in_s timeout 200 "$BIN" tcp-client --dev "$SPEC" --ip "$SKT_SKIFF_IP/24" \
-		--gw "$SKT_LINUX_IP" --connect "$SKT_LINUX_IP:$SERVER_PORT" --send-random 100 \
+		--gw "$SKT_LINUX_IP" "${V6ARGS[@]}" --connect "$CONNECT" --send-random 100 \
 		--expect-echo --conns "$count" --sequential --timeout 180 --stats 2>&1)
 	rc=$?
 	line=$(grep -m1 '^skiff tcp-client:' <<<"$out")
@@ -311,7 +353,7 @@ client_cycles_check() {
 
 flood_check() {
 	local name=$1 mode=$2 count=$3 out rc
-	out=$(in_c timeout 300 python3 "$here/tcp_flood.py" "$mode" --iface vc0 --dst "$SKT_SKIFF_IP" \
+	out=$(in_c timeout 300 python3 "$here/tcp_flood.py" "$mode" --iface vc0 --dst "$SH" \
 		--dst-mac "$SK_MAC" --count "$count" --deadline 240 2>&1)
 	rc=$?
 	if ! kill -0 "$SK_PID" 2>/dev/null; then
@@ -324,7 +366,8 @@ flood_check() {
 }
 
 run_device() {
-	DEV=$1
+	DEV=$1 N=$1
+	[ "$FAMILY" = 6 ] && N=$1.v6
 	local full=$2 clean impaired cycles cond
 	if [ "$full" = 1 ]; then
 		clean=$FULL_CLEAN impaired=$FULL_IMPAIRED cycles=$FULL_CYCLES
@@ -333,55 +376,55 @@ run_device() {
 	fi
 	echo "== $DEV (clean $((clean / MIB)) MiB, impaired $((impaired / MIB)) MiB, $cycles cycles)"
 	if ! setup; then
-		fail "$DEV.setup" "could not build the topology"
+		fail "$N.setup" "could not build the topology"
 		skt_cleanup
 		return
 	fi
 	# ---- skiff as the server ---------------------------------------------
 	if start_echo; then
-		echo_check "$DEV.echo.clean" "$clean" 1
+		echo_check "$N.echo.clean" "$clean" 1
 		for cond in loss reorder corrupt; do
 			impair "$cond" || continue
-			echo_check "$DEV.echo.$cond" "$impaired" 2
-			if [ "$cond" = loss ]; then options_check "$DEV.options"; fi
+			echo_check "$N.echo.$cond" "$impaired" 2
+			if [ "$cond" = loss ]; then options_check "$N.options"; fi
 			impair clean
 			echo "   $(tail -n 1 "$WORK/$DEV-relay-$cond.out")"
 		done
-		cycles_check "$DEV.cycles" "$cycles"
-		flood_check "$DEV.blind_rst" rst "$RST_COUNT"
-		flood_check "$DEV.syn_flood" syn "$SYN_COUNT"
+		cycles_check "$N.cycles" "$cycles"
+		flood_check "$N.blind_rst" rst "$RST_COUNT"
+		flood_check "$N.syn_flood" syn "$SYN_COUNT"
 		if stop_echo; then
 			local bad="" c
 			for c in tcp_cookies_sent tcp_cookies_validated; do
 				[ "${ST[$c]:-0}" -gt 0 ] || bad+=" $c=${ST[$c]:-missing}"
 			done
 			if [ -z "$bad" ]; then
-				pass "$DEV.syn_cookies (cookies_sent=${ST[tcp_cookies_sent]} validated=${ST[tcp_cookies_validated]} failed=${ST[tcp_cookies_failed]:-?})"
+				pass "$N.syn_cookies (cookies_sent=${ST[tcp_cookies_sent]} validated=${ST[tcp_cookies_validated]} failed=${ST[tcp_cookies_failed]:-?})"
 			else
-				fail "$DEV.syn_cookies" "want > 0:$bad"
+				fail "$N.syn_cookies" "want > 0:$bad"
 			fi
 			local ch=$((${ST[tcp_challenge_acks]:-0} + ${ST[tcp_challenge_acks_limited]:-0} + ${ST[tcp_rst_ignored]:-0}))
 			if [ "${ST[tcp_conn_reset]:-0}" -eq 0 ] && [ "$ch" -gt 0 ]; then
-				pass "$DEV.rst_counters (conn_reset=0 rst_in=${ST[tcp_rst_in]:-?} rst_ignored=${ST[tcp_rst_ignored]:-?} challenge_acks=${ST[tcp_challenge_acks]:-?} limited=${ST[tcp_challenge_acks_limited]:-?} drop_out_of_window=${ST[tcp_drop_out_of_window]:-?})"
+				pass "$N.rst_counters (conn_reset=0 rst_in=${ST[tcp_rst_in]:-?} rst_ignored=${ST[tcp_rst_ignored]:-?} challenge_acks=${ST[tcp_challenge_acks]:-?} limited=${ST[tcp_challenge_acks_limited]:-?} drop_out_of_window=${ST[tcp_drop_out_of_window]:-?})"
 			else
-				fail "$DEV.rst_counters" "conn_reset=${ST[tcp_conn_reset]:-?} (want 0), challenge/ignored=$ch (want > 0)"
+				fail "$N.rst_counters" "conn_reset=${ST[tcp_conn_reset]:-?} (want 0), challenge/ignored=$ch (want > 0)"
 			fi
 			echo "   counters: $(for c in seg_in seg_out retransmits fast_retransmits sack_retransmits rto_fires drop_parse_csum ooo_segments passive_opens tw_reuse; do printf '%s=%s ' "$c" "${ST[tcp_$c]:-?}"; done)"
 		fi
 	fi
 	# ---- skiff as the client ---------------------------------------------
-	ip netns exec "$NS_C" python3 "$here/tcp_echo.py" server --host "$SKT_LINUX_IP" --port "$SERVER_PORT" \
+	ip netns exec "$NS_C" python3 "$here/tcp_echo.py" server --host "$LH" --port "$SERVER_PORT" \
 		--timeout 120 >"$WORK/$DEV-server.out" 2>&1 &
 	SERVER_PID=$!
 	sleep 0.5
-	client_check "$DEV.client.clean" "$clean"
+	client_check "$N.client.clean" "$clean"
 	for cond in loss reorder corrupt; do
 		impair "$cond" || continue
-		client_check "$DEV.client.$cond" "$impaired"
+		client_check "$N.client.$cond" "$impaired"
 		impair clean
 		echo "   $(tail -n 1 "$WORK/$DEV-relay-$cond.out")"
 	done
-	client_cycles_check "$DEV.client.cycles" "$cycles"
+	client_cycles_check "$N.client.cycles" "$cycles"
 	skt_stop_pid "$SERVER_PID"
 	SERVER_PID=
 	skt_cleanup

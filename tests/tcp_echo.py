@@ -86,7 +86,7 @@ def client(a) -> int:
 
 
 def server(a) -> int:
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     set_cc(ls, a.cc)
     ls.bind((a.host, a.port))

@@ -12,6 +12,11 @@ real connection as the witness that service goes on.
        thread keeps opening real connections that must echo; then a few
        more real connections after the flood.
 
+An IPv6 --dst (issue 18) makes both over IPv6: the RSTs carry the
+connection's v6 4-tuple, and the spoofed SYNs come from random addresses
+in 2001:2:0:ff::/64 (off skiff's link: its SYN-ACKs go to its --gw6, the
+Linux peer, which does not forward them; no neighbour solicitation storm).
+
 Frames are paced by pktlib.Barrier (a UDP echo round trip to skiff every
 --every frames), so no device ring overflows.  Prints one result line;
 exits 0 when the witness connections all worked."""
@@ -27,6 +32,24 @@ import pktlib
 
 NET = 0xC6120000  # 198.18.0.0/15
 NET_SIZE = 1 << 17
+NET6 = bytes.fromhex("20010002000000ff")  # 2001:2:0:ff::/64, inside 2001:2::/48
+
+
+def is6(addr: str) -> bool:
+    return ":" in addr
+
+
+def l3(src: bytes, dst: bytes, seg_len: int, ident: int = 0):
+    """(ethertype, IP header, pseudo header) for a TCP segment of seg_len."""
+    if len(src) == 16:
+        return (pktlib.ETH_P_IPV6, pktlib.ipv6_header(src, dst, 6, seg_len),
+                src + dst + struct.pack("!IxxxB", seg_len, 6))
+    return (pktlib.ETH_P_IP, pktlib.ipv4_header(src, dst, 6, seg_len, ident=ident),
+            pktlib.pseudo(src, dst, 6, seg_len))
+
+
+def addr_bytes(text: str) -> bytes:
+    return pktlib.ip6_bytes(text) if is6(text) else pktlib.ip_bytes(text)
 
 
 def fold(s: int) -> int:
@@ -82,16 +105,16 @@ def rst_mode(a) -> int:
     if not echo_once(conn, 1000):
         print("rst: the connection did not echo before the flood")
         return 1
-    src_ip, sport = conn.getsockname()
-    src, dst = pktlib.ip_bytes(src_ip), pktlib.ip_bytes(a.dst)
+    src_ip, sport = conn.getsockname()[:2]
+    src, dst = addr_bytes(src_ip), addr_bytes(a.dst)
     smac, dmac = pktlib.iface_mac(a.iface), pktlib.mac_bytes(a.dst_mac)
-    ip = pktlib.ipv4_header(src, dst, 6, 20)
+    etype, ip, ps = l3(src, dst, 20)
     # TCP header with seq = 0 and checksum 0; the checksum of each frame is
     # this partial sum plus the two 16-bit halves of its sequence number.
     head = struct.pack("!HH", sport, a.port)
     tail = struct.pack("!IBBH", 0, 5 << 4, 0x04, 0)  # ack 0, doff 5, RST, win 0
-    base = words_sum(pktlib.pseudo(src, dst, 6, 20)) + words_sum(head + tail)
-    prefix = pktlib.eth(dmac, smac, pktlib.ETH_P_IP, ip + head)
+    base = words_sum(ps) + words_sum(head + tail)
+    prefix = pktlib.eth(dmac, smac, etype, ip + head)
     rng = random.Random(a.seed)
 
     def chunks():
@@ -126,9 +149,12 @@ def rst_mode(a) -> int:
 
 def syn_mode(a) -> int:
     smac, dmac = pktlib.iface_mac(a.iface), pktlib.mac_bytes(a.dst_mac)
-    dst = pktlib.ip_bytes(a.dst)
-    ex_net = struct.unpack("!I", pktlib.ip_bytes(a.exclude_net.split("/")[0]))[0]
-    ex_mask = (0xFFFFFFFF << (32 - int(a.exclude_net.split("/")[1]))) & 0xFFFFFFFF
+    v6 = is6(a.dst)
+    dst = addr_bytes(a.dst)
+    ex_net = ex_mask = 0
+    if not v6:
+        ex_net = struct.unpack("!I", pktlib.ip_bytes(a.exclude_net.split("/")[0]))[0]
+        ex_mask = (0xFFFFFFFF << (32 - int(a.exclude_net.split("/")[1]))) & 0xFFFFFFFF
     rng = random.Random(a.seed)
     # MSS 1460, SACK permitted, timestamps, window scale 7: what Linux sends,
     # so a cookie must encode all of them.
@@ -142,18 +168,21 @@ def syn_mode(a) -> int:
             n = min(a.every, left)
             out = []
             for _ in range(n):
-                while True:
-                    ipn = NET + rng.randrange(NET_SIZE)
-                    if (ipn & ex_mask) != ex_net:
-                        break
-                src = struct.pack("!I", ipn)
+                if v6:
+                    src = NET6 + struct.pack("!Q", rng.getrandbits(64) | 1)
+                else:
+                    while True:
+                        ipn = NET + rng.randrange(NET_SIZE)
+                        if (ipn & ex_mask) != ex_net:
+                            break
+                    src = struct.pack("!I", ipn)
                 o = opts(rng.getrandbits(32))
-                seg = pktlib.tcp(src, dst, rng.randrange(1024, 65536), a.port,
-                                 seq=rng.getrandbits(32), flags=0x02, doff=5 + len(o) // 4,
-                                 options=o)
-                out.append(pktlib.eth(dmac, smac, pktlib.ETH_P_IP,
-                                      pktlib.ipv4_header(src, dst, 6, len(seg),
-                                                         ident=rng.getrandbits(16)) + seg))
+                sport, seq = rng.randrange(1024, 65536), rng.getrandbits(32)
+                etype, ip, ps = l3(src, dst, 20 + len(o), rng.getrandbits(16))
+                seg = struct.pack("!HHIIBBHHH", sport, a.port, seq, 0, (5 + len(o) // 4) << 4,
+                                  0x02, 65535, 0, 0) + o
+                seg = seg[:16] + struct.pack("!H", pktlib.csum(ps + seg)) + seg[18:]
+                out.append(pktlib.eth(dmac, smac, etype, ip + seg))
             left -= n
             yield out
 
@@ -197,7 +226,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["rst", "syn"])
     ap.add_argument("--iface", required=True)
-    ap.add_argument("--dst", required=True)
+    ap.add_argument("--dst", required=True, help="skiff's address, IPv4 or IPv6")
     ap.add_argument("--dst-mac", required=True)
     ap.add_argument("--port", type=int, default=7)
     ap.add_argument("--count", type=int, default=1000000)
