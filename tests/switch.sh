@@ -365,6 +365,63 @@ test_two_hosts() {
 	stop "$SW"
 }
 
+# (e6) The same two hosts over IPv6 (issue 18): neighbour discovery and DAD
+# through the switch's multicast flooding, then `skiff ping -6` 20 x 1400 B
+# from B to A, 20 MiB of TCP echo over IPv6 (tcp-client --connect
+# [2001:2:0:5::1]:7 --expect-echo), and HTTP over IPv6 with skiff's stack on
+# both ends (serve --ip6, load http://[2001:2:0:5::1]/ --ip6, keep-alive and
+# close), 0 failed.  2001:2::/48 addresses, only inside the switch's memory.
+test_two_hosts6() {
+	local n=$ID-g a6=2001:2:0:5::1 b6=2001:2:0:5::2 line sent recv rc
+	local b=(--ip 198.18.5.2/24 --ip6 $b6/64)
+	start_switch "$n" g.sw --ports 4 || { fail two_hosts6 "switch did not start"; return; }
+	bg g.A "$SKIFF" echo --dev "switch:$n/0" --ip 198.18.5.1/24 --ip6 $a6/64 --stats
+	local a=$BG
+	if ! wait_for g.A "^skiff: ip6 $a6 usable" 10; then
+		fail two_hosts6.ping6 "echo host A never had $a6 usable"
+		stop "$a"; stop "$SW"
+		return
+	fi
+	timeout 60 "$SKIFF" ping -6 --dev "switch:$n/1" "${b[@]}" -c 20 -i 5 -s 1400 -W 2 $a6 \
+		>"$TMP/g.ping" 2>&1
+	rc=$?
+	echo "  $(grep -m1 transmitted "$TMP/g.ping" || tail -n 1 "$TMP/g.ping")"
+	if [ $rc -eq 0 ] && grep -q '^20 transmitted, 20 received, 0% loss' "$TMP/g.ping"; then
+		pass two_hosts6.ping6
+	else
+		fail two_hosts6.ping6 "exit $rc: $(tail -n 2 "$TMP/g.ping" | tr '\n' ' ')"
+	fi
+	timeout 120 "$SKIFF" tcp-client --dev "switch:$n/1" "${b[@]}" --connect "[$a6]:7" \
+		--send-random 20M --expect-echo --timeout 100 >"$TMP/g.cli" 2>&1
+	rc=$?
+	line=$(grep -m1 '^skiff tcp-client:' "$TMP/g.cli")
+	sent=$(sed -nE 's/.*sha256_sent=([0-9a-f]+).*/\1/p' <<<"$line")
+	recv=$(sed -nE 's/.*sha256_received=([0-9a-f]+).*/\1/p' <<<"$line")
+	echo "  ${line:-no result line: $(tail -n 2 "$TMP/g.cli" | tr '\n' ' ')}"
+	if [ $rc -ne 0 ] || [ -z "$sent" ] || [ "$sent" != "$recv" ] ||
+		! grep -q "received=$((20 * 1024 * 1024)) " <<<"$line"; then
+		fail two_hosts6.tcp6_20MiB "exit $rc, hashes ${sent:-?} / ${recv:-?}"
+	else
+		pass two_hosts6.tcp6_20MiB
+	fi
+	stop "$a"
+	bg g.srv "$SKIFF" serve --stack skiff --dev "switch:$n/0" --ip 198.18.5.1/24 --ip6 $a6/64 --port 80
+	local srv=$BG
+	if ! wait_for g.srv "^skiff: ip6 $a6 usable" 10; then
+		fail two_hosts6.http6 "server never had $a6 usable"
+	elif timeout 60 "$SKIFF" load "http://[$a6]/" -c 8 -n 20000 -k --timeout 10 \
+		--dev "switch:$n/1" "${b[@]}" >"$TMP/g.load" 2>&1 &&
+		timeout 60 "$SKIFF" load "http://[$a6]/" -c 8 -n 2000 --timeout 10 \
+			--dev "switch:$n/1" "${b[@]}" >>"$TMP/g.load" 2>&1 &&
+		[ "$(grep -c 'summary requests=[0-9]* ok=[0-9]* failed=0 ' "$TMP/g.load")" = 2 ]; then
+		pass "two_hosts6.http6 (keep-alive and close, 0 failed: $(grep -o 'rps=[0-9.]*' "$TMP/g.load" | tr '\n' ' '))"
+	else
+		fail two_hosts6.http6 "$(grep -E '^skiff load' "$TMP/g.load" | head -n 3 | tr '\n' ' ')"
+	fi
+	stop "$srv"
+	stop "$SW"
+}
+
 # Nothing left behind: the switches' abstract sockets are gone, and
 # attaching to a switch that is not running says so.
 test_cleanup() {
@@ -386,5 +443,6 @@ test_stopped_reader
 test_killed_port
 test_ping
 test_two_hosts
+test_two_hosts6
 test_cleanup
 summary
