@@ -22,6 +22,7 @@
 #                     2048 instead of ECDSA P-256.
 # Knobs: BENCH_REPS BENCH_DURATION BENCH_N BENCH_SERVERS BENCH_LOADS
 # BENCH_PASSES BENCH_OUT BENCH_SERVER_CPU BENCH_CLIENT_CPU BENCH_OFFLOADS
+# BENCH_V6_LOADS BENCH_V6_PASSES (the -v6 rows)
 # (see bench/http/bench.py).  Needs root.
 #   make bench-app    examples/kv (http/app.h): GET and PUT of a 1 KiB value,
 #                     keep-alive and close, on --stack linux against skiff on

@@ -63,6 +63,16 @@ access log is off everywhere else, as in seed 002's nginx.  A -log server
 runs only the loads in BENCH_LOG_LOADS (default ab-k-c64) and the bodies in
 BENCH_LOG_PASSES (default 41): the default run's skiff-packet-log row is
 the access log's cost, beside skiff-packet's.
+Any server's name may end in "-v6" last (skiff-packet-v6, nginx-v6,
+linux-app-log-v6): the same server over IPv6 (issue 18): the client's end
+gets 2001:2::1/64, the server 2001:2::2/64 (Linux's vs0 for nginx, which
+also listens on [::]:80, and linux-app, which then binds no --ip and
+listens on both families; skiff's --ip6), no DAD on Linux's side, and the
+loads go to http://[2001:2::2]/ — only 2001:2::/48, only in these
+namespaces.  A v6 server runs only BENCH_V6_LOADS (default "ab-k-c8 ab-c16",
+keep-alive and a connection per request) on bodies BENCH_V6_PASSES
+(default "41"), and the table gains SERVER-v6/v4 ratios beside it.  The
+default servers include linux-app-v6 and skiff-packet-v6.
 """
 import csv
 import datetime
@@ -82,6 +92,8 @@ HELLO = b"Hello, world! This is skiff serving you.\n"
 assert len(HELLO) == 41
 SRV_IP = "198.18.0.2"
 CLI_IP = "198.18.0.1"
+SRV_IP6 = "2001:2::2"
+CLI_IP6 = "2001:2::1"
 PREFIX = "skb"
 HZ = os.sysconf("SC_CLK_TCK")
 
@@ -99,19 +111,31 @@ REPS = int(env("BENCH_REPS", "3"))
 DURATION = float(env("BENCH_DURATION", "2"))
 NMAX = int(env("BENCH_N", "2000000"))
 # The default run ends with skiff-packet-log: the access log's cost, on the
-# one load and body that show it (LOG_LOADS, LOG_PASSES), beside skiff-packet.
-SERVERS = env("BENCH_SERVERS", " ".join(ALL_SERVERS + ["skiff-packet-log"])).split()
+# one load and body that show it (LOG_LOADS, LOG_PASSES), beside skiff-packet;
+# and has two IPv6 rows (V6_LOADS, V6_PASSES), but not over HTTPS (BENCH_TLS).
+SERVERS = env("BENCH_SERVERS", " ".join(ALL_SERVERS + ["skiff-packet-log"] + (
+    [] if os.environ.get("BENCH_TLS", "0") == "1" else ["linux-app-v6", "skiff-packet-v6"]))).split()
 SKIFF_OLD = env("BENCH_SKIFF_OLD", "")
+
+
+def v6_server(name):
+    """skiff-packet-v6: skiff-packet over IPv6."""
+    return name.endswith("-v6")
 
 
 def logged_server(name):
     """skiff-packet-log: skiff-packet with --access-log."""
+    if v6_server(name):
+        name = name[:-3]
     return name.endswith("-log") and name[:-4].startswith(("skiff-", "linux-app"))
 
 
 def base_server(name):
     """skiff-packet-old -> skiff-packet (the old binary, BENCH_SKIFF_OLD);
-    the -log suffix (logged_server) is not part of the base either."""
+    the -log (logged_server) and -v6 (v6_server) suffixes are not part of
+    the base either."""
+    if v6_server(name):
+        name = name[:-3]
     if logged_server(name):
         name = name[:-4]
     return name[:-4] if name.endswith("-old") and SKIFF_OLD else name
@@ -142,8 +166,19 @@ def body_bytes(body):
     return (unit * (body // len(unit) + 1))[:body]
 
 
+V6_LOADS = env("BENCH_V6_LOADS", "ab-k-c8 ab-c16").split()
+V6_PASSES = [int(p) for p in env("BENCH_V6_PASSES", "41").split()]
+
+
 def loads_for(body):
     return LOADS if body <= 600 else [ld for ld in LOADS if ld in BIG_LOADS]
+
+
+def runs_load(server, body, load):
+    """Whether this server runs this load on this body (v6 rows: a subset)."""
+    if not v6_server(server):
+        return True
+    return body in V6_PASSES and load in V6_LOADS
 SCPU = int(env("BENCH_SERVER_CPU", "1"))
 CCPU = int(env("BENCH_CLIENT_CPU", "0"))
 WARMUP = env("BENCH_WARMUP", "1") != "0"
@@ -164,6 +199,8 @@ MAX_CONNS = 4096  # set in main(): nginx's worker_connections and skiff's --max-
 for s in SERVERS:
     if base_server(s) not in ALL_SERVERS:
         sys.exit(f"bench: unknown server '{s}' (known: {' '.join(ALL_SERVERS)})")
+    if v6_server(s) and TLS:
+        sys.exit(f"bench: '{s}': the v6 rows are plain HTTP (no BENCH_TLS)")
 for ld in LOADS:
     if ld not in ALL_LOADS:
         sys.exit(f"bench: unknown load '{ld}' (known: {' '.join(ALL_LOADS)})")
@@ -267,10 +304,19 @@ def server_sysctls(ns):
     sh(["ip", "netns", "exec", ns, "sh", "-c", "echo 4096 > /proc/sys/net/core/somaxconn"])
 
 
+def v6_addr(ns, ifn, addr):
+    """IPv6 on IFN with ADDR/64 at once: no DAD or router solicitations of
+    Linux's own (the v6 rows; 2001:2::/48 only)."""
+    sh(["ip", "netns", "exec", ns, "sysctl", "-qw", f"net.ipv6.conf.{ifn}.disable_ipv6=0",
+        f"net.ipv6.conf.{ifn}.accept_dad=0", f"net.ipv6.conf.{ifn}.router_solicitations=0"],
+       check=True)
+    sh(["ip", "-n", ns, "-6", "addr", "add", f"{addr}/64", "dev", ifn, "nodad"], check=True)
+
+
 class Topo:
     """The namespaces of one run: cli (client), srv (server)."""
 
-    def __init__(self, kind, linux_ip):
+    def __init__(self, kind, linux_ip, v6=False):
         self.kind = kind
         if kind == "tap":
             self.cli = self.srv = ns_name("tap")
@@ -279,6 +325,8 @@ class Topo:
                         ["ip", "addr", "add", f"{CLI_IP}/24", "dev", "sk0"],
                         ["ip", "link", "set", "sk0", "up"]):
                 sh(["ip", "netns", "exec", self.cli] + cmd, check=True)
+            if v6:
+                v6_addr(self.cli, "sk0", CLI_IP6)
             client_sysctls(self.cli)
             server_sysctls(self.cli)
             return
@@ -295,6 +343,10 @@ class Topo:
             sh(["ip", "-n", self.srv, "addr", "add", f"{SRV_IP}/24", "dev", "vs0"], check=True)
         sh(["ip", "-n", self.cli, "link", "set", "vc0", "up"], check=True)
         sh(["ip", "-n", self.srv, "link", "set", "vs0", "up"], check=True)
+        if v6:
+            v6_addr(self.cli, "vc0", CLI_IP6)
+            if linux_ip:
+                v6_addr(self.srv, "vs0", SRV_IP6)
         if RPS:
             for ns, ifn, cpu in ((self.cli, "vc0", CCPU), (self.srv, "vs0", SCPU)):
                 sh(["ip", "netns", "exec", ns, "sh", "-c",
@@ -328,8 +380,11 @@ class Server:
         self.name, self.skiff, self.work = name, skiff, work
         self.base = base_server(name)
         self.access_log = logged_server(name)
-        if self.base != (name[:-4] if self.access_log else name):
+        self.v6 = v6_server(name)
+        plain = name[:-3] if self.v6 else name
+        if self.base != (plain[:-4] if self.access_log else plain):
             self.skiff = os.path.abspath(SKIFF_OLD)
+        self.host = f"[{SRV_IP6}]" if self.v6 else SRV_IP
         self.proc = None
         self.topo = None
         self.log = os.path.join(work, f"{name}.log")
@@ -358,14 +413,16 @@ class Server:
         if self.access_log:
             base += ["--access-log", os.path.join(self.work, f"{self.name}-access.log")]
         if self.base == "linux-app":
-            return base + ["--stack", "linux", "--ip", SRV_IP]
+            # Over v6: no --ip, so one [::] socket takes both families.
+            return base + ["--stack", "linux"] + ([] if self.v6 else ["--ip", SRV_IP])
         dev = {"skiff-xdp": "xdp:vs0", "skiff-packet": "packet:vs0",
                "skiff-tap": "tap:sk0"}[self.base]
-        return base + ["--stack", "skiff", "--dev", dev, "--ip", f"{SRV_IP}/24"]
+        return base + ["--stack", "skiff", "--dev", dev, "--ip", f"{SRV_IP}/24"] + (
+            ["--ip6", f"{SRV_IP6}/64"] if self.v6 else [])
 
     def start(self, root):
         """Returns None when serving, else the reason."""
-        self.topo = Topo(self.topo_kind, self.linux_ip)
+        self.topo = Topo(self.topo_kind, self.linux_ip, self.v6)
         self.stats = {}
         out = open(self.log, "w")
         self.proc = subprocess.Popen(["ip", "netns", "exec", self.topo.srv] + self.command(root),
@@ -379,7 +436,7 @@ class Server:
                 return f"exited {self.proc.returncode}: {tail(self.log)}"
             r = sh(["timeout", "2", "ip", "netns", "exec", self.topo.cli, "curl", "-s",
                     "--max-time", "1", "-o", "/dev/null", "-w", "%{http_code}",
-                    f"http://{SRV_IP}/"], timeout=5)
+                    f"http://{self.host}/"], timeout=5)
             # Any HTTP answer: "/" of a --root without index.html is 403.
             if r.stdout.strip() not in ("", "000"):
                 return None
@@ -481,10 +538,10 @@ def proc_ticks(pids):
     return t
 
 
-def probe_response(ns, path):
+def probe_response(ns, path, host=SRV_IP):
     """(header bytes, body bytes, body) of one GET, or None."""
     r = subprocess.run(["timeout", "5", "ip", "netns", "exec", ns, "curl", "-s", "--max-time",
-                        "3", "-D", "/dev/stderr", f"http://{SRV_IP}{path}"],
+                        "3", "-D", "/dev/stderr", f"http://{host}{path}"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if r.returncode != 0 or not r.stderr.startswith(b"HTTP/"):
         return None
@@ -708,6 +765,9 @@ def write_results(out, runs, unavailable, sizes, meta):
                 hdr.append(f"{s}/linux-app")
         if "linux-app" in servers and "nginx" in servers:
             hdr.append("linux-app/nginx")
+        v6s = [s for s in servers if v6_server(s) and s[:-3] in servers]
+        for s in v6s:
+            hdr.append(f"{s}/v4")
         L.append("| " + " | ".join(hdr) + " |")
         L.append("|---|" + "--:|" * (len(hdr) - 1))
         for load in loads_for(body):
@@ -741,6 +801,8 @@ def write_results(out, runs, unavailable, sizes, meta):
                     cells.append(ratio(s, "linux-app"))
             if "linux-app" in servers and "nginx" in servers:
                 cells.append(ratio("linux-app", "nginx"))
+            for s in v6s:
+                cells.append(ratio(s, s[:-3]))
             L.append("| " + " | ".join(cells) + " |")
         L.append("")
         # Table 2: CPU per request.
@@ -937,7 +999,7 @@ def main():
             for li, load in enumerate(loads, 1):
                 for rep in range(1, REPS + 1):
                     for s in SERVERS:
-                        if s in unavailable[body]:
+                        if s in unavailable[body] or not runs_load(s, body, load):
                             continue
                         if logged_server(s) and (load not in LOG_LOADS or body not in LOG_PASSES):
                             continue
@@ -952,7 +1014,7 @@ def main():
                                 log(f"{tag} ... unavailable: {why}")
                                 runs.append(dict(row, status="unavailable", note=why))
                                 continue
-                            pr = probe_response(srv.topo.cli, path)
+                            pr = probe_response(srv.topo.cli, path, srv.host)
                             if pr is None or pr[2] != want:
                                 row.update(status="error", note="wrong or no response body "
                                            f"({'none' if pr is None else len(pr[2])} bytes)")
@@ -960,7 +1022,7 @@ def main():
                                 log(f"{tag} ... ERROR {row['note']}")
                                 continue
                             sizes[body].setdefault(s, (pr[0], pr[1]))
-                            res = run_load(srv, load, url)
+                            res = run_load(srv, load, url.replace(SRV_IP, srv.host, 1))
                         finally:
                             srv.stop()
                         reqs = srv.stats.get("https.requests" if TLS else "http.requests")
