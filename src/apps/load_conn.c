@@ -72,6 +72,7 @@ struct load {
 	uint64_t in_flight;
 	struct sk_addr daddr;
 	uint16_t dport;
+	bool src_waited; /* the first connect waited for a source (DAD): the clock starts at it */
 	bool keepalive, hold, say_held;
 	sk_time_ns timeout, start, end;
 	struct loop_timer end_timer;
@@ -201,6 +202,7 @@ static void conn_begin(struct load *ld, struct conn *c, sk_time_ns now)
 		 * succeeded: not a failed request; the same one again soon. */
 		ld->budget++;
 		ld->in_flight--;
+		ld->src_waited = true;
 		c->state = C_WAIT_RETRY;
 		set_deadline(ld, c, now + LOAD_RETRY_NS);
 		return;
@@ -211,6 +213,8 @@ static void conn_begin(struct load *ld, struct conn *c, sk_time_ns now)
 	}
 	c->sock = s;
 	ld->connecting++;
+	if (ld->src_waited && ld->res->connects == 0)
+		ld->start = now; /* the rate counts from the first connect, not from DAD */
 	ld->res->connects++;
 }
 
