@@ -207,11 +207,14 @@ static void start_more(struct client *cl, sk_time_ns now)
 		struct conn *c = &cl->c[i];
 		if (c->sock >= 0 && !c->done)
 			continue;
+		bool first = cl->started == 0;
 		if (!conn_start(cl, c, now)) {
 			cl->retries++;
 			cl->retry_at = now + SK_NS_PER_MS;
 			return;
 		}
+		if (first && cl->retries)
+			cl->t0 = now; /* waited for DAD: the rate counts from the first connect */
 	}
 }
 
