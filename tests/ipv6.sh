@@ -12,7 +12,9 @@
 #
 # Per device:
 #   run 1 (skiff echo): Linux ping -6 500 x 1400 B at 2 ms to the global
-#          address and 100 to the link-local one, 0 loss, byte-exact;
+#          address and 100 to the link-local one, 0 loss, byte-exact; 100
+#          with a -p pattern; a VLAN-tagged ICMPv6 echo request unanswered
+#          (tests/vlan_probe.py, after the same untagged one is answered);
 #          ND_COUNT bogus NS and NA (tests/nd_flood.py), then ping -6 again;
 #          stop: the neighbour cache stayed within its 256 entries, evicted,
 #          learned nothing from the NA, and answered every NS.
@@ -169,12 +171,12 @@ start_echo() {
 # stop_echo NAME: SIGTERM, exit 0, counters into ST.
 stop_echo() { skt_stop_counters "$1" "$SK_PID" "$SK_OUT" "$SK_ERR"; }
 
-# ping6_check NAME COUNT INTERVAL SIZE DST: Linux's ping -6, 0% loss, no
-# corrupt or duplicated reply.
+# ping6_check NAME COUNT INTERVAL SIZE DST [PING_ARGS...]: Linux's ping -6,
+# 0% loss, no corrupt or duplicated reply.
 ping6_check() {
 	local name=$1 count=$2 interval=$3 size=$4 dst=$5 out rc stat
 	out=$(in_l timeout $((count / 50 + 15)) ping -6 -n -c "$count" -i "$interval" -s "$size" -W 2 \
-		"$dst" 2>&1)
+		"${@:6}" "$dst" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" >>"$WORK/$DEV-ping.log"
 	stat=$(grep -m1 'packets transmitted' <<<"$out")
@@ -276,6 +278,13 @@ run_device() {
 	if start_echo 1; then
 		ping6_check "$DEV.ping6" 500 0.002 1400 "$S6"
 		ping6_check "$DEV.ping6_link_local" 100 0.005 1000 "$SK_LL%$IF_L"
+		ping6_check "$DEV.ping6_pattern" 100 0.005 1000 "$S6" -p a55aff0012
+		# A VLAN-tagged echo request is not for an untagged host (eth.vlan);
+		# the same request untagged first, which must be answered.
+		out=$(in_l timeout 10 python3 "$here/vlan_probe.py" --iface "$IF_L" --dst-mac "$SK_MAC" \
+			--src-ip "$L6" --dst-ip "$S6" --control 2>&1)
+		rc=$?
+		if [ $rc -eq 0 ]; then pass "$DEV.vlan6_ignored ($out)"; else fail "$DEV.vlan6_ignored" "$out"; fi
 		out=$(in_l timeout 180 python3 "$here/nd_flood.py" --iface "$IF_L" --dst-mac "$SK_MAC" \
 			--target "$S6" --exclude "$L6" --count "$ND_COUNT" --rate "$FLOOD_RATE" \
 			--sync "$SKT_SKIFF_IP" 2>&1)
