@@ -40,7 +40,7 @@ def set_cc(s: socket.socket, name: str) -> None:
 
 def client(a) -> int:
     t0 = time.monotonic()
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET, socket.SOCK_STREAM)
     set_cc(s, a.cc)
     s.settimeout(a.timeout)
     s.connect((a.host, a.port))
