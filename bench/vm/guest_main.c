@@ -57,6 +57,28 @@ uint32_t serve_skiff_unfinished(struct loop *l)
 	(void)l;
 	return 0;
 }
+/* The admin sockets (apps/serve_admin.c, --metrics and skiff stat) ask the
+ * stack for these; with no skiff stack here there is nothing to give. */
+void serve_skiff_stats(struct loop *l, void (*fn)(void *ctx, const char *name, uint64_t v),
+		       void *ctx)
+{
+	(void)l;
+	(void)fn;
+	(void)ctx;
+}
+void serve_skiff_set_side(struct loop *l, int fd, void (*fn)(void *ctx, sk_time_ns now),
+			  void *ctx)
+{
+	(void)l;
+	(void)fd;
+	(void)fn;
+	(void)ctx;
+}
+void serve_skiff_conns(struct loop *l, FILE *f)
+{
+	(void)l;
+	(void)f;
+}
 
 /* HTTPS (serve_tls.c) needs OpenSSL, which the initramfs does not carry
  * either, and the benchmark serves plain HTTP: these stand in for
@@ -90,6 +112,19 @@ void serve_tls_stop(struct serve_tls *t, FILE *f)
 void serve_tls_free(struct serve_tls *t)
 {
 	(void)t;
+}
+int serve_tls_reload(struct serve_tls *t, char *err, size_t errlen)
+{
+	(void)t;
+	snprintf(err, errlen, "HTTPS is not in this build");
+	return -1;
+}
+void serve_tls_stats(struct serve_tls *t, void (*fn)(void *ctx, const char *name, uint64_t v),
+		     void *ctx)
+{
+	(void)t;
+	(void)fn;
+	(void)ctx;
 }
 
 int main(int argc, char **argv)
