@@ -39,6 +39,13 @@ ETH_P_IPV6 = 0x86DD
 class Sniffer:
     def __init__(self, iface: str, peer: bytes, peer_port: int):
         self.s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_IPV6))
+        # Room for a whole round (4 MiB echoed is ~3,000 frames): a sniffer
+        # that falls behind loses the newest frames, the last of a round
+        # among them, and would quote a stale sequence number.
+        try:
+            self.s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)  # SO_RCVBUFFORCE (root)
+        except OSError:
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 20)
         self.s.bind((iface, 0))
         self.s.settimeout(0.2)
         self.peer, self.peer_port = peer, peer_port
