@@ -496,21 +496,32 @@ int xdp_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 	libbpf_set_print(bpf_print);
 	last_warning[0] = '\0';
 	warned_denied = false;
-	for (int pass = 0; pass < 2 && x->xsk == NULL; pass++) {
-		for (size_t i = 0; i < SK_ARRAY_LEN(tries); i++) {
-			rc = xdp_try(x, name, tries[i].xdp_flags, tries[i].bind_flags);
-			if (xdp_debug())
-				fprintf(stderr, "xdp:%s: %s: %s\n", name, tries[i].mode,
-					rc ? strerror(-rc) : "ok");
-			if (rc == 0) {
-				x->mode = tries[i].mode;
+	/* Queue 0 busy (EBUSY on every mode) right after another process's
+	 * socket on it closed: the kernel frees an AF_XDP socket after its
+	 * owner has exited, so a server restarted at once can find the queue
+	 * still taken.  Try again for up to 2 s before calling it taken. */
+	for (int busy = 0; busy < 40 && x->xsk == NULL; busy++) {
+		if (busy) {
+			if (rc != -EBUSY || denied || warned_denied || nobufs)
 				break;
-			}
-			denied |= rc == -EPERM || rc == -EACCES;
-			nobufs |= rc == -ENOBUFS;
+			usleep(50 * 1000);
 		}
-		if (x->xsk == NULL && (pass > 0 || clear_stale_prog(ifindex) != 0))
-			break;
+		for (int pass = 0; pass < 2 && x->xsk == NULL; pass++) {
+			for (size_t i = 0; i < SK_ARRAY_LEN(tries); i++) {
+				rc = xdp_try(x, name, tries[i].xdp_flags, tries[i].bind_flags);
+				if (xdp_debug())
+					fprintf(stderr, "xdp:%s: %s: %s\n", name, tries[i].mode,
+						rc ? strerror(-rc) : "ok");
+				if (rc == 0) {
+					x->mode = tries[i].mode;
+					break;
+				}
+				denied |= rc == -EPERM || rc == -EACCES;
+				nobufs |= rc == -ENOBUFS;
+			}
+			if (x->xsk == NULL && (pass > 0 || busy > 0 || clear_stale_prog(ifindex) != 0))
+				break;
+		}
 	}
 	if (x->xsk == NULL) {
 		why_failed(name, rc, denied || warned_denied, nobufs, err, errlen);
