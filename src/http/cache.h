@@ -147,8 +147,9 @@
  * replaced or purged meanwhile (then it is freed at the last release).
  * Its stored fields never change while any reference is held (a 304
  * refresh of a read entry builds a new one).  Through it:
- *   http_cache_status, http_cache_field(e, i, &name, &value) for
- *   i < http_cache_nfields (views into chunks, NUL-terminated),
+ *   http_cache_status, the fields through an iterator
+ *   (http_cache_field_first / http_cache_field_next: views into chunks,
+ *   NUL-terminated),
  *   http_cache_body_len, and the body in pieces: an iterator
  *   (http_cache_body_first / http_cache_body_next) gives views into the
  *   chunks, each piece one chunk's worth, in order.
@@ -292,9 +293,16 @@ void *http_cache_fill_user(const struct http_cache_entry *f);
 
 /* Reading, through a read reference. */
 uint16_t http_cache_status(const struct http_cache_entry *e);
+/* The stored header fields, in order: first/next give each (name, value),
+ * NUL-terminated views into the chunks, and return false after the last. */
+struct http_cache_fiter {
+	uint32_t chunk, off, left;
+};
 unsigned http_cache_nfields(const struct http_cache_entry *e);
-void http_cache_field(const struct http_cache *c, const struct http_cache_entry *e, unsigned i,
-		      const char **name, const char **value);
+bool http_cache_field_first(const struct http_cache *c, const struct http_cache_entry *e,
+			    struct http_cache_fiter *it, const char **name, const char **value);
+bool http_cache_field_next(const struct http_cache *c, struct http_cache_fiter *it,
+			   const char **name, const char **value);
 uint64_t http_cache_body_len(const struct http_cache_entry *e);
 /* Current age (RFC 9111 4.2.3), seconds, for the Age field. */
 uint64_t http_cache_age(const struct http_cache_entry *e, uint64_t now);
