@@ -153,11 +153,11 @@ static const char *after_dot(const char *s)
 bool prom_stat_is_gauge(const char *name)
 {
 	/* Levels among the --stats values, by the name their layer gives
-	 * them (http/server.c, net/iface.c, loop/spin.c).  Everything else
+	 * them (http/server.c, net/iface.c, loop/spin.c, http/cache.c).  Everything else
 	 * only ever grows. */
 	static const char *const whole[] = {
 		"arp.entries", "arp.pending", "nd.entries", "nd.pending", "ip6.addrs_usable",
-		"loop.spin_budget_ns",
+		"loop.spin_budget_ns", "cache.bytes", "cache.entries",
 	};
 	for (unsigned i = 0; i < SK_ARRAY_LEN(whole); i++)
 		if (str_eq(name, whole[i]))

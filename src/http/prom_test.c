@@ -50,6 +50,9 @@ static void test_gauges(void **state)
 	assert_true(prom_stat_is_gauge("https.conns_open"));
 	assert_true(prom_stat_is_gauge("arp.entries"));
 	assert_true(prom_stat_is_gauge("loop.spin_budget_ns"));
+	assert_true(prom_stat_is_gauge("cache.bytes"));
+	assert_true(prom_stat_is_gauge("cache.entries"));
+	assert_false(prom_stat_is_gauge("cache.hits"));
 	assert_false(prom_stat_is_gauge("http.requests"));
 	assert_false(prom_stat_is_gauge("tcp_seg_in"));
 	assert_false(prom_stat_is_gauge("arp.entries_x"));
