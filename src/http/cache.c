@@ -505,7 +505,9 @@ enum http_cache_result http_cache_lookup(struct http_cache *c, const struct http
 		c->st.hits++;
 		return HTTP_CACHE_HIT;
 	}
-	if (pend) {
+	/* A no-cache request goes upstream itself: waiting for a fill only to
+	 * revalidate after it would double its latency. */
+	if (pend && !(rq.flags & HTTP_CC_NO_CACHE)) {
 		out->fill = pend;
 		c->st.coalesced++;
 		return HTTP_CACHE_PENDING;

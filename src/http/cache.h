@@ -104,14 +104,21 @@
  *     f = http_cache_begin(c, &req, now)    when the request goes upstream
  *                                           (NULL: not fillable — forward
  *                                           uncached);
- *     http_cache_head(c, f, &req, &resp, now)  the response head arrived;
+ *     http_cache_head(c, f, &req, &resp, now, &out)  the response head
+ *         arrived (req: the same request as at begin);
  *         a 304 to a revalidation: the stored entry is refreshed instead
  *         (RFC 9111 4.3.4: the 304's fields replace stored ones of the
  *         same names, freshness recomputed), the fill is over, and the
  *         return is HTTP_CACHE_FILL_REFRESHED with *out a read reference
  *         to the refreshed entry, to send (X-Cache: REVALIDATED);
  *         storable: HTTP_CACHE_FILL_OK, feed the body;
- *         not storable: HTTP_CACHE_FILL_DROPPED, the fill is over;
+ *         not storable: HTTP_CACHE_FILL_DROPPED, the fill is over.  A
+ *         304 is DROPPED too when out is NULL, when the fill was not a
+ *         revalidation (the client's own conditional request: pass the
+ *         304 on), or when the stale entry was freed meanwhile (evicted
+ *         and released): then the proxy has nothing to send and asks
+ *         upstream again without validators.  A proxy that fills should
+ *         not forward the client's own If-None-Match/If-Modified-Since;
  *     http_cache_body(c, f, data, len, now)    each piece of the body, as
  *         it is sent on to the client (copied; the cache keeps no pointer);
  *         HTTP_CACHE_FILL_OK or HTTP_CACHE_FILL_DROPPED (over the memory
@@ -131,7 +138,9 @@
  *
  * ---- Coalescing ----
  * While a fill for a key is in flight (from begin until it is over), every
- * lookup of that key, whatever its variant, returns PENDING with that fill:
+ * lookup of that key, whatever its variant, returns PENDING with that fill
+ * (unless a fresh matching entry gives a HIT, or the request says no-cache:
+ * that one goes upstream itself, MISS or STALE):
  * concurrent misses make one upstream request.  When the fill is STORED or
  * REFRESHED, the queued requests' second lookup is a HIT (or, for a
  * variant the stored one does not match, or a request whose own

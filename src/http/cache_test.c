@@ -504,6 +504,10 @@ static void test_coalescing(void **st)
 		assert_ptr_equal(http_cache_fill_user(lk.fill), &queue);
 		assert_null(lk.entry);
 	}
+	/* A no-cache request does not wait for the fill: it goes upstream. */
+	struct msg mn;
+	struct http_cache_req nc = req_of(HTTP_GET, "/co", &mn, "Cache-Control: no-cache\n");
+	assert_int_equal(look(&nc, T0, &lk), HTTP_CACHE_MISS);
 	msg_set(&rm, "Cache-Control: max-age=60\n");
 	struct http_cache_resp rs = {200, rm.f, rm.n};
 	assert_int_equal(http_cache_head(&C, f, &rq, &rs, T0, NULL), HTTP_CACHE_FILL_OK);
