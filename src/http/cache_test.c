@@ -190,6 +190,28 @@ static void test_store_and_hit(void **st)
 	assert_int_equal(C.st.entries, 1);
 }
 
+/* Bodies of 0 bytes, exactly one and two chunks, and one byte more. */
+static void test_body_sizes(void **st)
+{
+	(void)st;
+	static const size_t sizes[] = {0, 1, 1023, 1024, 1025, 2048, 2049};
+	static char body[2100];
+	for (unsigned i = 0; i < SK_ARRAY_LEN(sizes); i++) {
+		setup_cache(sizeof(mem), 1024);
+		memset(body, 0, sizeof(body));
+		for (size_t k = 0; k < sizes[i]; k++)
+			body[k] = (char)('A' + (k * 7 + i) % 26);
+		struct msg m;
+		struct http_cache_req rq = req_of(HTTP_GET, "/z", &m, "");
+		assert_int_equal(fill(&rq, sizes[i] ? 200 : 204, "Cache-Control: max-age=9\n", body,
+				      T0),
+				 HTTP_CACHE_FILL_STORED);
+		assert_int_equal(look_body(&rq, T0, body), HTTP_CACHE_HIT);
+		/* meta chunk + ceil(size / 1024) body chunks */
+		assert_int_equal(C.st.bytes, 1024 * (1 + (sizes[i] + 1023) / 1024));
+	}
+}
+
 /* One response, then what a lookup at `at` says. */
 static enum http_cache_result stored_then(const char *resp_fields, uint64_t at,
 					  const char *req_fields)
@@ -766,6 +788,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_store_and_hit),
+		cmocka_unit_test(test_body_sizes),
 		cmocka_unit_test(test_freshness_lifetime),
 		cmocka_unit_test(test_age),
 		cmocka_unit_test(test_request_directives),
