@@ -42,7 +42,7 @@ phase() { # phase NAME COMMAND...
 		fail_lines+=("$(grep -E '^ *FAIL' "$LOG/$name.log" | head -n 8 | cut -c1-300 | sed "s/^ */  $name: /")")
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^vm:|^vm-tls:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-tls:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
 # The list itself: each package on it is needed by something (taking it off makes the check fail).
@@ -62,6 +62,8 @@ phase ops tests/ops.sh build/skiff
 phase metrics tests/metrics.sh build/skiff
 phase http-diff tests/http_diff.sh build/skiff
 phase tls tests/tls.sh build/skiff
+# HTTPS on the applications and certificates by name (loopback, kernel sockets).
+phase tls-app tests/tls_app.sh build/skiff build/examples
 phase vm tests/vm.sh build/skiff build/skiff-uk.elf
 # HTTPS in the unikernel (BearSSL).  Its engine's ASan pass is asan-unit
 # (tls_bearssl_test, hosted); the guest itself cannot run the sanitizers.
@@ -96,6 +98,8 @@ phase asan-ops env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/ops.sh bui
 # sockets are waited on differently on each: loop_watch, the runner's side fd).
 phase asan-metrics env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/metrics.sh build/asan/skiff
 phase asan-tls env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/tls.sh build/asan/skiff linux skiff:tap
+phase asan-tls-app env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/tls_app.sh build/asan/skiff \
+	build/asan/examples
 # The application engine under the sanitizers, both stacks (tap).
 phase asan-app env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \
 	tests/app.sh build/asan/examples linux skiff:tap

@@ -102,6 +102,13 @@ const struct opt_def opt_defs[OPT_N] = {
 			       "HTTPS connections at once (the unikernel's fixed pool:\n"
 			       "~20.5 KiB each, with the HTTP connection's state besides);\n"
 			       "beyond it a new one is closed at once"},
+	[OPT_TLS_SNI] = {"tls-sni", 0, OPT_K_SNI, "NAME:CERT:KEY", 0, 0, NULL,
+			 "for a client asking (SNI) for the server NAME, this\n"
+			 "certificate chain and key (PEM) instead of --tls-cert's,\n"
+			 "which stay the default (no name, or another one).  NAME a\n"
+			 "host name, or *.DOMAIN for any one label before DOMAIN;\n"
+			 "the text is cut at its first two colons.  Repeatable\n"
+			 "(at most 8); needs --tls-cert and --tls-key"},
 	[OPT_ACCESS_LOG] = {"access-log", 0, OPT_K_STR, "FILE|-", 0, 0, NULL,
 			    "log every response to FILE (appended to; '-': standard\n"
 			    "output), buffered and written in batches (at least once\n"
@@ -376,6 +383,7 @@ static const struct opt_use serve_use[] = {
 	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
 	{OPT_TLS_REDIRECT, 0, NULL, NULL},
+	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_MAX_CONNS, 0, "4096", NULL},
@@ -415,7 +423,7 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--tcp-cc cubic|newreno] [--trace] [--cache-control VALUE]\n"
 		"                   [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
-		"                    [--tls-redirect]]\n"
+		"                    [--tls-redirect] [--tls-sni NAME:CERT:KEY]...]\n"
 		"                   [--access-log FILE|- [--access-log-format combined|json]]\n"
 		"                   [--drain-timeout S] [--log-level error|warn|info|debug]\n"
 		"                   [--error-log FILE|-]\n"
@@ -586,6 +594,12 @@ static const struct opt_use app_use[] = {
 	{OPT_GW, 0, NULL, "(stack skiff) default gateway, inside ip's subnet"},
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_PORT, 0, "80", NULL},
+	{OPT_TLS_CERT, 0, NULL, NULL},
+	{OPT_TLS_KEY, 0, NULL, NULL},
+	{OPT_TLS_PORT, 0, "443", NULL},
+	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
+	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
+	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_MAX_CONNS, 0, "256", NULL},
@@ -603,11 +617,16 @@ const struct opt_cmd opt_cmd_app = {
 	.name = "app",
 	.synopsis = "APP [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--mac MAC]\n"
 		    "           [--port N] [--stats] [--pcap FILE] [--max-conns N]\n"
+		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
+		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
+		    "            [--tls-sni NAME:CERT:KEY]...]\n"
 		    "           [--header-timeout S] [--body-timeout S] [--send-timeout S]\n"
 		    "           [--keepalive-timeout S] [--max-body N] [--tcp-sndbuf N]\n"
 		    "           [--tcp-rcvbuf N] [--spin-us N]",
 	.about = "An HTTP application on skiff (http/app.h, docs/app.md), on the kernel's sockets\n"
-		 "(--stack linux, the default without --dev) or on skiff's own stack on a device.",
+		 "(--stack linux, the default without --dev) or on skiff's own stack on a device.\n"
+		 "With --tls-cert and --tls-key it serves HTTPS on --tls-port as well (the same\n"
+		 "routes); SIGHUP then reads the certificates and keys again.",
 	.use = app_use,
 	.nuse = SK_ARRAY_LEN(app_use),
 	.footer = "Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).",
@@ -676,6 +695,53 @@ static bool seqn(const char *a, size_t n, const char *b)
 		if (a[i] != b[i] || !b[i])
 			return false;
 	return b[n] == 0;
+}
+
+/* A host name as a client sends it in SNI (RFC 6066 3: no trailing dot):
+ * labels of letters, digits and '-' (not first or last), at most 63 each
+ * and 253 in all; or "*." and such a name, of two labels at least. */
+static bool sni_name_ok(const char *s, size_t n)
+{
+	size_t i = 0, labels = 0;
+	bool wild = n > 2 && s[0] == '*' && s[1] == '.';
+	if (wild)
+		i = 2;
+	if (n == 0 || n > 253)
+		return false;
+	while (i < n) {
+		size_t j = i;
+		while (j < n && s[j] != '.') {
+			char ch = s[j];
+			bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+				  (ch >= '0' && ch <= '9') || ch == '-';
+			if (!ok)
+				return false;
+			j++;
+		}
+		if (j == i || j - i > 63 || s[i] == '-' || s[j - 1] == '-')
+			return false;
+		labels++;
+		if (j == n)
+			break;
+		i = j + 1;
+		if (i == n)
+			return false; /* a trailing dot */
+	}
+	return !wild || labels >= 2;
+}
+
+static bool sni_same_name(const char *a, size_t an, const char *b, size_t bn)
+{
+	if (an != bn)
+		return false;
+	for (size_t i = 0; i < an; i++) {
+		char x = a[i], y = b[i];
+		x = (char)(x >= 'A' && x <= 'Z' ? x + 32 : x);
+		y = (char)(y >= 'A' && y <= 'Z' ? y + 32 : y);
+		if (x != y)
+			return false;
+	}
+	return true;
 }
 
 /* A bounded string builder: always NUL-terminated, truncates quietly. */
@@ -1119,6 +1185,27 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		put_dec6(&b, d->hi);
 		put(&b, " (at most 6 decimals)");
 		return OPT_ERROR;
+	case OPT_K_SNI: {
+		/* NAME:CERT:KEY, cut at the first two colons */
+		size_t n = 0, c2;
+		while (s[n] && s[n] != ':')
+			n++;
+		c2 = s[n] ? n + 1 : n;
+		while (s[c2] && s[c2] != ':')
+			c2++;
+		if (!s[n] || !s[c2] || c2 == n + 1 || !s[c2 + 1] || c2 + 1 > 0xffff) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not NAME:CERT:KEY (e.g. www.example.com:www.pem:www.key)");
+			return OPT_ERROR;
+		}
+		if (!sni_name_ok(s, n)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "does not start with a host name (letters, digits, '-', '.'; or *.DOMAIN)");
+			return OPT_ERROR;
+		}
+		v->num = (uint64_t)(c2 + 1) << 16 | n;
+		return OPT_OK;
+	}
 	case OPT_K_U64:
 		if (parse_u64_any(s, &v->num) == 0)
 			return OPT_OK;
@@ -1342,6 +1429,23 @@ static int assign(struct opts *o, const struct opt_use *u, const char *s, bool g
 		sk_memcpy(o->ip6[o->nip6].addr, v.ip6, 16);
 		o->ip6[o->nip6].len = v.len;
 		o->nip6++;
+	} else if (d->kind == OPT_K_SNI) {
+		/* Repeatable: each one is another name (never the same twice). */
+		struct opt_sni e = {s, (uint16_t)(v.num & 0xffff), (uint16_t)(v.num >> 16)};
+		for (unsigned i = 0; i < o->nsni; i++)
+			if (sni_same_name(o->sni[i].s, o->sni[i].name_len, e.s, e.name_len)) {
+				b = msg_value(err, errlen, d, s);
+				put(&b, "names a server given before");
+				return OPT_ERROR;
+			}
+		if (o->nsni >= OPT_SNI_MAX) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is one too many (at most ");
+			put_u64(&b, OPT_SNI_MAX);
+			put(&b, ")");
+			return OPT_ERROR;
+		}
+		o->sni[o->nsni++] = e;
 	}
 	o->v[u->id] = v;
 	return OPT_OK;

@@ -35,7 +35,7 @@ enum opt_id {
 	OPT_TCP_SNDBUF, OPT_TCP_RCVBUF, OPT_TCP_CC, OPT_TRACE, OPT_CACHE_CONTROL,
 	/* HTTPS (serve; the unikernel: the port, timeout, redirect and its pool) */
 	OPT_TLS_CERT, OPT_TLS_KEY, OPT_TLS_PORT, OPT_TLS_HANDSHAKE_TIMEOUT, OPT_TLS_TICKET_ROTATE,
-	OPT_TLS_REDIRECT, OPT_TLS_MAX_CONNS,
+	OPT_TLS_REDIRECT, OPT_TLS_MAX_CONNS, OPT_TLS_SNI,
 	/* in production (serve) */
 	OPT_ACCESS_LOG, OPT_ACCESS_LOG_FORMAT, OPT_DRAIN_TIMEOUT, OPT_LOG_LEVEL, OPT_ERROR_LOG,
 	/* seeing a running server (serve; the unikernel's metrics port) */
@@ -76,6 +76,7 @@ enum opt_kind {
 	OPT_K_LOGSINK,  /* console, or udp:ADDR:PORT (num: 0 console, else the port; ip) */
 	OPT_K_DEC,      /* decimal with at most 6 digits after a '.', in [lo, hi]; num, lo
 			 * and hi in millionths of the unit (0.1 -> 100000) */
+	OPT_K_SNI,      /* NAME:CERT:KEY, repeatable (struct opts sni[]) */
 };
 
 /* OPT_K_DEC: one unit in num. */
@@ -140,6 +141,15 @@ struct opt_ip6 {
 	uint8_t addr[16]; /* as on the wire */
 	uint8_t len;      /* 1..128 */
 };
+/* Most --tls-sni one command line gives. */
+#define OPT_SNI_MAX 8
+/* One --tls-sni NAME:CERT:KEY: the whole text (the command line's), cut at
+ * its first two colons: NAME is s[0, name_len), CERT s[name_len + 1,
+ * key_off - 1), KEY s[key_off...]. */
+struct opt_sni {
+	const char *s;
+	uint16_t name_len, key_off;
+};
 struct opts {
 	const struct opt_cmd *cmd;
 	struct opt_val v[OPT_N];
@@ -148,6 +158,9 @@ struct opts {
 	struct opt_ip6 ip6[OPT_IP6_MAX];
 	unsigned nip6;
 	bool ip6_auto;     /* --ip6 auto: SLAAC from Router Advertisements */
+	/* OPT_K_SNI values in the order given (v[OPT_TLS_SNI] holds the last) */
+	struct opt_sni sni[OPT_SNI_MAX];
+	unsigned nsni;
 	const char *args[OPT_MAX_ARGS]; /* positional arguments, in order */
 	unsigned nargs;
 };

@@ -95,6 +95,11 @@ static const struct good goods[] = {
 	{&opt_cmd_serve, "tls-handshake-timeout", "3600", OPT_TLS_HANDSHAKE_TIMEOUT, 3600, 0, 0},
 	{&opt_cmd_serve, "tls-ticket-rotate", "60", OPT_TLS_TICKET_ROTATE, 60, 0, 0},
 	{&opt_cmd_serve, "tls-redirect", NULL, OPT_TLS_REDIRECT, 1, 0, 0},
+	/* num: where the options module cut the text (key_off << 16 | name_len) */
+	{&opt_cmd_serve, "tls-sni", "a.example:a.pem:a.key", OPT_TLS_SNI, 16u << 16 | 9, 0, 0},
+	{&opt_cmd_app, "tls-sni", "*.Example.COM:/c:d/k:x", OPT_TLS_SNI, 17u << 16 | 13, 0, 0},
+	{&opt_cmd_app, "tls-cert", "c.pem", OPT_TLS_CERT, 0, 0, 0},
+	{&opt_cmd_app, "tls-port", "8443", OPT_TLS_PORT, 8443, 0, 0},
 	{&opt_cmd_uk, "tls-port", "8443", OPT_TLS_PORT, 8443, 0, 0},
 	{&opt_cmd_uk, "tls-handshake-timeout", "1", OPT_TLS_HANDSHAKE_TIMEOUT, 1, 0, 0},
 	{&opt_cmd_uk, "tls-redirect", NULL, OPT_TLS_REDIRECT, 1, 0, 0},
@@ -284,6 +289,25 @@ static const struct bad bads[] = {
 	{&opt_cmd_serve, "tls-ticket-rotate", "59",
 	 "tls-ticket-rotate: '59' is not a number in 60..604800"},
 	{&opt_cmd_serve, "tls-redirect", "1", "tls-redirect: takes no value, not '1'"},
+	{&opt_cmd_serve, "tls-sni", "", "tls-sni: needs a value (NAME:CERT:KEY)"},
+	{&opt_cmd_serve, "tls-sni", "a.example:a.pem",
+	 "tls-sni: 'a.example:a.pem' is not NAME:CERT:KEY (e.g. www.example.com:www.pem:www.key)"},
+	{&opt_cmd_serve, "tls-sni", "a.example::a.key",
+	 "tls-sni: 'a.example::a.key' is not NAME:CERT:KEY (e.g. www.example.com:www.pem:www.key)"},
+	{&opt_cmd_serve, "tls-sni", "a.example:a.pem:",
+	 "tls-sni: 'a.example:a.pem:' is not NAME:CERT:KEY (e.g. www.example.com:www.pem:www.key)"},
+	{&opt_cmd_serve, "tls-sni", ":a.pem:a.key",
+	 "tls-sni: ':a.pem:a.key' does not start with a host name (letters, digits, '-', '.'; or *.DOMAIN)"},
+	{&opt_cmd_app, "tls-sni", "a_b.example:a.pem:a.key",
+	 "tls-sni: 'a_b.example:a.pem:a.key' does not start with a host name (letters, digits, '-', '.'; or *.DOMAIN)"},
+	{&opt_cmd_app, "tls-sni", "example.:a.pem:a.key",
+	 "tls-sni: 'example.:a.pem:a.key' does not start with a host name (letters, digits, '-', '.'; or *.DOMAIN)"},
+	{&opt_cmd_app, "tls-sni", "*.com:a.pem:a.key",
+	 "tls-sni: '*.com:a.pem:a.key' does not start with a host name (letters, digits, '-', '.'; or *.DOMAIN)"},
+	{&opt_cmd_app, "tls-sni", "-a.example:a.pem:a.key",
+	 "tls-sni: '-a.example:a.pem:a.key' does not start with a host name (letters, digits, '-', '.'; or *.DOMAIN)"},
+	{&opt_cmd_uk, "tls-sni", "a.example:a.pem:a.key", "unknown option 'tls-sni'"},
+	{&opt_cmd_app, "tls-redirect", NULL, "unknown option 'tls-redirect'"},
 	{&opt_cmd_uk, "tls-port", "65536", "tls-port: '65536' is not a number in 1..65535"},
 	{&opt_cmd_uk, "tls-redirect", "yes", "tls-redirect: takes no value, not 'yes'"},
 	{&opt_cmd_uk, "tls-max-conns", "0", "tls-max-conns: '0' is not a number in 1..65536"},
@@ -956,6 +980,22 @@ static void test_parsers(void **state)
 	assert_int_equal(ic.nip6, 4);
 	assert_int_equal(ic.ip6_addr[1].prefix_len, 48);
 	assert_int_equal(ic.ip6_addr[3].addr.b[15], 4);
+	/* --tls-sni repeats (up to OPT_SNI_MAX, a name once, any case) into sni[]. */
+	r = fresh(&opt_cmd_serve);
+	assert_int_equal(opt_set(&r, "tls-sni", "a.example:a.pem:a.key", err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_set(&r, "tls-sni", "*.b.example:b.pem:b:key", err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_set(&r, "tls-sni", "A.Example:c.pem:c.key", err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "tls-sni: 'A.Example:c.pem:c.key' names a server given before");
+	assert_int_equal(r.nsni, 2);
+	assert_int_equal(r.sni[1].name_len, 11);
+	assert_string_equal(r.sni[1].s + r.sni[1].key_off, "b:key"); /* KEY: the rest */
+	static char words[OPT_SNI_MAX][32]; /* the values must outlive the parse */
+	for (unsigned i = 2; i < OPT_SNI_MAX; i++) {
+		snprintf(words[i], sizeof(words[i]), "n%u.example:c.pem:c.key", i);
+		assert_int_equal(opt_set(&r, "tls-sni", words[i], err, sizeof(err)), OPT_OK);
+	}
+	assert_int_equal(opt_set(&r, "tls-sni", "z.example:z.pem:z.key", err, sizeof(err)), OPT_ERROR);
+	assert_string_equal(err, "tls-sni: 'z.example:z.pem:z.key' is one too many (at most 8)");
 	/* gw6 goes with ip6 */
 	r = fresh(&opt_cmd_echo);
 	assert_int_equal(opt_set(&r, "dev", "tap:x", err, sizeof(err)), OPT_OK);

@@ -1,4 +1,5 @@
-/* serve_tls.c — HTTPS beside HTTP for `skiff serve` (serve_tls.h). */
+/* serve_tls.c — HTTPS beside HTTP for `skiff serve` and the hosted
+ * applications (serve_tls.h). */
 #include "serve_tls.h"
 
 #include <stdlib.h>
@@ -11,30 +12,42 @@
 bool serve_tls_wanted(const struct opts *o)
 {
 	bool cert = opt_given(o, OPT_TLS_CERT), key = opt_given(o, OPT_TLS_KEY);
+	const char *cmd = o->cmd->name;
 	if (cert != key) {
-		fprintf(stderr, "skiff serve: --%s needs --%s too\n", cert ? "tls-cert" : "tls-key",
+		fprintf(stderr, "skiff %s: --%s needs --%s too\n", cmd, cert ? "tls-cert" : "tls-key",
 			cert ? "tls-key" : "tls-cert");
 		exit(2);
 	}
 	if (!cert && (opt_given(o, OPT_TLS_PORT) || opt_given(o, OPT_TLS_HANDSHAKE_TIMEOUT) ||
-		      opt_given(o, OPT_TLS_TICKET_ROTATE) || opt_given(o, OPT_TLS_REDIRECT))) {
-		fprintf(stderr, "skiff serve: --tls-port, --tls-handshake-timeout, --tls-ticket-rotate "
-				"and --tls-redirect need --tls-cert and --tls-key\n");
+		      opt_given(o, OPT_TLS_TICKET_ROTATE) || opt_given(o, OPT_TLS_REDIRECT) ||
+		      opt_given(o, OPT_TLS_SNI))) {
+		fprintf(stderr, "skiff %s: --tls-port, --tls-handshake-timeout, --tls-ticket-rotate, "
+				"--tls-redirect and --tls-sni need --tls-cert and --tls-key\n", cmd);
 		exit(2);
 	}
 	return cert;
 }
 
-int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_server_config *cfg,
-		    const struct opts *o, char *err, size_t errlen)
+int serve_tls_open(struct serve_tls *t, struct loop *inner, uint16_t http_port,
+		   const struct opts *o, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof(*t));
 	t->port = (uint16_t)opt_num(o, OPT_TLS_PORT);
-	if (t->port == cfg->port) {
+	if (t->port == http_port) {
 		snprintf(err, errlen, "--tls-port %u is --port too: give each its own", t->port);
 		return -1;
 	}
-	struct tls_server_opts so = {.ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE)};
+	/* --tls-sni NAME:CERT:KEY, cut where the options module found the colons */
+	struct tls_sni sni[OPT_SNI_MAX];
+	for (unsigned i = 0; i < o->nsni; i++) {
+		const struct opt_sni *e = &o->sni[i];
+		sni[i] = (struct tls_sni){.name = e->s, .name_len = e->name_len,
+					  .cert = e->s + e->name_len + 1,
+					  .cert_len = (size_t)(e->key_off - e->name_len - 2),
+					  .key = e->s + e->key_off};
+	}
+	struct tls_server_opts so = {.ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE),
+				     .sni = sni, .nsni = o->nsni};
 	t->cert = opt_str(o, OPT_TLS_CERT);
 	t->key = opt_str(o, OPT_TLS_KEY);
 	t->ctx = tls_openssl_server(t->cert, t->key, &so, err, errlen);
@@ -46,8 +59,18 @@ int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_s
 		.handshake_timeout_ns = opt_num(o, OPT_TLS_HANDSHAKE_TIMEOUT) * SK_NS_PER_S,
 	};
 	t->loop = loop_tls_create(inner, &lc, err, errlen);
-	if (!t->loop)
-		goto fail;
+	if (!t->loop) {
+		serve_tls_free(t);
+		return -1;
+	}
+	return 0;
+}
+
+int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_server_config *cfg,
+		    const struct opts *o, char *err, size_t errlen)
+{
+	if (serve_tls_open(t, inner, cfg->port, o, err, errlen) < 0)
+		return -1;
 	struct http_server_config c = *cfg;
 	c.port = t->port;
 	c.https_redirect_port = 0; /* the HTTPS side serves */
@@ -100,10 +123,13 @@ static void print_plain(void *ctx, const char *name, uint64_t v)
 void serve_tls_stats(struct serve_tls *t, void (*fn)(void *ctx, const char *name, uint64_t v),
 		     void *ctx)
 {
-	if (!t->srv)
+	if (!t->loop)
 		return;
 	struct https_names hn = {fn, ctx};
-	http_server_stats(t->srv, rename_https, &hn);
+	if (t->srv)
+		http_server_stats(t->srv, rename_https, &hn);
+	if (t->app)
+		http_app_stats(t->app, rename_https, &hn);
 	loop_stats(t->loop, fn, ctx);
 	tls_openssl_stats(t->ctx, fn, ctx);
 }

@@ -1,12 +1,15 @@
-/* serve_tls.h — `skiff serve --tls-cert F --tls-key F [--tls-port N]`: a
- * second HTTP server, the same code and configuration as the plain one
- * but on port N, running on a TLS loop (tls/loop_tls.h) over the same
- * loop.  The plain server keeps its port. */
+/* serve_tls.h — `skiff serve --tls-cert F --tls-key F [--tls-port N]
+ * [--tls-sni NAME:CERT:KEY]...`: a second HTTP server, the same code and
+ * configuration as the plain one but on port N, running on a TLS loop
+ * (tls/loop_tls.h) over the same loop.  The plain server keeps its port.
+ * A hosted application (app_host.c) takes the TLS loop alone
+ * (serve_tls_open) and runs a second engine of its own on it. */
 #ifndef APPS_SERVE_TLS_H
 #define APPS_SERVE_TLS_H
 
 #include <stdio.h>
 
+#include "../http/app.h"
 #include "../http/server.h"
 #include "../tls/tls_engine.h"
 #include "opts.h"
@@ -14,7 +17,8 @@
 struct serve_tls {
 	struct tls_ctx *ctx;
 	struct loop *loop; /* the TLS loop, over the serve loop */
-	struct http_server *srv;
+	struct http_server *srv; /* serve_tls_start's; NULL after serve_tls_open alone */
+	struct http_app *app;    /* the caller's engine on loop, if any (not owned): its stats */
 	void *mem;
 	size_t memsz;
 	uint16_t port;
@@ -24,7 +28,12 @@ struct serve_tls {
 /* Whether the options ask for HTTPS; exits 2 (the usage error) on
  * --tls-cert without --tls-key, or the other way round. */
 bool serve_tls_wanted(const struct opts *o);
-/* Load the certificate and key and start listening.  0, or -1 with a
+/* Load the certificates and keys (--tls-cert/--tls-key, --tls-sni) and
+ * make the TLS loop over inner; nothing listens yet.  http_port: --port,
+ * which --tls-port must not be.  0, or -1 with a message in err. */
+int serve_tls_open(struct serve_tls *t, struct loop *inner, uint16_t http_port,
+		   const struct opts *o, char *err, size_t errlen);
+/* serve_tls_open, then the HTTPS server listening on it.  0, or -1 with a
  * message in err (the caller exits 1). */
 int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_server_config *cfg,
 		    const struct opts *o, char *err, size_t errlen);
@@ -34,8 +43,8 @@ int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_s
 int serve_tls_reload(struct serve_tls *t, char *err, size_t errlen);
 /* Stop listening and print the https.* and tls.* counters (f NULL: none). */
 void serve_tls_stop(struct serve_tls *t, FILE *f);
-/* The https.*, TLS loop and tls.* counters through fn (nothing before
- * serve_tls_start). */
+/* The https.* (the server's, or the application's in t->app), TLS loop
+ * and tls.* counters through fn (nothing before serve_tls_open). */
 void serve_tls_stats(struct serve_tls *t, void (*fn)(void *ctx, const char *name, uint64_t v),
 		     void *ctx);
 /* Give everything back (after the inner loop stopped running). */

@@ -75,11 +75,28 @@ struct tls_engine_ops {
  * and then not pooled). */
 #define TLS_BUF_SIZE 17408u
 
+/* A certificate chosen by server name (SNI, RFC 6066 3): a client that
+ * asks for `name` (compared ignoring case; "*.example.com" stands for any
+ * one label before example.com, an exact name wins over it) gets this
+ * chain and key; any other client the default ones.  Lengths, not NULs,
+ * end name and cert (they are cut out of one command-line word); key is
+ * NUL-terminated.  The engine keeps its own copies. */
+#define TLS_SNI_MAX 8
+struct tls_sni {
+	const char *name;
+	size_t name_len;
+	const char *cert;
+	size_t cert_len;
+	const char *key;
+};
+
 struct tls_server_opts {
 	/* Session tickets are sealed with a key that is replaced every
 	 * ticket_rotate_s seconds (0: 3600); a ticket sealed with the key
 	 * before still resumes (and gets a new one), an older one does not. */
 	uint32_t ticket_rotate_s;
+	const struct tls_sni *sni; /* nsni (<= TLS_SNI_MAX) certificates by name */
+	unsigned nsni;
 };
 
 /* The server side: certificate chain and key (PEM files), TLS 1.2-1.3,
@@ -89,7 +106,9 @@ struct tls_server_opts {
 struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 				   const struct tls_server_opts *o, char *err, size_t errlen);
 void tls_openssl_free(struct tls_ctx *ctx);
-/* SIGHUP: load the chain and key again (the same settings).  Connections
+/* SIGHUP: load the chain and key again (the same settings), and every
+ * SNI certificate from its files as first given: all of them or, if one
+ * fails, none.  Connections
  * made from now on use the new ones; open connections keep the ones they
  * were made with until they close (each holds a reference).  Ticket keys
  * are replaced, so no client resumes a session made under the old
@@ -101,7 +120,9 @@ void tls_openssl_rotate(struct tls_ctx *ctx);
 /* The context's counters: tls.ticket_rotations, tls.tickets_sealed,
  * tls.tickets_opened, tls.tickets_renewed (opened with the previous key),
  * tls.tickets_unknown (no key for them: a full handshake), tls.reloads,
- * tls.reload_failures. */
+ * tls.reload_failures; with SNI certificates tls.sni_matched (a name
+ * found: its certificate) and tls.sni_default (no name, or none of them:
+ * the default certificate). */
 void tls_openssl_stats(const struct tls_ctx *ctx,
 		       void (*fn)(void *arg, const char *name, uint64_t v), void *arg);
 extern const struct tls_engine_ops tls_openssl_ops;

@@ -13,7 +13,13 @@
  * server-side session cache for resumption by ID.  SSL_MODE_RELEASE_BUFFERS
  * gives OpenSSL's own record buffers back while a connection is idle, and
  * ours go back to the pool when empty, so an idle keep-alive connection
- * holds its SSL state, not 32 KiB of buffers. */
+ * holds its SSL state, not 32 KiB of buffers.
+ *
+ * SNI: each certificate given by name has an SSL_CTX of its own, built as
+ * the default one; the default's servername callback moves a connection
+ * that asks for that name onto it (SSL_set_SSL_CTX) while the ClientHello
+ * is read.  Sessions (the ID cache, the ticket keys) stay the default
+ * context's, whichever certificate a connection got. */
 #include <limits.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
@@ -37,6 +43,13 @@ struct ticket_key {
 	unsigned char hmac[32];
 };
 
+/* One certificate by name: the name (lower case) and the files, kept to
+ * load them again on reload, and its current SSL_CTX. */
+struct sni_cert {
+	char *name, *cert, *key;
+	SSL_CTX *ssl;
+};
+
 struct tls_ctx {
 	/* The current generation: new connections are made from it.  A
 	 * reload replaces it; connections made before keep the one they were
@@ -51,6 +64,9 @@ struct tls_ctx {
 	uint64_t rotate_ns, rotated_at;
 	uint64_t rotations, sealed, opened, renewed, unknown;
 	uint64_t reloads, reload_failures; /* tls_openssl_reload */
+	struct sni_cert sni[TLS_SNI_MAX];
+	unsigned nsni;
+	uint64_t sni_matched, sni_default;
 	unsigned npool;
 	uint8_t *pool[TLS_POOL_MAX]; /* free TLS_BUF_SIZE buffers */
 };
@@ -298,6 +314,63 @@ void tls_openssl_stats(const struct tls_ctx *t,
 	fn(arg, "tls.tickets_unknown", t->unknown);
 	fn(arg, "tls.reloads", t->reloads);
 	fn(arg, "tls.reload_failures", t->reload_failures);
+	if (t->nsni) {
+		fn(arg, "tls.sni_matched", t->sni_matched);
+		fn(arg, "tls.sni_default", t->sni_default);
+	}
+}
+
+/* ---- SNI ---- */
+
+static char lower(char c)
+{
+	return (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+}
+
+static bool name_eq(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (lower(a[i]) != b[i])
+			return false;
+	return true;
+}
+
+/* The certificate for a client's name: an exact name first, then a
+ * wildcard one covering exactly one label more. */
+static struct sni_cert *sni_find(struct tls_ctx *t, const char *name)
+{
+	size_t n = strlen(name);
+	for (unsigned i = 0; i < t->nsni; i++)
+		if (t->sni[i].name[0] != '*' && strlen(t->sni[i].name) == n &&
+		    name_eq(name, t->sni[i].name, n))
+			return &t->sni[i];
+	const char *dot = memchr(name, '.', n);
+	if (!dot || dot == name)
+		return NULL;
+	size_t rest = n - (size_t)(dot - name); /* ".example.com" */
+	for (unsigned i = 0; i < t->nsni; i++) {
+		const char *w = t->sni[i].name;
+		if (w[0] == '*' && strlen(w + 1) == rest && name_eq(dot, w + 1, rest))
+			return &t->sni[i];
+	}
+	return NULL;
+}
+
+/* While the ClientHello is read: the certificate the name asks for. */
+static int sni_cb(SSL *s, int *alert, void *arg)
+{
+	(void)alert;
+	struct tls_ctx *t = arg;
+	const char *name = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
+	struct sni_cert *e = name ? sni_find(t, name) : NULL;
+	if (!e) {
+		t->sni_default++;
+		return SSL_TLSEXT_ERR_NOACK; /* the default certificate */
+	}
+	if (SSL_set_SSL_CTX(s, e->ssl) != e->ssl)
+		return SSL_TLSEXT_ERR_ALERT_FATAL;
+	t->sni_matched++;
+	return SSL_TLSEXT_ERR_OK;
 }
 
 static void ssl_err(char *err, size_t errlen, const char *what, const char *file)
@@ -361,6 +434,10 @@ static SSL_CTX *ssl_ctx_build(struct tls_ctx *t, const char *cert_file, const ch
 		ssl_err(err, errlen, "tls: ticket key callback", NULL);
 		goto fail;
 	}
+	if (t->nsni) {
+		SSL_CTX_set_tlsext_servername_callback(c, sni_cb);
+		SSL_CTX_set_tlsext_servername_arg(c, t);
+	}
 	return c;
 fail:
 	SSL_CTX_free(c);
@@ -389,14 +466,31 @@ struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 		ssl_err(err, errlen, "tls: no randomness for the ticket key", NULL);
 		goto fail;
 	}
+	if (o && o->nsni > TLS_SNI_MAX) {
+		snprintf(err, errlen, "tls: at most %u certificates by name", TLS_SNI_MAX);
+		goto fail;
+	}
+	for (unsigned i = 0; o && i < o->nsni; i++) {
+		struct sni_cert *e = &t->sni[t->nsni++];
+		e->name = strndup(o->sni[i].name, o->sni[i].name_len);
+		e->cert = strndup(o->sni[i].cert, o->sni[i].cert_len);
+		e->key = strdup(o->sni[i].key);
+		if (!e->name || !e->cert || !e->key) {
+			snprintf(err, errlen, "tls: out of memory");
+			goto fail;
+		}
+		for (char *p = e->name; *p; p++)
+			*p = lower(*p);
+		e->ssl = ssl_ctx_build(t, e->cert, e->key, err, errlen);
+		if (!e->ssl)
+			goto fail;
+	}
 	t->ssl = ssl_ctx_build(t, cert_file, key_file, err, errlen);
 	if (!t->ssl)
 		goto fail;
 	return t;
 fail:
-	BIO_meth_free(t->meth);
-	OPENSSL_cleanse(t->keys, sizeof(t->keys));
-	free(t);
+	tls_openssl_free(t);
 	return NULL;
 }
 
@@ -404,9 +498,21 @@ int tls_openssl_reload(struct tls_ctx *t, const char *cert_file, const char *key
 		       size_t errlen)
 {
 	SSL_CTX *c = ssl_ctx_build(t, cert_file, key_file, err, errlen);
+	SSL_CTX *by_name[TLS_SNI_MAX] = {0};
+	for (unsigned i = 0; c && i < t->nsni; i++)
+		if (!(by_name[i] = ssl_ctx_build(t, t->sni[i].cert, t->sni[i].key, err, errlen))) {
+			for (unsigned j = 0; j < i; j++)
+				SSL_CTX_free(by_name[j]);
+			SSL_CTX_free(c);
+			c = NULL;
+		}
 	if (!c) {
 		t->reload_failures++;
 		return -1;
+	}
+	for (unsigned i = 0; i < t->nsni; i++) { /* as the default one, below */
+		SSL_CTX_free(t->sni[i].ssl);
+		t->sni[i].ssl = by_name[i];
 	}
 	/* Our reference goes; each SSL made from the old SSL_CTX holds one of
 	 * its own (SSL_new takes it, SSL_free drops it), so the old chain and
@@ -430,6 +536,12 @@ void tls_openssl_free(struct tls_ctx *t)
 	if (!t)
 		return;
 	SSL_CTX_free(t->ssl);
+	for (unsigned i = 0; i < t->nsni; i++) {
+		SSL_CTX_free(t->sni[i].ssl);
+		free(t->sni[i].name);
+		free(t->sni[i].cert);
+		free(t->sni[i].key);
+	}
 	BIO_meth_free(t->meth);
 	OPENSSL_cleanse(t->keys, sizeof(t->keys));
 	while (t->npool)
