@@ -67,7 +67,7 @@ phase tls-app tests/tls_app.sh build/skiff build/examples
 phase vm tests/vm.sh build/skiff build/skiff-uk.elf
 # HTTPS in the unikernel (BearSSL).  Its engine's ASan pass is asan-unit
 # (tls_bearssl_test, hosted); the guest itself cannot run the sanitizers.
-phase vm-tls tests/vm_tls.sh build/skiff build/skiff-uk.elf
+phase vm-tls tests/vm_tls.sh build/skiff build/skiff-uk.elf build/examples/kv-uk.elf
 phase site tests/site.sh build/skiff build/skiff-uk.elf
 phase linux-guest make linux-guest-test
 phase switch tests/switch.sh build/skiff

@@ -2,7 +2,7 @@
 # tests/vm_tls.sh — HTTPS in the unikernel: `skiff vm --tls-cert F --tls-key
 # F` under QEMU TCG, user networking, forwards on 127.0.0.1 only.
 #
-#   tests/vm_tls.sh [build/skiff] [build/skiff-uk.elf]
+#   tests/vm_tls.sh [build/skiff] [build/skiff-uk.elf] [build/examples/kv-uk.elf]
 #
 # The guest's engine is BearSSL (src/tls/tls_bearssl.c, TLS 1.2 only).  Keys
 # and certificates are made here with openssl (ECDSA P-256, RSA 2048, for
@@ -26,6 +26,10 @@
 #                 to https://, HTTPS answers 200
 #   root+tls      the same guest with --root: a 70,000 B file sha256-identical over
 #                 HTTPS (archive and TLS files in one module)
+#   app           an application image (build/examples/kv-uk.elf, the third
+#                 argument) with the files: a value PUT over HTTP is read back over
+#                 HTTPS (one store), s_client -sess_out/-sess_in Reused, exit 0
+#                 with https.app.* counted.  VM_TLS_ONLY=app runs this one alone.
 #   bad-*         --tls-cert without --tls-key (exit 2); a key that is not the
 #                 certificate's (the guest stops at boot, exit 1, with the reason);
 #                 tls-port= with no files (exit 1)
@@ -35,6 +39,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 SKIFF=${1:-build/skiff}
 IMG=${2:-build/skiff-uk.elf}
+APP_IMG=${3:-build/examples/kv-uk.elf}
 LOG=${VM_LOG_DIR:-build/test-logs/vm-tls}
 mkdir -p "$LOG"
 # shellcheck source=tests/lib.sh
@@ -50,7 +55,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for f in "$SKIFF" "$IMG"; do
+for f in "$SKIFF" "$IMG" "$APP_IMG"; do
 	[ -r "$f" ] || { fail setup "missing $f (make all uk)"; summary; exit 1; }
 done
 skt_need setup qemu-system-x86_64 python3 openssl curl ab wrk timeout || { summary; exit 1; }
@@ -84,6 +89,45 @@ boot() {
 	PIDS+=("$VM")
 }
 say_exit() { python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$1"; }
+
+# --- an application image over HTTPS (kv: one store behind both ports) ------------
+app_check() {
+	local http https ctl a b s1 s2 rc
+	http=$(free_port STREAM) https=$(free_port STREAM) ctl=$(free_port DGRAM)
+	: >"$LOG/app.log"
+	timeout 150 "$SKIFF" vm --accel tcg --image "$APP_IMG" --tls-cert "$CERTS/ec.crt" \
+		--tls-key "$CERTS/ec.key" -p "$http:80" -p "$https:443" -p "$ctl:9/udp" -- \
+		shutdown-port=9 exit-after=140 stats </dev/null >"$LOG/app.log" 2>&1 &
+	VM=$!
+	PIDS+=("$VM")
+	if ! wait_for "$LOG/app.log" "skiff-uk: ready" 30 || ! grep -aq "https=443" "$LOG/app.log"; then
+		fail app "no ready/https line in 30 s: $(grep -a 'skiff-uk' "$LOG/app.log" | tail -n 2 | tr '\n' ' ')"
+		return
+	fi
+	a=$(timeout 30 curl -sS -X PUT --data-binary over-http "http://127.0.0.1:$http/kv/k" -o /dev/null -w '%{http_code}' 2>&1)
+	b=$(timeout 60 curl -sS --cacert "$CERTS/ec.crt" "https://localhost:$https/kv/k" 2>&1)
+	local get='GET /kv/k HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+	s1=$(printf "$get" | timeout 60 openssl s_client -connect "127.0.0.1:$https" -CAfile "$CERTS/ec.crt" \
+		-sess_out "$CERTS/app.sess" 2>&1 | grep -aE '^(New|Reused),')
+	s2=$(printf "$get" | timeout 60 openssl s_client -connect "127.0.0.1:$https" -CAfile "$CERTS/ec.crt" \
+		-sess_in "$CERTS/app.sess" 2>&1 | grep -aE '^(New|Reused),')
+	say_exit "$ctl"
+	wait "$VM"
+	rc=$?
+	local req
+	req=$(awk '$1 == "https.app.requests" {gsub(/\r/, "", $2); print $2}' "$LOG/app.log" | tail -1)
+	if [ "$b" = over-http ] && [[ $s1 == New,* ]] && [[ $s2 == Reused,* ]] && [ "$rc" = 0 ] &&
+		[ "${req:-0}" -ge 3 ]; then
+		pass "app (kv-uk.elf: PUT on http $a, GET over HTTPS '$b', ${s2%%,*} by session ID, https.app.requests $req, exit 0)"
+	else
+		fail app "PUT $a; GET '$b'; s_client '$s1' / '$s2'; exit $rc; https.app.requests '${req:-}'"
+	fi
+}
+if [ "${VM_TLS_ONLY:-}" = app ]; then
+	app_check
+	summary
+	exit
+fi
 
 # --- the ECDSA guest ------------------------------------------------------------
 HTTP=$(free_port STREAM)
@@ -253,6 +297,8 @@ if wait_for "$LOG/rsa.log" "skiff-uk: ready" 30; then
 else
 	fail rsa-redirect "no ready line; see $LOG/rsa.log"
 fi
+
+app_check
 
 # --- refused ---------------------------------------------------------------------
 timeout 30 "$SKIFF" vm --accel tcg --image "$IMG" --tls-cert "$CERTS/ec.crt" </dev/null >"$LOG/bad-nokey.log" 2>&1

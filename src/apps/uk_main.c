@@ -27,7 +27,9 @@
  * the module (apps/tls_bundle.h); they are split off before the archive
  * is read, and a second HTTP server runs on a TLS loop (tls/loop_tls.h,
  * its pools from the heap) with the BearSSL engine (tls/tls_bearssl.h)
- * on tls-port= (443), tls-max-conns= connections at most.
+ * on tls-port= (443), tls-max-conns= connections at most.  In an
+ * application image the second server is a second engine of the
+ * application (the same routes; its init ran once, for the first).
  * Exit codes (isa-debug-exit): 0 clean, 1 setup error, 64+vector a CPU
  * exception; QEMU itself exits with 2*code+1.
  *
@@ -102,6 +104,8 @@ static struct sar_site site;
 /* HTTPS (with the TLS files in the module): a second HTTP server on a
  * TLS loop over the same loop, as `skiff serve --tls-cert` runs it. */
 static struct http_server srv_tls;
+static struct http_app app_tls; /* instead of srv_tls in an application image */
+static struct http_app_def app_tls_def;
 static struct tls_ctx *tls_ctx;
 static struct loop *tls_loop;
 static uint64_t site_bytes; /* the boot module's size, 0 without one */
@@ -215,7 +219,10 @@ static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *
 		prom_server_stats(&prom, fn, ctx);
 	if (tls_loop) {
 		struct https_fwd f = {fn, ctx};
-		http_server_stats(&srv_tls, https_name, &f);
+		if (&skiff_app)
+			http_app_stats(&app_tls, https_name, &f);
+		else
+			http_server_stats(&srv_tls, https_name, &f);
 		loop_stats(tls_loop, fn, ctx);
 		tls_bearssl_stats(tls_ctx, fn, ctx);
 	}
@@ -330,7 +337,9 @@ static void refresh_date(void *ctx, sk_time_ns now)
 		http_app_set_date(&app, buf);
 	else
 		http_server_set_date(&srv, buf);
-	if (tls_loop)
+	if (tls_loop && &skiff_app)
+		http_app_set_date(&app_tls, buf);
+	else if (tls_loop)
 		http_server_set_date(&srv_tls, buf);
 }
 
@@ -406,9 +415,11 @@ static int tls_random(void *buf, size_t len)
 /* HTTPS beside HTTP: BearSSL over a pool of tls-max-conns connections,
  * the TLS loop over the same skiff loop, and a second HTTP server (the
  * same configuration, its own port and connection pool).  A certificate
- * or key BearSSL refuses stops the boot with the reason. */
+ * or key BearSSL refuses stops the boot with the reason.  app_cfg (an
+ * application image): the application's engine instead of the server. */
 static void start_tls(const struct opts *o, const struct tls_files *tf, struct loop *inner,
-		      const struct http_server_config *hc, unsigned max_sockets)
+		      const struct http_server_config *hc, const struct http_app_config *app_cfg,
+		      unsigned max_sockets)
 {
 	if (!have_hw_random()) {
 		kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
@@ -435,11 +446,31 @@ static void start_tls(const struct opts *o, const struct tls_files *tf, struct l
 	c.port = (uint16_t)opt_num(o, OPT_TLS_PORT);
 	c.max_conns = n;
 	c.https_redirect_port = 0; /* this side serves */
-	size_t ssz = http_server_mem_size(&c);
+	size_t ssz;
 	int rc = -SK_EINVAL;
-	if (!tls_loop || (rc = http_server_init(&srv_tls, alloc_or_die("the HTTPS connections", ssz),
-						ssz, &c, tls_loop)) < 0 ||
-	    (rc = http_server_start(&srv_tls)) < 0) {
+	if (app_cfg) {
+		/* The application's second engine: its routes, not its init
+		 * (that ran for the first: one state for both ports). */
+		struct http_app_config ac = *app_cfg;
+		ac.port = c.port;
+		ac.max_conns = n;
+		app_tls_def = skiff_app;
+		app_tls_def.init = NULL;
+		ssz = http_app_mem_size(&ac);
+		if (tls_loop && ssz)
+			rc = http_app_init(&app_tls, alloc_or_die("the HTTPS connections", ssz), ssz, &ac,
+					   &app_tls_def, tls_loop);
+		if (rc == 0)
+			rc = http_app_start(&app_tls);
+	} else {
+		ssz = http_server_mem_size(&c);
+		if (tls_loop)
+			rc = http_server_init(&srv_tls, alloc_or_die("the HTTPS connections", ssz), ssz,
+					      &c, tls_loop);
+		if (rc == 0)
+			rc = http_server_start(&srv_tls);
+	}
+	if (rc < 0) {
 		kprintf("skiff-uk: HTTPS server on port %u failed (%d)\n", c.port, rc);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
@@ -614,8 +645,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 		hc.access_ctx = &alog;
 	}
 	size_t srv_sz;
+	struct http_app_config ac;
 	if (&skiff_app) {
-		struct http_app_config ac;
 		http_app_config_default(&ac);
 		ac.addr = hc.addr;
 		ac.port = hc.port;
@@ -641,14 +672,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 			kvm_exit(KVM_EXIT_FATAL);
 		}
 	}
-	if (tls_on && &skiff_app) {
-		/* The TLS layer fronts the static server only (http/app.h has no
-		 * HTTPS yet): say so rather than serve the wrong thing. */
-		kprintf("skiff-uk: an application image takes no TLS files yet; not booting\n");
-		kvm_exit(KVM_EXIT_FATAL);
-	}
 	if (tls_on)
-		start_tls(&o, &tf, loop, &hc, tc.max_sockets);
+		start_tls(&o, &tf, loop, &hc, &skiff_app ? &ac : NULL, tc.max_sockets);
 	refresh_date(NULL, now);
 	loop->on_turn = refresh_date;
 	uk_loop = loop;
@@ -710,7 +735,9 @@ unsigned uk_app_main(const struct kvm_start *st)
 		http_app_stop(&app);
 	else
 		http_server_stop(&srv);
-	if (tls_on)
+	if (tls_on && &skiff_app)
+		http_app_stop(&app_tls);
+	else if (tls_on)
 		http_server_stop(&srv_tls);
 	if (alog.loop)
 		uk_alog_flush(&alog); /* the last batch leaves with the FINs */
