@@ -1,12 +1,13 @@
 /* tls_openssl_test.c — the OpenSSL engine against OpenSSL's own client in
  * this process (tls/tls_testcert.h): resumption under rotating ticket
- * keys, ALPN, one record per write, refusal of what is not TLS, and
- * close_notify both ways. */
+ * keys, ALPN, one record per write, refusal of what is not TLS,
+ * close_notify both ways, reload, and certificates chosen by name (SNI). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -260,6 +261,122 @@ static void test_reload(void **state)
 	tls_openssl_free(sctx);
 }
 
+/* The CN of the certificate a client naming `name` (NULL: no SNI) is shown. */
+static void shown_cn(SSL_CTX *cctx, struct tls_ctx *sctx, const char *name, char *cn, size_t n)
+{
+	struct tls_testpair p;
+	tls_testpair_new(&p, cctx, sctx, NULL, NULL);
+	if (name)
+		assert_int_equal(SSL_set_tlsext_host_name(p.cl, name), 1);
+	assert_true(tls_testpair_handshake(&p));
+	X509 *x = SSL_get1_peer_certificate(p.cl);
+	assert_non_null(x);
+	cn[0] = 0;
+	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, (int)n);
+	X509_free(x);
+	exchange(&p);
+	tls_testpair_free(&p);
+}
+
+struct sni_counts {
+	uint64_t matched, dflt;
+};
+
+static void take_sni(void *arg, const char *name, uint64_t val)
+{
+	struct sni_counts *sn = arg;
+	if (!strcmp(name, "tls.sni_matched"))
+		sn->matched = val;
+	else if (!strcmp(name, "tls.sni_default"))
+		sn->dflt = val;
+}
+
+static void sni_name(struct tls_sni *e, const char *name, const char *cert, const char *key)
+{
+	*e = (struct tls_sni){.name = name, .name_len = strlen(name), .cert = cert,
+			      .cert_len = strlen(cert), .key = key};
+}
+
+/* --tls-sni: a name gets its certificate (any case), a wildcard one label,
+ * an exact name wins over a wildcard, anything else (or no name) the
+ * default; on TLS 1.3 and 1.2.  A reload is all or nothing: a broken SNI
+ * file keeps every certificate, new files replace them.  A key that is
+ * not its certificate's refuses the start, naming the file. */
+static void test_sni(void **state)
+{
+	(void)state;
+	char dc[32], dk[32], ac[32], ak[32], wc[32], wk[32], xc[32], xk[32], cn[64];
+	tls_testcert_files("skiff-test", dc, dk);
+	tls_testcert_files("a.test", ac, ak);
+	tls_testcert_files("wild.b.test", wc, wk);
+	tls_testcert_files("x.b.test", xc, xk);
+	struct tls_sni sni[3];
+	sni_name(&sni[0], "*.b.test", wc, wk);
+	sni_name(&sni[1], "a.test", ac, ak);
+	sni_name(&sni[2], "x.b.test", xc, xk);
+	struct tls_server_opts so = {.sni = sni, .nsni = 3};
+	char err[256];
+	struct tls_ctx *sctx = tls_openssl_server(dc, dk, &so, err, sizeof(err));
+	assert_non_null(sctx);
+	static const char *const ask[] = {"a.test", "A.Test", "y.b.test", "x.b.test", "b.test",
+					  "z.y.b.test", "c.test", NULL};
+	static const char *const want[] = {"a.test", "a.test", "wild.b.test", "x.b.test",
+					   "skiff-test", "skiff-test", "skiff-test", "skiff-test"};
+	int versions[] = {TLS1_3_VERSION, TLS1_2_VERSION};
+	for (unsigned v = 0; v < 2; v++) {
+		SSL_CTX *cctx = tls_testcert_client(versions[v]);
+		for (unsigned i = 0; i < SK_ARRAY_LEN(ask); i++) {
+			shown_cn(cctx, sctx, ask[i], cn, sizeof(cn));
+			if (strcmp(cn, want[i]))
+				fail_msg("TLS %s, name %s: shown %s, want %s", v ? "1.2" : "1.3",
+					 ask[i] ? ask[i] : "(none)", cn, want[i]);
+		}
+		SSL_CTX_free(cctx);
+	}
+	struct sni_counts sn = {0};
+	tls_openssl_stats(sctx, take_sni, &sn);
+	assert_int_equal(sn.matched, 8);
+	assert_int_equal(sn.dflt, 8);
+
+	/* reload: a broken a.test file, then a new a.test certificate */
+	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
+	FILE *f = fopen(ac, "w");
+	assert_non_null(f);
+	fputs("broken\n", f);
+	fclose(f);
+	assert_int_equal(tls_openssl_reload(sctx, dc, dk, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ac));
+	shown_cn(cctx, sctx, "a.test", cn, sizeof(cn));
+	assert_string_equal(cn, "a.test");
+	unlink(ac);
+	unlink(ak);
+	char a2c[32], a2k[32];
+	tls_testcert_files("a2.test", a2c, a2k);
+	assert_int_equal(rename(a2c, ac), 0);
+	assert_int_equal(rename(a2k, ak), 0);
+	assert_int_equal(tls_openssl_reload(sctx, dc, dk, err, sizeof(err)), 0);
+	shown_cn(cctx, sctx, "a.test", cn, sizeof(cn));
+	assert_string_equal(cn, "a2.test");
+	shown_cn(cctx, sctx, "y.b.test", cn, sizeof(cn));
+	assert_string_equal(cn, "wild.b.test");
+	struct counters n = {0};
+	tls_openssl_stats(sctx, take, &n);
+	assert_int_equal(n.reloads, 1);
+	assert_int_equal(n.reload_failures, 1);
+	SSL_CTX_free(cctx);
+	tls_openssl_free(sctx);
+
+	/* a name's key that is not its certificate's */
+	sni_name(&sni[0], "a.test", ac, wk);
+	so.nsni = 1;
+	err[0] = 0;
+	assert_null(tls_openssl_server(dc, dk, &so, err, sizeof(err)));
+	assert_non_null(strstr(err, wk));
+	const char *files[] = {dc, dk, ac, ak, wc, wk, xc, xk};
+	for (unsigned i = 0; i < SK_ARRAY_LEN(files); i++)
+		unlink(files[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_one_record_per_write),
 		cmocka_unit_test(test_not_tls),
 		cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_sni),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

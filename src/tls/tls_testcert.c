@@ -16,9 +16,7 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* A new key and certificate, written to the two temporary files whose
- * names are put in cert and key (the caller unlinks them). */
-static void make_files(char cert[32], char key[32])
+void tls_testcert_files(const char *cn, char cert[32], char key[32])
 {
 	EVP_PKEY *k = EVP_EC_gen("P-256");
 	X509 *x = X509_new();
@@ -29,7 +27,7 @@ static void make_files(char cert[32], char key[32])
 	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
 	X509_set_pubkey(x, k);
 	X509_NAME *n = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)"skiff-test", -1,
+	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1,
 				   -1, 0);
 	X509_set_issuer_name(x, n);
 	if (X509_sign(x, k, EVP_sha256()) <= 0)
@@ -45,6 +43,11 @@ static void make_files(char cert[32], char key[32])
 	fclose(f2);
 	X509_free(x);
 	EVP_PKEY_free(k);
+}
+
+static void make_files(char cert[32], char key[32])
+{
+	tls_testcert_files("skiff-test", cert, key);
 }
 
 struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o)

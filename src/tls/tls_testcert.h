@@ -12,6 +12,9 @@
 #include <openssl/ssl.h>
 
 struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o);
+/* A new key and a certificate for CN cn, written to two temporary files
+ * whose names are put in cert and key (the caller unlinks them). */
+void tls_testcert_files(const char *cn, char cert[32], char key[32]);
 /* tls_openssl_reload onto a new key and certificate made the same way. */
 int tls_testcert_reload(struct tls_ctx *t, char *err, size_t errlen);
 
