@@ -29,6 +29,11 @@
 #   echo       a 5 MiB upload by Content-Length and chunked comes back
 #              byte for byte (sha256), with Expect: 100-continue too
 #   hello      curl: 200 and the greeting; /hello/NAME
+#   hello.https (hosted targets) the same over HTTPS: hello runs with
+#              --tls-cert/--tls-key --tls-port 443 (an ECDSA P-256
+#              certificate for 198.18.0.2 made here, at run time), curl
+#              --cacert on 443 (tests/tls_app.sh has the rest of HTTPS
+#              for applications, on loopback)
 # Prints PASS/FAIL per check; ends with "app: N passed, N failed".
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -55,7 +60,7 @@ for a in kv echo hello; do
 done
 EX=$(readlink -f "$EX")
 SKIFF=$(readlink -f "$EX/../skiff")
-if ! skt_need setup curl python3; then
+if ! skt_need setup curl python3 openssl; then
 	summary
 	exit 1
 fi
@@ -77,6 +82,9 @@ on_exit() {
 	fi
 }
 trap on_exit EXIT
+openssl req -x509 -nodes -days 2 -subj /CN=skiff-app -addext "subjectAltName=IP:$SRV_IP" \
+	-newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout "$WORK/tls.key" -out "$WORK/tls.pem" \
+	>"$WORK/openssl.log" 2>&1 || { fail setup "openssl req: $(tail -n 2 "$WORK/openssl.log")"; summary; exit 1; }
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -228,7 +236,9 @@ run_echo() {
 }
 
 run_hello() {
-	start_app hello / || return 1
+	local tls=()
+	[ "$TGT" != uk ] && tls=(--tls-cert "$WORK/tls.pem" --tls-key "$WORK/tls.key" --tls-port 443)
+	start_app hello / "${tls[@]}" || return 1
 	local a b
 	a=$(C curl -s --max-time 5 "http://$SRV_IP:$SRV_PORT/")
 	b=$(C curl -s --max-time 5 "http://$SRV_IP:$SRV_PORT/hello/skiff%20user")
@@ -236,6 +246,15 @@ run_hello() {
 		pass "$TGT.hello" "'$a' '$b'"
 	else
 		fail "$TGT.hello" "got '$a' '$b'"
+	fi
+	if [ "$TGT" != uk ]; then
+		a=$(C curl -s --max-time 10 --cacert "$WORK/tls.pem" "https://$SRV_IP/")
+		b=$(C curl -s --max-time 10 --cacert "$WORK/tls.pem" "https://$SRV_IP/hello/skiff%20user")
+		if [ "$a" = "Hello from a skiff application." ] && [ "$b" = "Hello, skiff user!" ]; then
+			pass "$TGT.hello.https" "curl --cacert on 443: '$a' '$b'"
+		else
+			fail "$TGT.hello.https" "got '$a' '$b'"
+		fi
 	fi
 	stop_app hello
 }
