@@ -34,6 +34,7 @@
 #include "tls_bundle.h"
 
 #define VM_MAX_FWD 16
+#define VM_MAX_SMP 16 /* = KVM_MAX_CPUS (plat/kvm/kvm.h): the guest starts this many at most */
 
 struct fwd {
 	unsigned host, guest;
@@ -43,7 +44,7 @@ struct fwd {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE]\n"
+		"usage: skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE] [--smp N]\n"
 		"                [--root DIR] [--accel auto|kvm|tcg] [--image PATH] [--dry-run]\n"
 		"                [--tls-cert FILE --tls-key FILE [--tls-port N] [--tls-redirect]]\n"
 		"                [-- GUEST ARGS...]\n"
@@ -56,6 +57,8 @@ static void usage(FILE *f)
 		"  --net user|tap:NAME    QEMU user networking (default; guest 10.0.2.15, gw 10.0.2.2)\n"
 		"                         or an existing TAP device NAME\n"
 		"  --mem SIZE             guest memory, e.g. 256M (default), 1G\n"
+		"  --smp N                vCPUs, 1 (default) to 16: QEMU -smp N (TCG multi-threaded);\n"
+		"                         the guest finds them in the ACPI MADT and starts each one\n"
 		"  --root DIR             serve the files under DIR (no symlinks, no dotfiles): packed\n"
 		"                         into a read-only archive the guest gets at boot (-initrd);\n"
 		"                         the guest needs --mem of about 170M + the tree's size\n"
@@ -308,7 +311,7 @@ int cmd_vm(int argc, char **argv)
 		{"net", required_argument, NULL, 'n'},   {"mem", required_argument, NULL, 'm'},
 		{"accel", required_argument, NULL, 'a'}, {"image", required_argument, NULL, 'i'},
 		{"dry-run", no_argument, NULL, 'D'},     {"help", no_argument, NULL, 'h'},
-		{"root", required_argument, NULL, 'r'},
+		{"root", required_argument, NULL, 'r'},   {"smp", required_argument, NULL, 'S'},
 		{"tls-cert", required_argument, NULL, 'C'}, {"tls-key", required_argument, NULL, 'K'},
 		{"tls-port", required_argument, NULL, 'P'}, {"tls-redirect", no_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
@@ -320,6 +323,7 @@ int cmd_vm(int argc, char **argv)
 	int nfwd = 0;
 	const char *net = "user", *mem = "256M", *accel = "auto", *image = NULL, *root = NULL;
 	bool dry_run = false;
+	unsigned smp = 1;
 	int c;
 	opterr = 0;
 	optind = 1;
@@ -347,6 +351,16 @@ int cmd_vm(int argc, char **argv)
 				cli_usage_error("vm", "--accel wants auto, kvm or tcg, not '%s'", optarg);
 			accel = optarg;
 			break;
+		case 'S': {
+			/* Strict: digits only, 1..VM_MAX_SMP (the guest's KVM_MAX_CPUS). */
+			char *e = NULL;
+			errno = 0;
+			unsigned long v = optarg[0] >= '0' && optarg[0] <= '9' ? strtoul(optarg, &e, 10) : 0;
+			if (!e || *e || errno || v < 1 || v > VM_MAX_SMP)
+				cli_usage_error("vm", "--smp wants a number of vCPUs 1..%d, not '%s'", VM_MAX_SMP, optarg);
+			smp = (unsigned)v;
+			break;
+		}
 		case 'i': image = optarg; break;
 		case 'r': root = optarg; break;
 		case 'C': tls_cert = optarg; break;
@@ -466,11 +480,16 @@ int cmd_vm(int argc, char **argv)
 #define ARG(x) (qargv[qa++] = (char *)(x))
 	ARG(qemu);
 	ARG("-machine"); ARG("pc");
-	ARG("-accel"); ARG(kvm ? "kvm" : "tcg");
+	/* More than one vCPU under TCG: one host thread per vCPU (MTTCG),
+	 * or they would take turns on one thread.  --smp 1 keeps the line
+	 * it always had. */
+	ARG("-accel"); ARG(kvm ? "kvm" : smp > 1 ? "tcg,thread=multi" : "tcg");
 	/* KVM: the host CPU, minus arch-capabilities, which QEMU 7.2 aborts
 	 * on under some KVMs.  TCG: max, for RDRAND (the stack's seed). */
 	ARG("-cpu"); ARG(kvm ? "host,-arch-capabilities" : "max");
-	ARG("-smp"); ARG("1");
+	char smp_arg[16];
+	snprintf(smp_arg, sizeof(smp_arg), "%u", smp);
+	ARG("-smp"); ARG(smp_arg);
 	ARG("-m"); ARG(mem);
 	ARG("-nodefaults"); ARG("-nographic"); ARG("-no-reboot");
 	ARG("-serial"); ARG("stdio");
