@@ -176,14 +176,15 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	fn(fctx, "virtio.rx_bad_len", vnet.c.rx_bad_len);
 	fn(fctx, "virtio.bad_used", vnet.c.bad_used);
 	runner_stats(&run, fn, fctx);
-	fn(fctx, "timer.loads", timer_loads);
-	fn(fctx, "timer.skips", timer_skips);
-	fn(fctx, "timer.fires", timer_fires);
+	const struct kvm_cpu *c = kvm_cpu_this(); /* the CPU this stack runs on */
+	fn(fctx, "timer.loads", c->timer_loads);
+	fn(fctx, "timer.skips", c->timer_skips);
+	fn(fctx, "timer.fires", c->timer_fires);
 	/* What the emulator sees besides the doorbells: each hlt is an exit
 	 * (and a host wake-up to leave it), each interrupt an injection. */
-	fn(fctx, "cpu.hlts", park_hlts);
-	fn(fctx, "irq.virtio_net", trap_irq_count[VEC_VIRTIO_NET]);
-	fn(fctx, "irq.timer", trap_irq_count[VEC_TIMER]);
+	fn(fctx, "cpu.hlts", c->park_hlts);
+	fn(fctx, "irq.virtio_net", c->irq_count[VEC_VIRTIO_NET]);
+	fn(fctx, "irq.timer", c->irq_count[VEC_TIMER]);
 	iface_stats(&ifc, fn, fctx);
 	tcp_stats(&tcp, fn, fctx);
 }
@@ -690,7 +691,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		prom_on = true;
 	}
 
-	trap_set_handler(VEC_VIRTIO_NET, NULL, NULL); /* counted in trap_irq_count; the loop polls */
+	trap_set_handler(VEC_VIRTIO_NET, NULL, NULL); /* counted in kvm_cpu.irq_count; the loop polls */
 	iface_announce(&ifc, now);
 	dev_tx_sync(d);
 

@@ -102,6 +102,29 @@ start64:
 	hlt
 	jmp 1b
 
+/* An AP after the trampoline (smp.c copies ap_tramp_* to TRAMP_BASE):
+ * in long mode on the boot page tables, on the trampoline's GDT.  Take
+ * the stack the BSP left in ap_boot_stack, switch to the kernel's GDT
+ * (reloading CS with a far return), and enter ap_main.  GS and FS bases
+ * are set in C. */
+	.globl ap_start64
+ap_start64:
+	mov ap_boot_stack(%rip), %rsp
+	lgdt gdt_ptr(%rip)
+	mov $0x10, %ax
+	mov %ax, %ds
+	mov %ax, %es
+	mov %ax, %ss
+	pushq $0x08
+	lea 1f(%rip), %rax
+	pushq %rax
+	lretq
+1:	xor %ebp, %ebp
+	call ap_main
+2:	cli
+	hlt
+	jmp 2b
+
 /* 256 interrupt stubs, 16 bytes apart (trap.c computes isr_stubs + 16*n).
  * Each pushes an error code where the CPU does not (vectors 8, 10-14, 17,
  * 21, 29, 30 have one), then its vector, so isr_common sees one layout. */
@@ -162,7 +185,64 @@ isr_common:
 	add $16, %rsp
 	iretq
 
+/* The AP trampoline (SDM vol. 3, 8.4.4 and 9.8.5): a startup IPI with
+ * vector TRAMP_BASE >> 12 starts the AP in real mode at CS = 0x800,
+ * IP = 0.  Assembled here, copied to TRAMP_BASE by smp.c, never run in
+ * place: every address inside it is TRAMP_BASE + (label - start).
+ * Real mode -> protected mode on its own GDT -> PAE, the boot PML4,
+ * EFER.LME, paging (CR0/CR4 as boot.S sets them for the BSP) -> a 64-bit
+ * far jump -> ap_start64 in the kernel. */
+#define TRAMP_BASE 0x8000
+#define TR(x) (TRAMP_BASE + (x) - ap_tramp_start)
 	.section .rodata
+	.globl ap_tramp_start, ap_tramp_end
+	.code16
+ap_tramp_start:
+	cli
+	cld
+	mov %cs, %ax
+	mov %ax, %ds
+	lgdtl (tramp_gdtr - ap_tramp_start)
+	mov %cr0, %eax
+	or $CR0_PE, %eax
+	mov %eax, %cr0
+	ljmpl $0x08, $TR(tramp32)
+	.code32
+tramp32:
+	mov $0x10, %ax
+	mov %ax, %ds
+	mov %ax, %es
+	mov %ax, %ss
+	mov %cr4, %eax
+	or $(CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT), %eax
+	mov %eax, %cr4
+	mov $boot_pml4, %eax
+	mov %eax, %cr3
+	mov $MSR_EFER, %ecx
+	rdmsr
+	or $EFER_LME, %eax
+	wrmsr
+	mov %cr0, %eax
+	and $~(1 << 2), %eax
+	or $(CR0_PE | CR0_MP | CR0_WP | CR0_PG), %eax
+	mov %eax, %cr0
+	ljmp $0x18, $TR(tramp64)
+	.code64
+tramp64:
+	movabs $ap_start64, %rax
+	jmp *%rax
+	.balign 8
+tramp_gdt:
+	.quad 0
+	.quad 0x00cf9a000000ffff		/* 0x08: 32-bit code */
+	.quad 0x00cf92000000ffff		/* 0x10: data */
+	.quad 0x00af9a000000ffff		/* 0x18: 64-bit code */
+tramp_gdt_end:
+tramp_gdtr:
+	.word tramp_gdt_end - tramp_gdt - 1
+	.long TR(tramp_gdt)
+ap_tramp_end:
+
 	.balign 16
 gdt:
 	.quad 0

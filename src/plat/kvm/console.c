@@ -2,7 +2,14 @@
  *
  * The UART is polled (transmit-holding-register empty) rather than
  * interrupt driven: logs are rare and a polled write cannot be lost when
- * the kernel is about to halt after an exception. */
+ * the kernel is about to halt after an exception.
+ *
+ * With more than one CPU a lock keeps each kprintf's text together: a
+ * spin lock that records its owner, so console_write inside kvprintf (and
+ * a fatal exception's report while this CPU holds it) goes on, and the
+ * interrupts are off whenever code runs, so no handler can wait on it.
+ * A CPU that faults while another holds it waits a bounded time, then
+ * writes anyway: the report matters more than tidy lines. */
 #include "cpu.h"
 #include "kvm.h"
 
@@ -27,13 +34,41 @@ static void serial_putc(char c)
 	outb(COM1, (uint8_t)c);
 }
 
+static volatile unsigned lock_owner; /* 0 free, else kvm_cpu index + 1 */
+static unsigned lock_depth;          /* the owner's nesting */
+
+static void console_lock(void)
+{
+	unsigned me = kvm_cpu_this()->index + 1;
+	if (lock_owner != me) {
+		for (uint64_t i = 0; i < 100000000ull; i++) {
+			unsigned free_ = 0;
+			if (__atomic_compare_exchange_n(&lock_owner, &free_, me, false, __ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
+				break;
+			cpu_pause();
+		}
+		lock_owner = me; /* taken, or waited long enough */
+		lock_depth = 0;
+	}
+	lock_depth++;
+}
+
+static void console_unlock(void)
+{
+	if (--lock_depth == 0)
+		__atomic_store_n(&lock_owner, 0, __ATOMIC_RELEASE);
+}
+
 void console_write(const char *s, size_t n)
 {
+	console_lock();
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\n')
 			serial_putc('\r');
 		serial_putc(s[i]);
 	}
+	console_unlock();
 }
 
 /* Output sink for the formatter: a bounded buffer, or the console when
@@ -150,8 +185,10 @@ static void format(struct sink *s, const char *fmt, va_list ap)
 void kvprintf(const char *fmt, va_list ap)
 {
 	struct sink s = {0};
+	console_lock();
 	format(&s, fmt, ap);
 	console_write(s.tmp, s.tlen);
+	console_unlock();
 }
 
 void kprintf(const char *fmt, ...)

@@ -24,29 +24,87 @@ __attribute__((noreturn)) void kvm_exit(unsigned code);
 #define KVM_EXIT_FATAL 1u
 #define KVM_EXIT_EXCEPTION_BASE 64u
 
+/* The CPUs.  Each has one of these, reached through its GS base
+ * (kvm_cpu_this: one load, no LAPIC read), written only by that CPU
+ * except where a field says otherwise.  Index 0 is the bootstrap
+ * processor; the APs follow in MADT order (smp.c). */
+#define KVM_MAX_CPUS 16
+struct kvm_cpu {
+	struct kvm_cpu *self;   /* %gs:0 */
+	unsigned index;         /* 0 .. KVM_MAX_CPUS-1 */
+	uint32_t apic_id;
+	volatile uint64_t irq_count[256];     /* trap.c: interrupts taken, per vector */
+	volatile sk_time_ns timer_loaded;     /* time.c: what this LAPIC timer holds */
+	uint64_t timer_loads, timer_skips, timer_fires;
+	uint64_t park_hlts;                   /* park.c and the AP idle loop: halts */
+	/* smp_run_on: written by the BSP, then the wake IPI; the AP takes
+	 * it (and clears work) in its idle loop. */
+	void (*volatile work)(void *arg);
+	void *volatile work_arg;
+	volatile int up;                      /* set by the AP once it runs its idle loop */
+};
+static inline struct kvm_cpu *kvm_cpu_this(void)
+{
+	struct kvm_cpu *c;
+	__asm__ volatile("mov %%gs:0, %0" : "=r"(c));
+	return c;
+}
+
 /* trap.c */
 #define VEC_TIMER 0x20
 #define VEC_VIRTIO_NET 0x30
+#define VEC_IPI_WAKE 0x40      /* smp_run_on: wake an AP from its idle hlt */
 #define VEC_PIC_BASE 0xe0      /* the 8259s, remapped here and masked */
 #define VEC_SPURIOUS 0xff
-void trap_init(void);
+void trap_init(void);          /* the BSP: build the IDT, mask the 8259s, load it */
+void trap_load(void);          /* an AP: load the same IDT */
 typedef void (*irq_fn)(void *ctx);
+/* Before the APs start: the handler table is read by every CPU. */
 void trap_set_handler(unsigned vector, irq_fn fn, void *ctx);
-extern volatile uint64_t trap_irq_count[256];
 
 /* time.c: TSC clock and LAPIC timer.  plat_now() (plat.h) reads it. */
 int time_init(void);               /* calibrate the TSC, start the LAPIC */
+void time_init_ap(void);           /* an AP: its LAPIC and timer, as the BSP's */
 uint64_t time_tsc_hz(void);
 const char *time_source(void);     /* how the TSC was calibrated */
 bool time_deadline_mode(void);     /* TSC-deadline (else one-shot count) */
 /* Program the one-shot timer for `deadline` (plat_now() units);
  * SK_TIME_NEVER stops it.  Reloads the hardware only when the deadline
  * differs from the one it holds (seed 000, 99fc1c4). */
-void timer_arm(sk_time_ns deadline);
-extern uint64_t timer_loads, timer_skips, timer_fires;
-extern uint64_t park_hlts; /* park.c: halts executed */
+void timer_arm(sk_time_ns deadline);  /* this CPU's timer */
 void lapic_eoi(void);
 uint32_t lapic_id(void);
+/* Interprocessor interrupts (SDM vol. 3, 10.6): write ICR high (the
+ * destination APIC ID) then low (vector, delivery mode, level); wait
+ * until the LAPIC has sent it.  Returns 0, or -1 if it stays pending. */
+#define ICR_FIXED 0x0000u
+#define ICR_INIT 0x0500u
+#define ICR_STARTUP 0x0600u
+#define ICR_ASSERT 0x4000u
+int lapic_send_ipi(uint32_t apic_id, uint32_t icr_lo);
+
+/* acpi.c: the enabled CPUs' APIC IDs from the MADT, in table order, at
+ * most max (more are counted in *skipped).  rsdp_paddr: the PVH start
+ * info's, or 0 to scan for it.  0, or -1 with *why. */
+int acpi_cpus(uint64_t rsdp_paddr, uint32_t *ids, unsigned max, unsigned *n, unsigned *skipped,
+	      const char **why);
+/* The MADT's entries alone (a pure function over the table's bytes). */
+int acpi_madt_parse(const uint8_t *madt, uint32_t len, uint32_t *ids, unsigned max, unsigned *n,
+		    unsigned *skipped, const char **why);
+
+/* smp.c: the BSP's kvm_cpu (before anything else in kmain), then, once
+ * memory and the clocks are up, every AP the MADT lists: INIT, SIPI,
+ * SIPI to a real-mode trampoline at 0x8000, long mode on the boot page
+ * tables, a 64 KiB stack, the shared GDT and IDT, its own LAPIC timer,
+ * then an idle loop that parks in `sti; hlt`.  Returns the CPUs up
+ * (the BSP included). */
+void smp_init_bsp(void);
+unsigned smp_boot_aps(uint64_t rsdp_paddr);
+unsigned smp_cpus(void);                 /* CPUs up, the BSP included */
+struct kvm_cpu *smp_cpu(unsigned index); /* NULL past smp_cpus() */
+/* Run fn(arg) on AP `index` (>= 1): it wakes from its idle park, runs
+ * fn, and parks again when fn returns.  -1 if it is not up or busy. */
+int smp_run_on(unsigned index, void (*fn)(void *arg), void *arg);
 
 /* mmu.c: map [phys, phys+len) uncached, identity.  Returns the virtual
  * address (== phys) or NULL if the page-table pool is exhausted. */
@@ -93,6 +151,9 @@ struct kvm_start {
 	 * from the heap; NULL/0 when there is none.  Its bytes are untrusted. */
 	const uint8_t *module;
 	uint64_t module_len;
+	/* CPUs up, the BSP included (smp.c); the APs idle in `sti; hlt`
+	 * until smp_run_on gives them work. */
+	unsigned cpus;
 };
 unsigned uk_app_main(const struct kvm_start *st);
 

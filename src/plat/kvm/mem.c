@@ -125,15 +125,24 @@ int mem_init(uint64_t memmap_paddr, uint32_t entries)
 	return heap_end > heap_base ? 0 : -1;
 }
 
+/* Any CPU may allocate (each vCPU's stack sets itself up): a spin lock,
+ * held for a few instructions, interrupts being off. */
+static volatile int heap_lock;
+
 void *mem_alloc(size_t size, size_t align)
 {
 	if (!align)
 		align = 64;
+	while (__atomic_exchange_n(&heap_lock, 1, __ATOMIC_ACQUIRE))
+		cpu_pause();
+	void *r = NULL;
 	uint64_t p = (heap_cur + align - 1) & ~(uint64_t)(align - 1);
-	if (p < heap_cur || p > heap_end || size > heap_end - p)
-		return NULL;
-	heap_cur = p + size;
-	return (void *)(uintptr_t)p;
+	if (!(p < heap_cur || p > heap_end || size > heap_end - p)) {
+		heap_cur = p + size;
+		r = (void *)(uintptr_t)p;
+	}
+	__atomic_store_n(&heap_lock, 0, __ATOMIC_RELEASE);
+	return r;
 }
 
 void mem_info(struct mem_info *mi)

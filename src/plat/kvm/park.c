@@ -13,8 +13,6 @@
 #include "cpu.h"
 #include "kvm.h"
 
-uint64_t park_hlts;
-
 int plat_park(sk_time_ns deadline, const struct plat_wake *w, volatile int *stop)
 {
 	if (*stop)
@@ -31,15 +29,16 @@ int plat_park(sk_time_ns deadline, const struct plat_wake *w, volatile int *stop
 			w->disarm(w->ctx);
 		return PLAT_WOKE_NONE;
 	}
-	uint64_t dev0 = trap_irq_count[VEC_VIRTIO_NET], ticks0 = trap_irq_count[VEC_TIMER];
-	park_hlts++;
+	struct kvm_cpu *c = kvm_cpu_this();
+	uint64_t dev0 = c->irq_count[VEC_VIRTIO_NET], ticks0 = c->irq_count[VEC_TIMER];
+	c->park_hlts++;
 	cpu_sti_hlt();
 	cpu_cli();
 	if (irq && w->disarm)
 		w->disarm(w->ctx);
-	if (trap_irq_count[VEC_VIRTIO_NET] != dev0)
+	if (c->irq_count[VEC_VIRTIO_NET] != dev0)
 		return PLAT_WOKE_FRAME;
-	if (trap_irq_count[VEC_TIMER] != ticks0)
+	if (c->irq_count[VEC_TIMER] != ticks0)
 		return PLAT_WOKE_TIMER;
 	return PLAT_WOKE_OTHER;
 }

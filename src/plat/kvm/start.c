@@ -1,6 +1,6 @@
 /* start.c — from boot.S to the application: read the PVH start info
  * (command line, memory map, the first module), bring up the console, traps, memory and the
- * clocks, read the RTC once, then call uk_app_main (kvm.h) with what the
+ * clocks, start the other CPUs (smp.c), read the RTC once, then call uk_app_main (kvm.h) with what the
  * platform found, and leave QEMU with the code it returns.
  *
  * Nothing here knows what the application is: the unikernel's main
@@ -47,6 +47,7 @@ void kmain(uint32_t start_info);
 
 void kmain(uint32_t start_info)
 {
+	smp_init_bsp(); /* GS -> this CPU's kvm_cpu: the console and traps use it */
 	console_init();
 	trap_init();
 	kprintf("\nskiff-uk: booting\n");
@@ -100,6 +101,14 @@ void kmain(uint32_t start_info)
 	kprintf("skiff-uk: tsc %lu kHz (%s), timer %s\n", time_tsc_hz() / 1000, time_source(),
 		time_deadline_mode() ? "tsc-deadline" : "lapic one-shot");
 	canary_init();
+	/* The APs, once memory and the clocks are up (their stacks come
+	 * from the heap; their timers use the BSP's calibration) and the
+	 * start info has been read (the trampoline reuses low RAM). */
+	if (mem_is_ram(map, map_n, 0x8000, 0x9000) || !map_n)
+		smp_boot_aps(si->rsdp_paddr);
+	else
+		kprintf("skiff-uk: cpus: 0x8000 is not RAM: running on the boot CPU alone\n");
+	st.cpus = smp_cpus();
 	st.rtc_at = plat_now();
 	st.rtc_ok = rtc_read(&st.rtc) == 0;
 	kvm_exit(uk_app_main(&st));

@@ -12,7 +12,12 @@
  * remembered and a re-arm with the same or a later value costs nothing
  * (timer_arm keeps the earlier one and lets it fire early): under
  * emulation the MSR/MMIO write is a device access (seed 000, 99fc1c4).
- * The interrupt forgets it, so a deadline that fired is loaded again. */
+ * The interrupt forgets it, so a deadline that fired is loaded again.
+ *
+ * Every CPU has its own LAPIC at the same address (xAPIC MMIO is
+ * per-CPU), so `lapic` is shared and what each timer holds is kept in
+ * that CPU's kvm_cpu.  The TSC is one clock for all vCPUs (QEMU keeps
+ * them in step; KVM syncs them at start), so plat_now() is too. */
 #include "../plat.h"
 #include "cpu.h"
 #include "kvm.h"
@@ -21,6 +26,9 @@
 #define MSR_TSC_DEADLINE 0x6e0
 #define LAPIC_ID 0x20
 #define LAPIC_EOI 0xb0
+#define LAPIC_ICR_LO 0x300
+#define LAPIC_ICR_HI 0x310
+#define ICR_PENDING (1u << 12)
 #define LAPIC_SVR 0xf0
 #define LAPIC_LVT_TIMER 0x320
 #define LAPIC_TIMER_INIT 0x380
@@ -37,8 +45,6 @@ static volatile uint8_t *lapic;
 static bool deadline_mode;
 static uint64_t apic_hz;     /* one-shot mode: LAPIC timer ticks per second */
 static uint64_t apic_mult;   /* ticks = ns * apic_mult >> 24 */
-static volatile sk_time_ns loaded = SK_TIME_NEVER; /* what the timer holds */
-uint64_t timer_loads, timer_skips, timer_fires;
 
 static uint32_t lapic_read(unsigned reg) { return mmio_read32(lapic + reg); }
 static void lapic_write(unsigned reg, uint32_t v) { mmio_write32(lapic + reg, v); }
@@ -105,8 +111,40 @@ static void calibrate_tsc(void)
 static void timer_irq(void *ctx)
 {
 	(void)ctx;
-	timer_fires++;
-	loaded = SK_TIME_NEVER; /* fired: the next arm must reload */
+	struct kvm_cpu *c = kvm_cpu_this();
+	c->timer_fires++;
+	c->timer_loaded = SK_TIME_NEVER; /* fired: the next arm must reload */
+}
+
+int lapic_send_ipi(uint32_t apic_id, uint32_t icr_lo)
+{
+	lapic_write(LAPIC_ICR_HI, apic_id << 24);
+	lapic_write(LAPIC_ICR_LO, icr_lo);
+	for (int i = 0; i < 1000000; i++) {
+		if (!(lapic_read(LAPIC_ICR_LO) & ICR_PENDING))
+			return 0;
+		cpu_pause();
+	}
+	return -1;
+}
+
+/* An AP: the LAPIC is already mapped and its frequency measured by the
+ * BSP (every LAPIC timer runs off the same bus clock). */
+void time_init_ap(void)
+{
+	struct kvm_cpu *c = kvm_cpu_this();
+	c->timer_loaded = SK_TIME_NEVER;
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+	wrmsr(MSR_APIC_BASE, base | (1u << 11));
+	lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);
+	lapic_write(0x80, 0);
+	if (deadline_mode) {
+		lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_TSC_DEADLINE);
+	} else {
+		lapic_write(LAPIC_TIMER_DIV, 0xb);
+		lapic_write(LAPIC_TIMER_INIT, 0);
+		lapic_write(LAPIC_LVT_TIMER, VEC_TIMER);
+	}
 }
 
 int time_init(void)
@@ -125,6 +163,7 @@ int time_init(void)
 		return -1;
 	lapic_write(LAPIC_SVR, 0x100 | VEC_SPURIOUS);
 	lapic_write(0x80, 0); /* task priority: accept every vector */
+	kvm_cpu_this()->timer_loaded = SK_TIME_NEVER;
 	trap_set_handler(VEC_TIMER, timer_irq, NULL);
 
 	uint32_t r[4];
@@ -166,12 +205,13 @@ sk_time_ns plat_now(void)
 void timer_arm(sk_time_ns deadline)
 {
 	/* loaded == NEVER: nothing is loaded; skip only if nothing is wanted */
-	if (deadline >= loaded) {
-		timer_skips++;
+	struct kvm_cpu *c = kvm_cpu_this();
+	if (deadline >= c->timer_loaded) {
+		c->timer_skips++;
 		return;
 	}
-	loaded = deadline;
-	timer_loads++;
+	c->timer_loaded = deadline;
+	c->timer_loads++;
 	if (deadline_mode) {
 		uint64_t tsc = 0; /* 0 disarms */
 		if (deadline != SK_TIME_NEVER)

@@ -6,7 +6,9 @@
  * code and every register on the console, then leaves through
  * isa-debug-exit with 64 + vector so the host sees a non-zero exit.
  * Interrupts run only while the main loop parks in `sti; hlt`; their
- * handlers only acknowledge and count, the loop does the work. */
+ * handlers only acknowledge and count, the loop does the work.
+ * The IDT and the handler table are set up by the BSP before any AP
+ * starts and only read afterwards; the counts are per CPU (kvm_cpu). */
 #include "cpu.h"
 #include "kvm.h"
 
@@ -27,7 +29,6 @@ struct idt_entry {
 static struct idt_entry idt[256] __attribute__((aligned(16)));
 static irq_fn handlers[256];
 static void *handler_ctx[256];
-volatile uint64_t trap_irq_count[256];
 
 extern char isr_stubs[];
 void trap_dispatch(struct trap_frame *f);
@@ -58,6 +59,16 @@ static void pic_disable(void)
 	outb(0xa1, 0xff);
 }
 
+static struct {
+	uint16_t limit;
+	uint64_t base;
+} __attribute__((packed)) idt_ptr;
+
+void trap_load(void)
+{
+	__asm__ volatile("lidt %0" ::"m"(idt_ptr) : "memory");
+}
+
 void trap_init(void)
 {
 	for (unsigned v = 0; v < 256; v++) {
@@ -70,11 +81,9 @@ void trap_init(void)
 			.off_hi = (uint32_t)(a >> 32),
 		};
 	}
-	struct {
-		uint16_t limit;
-		uint64_t base;
-	} __attribute__((packed)) ptr = {sizeof(idt) - 1, (uint64_t)(uintptr_t)idt};
-	__asm__ volatile("lidt %0" ::"m"(ptr) : "memory");
+	idt_ptr.limit = sizeof(idt) - 1;
+	idt_ptr.base = (uint64_t)(uintptr_t)idt;
+	trap_load();
 	pic_disable();
 }
 
@@ -107,7 +116,7 @@ void trap_dispatch(struct trap_frame *f)
 	unsigned v = (unsigned)f->vector & 0xff;
 	if (v < 32 && v != 2) /* NMI (2) is not a fault of this code: count it */
 		fatal_exception(f);
-	trap_irq_count[v]++;
+	kvm_cpu_this()->irq_count[v]++;
 	if (handlers[v])
 		handlers[v](handler_ctx[v]);
 	/* Spurious LAPIC vectors and the masked PIC take no EOI; everything
