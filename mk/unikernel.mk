@@ -44,7 +44,7 @@ UK_LDFLAGS := -nostdlib -static $(if $(findstring clang,$(UK_CC)),,-no-pie) -Wl,
 # system calls libc.c answers (__memcpy_chk, open -> -1, ...).
 UK_TLS_SRC  := src/tls/tls_bearssl.c src/tls/loop_tls.c
 BEARSSL_A   ?= $(shell gcc -print-file-name=libbearssl.a)
-UK_PLAT_SRC := $(wildcard src/plat/kvm/*.c) src/dev/virtio_net.c $(UK_APP_SRC) $(UK_TLS_SRC)
+UK_PLAT_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/*.c)) src/dev/virtio_net.c $(UK_APP_SRC) $(UK_TLS_SRC)
 UK_ASM_SRC  := $(wildcard src/plat/kvm/*.S)
 UK_PLAT_OBJ := $(UK_PLAT_SRC:%.c=$(UK_BUILD)/%.o) $(UK_ASM_SRC:%.S=$(UK_BUILD)/%.o)
 $(UK_TLS_SRC:%.c=$(UK_BUILD)/%.o): UK_CFLAGS += -DLOOP_TLS_FIXED
