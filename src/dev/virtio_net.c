@@ -37,6 +37,15 @@
 
 #define F_NET_MAC (1ull << 5)
 #define F_NET_STATUS (1ull << 16)
+#define F_NET_CTRL_VQ (1ull << 17)
+#define F_NET_MQ (1ull << 22)
+/* Device configuration (5.1.4): mac[6], status, max_virtqueue_pairs. */
+#define NET_CFG_MAX_PAIRS 8
+/* Control virtqueue (5.1.6.5): class, command, data, ack. */
+#define CTRL_MQ 4
+#define CTRL_MQ_VQ_PAIRS_SET 0
+#define CTRL_OK 0
+#define CTRL_QSIZE 8u
 #define F_RING_EVENT_IDX (1ull << 29)
 #define F_VERSION_1 (1ull << 32)
 #define F_ACCESS_PLATFORM (1ull << 33)
@@ -89,7 +98,8 @@ size_t virtio_net_arena_size(void)
 	/* carve() page-aligns every piece: region, rx headers, tx header, and
 	 * each queue's three parts. */
 	return align_up(ring_region_size(VN_SLOTS, VN_BUF, 0), 4096) +
-	       align_up(16u * VIRTIO_NET_QUEUE_MAX / 2, 4096) + 4096 + 2 * vq_bytes(VIRTIO_NET_QUEUE_MAX);
+	       align_up(16u * VIRTIO_NET_QUEUE_MAX / 2, 4096) + 4096 + 2 * vq_bytes(VIRTIO_NET_QUEUE_MAX) +
+	       vq_bytes(CTRL_QSIZE) + 4096;
 }
 
 static void *carve(uint8_t **cur, uint8_t *end, size_t size)
@@ -374,7 +384,7 @@ static int vq_setup(struct virtio_net *vn, struct virtq *q, uint16_t index, uint
 	for (uint16_t c = 0; c < size / 2; c++) {
 		q->desc[2 * c].next = (uint16_t)(2 * c + 1);
 		q->desc[2 * c].len = VNET_HDR_LEN;
-		if (index == 0) {
+		if (index % 2 == 0) { /* receiveq N = 2N, transmitq N = 2N + 1 (5.1.2) */
 			q->desc[2 * c].addr = phys(vn->rx_hdr + 16u * c);
 			q->desc[2 * c].flags = VIRTQ_DESC_F_NEXT | VIRTQ_DESC_F_WRITE;
 			q->desc[2 * c + 1].flags = VIRTQ_DESC_F_WRITE;
@@ -404,9 +414,126 @@ static int vq_setup(struct virtio_net *vn, struct virtq *q, uint16_t index, uint
 	return 0;
 }
 
+/* One queue pair's ring region, headers and virtqueues in its arena. */
+static int pair_setup(struct virtio_net *vn, const struct virtio_net_params *p, uint16_t pair,
+		      uint8_t **cur, uint8_t *end, const char **why)
+{
+	size_t rsize = ring_region_size(VN_SLOTS, VN_BUF, 0);
+	void *region = carve(cur, end, rsize);
+	vn->rx_hdr = carve(cur, end, 16u * VIRTIO_NET_QUEUE_MAX / 2);
+	vn->tx_hdr = carve(cur, end, 16);
+	if (!region || !vn->rx_hdr || !vn->tx_hdr ||
+	    ring_region_init(region, rsize, VN_SLOTS, VN_BUF, 0) < 0) {
+		*why = "arena too small";
+		return -1;
+	}
+	vn->dev.ops = p->rx_msix != VIRTIO_MSI_NO_VECTOR ? &virtio_net_ops_irq : &virtio_net_ops_poll;
+	vn->dev.rx = ring_region_rx(region);
+	vn->dev.tx = ring_region_tx(region);
+	vn->dev.mtu = 1500;
+	size_t i;
+	for (i = 0; p->name && p->name[i] && i < sizeof(vn->dev.name) - 1; i++)
+		vn->dev.name[i] = p->name[i];
+	vn->dev.name[i] = 0;
+	if (vq_setup(vn, &vn->rxq, (uint16_t)(2 * pair), p->rx_msix, cur, end, why) < 0 ||
+	    vq_setup(vn, &vn->txq, (uint16_t)(2 * pair + 1), VIRTIO_MSI_NO_VECTOR, cur, end, why) < 0)
+		return -1;
+	vn->tx_sub = ring_load(&vn->dev.tx->head);
+	return 0;
+}
+
+/* The control virtqueue (5.1.6.5), only for VQ_PAIRS_SET at start: a
+ * small queue, one three-descriptor chain (class+command, the u16
+ * count, the ack byte the device writes), polled until used. */
+struct ctrl_q {
+	volatile struct virtq_desc *desc;
+	volatile struct virtq_avail *avail;
+	volatile struct virtq_used *used;
+	volatile uint16_t *notify;
+	volatile uint8_t *buf; /* [0] class, [1] cmd, [2..3] pairs, [4] ack */
+	uint16_t size;
+};
+
+static int ctrl_setup(struct virtio_net *vn, struct ctrl_q *q, uint16_t index, uint8_t **cur,
+		      uint8_t *end, const char **why)
+{
+	volatile uint8_t *cc = vn->regs.common;
+	wr16(cc, CC_Q_SELECT, index);
+	uint16_t max = rd16(cc, CC_Q_SIZE);
+	if (max < 4) {
+		*why = "control virtqueue missing";
+		return -1;
+	}
+	uint16_t size = CTRL_QSIZE;
+	while (size > max)
+		size /= 2;
+	q->size = size;
+	q->desc = carve(cur, end, 16u * size);
+	q->avail = carve(cur, end, 6u + 2u * size);
+	q->used = carve(cur, end, 6u + 8u * size);
+	q->buf = carve(cur, end, 64);
+	if (!q->desc || !q->avail || !q->used || !q->buf) {
+		*why = "arena too small";
+		return -1;
+	}
+	q->avail->flags = VIRTQ_AVAIL_F_NO_INTERRUPT;
+	wr16(cc, CC_Q_SIZE, size);
+	wr64(cc, CC_Q_DESC, phys(q->desc));
+	wr64(cc, CC_Q_DRIVER, phys(q->avail));
+	wr64(cc, CC_Q_DEVICE, phys(q->used));
+	wr16(cc, CC_Q_MSIX, VIRTIO_MSI_NO_VECTOR);
+	q->notify = (volatile uint16_t *)(vn->regs.notify + (uint32_t)rd16(cc, CC_Q_NOFF) * vn->regs.notify_mult);
+	wr16(cc, CC_Q_ENABLE, 1);
+	return 0;
+}
+
+static int ctrl_pairs_set(struct ctrl_q *q, uint16_t index, uint16_t pairs, const char **why)
+{
+	q->buf[0] = CTRL_MQ;
+	q->buf[1] = CTRL_MQ_VQ_PAIRS_SET;
+	q->buf[2] = (uint8_t)pairs;
+	q->buf[3] = (uint8_t)(pairs >> 8);
+	q->buf[4] = 0xff;
+	q->desc[0] = (struct virtq_desc){phys(q->buf), 2, VIRTQ_DESC_F_NEXT, 1};
+	q->desc[1] = (struct virtq_desc){phys(q->buf + 2), 2, VIRTQ_DESC_F_NEXT, 2};
+	q->desc[2] = (struct virtq_desc){phys(q->buf + 4), 1, VIRTQ_DESC_F_WRITE, 0};
+	q->avail->ring[0] = 0;
+	__atomic_store_n(&q->avail->idx, 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	*q->notify = index;
+	/* The device answers at once (QEMU does it in the notify); bounded. */
+	for (uint32_t i = 0; __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != 1; i++) {
+		if (i > 100000000u) {
+			*why = "no answer to VQ_PAIRS_SET";
+			return -1;
+		}
+		__builtin_ia32_pause();
+	}
+	if (q->buf[4] != CTRL_OK) {
+		*why = "device refused VQ_PAIRS_SET";
+		return -1;
+	}
+	return 0;
+}
+
 int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, const char **why)
 {
-	sk_memset(vn, 0, sizeof(*vn));
+	unsigned got;
+	return virtio_net_init_mq(vn, 1, p, &got, why);
+}
+
+int virtio_net_init_mq(struct virtio_net *vns, unsigned n, const struct virtio_net_params *ps,
+		       unsigned *got, const char **why)
+{
+	*got = 0;
+	if (n < 1 || n > VIRTIO_NET_PAIRS_MAX) {
+		*why = "queue pairs out of range";
+		return -1;
+	}
+	for (unsigned k = 0; k < n; k++)
+		sk_memset(&vns[k], 0, sizeof(vns[k]));
+	struct virtio_net *vn = &vns[0];
+	const struct virtio_net_params *p = &ps[0];
 	vn->regs = p->regs;
 	volatile uint8_t *cc = p->regs.common;
 	uint8_t *cur = p->arena, *end = (uint8_t *)p->arena + p->arena_size;
@@ -437,6 +564,9 @@ int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, co
 	uint64_t mine = F_VERSION_1 | F_NET_MAC | F_NET_STATUS | F_ACCESS_PLATFORM;
 	if (!p->no_event_idx)
 		mine |= F_RING_EVENT_IDX;
+	/* More than one pair asked for: MQ, and the control queue it needs. */
+	if (n > 1 && (offered & F_NET_MQ) && (offered & F_NET_CTRL_VQ))
+		mine |= F_NET_MQ | F_NET_CTRL_VQ;
 	uint64_t want = offered & mine;
 	wr32(cc, CC_GFSELECT, 0);
 	wr32(cc, CC_GF, (uint32_t)want);
@@ -447,32 +577,33 @@ int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, co
 		*why = "device refused our features";
 		goto fail;
 	}
-	vn->features = want;
-	vn->event_idx = (want & F_RING_EVENT_IDX) != 0;
-
-	size_t rsize = ring_region_size(VN_SLOTS, VN_BUF, 0);
-	void *region = carve(&cur, end, rsize);
-	vn->rx_hdr = carve(&cur, end, 16u * VIRTIO_NET_QUEUE_MAX / 2);
-	vn->tx_hdr = carve(&cur, end, 16);
-	if (!region || !vn->rx_hdr || !vn->tx_hdr ||
-	    ring_region_init(region, rsize, VN_SLOTS, VN_BUF, 0) < 0) {
-		*why = "arena too small";
-		goto fail;
+	/* How many pairs: what was asked, at most what the device has. */
+	unsigned pairs = 1;
+	if (want & F_NET_MQ) {
+		uint16_t max = rd16(p->regs.device, NET_CFG_MAX_PAIRS);
+		pairs = max < n ? max : n;
+		if (pairs < 1)
+			pairs = 1;
 	}
-	vn->dev.ops = p->rx_msix != VIRTIO_MSI_NO_VECTOR ? &virtio_net_ops_irq : &virtio_net_ops_poll;
-	vn->dev.rx = ring_region_rx(region);
-	vn->dev.tx = ring_region_tx(region);
-	vn->dev.mtu = 1500;
-	size_t i;
-	for (i = 0; p->name && p->name[i] && i < sizeof(vn->dev.name) - 1; i++)
-		vn->dev.name[i] = p->name[i];
-	vn->dev.name[i] = 0;
-
 	wr16(cc, CC_MSIX_CONFIG, VIRTIO_MSI_NO_VECTOR); /* no config-change interrupts */
-	if (vq_setup(vn, &vn->rxq, 0, p->rx_msix, &cur, end, why) < 0 ||
-	    vq_setup(vn, &vn->txq, 1, VIRTIO_MSI_NO_VECTOR, &cur, end, why) < 0)
-		goto fail;
-	vn->tx_sub = ring_load(&vn->dev.tx->head);
+	for (unsigned k = 0; k < pairs; k++) {
+		struct virtio_net *v = &vns[k];
+		v->regs = p->regs;
+		v->features = want;
+		v->event_idx = (want & F_RING_EVENT_IDX) != 0;
+		uint8_t *c0 = k ? ps[k].arena : NULL;
+		uint8_t **c = k ? &c0 : &cur;
+		uint8_t *e = k ? (uint8_t *)ps[k].arena + ps[k].arena_size : end;
+		if (pair_setup(v, &ps[k], (uint16_t)k, c, e, why) < 0)
+			goto fail;
+	}
+	struct ctrl_q ctrl = {0};
+	uint16_t ctrl_index = 0;
+	if (want & F_NET_MQ) {
+		ctrl_index = (uint16_t)(2 * rd16(p->regs.device, NET_CFG_MAX_PAIRS));
+		if (ctrl_setup(vn, &ctrl, ctrl_index, &cur, end, why) < 0)
+			goto fail;
+	}
 
 	if (want & F_NET_MAC) {
 		/* Read until the config generation is stable (4.1.4.3.1). */
@@ -485,12 +616,23 @@ int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, co
 		vn->have_mac = true;
 	}
 
-	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK | ST_DRIVER_OK);
-	if (vn_rx_sync(&vn->dev) < 0) { /* pre-post every rx buffer */
-		*why = "rx ring invalid";
-		goto fail;
+	for (unsigned k = 1; k < pairs; k++) {
+		sk_memcpy(vns[k].dev.mac, vn->dev.mac, SK_MAC_LEN);
+		vns[k].have_mac = vn->have_mac;
 	}
-	vn->dev.stats.rx_syncs = 0;
+
+	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK | ST_DRIVER_OK);
+	for (unsigned k = 0; k < pairs; k++) {
+		if (vn_rx_sync(&vns[k].dev) < 0) { /* pre-post every rx buffer */
+			*why = "rx ring invalid";
+			goto fail;
+		}
+		vns[k].dev.stats.rx_syncs = 0;
+	}
+	/* 5.1.6.5.5: until VQ_PAIRS_SET the device uses pair 0 alone. */
+	if ((want & F_NET_MQ) && ctrl_pairs_set(&ctrl, ctrl_index, (uint16_t)pairs, why) < 0)
+		goto fail;
+	*got = pairs;
 	return 0;
 fail:
 	wr8(cc, CC_STATUS, rd8(cc, CC_STATUS) | ST_FAILED);

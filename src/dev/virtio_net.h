@@ -54,6 +54,9 @@ struct virtio_net_params {
 	const char *name;      /* for logs, e.g. "virtio-net@00:03.0" */
 };
 
+/* Queue pairs virtio_net_init_mq drives at most (one per vCPU). */
+#define VIRTIO_NET_PAIRS_MAX 16u
+
 /* Split virtqueue layouts (virtio 1.2, 2.7): little-endian, as x86 is. */
 struct virtq_desc {
 	uint64_t addr;
@@ -118,13 +121,25 @@ struct virtio_net {
 	struct virtio_net_counters c;
 };
 
-/* Arena bytes the driver needs (ring region, both virtqueues, headers). */
+/* Arena bytes the driver needs per queue pair (ring region, both
+ * virtqueues, headers), and for pair 0 the control queue too. */
 size_t virtio_net_arena_size(void);
 
 /* Reset, negotiate (VERSION_1 required; MAC, STATUS when offered), set up
  * both queues, pre-post rx, DRIVER_OK.  Returns 0, or -1 with *why set to
  * a static message. */
 int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, const char **why);
+
+/* The same with up to n queue pairs (virtio 1.2, 5.1.6.5.5): when n > 1 and
+ * the device offers VIRTIO_NET_F_MQ (with CTRL_VQ), pairs 0..got-1 (got =
+ * min(n, max_virtqueue_pairs)) are set up, each in vns[k] as a device of
+ * its own (its ring region and virtqueues in ps[k].arena, its rx interrupt
+ * on MSI-X entry ps[k].rx_msix), and VQ_PAIRS_SET tells the device to
+ * spread flows over them.  Without MQ, got = 1 and only vns[0] is used.
+ * The device-wide parts (reset, features, MAC, the control queue) come
+ * from ps[0].  Every vns[k] is then driven by one CPU alone. */
+int virtio_net_init_mq(struct virtio_net *vns, unsigned n, const struct virtio_net_params *ps,
+		       unsigned *got, const char **why);
 
 /* Frames completed on rx and not yet taken by rx_sync: one load. */
 static inline bool virtio_net_rx_ready(const struct virtio_net *vn)
