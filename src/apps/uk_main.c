@@ -70,6 +70,7 @@
 #include "site_archive.h"
 #include "tls_bundle.h"
 #include "uk_alog.h"
+#include "uk_smp.h"
 
 #define ECHO_PORT 7
 #define MSIX_ENTRY_RX 0
@@ -80,7 +81,10 @@
 
 /* The ring region the device DMAs into: static, small (2 MiB). */
 static uint8_t arena[2u << 20] __attribute__((aligned(4096)));
-static struct virtio_net vnet;
+/* One per queue pair: [0] is this stack's; with more than one vCPU on a
+ * multi-queue device, [k] is worker k's (uk_smp.h). */
+static struct virtio_net vnets[KVM_MAX_CPUS];
+static unsigned npairs = 1;
 static struct iface ifc;
 static struct tcp_stack tcp;
 static struct http_server srv;
@@ -159,7 +163,7 @@ static void print_stat(void *ctx, const char *name, uint64_t value)
 static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v), void *fctx)
 {
 	(void)ctx;
-	const struct dev_stats *s = &vnet.dev.stats;
+	const struct dev_stats *s = &vnets[0].dev.stats;
 	fn(fctx, "dev.rx_frames", s->rx_frames);
 	fn(fctx, "dev.rx_bytes", s->rx_bytes);
 	fn(fctx, "dev.rx_drops", s->rx_drops);
@@ -168,13 +172,13 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	fn(fctx, "dev.tx_bytes", s->tx_bytes);
 	fn(fctx, "dev.tx_drops", s->tx_drops);
 	fn(fctx, "dev.tx_syncs", s->tx_syncs);
-	fn(fctx, "virtio.event_idx", vnet.event_idx);
-	fn(fctx, "virtio.notifies", vnet.c.notifies);
-	fn(fctx, "virtio.notify_skipped", vnet.c.notify_skipped);
-	fn(fctx, "virtio.irq_arms", vnet.c.irq_arms);
-	fn(fctx, "virtio.irq_arm_races", vnet.c.irq_arm_races);
-	fn(fctx, "virtio.rx_bad_len", vnet.c.rx_bad_len);
-	fn(fctx, "virtio.bad_used", vnet.c.bad_used);
+	fn(fctx, "virtio.event_idx", vnets[0].event_idx);
+	fn(fctx, "virtio.notifies", vnets[0].c.notifies);
+	fn(fctx, "virtio.notify_skipped", vnets[0].c.notify_skipped);
+	fn(fctx, "virtio.irq_arms", vnets[0].c.irq_arms);
+	fn(fctx, "virtio.irq_arm_races", vnets[0].c.irq_arm_races);
+	fn(fctx, "virtio.rx_bad_len", vnets[0].c.rx_bad_len);
+	fn(fctx, "virtio.bad_used", vnets[0].c.bad_used);
 	runner_stats(&run, fn, fctx);
 	const struct kvm_cpu *c = kvm_cpu_this(); /* the CPU this stack runs on */
 	fn(fctx, "timer.loads", c->timer_loads);
@@ -350,7 +354,7 @@ static int plat_run(void *ctx, struct loop *l, volatile int *stopp)
 	(void)ctx, (void)l;
 	if (runner_run(&run, stopp) == 0)
 		return 0;
-	kprintf("skiff-uk: %s: %s ring broken (%d)\n", vnet.dev.name, run.err_what, run.err);
+	kprintf("skiff-uk: %s: %s ring broken (%d)\n", vnets[0].dev.name, run.err_what, run.err);
 	exit_code = KVM_EXIT_FATAL;
 	return -SK_ENETUNREACH; /* as serve_skiff.c: the device is gone */
 }
@@ -540,22 +544,39 @@ unsigned uk_app_main(const struct kvm_start *st)
 	bool have_irq = !opt_given(&o, OPT_NO_MSIX) && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
 	char name[32];
 	ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
-	struct virtio_net_params p = {
-		.regs = regs, .arena = arena, .arena_size = sizeof(arena),
-		.rx_msix = have_irq ? MSIX_ENTRY_RX : VIRTIO_MSI_NO_VECTOR, .name = name,
-		.no_event_idx = opt_given(&o, OPT_NO_EVENT_IDX),
-	};
-	if (virtio_net_arena_size() > sizeof(arena) || virtio_net_init(&vnet, &p, &why) < 0) {
+	/* More than one vCPU: ask for a queue pair each (the static server
+	 * only: an application image and HTTPS stay on this CPU).  Pair k's
+	 * rx interrupt is MSI-X entry k on vCPU k's LAPIC; its ring region
+	 * comes from the heap. */
+	unsigned want = st->cpus > 1 && !&skiff_app ? st->cpus : 1;
+	static struct virtio_net_params ps[KVM_MAX_CPUS];
+	for (unsigned k = 0; k < want; k++) {
+		ps[k] = (struct virtio_net_params){
+			.regs = regs, .arena = arena, .arena_size = sizeof(arena),
+			.rx_msix = have_irq ? (uint16_t)(MSIX_ENTRY_RX + k) : VIRTIO_MSI_NO_VECTOR, .name = name,
+			.no_event_idx = opt_given(&o, OPT_NO_EVENT_IDX),
+		};
+		if (k) {
+			ps[k].arena_size = virtio_net_arena_size();
+			ps[k].arena = alloc_or_die("a queue pair's rings", ps[k].arena_size);
+			if (have_irq && pci_msix_add(&pd, MSIX_ENTRY_RX + k, VEC_VIRTIO_NET, smp_cpu(k)->apic_id) < 0)
+				ps[k].rx_msix = VIRTIO_MSI_NO_VECTOR; /* too few vectors: that pair polls */
+		}
+	}
+	if (virtio_net_arena_size() > sizeof(arena) || virtio_net_init_mq(vnets, want, ps, &npairs, &why) < 0) {
 		kprintf("skiff-uk: %s: %s\n", name, why);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	struct dev *d = &vnet.dev;
+	if (want > 1)
+		kprintf("skiff-uk: %s: %u queue pairs for %u vCPUs%s\n", name, npairs, want,
+			npairs == 1 ? " (the device has one: the other vCPUs stay idle)" : "");
+	struct dev *d = &vnets[0].dev;
 
 	struct iface_config cfg = {.ip = ip_addr, .prefix_len = prefix_len, .gw = gw_addr};
 	opt_ip6_config(&o, &cfg); /* ip6=, gw6=: IPv6 beside IPv4 when given */
 	if (opt_given(&o, OPT_MAC))
 		sk_memcpy(cfg.mac, o.v[OPT_MAC].mac, SK_MAC_LEN);
-	else if (vnet.have_mac)
+	else if (vnets[0].have_mac)
 		sk_memcpy(cfg.mac, d->mac, SK_MAC_LEN);
 	else if (plat_random(cfg.mac, SK_MAC_LEN) == 0)
 		cfg.mac[0] = (uint8_t)((cfg.mac[0] & 0xfc) | 0x02);
@@ -724,11 +745,31 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.until = opt_given(&o, OPT_EXIT_AFTER) ? now + opt_num(&o, OPT_EXIT_AFTER) * SK_NS_PER_S : 0,
 	};
 	opt_spin(&o, &run.spin_ns, &run.spin_learn);
+	unsigned workers = 0;
+	if (npairs > 1) {
+		/* Each other vCPU: the same stack and server on its pair. */
+		struct uk_smp_config sc = {
+			.ifc = &cfg, .tcp = &tc, .http = &hc,
+			.shutdown_port = opt_given(&o, OPT_SHUTDOWN_PORT) ? (uint16_t)opt_num(&o, OPT_SHUTDOWN_PORT) : 0,
+			.on_shutdown = shutdown_udp, .until = run.until,
+			.spin_ns = run.spin_ns, .spin_learn = run.spin_learn,
+			.listen_backlog = UK_BACKLOG, .wall_sec = wall_sec, .alloc = alloc_or_die,
+			.stop = &stop,
+		};
+		workers = uk_smp_start(vnets, npairs, &ifc, &sc);
+		kprintf("skiff-uk: %u workers on vCPUs 1..%u, one queue pair and one stack each\n",
+			workers, npairs - 1);
+	}
 	loop_skiff_attach_runner(loop, &run);
 	rc = loop_run(loop, &stop);
+	if (workers) {
+		stop = 1;
+		uk_smp_stop();
+	}
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
-	/* The application engine has no graceful drain yet: it stops at once. */
-	if (rc == 0 && drain_wanted && drain_s && !&skiff_app)
+	/* The application engine has no graceful drain yet: it stops at once;
+	 * with workers, only this vCPU's connections would drain: none do. */
+	if (rc == 0 && drain_wanted && drain_s && !&skiff_app && !workers)
 		rc = drain(loop, drain_s);
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
@@ -746,8 +787,11 @@ unsigned uk_app_main(const struct kvm_start *st)
 	tcp_poll(&tcp, now);
 	dev_tx_sync(d);
 	sk_log_flush(&elog, SK_TIME_NEVER);
-	if (opt_given(&o, OPT_STATS))
+	if (opt_given(&o, OPT_STATS)) {
 		uk_stats(print_stat, NULL);
+		if (workers)
+			uk_smp_stats(print_stat, NULL);
+	}
 	if (rc < 0 && !exit_code)
 		exit_code = KVM_EXIT_FATAL;
 	kprintf("skiff-uk: exit %u\n", exit_code);

@@ -105,6 +105,11 @@ struct kvm_cpu *smp_cpu(unsigned index); /* NULL past smp_cpus() */
 /* Run fn(arg) on AP `index` (>= 1): it wakes from its idle park, runs
  * fn, and parks again when fn returns.  -1 if it is not up or busy. */
 int smp_run_on(unsigned index, void (*fn)(void *arg), void *arg);
+/* Wake CPU `index` (not this one) from a park with VEC_IPI_WAKE: its
+ * plat_park returns PLAT_WOKE_OTHER and its loop looks at its stop flag. */
+int smp_kick(unsigned index);
+/* AP `index` has no work (fn returned), or is not up. */
+bool smp_idle(unsigned index);
 
 /* mmu.c: map [phys, phys+len) uncached, identity.  Returns the virtual
  * address (== phys) or NULL if the page-table pool is exhausted. */

@@ -135,3 +135,26 @@ int pci_msix_setup(const struct pci_dev *d, unsigned entry, uint8_t vector, uint
 	pci_write16(d, 0x04, (uint16_t)(pci_read16(d, 0x04) | 0x400)); /* INTx off */
 	return 0;
 }
+
+int pci_msix_add(const struct pci_dev *d, unsigned entry, uint8_t vector, uint32_t apic_id)
+{
+	uint8_t cap = pci_find_cap(d, PCI_CAP_MSIX, 0);
+	if (!cap)
+		return -1;
+	uint16_t ctl = pci_read16(d, (uint8_t)(cap + 2));
+	unsigned size = (ctl & 0x7ffu) + 1;
+	if (entry >= size || !(ctl & 0x8000))
+		return -1; /* MSI-X not enabled: pci_msix_setup first */
+	uint32_t tbl = pci_read32(d, (uint8_t)(cap + 4));
+	uint64_t bar = pci_bar_addr(d, tbl & 7);
+	volatile uint8_t *t = bar ? mmu_map_mmio(bar + (tbl & ~7u), size * 16u) : NULL;
+	if (!t)
+		return -1;
+	volatile uint8_t *e = t + 16 * entry;
+	mmio_write32(e + 12, 1); /* masked while it changes */
+	mmio_write32(e + 0, 0xfee00000u | (apic_id & 0xff) << 12);
+	mmio_write32(e + 4, 0);
+	mmio_write32(e + 8, vector);
+	mmio_write32(e + 12, 0);
+	return 0;
+}

@@ -37,5 +37,8 @@ void pci_enable(const struct pci_dev *d);
  * `vector`, unmask it, enable MSI-X (INTx off).  Returns 0 or -1 if the
  * function has no MSI-X or too few entries. */
 int pci_msix_setup(const struct pci_dev *d, unsigned entry, uint8_t vector, uint32_t apic_id);
+/* One more entry after pci_msix_setup, the others left as they are: a
+ * queue's interrupt on another CPU's LAPIC.  0, or -1. */
+int pci_msix_add(const struct pci_dev *d, unsigned entry, uint8_t vector, uint32_t apic_id);
 
 #endif

@@ -88,6 +88,9 @@ void ap_main(void)
 	for (;;) {
 		void (*fn)(void *) = c->work;
 		if (fn) {
+			/* The BSP may have mapped MMIO (uncached) since this CPU
+			 * last looked: no stale translation survives a CR3 load. */
+			write_cr3(read_cr3());
 			fn(c->work_arg);
 			c->work_arg = NULL;
 			__atomic_store_n(&c->work, NULL, __ATOMIC_RELEASE);
@@ -183,4 +186,16 @@ unsigned smp_boot_aps(uint64_t rsdp_paddr)
 	}
 	kprintf("skiff-uk: cpus: %u up\n", ncpus);
 	return ncpus;
+}
+
+int smp_kick(unsigned index)
+{
+	if (index >= ncpus || index == kvm_cpu_this()->index)
+		return -1;
+	return lapic_send_ipi(cpus[index].apic_id, ICR_FIXED | ICR_ASSERT | VEC_IPI_WAKE);
+}
+
+bool smp_idle(unsigned index)
+{
+	return index >= ncpus || !__atomic_load_n(&cpus[index].work, __ATOMIC_ACQUIRE);
 }
