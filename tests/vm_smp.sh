@@ -12,10 +12,23 @@
 #               MADT, prints "cpu 1 up" and "cpus: 2 up", is ready, and
 #               exit-after ends it with exit 0
 #   smp-boot4   the same with --smp 4: "cpus: 4 up"
-#   smp-idle    the --smp 2 guest idle (both vCPUs halted, the AP with no
-#               timer armed): QEMU's CPU time over 5 s stays under 3% of a core
+#   smp-user    the same guest on user networking (one queue): it says the
+#               device has one queue pair and the other vCPU stays idle, and
+#               serves "/" through -p PORT:80 on 127.0.0.1 from vCPU 0
+#   smp-idle    that guest idle (both vCPUs halted, the AP with no timer
+#               armed): QEMU's CPU time over 5 s stays under 3% of a core
+#   smp-tap-*   --smp 2 on a multi-queue TAP (`ip tuntap ... multi_queue`, vq0 =
+#               198.18.0.1/24 in a namespace of its own, skt-<pid>-vmsmp; guest
+#               198.18.0.2, --mem 512M max-conns=256): boot (2 queue pairs,
+#               1 worker); ping (5 echoes, ICMP and ARP from whichever vCPU
+#               the host's hash picks); ab (`ab -c 64 -n 2000` and `ab -k -c 64
+#               -n 4000`, 0 failed); idle after the load under 5% of a core;
+#               spread ("exit 0" to shutdown-port 9, then each vCPU's
+#               http.requests from the stats: every one served at least a
+#               quarter of all requests, and its dev.rx_frames grew)
 # Every QEMU run is bounded by `timeout` and stopped by pid on exit.  User
-# networking only: the traffic stays inside QEMU and 127.0.0.1.
+# networking keeps traffic inside QEMU and 127.0.0.1; the TAP part uses
+# 198.18.0.0/24 inside its namespace, nothing in the root one.
 # Run it under flock /tmp/skiff-nettest.lock (tests/run-all.sh does).
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -81,8 +94,28 @@ boot() { # NAME N
 boot smp-boot 2
 boot smp-boot4 4
 
-# --- idle: halted vCPUs cost the host nothing -----------------------------------
-timeout 90 "$SKIFF" vm --smp 2 --accel tcg --image "$IMG" -- exit-after=30 \
+# idle NAME VM-PID LIMIT-IN-HUNDREDTHS-OF-A-PERCENT WHAT: QEMU's CPU over 5 s.
+idle() {
+	local name=$1 vm=$2 limit=$3 what=$4 q c0 c1 hz pct100 shown
+	q=$(skt_descendant "$vm" qemu-system-x86)
+	if [ -z "$q" ] || [ ! -r "/proc/$q/stat" ]; then
+		fail "$name" "no QEMU process under skiff vm"
+		return
+	fi
+	hz=$(getconf CLK_TCK)
+	c0=$(awk '{print $14 + $15}' "/proc/$q/stat"); sleep 5; c1=$(awk '{print $14 + $15}' "/proc/$q/stat")
+	pct100=$(( (c1 - c0) * 10000 / (5 * hz) ))
+	shown=$(awk -v p="$pct100" 'BEGIN{printf "%.2f", p / 100}')
+	if [ "$pct100" -lt "$limit" ]; then
+		pass "$name ($what: QEMU pid $q used ${shown}% of a core over 5 s)"
+	else
+		fail "$name" "QEMU used ${shown}% of a core over 5 s ($what)"
+	fi
+}
+
+# --- user networking: one queue, vCPU 0 serves; idle costs nothing ------------
+HP=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+timeout 90 "$SKIFF" vm --smp 2 --accel tcg --image "$IMG" -p "$HP:80" -- exit-after=40 \
 	</dev/null >"$LOG/idle.log" 2>&1 &
 VM=$!
 PIDS+=("$VM")
@@ -90,25 +123,95 @@ for ((i = 0; i < 300; i++)); do
 	grep -aq "skiff-uk: ready" "$LOG/idle.log" && break
 	sleep 0.1
 done
-sleep 1 # past the boot's last work
-QEMU=$(skt_descendant "$VM" qemu-system-x86)
-if [ -n "$QEMU" ] && [ -r "/proc/$QEMU/stat" ] && grep -aq "skiff-uk: cpus: 2 up" "$LOG/idle.log"; then
-	ticks() { awk '{print $14 + $15}' "/proc/$QEMU/stat"; }
-	hz=$(getconf CLK_TCK)
-	c0=$(ticks); sleep 5; c1=$(ticks)
-	# in hundredths of a percent of one core
-	pct100=$(( (c1 - c0) * 10000 / (5 * hz) ))
-	shown=$(awk -v p="$pct100" 'BEGIN{printf "%.2f", p / 100}')
-	if [ "$pct100" -lt 300 ]; then
-		pass "smp-idle (2 vCPUs halted: QEMU pid $QEMU used ${shown}% of a core over 5 s)"
-	else
-		fail smp-idle "QEMU used ${shown}% of a core over 5 s with both vCPUs meant to be halted"
-	fi
+body=$(timeout 20 curl -s --max-time 10 "http://127.0.0.1:$HP/" 2>/dev/null)
+if grep -aq "1 queue pairs for 2 vCPUs (the device has one: the other vCPUs stay idle)" "$LOG/idle.log" &&
+	[ "$body" = "Hello, world! This is skiff serving you." ]; then
+	pass "smp-user (one queue pair: vCPU 0 serves, vCPU 1 idles)"
 else
-	fail smp-idle "no QEMU with 2 CPUs up under skiff vm; see $LOG/idle.log"
+	fail smp-user "no one-queue message or no 41-byte body ('$body'); see $LOG/idle.log"
+fi
+sleep 1 # past the request's last work
+if grep -aq "skiff-uk: cpus: 2 up" "$LOG/idle.log"; then
+	idle smp-idle "$VM" 300 "2 vCPUs halted"
+else
+	fail smp-idle "not 2 CPUs up; see $LOG/idle.log"
 fi
 skt_kill_tree "$VM"
 wait "$VM" 2>/dev/null
 PIDS=()
+
+# --- a multi-queue TAP: one queue pair and one stack per vCPU -------------------
+G=198.18.0.2
+tap_setup() {
+	[ "$(id -u)" -eq 0 ] || { echo "needs root (network namespace, TAP)"; return 1; }
+	[ -c /dev/net/tun ] || { echo "no /dev/net/tun"; return 1; }
+	skt_cleanup_stale
+	NS=$(skt_ns_name vmsmp)
+	skt_ns_add "$NS" || return 1
+	ip -n "$NS" tuntap add dev vq0 mode tap multi_queue || return 1
+	ip -n "$NS" addr add 198.18.0.1/24 dev vq0 || return 1
+	ip -n "$NS" link set vq0 up
+}
+NS=""
+if ! skt_need smp-tap ab curl ping || ! tap_setup >"$LOG/tap-setup.log" 2>&1; then
+	fail smp-tap "cannot set up the multi-queue TAP: $(tail -1 "$LOG/tap-setup.log" 2>/dev/null)"
+else
+	ip netns exec "$NS" timeout 150 "$SKIFF" vm --smp 2 --mem 512M --accel tcg --image "$IMG" \
+		--net tap:vq0 -- ip=$G/24 gw=198.18.0.1 max-conns=256 shutdown-port=9 exit-after=140 stats \
+		</dev/null >"$LOG/tap.log" 2>&1 &
+	VM=$!
+	PIDS+=("$VM")
+	for ((i = 0; i < 300; i++)); do
+		grep -aq "skiff-uk: ready" "$LOG/tap.log" && break
+		sleep 0.1
+	done
+	if grep -aq "2 queue pairs for 2 vCPUs" "$LOG/tap.log" &&
+		grep -aq "skiff-uk: 1 workers on vCPUs 1..1" "$LOG/tap.log"; then
+		pass "smp-tap-boot (2 queue pairs, a worker on vCPU 1)"
+	else
+		fail smp-tap-boot "no 2 queue pairs and worker; see $LOG/tap.log"
+	fi
+	if ip netns exec "$NS" ping -c 5 -i 0.2 -W 2 "$G" >"$LOG/ping.log" 2>&1; then
+		pass "smp-tap-ping ($(grep -o '[0-9]* received' "$LOG/ping.log"))"
+	else
+		fail smp-tap-ping "$(grep -a 'packet loss' "$LOG/ping.log")"
+	fi
+	ab_ok=1
+	for args in "-c 64 -n 2000" "-k -c 64 -n 4000"; do
+		# shellcheck disable=SC2086  # the words of $args
+		ip netns exec "$NS" timeout 90 ab -q $args "http://$G/" >"$LOG/ab.log" 2>&1
+		n=${args##* }
+		done_=$(awk '/^Complete requests:/ {print $3}' "$LOG/ab.log")
+		failed=$(awk '/^Failed requests:/ {print $3}' "$LOG/ab.log")
+		rps=$(awk '/^Requests per second:/ {print $4}' "$LOG/ab.log")
+		if [ "${done_:-0}" = "$n" ] && [ "${failed:-1}" = 0 ]; then
+			pass "smp-tap-ab (ab $args: $done_ complete, 0 failed, $rps req/s under TCG)"
+		else
+			fail smp-tap-ab "ab $args: complete ${done_:-?}, failed ${failed:-?}"
+			ab_ok=0
+		fi
+	done
+	sleep 2 # the closes' last segments
+	idle smp-tap-idle "$VM" 500 "2 vCPUs parked after the load, connections in TIME_WAIT"
+	ip netns exec "$NS" python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", (sys.argv[1], 9))' "$G"
+	skt_wait_exit "$VM" 30
+	rc=${SKT_RC:-timeout}
+	r0=$(tr -d '\r' <"$LOG/tap.log" | awk '$1 == "http.requests" {print $2}')
+	r1=$(tr -d '\r' <"$LOG/tap.log" | awk '$1 == "cpu1.http.requests" {print $2}')
+	f0=$(tr -d '\r' <"$LOG/tap.log" | awk '$1 == "dev.rx_frames" {print $2}')
+	f1=$(tr -d '\r' <"$LOG/tap.log" | awk '$1 == "cpu1.dev.rx_frames" {print $2}')
+	# A count that did not parse fails the check (never an arithmetic error).
+	[[ "${r0:-x}" =~ ^[0-9]+$ && "${r1:-x}" =~ ^[0-9]+$ ]] || { r0=0; r1=0; }
+	[[ "${f0:-x}" =~ ^[0-9]+$ && "${f1:-x}" =~ ^[0-9]+$ ]] || { f0=0; f1=0; }
+	total=$(( r0 + r1 ))
+	if [ "$rc" = 0 ] && [ "$ab_ok" = 1 ] && [ "$total" -gt 0 ] && [ $(( r0 * 4 )) -ge "$total" ] &&
+		[ $(( r1 * 4 )) -ge "$total" ] && [ "$f0" -gt 0 ] && [ "$f1" -gt 0 ]; then
+		pass "smp-tap-spread (vCPU 0 served $r0 requests ($f0 frames), vCPU 1 $r1 ($f1 frames); exit 0)"
+	else
+		fail smp-tap-spread "exit $rc; requests vCPU 0 ${r0:-?}, vCPU 1 ${r1:-?}; frames ${f0:-?}, ${f1:-?}; see $LOG/tap.log"
+	fi
+	skt_kill_tree "$VM"
+	PIDS=()
+fi
 
 summary
