@@ -65,12 +65,9 @@ fi
 # others), and every client is pointed at http://[2001:2::2]/.  Only
 # 2001:2::/48, only inside this script's namespaces.  Checks print as
 # TARGET.v6/NAME.
-FAMILY=${HTTP_FAMILY:-4}
-case $FAMILY in
-4) SRV_IP=198.18.0.2 URL=http://198.18.0.2/ ;;
-6) SRV_IP=2001:2::2 URL='http://[2001:2::2]/' ;;
-*) echo "$0: HTTP_FAMILY is 4 or 6, not '$FAMILY'" >&2; exit 2 ;;
-esac
+FAMILY=${HTTP_FAMILY:-${SKT_FAMILY:-4}}
+skt_family "$FAMILY" || { echo "$0: HTTP_FAMILY is 4 or 6, not '$FAMILY'" >&2; exit 2; }
+SRV_IP=$SKT_SRV URL=http://$SKT_HOST/
 SRV_IP4=198.18.0.2
 WORK=$(mktemp -d /tmp/skiff-http.XXXXXX)
 SRV_PID=
@@ -117,23 +114,9 @@ setup_target() {
 		;;
 	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SRV_IP4/24") ;;
 	esac
-	if [ "$FAMILY" = 6 ]; then
-		v6_on "$NS_C" "$IF_C" 2001:2::1/64 || return 1
-		if [ "$TGT" = linux ]; then
-			v6_on "$NS_S" "$SKT_IF_S" "$SRV_IP/64" || return 1
-		else
-			SERVE+=(--ip6 "$SRV_IP/64")
-		fi
-	fi
+	skt_family_up "${TGT%%:*}" || return 1
+	SERVE+=("${SKT_SERVE6[@]}")
 	client_sysctls
-}
-
-# v6_on NS IF ADDR/LEN: IPv6 on (lib.sh turns it off), no DAD or router
-# solicitations of Linux's own, and the address, usable at once.
-v6_on() {
-	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0" "net.ipv6.conf.$2.accept_dad=0" \
-		"net.ipv6.conf.$2.router_solicitations=0" &&
-		ip -n "$1" -6 addr add "$3" dev "$2" nodad
 }
 
 # start_server NAME ARGS...: serve, wait for the listening line and for
@@ -155,8 +138,7 @@ start_server() {
 		return 1
 	fi
 	# A restarted skiff has a new random MAC: forget the old one.
-	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
-	ip -n "$NS_C" -6 neigh flush dev "$IF_C" 2>/dev/null
+	skt_neigh_flush "$NS_C" "$IF_C"
 	for ((i = 0; i < 50; i++)); do
 		C curl -s -o /dev/null --max-time 1 "$URL" && return 0
 		sleep 0.1

@@ -23,10 +23,14 @@
 #                             TAP sk0 in mid (KIND tap) or vm1, a veth to
 #                             srv's vs0 (KIND packet or xdp).
 #
+# Address family (skt_family, skt_family_up): the same checks over IPv4 or
+# IPv6 (SKT_FAMILY=6 in the environment): clients dial SKT_SRV / SKT_HOST,
+# 2001:2::1 -> 2001:2::2 over v6, 198.18.0.1 -> 198.18.0.2 over v4.
+#
 # Safety rules these helpers enforce:
 #   - every namespace is named "skt-<pid of the creating script>-<role>";
 #     skt_cleanup_stale removes leftovers whose creating pid is dead;
-#   - addresses come from 198.18.0.0/15 only and are only ever set inside
+#   - addresses come from 198.18.0.0/15 (IPv6: 2001:2::/48) only and are only ever set inside
 #     namespaces created here: nothing is added in the root namespace (veth
 #     pairs and TAPs are created directly inside their namespaces);
 #   - skt_cleanup (call it from a trap on EXIT INT TERM) stops the skiff
@@ -38,6 +42,17 @@ SKT_PREFIX=skt
 SKT_LINUX_IP=198.18.0.1
 SKT_SKIFF_IP=198.18.0.2
 SKT_PLEN=${SKT_PLEN:-24}
+# IPv6 (issue 18): 2001:2::/48 only (RFC 5180's benchmarking range, our
+# 198.18.0.0/15's counterpart), only on interfaces inside our namespaces.
+SKT_LINUX_IP6=2001:2::1
+SKT_SKIFF_IP6=2001:2::2
+
+# Set by skt_family (the address family a script's checks run over):
+SKT_FAMILY=${SKT_FAMILY:-4} # 4 or 6: the environment's choice, then skt_family's
+SKT_SRV=          # the server's address as a client dials it (198.18.0.2, 2001:2::2)
+SKT_CLI=          # the client's address as the server sees it (198.18.0.1, 2001:2::1)
+SKT_HOST=         # the server in a URL or HOST:PORT (198.18.0.2, [2001:2::2])
+SKT_SERVE6=()     # skt_family_up: skiff's extra stack arguments (--ip6 ...)
 
 SKT_SUITE="test"  # the summary line's name (set it after sourcing): "http", "tcp", ...
 SKT_SCOPE=        # when set, check names print as SCOPE/NAME (http.sh: the target)
@@ -325,6 +340,55 @@ skt_relay_stop() {
 	SKT_RELAY_PID=
 	for i in "$SKT_RELAY_A" "$SKT_RELAY_B"; do ip -n "$SKT_NS_M" link set "$i" master br0; done
 	ip -n "$SKT_NS_L" neigh flush dev "$SKT_IF_L" 2>/dev/null
+	return 0
+}
+
+# ---- address family ---------------------------------------------------
+# One switch for every client/server script: the same checks over IPv4 or
+# IPv6.  A script calls skt_family FAMILY once (its FAMILY variable, e.g.
+# tests/tls.sh's SKT_FAMILY), builds its topology as before, then calls
+# skt_family_up KIND; every client is pointed at SKT_SRV / SKT_HOST.
+
+# skt_family [FAMILY]: 4 or 6 (default: SKT_FAMILY from the environment,
+# else 4; anything else: status 1) into SKT_FAMILY, SKT_SRV, SKT_CLI and
+# SKT_HOST.
+skt_family() {
+	case ${1:-$SKT_FAMILY} in
+	4) SKT_FAMILY=4 SKT_SRV=$SKT_SKIFF_IP SKT_CLI=$SKT_LINUX_IP SKT_HOST=$SKT_SKIFF_IP ;;
+	6) SKT_FAMILY=6 SKT_SRV=$SKT_SKIFF_IP6 SKT_CLI=$SKT_LINUX_IP6 SKT_HOST="[$SKT_SKIFF_IP6]" ;;
+	*) return 1 ;;
+	esac
+}
+
+# skt_v6_on NS IF ADDR/LEN: IPv6 on for IF (skt_ns_add turns it off), no
+# DAD or router solicitations of Linux's own, and ADDR usable at once.
+skt_v6_on() {
+	ip netns exec "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0" "net.ipv6.conf.$2.accept_dad=0" \
+		"net.ipv6.conf.$2.router_solicitations=0" &&
+		ip -n "$1" -6 addr add "$3" dev "$2" nodad
+}
+
+# skt_family_up KIND: after a skt_topo_*, the family's addresses.  Over
+# IPv6 the client's interface (SKT_NS_L's SKT_IF_L) gets SKT_CLI/64, and
+# the server SKT_SRV/64: on SKT_IF_S in Linux for KIND linux (a Linux
+# server there), as SKT_SERVE6=(--ip6 SKT_SRV/64) for KIND skiff.  Over
+# IPv4 nothing changes (the topology has the addresses); SKT_SERVE6=().
+skt_family_up() {
+	SKT_SERVE6=()
+	[ "$SKT_FAMILY" = 6 ] || return 0
+	skt_v6_on "$SKT_NS_L" "$SKT_IF_L" "$SKT_CLI/64" || return 1
+	if [ "$1" = linux ]; then
+		skt_v6_on "$SKT_NS_S" "$SKT_IF_S" "$SKT_SRV/64"
+	else
+		SKT_SERVE6=(--ip6 "$SKT_SRV/64")
+	fi
+}
+
+# skt_neigh_flush NS IF: forget IF's neighbours of both families (a
+# restarted skiff has a new random MAC).
+skt_neigh_flush() {
+	ip -n "$1" neigh flush dev "$2" 2>/dev/null
+	ip -n "$1" -6 neigh flush dev "$2" 2>/dev/null
 	return 0
 }
 
