@@ -49,6 +49,11 @@
 #                 level (warn) the same clients leave no line on stderr;
 #                 a bad --log-level is a usage error (exit 2), an
 #                 --error-log that cannot be opened exits 1
+# SKT_FAMILY=6 (run-all.sh phase ops6): all of it over IPv6 (tests/lib.sh
+# skt_family: the clients on 2001:2::1/64 dial [2001:2::2]); the access
+# log's and the error log's client address must then be 2001:2::1 (bare, as
+# nginx writes $remote_addr) and [2001:2::1]:PORT.  Checks print as
+# TARGET.v6/NAME.
 # About 40 s per target.  Prints PASS/FAIL per check, ends with
 # "ops: N passed, N failed".
 set -u
@@ -74,8 +79,9 @@ if ! skt_need setup curl ab wrk python3 openssl; then
 	exit 1
 fi
 
-SRV_IP=198.18.0.2
-URL=http://$SRV_IP/
+skt_family "$SKT_FAMILY" || { echo "$0: SKT_FAMILY is 4 or 6, not '$SKT_FAMILY'" >&2; exit 2; }
+SRV_IP=$SKT_SRV H=$SKT_HOST
+URL=http://$H/
 WORK=$(mktemp -d /tmp/skiff-ops.XXXXXX)
 OC=$HERE/ops_client.py
 SRV_PID=
@@ -99,14 +105,16 @@ C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
 setup_target() {
 	skt_cleanup_stale
 	case $TGT in
-	linux) skt_topo_veth on "$SRV_IP/24" ;;
+	linux) skt_topo_veth on "$SKT_SKIFF_IP/24" ;;
 	skiff:tap) skt_topo_tap tap sk0 ;;
 	esac || return 1
 	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
 	case $TGT in
 	linux) SERVE=(--stack linux) ;;
-	*) SERVE=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	*) SERVE=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24") ;;
 	esac
+	skt_family_up "${TGT%%:*}" || return 1
+	SERVE+=("${SKT_SERVE6[@]}")
 	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse'
 }
 
@@ -124,7 +132,7 @@ start_server() {
 		kill -0 "$SRV_PID" 2>/dev/null || break
 		sleep 0.05
 	done
-	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	skt_neigh_flush "$NS_C" "$IF_C"
 	for ((i = 0; i < 50; i++)); do
 		C curl -s -o /dev/null --max-time 1 "$URL" && return 0
 		sleep 0.1
@@ -155,6 +163,10 @@ stop_server() {
 	return 0
 }
 
+# The client as the error log writes it (ADDR:PORT, [ADDR]:PORT over v6), a regex.
+PEER_RE=${SKT_CLI//./\\.}
+[ "$SKT_FAMILY" = 6 ] && PEER_RE="\\[$SKT_CLI\\]"
+
 stat_of() { awk -v k="$1" '$1 == k {print $2}' "$SRV_LOG"; }
 
 check_ab() { # check_ab NAME ARGS...: 0 failed, all complete
@@ -181,7 +193,7 @@ check_log_combined() {
 	C curl -s -o /dev/null -A 'curl "with" \quotes' -e 'http://ref/' "$URL"
 	check_ab log.combined.ab -k -n 20000 -c 64
 	stop_server log 5 || return
-	if out=$(python3 "$OC" check combined "$log" "$SRV_LOG" 2>&1); then
+	if out=$(python3 "$OC" check combined "$log" "$SRV_LOG" "$SKT_CLI" 2>&1); then
 		pass "log.combined ($out)"
 	else
 		fail log.combined "$out"
@@ -202,7 +214,7 @@ check_log_json() {
 		fail log.json.hostile "$(tr '\n' ' ' <"$WORK/hostile.out")"
 	check_ab log.json.ab -k -n 2000 -c 16
 	stop_server json 5 || return
-	if out=$(python3 "$OC" check json "$SRV_LOG" "$SRV_LOG" 2>&1); then
+	if out=$(python3 "$OC" check json "$SRV_LOG" "$SRV_LOG" "$SKT_CLI" 2>&1); then
 		pass "log.json ($out)"
 	else
 		fail log.json "$out"
@@ -375,7 +387,7 @@ check_reload_wrk() {
 		--tls-key "$WORK/live.key" --tls-port 443 || return
 	T=30 C wrk -t 1 -c 16 -d 6 "$URL" >"$w1" 2>&1 &
 	p1=$!
-	T=30 C wrk -t 1 -c 4 -d 6 -H 'Connection: close' "https://$SRV_IP/" >"$w2" 2>&1 &
+	T=30 C wrk -t 1 -c 4 -d 6 -H 'Connection: close' "https://$H/" >"$w2" 2>&1 &
 	p2=$!
 	sleep 1
 	for i in 1 2 3 4; do
@@ -417,7 +429,7 @@ check_errlog() {
 	sleep 1.5 # the reload, and the report of the window that ended
 	cp "$elog" "$elog.before-exit"
 	stop_server errlog 5 || return
-	n=$(grep -cE '^[0-9-]{10}T[0-9:]{8}Z skiff serve: info: tls: handshake failed \(not TLS, or a hello refused\): 198.18.0.1:[0-9]*$' "$elog.before-exit")
+	n=$(grep -cE '^[0-9-]{10}T[0-9:]{8}Z skiff serve: info: tls: handshake failed \(not TLS, or a hello refused\): '"$PEER_RE"':[0-9]*$' "$elog.before-exit")
 	sup=$(sed -nE 's/^[0-9-]{10}T[0-9:]{8}Z skiff serve: info: tls.handshake: suppressed ([0-9]+) messages? \(more than 10 in 1000 ms\)$/\1/p' "$elog.before-exit" | awk '{s += $1} END {print s + 0}')
 	if [ "$n" -ge 1 ] && [ "$n" -le 20 ] && [ $((n + sup)) = 30 ] && [ "$sup" -ge 1 ] &&
 		grep -qE '^[0-9-]{10}T[0-9:]{8}Z skiff serve: error: SIGHUP: certificate reload failed, still serving the previous one: tls: certificate' "$elog.before-exit" &&
@@ -457,6 +469,7 @@ check_errlog() {
 run_target() {
 	TGT=$1
 	SKT_SCOPE=$TGT
+	[ "$SKT_FAMILY" = 6 ] && SKT_SCOPE=$TGT.v6
 	local t0=$SECONDS
 	if ! setup_target; then
 		fail setup "cannot create the topology"

@@ -3,9 +3,13 @@
 
   hostile HOST PORT            the hostile requests (HOSTILE below), each on
                                its own connection; exit 0 if each was answered
-  check FORMAT LOG STATS       every record of LOG (combined|json; in json,
+  check FORMAT LOG STATS CLIENT
+                               every record of LOG (combined|json; in json,
                                the lines of LOG that start with '{') is one
-                               well-formed line; as many as the responses
+                               well-formed line whose client address is
+                               CLIENT, written as nginx's $remote_addr
+                               (198.18.0.1, or 2001:2::1 bare and in RFC
+                               5952's form); as many as the responses
                                counted in STATS (the --stats output); the
                                hostile requests are there, escaped, and (json)
                                decode back to the bytes sent
@@ -28,6 +32,7 @@
                                port, each until the server closes it
 """
 import hashlib
+import ipaddress
 import http.client
 import json
 import os
@@ -90,7 +95,7 @@ def combined_escape(b):
 
 
 COMBINED = re.compile(
-    r'^(\d{1,3}(?:\.\d{1,3}){3}) - - \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] '
+    r'^([0-9a-f.:]+) - - \[\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] '
     r'"((?:[^"\\]|\\x[0-9A-F]{2})*)" (\d{3}) (\d+) "((?:[^"\\]|\\x[0-9A-F]{2})*)" '
     r'"((?:[^"\\]|\\x[0-9A-F]{2})*)"$')
 # A string split, not a list literal of words: tools/depscan.py would read that as a command.
@@ -107,7 +112,9 @@ def responses(stats_path):
     return n
 
 
-def cmd_check(fmt, log_path, stats_path):
+def cmd_check(fmt, log_path, stats_path, client):
+    # RFC 5952's text of the address (what ipv6_format must write).
+    client = str(ipaddress.ip_address(client))
     raw = open(log_path, "rb").read()
     lines = raw.split(b"\n")
     if lines and lines[-1] == b"":
@@ -126,6 +133,7 @@ def cmd_check(fmt, log_path, stats_path):
             if not m:
                 bad.append(("not a combined line", l))
                 continue
+            addr = m.group(1)
             recs.append({"request": m.group(2), "status": int(m.group(3)), "ua": m.group(6)})
         else:
             try:
@@ -136,8 +144,13 @@ def cmd_check(fmt, log_path, stats_path):
             if list(o.keys()) != JSON_KEYS:
                 bad.append(("keys %s" % list(o.keys()), l))
                 continue
+            addr = o["remote_addr"]
             recs.append({"request": o["request"], "status": o["status"],
                          "ua": o["http_user_agent"]})
+        if addr != client:
+            bad.append(("client %r, not %r" % (addr, client), l))
+            recs.pop()
+            continue
     if bad:
         for why, l in bad[:3]:
             print("%s: %r" % (why, l[:200]))
@@ -314,7 +327,7 @@ def cmd_nottls(host, port, n):
 
 
 def main():
-    cmds = {"hostile": (cmd_hostile, 2), "check": (cmd_check, 3), "idle": (cmd_idle, 3),
+    cmds = {"hostile": (cmd_hostile, 2), "check": (cmd_check, 4), "idle": (cmd_idle, 3),
             "slow": (cmd_slow, 3), "reload": (cmd_reload, 3),
             "nottls": (cmd_nottls, 3)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) - 2 != cmds[sys.argv[1]][1]:
