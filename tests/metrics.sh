@@ -25,6 +25,11 @@
 #                    the counters; (linux) stat answers and points at ss
 #   stat.socket      the control socket is mode 0600, gone after exit;
 #                    `skiff stat --help` exits 0, a PID nobody serves 1
+# SKT_FAMILY=6 (run-all.sh phase metrics6): the HTTP clients over IPv6
+# (tests/lib.sh skt_family: 2001:2::1/64 dialing [2001:2::2]) while the
+# scrapes stay on 127.0.0.1 (--metrics is IPv4 loopback); stat.conns then
+# wants each held connection's peer as [2001:2::1]:PORT.  Checks print as
+# TARGET.v6/NAME.
 # About 15 s per target.  Prints PASS/FAIL per check, ends with
 # "metrics: N passed, N failed".
 set -u
@@ -50,9 +55,12 @@ if ! skt_need setup curl ab promtool python3; then
 	exit 1
 fi
 
-SRV_IP=198.18.0.2
-CLI_IP=198.18.0.1
-URL=http://$SRV_IP/
+skt_family "$SKT_FAMILY" || { echo "$0: SKT_FAMILY is 4 or 6, not '$SKT_FAMILY'" >&2; exit 2; }
+SRV_IP=$SKT_SRV
+# skiff stat's peer column: ADDR:PORT, [ADDR]:PORT over v6.
+CLI_IP=$SKT_CLI
+[ "$SKT_FAMILY" = 6 ] && CLI_IP="[$SKT_CLI]"
+URL=http://$SKT_HOST/
 MURL=http://127.0.0.1:9100/metrics
 WORK=$(mktemp -d /tmp/skiff-metrics.XXXXXX)
 MC=$HERE/metrics_check.py
@@ -78,14 +86,16 @@ S() { timeout "${T:-60}" ip netns exec "$NS_S" "$@"; }
 setup_target() {
 	skt_cleanup_stale
 	case $TGT in
-	linux) skt_topo_veth on "$SRV_IP/24" ;;
+	linux) skt_topo_veth on "$SKT_SKIFF_IP/24" ;;
 	skiff:tap) skt_topo_tap tap sk0 ;;
 	esac || return 1
 	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
 	case $TGT in
 	linux) SERVE=(--stack linux) ;;
-	*) SERVE=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	*) SERVE=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24") ;;
 	esac
+	skt_family_up "${TGT%%:*}" || return 1
+	SERVE+=("${SKT_SERVE6[@]}")
 }
 
 # start_server NAME ARGS...: wait for the listening line and a first answer.
@@ -101,7 +111,7 @@ start_server() {
 		kill -0 "$SRV_PID" 2>/dev/null || break
 		sleep 0.05
 	done
-	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	skt_neigh_flush "$NS_C" "$IF_C"
 	for ((i = 0; i < 50; i++)); do
 		C curl -s -o /dev/null --max-time 1 "$URL" && return 0
 		sleep 0.1
@@ -153,6 +163,8 @@ check_metrics() {
 
 	local r1 r2 r3 done names=(skiff_http_requests_total) n bad=
 	[ "$TGT" = linux ] || names+=(skiff_tcp_seg_in_total skiff_dev_rx_frames_total)
+	# Over v6 the load must be what came in over v6.
+	[ "$TGT" != linux ] && [ "$SKT_FAMILY" = 6 ] && names+=(skiff_ip6_rx_total)
 	for n in "${names[@]}"; do
 		r1=$(val "$m1" "$n") r2=$(val "$m2" "$n")
 		[ "$r1" -gt 0 ] && [ "$r2" -gt "$r1" ] || bad+=" $n: $r1 -> $r2"
@@ -189,7 +201,7 @@ check_metrics() {
 
 check_remote() {
 	local out rc
-	out=$(S "$BIN" serve "${SERVE[@]}" --port 81 --metrics $SRV_IP:9100 2>&1)
+	out=$(S "$BIN" serve "${SERVE[@]}" --port 81 --metrics $SKT_SKIFF_IP:9100 2>&1)
 	rc=$?
 	if [ $rc -ne 2 ] || [[ $out != *"not on loopback"* ]]; then
 		fail metrics.remote "off loopback: exit $rc: $out"
@@ -267,6 +279,7 @@ check_stat_cli() {
 run_target() {
 	TGT=$1
 	SKT_SCOPE=$TGT
+	[ "$SKT_FAMILY" = 6 ] && SKT_SCOPE=$TGT.v6
 	local t0=$SECONDS
 	if ! setup_target; then
 		fail setup "cannot create the topology"

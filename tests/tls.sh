@@ -31,6 +31,11 @@
 # to https://, any method; no Host: 400; curl -L follows), and bad options (exit 2) and a key that
 # does not match (exit 1, a message).
 #
+# SKT_FAMILY=6 (run-all.sh phase tls6): all of it over IPv6 instead: the
+# clients on 2001:2::1/64 dial [2001:2::2] (Linux's vs0 for linux, which
+# listens on both families; skiff's --ip6 otherwise), the certificates name
+# IP:2001:2::2, checks print as TARGET.v6/NAME (tests/lib.sh skt_family).
+#
 # Prints "PASS target/name" / "FAIL target/name: why" and ends with
 # "tls: N passed, N failed"; exits non-zero if anything failed.
 set -u
@@ -58,7 +63,8 @@ fi
 skt_need setup openssl curl ab wrk h2load python3 timeout sha256sum testssl || { summary; exit 1; }
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
-SRV_IP=$SKT_SKIFF_IP
+skt_family "$SKT_FAMILY" || { echo "$0: SKT_FAMILY is 4 or 6, not '$SKT_FAMILY'" >&2; exit 2; }
+SRV_IP=$SKT_SRV H=$SKT_HOST
 WORK=$(mktemp -d /tmp/skiff-tls.XXXXXX)
 SRV_PID=
 NS_C= NS_S= IF_C= TGT=
@@ -95,15 +101,17 @@ BIG_SHA=$(sha256sum <"$ROOT/big.bin" | cut -c1-64)
 setup_target() {
 	skt_cleanup_stale
 	case $TGT in
-	linux) skt_topo_veth on "$SRV_IP/24" ;;
+	linux) skt_topo_veth on "$SKT_SKIFF_IP/24" ;;
 	skiff:tap) skt_topo_tap tap sk0 ;;
 	skiff:packet) skt_topo_veth off "" ;;
 	esac || return 1
 	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
 	case $TGT in
 	linux) SERVE=(--stack linux) ;;
-	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24") ;;
 	esac
+	skt_family_up "${TGT%%:*}" || return 1
+	SERVE+=("${SKT_SERVE6[@]}")
 	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse;
 		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
 }
@@ -118,9 +126,9 @@ start_server() {
 		--tls-handshake-timeout 2 "$@" >"$SRV_LOG" 2>&1 &
 	SRV_PID=$!
 	SKT_PIDS+=("$SRV_PID")
-	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	skt_neigh_flush "$NS_C" "$IF_C"
 	for ((i = 0; i < 100; i++)); do
-		C curl -s -o /dev/null --max-time 1 --cacert "$WORK/$cert.crt" "https://$SRV_IP/" && return 0
+		C curl -s -o /dev/null --max-time 1 --cacert "$WORK/$cert.crt" "https://$H/" && return 0
 		kill -0 "$SRV_PID" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -149,16 +157,17 @@ stop_server() {
 
 run_target() {
 	SKT_SCOPE=$TGT
-	echo "== $TGT"
+	[ "$SKT_FAMILY" = 6 ] && SKT_SCOPE=$TGT.v6
+	echo "== $SKT_SCOPE"
 	setup_target || { fail setup "could not build the $TGT topology"; skt_cleanup; return; }
 	local ca=$WORK/ec.crt out rc
 	if start_server ec ec; then
-		out=$(C curl -sS --cacert "$ca" "https://$SRV_IP/" 2>&1)
+		out=$(C curl -sS --cacert "$ca" "https://$H/" 2>&1)
 		[ "$out" = "skiff over TLS" ] && pass "curl (GET / over HTTPS)" || fail curl "got: $out"
-		out=$(C curl -sS --cacert "$ca" "https://$SRV_IP/big.bin" 2>/dev/null | sha256sum | cut -c1-64)
+		out=$(C curl -sS --cacert "$ca" "https://$H/big.bin" 2>/dev/null | sha256sum | cut -c1-64)
 		[ "$out" = "$BIG_SHA" ] && pass "curl.3MB (sha256 ${BIG_SHA:0:12}.. identical)" ||
 			fail curl.3MB "sha256 ${out:0:12}.. != ${BIG_SHA:0:12}.."
-		out=$(C curl -sS "http://$SRV_IP/" 2>&1)
+		out=$(C curl -sS "http://$H/" 2>&1)
 		[ "$out" = "skiff over TLS" ] && pass "plain_http (port 80 still answers)" || fail plain_http "got: $out"
 		out=$(C python3 "$HERE/tls_probe.py" slow "$SRV_IP" 443 "$ca" skiff-test /big.bin "$BIG_SHA" 2>&1)
 		[ $? -eq 0 ] && pass "slow_reader ($out)" || fail slow_reader "$out"
@@ -167,10 +176,10 @@ run_target() {
 		for v in -tls1_2 -tls1_3; do
 			rm -f "$WORK/sess.pem"
 			printf 'GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n' |
-				C openssl s_client "$v" -connect "$SRV_IP:443" -CAfile "$ca" -sess_out "$WORK/sess.pem" \
+				C openssl s_client "$v" -connect "$H:443" -CAfile "$ca" -sess_out "$WORK/sess.pem" \
 					-quiet >/dev/null 2>&1
 			out=$(printf 'GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n' |
-				C openssl s_client "$v" -connect "$SRV_IP:443" -CAfile "$ca" -sess_in "$WORK/sess.pem" 2>&1)
+				C openssl s_client "$v" -connect "$H:443" -CAfile "$ca" -sess_in "$WORK/sess.pem" 2>&1)
 			res+="$v:$(grep -oE '^(New|Reused), TLSv1\.[23]' <<<"$out" | head -1) "
 		done
 		[[ $res == *"-tls1_2:Reused, TLSv1.2"*"-tls1_3:Reused, TLSv1.3"* ]] &&
@@ -180,17 +189,17 @@ run_target() {
 		rc=$?
 		[ $rc -eq 0 ] && pass "python_ssl ($out)" || fail python_ssl "$out"
 
-		out=$(T=60 C ab -q -f TLS1.2 -n 300 -c 8 "https://$SRV_IP/" 2>&1)
+		out=$(T=60 C ab -q -f TLS1.2 -n 300 -c 8 "https://$H/" 2>&1)
 		check_ab ab.handshakes "$out" 300
-		out=$(T=60 C ab -q -k -f TLS1.2 -n 5000 -c 8 "https://$SRV_IP/" 2>&1)
+		out=$(T=60 C ab -q -k -f TLS1.2 -n 5000 -c 8 "https://$H/" 2>&1)
 		check_ab ab.keepalive "$out" 5000
-		out=$(C wrk -t1 -c16 -d2s "https://$SRV_IP/" 2>&1)
+		out=$(C wrk -t1 -c16 -d2s "https://$H/" 2>&1)
 		if grep -q 'Requests/sec' <<<"$out" && ! grep -qE 'Socket errors|Non-2xx' <<<"$out"; then
 			pass "wrk ($(grep -oE 'Requests/sec: +[0-9.]+' <<<"$out"), 0 errors)"
 		else
 			fail wrk "$(grep -E 'requests in|errors|Non-2xx' <<<"$out" | tr '\n' ' ')"
 		fi
-		out=$(C h2load --h1 -n 2000 -c 8 "https://$SRV_IP/" 2>&1)
+		out=$(C h2load --h1 -n 2000 -c 8 "https://$H/" 2>&1)
 		if grep -q '2000 succeeded, 0 failed, 0 errored' <<<"$out"; then
 			pass "h2load ($(grep -oE '^TLS Protocol: .*' <<<"$out"), 2000 succeeded)"
 		else
@@ -200,8 +209,12 @@ run_target() {
 		if [ "$TGT" = linux ]; then
 			# testssl.sh's vulnerability checks, once (the engine is the same
 			# on every stack); about 20 s.  No DNS: nothing leaves the namespace.
+			# Over v6, with --nodns none, testssl takes the address only
+			# from --ip (and -6), the name then being the certificate's.
+			local tgt=("$H:443")
+			[ "$SKT_FAMILY" = 6 ] && tgt=(-6 --ip "$SRV_IP" skiff-test:443)
 			out=$(T=300 C testssl --quiet --color 0 --warnings off --nodns none --vulnerable \
-				"$SRV_IP:443" 2>&1)
+				"${tgt[@]}" 2>&1)
 			local okn vul
 			okn=$(grep -c 'not vulnerable' <<<"$out")
 			vul=$(grep -E 'VULNERABLE|NOT ok' <<<"$out" | head -n 3 | tr '\n' ' ')
@@ -235,22 +248,22 @@ run_target() {
 		fi
 	fi
 	if start_server rsa rsa --tls-redirect; then
-		out=$(C curl -sS --cacert "$WORK/rsa.crt" "https://$SRV_IP/" -o "$WORK/rsa.body" -w '%{http_code}' 2>&1)
+		out=$(C curl -sS --cacert "$WORK/rsa.crt" "https://$H/" -o "$WORK/rsa.body" -w '%{http_code}' 2>&1)
 		out+=" $(cat "$WORK/rsa.body" 2>/dev/null)"
 		[ "$out" = "200 skiff over TLS" ] && pass "rsa (curl with the RSA 2048 certificate)" || fail rsa "got: $out"
 		# --tls-redirect: port 80 answers 301 to the same target over
 		# HTTPS, for any method; without a Host, 400.
-		out=$(C curl -sS -o /dev/null -w '%{http_code} %{redirect_url}' "http://$SRV_IP/a/b?x=1" 2>&1)
+		out=$(C curl -sS -o /dev/null -w '%{http_code} %{redirect_url}' "http://$H/a/b?x=1" 2>&1)
 		local post follow nohost
 		post=$(C curl -sS -o /dev/null -w '%{http_code} %{redirect_url}' -d x=1 \
-			-H 'Host: skiff-test:80' "http://$SRV_IP/form" 2>&1)
-		follow=$(C curl -sS -L --cacert "$WORK/rsa.crt" "http://$SRV_IP/" 2>&1)
+			-H 'Host: skiff-test:80' "http://$H/form" 2>&1)
+		follow=$(C curl -sS -L --cacert "$WORK/rsa.crt" "http://$H/" 2>&1)
 		nohost=$(printf 'GET / HTTP/1.0\r\n\r\n' | C timeout 5 python3 -c '
 import socket, sys
 s = socket.create_connection((sys.argv[1], 80), timeout=5)
 s.sendall(sys.stdin.buffer.read())
 print(s.recv(100).split(b"\r\n")[0].decode())' "$SRV_IP" 2>&1)
-		if [ "$out" = "301 https://$SRV_IP/a/b?x=1" ] && [ "$post" = "301 https://skiff-test/form" ] &&
+		if [ "$out" = "301 https://$H/a/b?x=1" ] && [ "$post" = "301 https://skiff-test/form" ] &&
 			[ "$follow" = "skiff over TLS" ] && [ "$nohost" = "HTTP/1.1 400 Bad Request" ]; then
 			pass "redirect (GET: $out; POST: $post; curl -L follows; no Host: 400)"
 		else
