@@ -164,7 +164,8 @@ class Resp:
 
 def request(hostport, method, target, headers=()):
     host, port = hostport.rsplit(":", 1)
-    c = http.client.HTTPConnection(host, int(port), timeout=10)
+    # "[v6]:port": http.client wants the address bare once a port is given.
+    c = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=10)
     try:
         c.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
         c.putheader("Host", "test")

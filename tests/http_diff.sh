@@ -13,6 +13,12 @@
 # nginx runs without root-owned paths: its config, pid, logs and temp
 # folders are generated into a temporary directory (master process off,
 # no daemon), and it is stopped by pid.
+# SKT_FAMILY=6 (run-all.sh phase http-diff6): the skiff target over IPv6
+# (tests/lib.sh skt_family: the client on 2001:2::1/64, skiff --ip6
+# 2001:2::2/64, compared as [2001:2::2]:80; checks print as skiff.v6/...).
+# linux and vm stay IPv4: serve --stack linux binds [::] without --ip (all
+# of the root namespace's interfaces, not loopback alone), and QEMU's user
+# networking forwards only IPv4 (README, "IPv6").
 # Prints "PASS target/diff (...)" / "FAIL target/diff: why" and ends with
 # "http_diff: N passed, N failed".
 set -u
@@ -27,6 +33,13 @@ BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
 TARGETS=("$@")
+skt_family "$SKT_FAMILY" || { echo "$0: SKT_FAMILY is 4 or 6, not '$SKT_FAMILY'" >&2; exit 2; }
+if [ "$SKT_FAMILY" = 6 ]; then
+	[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(skiff)
+	for t in "${TARGETS[@]}"; do
+		[ "$t" = skiff ] || { echo "$0: over IPv6 only the skiff target (not '$t')" >&2; usage; }
+	done
+fi
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff vm)
 for t in "${TARGETS[@]}"; do
 	case $t in linux | skiff | vm) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
@@ -62,37 +75,41 @@ in_ns() { "${IN_NS[@]}" "$@"; }
 wait_http() {
 	local i
 	for ((i = 0; i < 300; i++)); do
-		in_ns python3 -c "import http.client,sys; c=http.client.HTTPConnection('${1%:*}', ${1##*:}, timeout=1); c.request('GET','/'); c.getresponse()" 2>/dev/null && return 0
+		in_ns python3 -c "import http.client,sys; c=http.client.HTTPConnection('${1%:*}'.strip('[]'), ${1##*:}, timeout=1); c.request('GET','/'); c.getresponse()" 2>/dev/null && return 0
 		kill -0 "$3" 2>/dev/null || break
 		sleep 0.1
 	done
-	fail "$TGT/start" "$1 did not answer in 30 s: $(tail -n 3 "$2" | tr '\n' ' ')"
+	fail "$N/start" "$1 did not answer in 30 s: $(tail -n 3 "$2" | tr '\n' ' ')"
 	return 1
 }
 
 python3 "$HERE/http_diff.py" tree "$WORK/www" || { fail setup "cannot build the tree"; summary; exit 1; }
 
 for TGT in "${TARGETS[@]}"; do
+	N=$TGT # the checks' names
+	[ "$SKT_FAMILY" = 6 ] && N=$TGT.v6
 	NS=
 	IN_NS=()
 	skt_cleanup_stale
 	if [ "$TGT" = vm ]; then
 		if [ ! -f "$UK" ]; then
-			fail "$TGT/setup" "no unikernel image at $UK (make uk)"
+			fail "$N/setup" "no unikernel image at $UK (make uk)"
 			continue
 		fi
 		SK_ADDR=127.0.0.1:$((PORT + 2))
 		CTL_PORT=$((PORT + 3))
 	elif [ "$TGT" = skiff ]; then
 		if ! skt_topo_tap tap sk0; then
-			fail "$TGT/setup" "cannot build the namespace"
+			fail "$N/setup" "cannot build the namespace"
 			skt_cleanup
 			continue
 		fi
 		NS=$SKT_NS_S
 		IN_NS=(ip netns exec "$NS")
-		SK_ADDR=$SKT_SKIFF_IP:80
+		SK_ADDR=$SKT_HOST:80
 		SERVE=(--stack skiff --dev tap:sk0 --ip "$SKT_SKIFF_IP/24" --port 80)
+		skt_family_up skiff || { fail "$N/setup" "cannot turn IPv6 on"; skt_cleanup; continue; }
+		SERVE+=("${SKT_SERVE6[@]}")
 	else
 		SK_ADDR=127.0.0.1:$PORT
 		SERVE=(--stack linux --ip 127.0.0.1 --port "$PORT")
@@ -117,9 +134,9 @@ for TGT in "${TARGETS[@]}"; do
 		OUT=$WORK/compare-$TGT.out
 		if timeout 300 "${IN_NS[@]}" python3 "$HERE/http_diff.py" compare "$NGX_ADDR" "$SK_ADDR" \
 			"$WORK/www" >"$OUT" 2>&1; then
-			pass "$TGT/diff ($(tail -n 1 "$OUT"))"
+			pass "$N/diff ($(tail -n 1 "$OUT"))"
 		else
-			fail "$TGT/diff" "$(grep -c '^differ' "$OUT") differ; $(grep -m 5 -E '^differ|Error|error' "$OUT" | tr '\n' ' ') ($(tail -n 1 "$OUT"))"
+			fail "$N/diff" "$(grep -c '^differ' "$OUT") differ; $(grep -m 5 -E '^differ|Error|error' "$OUT" | tr '\n' ' ') ($(tail -n 1 "$OUT"))"
 		fi
 		grep '^exception' "$OUT" | sed "s|^|    $TGT: |"
 	fi
@@ -130,9 +147,9 @@ for TGT in "${TARGETS[@]}"; do
 		kill -TERM "$SK_PID" 2>/dev/null
 	fi
 	if skt_wait_exit "$SK_PID" 10 && [ "$SKT_RC" -eq 0 ]; then
-		pass "$TGT/exit"
+		pass "$N/exit"
 	else
-		fail "$TGT/exit" "skiff did not exit 0 when asked: $(tail -n 3 "$SK_LOG" | tr '\n' ' ')"
+		fail "$N/exit" "skiff did not exit 0 when asked: $(tail -n 3 "$SK_LOG" | tr '\n' ' ')"
 	fi
 	skt_cleanup
 done

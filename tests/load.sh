@@ -15,6 +15,11 @@
 # exercises "Connection: close" mid-run), agreement with ab, and skiff's
 # own stack on AF_XDP as the client.  A missing tool (ab, nginx) is a
 # FAIL, not a skip.  Every load is bounded (-n, -d, --timeout, `timeout`).
+# SKT_FAMILY=6 (run-all.sh phase load6): the same over IPv6 (tests/lib.sh
+# skt_family): vc0 also has 2001:2::1/64, vs0 2001:2::2/64, skiff serve
+# listens on [::] (no --ip), nginx on [2001:2::2]:8080, every URL is
+# http://[2001:2::2]/, and skiff's own stack on xdp:vc0 adds --ip6
+# 2001:2::3/64.  Checks print as v6/NAME.
 # "PASS/FAIL name" lines, then "load: N passed, N failed"; exit 1 on a
 # failure.
 set -u
@@ -28,7 +33,15 @@ skt_check_bin "$BIN" || exit 2
 WORK=$(mktemp -d /tmp/skiff-load-test.XXXXXX)
 NS_C=
 NS_S=
-SRV_IP=$SKT_SKIFF_IP
+skt_family "$SKT_FAMILY" || { echo "$0: SKT_FAMILY is 4 or 6, not '$SKT_FAMILY'" >&2; exit 2; }
+# SRV_IP: the server in URLs (and nginx's listen); SERVE_IP: serve's --ip
+# (IPv4 only: without it serve takes [::], both families); XDP_IP: skiff's
+# own stack as the client.
+SRV_IP=$SKT_HOST SERVE_IP=(--ip "$SKT_SKIFF_IP") XDP_IP=(--ip 198.18.0.3/24)
+if [ "$SKT_FAMILY" = 6 ]; then
+	SERVE_IP=() XDP_IP+=(--ip6 2001:2::3/64)
+	SKT_SCOPE=v6
+fi
 NGINX_PID=
 
 cleanup() {
@@ -44,7 +57,8 @@ S() { ip netns exec "$NS_S" "$@"; }
 
 setup() {
 	skt_cleanup_stale
-	skt_topo_veth off "$SRV_IP/24" || return 1
+	skt_topo_veth off "$SKT_SKIFF_IP/24" || return 1
+	skt_family_up linux || return 1
 	NS_C=$SKT_NS_L NS_S=$SKT_NS_S
 	S sh -c 'echo 4096 > /proc/sys/net/core/somaxconn; echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse'
 	C sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse; echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
@@ -88,12 +102,12 @@ expect_ok() {
 }
 
 start_serve() { # ARGS...
-	S "$BIN" serve --stack linux --ip $SRV_IP --port 80 "$@" >"$WORK/serve.log" 2>&1 &
+	S "$BIN" serve --stack linux "${SERVE_IP[@]}" --port 80 "$@" >"$WORK/serve.log" 2>&1 &
 	SRV_PID=$!
 	SKT_PIDS+=("$SRV_PID")
 	local i
 	for ((i = 0; i < 100; i++)); do
-		grep -q '^skiff serve: listening' "$WORK/serve.log" && return 0
+		grep -q '^skiff serve: listening' "$WORK/serve.log" 2>/dev/null && return 0
 		sleep 0.05
 	done
 	return 1
@@ -184,7 +198,7 @@ EOF
 	NGINX_PID=$!
 	local i
 	for ((i = 0; i < 50; i++)); do
-		C bash -c "exec 3<>/dev/tcp/$SRV_IP/8080" 2>/dev/null && break
+		C bash -c "exec 3<>/dev/tcp/$SKT_SRV/8080" 2>/dev/null && break
 		sleep 0.1
 	done
 	# 1000 requests per connection, then nginx says Connection: close.
@@ -202,9 +216,9 @@ EOF
 # skiff's own TCP/IP as the client, on AF_XDP, against Linux serving.
 test_xdp() {
 	expect_ok xdp.keepalive 20000 -c 16 -n 20000 -k --timeout 10 \
-		--dev xdp:vc0 --ip 198.18.0.3/24 http://$SRV_IP/
+		--dev xdp:vc0 "${XDP_IP[@]}" http://$SRV_IP/
 	expect_ok xdp.close 2000 -c 8 -n 2000 --timeout 10 \
-		--dev xdp:vc0 --ip 198.18.0.3/24 http://$SRV_IP/
+		--dev xdp:vc0 "${XDP_IP[@]}" http://$SRV_IP/
 }
 
 test_args

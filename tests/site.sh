@@ -26,6 +26,9 @@
 #   skiff         `skiff serve --stack skiff --dev tap:sk0` in a namespace
 #                 of its own (tests/lib.sh skt_topo_tap; 198.18.0.0/24
 #                 inside it, nothing in the root namespace): the same fetch
+#   skiff.v6      the same server, given --ip6 2001:2::2/64 too (the
+#                 namespace's sk0 2001:2::1/64; tests/lib.sh skt_family_up):
+#                 the same fetch over IPv6, from http://[2001:2::2]/
 #   sighup.*      on --stack linux with a small tree: a 4 MiB download held
 #                 slow by the client (1 MiB/s) while its file is replaced
 #                 and SIGHUP sent: the download gets the old bytes intact; a
@@ -209,10 +212,12 @@ if [ "$(id -u)" -ne 0 ]; then
 	fail skiff "needs root (network namespace, TAP)"
 else
 	skt_cleanup_stale
-	if skt_topo_tap site sk0 >"$LOG/skiff-topo.log" 2>&1; then
+	skt_family 6
+	if skt_topo_tap site sk0 >"$LOG/skiff-topo.log" 2>&1 && skt_family_up skiff >>"$LOG/skiff-topo.log" 2>&1; then
 		if start_serve skiff ip netns exec "$SKT_NS_S" "$SKIFF" serve --stack skiff --dev tap:sk0 \
-			--ip "$SKT_SKIFF_IP/24" --port 80 --root "$TREE" --stats; then
+			--ip "$SKT_SKIFF_IP/24" "${SKT_SERVE6[@]}" --port 80 --root "$TREE" --stats; then
 			fetch skiff "http://$SKT_SKIFF_IP/" ip netns exec "$SKT_NS_L"
+			fetch skiff.v6 "http://$SKT_HOST/" ip netns exec "$SKT_NS_L"
 			stop_serve skiff
 		else
 			fail skiff "did not start: $(tail -n 2 "$SRV_LOG")"
