@@ -18,6 +18,9 @@
  *              SYN-ACK out, ACK in, accept, request in, answer + FIN out,
  *              FIN/ACK in, close.  Checksums are computed and verified as
  *              on the wire.
+ *   tcp6       the same three rows over IPv6 (2001:2::1 -> 2001:2::2 through
+ *              tcp_input6 and cfg.ip6_output): what the engine's v6 edges
+ *              (pseudo header, the 36-byte tuple's hash) add per segment.
  *   park/wake  two threads on two CPUs, each parked in epoll_wait on its
  *              own eventfd; a write wakes the other, which answers: one
  *              round trip (two wakeups, four system calls a side).  Also
@@ -184,29 +187,59 @@ static int bench_http(void)
 #define QMAX 64
 struct segq {
 	struct {
-		uint32_t src, dst;
+		struct sk_addr src, dst; /* v4 as ::ffff:a.b.c.d (base/sk_addr.h) */
 		size_t len;
 		uint8_t b[2048];
 	} s[QMAX];
 	int n;
 	int overflow;
+	uint32_t ip; /* the owner's; its v6 one is 2001:2::(ip & 255) (addr6_of) */
 };
 
-static int q_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
-		 size_t len)
+static int q_put(void *ctx, const struct sk_addr *src, const struct sk_addr *dst,
+		 const uint8_t *seg, size_t len)
 {
-	(void)now;
 	struct segq *q = ctx;
 	if (q->n == QMAX || len > sizeof(q->s[0].b)) {
 		q->overflow++;
 		return 0;
 	}
-	q->s[q->n].src = src;
-	q->s[q->n].dst = dst;
+	q->s[q->n].src = *src;
+	q->s[q->n].dst = *dst;
 	q->s[q->n].len = len;
 	memcpy(q->s[q->n].b, seg, len);
 	q->n++;
 	return 0;
+}
+
+static int q_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
+		 size_t len)
+{
+	(void)now;
+	struct sk_addr s = sk_addr_v4(src), d = sk_addr_v4(dst);
+	return q_put(ctx, &s, &d, seg, len);
+}
+
+static int q_out6(void *ctx, sk_time_ns now, const struct sk_addr *src, const struct sk_addr *dst,
+		  const uint8_t *seg, size_t len)
+{
+	(void)now;
+	return q_put(ctx, src, dst, seg, len);
+}
+
+/* The v6 address of an engine: 2001:2::N, N its IPv4 address's last byte. */
+static struct sk_addr addr6_of(uint32_t ip)
+{
+	uint8_t b[SK_ADDR_LEN] = {0x20, 0x01, 0x00, 0x02};
+	b[15] = (uint8_t)ip;
+	return sk_addr_v6(b);
+}
+
+static bool src6_of(void *ctx, const struct sk_addr *dst, struct sk_addr *src)
+{
+	(void)dst;
+	*src = addr6_of(((const struct segq *)ctx)->ip);
+	return true;
 }
 
 struct engine {
@@ -217,6 +250,7 @@ struct engine {
 
 static int engine_init(struct engine *e, uint32_t ip, uint32_t max_sockets)
 {
+	e->q.ip = ip;
 	struct tcp_config cfg;
 	tcp_config_default(&cfg);
 	cfg.local_ip = ip;
@@ -226,7 +260,9 @@ static int engine_init(struct engine *e, uint32_t ip, uint32_t max_sockets)
 	cfg.seed[0] = 0x0123456789abcdefull ^ ip;
 	cfg.seed[1] = 0xfedcba9876543210ull;
 	cfg.ip_output = q_out;
-	cfg.out_ctx = &e->q;
+	cfg.ip6_output = q_out6;
+	cfg.src6 = src6_of;
+	cfg.out_ctx = &e->q; /* for src6_of too */
 	size_t sz = tcp_arena_size(&cfg);
 	e->arena = calloc(1, sz);
 	if (!e->arena)
@@ -247,9 +283,13 @@ static uint64_t deliver(struct engine *from, struct engine *to, sk_time_ns now)
 {
 	uint64_t c = 0;
 	for (int i = 0; i < from->q.n; i++) {
+		const struct sk_addr *src = &from->q.s[i].src, *dst = &from->q.s[i].dst;
 		uint64_t t0 = tsc();
-		tcp_input(&to->st, now, from->q.s[i].src, from->q.s[i].dst, from->q.s[i].b,
-			  from->q.s[i].len);
+		if (sk_addr_is_v4(dst))
+			tcp_input(&to->st, now, sk_addr_ip4(src), sk_addr_ip4(dst), from->q.s[i].b,
+				  from->q.s[i].len);
+		else
+			tcp_input6(&to->st, now, src, dst, from->q.s[i].b, from->q.s[i].len);
 		c += region(t0, tsc());
 	}
 	from->q.n = 0;
@@ -261,7 +301,8 @@ static uint64_t deliver(struct engine *from, struct engine *to, sk_time_ns now)
 #define IP_A SK_IP4(198, 18, 0, 1)
 #define IP_B SK_IP4(198, 18, 0, 2)
 
-static int bench_tcp(void)
+/* v6: the same rows over IPv6 ("tcp6 ..."). */
+static int bench_tcp(bool v6)
 {
 	static struct engine a, b;
 	static double vin[TSEG], vout[TSEG], vconn[TCONN];
@@ -272,8 +313,11 @@ static int bench_tcp(void)
 		return -1;
 	}
 	sk_time_ns now = SK_NS_PER_S;
+	const struct sk_addr dst_b = v6 ? addr6_of(IP_B) : sk_addr_v4(IP_B);
+	const char *fam = v6 ? "tcp6" : "tcp";
+	char name[96];
 	int ls = tcp_listen(&b.st, 80, 0);
-	int ca = tcp_connect(&a.st, now, IP_B, 80);
+	int ca = tcp_connect_addr(&a.st, now, &dst_b, 80);
 	if (ls < 0 || ca < 0) {
 		fprintf(stderr, "bench_cost: listen %d connect %d\n", ls, ca);
 		return -1;
@@ -321,8 +365,11 @@ static int bench_tcp(void)
 		fprintf(stderr, "bench_cost: %d unexpected results on the established path\n", bad);
 		return -1;
 	}
-	report("tcp segment in (established, 41 B, tcp_input)", vin, TSEG);
-	report("tcp segment out (41 B answer: tcp_send + tcp_poll)", vout, TSEG);
+	snprintf(name, sizeof(name), "%s segment in (established, 41 B, %s)", fam,
+		 v6 ? "tcp_input6" : "tcp_input");
+	report(name, vin, TSEG);
+	snprintf(name, sizeof(name), "%s segment out (41 B answer: tcp_send + tcp_poll)", fam);
+	report(name, vout, TSEG);
 
 	/* Accept to close: the server engine's and application's calls only. */
 	int n = 0;
@@ -330,7 +377,7 @@ static int bench_tcp(void)
 	for (int c = -200; c < TCONN; c++) {
 		uint64_t cyc = 0, t0;
 		now += 100000;
-		int cc = tcp_connect(&a.st, now, IP_B, 80);
+		int cc = tcp_connect_addr(&a.st, now, &dst_b, 80);
 		if (cc < 0) {
 			bad++;
 			break;
@@ -374,7 +421,8 @@ static int bench_tcp(void)
 		fprintf(stderr, "bench_cost: accept-to-close loop failed after %d connections\n", n);
 		return -1;
 	}
-	report("tcp accept to close (server engine + app, one request)", vconn, (size_t)n);
+	snprintf(name, sizeof(name), "%s accept to close (server engine + app, one request)", fam);
+	report(name, vconn, (size_t)n);
 	free(a.arena);
 	free(b.arena);
 	return 0;
@@ -482,8 +530,12 @@ int main(int argc, char **argv)
 	if (!strcmp(only, "all") || !strcmp(only, "http"))
 		rc |= bench_http();
 	if (!strcmp(only, "all") || !strcmp(only, "tcp")) {
-		if (bench_tcp())
+		if (bench_tcp(false))
 			printf("pending|tcp|the engine pair did not complete; see stderr\n");
+	}
+	if (!strcmp(only, "all") || !strcmp(only, "tcp6")) {
+		if (bench_tcp(true))
+			printf("pending|tcp6|the engine pair did not complete; see stderr\n");
 	}
 	if (!strcmp(only, "all") || !strcmp(only, "park")) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
