@@ -57,8 +57,9 @@
 #          Icmp6OutPktTooBigs > 0, tcp_pmtu_ignored and tcp_icmp_ignored.
 # With IPV6_UK=IMAGE (run-all.sh sets build/skiff-uk.elf), the unikernel
 # too: `skiff vm --net tap:vt0 -- ip6=2001:2::2/64` answers ping -6 500 x
-# 1400 B with 0 loss once DAD has passed, and curl -g 'http://[2001:2::2]/'
-# with the hello.
+# 1400 B with 0 loss once DAD has passed, curl -g 'http://[2001:2::2]/'
+# with the hello, and UK_UDP6_COUNT (1000) UDP datagrams of 1..1452 B echoed
+# intact on port 7.
 #
 # Prints "PASS name" / "FAIL name: reason" per check and a last line
 # "ipv6: N passed, N failed"; exits 1 on any failure, 2 on bad usage.
@@ -545,6 +546,7 @@ ptb_run() {
 }
 
 # The guest's ip6= word: the same interface code behind virtio-net.
+UK_UDP6_COUNT=${UK_UDP6_COUNT:-1000}
 run_uk() {
 	local img=$1 vm i
 	echo "== unikernel"
@@ -571,6 +573,14 @@ run_uk() {
 			pass "uk.curl6 (curl -g 'http://[$S6]/': the 41-byte hello from the guest)"
 		else
 			fail uk.curl6 "curl -g http://[$S6]/: '$(head -c 80 <<<"$body")'"
+		fi
+		# And its UDP echo on port 7 over IPv6.
+		local out
+		if out=$(in_l timeout 60 python3 "$here/udp_echo.py" --dst "$S6" --count "$UK_UDP6_COUNT" \
+			--max-size 1452 2>&1); then
+			pass "uk.udp6_echo ($out)"
+		else
+			fail uk.udp6_echo "$out"
 		fi
 	else
 		fail uk.ping6 "no answer to ping -6 $S6 within 30 s: $(grep -a skiff-uk "$WORK/uk.log" | tail -n 3 | tr '\n' ' ')"

@@ -2,7 +2,8 @@
  * (plat/kvm/start.c calls uk_app_main), find virtio-net, run the same
  * stack and HTTP server as `skiff serve --stack skiff` (src/net,
  * src/loop/loop_skiff, src/http/server, unchanged) with the same run loop
- * (loop/runner.h), plus ARP, ICMP and UDP echo on port 7.  What differs
+ * (loop/runner.h), plus ARP, ICMP and UDP echo on port 7 (with ip6=, ND,
+ * ICMPv6 and UDP echo over IPv6 too).  What differs
  * from the hosted main is only what the platform gives: the device
  * (virtio-net over plat/kvm's PCI transport and MSI-X instead of
  * dev_open), memory (mem_alloc), the console and the command line.
@@ -134,6 +135,15 @@ static void echo_udp(void *ctx, struct iface *i, sk_time_ns now, uint32_t src, u
 {
 	(void)ctx;
 	udp_sendto(i, now, dport, src, sport, data, len);
+}
+
+/* Over IPv6 (ip6=): back from the address the datagram came to. */
+static void echo_udp6(void *ctx, struct iface *i, sk_time_ns now, const struct ipv6_addr *src,
+		      const struct ipv6_addr *dst, uint16_t sport, uint16_t dport, const uint8_t *data,
+		      size_t len)
+{
+	(void)ctx;
+	udp6_sendto(i, now, dport, dst, src, sport, data, len);
 }
 
 static void shutdown_udp(void *ctx, struct iface *i, sk_time_ns now, uint32_t src, uint16_t sport,
@@ -587,6 +597,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	sk_time_ns now = plat_now();
 	iface_init(&ifc, d, &cfg, now);
 	if (udp_bind(&ifc, ECHO_PORT, echo_udp, NULL) < 0 ||
+	    (cfg.ip6 && udp6_bind(&ifc, ECHO_PORT, echo_udp6, NULL) < 0) ||
 	    (opt_given(&o, OPT_SHUTDOWN_PORT) &&
 	     udp_bind(&ifc, (uint16_t)opt_num(&o, OPT_SHUTDOWN_PORT), shutdown_udp, NULL) < 0)) {
 		kprintf("skiff-uk: cannot bind UDP ports\n");
