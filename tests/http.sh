@@ -63,8 +63,9 @@ fi
 # interface gets 2001:2::1/64, the server 2001:2::2/64 (Linux's vs0 for the
 # linux target, which listens on both families; skiff's --ip6 for the
 # others), and every client is pointed at http://[2001:2::2]/.  Only
-# 2001:2::/48, only inside this script's namespaces.  Checks print as
-# TARGET.v6/NAME.
+# 2001:2::/48, only inside this script's namespaces (tests/lib.sh
+# skt_family; SKT_FAMILY, the other scripts' switch, works here too).
+# Checks print as TARGET.v6/NAME.
 FAMILY=${HTTP_FAMILY:-${SKT_FAMILY:-4}}
 skt_family "$FAMILY" || { echo "$0: HTTP_FAMILY is 4 or 6, not '$FAMILY'" >&2; exit 2; }
 SRV_IP=$SKT_SRV URL=http://$SKT_HOST/
