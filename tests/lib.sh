@@ -217,17 +217,23 @@ skt_offloads_off() {
 # skt_tap NS IF [ADDR/PLEN]: a persistent TAP IF inside NS, up, with ADDR on
 # its kernel side.  Persistent, so the address stays while skiff restarts
 # and skiff's first gratuitous ARP lands.
+# SKT_TAP_MQ=1: a multi-queue TAP (serve --workers opens one queue each).
 skt_tap() {
 	local ns=$1 ifn=$2 addr=${3:-}
-	ip -n "$ns" tuntap add dev "$ifn" mode tap || return 1
+	# shellcheck disable=SC2046  # the word is wanted split off when empty
+	ip -n "$ns" tuntap add dev "$ifn" mode tap $([ -n "${SKT_TAP_MQ:-}" ] && echo multi_queue) || return 1
 	if [ -n "$addr" ]; then ip -n "$ns" addr add "$addr" dev "$ifn" || return 1; fi
 	ip -n "$ns" link set "$ifn" up
 }
 
 # skt_veth NS_A IF_A NS_B IF_B: a veth pair, created with each end already in
 # its namespace (nothing in the root namespace, even for a moment); down.
+# SKT_VETH_QUEUES=N: N rx and N tx queues on each end (serve --workers on
+# xdp: one AF_XDP socket per queue).
 skt_veth() {
-	ip -n "$1" link add "$2" type veth peer name "$4" netns "$3"
+	local q=()
+	[ -n "${SKT_VETH_QUEUES:-}" ] && q=(numrxqueues "$SKT_VETH_QUEUES" numtxqueues "$SKT_VETH_QUEUES")
+	ip -n "$1" link add "$2" "${q[@]}" type veth peer name "$4" "${q[@]}" netns "$3"
 }
 
 # skt_topo_tap [ROLE [IF]]: namespace ROLE (default tap) with the TAP IF

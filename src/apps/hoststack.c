@@ -31,7 +31,8 @@ int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, cha
 {
 	memset(hs, 0, sizeof(*hs));
 	struct iface_config ic = cfg->ifc;
-	struct dev_config dcfg = {.pcap_path = cfg->pcap_path};
+	struct dev_config dcfg = {.pcap_path = cfg->pcap_path, .queue = cfg->queue,
+				  .nqueues = cfg->nqueues, .group = cfg->group};
 	if (dev_open(cfg->dev_spec, &dcfg, &hs->dev, err, errlen) < 0)
 		return -1;
 	/* The device may insist on its own MAC (xdp sees frames only after the

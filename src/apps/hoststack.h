@@ -26,6 +26,9 @@ struct hoststack_config {
 	uint8_t tcp_cc;            /* enum tcp_cc_algo (--tcp-cc) */
 	sk_time_ns spin_ns;
 	bool spin_learn;           /* --spin-us auto: learn the spin below 100 us */
+	/* --workers: this stack is worker `queue` of nqueues on one device
+	 * (dev_open.h's struct dev_config); 0/1 = the only one. */
+	uint16_t queue, nqueues, group;
 };
 
 struct hoststack {

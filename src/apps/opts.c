@@ -39,6 +39,10 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_SPIN_US] = {"spin-us", 0, OPT_K_NUM, "N|auto", 0, 1000000, auto_word,
 			 "poll this many us after work before parking; auto:\n"
 			 "learn it from the arrival gaps, up to 131 us (loop/spin.h)"},
+	[OPT_WORKERS] = {"workers", 0, OPT_K_NUM, "N|auto", 1, 64, auto_word,
+			 "share-nothing workers, each a whole server on its own\n"
+			 "pinned thread and device queue; auto: one per online core\n"
+			 "(docs/smp.md)"},
 	[OPT_STATS] = {"stats", 0, OPT_K_FLAG, NULL, 0, 0, NULL, "print counters on exit"},
 	[OPT_IP6] = {"ip6", 0, OPT_K_CIDR6, "ADDR/LEN|auto", 0, 0, NULL,
 		     "an IPv6 address and on-link prefix length (repeatable,\n"
@@ -410,6 +414,7 @@ static const struct opt_use serve_use[] = {
 	{OPT_METRICS, 0, NULL, NULL},
 	{OPT_METRICS_ALLOW_REMOTE, 0, NULL, NULL},
 	{OPT_CONTROL, 0, NULL, NULL},
+	{OPT_WORKERS, 0, "1", NULL},
 };
 
 const struct opt_cmd opt_cmd_serve = {
@@ -427,7 +432,8 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--access-log FILE|- [--access-log-format combined|json]]\n"
 		"                   [--drain-timeout S] [--log-level error|warn|info|debug]\n"
 		"                   [--error-log FILE|-]\n"
-		"                   [--metrics ADDR:PORT [--metrics-allow-remote]] [--control PATH|none]",
+		"                   [--metrics ADDR:PORT [--metrics-allow-remote]] [--control PATH|none]\n"
+		"                   [--workers N|auto]",
 	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		 "every file under DIR (mapped read-only, not copied; SIGHUP re-reads DIR).  dev,\n"
 		 "gw, ip6, gw6, mac, pcap, tcp-sndbuf, tcp-rcvbuf, tcp-cc and spin-us go with\n"

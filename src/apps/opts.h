@@ -38,6 +38,7 @@ enum opt_id {
 	OPT_TLS_REDIRECT, OPT_TLS_MAX_CONNS, OPT_TLS_SNI,
 	/* in production (serve) */
 	OPT_ACCESS_LOG, OPT_ACCESS_LOG_FORMAT, OPT_DRAIN_TIMEOUT, OPT_LOG_LEVEL, OPT_ERROR_LOG,
+	OPT_WORKERS,
 	/* seeing a running server (serve; the unikernel's metrics port) */
 	OPT_METRICS, OPT_METRICS_ALLOW_REMOTE, OPT_CONTROL, OPT_UK_METRICS,
 	/* the unikernel */

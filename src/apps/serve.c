@@ -4,14 +4,19 @@
  * loop/loop_skiff.c run by apps/serve_skiff.c).  Everything after the
  * loop is built is the same code for both. */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../base/hist.h"
 #include "../http/date.h"
@@ -27,29 +32,38 @@
 #include "serve_skiff.h"
 #include "serve_tls.h"
 
-/* Stopping.  Both signals end the first loop_run (serve_stop).  SIGTERM
- * then drains (a second loop_run, until drain_stop); SIGINT sets
+/* ---- the workers (--workers N, docs/smp.md) ----
+ * A worker is a whole server on its own thread: its own loop (kernel
+ * sockets with an SO_REUSEPORT listener, or skiff's stack on its own
+ * device queue), HTTP server(s), file cache, access log, trace and
+ * timers.  Worker 0 is the main thread; the rest are started once all are
+ * built, pinned one per allowed CPU.  Nothing any worker writes on the
+ * per-request path is another's: the kernel (or the device) steers each
+ * flow to one of them.  What they do share: the options (read-only), the
+ * error log (a lock; rare lines), and the stop and reload flags below,
+ * which the signal handler sets in every worker. */
+struct serve_worker;
+
+/* The process's, written before any thread starts, read by the handlers. */
+static struct serve_worker *workers;
+static unsigned nworkers;
+static volatile sig_atomic_t serve_term;
+/* One wake-up round per signal number: the handler that runs first sends
+ * the signal on to every other worker's thread (a parked worker sleeps in
+ * ppoll or epoll_pwait, which only a signal to its own thread ends); the
+ * handlers those run see the flag taken and send nothing. */
+static atomic_int woke_term, woke_int;
+
+static void wake_workers(int sig);
+
+/* Stopping.  Both signals end the first loop_run (w->stop).  SIGTERM
+ * then drains (a second loop_run, until w->drain_stop); SIGINT sets
  * drain_stop too, so it is immediate whenever it comes, before or during
  * a drain.  The flags are only set, never cleared: the loop looks at them
  * with the signals blocked (plat/linux/stopsig.h), so none can be lost
  * between a look and a wait. */
-static volatile int serve_stop, drain_stop;
-static volatile sig_atomic_t serve_term, serve_reload;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGTERM)
-		serve_term = 1;
-	else
-		drain_stop = 1;
-	serve_stop = 1;
-}
-
-static void on_hup(int sig)
-{
-	(void)sig;
-	serve_reload = 1;
-}
+static void on_signal(int sig);
+static void on_hup(int sig);
 
 static void print_stat(void *ctx, const char *name, uint64_t value)
 {
@@ -57,11 +71,10 @@ static void print_stat(void *ctx, const char *name, uint64_t value)
 }
 
 /* ---- --trace ----
- * The histograms the core fills (base/hist.h); static, so off costs no
- * memory either.  The core only counts cycles: ns come from a calibration
- * of the counter against CLOCK_MONOTONIC, here and at exit. */
-static struct sk_trace trace;
-
+ * The histograms the core fills (base/hist.h), one set per worker (in
+ * its struct serve_worker), merged when printed.  The core only counts
+ * cycles: ns come from a calibration of the counter against
+ * CLOCK_MONOTONIC, here and at exit. */
 struct tsc_cal {
 	uint64_t c0, n0;      /* at start, for the whole-run figure at exit */
 	double ns_per_cycle;  /* from the 50 ms calibration at start */
@@ -82,7 +95,6 @@ static uint64_t cycles_fn(void)
 
 static void trace_start(struct tsc_cal *cal)
 {
-	trace.cycles = cycles_fn;
 	/* 50 ms of spinning: long enough for a few ppm on a constant TSC. */
 	uint64_t n0 = mono_ns(), c0 = plat_cycles(), n1, c1;
 	do {
@@ -92,18 +104,21 @@ static void trace_start(struct tsc_cal *cal)
 	cal->ns_per_cycle = (double)(n1 - n0) / (double)(c1 - c0);
 	/* What one begin/end pair adds to every sample: reported, not
 	 * subtracted (a live sample is timed once, not in a loop). */
-	static struct sk_hist empty;
-	for (int i = 0; i < 10001; i++) {
-		uint64_t a = trace.cycles();
-		sk_hist_add(&empty, trace.cycles() - a);
+	struct sk_hist *empty = calloc(1, sizeof(*empty));
+	for (int i = 0; empty && i < 10001; i++) {
+		uint64_t a = cycles_fn();
+		sk_hist_add(empty, cycles_fn() - a);
 	}
-	cal->empty = sk_hist_quantile(&empty, 1, 2);
+	cal->empty = empty ? sk_hist_quantile(empty, 1, 2) : 0;
+	free(empty);
 	cal->c0 = plat_cycles();
 	cal->n0 = mono_ns();
 }
 
-static void trace_print(const struct tsc_cal *cal, const struct http_server *srv,
-			struct loop *loop, bool on_skiff, FILE *f)
+/* The merged trace, the requests and the device's system calls of all
+ * workers (on_skiff: ds is the sum of their devices' counters). */
+static void trace_print(const struct tsc_cal *cal, const struct sk_trace *trace, uint64_t req,
+			const struct dev_stats *ds, FILE *f)
 {
 	double npc = cal->ns_per_cycle;
 	uint64_t c1 = plat_cycles(), n1 = mono_ns();
@@ -113,7 +128,7 @@ static void trace_print(const struct tsc_cal *cal, const struct http_server *srv
 	fprintf(f, "trace tsc_ghz=%.4f ns_per_cycle=%.5f empty_region_cycles=%llu\n", 1.0 / npc,
 		npc, (unsigned long long)cal->empty);
 	for (int s = 0; s < SK_TR_N; s++) {
-		const struct sk_hist *h = &trace.h[s];
+		const struct sk_hist *h = &trace->h[s];
 		uint64_t med = sk_hist_quantile(h, 1, 2), p99 = sk_hist_quantile(h, 99, 100);
 		fprintf(f,
 			"trace %s samples=%llu median=%llu p99=%llu max=%llu mean=%.1f cycles "
@@ -123,9 +138,7 @@ static void trace_print(const struct tsc_cal *cal, const struct http_server *srv
 			h->count ? (double)h->sum / (double)h->count : 0.0, (double)med * npc,
 			(double)p99 * npc);
 	}
-	if (on_skiff) {
-		const struct dev_stats *ds = serve_skiff_dev_stats(loop);
-		uint64_t req = srv->st.requests;
+	if (ds) {
 		fprintf(f, "trace syscalls_per_request=%.3f rx=%.3f tx=%.3f requests=%llu\n",
 			req ? (double)(ds->rx_syscalls + ds->tx_syscalls) / (double)req : 0.0,
 			req ? (double)ds->rx_syscalls / (double)req : 0.0,
@@ -141,7 +154,8 @@ struct date_cache {
 	time_t sec;
 	/* The error log's counts of suppressed messages are reported when
 	 * their window ends (base/log.h): this timer is armed only while some
-	 * are held, seen by the count growing (one compare a turn). */
+	 * are held, seen by the count growing (one compare a turn).  Worker 0
+	 * only (the log is the process's): loop NULL on the others. */
 	struct loop *loop;
 	struct loop_timer log_timer;
 	uint64_t log_held;
@@ -181,11 +195,12 @@ static void refresh_date(void *ctx, sk_time_ns now)
 
 /* ---- reload (SIGHUP) ----
  * What SIGHUP reads again: --root's tree and the --tls-cert/--tls-key
- * files.  The handler only sets serve_reload; a timer looks at it once a
- * second (not in on_turn: the kernel-socket loop does not run a turn for
- * a signal alone, and a SIGHUP may land just before a wait), so the work
- * is done in the loop, between events, on both stacks.  What each part
- * gives to whom:
+ * files.  The handler only sets each worker's reload flag; a timer looks
+ * at it once a second (not in on_turn: the kernel-socket loop does not run
+ * a turn for a signal alone, and a SIGHUP may land just before a wait), so
+ * the work is done in the loop, between events, on both stacks.  With
+ * --workers each worker reloads its own tree and certificate on its own
+ * thread; worker 0 says so.  What each part gives to whom:
  *   the tree         every request looked up from then on, on new and
  *                    open connections alike (a response already queued
  *                    finishes from the old tree, whose memory is given
@@ -205,6 +220,8 @@ struct reload_watch {
 	struct http_server *srv, *srv_tls;
 	struct loop *loop;
 	struct loop_timer timer;
+	volatile sig_atomic_t *flag; /* the worker's: set by on_hup */
+	bool quiet;                  /* workers > 0: failures only */
 };
 
 static void print_root(const char *what, const struct file_cache *fc)
@@ -221,20 +238,24 @@ static void reload_now(struct reload_watch *w)
 	char err[512];
 	if (w->fc) {
 		if (file_cache_reload(w->fc, err, sizeof(err)) == 0) {
-			print_root("skiff serve: SIGHUP: root reloaded: ", w->fc);
-			printf("\n");
+			if (!w->quiet) {
+				print_root("skiff serve: SIGHUP: root reloaded: ", w->fc);
+				printf("\n");
+			}
 		} else {
 			elog(SK_LOG_ERROR, "reload.root",
 			     "SIGHUP: reload failed, still serving the previous tree: %s", err);
 		}
 	}
 	if (w->tls) {
-		if (serve_tls_reload(w->tls, err, sizeof(err)) == 0)
-			printf("skiff serve: SIGHUP: certificate reloaded: %s\n", w->tls->cert);
-		else
+		if (serve_tls_reload(w->tls, err, sizeof(err)) == 0) {
+			if (!w->quiet)
+				printf("skiff serve: SIGHUP: certificate reloaded: %s\n", w->tls->cert);
+		} else {
 			elog(SK_LOG_ERROR, "reload.tls",
 			     "SIGHUP: certificate reload failed, still serving the previous one: %s",
 			     err);
+		}
 	}
 	fflush(stdout);
 }
@@ -243,8 +264,8 @@ static void reload_tick(struct loop_timer *t, sk_time_ns now)
 {
 	struct reload_watch *w =
 		(struct reload_watch *)(void *)((char *)t - offsetof(struct reload_watch, timer));
-	if (serve_reload) {
-		serve_reload = 0;
+	if (*w->flag) {
+		*w->flag = 0;
 		reload_now(w);
 	}
 	if (w->fc) {
@@ -256,15 +277,75 @@ static void reload_tick(struct loop_timer *t, sk_time_ns now)
 	loop_timer_set(w->loop, &w->timer, now + SK_NS_PER_S);
 }
 
+/* ---- a worker ---- */
+struct serve_worker {
+	unsigned id;              /* 0: the main thread */
+	int cpu;                  /* pinned to it; -1: not pinned (one worker) */
+	struct loop *loop;
+	struct http_server *srv;
+	void *mem;                /* srv's connection states, reserved */
+	size_t memsz;
+	struct serve_tls tls;     /* tls.srv NULL without --tls-cert */
+	struct file_cache *fc;    /* its own copy of --root: reloaded by its thread */
+	struct access_log *alog;  /* its own fd, O_APPEND: whole batches of lines */
+	struct sk_trace trace;    /* --trace */
+	struct date_cache dc;
+	struct reload_watch watch;
+	struct serve_view view;
+	/* Set by the signal handlers (any thread), read by this one. */
+	volatile int stop, drain_stop;
+	volatile sig_atomic_t reload;
+	atomic_int tid;           /* its thread's, for the wake-up; 0 until it runs */
+	pthread_t thread;
+	int rc;                   /* its loop's */
+	/* The drain's outcome, for the line printed once all are done. */
+	bool drain_ran, drain_finished, drain_timed_out;
+	double drain_ms;
+	unsigned drain_left;
+};
+
+static void on_signal(int sig)
+{
+	if (sig == SIGTERM)
+		serve_term = 1;
+	for (unsigned i = 0; i < nworkers; i++) {
+		if (sig != SIGTERM)
+			workers[i].drain_stop = 1;
+		workers[i].stop = 1;
+	}
+	wake_workers(sig);
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	for (unsigned i = 0; i < nworkers; i++)
+		workers[i].reload = 1;
+}
+
+static void wake_workers(int sig)
+{
+	if (nworkers < 2 || atomic_exchange(sig == SIGTERM ? &woke_term : &woke_int, 1))
+		return;
+	pid_t self = (pid_t)syscall(SYS_gettid), pid = getpid();
+	for (unsigned i = 0; i < nworkers; i++) {
+		pid_t t = (pid_t)atomic_load(&workers[i].tid);
+		/* 0: not running yet; it will see the flag before it waits. */
+		if (t && t != self)
+			syscall(SYS_tgkill, pid, t, sig);
+	}
+}
+
 /* ---- the drain (SIGTERM) ----
  * http_server_drain does the HTTP part; this bounds it with
  * --drain-timeout and, on skiff's stack, waits after the last connection
  * until TCP has delivered what the closed sockets still hold (the kernel
  * does that on its own for --stack linux).  With --tls-cert both servers
- * drain; it ends when both are empty. */
+ * drain; it ends when both are empty.  Each worker drains its own. */
 struct drain {
 	struct loop *loop;
 	struct http_server *srv, *srv_tls; /* srv_tls: NULL without --tls-cert */
+	volatile int *stop;         /* the worker's drain_stop */
 	unsigned busy;              /* servers not yet empty */
 	bool on_skiff;
 	bool timed_out;             /* the deadline ended it */
@@ -280,7 +361,7 @@ static void drain_tcp_poll(struct loop_timer *t, sk_time_ns now)
 	struct drain *d = (struct drain *)(void *)((char *)t - offsetof(struct drain, tcp_poll));
 	if (serve_skiff_unfinished(d->loop) == 0) {
 		d->finished = true;
-		drain_stop = 1;
+		*d->stop = 1;
 	} else {
 		loop_timer_set(d->loop, &d->tcp_poll, now + DRAIN_TCP_POLL_NS);
 	}
@@ -293,7 +374,7 @@ static void drain_conns_done(void *ctx)
 		return;
 	if (!d->on_skiff) {
 		d->finished = true;
-		drain_stop = 1;
+		*d->stop = 1;
 	} else {
 		drain_tcp_poll(&d->tcp_poll, plat_now());
 	}
@@ -304,40 +385,71 @@ static void drain_deadline(struct loop_timer *t, sk_time_ns now)
 	(void)now;
 	struct drain *d = (struct drain *)(void *)((char *)t - offsetof(struct drain, deadline));
 	d->timed_out = true;
-	drain_stop = 1;
+	*d->stop = 1;
 }
 
-static int drain(struct http_server *srv, struct http_server *srv_tls, struct loop *loop,
-		 bool on_skiff, unsigned timeout_s)
+static unsigned worker_conns(const struct serve_worker *w)
 {
-	struct drain d = {.loop = loop, .srv = srv, .srv_tls = srv_tls, .busy = srv_tls ? 2 : 1,
-			  .on_skiff = on_skiff,
+	return w->srv->nconns + (w->tls.srv ? w->tls.srv->nconns : 0);
+}
+
+static int drain(struct serve_worker *w, bool on_skiff, unsigned timeout_s)
+{
+	struct http_server *srv = w->srv, *srv_tls = w->tls.srv;
+	struct drain d = {.loop = w->loop, .srv = srv, .srv_tls = srv_tls, .stop = &w->drain_stop,
+			  .busy = srv_tls ? 2 : 1, .on_skiff = on_skiff,
 			  .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
 	/* The clock, not loop_now: skiff's loop caches the time of its last
 	 * turn, which may be long before the signal. */
 	sk_time_ns t0 = plat_now();
-	printf("skiff serve: SIGTERM: draining %u connections (drain-timeout %u s)\n",
-	       srv->nconns + (srv_tls ? srv_tls->nconns : 0), timeout_s);
-	fflush(stdout);
-	loop_timer_set(loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
+	if (w->id == 0) {
+		/* Every worker's count, read from here: a moment's view. */
+		unsigned n = 0;
+		for (unsigned i = 0; i < nworkers; i++)
+			n += worker_conns(&workers[i]);
+		printf("skiff serve: SIGTERM: draining %u connections (drain-timeout %u s)\n", n,
+		       timeout_s);
+		fflush(stdout);
+	}
+	loop_timer_set(w->loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
 	http_server_drain(srv, t0, drain_conns_done, &d);
 	if (srv_tls)
 		http_server_drain(srv_tls, t0, drain_conns_done, &d);
-	int rc = loop_run(loop, &drain_stop);
+	int rc = loop_run(w->loop, &w->drain_stop);
 	if (loop_timer_armed(&d.deadline))
-		loop_timer_cancel(loop, &d.deadline);
+		loop_timer_cancel(w->loop, &d.deadline);
 	if (loop_timer_armed(&d.tcp_poll))
-		loop_timer_cancel(loop, &d.tcp_poll);
-	double ms = (double)(plat_now() - t0) / 1e6;
-	unsigned left = srv->nconns + (srv_tls ? srv_tls->nconns : 0);
-	if (d.finished)
+		loop_timer_cancel(w->loop, &d.tcp_poll);
+	w->drain_ran = true;
+	w->drain_ms = (double)(plat_now() - t0) / 1e6;
+	w->drain_left = worker_conns(w);
+	w->drain_finished = d.finished;
+	w->drain_timed_out = d.timed_out;
+	return rc;
+}
+
+/* One line for the drain of all workers: drained only if every one was. */
+static void drain_report(void)
+{
+	bool finished = true, timed_out = false;
+	double ms = 0;
+	unsigned left = 0;
+	for (unsigned i = 0; i < nworkers; i++) {
+		const struct serve_worker *w = &workers[i];
+		if (!w->drain_ran)
+			continue;
+		finished &= w->drain_finished;
+		timed_out |= w->drain_timed_out;
+		ms = w->drain_ms > ms ? w->drain_ms : ms;
+		left += w->drain_left;
+	}
+	if (finished)
 		printf("skiff serve: drained in %.0f ms\n", ms);
-	else if (d.timed_out)
+	else if (timed_out)
 		printf("skiff serve: drain-timeout after %.0f ms: closing %u connections\n", ms, left);
 	else
 		printf("skiff serve: SIGINT: stopping now, %u connections open\n", left);
 	fflush(stdout);
-	return rc;
 }
 
 /* Descriptors: as many as allowed, since each connection is one. */
@@ -354,6 +466,220 @@ static rlim_t raise_nofile(void)
 	return rl.rlim_cur;
 }
 
+/* What every worker is built from: the options, read-only once parsed. */
+struct serve_plan {
+	struct opts *o;
+	struct http_server_config cfg;    /* per worker (max_conns already shared out) */
+	struct serve_skiff_config scfg;   /* on_skiff */
+	bool on_skiff, tls_on, tracing;
+	const char *root, *alog_path;
+	unsigned n;                       /* workers */
+};
+
+/* Build worker w (on the main thread, one after another: a device's
+ * queues are opened in order).  0, or 1 with the reason on stderr. */
+static int worker_open(struct serve_worker *w, struct serve_plan *p)
+{
+	char err[256];
+	struct http_server_config cfg = p->cfg;
+	w->stop = w->drain_stop = 0;
+	if (p->tracing) {
+		w->trace.cycles = cycles_fn;
+		cfg.trace = &w->trace;
+	}
+	if (p->root) {
+		w->fc = file_cache_load(p->root, err, sizeof(err));
+		if (!w->fc) {
+			fprintf(stderr, "skiff serve: %s\n", err);
+			return 1;
+		}
+		cfg.lookup = file_cache_lookup;
+		cfg.lookup_ctx = w->fc;
+	}
+	/* One timer per connection state, and a few spare. */
+	uint32_t max_timers = cfg.max_conns + 16;
+	if (p->on_skiff) {
+		struct serve_skiff_config scfg = p->scfg;
+		scfg.max_conns = cfg.max_conns;
+		scfg.max_timers = max_timers;
+		scfg.trace = cfg.trace;
+		scfg.stack.queue = (uint16_t)w->id;
+		scfg.stack.nqueues = (uint16_t)p->n;
+		scfg.stack.group = (uint16_t)(getpid() & 0xffff);
+		scfg.stack.ifc.glean = p->n > 1;
+		if (w->id > 0) {
+			/* One host on the link: every worker answers as worker 0. */
+			scfg.stack.have_mac = true;
+			memcpy(scfg.stack.ifc.mac, serve_skiff_mac(workers[0].loop), 6);
+		}
+		w->loop = serve_skiff_open(&scfg, err, sizeof(err));
+	} else {
+		struct loop_linux_config lcfg = {.max_timers = max_timers, .reuseport = p->n > 1};
+		w->loop = loop_linux_create(&lcfg, err, sizeof(err));
+	}
+	if (!w->loop) {
+		fprintf(stderr, "skiff serve: %s\n", err);
+		return 1;
+	}
+	if (p->alog_path) {
+		enum http_access_fmt fmt = opt_num(p->o, OPT_ACCESS_LOG_FORMAT) == 1
+						   ? HTTP_ACCESS_JSON
+						   : HTTP_ACCESS_COMBINED;
+		w->alog = access_log_open(p->alog_path, fmt, w->loop, err, sizeof(err));
+		if (!w->alog) {
+			fprintf(stderr, "skiff serve: %s\n", err);
+			return 1;
+		}
+		cfg.access = access_log_record;
+		cfg.access_ctx = w->alog;
+	}
+	/* Connection states and buffers: reserved, not touched, so only the
+	 * connections actually used become resident. */
+	w->memsz = http_server_mem_size(&cfg);
+	w->mem = mmap(NULL, w->memsz, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	w->srv = calloc(1, sizeof(*w->srv));
+	if (w->mem == MAP_FAILED || !w->srv) {
+		if (w->mem == MAP_FAILED)
+			w->mem = NULL;
+		fprintf(stderr, "skiff serve: cannot reserve %zu bytes for %u connections\n",
+			w->memsz, cfg.max_conns);
+		return 1;
+	}
+	/* --tls-redirect: the plain port only points to the HTTPS one. */
+	if (p->tls_on && opt_given(p->o, OPT_TLS_REDIRECT))
+		cfg.https_redirect_port = (uint16_t)opt_num(p->o, OPT_TLS_PORT);
+	int r = http_server_init(w->srv, w->mem, w->memsz, &cfg, w->loop);
+	if (r == 0)
+		r = http_server_start(w->srv);
+	if (r < 0) {
+		char ipb[16];
+		cli_format_ipv4(cfg.addr, ipb);
+		fprintf(stderr, "skiff serve: cannot listen on %s:%u: %s\n", ipb, cfg.port,
+			strerror(-r));
+		free(w->srv);
+		w->srv = NULL;
+		return 1;
+	}
+	if (p->tls_on && serve_tls_start(&w->tls, w->loop, &cfg, p->o, err, sizeof(err)) != 0) {
+		fprintf(stderr, "skiff serve: %s\n", err);
+		return 1;
+	}
+	w->dc = (struct date_cache){.srv = w->srv, .srv_tls = w->tls.srv, .sec = 0,
+				    .loop = w->id == 0 ? w->loop : NULL,
+				    .log_timer = {.fn = log_tick}};
+	refresh_date(&w->dc, plat_now());
+	w->loop->on_turn = refresh_date;
+	w->loop->turn_ctx = &w->dc;
+	if (w->fc || p->tls_on) {
+		w->watch = (struct reload_watch){.fc = w->fc, .tls = p->tls_on ? &w->tls : NULL,
+						 .srv = w->srv, .srv_tls = w->tls.srv,
+						 .loop = w->loop, .timer = {.fn = reload_tick},
+						 .flag = &w->reload, .quiet = w->id > 0};
+		loop_timer_set(w->loop, &w->watch.timer, plat_now() + SK_NS_PER_S);
+	}
+	w->view = (struct serve_view){.srv = w->srv, .tls = p->tls_on ? &w->tls : NULL,
+				      .alog = w->alog, .fc = w->fc, .loop = w->loop,
+				      .on_skiff = p->on_skiff, .trace = cfg.trace};
+	return 0;
+}
+
+/* Give back what worker_open built, whatever it got to. */
+static void worker_free(struct serve_worker *w)
+{
+	if (w->tls.srv || w->tls.ctx)
+		serve_tls_free(&w->tls);
+	if (w->loop)
+		loop_destroy(w->loop); /* skiff: closes the device too */
+	access_log_free(w->alog);
+	if (w->mem)
+		munmap(w->mem, w->memsz);
+	free(w->srv);
+	file_cache_free(w->fc);
+}
+
+/* The worker's whole run on its thread: serve, drain on SIGTERM, stop. */
+static int worker_run(struct serve_worker *w, bool on_skiff, bool tls_on, unsigned drain_s)
+{
+	int rc = loop_run(w->loop, &w->stop);
+	if (rc == 0 && serve_term && drain_s)
+		rc = drain(w, on_skiff, drain_s);
+	if ((w->fc || tls_on) && loop_timer_armed(&w->watch.timer))
+		loop_timer_cancel(w->loop, &w->watch.timer);
+	if (loop_timer_armed(&w->dc.log_timer))
+		loop_timer_cancel(w->loop, &w->dc.log_timer);
+	http_server_stop(w->srv);
+	return rc;
+}
+
+struct worker_args {
+	struct serve_worker *w;
+	bool on_skiff, tls_on;
+	unsigned drain_s;
+};
+
+static void pin(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	/* Best effort: unpinned, a worker still works, only less well. */
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+		elog(SK_LOG_WARN, "workers", "cannot pin worker to cpu %d", cpu);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker_args *a = arg;
+	struct serve_worker *w = a->w;
+	atomic_store(&w->tid, (int)syscall(SYS_gettid));
+	pin(w->cpu);
+	if (w->fc)
+		file_cache_bind_thread(w->fc);
+	w->rc = worker_run(w, a->on_skiff, a->tls_on, a->drain_s);
+	return NULL;
+}
+
+/* The CPUs this process may run on, in order; their count. */
+static unsigned allowed_cpus(int *cpus, unsigned max)
+{
+	cpu_set_t set;
+	unsigned n = 0;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 0;
+	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
+
+/* --workers, after the device's limits (xdp: one socket per rx queue). */
+static unsigned plan_workers(struct opts *o, bool on_skiff, int *cpus, unsigned *ncpus)
+{
+	*ncpus = allowed_cpus(cpus, SERVE_MAX_WORKERS);
+	uint64_t want = opt_num(o, OPT_WORKERS);
+	unsigned n = want == OPT_NUM_AUTO ? (*ncpus ? *ncpus : 1) : (unsigned)want;
+	if (n > SERVE_MAX_WORKERS)
+		n = SERVE_MAX_WORKERS;
+	const char *dev = opt_str(o, OPT_DEV);
+	if (n > 1 && on_skiff && dev && strncmp(dev, "xdp:", 4) == 0) {
+		/* One AF_XDP socket per rx queue, and a flow reaches only the
+		 * socket of the queue the device put it on: no more workers than
+		 * queues (docs/smp.md). */
+		unsigned q = dev_rx_queues(dev + 4);
+		if (q && q < n) {
+			fprintf(stderr,
+				"skiff serve: warning: %s has %u rx queue%s: using %u worker%s, not %u "
+				"(a veth gets more with numrxqueues/numtxqueues)\n",
+				dev, q, q == 1 ? "" : "s", q, q == 1 ? "" : "s", n);
+			n = q;
+		}
+	}
+	return n;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	struct opts o;
@@ -366,18 +692,20 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "skiff serve: %s\n", err);
 		return 1;
 	}
-	bool stats = opt_given(&o, OPT_STATS), tracing = opt_given(&o, OPT_TRACE);
-	const char *root = opt_str(&o, OPT_ROOT);
-	bool tls_on = serve_tls_wanted(&o);
-	struct http_server_config cfg;
-	http_server_config_default(&cfg);
-	opt_http_config(&o, &cfg);
+	struct serve_plan p = {.o = &o};
+	bool stats = opt_given(&o, OPT_STATS);
+	p.tracing = opt_given(&o, OPT_TRACE);
+	p.root = opt_str(&o, OPT_ROOT);
+	p.tls_on = serve_tls_wanted(&o);
+	struct http_server_config *cfg = &p.cfg;
+	http_server_config_default(cfg);
+	opt_http_config(&o, cfg);
 	/* Default: skiff's stack when given a device, the kernel's without. */
-	bool on_skiff = opt_given(&o, OPT_STACK) ? opt_num(&o, OPT_STACK) == 0
-						 : opt_given(&o, OPT_DEV);
-	struct serve_skiff_config scfg = {.stack = {.tcp = true}};
-	if (on_skiff) {
-		hoststack_options(&scfg.stack, &o);
+	p.on_skiff = opt_given(&o, OPT_STACK) ? opt_num(&o, OPT_STACK) == 0
+					      : opt_given(&o, OPT_DEV);
+	p.scfg = (struct serve_skiff_config){.stack = {.tcp = true}};
+	if (p.on_skiff) {
+		hoststack_options(&p.scfg.stack, &o);
 	} else {
 		static const uint8_t skiff_only[] = {OPT_DEV,     OPT_GW,         OPT_MAC,
 						     OPT_PCAP,    OPT_SPIN_US,    OPT_TCP_SNDBUF,
@@ -389,113 +717,57 @@ int cmd_serve(int argc, char **argv)
 		cli_check(r, "serve", err);
 		/* Each connection is a descriptor: as many as allowed. */
 		rlim_t nofile = raise_nofile();
-		if (nofile < 64 || cfg.max_conns > nofile - 32) {
+		if (nofile < 64 || cfg->max_conns > nofile - 32) {
 			uint32_t cap = nofile > 64 ? (uint32_t)(nofile - 32) : 32;
 			fprintf(stderr,
 				"skiff serve: max-conns %u is above the open-files limit; using %u\n",
-				cfg.max_conns, cap);
-			cfg.max_conns = cap;
+				cfg->max_conns, cap);
+			cfg->max_conns = cap;
 		}
 	}
 	cli_check(opt_check_metrics(&o, err, sizeof(err)), "serve", err);
-	const char *alog_path = opt_str(&o, OPT_ACCESS_LOG);
-	if (!alog_path && opt_given(&o, OPT_ACCESS_LOG_FORMAT))
+	p.alog_path = opt_str(&o, OPT_ACCESS_LOG);
+	if (!p.alog_path && opt_given(&o, OPT_ACCESS_LOG_FORMAT))
 		cli_usage_error("serve", "access-log-format goes with access-log");
+
+	int cpus[SERVE_MAX_WORKERS];
+	unsigned ncpus;
+	p.n = plan_workers(&o, p.on_skiff, cpus, &ncpus);
+	if (p.n > 1 && opt_given(&o, OPT_PCAP))
+		cli_usage_error("serve", "pcap goes with workers 1 (one file, one writer)");
+	if (p.n > 1 && p.on_skiff && p.scfg.stack.ifc.ip6)
+		cli_usage_error("serve", "ip6 goes with workers 1 on stack skiff: IPv6 neighbour "
+					 "discovery is not shared between workers (docs/smp.md)");
+	/* max-conns is the server's: shared out, so N workers hold no more. */
+	uint32_t total_conns = cfg->max_conns;
+	if (p.n > 1)
+		cfg->max_conns = (cfg->max_conns + p.n - 1) / p.n;
 	struct tsc_cal cal = {0};
-	if (tracing) {
+	if (p.tracing)
 		trace_start(&cal);
-		cfg.trace = &trace;
-	}
 
-	struct file_cache *fc = NULL;
-	if (root) {
-		fc = file_cache_load(root, err, sizeof(err));
-		if (!fc) {
-			fprintf(stderr, "skiff serve: %s\n", err);
-			return 1;
-		}
-		cfg.lookup = file_cache_lookup;
-		cfg.lookup_ctx = fc;
-	}
-
-	/* One timer per connection state, and a few spare. */
-	uint32_t max_timers = cfg.max_conns + 16;
-	struct loop *loop;
-	if (on_skiff) {
-		scfg.max_conns = cfg.max_conns;
-		scfg.max_timers = max_timers;
-		scfg.tcp_sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
-		scfg.tcp_rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
-		scfg.trace = cfg.trace;
-		loop = serve_skiff_open(&scfg, err, sizeof(err));
-	} else {
-		struct loop_linux_config lcfg = {.max_timers = max_timers};
-		loop = loop_linux_create(&lcfg, err, sizeof(err));
-	}
-	if (!loop) {
-		fprintf(stderr, "skiff serve: %s\n", err);
-		file_cache_free(fc);
+	struct serve_worker *ws = calloc(p.n, sizeof(*ws));
+	struct worker_args *wa = calloc(p.n, sizeof(*wa));
+	if (!ws || !wa) {
+		fprintf(stderr, "skiff serve: out of memory\n");
 		return 1;
 	}
-	struct access_log *alog = NULL;
-	if (alog_path) {
-		enum http_access_fmt fmt = opt_num(&o, OPT_ACCESS_LOG_FORMAT) == 1 ? HTTP_ACCESS_JSON
-										   : HTTP_ACCESS_COMBINED;
-		alog = access_log_open(alog_path, fmt, loop, err, sizeof(err));
-		if (!alog) {
-			fprintf(stderr, "skiff serve: %s\n", err);
-			loop_destroy(loop);
-			file_cache_free(fc);
-			return 1;
-		}
-		cfg.access = access_log_record;
-		cfg.access_ctx = alog;
+	workers = ws;
+	int rc = 0;
+	for (unsigned i = 0; i < p.n && rc == 0; i++) {
+		ws[i].id = i;
+		ws[i].cpu = p.n > 1 && ncpus ? cpus[i % ncpus] : -1;
+		nworkers = i + 1; /* the handlers see the ones built */
+		rc = worker_open(&ws[i], &p);
 	}
-	/* Connection states and buffers: reserved, not touched, so only the
-	 * connections actually used become resident. */
-	size_t memsz = http_server_mem_size(&cfg);
-	void *mem = mmap(NULL, memsz, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	struct http_server *srv = calloc(1, sizeof(*srv));
-	if (mem == MAP_FAILED || !srv) {
-		fprintf(stderr, "skiff serve: cannot reserve %zu bytes for %u connections\n", memsz,
-			cfg.max_conns);
-		loop_destroy(loop); /* skiff: closes the device too */
+	if (rc) {
+		for (unsigned i = 0; i < nworkers; i++)
+			worker_free(&ws[i]);
+		nworkers = 0;
 		return 1;
 	}
-	/* --tls-redirect: the plain port only points to the HTTPS one. */
-	if (tls_on && opt_given(&o, OPT_TLS_REDIRECT))
-		cfg.https_redirect_port = (uint16_t)opt_num(&o, OPT_TLS_PORT);
-	int r = http_server_init(srv, mem, memsz, &cfg, loop);
-	if (r == 0)
-		r = http_server_start(srv);
-	if (r < 0) {
-		char ipb[16];
-		cli_format_ipv4(cfg.addr, ipb);
-		fprintf(stderr, "skiff serve: cannot listen on %s:%u: %s\n", ipb, cfg.port,
-			strerror(-r));
-		loop_destroy(loop);
-		munmap(mem, memsz);
-		free(srv);
-		file_cache_free(fc);
-		return 1;
-	}
-	static struct serve_tls tls;
-	if (tls_on && serve_tls_start(&tls, loop, &cfg, &o, err, sizeof(err)) != 0) {
-		fprintf(stderr, "skiff serve: %s\n", err);
-		http_server_stop(srv);
-		loop_destroy(loop);
-		munmap(mem, memsz);
-		free(srv);
-		file_cache_free(fc);
-		return 1;
-	}
-	static struct date_cache dc;
-	dc = (struct date_cache){.srv = srv, .srv_tls = tls.srv, .sec = 0, .loop = loop,
-				 .log_timer = {.fn = log_tick}};
-	refresh_date(&dc, plat_now());
-	loop->on_turn = refresh_date;
-	loop->turn_ctx = &dc;
+	if (ws[0].fc)
+		file_cache_bind_thread(ws[0].fc);
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
@@ -504,49 +776,46 @@ int cmd_serve(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* Nothing to reload (no --root, no --tls-cert): SIGHUP is ignored
 	 * rather than left to end the process. */
-	static struct reload_watch watch;
-	struct sigaction hup = {.sa_handler = fc || tls_on ? on_hup : SIG_IGN};
+	struct sigaction hup = {.sa_handler = p.root || p.tls_on ? on_hup : SIG_IGN};
 	sigemptyset(&hup.sa_mask);
 	sigaction(SIGHUP, &hup, NULL);
-	if (fc || tls_on) {
-		watch = (struct reload_watch){.fc = fc, .tls = tls_on ? &tls : NULL, .srv = srv,
-					      .srv_tls = tls.srv, .loop = loop,
-					      .timer = {.fn = reload_tick}};
-		loop_timer_set(loop, &watch.timer, plat_now() + SK_NS_PER_S);
-	}
 
-	/* --metrics and the control socket (apps/admin.h): they read the
-	 * counters in place, on this thread. */
-	static struct serve_view view;
-	view = (struct serve_view){.srv = srv, .tls = tls_on ? &tls : NULL, .alog = alog, .fc = fc,
-				   .loop = loop, .on_skiff = on_skiff, .trace = cfg.trace};
-	struct admin *adm = serve_admin_start(&view, &o);
+	/* --metrics and the control socket (apps/admin.h): on worker 0's
+	 * loop, reading every worker's counters in place. */
+	static struct serve_multi multi;
+	multi.n = p.n;
+	for (unsigned i = 0; i < p.n; i++)
+		multi.v[i] = &ws[i].view;
+	struct admin *adm = serve_admin_start(&multi, &o);
 
+	struct serve_worker *w0 = &ws[0];
 	char ipb[16], devb[160] = " dev=kernel";
-	cli_format_ipv4(cfg.addr, ipb);
-	if (on_skiff) {
-		serve_skiff_describe(loop, devb, sizeof(devb));
+	cli_format_ipv4(cfg->addr, ipb);
+	if (p.on_skiff) {
+		serve_skiff_describe(w0->loop, devb, sizeof(devb));
 		/* Tell the link who we are before anyone asks. */
-		serve_skiff_announce(loop);
+		serve_skiff_announce(w0->loop);
 	}
-	printf("skiff serve: listening on %s:%u stack=%s%s max_conns=%u", ipb, cfg.port,
-	       loop->name, devb, cfg.max_conns);
-	if (tls_on)
-		printf(" https=%u", tls.port);
+	printf("skiff serve: listening on %s:%u stack=%s%s max_conns=%u", ipb, cfg->port,
+	       w0->loop->name, devb, total_conns);
+	if (p.n > 1)
+		printf(" workers=%u", p.n);
+	if (p.tls_on)
+		printf(" https=%u", w0->tls.port);
 	/* The engine's listener takes both families: say where IPv6 reaches it
 	 * (usable once DAD passes: a "skiff: ip6 ADDR usable" line follows). */
-	const struct iface_config *ic = &scfg.stack.ifc;
-	for (unsigned i = 0; on_skiff && i < ic->nip6; i++) {
+	const struct iface_config *ic = &p.scfg.stack.ifc;
+	for (unsigned i = 0; p.on_skiff && i < ic->nip6; i++) {
 		char a6[OPT_ADDR_STRLEN];
 		struct sk_addr a = sk_addr_v6(ic->ip6_addr[i].addr.b);
-		opt_format_addr(&a, cfg.port, a6);
+		opt_format_addr(&a, cfg->port, a6);
 		printf(" ip6=%s", a6);
 	}
-	if (on_skiff && ic->ip6_slaac)
+	if (p.on_skiff && ic->ip6_slaac)
 		printf(" ip6=auto");
-	if (fc) {
-		printf(" root=%s ", root);
-		print_root("", fc);
+	if (w0->fc) {
+		printf(" root=%s ", p.root);
+		print_root("", w0->fc);
 	}
 	if (opt_given(&o, OPT_METRICS)) {
 		char mb[16];
@@ -558,31 +827,64 @@ int cmd_serve(int argc, char **argv)
 	printf("\n");
 	fflush(stdout);
 
-	int rc = loop_run(loop, &serve_stop);
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
-	if (rc == 0 && serve_term && drain_s)
-		rc = drain(srv, tls_on ? tls.srv : NULL, loop, on_skiff, drain_s);
-	if ((fc || tls_on) && loop_timer_armed(&watch.timer))
-		loop_timer_cancel(loop, &watch.timer);
-	if (loop_timer_armed(&dc.log_timer))
-		loop_timer_cancel(loop, &dc.log_timer);
-	http_server_stop(srv);
+	for (unsigned i = 0; i < p.n; i++)
+		wa[i] = (struct worker_args){.w = &ws[i], .on_skiff = p.on_skiff,
+					     .tls_on = p.tls_on, .drain_s = drain_s};
+	unsigned started = 1;
+	for (unsigned i = 1; i < p.n; i++, started++) {
+		if (pthread_create(&ws[i].thread, NULL, worker_main, &wa[i]) != 0) {
+			fprintf(stderr, "skiff serve: cannot start worker %u\n", i);
+			for (unsigned k = 0; k < p.n; k++)
+				ws[k].stop = ws[k].drain_stop = 1;
+			w0->stop = 1;
+			break;
+		}
+	}
+	atomic_store(&w0->tid, (int)syscall(SYS_gettid));
+	pin(w0->cpu);
+	rc = worker_run(w0, p.on_skiff, p.tls_on, drain_s);
+	for (unsigned i = 1; i < started; i++) {
+		pthread_join(ws[i].thread, NULL);
+		if (ws[i].rc < 0)
+			rc = ws[i].rc;
+	}
+	if (serve_term && drain_s && rc == 0)
+		drain_report();
 	admin_close(adm);
-	if (tls_on)
-		serve_tls_stop(&tls, NULL);
-	access_log_close(alog); /* its last batch, before the counters are printed */
-	elog_close();           /* the counts still held back, likewise */
-	if (stats)
-		serve_view_stats(&view, print_stat, stdout); /* the list /metrics serves */
-	if (tracing)
-		trace_print(&cal, srv, loop, on_skiff, stdout);
+	for (unsigned i = 0; i < p.n; i++) {
+		if (p.tls_on)
+			serve_tls_stop(&ws[i].tls, NULL);
+		access_log_close(ws[i].alog); /* its last batch, before the counters are printed */
+	}
+	elog_close(); /* the counts still held back, likewise */
+	if (stats) {
+		multi.per_worker = true;
+		serve_multi_stats(&multi, print_stat, stdout); /* the list /metrics serves */
+	}
+	if (p.tracing) {
+		struct sk_trace *t = calloc(1, sizeof(*t));
+		struct dev_stats ds = {0};
+		uint64_t req = 0;
+		for (unsigned i = 0; t && i < p.n; i++) {
+			for (int s = 0; s < SK_TR_N; s++)
+				sk_hist_merge(&t->h[s], &ws[i].trace.h[s]);
+			req += ws[i].srv->st.requests;
+			if (p.on_skiff) {
+				const struct dev_stats *d = serve_skiff_dev_stats(ws[i].loop);
+				ds.rx_syscalls += d->rx_syscalls;
+				ds.tx_syscalls += d->tx_syscalls;
+			}
+		}
+		if (t)
+			trace_print(&cal, t, req, p.on_skiff ? &ds : NULL, stdout);
+		free(t);
+	}
 	fflush(stdout);
-	if (tls_on)
-		serve_tls_free(&tls);
-	loop_destroy(loop);
-	access_log_free(alog);
-	munmap(mem, memsz);
-	free(srv);
-	file_cache_free(fc);
+	nworkers = 0; /* the handlers touch no worker from here on */
+	for (unsigned i = 0; i < p.n; i++)
+		worker_free(&ws[i]);
+	free(ws);
+	free(wa);
 	return rc < 0 ? 1 : 0;
 }

@@ -15,7 +15,8 @@ void serve_view_stats(void *view, admin_stat_fn *fn, void *fctx)
 	http_server_stats(v->srv, fn, fctx);
 	if (v->alog)
 		access_log_stats(v->alog, fn, fctx);
-	elog_stats(fn, fctx);
+	if (!v->skip_log)
+		elog_stats(fn, fctx);
 	if (v->fc) {
 		struct file_cache_info fi;
 		file_cache_info(v->fc, &fi);
@@ -27,28 +28,122 @@ void serve_view_stats(void *view, admin_stat_fn *fn, void *fctx)
 		loop_stats(v->loop, fn, fctx);
 }
 
-static void view_hists(void *view, struct prom_out *o)
+/* The sums: names in worker 0's order (every worker runs the same code
+ * with the same options, so the lists match; a name only one has is still
+ * found by search). */
+#define MS_NAME 64
+struct ms_list {
+	char (*name)[MS_NAME];
+	uint64_t *sum, *mine;
+	size_t n, cap, next;
+	bool failed;
+};
+
+static void ms_add(void *ctx, const char *name, uint64_t v)
 {
-	struct serve_view *v = view;
-	if (!v->trace)
+	struct ms_list *l = ctx;
+	size_t i = l->next;
+	if (i >= l->n || strcmp(l->name[i], name) != 0)
+		for (i = 0; i < l->n && strcmp(l->name[i], name) != 0; i++)
+			;
+	if (i == l->n) {
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? 2 * l->cap : 512;
+			void *nn = realloc(l->name, cap * MS_NAME);
+			void *ns = nn ? realloc(l->sum, cap * sizeof(uint64_t)) : NULL;
+			if (ns)
+				l->sum = ns;
+			void *nm = ns ? realloc(l->mine, cap * sizeof(uint64_t)) : NULL;
+			if (nn)
+				l->name = nn;
+			if (!nn || !ns || !nm) {
+				l->failed = true;
+				return;
+			}
+			l->mine = nm;
+			l->cap = cap;
+		}
+		snprintf(l->name[i], MS_NAME, "%s", name);
+		l->sum[i] = 0;
+		l->mine[i] = 0;
+		l->n++;
+	}
+	l->sum[i] += v;
+	l->mine[i] = v;
+	l->next = i + 1;
+}
+
+struct ms_worker {
+	void *fctx;
+	admin_stat_fn *fn;
+	unsigned k;
+};
+
+static void ms_worker_line(void *ctx, const char *name, uint64_t v)
+{
+	struct ms_worker *w = ctx;
+	char n[MS_NAME + 16];
+	snprintf(n, sizeof(n), "worker%u.%s", w->k, name);
+	w->fn(w->fctx, n, v);
+}
+
+void serve_multi_stats(void *multi, admin_stat_fn *fn, void *fctx)
+{
+	struct serve_multi *m = multi;
+	if (m->n <= 1) {
+		serve_view_stats(m->v[0], fn, fctx);
+		return;
+	}
+	struct ms_list l = {0};
+	for (unsigned k = 0; k < m->n; k++) {
+		l.next = 0;
+		m->v[k]->skip_log = k > 0;
+		serve_view_stats(m->v[k], ms_add, &l);
+	}
+	for (size_t i = 0; !l.failed && i < l.n; i++)
+		fn(fctx, l.name[i], l.sum[i]);
+	free(l.name);
+	free(l.sum);
+	free(l.mine);
+	for (unsigned k = 0; m->per_worker && k < m->n; k++) {
+		struct ms_worker w = {.fctx = fctx, .fn = fn, .k = k};
+		m->v[k]->skip_log = true;
+		serve_view_stats(m->v[k], ms_worker_line, &w);
+	}
+}
+
+static void view_hists(void *multi, struct prom_out *o)
+{
+	struct serve_multi *m = multi;
+	if (!m->v[0]->trace)
 		return;
 	for (int s = 0; s < SK_TR_N; s++) {
 		char name[64], help[160];
 		snprintf(name, sizeof(name), "trace.%s", sk_trace_names[s]);
 		snprintf(help, sizeof(help),
 			 "--trace stage %s in TSC cycles per item (docs/cost.md)", sk_trace_names[s]);
-		prom_hist(o, name, "cycles", help, &v->trace->h[s]);
+		/* Workers: their histograms merged (a copy, read as the counters are). */
+		struct sk_hist h = m->v[0]->trace->h[s];
+		for (unsigned k = 1; k < m->n; k++)
+			sk_hist_merge(&h, &m->v[k]->trace->h[s]);
+		prom_hist(o, name, "cycles", help, &h);
 	}
 }
 
-static void view_conns(void *view, FILE *f)
+static void view_conns(void *multi, FILE *f)
 {
-	struct serve_view *v = view;
-	if (v->on_skiff)
+	struct serve_multi *m = multi;
+	struct serve_view *v = m->v[0];
+	if (v->on_skiff) {
+		/* Another worker's TCP table is its thread's, changing as we would
+		 * read it: only worker 0's (the one this runs on). */
+		if (m->n > 1)
+			fprintf(f, "# worker 0 of %u (each worker has its own TCP table)\n", m->n);
 		serve_skiff_conns(v->loop, f);
-	else
+	} else {
 		fprintf(f, "# connections: the kernel's (--stack linux): ss -tin 'sport = :%u'\n",
 			v->srv->cfg.port);
+	}
 }
 
 static void on_side(void *ctx, sk_time_ns now)
@@ -63,8 +158,9 @@ static void on_admin_fd(void *user, int sock, unsigned events, sk_time_ns now)
 	admin_poll(user, now);
 }
 
-struct admin *serve_admin_start(struct serve_view *v, const struct opts *o)
+struct admin *serve_admin_start(struct serve_multi *m, const struct opts *o)
 {
+	struct serve_view *v = m->v[0];
 	char path[108], err[256];
 	const char *control = opt_str(o, OPT_CONTROL);
 	bool control_default = !control;
@@ -80,7 +176,7 @@ struct admin *serve_admin_start(struct serve_view *v, const struct opts *o)
 		.metrics_port = (uint16_t)o->v[OPT_METRICS].num,
 		.control = control,
 		.what = "skiff serve",
-		.src = {.stats = serve_view_stats, .hists = view_hists, .conns = view_conns, .ctx = v},
+		.src = {.stats = serve_multi_stats, .hists = view_hists, .conns = view_conns, .ctx = m},
 	};
 	if (!ac.metrics && !ac.control)
 		return NULL;

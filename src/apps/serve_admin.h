@@ -21,7 +21,24 @@ struct serve_view {
 	struct loop *loop;
 	bool on_skiff;
 	struct sk_trace *trace;   /* --trace: its histograms go to /metrics */
+	bool skip_log;            /* leave out log.* (the process's, counted once) */
 };
+
+/* serve --workers: every worker's view (docs/smp.md).  Each worker's
+ * counters are written by its own thread only; this reads them from
+ * another (the admin's worker 0, or the main thread at exit) without a
+ * lock: 64-bit aligned loads, so a value is never torn, only a little
+ * behind. */
+#define SERVE_MAX_WORKERS 64
+struct serve_multi {
+	struct serve_view *v[SERVE_MAX_WORKERS];
+	unsigned n;
+	bool per_worker; /* also "workerK.NAME value" after the sums (--stats) */
+};
+
+/* One worker: serve_view_stats.  More: each name once, summed over the
+ * workers (log.* once), then with per_worker each worker's own. */
+void serve_multi_stats(void *multi, admin_stat_fn *fn, void *fctx);
 
 /* Every counter: HTTPS (https.*, tls.*), http.*, access_log.*, log.*, files.*,
  * then the stack's (device, runner, interface, TCP, loop) or the kernel
@@ -32,6 +49,6 @@ void serve_view_stats(void *view, admin_stat_fn *fn, void *fctx);
  * default control socket could not be made: a warning on stderr), else
  * the admin, already watched by the loop.  Exits 1 on an explicit option
  * that cannot be served. */
-struct admin *serve_admin_start(struct serve_view *v, const struct opts *o);
+struct admin *serve_admin_start(struct serve_multi *m, const struct opts *o);
 
 #endif

@@ -105,13 +105,15 @@ struct file_cache {
 	struct fc_tree *retired; /* newest first */
 	uint64_t gen;
 	char key[FC_MAX_PATH];
+	volatile uint64_t sigbus_pages; /* pages the SIGBUS handler patched */
 };
 
-/* The one cache whose mappings the SIGBUS handler may patch (serve has
- * one), and what it did.  Single-threaded: the handler runs in the middle
- * of the loop's own copy, never during a reload or a quiesce. */
-static struct file_cache *sigbus_fc;
-static volatile uint64_t sigbus_pages;
+/* The cache whose mappings the SIGBUS handler may patch: the faulting
+ * thread's own (serve --workers: one cache per worker, each reloaded only
+ * by its own thread).  SIGBUS from a read of a mapping is delivered to the
+ * thread that read, in the middle of its own copy, never during its own
+ * reload or quiesce: so a thread-local pointer needs no lock. */
+static _Thread_local struct file_cache *sigbus_fc;
 static uintptr_t fc_pagesize; /* set before the handler is installed */
 
 static bool tree_has(const struct fc_tree *t, uintptr_t a)
@@ -136,7 +138,7 @@ static void fc_sigbus(int sig, siginfo_t *si, void *uctx)
 		void *z = mmap((void *)page, fc_pagesize, PROT_READ,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 		if (z != MAP_FAILED) {
-			sigbus_pages++;
+			sigbus_fc->sigbus_pages++;
 			return; /* the faulting read runs again, on zeros */
 		}
 	}
@@ -416,6 +418,11 @@ struct file_cache *file_cache_load(const char *dir, char *err, size_t errlen)
 	return fc;
 }
 
+void file_cache_bind_thread(struct file_cache *fc)
+{
+	sigbus_fc = fc;
+}
+
 int file_cache_reload(struct file_cache *fc, char *err, size_t errlen)
 {
 	struct fc_tree *t = tree_load(fc->dir, fc->gen + 1, err, errlen);
@@ -450,7 +457,7 @@ void file_cache_info(const struct file_cache *fc, struct file_cache_info *fi)
 	*fi = (struct file_cache_info){
 		.gen = fc->gen, .files = fc->cur->n - fc->cur->ndirs, .bytes = fc->cur->bytes,
 		.mapped = fc->cur->mapped, .maps = fc->cur->nmaps,
-		.truncated_pages = sigbus_pages,
+		.truncated_pages = fc->sigbus_pages,
 	};
 	for (const struct fc_tree *t = fc->retired; t; t = t->next)
 		t->unmapped ? fi->retired_unmapped++ : fi->retired_mapped++;

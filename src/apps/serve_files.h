@@ -38,5 +38,9 @@ struct file_cache_info {
 };
 void file_cache_info(const struct file_cache *fc, struct file_cache_info *fi);
 void file_cache_free(struct file_cache *fc);
+/* The calling thread reads fc's mappings (serve --workers: each worker's
+ * thread its own cache): a file truncated under it is patched, not fatal.
+ * file_cache_load binds the thread that loads. */
+void file_cache_bind_thread(struct file_cache *fc);
 
 #endif

@@ -124,6 +124,11 @@ void serve_skiff_describe(struct loop *l, char *buf, size_t len)
 	snprintf(buf, len, " dev=%s mac=%s", ss->hs.dev->name, mac);
 }
 
+const uint8_t *serve_skiff_mac(struct loop *l)
+{
+	return owner(l)->hs.ifc->mac;
+}
+
 void serve_skiff_announce(struct loop *l)
 {
 	hoststack_announce(&owner(l)->hs);

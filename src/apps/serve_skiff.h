@@ -32,6 +32,10 @@ struct loop *serve_skiff_open(const struct serve_skiff_config *cfg, char *err, s
  * device. */
 void serve_skiff_describe(struct loop *l, char *buf, size_t len);
 
+/* The MAC the device and the interface use (serve --workers: every
+ * worker's stack takes worker 0's). */
+const uint8_t *serve_skiff_mac(struct loop *l);
+
 /* Announce this host on the link (gratuitous ARP), once ready. */
 void serve_skiff_announce(struct loop *l);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "dev_impl.h"
 
@@ -72,6 +73,20 @@ void dev_random_mac(uint8_t mac[SK_MAC_LEN])
 	/* Locally administered (bit 1), unicast (bit 0 clear): it can never
 	 * collide with a vendor address. */
 	mac[0] = (uint8_t)((mac[0] & 0xfc) | 0x02);
+}
+
+unsigned dev_rx_queues(const char *ifname)
+{
+	char path[96];
+	unsigned n = 0;
+	/* rx-0, rx-1, ...: numbered without gaps. */
+	for (;;) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/queues/rx-%u", ifname, n);
+		if (access(path, F_OK) != 0)
+			break;
+		n++;
+	}
+	return n;
 }
 
 int dev_open(const char *spec, const struct dev_config *cfg, struct dev **out, char *err,

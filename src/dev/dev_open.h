@@ -14,7 +14,21 @@
 struct dev_config {
 	uint32_t num_slots;    /* per ring; 0 = RING_SLOTS_DEFAULT */
 	const char *pcap_path; /* NULL = no capture */
+	/* One of nqueues openings of the same device by share-nothing workers
+	 * (docs/smp.md), each steered its own share of the flows by the kernel:
+	 *   tap     IFF_MULTI_QUEUE, one queue fd each (the TAP must be made
+	 *           multi-queue: created by the first open, or `ip tuntap add
+	 *           ... multi_queue`);
+	 *   packet  PACKET_FANOUT_HASH, all sockets in fanout group `group`;
+	 *   xdp     an AF_XDP socket on rx queue `queue` (xdp_queues says how
+	 *           many the device has).
+	 * nqueues 0 or 1: one opening, as before (queue 0, no fanout). */
+	uint16_t queue, nqueues;
+	uint16_t group;
 };
+
+/* xdp: the rx queues IFACE has (sysfs), 0 when unknown. */
+unsigned dev_rx_queues(const char *ifname);
 
 /* Returns 0 and *out, or -1 with a one-line reason in err. */
 int dev_open(const char *spec, const struct dev_config *cfg, struct dev **out, char *err,

@@ -328,6 +328,17 @@ int packet_open(const char *name, const struct dev_config *cfg, struct dev **out
 		dev_err(err, errlen, "packet:%s: bind: %s", name, strerror(errno));
 		goto fail;
 	}
+	/* Workers (dev_open.h): every socket joins one fanout group, and the
+	 * kernel hands each flow (by its hash: the 4-tuple for TCP) to one of
+	 * them.  Joined after bind, as the kernel requires. */
+	if (cfg->nqueues > 1) {
+		int fan = (int)cfg->group | (PACKET_FANOUT_HASH << 16);
+		if (setsockopt(p->fd, SOL_PACKET, PACKET_FANOUT, &fan, sizeof(fan)) < 0) {
+			dev_err(err, errlen, "packet:%s: PACKET_FANOUT group %u: %s", name,
+				cfg->group, strerror(errno));
+			goto fail;
+		}
+	}
 	memset(&mr, 0, sizeof(mr));
 	mr.mr_ifindex = ifindex;
 	mr.mr_type = PACKET_MR_PROMISC;

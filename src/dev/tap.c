@@ -209,9 +209,16 @@ int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	/* Workers (dev_open.h): one queue of a multi-queue TAP each; the
+	 * kernel picks the queue of a frame it sends by the flow's hash. */
+	if (cfg->nqueues > 1)
+		ifr.ifr_flags |= IFF_MULTI_QUEUE;
 	if (ioctl(t->fd, TUNSETIFF, &ifr) < 0) {
-		dev_err(err, errlen, "tap:%s: TUNSETIFF: %s%s", name, strerror(errno),
-			errno == EPERM ? " (needs CAP_NET_ADMIN)" : "");
+		dev_err(err, errlen, "tap:%s: TUNSETIFF: %s%s%s", name, strerror(errno),
+			errno == EPERM ? " (needs CAP_NET_ADMIN)" : "",
+			errno == EINVAL && cfg->nqueues > 1
+				? " (workers need a multi-queue TAP: ip tuntap add ... multi_queue)"
+				: "");
 		goto fail;
 	}
 	if (link_up(ifr.ifr_name, err, errlen) != 0)

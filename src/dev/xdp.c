@@ -367,7 +367,8 @@ static int bpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 }
 
 /* Create the UMEM and a socket with one attach/bind mode. */
-static int xdp_try(struct xdp_dev *x, const char *name, uint32_t xdp_flags, uint16_t bind_flags)
+static int xdp_try(struct xdp_dev *x, const char *name, uint32_t queue, uint32_t xdp_flags,
+		   uint16_t bind_flags)
 {
 	struct xsk_umem_config ucfg = {
 		.fill_size = XRING,
@@ -390,7 +391,7 @@ static int xdp_try(struct xdp_dev *x, const char *name, uint32_t xdp_flags, uint
 		x->umem = NULL;
 		return rc;
 	}
-	rc = xsk_socket__create(&x->xsk, name, 0, x->umem, &x->xrx, &x->xtx, &scfg);
+	rc = xsk_socket__create(&x->xsk, name, queue, x->umem, &x->xrx, &x->xtx, &scfg);
 	if (rc != 0) {
 		x->xsk = NULL;
 		xdp_teardown(x);
@@ -434,8 +435,8 @@ static bool have_cap(unsigned cap)
  * A missing privilege hides behind other errors (a half-attached program
  * makes the next mode EBUSY), so we go by what any attempt saw, not the
  * last one's code. */
-static int why_failed(const char *name, int rc, bool denied, bool nobufs, char *err,
-		      size_t errlen)
+static int why_failed(const char *name, unsigned queue, int rc, bool denied, bool nobufs,
+		      char *err, size_t errlen)
 {
 	bool admin = have_cap(CAP_SYS_ADMIN);
 	struct rlimit rl;
@@ -451,11 +452,11 @@ static int why_failed(const char *name, int rc, bool denied, bool nobufs, char *
 			       admin ? "" : "; AF_XDP also needs CAP_SYS_ADMIN");
 	if ((denied || rc == -EPERM || rc == -EACCES) && !admin)
 		return dev_err(err, errlen,
-			       "xdp:%s: AF_XDP socket on queue 0: not permitted: besides CAP_NET_RAW "
+			       "xdp:%s: AF_XDP socket on queue %u: not permitted: besides CAP_NET_RAW "
 			       "and CAP_NET_ADMIN it needs CAP_SYS_ADMIN (libxdp loads an XDP "
 			       "program and reads it back by id)",
-			       name);
-	return dev_err(err, errlen, "xdp:%s: AF_XDP socket on queue 0: %s%s%s", name,
+			       name, queue);
+	return dev_err(err, errlen, "xdp:%s: AF_XDP socket on queue %u: %s%s%s", name, queue,
 		       strerror(-rc), last_warning[0] ? "; libxdp: " : "", last_warning);
 }
 
@@ -508,7 +509,8 @@ int xdp_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 		}
 		for (int pass = 0; pass < 2 && x->xsk == NULL; pass++) {
 			for (size_t i = 0; i < SK_ARRAY_LEN(tries); i++) {
-				rc = xdp_try(x, name, tries[i].xdp_flags, tries[i].bind_flags);
+				rc = xdp_try(x, name, cfg->queue, tries[i].xdp_flags,
+					     tries[i].bind_flags);
 				if (xdp_debug())
 					fprintf(stderr, "xdp:%s: %s: %s\n", name, tries[i].mode,
 						rc ? strerror(-rc) : "ok");
@@ -519,12 +521,15 @@ int xdp_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 				denied |= rc == -EPERM || rc == -EACCES;
 				nobufs |= rc == -ENOBUFS;
 			}
-			if (x->xsk == NULL && (pass > 0 || busy > 0 || clear_stale_prog(ifindex) != 0))
+			/* Queue > 0 (a worker, dev_open.h): the program on the
+			 * interface is queue 0's socket's, never stale. */
+			if (x->xsk == NULL && (pass > 0 || busy > 0 || cfg->queue > 0 ||
+					       clear_stale_prog(ifindex) != 0))
 				break;
 		}
 	}
 	if (x->xsk == NULL) {
-		why_failed(name, rc, denied || warned_denied, nobufs, err, errlen);
+		why_failed(name, cfg->queue, rc, denied || warned_denied, nobufs, err, errlen);
 		goto fail;
 	}
 	x->fd = xsk_socket__fd(x->xsk);
@@ -557,7 +562,7 @@ int xdp_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 	if (s >= 0)
 		close(s);
 	if (xdp_debug())
-		fprintf(stderr, "xdp:%s: AF_XDP %s mode, queue 0\n", name, x->mode);
+		fprintf(stderr, "xdp:%s: AF_XDP %s mode, queue %u\n", name, x->mode, cfg->queue);
 	*out = &x->dev;
 	return 0;
 fail:

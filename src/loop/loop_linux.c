@@ -67,6 +67,7 @@ struct loop_linux {
 	struct loop base;
 	int epfd;
 	int backlog;
+	bool reuseport;
 	int nsocks;
 	struct ll_sock *socks;
 	struct timerq tq;
@@ -112,6 +113,8 @@ static int ll_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
 	 * setsockopt per connection; loop_linux_test checks the inheritance. */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		goto fail;
+	if (LL(l)->reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0)
 		goto fail;
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(addr)};
@@ -509,6 +512,7 @@ struct loop *loop_linux_create(const struct loop_linux_config *cfg, char *err, s
 	}
 	timerq_init(&ll->tq, ll->heap, cap);
 	ll->backlog = cfg->listen_backlog > 0 ? cfg->listen_backlog : 4096;
+	ll->reuseport = cfg->reuseport;
 	ll->base.ops = &ll_ops;
 	ll->base.name = "linux";
 	return &ll->base;

@@ -41,6 +41,13 @@ struct iface_config {
 	uint32_t gw;       /* 0 = none: off-link destinations are unreachable */
 	uint16_t mtu;      /* IP MTU; 0 = dev->mtu */
 	uint64_t seed;     /* randomness for the ARP table hash and IP ids */
+	/* Learn an on-link IPv4 neighbour from the source MAC of every unicast
+	 * IPv4 frame for us, not only from ARP.  For share-nothing workers
+	 * (docs/smp.md): the kernel steers ARP to one worker (its flow hash of
+	 * an ARP frame names no port), so a worker that first hears of a peer
+	 * from a SYN would otherwise ask, and the reply land elsewhere.  Off by
+	 * default: one worker learns from ARP alone, as before. */
+	bool glean;
 	/* IPv6: off unless ip6 is set.  On, the interface derives a link-local
 	 * address from its MAC, adds ip6_addr[0..nip6), runs DAD on each before
 	 * using it, and routes off-link destinations through gw6 (or the

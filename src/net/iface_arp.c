@@ -344,6 +344,34 @@ static void arp_learn(struct iface *ifc, sk_time_ns now, const struct arp_pkt *a
 	arp_flush(ifc, now, a->spa, e->mac);
 }
 
+void iface_arp_glean(struct iface *ifc, sk_time_ns now, uint32_t ip, const uint8_t mac[SK_MAC_LEN])
+{
+	unsigned i = iface_arp_find(ifc, ip);
+	struct iface_arp_entry *e = i != IFACE_ARP_NONE ? &ifc->arp[i] : NULL;
+	/* The common case, a known peer: one lookup and a compare. */
+	if (e && e->state == IFACE_ARP_REACHABLE && iface_mac_eq(e->mac, mac)) {
+		e->confirmed = now;
+		return;
+	}
+	if (iface_mac_eq(mac, zero_mac) || iface_mac_eq(mac, ifc->mac) || (mac[0] & 1))
+		return;
+	/* New ones go into probation, like unsolicited ARP: a flood of
+	 * sources cannot push out the peers in use. */
+	if (!e) {
+		i = arp_alloc(ifc, now, ip, IFACE_ARP_PROBATION);
+		if (i == IFACE_ARP_NONE)
+			return;
+		e = &ifc->arp[i];
+	} else {
+		arp_touch(ifc, i, e->list);
+	}
+	ifc->counters.arp_gleaned++;
+	sk_memcpy(e->mac, mac, SK_MAC_LEN);
+	e->state = IFACE_ARP_REACHABLE;
+	e->confirmed = now;
+	arp_flush(ifc, now, ip, e->mac);
+}
+
 void iface_arp_input(struct iface *ifc, sk_time_ns now, const uint8_t *pkt, size_t len)
 {
 	struct iface_counters *c = &ifc->counters;

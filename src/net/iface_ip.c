@@ -140,6 +140,9 @@ void iface_ip_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *eh,
 		return;
 	}
 	c->ip_rx++;
+	if (sk_unlikely(ifc->glean) && !ip_bcast && h.src != 0 &&
+	    ((h.src ^ ifc->ip) & ifc->mask) == 0)
+		iface_arp_glean(ifc, now, h.src, eh->src);
 	if (h.proto == IPV4_PROTO_UDP) {
 		iface_udp_input(ifc, now, &h, pkt, ip_bcast || eth_is_broadcast(eh->dst));
 		return;

@@ -49,6 +49,8 @@ void iface_tx_commit(struct iface *ifc, uint8_t *frame, size_t len);
 /* --- iface_arp.c --- */
 void iface_arp_init(struct iface *ifc);
 void iface_arp_input(struct iface *ifc, sk_time_ns now, const uint8_t *pkt, size_t len);
+/* iface_config.glean: ip (on-link, not ours) was seen sending from mac. */
+void iface_arp_glean(struct iface *ifc, sk_time_ns now, uint32_t ip, const uint8_t mac[SK_MAC_LEN]);
 /* MAC for an on-link next hop, if known: true and *mac filled.  Marks the
  * entry active (it carries our traffic) and may send a refresh request. */
 bool iface_arp_lookup(struct iface *ifc, sk_time_ns now, uint32_t ip, uint8_t mac[SK_MAC_LEN]);

@@ -92,6 +92,7 @@
 	X(arp_req_ratelimited, "arp.req_ratelimited") /* request withheld: < 1 s since the last */ \
 	X(arp_learned, "arp.learned")           /* new cache entries from received ARP */ \
 	X(arp_updated, "arp.updated")           /* existing entries confirmed/changed */  \
+	X(arp_gleaned, "arp.gleaned")           /* entries made or changed from an IPv4 frame (glean) */ \
 	X(arp_evictions, "arp.evictions")       /* LRU entry dropped to make room */      \
 	X(arp_learn_refused, "arp.learn_refused") /* table full of active peers: unsolicited not learned */ \
 	X(arp_expired, "arp.expired")           /* unconfirmed too long: re-resolving */  \
@@ -381,6 +382,7 @@ struct iface {
 	uint16_t mtu;         /* IP MTU actually used: <= IFACE_MAX_MTU and tx buf_size - 14 */
 	uint32_t ip, mask, gw;
 	uint32_t bcast;       /* subnet broadcast, or 0 when the prefix has none (/31, /32) */
+	bool glean;           /* iface_config.glean */
 	uint64_t hash_k1, hash_k2; /* secret ARP hash keys from cfg->seed; k2 odd */
 
 	uint16_t ip_id;       /* next IPv4 id; starts at a seeded value */

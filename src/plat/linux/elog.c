@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,10 @@
 static struct sk_log elog_l;
 static bool elog_ready;
 static int elog_fd = 2;
+/* serve --workers: every worker thread may report; the rate limiter's
+ * state is one for the process.  Error lines are rare and never on the
+ * per-request path, so one lock costs nothing that matters. */
+static pthread_mutex_t elog_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* One write per line: error lines are rare, and with O_APPEND a line is
  * never interleaved with another writer's.  In a file each line starts
@@ -103,12 +108,17 @@ void elog(enum sk_log_level level, const char *key, const char *fmt, ...)
 	if (n < 0)
 		return;
 	size_t len = (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1;
+	pthread_mutex_lock(&elog_mu);
 	sk_log_msg(l, plat_now(), level, key, msg, len);
+	pthread_mutex_unlock(&elog_mu);
 }
 
 void elog_flush(sk_time_ns now)
 {
-	sk_log_flush(get(), now);
+	struct sk_log *l = get();
+	pthread_mutex_lock(&elog_mu);
+	sk_log_flush(l, now);
+	pthread_mutex_unlock(&elog_mu);
 }
 
 sk_time_ns elog_next_deadline(void)

@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# tests/smp.sh BIN [TARGET...] — `skiff serve --workers 2` (docs/smp.md) on
+# each TARGET (default: all four):
+#   linux         --stack linux: two threads, an SO_REUSEPORT listener each
+#   skiff:packet  two AF_PACKET sockets in one PACKET_FANOUT_HASH group
+#   skiff:tap     two queues of a multi-queue TAP (created multi_queue)
+#   skiff:xdp     two AF_XDP sockets, on queues 0 and 1 of a veth made with
+#                 2 rx and 2 tx queues
+# Topologies as tests/http.sh (tests/lib.sh; 198.18.0.0/15 inside
+# namespaces this script creates, always deleted).
+#
+# Per target:
+#   serves       curl, then ab -k -n 20000 -c 64 and ab -n 4000 -c 16 (a
+#                new connection per request) and wrk -c 64 -d 3: 0 failed;
+#   spread       from --stats at exit: every worker's http.requests grew and
+#                each accepted at least a quarter of the connections;
+#   any_worker   (skiff) ping answered, ARP resolved: whichever worker the
+#                kernel hands a frame, it answers (iface glean, docs/smp.md);
+#   idle_cpu     the 2-worker server uses < 1% of a core over 5 s idle
+#                (/proc/PID/stat utime+stime);
+#   stat         `skiff stat PID` answers with the summed counters;
+#   access_log   (linux, packet) one well-formed line per request: no line
+#                cut or interleaved by the other worker;
+#   sighup       (linux) --root reloaded by every worker: new connections
+#                (spread over both) all see the new file;
+#   sigterm      exit 0 with the sums and per-worker lines.
+# Prints PASS/FAIL per check, ends with "smp: N passed, N failed".
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+SKT_SUITE=smp
+
+usage() { echo "usage: $0 path/to/skiff [linux] [skiff:packet] [skiff:tap] [skiff:xdp]" >&2; exit 2; }
+BIN=${1:-}
+[ -n "$BIN" ] || usage
+shift
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:packet skiff:tap skiff:xdp)
+for t in "${TARGETS[@]}"; do
+	case $t in linux | skiff:tap | skiff:packet | skiff:xdp) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+done
+skt_check_bin "$BIN" || exit 2
+BIN=$(readlink -f "$BIN")
+if ! skt_need setup curl ab wrk ping; then
+	summary
+	exit 1
+fi
+
+SRV_IP=198.18.0.2
+URL=http://$SRV_IP/
+WORK=$(mktemp -d /tmp/skiff-smp.XXXXXX)
+SRV_PID= TGT= NS_C= NS_S= IF_C= SERVE=()
+
+on_exit() {
+	skt_cleanup
+	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${SMP_KEEP_LOGS:-}" ]; then
+		rm -rf "$WORK"
+	else
+		echo "smp: server logs kept in $WORK"
+	fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
+
+setup_target() {
+	skt_cleanup_stale
+	SKT_TAP_MQ= SKT_VETH_QUEUES=
+	case $TGT in
+	linux) skt_topo_veth on "$SRV_IP/24" ;;
+	skiff:tap) SKT_TAP_MQ=1 skt_topo_tap tap sk0 ;;
+	skiff:packet) skt_topo_veth off "" ;;
+	skiff:xdp) SKT_VETH_QUEUES=2 skt_topo_veth off "" ;;
+	esac || return 1
+	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
+	case $TGT in
+	linux)
+		ip netns exec "$NS_S" sh -c 'echo 4096 > /proc/sys/net/core/somaxconn' 2>/dev/null
+		SERVE=(--stack linux)
+		;;
+	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	esac
+	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse;
+		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
+}
+
+# start_server NAME ARGS...: serve with 2 workers, wait for the listening
+# line (it must say workers=2) and the first answer.
+start_server() {
+	local name=$1 i
+	shift
+	SRV_LOG=$WORK/${TGT/:/-}-$name.log
+	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 --workers 2 --stats "$@" >"$SRV_LOG" 2>&1 &
+	SRV_PID=$!
+	SKT_PIDS+=("$SRV_PID")
+	for ((i = 0; i < 200; i++)); do
+		grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null && break
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	if ! grep -q '^skiff serve: listening.* workers=2' "$SRV_LOG" 2>/dev/null; then
+		fail "$name.start" "no 'listening ... workers=2' line: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+		return 1
+	fi
+	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		C curl -s -o /dev/null --max-time 1 "$URL" && { pass "$name.start"; return 0; }
+		sleep 0.1
+	done
+	fail "$name.start" "listening, but no answer to curl within 5 s: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+	return 1
+}
+
+# stop_server NAME: SIGTERM, exit 0, sums and per-worker lines printed.
+stop_server() {
+	local name=$1
+	kill -TERM "$SRV_PID" 2>/dev/null
+	if ! skt_wait_exit "$SRV_PID" 10; then
+		kill -KILL "$SRV_PID" 2>/dev/null
+		fail "$name.sigterm" "still running 10 s after SIGTERM"
+	elif [ "$SKT_RC" -ne 0 ]; then
+		fail "$name.sigterm" "exit status $SKT_RC: $(grep -v '^[a-z0-9_.]* [0-9]*$' "$SRV_LOG" | tail -n 3 | tr '\n' ' ')"
+	elif ! grep -q '^http.requests ' "$SRV_LOG" || ! grep -q '^worker1.http.requests ' "$SRV_LOG"; then
+		fail "$name.sigterm" "no summed and per-worker counters with --stats"
+	else
+		pass "$name.sigterm"
+	fi
+	SKT_PIDS=()
+}
+
+# stat_of NAME: the value of counter NAME in the server's --stats output.
+stat_of() { awk -v n="$1" '$1 == n {print $2; exit}' "$SRV_LOG"; }
+
+check_ab() { # check_ab NAME N ARGS...
+	local name=$1 n=$2 out=$WORK/$1.out
+	shift 2
+	T=120 C ab -q -r "$@" "$URL" >"$out" 2>&1
+	local done_ fails non2xx
+	done_=$(awk '/^Complete requests:/ {print $3}' "$out")
+	fails=$(awk '/^Failed requests:/ {print $3}' "$out")
+	non2xx=$(awk '/^Non-2xx responses:/ {print $3}' "$out")
+	if [ "${done_:-0}" != "$n" ] || [ "${fails:-x}" != 0 ] || [ -n "$non2xx" ]; then
+		fail "$name" "complete=${done_:-?} failed=${fails:-?} non2xx=${non2xx:-0}: $(tail -n 2 "$out" | tr '\n' ' ')"
+	else
+		pass "$name ($(awk '/^Requests per second:/ {print $4}' "$out") req/s)"
+	fi
+}
+
+check_wrk() {
+	local out=$WORK/wrk.out line
+	T=30 C wrk -t 2 -c 64 -d 3 "$URL" >"$out" 2>&1
+	line=$(grep 'Socket errors:' "$out")
+	if ! grep -q 'Requests/sec' "$out"; then
+		fail wrk.c64 "wrk did not finish: $(tail -n 2 "$out" | tr '\n' ' ')"
+	elif [ -n "$line" ] || grep -q 'Non-2xx' "$out"; then
+		fail wrk.c64 "$line $(grep Non-2xx "$out")"
+	else
+		pass "wrk.c64 ($(awk '/Requests\/sec/ {print $2}' "$out") req/s)"
+	fi
+}
+
+# Idle: each worker parks on its own; two together under 1% of a core.
+check_idle_cpu() {
+	local t0 t1 hz ticks
+	hz=$(getconf CLK_TCK)
+	sleep 1
+	t0=$(awk '{print $14 + $15}' "/proc/$SRV_PID/stat")
+	sleep 5
+	t1=$(awk '{print $14 + $15}' "/proc/$SRV_PID/stat")
+	ticks=$((t1 - t0))
+	if [ $((ticks * 100)) -lt $((hz * 5)) ]; then
+		pass "idle_cpu ($ticks ticks of $((hz * 5)) in 5 s, 2 workers)"
+	else
+		fail idle_cpu "$ticks ticks in 5 s (limit under $((hz * 5 / 100)))"
+	fi
+}
+
+check_stat() {
+	local out=$WORK/stat.out
+	if ! timeout 10 ip netns exec "$NS_S" "$BIN" stat "$SRV_PID" >"$out" 2>&1; then
+		fail stat "skiff stat $SRV_PID failed: $(head -n 3 "$out" | tr '\n' ' ')"
+	elif ! grep -Eq '^http\.requests [1-9]' "$out"; then
+		fail stat "no http.requests in: $(head -n 3 "$out" | tr '\n' ' ')"
+	else
+		pass "stat ($(grep -E '^http\.requests ' "$out"))"
+	fi
+}
+
+# The counters at exit: both workers served, and the connections spread.
+check_spread() {
+	local r0 r1 c0 c1 total
+	r0=$(stat_of worker0.http.requests) r1=$(stat_of worker1.http.requests)
+	c0=$(stat_of worker0.http.conns_accepted) c1=$(stat_of worker1.http.conns_accepted)
+	total=$(stat_of http.conns_accepted)
+	if [ -z "$r0" ] || [ -z "$r1" ] || [ -z "$c0" ] || [ -z "$c1" ]; then
+		fail spread "per-worker counters missing from --stats"
+	elif [ "$r0" -eq 0 ] || [ "$r1" -eq 0 ]; then
+		fail spread "a worker served nothing: requests $r0 / $r1"
+	elif [ $((c0 + c1)) -ne "$total" ]; then
+		fail spread "per-worker connections $c0 + $c1 are not the sum $total"
+	elif [ $((c0 * 4)) -lt "$total" ] || [ $((c1 * 4)) -lt "$total" ]; then
+		fail spread "a worker got under a quarter of $total connections: $c0 / $c1"
+	else
+		pass "spread (requests $r0 / $r1, connections $c0 / $c1 of $total)"
+	fi
+}
+
+# Every access-log line whole: as many lines as requests, each one a
+# complete combined-format line for GET /.
+check_access_log() {
+	local log=$1 lines good req
+	req=$(stat_of http.requests)
+	lines=$(wc -l <"$log")
+	good=$(grep -Ec '^[0-9.:a-f]+ - - \[[^]]+\] "GET / HTTP/1\.[01]" 200 41 "[^"]*" "[^"]*"$' "$log")
+	if [ "$lines" -ne "$req" ] || [ "$good" -ne "$lines" ]; then
+		fail access_log "$lines lines, $good well-formed, $req requests: $(grep -Ev '^[0-9.:a-f]+ - - \[[^]]+\] "GET / HTTP/1\.[01]" 200 41 "[^"]*" "[^"]*"$' "$log" | head -n 2 | tr '\n' ' ')"
+	else
+		pass "access_log ($lines whole lines from 2 workers)"
+	fi
+}
+
+check_any_worker() {
+	local out=$WORK/ping.out
+	if C ping -c 5 -i 0.2 -W 1 "$SRV_IP" >"$out" 2>&1; then
+		pass "any_worker.ping ($(grep -o '[0-9]* received' "$out"))"
+	else
+		fail any_worker.ping "$(tail -n 2 "$out" | tr '\n' ' ')"
+	fi
+	if ip -n "$NS_C" neigh show "$SRV_IP" dev "$IF_C" | grep -Eq 'REACHABLE|STALE|DELAY|PERMANENT'; then
+		pass any_worker.arp
+	else
+		fail any_worker.arp "no neighbour entry for $SRV_IP: $(ip -n "$NS_C" neigh show dev "$IF_C" | tr '\n' ' ')"
+	fi
+}
+
+check_sighup() {
+	local r=$WORK/www i bad=0 body
+	mkdir -p "$r"
+	echo old >"$r/v.txt"
+	start_server hup --root "$r" || return
+	echo new >"$r/v.txt"
+	kill -HUP "$SRV_PID"
+	sleep 2
+	# New connections, spread over both workers by their ports.
+	for ((i = 0; i < 20; i++)); do
+		body=$(C curl -s --max-time 2 "${URL}v.txt")
+		[ "$body" = new ] || bad=$((bad + 1))
+	done
+	local n
+	n=$(grep -c 'SIGHUP: root reloaded' "$SRV_LOG")
+	if [ "$bad" -ne 0 ]; then
+		fail sighup "$bad of 20 new connections still got the old file"
+	elif [ "$n" -ne 1 ]; then
+		fail sighup "'root reloaded' said $n times (want once, by worker 0)"
+	else
+		pass "sighup (20 of 20 connections see the new file)"
+	fi
+	stop_server hup
+}
+
+run_target() {
+	SKT_SCOPE=$TGT
+	if ! setup_target; then
+		fail setup "topology for $TGT"
+		skt_cleanup
+		return
+	fi
+	local alog=
+	case $TGT in linux | skiff:packet) alog=$WORK/${TGT/:/-}-access.log ;; esac
+	if start_server main ${alog:+--access-log "$alog"}; then
+		[ "$TGT" != linux ] && check_any_worker
+		check_ab ab.keepalive.c64 20000 -k -n 20000 -c 64
+		check_ab ab.close.c16 4000 -n 4000 -c 16
+		check_wrk
+		check_stat
+		check_idle_cpu
+		stop_server main
+		check_spread
+		[ -n "$alog" ] && check_access_log "$alog"
+	fi
+	[ "$TGT" = linux ] && check_sighup
+	skt_cleanup
+}
+
+for TGT in "${TARGETS[@]}"; do
+	run_target
+done
+SKT_SCOPE=
+summary
