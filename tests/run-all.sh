@@ -42,7 +42,7 @@ phase() { # phase NAME COMMAND...
 		fail_lines+=("$(grep -E '^ *FAIL' "$LOG/$name.log" | head -n 8 | cut -c1-300 | sed "s/^ */  $name: /")")
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^smp:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
 # The list itself: each package on it is needed by something (taking it off makes the check fail).
@@ -89,6 +89,11 @@ phase tcp tests/tcp.sh build/skiff $DEVS
 # ones ran over v4 above; CI stays under 40 minutes).
 phase tcp6 env TCP_FAMILY=6 TCP_FULL_CLEAN=$((20 << 20)) TCP_FULL_IMPAIRED=$((4 << 20)) \
 	TCP_FULL_CYCLES=4000 tests/tcp.sh build/skiff $DEVS
+# serve --workers 2 (docs/smp.md): the kernel's stack (SO_REUSEPORT) and each
+# device's steering (packet fanout, multi-queue tap, one AF_XDP socket a queue).
+smp_forms=linux
+for d in $DEVS; do smp_forms="$smp_forms skiff:$d"; done
+phase smp tests/smp.sh build/skiff $smp_forms
 # Applications on http/app.h (examples/, built by `make all`): kv, echo,
 # hello on the kernel's sockets, on skiff's stack over each device, and as
 # unikernel images under skiff vm.
@@ -119,6 +124,8 @@ phase asan-tls-app env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/tls_ap
 # The application engine under the sanitizers, both stacks (tap).
 phase asan-app env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \
 	tests/app.sh build/asan/examples linux skiff:tap
+# The workers' threads, signals and summed counters under the sanitizers.
+phase asan-smp env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/smp.sh build/asan/skiff linux skiff:packet
 phase asan-switch env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/switch.sh build/asan/skiff
 # TCP under the sanitizers on one device with smaller transfers: the full
 # sizes ran above; here the point is memory errors on every path.

@@ -93,7 +93,7 @@ start_server() {
 	local name=$1 i
 	shift
 	SRV_LOG=$WORK/${TGT/:/-}-$name.log
-	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 --workers 2 --stats "$@" >"$SRV_LOG" 2>&1 &
+	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 --workers "${WORKERS:-2}" --stats "$@" >"$SRV_LOG" 2>&1 &
 	SRV_PID=$!
 	SKT_PIDS+=("$SRV_PID")
 	for ((i = 0; i < 200; i++)); do
@@ -101,8 +101,8 @@ start_server() {
 		kill -0 "$SRV_PID" 2>/dev/null || break
 		sleep 0.05
 	done
-	if ! grep -q '^skiff serve: listening.* workers=2' "$SRV_LOG" 2>/dev/null; then
-		fail "$name.start" "no 'listening ... workers=2' line: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+	if ! grep -q "^skiff serve: listening.* workers=${EXPECT:-2}" "$SRV_LOG" 2>/dev/null; then
+		fail "$name.start" "no 'listening ... workers=${EXPECT:-2}' line: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
 		return 1
 	fi
 	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
@@ -261,6 +261,26 @@ check_sighup() {
 	stop_server hup
 }
 
+# xdp: more workers than the veth has queues: warned, and one per queue.
+check_xdp_fallback() {
+	if WORKERS=3 EXPECT=2 start_server fallback; then
+		if grep -q 'warning: xdp:vs0 has 2 rx queues: using 2 workers, not 3' "$SRV_LOG"; then
+			pass xdp_fallback
+		else
+			fail xdp_fallback "no warning: $(head -n 2 "$SRV_LOG" | tr '\n' ' ')"
+		fi
+		stop_server fallback
+	fi
+}
+
+# auto: one worker per CPU this process may use.
+check_auto() {
+	local n
+	n=$(nproc)
+	[ "$n" -gt 64 ] && n=64
+	WORKERS=auto EXPECT=$n start_server auto && stop_server auto
+}
+
 run_target() {
 	SKT_SCOPE=$TGT
 	if ! setup_target; then
@@ -282,6 +302,8 @@ run_target() {
 		[ -n "$alog" ] && check_access_log "$alog"
 	fi
 	[ "$TGT" = linux ] && check_sighup
+	[ "$TGT" = linux ] && check_auto
+	[ "$TGT" = skiff:xdp ] && check_xdp_fallback
 	skt_cleanup
 }
 

@@ -60,6 +60,10 @@
 # (TCP_SMALL_* below), so the whole script stays within ~5 minutes on a
 # 2-core machine.  Override with TCP_FULL_ALL=1.
 #
+# TCP_WORKERS=N (2, for issue 17's acceptance): skiff echo runs N workers
+# (docs/smp.md), on a multi-queue TAP and veths with N queues; the checks
+# are the same.
+#
 # Exit: 0 all passed, 1 a failure, 2 bad usage.  Logs in a temp folder, kept
 # when something failed.
 set -u -o pipefail
@@ -80,6 +84,12 @@ SMALL_CYCLES=${TCP_SMALL_CYCLES:-4000}
 RST_COUNT=${TCP_RST_COUNT:-1000000}
 SYN_COUNT=${TCP_SYN_COUNT:-100000}
 SERVER_PORT=7007
+WORKERS=${TCP_WORKERS:-1}
+WORKER_ARGS=()
+if [ "$WORKERS" != 1 ]; then
+	WORKER_ARGS=(--workers "$WORKERS")
+	export SKT_TAP_MQ=1 SKT_VETH_QUEUES=$WORKERS
+fi
 FAMILY=${TCP_FAMILY:-4}
 case $FAMILY in 4 | 6) ;; *) echo "$0: TCP_FAMILY is 4 or 6, not '$FAMILY'" >&2; exit 2 ;; esac
 
@@ -170,7 +180,7 @@ start_echo() {
 	SK_OUT=$WORK/$DEV-echo.out
 	SK_ERR=$WORK/$DEV-echo.err
 	ip netns exec "$NS_S" "$BIN" echo --dev "$SPEC" --ip "$SKT_SKIFF_IP/24" --gw "$SKT_LINUX_IP" \
-		"${V6ARGS[@]}" --stats >"$SK_OUT" 2>"$SK_ERR" &
+		"${V6ARGS[@]}" "${WORKER_ARGS[@]}" --stats >"$SK_OUT" 2>"$SK_ERR" &
 	SK_PID=$!
 	SKT_PIDS+=("$SK_PID")
 	if ! skt_wait_ready "$SK_OUT" "$SK_PID" 15; then

@@ -56,6 +56,11 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
   BENCH_SKIFF_OLD=PATH  another skiff binary (e.g. main's, before a change):
             every server name may then carry "-old" (skiff-packet-old) to
             run from it, alternating with the new one in the same run.
+Any server's name may end in "-w2" (nginx-w2, linux-app-w2, skiff-packet-w2;
+not skiff-xdp, whose veth has one queue here): two workers (nginx
+worker_processes 2, skiff serve --workers 2), pinned to both CPUs, so they
+share the client's; compare its proc µs/req (all the server's threads and
+processes), not core µs/req (one CPU's), with the 1-worker row (docs/smp.md).
 A skiff server's name may end in "-log" (linux-app-log, skiff-packet-log,
 skiff-packet-old-log): that server runs with --access-log to a file in the
 run's folder (combined format), alternating with the one without; the
@@ -118,13 +123,24 @@ SERVERS = env("BENCH_SERVERS", " ".join(ALL_SERVERS + ["skiff-packet-log"] + (
 SKIFF_OLD = env("BENCH_SKIFF_OLD", "")
 
 
+def workers_of(name):
+    """skiff-packet-w2, nginx-w2: two workers (skiff serve --workers 2, nginx
+    worker_processes 2), the server pinned to both CPUs (docs/smp.md)."""
+    return 2 if name.endswith("-w2") else 1
+
+
+def plain_name(name):
+    return name[:-3] if name.endswith("-w2") else name
+
+
 def v6_server(name):
     """skiff-packet-v6: skiff-packet over IPv6."""
-    return name.endswith("-v6")
+    return plain_name(name).endswith("-v6")
 
 
 def logged_server(name):
     """skiff-packet-log: skiff-packet with --access-log."""
+    name = plain_name(name)
     if v6_server(name):
         name = name[:-3]
     return name.endswith("-log") and name[:-4].startswith(("skiff-", "linux-app"))
@@ -133,7 +149,8 @@ def logged_server(name):
 def base_server(name):
     """skiff-packet-old -> skiff-packet (the old binary, BENCH_SKIFF_OLD);
     the -log (logged_server) and -v6 (v6_server) suffixes are not part of
-    the base either."""
+    the base either, nor -w2 (workers_of)."""
+    name = plain_name(name)
     if v6_server(name):
         name = name[:-3]
     if logged_server(name):
@@ -381,7 +398,9 @@ class Server:
         self.base = base_server(name)
         self.access_log = logged_server(name)
         self.v6 = v6_server(name)
-        plain = name[:-3] if self.v6 else name
+        self.workers = workers_of(name)
+        plain = plain_name(name)
+        plain = plain[:-3] if self.v6 else plain
         if self.base != (plain[:-4] if self.access_log else plain):
             self.skiff = os.path.abspath(SKIFF_OLD)
         self.host = f"[{SRV_IP6}]" if self.v6 else SRV_IP
@@ -399,12 +418,16 @@ class Server:
         return self.base in ("nginx", "linux-app")
 
     def command(self, root):
-        pin = ["taskset", "-c", str(SCPU)]
+        # Two workers: both CPUs, the client's too (2 cores: it must share).
+        pin = ["taskset", "-c", str(SCPU) if self.workers == 1 else f"{SCPU},{CCPU}"]
         if self.base == "nginx":
-            conf = os.path.join(self.work, "nginx.conf")
+            conf = os.path.join(self.work, "nginx.conf" if self.workers == 1 else
+                                f"nginx-w{self.workers}.conf")
             return pin + ["nginx", "-p", self.work + "/", "-c", conf]
         base = pin + [self.skiff, "serve", "--port", "80", "--stats",
                       "--max-conns", str(MAX_CONNS)]
+        if self.workers > 1:
+            base += ["--workers", str(self.workers)]
         if root:
             base += ["--root", root]
         if TLS:
@@ -971,6 +994,9 @@ def main():
             .replace("@CONNS@", str(conns)).replace("@NOFILE@", str(nofile)))
     with open(os.path.join(work, "nginx.conf"), "w") as f:
         f.write(conf)
+    # nginx-w2: the same with two worker processes (sharing the listener).
+    with open(os.path.join(work, "nginx-w2.conf"), "w") as f:
+        f.write(conf.replace("worker_processes 1;", "worker_processes 2;"))
 
     def on_signal(sig, _frm):
         raise KeyboardInterrupt

@@ -1,24 +1,47 @@
 /* echo.c — `skiff echo`: a host that answers ARP, ICMP echo, UDP and TCP
  * echo (port 7) and TCP discard (port 9) on one device, over IPv4 and, with
  * --ip6, IPv6 (ND, ICMPv6 echo, the same ports).  The first thing a
- * Linux peer can talk to. */
+ * Linux peer can talk to.
+ *
+ * --workers N: N whole hosts on N queues of the device, one pinned thread
+ * each, as serve's workers (docs/smp.md); worker 0 is the main thread. */
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "hoststack.h"
+#include "stat_sum.h"
 
 #define ECHO_PORT 7
 #define DISCARD_PORT 9
+#define ECHO_MAX_WORKERS 64
 
-static volatile sig_atomic_t echo_stop;
+/* One flag for all workers: each reads it once a turn.  The handler that
+ * runs first sends the signal on to the other workers' threads once, so
+ * one parked in its own ppoll wakes (serve.c does the same). */
+static volatile int echo_stop;
+static atomic_int echo_tids[ECHO_MAX_WORKERS];
+static unsigned echo_nworkers;
+static atomic_int echo_woke;
 
 static void on_signal(int sig)
 {
-	(void)sig;
 	echo_stop = 1;
+	if (echo_nworkers < 2 || atomic_exchange(&echo_woke, 1))
+		return;
+	pid_t self = (pid_t)syscall(SYS_gettid), pid = getpid();
+	for (unsigned i = 0; i < echo_nworkers; i++) {
+		pid_t t = (pid_t)atomic_load(&echo_tids[i]);
+		if (t && t != self)
+			syscall(SYS_tgkill, pid, t, sig);
+	}
 }
 
 static void echo_udp(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src, uint16_t sport,
@@ -114,6 +137,61 @@ static void echo_tcp(void *ctx, struct runner *l, const struct tcp_event *ev, in
 	}
 }
 
+struct echo_worker {
+	struct hoststack hs;
+	unsigned id;
+	int cpu;  /* -1: not pinned (one worker) */
+	int rc;
+	pthread_t thread;
+};
+
+static void echo_pin(int cpu)
+{
+	if (cpu < 0)
+		return;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set); /* best effort */
+}
+
+static void *echo_worker_main(void *arg)
+{
+	struct echo_worker *w = arg;
+	atomic_store(&echo_tids[w->id], (int)syscall(SYS_gettid));
+	echo_pin(w->cpu);
+	w->rc = hoststack_run(&w->hs, &echo_stop);
+	return NULL;
+}
+
+/* One worker's host: the device queue, the ports, the callbacks. */
+static int echo_open(struct echo_worker *w, const struct hoststack_config *cfg)
+{
+	char err[256];
+	if (hoststack_open(&w->hs, cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "skiff echo: %s\n", err);
+		return -1;
+	}
+	struct hoststack *hs = &w->hs;
+	int le = tcp_listen(hs->tcp, ECHO_PORT, 0), ld = tcp_listen(hs->tcp, DISCARD_PORT, 0);
+	if (udp_bind(hs->ifc, ECHO_PORT, echo_udp, NULL) < 0 ||
+	    (cfg->ifc.ip6 && udp6_bind(hs->ifc, ECHO_PORT, echo_udp6, NULL) < 0) || le < 0 ||
+	    ld < 0) {
+		fprintf(stderr, "skiff echo: cannot bind ports %d and %d\n", ECHO_PORT, DISCARD_PORT);
+		hoststack_close(hs);
+		return -1;
+	}
+	tcp_set_user(hs->tcp, le, (void *)&roles[ROLE_ECHO_LISTENER]);
+	tcp_set_user(hs->tcp, ld, (void *)&roles[ROLE_DISCARD_LISTENER]);
+	hs->loop.on_tcp = echo_tcp;
+	return 0;
+}
+
+static void echo_print_stat(void *ctx, const char *name, uint64_t value)
+{
+	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
+}
+
 int cmd_echo(int argc, char **argv)
 {
 	struct opts o;
@@ -122,24 +200,61 @@ int cmd_echo(int argc, char **argv)
 	hoststack_options(&cfg, &o);
 	bool stats = opt_given(&o, OPT_STATS);
 
-	char err[256];
-	struct hoststack hs;
-	if (hoststack_open(&hs, &cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "skiff echo: %s\n", err);
+	/* --workers: as serve's (one per allowed CPU for auto). */
+	cpu_set_t allowed;
+	int cpus[ECHO_MAX_WORKERS];
+	unsigned ncpus = 0;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+		for (int c = 0; c < CPU_SETSIZE && ncpus < ECHO_MAX_WORKERS; c++)
+			if (CPU_ISSET(c, &allowed))
+				cpus[ncpus++] = c;
+	uint64_t want = opt_num(&o, OPT_WORKERS);
+	unsigned n = want == OPT_NUM_AUTO ? (ncpus ? ncpus : 1) : (unsigned)want;
+	if (n > ECHO_MAX_WORKERS)
+		n = ECHO_MAX_WORKERS;
+	if (n > 1 && strncmp(cfg.dev_spec, "xdp:", 4) == 0) {
+		unsigned q = dev_rx_queues(cfg.dev_spec + 4);
+		if (q && q < n) {
+			fprintf(stderr, "skiff echo: warning: %s has %u rx queue%s: using %u, not %u "
+					"workers\n", cfg.dev_spec, q, q == 1 ? "" : "s", q, n);
+			n = q;
+		}
+	}
+	if (n > 1 && opt_given(&o, OPT_PCAP))
+		cli_usage_error("echo", "pcap goes with workers 1 (one file, one writer)");
+	if (n > 1 && cfg.ifc.ip6)
+		cli_usage_error("echo", "ip6 goes with workers 1: IPv6 neighbour discovery is not "
+					"shared between workers (docs/smp.md)");
+	struct echo_worker *ws = calloc(n, sizeof(*ws));
+	if (!ws) {
+		fprintf(stderr, "skiff echo: out of memory\n");
 		return 1;
 	}
-	int le = tcp_listen(hs.tcp, ECHO_PORT, 0), ld = tcp_listen(hs.tcp, DISCARD_PORT, 0);
-	if (udp_bind(hs.ifc, ECHO_PORT, echo_udp, NULL) < 0 ||
-	    (cfg.ifc.ip6 && udp6_bind(hs.ifc, ECHO_PORT, echo_udp6, NULL) < 0) || le < 0 || ld < 0) {
-		fprintf(stderr, "skiff echo: cannot bind ports %d and %d\n", ECHO_PORT, DISCARD_PORT);
-		hoststack_close(&hs);
-		return 1;
+	for (unsigned i = 0; i < n; i++) {
+		struct hoststack_config wc = cfg;
+		if (n > 1) {
+			wc.queue = (uint16_t)i;
+			wc.nqueues = (uint16_t)n;
+			wc.group = (uint16_t)(getpid() & 0xffff);
+			wc.ifc.glean = true;
+		}
+		if (i > 0) {
+			wc.have_mac = true;
+			memcpy(wc.ifc.mac, ws[0].hs.ifc->mac, 6);
+		}
+		ws[i].id = i;
+		ws[i].cpu = n > 1 && ncpus ? cpus[i % ncpus] : -1;
+		if (echo_open(&ws[i], &wc) < 0) {
+			for (unsigned k = 0; k < i; k++)
+				hoststack_close(&ws[k].hs);
+			free(ws);
+			return 1;
+		}
 	}
-	tcp_set_user(hs.tcp, le, (void *)&roles[ROLE_ECHO_LISTENER]);
-	tcp_set_user(hs.tcp, ld, (void *)&roles[ROLE_DISCARD_LISTENER]);
-	hs.loop.on_tcp = echo_tcp;
-	hoststack_announce(&hs);
+	struct hoststack *hs0 = &ws[0].hs;
+	hoststack_announce(hs0);
 
+	echo_nworkers = n;
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -148,9 +263,9 @@ int cmd_echo(int argc, char **argv)
 
 	char ipbuf[16], macbuf[18];
 	cli_format_ipv4(cfg.ifc.ip, ipbuf);
-	cli_format_mac(hs.dev->mac, macbuf);
+	cli_format_mac(hs0->dev->mac, macbuf);
 	printf("skiff echo: ready dev=%s ip=%s/%u mac=%s udp_echo=%d tcp_echo=%d tcp_discard=%d",
-	       hs.dev->name, ipbuf, cfg.ifc.prefix_len, macbuf, ECHO_PORT, ECHO_PORT, DISCARD_PORT);
+	       hs0->dev->name, ipbuf, cfg.ifc.prefix_len, macbuf, ECHO_PORT, ECHO_PORT, DISCARD_PORT);
 	/* UDP echo, TCP echo and discard serve both families. */
 	for (unsigned i = 0; i < cfg.ifc.nip6; i++) {
 		char a6[OPT_ADDR_STRLEN];
@@ -160,13 +275,46 @@ int cmd_echo(int argc, char **argv)
 	}
 	if (cfg.ifc.ip6_slaac)
 		printf(" ip6=auto");
+	if (n > 1 || opt_given(&o, OPT_WORKERS))
+		printf(" workers=%u", n);
 	printf("\n");
 	fflush(stdout);
 
-	int rc = hoststack_run(&hs, &echo_stop);
-	if (stats)
-		hoststack_print_stats(&hs, stdout);
+	unsigned started = 1;
+	for (unsigned i = 1; i < n; i++, started++)
+		if (pthread_create(&ws[i].thread, NULL, echo_worker_main, &ws[i]) != 0) {
+			fprintf(stderr, "skiff echo: cannot start worker %u\n", i);
+			echo_stop = 1;
+			break;
+		}
+	atomic_store(&echo_tids[0], (int)syscall(SYS_gettid));
+	echo_pin(ws[0].cpu);
+	int rc = hoststack_run(hs0, &echo_stop);
+	for (unsigned i = 1; i < started; i++) {
+		pthread_join(ws[i].thread, NULL);
+		if (ws[i].rc < 0)
+			rc = ws[i].rc;
+	}
+	echo_nworkers = 0;
+	if (stats && n == 1) {
+		hoststack_print_stats(hs0, stdout);
+	} else if (stats) {
+		/* The sums, then each worker's own (serve --stats' shape). */
+		struct stat_sum sum = {0};
+		for (unsigned i = 0; i < n; i++) {
+			stat_sum_source(&sum);
+			hoststack_stats(&ws[i].hs, stat_sum_add, &sum);
+		}
+		stat_sum_emit(&sum, echo_print_stat, stdout);
+		stat_sum_free(&sum);
+		for (unsigned i = 0; i < n; i++) {
+			struct stat_sum_prefix p = {.fn = echo_print_stat, .ctx = stdout, .k = i};
+			hoststack_stats(&ws[i].hs, stat_sum_prefixed, &p);
+		}
+	}
 	fflush(stdout);
-	hoststack_close(&hs);
+	for (unsigned i = 0; i < n; i++)
+		hoststack_close(&ws[i].hs);
+	free(ws);
 	return rc < 0 ? 1 : 0;
 }

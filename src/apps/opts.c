@@ -278,13 +278,14 @@ static const struct opt_use echo_use[] = {
 	{OPT_PCAP, 0, NULL, NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
 	{OPT_TCP_CC, 0, "cubic", NULL},
+	{OPT_WORKERS, 0, "1", NULL},
 };
 
 const struct opt_cmd opt_cmd_echo = {
 	.name = "echo",
 	.synopsis = "skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "                  [--mac MAC] [--stats] [--pcap FILE] [--spin-us N]\n"
-		    "                  [--tcp-cc cubic|newreno]",
+		    "                  [--tcp-cc cubic|newreno] [--workers N|auto]",
 	.about = "Answers ARP, ICMP echo, UDP and TCP echo (port 7) and TCP discard (port 9)\n"
 		 "as ADDR on DEV; with --ip6 also neighbour discovery, ICMPv6 echo and the same\n"
 		 "UDP and TCP ports over IPv6.",

@@ -738,6 +738,10 @@ int cmd_serve(int argc, char **argv)
 	if (p.n > 1 && p.on_skiff && p.scfg.stack.ifc.ip6)
 		cli_usage_error("serve", "ip6 goes with workers 1 on stack skiff: IPv6 neighbour "
 					 "discovery is not shared between workers (docs/smp.md)");
+	if (p.n > 1 && p.on_skiff && p.scfg.stack.ifc.gw)
+		fprintf(stderr, "skiff serve: warning: with --gw and %u workers, a worker that has not "
+				"resolved the gateway may never hear its ARP reply: off-link clients can "
+				"stall (docs/smp.md)\n", p.n);
 	/* max-conns is the server's: shared out, so N workers hold no more. */
 	uint32_t total_conns = cfg->max_conns;
 	if (p.n > 1)
@@ -798,7 +802,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	printf("skiff serve: listening on %s:%u stack=%s%s max_conns=%u", ipb, cfg->port,
 	       w0->loop->name, devb, total_conns);
-	if (p.n > 1)
+	if (p.n > 1 || opt_given(&o, OPT_WORKERS))
 		printf(" workers=%u", p.n);
 	if (p.tls_on)
 		printf(" https=%u", w0->tls.port);
@@ -849,7 +853,10 @@ int cmd_serve(int argc, char **argv)
 		if (ws[i].rc < 0)
 			rc = ws[i].rc;
 	}
-	if (serve_term && drain_s && rc == 0)
+	bool drained = false;
+	for (unsigned i = 0; i < p.n; i++)
+		drained |= ws[i].drain_ran;
+	if (drained)
 		drain_report();
 	admin_close(adm);
 	for (unsigned i = 0; i < p.n; i++) {

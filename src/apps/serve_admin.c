@@ -6,6 +6,7 @@
 #include "../plat/linux/elog.h"
 #include "serve_admin.h"
 #include "serve_skiff.h"
+#include "stat_sum.h"
 
 void serve_view_stats(void *view, admin_stat_fn *fn, void *fctx)
 {
@@ -28,65 +29,6 @@ void serve_view_stats(void *view, admin_stat_fn *fn, void *fctx)
 		loop_stats(v->loop, fn, fctx);
 }
 
-/* The sums: names in worker 0's order (every worker runs the same code
- * with the same options, so the lists match; a name only one has is still
- * found by search). */
-#define MS_NAME 64
-struct ms_list {
-	char (*name)[MS_NAME];
-	uint64_t *sum, *mine;
-	size_t n, cap, next;
-	bool failed;
-};
-
-static void ms_add(void *ctx, const char *name, uint64_t v)
-{
-	struct ms_list *l = ctx;
-	size_t i = l->next;
-	if (i >= l->n || strcmp(l->name[i], name) != 0)
-		for (i = 0; i < l->n && strcmp(l->name[i], name) != 0; i++)
-			;
-	if (i == l->n) {
-		if (l->n == l->cap) {
-			size_t cap = l->cap ? 2 * l->cap : 512;
-			void *nn = realloc(l->name, cap * MS_NAME);
-			void *ns = nn ? realloc(l->sum, cap * sizeof(uint64_t)) : NULL;
-			if (ns)
-				l->sum = ns;
-			void *nm = ns ? realloc(l->mine, cap * sizeof(uint64_t)) : NULL;
-			if (nn)
-				l->name = nn;
-			if (!nn || !ns || !nm) {
-				l->failed = true;
-				return;
-			}
-			l->mine = nm;
-			l->cap = cap;
-		}
-		snprintf(l->name[i], MS_NAME, "%s", name);
-		l->sum[i] = 0;
-		l->mine[i] = 0;
-		l->n++;
-	}
-	l->sum[i] += v;
-	l->mine[i] = v;
-	l->next = i + 1;
-}
-
-struct ms_worker {
-	void *fctx;
-	admin_stat_fn *fn;
-	unsigned k;
-};
-
-static void ms_worker_line(void *ctx, const char *name, uint64_t v)
-{
-	struct ms_worker *w = ctx;
-	char n[MS_NAME + 16];
-	snprintf(n, sizeof(n), "worker%u.%s", w->k, name);
-	w->fn(w->fctx, n, v);
-}
-
 void serve_multi_stats(void *multi, admin_stat_fn *fn, void *fctx)
 {
 	struct serve_multi *m = multi;
@@ -94,21 +36,18 @@ void serve_multi_stats(void *multi, admin_stat_fn *fn, void *fctx)
 		serve_view_stats(m->v[0], fn, fctx);
 		return;
 	}
-	struct ms_list l = {0};
+	struct stat_sum sum = {0};
 	for (unsigned k = 0; k < m->n; k++) {
-		l.next = 0;
+		stat_sum_source(&sum);
 		m->v[k]->skip_log = k > 0;
-		serve_view_stats(m->v[k], ms_add, &l);
+		serve_view_stats(m->v[k], stat_sum_add, &sum);
 	}
-	for (size_t i = 0; !l.failed && i < l.n; i++)
-		fn(fctx, l.name[i], l.sum[i]);
-	free(l.name);
-	free(l.sum);
-	free(l.mine);
+	stat_sum_emit(&sum, fn, fctx);
+	stat_sum_free(&sum);
 	for (unsigned k = 0; m->per_worker && k < m->n; k++) {
-		struct ms_worker w = {.fctx = fctx, .fn = fn, .k = k};
+		struct stat_sum_prefix w = {.fn = fn, .ctx = fctx, .k = k};
 		m->v[k]->skip_log = true;
-		serve_view_stats(m->v[k], ms_worker_line, &w);
+		serve_view_stats(m->v[k], stat_sum_prefixed, &w);
 	}
 }
 

@@ -3,7 +3,7 @@
  *   tap:NAME       a TAP interface (created if missing), IFF_NO_PI
  *   packet:IFACE   AF_PACKET with a TPACKET_V2 mmap'ed receive ring
  *   xdp:IFACE      AF_XDP through libxdp (copy mode where zero-copy is not
- *                  offered), queue 0
+ *                  offered), queue 0 (struct dev_config: one queue of N)
  * and, around any of them, a pcap recorder when pcap_path is set.
  */
 #ifndef DEV_OPEN_H

@@ -1,4 +1,6 @@
-/* xdp.c — xdp:IFACE, an AF_XDP socket on queue 0 through libxdp.
+/* xdp.c — xdp:IFACE, an AF_XDP socket on queue 0 (or, for serve
+ * --workers, queue dev_config.queue: one socket and UMEM per worker, all
+ * through the one program libxdp attaches) through libxdp.
  *
  * libxdp loads its default XDP program (xsk_def_xdp_prog, which redirects
  * every frame of a queue that has a socket in its xsks_map, and passes the
@@ -25,7 +27,7 @@
  * per call, historically 32 frames, so large batches take several kicks).
  *
  * The MAC is the interface's own: XDP sees frames after the NIC's address
- * filter, and the stack owns the interface's queue 0 anyway.
+ * filter, and the stack owns the interface's queues anyway.
  *
  * bpffs: `ip netns exec` mounts a fresh /sys without /sys/fs/bpf, so libxdp
  * cannot use its multi-program dispatcher and attaches xsk_def_prog alone

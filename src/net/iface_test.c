@@ -446,6 +446,40 @@ static void test_ping_unresolved_is_queued(void **state)
 	assert_memory_equal(icmp + 8, payload, sizeof(payload));
 }
 
+/* iface_config.glean (serve --workers): an on-link source is learned from
+ * the frame itself, so the answer needs no ARP; off-link ones are not (the
+ * frame's MAC is a router's, not the source's), nor is anything while off. */
+static void test_glean(void **state)
+{
+	struct fake *f = *state;
+	uint8_t fr[1600], payload[8] = {1};
+	f->ifc.glean = true;
+	iface_input(&f->ifc, T0, fr, mk_ping(fr, PEER_IP, 1, 1, payload, sizeof(payload)));
+	assert_int_equal(count_arp_requests(f, PEER_IP), 0);
+	assert_int_equal(f->ifc.counters.arp_gleaned, 1);
+	assert_int_equal(f->ifc.counters.icmp_echo_replies, 1);
+	/* A known peer: confirmed, not counted again. */
+	iface_input(&f->ifc, T0 + MS, fr, mk_ping(fr, PEER_IP, 1, 2, payload, sizeof(payload)));
+	size_t len;
+	struct ipv4_hdr h;
+	const uint8_t *out = tx_next(f, &len);
+	assert_non_null(out);
+	const uint8_t *icmp = parse_ip_frame(out, len, PEER_MAC, &h);
+	assert_int_equal(icmp[0], ICMP_ECHO_REPLY);
+	assert_int_equal(f->ifc.counters.arp_gleaned, 1);
+	/* Off-link: answered through the gateway, the source not learned. */
+	uint32_t far = SK_IP4(203, 0, 113, 5);
+	iface_input(&f->ifc, T0 + 2 * MS, fr, mk_ping(fr, far, 1, 3, payload, sizeof(payload)));
+	assert_int_equal(f->ifc.counters.arp_gleaned, 1);
+	assert_int_equal(iface_arp_find(&f->ifc, far), IFACE_ARP_NONE);
+	/* Off: only ARP teaches. */
+	f->ifc.glean = false;
+	uint32_t other = SK_IP4(198, 18, 0, 9);
+	iface_input(&f->ifc, T0 + 3 * MS, fr, mk_ping(fr, other, 1, 4, payload, sizeof(payload)));
+	assert_int_equal(f->ifc.counters.arp_gleaned, 1);
+	assert_int_equal(count_arp_requests(f, other), 1);
+}
+
 static void on_icmp_error(void *ctx, struct iface *ifc, sk_time_ns now, const struct icmp_error *e)
 {
 	(void)ifc, (void)now;
@@ -1030,6 +1064,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_arp_expiry_and_refresh, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ping_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ping_unresolved_is_queued, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_glean, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_icmp_error_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ping_send, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ping_send_unresolved_is_queued, setup, teardown),
