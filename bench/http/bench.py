@@ -53,6 +53,7 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
             every frame it sends (and nginx, whose handshake the kernel does
             in the client's softirq, pays less of it); with BENCH_RPS=1 each
             side pays its own receive, as across a wire.
+  BENCH_SKIFF_ARGS="--spin-us 0"  more options for every skiff serve
   BENCH_SKIFF_OLD=PATH  another skiff binary (e.g. main's, before a change):
             every server name may then carry "-old" (skiff-packet-old) to
             run from it, alternating with the new one in the same run.
@@ -121,6 +122,8 @@ NMAX = int(env("BENCH_N", "2000000"))
 SERVERS = env("BENCH_SERVERS", " ".join(ALL_SERVERS + ["skiff-packet-log"] + (
     [] if os.environ.get("BENCH_TLS", "0") == "1" else ["linux-app-v6", "skiff-packet-v6"]))).split()
 SKIFF_OLD = env("BENCH_SKIFF_OLD", "")
+# BENCH_SKIFF_ARGS: more options for every skiff serve (e.g. "--spin-us 0").
+SKIFF_ARGS = env("BENCH_SKIFF_ARGS", "").split()
 
 
 def workers_of(name):
@@ -428,6 +431,7 @@ class Server:
                       "--max-conns", str(MAX_CONNS)]
         if self.workers > 1:
             base += ["--workers", str(self.workers)]
+        base += SKIFF_ARGS
         if root:
             base += ["--root", root]
         if TLS:
