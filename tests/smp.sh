@@ -50,7 +50,7 @@ fi
 SRV_IP=198.18.0.2
 URL=http://$SRV_IP/
 WORK=$(mktemp -d /tmp/skiff-smp.XXXXXX)
-SRV_PID= TGT= NS_C= NS_S= IF_C= SERVE=()
+SRV_PID='' TGT='' NS_C='' NS_S='' IF_C='' SERVE=()
 
 on_exit() {
 	skt_cleanup
@@ -68,7 +68,7 @@ C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
 
 setup_target() {
 	skt_cleanup_stale
-	SKT_TAP_MQ= SKT_VETH_QUEUES=
+	SKT_TAP_MQ='' SKT_VETH_QUEUES=''
 	case $TGT in
 	linux) skt_topo_veth on "$SRV_IP/24" ;;
 	skiff:tap) SKT_TAP_MQ=1 skt_topo_tap tap sk0 ;;
