@@ -21,7 +21,9 @@
 # The guest's server is built from the same objects as build/skiff
 # (serve.c, http/server.c, loop/loop_linux.c, the core), minus the devices
 # whose libraries (libxdp, libpcap, ...) an initramfs has no use for, and
-# with a main that offers only `serve` (bench/vm/guest_main.c).
+# with a main that offers only `serve` (bench/vm/guest_main.c).  bind(2) is
+# wrapped (--wrap=bind) so that the copies /init runs with more than one
+# vCPU share port 80 through SO_REUSEPORT (guest_main.c says how).
 
 VM_BUILD       := $(BUILD)/vm
 VM_SERVE_OBJ   := $(BUILD)/obj/bench/vm/guest_main.o \
@@ -38,7 +40,7 @@ KERNEL_PKG     ?= linux-image-cloud-amd64
 # needs libxdp or libpcap unless serve.c itself calls one.
 $(VM_BUILD)/skiff-serve-static: $(VM_SERVE_OBJ) $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -static -o $@ $^
+	$(CC) $(BASE_CFLAGS) -static -Wl,--wrap=bind -o $@ $^
 
 $(VM_BUILD)/init: bench/vm/init.c
 	@mkdir -p $(dir $@)

@@ -5,6 +5,7 @@
 #   bench/vm/bench.sh [--mode full|quick] [--reps N] [--dur S] [--net user|tap|both]
 #                     [--guests "linux skiff [nginx]"] [--sizes "41 6000 102400 1048576"]
 #                     [--big-loads "ab-k-c8 ab-c16"] [--big-net user|tap|both] [--out DIR]
+#                     [--smp "1 2"] [--smp-reps N] [--smp-loads "..."] [--smp-only]
 #
 #   full  (make bench-vm)       3 repetitions, 6 s per load, user + tap; files on tap
 #                               (about 20 min)
@@ -45,6 +46,26 @@
 #          else user): they add about 2 min per repetition and backend.
 #   --sizes 41 is the bench as it was; --sizes "6000 102400 1048576" the files only.
 #
+# More than one vCPU (--smp, or BENCH_VM_SMP; default "1 2" in full mode,
+# off in quick mode; issue 17, seed 000 part two): after the rest, on a TAP
+# only, each guest boots with `skiff vm --smp N` for each N (-smp N, -accel
+# tcg,thread=multi; for N > 1 the TAP is created multi_queue and QEMU gets
+# queues=N,vhost=off and mq=on,vectors=2N+2: multi-queue for both guests),
+# --mem BENCH_VM_SMP_MEM (512M: the unikernel sizes a stack per vCPU) for
+# every N, so only N changes.  The Linux guest's /init sets N combined
+# channels (ETHTOOL_SCHANNELS) and runs N SO_REUSEPORT servers, one pinned
+# per vCPU; the unikernel runs a stack per vCPU.  Each N > 1 guest must say
+# so on its console ("N combined channels", "N queue pairs") or its rows
+# are noted.  Order per repetition: skiff 1, Linux 1, skiff 2, Linux 2, ...,
+# reversed on the next.  Loads: --smp-loads (BENCH_VM_SMP_LOADS, default the
+# keep-alive loads and ab -c 16: "ab-k-c1 ab-k-c8 ab-k-c64 ab-c16"), each
+# with an idle 10 s first; --smp-reps (BENCH_VM_SMP_REPS) repetitions,
+# default 1 so that make bench-vm stays bounded (about 4 min at 6 s per
+# load); BENCH_VM_SMP_REPS=3 is the full version.  Rows: net "tap-smp" in
+# runs.csv with a vcpus column; results.md has the table with req/s, QEMU's
+# CPU per request, the client's CPU and the host's (both cores) busy share.
+# --smp-only: these rows and nothing else.
+#
 # Environment: BENCH_VM_SIZES, BENCH_VM_BIG_LOADS, BENCH_VM_BIG_NETS (as the
 # options above); BENCH_VM_BOOT_S (60: the Linux guest must answer by then),
 # BENCH_VM_UK_BOOT_S (30 full, 15 quick), BENCH_VM_WARMUP_S (1),
@@ -59,6 +80,11 @@ MODE=full REPS="" DUR="" NETS="" GUESTS="linux skiff" OUT=""
 SIZES=${BENCH_VM_SIZES:-41 6000 102400 1048576}
 BIG_LOADS=${BENCH_VM_BIG_LOADS:-ab-k-c8 ab-c16}
 BIG_NETS=${BENCH_VM_BIG_NETS:-}
+SMP=${BENCH_VM_SMP-unset}
+SMP_REPS=${BENCH_VM_SMP_REPS:-1}
+SMP_LOADS=${BENCH_VM_SMP_LOADS:-ab-k-c1 ab-k-c8 ab-k-c64 ab-c16}
+SMP_MEM=${BENCH_VM_SMP_MEM:-512M}
+SMP_ONLY=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) MODE=$2; shift 2 ;;
@@ -70,6 +96,10 @@ while [ $# -gt 0 ]; do
 	--big-loads) BIG_LOADS=$2; shift 2 ;;
 	--big-net) BIG_NETS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
+	--smp) SMP=$2; shift 2 ;;
+	--smp-reps) SMP_REPS=$2; shift 2 ;;
+	--smp-loads) SMP_LOADS=$2; shift 2 ;;
+	--smp-only) SMP_ONLY=1; shift ;;
 	-h|--help) sed -n '2,/^set -u$/p' "$0" | sed '$d'; exit 0 ;;
 	*) echo "bench-vm: unknown argument $1" >&2; exit 2 ;;
 	esac
@@ -79,6 +109,21 @@ full) REPS=${REPS:-3} DUR=${DUR:-6} NETS=${NETS:-both} UKB=30 ;;
 quick) REPS=${REPS:-1} DUR=${DUR:-3} NETS=${NETS:-user} UKB=15 ;;
 *) echo "bench-vm: --mode full|quick" >&2; exit 2 ;;
 esac
+if [ "$SMP" = unset ]; then
+	SMP=""
+	[ "$MODE" = full ] && SMP="1 2"
+fi
+for n in $SMP; do
+	if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 1 ] || [ "$n" -gt 16 ]; then
+		echo "bench-vm: --smp: '$n' is not a vCPU count 1..16" >&2
+		exit 2
+	fi
+done
+[[ $SMP_REPS =~ ^[0-9]+$ ]] || { echo "bench-vm: --smp-reps: '$SMP_REPS' is not a number" >&2; exit 2; }
+if [ -n "$SMP_ONLY" ]; then
+	[ -n "$SMP" ] || { echo "bench-vm: --smp-only with no --smp" >&2; exit 2; }
+	SIZES="" NETS="tap"
+fi
 [ "$NETS" = both ] && NETS="user tap"
 [ "$BIG_NETS" = both ] && BIG_NETS="user tap"
 if [ -z "$BIG_NETS" ]; then
@@ -150,6 +195,7 @@ fi
 	echo "date=$(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 	echo "mode=$MODE reps=$REPS dur=$DUR warmup=$WARMUP_S nets=$NETS guests=$GUESTS"
 	echo "sizes=$SIZES big_loads=$BIG_LOADS big_nets=$BIG_NETS"
+	echo "smp=$SMP smp_reps=$SMP_REPS smp_loads=$SMP_LOADS smp_mem=$SMP_MEM"
 	echo "accel=$WHY"
 	echo "cpu=$(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo) x $(nproc)"
 	echo "host_kernel=$(uname -r)"
@@ -160,10 +206,13 @@ fi
 	echo "ab=ab $(ab -V | awk '/Version/{print $5}' | tr -d ,)"
 	echo "wrk=$(wrk -v 2>&1 | head -1)"
 } >"$OUT/meta.txt"
-echo "rep,net,guest,load,tool,concurrency,keepalive,duration_s,requests,failed,rps,qemu_cpu_pct,status,note,max_latency_ms,body,qemu_us_req,client_cpu_pct" >"$CSV"
+echo "rep,net,guest,load,tool,concurrency,keepalive,duration_s,requests,failed,rps,qemu_cpu_pct,status,note,max_latency_ms,body,qemu_us_req,client_cpu_pct,vcpus,host_cpu_pct" >"$CSV"
 csv() { echo "$*" >>"$CSV"; }
 # A row without a measurement (unavailable, skipped): csv_none REP NET GUEST LOAD BODY STATUS NOTE
-csv_none() { csv "$1,$2,$3,$4,,,,$DUR,0,0,,,$6,$7,,$5,,"; }
+csv_none() { csv "$1,$2,$3,$4,,,,$DUR,0,0,,,$6,$7,,$5,,,$RUN_VCPUS,"; }
+RUN_VCPUS=1   # the vCPUs of the guest being measured (the --smp rows set it)
+# The host's busy share of all its cores (user..steal over all), from /proc/stat.
+host_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
 
 nguest=$(wc -w <<<"$GUESTS")
 nnet=$(wc -w <<<"$NETS")
@@ -174,10 +223,24 @@ est=0
 [ -n "$HAVE41" ] && est=$((REPS * nnet * (nguest * ${#LOADS[@]} * (DUR + WARMUP_S + 2) + IDLE_S + 15)))
 # The file rows: a second boot of each guest (about 15 s under TCG), the checks, the loads.
 est=$((est + REPS * nbig * (nguest * (20 + ${#FILES[@]} * ${#BLOADS[@]} * (DUR + WARMUP_S + 2)))))
+# The --smp rows: per repetition, N and guest, a boot (the Linux guest takes
+# ~15 s under TCG), the idle and the loads.
+SLOADS=()
+for b in $SMP_LOADS; do
+	found=""
+	for spec in "${LOADS[@]}"; do [ "${spec%%|*}" = "$b" ] && found=$spec; done
+	[ -n "$found" ] || { echo "bench-vm: --smp-loads: unknown load $b (known: ${LOADS[*]%%|*})" >&2; exit 2; }
+	SLOADS+=("$found")
+done
+nsmp=$(wc -w <<<"$SMP")
+sguests=$(for g in $GUESTS; do [ "$g" = nginx ] || echo "$g"; done | tr '\n' ' ')
+est=$((est + SMP_REPS * nsmp * $(wc -w <<<"$sguests") * (25 + IDLE_S + ${#SLOADS[@]} * (DUR + WARMUP_S + 2))))
 BUDGET_S=${BUDGET_S:-$((est + est / 4))}
 no41=""
 [ -z "$HAVE41" ] && no41=", no 41-byte rows"
-say "mode $MODE: $REPS rep(s) x net {$NETS} x guests {$GUESTS} x ${#LOADS[@]} loads x ${DUR} s$no41; files {${FILES[*]}} x {$BIG_LOADS} on {$BIG_NETS}; accel $ACCEL; about $((est / 60)) min; out $OUT"
+smpsay=""
+[ -n "$SMP" ] && smpsay="; vCPUs {$SMP} x {$sguests} x {$SMP_LOADS} on a TAP, $SMP_REPS rep(s)"
+say "mode $MODE: $REPS rep(s) x net {$NETS} x guests {$GUESTS} x ${#LOADS[@]} loads x ${DUR} s$no41; files {${FILES[*]}} x {$BIG_LOADS} on {$BIG_NETS}$smpsay; accel $ACCEL; about $((est / 60)) min; out $OUT"
 SITE_WORK=""
 if [ ${#FILES[@]} -gt 0 ] && [ "$nbig" -gt 0 ]; then
 	SITE_WORK=$(mktemp -d /tmp/skiff-benchvm.XXXXXX)
@@ -218,6 +281,9 @@ run_load() {
 			vmb_in "$net" timeout 20 wrk -t 2 -c "$conc" -d "${WARMUP_S}s" --timeout 10s -H 'Connection: close' "$url" >"$log.warmup" 2>&1
 		fi
 	fi
+	local h0 h1 hcpu vtag=""
+	[ "$net" = tap-smp ] && vtag=" ${RUN_VCPUS} vCPU"
+	h0=$(host_ticks)
 	c0=$(vmb_ticks "$qpid")
 	t0=$(date +%s.%N)
 	# `time` (TIMEFORMAT above) writes the client's user and system seconds.
@@ -241,6 +307,8 @@ run_load() {
 		maxl=$(awk '/^ *Latency /{v = $4; f = 1; if (v ~ /us$/) f = 0.001; else if (v ~ /ms$/) f = 1; else if (v ~ /m$/) f = 60000; else if (v ~ /s$/) f = 1000; sub(/[a-z]+$/, "", v); printf "%.0f", v * f}' "$log")
 	fi
 	c1=$(vmb_ticks "$qpid")
+	h1=$(host_ticks)
+	hcpu=$(awk -v a="$h0" -v b="$h1" 'BEGIN{split(a, x, " "); split(b, y, " "); if (y[2] > x[2]) printf "%.0f", (y[1] - x[1]) * 100 / (y[2] - x[2])}')
 	cpu=$(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$HZ" 'BEGIN{printf "%.0f", (b - a) * 100 / hz / (e - s)}')
 	qus=$(awk -v a="$c0" -v b="$c1" -v n="${req:-0}" -v hz="$HZ" 'BEGIN{if (n > 0) printf "%.0f", (b - a) * 1e6 / hz / n}')
 	ccpu=$(awk -v s="$t0" -v e="$t1" 'NF == 2 {printf "%.0f", ($1 + $2) * 100 / (e - s)}' "$log.time")
@@ -251,8 +319,8 @@ run_load() {
 		status=failed note="$fail failed"
 	fi
 	if ! kill -0 "$qpid" 2>/dev/null; then status=failed note="guest died"; fi
-	csv "$rep,$net,$guest,$name,$tool,$conc,$ka,$DUR,${req:-0},${fail:-0},${rps:-0},$cpu,$status,$note,$maxl,$body,$qus,$ccpu"
-	say "rep $rep/$REPS $net $guest $name$tag: ${rps:-?} req/s, ${req:-?} requests, ${fail:-?} failed, QEMU ${cpu}% of a core (${qus:-?} µs/req), client ${ccpu:-?}%, slowest ${maxl:-?} ms${note:+ [$status: $note]}"
+	csv "$rep,$net,$guest,$name,$tool,$conc,$ka,$DUR,${req:-0},${fail:-0},${rps:-0},$cpu,$status,$note,$maxl,$body,$qus,$ccpu,$RUN_VCPUS,$hcpu"
+	say "rep $rep/$REPS $net $guest$vtag $name$tag: ${rps:-?} req/s, ${req:-?} requests, ${fail:-?} failed, QEMU ${cpu}% of a core (${qus:-?} µs/req), client ${ccpu:-?}%, host ${hcpu:-?}% busy, slowest ${maxl:-?} ms${note:+ [$status: $note]}"
 	sleep 1
 }
 
@@ -410,6 +478,74 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		fi
 	done
 done
+
+# --- More than one vCPU: each guest at each N of SMP, on a TAP --------------
+# smp_guest REP GUEST N: a namespace whose TAP is multi-queue when N > 1,
+# the guest with --smp N --mem SMP_MEM, the body checked, its console
+# checked for N queues, idle, then the loads.
+smp_guest() {
+	local rep=$1 g=$2 n=$3 net=tap-smp tag="$2-smp$3" t=$BOOT_S spec b0 pct i0 i1 why="" con
+	RUN_VCPUS=$n
+	[ "$g" = skiff ] && t=$UK_BOOT_S
+	vmb_ns_down
+	if ! VMB_TAP_MQ=$((n > 1 ? 1 : 0)) vmb_ns_up; then
+		vmb_ns_down
+		why="cannot create the TAP namespace"
+	fi
+	con=$LOGD/r$rep-$tag.console
+	if [ -z "$why" ] && ! VMB_SMP=$n VMB_MEM=$SMP_MEM vmb_start "$g" tap 80 "$con"; then
+		why="QEMU did not start"
+	fi
+	b0=$SECONDS
+	if [ -z "$why" ] && ! vmb_wait_http tap 80 "$t" "$LOGD/r$rep-$tag.body"; then
+		why="no HTTP answer within $t s of boot"
+	elif [ -z "$why" ] && ! printf "$BODY" | cmp -s - "$LOGD/r$rep-$tag.body"; then
+		why="wrong body"
+	fi
+	if [ -n "$why" ]; then
+		say "rep $rep/$SMP_REPS smp $g $n vCPU: unavailable ($why)"
+		for spec in "${SLOADS[@]}"; do csv_none "$rep" "$net" "$g" "${spec%%|*}" 41 unavailable "$why"; done
+		[ -n "${VMB_TPID:-}" ] && vmb_stop "$VMB_TPID"
+		vmb_ns_down
+		RUN_VCPUS=1
+		return
+	fi
+	# N > 1 must have N queues in the guest, or the row measures one queue.
+	local note=""
+	if [ "$n" -gt 1 ]; then
+		if [ "$g" = linux ] && ! grep -aq "init: eth0: $n combined channels" "$con"; then
+			note="no $n combined channels on the console"
+		elif [ "$g" = skiff ] && ! grep -aq "$n queue pairs for $n vCPUs" "$con"; then
+			note="no $n queue pairs on the console"
+		fi
+	fi
+	say "rep $rep/$SMP_REPS smp $g $n vCPU: HTTP up after $((SECONDS - b0)) s, body OK$( [ -n "$note" ] && echo " [$note]")$(tr -d '\r' <"$con" | grep -a -m1 -o 'combined channels.*\|[0-9]* queue pairs for [0-9]* vCPUs' | sed 's/^/; /')"
+	sleep 2
+	i0=$(vmb_ticks "$VMB_QPID"); sleep "$IDLE_S"; i1=$(vmb_ticks "$VMB_QPID")
+	pct=$(awk -v a="$i0" -v b="$i1" -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.1f", (b - a) * 100 / hz / s}')
+	kill -0 "$VMB_QPID" 2>/dev/null || pct=""
+	csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,${pct:+ok}${pct:-failed},$note,,41,,,$n,"
+	say "rep $rep/$SMP_REPS smp $g $n vCPU: idle, QEMU ${pct:-?}% of a core over $IDLE_S s"
+	local qp=$VMB_QPID tp=$VMB_TPID
+	for spec in "${SLOADS[@]}"; do run_load "$rep" "$net" "$g" "$qp" 80 "$spec"; done
+	vmb_stop "$tp"
+	vmb_ns_down
+	RUN_VCPUS=1
+}
+if [ -n "$SMP" ]; then
+	for ((rep = 1; rep <= SMP_REPS; rep++)); do
+		seq=""
+		for n in $SMP; do for g in $sguests; do seq+="$g:$n "; done; done
+		[ $((rep % 2)) = 0 ] && seq=$(tr ' ' '\n' <<<"$seq" | tac | tr '\n' ' ')
+		for gn in $seq; do smp_guest "$rep" "${gn%%:*}" "${gn##*:}"; done
+		for n in $SMP; do
+			for g in $sguests; do
+				[ -r "$LOGD/r1-$g-smp$n.console.cmd" ] && [ "$rep" = 1 ] &&
+					echo "qemu_smp${n}_$g=$(cat "$LOGD/r1-$g-smp$n.console.cmd")" >>"$OUT/meta.txt"
+			done
+		done
+	done
+fi
 
 # Exact command lines, for the README.
 {

@@ -9,10 +9,21 @@
  * offers the one command, with the same arguments:
  *
  *   skiff-serve-static serve --stack linux --port 80
- *   skiff-serve-static --stack linux --port 80        (the same) */
+ *   skiff-serve-static --stack linux --port 80        (the same)
+ *
+ * With more than one vCPU, /init (bench/vm/init.c) runs one copy per vCPU
+ * with SKIFF_GUEST_REUSEPORT=1 in the environment.  This build is linked
+ * with -Wl,--wrap=bind (mk/benchvm.mk), so every bind(2) of loop_linux.c
+ * passes through __wrap_bind below, which then sets SO_REUSEPORT on a TCP
+ * socket: the copies' listeners on port 80 form one group and the kernel
+ * hashes each new connection to one of them.  The guest binary alone does
+ * this; build/skiff's listeners are untouched (a second `skiff serve` on
+ * a taken port must still fail). */
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "../../src/apps/cli.h"
 #include "../../src/apps/serve_skiff.h"
@@ -125,6 +136,24 @@ void serve_tls_stats(struct serve_tls *t, void (*fn)(void *ctx, const char *name
 	(void)t;
 	(void)fn;
 	(void)ctx;
+}
+
+int __real_bind(int fd, const struct sockaddr *sa, socklen_t len);
+int __wrap_bind(int fd, const struct sockaddr *sa, socklen_t len);
+int __wrap_bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	const char *rp = getenv("SKIFF_GUEST_REUSEPORT");
+	int type = 0;
+	socklen_t tl = sizeof(type);
+	if (rp && !strcmp(rp, "1") && sa && (sa->sa_family == AF_INET || sa->sa_family == AF_INET6) &&
+	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_STREAM) {
+		int one = 1;
+		/* Refused, the second copy's bind fails with EADDRINUSE and says
+		 * so: a group that does not form is never silent. */
+		if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0)
+			perror("skiff-serve-static: SO_REUSEPORT");
+	}
+	return __real_bind(fd, sa, len);
 }
 
 int main(int argc, char **argv)

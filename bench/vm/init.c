@@ -11,6 +11,14 @@
  *   4. runs the server (/skiff serve --stack linux --port 80, or the
  *      command in /server.cmd if the initramfs has one: one argument a
  *      line) and restarts nothing: when it exits, the guest powers off;
+ *      with N > 1 vCPUs online (QEMU -smp N, bench-vm's 1-vs-2 rows,
+ *      issue 17), first asks virtio_net for N combined channels
+ *      (ETHTOOL_SCHANNELS, read back and logged: one rx/tx queue pair per
+ *      vCPU on a multi-queue TAP), then runs N copies of the server, copy
+ *      K pinned to vCPU K, each with SKIFF_GUEST_REUSEPORT=1 so that its
+ *      listener joins one SO_REUSEPORT group (bench/vm/guest_main.c) and
+ *      the kernel spreads connections over them; the first to exit powers
+ *      the guest off.  One vCPU: one server, exactly as before;
  *   5. for bench/vm/profile.sh, a control process on UDP port 9: the
  *      datagram "stat" is answered with /proc/stat, /proc/softirqs,
  *      /proc/interrupts, /proc/net/snmp, /proc/net/netstat and the
@@ -23,12 +31,19 @@
  * guest_ip=ADDR/LEN and guest_gw=ADDR come from the kernel command line:
  * the kernel hands unknown key=value words to init as environment
  * variables.  Every step prints one "init:" line on the console. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#endif
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <net/route.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +58,7 @@
 #include <unistd.h>
 
 #define MAX_ARGS 32
+#define MAX_SERVERS 16 /* as skiff vm --smp's limit */
 
 static void say(const char *fmt, const char *a, const char *b)
 {
@@ -116,7 +132,50 @@ static int set_up(int s, const char *ifname)
 	return ioctl(s, SIOCSIFFLAGS, &ifr);
 }
 
-static void setup_net(void)
+/* N vCPUs: ask for N combined channels (queue pairs) on IF, as many as
+ * the device offers, and read the result back.  Recent kernels already
+ * default to min(max, online CPUs); asking makes the count explicit and
+ * the log line lets bench.sh check it rather than assume it.  A refusal is
+ * logged and the guest serves on what it has (the bench notes the line). */
+static void set_channels(int s, const char *ifname, unsigned n)
+{
+	struct ethtool_channels ch;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	memset(&ch, 0, sizeof(ch));
+	ch.cmd = ETHTOOL_GCHANNELS;
+	ifr.ifr_data = (char *)&ch;
+	if (ioctl(s, SIOCETHTOOL, &ifr) < 0) {
+		fprintf(stderr, "init: %s: ETHTOOL_GCHANNELS: %s\n", ifname, strerror(errno));
+		return;
+	}
+	unsigned want = n < ch.max_combined ? n : ch.max_combined;
+	if (want == 0)
+		want = 1;
+	if (ch.combined_count != want) {
+		unsigned was = ch.combined_count;
+		ch.cmd = ETHTOOL_SCHANNELS;
+		ch.combined_count = want;
+		ch.rx_count = ch.tx_count = ch.other_count = 0;
+		if (ioctl(s, SIOCETHTOOL, &ifr) < 0) {
+			fprintf(stderr, "init: %s: ETHTOOL_SCHANNELS combined %u (was %u): %s\n", ifname,
+				want, was, strerror(errno));
+			return;
+		}
+		memset(&ch, 0, sizeof(ch));
+		ch.cmd = ETHTOOL_GCHANNELS;
+		if (ioctl(s, SIOCETHTOOL, &ifr) < 0) {
+			fprintf(stderr, "init: %s: ETHTOOL_GCHANNELS after set: %s\n", ifname, strerror(errno));
+			return;
+		}
+	}
+	fprintf(stderr, "init: %s: %u combined channels of %u for %u vCPUs%s\n", ifname,
+		ch.combined_count, ch.max_combined, n,
+		ch.combined_count == n ? "" : " (FEWER QUEUES THAN vCPUs)");
+}
+
+static void setup_net(unsigned ncpu)
 {
 	const char *ip = getenv("guest_ip"), *gw = getenv("guest_gw");
 	if (!ip || !*ip)
@@ -155,6 +214,8 @@ static void setup_net(void)
 		say("eth0 %s: %s", ip, strerror(errno));
 		poweroff();
 	}
+	if (ncpu > 1)
+		set_channels(s, "eth0", ncpu);
 	struct rtentry rt;
 	memset(&rt, 0, sizeof(rt));
 	struct sockaddr_in *dst = (struct sockaddr_in *)&rt.rt_dst;
@@ -279,27 +340,50 @@ int main(int argc, char **argv0)
 	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
 	mount("tmpfs", "/tmp", "tmpfs", 0, NULL);
 
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned ncpu = online < 1 ? 1 : online > MAX_SERVERS ? MAX_SERVERS : (unsigned)online;
 	load_modules();
-	setup_net();
+	setup_net(ncpu);
 
 	char *argv[MAX_ARGS];
 	server_argv(argv);
+	pid_t pids[MAX_SERVERS];
+	unsigned nsrv = 0;
+	if (ncpu > 1)
+		fprintf(stderr, "init: %u vCPUs: %u servers, one pinned to each, SO_REUSEPORT\n", ncpu, ncpu);
 	say("starting %s %s", argv[0], argv[1] ? argv[1] : "");
-	pid_t pid = fork();
-	if (pid == 0) {
-		execv(argv[0], argv);
-		say("exec %s: %s", argv[0], strerror(errno));
-		_exit(127);
+	for (unsigned k = 0; k < ncpu; k++) {
+		pid_t p = fork();
+		if (p == 0) {
+			if (ncpu > 1) {
+				cpu_set_t set;
+				CPU_ZERO(&set);
+				CPU_SET(k, &set);
+				if (sched_setaffinity(0, sizeof(set), &set) < 0)
+					fprintf(stderr, "init: server %u: sched_setaffinity: %s\n", k,
+						strerror(errno));
+				setenv("SKIFF_GUEST_REUSEPORT", "1", 1);
+			}
+			execv(argv[0], argv);
+			say("exec %s: %s", argv[0], strerror(errno));
+			_exit(127);
+		}
+		if (p > 0)
+			pids[nsrv++] = p;
 	}
+	pid_t pid = nsrv ? pids[0] : -1;
 	if (pid > 0 && fork() == 0)
 		ctl_loop(pid);
-	/* pid 1 reaps every orphan; the server's exit ends the guest. */
+	/* pid 1 reaps every orphan; a server's exit ends the guest. */
 	for (;;) {
 		int st;
 		pid_t w = wait(&st);
 		if (w < 0 && errno == ECHILD)
 			break;
-		if (w == pid) {
+		bool ours = false;
+		for (unsigned k = 0; k < nsrv; k++)
+			ours |= w == pids[k];
+		if (ours) {
 			char code[16];
 			snprintf(code, sizeof(code), "%d", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 			say("server exited (%s)%s, powering off", code, "");

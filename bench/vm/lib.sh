@@ -37,6 +37,13 @@ VMB_ROOT=${VMB_ROOT:-}               # skiff guest: serve this tree (skiff vm --
 VMB_SITE_INITRD=${VMB_SITE_INITRD:-} # Linux guest: this initramfs instead of initrd.img
 VMB_TMP=${VMB_TMP:-${TMPDIR:-/tmp}}  # where `skiff vm --dry-run --root` leaves its archive
 VMB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# vCPUs and RAM of the next vmb_start (bench.sh's 1-vs-2 rows, issue 17):
+# VMB_SMP=N gives both guests `skiff vm --smp N` (-smp N, multi-threaded
+# TCG, and on a TAP queues=N,vhost=off + mq=on,vectors=2N+2, so the TAP
+# must then be multi-queue: VMB_TAP_MQ=1 at vmb_ns_up); VMB_MEM, --mem.
+VMB_SMP=${VMB_SMP:-1}
+VMB_MEM=${VMB_MEM:-}
+VMB_TAP_MQ=${VMB_TAP_MQ:-0}
 VMB_NS=""
 VMB_QEMU_PIDS=()   # the `timeout` wrappers; QEMU is their child
 
@@ -53,6 +60,8 @@ vmb_qemu_argv() {
 	local guest=$1 net=$2 port=$3 words i img ukargs=()
 	local netopt=(-p "$port:80")
 	[ "$net" = tap ] && netopt=(--net tap:skvtap0)
+	[ "$VMB_SMP" != 1 ] && netopt+=(--smp "$VMB_SMP")
+	[ -n "$VMB_MEM" ] && netopt+=(--mem "$VMB_MEM")
 	if [ "$guest" = skiff ]; then
 		img=$VMB_UK
 		if [ "$net" = tap ]; then read -ra ukargs <<<"$VMB_UK_ARGS_TAP"; else read -ra ukargs <<<"$VMB_UK_ARGS_USER"; fi
@@ -89,10 +98,20 @@ vmb_accel_name() {
 	"$VMB_SKIFF" vm --dry-run --accel "$VMB_ACCEL" --image "$VMB_LINUX/vmlinuz" | awk '{for (i = 1; i < NF; i++) if ($i == "-accel") print $(i + 1)}'
 }
 
-# vmb_ns_up : namespace skt-PID-vmbench with TAP skvtap0 = 198.18.0.1/24.
+# vmb_ns_up : namespace skt-PID-vmbench with TAP skvtap0 = 198.18.0.1/24;
+# with VMB_TAP_MQ=1 the TAP is multi-queue (`--smp N` opens N queues on it;
+# QEMU with one queue refuses that kind, so --smp 1 needs VMB_TAP_MQ=0).
 vmb_ns_up() {
 	skt_cleanup_stale
-	skt_topo_tap vmbench skvtap0 || return 1
+	if [ "$VMB_TAP_MQ" = 1 ]; then
+		SKT_NS_L=$(skt_ns_name vmbench)
+		skt_ns_add "$SKT_NS_L" || return 1
+		ip -n "$SKT_NS_L" tuntap add dev skvtap0 mode tap multi_queue || return 1
+		ip -n "$SKT_NS_L" addr add "$SKT_LINUX_IP/24" dev skvtap0 || return 1
+		ip -n "$SKT_NS_L" link set skvtap0 up || return 1
+	else
+		skt_topo_tap vmbench skvtap0 || return 1
+	fi
 	VMB_NS=$SKT_NS_L
 }
 
@@ -105,13 +124,13 @@ vmb_ns_down() {
 vmb_in() {
 	local net=$1
 	shift
-	if [ "$net" = tap ]; then ip netns exec "$VMB_NS" "$@"; else "$@"; fi
+	case $net in tap*) ip netns exec "$VMB_NS" "$@" ;; *) "$@" ;; esac
 }
 
 # vmb_url NET PORT [PATH]   (PATH default "/")
 vmb_url() {
 	local path=${3:-/}
-	if [ "$1" = tap ]; then echo "http://$VMB_TAP_GUEST$path"; else echo "http://127.0.0.1:$2$path"; fi
+	case $1 in tap*) echo "http://$VMB_TAP_GUEST$path" ;; *) echo "http://127.0.0.1:$2$path" ;; esac
 }
 
 # vmb_body_path SIZE: the path of a SIZE-byte body, as bench/http/bench.py

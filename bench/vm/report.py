@@ -37,6 +37,98 @@ def size_label(b):
     return f"{b} B"
 
 
+def smp_table(w, rows, meta):
+    """The 1-vs-N vCPU rows (bench.sh --smp, net "tap-smp", issue 17)."""
+    ns = sorted({int(r.get("vcpus") or 1) for r in rows})
+    guests = [g for g in ("skiff", "linux") if any(r["guest"] == g for r in rows)]
+    reps = max(int(r["rep"]) for r in rows)
+
+    def scell(g, n, load):
+        rs = [r for r in rows if r["guest"] == g and int(r.get("vcpus") or 1) == n and r["load"] == load]
+        ok = [r for r in rs if r["status"] == "ok"]
+        c = {"n": len(rs), "ok": len(ok), "bad": sum(r["status"] == "failed" for r in rs),
+             "why": next((r["note"] for r in rs if r["status"] == "unavailable"), None),
+             "note": next((r["note"] for r in rs if r["note"] and r["status"] == "ok"), None)}
+        for k, col in (("rps", "rps"), ("cpu", "qemu_cpu_pct"), ("us", "qemu_us_req"),
+                       ("client", "client_cpu_pct"), ("host", "host_cpu_pct")):
+            v = [float(r[col]) for r in ok if r.get(col)]
+            if v:
+                c[k] = statistics.median(v)
+        return c
+
+    w(f"## More than one vCPU: {' vs '.join(map(str, ns))} vCPUs on a TAP (multi-queue for N > 1)\n")
+    w(f"{meta.get('accel', '')}; QEMU -smp N with `-accel tcg,thread=multi` for N > 1, "
+      f"--mem {meta.get('smp', '').split('smp_mem=')[-1] or '?'} for every N; for N > 1 the TAP is "
+      "multi_queue and both guests get queues=N,vhost=off and mq=on,vectors=2N+2 (the "
+      "unikernel: a stack per vCPU; the Linux guest: N combined channels set by /init, N "
+      "SO_REUSEPORT servers pinned one per vCPU); for N = 1 a plain TAP and the usual line. "
+      f"Median of {reps} repetition(s), order reversed every repetition. QEMU: its CPU in % "
+      "of one host core and µs per request; client: ab's CPU in % of one core (one thread: "
+      f"{CLIENT_BOUND:.0f}% or more is client-bound); host: the busy share of all host cores "
+      "over the run (everything on the machine, other sessions included).\n")
+    hdr = "| load | guest |" + "".join(f" {n} vCPU req/s |" for n in ns)
+    if len(ns) > 1:
+        hdr += f" {ns[-1]} / {ns[0]} |"
+    for n in ns:
+        hdr += f" QEMU % / µs/req ({n}) | client % ({n}) | host % ({n}) |"
+    w(hdr)
+    w("|---|---|" + "--:|" * (len(ns) + (len(ns) > 1) + 3 * len(ns)))
+    bound = []
+    notes = []
+    for load, label in LOADS:
+        for g in guests:
+            cs = [scell(g, n, load) for n in ns]
+            if not any(c["n"] for c in cs):
+                continue
+            line = f"| {label} | {NAMES[g]} |"
+            for n, c in zip(ns, cs):
+                if "rps" in c:
+                    line += f" {c['rps']:,.0f}" + (f" ({c['ok']} of {c['ok'] + c['bad']} clean)" if c["bad"] else "") + " |"
+                elif c["why"]:
+                    line += " unavailable |"
+                else:
+                    line += " failed |" if c["bad"] else " – |"
+                if c["note"]:
+                    notes.append(f"{NAMES[g]} at {n} vCPU: {c['note']}")
+            if len(ns) > 1:
+                a, b = cs[0], cs[-1]
+                line += f" {b['rps'] / a['rps']:.2f}x |" if "rps" in a and "rps" in b and a["rps"] else " – |"
+            for n, c in zip(ns, cs):
+                line += (f" {c['cpu']:.0f} / {c['us']:,.0f} |" if "cpu" in c and "us" in c
+                         else (f" {c['cpu']:.1f} (idle) |" if "cpu" in c else " – |"))
+                if "client" in c:
+                    mark = " client-bound" if c["client"] >= CLIENT_BOUND else ""
+                    line += f" {c['client']:.0f}{mark} |"
+                    if mark:
+                        bound.append(f"{NAMES[g]} {n} vCPU {label}")
+                else:
+                    line += " – |"
+                line += f" {c['host']:.0f} |" if "host" in c else " – |"
+            w(line)
+    for g in guests:
+        cs = [scell(g, n, "idle") for n in ns]
+        w(f"| idle, 10 s | {NAMES[g]} |" + " – |" * (len(ns) + (len(ns) > 1))
+          + "".join((f" {c['cpu']:.1f} / – |" if "cpu" in c else " – |") + " – | – |" for c in cs))
+    w("")
+    if len(ns) > 1 and "skiff" in guests and "linux" in guests:
+        n = ns[-1]
+        parts = []
+        for load, label in LOADS:
+            a, b = scell("linux", n, load), scell("skiff", n, load)
+            if "rps" in a and "rps" in b and a["rps"]:
+                parts.append(f"{label} {b['rps'] / a['rps']:.2f}x")
+        if parts:
+            w(f"skiff / Linux guest at {n} vCPUs: {'; '.join(parts)}.\n")
+    if bound:
+        w(f"Client-bound (ab at {CLIENT_BOUND:.0f}% or more of its core): {'; '.join(bound)}.\n")
+    if notes:
+        w("Notes: " + "; ".join(sorted(set(notes))) + ".\n")
+    whys = sorted({f"{NAMES[r['guest']]} at {r.get('vcpus') or 1} vCPU: {r['note']}"
+                   for r in rows if r["status"] == "unavailable"})
+    if whys:
+        w("Unavailable: " + "; ".join(whys) + ".\n")
+
+
 def main():
     d = sys.argv[1]
     meta = {}
@@ -203,6 +295,9 @@ def main():
                         if cell(net, g, ld, b).get("why")), None)
             if why:
                 w(f"{NAMES[g]} on {net}, files: unavailable ({why}).\n")
+    smp_rows = [r for r in rows if r["net"] == "tap-smp"]
+    if smp_rows:
+        smp_table(w, smp_rows, meta)
     bad = [r for r in rows if r["status"] == "failed"]
     if bad:
         w("## Runs with errors (not in the medians)\n")
