@@ -67,7 +67,7 @@ static void say(const char *fmt, const char *a, const char *b)
 	fprintf(stderr, "\n");
 }
 
-static void poweroff(void)
+static _Noreturn void poweroff(void)
 {
 	sync();
 	reboot(RB_POWER_OFF);
