@@ -95,7 +95,7 @@ help:
 	@echo "  make bench-tcp     skiff's TCP against Linux's (CUBIC, BBR) through skiff impair: delay x loss"
 	@echo "                     grid, medians (BENCH_TCP_*: bench/tcp_wan.sh);  make bench-tcp-relay: the relay's CPU"
 	@echo "  make bench-switch  the switch: pktgen and kernel-free HTTP;  make bench-switch-http"
-	@echo "  make bench-vm      the unikernel against a Linux guest under QEMU, 41 B and files (~20 min); bench-vm-quick"
+	@echo "  make bench-vm      the unikernel against a Linux guest under QEMU, 41 B, files, 1 vs 2 vCPUs (~25 min); bench-vm-quick"
 	@echo "  make bench-bigtree skiff serve --root on a 2 GiB tree: RSS at start, every file intact"
 	@echo "  make profile-vm    where the Linux guest spends a request"
 	@echo "  make profile-uk    what a request costs the emulator in the unikernel (counters)"

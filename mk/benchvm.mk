@@ -14,7 +14,11 @@
 #                        both guests alternating, 3 repetitions:
 #                        bench/results/vm-DATE/{results.md,runs.csv,rps.png}
 #                        BENCH_VM_SIZES, BENCH_VM_BIG_LOADS, BENCH_VM_BIG_NETS
-#                        choose (bench/vm/bench.sh --help)
+#                        choose (bench/vm/bench.sh --help); then both guests
+#                        at 1 and 2 vCPUs on a TAP, multi-queue for 2
+#                        (issue 17): the keep-alive loads and ab -c 16, one
+#                        repetition (BENCH_VM_SMP_REPS=3 for the full
+#                        version, BENCH_VM_SMP="" to leave them out)
 #   make bench-vm-quick  the same, short and one repetition, user networking
 #                        only (development)
 #

@@ -320,7 +320,7 @@ run_load() {
 	fi
 	if ! kill -0 "$qpid" 2>/dev/null; then status=failed note="guest died"; fi
 	csv "$rep,$net,$guest,$name,$tool,$conc,$ka,$DUR,${req:-0},${fail:-0},${rps:-0},$cpu,$status,$note,$maxl,$body,$qus,$ccpu,$RUN_VCPUS,$hcpu"
-	say "rep $rep/$REPS $net $guest$vtag $name$tag: ${rps:-?} req/s, ${req:-?} requests, ${fail:-?} failed, QEMU ${cpu}% of a core (${qus:-?} µs/req), client ${ccpu:-?}%, host ${hcpu:-?}% busy, slowest ${maxl:-?} ms${note:+ [$status: $note]}"
+	say "rep $rep/$( [ "$net" = tap-smp ] && echo "$SMP_REPS" || echo "$REPS") $net $guest$vtag $name$tag: ${rps:-?} req/s, ${req:-?} requests, ${fail:-?} failed, QEMU ${cpu}% of a core (${qus:-?} µs/req), client ${ccpu:-?}%, host ${hcpu:-?}% busy, slowest ${maxl:-?} ms${note:+ [$status: $note]}"
 	sleep 1
 }
 
@@ -419,7 +419,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 				for g in $order; do
 					pct=$(awk -v a="${I0[$g]}" -v b="$(vmb_ticks "${QP[$g]}")" -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.1f", (b - a) * 100 / hz / s}')
 					kill -0 "${QP[$g]}" 2>/dev/null || pct=""
-					csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,${pct:+ok}${pct:-failed},,,41,,"
+					csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,$([ -n "$pct" ] && echo ok || echo failed),,,41,,"
 					say "rep $rep/$REPS $net $g: idle, QEMU ${pct:-?}% of a core over $IDLE_S s"
 				done
 				for spec in "${LOADS[@]}"; do
@@ -451,7 +451,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 					i0=$(vmb_ticks "${QP[$g]}"); sleep "$IDLE_S"; i1=$(vmb_ticks "${QP[$g]}")
 					pct=$(awk -v a="$i0" -v b="$i1" -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.1f", (b - a) * 100 / hz / s}')
 					kill -0 "${QP[$g]}" 2>/dev/null || pct=""
-					csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,${pct:+ok}${pct:-failed},,,41,,"
+					csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,$([ -n "$pct" ] && echo ok || echo failed),,,41,,"
 					say "rep $rep/$REPS $net $g: idle, QEMU ${pct:-?}% of a core over $IDLE_S s"
 					for spec in "${LOADS[@]}"; do
 						if [ -n "${UP[$g]:-}" ]; then
@@ -524,7 +524,7 @@ smp_guest() {
 	i0=$(vmb_ticks "$VMB_QPID"); sleep "$IDLE_S"; i1=$(vmb_ticks "$VMB_QPID")
 	pct=$(awk -v a="$i0" -v b="$i1" -v hz="$HZ" -v s="$IDLE_S" 'BEGIN{printf "%.1f", (b - a) * 100 / hz / s}')
 	kill -0 "$VMB_QPID" 2>/dev/null || pct=""
-	csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,${pct:+ok}${pct:-failed},$note,,41,,,$n,"
+	csv "$rep,$net,$g,idle,none,0,0,$IDLE_S,0,0,,$pct,$([ -n "$pct" ] && echo ok || echo failed),$note,,41,,,$n,"
 	say "rep $rep/$SMP_REPS smp $g $n vCPU: idle, QEMU ${pct:-?}% of a core over $IDLE_S s"
 	local qp=$VMB_QPID tp=$VMB_TPID
 	for spec in "${SLOADS[@]}"; do run_load "$rep" "$net" "$g" "$qp" 80 "$spec"; done

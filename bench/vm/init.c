@@ -153,8 +153,8 @@ static void set_channels(int s, const char *ifname, unsigned n)
 	unsigned want = n < ch.max_combined ? n : ch.max_combined;
 	if (want == 0)
 		want = 1;
+	unsigned was = ch.combined_count;
 	if (ch.combined_count != want) {
-		unsigned was = ch.combined_count;
 		ch.cmd = ETHTOOL_SCHANNELS;
 		ch.combined_count = want;
 		ch.rx_count = ch.tx_count = ch.other_count = 0;
@@ -170,9 +170,9 @@ static void set_channels(int s, const char *ifname, unsigned n)
 			return;
 		}
 	}
-	fprintf(stderr, "init: %s: %u combined channels of %u for %u vCPUs%s\n", ifname,
-		ch.combined_count, ch.max_combined, n,
-		ch.combined_count == n ? "" : " (FEWER QUEUES THAN vCPUs)");
+	fprintf(stderr, "init: %s: %u combined channels of %u for %u vCPUs (%s %u)%s\n", ifname,
+		ch.combined_count, ch.max_combined, n, was == want ? "already, the kernel's default" : "set, was",
+		was, ch.combined_count == n ? "" : " (FEWER QUEUES THAN vCPUs)");
 }
 
 static void setup_net(unsigned ncpu)

@@ -106,9 +106,14 @@ def smp_table(w, rows, meta):
                 line += f" {c['host']:.0f} |" if "host" in c else " – |"
             w(line)
     for g in guests:
-        cs = [scell(g, n, "idle") for n in ns]
+        # Any status: runs.csv before the fix wrote "ok0.4" for an idle row.
+        idle = []
+        for n in ns:
+            v = [float(r["qemu_cpu_pct"]) for r in rows if r["guest"] == g and r["load"] == "idle"
+                 and int(r.get("vcpus") or 1) == n and r["qemu_cpu_pct"]]
+            idle.append(f" {statistics.median(v):.1f} / – |" if v else " – |")
         w(f"| idle, 10 s | {NAMES[g]} |" + " – |" * (len(ns) + (len(ns) > 1))
-          + "".join((f" {c['cpu']:.1f} / – |" if "cpu" in c else " – |") + " – | – |" for c in cs))
+          + "".join(x + " – | – |" for x in idle))
     w("")
     if len(ns) > 1 and "skiff" in guests and "linux" in guests:
         n = ns[-1]
@@ -338,8 +343,8 @@ def main():
         f.write("\n".join(out) + "\n")
 
     # rps.png: one cluster per load, one bar per guest and network (41 B).
-    if not any(body_of(r) == 41 for r in rows):
-        return
+    if not any(body_of(r) == 41 and r["net"] in nets for r in rows):
+        return  # e.g. --smp-only: the 1-vs-N table has no chart
     series = [(n, g) for n in nets for g in guests]
     dat = os.path.join(d, "rps.dat")
     # A series with no clean run at all is drawn as zeros (gnuplot would
