@@ -499,7 +499,7 @@ smp_guest() {
 	b0=$SECONDS
 	if [ -z "$why" ] && ! vmb_wait_http tap 80 "$t" "$LOGD/r$rep-$tag.body"; then
 		why="no HTTP answer within $t s of boot"
-	elif [ -z "$why" ] && ! printf "$BODY" | cmp -s - "$LOGD/r$rep-$tag.body"; then
+	elif [ -z "$why" ] && ! printf '%b' "$BODY" | cmp -s - "$LOGD/r$rep-$tag.body"; then
 		why="wrong body"
 	fi
 	if [ -n "$why" ]; then
