@@ -28,6 +28,7 @@
 #include "../../src/apps/cli.h"
 #include "../../src/apps/serve_skiff.h"
 #include "../../src/apps/serve_tls.h"
+#include "../../src/dev/dev_open.h"
 
 /* serve.c also offers --stack skiff, whose devices this build leaves out:
  * these stand in for apps/serve_skiff.c and apps/hoststack.c (the stack
@@ -48,6 +49,18 @@ void serve_skiff_describe(struct loop *l, char *buf, size_t len)
 {
 	(void)l;
 	snprintf(buf, len, " dev=none");
+}
+/* serve.c asks how many queues an xdp: device has; there is no device
+ * here, and dev_open.o would bring libxdp and libpcap in. */
+unsigned dev_rx_queues(const char *ifname)
+{
+	(void)ifname;
+	return 0;
+}
+const uint8_t *serve_skiff_mac(struct loop *l)
+{
+	(void)l;
+	return NULL;
 }
 void serve_skiff_announce(struct loop *l)
 {
