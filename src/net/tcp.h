@@ -67,6 +67,20 @@ struct tcp_config {
 	 * a send then returns -SK_EAGAIN (TCP_EV_WRITE when one frees) and an
 	 * arriving segment is dropped (tcp_drop_no_memory; the peer resends). */
 	uint32_t bufs;
+	/* Buffers sized by the path (0: off, every socket keeps sndbuf /
+	 * rcvbuf).  A busy socket's buffer grows past its base up to buf_max:
+	 * the receive buffer to twice what the app read in a round trip
+	 * (dynamic right-sizing), the send buffer to twice cwnd.  A grown
+	 * buffer is one of buf_slots slots of buf_max bytes (0: mem_high /
+	 * 256 KiB, at least 2, at most max_sockets), held only while data is
+	 * queued.  The bytes held in slots are budgeted, as Linux's tcp_mem:
+	 * above mem_pressure (0: 3/4 of mem_high) nothing grows and buffers
+	 * shrink back to the base as they drain, until the use is below
+	 * mem_low (0: mem_high / 2); at mem_high a slot is taken only to keep
+	 * a window already advertised.  The window scale is chosen from
+	 * buf_max. */
+	uint32_t buf_max, buf_slots;
+	uint32_t mem_low, mem_pressure, mem_high;
 	uint16_t mtu;             /* IP MTU: our MSS is mtu - 40 (IPv4), mtu - 60 (IPv6) */
 	uint16_t eph_lo, eph_hi;  /* ephemeral port range for connect */
 	uint64_t seed[2];         /* random key: hash, ISN, cookies, timestamps */

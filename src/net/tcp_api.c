@@ -146,6 +146,8 @@ int tcp_recv(struct tcp_stack *st, int s, void *buf, size_t len)
 	sk->rhead = (sk->rhead + n) % sk->rcap;
 	sk->rlen -= n;
 	tcp_rbuf_release(st, sk); /* all read: an idle socket holds no buffer */
+	if (st->mem_state != TCP_MEM_NORMAL)
+		tcp_buf_shrink(st, sk);
 	/* A short read that empties the queue tells an edge-triggered app
 	 * "drained, wait for the next edge" (loop.h).  If the peer's FIN (or
 	 * an error) is already in, no later arrival will raise that edge: the
@@ -201,6 +203,8 @@ int tcp_sendv(struct tcp_stack *st, int s, const struct tcp_iov *iov, int iovcnt
 	size_t want = 0;
 	for (int i = 0; i < iovcnt; i++)
 		want += iov[i].len;
+	if (want)
+		tcp_sbuf_tune(st, sk); /* before the take: a grown side takes a slot */
 	if (want && !tcp_sbuf_take(st, sk)) {
 		tcp_sbuf_wait(st, sk);
 		return -SK_EAGAIN;
@@ -235,6 +239,7 @@ int tcp_send_space(struct tcp_stack *st, int s)
 		return -SK_EBADF;
 	if (sk->fl & TF_FIN_QUEUED)
 		return -SK_EPIPE;
+	tcp_sbuf_tune(st, sk);
 	if (!sk->sbuf && st->spool.navail == 0) {
 		tcp_sbuf_wait(st, sk);
 		return 0;
@@ -367,9 +372,11 @@ int tcp_setsockopt(struct tcp_stack *st, int s, enum tcp_sockopt opt, int v)
 		return 0;
 	case TCP_SO_SNDBUF:
 		sk->smax = SK_MAX(SK_MIN((uint32_t)v, sk->scap), 1024u);
+		sk->fl |= TF_SLOCK; /* the app chose: no autotuning (as Linux) */
 		return 0;
 	case TCP_SO_RCVBUF:
 		sk->rmax = SK_MAX(SK_MIN((uint32_t)v, sk->rcap), 1024u);
+		sk->fl |= TF_RLOCK;
 		return 0;
 	case TCP_SO_USER_TIMEOUT_MS:
 		sk->user_timeout_ms = (uint32_t)v;
@@ -492,4 +499,7 @@ void tcp_stats(const struct tcp_stack *st, tcp_stat_fn fn, void *ctx)
 #define TCP_STAT_PRINT(n) fn(ctx, "tcp_" #n, st->stats.n);
 	TCP_STATS(TCP_STAT_PRINT)
 #undef TCP_STAT_PRINT
+	/* Gauges of the grown-buffer budget (tcp_config.buf_max). */
+	fn(ctx, "tcp_mem_used", st->mem_used);
+	fn(ctx, "tcp_mem_state", st->mem_state);
 }

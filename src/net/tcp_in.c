@@ -96,7 +96,7 @@ static void tcp_count_parse_error(struct tcp_stack *st, int r)
 
 static void tcp_inherit(struct tcp_sock *sk, const struct tcp_sock *l)
 {
-	sk->fl |= l->fl & (TF_NODELAY | TF_KEEPALIVE);
+	sk->fl |= l->fl & (TF_NODELAY | TF_KEEPALIVE | TF_SLOCK | TF_RLOCK);
 	sk->smax = l->smax;
 	sk->rmax = l->rmax;
 	sk->keep_idle_ms = l->keep_idle_ms;
@@ -381,6 +381,8 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 			sk->slen -= freed;
 			sk->sbuf_seq += freed;
 			tcp_sbuf_release(st, sk); /* all acked: back to the pool */
+			if (st->mem_state != TCP_MEM_NORMAL)
+				tcp_buf_shrink(st, sk);
 		}
 		sk->snd_una = ack;
 		if (tcp_seq_lt(sk->snd_nxt, ack))
@@ -574,6 +576,14 @@ static void tcp_data_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns no
 		st->stats.drop_no_memory++;
 		return;
 	}
+	if (off >= sk->rcap - sk->rlen) {
+		/* A grown side got only a base buffer back (no slot free): what
+		 * lies beyond it is dropped unacknowledged, the peer resends. */
+		st->stats.drop_no_memory++;
+		tcp_rbuf_release(st, sk);
+		return;
+	}
+	n = SK_MIN(n, sk->rcap - sk->rlen - off);
 	if (off && (sk->fl & TF_SACK)) {
 		for (uint8_t i = 0; i < sk->nooo; i++)
 			if (tcp_seq_le(sk->ooo[i].l, seq) && tcp_seq_ge(sk->ooo[i].r, seq + n)) {
@@ -616,6 +626,7 @@ static void tcp_data_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns no
 		sk_memmove(&sk->ooo[0], &sk->ooo[1], sk->nooo * sizeof(sk->ooo[0]));
 	}
 	tcp_event(st, sk, TCP_EV_READ);
+	tcp_rbuf_tune(st, sk, now);
 	if (filled_hole) {
 		tcp_ack_now(st, sk);
 	} else if (sk->quickacks) {
@@ -733,6 +744,20 @@ static void tcp_sync_input(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns
 	    tcp_seq_ge(h->opts.ts_val, sk->ts_recent)) {
 		sk->ts_recent = h->opts.ts_val;
 		sk->ts_recent_age = now;
+	}
+	/* The receive side's round trip, for right-sizing (a receiver that
+	 * sends nothing has no srtt): data echoes the TSval of an ACK of ours,
+	 * which the peer answered.  The low end counts (the peer may have
+	 * waited for its app), so a smaller sample is taken at once. */
+	if ((sk->fl & TF_TS) && h->opts.has_ts && h->opts.ts_ecr && plen && st->bpool.n) {
+		uint32_t r = tcp_ts_now(sk, now) - h->opts.ts_ecr;
+		if (r < 60000) {
+			uint32_t us = SK_MAX(r, 1u) * 1000;
+			if (!sk->rcv_rtt_us || us < sk->rcv_rtt_us)
+				sk->rcv_rtt_us = us;
+			else
+				sk->rcv_rtt_us += (us - sk->rcv_rtt_us) / 8;
+		}
 	}
 
 	/* RST (RFC 5961 3.2): exact match resets, in-window earns a challenge. */

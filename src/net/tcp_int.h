@@ -41,6 +41,10 @@ enum {
 	TF_TLP_OUT = 1u << 20,   /* a probe is unanswered (tlp_end) */
 	TF_TLP_NEW = 1u << 21,   /* the probe is one new segment past cwnd */
 	TF_RACK = 1u << 22,      /* rack_edge is set (this episode) */
+	TF_SSLOT = 1u << 23,     /* sbuf is a slot of st->bpool (scap bytes of it) */
+	TF_RSLOT = 1u << 24,     /* rbuf is a slot of st->bpool */
+	TF_SLOCK = 1u << 25,     /* TCP_SO_SNDBUF set: the send buffer never grows */
+	TF_RLOCK = 1u << 26,     /* TCP_SO_RCVBUF set: the receive buffer never grows */
 };
 
 #define TCP_QUICKACKS 16
@@ -115,6 +119,21 @@ bool tcp_sbuf_take(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_sbuf_wait(struct tcp_stack *st, struct tcp_sock *sk);
 uint32_t tcp_rcv_space(const struct tcp_stack *st, const struct tcp_sock *sk);
+/* The budget of grown buffers (tcp_config.buf_max): normal, pressure (no
+ * growth, shrink as data drains), hard (at mem_high). */
+enum tcp_mem_state { TCP_MEM_NORMAL, TCP_MEM_PRESSURE, TCP_MEM_HARD };
+/* Grow the send (send) or receive buffer to `want` bytes (clamped to
+ * buf_max), if autotuning is on, the socket is not locked, the budget is
+ * normal and a slot is free.  Data queued keeps its place in the stream. */
+bool tcp_buf_grow(struct tcp_stack *st, struct tcp_sock *sk, bool send, uint32_t want);
+/* The send buffer may hold twice cwnd (called before the app queues). */
+void tcp_sbuf_tune(struct tcp_stack *st, struct tcp_sock *sk);
+/* Dynamic right-sizing, on in-order data: once a round trip has passed,
+ * grow the receive buffer to twice what the app consumed in it. */
+void tcp_rbuf_tune(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
+/* Under pressure: move a slot's data back to a base buffer once it fits
+ * (the window already advertised included). */
+void tcp_buf_shrink(struct tcp_stack *st, struct tcp_sock *sk);
 
 /* tcp_demux.c */
 struct tcp_sock *tcp_lookup(struct tcp_stack *st, const struct sk_addr *laddr, uint16_t lport,

@@ -21,6 +21,27 @@ struct echo {
 	int a_err, b_err;
 };
 
+/* What the autotuning tests watch on every step of an echo: the largest
+ * receive buffer B offered, A's largest send buffer and cwnd, each stack's
+ * peak budget use, and that no right edge ever moved left (RFC 9293
+ * 3.8.6). */
+static struct {
+	uint32_t b_rmax, a_smax, a_cwnd, b_adv, a_adv;
+	uint64_t a_mem, b_mem;
+} watch;
+
+static void watch_edge(const struct tcp_sock *sk, uint32_t *prev)
+{
+	if (sk->in_use && sk->state >= TCP_ESTABLISHED && sk->state != TCP_TIME_WAIT) {
+		if (*prev)
+			assert_true(tcp_seq_ge(sk->rcv_adv, *prev));
+		*prev = sk->rcv_adv;
+	}
+}
+
+struct echo;
+static void echo_watch(const struct echo *x);
+
 static void echo_app(struct echo *x, sk_time_ns now)
 {
 	struct tcp_stack *A = &x->w->a->st, *B = &x->w->b->st;
@@ -96,6 +117,29 @@ static void echo_app(struct echo *x, sk_time_ns now)
 		;
 	while (tcp_events(B, ev, 64) > 0)
 		;
+	echo_watch(x);
+}
+
+static void echo_watch(const struct echo *x)
+{
+	const struct tcp_stack *A = &x->w->a->st, *B = &x->w->b->st;
+	const struct tcp_sock *a = &A->socks[x->ca];
+	if (a->in_use) {
+		watch.a_smax = SK_MAX(watch.a_smax, a->smax);
+		watch.a_cwnd = SK_MAX(watch.a_cwnd, a->cwnd);
+		watch_edge(a, &watch.a_adv);
+	}
+	if (x->sb >= 0 && B->socks[x->sb].in_use) {
+		watch.b_rmax = SK_MAX(watch.b_rmax, B->socks[x->sb].rmax);
+		watch_edge(&B->socks[x->sb], &watch.b_adv);
+	}
+	watch.a_mem = SK_MAX(watch.a_mem, A->mem_used);
+	watch.b_mem = SK_MAX(watch.b_mem, B->mem_used);
+	assert_true(A->mem_used <= A->cfg.mem_high + SK_MAX(A->cfg.sndbuf, A->cfg.rcvbuf) * 0 +
+				    A->cfg.buf_max);
+	assert_true(B->mem_used <= B->cfg.mem_high + B->cfg.buf_max);
+	assert_int_equal(tcp_check(A), 0);
+	assert_int_equal(tcp_check(B), 0);
 }
 
 static void print_stats(void *ctx, const char *name, uint64_t v)
@@ -117,6 +161,7 @@ static sk_time_ns run_echo_fam(struct tnet *w, size_t total, sk_time_ns limit, b
 	x.total = total;
 	x.bbuf = malloc(total + 1);
 	x.sb = -1;
+	memset(&watch, 0, sizeof(watch));
 	x.ls = tcp_listen(&w->b->st, PORT, 0);
 	assert_true(x.ls >= 0);
 	sk_time_ns now = 0;
@@ -148,6 +193,10 @@ static sk_time_ns run_echo_fam(struct tnet *w, size_t total, sk_time_ns limit, b
 	assert_int_equal(w->a->st.rpool.navail, w->a->st.rpool.n);
 	assert_int_equal(w->b->st.spool.navail, w->b->st.spool.n);
 	assert_int_equal(w->b->st.rpool.navail, w->b->st.rpool.n);
+	assert_int_equal(w->a->st.bpool.navail, w->a->st.bpool.n);
+	assert_int_equal(w->b->st.bpool.navail, w->b->st.bpool.n);
+	assert_int_equal(w->a->st.mem_used, 0);
+	assert_int_equal(w->b->st.mem_used, 0);
 	free(x.bbuf);
 	return now;
 }
@@ -725,6 +774,248 @@ static void test_10k_idle_one_busy(void **state)
 	tnet_free(w);
 }
 
+/* ---- buffers sized by the path (tcp_config.buf_max) ---- */
+
+#define TUNE_BASE (64u * 1024)
+
+/* Every event up to `until`. */
+static sk_time_ns tune_run(struct tnet *w, sk_time_ns now, sk_time_ns until)
+{
+	while (now < until)
+		now = tnet_step(w, now, until);
+	return now;
+}
+static void tweak_tune(struct tcp_config *c)
+{
+	c->sndbuf = c->rcvbuf = TUNE_BASE;
+	c->buf_max = 4u << 20;
+	c->mem_high = 64u << 20;
+}
+
+static void tweak_fixed(struct tcp_config *c)
+{
+	c->sndbuf = c->rcvbuf = TUNE_BASE;
+}
+
+/* A long fat path (25 ms each way, no loss, no bandwidth limit): with
+ * fixed 64 KiB buffers one connection carries 64 KiB per round trip;
+ * autotuned, B's offered window grows past the base because its app
+ * drains, A's send buffer grows with cwnd, and the same echo ends several
+ * times sooner.  Afterwards no slot is held and the budget is back at 0
+ * (run_echo). */
+static void test_tune_long_fat_path(void **state)
+{
+	(void)state;
+	sk_time_ns t[2];
+	for (int tuned = 0; tuned < 2; tuned++) {
+		struct tnet *w = tnet_new(tuned ? tweak_tune : tweak_fixed);
+		w->latency = 25 * MS;
+		run_echo(w, 16u << 20, 3600 * SK_NS_PER_S);
+		t[tuned] = echo_done_at;
+		if (getenv("TCP_TEST_STATS"))
+			printf("  tuned %d: %.2f s, B rmax %u, A smax %u cwnd %u, mem %llu/%llu\n", tuned,
+			       t[tuned] / 1e9, watch.b_rmax, watch.a_smax, watch.a_cwnd,
+			       (unsigned long long)watch.a_mem, (unsigned long long)watch.b_mem);
+		if (tuned) {
+			assert_true(watch.b_rmax > 4 * TUNE_BASE);
+			assert_true(STAT(w->b, rcvbuf_grows) > 0);
+			assert_true(watch.a_smax > 4 * TUNE_BASE);
+			assert_true(STAT(w->a, sndbuf_grows) > 0);
+			/* ... twice cwnd, not more (4 KiB steps) */
+			assert_true(watch.a_smax <= 2 * watch.a_cwnd + 4096);
+			assert_true(watch.a_mem > 0 && watch.b_mem > 0);
+			assert_int_equal(STAT(w->a, mem_pressure_entries), 0);
+			assert_int_equal(STAT(w->a, retransmits), 0);
+		} else {
+			assert_int_equal(watch.b_rmax, TUNE_BASE);
+			assert_int_equal(watch.a_smax, TUNE_BASE);
+			assert_int_equal(STAT(w->b, rcvbuf_grows) + STAT(w->a, sndbuf_grows), 0);
+		}
+		tnet_free(w);
+	}
+	assert_true(t[1] * 3 < t[0]);
+}
+
+/* The send buffer follows cwnd: at the start (cwnd 10 segments) it stays
+ * at the base; it grows only once cwnd has. */
+static void test_tune_send_follows_cwnd(void **state)
+{
+	(void)state;
+	struct tnet *w = tnet_new(tweak_tune);
+	w->latency = 10 * MS;
+	int ls = tcp_listen(&w->b->st, PORT, 0);
+	int c = tcp_connect(&w->a->st, 0, IP_B, PORT);
+	sk_time_ns now = tune_run(w, 0, 100 * MS);
+	int sb = tcp_accept(&w->b->st, ls, NULL, NULL);
+	assert_true(c >= 0 && sb >= 0);
+	struct tcp_sock *a = &w->a->st.socks[c];
+	assert_int_equal(tcp_send_space(&w->a->st, c), (int)TUNE_BASE);
+	assert_int_equal(a->smax, TUNE_BASE);
+	static uint8_t buf[1 << 16];
+	uint32_t last_smax = a->smax;
+	for (int i = 0; i < 300; i++) {
+		while (tcp_send(&w->a->st, c, buf, sizeof(buf)) > 0)
+			;
+		assert_true(a->smax <= SK_MAX(TUNE_BASE, 2 * a->cwnd + 4096));
+		assert_true(a->slen <= a->smax);
+		last_smax = a->smax;
+		while (tcp_recv(&w->b->st, sb, buf, sizeof(buf)) > 0)
+			;
+		now = tune_run(w, now, now + 5 * MS);
+		assert_int_equal(tcp_check(&w->a->st), 0);
+	}
+	assert_true(last_smax > 8 * TUNE_BASE);
+	assert_true(a->sbuf && (a->fl & TF_SSLOT));
+	assert_int_equal(w->a->st.mem_used, a->scap + ((a->fl & TF_RSLOT) ? a->rcap : 0));
+	tcp_abort(&w->a->st, now, c);
+	assert_int_equal(w->a->st.mem_used, 0);
+	tnet_free(w);
+}
+
+/* A global budget of 3 slots' worth: growth stops at pressure, buffers
+ * shrink as they drain, every byte still arrives intact and no right edge
+ * moves left (echo_watch). */
+static void tweak_budget(struct tcp_config *c)
+{
+	c->sndbuf = c->rcvbuf = TUNE_BASE;
+	c->buf_max = 512u * 1024;
+	c->mem_high = 1280u * 1024;
+	c->mem_pressure = 768u * 1024;
+	c->mem_low = 512u * 1024;
+}
+
+static void test_tune_budget_pressure(void **state)
+{
+	(void)state;
+	struct tnet *w = tnet_new(tweak_budget);
+	w->latency = 25 * MS;
+	run_echo(w, 16u << 20, 3600 * SK_NS_PER_S);
+	if (getenv("TCP_TEST_STATS")) {
+		printf("  mem peak %llu/%llu\n", (unsigned long long)watch.a_mem,
+		       (unsigned long long)watch.b_mem);
+		tcp_stats(&w->a->st, print_stats, NULL);
+		tcp_stats(&w->b->st, print_stats, NULL);
+	}
+	/* A holds its send and receive slots: together past pressure. */
+	assert_true(STAT(w->a, mem_pressure_entries) + STAT(w->b, mem_pressure_entries) > 0);
+	assert_true(STAT(w->a, buf_grow_refused) + STAT(w->b, buf_grow_refused) > 0);
+	assert_true(STAT(w->a, buf_shrinks) + STAT(w->b, buf_shrinks) > 0);
+	assert_true(watch.a_mem <= w->a->st.cfg.mem_high);
+	assert_true(watch.b_mem <= w->b->st.cfg.mem_high);
+	tnet_free(w);
+}
+
+/* Under pressure a held slot goes back to a base buffer once what it
+ * holds and what was offered fit, the data intact and in place. */
+static void test_tune_shrink_keeps_data(void **state)
+{
+	(void)state;
+	struct tnet *w = tnet_new(tweak_budget);
+	w->latency = 25 * MS;
+	int ls = tcp_listen(&w->b->st, PORT, 0);
+	int c = tcp_connect(&w->a->st, 0, IP_B, PORT);
+	sk_time_ns now = tune_run(w, 0, 100 * MS);
+	int sb = tcp_accept(&w->b->st, ls, NULL, NULL);
+	struct tcp_stack *A = &w->a->st;
+	struct tcp_sock *a = &A->socks[c];
+	/* Grow A's send buffer by hand, queue 300 KB, then force pressure. */
+	a->cwnd = 256 * 1024;
+	static uint8_t buf[300000];
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = pat(i);
+	assert_int_equal(tcp_send(A, c, buf, sizeof(buf)), (int)sizeof(buf));
+	assert_true((a->fl & TF_SSLOT) && a->scap >= sizeof(buf));
+	A->mem_state = TCP_MEM_PRESSURE;
+	tcp_buf_shrink(A, a);
+	assert_true(a->fl & TF_SSLOT); /* 300 KB queued: still needs the slot */
+	assert_true(a->smax <= a->slen);
+	assert_int_equal(tcp_send_space(A, c), 0); /* nothing more queued */
+	static uint8_t got[300000];
+	size_t n = 0;
+	for (int i = 0; i < 2000 && n < sizeof(got); i++) {
+		int r;
+		while ((r = tcp_recv(&w->b->st, sb, got + n, sizeof(got) - n)) > 0)
+			n += (size_t)r;
+		A->mem_state = A->mem_used ? TCP_MEM_PRESSURE : TCP_MEM_NORMAL;
+		now = tune_run(w, now, now + 5 * MS);
+		assert_int_equal(tcp_check(A), 0);
+		if (a->slen && a->slen <= TUNE_BASE)
+			assert_false(a->fl & TF_SSLOT); /* shrunk as it drained */
+	}
+	assert_int_equal(n, sizeof(got));
+	assert_memory_equal(got, buf, sizeof(buf));
+	assert_true(STAT(w->a, buf_shrinks) > 0);
+	assert_int_equal(A->mem_used, 0);
+	assert_int_equal(a->scap, TUNE_BASE);
+	tnet_free(w);
+}
+
+/* The window scale offered in the SYN is the one the largest buffer
+ * needs: 4 MiB >> 7 fits 16 bits; fixed 64 KiB needs 1. */
+static void test_tune_wscale_matches_max(void **state)
+{
+	(void)state;
+	void (*tw[2])(struct tcp_config *) = {tweak_fixed, tweak_tune};
+	uint8_t want[2] = {1, 7};
+	for (int i = 0; i < 2; i++) {
+		struct tnet *w = tnet_new(tw[i]);
+		assert_int_equal(w->a->st.rcv_wscale, want[i]);
+		assert_int_equal(tcp_wscale_for(4u << 20), 7);
+		int ls = tcp_listen(&w->b->st, PORT, 0);
+		int c = tcp_connect(&w->a->st, 0, IP_B, PORT);
+		tune_run(w, 0, 100 * MS);
+		int sb = tcp_accept(&w->b->st, ls, NULL, NULL);
+		struct tcp_info in;
+		assert_int_equal(tcp_info(&w->a->st, c, &in), 0);
+		assert_true(in.ws);
+		assert_int_equal(in.rcv_wscale, want[i]);
+		assert_int_equal(in.snd_wscale, want[i]);
+		assert_int_equal(tcp_info(&w->b->st, sb, &in), 0);
+		assert_int_equal(in.rcv_wscale, want[i]);
+		tnet_free(w);
+	}
+}
+
+/* An idle connection costs what it did: after a transfer that grew both
+ * sides, once everything is read and acknowledged it holds no buffer and
+ * no slot, the budget is at 0, and the socket itself did not grow. */
+static void test_tune_idle_footprint(void **state)
+{
+	(void)state;
+	assert_true(sizeof(struct tcp_sock) <= 768);
+	struct tnet *w = tnet_new(tweak_tune);
+	w->latency = 25 * MS;
+	int ls = tcp_listen(&w->b->st, PORT, 0);
+	int c = tcp_connect(&w->a->st, 0, IP_B, PORT);
+	sk_time_ns now = tune_run(w, 0, 100 * MS);
+	int sb = tcp_accept(&w->b->st, ls, NULL, NULL);
+	static uint8_t buf[1 << 16];
+	size_t sent = 0, got = 0, total = 8u << 20;
+	while (got < total && now < 600 * SK_NS_PER_S) {
+		int r;
+		while (sent < total &&
+		       (r = tcp_send(&w->a->st, c, buf, SK_MIN(sizeof(buf), total - sent))) > 0)
+			sent += (size_t)r;
+		while ((r = tcp_recv(&w->b->st, sb, buf, sizeof(buf))) > 0)
+			got += (size_t)r;
+		now = tune_run(w, now, now + 5 * MS);
+	}
+	assert_int_equal(got, total);
+	now = tune_run(w, now, now + 1000 * MS);
+	assert_true(STAT(w->a, sndbuf_grows) > 0 && STAT(w->b, rcvbuf_grows) > 0);
+	const struct tcp_sock *a = &w->a->st.socks[c], *b = &w->b->st.socks[sb];
+	assert_int_equal(a->state, TCP_ESTABLISHED);
+	assert_null(a->sbuf);
+	assert_null(a->rbuf);
+	assert_null(b->sbuf);
+	assert_null(b->rbuf);
+	assert_int_equal(w->a->st.mem_used, 0);
+	assert_int_equal(w->b->st.mem_used, 0);
+	assert_int_equal(w->a->st.bpool.navail, w->a->st.bpool.n);
+	assert_int_equal(w->b->st.bpool.navail, w->b->st.bpool.n);
+	tnet_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -744,6 +1035,12 @@ int main(void)
 		cmocka_unit_test(test_syn_flood_real_client_served),
 		cmocka_unit_test(test_sequential_connections_reuse_time_wait),
 		cmocka_unit_test(test_10k_idle_one_busy),
+		cmocka_unit_test(test_tune_long_fat_path),
+		cmocka_unit_test(test_tune_send_follows_cwnd),
+		cmocka_unit_test(test_tune_budget_pressure),
+		cmocka_unit_test(test_tune_shrink_keeps_data),
+		cmocka_unit_test(test_tune_wscale_matches_max),
+		cmocka_unit_test(test_tune_idle_footprint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

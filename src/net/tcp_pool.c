@@ -49,6 +49,15 @@ static uint32_t tcp_nbufs(const struct tcp_config *cfg)
 	return cfg->bufs ? cfg->bufs : cfg->max_sockets;
 }
 
+/* Slots for grown buffers: mem_high in 256 KiB steps unless told. */
+static uint32_t tcp_nslots(const struct tcp_config *cfg)
+{
+	if (!cfg->buf_max)
+		return 0;
+	uint64_t n = cfg->buf_slots ? cfg->buf_slots : cfg->mem_high / (256u * 1024);
+	return (uint32_t)SK_MIN(SK_MAX(n, 2u), (uint64_t)cfg->max_sockets * 2);
+}
+
 static size_t tcp_scratch_size(const struct tcp_config *cfg)
 {
 	return TCP_ALIGN((size_t)TCP_MAX_HLEN + cfg->mtu);
@@ -62,6 +71,7 @@ size_t tcp_arena_size(const struct tcp_config *cfg)
 	sz += TCP_ALIGN(n * sizeof(uint32_t)) * 2 + TCP_ALIGN(n * sizeof(sk_time_ns));
 	sz += tcp_scratch_size(cfg);
 	sz += (size_t)tcp_nbufs(cfg) * (TCP_ALIGN(cfg->sndbuf) + TCP_ALIGN(cfg->rcvbuf));
+	sz += (size_t)tcp_nslots(cfg) * TCP_ALIGN(cfg->buf_max);
 	return sz + 64;
 }
 
@@ -96,31 +106,69 @@ static void tcp_pool_put(struct tcp_bufpool *p, uint8_t *b)
 	p->navail++;
 }
 
-bool tcp_rbuf_take(struct tcp_stack *st, struct tcp_sock *sk)
+/* The budget moves only here: the state follows the use, with hysteresis
+ * (pressure until below mem_low, as Linux's tcp_mem). */
+static void tcp_mem_add(struct tcp_stack *st, int64_t delta)
 {
-	if (!sk->rbuf) {
-		sk->rbuf = tcp_pool_get(&st->rpool);
-		sk->rhead = 0;
-	}
-	return sk->rbuf != NULL;
+	st->mem_used = (uint64_t)((int64_t)st->mem_used + delta);
+	const struct tcp_config *c = &st->cfg;
+	uint8_t old = st->mem_state, s = old;
+	if (st->mem_used >= c->mem_high)
+		s = TCP_MEM_HARD;
+	else if (st->mem_used >= c->mem_pressure)
+		s = TCP_MEM_PRESSURE;
+	else if (st->mem_used < c->mem_low)
+		s = TCP_MEM_NORMAL;
+	else if (old == TCP_MEM_HARD)
+		s = TCP_MEM_PRESSURE;
+	if (s > old && old == TCP_MEM_NORMAL)
+		st->stats.mem_pressure_entries++;
+	if (s == TCP_MEM_HARD && old != TCP_MEM_HARD)
+		st->stats.mem_hard_entries++;
+	st->mem_state = s;
 }
 
-void tcp_rbuf_release(struct tcp_stack *st, struct tcp_sock *sk)
+/* What the peer may still send beyond rcv_nxt: the window advertised. */
+static uint32_t tcp_promised(const struct tcp_sock *sk)
 {
-	if (sk->rbuf && sk->rlen == 0 && sk->nooo == 0) {
-		tcp_pool_put(&st->rpool, sk->rbuf);
-		sk->rbuf = NULL;
-		sk->rhead = 0;
-	}
+	return tcp_seq_gt(sk->rcv_adv, sk->rcv_nxt) ? sk->rcv_adv - sk->rcv_nxt : 0;
 }
 
-void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk)
+/* Bytes of the receive ring in use from rhead: in-order data, then the
+ * out-of-order ranges up to the last one's end. */
+static uint32_t tcp_rspan(const struct tcp_sock *sk)
 {
-	if (!sk->sbuf || sk->slen)
-		return;
-	tcp_pool_put(&st->spool, sk->sbuf);
-	sk->sbuf = NULL;
-	sk->shead = 0;
+	return sk->rlen + (sk->nooo ? sk->ooo[sk->nooo - 1].r - sk->rcv_nxt : 0);
+}
+
+/* Copy `used` bytes of a ring of `cap` from `head` to the start of dst. */
+static void tcp_ring_copy(uint8_t *dst, const uint8_t *src, uint32_t cap, uint32_t head,
+			  uint32_t used)
+{
+	uint32_t first = SK_MIN(used, cap - head);
+	sk_memcpy(dst, src + head, first);
+	sk_memcpy(dst + first, src, used - first);
+}
+
+/* The ring grows in place from cap to ncap (its slot holds ncap): a
+ * wrapped tail moves up past the old end, or, if that does not fit, the
+ * head part moves to the new end.  Returns the new head. */
+static uint32_t tcp_ring_widen(uint8_t *buf, uint32_t cap, uint32_t ncap, uint32_t head,
+			       uint32_t used)
+{
+	if (head + used <= cap)
+		return head;
+	uint32_t wrapped = head + used - cap, d = ncap - cap;
+	if (wrapped <= d) {
+		sk_memcpy(buf + cap, buf, wrapped);
+		return head;
+	}
+	sk_memmove(buf + head + d, buf + head, cap - head);
+	return head + d;
+}
+
+static void tcp_sbuf_wake(struct tcp_stack *st)
+{
 	/* Everyone refused a buffer may try again.  All of them, not one: a
 	 * woken socket whose app has nothing more to say would otherwise
 	 * strand the rest.  Only a pool smaller than max_sockets has waiters. */
@@ -132,13 +180,216 @@ void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk)
 	}
 }
 
+/* A grown receive side takes a slot again when data comes: always while
+ * the budget is normal, otherwise only if the window already advertised
+ * needs more than the base (else it shrinks back to the base now).  No
+ * slot: the base buffer, and what lies beyond it is dropped unacked. */
+bool tcp_rbuf_take(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (sk->rbuf)
+		return true;
+	uint32_t base = st->cfg.rcvbuf;
+	sk->rhead = 0;
+	if (sk->rcap > base) {
+		uint32_t promise = tcp_promised(sk);
+		bool normal = st->mem_state == TCP_MEM_NORMAL;
+		if (normal || promise > base) {
+			uint8_t *b = tcp_pool_get(&st->bpool);
+			if (b) {
+				if (!normal) {
+					sk->rcap = SK_MAX(base, promise);
+					sk->rmax = SK_MIN(sk->rmax, base);
+				}
+				sk->rbuf = b;
+				sk->fl |= TF_RSLOT;
+				tcp_mem_add(st, sk->rcap);
+				return true;
+			}
+			if (promise > base)
+				st->stats.rbuf_fallbacks++;
+		}
+		st->stats.buf_shrinks++;
+		sk->rcap = base;
+		sk->rmax = SK_MIN(sk->rmax, base);
+	}
+	sk->rbuf = tcp_pool_get(&st->rpool);
+	return sk->rbuf != NULL;
+}
+
+void tcp_rbuf_release(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (!sk->rbuf || sk->rlen || sk->nooo)
+		return;
+	if (sk->fl & TF_RSLOT) {
+		/* rcap stays: the next data takes a slot of that size again. */
+		tcp_pool_put(&st->bpool, sk->rbuf);
+		sk->fl &= ~(uint32_t)TF_RSLOT;
+		tcp_mem_add(st, -(int64_t)sk->rcap);
+	} else {
+		tcp_pool_put(&st->rpool, sk->rbuf);
+	}
+	sk->rbuf = NULL;
+	sk->rhead = 0;
+}
+
+void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (!sk->sbuf || sk->slen)
+		return;
+	if (sk->fl & TF_SSLOT) {
+		tcp_pool_put(&st->bpool, sk->sbuf);
+		sk->fl &= ~(uint32_t)TF_SSLOT;
+		tcp_mem_add(st, -(int64_t)sk->scap);
+	} else {
+		tcp_pool_put(&st->spool, sk->sbuf);
+	}
+	sk->sbuf = NULL;
+	sk->shead = 0;
+	tcp_sbuf_wake(st);
+}
+
 bool tcp_sbuf_take(struct tcp_stack *st, struct tcp_sock *sk)
 {
-	if (!sk->sbuf) {
-		sk->sbuf = tcp_pool_get(&st->spool);
-		sk->shead = 0;
+	if (sk->sbuf)
+		return true;
+	uint32_t base = st->cfg.sndbuf;
+	sk->shead = 0;
+	if (sk->scap > base) {
+		uint8_t *b = st->mem_state == TCP_MEM_NORMAL ? tcp_pool_get(&st->bpool) : NULL;
+		if (b) {
+			sk->sbuf = b;
+			sk->fl |= TF_SSLOT;
+			tcp_mem_add(st, sk->scap);
+			return true;
+		}
+		st->stats.buf_shrinks++;
+		sk->scap = base;
+		sk->smax = SK_MIN(sk->smax, base);
 	}
+	sk->sbuf = tcp_pool_get(&st->spool);
 	return sk->sbuf != NULL;
+}
+
+bool tcp_buf_grow(struct tcp_stack *st, struct tcp_sock *sk, bool send, uint32_t want)
+{
+	if (!st->bpool.n || (sk->fl & (send ? TF_SLOCK : TF_RLOCK)))
+		return false;
+	uint32_t *cap = send ? &sk->scap : &sk->rcap, *max = send ? &sk->smax : &sk->rmax;
+	want = (uint32_t)SK_MIN(((uint64_t)want + 4095) & ~(uint64_t)4095, st->cfg.buf_max);
+	if (want <= *max)
+		return false;
+	if (st->mem_state != TCP_MEM_NORMAL) {
+		st->stats.buf_grow_refused++;
+		return false;
+	}
+	if (want <= *cap) {
+		*max = want;
+		return true;
+	}
+	uint8_t **buf = send ? &sk->sbuf : &sk->rbuf;
+	uint32_t *head = send ? &sk->shead : &sk->rhead;
+	uint32_t slot = send ? TF_SSLOT : TF_RSLOT;
+	bool in_slot = (sk->fl & slot) != 0;
+	uint64_t extra = in_slot ? want - *cap : want;
+	if (st->mem_used + extra > st->cfg.mem_high || (!in_slot && !st->bpool.navail)) {
+		st->stats.buf_grow_refused++;
+		return false;
+	}
+	uint32_t used = send ? sk->slen : tcp_rspan(sk);
+	if (*buf && in_slot) {
+		*head = tcp_ring_widen(*buf, *cap, want, *head, used);
+		tcp_mem_add(st, (int64_t)extra);
+	} else if (*buf) {
+		uint8_t *b = tcp_pool_get(&st->bpool);
+		tcp_ring_copy(b, *buf, *cap, *head, used);
+		tcp_pool_put(send ? &st->spool : &st->rpool, *buf);
+		*buf = b;
+		*head = 0;
+		sk->fl |= slot;
+		tcp_mem_add(st, (int64_t)extra);
+		if (send)
+			tcp_sbuf_wake(st);
+	} /* no buffer held: the next take gets a slot of `want` */
+	*cap = *max = want;
+	if (send)
+		st->stats.sndbuf_grows++;
+	else
+		st->stats.rcvbuf_grows++;
+	return true;
+}
+
+void tcp_sbuf_tune(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	uint64_t want = 2 * (uint64_t)sk->cwnd;
+	if (st->bpool.n && want > sk->smax && st->mem_state == TCP_MEM_NORMAL)
+		tcp_buf_grow(st, sk, true, (uint32_t)SK_MIN(want, (uint64_t)UINT32_MAX));
+}
+
+void tcp_rbuf_tune(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	uint32_t rtt = sk->rcv_rtt_us ? sk->rcv_rtt_us : sk->srtt_us;
+	if (!st->bpool.n || !rtt || (sk->fl & TF_RLOCK))
+		return;
+	uint32_t consumed = sk->rcv_nxt - sk->rlen;
+	if (sk->rtune_at == 0 || now < sk->rtune_at) {
+		sk->rtune_at = now ? now : 1;
+		sk->rtune_seq = consumed;
+		return;
+	}
+	if (now - sk->rtune_at < (sk_time_ns)rtt * 1000)
+		return;
+	uint32_t copied = consumed - sk->rtune_seq;
+	sk->rtune_at = now;
+	sk->rtune_seq = consumed;
+	uint64_t want = 2 * (uint64_t)copied;
+	if (want > sk->rmax)
+		tcp_buf_grow(st, sk, false, (uint32_t)SK_MIN(want, (uint64_t)UINT32_MAX));
+}
+
+void tcp_buf_shrink(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (st->mem_state == TCP_MEM_NORMAL)
+		return;
+	uint32_t sbase = st->cfg.sndbuf, rbase = st->cfg.rcvbuf;
+	if (sk->fl & TF_SSLOT) {
+		/* No more queued beyond the base; what is queued stays. */
+		sk->smax = SK_MAX(sbase, SK_MIN(sk->smax, sk->slen));
+		uint8_t *b = sk->slen <= sbase ? tcp_pool_get(&st->spool) : NULL;
+		if (b) {
+			tcp_ring_copy(b, sk->sbuf, sk->scap, sk->shead, sk->slen);
+			tcp_pool_put(&st->bpool, sk->sbuf);
+			tcp_mem_add(st, -(int64_t)sk->scap);
+			sk->fl &= ~(uint32_t)TF_SSLOT;
+			sk->sbuf = b;
+			sk->shead = 0;
+			sk->scap = sbase;
+			sk->smax = SK_MIN(sk->smax, sbase);
+			st->stats.buf_shrinks++;
+		}
+	}
+	if (sk->rcap > rbase) {
+		/* The window closes to the base as the peer fills what we
+		 * offered (the right edge stays); the slot goes once the offer
+		 * and the data held fit the base. */
+		sk->rmax = SK_MIN(sk->rmax, rbase);
+		if ((sk->fl & TF_RSLOT) && sk->rlen + tcp_promised(sk) <= rbase &&
+		    tcp_rspan(sk) <= rbase) {
+			uint8_t *b = tcp_pool_get(&st->rpool);
+			if (b) {
+				tcp_ring_copy(b, sk->rbuf, sk->rcap, sk->rhead, tcp_rspan(sk));
+				tcp_pool_put(&st->bpool, sk->rbuf);
+				tcp_mem_add(st, -(int64_t)sk->rcap);
+				sk->fl &= ~(uint32_t)TF_RSLOT;
+				sk->rbuf = b;
+				sk->rhead = 0;
+				sk->rcap = rbase;
+				st->stats.buf_shrinks++;
+			}
+		} else if (!sk->rbuf && tcp_promised(sk) <= rbase) {
+			sk->rcap = rbase;
+			st->stats.buf_shrinks++;
+		}
+	}
 }
 
 /* What we could store now.  A socket without a buffer can store nothing
@@ -171,10 +422,18 @@ int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
 	    cfg->mtu < 576 || cfg->mtu > 9216 || cfg->sndbuf < 1024 || cfg->rcvbuf < 1024 ||
 	    cfg->eph_lo == 0 || cfg->eph_hi < cfg->eph_lo || cfg->bufs >= TCP_NIL / 2)
 		return -SK_EINVAL;
+	if (cfg->buf_max && (cfg->buf_max < SK_MAX(cfg->sndbuf, cfg->rcvbuf) ||
+			     cfg->buf_max > (1u << 30) || cfg->mem_high < cfg->buf_max ||
+			     cfg->mem_pressure > cfg->mem_high || cfg->mem_low > cfg->mem_high))
+		return -SK_EINVAL;
 	if (arena_size < tcp_arena_size(cfg))
 		return -SK_ENOMEM;
 	sk_memset(st, 0, sizeof(*st));
 	st->cfg = *cfg;
+	if (!st->cfg.mem_pressure)
+		st->cfg.mem_pressure = (uint32_t)((uint64_t)cfg->mem_high * 3 / 4);
+	if (!st->cfg.mem_low)
+		st->cfg.mem_low = SK_MIN(cfg->mem_high / 2, st->cfg.mem_pressure);
 	uint8_t *p = (uint8_t *)TCP_ALIGN((uintptr_t)arena);
 	uint32_t n = cfg->max_sockets;
 	st->socks = (struct tcp_sock *)(void *)p;
@@ -205,6 +464,8 @@ int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
 	tcp_pool_init(&st->spool, p, nbufs, cfg->sndbuf);
 	p += (size_t)nbufs * st->spool.stride;
 	tcp_pool_init(&st->rpool, p, nbufs, cfg->rcvbuf);
+	p += (size_t)nbufs * st->rpool.stride;
+	tcp_pool_init(&st->bpool, p, tcp_nslots(cfg), cfg->buf_max);
 	sk_memset(st->socks, 0, n * sizeof(struct tcp_sock));
 	for (uint32_t i = 0; i < n; i++) {
 		struct tcp_sock *sk = &st->socks[i];
@@ -214,7 +475,8 @@ int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
 	}
 	st->nfree = n;
 	st->mss = (uint16_t)(cfg->mtu - 40);
-	st->rcv_wscale = tcp_wscale_for(cfg->rcvbuf);
+	/* The shift the largest window needs, grown buffers included. */
+	st->rcv_wscale = tcp_wscale_for(SK_MAX(cfg->rcvbuf, cfg->buf_max));
 	tcp_keys_init(st);
 	st->eph_next = (uint16_t)(cfg->eph_lo +
 				  siphash24(&st->hkey, "eph", 3) % ((uint32_t)cfg->eph_hi - cfg->eph_lo + 1));
@@ -307,7 +569,8 @@ void tcp_sock_free(struct tcp_stack *st, struct tcp_sock *sk)
 /* Walks every socket: for tests and fuzzers only, never on the fast path. */
 int tcp_check(const struct tcp_stack *st)
 {
-	uint32_t nfree = 0, nheap = 0, nsbuf = 0, nrbuf = 0;
+	uint32_t nfree = 0, nheap = 0, nsbuf = 0, nrbuf = 0, nslot = 0;
+	uint64_t mem = 0;
 	for (uint32_t i = 0; i < st->cfg.max_sockets; i++) {
 		const struct tcp_sock *sk = &st->socks[i];
 		if (!sk->in_use) {
@@ -319,8 +582,18 @@ int tcp_check(const struct tcp_stack *st)
 		SK_CHECK(sk->nooo <= TCP_OOO_MAX && sk->nscore <= TCP_SCORE_MAX);
 		SK_CHECK(!sk->sbuf == !sk->slen);
 		SK_CHECK(!sk->rbuf == !(sk->rlen || sk->nooo));
-		nsbuf += !!sk->sbuf;
-		nrbuf += !!sk->rbuf;
+		SK_CHECK(sk->smax <= sk->scap && sk->rmax <= sk->rcap);
+		SK_CHECK(!(sk->fl & TF_SSLOT) || sk->sbuf);
+		SK_CHECK(!(sk->fl & TF_RSLOT) || sk->rbuf);
+		/* A base buffer is the base size; only a slot holds more. */
+		SK_CHECK((sk->fl & TF_SSLOT) || !sk->sbuf || sk->scap == st->cfg.sndbuf);
+		SK_CHECK((sk->fl & TF_RSLOT) || !sk->rbuf || sk->rcap == st->cfg.rcvbuf);
+		SK_CHECK(sk->scap <= SK_MAX(st->cfg.sndbuf, st->cfg.buf_max));
+		SK_CHECK(sk->rcap <= SK_MAX(st->cfg.rcvbuf, st->cfg.buf_max));
+		nsbuf += sk->sbuf && !(sk->fl & TF_SSLOT);
+		nrbuf += sk->rbuf && !(sk->fl & TF_RSLOT);
+		nslot += !!(sk->fl & TF_SSLOT) + !!(sk->fl & TF_RSLOT);
+		mem += ((sk->fl & TF_SSLOT) ? sk->scap : 0) + ((sk->fl & TF_RSLOT) ? sk->rcap : 0);
 		if (sk->state == TCP_LISTEN)
 			SK_CHECK(sk_addr_is_any(&sk->laddr) && sk_addr_is_any(&sk->raddr));
 		if (sk->state >= TCP_SYN_SENT && sk->state != TCP_CLOSED) {
@@ -348,5 +621,7 @@ int tcp_check(const struct tcp_stack *st)
 	SK_CHECK(nheap == st->timers.n);
 	SK_CHECK(nsbuf + st->spool.navail == st->spool.n);
 	SK_CHECK(nrbuf + st->rpool.navail == st->rpool.n);
+	SK_CHECK(nslot + st->bpool.navail == st->bpool.n);
+	SK_CHECK(mem == st->mem_used);
 	return 0;
 }

@@ -39,7 +39,9 @@ struct tcp_range {
 	X(accept_queue_full)                                                                \
 	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
 	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(spurious_undos) X(dsacks_out)            \
-	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs)
+	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs) \
+	X(rcvbuf_grows) X(sndbuf_grows) X(buf_grow_refused) X(buf_shrinks) X(rbuf_fallbacks) \
+	X(mem_pressure_entries) X(mem_hard_entries)
 
 struct sk_trace; /* base/hist.h */
 
@@ -88,6 +90,9 @@ struct tcp_sock {
 	uint8_t *sbuf;
 	uint32_t scap, shead, slen, sbuf_seq;
 	uint32_t smax; /* usable send-buffer size (<= scap) */
+	/* scap > cfg.sndbuf: the buffer grew (tcp_buf_grow); with TF_SSLOT
+	 * sbuf is a slot of st->bpool, otherwise the next take tries one.
+	 * The same for rcap, rbuf and TF_RSLOT on the receive side. */
 
 	/* Receive side.  rlen unread in-order bytes at rbuf[rhead]; the byte with
 	 * sequence rcv_nxt goes at rhead + rlen.  Out-of-order data is stored at
@@ -100,6 +105,12 @@ struct tcp_sock {
 	uint8_t *rbuf;
 	uint32_t rcap, rhead, rlen;
 	uint32_t rmax; /* usable receive-buffer size (<= rcap) */
+	/* Dynamic right-sizing: since rtune_at the app consumed up to
+	 * sequence rtune_seq's successors (consumed = rcv_nxt - rlen);
+	 * rcv_rtt_us: round trip seen from the receive side (timestamps),
+	 * 0 none yet. */
+	uint32_t rtune_seq, rcv_rtt_us;
+	sk_time_ns rtune_at;
 	struct tcp_range ooo[TCP_OOO_MAX];
 	uint8_t nooo;
 	struct tcp_range ooo_last; /* most recent OOO block: first SACK block */
@@ -200,6 +211,12 @@ struct tcp_stack {
 	struct tcp_link free;   /* free slots (via q) */
 	uint32_t nfree;
 	struct tcp_bufpool spool, rpool; /* send / receive buffers */
+	/* Grown buffers (cfg.buf_max; n == 0: autotuning off).  mem_used:
+	 * the capacity (scap / rcap) of every slot held, the budget's use;
+	 * mem_state: enum tcp_mem_state, moved only by tcp_mem_add. */
+	struct tcp_bufpool bpool;
+	uint64_t mem_used;
+	uint8_t mem_state;
 	struct tcp_link sbuf_wait; /* sockets refused a send buffer (via q) */
 	uint8_t *scratch;       /* one outgoing segment */
 	uint32_t scratch_len;
