@@ -64,6 +64,16 @@ int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, cha
 		if (cfg->tcp_rcvbuf)
 			tc.rcvbuf = cfg->tcp_rcvbuf;
 		tc.cc = cfg->tcp_cc;
+		/* A maximum no larger than the base buffers: nothing to grow. */
+		if (cfg->tcp_buf_max > SK_MAX(tc.sndbuf, tc.rcvbuf)) {
+			if (cfg->tcp_buf_max > cfg->tcp_mem) {
+				snprintf(err, errlen, "--tcp-buf-max %u is above --tcp-mem %u",
+					 cfg->tcp_buf_max, cfg->tcp_mem);
+				goto fail;
+			}
+			tc.buf_max = cfg->tcp_buf_max;
+			tc.mem_high = cfg->tcp_mem;
+		}
 		if (plat_random(tc.seed, sizeof(tc.seed)) < 0) {
 			snprintf(err, errlen, "no randomness");
 			goto fail;
@@ -123,6 +133,8 @@ void hoststack_options(struct hoststack_config *cfg, struct opts *o)
 		memcpy(cfg->ifc.mac, o->v[OPT_MAC].mac, 6);
 	opt_spin(o, &cfg->spin_ns, &cfg->spin_learn);
 	cfg->tcp_cc = (uint8_t)opt_num(o, OPT_TCP_CC); /* 0, cubic, where not an option */
+	cfg->tcp_buf_max = (uint32_t)opt_num(o, OPT_TCP_BUF_MAX); /* 0, off, likewise */
+	cfg->tcp_mem = (uint32_t)opt_num(o, OPT_TCP_MEM);
 }
 
 int hoststack_run(struct hoststack *hs, volatile int *stop)

@@ -24,6 +24,8 @@ struct hoststack_config {
 	uint32_t tcp_max_sockets;  /* 0 = default */
 	uint32_t tcp_sndbuf, tcp_rcvbuf; /* 0 = default */
 	uint8_t tcp_cc;            /* enum tcp_cc_algo (--tcp-cc) */
+	uint32_t tcp_buf_max;      /* --tcp-buf-max: 0 = buffers never grow */
+	uint32_t tcp_mem;          /* --tcp-mem: budget of the grown buffers */
 	sk_time_ns spin_ns;
 	bool spin_learn;           /* --spin-us auto: learn the spin below 100 us */
 	/* --workers: this stack is worker `queue` of nqueues on one device

@@ -710,7 +710,7 @@ int cmd_serve(int argc, char **argv)
 		static const uint8_t skiff_only[] = {OPT_DEV,     OPT_GW,         OPT_MAC,
 						     OPT_PCAP,    OPT_SPIN_US,    OPT_TCP_SNDBUF,
 						     OPT_TCP_RCVBUF, OPT_IP6,     OPT_GW6,
-						     OPT_TCP_CC};
+						     OPT_TCP_CC,  OPT_TCP_BUF_MAX, OPT_TCP_MEM};
 		int r = opt_only_with(&o, skiff_only, sizeof(skiff_only),
 				      "stack skiff (stack linux uses the kernel's interfaces)", err,
 				      sizeof(err));
