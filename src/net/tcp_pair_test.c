@@ -1016,6 +1016,48 @@ static void test_tune_idle_footprint(void **state)
 	tnet_free(w);
 }
 
+/* Impaired echoes with autotuning on and budgets from roomy to one slot:
+ * every byte intact, no right edge moved left, every slot back. */
+static struct tcp_config tune_stress_cfg;
+static void tweak_tune_stress(struct tcp_config *c)
+{
+	c->sndbuf = tune_stress_cfg.sndbuf;
+	c->rcvbuf = tune_stress_cfg.rcvbuf;
+	c->buf_max = tune_stress_cfg.buf_max;
+	c->mem_high = tune_stress_cfg.mem_high;
+}
+
+static void test_tune_stress(void **state)
+{
+	(void)state;
+	uint64_t r = 0x51f15eed, grows = 0, pressure = 0, shrinks = 0;
+	for (int i = 0; i < 24; i++) {
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		static const uint32_t bufs[] = {4096, 8192, 30000, 65536};
+		tune_stress_cfg.sndbuf = bufs[r % 4];
+		tune_stress_cfg.rcvbuf = bufs[(r >> 8) % 4];
+		tune_stress_cfg.buf_max = 1u << (17 + (r >> 12) % 5); /* 128 KiB .. 2 MiB */
+		tune_stress_cfg.mem_high = tune_stress_cfg.buf_max * (uint32_t)(1 + (r >> 16) % 4);
+		struct tnet *w = tnet_new(tweak_tune_stress);
+		w->rng = r | 1;
+		w->loss_pm = (unsigned)((r >> 20) % 40);
+		w->reorder_pm = (unsigned)((r >> 28) % 60);
+		w->dup_pm = (unsigned)((r >> 36) % 20);
+		w->latency = (sk_time_ns)((r >> 44) % 30 + 1) * MS;
+		size_t total = (size_t)((r >> 24) % (3u << 20)) + 1;
+		run_echo(w, total, 3600 * SK_NS_PER_S);
+		grows += STAT(w->a, sndbuf_grows) + STAT(w->b, rcvbuf_grows);
+		pressure += STAT(w->a, mem_pressure_entries) + STAT(w->b, mem_pressure_entries);
+		shrinks += STAT(w->a, buf_shrinks) + STAT(w->b, buf_shrinks);
+		tnet_free(w);
+	}
+	if (getenv("TCP_TEST_STATS"))
+		printf("  tune stress: %llu grows, %llu pressure entries, %llu shrinks\n",
+		       (unsigned long long)grows, (unsigned long long)pressure,
+		       (unsigned long long)shrinks);
+	assert_true(grows > 0 && pressure > 0 && shrinks > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1041,6 +1083,7 @@ int main(void)
 		cmocka_unit_test(test_tune_shrink_keeps_data),
 		cmocka_unit_test(test_tune_wscale_matches_max),
 		cmocka_unit_test(test_tune_idle_footprint),
+		cmocka_unit_test(test_tune_stress),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
