@@ -7,7 +7,9 @@
 #   cli ns: vc0 198.18.0.1 — Linux, CUBIC: the fixed peer (tests/tcp_echo.py --cc)
 #   mid ns: vm0 ---- skiff impair --delay D --loss L (both directions) ---- vm1
 #   srv ns: vs0 198.18.0.2 — the stack under test, one at a time:
-#     skiff        skiff echo / skiff tcp-client --dev packet:vs0 (CUBIC)
+#     skiff        skiff echo / skiff tcp-client --dev packet:vs0 (CUBIC;
+#                  buffers sized by the path, --tcp-buf-max 4M)
+#     skiff-fixed  the same with --tcp-buf-max 0: the fixed buffers of before
 #     linux-cubic  tests/tcp_echo.py on vs0's kernel address, CUBIC or BBR
 #     linux-bbr    per socket (TCP_CONGESTION: this kernel allows only reno
 #                  and bbr in a namespace's sysctl)
@@ -21,11 +23,16 @@
 # namespace (/proc/net/snmp, /proc/net/netstat) before and after.
 #
 # Parameters (environment):
-#   BENCH_TCP_DELAYS  one-way delays in ms        (default "1 10 25 50")
-#   BENCH_TCP_LOSSES  loss in % each way          (default "0 0.1 1 2")
-#   BENCH_TCP_MIB     MiB per transfer            (default 20)
-#   BENCH_TCP_REPS    repetitions (median)        (default 3)
-#   BENCH_TCP_STACKS  (default "skiff linux-cubic linux-bbr")
+#   BENCH_TCP_GRID    quick (default: bounded, about 6-8 minutes here) or full
+#                     (the issue's grid, medians of 3: hours).  It sets the
+#                     defaults of the next five; each can still be given.
+#                              quick              full
+#   BENCH_TCP_DELAYS  one-way delays in ms        "1 10 25 50"       "1 10 25 50"
+#   BENCH_TCP_LOSSES  loss in % each way          "0 1"              "0 0.1 1 2"
+#   BENCH_TCP_MIB     MiB per transfer, no loss   20                 20
+#   BENCH_TCP_LOSSY_MIB  MiB per transfer, loss   4                  20
+#   BENCH_TCP_REPS    repetitions (median)        1                  3
+#   BENCH_TCP_STACKS  (default "skiff skiff-fixed linux-cubic linux-bbr")
 #   BENCH_TCP_ROLES   (default "server client")
 #   BENCH_TCP_TIMEOUT seconds per transfer        (default 300)
 #   BENCH_TCP_LOCK    a lock file taken once per grid cell (so other users of
@@ -54,11 +61,18 @@ MODE=${2:-grid}
 [ -n "$BIN" ] && [ -x "$BIN" ] || { echo "usage: $0 path/to/skiff [grid|relay-cpu]" >&2; exit 2; }
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
+GRID=${BENCH_TCP_GRID:-quick}
+case $GRID in
+quick) g_losses="0 1" g_lossy=4 g_reps=1 ;;
+full) g_losses="0 0.1 1 2" g_lossy=20 g_reps=3 ;;
+*) echo "BENCH_TCP_GRID: quick or full, not '$GRID'" >&2; exit 2 ;;
+esac
 DELAYS=${BENCH_TCP_DELAYS:-"1 10 25 50"}
-LOSSES=${BENCH_TCP_LOSSES:-"0 0.1 1 2"}
+LOSSES=${BENCH_TCP_LOSSES:-$g_losses}
 MIB=${BENCH_TCP_MIB:-20}
-REPS=${BENCH_TCP_REPS:-3}
-STACKS=${BENCH_TCP_STACKS:-"skiff linux-cubic linux-bbr"}
+LOSSY_MIB=${BENCH_TCP_LOSSY_MIB:-$g_lossy}
+REPS=${BENCH_TCP_REPS:-$g_reps}
+STACKS=${BENCH_TCP_STACKS:-"skiff skiff-fixed linux-cubic linux-bbr"}
 ROLES=${BENCH_TCP_ROLES:-"server client"}
 TMO=${BENCH_TCP_TIMEOUT:-300}
 OUT=${BENCH_TCP_OUT:-$here/results/tcp-$(date -u +%F)}
@@ -105,10 +119,12 @@ run_one() {
 	local stack=$1 role=$2 line rc ok=0 c0 c1 t0 t1 relay_c=0 secs
 	local -a z=(0 0 0 0 0 0 0)
 	ip -n "$SKT_NS_L" neigh flush dev vc0 2>/dev/null
-	if [ "$stack" = skiff ]; then
+	if [ "$stack" = skiff ] || [ "$stack" = skiff-fixed ]; then
+		local -a tune=()
+		[ "$stack" = skiff-fixed ] && tune=(--tcp-buf-max 0)
 		if [ "$role" = server ]; then
 			ip netns exec "$SKT_NS_S" "$BIN" echo --dev packet:vs0 --ip "$SKT_SKIFF_IP/24" \
-				--gw "$SKT_LINUX_IP" --stats >"$WORK/echo.out" 2>"$WORK/echo.err" &
+				--gw "$SKT_LINUX_IP" --stats "${tune[@]}" >"$WORK/echo.out" 2>"$WORK/echo.err" &
 			SK_PID=$!
 			skt_wait_ready "$WORK/echo.out" "$SK_PID" 15 || { echo "0 0 0 0 0 0 0 0 0 0"; return; }
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
@@ -123,7 +139,7 @@ run_one() {
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
 			out=$(ip netns exec "$SKT_NS_S" timeout $((TMO + 10)) "$BIN" tcp-client --dev packet:vs0 \
 				--ip "$SKT_SKIFF_IP/24" --gw "$SKT_LINUX_IP" --connect "$SKT_LINUX_IP:$PORT_C" \
-				--send-random "$BYTES" --expect-echo --timeout "$TMO" --stats 2>&1)
+				--send-random "$BYTES" --expect-echo --timeout "$TMO" --stats "${tune[@]}" 2>&1)
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
 			line=$(grep -m1 '^skiff tcp-client:' <<<"$out")
@@ -171,6 +187,10 @@ run_one() {
 
 run_cell() {
 	local delay=$1 loss=$2 rep stack role r
+	# Under loss a transfer is slower by orders of magnitude: a smaller one
+	# keeps the grid bounded (the MiB column says which).
+	[ "$loss" != 0 ] && MIB=$LOSSY_MIB
+	BYTES=$((MIB << 20))
 	WORK=$(mktemp -d /tmp/skiff-bench-tcp.XXXXXX)
 	trap cell_cleanup EXIT
 	skt_cleanup_stale
@@ -255,9 +275,12 @@ printf 'delay_ms\tloss_pct\tstack\trole\trep\tmib\tok\tsecs\tgoodput_mib_s\tretr
 {
 	echo "date: $(date -u '+%F %H:%M UTC')"
 	echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r)"
-	echo "command: BENCH_TCP_DELAYS='$DELAYS' BENCH_TCP_LOSSES='$LOSSES' BENCH_TCP_MIB=$MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS='$STACKS' BENCH_TCP_ROLES='$ROLES' make bench-tcp"
+	echo "command: BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS='$DELAYS' BENCH_TCP_LOSSES='$LOSSES' BENCH_TCP_MIB=$MIB BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS='$STACKS' BENCH_TCP_ROLES='$ROLES' make bench-tcp"
 	echo "skiff: ${BENCH_TCP_REV:-$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null)}"
 } >"$OUT/meta.txt"
+# The cells run as children: they get the grid as resolved here.
+export BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS=$DELAYS BENCH_TCP_LOSSES=$LOSSES BENCH_TCP_MIB=$MIB \
+	BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS=$STACKS BENCH_TCP_ROLES=$ROLES
 for d in $DELAYS; do
 	for l in $LOSSES; do
 		echo "== cell: $d ms one way, $l % loss each way" >&2

@@ -11,7 +11,7 @@ import statistics
 import subprocess
 import sys
 
-STACKS = ["skiff", "linux-cubic", "linux-bbr"]
+STACKS = ["skiff", "skiff-fixed", "linux-cubic", "linux-bbr"]
 ROLES = ["server", "client"]
 ROLE_DOC = {"server": "the stack under test is the echo server (Linux client sends)",
             "client": "the stack under test is the client (sends to a Linux echo server)"}
@@ -57,12 +57,16 @@ def main() -> int:
     chart = []
     for role in roles:
         lines += [f"## role {role}: {ROLE_DOC[role]}", ""]
-        head = "| delay | loss | " + " | ".join(stacks)
+        head = "| delay | loss | MiB | " + " | ".join(stacks)
         if "skiff" in stacks and "linux-cubic" in stacks:
             head += " | skiff / cubic"
+        if "skiff" in stacks and "skiff-fixed" in stacks:
+            head += " | sized / fixed"
         lines += [head + " |", "|" + "---|" * head.count("|")]
         for d, l in cells:
-            row = [f"{d:g} ms", f"{l:g} %"]
+            mib = sorted({r["mib"] for r in runs if float(r["delay_ms"]) == d
+                          and float(r["loss_pct"]) == l})
+            row = [f"{d:g} ms", f"{l:g} %", "/".join(mib)]
             g = {}
             for s in stacks:
                 rs = sel(d, l, s, role)
@@ -74,6 +78,9 @@ def main() -> int:
                 row.append(cell)
             if "skiff" in stacks and "linux-cubic" in stacks:
                 a, b = g.get("skiff"), g.get("linux-cubic")
+                row.append(f"{a / b:.2f}x" if a and b else "—")
+            if "skiff" in stacks and "skiff-fixed" in stacks:
+                a, b = g.get("skiff"), g.get("skiff-fixed")
                 row.append(f"{a / b:.2f}x" if a and b else "—")
             lines.append("| " + " | ".join(row) + " |")
             chart.append((role, d, l, [g.get(s) for s in stacks]))

@@ -61,8 +61,9 @@ bench-parse: $(BUILD)/bench/bench_parse
 
 # TCP at a distance (issue 19): skiff's TCP against Linux's (CUBIC, BBR)
 # through skiff impair, a grid of one-way delay x loss, alternating, medians
-# (bench/tcp_wan.sh: BENCH_TCP_DELAYS, _LOSSES, _MIB, _REPS, _STACKS, _ROLES,
-# _LOCK, _OUT).  bench-tcp-relay: the relay's own CPU, skiff impair against
+# (bench/tcp_wan.sh: BENCH_TCP_GRID=quick (default, bounded) or full, and
+# BENCH_TCP_DELAYS, _LOSSES, _MIB, _LOSSY_MIB, _REPS, _STACKS, _ROLES, _LOCK,
+# _OUT).  bench-tcp-relay: the relay's own CPU, skiff impair against
 # the old tests/tcp_impair.py.
 .PHONY: bench-tcp bench-tcp-relay
 bench-tcp: deps all
