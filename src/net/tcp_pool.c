@@ -339,8 +339,11 @@ void tcp_rbuf_tune(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 	if (now - sk->rtune_at < (sk_time_ns)rtt * 1000)
 		return;
 	uint32_t copied = consumed - sk->rtune_seq;
+	bool stale = now - sk->rtune_at > 4 * (sk_time_ns)rtt * 1000;
 	sk->rtune_at = now;
 	sk->rtune_seq = consumed;
+	if (stale)
+		return; /* data came in bursts: that is no rate per round trip */
 	uint64_t want = 2 * (uint64_t)copied;
 	if (want > sk->rmax)
 		tcp_buf_grow(st, sk, false, (uint32_t)SK_MIN(want, (uint64_t)UINT32_MAX));
