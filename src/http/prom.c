@@ -153,11 +153,11 @@ static const char *after_dot(const char *s)
 bool prom_stat_is_gauge(const char *name)
 {
 	/* Levels among the --stats values, by the name their layer gives
-	 * them (http/server.c, net/iface.c, loop/spin.c, http/cache.c).  Everything else
-	 * only ever grows. */
+	 * them (http/server.c, net/iface.c, loop/spin.c, http/cache.c,
+	 * net/tcp_api.c).  Everything else only ever grows. */
 	static const char *const whole[] = {
 		"arp.entries", "arp.pending", "nd.entries", "nd.pending", "ip6.addrs_usable",
-		"loop.spin_budget_ns", "cache.bytes", "cache.entries",
+		"loop.spin_budget_ns", "cache.bytes", "cache.entries", "tcp_mem_used", "tcp_mem_state",
 	};
 	for (unsigned i = 0; i < SK_ARRAY_LEN(whole); i++)
 		if (str_eq(name, whole[i]))

@@ -49,6 +49,9 @@ static void test_gauges(void **state)
 	assert_true(prom_stat_is_gauge("http.conns_open"));
 	assert_true(prom_stat_is_gauge("https.conns_open"));
 	assert_true(prom_stat_is_gauge("arp.entries"));
+	assert_true(prom_stat_is_gauge("tcp_mem_used"));
+	assert_true(prom_stat_is_gauge("tcp_mem_state"));
+	assert_false(prom_stat_is_gauge("tcp_rcvbuf_grows"));
 	assert_true(prom_stat_is_gauge("loop.spin_budget_ns"));
 	assert_true(prom_stat_is_gauge("cache.bytes"));
 	assert_true(prom_stat_is_gauge("cache.entries"));
