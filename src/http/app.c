@@ -32,7 +32,6 @@
 #include "target.h"
 
 #define HTTP_APP_PATH_MAX 2048u  /* decoded path + NUL; longer: 414 */
-#define HTTP_APP_HDR_MAX 1024u   /* the application's header lines per answer */
 #define DISCARD_MAX 65536u       /* an unread body this small is read and dropped */
 #define CHUNK_OVERHEAD 25u       /* "ffffffffffffffff\r\n" ... "\r\n" + "0\r\n\r\n" */
 
@@ -47,6 +46,8 @@ struct http_app_conn {
 	struct loop_peer peer;
 	struct loop_timer timer;         /* armed at or before deadline(c) */
 	uint8_t *rbuf, *obuf;            /* rbuf_size, out_size bytes in mem */
+	char *hdr;                       /* hdr_size bytes in mem: the application's
+					  * lines, each with CRLF, [0, hdr_len) */
 	uint32_t rlen;       /* rbuf[0, rlen) read */
 	uint32_t ipos;       /* next raw byte not yet parsed/decoded; <= rlen */
 	uint32_t doff, dlen; /* decoded body bytes not yet taken: rbuf[doff, doff+dlen) */
@@ -65,7 +66,8 @@ struct http_app_conn {
 	bool ended;          /* http_app_end was called (stream) */
 	bool shut;           /* loop_shutdown done (lingering) */
 	bool drain;          /* lingering must read until the peer closes */
-	uint16_t path_len, rest_off, hdr_len;
+	uint16_t path_len, rest_off;
+	uint32_t hdr_len;
 	uint32_t head_len;
 	sk_time_ns head_start;   /* first byte of this head (or accept / end of previous) */
 	sk_time_ns body_start;   /* head complete */
@@ -89,7 +91,6 @@ struct http_app_conn {
 	void *done_ctx;
 	struct http_req req;
 	char path[HTTP_APP_PATH_MAX];
-	char hdr[HTTP_APP_HDR_MAX]; /* the application's lines, each with CRLF */
 };
 
 /* The request handle is the connection: one request at a time on it. */
@@ -124,6 +125,7 @@ void http_app_config_default(struct http_app_config *cfg)
 	cfg->max_body = 1u << 20;
 	cfg->rbuf_size = 32768;
 	cfg->out_size = 16384;
+	cfg->hdr_size = 1024;
 	cfg->header_timeout = 10 * SK_NS_PER_S;
 	cfg->body_timeout = 60 * SK_NS_PER_S;
 	cfg->send_timeout = 60 * SK_NS_PER_S;
@@ -137,7 +139,8 @@ static bool cfg_ok(const struct http_app_config *cfg)
 {
 	return cfg->max_conns >= 1 && cfg->max_conns <= (1u << 20) &&
 	       cfg->rbuf_size >= HTTP_HEAD_MAX + 1024u && cfg->rbuf_size <= (1u << 24) &&
-	       cfg->out_size >= 2048u && cfg->out_size <= (1u << 24) && cfg->max_body > 0;
+	       cfg->out_size >= 2048u && cfg->out_size <= (1u << 24) && cfg->max_body > 0 &&
+	       cfg->hdr_size >= 256u && cfg->hdr_size <= cfg->out_size - 1024u;
 }
 
 size_t http_app_mem_size(const struct http_app_config *cfg)
@@ -145,7 +148,7 @@ size_t http_app_mem_size(const struct http_app_config *cfg)
 	if (!cfg_ok(cfg))
 		return 0;
 	size_t per = ALIGN16(sizeof(struct http_app_conn)) + ALIGN16(cfg->rbuf_size) +
-		     ALIGN16(cfg->out_size);
+		     ALIGN16(cfg->out_size) + ALIGN16(cfg->hdr_size);
 	return 16 + (size_t)cfg->max_conns * per;
 }
 
@@ -170,7 +173,7 @@ int http_app_init(struct http_app *app, void *mem, size_t size, const struct htt
 	app->conns = (struct http_app_conn *)p;
 	p += (uintptr_t)cfg->max_conns * ALIGN16(sizeof(struct http_app_conn));
 	app->bufs = (uint8_t *)p;
-	size_t bufsz = ALIGN16(cfg->rbuf_size) + ALIGN16(cfg->out_size);
+	size_t bufsz = ALIGN16(cfg->rbuf_size) + ALIGN16(cfg->out_size) + ALIGN16(cfg->hdr_size);
 	for (uint32_t i = cfg->max_conns; i-- > 0;) {
 		struct http_app_conn *c = &app->conns[i];
 		/* Only the small fields: the buffers stay untouched until used. */
@@ -179,6 +182,7 @@ int http_app_init(struct http_app *app, void *mem, size_t size, const struct htt
 		c->timer.slot = 0;
 		c->rbuf = app->bufs + (size_t)i * bufsz;
 		c->obuf = c->rbuf + ALIGN16(cfg->rbuf_size);
+		c->hdr = (char *)c->obuf + ALIGN16(cfg->out_size);
 		c->next_free = app->free_list;
 		app->free_list = c;
 	}
@@ -492,7 +496,7 @@ int http_app_header(struct http_app_req *r, const char *name, const char *value)
 		if (ol == nl && j == nl)
 			return -SK_EINVAL;
 	}
-	if (c->hdr_len + nl + vl + 4 > HTTP_APP_HDR_MAX)
+	if (c->hdr_len + nl + vl + 4 > c->app->cfg.hdr_size)
 		return -SK_ENOBUFS;
 	char *p = c->hdr + c->hdr_len;
 	sk_memcpy(p, name, nl);
@@ -501,7 +505,7 @@ int http_app_header(struct http_app_req *r, const char *name, const char *value)
 	sk_memcpy(p + nl + 2, value, vl);
 	p[nl + 2 + vl] = '\r';
 	p[nl + 3 + vl] = '\n';
-	c->hdr_len = (uint16_t)(c->hdr_len + nl + vl + 4);
+	c->hdr_len = (uint32_t)(c->hdr_len + nl + vl + 4);
 	return 0;
 }
 
@@ -594,7 +598,7 @@ int http_app_end(struct http_app_req *r)
 	if (c->out != OUT_STREAM || c->ended)
 		return -SK_EINVAL;
 	c->ended = true;
-	if (c->stream_left != HTTP_APP_CHUNKED && c->stream_left != 0) {
+	if (c->stream_left != HTTP_APP_CHUNKED && c->stream_left != 0 && !c->head_req) {
 		/* Shorter than announced: the peer must not take it as whole. */
 		c->dead = true;
 		c->failed = true;
@@ -606,6 +610,16 @@ int http_app_end(struct http_app_req *r)
 	c->out = OUT_DONE;
 	conn_advance(c);
 	return 0;
+}
+
+void http_app_abort(struct http_app_req *r)
+{
+	struct http_app_conn *c = CONN(r);
+	if (!c->live)
+		return;
+	c->failed = true;
+	c->dead = true;
+	conn_advance(c);
 }
 
 /* ---- the request body ---- */
@@ -1217,7 +1231,9 @@ static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
 		app->st.conns_accepted++;
 		struct loop_timer t = c->timer;
 		uint8_t *rb = c->rbuf, *ob = c->obuf;
+		char *hb = c->hdr;
 		sk_memset(c, 0, offsetof(struct http_app_conn, req));
+		c->hdr = hb;
 		c->app = app;
 		c->timer = t;
 		c->timer.fn = conn_timer;

@@ -70,7 +70,8 @@
  * The engine never allocates: the embedder gives one block at init
  * (http_app_mem_size), holding every connection's state and buffers.
  * Per connection: rbuf_size bytes for the head and body pieces, out_size
- * bytes for the answer's head and streamed body, and the state (a few KiB).
+ * bytes for the answer's head and streamed body, hdr_size bytes for the
+ * application's header lines, and the state (a few KiB).
  * Everything a request accessor returns points into the connection's
  * buffers and lives until on_done (or, without on_done, until the request
  * is over): copy what you keep longer.  Everything the application passes
@@ -273,7 +274,15 @@ int http_app_stream(struct http_app_req *r, int status, uint64_t len, http_app_w
 long http_app_write(struct http_app_req *r, const void *data, size_t len);
 /* Body bytes http_app_write would take now. */
 size_t http_app_writable(const struct http_app_req *r);
+/* For HEAD the body is never sent, so http_app_end may come at once after
+ * http_app_stream with a known length (the head carries that length). */
 int http_app_end(struct http_app_req *r);
+/* Cut the answer: the connection closes at once (what was queued may
+ * not leave), and
+ * the request is over with ok false (on_done runs).  For an answer that
+ * cannot be finished honestly (a proxy whose origin died mid-body): the
+ * peer sees a truncated body or a missing last chunk, never a whole one. */
+void http_app_abort(struct http_app_req *r);
 
 /* Called once when the request is over (see One request's life).  Set it
  * any time before; a second call replaces the first. */
@@ -290,6 +299,9 @@ struct http_app_config {
 	uint64_t max_body;             /* default 1 MiB */
 	uint32_t rbuf_size;            /* default 32 KiB (>= the parser's HTTP_HEAD_MAX + 1 KiB) */
 	uint32_t out_size;             /* default 16 KiB (>= 2 KiB) */
+	uint32_t hdr_size;             /* the application's header lines per answer:
+					* default 1 KiB (256 .. out_size - 1 KiB);
+					* a proxy forwarding an origin's head wants more */
 	sk_time_ns header_timeout;     /* default 10 s */
 	sk_time_ns body_timeout;       /* default 60 s */
 	sk_time_ns send_timeout;       /* default 60 s */

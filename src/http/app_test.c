@@ -200,7 +200,45 @@ static int h_collect(struct http_app_req *r, void *ctx)
 	return http_app_body_collect(r, collected, sizeof(collected), collect_done, NULL);
 }
 
+/* Many header lines (more than the default hdr_size takes). */
+static int h_many(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	char v[100];
+	memset(v, 'v', sizeof(v) - 1);
+	v[sizeof(v) - 1] = 0;
+	int rc = 0;
+	for (int i = 0; i < 20 && rc == 0; i++)
+		rc = http_app_header(r, "X-Many", v);
+	if (rc < 0)
+		return http_app_send(r, 200, "short\n", 6);
+	return http_app_send(r, 200, "all\n", 4);
+}
+
+/* A chunked stream cut after its first piece (an origin that died). */
+static int h_cut(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	http_app_on_done(r, on_done, NULL);
+	assert_int_equal(http_app_stream(r, 200, HTTP_APP_CHUNKED, NULL, NULL), 0);
+	assert_int_equal(http_app_write(r, "part", 4), 4);
+	http_app_abort(r);
+	return 0;
+}
+
+/* A known length, ended at once: whole for HEAD, cut for GET. */
+static int h_len(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	http_app_on_done(r, on_done, NULL);
+	assert_int_equal(http_app_stream(r, 200, 1234, NULL, NULL), 0);
+	return http_app_end(r);
+}
+
 static const struct http_app_route test_routes[] = {
+	{HTTP_GET, "/many", false, h_many, NULL},
+	{HTTP_GET, "/cut", false, h_cut, NULL},
+	{HTTP_GET, "/len", false, h_len, NULL},
 	{HTTP_GET, "/hello", false, h_hello, NULL},
 	{HTTP_APP_ANY, "/req/", true, h_req, NULL},
 	{HTTP_GET, "/async", false, h_async, NULL},
@@ -532,6 +570,51 @@ static void test_async_and_abort(void **st)
 	check();
 }
 
+static void test_hdr_size_abort_head(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	send_str(s, "GET /many HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "short\n"));
+	/* a larger header area takes them */
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 4;
+	cfg.out_size = 4096;
+	cfg.hdr_size = 3072;
+	setup_with(&test_app, &cfg);
+	done_calls = done_ok = 0;
+	s = conn(5);
+	send_str(s, "GET /many HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "X-Many: "), 20);
+	assert_non_null(strstr(fk.s[s].out, "all\n"));
+	cfg.hdr_size = 4000; /* leaves no room for the engine's own lines */
+	assert_int_equal(http_app_mem_size(&cfg), 0);
+	cfg.hdr_size = 100;
+	assert_int_equal(http_app_mem_size(&cfg), 0);
+	/* abort: the last chunk never leaves, the connection closes */
+	s = conn(6);
+	send_str(s, "GET /cut HTTP/1.1\r\nHost: a\r\n\r\n");
+	check();
+	assert_non_null(strstr(fk.s[s].out, "Transfer-Encoding: chunked"));
+	assert_null(strstr(fk.s[s].out, "0\r\n\r\n"));
+	assert_false(fk.s[s].open);
+	assert_int_equal(done_calls, 1);
+	assert_int_equal(done_ok, 0);
+	/* HEAD: a known length ended at once is whole, and the connection stays */
+	s = conn(7);
+	send_str(s, "HEAD /len HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "Content-Length: 1234\r\n"));
+	assert_true(fk.s[s].open);
+	assert_int_equal(done_ok, 1);
+	/* GET: the same is short, cut */
+	send_str(s, "GET /len HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_false(fk.s[s].open);
+	assert_int_equal(done_calls, 3);
+	assert_int_equal(done_ok, 1);
+}
+
 static void test_timeouts(void **st)
 {
 	(void)st;
@@ -597,6 +680,7 @@ int main(void)
 		cmocka_unit_test(test_echo_backpressure),
 		cmocka_unit_test(test_continue),
 		cmocka_unit_test(test_async_and_abort),
+		cmocka_unit_test(test_hdr_size_abort_head),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_refused),
 	};
