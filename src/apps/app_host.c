@@ -20,6 +20,7 @@
 
 #include "../http/app.h"
 #include "../http/date.h"
+#include "app_host.h"
 #include "../loop/loop_linux.h"
 #include "../plat/plat.h"
 #include "cli.h"
@@ -131,8 +132,15 @@ static int start_https(struct serve_tls *tls, struct http_app *app, void **mem, 
 
 int skiff_app_main(const struct http_app_def *def, int argc, char **argv)
 {
+	struct app_host_hooks h = {.cmd = &opt_cmd_app};
+	return app_host_run(def, &h, argc, argv);
+}
+
+int app_host_run(const struct http_app_def *def, const struct app_host_hooks *h, int argc,
+		 char **argv)
+{
 	struct opts o;
-	cli_parse(&o, &opt_cmd_app, argc, argv);
+	cli_parse(&o, h->cmd, argc, argv);
 	bool tls_on = serve_tls_wanted(&o);
 	const char *name = def->name ? def->name : "app";
 	char err[256];
@@ -148,7 +156,7 @@ int skiff_app_main(const struct http_app_def *def, int argc, char **argv)
 	cfg.send_timeout = opt_num(&o, OPT_SEND_TIMEOUT) * SK_NS_PER_S;
 	cfg.keepalive_timeout = opt_num(&o, OPT_KEEPALIVE_TIMEOUT) * SK_NS_PER_S;
 	if (cfg.max_body == 0)
-		cli_usage_error("app", "max-body must be at least 1");
+		cli_usage_error(h->cmd->name, "max-body must be at least 1");
 	/* As serve: skiff's stack when given a device, the kernel's without. */
 	bool on_skiff = opt_given(&o, OPT_STACK) ? opt_num(&o, OPT_STACK) == 0
 						 : opt_given(&o, OPT_DEV);
@@ -162,7 +170,7 @@ int skiff_app_main(const struct http_app_def *def, int argc, char **argv)
 		int r = opt_only_with(&o, skiff_only, sizeof(skiff_only),
 				      "stack skiff (stack linux uses the kernel's interfaces)", err,
 				      sizeof(err));
-		cli_check(r, "app", err);
+		cli_check(r, h->cmd->name, err);
 		struct rlimit rl;
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 			rl.rlim_cur = rl.rlim_max;
@@ -172,11 +180,19 @@ int skiff_app_main(const struct http_app_def *def, int argc, char **argv)
 		    cfg.max_conns > rl.rlim_cur - 32)
 			cfg.max_conns = (uint32_t)(rl.rlim_cur - 32);
 	}
-	/* With HTTPS: its engine's connections and their handshake timers too. */
-	uint32_t max_timers = (tls_on ? 3 : 1) * cfg.max_conns + 64;
+	uint32_t extra_socks = 0;
+	if (h->setup) {
+		int sr = h->setup(h->ctx, &o, &cfg, &extra_socks);
+		if (sr)
+			return sr;
+	}
+	/* With HTTPS: its engine's connections and their handshake timers too;
+	 * and one per socket the application opens itself (a proxy's
+	 * upstream connections). */
+	uint32_t max_timers = (tls_on ? 3 : 1) * cfg.max_conns + extra_socks + 64;
 	struct loop *loop;
 	if (on_skiff) {
-		scfg.max_conns = cfg.max_conns;
+		scfg.max_conns = cfg.max_conns + extra_socks;
 		scfg.max_timers = max_timers;
 		scfg.tcp_sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
 		scfg.tcp_rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
@@ -266,10 +282,14 @@ int skiff_app_main(const struct http_app_def *def, int argc, char **argv)
 		if (loop_timer_armed(&watch.timer))
 			loop_timer_cancel(loop, &watch.timer);
 	}
+	if (h->stop)
+		h->stop(h->ctx);
 	if (opt_given(&o, OPT_STATS)) {
 		http_app_stats(&app, print_stat, stdout);
 		if (tls_on)
 			serve_tls_stats(&tls, print_stat, stdout);
+		if (h->stats)
+			h->stats(h->ctx, print_stat, stdout);
 		if (on_skiff)
 			serve_skiff_print_stats(loop, stdout);
 		else

@@ -46,5 +46,6 @@ int cmd_tcp_client(int argc, char **argv);
 int cmd_load(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
 int cmd_impair(int argc, char **argv);
+int cmd_proxy(int argc, char **argv);
 
 #endif

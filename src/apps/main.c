@@ -14,6 +14,7 @@ static const struct command commands[] = {
 	{"echo", cmd_echo, "answer ARP, ICMP echo and UDP echo (port 7) on a device"},
 	{"switch", cmd_switch, "a learning Ethernet switch over shared memory (switch:NAME/PORT)"},
 	{"pktgen", cmd_pktgen, "send or receive raw frames at full rate; reports Mpps, Gbit/s"},
+	{"proxy", cmd_proxy, "reverse proxy in front of HTTP servers (--upstream ADDR:PORT,...)"},
 	{"serve", cmd_serve, "HTTP/1.1 server (GET, HEAD; --root DIR) on --stack linux or skiff"},
 	{"stat", cmd_stat, "a running skiff serve's connections and counters (its control socket)"},
 	{"vm", cmd_vm, "boot the skiff unikernel under QEMU (virtio-net, user net or TAP)"},

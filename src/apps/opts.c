@@ -18,6 +18,7 @@ static const char *const tcp_cc_choices[] = {"cubic", "newreno", NULL};
 /* In enum sk_log_level's order (base/log.h): the value is the level. */
 static const char *const log_level_choices[] = {"error", "warn", "info", "debug", NULL};
 static const char *const dir_choices[] = {"a2b", "b2a", "both", NULL};
+static const char *const balance_choices[] = {"rr", "least", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
 
@@ -65,6 +66,25 @@ const struct opt_def opt_defs[OPT_N] = {
 			      "a request body being read must be whole within S s, else 408"},
 	[OPT_SEND_TIMEOUT] = {"send-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
 			      "close a connection whose peer takes no byte of the answer\nfor S s"},
+	[OPT_UPSTREAM] = {"upstream", 0, OPT_K_ENDPOINTS, "ADDR:PORT[,...]", 0, 0, NULL,
+			  "the servers requests go to (IPv4, at most 16; required)"},
+	[OPT_BALANCE] = {"balance", 0, OPT_K_CHOICE, "rr|least", 0, 0, balance_choices,
+			 "round-robin, or the upstream with the fewest requests\nin flight"},
+	[OPT_POOL] = {"pool", 0, OPT_K_NUM, "N", 0, 65536, NULL,
+		      "idle keep-alive connections kept per upstream"},
+	[OPT_CONNECT_TIMEOUT] = {"connect-timeout", 0, OPT_K_NUM, "S", 1, 3600, NULL,
+				 "an upstream connection must be up within S s, else the\n"
+				 "next upstream (idempotent requests) or 504"},
+	[OPT_FIRST_BYTE_TIMEOUT] = {"first-byte-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
+				    "the upstream's first answer byte within S s of the\n"
+				    "request's last, else 504"},
+	[OPT_UP_IDLE_TIMEOUT] = {"idle-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
+				 "an upstream silent for S s inside a body is cut; a pooled\n"
+				 "connection idle for S s is closed"},
+	[OPT_FAIL_MAX] = {"fail-max", 0, OPT_K_NUM, "N", 1, 1000, NULL,
+			  "failures in a row that mark an upstream down"},
+	[OPT_FAIL_TIMEOUT] = {"fail-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
+			      "a down upstream is tried again after S s"},
 	[OPT_KEEPALIVE_TIMEOUT] = {"keepalive-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
 				   "idle keep-alive connections close after S s"},
 	[OPT_MAX_BODY] = {"max-body", 0, OPT_K_SIZE, "N", 0, 1ull << 40, NULL,
@@ -657,6 +677,54 @@ const struct opt_cmd opt_cmd_app = {
 	.footer = "Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).",
 };
 
+/* `skiff proxy` (http/proxy.h, docs/proxy.md): the application options,
+ * and the upstreams'. */
+static const struct opt_use proxy_use[] = {
+	{OPT_UPSTREAM, 0, NULL, NULL},
+	{OPT_BALANCE, 0, "rr", NULL},
+	{OPT_POOL, 0, "32", NULL},
+	{OPT_CONNECT_TIMEOUT, 0, "5", NULL},
+	{OPT_FIRST_BYTE_TIMEOUT, 0, "60", NULL},
+	{OPT_UP_IDLE_TIMEOUT, 0, "60", NULL},
+	{OPT_FAIL_MAX, 0, "3", NULL},
+	{OPT_FAIL_TIMEOUT, 0, "10", NULL},
+	{OPT_STACK, 0, NULL, NULL},
+	{OPT_DEV, 0, NULL, "(stack skiff) tap:NAME | packet:IFACE | xdp:IFACE |\nswitch:NAME/PORT"},
+	{OPT_IP, OPT_USE_BARE, NULL,
+	 "skiff: this host's address and prefix (ADDR/LEN,\n"
+	 "required); linux: the address to bind (default any)"},
+	{OPT_GW, 0, NULL, "(stack skiff) default gateway, inside ip's subnet"},
+	{OPT_MAC, 0, NULL, NULL},
+	{OPT_PORT, 0, "80", NULL},
+	{OPT_STATS, 0, NULL, NULL},
+	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
+	{OPT_MAX_CONNS, 0, "256", NULL},
+	{OPT_HEADER_TIMEOUT, 0, "10", NULL},
+	{OPT_BODY_TIMEOUT, 0, "60", NULL},
+	{OPT_SEND_TIMEOUT, 0, "60", NULL},
+	{OPT_KEEPALIVE_TIMEOUT, 0, "60", NULL},
+	{OPT_MAX_BODY, 0, "1048576", NULL},
+	{OPT_TCP_SNDBUF, 0, "65536", NULL},
+	{OPT_TCP_RCVBUF, 0, "65536", NULL},
+	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+};
+
+const struct opt_cmd opt_cmd_proxy = {
+	.name = "proxy",
+	.synopsis = "skiff proxy --upstream ADDR:PORT[,ADDR:PORT...] [--balance rr|least] [--pool N]\n"
+		    "           [--connect-timeout S] [--first-byte-timeout S] [--idle-timeout S]\n"
+		    "           [--fail-max N] [--fail-timeout S] [--port N] [--stack skiff|linux]\n"
+		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--stats] ... (as an app)",
+	.about = "A reverse proxy (docs/proxy.md): every request is parsed strictly and forwarded\n"
+		 "to an upstream, the answer parsed strictly and framed again; hop-by-hop fields\n"
+		 "removed, X-Forwarded-For, X-Forwarded-Proto and Via added.  On the kernel's\n"
+		 "sockets (--stack linux) or on skiff's own stack, whose TCP then carries the\n"
+		 "upstream connections too.",
+	.use = proxy_use,
+	.nuse = SK_ARRAY_LEN(proxy_use),
+	.footer = "Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).",
+};
+
 _Static_assert(OPT_IP6_MAX <= IFACE_IP6_CFG_MAX, "every --ip6 fits the interface");
 
 void opt_ip6_config(const struct opts *o, struct iface_config *ic)
@@ -1157,6 +1225,31 @@ static bool parse_endpoint(const char *s, struct opt_val *v)
 	return true;
 }
 
+int opt_parse_endpoints(const char *s, uint32_t *ip, uint16_t *port, unsigned max)
+{
+	unsigned n = 0;
+	size_t i = 0;
+	for (;;) {
+		char one[32];
+		size_t k = 0;
+		while (s[i] && s[i] != ',') {
+			if (k + 1 >= sizeof(one))
+				return -1;
+			one[k++] = s[i++];
+		}
+		one[k] = 0;
+		struct opt_val v = {0};
+		if (n == max || !parse_endpoint(one, &v) || !opt_ipv4_is_host(v.ip))
+			return -1;
+		ip[n] = v.ip;
+		port[n] = (uint16_t)v.num;
+		n++;
+		if (!s[i])
+			return (int)n;
+		i++; /* the comma: another must follow */
+	}
+}
+
 /* Parse `s` as option d's value into v. */
 static int parse_value(const struct opt_def *d, const struct opt_use *u, const char *s,
 		       struct opt_val *v, char *err, size_t errlen)
@@ -1357,6 +1450,20 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 			return OPT_ERROR;
 		}
 		return OPT_OK;
+	case OPT_K_ENDPOINTS: {
+		uint32_t ips[OPT_ENDPOINTS_MAX];
+		uint16_t ports[OPT_ENDPOINTS_MAX];
+		int n = opt_parse_endpoints(s, ips, ports, OPT_ENDPOINTS_MAX);
+		if (n < 0) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not ADDR:PORT[,ADDR:PORT...] (IPv4 hosts, at most 16, e.g. "
+				"127.0.0.1:8080)");
+			return OPT_ERROR;
+		}
+		v->num = (uint64_t)n;
+		v->ip = ips[0];
+		return OPT_OK;
+	}
 	case OPT_K_LOGSINK:
 		if (seq(s, "console")) {
 			v->num = 0;

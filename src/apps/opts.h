@@ -54,6 +54,9 @@ enum opt_id {
 	OPT_TC_CONNS, OPT_TC_SEQUENTIAL, OPT_TC_PARALLEL, OPT_TC_TIMEOUT,
 	/* applications on http/app.h (examples/) */
 	OPT_BODY_TIMEOUT, OPT_SEND_TIMEOUT,
+	/* proxy (an application on http/app.h: http/proxy.h) */
+	OPT_UPSTREAM, OPT_BALANCE, OPT_POOL, OPT_CONNECT_TIMEOUT, OPT_FIRST_BYTE_TIMEOUT,
+	OPT_UP_IDLE_TIMEOUT, OPT_FAIL_MAX, OPT_FAIL_TIMEOUT,
 	/* impair (the impairing relay) */
 	OPT_IMP_A, OPT_IMP_B, OPT_IMP_DIR, OPT_IMP_LOSS, OPT_IMP_DELAY, OPT_IMP_JITTER,
 	OPT_IMP_REORDER, OPT_IMP_DUPLICATE, OPT_IMP_CORRUPT, OPT_IMP_RATE, OPT_IMP_LIMIT,
@@ -78,6 +81,8 @@ enum opt_kind {
 	OPT_K_DEC,      /* decimal with at most 6 digits after a '.', in [lo, hi]; num, lo
 			 * and hi in millionths of the unit (0.1 -> 100000) */
 	OPT_K_SNI,      /* NAME:CERT:KEY, repeatable (struct opts sni[]) */
+	OPT_K_ENDPOINTS, /* ADDR:PORT[,ADDR:PORT...], IPv4 hosts, at most OPT_ENDPOINTS_MAX
+			  * (num: how many; opt_parse_endpoints gives them) */
 };
 
 /* OPT_K_DEC: one unit in num. */
@@ -116,7 +121,7 @@ struct opt_cmd {
 };
 
 extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_cmd_serve,
-	opt_cmd_load, opt_cmd_uk, opt_cmd_stat, opt_cmd_app, opt_cmd_impair;
+	opt_cmd_load, opt_cmd_uk, opt_cmd_stat, opt_cmd_app, opt_cmd_impair, opt_cmd_proxy;
 
 /* A value.  Which fields mean something depends on the kind. */
 /* The value of an OPT_K_NUM given as its word (spin-us auto). */
@@ -252,6 +257,10 @@ bool opt_ipv4_is_host(uint32_t ip);
 int opt_parse_dec(const char *s, uint64_t *v);
 /* "D[.F]", F at most 6 digits, into millionths ("0.1" -> 100000). */
 int opt_parse_dec6(const char *s, uint64_t *v);
+/* OPT_K_ENDPOINTS: "127.0.0.1:8080,127.0.0.2:8080" into ip[], port[] (host
+ * order), at most max.  The count (>= 1), or -1. */
+#define OPT_ENDPOINTS_MAX 16u
+int opt_parse_endpoints(const char *s, uint32_t *ip, uint16_t *port, unsigned max);
 /* "198.18.0.2" into out[16]. */
 void opt_format_ipv4(uint32_t ip, char out[16]);
 /* RFC 4291 2.2 text (hex groups, one "::"; no embedded IPv4).  0 or -1. */

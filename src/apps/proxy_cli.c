@@ -1,0 +1,97 @@
+/* proxy_cli.c — `skiff proxy`: the reverse proxy of http/proxy.h on the
+ * hosted application runner (app_host.h), so it takes every stack option
+ * an application takes and runs on --stack linux and --stack skiff alike;
+ * this file only turns the upstream options into a struct proxy_config
+ * and gives the proxy its memory. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include "../http/proxy.h"
+#include "app_host.h"
+#include "cli.h"
+
+static struct proxy px;
+
+static int proxy_setup(void *ctx, const struct opts *o, struct http_app_config *cfg,
+		       uint32_t *extra_socks)
+{
+	(void)ctx;
+	struct proxy_config pc;
+	proxy_config_default(&pc);
+	if (!opt_given(o, OPT_UPSTREAM))
+		cli_usage_error("proxy", "--upstream ADDR:PORT[,ADDR:PORT...] is required");
+	uint32_t ip[OPT_ENDPOINTS_MAX];
+	uint16_t port[OPT_ENDPOINTS_MAX];
+	int n = opt_parse_endpoints(opt_str(o, OPT_UPSTREAM), ip, port, OPT_ENDPOINTS_MAX);
+	for (int i = 0; i < n; i++) {
+		pc.up_addr[i] = sk_addr_v4(ip[i]);
+		pc.up_port[i] = port[i];
+	}
+	pc.nup = n > 0 ? (unsigned)n : 0;
+	pc.balance = opt_num(o, OPT_BALANCE) == 1 ? PROXY_LEAST : PROXY_RR;
+	pc.pool = (uint32_t)opt_num(o, OPT_POOL);
+	pc.connect_timeout = opt_num(o, OPT_CONNECT_TIMEOUT) * SK_NS_PER_S;
+	pc.first_byte_timeout = opt_num(o, OPT_FIRST_BYTE_TIMEOUT) * SK_NS_PER_S;
+	pc.idle_timeout = opt_num(o, OPT_UP_IDLE_TIMEOUT) * SK_NS_PER_S;
+	pc.fail_max = (uint32_t)opt_num(o, OPT_FAIL_MAX);
+	pc.fail_timeout = opt_num(o, OPT_FAIL_TIMEOUT) * SK_NS_PER_S;
+	/* On the kernel's sockets every exchange holds a second descriptor,
+	 * and the pools theirs. */
+	bool on_skiff = opt_given(o, OPT_STACK) ? opt_num(o, OPT_STACK) == 0 : opt_given(o, OPT_DEV);
+	struct rlimit rl;
+	if (!on_skiff && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		uint64_t lim = rl.rlim_cur, pools = (uint64_t)pc.nup * pc.pool;
+		uint64_t fit = lim > 64 + pools ? (lim - 64 - pools) / 2 : 1;
+		if (cfg->max_conns > fit)
+			cfg->max_conns = (uint32_t)(fit ? fit : 1);
+	}
+	pc.max_xchg = cfg->max_conns;
+	*extra_socks = cfg->max_conns + pc.nup * pc.pool;
+	size_t sz = proxy_mem_size(&pc);
+	void *mem = sz ? mmap(NULL, sz, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+		       : MAP_FAILED;
+	if (mem == MAP_FAILED) {
+		fprintf(stderr, "proxy: cannot reserve memory for %u exchanges\n", pc.max_xchg);
+		return 1;
+	}
+	if (proxy_init(&px, mem, sz, &pc) < 0) {
+		fprintf(stderr, "proxy: bad configuration\n");
+		return 1;
+	}
+	proxy_app_config(&px, cfg);
+	return 0;
+}
+
+static void proxy_print(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v),
+			void *fctx)
+{
+	(void)ctx;
+	proxy_stats(&px, fn, fctx);
+	for (unsigned i = 0; i < px.cfg.nup; i++) {
+		char name[96];
+		snprintf(name, sizeof(name), "proxy.upstream.%s.requests", px.up[i].host);
+		fn(fctx, name, px.up[i].requests);
+		snprintf(name, sizeof(name), "proxy.upstream.%s.failures", px.up[i].host);
+		fn(fctx, name, px.up[i].failures);
+		snprintf(name, sizeof(name), "proxy.upstream.%s.downs", px.up[i].host);
+		fn(fctx, name, px.up[i].downs);
+	}
+}
+
+static void proxy_halt(void *ctx)
+{
+	(void)ctx;
+	proxy_stop(&px);
+}
+
+int cmd_proxy(int argc, char **argv)
+{
+	static struct http_app_def def;
+	static struct http_app_route route;
+	proxy_app_def(&px, &def, &route);
+	struct app_host_hooks h = {&opt_cmd_proxy, proxy_setup, proxy_print, proxy_halt, NULL};
+	return app_host_run(&def, &h, argc, argv);
+}

@@ -1,0 +1,1095 @@
+/* proxy.c — the exchanges of proxy.h: a request from the application
+ * engine, one upstream connection at a time, the answer back.
+ *
+ * An exchange's phases (x->phase):
+ *   X_SEND  the head (and body pieces) go up; no response byte yet: a
+ *           failure here may be retried (x_retry_ok);
+ *   X_HEAD  response bytes arrived, the head is not complete: from here
+ *           on nothing is retried;
+ *   X_BODY  the head went to the client (http_app_stream), the body is
+ *           pumped rx -> http_app_write;
+ *   X_DONE  our side is finished (answered, or cut): waiting for the
+ *           engine's on_done.
+ * An upstream connection's states (uc->state): UC_FREE, UC_CONNECTING,
+ * UC_BUSY (bound to x), UC_IDLE (in its upstream's pool).
+ *
+ * Re-entrancy: a call into the engine (http_app_send/write/end/abort,
+ * http_app_body_resume) may run the client connection at once, so the
+ * engine's on_done (x_done) may run inside it.  x_done only unbinds and
+ * marks; the exchange is freed when the outermost proxy frame for it
+ * unwinds (x_enter/x_leave).  Every caller checks x->r after such a call.
+ *
+ * Buffers: tx holds [0, headlen) the head toward the origin, kept while a
+ * retry is possible, then body pieces (chunk-framed when the client's body
+ * was chunked); [txpos, txlen) is unsent.  rx holds the origin's bytes:
+ * [hstart, rpos) the head being parsed (kept whole: the forwarded fields
+ * are read from it), then raw body bytes [rpos, rxlen) and decoded ones
+ * [doff, doff + dlen) not yet taken by the client. */
+#include "proxy.h"
+
+#include "chunked.h"
+#include "emit.h"
+#include "proxy_hdr.h"
+
+enum { X_FREE, X_SEND, X_HEAD, X_BODY, X_DONE };
+enum { UC_FREE, UC_CONNECTING, UC_BUSY, UC_IDLE };
+
+struct proxy_uconn {
+	struct proxy *px;
+	struct proxy_uconn *next;   /* the free list, or its upstream's idle list */
+	struct proxy_xchg *x;       /* UC_CONNECTING / UC_BUSY: the exchange */
+	struct loop_timer timer;    /* connect, first byte, body idle, pool idle */
+	sk_time_ns since;           /* connect began / went idle */
+	int sock;                   /* -1 when free */
+	uint8_t state, up;
+	bool reused;                /* taken from the pool for this exchange */
+};
+
+struct proxy_xchg {
+	struct proxy *px;
+	struct proxy_xchg *next_free;
+	struct http_app_req *r;     /* NULL once the engine said the request is over */
+	struct proxy_uconn *uc;     /* the upstream connection, or NULL */
+	uint8_t phase;
+	uint8_t bkind;              /* enum http_body_kind of the answer */
+	uint8_t attempts;
+	uint8_t busy;               /* proxy frames running for x (x_enter) */
+	bool dead;                  /* on_done ran while busy: free at x_leave */
+	bool head_req;
+	bool body_started;          /* a byte of the client's body was taken */
+	bool body_done;             /* ... and its end (the last chunk queued) */
+	bool body_paused;           /* the body callback took less: resume on room */
+	bool drop_body;             /* the rest of the client's body is read and dropped */
+	bool req_chunked;
+	bool up_eof;
+	bool has_body;
+	bool pumping;               /* x_pump runs: a nested x_room only marks again */
+	bool again;
+	uint32_t tried;             /* a bit per upstream tried */
+	uint8_t *tx, *rx;
+	uint32_t headlen, txlen, txpos;
+	uint32_t hstart, rpos, rxlen, doff, dlen;
+	uint64_t left;              /* HTTP_BODY_LENGTH: bytes not yet read */
+	sk_time_ns sent_at;         /* the last request byte left (first-byte timer) */
+	sk_time_ns last_rx;         /* the last origin byte arrived (idle timer) */
+	struct http_resp resp;
+	struct http_chunked ch;
+};
+
+#define CHUNK_FRAME 24u /* "ffffffffffffffff\r\n" + "\r\n" ... and "0\r\n\r\n" */
+
+static void x_pump(struct proxy_xchg *x);
+static void x_read(struct proxy_xchg *x);
+static void x_attempt(struct proxy_xchg *x);
+static void x_room(struct http_app_req *r, void *ctx);
+static void uc_arm(struct proxy_uconn *uc);
+
+static size_t cstrlen(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	return n;
+}
+
+/* ---- config and memory ---- */
+
+void proxy_config_default(struct proxy_config *cfg)
+{
+	sk_memset(cfg, 0, sizeof(*cfg));
+	cfg->balance = PROXY_RR;
+	cfg->pool = 32;
+	cfg->max_xchg = 256;
+	cfg->rx_size = 32768;
+	cfg->tx_size = HTTP_HEAD_MAX + 2048u + 16384u;
+	cfg->connect_timeout = 5 * SK_NS_PER_S;
+	cfg->first_byte_timeout = 60 * SK_NS_PER_S;
+	cfg->idle_timeout = 60 * SK_NS_PER_S;
+	cfg->fail_max = 3;
+	cfg->fail_timeout = 10 * SK_NS_PER_S;
+	cfg->via = "skiff";
+	cfg->proto = "http";
+}
+
+#define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
+
+static bool cfg_ok(const struct proxy_config *c)
+{
+	return c->nup >= 1 && c->nup <= PROXY_MAX_UPSTREAMS && c->max_xchg >= 1 &&
+	       c->max_xchg <= (1u << 20) && c->pool <= 65536 &&
+	       c->rx_size >= HTTP_HEAD_MAX + 1024u && c->rx_size <= (1u << 24) &&
+	       c->tx_size >= HTTP_HEAD_MAX + 2048u && c->tx_size <= (1u << 24) && c->fail_max >= 1 &&
+	       c->via && c->proto && c->balance <= PROXY_LEAST;
+}
+
+static uint32_t nuconn(const struct proxy_config *c)
+{
+	return c->max_xchg + c->nup * c->pool;
+}
+
+size_t proxy_mem_size(const struct proxy_config *cfg)
+{
+	if (!cfg_ok(cfg))
+		return 0;
+	return 16 + (size_t)cfg->max_xchg *
+			    (ALIGN16(sizeof(struct proxy_xchg)) + ALIGN16(cfg->rx_size) +
+			     ALIGN16(cfg->tx_size)) +
+	       (size_t)nuconn(cfg) * ALIGN16(sizeof(struct proxy_uconn));
+}
+
+static void put_host(char *out, const struct sk_addr *a, uint16_t port)
+{
+	size_t n = proxy_format_addr(a, out);
+	out[n++] = ':';
+	char d[6];
+	int k = 0;
+	do {
+		d[k++] = (char)('0' + port % 10);
+		port /= 10;
+	} while (port);
+	while (k)
+		out[n++] = d[--k];
+	out[n] = 0;
+}
+
+int proxy_init(struct proxy *px, void *mem, size_t size, const struct proxy_config *cfg)
+{
+	size_t need = proxy_mem_size(cfg);
+	if (!need)
+		return -SK_EINVAL;
+	if (size < need)
+		return -SK_ENOMEM;
+	sk_memset(px, 0, sizeof(*px));
+	px->cfg = *cfg;
+	for (unsigned i = 0; i < cfg->nup; i++) {
+		px->up[i].addr = cfg->up_addr[i];
+		px->up[i].port = cfg->up_port[i];
+		put_host(px->up[i].host, &cfg->up_addr[i], cfg->up_port[i]);
+	}
+	uintptr_t p = ((uintptr_t)mem + 15u) & ~(uintptr_t)15u;
+	px->xchg = (struct proxy_xchg *)p;
+	p += (uintptr_t)cfg->max_xchg * ALIGN16(sizeof(struct proxy_xchg));
+	px->uconn = (struct proxy_uconn *)p;
+	px->nuconn = nuconn(cfg);
+	p += (uintptr_t)px->nuconn * ALIGN16(sizeof(struct proxy_uconn));
+	px->bufs = (uint8_t *)p;
+	size_t per = ALIGN16(cfg->rx_size) + ALIGN16(cfg->tx_size);
+	for (uint32_t i = cfg->max_xchg; i-- > 0;) {
+		struct proxy_xchg *x = &px->xchg[i];
+		sk_memset(x, 0, sizeof(*x));
+		x->px = px;
+		x->rx = px->bufs + (size_t)i * per;
+		x->tx = x->rx + ALIGN16(cfg->rx_size);
+		x->next_free = px->free_xchg;
+		px->free_xchg = x;
+	}
+	for (uint32_t i = px->nuconn; i-- > 0;) {
+		struct proxy_uconn *uc = &px->uconn[i];
+		sk_memset(uc, 0, sizeof(*uc));
+		uc->px = px;
+		uc->sock = -1;
+		uc->next = px->free_uconn;
+		px->free_uconn = uc;
+	}
+	return 0;
+}
+
+void proxy_stats(const struct proxy *px, void (*fn)(void *ctx, const char *name, uint64_t v),
+		 void *ctx)
+{
+#define PROXY_STAT_PRINT(n) fn(ctx, "proxy." #n, px->st.n);
+	PROXY_STATS(PROXY_STAT_PRINT)
+#undef PROXY_STAT_PRINT
+}
+
+/* ---- upstream connections ---- */
+
+static void uc_close(struct proxy_uconn *uc)
+{
+	struct proxy *px = uc->px;
+	if (uc->state == UC_FREE)
+		return;
+	if (uc->state == UC_IDLE) {
+		struct proxy_up *u = &px->up[uc->up];
+		for (struct proxy_uconn **pp = &u->idle; *pp; pp = &(*pp)->next)
+			if (*pp == uc) {
+				*pp = uc->next;
+				u->nidle--;
+				break;
+			}
+	}
+	if (uc->x) {
+		px->up[uc->up].active--;
+		uc->x->uc = NULL;
+		uc->x = NULL;
+	}
+	if (loop_timer_armed(&uc->timer))
+		loop_timer_cancel(px->loop, &uc->timer);
+	loop_close(px->loop, uc->sock);
+	uc->sock = -1;
+	uc->state = UC_FREE;
+	uc->next = px->free_uconn;
+	px->free_uconn = uc;
+}
+
+/* The exchange is finished with its connection: back to the pool when it
+ * can carry another request, else closed. */
+static void uc_release(struct proxy_xchg *x, bool keep)
+{
+	struct proxy_uconn *uc = x->uc;
+	if (!uc)
+		return;
+	struct proxy *px = x->px;
+	struct proxy_up *u = &px->up[uc->up];
+	if (!keep || u->nidle >= px->cfg.pool) {
+		uc_close(uc);
+		return;
+	}
+	u->active--;
+	uc->x = NULL;
+	x->uc = NULL;
+	uc->state = UC_IDLE;
+	uc->since = loop_now(px->loop);
+	uc->next = u->idle;
+	u->idle = uc;
+	u->nidle++;
+	px->st.up_pooled++;
+	uc_arm(uc);
+}
+
+static void x_enter(struct proxy_xchg *x)
+{
+	x->busy++;
+}
+
+static void x_free(struct proxy_xchg *x)
+{
+	struct proxy *px = x->px;
+	if (x->uc)
+		uc_close(x->uc);
+	x->phase = X_FREE;
+	x->r = NULL;
+	x->next_free = px->free_xchg;
+	px->free_xchg = x;
+}
+
+static void x_leave(struct proxy_xchg *x)
+{
+	if (--x->busy == 0 && x->dead)
+		x_free(x);
+}
+
+/* The engine's on_done: the client's request is over. */
+static void x_done(struct http_app_req *r, void *ctx, bool ok)
+{
+	(void)r;
+	struct proxy_xchg *x = ctx;
+	struct proxy *px = x->px;
+	if (!ok && x->phase != X_DONE)
+		px->st.client_gone++;
+	if (x->uc)
+		uc_close(x->uc); /* mid-exchange: it cannot carry another request */
+	x->r = NULL;
+	x->phase = X_DONE;
+	if (x->busy)
+		x->dead = true;
+	else
+		x_free(x);
+}
+
+/* ---- our own answers ---- */
+
+static void x_answer(struct proxy_xchg *x, int status, const char *msg)
+{
+	struct proxy *px = x->px;
+	if (x->uc)
+		uc_close(x->uc);
+	x->phase = X_DONE;
+	if (!x->r)
+		return;
+	switch (status) {
+	case 501: px->st.resp_501++; break;
+	case 502: px->st.resp_502++; break;
+	case 503: px->st.resp_503++; break;
+	case 504: px->st.resp_504++; break;
+	default: break;
+	}
+	struct http_app_req *r = x->r;
+	if (x->has_body && !x->body_done) {
+		/* The answer does not need the rest of the body: read and drop
+		 * it (the engine closes the connection after a long one). */
+		x->drop_body = true;
+		if (x->body_paused) {
+			x->body_paused = false;
+			http_app_body_resume(r);
+			if (!x->r)
+				return;
+		}
+	}
+	http_app_header(r, "Content-Type", "text/plain");
+	http_app_send(r, status, msg, cstrlen(msg));
+}
+
+/* The answer had begun: the only honest end is to cut it. */
+static void x_cut(struct proxy_xchg *x)
+{
+	if (x->uc)
+		uc_close(x->uc);
+	x->phase = X_DONE;
+	if (x->px->hooks.resp_end)
+		x->px->hooks.resp_end(x->px->hooks.ctx, x, false);
+	if (x->r)
+		http_app_abort(x->r);
+}
+
+/* ---- sending up ---- */
+
+static void x_flush(struct proxy_xchg *x)
+{
+	struct proxy *px = x->px;
+	struct proxy_uconn *uc = x->uc;
+	if (!uc || uc->state != UC_BUSY)
+		return;
+	while (x->txpos < x->txlen) {
+		long w = loop_write(px->loop, uc->sock, x->tx + x->txpos, x->txlen - x->txpos);
+		if (w == -SK_EAGAIN || w == 0)
+			break;
+		if (w < 0)
+			return; /* the read side sees the error and decides */
+		x->txpos += (uint32_t)w;
+		px->st.bytes_up += (uint64_t)w;
+		x->sent_at = loop_now(px->loop);
+	}
+	if (x->txpos < x->txlen)
+		return;
+	/* All sent.  The head is kept for a retry until a body byte went. */
+	if (x->body_started) {
+		x->txpos = x->txlen = x->headlen = 0;
+	}
+	if (x->body_paused && x->r) {
+		x->body_paused = false;
+		http_app_body_resume(x->r);
+	}
+}
+
+/* The client's body, piece by piece, into tx (framed again when chunked). */
+static long x_body(struct http_app_req *r, void *ctx, const uint8_t *data, size_t len, bool end)
+{
+	(void)r;
+	struct proxy_xchg *x = ctx;
+	if (x->drop_body || x->phase == X_DONE) {
+		if (end)
+			x->body_done = true;
+		return (long)len;
+	}
+	uint32_t cap = x->px->cfg.tx_size;
+	if (end) {
+		x->body_done = true;
+		if (x->req_chunked) {
+			/* CHUNK_FRAME is always left free for this */
+			sk_memcpy(x->tx + x->txlen, "0\r\n\r\n", 5);
+			x->txlen += 5;
+		}
+		x_enter(x);
+		x_flush(x);
+		x_leave(x);
+		return 0;
+	}
+	/* Slide what is unsent to the front (never the head a retry needs). */
+	if (x->body_started && x->txpos) {
+		sk_memmove(x->tx, x->tx + x->txpos, x->txlen - x->txpos);
+		x->txlen -= x->txpos;
+		x->txpos = 0;
+	}
+	size_t room = cap - x->txlen;
+	room = room > 2 * CHUNK_FRAME ? room - 2 * CHUNK_FRAME : 0;
+	size_t n = len < room ? len : room;
+	if (n == 0) {
+		x->body_paused = true;
+		return 0;
+	}
+	struct http_out o = {x->tx + x->txlen, x->tx + cap};
+	if (x->req_chunked) {
+		http_out_hex(&o, n);
+		http_out_str(&o, "\r\n");
+	}
+	http_out_mem(&o, data, n);
+	if (x->req_chunked)
+		http_out_str(&o, "\r\n");
+	x->txlen = (uint32_t)(o.p - x->tx);
+	x->body_started = true;
+	x_enter(x);
+	x_flush(x);
+	x_leave(x);
+	if (n < len)
+		x->body_paused = true;
+	return (long)n;
+}
+
+/* ---- the origin's answer ---- */
+
+/* Copy the field f NUL-terminated for http_app_header. */
+static const char *cz(struct proxy *px, const char *s, size_t n, size_t at)
+{
+	sk_memcpy(px->scratch + at, s, n);
+	px->scratch[at + n] = 0;
+	return px->scratch + at;
+}
+
+/* The head is complete and final (not 1xx): the answer to the client. */
+static void x_head_done(struct proxy_xchg *x)
+{
+	struct proxy *px = x->px;
+	struct http_app_req *r = x->r;
+	const uint8_t *head = x->rx + x->hstart;
+	size_t hlen = x->rpos - x->hstart;
+	uint16_t status = x->resp.status;
+	if (status == 101) {
+		px->st.up_bad_response++;
+		proxy_up_failed(px, x->uc->up, loop_now(px->loop));
+		x_answer(x, 502, "502 Bad Gateway: the upstream switched protocols\n");
+		return;
+	}
+	struct proxy_field f[HTTP_MAX_FIELDS];
+	unsigned n = 0;
+	size_t pos = 0;
+	while (n < HTTP_MAX_FIELDS && proxy_head_field(head, hlen, &pos, &f[n]))
+		n++;
+	struct proxy_conn_tokens ct;
+	proxy_conn_tokens(&ct, f, n);
+	if (ct.overflow) {
+		px->st.up_bad_response++;
+		x_answer(x, 502, "502 Bad Gateway: the upstream's Connection names too much\n");
+		return;
+	}
+	/* Via: the origin's list, then us */
+	size_t vl = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!proxy_resp_keep(&f[i], &ct))
+			continue;
+		if (proxy_name_is(f[i].name, f[i].nlen, "via")) {
+			if (f[i].vlen && vl + f[i].vlen + 2 < 1024) {
+				sk_memcpy(px->scratch + vl, f[i].value, f[i].vlen);
+				vl += f[i].vlen;
+				px->scratch[vl++] = ',';
+				px->scratch[vl++] = ' ';
+			}
+			continue;
+		}
+	}
+	char via[1100];
+	sk_memcpy(via, px->scratch, vl);
+	const char *me = px->cfg.via;
+	via[vl++] = '1';
+	via[vl++] = '.';
+	via[vl++] = x->resp.version >= 11 ? '1' : '0';
+	via[vl++] = ' ';
+	size_t ml = cstrlen(me);
+	if (ml > 40)
+		ml = 40;
+	sk_memcpy(via + vl, me, ml);
+	vl += ml;
+	via[vl] = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!proxy_resp_keep(&f[i], &ct) || proxy_name_is(f[i].name, f[i].nlen, "via"))
+			continue;
+		const char *nm = cz(px, f[i].name, f[i].nlen, 0);
+		const char *vv = cz(px, f[i].value, f[i].vlen, f[i].nlen + 1);
+		if (http_app_header(r, nm, vv) < 0) {
+			px->st.up_bad_response++;
+			x_answer(x, 502, "502 Bad Gateway: the upstream's head is too large\n");
+			return;
+		}
+	}
+	http_app_header(r, "Via", via);
+	proxy_up_ok(px, x->uc->up);
+	if (px->hooks.resp_head)
+		px->hooks.resp_head(px->hooks.ctx, x, r, &x->resp, head, hlen);
+	enum http_body_kind k = http_resp_body(&x->resp, x->head_req);
+	x->bkind = (uint8_t)k;
+	if (k == HTTP_BODY_NONE) {
+		/* Nothing follows the head: the connection may carry another
+		 * request when the origin says so, nothing extra came, and the
+		 * client's body went up whole. */
+		bool keep = http_resp_keep_alive(&x->resp) && x->rpos == x->rxlen &&
+			    (!x->has_body || x->body_done);
+		uc_release(x, keep);
+		x->phase = X_DONE;
+		if (px->hooks.resp_end)
+			px->hooks.resp_end(px->hooks.ctx, x, true);
+		if (status == 204 || status == 304 || status < 200) {
+			http_app_send(r, status < 200 ? 502 : status, NULL, 0);
+		} else {
+			uint64_t cl = x->resp.has_content_length ? x->resp.content_length
+								 : HTTP_APP_CHUNKED;
+			if (http_app_stream(r, status, cl, NULL, NULL) == 0 && x->r)
+				http_app_end(r);
+		}
+		return;
+	}
+	x->phase = X_BODY;
+	uint64_t len = HTTP_APP_CHUNKED;
+	if (k == HTTP_BODY_LENGTH) {
+		len = x->resp.content_length;
+		x->left = len;
+	} else if (k == HTTP_BODY_CHUNKED) {
+		http_chunked_init(&x->ch, UINT64_MAX);
+	}
+	x->dlen = 0;
+	if (status == 204 || status == 304) {
+		/* resp.c gives these no body; never reached */
+		x_answer(x, 502, "502 Bad Gateway\n");
+		return;
+	}
+	/* The head is no longer needed: the body moves to the front. */
+	uint32_t left = x->rxlen - x->rpos;
+	if (left)
+		sk_memmove(x->rx, x->rx + x->rpos, left);
+	x->rxlen = left;
+	x->rpos = 0;
+	x->hstart = 0;
+	/* x_room runs from here on whenever the client took some */
+	http_app_stream(r, status, len, x_room, x);
+}
+
+/* Feed what arrived to the head parser; on to the body when complete. */
+static void x_parse_head(struct proxy_xchg *x)
+{
+	struct proxy *px = x->px;
+	while (x->phase == X_HEAD && x->rpos < x->rxlen) {
+		size_t used = 0;
+		int rc = http_resp_head(&x->resp, x->rx + x->rpos, x->rxlen - x->rpos, &used);
+		if (rc == HTTP_NEED_MORE) {
+			x->rpos = x->rxlen;
+			return;
+		}
+		if (rc != HTTP_DONE) {
+			px->st.up_bad_response++;
+			proxy_up_failed(px, x->uc->up, loop_now(px->loop));
+			x_answer(x, 502,
+				 "502 Bad Gateway: the upstream's answer cannot be framed safely\n");
+			return;
+		}
+		x->rpos += (uint32_t)used;
+		if (x->resp.status >= 100 && x->resp.status < 200 && x->resp.status != 101) {
+			/* An interim answer (100, 103): not forwarded, the final
+			 * one follows. */
+			uint32_t left = x->rxlen - x->rpos;
+			sk_memmove(x->rx, x->rx + x->rpos, left);
+			x->rxlen = left;
+			x->rpos = x->hstart = 0;
+			http_resp_init(&x->resp);
+			continue;
+		}
+		x_head_done(x);
+		return;
+	}
+}
+
+/* The body is all here: end the answer, give the connection back. */
+static void x_body_end(struct proxy_xchg *x)
+{
+	struct proxy *px = x->px;
+	bool keep = x->bkind != HTTP_BODY_CLOSE && !x->up_eof && http_resp_keep_alive(&x->resp) &&
+		    x->rpos == x->rxlen && (!x->has_body || x->body_done);
+	uc_release(x, keep);
+	x->phase = X_DONE;
+	if (px->hooks.resp_end)
+		px->hooks.resp_end(px->hooks.ctx, x, true);
+	if (x->r)
+		http_app_end(x->r);
+}
+
+/* rx -> the client, as far as the client takes.  http_app_write may run
+ * the client's connection, whose write callback (x_room) then comes back
+ * here: that nested call only marks `again`, and the outer one goes on. */
+static void x_pump_once(struct proxy_xchg *x);
+static void x_pump(struct proxy_xchg *x)
+{
+	if (x->pumping) {
+		x->again = true;
+		return;
+	}
+	x->pumping = true;
+	do {
+		x->again = false;
+		x_pump_once(x);
+	} while (x->again && x->phase == X_BODY && x->r);
+	x->pumping = false;
+}
+
+static void x_pump_once(struct proxy_xchg *x)
+{
+	struct proxy *px = x->px;
+	while (x->phase == X_BODY && x->r) {
+		if (x->dlen == 0) {
+			uint32_t avail = x->rxlen - x->rpos;
+			if (x->bkind == HTTP_BODY_LENGTH) {
+				uint32_t k = avail < x->left ? avail : (uint32_t)x->left;
+				x->doff = x->rpos;
+				x->dlen = k;
+				x->rpos += k;
+				x->left -= k;
+			} else if (x->bkind == HTTP_BODY_CHUNKED) {
+				size_t dl = avail, used = 0;
+				int rc = http_chunked_decode(&x->ch, x->rx + x->rpos, &dl, &used);
+				if (rc < HTTP_NEED_MORE) {
+					px->st.up_bad_response++;
+					if (x->uc)
+						proxy_up_failed(px, x->uc->up, loop_now(px->loop));
+					x_cut(x);
+					return;
+				}
+				x->doff = x->rpos;
+				x->dlen = (uint32_t)dl;
+				x->rpos += (uint32_t)used;
+			} else {
+				x->doff = x->rpos;
+				x->dlen = avail;
+				x->rpos = x->rxlen;
+			}
+		}
+		if (x->dlen) {
+			long w = http_app_write(x->r, x->rx + x->doff, x->dlen);
+			if (w < 0) {
+				x_cut(x);
+				return;
+			}
+			if (w > 0) {
+				if (px->hooks.resp_body)
+					px->hooks.resp_body(px->hooks.ctx, x, x->rx + x->doff,
+							    (size_t)w);
+				px->st.bytes_down += (uint64_t)w;
+			}
+			x->doff += (uint32_t)w;
+			x->dlen -= (uint32_t)w;
+			if (x->dlen)
+				return; /* the client is slower: wait for room */
+			continue;
+		}
+		bool complete = (x->bkind == HTTP_BODY_LENGTH && x->left == 0) ||
+				(x->bkind == HTTP_BODY_CHUNKED && http_chunked_done(&x->ch)) ||
+				(x->bkind == HTTP_BODY_CLOSE && x->up_eof && x->rpos == x->rxlen);
+		if (complete) {
+			x_body_end(x);
+			return;
+		}
+		if (x->rpos == x->rxlen) {
+			x->rpos = x->rxlen = 0;
+			if (x->up_eof) {
+				/* the origin died inside the body */
+				px->st.up_died++;
+				if (x->uc)
+					proxy_up_failed(px, x->uc->up, loop_now(px->loop));
+				x_cut(x);
+			}
+			return;
+		}
+	}
+}
+
+/* Would another attempt be safe? */
+static bool x_retry_ok(const struct proxy_xchg *x)
+{
+	return x->r && x->phase == X_SEND && !x->body_started &&
+	       proxy_idempotent(http_app_method(x->r)) && x->attempts <= x->px->cfg.nup;
+}
+
+/* The upstream connection failed before any response byte. */
+static void x_upfail(struct proxy_xchg *x, int status, const char *msg, bool count)
+{
+	struct proxy *px = x->px;
+	struct proxy_uconn *uc = x->uc;
+	bool reused = uc && uc->reused;
+	if (uc) {
+		if (count && !reused)
+			proxy_up_failed(px, uc->up, loop_now(px->loop));
+		if (reused)
+			x->tried &= ~(1u << uc->up); /* a stale pooled one: try it fresh */
+		uc_close(uc);
+	}
+	if (x_retry_ok(x)) {
+		px->st.retries++;
+		x_attempt(x);
+		return;
+	}
+	x_answer(x, status, msg);
+}
+
+static void x_read(struct proxy_xchg *x)
+{
+	struct proxy *px = x->px;
+	while (x->uc && x->uc->state == UC_BUSY && x->r &&
+	       (x->phase == X_SEND || x->phase == X_HEAD || x->phase == X_BODY)) {
+		if (x->phase == X_BODY && x->dlen)
+			return; /* the client has not taken what is here */
+		uint32_t cap = px->cfg.rx_size;
+		if (x->rxlen >= cap)
+			return;
+		long n = loop_read(px->loop, x->uc->sock, x->rx + x->rxlen, cap - x->rxlen);
+		if (n == -SK_EAGAIN)
+			return;
+		if (n < 0 || n == 0) {
+			if (x->phase == X_SEND) {
+				x_upfail(x, 502,
+					 "502 Bad Gateway: the upstream closed or reset the connection\n",
+					 true);
+				return;
+			}
+			if (x->phase == X_HEAD) {
+				px->st.up_died++;
+				proxy_up_failed(px, x->uc->up, loop_now(px->loop));
+				x_answer(x, 502, "502 Bad Gateway: the upstream's answer was cut short\n");
+				return;
+			}
+			x->up_eof = true;
+			x_pump(x);
+			return;
+		}
+		x->rxlen += (uint32_t)n;
+		x->last_rx = loop_now(px->loop);
+		if (x->phase == X_SEND)
+			x->phase = X_HEAD;
+		if (x->phase == X_HEAD)
+			x_parse_head(x);
+		if (x->phase == X_BODY)
+			x_pump(x);
+		if (x->uc)
+			uc_arm(x->uc);
+	}
+}
+
+/* The client took some of the answer: more may move. */
+static void x_room(struct http_app_req *r, void *ctx)
+{
+	(void)r;
+	struct proxy_xchg *x = ctx;
+	if (x->pumping) {
+		x->again = true;
+		return;
+	}
+	x_enter(x);
+	x_pump(x);
+	x_read(x);
+	if (x->uc)
+		uc_arm(x->uc);
+	x_leave(x);
+}
+
+static void uc_event(void *user, int sock, unsigned events, sk_time_ns now)
+{
+	(void)now;
+	struct proxy_uconn *uc = user;
+	if (uc->state == UC_FREE || sock != uc->sock)
+		return; /* stale */
+	struct proxy *px = uc->px;
+	if (uc->state == UC_IDLE) {
+		/* An idle connection has nothing to say: a close, a reset or
+		 * stray bytes all end it. */
+		uint8_t b[64];
+		long n = loop_read(px->loop, uc->sock, b, sizeof(b));
+		if (n != -SK_EAGAIN)
+			uc_close(uc);
+		return;
+	}
+	struct proxy_xchg *x = uc->x;
+	x_enter(x);
+	if (uc->state == UC_CONNECTING) {
+		if (events & LOOP_EV_ERROR) {
+			px->st.up_connect_fail++;
+			x_upfail(x, 502, "502 Bad Gateway: no upstream could be reached\n", true);
+			x_leave(x);
+			return;
+		}
+		if (!(events & LOOP_EV_WRITE)) {
+			x_leave(x);
+			return;
+		}
+		uc->state = UC_BUSY;
+		x->sent_at = now;
+	}
+	x_flush(x);
+	x_read(x);
+	if (x->uc)
+		uc_arm(x->uc);
+	x_leave(x);
+}
+
+/* ---- timers ---- */
+
+static sk_time_ns uc_deadline(const struct proxy_uconn *uc)
+{
+	const struct proxy_config *c = &uc->px->cfg;
+	const struct proxy_xchg *x = uc->x;
+	switch (uc->state) {
+	case UC_CONNECTING:
+		return uc->since + c->connect_timeout;
+	case UC_IDLE:
+		return uc->since + c->idle_timeout;
+	case UC_BUSY:
+		if (x->phase == X_SEND || x->phase == X_HEAD)
+			return x->sent_at + c->first_byte_timeout;
+		if (x->phase == X_BODY && !x->dlen)
+			return x->last_rx + c->idle_timeout;
+		return 0; /* the client is slow: its own send timeout governs */
+	default:
+		return 0;
+	}
+}
+
+static void uc_arm(struct proxy_uconn *uc)
+{
+	sk_time_ns d = uc_deadline(uc);
+	if (d == 0)
+		return;
+	if (!loop_timer_armed(&uc->timer) || uc->timer.deadline > d)
+		loop_timer_set(uc->px->loop, &uc->timer, d);
+}
+
+static void uc_timer(struct loop_timer *t, sk_time_ns now)
+{
+	struct proxy_uconn *uc =
+		(struct proxy_uconn *)(void *)((char *)t - offsetof(struct proxy_uconn, timer));
+	struct proxy *px = uc->px;
+	sk_time_ns d = uc_deadline(uc);
+	if (d == 0 || uc->state == UC_FREE)
+		return;
+	if (now < d) {
+		loop_timer_set(px->loop, &uc->timer, d);
+		return;
+	}
+	if (uc->state == UC_IDLE) {
+		uc_close(uc);
+		return;
+	}
+	struct proxy_xchg *x = uc->x;
+	x_enter(x);
+	if (uc->state == UC_CONNECTING) {
+		px->st.up_timeout_connect++;
+		x_upfail(x, 504, "504 Gateway Timeout: connecting to the upstream timed out\n", true);
+	} else if (x->phase == X_SEND || x->phase == X_HEAD) {
+		px->st.up_timeout_first_byte++;
+		proxy_up_failed(px, uc->up, now);
+		if (x->phase == X_HEAD)
+			x_answer(x, 502, "502 Bad Gateway: the upstream's head did not complete\n");
+		else
+			x_answer(x, 504, "504 Gateway Timeout: the upstream did not answer in time\n");
+	} else {
+		px->st.up_timeout_idle++;
+		proxy_up_failed(px, uc->up, now);
+		x_cut(x);
+	}
+	x_leave(x);
+}
+
+/* ---- attempts ---- */
+
+static struct proxy_uconn *uc_new(struct proxy *px, unsigned up)
+{
+	struct proxy_up *u = &px->up[up];
+	if (u->idle) {
+		struct proxy_uconn *uc = u->idle;
+		u->idle = uc->next;
+		u->nidle--;
+		uc->reused = true;
+		uc->state = UC_BUSY;
+		px->st.up_reused++;
+		return uc;
+	}
+	struct proxy_uconn *uc = px->free_uconn;
+	if (!uc)
+		return NULL;
+	int s = loop_connect(px->loop, &u->addr, u->port);
+	if (s < 0)
+		return NULL;
+	px->free_uconn = uc->next;
+	uc->sock = s;
+	uc->up = (uint8_t)up;
+	uc->reused = false;
+	uc->state = UC_CONNECTING;
+	uc->since = loop_now(px->loop);
+	uc->timer.fn = uc_timer;
+	uc->timer.slot = 0;
+	px->st.up_connects++;
+	if (loop_watch(px->loop, s, uc_event, uc) < 0) {
+		uc_close(uc);
+		return NULL;
+	}
+	return uc;
+}
+
+static void x_attempt(struct proxy_xchg *x)
+{
+	struct proxy *px = x->px;
+	for (;;) {
+		sk_time_ns now = loop_now(px->loop);
+		int up = proxy_up_pick(px, x->tried, now);
+		if (up < 0) {
+			x_answer(x, 502, "502 Bad Gateway: no upstream could be reached\n");
+			return;
+		}
+		x->tried |= 1u << up;
+		x->attempts++;
+		struct proxy_uconn *uc = uc_new(px, (unsigned)up);
+		if (!uc) {
+			px->st.up_connect_fail++;
+			proxy_up_failed(px, (unsigned)up, now);
+			continue;
+		}
+		px->up[up].requests++;
+		px->up[up].active++;
+		uc->x = x;
+		x->uc = uc;
+		x->phase = X_SEND;
+		x->txpos = 0;
+		x->rxlen = x->rpos = x->hstart = x->dlen = 0;
+		x->up_eof = false;
+		x->sent_at = now;
+		http_resp_init(&x->resp);
+		if (uc->state == UC_BUSY) {
+			x_flush(x);
+			x_read(x); /* a stale pooled connection may say so at once */
+		}
+		if (x->uc == uc)
+			uc_arm(uc);
+		return;
+	}
+}
+
+/* ---- the handler ---- */
+
+static int proxy_handle(struct http_app_req *r, void *ctx)
+{
+	struct proxy *px = ctx;
+	px->st.requests++;
+	if (px->hooks.lookup && px->hooks.lookup(px->hooks.ctx, r))
+		return 0;
+	struct proxy_xchg *x = px->free_xchg;
+	if (!x) {
+		static const char m[] = "503 Service Unavailable: the proxy is full\n";
+		px->st.resp_503++;
+		http_app_header(r, "Content-Type", "text/plain");
+		return http_app_send(r, 503, m, sizeof(m) - 1);
+	}
+	px->free_xchg = x->next_free;
+	uint8_t *rx = x->rx, *tx = x->tx;
+	sk_memset(x, 0, offsetof(struct proxy_xchg, resp));
+	x->px = px;
+	x->rx = rx;
+	x->tx = tx;
+	x->r = r;
+	x->phase = X_SEND;
+	x->head_req = http_app_method(r) == HTTP_HEAD;
+	http_app_on_done(r, x_done, x);
+	x_enter(x);
+	struct proxy_field f[HTTP_MAX_FIELDS];
+	unsigned n = http_app_nheaders(r);
+	if (n > HTTP_MAX_FIELDS)
+		n = HTTP_MAX_FIELDS;
+	for (unsigned i = 0; i < n; i++)
+		http_app_header_at(r, i, &f[i].name, &f[i].nlen, &f[i].value, &f[i].vlen);
+	size_t tel;
+	const char *te = http_app_header_get(r, "transfer-encoding", &tel);
+	if (te && !proxy_te_ok(te, tel)) {
+		x_answer(x, 501, "501 Not Implemented: a transfer coding other than chunked\n");
+		x_leave(x);
+		return 0;
+	}
+	x->has_body = http_app_has_body(r);
+	uint64_t bl = http_app_body_length(r);
+	x->req_chunked = x->has_body && bl == HTTP_APP_CHUNKED;
+	size_t ml, tl;
+	const char *target = http_app_target(r, &tl);
+	const char *mname = http_method_name((enum http_method)http_app_method(r));
+	ml = cstrlen(mname);
+	struct proxy_req_info ri = {
+		mname, ml, target, tl, http_app_version(r), http_app_peer(r, NULL), px->cfg.proto,
+		px->cfg.via,
+		!x->has_body ? (http_app_method(r) == HTTP_POST || http_app_method(r) == HTTP_PUT
+				? 0 : PROXY_BODY_NONE)
+			     : x->req_chunked ? PROXY_BODY_CHUNKED : bl,
+		px->up[0].host};
+	/* Host for a 1.0 request without one: the first upstream's (the same
+	 * for every attempt, as the head is written once). */
+	long hl = proxy_req_head(x->tx, px->cfg.tx_size - 2 * CHUNK_FRAME, &ri, f, n);
+	if (hl < 0) {
+		x_answer(x, hl == -SK_ENOBUFS ? 431 : 400,
+			 hl == -SK_ENOBUFS ? "431 Request Header Fields Too Large\n"
+					   : "400 Bad Request: too many Connection options\n");
+		x_leave(x);
+		return 0;
+	}
+	x->headlen = x->txlen = (uint32_t)hl;
+	px->st.forwarded++;
+	x_attempt(x);
+	if (x->r && x->has_body && x->phase != X_DONE)
+		http_app_body_stream(r, x_body, x);
+	x_leave(x);
+	return 0;
+}
+
+static int proxy_attach(struct http_app *app, void *ctx)
+{
+	struct proxy *px = ctx;
+	px->loop = app->loop;
+	return 0;
+}
+
+void proxy_app_config(const struct proxy *px, struct http_app_config *acfg)
+{
+	(void)px;
+	acfg->hdr_size = HTTP_MAX_FIELDS_BYTES + 1024u;
+	if (acfg->out_size < acfg->hdr_size + 16384u)
+		acfg->out_size = acfg->hdr_size + 16384u;
+}
+
+void proxy_app_def(struct proxy *px, struct http_app_def *def, struct http_app_route *route)
+{
+	*route = (struct http_app_route){HTTP_APP_ANY, "/", true, proxy_handle, px};
+	*def = (struct http_app_def){route, 1, "proxy", proxy_attach, px};
+}
+
+void proxy_stop(struct proxy *px)
+{
+	for (uint32_t i = 0; i < px->nuconn; i++)
+		if (px->uconn[i].state != UC_FREE)
+			uc_close(&px->uconn[i]);
+}
+
+/* ---- checking ---- */
+
+#define CHECK(cond) do { if (!(cond)) return -__LINE__; } while (0)
+
+int proxy_check(const struct proxy *px)
+{
+	uint32_t active[PROXY_MAX_UPSTREAMS] = {0}, idle[PROXY_MAX_UPSTREAMS] = {0};
+	for (uint32_t i = 0; i < px->nuconn; i++) {
+		const struct proxy_uconn *uc = &px->uconn[i];
+		CHECK((uc->state == UC_FREE) == (uc->sock < 0));
+		if (uc->state == UC_FREE)
+			continue;
+		CHECK(uc->up < px->cfg.nup);
+		if (uc->state == UC_IDLE) {
+			CHECK(!uc->x);
+			idle[uc->up]++;
+		} else {
+			CHECK(uc->x && uc->x->uc == uc);
+			active[uc->up]++;
+		}
+	}
+	for (unsigned u = 0; u < px->cfg.nup; u++) {
+		CHECK(px->up[u].active == active[u]);
+		CHECK(px->up[u].nidle == idle[u] && idle[u] <= px->cfg.pool);
+	}
+	for (uint32_t i = 0; i < px->cfg.max_xchg; i++) {
+		const struct proxy_xchg *x = &px->xchg[i];
+		if (x->phase == X_FREE)
+			continue;
+		CHECK(x->busy == 0 && !x->dead);
+		CHECK(x->r != NULL);
+		CHECK(x->txpos <= x->txlen && x->txlen <= px->cfg.tx_size);
+		CHECK(x->rpos <= x->rxlen && x->rxlen <= px->cfg.rx_size);
+		CHECK(!x->uc || x->uc->x == x);
+	}
+	return 0;
+}
