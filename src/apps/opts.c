@@ -714,7 +714,10 @@ const struct opt_cmd opt_cmd_proxy = {
 	.synopsis = "skiff proxy --upstream ADDR:PORT[,ADDR:PORT...] [--balance rr|least] [--pool N]\n"
 		    "           [--connect-timeout S] [--first-byte-timeout S] [--idle-timeout S]\n"
 		    "           [--fail-max N] [--fail-timeout S] [--port N] [--stack skiff|linux]\n"
-		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--stats] ... (as an app)",
+		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--mac MAC] [--stats]\n"
+		    "           [--pcap FILE] [--max-conns N] [--header-timeout S] [--body-timeout S]\n"
+		    "           [--send-timeout S] [--keepalive-timeout S] [--max-body N]\n"
+		    "           [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]",
 	.about = "A reverse proxy (docs/proxy.md): every request is parsed strictly and forwarded\n"
 		 "to an upstream, the answer parsed strictly and framed again; hop-by-hop fields\n"
 		 "removed, X-Forwarded-For, X-Forwarded-Proto and Via added.  On the kernel's\n"
@@ -1456,12 +1459,10 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		int n = opt_parse_endpoints(s, ips, ports, OPT_ENDPOINTS_MAX);
 		if (n < 0) {
 			b = msg_value(err, errlen, d, s);
-			put(&b, "is not ADDR:PORT[,ADDR:PORT...] (IPv4 hosts, at most 16, e.g. "
-				"127.0.0.1:8080)");
+			put(&b, "is not ADDR:PORT[,...] (IPv4 hosts, at most 16)");
 			return OPT_ERROR;
 		}
 		v->num = (uint64_t)n;
-		v->ip = ips[0];
 		return OPT_OK;
 	}
 	case OPT_K_LOGSINK:

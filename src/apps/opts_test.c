@@ -21,7 +21,8 @@
 
 static const struct opt_cmd *const cmds[] = {&opt_cmd_echo, &opt_cmd_tcp_client, &opt_cmd_ping,
 					      &opt_cmd_serve, &opt_cmd_load, &opt_cmd_uk,
-					      &opt_cmd_stat, &opt_cmd_app, &opt_cmd_impair};
+					      &opt_cmd_stat, &opt_cmd_app, &opt_cmd_impair,
+					      &opt_cmd_proxy};
 
 static char err[256];
 
@@ -143,6 +144,19 @@ static const struct good goods[] = {
 	{&opt_cmd_serve, "header-timeout", "1", OPT_HEADER_TIMEOUT, 1, 0, 0},
 	{&opt_cmd_app, "body-timeout", "2", OPT_BODY_TIMEOUT, 2, 0, 0},
 	{&opt_cmd_app, "send-timeout", "86400", OPT_SEND_TIMEOUT, 86400, 0, 0},
+	{&opt_cmd_proxy, "upstream", "127.0.0.1:8080", OPT_UPSTREAM, 1, 0, 0},
+	{&opt_cmd_proxy, "upstream", "127.0.0.1:1,10.0.0.2:65535,198.18.0.1:80", OPT_UPSTREAM, 3, 0,
+	 0},
+	{&opt_cmd_proxy, "balance", "least", OPT_BALANCE, 1, 0, 0},
+	{&opt_cmd_proxy, "balance", "rr", OPT_BALANCE, 0, 0, 0},
+	{&opt_cmd_proxy, "pool", "0", OPT_POOL, 0, 0, 0},
+	{&opt_cmd_proxy, "pool", "65536", OPT_POOL, 65536, 0, 0},
+	{&opt_cmd_proxy, "connect-timeout", "3600", OPT_CONNECT_TIMEOUT, 3600, 0, 0},
+	{&opt_cmd_proxy, "first-byte-timeout", "1", OPT_FIRST_BYTE_TIMEOUT, 1, 0, 0},
+	{&opt_cmd_proxy, "idle-timeout", "86400", OPT_UP_IDLE_TIMEOUT, 86400, 0, 0},
+	{&opt_cmd_proxy, "fail-max", "1000", OPT_FAIL_MAX, 1000, 0, 0},
+	{&opt_cmd_proxy, "fail-timeout", "1", OPT_FAIL_TIMEOUT, 1, 0, 0},
+	{&opt_cmd_proxy, "max-conns", "64", OPT_MAX_CONNS, 64, 0, 0},
 	{&opt_cmd_uk, "keepalive-timeout", "86400", OPT_KEEPALIVE_TIMEOUT, 86400, 0, 0},
 	{&opt_cmd_uk, "max-body", "0", OPT_MAX_BODY, 0, 0, 0},
 	{&opt_cmd_serve, "max-body", "1G", OPT_MAX_BODY, 1ull << 30, 0, 0},
@@ -338,6 +352,29 @@ static const struct bad bads[] = {
 	{&opt_cmd_uk, "header-timeout", "0", "header-timeout: '0' is not a number in 1..86400"},
 	{&opt_cmd_app, "body-timeout", "0", "body-timeout: '0' is not a number in 1..86400"},
 	{&opt_cmd_app, "send-timeout", "2s", "send-timeout: '2s' is not a number in 1..86400"},
+	{&opt_cmd_proxy, "upstream", "127.0.0.1",
+	 "upstream: '127.0.0.1' is not ADDR:PORT[,...] (IPv4 hosts, at most 16)"},
+	{&opt_cmd_proxy, "upstream", "127.0.0.1:80,",
+	 "upstream: '127.0.0.1:80,' is not ADDR:PORT[,...] (IPv4 hosts, at most 16)"},
+	{&opt_cmd_proxy, "upstream", "0.0.0.0:80",
+	 "upstream: '0.0.0.0:80' is not ADDR:PORT[,...] (IPv4 hosts, at most 16)"},
+	{&opt_cmd_proxy, "upstream", "127.0.0.1:0",
+	 "upstream: '127.0.0.1:0' is not ADDR:PORT[,...] (IPv4 hosts, at most 16)"},
+	{&opt_cmd_proxy, "upstream",
+	 "1.1.1.1:1,1.1.1.1:2,1.1.1.1:3,1.1.1.1:4,1.1.1.1:5,1.1.1.1:6,1.1.1.1:7,1.1.1.1:8,1.1.1.1:9,"
+	 "1.1.1.1:10,1.1.1.1:11,1.1.1.1:12,1.1.1.1:13,1.1.1.1:14,1.1.1.1:15,1.1.1.1:16,1.1.1.1:17",
+	 "upstream: '1.1.1.1:1,1.1.1.1:2,1.1.1.1:3,1.1.1.1:4,1.1.1.1:5,1.1.1.1:6,1.1.1.1:7,1.1.1.1:8,"
+	 "1.1.1.1:9,1.1.1.1:10,1.1.1.1:11,1.1.1.1:12,1.1.1.1:13,1.1.1.1:14,1.1.1.1:15,1.1.1.1:16,"
+	 "1.1.1.1:17' is not ADDR:PORT[,...] (IPv4 hosts, at most 16)"},
+	{&opt_cmd_proxy, "balance", "random", "balance: 'random' is not one of rr or least"},
+	{&opt_cmd_proxy, "pool", "65537", "pool: '65537' is not a number in 0..65536"},
+	{&opt_cmd_proxy, "connect-timeout", "0", "connect-timeout: '0' is not a number in 1..3600"},
+	{&opt_cmd_proxy, "first-byte-timeout", "0",
+	 "first-byte-timeout: '0' is not a number in 1..86400"},
+	{&opt_cmd_proxy, "idle-timeout", "x", "idle-timeout: 'x' is not a number in 1..86400"},
+	{&opt_cmd_proxy, "fail-max", "0", "fail-max: '0' is not a number in 1..1000"},
+	{&opt_cmd_proxy, "fail-timeout", "86401", "fail-timeout: '86401' is not a number in 1..86400"},
+	{&opt_cmd_app, "upstream", "127.0.0.1:80", "unknown option 'upstream'"},
 	{&opt_cmd_uk, "keepalive-timeout", "86401",
 	 "keepalive-timeout: '86401' is not a number in 1..86400"},
 	{&opt_cmd_uk, "max-body", "1025G",
