@@ -395,35 +395,42 @@ static long x_body(struct http_app_req *r, void *ctx, const uint8_t *data, size_
 		x_leave(x);
 		return 0;
 	}
-	/* Slide what is unsent to the front (never the head a retry needs). */
-	if (x->body_started && x->txpos) {
-		sk_memmove(x->tx, x->tx + x->txpos, x->txlen - x->txpos);
-		x->txlen -= x->txpos;
-		x->txpos = 0;
-	}
-	size_t room = cap - x->txlen;
-	room = room > 2 * CHUNK_FRAME ? room - 2 * CHUNK_FRAME : 0;
-	size_t n = len < room ? len : room;
-	if (n == 0) {
-		x->body_paused = true;
-		return 0;
-	}
-	struct http_out o = {x->tx + x->txlen, x->tx + cap};
-	if (x->req_chunked) {
-		http_out_hex(&o, n);
-		http_out_str(&o, "\r\n");
-	}
-	http_out_mem(&o, data, n);
-	if (x->req_chunked)
-		http_out_str(&o, "\r\n");
-	x->txlen = (uint32_t)(o.p - x->tx);
-	x->body_started = true;
+	/* Copy what fits, send, and again while the socket takes it: only
+	 * a full tx (whose drain raises LOOP_EV_WRITE, and x_flush resumes
+	 * the body then) may leave part of the piece for later. */
+	size_t took = 0;
 	x_enter(x);
-	x_flush(x);
+	for (;;) {
+		/* Slide what is unsent to the front (never the head a retry needs). */
+		if (x->body_started && x->txpos) {
+			sk_memmove(x->tx, x->tx + x->txpos, x->txlen - x->txpos);
+			x->txlen -= x->txpos;
+			x->txpos = 0;
+		}
+		size_t room = cap - x->txlen;
+		room = room > 2 * CHUNK_FRAME ? room - 2 * CHUNK_FRAME : 0;
+		size_t n = len - took < room ? len - took : room;
+		if (n == 0)
+			break;
+		struct http_out o = {x->tx + x->txlen, x->tx + cap};
+		if (x->req_chunked) {
+			http_out_hex(&o, n);
+			http_out_str(&o, "\r\n");
+		}
+		http_out_mem(&o, data + took, n);
+		if (x->req_chunked)
+			http_out_str(&o, "\r\n");
+		x->txlen = (uint32_t)(o.p - x->tx);
+		x->body_started = true;
+		took += n;
+		x_flush(x);
+		if (took == len || !x->uc || x->uc->state != UC_BUSY)
+			break;
+	}
 	x_leave(x);
-	if (n < len)
+	if (took < len)
 		x->body_paused = true;
-	return (long)n;
+	return (long)took;
 }
 
 /* ---- the origin's answer ---- */

@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# tests/proxy.sh SKIFF [TARGET...] — `skiff proxy` (http/proxy.h,
+# docs/proxy.md) in front of a Python upstream that records what reaches
+# it (tests/proxy_upstream.py) and in front of nginx, on each TARGET
+# (default both):
+#   linux      --stack linux; proxy, upstreams and clients on 127.0.0.1,
+#              ports picked free (no namespace)
+#   skiff:tap  --stack skiff --dev tap:sk0 as 198.18.0.2 in a namespace
+#              (tests/lib.sh skt_topo_tap; needs root, run it under flock
+#              /tmp/skiff-nettest.lock); the upstreams listen on the TAP's
+#              kernel side, 198.18.0.1, so the upstream connections are
+#              skiff's own TCP on the same device
+# Checks (tests/proxy_check.py does the HTTP):
+#   forward     hop-by-hop fields (and those Connection names) never reach
+#               the upstream or the client; X-Forwarded-For appended,
+#               X-Forwarded-Proto, Via both ways, Host kept; HEAD, 304, a 100
+#   pool        50 requests on 50 client connections: 1..2 upstream connections
+#   big         PROXY_MIB (default 32) MiB up by Content-Length and chunked,
+#               down by length, chunked and close, sha256 checked both ends
+#   slowclient  a client that reads nothing of a 256 MiB answer: the proxy's
+#               RSS grows < 64 MiB and another client is answered at once
+#   concurrent  20 requests beside one whose upstream stalls
+#   stall       --first-byte-timeout 2: 504 in ~2 s
+#   die         an upstream that dies mid-body: the client's body is cut
+#   ambiguous   Content-Length with Transfer-Encoding, two lengths: 502
+#   down        no upstream listening: 502 with its reason
+#   retry       a failing upstream (closes before a byte) and a good one:
+#               every GET 200 (retried), the failing one marked down after
+#               --fail-max 2; a POST meeting it gets 502 (never retried)
+#   recover     an upstream down (refused), then started: tried again after
+#               --fail-timeout 1
+#   corpus      tests/http_bad_requests.txt through the proxy, each with a
+#               request behind it: the corpus's status and a close, and the
+#               upstream sees NO request; pipelined chunked / length bodies
+#               give exactly the requests answered
+#   ab          ab -k -c 64 -n 5000: 0 failed, 0 non-2xx
+#   nginx       nginx as the upstream: a 1 MiB file by sha256, ab -k -c 16
+#   exit        SIGTERM: exit 0, --stats counters
+# Prints PASS/FAIL per check; ends with "proxy: N passed, N failed".
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+SKT_SUITE=proxy
+export PYTHONDONTWRITEBYTECODE=1
+
+usage() { echo "usage: $0 build/skiff [linux] [skiff:tap]" >&2; exit 2; }
+BIN=${1:-}
+[ -n "$BIN" ] || usage
+shift
+skt_check_bin "$BIN" || exit 2
+BIN=$(readlink -f "$BIN")
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap)
+for t in "${TARGETS[@]}"; do
+	case $t in linux | skiff:tap) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+done
+if ! skt_need setup python3 curl ab nginx; then
+	summary
+	exit 1
+fi
+
+WORK=$(mktemp -d /tmp/skiff-proxy.XXXXXX)
+PC=$HERE/proxy_check.py
+UP=$HERE/proxy_upstream.py
+MIB=${PROXY_MIB:-32}
+IN_NS=()
+on_exit() {
+	skt_cleanup
+	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${PROXY_KEEP_LOGS:-}" ]; then
+		rm -rf "$WORK"
+	else
+		echo "proxy: logs kept in $WORK"
+	fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+C() { timeout "${T:-180}" "${IN_NS[@]}" "$@"; }
+
+# start_up NAME PORT [ARGS]: a Python upstream on UP_IP:PORT.
+start_up() {
+	local name=$1 port=$2 i
+	shift 2
+	"${IN_NS[@]}" python3 "$UP" "$port" "$name" --addr "$UP_IP" "$@" >"$WORK/up-$name.log" 2>&1 &
+	SKT_PIDS+=($!)
+	eval "UPPID_$name=$!"
+	for ((i = 0; i < 50; i++)); do
+		grep -q "^upstream $name on" "$WORK/up-$name.log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "$TGT.setup" "upstream $name did not start: $(tail -n 2 "$WORK/up-$name.log")"
+	return 1
+}
+
+# start_proxy NAME ARGS...: a proxy on PX_IP:PX_PORT (PX_PORT picked anew).
+start_proxy() {
+	local name=$1 i
+	shift
+	if [ "$TGT" = linux ]; then
+		PX_PORT=$(free_port)
+		STACK=(--stack linux --ip 127.0.0.1 --port "$PX_PORT")
+	else
+		PX_PORT=80
+		STACK=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24" --port 80)
+	fi
+	PX_LOG=$WORK/$TGT-proxy-$name.log
+	"${IN_NS[@]}" "$BIN" proxy "${STACK[@]}" --stats "$@" >"$PX_LOG" 2>&1 &
+	PX_PID=$!
+	SKT_PIDS+=("$PX_PID")
+	for ((i = 0; i < 100; i++)); do
+		grep -q "^proxy: listening" "$PX_LOG" 2>/dev/null && break
+		kill -0 "$PX_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	for ((i = 0; i < 50; i++)); do
+		C curl -s -o /dev/null --max-time 2 "http://$PX_IP:$PX_PORT/probe" && return 0
+		sleep 0.1
+	done
+	fail "$TGT.$name.start" "no answer: $(tail -n 3 "$PX_LOG" | tr '\n' ' ')"
+	return 1
+}
+
+stop_proxy() {
+	kill -TERM "$PX_PID" 2>/dev/null
+	if ! skt_wait_exit "$PX_PID" 5; then
+		kill -KILL "$PX_PID" 2>/dev/null
+		fail "$TGT.exit" "the proxy still ran 5 s after SIGTERM"
+		return 1
+	fi
+	[ "$SKT_RC" -eq 0 ] || fail "$TGT.exit" "exit status $SKT_RC: $(tail -n 3 "$PX_LOG" | tr '\n' ' ')"
+}
+
+stat_of() { awk -v k="$1" '$1 == k {print $2}' "$PX_LOG"; }
+
+# check NAME CHECK ARGS...: proxy_check.py against the proxy and upstream A.
+check() {
+	local name=$1 out
+	shift
+	out=$WORK/$TGT-$name.out
+	if C python3 "$PC" "$1" "$PX_IP" "$PX_PORT" "$UP_IP" "$PORT_A" "${@:2}" >"$out" 2>&1; then
+		pass "$TGT.$name" "$(tail -n 1 "$out")"
+	else
+		fail "$TGT.$name" "$(grep -m 3 '^why' "$out" | tr '\n' ' ') $(tail -n 1 "$out")"
+	fi
+}
+
+run_target() {
+	skt_cleanup_stale
+	if [ "$TGT" = linux ]; then
+		IN_NS=()
+		UP_IP=127.0.0.1 PX_IP=127.0.0.1
+		PORT_A=$(free_port) PORT_B=$(free_port) PORT_C=$(free_port) PORT_N=$(free_port)
+	else
+		skt_topo_tap tap sk0 || { fail "$TGT.setup" "topology"; return 1; }
+		IN_NS=(ip netns exec "$SKT_NS_S")
+		UP_IP=$SKT_LINUX_IP PX_IP=$SKT_SKIFF_IP
+		PORT_A=8081 PORT_B=8082 PORT_C=8083 PORT_N=8084
+	fi
+	start_up A "$PORT_A" || return 1
+	start_up B "$PORT_B" --reset-all || return 1
+
+	# One proxy for the checks that must not mark A down.
+	start_proxy main --upstream "$UP_IP:$PORT_A" --max-body 256M --first-byte-timeout 2 \
+		--fail-max 1000 || return 1
+	check forward forward
+	check pool pool
+	check big big "$MIB"
+	check slowclient slowclient "$PX_PID"
+	check concurrent concurrent
+	check stall expect /stall 504 "Gateway Timeout"
+	check die die
+	check ambiguous.cl_te expect /ambig 502 "framed"
+	check ambiguous.cl_cl expect /ambig2 502 "framed"
+	check corpus corpus "$HERE/http_bad_requests.txt"
+	local out=$WORK/$TGT-ab.out
+	if C ab -k -c 64 -n 5000 "http://$PX_IP:$PX_PORT/hello" >"$out" 2>&1 &&
+		grep -q "^Failed requests: *0$" "$out" && ! grep -q "^Non-2xx" "$out"; then
+		pass "$TGT.ab" "$(grep -E '^Requests per second' "$out" | tr -s ' ')"
+	else
+		fail "$TGT.ab" "$(grep -E '^(Failed|Non-2xx|Complete)' "$out" | tr '\n' ' ') $(tail -n 2 "$out" | tr '\n' ' ')"
+	fi
+	stop_proxy
+	if [ "$(stat_of proxy.up_bad_response)" -ge 2 ] 2>/dev/null && [ "$(stat_of proxy.resp_504)" -ge 1 ] 2>/dev/null; then
+		pass "$TGT.exit" "forwarded=$(stat_of proxy.forwarded) reused=$(stat_of proxy.up_reused) connects=$(stat_of proxy.up_connects) 502=$(stat_of proxy.resp_502) 504=$(stat_of proxy.resp_504)"
+	else
+		fail "$TGT.exit" "counters: $(grep '^proxy\.' "$PX_LOG" | tr '\n' ' ' | cut -c1-300)"
+	fi
+
+	# Nothing listening: 502, its reason in the body.
+	start_proxy down --upstream "$UP_IP:$PORT_C" --connect-timeout 2 || return 1
+	check down expect /x 502 "could be reached"
+	stop_proxy
+
+	# A failing upstream (B) before a good one (A).
+	start_proxy post --upstream "$UP_IP:$PORT_B,$UP_IP:$PORT_A" --fail-max 2 --fail-timeout 60 || return 1
+	check post post "$UP_IP" "$PORT_B"
+	stop_proxy
+	start_proxy retry --upstream "$UP_IP:$PORT_B,$UP_IP:$PORT_A" --fail-max 2 --fail-timeout 60 || return 1
+	check retry retry "$UP_IP" "$PORT_B" 20
+	stop_proxy
+
+	# Recovery: C refuses, is marked down, comes up, is tried again.
+	start_proxy recover --upstream "$UP_IP:$PORT_C,$UP_IP:$PORT_A" --fail-max 1 --fail-timeout 1 || return 1
+	C curl -s -o /dev/null --max-time 5 "http://$PX_IP:$PX_PORT/first"
+	start_up C "$PORT_C" || return 1
+	sleep 1.5
+	local i
+	for i in 1 2 3 4; do C curl -s -o /dev/null --max-time 5 "http://$PX_IP:$PX_PORT/again$i"; done
+	local seen
+	seen=$(C curl -s --max-time 5 "http://$UP_IP:$PORT_C/_stats" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["log"]))')
+	if [ "${seen:-0}" -ge 1 ]; then
+		pass "$TGT.recover" "the recovered upstream took $seen of 4 requests after its fail-timeout"
+	else
+		fail "$TGT.recover" "the recovered upstream saw ${seen:-nothing}"
+	fi
+	stop_proxy
+
+	# nginx as the upstream.
+	local ngx=$WORK/nginx-$TGT
+	mkdir -p "$ngx" "$WORK/www"
+	head -c $((1 << 20)) /dev/urandom >"$WORK/www/file.bin"
+	echo hello >"$WORK/www/index.html"
+	python3 "$HERE/http_diff.py" nginx-conf "$ngx" "$WORK/www" "$PORT_N"
+	sed -i "s/listen 127.0.0.1:/listen $UP_IP:/" "$ngx/nginx.conf"
+	"${IN_NS[@]}" nginx -p "$ngx" -c "$ngx/nginx.conf" -e "$ngx/error.log" >"$ngx/out.log" 2>&1 &
+	SKT_PIDS+=($!)
+	sleep 0.5
+	start_proxy nginx --upstream "$UP_IP:$PORT_N" || return 1
+	local want got
+	want=$(sha256sum <"$WORK/www/file.bin" | cut -d' ' -f1)
+	got=$(C curl -s --max-time 20 "http://$PX_IP:$PX_PORT/file.bin" | sha256sum | cut -d' ' -f1)
+	out=$WORK/$TGT-ab-nginx.out
+	if [ "$got" = "$want" ] && C ab -k -c 16 -n 2000 "http://$PX_IP:$PX_PORT/index.html" >"$out" 2>&1 &&
+		grep -q "^Failed requests: *0$" "$out" && ! grep -q "^Non-2xx" "$out"; then
+		pass "$TGT.nginx" "1 MiB sha256 equal; ab -k -c 16: $(grep -E '^Requests per second' "$out" | tr -s ' ')"
+	else
+		fail "$TGT.nginx" "sha256 $got want $want; $(grep -E '^(Failed|Non-2xx)' "$out" | tr '\n' ' ')"
+	fi
+	stop_proxy
+}
+
+for TGT in "${TARGETS[@]}"; do
+	t0=$SECONDS
+	run_target
+	skt_cleanup
+	echo "proxy: $TGT took $((SECONDS - t0)) s"
+done
+summary

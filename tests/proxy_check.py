@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""proxy_check.py — the client side of tests/proxy.sh.
+
+  proxy_check.py CHECK PROXY_HOST PROXY_PORT UP_HOST UP_PORT [ARGS...]
+
+UP is a tests/proxy_upstream.py, asked directly (/_reset, /_stats) for what
+reached it through the proxy.  Each check prints "why: ..." lines for what
+is wrong and a last line; exit 0 when all is right.
+"""
+import hashlib
+import http.client
+import json
+import os
+import re
+import socket
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from http_client import unescape  # noqa: E402  the corpus's escapes
+from proxy_upstream import pattern  # noqa: E402
+
+BAD = []
+
+
+def why(msg):
+    BAD.append(msg)
+    print("why: " + msg)
+
+
+def up_stats(uh, up, reset=False):
+    c = http.client.HTTPConnection(uh, up, timeout=10)
+    c.request("GET", "/_reset" if reset else "/_stats")
+    d = json.loads(c.getresponse().read())
+    c.close()
+    return d
+
+
+def req(ph, pp, method, path, body=None, headers=None, timeout=30):
+    c = http.client.HTTPConnection(ph, pp, timeout=timeout)
+    c.request(method, path, body=body, headers=headers or {})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r, data
+
+
+def hdr(headers, name):
+    return [v for k, v in headers if k.lower() == name]
+
+
+def check_forward(ph, pp, uh, up):
+    up_stats(uh, up, reset=True)
+    r, data = req(ph, pp, "GET", "/hello?q=1", headers={
+        "Connection": "X-Secret", "X-Secret": "1", "Keep-Alive": "5", "TE": "trailers",
+        "Upgrade": "h2c", "Proxy-Authorization": "Basic x", "X-Forwarded-For": "10.0.0.1",
+        "Via": "1.0 cdn", "X-Keep": "yes", "Host": "example.org"})
+    if r.status != 200:
+        why("status %d" % r.status)
+    log = up_stats(uh, up)["log"]
+    if len(log) != 1:
+        why("upstream saw %d requests, want 1" % len(log))
+        return
+    h = log[0]["headers"]
+    if log[0]["target"] != "/hello?q=1":
+        why("target %r" % log[0]["target"])
+    for gone in ("connection", "x-secret", "keep-alive", "te", "upgrade", "proxy-authorization"):
+        if hdr(h, gone):
+            why("%s reached the upstream" % gone)
+    if hdr(h, "host") != ["example.org"]:
+        why("host %r" % hdr(h, "host"))
+    xff = hdr(h, "x-forwarded-for")
+    if len(xff) != 1 or not re.match(r"10\.0\.0\.1, \d+\.\d+\.\d+\.\d+$", xff[0]):
+        why("x-forwarded-for %r" % xff)
+    if hdr(h, "x-forwarded-proto") != ["http"]:
+        why("x-forwarded-proto %r" % hdr(h, "x-forwarded-proto"))
+    if hdr(h, "via") != ["1.0 cdn, 1.1 skiff"]:
+        why("via %r" % hdr(h, "via"))
+    if hdr(h, "x-keep") != ["yes"]:
+        why("x-keep lost")
+    # and the answer's hop-by-hop fields never reach the client
+    r, data = req(ph, pp, "GET", "/hop")
+    rh = [(k.lower(), v) for k, v in r.getheaders()]
+    for gone in ("x-hop", "keep-alive", "proxy-authenticate", "upgrade", "trailer"):
+        if hdr(rh, gone):
+            why("answer's %s reached the client" % gone)
+    if hdr(rh, "set-cookie") != ["a=b"] or hdr(rh, "via") != ["1.1 origin, 1.1 skiff"]:
+        why("answer's fields %r" % rh)
+    if hdr(rh, "connection"):
+        why("answer's Connection forwarded: %r" % hdr(rh, "connection"))
+    # HEAD, 304 and an interim 100
+    r, data = req(ph, pp, "HEAD", "/big?n=12345")
+    if r.status != 200 or data or r.getheader("Content-Length") != "12345":
+        why("HEAD: %d %r %r" % (r.status, r.getheader("Content-Length"), data[:20]))
+    r, data = req(ph, pp, "GET", "/304")
+    if r.status != 304 or r.getheader("ETag") != '"v1"':
+        why("304: %d %r" % (r.status, r.getheader("ETag")))
+    r, data = req(ph, pp, "GET", "/continue")
+    if r.status != 200 or data != b"after 100\n":
+        why("after a 100: %d %r" % (r.status, data))
+    print("forward: %s" % ("ok" if not BAD else "%d problems" % len(BAD)))
+
+
+def check_pool(ph, pp, uh, up, n=50):
+    up_stats(uh, up, reset=True)
+    for i in range(n):
+        r, data = req(ph, pp, "GET", "/p%d" % i)  # a new client connection each time
+        if r.status != 200:
+            why("request %d: %d" % (i, r.status))
+    st = up_stats(uh, up)
+    if len(st["log"]) != n:
+        why("upstream saw %d requests, want %d" % (len(st["log"]), n))
+    if st["conns"] > 2:
+        why("%d upstream connections for %d sequential requests" % (st["conns"], n))
+    print("pool: %d requests over %d upstream connection(s)" % (len(st["log"]), st["conns"]))
+
+
+def check_big(ph, pp, uh, up, mib):
+    n = int(mib) << 20
+    up_stats(uh, up, reset=True)
+    body = os.urandom(n)
+    want = hashlib.sha256(body).hexdigest()
+    r, data = req(ph, pp, "PUT", "/echo", body=body, timeout=120)
+    if r.status != 200 or hashlib.sha256(data).hexdigest() != want:
+        why("PUT by length: %d, %d bytes back" % (r.status, len(data)))
+
+    def pieces():
+        for i in range(0, n, 100003):
+            yield body[i:i + 100003]
+    c = http.client.HTTPConnection(ph, pp, timeout=120)
+    c.request("POST", "/echo", body=pieces(), encode_chunked=True)
+    r = c.getresponse()
+    data = r.read()
+    if r.status != 200 or hashlib.sha256(data).hexdigest() != want:
+        why("POST chunked: %d, %d bytes back" % (r.status, len(data)))
+    c.close()
+    log = up_stats(uh, up)["log"]
+    if [e["body_sha"] for e in log] != [want, want]:
+        why("the upstream's bodies differ")
+    for path in ("/big", "/chunked", "/close"):
+        r, data = req(ph, pp, "GET", "%s?n=%d" % (path, n), timeout=120)
+        if r.status != 200 or data != pattern(n):
+            why("GET %s: %d, %d bytes" % (path, r.status, len(data)))
+    print("big: %d MiB up by length and chunked, down by length, chunked and close" % int(mib))
+
+
+def rss_kib(pid):
+    for line in open("/proc/%s/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def check_slowclient(ph, pp, uh, up, pid):
+    """A client that stops reading a 256 MiB answer: the proxy holds a
+    bounded amount, not the body; meanwhile others are served."""
+    before = rss_kib(pid)
+    s = socket.create_connection((ph, int(pp)), timeout=10)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.sendall(b"GET /big?n=%d HTTP/1.1\r\nHost: a\r\n\r\n" % (256 << 20))
+    s.recv(65536)
+    time.sleep(3)  # the upstream would have sent it all by now, unchecked
+    t0 = time.monotonic()
+    r, data = req(ph, pp, "GET", "/other")
+    took = time.monotonic() - t0
+    after = rss_kib(pid)
+    s.close()
+    if r.status != 200 or took > 2:
+        why("another client while one is stuck: %d in %.1f s" % (r.status, took))
+    if after - before > 64 * 1024:
+        why("proxy RSS grew %d KiB with a stalled client" % (after - before))
+    print("slowclient: RSS %d -> %d KiB while a 256 MiB answer is not read; others in %.3f s"
+          % (before, after, took))
+
+
+def check_expect(ph, pp, uh, up, path, status, word=""):
+    t0 = time.monotonic()
+    r, data = req(ph, pp, "GET", path)
+    took = time.monotonic() - t0
+    if r.status != int(status):
+        why("%s: %d, want %s (%r)" % (path, r.status, status, data[:80]))
+    if word and word.encode() not in data:
+        why("%s: body %r lacks %r" % (path, data[:100], word))
+    print("expect %s %s: %d in %.2f s: %s" % (path, status, r.status, took,
+                                             data.decode("latin-1").strip()[:70]))
+
+
+def check_die(ph, pp, uh, up):
+    c = http.client.HTTPConnection(ph, pp, timeout=10)
+    c.request("GET", "/die")
+    r = c.getresponse()
+    try:
+        data = r.read()
+        why("a body cut by the upstream read as whole (%d bytes, status %d)" % (len(data), r.status))
+    except http.client.IncompleteRead as e:
+        print("die: the client saw %d of 100000 bytes, then the close" % len(e.partial))
+    c.close()
+
+
+def check_concurrent(ph, pp, uh, up):
+    """A stalled upstream answer does not hold up other requests."""
+    res = {}
+
+    def stall():
+        res["stall"] = req(ph, pp, "GET", "/stall", timeout=30)[0].status
+    t = threading.Thread(target=stall)
+    t.start()
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    for i in range(20):
+        r, _ = req(ph, pp, "GET", "/c%d" % i)
+        if r.status != 200:
+            why("request %d: %d" % (i, r.status))
+    took = time.monotonic() - t0
+    t.join()
+    if took > 3:
+        why("20 requests took %.1f s beside a stalled one" % took)
+    print("concurrent: 20 requests in %.3f s beside a stalled one (which got %s)"
+          % (took, res.get("stall")))
+
+
+def exchange(ph, pp, data, timeout=5.0):
+    s = socket.create_connection((ph, int(pp)), timeout=timeout)
+    try:
+        try:
+            s.sendall(data)
+        except OSError:
+            pass
+        buf = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                chunk = s.recv(65536)
+            except (socket.timeout, ConnectionResetError):
+                break
+            if not chunk:
+                break
+            buf += chunk
+        return buf
+    finally:
+        s.close()
+
+
+def check_corpus(ph, pp, uh, up, path):
+    """Every malformed request of the server's corpus, with a valid request
+    behind it in the same send: the proxy answers the corpus's status and
+    closes; the upstream never sees a request (neither the bad one nor the
+    one smuggled behind it)."""
+    up_stats(uh, up, reset=True)
+    n = 0
+    for line in open(path, encoding="latin-1"):
+        line = line.rstrip("\n")
+        if not line or line.startswith("#"):
+            continue
+        status, reason, r = line.split(" ", 2)
+        data = exchange(ph, pp, unescape(r) + b"GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n")
+        codes = [int(x) for x in re.findall(rb"HTTP/1\.1 (\d{3}) ", data)]
+        n += 1
+        if codes[:1] != [int(status)] or len(codes) != 1:
+            why("%s (%s): answers %s: %r" % (status, reason, codes, r[:60]))
+    log = up_stats(uh, up)["log"]
+    if log:
+        why("the upstream saw %d requests: %r" % (len(log), [e["target"] for e in log][:5]))
+    # framing the proxy must keep apart: pipelined, chunked with a request
+    # right behind the last chunk, and a Content-Length body holding what
+    # looks like a request
+    up_stats(uh, up, reset=True)
+    data = exchange(ph, pp,
+                    b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b"5\r\nhello\r\n0\r\n\r\n"
+                    b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 32\r\n\r\n"
+                    b"GET /inner HTTP/1.1\r\nHost: a\r\n\r\n"
+                    b"GET /last HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+    codes = [int(x) for x in re.findall(rb"HTTP/1\.1 (\d{3}) ", data)]
+    targets = [e["target"] for e in up_stats(uh, up)["log"]]
+    if codes != [200, 200, 200] or targets != ["/echo", "/echo", "/last"]:
+        why("pipelined: answers %s, upstream saw %s" % (codes, targets))
+    print("corpus: %d malformed requests, the upstream saw none; pipelined %s -> %s"
+          % (n, codes, targets))
+
+
+def check_retry(ph, pp, uh, up, badh, badp, n):
+    """Upstreams: a failing one (closes every connection before a byte)
+    and UP.  Every idempotent request succeeds (retried); the failing one
+    is marked down after fail-max failures and sees no more."""
+    up_stats(uh, up, reset=True)
+    up_stats(badh, badp, reset=True)
+    for i in range(int(n)):
+        r, data = req(ph, pp, "GET", "/r%d" % i)
+        if r.status != 200:
+            why("GET %d: %d %r" % (i, r.status, data[:60]))
+    good = len(up_stats(uh, up)["log"])
+    bad = len(up_stats(badh, badp)["log"])
+    if good != int(n):
+        why("the good upstream saw %d, want %s" % (good, n))
+    if bad < 1 or bad > 3:
+        why("the failing upstream saw %d requests (fail-max 2: want 1..3)" % bad)
+    print("retry: %s GETs all 200; the failing upstream saw %d, then was down" % (n, bad))
+
+
+def check_post_noretry(ph, pp, uh, up, badh, badp):
+    """A POST that meets the failing upstream first gets 502, not a retry."""
+    up_stats(uh, up, reset=True)
+    up_stats(badh, badp, reset=True)
+    r, data = req(ph, pp, "POST", "/once", body=b"x" * 10)
+    good = len(up_stats(uh, up)["log"])
+    if r.status != 502 or good != 0:
+        why("POST: %d, the good upstream saw %d (want 502 and 0)" % (r.status, good))
+    print("post: %d, not retried (%r)" % (r.status, data.strip()[:60]))
+
+
+def main():
+    check, ph, pp, uh, up = sys.argv[1:6]
+    args = sys.argv[6:]
+    pp, up = int(pp), int(up)
+    fn = {"forward": check_forward, "pool": check_pool, "big": check_big,
+          "slowclient": check_slowclient, "expect": check_expect, "die": check_die,
+          "concurrent": check_concurrent, "corpus": check_corpus, "retry": check_retry,
+          "post": check_post_noretry}[check]
+    if check in ("retry", "post"):
+        args = [args[0], int(args[1])] + args[2:]
+    try:
+        fn(ph, pp, uh, up, *args)
+    except Exception as e:  # noqa: BLE001  any error is a failed check
+        why("%s: %r" % (check, e))
+    sys.exit(1 if BAD else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""proxy_upstream.py — an origin server for tests/proxy.sh that counts and
+records what reaches it, and misbehaves on request.
+
+  proxy_upstream.py PORT NAME [--reset-all] [--addr A]
+
+A small HTTP/1.1 server on raw sockets (one thread per connection), so the
+framing of each answer is exactly what the test asks for, wrong on purpose
+where that is the point.  Every request it reads is logged (method, target,
+the header lines, the body's length and sha256, the connection number);
+GET /_stats answers the log as JSON and /_reset clears it (neither is
+logged: the test asks them directly, not through the proxy).
+
+Paths: /hello  /echo (the body back)  /big?n=N  /chunked?n=N  /close?n=N
+(no length: ends at close)  /stall (never answers)  /die (promises 100000
+bytes, sends 1000, closes)  /ambig (Content-Length and Transfer-Encoding)
+/ambig2 (two Content-Lengths)  /hop (hop-by-hop fields in the answer)
+/304  /continue (a 100 first)  anything else: 200 "NAME PATH".
+--reset-all: every request is read, logged, and its connection closed
+without a byte (an upstream failing before any response byte).
+"""
+import hashlib
+import json
+import socket
+import sys
+import threading
+import time
+
+LOCK = threading.Lock()
+LOG = []
+CONNS = [0]
+NAME = "up"
+RESET_ALL = False
+
+
+def pattern(n):
+    """Deterministic bytes: the client computes the same sha256."""
+    block = hashlib.sha256(b"skiff").digest() * 2048  # 64 KiB
+    out = bytearray()
+    while len(out) < n:
+        out += block[: n - len(out)]
+    return bytes(out)
+
+
+def read_line(f):
+    line = f.readline(65537)
+    if not line:
+        raise EOFError
+    return line
+
+
+def read_request(f):
+    line = read_line(f)
+    while line in (b"\r\n", b"\n"):
+        line = read_line(f)
+    method, target, _ver = line.decode("latin-1").rstrip("\r\n").split(" ", 2)
+    headers = []
+    while True:
+        h = read_line(f)
+        if h in (b"\r\n", b"\n"):
+            break
+        k, _, v = h.decode("latin-1").rstrip("\r\n").partition(":")
+        headers.append((k, v.strip()))
+    hd = {k.lower(): v for k, v in headers}
+    body = b""
+    if hd.get("transfer-encoding", "").lower() == "chunked":
+        while True:
+            size = int(read_line(f).split(b";")[0].strip(), 16)
+            if size == 0:
+                while read_line(f) not in (b"\r\n", b"\n"):
+                    pass
+                break
+            body += f.read(size)
+            read_line(f)
+    elif "content-length" in hd:
+        body = f.read(int(hd["content-length"]))
+    return method, target, headers, body
+
+
+def send(conn, data):
+    conn.sendall(data)
+
+
+def answer(conn, method, target, headers, body):
+    path, _, query = target.partition("?")
+    q = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+    n = int(q.get("n", "0"))
+    head_only = method == "HEAD"
+    xu = "X-Upstream: %s\r\n" % NAME
+
+    def plain(status, data, extra=""):
+        h = "HTTP/1.1 %s\r\nContent-Length: %d\r\n%s%s\r\n" % (status, len(data), xu, extra)
+        send(conn, h.encode() + (b"" if head_only else data))
+
+    if path == "/echo":
+        plain("200 OK", body)
+    elif path == "/big":
+        plain("200 OK", pattern(n))
+    elif path == "/chunked":
+        data = pattern(n)
+        send(conn, ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n%s\r\n" % xu).encode())
+        if not head_only:
+            for i in range(0, len(data), 10000):
+                piece = data[i:i + 10000]
+                send(conn, b"%x\r\n%s\r\n" % (len(piece), piece))
+            send(conn, b"0\r\n\r\n")
+    elif path == "/close":
+        send(conn, ("HTTP/1.1 200 OK\r\nConnection: close\r\n%s\r\n" % xu).encode() + pattern(n))
+        return False
+    elif path == "/stall":
+        time.sleep(30)
+        return False
+    elif path == "/die":
+        send(conn, ("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n%s\r\n" % xu).encode() +
+             b"x" * 1000)
+        return False
+    elif path == "/ambig":
+        send(conn, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+             b"5\r\nhello\r\n0\r\n\r\n")
+        return False
+    elif path == "/ambig2":
+        send(conn, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!")
+        return False
+    elif path == "/hop":
+        plain("200 OK", b"hop\n", "Connection: X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\n"
+              "Proxy-Authenticate: x\r\nUpgrade: h2c\r\nTrailer: X-T\r\nSet-Cookie: a=b\r\n"
+              "Via: 1.1 origin\r\n")
+    elif path == "/304":
+        send(conn, ("HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n%s\r\n" % xu).encode())
+    elif path == "/continue":
+        send(conn, b"HTTP/1.1 100 Continue\r\n\r\n")
+        plain("200 OK", b"after 100\n")
+    else:
+        plain("200 OK", ("%s %s\n" % (NAME, path)).encode())
+    return True
+
+
+def serve_conn(conn):
+    with LOCK:
+        CONNS[0] += 1
+        cid = CONNS[0]
+    f = conn.makefile("rb")
+    try:
+        while True:
+            try:
+                method, target, headers, body = read_request(f)
+            except (EOFError, ValueError, ConnectionError, OSError):
+                return
+            if target.startswith("/_"):
+                with LOCK:
+                    if target == "/_reset":
+                        LOG.clear()
+                        CONNS[0] = 0
+                    data = json.dumps({"conns": CONNS[0], "log": LOG}).encode()
+                send(conn, b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data))
+                continue
+            with LOCK:
+                LOG.append({"conn": cid, "method": method, "target": target,
+                            "headers": headers, "body_len": len(body),
+                            "body_sha": hashlib.sha256(body).hexdigest()})
+            if RESET_ALL:
+                return
+            if not answer(conn, method, target, headers, body):
+                return
+    finally:
+        try:
+            f.close()
+            conn.close()
+        except OSError:
+            pass
+
+
+def main():
+    global NAME, RESET_ALL
+    port = int(sys.argv[1])
+    NAME = sys.argv[2]
+    RESET_ALL = "--reset-all" in sys.argv
+    addr = "127.0.0.1"
+    if "--addr" in sys.argv:
+        addr = sys.argv[sys.argv.index("--addr") + 1]
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((addr, port))
+    ls.listen(512)
+    print("upstream %s on %s:%d" % (NAME, addr, port), flush=True)
+    while True:
+        c, _ = ls.accept()
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=serve_conn, args=(c,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
