@@ -62,7 +62,7 @@ def read_request(f):
         k, _, v = h.decode("latin-1").rstrip("\r\n").partition(":")
         headers.append((k, v.strip()))
     hd = {k.lower(): v for k, v in headers}
-    body = b""
+    body = bytearray()  # += on bytes is quadratic: a 32 MiB body would stall for seconds
     if hd.get("transfer-encoding", "").lower() == "chunked":
         while True:
             size = int(read_line(f).split(b";")[0].strip(), 16)
@@ -74,7 +74,7 @@ def read_request(f):
             read_line(f)
     elif "content-length" in hd:
         body = f.read(int(hd["content-length"]))
-    return method, target, headers, body
+    return method, target, headers, bytes(body)
 
 
 def send(conn, data):
