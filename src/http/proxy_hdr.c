@@ -179,9 +179,11 @@ long proxy_req_head(uint8_t *out, size_t cap, const struct proxy_req_info *ri,
 	http_out_mem(&o, ri->target, ri->tlen);
 	http_out_str(&o, " HTTP/1.1\r\n");
 	bool host = false;
+	unsigned lines = 4; /* X-Forwarded-For, -Proto, Via, framing */
 	for (unsigned i = 0; i < n && !host; i++)
 		host = proxy_name_is(f[i].name, f[i].nlen, "host");
 	if (!host) {
+		lines++;
 		http_out_str(&o, "Host: ");
 		http_out_str(&o, ri->host);
 		http_out_str(&o, "\r\n");
@@ -193,6 +195,9 @@ long proxy_req_head(uint8_t *out, size_t cap, const struct proxy_req_info *ri,
 		    proxy_name_is(nm, nl, "expect") || proxy_name_is(nm, nl, "x-forwarded-for") ||
 		    proxy_name_is(nm, nl, "x-forwarded-proto") || proxy_name_is(nm, nl, "via"))
 			continue;
+		/* An origin as strict as our parser takes HTTP_MAX_FIELDS lines */
+		if (++lines > HTTP_MAX_FIELDS)
+			return -SK_ENOBUFS;
 		http_out_mem(&o, nm, nl);
 		http_out_str(&o, ": ");
 		http_out_mem(&o, f[i].value, f[i].vlen);

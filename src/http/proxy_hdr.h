@@ -78,7 +78,7 @@ struct proxy_req_info {
 };
 
 /* Write the head into out[0, cap).  Returns its length, -SK_ENOBUFS when
- * it does not fit, or -SK_EINVAL when the head cannot be forwarded safely
+ * it does not fit (in cap, or in HTTP_MAX_FIELDS lines with ours), or -SK_EINVAL when the head cannot be forwarded safely
  * (Connection tokens overflow). */
 long proxy_req_head(uint8_t *out, size_t cap, const struct proxy_req_info *ri,
 		    const struct proxy_field *f, unsigned n);
