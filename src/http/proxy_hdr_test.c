@@ -97,7 +97,7 @@ static void test_conn_tokens_overflow(void **st)
 	(void)st;
 	char head[2048] = "GET / HTTP/1.1\r\nHost: a\r\nConnection: ";
 	for (int i = 0; i < 17; i++) {
-		char t[8];
+		char t[16];
 		snprintf(t, sizeof(t), "t%d,", i);
 		strcat(head, t);
 	}
