@@ -15,6 +15,8 @@ static struct loop_fake_sock *fk_sock(struct loop *l, int s)
 	return &FK(l)->s[s];
 }
 
+static void fk_sock_reset(struct loop_fake *f, int s);
+
 static int fk_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
 {
 	(void)addr, (void)port, (void)backlog;
@@ -43,8 +45,16 @@ static int fk_accept(struct loop *l, int lsock, struct loop_peer *peer)
 
 static int fk_connect(struct loop *l, const struct sk_addr *addr, uint16_t port)
 {
-	(void)l, (void)addr, (void)port;
-	return -SK_EOPNOTSUPP; /* no test needs an active open yet */
+	(void)addr;
+	struct loop_fake *f = FK(l);
+	int s = f->connect_next;
+	if (s <= LOOP_FAKE_LSOCK || s >= LOOP_FAKE_NSOCK || f->s[s].open)
+		return -SK_EADDRNOTAVAIL; /* the test gave no socket for it */
+	fk_sock_reset(f, s);
+	f->s[s].open = true;
+	f->s[s].connect_port = port;
+	f->connect_next = s + 1;
+	return s;
 }
 
 static int fk_watch(struct loop *l, int s, loop_event_fn fn, void *user)
@@ -187,6 +197,7 @@ static void fk_sock_reset(struct loop_fake *f, int s)
 	k->out_bytes = 0;
 	k->writes = 0;
 	k->write_room = SIZE_MAX;
+	k->connect_port = 0;
 }
 
 void loop_fake_init(struct loop_fake *f, sk_time_ns now)
@@ -195,6 +206,7 @@ void loop_fake_init(struct loop_fake *f, sk_time_ns now)
 	for (int i = 0; i < LOOP_FAKE_NSOCK; i++)
 		fk_sock_reset(f, i);
 	f->npending = 0;
+	f->connect_next = 0;
 	timerq_init(&f->tq, f->heap, LOOP_FAKE_TIMERS);
 	f->now = now;
 }

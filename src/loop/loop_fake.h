@@ -9,12 +9,16 @@
  * test can check the application's state right after each step.
  *
  * One listener (LOOP_FAKE_LSOCK); accepted sockets are the numbers the test
- * picks, 2 .. LOOP_FAKE_NSOCK-1.  Writes may be limited (write_room) to
+ * picks, 2 .. LOOP_FAKE_NSOCK-1.  An active open (loop_connect) gets socket
+ * connect_next, then the next number, and is "connecting" until the test
+ * raises LOOP_EV_WRITE on it (connected) or LOOP_EV_ERROR | LOOP_EV_READ
+ * with eof (refused); connect_next 0 (the default) refuses every open with
+ * -SK_EADDRNOTAVAIL.  Writes may be limited (write_room) to
  * force partial sends and -SK_EAGAIN.  A test that breaks the fake's own
  * limits (output beyond LOOP_FAKE_BUF, a full timer heap, too many pending
  * connections) stops with __builtin_trap(): that is a bug in the test.
  *
- * Users: src/http/server_test.c, bench/bench_cost.c.
+ * Users: src/http/server_test.c, app_test.c, proxy_test.c, bench/bench_cost.c.
  */
 #ifndef LOOP_LOOP_FAKE_H
 #define LOOP_LOOP_FAKE_H
@@ -41,6 +45,7 @@ struct loop_fake_sock {
 	uint64_t out_bytes;  /* bytes writev accepted, kept or not */
 	int writes;          /* writev calls that returned >= 0 */
 	size_t write_room;   /* bytes writev still accepts (SIZE_MAX: no limit) */
+	uint16_t connect_port; /* an active open: the port it was asked for */
 	char *in;            /* LOOP_FAKE_BUF bytes in the fake's in_buf */
 	/* Every byte written, in order, with a NUL behind it so a test may
 	 * search it with str* functions (LOOP_FAKE_BUF + 1 bytes in out_buf). */
@@ -54,6 +59,7 @@ struct loop_fake {
 	struct loop_timer *heap[LOOP_FAKE_TIMERS];
 	int pending[LOOP_FAKE_NSOCK]; /* connected, waiting in accept, oldest first */
 	int npending;
+	int connect_next;    /* the socket the next loop_connect gets; 0: refused */
 	struct loop_fake_sock s[LOOP_FAKE_NSOCK];
 	/* The sockets' bytes, apart from their small state above, so the
 	 * state of all of them shares a few cache lines. */

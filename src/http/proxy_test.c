@@ -1,0 +1,237 @@
+/* proxy_test.c — the proxy's exchanges (http/proxy.c) on the fake loop:
+ * clients on sockets 2.., upstream connections from socket 10 on, time
+ * moved by hand.  proxy_check and http_app_check after every step.
+ * Covered: forwarding and the pool (the second request reuses the
+ * connection), a pooled connection found closed (retried on a fresh one),
+ * a chunked answer fed one byte at a time, ambiguous framing (502), the
+ * first-byte timeout (504), an origin dying mid-body (the client is cut),
+ * and a client that reads nothing (the proxy stops reading its origin). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/proxy.h"
+#include "loop/loop_fake.h"
+
+#define UP0 10
+
+static struct loop_fake fk;
+static struct http_app app;
+static struct proxy px;
+static struct http_app_def def;
+static struct http_app_route route;
+static void *amem, *pmem;
+
+static void check(void)
+{
+	assert_int_equal(http_app_check(&app), 0);
+	assert_int_equal(proxy_check(&px), 0);
+}
+
+static uint32_t rx_size = 32768;
+
+static void setup(void)
+{
+	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
+	fk.connect_next = UP0;
+	struct proxy_config pc;
+	proxy_config_default(&pc);
+	pc.nup = 1;
+	pc.up_addr[0] = sk_addr_v4(SK_IP4(127, 0, 0, 1));
+	pc.up_port[0] = 8080;
+	pc.max_xchg = 4;
+	pc.pool = 2;
+	pc.first_byte_timeout = 5 * SK_NS_PER_S;
+	pc.rx_size = rx_size;
+	size_t ps = proxy_mem_size(&pc);
+	free(pmem);
+	pmem = calloc(1, ps);
+	assert_int_equal(proxy_init(&px, pmem, ps, &pc), 0);
+	struct http_app_config ac;
+	http_app_config_default(&ac);
+	ac.max_conns = 4;
+	proxy_app_config(&px, &ac);
+	proxy_app_def(&px, &def, &route);
+	size_t as = http_app_mem_size(&ac);
+	free(amem);
+	amem = calloc(1, as);
+	assert_int_equal(http_app_init(&app, amem, as, &ac, &def, &fk.base), 0);
+	assert_int_equal(http_app_start(&app), 0);
+}
+
+static void send_str(int s, const char *d)
+{
+	loop_fake_send(&fk, s, d, strlen(d));
+	check();
+}
+
+static void clear(int s)
+{
+	fk.s[s].out_len = 0;
+	fk.s[s].out[0] = 0;
+}
+
+static void test_forward_and_pool(void **st)
+{
+	(void)st;
+	setup();
+	loop_fake_connect(&fk, 2);
+	send_str(2, "GET /a?b HTTP/1.1\r\nHost: h\r\nConnection: X-S\r\nX-S: 1\r\n\r\n");
+	assert_true(fk.s[UP0].open);
+	assert_int_equal(fk.s[UP0].connect_port, 8080);
+	assert_int_equal(fk.s[UP0].out_len, 0); /* still connecting */
+	loop_fake_event(&fk, UP0, LOOP_EV_WRITE);
+	check();
+	const char *up = fk.s[UP0].out;
+	assert_non_null(strstr(up, "GET /a?b HTTP/1.1\r\nHost: h\r\n"));
+	assert_non_null(strstr(up, "X-Forwarded-For: 198.18.0.1\r\n"));
+	assert_null(strstr(up, "X-S"));
+	send_str(UP0, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-O: 1\r\n\r\nhello");
+	assert_non_null(strstr(fk.s[2].out, "HTTP/1.1 200 OK\r\n"));
+	assert_non_null(strstr(fk.s[2].out, "X-O: 1\r\nVia: 1.1 skiff\r\n"));
+	assert_non_null(strstr(fk.s[2].out, "Content-Length: 5\r\n\r\nhello"));
+	/* the second request goes on the pooled connection */
+	clear(2);
+	clear(UP0);
+	send_str(2, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n");
+	assert_non_null(strstr(fk.s[UP0].out, "GET /b HTTP/1.1"));
+	assert_int_equal(fk.connect_next, UP0 + 1);
+	send_str(UP0, "HTTP/1.1 204 No Content\r\n\r\n");
+	assert_non_null(strstr(fk.s[2].out, "HTTP/1.1 204"));
+	assert_int_equal(px.st.up_reused, 1);
+	/* the pooled connection is closed by the origin: the next GET is
+	 * retried on a fresh one */
+	clear(2);
+	send_str(2, "GET /c HTTP/1.1\r\nHost: h\r\n\r\n");
+	loop_fake_eof(&fk, UP0);
+	check();
+	assert_true(fk.s[UP0 + 1].open);
+	loop_fake_event(&fk, UP0 + 1, LOOP_EV_WRITE);
+	check();
+	assert_non_null(strstr(fk.s[UP0 + 1].out, "GET /c HTTP/1.1"));
+	send_str(UP0 + 1, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+	assert_non_null(strstr(fk.s[2].out, "\r\n\r\nok"));
+	assert_int_equal(px.st.retries, 1);
+	assert_int_equal(px.up[0].failures, 0); /* a stale pooled one is not the origin's fault */
+}
+
+static void test_chunked_every_byte(void **st)
+{
+	(void)st;
+	setup();
+	loop_fake_connect(&fk, 2);
+	send_str(2, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+	loop_fake_event(&fk, UP0, LOOP_EV_WRITE);
+	const char *r = "HTTP/1.1 103 Early\r\nLink: x\r\n\r\n"
+			"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+			"3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nT: 1\r\n\r\n";
+	for (size_t i = 0; r[i]; i++) {
+		loop_fake_send(&fk, UP0, r + i, 1);
+		check();
+	}
+	const char *out = fk.s[2].out;
+	assert_null(strstr(out, "103"));
+	assert_non_null(strstr(out, "Transfer-Encoding: chunked\r\n\r\n"));
+	/* re-chunked as the pieces came: the data is abcde, then the end */
+	char data[64] = {0};
+	const char *b = strstr(out, "\r\n\r\n") + 4;
+	size_t dl = 0;
+	while (*b) {
+		unsigned n = (unsigned)strtoul(b, NULL, 16);
+		b = strstr(b, "\r\n") + 2;
+		if (!n)
+			break;
+		memcpy(data + dl, b, n);
+		dl += n;
+		b += n + 2;
+	}
+	assert_string_equal(data, "abcde");
+	assert_true(fk.s[2].open);
+	assert_true(fk.s[UP0].open); /* pooled */
+}
+
+static void test_errors(void **st)
+{
+	(void)st;
+	setup();
+	loop_fake_connect(&fk, 2);
+	send_str(2, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+	loop_fake_event(&fk, UP0, LOOP_EV_WRITE);
+	send_str(UP0, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n");
+	assert_non_null(strstr(fk.s[2].out, "HTTP/1.1 502"));
+	assert_false(fk.s[UP0].open);
+	/* first-byte timeout: 504 */
+	loop_fake_connect(&fk, 3);
+	send_str(3, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+	loop_fake_event(&fk, UP0 + 1, LOOP_EV_WRITE);
+	loop_fake_advance(&fk, 4 * SK_NS_PER_S);
+	check();
+	assert_int_equal(fk.s[3].out_len, 0);
+	loop_fake_advance(&fk, 2 * SK_NS_PER_S);
+	check();
+	assert_non_null(strstr(fk.s[3].out, "HTTP/1.1 504"));
+	/* dies inside a body: the client's connection is cut */
+	loop_fake_connect(&fk, 4);
+	send_str(4, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+	loop_fake_event(&fk, UP0 + 2, LOOP_EV_WRITE);
+	send_str(UP0 + 2, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this");
+	loop_fake_eof(&fk, UP0 + 2);
+	check();
+	assert_false(fk.s[4].open);
+	assert_int_equal(px.st.up_died, 1);
+	/* a POST whose origin refuses: 502, not retried */
+	loop_fake_connect(&fk, 5);
+	send_str(5, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi");
+	fk.s[UP0 + 3].eof = true;
+	loop_fake_event(&fk, UP0 + 3, LOOP_EV_READ | LOOP_EV_ERROR);
+	check();
+	assert_non_null(strstr(fk.s[5].out, "HTTP/1.1 502"));
+	assert_int_equal(px.st.retries, 0);
+}
+
+static void test_slow_client(void **st)
+{
+	(void)st;
+	rx_size = HTTP_HEAD_MAX + 1024u; /* rx + the client's output < the body */
+	setup();
+	rx_size = 32768;
+	loop_fake_connect(&fk, 2);
+	send_str(2, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+	loop_fake_event(&fk, UP0, LOOP_EV_WRITE);
+	fk.s[2].write_room = 0; /* the client reads nothing */
+	static char body[60000];
+	memset(body, 'x', sizeof(body));
+	send_str(UP0, "HTTP/1.1 200 OK\r\nContent-Length: 60000\r\n\r\n");
+	loop_fake_push(&fk, UP0, body, sizeof(body));
+	loop_fake_event(&fk, UP0, LOOP_EV_READ);
+	check();
+	/* the proxy took at most its buffers' worth and stopped reading */
+	size_t unread = fk.s[UP0].in_len - fk.s[UP0].in_pos;
+	assert_true(unread > 0);
+	/* the client reads again: everything moves */
+	fk.s[2].write_room = SIZE_MAX;
+	for (int i = 0; i < 10 && fk.s[UP0].in_pos < fk.s[UP0].in_len; i++) {
+		loop_fake_event(&fk, 2, LOOP_EV_WRITE);
+		check();
+	}
+	assert_int_equal(fk.s[UP0].in_pos, fk.s[UP0].in_len);
+	assert_int_equal(fk.s[2].out_bytes, fk.s[2].out_len);
+	const char *b = strstr(fk.s[2].out, "\r\n\r\n") + 4;
+	assert_int_equal((size_t)(fk.s[2].out + fk.s[2].out_len - b), sizeof(body));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_forward_and_pool),
+		cmocka_unit_test(test_chunked_every_byte),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_slow_client),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
