@@ -167,6 +167,10 @@ $(BUILD)/fuzz/fuzz_tls_bearssl: fuzz/fuzz_tls_bearssl.c src/tls/tls_bearssl.c sr
 $(BUILD)/fuzz/fuzz_http_app: fuzz/fuzz_http_app.c $(CORE_SRC) src/loop/loop_fake.c examples/kv.c
 	@mkdir -p $(BUILD)/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_http_app.c $(FUZZ_CORE) src/loop/loop_fake.c
+# The proxy's exchanges on the fake loop (hosted), clients and upstreams scripted.
+$(BUILD)/fuzz/fuzz_proxy: fuzz/fuzz_proxy.c $(CORE_SRC) src/loop/loop_fake.c
+	@mkdir -p $(BUILD)/fuzz
+	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_proxy.c $(FUZZ_CORE) src/loop/loop_fake.c
 fuzz-build: $(FUZZ_BIN)
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_BIN)
