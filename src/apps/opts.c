@@ -85,6 +85,10 @@ const struct opt_def opt_defs[OPT_N] = {
 			  "failures in a row that mark an upstream down"},
 	[OPT_FAIL_TIMEOUT] = {"fail-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
 			      "a down upstream is tried again after S s"},
+	[OPT_CACHE] = {"cache", 0, OPT_K_SIZE, "SIZE", 0, 1ull << 36, NULL,
+		       "cache GET answers in SIZE bytes of memory (RFC 9111;\n0: no cache)"},
+	[OPT_NO_X_CACHE] = {"no-x-cache", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+			    "leave out the X-Cache: HIT|MISS|REVALIDATED field"},
 	[OPT_KEEPALIVE_TIMEOUT] = {"keepalive-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
 				   "idle keep-alive connections close after S s"},
 	[OPT_MAX_BODY] = {"max-body", 0, OPT_K_SIZE, "N", 0, 1ull << 40, NULL,
@@ -688,6 +692,8 @@ static const struct opt_use proxy_use[] = {
 	{OPT_UP_IDLE_TIMEOUT, 0, "60", NULL},
 	{OPT_FAIL_MAX, 0, "3", NULL},
 	{OPT_FAIL_TIMEOUT, 0, "10", NULL},
+	{OPT_CACHE, 0, "0", NULL},
+	{OPT_NO_X_CACHE, 0, NULL, NULL},
 	{OPT_STACK, 0, NULL, NULL},
 	{OPT_DEV, 0, NULL, "(stack skiff) tap:NAME | packet:IFACE | xdp:IFACE |\nswitch:NAME/PORT"},
 	{OPT_IP, OPT_USE_BARE, NULL,
@@ -713,7 +719,8 @@ const struct opt_cmd opt_cmd_proxy = {
 	.name = "proxy",
 	.synopsis = "skiff proxy --upstream ADDR:PORT[,ADDR:PORT...] [--balance rr|least] [--pool N]\n"
 		    "           [--connect-timeout S] [--first-byte-timeout S] [--idle-timeout S]\n"
-		    "           [--fail-max N] [--fail-timeout S] [--port N] [--stack skiff|linux]\n"
+		    "           [--fail-max N] [--fail-timeout S] [--cache SIZE] [--no-x-cache]\n"
+		    "           [--port N] [--stack skiff|linux]\n"
 		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--mac MAC] [--stats]\n"
 		    "           [--pcap FILE] [--max-conns N] [--header-timeout S] [--body-timeout S]\n"
 		    "           [--send-timeout S] [--keepalive-timeout S] [--max-body N]\n"

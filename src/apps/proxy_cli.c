@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 
+#include "../http/cache.h"
 #include "../http/proxy.h"
 #include "app_host.h"
 #include "cli.h"
 
 static struct proxy px;
+static struct http_cache cache;
 
 static int proxy_setup(void *ctx, const struct opts *o, struct http_app_config *cfg,
 		       uint32_t *extra_socks)
@@ -62,6 +65,26 @@ static int proxy_setup(void *ctx, const struct opts *o, struct http_app_config *
 		return 1;
 	}
 	proxy_app_config(&px, cfg);
+	/* The cache's clock is the wall's (HTTP dates): an offset from the
+	 * loop's monotonic one. */
+	struct timespec rt, mt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	px.cfg.wall_offset = (int64_t)rt.tv_sec - (int64_t)mt.tv_sec;
+	px.cfg.x_cache = !opt_given(o, OPT_NO_X_CACHE);
+	uint64_t csz = opt_num(o, OPT_CACHE);
+	if (csz) {
+		void *cm = mmap(NULL, csz, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		struct http_cache_config cc;
+		http_cache_config_default(&cc);
+		if (cm == MAP_FAILED || http_cache_init(&cache, cm, csz, &cc) < 0) {
+			fprintf(stderr, "proxy: cannot set up a cache of %llu bytes\n",
+				(unsigned long long)csz);
+			return 1;
+		}
+		px.cache = &cache;
+	}
 	return 0;
 }
 
@@ -70,6 +93,8 @@ static void proxy_print(void *ctx, void (*fn)(void *fctx, const char *name, uint
 {
 	(void)ctx;
 	proxy_stats(&px, fn, fctx);
+	if (px.cache)
+		http_cache_stats(px.cache, fn, fctx);
 	for (unsigned i = 0; i < px.cfg.nup; i++) {
 		char name[96];
 		snprintf(name, sizeof(name), "proxy.upstream.%s.requests", px.up[i].host);

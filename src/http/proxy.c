@@ -27,11 +27,12 @@
  * [doff, doff + dlen) not yet taken by the client. */
 #include "proxy.h"
 
+#include "cache.h"
 #include "chunked.h"
 #include "emit.h"
 #include "proxy_hdr.h"
 
-enum { X_FREE, X_SEND, X_HEAD, X_BODY, X_DONE };
+enum { X_FREE, X_SEND, X_HEAD, X_BODY, X_DONE, X_WAIT, X_HIT };
 enum { UC_FREE, UC_CONNECTING, UC_BUSY, UC_IDLE };
 
 struct proxy_uconn {
@@ -72,6 +73,16 @@ struct proxy_xchg {
 	uint64_t left;              /* HTTP_BODY_LENGTH: bytes not yet read */
 	sk_time_ns sent_at;         /* the last request byte left (first-byte timer) */
 	sk_time_ns last_rx;         /* the last origin byte arrived (idle timer) */
+	/* The cache (proxy->cache set): */
+	struct http_cache_entry *fill;  /* this exchange's fill in flight, or NULL */
+	struct http_cache_entry *hit;   /* X_HIT: the read reference being sent */
+	struct proxy_xchg *waiters;     /* requests queued on our fill (coalesced) */
+	struct proxy_xchg *next_wait;   /* X_WAIT: the next one on owner's list */
+	struct proxy_xchg *owner;       /* X_WAIT: whose fill we wait for */
+	bool nofill;                    /* forward without filling (after a wait) */
+	const uint8_t *hp;              /* X_HIT: the piece being sent */
+	size_t hn;
+	struct http_cache_iter it;
 	struct http_resp resp;
 	struct http_chunked ch;
 };
@@ -82,6 +93,9 @@ static void x_pump(struct proxy_xchg *x);
 static void x_read(struct proxy_xchg *x);
 static void x_attempt(struct proxy_xchg *x);
 static void x_room(struct http_app_req *r, void *ctx);
+static void x_unwait(struct proxy_xchg *x);
+static void x_hit_release(struct proxy_xchg *x);
+static void x_fill_abort(struct proxy_xchg *x);
 static void uc_arm(struct proxy_uconn *uc);
 
 static size_t cstrlen(const char *s)
@@ -109,6 +123,7 @@ void proxy_config_default(struct proxy_config *cfg)
 	cfg->fail_timeout = 10 * SK_NS_PER_S;
 	cfg->via = "skiff";
 	cfg->proto = "http";
+	cfg->x_cache = true;
 }
 
 #define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
@@ -291,6 +306,11 @@ static void x_done(struct http_app_req *r, void *ctx, bool ok)
 		uc_close(x->uc); /* mid-exchange: it cannot carry another request */
 	x->r = NULL;
 	x->phase = X_DONE;
+	if (px->cache) {
+		x_unwait(x);
+		x_hit_release(x);
+		x_fill_abort(x);
+	}
 	if (x->busy)
 		x->dead = true;
 	else
@@ -305,6 +325,8 @@ static void x_answer(struct proxy_xchg *x, int status, const char *msg)
 	if (x->uc)
 		uc_close(x->uc);
 	x->phase = X_DONE;
+	if (px->cache)
+		x_fill_abort(x);
 	if (!x->r)
 		return;
 	switch (status) {
@@ -336,10 +358,257 @@ static void x_cut(struct proxy_xchg *x)
 	if (x->uc)
 		uc_close(x->uc);
 	x->phase = X_DONE;
+	if (x->px->cache)
+		x_fill_abort(x);
 	if (x->px->hooks.resp_end)
 		x->px->hooks.resp_end(x->px->hooks.ctx, x, false);
 	if (x->r)
 		http_app_abort(x->r);
+}
+
+
+/* ---- the cache (http/cache.h; proxy->cache set) ----
+ * A lookup before forwarding: HIT is sent from the cache (X-Cache: HIT);
+ * MISS and STALE begin a fill that the answer tees into (x_head_done,
+ * x_pump, x_body_end), a STALE one with our own validators, whose 304
+ * refreshes the entry (X-Cache: REVALIDATED); PENDING queues the request
+ * on the fill's exchange (one upstream request for concurrent misses),
+ * and when that fill is over each queued request looks again and is
+ * served or forwarded uncached. */
+
+static uint64_t wall_now(const struct proxy *px)
+{
+	int64_t t = (int64_t)(loop_now(px->loop) / SK_NS_PER_S) + px->cfg.wall_offset;
+	return t > 0 ? (uint64_t)t : 0;
+}
+
+/* The request as the cache sees it (cf: HTTP_MAX_FIELDS). */
+static void cache_req(struct http_app_req *r, struct http_cache_req *cr,
+		      struct http_cache_field *cf)
+{
+	unsigned n = http_app_nheaders(r);
+	if (n > HTTP_MAX_FIELDS)
+		n = HTTP_MAX_FIELDS;
+	for (unsigned i = 0; i < n; i++)
+		http_app_header_at(r, i, &cf[i].name, &cf[i].nlen, &cf[i].value, &cf[i].vlen);
+	size_t hl = 0, tl = 0;
+	const char *h = http_app_header_get(r, "host", &hl);
+	cr->method = http_app_method(r);
+	cr->host = h ? h : "";
+	cr->host_len = h ? hl : 0;
+	cr->target = http_app_target(r, &tl);
+	cr->target_len = tl;
+	cr->fields = cf;
+	cr->nfields = n;
+}
+
+static void x_forward(struct proxy_xchg *x, const char *inm, const char *ims);
+static void x_begin(struct proxy_xchg *x);
+
+/* Our fill is over: every request queued on it looks again. */
+static void x_wake(struct proxy_xchg *x)
+{
+	struct proxy_xchg *w = x->waiters;
+	x->waiters = NULL;
+	while (w) {
+		struct proxy_xchg *next = w->next_wait;
+		w->next_wait = NULL;
+		w->owner = NULL;
+		w->nofill = true;
+		w->phase = X_SEND;
+		x_enter(w);
+		x_begin(w);
+		x_leave(w);
+		w = next;
+	}
+}
+
+static void x_fill_abort(struct proxy_xchg *x)
+{
+	if (x->fill) {
+		http_cache_abort(x->px->cache, x->fill);
+		x->fill = NULL;
+	}
+	x_wake(x);
+}
+
+static void x_unwait(struct proxy_xchg *x)
+{
+	if (!x->owner)
+		return;
+	for (struct proxy_xchg **pp = &x->owner->waiters; *pp; pp = &(*pp)->next_wait)
+		if (*pp == x) {
+			*pp = x->next_wait;
+			break;
+		}
+	x->owner = NULL;
+	x->next_wait = NULL;
+}
+
+static void x_hit_release(struct proxy_xchg *x)
+{
+	if (x->hit) {
+		http_cache_release(x->px->cache, x->hit);
+		x->hit = NULL;
+	}
+}
+
+/* A stored answer to the client, piece by piece as it takes them (the
+ * engine copies each; the read reference is dropped after the last). */
+static void x_hit_pump(struct proxy_xchg *x)
+{
+	if (x->pumping) {
+		x->again = true;
+		return;
+	}
+	x->pumping = true;
+	do {
+		x->again = false;
+		while (x->phase == X_HIT && x->r) {
+			if (x->hn) {
+				long w = http_app_write(x->r, x->hp, x->hn);
+				if (w < 0) {
+					x_hit_release(x);
+					x->phase = X_DONE;
+					if (x->r)
+						http_app_abort(x->r);
+					break;
+				}
+				x->hp += w;
+				x->hn -= (size_t)w;
+				x->px->st.bytes_down += (uint64_t)w;
+				if (x->hn)
+					break;
+			}
+			if (!http_cache_body_next(x->px->cache, &x->it, &x->hp, &x->hn)) {
+				x_hit_release(x);
+				x->phase = X_DONE;
+				if (x->r)
+					http_app_end(x->r);
+				break;
+			}
+		}
+	} while (x->again && x->phase == X_HIT && x->r);
+	x->pumping = false;
+}
+
+static void x_hit_room(struct http_app_req *r, void *ctx)
+{
+	(void)r;
+	struct proxy_xchg *x = ctx;
+	if (x->pumping) {
+		x->again = true;
+		return;
+	}
+	x_enter(x);
+	x_hit_pump(x);
+	x_leave(x);
+}
+
+/* Answer from the read reference e (taken by a lookup or a refresh). */
+static void x_serve_entry(struct proxy_xchg *x, struct http_cache_entry *e, const char *label,
+			  uint64_t age)
+{
+	struct proxy *px = x->px;
+	struct http_app_req *r = x->r;
+	struct http_cache_fiter fi;
+	const char *nm, *vv;
+	for (bool more = http_cache_field_first(px->cache, e, &fi, &nm, &vv); more;
+	     more = http_cache_field_next(px->cache, &fi, &nm, &vv))
+		http_app_header(r, nm, vv); /* the engine's own names are refused: dropped */
+	char ab[24];
+	struct http_out o = {(uint8_t *)ab, (uint8_t *)ab + sizeof(ab) - 1};
+	http_out_u64(&o, age);
+	*o.p = 0;
+	http_app_header(r, "Age", ab);
+	if (px->cfg.x_cache)
+		http_app_header(r, "X-Cache", label);
+	uint16_t status = http_cache_status(e);
+	uint64_t len = http_cache_body_len(e);
+	const uint8_t *p0 = NULL;
+	size_t n0 = 0;
+	bool piece = !x->head_req && status != 204 && status != 304 &&
+		     http_cache_body_first(px->cache, e, &x->it, &p0, &n0);
+	if (!piece) {
+		http_cache_release(px->cache, e);
+		x->phase = X_DONE;
+		if (status == 204 || status == 304) {
+			http_app_send(r, status, NULL, 0);
+		} else if (http_app_stream(r, status, len, NULL, NULL) == 0 && x->r) {
+			http_app_end(r);
+		}
+		return;
+	}
+	x->hit = e;
+	x->hp = p0;
+	x->hn = n0;
+	x->phase = X_HIT;
+	http_app_stream(r, status, len, x_hit_room, x);
+}
+
+/* Before forwarding: may the cache answer, or is a fill for it running? */
+static void x_begin(struct proxy_xchg *x)
+{
+	struct proxy *px = x->px;
+	if (!x->r)
+		return;
+	if (!px->cache) {
+		x_forward(x, NULL, NULL);
+		return;
+	}
+	struct http_cache_field cf[HTTP_MAX_FIELDS];
+	struct http_cache_req cr;
+	cache_req(x->r, &cr, cf);
+	uint64_t now = wall_now(px);
+	struct http_cache_lookup lk;
+	enum http_cache_result res = http_cache_lookup(px->cache, &cr, now, &lk);
+	switch (res) {
+	case HTTP_CACHE_HIT:
+		x_serve_entry(x, lk.entry, "HIT", lk.age);
+		return;
+	case HTTP_CACHE_GATEWAY_TIMEOUT:
+		x_answer(x, 504, "504 Gateway Timeout: only-if-cached, and nothing stored\n");
+		return;
+	case HTTP_CACHE_PENDING: {
+		struct proxy_xchg *o = http_cache_fill_user(lk.fill);
+		if (!x->nofill && o) {
+			x->phase = X_WAIT;
+			x->owner = o;
+			x->next_wait = o->waiters;
+			o->waiters = x;
+			return;
+		}
+		x_forward(x, NULL, NULL);
+		return;
+	}
+	case HTTP_CACHE_MISS:
+	case HTTP_CACHE_STALE: {
+		if (x->nofill) {
+			x_forward(x, NULL, NULL);
+			return;
+		}
+		/* The validators live until the next call into the cache. */
+		char inm[1024], ims[128];
+		bool has_inm = false, has_ims = false;
+		if (res == HTTP_CACHE_STALE && lk.etag && cstrlen(lk.etag) < sizeof(inm)) {
+			sk_memcpy(inm, lk.etag, cstrlen(lk.etag) + 1);
+			has_inm = true;
+		}
+		if (res == HTTP_CACHE_STALE && lk.last_modified &&
+		    cstrlen(lk.last_modified) < sizeof(ims)) {
+			sk_memcpy(ims, lk.last_modified, cstrlen(lk.last_modified) + 1);
+			has_ims = true;
+		}
+		x->fill = http_cache_begin(px->cache, &cr, now);
+		if (x->fill)
+			http_cache_fill_set_user(x->fill, x);
+		x_forward(x, x->fill && has_inm ? inm : NULL, x->fill && has_ims ? ims : NULL);
+		return;
+	}
+	default:
+		x_forward(x, NULL, NULL);
+		return;
+	}
 }
 
 /* ---- sending up ---- */
@@ -443,6 +712,62 @@ static const char *cz(struct proxy *px, const char *s, size_t n, size_t at)
 	return px->scratch + at;
 }
 
+/* The cache's part of a final head: true when it answered (a 304 that
+ * refreshed the stored entry is sent from there). */
+static bool x_cache_head(struct proxy_xchg *x, const struct proxy_field *f, unsigned n)
+{
+	struct proxy *px = x->px;
+	struct http_app_req *r = x->r;
+	uint16_t status = x->resp.status;
+	unsigned m = http_app_method(r);
+	if ((m == HTTP_POST || m == HTTP_PUT || m == HTTP_DELETE || m == HTTP_PATCH) &&
+	    status >= 200 && status < 400) {
+		/* RFC 9111 4.4: what an unsafe request changed is not served stale */
+		size_t hl = 0, tl = 0;
+		const char *h = http_app_header_get(r, "host", &hl);
+		const char *t = http_app_target(r, &tl);
+		http_cache_purge(px->cache, h ? h : "", h ? hl : 0, t, tl);
+	}
+	if (!x->fill)
+		return false;
+	struct http_cache_field rf[HTTP_MAX_FIELDS], cf[HTTP_MAX_FIELDS];
+	for (unsigned i = 0; i < n; i++)
+		rf[i] = (struct http_cache_field){f[i].name, f[i].nlen, f[i].value, f[i].vlen};
+	struct http_cache_resp cresp = {status, rf, n};
+	struct http_cache_req cr;
+	cache_req(r, &cr, cf);
+	uint64_t now = wall_now(px);
+	struct http_cache_entry *out = NULL;
+	enum http_cache_fill_result fr = http_cache_head(px->cache, x->fill, &cr, &cresp, now, &out);
+	if (fr == HTTP_CACHE_FILL_REFRESHED) {
+		x->fill = NULL;
+		proxy_up_ok(px, x->uc->up);
+		bool keep = http_resp_keep_alive(&x->resp) && x->rpos == x->rxlen &&
+			    (!x->has_body || x->body_done);
+		uc_release(x, keep);
+		x_serve_entry(x, out, "REVALIDATED", http_cache_age(out, now));
+		x_wake(x);
+		return true;
+	}
+	if (fr == HTTP_CACHE_FILL_DROPPED) {
+		x->fill = NULL;
+		x_wake(x);
+		if (status == 304 && !http_app_header_get(r, "if-none-match", NULL) &&
+		    !http_app_header_get(r, "if-modified-since", NULL)) {
+			/* Our revalidation's 304, but the stale entry is gone:
+			 * ask again, plainly (the client asked for the body). */
+			bool keep = http_resp_keep_alive(&x->resp) && x->rpos == x->rxlen;
+			uc_release(x, keep);
+			x->nofill = true;
+			x->tried = 0;
+			x->attempts = 0;
+			x_forward(x, NULL, NULL);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The head is complete and final (not 1xx): the answer to the client. */
 static void x_head_done(struct proxy_xchg *x)
 {
@@ -469,6 +794,8 @@ static void x_head_done(struct proxy_xchg *x)
 		x_answer(x, 502, "502 Bad Gateway: the upstream's Connection names too much\n");
 		return;
 	}
+	if (px->cache && x_cache_head(x, f, n))
+		return;
 	/* Via: the origin's list, then us */
 	size_t vl = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -509,6 +836,8 @@ static void x_head_done(struct proxy_xchg *x)
 		}
 	}
 	http_app_header(r, "Via", via);
+	if (px->cache && px->cfg.x_cache)
+		http_app_header(r, "X-Cache", "MISS");
 	proxy_up_ok(px, x->uc->up);
 	if (px->hooks.resp_head)
 		px->hooks.resp_head(px->hooks.ctx, x, r, &x->resp, head, hlen);
@@ -522,6 +851,11 @@ static void x_head_done(struct proxy_xchg *x)
 			    (!x->has_body || x->body_done);
 		uc_release(x, keep);
 		x->phase = X_DONE;
+		if (x->fill) {
+			http_cache_end(px->cache, x->fill, wall_now(px));
+			x->fill = NULL;
+			x_wake(x);
+		}
 		if (px->hooks.resp_end)
 			px->hooks.resp_end(px->hooks.ctx, x, true);
 		if (status == 204 || status == 304 || status < 200) {
@@ -601,6 +935,15 @@ static void x_body_end(struct proxy_xchg *x)
 		    x->rpos == x->rxlen && (!x->has_body || x->body_done);
 	uc_release(x, keep);
 	x->phase = X_DONE;
+	if (x->fill) {
+		/* A body that ended with the connection may be cut: not stored */
+		if (x->bkind == HTTP_BODY_CLOSE)
+			http_cache_abort(px->cache, x->fill);
+		else
+			http_cache_end(px->cache, x->fill, wall_now(px));
+		x->fill = NULL;
+		x_wake(x);
+	}
 	if (px->hooks.resp_end)
 		px->hooks.resp_end(px->hooks.ctx, x, true);
 	if (x->r)
@@ -666,6 +1009,11 @@ static void x_pump_once(struct proxy_xchg *x)
 				if (px->hooks.resp_body)
 					px->hooks.resp_body(px->hooks.ctx, x, x->rx + x->doff,
 							    (size_t)w);
+				if (x->fill && http_cache_body(px->cache, x->fill, x->rx + x->doff,
+							       (size_t)w) == HTTP_CACHE_FILL_DROPPED) {
+					x->fill = NULL;
+					x_wake(x);
+				}
 				px->st.bytes_down += (uint64_t)w;
 			}
 			x->doff += (uint32_t)w;
@@ -965,6 +1313,60 @@ static void x_attempt(struct proxy_xchg *x)
 
 /* ---- the handler ---- */
 
+/* Build the head toward the origin and send it: inm / ims are the
+ * cache's validators for a revalidation (then the client's own
+ * conditionals are left out: the answer fills the cache, RFC 9111 4.3.1). */
+static void x_forward(struct proxy_xchg *x, const char *inm, const char *ims)
+{
+	struct proxy *px = x->px;
+	struct http_app_req *r = x->r;
+	if (!r)
+		return;
+	x->phase = X_SEND;
+	struct proxy_field f[HTTP_MAX_FIELDS + 2];
+	unsigned n = 0, nh = http_app_nheaders(r);
+	if (nh > HTTP_MAX_FIELDS)
+		nh = HTTP_MAX_FIELDS;
+	for (unsigned i = 0; i < nh; i++) {
+		http_app_header_at(r, i, &f[n].name, &f[n].nlen, &f[n].value, &f[n].vlen);
+		if (x->fill && (proxy_name_is(f[n].name, f[n].nlen, "if-none-match") ||
+				proxy_name_is(f[n].name, f[n].nlen, "if-modified-since")))
+			continue;
+		n++;
+	}
+	if (inm)
+		f[n++] = (struct proxy_field){"If-None-Match", 13, inm, cstrlen(inm)};
+	if (ims)
+		f[n++] = (struct proxy_field){"If-Modified-Since", 17, ims, cstrlen(ims)};
+	x->has_body = http_app_has_body(r);
+	uint64_t bl = http_app_body_length(r);
+	x->req_chunked = x->has_body && bl == HTTP_APP_CHUNKED;
+	size_t tl;
+	const char *target = http_app_target(r, &tl);
+	const char *mname = http_method_name((enum http_method)http_app_method(r));
+	struct proxy_req_info ri = {
+		mname, cstrlen(mname), target, tl, http_app_version(r), http_app_peer(r, NULL),
+		px->cfg.proto, px->cfg.via,
+		!x->has_body ? (http_app_method(r) == HTTP_POST || http_app_method(r) == HTTP_PUT
+				? 0 : PROXY_BODY_NONE)
+			     : x->req_chunked ? PROXY_BODY_CHUNKED : bl,
+		px->up[0].host};
+	/* Host for a 1.0 request without one: the first upstream's (the same
+	 * for every attempt, as the head is written once). */
+	long hl = proxy_req_head(x->tx, px->cfg.tx_size - 2 * CHUNK_FRAME, &ri, f, n);
+	if (hl < 0) {
+		x_answer(x, hl == -SK_ENOBUFS ? 431 : 400,
+			 hl == -SK_ENOBUFS ? "431 Request Header Fields Too Large\n"
+					   : "400 Bad Request: too many Connection options\n");
+		return;
+	}
+	x->headlen = x->txlen = (uint32_t)hl;
+	px->st.forwarded++;
+	x_attempt(x);
+	if (x->r && x->has_body && x->phase != X_DONE)
+		http_app_body_stream(r, x_body, x);
+}
+
 static int proxy_handle(struct http_app_req *r, void *ctx)
 {
 	struct proxy *px = ctx;
@@ -989,48 +1391,12 @@ static int proxy_handle(struct http_app_req *r, void *ctx)
 	x->head_req = http_app_method(r) == HTTP_HEAD;
 	http_app_on_done(r, x_done, x);
 	x_enter(x);
-	struct proxy_field f[HTTP_MAX_FIELDS];
-	unsigned n = http_app_nheaders(r);
-	if (n > HTTP_MAX_FIELDS)
-		n = HTTP_MAX_FIELDS;
-	for (unsigned i = 0; i < n; i++)
-		http_app_header_at(r, i, &f[i].name, &f[i].nlen, &f[i].value, &f[i].vlen);
 	size_t tel;
 	const char *te = http_app_header_get(r, "transfer-encoding", &tel);
-	if (te && !proxy_te_ok(te, tel)) {
+	if (te && !proxy_te_ok(te, tel))
 		x_answer(x, 501, "501 Not Implemented: a transfer coding other than chunked\n");
-		x_leave(x);
-		return 0;
-	}
-	x->has_body = http_app_has_body(r);
-	uint64_t bl = http_app_body_length(r);
-	x->req_chunked = x->has_body && bl == HTTP_APP_CHUNKED;
-	size_t ml, tl;
-	const char *target = http_app_target(r, &tl);
-	const char *mname = http_method_name((enum http_method)http_app_method(r));
-	ml = cstrlen(mname);
-	struct proxy_req_info ri = {
-		mname, ml, target, tl, http_app_version(r), http_app_peer(r, NULL), px->cfg.proto,
-		px->cfg.via,
-		!x->has_body ? (http_app_method(r) == HTTP_POST || http_app_method(r) == HTTP_PUT
-				? 0 : PROXY_BODY_NONE)
-			     : x->req_chunked ? PROXY_BODY_CHUNKED : bl,
-		px->up[0].host};
-	/* Host for a 1.0 request without one: the first upstream's (the same
-	 * for every attempt, as the head is written once). */
-	long hl = proxy_req_head(x->tx, px->cfg.tx_size - 2 * CHUNK_FRAME, &ri, f, n);
-	if (hl < 0) {
-		x_answer(x, hl == -SK_ENOBUFS ? 431 : 400,
-			 hl == -SK_ENOBUFS ? "431 Request Header Fields Too Large\n"
-					   : "400 Bad Request: too many Connection options\n");
-		x_leave(x);
-		return 0;
-	}
-	x->headlen = x->txlen = (uint32_t)hl;
-	px->st.forwarded++;
-	x_attempt(x);
-	if (x->r && x->has_body && x->phase != X_DONE)
-		http_app_body_stream(r, x_body, x);
+	else
+		x_begin(x);
 	x_leave(x);
 	return 0;
 }

@@ -37,7 +37,14 @@
  * origin that dies after its answer began: the client's connection is cut
  * (http_app_abort), so a truncated body is never taken as whole.
  *
- * Seams for a cache (http/cache.h), both optional (struct proxy_hooks):
+ * The cache (http/cache.h), when px->cache is set: a lookup before
+ * forwarding (HIT served from it, X-Cache: HIT), a fill teed from the
+ * answer (MISS), a stale entry revalidated with our validators and
+ * refreshed by a 304 (REVALIDATED), concurrent misses for one key queued
+ * on one fill (one upstream request), and a successful unsafe request
+ * purging its target.
+ *
+ * Seams for other observers, both optional (struct proxy_hooks):
  *   lookup     before anything is forwarded: may answer the request itself;
  *   resp_*     the origin's head (parsed, as received) and each decoded body
  *              piece as it is handed to the client, then the end (whole or
@@ -71,6 +78,8 @@ struct proxy_config {
 	uint32_t fail_max;            /* failures in a row that mark an upstream down */
 	sk_time_ns fail_timeout;      /* how long it stays down */
 	const char *via;              /* pseudonym in Via ("skiff") */
+	bool x_cache;                 /* with a cache: X-Cache: HIT|MISS|REVALIDATED (default on) */
+	int64_t wall_offset;          /* wall-clock s = loop_now s + this (the cache's HTTP dates) */
 	const char *proto;            /* X-Forwarded-Proto ("http") */
 };
 
@@ -103,6 +112,7 @@ struct proxy_stats {
 };
 
 struct proxy_uconn;
+struct http_cache;
 
 /* One upstream: its address, health and pool. */
 struct proxy_up {
@@ -122,6 +132,7 @@ struct proxy_up {
 struct proxy {
 	struct proxy_config cfg;
 	struct proxy_hooks hooks;
+	struct http_cache *cache;     /* NULL: no cache; else the embedder's (http/cache.h) */
 	struct loop *loop;            /* the engine's, at proxy_attach */
 	struct proxy_up up[PROXY_MAX_UPSTREAMS];
 	unsigned rr_next;
