@@ -10,12 +10,14 @@
  *                                          7  WRITE (a connect completes) or a reset
  * Checks after every step: http_app_check and proxy_check (every exchange
  * bound to at most one upstream connection, the pool's counts, buffers in
- * range); at the end http_app_stop and proxy_stop leave nothing open.
+ * range; with the cache, for odd-sized inputs, http_cache_check too); at
+ * the end http_app_stop and proxy_stop leave nothing open.
  * Build: make build/fuzz/fuzz_proxy. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/cache.h"
 #include "http/proxy.h"
 #include "loop/loop_fake.h"
 
@@ -29,15 +31,19 @@ static struct proxy px;
 static struct http_app_def def;
 static struct http_app_route route;
 static uint8_t *amem, *pmem;
+static struct http_cache hc;
+static uint8_t cmem[16 * 1024]; /* a tiny cache: eviction and dropped fills are reachable */
 static size_t amemsz, pmemsz;
 
 static void check(void)
 {
 	CHECK(http_app_check(&eng) == 0);
 	CHECK(proxy_check(&px) == 0);
+	if (px.cache)
+		CHECK(http_cache_check(&hc) == 0);
 }
 
-static void start(void)
+static void start(bool cache)
 {
 	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
 	fk.connect_next = 8;
@@ -59,6 +65,13 @@ static void start(void)
 	if (!pmem)
 		pmem = malloc(pmemsz);
 	CHECK(proxy_init(&px, pmem, pmemsz, &pc) == 0);
+	if (cache) {
+		struct http_cache_config cc;
+		http_cache_config_default(&cc);
+		cc.chunk_size = 1024;
+		CHECK(http_cache_init(&hc, cmem, sizeof(cmem), &cc) == 0);
+		px.cache = &hc;
+	}
 	struct http_app_config ac;
 	http_app_config_default(&ac);
 	ac.max_conns = 4;
@@ -85,7 +98,8 @@ static void next_up(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	start();
+	/* An odd-sized input runs with the cache (--cache) */
+	start(size & 1);
 	size_t i = 0;
 	while (i + 3 <= size) {
 		uint8_t op = data[i] % 8, sk = data[i + 1], arg = data[i + 2];

@@ -34,6 +34,12 @@
 #               upstream sees NO request; pipelined chunked / length bodies
 #               give exactly the requests answered
 #   ab          ab -k -c 64 -n 5000: 0 failed, 0 non-2xx
+#   cache       --cache 64M: a fresh answer served from the cache (X-Cache:
+#               HIT, the upstream asked once), max-age=0 + ETag revalidated
+#               (REVALIDATED, the upstream sees If-None-Match), no-store never
+#               stored, a request's no-cache goes upstream, a POST purges,
+#               100 concurrent misses make ONE upstream request; the
+#               cache.* counters in --stats
 #   nginx       nginx as the upstream: a 1 MiB file by sha256, ab -k -c 16
 #   exit        SIGTERM: exit 0, --stats counters
 # Prints PASS/FAIL per check; ends with "proxy: N passed, N failed".
@@ -190,6 +196,16 @@ run_target() {
 		pass "$TGT.exit" "forwarded=$(stat_of proxy.forwarded) reused=$(stat_of proxy.up_reused) connects=$(stat_of proxy.up_connects) 502=$(stat_of proxy.resp_502) 504=$(stat_of proxy.resp_504)"
 	else
 		fail "$TGT.exit" "counters: $(grep '^proxy\.' "$PX_LOG" | tr '\n' ' ' | cut -c1-300)"
+	fi
+
+	# The cache (--cache): HIT, REVALIDATED, no-store, purge, coalescing.
+	start_proxy cache --upstream "$UP_IP:$PORT_A" --cache 64M || return 1
+	check cache cache
+	stop_proxy
+	if [ "$(stat_of cache.coalesced)" -ge 99 ] 2>/dev/null && [ "$(stat_of cache.revalidated)" -ge 2 ] 2>/dev/null; then
+		pass "$TGT.cache.stats" "hits=$(stat_of cache.hits) misses=$(stat_of cache.misses) revalidated=$(stat_of cache.revalidated) coalesced=$(stat_of cache.coalesced) stored=$(stat_of cache.stored)"
+	else
+		fail "$TGT.cache.stats" "$(grep '^cache\.' "$PX_LOG" | tr '\n' ' ')"
 	fi
 
 	# Nothing listening: 502, its reason in the body.

@@ -310,6 +310,70 @@ def check_post_noretry(ph, pp, uh, up, badh, badp):
     print("post: %d, not retried (%r)" % (r.status, data.strip()[:60]))
 
 
+def check_cache(ph, pp, uh, up):
+    """--cache: a fresh answer is stored and served (HIT) without the
+    upstream; max-age=0 with an ETag is revalidated (REVALIDATED, the
+    upstream sees our If-None-Match); 100 concurrent misses make one
+    upstream request; no-store is never stored; a request's no-cache goes
+    upstream; a POST purges its target."""
+    up_stats(uh, up, reset=True)
+
+    def get(path, headers=None, method="GET"):
+        r, data = req(ph, pp, method, path, headers=headers)
+        return r.status, r.getheader("X-Cache"), data, r
+
+    def seen(target=None):
+        log = up_stats(uh, up)["log"]
+        return [e for e in log if target is None or e["target"] == target]
+    a = [get("/cache/a?max-age=60")[1] for _ in range(5)]
+    if a != ["MISS", "HIT", "HIT", "HIT", "HIT"] or len(seen("/cache/a?max-age=60")) != 1:
+        why("fresh: X-Cache %s, upstream %d" % (a, len(seen("/cache/a?max-age=60"))))
+    st, xc, data, r = get("/cache/a?max-age=60", method="HEAD")
+    if st != 200 or xc != "HIT" or data or r.getheader("Age") is None:
+        why("HEAD from the cache: %d %s %r age=%r" % (st, xc, data[:20], r.getheader("Age")))
+    st, xc, data, r = get("/cache/a?max-age=60")
+    if data != b"cached /cache/a\n" * 100:
+        why("a HIT's body differs (%d bytes)" % len(data))
+    b = [get("/rev")[1] for _ in range(3)]
+    revs = seen("/rev")
+    inm = [hdr(e["headers"], "if-none-match") for e in revs]
+    if b != ["MISS", "REVALIDATED", "REVALIDATED"] or inm != [[], ['"r1"'], ['"r1"']]:
+        why("revalidation: X-Cache %s, upstream If-None-Match %s" % (b, inm))
+    st, xc, data, r = get("/rev")
+    if data != b"revalidate me\n":
+        why("a REVALIDATED body: %r" % data[:40])
+    c = [get("/nostore")[1] for _ in range(3)]
+    if c != ["MISS"] * 3 or len(seen("/nostore")) != 3:
+        why("no-store: %s, upstream %d" % (c, len(seen("/nostore"))))
+    n0 = len(seen("/cache/a?max-age=60"))
+    st, xc, data, r = get("/cache/a?max-age=60", headers={"Cache-Control": "no-cache"})
+    if len(seen("/cache/a?max-age=60")) != n0 + 1:
+        why("a request's no-cache was answered from the cache (%s)" % xc)
+    req(ph, pp, "POST", "/cache/a?max-age=60", body=b"x")
+    st, xc, data, r = get("/cache/a?max-age=60")
+    if xc != "MISS":
+        why("after a POST the target is still cached (%s)" % xc)
+    res = []
+
+    def one():
+        try:
+            r, d = req(ph, pp, "GET", "/slowcache", timeout=20)
+            res.append((r.status, d == b"one for all\n" * 1000))
+        except Exception as e:  # noqa: BLE001
+            res.append((str(e), False))
+    ts = [threading.Thread(target=one) for _ in range(100)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    ok = sum(1 for s, d in res if s == 200 and d)
+    nup = len(seen("/slowcache"))
+    if ok != 100 or nup != 1:
+        why("coalescing: %d of 100 whole, the upstream saw %d" % (ok, nup))
+    print("cache: HIT x4 after 1 MISS, REVALIDATED with If-None-Match, no-store never stored,"
+          " purge on POST, 100 concurrent misses -> %d upstream request" % nup)
+
+
 def main():
     check, ph, pp, uh, up = sys.argv[1:6]
     args = sys.argv[6:]
@@ -317,7 +381,7 @@ def main():
     fn = {"forward": check_forward, "pool": check_pool, "big": check_big,
           "slowclient": check_slowclient, "expect": check_expect, "die": check_die,
           "concurrent": check_concurrent, "corpus": check_corpus, "retry": check_retry,
-          "post": check_post_noretry}[check]
+          "post": check_post_noretry, "cache": check_cache}[check]
     if check in ("retry", "post"):
         args = [args[0], int(args[1])] + args[2:]
     try:

@@ -15,7 +15,9 @@ Paths: /hello  /echo (the body back)  /big?n=N  /chunked?n=N  /close?n=N
 (no length: ends at close)  /stall (never answers)  /die (promises 100000
 bytes, sends 1000, closes)  /ambig (Content-Length and Transfer-Encoding)
 /ambig2 (two Content-Lengths)  /hop (hop-by-hop fields in the answer)
-/304  /continue (a 100 first)  anything else: 200 "NAME PATH".
+/304  /continue (a 100 first)  /cache/...?max-age=N (fresh for N s)  /rev
+(max-age=0 with an ETag; 304 to If-None-Match: "r1")  /slowcache (0.5 s,
+then max-age=60)  /nostore  anything else: 200 "NAME PATH".
 --reset-all: every request is read, logged, and its connection closed
 without a byte (an upstream failing before any response byte).
 """
@@ -127,6 +129,22 @@ def answer(conn, method, target, headers, body):
               "Via: 1.1 origin\r\n")
     elif path == "/304":
         send(conn, ("HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n%s\r\n" % xu).encode())
+    elif path.startswith("/cache/"):
+        ma = q.get("max-age", "60")
+        plain("200 OK", ("cached %s\n" % path).encode() * 100,
+              "Cache-Control: max-age=%s\r\nETag: \"e1\"\r\n" % ma)
+    elif path == "/rev":
+        hd = {k.lower(): v for k, v in headers}
+        if hd.get("if-none-match") == '"r1"':
+            send(conn, ('HTTP/1.1 304 Not Modified\r\nETag: "r1"\r\nCache-Control: max-age=0\r\n'
+                        '%s\r\n' % xu).encode())
+        else:
+            plain("200 OK", b"revalidate me\n", 'Cache-Control: max-age=0\r\nETag: "r1"\r\n')
+    elif path == "/slowcache":
+        time.sleep(0.5)
+        plain("200 OK", b"one for all\n" * 1000, "Cache-Control: max-age=60\r\n")
+    elif path == "/nostore":
+        plain("200 OK", b"never stored\n", "Cache-Control: no-store\r\n")
     elif path == "/continue":
         send(conn, b"HTTP/1.1 100 Continue\r\n\r\n")
         plain("200 OK", b"after 100\n")

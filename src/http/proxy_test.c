@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/cache.h"
 #include "http/proxy.h"
 #include "loop/loop_fake.h"
 
@@ -225,6 +226,44 @@ static void test_slow_client(void **st)
 	assert_int_equal((size_t)(fk.s[2].out + fk.s[2].out_len - b), sizeof(body));
 }
 
+/* --cache: a MISS fills, two clients asking while it fills wait on it
+ * (one upstream request), then everyone gets the stored answer. */
+static void test_cache_coalesce(void **st)
+{
+	(void)st;
+	setup();
+	static struct http_cache hc;
+	static uint8_t cmem[256 * 1024];
+	struct http_cache_config cc;
+	http_cache_config_default(&cc);
+	assert_int_equal(http_cache_init(&hc, cmem, sizeof(cmem), &cc), 0);
+	px.cache = &hc;
+	px.cfg.wall_offset = 1700000000;
+	for (int c = 2; c <= 4; c++) {
+		loop_fake_connect(&fk, c);
+		send_str(c, "GET /x HTTP/1.1\r\nHost: h\r\n\r\n");
+	}
+	assert_true(fk.s[UP0].open);
+	assert_false(fk.s[UP0 + 1].open); /* one upstream request for three */
+	loop_fake_event(&fk, UP0, LOOP_EV_WRITE);
+	send_str(UP0, "HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nContent-Length: 4\r\n\r\nbody");
+	for (int c = 2; c <= 4; c++) {
+		assert_non_null(strstr(fk.s[c].out, "\r\n\r\nbody"));
+		assert_non_null(strstr(fk.s[c].out, c == 2 ? "X-Cache: MISS" : "X-Cache: HIT"));
+	}
+	/* and later from memory */
+	clear(2);
+	send_str(2, "GET /x HTTP/1.1\r\nHost: h\r\n\r\n");
+	assert_non_null(strstr(fk.s[2].out, "X-Cache: HIT"));
+	assert_false(fk.s[UP0 + 1].open);
+	assert_int_equal(hc.st.coalesced, 2);
+	assert_int_equal(http_cache_check(&hc), 0);
+	http_app_stop(&app);
+	proxy_stop(&px);
+	assert_int_equal(http_cache_check(&hc), 0);
+	px.cache = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_chunked_every_byte),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_slow_client),
+		cmocka_unit_test(test_cache_coalesce),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
