@@ -271,10 +271,13 @@ options_check() {
 	local sack0 sack1
 	sack0=$(sack_recoveries)
 	: >"$ssout"
-	for ((i = 0; i < 250; i++)); do
+	# Every 50 ms: with buffers that grow with the path (--tcp-buf-max) the
+	# 4 MiB can be through in well under a second, and samples 0.2 s apart
+	# once caught none of the connection (packet.options, session 6).
+	for ((i = 0; i < 1000; i++)); do
 		in_c ss -tin state established "( dport = :7 )" >>"$ssout" 2>&1
 		kill -0 "$cl_pid" 2>/dev/null || break
-		sleep 0.2
+		sleep 0.05
 	done
 	wait "$cl_pid"
 	local crc=$?
@@ -303,7 +306,7 @@ options_check() {
 	# kernel prints neither even between two Linux sockets: the capture is
 	# the proof of negotiation; ss must show both window scales and Linux's
 	# SACK scoreboard in use: "sacked:" or "lost:" in a sample, or (the
-	# samples are 0.2 s apart and can miss a short recovery) a recovery
+	# samples are 50 ms apart and can miss a short recovery) a recovery
 	# Linux's TcpExt counts as SACK-based during the transfer.
 	[[ $ss_line =~ wscale:[0-9]+,[0-9]+ ]] || why+=" ss -tin shows no 'wscale:S,R';"
 	if ! grep -qE ' (sacked|lost):[0-9]+' "$ssout" && [ "$sack1" -le "$sack0" ]; then
