@@ -92,6 +92,8 @@ help:
 	@echo "  make bench-parse   the HTTP head parser alone, ns per parse"
 	@echo "  make bench-tls     HTTPS: skiff --tls-cert against nginx/OpenSSL, handshakes and req/s"
 	@echo "  make bench-ring    ring and checksum costs in cycles"
+	@echo "  make bench-proxy   skiff proxy against nginx proxy_cache in front of nginx, cache hits/misses"
+	@echo "                     (bench/proxy.sh; BENCH_PROXY_SKIFF=PATH, BENCH_QUICK=1)"
 	@echo "  make bench-tcp     skiff's TCP against Linux's (CUBIC, BBR) through skiff impair: delay x loss"
 	@echo "                     grid (BENCH_TCP_GRID=quick, ~7 min; full: medians, hours; BENCH_TCP_*: bench/tcp_wan.sh)"
 	@echo "                     make bench-tcp-relay: the relay's CPU"

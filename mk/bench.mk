@@ -71,3 +71,14 @@ bench-tcp: deps all
 
 bench-tcp-relay: deps all
 	@bench/tcp_wan.sh $(BUILD)/skiff relay-cpu
+
+# A caching reverse proxy in front of nginx (issue 16 item 6, seed 002):
+# nginx proxy_cache against skiff proxy on --stack linux and on skiff's stack
+# (xdp, packet, tap), ab -k -c 64, ab -c 16, wrk close -c 1000, cache hits and
+# misses, one run alternating -> bench/results/proxy-<date>/ (bench/proxy.sh,
+# bench/http/proxy_bench.py).  About 3 min.  BENCH_PROXY_SKIFF=PATH measures
+# another skiff binary; BENCH_QUICK=1 short runs (development).
+.PHONY: bench-proxy
+BENCH_PROXY_SKIFF ?= $(BUILD)/skiff
+bench-proxy: deps all
+	@SKIFF=$(BENCH_PROXY_SKIFF) bench/proxy.sh

@@ -213,6 +213,10 @@ TLS12_CIPHERS = ("ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
                  "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305")
 TLS13_SUITES = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 START_TIMEOUT = float(env("BENCH_START_TIMEOUT", "10"))
+# Request header lines every load and warm-up adds ("Name: value"): none
+# here; bench/http/proxy_bench.py sends "Cache-Control: no-cache" for its
+# cache-miss rows through this module's load_cmd.
+HEADERS = []
 SAT_PCT = 95.0
 MAX_CONNS = 4096  # set in main(): nginx's worker_connections and skiff's --max-conns
 
@@ -451,6 +455,9 @@ class Server:
         """Returns None when serving, else the reason."""
         self.topo = Topo(self.topo_kind, self.linux_ip, self.v6)
         self.stats = {}
+        why = self.prepare()
+        if why is not None:
+            return why
         out = open(self.log, "w")
         self.proc = subprocess.Popen(["ip", "netns", "exec", self.topo.srv] + self.command(root),
                                      stdout=out, stderr=subprocess.STDOUT,
@@ -469,6 +476,12 @@ class Server:
                 return None
             time.sleep(0.1)
         return f"no answer within {START_TIMEOUT:.0f} s: {tail(self.log)}"
+
+    def prepare(self):
+        """What must run in the fresh topology before the server starts:
+        nothing here; bench/http/proxy_bench.py starts the upstream.  None,
+        or why the server cannot start."""
+        return None
 
     def pids(self):
         """The server's processes (nginx: master and worker).  For tap the
@@ -585,6 +598,8 @@ def load_cmd(load, url):
             cmd += ["-f", "ALL"]
         if m.group(1):
             cmd.append("-k")
+        for h in HEADERS:
+            cmd += ["-H", h]
         # -t bounds the time; -n (after -t) caps the count.
         cmd += ["-t", f"{max(1, round(DURATION))}", "-n", str(NMAX), "-c", str(c), url]
         return cmd, DURATION + 30
@@ -600,7 +615,8 @@ def load_cmd(load, url):
     c = int(m.group(1))
     # 10,000 connections take a while to open: never under 2 s.
     return (["wrk", "-t", "1", "-c", str(c), "-d", f"{max(2, round(DURATION))}s",
-             "--timeout", "5s", "-H", "Connection: close", url], DURATION + 30)
+             "--timeout", "5s", "-H", "Connection: close"]
+            + [a for h in HEADERS for a in ("-H", h)] + [url], DURATION + 30)
 
 
 def parse_ab(out):
@@ -659,7 +675,8 @@ def run_load(srv, load, url):
     ns = srv.topo.cli
     pids = srv.pids()
     if WARMUP:
-        wcmd = ["ab", "-q", "-r", "-s", "5", "-n", "2000", "-c", "8"] + (["-f", "ALL"] if TLS else [])
+        wcmd = (["ab", "-q", "-r", "-s", "5", "-n", "2000", "-c", "8"] + (["-f", "ALL"] if TLS else [])
+                + [a for h in HEADERS for a in ("-H", h)])
         if "-k-" in load:
             wcmd.insert(1, "-k")
         sh(["timeout", "20", "ip", "netns", "exec", ns, "taskset", "-c", str(CCPU)] + wcmd
