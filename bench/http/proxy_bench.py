@@ -440,8 +440,7 @@ def write_results(out, runs, meta):
                 if r is None:
                     continue
                 if r["status"] == "unavailable":
-                    L.append(f"| {load} | {kind} | {f} | | | | | | | | unavailable |")
-                    continue
+                    continue  # listed once below the table
                 if r.get("req_s") is None:
                     L.append(f"| {load} | {kind} | {f} | | | | | | | | void: {r['note']} |")
                     continue
@@ -526,8 +525,10 @@ def main():
 
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "machine": B.machine_line(),
-            "command": " ".join(f"{k}={os.environ[k]}" for k in sorted(os.environ)
-                                if k.startswith("BENCH_")) + f" SKIFF={sys.argv[1]} make bench-proxy",
+            "command": " ".join([f"{k}={os.environ[k]}" for k in sorted(os.environ)
+                                 if k.startswith("BENCH_")]
+                                + ([] if skiff == os.path.join(REPO, "build", "skiff")
+                                   else [f"BENCH_PROXY_SKIFF={skiff}"]) + ["make bench-proxy"]),
             "notes": notes}
     runs, t_start, rc = [], time.time(), 0
     unavailable = {}
