@@ -775,6 +775,57 @@ static enum http_cache_fill_result refresh(struct http_cache *c, struct http_cac
 	return HTTP_CACHE_FILL_REFRESHED;
 }
 
+/* Is the NUL-terminated stored value z exactly the n bytes at v? */
+static bool str_is(const char *z, const char *v, size_t n)
+{
+	size_t i = 0;
+	while (i < n && z[i] && z[i] == v[i])
+		i++;
+	return i == n && z[i] == 0;
+}
+
+/* For a 304 whose revalidated entry went: the READY entry of f's key and
+ * the request's variant that the 304's validator selects (RFC 9111
+ * 4.3.4): the same strong ETag, or, when neither has an ETag, the same
+ * Last-Modified.  NULL when none does (the 304 is then DROPPED). */
+static struct http_cache_entry *same_validator(struct http_cache *c,
+					       const struct http_cache_entry *f,
+					       const struct http_cache_req *req,
+					       const struct http_cache_resp *resp)
+{
+	const char *etag = NULL, *lm = NULL;
+	size_t el = 0, ll = 0;
+	for (unsigned k = 0; k < resp->nfields; k++) {
+		const struct http_cache_field *rf = &resp->fields[k];
+		if (http_cache_name_is(rf->name, rf->nlen, "etag"))
+			etag = rf->value, el = rf->vlen;
+		else if (http_cache_name_is(rf->name, rf->nlen, "last-modified"))
+			lm = rf->value, ll = rf->vlen;
+	}
+	if (etag && el >= 2 && etag[0] == 'W' && etag[1] == '/')
+		return NULL; /* a weak validator selects nothing for update */
+	if (!etag && !lm)
+		return NULL;
+	for (uint32_t i = c->buckets[f->hash & (c->nbuckets - 1)]; i != NONE; i = c->ents[i].bnext) {
+		struct http_cache_entry *e = &c->ents[i];
+		if (e == f || e->state != ENT_READY || !(e->flags & EF_VALIDATOR) ||
+		    !key_match(c, e, f->hash, req->host, req->host_len, req->target,
+			       req->target_len) ||
+		    !vary_match(c, e, req))
+			continue;
+		const char *se = field_find(c, e, "etag");
+		if (etag) {
+			if (se && str_is(se, etag, el))
+				return e;
+			continue;
+		}
+		const char *sl = field_find(c, e, "last-modified");
+		if (!se && sl && str_is(sl, lm, ll))
+			return e;
+	}
+	return NULL;
+}
+
 enum http_cache_fill_result http_cache_head(struct http_cache *c, struct http_cache_entry *f,
 					    const struct http_cache_req *req,
 					    const struct http_cache_resp *resp, uint64_t now,
@@ -785,6 +836,14 @@ enum http_cache_fill_result http_cache_head(struct http_cache *c, struct http_ca
 	if (resp->status == 304 && f->reval != NONE && out) {
 		struct http_cache_entry *s = &c->ents[f->reval];
 		if (s->gen == f->reval_gen && (s->state == ENT_READY || s->state == ENT_DEAD))
+			return refresh(c, f, s, resp, now, out);
+		/* The entry this fill revalidated is gone: under concurrent
+		 * no-cache requests another revalidation's 304 made a refreshed
+		 * copy and the copy replaced it.  The 304 still updates the
+		 * stored response its validator selects (RFC 9111 4.3.4);
+		 * dropping it instead made the proxy ask the upstream twice. */
+		s = same_validator(c, f, req, resp);
+		if (s)
 			return refresh(c, f, s, resp, now, out);
 	}
 	struct http_cache_info in;

@@ -754,6 +754,59 @@ static void test_304_refresh(void **st)
 	}
 }
 
+/* Two no-cache requests revalidate one stale entry at once (the proxy under
+ * ab -c 16 with Cache-Control: no-cache): the first 304 makes a refreshed
+ * copy that replaces the entry, and the second 304, whose entry is gone,
+ * must refresh the copy its ETag selects (RFC 9111 4.3.4), not be
+ * DROPPED (which sent the request upstream a second time).  A 304 whose
+ * validator selects nothing stored is still DROPPED. */
+static void test_304_concurrent(void **st)
+{
+	(void)st;
+	setup_cache(sizeof(mem), 1024);
+	struct msg m;
+	struct http_cache_req rq = req_of(HTTP_GET, "/c", &m, "Cache-Control: no-cache\n");
+	assert_int_equal(fill(&rq, 200, "Cache-Control: max-age=3600\nETag: \"e1\"\n", "BODY",
+			      T0),
+			 HTTP_CACHE_FILL_STORED);
+	struct http_cache_lookup lk;
+	assert_int_equal(look(&rq, T0 + 1, &lk), HTTP_CACHE_STALE);
+	struct http_cache_entry *fa = http_cache_begin(&C, &rq, T0 + 1);
+	assert_int_equal(look(&rq, T0 + 1, &lk), HTTP_CACHE_STALE); /* no-cache: no wait */
+	struct http_cache_entry *fb = http_cache_begin(&C, &rq, T0 + 1);
+	assert_int_equal(look(&rq, T0 + 1, &lk), HTTP_CACHE_STALE);
+	struct http_cache_entry *fc = http_cache_begin(&C, &rq, T0 + 1);
+	assert_non_null(fa);
+	assert_non_null(fb);
+	assert_non_null(fc);
+	assert_int_equal(http_cache_check(&C), 0);
+	struct msg rm;
+	msg_set(&rm, "Cache-Control: max-age=3600\nETag: \"e1\"\n");
+	struct http_cache_resp r304 = {304, rm.f, rm.n};
+	struct http_cache_entry *out;
+	assert_int_equal(http_cache_head(&C, fa, &rq, &r304, T0 + 2, &out),
+			 HTTP_CACHE_FILL_REFRESHED);
+	http_cache_release(&C, out);
+	assert_int_equal(http_cache_check(&C), 0);
+	assert_int_equal(http_cache_head(&C, fb, &rq, &r304, T0 + 2, &out),
+			 HTTP_CACHE_FILL_REFRESHED);
+	assert_non_null(out);
+	assert_int_equal(http_cache_body_len(out), 4);
+	http_cache_release(&C, out);
+	assert_int_equal(http_cache_check(&C), 0);
+	/* a 304 naming another ETag selects nothing: DROPPED */
+	struct msg om;
+	msg_set(&om, "ETag: \"other\"\n");
+	struct http_cache_resp o304 = {304, om.f, om.n};
+	assert_int_equal(http_cache_head(&C, fc, &rq, &o304, T0 + 2, &out),
+			 HTTP_CACHE_FILL_DROPPED);
+	assert_int_equal(http_cache_check(&C), 0);
+	assert_int_equal(C.st.entries, 1);
+	assert_int_equal(C.st.revalidated, 2);
+	struct http_cache_req plain = req_of(HTTP_GET, "/c", &m, "Accept: */*\n");
+	assert_int_equal(look_body(&plain, T0 + 3, "BODY"), HTTP_CACHE_HIT);
+}
+
 static void count_stat(void *ctx, const char *name, uint64_t v)
 {
 	(void)v;
@@ -800,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_lru),
 		cmocka_unit_test(test_read_across_eviction),
 		cmocka_unit_test(test_304_refresh),
+		cmocka_unit_test(test_304_concurrent),
 		cmocka_unit_test(test_stats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
