@@ -23,7 +23,8 @@ Loads (BENCH_PROXY_LOADS): ab-k-c64, ab-c16, wrk-close-c1000, each as
   hit   the cache filled first (two probes, the second must say X-Cache: HIT);
         the upstream (its stub_status) must see at most 1% of the requests
   miss  every request carries "Cache-Control: no-cache", which a front must
-        forward; the upstream must see at least 99% of the requests
+        forward; the upstream must see at least 99% of the requests and at
+        most 101% plus one per client connection (what was in flight)
 A run with any failed, non-2xx or erroring request, a probe with the wrong
 body, or an upstream count that contradicts hit/miss is VOID: it is kept in
 runs.csv and printed as void, never as a number.
@@ -79,6 +80,10 @@ LOADS = B.env("BENCH_PROXY_LOADS", " ".join(ALL_LOADS)).split()
 UPCPU = int(B.env("BENCH_PROXY_UPSTREAM_CPU", str(B.CCPU)))
 HIT_MAX_UP = 0.01   # a hit run: the upstream sees at most 1% of the requests
 MISS_MIN_UP = 0.99  # a miss run: at least 99%
+# ... and at most 101% plus one request per client connection (what was in
+# flight when the client stopped counting): more means a front that asks
+# the upstream more than once for one request.
+MISS_MAX_UP = 1.01
 
 for f in FRONTS:
     if f not in ALL_FRONTS:
@@ -373,6 +378,9 @@ def one_run(front, load, kind):
         notes.append(f"the upstream saw {upn} of {res['completed']} requests: not cache hits")
     elif kind == "miss" and upn < MISS_MIN_UP * n:
         notes.append(f"the upstream saw only {upn} of {res['completed']} no-cache requests")
+    elif kind == "miss" and upn > MISS_MAX_UP * n + int(load.rsplit("-c", 1)[1]):
+        notes.append(f"the upstream saw {upn} for {res['completed']} no-cache requests:"
+                     " asked more than once")
     row.update(status="void" if notes else "ok", note="; ".join(notes))
     with open(os.path.join(front.work, "last-client.txt"), "w") as f:
         f.write(res["raw"])
