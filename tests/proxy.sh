@@ -40,6 +40,9 @@
 #               stored, a request's no-cache goes upstream, a POST purges,
 #               100 concurrent misses make ONE upstream request; the
 #               cache.* counters in --stats
+#   https       --tls-cert/--tls-key: HTTPS in front (python ssl, verified),
+#               the upstream sees X-Forwarded-Proto https, and http from the
+#               plain port beside it
 #   nginx       nginx as the upstream: a 1 MiB file by sha256, ab -k -c 16
 #   exit        SIGTERM: exit 0, --stats counters
 # Prints PASS/FAIL per check; ends with "proxy: N passed, N failed".
@@ -61,7 +64,7 @@ TARGETS=("$@")
 for t in "${TARGETS[@]}"; do
 	case $t in linux | skiff:tap) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
 done
-if ! skt_need setup python3 curl ab nginx; then
+if ! skt_need setup python3 curl ab nginx openssl; then
 	summary
 	exit 1
 fi
@@ -206,6 +209,22 @@ run_target() {
 		pass "$TGT.cache.stats" "hits=$(stat_of cache.hits) misses=$(stat_of cache.misses) revalidated=$(stat_of cache.revalidated) coalesced=$(stat_of cache.coalesced) stored=$(stat_of cache.stored)"
 	else
 		fail "$TGT.cache.stats" "$(grep '^cache\.' "$PX_LOG" | tr '\n' ' ')"
+	fi
+
+	# HTTPS in front (--tls-cert): verified by python's ssl, X-Forwarded-Proto
+	# https upstream, http for the plain port beside it.  The key is made
+	# here, now.
+	local tls_port=443
+	[ "$TGT" = linux ] && tls_port=$(free_port)
+	if openssl req -x509 -nodes -days 2 -subj "/CN=skiff-proxy" -addext "subjectAltName=IP:$PX_IP" \
+		-newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout "$WORK/$TGT-px.key" \
+		-out "$WORK/$TGT-px.pem" >"$WORK/$TGT-openssl.log" 2>&1; then
+		start_proxy https --upstream "$UP_IP:$PORT_A" --tls-cert "$WORK/$TGT-px.pem" \
+			--tls-key "$WORK/$TGT-px.key" --tls-port "$tls_port" || return 1
+		check https https "$tls_port" "$WORK/$TGT-px.pem"
+		stop_proxy
+	else
+		fail "$TGT.https" "openssl req: $(tail -n 2 "$WORK/$TGT-openssl.log")"
 	fi
 
 	# Nothing listening: 502, its reason in the body.

@@ -374,6 +374,31 @@ def check_cache(ph, pp, uh, up):
           " purge on POST, 100 concurrent misses -> %d upstream request" % nup)
 
 
+def check_https(ph, pp, uh, up, tls_port, cafile):
+    """--tls-cert: the same proxy over HTTPS on tls_port (verified against
+    cafile) and over HTTP on pp; the upstream (plain HTTP) sees
+    X-Forwarded-Proto https for the first and http for the second."""
+    import ssl
+    up_stats(uh, up, reset=True)
+    ctx = ssl.create_default_context(cafile=cafile)
+    c = http.client.HTTPSConnection(ph, int(tls_port), context=ctx, timeout=10)
+    c.request("GET", "/tls-front")
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    if r.status != 200 or body != b"A /tls-front\n":
+        why("HTTPS through the proxy: %d %r" % (r.status, body[:60]))
+    r2, body2 = req(ph, pp, "GET", "/plain-front")
+    if r2.status != 200:
+        why("HTTP beside HTTPS: %d" % r2.status)
+    log = up_stats(uh, up)["log"]
+    got = {e["target"]: hdr(e["headers"], "x-forwarded-proto") for e in log}
+    if got.get("/tls-front") != ["https"] or got.get("/plain-front") != ["http"]:
+        why("X-Forwarded-Proto as the upstream saw it: %r" % got)
+    print("https: verified TLS in front, upstream saw X-Forwarded-Proto %s / %s"
+          % (got.get("/tls-front"), got.get("/plain-front")))
+
+
 def main():
     check, ph, pp, uh, up = sys.argv[1:6]
     args = sys.argv[6:]
@@ -381,7 +406,7 @@ def main():
     fn = {"forward": check_forward, "pool": check_pool, "big": check_big,
           "slowclient": check_slowclient, "expect": check_expect, "die": check_die,
           "concurrent": check_concurrent, "corpus": check_corpus, "retry": check_retry,
-          "post": check_post_noretry, "cache": check_cache}[check]
+          "post": check_post_noretry, "cache": check_cache, "https": check_https}[check]
     if check in ("retry", "post"):
         args = [args[0], int(args[1])] + args[2:]
     try:

@@ -111,6 +111,7 @@ static int start_https(struct serve_tls *tls, struct http_app *app, void **mem, 
 	def_tls.init = NULL; /* ran with the plain engine: one state */
 	struct http_app_config c = *cfg;
 	c.port = tls->port;
+	c.scheme = "https"; /* a proxy's X-Forwarded-Proto */
 	*memsz = http_app_mem_size(&c);
 	*mem = mmap(NULL, *memsz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		    -1, 0);

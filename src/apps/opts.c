@@ -702,6 +702,12 @@ static const struct opt_use proxy_use[] = {
 	{OPT_GW, 0, NULL, "(stack skiff) default gateway, inside ip's subnet"},
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_PORT, 0, "80", NULL},
+	{OPT_TLS_CERT, 0, NULL, NULL},
+	{OPT_TLS_KEY, 0, NULL, NULL},
+	{OPT_TLS_PORT, 0, "443", NULL},
+	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
+	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
+	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_MAX_CONNS, 0, "256", NULL},
@@ -721,6 +727,9 @@ const struct opt_cmd opt_cmd_proxy = {
 		    "           [--connect-timeout S] [--first-byte-timeout S] [--idle-timeout S]\n"
 		    "           [--fail-max N] [--fail-timeout S] [--cache SIZE] [--no-x-cache]\n"
 		    "           [--port N] [--stack skiff|linux]\n"
+		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
+		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
+		    "            [--tls-sni NAME:CERT:KEY]...]\n"
 		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--mac MAC] [--stats]\n"
 		    "           [--pcap FILE] [--max-conns N] [--header-timeout S] [--body-timeout S]\n"
 		    "           [--send-timeout S] [--keepalive-timeout S] [--max-body N]\n"
@@ -729,7 +738,8 @@ const struct opt_cmd opt_cmd_proxy = {
 		 "to an upstream, the answer parsed strictly and framed again; hop-by-hop fields\n"
 		 "removed, X-Forwarded-For, X-Forwarded-Proto and Via added.  On the kernel's\n"
 		 "sockets (--stack linux) or on skiff's own stack, whose TCP then carries the\n"
-		 "upstream connections too.",
+		 "upstream connections too.  With --tls-cert and --tls-key it takes HTTPS on\n"
+		 "--tls-port as well (X-Forwarded-Proto: https); upstreams stay plain HTTP.",
 	.use = proxy_use,
 	.nuse = SK_ARRAY_LEN(proxy_use),
 	.footer = "Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).",

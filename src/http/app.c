@@ -131,6 +131,7 @@ void http_app_config_default(struct http_app_config *cfg)
 	cfg->send_timeout = 60 * SK_NS_PER_S;
 	cfg->keepalive_timeout = 60 * SK_NS_PER_S;
 	cfg->linger_timeout = 2 * SK_NS_PER_S;
+	cfg->scheme = "http";
 }
 
 #define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
@@ -321,6 +322,12 @@ struct loop *http_app_loop(const struct http_app_req *r)
 struct http_app *http_app_of(const struct http_app_req *r)
 {
 	return CONN(r)->app;
+}
+
+const char *http_app_scheme(const struct http_app_req *r)
+{
+	const char *s = CONN(r)->app->cfg.scheme;
+	return s ? s : "http";
 }
 
 void http_app_on_done(struct http_app_req *r, http_app_done_fn fn, void *ctx)

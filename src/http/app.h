@@ -226,6 +226,9 @@ uint64_t http_app_body_length(const struct http_app_req *r);
 /* The loop and the engine the request came from (for timers). */
 struct loop *http_app_loop(const struct http_app_req *r);
 struct http_app *http_app_of(const struct http_app_req *r);
+/* "http" or "https": the engine's config.scheme (how the client reached
+ * it; a proxy's X-Forwarded-Proto). */
+const char *http_app_scheme(const struct http_app_req *r);
 
 /* ---- the request body ---- */
 
@@ -307,6 +310,10 @@ struct http_app_config {
 	sk_time_ns send_timeout;       /* default 60 s */
 	sk_time_ns keepalive_timeout;  /* default 60 s */
 	sk_time_ns linger_timeout;     /* default 2 s: reading what follows an error */
+	const char *scheme;            /* what the client's connection speaks, as the
+					* request's URI scheme: "http" (default, and
+					* for NULL) or "https" when the embedder runs
+					* this engine on a TLS loop; http_app_scheme */
 };
 
 void http_app_config_default(struct http_app_config *cfg);

@@ -124,10 +124,11 @@ static int h_req(struct http_app_req *r, void *ctx)
 	const char *ua = http_app_header_get(r, "USER-agent", &hl);
 	uint16_t port;
 	const struct sk_addr *a = http_app_peer(r, &port);
-	int n = snprintf(reqbuf, sizeof(reqbuf), "m=%u t=%.*s p=%s q=%.*s rest=%s ua=%.*s n=%u v4=%d port=%u",
+	int n = snprintf(reqbuf, sizeof(reqbuf), "m=%u t=%.*s p=%s q=%.*s rest=%s ua=%.*s n=%u v4=%d port=%u %s",
 			 http_app_method(r), (int)tl, t, http_app_path(r, NULL), (int)ql, q ? q : "",
 			 rest, (int)(ua ? hl : 4), ua ? ua : "none", http_app_nheaders(r),
-			 sk_addr_is_v4(a) && sk_addr_ip4(a) == SK_IP4(198, 18, 0, 1), port);
+			 sk_addr_is_v4(a) && sk_addr_ip4(a) == SK_IP4(198, 18, 0, 1), port,
+			 http_app_scheme(r));
 	return http_app_send(r, 200, reqbuf, (size_t)n);
 }
 
@@ -315,11 +316,23 @@ static void test_request_accessors(void **st)
 	const char *b = last_body(s, &n);
 	assert_non_null(b);
 	assert_string_equal(b, "m=5 t=/req/a%20b/c?x=1&y p=/req/a b/c q=x=1&y rest=a b/c ua=t/1 "
-			       "n=2 v4=1 port=40006");
+			       "n=2 v4=1 port=40006 http");
 	/* dot segments never reach a handler */
 	clear_out(s);
 	send_str(s, "GET /req/%2e%2e/x HTTP/1.1\r\nHost: a\r\n\r\n");
 	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 404"));
+	/* the scheme is the engine's config (an embedder's TLS engine) */
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 4;
+	cfg.out_size = 4096;
+	cfg.scheme = "https";
+	setup_with(&test_app, &cfg);
+	s = conn(6);
+	send_str(s, "GET /req/x HTTP/1.1\r\nHost: a\r\n\r\n");
+	b = last_body(s, &n);
+	assert_non_null(b);
+	assert_non_null(strstr(b, "port=40006 https"));
 }
 
 static void test_errors(void **st)

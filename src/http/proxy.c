@@ -122,7 +122,6 @@ void proxy_config_default(struct proxy_config *cfg)
 	cfg->fail_max = 3;
 	cfg->fail_timeout = 10 * SK_NS_PER_S;
 	cfg->via = "skiff";
-	cfg->proto = "http";
 	cfg->x_cache = true;
 }
 
@@ -134,7 +133,7 @@ static bool cfg_ok(const struct proxy_config *c)
 	       c->max_xchg <= (1u << 20) && c->pool <= 65536 &&
 	       c->rx_size >= HTTP_HEAD_MAX + 1024u && c->rx_size <= (1u << 24) &&
 	       c->tx_size >= HTTP_HEAD_MAX + 2048u && c->tx_size <= (1u << 24) && c->fail_max >= 1 &&
-	       c->via && c->proto && c->balance <= PROXY_LEAST;
+	       c->via && c->balance <= PROXY_LEAST;
 }
 
 static uint32_t nuconn(const struct proxy_config *c)
@@ -1346,7 +1345,7 @@ static void x_forward(struct proxy_xchg *x, const char *inm, const char *ims)
 	const char *mname = http_method_name((enum http_method)http_app_method(r));
 	struct proxy_req_info ri = {
 		mname, cstrlen(mname), target, tl, http_app_version(r), http_app_peer(r, NULL),
-		px->cfg.proto, px->cfg.via,
+		http_app_scheme(r), px->cfg.via,
 		!x->has_body ? (http_app_method(r) == HTTP_POST || http_app_method(r) == HTTP_PUT
 				? 0 : PROXY_BODY_NONE)
 			     : x->req_chunked ? PROXY_BODY_CHUNKED : bl,

@@ -80,7 +80,6 @@ struct proxy_config {
 	const char *via;              /* pseudonym in Via ("skiff") */
 	bool x_cache;                 /* with a cache: X-Cache: HIT|MISS|REVALIDATED (default on) */
 	int64_t wall_offset;          /* wall-clock s = loop_now s + this (the cache's HTTP dates) */
-	const char *proto;            /* X-Forwarded-Proto ("http") */
 };
 
 void proxy_config_default(struct proxy_config *cfg);
