@@ -276,9 +276,23 @@ while True:
 head, _, body = data.partition(b"\r\n\r\n")
 check("promised-length", len(body) == len(old), f"{len(body)} of {len(old)} bytes")
 check("surviving-bytes", body[:100000] == old[:100000])
-bad = [i for i in range(100000 // 4096 + 1, len(body) // 4096)
-       if body[i * 4096:(i + 1) * 4096] not in (old[i * 4096:(i + 1) * 4096], bytes(4096))]
-check("later-pages-old-or-zero", not bad, f"{len(bad)} pages neither")
+# Every byte after the cut is the old one or zero.  Whole pages are the
+# rule; the page holding the point up to which the server had copied into
+# TCP's send buffer when the file was cut is old up to there and zero (the
+# SIGBUS patch) after.  That point is page-aligned only while the send
+# buffer is a multiple of a page: buffers that grow with cwnd
+# (--tcp-buf-max) leave it anywhere, so a mixed page is allowed byte by
+# byte, and counted.
+bad, mixed = [], 0
+for i in range(100000 // 4096 + 1, len(body) // 4096):
+    p, o = body[i * 4096:(i + 1) * 4096], old[i * 4096:(i + 1) * 4096]
+    if p in (o, bytes(4096)):
+        continue
+    if all(b == 0 or b == x for b, x in zip(p, o)):
+        mixed += 1
+    else:
+        bad.append(i)
+check("later-pages-old-or-zero", not bad, f"{len(bad)} pages neither, {mixed} mixed at the cut")
 zeros = sum(1 for i in range(100000 // 4096 + 1, len(body) // 4096) if body[i * 4096:(i + 1) * 4096] == bytes(4096))
 check("some-pages-zero", zeros > 0, f"{zeros} zero pages")
 c = http.client.HTTPConnection(ip, 80, timeout=10)
