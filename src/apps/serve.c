@@ -754,6 +754,8 @@ int cmd_serve(int argc, char **argv)
 	struct worker_args *wa = calloc(p.n, sizeof(*wa));
 	if (!ws || !wa) {
 		fprintf(stderr, "skiff serve: out of memory\n");
+		free(ws);
+		free(wa);
 		return 1;
 	}
 	workers = ws;
@@ -768,6 +770,9 @@ int cmd_serve(int argc, char **argv)
 		for (unsigned i = 0; i < nworkers; i++)
 			worker_free(&ws[i]);
 		nworkers = 0;
+		workers = NULL;
+		free(ws);
+		free(wa);
 		return 1;
 	}
 	if (ws[0].fc)
