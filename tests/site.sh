@@ -318,7 +318,10 @@ fi
 # --- SIGHUP: a new tree, without dropping anyone ---------------------------------
 HUP=$WORK/hup
 mkdir -p "$HUP"
-head -c $((4 << 20)) /dev/urandom >"$HUP/big.bin"
+# Larger than the kernel's largest send buffer (tcp_wmem's 4 MiB) plus the
+# client's window: with 4 MiB the kernel once took the whole rest of the
+# response before the check, and the old mapping was rightly gone already.
+head -c $((12 << 20)) /dev/urandom >"$HUP/big.bin"
 cp "$HUP/big.bin" "$WORK/big.old"
 echo 'one' >"$HUP/a.txt"
 PORT=$(free_port tcp)
