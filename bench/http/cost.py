@@ -365,7 +365,7 @@ def main():
             lv, over = live(skiff, work)
             with open(os.path.join(bench.HERE, "nginx.conf.in")) as f:
                 conf = f.read()
-            conf = (conf.replace("@WORK@", work).replace("@ROOT@", work)
+            conf = (conf.replace("@TLS@", "").replace("@WORK@", work).replace("@ROOT@", work)
                     .replace("@CONNS@", "4096").replace("@NOFILE@", "8192"))
             with open(os.path.join(work, "nginx.conf"), "w") as f:
                 f.write(conf)
