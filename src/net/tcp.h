@@ -83,6 +83,13 @@ struct tcp_config {
 	uint32_t mem_low, mem_pressure, mem_high;
 	uint16_t mtu;             /* IP MTU: our MSS is mtu - 40 (IPv4), mtu - 60 (IPv6) */
 	uint16_t eph_lo, eph_hi;  /* ephemeral port range for connect */
+	/* Source-port steering (docs/smp.md, wire/flow_hash.h): with
+	 * steer_workers > 1 this engine is worker steer_self of that many,
+	 * whose device queue receives exactly the flows whose flow hash
+	 * picks it, so an active open takes only a port whose 4-tuple
+	 * hashes to steer_self: the answers come back here.  0 or 1: any
+	 * free port. */
+	uint16_t steer_workers, steer_self;
 	uint64_t seed[2];         /* random key: hash, ISN, cookies, timestamps */
 	uint32_t msl_ms;          /* TIME_WAIT lasts 2*msl (default 30 s -> 60 s, as Linux) */
 	uint32_t rto_init_ms;     /* 1000 (RFC 6298 2.1) */

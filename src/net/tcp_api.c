@@ -2,6 +2,7 @@
  * send, shutdown, close, options, events, info and stats.  Every call
  * checks its socket number first (tcp_get).  What a call queues leaves at
  * the next tcp_poll; only an abort's RST goes out at once. */
+#include "../wire/flow_hash.h"
 #include "tcp_int.h"
 
 static struct tcp_sock *tcp_get(const struct tcp_stack *st, int s)
@@ -82,9 +83,16 @@ int tcp_connect_addr(struct tcp_stack *st, sk_time_ns now, const struct sk_addr 
 		return -SK_EMFILE;
 	uint32_t range = (uint32_t)st->cfg.eph_hi - st->cfg.eph_lo + 1;
 	uint16_t port = 0;
-	for (uint32_t tries = 0; tries < range && tries < 4096; tries++) {
+	unsigned nw = st->cfg.steer_workers;
+	/* With steering, the ports that hash elsewhere are passed over and
+	 * not counted as tries: about (nw-1)/nw of them. */
+	for (uint32_t seen = 0, tries = 0; seen < range && tries < 4096; seen++) {
 		uint16_t p = st->eph_next;
 		st->eph_next = p >= st->cfg.eph_hi ? st->cfg.eph_lo : (uint16_t)(p + 1);
+		if (nw > 1 &&
+		    flow_hash_worker(flow_hash_tuple(&src, p, dst, dport), nw) != st->cfg.steer_self)
+			continue;
+		tries++;
 		struct tcp_sock *o = tcp_lookup(st, &src, p, dst, dport);
 		if (!o) {
 			port = p;

@@ -423,7 +423,8 @@ int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
 	(void)now;
 	if (!cfg->ip_output || cfg->max_sockets == 0 || cfg->max_sockets >= TCP_NIL / 2 ||
 	    cfg->mtu < 576 || cfg->mtu > 9216 || cfg->sndbuf < 1024 || cfg->rcvbuf < 1024 ||
-	    cfg->eph_lo == 0 || cfg->eph_hi < cfg->eph_lo || cfg->bufs >= TCP_NIL / 2)
+	    cfg->eph_lo == 0 || cfg->eph_hi < cfg->eph_lo || cfg->bufs >= TCP_NIL / 2 ||
+	    (cfg->steer_workers > 1 && cfg->steer_self >= cfg->steer_workers))
 		return -SK_EINVAL;
 	if (cfg->buf_max && (cfg->buf_max < SK_MAX(cfg->sndbuf, cfg->rcvbuf) ||
 			     cfg->buf_max > (1u << 30) || cfg->mem_high < cfg->buf_max ||

@@ -3,6 +3,7 @@
 #include "net/tcp_testlib.h"
 #include "net/siphash.h"
 #include "net/timer.h"
+#include "wire/flow_hash.h"
 #include "wire/icmp.h"
 #include "wire/ipv4.h"
 
@@ -106,6 +107,44 @@ static void test_demux_many_sockets(void **state)
 	struct sk_addr la = sk_addr_v4(IP_A), pa = sk_addr_v4(PEER);
 	assert_null(tcp_lookup(&n->st, &la, 1, &pa, 1));
 	tnode_free(n);
+}
+
+static unsigned steer_n, steer_me;
+static void tweak_steer(struct tcp_config *c)
+{
+	c->steer_workers = (uint16_t)steer_n;
+	c->steer_self = (uint16_t)steer_me;
+}
+
+/* Source-port steering: worker k of n opens only tuples whose flow hash
+ * picks k (wire/flow_hash.h), for both families; out of range is refused. */
+static void test_connect_steered(void **state)
+{
+	(void)state;
+	for (steer_n = 2; steer_n <= 3; steer_n++) {
+		for (steer_me = 0; steer_me < steer_n; steer_me++) {
+			struct tnode *n = tnode_new(IP_A, tweak_steer);
+			for (int i = 0; i < 30; i++) {
+				bool v6 = i & 1;
+				struct sk_addr d = v6 ? tip6(PEER) : sk_addr_v4(PEER);
+				int s = tcp_connect_addr(&n->st, 0, &d, 8080);
+				assert_true(s >= 0);
+				struct tcp_info in;
+				assert_int_equal(tcp_info(&n->st, s, &in), 0);
+				uint32_t h = flow_hash_tuple(&in.laddr, in.lport, &in.raddr, in.rport);
+				assert_int_equal(flow_hash_worker(h, steer_n), steer_me);
+			}
+			tnode_free(n);
+		}
+	}
+	struct tcp_config c;
+	tcp_config_default(&c);
+	c.ip_output = tnode_output;
+	c.steer_workers = 2;
+	c.steer_self = 2;
+	struct tcp_stack st;
+	static uint8_t arena[1];
+	assert_int_equal(tcp_stack_init(&st, arena, sizeof(arena), &c, 0), -SK_EINVAL);
 }
 
 /* ---------------- LISTEN / SYN_RECEIVED ---------------- */
@@ -1389,6 +1428,7 @@ int main(void)
 		cmocka_unit_test(test_timer_heap_matches_brute_force),
 		cmocka_unit_test(test_isn_keyed_and_monotonic),
 		cmocka_unit_test(test_demux_many_sockets),
+		cmocka_unit_test(test_connect_steered),
 		cmocka_unit_test(test_listen_synack_negotiates_options),
 		cmocka_unit_test(test_closed_port_gets_rst),
 		cmocka_unit_test(test_syn_rcvd_retransmits_synack),
