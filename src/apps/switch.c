@@ -3,19 +3,22 @@
  * the freestanding engine in src/switch/sw.c).
  *
  * This file owns what the engine cannot: the control socket, a memfd and
- * two eventfds per attached port, and the run loop.
+ * two eventfds per attached queue of a port (a port of one queue is one
+ * attachment; `--workers N` hosts attach each of their N workers as queue
+ * i of N, see swport.h), and the run loop.
  *   loop: forward one batch from every attached port; after a turn with
  *   work keep polling for --spin-us (loop/spin.h: the next batch usually
  *   follows); look at the control fds
  *   every millisecond while busy; when idle, set SWPORT_KF_SLEEPING on
  *   every tx ring, look at the heads once more, and park in ppoll on the
- *   listening socket, every port's connection and every port's "kick the
+ *   listening socket, every queue's connection and every queue's "kick the
  *   switch" eventfd, with SIGINT/SIGTERM let in only inside the wait
  *   (plat/linux/stopsig.h), so a stop is never slept through.
  *   attach: a connection sends a swport_hello (swport.h); the switch lays
  *   out a fresh region in a new memfd, attaches it to the engine and sends
  *   the fds back.  The connection is the attachment: when it hangs up (the
- *   process exited or was killed) the port is detached and free again.
+ *   process exited or was killed) the queue is detached and free again, and
+ *   with its last queue the port.
  * No frame ever waits for a slow port: its ring fills and the engine drops.
  */
 #include <errno.h>
@@ -61,12 +64,19 @@ static void on_dump(int sig)
 	sw_dump = 1;
 }
 
-struct hport {
+/* One attachment: one queue of a port. */
+struct hqueue {
 	int conn;       /* the attachment; -1 = free */
 	int efd_kick;   /* we write it: frames for a sleeping process */
 	int efd_wake;   /* it writes it: frames for a sleeping switch */
 	void *mem;
 	size_t size;
+};
+
+struct hport {
+	struct hqueue q[SW_QUEUES_MAX];
+	unsigned nq;    /* queues while any is attached (the engine's copy rules) */
+	unsigned nconn; /* queues attached */
 };
 
 struct pending {
@@ -113,13 +123,13 @@ static void usage(FILE *f)
 		SW_PORTS_MAX, SWITCH_PORTS_DEFAULT, SWITCH_SLOTS_DEFAULT);
 }
 
-static void kick(void *ctx, unsigned port)
+static void kick(void *ctx, unsigned port, unsigned queue)
 {
 	struct hswitch *h = ctx;
 	uint64_t one = 1;
 
 	/* EAGAIN means the counter is saturated: the process is awake anyway. */
-	if (write(h->port[port].efd_kick, &one, sizeof(one)) < 0 && errno != EAGAIN)
+	if (write(h->port[port].q[queue].efd_kick, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		h->kicks_failed++;
 }
 
@@ -163,7 +173,16 @@ static void print_stats(struct hswitch *h, FILE *f)
 		P(drop_bad_rx);
 		P(bad_index);
 		P(kicks);
+		P(drop_no_queue);
 #undef P
+		/* Per queue, for a port that had more than one. */
+		for (unsigned i = 0; s->port[p].nq_max > 1 && i < s->port[p].nq_max; i++) {
+			const struct sw_queue *q = &s->port[p].q[i];
+			fprintf(f, "port.%u.q%u.rx_frames %llu\n", p, i, (unsigned long long)q->taken);
+			fprintf(f, "port.%u.q%u.tx_frames %llu\n", p, i,
+				(unsigned long long)q->delivered);
+			fprintf(f, "port.%u.q%u.kicks %llu\n", p, i, (unsigned long long)q->kicks);
+		}
 	}
 	fprintf(f, "table.entries %u\n", swt_count(&s->table, plat_now()));
 	fprintf(f, "table.learned %llu\n", (unsigned long long)s->table.c.learned);
@@ -177,11 +196,13 @@ static void print_stats(struct hswitch *h, FILE *f)
 	fflush(f);
 }
 
-static void port_free(struct hswitch *h, unsigned p)
+static void queue_free(struct hswitch *h, unsigned p, unsigned qi)
 {
-	struct hport *hp = &h->port[p];
+	struct hqueue *hp = &h->port[p].q[qi];
 
-	sw_port_detach(h->sw, p);
+	sw_queue_detach(h->sw, p, qi);
+	if (hp->conn >= 0 && --h->port[p].nconn == 0)
+		h->port[p].nq = 0;
 	if (hp->mem != NULL)
 		munmap(hp->mem, hp->size);
 	if (hp->conn >= 0)
@@ -236,26 +257,37 @@ static void reply(int fd, int status, const int *fds, uint64_t size, const char 
 static bool attach(struct hswitch *h, int fd, const struct swport_hello *hello)
 {
 	char memname[64];
-	struct hport *hp;
+	struct hqueue *hp;
 	uint32_t slots;
 	size_t size;
-	int memfd, fds[3];
-	unsigned p;
+	int memfd = -1, fds[3];
+	unsigned p, qi, nq;
 
-	if (hello->magic != SWPORT_MAGIC || hello->version != SWPORT_VERSION) {
-		reply(fd, EPROTO, NULL, 0, "switch protocol version mismatch (switch has %u)",
-		      SWPORT_VERSION);
-		return false;
-	}
 	p = hello->port;
 	if (p >= h->nports) {
 		reply(fd, ERANGE, NULL, 0, "no port %u: switch '%s' has ports 0..%u", p, h->name,
 		      h->nports - 1);
 		return false;
 	}
-	hp = &h->port[p];
+	nq = hello->nqueues ? hello->nqueues : 1;
+	qi = hello->queue;
+	if (nq > SW_QUEUES_MAX || qi >= nq) {
+		reply(fd, ERANGE, NULL, 0, "queue %u of %u: a port has 1..%u queues", qi, nq,
+		      SW_QUEUES_MAX);
+		return false;
+	}
+	if (h->port[p].nconn > 0 && h->port[p].nq != nq) {
+		reply(fd, EBUSY, NULL, 0, "port %u of switch '%s' is in use with %u queue%s, not %u",
+		      p, h->name, h->port[p].nq, h->port[p].nq == 1 ? "" : "s", nq);
+		return false;
+	}
+	hp = &h->port[p].q[qi];
 	if (hp->conn >= 0) {
-		reply(fd, EBUSY, NULL, 0, "port %u of switch '%s' is in use", p, h->name);
+		if (nq == 1)
+			reply(fd, EBUSY, NULL, 0, "port %u of switch '%s' is in use", p, h->name);
+		else
+			reply(fd, EBUSY, NULL, 0, "queue %u of port %u of switch '%s' is in use", qi,
+			      p, h->name);
 		return false;
 	}
 	slots = hello->num_slots ? hello->num_slots : h->slots;
@@ -264,7 +296,7 @@ static bool attach(struct hswitch *h, int fd, const struct swport_hello *hello)
 		reply(fd, EINVAL, NULL, 0, "bad ring size %u (a power of two, 2..32768)", slots);
 		return false;
 	}
-	snprintf(memname, sizeof(memname), "skiff-%s-%u", h->name, p);
+	snprintf(memname, sizeof(memname), "skiff-%s-%u.%u", h->name, p, qi);
 	memfd = memfd_create(memname, MFD_CLOEXEC);
 	if (memfd < 0 || ftruncate(memfd, (off_t)size) < 0) {
 		reply(fd, ENOMEM, NULL, 0, "memfd: %s", strerror(errno));
@@ -284,24 +316,29 @@ static bool attach(struct hswitch *h, int fd, const struct swport_hello *hello)
 		goto fail;
 	}
 	if (ring_region_init(hp->mem, size, slots, RING_BUF_SIZE_DEFAULT, 0) != 0 ||
-	    sw_port_attach(h->sw, p, hp->mem, size) != 0) {
+	    sw_queue_attach(h->sw, p, qi, nq, hp->mem, size) != 0) {
 		reply(fd, EINVAL, NULL, 0, "cannot lay out the port's region");
 		goto fail;
 	}
 	hp->conn = fd;
+	h->port[p].nq = nq;
+	h->port[p].nconn++;
 	fds[0] = memfd;
 	fds[1] = hp->efd_kick;
 	fds[2] = hp->efd_wake;
 	reply(fd, 0, fds, size, "ok");
 	close(memfd); /* our mapping and the peer's fd keep the memory */
-	printf("skiff switch: port %u attached (%u slots)\n", p, slots);
+	if (nq == 1)
+		printf("skiff switch: port %u attached (%u slots)\n", p, slots);
+	else
+		printf("skiff switch: port %u queue %u of %u attached (%u slots)\n", p, qi, nq,
+		       slots);
 	fflush(stdout);
 	return true;
 fail:
 	if (memfd >= 0)
 		close(memfd);
-	hp->conn = -1;
-	port_free(h, p);
+	queue_free(h, p, qi);
 	return false;
 }
 
@@ -319,17 +356,29 @@ static void pending_add(struct hswitch *h, int fd, sk_time_ns now)
 
 static void pending_read(struct hswitch *h, unsigned i)
 {
-	struct swport_hello hello;
+	/* Room for a longer hello than ours: a hello of another version is
+	 * told so by its version field, whatever its size (version 1's had no
+	 * queue fields), and never read as ours. */
+	union {
+		struct swport_hello hello;
+		uint8_t raw[2 * sizeof(struct swport_hello)];
+	} in;
 	int fd = h->pend[i].fd;
-	ssize_t n = recv(fd, &hello, sizeof(hello), MSG_DONTWAIT);
+	ssize_t n = recv(fd, &in, sizeof(in), MSG_DONTWAIT);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	h->pend[i].fd = -1;
-	if (n == (ssize_t)sizeof(hello) && attach(h, fd, &hello))
-		return;
-	if (n >= 0 && n != (ssize_t)sizeof(hello))
+	if (n >= 8 && in.hello.magic == SWPORT_MAGIC && in.hello.version != SWPORT_VERSION) {
+		reply(fd, EPROTO, NULL, 0,
+		      "switch protocol version %u, this switch speaks %u: run the same skiff build",
+		      in.hello.version, SWPORT_VERSION);
+	} else if (n == (ssize_t)sizeof(in.hello) && in.hello.magic == SWPORT_MAGIC) {
+		if (attach(h, fd, &in.hello))
+			return;
+	} else if (n >= 0) {
 		reply(fd, EPROTO, NULL, 0, "bad hello");
+	}
 	close(fd);
 }
 
@@ -337,8 +386,10 @@ static void pending_read(struct hswitch *h, unsigned i)
  * While parked, a kick from any port's eventfd ends the wait. */
 static void control(struct hswitch *h, int timeout_ms, sk_time_ns now)
 {
-	struct pollfd pfd[1 + SWITCH_PENDING_MAX + 2 * SW_PORTS_MAX];
-	int who[SK_ARRAY_LEN(pfd)]; /* -1 listen, -2-i pending i, p conn p, 1000+p wake p */
+	struct pollfd pfd[1 + SWITCH_PENDING_MAX + 2 * SW_PORTS_MAX * SW_QUEUES_MAX];
+	/* -1 listen, -2-i pending i; else 2 * (p * SW_QUEUES_MAX + q) for queue
+	 * q of port p's connection, + 1 for its wake eventfd. */
+	int who[SK_ARRAY_LEN(pfd)];
 	nfds_t n = 0;
 
 	pfd[n] = (struct pollfd){.fd = h->lfd, .events = POLLIN};
@@ -355,13 +406,17 @@ static void control(struct hswitch *h, int timeout_ms, sk_time_ns now)
 		who[n++] = -2 - (int)i;
 	}
 	for (unsigned p = 0; p < h->nports; p++) {
-		if (h->port[p].conn < 0)
-			continue;
-		pfd[n] = (struct pollfd){.fd = h->port[p].conn, .events = POLLIN};
-		who[n++] = (int)p;
-		if (timeout_ms != 0) {
-			pfd[n] = (struct pollfd){.fd = h->port[p].efd_wake, .events = POLLIN};
-			who[n++] = 1000 + (int)p;
+		for (unsigned q = 0; h->port[p].nconn > 0 && q < h->port[p].nq; q++) {
+			const struct hqueue *hq = &h->port[p].q[q];
+			int code = 2 * (int)(p * SW_QUEUES_MAX + q);
+			if (hq->conn < 0)
+				continue;
+			pfd[n] = (struct pollfd){.fd = hq->conn, .events = POLLIN};
+			who[n++] = code;
+			if (timeout_ms != 0) {
+				pfd[n] = (struct pollfd){.fd = hq->efd_wake, .events = POLLIN};
+				who[n++] = code + 1;
+			}
 		}
 	}
 	int r;
@@ -386,20 +441,25 @@ static void control(struct hswitch *h, int timeout_ms, sk_time_ns now)
 				pending_add(h, fd, now);
 		} else if (who[i] <= -2) {
 			pending_read(h, (unsigned)(-2 - who[i]));
-		} else if (who[i] >= 1000) {
+		} else if (who[i] & 1) {
 			uint64_t v;
-			if (h->port[who[i] - 1000].efd_wake >= 0)
-				(void)read(h->port[who[i] - 1000].efd_wake, &v, sizeof(v));
+			unsigned p = (unsigned)(who[i] >> 1) / SW_QUEUES_MAX;
+			struct hqueue *hq = &h->port[p].q[(unsigned)(who[i] >> 1) % SW_QUEUES_MAX];
+			if (hq->efd_wake >= 0)
+				(void)read(hq->efd_wake, &v, sizeof(v));
 		} else {
 			/* The switch sends nothing after the reply, so readable
 			 * means the peer closed: the process is gone. */
 			char c;
-			unsigned p = (unsigned)who[i];
-			if (h->port[p].conn >= 0 && recv(h->port[p].conn, &c, 1, MSG_DONTWAIT) != -1)
-				goto gone;
-			if (errno == EAGAIN || errno == EINTR)
+			unsigned p = (unsigned)(who[i] >> 1) / SW_QUEUES_MAX;
+			unsigned q = (unsigned)(who[i] >> 1) % SW_QUEUES_MAX;
+			struct hqueue *hq = &h->port[p].q[q];
+			unsigned nq = h->port[p].nq;
+			if (hq->conn < 0)
+				continue; /* freed earlier in this loop */
+			if (recv(hq->conn, &c, 1, MSG_DONTWAIT) == -1 &&
+			    (errno == EAGAIN || errno == EINTR))
 				continue;
-gone:
 			/* Frames it handed over before exiting still go out, as a
 			 * NIC sends its queue: a sender that fills its ring and
 			 * exits must not lose the last batch.  Bounded by the
@@ -407,8 +467,11 @@ gone:
 			for (unsigned k = 0; k <= h->slots / SW_BATCH + 64; k++)
 				if (sw_forward(h->sw, p, now) == 0)
 					break;
-			port_free(h, p);
-			printf("skiff switch: port %u detached\n", p);
+			queue_free(h, p, q);
+			if (nq == 1)
+				printf("skiff switch: port %u detached\n", p);
+			else
+				printf("skiff switch: port %u queue %u of %u detached\n", p, q, nq);
 			fflush(stdout);
 		}
 	}
@@ -522,7 +585,8 @@ int cmd_switch(int argc, char **argv)
 	}
 	sw_init(h.sw, h.nports, seed, (sk_time_ns)age_s * SK_NS_PER_S, kick, &h);
 	for (unsigned p = 0; p < SW_PORTS_MAX; p++)
-		h.port[p].conn = h.port[p].efd_kick = h.port[p].efd_wake = -1;
+		for (unsigned q = 0; q < SW_QUEUES_MAX; q++)
+			h.port[p].q[q].conn = h.port[p].q[q].efd_kick = h.port[p].q[q].efd_wake = -1;
 	for (unsigned i = 0; i < SWITCH_PENDING_MAX; i++)
 		h.pend[i].fd = -1;
 	if (pcap_path != NULL) {
@@ -562,8 +626,9 @@ int cmd_switch(int argc, char **argv)
 	if (stats)
 		print_stats(&h, stdout);
 	for (unsigned p = 0; p < h.nports; p++)
-		if (h.port[p].conn >= 0)
-			port_free(&h, p);
+		for (unsigned q = 0; q < SW_QUEUES_MAX; q++)
+			if (h.port[p].q[q].conn >= 0)
+				queue_free(&h, p, q);
 	for (unsigned i = 0; i < SWITCH_PENDING_MAX; i++)
 		if (h.pend[i].fd >= 0)
 			close(h.pend[i].fd);

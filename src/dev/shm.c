@@ -1,5 +1,10 @@
 /* shm.c — switch:NAME/PORT, a port of a running `skiff switch`.
  *
+ * With dev_config nqueues N > 1 (a `--workers N` host), this opening is
+ * queue `queue` of N of the port: an attachment of its own, with its own
+ * region, eventfds and connection (swport.h QUEUES); the switch steers
+ * each flow to one queue by wire/flow_hash.h.  Each worker opens its own.
+ *
  * Attach: connect to the switch's abstract unix socket, ask for PORT, get
  * a memfd with a ring region and two eventfds (swport.h), map it, check
  * it with ring_region_check.  From then on frames move through shared
@@ -186,10 +191,18 @@ static const struct dev_ops shm_ops = {
 };
 
 /* Send the hello, receive the reply and its three fds. */
-static int handshake(struct shm_dev *m, const char *spec, uint32_t port, uint32_t num_slots,
-		     struct swport_reply *rep, int fds[3], char *err, size_t errlen)
+static int handshake(struct shm_dev *m, const char *spec, uint32_t port,
+		     const struct dev_config *cfg, struct swport_reply *rep, int fds[3], char *err,
+		     size_t errlen)
 {
-	struct swport_hello hello = {SWPORT_MAGIC, SWPORT_VERSION, port, num_slots};
+	struct swport_hello hello = {
+		.magic = SWPORT_MAGIC,
+		.version = SWPORT_VERSION,
+		.port = port,
+		.num_slots = cfg->num_slots,
+		.queue = cfg->nqueues > 1 ? cfg->queue : 0,
+		.nqueues = cfg->nqueues > 1 ? cfg->nqueues : 1,
+	};
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(3 * sizeof(int))];
@@ -215,10 +228,16 @@ static int handshake(struct shm_dev *m, const char *spec, uint32_t port, uint32_
 		    c->cmsg_len == CMSG_LEN(3 * sizeof(int)))
 			memcpy(fds, CMSG_DATA(c), 3 * sizeof(int));
 	}
-	if ((size_t)n != sizeof(*rep) || rep->magic != SWPORT_MAGIC ||
-	    rep->version != SWPORT_VERSION)
-		return dev_err(err, errlen, "%s: bad answer from the switch (version mismatch?)",
-			       spec);
+	if ((size_t)n == sizeof(*rep) && rep->magic == SWPORT_MAGIC &&
+	    rep->version != SWPORT_VERSION) {
+		rep->msg[sizeof(rep->msg) - 1] = 0;
+		return dev_err(err, errlen,
+			       "%s: the switch speaks port protocol version %u, this skiff %u "
+			       "(restart the switch with this build): %s",
+			       spec, rep->version, SWPORT_VERSION, rep->msg);
+	}
+	if ((size_t)n != sizeof(*rep) || rep->magic != SWPORT_MAGIC)
+		return dev_err(err, errlen, "%s: bad answer from the switch", spec);
 	if (rep->status != 0) {
 		rep->msg[sizeof(rep->msg) - 1] = 0;
 		return dev_err(err, errlen, "%s: %s", spec, rep->msg);
@@ -273,7 +292,7 @@ int switch_open(const char *name, const struct dev_config *cfg, struct dev **out
 			spec, (int)(slash - name), name, strerror(errno), (int)(slash - name), name);
 		goto fail;
 	}
-	if (handshake(m, spec, (uint32_t)port, cfg->num_slots, &rep, fds, err, errlen) != 0)
+	if (handshake(m, spec, (uint32_t)port, cfg, &rep, fds, err, errlen) != 0)
 		goto fail;
 	m->efd_in = fds[1];
 	m->efd_out = fds[2];

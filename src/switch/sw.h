@@ -19,6 +19,16 @@
  * The copies run in the sender's sw_forward call: the sender pays for its
  * own traffic (VALE's rule), and a slow receiver only loses frames.
  *
+ * Queues: a port has 1..SW_QUEUES_MAX ring pairs ("queues"), one region
+ * each, for a host whose share-nothing workers each own one (docs/smp.md).
+ * sw_forward(port) takes a batch from every queue's tx ring in turn; a frame
+ * for a port of N > 1 queues goes to queue flow_hash_worker(flow_hash_frame
+ * (frame), N) (wire/flow_hash.h, the hash every device and the TCP engine
+ * use), so a flow always reaches the worker that holds it; a frame without
+ * ports to hash (ARP) is queue 0's.  Every queue has its own tails, slots
+ * checks and wake-up point.  A port of one queue takes exactly the path it
+ * took before queues existed: no hash, no per-queue loop in delivery.
+ *
  * Trust: everything in a region but the switch's own private copies is
  * written by a process that may be hostile or dead.  The engine reads each
  * head and slot once, checks it, and never reads back a ring constant or a
@@ -36,6 +46,7 @@
 #define SW_BATCH 512u     /* frames per sw_forward: bounds the latency a busy
 			   * sender adds to the others */
 #define SW_MIN_FRAME 14u  /* an Ethernet header */
+#define SW_QUEUES_MAX 8u  /* ring pairs per port (workers of one host) */
 
 struct sw_port_stats {
 	/* frames the port sent (taken from its tx ring) */
@@ -50,17 +61,29 @@ struct sw_port_stats {
 	uint64_t drop_bad_rx;    /* to this port: its rx slot held a bad buf_idx */
 	uint64_t bad_index;      /* a head out of range (either ring) */
 	uint64_t kicks;          /* wake-ups sent to the port's process */
-	uint64_t attaches;
+	uint64_t drop_no_queue;  /* to this port: the flow's queue is not attached */
+	uint64_t attaches;       /* queue attachments */
 };
 
-struct sw_port {
-	bool attached;
+/* One ring pair of a port: one attachment (one region). */
+struct sw_queue {
 	/* Private copies, set at attach and never read back from the region. */
 	struct ring *rx, *tx;   /* in the region; only head, cur, slots read */
 	uint8_t *pool;          /* buffer 0 */
 	uint32_t num_slots, nbufs, buf_size;
 	uint32_t rx_tail;       /* the switch's rx tail (k) */
 	uint32_t tx_tail;       /* the switch's tx tail (k) */
+	/* Per queue, kept only on ports of more than one queue (the port's
+	 * totals are in sw_port.st either way); reset at the queue's attach. */
+	uint64_t taken, delivered, kicks;
+};
+
+struct sw_port {
+	bool attached;          /* at least one queue attached */
+	uint8_t nq;             /* queues the port has (1..SW_QUEUES_MAX) while attached */
+	uint8_t qmask;          /* bit i: queue i attached */
+	uint8_t nq_max;         /* the most queues it ever had (for the stats) */
+	struct sw_queue q[SW_QUEUES_MAX];
 	struct sw_port_stats st;
 };
 
@@ -76,8 +99,8 @@ struct sw_frame {
 #define SW_LIST_END 0xffffu
 
 struct sw;
-/* Wake the process on port (the hosted side writes its eventfd). */
-typedef void (*sw_kick_fn)(void *ctx, unsigned port);
+/* Wake the process on a port's queue (the hosted side writes its eventfd). */
+typedef void (*sw_kick_fn)(void *ctx, unsigned port, unsigned queue);
 /* A frame taken from (to_port false) or delivered to (true) the captured
  * port, for --pcap. */
 typedef void (*sw_capture_fn)(void *ctx, unsigned port, bool to_port, const uint8_t *frame,
@@ -102,22 +125,32 @@ struct sw {
 void sw_init(struct sw *s, unsigned nports, uint64_t seed, sk_time_ns age_ns, sw_kick_fn kick,
 	     void *kick_ctx);
 
-/* Attach a port to a ring region (ring_region_check'ed here).  The caller
- * keeps mem mapped until sw_port_detach.  Returns 0, or -1 if port is out
- * of range or attached, or the region is invalid. */
+/* Attach queue `queue` of `nqueues` (1..SW_QUEUES_MAX) of a port to a ring
+ * region (ring_region_check'ed here).  The caller keeps mem mapped until
+ * the queue is detached.  The first queue attached fixes the port's queue
+ * count until the last one goes.  Returns 0, or -1 if port or queue is out
+ * of range, the queue is attached, nqueues differs from the port's, or the
+ * region is invalid. */
+int sw_queue_attach(struct sw *s, unsigned port, unsigned queue, unsigned nqueues, void *mem,
+		    size_t size);
+/* A port of one queue. */
 int sw_port_attach(struct sw *s, unsigned port, void *mem, size_t size);
-/* Forget the port and its learned MACs; its region is no longer touched. */
+/* Forget one queue (its region is no longer touched); with the port's last
+ * queue the port and its learned MACs go too. */
+void sw_queue_detach(struct sw *s, unsigned port, unsigned queue);
+/* Every queue of the port. */
 void sw_port_detach(struct sw *s, unsigned port);
 
-/* Forward one batch from port's tx ring.  Returns the frames taken (0 if
- * none, the port is not attached, or its head is out of range). */
+/* Forward one batch from each of port's tx rings.  Returns the frames
+ * taken (0 if none, the port is not attached, or its heads are out of
+ * range). */
 unsigned sw_forward(struct sw *s, unsigned port, sk_time_ns now);
 
-/* Frames waiting in port's tx ring (0 if not attached or out of range). */
+/* Frames waiting in port's tx rings (a queue out of range counts 0). */
 unsigned sw_pending(const struct sw *s, unsigned port);
 
 /* Before parking: set (true) or clear (false) SWPORT_KF_SLEEPING on every
- * attached port's tx ring.  After setting, the caller fences and checks
+ * attached queue's tx ring.  After setting, the caller fences and checks
  * sw_pending on every port before it sleeps (swport.h). */
 void sw_set_sleeping(struct sw *s, bool sleeping);
 

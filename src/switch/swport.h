@@ -4,6 +4,21 @@
  * Freestanding (sk.h and ring.h only): the switch engine, the hosted switch
  * and the port device all include it.
  *
+ * QUEUES
+ *   A port has 1..SW_QUEUES_MAX (sw.h) queues: ring pairs for a host whose
+ *   share-nothing workers each own one (`--workers N`, docs/smp.md).  Each
+ *   queue is an attachment of its own (queue i of N in the hello), made by
+ *   the worker that owns it, with its own region, eventfds and connection;
+ *   everything below holds per queue.  The first attachment fixes N for
+ *   the port until its last queue is gone; another N, or a queue already
+ *   held, is refused.  A frame for the port goes to queue
+ *   flow_hash_worker(flow_hash_frame(frame), N) (wire/flow_hash.h, the one
+ *   steering hash: a flow and its reverse, and the source ports the TCP
+ *   engine picks, agree with it); ARP and other frames without an IP
+ *   header hash to 0, queue 0.  The switch takes the tx ring of every
+ *   queue.  A frame whose queue is not attached (yet, or any more) is
+ *   dropped and counted.  N = 1 is the port as it always was.
+ *
  * REGION
  *   Each attachment gets a fresh memfd holding one ring region laid out by
  *   the switch with ring_region_init (ring.h).  Fresh per attachment, so a
@@ -46,7 +61,11 @@
  *   the memfd, the eventfd the switch kicks (process sleeps on it) and the
  *   eventfd the process kicks (switch sleeps on it).  The connection stays
  *   open for the attachment's lifetime: when the process dies the kernel
- *   closes it, the switch sees the hang-up and frees the port at once.
+ *   closes it, the switch sees the hang-up and frees the queue at once.
+ *   VERSIONS: the hello's first two words (magic, version) never move.  A
+ *   hello of another version, of any size, is answered EPROTO with both
+ *   versions in msg (never read as ours); a client that gets a reply of
+ *   another version says so.  Version 1 had no queue fields.
  */
 #ifndef SWITCH_SWPORT_H
 #define SWITCH_SWPORT_H
@@ -55,7 +74,7 @@
 #include "../ring/ring.h"
 
 #define SWPORT_MAGIC 0x736b7370u /* "sksp" */
-#define SWPORT_VERSION 1u
+#define SWPORT_VERSION 2u /* 2: queue, nqueues in the hello */
 #define SWPORT_NAME_MAX 32        /* switch NAME bytes, [A-Za-z0-9_.-] */
 #define SWPORT_SOCK_PREFIX "skiff-switch/"
 
@@ -68,6 +87,8 @@ struct swport_hello {
 	uint32_t version;   /* SWPORT_VERSION */
 	uint32_t port;      /* port number wanted */
 	uint32_t num_slots; /* per ring; 0 = the switch's default */
+	uint32_t queue;     /* this attachment is queue `queue` ... */
+	uint32_t nqueues;   /* ... of nqueues (0 or 1: a port of one queue) */
 };
 
 struct swport_reply {
