@@ -422,6 +422,106 @@ test_two_hosts6() {
 	stop "$SW"
 }
 
+# (w) `skiff serve --workers 2` on one port (issue 17): each worker attaches
+# queue i of 2 of port 0, the switch steers each flow to one queue with
+# wire/flow_hash.h.  The peer is skiff load on port 1 (the switch has no
+# kernel interface: ab and wrk cannot reach it; skiff load runs the same
+# loads, -k -n 20000 -c 64 and -n 4000 -c 16, and counts failures the same
+# way).  Both workers' http.requests grow, each accepts at least a quarter
+# of the connections, the switch's per-queue counters agree, the server
+# costs under 1% of a core idle over 5 s; then `skiff echo --workers 2` on
+# the same port echoes 10 MiB intact; a host asking for another queue count
+# of a held port is refused.
+test_workers() {
+	local n=$ID-w srv pid hz t0 t1 ticks r0 r1 c0 c1 total q0 q1
+	start_switch "$n" w.sw --ports 4 || { fail workers "switch did not start"; return; }
+	bg w.srv "$SKIFF" serve --stack skiff --dev "switch:$n/0" --ip 198.18.6.1/24 --port 80 \
+		--workers 2 --stats
+	srv=$BG
+	if ! wait_for w.srv '^skiff serve: listening.* workers=2' 10; then
+		fail workers.serve "no 'listening ... workers=2' line"
+		stop "$srv"; stop "$SW"
+		return
+	fi
+	# Both queues attached; another queue count on the held port: refused,
+	# by name.
+	timeout 5 "$SKIFF" pktgen --dev "switch:$n/0" rx --duration 1 >"$TMP/w.busy" 2>&1
+	if ! grep -q "port 0 queue 0 of 2 attached" "$TMP/w.sw" ||
+		! grep -q "port 0 queue 1 of 2 attached" "$TMP/w.sw"; then
+		fail workers.attach "queues 0 and 1 of 2 not both attached"
+	elif ! grep -q "in use with 2 queues, not 1" "$TMP/w.busy"; then
+		fail workers.attach "a 1-queue attach to the 2-queue port: $(head -c 160 "$TMP/w.busy")"
+	else
+		pass "workers.attach (queues 0 and 1 of 2; a 1-queue attach refused)"
+	fi
+	if timeout 90 "$SKIFF" load http://198.18.6.1/ -c 64 -n 20000 -k --timeout 10 \
+		--dev "switch:$n/1" --ip 198.18.6.2/24 >"$TMP/w.load" 2>&1 &&
+		timeout 90 "$SKIFF" load http://198.18.6.1/ -c 16 -n 4000 --timeout 10 \
+			--dev "switch:$n/1" --ip 198.18.6.2/24 >>"$TMP/w.load" 2>&1 &&
+		[ "$(grep -c 'summary requests=[0-9]* ok=[0-9]* failed=0 ' "$TMP/w.load")" = 2 ]; then
+		pass "workers.load (-k c64 n20000 and close c16 n4000, 0 failed: $(grep -o 'rps=[0-9.]*' "$TMP/w.load" | tr '\n' ' '))"
+	else
+		fail workers.load "$(grep -E '^skiff load' "$TMP/w.load" | head -n 3 | tr '\n' ' ')"
+	fi
+	# Idle: each worker parks on its own eventfd.
+	pid=$srv hz=$(getconf CLK_TCK)
+	sleep 1
+	t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	sleep 5
+	t1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	ticks=$((t1 - t0))
+	if [ $((ticks * 100)) -lt $((hz * 5)) ]; then
+		pass "workers.idle_cpu ($ticks ticks of $((hz * 5)) in 5 s, 2 workers)"
+	else
+		fail workers.idle_cpu "$ticks ticks in 5 s (limit under $((hz * 5 / 100)))"
+	fi
+	stop "$srv"
+	kill -USR1 "$SW"
+	sleep 0.3
+	r0=$(val w.srv worker0.http.requests) r1=$(val w.srv worker1.http.requests)
+	c0=$(val w.srv worker0.http.conns_accepted) c1=$(val w.srv worker1.http.conns_accepted)
+	total=$(val w.srv http.conns_accepted)
+	q0=$(val w.sw port.0.q0.tx_frames) q1=$(val w.sw port.0.q1.tx_frames)
+	echo "  requests $r0 / $r1, connections $c0 / $c1 of $total; switch to queue 0 / 1: $q0 / $q1 frames"
+	if [ "$r0" -eq 0 ] || [ "$r1" -eq 0 ]; then
+		fail workers.spread "a worker served nothing: requests $r0 / $r1"
+	elif [ "$total" -lt $((64 + 4000)) ] || [ $((c0 + c1)) -ne "$total" ]; then
+		fail workers.spread "connections $c0 + $c1, sum $total (want the sum, >= 4064)"
+	elif [ $((c0 * 4)) -lt "$total" ] || [ $((c1 * 4)) -lt "$total" ]; then
+		fail workers.spread "a worker got under a quarter of $total connections: $c0 / $c1"
+	elif [ "$q0" -eq 0 ] || [ "$q1" -eq 0 ] || [ "$(val w.sw port.0.drop_no_queue)" != 0 ]; then
+		fail workers.spread "switch queues got $q0 / $q1 frames, drop_no_queue $(val w.sw port.0.drop_no_queue)"
+	else
+		pass "workers.spread (requests $r0 / $r1, connections $c0 / $c1 of $total)"
+	fi
+	# The port is free again once both queues are gone; echo --workers 2.
+	if ! wait_for w.sw "port 0 queue 1 of 2 detached" 3 || ! wait_for w.sw "port 0 queue 0 of 2 detached" 3; then
+		fail workers.echo "the switch did not free both queues"
+		stop "$SW"
+		return
+	fi
+	bg w.echo "$SKIFF" echo --dev "switch:$n/0" --ip 198.18.6.1/24 --workers 2 --stats
+	local e=$BG line sent recv rc
+	if wait_for w.echo ready 10; then
+		timeout 60 "$SKIFF" tcp-client --dev "switch:$n/1" --ip 198.18.6.2/24 \
+			--connect 198.18.6.1:7 --send-random 10M --expect-echo --timeout 50 \
+			>"$TMP/w.cli" 2>&1
+		rc=$?
+		line=$(grep -m1 '^skiff tcp-client:' "$TMP/w.cli")
+		sent=$(sed -nE 's/.*sha256_sent=([0-9a-f]+).*/\1/p' <<<"$line")
+		recv=$(sed -nE 's/.*sha256_received=([0-9a-f]+).*/\1/p' <<<"$line")
+		if [ $rc -eq 0 ] && [ -n "$sent" ] && [ "$sent" = "$recv" ]; then
+			pass "workers.echo (10 MiB echoed by a 2-worker echo host)"
+		else
+			fail workers.echo "exit $rc: ${line:-$(tail -n 2 "$TMP/w.cli" | tr '\n' ' ')}"
+		fi
+	else
+		fail workers.echo "echo --workers 2 did not attach"
+	fi
+	stop "$e"
+	stop "$SW"
+}
+
 # Nothing left behind: the switches' abstract sockets are gone, and
 # attaching to a switch that is not running says so.
 test_cleanup() {
@@ -444,5 +544,6 @@ test_killed_port
 test_ping
 test_two_hosts
 test_two_hosts6
+test_workers
 test_cleanup
 summary
