@@ -522,6 +522,33 @@ test_workers() {
 	stop "$SW"
 }
 
+# (v) A client of port protocol version 1 (a 16-byte hello, no queue
+# fields) is refused with both versions named, and gets no port.
+test_old_hello() {
+	local n=$ID-v out
+	start_switch "$n" v.sw --ports 2 || { fail old_hello "switch did not start"; return; }
+	out=$(timeout 10 python3 - "$n" <<'PY' 2>&1
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(5)
+s.connect(b"\0skiff-switch/" + sys.argv[1].encode())
+s.send(struct.pack("<4I", 0x736b7370, 1, 0, 0))
+msg, anc, flags, addr = s.recvmsg(256, 64)
+magic, version, status, _, size = struct.unpack_from("<IIiIQ", msg)
+text = msg[24:].split(b"\0")[0].decode()
+print("version=%d status=%d fds=%d msg=%s" % (version, status, len(anc), text))
+PY
+)
+	stop "$SW"
+	echo "  $out"
+	if grep -q "version=2 status=71 fds=0 msg=.*version 1, this switch speaks 2" <<<"$out" &&
+		! grep -q "port 0 attached" "$TMP/v.sw"; then
+		pass old_hello
+	else
+		fail old_hello "a version-1 hello: '$out'"
+	fi
+}
+
 # Nothing left behind: the switches' abstract sockets are gone, and
 # attaching to a switch that is not running says so.
 test_cleanup() {
@@ -545,5 +572,6 @@ test_ping
 test_two_hosts
 test_two_hosts6
 test_workers
+test_old_hello
 test_cleanup
 summary

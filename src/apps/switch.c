@@ -108,7 +108,9 @@ static void usage(FILE *f)
 		"A learning Ethernet switch over shared memory.  Processes attach with\n"
 		"--dev switch:NAME/PORT (PORT 0..N-1); frames are copied between ports in\n"
 		"batches, unknown and broadcast destinations are flooded, and a full port\n"
-		"drops (counted) instead of slowing anyone down.\n"
+		"drops (counted) instead of slowing anyone down.  A host with --workers N\n"
+		"attaches each worker as a queue of one port (at most %u); the switch\n"
+		"steers each flow to one queue by its flow hash (ARP to queue 0).\n"
 		"\n"
 		"  --ports N       ports, 1..%u (default %u)\n"
 		"  --slots N       slots per ring of a port, a power of two (default %u)\n"
@@ -120,7 +122,7 @@ static void usage(FILE *f)
 		"  -h, --help      this text\n"
 		"\n"
 		"Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).\n",
-		SW_PORTS_MAX, SWITCH_PORTS_DEFAULT, SWITCH_SLOTS_DEFAULT);
+		SW_QUEUES_MAX, SW_PORTS_MAX, SWITCH_PORTS_DEFAULT, SWITCH_SLOTS_DEFAULT);
 }
 
 static void kick(void *ctx, unsigned port, unsigned queue)
