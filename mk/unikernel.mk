@@ -17,12 +17,17 @@
 #                      http.client, ab, bad requests), idle, faults
 #   make vm-tls-test   tests/vm_tls.sh: HTTPS in the guest (BearSSL): curl,
 #                      s_client -reconnect, python ssl, ab -f, wrk, bad input
+#   make vm-proxy-test tests/vm_proxy.sh: the proxy image (build/skiff-proxy-uk.elf)
+#                      in front of a Python upstream on the host's loopback
 #   make run           (Makefile, tools/run.sh) serve http://127.0.0.1:8080/
 #                      from the unikernel; mk/run.mk has run-hosted
 
 UK_CC      ?= $(CC)
 UK_BUILD   := $(BUILD)/uk
 UK_ELF     := $(BUILD)/skiff-uk.elf
+# The reverse proxy as a guest (apps/uk_proxy.c, its uk_app hooks):
+# `skiff vm --proxy`, or --image build/skiff-proxy-uk.elf.
+UK_PROXY_ELF := $(BUILD)/skiff-proxy-uk.elf
 # -mno-red-zone: interrupts arrive on the kernel stack.
 # -mgeneral-regs-only: no SSE state to save in interrupt handlers.
 # -fno-pie/-fno-pic, mcmodel=kernel-free small model: linked at 1 MiB.
@@ -44,16 +49,19 @@ UK_LDFLAGS := -nostdlib -static $(if $(findstring clang,$(UK_CC)),,-no-pie) -Wl,
 # system calls libc.c answers (__memcpy_chk, open -> -1, ...).
 UK_TLS_SRC  := src/tls/tls_bearssl.c src/tls/loop_tls.c
 BEARSSL_A   ?= $(shell gcc -print-file-name=libbearssl.a)
-UK_PLAT_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/*.c)) src/dev/virtio_net.c $(UK_APP_SRC) $(UK_TLS_SRC)
+# src/apps/uk_proxy*.c: the proxy image's own objects (below), not the kernel's.
+UK_PROXY_SRC := $(filter src/apps/uk_proxy%.c,$(UK_APP_SRC))
+UK_PLAT_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/*.c)) src/dev/virtio_net.c \
+	$(filter-out $(UK_PROXY_SRC),$(UK_APP_SRC)) $(UK_TLS_SRC)
 UK_ASM_SRC  := $(wildcard src/plat/kvm/*.S)
 UK_PLAT_OBJ := $(UK_PLAT_SRC:%.c=$(UK_BUILD)/%.o) $(UK_ASM_SRC:%.S=$(UK_BUILD)/%.o)
 $(UK_TLS_SRC:%.c=$(UK_BUILD)/%.o): UK_CFLAGS += -DLOOP_TLS_FIXED
 UK_CORE_OBJ := $(CORE_SRC:%.c=$(UK_BUILD)/%.o)
 
-.PHONY: uk uk-clang vm-test vm-tls-test
-uk: $(UK_ELF)
+.PHONY: uk uk-clang vm-test vm-tls-test vm-proxy-test
+uk: $(UK_ELF) $(UK_PROXY_ELF)
 # Part of `make all`: it needs only gcc/clang and binutils, like the rest.
-all: $(UK_ELF)
+all: $(UK_ELF) $(UK_PROXY_ELF)
 
 $(UK_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -69,6 +77,11 @@ $(UK_BUILD)/libcore.a: $(UK_CORE_OBJ)
 
 $(UK_ELF): $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
 	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a $(BEARSSL_A)
+	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
+
+$(UK_PROXY_ELF): $(UK_PROXY_SRC:%.c=$(UK_BUILD)/%.o) $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $(UK_PROXY_SRC:%.c=$(UK_BUILD)/%.o) \
+	  $(UK_BUILD)/libcore.a $(BEARSSL_A)
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
 # An application of examples/ (http/app.h) as a guest: this kernel and the
@@ -105,5 +118,8 @@ vm-test: $(UK_ELF) $(BUILD)/skiff
 
 vm-tls-test: $(UK_ELF) $(BUILD)/skiff
 	tests/vm_tls.sh $(BUILD)/skiff $(UK_ELF)
+
+vm-proxy-test: $(UK_PROXY_ELF) $(BUILD)/skiff
+	tests/vm_proxy.sh $(BUILD)/skiff $(UK_PROXY_ELF)
 
 -include $(shell find $(UK_BUILD) -name '*.d' 2>/dev/null)

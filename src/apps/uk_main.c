@@ -71,6 +71,7 @@
 #include "site_archive.h"
 #include "tls_bundle.h"
 #include "uk_alog.h"
+#include "uk_app.h"
 #include "uk_smp.h"
 
 #define ECHO_PORT 7
@@ -100,6 +101,12 @@ static bool prom_on;
  * instead of the static server.  Weak: skiff-uk.elf has none, and its
  * address is NULL there. */
 extern const struct http_app_def skiff_app __attribute__((weak));
+/* An image with its own words and setup (apps/uk_app.h: the proxy's,
+ * build/skiff-proxy-uk.elf) defines uk_app instead. */
+extern const struct uk_app_hooks uk_app __attribute__((weak));
+/* The application this guest runs: &skiff_app, uk_app.def, or NULL for
+ * the static server. */
+static const struct http_app_def *app_def;
 static struct http_app app;
 /* The application's connections: each holds ~52 KiB (http/app.h), so
  * unless max-conns is given the guest keeps this many. */
@@ -223,10 +230,12 @@ static void https_name(void *ctx, const char *name, uint64_t v)
 
 static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
-	if (&skiff_app)
+	if (app_def)
 		http_app_stats(&app, fn, ctx);
 	else
 		http_server_stats(&srv, fn, ctx);
+	if (&uk_app)
+		uk_app.stats(fn, ctx);
 	if (alog.loop)
 		uk_alog_stats(&alog, fn, ctx);
 	loop_stats(uk_loop, fn, ctx);
@@ -234,7 +243,7 @@ static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *
 		prom_server_stats(&prom, fn, ctx);
 	if (tls_loop) {
 		struct https_fwd f = {fn, ctx};
-		if (&skiff_app)
+		if (app_def)
 			http_app_stats(&app_tls, https_name, &f);
 		else
 			http_server_stats(&srv_tls, https_name, &f);
@@ -348,11 +357,11 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	date_sec = sec;
 	char buf[HTTP_DATE_LEN];
 	http_date_format(sec, buf);
-	if (&skiff_app)
+	if (app_def)
 		http_app_set_date(&app, buf);
 	else
 		http_server_set_date(&srv, buf);
-	if (tls_loop && &skiff_app)
+	if (tls_loop && app_def)
 		http_app_set_date(&app_tls, buf);
 	else if (tls_loop)
 		http_server_set_date(&srv_tls, buf);
@@ -369,7 +378,9 @@ static int plat_run(void *ctx, struct loop *l, volatile int *stopp)
 	return -SK_ENETUNREACH; /* as serve_skiff.c: the device is gone */
 }
 
-static void *alloc_or_die(const char *what, size_t size)
+/* hint: what to lower first (an application's own word, e.g. the
+ * proxy's "lower cache="); NULL: the sizes every guest has. */
+static void *alloc_hint(const char *what, size_t size, const char *hint)
 {
 	void *p = mem_alloc(size, 4096);
 	if (!p) {
@@ -377,11 +388,17 @@ static void *alloc_or_die(const char *what, size_t size)
 		mem_info(&mi);
 		kprintf("skiff-uk: out of memory: %s needs %lu KiB, %lu KiB free of %lu MiB RAM, "
 			"%lu MiB of it the site archive "
-			"(lower max-conns / tcp-sndbuf / tcp-rcvbuf, or give the guest more --mem)\n",
-			what, (uint64_t)size >> 10, mi.heap_free >> 10, mi.ram >> 20, site_bytes >> 20);
+			"(%s, or give the guest more --mem)\n",
+			what, (uint64_t)size >> 10, mi.heap_free >> 10, mi.ram >> 20, site_bytes >> 20,
+			hint ? hint : "lower max-conns / tcp-sndbuf / tcp-rcvbuf");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	return p;
+}
+
+static void *alloc_or_die(const char *what, size_t size)
+{
+	return alloc_hint(what, size, NULL);
 }
 
 /* The site archive from the boot module: checked whole, or the boot
@@ -469,7 +486,7 @@ static void start_tls(const struct opts *o, const struct tls_files *tf, struct l
 		struct http_app_config ac = *app_cfg;
 		ac.port = c.port;
 		ac.max_conns = n;
-		app_tls_def = skiff_app;
+		app_tls_def = *app_def;
 		app_tls_def.init = NULL;
 		ssz = http_app_mem_size(&ac);
 		if (tls_loop && ssz)
@@ -507,11 +524,12 @@ static void console_out(void *ctx, const char *s, size_t n)
 static int read_options(struct opts *o, char *cmdline)
 {
 	char err[200];
-	int r = opt_init(o, &opt_cmd_uk, err, sizeof(err));
+	const struct opt_cmd *cmd = &uk_app ? uk_app.cmd() : &opt_cmd_uk;
+	int r = opt_init(o, cmd, err, sizeof(err));
 	if (r == OPT_OK)
 		r = opt_parse_words(o, cmdline, err, sizeof(err));
 	if (r == OPT_HELP) {
-		opt_help(&opt_cmd_uk, console_out, NULL);
+		opt_help(cmd, console_out, NULL);
 		return OPT_HELP;
 	}
 	if (r == OPT_OK)
@@ -526,6 +544,7 @@ static int read_options(struct opts *o, char *cmdline)
 unsigned uk_app_main(const struct kvm_start *st)
 {
 	static struct opts o; /* string values point into st->cmdline */
+	app_def = &skiff_app ? &skiff_app : &uk_app ? uk_app.def : NULL;
 	int r = read_options(&o, st->cmdline);
 	if (r != OPT_OK)
 		return r == OPT_HELP ? KVM_EXIT_OK : KVM_EXIT_FATAL;
@@ -558,7 +577,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	 * only: an application image and HTTPS stay on this CPU).  Pair k's
 	 * rx interrupt is MSI-X entry k on vCPU k's LAPIC; its ring region
 	 * comes from the heap. */
-	unsigned want = st->cpus > 1 && !&skiff_app ? st->cpus : 1;
+	unsigned want = st->cpus > 1 && !app_def ? st->cpus : 1;
 	static struct virtio_net_params ps[KVM_MAX_CPUS];
 	for (unsigned k = 0; k < want; k++) {
 		ps[k] = (struct virtio_net_params){
@@ -608,7 +627,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	struct http_server_config hc;
 	http_server_config_default(&hc);
 	opt_http_config(&o, &hc);
-	if (&skiff_app && !opt_given(&o, OPT_MAX_CONNS))
+	if (app_def && !opt_given(&o, OPT_MAX_CONNS))
 		hc.max_conns = UK_APP_CONNS;
 	/* The module: the TLS files at its end (if any), the site before. */
 	uint64_t site_len = st->module_len;
@@ -635,12 +654,38 @@ unsigned uk_app_main(const struct kvm_start *st)
 	if (st->module && site_len)
 		open_site(st, site_len, &hc);
 
+	/* The application's engine: `skiff serve`'s limits; an image with
+	 * its own setup (uk_app) sets itself up here, before TCP and the loop
+	 * are sized, since its own connections need sockets and timers. */
+	struct http_app_config ac;
+	uint32_t app_socks = 0;
+	if (app_def) {
+		http_app_config_default(&ac);
+		ac.addr = hc.addr;
+		ac.port = hc.port;
+		ac.max_conns = hc.max_conns;
+		ac.max_body = hc.max_body ? hc.max_body : ac.max_body;
+		ac.header_timeout = hc.header_timeout;
+		ac.keepalive_timeout = hc.keepalive_timeout;
+	}
+	if (&uk_app) {
+		/* wall s = now s + offset (the cache's dates: RTC + TSC) */
+		struct uk_app_env env = {
+			.alloc = alloc_hint,
+			.wall_offset = (int64_t)wall_base - (int64_t)(wall_at / SK_NS_PER_S),
+		};
+		if (uk_app.setup(&o, &ac, &app_socks, &env) < 0) {
+			kprintf("skiff-uk: not booting\n");
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+	}
+
 	/* TCP: the pool `skiff serve --stack skiff` sizes (opt_tcp_sockets). */
 	struct tcp_config tc;
 	tcp_config_default(&tc);
 	tcp_iface_config(&tc, &ifc);
 	const uint32_t tls_conns = tls_on ? (uint32_t)opt_num(&o, OPT_TLS_MAX_CONNS) : 0;
-	tc.max_sockets = opt_tcp_sockets(hc.max_conns + tls_conns);
+	tc.max_sockets = opt_tcp_sockets(hc.max_conns + tls_conns) + app_socks;
 	tc.sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
 	tc.rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
 	tc.cc = (uint8_t)opt_num(&o, OPT_TCP_CC);
@@ -660,7 +705,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.local_ip = ip_addr,
 		/* one per connection (an HTTPS one: two, the handshake's and
 		 * the server's), a few spare */
-		.max_timers = hc.max_conns + 16 + 2 * tls_conns,
+		.max_timers = hc.max_conns + 16 + 2 * tls_conns + app_socks,
 		.listen_backlog = UK_BACKLOG,
 		.now = now,
 		.plat = {.run = plat_run, .stats = plat_stats, .fatal = plat_fatal},
@@ -678,24 +723,16 @@ unsigned uk_app_main(const struct kvm_start *st)
 		hc.access_ctx = &alog;
 	}
 	size_t srv_sz;
-	struct http_app_config ac;
-	if (&skiff_app) {
-		http_app_config_default(&ac);
-		ac.addr = hc.addr;
-		ac.port = hc.port;
-		ac.max_conns = hc.max_conns;
-		ac.max_body = hc.max_body ? hc.max_body : ac.max_body;
-		ac.header_timeout = hc.header_timeout;
-		ac.keepalive_timeout = hc.keepalive_timeout;
+	if (app_def) {
 		srv_sz = http_app_mem_size(&ac);
 		void *app_mem = srv_sz ? alloc_or_die("the application's connections", srv_sz) : NULL;
-		if (!loop || (rc = http_app_init(&app, app_mem, srv_sz, &ac, &skiff_app, loop)) < 0 ||
+		if (!loop || (rc = http_app_init(&app, app_mem, srv_sz, &ac, app_def, loop)) < 0 ||
 		    (rc = http_app_start(&app)) < 0) {
 			kprintf("skiff-uk: application on port %u failed (%d)\n", hc.port, rc);
 			kvm_exit(KVM_EXIT_FATAL);
 		}
 		kprintf("skiff-uk: application %s, %u connections\n",
-			skiff_app.name ? skiff_app.name : "?", ac.max_conns);
+			app_def->name ? app_def->name : "?", ac.max_conns);
 	} else {
 		srv_sz = http_server_mem_size(&hc);
 		void *srv_mem = alloc_or_die("the HTTP connections", srv_sz);
@@ -706,7 +743,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		}
 	}
 	if (tls_on)
-		start_tls(&o, &tf, loop, &hc, &skiff_app ? &ac : NULL, tc.max_sockets);
+		start_tls(&o, &tf, loop, &hc, app_def ? &ac : NULL, tc.max_sockets);
 	refresh_date(NULL, now);
 	loop->on_turn = refresh_date;
 	uk_loop = loop;
@@ -738,7 +775,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	char ip[16], gw[16], date[HTTP_DATE_LEN + 1];
 	format_ip(ip_addr, ip);
 	format_ip(gw_addr, gw);
-	sk_memcpy(date, &skiff_app ? app.date : srv.date, HTTP_DATE_LEN);
+	sk_memcpy(date, app_def ? app.date : srv.date, HTTP_DATE_LEN);
 	date[HTTP_DATE_LEN] = 0;
 	kprintf("skiff-uk: clock %s (RTC + TSC)\n", date);
 	const uint8_t *m = cfg.mac;
@@ -780,18 +817,20 @@ unsigned uk_app_main(const struct kvm_start *st)
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
 	/* The application engine has no graceful drain yet: it stops at once;
 	 * with workers, only this vCPU's connections would drain: none do. */
-	if (rc == 0 && drain_wanted && drain_s && !&skiff_app && !workers)
+	if (rc == 0 && drain_wanted && drain_s && !app_def && !workers)
 		rc = drain(loop, drain_s);
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
-	if (&skiff_app)
+	if (app_def)
 		http_app_stop(&app);
 	else
 		http_server_stop(&srv);
-	if (tls_on && &skiff_app)
+	if (tls_on && app_def)
 		http_app_stop(&app_tls);
 	else if (tls_on)
 		http_server_stop(&srv_tls);
+	if (&uk_app)
+		uk_app.stop(); /* the upstream connections, after the engines */
 	if (alog.loop)
 		uk_alog_flush(&alog); /* the last batch leaves with the FINs */
 	now = plat_now();

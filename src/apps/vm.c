@@ -45,7 +45,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE] [--smp N]\n"
-		"                [--root DIR] [--accel auto|kvm|tcg] [--image PATH] [--dry-run]\n"
+		"                [--root DIR] [--accel auto|kvm|tcg] [--image PATH | --proxy] [--dry-run]\n"
 		"                [--tls-cert FILE --tls-key FILE [--tls-port N] [--tls-redirect]]\n"
 		"                [-- GUEST ARGS...]\n"
 		"\n"
@@ -74,6 +74,9 @@ static void usage(FILE *f)
 		"                         (kvm_intel or kvm_amd loaded, kvm_pvm not), else TCG\n"
 		"  --image PATH           kernel image (default: skiff-uk.elf next to this binary,\n"
 		"                         else ../lib/skiff/skiff-uk.elf from it, as installed)\n"
+		"  --proxy                the reverse proxy's image, skiff-proxy-uk.elf, found the\n"
+		"                         same way: `skiff vm --proxy -- upstream=10.0.2.2:8000`\n"
+		"                         (docs/proxy.md; `-- help` lists its words)\n"
 		"  --dry-run              print the QEMU command line and exit (a --root archive\n"
 		"                         is left in place for it)\n"
 		"  -h, --help             this text\n"
@@ -179,21 +182,24 @@ static bool kvm_usable(const char **why)
  * share, because the image is x86-64 code).  The first that is readable,
  * else the first, for the error message. */
 static const char *const image_leaves[] = {"skiff-uk.elf", "../lib/skiff/skiff-uk.elf"};
+/* --proxy: the reverse proxy's image (apps/uk_proxy.c), in the same places. */
+static const char *const proxy_leaves[] = {"skiff-proxy-uk.elf", "../lib/skiff/skiff-proxy-uk.elf"};
 
-static void default_image(char *out, size_t size)
+static void default_image(char *out, size_t size, bool proxy)
 {
+	const char *const *leaves = proxy ? proxy_leaves : image_leaves;
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
 
 	if (slash == NULL) {
-		snprintf(out, size, "build/%s", image_leaves[0]);
+		snprintf(out, size, "build/%s", leaves[0]);
 		return;
 	}
 	for (size_t i = 0; i < SK_ARRAY_LEN(image_leaves); i++) {
 		char path[PATH_MAX], *real;
 		int len = snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - exe), exe,
-				   image_leaves[i]);
+				   leaves[i]);
 		if (len <= 0 || (size_t)len >= sizeof(path) || access(path, R_OK) != 0)
 			continue;
 		/* The path without "bin/..": it is printed, and QEMU shows it. */
@@ -202,7 +208,7 @@ static void default_image(char *out, size_t size)
 		free(real);
 		return;
 	}
-	snprintf(out, size, "%.*s/%s", (int)(slash - exe), exe, image_leaves[0]);
+	snprintf(out, size, "%.*s/%s", (int)(slash - exe), exe, leaves[0]);
 }
 
 static volatile sig_atomic_t child_pid;
@@ -316,6 +322,7 @@ int cmd_vm(int argc, char **argv)
 		{"root", required_argument, NULL, 'r'},   {"smp", required_argument, NULL, 'S'},
 		{"tls-cert", required_argument, NULL, 'C'}, {"tls-key", required_argument, NULL, 'K'},
 		{"tls-port", required_argument, NULL, 'P'}, {"tls-redirect", no_argument, NULL, 'R'},
+		{"proxy", no_argument, NULL, 'X'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *tls_cert = NULL, *tls_key = NULL;
@@ -324,7 +331,7 @@ int cmd_vm(int argc, char **argv)
 	struct fwd fwds[VM_MAX_FWD];
 	int nfwd = 0;
 	const char *net = "user", *mem = "256M", *accel = "auto", *image = NULL, *root = NULL;
-	bool dry_run = false;
+	bool dry_run = false, proxy = false;
 	unsigned smp = 1;
 	int c;
 	opterr = 0;
@@ -374,6 +381,7 @@ int cmd_vm(int argc, char **argv)
 			break;
 		}
 		case 'R': tls_redirect = true; break;
+		case 'X': proxy = true; break;
 		case 'D': dry_run = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
@@ -387,6 +395,8 @@ int cmd_vm(int argc, char **argv)
 				tls_cert ? "tls-key" : "tls-cert");
 	if (!tls_cert && (tls_port || tls_redirect))
 		cli_usage_error("vm", "--tls-port and --tls-redirect need --tls-cert and --tls-key");
+	if (proxy && image)
+		cli_usage_error("vm", "--proxy picks the image: give --image or --proxy, not both");
 	bool tap = !strncmp(net, "tap:", 4);
 	if (tap && nfwd)
 		cli_usage_error("vm", "-p works with --net user only");
@@ -410,7 +420,7 @@ int cmd_vm(int argc, char **argv)
 	if (image)
 		snprintf(img, sizeof(img), "%s", image);
 	else
-		default_image(img, sizeof(img));
+		default_image(img, sizeof(img), proxy);
 	if (access(img, R_OK) != 0) {
 		fprintf(stderr, "skiff vm: no kernel image at %s (build it with `make uk`)\n", img);
 		return 1;
