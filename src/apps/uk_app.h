@@ -10,7 +10,8 @@
  * same entries of apps/opts.c the hosted command uses), then setup runs
  * with the engine's config final, before TCP and the loop are sized, so
  * the application may ask for more sockets and timers (its own
- * connections on skiff's TCP).  Memory comes from env->alloc, the guest's
+ * connections on skiff's TCP); late runs once everything else has its
+ * memory.  Memory comes from env->alloc, the guest's
  * bump allocator: it never returns NULL (a request that does not fit
  * stops the boot with the sizes and the hint). */
 #ifndef APPS_UK_APP_H
@@ -41,8 +42,16 @@ struct uk_app_hooks {
 		     const struct uk_app_env *env);
 	/* The counters (metrics=, stats), after the engine's. */
 	void (*stats)(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+	/* After every other allocation, before the guest is ready (may be
+	 * NULL): what may take the rest of the heap (the proxy's cache), so
+	 * that a size too big for --mem is named as the one to lower.  0, or
+	 * -1 with the reason printed. */
+	int (*late)(const struct opts *o, const struct uk_app_env *env);
 	/* After http_app_stop: close what the application holds. */
 	void (*stop)(void);
+	/* How to list the words, for the bad-command-line line
+	 * ("skiff vm --proxy -- help"). */
+	const char *help_cmd;
 };
 
 #endif

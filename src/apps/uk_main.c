@@ -537,7 +537,8 @@ static int read_options(struct opts *o, char *cmdline)
 	if (r == OPT_OK)
 		return OPT_OK;
 	kprintf("skiff-uk: %s\n", err);
-	kprintf("skiff-uk: bad command line, not booting (`skiff vm -- help` lists the words)\n");
+	kprintf("skiff-uk: bad command line, not booting (`%s` lists the words)\n",
+		&uk_app && uk_app.help_cmd ? uk_app.help_cmd : "skiff vm -- help");
 	return OPT_ERROR;
 }
 
@@ -758,6 +759,17 @@ unsigned uk_app_main(const struct kvm_start *st)
 			kvm_exit(KVM_EXIT_FATAL);
 		}
 		prom_on = true;
+	}
+
+	if (&uk_app && uk_app.late) {
+		struct uk_app_env env = {
+			.alloc = alloc_hint,
+			.wall_offset = (int64_t)wall_base - (int64_t)(wall_at / SK_NS_PER_S),
+		};
+		if (uk_app.late(&o, &env) < 0) {
+			kprintf("skiff-uk: not booting\n");
+			kvm_exit(KVM_EXIT_FATAL);
+		}
 	}
 
 	trap_set_handler(VEC_VIRTIO_NET, NULL, NULL); /* counted in kvm_cpu.irq_count; the loop polls */

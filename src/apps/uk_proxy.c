@@ -41,8 +41,17 @@ static const struct opt_cmd *proxy_cmd(void)
 	if (cmd.use)
 		return &cmd;
 	unsigned n = 0;
-	for (unsigned i = 0; i < opt_cmd_uk.nuse && n < SK_ARRAY_LEN(uses); i++)
-		uses[n++] = opt_cmd_uk.use[i];
+	for (unsigned i = 0; i < opt_cmd_uk.nuse && n < SK_ARRAY_LEN(uses); i++) {
+		const struct opt_use *u = &opt_cmd_uk.use[i];
+		if (u->id == OPT_CACHE_CONTROL) /* the static server's files only */
+			continue;
+		/* max-conns: the proxy's default (256, as uk_main.c gives an
+		 * application image), shown as such. */
+		for (unsigned j = 0; u->id == OPT_MAX_CONNS && j < opt_cmd_proxy.nuse; j++)
+			if (opt_cmd_proxy.use[j].id == OPT_MAX_CONNS)
+				u = &opt_cmd_proxy.use[j];
+		uses[n++] = *u;
+	}
 	for (unsigned k = 0; k < SK_ARRAY_LEN(proxy_ids); k++)
 		for (unsigned i = 0; i < opt_cmd_proxy.nuse && n < SK_ARRAY_LEN(uses); i++)
 			if (opt_cmd_proxy.use[i].id == proxy_ids[k])
@@ -105,16 +114,6 @@ static int proxy_setup(const struct opts *o, struct http_app_config *cfg, uint32
 	proxy_app_config(&px, cfg);
 	proxy_app_def(&px, &def, &route);
 	uint64_t csz = opt_num(o, OPT_CACHE);
-	if (csz) {
-		struct http_cache_config cc;
-		http_cache_config_default(&cc);
-		void *cm = env->alloc("the cache", (size_t)csz, "lower cache=");
-		if (http_cache_init(&cache, cm, (size_t)csz, &cc) < 0) {
-			kprintf("skiff-uk: proxy: cannot set up a cache of %lu bytes\n", csz);
-			return -1;
-		}
-		px.cache = &cache;
-	}
 	char up[PROXY_MAX_UPSTREAMS * 24 + 1];
 	size_t ul = 0;
 	for (unsigned i = 0; i < pc.nup && ul < sizeof(up); i++)
@@ -123,6 +122,26 @@ static int proxy_setup(const struct opts *o, struct http_app_config *cfg, uint32
 		"cache %lu KiB%s\n",
 		up, pc.balance == PROXY_LEAST ? "least" : "rr", pc.pool, pc.max_xchg,
 		(uint64_t)sz >> 10, csz >> 10, csz ? "" : " (off: cache=SIZE)");
+	return 0;
+}
+
+/* The cache takes its memory last: with everything else sized, a cache=
+ * the guest cannot hold is the one thing to lower (or --mem to raise). */
+static int proxy_late(const struct opts *o, const struct uk_app_env *env)
+{
+	uint64_t csz = opt_num(o, OPT_CACHE);
+	if (csz == 0)
+		return 0;
+	struct http_cache_config cc;
+	http_cache_config_default(&cc);
+	char what[64];
+	ksnprintf(what, sizeof(what), "the cache (cache=%s)", opt_str(o, OPT_CACHE));
+	void *cm = env->alloc(what, (size_t)csz, "lower cache=");
+	if (http_cache_init(&cache, cm, (size_t)csz, &cc) < 0) {
+		kprintf("skiff-uk: proxy: cannot set up a cache of %lu bytes\n", csz);
+		return -1;
+	}
+	px.cache = &cache;
 	return 0;
 }
 
@@ -152,5 +171,7 @@ const struct uk_app_hooks uk_app = {
 	.def = &def,
 	.setup = proxy_setup,
 	.stats = proxy_print,
+	.late = proxy_late,
 	.stop = proxy_halt,
+	.help_cmd = "skiff vm --proxy -- help",
 };
