@@ -6,6 +6,7 @@
 #     PREFIX/lib/skiff/skiff-uk.elf         the unikernel: `skiff vm` looks
 #                                           for it there (../lib/skiff from
 #                                           the binary's directory, src/apps/vm.c)
+#     PREFIX/lib/skiff/skiff-proxy-uk.elf   the proxy's image (`skiff vm --proxy`)
 #     PREFIX/share/man/man1/skiff*.1        one page per command, from --help
 #                                           (tools/man.sh, help2man)
 #     PREFIX/lib/systemd/system/skiff@.service   the unit (dist/), paths filled in
@@ -58,6 +59,7 @@ install: all man $(BUILD)/skiff@.service $(BUILD)/example.env
 	  $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/skiff
 	$(INSTALL) -m 755 $(BUILD)/skiff $(DESTDIR)$(BINDIR)/skiff
 	$(INSTALL) -m 644 $(UK_ELF) $(DESTDIR)$(LIBDIR)/skiff-uk.elf
+	$(INSTALL) -m 644 $(UK_PROXY_ELF) $(DESTDIR)$(LIBDIR)/skiff-proxy-uk.elf
 	$(INSTALL) -m 644 $(MAN_DIR)/*.1 $(DESTDIR)$(MANDIR)/
 	$(INSTALL) -m 644 $(BUILD)/skiff@.service $(DESTDIR)$(UNITDIR)/skiff@.service
 	$(INSTALL) -m 644 $(BUILD)/example.env $(DESTDIR)$(SYSCONFDIR)/skiff/example.env
@@ -66,6 +68,7 @@ install: all man $(BUILD)/skiff@.service $(BUILD)/example.env
 # tree no longer has goes too.
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/skiff $(DESTDIR)$(LIBDIR)/skiff-uk.elf \
+	  $(DESTDIR)$(LIBDIR)/skiff-proxy-uk.elf \
 	  $(DESTDIR)$(UNITDIR)/skiff@.service $(DESTDIR)$(SYSCONFDIR)/skiff/example.env
 	rm -f $(DESTDIR)$(MANDIR)/skiff.1 $(DESTDIR)$(MANDIR)/skiff-*.1
 	rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SYSCONFDIR)/skiff 2>/dev/null || true

@@ -4,12 +4,13 @@
 # CAP_NET_RAW and CAP_NET_ADMIN, as skiff@.service runs it.
 #
 #   files     make install PREFIX=/usr/local DESTDIR=TMP puts the binary, the
-#             unikernel, one man page per command (and skiff.1), the unit and
+#             unikernel and the proxy image, one man page per command (and skiff.1), the unit and
 #             example.env in place, with no DESTDIR path written into them
 #   man       every page renders with groff -man, no warnings (-ww)
 #   unit      its capabilities, user and ProtectSystem are the promised ones;
 #             systemd-analyze verify reports nothing
-#   vm        the installed `skiff vm` finds the installed image by default
+#   vm        the installed `skiff vm` finds the installed image by default, and
+#             `skiff vm --proxy` the installed proxy image
 #   tap, packet
 #             setpriv --reuid=nobody with those two capabilities (inheritable,
 #             ambient, bounding; nothing else): curl gets 200 and the file's
@@ -63,7 +64,7 @@ BIN=$DEST$PREFIX/bin/skiff
 UNIT=$DEST$PREFIX/lib/systemd/system/skiff@.service
 ENVF=$DEST/etc/skiff/example.env
 MAN=$DEST$PREFIX/share/man/man1
-want=("755 $BIN" "644 $DEST$PREFIX/lib/skiff/skiff-uk.elf" "644 $UNIT" "644 $ENVF" "644 $MAN/skiff.1")
+want=("755 $BIN" "644 $DEST$PREFIX/lib/skiff/skiff-uk.elf" "644 $DEST$PREFIX/lib/skiff/skiff-proxy-uk.elf" "644 $UNIT" "644 $ENVF" "644 $MAN/skiff.1")
 mapfile -t cmds < <("$BUILD/skiff" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }')
 for c in "${cmds[@]}"; do want+=("644 $MAN/skiff-$c.1"); done
 missing=""
@@ -73,7 +74,7 @@ for w in "${want[@]}"; do
 done
 nfiles=$(find "$DEST" -type f | wc -l)
 if [ -z "$missing" ] && [ ${#cmds[@]} -ge 5 ] && [ "$nfiles" -eq ${#want[@]} ]; then
-	pass "files (${#want[@]}: binary, image, unit, example.env, ${#cmds[@]} + 1 man pages)"
+	pass "files (${#want[@]}: binary, images, unit, example.env, ${#cmds[@]} + 1 man pages)"
 else
 	fail files "missing or wrong:${missing:- none}; ${#cmds[@]} commands; $nfiles files installed, want ${#want[@]}"
 fi
@@ -136,6 +137,12 @@ if grep -q -- "-kernel $DEST$PREFIX/lib/skiff/skiff-uk.elf" <<<"$out"; then
 	pass "vm.image (skiff vm boots $PREFIX/lib/skiff/skiff-uk.elf by default)"
 else
 	fail vm.image "$(tail -n 2 <<<"$out")"
+fi
+out=$("$BIN" vm --proxy --dry-run 2>&1)
+if grep -q -- "-kernel $DEST$PREFIX/lib/skiff/skiff-proxy-uk.elf" <<<"$out"; then
+	pass "vm.proxy-image (skiff vm --proxy boots $PREFIX/lib/skiff/skiff-proxy-uk.elf)"
+else
+	fail vm.proxy-image "$(tail -n 2 <<<"$out")"
 fi
 
 # ---- unprivileged runs ------------------------------------------------

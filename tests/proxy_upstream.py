@@ -17,10 +17,12 @@ bytes, sends 1000, closes)  /ambig (Content-Length and Transfer-Encoding)
 /ambig2 (two Content-Lengths)  /hop (hop-by-hop fields in the answer)
 /304  /continue (a 100 first)  /cache/...?max-age=N (fresh for N s)  /rev
 (max-age=0 with an ETag; 304 to If-None-Match: "r1")  /slowcache (0.5 s,
-then max-age=60)  /nostore  anything else: 200 "NAME PATH".
+then max-age=60)  /nostore  /dated?ago=N&max-age=M (a Date N s in the past:
+the proxy's clock decides the Age)  anything else: 200 "NAME PATH".
 --reset-all: every request is read, logged, and its connection closed
 without a byte (an upstream failing before any response byte).
 """
+import email.utils
 import hashlib
 import json
 import socket
@@ -143,6 +145,10 @@ def answer(conn, method, target, headers, body):
     elif path == "/slowcache":
         time.sleep(0.5)
         plain("200 OK", b"one for all\n" * 1000, "Cache-Control: max-age=60\r\n")
+    elif path == "/dated":
+        date = email.utils.formatdate(time.time() - int(q.get("ago", "0")), usegmt=True)
+        plain("200 OK", b"dated\n", "Date: %s\r\nCache-Control: max-age=%s\r\n"
+              % (date, q.get("max-age", "60")))
     elif path == "/nostore":
         plain("200 OK", b"never stored\n", "Cache-Control: no-store\r\n")
     elif path == "/continue":

@@ -486,6 +486,7 @@ static void start_tls(const struct opts *o, const struct tls_files *tf, struct l
 		struct http_app_config ac = *app_cfg;
 		ac.port = c.port;
 		ac.max_conns = n;
+		ac.scheme = "https"; /* what the application sees (a proxy's X-Forwarded-Proto) */
 		app_tls_def = *app_def;
 		app_tls_def.init = NULL;
 		ssz = http_app_mem_size(&ac);
