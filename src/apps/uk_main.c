@@ -31,6 +31,11 @@
  * on tls-port= (443), tls-max-conns= connections at most.  In an
  * application image the second server is a second engine of the
  * application (the same routes; its init ran once, for the first).
+ * An image may instead bring its own words and setup (apps/uk_app.h's
+ * uk_app: the reverse proxy's, build/skiff-proxy-uk.elf, apps/uk_proxy.c):
+ * its option table replaces opt_cmd_uk, its setup runs before TCP and the
+ * loop are sized (its own connections take sockets and timers), and its
+ * late hook after every other allocation (the proxy's cache).
  * Exit codes (isa-debug-exit): 0 clean, 1 setup error, 64+vector a CPU
  * exception; QEMU itself exits with 2*code+1.
  *
