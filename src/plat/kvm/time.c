@@ -3,7 +3,7 @@
  *
  * TSC frequency: CPUID 0x15 (crystal * ratio) when it names the crystal,
  * else CPUID 0x16 (base MHz), else measured against PIT channel 2.  Under
- * QEMU TCG neither leaf exists and the PIT path runs (~20 ms at boot).
+ * QEMU TCG neither leaf exists and the PIT path runs (~60 ms at boot).
  * The clock assumes an invariant TSC, which KVM and TCG both provide.
  *
  * Timer: TSC-deadline mode when CPUID.1:ECX[24] says so (an absolute
@@ -54,22 +54,58 @@ uint64_t time_tsc_hz(void) { return tsc_hz; }
 const char *time_source(void) { return tsc_source; }
 bool time_deadline_mode(void) { return deadline_mode; }
 
-/* TSC ticks over `pit_ticks` of the 1.193182 MHz PIT, channel 2 in
- * one-shot mode, gated by port 0x61 and polled on its OUT pin. */
-static uint64_t pit_measure(uint16_t pit_ticks)
+/* Channel 2's count now: latched, then read low and high byte. */
+static uint16_t pit_count(void)
+{
+	outb(0x43, 0x80); /* latch channel 2 */
+	uint16_t lo = inb(0x42);
+	return (uint16_t)(lo | (uint16_t)inb(0x42) << 8);
+}
+
+/* One TSC reading taken with a PIT count, and how long the pair took
+ * (the reading's uncertainty, in TSC ticks). */
+struct pit_stamp {
+	uint64_t tsc, width;
+	uint16_t count;
+};
+
+static struct pit_stamp pit_stamp(void)
+{
+	uint64_t a = rdtsc();
+	uint16_t c = pit_count();
+	uint64_t b = rdtsc();
+	return (struct pit_stamp){a + (b - a) / 2, b - a, c};
+}
+
+/* TSC ticks per `pit_ticks` of the 1.193182 MHz PIT, channel 2 counting
+ * down from 0xffff (mode 0, gated by port 0x61), over a window of at
+ * least pit_ticks.  Both ends are a TSC reading beside a latched count, so
+ * the vCPU thread being preempted inside the window stretches both clocks
+ * alike; only a preemption between the two reads of one end errs, and
+ * *err says how much the ends' pairs took.  A preemption longer than the
+ * 55 ms the count takes to wrap makes the count's difference too small,
+ * so that error only ever makes the result too large. */
+static uint64_t pit_measure(uint16_t pit_ticks, uint64_t *err)
 {
 	uint8_t p61 = inb(0x61);
 	outb(0x61, (uint8_t)((p61 & ~0x02) | 0x01)); /* gate on, speaker off */
 	outb(0x43, 0xb0);                              /* ch2, lo/hi, mode 0 */
-	outb(0x42, (uint8_t)pit_ticks);
-	outb(0x42, (uint8_t)(pit_ticks >> 8));
-	uint64_t t0 = rdtsc();
-	uint64_t spins = 0;
-	while (!(inb(0x61) & 0x20) && ++spins < 100000000ull)
-		;
-	uint64_t t1 = rdtsc();
+	outb(0x42, 0xff);
+	outb(0x42, 0xff);
+	struct pit_stamp s0 = pit_stamp(), s1 = s0;
+	/* The count starts on the first PIT clock after the load: wait until
+	 * it has moved, so the start is a real count. */
+	for (uint64_t spins = 0; s0.count == 0xffff && ++spins < 10000000ull;)
+		s0 = pit_stamp();
+	for (uint64_t spins = 0; ++spins < 100000000ull;) {
+		s1 = pit_stamp();
+		if ((uint16_t)(s0.count - s1.count) >= pit_ticks)
+			break;
+	}
 	outb(0x61, p61);
-	return t1 - t0;
+	uint16_t n = (uint16_t)(s0.count - s1.count);
+	*err = s0.width + s1.width;
+	return n ? (s1.tsc - s0.tsc) * pit_ticks / n : 0;
 }
 
 static void calibrate_tsc(void)
@@ -94,16 +130,27 @@ static void calibrate_tsc(void)
 		}
 	}
 	/* 10 ms windows: the first only warms up the emulator; of the next
-	 * five keep the shortest.  Errors only ever stretch a window (the
-	 * vCPU thread is preempted, the PIT's end is seen late), and under
-	 * TCG on a busy host one window in five comes out 5-20% long. */
+	 * five, the smallest of those whose ends were read within 1% of the
+	 * window (a wrapped count only errs high), else the tightest.  Waiting
+	 * for the PIT's OUT pin instead (one end on the TSC alone) came out
+	 * 40% long under TCG on a busy host, every window: the vCPU thread,
+	 * preempted, saw the end late. */
 	const uint16_t ticks = 11932;
-	pit_measure(ticks);
-	uint64_t d = UINT64_MAX;
+	uint64_t e, best_err = UINT64_MAX, d = 0, tight = UINT64_MAX;
+	pit_measure(ticks, &e);
 	for (int i = 0; i < 5; i++) {
-		uint64_t m = pit_measure(ticks);
-		d = m < d ? m : d;
+		uint64_t m = pit_measure(ticks, &e);
+		if (!m)
+			continue;
+		if (e * 100 < m && m < tight)
+			tight = m;
+		if (e < best_err) {
+			best_err = e;
+			d = m;
+		}
 	}
+	if (tight != UINT64_MAX)
+		d = tight;
 	tsc_hz = d * 1193182ull / ticks;
 	tsc_source = "pit";
 }
