@@ -83,7 +83,7 @@ import json, sys
 log = [e for e in json.load(sys.stdin)['log'] if e['target'] == sys.argv[1]]
 print(''.join(v for k, v in log[-1]['headers'] if k.lower() == sys.argv[2].lower()) if log else '')" "$1" "$2"
 }
-hdr() { tr -d '\r' <"$1" | awk -v h="$(tr 'A-Z' 'a-z' <<<"$2"):" 'tolower($1) == h {sub(/^[^:]*: */, ""); print; exit}'; }
+hdr() { tr -d '\r' <"$1" | awk -v h="$(tr '[:upper:]' '[:lower:]' <<<"$2"):" 'tolower($1) == h {sub(/^[^:]*: */, ""); print; exit}'; }
 
 UP=$(free_port STREAM)
 PX=$(free_port STREAM)
@@ -227,9 +227,9 @@ fi
 python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$CTL"
 wait "$VM"
 rc=$?
-stat() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "$LOG/guest.log" | tail -1; }
-req=$(stat proxy.requests) hits=$(stat cache.hits) r502=$(stat proxy.resp_502)
-upr=$(stat "proxy.upstream.10.0.2.2:$UP.requests")
+counter() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "$LOG/guest.log" | tail -1; }
+req=$(counter proxy.requests) hits=$(counter cache.hits) r502=$(counter proxy.resp_502)
+upr=$(counter "proxy.upstream.10.0.2.2:$UP.requests")
 if [ "$rc" = 0 ] && [ "${req:-0}" -ge 8 ] && [ "${hits:-0}" -ge 1 ] && [ "${r502:-0}" -ge 1 ] &&
 	[ "${upr:-0}" -ge 6 ]; then
 	pass "exit (0; proxy.requests $req, cache.hits $hits, proxy.resp_502 $r502, upstream requests $upr)"
