@@ -2,7 +2,7 @@
 # tests/smp.sh BIN [TARGET...] — `skiff serve --workers 2` (docs/smp.md) on
 # each TARGET (default: all four):
 #   linux         --stack linux: two threads, an SO_REUSEPORT listener each
-#   skiff:packet  two AF_PACKET sockets in one PACKET_FANOUT_HASH group
+#   skiff:packet  two AF_PACKET sockets in one PACKET_FANOUT_CBPF group
 #   skiff:tap     two queues of a multi-queue TAP (created multi_queue)
 #   skiff:xdp     two AF_XDP sockets, on queues 0 and 1 of a veth made with
 #                 2 rx and 2 tx queues
@@ -23,6 +23,10 @@
 #                cut or interleaved by the other worker;
 #   sighup       (linux) --root reloaded by every worker: new connections
 #                (spread over both) all see the new file;
+#   steer        (packet, tap) 201 connections from chosen source ports:
+#                each worker's http.conns_accepted is exactly what a Python
+#                copy of wire/flow_hash.h predicts (the devices' BPF
+#                steering programs agree with the C hash);
 #   sigterm      exit 0 with the sums and per-worker lines.
 # Prints PASS/FAIL per check, ends with "smp: N passed, N failed".
 set -u
@@ -107,7 +111,8 @@ start_server() {
 	fi
 	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
 	for ((i = 0; i < 50; i++)); do
-		C curl -s -o /dev/null --max-time 1 "$URL" && { pass "$name.start"; return 0; }
+		C curl -s -o /dev/null --max-time 1 ${START_PORT:+--local-port "$START_PORT"} "$URL" &&
+			{ pass "$name.start"; return 0; }
 		sleep 0.1
 	done
 	fail "$name.start" "listening, but no answer to curl within 5 s: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
@@ -273,6 +278,64 @@ check_xdp_fallback() {
 	fi
 }
 
+# steer (packet, tap): the device picks the worker by skiff's own flow hash
+# (wire/flow_hash.h, computed by the BPF programs of src/dev/steer_bpf.c):
+# connections from chosen source ports land exactly where a Python copy of
+# the hash says.  The start-up curl goes from port 1500, so every
+# connection's port is known; a second start-up curl (after a failed first)
+# would land on the same worker as the first, and is counted.
+check_steer() {
+	local out=$WORK/steer.out n=200 e0 e1 c0 c1 tries
+	START_PORT=1500 start_server steer || return
+	if grep -q 'cannot .* the steering program' "$SRV_LOG"; then
+		fail steer "steering program not attached: $(grep -m1 'steering program' "$SRV_LOG")"
+		stop_server steer
+		return
+	fi
+	T=60 C python3 - "$SKT_LINUX_IP" "$SRV_IP" 80 20000 "$n" 1500 >"$out" 2>&1 <<'PY'
+import socket, sys
+cli, srv, dport, first, n, start = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+def word(a):
+    return int.from_bytes(socket.inet_aton(a), "big")
+def worker(sport, nw=2):
+    # wire/flow_hash.h: XOR of the address words and the ports, times
+    # 0x9E3779B1 mod 2^32, xor its top half down; modulo the workers.
+    x = word(cli) ^ word(srv) ^ sport ^ dport
+    x = (x * 0x9E3779B1) & 0xffffffff
+    x ^= x >> 16
+    return x % nw
+want = [0, 0]
+want[worker(start)] += 1
+for p in range(first, first + n):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.settimeout(5)
+    s.bind((cli, p))
+    s.connect((srv, dport))
+    s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    while s.recv(4096):
+        pass
+    s.close()
+    want[worker(p)] += 1
+print("want", want[0], want[1], "start_worker", worker(start))
+PY
+	stop_server steer
+	read -r _ e0 e1 _ sw < <(grep '^want ' "$out")
+	c0=$(stat_of worker0.http.conns_accepted) c1=$(stat_of worker1.http.conns_accepted)
+	if [ -z "${e0:-}" ]; then
+		fail steer "client failed: $(tail -n 2 "$out" | tr '\n' ' ')"
+		return
+	fi
+	# Retried start-up curls (same port, same worker) add to that worker.
+	tries=$(( ${c0:-0} + ${c1:-0} - e0 - e1 ))
+	[ "$sw" = 0 ] && e0=$((e0 + tries)) || e1=$((e1 + tries))
+	if [ "$tries" -lt 0 ] || [ "$tries" -gt 3 ] || [ "${c0:-x}" != "$e0" ] || [ "${c1:-x}" != "$e1" ]; then
+		fail steer "accepted $c0 / $c1, the hash predicts $e0 / $e1 (start-up curls $((tries + 1)))"
+	else
+		pass "steer ($c0 / $c1 connections, exactly as flow_hash predicts)"
+	fi
+}
+
 # auto: one worker per CPU this process may use.
 check_auto() {
 	local n
@@ -290,6 +353,7 @@ run_target() {
 	fi
 	local alog=
 	case $TGT in linux | skiff:packet) alog=$WORK/${TGT/:/-}-access.log ;; esac
+	case $TGT in skiff:packet | skiff:tap) check_steer ;; esac
 	if start_server main ${alog:+--access-log "$alog"}; then
 		[ "$TGT" != linux ] && check_any_worker
 		check_ab ab.keepalive.c64 20000 -k -n 20000 -c 64

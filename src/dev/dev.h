@@ -65,6 +65,14 @@ struct dev {
 	uint16_t mtu;              /* IP MTU, 1500 unless the device says less */
 	struct dev_stats stats;
 	char name[64];             /* the spec it was opened with, for logs */
+	/* The device hands this opening (queue q of n, dev_open.h) exactly the
+	 * frames with flow_hash_worker(flow_hash_frame(f), n) == q
+	 * (wire/flow_hash.h): true for one queue, for packet's fanout and for a
+	 * TAP whose steering program loaded; false where the kernel or the NIC
+	 * picks (xdp, a TAP without the program).  Only when true may a worker
+	 * pick source ports by the hash (tcp_config.steer_workers) and expect
+	 * the answers back. */
+	bool flow_steered;
 };
 
 static inline int dev_rx_sync(struct dev *d) { return d->ops->rx_sync(d); }

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "dev_impl.h"
+#include "steer_bpf.h"
 
 /* Where the kernel puts an Ethernet frame in a V2 ring frame: the network
  * header at TPACKET_ALIGN(TPACKET2_HDRLEN + max(mac header, 16)), the MAC
@@ -329,16 +330,33 @@ int packet_open(const char *name, const struct dev_config *cfg, struct dev **out
 		goto fail;
 	}
 	/* Workers (dev_open.h): every socket joins one fanout group, and the
-	 * kernel hands each flow (by its hash: the 4-tuple for TCP) to one of
-	 * them.  Joined after bind, as the kernel requires. */
+	 * group's classic BPF program (steer_bpf.h) hands each frame to
+	 * member flow_hash_frame(frame) % members.  The kernel keeps the
+	 * members in an array in the order they joined (a new member goes at
+	 * index num_members, and the program's return value modulo that count
+	 * indexes it: af_packet.c, __fanout_link and fanout_demux_bpf), and the
+	 * callers open queue 0, 1, ... in order on one thread, so member k is
+	 * queue k.  Until the program is set (the first member, just below)
+	 * the kernel sends every frame to member 0.  Joined after bind, as the
+	 * kernel requires. */
 	if (cfg->nqueues > 1) {
-		int fan = (int)cfg->group | (PACKET_FANOUT_HASH << 16);
+		struct sock_filter prog[STEER_BPF_MAX];
+		struct sock_fprog fp = {.len = (unsigned short)steer_cbpf_build(prog, STEER_BPF_MAX),
+					.filter = prog};
+		int fan = (int)cfg->group | (PACKET_FANOUT_CBPF << 16);
 		if (setsockopt(p->fd, SOL_PACKET, PACKET_FANOUT, &fan, sizeof(fan)) < 0) {
 			dev_err(err, errlen, "packet:%s: PACKET_FANOUT group %u: %s", name,
 				cfg->group, strerror(errno));
 			goto fail;
 		}
+		if (fp.len == 0 ||
+		    setsockopt(p->fd, SOL_PACKET, PACKET_FANOUT_DATA, &fp, sizeof(fp)) < 0) {
+			dev_err(err, errlen, "packet:%s: PACKET_FANOUT_DATA (steering program): %s",
+				name, fp.len ? strerror(errno) : "not built");
+			goto fail;
+		}
 	}
+	p->dev.flow_steered = true; /* one queue, or the program above */
 	memset(&mr, 0, sizeof(mr));
 	mr.mr_ifindex = ifindex;
 	mr.mr_type = PACKET_MR_PROMISC;

@@ -140,6 +140,7 @@ int pcap_wrap(struct dev *inner, const char *path, struct dev **out, char *err, 
 	p->dev.tx = inner->tx;
 	memcpy(p->dev.mac, inner->mac, SK_MAC_LEN);
 	p->dev.mtu = inner->mtu;
+	p->dev.flow_steered = inner->flow_steered;
 	p->dev.stats = inner->stats;
 	memcpy(p->dev.name, inner->name, sizeof(p->dev.name));
 	p->rx_seen = inner->rx->tail;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dev_impl.h"
+#include "steer_bpf.h"
 
 struct tap_dev {
 	struct dev dev; /* first: the ops cast struct dev * back to this */
@@ -185,6 +186,41 @@ static void wait_running(const char *name)
 	close(s);
 }
 
+/* Workers: the TAP's steering program (steer_bpf.h) picks the queue of a
+ * frame the kernel sends, as flow_hash_frame(frame) % queues; the kernel
+ * numbers the queues in the order they were attached (tun_attach puts a
+ * new one at index numqueues), and the callers open queue 0, 1, ... in
+ * order on one thread, so queue k is worker k.  The program is the TAP's,
+ * not the queue's: each opening sets it again, harmlessly, and the TAP
+ * keeps its own reference, so our descriptor is closed at once.
+ *
+ * Loading an eBPF program needs CAP_BPF (or CAP_SYS_ADMIN) while
+ * kernel.unprivileged_bpf_disabled is not 0 (Debian's default is 2);
+ * CAP_NET_ADMIN alone is not enough.  Without it the kernel's own choice
+ * steers (a flow still stays on one queue, by the kernel's hash), which
+ * serves every connection that arrives but not one a worker opens itself:
+ * one warning, and flow_steered false says so to the callers. */
+static bool steer_attach(int fd, const char *name, const struct dev_config *cfg)
+{
+	static bool warned;
+	int prog = steer_ebpf_load();
+	int rc = prog >= 0 ? ioctl(fd, TUNSETSTEERINGEBPF, &prog) : -1;
+	int e = prog < 0 ? -prog : errno;
+	if (prog >= 0)
+		close(prog);
+	if (rc == 0)
+		return true;
+	if (!warned && cfg->queue == 0) {
+		warned = true;
+		fprintf(stderr, "tap:%s: warning: cannot %s the steering program: %s%s; the kernel "
+				"steers the queues, and a worker cannot steer connections it opens "
+				"(docs/smp.md)\n",
+			name, prog < 0 ? "load" : "attach", strerror(e),
+			prog < 0 && (e == EPERM || e == EACCES) ? " (needs CAP_BPF)" : "");
+	}
+	return false;
+}
+
 int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, char *err,
 	     size_t errlen)
 {
@@ -228,6 +264,7 @@ int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 		goto fail;
 	t->dev.ops = &tap_ops;
 	t->dev.mtu = 1500;
+	t->dev.flow_steered = cfg->nqueues <= 1 || steer_attach(t->fd, ifr.ifr_name, cfg);
 	/* The stack's own MAC, not the kernel side's: the TAP is a cable
 	 * between two hosts, each with its own address. */
 	dev_random_mac(t->dev.mac);

@@ -552,6 +552,12 @@ int xdp_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 		goto fail;
 	x->dev.ops = &xdp_ops;
 	x->dev.mtu = 1500;
+	/* The NIC's RSS (or, on a veth, the kernel) picks the rx queue, with
+	 * its own key: no program of ours can move a frame to another queue's
+	 * socket (an XSKMAP redirect reaches only the socket bound to the
+	 * queue the frame came in on).  So with more than one queue the
+	 * device does not steer by flow_hash (docs/smp.md "Steering"). */
+	x->dev.flow_steered = cfg->nqueues <= 1;
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

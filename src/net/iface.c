@@ -43,6 +43,7 @@ void iface_init(struct iface *ifc, struct dev *dev, const struct iface_config *c
 	ifc->mask = prefix_mask(cfg->prefix_len);
 	ifc->gw = cfg->gw;
 	ifc->glean = cfg->glean;
+	ifc->board = cfg->board;
 	/* /31 (RFC 3021) and /32 have no broadcast address. */
 	ifc->bcast = cfg->prefix_len <= 30 ? (cfg->ip | ~ifc->mask) : 0;
 

@@ -48,6 +48,16 @@ struct iface_config {
 	 * from a SYN would otherwise ask, and the reply land elsewhere.  Off by
 	 * default: one worker learns from ARP alone, as before. */
 	bool glean;
+	/* The workers' shared neighbour board (nbr_board.h), or NULL (the
+	 * default: one worker, nothing shared, no cost).  Set, the interface
+	 * publishes the IPv4 neighbours it learns from ARP (and new or changed
+	 * gleaned ones) and, on a miss in its own cache, takes a fresh entry
+	 * from the board instead of asking: the ARP reply to another worker's
+	 * request is heard by the worker the device steers ARP to (worker 0),
+	 * so without the board a worker connecting out, or answering an
+	 * off-link client through the gateway, would wait for an answer it
+	 * never hears.  Not used on the hit path. */
+	struct nbr_board *board;
 	/* IPv6: off unless ip6 is set.  On, the interface derives a link-local
 	 * address from its MAC, adds ip6_addr[0..nip6), runs DAD on each before
 	 * using it, and routes off-link destinations through gw6 (or the
@@ -78,6 +88,7 @@ typedef void (*iface_echo6_reply_fn)(void *ctx, struct iface *ifc, sk_time_ns no
 typedef void (*iface_dad_fn)(void *ctx, struct iface *ifc, const struct ipv6_addr *addr,
 			     bool dup);
 
+#include "nbr_board.h"
 #include "iface_types.h" /* struct iface and its counters */
 
 void iface_init(struct iface *ifc, struct dev *dev, const struct iface_config *cfg,

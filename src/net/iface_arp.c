@@ -187,16 +187,63 @@ static void arp_solicit(struct iface *ifc, sk_time_ns now, uint32_t ip, bool cou
 		arp_request(ifc, now, i, count_limited);
 }
 
+static void arp_flush(struct iface *ifc, sk_time_ns now, uint32_t ip, const uint8_t mac[SK_MAC_LEN]);
+
+/* iface_config.board: tell the other workers what an ARP packet (or a new
+ * gleaned source) taught us.  Rare: never on a cache hit. */
+static void arp_publish(struct iface *ifc, const struct iface_arp_entry *e)
+{
+	if (ifc->board)
+		(void)nbr_board_publish(ifc->board, e->ip, e->mac, e->confirmed);
+}
+
+/* A local miss, or a stale entry: take ip from the board if another worker
+ * confirmed it more recently than we did (and within the reachable time).
+ * The entry goes on the active list (our own traffic needs it) with the
+ * board's time, so it expires when the original does; what waited for it
+ * is sent.  Returns the entry, or IFACE_ARP_NONE. */
+static unsigned arp_from_board(struct iface *ifc, sk_time_ns now, uint32_t ip)
+{
+	uint8_t mac[SK_MAC_LEN];
+	sk_time_ns conf;
+	if (!ifc->board || !nbr_board_read(ifc->board, ip, mac, &conf) ||
+	    iface_elapsed(now, conf) >= IFACE_ARP_REACHABLE_NS)
+		return IFACE_ARP_NONE;
+	unsigned i = iface_arp_find(ifc, ip);
+	if (i != IFACE_ARP_NONE && ifc->arp[i].state == IFACE_ARP_REACHABLE &&
+	    (int64_t)(conf - ifc->arp[i].confirmed) <= 0)
+		return IFACE_ARP_NONE; /* ours is as new */
+	if (i == IFACE_ARP_NONE)
+		i = arp_alloc(ifc, now, ip, IFACE_ARP_ACTIVE); /* never fails for ACTIVE */
+	if (i == IFACE_ARP_NONE)
+		return IFACE_ARP_NONE;
+	struct iface_arp_entry *e = &ifc->arp[i];
+	sk_memcpy(e->mac, mac, SK_MAC_LEN);
+	e->state = IFACE_ARP_REACHABLE;
+	e->confirmed = conf;
+	arp_touch(ifc, i, IFACE_ARP_ACTIVE);
+	ifc->counters.arp_board_hits++;
+	arp_flush(ifc, now, ip, e->mac);
+	return i;
+}
+
 bool iface_arp_lookup(struct iface *ifc, sk_time_ns now, uint32_t ip, uint8_t mac[SK_MAC_LEN])
 {
 	unsigned i = iface_arp_find(ifc, ip);
-	if (i == IFACE_ARP_NONE)
-		return false;
+	if (i == IFACE_ARP_NONE || ifc->arp[i].state != IFACE_ARP_REACHABLE) {
+		unsigned j = sk_likely(!ifc->board) ? IFACE_ARP_NONE : arp_from_board(ifc, now, ip);
+		if (j == IFACE_ARP_NONE) {
+			if (i != IFACE_ARP_NONE)
+				arp_touch(ifc, i, IFACE_ARP_ACTIVE); /* datagrams wait on it */
+			return false;
+		}
+		i = j;
+	}
 	struct iface_arp_entry *e = &ifc->arp[i];
 	arp_touch(ifc, i, IFACE_ARP_ACTIVE);
-	if (e->state != IFACE_ARP_REACHABLE)
-		return false;
 	sk_time_ns age = iface_elapsed(now, e->confirmed);
+	if (age >= IFACE_ARP_REACHABLE_NS && ifc->board && arp_from_board(ifc, now, ip) == i)
+		age = iface_elapsed(now, e->confirmed); /* another worker heard the refresh */
 	if (age >= IFACE_ARP_REACHABLE_NS) {
 		if (age >= IFACE_ARP_REACHABLE_NS + IFACE_ARP_REFRESH_NS) {
 			/* Refreshes went unanswered: the peer may be gone or
@@ -230,6 +277,9 @@ static void arp_update_deadline(struct iface *ifc, sk_time_ns now)
 		      * "now", which would make the loop spin */
 			d = SK_MIN(d, now + IFACE_ARP_RETRY_NS);
 	}
+	/* The answer may reach another worker: look at the board soon. */
+	if (ifc->board && ifc->npending)
+		d = SK_MIN(d, now + IFACE_ARP_BOARD_POLL_NS);
 	ifc->deadline = d;
 }
 
@@ -308,6 +358,8 @@ void iface_arp_poll(struct iface *ifc, sk_time_ns now)
 			ifc->counters.arp_queue_timeout++;
 			continue;
 		}
+		if (ifc->board && arp_from_board(ifc, now, p->nexthop) != IFACE_ARP_NONE)
+			continue; /* another worker heard the answer: sent */
 		unsigned i = iface_arp_find(ifc, p->nexthop);
 		if (i != IFACE_ARP_NONE && ifc->arp[i].state == IFACE_ARP_REACHABLE) {
 			/* Resolved while its flush could not run (cannot happen
@@ -340,6 +392,7 @@ static void arp_learn(struct iface *ifc, sk_time_ns now, const struct arp_pkt *a
 	sk_memcpy(e->mac, a->sha, SK_MAC_LEN);
 	e->state = IFACE_ARP_REACHABLE;
 	e->confirmed = now;
+	arp_publish(ifc, e);
 	/* Datagrams may wait for spa even without an entry (it was evicted). */
 	arp_flush(ifc, now, a->spa, e->mac);
 }
@@ -369,6 +422,7 @@ void iface_arp_glean(struct iface *ifc, sk_time_ns now, uint32_t ip, const uint8
 	sk_memcpy(e->mac, mac, SK_MAC_LEN);
 	e->state = IFACE_ARP_REACHABLE;
 	e->confirmed = now;
+	arp_publish(ifc, e); /* new or changed only: a known peer returned above */
 	arp_flush(ifc, now, ip, e->mac);
 }
 

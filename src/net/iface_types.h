@@ -44,6 +44,9 @@
 #define IFACE_ARP_RETRY_NS SK_NS_PER_S
 /* A datagram waits this long for its next hop to resolve. */
 #define IFACE_ARP_QUEUE_NS (3 * SK_NS_PER_S)
+/* With a neighbour board (iface_config.board): while datagrams wait, the
+ * board is read this often for an answer another worker heard. */
+#define IFACE_ARP_BOARD_POLL_NS SK_NS_PER_MS
 /* ICMP errors: token bucket, IFACE_ICMP_RATE per second, IFACE_ICMP_BURST deep. */
 #define IFACE_ICMP_RATE 100u
 #define IFACE_ICMP_BURST 20u
@@ -93,6 +96,7 @@
 	X(arp_learned, "arp.learned")           /* new cache entries from received ARP */ \
 	X(arp_updated, "arp.updated")           /* existing entries confirmed/changed */  \
 	X(arp_gleaned, "arp.gleaned")           /* entries made or changed from an IPv4 frame (glean) */ \
+	X(arp_board_hits, "arp.board_hits")     /* entries taken from the workers' board (no request) */ \
 	X(arp_evictions, "arp.evictions")       /* LRU entry dropped to make room */      \
 	X(arp_learn_refused, "arp.learn_refused") /* table full of active peers: unsolicited not learned */ \
 	X(arp_expired, "arp.expired")           /* unconfirmed too long: re-resolving */  \
@@ -383,6 +387,7 @@ struct iface {
 	uint32_t ip, mask, gw;
 	uint32_t bcast;       /* subnet broadcast, or 0 when the prefix has none (/31, /32) */
 	bool glean;           /* iface_config.glean */
+	struct nbr_board *board; /* iface_config.board: shared, not owned; NULL = off */
 	uint64_t hash_k1, hash_k2; /* secret ARP hash keys from cfg->seed; k2 odd */
 
 	uint16_t ip_id;       /* next IPv4 id; starts at a seeded value */
