@@ -23,10 +23,17 @@
 #                cut or interleaved by the other worker;
 #   sighup       (linux) --root reloaded by every worker: new connections
 #                (spread over both) all see the new file;
-#   steer        (packet, tap) 201 connections from chosen source ports:
-#                each worker's http.conns_accepted is exactly what a Python
-#                copy of wire/flow_hash.h predicts (the devices' BPF
-#                steering programs agree with the C hash);
+#   steer        (packet, tap) 200 connections from source ports chosen
+#                150 for worker 0, 50 for worker 1: each worker's
+#                http.conns_accepted is exactly what a Python copy of
+#                wire/flow_hash.h predicts (the devices' BPF steering
+#                programs agree with the C hash);
+#   gw           (packet, tap) --gw and off-link clients (a second client
+#                address, off skiff's subnet): 20 connections per worker
+#                all served, counts as predicted, no --gw warning, and
+#                worker 1 took the gateway's MAC from the workers'
+#                neighbour board (arp.board_hits), since ARP replies go
+#                to worker 0;
 #   sigterm      exit 0 with the sums and per-worker lines.
 # Prints PASS/FAIL per check, ends with "smp: N passed, N failed".
 set -u
@@ -111,7 +118,8 @@ start_server() {
 	fi
 	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
 	for ((i = 0; i < 50; i++)); do
-		C curl -s -o /dev/null --max-time 1 ${START_PORT:+--local-port "$START_PORT"} "$URL" &&
+		C curl -s -o /dev/null --max-time 1 ${START_PORT:+--local-port "$START_PORT"} \
+			${START_SRC:+--interface "$START_SRC"} "$URL" &&
 			{ pass "$name.start"; return 0; }
 		sleep 0.1
 	done
@@ -278,23 +286,15 @@ check_xdp_fallback() {
 	fi
 }
 
-# steer (packet, tap): the device picks the worker by skiff's own flow hash
-# (wire/flow_hash.h, computed by the BPF programs of src/dev/steer_bpf.c):
-# connections from chosen source ports land exactly where a Python copy of
-# the hash says.  The start-up curl goes from port 1500, so every
-# connection's port is known; a second start-up curl (after a failed first)
-# would land on the same worker as the first, and is counted.
-check_steer() {
-	local out=$WORK/steer.out n=200 e0 e1 c0 c1 tries
-	START_PORT=1500 start_server steer || return
-	if grep -q 'cannot .* the steering program' "$SRV_LOG"; then
-		fail steer "steering program not attached: $(grep -m1 'steering program' "$SRV_LOG")"
-		stop_server steer
-		return
-	fi
-	T=60 C python3 - "$SKT_LINUX_IP" "$SRV_IP" 80 20000 "$n" 1500 >"$out" 2>&1 <<'PY'
+# conns_from NAME SRC N0 N1: from address SRC, open connections (a GET each)
+# from source ports chosen so that a Python copy of wire/flow_hash.h sends
+# N0 to worker 0 and N1 to worker 1 (and the start-up curl's port 1500 to
+# the worker it names); prints "want W0 W1 start_worker K".
+conns_from() {
+	T=60 C python3 - "$2" "$SRV_IP" 80 "$3" "$4" 1500 >"$WORK/$1.out" 2>&1 <<'PY'
 import socket, sys
-cli, srv, dport, first, n, start = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+cli, srv, dport = sys.argv[1], sys.argv[2], int(sys.argv[3])
+goal, start = [int(sys.argv[4]), int(sys.argv[5])], int(sys.argv[6])
 def word(a):
     return int.from_bytes(socket.inet_aton(a), "big")
 def worker(sport, nw=2):
@@ -304,35 +304,97 @@ def worker(sport, nw=2):
     x = (x * 0x9E3779B1) & 0xffffffff
     x ^= x >> 16
     return x % nw
-want = [0, 0]
-want[worker(start)] += 1
-for p in range(first, first + n):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.settimeout(5)
-    s.bind((cli, p))
-    s.connect((srv, dport))
-    s.sendall(b"GET / HTTP/1.0\r\n\r\n")
-    while s.recv(4096):
-        pass
-    s.close()
-    want[worker(p)] += 1
-print("want", want[0], want[1], "start_worker", worker(start))
+got = [0, 0]
+p = 20000
+while got != goal:
+    w = worker(p)
+    if got[w] < goal[w]:
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.settimeout(5)
+        s.bind((cli, p))
+        s.connect((srv, dport))
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        while s.recv(4096):
+            pass
+        s.close()
+        got[w] += 1
+    p += 1
+got[worker(start)] += 1
+print("want", got[0], got[1], "start_worker", worker(start))
 PY
-	stop_server steer
-	read -r _ e0 e1 _ sw < <(grep '^want ' "$out")
+}
+
+# check_counts NAME: each worker's http.conns_accepted is exactly what
+# conns_from predicted.  A retried start-up curl (same port, so the same
+# worker) adds to its worker.
+check_counts() {
+	local name=$1 e0 e1 sw c0 c1 tries
+	read -r _ e0 e1 _ sw < <(grep '^want ' "$WORK/$name.out")
 	c0=$(stat_of worker0.http.conns_accepted) c1=$(stat_of worker1.http.conns_accepted)
 	if [ -z "${e0:-}" ]; then
-		fail steer "client failed: $(tail -n 2 "$out" | tr '\n' ' ')"
+		fail "$name" "client failed: $(tail -n 2 "$WORK/$name.out" | tr '\n' ' ')"
+		return 1
+	fi
+	tries=$((${c0:-0} + ${c1:-0} - e0 - e1))
+	if [ "$sw" = 0 ]; then e0=$((e0 + tries)); else e1=$((e1 + tries)); fi
+	if [ "$tries" -lt 0 ] || [ "$tries" -gt 3 ] || [ "${c0:-x}" != "$e0" ] || [ "${c1:-x}" != "$e1" ]; then
+		fail "$name" "accepted ${c0:-?} / ${c1:-?}, the hash predicts $e0 / $e1 (start-up curls $((tries + 1)))"
+		return 1
+	fi
+	pass "$name ($c0 / $c1 connections, exactly as flow_hash predicts)"
+}
+
+# steer (packet, tap): the device picks the worker by skiff's own flow hash
+# (the BPF programs of src/dev/steer_bpf.c): 150 connections chosen for
+# worker 0 and 50 for worker 1 land exactly there, which the kernel's own
+# (randomly seeded) hash would not do.
+check_steer() {
+	START_PORT=1500 start_server steer || return
+	if grep -q 'steering program' "$SRV_LOG"; then
+		fail steer "steering program not attached: $(grep -m1 'steering program' "$SRV_LOG")"
+		stop_server steer
 		return
 	fi
-	# Retried start-up curls (same port, same worker) add to that worker.
-	tries=$(( ${c0:-0} + ${c1:-0} - e0 - e1 ))
-	[ "$sw" = 0 ] && e0=$((e0 + tries)) || e1=$((e1 + tries))
-	if [ "$tries" -lt 0 ] || [ "$tries" -gt 3 ] || [ "${c0:-x}" != "$e0" ] || [ "${c1:-x}" != "$e1" ]; then
-		fail steer "accepted $c0 / $c1, the hash predicts $e0 / $e1 (start-up curls $((tries + 1)))"
+	conns_from steer "$SKT_LINUX_IP" 150 50
+	stop_server steer
+	check_counts steer
+}
+
+# gw (packet, tap): off-link clients through --gw, 2 workers.  The client
+# speaks from 198.19.0.1 (a second address on its side, off skiff's /24),
+# so skiff answers through the gateway 198.18.0.1, whose ARP reply the
+# device steers to worker 0 (and no frame teaches worker 1 the gateway by
+# gleaning): worker 1 answers only because it takes the gateway's entry
+# from the workers' neighbour board (net/nbr_board.h).
+check_gw() {
+	local far=198.19.0.1 hits
+	ip -n "$NS_C" addr add "$far/24" dev "$IF_C" 2>/dev/null
+	# ARP from the client names 198.18.0.1, which skiff answers.
+	ip netns exec "$NS_C" sysctl -qw "net.ipv4.conf.$IF_C.arp_announce=2" net.ipv4.conf.all.arp_announce=2
+	local saved=("${SERVE[@]}")
+	SERVE+=(--gw "$SKT_LINUX_IP")
+	START_PORT=1500 START_SRC=$far start_server gw
+	local ok=$?
+	SERVE=("${saved[@]}")
+	if [ "$ok" -eq 0 ]; then
+		conns_from gw "$far" 20 20
+		stop_server gw
+	fi
+	ip -n "$NS_C" addr del "$far/24" dev "$IF_C" 2>/dev/null
+	ip netns exec "$NS_C" sysctl -qw "net.ipv4.conf.$IF_C.arp_announce=0" net.ipv4.conf.all.arp_announce=0
+	[ "$ok" -eq 0 ] || return
+	if grep -q 'warning' "$SRV_LOG"; then
+		fail gw.no_warning "$(grep -m1 warning "$SRV_LOG")"
 	else
-		pass "steer ($c0 / $c1 connections, exactly as flow_hash predicts)"
+		pass gw.no_warning
+	fi
+	check_counts gw || return
+	hits=$(stat_of worker1.arp.board_hits)
+	if [ "${hits:-0}" -ge 1 ]; then
+		pass "gw.board (worker 1 took the gateway from the board: arp.board_hits $hits)"
+	else
+		fail gw.board "worker1.arp.board_hits ${hits:-missing}"
 	fi
 }
 
@@ -353,7 +415,7 @@ run_target() {
 	fi
 	local alog=
 	case $TGT in linux | skiff:packet) alog=$WORK/${TGT/:/-}-access.log ;; esac
-	case $TGT in skiff:packet | skiff:tap) check_steer ;; esac
+	case $TGT in skiff:packet | skiff:tap) check_steer; check_gw ;; esac
 	if start_server main ${alog:+--access-log "$alog"}; then
 		[ "$TGT" != linux ] && check_any_worker
 		check_ab ab.keepalive.c64 20000 -k -n 20000 -c 64

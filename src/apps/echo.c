@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../plat/plat.h"
 #include "cli.h"
 #include "hoststack.h"
 #include "stat_sum.h"
@@ -225,6 +226,16 @@ int cmd_echo(int argc, char **argv)
 	if (n > 1 && cfg.ifc.ip6)
 		cli_usage_error("echo", "ip6 goes with workers 1: IPv6 neighbour discovery is not "
 					"shared between workers (docs/smp.md)");
+	/* The workers' neighbour board (net/nbr_board.h), as serve's. */
+	static struct nbr_board board;
+	if (n > 1) {
+		uint64_t seed;
+		if (plat_random(&seed, sizeof(seed)) < 0) {
+			fprintf(stderr, "skiff echo: no randomness\n");
+			return 1;
+		}
+		nbr_board_init(&board, seed);
+	}
 	struct echo_worker *ws = calloc(n, sizeof(*ws));
 	if (!ws) {
 		fprintf(stderr, "skiff echo: out of memory\n");
@@ -237,6 +248,7 @@ int cmd_echo(int argc, char **argv)
 			wc.nqueues = (uint16_t)n;
 			wc.group = (uint16_t)(getpid() & 0xffff);
 			wc.ifc.glean = true;
+			wc.ifc.board = &board; /* what ARP teaches one worker, all know */
 		}
 		if (i > 0) {
 			wc.have_mac = true;

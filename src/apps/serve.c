@@ -474,6 +474,7 @@ struct serve_plan {
 	bool on_skiff, tls_on, tracing;
 	const char *root, *alog_path;
 	unsigned n;                       /* workers */
+	struct nbr_board *board;          /* on_skiff and n > 1: the workers' neighbour board */
 };
 
 /* Build worker w (on the main thread, one after another: a device's
@@ -507,6 +508,7 @@ static int worker_open(struct serve_worker *w, struct serve_plan *p)
 		scfg.stack.nqueues = (uint16_t)p->n;
 		scfg.stack.group = (uint16_t)(getpid() & 0xffff);
 		scfg.stack.ifc.glean = p->n > 1;
+		scfg.stack.ifc.board = p->board;
 		if (w->id > 0) {
 			/* One host on the link: every worker answers as worker 0. */
 			scfg.stack.have_mac = true;
@@ -738,10 +740,20 @@ int cmd_serve(int argc, char **argv)
 	if (p.n > 1 && p.on_skiff && p.scfg.stack.ifc.ip6)
 		cli_usage_error("serve", "ip6 goes with workers 1 on stack skiff: IPv6 neighbour "
 					 "discovery is not shared between workers (docs/smp.md)");
-	if (p.n > 1 && p.on_skiff && p.scfg.stack.ifc.gw)
-		fprintf(stderr, "skiff serve: warning: with --gw and %u workers, a worker that has not "
-				"resolved the gateway may never hear its ARP reply: off-link clients can "
-				"stall (docs/smp.md)\n", p.n);
+	/* The workers share what ARP teaches them (net/nbr_board.h): the reply
+	 * to a worker's request for the gateway reaches whichever worker the
+	 * device gives ARP frames to, and the others take it from the board.
+	 * Static: untouched (no resident page) with one worker. */
+	static struct nbr_board board;
+	if (p.n > 1 && p.on_skiff) {
+		uint64_t seed;
+		if (plat_random(&seed, sizeof(seed)) < 0) {
+			fprintf(stderr, "skiff serve: no randomness\n");
+			return 1;
+		}
+		nbr_board_init(&board, seed);
+		p.board = &board;
+	}
 	/* max-conns is the server's: shared out, so N workers hold no more. */
 	uint32_t total_conns = cfg->max_conns;
 	if (p.n > 1)

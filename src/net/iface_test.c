@@ -747,6 +747,162 @@ static void test_gateway_routing(void **state)
 	free(g);
 }
 
+/* ---- the workers' neighbour board (iface_config.board) ---- */
+
+static void free_fake(struct fake *f)
+{
+	free(f->mem);
+	free(f);
+}
+
+/* Worker B asks for a next hop; the reply is heard by worker A (the device
+ * steers ARP to one worker).  A publishes it, B takes it from the board at
+ * its next poll and sends what waited; a later miss on B (after eviction)
+ * is satisfied from the board without a request.  Off (NULL) changes
+ * nothing. */
+static void test_board_shares_answers(void **state)
+{
+	(void)state;
+	static struct nbr_board board;
+	nbr_board_init(&board, 7);
+	struct iface_config cfg = {.gw = GW_IP, .board = &board};
+	struct fake *a = fake_new_cfg(&cfg), *b = fake_new_cfg(&cfg);
+	uint32_t far = SK_IP4(203, 0, 113, 9);
+
+	/* B: an off-link datagram waits for the gateway; one request out. */
+	assert_int_equal(udp_sendto(&b->ifc, T0, 1, far, 53, (const uint8_t *)"g", 1), 0);
+	assert_int_equal(count_arp_requests(b, GW_IP), 1);
+	assert_int_equal(b->ifc.npending, 1);
+	/* The board is polled soon, not at the 1 s retry. */
+	assert_true(iface_next_deadline(&b->ifc) <= T0 + IFACE_ARP_BOARD_POLL_NS);
+	iface_poll(&b->ifc, T0 + IFACE_ARP_BOARD_POLL_NS);
+	assert_int_equal(b->ifc.npending, 1); /* nothing on the board yet */
+	assert_int_equal(tx_count(b), 0);     /* and no second request */
+
+	/* A hears the reply (to B's request: tpa is ours, so A learns it). */
+	uint8_t fr[64];
+	sk_time_ns t = T0 + 2 * MS;
+	iface_input(&a->ifc, t, fr, mk_arp(fr, ARP_OP_REPLY, OUR_MAC, PEER_MAC, GW_IP, OUR_MAC, OUR_IP));
+	assert_int_equal(a->ifc.counters.arp_learned, 1);
+	uint8_t mac[6];
+	sk_time_ns conf;
+	assert_true(nbr_board_read(&board, GW_IP, mac, &conf));
+	assert_memory_equal(mac, PEER_MAC, 6);
+	assert_int_equal(conf, t);
+
+	/* B's poll: taken from the board, the datagram sent to the gateway. */
+	iface_poll(&b->ifc, t + IFACE_ARP_BOARD_POLL_NS);
+	assert_int_equal(b->ifc.npending, 0);
+	assert_int_equal(b->ifc.counters.arp_board_hits, 1);
+	size_t len;
+	struct ipv4_hdr h;
+	const uint8_t *out = tx_next(b, &len);
+	assert_non_null(out);
+	parse_ip_frame(out, len, PEER_MAC, &h);
+	assert_int_equal(h.dst, far);
+	assert_int_equal(tx_count(b), 0);
+	/* Resolved: no more board polling. */
+	assert_true(iface_next_deadline(&b->ifc) == SK_TIME_NEVER);
+
+	/* A learns another on-link peer; B's first datagram to it goes out at
+	 * once, with no request. */
+	iface_input(&a->ifc, t, fr, mk_arp(fr, ARP_OP_REQUEST, eth_broadcast, PEER2_MAC, PEER2_IP, ZERO_MAC, OUR_IP));
+	tx_skip_all(a);
+	assert_int_equal(udp_sendto(&b->ifc, t + MS, 1, PEER2_IP, 7, (const uint8_t *)"p", 1), 0);
+	out = tx_next(b, &len);
+	assert_non_null(out);
+	parse_ip_frame(out, len, PEER2_MAC, &h);
+	assert_int_equal(tx_count(b), 0);
+	assert_int_equal(b->ifc.counters.arp_requests_tx, 1); /* only the first */
+	assert_int_equal(b->ifc.counters.arp_board_hits, 2);
+
+	/* A board entry older than the reachable time is not taken: B asks.
+	 * (Its own copy expires with it: installed with A's time.) */
+	sk_time_ns late = t + IFACE_ARP_REACHABLE_NS + IFACE_ARP_REFRESH_NS;
+	assert_int_equal(udp_sendto(&b->ifc, late, 1, PEER2_IP, 7, (const uint8_t *)"p", 1), 0);
+	assert_int_equal(count_arp_requests(b, PEER2_IP), 1);
+	assert_int_equal(b->ifc.counters.arp_board_hits, 2);
+	/* A refresh heard by A (the peer answers B's request) reaches B. */
+	iface_input(&a->ifc, late + MS, fr, mk_arp(fr, ARP_OP_REPLY, OUR_MAC, PEER2_MAC, PEER2_IP, OUR_MAC, OUR_IP));
+	iface_poll(&b->ifc, late + 2 * MS);
+	assert_int_equal(b->ifc.counters.arp_board_hits, 3);
+	out = tx_next(b, &len);
+	assert_non_null(out);
+	parse_ip_frame(out, len, PEER2_MAC, &h);
+
+	/* A stale (not yet expired) local entry takes a newer board entry
+	 * instead of asking. */
+	sk_time_ns stale = late + MS + IFACE_ARP_REACHABLE_NS + SEC;
+	iface_input(&a->ifc, stale - MS, fr, mk_arp(fr, ARP_OP_REPLY, OUR_MAC, PEER2_MAC, PEER2_IP, OUR_MAC, OUR_IP));
+	assert_int_equal(udp_sendto(&b->ifc, stale, 1, PEER2_IP, 7, (const uint8_t *)"p", 1), 0);
+	assert_int_equal(count_arp_requests(b, PEER2_IP), 0);
+	assert_int_equal(b->ifc.counters.arp_board_hits, 4);
+
+	/* Off: a third interface without the board asks for itself. */
+	struct fake *c = fake_new(GW_IP);
+	assert_int_equal(udp_sendto(&c->ifc, t, 1, PEER2_IP, 7, (const uint8_t *)"p", 1), 0);
+	assert_int_equal(count_arp_requests(c, PEER2_IP), 1);
+	assert_int_equal(c->ifc.counters.arp_board_hits, 0);
+	free_fake(a);
+	free_fake(b);
+	free_fake(c);
+}
+
+/* The board itself: bounded (a window of NBR_BOARD_PROBE slots per
+ * address, the oldest replaced), newest wins, an older publication does
+ * not overwrite a newer one, and a slot held by a writer is skipped. */
+static void test_board_slots(void **state)
+{
+	(void)state;
+	static struct nbr_board board;
+	nbr_board_init(&board, 9);
+	uint8_t mac[6];
+	sk_time_ns conf;
+	assert_false(nbr_board_read(&board, PEER_IP, mac, &conf));
+	assert_true(nbr_board_publish(&board, PEER_IP, PEER_MAC, T0));
+	assert_false(nbr_board_publish(&board, PEER_IP, PEER_MAC, T0)); /* nothing new */
+	assert_true(nbr_board_publish(&board, PEER_IP, PEER2_MAC, T0 + 1)); /* moved */
+	assert_true(nbr_board_read(&board, PEER_IP, mac, &conf));
+	assert_memory_equal(mac, PEER2_MAC, 6);
+	assert_int_equal(conf, T0 + 1);
+	/* Many addresses: never more than the slots, every read consistent. */
+	for (uint32_t i = 0; i < 4 * NBR_BOARD_SLOTS; i++) {
+		uint8_t m[6] = {2, 0, (uint8_t)(i >> 16), (uint8_t)(i >> 8), (uint8_t)i, 1};
+		nbr_board_publish(&board, SK_IP4(10, 0, 0, 0) + i + 1, m, T0 + 10 + i);
+	}
+	unsigned found = 0;
+	for (uint32_t i = 0; i < 4 * NBR_BOARD_SLOTS; i++) {
+		uint32_t ip = SK_IP4(10, 0, 0, 0) + i + 1;
+		if (!nbr_board_read(&board, ip, mac, &conf))
+			continue;
+		found++;
+		assert_int_equal(conf, T0 + 10 + i);
+		assert_int_equal(mac[4], (uint8_t)i);
+	}
+	assert_true(found <= NBR_BOARD_SLOTS);
+	assert_true(found >= NBR_BOARD_SLOTS / 2); /* the newest displaced the oldest */
+	/* A slot a writer holds (odd sequence): a read finds nothing rather
+	 * than a torn entry; a publication goes to another slot of the window
+	 * and the read finds that one. */
+	nbr_board_init(&board, 9);
+	assert_true(nbr_board_publish(&board, PEER_IP, PEER_MAC, T0));
+	unsigned held = NBR_BOARD_SLOTS;
+	for (unsigned k = 0; k < NBR_BOARD_SLOTS; k++)
+		if (board.slot[k].ip == PEER_IP)
+			held = k;
+	assert_true(held < NBR_BOARD_SLOTS);
+	board.slot[held].seq |= 1;
+	assert_false(nbr_board_read(&board, PEER_IP, mac, &conf));
+	assert_true(nbr_board_publish(&board, PEER_IP, PEER2_MAC, T0 + 5));
+	assert_true(nbr_board_read(&board, PEER_IP, mac, &conf));
+	assert_memory_equal(mac, PEER2_MAC, 6);
+	/* Released, the held slot's older entry does not win over the newer. */
+	board.slot[held].seq += 1;
+	assert_true(nbr_board_read(&board, PEER_IP, mac, &conf));
+	assert_memory_equal(mac, PEER2_MAC, 6);
+	assert_int_equal(conf, T0 + 5);
+}
+
 static void test_port_unreachable_ratelimited(void **state)
 {
 	struct fake *f = *state;
@@ -1073,6 +1229,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_udp_echo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_udp_bind_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gateway_routing, setup, teardown),
+		cmocka_unit_test(test_board_shares_answers),
+		cmocka_unit_test(test_board_slots),
 		cmocka_unit_test_setup_teardown(test_port_unreachable_ratelimited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_for_us_and_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fragments_dropped, setup, teardown),
