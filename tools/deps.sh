@@ -27,7 +27,7 @@ libclang-rt-14-dev   san:fuzzer
 llvm                 cmd:llvm-symbolizer
 libcmocka-dev        inc:cmocka.h lib:cmocka
 libxdp-dev           inc:xdp/libxdp.h inc:xdp/xsk.h lib:xdp
-libbpf-dev           inc:bpf/libbpf.h lib:bpf
+libbpf-dev           inc:bpf/libbpf.h inc:bpf/bpf.h lib:bpf
 libpcap-dev          inc:pcap/pcap.h lib:pcap
 libelf-dev           lib:elf
 zlib1g-dev           lib:z

@@ -18,10 +18,15 @@ struct dev_config {
 	 * (docs/smp.md), each steered its own share of the flows by the kernel:
 	 *   tap     IFF_MULTI_QUEUE, one queue fd each (the TAP must be made
 	 *           multi-queue: created by the first open, or `ip tuntap add
-	 *           ... multi_queue`);
-	 *   packet  PACKET_FANOUT_HASH, all sockets in fanout group `group`;
+	 *           ... multi_queue`), steered by flow_hash when the eBPF
+	 *           program loads (CAP_BPF);
+	 *   packet  PACKET_FANOUT_CBPF, all sockets in fanout group `group`,
+	 *           steered by wire/flow_hash.h (steer_bpf.h);
 	 *   xdp     an AF_XDP socket on rx queue `queue` (xdp_queues says how
 	 *           many the device has).
+	 * Queue k must be the k-th opening (open them in order on one thread):
+	 * the kernel numbers fanout members and TAP queues by join order.
+	 * dev.flow_steered says whether the flow hash picks this queue.
 	 * nqueues 0 or 1: one opening, as before (queue 0, no fanout). */
 	uint16_t queue, nqueues;
 	uint16_t group;

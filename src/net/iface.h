@@ -50,8 +50,7 @@ struct iface_config {
 	bool glean;
 	/* The workers' shared neighbour board (nbr_board.h), or NULL (the
 	 * default: one worker, nothing shared, no cost).  Set, the interface
-	 * publishes the IPv4 neighbours it learns from ARP (and new or changed
-	 * gleaned ones) and, on a miss in its own cache, takes a fresh entry
+	 * publishes the IPv4 neighbours ARP packets teach it and, on a miss in its own cache, takes a fresh entry
 	 * from the board instead of asking: the ARP reply to another worker's
 	 * request is heard by the worker the device steers ARP to (worker 0),
 	 * so without the board a worker connecting out, or answering an

@@ -422,7 +422,9 @@ void iface_arp_glean(struct iface *ifc, sk_time_ns now, uint32_t ip, const uint8
 	sk_memcpy(e->mac, mac, SK_MAC_LEN);
 	e->state = IFACE_ARP_REACHABLE;
 	e->confirmed = now;
-	arp_publish(ifc, e); /* new or changed only: a known peer returned above */
+	/* Not published to the board: a gleaned source teaches every worker
+	 * it talks to by its own frames, and a flood of new (spoofed) sources
+	 * must not become a stream of writes to memory the workers share. */
 	arp_flush(ifc, now, ip, e->mac);
 }
 

@@ -5,12 +5,12 @@
  * packet and tap), so when worker B asks for a next hop (an upstream it
  * connects to, the gateway for an off-link client), the reply is heard by
  * worker 0, not by B.  Each worker's interface (iface_config.board)
- * publishes here what it learns from ARP (and new or changed gleaned
- * entries), and on a local miss reads here before it asks: B installs
+ * publishes here what it learns from ARP packets (not what it gleans:
+ * a gleaned source reaches each worker by its own frames), and on a local miss reads here before it asks: B installs
  * worker 0's answer in its own cache and sends at once.
  *
- * Cost: written only when an entry is learned, refreshed by an ARP packet
- * or changed (a few per minute per neighbour); read only on a local miss,
+ * Cost: written only when an ARP packet teaches or refreshes an entry (a
+ * few per minute per neighbour); read only on a local miss,
  * while a datagram waits for resolution (polled every
  * IFACE_ARP_BOARD_POLL_NS then), and while a local entry is stale.  A hit
  * in a worker's own cache never touches the board, so nothing here is on
