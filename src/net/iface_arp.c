@@ -189,8 +189,8 @@ static void arp_solicit(struct iface *ifc, sk_time_ns now, uint32_t ip, bool cou
 
 static void arp_flush(struct iface *ifc, sk_time_ns now, uint32_t ip, const uint8_t mac[SK_MAC_LEN]);
 
-/* iface_config.board: tell the other workers what an ARP packet (or a new
- * gleaned source) taught us.  Rare: never on a cache hit. */
+/* iface_config.board: tell the other workers what an ARP packet taught
+ * us.  Rare: never on a cache hit. */
 static void arp_publish(struct iface *ifc, const struct iface_arp_entry *e)
 {
 	if (ifc->board)
