@@ -67,8 +67,8 @@ struct dev {
 	char name[64];             /* the spec it was opened with, for logs */
 	/* The device hands this opening (queue q of n, dev_open.h) exactly the
 	 * frames with flow_hash_worker(flow_hash_frame(f), n) == q
-	 * (wire/flow_hash.h): true for one queue, for packet's fanout and for a
-	 * TAP whose steering program loaded; false where the kernel or the NIC
+	 * (wire/flow_hash.h): true for one queue, for packet's fanout, a switch
+	 * port (the switch hashes) and a TAP whose steering program loaded; false where the kernel or the NIC
 	 * picks (xdp, a TAP without the program).  Only when true may a worker
 	 * pick source ports by the hash (tcp_config.steer_workers) and expect
 	 * the answers back. */

@@ -333,6 +333,7 @@ int switch_open(const char *name, const struct dev_config *cfg, struct dev **out
 	m->rx_seen = ring_load(&m->dev.rx->tail);
 	m->tx_seen = m->dev.tx->head;
 	m->dev.mtu = 1500;
+	m->dev.flow_steered = true; /* the switch steers by flow_hash (above) */
 	dev_random_mac(m->dev.mac);
 	*out = &m->dev;
 	return 0;
