@@ -187,7 +187,8 @@ static void arp_solicit(struct iface *ifc, sk_time_ns now, uint32_t ip, bool cou
 		arp_request(ifc, now, i, count_limited);
 }
 
-static void arp_flush(struct iface *ifc, sk_time_ns now, uint32_t ip, const uint8_t mac[SK_MAC_LEN]);
+static void arp_flush(struct iface *ifc, sk_time_ns now, uint32_t ip,
+		      const uint8_t mac[SK_MAC_LEN]);
 
 /* iface_config.board: tell the other workers what an ARP packet taught
  * us.  Rare: never on a cache hit. */

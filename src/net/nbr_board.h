@@ -6,8 +6,9 @@
  * connects to, the gateway for an off-link client), the reply is heard by
  * worker 0, not by B.  Each worker's interface (iface_config.board)
  * publishes here what it learns from ARP packets (not what it gleans:
- * a gleaned source reaches each worker by its own frames), and on a local miss reads here before it asks: B installs
- * worker 0's answer in its own cache and sends at once.
+ * a gleaned source reaches each worker by its own frames), and on a
+ * local miss reads here before it asks: B installs worker 0's answer in
+ * its own cache and sends at once.
  *
  * Cost: written only when an ARP packet teaches or refreshes an entry (a
  * few per minute per neighbour); read only on a local miss,
