@@ -105,6 +105,7 @@ start_server() {
 	local name=$1 i
 	shift
 	SRV_LOG=$WORK/${TGT/:/-}-$name.log
+	# shellcheck disable=SC2086 # SERVE_WRAP: a command and its words
 	ip netns exec "$NS_S" ${SERVE_WRAP:-} "$BIN" serve "${SERVE[@]}" --port 80 --workers "${WORKERS:-2}" --stats "$@" >"$SRV_LOG" 2>&1 &
 	SRV_PID=$!
 	SKT_PIDS+=("$SRV_PID")
