@@ -40,6 +40,17 @@
 #               stored, a request's no-cache goes upstream, a POST purges,
 #               100 concurrent misses make ONE upstream request; the
 #               cache.* counters in --stats
+#   purge       PURGE with --cache: from an allowed client (loopback by
+#               default on linux; --purge-allow 198.18.0.1/32 on skiff) both
+#               Vary variants go (200), a key never stored 404; with a
+#               --purge-allow that leaves the client out, 403 and the entry
+#               stays; the upstream never sees a PURGE; cache.purges and
+#               proxy.purge_denied in --stats
+#   upstreams   an upstream by name (localhost, on linux) and one over IPv6
+#               (linux: [::1]; skiff: [2001:2::1] on the TAP's kernel side,
+#               the proxy with --ip6 2001:2::2/64): answered, Host kept; a
+#               name that does not resolve exits 2 (skiff target: inside
+#               the namespace, which has no route out)
 #   https       --tls-cert/--tls-key: HTTPS in front (python ssl, verified),
 #               the upstream sees X-Forwarded-Proto https, and http from the
 #               plain port beside it
@@ -209,6 +220,66 @@ run_target() {
 		pass "$TGT.cache.stats" "hits=$(stat_of cache.hits) misses=$(stat_of cache.misses) revalidated=$(stat_of cache.revalidated) coalesced=$(stat_of cache.coalesced) stored=$(stat_of cache.stored)"
 	else
 		fail "$TGT.cache.stats" "$(grep '^cache\.' "$PX_LOG" | tr '\n' ' ')"
+	fi
+
+	# PURGE: allowed from this client, then from an address list without it.
+	local allow=() deny=198.18.255.0/24,2001:2:0:ff::/64
+	[ "$TGT" = linux ] || allow=(--purge-allow "$UP_IP/32")
+	start_proxy purge --upstream "$UP_IP:$PORT_A" --cache 16M "${allow[@]}" || return 1
+	check purge.allowed purge allowed
+	stop_proxy
+	local purges
+	purges=$(stat_of cache.purges)
+	start_proxy purge-deny --upstream "$UP_IP:$PORT_A" --cache 16M --purge-allow "$deny" || return 1
+	check purge.denied purge denied
+	stop_proxy
+	if [ "$purges" = 2 ] && [ "$(stat_of proxy.purge_denied)" = 1 ] && [ "$(stat_of cache.purges)" = 0 ]; then
+		pass "$TGT.purge.stats" "cache.purges=$purges (allowed), proxy.purge_denied=1 (denied)"
+	else
+		fail "$TGT.purge.stats" "cache.purges=$purges then $(stat_of cache.purges), purge_denied=$(stat_of proxy.purge_denied)"
+	fi
+
+	# Upstreams by name and over IPv6 (the Host the upstream sees stays the
+	# client's).
+	local up6 port6 six=() saved=$UP_IP got6 host6
+	if [ "$TGT" = linux ]; then
+		up6=::1 port6=$(free_port)
+	else
+		skt_v6_on "$SKT_NS_L" "$SKT_IF_L" "$SKT_LINUX_IP6/64" || fail "$TGT.upstreams" "IPv6 on $SKT_IF_L"
+		up6=$SKT_LINUX_IP6 port6=8086 six=(--ip6 "$SKT_SKIFF_IP6/64")
+	fi
+	UP_IP=$up6
+	start_up V6 "$port6"
+	UP_IP=$saved
+	start_proxy v6 --upstream "[$up6]:$port6" "${six[@]}" || return 1
+	got6=$(C curl -s --max-time 10 -H "Host: v6.example" "http://$PX_IP:$PX_PORT/over-v6")
+	host6=$(C curl -s -g --max-time 5 "http://[$up6]:$port6/_stats" |
+		python3 -c 'import json,sys; print([v for k, v in json.load(sys.stdin)["log"][-1]["headers"] if k.lower() == "host"])')
+	if [ "$got6" = "V6 /over-v6" ] && [ "$host6" = "['v6.example']" ]; then
+		pass "$TGT.upstreams.v6" "[$up6]:$port6 answered, Host kept ($host6)"
+	else
+		fail "$TGT.upstreams.v6" "answer '$got6', Host at the upstream $host6"
+	fi
+	stop_proxy
+	if [ "$TGT" = linux ]; then
+		start_proxy name --upstream "localhost:$PORT_A" || return 1
+		local gotn
+		gotn=$(C curl -s --max-time 5 "http://$PX_IP:$PX_PORT/by-name")
+		stop_proxy
+		if [ "$gotn" = "A /by-name" ] && [ "$(stat_of "proxy.upstream.127.0.0.1:$PORT_A.requests")" -ge 1 ] 2>/dev/null; then
+			pass "$TGT.upstreams.name" "localhost:$PORT_A resolved to 127.0.0.1 at start"
+		else
+			fail "$TGT.upstreams.name" "answer '$gotn'; $(grep '^proxy.upstream' "$PX_LOG" | head -n 3 | tr '\n' ' ')"
+		fi
+	else
+		# Inside the namespace (no route out): the resolver fails at once.
+		local rc=0 msg
+		msg=$(C "$BIN" proxy --stack linux --port 1 --upstream "no-such-upstream.invalid:80" 2>&1) || rc=$?
+		if [ "$rc" = 2 ] && [[ $msg == *"cannot resolve 'no-such-upstream.invalid'"* ]]; then
+			pass "$TGT.upstreams.unresolved" "exit 2: $(echo "$msg" | head -n 1)"
+		else
+			fail "$TGT.upstreams.unresolved" "exit $rc: $msg"
+		fi
 	fi
 
 	# HTTPS in front (--tls-cert): verified by python's ssl, X-Forwarded-Proto

@@ -374,6 +374,53 @@ def check_cache(ph, pp, uh, up):
           " purge on POST, 100 concurrent misses -> %d upstream request" % nup)
 
 
+def check_purge(ph, pp, uh, up, mode):
+    """PURGE (mode allowed: this client may): every Vary variant of the key
+    goes (200), the next GETs are MISSes again, a key never stored is a
+    404; (mode denied: --purge-allow leaves this client out) 403 and the
+    entry still a HIT.  Either way the upstream never sees a PURGE."""
+    up_stats(uh, up, reset=True)
+
+    def get(path, ae):
+        r, data = req(ph, pp, "GET", path, headers={"Accept-Encoding": ae})
+        return r.getheader("X-Cache"), data
+
+    def purge(path):
+        r, data = req(ph, pp, "PURGE", path)
+        return r.status, data + b" X-Purged: %s" % (r.getheader("X-Purged") or "-").encode()
+
+    def seen():
+        return up_stats(uh, up)["log"]
+    path = "/vary/p-" + mode
+    first = [get(path, ae)[0] for ae in ("gzip", "identity", "gzip", "identity")]
+    if first != ["MISS", "MISS", "HIT", "HIT"]:
+        why("two variants before the PURGE: %s" % first)
+    st, body = purge(path)
+    if mode == "allowed":
+        if st != 200 or not body.endswith(b"X-Purged: 2"):
+            why("PURGE of a stored key with 2 variants: %d %r" % (st, body[:80]))
+        after = [get(path, ae)[0] for ae in ("gzip", "identity", "gzip")]
+        if after != ["MISS", "MISS", "HIT"]:
+            why("after the PURGE: %s (want MISS MISS HIT)" % after)
+        st2, body2 = purge("/vary/never-stored")
+        if st2 != 404:
+            why("PURGE of a key never stored: %d %r" % (st2, body2[:80]))
+        want_up = 4
+    else:
+        if st != 403:
+            why("PURGE from a client not allowed: %d %r" % (st, body[:80]))
+        after = [get(path, ae)[0] for ae in ("gzip", "identity")]
+        if after != ["HIT", "HIT"]:
+            why("a denied PURGE removed something: %s" % after)
+        want_up = 2
+    log = seen()
+    methods = [e["method"] for e in log]
+    if "PURGE" in methods or len(log) != want_up:
+        why("the upstream saw %s (want %d GETs, never a PURGE)" % (methods, want_up))
+    print("purge %s: PURGE -> %d, variants %s then %s, upstream saw %d GETs"
+          % (mode, st, first, after, len(log)))
+
+
 def check_https(ph, pp, uh, up, tls_port, cafile):
     """--tls-cert: the same proxy over HTTPS on tls_port (verified against
     cafile) and over HTTP on pp; the upstream (plain HTTP) sees
@@ -406,7 +453,8 @@ def main():
     fn = {"forward": check_forward, "pool": check_pool, "big": check_big,
           "slowclient": check_slowclient, "expect": check_expect, "die": check_die,
           "concurrent": check_concurrent, "corpus": check_corpus, "retry": check_retry,
-          "post": check_post_noretry, "cache": check_cache, "https": check_https}[check]
+          "post": check_post_noretry, "cache": check_cache, "https": check_https,
+          "purge": check_purge}[check]
     if check in ("retry", "post"):
         args = [args[0], int(args[1])] + args[2:]
     try:

@@ -149,6 +149,12 @@ def answer(conn, method, target, headers, body):
         date = email.utils.formatdate(time.time() - int(q.get("ago", "0")), usegmt=True)
         plain("200 OK", b"dated\n", "Date: %s\r\nCache-Control: max-age=%s\r\n"
               % (date, q.get("max-age", "60")))
+    elif path.startswith("/vary/"):
+        # one response per Accept-Encoding value: the cache keeps a variant each
+        hd = {k.lower(): v for k, v in headers}
+        ae = hd.get("accept-encoding", "-")
+        plain("200 OK", ("%s for %s\n" % (path, ae)).encode(),
+              "Cache-Control: max-age=60\r\nVary: Accept-Encoding\r\n")
     elif path == "/nostore":
         plain("200 OK", b"never stored\n", "Cache-Control: no-store\r\n")
     elif path == "/continue":
@@ -202,7 +208,7 @@ def main():
     addr = "127.0.0.1"
     if "--addr" in sys.argv:
         addr = sys.argv[sys.argv.index("--addr") + 1]
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((addr, port))
     ls.listen(512)

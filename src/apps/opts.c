@@ -66,8 +66,9 @@ const struct opt_def opt_defs[OPT_N] = {
 			      "a request body being read must be whole within S s, else 408"},
 	[OPT_SEND_TIMEOUT] = {"send-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
 			      "close a connection whose peer takes no byte of the answer\nfor S s"},
-	[OPT_UPSTREAM] = {"upstream", 0, OPT_K_ENDPOINTS, "ADDR:PORT[,...]", 0, 0, NULL,
-			  "the servers requests go to (IPv4, at most 16; required)"},
+	[OPT_UPSTREAM] = {"upstream", 0, OPT_K_ENDPOINTS, "HOST:PORT[,...]", 0, 0, NULL,
+			  "the servers requests go to (at most 16; required): an IPv4\n"
+			  "address, [IPv6] or a name, resolved once at start"},
 	[OPT_BALANCE] = {"balance", 0, OPT_K_CHOICE, "rr|least", 0, 0, balance_choices,
 			 "round-robin, or the upstream with the fewest requests\nin flight"},
 	[OPT_POOL] = {"pool", 0, OPT_K_NUM, "N", 0, 65536, NULL,
@@ -89,6 +90,9 @@ const struct opt_def opt_defs[OPT_N] = {
 		       "cache GET answers in SIZE bytes of memory (RFC 9111;\n0: no cache)"},
 	[OPT_NO_X_CACHE] = {"no-x-cache", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
 			    "leave out the X-Cache: HIT|MISS|REVALIDATED field"},
+	[OPT_PURGE_ALLOW] = {"purge-allow", 0, OPT_K_STR, "ADDR[/LEN][,...]|none", 0, 0, NULL,
+			     "clients that may PURGE a cached key (IPv4 or IPv6\n"
+			     "prefixes, at most 16; default loopback); none: 405"},
 	[OPT_KEEPALIVE_TIMEOUT] = {"keepalive-timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
 				   "idle keep-alive connections close after S s"},
 	[OPT_MAX_BODY] = {"max-body", 0, OPT_K_SIZE, "N", 0, 1ull << 40, NULL,
@@ -694,12 +698,16 @@ static const struct opt_use proxy_use[] = {
 	{OPT_FAIL_TIMEOUT, 0, "10", NULL},
 	{OPT_CACHE, 0, "0", NULL},
 	{OPT_NO_X_CACHE, 0, NULL, NULL},
+	{OPT_PURGE_ALLOW, 0, "127.0.0.0/8,::1", NULL},
 	{OPT_STACK, 0, NULL, NULL},
 	{OPT_DEV, 0, NULL, "(stack skiff) tap:NAME | packet:IFACE | xdp:IFACE |\nswitch:NAME/PORT"},
 	{OPT_IP, OPT_USE_BARE, NULL,
 	 "skiff: this host's address and prefix (ADDR/LEN,\n"
 	 "required); linux: the address to bind (default any)"},
 	{OPT_GW, 0, NULL, "(stack skiff) default gateway, inside ip's subnet"},
+	{OPT_IP6, 0, NULL, "(stack skiff) also this IPv6 address (repeatable), or\n"
+			   "auto (SLAAC): for an [IPv6] upstream"},
+	{OPT_GW6, 0, NULL, "(stack skiff) IPv6 default router"},
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_PORT, 0, "80", NULL},
 	{OPT_TLS_CERT, 0, NULL, NULL},
@@ -723,14 +731,15 @@ static const struct opt_use proxy_use[] = {
 
 const struct opt_cmd opt_cmd_proxy = {
 	.name = "proxy",
-	.synopsis = "skiff proxy --upstream ADDR:PORT[,ADDR:PORT...] [--balance rr|least] [--pool N]\n"
+	.synopsis = "skiff proxy --upstream HOST:PORT[,HOST:PORT...] [--balance rr|least] [--pool N]\n"
 		    "           [--connect-timeout S] [--first-byte-timeout S] [--idle-timeout S]\n"
 		    "           [--fail-max N] [--fail-timeout S] [--cache SIZE] [--no-x-cache]\n"
-		    "           [--port N] [--stack skiff|linux]\n"
+		    "           [--purge-allow ADDR[/LEN][,...]|none] [--port N] [--stack skiff|linux]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
 		    "            [--tls-sni NAME:CERT:KEY]...]\n"
-		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--mac MAC] [--stats]\n"
+		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
+		    "           [--mac MAC] [--stats]\n"
 		    "           [--pcap FILE] [--max-conns N] [--header-timeout S] [--body-timeout S]\n"
 		    "           [--send-timeout S] [--keepalive-timeout S] [--max-body N]\n"
 		    "           [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]",
@@ -1245,12 +1254,79 @@ static bool parse_endpoint(const char *s, struct opt_val *v)
 	return true;
 }
 
-int opt_parse_endpoints(const char *s, uint32_t *ip, uint16_t *port, unsigned max)
+/* A host name (RFC 1123 2.1): labels of letters, digits and '-', not
+ * beginning or ending with '-', joined by '.'; not all digits and dots
+ * (that is a bad IPv4 address, not a name). */
+static bool host_name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n >= OPT_NAME_MAX)
+		return false;
+	bool alpha = false;
+	size_t label = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool al = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+		if (c == '.') {
+			if (label == 0 || s[i - 1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!al && !(c >= '0' && c <= '9') && !(c == '-' && label > 0))
+			return false;
+		alpha |= al || c == '-';
+		label++;
+	}
+	return alpha && label > 0 && s[n - 1] != '-';
+}
+
+/* One item of opt_parse_endpoints_any. */
+static bool parse_endpoint_any(const char *s, struct opt_endpoint *ep)
+{
+	size_t n = slen(s), colon = n;
+	while (colon && s[colon - 1] != ':')
+		colon--;
+	uint64_t port = 0;
+	if (colon <= 1 || opt_parse_dec(s + colon, &port) != 0 || port < 1 || port > 65535)
+		return false;
+	size_t hl = colon - 1; /* the host part, s[0, hl) */
+	sk_memset(ep, 0, sizeof(*ep));
+	ep->port = (uint16_t)port;
+	char h[OPT_NAME_MAX];
+	if (s[0] == '[') {
+		/* [ADDR6]: ::1 too (an upstream on this host); not ::, a
+		 * group, or an IPv4-mapped one (write IPv4 as such) */
+		uint8_t a6[16];
+		if (hl < 3 || s[hl - 1] != ']' || hl - 2 >= sizeof(h))
+			return false;
+		sk_memcpy(h, s + 1, hl - 2);
+		h[hl - 2] = 0;
+		if (opt_parse_ipv6(h, a6) != 0 || a6[0] == 0xff)
+			return false;
+		ep->addr = sk_addr_v6(a6);
+		return !sk_addr_is_any(&ep->addr) && !sk_addr_is_v4(&ep->addr);
+	}
+	if (hl >= sizeof(h))
+		return false;
+	sk_memcpy(h, s, hl);
+	h[hl] = 0;
+	uint32_t ip;
+	if (opt_parse_ipv4(h, &ip) == 0) {
+		ep->addr = sk_addr_v4(ip);
+		return opt_ipv4_is_host(ip);
+	}
+	if (!host_name_ok(h, hl))
+		return false;
+	sk_memcpy(ep->name, h, hl + 1);
+	return true;
+}
+
+int opt_parse_endpoints_any(const char *s, struct opt_endpoint *ep, unsigned max)
 {
 	unsigned n = 0;
 	size_t i = 0;
 	for (;;) {
-		char one[32];
+		char one[OPT_NAME_MAX + 8];
 		size_t k = 0;
 		while (s[i] && s[i] != ',') {
 			if (k + 1 >= sizeof(one))
@@ -1258,15 +1334,85 @@ int opt_parse_endpoints(const char *s, uint32_t *ip, uint16_t *port, unsigned ma
 			one[k++] = s[i++];
 		}
 		one[k] = 0;
-		struct opt_val v = {0};
-		if (n == max || !parse_endpoint(one, &v) || !opt_ipv4_is_host(v.ip))
+		if (n == max || !parse_endpoint_any(one, &ep[n]))
 			return -1;
-		ip[n] = v.ip;
-		port[n] = (uint16_t)v.num;
 		n++;
 		if (!s[i])
 			return (int)n;
 		i++; /* the comma: another must follow */
+	}
+}
+
+int opt_parse_endpoints(const char *s, uint32_t *ip, uint16_t *port, unsigned max)
+{
+	struct opt_endpoint ep[OPT_ENDPOINTS_MAX];
+	int n = opt_parse_endpoints_any(s, ep, max < OPT_ENDPOINTS_MAX ? max : OPT_ENDPOINTS_MAX);
+	for (int i = 0; i < n; i++) {
+		if (ep[i].name[0] || !sk_addr_is_v4(&ep[i].addr))
+			return -1;
+		ip[i] = sk_addr_ip4(&ep[i].addr);
+		port[i] = ep[i].port;
+	}
+	return n;
+}
+
+/* One ADDR[/LEN] of opt_parse_prefixes. */
+static bool parse_prefix(const char *s, struct opt_prefix *p)
+{
+	size_t n = 0;
+	while (s[n] && s[n] != '/')
+		n++;
+	char a[48];
+	if (n == 0 || n >= sizeof(a))
+		return false;
+	sk_memcpy(a, s, n);
+	a[n] = 0;
+	uint32_t ip;
+	uint8_t a6[16];
+	unsigned max, base;
+	if (opt_parse_ipv4(a, &ip) == 0) {
+		p->addr = sk_addr_v4(ip);
+		max = 32;
+		base = 96;
+	} else if (opt_parse_ipv6(a, a6) == 0) {
+		p->addr = sk_addr_v6(a6);
+		if (sk_addr_is_v4(&p->addr))
+			return false; /* ::ffff:a.b.c.d is IPv4: written as such */
+		max = 128;
+		base = 0;
+	} else {
+		return false;
+	}
+	uint64_t len = max;
+	if (s[n] == '/' && (opt_parse_dec(s + n + 1, &len) != 0 || len > max))
+		return false;
+	p->len = (uint8_t)(base + len);
+	for (unsigned bit = p->len; bit < 128; bit++)
+		p->addr.b[bit / 8] &= (uint8_t)~(0x80u >> (bit % 8));
+	return true;
+}
+
+int opt_parse_prefixes(const char *s, struct opt_prefix *p, unsigned max)
+{
+	if (seq(s, "none"))
+		return 0;
+	unsigned n = 0;
+	size_t i = 0;
+	for (;;) {
+		char one[56];
+		size_t k = 0;
+		while (s[i] && s[i] != ',') {
+			if (k + 1 >= sizeof(one))
+				return -1;
+			one[k++] = s[i++];
+		}
+		one[k] = 0;
+		if (n == max || !parse_prefix(one, &p[n]))
+			return -1;
+		n++;
+		if (!s[i])
+			return (int)n;
+		i++;
 	}
 }
 
@@ -1284,6 +1430,15 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 			b = msg_value(err, errlen, d, s);
 			put(&b, "is not a header value (printable ASCII, at most 256 bytes)");
 			return OPT_ERROR;
+		}
+		if (d == &opt_defs[OPT_PURGE_ALLOW]) {
+			struct opt_prefix pp[OPT_PREFIXES_MAX];
+			if (opt_parse_prefixes(s, pp, OPT_PREFIXES_MAX) < 0) {
+				b = msg_value(err, errlen, d, s);
+				put(&b, "is not none or ADDR[/LEN][,...] (IPv4 or IPv6 prefixes, "
+					"at most 16)");
+				return OPT_ERROR;
+			}
 		}
 		return OPT_OK; /* non-empty: checked by the caller */
 	case OPT_K_NUM:
@@ -1471,12 +1626,11 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		}
 		return OPT_OK;
 	case OPT_K_ENDPOINTS: {
-		uint32_t ips[OPT_ENDPOINTS_MAX];
-		uint16_t ports[OPT_ENDPOINTS_MAX];
-		int n = opt_parse_endpoints(s, ips, ports, OPT_ENDPOINTS_MAX);
+		struct opt_endpoint eps[OPT_ENDPOINTS_MAX];
+		int n = opt_parse_endpoints_any(s, eps, OPT_ENDPOINTS_MAX);
 		if (n < 0) {
 			b = msg_value(err, errlen, d, s);
-			put(&b, "is not ADDR:PORT[,...] (IPv4 hosts, at most 16)");
+			put(&b, "is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)");
 			return OPT_ERROR;
 		}
 		v->num = (uint64_t)n;

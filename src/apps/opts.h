@@ -23,6 +23,7 @@
 #define APPS_OPTS_H
 
 #include "../base/sk.h"
+#include "../base/sk_addr.h"
 
 /* Every option, across commands.  Two commands' options share an id only
  * when they mean the same thing (ping's -c COUNT and load's -c N are two). */
@@ -57,6 +58,7 @@ enum opt_id {
 	/* proxy (an application on http/app.h: http/proxy.h) */
 	OPT_UPSTREAM, OPT_BALANCE, OPT_POOL, OPT_CONNECT_TIMEOUT, OPT_FIRST_BYTE_TIMEOUT,
 	OPT_UP_IDLE_TIMEOUT, OPT_FAIL_MAX, OPT_FAIL_TIMEOUT, OPT_CACHE, OPT_NO_X_CACHE,
+	OPT_PURGE_ALLOW,
 	/* impair (the impairing relay) */
 	OPT_IMP_A, OPT_IMP_B, OPT_IMP_DIR, OPT_IMP_LOSS, OPT_IMP_DELAY, OPT_IMP_JITTER,
 	OPT_IMP_REORDER, OPT_IMP_DUPLICATE, OPT_IMP_CORRUPT, OPT_IMP_RATE, OPT_IMP_LIMIT,
@@ -258,9 +260,32 @@ int opt_parse_dec(const char *s, uint64_t *v);
 /* "D[.F]", F at most 6 digits, into millionths ("0.1" -> 100000). */
 int opt_parse_dec6(const char *s, uint64_t *v);
 /* OPT_K_ENDPOINTS: "127.0.0.1:8080,127.0.0.2:8080" into ip[], port[] (host
- * order), at most max.  The count (>= 1), or -1. */
+ * order), at most max.  The count (>= 1), or -1.  IPv4 only: the form
+ * for a caller that cannot resolve names or speak IPv6. */
 #define OPT_ENDPOINTS_MAX 16u
 int opt_parse_endpoints(const char *s, uint32_t *ip, uint16_t *port, unsigned max);
+/* The same list, each item ADDR:PORT (an IPv4 host), [ADDR6]:PORT (an IPv6
+ * unicast address, ::1 too: RFC 3986 3.2.2 brackets), or NAME:PORT (a host
+ * name, letters digits '-' '.', at most 63 bytes, left for the hosted
+ * caller to resolve: getaddrinfo).  The count (>= 1), or -1.
+ * opt_parse_endpoints is this one, refusing names and IPv6. */
+#define OPT_NAME_MAX 64u
+struct opt_endpoint {
+	struct sk_addr addr;     /* IPv4 mapped or IPv6; :: when name[0] */
+	uint16_t port;
+	char name[OPT_NAME_MAX]; /* "" or the host name as given */
+};
+int opt_parse_endpoints_any(const char *s, struct opt_endpoint *ep, unsigned max);
+/* --purge-allow: "none" (0), or ADDR[/LEN][,ADDR[/LEN]...], IPv4 (/0..32)
+ * or IPv6 (/0..128, no brackets) prefixes, at most max; LEN absent: the
+ * one address.  Into p[], each len over the 16 bytes of struct sk_addr
+ * (an IPv4 /n is 96 + n), the bits past len cleared.  The count, or -1. */
+#define OPT_PREFIXES_MAX 16u
+struct opt_prefix {
+	struct sk_addr addr;
+	uint8_t len;
+};
+int opt_parse_prefixes(const char *s, struct opt_prefix *p, unsigned max);
 /* "198.18.0.2" into out[16]. */
 void opt_format_ipv4(uint32_t ip, char out[16]);
 /* RFC 4291 2.2 text (hex groups, one "::"; no embedded IPv4).  0 or -1. */

@@ -147,6 +147,12 @@ static const struct good goods[] = {
 	{&opt_cmd_proxy, "upstream", "127.0.0.1:8080", OPT_UPSTREAM, 1, 0, 0},
 	{&opt_cmd_proxy, "upstream", "127.0.0.1:1,10.0.0.2:65535,198.18.0.1:80", OPT_UPSTREAM, 3, 0,
 	 0},
+	{&opt_cmd_proxy, "upstream", "app.internal:8080,[2001:2::5]:8080,127.0.0.1:8081", OPT_UPSTREAM,
+	 3, 0, 0},
+	{&opt_cmd_proxy, "upstream", "localhost:1,[::1]:65535", OPT_UPSTREAM, 2, 0, 0},
+	{&opt_cmd_proxy, "purge-allow", "none", OPT_PURGE_ALLOW, 0, 0, 0},
+	{&opt_cmd_proxy, "purge-allow", "127.0.0.0/8,::1,198.18.0.1,2001:2::/48", OPT_PURGE_ALLOW, 0, 0,
+	 0},
 	{&opt_cmd_proxy, "balance", "least", OPT_BALANCE, 1, 0, 0},
 	{&opt_cmd_proxy, "balance", "rr", OPT_BALANCE, 0, 0, 0},
 	{&opt_cmd_proxy, "pool", "0", OPT_POOL, 0, 0, 0},
@@ -356,19 +362,53 @@ static const struct bad bads[] = {
 	{&opt_cmd_app, "body-timeout", "0", "body-timeout: '0' is not a number in 1..86400"},
 	{&opt_cmd_app, "send-timeout", "2s", "send-timeout: '2s' is not a number in 1..86400"},
 	{&opt_cmd_proxy, "upstream", "127.0.0.1",
-	 "upstream: '127.0.0.1' is not ADDR:PORT[,...] (IPv4 hosts, at most 16)"},
+	 "upstream: '127.0.0.1' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
 	{&opt_cmd_proxy, "upstream", "127.0.0.1:80,",
-	 "upstream: '127.0.0.1:80,' is not ADDR:PORT[,...] (IPv4 hosts, at most 16)"},
+	 "upstream: '127.0.0.1:80,' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
 	{&opt_cmd_proxy, "upstream", "0.0.0.0:80",
-	 "upstream: '0.0.0.0:80' is not ADDR:PORT[,...] (IPv4 hosts, at most 16)"},
+	 "upstream: '0.0.0.0:80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
 	{&opt_cmd_proxy, "upstream", "127.0.0.1:0",
-	 "upstream: '127.0.0.1:0' is not ADDR:PORT[,...] (IPv4 hosts, at most 16)"},
+	 "upstream: '127.0.0.1:0' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
 	{&opt_cmd_proxy, "upstream",
 	 "1.1.1.1:1,1.1.1.1:2,1.1.1.1:3,1.1.1.1:4,1.1.1.1:5,1.1.1.1:6,1.1.1.1:7,1.1.1.1:8,1.1.1.1:9,"
 	 "1.1.1.1:10,1.1.1.1:11,1.1.1.1:12,1.1.1.1:13,1.1.1.1:14,1.1.1.1:15,1.1.1.1:16,1.1.1.1:17",
 	 "upstream: '1.1.1.1:1,1.1.1.1:2,1.1.1.1:3,1.1.1.1:4,1.1.1.1:5,1.1.1.1:6,1.1.1.1:7,1.1.1.1:8,"
 	 "1.1.1.1:9,1.1.1.1:10,1.1.1.1:11,1.1.1.1:12,1.1.1.1:13,1.1.1.1:14,1.1.1.1:15,1.1.1.1:16,"
-	 "1.1.1.1:17' is not ADDR:PORT[,...] (IPv4 hosts, at most 16)"},
+	 "1.1.1.1:17' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "[::]:80",
+	 "upstream: '[::]:80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "[ff02::1]:80",
+	 "upstream: '[ff02::1]:80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "[::1]80",
+	 "upstream: '[::1]80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "[::1:80",
+	 "upstream: '[::1:80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "-app:80",
+	 "upstream: '-app:80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "app-:80",
+	 "upstream: 'app-:80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "a..b:80",
+	 "upstream: 'a..b:80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "1.2.3:80",
+	 "upstream: '1.2.3:80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "app_x:80",
+	 "upstream: 'app_x:80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "[]:80",
+	 "upstream: '[]:80' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "upstream", "app:0",
+	 "upstream: 'app:0' is not HOST:PORT[,...] (IPv4, [IPv6] or a name; at most 16)"},
+	{&opt_cmd_proxy, "purge-allow", "127.0.0.1/33",
+	 "purge-allow: '127.0.0.1/33' is not none or ADDR[/LEN][,...] (IPv4 or IPv6 prefixes, at most 16)"},
+	{&opt_cmd_proxy, "purge-allow", "::1/129",
+	 "purge-allow: '::1/129' is not none or ADDR[/LEN][,...] (IPv4 or IPv6 prefixes, at most 16)"},
+	{&opt_cmd_proxy, "purge-allow", "localhost",
+	 "purge-allow: 'localhost' is not none or ADDR[/LEN][,...] (IPv4 or IPv6 prefixes, at most 16)"},
+	{&opt_cmd_proxy, "purge-allow", "1.2.3.4/",
+	 "purge-allow: '1.2.3.4/' is not none or ADDR[/LEN][,...] (IPv4 or IPv6 prefixes, at most 16)"},
+	{&opt_cmd_proxy, "purge-allow", "::ffff:1.2.3.4",
+	 "purge-allow: '::ffff:1.2.3.4' is not none or ADDR[/LEN][,...] (IPv4 or IPv6 prefixes, at most 16)"},
+	{&opt_cmd_proxy, "purge-allow", "127.0.0.1,",
+	 "purge-allow: '127.0.0.1,' is not none or ADDR[/LEN][,...] (IPv4 or IPv6 prefixes, at most 16)"},
 	{&opt_cmd_proxy, "balance", "random", "balance: 'random' is not one of rr or least"},
 	{&opt_cmd_proxy, "pool", "65537", "pool: '65537' is not a number in 0..65536"},
 	{&opt_cmd_proxy, "connect-timeout", "0", "connect-timeout: '0' is not a number in 1..3600"},
@@ -955,6 +995,46 @@ static void test_parsers(void **state)
 	for (size_t i = 0; i < SK_ARRAY_LEN(bad_dec); i++)
 		if (opt_parse_dec6(bad_dec[i], &d) == 0)
 			fail_msg("opt_parse_dec6 accepted '%s'", bad_dec[i]);
+	/* Upstreams of every form; the IPv4-only form refuses the others. */
+	struct opt_endpoint oep[OPT_ENDPOINTS_MAX];
+	assert_int_equal(opt_parse_endpoints_any("app.internal:8080,[2001:2::5]:8081,127.0.0.1:1", oep,
+						 OPT_ENDPOINTS_MAX),
+			 3);
+	assert_string_equal(oep[0].name, "app.internal");
+	assert_int_equal(oep[0].port, 8080);
+	assert_true(sk_addr_is_any(&oep[0].addr));
+	assert_string_equal(oep[1].name, "");
+	assert_false(sk_addr_is_v4(&oep[1].addr));
+	assert_int_equal(oep[1].addr.b[0], 0x20);
+	assert_int_equal(oep[1].addr.b[3], 0x02);
+	assert_int_equal(oep[1].addr.b[15], 0x05);
+	assert_int_equal(oep[1].port, 8081);
+	assert_true(sk_addr_is_v4(&oep[2].addr));
+	assert_int_equal(sk_addr_ip4(&oep[2].addr), SK_IP4(127, 0, 0, 1));
+	uint32_t eip[2];
+	uint16_t eport[2];
+	assert_int_equal(opt_parse_endpoints("127.0.0.1:80,198.18.0.1:81", eip, eport, 2), 2);
+	assert_int_equal(eip[1], SK_IP4(198, 18, 0, 1));
+	assert_int_equal(eport[1], 81);
+	assert_int_equal(opt_parse_endpoints("127.0.0.1:80,198.18.0.1:81", eip, eport, 1), -1);
+	assert_int_equal(opt_parse_endpoints("localhost:80", eip, eport, 2), -1);
+	assert_int_equal(opt_parse_endpoints("[::1]:80", eip, eport, 2), -1);
+	/* Prefixes over the 16 bytes: IPv4 /n is 96 + n, host bits cleared. */
+	struct opt_prefix pf[OPT_PREFIXES_MAX];
+	assert_int_equal(opt_parse_prefixes("none", pf, OPT_PREFIXES_MAX), 0);
+	assert_int_equal(opt_parse_prefixes("127.1.2.3/8,::1,2001:2::ff/48,198.18.0.1", pf,
+					    OPT_PREFIXES_MAX),
+			 4);
+	assert_int_equal(pf[0].len, 104);
+	assert_int_equal(sk_addr_ip4(&pf[0].addr), SK_IP4(127, 0, 0, 0));
+	assert_int_equal(pf[1].len, 128);
+	assert_int_equal(pf[1].addr.b[15], 1);
+	assert_int_equal(pf[2].len, 48);
+	assert_int_equal(pf[2].addr.b[15], 0);
+	assert_int_equal(pf[3].len, 128);
+	assert_int_equal(opt_parse_prefixes("0.0.0.0/0", pf, 1), 1);
+	assert_int_equal(pf[0].len, 96);
+	assert_int_equal(opt_parse_prefixes("::1,::2", pf, 1), -1);
 	uint32_t ip;
 	assert_int_equal(opt_parse_ipv4("0.0.0.0", &ip), 0);
 	assert_int_equal(ip, 0);

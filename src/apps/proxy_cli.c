@@ -3,8 +3,12 @@
  * an application takes and runs on --stack linux and --stack skiff alike;
  * this file only turns the upstream options into a struct proxy_config
  * and gives the proxy its memory. */
+#include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -17,6 +21,42 @@
 static struct proxy px;
 static struct http_cache cache;
 
+/* An upstream given by name: resolved once, here at start (getaddrinfo:
+ * /etc/hosts, then DNS as nsswitch says).  The first IPv4 address, else
+ * the first IPv6 one, so that a name with both (localhost) does not
+ * depend on the resolver's order.  A name that does not resolve is a
+ * usage error (exit 2). */
+static struct sk_addr resolve_upstream(const char *name)
+{
+	struct addrinfo hints, *res = NULL;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	int rc = getaddrinfo(name, NULL, &hints, &res);
+	if (rc != 0)
+		cli_usage_error("proxy", "--upstream: cannot resolve '%s': %s", name,
+				gai_strerror(rc));
+	const struct addrinfo *v6 = NULL, *v4 = NULL;
+	for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		if (ai->ai_family == AF_INET && !v4)
+			v4 = ai;
+		else if (ai->ai_family == AF_INET6 && !v6)
+			v6 = ai;
+	}
+	struct sk_addr a = {{0}};
+	if (v4) {
+		const struct sockaddr_in *sin = (const void *)v4->ai_addr;
+		a = sk_addr_v4(ntohl(sin->sin_addr.s_addr));
+	} else if (v6) {
+		const struct sockaddr_in6 *sin6 = (const void *)v6->ai_addr;
+		a = sk_addr_v6(sin6->sin6_addr.s6_addr);
+	}
+	freeaddrinfo(res);
+	if (sk_addr_is_any(&a))
+		cli_usage_error("proxy", "--upstream: '%s' has no IPv4 or IPv6 address", name);
+	return a;
+}
+
 static int proxy_setup(void *ctx, const struct opts *o, struct http_app_config *cfg,
 		       uint32_t *extra_socks)
 {
@@ -25,14 +65,19 @@ static int proxy_setup(void *ctx, const struct opts *o, struct http_app_config *
 	proxy_config_default(&pc);
 	if (!opt_given(o, OPT_UPSTREAM))
 		cli_usage_error("proxy", "--upstream ADDR:PORT[,ADDR:PORT...] is required");
-	uint32_t ip[OPT_ENDPOINTS_MAX];
-	uint16_t port[OPT_ENDPOINTS_MAX];
-	int n = opt_parse_endpoints(opt_str(o, OPT_UPSTREAM), ip, port, OPT_ENDPOINTS_MAX);
+	struct opt_endpoint ep[OPT_ENDPOINTS_MAX];
+	int n = opt_parse_endpoints_any(opt_str(o, OPT_UPSTREAM), ep, OPT_ENDPOINTS_MAX);
 	for (int i = 0; i < n; i++) {
-		pc.up_addr[i] = sk_addr_v4(ip[i]);
-		pc.up_port[i] = port[i];
+		pc.up_addr[i] = ep[i].name[0] ? resolve_upstream(ep[i].name) : ep[i].addr;
+		pc.up_port[i] = ep[i].port;
 	}
 	pc.nup = n > 0 ? (unsigned)n : 0;
+	/* --purge-allow replaces the default list (loopback) */
+	struct opt_prefix pp[OPT_PREFIXES_MAX];
+	int np = opt_parse_prefixes(opt_str(o, OPT_PURGE_ALLOW), pp, OPT_PREFIXES_MAX);
+	pc.npurge_allow = np > 0 ? (unsigned)np : 0;
+	for (int i = 0; i < np; i++)
+		pc.purge_allow[i] = (struct proxy_prefix){pp[i].addr, pp[i].len};
 	pc.balance = opt_num(o, OPT_BALANCE) == 1 ? PROXY_LEAST : PROXY_RR;
 	pc.pool = (uint32_t)opt_num(o, OPT_POOL);
 	pc.connect_timeout = opt_num(o, OPT_CONNECT_TIMEOUT) * SK_NS_PER_S;

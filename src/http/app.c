@@ -928,6 +928,7 @@ static void request_over(struct http_app_conn *c)
 	c->out = OUT_NONE;
 	c->head_start = now;
 	http_req_init(&c->req, app->cfg.max_body);
+	c->req.accept_purge = app->cfg.accept_purge;
 }
 
 static void conn_release(struct http_app_conn *c)
@@ -1252,6 +1253,7 @@ static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
 		c->out = OUT_NONE;
 		c->head_start = now;
 		http_req_init(&c->req, app->cfg.max_body);
+		c->req.accept_purge = app->cfg.accept_purge;
 		if (loop_watch(app->loop, s, conn_event, c) < 0) {
 			c->dead = true;
 			conn_release(c);

@@ -314,6 +314,8 @@ struct http_app_config {
 					* request's URI scheme: "http" (default, and
 					* for NULL) or "https" when the embedder runs
 					* this engine on a TLS loop; http_app_scheme */
+	bool accept_purge;             /* PURGE reaches the routes (http_req.accept_purge;
+					* the proxy's); default false: 501 */
 };
 
 void http_app_config_default(struct http_app_config *cfg);

@@ -1044,6 +1044,13 @@ unsigned http_cache_purge(struct http_cache *c, const char *host, size_t host_le
 	return n;
 }
 
+unsigned http_cache_purge_request(struct http_cache *c, const char *host, size_t host_len,
+				  const char *target, size_t target_len)
+{
+	c->st.purges++;
+	return http_cache_purge(c, host, host_len, target, target_len);
+}
+
 void http_cache_stats(const struct http_cache *c,
 		      void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {

@@ -171,7 +171,8 @@
  * it stores arrived after the purge).  The proxy also calls it for a
  * successful unsafe request (POST, PUT, DELETE, PATCH answered 2xx/3xx;
  * RFC 9111 4.4) on the target URI and on Location / Content-Location when
- * they name the same host.
+ * they name the same host.  http_cache_purge_request is the operator's
+ * PURGE (docs/proxy.md): the same, counted apart.
  *
  * ---- Threads ----
  * One thread (the proxy's loop).  Nothing here blocks or calls back.
@@ -250,7 +251,7 @@ void http_cache_config_default(struct http_cache_config *cfg);
  * levels (gauges): chunk bytes held by entries, and entries stored. */
 #define HTTP_CACHE_STATS(X)                                                                 \
 	X(hits) X(misses) X(stale) X(revalidated) X(coalesced) X(stored) X(replaced) X(evicted) \
-	X(purged) X(uncacheable) X(fill_dropped) X(fill_aborted) X(bytes) X(entries)
+	X(purged) X(purges) X(uncacheable) X(fill_dropped) X(fill_aborted) X(bytes) X(entries)
 
 struct http_cache_stats {
 #define HTTP_CACHE_STAT_FIELD(n) uint64_t n;
@@ -333,6 +334,11 @@ void http_cache_release(struct http_cache *c, struct http_cache_entry *e);
  * returns how many. */
 unsigned http_cache_purge(struct http_cache *c, const char *host, size_t host_len,
 			  const char *target, size_t target_len);
+/* The same for an operator's PURGE request (the proxy's method): counted
+ * in `purges` (each request, whether it found something or not; `purged`
+ * counts the entries). */
+unsigned http_cache_purge_request(struct http_cache *c, const char *host, size_t host_len,
+				  const char *target, size_t target_len);
 
 /* Counters, "cache.<name> value". */
 void http_cache_stats(const struct http_cache *c,

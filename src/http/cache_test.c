@@ -504,6 +504,11 @@ static void test_vary(void **st)
 	assert_int_equal(http_cache_check(&C), 0);
 	assert_int_equal(look_body(&gz, T0 + 5, NULL), HTTP_CACHE_MISS);
 	assert_int_equal(C.st.purged, 2);
+	/* An operator's PURGE: counted apart, even when nothing was stored. */
+	assert_int_equal(C.st.purges, 0);
+	assert_int_equal(http_cache_purge_request(&C, "EXAMPLE.com", 11, "/v", 2), 0);
+	assert_int_equal(C.st.purges, 1);
+	assert_int_equal(C.st.purged, 2);
 }
 
 static void test_coalescing(void **st)
@@ -820,7 +825,7 @@ static void test_stats(void **st)
 	setup_cache(sizeof(mem), 1024);
 	unsigned n = 0;
 	http_cache_stats(&C, count_stat, &n);
-	assert_int_equal(n, 14);
+	assert_int_equal(n, 15);
 	struct http_cache_config cfg;
 	http_cache_config_default(&cfg);
 	assert_int_equal(http_cache_init(&C, mem, 100, &cfg), -SK_EINVAL);

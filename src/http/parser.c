@@ -130,7 +130,7 @@ static const char *const method_names[] = {
 	[HTTP_UNKNOWN] = "UNKNOWN", [HTTP_GET] = "GET",         [HTTP_HEAD] = "HEAD",
 	[HTTP_POST] = "POST",       [HTTP_PUT] = "PUT",         [HTTP_DELETE] = "DELETE",
 	[HTTP_OPTIONS] = "OPTIONS", [HTTP_PATCH] = "PATCH",     [HTTP_CONNECT] = "CONNECT",
-	[HTTP_TRACE] = "TRACE",
+	[HTTP_TRACE] = "TRACE",     [HTTP_PURGE] = "PURGE",
 };
 
 const char *http_method_name(enum http_method m)
@@ -178,7 +178,10 @@ static uint8_t method_of(const uint8_t *m, uint32_t n)
 	case 4:
 		return IS("HEAD") ? HTTP_HEAD : IS("POST") ? HTTP_POST : HTTP_UNKNOWN;
 	case 5:
-		return IS("PATCH") ? HTTP_PATCH : IS("TRACE") ? HTTP_TRACE : HTTP_UNKNOWN;
+		return IS("PATCH")   ? HTTP_PATCH
+		       : IS("TRACE") ? HTTP_TRACE
+		       : IS("PURGE") ? HTTP_PURGE
+				     : HTTP_UNKNOWN;
 	case 6:
 		return IS("DELETE") ? HTTP_DELETE : HTTP_UNKNOWN;
 	case 7:
@@ -372,6 +375,8 @@ static int finish(struct http_req *r)
 		if (r->te_other)
 			return HTTP_E_TE_UNSUP;
 	}
+	if (r->method == HTTP_PURGE && !r->accept_purge)
+		r->method = HTTP_UNKNOWN; /* not this embedder's method */
 	if (r->method == HTTP_UNKNOWN)
 		return HTTP_E_METHOD_UNKNOWN;
 	if (r->has_content_length && r->content_length > r->max_body)

@@ -28,6 +28,10 @@
  *  - the request line is method SP target SP version with single spaces.
  *    The method is a token; a valid token that is not one of the nine
  *    methods below gets 501 (once the rest of the head is known good).
+ *    PURGE (a cache's operator method, not in RFC 9110) is one more, known
+ *    only where the embedder asks for it (http_req.accept_purge, set after
+ *    http_req_init: the proxy's); everywhere else it is a 501 like any
+ *    other unknown token.
  *    The target is visible ASCII only (no CTL, SP, DEL or bytes >= 0x80),
  *    in origin-form ("/..."), absolute-form ("scheme:..."), "*" for OPTIONS
  *    only, or authority-form for CONNECT only.
@@ -89,6 +93,7 @@ enum http_method {
 	HTTP_PATCH,
 	HTTP_CONNECT,
 	HTTP_TRACE,
+	HTTP_PURGE,       /* only with http_req.accept_purge; else HTTP_UNKNOWN */
 };
 
 /* Results of the parser and of the chunked decoder (chunked.h).  Every
@@ -162,6 +167,8 @@ struct http_req {
 	bool conn_close, conn_keep_alive, conn_upgrade; /* Connection tokens seen */
 	uint64_t content_length; /* valid if has_content_length */
 	uint64_t max_body;       /* from http_req_init: more gets 413 */
+	bool accept_purge;       /* the caller's, after http_req_init (false): PURGE is
+				  * a method, not a 501 */
 	/* After an error: the error code and the status to answer. */
 	int16_t err;
 	uint16_t status;

@@ -741,6 +741,28 @@ static void test_methods(void **state)
 		assert_int_equal(r.method, m);
 		assert_int_equal(r.method_s.len, strlen(name));
 	}
+	/* PURGE: 501 like any unknown token, unless the embedder takes it;
+	 * then exactly "PURGE" (case-sensitive), nothing near it. */
+	{
+		static const char pg[] = "PURGE /x HTTP/1.1\r\nHost: a\r\n\r\n";
+		struct http_req r;
+		assert_int_equal(parse_once(&r, (const uint8_t *)pg, strlen(pg)), HTTP_E_METHOD_UNKNOWN);
+		assert_int_equal(r.status, 501);
+		http_req_init(&r, 1024);
+		r.accept_purge = true;
+		assert_int_equal(http_parse_head(&r, (const uint8_t *)pg, strlen(pg)), (int)strlen(pg));
+		assert_int_equal(r.method, HTTP_PURGE);
+		assert_string_equal(http_method_name(HTTP_PURGE), "PURGE");
+		static const char *const pnear[] = {"purge", "PURGES", "PURG", "PURGE\x01"};
+		for (size_t i = 0; i < SK_ARRAY_LEN(pnear); i++) {
+			char s[128];
+			int n = sprintf(s, "%s /x HTTP/1.1\r\nHost: a\r\n\r\n", pnear[i]);
+			http_req_init(&r, 1024);
+			r.accept_purge = true;
+			int rc = http_parse_head(&r, (const uint8_t *)s, (size_t)n);
+			assert_true(rc == HTTP_E_METHOD_UNKNOWN || rc == HTTP_E_METHOD);
+		}
+	}
 	assert_string_equal(http_method_name(HTTP_UNKNOWN), "UNKNOWN");
 	assert_string_equal(http_method_name((enum http_method)99), "UNKNOWN");
 	/* Names one letter off, and prefixes/extensions of real ones. */

@@ -123,6 +123,12 @@ void proxy_config_default(struct proxy_config *cfg)
 	cfg->fail_timeout = 10 * SK_NS_PER_S;
 	cfg->via = "skiff";
 	cfg->x_cache = true;
+	/* PURGE from loopback only: 127.0.0.0/8 (mapped: /104) and ::1 */
+	cfg->purge_allow[0] = (struct proxy_prefix){sk_addr_v4(0x7f000000u), 104};
+	struct sk_addr one = {{0}};
+	one.b[15] = 1;
+	cfg->purge_allow[1] = (struct proxy_prefix){one, 128};
+	cfg->npurge_allow = 2;
 }
 
 #define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
@@ -133,7 +139,7 @@ static bool cfg_ok(const struct proxy_config *c)
 	       c->max_xchg <= (1u << 20) && c->pool <= 65536 &&
 	       c->rx_size >= HTTP_HEAD_MAX + 1024u && c->rx_size <= (1u << 24) &&
 	       c->tx_size >= HTTP_HEAD_MAX + 2048u && c->tx_size <= (1u << 24) && c->fail_max >= 1 &&
-	       c->via && c->balance <= PROXY_LEAST;
+	       c->via && c->balance <= PROXY_LEAST && c->npurge_allow <= PROXY_PURGE_ALLOW_MAX;
 }
 
 static uint32_t nuconn(const struct proxy_config *c)
@@ -151,9 +157,18 @@ size_t proxy_mem_size(const struct proxy_config *cfg)
 	       (size_t)nuconn(cfg) * ALIGN16(sizeof(struct proxy_uconn));
 }
 
+/* "ADDR:PORT", an IPv6 ADDR in brackets (a Host value, RFC 3986 3.2.2):
+ * at most 1 + 39 + 2 + 5 bytes and the NUL, which struct proxy_up's 48
+ * hold. */
 static void put_host(char *out, const struct sk_addr *a, uint16_t port)
 {
-	size_t n = proxy_format_addr(a, out);
+	bool v6 = !sk_addr_is_v4(a);
+	size_t n = 0;
+	if (v6)
+		out[n++] = '[';
+	n += proxy_format_addr(a, out + n);
+	if (v6)
+		out[n++] = ']';
 	out[n++] = ':';
 	char d[6];
 	int k = 0;
@@ -491,19 +506,6 @@ static void x_hit_pump(struct proxy_xchg *x)
 	x->pumping = false;
 }
 
-static void x_hit_room(struct http_app_req *r, void *ctx)
-{
-	(void)r;
-	struct proxy_xchg *x = ctx;
-	if (x->pumping) {
-		x->again = true;
-		return;
-	}
-	x_enter(x);
-	x_hit_pump(x);
-	x_leave(x);
-}
-
 /* Answer from the read reference e (taken by a lookup or a refresh). */
 static void x_serve_entry(struct proxy_xchg *x, struct http_cache_entry *e, const char *label,
 			  uint64_t age)
@@ -542,7 +544,7 @@ static void x_serve_entry(struct proxy_xchg *x, struct http_cache_entry *e, cons
 	x->hp = p0;
 	x->hn = n0;
 	x->phase = X_HIT;
-	http_app_stream(r, status, len, x_hit_room, x);
+	http_app_stream(r, status, len, x_room, x);
 }
 
 /* Before forwarding: may the cache answer, or is a fill for it running? */
@@ -1113,7 +1115,8 @@ static void x_read(struct proxy_xchg *x)
 	}
 }
 
-/* The client took some of the answer: more may move. */
+/* The client took some of the answer: more may move, from the cache (a
+ * hit) or from the origin's connection. */
 static void x_room(struct http_app_req *r, void *ctx)
 {
 	(void)r;
@@ -1123,10 +1126,14 @@ static void x_room(struct http_app_req *r, void *ctx)
 		return;
 	}
 	x_enter(x);
-	x_pump(x);
-	x_read(x);
-	if (x->uc)
-		uc_arm(x->uc);
+	if (x->phase == X_HIT) {
+		x_hit_pump(x);
+	} else {
+		x_pump(x);
+		x_read(x);
+		if (x->uc)
+			uc_arm(x->uc);
+	}
 	x_leave(x);
 }
 
@@ -1366,10 +1373,68 @@ static void x_forward(struct proxy_xchg *x, const char *inm, const char *ims)
 		http_app_body_stream(r, x_body, x);
 }
 
+/* ---- PURGE (see proxy.h) ---- */
+
+bool proxy_prefix_match(const struct proxy_prefix *p, const struct sk_addr *a)
+{
+	unsigned len = p->len > 128 ? 128 : p->len, i = 0;
+	for (; len >= 8; len -= 8, i++)
+		if (a->b[i] != p->addr.b[i])
+			return false;
+	if (len == 0)
+		return true;
+	uint8_t m = (uint8_t)(0xffu << (8 - len));
+	return (a->b[i] & m) == (p->addr.b[i] & m);
+}
+
+static int purge_send(struct http_app_req *r, int status, const char *msg)
+{
+	http_app_header(r, "Content-Type", "text/plain");
+	return http_app_send(r, status, msg, cstrlen(msg));
+}
+
+/* Answered here, without an exchange: PURGE never goes upstream. */
+static int proxy_purge(struct proxy *px, struct http_app_req *r)
+{
+	if (!px->cache || px->cfg.npurge_allow == 0) {
+		/* 405 must name what the target takes (RFC 9110 15.5.6): what
+		 * the proxy forwards. */
+		http_app_header(r, "Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH, TRACE");
+		return purge_send(r, 405, px->cache ? "405 Method Not Allowed: PURGE is off "
+							"(--purge-allow none)\n"
+						    : "405 Method Not Allowed: PURGE needs a cache "
+						      "(--cache SIZE)\n");
+	}
+	const struct sk_addr *peer = http_app_peer(r, NULL);
+	bool ok = false;
+	for (unsigned i = 0; i < px->cfg.npurge_allow && !ok; i++)
+		ok = proxy_prefix_match(&px->cfg.purge_allow[i], peer);
+	if (!ok) {
+		px->st.purge_denied++;
+		return purge_send(r, 403, "403 Forbidden: PURGE is not allowed from this address\n");
+	}
+	size_t hl = 0, tl = 0;
+	const char *h = http_app_header_get(r, "host", &hl);
+	const char *t = http_app_target(r, &tl);
+	unsigned n = http_cache_purge_request(px->cache, h ? h : "", h ? hl : 0, t, tl);
+	if (n == 0)
+		return purge_send(r, 404, "404 Not Found: nothing stored for this key\n");
+	/* The body is sent from our memory (a literal); the count goes in a
+	 * header, which the engine copies. */
+	char nb[24];
+	struct http_out o = {(uint8_t *)nb, (uint8_t *)nb + sizeof(nb) - 1};
+	http_out_u64(&o, n);
+	*o.p = 0;
+	http_app_header(r, "X-Purged", nb);
+	return purge_send(r, 200, "200 OK: purged every stored variant of this key\n");
+}
+
 static int proxy_handle(struct http_app_req *r, void *ctx)
 {
 	struct proxy *px = ctx;
 	px->st.requests++;
+	if (http_app_method(r) == HTTP_PURGE)
+		return proxy_purge(px, r);
 	if (px->hooks.lookup && px->hooks.lookup(px->hooks.ctx, r))
 		return 0;
 	struct proxy_xchg *x = px->free_xchg;
@@ -1410,6 +1475,7 @@ static int proxy_attach(struct http_app *app, void *ctx)
 void proxy_app_config(const struct proxy *px, struct http_app_config *acfg)
 {
 	(void)px;
+	acfg->accept_purge = true; /* answered by proxy_purge, even when off (405) */
 	acfg->hdr_size = HTTP_MAX_FIELDS_BYTES + 1024u;
 	if (acfg->out_size < acfg->hdr_size + 16384u)
 		acfg->out_size = acfg->hdr_size + 16384u;

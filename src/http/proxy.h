@@ -44,6 +44,14 @@
  * on one fill (one upstream request), and a successful unsafe request
  * purging its target.
  *
+ * PURGE (the operator's method; the engine takes it only because
+ * proxy_app_config sets accept_purge): `PURGE /path` with the key's Host
+ * removes every stored variant of that key from the cache and never goes
+ * upstream.  200 when something was removed, 404 when nothing was stored;
+ * 403 from a client address outside cfg.purge_allow (nothing removed,
+ * counted in purge_denied); 405 when PURGE is off (no cache, or an empty
+ * purge_allow).  The default list is loopback: 127.0.0.0/8 and ::1.
+ *
  * Seams for other observers, both optional (struct proxy_hooks):
  *   lookup     before anything is forwarded: may answer the request itself;
  *   resp_*     the origin's head (parsed, as received) and each decoded body
@@ -61,6 +69,15 @@
 #define PROXY_MAX_UPSTREAMS 16u
 
 enum proxy_balance { PROXY_RR, PROXY_LEAST };
+
+#define PROXY_PURGE_ALLOW_MAX 16u
+
+/* An address prefix over the 16 bytes of struct sk_addr: an IPv4 /n is
+ * the IPv4-mapped ::ffff:a.b.c.d/(96 + n). */
+struct proxy_prefix {
+	struct sk_addr addr;          /* the bits past len are zero */
+	uint8_t len;                  /* 0 .. 128 */
+};
 
 struct proxy_config {
 	struct sk_addr up_addr[PROXY_MAX_UPSTREAMS];
@@ -80,6 +97,8 @@ struct proxy_config {
 	const char *via;              /* pseudonym in Via ("skiff") */
 	bool x_cache;                 /* with a cache: X-Cache: HIT|MISS|REVALIDATED (default on) */
 	int64_t wall_offset;          /* wall-clock s = loop_now s + this (the cache's HTTP dates) */
+	struct proxy_prefix purge_allow[PROXY_PURGE_ALLOW_MAX]; /* who may PURGE */
+	unsigned npurge_allow;        /* 0: PURGE is off (405); default 2, loopback */
 };
 
 void proxy_config_default(struct proxy_config *cfg);
@@ -102,7 +121,7 @@ struct proxy_hooks {
 	X(requests) X(forwarded) X(retries) X(resp_501) X(resp_502) X(resp_503) X(resp_504)   \
 	X(up_connects) X(up_reused) X(up_pooled) X(up_connect_fail) X(up_timeout_connect)      \
 	X(up_timeout_first_byte) X(up_timeout_idle) X(up_bad_response) X(up_died)              \
-	X(up_marked_down) X(client_gone) X(bytes_up) X(bytes_down)
+	X(up_marked_down) X(client_gone) X(purge_denied) X(bytes_up) X(bytes_down)
 
 struct proxy_stats {
 #define PROXY_STAT_FIELD(n) uint64_t n;
@@ -157,6 +176,8 @@ void proxy_app_def(struct proxy *px, struct http_app_def *def, struct http_app_r
 void proxy_stop(struct proxy *px);
 void proxy_stats(const struct proxy *px, void (*fn)(void *ctx, const char *name, uint64_t v),
 		 void *ctx);
+/* Whether a lies inside p (the bits past p->len ignored). */
+bool proxy_prefix_match(const struct proxy_prefix *p, const struct sk_addr *a);
 /* Invariants: 0 or -(line). */
 int proxy_check(const struct proxy *px);
 

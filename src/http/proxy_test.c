@@ -5,13 +5,15 @@
  * connection), a pooled connection found closed (retried on a fresh one),
  * a chunked answer fed one byte at a time, ambiguous framing (502), the
  * first-byte timeout (504), an origin dying mid-body (the client is cut),
- * and a client that reads nothing (the proxy stops reading its origin). */
+ * a client that reads nothing (the proxy stops reading its origin), and
+ * PURGE (allowed, denied, off; never upstream). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,6 +266,100 @@ static void test_cache_coalesce(void **st)
 	px.cache = NULL;
 }
 
+/* PURGE: answered by the proxy, never forwarded; the fake loop's client
+ * is 198.18.0.1, outside the default (loopback) list. */
+static void test_purge(void **st)
+{
+	(void)st;
+	setup();
+	static struct http_cache hc;
+	static uint8_t cmem[256 * 1024];
+	struct http_cache_config cc;
+	http_cache_config_default(&cc);
+	assert_int_equal(http_cache_init(&hc, cmem, sizeof(cmem), &cc), 0);
+	px.cache = &hc;
+	px.cfg.wall_offset = 1700000000;
+	loop_fake_connect(&fk, 2);
+	/* two variants of /v stored */
+	const char *ae[2] = {"gzip", "br"};
+	for (int i = 0; i < 2; i++) { /* the second on the pooled connection */
+		char rq[128];
+		snprintf(rq, sizeof(rq), "GET /v HTTP/1.1\r\nHost: h\r\nAccept-Encoding: %s\r\n\r\n",
+			 ae[i]);
+		clear(2);
+		send_str(2, rq);
+		if (i == 0)
+			loop_fake_event(&fk, UP0, LOOP_EV_WRITE);
+		check();
+		send_str(UP0, "HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nVary: Accept-Encoding\r\n"
+			     "Content-Length: 2\r\n\r\nok");
+		assert_non_null(strstr(fk.s[2].out, "X-Cache: MISS"));
+	}
+	assert_int_equal(hc.st.entries, 2);
+	int next = fk.connect_next;
+	clear(UP0);
+	/* not from 198.18.0.1: 403, nothing purged, counted */
+	clear(2);
+	send_str(2, "PURGE /v HTTP/1.1\r\nHost: h\r\n\r\n");
+	assert_non_null(strstr(fk.s[2].out, "HTTP/1.1 403 "));
+	assert_int_equal(px.st.purge_denied, 1);
+	assert_int_equal(hc.st.entries, 2);
+	assert_int_equal(hc.st.purges, 0);
+	/* allowed: 198.18.0.0/24 */
+	px.cfg.purge_allow[0] = (struct proxy_prefix){sk_addr_v4(SK_IP4(198, 18, 0, 0)), 96 + 24};
+	px.cfg.npurge_allow = 1;
+	clear(2);
+	send_str(2, "PURGE /v HTTP/1.1\r\nHost: H\r\n\r\n"); /* Host compares case-blind */
+	assert_non_null(strstr(fk.s[2].out, "HTTP/1.1 200 "));
+	assert_non_null(strstr(fk.s[2].out, "X-Purged: 2\r\n"));
+	assert_int_equal(hc.st.entries, 0);
+	assert_int_equal(hc.st.purges, 1);
+	clear(2);
+	send_str(2, "PURGE /v HTTP/1.1\r\nHost: h\r\n\r\n");
+	assert_non_null(strstr(fk.s[2].out, "HTTP/1.1 404 "));
+	assert_int_equal(hc.st.purges, 2);
+	/* off: 405 with Allow */
+	px.cfg.npurge_allow = 0;
+	clear(2);
+	send_str(2, "PURGE /v HTTP/1.1\r\nHost: h\r\n\r\n");
+	assert_non_null(strstr(fk.s[2].out, "HTTP/1.1 405 "));
+	assert_non_null(strstr(fk.s[2].out, "\r\nAllow: GET, HEAD"));
+	/* none of these went upstream; the connection still carries a GET */
+	assert_int_equal(fk.connect_next, next);
+	assert_int_equal(fk.s[UP0].out_len, 0);
+	clear(2);
+	send_str(2, "GET /v HTTP/1.1\r\nHost: h\r\nAccept-Encoding: gzip\r\n\r\n");
+	assert_non_null(strstr(fk.s[UP0].out, "GET /v HTTP/1.1")); /* purged: a MISS again */
+	assert_int_equal(px.st.purge_denied, 1);
+	http_app_stop(&app);
+	proxy_stop(&px);
+	assert_int_equal(http_cache_check(&hc), 0);
+	px.cache = NULL;
+}
+
+static void test_prefix_match(void **st)
+{
+	(void)st;
+	struct proxy_config pc;
+	proxy_config_default(&pc);
+	assert_int_equal(pc.npurge_allow, 2);
+	struct sk_addr lo = sk_addr_v4(SK_IP4(127, 1, 2, 3)), other = sk_addr_v4(SK_IP4(128, 0, 0, 1));
+	struct sk_addr one = {{0}}, two = {{0}};
+	one.b[15] = 1;
+	two.b[15] = 2;
+	assert_true(proxy_prefix_match(&pc.purge_allow[0], &lo));
+	assert_false(proxy_prefix_match(&pc.purge_allow[0], &other));
+	assert_false(proxy_prefix_match(&pc.purge_allow[0], &one)); /* v6 never matches a v4 prefix */
+	assert_true(proxy_prefix_match(&pc.purge_allow[1], &one));
+	assert_false(proxy_prefix_match(&pc.purge_allow[1], &two));
+	struct proxy_prefix p = {sk_addr_v4(SK_IP4(198, 18, 0, 0)), 96 + 15};
+	struct sk_addr in = sk_addr_v4(SK_IP4(198, 19, 255, 255)), out = sk_addr_v4(SK_IP4(198, 20, 0, 0));
+	assert_true(proxy_prefix_match(&p, &in));
+	assert_false(proxy_prefix_match(&p, &out));
+	struct proxy_prefix all = {{{0}}, 0};
+	assert_true(proxy_prefix_match(&all, &out));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +368,8 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_slow_client),
 		cmocka_unit_test(test_cache_coalesce),
+		cmocka_unit_test(test_purge),
+		cmocka_unit_test(test_prefix_match),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
