@@ -135,17 +135,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t split = ((size_t)data[0] | (size_t)data[1] << 8) % (n + 1);
 	data += 2;
 
-	/* One shot. */
+	/* One shot.  Bit 15 of the split word: the embedder takes PURGE (the
+	 * proxy); without it PURGE must be a 501 like any unknown token. */
+	bool purge = data[-1] & 0x80;
 	uint8_t *buf = copy(data, n);
 	struct http_req a;
 	http_req_init(&a, MAX_BODY);
+	a.accept_purge = purge;
 	int ra = http_parse_head(&a, buf, n);
 	check_head(&a, buf, n, ra);
+	CHECK(ra <= 0 || a.method != HTTP_PURGE || purge);
+	if (!purge && ra > 0)
+		CHECK(a.method != HTTP_UNKNOWN);
 	CHECK(n < HTTP_HEAD_MAX || ra != HTTP_NEED_MORE);
 
 	/* Cut at split, then whole from another copy. */
 	struct http_req b;
 	http_req_init(&b, MAX_BODY);
+	b.accept_purge = purge;
 	uint8_t *part = copy(data, split);
 	int rb = http_parse_head(&b, part, split);
 	free(part);
@@ -160,6 +167,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n <= 512) {
 		struct http_req c;
 		http_req_init(&c, MAX_BODY);
+		c.accept_purge = purge;
 		int rc = HTTP_NEED_MORE;
 		for (size_t k = 0; k <= n && rc == HTTP_NEED_MORE; k++)
 			rc = http_parse_head(&c, buf, k);

@@ -10,7 +10,8 @@
  *                                          7  WRITE (a connect completes) or a reset
  * Checks after every step: http_app_check and proxy_check (every exchange
  * bound to at most one upstream connection, the pool's counts, buffers in
- * range; with the cache, for odd-sized inputs, http_cache_check too); at
+ * range; with the cache, for odd-sized inputs, http_cache_check too;
+ * PURGE allowed when the size's bit 1 is set, else denied); at
  * the end http_app_stop and proxy_stop leave nothing open.
  * Build: make build/fuzz/fuzz_proxy. */
 #include <stdint.h>
@@ -43,7 +44,7 @@ static void check(void)
 		CHECK(http_cache_check(&hc) == 0);
 }
 
-static void start(bool cache)
+static void start(bool cache, bool purge_ok)
 {
 	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
 	fk.connect_next = 8;
@@ -61,6 +62,10 @@ static void start(bool cache)
 	pc.first_byte_timeout = 2 * SK_NS_PER_S;
 	pc.idle_timeout = 3 * SK_NS_PER_S;
 	pc.fail_timeout = 2 * SK_NS_PER_S;
+	if (purge_ok) { /* the fake's clients are 198.18.0.1: allowed, else 403 */
+		pc.purge_allow[0] = (struct proxy_prefix){sk_addr_v4(0xc6120000u), 96 + 15};
+		pc.npurge_allow = 1;
+	}
 	pmemsz = proxy_mem_size(&pc);
 	if (!pmem)
 		pmem = malloc(pmemsz);
@@ -98,8 +103,9 @@ static void next_up(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* An odd-sized input runs with the cache (--cache) */
-	start(size & 1);
+	/* An odd-sized input runs with the cache (--cache); bit 1 of the size
+	 * lets the clients PURGE (else the default list refuses them: 403) */
+	start(size & 1, size & 2);
 	size_t i = 0;
 	while (i + 3 <= size) {
 		uint8_t op = data[i] % 8, sk = data[i + 1], arg = data[i + 2];
