@@ -241,7 +241,7 @@ run_target() {
 
 	# Upstreams by name and over IPv6 (the Host the upstream sees stays the
 	# client's).
-	local up6 port6 six=() saved=$UP_IP got6 host6
+	local up6 port6 six=() saved=$UP_IP got6 host6 i
 	if [ "$TGT" = linux ]; then
 		up6=::1 port6=$(free_port)
 	else
@@ -252,8 +252,16 @@ run_target() {
 	start_up V6 "$port6"
 	UP_IP=$saved
 	start_proxy v6 --upstream "[$up6]:$port6" "${six[@]}" || return 1
+	# skiff's own address is usable after its DAD (until then a connect
+	# has no source: 502)
+	for ((i = 0; i < 50; i++)); do
+		[ "$TGT" = linux ] || grep -q "ip6 $SKT_SKIFF_IP6 usable" "$PX_LOG" && break
+		sleep 0.1
+	done
 	got6=$(C curl -s --max-time 10 -H "Host: v6.example" "http://$PX_IP:$PX_PORT/over-v6")
-	host6=$(C curl -s -g --max-time 5 "http://[$up6]:$port6/_stats" |
+	# The upstream's log, through the proxy (inside the namespace IPv6 is
+	# off on lo, so a local connection to 2001:2::1 has no way)
+	host6=$(C curl -s --max-time 5 "http://$PX_IP:$PX_PORT/_stats" |
 		python3 -c 'import json,sys; print([v for k, v in json.load(sys.stdin)["log"][-1]["headers"] if k.lower() == "host"])')
 	if [ "$got6" = "V6 /over-v6" ] && [ "$host6" = "['v6.example']" ]; then
 		pass "$TGT.upstreams.v6" "[$up6]:$port6 answered, Host kept ($host6)"
