@@ -81,6 +81,14 @@ static int proxy_setup(const struct opts *o, struct http_app_config *cfg, uint32
 	uint32_t ip[OPT_ENDPOINTS_MAX];
 	uint16_t port[OPT_ENDPOINTS_MAX];
 	int n = opt_parse_endpoints(opt_str(o, OPT_UPSTREAM), ip, port, OPT_ENDPOINTS_MAX);
+	if (n < 0) {
+		/* The table took it (a name or [IPv6], which skiff proxy
+		 * takes hosted); the guest has no resolver and no IPv6 here. */
+		kprintf("skiff-uk: upstream: '%s': the guest takes numeric IPv4 upstreams only "
+			"(no names, no [IPv6])\n",
+			opt_str(o, OPT_UPSTREAM));
+		return -1;
+	}
 	for (int i = 0; i < n; i++) {
 		pc.up_addr[i] = sk_addr_v4(ip[i]);
 		pc.up_port[i] = port[i];
