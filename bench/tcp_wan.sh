@@ -35,9 +35,26 @@
 #   BENCH_TCP_STACKS  (default "skiff skiff-fixed linux-cubic linux-bbr")
 #   BENCH_TCP_ROLES   (default "server client")
 #   BENCH_TCP_TIMEOUT seconds per transfer        (default 300)
-#   BENCH_TCP_LOCK    a lock file taken once per grid cell (so other users of
-#                     the namespaces wait at most one cell), e.g.
-#                     /tmp/skiff-nettest.lock; default none
+#   BENCH_TCP_JOBS    K: run up to K jobs of the grid at once (default 1: every
+#                     cell in turn, as before).  With K > 1 the grid has two
+#                     phases.  Parallel: every cell not in BENCH_TCP_SERIAL is
+#                     cut into jobs of one repetition and one role (the stacks
+#                     still alternate inside each job), longest first (RTT x
+#                     sqrt(loss), Mathis), each job a child of its own with its
+#                     own three namespaces (skt-<its pid>-*), its own relay and
+#                     its own subnet 198.18.N.0/24 (N = the job's number), under
+#                     nice -n BENCH_TCP_NICE (default 10).  Serial, after it:
+#                     the cells of BENCH_TCP_SERIAL one at a time, nothing else
+#                     of the grid running, not niced, each under BENCH_TCP_LOCK.
+#   BENCH_TCP_SERIAL  "DELAY:LOSS ..." cells whose transfers are CPU-bound here
+#                     and so run alone (default: every 0 % cell, and 1 ms at
+#                     0.1 %, ~28 MB/s by Mathis); the rest are bound by delay
+#                     and loss and use a few % of a core each
+#   BENCH_TCP_LOCK    a lock file (e.g. /tmp/skiff-nettest.lock; default none).
+#                     JOBS=1: taken once per grid cell (so other users of the
+#                     namespaces wait at most one cell).  JOBS>1: taken only by
+#                     the serial cells; the parallel jobs share nothing with
+#                     other scripts (names from their own pids, no loopback)
 #   BENCH_TCP_OUT     results folder (default bench/results/tcp-DATE)
 # Output: OUT/runs.tsv (every run, failures included), OUT/table.md and
 # OUT/goodput.png (bench/tcp_wan_report.py).
@@ -75,6 +92,26 @@ REPS=${BENCH_TCP_REPS:-$g_reps}
 STACKS=${BENCH_TCP_STACKS:-"skiff skiff-fixed linux-cubic linux-bbr"}
 ROLES=${BENCH_TCP_ROLES:-"server client"}
 TMO=${BENCH_TCP_TIMEOUT:-300}
+JOBS=${BENCH_TCP_JOBS:-1}
+NICE=${BENCH_TCP_NICE:-10}
+if [ -z "${BENCH_TCP_SERIAL+x}" ]; then
+	SERIAL=
+	for d in $DELAYS; do
+		for l in $LOSSES; do
+			if [ "$l" = 0 ] || { [ "$d" = 1 ] && [ "$l" = 0.1 ]; }; then SERIAL+="$d:$l "; fi
+		done
+	done
+else
+	SERIAL=$BENCH_TCP_SERIAL
+fi
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "BENCH_TCP_JOBS: a positive count, not '$JOBS'" >&2; exit 2; }
+# A job's subnet (BENCH_TCP_NET, set by the parallel phase): 198.18.N.0/24
+# inside its own namespaces, so no two jobs' addresses are alike even in
+# captures or logs.
+if [ -n "${BENCH_TCP_NET:-}" ]; then
+	SKT_LINUX_IP=198.18.$BENCH_TCP_NET.1 SKT_SKIFF_IP=198.18.$BENCH_TCP_NET.2
+fi
+PHASE=${BENCH_TCP_PHASE:-serial}
 OUT=${BENCH_TCP_OUT:-$here/results/tcp-$(date -u +%F)}
 BYTES=$((MIB << 20))
 PORT_C=7007
@@ -106,6 +143,18 @@ linux_ctrs() {
 		/proc/net/snmp /proc/net/netstat
 }
 
+# py_ready FILE PID: tests/tcp_echo.py server has said it listens (10 s at
+# most; python starts slowly on a loaded machine).
+py_ready() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		grep -q '^server: ready' "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
 # secs_of LINE: the seconds a transfer took, from either tool's line.
 secs_of() {
 	local l=$1
@@ -116,7 +165,7 @@ secs_of() {
 
 # run_one STACK ROLE: one transfer; prints "ok secs rtx rto fast sack tlp tlprec undo relaycpu".
 run_one() {
-	local stack=$1 role=$2 line rc ok=0 c0 c1 t0 t1 relay_c=0 secs
+	local stack=$1 role=$2 line rc ok=0 c0 c1 t0 t1 relay_c=0 secs out=
 	local -a z=(0 0 0 0 0 0 0)
 	ip -n "$SKT_NS_L" neigh flush dev vc0 2>/dev/null
 	if [ "$stack" = skiff ] || [ "$stack" = skiff-fixed ]; then
@@ -159,7 +208,7 @@ run_one() {
 			ip netns exec "$SKT_NS_S" python3 "$TESTS/tcp_echo.py" server --host "$SKT_SKIFF_IP" --port 7 \
 				--cc "$cc" --timeout "$TMO" >"$WORK/lsrv.out" 2>&1 &
 			SRV_PID=$!
-			sleep 0.5
+			py_ready "$WORK/lsrv.out" "$SRV_PID" || { skt_stop_pid "$SRV_PID"; SRV_PID=; ip -n "$SKT_NS_S" addr flush dev vs0; echo "0 0 0 0 0 0 0 0 0 0"; return; }
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
 			line=$(ip netns exec "$SKT_NS_L" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" client \
 				--host "$SKT_SKIFF_IP" --bytes "$BYTES" --seed 2 --cc cubic --timeout "$TMO" 2>&1)
@@ -181,12 +230,16 @@ run_one() {
 	fi
 	secs=$(secs_of "$line")
 	echo "$line" >>"$WORK/lines.log"
+	# A failure says why in the log (the cell's stderr).
+	[ $ok = 1 ] || { echo "  FAILED $stack $role: $line"; [ -n "${out:-}" ] && tail -n 5 <<<"$out"; } >&2
 	relay_c=$((t1 - t0))
 	echo "$ok $secs ${z[*]} $relay_c"
 }
 
+# run_cell DELAY LOSS [REP]: the cell's repetitions (only REP if given).
 run_cell() {
-	local delay=$1 loss=$2 rep stack role r
+	local delay=$1 loss=$2 rep stack role r r0=1 r1=$REPS
+	[ -n "${3:-}" ] && r0=$3 r1=$3
 	# Under loss a transfer is slower by orders of magnitude: a smaller one
 	# keeps the grid bounded (the MiB column says which).
 	[ "$loss" != 0 ] && MIB=$LOSSY_MIB
@@ -198,26 +251,30 @@ run_cell() {
 	ip netns exec "$SKT_NS_L" python3 "$TESTS/tcp_echo.py" server --host "$SKT_LINUX_IP" --port "$PORT_C" \
 		--cc cubic --timeout "$TMO" >"$WORK/csrv.out" 2>&1 &
 	CSRV_PID=$!
+	# The peer's echo server must listen before a job's first transfer (a
+	# parallel job may start with the client role: refused otherwise).
+	py_ready "$WORK/csrv.out" "$CSRV_PID" || { echo "cell $delay/$loss: peer's server not ready" >&2; exit 1; }
 	local -a args=(--delay "$delay")
 	[ "$loss" != 0 ] && args+=(--loss "$loss")
 	skt_relay_start "$WORK/relay.out" "${args[@]}" || { echo "cell $delay/$loss: relay failed" >&2; exit 1; }
 	local hz
 	hz=$(getconf CLK_TCK)
-	for ((rep = 1; rep <= REPS; rep++)); do
+	for ((rep = r0; rep <= r1; rep++)); do
 		for stack in $STACKS; do
 			for role in $ROLES; do
 				r=$(run_one "$stack" "$role")
 				# shellcheck disable=SC2086
 				set -- $r
 				local gp
+				local gp cpu row
 				gp=$(awk -v b="$BYTES" -v s="$2" 'BEGIN { printf "%.3f", (s > 0 ? b / 1048576 / s : 0) }')
-				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-					"$delay" "$loss" "$stack" "$role" "$rep" "$MIB" "$1" "$2" "$gp" \
-					"$3" "$4" "$5" "$6" "$7" "$8" "$9" \
-					| awk -v rc="${10}" -v hz="$hz" -v s="$2" 'BEGIN { OFS = "\t" }
-						{ print $0, sprintf("%.1f", s > 0 ? 100 * rc / hz / s : 0) }' \
-					>>"$OUT/runs.tsv"
-				echo "  $delay ms $loss %: $stack $role rep $rep: ok=$1 ${gp} MiB/s rtx=$3 rto=$4 (relay $(tail -n1 "$OUT/runs.tsv" | cut -f17)% cpu)" >&2
+				cpu=$(awk -v rc="${10}" -v hz="$hz" -v s="$2" 'BEGIN { printf "%.1f", (s > 0 ? 100 * rc / hz / s : 0) }')
+				row=$(printf '%s\t' "$delay" "$loss" "$stack" "$role" "$rep" "$MIB" "$1" "$2" "$gp" \
+					"$3" "$4" "$5" "$6" "$7" "$8" "$9" "$cpu")
+				# One write of one line (O_APPEND, < PIPE_BUF): the parallel
+				# jobs' rows never interleave.
+				printf '%s%s\n' "$row" "$PHASE" >>"$OUT/runs.tsv"
+				echo "  $delay ms $loss %: $stack $role rep $rep: ok=$1 ${gp} MiB/s rtx=$3 rto=$4 (relay $cpu% cpu)" >&2
 			done
 		done
 	done
@@ -239,7 +296,7 @@ relay_cpu() {
 	SK_PID=$!
 	skt_wait_ready "$WORK/echo.out" "$SK_PID" 15 || exit 1
 	echo "relay	rep	MiB	secs	MiB/s	utime_s	stime_s	cpu_s	cpu_pct	cpu_ms_per_MiB"
-	for ((rep = 1; rep <= REPS; rep++)); do
+	for ((rep = r0; rep <= r1; rep++)); do
 		for kind in ${BENCH_TCP_RELAYS:-py c}; do
 			# shellcheck disable=SC2086  # split the options on purpose
 			SKT_RELAY=$kind skt_relay_start "$WORK/relay-$kind.out" ${BENCH_TCP_RELAY_ARGS:---delay 5} || exit 1
@@ -264,31 +321,71 @@ if [ "$MODE" = relay-cpu ]; then
 	relay_cpu
 	exit 0
 fi
-if [ "$MODE" = cell ]; then # internal: one cell, under the caller's lock
-	run_cell "$3" "$4"
+if [ "$MODE" = cell ]; then # internal: one cell (or one REP of it), under the caller's lock
+	run_cell "$3" "$4" "${5:-}"
 	exit 0
 fi
 
 mkdir -p "$OUT"
-printf 'delay_ms\tloss_pct\tstack\trole\trep\tmib\tok\tsecs\tgoodput_mib_s\tretrans\trto\tfast_rtx\tsack_recoveries\ttlp_probes\ttlp_recoveries\tundos\trelay_cpu_pct\n' \
+printf 'delay_ms\tloss_pct\tstack\trole\trep\tmib\tok\tsecs\tgoodput_mib_s\tretrans\trto\tfast_rtx\tsack_recoveries\ttlp_probes\ttlp_recoveries\tundos\trelay_cpu_pct\tphase\n' \
 	>"$OUT/runs.tsv"
 {
 	echo "date: $(date -u '+%F %H:%M UTC')"
 	echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r)"
-	echo "command: BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS='$DELAYS' BENCH_TCP_LOSSES='$LOSSES' BENCH_TCP_MIB=$MIB BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS='$STACKS' BENCH_TCP_ROLES='$ROLES' make bench-tcp"
+	echo "command: BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS='$DELAYS' BENCH_TCP_LOSSES='$LOSSES' BENCH_TCP_MIB=$MIB BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS='$STACKS' BENCH_TCP_ROLES='$ROLES' BENCH_TCP_TIMEOUT=$TMO BENCH_TCP_JOBS=$JOBS${SERIAL:+ BENCH_TCP_SERIAL='${SERIAL% }'} make bench-tcp"
 	echo "skiff: ${BENCH_TCP_REV:-$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null)}"
 } >"$OUT/meta.txt"
 # The cells run as children: they get the grid as resolved here.
 export BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS=$DELAYS BENCH_TCP_LOSSES=$LOSSES BENCH_TCP_MIB=$MIB \
-	BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS=$STACKS BENCH_TCP_ROLES=$ROLES
-for d in $DELAYS; do
-	for l in $LOSSES; do
-		echo "== cell: $d ms one way, $l % loss each way" >&2
-		if [ -n "${BENCH_TCP_LOCK:-}" ]; then
-			BENCH_TCP_OUT=$OUT flock "$BENCH_TCP_LOCK" "$0" "$BIN" cell "$d" "$l"
-		else
-			BENCH_TCP_OUT=$OUT "$0" "$BIN" cell "$d" "$l"
-		fi
+	BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS=$STACKS BENCH_TCP_ROLES=$ROLES \
+	BENCH_TCP_TIMEOUT=$TMO BENCH_TCP_OUT=$OUT
+
+# serial_cell D L: one whole cell, alone, under the lock if one is given.
+serial_cell() {
+	echo "== cell: $1 ms one way, $2 % loss each way$([ "$JOBS" -gt 1 ] && echo " (serial)")" >&2
+	if [ -n "${BENCH_TCP_LOCK:-}" ]; then
+		BENCH_TCP_PHASE=serial flock "$BENCH_TCP_LOCK" "$0" "$BIN" cell "$1" "$2"
+	else
+		BENCH_TCP_PHASE=serial "$0" "$BIN" cell "$1" "$2"
+	fi
+}
+
+if [ "$JOBS" -eq 1 ]; then
+	for d in $DELAYS; do
+		for l in $LOSSES; do serial_cell "$d" "$l"; done
 	done
-done
+else
+	# ---- parallel phase: (cell, rep, role) jobs, longest first ------------
+	declare -a PIDS=()
+	trap 'for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done' INT TERM
+	mkdir -p "$OUT/jobs"
+	jobs_list=$(for d in $DELAYS; do
+		for l in $LOSSES; do
+			[[ " $SERIAL " == *" $d:$l "* ]] && continue
+			for ((r = 1; r <= REPS; r++)); do
+				for role in $ROLES; do
+					awk -v d="$d" -v l="$l" -v r="$r" -v role="$role" \
+						'BEGIN { printf "%.6f %s %s %s %s\n", (2 * d + 0.2) * sqrt(l), d, l, r, role }'
+				done
+			done
+		done
+	done | sort -k1,1gr -k5,5)
+	n=0 total=$(grep -c . <<<"$jobs_list")
+	echo "== parallel phase: $total jobs, up to $JOBS at once (nice $NICE); serial after: ${SERIAL:-none}" >&2
+	t_par=$(date +%s)
+	while read -r _ d l r role; do
+		[ -n "$d" ] || continue
+		while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+		n=$((n + 1))
+		echo "  job $n/$total: $d ms $l % rep $r $role (net 198.18.$(((n - 1) % 254 + 1)).0/24) at $(date -u +%T)" >&2
+		BENCH_TCP_PHASE=parallel BENCH_TCP_NET=$(((n - 1) % 254 + 1)) BENCH_TCP_ROLES=$role \
+			nice -n "$NICE" "$0" "$BIN" cell "$d" "$l" "$r" >"$OUT/jobs/$d-$l-$r-$role.log" 2>&1 &
+		PIDS+=($!)
+	done <<<"$jobs_list"
+	wait
+	trap - INT TERM
+	echo "== parallel phase done in $(($(date +%s) - t_par)) s" >&2
+	# ---- serial phase: the CPU-bound cells, alone -------------------------
+	for c in $SERIAL; do serial_cell "${c%%:*}" "${c#*:}"; done
+fi
 python3 "$here/tcp_wan_report.py" "$OUT"
