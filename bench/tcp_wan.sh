@@ -342,7 +342,9 @@ export BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS=$DELAYS BENCH_TCP_LOSSES=$LOSSES BE
 
 # serial_cell D L: one whole cell, alone, under the lock if one is given.
 serial_cell() {
-	echo "== cell: $1 ms one way, $2 % loss each way$([ "$JOBS" -gt 1 ] && echo " (serial)")" >&2
+	local tag=
+	[ "$JOBS" -gt 1 ] && tag=" (alone)"
+	echo "== cell: $1 ms one way, $2 % loss each way$tag" >&2
 	if [ -n "${BENCH_TCP_LOCK:-}" ]; then
 		BENCH_TCP_PHASE=serial flock "$BENCH_TCP_LOCK" "$0" "$BIN" cell "$1" "$2"
 	else

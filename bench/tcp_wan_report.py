@@ -38,11 +38,9 @@ def main() -> int:
         runs = list(csv.DictReader(f, delimiter="\t"))
     meta = open(os.path.join(out, "meta.txt")).read().strip() if os.path.exists(
         os.path.join(out, "meta.txt")) else ""
-    cells = []
-    for r in runs:
-        k = (float(r["delay_ms"]), float(r["loss_pct"]))
-        if k not in cells:
-            cells.append(k)
+    # Sorted: a parallel grid (BENCH_TCP_JOBS) appends its rows in the
+    # order its jobs finish.
+    cells = sorted({(float(r["delay_ms"]), float(r["loss_pct"])) for r in runs})
     stacks = [s for s in STACKS if any(r["stack"] == s for r in runs)]
     roles = [x for x in ROLES if any(r["role"] == x for r in runs)]
 
@@ -54,12 +52,28 @@ def main() -> int:
              "Goodput in MiB/s (payload of one direction / seconds), median of the runs "
              "that matched (sha256); `n/N` when some failed.  One-way delay and loss "
              "applied in both directions.", ""]
+    failed = [r for r in runs if r["ok"] != "1"]
+    lines.append(f"Transfers: {len(runs)}, failed (sha256 mismatch, error or timeout): "
+                 f"{len(failed)}" + "".join(
+                     f"; {r['delay_ms']} ms {r['loss_pct']} % {r['stack']} {r['role']} "
+                     f"rep {r['rep']}" for r in failed) + ".")
+    phases = {}
+    for r in runs:
+        phases.setdefault(r.get("phase") or "serial", set()).add(
+            (float(r["delay_ms"]), float(r["loss_pct"])))
+    if "parallel" in phases:
+        lines.append("Cells run alone (serial): " + (", ".join(
+            f"{d:g} ms {l:g} %" for d, l in sorted(phases.get("serial", ()))) or "none")
+            + "; the others in parallel jobs (BENCH_TCP_JOBS).")
+    lines.append("")
     chart = []
     for role in roles:
         lines += [f"## role {role}: {ROLE_DOC[role]}", ""]
         head = "| delay | loss | MiB | " + " | ".join(stacks)
         if "skiff" in stacks and "linux-cubic" in stacks:
             head += " | skiff / cubic"
+        if "skiff" in stacks and "linux-bbr" in stacks:
+            head += " | skiff / bbr"
         if "skiff" in stacks and "skiff-fixed" in stacks:
             head += " | sized / fixed"
         lines += [head + " |", "|" + "---|" * head.count("|")]
@@ -78,6 +92,9 @@ def main() -> int:
                 row.append(cell)
             if "skiff" in stacks and "linux-cubic" in stacks:
                 a, b = g.get("skiff"), g.get("linux-cubic")
+                row.append(f"{a / b:.2f}x" if a and b else "—")
+            if "skiff" in stacks and "linux-bbr" in stacks:
+                a, b = g.get("skiff"), g.get("linux-bbr")
                 row.append(f"{a / b:.2f}x" if a and b else "—")
             if "skiff" in stacks and "skiff-fixed" in stacks:
                 a, b = g.get("skiff"), g.get("skiff-fixed")
@@ -115,7 +132,7 @@ def main() -> int:
             f.write(f'"{role} {d:g}ms/{l:g}%" ' +
                     " ".join("0" if x is None else f"{x:.3f}" for x in g) + "\n")
     plot = [
-        "set terminal pngcairo size 1200,520 font 'sans,10'",
+        "set terminal pngcairo size 1600,560 font 'sans,10'",
         f"set output '{os.path.join(out, 'goodput.png')}'",
         "set title \"Goodput through skiff impair (one-way delay / loss each way), median\"",
         "set ylabel 'MiB/s'", "set logscale y", "set yrange [0.05:*]",
