@@ -5,44 +5,26 @@
  *
  * --workers N: N whole hosts on N queues of the device, one pinned thread
  * each, as serve's workers (docs/smp.md); worker 0 is the main thread. */
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../plat/plat.h"
 #include "cli.h"
 #include "hoststack.h"
 #include "stat_sum.h"
+#include "workers.h"
 
 #define ECHO_PORT 7
 #define DISCARD_PORT 9
-#define ECHO_MAX_WORKERS 64
-
-/* One flag for all workers: each reads it once a turn.  The handler that
- * runs first sends the signal on to the other workers' threads once, so
- * one parked in its own ppoll wakes (serve.c does the same). */
-static volatile int echo_stop;
-static atomic_int echo_tids[ECHO_MAX_WORKERS];
-static unsigned echo_nworkers;
-static atomic_int echo_woke;
-
+/* Each worker's stop flag (workers.h) is set by the handler, which wakes
+ * the workers parked in their own ppoll. */
 static void on_signal(int sig)
 {
-	echo_stop = 1;
-	if (echo_nworkers < 2 || atomic_exchange(&echo_woke, 1))
-		return;
-	pid_t self = (pid_t)syscall(SYS_gettid), pid = getpid();
-	for (unsigned i = 0; i < echo_nworkers; i++) {
-		pid_t t = (pid_t)atomic_load(&echo_tids[i]);
-		if (t && t != self)
-			syscall(SYS_tgkill, pid, t, sig);
-	}
+	workers_signal_stop(sig, false);
 }
 
 static void echo_udp(void *ctx, struct iface *ifc, sk_time_ns now, uint32_t src, uint16_t sport,
@@ -139,30 +121,15 @@ static void echo_tcp(void *ctx, struct runner *l, const struct tcp_event *ev, in
 }
 
 struct echo_worker {
+	struct worker wk; /* id, cpu, stop, the thread (workers.h) */
 	struct hoststack hs;
-	unsigned id;
-	int cpu;  /* -1: not pinned (one worker) */
-	int rc;
-	pthread_t thread;
 };
 
-static void echo_pin(int cpu)
+static int echo_run(struct worker *wk, void *ctx)
 {
-	if (cpu < 0)
-		return;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set); /* best effort */
-}
-
-static void *echo_worker_main(void *arg)
-{
-	struct echo_worker *w = arg;
-	atomic_store(&echo_tids[w->id], (int)syscall(SYS_gettid));
-	echo_pin(w->cpu);
-	w->rc = hoststack_run(&w->hs, &echo_stop);
-	return NULL;
+	(void)ctx;
+	struct echo_worker *w = (struct echo_worker *)(void *)wk; /* wk is first */
+	return hoststack_run(&w->hs, &w->wk.stop);
 }
 
 /* One worker's host: the device queue, the ports, the callbacks. */
@@ -202,25 +169,10 @@ int cmd_echo(int argc, char **argv)
 	bool stats = opt_given(&o, OPT_STATS);
 
 	/* --workers: as serve's (one per allowed CPU for auto). */
-	cpu_set_t allowed;
-	int cpus[ECHO_MAX_WORKERS];
-	unsigned ncpus = 0;
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
-		for (int c = 0; c < CPU_SETSIZE && ncpus < ECHO_MAX_WORKERS; c++)
-			if (CPU_ISSET(c, &allowed))
-				cpus[ncpus++] = c;
-	uint64_t want = opt_num(&o, OPT_WORKERS);
-	unsigned n = want == OPT_NUM_AUTO ? (ncpus ? ncpus : 1) : (unsigned)want;
-	if (n > ECHO_MAX_WORKERS)
-		n = ECHO_MAX_WORKERS;
-	if (n > 1 && strncmp(cfg.dev_spec, "xdp:", 4) == 0) {
-		unsigned q = dev_rx_queues(cfg.dev_spec + 4);
-		if (q && q < n) {
-			fprintf(stderr, "skiff echo: warning: %s has %u rx queue%s: using %u, not %u "
-					"workers\n", cfg.dev_spec, q, q == 1 ? "" : "s", q, n);
-			n = q;
-		}
-	}
+	int cpus[WORKERS_MAX];
+	unsigned ncpus;
+	unsigned n = workers_plan(opt_num(&o, OPT_WORKERS), cfg.dev_spec, "skiff echo", cpus,
+				  &ncpus);
 	if (n > 1 && opt_given(&o, OPT_PCAP))
 		cli_usage_error("echo", "pcap goes with workers 1 (one file, one writer)");
 	if (n > 1 && cfg.ifc.ip6)
@@ -254,8 +206,8 @@ int cmd_echo(int argc, char **argv)
 			wc.have_mac = true;
 			memcpy(wc.ifc.mac, ws[0].hs.ifc->mac, 6);
 		}
-		ws[i].id = i;
-		ws[i].cpu = n > 1 && ncpus ? cpus[i % ncpus] : -1;
+		ws[i].wk.id = i;
+		ws[i].wk.cpu = workers_cpu(i, n, cpus, ncpus);
 		if (echo_open(&ws[i], &wc) < 0) {
 			for (unsigned k = 0; k < i; k++)
 				hoststack_close(&ws[k].hs);
@@ -266,7 +218,7 @@ int cmd_echo(int argc, char **argv)
 	struct hoststack *hs0 = &ws[0].hs;
 	hoststack_announce(hs0);
 
-	echo_nworkers = n;
+	workers_publish(ws, sizeof(*ws), offsetof(struct echo_worker, wk), n);
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -292,22 +244,8 @@ int cmd_echo(int argc, char **argv)
 	printf("\n");
 	fflush(stdout);
 
-	unsigned started = 1;
-	for (unsigned i = 1; i < n; i++, started++)
-		if (pthread_create(&ws[i].thread, NULL, echo_worker_main, &ws[i]) != 0) {
-			fprintf(stderr, "skiff echo: cannot start worker %u\n", i);
-			echo_stop = 1;
-			break;
-		}
-	atomic_store(&echo_tids[0], (int)syscall(SYS_gettid));
-	echo_pin(ws[0].cpu);
-	int rc = hoststack_run(hs0, &echo_stop);
-	for (unsigned i = 1; i < started; i++) {
-		pthread_join(ws[i].thread, NULL);
-		if (ws[i].rc < 0)
-			rc = ws[i].rc;
-	}
-	echo_nworkers = 0;
+	int rc = workers_run(echo_run, NULL, "skiff echo", NULL);
+	workers_publish(NULL, 0, 0, 0);
 	if (stats && n == 1) {
 		hoststack_print_stats(hs0, stdout);
 	} else if (stats) {

@@ -4,17 +4,13 @@
  * loop/loop_skiff.c run by apps/serve_skiff.c).  Everything after the
  * loop is built is the same code for both. */
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +27,7 @@
 #include "serve_files.h"
 #include "serve_skiff.h"
 #include "serve_tls.h"
+#include "workers.h"
 
 /* ---- the workers (--workers N, docs/smp.md) ----
  * A worker is a whole server on its own thread: its own loop (kernel
@@ -40,21 +37,15 @@
  * built, pinned one per allowed CPU.  Nothing any worker writes on the
  * per-request path is another's: the kernel (or the device) steers each
  * flow to one of them.  What they do share: the options (read-only), the
- * error log (a lock; rare lines), and the stop and reload flags below,
- * which the signal handler sets in every worker. */
+ * error log (a lock; rare lines), and the stop and reload flags of
+ * each one's struct worker (apps/workers.h: the threads, the pinning and
+ * the wake-up are that module's), which the signal handler sets. */
 struct serve_worker;
 
 /* The process's, written before any thread starts, read by the handlers. */
 static struct serve_worker *workers;
 static unsigned nworkers;
 static volatile sig_atomic_t serve_term;
-/* One wake-up round per signal number: the handler that runs first sends
- * the signal on to every other worker's thread (a parked worker sleeps in
- * ppoll or epoll_pwait, which only a signal to its own thread ends); the
- * handlers those run see the flag taken and send nothing. */
-static atomic_int woke_term, woke_int;
-
-static void wake_workers(int sig);
 
 /* Stopping.  Both signals end the first loop_run (w->stop).  SIGTERM
  * then drains (a second loop_run, until w->drain_stop); SIGINT sets
@@ -279,8 +270,8 @@ static void reload_tick(struct loop_timer *t, sk_time_ns now)
 
 /* ---- a worker ---- */
 struct serve_worker {
-	unsigned id;              /* 0: the main thread */
-	int cpu;                  /* pinned to it; -1: not pinned (one worker) */
+	struct worker wk;         /* id, cpu, the flags, the thread (workers.h) */
+	unsigned id;              /* wk.id */
 	struct loop *loop;
 	struct http_server *srv;
 	void *mem;                /* srv's connection states, reserved */
@@ -292,12 +283,6 @@ struct serve_worker {
 	struct date_cache dc;
 	struct reload_watch watch;
 	struct serve_view view;
-	/* Set by the signal handlers (any thread), read by this one. */
-	volatile int stop, drain_stop;
-	volatile sig_atomic_t reload;
-	atomic_int tid;           /* its thread's, for the wake-up; 0 until it runs */
-	pthread_t thread;
-	int rc;                   /* its loop's */
 	/* The drain's outcome, for the line printed once all are done. */
 	bool drain_ran, drain_finished, drain_timed_out;
 	double drain_ms;
@@ -308,32 +293,13 @@ static void on_signal(int sig)
 {
 	if (sig == SIGTERM)
 		serve_term = 1;
-	for (unsigned i = 0; i < nworkers; i++) {
-		if (sig != SIGTERM)
-			workers[i].drain_stop = 1;
-		workers[i].stop = 1;
-	}
-	wake_workers(sig);
+	workers_signal_stop(sig, sig != SIGTERM);
 }
 
 static void on_hup(int sig)
 {
 	(void)sig;
-	for (unsigned i = 0; i < nworkers; i++)
-		workers[i].reload = 1;
-}
-
-static void wake_workers(int sig)
-{
-	if (nworkers < 2 || atomic_exchange(sig == SIGTERM ? &woke_term : &woke_int, 1))
-		return;
-	pid_t self = (pid_t)syscall(SYS_gettid), pid = getpid();
-	for (unsigned i = 0; i < nworkers; i++) {
-		pid_t t = (pid_t)atomic_load(&workers[i].tid);
-		/* 0: not running yet; it will see the flag before it waits. */
-		if (t && t != self)
-			syscall(SYS_tgkill, pid, t, sig);
-	}
+	workers_signal_reload();
 }
 
 /* ---- the drain (SIGTERM) ----
@@ -396,7 +362,8 @@ static unsigned worker_conns(const struct serve_worker *w)
 static int drain(struct serve_worker *w, bool on_skiff, unsigned timeout_s)
 {
 	struct http_server *srv = w->srv, *srv_tls = w->tls.srv;
-	struct drain d = {.loop = w->loop, .srv = srv, .srv_tls = srv_tls, .stop = &w->drain_stop,
+	struct drain d = {.loop = w->loop, .srv = srv, .srv_tls = srv_tls,
+			  .stop = &w->wk.drain_stop,
 			  .busy = srv_tls ? 2 : 1, .on_skiff = on_skiff,
 			  .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
 	/* The clock, not loop_now: skiff's loop caches the time of its last
@@ -415,7 +382,7 @@ static int drain(struct serve_worker *w, bool on_skiff, unsigned timeout_s)
 	http_server_drain(srv, t0, drain_conns_done, &d);
 	if (srv_tls)
 		http_server_drain(srv_tls, t0, drain_conns_done, &d);
-	int rc = loop_run(w->loop, &w->drain_stop);
+	int rc = loop_run(w->loop, &w->wk.drain_stop);
 	if (loop_timer_armed(&d.deadline))
 		loop_timer_cancel(w->loop, &d.deadline);
 	if (loop_timer_armed(&d.tcp_poll))
@@ -483,7 +450,7 @@ static int worker_open(struct serve_worker *w, struct serve_plan *p)
 {
 	char err[256];
 	struct http_server_config cfg = p->cfg;
-	w->stop = w->drain_stop = 0;
+	w->wk.stop = w->wk.drain_stop = 0;
 	if (p->tracing) {
 		w->trace.cycles = cycles_fn;
 		cfg.trace = &w->trace;
@@ -577,7 +544,7 @@ static int worker_open(struct serve_worker *w, struct serve_plan *p)
 		w->watch = (struct reload_watch){.fc = w->fc, .tls = p->tls_on ? &w->tls : NULL,
 						 .srv = w->srv, .srv_tls = w->tls.srv,
 						 .loop = w->loop, .timer = {.fn = reload_tick},
-						 .flag = &w->reload, .quiet = w->id > 0};
+						 .flag = &w->wk.reload, .quiet = w->id > 0};
 		loop_timer_set(w->loop, &w->watch.timer, plat_now() + SK_NS_PER_S);
 	}
 	w->view = (struct serve_view){.srv = w->srv, .tls = p->tls_on ? &w->tls : NULL,
@@ -603,7 +570,7 @@ static void worker_free(struct serve_worker *w)
 /* The worker's whole run on its thread: serve, drain on SIGTERM, stop. */
 static int worker_run(struct serve_worker *w, bool on_skiff, bool tls_on, unsigned drain_s)
 {
-	int rc = loop_run(w->loop, &w->stop);
+	int rc = loop_run(w->loop, &w->wk.stop);
 	if (rc == 0 && serve_term && drain_s)
 		rc = drain(w, on_skiff, drain_s);
 	if ((w->fc || tls_on) && loop_timer_armed(&w->watch.timer))
@@ -614,72 +581,24 @@ static int worker_run(struct serve_worker *w, bool on_skiff, bool tls_on, unsign
 	return rc;
 }
 
-struct worker_args {
-	struct serve_worker *w;
+struct run_args {
 	bool on_skiff, tls_on;
 	unsigned drain_s;
 };
 
-static void pin(int cpu)
+static void pin_failed(int cpu)
 {
-	if (cpu < 0)
-		return;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	/* Best effort: unpinned, a worker still works, only less well. */
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
-		elog(SK_LOG_WARN, "workers", "cannot pin worker to cpu %d", cpu);
+	elog(SK_LOG_WARN, "workers", "cannot pin worker to cpu %d", cpu);
 }
 
-static void *worker_main(void *arg)
+/* workers_run's: on each worker's own thread. */
+static int worker_thread(struct worker *wk, void *ctx)
 {
-	struct worker_args *a = arg;
-	struct serve_worker *w = a->w;
-	atomic_store(&w->tid, (int)syscall(SYS_gettid));
-	pin(w->cpu);
+	const struct run_args *a = ctx;
+	struct serve_worker *w = &workers[wk->id];
 	if (w->fc)
 		file_cache_bind_thread(w->fc);
-	w->rc = worker_run(w, a->on_skiff, a->tls_on, a->drain_s);
-	return NULL;
-}
-
-/* The CPUs this process may run on, in order; their count. */
-static unsigned allowed_cpus(int *cpus, unsigned max)
-{
-	cpu_set_t set;
-	unsigned n = 0;
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		return 0;
-	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[n++] = c;
-	return n;
-}
-
-/* --workers, after the device's limits (xdp: one socket per rx queue). */
-static unsigned plan_workers(struct opts *o, bool on_skiff, int *cpus, unsigned *ncpus)
-{
-	*ncpus = allowed_cpus(cpus, SERVE_MAX_WORKERS);
-	uint64_t want = opt_num(o, OPT_WORKERS);
-	unsigned n = want == OPT_NUM_AUTO ? (*ncpus ? *ncpus : 1) : (unsigned)want;
-	if (n > SERVE_MAX_WORKERS)
-		n = SERVE_MAX_WORKERS;
-	const char *dev = opt_str(o, OPT_DEV);
-	if (n > 1 && on_skiff && dev && strncmp(dev, "xdp:", 4) == 0) {
-		/* One AF_XDP socket per rx queue, and a flow reaches only the
-		 * socket of the queue the device put it on: no more workers than
-		 * queues (docs/smp.md). */
-		unsigned q = dev_rx_queues(dev + 4);
-		if (q && q < n) {
-			fprintf(stderr,
-				"skiff serve: warning: %s has %u rx queue%s: using %u worker%s, not %u "
-				"(a veth gets more with numrxqueues/numtxqueues)\n",
-				dev, q, q == 1 ? "" : "s", q, q == 1 ? "" : "s", n);
-			n = q;
-		}
-	}
-	return n;
+	return worker_run(w, a->on_skiff, a->tls_on, a->drain_s);
 }
 
 int cmd_serve(int argc, char **argv)
@@ -732,9 +651,12 @@ int cmd_serve(int argc, char **argv)
 	if (!p.alog_path && opt_given(&o, OPT_ACCESS_LOG_FORMAT))
 		cli_usage_error("serve", "access-log-format goes with access-log");
 
-	int cpus[SERVE_MAX_WORKERS];
+	int cpus[WORKERS_MAX];
 	unsigned ncpus;
-	p.n = plan_workers(&o, p.on_skiff, cpus, &ncpus);
+	p.n = workers_plan(opt_num(&o, OPT_WORKERS), p.on_skiff ? opt_str(&o, OPT_DEV) : NULL,
+			   "skiff serve", cpus, &ncpus);
+	if (p.n > SERVE_MAX_WORKERS)
+		p.n = SERVE_MAX_WORKERS;
 	if (p.n > 1 && opt_given(&o, OPT_PCAP))
 		cli_usage_error("serve", "pcap goes with workers 1 (one file, one writer)");
 	if (p.n > 1 && p.on_skiff && p.scfg.stack.ifc.ip6)
@@ -763,28 +685,26 @@ int cmd_serve(int argc, char **argv)
 		trace_start(&cal);
 
 	struct serve_worker *ws = calloc(p.n, sizeof(*ws));
-	struct worker_args *wa = calloc(p.n, sizeof(*wa));
-	if (!ws || !wa) {
+	if (!ws) {
 		fprintf(stderr, "skiff serve: out of memory\n");
-		free(ws);
-		free(wa);
 		return 1;
 	}
 	workers = ws;
 	int rc = 0;
 	for (unsigned i = 0; i < p.n && rc == 0; i++) {
-		ws[i].id = i;
-		ws[i].cpu = p.n > 1 && ncpus ? cpus[i % ncpus] : -1;
+		ws[i].id = ws[i].wk.id = i;
+		ws[i].wk.cpu = workers_cpu(i, p.n, cpus, ncpus);
 		nworkers = i + 1; /* the handlers see the ones built */
+		workers_publish(ws, sizeof(*ws), offsetof(struct serve_worker, wk), nworkers);
 		rc = worker_open(&ws[i], &p);
 	}
 	if (rc) {
 		for (unsigned i = 0; i < nworkers; i++)
 			worker_free(&ws[i]);
 		nworkers = 0;
+		workers_publish(NULL, 0, 0, 0);
 		workers = NULL;
 		free(ws);
-		free(wa);
 		return 1;
 	}
 	if (ws[0].fc)
@@ -848,28 +768,9 @@ int cmd_serve(int argc, char **argv)
 	printf("\n");
 	fflush(stdout);
 
-	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
-	for (unsigned i = 0; i < p.n; i++)
-		wa[i] = (struct worker_args){.w = &ws[i], .on_skiff = p.on_skiff,
-					     .tls_on = p.tls_on, .drain_s = drain_s};
-	unsigned started = 1;
-	for (unsigned i = 1; i < p.n; i++, started++) {
-		if (pthread_create(&ws[i].thread, NULL, worker_main, &wa[i]) != 0) {
-			fprintf(stderr, "skiff serve: cannot start worker %u\n", i);
-			for (unsigned k = 0; k < p.n; k++)
-				ws[k].stop = ws[k].drain_stop = 1;
-			w0->stop = 1;
-			break;
-		}
-	}
-	atomic_store(&w0->tid, (int)syscall(SYS_gettid));
-	pin(w0->cpu);
-	rc = worker_run(w0, p.on_skiff, p.tls_on, drain_s);
-	for (unsigned i = 1; i < started; i++) {
-		pthread_join(ws[i].thread, NULL);
-		if (ws[i].rc < 0)
-			rc = ws[i].rc;
-	}
+	struct run_args ra = {.on_skiff = p.on_skiff, .tls_on = p.tls_on,
+			      .drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT)};
+	rc = workers_run(worker_thread, &ra, "skiff serve", pin_failed);
 	bool drained = false;
 	for (unsigned i = 0; i < p.n; i++)
 		drained |= ws[i].drain_ran;
@@ -906,9 +807,9 @@ int cmd_serve(int argc, char **argv)
 	}
 	fflush(stdout);
 	nworkers = 0; /* the handlers touch no worker from here on */
+	workers_publish(NULL, 0, 0, 0);
 	for (unsigned i = 0; i < p.n; i++)
 		worker_free(&ws[i]);
 	free(ws);
-	free(wa);
 	return rc < 0 ? 1 : 0;
 }
