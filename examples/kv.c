@@ -20,6 +20,8 @@
  * is held by a reference (kv_val.refs) until the request is over
  * (on_done), so a DELETE or PUT meanwhile never frees blocks still being
  * read.
+ *
+ * One store for all workers (hosted --workers N): see "workers" below.
  */
 #include "http/app.h"
 #include "http/etag.h"
@@ -55,6 +57,42 @@ struct kv_key {
 	char key[KV_KEY_MAX + 1];
 };
 #define KV_TOMB UINT32_MAX
+
+/* ---- workers ----
+ * Hosted with --workers N (http_app_def.workers) the handlers below run
+ * on N threads at once, and the store is one: every entry into this file
+ * (a handler, a body piece, a write or done callback, the init) holds one
+ * lock.  Entries nest (a write can end the request and run its done
+ * callback), so the lock counts its depth per thread.  The store's work
+ * is short (a lookup, a copy of one piece), so waiting is a spin that
+ * yields.  The unikernel runs an application on one vCPU: no lock there. */
+#if __STDC_HOSTED__
+#include <sched.h>
+#include <stdatomic.h>
+static atomic_flag kv_lock = ATOMIC_FLAG_INIT;
+static _Thread_local unsigned kv_depth;
+
+static void kv_enter(void)
+{
+	if (kv_depth++ == 0)
+		while (atomic_flag_test_and_set_explicit(&kv_lock, memory_order_acquire))
+			sched_yield();
+}
+
+static void kv_leave(void)
+{
+	if (--kv_depth == 0)
+		atomic_flag_clear_explicit(&kv_lock, memory_order_release);
+}
+#else
+static void kv_enter(void)
+{
+}
+
+static void kv_leave(void)
+{
+}
+#endif
 
 static struct kv_block blocks[KV_NBLOCKS];
 static struct kv_val vals[KV_NVALS];
@@ -195,7 +233,7 @@ struct kv_get {
 };
 static struct kv_get get_slots[KV_NVALS];
 
-static void get_done(struct http_app_req *r, void *ctx, bool ok)
+static void get_done_in(struct http_app_req *r, void *ctx, bool ok)
 {
 	(void)r;
 	(void)ok;
@@ -204,7 +242,14 @@ static void get_done(struct http_app_req *r, void *ctx, bool ok)
 	g->busy = false;
 }
 
-static void get_more(struct http_app_req *r, void *ctx)
+static void get_done(struct http_app_req *r, void *ctx, bool ok)
+{
+	kv_enter();
+	get_done_in(r, ctx, ok);
+	kv_leave();
+}
+
+static void get_more_in(struct http_app_req *r, void *ctx)
 {
 	struct kv_get *g = ctx;
 	while (g->block) {
@@ -223,7 +268,14 @@ static void get_more(struct http_app_req *r, void *ctx)
 	http_app_end(r);
 }
 
-static int kv_get(struct http_app_req *r, void *ctx)
+static void get_more(struct http_app_req *r, void *ctx)
+{
+	kv_enter();
+	get_more_in(r, ctx);
+	kv_leave();
+}
+
+static int kv_get_in(struct http_app_req *r, void *ctx)
 {
 	(void)ctx;
 	size_t klen;
@@ -255,6 +307,14 @@ static int kv_get(struct http_app_req *r, void *ctx)
 	return http_app_stream(r, 200, v->len, get_more, g);
 }
 
+static int kv_get(struct http_app_req *r, void *ctx)
+{
+	kv_enter();
+	int rc = kv_get_in(r, ctx);
+	kv_leave();
+	return rc;
+}
+
 /* ---- PUT ---- */
 
 struct kv_put {
@@ -265,7 +325,7 @@ struct kv_put {
 };
 static struct kv_put put_slots[KV_NVALS];
 
-static void put_done(struct http_app_req *r, void *ctx, bool ok)
+static void put_done_in(struct http_app_req *r, void *ctx, bool ok)
 {
 	(void)r;
 	(void)ok;
@@ -274,6 +334,13 @@ static void put_done(struct http_app_req *r, void *ctx, bool ok)
 		val_unref(p->val); /* never stored: its blocks go back */
 	p->val = 0;
 	p->busy = false;
+}
+
+static void put_done(struct http_app_req *r, void *ctx, bool ok)
+{
+	kv_enter();
+	put_done_in(r, ctx, ok);
+	kv_leave();
 }
 
 /* Store the complete value under the key; 201 or 204, or 507. */
@@ -306,8 +373,8 @@ static void put_commit(struct http_app_req *r, struct kv_put *p)
 	http_app_send(r, fresh ? 201 : 204, NULL, 0);
 }
 
-static long put_piece(struct http_app_req *r, void *ctx, const uint8_t *data, size_t len,
-		      bool end)
+static long put_piece_in(struct http_app_req *r, void *ctx, const uint8_t *data,
+			 size_t len, bool end)
 {
 	struct kv_put *p = ctx;
 	if (p->failed)
@@ -349,7 +416,16 @@ static long put_piece(struct http_app_req *r, void *ctx, const uint8_t *data, si
 	return (long)len;
 }
 
-static int kv_put(struct http_app_req *r, void *ctx)
+static long put_piece(struct http_app_req *r, void *ctx, const uint8_t *data, size_t len,
+		  bool end)
+{
+	kv_enter();
+	long rc = put_piece_in(r, ctx, data, len, end);
+	kv_leave();
+	return rc;
+}
+
+static int kv_put_in(struct http_app_req *r, void *ctx)
 {
 	(void)ctx;
 	size_t klen;
@@ -385,9 +461,17 @@ static int kv_put(struct http_app_req *r, void *ctx)
 	return http_app_body_stream(r, put_piece, p);
 }
 
+static int kv_put(struct http_app_req *r, void *ctx)
+{
+	kv_enter();
+	int rc = kv_put_in(r, ctx);
+	kv_leave();
+	return rc;
+}
+
 /* ---- DELETE ---- */
 
-static int kv_delete(struct http_app_req *r, void *ctx)
+static int kv_delete_in(struct http_app_req *r, void *ctx)
 {
 	(void)ctx;
 	size_t klen;
@@ -404,6 +488,14 @@ static int kv_delete(struct http_app_req *r, void *ctx)
 	return http_app_send(r, 204, NULL, 0);
 }
 
+static int kv_delete(struct http_app_req *r, void *ctx)
+{
+	kv_enter();
+	int rc = kv_delete_in(r, ctx);
+	kv_leave();
+	return rc;
+}
+
 /* ---- GET /kv/: the listing, one key a line ---- */
 
 struct kv_list {
@@ -412,16 +504,23 @@ struct kv_list {
 };
 static struct kv_list lists[64];
 
-static void list_done(struct http_app_req *r, void *ctx, bool ok)
+static void list_done_in(struct http_app_req *r, void *ctx, bool ok)
 {
 	(void)r;
 	(void)ok;
 	((struct kv_list *)ctx)->busy = false;
 }
 
+static void list_done(struct http_app_req *r, void *ctx, bool ok)
+{
+	kv_enter();
+	list_done_in(r, ctx, ok);
+	kv_leave();
+}
+
 /* Keys added or removed while a listing is sent may or may not be in it;
  * every key present throughout is, once. */
-static void list_more(struct http_app_req *r, void *ctx)
+static void list_more_in(struct http_app_req *r, void *ctx)
 {
 	struct kv_list *l = ctx;
 	for (; l->slot < KV_HASH; l->slot++) {
@@ -439,7 +538,14 @@ static void list_more(struct http_app_req *r, void *ctx)
 	http_app_end(r);
 }
 
-static int kv_list(struct http_app_req *r, void *ctx)
+static void list_more(struct http_app_req *r, void *ctx)
+{
+	kv_enter();
+	list_more_in(r, ctx);
+	kv_leave();
+}
+
+static int kv_list_in(struct http_app_req *r, void *ctx)
 {
 	(void)ctx;
 	struct kv_list *l = NULL;
@@ -454,13 +560,29 @@ static int kv_list(struct http_app_req *r, void *ctx)
 	return http_app_stream(r, 200, HTTP_APP_CHUNKED, list_more, l);
 }
 
-static int kv_start(struct http_app *app, void *ctx)
+static int kv_list(struct http_app_req *r, void *ctx)
+{
+	kv_enter();
+	int rc = kv_list_in(r, ctx);
+	kv_leave();
+	return rc;
+}
+
+static int kv_start_in(struct http_app *app, void *ctx)
 {
 	(void)app;
 	(void)ctx;
 	if (!kv_ready)
 		kv_init();
 	return 0;
+}
+
+static int kv_start(struct http_app *app, void *ctx)
+{
+	kv_enter();
+	int rc = kv_start_in(app, ctx);
+	kv_leave();
+	return rc;
 }
 
 /* Table order matters: "/kv/" exactly is the listing, longer paths keys. */
@@ -471,4 +593,5 @@ static const struct http_app_route routes[] = {
 	{HTTP_DELETE, "/kv/", true, kv_delete, NULL},
 };
 
-const struct http_app_def skiff_app = {routes, SK_ARRAY_LEN(routes), "kv", kv_start, NULL};
+const struct http_app_def skiff_app = {routes, SK_ARRAY_LEN(routes), "kv", kv_start, NULL,
+				       true};

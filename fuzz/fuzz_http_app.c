@@ -118,7 +118,7 @@ static const struct http_app_route fz_routes[] = {
 	{HTTP_PUT, "/kv/", true, kv_put, NULL},
 	{HTTP_DELETE, "/kv/", true, kv_delete, NULL},
 };
-static const struct http_app_def def = {fz_routes, SK_ARRAY_LEN(fz_routes), "fuzz", kv_start, NULL};
+static const struct http_app_def def = {fz_routes, SK_ARRAY_LEN(fz_routes), "fuzz", kv_start, NULL, false};
 
 static void kv_reset(void)
 {

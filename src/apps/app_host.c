@@ -9,8 +9,19 @@
  * a TLS loop over the same loop, on --tls-port, with the same routes; the
  * application's init runs once, for the first (plain) engine, so its
  * state is one whichever port a request came in on.  SIGHUP reads the
- * certificates and keys again (new connections get them). */
+ * certificates and keys again (new connections get them).
+ *
+ * --workers N (docs/smp.md): N whole copies of all that, one a worker
+ * (apps/workers.h), each on its own pinned thread with its own loop: on
+ * --stack linux an SO_REUSEPORT listener each (the kernel spreads the
+ * connections), on --stack skiff its own queue of the device (the device
+ * spreads the flows) and a TCP engine whose outgoing connections pick
+ * source ports that hash back to it.  Each worker's engine runs the
+ * application's init; the application's handlers then run on N threads
+ * at once, so only an application that says it may (def->workers) gets
+ * more than one.  --max-conns is the process's: shared out. */
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,21 +39,8 @@
 #include "opts.h"
 #include "serve_skiff.h"
 #include "serve_tls.h"
-
-static volatile int app_stop;
-static volatile sig_atomic_t app_hup;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	app_stop = 1;
-}
-
-static void on_hup(int sig)
-{
-	(void)sig;
-	app_hup = 1;
-}
+#include "stat_sum.h"
+#include "workers.h"
 
 static void print_stat(void *ctx, const char *name, uint64_t value)
 {
@@ -55,24 +53,56 @@ struct app_date {
 };
 
 /* SIGHUP with HTTPS: looked at once a second by a timer, as serve does (a
- * signal alone does not end a turn of the loop). */
+ * signal alone does not end a turn of the loop); each worker reloads its
+ * own, worker 0 says so. */
 struct app_reload {
 	struct loop_timer timer; /* first: the timer callback finds the rest */
 	struct loop *loop;
 	struct serve_tls *tls;
 	const char *name;
+	volatile sig_atomic_t *flag; /* the worker's: set by on_hup */
+	bool quiet;                  /* workers > 0: failures only */
 };
+
+/* One worker: an engine (and the HTTPS one) on its own loop.  Built on
+ * the main thread, one after another; run on its own thread. */
+struct app_worker {
+	struct worker wk;        /* first: id, cpu, the flags, the thread */
+	struct loop *loop;
+	const struct http_app_def *def;
+	struct http_app app, app_tls;
+	struct http_app_def def_tls;
+	void *mem, *mem_tls;     /* reserved, not touched */
+	size_t memsz, memsz_tls;
+	struct serve_tls tls;    /* tls.app NULL until HTTPS started */
+	struct app_date dd;
+	struct app_reload watch;
+	bool started, tls_started;
+};
+
+static void on_signal(int sig)
+{
+	workers_signal_stop(sig, false);
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	workers_signal_reload();
+}
 
 static void reload_tick(struct loop_timer *t, sk_time_ns now)
 {
 	struct app_reload *w = (struct app_reload *)(void *)t;
-	if (app_hup) {
-		app_hup = 0;
+	if (*w->flag) {
+		*w->flag = 0;
 		char err[256];
-		if (serve_tls_reload(w->tls, err, sizeof(err)) == 0)
-			printf("%s: SIGHUP: certificate reloaded: %s\n", w->name, w->tls->cert);
-		else
+		if (serve_tls_reload(w->tls, err, sizeof(err)) == 0) {
+			if (!w->quiet)
+				printf("%s: SIGHUP: certificate reloaded: %s\n", w->name, w->tls->cert);
+		} else {
 			fprintf(stderr, "%s: SIGHUP: %s (the old certificates stay)\n", w->name, err);
+		}
 		fflush(stdout);
 	}
 	loop_timer_set(w->loop, &w->timer, now + SK_NS_PER_S);
@@ -99,16 +129,16 @@ static void refresh_date(void *ctx, sk_time_ns now)
  * with a message printed. */
 static int start_https(struct serve_tls *tls, struct http_app *app, void **mem, size_t *memsz,
 		       const struct http_app_config *cfg, const struct http_app_def *def,
-		       struct loop *loop, const struct opts *o, const char *name)
+		       struct http_app_def *def_tls, struct loop *loop, const struct opts *o,
+		       const char *name)
 {
 	char err[256];
 	if (serve_tls_open(tls, loop, cfg->port, o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s\n", name, err);
 		return 1;
 	}
-	static struct http_app_def def_tls;
-	def_tls = *def;
-	def_tls.init = NULL; /* ran with the plain engine: one state */
+	*def_tls = *def;
+	def_tls->init = NULL; /* ran with the plain engine: one state */
 	struct http_app_config c = *cfg;
 	c.port = tls->port;
 	c.scheme = "https"; /* a proxy's X-Forwarded-Proto */
@@ -120,7 +150,7 @@ static int start_https(struct serve_tls *tls, struct http_app *app, void **mem, 
 		fprintf(stderr, "%s: cannot reserve %zu bytes for HTTPS connections\n", name, *memsz);
 		return 1;
 	}
-	int r = http_app_init(app, *mem, *memsz, &c, &def_tls, tls->loop);
+	int r = http_app_init(app, *mem, *memsz, &c, def_tls, tls->loop);
 	if (r == 0)
 		r = http_app_start(app);
 	if (r < 0) {
@@ -137,33 +167,188 @@ int skiff_app_main(const struct http_app_def *def, int argc, char **argv)
 	return app_host_run(def, &h, argc, argv);
 }
 
+/* What every worker is built from: read-only once planned. */
+struct app_plan {
+	const struct opts *o;
+	const struct app_host_hooks *h;
+	const struct http_app_def *def;
+	const char *name;
+	struct http_app_config cfg;      /* per worker: max_conns shared out */
+	struct serve_skiff_config scfg;  /* on_skiff */
+	bool on_skiff, tls_on;
+	unsigned n;
+};
+
+static struct app_worker *aws; /* the workers, for worker_thread */
+
+/* Build worker w (on the main thread, in order: a device's queues are
+ * opened one after another).  0, or an exit status with the reason
+ * printed. */
+static int worker_open(struct app_worker *w, struct app_worker *w0, const struct app_plan *p)
+{
+	char err[256];
+	const char *name = p->name;
+	struct http_app_config cfg = p->cfg;
+	uint32_t extra_socks = 0;
+	w->def = p->def;
+	if (p->h->setup) {
+		int sr = p->h->setup(p->h->ctx, p->o, w->wk.id, p->n, &cfg, &extra_socks, &w->def);
+		if (sr)
+			return sr;
+	}
+	/* With HTTPS: its engine's connections and their handshake timers too;
+	 * and one per socket the application opens itself (a proxy's
+	 * upstream connections). */
+	uint32_t max_timers = (p->tls_on ? 3 : 1) * cfg.max_conns + extra_socks + 64;
+	if (p->on_skiff) {
+		struct serve_skiff_config scfg = p->scfg;
+		scfg.max_conns = cfg.max_conns + extra_socks;
+		scfg.max_timers = max_timers;
+		if (p->n > 1) {
+			scfg.stack.queue = (uint16_t)w->wk.id;
+			scfg.stack.nqueues = (uint16_t)p->n;
+			scfg.stack.group = (uint16_t)(getpid() & 0xffff);
+			scfg.stack.ifc.glean = true;
+		}
+		if (w != w0) {
+			/* One host on the link: every worker answers as worker 0. */
+			scfg.stack.have_mac = true;
+			memcpy(scfg.stack.ifc.mac, serve_skiff_mac(w0->loop), 6);
+		}
+		w->loop = serve_skiff_open(&scfg, err, sizeof(err));
+	} else {
+		struct loop_linux_config lcfg = {.max_timers = max_timers, .reuseport = p->n > 1};
+		w->loop = loop_linux_create(&lcfg, err, sizeof(err));
+	}
+	if (!w->loop) {
+		fprintf(stderr, "%s: %s\n", name, err);
+		return 1;
+	}
+	/* Reserved, not touched: only connections in use become resident. */
+	w->memsz = http_app_mem_size(&cfg);
+	w->mem = w->memsz ? mmap(NULL, w->memsz, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+			  : MAP_FAILED;
+	if (w->mem == MAP_FAILED) {
+		w->mem = NULL;
+		fprintf(stderr, "%s: cannot reserve %zu bytes for %u connections\n", name, w->memsz,
+			cfg.max_conns);
+		return 1;
+	}
+	int r = http_app_init(&w->app, w->mem, w->memsz, &cfg, w->def, w->loop);
+	if (r == 0)
+		r = http_app_start(&w->app);
+	if (r < 0) {
+		char ipb[16];
+		cli_format_ipv4(cfg.addr, ipb);
+		fprintf(stderr, "%s: cannot start on %s:%u: %s\n", name, ipb, cfg.port,
+			strerror(-r));
+		return 1;
+	}
+	w->started = true;
+	if (p->tls_on) {
+		int tr = start_https(&w->tls, &w->app_tls, &w->mem_tls, &w->memsz_tls, &cfg, w->def,
+				     &w->def_tls, w->loop, p->o, name);
+		w->tls_started = w->tls.app != NULL;
+		if (tr)
+			return 1;
+		w->watch = (struct app_reload){.timer = {.fn = reload_tick}, .loop = w->loop,
+					       .tls = &w->tls, .name = name, .flag = &w->wk.reload,
+					       .quiet = w != w0};
+		loop_timer_set(w->loop, &w->watch.timer, loop_now(w->loop) + SK_NS_PER_S);
+	}
+	w->dd = (struct app_date){.app = &w->app, .app_tls = p->tls_on ? &w->app_tls : NULL};
+	refresh_date(&w->dd, 0);
+	w->loop->on_turn = refresh_date;
+	w->loop->turn_ctx = &w->dd;
+	return 0;
+}
+
+/* workers_run's, on the worker's own thread: run, then stop what it
+ * holds there (the application's sockets are its loop's). */
+static int worker_thread(struct worker *wk, void *ctx)
+{
+	const struct app_plan *p = ctx;
+	struct app_worker *w = &aws[wk->id];
+	int rc = loop_run(w->loop, &w->wk.stop);
+	http_app_stop(&w->app);
+	w->started = false;
+	if (w->tls_started) {
+		http_app_stop(&w->app_tls);
+		w->tls_started = false;
+		if (loop_timer_armed(&w->watch.timer))
+			loop_timer_cancel(w->loop, &w->watch.timer);
+	}
+	if (p->h->stop)
+		p->h->stop(p->h->ctx, wk->id);
+	return rc;
+}
+
+/* Give back what worker_open built, whatever it got to. */
+static void worker_free(struct app_worker *w, const struct app_plan *p)
+{
+	if (w->started) {
+		http_app_stop(&w->app);
+		if (p->h->stop)
+			p->h->stop(p->h->ctx, w->wk.id);
+	}
+	if (w->tls_started)
+		http_app_stop(&w->app_tls);
+	if (w->tls.ctx || w->tls.loop)
+		serve_tls_free(&w->tls); /* the TLS loop before the one under it */
+	if (w->loop)
+		loop_destroy(w->loop);
+	if (w->mem)
+		munmap(w->mem, w->memsz);
+	if (w->mem_tls)
+		munmap(w->mem_tls, w->memsz_tls);
+}
+
+/* One worker's counters: the engine's, HTTPS's, the application's, the
+ * stack's (the order --stats always had). */
+static void worker_stats(const struct app_worker *w, const struct app_plan *p,
+			 void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+	http_app_stats(&w->app, fn, ctx);
+	if (p->tls_on)
+		serve_tls_stats((struct serve_tls *)&w->tls, fn, ctx);
+	if (p->h->stats)
+		p->h->stats(p->h->ctx, w->wk.id, fn, ctx);
+	if (p->on_skiff)
+		serve_skiff_stats(w->loop, fn, ctx);
+	else
+		loop_stats(w->loop, fn, ctx);
+}
+
 int app_host_run(const struct http_app_def *def, const struct app_host_hooks *h, int argc,
 		 char **argv)
 {
 	struct opts o;
 	cli_parse(&o, h->cmd, argc, argv);
-	bool tls_on = serve_tls_wanted(&o);
-	const char *name = def->name ? def->name : "app";
+	struct app_plan p = {.o = &o, .h = h, .def = def};
+	p.tls_on = serve_tls_wanted(&o);
+	const char *name = p.name = def->name ? def->name : "app";
 	char err[256];
-	struct http_app_config cfg;
-	http_app_config_default(&cfg);
+	struct http_app_config *cfg = &p.cfg;
+	http_app_config_default(cfg);
 	if (o.v[OPT_IP].set)
-		cfg.addr = o.v[OPT_IP].ip;
-	cfg.port = (uint16_t)opt_num(&o, OPT_PORT);
-	cfg.max_conns = (uint32_t)opt_num(&o, OPT_MAX_CONNS);
-	cfg.max_body = opt_num(&o, OPT_MAX_BODY);
-	cfg.header_timeout = opt_num(&o, OPT_HEADER_TIMEOUT) * SK_NS_PER_S;
-	cfg.body_timeout = opt_num(&o, OPT_BODY_TIMEOUT) * SK_NS_PER_S;
-	cfg.send_timeout = opt_num(&o, OPT_SEND_TIMEOUT) * SK_NS_PER_S;
-	cfg.keepalive_timeout = opt_num(&o, OPT_KEEPALIVE_TIMEOUT) * SK_NS_PER_S;
-	if (cfg.max_body == 0)
+		cfg->addr = o.v[OPT_IP].ip;
+	cfg->port = (uint16_t)opt_num(&o, OPT_PORT);
+	cfg->max_conns = (uint32_t)opt_num(&o, OPT_MAX_CONNS);
+	cfg->max_body = opt_num(&o, OPT_MAX_BODY);
+	cfg->header_timeout = opt_num(&o, OPT_HEADER_TIMEOUT) * SK_NS_PER_S;
+	cfg->body_timeout = opt_num(&o, OPT_BODY_TIMEOUT) * SK_NS_PER_S;
+	cfg->send_timeout = opt_num(&o, OPT_SEND_TIMEOUT) * SK_NS_PER_S;
+	cfg->keepalive_timeout = opt_num(&o, OPT_KEEPALIVE_TIMEOUT) * SK_NS_PER_S;
+	if (cfg->max_body == 0)
 		cli_usage_error(h->cmd->name, "max-body must be at least 1");
 	/* As serve: skiff's stack when given a device, the kernel's without. */
-	bool on_skiff = opt_given(&o, OPT_STACK) ? opt_num(&o, OPT_STACK) == 0
-						 : opt_given(&o, OPT_DEV);
-	struct serve_skiff_config scfg = {.stack = {.tcp = true}};
-	if (on_skiff) {
-		hoststack_options(&scfg.stack, &o);
+	p.on_skiff = opt_given(&o, OPT_STACK) ? opt_num(&o, OPT_STACK) == 0 : opt_given(&o, OPT_DEV);
+	p.scfg = (struct serve_skiff_config){.stack = {.tcp = true}};
+	if (p.on_skiff) {
+		hoststack_options(&p.scfg.stack, &o);
+		p.scfg.tcp_sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
+		p.scfg.tcp_rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
 	} else {
 		static const uint8_t skiff_only[] = {OPT_DEV,     OPT_GW,         OPT_MAC,
 						     OPT_PCAP,    OPT_SPIN_US,    OPT_TCP_SNDBUF,
@@ -178,130 +363,95 @@ int app_host_run(const struct http_app_def *def, const struct app_host_hooks *h,
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64 &&
-		    cfg.max_conns > rl.rlim_cur - 32)
-			cfg.max_conns = (uint32_t)(rl.rlim_cur - 32);
+		    cfg->max_conns > rl.rlim_cur - 32)
+			cfg->max_conns = (uint32_t)(rl.rlim_cur - 32);
 	}
-	uint32_t extra_socks = 0;
-	if (h->setup) {
-		int sr = h->setup(h->ctx, &o, &cfg, &extra_socks);
-		if (sr)
-			return sr;
-	}
-	/* With HTTPS: its engine's connections and their handshake timers too;
-	 * and one per socket the application opens itself (a proxy's
-	 * upstream connections). */
-	uint32_t max_timers = (tls_on ? 3 : 1) * cfg.max_conns + extra_socks + 64;
-	struct loop *loop;
-	if (on_skiff) {
-		scfg.max_conns = cfg.max_conns + extra_socks;
-		scfg.max_timers = max_timers;
-		scfg.tcp_sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
-		scfg.tcp_rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
-		loop = serve_skiff_open(&scfg, err, sizeof(err));
-	} else {
-		struct loop_linux_config lcfg = {.max_timers = max_timers};
-		loop = loop_linux_create(&lcfg, err, sizeof(err));
-	}
-	if (!loop) {
-		fprintf(stderr, "%s: %s\n", name, err);
+	int cpus[WORKERS_MAX];
+	unsigned ncpus;
+	p.n = workers_plan(opt_num(&o, OPT_WORKERS), p.on_skiff ? opt_str(&o, OPT_DEV) : NULL, name,
+			   cpus, &ncpus);
+	if (p.n > 1 && !def->workers)
+		cli_usage_error(h->cmd->name, "this application's handlers share state unguarded "
+					      "(http_app_def.workers is false): workers 1 only");
+	if (p.n > 1 && opt_given(&o, OPT_PCAP))
+		cli_usage_error(h->cmd->name, "pcap goes with workers 1 (one file, one writer)");
+	if (p.n > 1 && p.on_skiff && p.scfg.stack.ifc.ip6)
+		cli_usage_error(h->cmd->name, "ip6 goes with workers 1 on stack skiff: IPv6 neighbour "
+					      "discovery is not shared between workers (docs/smp.md)");
+	/* max-conns is the process's: shared out, so N workers hold no more. */
+	uint32_t total_conns = cfg->max_conns;
+	if (p.n > 1)
+		cfg->max_conns = (cfg->max_conns + p.n - 1) / p.n;
+
+	struct app_worker *ws = calloc(p.n, sizeof(*ws));
+	if (!ws) {
+		fprintf(stderr, "%s: out of memory\n", name);
 		return 1;
 	}
-	/* Reserved, not touched: only connections in use become resident. */
-	size_t memsz = http_app_mem_size(&cfg);
-	void *mem = memsz ? mmap(NULL, memsz, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-			  : MAP_FAILED;
-	static struct http_app app;
-	if (mem == MAP_FAILED) {
-		fprintf(stderr, "%s: cannot reserve %zu bytes for %u connections\n", name, memsz,
-			cfg.max_conns);
-		loop_destroy(loop);
-		return 1;
+	aws = ws;
+	int rc = 0;
+	unsigned built = 0;
+	for (unsigned i = 0; i < p.n && rc == 0; i++, built++) {
+		ws[i].wk.id = i;
+		ws[i].wk.cpu = workers_cpu(i, p.n, cpus, ncpus);
+		workers_publish(ws, sizeof(*ws), offsetof(struct app_worker, wk), i + 1);
+		rc = worker_open(&ws[i], &ws[0], &p);
 	}
-	int r = http_app_init(&app, mem, memsz, &cfg, def, loop);
-	if (r == 0)
-		r = http_app_start(&app);
-	if (r < 0) {
-		char ipb[16];
-		cli_format_ipv4(cfg.addr, ipb);
-		fprintf(stderr, "%s: cannot start on %s:%u: %s\n", name, ipb, cfg.port,
-			strerror(-r));
-		loop_destroy(loop);
-		munmap(mem, memsz);
-		return 1;
+	if (rc) {
+		workers_publish(NULL, 0, 0, 0);
+		for (unsigned i = 0; i < built; i++)
+			worker_free(&ws[i], &p);
+		free(ws);
+		aws = NULL;
+		return rc;
 	}
-	static struct serve_tls tls;
-	static struct http_app app_tls;
-	void *mem_tls = NULL;
-	size_t memsz_tls = 0;
-	if (tls_on && start_https(&tls, &app_tls, &mem_tls, &memsz_tls, &cfg, def, loop, &o, name)) {
-		http_app_stop(&app);
-		if (tls.app)
-			http_app_stop(&app_tls);
-		serve_tls_free(&tls);
-		loop_destroy(loop);
-		munmap(mem, memsz);
-		if (mem_tls)
-			munmap(mem_tls, memsz_tls);
-		return 1;
-	}
-	struct app_date dd = {.app = &app, .app_tls = tls_on ? &app_tls : NULL, .sec = 0};
-	static struct app_reload watch;
-	if (tls_on) {
-		watch = (struct app_reload){.timer = {.fn = reload_tick}, .loop = loop, .tls = &tls,
-					    .name = name};
-		loop_timer_set(loop, &watch.timer, loop_now(loop) + SK_NS_PER_S);
-	}
-	refresh_date(&dd, 0);
-	loop->on_turn = refresh_date;
-	loop->turn_ctx = &dd;
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	struct sigaction hup = {.sa_handler = tls_on ? on_hup : SIG_IGN};
+	struct sigaction hup = {.sa_handler = p.tls_on ? on_hup : SIG_IGN};
 	sigemptyset(&hup.sa_mask);
 	sigaction(SIGHUP, &hup, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	struct app_worker *w0 = &ws[0];
 	char ipb[16], devb[160] = " dev=kernel";
-	cli_format_ipv4(cfg.addr, ipb);
-	if (on_skiff) {
-		serve_skiff_describe(loop, devb, sizeof(devb));
-		serve_skiff_announce(loop);
+	cli_format_ipv4(cfg->addr, ipb);
+	if (p.on_skiff) {
+		serve_skiff_describe(w0->loop, devb, sizeof(devb));
+		serve_skiff_announce(w0->loop);
 	}
 	char httpsb[24] = "";
-	if (tls_on)
-		snprintf(httpsb, sizeof(httpsb), " https=%u", tls.port);
-	printf("%s: listening on %s:%u%s stack=%s%s max_conns=%u\n", name, ipb, cfg.port, httpsb,
-	       loop->name, devb, cfg.max_conns);
+	if (p.tls_on)
+		snprintf(httpsb, sizeof(httpsb), " https=%u", w0->tls.port);
+	char workersb[24] = "";
+	if (p.n > 1 || opt_given(&o, OPT_WORKERS))
+		snprintf(workersb, sizeof(workersb), " workers=%u", p.n);
+	printf("%s: listening on %s:%u%s stack=%s%s max_conns=%u%s\n", name, ipb, cfg->port, httpsb,
+	       w0->loop->name, devb, total_conns, workersb);
 	fflush(stdout);
-	int rc = loop_run(loop, &app_stop);
-	http_app_stop(&app);
-	if (tls_on) {
-		http_app_stop(&app_tls);
-		if (loop_timer_armed(&watch.timer))
-			loop_timer_cancel(loop, &watch.timer);
-	}
-	if (h->stop)
-		h->stop(h->ctx);
-	if (opt_given(&o, OPT_STATS)) {
-		http_app_stats(&app, print_stat, stdout);
-		if (tls_on)
-			serve_tls_stats(&tls, print_stat, stdout);
-		if (h->stats)
-			h->stats(h->ctx, print_stat, stdout);
-		if (on_skiff)
-			serve_skiff_print_stats(loop, stdout);
-		else
-			loop_stats(loop, print_stat, stdout);
+	rc = workers_run(worker_thread, &p, name, NULL);
+	workers_publish(NULL, 0, 0, 0);
+	if (opt_given(&o, OPT_STATS) && p.n == 1) {
+		worker_stats(w0, &p, print_stat, stdout);
+	} else if (opt_given(&o, OPT_STATS)) {
+		/* The sums, then each worker's own (serve --stats' shape). */
+		struct stat_sum sum = {0};
+		for (unsigned i = 0; i < p.n; i++) {
+			stat_sum_source(&sum);
+			worker_stats(&ws[i], &p, stat_sum_add, &sum);
+		}
+		stat_sum_emit(&sum, print_stat, stdout);
+		stat_sum_free(&sum);
+		for (unsigned i = 0; i < p.n; i++) {
+			struct stat_sum_prefix px = {.fn = print_stat, .ctx = stdout, .k = i};
+			worker_stats(&ws[i], &p, stat_sum_prefixed, &px);
+		}
 	}
 	fflush(stdout);
-	if (tls_on)
-		serve_tls_free(&tls); /* the TLS loop before the one under it */
-	loop_destroy(loop);
-	munmap(mem, memsz);
-	if (mem_tls)
-		munmap(mem_tls, memsz_tls);
+	for (unsigned i = 0; i < p.n; i++)
+		worker_free(&ws[i], &p);
+	free(ws);
+	aws = NULL;
 	return rc < 0 ? 1 : 0;
 }

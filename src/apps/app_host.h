@@ -10,18 +10,23 @@
 
 struct app_host_hooks {
 	const struct opt_cmd *cmd; /* the command's options (a superset of opt_cmd_app's) */
-	/* After parsing, with the engine's config final (max_conns clamped to
-	 * the descriptors): the application sets itself up and may change
-	 * cfg's buffer sizes, and ask for *extra_socks TCP sockets beyond one
-	 * per connection (its own connections on skiff's stack).  0, or an
-	 * exit status (the message printed). */
-	int (*setup)(void *ctx, const struct opts *o, struct http_app_config *cfg,
-		     uint32_t *extra_socks);
-	/* --stats: the application's counters, after the engine's. */
-	void (*stats)(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v),
-		      void *fctx);
-	/* After http_app_stop: close what the application holds. */
-	void (*stop)(void *ctx);
+	/* Once per worker (0 first, all on the main thread, before any runs),
+	 * with that worker's engine config (max_conns clamped to the
+	 * descriptors and shared out among the nworkers): the application
+	 * sets up worker `worker`'s state and may change cfg's buffer sizes,
+	 * ask for *extra_socks TCP sockets beyond one per connection (its own
+	 * connections on skiff's stack), and give the worker its own
+	 * definition in *def (routes whose ctx is that worker's state).  0, or
+	 * an exit status (the message printed). */
+	int (*setup)(void *ctx, const struct opts *o, unsigned worker, unsigned nworkers,
+		     struct http_app_config *cfg, uint32_t *extra_socks,
+		     const struct http_app_def **def);
+	/* --stats: worker `worker`'s application counters, after its engine's. */
+	void (*stats)(void *ctx, unsigned worker,
+		      void (*fn)(void *fctx, const char *name, uint64_t v), void *fctx);
+	/* After worker `worker`'s http_app_stop, on its thread: close what
+	 * the application holds there. */
+	void (*stop)(void *ctx, unsigned worker);
 	void *ctx;
 };
 

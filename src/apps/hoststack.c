@@ -64,6 +64,12 @@ int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, cha
 		if (cfg->tcp_rcvbuf)
 			tc.rcvbuf = cfg->tcp_rcvbuf;
 		tc.cc = cfg->tcp_cc;
+		/* --workers: the connections this worker opens take only source
+		 * ports whose flow hash the device steers back to its queue. */
+		if (cfg->nqueues > 1) {
+			tc.steer_workers = cfg->nqueues;
+			tc.steer_self = cfg->queue;
+		}
 		/* A maximum no larger than the base buffers: nothing to grow. */
 		if (cfg->tcp_buf_max > SK_MAX(tc.sndbuf, tc.rcvbuf)) {
 			if (cfg->tcp_buf_max > cfg->tcp_mem) {

@@ -664,6 +664,11 @@ static const struct opt_use app_use[] = {
 	{OPT_TCP_SNDBUF, 0, "65536", NULL},
 	{OPT_TCP_RCVBUF, 0, "65536", NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+	{OPT_WORKERS, 0, "1",
+	 "share-nothing workers, each an engine on its own\n"
+	 "pinned thread (linux: an SO_REUSEPORT listener; skiff: a\n"
+	 "device queue); auto: one per online core.  Only for an\n"
+	 "application that allows it (docs/smp.md)"},
 };
 
 const struct opt_cmd opt_cmd_app = {
@@ -675,7 +680,7 @@ const struct opt_cmd opt_cmd_app = {
 		    "            [--tls-sni NAME:CERT:KEY]...]\n"
 		    "           [--header-timeout S] [--body-timeout S] [--send-timeout S]\n"
 		    "           [--keepalive-timeout S] [--max-body N] [--tcp-sndbuf N]\n"
-		    "           [--tcp-rcvbuf N] [--spin-us N]",
+		    "           [--tcp-rcvbuf N] [--spin-us N] [--workers N|auto]",
 	.about = "An HTTP application on skiff (http/app.h, docs/app.md), on the kernel's sockets\n"
 		 "(--stack linux, the default without --dev) or on skiff's own stack on a device.\n"
 		 "With --tls-cert and --tls-key it serves HTTPS on --tls-port as well (the same\n"
@@ -727,6 +732,11 @@ static const struct opt_use proxy_use[] = {
 	{OPT_TCP_SNDBUF, 0, "65536", NULL},
 	{OPT_TCP_RCVBUF, 0, "65536", NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+	{OPT_WORKERS, 0, "1",
+	 "share-nothing proxies, each on its own pinned thread with\n"
+	 "its own upstream pools and a cache of --cache / N; auto:\n"
+	 "one per online core.  stack linux only for now\n"
+	 "(docs/proxy.md)"},
 };
 
 const struct opt_cmd opt_cmd_proxy = {
@@ -742,7 +752,7 @@ const struct opt_cmd opt_cmd_proxy = {
 		    "           [--mac MAC] [--stats]\n"
 		    "           [--pcap FILE] [--max-conns N] [--header-timeout S] [--body-timeout S]\n"
 		    "           [--send-timeout S] [--keepalive-timeout S] [--max-body N]\n"
-		    "           [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]",
+		    "           [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N] [--workers N|auto]",
 	.about = "A reverse proxy (docs/proxy.md): every request is parsed strictly and forwarded\n"
 		 "to an upstream, the answer parsed strictly and framed again; hop-by-hop fields\n"
 		 "removed, X-Forwarded-For, X-Forwarded-Proto and Via added.  On the kernel's\n"

@@ -2,7 +2,13 @@
  * hosted application runner (app_host.h), so it takes every stack option
  * an application takes and runs on --stack linux and --stack skiff alike;
  * this file only turns the upstream options into a struct proxy_config
- * and gives the proxy its memory. */
+ * and gives the proxy its memory.
+ *
+ * --workers N: one whole proxy a worker (app_host.c): its own exchanges,
+ * its own pool of upstream connections (--pool is per worker and
+ * upstream), its own health counts, and its own cache of --cache SIZE / N
+ * bytes; nothing is shared between them, so a key may be fetched once
+ * per worker (docs/proxy.md). */
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -17,9 +23,16 @@
 #include "../http/proxy.h"
 #include "app_host.h"
 #include "cli.h"
+#include "workers.h"
 
-static struct proxy px;
-static struct http_cache cache;
+/* Worker k's proxy, cache and definition. */
+struct proxy_worker {
+	struct proxy px;
+	struct http_cache cache;
+	struct http_app_def def;
+	struct http_app_route route;
+};
+static struct proxy_worker pws[WORKERS_MAX];
 
 /* An upstream given by name: resolved once, here at start (getaddrinfo:
  * /etc/hosts, then DNS as nsswitch says).  The first IPv4 address, else
@@ -57,10 +70,13 @@ static struct sk_addr resolve_upstream(const char *name)
 	return a;
 }
 
-static int proxy_setup(void *ctx, const struct opts *o, struct http_app_config *cfg,
-		       uint32_t *extra_socks)
+static int proxy_setup(void *ctx, const struct opts *o, unsigned worker, unsigned nworkers,
+		       struct http_app_config *cfg, uint32_t *extra_socks,
+		       const struct http_app_def **def)
 {
 	(void)ctx;
+	struct proxy_worker *pw = &pws[worker];
+	struct proxy *px = &pw->px;
 	struct proxy_config pc;
 	proxy_config_default(&pc);
 	if (!opt_given(o, OPT_UPSTREAM))
@@ -88,9 +104,18 @@ static int proxy_setup(void *ctx, const struct opts *o, struct http_app_config *
 	/* On the kernel's sockets every exchange holds a second descriptor,
 	 * and the pools theirs. */
 	bool on_skiff = opt_given(o, OPT_STACK) ? opt_num(o, OPT_STACK) == 0 : opt_given(o, OPT_DEV);
+	if (on_skiff && nworkers > 1)
+		/* An upstream's answer must come back to the worker that opened
+		 * the connection: that needs the device to steer by skiff's flow
+		 * hash and the workers to share what ARP tells them, which the
+		 * devices do not do yet (docs/smp.md). */
+		cli_usage_error("proxy", "workers > 1 goes with stack linux for now: on stack skiff "
+					 "the upstreams' answers are not yet steered back to the "
+					 "worker that connected (docs/smp.md)");
 	struct rlimit rl;
 	if (!on_skiff && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		uint64_t lim = rl.rlim_cur, pools = (uint64_t)pc.nup * pc.pool;
+		/* The descriptors are the process's: each worker its share. */
+		uint64_t lim = rl.rlim_cur / nworkers, pools = (uint64_t)pc.nup * pc.pool;
 		uint64_t fit = lim > 64 + pools ? (lim - 64 - pools) / 2 : 1;
 		if (cfg->max_conns > fit)
 			cfg->max_conns = (uint32_t)(fit ? fit : 1);
@@ -105,63 +130,70 @@ static int proxy_setup(void *ctx, const struct opts *o, struct http_app_config *
 		fprintf(stderr, "proxy: cannot reserve memory for %u exchanges\n", pc.max_xchg);
 		return 1;
 	}
-	if (proxy_init(&px, mem, sz, &pc) < 0) {
+	if (proxy_init(px, mem, sz, &pc) < 0) {
 		fprintf(stderr, "proxy: bad configuration\n");
 		return 1;
 	}
-	proxy_app_config(&px, cfg);
+	proxy_app_config(px, cfg);
 	/* The cache's clock is the wall's (HTTP dates): an offset from the
 	 * loop's monotonic one. */
 	struct timespec rt, mt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_MONOTONIC, &mt);
-	px.cfg.wall_offset = (int64_t)rt.tv_sec - (int64_t)mt.tv_sec;
-	px.cfg.x_cache = !opt_given(o, OPT_NO_X_CACHE);
-	uint64_t csz = opt_num(o, OPT_CACHE);
+	px->cfg.wall_offset = (int64_t)rt.tv_sec - (int64_t)mt.tv_sec;
+	px->cfg.x_cache = !opt_given(o, OPT_NO_X_CACHE);
+	uint64_t csz = opt_num(o, OPT_CACHE) / nworkers;
 	if (csz) {
 		void *cm = mmap(NULL, csz, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		struct http_cache_config cc;
 		http_cache_config_default(&cc);
-		if (cm == MAP_FAILED || http_cache_init(&cache, cm, csz, &cc) < 0) {
+		if (cm == MAP_FAILED || http_cache_init(&pw->cache, cm, csz, &cc) < 0) {
 			fprintf(stderr, "proxy: cannot set up a cache of %llu bytes\n",
 				(unsigned long long)csz);
 			return 1;
 		}
-		px.cache = &cache;
+		px->cache = &pw->cache;
 	}
+	proxy_app_def(px, &pw->def, &pw->route);
+	pw->def.workers = true; /* each worker its own struct proxy */
+	*def = &pw->def;
 	return 0;
 }
 
-static void proxy_print(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v),
-			void *fctx)
+static void proxy_print(void *ctx, unsigned worker,
+			void (*fn)(void *fctx, const char *name, uint64_t v), void *fctx)
 {
 	(void)ctx;
-	proxy_stats(&px, fn, fctx);
-	if (px.cache)
-		http_cache_stats(px.cache, fn, fctx);
-	for (unsigned i = 0; i < px.cfg.nup; i++) {
+	const struct proxy *px = &pws[worker].px;
+	proxy_stats(px, fn, fctx);
+	if (px->cache)
+		http_cache_stats(px->cache, fn, fctx);
+	for (unsigned i = 0; i < px->cfg.nup; i++) {
 		char name[96];
-		snprintf(name, sizeof(name), "proxy.upstream.%s.requests", px.up[i].host);
-		fn(fctx, name, px.up[i].requests);
-		snprintf(name, sizeof(name), "proxy.upstream.%s.failures", px.up[i].host);
-		fn(fctx, name, px.up[i].failures);
-		snprintf(name, sizeof(name), "proxy.upstream.%s.downs", px.up[i].host);
-		fn(fctx, name, px.up[i].downs);
+		snprintf(name, sizeof(name), "proxy.upstream.%s.requests", px->up[i].host);
+		fn(fctx, name, px->up[i].requests);
+		snprintf(name, sizeof(name), "proxy.upstream.%s.failures", px->up[i].host);
+		fn(fctx, name, px->up[i].failures);
+		snprintf(name, sizeof(name), "proxy.upstream.%s.downs", px->up[i].host);
+		fn(fctx, name, px->up[i].downs);
 	}
 }
 
-static void proxy_halt(void *ctx)
+static void proxy_halt(void *ctx, unsigned worker)
 {
 	(void)ctx;
-	proxy_stop(&px);
+	proxy_stop(&pws[worker].px);
 }
 
 int cmd_proxy(int argc, char **argv)
 {
+	/* The definition each worker runs is its own (proxy_setup); this one
+	 * only names the command and allows the workers. */
 	static struct http_app_def def;
 	static struct http_app_route route;
-	proxy_app_def(&px, &def, &route);
+	proxy_app_def(&pws[0].px, &def, &route);
+	def.workers = true;
 	struct app_host_hooks h = {&opt_cmd_proxy, proxy_setup, proxy_print, proxy_halt, NULL};
 	return app_host_run(&def, &h, argc, argv);
 }

@@ -191,6 +191,12 @@ struct http_app_def {
 	 * returns 0 or < 0 to refuse to start. */
 	int (*init)(struct http_app *app, void *ctx);
 	void *init_ctx;
+	/* Whether the host may run it on several workers at once (hosted
+	 * --workers N, docs/smp.md): N engines, each with its own init, whose
+	 * handlers and callbacks run on N threads at the same time.  true
+	 * only for an application whose handlers share nothing writable or
+	 * guard what they share; false: the host refuses --workers > 1. */
+	bool workers;
 };
 
 /* ---- the request ---- */

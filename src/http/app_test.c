@@ -248,7 +248,7 @@ static const struct http_app_route test_routes[] = {
 	{HTTP_POST, "/collect", false, h_collect, NULL},
 };
 static const struct http_app_def test_app = {test_routes, SK_ARRAY_LEN(test_routes), "test",
-					     NULL, NULL};
+					     NULL, NULL, false};
 
 static void setup_test(void)
 {
