@@ -42,7 +42,7 @@ phase() { # phase NAME COMMAND...
 		fail_lines+=("$(grep -E '^ *FAIL' "$LOG/$name.log" | head -n 8 | cut -c1-300 | sed "s/^ */  $name: /")")
 	fi
 	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^smp:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
 }
 
 # The list itself: each package on it is needed by something (taking it off makes the check fail).
@@ -111,6 +111,8 @@ phase app tests/app.sh build/examples $app_forms uk
 # skiff proxy (http/proxy.h) before a recording Python upstream and nginx,
 # on the kernel's sockets (127.0.0.1) and on skiff's stack on a TAP.
 phase proxy tests/proxy.sh build/skiff linux skiff:tap
+# --workers 2 for the proxy and kv (docs/smp.md): linux, and kv on a TAP.
+phase proxy-workers tests/proxy_workers.sh build/skiff linux skiff:tap
 phase install tests/install.sh build
 phase asan-build make -j"$JOBS" asan
 phase asan-unit make BUILD=build/asan OPT=-O1 \
@@ -142,6 +144,8 @@ phase asan-smp env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/smp.sh bui
 # The proxy under the sanitizers, both stacks, 8 MiB bodies.
 phase asan-proxy env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 PROXY_MIB=8 \
 	tests/proxy.sh build/asan/skiff linux skiff:tap
+phase asan-proxy-workers env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	tests/proxy_workers.sh build/asan/skiff linux
 phase asan-switch env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/switch.sh build/asan/skiff
 # TCP under the sanitizers on one device with smaller transfers: the full
 # sizes ran above; here the point is memory errors on every path.
