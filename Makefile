@@ -145,7 +145,7 @@ clang-check:
 asan:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  all $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(TEST_BIN)) $(BUILD)/asan/examples/kv
+	  all $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(TEST_BIN))
 
 # Fuzz targets: fuzz/fuzz_<name>.c, built with clang's libFuzzer and the
 # whole core, with checksum verification off (SK_FUZZING).
