@@ -139,28 +139,30 @@ spread() {
 }
 
 proxy_checks() {
-	local ngx=$WORK/nginx port_n px log n_up n_fwd n_req bad i
+	local ngx=$WORK/nginx-${TGT/:/-} port_n px log n_up n_fwd n_req bad i
 	mkdir -p "$ngx" "$WORK/www"
 	echo hello >"$WORK/www/index.html"
 	port_n=$(free_port)
 	python3 "$HERE/http_diff.py" nginx-conf "$ngx" "$WORK/www" "$port_n"
 	sed -i "s|access_log off;|access_log $ngx/access.log;|; s|worker_connections 256|worker_connections 1024|" \
 		"$ngx/nginx.conf"
-	nginx -p "$ngx" -c "$ngx/nginx.conf" -e "$ngx/error.log" >"$ngx/out.log" 2>&1 &
+	sed -i "s/listen 127.0.0.1:/listen $UP_HOST:/" "$ngx/nginx.conf"
+	"${IN_NS[@]}" nginx -p "$ngx" -c "$ngx/nginx.conf" -e "$ngx/error.log" >"$ngx/out.log" 2>&1 &
 	SKT_PIDS+=($!)
-	px=$(free_port)
-	log=$WORK/proxy-ab.log
-	launch "$log" "$BIN" proxy --stack linux --ip 127.0.0.1 --port "$px" --workers 2 --stats \
-		--upstream "127.0.0.1:$port_n" || return 1
+	px=${PX_PORT:-$(free_port)}
+	log=$WORK/${TGT/:/-}-proxy-ab.log
+	sleep 0.3
+	launch "$log" "$BIN" proxy "${PX_STACK[@]}" --port "$px" --workers 2 --stats \
+		--upstream "$UP_HOST:$port_n" || return 1
 	for ((i = 0; i < 50; i++)); do
-		curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$px/index.html" && break
+		C curl -s -o /dev/null --max-time 1 "http://$PX_HOST:$px/index.html" && break
 		sleep 0.1
 	done
-	if ab_ok "$WORK/ab-k.out" -k -n 20000 -c 64 "http://127.0.0.1:$px/index.html" &&
-		ab_ok "$WORK/ab.out" -n 4000 -c 16 "http://127.0.0.1:$px/index.html"; then
-		pass "linux.proxy.ab" "ab -k -c 64: $(grep -E '^Requests per second' "$WORK/ab-k.out" | tr -s ' '); ab -c 16: $(grep -E '^Requests per second' "$WORK/ab.out" | tr -s ' ')"
+	if ab_ok "$WORK/ab-k.out" -k -n 20000 -c 64 "http://$PX_HOST:$px/index.html" &&
+		ab_ok "$WORK/ab.out" -n 4000 -c 16 "http://$PX_HOST:$px/index.html"; then
+		pass "$TGT.proxy.ab" "ab -k -c 64: $(grep -E '^Requests per second' "$WORK/ab-k.out" | tr -s ' '); ab -c 16: $(grep -E '^Requests per second' "$WORK/ab.out" | tr -s ' ')"
 	else
-		fail "linux.proxy.ab" "$(grep -hE '^(Failed|Non-2xx|Complete)' "$WORK/ab-k.out" "$WORK/ab.out" | tr '\n' ' ')"
+		fail "$TGT.proxy.ab" "$(grep -hE '^(Failed|Non-2xx|Complete)' "$WORK/ab-k.out" "$WORK/ab.out" | tr '\n' ' ')"
 	fi
 	stop "$log" proxy
 	n_up=$(wc -l <"$ngx/access.log") # nginx's only client is this proxy
@@ -171,31 +173,36 @@ proxy_checks() {
 	# proxy forwarded, and that is every request the proxy took.
 	if [ "$n_up" -eq "$n_fwd" ] && [ "$n_fwd" -eq "$n_req" ] && [ "$n_req" -ge 24000 ] &&
 		[ "$bad" -eq 0 ]; then
-		pass "linux.proxy.upstream" "nginx saw $n_up = forwarded $n_fwd = proxy.requests $n_req; no upstream error"
+		pass "$TGT.proxy.upstream" "nginx saw $n_up = forwarded $n_fwd = proxy.requests $n_req; no upstream error"
 	else
-		fail "linux.proxy.upstream" "nginx saw $n_up, forwarded $n_fwd, proxy.requests $n_req, upstream errors $bad"
+		fail "$TGT.proxy.upstream" "nginx saw $n_up, forwarded $n_fwd, proxy.requests $n_req, upstream errors $bad"
 	fi
 	spread "$log" proxy
 
 	# The cache, per worker.
 	local port_u upid k1 k2 s1 s2 m0 m1
 	port_u=$(free_port)
-	python3 "$HERE/proxy_upstream.py" "$port_u" U --addr 127.0.0.1 >"$WORK/up.log" 2>&1 &
+	"${IN_NS[@]}" python3 "$HERE/proxy_upstream.py" "$port_u" U --addr "$UP_HOST" >"$WORK/up.log" 2>&1 &
 	upid=$!
 	SKT_PIDS+=("$upid")
 	for ((i = 0; i < 50; i++)); do grep -q "^upstream U on" "$WORK/up.log" && break; sleep 0.1; done
-	px=$(free_port)
-	log=$WORK/proxy-cache.log
-	launch "$log" "$BIN" proxy --stack linux --ip 127.0.0.1 --port "$px" --workers 2 --stats \
-		--cache 64M --upstream "127.0.0.1:$port_u" || return 1
 	k1="/cache/w1?max-age=600" k2="/cache/w2?max-age=600"
-	if ab_ok "$WORK/abc-k.out" -k -n 20000 -c 64 "http://127.0.0.1:$px$k1" &&
-		ab_ok "$WORK/abc.out" -n 4000 -c 16 "http://127.0.0.1:$px$k2"; then
-		pass "linux.proxy.cache.ab"
+	px=${PX_PORT:-$(free_port)}
+	log=$WORK/${TGT/:/-}-proxy-cache.log
+	launch "$log" "$BIN" proxy "${PX_STACK[@]}" --port "$px" --workers 2 --stats \
+		--cache 64M --upstream "$UP_HOST:$port_u" || return 1
+	# Up: probed with a request for key 1 (one of its misses).
+	for ((i = 0; i < 50; i++)); do
+		C curl -s -o /dev/null --max-time 1 "http://$PX_HOST:$px$k1" && break
+		sleep 0.1
+	done
+	if ab_ok "$WORK/abc-k.out" -k -n 20000 -c 64 "http://$PX_HOST:$px$k1" &&
+		ab_ok "$WORK/abc.out" -n 4000 -c 16 "http://$PX_HOST:$px$k2"; then
+		pass "$TGT.proxy.cache.ab"
 	else
-		fail "linux.proxy.cache.ab" "$(grep -hE '^(Failed|Non-2xx|Complete)' "$WORK/abc-k.out" "$WORK/abc.out" | tr '\n' ' ')"
+		fail "$TGT.proxy.cache.ab" "$(grep -hE '^(Failed|Non-2xx|Complete)' "$WORK/abc-k.out" "$WORK/abc.out" | tr '\n' ' ')"
 	fi
-	curl -s "http://127.0.0.1:$port_u/_stats" >"$WORK/up-stats.json"
+	C curl -s "http://$UP_HOST:$port_u/_stats" >"$WORK/up-stats.json"
 	stop "$log" cache
 	read -r s1 s2 < <(python3 -c '
 import json, sys
@@ -205,17 +212,17 @@ print(sum(e["target"] == sys.argv[2] for e in log), sum(e["target"] == sys.argv[
 	m0=$(st "$log" worker0.cache.misses) m1=$(st "$log" worker1.cache.misses)
 	if [ "$s1" -ge 1 ] && [ "$s1" -le 2 ] && [ "$s2" -ge 1 ] && [ "$s2" -le 2 ] &&
 		[ "$m0" -le 2 ] && [ "$m1" -le 2 ] && [ $((m0 + m1)) -eq $((s1 + s2)) ]; then
-		pass "linux.proxy.cache" "upstream saw key1 $s1, key2 $s2 times; misses worker0 $m0, worker1 $m1"
+		pass "$TGT.proxy.cache" "upstream saw key1 $s1, key2 $s2 times; misses worker0 $m0, worker1 $m1"
 	else
-		fail "linux.proxy.cache" "upstream saw key1 $s1, key2 $s2 times; misses worker0 $m0, worker1 $m1"
+		fail "$TGT.proxy.cache" "upstream saw key1 $s1, key2 $s2 times; misses worker0 $m0, worker1 $m1"
 	fi
 	spread "$log" cache
 
 	# Idle: two parked workers cost nothing.
-	px=$(free_port)
-	log=$WORK/proxy-idle.log
-	launch "$log" "$BIN" proxy --stack linux --ip 127.0.0.1 --port "$px" --workers 2 --stats \
-		--upstream "127.0.0.1:$port_u" || return 1
+	px=${PX_PORT:-$(free_port)}
+	log=$WORK/${TGT/:/-}-proxy-idle.log
+	launch "$log" "$BIN" proxy "${PX_STACK[@]}" --port "$px" --workers 2 --stats \
+		--upstream "$UP_HOST:$port_u" || return 1
 	sleep 1
 	local t0 t1 hz
 	hz=$(getconf CLK_TCK)
@@ -224,20 +231,22 @@ print(sum(e["target"] == sys.argv[2] for e in log), sum(e["target"] == sys.argv[
 	t1=$(awk '{print $14 + $15}' "/proc/$PID/stat")
 	# Under 1% of a core over 5 s: fewer than 0.05 s of CPU.
 	if [ $(((t1 - t0) * 100 * 100)) -lt $((5 * hz * 100)) ]; then
-		pass "linux.proxy.idle" "$((t1 - t0)) ticks of $hz/s in 5 s"
+		pass "$TGT.proxy.idle" "$((t1 - t0)) ticks of $hz/s in 5 s"
 	else
-		fail "linux.proxy.idle" "$((t1 - t0)) ticks of $hz/s in 5 s"
+		fail "$TGT.proxy.idle" "$((t1 - t0)) ticks of $hz/s in 5 s"
 	fi
 	stop "$log" idle
 
-	# skiff's stack: refused, with the reason.
-	if "$BIN" proxy --stack skiff --dev tap:skpxw0 --ip 198.18.0.2/24 --workers 2 \
-		--upstream 198.18.0.1:80 >"$WORK/refuse.log" 2>&1; then
-		fail "linux.proxy.refuse" "exit 0"
-	elif [ $? -eq 2 ] && grep -q "workers > 1 goes with stack linux" "$WORK/refuse.log"; then
-		pass "linux.proxy.refuse"
-	else
-		fail "linux.proxy.refuse" "$(tr '\n' ' ' <"$WORK/refuse.log")"
+	# skiff's stack: refused, with the reason (until the devices steer).
+	if [ "$TGT" = linux ]; then
+		if "$BIN" proxy --stack skiff --dev tap:skpxw0 --ip 198.18.0.2/24 --workers 2 \
+			--upstream 198.18.0.1:80 >"$WORK/refuse.log" 2>&1; then
+			fail "$TGT.proxy.refuse" "exit 0"
+		elif [ $? -eq 2 ] && grep -q "workers > 1 goes with stack linux" "$WORK/refuse.log"; then
+			pass "$TGT.proxy.refuse"
+		else
+			fail "$TGT.proxy.refuse" "$(tr '\n' ' ' <"$WORK/refuse.log")"
+		fi
 	fi
 }
 
@@ -273,7 +282,8 @@ for TGT in "${TARGETS[@]}"; do
 	t0=$SECONDS
 	case $TGT in
 	linux)
-		IN_NS=()
+		IN_NS=() SRV_NS=() PX_PORT=
+		PX_STACK=(--stack linux --ip 127.0.0.1) PX_HOST=127.0.0.1 UP_HOST=127.0.0.1
 		proxy_checks
 		kv_checks 127.0.0.1 --stack linux --ip 127.0.0.1
 		;;
