@@ -177,6 +177,7 @@ struct app_plan {
 	struct serve_skiff_config scfg;  /* on_skiff */
 	bool on_skiff, tls_on;
 	unsigned n;
+	struct nbr_board *board;         /* on_skiff and n > 1: the workers' neighbour board */
 };
 
 static struct app_worker *aws; /* the workers, for worker_thread */
@@ -209,6 +210,7 @@ static int worker_open(struct app_worker *w, struct app_worker *w0, const struct
 			scfg.stack.nqueues = (uint16_t)p->n;
 			scfg.stack.group = (uint16_t)(getpid() & 0xffff);
 			scfg.stack.ifc.glean = true;
+			scfg.stack.ifc.board = p->board; /* what ARP teaches one worker, all know */
 		}
 		if (w != w0) {
 			/* One host on the link: every worker answers as worker 0. */
@@ -378,6 +380,19 @@ int app_host_run(const struct http_app_def *def, const struct app_host_hooks *h,
 	if (p.n > 1 && p.on_skiff && p.scfg.stack.ifc.ip6)
 		cli_usage_error(h->cmd->name, "ip6 goes with workers 1 on stack skiff: IPv6 neighbour "
 					      "discovery is not shared between workers (docs/smp.md)");
+	/* The workers share what ARP teaches them (net/nbr_board.h), as
+	 * serve's: a worker connecting to an upstream resolves it even when
+	 * the ARP reply lands on another worker.  Static: untouched with one. */
+	static struct nbr_board board;
+	if (p.n > 1 && p.on_skiff) {
+		uint64_t seed;
+		if (plat_random(&seed, sizeof(seed)) < 0) {
+			fprintf(stderr, "%s: no randomness\n", name);
+			return 1;
+		}
+		nbr_board_init(&board, seed);
+		p.board = &board;
+	}
 	/* max-conns is the process's: shared out, so N workers hold no more. */
 	uint32_t total_conns = cfg->max_conns;
 	if (p.n > 1)

@@ -735,8 +735,7 @@ static const struct opt_use proxy_use[] = {
 	{OPT_WORKERS, 0, "1",
 	 "share-nothing proxies, each on its own pinned thread with\n"
 	 "its own upstream pools and a cache of --cache / N; auto:\n"
-	 "one per online core.  stack linux only for now\n"
-	 "(docs/proxy.md)"},
+	 "one per online core (docs/proxy.md)"},
 };
 
 const struct opt_cmd opt_cmd_proxy = {

@@ -104,14 +104,6 @@ static int proxy_setup(void *ctx, const struct opts *o, unsigned worker, unsigne
 	/* On the kernel's sockets every exchange holds a second descriptor,
 	 * and the pools theirs. */
 	bool on_skiff = opt_given(o, OPT_STACK) ? opt_num(o, OPT_STACK) == 0 : opt_given(o, OPT_DEV);
-	if (on_skiff && nworkers > 1)
-		/* An upstream's answer must come back to the worker that opened
-		 * the connection: that needs the device to steer by skiff's flow
-		 * hash and the workers to share what ARP tells them, which the
-		 * devices do not do yet (docs/smp.md). */
-		cli_usage_error("proxy", "workers > 1 goes with stack linux for now: on stack skiff "
-					 "the upstreams' answers are not yet steered back to the "
-					 "worker that connected (docs/smp.md)");
 	struct rlimit rl;
 	if (!on_skiff && getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		/* The descriptors are the process's: each worker its share. */
