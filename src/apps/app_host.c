@@ -411,6 +411,16 @@ int app_host_run(const struct http_app_def *def, const struct app_host_hooks *h,
 		ws[i].wk.cpu = workers_cpu(i, p.n, cpus, ncpus);
 		workers_publish(ws, sizeof(*ws), offsetof(struct app_worker, wk), i + 1);
 		rc = worker_open(&ws[i], &ws[0], &p);
+		if (rc == 0 && i == 0 && p.n > 1 && p.on_skiff && h->connects &&
+		    !serve_skiff_flow_steered(ws[0].loop)) {
+			/* The answers to a worker's own connections would reach
+			 * whichever worker the device's hash picks (xdp; a TAP whose
+			 * steering program could not be loaded). */
+			fprintf(stderr, "%s: %s does not steer by skiff's flow hash: the workers' own "
+					"connections would not get their answers; use --workers 1 or "
+					"another device (docs/smp.md)\n", name, opt_str(&o, OPT_DEV));
+			rc = 1;
+		}
 	}
 	if (rc) {
 		workers_publish(NULL, 0, 0, 0);

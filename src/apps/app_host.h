@@ -28,6 +28,10 @@ struct app_host_hooks {
 	 * the application holds there. */
 	void (*stop)(void *ctx, unsigned worker);
 	void *ctx;
+	/* The application opens connections of its own (a proxy's
+	 * upstreams): with workers on skiff's stack the device must steer
+	 * their answers back by skiff's flow hash, or the host refuses. */
+	bool connects;
 };
 
 int app_host_run(const struct http_app_def *def, const struct app_host_hooks *h, int argc,

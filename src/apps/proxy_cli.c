@@ -186,6 +186,6 @@ int cmd_proxy(int argc, char **argv)
 	static struct http_app_route route;
 	proxy_app_def(&pws[0].px, &def, &route);
 	def.workers = true;
-	struct app_host_hooks h = {&opt_cmd_proxy, proxy_setup, proxy_print, proxy_halt, NULL};
+	struct app_host_hooks h = {&opt_cmd_proxy, proxy_setup, proxy_print, proxy_halt, NULL, true};
 	return app_host_run(&def, &h, argc, argv);
 }

@@ -144,6 +144,11 @@ const struct dev_stats *serve_skiff_dev_stats(struct loop *l)
 	return &owner(l)->hs.dev->stats;
 }
 
+bool serve_skiff_flow_steered(struct loop *l)
+{
+	return owner(l)->hs.dev->flow_steered;
+}
+
 void serve_skiff_stats(struct loop *l, void (*fn)(void *ctx, const char *name, uint64_t v),
 		       void *ctx)
 {

@@ -65,4 +65,8 @@ void serve_skiff_conns(struct loop *l, FILE *f);
 /* The device's counters (for --trace's system calls per request). */
 const struct dev_stats *serve_skiff_dev_stats(struct loop *l);
 
+/* Whether the device steers frames by skiff's flow hash (dev.h's
+ * flow_steered): what connections a worker opens itself need. */
+bool serve_skiff_flow_steered(struct loop *l);
+
 #endif
