@@ -13,7 +13,8 @@
 # (refused port, 404), then keep-alive, close and duration runs with 0
 # failed requests and the exact count, nginx both ways (its keepalive limit
 # exercises "Connection: close" mid-run), agreement with ab, and skiff's
-# own stack on AF_XDP as the client.  A missing tool (ab, nginx) is a
+# own stack on AF_XDP as the client, then `--workers 2` on the kernel's
+# stack and on skiff's (packet: and tap:, test_workers).  A missing tool (ab, nginx) is a
 # FAIL, not a skip.  Every load is bounded (-n, -d, --timeout, `timeout`).
 # SKT_FAMILY=6 (run-all.sh phase load6): the same over IPv6 (tests/lib.sh
 # skt_family): vc0 also has 2001:2::1/64, vs0 2001:2::2/64, skiff serve
@@ -119,7 +120,10 @@ test_args() {
 		"-c 0 http://198.18.0.2/" "-c 1 -n 1 -d 1 http://198.18.0.2/" \
 		"-c 1 --bogus http://198.18.0.2/" "-c 1 --dev tap:x http://198.18.0.2/" \
 		"-c 1 --ips 2 --dev tap:x --ip 198.18.0.9/24 http://198.18.0.2/" \
-		"-c 1 --hold http://198.18.0.2/" "-c 1 http://198.18.0.2/ extra"; do
+		"-c 1 --hold http://198.18.0.2/" "-c 1 http://198.18.0.2/ extra" \
+		"-c 4 --workers 2 --ips 2 --dev switch:x/0 --ip 198.18.0.9/24 http://198.18.0.2/" \
+		"-c 4 --workers 2 --dev xdp:lo --ip 198.18.0.9/24 http://198.18.0.2/" \
+		"-c 4 --workers 2 --dev tap:x --ip 198.18.0.9/24 --ip6 2001:2::9/64 http://198.18.0.2/"; do
 		# shellcheck disable=SC2086
 		"$BIN" load $a >/dev/null 2>&1
 		[ $? -eq 2 ] || { bad=1; echo "  (load $a: not exit 2)" >&2; }
@@ -146,6 +150,15 @@ test_skiff_serve() {
 	expect_ok linux.close 5000 -c 16 -n 5000 http://$SRV_IP/
 	expect_ok linux.duration -100 -c 8 -d 2 -k http://$SRV_IP/
 	expect_ok linux.c1000 20000 -c 1000 -n 20000 -k http://$SRV_IP/
+	# --workers 2 on the kernel's stack: two threads, each half.
+	if expect_ok linux.workers 20000 -c 16 -n 20000 -k --workers 2 http://$SRV_IP/; then
+		if grep -q '^  worker 0  10000 ok, 0 failed' "$LOG" &&
+			grep -q '^  worker 1  10000 ok, 0 failed' "$LOG"; then
+			pass linux.workers.spread
+		else
+			fail linux.workers.spread "$(grep '^  worker' "$LOG" | tr '\n' ' ')"
+		fi
+	fi
 }
 
 # skiff load and ab on the same server and the same run shape: skiff's
@@ -221,6 +234,70 @@ test_xdp() {
 		--dev xdp:vc0 "${XDP_IP[@]}" http://$SRV_IP/
 }
 
+# Linux's TCP OutRsts in namespace $1 (/proc/net/snmp is per namespace).
+out_rsts() {
+	ip netns exec "$1" awk '$1 == "Tcp:" { if (seen) { for (i = 2; i <= NF; i++) if (h[i] == "OutRsts") print $i; exit } for (i = 2; i <= NF; i++) h[i] = $i; seen = 1 }' /proc/net/snmp
+}
+
+# workers_check NAME N NS_SRV ARGS...: `skiff load --workers 2 --stats`
+# on skiff's stack, N requests: all ok, each worker some, the workers'
+# sum N, no RST from skiff's TCP or into it, none from Linux's server
+# (its namespace's OutRsts unchanged).
+workers_check() {
+	local name=$1 n=$2 ns=$3 r0 r1 ok w0 w1 rin rout
+	shift 3
+	r0=$(out_rsts "$ns")
+	expect_ok "$name" "$n" -n "$n" --workers 2 --stats --timeout 10 "$@" || return
+	r1=$(out_rsts "$ns")
+	w0=$(sed -nE 's/^  worker 0  ([0-9]+) ok, 0 failed.*/\1/p' "$LOG")
+	w1=$(sed -nE 's/^  worker 1  ([0-9]+) ok, 0 failed.*/\1/p' "$LOG")
+	rin=$(sed -nE 's/^tcp_rst_in ([0-9]+)$/\1/p' "$LOG")
+	rout=$(sed -nE 's/^tcp_rst_out ([0-9]+)$/\1/p' "$LOG")
+	if [ "${w0:-0}" -gt 0 ] && [ "${w1:-0}" -gt 0 ] && [ $((w0 + w1)) = "$n" ]; then
+		pass "$name.spread (worker 0 $w0, worker 1 $w1)"
+	else
+		fail "$name.spread" "worker 0 '${w0:-}' worker 1 '${w1:-}', wanted both > 0 summing to $n"
+	fi
+	if [ "${rin:-x}" = 0 ] && [ "${rout:-x}" = 0 ] && [ -n "$r0" ] && [ "$r0" = "$r1" ]; then
+		pass "$name.rst (skiff rst_in 0 rst_out 0, Linux OutRsts +0)"
+	else
+		fail "$name.rst" "skiff rst_in '${rin:-}' rst_out '${rout:-}', Linux OutRsts $r0 -> $r1"
+	fi
+}
+
+# skiff load --workers 2 on skiff's stack: queue k of 2 of one device,
+# one address, each worker's source ports steered back to it (issue 17,
+# docs/smp.md).  packet: on vc0 (a cBPF fanout program) against serve on
+# vs0; tap: a multi-queue TAP sk0 in the cli namespace (the steering eBPF
+# program), 198.18.1.1 on its kernel side with a second skiff serve
+# --stack linux there.  IPv4 only (workers refuse ip6).  Each run has an
+# address of its own: a finished run's connections may still be closing
+# on the server (its FINs would reach the next run's stack, which has no
+# socket for them and answers RST).
+test_workers() {
+	workers_check workers.packet.keepalive 20000 "$NS_S" -c 16 -k \
+		--dev packet:vc0 --ip 198.18.0.4/24 http://$SRV_IP/
+	workers_check workers.packet.close 2000 "$NS_S" -c 8 \
+		--dev packet:vc0 --ip 198.18.0.5/24 http://$SRV_IP/
+	if ! SKT_TAP_MQ=1 skt_tap "$NS_C" sk0 198.18.1.1/24; then
+		fail workers.tap "cannot make the TAP"
+		return
+	fi
+	C "$BIN" serve --stack linux --ip 198.18.1.1 --port 80 >"$WORK/serve_tap.log" 2>&1 &
+	local tpid=$! i
+	SKT_PIDS+=("$tpid")
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^skiff serve: listening' "$WORK/serve_tap.log" 2>/dev/null && break
+		sleep 0.05
+	done
+	workers_check workers.tap.keepalive 20000 "$NS_C" -c 16 -k \
+		--dev tap:sk0 --ip 198.18.1.3/24 http://198.18.1.1/
+	workers_check workers.tap.close 2000 "$NS_C" -c 8 \
+		--dev tap:sk0 --ip 198.18.1.4/24 http://198.18.1.1/
+	kill -TERM "$tpid" 2>/dev/null
+	wait "$tpid" 2>/dev/null
+}
+
 test_args
 if ! setup; then
 	fail setup "cannot build the namespaces"
@@ -230,6 +307,7 @@ else
 		test_skiff_serve
 		test_ab
 		test_xdp
+		[ "$SKT_FAMILY" = 4 ] && test_workers
 	else
 		fail serve "skiff serve did not start: $(tail -n 2 "$WORK/serve.log")"
 	fi

@@ -13,6 +13,17 @@
  * address, and one address has ~28k ephemeral ports towards one server
  * port; separate hosts on separate ports need no change below the apps and
  * use both cores.  Results meet in a shared mapping.
+ *
+ * --workers N (either stack): N threads (apps/workers.h), each its own
+ * loop and 1/N of the connections and requests.  On skiff's stack they
+ * are N queues of one device with one address and one MAC: worker k
+ * opens queue k of N (in order, on the main thread), and its TCP picks
+ * source ports whose flow hash (wire/flow_hash.h) the device steers back
+ * to queue k (hoststack's steer fields), so the answers to its own
+ * connections reach it; ARP answers meet on a shared neighbour board
+ * (net/nbr_board.h).  A device that does not steer by that hash (xdp, a
+ * TAP without its steering program) is refused.  On Linux's stack the
+ * kernel picks the ports and delivers to the socket's thread.
  */
 #include <errno.h>
 #include <signal.h>
@@ -28,7 +39,11 @@
 #include "cli.h"
 #include "hoststack.h"
 #include "load.h"
+#include "../net/nbr_board.h"
+#include "../plat/plat.h"
 #include "serve_skiff.h"
+#include "stat_sum.h"
+#include "workers.h"
 
 #define LOAD_MAX_IPS 64 /* opts.c's bound on --ips */
 /* Socket buffers on skiff's stack: serve's defaults (opts.c). */
@@ -39,8 +54,8 @@ static volatile int load_stop;
 
 static void on_signal(int sig)
 {
-	(void)sig;
 	load_stop = 1;
+	workers_signal_stop(sig, false); /* --workers: each its own stop */
 }
 
 /* The command line, parsed. */
@@ -52,6 +67,8 @@ struct load_opts {
 	char host[300], path[1024];
 	uint64_t conns, requests, duration_s, timeout_s;
 	unsigned ips;
+	unsigned workers; /* --workers: threads (1: none) */
+	unsigned parts;   /* ips or workers: the connections and requests are shared out */
 	bool keepalive, stats, hold, on_skiff;
 };
 
@@ -115,12 +132,25 @@ static void print_stat(void *ctx, const char *name, uint64_t value)
 	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
 }
 
-static int run_worker(const struct load_opts *o, unsigned idx, struct load_result *res)
+/* One worker: its loop and what it asks.  Built on the main thread,
+ * run on its own (--workers) or in its own process (--ips). */
+struct load_worker {
+	struct worker wk;        /* --workers: the stop the handler sets */
+	struct loop *l;
+	struct load_params p;
+	struct load_result *res; /* in the shared mapping */
+};
+
+/* Open worker idx of o->parts: 0, or 1 with the reason on stderr.  w0 is
+ * the first worker (already open) for --workers' one MAC. */
+static int worker_open(const struct load_opts *o, unsigned idx, struct load_worker *w,
+		       const struct load_worker *w0, struct nbr_board *board)
 {
-	uint64_t share_c = o->conns / o->ips + (idx < o->conns % o->ips ? 1 : 0);
+	unsigned parts = o->parts;
+	uint64_t share_c = o->conns / parts + (idx < o->conns % parts ? 1 : 0);
 	uint64_t share_n = o->requests == UINT64_MAX
 				   ? UINT64_MAX
-				   : o->requests / o->ips + (idx < o->requests % o->ips ? 1 : 0);
+				   : o->requests / parts + (idx < o->requests % parts ? 1 : 0);
 	if (o->hold)
 		share_n = share_c;
 	char err[256];
@@ -129,6 +159,18 @@ static int run_worker(const struct load_opts *o, unsigned idx, struct load_resul
 	char devspec[256];
 	if (o->on_skiff) {
 		struct serve_skiff_config sc = o->sc;
+		if (o->workers > 1) {
+			/* Queue idx of one device, one host on the link. */
+			sc.stack.queue = (uint16_t)idx;
+			sc.stack.nqueues = (uint16_t)o->workers;
+			sc.stack.group = (uint16_t)(getpid() & 0xffff);
+			sc.stack.ifc.glean = true;
+			sc.stack.ifc.board = board;
+			if (idx > 0) {
+				sc.stack.have_mac = true;
+				memcpy(sc.stack.ifc.mac, serve_skiff_mac(w0->l), 6);
+			}
+		}
 		if (o->ips > 1) {
 			/* switch:NAME/PORT -> switch:NAME/(PORT+idx) */
 			const char *dev = sc.stack.dev_spec, *slash = strrchr(dev, '/');
@@ -147,13 +189,14 @@ static int run_worker(const struct load_opts *o, unsigned idx, struct load_resul
 	}
 	if (!l) {
 		fprintf(stderr, "skiff load: %s\n", err);
-		res->exit_code = 1;
+		w->res->exit_code = 1;
 		return 1;
 	}
-	if (o->on_skiff)
+	w->l = l;
+	if (o->on_skiff && idx == 0)
 		serve_skiff_announce(l);
 
-	struct load_params p = {
+	w->p = (struct load_params){
 		.daddr = o->daddr,
 		.dport = o->dport,
 		.host = o->host,
@@ -164,20 +207,124 @@ static int run_worker(const struct load_opts *o, unsigned idx, struct load_resul
 		.timeout = o->timeout_s * SK_NS_PER_S,
 		.keepalive = o->keepalive,
 		.hold = o->hold,
-		.say_held = o->hold && o->ips == 1,
+		.say_held = o->hold && o->parts == 1,
 	};
-	int rc = load_run(l, &p, res, &load_stop);
+	return 0;
+}
+
+static void worker_stats(const struct load_opts *o, const struct load_worker *w,
+			 void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+	if (o->on_skiff)
+		serve_skiff_stats(w->l, fn, ctx);
+	else
+		loop_stats(w->l, fn, ctx);
+}
+
+/* --ips: one worker in this process, from open to close. */
+static int run_worker(const struct load_opts *o, unsigned idx, struct load_result *res)
+{
+	struct load_worker w = {.res = res};
+	if (worker_open(o, idx, &w, NULL, NULL))
+		return 1;
+	int rc = load_run(w.l, &w.p, res, &load_stop);
 	if (o->stats) {
 		if (o->on_skiff)
-			serve_skiff_print_stats(l, stdout);
+			serve_skiff_print_stats(w.l, stdout);
 		else
-			loop_stats(l, print_stat, stdout);
+			loop_stats(w.l, print_stat, stdout);
 		fflush(stdout);
 	}
-	loop_destroy(l);
+	loop_destroy(w.l);
 	if (rc < 0)
 		res->exit_code = 1;
 	return rc < 0 ? 1 : 0;
+}
+
+/* --workers: workers_run's, on the worker's own thread. */
+static struct load_worker *lws;
+static int worker_thread(struct worker *wk, void *ctx)
+{
+	(void)ctx;
+	struct load_worker *w = &lws[wk->id];
+	int rc = load_run(w->l, &w->p, w->res, &w->wk.stop);
+	if (rc < 0)
+		w->res->exit_code = 1;
+	return rc;
+}
+
+/* --workers N > 1: open the N in order (a device's queues are taken one
+ * after another), run them on their threads, print their counters (the
+ * sums, then each worker's as workerK.NAME), close them.  0, 1 (could
+ * not run) or 2 (the device does not steer by skiff's hash). */
+static int run_workers(const struct load_opts *o, struct load_result *res, int *cpus,
+		       unsigned ncpus, const char *dev)
+{
+	static struct nbr_board board;
+	if (o->on_skiff) {
+		uint64_t seed;
+		if (plat_random(&seed, sizeof(seed)) < 0) {
+			fprintf(stderr, "skiff load: no randomness\n");
+			return 1;
+		}
+		nbr_board_init(&board, seed);
+	}
+	unsigned n = o->workers;
+	struct load_worker *ws = calloc(n, sizeof(*ws));
+	if (!ws) {
+		fprintf(stderr, "skiff load: out of memory\n");
+		return 1;
+	}
+	lws = ws;
+	int rc = 0;
+	unsigned built = 0;
+	for (unsigned i = 0; i < n && rc == 0; i++) {
+		ws[i].wk.id = i;
+		ws[i].wk.cpu = workers_cpu(i, n, cpus, ncpus);
+		ws[i].res = &res[i];
+		workers_publish(ws, sizeof(*ws), offsetof(struct load_worker, wk), i + 1);
+		rc = worker_open(o, i, &ws[i], &ws[0], &board);
+		if (rc == 0)
+			built++;
+		if (rc == 0 && i == 0 && o->on_skiff && !serve_skiff_flow_steered(ws[0].l)) {
+			/* The answers to worker k's connections would reach
+			 * whichever worker the device's own hash picks. */
+			fprintf(stderr, "skiff load: %s does not steer by skiff's flow hash: a "
+					"worker's connections would not get their answers; use "
+					"--workers 1, --ips (switch:) or another device (docs/smp.md)\n",
+				dev);
+			rc = 2;
+		}
+	}
+	if (rc == 0) {
+		if (load_stop)
+			workers_signal_stop(SIGTERM, false); /* a signal while opening */
+		if (workers_run(worker_thread, NULL, "skiff load", NULL) < 0)
+			rc = 1;
+	}
+	workers_publish(NULL, 0, 0, 0);
+	if (rc != 2 && o->stats && built == n) {
+		struct stat_sum sum = {0};
+		for (unsigned i = 0; i < n; i++) {
+			stat_sum_source(&sum);
+			worker_stats(o, &ws[i], stat_sum_add, &sum);
+		}
+		stat_sum_emit(&sum, print_stat, stdout);
+		stat_sum_free(&sum);
+		for (unsigned i = 0; i < n; i++) {
+			struct stat_sum_prefix px = {.fn = print_stat, .ctx = stdout, .k = i};
+			worker_stats(o, &ws[i], stat_sum_prefixed, &px);
+		}
+		fflush(stdout);
+	}
+	for (unsigned i = built; i-- > 0;)
+		loop_destroy(ws[i].l);
+	free(ws);
+	lws = NULL;
+	if (rc == 1)
+		for (unsigned i = 0; i < n; i++)
+			res[i].exit_code = res[i].exit_code ? res[i].exit_code : (i < built ? 0 : 1);
+	return rc;
 }
 
 /* ---- report ---- */
@@ -219,6 +366,8 @@ static int report(const struct load_opts *o, const struct load_result *w, unsign
 	printf("skiff load: %s, %llu connections, %s, stack=%s%s, %.2f s\n", o->url,
 	       (unsigned long long)o->conns, o->keepalive ? "keep-alive" : "close",
 	       o->on_skiff ? "skiff" : "linux", o->ips > 1 ? " (several addresses)" : "", secs);
+	if (o->workers > 1)
+		printf("  workers   %u\n", o->workers);
 	printf("  requests  %llu ok, %llu failed (connect %llu, read %llu, write %llu, timeout %llu,"
 	       " status %llu, parse %llu)\n",
 	       (unsigned long long)t.ok, (unsigned long long)failed,
@@ -236,6 +385,16 @@ static int report(const struct load_opts *o, const struct load_result *w, unsign
 	       (unsigned long long)t.status_class[5]);
 	if (o->hold)
 		printf("  held      %llu connections\n", (unsigned long long)t.held);
+	/* Each worker's share (--workers, --ips): did they all work? */
+	for (unsigned k = 0; n > 1 && k < n; k++) {
+		uint64_t wf = 0;
+#define LR_WFAILED(x) wf += w[k].err_##x;
+		LOAD_ERRS(LR_WFAILED)
+#undef LR_WFAILED
+		printf("  worker %u  %llu ok, %llu failed, %llu connects\n", k,
+		       (unsigned long long)w[k].ok, (unsigned long long)wf,
+		       (unsigned long long)w[k].connects);
+	}
 	printf("skiff load: summary requests=%llu ok=%llu failed=%llu rps=%.1f bytes=%llu "
 	       "p50_us=%.1f p99_us=%.1f max_us=%.1f connect=%llu read=%llu write=%llu "
 	       "timeout=%llu status=%llu parse=%llu held=%llu secs=%.3f\n",
@@ -295,6 +454,10 @@ int cmd_load(int argc, char **argv)
 	o.hold = opt_given(&op, OPT_LOAD_HOLD);
 	o.ips = opt_given(&op, OPT_LOAD_IPS) ? (unsigned)opt_num(&op, OPT_LOAD_IPS) : 1;
 	o.timeout_s = opt_num(&op, OPT_LOAD_TIMEOUT);
+	if (opt_given(&op, OPT_WORKERS) && opt_given(&op, OPT_LOAD_IPS))
+		cli_usage_error("load", "workers and ips exclude each other (ips: one address and "
+					"one process a switch port; workers: one address, queues of one "
+					"device)");
 	o.stats = opt_given(&op, OPT_STATS);
 	if (have_n && have_d)
 		cli_usage_error("load", "requests and duration exclude each other");
@@ -340,20 +503,49 @@ int cmd_load(int argc, char **argv)
 		raise_nofile();
 	}
 
+	int cpus[WORKERS_MAX];
+	unsigned ncpus = 0;
+	uint64_t want_w = opt_num(&op, OPT_WORKERS);
+	if ((want_w == OPT_NUM_AUTO || want_w > 1) && o.on_skiff &&
+	    !strncmp(o.sc.stack.dev_spec, "xdp:", 4))
+		cli_usage_error("load", "workers on xdp: the NIC's hash, not skiff's, picks the "
+					"queue of a worker's answers: use packet:, tap: or switch: "
+					"(docs/smp.md)");
+	o.workers = workers_plan(want_w, o.on_skiff ? o.sc.stack.dev_spec : NULL,
+				 "skiff load", cpus, &ncpus);
+	if (o.workers > o.conns)
+		o.workers = (unsigned)o.conns; /* each worker at least one connection */
+	if (o.workers > 1) {
+		if (o.hold)
+			cli_usage_error("load", "hold goes with workers 1");
+		if (o.on_skiff && opt_given(&op, OPT_PCAP))
+			cli_usage_error("load", "pcap goes with workers 1 (one file, one writer)");
+		if (o.on_skiff && (op.nip6 || op.ip6_auto))
+			cli_usage_error("load", "ip6 goes with workers 1 on stack skiff: IPv6 neighbour "
+						"discovery is not shared between workers (docs/smp.md)");
+	}
+	o.parts = o.workers > 1 ? o.workers : o.ips;
+
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	size_t rsz = (size_t)o.ips * sizeof(struct load_result);
+	size_t rsz = (size_t)o.parts * sizeof(struct load_result);
 	struct load_result *res = mmap(NULL, rsz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 				       -1, 0);
 	if (res == MAP_FAILED) {
 		fprintf(stderr, "skiff load: cannot map results\n");
 		return 1;
 	}
-	if (o.ips == 1) {
+	if (o.workers > 1) {
+		int wr = run_workers(&o, res, cpus, ncpus, o.sc.stack.dev_spec);
+		if (wr == 2) {
+			munmap(res, rsz);
+			return 2;
+		}
+	} else if (o.ips == 1) {
 		run_worker(&o, 0, res);
 	} else {
 		pid_t pids[LOAD_MAX_IPS];
@@ -405,7 +597,7 @@ int cmd_load(int argc, char **argv)
 			usleep(20000);
 		}
 	}
-	int rc = report(&o, res, o.ips);
+	int rc = report(&o, res, o.parts);
 	munmap(res, rsz);
 	return rc;
 }

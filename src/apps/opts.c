@@ -510,6 +510,13 @@ static const struct opt_use load_use[] = {
 	{OPT_GW6, 0, NULL, "(stack skiff) IPv6 default router"},
 	{OPT_MAC, 0, NULL, "(stack skiff, one address) this client's MAC"},
 	{OPT_LOAD_IPS, 0, NULL, NULL},
+	{OPT_WORKERS, 0, "1",
+	 "threads, each its own loop and 1/N of the connections and\n"
+	 "requests; auto: one per online core.  skiff: queue k of N of\n"
+	 "one device (packet:, tap:, switch:; not xdp:, nor a TAP\n"
+	 "without its steering program: exit 2), one address, source\n"
+	 "ports steered back to each worker (docs/smp.md); linux: the\n"
+	 "kernel's sockets and ports.  Not with ips, hold, pcap, ip6"},
 	{OPT_PCAP, 0, NULL, "(stack skiff, one address) record every frame"},
 	{OPT_SPIN_US, 0, SPIN_LOAD_DEFAULT, "(stack skiff) poll this many us after work before parking"},
 	{OPT_LOAD_TIMEOUT, 0, "10", NULL},
@@ -521,7 +528,7 @@ const struct opt_cmd opt_cmd_load = {
 	.synopsis = "skiff load URL -c N [-n N | -d S] [-k] [--hold]\n"
 		    "                  [--dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "                  [--mac MAC] [--ips N] [--pcap FILE] [--spin-us N] | --stack linux]\n"
-		    "                  [--timeout S] [--stats]",
+		    "                  [--workers N|auto] [--timeout S] [--stats]",
 	.about = "HTTP/1.1 load generator: N connections issue GET URL, keep-alive or a new\n"
 		 "connection per request, and report requests/s, transfer, latency p50/p99/max and\n"
 		 "failed requests by kind (connect, read, write, timeout, status, parse).  Exit 0\n"
