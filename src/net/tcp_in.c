@@ -407,10 +407,18 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		}
 		if (sk->fl & TF_RECOVERY) {
 			if (tcp_seq_ge(ack, sk->recover)) {
-				/* RFC 6582 3.2 step 6, option (2); RFC 6937's end of
-				 * the episode, bounded the same way against a burst. */
+				/* The end of the episode.  SACK (RFC 6937 3.1): cwnd =
+				 * ssthresh, PRR has already brought the flight towards
+				 * it.  Bounding it by the flight would leave one segment
+				 * when the ACK for the retransmission covers everything
+				 * at once, and slow start from there after every loss.
+				 * NewReno: RFC 6582 3.2 step 6, option (2), bounded by
+				 * the flight against a burst. */
 				sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RACK);
-				sk->cwnd = SK_MIN(sk->ssthresh, (sk->snd_max - sk->snd_una) + mss);
+				if (sk->fl & TF_SACK)
+					sk->cwnd = sk->ssthresh;
+				else
+					sk->cwnd = SK_MIN(sk->ssthresh, (sk->snd_max - sk->snd_una) + mss);
 				sk->dupacks = 0;
 			} else if (sack) {
 				/* PRR sets the window below, from what was delivered. */

@@ -340,6 +340,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	bool fin_q = sk->fl & TF_FIN_QUEUED;
 	uint32_t data_end = sk->sbuf_seq + sk->slen;
 	uint32_t mss = tcp_eff_mss(sk);
+	uint32_t nxt0 = sk->snd_nxt;
 
 	/* SACK recovery (RFC 6675 5 (C)): lost holes first, then new data, as
 	 * long as PRR's window has room above pipe; the first hole goes out
@@ -479,6 +480,9 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		if (sk->rtx_at == SK_TIME_NEVER)
 			tcp_rearm_rtx(st, sk, now);
 	}
+
+	if (sk->snd_nxt != nxt0)
+		sk->sent_flight = sk->snd_max - sk->snd_una; /* tcp_types.h */
 
 	/* Persist (RFC 9293 3.8.6.1): data waits on a zero window, nothing is in
 	 * flight to bring an ACK: probe on a backed-off timer. */

@@ -872,6 +872,78 @@ static void test_tune_send_follows_cwnd(void **state)
 	tnet_free(w);
 }
 
+/* One loss in a large window on a burst wire (no rate limit: the window
+ * leaves as one burst, the ACKs come back as one batch).  The cumulative
+ * ACKs ahead of the hole shrink the flight before the SACK that starts
+ * recovery; ssthresh still comes from the window that was outstanding
+ * (CUBIC: 0.7 of it, asserted at 0.6), and the episode ends with cwnd =
+ * ssthresh (RFC 6937 3.1), not the one segment the batch leaves in flight. */
+static struct tcp_sock *burst_a;
+static bool burst_dropped;
+static uint32_t burst_cwnd_at_loss;
+static int burst_drop_output(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst,
+			     const uint8_t *seg, size_t len)
+{
+	struct tnet *w = ctx;
+	if (src == IP_A && burst_a && !burst_dropped && len > 200 &&
+	    burst_a->cwnd >= 40 * tcp_eff_mss(burst_a) &&
+	    burst_a->snd_max - burst_a->snd_una >= 20 * tcp_eff_mss(burst_a)) {
+		burst_dropped = true;
+		burst_cwnd_at_loss = burst_a->cwnd;
+		w->dropped++;
+		return 0;
+	}
+	return tnet_wire(w, now, src, dst, NULL, NULL, seg, len);
+}
+
+static void test_burst_loss_keeps_window(void **state)
+{
+	(void)state;
+	struct tnet *w = tnet_new(tweak_tune);
+	w->latency = 25 * MS;
+	w->a->fwd = burst_drop_output;
+	burst_a = NULL;
+	burst_dropped = false;
+	int ls = tcp_listen(&w->b->st, PORT, 0);
+	int c = tcp_connect(&w->a->st, 0, IP_B, PORT);
+	sk_time_ns now = tune_run(w, 0, 100 * MS);
+	int sb = tcp_accept(&w->b->st, ls, NULL, NULL);
+	assert_true(c >= 0 && sb >= 0);
+	struct tcp_sock *a = &w->a->st.socks[c];
+	assert_true(a->fl & TF_SACK);
+	burst_a = a;
+	static uint8_t buf[1 << 16];
+	uint32_t cwnd_before = 0, ssthresh = 0, exit_cwnd = 0;
+	bool in_rec = false, done = false;
+	for (int i = 0; i < 4000 && !done; i++) {
+		while (tcp_send(&w->a->st, c, buf, sizeof(buf)) > 0)
+			;
+		while (tcp_recv(&w->b->st, sb, buf, sizeof(buf)) > 0)
+			;
+		uint32_t cw = a->cwnd;
+		now = tnet_step(w, now, now + 5 * MS);
+		if (!in_rec && (a->fl & TF_RECOVERY)) {
+			in_rec = true;
+			cwnd_before = cw; /* before the batch that showed the hole */
+			ssthresh = a->ssthresh;
+		} else if (in_rec && !(a->fl & TF_RECOVERY)) {
+			exit_cwnd = a->cwnd;
+			done = true;
+		}
+	}
+	if (getenv("TCP_TEST_STATS"))
+		printf("  cwnd at loss %u, before detection %u, ssthresh %u, exit cwnd %u (mss %u)\n",
+		       burst_cwnd_at_loss, cwnd_before, ssthresh, exit_cwnd, tcp_eff_mss(a));
+	assert_true(burst_dropped && done);
+	assert_int_equal(w->dropped, 1);
+	assert_int_equal(STAT(w->a, rto_fires), 0);
+	assert_true((uint64_t)ssthresh * 10 >= (uint64_t)SK_MIN(burst_cwnd_at_loss, cwnd_before) * 6);
+	assert_int_equal(exit_cwnd, ssthresh);
+	burst_a = NULL;
+	tcp_abort(&w->a->st, now, c);
+	tnet_free(w);
+}
+
 /* A global budget of 3 slots' worth: growth stops at pressure, buffers
  * shrink as they drain, every byte still arrives intact and no right edge
  * moves left (echo_watch). */
@@ -1068,6 +1140,7 @@ int main(void)
 		cmocka_unit_test(test_echo_loss),
 		cmocka_unit_test(test_echo_reorder_dup),
 		cmocka_unit_test(test_single_loss_no_rto),
+		cmocka_unit_test(test_burst_loss_keeps_window),
 		cmocka_unit_test(test_loss_both_ways_recovers_without_timer),
 		cmocka_unit_test(test_reorder_spurious_undone),
 		cmocka_unit_test(test_echo_v6_impaired),

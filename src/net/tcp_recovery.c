@@ -99,10 +99,14 @@ void tcp_prr_ack(struct tcp_sock *sk, uint32_t delivered)
 
 /* The algorithm's ssthresh for the flight, where FlightSize leaves out
  * what limited transmit sent (RFC 5681 3.2 step 2): that went past cwnd,
- * so the flight is capped at cwnd. */
+ * so the flight is capped at cwnd.  FlightSize is what was outstanding when
+ * the loss happened: the flight at the last send (sent_flight), not the
+ * live one a batch of cumulative ACKs ahead of the hole has already shrunk.
+ * Not cwnd alone: an application-limited flow's cwnd overstates what it
+ * had in the network (RFC 9438 4.6). */
 uint32_t tcp_loss_ssthresh(struct tcp_sock *sk, sk_time_ns now)
 {
-	uint32_t flight = SK_MIN(sk->snd_max - sk->snd_una, sk->cwnd);
+	uint32_t flight = SK_MIN(SK_MAX(sk->snd_max - sk->snd_una, sk->sent_flight), sk->cwnd);
 	return tcp_cc(sk)->ssthresh(sk, flight, now);
 }
 

@@ -156,6 +156,12 @@ struct tcp_sock {
 	 * start (PRR's RecoverFS), prr_delivered what the peer got since and
 	 * prr_out what we sent since. */
 	uint32_t recover_fs, prr_delivered, prr_out;
+	/* The flight (snd_max - snd_una) right after the last output that sent
+	 * data: RFC 5681's FlightSize for a loss seen later.  A batch of ACKs
+	 * shrinks the live flight before the SACK that shows the hole, and the
+	 * send path only runs after the batch (tcp_egress queues), so the live
+	 * value undercounts what was outstanding when the loss happened. */
+	uint32_t sent_flight;
 	/* Undo (RFC 3522 Eifel detection with timestamps): while TF_UNDO, the
 	 * first retransmission of the episode carried TSval undo_ts; an ACK past
 	 * undo_seq echoing an older TSval proves the original arrived, and the
