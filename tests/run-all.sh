@@ -2,12 +2,12 @@
 # tests/run-all.sh — what `make test` runs: every phase in order, each one
 # reported PASS/FAIL, and a closing "summary: N passed, N failed" line.
 # A phase that fails does not stop the others, so one run shows everything.
-# Environment: FUZZ_SMOKE_TIME (seconds per fuzz target, default 8),
+# Environment: FUZZ_SMOKE_TIME (seconds per fuzz target, default 5),
 #              SKIFF_DEVS (devices for integration, default "tap packet xdp").
 set -u
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
-FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-8}
+FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-5}
 DEVS=${SKIFF_DEVS:-tap packet xdp}
 LOG=build/test-logs
 mkdir -p "$LOG"
