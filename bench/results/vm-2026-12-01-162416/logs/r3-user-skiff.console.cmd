@@ -1,1 +1,0 @@
-qemu-system-x86_64 -machine pc -accel tcg -cpu max -smp 1 -m 256M -nodefaults -nographic -no-reboot -serial stdio -fw_cfg name=etc/sercon-port,string=0 -device isa-debug-exit,iobase=0xf4,iosize=0x04 -netdev user,id=n0,hostfwd=tcp:127.0.0.1:55743-:80 -device virtio-net-pci,disable-legacy=on,netdev=n0,romfile= -kernel build/skiff-uk.elf
