@@ -11,25 +11,29 @@ BASE_CFLAGS := -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -Isrc $(SAN) $(CFLAGS)
 LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz -lssl -lcrypto
 TEST_LDLIBS := -lcmocka -l:libbearssl.a
 
-# The freestanding core: no OS headers, no clock, no syscalls.
-CORE_DIRS := src/base src/wire src/ring src/net src/http src/switch
-# From src/loop only the stack-independent parts are core: the timer heap and
-# the skiff backend (loop_skiff.c), so the unikernel links the same loop;
-# loop_linux.c is hosted.
-CORE_LOOP := src/loop/timerq.c src/loop/loop_skiff.c src/loop/runner.c src/loop/spin.c
-# From src/apps only the options module (apps/opts.h): the hosted commands
-# and the unikernel parse their command lines with the same code; and the
-# site archive's reader (apps/site_archive.h), which the unikernel runs on
-# an untrusted image and the fuzzer drives.
-CORE_APPS := src/apps/opts.c src/apps/site_archive.c
-CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS)))) $(CORE_LOOP) \
-	$(CORE_APPS)
-# Hosted pieces: devices, the Linux platform, the commands; also
-# src/loop/loop_fake.c, the loop test double that unit tests and bench/
-# link from this archive (a program that does not use it does not get it).
-# The unikernel's application (mk/unikernel.mk) is not hosted.
+# The layers are folders (tools/layers.txt: which may include which;
+# `make check-layers`).  The freestanding core is a set of whole folders:
+# no OS headers, no clock, no syscalls.  src/runner is the run loop's turn
+# (it calls the platform through plat/plat.h only); src/loop the loop API
+# with its skiff backend; src/conf the options module that the hosted
+# commands and the unikernel parse their command lines with; src/archive
+# the site archive's reader, which the unikernel runs on an untrusted image
+# and the fuzzer drives.
+CORE_DIRS := src/base src/wire src/ring src/net src/runner src/loop src/http src/switch \
+	src/conf src/archive
+CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS))))
+# Hosted folders: devices, the Linux platform, the error log (src/elog),
+# the loop's hosted backends (src/loop_host: epoll, and loop_fake, the
+# test double that unit tests, fuzzers and bench/ link from this archive;
+# a program that does not use it does not get it), TLS on OpenSSL, the
+# commands.  Not hosted: the unikernel's application (src/apps/uk_*.c) and
+# the virtio PCI transport (src/dev/virtio_pci*.c, on plat/kvm's PCI and
+# MMU); mk/unikernel.mk builds those.
+HOST_DIRS := src/dev src/plat/linux src/elog src/loop_host src/tls src/apps
 UK_APP_SRC := $(wildcard src/apps/uk_*.c)
-HOST_SRC  := $(filter-out %_test.c src/apps/main.c src/apps/app_main.c $(CORE_LOOP) $(CORE_APPS) $(UK_APP_SRC),$(wildcard src/dev/*.c src/plat/linux/*.c src/apps/*.c src/loop/*.c src/tls/*.c))
+UK_DEV_SRC := $(wildcard src/dev/virtio_pci*.c)
+HOST_SRC  := $(filter-out %_test.c src/apps/main.c src/apps/app_main.c $(UK_APP_SRC) $(UK_DEV_SRC),\
+	$(wildcard $(addsuffix /*.c,$(HOST_DIRS))))
 TEST_SRC  := $(wildcard src/*/*_test.c src/*/*/*_test.c)
 FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -152,9 +156,9 @@ asan:
 FUZZ_CFLAGS := -std=c11 -g -O1 -Isrc -D_GNU_SOURCE -DSK_FUZZING \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_BIN := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
-# The run loop (loop/runner.c) is the one core file that calls the platform
+# The run loop (runner/runner.c) is the one core file that calls the platform
 # (plat_now, plat_park); no target drives it, so it stays out of the link.
-FUZZ_CORE := $(filter-out src/loop/runner.c,$(CORE_SRC))
+FUZZ_CORE := $(filter-out src/runner/runner.c,$(CORE_SRC))
 $(BUILD)/fuzz/%: fuzz/%.c $(CORE_SRC)
 	@mkdir -p $(BUILD)/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_CORE)
@@ -166,13 +170,13 @@ $(BUILD)/fuzz/fuzz_tls_bearssl: fuzz/fuzz_tls_bearssl.c src/tls/tls_bearssl.c sr
 	@mkdir -p $(BUILD)/fuzz
 	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_tls_bearssl.c src/tls/tls_bearssl.c -l:libbearssl.a -lcrypto
 # The application engine's request path runs on the fake loop (hosted).
-$(BUILD)/fuzz/fuzz_http_app: fuzz/fuzz_http_app.c $(CORE_SRC) src/loop/loop_fake.c examples/kv.c
+$(BUILD)/fuzz/fuzz_http_app: fuzz/fuzz_http_app.c $(CORE_SRC) src/loop_host/loop_fake.c examples/kv.c
 	@mkdir -p $(BUILD)/fuzz
-	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_http_app.c $(FUZZ_CORE) src/loop/loop_fake.c
+	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_http_app.c $(FUZZ_CORE) src/loop_host/loop_fake.c
 # The proxy's exchanges on the fake loop (hosted), clients and upstreams scripted.
-$(BUILD)/fuzz/fuzz_proxy: fuzz/fuzz_proxy.c $(CORE_SRC) src/loop/loop_fake.c
+$(BUILD)/fuzz/fuzz_proxy: fuzz/fuzz_proxy.c $(CORE_SRC) src/loop_host/loop_fake.c
 	@mkdir -p $(BUILD)/fuzz
-	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_proxy.c $(FUZZ_CORE) src/loop/loop_fake.c
+	clang $(FUZZ_CFLAGS) -o $@ fuzz/fuzz_proxy.c $(FUZZ_CORE) src/loop_host/loop_fake.c
 fuzz-build: $(FUZZ_BIN)
 FUZZ_TIME ?= 60
 fuzz: $(FUZZ_BIN)

@@ -43,7 +43,7 @@
 
 #include "bench_report.h"
 #include "http/server.h"
-#include "loop/loop_fake.h"
+#include "loop_host/loop_fake.h"
 #include "loop/timerq.h"
 #include "net/tcp.h"
 #include "net/timer.h"

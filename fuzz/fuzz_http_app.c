@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "http/app.h"
-#include "loop/loop_fake.h"
+#include "loop_host/loop_fake.h"
 
 #define KV_POOL (32u * 1024u)
 #include "../examples/kv.c"

@@ -20,7 +20,7 @@
 
 #include "http/cache.h"
 #include "http/proxy.h"
-#include "loop/loop_fake.h"
+#include "loop_host/loop_fake.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apps/site_archive.h"
+#include "archive/site_archive.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 

@@ -23,7 +23,7 @@
 #                        only (development)
 #
 # The guest's server is built from the same objects as build/skiff
-# (serve.c, http/server.c, loop/loop_linux.c, the core), minus the devices
+# (serve.c, http/server.c, loop_host/loop_linux.c, the core), minus the devices
 # whose libraries (libxdp, libpcap, ...) an initramfs has no use for, and
 # with a main that offers only `serve` (bench/vm/guest_main.c).  bind(2) is
 # wrapped (--wrap=bind) so that the copies /init runs with more than one
@@ -32,7 +32,7 @@
 VM_BUILD       := $(BUILD)/vm
 VM_SERVE_OBJ   := $(BUILD)/obj/bench/vm/guest_main.o \
 	$(addprefix $(BUILD)/obj/src/,apps/serve.o apps/serve_files.o apps/cli.o \
-	loop/loop_linux.o loop/timerq.o) \
+	loop_host/loop_linux.o loop/timerq.o elog/elog.o) \
 	$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/plat/linux/*.c))
 VM_LINUX       := $(VM_BUILD)/linux
 KERNEL_PKG     ?= linux-image-cloud-amd64

@@ -1,14 +1,14 @@
 # mk/unikernel.mk — build/skiff-uk.elf: the unikernel for QEMU/KVM (PVH boot).
 #
-# The core (CORE_SRC: src/base, src/wire, src/ring, src/net, src/http and
-# the freestanding part of src/loop) is compiled again, from the same
-# files, with kernel flags into its own archive; nothing in it changes for
-# the unikernel, which runs the same TCP engine, loop_skiff and HTTP server
-# as `skiff serve --stack skiff`, with the same run loop (src/loop/runner.c).
-# The platform (src/plat/kvm: boot, memory, paging, traps, console, time,
-# the park, PCI/MSI-X and the virtio transport), the virtio-net driver
-# (src/dev/virtio_net.c) and the application (UK_APP_SRC: src/apps/uk_*.c,
-# the main and its command line) complete it.  Linking the core as an
+# The core (CORE_SRC: the folders of CORE_DIRS in the Makefile) is
+# compiled again, from the same files, with kernel flags into its own
+# archive; nothing in it changes for the unikernel, which runs the same TCP
+# engine, loop_skiff and HTTP server as `skiff serve --stack skiff`, with
+# the same run loop (src/runner/runner.c).  The platform (src/plat/kvm:
+# boot, memory, paging, traps, console, time, the park, PCI/MSI-X), the
+# virtio PCI transport and virtio-net driver (UK_DEV_SRC, src/dev/virtio_net.c)
+# and the application (UK_APP_SRC: src/apps/uk_*.c, the main and its
+# command line) complete it.  Linking the core as an
 # archive pulls in only the objects the kernel uses.
 #
 #   make uk            build/skiff-uk.elf
@@ -51,7 +51,7 @@ UK_TLS_SRC  := src/tls/tls_bearssl.c src/tls/loop_tls.c
 BEARSSL_A   ?= $(shell gcc -print-file-name=libbearssl.a)
 # src/apps/uk_proxy*.c: the proxy image's own objects (below), not the kernel's.
 UK_PROXY_SRC := $(filter src/apps/uk_proxy%.c,$(UK_APP_SRC))
-UK_PLAT_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/*.c)) src/dev/virtio_net.c \
+UK_PLAT_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/*.c)) $(UK_DEV_SRC) src/dev/virtio_net.c \
 	$(filter-out $(UK_PROXY_SRC),$(UK_APP_SRC)) $(UK_TLS_SRC)
 UK_ASM_SRC  := $(wildcard src/plat/kvm/*.S)
 UK_PLAT_OBJ := $(UK_PLAT_SRC:%.c=$(UK_BUILD)/%.o) $(UK_ASM_SRC:%.S=$(UK_BUILD)/%.o)

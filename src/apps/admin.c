@@ -14,7 +14,7 @@
 #include "../http/prom.h"
 #include "admin.h"
 #include "cli.h"
-#include "opts.h"
+#include "../conf/opts.h"
 
 enum client_kind { C_FREE = 0, C_METRICS, C_CONTROL };
 

@@ -6,7 +6,7 @@
 #define APPS_APP_HOST_H
 
 #include "../http/app.h"
-#include "opts.h"
+#include "../conf/opts.h"
 
 struct app_host_hooks {
 	const struct opt_cmd *cmd; /* the command's options (a superset of opt_cmd_app's) */

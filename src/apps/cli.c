@@ -6,7 +6,7 @@
 
 #include "../plat/plat.h"
 #include "cli.h"
-#include "opts.h"
+#include "../conf/opts.h"
 
 /* The parsers are the options module's (apps/opts.c), so a value means
  * the same on every command line. */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "opts.h"
+#include "../conf/opts.h"
 
 /* "198.18.0.1" -> host order (strict dotted quad).  Returns 0 or -1. */
 int cli_parse_ipv4(const char *s, uint32_t *ip);

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../plat/linux/elog.h"
+#include "../elog/elog.h"
 #include "../plat/plat.h"
 #include "../net/tcp_iface.h"
 #include "cli.h"

@@ -12,8 +12,8 @@
 #include "../dev/dev_open.h"
 #include "../net/iface.h"
 #include "../net/tcp.h"
-#include "../loop/runner.h"
-#include "opts.h"
+#include "../runner/runner.h"
+#include "../conf/opts.h"
 
 struct hoststack_config {
 	const char *dev_spec;      /* --dev */

@@ -57,7 +57,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "opts.h"
+#include "../conf/opts.h"
 
 /* The rx ring: 2 KiB frames (a 1514-byte frame, a VLAN tag and the
  * kernel's header fit), 32 to a 64 KiB block, 4,096 frames: bursts of a

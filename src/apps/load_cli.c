@@ -35,7 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../loop/loop_linux.h"
+#include "../loop_host/loop_linux.h"
 #include "cli.h"
 #include "hoststack.h"
 #include "load.h"

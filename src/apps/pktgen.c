@@ -29,7 +29,7 @@
 #include <time.h>
 
 #include "../dev/dev_open.h"
-#include "../loop/spin.h"
+#include "../runner/spin.h"
 #include "../plat/plat.h"
 #include "../wire/eth.h"
 #include "../wire/ipv4.h"

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../plat/linux/elog.h"
+#include "../elog/elog.h"
 #include "serve_admin.h"
 #include "serve_skiff.h"
 #include "stat_sum.h"

@@ -8,7 +8,7 @@
 #include "../http/server.h"
 #include "access_log.h"
 #include "admin.h"
-#include "opts.h"
+#include "../conf/opts.h"
 #include "serve_files.h"
 #include "serve_tls.h"
 

@@ -53,7 +53,7 @@
 
 #include "../http/mime.h"
 #include "serve_files.h"
-#include "site_archive.h"
+#include "../archive/site_archive.h"
 #include "site_tree.h"
 
 #define FC_SMALL 16384u  /* below this a file is copied, from it on mapped */

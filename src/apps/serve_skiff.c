@@ -9,11 +9,11 @@
 #include <sys/mman.h>
 
 #include "../loop/loop_skiff.h"
-#include "../plat/linux/elog.h"
+#include "../elog/elog.h"
 #include "../plat/plat.h"
 #include "cli.h"
 #include "hoststack.h"
-#include "opts.h"
+#include "../conf/opts.h"
 #include "serve_skiff.h"
 
 /* Deep like loop_linux's (4096): a burst of connects is queued, not

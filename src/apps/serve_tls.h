@@ -12,7 +12,7 @@
 #include "../http/app.h"
 #include "../http/server.h"
 #include "../tls/tls_engine.h"
-#include "opts.h"
+#include "../conf/opts.h"
 
 struct serve_tls {
 	struct tls_ctx *ctx;

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "site_archive.h"
+#include "../archive/site_archive.h"
 #include "site_pack.h"
 #include "site_tree.h"
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "site_archive.h"
+#include "../archive/site_archive.h"
 #include "site_tree.h"
 
 static int add(struct site_list *l, const char *path, const struct stat *st, char *err,

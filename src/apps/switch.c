@@ -38,7 +38,7 @@
 #include <pcap/pcap.h>
 
 #include "../dev/shm.h"
-#include "../loop/spin.h"
+#include "../runner/spin.h"
 #include "../plat/linux/stopsig.h"
 #include "../plat/plat.h"
 #include "../switch/sw.h"

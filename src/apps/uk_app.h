@@ -18,7 +18,7 @@
 #define APPS_UK_APP_H
 
 #include "../http/app.h"
-#include "opts.h"
+#include "../conf/opts.h"
 
 struct uk_app_env {
 	/* Never NULL: out of memory stops the boot, naming `what` and `hint`

@@ -12,7 +12,7 @@
 
 #include "../http/date.h"
 #include "../loop/loop_skiff.h"
-#include "../loop/runner.h"
+#include "../runner/runner.h"
 #include "../net/tcp_iface.h"
 #include "../plat/kvm/kvm.h"
 #include "../plat/plat.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "../dev/dev_open.h"
-#include "opts.h"
+#include "../conf/opts.h"
 
 /* The process's set: written before the handlers can run on it (and
  * before any thread starts), read by the handlers. */

@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "../switch/swport.h"
+#include "../ring/swport.h"
 
 /* A switch NAME: 1..SWPORT_NAME_MAX bytes of [A-Za-z0-9_.-]. */
 bool shm_name_ok(const char *name, size_t len);

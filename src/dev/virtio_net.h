@@ -39,7 +39,7 @@
 #define DEV_VIRTIO_NET_H
 
 #include "../base/sk.h"
-#include "../plat/kvm/virtio_regs.h"
+#include "virtio_regs.h"
 #include "dev.h"
 
 #define VIRTIO_NET_QUEUE_MAX 256u /* descriptors per virtqueue we use at most */

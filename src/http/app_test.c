@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "http/app.h"
-#include "loop/loop_fake.h"
+#include "loop_host/loop_fake.h"
 
 /* kv with a 64 KiB pool: 16 blocks of 4 KiB. */
 #define KV_POOL (64u * 1024u)

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "http/prom_server.h"
-#include "loop/loop_fake.h"
+#include "loop_host/loop_fake.h"
 
 static struct loop_fake fk;
 static struct prom_server ps;

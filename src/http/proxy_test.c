@@ -19,7 +19,7 @@
 
 #include "http/cache.h"
 #include "http/proxy.h"
-#include "loop/loop_fake.h"
+#include "loop_host/loop_fake.h"
 
 #define UP0 10
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "http/server.h"
-#include "loop/loop_fake.h"
+#include "loop_host/loop_fake.h"
 
 static struct loop_fake fk;
 static struct http_server srv;

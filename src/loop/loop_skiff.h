@@ -27,7 +27,7 @@
 
 #include "../net/tcp.h"
 #include "loop.h"
-#include "runner.h"
+#include "../runner/runner.h"
 
 /* Supplied by the platform.  Only `run` is required. */
 struct loop_skiff_platform {

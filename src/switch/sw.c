@@ -6,7 +6,7 @@
  *   decide() -> deliver(dst) (one queue) or deliver_mq(dst) for each port.
  */
 #include "sw.h"
-#include "swport.h"
+#include "../ring/swport.h"
 #include "../wire/flow_hash.h"
 
 /* Reads of fields the peer may change under us: exactly one load each, so

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "switch/sw.h"
-#include "switch/swport.h"
+#include "ring/swport.h"
 #include "wire/flow_hash.h"
 
 #define NPORTS 3

@@ -34,7 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../plat/linux/elog.h"
+#include "../elog/elog.h"
 #else
 /* The unikernel's build: no error log from this layer (its counters
  * still count every failure), and no address formatting. */

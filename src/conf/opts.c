@@ -2,7 +2,7 @@
  * value parsers, the two command-line parsers, the cross checks and the
  * help.  Freestanding: strings and numbers are handled here by hand. */
 #include "../http/server.h"
-#include "../loop/spin.h"
+#include "../runner/spin.h"
 #include "../net/iface.h"
 #include "opts.h"
 #include "../wire/ipv6.h"

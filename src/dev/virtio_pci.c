@@ -6,7 +6,7 @@
  * 4 device-specific; each names a BAR, an offset and a length.  BARs may
  * lie above 4 GiB, so each region is mapped on demand (mmu.c). */
 #include "virtio_pci.h"
-#include "kvm.h"
+#include "../plat/kvm/kvm.h"
 
 #define PCI_CAP_VENDOR 0x09
 #define VIRTIO_VENDOR 0x1af4

@@ -2,10 +2,10 @@
  * function's regions (virtio 1.2, 4.1.4): the hand-over from the
  * transport (virtio_pci.c, which finds and maps them) to the driver above
  * it (dev/virtio_net.c, which programs them).  Freestanding, like both. */
-#ifndef PLAT_KVM_VIRTIO_REGS_H
-#define PLAT_KVM_VIRTIO_REGS_H
+#ifndef DEV_VIRTIO_REGS_H
+#define DEV_VIRTIO_REGS_H
 
-#include "../../base/sk.h"
+#include "../base/sk.h"
 
 #define VIRTIO_MSI_NO_VECTOR 0xffffu /* "no MSI-X vector" in the common config */
 

@@ -1,9 +1,9 @@
 /* virtio_pci.h — the platform half of virtio-net: find the PCI function,
  * map its modern virtio regions. */
-#ifndef PLAT_KVM_VIRTIO_PCI_H
-#define PLAT_KVM_VIRTIO_PCI_H
+#ifndef DEV_VIRTIO_PCI_H
+#define DEV_VIRTIO_PCI_H
 
-#include "pci.h"
+#include "../plat/kvm/pci.h"
 #include "virtio_regs.h"
 
 /* The first virtio-net function (modern 0x1041, or transitional 0x1000

@@ -42,8 +42,8 @@
  *
  * Freestanding (core set: compiled into the unikernel and fuzzed): no OS
  * headers, no allocation; it reads the caller's bytes and nothing else. */
-#ifndef APPS_SITE_ARCHIVE_H
-#define APPS_SITE_ARCHIVE_H
+#ifndef ARCHIVE_SITE_ARCHIVE_H
+#define ARCHIVE_SITE_ARCHIVE_H
 
 #include "../base/sk.h"
 #include "../http/server.h"

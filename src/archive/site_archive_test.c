@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "apps/site_archive.h"
+#include "archive/site_archive.h"
 #include "apps/site_pack.h"
 
 /* ---- a tiny builder: names must be given sorted ---- */

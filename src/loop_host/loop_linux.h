@@ -1,9 +1,9 @@
 /* loop_linux.h — the loop API (loop.h) on Linux kernel sockets: epoll,
  * non-blocking sockets, TCP_NODELAY.  Hosted; see loop_linux.c. */
-#ifndef LOOP_LOOP_LINUX_H
-#define LOOP_LOOP_LINUX_H
+#ifndef LOOP_HOST_LOOP_LINUX_H
+#define LOOP_HOST_LOOP_LINUX_H
 
-#include "loop.h"
+#include "../loop/loop.h"
 
 struct loop_linux_config {
 	uint32_t max_timers; /* timers the application may have armed at once */

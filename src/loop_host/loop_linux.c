@@ -31,11 +31,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "../plat/linux/elog.h"
+#include "../elog/elog.h"
 #include "../plat/linux/stopsig.h"
 #include "../plat/plat.h"
 #include "loop_linux.h"
-#include "timerq.h"
+#include "../loop/timerq.h"
 
 _Static_assert(sizeof(struct loop_iov) == sizeof(struct iovec), "loop_iov must match iovec");
 _Static_assert(offsetof(struct loop_iov, base) == offsetof(struct iovec, iov_base), "iov base");

@@ -67,11 +67,11 @@
  *   versions in msg (never read as ours); a client that gets a reply of
  *   another version says so.  Version 1 had no queue fields.
  */
-#ifndef SWITCH_SWPORT_H
-#define SWITCH_SWPORT_H
+#ifndef RING_SWPORT_H
+#define RING_SWPORT_H
 
 #include "../base/sk.h"
-#include "../ring/ring.h"
+#include "ring.h"
 
 #define SWPORT_MAGIC 0x736b7370u /* "sksp" */
 #define SWPORT_VERSION 2u /* 2: queue, nqueues in the hello */

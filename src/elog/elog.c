@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../plat.h"
+#include "../plat/plat.h"
 
 static struct sk_log elog_l;
 static bool elog_ready;

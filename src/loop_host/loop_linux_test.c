@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "loop/loop_linux.h"
+#include "loop_host/loop_linux.h"
 #include "plat/plat.h"
 
 static struct loop *L;

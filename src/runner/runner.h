@@ -23,8 +23,8 @@
  *
  * The spin adapts to the arrival gaps (spin_ns is its cap): spin.h.
  */
-#ifndef LOOP_RUNNER_H
-#define LOOP_RUNNER_H
+#ifndef RUNNER_RUNNER_H
+#define RUNNER_RUNNER_H
 
 #include "../base/hist.h"
 #include "../dev/dev.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "loop/spin.h"
+#include "runner/spin.h"
 
 #define US SK_NS_PER_US
 

@@ -7,12 +7,12 @@
  * (2026-12-01T19:46:26Z).  The rate limit is fixed: ELOG_BURST lines per key per second
  * (log.h says how the rest are counted and reported).  Usage errors of
  * the command line are not runtime errors and do not come here (cli.h). */
-#ifndef PLAT_LINUX_ELOG_H
-#define PLAT_LINUX_ELOG_H
+#ifndef ELOG_ELOG_H
+#define ELOG_ELOG_H
 
 #include <stddef.h>
 
-#include "../../base/log.h"
+#include "../base/log.h"
 
 #define ELOG_BURST 10
 

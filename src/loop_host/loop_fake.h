@@ -20,11 +20,11 @@
  *
  * Users: src/http/server_test.c, app_test.c, proxy_test.c, bench/bench_cost.c.
  */
-#ifndef LOOP_LOOP_FAKE_H
-#define LOOP_LOOP_FAKE_H
+#ifndef LOOP_HOST_LOOP_FAKE_H
+#define LOOP_HOST_LOOP_FAKE_H
 
-#include "loop.h"
-#include "timerq.h"
+#include "../loop/loop.h"
+#include "../loop/timerq.h"
 
 #define LOOP_FAKE_NSOCK 16
 #define LOOP_FAKE_LSOCK 1 /* the listener loop_listen returns */

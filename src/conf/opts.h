@@ -19,8 +19,8 @@
  * the cross checks (opt_check_stack); the values are read from o.v[id].
  * Nothing here allocates or keeps a pointer past the strings it was given:
  * string values point into argv or the caller's command-line buffer. */
-#ifndef APPS_OPTS_H
-#define APPS_OPTS_H
+#ifndef CONF_OPTS_H
+#define CONF_OPTS_H
 
 #include "../base/sk.h"
 #include "../base/sk_addr.h"

@@ -46,8 +46,8 @@
  * Learning is opt-in (`--spin-us auto`, guest `spin-us=auto`): without it
  * the budget stays at the cap, a fixed spin, and the gaps are only counted.
  */
-#ifndef LOOP_SPIN_H
-#define LOOP_SPIN_H
+#ifndef RUNNER_SPIN_H
+#define RUNNER_SPIN_H
 
 #include "../base/sk.h"
 

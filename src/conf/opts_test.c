@@ -15,7 +15,7 @@
 #include "net/iface.h"
 #include "net/tcp.h"
 
-#include "apps/opts.h"
+#include "conf/opts.h"
 #include "base/sk_addr.h"
 #include "http/server.h"
 
