@@ -1,16 +1,219 @@
 #!/usr/bin/env bash
-# tests/run-all.sh — what `make test` runs: every phase in order, each one
-# reported PASS/FAIL, and a closing "summary: N passed, N failed" line.
+# tests/run-all.sh — what `make test` runs: every phase, each reported
+# PASS/FAIL with its time, and a closing "summary: N passed, N failed" line.
 # A phase that fails does not stop the others, so one run shows everything.
-# Environment: FUZZ_SMOKE_TIME (seconds per fuzz target, default 5),
-#              SKIFF_DEVS (devices for integration, default "tap packet xdp").
+#
+# Phases run side by side.  Each test script builds its own namespaces
+# ("skt-<its pid>-ROLE", tests/lib.sh) and takes free loopback ports, so two
+# scripts never share a device, an address or a port; what they share is
+# the two cores.  The scheduler below therefore counts CPU, not phases:
+# each phase has a weight (1: mostly waiting on timers, peers and round
+# trips; 2: keeps a core busy, as a TCG guest or a bulk transfer does) and
+# at most TEST_SLOTS weight runs at once.  A phase marked solo runs with
+# nothing beside it: its checks measure speed against a peer on the same
+# cores, or compile with every core.  Phases start longest first (est=,
+# seconds measured on the 2-core machine) so the long ones do not end the
+# run alone.  needs= orders a phase after the phases whose output it uses;
+# excl= keeps two phases that use one fixed resource apart.
+#
+#   tests/run-all.sh                 every phase (make test)
+#   tests/run-all.sh --list          the phases, one a line: name, weight, needs, estimate
+#   PHASES="http tls" tests/run-all.sh   those phases and what they need (build, ...)
+#
+# Environment: PHASES (names, space-separated: only these, plus their needs),
+#   TEST_SLOTS (CPU weight run at once, default 3; 1 runs one phase at a
+#   time, in the order listed), FUZZ_SMOKE_TIME (seconds per fuzz target,
+#   default 5), SKIFF_DEVS (devices, default "tap packet xdp"), JOBS (make -j
+#   for the build phases, default 2).
 set -u
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
+TEST_SLOTS=${TEST_SLOTS:-3}
 FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-5}
 DEVS=${SKIFF_DEVS:-tap packet xdp}
 LOG=build/test-logs
+ASAN_ENV=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1)
+SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+
+usage() {
+	sed -n '2,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'
+	exit "${1:-2}"
+}
+LIST=0
+case ${1:-} in
+-h | --help) usage 0 ;;
+--list) LIST=1 ;;
+"") ;;
+*) echo "run-all.sh: unknown argument '$1'" >&2; usage ;;
+esac
+
+# ---- the phase table ---------------------------------------------------
+# P NAME [w=N] [est=S] [needs=A,B] [excl=G] [solo] -- COMMAND...
+NAMES=() declare -A W EST NEEDS EXCL SOLO CMD
+P() {
+	local name=$1 a
+	shift
+	W[$name]=1 EST[$name]=60 NEEDS[$name]= EXCL[$name]= SOLO[$name]=0
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		a=$1
+		shift
+		case $a in
+		w=*) W[$name]=${a#w=} ;;
+		est=*) EST[$name]=${a#est=} ;;
+		needs=*) NEEDS[$name]=${a#needs=} ;;
+		excl=*) EXCL[$name]=${a#excl=} ;;
+		solo) SOLO[$name]=1 ;;
+		*) echo "run-all.sh: phase $name: unknown attribute '$a'" >&2; exit 2 ;;
+		esac
+	done
+	shift
+	CMD[$name]=$(printf '%q ' "$@")
+	NAMES+=("$name")
+}
+
+forms() { # forms FIRST: FIRST then skiff:DEV for each device
+	local f=$1 d
+	for d in $DEVS; do f="$f skiff:$d"; done
+	printf '%s' "$f"
+}
+
+FORMS=$(forms linux) # linux skiff:tap skiff:packet skiff:xdp
+
+# The list itself: each package on it is needed by something (taking it off makes the check fail).
+P deps-list est=40 -- tests/deps_test.sh
+# The builds use every core (make -j): nothing runs beside them.
+P build solo est=30 -- make -j"$JOBS" all
+P freestanding est=3 -- make check-freestanding
+P clang w=2 est=60 needs=build -- make -j"$JOBS" clang-check
+P unit w=2 est=40 needs=build -- make -j"$JOBS" unit
+P asan-build w=2 est=120 needs=build -- make -j"$JOBS" asan
+P integration est=60 needs=build -- tests/integration.sh build/skiff $DEVS
+P ipv6 est=90 needs=build -- env IPV6_UK=build/skiff-uk.elf tests/ipv6.sh build/skiff $DEVS
+P dev-smoke est=20 needs=build -- make -j"$JOBS" dev-smoke
+P http w=2 est=120 needs=build -- tests/http.sh build/skiff
+# Every HTTP check over IPv6, on every device (issue 18's acceptance).
+P http6 w=2 est=120 needs=build -- env HTTP_FAMILY=6 tests/http.sh build/skiff $FORMS
+P ops est=80 needs=build -- tests/ops.sh build/skiff
+P metrics est=60 needs=build -- tests/metrics.sh build/skiff
+# Static file semantics against nginx, both stacks and the unikernel (TCG).
+P http-diff w=2 est=150 needs=build -- tests/http_diff.sh build/skiff
+P tls est=60 needs=build -- tests/tls.sh build/skiff
+# HTTPS on the applications and certificates by name (loopback, kernel sockets).
+P tls-app est=40 needs=build -- tests/tls_app.sh build/skiff build/examples
+# The same scripts over IPv6 (SKT_FAMILY=6, tests/lib.sh skt_family),
+# narrowed (each runs whole over v6 by hand): ops where the client's
+# address is written (the access and error logs) and the drain, on both
+# stacks; metrics and skiff stat on skiff's; HTTPS on skiff's over tap;
+# http-diff on skiff's (the kernel's and the unikernel's targets are IPv4
+# only, see the script).
+P ops6 est=40 needs=build -- env SKT_FAMILY=6 OPS_ONLY="log_combined log_json drain_wrk errlog" tests/ops.sh build/skiff
+P metrics6 est=30 needs=build -- env SKT_FAMILY=6 tests/metrics.sh build/skiff skiff:tap
+P http-diff6 est=40 needs=build -- env SKT_FAMILY=6 tests/http_diff.sh build/skiff skiff
+P tls6 est=30 needs=build -- env SKT_FAMILY=6 tests/tls.sh build/skiff skiff:tap
+# The unikernel under QEMU TCG: a guest keeps a host core busy.
+P vm w=2 est=200 needs=build -- tests/vm.sh build/skiff build/skiff-uk.elf
+# More than one vCPU (issue 17): --smp N, the APs' boot, their idle cost.
+P vm-smp w=2 est=120 needs=build -- tests/vm_smp.sh build/skiff build/skiff-uk.elf
+# HTTPS in the unikernel (BearSSL).  Its engine's ASan pass is asan-unit
+# (tls_bearssl_test, hosted); the guest itself cannot run the sanitizers.
+P vm-tls w=2 est=150 needs=build -- tests/vm_tls.sh build/skiff build/skiff-uk.elf build/examples/kv-uk.elf
+# skiff proxy in the unikernel (build/skiff-proxy-uk.elf).
+P vm-proxy w=2 est=60 needs=build -- tests/vm_proxy.sh build/skiff build/skiff-proxy-uk.elf
+P site w=2 est=120 needs=build -- tests/site.sh build/skiff build/skiff-uk.elf
+P linux-guest w=2 est=90 needs=build -- make linux-guest-test
+P switch est=90 needs=build -- tests/switch.sh build/skiff
+P load est=60 needs=build -- tests/load.sh build/skiff
+P load6 est=60 needs=build -- env SKT_FAMILY=6 tests/load.sh build/skiff
+# Bulk transfers through an impairing relay: CPU-bound.
+P tcp w=2 est=200 needs=build -- tests/tcp.sh build/skiff $DEVS
+# The server-side TCP checks (echo under impairment, cycles, blind RSTs, SYN
+# flood) against skiff echo --workers 2, at the smaller sizes, on the two
+# kinds of steering the kernel does for a process (packet's fanout, tap's
+# queues); smp.sh covers xdp's one socket a queue.
+P tcp-smp w=2 est=120 needs=build -- env TCP_WORKERS=2 TCP_FULL_CLEAN=$((20 << 20)) \
+	TCP_FULL_IMPAIRED=$((4 << 20)) TCP_FULL_CYCLES=4000 tests/tcp.sh build/skiff packet tap
+# Every TCP check over IPv6 on every device, at the smaller sizes.
+P tcp6 w=2 est=150 needs=build -- env TCP_FAMILY=6 TCP_FULL_CLEAN=$((20 << 20)) \
+	TCP_FULL_IMPAIRED=$((4 << 20)) TCP_FULL_CYCLES=4000 tests/tcp.sh build/skiff $DEVS
+# serve --workers 2 (docs/smp.md): the kernel's stack (SO_REUSEPORT) and each
+# device's steering (packet fanout, multi-queue tap, one AF_XDP socket a
+# queue).
+P smp w=2 est=120 needs=build -- tests/smp.sh build/skiff $FORMS
+# Applications on http/app.h (examples/, built by `make all`): kv, echo,
+# hello on the kernel's sockets, on skiff's stack over each device, and as
+# unikernel images under skiff vm.  The guest's fixed ports (tests/app.sh
+# UK_PORT) keep it apart from asan-app.
+P app w=2 est=150 needs=build excl=app-ports -- tests/app.sh build/examples $FORMS uk
+# skiff proxy (http/proxy.h) before a recording Python upstream and nginx,
+# on the kernel's sockets (127.0.0.1) and on skiff's stack on a TAP.
+P proxy est=90 needs=build -- tests/proxy.sh build/skiff linux skiff:tap
+# --workers 2 for the proxy and kv (docs/smp.md): linux, and kv on a TAP.
+P proxy-workers est=60 needs=build -- tests/proxy_workers.sh build/skiff linux skiff:tap
+P install est=30 needs=build -- tests/install.sh build
+P asan-unit w=2 est=60 needs=asan-build -- make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" unit
+P asan-integration est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/integration.sh build/asan/skiff $DEVS
+P asan-ipv6 est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/ipv6.sh build/asan/skiff tap
+# On the kernel's stack and on skiff's over tap: the device code of packet
+# and xdp runs under the sanitizers in asan-integration.
+P asan-http w=2 est=90 needs=asan-build -- "${ASAN_ENV[@]}" tests/http.sh build/asan/skiff linux skiff:tap
+# HTTP over IPv6 under the sanitizers on one device (the v6 input, ND and
+# the [v6] peers through the server; the loads are http.sh's own).
+P asan-http6 est=60 needs=asan-build -- "${ASAN_ENV[@]}" HTTP_FAMILY=6 tests/http.sh build/asan/skiff skiff:tap
+# The access log and the drain under the sanitizers, on the kernel's stack
+# (the code they exercise is the same on both; ops runs both above).
+P asan-ops est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/ops.sh build/asan/skiff linux
+# --metrics and skiff stat under the sanitizers, both stacks (the admin
+# sockets are waited on differently on each: loop_watch, the runner's side fd).
+P asan-metrics est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/metrics.sh build/asan/skiff
+P asan-tls est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls.sh build/asan/skiff linux skiff:tap
+P asan-tls-app est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls_app.sh build/asan/skiff build/asan/examples
+# The application engine under the sanitizers, both stacks (tap).
+P asan-app est=60 needs=asan-build excl=app-ports -- "${ASAN_ENV[@]}" APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \
+	tests/app.sh build/asan/examples linux skiff:tap
+# The workers' threads, signals and summed counters under the sanitizers.
+P asan-smp w=2 est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/smp.sh build/asan/skiff linux skiff:packet
+# The proxy under the sanitizers, both stacks, 8 MiB bodies.
+P asan-proxy est=60 needs=asan-build -- "${ASAN_ENV[@]}" PROXY_MIB=8 tests/proxy.sh build/asan/skiff linux skiff:tap
+P asan-proxy-workers est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/proxy_workers.sh build/asan/skiff linux
+P asan-switch est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/switch.sh build/asan/skiff
+# TCP under the sanitizers on one device with smaller transfers: the full
+# sizes ran above; here the point is memory errors on every path.
+P asan-tcp w=2 est=120 needs=asan-build -- "${ASAN_ENV[@]}" TCP_FULL_CLEAN=$((20 << 20)) \
+	TCP_FULL_IMPAIRED=$((2 << 20)) TCP_FULL_CYCLES=6000 tests/tcp.sh build/asan/skiff tap
+# TCP over IPv6 under the sanitizers, the same shape smaller still (3,000
+# cycles: client.cycles needs every TIME_WAIT slot used once to see one
+# reused; 200,000 blind RSTs).
+P asan-tcp6 w=2 est=90 needs=asan-build -- "${ASAN_ENV[@]}" TCP_FAMILY=6 \
+	TCP_FULL_CLEAN=$((8 << 20)) TCP_FULL_IMPAIRED=$((1 << 20)) TCP_FULL_CYCLES=3000 \
+	TCP_RST_COUNT=200000 tests/tcp.sh build/asan/skiff tap
+# libFuzzer on every target for FUZZ_SMOKE_TIME seconds, two at a time.
+P fuzz w=2 est=180 needs=build -- make -j"$JOBS" fuzz FUZZ_TIME="$FUZZ_SMOKE_TIME"
+
+if [ $LIST -eq 1 ]; then
+	for n in "${NAMES[@]}"; do
+		printf '%-20s w=%s%s est=%ss%s%s\n' "$n" "${W[$n]}" "$([ "${SOLO[$n]}" = 1 ] && echo ' solo')" \
+			"${EST[$n]}" "${NEEDS[$n]:+ needs=${NEEDS[$n]}}" "${EXCL[$n]:+ excl=${EXCL[$n]}}"
+	done
+	exit 0
+fi
+
+# ---- which phases ------------------------------------------------------
+declare -A WANT
+want() { # want NAME: NAME and, first, what it needs
+	local n=$1 d
+	[ -n "${W[$n]+x}" ] || { echo "run-all.sh: no phase '$n' (tests/run-all.sh --list)" >&2; exit 2; }
+	[ -n "${WANT[$n]+x}" ] && return
+	WANT[$n]=1
+	for d in ${NEEDS[$n]//,/ }; do want "$d"; done
+}
+if [ -n "${PHASES:-}" ]; then
+	for n in $PHASES; do want "$n"; done
+else
+	for n in "${NAMES[@]}"; do WANT[$n]=1; done
+fi
+
 mkdir -p "$LOG"
+T0=$SECONDS
 passed=0 failed=0 failures=() fail_lines=()
 
 # Before any phase: every command, header, library and module the phases use
@@ -25,144 +228,114 @@ if ! tools/deps.sh --check; then
 fi
 echo "PASS deps"
 
-phase() { # phase NAME COMMAND...
-	local name=$1; shift
-	local t0=$SECONDS
-	echo "=== $name"
-	if "$@" >"$LOG/$name.log" 2>&1; then
+# The totals the test scripts and unit runners print about themselves.
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^deps:'
+
+# report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
+report() {
+	local name=$1 rc=$2 dt=$3 at=$((SECONDS - T0))
+	if [ "$rc" -eq 0 ]; then
 		passed=$((passed + 1))
-		echo "PASS $name ($((SECONDS - t0)) s)"
+		echo "PASS $name ($dt s, at $at s)"
 	else
 		failed=$((failed + 1))
 		failures+=("$name")
-		echo "FAIL $name ($((SECONDS - t0)) s); its FAIL lines, then the last lines of $LOG/$name.log:"
+		echo "FAIL $name ($dt s, at $at s); its FAIL lines, then the last lines of $LOG/$name.log:"
 		grep -E '^ *FAIL' "$LOG/$name.log" | head -n 20 | cut -c1-400 | sed 's/^/  ! /'
 		tail -n 30 "$LOG/$name.log" | sed 's/^/    /'
 		# Kept for the closing lines: CI shows the end of this output.
 		fail_lines+=("$(grep -E '^ *FAIL' "$LOG/$name.log" | head -n 8 | cut -c1-300 | sed "s/^ */  $name: /")")
 	fi
-	# Unit-test runners and the integration script print their own totals: show them.
-	grep -E '^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^deps:' "$LOG/$name.log" | sed 's/^/    /'
+	grep -E "$TOTALS" "$LOG/$name.log" | sed 's/^/    /'
 }
 
-# The list itself: each package on it is needed by something (taking it off makes the check fail).
-phase deps-list tests/deps_test.sh
-phase build make -j"$JOBS" all
-phase freestanding make check-freestanding
-phase clang make -j"$JOBS" clang-check
-phase unit make -j"$JOBS" unit
-phase integration tests/integration.sh build/skiff $DEVS
-phase ipv6 env IPV6_UK=build/skiff-uk.elf tests/ipv6.sh build/skiff $DEVS
-phase dev-smoke make -j"$JOBS" dev-smoke
-phase http tests/http.sh build/skiff
-# Every HTTP check over IPv6, on every device (issue 18's acceptance).
-phase http6 env HTTP_FAMILY=6 tests/http.sh build/skiff linux skiff:tap skiff:packet skiff:xdp
-phase ops tests/ops.sh build/skiff
-phase metrics tests/metrics.sh build/skiff
-phase http-diff tests/http_diff.sh build/skiff
-phase tls tests/tls.sh build/skiff
-# HTTPS on the applications and certificates by name (loopback, kernel sockets).
-phase tls-app tests/tls_app.sh build/skiff build/examples
-# The same scripts over IPv6 (SKT_FAMILY=6, tests/lib.sh skt_family),
-# narrowed to keep CI under 40 minutes (each runs whole over v6 by hand):
-# ops where the client's address is written (the access and error logs)
-# and the drain, on both stacks; metrics and skiff stat on skiff's; HTTPS
-# on skiff's over tap; http-diff on skiff's (the kernel's and the
-# unikernel's targets are IPv4 only, see the script).
-phase ops6 env SKT_FAMILY=6 OPS_ONLY="log_combined log_json drain_wrk errlog" tests/ops.sh build/skiff
-phase metrics6 env SKT_FAMILY=6 tests/metrics.sh build/skiff skiff:tap
-phase http-diff6 env SKT_FAMILY=6 tests/http_diff.sh build/skiff skiff
-phase tls6 env SKT_FAMILY=6 tests/tls.sh build/skiff skiff:tap
-phase vm tests/vm.sh build/skiff build/skiff-uk.elf
-# More than one vCPU (issue 17): --smp N, the APs' boot, their idle cost.
-phase vm-smp tests/vm_smp.sh build/skiff build/skiff-uk.elf
-# HTTPS in the unikernel (BearSSL).  Its engine's ASan pass is asan-unit
-# (tls_bearssl_test, hosted); the guest itself cannot run the sanitizers.
-phase vm-tls tests/vm_tls.sh build/skiff build/skiff-uk.elf build/examples/kv-uk.elf
-# skiff proxy in the unikernel (build/skiff-proxy-uk.elf): ~10 s under TCG.
-phase vm-proxy tests/vm_proxy.sh build/skiff build/skiff-proxy-uk.elf
-phase site tests/site.sh build/skiff build/skiff-uk.elf
-phase linux-guest make linux-guest-test
-phase switch tests/switch.sh build/skiff
-phase load tests/load.sh build/skiff
-phase load6 env SKT_FAMILY=6 tests/load.sh build/skiff
-phase tcp tests/tcp.sh build/skiff $DEVS
-# The server-side TCP checks (echo under impairment, cycles, blind RSTs, SYN
-# flood) against skiff echo --workers 2, at the smaller sizes, on the two
-# kinds of steering the kernel does for a process (packet's fanout, tap's
-# queues); smp.sh covers xdp's one socket a queue (CI stays near 40 minutes).
-phase tcp-smp env TCP_WORKERS=2 TCP_FULL_CLEAN=$((20 << 20)) TCP_FULL_IMPAIRED=$((4 << 20)) \
-	TCP_FULL_CYCLES=4000 tests/tcp.sh build/skiff packet tap
-# Every TCP check over IPv6 on every device, at the smaller sizes (the full
-# ones ran over v4 above; CI stays under 40 minutes).
-phase tcp6 env TCP_FAMILY=6 TCP_FULL_CLEAN=$((20 << 20)) TCP_FULL_IMPAIRED=$((4 << 20)) \
-	TCP_FULL_CYCLES=4000 tests/tcp.sh build/skiff $DEVS
-# serve --workers 2 (docs/smp.md): the kernel's stack (SO_REUSEPORT) and each
-# device's steering (packet fanout, multi-queue tap, one AF_XDP socket a queue).
-smp_forms=linux
-for d in $DEVS; do smp_forms="$smp_forms skiff:$d"; done
-phase smp tests/smp.sh build/skiff $smp_forms
-# Applications on http/app.h (examples/, built by `make all`): kv, echo,
-# hello on the kernel's sockets, on skiff's stack over each device, and as
-# unikernel images under skiff vm.
-app_forms=linux
-for d in $DEVS; do app_forms="$app_forms skiff:$d"; done
-phase app tests/app.sh build/examples $app_forms uk
-# skiff proxy (http/proxy.h) before a recording Python upstream and nginx,
-# on the kernel's sockets (127.0.0.1) and on skiff's stack on a TAP.
-phase proxy tests/proxy.sh build/skiff linux skiff:tap
-# --workers 2 for the proxy and kv (docs/smp.md): linux, and kv on a TAP.
-phase proxy-workers tests/proxy_workers.sh build/skiff linux skiff:tap
-phase install tests/install.sh build
-phase asan-build make -j"$JOBS" asan
-phase asan-unit make BUILD=build/asan OPT=-O1 \
-	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" unit
-phase asan-integration env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	tests/integration.sh build/asan/skiff $DEVS
-phase asan-ipv6 env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/ipv6.sh build/asan/skiff tap
-# On the kernel's stack and on skiff's over tap: the device code of packet
-# and xdp runs under the sanitizers in asan-integration (CI near 40 minutes).
-phase asan-http env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/http.sh build/asan/skiff linux skiff:tap
-# HTTP over IPv6 under the sanitizers on one device (the v6 input, ND and
-# the [v6] peers through the server; the loads are http.sh's own).
-phase asan-http6 env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 HTTP_FAMILY=6 \
-	tests/http.sh build/asan/skiff skiff:tap
-# The access log and the drain under the sanitizers, on the kernel's stack
-# (the code they exercise is the same on both; ops runs both above).
-phase asan-ops env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/ops.sh build/asan/skiff linux
-# --metrics and skiff stat under the sanitizers, both stacks (the admin
-# sockets are waited on differently on each: loop_watch, the runner's side fd).
-phase asan-metrics env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/metrics.sh build/asan/skiff
-phase asan-tls env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/tls.sh build/asan/skiff linux skiff:tap
-phase asan-tls-app env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/tls_app.sh build/asan/skiff \
-	build/asan/examples
-# The application engine under the sanitizers, both stacks (tap).
-phase asan-app env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \
-	tests/app.sh build/asan/examples linux skiff:tap
-# The workers' threads, signals and summed counters under the sanitizers.
-phase asan-smp env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/smp.sh build/asan/skiff linux skiff:packet
-# The proxy under the sanitizers, both stacks, 8 MiB bodies.
-phase asan-proxy env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 PROXY_MIB=8 \
-	tests/proxy.sh build/asan/skiff linux skiff:tap
-phase asan-proxy-workers env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	tests/proxy_workers.sh build/asan/skiff linux
-phase asan-switch env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 tests/switch.sh build/asan/skiff
-# TCP under the sanitizers on one device with smaller transfers: the full
-# sizes ran above; here the point is memory errors on every path.
-phase asan-tcp env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 TCP_FULL_CLEAN=$((20 << 20)) \
-	TCP_FULL_IMPAIRED=$((2 << 20)) TCP_FULL_CYCLES=6000 tests/tcp.sh build/asan/skiff tap
-# TCP over IPv6 under the sanitizers, the same shape smaller still (3,000
-# cycles: client.cycles needs every TIME_WAIT slot used once to see one
-# reused; 200,000 blind RSTs).
-phase asan-tcp6 env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 TCP_FAMILY=6 \
-	TCP_FULL_CLEAN=$((8 << 20)) TCP_FULL_IMPAIRED=$((1 << 20)) TCP_FULL_CYCLES=3000 \
-	TCP_RST_COUNT=200000 tests/tcp.sh build/asan/skiff tap
-phase fuzz make -j"$JOBS" fuzz FUZZ_TIME="$FUZZ_SMOKE_TIME"
+# ---- the scheduler -----------------------------------------------------
+declare -A STATE PID_OF START    # STATE: wait | run | done
+declare -A RC
+for n in "${NAMES[@]}"; do [ -n "${WANT[$n]+x}" ] && STATE[$n]=wait; done
+used=0 running=0 solo_on=0
+
+ready() { # ready NAME: its needs are done (passed or not: a failed build fails its users loudly)
+	local d
+	for d in ${NEEDS[$1]//,/ }; do
+		[ -z "${STATE[$d]+x}" ] && continue
+		[ "${STATE[$d]}" = done ] || return 1
+	done
+	return 0
+}
+excl_busy() { # excl_busy NAME: another phase of its excl= group runs
+	local g=${EXCL[$1]} m
+	[ -n "$g" ] || return 1
+	for m in "${!PID_OF[@]}"; do [ "${EXCL[$m]}" = "$g" ] && return 0; done
+	return 1
+}
+start() {
+	local n=$1
+	STATE[$n]=run
+	START[$n]=$SECONDS
+	echo "=== $n (at $((SECONDS - T0)) s)"
+	# shellcheck disable=SC2086  # CMD holds a printf %q-quoted word list
+	eval "${CMD[$n]}" >"$LOG/$n.log" 2>&1 </dev/null &
+	PID_OF[$n]=$!
+	used=$((used + W[$n]))
+	running=$((running + 1))
+	[ "${SOLO[$n]}" = 1 ] && solo_on=1
+}
+# Start what fits: the ready phases longest first (TEST_SLOTS=1: in order).
+fill() {
+	local n best best_est
+	while :; do
+		[ $solo_on -eq 1 ] && return
+		best=
+		best_est=-1
+		for n in "${NAMES[@]}"; do
+			[ "${STATE[$n]:-}" = wait ] || continue
+			ready "$n" || continue
+			excl_busy "$n" && continue
+			if [ "${SOLO[$n]}" = 1 ]; then
+				[ $running -eq 0 ] || continue
+			elif [ $running -gt 0 ] && [ $((used + W[$n])) -gt "$TEST_SLOTS" ]; then
+				continue
+			fi
+			if [ "$TEST_SLOTS" -le 1 ]; then best=$n; break; fi
+			# A solo phase goes first when it can: the others wait for it anyway.
+			if [ "${SOLO[$n]}" = 1 ]; then best=$n; break; fi
+			if [ "${EST[$n]}" -gt $best_est ]; then best=$n best_est=${EST[$n]}; fi
+		done
+		[ -n "$best" ] || return
+		# A solo phase that is ready waits for the running ones to end;
+		# nothing new starts beside them meanwhile.
+		start "$best"
+	done
+}
+pending() { local n; for n in "${!STATE[@]}"; do [ "${STATE[$n]}" = done ] || return 0; done; return 1; }
+
+while pending; do
+	fill
+	if [ $running -eq 0 ]; then
+		echo "run-all.sh: phases left that cannot start (a need is missing?)" >&2
+		break
+	fi
+	fin=
+	wait -n -p fin
+	rc=$?
+	for n in "${!PID_OF[@]}"; do
+		[ "${PID_OF[$n]}" = "$fin" ] || continue
+		unset 'PID_OF[$n]'
+		STATE[$n]=done
+		RC[$n]=$rc
+		used=$((used - W[$n]))
+		running=$((running - 1))
+		[ "${SOLO[$n]}" = 1 ] && solo_on=0
+		report "$n" "$rc" $((SECONDS - START[$n]))
+	done
+done
 
 echo
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failed phases: ${failures[*]}"
 	printf '%s\n' "${fail_lines[@]}" | grep -v '^$'
 fi
+echo "make test: $((SECONDS - T0)) s of wall time, TEST_SLOTS=$TEST_SLOTS"
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
