@@ -1,0 +1,9 @@
+# mk/layers.mk — make check-layers: every #include in src/ points down a
+# layer.  Each folder of src/ is one layer; tools/layers.txt is the table
+# of which folder may include which (DESIGN.md's order), and
+# tools/check_layers.py refuses any other include, naming file:line, the
+# include and the rule.  `make check` runs it.
+
+.PHONY: check-layers
+check-layers:
+	@python3 tools/check_layers.py --table tools/layers.txt src
