@@ -6,7 +6,7 @@
  *              1,000 other deadlines (a busy server); 64 pairs per sample.
  *   http       one keep-alive request inside the server: the readiness
  *              callback of a connection on the fake loop
- *              (loop/loop_fake.h, shared with server_test.c) from the read
+ *              (loop_host/loop_fake.h, shared with server_test.c) from the read
  *              of "GET / HTTP/1.1" to the response handed to writev; one
  *              request per sample.
  *   tcp        two engines (net/tcp.h) back to back, no wire, no device:

@@ -1,4 +1,4 @@
-/* fuzz_site_archive.c — the site archive reader (apps/site_archive.h) on
+/* fuzz_site_archive.c — the site archive reader (archive/site_archive.h) on
  * arbitrary images: the unikernel runs it on a boot module anyone could
  * have written.  Input: [mode][image...]; mode bit 0 repairs the header's
  * fixed fields (magic, version, entry size, total_len = the size) so the

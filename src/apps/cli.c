@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "../conf/opts.h"
 
-/* The parsers are the options module's (apps/opts.c), so a value means
+/* The parsers are the options module's (conf/opts.c), so a value means
  * the same on every command line. */
 int cli_parse_ipv4(const char *s, uint32_t *ip)
 {

@@ -18,7 +18,7 @@ int cli_parse_mac(const char *s, uint8_t mac[6]);
 unsigned long cli_parse_ulong(const char *cmd, const char *opt, const char *s, unsigned long lo,
 			      unsigned long hi);
 
-/* The commands on the options module (apps/opts.h): opt_init and
+/* The commands on the options module (conf/opts.h): opt_init and
  * opt_parse_argv for cmd; --help prints the help on stdout and exits 0, a
  * bad option is a usage error (exit 2) with the module's message. */
 void cli_parse(struct opts *o, const struct opt_cmd *cmd, int argc, char **argv);

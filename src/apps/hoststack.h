@@ -1,6 +1,6 @@
 /* hoststack.h — skiff's stack in a Linux process: one device, its IPv4
  * interface and optionally a TCP engine, opened together from command-line
- * values and run by the runner (loop/runner.h).  Shared by the commands
+ * values and run by the runner (runner/runner.h).  Shared by the commands
  * that run on skiff's own stack (echo, ping, tcp-client, serve --stack
  * skiff, load). */
 #ifndef APPS_HOSTSTACK_H
@@ -42,7 +42,7 @@ struct hoststack {
 	struct runner loop;    /* dev, ifc, tcp and spin_ns filled in; add callbacks */
 };
 
-/* The stack options of a command (apps/opts.h: dev, pcap, ip, gw, mac,
+/* The stack options of a command (conf/opts.h: dev, pcap, ip, gw, mac,
  * spin-us) into cfg, after opt_check_stack: dev and ip/LEN given, gw inside
  * the subnet.  A bad combination is a usage error of o's command (exit 2).
  * The rest of cfg (tcp, pool sizes) is the caller's. */

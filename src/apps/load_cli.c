@@ -4,7 +4,7 @@
  * Seed 002: ab and wrk could not load the servers they measured; a client
  * on a kernel-free stack can.
  *
- * This file is the command: options (apps/opts.h), the workers and the
+ * This file is the command: options (conf/opts.h), the workers and the
  * report.  The requests themselves are load_conn.c's (load.h).
  *
  * --ips N (skiff stack on a switch only): N worker processes, worker i on

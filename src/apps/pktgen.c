@@ -9,7 +9,7 @@
  *       different buffer, so a frame costs a length store, not a copy.
  *   rx: count frames and bytes (and classify them by destination MAC:
  *       broadcast, multicast, to us, to others), releasing every batch at
- *       once; spin for a while after work (loop/spin.h, --spin-us), then park on the device's fd (plat_park: a stop
+ *       once; spin for a while after work (runner/spin.h, --spin-us), then park on the device's fd (plat_park: a stop
  *       signal is never slept through).
  *       It first sends one broadcast frame so a learning switch knows its
  *       MAC (unicast to it is then forwarded, not flooded).

@@ -1,6 +1,6 @@
 /* serve.c — `skiff serve`: the HTTP/1.1 server (http/server.c) on a loop
  * backend chosen by --stack: `linux` (kernel sockets, epoll,
- * loop/loop_linux.c) or `skiff` (skiff's own TCP/IP on a --dev,
+ * loop_host/loop_linux.c) or `skiff` (skiff's own TCP/IP on a --dev,
  * loop/loop_skiff.c run by apps/serve_skiff.c).  Everything after the
  * loop is built is the same code for both. */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* serve_skiff.h — `skiff serve --stack skiff`: the loop API on skiff's own
  * stack in a Linux process.  A hoststack (device, interface, TCP engine)
- * under loop/loop_skiff.c, turned by the runner (loop/runner.h).  serve.c builds the
+ * under loop/loop_skiff.c, turned by the runner (runner/runner.h).  serve.c builds the
  * same HTTP server on the loop this returns as on loop_linux. */
 #ifndef APPS_SERVE_SKIFF_H
 #define APPS_SERVE_SKIFF_H

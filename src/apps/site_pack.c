@@ -1,5 +1,5 @@
 /* site_pack.c — a site archive from a directory.  The layout is
- * apps/site_archive.h's; this writes header, entry table and name table
+ * archive/site_archive.h's; this writes header, entry table and name table
  * from the sorted walk (apps/site_tree.h), then each body in the same order
  * at the next 64-byte boundary.  A file that changed size between the walk
  * and the copy fails the pack (a short archive would be refused at boot

@@ -6,7 +6,7 @@
  *     AT_SYMLINK_NOFOLLOW skips them; directories are opened with
  *     O_NOFOLLOW relative to their parent's descriptor);
  *   - names starting with '.' are skipped (no ".git", no "..");
- *   - a path the archive could not hold (apps/site_archive.h sar_name_ok:
+ *   - a path the archive could not hold (archive/site_archive.h sar_name_ok:
  *     control bytes, longer than 1024) is skipped;
  *   - at most SITE_MAX_FILES files and SITE_MAX_DEPTH levels: beyond them
  *     the walk fails rather than serve a part.

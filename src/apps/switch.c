@@ -7,7 +7,7 @@
  * attachment; `--workers N` hosts attach each of their N workers as queue
  * i of N, see swport.h), and the run loop.
  *   loop: forward one batch from every attached port; after a turn with
- *   work keep polling for --spin-us (loop/spin.h: the next batch usually
+ *   work keep polling for --spin-us (runner/spin.h: the next batch usually
  *   follows); look at the control fds
  *   every millisecond while busy; when idle, set SWPORT_KF_SLEEPING on
  *   every tx ring, look at the heads once more, and park in ppoll on the
@@ -96,7 +96,7 @@ struct hswitch {
 	pcap_dumper_t *dumper;
 	/* loop counters */
 	uint64_t turns, busy_turns, parks, kicks_failed;
-	struct spin spin;   /* when to spin and when to park (loop/spin.h) */
+	struct spin spin;   /* when to spin and when to park (runner/spin.h) */
 };
 
 static void usage(FILE *f)

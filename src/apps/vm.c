@@ -403,7 +403,7 @@ int cmd_vm(int argc, char **argv)
 
 	char guest_args[4096] = "";
 	size_t glen = 0;
-	/* The HTTPS options as the guest's words (apps/opts.c), first. */
+	/* The HTTPS options as the guest's words (conf/opts.c), first. */
 	if (tls_port)
 		glen += (size_t)snprintf(guest_args, sizeof(guest_args), "tls-port=%u", tls_port);
 	if (tls_redirect)

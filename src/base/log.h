@@ -2,7 +2,7 @@
  * and the line format; the sink (a file, standard error, the serial
  * console) is the caller's.  Freestanding and clock-free like the rest of
  * the core: time comes in as `now`, the text comes in already formatted
- * (hosted: plat/linux/elog.h with vsnprintf; the unikernel: ksnprintf),
+ * (hosted: elog/elog.h with vsnprintf; the unikernel: ksnprintf),
  * and a finished line goes out through one callback.
  *
  * A line:   PREFIX: LEVEL: MESSAGE\n        e.g.

@@ -39,7 +39,7 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_PCAP] = {"pcap", 0, OPT_K_STR, "FILE", 0, 0, NULL, "record every frame the device sees"},
 	[OPT_SPIN_US] = {"spin-us", 0, OPT_K_NUM, "N|auto", 0, 1000000, auto_word,
 			 "poll this many us after work before parking; auto:\n"
-			 "learn it from the arrival gaps, up to 131 us (loop/spin.h)"},
+			 "learn it from the arrival gaps, up to 131 us (runner/spin.h)"},
 	[OPT_WORKERS] = {"workers", 0, OPT_K_NUM, "N|auto", 1, 64, auto_word,
 			 "share-nothing workers, each a whole server on its own\n"
 			 "pinned thread and device queue; auto: one per online core\n"

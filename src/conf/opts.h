@@ -231,7 +231,7 @@ struct http_server_config;
 void opt_http_config(const struct opts *o, struct http_server_config *hc);
 
 /* --spin-us / spin-us=: the spin cap in ns, and whether to learn below it
- * ("auto": learned up to SPIN_AUTO_CAP_NS, loop/spin.h). */
+ * ("auto": learned up to SPIN_AUTO_CAP_NS, runner/spin.h). */
 void opt_spin(const struct opts *o, sk_time_ns *cap, bool *learn);
 
 /* Values as the stack wants them. */

@@ -18,7 +18,7 @@
  *   poll_fd  ARMS the wake-up (rx->cur = tail seen, fence, look again) and
  *            returns an epoll fd that is readable on a kick or when the
  *            switch's socket closes.  Call it right before sleeping, as
- *            the runner (loop/runner.c) does; an fd fetched once and kept in an event loop
+ *            the runner (runner/runner.c) does; an fd fetched once and kept in an event loop
  *            would also need the arming (a dev op for it would be cleaner).
  * The switch validates everything we write; we trust what it wrote after
  * ring_region_check, as a netmap user trusts its kernel.

@@ -1,6 +1,6 @@
 /* shm.h — what `skiff switch` and its port device (switch:NAME/PORT,
  * shm.c) share on the hosted side: the switch's socket address and its
- * name rules.  The shared-memory contract itself is src/switch/swport.h.
+ * name rules.  The shared-memory contract itself is src/ring/swport.h.
  */
 #ifndef DEV_SHM_H
 #define DEV_SHM_H

@@ -1,5 +1,5 @@
 /* app_test.c — the application engine (http/app.h) on the fake loop
- * (loop/loop_fake.h), with examples/kv.c as the application where a real
+ * (loop_host/loop_fake.h), with examples/kv.c as the application where a real
  * one is wanted (its pool made small, so 507 is reachable), and small
  * handlers of the test's own for the rest of the contract: bodies cut at
  * every byte, chunked uploads, back-pressure both ways, answers from a

@@ -1,5 +1,5 @@
 /* server_test.c — the server's state machine on the fake loop
- * (loop/loop_fake.h): sockets are byte queues the test fills and drains,
+ * (loop_host/loop_fake.h): sockets are byte queues the test fills and drains,
  * time moves only when the test says, writes can be limited to force
  * partial sends. */
 #include <setjmp.h>

@@ -7,7 +7,7 @@
  * differs per platform -- reading the clock, moving frames, parking -- is a
  * the platform's run function (struct loop_skiff_platform.run).  Both the
  * hosted server (apps/serve_skiff.c) and the unikernel (apps/uk_main.c)
- * run it with the one run loop, loop/runner.h, over their own device and
+ * run it with the one run loop, runner/runner.h, over their own device and
  * plat.h's park.
  *
  * What a runner must do, every turn, with the platform's `now`:

@@ -3,7 +3,7 @@
  * to wait (park) until a device has work or a deadline passes.
  * plat/linux implements it for the hosted forms (clock.c, park.c),
  * plat/kvm for the unikernel (time.c, park.c).  The core layers never
- * call these: the run loop (loop/runner.c) reads the clock once a turn and
+ * call these: the run loop (runner/runner.c) reads the clock once a turn and
  * passes `now` down. */
 #ifndef PLAT_H
 #define PLAT_H

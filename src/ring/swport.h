@@ -2,7 +2,9 @@
  * one of its ports (`--dev switch:NAME/PORT`, src/dev/shm.c).
  *
  * Freestanding (sk.h and ring.h only): the switch engine, the hosted switch
- * and the port device all include it.
+ * and the port device all include it.  It is a ring ABI (rings and a pool
+ * laid out in shared memory), so it lives in ring/, below both dev/ and
+ * switch/ (tools/layers.txt).
  *
  * QUEUES
  *   A port has 1..SW_QUEUES_MAX (sw.h) queues: ring pairs for a host whose

@@ -1,5 +1,5 @@
 /* sw.c — the switch engine (see sw.h for the three phases and the trust
- * rules, swport.h for the shared-memory contract).
+ * rules, ring/swport.h for the shared-memory contract).
  *
  * Call order, per sender:
  *   sw_forward(src) -> forward_queue() for each of its queues -> fetch() ->

@@ -32,7 +32,7 @@
  * Trust: everything in a region but the switch's own private copies is
  * written by a process that may be hostile or dead.  The engine reads each
  * head and slot once, checks it, and never reads back a ring constant or a
- * (k) index (see swport.h).  A port whose head is out of range is counted
+ * (k) index (see ring/swport.h).  A port whose head is out of range is counted
  * (bad_index) and skipped; its frames are not forwarded.
  */
 #ifndef SWITCH_SW_H

@@ -14,7 +14,7 @@
  * A loop that waits every turn (loop_linux) may hold once around the
  * whole run instead; one that spins between waits (the runner) must
  * release while it works, or a stop under constant load would never be
- * delivered.  Used by plat/linux/park.c and loop/loop_linux.c. */
+ * delivered.  Used by plat/linux/park.c and loop_host/loop_linux.c. */
 #ifndef PLAT_LINUX_STOPSIG_H
 #define PLAT_LINUX_STOPSIG_H
 
