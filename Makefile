@@ -76,6 +76,7 @@ help:
 	@echo "Testing (root: namespaces, TAP, AF_PACKET, AF_XDP, QEMU):"
 	@echo "  make unit          the cmocka unit tests"
 	@echo "  make check-freestanding  the core compiles with no OS headers"
+	@echo "  make check-layers  every #include in src/ points down a layer (tools/layers.txt)"
 	@echo "  make integration   tests/integration.sh: ping, UDP, ARP, malformed frames on tap/packet/xdp"
 	@echo "  make dev-smoke     tests/dev_smoke.sh: each device alone (no stack) against arping and ping"
 	@echo "  make app-test      tests/app.sh: kv, echo, hello on --stack linux, skiff (tap/packet/xdp), skiff vm"
