@@ -10,6 +10,14 @@ include and the rule it breaks.  It also refuses a quoted include that
 resolves to no file, a folder the table does not name, and a table whose
 allowed directions form a cycle (then some include could point up).
 
+With --core, the freestanding core's folders (the Makefile's CORE_DIRS) may
+include from outside the core only the headers the table's "core
+interfaces:" line names (plat/plat.h, dev/dev.h: interfaces that every
+platform implements), whatever else the table allows: a core file that
+reached into a hosted folder would still compile with no OS headers
+(elog.h has none) and then fail to link in the unikernel.  Unit tests are
+hosted programs and exempt.
+
 Exit status: 0 all allowed, 1 a violation, 2 a usage or table error.
 Run by `make check-layers` (mk/layers.mk).
 """
@@ -28,8 +36,9 @@ class TableError(Exception):
 
 
 def read_table(path):
-    """{folder: set(allowed)}, {folder: set(allowed for tests)}, {folder: line}."""
-    allow, tests, where = {}, {}, {}
+    """{folder: set(allowed)}, {folder: set(allowed for tests)}, {(folder, tests?): line},
+    set(core interface headers)."""
+    allow, tests, where, ifaces = {}, {}, {}, set()
     with open(path, encoding="utf-8") as f:
         for no, raw in enumerate(f, 1):
             line = raw.split("#", 1)[0].strip()
@@ -40,12 +49,16 @@ def read_table(path):
             head, rest = line.split(":", 1)
             words = head.split()
             targets = rest.split()
+            if words == ["core", "interfaces"]:
+                ifaces |= set(targets)
+                continue
             if len(words) == 1:
                 table = allow
             elif len(words) == 2 and words[1] == "tests":
                 table = tests
             else:
-                raise TableError(f"{path}:{no}: expected 'FOLDER' or 'FOLDER tests' before ':'")
+                raise TableError(f"{path}:{no}: expected 'FOLDER', 'FOLDER tests' or "
+                                 "'core interfaces' before ':'")
             folder = words[0]
             if folder in table:
                 raise TableError(f"{path}:{no}: {head.strip()} has a line already "
@@ -64,7 +77,11 @@ def read_table(path):
     if cycle:
         raise TableError(f"{path}: the allowed directions form a cycle ({' -> '.join(cycle)}): "
                          "some include could then point up a layer")
-    return allow, tests, where
+    for h in sorted(ifaces):
+        folder = h.rsplit("/", 1)[0] if "/" in h else ""
+        if folder not in allow:
+            raise TableError(f"{path}: core interface {h} is not in a folder of the table")
+    return allow, tests, where, ifaces
 
 
 def find_cycle(allow):
@@ -128,6 +145,10 @@ def main(argv):
     ap.add_argument("src", nargs="?", default="src", help="the source tree (default: src)")
     ap.add_argument("--table", default=None,
                     help="the table of allowed directions (default: layers.txt beside this script)")
+    ap.add_argument("--core", default="",
+                    help="the freestanding core's folders, space-separated (src/ prefix "
+                    "optional): from outside them they may include only the table's "
+                    "'core interfaces'")
     ap.add_argument("-q", "--quiet", action="store_true", help="print nothing when all is allowed")
     args = ap.parse_args(argv)
 
@@ -137,11 +158,17 @@ def main(argv):
         print(f"check_layers: {args.src}: not a directory", file=sys.stderr)
         return 2
     try:
-        allow, tests, where = read_table(table_path)
+        allow, tests, where, ifaces = read_table(table_path)
     except (OSError, TableError) as e:
         print(f"check_layers: {e}", file=sys.stderr)
         return 2
 
+    core = {c[len("src/"):] if c.startswith("src/") else c for c in args.core.split()}
+    for c in sorted(core):
+        if c not in allow:
+            print(f"check_layers: --core names {c}, which has no line in {table_path}",
+                  file=sys.stderr)
+            return 2
     errors = []
     files = includes = crossing = 0
     unknown = {}
@@ -169,7 +196,15 @@ def main(argv):
                     continue
                 crossing += 1
                 ok = allow[here] | (tests.get(here, set()) if is_test else set())
+                rel = os.path.relpath(target, args.src).replace(os.sep, "/")
+                if there in ok and not (here in core and not is_test and there not in core
+                                        and rel not in ifaces):
+                    continue
                 if there in ok:
+                    errors.append(f"{path}:{no}: #include \"{inc}\": {here} is in the freestanding "
+                                  f"core (Makefile CORE_DIRS), {rel} is not; the core may include "
+                                  f"from outside it only: {' '.join(sorted(ifaces)) or 'nothing'} "
+                                  f"(core interfaces, {table_path})")
                     continue
                 may = " ".join(sorted(allow[here])) or "(nothing else)"
                 rule = f"{table_path}:{where[(here, False)]}"
