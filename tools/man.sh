@@ -86,7 +86,7 @@ an example of such a file
 [SEE ALSO]
 $(see_also skiff)
 .PP
-README.md, "In production", says which device needs which capability.
+docs/operations.md, "Install and capabilities", says which device needs which capability.
 EOF
 wrapper skiff
 help2man --no-info --no-discard-stderr --version-string="skiff $version" \

@@ -272,7 +272,7 @@ run_load() {
 	if [ "$WARMUP_S" -gt 0 ]; then
 		# Warm-up, not measured (logged): the same load for WARMUP_S s.  It
 		# absorbs the one-off stall that the first new connections after a
-		# change of load meet under user networking (see README).
+		# change of load meet under user networking (see docs/bench-vm.md).
 		if [ "$tool" = ab ]; then
 			local kw=()
 			[ "$ka" = 1 ] && kw=(-k)
@@ -547,7 +547,7 @@ if [ -n "$SMP" ]; then
 	done
 fi
 
-# Exact command lines, for the README.
+# Exact command lines, for docs/bench-vm.md.
 {
 	for net in $NETS; do
 		for g in $GUESTS; do

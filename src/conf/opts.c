@@ -298,7 +298,7 @@ const struct opt_def opt_defs[OPT_N] = {
 /* The learned spin: at `ab -c 1` it matches a fixed 100 us spin hosted,
  * spends about half the CPU on a slow client, and under TCG (where a
  * guest's spin is emulated and takes the host CPU QEMU's own threads
- * need) it serves more; README, 2026-12-01.  The load generator keeps a
+ * need) it serves more; docs/bench-http.md, 2026-12-01.  The load generator keeps a
  * fixed spin: it is there to be fast, not frugal. */
 #define SPIN_DEFAULT "auto"
 #define SPIN_LOAD_DEFAULT "100"

@@ -42,7 +42,7 @@
  * SIGKILLed run in tests/dev_smoke.sh.
  *
  * Privileges (measured on kernel 6.18, libxdp 1.3, as a non-root user in
- * a namespace; README "Install and capabilities"): CAP_NET_RAW (the xsk
+ * a namespace; docs/operations.md "Install and capabilities"): CAP_NET_RAW (the xsk
  * socket) and CAP_NET_ADMIN (attaching to the interface) are not enough.
  * Loading the program takes CAP_BPF and CAP_PERFMON (the verifier refuses
  * the dispatcher's pointer comparison without CAP_PERFMON), and then libxdp

@@ -19,7 +19,7 @@ enum wire_err {
 	WIRE_EVERSION = -4, /* wrong version / hardware or protocol type */
 	WIRE_EUNSUP = -5,   /* well-formed but not something we handle */
 	WIRE_EOPT = -6,     /* malformed option */
-	WIRE_EFRAG = -7,    /* IPv4 or IPv6 fragment (skiff drops fragments; see README) */
+	WIRE_EFRAG = -7,    /* IPv4 or IPv6 fragment (skiff drops fragments; see docs/ipv6.md and docs/stack.md) */
 	WIRE_EBADADDR = -8, /* forbidden address (e.g. broadcast source) */
 	WIRE_EEXT = -9,     /* IPv6 extension header out of place (hop-by-hop not first) */
 	WIRE_ELIMIT = -10,  /* more extension headers, options or bytes of them than we walk */
