@@ -18,7 +18,7 @@
 # 2001:2::2/64, compared as [2001:2::2]:80; checks print as skiff.v6/...).
 # linux and vm stay IPv4: serve --stack linux binds [::] without --ip (all
 # of the root namespace's interfaces, not loopback alone), and QEMU's user
-# networking forwards only IPv4 (README, "IPv6").
+# networking forwards only IPv4 (docs/ipv6.md).
 # Prints "PASS target/diff (...)" / "FAIL target/diff: why" and ends with
 # "http_diff: N passed, N failed".
 set -u

@@ -20,7 +20,7 @@
 #             make it work): the TAP is owned by root, so attaching takes
 #             CAP_NET_ADMIN, and creating one (a name that does not exist)
 #             too
-#   xdp       with the same two it must fail and say CAP_SYS_ADMIN (README:
+#   xdp       with the same two it must fail and say CAP_SYS_ADMIN (docs/operations.md:
 #             "Install and capabilities")
 #   uninstall leaves no file behind
 #
