@@ -3,17 +3,26 @@
  * API; the same handlers run unchanged on Linux sockets, on skiff's own
  * TCP/IP stack in a Linux process, and inside the unikernel.
  *
- * A first application (docs/app.md walks through it):
+ * A first application (docs/app.md walks through a longer one; `make
+ * check` builds this one and runs the commands below it, tools/doc_examples.py):
+ *
+ * ---- Example: hello.c ----
+ *   #include "http/app.h"
  *
  *   static int hello(struct http_app_req *r, void *ctx)
  *   {
+ *           (void)ctx;
  *           http_app_header(r, "Content-Type", "text/plain");
  *           return http_app_send(r, 200, "hello\n", 6);
  *   }
  *   static const struct http_app_route routes[] = {
  *           {HTTP_GET, "/", false, hello, NULL},
  *   };
- *   const struct http_app_def skiff_app = {routes, 1, "hello"};
+ *   const struct http_app_def skiff_app = {.routes = routes, .nroutes = 1, .name = "hello"};
+ *
+ *   $ make -C $SKIFF app APP=$PWD/hello.c
+ *   $ $SKIFF/build/app/hello --port 8080 &
+ *   $ curl http://127.0.0.1:8080/               # hello
  *
  * That is the whole program: an application defines the one symbol
  * `skiff_app` and no main.  Linked with skiff's hosted library it becomes
