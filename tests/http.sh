@@ -71,12 +71,15 @@ skt_family "$FAMILY" || { echo "$0: HTTP_FAMILY is 4 or 6, not '$FAMILY'" >&2; e
 SRV_IP=$SKT_SRV URL=http://$SKT_HOST/
 SRV_IP4=198.18.0.2
 WORK=$(mktemp -d /tmp/skiff-http.XXXXXX)
+# shellcheck disable=SC2034 # set and read by tests/lib.sh skt_serve_*
+{
 SRV_PID=
 TGT=         # the current target (SKT_SCOPE: checks print as TARGET/NAME)
 NS_C=        # where the clients run
 NS_S=        # where the server runs
 IF_C=        # the clients' interface (its neighbour cache is flushed per server)
 SERVE=()     # the stack arguments of `skiff serve` for this target
+}
 
 on_exit() {
 	skt_cleanup
@@ -93,78 +96,35 @@ trap 'exit 143' TERM
 # C CMD...: a client in the client namespace, bounded in time.
 C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
 
-# Many short connections from one client address: reuse TIME_WAIT ports,
-# and give the client a wide port range.
-client_sysctls() {
-	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse;
-		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
-}
-
+# The target's topology and stack arguments (tests/lib.sh
+# skt_serve_target); many short connections from one client address.
 setup_target() {
-	skt_cleanup_stale
-	case $TGT in
-	linux) skt_topo_veth on "$SRV_IP4/24" ;;
-	skiff:tap) skt_topo_tap tap sk0 ;;
-	skiff:packet | skiff:xdp) skt_topo_veth off "" ;;
-	esac || return 1
-	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
-	case $TGT in
-	linux)
+	skt_serve_target "$SRV_IP4" || return 1
+	if [ "$TGT" = linux ]; then
 		ip netns exec "$NS_S" sh -c 'echo 4096 > /proc/sys/net/core/somaxconn' 2>/dev/null
-		SERVE=(--stack linux)
-		;;
-	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SRV_IP4/24") ;;
-	esac
-	skt_family_up "${TGT%%:*}" || return 1
-	SERVE+=("${SKT_SERVE6[@]}")
-	client_sysctls
+	fi
+	skt_client_sysctls
 }
 
 # start_server NAME ARGS...: serve, wait for the listening line and for
 # the first answer (skiff's device may take a moment, xdp loads a program).
 start_server() {
-	local name=$1 i
+	local name=$1
 	shift
-	SRV_LOG=$WORK/${TGT/:/-}-$name.log
-	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 --stats "$@" >"$SRV_LOG" 2>&1 &
-	SRV_PID=$!
-	SKT_PIDS+=("$SRV_PID")
-	for ((i = 0; i < 200; i++)); do
-		grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null && break
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	if ! grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null; then
-		fail "$name.start" "server did not come up: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
-		return 1
-	fi
-	# A restarted skiff has a new random MAC: forget the old one.
-	skt_neigh_flush "$NS_C" "$IF_C"
-	for ((i = 0; i < 50; i++)); do
-		C curl -s -o /dev/null --max-time 1 "$URL" && return 0
-		sleep 0.1
-	done
-	fail "$name.start" "listening, but no answer to curl within 5 s: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
-	return 1
+	skt_serve_start "$name" --port 80 --stats "$@"
 }
 
 # stop_server NAME: SIGTERM, expect exit 0 and the counters.
 stop_server() {
 	local name=$1
-	kill -TERM "$SRV_PID" 2>/dev/null
-	if ! skt_wait_exit "$SRV_PID" 5; then
-		kill -KILL "$SRV_PID" 2>/dev/null
-		fail "$name.sigterm" "still running 5 s after SIGTERM"
-	elif [ "$SKT_RC" -ne 0 ]; then
-		fail "$name.sigterm" "exit status $SKT_RC: $(grep -v '^[a-z_.]* [0-9]*$' "$SRV_LOG" | tail -n 3 | tr '\n' ' ')"
-	elif ! grep -q '^http.requests ' "$SRV_LOG"; then
+	skt_serve_exit "$name.sigterm" TERM 5 || return
+	if ! grep -q '^http.requests ' "$SRV_LOG"; then
 		fail "$name.sigterm" "no counters printed with --stats"
 	elif [ "${TGT%%:*}" = skiff ] && ! grep -q '^tcp.*established ' "$SRV_LOG"; then
 		fail "$name.sigterm" "no stack counters (hoststack) printed with --stats"
 	else
 		pass "$name.sigterm"
 	fi
-	SKT_PIDS=()
 }
 
 HELLO='Hello, world! This is skiff serving you.'
@@ -308,20 +268,13 @@ run_file_checks() {
 	fi
 }
 
-# Idle CPU of the server over 10 s, from /proc/PID/stat utime+stime.
+# Idle CPU of the server over 10 s, from /proc/PID/stat utime+stime:
+# under 1% of a core, fewer than 0.1 s of CPU in 10 s.
 check_idle_cpu() {
-	local t0 t1 hz ticks
-	hz=$(getconf CLK_TCK)
-	sleep 1
-	t0=$(awk '{print $14 + $15}' "/proc/$SRV_PID/stat")
-	sleep 10
-	t1=$(awk '{print $14 + $15}' "/proc/$SRV_PID/stat")
-	ticks=$((t1 - t0))
-	# under 1% of a core: fewer than 0.1 s of CPU in 10 s
-	if [ $((ticks * 100)) -lt $((hz * 10)) ]; then
-		pass "idle_cpu ($ticks ticks of $((hz * 10)) in 10 s)"
+	if skt_idle_ticks 10; then
+		pass "idle_cpu ($IDLE_TICKS ticks of $((IDLE_HZ * 10)) in 10 s)"
 	else
-		fail idle_cpu "$ticks ticks in 10 s (limit $((hz / 10)))"
+		fail idle_cpu "$IDLE_TICKS ticks in 10 s (limit $((IDLE_HZ / 10)))"
 	fi
 }
 

@@ -23,6 +23,15 @@
 #                             TAP sk0 in mid (KIND tap) or vm1, a veth to
 #                             srv's vs0 (KIND packet or xdp).
 #
+# skiff serve under clients (skt_serve_*; tests/http.sh, smp.sh, metrics.sh,
+# ops.sh, tls.sh): one topology per target (linux, skiff:tap, skiff:packet,
+# skiff:xdp), start and wait until it listens and answers, stop by a signal
+# and judge the exit; on the callers' BIN, WORK, TGT, NS_C/NS_S, SERVE,
+# SRV_PID and SRV_LOG (see "skiff serve on a target" below).
+# Waiting: skt_wait_for SECONDS CMD... polls CMD every 0.05 s, so that no
+# sleep is longer than what it waits for (skt_listens: a TCP port
+# listening); skt_wait_exit, skt_wait_ready.
+#
 # Address family (skt_family, skt_family_up): the same checks over IPv4 or
 # IPv6 (SKT_FAMILY=6 in the environment): clients dial SKT_SRV / SKT_HOST,
 # 2001:2::1 -> 2001:2::2 over v6, 198.18.0.1 -> 198.18.0.2 over v4.
@@ -538,6 +547,176 @@ skt_ready_mac() {
 	elif [[ $line =~ ([0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}) ]]; then
 		printf '%s\n' "${BASH_REMATCH[1]}"
 	fi
+}
+
+# skt_wait_for SECONDS CMD...: run CMD every 0.05 s until it succeeds
+# (status 0) or SECONDS (a decimal like 2.5 is fine) have passed (status 1).
+# For what can be polled -- a line in a log, a port, a file -- instead of a
+# fixed sleep that is either too short on a loaded machine or too long
+# everywhere else.
+skt_wait_for() {
+	local secs=$1 i n
+	shift
+	n=$(awk -v s="$secs" 'BEGIN { printf "%d", s * 20 + 0.5 }')
+	for ((i = 0; i <= n; i++)); do
+		"$@" && return 0
+		[ "$i" -lt "$n" ] && sleep 0.05
+	done
+	return 1
+}
+
+# skt_listens PORT [PREFIX...]: a TCP socket listens on PORT, as `ss` run
+# after PREFIX sees it (e.g. ip netns exec NS; none: this namespace).
+skt_listens() {
+	local port=$1
+	shift
+	[ -n "$("$@" ss -Hltn "( sport = :$port )" 2>/dev/null)" ]
+}
+
+# ---- skiff serve on a target ------------------------------------------
+# The start/stop code of the scripts that run `skiff serve` under clients
+# (tests/http.sh, smp.sh, metrics.sh, ops.sh, tls.sh).  They work on the
+# caller's variables, which those scripts all name alike:
+#   reads  BIN (skiff), WORK (the log folder), TGT (the target), URL (what
+#          a client first fetches), SERVE_WRAP (optional: a command and its
+#          words put before BIN, e.g. setpriv ...)
+#   sets   NS_C, NS_S, IF_C (the clients' and the server's namespaces, the
+#          clients' interface), SERVE (serve's stack arguments), SRV_PID,
+#          SRV_LOG ($WORK/TARGET-NAME.log: stdout and stderr), STOP_MS
+#
+# skt_serve_target ADDR: the topology of TGT -- linux (veth cli/srv with
+#   ADDR/24 on srv's vs0 in Linux, offloads on), skiff:tap (one namespace,
+#   a TAP; multi-queue with SKT_TAP_MQ=1), skiff:packet or skiff:xdp (veth,
+#   offloads off, skiff owns vs0; SKT_VETH_QUEUES=N queues) -- then the
+#   family's addresses (skt_family_up) and SERVE: --stack linux, or
+#   --stack skiff --dev KIND:IF --ip ADDR/24 (and --ip6 over IPv6).
+# skt_client_sysctls: many short connections from one client address
+#   (tcp_tw_reuse, ports 1024-65000) in NS_C.
+# skt_serve_launch NAME ARGS...: `BIN serve SERVE... ARGS...` in NS_S, in
+#   the background, logged to SRV_LOG; SRV_PID joins SKT_PIDS.
+# skt_serve_listening [SECONDS]: until the "skiff serve: listening" line
+#   (default 10 s); 1 if the server died or the time ran out.
+# skt_serve_answer SECONDS CURL-ARGS...: forget NS_C's neighbours (a
+#   restarted skiff has a new random MAC), then curl CURL-ARGS (the URL
+#   among them) from NS_C every 0.1 s until it answers; 1 if the server
+#   died or SECONDS ran out.
+# skt_serve_start NAME ARGS...: the three above, a failed NAME.start said
+#   (no listening line in 10 s, or no answer to curl URL in 5 s).
+# skt_serve_stop SIGNAL SECONDS: SIGNAL to SRV_PID, wait; 0 with SKT_RC
+#   and STOP_MS (how long it took) once it exited, 1 (killed) if it still
+#   ran after SECONDS.
+# skt_serve_exit CHECK SIGNAL SECONDS: skt_serve_stop, failing CHECK if it
+#   did not exit in time or exited non-zero (with the log's last lines);
+#   status 0 on a clean exit (the caller passes CHECK, maybe after more).
+# skt_serve_tail: SRV_LOG's last 3 lines that are not counters, one line.
+# skt_idle_ticks SECONDS: the CPU ticks (utime+stime, /proc/SRV_PID/stat)
+#   the server used over SECONDS, after a 1 s settle; into IDLE_TICKS, and
+#   the clock's ticks a second into IDLE_HZ.  Status 0 under 1 % of a core.
+
+skt_serve_target() {
+	local addr=$1
+	skt_cleanup_stale
+	case $TGT in
+	linux) skt_topo_veth on "$addr/24" ;;
+	skiff:tap) skt_topo_tap tap sk0 ;;
+	skiff:packet | skiff:xdp) skt_topo_veth off "" ;;
+	*) return 1 ;;
+	esac || return 1
+	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
+	case $TGT in
+	linux) SERVE=(--stack linux) ;;
+	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$addr/24") ;;
+	esac
+	skt_family_up "${TGT%%:*}" || return 1
+	SERVE+=("${SKT_SERVE6[@]}")
+}
+
+skt_client_sysctls() {
+	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse;
+		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
+}
+
+skt_serve_launch() {
+	local name=$1
+	shift
+	SRV_LOG=$WORK/${TGT/:/-}-$name.log
+	# shellcheck disable=SC2086 # SERVE_WRAP: a command and its words
+	ip netns exec "$NS_S" ${SERVE_WRAP:-} "$BIN" serve "${SERVE[@]}" "$@" >"$SRV_LOG" 2>&1 &
+	SRV_PID=$!
+	SKT_PIDS+=("$SRV_PID")
+}
+
+skt_serve_up() { grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null || ! kill -0 "$SRV_PID" 2>/dev/null; }
+skt_serve_listening() {
+	skt_wait_for "${1:-10}" skt_serve_up
+	grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null
+}
+
+skt_serve_answer() {
+	local secs=$1 i
+	shift
+	skt_neigh_flush "$NS_C" "$IF_C"
+	for ((i = 0; i < secs * 10; i++)); do
+		timeout 10 ip netns exec "$NS_C" curl -s -o /dev/null --max-time 1 "$@" && return 0
+		kill -0 "$SRV_PID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+skt_serve_start() {
+	local name=$1
+	shift
+	skt_serve_launch "$name" "$@"
+	if ! skt_serve_listening 10; then
+		fail "$name.start" "server did not come up: $(skt_serve_tail)"
+		return 1
+	fi
+	skt_serve_answer 5 "$URL" && return 0
+	fail "$name.start" "listening, but no answer to curl within 5 s: $(skt_serve_tail)"
+	return 1
+}
+
+skt_serve_stop() {
+	local sig=$1 secs=$2 t0 i
+	t0=$(date +%s%N)
+	kill "-$sig" "$SRV_PID" 2>/dev/null
+	if ! skt_wait_exit "$SRV_PID" "$secs"; then
+		kill -KILL "$SRV_PID" 2>/dev/null
+		wait "$SRV_PID" 2>/dev/null
+		SKT_RC=
+	fi
+	STOP_MS=$((($(date +%s%N) - t0) / 1000000))
+	for i in "${!SKT_PIDS[@]}"; do
+		[ "${SKT_PIDS[$i]}" = "$SRV_PID" ] && unset 'SKT_PIDS[i]'
+	done
+	[ -n "$SKT_RC" ]
+}
+
+skt_serve_exit() {
+	local check=$1 sig=$2 secs=$3
+	if ! skt_serve_stop "$sig" "$secs"; then
+		fail "$check" "still running $secs s after SIG$sig"
+		return 1
+	fi
+	if [ "$SKT_RC" -ne 0 ]; then
+		fail "$check" "exit status $SKT_RC: $(skt_serve_tail)"
+		return 1
+	fi
+	return 0
+}
+
+skt_serve_tail() { grep -v '^[a-z_.0-9]* [0-9]*$' "$SRV_LOG" | tail -n 3 | tr '\n' ' '; }
+
+skt_idle_ticks() {
+	local secs=$1 t0 t1
+	IDLE_HZ=$(getconf CLK_TCK)
+	sleep 1 # the load's last connections close
+	t0=$(awk '{print $14 + $15}' "/proc/$SRV_PID/stat")
+	sleep "$secs" # the window measured: nothing to poll
+	t1=$(awk '{print $14 + $15}' "/proc/$SRV_PID/stat")
+	IDLE_TICKS=$((t1 - t0))
+	[ $((IDLE_TICKS * 100)) -lt $((IDLE_HZ * secs)) ]
 }
 
 # skt_check_bin BIN: a clear message when the binary is missing.

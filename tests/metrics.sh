@@ -64,9 +64,12 @@ URL=http://$SKT_HOST/
 MURL=http://127.0.0.1:9100/metrics
 WORK=$(mktemp -d /tmp/skiff-metrics.XXXXXX)
 MC=$HERE/metrics_check.py
+# shellcheck disable=SC2034 # set and read by tests/lib.sh skt_serve_*
+{
 SRV_PID=
 NS_C= NS_S= IF_C=
 SERVE=()
+}
 
 on_exit() {
 	skt_cleanup
@@ -83,58 +86,18 @@ trap 'exit 143' TERM
 C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
 S() { timeout "${T:-60}" ip netns exec "$NS_S" "$@"; }
 
-setup_target() {
-	skt_cleanup_stale
-	case $TGT in
-	linux) skt_topo_veth on "$SKT_SKIFF_IP/24" ;;
-	skiff:tap) skt_topo_tap tap sk0 ;;
-	esac || return 1
-	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
-	case $TGT in
-	linux) SERVE=(--stack linux) ;;
-	*) SERVE=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24") ;;
-	esac
-	skt_family_up "${TGT%%:*}" || return 1
-	SERVE+=("${SKT_SERVE6[@]}")
-}
+# The target's topology and stack arguments (tests/lib.sh skt_serve_target).
+setup_target() { skt_serve_target "$SKT_SKIFF_IP"; }
 
 # start_server NAME ARGS...: wait for the listening line and a first answer.
 start_server() {
-	local name=$1 i
+	local name=$1
 	shift
-	SRV_LOG=$WORK/${TGT/:/-}-$name.log
-	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 "$@" >"$SRV_LOG" 2>&1 &
-	SRV_PID=$!
-	SKT_PIDS+=("$SRV_PID")
-	for ((i = 0; i < 200; i++)); do
-		grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null && break
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	skt_neigh_flush "$NS_C" "$IF_C"
-	for ((i = 0; i < 50; i++)); do
-		C curl -s -o /dev/null --max-time 1 "$URL" && return 0
-		sleep 0.1
-	done
-	fail "$name.start" "no answer: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
-	return 1
+	skt_serve_start "$name" --port 80 "$@"
 }
 
-stop_server() {
-	kill -INT "$SRV_PID" 2>/dev/null
-	if ! skt_wait_exit "$SRV_PID" 5; then
-		kill -KILL "$SRV_PID" 2>/dev/null
-		wait "$SRV_PID" 2>/dev/null
-		fail "$1.exit" "still running 5 s after SIGINT"
-		SKT_PIDS=()
-		return 1
-	fi
-	SKT_PIDS=()
-	if [ "$SKT_RC" -ne 0 ]; then
-		fail "$1.exit" "exit status $SKT_RC: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
-		return 1
-	fi
-}
+# stop_server NAME: SIGINT; 0 if it exited 0 within 5 s.
+stop_server() { skt_serve_exit "$1.exit" INT 5; }
 
 scrape() { S curl -s --max-time 5 -o "$1" -w '%{http_code}' "$MURL"; }
 val() { python3 "$MC" value "$1" "$2" 2>/dev/null || echo -1; }

@@ -78,81 +78,54 @@ trap 'exit 143' TERM
 
 C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
 
+# The target's topology (tests/lib.sh skt_serve_target; tap multi-queue,
+# the xdp veth with 2 queues) and many short connections from one client.
 setup_target() {
-	skt_cleanup_stale
 	SKT_TAP_MQ='' SKT_VETH_QUEUES=''
 	case $TGT in
-	linux) skt_topo_veth on "$SRV_IP/24" ;;
-	skiff:tap) SKT_TAP_MQ=1 skt_topo_tap tap sk0 ;;
-	skiff:packet) skt_topo_veth off "" ;;
-	skiff:xdp) SKT_VETH_QUEUES=2 skt_topo_veth off "" ;;
-	esac || return 1
-	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
-	case $TGT in
-	linux)
-		ip netns exec "$NS_S" sh -c 'echo 4096 > /proc/sys/net/core/somaxconn' 2>/dev/null
-		SERVE=(--stack linux)
-		;;
-	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SRV_IP/24") ;;
+	skiff:tap) SKT_TAP_MQ=1 ;;
+	skiff:xdp) SKT_VETH_QUEUES=2 ;;
 	esac
-	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse;
-		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
+	SKT_FAMILY=4 skt_serve_target "$SRV_IP" || return 1 # IPv4 only here
+	if [ "$TGT" = linux ]; then
+		ip netns exec "$NS_S" sh -c 'echo 4096 > /proc/sys/net/core/somaxconn' 2>/dev/null
+	fi
+	skt_client_sysctls
 }
 
 # start_server NAME ARGS...: serve with 2 workers, wait for the listening
 # line (it must say workers=2) and the first answer.
 start_server() {
-	local name=$1 i
+	local name=$1
 	shift
-	SRV_LOG=$WORK/${TGT/:/-}-$name.log
-	# shellcheck disable=SC2086 # SERVE_WRAP: a command and its words
-	ip netns exec "$NS_S" ${SERVE_WRAP:-} "$BIN" serve "${SERVE[@]}" --port 80 --workers "${WORKERS:-2}" --stats "$@" >"$SRV_LOG" 2>&1 &
-	SRV_PID=$!
-	SKT_PIDS+=("$SRV_PID")
-	for ((i = 0; i < 200; i++)); do
-		grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null && break
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-	done
+	skt_serve_launch "$name" --port 80 --workers "${WORKERS:-2}" --stats "$@"
+	skt_serve_listening 10
 	if ! grep -q "^skiff serve: listening.* workers=${EXPECT:-2}" "$SRV_LOG" 2>/dev/null; then
-		fail "$name.start" "no 'listening ... workers=${EXPECT:-2}' line: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+		fail "$name.start" "no 'listening ... workers=${EXPECT:-2}' line: $(skt_serve_tail)"
 		return 1
 	fi
-	ip -n "$NS_C" neigh flush dev "$IF_C" 2>/dev/null
-	for ((i = 0; i < 50; i++)); do
-		C curl -s -o /dev/null --max-time 1 ${START_PORT:+--local-port "$START_PORT"} \
-			${START_SRC:+--interface "$START_SRC"} "$URL" &&
-			{ pass "$name.start"; return 0; }
-		sleep 0.1
-	done
-	fail "$name.start" "listening, but no answer to curl within 5 s: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+	if skt_serve_answer 5 ${START_PORT:+--local-port "$START_PORT"} ${START_SRC:+--interface "$START_SRC"} "$URL"; then
+		pass "$name.start"
+		return 0
+	fi
+	fail "$name.start" "listening, but no answer to curl within 5 s: $(skt_serve_tail)"
 	return 1
 }
 
 # stop_server NAME: SIGTERM, exit 0, sums and per-worker lines printed.
 stop_server() {
 	local name=$1
-	kill -TERM "$SRV_PID" 2>/dev/null
-	if ! skt_wait_exit "$SRV_PID" 10; then
-		kill -KILL "$SRV_PID" 2>/dev/null
-		fail "$name.sigterm" "still running 10 s after SIGTERM"
-	elif [ "$SKT_RC" -ne 0 ]; then
-		fail "$name.sigterm" "exit status $SKT_RC: $(grep -v '^[a-z0-9_.]* [0-9]*$' "$SRV_LOG" | tail -n 3 | tr '\n' ' ')"
-	elif ! grep -q '^http.requests ' "$SRV_LOG" || ! grep -q '^worker1.http.requests ' "$SRV_LOG"; then
+	skt_serve_exit "$name.sigterm" TERM 10 || return
+	if ! grep -q '^http.requests ' "$SRV_LOG" || ! grep -q '^worker1.http.requests ' "$SRV_LOG"; then
 		fail "$name.sigterm" "no summed and per-worker counters with --stats"
 	else
 		pass "$name.sigterm"
 	fi
-	SKT_PIDS=()
 }
 
 # drop_server: a server whose start-up failed, ended so that it cannot
 # take frames meant for the next one.
-drop_server() {
-	kill -KILL "$SRV_PID" 2>/dev/null
-	skt_wait_exit "$SRV_PID" 5
-	SKT_PIDS=()
-}
+drop_server() { skt_serve_stop KILL 5; }
 
 # stat_of NAME: the value of counter NAME in the server's --stats output.
 stat_of() { awk -v n="$1" '$1 == n {print $2; exit}' "$SRV_LOG"; }
@@ -187,17 +160,10 @@ check_wrk() {
 
 # Idle: each worker parks on its own; two together under 1% of a core.
 check_idle_cpu() {
-	local t0 t1 hz ticks
-	hz=$(getconf CLK_TCK)
-	sleep 1
-	t0=$(awk '{print $14 + $15}' "/proc/$SRV_PID/stat")
-	sleep 5
-	t1=$(awk '{print $14 + $15}' "/proc/$SRV_PID/stat")
-	ticks=$((t1 - t0))
-	if [ $((ticks * 100)) -lt $((hz * 5)) ]; then
-		pass "idle_cpu ($ticks ticks of $((hz * 5)) in 5 s, 2 workers)"
+	if skt_idle_ticks 5; then
+		pass "idle_cpu ($IDLE_TICKS ticks of $((IDLE_HZ * 5)) in 5 s, 2 workers)"
 	else
-		fail idle_cpu "$ticks ticks in 5 s (limit under $((hz * 5 / 100)))"
+		fail idle_cpu "$IDLE_TICKS ticks in 5 s (limit under $((IDLE_HZ * 5 / 100)))"
 	fi
 }
 
