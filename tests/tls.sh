@@ -66,9 +66,12 @@ BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 skt_family "$SKT_FAMILY" || { echo "$0: SKT_FAMILY is 4 or 6, not '$SKT_FAMILY'" >&2; exit 2; }
 SRV_IP=$SKT_SRV H=$SKT_HOST
 WORK=$(mktemp -d /tmp/skiff-tls.XXXXXX)
+# shellcheck disable=SC2034 # set and read by tests/lib.sh skt_serve_*
+{
 SRV_PID=
 NS_C= NS_S= IF_C= TGT=
 SERVE=()
+}
 on_exit() {
 	skt_cleanup
 	if [ "$SKT_FAILED" -eq 0 ]; then rm -rf "$WORK"; else echo "tls: logs kept in $WORK"; fi
@@ -98,60 +101,32 @@ printf 'skiff over TLS\n' >"$ROOT/index.html"
 head -c 3000000 /dev/urandom >"$ROOT/big.bin"
 BIG_SHA=$(sha256sum <"$ROOT/big.bin" | cut -c1-64)
 
+# The target's topology and stack arguments (tests/lib.sh
+# skt_serve_target); many short connections from one client address.
 setup_target() {
-	skt_cleanup_stale
-	case $TGT in
-	linux) skt_topo_veth on "$SKT_SKIFF_IP/24" ;;
-	skiff:tap) skt_topo_tap tap sk0 ;;
-	skiff:packet) skt_topo_veth off "" ;;
-	esac || return 1
-	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
-	case $TGT in
-	linux) SERVE=(--stack linux) ;;
-	*) SERVE=(--stack skiff --dev "${TGT#skiff:}:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24") ;;
-	esac
-	skt_family_up "${TGT%%:*}" || return 1
-	SERVE+=("${SKT_SERVE6[@]}")
-	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse;
-		echo "1024 65000" > /proc/sys/net/ipv4/ip_local_port_range'
+	skt_serve_target "$SKT_SKIFF_IP" || return 1
+	skt_client_sysctls
 }
 
 # start_server NAME CERT [ARGS...]: serve with HTTPS on 443, ready when curl answers.
 start_server() {
-	local name=$1 cert=$2 i
+	local name=$1 cert=$2
 	shift 2
-	SRV_LOG=$WORK/${TGT/:/-}-$name.log
-	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 --root "$ROOT" --stats \
+	skt_serve_launch "$name" --port 80 --root "$ROOT" --stats \
 		--tls-cert "$WORK/$cert.crt" --tls-key "$WORK/$cert.key" --tls-port 443 \
-		--tls-handshake-timeout 2 "$@" >"$SRV_LOG" 2>&1 &
-	SRV_PID=$!
-	SKT_PIDS+=("$SRV_PID")
-	skt_neigh_flush "$NS_C" "$IF_C"
-	for ((i = 0; i < 100; i++)); do
-		C curl -s -o /dev/null --max-time 1 --cacert "$WORK/$cert.crt" "https://$H/" && return 0
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	fail "$name.start" "no HTTPS answer within 10 s: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
+		--tls-handshake-timeout 2 "$@"
+	skt_serve_answer 10 --cacert "$WORK/$cert.crt" "https://$H/" && return 0
+	fail "$name.start" "no HTTPS answer within 10 s: $(skt_serve_tail)"
 	return 1
 }
 
+# stop_server NAME: SIGTERM, exit 0; the counters into ST.
 declare -A ST=()
 stop_server() {
-	local name=$1
-	kill -TERM "$SRV_PID" 2>/dev/null
-	if ! skt_wait_exit "$SRV_PID" 5; then
-		kill -KILL "$SRV_PID" 2>/dev/null
-		fail "$name.sigterm" "still running 5 s after SIGTERM"
-		return 1
-	fi
+	local name=$1 k v
 	ST=()
-	local k v
+	skt_serve_exit "$name.sigterm" TERM 5 || return 1
 	while read -r k v; do ST[$k]=$v; done < <(grep -E '^[a-z_.0-9]+ [0-9]+$' "$SRV_LOG")
-	if [ "$SKT_RC" -ne 0 ]; then
-		fail "$name.sigterm" "exit status $SKT_RC: $(grep -v '^[a-z_.0-9]* [0-9]*$' "$SRV_LOG" | tail -n 3 | tr '\n' ' ')"
-		return 1
-	fi
 	pass "$name.sigterm (exit 0)"
 }
 
