@@ -67,11 +67,7 @@ usage() { echo "usage: $0 path/to/skiff [linux] [skiff:tap]" >&2; exit 2; }
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
-TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap)
-for t in "${TARGETS[@]}"; do
-	case $t in linux | skiff:tap) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
-done
+skt_targets "linux skiff:tap" "$@"
 skt_check_bin "$BIN" || exit 2
 BIN=$(readlink -f "$BIN")
 if ! skt_need setup curl ab wrk python3 openssl; then
@@ -84,84 +80,35 @@ SRV_IP=$SKT_SRV H=$SKT_HOST
 URL=http://$H/
 WORK=$(mktemp -d /tmp/skiff-ops.XXXXXX)
 OC=$HERE/ops_client.py
-SRV_PID=
+# shellcheck disable=SC2034 # set and read by tests/lib.sh skt_serve_*
+{
+SRV_PID= STOP_MS=
 NS_C= NS_S= IF_C=
 SERVE=()
-
-on_exit() {
-	skt_cleanup
-	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${OPS_KEEP_LOGS:-}" ]; then
-		rm -rf "$WORK"
-	else
-		echo "ops: logs kept in $WORK"
-	fi
 }
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+
+skt_work_traps "OPS_KEEP_LOGS" "logs"
 
 C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
 
+# The target's topology and stack arguments (tests/lib.sh
+# skt_serve_target); the client reuses TIME_WAIT ports.
 setup_target() {
-	skt_cleanup_stale
-	case $TGT in
-	linux) skt_topo_veth on "$SKT_SKIFF_IP/24" ;;
-	skiff:tap) skt_topo_tap tap sk0 ;;
-	esac || return 1
-	NS_C=$SKT_NS_L NS_S=$SKT_NS_S IF_C=$SKT_IF_L
-	case $TGT in
-	linux) SERVE=(--stack linux) ;;
-	*) SERVE=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24") ;;
-	esac
-	skt_family_up "${TGT%%:*}" || return 1
-	SERVE+=("${SKT_SERVE6[@]}")
+	skt_serve_target "$SKT_SKIFF_IP" || return 1
 	ip netns exec "$NS_C" sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse'
 }
 
 # start_server NAME ARGS...: stdout and stderr to $SRV_LOG; wait for the
 # listening line and a first answer.
 start_server() {
-	local name=$1 i
+	local name=$1
 	shift
-	SRV_LOG=$WORK/${TGT/:/-}-$name.log
-	ip netns exec "$NS_S" "$BIN" serve "${SERVE[@]}" --port 80 --stats "$@" >"$SRV_LOG" 2>&1 &
-	SRV_PID=$!
-	SKT_PIDS+=("$SRV_PID")
-	for ((i = 0; i < 200; i++)); do
-		grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null && break
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	skt_neigh_flush "$NS_C" "$IF_C"
-	for ((i = 0; i < 50; i++)); do
-		C curl -s -o /dev/null --max-time 1 "$URL" && return 0
-		sleep 0.1
-	done
-	fail "$name.start" "no answer: $(tail -n 3 "$SRV_LOG" | tr '\n' ' ')"
-	return 1
+	skt_serve_start "$name" --port 80 --stats "$@"
 }
 
 # stop_server NAME SECS: SIGTERM; 0 if it exited 0 within SECS (SKT_RC,
 # STOP_MS: how long it took).
-stop_server() {
-	local name=$1 secs=$2 t0
-	t0=$(date +%s%N)
-	kill -TERM "$SRV_PID" 2>/dev/null
-	if ! skt_wait_exit "$SRV_PID" "$secs"; then
-		kill -KILL "$SRV_PID" 2>/dev/null
-		wait "$SRV_PID" 2>/dev/null
-		fail "$name.exit" "still running $secs s after SIGTERM"
-		SKT_PIDS=()
-		return 1
-	fi
-	STOP_MS=$((($(date +%s%N) - t0) / 1000000))
-	SKT_PIDS=()
-	if [ "$SKT_RC" -ne 0 ]; then
-		fail "$name.exit" "exit status $SKT_RC: $(grep -v '^[a-z_.0-9]* [0-9]*$' "$SRV_LOG" | tail -n 3 | tr '\n' ' ')"
-		return 1
-	fi
-	return 0
-}
+stop_server() { skt_serve_exit "$1.exit" TERM "$2"; }
 
 # The client as the error log writes it (ADDR:PORT, [ADDR]:PORT over v6), a regex.
 PEER_RE=${SKT_CLI//./\\.}
@@ -249,6 +196,18 @@ check_log_slow_sink() {
 # ---- the drain ----
 
 # Tcp counters of the client namespace: "EstabResets AttemptFails".
+# conns_80 [unacked]: the client namespace's established TCP connections to
+# port 80 (with "unacked": only those whose sent bytes the server has not
+# acknowledged).  On skiff:tap the kernel there holds only the clients.
+conns_80() {
+	ip netns exec "$NS_C" ss -Htn state established '( dport = :80 )' |
+		awk -v u="${1:-}" 'u == "" || $2 > 0 { n++ } END { print n + 0 }'
+}
+# drain_ready N IDLE: the idle client has its response and N connections are up.
+drain_ready() { grep -q '^response complete; idle' "$2" 2>/dev/null && [ "$(conns_80)" -ge "$1" ]; }
+# half_head_in SLOW: the slow client's half head is out and acknowledged.
+half_head_in() { grep -q '^half a head sent' "$1" 2>/dev/null && [ "$(conns_80 unacked)" = 0 ]; }
+
 tcp_mib() {
 	ip netns exec "$NS_C" awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) n[$i] = i; h = 1 }
 		else print $n["EstabResets"], $n["AttemptFails"] }' /proc/net/snmp
@@ -274,7 +233,10 @@ LUA
 	read -r -a m0 <<<"$(tcp_mib)"
 	T=30 C wrk -t 2 -c 32 -d 6 -s "$lua" "$URL" >"$out" 2>&1 &
 	wrk_pid=$!
-	sleep 1.5
+	# SIGTERM mid-run: once the idle client has its response and wrk's 32
+	# connections are up (a fixed 1.5 s lost the race on a loaded machine:
+	# the idle client's connect came after the listener closed).
+	skt_wait_for 15 drain_ready 33 "$idle"
 	stop_server drain 12
 	local rc=$? stop_ms=${STOP_MS:-?}
 	wait "$wrk_pid"
@@ -315,14 +277,9 @@ check_drain_timeout() {
 	C python3 "$OC" slow $SRV_IP 80 20 >"$slow" 2>&1 &
 	slow_pid=$!
 	# SIGTERM only once the half head is out (a fixed sleep lost the race
-	# on a loaded machine: "draining 0 connections"), and a moment for it
-	# to arrive.
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^half a head sent' "$slow" 2>/dev/null && break
-		sleep 0.1
-	done
-	sleep 0.3
+	# on a loaded machine: "draining 0 connections") and the server's stack
+	# has acknowledged it.
+	skt_wait_for 10 half_head_in "$slow"
 	stop_server drain_timeout 6
 	local rc=$? ms=${STOP_MS:-0}
 	wait "$slow_pid"
@@ -361,7 +318,7 @@ check_reload() {
 	fi
 	start_server reload --root "$WORK/site" --tls-cert "$WORK/live.crt" \
 		--tls-key "$WORK/live.key" --tls-port 443 || return
-	C python3 "$OC" reload $SRV_IP "$SRV_PID" "$WORK" >"$out" 2>&1
+	C python3 "$OC" reload $SRV_IP "$SRV_PID" "$WORK" "$SRV_LOG" >"$out" 2>&1
 	local rc=$?
 	stop_server reload 5 || return
 	local ok=1 want
@@ -417,6 +374,22 @@ check_reload_wrk() {
 	fi
 }
 
+# errlog_lines LOG: "N SUP": the handshake-failed lines and the messages
+# their suppressed lines account for.
+errlog_lines() {
+	local n sup
+	n=$(grep -cE '^[0-9-]{10}T[0-9:]{8}Z skiff serve: info: tls: handshake failed \(not TLS, or a hello refused\): '"$PEER_RE"':[0-9]*$' "$1")
+	sup=$(sed -nE 's/^[0-9-]{10}T[0-9:]{8}Z skiff serve: info: tls.handshake: suppressed ([0-9]+) messages? \(more than 10 in 1000 ms\)$/\1/p' "$1" | awk '{s += $1} END {print s + 0}')
+	echo "$n $sup"
+}
+# errlog_done LOG: the failed reload's line is there and the 30 refused
+# handshakes are all accounted for.
+errlog_done() {
+	local ns
+	read -r -a ns <<<"$(errlog_lines "$1")"
+	grep -q 'SIGHUP: certificate reload failed' "$1" 2>/dev/null && [ $((ns[0] + ns[1])) -ge 30 ]
+}
+
 check_errlog() {
 	local elog=$WORK/${TGT/:/-}-error.log out=$WORK/nottls.out n sup
 	reload_setup || return
@@ -426,11 +399,12 @@ check_errlog() {
 	C python3 "$OC" nottls $SRV_IP 443 30 >"$out" 2>&1 || fail errlog.client "$(tr '\n' ' ' <"$out")"
 	cp "$WORK/bad.crt" "$WORK/live.crt"
 	kill -HUP "$SRV_PID"
-	sleep 1.5 # the reload, and the report of the window that ended
+	# The reload, and the report of the window that ended (the server's
+	# timer, within a second): until both are in the log, at most 5 s.
+	skt_wait_for 5 errlog_done "$elog"
 	cp "$elog" "$elog.before-exit"
 	stop_server errlog 5 || return
-	n=$(grep -cE '^[0-9-]{10}T[0-9:]{8}Z skiff serve: info: tls: handshake failed \(not TLS, or a hello refused\): '"$PEER_RE"':[0-9]*$' "$elog.before-exit")
-	sup=$(sed -nE 's/^[0-9-]{10}T[0-9:]{8}Z skiff serve: info: tls.handshake: suppressed ([0-9]+) messages? \(more than 10 in 1000 ms\)$/\1/p' "$elog.before-exit" | awk '{s += $1} END {print s + 0}')
+	read -r n sup <<<"$(errlog_lines "$elog.before-exit")"
 	if [ "$n" -ge 1 ] && [ "$n" -le 20 ] && [ $((n + sup)) = 30 ] && [ "$sup" -ge 1 ] &&
 		grep -qE '^[0-9-]{10}T[0-9:]{8}Z skiff serve: error: SIGHUP: certificate reload failed, still serving the previous one: tls: certificate' "$elog.before-exit" &&
 		! grep -q 'handshake failed\|reload failed' "$SRV_LOG" &&

@@ -18,7 +18,7 @@
                                clean EOF with no bytes after the response
   slow HOST PORT SECS          send half a request head and hold it; exit 0
                                when the server closes within SECS
-  reload HOST PID DIR          SIGHUP (to PID) under open keep-alive HTTP and
+  reload HOST PID DIR LOG      SIGHUP (to PID) under open keep-alive HTTP and
                                HTTPS connections (ports 80, 443); DIR holds
                                site/ (the --root), live.crt/live.key (the
                                --tls-* files), a.*, b.* (two certificates)
@@ -27,7 +27,10 @@
                                new ones get the new body and certificate; a
                                reload with a garbage certificate, one with a
                                key that does not match and one with the root
-                               gone keep what is served
+                               gone keep what is served; each SIGHUP is
+                               done when LOG (the server's stdout and
+                               stderr) has two more "SIGHUP:" lines (the
+                               tree's and the certificate's outcome)
   nottls HOST PORT N           N connections that send plain HTTP to the TLS
                                port, each until the server closes it
 """
@@ -242,7 +245,12 @@ def write(path, data):
     os.rename(path + ".tmp", path)
 
 
-def cmd_reload(host, pid, d):
+def sighup_lines(log):
+    with open(log, "rb") as f:
+        return f.read().count(b"SIGHUP:")
+
+
+def cmd_reload(host, pid, d, log):
     pid = int(pid)
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     tls.check_hostname = False
@@ -262,8 +270,14 @@ def cmd_reload(host, pid, d):
             raise SystemExit("%s: %d %r, wanted 200 %r" % (what, r.status, body, want_body))
 
     def hup():
+        # The reload runs on the server's 1 s timer and reports the tree's
+        # and the certificate's outcome, a line each: until both are in the
+        # log (at most 5 s; the checks after it then say what is wrong).
+        want = sighup_lines(log) + 2
         os.kill(pid, signal.SIGHUP)
-        time.sleep(1.5)  # the reload runs within a second
+        end = time.monotonic() + 5
+        while sighup_lines(log) < want and time.monotonic() < end:
+            time.sleep(0.05)
 
     def fresh(body, fp, what):
         for https in (False, True):
@@ -328,7 +342,7 @@ def cmd_nottls(host, port, n):
 
 def main():
     cmds = {"hostile": (cmd_hostile, 2), "check": (cmd_check, 4), "idle": (cmd_idle, 3),
-            "slow": (cmd_slow, 3), "reload": (cmd_reload, 3),
+            "slow": (cmd_slow, 3), "reload": (cmd_reload, 4),
             "nottls": (cmd_nottls, 3)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) - 2 != cmds[sys.argv[1]][1]:
         print(__doc__, file=sys.stderr)
