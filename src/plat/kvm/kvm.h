@@ -68,6 +68,8 @@ void time_init_ap(void);           /* an AP: its LAPIC and timer, as the BSP's *
 uint64_t time_tsc_hz(void);
 const char *time_source(void);     /* how the TSC was calibrated */
 bool time_deadline_mode(void);     /* TSC-deadline (else one-shot count) */
+uint64_t time_apic_hz(void);       /* one-shot mode: LAPIC timer ticks a second (0 in TSC-deadline mode) */
+uint64_t time_apic_err_ppm(void);  /* ... and its calibration's uncertainty, parts per million */
 /* Program the one-shot timer for `deadline` (plat_now() units);
  * SK_TIME_NEVER stops it.  Reloads the hardware only when the deadline
  * differs from the one it holds (seed 000, 99fc1c4). */

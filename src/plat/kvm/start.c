@@ -98,8 +98,13 @@ void kmain(uint32_t start_info)
 		kprintf("skiff-uk: no usable TSC/LAPIC timer\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	kprintf("skiff-uk: tsc %lu kHz (%s), timer %s\n", time_tsc_hz() / 1000, time_source(),
-		time_deadline_mode() ? "tsc-deadline" : "lapic one-shot");
+	if (time_deadline_mode())
+		kprintf("skiff-uk: tsc %lu kHz (%s), timer tsc-deadline\n", time_tsc_hz() / 1000,
+			time_source());
+	else
+		kprintf("skiff-uk: tsc %lu kHz (%s), timer lapic one-shot at %lu kHz (+-%lu ppm)\n",
+			time_tsc_hz() / 1000, time_source(), time_apic_hz() / 1000,
+			time_apic_err_ppm());
 	canary_init();
 	/* The APs, once memory and the clocks are up (their stacks come
 	 * from the heap; their timers use the BSP's calibration) and the

@@ -8,7 +8,9 @@
  *
  * Timer: TSC-deadline mode when CPUID.1:ECX[24] says so (an absolute
  * deadline, one MSR write); otherwise LAPIC one-shot with a count
- * calibrated against the TSC.  Either way the loaded deadline is
+ * calibrated against the TSC by reads bracketed as the PIT's are
+ * (calib.h): a rate measured too high makes every sleep that much too
+ * long, so a timer due in 2 s fired after 4.  Either way the loaded deadline is
  * remembered and a re-arm with the same or a later value costs nothing
  * (timer_arm keeps the earlier one and lets it fire early): under
  * emulation the MSR/MMIO write is a device access (seed 000, 99fc1c4).
@@ -20,8 +22,11 @@
  * them in step; KVM syncs them at start), so plat_now() is too. */
 #include "../plat.h"
 #include "cpu.h"
+#include "calib.h"
 #include "kvm.h"
 
+#define CALIB_WINDOWS 5      /* LAPIC calibration windows, at least */
+#define CALIB_WINDOWS_MAX 40 /* ... and at most (160 ms) */
 #define MSR_APIC_BASE 0x1b
 #define MSR_TSC_DEADLINE 0x6e0
 #define LAPIC_ID 0x20
@@ -45,6 +50,7 @@ static volatile uint8_t *lapic;
 static bool deadline_mode;
 static uint64_t apic_hz;     /* one-shot mode: LAPIC timer ticks per second */
 static uint64_t apic_mult;   /* ticks = ns * apic_mult >> 24 */
+static uint64_t apic_err_ppm; /* the calibration window's uncertainty */
 
 static uint32_t lapic_read(unsigned reg) { return mmio_read32(lapic + reg); }
 static void lapic_write(unsigned reg, uint32_t v) { mmio_write32(lapic + reg, v); }
@@ -53,6 +59,8 @@ uint32_t lapic_id(void) { return lapic_read(LAPIC_ID) >> 24; }
 uint64_t time_tsc_hz(void) { return tsc_hz; }
 const char *time_source(void) { return tsc_source; }
 bool time_deadline_mode(void) { return deadline_mode; }
+uint64_t time_apic_hz(void) { return apic_hz; }
+uint64_t time_apic_err_ppm(void) { return apic_err_ppm; }
 
 /* Channel 2's count now: latched, then read low and high byte. */
 static uint16_t pit_count(void)
@@ -106,6 +114,15 @@ static uint64_t pit_measure(uint16_t pit_ticks, uint64_t *err)
 	uint16_t n = (uint16_t)(s0.count - s1.count);
 	*err = s0.width + s1.width;
 	return n ? (s1.tsc - s0.tsc) * pit_ticks / n : 0;
+}
+
+/* The LAPIC timer's current count, read between two TSC reads. */
+static struct calib_stamp apic_stamp(void)
+{
+	uint64_t a = rdtsc();
+	uint32_t c = lapic_read(LAPIC_TIMER_CUR);
+	uint64_t b = rdtsc();
+	return (struct calib_stamp){a + (b - a) / 2, b - a, c};
 }
 
 static void calibrate_tsc(void)
@@ -220,16 +237,26 @@ int time_init(void)
 		lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_TSC_DEADLINE);
 		return 0;
 	}
-	/* One-shot fallback: count LAPIC ticks (divide by 1) over 10 ms of TSC. */
+	/* One-shot fallback: LAPIC ticks (divide by 1) against the TSC, over
+	 * windows of 4 ms, each end a count read between two TSC reads; the
+	 * window read most tightly wins (calib.h).  At least CALIB_WINDOWS
+	 * (the first also warms the emulator's translation of this code),
+	 * more while none was read within 1%, up to CALIB_WINDOWS_MAX. */
 	lapic_write(LAPIC_TIMER_DIV, 0xb);
 	lapic_write(LAPIC_LVT_TIMER, VEC_TIMER | LVT_MASKED);
-	lapic_write(LAPIC_TIMER_INIT, 0xffffffffu);
-	uint64_t t0 = rdtsc(), span = tsc_hz / 100;
-	while (rdtsc() - t0 < span)
-		cpu_pause();
-	uint32_t left = lapic_read(LAPIC_TIMER_CUR);
+	struct calib_window w[CALIB_WINDOWS_MAX];
+	uint64_t span = tsc_hz / 250;
+	int n = 0;
+	do {
+		lapic_write(LAPIC_TIMER_INIT, 0xffffffffu);
+		w[n].a = apic_stamp();
+		do
+			w[n].b = apic_stamp();
+		while (w[n].b.tsc - w[n].a.tsc < span);
+		n++;
+		apic_hz = calib_pick(w, n, tsc_hz, &apic_err_ppm);
+	} while (n < CALIB_WINDOWS_MAX && (n < CALIB_WINDOWS || apic_err_ppm >= 10000));
 	lapic_write(LAPIC_TIMER_INIT, 0);
-	apic_hz = (uint64_t)(0xffffffffu - left) * 100;
 	if (!apic_hz)
 		return -1;
 	apic_mult = (apic_hz << 24) / SK_NS_PER_S;
