@@ -66,7 +66,9 @@ if ! skt_need setup curl python3 openssl; then
 fi
 
 SRV_IP=198.18.0.2 SRV_PORT=80
-UK_PORT=18180 UK_CTL=18181
+# The guests' forwards on 127.0.0.1 (APP_UK_PORT / APP_UK_CTL move them, e.g.
+# for a second run beside a make test's own app phase).
+UK_PORT=${APP_UK_PORT:-18180} UK_CTL=${APP_UK_CTL:-18181}
 WORK=$(mktemp -d /tmp/skiff-app.XXXXXX)
 AC=$HERE/app_client.py
 SRV_PID=

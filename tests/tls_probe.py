@@ -103,10 +103,12 @@ def client_hello_liar():
 def hostile(host, port, cafile, name, count):
     """All COUNT x 4 connections at once (a flood of them, and the ones
     that stall wait out one handshake timeout together), then each must
-    be closed by the server."""
+    be closed by the server.  A badmac/oversize connection whose own
+    handshake failed is a miss, said as such (with how long it took and
+    the error): it never got to send its bad record."""
     c = ctx_for(cafile)
     socks = {k: [] for k in ("garbage", "hello", "badmac", "oversize")}
-    keep = []
+    keep, hs_failed = [], []
     for kind in socks:
         for _ in range(count):
             s = socket.create_connection((host, port), timeout=10)
@@ -116,7 +118,15 @@ def hostile(host, port, cafile, name, count):
                 elif kind == "hello":
                     s.sendall(client_hello_liar())
                 else:
-                    t = c.wrap_socket(s, server_hostname=name)
+                    t0 = time.monotonic()
+                    try:
+                        t = c.wrap_socket(s, server_hostname=name)
+                    except (ssl.SSLError, OSError) as e:
+                        # wrap_socket took s's descriptor and closed it.
+                        hs_failed.append(f"{kind} handshake failed after "
+                                         f"{time.monotonic() - t0:.1f} s: {type(e).__name__}: {e}")
+                        s = None
+                        continue
                     keep.append(t)
                     # Raw bytes on the TCP stream under the TLS session.
                     s = socket.socket(fileno=os.dup(t.fileno()))
@@ -126,21 +136,27 @@ def hostile(host, port, cafile, name, count):
                     else:
                         s.sendall(struct.pack("!BHH", 23, 0x0303, 0xFFFF) + os.urandom(100))
             except (ssl.SSLError, OSError):
-                pass
-            socks[kind].append(s)
+                pass  # the server may already have closed: ends() tells
+            finally:
+                if s is not None:
+                    socks[kind].append(s)
     tally = {k: sum(ends(s) for s in v) for k, v in socks.items()}
     for v in socks.values():
         for s in v:
             s.close()
     for t in keep:
         t.close()
-    s = socket.create_connection((host, port), timeout=10)
-    t = c.wrap_socket(s, server_hostname=name)
-    after = get(t)
-    t.close()
+    try:
+        s = socket.create_connection((host, port), timeout=10)
+        t = c.wrap_socket(s, server_hostname=name)
+        after = get(t)
+        t.close()
+    except (ssl.SSLError, OSError) as e:
+        after = f"{type(e).__name__}: {e}".encode()
     good = all(v == count for v in tally.values()) and after == b"HTTP/1.1 200 OK"
     print("hostile: " + " ".join(f"{k} {v}/{count} closed" for k, v in tally.items()) +
-          f"; then GET / -> {after.decode(errors='replace')}")
+          f"; then GET / -> {after.decode(errors='replace')}" +
+          "".join(f"; {m}" for m in hs_failed))
     return 0 if good else 1
 
 
