@@ -335,6 +335,15 @@ def check(name, cond, detail=""):
     global ok
     print(("PASS " if cond else "FAIL ") + name + (": " + detail if detail else ""))
     ok = ok and cond
+def until(cond, secs):
+    """Poll cond every 0.05 s for at most secs (what it waits for, no longer)."""
+    end = time.monotonic() + secs
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.05)
+def fresh_get(path):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", path); r = c.getresponse(); body = r.read(); c.close()
+    return r.status, body
 # A keep-alive connection, used once before the SIGHUP.
 ka = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
 ka.request("GET", "/a.txt"); r = ka.getresponse(); check("before", r.read() == b"one\n")
@@ -350,7 +359,9 @@ with open(os.path.join(root, "big.bin"), "wb") as f:
 with open(os.path.join(root, "b.txt"), "wb") as f:
     f.write(b"two\n")
 os.kill(pid, signal.SIGHUP)
-time.sleep(1.5)  # the reload runs within a second
+# The reload runs on the server's 1 s timer: until a new connection finds
+# the added file (at most 5 s; the checks below then say what is wrong).
+until(lambda: fresh_get("/b.txt") == (200, b"two\n"), 5)
 # New lookups see the new tree, on the old keep-alive connection too.
 ka.request("GET", "/b.txt"); r = ka.getresponse(); check("keepalive-after-hup", r.status == 200 and r.read() == b"two\n", str(r.status))
 c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -368,7 +379,9 @@ while True:
 head, _, body = data.partition(b"\r\n\r\n")
 check("in-flight-intact", hashlib.sha256(body).digest() == hashlib.sha256(open(old, "rb").read()).digest(),
       f"{len(body)} bytes")
-time.sleep(2.5)
+# The old tree is let go once nothing can point into it (the reload
+# timer's next turns): until its mapping is gone, at most 3 s.
+until(lambda: deleted() == 0, 3)
 check("old-unmapped-after", deleted() == 0, f"{deleted()} mappings of the old big.bin")
 ka.close()
 sys.exit(0 if ok else 1)
