@@ -8,9 +8,10 @@
  * LLVMFuzzerTestOneInput once, in the order given (a directory's entries in
  * name order, so two runs replay the same sequence).  A crash or a sanitizer
  * report aborts with the file's name printed just before; a clean run prints
- * one line, "NAME: N inputs, B bytes", and exits 0.  `make check` replays
- * fuzz/seeds/ this way: minutes of clang builds saved, the regressions the
- * seeds hold still caught.  Mutation is `make fuzz`'s job. */
+ * one line, "NAME: N inputs, B bytes", and exits 0 (no input at all: 1, a
+ * replay of nothing proves nothing).  `make check` replays fuzz/seeds/ this
+ * way: minutes of clang builds saved, the regressions the seeds hold still
+ * caught.  Mutation is `make fuzz`'s job. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -99,12 +100,14 @@ static int run_dir(const char *dir)
 				break;
 			names = nn;
 		}
-		if (!(names[n] = strdup(e->d_name)))
+		size_t len = strlen(e->d_name) + 1;
+		if (!(names[n] = malloc(len)))
 			break;
-		n++;
+		memcpy(names[n++], e->d_name, len);
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), by_name);
+	if (n)
+		qsort(names, n, sizeof(*names), by_name);
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		char path[4096];
@@ -141,6 +144,10 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	const char *name = strrchr(argv[0], '/');
+	if (n_inputs == 0) {
+		fprintf(stderr, "replay: no input in %s...: a replay of nothing proves nothing\n", argv[1]);
+		return 1;
+	}
 	printf("%s: %lu inputs, %lu bytes\n", name ? name + 1 : argv[0], n_inputs, n_bytes);
 	return 0;
 }
