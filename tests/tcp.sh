@@ -262,9 +262,10 @@ sack_recoveries() {
 
 options_check() {
 	local name=$1 cap=$WORK/$DEV-opts.pcap ssout=$WORK/$DEV-ss.log td_pid cl_pid i
-	ip netns exec "$NS_C" timeout 60 tcpdump -i vc0 -n -s 128 -c 40000 -w "$cap" "tcp port 7" >/dev/null 2>&1 &
+	ip netns exec "$NS_C" timeout 60 tcpdump -i vc0 -n -s 128 -c 40000 -w "$cap" "tcp port 7" >"$cap.log" 2>&1 &
 	td_pid=$!
-	sleep 0.5
+	# Until tcpdump captures (its "listening on" line), at most 5 s.
+	skt_wait_for 5 grep -q 'listening on' "$cap.log"
 	ip netns exec "$NS_C" timeout 60 python3 "$here/tcp_echo.py" client --host "$SH" --bytes $((4 * MIB)) \
 		--seed 9 --timeout 50 >"$WORK/$DEV-opts-client.out" 2>&1 &
 	cl_pid=$!
@@ -438,7 +439,7 @@ run_device() {
 	ip netns exec "$NS_C" python3 "$here/tcp_echo.py" server --host "$LH" --port "$SERVER_PORT" \
 		--timeout 120 >"$WORK/$DEV-server.out" 2>&1 &
 	SERVER_PID=$!
-	sleep 0.5
+	skt_wait_for 10 grep -q '^server: ready' "$WORK/$DEV-server.out"
 	client_check "$N.client.clean" "$clean"
 	for cond in loss reorder corrupt; do
 		impair "$cond" || continue
