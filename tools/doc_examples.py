@@ -205,9 +205,10 @@ class Runner:
                                          start_new_session=True)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            if re.search(r"^\S+: listening", open(self.log).read(), re.M):
-                print("doc-examples: %s:%d: started %s" % (self.page, line, " ".join(
-                    [os.path.relpath(argv[0], ROOT)] + argv[1:])))
+            ready = re.search(r"^\S+: listening.*$", open(self.log).read(), re.M)
+            if ready:
+                print("doc-examples: %s:%d: started %s: %s" % (self.page, line, " ".join(
+                    [os.path.relpath(argv[0], ROOT)] + argv[1:]), ready.group(0)))
                 return True
             if self.proc.poll() is not None:
                 break
