@@ -47,11 +47,7 @@ usage() { echo "usage: $0 path/to/skiff [linux] [skiff:tap] [skiff:packet] [skif
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
-TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap skiff:packet skiff:xdp)
-for t in "${TARGETS[@]}"; do
-	case $t in linux | skiff:tap | skiff:packet | skiff:xdp) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
-done
+skt_targets "linux skiff:tap skiff:packet skiff:xdp" "$@"
 skt_check_bin "$BIN" || exit 2
 BIN=$(readlink -f "$BIN")
 if ! skt_need setup curl ab wrk h2load python3 sha256sum; then
@@ -81,17 +77,7 @@ IF_C=        # the clients' interface (its neighbour cache is flushed per server
 SERVE=()     # the stack arguments of `skiff serve` for this target
 }
 
-on_exit() {
-	skt_cleanup
-	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${HTTP_KEEP_LOGS:-}" ]; then
-		rm -rf "$WORK"
-	else
-		echo "http: server logs kept in $WORK"
-	fi
-}
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+skt_work_traps "HTTP_KEEP_LOGS" "server logs"
 
 # C CMD...: a client in the client namespace, bounded in time.
 C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }

@@ -27,7 +27,9 @@
 # ops.sh, tls.sh): one topology per target (linux, skiff:tap, skiff:packet,
 # skiff:xdp), start and wait until it listens and answers, stop by a signal
 # and judge the exit; on the callers' BIN, WORK, TGT, NS_C/NS_S, SERVE,
-# SRV_PID and SRV_LOG (see "skiff serve on a target" below).
+# SRV_PID and SRV_LOG (see "skiff serve on a target" below).  skt_targets
+# reads the targets asked for; skt_work_traps cleans up on exit and keeps
+# WORK's logs when a check failed.
 # Waiting: skt_wait_for SECONDS CMD... polls CMD every 0.05 s, so that no
 # sleep is longer than what it waits for (skt_listens: a TCP port
 # listening); skt_wait_exit, skt_wait_ready.
@@ -584,6 +586,13 @@ skt_listens() {
 #          clients' interface), SERVE (serve's stack arguments), SRV_PID,
 #          SRV_LOG ($WORK/TARGET-NAME.log: stdout and stderr), STOP_MS
 #
+# skt_targets "TARGET..." ARG...: the targets a script was asked for (ARGs;
+#   none: all of the first word's, in its order) into TARGETS; one not in
+#   the list is the caller's usage error (its usage(), which exits 2).
+# skt_work_traps KEEP WHAT: on exit (INT: status 130, TERM: 143)
+#   skt_cleanup, then WORK is removed if nothing failed and the variable
+#   named KEEP (e.g. HTTP_KEEP_LOGS; "" for none) is empty, or else kept
+#   with a line "SUITE: WHAT kept in WORK".
 # skt_serve_target ADDR: the topology of TGT -- linux (veth cli/srv with
 #   ADDR/24 on srv's vs0 in Linux, offloads on), skiff:tap (one namespace,
 #   a TAP; multi-queue with SKT_TAP_MQ=1), skiff:packet or skiff:xdp (veth,
@@ -612,6 +621,34 @@ skt_listens() {
 # skt_idle_ticks SECONDS: the CPU ticks (utime+stime, /proc/SRV_PID/stat)
 #   the server used over SECONDS, after a 1 s settle; into IDLE_TICKS, and
 #   the clock's ticks a second into IDLE_HZ.  Status 0 under 1 % of a core.
+
+skt_targets() {
+	local all t
+	read -r -a all <<<"$1"
+	shift
+	TARGETS=("$@")
+	[ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${all[@]}")
+	for t in "${TARGETS[@]}"; do
+		[[ " ${all[*]} " == *" $t "* ]] || { echo "$0: unknown target '$t'" >&2; usage; }
+	done
+}
+
+skt_work_traps() {
+	SKT_KEEP_VAR=$1 SKT_KEEP_WHAT=$2
+	trap skt_work_exit EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+skt_work_exit() {
+	local keep=
+	skt_cleanup
+	[ -n "$SKT_KEEP_VAR" ] && keep=${!SKT_KEEP_VAR:-}
+	if [ "$SKT_FAILED" -eq 0 ] && [ -z "$keep" ]; then
+		rm -rf "$WORK"
+	else
+		echo "$SKT_SUITE: $SKT_KEEP_WHAT kept in $WORK"
+	fi
+}
 
 skt_serve_target() {
 	local addr=$1
@@ -646,6 +683,8 @@ skt_serve_launch() {
 	SKT_PIDS+=("$SRV_PID")
 }
 
+# skt_serve_up: the listening line is there, or the server is gone (no
+# use waiting longer); skt_serve_listening's poll.
 skt_serve_up() { grep -q '^skiff serve: listening' "$SRV_LOG" 2>/dev/null || ! kill -0 "$SRV_PID" 2>/dev/null; }
 skt_serve_listening() {
 	skt_wait_for "${1:-10}" skt_serve_up

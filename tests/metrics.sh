@@ -43,11 +43,7 @@ usage() { echo "usage: $0 path/to/skiff [linux] [skiff:tap]" >&2; exit 2; }
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
-TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap)
-for t in "${TARGETS[@]}"; do
-	case $t in linux | skiff:tap) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
-done
+skt_targets "linux skiff:tap" "$@"
 skt_check_bin "$BIN" || exit 2
 BIN=$(readlink -f "$BIN")
 if ! skt_need setup curl ab promtool python3; then
@@ -71,17 +67,7 @@ NS_C= NS_S= IF_C=
 SERVE=()
 }
 
-on_exit() {
-	skt_cleanup
-	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${METRICS_KEEP_LOGS:-}" ]; then
-		rm -rf "$WORK"
-	else
-		echo "metrics: logs kept in $WORK"
-	fi
-}
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+skt_work_traps "METRICS_KEEP_LOGS" "logs"
 
 C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
 S() { timeout "${T:-60}" ip netns exec "$NS_S" "$@"; }

@@ -230,13 +230,15 @@ LUA
 	start_server drain --drain-timeout 10 || return
 	C python3 "$OC" idle $SRV_IP 80 20 >"$idle" 2>&1 &
 	idle_pid=$!
+	# The idle client has its response before wrk starts (a fixed 1.5 s for
+	# both lost the race on a loaded machine: Python took longer to start,
+	# and its connect came after the listener closed), then SIGTERM mid-run
+	# once wrk's 32 connections are up too.
+	skt_wait_for 15 grep -q '^response complete; idle' "$idle"
 	read -r -a m0 <<<"$(tcp_mib)"
 	T=30 C wrk -t 2 -c 32 -d 6 -s "$lua" "$URL" >"$out" 2>&1 &
 	wrk_pid=$!
-	# SIGTERM mid-run: once the idle client has its response and wrk's 32
-	# connections are up (a fixed 1.5 s lost the race on a loaded machine:
-	# the idle client's connect came after the listener closed).
-	skt_wait_for 15 drain_ready 33 "$idle"
+	skt_wait_for 5 drain_ready 33 "$idle"
 	stop_server drain 12
 	local rc=$? stop_ms=${STOP_MS:-?}
 	wait "$wrk_pid"

@@ -47,11 +47,7 @@ usage() { echo "usage: $0 path/to/skiff [linux] [skiff:packet] [skiff:tap] [skif
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
-TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:packet skiff:tap skiff:xdp)
-for t in "${TARGETS[@]}"; do
-	case $t in linux | skiff:tap | skiff:packet | skiff:xdp) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
-done
+skt_targets "linux skiff:packet skiff:tap skiff:xdp" "$@"
 skt_check_bin "$BIN" || exit 2
 BIN=$(readlink -f "$BIN")
 if ! skt_need setup curl ab wrk ping; then
@@ -64,17 +60,7 @@ URL=http://$SRV_IP/
 WORK=$(mktemp -d /tmp/skiff-smp.XXXXXX)
 SRV_PID='' TGT='' NS_C='' NS_S='' IF_C='' SERVE=()
 
-on_exit() {
-	skt_cleanup
-	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${SMP_KEEP_LOGS:-}" ]; then
-		rm -rf "$WORK"
-	else
-		echo "smp: server logs kept in $WORK"
-	fi
-}
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+skt_work_traps "SMP_KEEP_LOGS" "server logs"
 
 C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
 
