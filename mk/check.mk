@@ -64,8 +64,8 @@ check-build: all
 # Unit tests that need root (a TAP device, a namespace, CAP_NET_RAW) run only
 # in `make test`, whose `unit` phase runs them all as root; `make check`
 # leaves them out by this list and says so.  Empty: on 2026-12-03 every one
-# of the 54 binaries passed as nobody (setpriv --reuid=nobody, a copy of the
-# tree owned by nobody).  A test that starts to need root goes here, by its
+# of the 55 binaries passed as nobody (setpriv --reuid=nobody --regid=nogroup
+# --clear-groups, `make check` in a fresh clone owned by nobody).  A test that starts to need root goes here, by its
 # build/test name (e.g. dev_dev_test), never silently.
 CHECK_UNIT_ROOT :=
 # The slowest first, so the parallel run does not end on them alone.
