@@ -7,7 +7,7 @@
  *
  * Order at boot (uk_main.c): cmd() gives the option table the command
  * line is read with (the guest's own words and the application's, the
- * same entries of apps/opts.c the hosted command uses), then setup runs
+ * same entries of conf/opts.c the hosted command uses), then setup runs
  * with the engine's config final, before TCP and the loop are sized, so
  * the application may ask for more sockets and timers (its own
  * connections on skiff's TCP); late runs once everything else has its
