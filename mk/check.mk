@@ -23,8 +23,10 @@
 #   doc-examples   tools/doc_examples.py: every C example in docs/*.md and in
 #                  the public headers built with `make app` and run on
 #                  --stack linux on 127.0.0.1, answering what the page says
-# Nothing here needs root, a namespace, a TAP device or QEMU: `make test`
-# (tests/run-all.sh, as root) runs everything, these steps included.
+# Nothing here needs root, a namespace, a TAP device or QEMU: those are
+# `make test`'s (tests/run-all.sh, as root), which runs the build, the
+# freestanding check and every unit test, and fuzzes the same corpora with
+# libFuzzer; each step here runs alone as `make check-STEP` for a phase.
 # A step whose tool is not in the tree (cli-doc, doc-links) prints ABSENT and
 # counts neither way.
 
