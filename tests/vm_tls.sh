@@ -90,6 +90,24 @@ boot() {
 	VM=$!
 	PIDS+=("$VM")
 }
+# After a failed check of the ECDSA guest: is its loop still turning (its
+# UDP echo on port 7 answers), or is QEMU gone?  Tells a wedged TCP/TLS
+# path from a guest that stopped.
+guest_state() {
+	kill -0 "$VM" 2>/dev/null || { echo "the guest has exited"; return; }
+	python3 - "$ECHO" <<'PY' 2>&1
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+t0 = time.monotonic()
+try:
+    s.sendto(b"alive?", ("127.0.0.1", int(sys.argv[1])))
+    s.recv(64)
+    print(f"the guest's UDP echo answers in {(time.monotonic() - t0) * 1000:.0f} ms")
+except OSError as e:
+    print(f"the guest's UDP echo does not answer in 2 s ({type(e).__name__})")
+PY
+}
 say_exit() { python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$1"; }
 
 # --- an application image over HTTPS (kv: one store behind both ports) ------------
@@ -135,8 +153,9 @@ fi
 HTTP=$(free_port STREAM)
 HTTPS=$(free_port STREAM)
 CTL=$(free_port DGRAM)
+ECHO=$(free_port DGRAM)
 boot ec 300 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
-	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=280 tls-handshake-timeout=3 stats
+	-p "$CTL:9/udp" -p "$ECHO:7/udp" -- shutdown-port=9 exit-after=280 tls-handshake-timeout=3 stats
 if wait_for "$LOG/ec.log" "skiff-uk: ready" 30 && grep -aq "https=443" "$LOG/ec.log"; then
 	# The guest's clock too: a LAPIC rate measured wrong makes every sleep
 	# wrong by as much (stall below), so a log says what it was.
@@ -212,7 +231,7 @@ else
 fi
 
 out=$(timeout 120 python3 tests/tls_probe.py hostile 127.0.0.1 "$HTTPS" "$CA" localhost 3 2>&1)
-[ $? -eq 0 ] && pass "hostile ($out)" || fail hostile "$out"
+[ $? -eq 0 ] && pass "hostile ($out)" || fail hostile "$out; $(guest_state)"
 out=$(timeout 60 python3 - "$HTTPS" <<'PY' 2>&1
 import os, socket, struct, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=15)
@@ -233,7 +252,7 @@ except ConnectionResetError:
     print("truncated: reset")
 PY
 )
-[ $? -eq 0 ] && pass "truncated record ($out)" || fail truncated "$out"
+[ $? -eq 0 ] && pass "truncated record ($out)" || fail truncated "$out; $(guest_state)"
 out=$(timeout 60 python3 - "$HTTPS" "$CA" <<'PY' 2>&1
 import socket, ssl, sys, time
 c = ssl.create_default_context(cafile=sys.argv[2])
@@ -254,9 +273,9 @@ PY
 )
 [ $? -eq 0 ] && pass "idle after the handshake, past its timeout ($out)" || fail idle-after-handshake "$out"
 out=$(timeout 60 python3 tests/tls_probe.py stall 127.0.0.1 "$HTTPS" 3 2>&1)
-[ $? -eq 0 ] && pass "stall ($out)" || fail stall "$out"
+[ $? -eq 0 ] && pass "stall ($out)" || fail stall "$out; $(guest_state)"
 after=$(timeout 60 curl -sS --cacert "$CA" "$URL" -o /dev/null -w '%{http_code}' 2>&1)
-[ "$after" = 200 ] && pass "serving after the bad input (200)" || fail after-bad "'$after'"
+[ "$after" = 200 ] && pass "serving after the bad input (200)" || fail after-bad "'$after'; $(guest_state)"
 
 say_exit "$CTL"
 wait "$VM"
