@@ -50,11 +50,7 @@ BIN=${1:-}
 [ -n "$BIN" ] || usage
 [ "$BIN" = -h ] || [ "$BIN" = --help ] && { sed -n '2,30p' "$0"; exit 0; }
 shift
-TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap skiff:packet)
-for t in "${TARGETS[@]}"; do
-	case $t in linux | skiff:tap | skiff:packet) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
-done
+skt_targets "linux skiff:tap skiff:packet" "$@"
 if ! skt_check_bin "$BIN"; then
 	fail setup "skiff binary '$BIN' missing or not runnable"
 	summary
@@ -72,13 +68,7 @@ SRV_PID=
 NS_C= NS_S= IF_C= TGT=
 SERVE=()
 }
-on_exit() {
-	skt_cleanup
-	if [ "$SKT_FAILED" -eq 0 ]; then rm -rf "$WORK"; else echo "tls: logs kept in $WORK"; fi
-}
-trap on_exit EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+skt_work_traps "" "logs"
 
 C() { timeout "${T:-60}" ip netns exec "$NS_C" "$@"; }
 
