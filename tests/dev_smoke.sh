@@ -179,9 +179,11 @@ PY
 		run_probe xdp "xdp:$IF_S" --burst 1000
 		echo "  xdp program after close: $(ip -n "$NS_S" link show "$IF_S" | grep -o 'prog/xdp.*' || echo none)"
 		# A crashed run leaves its XDP program attached; the next open must work.
+		xdp_attached() { ip -n "$NS_S" link show "$IF_S" | grep -q 'prog/xdp'; }
 		ip netns exec "$NS_S" "$BIN" "xdp:$IF_S" "$SKT_SKIFF_IP" 30 >/dev/null 2>&1 &
 		n=$!
-		sleep 1
+		# SIGKILL once its program is attached (at most 5 s).
+		skt_wait_for 5 xdp_attached
 		kill -KILL "$n" 2>/dev/null
 		wait "$n" 2>/dev/null
 		echo "  xdp program after SIGKILL: $(ip -n "$NS_S" link show "$IF_S" | grep -o 'prog/xdp.*' || echo none)"

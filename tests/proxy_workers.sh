@@ -152,7 +152,7 @@ proxy_checks() {
 	SKT_PIDS+=($!)
 	px=${PX_PORT:-$(free_port)}
 	log=$WORK/${TGT/:/-}-proxy-ab.log
-	sleep 0.3
+	skt_wait_for 5 skt_listens "$port_n" "${IN_NS[@]}"
 	launch "$log" "$BIN" proxy "${PX_STACK[@]}" --port "$px" --workers 2 --stats \
 		--upstream "$UP_HOST:$port_n" || return 1
 	for ((i = 0; i < 50; i++)); do

@@ -102,6 +102,9 @@ wait_for() {
 	return 1
 }
 
+# records_in FILE N: FILE has at least N lines.
+records_in() { [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
+
 # vm_run NAME TIMEOUT ARGS... : skiff vm in the foreground; sets RC.
 vm_run() {
 	local name=$1 t=$2
@@ -166,7 +169,9 @@ vm_ops() {
 	fi
 	wait "$VM"
 	RC=$?
-	sleep 0.5
+	# The sink has the 7 records (one a line) the guest sent before its
+	# exit, or 2 s passed: then stop it.
+	skt_wait_for 2 records_in "$out" 7
 	touch "$out.stop"
 	wait "$sink"
 	if out=$(python3 tests/vm_ops_client.py json "$out" vm-ops-idle vm-ops-inflight \
