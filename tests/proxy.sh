@@ -344,7 +344,7 @@ run_target() {
 	sed -i "s/listen 127.0.0.1:/listen $UP_IP:/" "$ngx/nginx.conf"
 	"${IN_NS[@]}" nginx -p "$ngx" -c "$ngx/nginx.conf" -e "$ngx/error.log" >"$ngx/out.log" 2>&1 &
 	SKT_PIDS+=($!)
-	sleep 0.5
+	skt_wait_for 5 skt_listens "$PORT_N" "${IN_NS[@]}"
 	start_proxy nginx --upstream "$UP_IP:$PORT_N" || return 1
 	local want got
 	want=$(sha256sum <"$WORK/www/file.bin" | cut -d' ' -f1)
