@@ -570,9 +570,11 @@ skt_wait_for() {
 # skt_listens PORT [PREFIX...]: a TCP socket listens on PORT, as `ss` run
 # after PREFIX sees it (e.g. ip netns exec NS; none: this namespace).
 skt_listens() {
-	local port=$1
+	local port=$1 filter out
 	shift
-	[ -n "$("$@" ss -Hltn "( sport = :$port )" 2>/dev/null)" ]
+	filter="( sport = :$port )"
+	out=$("$@" ss -Hltn "$filter" 2>/dev/null)
+	[ -n "$out" ]
 }
 
 # ---- skiff serve on a target ------------------------------------------

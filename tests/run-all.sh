@@ -84,6 +84,12 @@ P deps-list est=40 -- tests/deps_test.sh
 # The builds use every core (make -j): nothing runs beside them.
 P build solo est=30 -- make -j"$JOBS" all
 P freestanding est=3 -- make check-freestanding
+# make check's steps beyond the build and the unit tests (mk/check.mk): no
+# include up a layer, the command-line page matches the options table, no
+# dead link in the docs, every code example in docs/ and the public headers
+# built and run, every fuzz target over its committed corpus.
+P check-steps w=2 est=60 needs=build -- make -j"$JOBS" check-layers check-cli-doc check-doc-links \
+	check-doc-examples check-fuzz-replay
 P clang w=2 est=60 needs=build -- make -j"$JOBS" clang-check
 P unit w=2 est=40 needs=build -- make -j"$JOBS" unit
 P asan-build w=2 est=120 needs=build -- make -j"$JOBS" asan
@@ -229,7 +235,7 @@ fi
 echo "PASS deps"
 
 # The totals the test scripts and unit runners print about themselves.
-TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^deps:'
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
 report() {
