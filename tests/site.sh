@@ -158,7 +158,7 @@ open(p, 'wb').write(b)" "$ar"; then
 		fail "vm-bad.$name" "QEMU status $rc (want 3, guest exit 1); $(grep -a 'skiff-uk' "$LOG/bad-$name.log" | tail -n 2 | tr '\n' ' ')"
 	fi
 }
-# Offsets of the format (src/apps/site_archive.h): header 64 B, entries of 40.
+# Offsets of the format (src/archive/site_archive.h): header 64 B, entries of 40.
 bad_boot truncated 'del b[len(b) - 100:]' 'truncated'
 bad_boot data-offset 'import struct; struct.pack_into("<Q", b, 64 + 40 + 8, (len(b) + 4096) // 64 * 64)' 'entry 1: data_off [0-9]* + data_len [0-9]* is outside the data area'
 bad_boot overlap 'import struct; o = struct.unpack_from("<Q", b, 64 + 8)[0]; struct.pack_into("<Q", b, 64 + 40 + 8, o)' 'overlaps the previous body'

@@ -52,7 +52,7 @@
 #   bad-arg   an unknown guest argument: exit 1
 #   same-message.*  a bad value (max-conns=0, a multicast mac, a gw outside
 #             ip's subnet): `skiff serve` (exit 2) and the guest at boot
-#             (exit 1) refuse it with the same message (src/apps/opts.c)
+#             (exit 1) refuse it with the same message (src/conf/opts.c)
 # Every QEMU run is bounded by `timeout` and is stopped by pid on exit.
 # Traffic goes to 127.0.0.1 only: QEMU's user network keeps 10.0.2.x inside;
 # the TAP part uses 198.18.0.0/24 inside its namespace, nothing in the root one.
@@ -527,7 +527,7 @@ fi
 
 # --- one set of options: a bad value, one message ----------------------------
 # `skiff serve` and the guest read their options with the same table
-# (src/apps/opts.c): the same bad value must be refused by both, with the
+# (src/conf/opts.c): the same bad value must be refused by both, with the
 # same message, exit 2 hosted and a stop at boot (exit 1) in the guest.
 # serve fails on these before it opens anything (tap:none is never opened).
 same_message() { # NAME GUEST_WORD SERVE_ARGS...

@@ -245,7 +245,7 @@ def fmt(x):
 # run) or "close" (the ab run, one connection per request).
 LIVE_ROWS = [
     ("rx_sync", "ka", "device rx sync, per frame",
-     "**Device rx sync, per frame.** the run loop (`src/loop/runner.c`) times `dev_rx_sync` when it brings frames and "
+     "**Device rx sync, per frame.** the run loop (`src/runner/runner.c`) times `dev_rx_sync` when it brings frames and "
      "divides by their number: the device's own receive work, which on `tap:` is one `read` "
      "per frame (and one more that finds nothing), on `packet:` a read of the status word "
      "of the kernel's TPACKET_V3 block and a copy of each frame into skiff's rx ring, on "

@@ -2,7 +2,7 @@
  * the Linux benchmark guest runs (bench/vm/, issue 7).
  *
  * It is `skiff serve` and nothing else: the same serve.c, http/server.c and
- * loop/loop_linux.c as build/skiff, linked statically against libc only.
+ * loop_host/loop_linux.c as build/skiff, linked statically against libc only.
  * The full build/skiff also carries the AF_XDP and pcap devices and HTTPS,
  * whose libraries (libxdp, libbpf, libpcap, libelf, OpenSSL) have no place
  * in an initramfs; plain `skiff serve --stack linux` never uses them.  So this main

@@ -10,7 +10,7 @@
 # ab -c 1), every variant boots once, in turn (alternating, so a noisy
 # machine hits all of them alike):
 #   default    no guest words: VIRTIO_F_EVENT_IDX suppresses doorbells and
-#              interrupts, the spin is learned from the gaps (loop/spin.h);
+#              interrupts, the spin is learned from the gaps (runner/spin.h);
 #   flags      guest word no-event-idx: the virtqueue flags instead;
 #   spin0      spin-us=0: park as soon as a turn finds nothing;
 #   spin100    spin-us=100: the fixed 100 us spin (the default before).

@@ -2,14 +2,14 @@
  * (plat/kvm/start.c calls uk_app_main), find virtio-net, run the same
  * stack and HTTP server as `skiff serve --stack skiff` (src/net,
  * src/loop/loop_skiff, src/http/server, unchanged) with the same run loop
- * (loop/runner.h), plus ARP, ICMP and UDP echo on port 7 (with ip6=, ND,
+ * (runner/runner.h), plus ARP, ICMP and UDP echo on port 7 (with ip6=, ND,
  * ICMPv6 and UDP echo over IPv6 too).  What differs
  * from the hosted main is only what the platform gives: the device
  * (virtio-net over plat/kvm's PCI transport and MSI-X instead of
  * dev_open), memory (mem_alloc), the console and the command line.
  *
  * Kernel command line (QEMU -append; `skiff vm -- WORD...`): the words of
- * opt_cmd_uk in apps/opts.c, `skiff serve`'s options as name=value (ip=,
+ * opt_cmd_uk in conf/opts.c, `skiff serve`'s options as name=value (ip=,
  * gw=, mac=, port=, max-conns=, header-timeout=, keepalive-timeout=,
  * max-body=, tcp-sndbuf=, tcp-rcvbuf=, spin-us=) and the guest's own
  * (exit-after=, shutdown-port=, fault=, stats, no-msix, no-event-idx); `help` lists
@@ -17,7 +17,7 @@
  * code as the hosted command line, so a bad value gets the same message,
  * and stops the boot (exit 1).
  * Files: `skiff vm --root DIR` packs DIR into a site archive
- * (apps/site_archive.h) that QEMU loads as the PVH module (-initrd); the
+ * (archive/site_archive.h) that QEMU loads as the PVH module (-initrd); the
  * platform reserves it from the heap and hands it over (kvm_start.module).
  * It is checked whole at boot (sar_open: bounds, overlaps, names, order)
  * and a bad one stops the boot with the reason (exit 1); then the server
@@ -49,7 +49,7 @@
  * 256 MiB guest free; a configuration that does not fit stops the boot
  * with the numbers.
  *
- * The loop is the runner (loop/runner.h: the turn, the learned spin, the
+ * The loop is the runner (runner/runner.h: the turn, the learned spin, the
  * park), with loop_skiff's callbacks (loop_skiff_attach_runner), exactly as
  * apps/serve_skiff.c runs it.  Its park is plat/kvm/park.c: arm the LAPIC
  * timer for the earliest deadline (of the interface, TCP, the application
@@ -83,7 +83,7 @@
 #define MSIX_ENTRY_RX 0
 /* The command line's defaults (2048 connections, 16 KiB/8 KiB socket
  * buffers: a response head + the hello body is ~200 B, requests are small)
- * are opt_cmd_uk's, in apps/opts.c. */
+ * are opt_cmd_uk's, in conf/opts.c. */
 #define UK_BACKLOG 4096        /* as `skiff serve`: bursts queue, not cookies */
 
 /* The ring region the device DMAs into: static, small (2 MiB). */
@@ -523,7 +523,7 @@ static void console_out(void *ctx, const char *s, size_t n)
 	console_write(s, n);
 }
 
-/* The command line, read by the options module (apps/opts.h) with the
+/* The command line, read by the options module (conf/opts.h) with the
  * table `skiff serve` uses: the same names, values, checks and messages.
  * A bad word is a clear stop before anything is set up; the word `help`
  * prints the options.  Returns OPT_OK, OPT_HELP or OPT_ERROR. */
