@@ -71,7 +71,7 @@ help:
 	@echo "  make uk            build/skiff-uk.elf, the unikernel;  make uk-clang: the same with clang"
 	@echo "  make examples      build/examples/NAME and NAME-uk.elf: the applications on src/http/app.h"
 	@echo "  make app APP=F.c   an application from anywhere: build/app/F and F-uk.elf (docs/app.md)"
-	@echo "  make asan          build/asan: everything with ASan+UBSan;  make clang-check: with clang"
+	@echo "  make asan          build/asan: the hosted programs and unit tests with ASan+UBSan;  make clang-check: with clang"
 	@echo "  make deps          install the Debian packages in tools/deps.sh that are missing"
 	@echo "  make clean"
 	@echo "Installing (mk/install.mk):"
@@ -153,10 +153,12 @@ check-freestanding:
 clang-check:
 	$(MAKE) --no-print-directory CC=clang BUILD=$(BUILD)/clang all $(patsubst $(BUILD)/%,$(BUILD)/clang/%,$(TEST_BIN))
 
+# The hosted programs and the unit tests: the unikernel images take no
+# sanitizer (UK_CFLAGS), so `all`'s guests would only be built again.
 asan:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-	  all $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(TEST_BIN))
+	  $(BUILD)/asan/skiff $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(EXAMPLE_BIN) $(TEST_BIN))
 
 # Fuzz targets: fuzz/fuzz_<name>.c, built with clang's libFuzzer and the
 # whole core, with checksum verification off (SK_FUZZING).  The core (and
