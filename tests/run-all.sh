@@ -239,15 +239,24 @@ echo "PASS deps"
 TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
+# phase_cpu NAME: the CPU seconds its processes used (user + system).
+phase_cpu() {
+	tail -n 1 "$LOG/$1.cpu" 2>/dev/null | awk '{
+		t = 0
+		for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] }
+		printf "%d", t + 0.5 }'
+}
+
 report() {
-	local name=$1 rc=$2 dt=$3 at=$((SECONDS - T0))
+	local name=$1 rc=$2 dt=$3 at=$((SECONDS - T0)) cpu
+	cpu=$(phase_cpu "$name")
 	if [ "$rc" -eq 0 ]; then
 		passed=$((passed + 1))
-		echo "PASS $name ($dt s, at $at s)"
+		echo "PASS $name ($dt s, cpu ${cpu:-?} s, at $at s)"
 	else
 		failed=$((failed + 1))
 		failures+=("$name")
-		echo "FAIL $name ($dt s, at $at s); its FAIL lines, then the last lines of $LOG/$name.log:"
+		echo "FAIL $name ($dt s, cpu ${cpu:-?} s, at $at s); its FAIL lines, then the last lines of $LOG/$name.log:"
 		grep -E '^ *FAIL' "$LOG/$name.log" | head -n 20 | cut -c1-400 | sed 's/^/  ! /'
 		tail -n 30 "$LOG/$name.log" | sed 's/^/    /'
 		# Kept for the closing lines: CI shows the end of this output.
@@ -282,7 +291,14 @@ start() {
 	START[$n]=$SECONDS
 	echo "=== $n (at $((SECONDS - T0)) s)"
 	# shellcheck disable=SC2086  # CMD holds a printf %q-quoted word list
-	eval "${CMD[$n]}" >"$LOG/$n.log" 2>&1 </dev/null &
+	# The phase's CPU (its children's, as bash's `times` counts them) beside
+	# its wall time: what its weight should be.
+	(
+		eval "${CMD[$n]}" >"$LOG/$n.log" 2>&1 </dev/null
+		rc=$?
+		times >"$LOG/$n.cpu"
+		exit $rc
+	) &
 	PID_OF[$n]=$!
 	used=$((used + W[$n]))
 	running=$((running + 1))
