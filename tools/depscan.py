@@ -5,7 +5,12 @@ system, and check it against tools/deps.sh's list, so that list cannot drift.
   tools/depscan.py            check; exit 1 naming every gap
   tools/depscan.py --show     print every need found and where
   tools/depscan.py --without PKG   check as if PKG were not on the list (it
-                              must fail: tests/deps_test.sh tries every package)
+                              must fail: a package nothing needs is dead weight)
+  tools/depscan.py --without-each  the same for every package on the list, from
+                              one scan of the tree: a line "PACKAGE RC FIRST" each,
+                              RC and FIRST being --without PACKAGE's exit status
+                              and first line naming a need; exit 1 if some
+                              package is needed by nothing (tests/deps_test.sh)
 
 It reads the list from `tools/deps.sh --list` (lines "PACKAGE KIND:NAME ...").
 Needs are found by reading the files, not by running them:
@@ -23,6 +28,7 @@ compiler that build-essential brings.  Anything else is a gap: on a fresh
 machine it would be missing.  A gap names the file and line that needs it
 and, when this machine has it installed, the package it comes from.
 """
+import functools
 import os
 import re
 import subprocess
@@ -311,6 +317,7 @@ def c_needs(text):
 _owners = {}
 
 
+@functools.lru_cache(maxsize=None)
 def alternatives(path):
     """path, its /usr-merged twin, and where its symlinks lead."""
     alts = [path]
@@ -322,7 +329,7 @@ def alternatives(path):
                 alts.append(b + p[len(a):])
             elif p.startswith(b):
                 alts.append(a + p[len(b):])
-    return alts
+    return tuple(alts)
 
 
 def prefetch_owners(paths):
@@ -351,7 +358,8 @@ def owner(path):
     return None
 
 
-def which(cmd):
+@functools.lru_cache(maxsize=None)
+def which(cmd):  # PATH does not change while we run: ask once per name
     for d in os.environ.get("PATH", "").split(":") + ["/usr/sbin", "/sbin"]:
         p = os.path.join(d, cmd)
         if os.path.isfile(p) and os.access(p, os.X_OK) and "/.pyenv/" not in p:
@@ -375,39 +383,43 @@ def header_path(h):
     return None
 
 
+_stdlib = {}  # module name -> True when it comes from python3's standard library
+
+
+def lib_path(name):
+    """The file that -lNAME links against here, or None."""
+    return next((q for q in (f"/usr/lib/x86_64-linux-gnu/lib{name}.so", f"/usr/lib/x86_64-linux-gnu/lib{name}.a",
+                             f"/usr/lib/lib{name}.so") if os.path.exists(q)), None)
+
+
 def stdlib_modules(names):
     """The names among `names` that Debian's python3 imports from its own
-    standard library (/usr/lib/python3*), in one interpreter."""
-    if not names or not os.path.exists("/usr/bin/python3"):
-        return set()
-    prog = ("import importlib,sys\n"
-            "for n in sys.argv[1:]:\n"
-            "    try: m = importlib.import_module(n)\n"
-            "    except Exception: continue\n"
-            "    f = getattr(m, '__file__', None) or ''\n"
-            "    if not f or f.startswith('/usr/lib/python3'): print(n)\n")
-    return set(run(["/usr/bin/python3", "-c", prog] + sorted(names)).split())
+    standard library (/usr/lib/python3*); the ones not asked before are
+    tried in one interpreter."""
+    new = sorted(n for n in names if n not in _stdlib)
+    if new:
+        found = set()
+        if os.path.exists("/usr/bin/python3"):
+            prog = ("import importlib,sys\n"
+                    "for n in sys.argv[1:]:\n"
+                    "    try: m = importlib.import_module(n)\n"
+                    "    except Exception: continue\n"
+                    "    f = getattr(m, '__file__', None) or ''\n"
+                    "    if not f or f.startswith('/usr/lib/python3'): print(n)\n")
+            found = set(run(["/usr/bin/python3", "-c", prog] + new).split())
+        for n in new:
+            _stdlib[n] = n in found
+    return {n for n in names if _stdlib[n]}
 
 
-def main():
-    show = "--show" in sys.argv
-    if "-h" in sys.argv or "--help" in sys.argv:
-        print(__doc__)
-        return 0
-    decl = declared()
-    if "--without" in sys.argv:
-        k = sys.argv.index("--without")
-        if k + 1 >= len(sys.argv):
-            print("depscan: --without needs a package name", file=sys.stderr)
-            return 2
-        gone = sys.argv[k + 1]
-        if gone not in decl.values():
-            print(f"depscan: {gone} is not on tools/deps.sh's list", file=sys.stderr)
-            return 2
-        decl = {key: pkg for key, pkg in decl.items() if pkg != gone}
-    if not decl:
-        print("depscan: tools/deps.sh --list printed nothing", file=sys.stderr)
-        return 1
+def scan(decl):
+    """Read the tree once: ({(kind, name): [where]}, the shell functions).
+
+    decl is consulted in two places only, both as `("cmd", w) in decl or
+    which(w)`: a wrapper's command is the first argument that is a known
+    command, and an argv literal counts as a command when it is one.  So
+    the result depends on decl only through the declared commands that
+    `which` does not find here (decl_only_cmds); main() relies on that."""
     needs = {}  # (kind, name) -> [where]
 
     def need(kind, name, where):
@@ -472,8 +484,21 @@ def main():
             del needs[(kind, name)]
             if ("cmd", name) in decl or which(name):
                 needs.setdefault(("cmd", name), []).extend(where)
+    return needs, funcs
+
+
+def decl_only_cmds(decl):
+    """The declared commands that this machine's PATH does not hold: the only
+    ones for which scan()'s result can depend on whether they are declared."""
+    return {name for kind, name in decl if kind == "cmd" and which(name) is None}
+
+
+def evaluate(needs, funcs, decl, show=False):
+    """The gaps [(kind, name, [where], package here)] of needs against the
+    list decl, in (kind, name) order.  With show, print every need met."""
     prefetch_owners([which(n) for k, n in needs if k == "cmd" and ("cmd", n) not in decl] +
-                    [header_path(n) for k, n in needs if k == "inc" and ("inc", n) not in decl])
+                    [header_path(n) for k, n in needs if k == "inc" and ("inc", n) not in decl] +
+                    [lib_path(n) for k, n in needs if k == "lib" and ("lib", n) not in decl])
     stdlib = stdlib_modules({n for k, n in needs if k == "py" and ("py", n) not in decl})
     gaps = []
     for (kind, name), where in sorted(needs.items()):
@@ -497,8 +522,7 @@ def main():
             if pkg in TOOLCHAIN_PKGS or (p and "/gcc/" in p):
                 continue
         elif kind == "lib":
-            p = next((q for q in (f"/usr/lib/x86_64-linux-gnu/lib{name}.so", f"/usr/lib/x86_64-linux-gnu/lib{name}.a",
-                                   f"/usr/lib/lib{name}.so") if os.path.exists(q)), None)
+            p = lib_path(name)
             pkg = owner(p) if p else None
             if pkg in TOOLCHAIN_PKGS:
                 continue
@@ -510,11 +534,98 @@ def main():
             if name in stdlib:
                 continue
         gaps.append((kind, name, where, pkg))
+    return gaps
+
+
+def gap_lines(gaps):
+    """The lines that report gaps (on stderr), the first one first."""
     for kind, name, where, pkg in gaps:
         more = f" (and {len(where) - 1} more)" if len(where) > 1 else ""
         src = f"; on this machine it comes from package {pkg}" if pkg else "; it is not installed here"
-        print(f"depscan: {where[0]}{more} needs {kind} '{name}', which no package in "
-              f"tools/deps.sh provides{src}", file=sys.stderr)
+        yield (f"depscan: {where[0]}{more} needs {kind} '{name}', which no package in "
+               f"tools/deps.sh provides{src}")
+
+
+def without(decl, gone):
+    """decl with every entry of package gone taken off."""
+    return {key: pkg for key, pkg in decl.items() if pkg != gone}
+
+
+def without_each(decl):
+    """For every package on the list, what `--without PACKAGE` would report,
+    with the tree scanned once: one line "PACKAGE RC FIRST-LINE" on stdout,
+    where RC is the exit status --without PACKAGE would have and FIRST-LINE
+    its first line that names a need (or, when there is none, a sentence
+    saying so).  Exit 1 if some package is needed by nothing.
+
+    The scan is made once, with the full list.  Without a package its
+    commands would be known to scan() only if `which` finds them, and they
+    are known with the full list anyway; so the needs differ only for a
+    declared command `which` does not find (decl_only_cmds).  That cannot
+    happen after `tools/deps.sh --check` has passed (every declared command
+    installed), as it has when tests/deps_test.sh runs; if it does, the
+    package that declares such a command is scanned again with its own
+    reduced list, so the answer is always exactly --without's."""
+    needs, funcs = scan(decl)
+    # Warm the caches for every list at once: one dpkg-query and one python3
+    # for all of them instead of one per package.
+    prefetch_owners([which(n) for k, n in needs if k == "cmd"] +
+                    [header_path(n) for k, n in needs if k == "inc"] +
+                    [lib_path(n) for k, n in needs if k == "lib"])
+    stdlib_modules({n for k, n in needs if k == "py"})
+    unseen = decl_only_cmds(decl)
+    idle = 0
+    for gone in dict.fromkeys(decl.values()):  # the list's order
+        rest = without(decl, gone)
+        if not rest:
+            rc, first = 1, "depscan: tools/deps.sh --list printed nothing"
+        else:
+            n, f = (needs, funcs)
+            if any(decl.get(("cmd", c)) == gone for c in unseen):
+                n, f = scan(rest)
+            line = next(gap_lines(evaluate(n, f, rest)), None)
+            rc, first = (1, line) if line else (0, f"nothing needs it: the check passes without {gone}")
+        if rc != 1 or " needs " not in first:
+            idle += 1
+        print(f"{gone} {rc} {first}")
+    if idle:
+        print(f"depscan: {idle} package(s) needed by nothing: take them off tools/deps.sh's list, "
+              "or say what uses them", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main():
+    show = "--show" in sys.argv
+    if "-h" in sys.argv or "--help" in sys.argv:
+        print(__doc__)
+        return 0
+    decl = declared()
+    if "--without-each" in sys.argv:
+        if show or "--without" in sys.argv:
+            print("depscan: --without-each takes neither --show nor --without", file=sys.stderr)
+            return 2
+        if not decl:
+            print("depscan: tools/deps.sh --list printed nothing", file=sys.stderr)
+            return 1
+        return without_each(decl)
+    if "--without" in sys.argv:
+        k = sys.argv.index("--without")
+        if k + 1 >= len(sys.argv):
+            print("depscan: --without needs a package name", file=sys.stderr)
+            return 2
+        gone = sys.argv[k + 1]
+        if gone not in decl.values():
+            print(f"depscan: {gone} is not on tools/deps.sh's list", file=sys.stderr)
+            return 2
+        decl = without(decl, gone)
+    if not decl:
+        print("depscan: tools/deps.sh --list printed nothing", file=sys.stderr)
+        return 1
+    needs, funcs = scan(decl)
+    gaps = evaluate(needs, funcs, decl, show)
+    for line in gap_lines(gaps):
+        print(line, file=sys.stderr)
     if gaps:
         print(f"depscan: {len(gaps)} need(s) missing from tools/deps.sh: add the package "
               "(and the KIND:NAME it provides) to its list", file=sys.stderr)
