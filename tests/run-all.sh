@@ -8,8 +8,12 @@
 # scripts never share a device, an address or a port; what they share is
 # the two cores.  The scheduler below therefore counts CPU, not phases:
 # each phase has a weight (1: mostly waiting on timers, peers and round
-# trips; 2: keeps a core busy, as a TCG guest or a bulk transfer does) and
-# at most TEST_SLOTS weight runs at once.  A phase marked solo runs with
+# trips; 2: keeps a core busy, as a TCG guest or a bulk transfer does), at
+# most TEST_SLOTS weight runs at once, and a phase starts beside others
+# only when the cores were idle TEST_IDLE percent of the last TEST_WINDOW
+# seconds (twice that for weight 2), or in the place of one that just
+# ended: the weights say what a phase may cost, /proc/stat what the
+# running ones cost now.  A phase marked solo runs with
 # nothing beside it: its checks measure speed against a peer on the same
 # cores, or compile with every core.  Phases start longest first (est=,
 # seconds measured on the 2-core machine) so the long ones do not end the
@@ -21,14 +25,17 @@
 #   PHASES="http tls" tests/run-all.sh   those phases and what they need (build, ...)
 #
 # Environment: PHASES (names, space-separated: only these, plus their needs),
-#   TEST_SLOTS (CPU weight run at once, default 3; 1 runs one phase at a
-#   time, in the order listed), FUZZ_SMOKE_TIME (seconds per fuzz target,
+#   TEST_SLOTS (CPU weight run at once, default 4; 1 runs one phase at a
+#   time, in the order listed), TEST_IDLE (percent, default 30),
+#   TEST_WINDOW (seconds, default 4), FUZZ_SMOKE_TIME (seconds per fuzz target,
 #   default 5), SKIFF_DEVS (devices, default "tap packet xdp"), JOBS (make -j
 #   for the build phases, default 2).
 set -u
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
-TEST_SLOTS=${TEST_SLOTS:-3}
+TEST_SLOTS=${TEST_SLOTS:-4}
+TEST_IDLE=${TEST_IDLE:-30}
+TEST_WINDOW=${TEST_WINDOW:-4}
 FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-5}
 DEVS=${SKIFF_DEVS:-tap packet xdp}
 LOG=build/test-logs
@@ -80,7 +87,7 @@ forms() { # forms FIRST: FIRST then skiff:DEV for each device
 FORMS=$(forms linux) # linux skiff:tap skiff:packet skiff:xdp
 
 # The list itself: each package on it is needed by something (taking it off makes the check fail).
-P deps-list est=40 -- tests/deps_test.sh
+P deps-list est=5 -- tests/deps_test.sh
 # The builds use every core (make -j): nothing runs beside them.
 P build solo est=30 -- make -j"$JOBS" all
 P freestanding est=3 -- make check-freestanding
@@ -319,6 +326,8 @@ fill() {
 				[ $running -eq 0 ] || continue
 			elif [ $running -gt 0 ] && [ $((used + W[$n])) -gt "$TEST_SLOTS" ]; then
 				continue
+			elif [ $running -gt 0 ] && [ "${W[$n]}" -gt "$FREED" ] && ! cpu_free "${W[$n]}"; then
+				continue
 			fi
 			if [ "$TEST_SLOTS" -le 1 ]; then best=$n; break; fi
 			# A solo phase goes first when it can: the others wait for it anyway.
@@ -329,26 +338,61 @@ fill() {
 		# A solo phase that is ready waits for the running ones to end;
 		# nothing new starts beside them meanwhile.
 		start "$best"
+		LAST_START=$SECONDS
+		# A phase that ended this second made room for its weight: a
+		# phase that fits in it takes its place without a new sample.
+		FREED=$((FREED > W[$best] ? FREED - W[$best] : 0))
+		# Beside others, one start a look: the next waits for a fresh
+		# sample of the CPU with this one running.
+		[ $running -gt 1 ] && return
 	done
+}
+
+# The CPU's idle share over the last few seconds, from /proc/stat: the
+# weights say what a phase may cost, this says what the running ones do
+# cost now.  A phase that waits on peers and timers leaves the cores idle,
+# and then a third or fourth phase fits; a CPU-bound one does not.
+IDLE_PCT=100 LAST_START=-100 CPU_HIST=() FREED=0
+cpu_sample() {
+	local _c user nice sys idle iow irq sirq steal t
+	read -r _c user nice sys idle iow irq sirq steal _ </proc/stat
+	t=$((user + nice + sys + idle + iow + irq + sirq + steal))
+	CPU_HIST+=("$t $((idle + iow))")
+	# The share over the last TEST_WINDOW samples (a second apart).
+	while [ ${#CPU_HIST[@]} -gt $((TEST_WINDOW + 1)) ]; do CPU_HIST=("${CPU_HIST[@]:1}"); done
+	local first=(${CPU_HIST[0]}) last=(${CPU_HIST[-1]})
+	if [ $((last[0] - first[0])) -gt 0 ]; then
+		IDLE_PCT=$(( (last[1] - first[1]) * 100 / (last[0] - first[0]) ))
+	fi
+}
+# cpu_free W: a phase of weight W may start beside the running ones: the
+# last start has had TEST_WINDOW seconds to show its cost, and the cores
+# were idle at least TEST_IDLE percent (twice that for a weight 2).
+cpu_free() {
+	[ $((SECONDS - LAST_START)) -ge "$TEST_WINDOW" ] || return 1
+	[ "$IDLE_PCT" -ge $((TEST_IDLE * $1)) ]
 }
 pending() { local n; for n in "${!STATE[@]}"; do [ "${STATE[$n]}" = done ] || return 0; done; return 1; }
 
 while pending; do
 	fill
+	FREED=0
 	if [ $running -eq 0 ]; then
 		echo "run-all.sh: phases left that cannot start (a need is missing?)" >&2
 		break
 	fi
-	fin=
-	wait -n -p fin
-	rc=$?
+	sleep 1
+	cpu_sample
 	for n in "${!PID_OF[@]}"; do
-		[ "${PID_OF[$n]}" = "$fin" ] || continue
+		kill -0 "${PID_OF[$n]}" 2>/dev/null && continue
+		wait "${PID_OF[$n]}"
+		rc=$?
 		unset 'PID_OF[$n]'
 		STATE[$n]=done
 		RC[$n]=$rc
 		used=$((used - W[$n]))
 		running=$((running - 1))
+		FREED=$((FREED + W[$n]))
 		[ "${SOLO[$n]}" = 1 ] && solo_on=0
 		report "$n" "$rc" $((SECONDS - START[$n]))
 	done
@@ -359,6 +403,6 @@ if [ ${#failures[@]} -gt 0 ]; then
 	echo "failed phases: ${failures[*]}"
 	printf '%s\n' "${fail_lines[@]}" | grep -v '^$'
 fi
-echo "make test: $((SECONDS - T0)) s of wall time, TEST_SLOTS=$TEST_SLOTS"
+echo "make test: $((SECONDS - T0)) s of wall time, TEST_SLOTS=$TEST_SLOTS TEST_IDLE=$TEST_IDLE"
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
