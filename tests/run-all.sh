@@ -7,12 +7,14 @@
 # ("skt-<its pid>-ROLE", tests/lib.sh) and takes free loopback ports, so two
 # scripts never share a device, an address or a port; what they share is
 # the two cores.  The scheduler below therefore counts CPU, not phases:
-# each phase has a weight (1: mostly waiting on timers, peers and round
-# trips; 2: keeps a core busy, as a TCG guest or a bulk transfer does), at
-# most TEST_SLOTS weight runs at once, and a phase starts beside others
-# only when the cores were idle TEST_IDLE percent of the last TEST_WINDOW
-# seconds (twice that for weight 2), or in the place of one that just
-# ended: the weights say what a phase may cost, /proc/stat what the
+# each phase has a weight in half cores, from its CPU time over its wall
+# time as run-all prints them (1: it mostly waits on timers, peers and
+# round trips, as a TCG guest that idles or a relay with a delay does; 2:
+# about a core, as a load generator and its server; 4: a parallel compile),
+# at most TEST_SLOTS of weight run at once, and a phase starts beside
+# others only when the cores were idle TEST_IDLE percent a unit of its
+# weight over the last TEST_WINDOW seconds, or in the place of one that
+# just ended: the weights say what a phase may cost, /proc/stat what the
 # running ones cost now.  A phase marked solo runs with
 # nothing beside it: its checks measure speed against a peer on the same
 # cores, or compile with every core.  Phases start longest first (est=,
@@ -25,16 +27,16 @@
 #   PHASES="http tls" tests/run-all.sh   those phases and what they need (build, ...)
 #
 # Environment: PHASES (names, space-separated: only these, plus their needs),
-#   TEST_SLOTS (CPU weight run at once, default 4; 1 runs one phase at a
-#   time, in the order listed), TEST_IDLE (percent, default 30),
+#   TEST_SLOTS (weight run at once, half cores, default 6; 1 runs one phase
+#   at a time, in the order listed), TEST_IDLE (percent, default 15),
 #   TEST_WINDOW (seconds, default 4), FUZZ_SMOKE_TIME (seconds per fuzz target,
 #   default 5), SKIFF_DEVS (devices, default "tap packet xdp"), JOBS (make -j
 #   for the build phases, default 2).
 set -u
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
-TEST_SLOTS=${TEST_SLOTS:-4}
-TEST_IDLE=${TEST_IDLE:-30}
+TEST_SLOTS=${TEST_SLOTS:-6}
+TEST_IDLE=${TEST_IDLE:-15}
 TEST_WINDOW=${TEST_WINDOW:-4}
 FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-5}
 DEVS=${SKIFF_DEVS:-tap packet xdp}
@@ -90,28 +92,28 @@ FORMS=$(forms linux) # linux skiff:tap skiff:packet skiff:xdp
 P deps-list est=5 -- tests/deps_test.sh
 # The builds use every core (make -j): nothing runs beside them.
 P build solo est=30 -- make -j"$JOBS" all
-P freestanding est=3 -- make check-freestanding
+P freestanding w=2 est=3 -- make check-freestanding
 # make check's steps beyond the build and the unit tests (mk/check.mk): no
 # include up a layer, the command-line page matches the options table, no
 # dead link in the docs, every code example in docs/ and the public headers
 # built and run.  (Its fuzz-replay is left to the fuzz phase, whose
 # libFuzzer runs every committed input of fuzz/seeds/ before it mutates.)
-P check-steps est=30 needs=build -- make -j"$JOBS" check-layers check-cli-doc check-doc-links \
+P check-steps w=2 est=30 needs=build -- make -j"$JOBS" check-layers check-cli-doc check-doc-links \
 	check-doc-examples
-P clang w=2 est=60 needs=build -- make -j"$JOBS" clang-check
-P unit w=2 est=40 needs=build -- make -j"$JOBS" unit
-P asan-build w=2 est=120 needs=build -- make -j"$JOBS" asan
+P clang w=4 est=60 needs=build -- make -j"$JOBS" clang-check
+P unit w=3 est=40 needs=build -- make -j"$JOBS" unit
+P asan-build w=3 needs=build est=45 -- make -j"$JOBS" asan
 P integration est=60 needs=build -- tests/integration.sh build/skiff $DEVS
 P ipv6 est=90 needs=build -- env IPV6_UK=build/skiff-uk.elf tests/ipv6.sh build/skiff $DEVS
 P dev-smoke est=20 needs=build -- make -j"$JOBS" dev-smoke
-P http w=2 est=120 needs=build -- tests/http.sh build/skiff
+P http w=2 needs=build est=130 -- tests/http.sh build/skiff
 # Every HTTP check over IPv6, on every device (issue 18's acceptance).
-P http6 w=2 est=120 needs=build -- env HTTP_FAMILY=6 tests/http.sh build/skiff $FORMS
+P http6 w=2 needs=build est=145 -- env HTTP_FAMILY=6 tests/http.sh build/skiff $FORMS
 P ops est=80 needs=build -- tests/ops.sh build/skiff
 P metrics est=60 needs=build -- tests/metrics.sh build/skiff
 # Static file semantics against nginx, both stacks and the unikernel (TCG).
-P http-diff w=2 est=150 needs=build -- tests/http_diff.sh build/skiff
-P tls est=60 needs=build -- tests/tls.sh build/skiff
+P http-diff w=2 needs=build est=10 -- tests/http_diff.sh build/skiff
+P tls w=2 est=110 needs=build -- tests/tls.sh build/skiff
 # HTTPS on the applications and certificates by name (loopback, kernel sockets).
 P tls-app est=40 needs=build -- tests/tls_app.sh build/skiff build/examples
 # The same scripts over IPv6 (SKT_FAMILY=6, tests/lib.sh skt_family),
@@ -125,29 +127,29 @@ P metrics6 est=30 needs=build -- env SKT_FAMILY=6 tests/metrics.sh build/skiff s
 P http-diff6 est=40 needs=build -- env SKT_FAMILY=6 tests/http_diff.sh build/skiff skiff
 P tls6 est=30 needs=build -- env SKT_FAMILY=6 tests/tls.sh build/skiff skiff:tap
 # The unikernel under QEMU TCG: a guest keeps a host core busy.
-P vm w=2 est=200 needs=build -- tests/vm.sh build/skiff build/skiff-uk.elf
+P vm needs=build est=20 -- tests/vm.sh build/skiff build/skiff-uk.elf
 # More than one vCPU (issue 17): --smp N, the APs' boot, their idle cost.
-P vm-smp w=2 est=120 needs=build -- tests/vm_smp.sh build/skiff build/skiff-uk.elf
+P vm-smp needs=build est=25 -- tests/vm_smp.sh build/skiff build/skiff-uk.elf
 # HTTPS in the unikernel (BearSSL).  Its engine's ASan pass is asan-unit
 # (tls_bearssl_test, hosted); the guest itself cannot run the sanitizers.
-P vm-tls w=2 est=150 needs=build -- tests/vm_tls.sh build/skiff build/skiff-uk.elf build/examples/kv-uk.elf
+P vm-tls needs=build est=20 -- tests/vm_tls.sh build/skiff build/skiff-uk.elf build/examples/kv-uk.elf
 # skiff proxy in the unikernel (build/skiff-proxy-uk.elf).
-P vm-proxy w=2 est=60 needs=build -- tests/vm_proxy.sh build/skiff build/skiff-proxy-uk.elf
-P site w=2 est=120 needs=build -- tests/site.sh build/skiff build/skiff-uk.elf
+P vm-proxy est=60 needs=build -- tests/vm_proxy.sh build/skiff build/skiff-proxy-uk.elf
+P site needs=build est=40 -- tests/site.sh build/skiff build/skiff-uk.elf
 P linux-guest w=2 est=90 needs=build -- make linux-guest-test
-P switch est=90 needs=build -- tests/switch.sh build/skiff
-P load est=60 needs=build -- tests/load.sh build/skiff
-P load6 est=60 needs=build -- env SKT_FAMILY=6 tests/load.sh build/skiff
+P switch w=2 est=90 needs=build -- tests/switch.sh build/skiff
+P load w=2 est=60 needs=build -- tests/load.sh build/skiff
+P load6 w=2 est=60 needs=build -- env SKT_FAMILY=6 tests/load.sh build/skiff
 # Bulk transfers through an impairing relay: CPU-bound.
-P tcp w=2 est=200 needs=build -- tests/tcp.sh build/skiff $DEVS
+P tcp needs=build est=190 -- tests/tcp.sh build/skiff $DEVS
 # The server-side TCP checks (echo under impairment, cycles, blind RSTs, SYN
 # flood) against skiff echo --workers 2, at the smaller sizes, on the two
 # kinds of steering the kernel does for a process (packet's fanout, tap's
 # queues); smp.sh covers xdp's one socket a queue.
-P tcp-smp w=2 est=120 needs=build -- env TCP_WORKERS=2 TCP_FULL_CLEAN=$((20 << 20)) \
+P tcp-smp est=120 needs=build -- env TCP_WORKERS=2 TCP_FULL_CLEAN=$((20 << 20)) \
 	TCP_FULL_IMPAIRED=$((4 << 20)) TCP_FULL_CYCLES=4000 tests/tcp.sh build/skiff packet tap
 # Every TCP check over IPv6 on every device, at the smaller sizes.
-P tcp6 w=2 est=150 needs=build -- env TCP_FAMILY=6 TCP_FULL_CLEAN=$((20 << 20)) \
+P tcp6 needs=build est=130 -- env TCP_FAMILY=6 TCP_FULL_CLEAN=$((20 << 20)) \
 	TCP_FULL_IMPAIRED=$((4 << 20)) TCP_FULL_CYCLES=4000 tests/tcp.sh build/skiff $DEVS
 # serve --workers 2 (docs/smp.md): the kernel's stack (SO_REUSEPORT) and each
 # device's steering (packet fanout, multi-queue tap, one AF_XDP socket a
@@ -157,12 +159,12 @@ P smp w=2 est=120 needs=build -- tests/smp.sh build/skiff $FORMS
 # hello on the kernel's sockets, on skiff's stack over each device, and as
 # unikernel images under skiff vm.  The guest's fixed ports (tests/app.sh
 # UK_PORT) keep it apart from asan-app.
-P app w=2 est=150 needs=build excl=app-ports -- tests/app.sh build/examples $FORMS uk
+P app w=2 needs=build excl=app-ports est=90 -- tests/app.sh build/examples $FORMS uk
 # skiff proxy (http/proxy.h) before a recording Python upstream and nginx,
 # on the kernel's sockets (127.0.0.1) and on skiff's stack on a TAP.
 P proxy est=90 needs=build -- tests/proxy.sh build/skiff linux skiff:tap
 # --workers 2 for the proxy and kv (docs/smp.md): linux, and kv on a TAP.
-P proxy-workers est=60 needs=build -- tests/proxy_workers.sh build/skiff linux skiff:tap
+P proxy-workers w=2 est=60 needs=build -- tests/proxy_workers.sh build/skiff linux skiff:tap
 P install est=30 needs=build -- tests/install.sh build
 P asan-unit w=2 est=60 needs=asan-build -- make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" unit
 P asan-integration est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/integration.sh build/asan/skiff $DEVS
@@ -172,24 +174,24 @@ P asan-ipv6 est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/ipv6.sh build/asan
 P asan-http w=2 est=90 needs=asan-build -- "${ASAN_ENV[@]}" tests/http.sh build/asan/skiff linux skiff:tap
 # HTTP over IPv6 under the sanitizers on one device (the v6 input, ND and
 # the [v6] peers through the server; the loads are http.sh's own).
-P asan-http6 est=60 needs=asan-build -- "${ASAN_ENV[@]}" HTTP_FAMILY=6 tests/http.sh build/asan/skiff skiff:tap
+P asan-http6 w=2 est=60 needs=asan-build -- "${ASAN_ENV[@]}" HTTP_FAMILY=6 tests/http.sh build/asan/skiff skiff:tap
 # The access log and the drain under the sanitizers, on the kernel's stack
 # (the code they exercise is the same on both; ops runs both above).
 P asan-ops est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/ops.sh build/asan/skiff linux
 # --metrics and skiff stat under the sanitizers, both stacks (the admin
 # sockets are waited on differently on each: loop_watch, the runner's side fd).
 P asan-metrics est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/metrics.sh build/asan/skiff
-P asan-tls est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls.sh build/asan/skiff linux skiff:tap
+P asan-tls w=2 est=110 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls.sh build/asan/skiff linux skiff:tap
 P asan-tls-app est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls_app.sh build/asan/skiff build/asan/examples
 # The application engine under the sanitizers, both stacks (tap).
-P asan-app est=60 needs=asan-build excl=app-ports -- "${ASAN_ENV[@]}" APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \
+P asan-app w=2 est=60 needs=asan-build excl=app-ports -- "${ASAN_ENV[@]}" APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \
 	tests/app.sh build/asan/examples linux skiff:tap
 # The workers' threads, signals and summed counters under the sanitizers.
 P asan-smp w=2 est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/smp.sh build/asan/skiff linux skiff:packet
 # The proxy under the sanitizers, both stacks, 8 MiB bodies.
-P asan-proxy est=60 needs=asan-build -- "${ASAN_ENV[@]}" PROXY_MIB=8 tests/proxy.sh build/asan/skiff linux skiff:tap
+P asan-proxy w=2 est=60 needs=asan-build -- "${ASAN_ENV[@]}" PROXY_MIB=8 tests/proxy.sh build/asan/skiff linux skiff:tap
 P asan-proxy-workers est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/proxy_workers.sh build/asan/skiff linux
-P asan-switch est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/switch.sh build/asan/skiff
+P asan-switch w=2 est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/switch.sh build/asan/skiff
 # TCP under the sanitizers on one device with smaller transfers: the full
 # sizes ran above; here the point is memory errors on every path.
 P asan-tcp w=2 est=120 needs=asan-build -- "${ASAN_ENV[@]}" TCP_FULL_CLEAN=$((20 << 20)) \
@@ -201,7 +203,7 @@ P asan-tcp6 w=2 est=90 needs=asan-build -- "${ASAN_ENV[@]}" TCP_FAMILY=6 \
 	TCP_FULL_CLEAN=$((8 << 20)) TCP_FULL_IMPAIRED=$((1 << 20)) TCP_FULL_CYCLES=3000 \
 	TCP_RST_COUNT=200000 tests/tcp.sh build/asan/skiff tap
 # libFuzzer on every target for FUZZ_SMOKE_TIME seconds, two at a time.
-P fuzz w=2 est=180 needs=build -- make -j"$JOBS" fuzz FUZZ_TIME="$FUZZ_SMOKE_TIME"
+P fuzz w=4 needs=build est=110 -- make -j"$JOBS" fuzz FUZZ_TIME="$FUZZ_SMOKE_TIME"
 
 if [ $LIST -eq 1 ]; then
 	for n in "${NAMES[@]}"; do
@@ -367,7 +369,7 @@ cpu_sample() {
 }
 # cpu_free W: a phase of weight W may start beside the running ones: the
 # last start has had TEST_WINDOW seconds to show its cost, and the cores
-# were idle at least TEST_IDLE percent (twice that for a weight 2).
+# were idle at least TEST_IDLE percent for each unit of W.
 cpu_free() {
 	[ $((SECONDS - LAST_START)) -ge "$TEST_WINDOW" ] || return 1
 	[ "$IDLE_PCT" -ge $((TEST_IDLE * $1)) ]
