@@ -10,6 +10,7 @@
  * the slot at tail, whatever that slot held before (that buffer is itself
  * in a posted chain). */
 #include "virtio_net.h"
+#include "../plat/plat.h"
 
 /* virtio-pci common configuration (virtio 1.2, 4.1.4.3): byte offsets. */
 #define CC_DFSELECT 0
@@ -290,9 +291,26 @@ static int vn_poll_fd(struct dev *d)
 	return -1; /* the interrupt is the notification */
 }
 
+/* How long close waits for the device to take what was posted. */
+#define VN_CLOSE_TX_WAIT_NS (200 * SK_NS_PER_MS)
+
 static void vn_close(struct dev *d)
 {
 	struct virtio_net *vn = (struct virtio_net *)d;
+	/* The last frames (the FINs, the access log's last batch) were posted
+	 * and the doorbell rung by the tx sync before this; a device may take
+	 * them later (QEMU sends from a bottom half of its I/O thread), and
+	 * the reset below makes it forget every descriptor it has not taken
+	 * yet.  On a busy host those frames were lost at every exit: wait
+	 * until the device has used every posted chain, for a bounded time
+	 * (a device that stopped must not hang the exit). */
+	struct virtq *q = &vn->txq;
+	sk_time_ns until = plat_now() + VN_CLOSE_TX_WAIT_NS;
+	while (__atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != q->avail_idx) {
+		if (plat_now() >= until)
+			break;
+		plat_relax();
+	}
 	wr8(vn->regs.common, CC_STATUS, 0); /* reset: the device forgets our memory */
 }
 
