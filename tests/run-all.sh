@@ -18,8 +18,8 @@
 # running ones cost now.  A phase marked solo runs with
 # nothing beside it: its checks measure speed against a peer on the same
 # cores, or compile with every core.  Phases start longest first (est=,
-# seconds measured on the 2-core machine) so the long ones do not end the
-# run alone.  needs= orders a phase after the phases whose output it uses;
+# seconds measured on the 2-core machine, plus the estimates of the phases
+# that need it) so the long ones do not end the run alone.  needs= orders a phase after the phases whose output it uses;
 # excl= keeps two phases that use one fixed resource apart.
 #
 #   tests/run-all.sh                 every phase (make test)
@@ -275,6 +275,19 @@ report() {
 }
 
 # ---- the scheduler -----------------------------------------------------
+# A phase's priority: its own estimate plus those of every phase that
+# needs it, so asan-build (which 17 phases wait for) starts before a long
+# phase that nothing waits for.
+declare -A PRIO
+prio() {
+	local n=$1 m p=${EST[$1]}
+	for m in "${NAMES[@]}"; do
+		[[ ",${NEEDS[$m]}," == *",$n,"* ]] && { prio "$m"; p=$((p + PRIO[$m])); }
+	done
+	PRIO[$n]=$p
+}
+for n in "${NAMES[@]}"; do prio "$n"; done
+
 declare -A STATE PID_OF START    # STATE: wait | run | done
 declare -A RC
 for n in "${NAMES[@]}"; do [ -n "${WANT[$n]+x}" ] && STATE[$n]=wait; done
@@ -334,7 +347,7 @@ fill() {
 			if [ "$TEST_SLOTS" -le 1 ]; then best=$n; break; fi
 			# A solo phase goes first when it can: the others wait for it anyway.
 			if [ "${SOLO[$n]}" = 1 ]; then best=$n; break; fi
-			if [ "${EST[$n]}" -gt $best_est ]; then best=$n best_est=${EST[$n]}; fi
+			if [ "${PRIO[$n]}" -gt $best_est ]; then best=$n best_est=${PRIO[$n]}; fi
 		done
 		[ -n "$best" ] || return
 		# A solo phase that is ready waits for the running ones to end;
@@ -369,10 +382,12 @@ cpu_sample() {
 }
 # cpu_free W: a phase of weight W may start beside the running ones: the
 # last start has had TEST_WINDOW seconds to show its cost, and the cores
-# were idle at least TEST_IDLE percent for each unit of W.
+# were idle at least TEST_IDLE percent for each unit of W (up to 3).
 cpu_free() {
 	[ $((SECONDS - LAST_START)) -ge "$TEST_WINDOW" ] || return 1
-	[ "$IDLE_PCT" -ge $((TEST_IDLE * $1)) ]
+	# (At most three units' worth: a compile of weight 4 would otherwise
+	# wait for the cores to be wholly idle, that is, for the end.)
+	[ "$IDLE_PCT" -ge $((TEST_IDLE * ($1 < 3 ? $1 : 3))) ]
 }
 pending() { local n; for n in "${!STATE[@]}"; do [ "${STATE[$n]}" = done ] || return 0; done; return 1; }
 
