@@ -213,10 +213,18 @@ def check_concurrent(ph, pp, uh, up):
         if r.status != 200:
             why("request %d: %d" % (i, r.status))
     took = time.monotonic() - t0
+    # Not held up: all 20 answered while the stalled one still waits for
+    # its first byte (its 504 comes at the proxy's --first-byte-timeout,
+    # 5 s).  A wall-clock bound of its own would measure the machine's
+    # load, not the proxy: in a parallel make test on a busy 2-core host
+    # the first of them once got a 504 after 2 s on both stacks (the
+    # upstream may still be streaming the 256 MiB slowclient left unread).
+    pending = t.is_alive()
     t.join()
-    if took > 3:
-        why("20 requests took %.1f s beside a stalled one" % took)
-    print("concurrent: 20 requests in %.3f s beside a stalled one (which got %s)"
+    if not pending:
+        why("20 requests took %.1f s: the stalled one was answered (%s) before them"
+            % (took, res.get("stall")))
+    print("concurrent: 20 requests in %.3f s beside a stalled one (which got %s after them)"
           % (took, res.get("stall")))
 
 
