@@ -29,7 +29,23 @@ struct dev_stats {
 	uint64_t tx_drops;   /* frames handed over but not sent */
 	uint64_t tx_syncs;
 	uint64_t tx_syscalls;
+	/* offloads (ring.h's offload flags; each is 0 on a device without them) */
+	uint64_t rx_csum_ok;     /* frames marked RING_SLOT_CSUM_OK */
+	uint64_t rx_gso_frames;  /* super-frames (GRO, a peer's TSO) taken and cut */
+	uint64_t rx_gso_segs;    /* the MTU-sized frames they were cut into */
+	uint64_t rx_vnet_bad;    /* frames whose offload metadata lied: dropped */
+	uint64_t tx_csum_offload;/* frames sent with the checksum left to the device */
+	uint64_t tx_tso_frames;  /* TSO frames sent (each larger than one segment) */
+	uint64_t tx_tso_segs;    /* the segments those frames stand for */
 };
+
+/* What a device does for the stack (struct dev.offload). */
+#define DEV_OFF_TX_CSUM 0x1u /* takes RING_VNET_F_NEEDS_CSUM frames */
+#define DEV_OFF_TSO4 0x2u    /* takes RING_VNET_GSO_TCPV4 frames up to tso_max */
+#define DEV_OFF_TSO6 0x4u    /* takes RING_VNET_GSO_TCPV6 frames up to tso_max */
+#define DEV_OFF_RX_CSUM 0x8u /* may mark rx frames RING_SLOT_CSUM_OK */
+#define DEV_OFF_RX_GSO 0x10u /* takes super-frames in and cuts them (counted) */
+#define DEV_OFF_ALL 0x1fu
 
 struct dev_ops {
 	const char *kind; /* "tap", "packet", "xdp", ... */
@@ -73,6 +89,12 @@ struct dev {
 	 * pick source ports by the hash (tcp_config.steer_workers) and expect
 	 * the answers back. */
 	bool flow_steered;
+	/* DEV_OFF_*: fixed at open, after negotiation with the kernel or the
+	 * host and the user's --offload choice.  TSO implies TX_CSUM. */
+	uint32_t offload;
+	/* With DEV_OFF_TSO*: the largest TSO frame, Ethernet header and all
+	 * (without the ring_vnet), at most 65535 + 14. */
+	uint32_t tso_max;
 };
 
 static inline int dev_rx_sync(struct dev *d) { return d->ops->rx_sync(d); }

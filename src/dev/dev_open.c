@@ -167,6 +167,16 @@ void dev_stats_each(struct dev *d, void (*fn)(void *ctx, const char *name, uint6
 	fn(ctx, "dev.tx_drops", s->tx_drops);
 	fn(ctx, "dev.tx_syncs", s->tx_syncs);
 	fn(ctx, "dev.tx_syscalls", s->tx_syscalls);
+	if (d->offload) {
+		fn(ctx, "dev.offload", d->offload);
+		fn(ctx, "dev.rx_csum_ok", s->rx_csum_ok);
+		fn(ctx, "dev.rx_gso_frames", s->rx_gso_frames);
+		fn(ctx, "dev.rx_gso_segs", s->rx_gso_segs);
+		fn(ctx, "dev.rx_vnet_bad", s->rx_vnet_bad);
+		fn(ctx, "dev.tx_csum_offload", s->tx_csum_offload);
+		fn(ctx, "dev.tx_tso_frames", s->tx_tso_frames);
+		fn(ctx, "dev.tx_tso_segs", s->tx_tso_segs);
+	}
 	if (d->ops->lower_drops)
 		fn(ctx, "dev.rx_lower_drops", d->ops->lower_drops(d));
 }

@@ -30,6 +30,9 @@ struct dev_config {
 	 * nqueues 0 or 1: one opening, as before (queue 0, no fanout). */
 	uint16_t queue, nqueues;
 	uint16_t group;
+	/* DEV_OFF_* the device may use (it negotiates what it can of these):
+	 * DEV_OFF_ALL by default, 0 for --offload off (frames as before). */
+	uint32_t offload_allow;
 };
 
 /* xdp: the rx queues IFACE has (sysfs), 0 when unknown. */

@@ -36,11 +36,50 @@
 #include "../base/sk.h"
 
 #define RING_MAGIC 0x736b7267u /* "skrg" */
-#define RING_VERSION 1u
+#define RING_VERSION 2u /* 2: offload flags and struct ring_vnet */
 #define RING_BUF_SIZE_DEFAULT 2048u
 #define RING_SLOTS_DEFAULT 256u
 
 #define RING_SLOT_BUF_CHANGED 0x0001u /* (u) buf_idx was swapped by the user */
+/* Offload flags (dev.h's dev->offload says which a device takes; a device
+ * that advertises none never sees them and never sets them):
+ *   MORE     tx (u): the frame goes on in the next slot.  A frame is the
+ *            bytes of its slots in order; only the last slot lacks MORE.
+ *            Used only for frames larger than one buffer (DEV_OFF_TSO*).
+ *   VNET     tx (u), first slot of a frame: the buffer starts with a struct
+ *            ring_vnet, and the Ethernet frame follows it; len counts both.
+ *   CSUM_OK  rx (k): do not verify this frame's TCP/UDP checksum: the
+ *            device verified it, or the frame comes from the sending host's
+ *            own kernel, which left it unfinished (a partial checksum, as
+ *            virtio's NEEDS_CSUM and AF_PACKET's TP_STATUS_CSUMNOTREADY say).
+ * An rx frame is always whole in one slot: a device that receives larger
+ * frames (GRO, a peer's TSO) cuts them into MTU-sized frames itself
+ * (wire/vnet.h), so the stack's receive path reads contiguous bytes. */
+#define RING_SLOT_MORE 0x0002u
+#define RING_SLOT_VNET 0x0004u
+#define RING_SLOT_CSUM_OK 0x0008u
+
+/* The offload request in front of a VNET frame: the layout and values of
+ * virtio 1.2's struct virtio_net_hdr (5.1.6), little-endian, so the guest
+ * driver and AF_PACKET / TAP (struct virtio_net_hdr, the first 10 bytes)
+ * take it as it is.  Offsets count from the Ethernet header, not from this
+ * struct. */
+#define RING_VNET_F_NEEDS_CSUM 1u /* finish the checksum: sum from csum_start to the
+				   * end, store at csum_start + csum_offset; the
+				   * field holds the pseudo-header sum already */
+#define RING_VNET_GSO_NONE 0u
+#define RING_VNET_GSO_TCPV4 1u
+#define RING_VNET_GSO_TCPV6 4u
+struct ring_vnet {
+	uint8_t flags;        /* RING_VNET_F_* */
+	uint8_t gso_type;     /* RING_VNET_GSO_*: cut into segments of gso_size */
+	uint16_t hdr_len;     /* Ethernet + IP + TCP header bytes */
+	uint16_t gso_size;    /* TCP payload bytes per segment (the MSS) */
+	uint16_t csum_start;  /* where the checksummed bytes begin */
+	uint16_t csum_offset; /* the checksum field, from csum_start */
+	uint16_t num_buffers; /* 0 on the ring (virtio's mergeable rx buffers) */
+};
+_Static_assert(sizeof(struct ring_vnet) == 12, "virtio_net_hdr_v1 is 12 bytes");
 
 struct ring_slot {
 	uint32_t buf_idx; /* buffer index in the region's pool */
