@@ -82,3 +82,19 @@ bench-tcp-relay: deps all
 BENCH_PROXY_SKIFF ?= $(BUILD)/skiff
 bench-proxy: deps all
 	@SKIFF=$(BENCH_PROXY_SKIFF) bench/proxy.sh
+
+# Real payloads (issue 31 item 4): bodies of 41 B to 16 MiB keep-alive and
+# close, one 1 GiB download on one connection and 1 MiB over HTTPS; nginx
+# (sendfile on, kTLS where the kernel has it), skiff --stack linux, skiff on
+# packet: and tap:, all behind one veth, each row with the veth's default
+# offloads and with them off; req/s, MiB/s, server CPU per byte (ns/B),
+# alternating, medians of 3 -> bench/results/bytes-<date>/ (results.md,
+# runs.csv; bench/http/bytes.py --help, docs/bench-bytes.md).  About 20 min,
+# so not part of `make bench`.  bench-bytes-quick: 1 short run of each
+# (about 3 min, a smoke test).  BENCH_BYTES_ARGS: more options for bytes.py.
+.PHONY: bench-bytes bench-bytes-quick
+bench-bytes: deps all
+	@$(BENCH_PY) bench/http/bytes.py $(BENCH_BYTES_ARGS) $(BUILD)/skiff
+
+bench-bytes-quick: deps all
+	@$(BENCH_PY) bench/http/bytes.py --quick $(BENCH_BYTES_ARGS) $(BUILD)/skiff
