@@ -627,6 +627,11 @@ int cmd_serve(int argc, char **argv)
 	p.scfg = (struct serve_skiff_config){.stack = {.tcp = true}};
 	if (p.on_skiff) {
 		hoststack_options(&p.scfg.stack, &o);
+		static const uint8_t linux_only[] = {OPT_SENDFILE};
+		cli_check(opt_only_with(&o, linux_only, sizeof(linux_only),
+					"stack linux (skiff's stack sends from the mapping)", err,
+					sizeof(err)),
+			  "serve", err);
 	} else {
 		static const uint8_t skiff_only[] = {OPT_DEV,     OPT_GW,         OPT_MAC,
 						     OPT_PCAP,    OPT_SPIN_US,    OPT_TCP_SNDBUF,
@@ -680,6 +685,22 @@ int cmd_serve(int argc, char **argv)
 	uint32_t total_conns = cfg->max_conns;
 	if (p.n > 1)
 		cfg->max_conns = (cfg->max_conns + p.n - 1) / p.n;
+	/* sendfile (--stack linux, --sendfile on): mapped files keep their
+	 * descriptors, within a budget that leaves the connections theirs:
+	 * a quarter of the open-files limit, never into what max-conns and a
+	 * margin need; each tree at most half of it per worker, so a reload
+	 * finds room beside the tree it replaces (serve_files.c). */
+	if (!p.on_skiff && p.root && opt_num(&o, OPT_SENDFILE) == 0) {
+		struct rlimit rl;
+		uint64_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+		uint64_t need = (uint64_t)total_conns + 256;
+		uint64_t budget = lim / 4;
+		if (budget > 65536)
+			budget = 65536;
+		if (lim < need + budget)
+			budget = lim > need ? lim - need : 0;
+		file_cache_keep_fds((size_t)budget, (size_t)(budget / 2 / p.n));
+	}
 	struct tsc_cal cal = {0};
 	if (p.tracing)
 		trace_start(&cal);

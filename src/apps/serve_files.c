@@ -13,6 +13,18 @@
  * bytes: no open, stat or read per request, and the server's writev sends
  * head and body together.
  *
+ * sendfile (--stack linux, file_cache_keep_fds): there a mapped file also
+ * KEEPS its descriptor (http_file.fd), so the kernel can send the body
+ * from the page cache with sendfile(2) instead of copying it out of the
+ * mapping.  Descriptors are a process-wide budget (every worker's cache
+ * and every tree not yet unmapped draw from it), set by the caller well
+ * below the open-files limit that connections need: past it a file is
+ * mapped only, as before, and its bodies go by writev.  A kept descriptor
+ * is closed with its tree's mapping (struct fc_tree), when no output can
+ * name it any more.  Files in the arena have none (their bytes are few,
+ * and go behind the head in the same writev).  skiff's own stack never
+ * asks for descriptors.
+ *
  * Nothing outside DIR can be served, by construction: the table holds only
  * what the walk found, each file is opened component by component with
  * O_NOFOLLOW (site_open), and the server looks paths up only after
@@ -26,8 +38,9 @@
  *
  * A file truncated in place while mapped (`cp` over it does that) leaves
  * pages past its new end that raise SIGBUS when read.  The kernel's own
- * copy (writev on --stack linux) just fails with EFAULT and the server
- * closes that connection; skiff's stack copies in user space, so the
+ * copy (writev on --stack linux) just fails with EFAULT, sendfile(2) stops
+ * short at the new end (loop.h: -ECONNABORTED), and the server closes that
+ * connection; skiff's stack copies in user space, so the
  * handler below (fc_sigbus) puts a page of zeros over the missing one if
  * the address is inside one of our mappings: the response in flight is
  * completed with zeros at its promised length instead of the process
@@ -43,6 +56,7 @@
  * with it). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +80,8 @@ struct fc_entry {
 	struct http_file file;
 	void *map;     /* the file's mapping, or NULL (empty, or in the arena) */
 	size_t maplen;
+	/* file.fd > 0: the file's descriptor, kept for sendfile (one of the
+	 * budget's), closed with the mapping (tree_unmap). */
 };
 
 /* One generation of the tree: what one walk found, mapped.  Lifetime:
@@ -76,7 +92,9 @@ struct fc_entry {
  *            answer deferred until a request body has been read).
  *   UNMAPPED once the server has no unsent output and no unprocessed
  *            input anywhere (file_cache_quiesce with no_output), no
- *            slice can point into it: the mappings and the arena go, and
+ *            slice can point into it (nor name its kept descriptors, which
+ *            a sendfile slice reads): the mappings, the kept descriptors
+ *            (file.fd) and the arena go, and
  *            each descriptor is pointed at an empty body, so a deferred
  *            answer that still reads one stays inside valid memory.
  *   FREED    once the server has no connection at all (no_conns): the
@@ -92,6 +110,7 @@ struct fc_tree {
 	uint64_t bytes;         /* the files' sizes */
 	uint64_t mapped;        /* bytes of them mapped (the rest in small) */
 	size_t nmaps;
+	size_t nfds;            /* descriptors kept for sendfile */
 	uint8_t *small;         /* the arena of files below FC_SMALL */
 	uint32_t *table;        /* open addressing: index + 1, 0 = empty */
 	size_t tmask;
@@ -114,6 +133,32 @@ struct file_cache {
  * thread that read, in the middle of its own copy, never during its own
  * reload or quiesce: so a thread-local pointer needs no lock. */
 static _Thread_local struct file_cache *sigbus_fc;
+
+/* Descriptors every cache of the process may still keep for sendfile
+ * (file_cache_keep_fds); 0: none is kept.  Workers load and unmap their
+ * trees on their own threads: atomic. */
+static long fc_fds_left;
+/* At most this many in one tree: a reload must find room beside the tree
+ * it replaces, and each worker's tree beside the others'. */
+static size_t fc_fds_per_tree;
+
+void file_cache_keep_fds(size_t total, size_t per_tree)
+{
+	__atomic_store_n(&fc_fds_left, (long)(total > LONG_MAX / 2 ? LONG_MAX / 2 : total),
+			 __ATOMIC_RELAXED);
+	fc_fds_per_tree = per_tree;
+}
+
+/* Take one descriptor from the budget: true if there was one. */
+static bool fds_take(void)
+{
+	long n = __atomic_load_n(&fc_fds_left, __ATOMIC_RELAXED);
+	while (n > 0)
+		if (__atomic_compare_exchange_n(&fc_fds_left, &n, n - 1, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return true;
+	return false;
+}
 static uintptr_t fc_pagesize; /* set before the handler is installed */
 
 static bool tree_has(const struct fc_tree *t, uintptr_t a)
@@ -159,12 +204,18 @@ static void tree_unmap(struct fc_tree *t)
 		struct fc_entry *e = &t->e[i];
 		if (e->map)
 			munmap(e->map, e->maplen);
+		if (e->file.fd > 0) {
+			close(e->file.fd);
+			__atomic_add_fetch(&fc_fds_left, 1, __ATOMIC_RELAXED);
+		}
+		e->file.fd = 0;
 		e->map = NULL;
 		e->file.data = (const uint8_t *)"";
 		e->file.len = 0;
 	}
 	free(t->small);
 	t->small = NULL;
+	t->nfds = 0;
 	t->unmapped = true;
 }
 
@@ -227,6 +278,20 @@ static int load_one(const struct site_list *l, struct fc_tree *t, struct fc_entr
 			e->file.data = m;
 			t->mapped += len;
 			t->nmaps++;
+			/* Kept for sendfile while the budget lasts.  Blocking
+			 * again (site_open opened it O_NONBLOCK, for the type
+			 * check): sendfile must wait for a page the cache lacks
+			 * as a read of the mapping would, never say EAGAIN,
+			 * which would look like a full socket. */
+			if (fd > 0 && t->nfds < fc_fds_per_tree && fds_take()) {
+				if (fcntl(fd, F_SETFL, 0) == 0) {
+					e->file.fd = fd;
+					t->nfds++;
+					fd = -1;
+				} else {
+					__atomic_add_fetch(&fc_fds_left, 1, __ATOMIC_RELAXED);
+				}
+			}
 		}
 	} else if (read_at(fd, t->small + *small_at, len) < 0) {
 		snprintf(err, errlen, "cannot read %s: %s", e->path, strerror(errno));
@@ -235,7 +300,8 @@ static int load_one(const struct site_list *l, struct fc_tree *t, struct fc_entr
 		e->file.data = t->small + *small_at;
 		*small_at += len;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	e->file.len = len;
 	e->file.mtime = st.st_mtime > 0 ? (int64_t)st.st_mtime : 0;
 	t->bytes += len;
@@ -456,7 +522,7 @@ void file_cache_info(const struct file_cache *fc, struct file_cache_info *fi)
 {
 	*fi = (struct file_cache_info){
 		.gen = fc->gen, .files = fc->cur->n - fc->cur->ndirs, .bytes = fc->cur->bytes,
-		.mapped = fc->cur->mapped, .maps = fc->cur->nmaps,
+		.mapped = fc->cur->mapped, .maps = fc->cur->nmaps, .fds = fc->cur->nfds,
 		.truncated_pages = fc->sigbus_pages,
 	};
 	for (const struct fc_tree *t = fc->retired; t; t = t->next)

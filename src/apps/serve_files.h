@@ -11,6 +11,12 @@
 
 struct file_cache;
 
+/* Let the caches of this process keep up to `total` descriptors of
+ * mapped files open for sendfile (http_file.fd; serve_files.c), counted
+ * across every cache and tree not yet unmapped, at most `per_tree` in one
+ * tree; 0 (the default): none, every body is sent from its mapping.  Call
+ * before the first load. */
+void file_cache_keep_fds(size_t total, size_t per_tree);
 /* Load DIR.  NULL with a message in err on failure. */
 struct file_cache *file_cache_load(const char *dir, char *err, size_t errlen);
 /* http_lookup_fn for struct http_server_config (ctx: the cache): answers
@@ -32,6 +38,7 @@ struct file_cache_info {
 	uint64_t bytes;     /* their sizes */
 	uint64_t mapped;    /* of which mapped (the rest copied) */
 	size_t maps;
+	size_t fds;         /* of the maps, descriptors kept for sendfile */
 	size_t retired_mapped, retired_unmapped; /* older trees still held */
 	uint64_t truncated_pages; /* pages read past a file cut short while
 				   * mapped, served as zeros (serve_files.c) */

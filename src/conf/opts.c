@@ -19,6 +19,7 @@ static const char *const tcp_cc_choices[] = {"cubic", "newreno", NULL};
 static const char *const log_level_choices[] = {"error", "warn", "info", "debug", NULL};
 static const char *const dir_choices[] = {"a2b", "b2a", "both", NULL};
 static const char *const balance_choices[] = {"rr", "least", NULL};
+static const char *const on_off_choices[] = {"on", "off", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
 
@@ -121,6 +122,9 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_CACHE_CONTROL] = {"cache-control", 0, OPT_K_STR, "VALUE", 0, 0, NULL,
 			       "send Cache-Control: VALUE with every file (200, 206,\n"
 			       "304), e.g. 'max-age=3600'"},
+	[OPT_SENDFILE] = {"sendfile", 0, OPT_K_CHOICE, "on|off", 0, 0, on_off_choices,
+			  "(stack linux) send file bodies with sendfile(2) from the\n"
+			  "page cache; off: writev from the file's mapping (a copy)"},
 
 	[OPT_TLS_CERT] = {"tls-cert", 0, OPT_K_STR, "FILE", 0, 0, NULL,
 			  "serve HTTPS too, with this certificate chain (PEM:\n"
@@ -424,6 +428,7 @@ static const struct opt_use serve_use[] = {
 	{OPT_PORT, 0, "80", NULL},
 	{OPT_ROOT, 0, NULL, NULL},
 	{OPT_CACHE_CONTROL, 0, NULL, NULL},
+	{OPT_SENDFILE, 0, "on", NULL},
 	{OPT_TLS_CERT, 0, NULL, NULL},
 	{OPT_TLS_KEY, 0, NULL, NULL},
 	{OPT_TLS_PORT, 0, "443", NULL},
@@ -471,7 +476,7 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--max-conns N] [--header-timeout S] [--keepalive-timeout S]\n"
 		"                   [--max-body N] [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
 		"                   [--tcp-cc cubic|newreno] [--tcp-buf-max N] [--tcp-mem N]\n"
-		"                   [--trace] [--cache-control VALUE]\n"
+		"                   [--trace] [--cache-control VALUE] [--sendfile on|off]\n"
 		"                   [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
 		"                    [--tls-redirect] [--tls-sni NAME:CERT:KEY]...]\n"

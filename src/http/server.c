@@ -126,6 +126,11 @@ struct http_conn {
 	struct http_conn *next_free;
 	struct http_chunked chunk;
 	struct loop_iov iov[HTTP_OUT_IOV];
+	/* iov_f[i]: the file iov[i] is a slice of, when the loop can send it
+	 * from the file's descriptor (loop_sendfile; http_file.fd > 0), the
+	 * slice's offset in the file being iov[i].base - iov_f[i]->data; else
+	 * NULL (memory: heads, inline bodies, files without a descriptor). */
+	const struct http_file *iov_f[HTTP_OUT_IOV];
 	struct http_req req;
 	/* --trace only (0 when off): cycles at the accept, and at the start of
 	 * the parse of the first request in the unsent output batch. */
@@ -342,11 +347,22 @@ static inline bool out_room(const struct http_conn *c)
 static void out_hbuf_slice(struct http_conn *c, uint32_t from)
 {
 	const uint8_t *s = c->hbuf + from;
-	if (c->niov && (const uint8_t *)c->iov[c->niov - 1].base + c->iov[c->niov - 1].len == s) {
+	if (c->niov && !c->iov_f[c->niov - 1] &&
+	    (const uint8_t *)c->iov[c->niov - 1].base + c->iov[c->niov - 1].len == s) {
 		c->iov[c->niov - 1].len += c->hlen - from;
 		return;
 	}
+	c->iov_f[c->niov] = NULL;
 	c->iov[c->niov++] = (struct loop_iov){s, c->hlen - from};
+}
+
+/* Append a body slice of f (NULL: plain memory).  It is marked for
+ * loop_sendfile when f has a descriptor and the loop can send from one. */
+static void out_body_slice(struct http_conn *c, const uint8_t *p, size_t len,
+			   const struct http_file *f)
+{
+	c->iov_f[c->niov] = f && f->fd > 0 && loop_has_sendfile(c->srv->loop) ? f : NULL;
+	c->iov[c->niov++] = (struct loop_iov){p, len};
 }
 
 /* Queue one response: head, and the body unless head_only. */
@@ -365,7 +381,7 @@ static void respond(struct http_conn *c, int status, const char *ctype, const ui
 	} else {
 		out_hbuf_slice(c, from);
 		if (!head_only && blen)
-			c->iov[c->niov++] = (struct loop_iov){body, (size_t)blen};
+			out_body_slice(c, body, (size_t)blen, NULL);
 	}
 	count_status(&srv->st, status);
 	if (++c->batch > 1)
@@ -590,44 +606,72 @@ static struct http_conn *conn_alloc(struct http_server *srv)
 	return NULL;
 }
 
+/* One call of the batch's output: iov[iov_i, end) with writev, or, when
+ * a slice in it is marked for sendfile (iov_f), the memory slices before
+ * it and then it with loop_sendfile (end is just past it).  Returns what
+ * the loop returned. */
+static long flush_some(struct http_conn *c, uint16_t *end)
+{
+	struct loop *l = c->srv->loop;
+	uint16_t i = c->iov_i;
+	while (i < c->niov && !c->iov_f[i])
+		i++;
+	if (i == c->niov) {
+		*end = c->niov;
+		return loop_writev(l, c->sock, c->iov + c->iov_i, (int)(c->niov - c->iov_i));
+	}
+	const struct http_file *f = c->iov_f[i];
+	*end = (uint16_t)(i + 1);
+	uint64_t off = (uint64_t)((const uint8_t *)c->iov[i].base - f->data);
+	return loop_sendfile(l, c->sock, c->iov + c->iov_i, (int)(i - c->iov_i), f->fd, off,
+			     c->iov[i].len);
+}
+
 /* Writes the batch.  1: all sent; 0: the socket is full (wait for WRITE);
- * -1: the connection is gone. */
+ * -1: the connection is gone.  Without sendfile slices that is one writev;
+ * each sendfile slice takes a call of its own (with the heads before it),
+ * so this goes on while every call took all it was offered. */
 static int conn_flush(struct http_conn *c)
 {
 	struct http_server *srv = c->srv;
-	long n = loop_writev(srv->loop, c->sock, c->iov + c->iov_i, (int)(c->niov - c->iov_i));
-	if (n == -SK_EAGAIN)
+	for (;;) {
+		uint16_t end;
+		long n = flush_some(c, &end);
+		if (n == -SK_EAGAIN)
+			return 0;
+		if (n < 0) {
+			srv->st.write_errors++;
+			return -1;
+		}
+		srv->st.writes++;
+		srv->st.bytes_out += (uint64_t)n;
+		if (c->t_req) {
+			/* A keep-alive batch: from the parse of its first request to
+			 * the writev that took it, per response (ab -k: one). */
+			if (c->phase != P_CLOSING)
+				sk_trace_end(srv->cfg.trace, SK_TR_http_request, c->t_req, c->batch);
+			c->t_req = 0;
+		}
+		uint16_t i = c->iov_i;
+		size_t left = (size_t)n;
+		while (i < end && left >= c->iov[i].len) {
+			left -= c->iov[i].len;
+			i++;
+		}
+		if (i == c->niov) {
+			c->niov = c->iov_i = 0;
+			c->hlen = 0;
+			c->batch = 0;
+			return 1;
+		}
+		c->iov_i = i;
+		if (i == end)
+			continue; /* that call took all: the next slices */
+		c->iov[i].base = (const uint8_t *)c->iov[i].base + left;
+		c->iov[i].len -= left;
+		srv->st.write_partial++;
 		return 0;
-	if (n < 0) {
-		srv->st.write_errors++;
-		return -1;
 	}
-	srv->st.writes++;
-	srv->st.bytes_out += (uint64_t)n;
-	if (c->t_req) {
-		/* A keep-alive batch: from the parse of its first request to the
-		 * writev that took it, per response (ab -k: one). */
-		if (c->phase != P_CLOSING)
-			sk_trace_end(srv->cfg.trace, SK_TR_http_request, c->t_req, c->batch);
-		c->t_req = 0;
-	}
-	uint16_t i = c->iov_i;
-	size_t left = (size_t)n;
-	while (i < c->niov && left >= c->iov[i].len) {
-		left -= c->iov[i].len;
-		i++;
-	}
-	if (i == c->niov) {
-		c->niov = c->iov_i = 0;
-		c->hlen = 0;
-		c->batch = 0;
-		return 1;
-	}
-	c->iov[i].base = (const uint8_t *)c->iov[i].base + left;
-	c->iov[i].len -= left;
-	c->iov_i = i;
-	srv->st.write_partial++;
-	return 0;
 }
 
 /* CLOSING, flushed, and the client may still be sending: half-close,
@@ -1027,7 +1071,8 @@ static void put_content_range(struct http_out *o, const struct http_range *rg, u
 /* Queue hbuf[from, hlen) then a body slice: small bodies are copied
  * behind the head (one contiguous piece), large ones stay slices of the
  * source. */
-static void queue_body(struct http_conn *c, uint32_t from, const uint8_t *body, uint64_t blen)
+static void queue_body(struct http_conn *c, uint32_t from, const uint8_t *body, uint64_t blen,
+		       const struct http_file *f)
 {
 	if (blen && blen <= HTTP_INLINE_BODY && c->hlen + blen <= HTTP_OUT_HEAD) {
 		sk_memcpy(c->hbuf + c->hlen, body, blen);
@@ -1036,7 +1081,7 @@ static void queue_body(struct http_conn *c, uint32_t from, const uint8_t *body, 
 	} else {
 		out_hbuf_slice(c, from);
 		if (blen)
-			c->iov[c->niov++] = (struct loop_iov){body, (size_t)blen};
+			out_body_slice(c, body, (size_t)blen, f);
 	}
 }
 
@@ -1090,8 +1135,8 @@ static uint64_t emit_multipart(struct http_conn *c, const struct answer *a, stru
 		http_out_str(&t, "\r\n");
 		c->hlen = (uint32_t)(t.p - c->hbuf);
 		out_hbuf_slice(c, from);
-		c->iov[c->niov++] = (struct loop_iov){v->data + a->rg[i].first,
-						      (size_t)(a->rg[i].last - a->rg[i].first + 1)};
+		out_body_slice(c, v->data + a->rg[i].first,
+			       (size_t)(a->rg[i].last - a->rg[i].first + 1), v);
 		from = c->hlen;
 	}
 	struct http_out t = {c->hbuf + c->hlen, c->hbuf + HTTP_OUT_HEAD};
@@ -1212,7 +1257,8 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 	put_conn(&o, a->ch);
 	http_out_str(&o, "\r\n");
 	c->hlen = (uint32_t)(o.p - c->hbuf);
-	queue_body(c, from, body, a->head_only ? 0 : blen);
+	queue_body(c, from, body, a->head_only ? 0 : blen,
+		   status == 200 || status == 206 ? v : NULL);
 	count_answer(c, status);
 	if (sk_unlikely(srv->cfg.access != NULL))
 		log_response(c, status, a->head_only ? 0 : blen);

@@ -94,6 +94,12 @@ struct http_file {
 	 * with 301 to "/dir/", and "/dir/" with the lookup of "/dir/index.html"
 	 * (403 when the directory has none).  data/len/ctype are ignored. */
 	bool is_dir;
+	/* > 0: an open descriptor of the same bytes as data[0, len), offset 0
+	 * at data[0]; a loop with the sendfile op (loop.h; --stack linux)
+	 * then sends the body from it (no copy through user memory), else
+	 * from data.  It must stay open as long as data stays mapped.  0:
+	 * none (a source never offers descriptor 0). */
+	int fd;
 };
 
 /* The longest ETag a source may give, quotes included. */

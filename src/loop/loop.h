@@ -112,6 +112,23 @@ struct loop_ops {
 	/* Bytes accepted (may be fewer than offered), or -SK_EAGAIN / -SK_E*.
 	 * Slices queue as one stream: what fits one segment leaves as one. */
 	long (*writev)(struct loop *l, int sock, const struct loop_iov *iov, int iovcnt);
+	/* OPTIONAL (NULL: the backend has none, and the application writes
+	 * the file's bytes from memory with writev).  Send head[0, nhead)
+	 * (nhead may be 0), then len bytes of the open file fd from byte
+	 * `off`, as one stream: the head is held back so that it shares the
+	 * first segment with the file's bytes (MSG_MORE), as one writev of
+	 * both would.  The backend reads the file itself (Linux: sendfile(2)
+	 * from the page cache, no copy through user memory), so fd must stay
+	 * open and the file unchanged until the call returns; nothing is kept
+	 * after it.  Returns the bytes accepted, the head's counted first
+	 * (fewer than offered: the socket is full, wait for LOOP_EV_WRITE,
+	 * as with writev), or -SK_EAGAIN / -SK_E*.  -SK_ECONNABORTED: the
+	 * file ended before off + len (cut short after its length was
+	 * promised): the stream cannot be completed, and the caller closes
+	 * the connection, as after a writev from a truncated mapping (which
+	 * fails with EFAULT).  Never returns 0 for len > 0. */
+	long (*sendfile)(struct loop *l, int sock, const struct loop_iov *head, int nhead, int fd,
+			 uint64_t off, size_t len);
 	/* Half-close: FIN after what is queued.  Reads still work. */
 	int (*shutdown)(struct loop *l, int sock);
 	/* Give the socket back; no callback runs for it afterwards (except a
@@ -170,6 +187,16 @@ static inline long loop_write(struct loop *l, int sock, const void *buf, size_t 
 {
 	struct loop_iov iov = {buf, len};
 	return l->ops->writev(l, sock, &iov, 1);
+}
+/* Does this loop send files itself (loop_sendfile)?  */
+static inline bool loop_has_sendfile(const struct loop *l)
+{
+	return l->ops->sendfile != NULL;
+}
+static inline long loop_sendfile(struct loop *l, int sock, const struct loop_iov *head, int nhead,
+				 int fd, uint64_t off, size_t len)
+{
+	return l->ops->sendfile(l, sock, head, nhead, fd, off, len);
 }
 static inline int loop_shutdown(struct loop *l, int sock)
 {

@@ -20,7 +20,10 @@
  * that asks for that name onto it (SSL_set_SSL_CTX) while the ClientHello
  * is read.  Sessions (the ID cache, the ticket keys) stay the default
  * context's, whichever certificate a connection got. */
+#include <errno.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
 #include <openssl/rand.h>
@@ -28,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../base/sk_err.h"
 #include "tls_engine.h"
@@ -67,6 +72,10 @@ struct tls_ctx {
 	struct sni_cert sni[TLS_SNI_MAX];
 	unsigned nsni;
 	uint64_t sni_matched, sni_default;
+	/* kTLS (see ktls_kernel): the kernel offers the tls ULP; handshakes
+	 * after which OpenSSL sends through it, and those where it does not. */
+	bool ktls_kernel;
+	uint64_t ktls_tx, ktls_fallback;
 	unsigned npool;
 	uint8_t *pool[TLS_POOL_MAX]; /* free TLS_BUF_SIZE buffers */
 };
@@ -314,6 +323,9 @@ void tls_openssl_stats(const struct tls_ctx *t,
 	fn(arg, "tls.tickets_unknown", t->unknown);
 	fn(arg, "tls.reloads", t->reloads);
 	fn(arg, "tls.reload_failures", t->reload_failures);
+	fn(arg, "tls.ktls_kernel", t->ktls_kernel);
+	fn(arg, "tls.ktls_tx", t->ktls_tx);
+	fn(arg, "tls.ktls_fallback", t->ktls_fallback);
 	if (t->nsni) {
 		fn(arg, "tls.sni_matched", t->sni_matched);
 		fn(arg, "tls.sni_default", t->sni_default);
@@ -399,6 +411,15 @@ static SSL_CTX *ssl_ctx_build(struct tls_ctx *t, const char *cert_file, const ch
 	SSL_CTX_set_max_proto_version(c, TLS1_3_VERSION);
 	SSL_CTX_set_options(c, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
 				       SSL_OP_NO_COMPRESSION);
+	/* kTLS where the kernel has it (every suite above is one kTLS
+	 * takes: AES-GCM and ChaCha20-Poly1305; their order is not changed
+	 * for it).  OpenSSL then tries, at each key change, to hand the
+	 * keys to the write BIO (BIO_set_ktls); o_step counts whether it
+	 * took.  It cannot take with this engine's own BIO (bio_ctrl declines
+	 * BIO_CTRL_SET_KTLS): that needs OpenSSL writing to the socket itself
+	 * (docs/tls.md), so today every connection counts as a fallback. */
+	if (t->ktls_kernel)
+		SSL_CTX_set_options(c, SSL_OP_ENABLE_KTLS);
 	/* NO_AUTO_CHAIN: the chain sent is the one in the certificate file,
 	 * as given; without it OpenSSL tries, on every handshake, to complete
 	 * the chain from a trust store we never load (bench_tls, 5 alternating
@@ -444,6 +465,26 @@ fail:
 	return NULL;
 }
 
+/* Does the kernel have kTLS (the tcp "tls" upper-layer protocol)?  Asked
+ * as OpenSSL's socket BIO would set it up: TCP_ULP "tls" on a TCP socket,
+ * which loads the module if it can; on an unconnected socket a kernel
+ * with it says ENOTCONN, one without ENOENT.  (tcp_available_ulp lists
+ * only the modules loaded so far.) */
+static bool ktls_kernel(void)
+{
+#ifdef TCP_ULP
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	int r = setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls"));
+	int e = errno;
+	close(fd);
+	return r == 0 || e == ENOTCONN;
+#else
+	return false;
+#endif
+}
+
 struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 				   const struct tls_server_opts *o, char *err, size_t errlen)
 {
@@ -452,6 +493,7 @@ struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 		snprintf(err, errlen, "tls: out of memory");
 		return NULL;
 	}
+	t->ktls_kernel = ktls_kernel();
 	t->meth = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "skiff");
 	if (!t->meth || BIO_meth_set_write(t->meth, bio_write) != 1 ||
 	    BIO_meth_set_read(t->meth, bio_read) != 1 || BIO_meth_set_ctrl(t->meth, bio_ctrl) != 1 ||
@@ -603,8 +645,15 @@ static int o_step(struct tls_conn *c)
 	if (SSL_is_init_finished(c->ssl))
 		return TLS_OK;
 	int r = SSL_do_handshake(c->ssl);
-	if (r == 1)
+	if (r == 1) {
+		/* Did kTLS take (SSL_OP_ENABLE_KTLS, ktls_kernel)?  OpenSSL
+		 * installs it on the write BIO at the application key change. */
+		if (BIO_get_ktls_send(SSL_get_wbio(c->ssl)))
+			c->ctx->ktls_tx++;
+		else
+			c->ctx->ktls_fallback++;
 		return TLS_OK;
+	}
 	int e = SSL_get_error(c->ssl, r);
 	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
 		return TLS_OK;
