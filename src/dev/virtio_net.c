@@ -36,6 +36,12 @@
 #define ST_FEATURES_OK 8
 #define ST_FAILED 128
 
+/* Offloads (5.1.3): HOST_TSO* depend on CSUM, GUEST_TSO* on GUEST_CSUM
+ * (5.1.3.1); we take HOST_ECN / GUEST_* segmentation never. */
+#define F_NET_CSUM (1ull << 0)       /* the device finishes tx checksums */
+#define F_NET_GUEST_CSUM (1ull << 1) /* rx may come with DATA_VALID / NEEDS_CSUM */
+#define F_NET_HOST_TSO4 (1ull << 11) /* the device segments TCPv4 super-frames */
+#define F_NET_HOST_TSO6 (1ull << 12)
 #define F_NET_MAC (1ull << 5)
 #define F_NET_STATUS (1ull << 16)
 #define F_NET_CTRL_VQ (1ull << 17)
@@ -56,8 +62,16 @@
 #define VIRTQ_AVAIL_F_NO_INTERRUPT 1
 #define VIRTQ_USED_F_NO_NOTIFY 1
 
-/* With VERSION_1 the header always has num_buffers: 12 bytes. */
+/* With VERSION_1 the header always has num_buffers: 12 bytes, the layout
+ * of ring.h's struct ring_vnet. */
 #define VNET_HDR_LEN 12u
+_Static_assert(sizeof(struct ring_vnet) == VNET_HDR_LEN, "ring_vnet is virtio_net_hdr_v1");
+#define VNET_F_NEEDS_CSUM 1u
+#define VNET_F_DATA_VALID 2u
+#define VNET_GSO_NONE 0u
+/* The largest frame a TSO frame may be (dev.h's tso_max): a 64 KiB IP
+ * packet behind its Ethernet header. */
+#define VN_TSO_MAX (65535u + ETH_HDR_LEN)
 #define ETH_HDR_LEN 14u
 #define VN_SLOTS RING_SLOTS_DEFAULT
 #define VN_BUF RING_BUF_SIZE_DEFAULT
@@ -167,6 +181,33 @@ static int vq_next_used(struct virtio_net *vn, struct virtq *q, uint16_t used_id
 	return -1;
 }
 
+static uint16_t le16_at(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+/* The header the device wrote in front of an rx frame of flen bytes: 0 for
+ * a plain frame, RING_SLOT_CSUM_OK when its checksum need not be verified,
+ * -1 when the header lies (counted by the caller, the frame dropped).
+ * Without GUEST_CSUM the device has no business setting flags, and we
+ * never negotiate GUEST_TSO*, so a segmentation type is always a lie. */
+static int rx_hdr_verdict(const struct virtio_net *vn, const uint8_t *h, uint32_t flen)
+{
+	uint8_t flags = h[0], gso = h[1];
+	if (gso != VNET_GSO_NONE)
+		return -1;
+	if (!(vn->features & F_NET_GUEST_CSUM) || flags == 0)
+		return 0;
+	if (flags & ~(VNET_F_NEEDS_CSUM | VNET_F_DATA_VALID))
+		return -1;
+	/* NEEDS_CSUM: the host's kernel left the checksum for us to finish;
+	 * the frame is its own, so it need not be verified, but the field it
+	 * names must be inside the frame (and past the Ethernet header). */
+	if (flags & VNET_F_NEEDS_CSUM) {
+		uint32_t start = le16_at(h + 6), off = le16_at(h + 8);
+		if (start < ETH_HDR_LEN || start + off + 2 > flen)
+			return -1;
+	}
+	return RING_SLOT_CSUM_OK;
+}
+
 static int vn_rx_sync(struct dev *d)
 {
 	struct virtio_net *vn = (struct virtio_net *)d;
@@ -195,10 +236,20 @@ static int vn_rx_sync(struct dev *d)
 			repost = true;
 			continue;
 		}
+		int v = rx_hdr_verdict(vn, vn->rx_hdr + 16u * (unsigned)c, len - VNET_HDR_LEN);
+		if (v < 0) {
+			d->stats.rx_vnet_bad++;
+			d->stats.rx_drops++;
+			vq_post(q, (uint16_t)c);
+			repost = true;
+			continue;
+		}
+		if (v)
+			d->stats.rx_csum_ok++;
 		struct ring_slot *s = ring_slot(r, tail++);
 		s->buf_idx = q->chain_buf[c];
 		s->len = (uint16_t)(len - VNET_HDR_LEN);
-		s->flags = 0;
+		s->flags = (uint16_t)v;
 		vq_push_free(q, (uint16_t)c);
 		d->stats.rx_frames++;
 		d->stats.rx_bytes += len - VNET_HDR_LEN;
@@ -231,6 +282,112 @@ static int vn_rx_sync(struct dev *d)
 	return n;
 }
 
+/* The offload request in front of a tx frame (ring.h's struct ring_vnet,
+ * virtio's header as it is), against what was negotiated and the frame's
+ * flen bytes (without the header).  Returns the segments the frame stands
+ * for (1 without GSO), or 0 to refuse it.  The stack is ours, but a
+ * request the device did not agree to would be taken as something else
+ * (5.1.6.2.1: the driver MUST NOT ask for what it did not negotiate), and
+ * a checksum position outside the frame would have the host write outside
+ * the packet: both are refused here, not by the host. */
+static uint32_t tx_hdr_check(const struct virtio_net *vn, const uint8_t *h, uint32_t flen)
+{
+	uint32_t off = vn->dev.offload;
+	uint8_t flags = h[0], gso = h[1];
+	uint32_t hdr_len = le16_at(h + 2), gso_size = le16_at(h + 4);
+	if (flags & ~VNET_F_NEEDS_CSUM)
+		return 0;
+	if (flags & VNET_F_NEEDS_CSUM) {
+		uint32_t start = le16_at(h + 6), field = le16_at(h + 8);
+		if (!(off & DEV_OFF_TX_CSUM) || start < ETH_HDR_LEN || start + field + 2 > flen)
+			return 0;
+	}
+	if (gso == VNET_GSO_NONE)
+		return 1;
+	/* ECN (0x80) is not negotiated (HOST_ECN): refused with the rest.  The
+	 * device finishes every segment's checksum from csum_start, so a
+	 * super-frame must ask for that too. */
+	if ((gso == RING_VNET_GSO_TCPV4 && !(off & DEV_OFF_TSO4)) ||
+	    (gso == RING_VNET_GSO_TCPV6 && !(off & DEV_OFF_TSO6)) ||
+	    (gso != RING_VNET_GSO_TCPV4 && gso != RING_VNET_GSO_TCPV6))
+		return 0;
+	if (!(flags & VNET_F_NEEDS_CSUM) || gso_size == 0 || flen > vn->dev.tso_max ||
+	    hdr_len < ETH_HDR_LEN || hdr_len >= flen)
+		return 0;
+	return (flen - hdr_len + gso_size - 1) / gso_size;
+}
+
+/* Completed tx chains: every ring buffer a chain held goes to the slot at
+ * tail (see the top of the file), its descriptors back to the free stack. */
+static bool tx_reap(struct virtio_net *vn, uint32_t *tail)
+{
+	struct virtq *q = &vn->txq;
+	struct virtq_tx *t = &vn->tx;
+	struct ring *r = vn->dev.tx;
+	uint16_t used_idx = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+	bool done = false;
+	while (q->last_used != used_idx) {
+		uint32_t id = q->used->ring[q->last_used & (q->size - 1)].id;
+		q->last_used++;
+		if (id >= q->size || !t->busy[id]) {
+			vn->c.bad_used++;
+			continue;
+		}
+		t->busy[id] = 0;
+		uint16_t dsc = (uint16_t)id;
+		for (uint16_t k = t->ndesc[id]; k-- > 0; dsc = t->next[dsc]) {
+			if (t->buf[dsc] != VN_TX_NO_BUF)
+				ring_slot(r, (*tail)++)->buf_idx = t->buf[dsc];
+			t->free[t->nfree++] = dsc;
+		}
+		done = true;
+	}
+	return done;
+}
+
+/* Frame slots [tx_sub, tx_sub + k) as one chain: the zeroed header first
+ * for a plain frame; a VNET frame's buffer starts with its own header, so
+ * its first descriptor covers header and frame (VERSION_1 devices take
+ * any split of header and data, 2.7.4 and 5.1.6.6).  Several slots are
+ * several descriptors, not a copy into one big buffer: a descriptor is
+ * four stores, a copy under TCG costs ~0.5 ns a byte even 8 bytes at a
+ * time (libc.c), 30 us for a 64 KiB frame. */
+static void tx_post_chain(struct virtio_net *vn, uint32_t k, bool vnet)
+{
+	struct virtq *q = &vn->txq;
+	struct virtq_tx *t = &vn->tx;
+	struct ring *r = vn->dev.tx;
+	uint32_t need = k + (vnet ? 0 : 1);
+	uint16_t head = 0, prev = 0;
+	for (uint32_t j = 0; j < need; j++) {
+		uint16_t dsc = t->free[--t->nfree];
+		if (j == 0) {
+			head = dsc;
+		} else {
+			q->desc[prev].next = dsc;
+			q->desc[prev].flags = VIRTQ_DESC_F_NEXT;
+			t->next[prev] = dsc;
+		}
+		if (!vnet && j == 0) {
+			q->desc[dsc].addr = phys(vn->tx_hdr);
+			q->desc[dsc].len = VNET_HDR_LEN;
+			t->buf[dsc] = VN_TX_NO_BUF;
+		} else {
+			struct ring_slot *s = ring_slot(r, vn->tx_sub + j - (vnet ? 0 : 1));
+			q->desc[dsc].addr = phys(ring_buf(r, s->buf_idx));
+			q->desc[dsc].len = s->len;
+			t->buf[dsc] = s->buf_idx;
+		}
+		q->desc[dsc].flags = 0;
+		prev = dsc;
+	}
+	t->ndesc[head] = (uint16_t)need;
+	t->busy[head] = 1;
+	q->avail->ring[q->avail_idx & (q->size - 1)] = head;
+	q->avail_idx++;
+	vn->c.tx_chain_descs += need;
+}
+
 static int vn_tx_sync(struct dev *d)
 {
 	struct virtio_net *vn = (struct virtio_net *)d;
@@ -241,43 +398,74 @@ static int vn_tx_sync(struct dev *d)
 		return 0;
 	d->stats.tx_syncs++;
 
-	/* 1. completions: the oldest handed-over slot becomes free again */
-	uint32_t tail = r->tail;
-	uint16_t used_idx = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
-	uint32_t len;
-	int c;
-	bool done = false;
-	while ((c = vq_next_used(vn, q, used_idx, &len)) >= 0) {
-		ring_slot(r, tail++)->buf_idx = q->chain_buf[c];
-		vq_push_free(q, (uint16_t)c);
-		done = true;
-	}
-	if (done)
-		ring_store(&r->tail, tail);
+	/* 1. completions: the oldest handed-over slots become free again */
+	uint32_t tail = r->tail, tail0 = tail;
+	tx_reap(vn, &tail);
 
 	/* 2. post what the user handed over, one doorbell for the batch */
 	uint32_t head = ring_load(&r->head);
 	uint16_t old_avail = q->avail_idx;
 	int sent = 0;
-	while (vn->tx_sub != head && q->nfree) {
-		struct ring_slot *s = ring_slot(r, vn->tx_sub);
-		uint32_t b = s->buf_idx, flen = s->len;
-		if (b >= r->nbufs)
-			return -22;
-		if (flen > r->buf_size) {
-			flen = r->buf_size;
-			d->stats.tx_drops++; /* sent truncated: count it */
+	while (vn->tx_sub != head) {
+		/* The frame: slots up to the first without MORE.  One whose last
+		 * slot is not handed over yet waits for the next sync. */
+		uint32_t k = 0;
+		bool whole = false;
+		for (uint32_t i = vn->tx_sub; i != head && !whole; i++) {
+			k++;
+			whole = !(ring_slot(r, i)->flags & RING_SLOT_MORE);
 		}
-		c = vq_pop_free(q);
-		q->chain_buf[c] = b;
-		q->desc[2 * c + 1].addr = phys(ring_buf(r, b));
-		q->desc[2 * c + 1].len = flen;
-		vq_post(q, (uint16_t)c);
-		vn->tx_sub++;
+		if (!whole)
+			break;
+		struct ring_slot *s0 = ring_slot(r, vn->tx_sub);
+		bool vnet = (s0->flags & RING_SLOT_VNET) != 0;
+		uint32_t total = 0, segs = 1;
+		bool bad = k > VIRTIO_NET_TX_CHAIN_MAX || k + 1 > q->size;
+		for (uint32_t i = 0; i < k; i++) {
+			struct ring_slot *s = ring_slot(r, vn->tx_sub + i);
+			if (s->buf_idx >= r->nbufs)
+				return -22; /* the user broke the ring ABI */
+			if (s->len == 0 || s->len > r->buf_size)
+				bad = true;
+			total += s->len;
+		}
+		if (!bad && vnet) {
+			uint8_t *h = ring_buf(r, s0->buf_idx);
+			if (s0->len < VNET_HDR_LEN + ETH_HDR_LEN ||
+			    !(segs = tx_hdr_check(vn, h, total - VNET_HDR_LEN)))
+				bad = true;
+			else
+				h[10] = h[11] = 0; /* num_buffers: 0 on tx */
+		}
+		if (bad) {
+			/* Not sent: its buffers go straight back through tail,
+			 * read out first (tail may reach the frame's own slots). */
+			uint32_t bufs[VN_SLOTS]; /* k <= head - tx_sub <= num_slots */
+			for (uint32_t i = 0; i < k; i++)
+				bufs[i] = ring_slot(r, vn->tx_sub + i)->buf_idx;
+			vn->tx_sub += k;
+			for (uint32_t i = 0; i < k; i++)
+				ring_slot(r, tail++)->buf_idx = bufs[i];
+			vn->c.tx_vnet_bad++;
+			d->stats.tx_drops++;
+			continue;
+		}
+		if (vn->tx.nfree < k + (vnet ? 0 : 1))
+			break; /* the device still holds the descriptors */
+		tx_post_chain(vn, k, vnet);
+		vn->tx_sub += k;
 		d->stats.tx_frames++;
-		d->stats.tx_bytes += flen;
+		d->stats.tx_bytes += total - (vnet ? VNET_HDR_LEN : 0);
+		if (vnet && (ring_buf(r, s0->buf_idx)[0] & VNET_F_NEEDS_CSUM))
+			d->stats.tx_csum_offload++;
+		if (segs > 1) {
+			d->stats.tx_tso_frames++;
+			d->stats.tx_tso_segs += segs;
+		}
 		sent++;
 	}
+	if (tail != tail0)
+		ring_store(&r->tail, tail);
 	if (sent) {
 		vq_publish(vn, q, old_avail);
 		d->stats.tx_syscalls++;
@@ -398,19 +586,21 @@ static int vq_setup(struct virtio_net *vn, struct virtq *q, uint16_t index, uint
 	q->nfree = 0;
 	for (uint16_t c = size / 2; c-- > 0;)
 		vq_push_free(q, c);
-	/* Every frame is the chain (2c: header, 2c+1: frame). */
-	for (uint16_t c = 0; c < size / 2; c++) {
-		q->desc[2 * c].next = (uint16_t)(2 * c + 1);
-		q->desc[2 * c].len = VNET_HDR_LEN;
-		if (index % 2 == 0) { /* receiveq N = 2N, transmitq N = 2N + 1 (5.1.2) */
+	if (index % 2 == 0) { /* receiveq N = 2N, transmitq N = 2N + 1 (5.1.2) */
+		/* Every rx frame is the chain (2c: header, 2c+1: frame). */
+		for (uint16_t c = 0; c < size / 2; c++) {
+			q->desc[2 * c].next = (uint16_t)(2 * c + 1);
+			q->desc[2 * c].len = VNET_HDR_LEN;
 			q->desc[2 * c].addr = phys(vn->rx_hdr + 16u * c);
 			q->desc[2 * c].flags = VIRTQ_DESC_F_NEXT | VIRTQ_DESC_F_WRITE;
 			q->desc[2 * c + 1].flags = VIRTQ_DESC_F_WRITE;
 			q->desc[2 * c + 1].len = vn->dev.rx->buf_size;
-		} else {
-			q->desc[2 * c].addr = phys(vn->tx_hdr);
-			q->desc[2 * c].flags = VIRTQ_DESC_F_NEXT;
 		}
+	} else {
+		/* tx: descriptors one by one, 0 first */
+		vn->tx.nfree = 0;
+		for (uint16_t i = size; i-- > 0;)
+			vn->tx.free[vn->tx.nfree++] = i;
 	}
 	/* Polling is the default state: no interrupts until the loop parks;
 	 * tx completions are reaped by tx_sync and never interrupt (the tx
@@ -534,6 +724,26 @@ static int ctrl_pairs_set(struct ctrl_q *q, uint16_t index, uint16_t pairs, cons
 	return 0;
 }
 
+/* dev.offload from what was negotiated.  TSO needs chains of up to 33
+ * descriptors (64 KiB in 2 KiB buffers): not on a tx queue too short for
+ * them. */
+static void vn_set_offload(struct virtio_net *v)
+{
+	uint32_t off = 0;
+	if (v->features & F_NET_CSUM)
+		off |= DEV_OFF_TX_CSUM;
+	if (v->txq.size >= 2 * VIRTIO_NET_TX_CHAIN_MAX) {
+		if (v->features & F_NET_HOST_TSO4)
+			off |= DEV_OFF_TSO4;
+		if (v->features & F_NET_HOST_TSO6)
+			off |= DEV_OFF_TSO6;
+	}
+	if (v->features & F_NET_GUEST_CSUM)
+		off |= DEV_OFF_RX_CSUM;
+	v->dev.offload = off;
+	v->dev.tso_max = off & (DEV_OFF_TSO4 | DEV_OFF_TSO6) ? VN_TSO_MAX : 0;
+}
+
 int virtio_net_init(struct virtio_net *vn, const struct virtio_net_params *p, const char **why)
 {
 	unsigned got;
@@ -575,17 +785,30 @@ int virtio_net_init_mq(struct virtio_net *vns, unsigned n, const struct virtio_n
 		*why = "device is not virtio 1.x (VERSION_1 not offered)";
 		goto fail;
 	}
-	/* Keep it to what this driver handles: no offloads, no merged rx
-	 * buffers (a 2 KiB buffer holds any 1514-byte frame).  EVENT_IDX
-	 * unless refused (see the header).  ACCESS_PLATFORM is accepted when
+	/* Keep it to what this driver handles: no merged rx buffers and no
+	 * rx segmentation (a 2 KiB buffer holds any 1514-byte frame).  The
+	 * offloads the allow mask lets through (offload= on the command line):
+	 * CSUM and HOST_TSO4/6 for tx, GUEST_CSUM for rx.  EVENT_IDX unless
+	 * refused (see the header).  ACCESS_PLATFORM is accepted when
 	 * offered: our addresses are physical either way. */
 	uint64_t mine = F_VERSION_1 | F_NET_MAC | F_NET_STATUS | F_ACCESS_PLATFORM;
 	if (!p->no_event_idx)
 		mine |= F_RING_EVENT_IDX;
+	uint32_t allow = p->offload_allow;
+	if (allow & (DEV_OFF_TX_CSUM | DEV_OFF_TSO4 | DEV_OFF_TSO6))
+		mine |= F_NET_CSUM; /* TSO implies it (dev.h, 5.1.3.1) */
+	if (allow & DEV_OFF_TSO4)
+		mine |= F_NET_HOST_TSO4;
+	if (allow & DEV_OFF_TSO6)
+		mine |= F_NET_HOST_TSO6;
+	if (allow & DEV_OFF_RX_CSUM)
+		mine |= F_NET_GUEST_CSUM;
 	/* More than one pair asked for: MQ, and the control queue it needs. */
 	if (n > 1 && (offered & F_NET_MQ) && (offered & F_NET_CTRL_VQ))
 		mine |= F_NET_MQ | F_NET_CTRL_VQ;
 	uint64_t want = offered & mine;
+	if (!(want & F_NET_CSUM)) /* a device offering TSO without CSUM: neither */
+		want &= ~(F_NET_HOST_TSO4 | F_NET_HOST_TSO6);
 	wr32(cc, CC_GFSELECT, 0);
 	wr32(cc, CC_GF, (uint32_t)want);
 	wr32(cc, CC_GFSELECT, 1);
@@ -614,6 +837,7 @@ int virtio_net_init_mq(struct virtio_net *vns, unsigned n, const struct virtio_n
 		uint8_t *e = k ? (uint8_t *)ps[k].arena + ps[k].arena_size : end;
 		if (pair_setup(v, &ps[k], (uint16_t)k, c, e, why) < 0)
 			goto fail;
+		vn_set_offload(v);
 	}
 	struct ctrl_q ctrl = {0};
 	uint16_t ctrl_index = 0;

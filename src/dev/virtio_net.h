@@ -51,6 +51,8 @@ struct virtio_net_params {
 	size_t arena_size;     /* >= virtio_net_arena_size() */
 	uint16_t rx_msix;      /* MSI-X table entry for the rx queue, or VIRTIO_MSI_NO_VECTOR */
 	bool no_event_idx;     /* refuse VIRTIO_F_EVENT_IDX even if offered */
+	uint32_t offload_allow; /* DEV_OFF_* the driver may negotiate (the boot
+				 * word offload=); 0: none, frames as before */
 	const char *name;      /* for logs, e.g. "virtio-net@00:03.0" */
 };
 
@@ -96,6 +98,23 @@ struct virtq {
 	uint8_t busy[VIRTIO_NET_QUEUE_MAX / 2];
 };
 
+/* tx chains are of any length (a frame of several ring slots, ring.h's
+ * MORE), so tx descriptors are handed out one by one; rx keeps fixed
+ * pairs.  Our own copy of each chain's links: the descriptor table is
+ * shared with the device and nothing read back from it is trusted. */
+#define VN_TX_NO_BUF 0xffffffffu
+#define VIRTIO_NET_TX_CHAIN_MAX 48u /* descriptors per tx chain (a 64 KiB TSO
+				     * frame takes 33 of 2 KiB) */
+struct virtq_tx {
+	uint16_t nfree;                         /* descriptors not posted */
+	uint16_t free[VIRTIO_NET_QUEUE_MAX];
+	uint16_t next[VIRTIO_NET_QUEUE_MAX];    /* the link we wrote */
+	uint16_t ndesc[VIRTIO_NET_QUEUE_MAX];   /* at a chain's head: its length */
+	uint32_t buf[VIRTIO_NET_QUEUE_MAX];     /* ring buffer a descriptor holds,
+						 * or VN_TX_NO_BUF (the zeroed header) */
+	uint8_t busy[VIRTIO_NET_QUEUE_MAX];     /* head of a posted chain */
+};
+
 struct virtio_net_counters {
 	uint64_t notifies;     /* doorbell writes (the MMIO exit a batch pays once) */
 	uint64_t notify_skipped; /* device said it needs no kick (NO_NOTIFY, or
@@ -104,12 +123,17 @@ struct virtio_net_counters {
 	uint64_t irq_arm_races; /* frames found right after arming: no halt */
 	uint64_t rx_bad_len;   /* completions shorter than a header + Ethernet */
 	uint64_t bad_used;     /* used entries naming a chain we did not post */
+	uint64_t tx_vnet_bad;  /* tx frames refused: offload header asking for a
+				* feature not negotiated, or not inside the frame;
+				* a frame of too many slots or a 0-length slot */
+	uint64_t tx_chain_descs; /* descriptors posted for tx (frames: dev.stats) */
 };
 
 struct virtio_net {
 	struct dev dev;        /* first: dev_ops callbacks cast back */
 	struct virtio_pci_regs regs;
-	struct virtq rxq, txq;
+	struct virtq rxq, txq; /* txq's free/chain_buf/busy unused: see tx */
+	struct virtq_tx tx;
 	uint8_t *rx_hdr;       /* 16 bytes per rx chain; the device writes 12 */
 	uint8_t *tx_hdr;       /* one zeroed header every tx chain shares */
 	uint32_t rx_post;      /* rx slots [tail, rx_post) are posted */
