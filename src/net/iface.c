@@ -137,34 +137,63 @@ unsigned iface_rx(struct iface *ifc, sk_time_ns now)
 		 * and what we checked must be what we use. */
 		uint32_t idx = __atomic_load_n(&s->buf_idx, __ATOMIC_RELAXED);
 		uint32_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+		uint16_t fl = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
 		if (idx >= rx->nbufs || len > rx->buf_size) {
 			ifc->counters.dev_bad_slot++;
 			continue;
 		}
+		/* Only the device's own kernel or host sets CSUM_OK (ring.h), and
+		 * only on a device that says it may. */
+		ifc->rx_csum_ok = (fl & RING_SLOT_CSUM_OK) && (ifc->dev->offload & DEV_OFF_RX_CSUM);
+		if (ifc->rx_csum_ok)
+			ifc->counters.rx_csum_ok++;
 		iface_input(ifc, now, ring_buf(rx, idx), len);
 	}
+	ifc->rx_csum_ok = false;
 	ring_store(&rx->head, head);
 	return n;
 }
 
-uint8_t *iface_tx_begin(struct iface *ifc, size_t *cap)
+uint8_t *iface_tx_begin_n(struct iface *ifc, uint32_t n)
 {
 	struct ring *tx = ifc->dev->tx;
-	if (ring_avail(tx) == 0) {
+	if (n == 0 || n > tx->num_slots) {
+		ifc->counters.dev_bad_slot++;
+		return NULL;
+	}
+	if (ring_avail(tx) < n) {
 		ifc->counters.tx_full_syncs++;
 		dev_tx_sync(ifc->dev);
-		if (ring_avail(tx) == 0) {
+		if (ring_avail(tx) < n) {
 			ifc->counters.tx_ring_full++;
 			return NULL;
 		}
 	}
-	uint32_t idx = ring_slot(tx, tx->head)->buf_idx;
-	if (idx >= tx->nbufs || tx->buf_size < ETH_MIN_FRAME) {
+	for (uint32_t i = 0; i < n; i++) {
+		if (ring_slot(tx, tx->head + i)->buf_idx >= tx->nbufs) {
+			ifc->counters.dev_bad_slot++;
+			return NULL;
+		}
+	}
+	if (tx->buf_size < ETH_MIN_FRAME) {
 		ifc->counters.dev_bad_slot++;
 		return NULL;
 	}
-	*cap = tx->buf_size;
-	return ring_buf(tx, idx);
+	return ring_buf(tx, ring_slot(tx, tx->head)->buf_idx);
+}
+
+uint8_t *iface_tx_buf(struct iface *ifc, uint32_t i)
+{
+	struct ring *tx = ifc->dev->tx;
+	return ring_buf(tx, ring_slot(tx, tx->head + i)->buf_idx);
+}
+
+uint8_t *iface_tx_begin(struct iface *ifc, size_t *cap)
+{
+	uint8_t *f = iface_tx_begin_n(ifc, 1);
+	if (f)
+		*cap = ifc->dev->tx->buf_size;
+	return f;
 }
 
 void iface_tx_commit(struct iface *ifc, uint8_t *frame, size_t len)
@@ -175,9 +204,29 @@ void iface_tx_commit(struct iface *ifc, uint8_t *frame, size_t len)
 		sk_memset(frame + len, 0, ETH_MIN_FRAME - len);
 		len = ETH_MIN_FRAME;
 	}
-	ring_slot(tx, tx->head)->len = (uint16_t)len;
+	struct ring_slot *s = ring_slot(tx, tx->head);
+	s->len = (uint16_t)len;
+	s->flags = 0; /* a slot may have carried an offload frame's flags */
 	ring_store(&tx->head, tx->head + 1);
 	ifc->counters.tx_frames++;
+}
+
+void iface_tx_commit_vnet(struct iface *ifc, uint32_t n, size_t len)
+{
+	struct ring *tx = ifc->dev->tx;
+	uint32_t head = tx->head;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ring_slot *s = ring_slot(tx, head + i);
+		uint32_t part = (uint32_t)SK_MIN(len, (size_t)tx->buf_size);
+		s->len = (uint16_t)part;
+		s->flags = (uint16_t)((i == 0 ? RING_SLOT_VNET : 0) | (i + 1 < n ? RING_SLOT_MORE : 0));
+		len -= part;
+	}
+	ring_store(&tx->head, head + n);
+	ifc->counters.tx_frames++;
+	ifc->counters.tx_vnet_frames++;
+	if (n > 1)
+		ifc->counters.tx_tso_frames++;
 }
 
 void iface_poll(struct iface *ifc, sk_time_ns now)

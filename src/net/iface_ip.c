@@ -17,6 +17,34 @@ static bool ip_is_bcast(const struct iface *ifc, uint32_t a)
 	return a == 0xffffffffu || (ifc->bcast != 0 && a == ifc->bcast);
 }
 
+/* Route dst: the next hop and, if resolved, its MAC.  0, or -1 no route
+ * (counted). */
+static int ip_route(struct iface *ifc, sk_time_ns now, uint32_t dst, uint32_t *nexthop,
+		    uint8_t mac[SK_MAC_LEN], bool *resolved)
+{
+	struct iface_counters *c = &ifc->counters;
+	*nexthop = dst;
+	if (ip_is_bcast(ifc, dst)) {
+		sk_memcpy(mac, eth_broadcast, SK_MAC_LEN);
+		*resolved = true;
+		return 0;
+	}
+	/* No loopback and no multicast output: nothing here needs them. */
+	if (dst == 0 || dst == ifc->ip || (dst >> 24) == 127 || (dst >> 28) == 0xe) {
+		c->ip_no_route++;
+		return -1;
+	}
+	if ((dst & ifc->mask) != (ifc->ip & ifc->mask)) {
+		if (!ifc->gw) {
+			c->ip_no_route++;
+			return -1;
+		}
+		*nexthop = ifc->gw;
+	}
+	*resolved = iface_arp_lookup(ifc, now, *nexthop, mac);
+	return 0;
+}
+
 int iface_ip_begin(struct iface *ifc, sk_time_ns now, uint32_t dst, size_t l4_len,
 		   struct iface_ip_out *o)
 {
@@ -26,28 +54,13 @@ int iface_ip_begin(struct iface *ifc, sk_time_ns now, uint32_t dst, size_t l4_le
 		return -2;
 	}
 	uint8_t mac[SK_MAC_LEN];
-	uint32_t nexthop = dst;
+	uint32_t nexthop;
 	bool resolved;
-	if (ip_is_bcast(ifc, dst)) {
-		sk_memcpy(mac, eth_broadcast, SK_MAC_LEN);
-		resolved = true;
-	} else {
-		/* No loopback and no multicast output: nothing here needs them. */
-		if (dst == 0 || dst == ifc->ip || (dst >> 24) == 127 || (dst >> 28) == 0xe) {
-			c->ip_no_route++;
-			return -1;
-		}
-		if ((dst & ifc->mask) != (ifc->ip & ifc->mask)) {
-			if (!ifc->gw) {
-				c->ip_no_route++;
-				return -1;
-			}
-			nexthop = ifc->gw;
-		}
-		resolved = iface_arp_lookup(ifc, now, nexthop, mac);
-	}
+	if (ip_route(ifc, now, dst, &nexthop, mac, &resolved) < 0)
+		return -1;
 	o->dst = dst;
 	o->nexthop = nexthop;
+	o->nslots = 1;
 	if (resolved) {
 		size_t cap;
 		uint8_t *f = iface_tx_begin(ifc, &cap);
@@ -73,6 +86,74 @@ int iface_ip_begin(struct iface *ifc, sk_time_ns now, uint32_t dst, size_t l4_le
 	}
 	o->l4 = o->ip + IPV4_HLEN;
 	return 0;
+}
+
+/* Buffers an offload frame of `bytes` (ring_vnet and Ethernet frame) takes,
+ * or 0 when the device cannot take it: a frame over the MTU needs TSO of
+ * this family and must fit tso_max, 16-bit IP lengths and our buffers. */
+uint32_t iface_vnet_slots(const struct iface *ifc, size_t l3_len, uint32_t tso_flag)
+{
+	const struct dev *d = ifc->dev;
+	if (!(d->offload & DEV_OFF_TX_CSUM))
+		return 0;
+	if (l3_len > ifc->mtu &&
+	    (!(d->offload & tso_flag) || ETH_HLEN + l3_len > d->tso_max || l3_len > 0xffff + 40u))
+		return 0;
+	size_t bytes = sizeof(struct ring_vnet) + ETH_HLEN + l3_len;
+	size_t bs = d->tx->buf_size;
+	size_t n = (bytes + bs - 1) / bs;
+	return n <= IFACE_TX_MAX_SLOTS ? (uint32_t)n : 0;
+}
+
+int iface_ip_begin_vnet(struct iface *ifc, sk_time_ns now, uint32_t dst, size_t l4_len,
+			struct iface_ip_out *o)
+{
+	if (IPV4_HLEN + l4_len > 0xffff)
+		return -2;
+	uint32_t n = iface_vnet_slots(ifc, IPV4_HLEN + l4_len, DEV_OFF_TSO4);
+	if (n == 0)
+		return -2;
+	uint8_t mac[SK_MAC_LEN];
+	uint32_t nexthop;
+	bool resolved;
+	if (ip_route(ifc, now, dst, &nexthop, mac, &resolved) < 0)
+		return -1;
+	if (!resolved)
+		return -2;
+	uint8_t *f = iface_tx_begin_n(ifc, n);
+	if (!f)
+		return -3;
+	uint8_t *eth = f + sizeof(struct ring_vnet);
+	eth_emit(eth, ETH_HLEN, mac, ifc->mac, ETH_TYPE_IPV4);
+	o->dst = dst;
+	o->nexthop = nexthop;
+	o->frame = f;
+	o->ip = eth + ETH_HLEN;
+	o->l4 = o->ip + IPV4_HLEN;
+	o->cap = ifc->dev->tx->buf_size - (size_t)(o->l4 - f);
+	o->pending = -1;
+	o->nslots = n;
+	return 0;
+}
+
+void iface_ip_finish_vnet(struct iface *ifc, struct iface_ip_out *o, uint8_t proto, size_t l4_len,
+			  const struct ring_vnet *v)
+{
+	struct ipv4_hdr h = {
+		.id = ifc->ip_id,
+		.frag = IPV4_FLAG_DF,
+		.ttl = IPV4_DEFAULT_TTL,
+		.proto = proto,
+		.src = ifc->ip,
+		.dst = o->dst,
+	};
+	/* A TSO frame stands for several datagrams; the device numbers them
+	 * on from this id, so the next frame's id starts past them. */
+	ifc->ip_id = (uint16_t)(ifc->ip_id + (v->gso_size ? (l4_len - (v->hdr_len - ETH_HLEN - IPV4_HLEN) + v->gso_size - 1) / v->gso_size : 1));
+	ipv4_emit(o->ip, IPV4_HLEN, &h, (uint16_t)l4_len);
+	sk_memcpy(o->frame, v, sizeof(*v));
+	ifc->counters.ip_tx++;
+	iface_tx_commit_vnet(ifc, o->nslots, sizeof(*v) + ETH_HLEN + IPV4_HLEN + l4_len);
 }
 
 void iface_ip_finish(struct iface *ifc, sk_time_ns now, struct iface_ip_out *o, uint8_t proto,

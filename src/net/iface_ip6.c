@@ -214,6 +214,7 @@ static int ip6_begin_tx(struct iface *ifc, const uint8_t mac[SK_MAC_LEN], size_t
 	o->l4 = o->ip + IPV6_HLEN;
 	o->cap = cap - ETH_HLEN - IPV6_HLEN;
 	o->pending = -1;
+	o->nslots = 1;
 	return 0;
 }
 
@@ -273,6 +274,57 @@ int iface_ip6_begin_from(struct iface *ifc, sk_time_ns now, const struct ipv6_ad
 	o->cap = IFACE_MAX_MTU - IPV6_HLEN;
 	o->pending = q;
 	return 0;
+}
+
+int iface_ip6_begin_vnet(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+			 const struct ipv6_addr *dst, size_t l4_len, struct iface_ip6_out *o)
+{
+	if (!ifc->ip6 || l4_len > 0xffff)
+		return -2;
+	uint32_t n = iface_vnet_slots(ifc, IPV6_HLEN + l4_len, DEV_OFF_TSO6);
+	if (n == 0)
+		return -2;
+	/* The route and the neighbour as iface_ip6_begin_from finds them; a
+	 * datagram that would wait for ND goes the plain way. */
+	int si = iface_addr6_find(ifc, src);
+	if (si < 0 || ifc->addr6[si].state != IFACE_ADDR6_PREFERRED || !ipv6_is_unicast(dst) ||
+	    iface_addr6_find(ifc, dst) >= 0)
+		return -2;
+	struct ipv6_addr nexthop = *dst;
+	if (!ip6_onlink(ifc, dst)) {
+		if (ipv6_is_unspecified(&ifc->gw6))
+			return -2;
+		nexthop = ifc->gw6;
+	}
+	uint8_t mac[SK_MAC_LEN];
+	if (!iface_nd_lookup(ifc, now, &nexthop, mac))
+		return -2;
+	uint8_t *f = iface_tx_begin_n(ifc, n);
+	if (!f)
+		return -3;
+	uint8_t *eth = f + sizeof(struct ring_vnet);
+	eth_emit(eth, ETH_HLEN, mac, ifc->mac, ETH_TYPE_IPV6);
+	o->src = *src;
+	o->dst = *dst;
+	o->nexthop = nexthop;
+	o->hop_limit = IPV6_DEFAULT_HOP_LIMIT;
+	o->frame = f;
+	o->ip = eth + ETH_HLEN;
+	o->l4 = o->ip + IPV6_HLEN;
+	o->cap = ifc->dev->tx->buf_size - (size_t)(o->l4 - f);
+	o->pending = -1;
+	o->nslots = n;
+	return 0;
+}
+
+void iface_ip6_finish_vnet(struct iface *ifc, struct iface_ip6_out *o, uint8_t proto,
+			   size_t l4_len, const struct ring_vnet *v)
+{
+	struct ipv6_hdr h = {.next = proto, .hop_limit = o->hop_limit, .src = o->src, .dst = o->dst};
+	ipv6_emit(o->ip, IPV6_HLEN, &h, (uint16_t)l4_len);
+	sk_memcpy(o->frame, v, sizeof(*v));
+	ifc->counters.ip6_tx++;
+	iface_tx_commit_vnet(ifc, o->nslots, sizeof(*v) + ETH_HLEN + IPV6_HLEN + l4_len);
 }
 
 int iface_ip6_begin(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *dst, size_t l4_len,

@@ -45,6 +45,15 @@ bool iface_ip_martian(const struct iface *ifc, uint32_t a);
  * frame over (padded to the Ethernet minimum).  Not committing is allowed. */
 uint8_t *iface_tx_begin(struct iface *ifc, size_t *cap);
 void iface_tx_commit(struct iface *ifc, uint8_t *frame, size_t len);
+/* An offload frame (ring.h): n consecutive free slots, each buf_size bytes;
+ * iface_tx_buf(i) is the buffer of the i-th.  iface_tx_commit_vnet hands
+ * the n slots over as one frame of len bytes (the struct ring_vnet at the
+ * start of the first buffer included): VNET on the first, MORE on all but
+ * the last.  NULL / nothing reserved when the ring has not n free slots
+ * after one sync (counted). */
+uint8_t *iface_tx_begin_n(struct iface *ifc, uint32_t n);
+uint8_t *iface_tx_buf(struct iface *ifc, uint32_t i);
+void iface_tx_commit_vnet(struct iface *ifc, uint32_t n, size_t len);
 
 /* --- iface_arp.c --- */
 void iface_arp_init(struct iface *ifc);
@@ -76,11 +85,27 @@ struct iface_ip_out {
 	size_t cap;       /* room at l4 */
 	uint32_t dst, nexthop;
 	int pending;      /* queue slot, or -1 on the tx path */
+	uint32_t nslots;  /* iface_ip_begin_vnet: tx buffers the frame spans */
 };
 int iface_ip_begin(struct iface *ifc, sk_time_ns now, uint32_t dst, size_t l4_len,
 		   struct iface_ip_out *o);
 void iface_ip_finish(struct iface *ifc, sk_time_ns now, struct iface_ip_out *o, uint8_t proto,
 		     size_t l4_len);
+/* Most tx buffers one offload frame may span (a 64 KiB TSO frame in 2 KiB
+ * buffers is 33). */
+#define IFACE_TX_MAX_SLOTS 40u
+uint32_t iface_vnet_slots(const struct iface *ifc, size_t l3_len, uint32_t tso_flag);
+/* An offload frame (ring.h, dev.h DEV_OFF_*): room for l4_len bytes behind
+ * a struct ring_vnet, over several tx buffers when l4_len is more than the
+ * MTU allows (TSO: o->nslots buffers, iface_tx_buf).  Only on a device
+ * that takes it (-2 otherwise, nothing counted: the caller sends plain
+ * frames) and only to a resolved next hop (-2 too: a queued datagram must
+ * fit the MTU).  o->cap is the room at o->l4 in the first buffer. */
+int iface_ip_begin_vnet(struct iface *ifc, sk_time_ns now, uint32_t dst, size_t l4_len,
+			struct iface_ip_out *o);
+/* Hand it over with the request v (its offsets from the Ethernet header). */
+void iface_ip_finish_vnet(struct iface *ifc, struct iface_ip_out *o, uint8_t proto, size_t l4_len,
+			  const struct ring_vnet *v);
 void iface_ip_input(struct iface *ifc, sk_time_ns now, const struct eth_hdr *eh,
 		    const uint8_t *pkt, size_t len);
 
@@ -126,6 +151,7 @@ struct iface_ip6_out {
 	struct ipv6_addr src, dst, nexthop;
 	uint8_t hop_limit;
 	int pending;      /* ND queue slot, or -1 */
+	uint32_t nslots;  /* iface_ip6_begin_vnet: tx buffers the frame spans */
 };
 int iface_ip6_begin(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *dst, size_t l4_len,
 		    struct iface_ip6_out *o);
@@ -137,6 +163,11 @@ int iface_ip6_begin_mac(struct iface *ifc, const uint8_t mac[SK_MAC_LEN],
 			struct iface_ip6_out *o);
 void iface_ip6_finish(struct iface *ifc, sk_time_ns now, struct iface_ip6_out *o, uint8_t proto,
 		      size_t l4_len);
+/* The offload frame of iface_ip_begin_vnet, over IPv6 from src (usable). */
+int iface_ip6_begin_vnet(struct iface *ifc, sk_time_ns now, const struct ipv6_addr *src,
+			 const struct ipv6_addr *dst, size_t l4_len, struct iface_ip6_out *o);
+void iface_ip6_finish_vnet(struct iface *ifc, struct iface_ip6_out *o, uint8_t proto,
+			   size_t l4_len, const struct ring_vnet *v);
 
 /* --- iface_nd.c --- */
 void iface_nd_init(struct iface *ifc);

@@ -74,6 +74,9 @@
 	X(tx_frames, "iface.tx_frames")           /* frames placed in tx slots */           \
 	X(tx_full_syncs, "iface.tx_full_syncs")   /* tx ring full: synced once to make room */ \
 	X(tx_ring_full, "iface.tx_ring_full")     /* still full after the sync: frame dropped */ \
+	X(rx_csum_ok, "iface.rx_csum_ok")         /* frames whose L4 checksum the device vouched for */ \
+	X(tx_vnet_frames, "iface.tx_vnet_frames") /* frames with an offload request (ring_vnet) */ \
+	X(tx_tso_frames, "iface.tx_tso_frames")   /* of those, TSO frames of several buffers */ \
 	/* Ethernet */                                                                    \
 	X(eth_bad_len, "eth.bad_len")           /* shorter than a header */               \
 	X(eth_unsupported, "eth.unsupported")   /* 802.3 length / Q-in-Q */               \
@@ -391,6 +394,10 @@ struct iface {
 	uint64_t hash_k1, hash_k2; /* secret ARP hash keys from cfg->seed; k2 odd */
 
 	uint16_t ip_id;       /* next IPv4 id; starts at a seeded value */
+	/* The frame iface_input is reading came with RING_SLOT_CSUM_OK from a
+	 * device that may set it (DEV_OFF_RX_CSUM): TCP and UDP skip their
+	 * checksum check.  Set per frame by iface_rx, false outside it. */
+	bool rx_csum_ok;
 
 	/* Cached min over the pending queue of (expiry, next ARP retry);
 	 * recomputed whenever the queue changes, so next_deadline is O(1). */

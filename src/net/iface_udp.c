@@ -45,7 +45,8 @@ void iface_udp_input(struct iface *ifc, sk_time_ns now, const struct ipv4_hdr *h
 	struct iface_counters *c = &ifc->counters;
 	const uint8_t *seg = pkt + h->payload_off;
 	struct udp_hdr uh;
-	int rc = udp_parse(seg, h->payload_len, h->src, h->dst, &uh);
+	int rc = ifc->rx_csum_ok ? udp_parse_nocsum(seg, h->payload_len, &uh)
+				 : udp_parse(seg, h->payload_len, h->src, h->dst, &uh);
 	if (rc != WIRE_OK) {
 		if (rc == WIRE_ETRUNC)
 			c->udp_truncated++;
@@ -125,7 +126,8 @@ void iface_udp6_input(struct iface *ifc, sk_time_ns now, const struct ipv6_hdr *
 	struct iface_counters *c = &ifc->counters;
 	const uint8_t *seg = pkt + h->l4_off;
 	struct udp_hdr uh;
-	int rc = udp_parse6(seg, h->l4_len, h->src.b, h->dst.b, &uh);
+	int rc = ifc->rx_csum_ok ? udp_parse_nocsum(seg, h->l4_len, &uh)
+				 : udp_parse6(seg, h->l4_len, h->src.b, h->dst.b, &uh);
 	if (rc != WIRE_OK) {
 		if (rc == WIRE_ETRUNC)
 			c->udp_truncated++;

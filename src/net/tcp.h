@@ -57,6 +57,38 @@ typedef int (*tcp_ip6_output_fn)(void *ctx, sk_time_ns now, const struct sk_addr
  * usable (yet: DAD may still be running). */
 typedef bool (*tcp_src6_fn)(void *ctx, const struct sk_addr *dst, struct sk_addr *src);
 
+/* In-place output (tcp_iface.c): the IP layer reserves a frame for a
+ * segment of l4_len bytes in the device's tx ring and says where its bytes
+ * go -- the TCP header and the first payload bytes at buf[0], the rest on
+ * through buf[1..nbuf-1], cap[i] bytes each -- so a segment is written
+ * once, straight from the send buffer into the frame, its checksum summed
+ * in the same pass (wire/csum.h csum_copy) or left to the device.
+ *   offload false: one plain frame of at most one MTU.
+ *   offload true:  an offload frame (ring.h RING_SLOT_VNET): TCP leaves the
+ *                  checksum to the device (the field holds the pseudo
+ *                  header's sum), and a frame longer than one segment is a
+ *                  TSO frame the device cuts at gso_size.  -2: not
+ *                  possible now (no such offload, a next hop still being
+ *                  resolved): TCP sends a plain frame instead.
+ * begin returns 0 or < 0 as ip_output (nothing reserved then); after a 0
+ * TCP fills the bytes, sets hlen and gso_size, and calls finish once. */
+#define TCP_TX_BUFS 40
+#define TCP_TX_PRIV 160
+struct tcp_tx_frame {
+	uint8_t *buf[TCP_TX_BUFS];
+	uint32_t cap[TCP_TX_BUFS];
+	uint32_t nbuf;
+	bool offload;        /* as asked */
+	uint16_t hlen;       /* (TCP) the TCP header's bytes */
+	uint16_t gso_size;   /* (TCP) payload bytes per segment; 0: one segment */
+	_Alignas(8) uint8_t priv[TCP_TX_PRIV]; /* the IP layer's, between the calls */
+};
+typedef int (*tcp_tx_begin_fn)(void *ctx, sk_time_ns now, const struct sk_addr *src,
+			       const struct sk_addr *dst, uint32_t l4_len, bool offload,
+			       struct tcp_tx_frame *f);
+typedef void (*tcp_tx_finish_fn)(void *ctx, sk_time_ns now, struct tcp_tx_frame *f,
+				 uint32_t l4_len);
+
 struct tcp_config {
 	uint32_t local_ip;        /* host order; source of active opens */
 	uint32_t max_sockets;     /* pool: listeners, SYN_RECEIVED, open, TIME_WAIT (2048) */
@@ -108,7 +140,15 @@ struct tcp_config {
 	 * v6 segment comes in unless the IP layer calls tcp_input6). */
 	tcp_ip6_output_fn ip6_output;
 	tcp_src6_fn src6;         /* for tcp_connect_addr to IPv6; NULL: none */
-	void *out_ctx;            /* for all three */
+	void *out_ctx;            /* for all of these */
+	/* In-place output (optional; NULL: ip_output from a scratch segment). */
+	tcp_tx_begin_fn tx_begin;
+	tcp_tx_finish_fn tx_finish;
+	/* What the device does, through tx_begin's offload frames: tx_csum,
+	 * it finishes checksums; tso_max4 / tso_max6, the largest TSO frame
+	 * as TCP bytes (header and payload; 0: no TSO for that family). */
+	bool tx_csum;
+	uint32_t tso_max4, tso_max6;
 };
 
 /* Congestion control (tcp_cc.h): CUBIC (RFC 9438, with HyStart++, RFC

@@ -18,38 +18,132 @@ static sk_time_ns tcp_ms(uint32_t ms)
 	return (sk_time_ns)ms * SK_NS_PER_MS;
 }
 
-static void tcp_out_raw(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *src,
-			const struct sk_addr *dst, const struct tcp_hdr *h, uint16_t plen)
+/* Copy len bytes of sk's send buffer from seq into frame f, starting at
+ * byte `at` of buf[0] and going on through the next buffers; with `sum`,
+ * return their checksum (the pieces chained at their offsets). */
+static uint64_t tcp_fill(const struct tcp_tx_frame *f, uint32_t at, const struct tcp_sock *sk,
+			 uint32_t seq, uint32_t len, bool sum)
+{
+	uint32_t bi = 0, bo = at, done = 0;
+	uint32_t off = (sk->shead + (seq - sk->sbuf_seq)) % sk->scap;
+	uint64_t acc = 0;
+	while (done < len) {
+		while (bo >= f->cap[bi]) {
+			bo = 0;
+			if (++bi >= f->nbuf)
+				return acc; /* cannot happen: the frame was reserved for len */
+		}
+		uint32_t n = SK_MIN(len - done, SK_MIN(sk->scap - off, f->cap[bi] - bo));
+		uint8_t *d = f->buf[bi] + bo;
+		if (sum)
+			acc = csum_add_at(acc, csum_copy(d, sk->sbuf + off, n), done);
+		else
+			sk_memcpy(d, sk->sbuf + off, n);
+		done += n;
+		bo += n;
+		off += n;
+		if (off == sk->scap)
+			off = 0;
+	}
+	return acc;
+}
+
+/* Send one segment: header h and `len` payload bytes of sk's send buffer
+ * from `seq` (sk NULL: none).  More than `seg` bytes go as one TSO frame
+ * the device cuts into segments of `seg`; if none can be had now, one
+ * segment goes and FIN is dropped from h.  Returns the payload bytes sent.
+ * A failed send (no route, ring full) is a lost segment: the retransmit
+ * timer covers it like any loss on the path, so it still counts as sent. */
+static uint32_t tcp_out_seg(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *src,
+			    const struct sk_addr *dst, struct tcp_hdr *h, const struct tcp_sock *sk,
+			    uint32_t seq, uint32_t len, uint32_t seg)
 {
 	/* --trace "tcp_out": one segment, header and checksum through the IP
 	 * layer's hand-off to the device ring. */
 	uint64_t t0 = sk_trace_begin(st->trace);
 	bool v4 = sk_likely(sk_addr_is_v4(dst));
-	uint32_t s4 = 0, d4 = 0;
-	uint64_t pseudo;
-	if (v4) {
-		s4 = sk_addr_ip4(src);
-		d4 = sk_addr_ip4(dst);
-		pseudo = csum_pseudo4(s4, d4, IPV4_PROTO_TCP, 0);
+	uint64_t pseudo = v4 ? csum_pseudo4(sk_addr_ip4(src), sk_addr_ip4(dst), IPV4_PROTO_TCP, 0)
+			     : csum_pseudo6(src->b, dst->b, IPV6_NH_TCP, 0);
+	uint32_t hlen = (uint32_t)tcp_hdr_len(h);
+	if (!st->cfg.tx_begin) {
+		/* Through a scratch segment (tests, and IP layers without frames). */
+		if (len) {
+			uint32_t off = (sk->shead + (seq - sk->sbuf_seq)) % sk->scap;
+			uint32_t first = SK_MIN(len, sk->scap - off);
+			if (hlen + len > st->scratch_len) {
+				st->stats.out_err++;
+				return len;
+			}
+			sk_memcpy(st->scratch + hlen, sk->sbuf + off, first);
+			sk_memcpy(st->scratch + hlen + first, sk->sbuf, len - first);
+		}
+		size_t n = tcp_emit_ps(st->scratch, st->scratch_len, h, pseudo, (uint16_t)len);
+		if (!n) {
+			st->stats.out_err++;
+			return len;
+		}
+		st->stats.seg_out++;
+		st->stats.bytes_out += len;
+		int r = v4 ? st->cfg.ip_output(st->cfg.out_ctx, now, sk_addr_ip4(src), sk_addr_ip4(dst),
+					       st->scratch, n)
+			   : st->cfg.ip6_output ? st->cfg.ip6_output(st->cfg.out_ctx, now, src, dst,
+								  st->scratch, n)
+						: -1;
+		if (r < 0)
+			st->stats.out_err++;
+		sk_trace_end(st->trace, SK_TR_tcp_out, t0, 1);
+		return len;
+	}
+
+	struct tcp_tx_frame f;
+	int r = -2;
+	if (st->cfg.tx_csum || len > seg) {
+		r = st->cfg.tx_begin(st->cfg.out_ctx, now, src, dst, hlen + len, true, &f);
+		if (r == -2 && len > seg) {
+			st->stats.tso_fallbacks++;
+			len = seg;
+			h->flags &= (uint8_t)~TCP_FIN;
+		}
+	}
+	if (r == -2)
+		r = st->cfg.tx_begin(st->cfg.out_ctx, now, src, dst, hlen + len, false, &f);
+	if (r < 0) {
+		st->stats.out_err++;
+		return len;
+	}
+	uint8_t *th = f.buf[0];
+	tcp_emit_hdr(th, f.cap[0], h);
+	if (f.offload) {
+		/* The device sums from the header on and folds in what the field
+		 * holds: the pseudo header with the whole segment's length (a
+		 * TSO frame's, which the device adjusts per segment). */
+		if (len)
+			tcp_fill(&f, hlen, sk, seq, len, false);
+		sk_put_be16(th + 16, (uint16_t)~csum_fold(pseudo + hlen + len));
+		st->stats.csum_offloaded++;
 	} else {
-		pseudo = csum_pseudo6(src->b, dst->b, IPV6_NH_TCP, 0);
+		uint64_t sum = csum_add(pseudo + hlen + len, th, hlen);
+		if (len)
+			sum = csum_add_at(sum, tcp_fill(&f, hlen, sk, seq, len, true), hlen);
+		sk_put_be16(th + 16, csum_fold(sum));
 	}
-	size_t n = tcp_emit_ps(st->scratch, st->scratch_len, h, pseudo, plen);
-	if (!n) {
-		st->stats.out_err++;
-		return;
-	}
+	f.hlen = (uint16_t)hlen;
+	f.gso_size = len > seg ? (uint16_t)seg : 0;
+	st->cfg.tx_finish(st->cfg.out_ctx, now, &f, hlen + len);
 	st->stats.seg_out++;
-	st->stats.bytes_out += plen;
-	/* A failed send (no route, ring full) is a lost segment: the retransmit
-	 * timer covers it like any loss on the path. */
-	int r = v4 ? st->cfg.ip_output(st->cfg.out_ctx, now, s4, d4, st->scratch, n)
-		   : st->cfg.ip6_output ? st->cfg.ip6_output(st->cfg.out_ctx, now, src, dst,
-							  st->scratch, n)
-					: -1;
-	if (r < 0)
-		st->stats.out_err++;
+	st->stats.bytes_out += len;
+	if (f.gso_size) {
+		st->stats.tso_frames++;
+		st->stats.tso_segs += (len + seg - 1) / seg;
+	}
 	sk_trace_end(st->trace, SK_TR_tcp_out, t0, 1);
+	return len;
+}
+
+static void tcp_out_raw(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *src,
+			const struct sk_addr *dst, struct tcp_hdr *h)
+{
+	tcp_out_seg(st, now, src, dst, h, NULL, 0, 0, 1);
 }
 
 /* Window to advertise, already scaled down; updates rcv_adv.  The right
@@ -137,17 +231,16 @@ static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 	/* And what the MTU holds over this family (mtu - 40, or 60 over IPv6). */
 	room = SK_MIN(room, (uint32_t)tcp_our_mss(st, &sk->raddr) - optlen);
 	if (len > room) {
-		len = room;
-		h.flags &= (uint8_t)~TCP_FIN;
+		/* More than a segment: one TSO frame where the device takes it,
+		 * each of its segments `room` long with these same options. */
+		uint32_t tso = sk_addr_is_v4(&sk->raddr) ? st->cfg.tso_max4 : st->cfg.tso_max6;
+		uint32_t most = tso > TCP_HLEN + optlen + room && !syn ? tso - TCP_HLEN - optlen : room;
+		if (len > most) {
+			len = most;
+			h.flags &= (uint8_t)~TCP_FIN;
+		}
 	}
-	uint32_t hlen = TCP_HLEN + optlen;
-	if (len) {
-		uint32_t off = (sk->shead + (seq - sk->sbuf_seq)) % sk->scap;
-		uint32_t first = SK_MIN(len, sk->scap - off);
-		sk_memcpy(st->scratch + hlen, sk->sbuf + off, first);
-		sk_memcpy(st->scratch + hlen + first, sk->sbuf, len - first);
-	}
-	tcp_out_raw(st, now, &sk->laddr, &sk->raddr, &h, (uint16_t)len);
+	len = tcp_out_seg(st, now, &sk->laddr, &sk->raddr, &h, sk, seq, len, room);
 	if (flags & TCP_ACK) {
 		sk->last_ack_sent = sk->rcv_nxt;
 		sk->rcv_unacked = 0;
@@ -202,7 +295,7 @@ void tcp_send_rst(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 	h.ack = sk->rcv_nxt;
 	h.flags = TCP_RST | TCP_ACK;
 	st->stats.rst_out++;
-	tcp_out_raw(st, now, &sk->laddr, &sk->raddr, &h, 0);
+	tcp_out_raw(st, now, &sk->laddr, &sk->raddr, &h);
 }
 
 /* RFC 9293 3.10.7.1: the reply to a segment for no connection. */
@@ -224,7 +317,7 @@ void tcp_reply_rst(struct tcp_stack *st, sk_time_ns now, const struct sk_addr *l
 		h.flags = TCP_RST | TCP_ACK;
 	}
 	st->stats.rst_out++;
-	tcp_out_raw(st, now, laddr, raddr, &h, 0);
+	tcp_out_raw(st, now, laddr, raddr, &h);
 }
 
 /* Stateless SYN-ACK carrying a cookie.  Window scale and SACK-permitted
@@ -262,7 +355,7 @@ void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, const struct sk_addr
 		h.opts.sack_perm = in->opts.sack_perm;
 	}
 	st->stats.cookies_sent++;
-	tcp_out_raw(st, now, laddr, raddr, &h, 0);
+	tcp_out_raw(st, now, laddr, raddr, &h);
 }
 
 /* The retransmission deadline, or a tail loss probe's before it where one
@@ -341,6 +434,10 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	uint32_t data_end = sk->sbuf_seq + sk->slen;
 	uint32_t mss = tcp_eff_mss(sk);
 	uint32_t nxt0 = sk->snd_nxt;
+	/* New data goes in TSO frames where the device cuts them (tcp_xmit
+	 * sizes each), else a segment at a time. */
+	uint32_t tso = sk_addr_is_v4(&sk->raddr) ? st->cfg.tso_max4 : st->cfg.tso_max6;
+	uint32_t burst = tso > mss ? tso : mss;
 
 	/* SACK recovery (RFC 6675 5 (C)): lost holes first, then new data, as
 	 * long as PRR's window has room above pipe; the first hole goes out
@@ -433,8 +530,11 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		if (!tcp_seq_lt(sk->snd_nxt, wnd_end))
 			break;
 		uint32_t room = wnd_end - sk->snd_nxt;
-		uint32_t n = SK_MIN(SK_MIN(avail, room), mss);
+		uint32_t n = SK_MIN(SK_MIN(avail, room), burst);
 		bool in_flight = sk->snd_nxt != sk->snd_una;
+		if (n > mss && n % mss &&
+		    (n < avail || (in_flight && !(sk->fl & TF_NODELAY) && !fin_q)))
+			n -= n % mss; /* whole segments: the runt waits as it would alone */
 		bool rtx = tcp_seq_lt(sk->snd_nxt, sk->snd_max);
 		bool hole_cut = avail < data_end - sk->snd_nxt; /* a SACKed range follows */
 		if (n < mss && !hole_cut) {

@@ -41,7 +41,8 @@ struct tcp_range {
 	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(spurious_undos) X(dsacks_out)            \
 	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs) \
 	X(rcvbuf_grows) X(sndbuf_grows) X(buf_grow_refused) X(buf_shrinks) X(rbuf_fallbacks) \
-	X(mem_pressure_entries) X(mem_hard_entries)
+	X(mem_pressure_entries) X(mem_hard_entries) X(tso_frames) X(tso_segs) X(tso_fallbacks) \
+	X(csum_offloaded) X(rx_csum_trusted)
 
 struct sk_trace; /* base/hist.h */
 
@@ -224,7 +225,7 @@ struct tcp_stack {
 	uint64_t mem_used;
 	uint8_t mem_state;
 	struct tcp_link sbuf_wait; /* sockets refused a send buffer (via q) */
-	uint8_t *scratch;       /* one outgoing segment */
+	uint8_t *scratch;       /* one outgoing segment (cfg.ip_output only) */
 	uint32_t scratch_len;
 	struct siphash_key hkey, isnkey, cookiekey, tskey;
 	uint16_t mss;           /* ours over IPv4: mtu - 40 (IPv6: 20 less, tcp_our_mss) */
@@ -232,6 +233,9 @@ struct tcp_stack {
 	uint16_t eph_next;
 	sk_time_ns chack_epoch; /* challenge-ACK budget second */
 	uint32_t chack_n;
+	/* The segment tcp_input is given came with a checksum the device
+	 * vouched for (tcp_iface.c, from iface's rx_csum_ok): not verified. */
+	bool rx_csum_ok;
 	struct tcp_stats stats;
 	/* --trace: segment in (established) and out are timed into it; NULL
 	 * (what tcp_stack_init leaves) means off.  Set after init. */

@@ -69,6 +69,58 @@ uint64_t csum_add(uint64_t sum, const void *data, size_t len)
 	return csum_adc(sum, s);
 }
 
+uint64_t csum_copy(void *dst, const void *src, size_t len)
+{
+	uint8_t *d = dst;
+	const uint8_t *p = src;
+	uint64_t acc = 0;
+
+	/* csum_add's loop with a store after each load: the bytes are read
+	 * once, for the copy and the sum together. */
+	while (len >= 32) {
+		uint64_t a = csum_load64(p), b = csum_load64(p + 8);
+		uint64_t c = csum_load64(p + 16), e = csum_load64(p + 24);
+		sk_memcpy(d, &a, 8);
+		sk_memcpy(d + 8, &b, 8);
+		sk_memcpy(d + 16, &c, 8);
+		sk_memcpy(d + 24, &e, 8);
+		acc = csum_adc(acc, a);
+		acc = csum_adc(acc, b);
+		acc = csum_adc(acc, c);
+		acc = csum_adc(acc, e);
+		p += 32;
+		d += 32;
+		len -= 32;
+	}
+	while (len >= 8) {
+		uint64_t a = csum_load64(p);
+		sk_memcpy(d, &a, 8);
+		acc = csum_adc(acc, a);
+		p += 8;
+		d += 8;
+		len -= 8;
+	}
+	if (len) {
+		uint64_t t = 0;
+		sk_memcpy(&t, p, len);
+		sk_memcpy(d, p, len);
+		acc = csum_adc(acc, t);
+	}
+	uint16_t s = csum_fold16(acc);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	s = __builtin_bswap16(s);
+#endif
+	return s;
+}
+
+uint64_t csum_add_at(uint64_t sum, uint64_t part, size_t off)
+{
+	uint16_t p = csum_fold16(part);
+	if (off & 1)
+		p = __builtin_bswap16(p);
+	return csum_adc(sum, p);
+}
+
 uint16_t csum_fold(uint64_t sum)
 {
 	return (uint16_t)~csum_fold16(sum);

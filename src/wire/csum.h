@@ -14,6 +14,16 @@
  * byte, as the RFC says; only the *last* chunk of a chain may be odd. */
 uint64_t csum_add(uint64_t sum, const void *data, size_t len);
 
+/* Copy len bytes from src to dst (not overlapping) and return their sum,
+ * csum_add(0, src, len): one pass over the bytes instead of two. */
+uint64_t csum_copy(void *dst, const void *src, size_t len);
+
+/* Add `part`, the sum of a piece that starts at byte `off` of the summed
+ * data (csum_copy or csum_add(0, ...) of that piece alone), to sum.  A
+ * piece at an odd offset counts byte-swapped (RFC 1071 2.(B)), so pieces
+ * of any length chain, in any order. */
+uint64_t csum_add_at(uint64_t sum, uint64_t part, size_t off);
+
 /* Fold to 16 bits and complement: the value to put in a header.  A buffer
  * whose stored checksum is correct folds to 0 when summed whole. */
 uint16_t csum_fold(uint64_t sum);

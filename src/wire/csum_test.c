@@ -69,6 +69,36 @@ static void test_random_all_lengths_and_offsets(void **state)
 	}
 }
 
+/* csum_copy copies exactly and sums as csum_add; pieces of random length,
+ * odd ones included, chained by csum_add_at give the whole buffer's sum. */
+static void test_copy_and_pieces(void **state)
+{
+	(void)state;
+	static uint8_t src[3000], dst[3000 + 8];
+	for (int round = 0; round < 200; round++) {
+		size_t len = rng() % sizeof(src);
+		for (size_t i = 0; i < len; i++)
+			src[i] = (uint8_t)rng();
+		size_t doff = rng() % 8;
+		for (size_t i = 0; i < sizeof(dst); i++)
+			dst[i] = 0xa5;
+		uint64_t sum = 0;
+		size_t at = 0;
+		while (at < len) {
+			size_t n = 1 + rng() % 700;
+			if (n > len - at)
+				n = len - at;
+			sum = csum_add_at(sum, csum_copy(dst + doff + at, src + at, n), at);
+			at += n;
+		}
+		assert_memory_equal(dst + doff, src, len);
+		if (doff)
+			assert_int_equal(dst[doff - 1], 0xa5);
+		assert_int_equal(dst[doff + len], 0xa5); /* nothing written past the end */
+		assert_int_equal(csum_fold(sum), ref_csum(src, len));
+	}
+}
+
 static void test_all_ones_and_zeros(void **state)
 {
 	(void)state;
@@ -197,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_ipv4_header_example),
 		cmocka_unit_test(test_random_all_lengths_and_offsets),
 		cmocka_unit_test(test_all_ones_and_zeros),
+		cmocka_unit_test(test_copy_and_pieces),
 		cmocka_unit_test(test_chaining),
 		cmocka_unit_test(test_pseudo_header),
 		cmocka_unit_test(test_pseudo_header6),

@@ -162,7 +162,8 @@ int tcp_parse(const uint8_t *buf, size_t len, uint32_t src, uint32_t dst, struct
 	return tcp_parse_ps(buf, len, csum_pseudo4(src, dst, IPV4_PROTO_TCP, 0), h);
 }
 
-int tcp_parse_ps(const uint8_t *buf, size_t len, uint64_t pseudo, struct tcp_hdr *h)
+static int tcp_parse_v(const uint8_t *buf, size_t len, uint64_t pseudo, bool verify,
+		       struct tcp_hdr *h)
 {
 	if (len < TCP_HLEN)
 		return WIRE_ETRUNC;
@@ -173,7 +174,7 @@ int tcp_parse_ps(const uint8_t *buf, size_t len, uint64_t pseudo, struct tcp_hdr
 		return WIRE_EBADLEN;
 	if (hlen > len)
 		return WIRE_ETRUNC;
-	if (WIRE_VERIFY_CSUM &&
+	if (WIRE_VERIFY_CSUM && verify &&
 	    csum_fold(csum_add(pseudo + len, buf, len)) != 0)
 		return WIRE_ECSUM;
 	h->sport = sk_get_be16(buf);
@@ -190,6 +191,16 @@ int tcp_parse_ps(const uint8_t *buf, size_t len, uint64_t pseudo, struct tcp_hdr
 	return tcp_opts_parse(buf + TCP_HLEN, hlen - TCP_HLEN, &h->opts);
 }
 
+int tcp_parse_ps(const uint8_t *buf, size_t len, uint64_t pseudo, struct tcp_hdr *h)
+{
+	return tcp_parse_v(buf, len, pseudo, true, h);
+}
+
+int tcp_parse_nocsum(const uint8_t *buf, size_t len, struct tcp_hdr *h)
+{
+	return tcp_parse_v(buf, len, 0, false, h);
+}
+
 size_t tcp_emit(uint8_t *buf, size_t cap, const struct tcp_hdr *h, uint32_t src, uint32_t dst,
 		uint16_t payload_len)
 {
@@ -203,6 +214,16 @@ size_t tcp_emit_ps(uint8_t *buf, size_t cap, const struct tcp_hdr *h, uint64_t p
 	size_t total = hlen + payload_len;
 	if (total > 0xffff || cap < total)
 		return 0;
+	tcp_emit_hdr(buf, hlen, h);
+	sk_put_be16(buf + 16, csum_fold(csum_add(pseudo + total, buf, total)));
+	return total;
+}
+
+size_t tcp_emit_hdr(uint8_t *buf, size_t cap, const struct tcp_hdr *h)
+{
+	size_t hlen = tcp_hdr_len(h);
+	if (cap < hlen)
+		return 0;
 	sk_put_be16(buf, h->sport);
 	sk_put_be16(buf + 2, h->dport);
 	sk_put_be32(buf + 4, h->seq);
@@ -213,6 +234,5 @@ size_t tcp_emit_ps(uint8_t *buf, size_t cap, const struct tcp_hdr *h, uint64_t p
 	sk_put_be16(buf + 16, 0);
 	sk_put_be16(buf + 18, h->urg);
 	tcp_opts_emit(buf + TCP_HLEN, &h->opts);
-	sk_put_be16(buf + 16, csum_fold(csum_add(pseudo + total, buf, total)));
-	return total;
+	return hlen;
 }

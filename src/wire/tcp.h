@@ -86,6 +86,13 @@ size_t tcp_emit(uint8_t *buf, size_t cap, const struct tcp_hdr *h, uint32_t src,
 int tcp_parse_ps(const uint8_t *buf, size_t len, uint64_t pseudo, struct tcp_hdr *h);
 size_t tcp_emit_ps(uint8_t *buf, size_t cap, const struct tcp_hdr *h, uint64_t pseudo,
 		   uint16_t payload_len);
+/* The checksum not checked: the device vouched for it (ring.h
+ * RING_SLOT_CSUM_OK; the field may hold a partial sum then). */
+int tcp_parse_nocsum(const uint8_t *buf, size_t len, struct tcp_hdr *h);
+/* The header alone, checksum field 0, for a caller that sums the segment
+ * itself (the payload copied in pieces, or the sum left to the device).
+ * Returns tcp_hdr_len(h), or 0 if cap is too small. */
+size_t tcp_emit_hdr(uint8_t *buf, size_t cap, const struct tcp_hdr *h);
 
 /* Header length tcp_emit will use for h. */
 static inline size_t tcp_hdr_len(const struct tcp_hdr *h)
