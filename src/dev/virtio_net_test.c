@@ -28,8 +28,8 @@ struct fake {
 };
 
 /* offer: extra feature bits of the low word (e.g. EVENT_IDX, bit 29);
- * refuse: the driver's no_event_idx. */
-static struct fake *fake_init_with(uint32_t offer, bool refuse)
+ * refuse: the driver's no_event_idx; allow: its offload_allow. */
+static struct fake *fake_init_allow(uint32_t offer, bool refuse, uint32_t allow)
 {
 	struct fake *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
@@ -47,12 +47,17 @@ static struct fake *fake_init_with(uint32_t offer, bool refuse)
 		.regs = {.common = f->common, .notify = f->notify, .notify_mult = 4, .isr = f->isr,
 			 .device = f->devcfg},
 		.arena = f->arena, .arena_size = n, .rx_msix = 0, .name = "fake",
-		.no_event_idx = refuse,
+		.no_event_idx = refuse, .offload_allow = allow,
 	};
 	const char *why = NULL;
 	if (virtio_net_init(&f->vn, &p, &why) < 0)
 		fail_msg("virtio_net_init: %s", why);
 	return f;
+}
+
+static struct fake *fake_init_with(uint32_t offer, bool refuse)
+{
+	return fake_init_allow(offer, refuse, 0);
 }
 
 static struct fake *fake_init(void)
@@ -61,6 +66,12 @@ static struct fake *fake_init(void)
 }
 
 #define EVENT_IDX (1u << 29)
+/* Offload feature bits (5.1.3); CSUM (bit 0) the fake always offers. */
+#define F_CSUM (1u << 0)
+#define F_GUEST_CSUM (1u << 1)
+#define F_HOST_TSO4 (1u << 11)
+#define F_HOST_TSO6 (1u << 12)
+#define F_OFFLOADS (F_GUEST_CSUM | F_HOST_TSO4 | F_HOST_TSO6)
 
 /* The device's side of 2.7.10.1, written out again here: moving used idx
  * from old to new must interrupt iff used_event is in [old, new). */
@@ -93,6 +104,47 @@ static void fake_rx(struct fake *f, const uint8_t *frame, uint32_t len)
 	memset((void *)(uintptr_t)h->addr, 0, 12);
 	memcpy((void *)(uintptr_t)b->addr, frame, len);
 	q->used->ring[q->used->idx & (q->size - 1)] = (struct virtq_used_elem){head, 12 + len};
+	q->used->idx++;
+}
+
+/* Device: receive one frame with the 12-byte header hdr. */
+static void fake_rx_hdr(struct fake *f, const uint8_t *frame, uint32_t len, const uint8_t hdr[12])
+{
+	struct virtq *q = &f->vn.rxq;
+	uint16_t head = q->avail->ring[f->rx_seen & (q->size - 1)];
+	fake_rx(f, frame, len);
+	memcpy((void *)(uintptr_t)q->desc[head].addr, hdr, 12);
+}
+
+/* Device: the next posted tx chain, as its descriptors (at most max). */
+struct chain_desc {
+	uint8_t *addr;
+	uint32_t len;
+	uint16_t flags;
+};
+static int fake_tx_chain(struct fake *f, struct chain_desc *out, int max, uint16_t *head_out)
+{
+	struct virtq *q = &f->vn.txq;
+	if (f->tx_seen == q->avail->idx)
+		return 0;
+	uint16_t d = q->avail->ring[f->tx_seen++ & (q->size - 1)];
+	*head_out = d;
+	int n = 0;
+	for (;;) {
+		assert_true(n < max);
+		volatile struct virtq_desc *x = &q->desc[d];
+		out[n++] = (struct chain_desc){(uint8_t *)(uintptr_t)x->addr, x->len, x->flags};
+		assert_false(x->flags & 2); /* tx descriptors are device-readable */
+		if (!(x->flags & 1))
+			return n;
+		d = x->next;
+	}
+}
+
+static void fake_tx_complete(struct fake *f, uint16_t head)
+{
+	struct virtq *q = &f->vn.txq;
+	q->used->ring[q->used->idx & (q->size - 1)] = (struct virtq_used_elem){head, 0};
 	q->used->idx++;
 }
 
@@ -136,6 +188,33 @@ static void check_conserved(struct ring *r, struct virtq *q, uint32_t unposted_f
 		}
 	assert_int_equal(total, r->num_slots);
 	for (uint32_t b = 0; b < nb; b++)
+		assert_true(seen[b] <= 1);
+	free(seen);
+}
+
+/* The same for the tx ring: a buffer is in a user slot, a posted chain, or
+ * a handed-over slot not yet posted [tx_sub, head). */
+static void check_conserved_tx(struct virtio_net *vn)
+{
+	struct ring *r = vn->dev.tx;
+	uint8_t *seen = calloc(r->nbufs, 1);
+	uint32_t total = 0;
+	for (uint32_t i = r->head; i != r->tail; i++, total++)
+		seen[ring_slot(r, i)->buf_idx]++;
+	for (uint32_t i = vn->tx_sub; i != r->head; i++, total++)
+		seen[ring_slot(r, i)->buf_idx]++;
+	for (unsigned h = 0; h < vn->txq.size; h++) {
+		if (!vn->tx.busy[h])
+			continue;
+		uint16_t d = (uint16_t)h;
+		for (unsigned k = 0; k < vn->tx.ndesc[h]; k++, d = vn->tx.next[d])
+			if (vn->tx.buf[d] != 0xffffffffu) {
+				seen[vn->tx.buf[d]]++;
+				total++;
+			}
+	}
+	assert_int_equal(total, r->num_slots);
+	for (uint32_t b = 0; b < r->nbufs; b++)
 		assert_true(seen[b] <= 1);
 	free(seen);
 }
@@ -402,6 +481,262 @@ static void test_close_bounded(void **state)
 	fake_free(f);
 }
 
+/* Every offload offered and allowed: negotiated and advertised. */
+static void test_offload_negotiated(void **state)
+{
+	(void)state;
+	struct fake *f = fake_init_allow(F_OFFLOADS, false, DEV_OFF_ALL);
+	struct virtio_net *vn = &f->vn;
+	uint64_t off = F_CSUM | F_GUEST_CSUM | F_HOST_TSO4 | F_HOST_TSO6;
+	assert_true((vn->features & off) == off);
+	assert_int_equal(vn->dev.offload, DEV_OFF_TX_CSUM | DEV_OFF_TSO4 | DEV_OFF_TSO6 | DEV_OFF_RX_CSUM);
+	assert_int_equal(vn->dev.tso_max, 65535 + 14);
+	fake_free(f);
+	/* the mask picks: checksums only */
+	f = fake_init_allow(F_OFFLOADS, false, DEV_OFF_TX_CSUM | DEV_OFF_RX_CSUM);
+	assert_int_equal(f->vn.dev.offload, DEV_OFF_TX_CSUM | DEV_OFF_RX_CSUM);
+	assert_false(f->vn.features & (F_HOST_TSO4 | F_HOST_TSO6));
+	assert_int_equal(f->vn.dev.tso_max, 0);
+	fake_free(f);
+}
+
+/* The allow mask 0 (offload=off): the features and frames of before, even
+ * with every offload offered; an rx header's flags are not believed. */
+static void test_offload_allow_zero(void **state)
+{
+	(void)state;
+	struct fake *f = fake_init_allow(F_OFFLOADS, false, 0);
+	struct virtio_net *vn = &f->vn;
+	struct dev *d = &vn->dev;
+	/* (bit 33, ACCESS_PLATFORM, rides on the fake's bit 1) */
+	assert_true((vn->features & ~(1ull << 33)) == (1ull << 32 | 1u << 5 | 1u << 16));
+	assert_int_equal(d->offload, 0);
+	assert_int_equal(d->tso_max, 0);
+	uint8_t frame[60] = {0}, hdr[12] = {2}; /* DATA_VALID */
+	fake_rx_hdr(f, frame, sizeof(frame), hdr);
+	assert_int_equal(dev_rx_sync(d), 1);
+	assert_int_equal(ring_slot(d->rx, d->rx->head)->flags, 0);
+	assert_int_equal(d->stats.rx_csum_ok, 0);
+	/* a plain tx frame: zeroed header, then the frame */
+	struct ring *r = d->tx;
+	ring_slot(r, r->head)->len = 60;
+	ring_slot(r, r->head)->flags = 0;
+	ring_store(&r->head, r->head + 1);
+	assert_int_equal(dev_tx_sync(d), 1);
+	struct chain_desc cd[4];
+	uint16_t h;
+	assert_int_equal(fake_tx_chain(f, cd, 4, &h), 2);
+	assert_int_equal(cd[0].len, 12);
+	static const uint8_t zero[12];
+	assert_memory_equal(cd[0].addr, zero, 12);
+	assert_int_equal(cd[1].len, 60);
+	fake_free(f);
+}
+
+/* Fill the tx slots from head with a frame of `lens` (k slots), flags as
+ * the stack sets them; the first buffer starts with hdr when vnet. */
+static void put_frame(struct ring *r, const uint16_t *lens, uint32_t k, const uint8_t *hdr)
+{
+	for (uint32_t i = 0; i < k; i++) {
+		struct ring_slot *s = ring_slot(r, r->head + i);
+		uint8_t *b = ring_buf(r, s->buf_idx);
+		memset(b, (int)(0xa0 + i), lens[i]);
+		if (i == 0 && hdr)
+			memcpy(b, hdr, 12);
+		s->len = lens[i];
+		s->flags = (uint16_t)((i == 0 && hdr ? RING_SLOT_VNET : 0) | (i + 1 < k ? RING_SLOT_MORE : 0));
+	}
+	ring_store(&r->head, r->head + k);
+}
+
+static void vnet_hdr(uint8_t h[12], uint8_t flags, uint8_t gso, uint16_t hdr_len, uint16_t gso_size,
+		     uint16_t start, uint16_t off)
+{
+	uint16_t v[5] = {hdr_len, gso_size, start, off, 0x1234 /* num_buffers: must go out 0 */};
+	h[0] = flags;
+	h[1] = gso;
+	memcpy(h + 2, v, 10);
+}
+
+/* A TSO frame of three slots is one chain of three descriptors, the
+ * header inline in the first; a plain frame after it keeps the zeroed
+ * header; completions in any order give every buffer back. */
+static void test_tx_vnet_chain(void **state)
+{
+	(void)state;
+	struct fake *f = fake_init_allow(F_OFFLOADS, false, DEV_OFF_ALL);
+	struct virtio_net *vn = &f->vn;
+	struct dev *d = &vn->dev;
+	struct ring *r = d->tx;
+	for (int round = 0; round < 30; round++) {
+		uint8_t h[12];
+		vnet_hdr(h, 1, round % 2 ? RING_VNET_GSO_TCPV6 : RING_VNET_GSO_TCPV4, 66, 1448, 34, 16);
+		const uint16_t lens[3] = {2048, 2048, 500};
+		put_frame(r, lens, 3, h);
+		const uint16_t plain[1] = {60};
+		put_frame(r, plain, 1, NULL);
+		uint32_t before = vn->tx.nfree;
+		assert_int_equal(dev_tx_sync(d), 2);
+		assert_int_equal(vn->tx.nfree, before - 5);
+		check_conserved_tx(vn);
+		struct chain_desc cd[8];
+		uint16_t h1, h2;
+		assert_int_equal(fake_tx_chain(f, cd, 8, &h1), 3);
+		assert_int_equal(cd[0].len, 2048);
+		assert_int_equal(cd[1].len, 2048);
+		assert_int_equal(cd[2].len, 500);
+		assert_int_equal(cd[0].flags, 1);
+		assert_int_equal(cd[1].flags, 1);
+		assert_int_equal(cd[2].flags, 0);
+		uint8_t want[12];
+		vnet_hdr(want, 1, h[1], 66, 1448, 34, 16);
+		want[10] = want[11] = 0;
+		assert_memory_equal(cd[0].addr, want, 12);
+		assert_int_equal(cd[0].addr[12], 0xa0);
+		assert_int_equal(cd[1].addr[0], 0xa1);
+		assert_int_equal(cd[2].addr[499], 0xa2);
+		assert_int_equal(fake_tx_chain(f, cd, 8, &h2), 2);
+		assert_int_equal(cd[0].len, 12);
+		assert_int_equal(cd[1].len, 60);
+		/* newest first, then the TSO frame */
+		fake_tx_complete(f, h2);
+		fake_tx_complete(f, h1);
+		assert_int_equal(dev_tx_sync(d), 0);
+		assert_int_equal(ring_avail(r), r->num_slots);
+		assert_int_equal(vn->tx.nfree, vn->txq.size);
+		check_conserved_tx(vn);
+	}
+	assert_int_equal(d->stats.tx_frames, 60);
+	assert_int_equal(d->stats.tx_bytes, 30 * (2048 + 2048 + 500 - 12 + 60));
+	assert_int_equal(d->stats.tx_csum_offload, 30);
+	assert_int_equal(d->stats.tx_tso_frames, 30);
+	/* (4584 - 66) / 1448 rounded up: 4 segments each */
+	assert_int_equal(d->stats.tx_tso_segs, 30 * 4);
+	assert_int_equal(vn->c.tx_vnet_bad, 0);
+	fake_free(f);
+}
+
+/* Requests the device did not agree to, or that point outside the frame,
+ * are never posted; their buffers come back; later frames still go. */
+static void test_tx_vnet_refused(void **state)
+{
+	(void)state;
+	/* checksums negotiated, TSO not offered */
+	struct fake *f = fake_init_allow(F_GUEST_CSUM, false, DEV_OFF_ALL);
+	struct virtio_net *vn = &f->vn;
+	struct dev *d = &vn->dev;
+	struct ring *r = d->tx;
+	assert_int_equal(d->offload, DEV_OFF_TX_CSUM | DEV_OFF_RX_CSUM);
+	assert_false(vn->features & (F_HOST_TSO4 | F_HOST_TSO6));
+	uint8_t bad[][12] = {{0}, {0}, {0}, {0}, {0}, {0}};
+	vnet_hdr(bad[0], 1, RING_VNET_GSO_TCPV4, 54, 1448, 34, 16); /* TSO not negotiated */
+	vnet_hdr(bad[1], 1, 0, 0, 0, 34, 4000);                     /* checksum past the end */
+	vnet_hdr(bad[2], 1, 0, 0, 0, 2, 16);                        /* inside the Ethernet header */
+	vnet_hdr(bad[3], 3, 0, 0, 0, 34, 16);                       /* DATA_VALID is rx only */
+	vnet_hdr(bad[4], 1, 3, 54, 1448, 34, 6);                    /* UDP fragmentation */
+	vnet_hdr(bad[5], 1, RING_VNET_GSO_TCPV4 | 0x80, 54, 1448, 34, 16); /* ECN */
+	for (unsigned i = 0; i < 6; i++) {
+		const uint16_t lens[2] = {2048, 900};
+		put_frame(r, lens, 2, bad[i]);
+	}
+	uint8_t ok[12];
+	vnet_hdr(ok, 1, 0, 0, 0, 34, 16);
+	const uint16_t one[1] = {100};
+	put_frame(r, one, 1, ok);
+	assert_int_equal(dev_tx_sync(d), 1);
+	assert_int_equal(vn->c.tx_vnet_bad, 6);
+	assert_int_equal(d->stats.tx_drops, 6);
+	assert_int_equal(d->stats.tx_csum_offload, 1);
+	assert_int_equal(ring_avail(r), r->num_slots - 1); /* all but the one posted */
+	check_conserved_tx(vn);
+	struct chain_desc cd[4];
+	uint16_t h;
+	assert_int_equal(fake_tx_chain(f, cd, 4, &h), 1);
+	assert_int_equal(cd[0].len, 100);
+	assert_int_equal(fake_tx_chain(f, cd, 4, &h), 0);
+	fake_free(f);
+	/* no TX_CSUM allowed: a NEEDS_CSUM frame is refused too */
+	f = fake_init_allow(F_OFFLOADS, false, DEV_OFF_RX_CSUM);
+	assert_false(f->vn.features & F_CSUM);
+	put_frame(f->vn.dev.tx, one, 1, ok);
+	assert_int_equal(dev_tx_sync(&f->vn.dev), 0);
+	assert_int_equal(f->vn.c.tx_vnet_bad, 1);
+	fake_free(f);
+}
+
+/* A frame whose last slot is not handed over yet waits; one of more slots
+ * than a chain may hold is refused. */
+static void test_tx_chain_limits(void **state)
+{
+	(void)state;
+	struct fake *f = fake_init_allow(F_OFFLOADS, false, DEV_OFF_ALL);
+	struct virtio_net *vn = &f->vn;
+	struct dev *d = &vn->dev;
+	struct ring *r = d->tx;
+	struct ring_slot *s = ring_slot(r, r->head);
+	s->len = 2048;
+	s->flags = RING_SLOT_MORE;
+	ring_store(&r->head, r->head + 1);
+	assert_int_equal(dev_tx_sync(d), 0);
+	assert_int_equal(vn->tx_sub, r->head - 1);
+	s = ring_slot(r, r->head);
+	s->len = 10;
+	s->flags = 0;
+	ring_store(&r->head, r->head + 1);
+	assert_int_equal(dev_tx_sync(d), 1); /* a plain frame of two slots */
+	struct chain_desc cd[8];
+	uint16_t h;
+	assert_int_equal(fake_tx_chain(f, cd, 8, &h), 3);
+	fake_tx_complete(f, h);
+	uint16_t lens[VIRTIO_NET_TX_CHAIN_MAX + 1];
+	for (unsigned i = 0; i <= VIRTIO_NET_TX_CHAIN_MAX; i++)
+		lens[i] = 100;
+	put_frame(r, lens, VIRTIO_NET_TX_CHAIN_MAX + 1, NULL);
+	assert_int_equal(dev_tx_sync(d), 0);
+	assert_int_equal(vn->c.tx_vnet_bad, 1);
+	assert_int_equal(ring_avail(r), r->num_slots);
+	check_conserved_tx(vn);
+	fake_free(f);
+}
+
+/* rx: DATA_VALID and NEEDS_CSUM (inside the frame) mark the slot
+ * CSUM_OK; a header that lies is dropped and counted. */
+static void test_rx_csum_ok(void **state)
+{
+	(void)state;
+	struct fake *f = fake_init_allow(F_OFFLOADS, false, DEV_OFF_ALL);
+	struct virtio_net *vn = &f->vn;
+	struct dev *d = &vn->dev;
+	struct ring *r = d->rx;
+	uint8_t frame[100] = {0};
+	uint8_t h[6][12] = {{0}};
+	h[1][0] = 2;                          /* DATA_VALID */
+	vnet_hdr(h[2], 1, 0, 0, 0, 34, 16);   /* NEEDS_CSUM, TCP over IPv4 */
+	vnet_hdr(h[3], 1, 0, 0, 0, 34, 65);   /* the field past the end: a lie */
+	vnet_hdr(h[4], 0, 1, 54, 1448, 0, 0); /* GSO never negotiated: a lie */
+	h[5][0] = 4;                          /* an unknown flag */
+	for (int i = 0; i < 6; i++)
+		fake_rx_hdr(f, frame, sizeof(frame), h[i]);
+	assert_int_equal(dev_rx_sync(d), 3);
+	assert_int_equal(ring_slot(r, r->head)->flags, 0);
+	assert_int_equal(ring_slot(r, r->head + 1)->flags, RING_SLOT_CSUM_OK);
+	assert_int_equal(ring_slot(r, r->head + 2)->flags, RING_SLOT_CSUM_OK);
+	assert_int_equal(d->stats.rx_csum_ok, 2);
+	assert_int_equal(d->stats.rx_vnet_bad, 3);
+	assert_int_equal(d->stats.rx_drops, 3);
+	ring_store(&r->head, r->tail);
+	assert_int_equal(dev_rx_sync(d), 0);
+	check_conserved(r, &vn->rxq, vn->rx_post, r->head + 256, r->head, r->tail);
+	fake_free(f);
+	/* without GUEST_CSUM negotiated the flags are not believed */
+	f = fake_init_allow(F_OFFLOADS, false, DEV_OFF_TX_CSUM);
+	fake_rx_hdr(f, frame, sizeof(frame), h[1]);
+	assert_int_equal(dev_rx_sync(&f->vn.dev), 1);
+	assert_int_equal(ring_slot(f->vn.dev.rx, 0)->flags, 0);
+	assert_int_equal(f->vn.dev.stats.rx_csum_ok, 0);
+	fake_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +749,12 @@ int main(void)
 		cmocka_unit_test(test_event_idx_doorbell),
 		cmocka_unit_test(test_close_waits_for_tx),
 		cmocka_unit_test(test_close_bounded),
+		cmocka_unit_test(test_offload_negotiated),
+		cmocka_unit_test(test_offload_allow_zero),
+		cmocka_unit_test(test_tx_vnet_chain),
+		cmocka_unit_test(test_tx_vnet_refused),
+		cmocka_unit_test(test_tx_chain_limits),
+		cmocka_unit_test(test_rx_csum_ok),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
