@@ -32,7 +32,8 @@ int hoststack_open(struct hoststack *hs, const struct hoststack_config *cfg, cha
 	memset(hs, 0, sizeof(*hs));
 	struct iface_config ic = cfg->ifc;
 	struct dev_config dcfg = {.pcap_path = cfg->pcap_path, .queue = cfg->queue,
-				  .nqueues = cfg->nqueues, .group = cfg->group};
+				  .nqueues = cfg->nqueues, .group = cfg->group,
+				  .offload_allow = cfg->no_offload ? 0 : DEV_OFF_ALL};
 	if (dev_open(cfg->dev_spec, &dcfg, &hs->dev, err, errlen) < 0)
 		return -1;
 	/* The device may insist on its own MAC (xdp sees frames only after the

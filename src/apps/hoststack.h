@@ -31,6 +31,9 @@ struct hoststack_config {
 	/* --workers: this stack is worker `queue` of nqueues on one device
 	 * (dev_open.h's struct dev_config); 0/1 = the only one. */
 	uint16_t queue, nqueues, group;
+	/* --offload off: no checksum or segmentation offloads on the device
+	 * (frames exactly as before #31); on by default. */
+	bool no_offload;
 };
 
 struct hoststack {
