@@ -114,6 +114,8 @@ P metrics est=60 needs=build -- tests/metrics.sh build/skiff
 # Static file semantics against nginx, both stacks and the unikernel (TCG).
 P http-diff w=2 needs=build est=10 -- tests/http_diff.sh build/skiff
 P tls w=2 est=110 needs=build -- tests/tls.sh build/skiff
+# --stack linux's file bodies by sendfile(2), --sendfile off, a file cut mid-send (loopback).
+P sendfile w=2 est=20 needs=build -- tests/sendfile.sh build/skiff
 # HTTPS on the applications and certificates by name (loopback, kernel sockets).
 P tls-app est=40 needs=build -- tests/tls_app.sh build/skiff build/examples
 # The same scripts over IPv6 (SKT_FAMILY=6, tests/lib.sh skt_family),

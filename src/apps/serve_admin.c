@@ -22,6 +22,8 @@ void serve_view_stats(void *view, admin_stat_fn *fn, void *fctx)
 		struct file_cache_info fi;
 		file_cache_info(v->fc, &fi);
 		fn(fctx, "files.truncated_pages", fi.truncated_pages);
+		/* Descriptors kept for sendfile (--stack linux; 0: writev). */
+		fn(fctx, "files.sendfile_fds", fi.fds);
 	}
 	if (v->on_skiff)
 		serve_skiff_stats(v->loop, fn, fctx);
