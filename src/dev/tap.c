@@ -15,21 +15,76 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dev_impl.h"
+#include "dev_vnet.h"
 #include "steer_bpf.h"
 
 struct tap_dev {
 	struct dev dev; /* first: the ops cast struct dev * back to this */
 	struct dev_region region;
 	int fd;
+	bool vnet;          /* IFF_VNET_HDR: a 12-byte header on every frame */
+	struct dev_cut cut; /* rx super-frames being cut (vnet only) */
+	struct dev_txf txf; /* tx_sync's iovec, here to keep it off the stack */
 };
 
 static struct tap_dev *tap_of(struct dev *d)
 {
 	return (struct tap_dev *)d;
+}
+
+/* rx with IFF_VNET_HDR: readv puts the header in front, the frame in the
+ * slot's buffer, and whatever is longer than a buffer (a super-frame, when
+ * TUNSETOFFLOAD allowed TSO) in the scratch buffer after the same number of
+ * bytes, so one memcpy of the slot's part makes the super-frame contiguous
+ * for the cutter.  A frame that fits takes no copy at all. */
+static int tap_rx_vnet(struct dev *d, struct tap_dev *t, uint32_t head, uint32_t *tail)
+{
+	struct ring *r = d->rx;
+	int rc = 0;
+
+	if (t->cut.pending && !dev_vnet_drain(d, &t->cut, tail, head, &rc))
+		return rc;
+	while (*tail - head < r->num_slots) {
+		struct ring_slot *s = ring_slot(r, *tail);
+		uint8_t hb[VNET_HLEN];
+		struct vnet_hdr h;
+
+		if (s->buf_idx >= r->nbufs)
+			return -EINVAL;
+		uint8_t *b = ring_buf(r, s->buf_idx);
+		struct iovec iov[3] = {
+			{hb, sizeof(hb)},
+			{b, r->buf_size},
+			{t->cut.buf + r->buf_size, DEV_VNET_SCRATCH - r->buf_size},
+		};
+		ssize_t n = readv(t->fd, iov, 3);
+		d->stats.rx_syscalls++;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? 0 : -errno;
+		}
+		size_t len = (size_t)n < VNET_HLEN ? 0 : (size_t)n - VNET_HLEN;
+		if (len == 0 || len >= DEV_VNET_SCRATCH) {
+			d->stats.rx_drops++; /* no frame, or cut by our buffers */
+			continue;
+		}
+		vnet_hdr_read(hb, &h);
+		const uint8_t *p = b;
+		if (len > r->buf_size || h.gso_type != VNET_GSO_NONE) {
+			memcpy(t->cut.buf, b, SK_MIN(len, (size_t)r->buf_size));
+			p = t->cut.buf;
+		}
+		rc = dev_vnet_rx(d, &t->cut, &h, p, len, tail, head);
+		if (rc < 0 || t->cut.pending)
+			return rc; /* the ring is full of segments */
+	}
+	return 0;
 }
 
 static int tap_rx_sync(struct dev *d)
@@ -43,6 +98,12 @@ static int tap_rx_sync(struct dev *d)
 	d->stats.rx_syncs++;
 	if (tail - head > r->num_slots)
 		return -EINVAL; /* the user moved head past tail */
+	if (t->vnet) {
+		uint32_t t0 = tail;
+		rc = tap_rx_vnet(d, t, head, &tail);
+		ring_store(&r->tail, tail);
+		return rc < 0 ? rc : (int)(tail - t0);
+	}
 	while (tail - head < r->num_slots) {
 		struct ring_slot *s = ring_slot(r, tail);
 		ssize_t len;
@@ -77,6 +138,8 @@ static int tap_rx_sync(struct dev *d)
 	return rc < 0 ? rc : n;
 }
 
+/* One write per frame: writev of the header and the frame's slots with
+ * IFF_VNET_HDR (dev_vnet_tx_frame), a plain write of one slot without. */
 static int tap_tx_sync(struct dev *d)
 {
 	struct tap_dev *t = tap_of(d);
@@ -89,26 +152,26 @@ static int tap_tx_sync(struct dev *d)
 	d->stats.tx_syncs++;
 	if (head - i > r->num_slots)
 		return -EINVAL;
-	for (; i != head; i++) {
-		struct ring_slot *s = ring_slot(r, i);
+	while (i != head) {
+		struct dev_txf *f = &t->txf;
 		ssize_t w;
 
-		if (s->buf_idx >= r->nbufs || s->len == 0 || s->len > r->buf_size) {
+		i += dev_vnet_tx_frame(d, i, head, t->vnet ? VNET_HLEN : 0, f);
+		if (!f->ok) {
 			d->stats.tx_drops++;
 			continue;
 		}
 		do {
-			w = write(t->fd, ring_buf(r, s->buf_idx), s->len);
+			w = writev(t->fd, f->iov, f->niov);
 			d->stats.tx_syscalls++;
 		} while (w < 0 && errno == EINTR);
 		/* No retry on EAGAIN: like a NIC with a full queue, the frame is
 		 * lost and counted, and the caller is never made to wait. */
-		if (w != (ssize_t)s->len) {
+		if (w != (ssize_t)f->bytes) {
 			d->stats.tx_drops++;
 			continue;
 		}
-		d->stats.tx_frames++;
-		d->stats.tx_bytes += s->len;
+		dev_vnet_tx_count(d, f);
 		n++;
 	}
 	ring_store(&r->tail, head + r->num_slots);
@@ -126,6 +189,7 @@ static void tap_close(struct dev *d)
 
 	if (t->fd >= 0)
 		close(t->fd);
+	dev_cut_free(&t->cut);
 	dev_region_free(&t->region);
 	free(t);
 }
@@ -221,6 +285,41 @@ static bool steer_attach(int fd, const char *name, const struct dev_config *cfg)
 	return false;
 }
 
+/* With IFF_VNET_HDR: the 12-byte header (virtio_net_hdr_v1, struct
+ * ring_vnet's layout, so a tx frame's ring_vnet goes out as it is), and
+ * TUNSETOFFLOAD for what the kernel may send us: TUN_F_CSUM (frames with
+ * the checksum left unfinished, NEEDS_CSUM) and TUN_F_TSO4/6 (super-frames
+ * up to 64 KiB, cut here).  What we send needs no TUNSETOFFLOAD: the kernel
+ * takes a NEEDS_CSUM or GSO header from any IFF_VNET_HDR writer.  Without
+ * offloads TUNSETOFFLOAD 0 clears what an earlier opening of a persistent
+ * TAP may have left, so the frames are exactly as before. */
+static int tap_offload(struct tap_dev *t, const char *name, uint32_t allow, char *err,
+		       size_t errlen)
+{
+	unsigned long tun = 0;
+	int sz = VNET_HLEN;
+
+	if (allow & DEV_OFF_RX_CSUM)
+		tun |= TUN_F_CSUM;
+	if (allow & DEV_OFF_RX_GSO)
+		tun |= TUN_F_TSO4 | TUN_F_TSO6;
+	if (allow && ioctl(t->fd, TUNSETVNETHDRSZ, &sz) < 0)
+		return dev_err(err, errlen, "tap:%s: TUNSETVNETHDRSZ %d: %s", name, sz,
+			       strerror(errno));
+	if (ioctl(t->fd, TUNSETOFFLOAD, tun) < 0) {
+		if (tun == 0 || ioctl(t->fd, TUNSETOFFLOAD, tun & TUN_F_CSUM) < 0)
+			return dev_err(err, errlen, "tap:%s: TUNSETOFFLOAD %#lx: %s", name, tun,
+				       strerror(errno));
+		allow &= ~DEV_OFF_RX_GSO; /* a kernel without TSO to a TAP */
+	}
+	if (allow && dev_cut_init(&t->cut) != 0)
+		return dev_err(err, errlen, "tap:%s: out of memory", name);
+	t->vnet = allow != 0;
+	t->dev.offload = allow;
+	t->dev.tso_max = (allow & (DEV_OFF_TSO4 | DEV_OFF_TSO6)) ? 65535u + 14u : 0;
+	return 0;
+}
+
 int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, char *err,
 	     size_t errlen)
 {
@@ -245,6 +344,15 @@ int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	/* Offloads (dev.h): TSO needs the checksum offload under it, both
+	 * ways (the kernel sends TSO only with TUN_F_CSUM). */
+	uint32_t allow = cfg->offload_allow & DEV_OFF_ALL;
+	if (!(allow & DEV_OFF_TX_CSUM))
+		allow &= ~(DEV_OFF_TSO4 | DEV_OFF_TSO6);
+	if (!(allow & DEV_OFF_RX_CSUM))
+		allow &= ~DEV_OFF_RX_GSO;
+	if (allow)
+		ifr.ifr_flags |= IFF_VNET_HDR;
 	/* Workers (dev_open.h): one queue of a multi-queue TAP each; the
 	 * kernel picks the queue of a frame it sends by the flow's hash. */
 	if (cfg->nqueues > 1)
@@ -257,6 +365,8 @@ int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 				: "");
 		goto fail;
 	}
+	if (tap_offload(t, ifr.ifr_name, allow, err, errlen) != 0)
+		goto fail;
 	if (link_up(ifr.ifr_name, err, errlen) != 0)
 		goto fail;
 	wait_running(ifr.ifr_name);
@@ -273,6 +383,7 @@ int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 fail:
 	if (t->fd >= 0)
 		close(t->fd);
+	dev_cut_free(&t->cut);
 	dev_region_free(&t->region);
 	free(t);
 	return -1;
