@@ -50,15 +50,18 @@
 #include <unistd.h>
 
 #include "dev_impl.h"
+#include "dev_vnet.h"
 #include "steer_bpf.h"
 
 /* Where the kernel puts an Ethernet frame in a V2 ring frame: the network
- * header at TPACKET_ALIGN(TPACKET2_HDRLEN + max(mac header, 16)), the MAC
- * header ETH_HLEN before it (net/packet/af_packet.c, tpacket_rcv; no
- * tp_reserve, no vnet header).  A ring frame holds any frame that fits a
- * ring buffer. */
-#define FRAME_MAC_OFS (TPACKET_ALIGN(TPACKET2_HDRLEN + 16u) - ETH_HLEN)
-#define FRAME_SIZE TPACKET_ALIGN(FRAME_MAC_OFS + RING_BUF_SIZE_DEFAULT)
+ * header at TPACKET_ALIGN(TPACKET2_HDRLEN + max(mac header, 16)), plus the
+ * vnet header's 10 bytes with PACKET_VNET_HDR, and the MAC header
+ * ETH_HLEN before it; the vnet header sits right before the MAC header
+ * (net/packet/af_packet.c, tpacket_rcv; no tp_reserve).  The rx path reads
+ * tp_mac rather than assume it; a ring frame holds any frame that fits a
+ * ring buffer, with or without the vnet header. */
+#define FRAME_NET_OFS (TPACKET_ALIGN(TPACKET2_HDRLEN + 16u) + VNET_HLEN_LEGACY)
+#define FRAME_SIZE TPACKET_ALIGN(FRAME_NET_OFS + RING_BUF_SIZE_DEFAULT)
 #define BLOCK_SIZE (1u << 16) /* a multiple of the page size */
 #define FRAMES_PER_BLOCK (BLOCK_SIZE / FRAME_SIZE)
 #define FRAMES_WANTED 4096u   /* room for bursts */
@@ -77,6 +80,10 @@ struct packet_dev {
 	size_t map_size;
 	uint32_t next; /* the ring frame we read next, 0 .. FRAME_NR-1 */
 	uint64_t kdrops; /* PACKET_STATISTICS drops; the kernel resets them on each read */
+	bool vnet;          /* PACKET_VNET_HDR: a 10-byte header on every frame */
+	struct dev_cut cut; /* rx super-frames being cut, and TP_STATUS_COPY frames */
+	struct dev_txf txf[TX_BATCH]; /* tx_sync's frames: their iovecs */
+	struct mmsghdr msgs[TX_BATCH];
 };
 
 static struct packet_dev *pk_of(struct dev *d)
@@ -121,17 +128,78 @@ static uint32_t frame_copy(const struct tpacket2_hdr *h, uint32_t st, uint8_t *d
 	return len + 4;
 }
 
+/* One ring frame with PACKET_VNET_HDR: its header is the 10 bytes before
+ * the MAC header.  A frame larger than a ring frame (a super-frame from the
+ * peer's TSO or GRO: a veth passes them whole) is cut short in the ring
+ * and marked TP_STATUS_COPY: the whole of it waits on the socket's queue
+ * (PACKET_COPY_THRESH), where recvmsg takes it, header first, into the
+ * cutter's scratch.  The queue is filled in ring order, before the status
+ * flips (tpacket_rcv), so the frame at the queue's head is this one. */
+static int packet_rx_vnet(struct packet_dev *p, const struct tpacket2_hdr *h, uint32_t st,
+			  uint32_t *tail, uint32_t head)
+{
+	struct dev *d = &p->dev;
+	struct ring *r = d->rx;
+	uint8_t hb[VNET_HLEN_LEGACY];
+	struct vnet_hdr vh;
+	uint8_t *dst;
+	uint32_t len;
+
+	if (st & TP_STATUS_COPY) {
+		struct iovec iov[2] = {{hb, sizeof(hb)}, {p->cut.buf, DEV_VNET_SCRATCH}};
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = 2};
+		ssize_t n;
+		do {
+			n = recvmsg(p->fd, &m, MSG_DONTWAIT);
+			d->stats.rx_syscalls++;
+		} while (n < 0 && errno == EINTR);
+		if (n < (ssize_t)sizeof(hb) || (m.msg_flags & MSG_TRUNC)) {
+			d->stats.rx_drops++;
+			return 0;
+		}
+		vnet_hdr_read(hb, &vh);
+		dst = p->cut.buf;
+		len = (uint32_t)n - (uint32_t)sizeof(hb);
+	} else {
+		if (h->tp_mac < TPACKET2_HDRLEN + VNET_HLEN_LEGACY) {
+			d->stats.rx_drops++;
+			return 0;
+		}
+		vnet_hdr_read((const uint8_t *)h + h->tp_mac - VNET_HLEN_LEGACY, &vh);
+		struct ring_slot *s = ring_slot(r, *tail);
+		if (s->buf_idx >= r->nbufs)
+			return -EINVAL;
+		bool gso = vh.gso_type != VNET_GSO_NONE;
+		dst = gso ? p->cut.buf : ring_buf(r, s->buf_idx);
+		len = frame_copy(h, st, dst, gso ? DEV_VNET_SCRATCH : r->buf_size);
+		if (len == 0) {
+			d->stats.rx_drops++;
+			return 0;
+		}
+		/* frame_copy put a stripped VLAN tag back: the offsets move. */
+		if (st & TP_STATUS_VLAN_VALID)
+			vh.csum_start = (uint16_t)(vh.csum_start + 4);
+	}
+	/* The kernel's word that the checksum is fine (CHECKSUM_UNNECESSARY),
+	 * where the header does not already say NEEDS_CSUM. */
+	if ((st & TP_STATUS_CSUM_VALID) && !(vh.flags & VNET_F_NEEDS_CSUM))
+		vh.flags |= VNET_F_DATA_VALID;
+	return dev_vnet_rx(d, &p->cut, &vh, dst, len, tail, head);
+}
+
 static int packet_rx_sync(struct dev *d)
 {
 	struct packet_dev *p = pk_of(d);
 	struct ring *r = d->rx;
 	uint32_t head = ring_load(&r->head);
-	uint32_t tail = r->tail;
-	int n = 0;
+	uint32_t tail = r->tail, t0 = tail;
+	int rc = 0;
 
 	d->stats.rx_syncs++;
 	if (tail - head > r->num_slots)
 		return -EINVAL;
+	if (p->cut.pending && !dev_vnet_drain(d, &p->cut, &tail, head, &rc))
+		goto out;
 	while (tail - head < r->num_slots) {
 		struct tpacket2_hdr *h = frame(p, p->next);
 		/* Acquire: the frame and its header are visible once the
@@ -144,12 +212,16 @@ static int packet_rx_sync(struct dev *d)
 		sll = (const struct sockaddr_ll *)((uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
 		if (sll->sll_pkttype == PACKET_OUTGOING) {
 			/* our own tx, on kernels without IGNORE_OUTGOING */
+		} else if (p->vnet) {
+			rc = packet_rx_vnet(p, h, st, &tail, head);
+			if (rc < 0)
+				break; /* leave the frame in the ring: nothing taken */
 		} else {
 			struct ring_slot *s = ring_slot(r, tail);
 			if (s->buf_idx >= r->nbufs) {
 				/* Leave the frame in the ring: nothing taken. */
-				ring_store(&r->tail, tail);
-				return -EINVAL;
+				rc = -EINVAL;
+				break;
 			}
 			uint32_t len = frame_copy(h, st, ring_buf(r, s->buf_idx), r->buf_size);
 			if (len == 0) {
@@ -160,26 +232,30 @@ static int packet_rx_sync(struct dev *d)
 				d->stats.rx_frames++;
 				d->stats.rx_bytes += len;
 				tail++;
-				n++;
 			}
 		}
 		/* Release: our reads of the frame happen before the kernel
 		 * may reuse it. */
 		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 		p->next = p->next + 1 == FRAME_NR ? 0 : p->next + 1;
+		if (p->cut.pending)
+			break; /* the ring is full of segments; the rest next time */
 	}
+out:
 	ring_store(&r->tail, tail);
-	return n;
+	return rc < 0 ? rc : (int)(tail - t0);
 }
 
+/* One message per frame: with PACKET_VNET_HDR its 10-byte header first
+ * (the first 10 of the slot's ring_vnet, or zeros), then the frame's slots,
+ * one iovec each (dev_vnet_tx_frame). */
 static int packet_tx_sync(struct dev *d)
 {
 	struct packet_dev *p = pk_of(d);
 	struct ring *r = d->tx;
 	uint32_t head = ring_load(&r->head);
 	uint32_t i = r->tail - r->num_slots; /* first handed-over slot */
-	struct mmsghdr msgs[TX_BATCH];
-	struct iovec iov[TX_BATCH];
+	struct mmsghdr *msgs = p->msgs;
 	int sent = 0;
 
 	d->stats.tx_syncs++;
@@ -188,17 +264,16 @@ static int packet_tx_sync(struct dev *d)
 	while (i != head) {
 		unsigned int m = 0, done = 0;
 
-		for (; i != head && m < TX_BATCH; i++) {
-			struct ring_slot *s = ring_slot(r, i);
-			if (s->buf_idx >= r->nbufs || s->len == 0 || s->len > r->buf_size) {
+		while (i != head && m < TX_BATCH) {
+			struct dev_txf *f = &p->txf[m];
+			i += dev_vnet_tx_frame(d, i, head, p->vnet ? VNET_HLEN_LEGACY : 0, f);
+			if (!f->ok) {
 				d->stats.tx_drops++;
 				continue;
 			}
-			iov[m].iov_base = ring_buf(r, s->buf_idx);
-			iov[m].iov_len = s->len;
 			memset(&msgs[m], 0, sizeof(msgs[m]));
-			msgs[m].msg_hdr.msg_iov = &iov[m];
-			msgs[m].msg_hdr.msg_iovlen = 1;
+			msgs[m].msg_hdr.msg_iov = f->iov;
+			msgs[m].msg_hdr.msg_iovlen = (size_t)f->niov;
 			m++;
 		}
 		/* sendmmsg stops at the first failing message; that one is
@@ -214,8 +289,7 @@ static int packet_tx_sync(struct dev *d)
 				continue;
 			}
 			for (int j = 0; j < k; j++)
-				d->stats.tx_bytes += msgs[done + (unsigned)j].msg_len;
-			d->stats.tx_frames += (unsigned)k;
+				dev_vnet_tx_count(d, &p->txf[done + (unsigned)j]);
 			sent += k;
 			done += (unsigned)k;
 		}
@@ -237,6 +311,7 @@ static void packet_close(struct dev *d)
 		munmap(p->map, p->map_size);
 	if (p->fd >= 0)
 		close(p->fd);
+	dev_cut_free(&p->cut);
 	dev_region_free(&p->region);
 	free(p);
 }
@@ -273,6 +348,44 @@ static uint16_t iface_mtu(int fd, const char *name)
 	return (uint16_t)SK_MIN(ifr.ifr_mtu, 1500);
 }
 
+/* Offloads (dev.h), set before the ring exists (the kernel refuses
+ * PACKET_VNET_HDR once it does).  The kernel hands AF_PACKET whatever the
+ * interface received, offloads or not: frames whose checksum its sender
+ * left unfinished (a veth peer's CHECKSUM_PARTIAL, TP_STATUS_CSUMNOTREADY)
+ * and super-frames (a veth passes its peer's TSO frames whole).  The vnet
+ * header tells us which and where; PACKET_COPY_THRESH sends a frame too
+ * large for a ring frame to the socket queue whole instead of cutting it
+ * short, and a large receive buffer gives that queue room for a few.  On
+ * tx the kernel takes NEEDS_CSUM and TCP GSO headers from us as they are
+ * (packet_snd).  Without offloads none of this is set: frames as before. */
+static int packet_offload(struct packet_dev *p, const char *name, uint32_t allow, char *err,
+			  size_t errlen)
+{
+	int one = 1, rcvbuf = 4 << 20;
+
+	allow &= DEV_OFF_ALL;
+	if (!(allow & DEV_OFF_TX_CSUM))
+		allow &= ~(DEV_OFF_TSO4 | DEV_OFF_TSO6);
+	if (allow == 0)
+		return 0;
+	if (setsockopt(p->fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0)
+		return dev_err(err, errlen, "packet:%s: PACKET_VNET_HDR: %s", name, strerror(errno));
+	if (allow & DEV_OFF_RX_GSO) {
+		if (setsockopt(p->fd, SOL_PACKET, PACKET_COPY_THRESH, &one, sizeof(one)) < 0)
+			return dev_err(err, errlen, "packet:%s: PACKET_COPY_THRESH: %s", name,
+				       strerror(errno));
+		/* FORCE needs CAP_NET_ADMIN; else what net.core.rmem_max allows. */
+		if (setsockopt(p->fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
+			(void)setsockopt(p->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	}
+	if (dev_cut_init(&p->cut) != 0)
+		return dev_err(err, errlen, "packet:%s: out of memory", name);
+	p->vnet = true;
+	p->dev.offload = allow;
+	p->dev.tso_max = (allow & (DEV_OFF_TSO4 | DEV_OFF_TSO6)) ? 65535u + 14u : 0;
+	return 0;
+}
+
 int packet_open(const char *name, const struct dev_config *cfg, struct dev **out, char *err,
 		size_t errlen)
 {
@@ -300,6 +413,8 @@ int packet_open(const char *name, const struct dev_config *cfg, struct dev **out
 		dev_err(err, errlen, "packet:%s: TPACKET_V2: %s", name, strerror(errno));
 		goto fail;
 	}
+	if (packet_offload(p, name, cfg->offload_allow, err, errlen) != 0)
+		goto fail;
 	/* Best effort: the rx path filters PACKET_OUTGOING anyway. */
 	(void)setsockopt(p->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
 
@@ -376,6 +491,7 @@ fail:
 		munmap(p->map, p->map_size);
 	if (p->fd >= 0)
 		close(p->fd);
+	dev_cut_free(&p->cut);
 	dev_region_free(&p->region);
 	free(p);
 	return -1;
