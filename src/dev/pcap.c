@@ -9,6 +9,14 @@
  * stack sees the frame.  The file is flushed after every sync that wrote to
  * it, so a capture survives a crash; it is a debugging aid, its syscalls are
  * not counted in the device's stats.
+ *
+ * Offloads (dev.h) pass through: the wrapper advertises what the inner
+ * device does.  Frames are recorded as the stack sees them on the wire: a
+ * tx frame of several slots (RING_SLOT_MORE) joined into one record,
+ * without the struct ring_vnet in front (RING_SLOT_VNET), so a TSO frame
+ * shows as the one large TCP segment the stack handed over, as a capture
+ * on a Linux interface with TSO shows it.  rx frames are one slot each,
+ * already cut to MTU size by the device.
  */
 #include <errno.h>
 #include <pcap/pcap.h>
@@ -26,7 +34,13 @@ struct pcap_dev {
 	pcap_dumper_t *dumper;
 	uint32_t rx_seen; /* rx slots before this one were recorded */
 	uint32_t tx_seen; /* tx slots before this one were recorded */
+	uint8_t *join;    /* a multi-slot tx frame, joined (PCAP_JOIN bytes) */
 };
+
+/* The largest frame a device takes (dev.h: tso_max <= 65535 + 14), and a
+ * snap length that never cuts one. */
+#define PCAP_JOIN (65536u + 64u)
+#define PCAP_SNAPLEN 262144
 
 static struct pcap_dev *pc_of(struct dev *d)
 {
@@ -50,6 +64,45 @@ static void record(struct pcap_dev *p, struct ring *r, uint32_t i, const struct 
 static void mirror(struct pcap_dev *p)
 {
 	p->dev.stats = p->inner->stats;
+}
+
+/* The tx frame starting at slot i (before head): its slots joined, the
+ * ring_vnet left out.  Returns the slots it took. */
+static uint32_t record_tx(struct pcap_dev *p, struct ring *r, uint32_t i, uint32_t head,
+			  const struct timeval *tv)
+{
+	struct ring_slot *s = ring_slot(r, i);
+	struct pcap_pkthdr h;
+	uint32_t n = 0;
+	size_t len = 0;
+
+	if (!(s->flags & (RING_SLOT_MORE | RING_SLOT_VNET))) {
+		record(p, r, i, tv);
+		return 1;
+	}
+	for (;;) {
+		s = ring_slot(r, i + n);
+		n++;
+		if (s->buf_idx < r->nbufs && s->len <= r->buf_size) {
+			const uint8_t *b = ring_buf(r, s->buf_idx);
+			size_t l = s->len;
+			if (n == 1 && (s->flags & RING_SLOT_VNET)) {
+				size_t skip = SK_MIN(l, sizeof(struct ring_vnet));
+				b += skip;
+				l -= skip;
+			}
+			l = SK_MIN(l, PCAP_JOIN - len);
+			memcpy(p->join + len, b, l);
+			len += l;
+		}
+		if (!(s->flags & RING_SLOT_MORE) || i + n == head)
+			break;
+	}
+	h.ts = *tv;
+	h.caplen = (bpf_u_int32)len;
+	h.len = (bpf_u_int32)len;
+	pcap_dump((u_char *)p->dumper, &h, p->join);
+	return n;
 }
 
 static int rec_rx_sync(struct dev *d)
@@ -83,8 +136,8 @@ static int rec_tx_sync(struct dev *d)
 	if (head != p->tx_seen && head - p->tx_seen <= r->num_slots) {
 		struct timeval tv;
 		gettimeofday(&tv, NULL);
-		for (uint32_t i = p->tx_seen; i != head; i++)
-			record(p, r, i, &tv);
+		for (uint32_t i = p->tx_seen; i != head;)
+			i += record_tx(p, r, i, head, &tv);
 		pcap_dump_flush(p->dumper);
 	}
 	p->tx_seen = head;
@@ -105,6 +158,7 @@ static void rec_close(struct dev *d)
 	pcap_dump_close(p->dumper);
 	pcap_close(p->pc);
 	dev_close(p->inner);
+	free(p->join);
 	free(p);
 }
 
@@ -120,10 +174,13 @@ int pcap_wrap(struct dev *inner, const char *path, struct dev **out, char *err, 
 {
 	struct pcap_dev *p = calloc(1, sizeof(*p));
 
-	if (p == NULL)
+	if (p == NULL || (p->join = malloc(PCAP_JOIN)) == NULL) {
+		free(p);
 		return dev_err(err, errlen, "pcap %s: out of memory", path);
-	p->pc = pcap_open_dead(DLT_EN10MB, 65535);
+	}
+	p->pc = pcap_open_dead(DLT_EN10MB, PCAP_SNAPLEN);
 	if (p->pc == NULL) {
+		free(p->join);
 		free(p);
 		return dev_err(err, errlen, "pcap %s: pcap_open_dead failed", path);
 	}
@@ -131,6 +188,7 @@ int pcap_wrap(struct dev *inner, const char *path, struct dev **out, char *err, 
 	if (p->dumper == NULL) {
 		dev_err(err, errlen, "pcap %s: %s", path, pcap_geterr(p->pc));
 		pcap_close(p->pc);
+		free(p->join);
 		free(p);
 		return -1;
 	}
@@ -141,6 +199,8 @@ int pcap_wrap(struct dev *inner, const char *path, struct dev **out, char *err, 
 	memcpy(p->dev.mac, inner->mac, SK_MAC_LEN);
 	p->dev.mtu = inner->mtu;
 	p->dev.flow_steered = inner->flow_steered;
+	p->dev.offload = inner->offload;
+	p->dev.tso_max = inner->tso_max;
 	p->dev.stats = inner->stats;
 	memcpy(p->dev.name, inner->name, sizeof(p->dev.name));
 	p->rx_seen = inner->rx->tail;
