@@ -12,7 +12,8 @@
  * opt_cmd_uk in conf/opts.c, `skiff serve`'s options as name=value (ip=,
  * gw=, mac=, port=, max-conns=, header-timeout=, keepalive-timeout=,
  * max-body=, tcp-sndbuf=, tcp-rcvbuf=, spin-us=) and the guest's own
- * (exit-after=, shutdown-port=, fault=, stats, no-msix, no-event-idx); `help` lists
+ * (exit-after=, shutdown-port=, fault=, stats, no-msix, no-event-idx,
+ * offload=); `help` lists
  * them with their bounds and defaults.  Parsed and checked by the same
  * code as the hosted command line, so a bad value gets the same message,
  * and stops the boot (exit 1).
@@ -194,6 +195,14 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	fn(fctx, "dev.tx_bytes", s->tx_bytes);
 	fn(fctx, "dev.tx_drops", s->tx_drops);
 	fn(fctx, "dev.tx_syncs", s->tx_syncs);
+	fn(fctx, "dev.offload", vnets[0].dev.offload); /* DEV_OFF_* negotiated */
+	fn(fctx, "dev.rx_csum_ok", s->rx_csum_ok);
+	fn(fctx, "dev.rx_vnet_bad", s->rx_vnet_bad);
+	fn(fctx, "dev.tx_csum_offload", s->tx_csum_offload);
+	fn(fctx, "dev.tx_tso_frames", s->tx_tso_frames);
+	fn(fctx, "dev.tx_tso_segs", s->tx_tso_segs);
+	fn(fctx, "virtio.tx_vnet_bad", vnets[0].c.tx_vnet_bad);
+	fn(fctx, "virtio.tx_chain_descs", vnets[0].c.tx_chain_descs);
 	fn(fctx, "virtio.event_idx", vnets[0].event_idx);
 	fn(fctx, "virtio.notifies", vnets[0].c.notifies);
 	fn(fctx, "virtio.notify_skipped", vnets[0].c.notify_skipped);
@@ -591,6 +600,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 			.regs = regs, .arena = arena, .arena_size = sizeof(arena),
 			.rx_msix = have_irq ? (uint16_t)(MSIX_ENTRY_RX + k) : VIRTIO_MSI_NO_VECTOR, .name = name,
 			.no_event_idx = opt_given(&o, OPT_NO_EVENT_IDX),
+			/* offload=off (choice 1): none, frames as before */
+			.offload_allow = opt_num(&o, OPT_OFFLOAD) == 1 ? 0 : DEV_OFF_ALL,
 		};
 		if (k) {
 			ps[k].arena_size = virtio_net_arena_size();

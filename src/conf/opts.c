@@ -215,6 +215,10 @@ const struct opt_def opt_defs[OPT_N] = {
 		       "registers on the console, exit 64+vector)"},
 	[OPT_NO_MSIX] = {"no-msix", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
 			 "no device interrupt: park at most 1 ms (fallback)"},
+	[OPT_OFFLOAD] = {"offload", 0, OPT_K_CHOICE, "on|off", 0, 0, on_off_choices,
+			 "the device's checksum and TCP segmentation offloads,\n"
+			 "those it offers (dev.offload in the counters); off: none,\n"
+			 "every frame as before them"},
 	[OPT_NO_EVENT_IDX] = {"no-event-idx", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
 			      "suppress doorbells and interrupts with the virtqueue\n"
 			      "flags, not VIRTIO_F_EVENT_IDX (for A/B runs)"},
@@ -613,6 +617,9 @@ static const struct opt_use uk_use[] = {
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_NO_MSIX, 0, NULL, NULL},
 	{OPT_NO_EVENT_IDX, 0, NULL, NULL},
+	{OPT_OFFLOAD, 0, "on", "virtio-net's offloads, those the host offers: CSUM and\n"
+			      "HOST_TSO4/6 (tx), GUEST_CSUM (rx); off: none, frames\n"
+			      "as before them"},
 	/* HTTPS: on when `skiff vm --tls-cert F --tls-key F` put the files
 	 * into the boot module (apps/tls_bundle.h); BearSSL, TLS 1.2. */
 	{OPT_TLS_PORT, 0, "443", "TCP port for HTTPS (with skiff vm --tls-cert/--tls-key)"},
