@@ -18,7 +18,8 @@
  * one per block, which is noise next to the copy.
  *
  * tx: sendmmsg() from the slot buffers, one syscall per batch of up to
- * TX_BATCH frames, no copy on our side.  (A TX_RING would also cost one
+ * TX_BATCH frames, no copy on our side; with offloads each message is the
+ * vnet header and an iovec per slot of the frame.  (A TX_RING would also cost one
  * send() per batch but adds a copy into ring frames and a completion
  * protocol; sendmmsg is simpler.)
  *
@@ -28,10 +29,19 @@
  * PACKET_IGNORE_OUTGOING (4.20+) stops that, and the rx path also checks
  * sll_pkttype for kernels without it.
  *
- * Offloads: frames Linux sends over a veth may carry an unfinished
- * checksum (TP_STATUS_CSUMNOTREADY) or be GSO super-frames; the test
- * scripts turn those offloads off on the peer (tests/lib.sh).  Frames cut
- * by the ring or larger than a ring buffer are counted in rx_drops.
+ * Offloads (dev.h, docs/stack.md): frames Linux sends over a veth with its
+ * default offloads carry an unfinished checksum (TP_STATUS_CSUMNOTREADY)
+ * and bulk data comes as the peer's TSO super-frames, whole.  Unless
+ * offload_allow is 0 the socket gets PACKET_VNET_HDR (a 10-byte
+ * virtio_net_hdr just before the MAC header in each ring frame) and
+ * PACKET_COPY_THRESH (a frame too large for a ring frame comes cut short
+ * there, TP_STATUS_COPY, and whole on the socket queue for recvmsg); rx
+ * marks unfinished or verified checksums RING_SLOT_CSUM_OK and cuts
+ * super-frames into MTU-sized segments (dev_vnet.h), and refuses lying
+ * headers (rx_vnet_bad).  With offload_allow 0 none of it is set, and
+ * such frames are dropped as before (tests/lib.sh's skt_offloads_off turns
+ * them off on the peer).  Frames cut by the ring or larger than a ring
+ * buffer, not GSO, are counted in rx_drops.
  * Frames the kernel drops because every ring slot is taken are in
  * getsockopt(PACKET_STATISTICS) (lower_drops), not in rx_drops.
  */

@@ -5,6 +5,17 @@
  * Frames go straight between the kernel and the ring buffers (no extra
  * copy in user space).  The fd is non-blocking; rx_sync reads until EAGAIN
  * or until the rx ring is full, so an idle rx_sync still costs one read().
+ *
+ * Offloads (dev.h, docs/stack.md): unless offload_allow is 0 the TAP is
+ * opened with IFF_VNET_HDR, a 12-byte virtio_net_hdr (struct ring_vnet's
+ * layout) in front of every frame both ways, and TUNSETOFFLOAD lets the
+ * kernel send frames with unfinished checksums (TUN_F_CSUM: marked
+ * RING_SLOT_CSUM_OK) and TSO super-frames up to 64 KiB (TUN_F_TSO4/6: cut
+ * into MTU-sized segments, dev_vnet.h).  rx is a readv into the header, the
+ * slot's buffer and a scratch tail, so a frame that fits takes no copy.  tx
+ * is one writev per frame: the slot's ring_vnet (or a zeroed header) and
+ * the frame's slots (RING_SLOT_MORE), up to tso_max.  With offload_allow 0
+ * there is no header at all and TUNSETOFFLOAD 0: frames as before.
  */
 #include <errno.h>
 #include <fcntl.h>
