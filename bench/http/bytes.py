@@ -471,6 +471,7 @@ def run_all(work, shas, big_sha, out):
                         srv.stop()
                     row["features"] = features
                     row["path"] = " ".join(f"{k}={v}" for k, v in srv.path_notes().items())
+                    row["path_stats"] = srv.path_notes()
                     if why is not None:
                         row.update(status="FAILED", note=why + srv.drop_note())
                         runs.append(row)
@@ -588,14 +589,25 @@ def summarize(runs, meta):
                     f(nb, 2), f(med(ok, "core_ns_per_b"), 2), f(med(ok, "server_core_pct")),
                     f(cl) + (" SAT" if cl is not None and cl > SAT_PCT else ""),
                     f(med(ok, "client_ns_per_b"), 2), cnt, ratio_r, ratio_b]) + " |")
-                paths = {r["path"] for r in ok if r.get("path")}
-                if paths and tls:
-                    notes.append(f"{label} {conn}, {s}: --stats {'; '.join(sorted(paths))}")
         L.append("")
         for n in notes:
             L.append(f"- {n}")
         if notes:
             L.append("")
+        # Which path each skiff took (sendfile, kTLS, offloads), from its
+        # --stats counters, summed over this mode's runs (probes and
+        # warm-ups included): the counters other work adds show up here.
+        for tls in (0, 1):
+            for s in ARGS.servers:
+                tot = {}
+                for r in mruns:
+                    if r["server"] == s and r["tls"] == tls:
+                        for k, v in (r.get("path_stats") or {}).items():
+                            tot[k] = tot.get(k, 0) + v
+                if tot:
+                    L.append(f"- {s}{' HTTPS' if tls else ''} --stats, summed over the runs: "
+                             + ", ".join(f"{k} {v:,}" for k, v in sorted(tot.items())))
+        L.append("")
     for n in meta["notes"]:
         L.append(f"- {n}")
     L.append("")
@@ -694,7 +706,7 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
 
     ktls, ktls_text = ktls_state()
-    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M %Z").strip() or stamp,
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": B.machine_line(),
             "command": " ".join(["python3", "bench/http/bytes.py"] + sys.argv[1:]) + (
                 " (BENCH_QUICK=1)" if env("BENCH_QUICK", "0") == "1" else ""),
