@@ -144,7 +144,9 @@ static uint32_t frame_copy(const struct tpacket2_hdr *h, uint32_t st, uint8_t *d
  * and marked TP_STATUS_COPY: the whole of it waits on the socket's queue
  * (PACKET_COPY_THRESH), where recvmsg takes it, header first, into the
  * cutter's scratch.  The queue is filled in ring order, before the status
- * flips (tpacket_rcv), so the frame at the queue's head is this one. */
+ * flips (tpacket_rcv), so the frame at the queue's head is this one.
+ * (recvmsg gives no VLAN tag the kernel stripped: a tagged super-frame
+ * comes untagged; PACKET_AUXDATA would carry it, and skiff uses none.) */
 static int packet_rx_vnet(struct packet_dev *p, const struct tpacket2_hdr *h, uint32_t st,
 			  uint32_t *tail, uint32_t head)
 {
@@ -221,7 +223,14 @@ static int packet_rx_sync(struct dev *d)
 			break;
 		sll = (const struct sockaddr_ll *)((uint8_t *)h + TPACKET_ALIGN(sizeof(*h)));
 		if (sll->sll_pkttype == PACKET_OUTGOING) {
-			/* our own tx, on kernels without IGNORE_OUTGOING */
+			/* our own tx, on kernels without IGNORE_OUTGOING; a
+			 * large one also went to the socket queue: take it off,
+			 * or the queue and the ring fall out of step. */
+			if (st & TP_STATUS_COPY) {
+				uint8_t sink[VNET_HLEN_LEGACY];
+				(void)recv(p->fd, sink, sizeof(sink), MSG_DONTWAIT | MSG_TRUNC);
+				d->stats.rx_syscalls++;
+			}
 		} else if (p->vnet) {
 			rc = packet_rx_vnet(p, h, st, &tail, head);
 			if (rc < 0)
