@@ -1067,6 +1067,100 @@ static void test_pipelined_multipart(void **st)
 	}
 }
 
+/* ---- file bodies by the loop's sendfile op (loop.h) ---- */
+
+/* The fake with a sendfile op: it gathers the head and the file's bytes
+ * (site_big, "descriptor" 9) and hands them to the fake's own writev, so
+ * write_room cuts them short as it would a writev. */
+static struct loop_ops sf_ops;
+static const struct loop_ops *sf_inner;
+static int sf_calls;
+static bool sf_truncated; /* the file "ended": -SK_ECONNABORTED */
+
+static long fake_sendfile(struct loop *l, int sock, const struct loop_iov *head, int nhead, int fd,
+			  uint64_t off, size_t len)
+{
+	assert_int_equal(fd, 9);
+	assert_true(off + len <= sizeof(big) && len > 0 && nhead >= 0 && nhead < 8);
+	sf_calls++;
+	if (sf_truncated)
+		return -SK_ECONNABORTED;
+	struct loop_iov v[8];
+	for (int i = 0; i < nhead; i++)
+		v[i] = head[i];
+	v[nhead] = (struct loop_iov){big + off, len};
+	return sf_inner->writev(l, sock, v, nhead + 1);
+}
+
+/* Pipelined: a whole file, one range, two ranges (multipart), a small
+ * file; every byte out, for a socket taking `room` bytes per write. */
+static size_t sf_run(bool with_sendfile, size_t room, char *out, size_t *at_once)
+{
+	setup_site(NULL);
+	site_big.fd = with_sendfile ? 9 : 0;
+	if (with_sendfile) {
+		sf_inner = fk.base.ops;
+		sf_ops = *fk.base.ops;
+		sf_ops.sendfile = fake_sendfile;
+		fk.base.ops = &sf_ops;
+	}
+	int s = connect_client(5);
+	fk.s[s].write_room = room;
+	send_str(s, GET("/big", "\r\n") GET("/big", "Range: bytes=100-2099\r\n\r\n")
+		    GET("/big", "Range: bytes=0-9,2990-2999\r\n\r\n") GET("/a.txt", "\r\n"));
+	*at_once = fk.s[s].out_len; /* before any write edge */
+	size_t prev;
+	do { /* until a write edge moves nothing: all sent */
+		prev = fk.s[s].out_len;
+		fk.s[s].write_room = room;
+		event(s, LOOP_EV_WRITE);
+	} while (fk.s[s].out_len != prev);
+	assert_true(fk.s[s].out_len > 5000 + 4 * 100);
+	assert_true(fk.s[s].open);
+	memcpy(out, fk.s[s].out, fk.s[s].out_len);
+	size_t n = fk.s[s].out_len;
+	site_big.fd = 0;
+	return n;
+}
+
+static void test_sendfile_slices(void **st)
+{
+	(void)st;
+	static char want[LOOP_FAKE_BUF], got[LOOP_FAKE_BUF];
+	static const size_t rooms[] = {SIZE_MAX, 700, 37, 1};
+	for (size_t i = 0; i < SK_ARRAY_LEN(rooms); i++) {
+		size_t wn1, gn1;
+		size_t wn = sf_run(false, rooms[i], want, &wn1);
+		sf_calls = 0;
+		size_t gn = sf_run(true, rooms[i], got, &gn1);
+		/* A socket that takes everything: all of it goes at once, with
+		 * no write edge (each sendfile call that took all it was
+		 * offered is followed by the next one). */
+		if (rooms[i] == SIZE_MAX)
+			assert_true(wn1 == wn && gn1 == gn);
+		/* The same bytes as from the mapping, whatever the socket takes;
+		 * the file's slices went by sendfile (2 + 2 parts at least). */
+		assert_int_equal(gn, wn);
+		assert_memory_equal(got, want, wn);
+		assert_true(sf_calls >= 4);
+		assert_int_equal(count(got, gn, "HTTP/1.1 206"), 2);
+	}
+	/* The file cut short under sendfile: the connection closes. */
+	setup_site(NULL);
+	site_big.fd = 9;
+	sf_inner = fk.base.ops;
+	sf_ops = *fk.base.ops;
+	sf_ops.sendfile = fake_sendfile;
+	fk.base.ops = &sf_ops;
+	sf_truncated = true;
+	int s = connect_client(5);
+	send_str(s, GET("/big", "\r\n"));
+	assert_false(fk.s[s].open);
+	assert_int_equal(srv.st.write_errors, 1);
+	sf_truncated = false;
+	site_big.fd = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1094,6 +1188,7 @@ int main(void)
 		cmocka_unit_test(test_directories),
 		cmocka_unit_test(test_encodings),
 		cmocka_unit_test(test_pipelined_multipart),
+		cmocka_unit_test(test_sendfile_slices),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	free(mem);
