@@ -8,7 +8,12 @@
  * device-side slot not yet posted — so nothing leaks even when the device
  * completes chains out of order: each completion writes its buffer into
  * the slot at tail, whatever that slot held before (that buffer is itself
- * in a posted chain). */
+ * in a posted chain).  A tx chain holds one buffer per slot of its frame
+ * (several for a TSO frame), so a completion may advance tail by several;
+ * a frame refused before posting gives its buffers back the same way.
+ * Offloads: negotiated in virtio_net_init_mq under params.offload_allow,
+ * advertised by vn_set_offload, checked per frame by tx_hdr_check (tx) and
+ * rx_hdr_verdict (rx). */
 #include "virtio_net.h"
 #include "../plat/plat.h"
 

@@ -12,9 +12,14 @@
  *   - the ring region lives in the arena; every rx slot the device side
  *     owns is pre-posted to the rx virtqueue (up to queue_size/2: each
  *     frame is a two-descriptor chain, the 12-byte virtio-net header in a
- *     side array and the frame in its ring buffer, so no copy on rx or tx);
- *   - tx_sync posts every slot the user handed over and notifies once for
- *     the batch, and only when the device has not said it is polling;
+ *     side array and the frame in its ring buffer, so no copy on rx);
+ *   - tx_sync posts every frame the user handed over as one chain: a
+ *     shared zeroed header, then the frame's buffer; or, for a frame with
+ *     an offload header (ring.h RING_SLOT_VNET), its buffers alone, the
+ *     header inline at the start of the first (a TSO frame of several
+ *     slots, RING_SLOT_MORE, is several descriptors, never a copy); it
+ *     notifies once for the batch, and only when the device has not said
+ *     it is polling;
  *   - the device's interrupts stay suppressed while the stack polls;
  *     virtio_net_irq_arm() lifts that just before the loop parks and
  *     reports whether frames slipped in meanwhile.
@@ -34,6 +39,19 @@
  * first frame after the park, not for whatever completes while the loop
  * is waking.  `no-event-idx` (the guest word) keeps the flags, for A/B
  * runs.
+ *
+ * Offloads (virtio 1.2, 5.1.3 and 5.1.6), those params.offload_allow lets
+ * through (`offload=off`: none) and the device offers, told to the stack
+ * in dev.offload:
+ *   CSUM            DEV_OFF_TX_CSUM  the device finishes partial checksums
+ *   HOST_TSO4/6     DEV_OFF_TSO4/6   it cuts TCP frames up to tso_max
+ *                                    (needs CSUM, 5.1.3.1)
+ *   GUEST_CSUM      DEV_OFF_RX_CSUM  rx DATA_VALID / NEEDS_CSUM frames
+ *                                    become RING_SLOT_CSUM_OK
+ * Every tx request is checked against what was negotiated and against
+ * the frame (tx_vnet_bad), every rx header against the frame (rx_vnet_bad).
+ * Not negotiated: GUEST_TSO4/6 and MRG_RXBUF (a super-frame in would span
+ * rx buffers; the stack takes only whole MTU-sized frames, ring.h), ECN.
  */
 #ifndef DEV_VIRTIO_NET_H
 #define DEV_VIRTIO_NET_H
