@@ -599,14 +599,19 @@ def summarize(runs, meta):
         # warm-ups included): the counters other work adds show up here.
         for tls in (0, 1):
             for s in ARGS.servers:
-                tot = {}
+                tot, masks = {}, {}
                 for r in mruns:
                     if r["server"] == s and r["tls"] == tls:
                         for k, v in (r.get("path_stats") or {}).items():
-                            tot[k] = tot.get(k, 0) + v
-                if tot:
+                            if k == "dev.offload":  # a mask of what was negotiated, not a count
+                                masks.setdefault(k, set()).add(v)
+                            else:
+                                tot[k] = tot.get(k, 0) + v
+                if tot or masks:
                     L.append(f"- {s}{' HTTPS' if tls else ''} --stats, summed over the runs: "
-                             + ", ".join(f"{k} {v:,}" for k, v in sorted(tot.items())))
+                             + ", ".join([f"{k} {'/'.join(hex(m) for m in sorted(v))}"
+                                          for k, v in sorted(masks.items())]
+                                         + [f"{k} {v:,}" for k, v in sorted(tot.items())]))
         L.append("")
     for n in meta["notes"]:
         L.append(f"- {n}")
