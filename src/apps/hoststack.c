@@ -142,6 +142,7 @@ void hoststack_options(struct hoststack_config *cfg, struct opts *o)
 	cfg->tcp_cc = (uint8_t)opt_num(o, OPT_TCP_CC); /* 0, cubic, where not an option */
 	cfg->tcp_buf_max = (uint32_t)opt_num(o, OPT_TCP_BUF_MAX); /* 0, off, likewise */
 	cfg->tcp_mem = (uint32_t)opt_num(o, OPT_TCP_MEM);
+	cfg->no_offload = opt_num(o, OPT_OFFLOAD) == 1; /* "off"; 0 ("on") where not an option */
 }
 
 int hoststack_run(struct hoststack *hs, volatile int *stop)

@@ -320,6 +320,8 @@ static const struct opt_use echo_use[] = {
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, NULL},
+	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
+				  "offloads (tap:, packet:); off: every frame as before them"},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
 	{OPT_TCP_CC, 0, "cubic", NULL},
 	{OPT_WORKERS, 0, "1", NULL},
@@ -330,7 +332,7 @@ static const struct opt_use echo_use[] = {
 const struct opt_cmd opt_cmd_echo = {
 	.name = "echo",
 	.synopsis = "skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
-		    "                  [--mac MAC] [--stats] [--pcap FILE] [--spin-us N]\n"
+		    "                  [--mac MAC] [--stats] [--pcap FILE] [--offload on|off] [--spin-us N]\n"
 		    "                  [--tcp-cc cubic|newreno] [--workers N|auto] [--tcp-buf-max N]\n"
 		    "                  [--tcp-mem N]",
 	.about = "Answers ARP, ICMP echo, UDP and TCP echo (port 7) and TCP discard (port 9)\n"
@@ -359,6 +361,8 @@ static const struct opt_use tcp_client_use[] = {
 	{OPT_TC_TIMEOUT, 0, "60", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, NULL},
+	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
+				  "offloads (tap:, packet:); off: every frame as before them"},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
 	{OPT_TCP_CC, 0, "cubic", NULL},
 	{OPT_TCP_BUF_MAX, 0, "4M", NULL},
@@ -373,6 +377,7 @@ const struct opt_cmd opt_cmd_tcp_client = {
 		"                        (--send-file FILE | --send-random N\n"
 		"                        [--seed S]) [--expect-echo] [--conns N [--sequential |\n"
 		"                        --parallel P]] [--timeout S] [--stats] [--pcap FILE]\n"
+		"                        [--offload on|off]\n"
 		"                        [--spin-us N] [--tcp-cc cubic|newreno] [--tcp-buf-max N]\n"
 		"                        [--tcp-mem N]",
 	.about = "Runs skiff's own TCP as the client: each connection sends the payload, half-closes\n"
@@ -400,6 +405,8 @@ static const struct opt_use ping_use[] = {
 	{OPT_PING_TIMEOUT, 0, "2", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, NULL},
+	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
+				  "offloads (tap:, packet:); off: every frame as before them"},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
 };
 
@@ -407,7 +414,7 @@ const struct opt_cmd opt_cmd_ping = {
 	.name = "ping",
 	.synopsis = "skiff ping --dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "                  [-6] [--mac MAC] [-c N] [-i MS] [-s N] [-W S] [--stats]\n"
-		    "                  [--pcap FILE] [--spin-us N] DST",
+		    "                  [--pcap FILE] [--offload on|off] [--spin-us N] DST",
 	.about = "Sends N ICMP echo requests to DST from skiff's own stack as ADDR on DEV,\n"
 		 "and checks every reply's payload byte for byte against its request.  With -6,\n"
 		 "ICMPv6 echo to an IPv6 DST, once DAD has made a source address usable.",
@@ -442,6 +449,8 @@ static const struct opt_use serve_use[] = {
 	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
+	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
+				  "offloads (tap:, packet:); off: every frame as before them"},
 	{OPT_MAX_CONNS, 0, "4096", NULL},
 	{OPT_HEADER_TIMEOUT, 0, "10", NULL},
 	{OPT_KEEPALIVE_TIMEOUT, 0, "60", NULL},
@@ -476,7 +485,7 @@ const struct opt_cmd opt_cmd_serve = {
 	.synopsis =
 		"skiff serve [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR]\n"
 		"                   [--ip6 ADDR/LEN]... [--gw6 ADDR] [--mac MAC] [--port N]\n"
-		"                   [--root DIR] [--stats] [--pcap FILE]\n"
+		"                   [--root DIR] [--stats] [--pcap FILE] [--offload on|off]\n"
 		"                   [--max-conns N] [--header-timeout S] [--keepalive-timeout S]\n"
 		"                   [--max-body N] [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
 		"                   [--tcp-cc cubic|newreno] [--tcp-buf-max N] [--tcp-mem N]\n"
@@ -527,6 +536,8 @@ static const struct opt_use load_use[] = {
 	 "ports steered back to each worker (docs/smp.md); linux: the\n"
 	 "kernel's sockets and ports.  Not with ips, hold, pcap, ip6"},
 	{OPT_PCAP, 0, NULL, "(stack skiff, one address) record every frame"},
+	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
+				  "offloads (tap:, packet:); off: every frame as before them"},
 	{OPT_SPIN_US, 0, SPIN_LOAD_DEFAULT, "(stack skiff) poll this many us after work before parking"},
 	{OPT_LOAD_TIMEOUT, 0, "10", NULL},
 	{OPT_STATS, 0, NULL, "print the stack's counters at the end"},
@@ -536,7 +547,8 @@ const struct opt_cmd opt_cmd_load = {
 	.name = "load",
 	.synopsis = "skiff load URL -c N [-n N | -d S] [-k] [--hold]\n"
 		    "                  [--dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
-		    "                  [--mac MAC] [--ips N] [--pcap FILE] [--spin-us N] | --stack linux]\n"
+		    "                  [--mac MAC] [--ips N] [--pcap FILE] [--offload on|off]\n"
+		    "                  [--spin-us N] | --stack linux]\n"
 		    "                  [--workers N|auto] [--timeout S] [--stats]",
 	.about = "HTTP/1.1 load generator: N connections issue GET URL, keep-alive or a new\n"
 		 "connection per request, and report requests/s, transfer, latency p50/p99/max and\n"
@@ -674,6 +686,8 @@ static const struct opt_use app_use[] = {
 	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
+	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
+				  "offloads (tap:, packet:); off: every frame as before them"},
 	{OPT_MAX_CONNS, 0, "256", NULL},
 	{OPT_HEADER_TIMEOUT, 0, "10", NULL},
 	{OPT_BODY_TIMEOUT, 0, "60", NULL},
@@ -693,7 +707,7 @@ static const struct opt_use app_use[] = {
 const struct opt_cmd opt_cmd_app = {
 	.name = "app",
 	.synopsis = "APP [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--mac MAC]\n"
-		    "           [--port N] [--stats] [--pcap FILE] [--max-conns N]\n"
+		    "           [--port N] [--stats] [--pcap FILE] [--offload on|off] [--max-conns N]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
 		    "            [--tls-sni NAME:CERT:KEY]...]\n"
@@ -742,6 +756,8 @@ static const struct opt_use proxy_use[] = {
 	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
+	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
+				  "offloads (tap:, packet:); off: every frame as before them"},
 	{OPT_MAX_CONNS, 0, "256", NULL},
 	{OPT_HEADER_TIMEOUT, 0, "10", NULL},
 	{OPT_BODY_TIMEOUT, 0, "60", NULL},
@@ -768,7 +784,8 @@ const struct opt_cmd opt_cmd_proxy = {
 		    "            [--tls-sni NAME:CERT:KEY]...]\n"
 		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "           [--mac MAC] [--stats]\n"
-		    "           [--pcap FILE] [--max-conns N] [--header-timeout S] [--body-timeout S]\n"
+		    "           [--pcap FILE] [--offload on|off] [--max-conns N]\n"
+		    "           [--header-timeout S] [--body-timeout S]\n"
 		    "           [--send-timeout S] [--keepalive-timeout S] [--max-body N]\n"
 		    "           [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N] [--workers N|auto]",
 	.about = "A reverse proxy (docs/proxy.md): every request is parsed strictly and forwarded\n"
