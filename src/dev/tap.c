@@ -310,7 +310,10 @@ static int tap_offload(struct tap_dev *t, const char *name, uint32_t allow, char
 	unsigned long tun = 0;
 	int sz = VNET_HLEN;
 
-	if (allow & DEV_OFF_RX_CSUM)
+	/* The kernel sends TSO only with TUN_F_CSUM: with RX_GSO but not
+	 * RX_CSUM the unfinished checksums are finished here (dev_vnet.h)
+	 * instead of being left to the stack. */
+	if (allow & (DEV_OFF_RX_CSUM | DEV_OFF_RX_GSO))
 		tun |= TUN_F_CSUM;
 	if (allow & DEV_OFF_RX_GSO)
 		tun |= TUN_F_TSO4 | TUN_F_TSO6;
@@ -355,13 +358,10 @@ int tap_open(const char *name, const struct dev_config *cfg, struct dev **out, c
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
-	/* Offloads (dev.h): TSO needs the checksum offload under it, both
-	 * ways (the kernel sends TSO only with TUN_F_CSUM). */
+	/* Offloads (dev.h): TSO needs the checksum offload under it. */
 	uint32_t allow = cfg->offload_allow & DEV_OFF_ALL;
 	if (!(allow & DEV_OFF_TX_CSUM))
 		allow &= ~(DEV_OFF_TSO4 | DEV_OFF_TSO6);
-	if (!(allow & DEV_OFF_RX_CSUM))
-		allow &= ~DEV_OFF_RX_GSO;
 	if (allow)
 		ifr.ifr_flags |= IFF_VNET_HDR;
 	/* Workers (dev_open.h): one queue of a multi-queue TAP each; the
