@@ -235,6 +235,17 @@ struct tcp_iov {
  * stream, so slices that fit in one segment leave in one segment. */
 int tcp_send(struct tcp_stack *st, int sock, const void *buf, size_t len);
 int tcp_sendv(struct tcp_stack *st, int sock, const struct tcp_iov *iov, int iovcnt);
+/* Queue len bytes at p BY REFERENCE: they take send-buffer room as copied
+ * bytes do, but segments are built from p itself (one copy, into the
+ * frame, instead of two).  The caller promises the bytes stay valid and
+ * unchanged until tcp_refs_held() is 0 (retransmissions read them again;
+ * a socket closed with them unsent still sends them in the background).
+ * Returns the bytes accepted, or what tcp_sendv returns; past TCP_REFS
+ * ranges that cannot be joined to the last one, the bytes are copied
+ * (counted in send_ref_copies). */
+int tcp_send_ref(struct tcp_stack *st, int sock, const void *p, size_t len);
+/* Bytes queued by reference that no ACK or socket end has let go yet. */
+uint64_t tcp_refs_held(const struct tcp_stack *st);
 
 /* Free bytes in the send buffer (an echo can recv exactly that much).  When
  * 0, TCP_EV_WRITE follows once space frees up. */

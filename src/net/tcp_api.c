@@ -240,6 +240,52 @@ int tcp_sendv(struct tcp_stack *st, int s, const struct tcp_iov *iov, int iovcnt
 	return (int)total;
 }
 
+int tcp_send_ref(struct tcp_stack *st, int s, const void *p, size_t len)
+{
+	struct tcp_sock *sk = tcp_get(st, s);
+	if (!sk)
+		return -SK_EBADF;
+	int r = tcp_send_check(sk);
+	if (r)
+		return r;
+	if (len == 0)
+		return 0;
+	tcp_sbuf_tune(st, sk);
+	if (!tcp_sbuf_take(st, sk)) {
+		tcp_sbuf_wait(st, sk);
+		return -SK_EAGAIN;
+	}
+	uint32_t n = (uint32_t)SK_MIN(len, (size_t)(sk->smax > sk->slen ? sk->smax - sk->slen : 0));
+	n = SK_MIN(n, 0x7fffffffu);
+	if (n == 0) {
+		sk->fl |= TF_WANT_WRITE;
+		return -SK_EAGAIN;
+	}
+	uint32_t seq = sk->sbuf_seq + sk->slen;
+	struct tcp_ref *last = sk->nref ? &sk->ref[sk->nref - 1] : NULL;
+	if (last && last->seq + last->len == seq && last->p + last->len == (const uint8_t *)p) {
+		last->len += n; /* the next piece of the same body */
+	} else if (sk->nref < TCP_REFS) {
+		sk->ref[sk->nref++] = (struct tcp_ref){seq, n, p};
+	} else {
+		st->stats.send_ref_copies += n;
+		return tcp_send(st, s, p, n);
+	}
+	/* The room is taken, its bytes left as they are: tcp_fill reads p. */
+	sk->slen += n;
+	st->ref_bytes += n;
+	st->stats.send_ref_bytes += n;
+	if (n < len)
+		sk->fl |= TF_WANT_WRITE;
+	tcp_egress(st, sk);
+	return (int)n;
+}
+
+uint64_t tcp_refs_held(const struct tcp_stack *st)
+{
+	return st->ref_bytes;
+}
+
 int tcp_send_space(struct tcp_stack *st, int s)
 {
 	struct tcp_sock *sk = tcp_get(st, s);

@@ -380,6 +380,8 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 			sk->shead = (sk->shead + freed) % sk->scap;
 			sk->slen -= freed;
 			sk->sbuf_seq += freed;
+			if (sk->nref)
+				tcp_refs_trim(st, sk);
 			tcp_sbuf_release(st, sk); /* all acked: back to the pool */
 			if (st->mem_state != TCP_MEM_NORMAL)
 				tcp_buf_shrink(st, sk);

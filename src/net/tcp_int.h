@@ -117,6 +117,8 @@ bool tcp_rbuf_take(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_rbuf_release(struct tcp_stack *st, struct tcp_sock *sk);
 bool tcp_sbuf_take(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk);
+/* Let go of the references below sbuf_seq (all of them once slen is 0). */
+void tcp_refs_trim(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_sbuf_wait(struct tcp_stack *st, struct tcp_sock *sk);
 uint32_t tcp_rcv_space(const struct tcp_stack *st, const struct tcp_sock *sk);
 /* The budget of grown buffers (tcp_config.buf_max): normal, pressure (no

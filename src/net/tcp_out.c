@@ -18,32 +18,47 @@ static sk_time_ns tcp_ms(uint32_t ms)
 	return (sk_time_ns)ms * SK_NS_PER_MS;
 }
 
-/* Copy len bytes of sk's send buffer from seq into frame f, starting at
- * byte `at` of buf[0] and going on through the next buffers; with `sum`,
- * return their checksum (the pieces chained at their offsets). */
+/* Copy len bytes of sk's send stream from seq into frame f, starting at
+ * byte `at` of buf[0] and going on through the next buffers: from the
+ * send buffer, or from where a range queued by reference lives
+ * (tcp_send_ref).  With `sum`, return their checksum (the pieces chained
+ * at their offsets). */
 static uint64_t tcp_fill(const struct tcp_tx_frame *f, uint32_t at, const struct tcp_sock *sk,
 			 uint32_t seq, uint32_t len, bool sum)
 {
-	uint32_t bi = 0, bo = at, done = 0;
-	uint32_t off = (sk->shead + (seq - sk->sbuf_seq)) % sk->scap;
+	uint32_t bi = 0, bo = at, done = 0, ri = 0;
 	uint64_t acc = 0;
+	while (ri < sk->nref && tcp_seq_le(sk->ref[ri].seq + sk->ref[ri].len, seq))
+		ri++;
 	while (done < len) {
 		while (bo >= f->cap[bi]) {
 			bo = 0;
 			if (++bi >= f->nbuf)
 				return acc; /* cannot happen: the frame was reserved for len */
 		}
-		uint32_t n = SK_MIN(len - done, SK_MIN(sk->scap - off, f->cap[bi] - bo));
+		uint32_t n = SK_MIN(len - done, f->cap[bi] - bo);
+		const uint8_t *src;
+		if (ri < sk->nref && tcp_seq_ge(seq, sk->ref[ri].seq)) {
+			uint32_t in = seq - sk->ref[ri].seq;
+			src = sk->ref[ri].p + in;
+			n = SK_MIN(n, sk->ref[ri].len - in);
+		} else {
+			uint32_t off = (sk->shead + (seq - sk->sbuf_seq)) % sk->scap;
+			src = sk->sbuf + off;
+			n = SK_MIN(n, sk->scap - off);
+			if (ri < sk->nref)
+				n = SK_MIN(n, sk->ref[ri].seq - seq);
+		}
 		uint8_t *d = f->buf[bi] + bo;
 		if (sum)
-			acc = csum_add_at(acc, csum_copy(d, sk->sbuf + off, n), done);
+			acc = csum_add_at(acc, csum_copy(d, src, n), done);
 		else
-			sk_memcpy(d, sk->sbuf + off, n);
+			sk_memcpy(d, src, n);
 		done += n;
 		bo += n;
-		off += n;
-		if (off == sk->scap)
-			off = 0;
+		seq += n;
+		if (ri < sk->nref && seq == sk->ref[ri].seq + sk->ref[ri].len)
+			ri++;
 	}
 	return acc;
 }
@@ -68,14 +83,14 @@ static uint32_t tcp_out_seg(struct tcp_stack *st, sk_time_ns now, const struct s
 	if (!st->cfg.tx_begin) {
 		/* Through a scratch segment (tests, and IP layers without frames). */
 		if (len) {
-			uint32_t off = (sk->shead + (seq - sk->sbuf_seq)) % sk->scap;
-			uint32_t first = SK_MIN(len, sk->scap - off);
 			if (hlen + len > st->scratch_len) {
 				st->stats.out_err++;
 				return len;
 			}
-			sk_memcpy(st->scratch + hlen, sk->sbuf + off, first);
-			sk_memcpy(st->scratch + hlen + first, sk->sbuf, len - first);
+			struct tcp_tx_frame one = {.nbuf = 1};
+			one.buf[0] = st->scratch;
+			one.cap[0] = st->scratch_len;
+			tcp_fill(&one, hlen, sk, seq, len, false);
 		}
 		size_t n = tcp_emit_ps(st->scratch, st->scratch_len, h, pseudo, (uint16_t)len);
 		if (!n) {

@@ -232,8 +232,37 @@ void tcp_rbuf_release(struct tcp_stack *st, struct tcp_sock *sk)
 	sk->rhead = 0;
 }
 
+void tcp_refs_trim(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	uint32_t gone = 0;
+	while (gone < sk->nref) {
+		struct tcp_ref *r = &sk->ref[gone];
+		uint32_t end = r->seq + r->len;
+		if (sk->slen == 0 || tcp_seq_le(end, sk->sbuf_seq)) {
+			st->ref_bytes -= r->len;
+			gone++;
+			continue;
+		}
+		if (tcp_seq_lt(r->seq, sk->sbuf_seq)) {
+			uint32_t d = sk->sbuf_seq - r->seq;
+			r->seq += d;
+			r->p += d;
+			r->len -= d;
+			st->ref_bytes -= d;
+		}
+		break;
+	}
+	if (gone) {
+		uint32_t keep = sk->nref - gone; /* nref <= TCP_REFS */
+		sk_memmove(sk->ref, sk->ref + gone, keep * sizeof(sk->ref[0]));
+		sk->nref = (uint8_t)keep;
+	}
+}
+
 void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk)
 {
+	if (sk->slen == 0 && sk->nref)
+		tcp_refs_trim(st, sk); /* nothing queued: no reference is needed */
 	if (!sk->sbuf || sk->slen)
 		return;
 	if (sk->fl & TF_SSLOT) {
@@ -574,6 +603,7 @@ void tcp_sock_free(struct tcp_stack *st, struct tcp_sock *sk)
 int tcp_check(const struct tcp_stack *st)
 {
 	uint32_t nfree = 0, nheap = 0, nsbuf = 0, nrbuf = 0, nslot = 0;
+	uint64_t refs = 0;
 	uint64_t mem = 0;
 	for (uint32_t i = 0; i < st->cfg.max_sockets; i++) {
 		const struct tcp_sock *sk = &st->socks[i];
@@ -585,6 +615,15 @@ int tcp_check(const struct tcp_stack *st)
 		SK_CHECK(sk->rlen <= sk->rcap && sk->rhead < sk->rcap);
 		SK_CHECK(sk->nooo <= TCP_OOO_MAX && sk->nscore <= TCP_SCORE_MAX);
 		SK_CHECK(!sk->sbuf == !sk->slen);
+		SK_CHECK(sk->nref <= TCP_REFS);
+		for (uint32_t k = 0; k < sk->nref; k++) {
+			const struct tcp_ref *r = &sk->ref[k];
+			SK_CHECK(r->len > 0 && r->p);
+			SK_CHECK(tcp_seq_ge(r->seq, sk->sbuf_seq));
+			SK_CHECK(tcp_seq_le(r->seq + r->len, sk->sbuf_seq + sk->slen));
+			SK_CHECK(k == 0 || tcp_seq_ge(r->seq, sk->ref[k - 1].seq + sk->ref[k - 1].len));
+			refs += r->len;
+		}
 		SK_CHECK(!sk->rbuf == !(sk->rlen || sk->nooo));
 		SK_CHECK(sk->smax <= sk->scap && sk->rmax <= sk->rcap);
 		SK_CHECK(!(sk->fl & TF_SSLOT) || sk->sbuf);
@@ -627,5 +666,6 @@ int tcp_check(const struct tcp_stack *st)
 	SK_CHECK(nrbuf + st->rpool.navail == st->rpool.n);
 	SK_CHECK(nslot + st->bpool.navail == st->bpool.n);
 	SK_CHECK(mem == st->mem_used);
+	SK_CHECK(refs == st->ref_bytes);
 	return 0;
 }

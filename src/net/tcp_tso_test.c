@@ -187,10 +187,25 @@ static uint8_t pat(size_t i)
 	return (uint8_t)(((uint32_t)i * 2654435761u) >> 24 ^ (uint32_t)(i >> 11));
 }
 
+/* The body the sender queues by reference (tcp_send_ref), twice, so that
+ * alternate chunks can come from places that do not join. */
+static uint8_t *body[2];
+
 /* Server a (offloads `off`) sends `total` bytes to client b (none), which
- * checks every byte; returns the simulated ms it took. */
-static unsigned transfer(uint32_t off, size_t total, bool lose_one)
+ * checks every byte; returns the simulated ms it took.  by_ref 1: the body
+ * by reference from one buffer (ranges join); 2: alternate chunks from two
+ * copies (more ranges than a socket keeps: the rest is copied). */
+static unsigned transfer_ref(uint32_t off, size_t total, bool lose_one, int by_ref)
 {
+	if (by_ref) {
+		for (int k = 0; k < 2; k++) {
+			body[k] = malloc(total);
+			assert_non_null(body[k]);
+			for (size_t i = 0; i < total; i++)
+				body[k][i] = pat(i);
+		}
+	}
+	unsigned chunks = 0;
 	sk_time_ns now = 1000 * SK_NS_PER_S;
 	struct side *a = side_new(1, off, now), *b = side_new(2, 0, now);
 	a->peer = b;
@@ -216,13 +231,20 @@ static unsigned transfer(uint32_t off, size_t total, bool lose_one)
 				sa = tcp_accept(&a->st, ls, NULL, NULL);
 			while (sa >= 0 && sent < total) {
 				size_t n = SK_MIN(sizeof(buf), total - sent);
-				for (size_t i = 0; i < n; i++)
-					buf[i] = pat(sent + i);
-				int r = tcp_send(&a->st, sa, buf, n);
+				int r;
+				if (by_ref) {
+					const uint8_t *src = body[by_ref == 2 ? chunks++ % 2 : 0];
+					r = tcp_send_ref(&a->st, sa, src + sent, n);
+				} else {
+					for (size_t i = 0; i < n; i++)
+						buf[i] = pat(sent + i);
+					r = tcp_send(&a->st, sa, buf, n);
+				}
 				if (r <= 0)
 					break;
 				sent += (size_t)r;
 			}
+			assert_int_equal(tcp_check(&a->st), 0);
 			for (;;) {
 				int r = tcp_recv(&b->st, cb, buf, sizeof(buf));
 				if (r <= 0)
@@ -267,9 +289,37 @@ static unsigned transfer(uint32_t off, size_t total, bool lose_one)
 		assert_int_equal(a->vnet_seen, 0);
 	if (lose_one)
 		assert_true(a->st.stats.retransmits > 0);
+	if (by_ref) {
+		assert_true(a->st.stats.send_ref_bytes > 0);
+		if (by_ref == 2)
+			assert_true(a->st.stats.send_ref_copies > 0);
+		else
+			assert_int_equal(a->st.stats.send_ref_copies, 0);
+	}
+	/* Once every byte is acknowledged no reference is held. */
+	for (int k = 0; k < 200 && tcp_refs_held(&a->st); k++) {
+		iface_rx(&a->ifc, now);
+		iface_rx(&b->ifc, now);
+		tcp_poll(&a->st, now);
+		tcp_poll(&b->st, now);
+		dev_tx_sync(&a->dev);
+		dev_tx_sync(&b->dev);
+		now += SK_NS_PER_MS;
+	}
+	assert_int_equal(tcp_refs_held(&a->st), 0);
+	assert_int_equal(tcp_check(&a->st), 0);
 	side_free(a);
 	side_free(b);
+	if (by_ref) {
+		free(body[0]);
+		free(body[1]);
+	}
 	return ms;
+}
+
+static unsigned transfer(uint32_t off, size_t total, bool lose_one)
+{
+	return transfer_ref(off, total, lose_one, 0);
 }
 
 static void test_plain(void **state)
@@ -305,6 +355,24 @@ static void test_tso_odd_length(void **state)
 	transfer(DEV_OFF_TX_CSUM | DEV_OFF_TSO4, 1000003u, false);
 }
 
+/* Bodies queued by reference: the frames are built from the caller's
+ * bytes; a lost TSO frame is rebuilt from them. */
+static void test_by_reference(void **state)
+{
+	(void)state;
+	transfer_ref(DEV_OFF_TX_CSUM | DEV_OFF_TSO4, 3u << 20, true, 1);
+	transfer_ref(0, 1u << 20, false, 1);
+}
+
+/* More separate ranges than a socket keeps: the rest is copied, and the
+ * stream is still byte for byte what was queued. */
+static void test_by_reference_mixed(void **state)
+{
+	(void)state;
+	transfer_ref(DEV_OFF_TX_CSUM | DEV_OFF_TSO4, 2u << 20, true, 2);
+	transfer_ref(0, 1000003u, false, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +381,8 @@ int main(void)
 		cmocka_unit_test(test_tso),
 		cmocka_unit_test(test_tso_loss),
 		cmocka_unit_test(test_tso_odd_length),
+		cmocka_unit_test(test_by_reference),
+		cmocka_unit_test(test_by_reference_mixed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

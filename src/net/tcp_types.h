@@ -10,6 +10,7 @@
 #define TCP_NIL UINT32_MAX
 #define TCP_OOO_MAX 8   /* out-of-order ranges kept (more: segment dropped) */
 #define TCP_SCORE_MAX 8 /* SACKed ranges remembered on the send side */
+#define TCP_REFS 2      /* ranges queued by reference (more: copied) */
 #define TCP_DEFAULT_BACKLOG 1024
 
 /* Intrusive circular doubly-linked list; an unlinked node has next == NULL. */
@@ -42,7 +43,7 @@ struct tcp_range {
 	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs) \
 	X(rcvbuf_grows) X(sndbuf_grows) X(buf_grow_refused) X(buf_shrinks) X(rbuf_fallbacks) \
 	X(mem_pressure_entries) X(mem_hard_entries) X(tso_frames) X(tso_segs) X(tso_fallbacks) \
-	X(csum_offloaded) X(rx_csum_trusted)
+	X(csum_offloaded) X(rx_csum_trusted) X(send_ref_bytes) X(send_ref_copies)
 
 struct sk_trace; /* base/hist.h */
 
@@ -91,6 +92,16 @@ struct tcp_sock {
 	uint8_t *sbuf;
 	uint32_t scap, shead, slen, sbuf_seq;
 	uint32_t smax; /* usable send-buffer size (<= scap) */
+	/* Bytes queued by reference (tcp_send_ref): [seq, seq + len) are read
+	 * from p when segments are built, not from sbuf, whose room they take
+	 * (slen counts them) but whose bytes they leave unwritten.  Sorted,
+	 * disjoint, inside [sbuf_seq, sbuf_seq + slen); trimmed as ACKs free
+	 * the buffer, all gone when slen is 0 (tcp_sbuf_release).  Each byte
+	 * held here is in st->ref_bytes. */
+	struct tcp_ref {
+		uint32_t seq, len;
+		const uint8_t *p;
+	} ref[TCP_REFS];
 	/* scap > cfg.sndbuf: the buffer grew (tcp_buf_grow); with TF_SSLOT
 	 * sbuf is a slot of st->bpool, otherwise the next take tries one.
 	 * The same for rcap, rbuf and TF_RSLOT on the receive side. */
@@ -114,6 +125,7 @@ struct tcp_sock {
 	sk_time_ns rtune_at;
 	struct tcp_range ooo[TCP_OOO_MAX];
 	uint8_t nooo;
+	uint8_t nref;       /* ref[] in use (send side, above) */
 	struct tcp_range ooo_last; /* most recent OOO block: first SACK block */
 	uint32_t fin_seq;          /* valid with TF_FIN_RCVD_PENDING */
 	uint32_t rcv_unacked;      /* bytes received since our last ACK */
@@ -236,6 +248,7 @@ struct tcp_stack {
 	/* The segment tcp_input is given came with a checksum the device
 	 * vouched for (tcp_iface.c, from iface's rx_csum_ok): not verified. */
 	bool rx_csum_ok;
+	uint64_t ref_bytes;     /* bytes every socket holds by reference (tcp_refs_held) */
 	struct tcp_stats stats;
 	/* --trace: segment in (established) and out are timed into it; NULL
 	 * (what tcp_stack_init leaves) means off.  Set after init. */
