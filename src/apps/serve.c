@@ -262,6 +262,10 @@ static void reload_tick(struct loop_timer *t, sk_time_ns now)
 	if (w->fc) {
 		/* Both servers' buffers may point into the old tree. */
 		uint32_t held = w->srv->bufs_held + (w->srv_tls ? w->srv_tls->bufs_held : 0);
+		/* And TCP may still send (or resend) file bytes it took by
+		 * reference (loop_send_ref), after the server is done. */
+		if (loop_refs_held(w->loop))
+			held++;
 		uint32_t conns = w->srv->nconns + (w->srv_tls ? w->srv_tls->nconns : 0);
 		file_cache_quiesce(w->fc, held == 0, conns == 0);
 	}

@@ -91,7 +91,8 @@ struct fc_entry {
  *            written) or a pointer to one of its struct http_file (an
  *            answer deferred until a request body has been read).
  *   UNMAPPED once the server has no unsent output and no unprocessed
- *            input anywhere (file_cache_quiesce with no_output), no
+ *            input anywhere, and the loop holds no body by reference
+ *            (loop_refs_held; file_cache_quiesce with no_output), no
  *            slice can point into it (nor name its kept descriptors, which
  *            a sendfile slice reads): the mappings, the kept descriptors
  *            (file.fd) and the arena go, and
@@ -251,6 +252,9 @@ static int load_one(const struct site_list *l, struct fc_tree *t, struct fc_entr
 {
 	int fd = site_open(l, e->path);
 	struct stat st;
+	/* Mapped or in the arena, the bytes stay until the tree is UNMAPPED,
+	 * which waits for the loop to hold no reference (serve.c). */
+	e->file.pinned = true;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		/* Vanished or changed type since the walk: not served. */
 		if (fd >= 0)

@@ -85,7 +85,7 @@ static void usage(FILE *f)
 		"max-conns=N header-timeout=S keepalive-timeout=S max-body=N tcp-sndbuf=N\n"
 		"tcp-rcvbuf=N spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de\n"
 		"stats no-msix no-event-idx tls-port=N tls-handshake-timeout=S tls-redirect\n"
-		"tls-max-conns=N.  The guest serves HTTP on port 80 (the files of\n"
+		"tls-max-conns=N offload=on|off.  The guest serves HTTP on port 80 (the files of\n"
 		"--root, or the built-in 41-byte '/') and UDP echo on 7: `skiff vm -p 8080:80`\n"
 		"gives http://127.0.0.1:8080/.\n"
 		"Environment: SKIFF_QEMU overrides the QEMU binary.\n");

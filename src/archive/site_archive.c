@@ -218,6 +218,9 @@ void sar_site_init(struct sar_site *s, const struct sar_view *v, struct http_fil
 			.len = (size_t)e.len,
 			.ctype = sar_content_type(e.name, e.name_len),
 			.mtime = e.mtime > 0 ? e.mtime : 0, /* Last-Modified, the ETag */
+			/* The archive is the view's for as long as the site is
+			 * served (the unikernel's: the life of the guest). */
+			.pinned = true,
 		};
 	}
 	/* "x.gz" / "x.br" beside "x": x's precompressed siblings. */

@@ -128,8 +128,9 @@ struct http_conn {
 	struct loop_iov iov[HTTP_OUT_IOV];
 	/* iov_f[i]: the file iov[i] is a slice of, when the loop can send it
 	 * from the file's descriptor (loop_sendfile; http_file.fd > 0), the
-	 * slice's offset in the file being iov[i].base - iov_f[i]->data; else
-	 * NULL (memory: heads, inline bodies, files without a descriptor). */
+	 * slice's offset in the file being iov[i].base - iov_f[i]->data, or
+	 * by reference (loop_send_ref; http_file.pinned); else NULL (memory:
+	 * heads, inline bodies, files the loop must copy). */
 	const struct http_file *iov_f[HTTP_OUT_IOV];
 	struct http_req req;
 	/* --trace only (0 when off): cycles at the accept, and at the start of
@@ -361,7 +362,9 @@ static void out_hbuf_slice(struct http_conn *c, uint32_t from)
 static void out_body_slice(struct http_conn *c, const uint8_t *p, size_t len,
 			   const struct http_file *f)
 {
-	c->iov_f[c->niov] = f && f->fd > 0 && loop_has_sendfile(c->srv->loop) ? f : NULL;
+	struct loop *l = c->srv->loop;
+	bool by_file = f && ((f->fd > 0 && loop_has_sendfile(l)) || (f->pinned && loop_has_send_ref(l)));
+	c->iov_f[c->niov] = by_file ? f : NULL;
 	c->iov[c->niov++] = (struct loop_iov){p, len};
 }
 
@@ -607,9 +610,9 @@ static struct http_conn *conn_alloc(struct http_server *srv)
 }
 
 /* One call of the batch's output: iov[iov_i, end) with writev, or, when
- * a slice in it is marked for sendfile (iov_f), the memory slices before
- * it and then it with loop_sendfile (end is just past it).  Returns what
- * the loop returned. */
+ * a slice in it is marked (iov_f), the memory slices before it and then
+ * it with loop_send_ref or loop_sendfile (end is just past it).  Returns
+ * what the loop returned. */
 static long flush_some(struct http_conn *c, uint16_t *end)
 {
 	struct loop *l = c->srv->loop;
@@ -622,6 +625,9 @@ static long flush_some(struct http_conn *c, uint16_t *end)
 	}
 	const struct http_file *f = c->iov_f[i];
 	*end = (uint16_t)(i + 1);
+	if (f->pinned && loop_has_send_ref(l))
+		return loop_send_ref(l, c->sock, c->iov + c->iov_i, (int)(i - c->iov_i),
+				     c->iov[i].base, c->iov[i].len);
 	uint64_t off = (uint64_t)((const uint8_t *)c->iov[i].base - f->data);
 	return loop_sendfile(l, c->sock, c->iov + c->iov_i, (int)(i - c->iov_i), f->fd, off,
 			     c->iov[i].len);

@@ -100,6 +100,13 @@ struct http_file {
 	 * from data.  It must stay open as long as data stays mapped.  0:
 	 * none (a source never offers descriptor 0). */
 	int fd;
+	/* data[0, len) stays mapped and unchanged until its owner sees the
+	 * loop hold no reference (loop_refs_held() 0: serve's file cache keeps
+	 * a retired tree mapped until then), or for the life of the process
+	 * (an archive in memory).  A loop with the send_ref op (loop.h; the
+	 * skiff stack) then queues the body by reference instead of copying
+	 * it.  false: the bytes may go when the response is written. */
+	bool pinned;
 };
 
 /* The longest ETag a source may give, quotes included. */

@@ -129,6 +129,18 @@ struct loop_ops {
 	 * fails with EFAULT).  Never returns 0 for len > 0. */
 	long (*sendfile)(struct loop *l, int sock, const struct loop_iov *head, int nhead, int fd,
 			 uint64_t off, size_t len);
+	/* Optional (NULL: use writev, which copies).  The nhead head slices,
+	 * copied, then len bytes at p queued BY REFERENCE, as one stream: the
+	 * backend builds its segments from p itself, later (the skiff stack:
+	 * tcp_send_ref, one copy per byte, into the device frame).  So p must
+	 * stay valid and unchanged not until the call returns but until
+	 * refs_held() is 0 (retransmissions read it again; a closed socket
+	 * may still be sending it).  Returns as writev: bytes accepted, the
+	 * head's counted first, or -SK_EAGAIN / -SK_E*. */
+	long (*send_ref)(struct loop *l, int sock, const struct loop_iov *head, int nhead,
+			 const void *p, size_t len);
+	/* Bytes queued by send_ref that the backend still reads (NULL: 0). */
+	uint64_t (*refs_held)(struct loop *l);
 	/* Half-close: FIN after what is queued.  Reads still work. */
 	int (*shutdown)(struct loop *l, int sock);
 	/* Give the socket back; no callback runs for it afterwards (except a
@@ -197,6 +209,20 @@ static inline long loop_sendfile(struct loop *l, int sock, const struct loop_iov
 				 int fd, uint64_t off, size_t len)
 {
 	return l->ops->sendfile(l, sock, head, nhead, fd, off, len);
+}
+/* Does this loop queue bodies by reference (loop_send_ref)? */
+static inline bool loop_has_send_ref(const struct loop *l)
+{
+	return l->ops->send_ref != NULL;
+}
+static inline long loop_send_ref(struct loop *l, int sock, const struct loop_iov *head, int nhead,
+				 const void *p, size_t len)
+{
+	return l->ops->send_ref(l, sock, head, nhead, p, len);
+}
+static inline uint64_t loop_refs_held(struct loop *l)
+{
+	return l->ops->refs_held ? l->ops->refs_held(l) : 0;
 }
 static inline int loop_shutdown(struct loop *l, int sock)
 {

@@ -33,7 +33,7 @@ struct ls_sock {
 
 #define LS_STATS(X)                                                                   \
 	X(turns) X(events) X(events_stale) X(timers_fired) X(accepts) X(accept_eagain)     \
-	X(accept_errors) X(reads) X(read_eagain) X(writes) X(write_partial) X(write_eagain) \
+	X(accept_errors) X(reads) X(read_eagain) X(writes) X(write_partial) X(write_eagain) X(ref_sends) \
 	X(closes) X(connects) X(connect_errors)
 
 struct loop_skiff {
@@ -155,6 +155,37 @@ static long ls_writev(struct loop *l, int sock, const struct loop_iov *iov, int 
 	return n;
 }
 
+/* The head copied, the body by reference (loop.h send_ref). */
+static long ls_send_ref(struct loop *l, int sock, const struct loop_iov *head, int nhead,
+			const void *p, size_t len)
+{
+	struct loop_skiff *ls = LS(l);
+	size_t hlen = 0;
+	for (int i = 0; i < nhead; i++)
+		hlen += head[i].len;
+	long n = 0;
+	if (hlen) {
+		n = ls_writev(l, sock, head, nhead);
+		if (n < 0 || (size_t)n < hlen)
+			return n;
+	}
+	int r = tcp_send_ref(ls->tcp, sock, p, len);
+	if (r < 0) {
+		if (r == -SK_EAGAIN)
+			ls->st.write_eagain++;
+		return n > 0 ? n : r;
+	}
+	ls->st.ref_sends++;
+	if ((size_t)r < len)
+		ls->st.write_partial++;
+	return n + r;
+}
+
+static uint64_t ls_refs_held(struct loop *l)
+{
+	return tcp_refs_held(LS(l)->tcp);
+}
+
 static int ls_shutdown(struct loop *l, int sock)
 {
 	return tcp_shutdown(LS(l)->tcp, sock, TCP_SHUT_WR);
@@ -224,6 +255,8 @@ static const struct loop_ops ls_ops = {
 	.watch = ls_watch,
 	.read = ls_read,
 	.writev = ls_writev,
+	.send_ref = ls_send_ref,
+	.refs_held = ls_refs_held,
 	.shutdown = ls_shutdown,
 	.close = ls_close,
 	.timer_set = ls_timer_set,
