@@ -309,7 +309,7 @@ class Server:
         """What the server says about the path it took (sendfile, ktls,
         offloads) in --stats, when it says anything."""
         return {k: v for k, v in self.stats.items()
-                if re.search(r"sendfile|ktls|offload|gso|tso|vnet", k)}
+                if re.search(r"sendfile|ktls|offload|gso|tso|vnet|send_ref|csum", k)}
 
 
 # -------------------------------------------------------------- measurement
