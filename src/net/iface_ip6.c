@@ -273,6 +273,7 @@ int iface_ip6_begin_from(struct iface *ifc, sk_time_ns now, const struct ipv6_ad
 	o->l4 = o->ip + IPV6_HLEN;
 	o->cap = IFACE_MAX_MTU - IPV6_HLEN;
 	o->pending = q;
+	o->nslots = 1;
 	return 0;
 }
 

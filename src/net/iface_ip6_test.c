@@ -753,6 +753,19 @@ static void test_proto6_handler_and_output(void **state)
 			 -1);
 	assert_int_equal(c->ip6_no_route, nr + 1);
 	assert_null(tx_next(f, &len));
+	/* To a neighbour not yet resolved: queued, one buffer (tcp_iface.c
+	 * reads nslots on both paths; the first SYN of an active open over
+	 * IPv6 goes this way). */
+	struct ipv6_addr fresh = A6(5);
+	struct iface_ip6_out o;
+	memset(&o, 0xa5, sizeof(o));
+	assert_int_equal(iface_ip6_begin_from(&f->ifc, T0 + 2 * SEC, &us, &fresh, 20, &o), 0);
+	assert_null(o.frame);
+	assert_int_equal(o.nslots, 1);
+	iface_ip6_finish(&f->ifc, T0 + 2 * SEC, &o, IPV6_NH_TCP, 20);
+	/* The vnet path never queues: no offloads on this device. */
+	assert_int_equal(iface_ip6_begin_vnet(&f->ifc, T0 + 2 * SEC, &us, &peer, 20, &o), -2);
+	tx_skip_all(f);
 	/* Handler gone: a closed port again. */
 	assert_int_equal(iface_set_proto6_handler(&f->ifc, IPV6_NH_TCP, NULL, NULL), 0);
 	iface_input(&f->ifc, T0 + 3 * SEC, fr,
