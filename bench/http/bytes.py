@@ -633,12 +633,30 @@ def write_out(out, runs, meta):
 
 
 # --------------------------------------------------------------------- main
+def git_head():
+    """The checked-out commit, read from .git itself (no git binary needed
+    on a bench machine): a detached HEAD, a loose ref or packed-refs."""
+    gd = os.path.join(REPO, ".git")
+    try:
+        head = open(os.path.join(gd, "HEAD")).read().strip()
+        if not head.startswith("ref: "):
+            return head[:7]
+        ref = head[5:]
+        p = os.path.join(gd, ref)
+        if os.path.exists(p):
+            return open(p).read().strip()[:7]
+        for line in open(os.path.join(gd, "packed-refs")):
+            if line.strip().endswith(" " + ref):
+                return line.split()[0][:7]
+    except OSError:
+        pass
+    return "?"
+
+
 def tree_line(binary):
-    """Which skiff was measured: the commit and whether src/ had changes."""
-    head = sh(["git", "-C", REPO, "rev-parse", "--short", "HEAD"]).stdout.strip() or "?"
-    dirty = sh(["git", "-C", REPO, "status", "--porcelain", "--", "src"]).stdout.strip()
-    return (f"skiff: {os.path.relpath(binary, REPO)} built from {head}"
-            + (" with uncommitted changes in src/" if dirty else "") + ".")
+    """Which skiff was measured: the commit it was built from (the tree may
+    hold uncommitted changes; the commit is what to rebuild)."""
+    return f"skiff: {os.path.relpath(binary, REPO)} built from {git_head()}."
 
 
 def ktls_state():
