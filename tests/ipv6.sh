@@ -390,7 +390,10 @@ run_device() {
 		ping6_check "$DEV.slaac_ping6" 100 0.005 1400 "$SK_G6"
 		local t_kill=0 t_gone=-1
 		if [ "$expiry" = 1 ]; then
-			sleep 5 # at least one more RA (MaxRtrAdvInterval 4): a renewal
+			# At least one more RA (MaxRtrAdvInterval 4): a renewal.  Two
+			# intervals and a second: with 5 s, one RA that radvd sent late on
+			# a loaded machine (ci-fresh) left none, slaac_refreshed 0.
+			sleep 9
 			# radvd's own pid (radvd_pid is the subshell around it).
 			kill -KILL "$(cat "$WORK/$DEV-radvd.pid" 2>/dev/null)" "$radvd_pid" 2>/dev/null
 			t_kill=$SECONDS
