@@ -18,8 +18,8 @@ the unikernel through QEMU's forwards).
         oversize  a full handshake, then a record header claiming 65 KiB
       Prints one line; exit 1 on any miss.
   tls_probe.py slow HOST PORT CAFILE NAME PATH SHA256
-      an HTTP/1.0 GET of PATH read slowly (64 KiB per 10 ms): the server
-      queues the whole answer and closes while most of its records still
+      an HTTP/1.0 GET of PATH read slowly (64 KiB per 10 ms, a 64 KiB
+      receive buffer): the server queues the whole answer and closes while most of its records still
       wait, so they must all arrive after the close; the body's sha256
       must be SHA256.
   tls_probe.py stall HOST PORT SECONDS
@@ -163,7 +163,16 @@ def hostile(host, port, cafile, name, count):
 def slow(host, port, cafile, name, path, want):
     import hashlib
     c = ctx_for(cafile)
-    s = socket.create_connection((host, port), timeout=15)
+    # A small fixed receive buffer, set before the connect so the window
+    # never grows: the server must still hold records when it closes (the
+    # orphan the counters check wants), however little memory the kernel
+    # charges per received byte (TSO frames from skiff on tap: take far
+    # less than MTU-sized ones, and autotuning then took all 3 MB).
+    fam, st, pr, _, sa = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)[0]
+    s = socket.socket(fam, st, pr)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    s.settimeout(15)
+    s.connect(sa)
     t = c.wrap_socket(s, server_hostname=name)
     t.sendall(f"GET {path} HTTP/1.0\r\n\r\n".encode())
     data = b""
