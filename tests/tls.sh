@@ -126,7 +126,7 @@ run_target() {
 	echo "== $SKT_SCOPE"
 	setup_target || { fail setup "could not build the $TGT topology"; skt_cleanup; return; }
 	local ca=$WORK/ec.crt out rc
-	# The counters check wants an orphan (records still unsent when the
+	# The slow reader should leave an orphan (records still unsent when the
 	# server closes: the slow reader's download): on skiff's stack that
 	# needs the fixed 64 KiB send buffers, since buffers that grow with the
 	# path (--tcp-buf-max, default 4M) take the whole 3 MB at once.
@@ -205,16 +205,19 @@ run_target() {
 			local to=${ST[tls.handshake_timeouts]:-0} pe=${ST[tls.protocol_errors]:-0}
 			local re=${ST[tls.resumed]:-0} tk=${ST[tls.tickets_opened]:-0}
 			# On skiff's stack with fixed 64 KiB send buffers (above) the
-			# slow reader's download leaves records unsent at the close;
-			# Linux's socket buffer takes them all.
-			local orph=${ST[tls.orphans]:-0} lost=${ST[tls.orphans_lost]:-?} want_orph=1
-			[ "$TGT" = linux ] && want_orph=0
+			# slow reader's download usually leaves records unsent at the
+			# close (an orphan); Linux's socket buffer takes them all.
+			# Whether it does is a race of the server's last write against
+			# the reader's window updates (with TSO frames on tap it lost
+			# it in 1 of 3 ci-fresh runs), so an orphan is not required;
+			# none may be lost, and slow_reader checked every byte.
+			local orph=${ST[tls.orphans]:-0} lost=${ST[tls.orphans_lost]:-?}
 			if [ "$h" -ge 300 ] && [ "$hf" -ge 30 ] && [ "$to" -ge 31 ] && [ "$pe" -ge 60 ] &&
-				[ "$re" -ge 6 ] && [ "$tk" -ge 4 ] && [ "$orph" -ge "$want_orph" ] && [ "$lost" = 0 ] &&
+				[ "$re" -ge 6 ] && [ "$tk" -ge 4 ] && [ "$lost" = 0 ] &&
 				[ "${ST[https.requests]:-0}" -ge 7000 ]; then
 				pass "counters (tls.handshakes=$h resumed=$re tickets_opened=$tk handshake_failed=$hf handshake_timeouts=$to protocol_errors=$pe orphans=$orph lost=0 https.requests=${ST[https.requests]})"
 			else
-				fail counters "tls.handshakes=$h (>= 300) resumed=$re (>= 6) tickets_opened=$tk (>= 4) handshake_failed=$hf (>= 30) handshake_timeouts=$to (>= 31) protocol_errors=$pe (>= 60) orphans=$orph (>= $want_orph) orphans_lost=$lost (0) https.requests=${ST[https.requests]:-?} (>= 7000)"
+				fail counters "tls.handshakes=$h (>= 300) resumed=$re (>= 6) tickets_opened=$tk (>= 4) handshake_failed=$hf (>= 30) handshake_timeouts=$to (>= 31) protocol_errors=$pe (>= 60) orphans=$orph orphans_lost=$lost (0) https.requests=${ST[https.requests]:-?} (>= 7000)"
 			fi
 		fi
 	fi
