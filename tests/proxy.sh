@@ -33,6 +33,14 @@
 #               request behind it: the corpus's status and a close, and the
 #               upstream sees NO request; pipelined chunked / length bodies
 #               give exactly the requests answered
+#   getbody     a body on GET, HEAD, DELETE, OPTIONS, TRACE (by length and
+#               chunked, and for a key the cache holds) holding a whole second
+#               request, before an upstream that ignores such bodies
+#               (proxy_upstream.py --ignore-get-body, as http.server does):
+#               400, nothing forwarded, /smuggled never reaches the upstream;
+#               Connection: close for chunked and > 64 KiB; Content-Length: 0
+#               forwarded; a POST with the same bytes forwards them as its
+#               body; proxy.body_on_get_refused in --stats
 #   ab          ab -k -c 64 -n 5000: 0 failed, 0 non-2xx
 #   cache       --cache 64M: a fresh answer served from the cache (X-Cache:
 #               HIT, the upstream asked once), max-age=0 + ETag revalidated
@@ -176,14 +184,16 @@ run_target() {
 		IN_NS=()
 		UP_IP=127.0.0.1 PX_IP=127.0.0.1
 		PORT_A=$(free_port) PORT_B=$(free_port) PORT_C=$(free_port) PORT_N=$(free_port)
+		PORT_D=$(free_port)
 	else
 		skt_topo_tap tap sk0 || { fail "$TGT.setup" "topology"; return 1; }
 		IN_NS=(ip netns exec "$SKT_NS_S")
 		UP_IP=$SKT_LINUX_IP PX_IP=$SKT_SKIFF_IP
-		PORT_A=8081 PORT_B=8082 PORT_C=8083 PORT_N=8084
+		PORT_A=8081 PORT_B=8082 PORT_C=8083 PORT_N=8084 PORT_D=8085
 	fi
 	start_up A "$PORT_A" || return 1
 	start_up B "$PORT_B" --reset-all || return 1
+	start_up D "$PORT_D" --ignore-get-body || return 1
 
 	# One proxy for the checks that must not mark A down.
 	start_proxy main --upstream "$UP_IP:$PORT_A" --max-body 256M --first-byte-timeout 5 \
@@ -210,6 +220,25 @@ run_target() {
 		pass "$TGT.exit" "forwarded=$(stat_of proxy.forwarded) reused=$(stat_of proxy.up_reused) connects=$(stat_of proxy.up_connects) 502=$(stat_of proxy.resp_502) 504=$(stat_of proxy.resp_504)"
 	else
 		fail "$TGT.exit" "counters: $(grep '^proxy\.' "$PX_LOG" | tr '\n' ' ' | cut -c1-300)"
+	fi
+
+	# A body on GET & co. before an upstream that reads it as a request
+	# (D): refused, nothing smuggled through (with the cache on: a stored
+	# answer is not served to such a request either).
+	start_proxy getbody --upstream "$UP_IP:$PORT_D" --cache 16M || return 1
+	out=$WORK/$TGT-getbody.out
+	if C python3 "$PC" getbody "$PX_IP" "$PX_PORT" "$UP_IP" "$PORT_D" >"$out" 2>&1; then
+		pass "$TGT.getbody" "$(tail -n 1 "$out")"
+	else
+		fail "$TGT.getbody" "$(grep -m 3 '^why' "$out" | tr '\n' ' ') $(tail -n 1 "$out")"
+	fi
+	stop_proxy
+	local refused
+	refused=$(sed -n 's/^getbody: refused \([0-9]*\) .*/\1/p' "$out")
+	if [ -n "$refused" ] && [ "$(stat_of proxy.body_on_get_refused)" = "$refused" ]; then
+		pass "$TGT.getbody.stats" "proxy.body_on_get_refused=$refused"
+	else
+		fail "$TGT.getbody.stats" "proxy.body_on_get_refused=$(stat_of proxy.body_on_get_refused), the check refused ${refused:-?}"
 	fi
 
 	# The cache (--cache): HIT, REVALIDATED, no-store, purge, coalescing.

@@ -288,6 +288,117 @@ def check_corpus(ph, pp, uh, up, path):
           % (n, codes, targets))
 
 
+def responses(data, methods):
+    """Split what a connection answered into (status, headers, body), one
+    per request method in methods (a HEAD's answer has no body); what is
+    left over (a broken or extra answer) comes back as a last item (None,
+    None, rest)."""
+    out = []
+    for m in methods:
+        end = data.find(b"\r\n\r\n")
+        if end < 0:
+            break
+        head = data[:end].decode("latin-1").split("\r\n")
+        st = re.match(r"HTTP/1\.1 (\d{3}) ", head[0])
+        if not st:
+            break
+        h = [(k.strip().lower(), v.strip()) for k, _, v in (x.partition(":") for x in head[1:])]
+        n = 0 if m == "HEAD" else int((hdr(h, "content-length") or ["0"])[0])
+        out.append((int(st.group(1)), h, data[end + 4:end + 4 + n]))
+        data = data[end + 4 + n:]
+    if data:
+        out.append((None, None, data))
+    return out
+
+
+SMUGGLED = b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+def check_getbody(ph, pp, uh, up):
+    """A body on GET, HEAD, DELETE, OPTIONS or TRACE (docs/proxy.md) in front
+    of an upstream that ignores such bodies (proxy_upstream.py
+    --ignore-get-body, as Python's http.server does): the body is a whole
+    second request.  The proxy answers 400 and forwards nothing of it: the
+    upstream sees neither the request nor the one smuggled in its body.
+    A Content-Length body (<= 64 KiB) is dropped by the engine as framed
+    (the connection stays: a request behind it on the same connection is
+    answered, and is the only one the upstream sees); a chunked body or a
+    longer one gets Connection: close and the connection ends.  Content-
+    Length: 0 is no body (forwarded), and a POST carries the same bytes up
+    as its body, never as a request."""
+    refused = 0
+    after = b"GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    for m in ("GET", "HEAD", "DELETE", "OPTIONS", "TRACE"):
+        up_stats(uh, up, reset=True)
+        data = exchange(ph, pp, b"%s /first HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s%s"
+                        % (m.encode(), len(SMUGGLED), SMUGGLED, after))
+        rs = responses(data, [m, "GET"])
+        got = [(s, b) for s, _, b in rs]
+        targets = [e["target"] for e in up_stats(uh, up)["log"]]
+        want_msg = b"may not carry a body" if m != "HEAD" else b""
+        if (len(rs) != 2 or rs[0][0] != 400 or want_msg not in rs[0][2] or
+                hdr(rs[0][1], "connection") or rs[1][0] != 200 or rs[1][2] != b"D /after\n"):
+            why("%s with a Content-Length body, then a GET: answers %r" % (m, got))
+        if targets != ["/after"]:
+            why("%s with a Content-Length body: the upstream saw %s (want only /after)"
+                % (m, targets))
+        refused += 1
+    # chunked: 400, Connection: close, the connection ends; nothing upstream
+    up_stats(uh, up, reset=True)
+    data = exchange(ph, pp, b"GET /first HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b"%x\r\n%s\r\n0\r\n\r\n%s" % (len(SMUGGLED), SMUGGLED, after))
+    rs = responses(data, ["GET", "GET"])
+    targets = [e["target"] for e in up_stats(uh, up)["log"]]
+    if (len(rs) != 1 or rs[0][0] != 400 or hdr(rs[0][1], "connection") != ["close"]
+            or targets):
+        why("chunked GET: answers %r, the upstream saw %s (want one 400 with Connection: close,"
+            " nothing upstream)" % ([(s, h, b) for s, h, b in rs], targets))
+    refused += 1
+    # longer than the engine drops (64 KiB): 400, Connection: close
+    up_stats(uh, up, reset=True)
+    big = SMUGGLED + b"x" * (70000 - len(SMUGGLED))
+    data = exchange(ph, pp, b"DELETE /first HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s%s"
+                    % (len(big), big, after))
+    rs = responses(data, ["DELETE", "GET"])
+    targets = [e["target"] for e in up_stats(uh, up)["log"]]
+    if len(rs) != 1 or rs[0][0] != 400 or hdr(rs[0][1], "connection") != ["close"] or targets:
+        why("DELETE with a 70000-byte body: answers %r, the upstream saw %s"
+            % ([(s, h) for s, h, b in rs], targets))
+    refused += 1
+    # Content-Length: 0 is no body: forwarded
+    up_stats(uh, up, reset=True)
+    r, data = req(ph, pp, "GET", "/zero", headers={"Content-Length": "0"})
+    targets = [e["target"] for e in up_stats(uh, up)["log"]]
+    if r.status != 200 or targets != ["/zero"]:
+        why("GET with Content-Length: 0: %d, the upstream saw %s" % (r.status, targets))
+    # the control: a POST carries the same bytes as its body
+    up_stats(uh, up, reset=True)
+    r, data = req(ph, pp, "POST", "/echo", body=SMUGGLED)
+    log = up_stats(uh, up)["log"]
+    if (r.status != 200 or data != SMUGGLED or [e["target"] for e in log] != ["/echo"] or
+            log[0]["body_len"] != len(SMUGGLED)):
+        why("POST with the same body: %d %r, the upstream saw %s"
+            % (r.status, data[:40], [(e["method"], e["target"], e["body_len"]) for e in log]))
+    # a stored answer is not served to a GET with a body either (the
+    # proxy runs with --cache): 400, no X-Cache
+    up_stats(uh, up, reset=True)
+    xc = [req(ph, pp, "GET", "/cache/gb?max-age=60", headers={"Host": "x"})[0].getheader("X-Cache")
+          for _ in range(2)]
+    data = exchange(ph, pp, b"GET /cache/gb?max-age=60 HTTP/1.1\r\nHost: x\r\n"
+                    b"Content-Length: %d\r\n\r\n%s%s" % (len(SMUGGLED), SMUGGLED, after))
+    rs = responses(data, ["GET", "GET"])
+    targets = [e["target"] for e in up_stats(uh, up)["log"]]
+    if (xc != ["MISS", "HIT"] or not rs or rs[0][0] != 400 or hdr(rs[0][1], "x-cache") or
+            targets != ["/cache/gb?max-age=60", "/after"]):
+        why("a GET with a body for a stored key: X-Cache before %s, answers %r, upstream %s"
+            % (xc, [(s, h) for s, h, b in rs], targets))
+    refused += 1
+    print("getbody: refused %d (GET HEAD DELETE OPTIONS TRACE by length, GET chunked, DELETE"
+          " 70000 bytes, a cached key), nothing smuggled upstream; CL 0 forwarded; POST body"
+          " forwarded as a body"
+          % refused)
+
+
 def check_retry(ph, pp, uh, up, badh, badp, n):
     """Upstreams: a failing one (closes every connection before a byte)
     and UP.  Every idempotent request succeeds (retried); the failing one
@@ -455,6 +566,9 @@ def check_https(ph, pp, uh, up, tls_port, cafile):
 
 
 def main():
+    if len(sys.argv) < 6 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2)
     check, ph, pp, uh, up = sys.argv[1:6]
     args = sys.argv[6:]
     pp, up = int(pp), int(up)
@@ -462,7 +576,7 @@ def main():
           "slowclient": check_slowclient, "expect": check_expect, "die": check_die,
           "concurrent": check_concurrent, "corpus": check_corpus, "retry": check_retry,
           "post": check_post_noretry, "cache": check_cache, "https": check_https,
-          "purge": check_purge}[check]
+          "purge": check_purge, "getbody": check_getbody}[check]
     if check in ("retry", "post"):
         args = [args[0], int(args[1])] + args[2:]
     try:

@@ -2,7 +2,7 @@
 """proxy_upstream.py — an origin server for tests/proxy.sh that counts and
 records what reaches it, and misbehaves on request.
 
-  proxy_upstream.py PORT NAME [--reset-all] [--addr A]
+  proxy_upstream.py PORT NAME [--reset-all] [--ignore-get-body] [--addr A]
 
 A small HTTP/1.1 server on raw sockets (one thread per connection), so the
 framing of each answer is exactly what the test asks for, wrong on purpose
@@ -21,6 +21,10 @@ then max-age=60)  /nostore  /dated?ago=N&max-age=M (a Date N s in the past:
 the proxy's clock decides the Age)  anything else: 200 "NAME PATH".
 --reset-all: every request is read, logged, and its connection closed
 without a byte (an upstream failing before any response byte).
+--ignore-get-body: a body on GET, HEAD, DELETE, OPTIONS or TRACE is not
+read, as Python's http.server and many frameworks do: its bytes are parsed
+as the next request on the connection (what a proxy that forwards such a
+body lets through: a smuggled request).
 """
 import email.utils
 import hashlib
@@ -35,6 +39,8 @@ LOG = []
 CONNS = [0]
 NAME = "up"
 RESET_ALL = False
+IGNORE_GET_BODY = False
+NO_BODY_METHODS = ("GET", "HEAD", "DELETE", "OPTIONS", "TRACE")
 
 
 def pattern(n):
@@ -67,7 +73,9 @@ def read_request(f):
         headers.append((k, v.strip()))
     hd = {k.lower(): v for k, v in headers}
     body = bytearray()  # += on bytes is quadratic: a 32 MiB body would stall for seconds
-    if hd.get("transfer-encoding", "").lower() == "chunked":
+    if IGNORE_GET_BODY and method in NO_BODY_METHODS:
+        pass  # the body's bytes stay for the next read_request
+    elif hd.get("transfer-encoding", "").lower() == "chunked":
         while True:
             size = int(read_line(f).split(b";")[0].strip(), 16)
             if size == 0:
@@ -201,10 +209,14 @@ def serve_conn(conn):
 
 
 def main():
-    global NAME, RESET_ALL
+    global NAME, RESET_ALL, IGNORE_GET_BODY
+    if len(sys.argv) < 3 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0 if len(sys.argv) > 1 else 2)
     port = int(sys.argv[1])
     NAME = sys.argv[2]
     RESET_ALL = "--reset-all" in sys.argv
+    IGNORE_GET_BODY = "--ignore-get-body" in sys.argv
     addr = "127.0.0.1"
     if "--addr" in sys.argv:
         addr = sys.argv[sys.argv.index("--addr") + 1]

@@ -553,7 +553,9 @@ static void x_begin(struct proxy_xchg *x)
 	struct proxy *px = x->px;
 	if (!x->r)
 		return;
-	if (!px->cache) {
+	if (!px->cache || http_app_has_body(x->r)) {
+		/* A body (a GET's only with cfg.body_on_get) is not in the key:
+		 * neither served from nor stored in the cache. */
 		x_forward(x, NULL, NULL);
 		return;
 	}
@@ -1429,12 +1431,37 @@ static int proxy_purge(struct proxy *px, struct http_app_req *r)
 	return purge_send(r, 200, "200 OK: purged every stored variant of this key\n");
 }
 
+/* The 400 for a body on a method whose content has no defined meaning
+ * (proxy.h), or NULL when the method may carry one. */
+static const char *body_refusal(unsigned method)
+{
+	switch (method) {
+	case HTTP_GET: return "400 Bad Request: a GET request may not carry a body here\n";
+	case HTTP_HEAD: return "400 Bad Request: a HEAD request may not carry a body here\n";
+	case HTTP_DELETE: return "400 Bad Request: a DELETE request may not carry a body here\n";
+	case HTTP_OPTIONS: return "400 Bad Request: an OPTIONS request may not carry a body here\n";
+	case HTTP_TRACE: return "400 Bad Request: a TRACE request may not carry a body here\n";
+	default: return NULL;
+	}
+}
+
 static int proxy_handle(struct http_app_req *r, void *ctx)
 {
 	struct proxy *px = ctx;
 	px->st.requests++;
-	if (http_app_method(r) == HTTP_PURGE)
+	unsigned method = http_app_method(r);
+	if (method == HTTP_PURGE)
 		return proxy_purge(px, r);
+	const char *refusal = body_refusal(method);
+	if (refusal && !px->cfg.body_on_get && http_app_has_body(r)) {
+		/* Before the cache and before an exchange: nothing goes up, and
+		 * no stored answer stands for a request we do not take.  The
+		 * body is never asked for: the engine drops it as framed, or
+		 * closes after the answer (proxy.h). */
+		px->st.body_on_get_refused++;
+		http_app_header(r, "Content-Type", "text/plain");
+		return http_app_send(r, 400, refusal, cstrlen(refusal));
+	}
 	if (px->hooks.lookup && px->hooks.lookup(px->hooks.ctx, r))
 		return 0;
 	struct proxy_xchg *x = px->free_xchg;

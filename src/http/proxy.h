@@ -33,7 +33,23 @@
  * not be framed: a head resp.c refuses, ambiguous Content-Length /
  * Transfer-Encoding, 101 Switching Protocols), 504 (connect or first-byte
  * timeout), 503 (every exchange taken), 501 (a request Transfer-Encoding
- * other than chunked), each with a one-line text body saying which.  An
+ * other than chunked), 400 (a body on GET, HEAD, DELETE, OPTIONS or TRACE,
+ * below), each with a one-line text body saying which.
+ *
+ * A body on GET, HEAD, DELETE, OPTIONS or TRACE (Content-Length > 0, or
+ * chunked; Content-Length: 0 is no body and is forwarded without the
+ * field) is refused with 400 unless cfg.body_on_get: such content has no
+ * defined meaning (RFC 9110 9.3.1, 9.3.2, 9.3.5, 9.3.7, 9.3.8) and an
+ * origin that ignores it, as many do, reads the body as the next request
+ * on the connection: a request smuggled past us.  The refusal comes
+ * before the cache and before an exchange or upstream connection is
+ * taken; nothing of the request goes upstream (counted in
+ * body_on_get_refused).  The engine frames the unread body as the client
+ * declared it: drops it (Content-Length <= 64 KiB, keeping the
+ * connection) or closes the connection after the 400 (chunked, longer,
+ * or behind Expect: 100-continue), http/app.h.  With cfg.body_on_get such
+ * bodies are streamed up like any other, and the request bypasses the
+ * cache (the key has no body: one body's answer must not serve another).  An
  * origin that dies after its answer began: the client's connection is cut
  * (http_app_abort), so a truncated body is never taken as whole.
  *
@@ -99,6 +115,9 @@ struct proxy_config {
 	int64_t wall_offset;          /* wall-clock s = loop_now s + this (the cache's HTTP dates) */
 	struct proxy_prefix purge_allow[PROXY_PURGE_ALLOW_MAX]; /* who may PURGE */
 	unsigned npurge_allow;        /* 0: PURGE is off (405); default 2, loopback */
+	bool body_on_get;             /* forward a body on GET, HEAD, DELETE, OPTIONS and
+				       * TRACE (default false: 400, see above); for an
+				       * origin that defines one (a search API) */
 };
 
 void proxy_config_default(struct proxy_config *cfg);
@@ -121,7 +140,8 @@ struct proxy_hooks {
 	X(requests) X(forwarded) X(retries) X(resp_501) X(resp_502) X(resp_503) X(resp_504)   \
 	X(up_connects) X(up_reused) X(up_pooled) X(up_connect_fail) X(up_timeout_connect)      \
 	X(up_timeout_first_byte) X(up_timeout_idle) X(up_bad_response) X(up_died)              \
-	X(up_marked_down) X(client_gone) X(purge_denied) X(bytes_up) X(bytes_down)
+	X(up_marked_down) X(client_gone) X(purge_denied) X(body_on_get_refused) X(bytes_up)     \
+	X(bytes_down)
 
 struct proxy_stats {
 #define PROXY_STAT_FIELD(n) uint64_t n;
