@@ -180,7 +180,7 @@ long proxy_req_head(uint8_t *out, size_t cap, const struct proxy_req_info *ri,
 	http_out_str(&o, " HTTP/1.1\r\n");
 	bool host = false;
 	unsigned lines = 4; /* X-Forwarded-For, -Proto, Via, framing */
-	for (unsigned i = 0; i < n && !host; i++)
+	for (unsigned i = 0; i < n && !host && !ri->host_replace; i++)
 		host = proxy_name_is(f[i].name, f[i].nlen, "host");
 	if (!host) {
 		lines++;
@@ -193,7 +193,8 @@ long proxy_req_head(uint8_t *out, size_t cap, const struct proxy_req_info *ri,
 		size_t nl = f[i].nlen;
 		if (proxy_hop_by_hop(nm, nl, &ct) || framing(nm, nl) ||
 		    proxy_name_is(nm, nl, "expect") || proxy_name_is(nm, nl, "x-forwarded-for") ||
-		    proxy_name_is(nm, nl, "x-forwarded-proto") || proxy_name_is(nm, nl, "via"))
+		    proxy_name_is(nm, nl, "x-forwarded-proto") || proxy_name_is(nm, nl, "via") ||
+		    (ri->host_replace && proxy_name_is(nm, nl, "host")))
 			continue;
 		/* An origin as strict as our parser takes HTTP_MAX_FIELDS lines */
 		if (++lines > HTTP_MAX_FIELDS)

@@ -75,6 +75,9 @@ struct proxy_req_info {
 	uint64_t body;      /* the body's length, or PROXY_BODY_NONE / _CHUNKED */
 	const char *host;   /* Host to send when the client sent none (HTTP/1.0):
 			     * 1.1 needs one (RFC 9112 3.2); NUL-terminated */
+	bool host_replace;  /* send `host` in place of the client's Host too (a
+			     * route's `proxy_host upstream;`: an origin that
+			     * routes by its own name) */
 };
 
 /* Write the head into out[0, cap).  Returns its length, -SK_ENOBUFS when

@@ -90,6 +90,14 @@ static void test_request_rewrite(void **st)
 	assert_true(full > 0);
 	assert_int_equal(proxy_req_head((uint8_t *)out, (size_t)full, &ri, f, n), -SK_ENOBUFS);
 	assert_int_equal(proxy_req_head((uint8_t *)out, (size_t)full + 1, &ri, f, n), full);
+	/* proxy_host upstream: the upstream's name in place of the client's */
+	ri.host_replace = true;
+	long l2 = proxy_req_head((uint8_t *)out, sizeof(out) - 1, &ri, f, n);
+	assert_true(l2 > 0);
+	out[l2] = 0;
+	assert_non_null(strstr(out, "GET / HTTP/1.1\r\nHost: h\r\n"));
+	assert_null(strstr(out, "Host: a\r\n"));
+	assert_int_equal(strstr(out, "Host:") - out, strrchr(strstr(out, "Host:"), 'H') - out);
 }
 
 static void test_conn_tokens_overflow(void **st)
