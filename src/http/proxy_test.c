@@ -5,8 +5,10 @@
  * connection), a pooled connection found closed (retried on a fresh one),
  * a chunked answer fed one byte at a time, ambiguous framing (502), the
  * first-byte timeout (504), an origin dying mid-body (the client is cut),
- * a client that reads nothing (the proxy stops reading its origin), and
- * PURGE (allowed, denied, off; never upstream). */
+ * a client that reads nothing (the proxy stops reading its origin),
+ * PURGE (allowed, denied, off; never upstream), and a body on GET, HEAD,
+ * DELETE, OPTIONS or TRACE (400, no upstream connection, not from the
+ * cache; forwarded and uncached with body_on_get). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -337,6 +339,130 @@ static void test_purge(void **st)
 	px.cache = NULL;
 }
 
+#define SMUGGLED "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n" /* 35 bytes */
+
+/* A body on GET & co.: 400 before anything is taken (no exchange, no
+ * upstream connection, nothing written up); the body is dropped as framed,
+ * never read as a request, so the next request on the connection is the
+ * one forwarded. */
+static void test_body_on_get(void **st)
+{
+	(void)st;
+	setup();
+	const char *methods[] = {"GET", "HEAD", "DELETE", "OPTIONS", "TRACE"};
+	for (int i = 0; i < 5; i++) {
+		int c = 2 + (i % 3);
+		if (i < 3)
+			loop_fake_connect(&fk, c);
+		clear(c);
+		char rq[256];
+		snprintf(rq, sizeof(rq), "%s /a HTTP/1.1\r\nHost: h\r\nContent-Length: 35\r\n\r\n%s",
+			 methods[i], SMUGGLED);
+		send_str(c, rq);
+		assert_non_null(strstr(fk.s[c].out, "HTTP/1.1 400 "));
+		if (i != 1) /* HEAD: the head only */
+			assert_non_null(strstr(fk.s[c].out, "may not carry a body"));
+		assert_null(strstr(fk.s[c].out, "HTTP/1.1 200"));
+		assert_int_equal(px.st.body_on_get_refused, (uint64_t)i + 1);
+		assert_int_equal(fk.connect_next, UP0); /* no upstream connection */
+	}
+	assert_int_equal(px.st.forwarded, 0);
+	assert_false(fk.s[UP0].open);
+	/* the connection goes on: the next request is the one forwarded */
+	clear(2);
+	send_str(2, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n");
+	assert_true(fk.s[UP0].open);
+	loop_fake_event(&fk, UP0, LOOP_EV_WRITE);
+	check();
+	assert_non_null(strstr(fk.s[UP0].out, "GET /b HTTP/1.1\r\n"));
+	assert_null(strstr(fk.s[UP0].out, "/smuggled"));
+	assert_null(strstr(fk.s[UP0].out, "/a "));
+	send_str(UP0, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+	assert_non_null(strstr(fk.s[2].out, "\r\n\r\nok"));
+	/* chunked: 400 and Connection: close (an unread chunked body ends the
+	 * connection, http/app.h) */
+	clear(UP0);
+	loop_fake_connect(&fk, 5);
+	send_str(5, "GET /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "23\r\n" SMUGGLED "\r\n0\r\n\r\n");
+	assert_non_null(strstr(fk.s[5].out, "HTTP/1.1 400 "));
+	assert_non_null(strstr(fk.s[5].out, "\r\nConnection: close\r\n"));
+	assert_int_equal(px.st.body_on_get_refused, 6);
+	/* Content-Length: 0 is no body: forwarded, without the field */
+	clear(2);
+	send_str(2, "GET /z HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n");
+	assert_non_null(strstr(fk.s[UP0].out, "GET /z HTTP/1.1\r\n"));
+	assert_null(strstr(fk.s[UP0].out, "Content-Length"));
+	send_str(UP0, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+	assert_int_equal(px.st.body_on_get_refused, 6);
+	assert_int_equal(px.st.forwarded, 2);
+	/* allowed (body_on_get): streamed up as a body, like a POST's */
+	px.cfg.body_on_get = true;
+	clear(2);
+	clear(UP0);
+	send_str(2, "GET /q HTTP/1.1\r\nHost: h\r\nContent-Length: 35\r\n\r\n" SMUGGLED);
+	assert_non_null(strstr(fk.s[UP0].out, "GET /q HTTP/1.1\r\n"));
+	assert_non_null(strstr(fk.s[UP0].out, "Content-Length: 35\r\n"));
+	assert_non_null(strstr(fk.s[UP0].out, "\r\n\r\n" SMUGGLED));
+	send_str(UP0, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+	assert_non_null(strstr(fk.s[2].out, "\r\n\r\nok"));
+	assert_int_equal(px.st.body_on_get_refused, 6);
+	http_app_stop(&app);
+	proxy_stop(&px);
+}
+
+/* With the cache: a stored answer is not served to a GET with a body
+ * (400, before the lookup); with body_on_get such a GET bypasses the
+ * cache both ways (forwarded, not stored). */
+static void test_body_on_get_cache(void **st)
+{
+	(void)st;
+	setup();
+	static struct http_cache hc;
+	static uint8_t cmem[256 * 1024];
+	struct http_cache_config cc;
+	http_cache_config_default(&cc);
+	assert_int_equal(http_cache_init(&hc, cmem, sizeof(cmem), &cc), 0);
+	px.cache = &hc;
+	px.cfg.wall_offset = 1700000000;
+	loop_fake_connect(&fk, 2);
+	send_str(2, "GET /x HTTP/1.1\r\nHost: h\r\n\r\n");
+	loop_fake_event(&fk, UP0, LOOP_EV_WRITE);
+	send_str(UP0, "HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nContent-Length: 6\r\n\r\nstored");
+	assert_non_null(strstr(fk.s[2].out, "X-Cache: MISS"));
+	clear(2);
+	send_str(2, "GET /x HTTP/1.1\r\nHost: h\r\n\r\n");
+	assert_non_null(strstr(fk.s[2].out, "X-Cache: HIT"));
+	uint64_t hits = hc.st.hits;
+	clear(2);
+	clear(UP0);
+	send_str(2, "GET /x HTTP/1.1\r\nHost: h\r\nContent-Length: 35\r\n\r\n" SMUGGLED);
+	assert_non_null(strstr(fk.s[2].out, "HTTP/1.1 400 "));
+	assert_null(strstr(fk.s[2].out, "X-Cache"));
+	assert_int_equal(hc.st.hits, hits);
+	assert_int_equal(fk.s[UP0].out_len, 0);
+	/* allowed: forwarded (not a HIT), and its answer is not stored */
+	px.cfg.body_on_get = true;
+	uint64_t stored = hc.st.stored;
+	clear(2);
+	send_str(2, "GET /x HTTP/1.1\r\nHost: h\r\nContent-Length: 35\r\n\r\n" SMUGGLED);
+	assert_non_null(strstr(fk.s[UP0].out, "GET /x HTTP/1.1\r\n"));
+	send_str(UP0, "HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nContent-Length: 5\r\n\r\nfresh");
+	assert_non_null(strstr(fk.s[2].out, "X-Cache: MISS"));
+	assert_non_null(strstr(fk.s[2].out, "\r\n\r\nfresh"));
+	assert_int_equal(hc.st.hits, hits);
+	assert_int_equal(hc.st.stored, stored);
+	clear(2);
+	send_str(2, "GET /x HTTP/1.1\r\nHost: h\r\n\r\n");
+	assert_non_null(strstr(fk.s[2].out, "\r\n\r\nstored")); /* the stored one stands */
+	assert_int_equal(hc.st.hits, hits + 1);
+	assert_int_equal(px.st.body_on_get_refused, 1);
+	http_app_stop(&app);
+	proxy_stop(&px);
+	assert_int_equal(http_cache_check(&hc), 0);
+	px.cache = NULL;
+}
+
 static void test_prefix_match(void **st)
 {
 	(void)st;
@@ -369,6 +495,8 @@ int main(void)
 		cmocka_unit_test(test_slow_client),
 		cmocka_unit_test(test_cache_coalesce),
 		cmocka_unit_test(test_purge),
+		cmocka_unit_test(test_body_on_get),
+		cmocka_unit_test(test_body_on_get_cache),
 		cmocka_unit_test(test_prefix_match),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
