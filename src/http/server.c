@@ -19,8 +19,6 @@
 #include "accept_enc.h"
 #include "date.h"
 #include "emit.h"
-#include "etag.h"
-#include "range.h"
 #include "target.h"
 
 #define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -73,20 +71,14 @@ struct log_ref {
  * (or, for the 301's Location, in rbuf, which no read moves while an
  * answer is owed: see `owed`). */
 struct answer {
-	uint16_t status;  /* 200 206 301 304 403 404 405 412 416; 400/414 (close) */
-	uint8_t coding;   /* enum http_coding of the body sent */
-	uint8_t nranges;  /* 206: 1 (single part) or more (multipart/byteranges) */
 	bool head_only;
-	bool vary;        /* the entry has a precompressed sibling */
 	uint8_t ch;       /* enum http_conn_hdr */
-	const struct http_file *f;   /* 200/206/304/416: the entry the path named */
-	const struct http_file *var; /* ... and the variant sent (f, f->gz or f->br) */
-	const char *ctype;           /* f's, or the default if f's is longer than we send */
-	uint32_t loc_off, loc_len;   /* 301: the target's path[?query] in rbuf */
-	uint32_t query_at;           /* 301: where in it the '?' is (loc_len if none) */
-	bool https;                  /* 301 of https_redirect: to https://host, target as is */
+	bool https;       /* 301 of https_redirect: to https://host, target as is */
 	uint32_t host_off, host_len; /* ... the Host's name (no port) in rbuf */
-	struct http_range rg[HTTP_MAX_RANGES];
+	/* What a file answers (file_answer.h): status 200 206 301 304 403 404
+	 * 412 416, or this engine's own 405 and 400/414 (close).  A 301's
+	 * loc_off is kept as an offset into rbuf, not into the target. */
+	struct http_file_answer fa;
 	/* --access-log only (else never written, not even cleared). */
 	struct log_ref lg;
 };
@@ -716,39 +708,10 @@ static enum conn_rest linger_drain(struct http_conn *c, sk_time_ns now)
 /* ---- static files: what a GET or HEAD answers (RFC 9110) ----
  *
  * decide() only reads (the request, the lookup, the clock-free validators)
- * and fills a struct answer; answer_room() says what sending it takes;
- * emit_answer() writes it.  The order of the checks is RFC 9110 13.2.2:
- *   1. If-Match (strong) false                           -> 412
- *   2. else If-Unmodified-Since, with a date, false      -> 412
- *   3. If-None-Match (weak) true                         -> 304 (GET, HEAD)
- *   4. else If-Modified-Since, with a date, not modified -> 304
- *   5. GET with Range: If-Range (an exact strong match of the ETag or of
- *      Last-Modified) false -> the full 200; else the Range (range.h)
- *      -> 206, 416 or (ignored) 200.
- * A HEAD never gets 206: RFC 9110 14.2 defines ranges for GET only; nor
- * does a precompressed variant (sent whole, without Accept-Ranges). */
-
-/* The strong ETag of an entry into out[HTTP_ETAG_MAX]: the source's, or
- * "<mtime hex>-<len hex>" when the time is known; 0 when there is none. */
-static size_t file_etag(const struct http_file *f, char *out)
-{
-	if (f->etag) {
-		size_t n = 0;
-		while (f->etag[n] && n < HTTP_ETAG_MAX)
-			n++;
-		sk_memcpy(out, f->etag, n);
-		return n;
-	}
-	if (f->mtime <= 0)
-		return 0;
-	struct http_out o = {(uint8_t *)out, (uint8_t *)out + HTTP_ETAG_MAX};
-	http_out_mem(&o, "\"", 1);
-	http_out_hex(&o, (uint64_t)f->mtime);
-	http_out_mem(&o, "-", 1);
-	http_out_hex(&o, f->len);
-	http_out_mem(&o, "\"", 1);
-	return (size_t)(o.p - (uint8_t *)out);
-}
+ * and fills a struct answer, the file part of it by file_answer.c (shared
+ * with the files handler on app.c; the order of the checks is written
+ * there); answer_bytes() says what sending it takes; emit_answer() writes
+ * it. */
 
 static const struct http_header *hdr(const struct http_req *r, const uint8_t *buf,
 				     const char *name, size_t n)
@@ -756,84 +719,6 @@ static const struct http_header *hdr(const struct http_req *r, const uint8_t *bu
 	return http_req_find(r, buf, name, n);
 }
 #define HDR(name) hdr(r, buf, name, sizeof(name) - 1)
-#define VAL(h) (buf + (h)->value.off), ((h)->value.len)
-
-/* The conditionals and the Range, on the variant chosen (steps 1-5). */
-static void decide_file(const struct http_req *r, const uint8_t *buf, struct answer *a)
-{
-	const struct http_file *v = a->var;
-	char etag[HTTP_ETAG_MAX];
-	size_t elen = file_etag(v, etag);
-	const char *et = elen ? etag : NULL;
-	const uint64_t lm = v->mtime > 0 ? (uint64_t)v->mtime : 0;
-	const struct http_header *h;
-	uint64_t t;
-
-	if ((h = HDR("if-match")) != NULL) {
-		if (!http_etag_list_match(VAL(h), et, elen, HTTP_ETAG_STRONG, true)) {
-			a->status = 412;
-			return;
-		}
-	} else if ((h = HDR("if-unmodified-since")) != NULL && lm &&
-		   http_date_parse(VAL(h), &t) && lm > t) {
-		a->status = 412;
-		return;
-	}
-	if ((h = HDR("if-none-match")) != NULL) {
-		if (http_etag_list_match(VAL(h), et, elen, HTTP_ETAG_WEAK, true)) {
-			a->status = 304;
-			return;
-		}
-	} else if ((h = HDR("if-modified-since")) != NULL && lm && http_date_parse(VAL(h), &t) &&
-		   lm <= t) {
-		a->status = 304;
-		return;
-	}
-	a->status = 200;
-	/* A precompressed variant is sent whole (14.2: a server MAY ignore
-	 * Range), as nginx does: a range of gzip bytes is of use to few
-	 * clients and a trap for caches that mix the two. */
-	if (r->method != HTTP_GET || a->coding != HTTP_CODING_IDENTITY ||
-	    (h = HDR("range")) == NULL)
-		return;
-	const struct http_header *ir = HDR("if-range");
-	if (ir) {
-		bool ok;
-		if (http_etag_is_one(VAL(ir))) /* one tag (never "*"), compared strongly */
-			ok = http_etag_list_match(VAL(ir), et, elen, HTTP_ETAG_STRONG, true);
-		else
-			ok = lm && http_date_parse(VAL(ir), &t) && t == lm;
-		if (!ok)
-			return; /* the representation changed: all of it */
-	}
-	unsigned n = 0;
-	switch (http_range_parse(VAL(h), v->len, a->rg, HTTP_MAX_RANGES, &n)) {
-	case HTTP_RANGE_OK:
-		a->status = 206;
-		a->nranges = (uint8_t)n;
-		break;
-	case HTTP_RANGE_UNSATISFIABLE:
-		a->status = 416;
-		break;
-	default:
-		break;
-	}
-}
-
-/* Where the path[?query] of a target starts: at once in origin-form, past
- * scheme://authority in absolute-form. */
-static uint32_t origin_part(const uint8_t *t, uint32_t from, uint32_t to)
-{
-	if (t[from] == '/')
-		return from;
-	uint32_t i = from;
-	while (i + 2 < to && !(t[i] == ':' && t[i + 1] == '/' && t[i + 2] == '/'))
-		i++;
-	i += 3;
-	while (i < to && t[i] != '/' && t[i] != '?')
-		i++;
-	return i;
-}
 
 /* https_redirect: every request, any method, is sent to the same target
  * on https://HOST (the Host's name; its port replaced by the HTTPS one).
@@ -845,7 +730,7 @@ static void decide_redirect(struct http_server *srv, const struct http_req *r,
 {
 	const struct http_header *h = HDR("host");
 	if (!h || h->value.len == 0) {
-		a->status = 400;
+		a->fa.status = 400;
 		srv->st.redirect_no_host++;
 		return;
 	}
@@ -858,93 +743,47 @@ static void decide_redirect(struct http_server *srv, const struct http_req *r,
 		while (n < hl && buf[ho + n] != ':')
 			n++;
 	}
-	uint32_t to = r->target.off + r->target.len, from = origin_part(buf, r->target.off, to);
+	uint32_t to = r->target.off + r->target.len, from = http_file_origin_part(buf, r->target.off, to);
 	if (r->target.len == 1 && buf[r->target.off] == '*')
 		from = to; /* OPTIONS *: to "/" */
 	if (sizeof("https://:65535/") - 1 + n + (to - from) > HTTP_LOCATION_MAX) {
-		a->status = 414; /* a Location we will not write */
+		a->fa.status = 414; /* a Location we will not write */
 		return;
 	}
-	a->status = 301;
+	a->fa.status = 301;
 	a->https = true;
 	a->host_off = ho;
 	a->host_len = n;
-	a->loc_off = from;
-	a->loc_len = to - from;
-	a->query_at = a->loc_len;
+	a->fa.loc_off = from;
+	a->fa.loc_len = to - from;
+	a->fa.query_at = a->fa.loc_len;
 	srv->st.redirects_https++;
 }
 
-/* Which entry a path names, and what kind of answer that is. */
+/* Which entry a path names, and what kind of answer that is
+ * (file_answer.c decides; the fields it reads are gathered here in one
+ * pass over the head). */
 static void decide_path(struct http_server *srv, const struct http_req *r, const uint8_t *buf,
 			size_t plen, struct answer *a)
 {
-	char *path = srv->path;
-	const struct http_file *f;
-	a->status = 404;
 	if (!srv->cfg.lookup) {
+		a->fa.status = 404;
 		if (plen == 1) { /* the built-in "/" */
-			a->f = a->var = &hello_file;
-			a->ctype = hello_file.ctype;
-			a->status = 200;
+			a->fa.f = a->fa.var = &hello_file;
+			a->fa.ctype = hello_file.ctype;
+			a->fa.status = 200;
 		}
 		return;
 	}
-	if (path[plen - 1] == '/') {
-		/* A directory's index; without one, 403 if it is a directory. */
-		sk_memcpy(path + plen, "index.html", 11); /* path has room: see server.h */
-		f = srv->cfg.lookup(srv->cfg.lookup_ctx, path, plen + 10);
-		if (!f || f->is_dir) {
-			path[plen - 1] = 0;
-			const struct http_file *d =
-				plen == 1 ? NULL : srv->cfg.lookup(srv->cfg.lookup_ctx, path, plen - 1);
-			if (plen == 1 || (d && d->is_dir))
-				a->status = 403;
-			return;
-		}
-	} else {
-		f = srv->cfg.lookup(srv->cfg.lookup_ctx, path, plen);
-		if (!f)
-			return;
-		if (f->is_dir) {
-			/* "/dir" -> "/dir/": the target as sent, a '/' after its path. */
-			uint32_t to = r->target.off + r->target.len;
-			uint32_t from = origin_part(buf, r->target.off, to);
-			const uint8_t *t = buf;
-			uint32_t q = from;
-			while (q < to && t[q] != '?')
-				q++;
-			if (to - from + 1 > HTTP_LOCATION_MAX) {
-				a->status = 414; /* a Location we will not write */
-				return;
-			}
-			a->status = 301;
-			a->loc_off = from;
-			a->loc_len = to - from;
-			a->query_at = q - from;
-			return;
-		}
+	struct http_file_ask q;
+	http_file_ask_init(&q, r->method, buf + r->target.off, r->target.len);
+	for (unsigned i = 0; i < r->nheaders; i++) {
+		const struct http_header *h = &r->headers[i];
+		http_file_ask_field(&q, buf + h->name.off, h->name.len, buf + h->value.off,
+				    h->value.len);
 	}
-	a->f = a->var = f;
-	a->ctype = f->ctype;
-	size_t ct = 0;
-	while (a->ctype && a->ctype[ct] && ct <= HTTP_EMIT_CTYPE_MAX)
-		ct++;
-	if (!a->ctype || ct > HTTP_EMIT_CTYPE_MAX)
-		a->ctype = "application/octet-stream"; /* a source's type we do not send */
-	if (f->gz || f->br) {
-		a->vary = true;
-		struct http_accept_enc ae = {-1, -1, -1, -1};
-		const struct http_header *h = HDR("accept-encoding");
-		if (h)
-			http_accept_enc_parse(VAL(h), &ae);
-		a->coding = (uint8_t)http_accept_enc_choose(&ae, f->gz != NULL, f->br != NULL);
-		if (a->coding == HTTP_CODING_GZIP)
-			a->var = f->gz;
-		else if (a->coding == HTTP_CODING_BR)
-			a->var = f->br;
-	}
-	decide_file(r, buf, a);
+	http_file_decide(&a->fa, &q, srv->cfg.lookup, srv->cfg.lookup_ctx, srv->path, plen);
+	a->fa.loc_off += r->target.off; /* 301: into buf, as the caller keeps it */
 }
 
 /* The answer to the head in buf (whose target and fields are slices of
@@ -953,7 +792,7 @@ static void decide_path(struct http_server *srv, const struct http_req *r, const
 static void decide(struct http_server *srv, const struct http_req *r, const uint8_t *buf,
 		   struct answer *a)
 {
-	sk_memset(a, 0, offsetof(struct answer, rg));
+	sk_memset(a, 0, offsetof(struct answer, fa.rg));
 	a->head_only = r->method == HTTP_HEAD;
 	a->ch = HTTP_CH_NONE;
 	/* "Connection: close" takes effect when the answer is queued
@@ -967,14 +806,14 @@ static void decide(struct http_server *srv, const struct http_req *r, const uint
 		return;
 	}
 	if (r->method != HTTP_GET && r->method != HTTP_HEAD) {
-		a->status = 405;
+		a->fa.status = 405;
 		return;
 	}
 	size_t plen = 0;
 	int st = http_target_path(buf + r->target.off, r->target.len, srv->path,
 				  sizeof(srv->path) - 16, &plen);
 	if (st != 0) {
-		a->status = (uint16_t)st;
+		a->fa.status = (uint16_t)st;
 		return;
 	}
 	decide_path(srv, r, buf, plen, a);
@@ -984,7 +823,7 @@ static void decide(struct http_server *srv, const struct http_req *r, const uint
  * emit_answer may write, at its longest (a decimal u64 is 20 digits), so
  * the estimate is a bound by construction and a batch of small answers
  * still packs many per writev. */
-#define BOUNDARY "3d6b6a416f9e5c2a_skiff"
+#define BOUNDARY HTTP_FILE_BOUNDARY
 #define HEAD_FIXED (sizeof("HTTP/1.1 200 Range Not Satisfiable\r\nServer: skiff\r\nDate: \r\n") - 1 + \
 		    29 + sizeof("Content-Type: \r\nContent-Length: \r\nAccept-Ranges: bytes\r\n") - 1 + 20 + \
 		    sizeof("Last-Modified: \r\nETag: \r\nVary: Accept-Encoding\r\n") - 1 + 29 + \
@@ -998,18 +837,18 @@ static uint32_t answer_bytes(const struct http_server *srv, const struct answer 
 			     uint32_t *iov)
 {
 	uint32_t ct = 0, cc = 0;
-	if (a->ctype)
-		while (a->ctype[ct])
+	if (a->fa.ctype)
+		while (a->fa.ctype[ct])
 			ct++;
 	if (srv->cfg.cache_control)
 		while (srv->cfg.cache_control[cc])
 			cc++;
-	uint32_t head = (uint32_t)HEAD_FIXED + ct + cc + a->loc_len +
+	uint32_t head = (uint32_t)HEAD_FIXED + ct + cc + a->fa.loc_len +
 			(a->https ? (uint32_t)sizeof("https://:65535") - 1 + a->host_len : 0);
 	*iov = 2;
-	if (a->status == 206 && a->nranges > 1) {
-		*iov = 2u + 2u * a->nranges;
-		return head + a->nranges * ((uint32_t)PART_FIXED + ct) + (uint32_t)MULTI_TAIL;
+	if (a->fa.status == 206 && a->fa.nranges > 1) {
+		*iov = 2u + 2u * a->fa.nranges;
+		return head + a->fa.nranges * ((uint32_t)PART_FIXED + ct) + (uint32_t)MULTI_TAIL;
 	}
 	return head + HTTP_INLINE_BODY;
 }
@@ -1033,10 +872,10 @@ static void put_file_fields(struct http_out *o, const struct http_server *srv,
 			    const struct answer *a)
 {
 	char etag[HTTP_ETAG_MAX];
-	size_t elen = file_etag(a->var, etag);
-	if (a->var->mtime > 0) {
+	size_t elen = http_file_etag(a->fa.var, etag);
+	if (a->fa.var->mtime > 0) {
 		char d[HTTP_DATE_LEN];
-		http_date_format((uint64_t)a->var->mtime, d);
+		http_date_format((uint64_t)a->fa.var->mtime, d);
 		http_out_str(o, "Last-Modified: ");
 		http_out_mem(o, d, HTTP_DATE_LEN);
 		http_out_str(o, "\r\n");
@@ -1046,9 +885,9 @@ static void put_file_fields(struct http_out *o, const struct http_server *srv,
 		http_out_mem(o, etag, elen);
 		http_out_str(o, "\r\n");
 	}
-	if (a->vary)
+	if (a->fa.vary)
 		http_out_str(o, "Vary: Accept-Encoding\r\n");
-	if (srv->cfg.cache_control && (a->status == 200 || a->status == 206 || a->status == 304)) {
+	if (srv->cfg.cache_control && (a->fa.status == 200 || a->fa.status == 206 || a->fa.status == 304)) {
 		http_out_str(o, "Cache-Control: ");
 		http_out_str(o, srv->cfg.cache_control);
 		http_out_str(o, "\r\n");
@@ -1105,44 +944,44 @@ static void count_answer(struct http_conn *c, int status)
 static uint64_t emit_multipart(struct http_conn *c, const struct answer *a, struct http_out *o,
 			       uint32_t from)
 {
-	const struct http_file *v = a->var;
-	const char *ctype = a->ctype;
+	const struct http_file *v = a->fa.var;
+	const char *ctype = a->fa.ctype;
 	/* The length first: every part head, every part, the tail. */
 	uint64_t total = sizeof("\r\n--" BOUNDARY "--\r\n") - 1;
 	uint8_t tmp[PART_FIXED + HTTP_EMIT_CTYPE_MAX];
 	size_t ph[HTTP_MAX_RANGES];
-	for (unsigned i = 0; i < a->nranges; i++) {
+	for (unsigned i = 0; i < a->fa.nranges; i++) {
 		struct http_out t = {tmp, tmp + sizeof(tmp)};
 		http_out_str(&t, "\r\n--" BOUNDARY "\r\nContent-Type: ");
 		http_out_str(&t, ctype);
 		http_out_str(&t, "\r\n");
-		put_content_range(&t, &a->rg[i], v->len);
+		put_content_range(&t, &a->fa.rg[i], v->len);
 		http_out_str(&t, "\r\n");
 		ph[i] = (size_t)(t.p - tmp);
-		total += ph[i] + (a->rg[i].last - a->rg[i].first + 1);
+		total += ph[i] + (a->fa.rg[i].last - a->fa.rg[i].first + 1);
 	}
 	http_out_str(o, "Content-Type: multipart/byteranges; boundary=" BOUNDARY "\r\nContent-Length: ");
 	http_out_u64(o, total);
 	http_out_str(o, "\r\n");
 	put_file_fields(o, c->srv, a);
-	if (a->coding == HTTP_CODING_GZIP)
+	if (a->fa.coding == HTTP_CODING_GZIP)
 		http_out_str(o, "Content-Encoding: gzip\r\n");
-	else if (a->coding == HTTP_CODING_BR)
+	else if (a->fa.coding == HTTP_CODING_BR)
 		http_out_str(o, "Content-Encoding: br\r\n");
 	put_conn(o, a->ch);
 	http_out_str(o, "\r\n");
 	c->hlen = (uint32_t)(o->p - c->hbuf);
-	for (unsigned i = 0; i < a->nranges; i++) {
+	for (unsigned i = 0; i < a->fa.nranges; i++) {
 		struct http_out t = {c->hbuf + c->hlen, c->hbuf + HTTP_OUT_HEAD};
 		http_out_str(&t, "\r\n--" BOUNDARY "\r\nContent-Type: ");
 		http_out_str(&t, ctype);
 		http_out_str(&t, "\r\n");
-		put_content_range(&t, &a->rg[i], v->len);
+		put_content_range(&t, &a->fa.rg[i], v->len);
 		http_out_str(&t, "\r\n");
 		c->hlen = (uint32_t)(t.p - c->hbuf);
 		out_hbuf_slice(c, from);
-		out_body_slice(c, v->data + a->rg[i].first,
-			       (size_t)(a->rg[i].last - a->rg[i].first + 1), v);
+		out_body_slice(c, v->data + a->fa.rg[i].first,
+			       (size_t)(a->fa.rg[i].last - a->fa.rg[i].first + 1), v);
 		from = c->hlen;
 	}
 	struct http_out t = {c->hbuf + c->hlen, c->hbuf + HTTP_OUT_HEAD};
@@ -1157,7 +996,7 @@ static uint64_t emit_multipart(struct http_conn *c, const struct answer *a, stru
 static void emit_answer(struct http_conn *c, const struct answer *a)
 {
 	struct http_server *srv = c->srv;
-	int status = a->status;
+	int status = a->fa.status;
 	struct answer last_one;
 	if (sk_unlikely(srv->draining) && a->ch != HTTP_CH_CLOSE) {
 		/* Draining: this answer ends its connection. */
@@ -1179,11 +1018,11 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 	uint32_t from = c->hlen;
 	struct http_out o = {c->hbuf + c->hlen, c->hbuf + HTTP_OUT_HEAD};
 	http_emit_status(&o, status, srv->date);
-	const struct http_file *v = a->var;
+	const struct http_file *v = a->fa.var;
 	const uint8_t *body = NULL;
 	uint64_t blen = 0;
 	uint8_t ebody[HTTP_EMIT_ERROR_BODY_MAX];
-	if (status == 206 && a->nranges > 1) {
+	if (status == 206 && a->fa.nranges > 1) {
 		blen = emit_multipart(c, a, &o, from);
 		count_answer(c, 206);
 		if (sk_unlikely(srv->cfg.access != NULL))
@@ -1196,26 +1035,26 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 		body = v->data;
 		blen = v->len;
 		http_out_str(&o, "Content-Type: ");
-		http_out_str(&o, a->ctype);
+		http_out_str(&o, a->fa.ctype);
 		http_out_str(&o, "\r\n");
 		if (status == 206) {
-			put_content_range(&o, &a->rg[0], v->len);
-			body += a->rg[0].first;
-			blen = a->rg[0].last - a->rg[0].first + 1;
+			put_content_range(&o, &a->fa.rg[0], v->len);
+			body += a->fa.rg[0].first;
+			blen = a->fa.rg[0].last - a->fa.rg[0].first + 1;
 		}
 		http_out_str(&o, "Content-Length: ");
 		http_out_u64(&o, blen);
 		http_out_str(&o, "\r\n");
 		if (srv->cfg.lookup) {
 			/* (The built-in "/" keeps seed 000's exact head.) */
-			if (a->coding == HTTP_CODING_IDENTITY)
+			if (a->fa.coding == HTTP_CODING_IDENTITY)
 				http_out_str(&o, "Accept-Ranges: bytes\r\n");
 			put_file_fields(&o, srv, a);
 		}
-		if (a->coding == HTTP_CODING_GZIP) {
+		if (a->fa.coding == HTTP_CODING_GZIP) {
 			http_out_str(&o, "Content-Encoding: gzip\r\n");
 			srv->st.resp_gzip++;
-		} else if (a->coding == HTTP_CODING_BR) {
+		} else if (a->fa.coding == HTTP_CODING_BR) {
 			http_out_str(&o, "Content-Encoding: br\r\n");
 			srv->st.resp_br++;
 		}
@@ -1225,7 +1064,7 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 		put_file_fields(&o, srv, a);
 		break;
 	case 301: {
-		const uint8_t *t = c->rbuf + a->loc_off;
+		const uint8_t *t = c->rbuf + a->fa.loc_off;
 		http_out_str(&o, "Location: ");
 		if (a->https) {
 			http_out_str(&o, "https://");
@@ -1234,13 +1073,13 @@ static void emit_answer(struct http_conn *c, const struct answer *a)
 				http_out_str(&o, ":");
 				http_out_u64(&o, srv->cfg.https_redirect_port);
 			}
-			if (a->loc_len == 0 || t[0] != '/')
+			if (a->fa.loc_len == 0 || t[0] != '/')
 				http_out_str(&o, "/");
-			http_out_mem(&o, t, a->loc_len);
+			http_out_mem(&o, t, a->fa.loc_len);
 		} else {
-			http_out_mem(&o, t, a->query_at);
+			http_out_mem(&o, t, a->fa.query_at);
 			http_out_mem(&o, "/", 1);
-			http_out_mem(&o, t + a->query_at, a->loc_len - a->query_at);
+			http_out_mem(&o, t + a->fa.query_at, a->fa.loc_len - a->fa.query_at);
 		}
 		http_out_str(&o, "\r\n");
 	}
@@ -1310,7 +1149,7 @@ static void handle_request(struct http_conn *c, struct answer *a)
 		c->phase = P_BODY;
 	}
 	if (c->phase == P_BODY) {
-		if (a->status == 301) {
+		if (a->fa.status == 301) {
 			/* Its Location lives in rbuf, which reading the body
 			 * would move: answer now (or first after the flush),
 			 * and end the connection, lingering. */
@@ -1319,8 +1158,8 @@ static void handle_request(struct http_conn *c, struct answer *a)
 			answer_now_or_owe(c, a);
 			return;
 		}
-		if (a->status == 206 && a->nranges > 1)
-			a->status = 200; /* may ignore a Range (14.2): the room it needs is not kept */
+		if (a->fa.status == 206 && a->fa.nranges > 1)
+			a->fa.status = 200; /* may ignore a Range (14.2): the room it needs is not kept */
 		if (sk_unlikely(srv->cfg.access != NULL))
 			log_ref_keep(c, &a->lg);
 		c->deferred = *a;
@@ -1415,7 +1254,7 @@ static void process(struct http_conn *c, sk_time_ns now)
 		struct answer a;
 		decide(srv, &c->req, p, &a);
 		/* The Location of a 301 is kept as an offset into rbuf. */
-		a.loc_off += c->rpos;
+		a.fa.loc_off += c->rpos;
 		if (sk_unlikely(srv->cfg.access != NULL))
 			log_ref_request(&a.lg, &c->req, p, c->rpos);
 		c->rpos += (uint32_t)r;
