@@ -29,11 +29,13 @@
 
 #include "chunked.h"
 #include "emit.h"
+#include "file.h"
 #include "target.h"
 
 #define HTTP_APP_PATH_MAX 2048u  /* decoded path + NUL; longer: 414 */
 #define DISCARD_MAX 65536u       /* an unread body this small is read and dropped */
 #define CHUNK_OVERHEAD 25u       /* "ffffffffffffffff\r\n" ... "\r\n" + "0\r\n\r\n" */
+#define DROP_BYTES 128u          /* names http_app_header_drop keeps, NUL after each */
 
 enum { IN_HEAD, IN_WAIT, IN_BODY, IN_DONE, IN_LINGER };
 enum { OUT_NONE, OUT_FIXED, OUT_STREAM, OUT_DONE };
@@ -85,6 +87,19 @@ struct http_app_conn {
 	void *cctx;
 	const uint8_t *fbody; /* OUT_FIXED: the application's body */
 	size_t flen, fsent;
+	/* OUT_FIXED by http_app_send_file: the entry fbody is a slice of, so
+	 * flush may hand it to the loop's send_ref or sendfile op; else NULL. */
+	const struct http_file *ffile;
+	uint64_t stream_len;  /* OUT_STREAM: the length given (HTTP_APP_CHUNKED: none) */
+	/* http_app_header_length_here: hdr[0, cl_at) goes before the engine's
+	 * Content-Length line, the rest after it; without, cl_at is unused. */
+	bool cl_mark;
+	bool drop_server;     /* http_app_header_drop("Server"): no Server line */
+	uint32_t cl_at;
+	/* Names dropped (http_app_header_drop), lower case, each NUL-ended:
+	 * drops[0, drops_len); a later http_app_header of one is not sent. */
+	uint16_t drops_len;
+	char drops[DROP_BYTES];
 	http_app_write_fn wfn;
 	void *wctx;
 	http_app_done_fn done_fn;
@@ -394,8 +409,21 @@ static void put_head(struct http_app_conn *c, int status, uint64_t clen)
 			c->close_after = true; /* 1.0: the body ends with the connection */
 	}
 	struct http_out o = {c->obuf + c->olen, c->obuf + app->cfg.out_size};
-	http_emit_status(&o, status, app->date);
-	http_out_mem(&o, c->hdr, c->hdr_len);
+	if (sk_likely(!c->drop_server)) {
+		http_emit_status(&o, status, app->date);
+	} else {
+		/* http_emit_status's lines without "Server: skiff". */
+		char code[4] = {(char)('0' + status / 100), (char)('0' + status / 10 % 10),
+				(char)('0' + status % 10), ' '};
+		http_out_str(&o, "HTTP/1.1 ");
+		http_out_mem(&o, code, 4);
+		http_out_str(&o, http_reason(status));
+		http_out_str(&o, "\r\nDate: ");
+		http_out_mem(&o, app->date, 29);
+		http_out_str(&o, "\r\n");
+	}
+	uint32_t cl_at = c->cl_mark ? c->cl_at : c->hdr_len;
+	http_out_mem(&o, c->hdr, cl_at);
 	if (no_body) {
 		/* neither length nor coding */
 	} else if (c->chunked_out) {
@@ -405,6 +433,7 @@ static void put_head(struct http_app_conn *c, int status, uint64_t clen)
 		http_out_u64(&o, clen);
 		http_out_str(&o, "\r\n");
 	}
+	http_out_mem(&o, c->hdr + cl_at, c->hdr_len - cl_at);
 	if (c->close_after)
 		http_out_str(&o, "Connection: close\r\n");
 	else if (c->req.version == 10)
@@ -413,6 +442,25 @@ static void put_head(struct http_app_conn *c, int status, uint64_t clen)
 	c->olen = (uint32_t)(o.p - c->obuf);
 	c->send_progress = loop_now(app->loop);
 	count_status(app, status);
+}
+
+/* One write of iov[0, n): the last slice is the file's when the answer is
+ * a file body (http_app_send_file) and the loop can take it by reference
+ * (send_ref: a pinned mapping) or from the descriptor (sendfile), as
+ * server.c's flush_some does; else a writev, which copies. */
+static long flush_call(struct http_app_conn *c, const struct loop_iov *iov, int n)
+{
+	struct loop *l = c->app->loop;
+	const struct http_file *f = c->ffile;
+	if (f && c->out == OUT_FIXED && c->fsent < c->flen) { /* the body is iov[n - 1] */
+		const struct loop_iov *b = &iov[n - 1];
+		if (f->pinned && loop_has_send_ref(l))
+			return loop_send_ref(l, c->sock, iov, n - 1, b->base, b->len);
+		if (f->fd > 0 && loop_has_sendfile(l))
+			return loop_sendfile(l, c->sock, iov, n - 1, f->fd,
+					     (uint64_t)((const uint8_t *)b->base - f->data), b->len);
+	}
+	return loop_writev(l, c->sock, iov, n);
 }
 
 /* Send what is queued.  Returns 1 when nothing is left, 0 when the socket
@@ -427,7 +475,7 @@ static int flush(struct http_app_conn *c)
 		if (c->out == OUT_FIXED && c->fsent < c->flen)
 			iov[n++] = (struct loop_iov){c->fbody + c->fsent, c->flen - c->fsent};
 		size_t want = iov[0].len + (n > 1 ? iov[1].len : 0);
-		long w = loop_writev(c->app->loop, c->sock, iov, n);
+		long w = flush_call(c, iov, n);
 		if (w == -SK_EAGAIN)
 			return 0;
 		if (w < 0)
@@ -462,6 +510,7 @@ static void engine_answer(struct http_app_conn *c, int status)
 	}
 	c->failed = true;
 	c->hdr_len = 0;
+	c->cl_mark = false;
 	static const char ct[] = "Content-Type: text/plain\r\n";
 	sk_memcpy(c->hdr, ct, sizeof(ct) - 1);
 	c->hdr_len = sizeof(ct) - 1;
@@ -480,20 +529,25 @@ static void engine_answer(struct http_app_conn *c, int status)
 
 /* ---- the response API ---- */
 
-int http_app_header(struct http_app_req *r, const char *name, const char *value)
+/* Is name[0, nl) (any case) among the dropped names? */
+static bool dropped(const struct http_app_conn *c, const char *name, size_t nl)
 {
-	struct http_app_conn *c = CONN(r);
-	if (c->out != OUT_NONE || !c->live)
-		return -SK_EINVAL;
-	size_t nl = cstrlen(name), vl = cstrlen(value);
-	if (nl == 0)
-		return -SK_EINVAL;
-	for (size_t i = 0; i < nl; i++)
-		if (!(http_char_class[(uint8_t)name[i]] & HTTP_C_TOKEN))
-			return -SK_EINVAL;
-	for (size_t i = 0; i < vl; i++)
-		if (value[i] == '\r' || value[i] == '\n')
-			return -SK_EINVAL;
+	for (uint32_t at = 0; at < c->drops_len;) {
+		const char *d = c->drops + at;
+		size_t dl = cstrlen(d), j = 0;
+		while (dl == nl && j < nl && lower((uint8_t)name[j]) == (uint8_t)d[j])
+			j++;
+		if (dl == nl && j == nl)
+			return true;
+		at += (uint32_t)dl + 1;
+	}
+	return false;
+}
+
+/* Is name[0, nl) one of the engine's framing lines, which an application
+ * neither adds nor removes? */
+static bool engine_line(const char *name, size_t nl)
+{
 	static const char *const ours[] = {"content-length", "transfer-encoding", "connection",
 					   "date"};
 	for (unsigned k = 0; k < 4; k++) {
@@ -501,8 +555,96 @@ int http_app_header(struct http_app_req *r, const char *name, const char *value)
 		while (ol == nl && j < nl && lower((uint8_t)name[j]) == (uint8_t)ours[k][j])
 			j++;
 		if (ol == nl && j == nl)
-			return -SK_EINVAL;
+			return true;
 	}
+	return false;
+}
+
+static bool token_ok(const char *name, size_t nl)
+{
+	if (nl == 0)
+		return false;
+	for (size_t i = 0; i < nl; i++)
+		if (!(http_char_class[(uint8_t)name[i]] & HTTP_C_TOKEN))
+			return false;
+	return true;
+}
+
+int http_app_header_drop(struct http_app_req *r, const char *name)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_NONE || !c->live)
+		return -SK_EINVAL;
+	size_t nl = cstrlen(name);
+	if (!token_ok(name, nl) || engine_line(name, nl))
+		return -SK_EINVAL;
+	static const char server[] = "server";
+	size_t j = 0;
+	while (nl == sizeof(server) - 1 && j < nl && lower((uint8_t)name[j]) == (uint8_t)server[j])
+		j++;
+	if (j == sizeof(server) - 1) {
+		c->drop_server = true; /* the engine's own line; the application may add one */
+	}
+	if (dropped(c, name, nl))
+		return 0;
+	if (c->drops_len + nl + 1 > DROP_BYTES)
+		return -SK_ENOBUFS;
+	for (size_t i = 0; i < nl; i++)
+		c->drops[c->drops_len + i] = (char)lower((uint8_t)name[i]);
+	c->drops[c->drops_len + nl] = 0;
+	c->drops_len = (uint16_t)(c->drops_len + nl + 1);
+	/* Lines already added with that name go. */
+	uint32_t in = 0, out = 0;
+	while (in < c->hdr_len) {
+		uint32_t e = in;
+		while (c->hdr[e] != '\n')
+			e++;
+		e++; /* past the line's CRLF */
+		bool gone = e - in > nl && c->hdr[in + nl] == ':' && dropped(c, c->hdr + in, nl);
+		if (!gone) {
+			if (out != in)
+				sk_memmove(c->hdr + out, c->hdr + in, e - in);
+			out += e - in;
+		}
+		if (c->cl_mark && c->cl_at == e)
+			c->cl_at = out; /* the mark stays after the same lines */
+		in = e;
+	}
+	c->hdr_len = out;
+	return 0;
+}
+
+int http_app_header_length_here(struct http_app_req *r)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_NONE || !c->live)
+		return -SK_EINVAL;
+	c->cl_mark = true;
+	c->cl_at = c->hdr_len;
+	return 0;
+}
+
+void http_app_set_rest(struct http_app_req *r, size_t off)
+{
+	struct http_app_conn *c = CONN(r);
+	c->rest_off = (uint16_t)(off < c->path_len ? off : c->path_len);
+}
+
+int http_app_header(struct http_app_req *r, const char *name, const char *value)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_NONE || !c->live)
+		return -SK_EINVAL;
+	size_t nl = cstrlen(name), vl = cstrlen(value);
+	if (!token_ok(name, nl))
+		return -SK_EINVAL;
+	for (size_t i = 0; i < vl; i++)
+		if (value[i] == '\r' || value[i] == '\n')
+			return -SK_EINVAL;
+	if (engine_line(name, nl))
+		return -SK_EINVAL;
+	if (sk_unlikely(c->drops_len) && dropped(c, name, nl))
+		return 0; /* a name the route removes: accepted, not sent */
 	if (c->hdr_len + nl + vl + 4 > c->app->cfg.hdr_size)
 		return -SK_ENOBUFS;
 	char *p = c->hdr + c->hdr_len;
@@ -516,9 +658,9 @@ int http_app_header(struct http_app_req *r, const char *name, const char *value)
 	return 0;
 }
 
-int http_app_send(struct http_app_req *r, int status, const void *body, size_t len)
+static int send_fixed(struct http_app_conn *c, int status, const void *body, size_t len,
+		      const struct http_file *f)
 {
-	struct http_app_conn *c = CONN(r);
 	if (c->out != OUT_NONE || !c->live || status < 200 || status > 599 ||
 	    (len && !body) || ((status == 204 || status == 304) && len))
 		return -SK_EINVAL;
@@ -526,9 +668,23 @@ int http_app_send(struct http_app_req *r, int status, const void *body, size_t l
 	c->fbody = body;
 	c->flen = c->head_req ? 0 : len;
 	c->fsent = 0;
+	c->ffile = f;
 	c->out = OUT_FIXED;
 	conn_advance(c);
 	return 0;
+}
+
+int http_app_send(struct http_app_req *r, int status, const void *body, size_t len)
+{
+	return send_fixed(CONN(r), status, body, len, NULL);
+}
+
+int http_app_send_file(struct http_app_req *r, int status, const struct http_file *f,
+		       uint64_t off, uint64_t len)
+{
+	if (!f || f->is_dir || off > f->len || len > f->len - off || (len && !f->data))
+		return -SK_EINVAL;
+	return send_fixed(CONN(r), status, len ? f->data + off : NULL, (size_t)len, f);
 }
 
 int http_app_stream(struct http_app_req *r, int status, uint64_t len, http_app_write_fn fn,
@@ -540,6 +696,7 @@ int http_app_stream(struct http_app_req *r, int status, uint64_t len, http_app_w
 		return -SK_EINVAL;
 	put_head(c, status, len);
 	c->stream_left = len;
+	c->stream_len = len;
 	c->wfn = fn;
 	c->wctx = ctx;
 	c->wfn_due = true;
@@ -547,6 +704,14 @@ int http_app_stream(struct http_app_req *r, int status, uint64_t len, http_app_w
 	c->out = OUT_STREAM;
 	conn_advance(c);
 	return 0;
+}
+
+uint64_t http_app_written(const struct http_app_req *r)
+{
+	const struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_STREAM && !(c->out == OUT_DONE && c->ended))
+		return 0;
+	return c->stream_len == HTTP_APP_CHUNKED ? 0 : c->stream_len - c->stream_left;
 }
 
 size_t http_app_writable(const struct http_app_req *r)
@@ -856,6 +1021,10 @@ static void dispatch(struct http_app_conn *c, int n)
 	c->failed = false;
 	c->close_after = false;
 	c->hdr_len = 0;
+	c->cl_mark = false;
+	c->drop_server = false;
+	c->drops_len = 0;
+	c->ffile = NULL;
 	c->out = OUT_NONE;
 	c->done_fn = NULL;
 	c->wfn = NULL;
@@ -869,14 +1038,20 @@ static void dispatch(struct http_app_conn *c, int n)
 	size_t pl = 0;
 	int st = http_target_path(c->rbuf + c->req.target.off, c->req.target.len, c->path,
 				  sizeof(c->path), &pl);
-	if (st) {
-		engine_answer(c, st);
+	if (st && st != 404) {
+		engine_answer(c, st); /* 400, 414: the connection ends */
 		return;
 	}
-	c->path_len = (uint16_t)pl;
-	bool seen;
+	c->path_len = (uint16_t)(st ? 0 : pl);
+	if (st)
+		c->path[0] = 0; /* target.c leaves garbage on an error */
+	const struct http_app_route *rt = NULL;
+	bool seen = false;
 	char allow[128];
-	const struct http_app_route *rt = route_find(c, c->req.method, &seen, allow, sizeof(allow));
+	/* A "." or ".." segment (404): an ordinary not-found, as server.c
+	 * answers it, which keeps the connection. */
+	if (!st)
+		rt = route_find(c, c->req.method, &seen, allow, sizeof(allow));
 	c->route = rt;
 	if (!rt) {
 		static const char nf[] = "404 Not Found\n", na[] = "405 Method Not Allowed\n";
@@ -918,6 +1093,11 @@ static void request_over(struct http_app_conn *c)
 		c->linger_start = now;
 		return;
 	}
+	/* The next request starts with none of this one's header state. */
+	c->drop_server = false;
+	c->drops_len = 0;
+	c->cl_mark = false;
+	c->ffile = NULL;
 	/* Keep-alive: the next request's bytes go to the front. */
 	uint32_t left = c->rlen - c->ipos;
 	if (left)

@@ -41,7 +41,8 @@
  * ---- Routes ----
  * A route is a method and a path.  `path` is compared with the request's
  * DECODED path (percent-decoding done, query cut off, "." and ".."
- * segments refused with 404 before routing):
+ * segments refused with 404 before routing, a not-found like any other
+ * that keeps the connection):
  *   prefix false  the path must be equal ("/kv/" matches "/kv/" only);
  *   prefix true   the path must start with it ("/kv/" matches "/kv/a/b";
  *                 http_app_rest gives "a/b", the path parameter).
@@ -272,12 +273,45 @@ int http_app_body_collect(struct http_app_req *r, void *buf, size_t cap, http_ap
 /* ---- the response ---- */
 
 /* Add a header line to the answer (before http_app_send/http_app_stream).
- * Both are copied; value must hold no CR, LF or NUL (-SK_EINVAL). */
+ * Both are copied; value must hold no CR, LF or NUL (-SK_EINVAL).  A name
+ * dropped by http_app_header_drop is accepted (0) and not sent. */
 int http_app_header(struct http_app_req *r, const char *name, const char *value);
+/* Remove a header name from the answer (before it starts): lines of that
+ * name (any case) already added are taken out, and those added later are
+ * not sent, for this answer.  "Server" removes the engine's own Server
+ * line too.  The engine's framing lines
+ * (Content-Length, Transfer-Encoding, Connection, Date) cannot be removed
+ * (-SK_EINVAL).  Up to about 128 bytes of names per request (-SK_ENOBUFS
+ * beyond).  For a router's per-route "header -Name" (http/sites.c): it
+ * drops first, the handler adds after. */
+int http_app_header_drop(struct http_app_req *r, const char *name);
+/* Where the engine's Content-Length line goes among the application's
+ * lines: after those added so far (default: after all of them).  Order
+ * means nothing to HTTP (RFC 9110 5.3); the files handler uses it so that
+ * its heads are byte for byte those `skiff serve`'s engine (server.c)
+ * sends.  0 or -SK_EINVAL (the answer started). */
+int http_app_header_length_here(struct http_app_req *r);
+/* For a router that matched a prefix of its own inside a route's handler
+ * (http/sites.c): http_app_rest gives the path from byte `off` on
+ * (clamped to the path's length). */
+void http_app_set_rest(struct http_app_req *r, size_t off);
 /* The whole answer: status (200..599, not 1xx) and body[0, len), sent
  * from the application's memory (see Memory above).  For HEAD only the
  * head leaves. */
 int http_app_send(struct http_app_req *r, int status, const void *body, size_t len);
+
+/* The whole answer with a body that is a slice of a site's entry
+ * (http/file.h): f->data[off, off + len).  As http_app_send, and the
+ * engine may hand the slice to the loop instead of copying it (loop.h):
+ * by reference (send_ref) when f->pinned and the loop has that op, from
+ * f's descriptor (sendfile) when f->fd > 0 and the loop has that op, else
+ * a write from the mapping.  f's contract (file.h) keeps data valid;
+ * a file found shorter than promised by sendfile ends the connection
+ * (the peer sees a truncated body).  -SK_EINVAL also for a directory or
+ * a slice past f->len. */
+struct http_file;
+int http_app_send_file(struct http_app_req *r, int status, const struct http_file *f,
+		       uint64_t off, uint64_t len);
 
 /* A streamed answer: len is the body's length or HTTP_APP_CHUNKED.  fn is
  * called (from the loop) whenever there is room for more; call
@@ -290,6 +324,10 @@ int http_app_stream(struct http_app_req *r, int status, uint64_t len, http_app_w
 /* Copy up to len bytes of body; returns how many were taken (0: full,
  * wait for fn), or -SK_EINVAL (no stream, or past its length). */
 long http_app_write(struct http_app_req *r, const void *data, size_t len);
+/* Body bytes of a known-length stream taken by http_app_write so far (0
+ * for a chunked one): where a producer that keeps no state of its own
+ * resumes (the files handler's multipart/byteranges). */
+uint64_t http_app_written(const struct http_app_req *r);
 /* Body bytes http_app_write would take now. */
 size_t http_app_writable(const struct http_app_req *r);
 /* For HEAD the body is never sent, so http_app_end may come at once after
