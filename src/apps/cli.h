@@ -47,5 +47,6 @@ int cmd_load(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
 int cmd_impair(int argc, char **argv);
 int cmd_proxy(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

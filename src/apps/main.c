@@ -16,6 +16,7 @@ static const struct command commands[] = {
 	{"pktgen", cmd_pktgen, "send or receive raw frames at full rate; reports Mpps, Gbit/s"},
 	{"proxy", cmd_proxy, "reverse proxy in front of HTTP servers (--upstream ADDR:PORT,...)"},
 	{"serve", cmd_serve, "HTTP/1.1 server (GET, HEAD; --root DIR) on --stack linux or skiff"},
+	{"check", cmd_check, "validate a configuration file (docs/config.md), as nginx -t"},
 	{"stat", cmd_stat, "a running skiff serve's connections and counters (its control socket)"},
 	{"vm", cmd_vm, "boot the skiff unikernel under QEMU (virtio-net, user net or TAP)"},
 	{"tcp-client", cmd_tcp_client, "skiff's TCP as a client: send a payload, check the echo (sha256)"},

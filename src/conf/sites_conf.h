@@ -1,0 +1,195 @@
+/* sites_conf.h — the configuration model of one skiff server (issue 32):
+ * listeners, sites chosen by Host and SNI, routes chosen by path, one
+ * handler per route, and the server-wide limits and logs; and the parser
+ * of its file syntax, a small nginx-like block language:
+ *
+ *   # examples/sites.conf (docs/config.md documents every directive)
+ *   max_body 1m;
+ *   site a.test {
+ *       listen 127.0.0.1:8080;
+ *       listen 127.0.0.1:8443 tls;
+ *       tls certs/a.crt certs/a.key;
+ *       header X-Site a;
+ *       route /        { files sites/a; }
+ *       route /api/    { proxy 127.0.0.1:9090; cache 64m; }
+ *       route /old/    { redirect 301 /new/$rest; }
+ *       route = /health { return 200 "ok\n"; }
+ *   }
+ *
+ * Lexing: a word is a run of bytes other than whitespace, ';', '{', '}',
+ * '"' and '#'; a quoted string "..." may hold any byte but '"', '\\' and
+ * control bytes, with the escapes \" \\ \n \t; '#' starts a comment to the
+ * end of the line.  Every directive ends with ';' or a block { ... }.
+ * Keywords are lower case and matched exactly.
+ *
+ * The model is the ONE structure every front end fills (the file through
+ * sites_conf_parse; `skiff serve`'s one-site flags and the unikernel's boot
+ * words build the same struct) and the runtime reads.  It is plain data:
+ * every pointer points into the arena given to the parser (or into memory
+ * the filler owns), strings are NUL-terminated, nothing is freed one by one.
+ *
+ * Freestanding (base/ only: no libc, no allocation, no I/O), so the same
+ * parser runs in the unikernel on the file packed into its boot module.
+ * Checks that need the system (a root that is a directory, a certificate
+ * that loads) are the hosted front end's (apps/check.c), after parsing.
+ */
+#ifndef CONF_SITES_CONF_H
+#define CONF_SITES_CONF_H
+
+#include "../base/sk.h"
+#include "../base/sk_addr.h"
+
+#define SCONF_MAX_LISTEN 16u    /* distinct address:port pairs in a file */
+#define SCONF_MAX_SITES 64u
+#define SCONF_MAX_NAMES 8u      /* names per site */
+#define SCONF_MAX_ROUTES 32u    /* routes per site */
+#define SCONF_MAX_HEADERS 16u   /* header lines per site, and per route */
+#define SCONF_MAX_UPSTREAMS 8u  /* upstreams per proxy route */
+#define SCONF_NAME_MAX 253u     /* a DNS name */
+#define SCONF_PATH_MAX 1024u    /* a file path, after joining with the file's folder */
+#define SCONF_VALUE_MAX 1024u   /* a header value, a redirect target, a return body */
+
+/* Where a directive starts in the file: 1-based line and column (bytes). */
+struct sconf_pos {
+	uint32_t line, col;
+};
+
+/* A listener: the same address and port named by several sites is one
+ * listener; every site on it must agree on `tls`. */
+struct sconf_listen {
+	struct sk_addr addr;  /* IPv4 mapped (base/sk_addr.h), or IPv6 */
+	bool any;             /* "*:PORT" or "[::]:PORT": every address of both families */
+	bool v6;              /* a bracketed IPv6 literal */
+	uint16_t port;        /* 1..65535 */
+	bool tls;             /* HTTPS: every site on it has a certificate (`tls`) */
+	struct sconf_pos pos; /* the first `listen` that named it */
+};
+
+/* A response header line a site or a route adds (value non-NULL) or
+ * removes (value NULL: `header -Name;`).  The engine's own names
+ * (Content-Length, Transfer-Encoding, Connection, Date) are refused. */
+struct sconf_header {
+	const char *name;  /* a token, as written */
+	const char *value; /* VCHAR/SP/HTAB only, or NULL */
+};
+
+enum sconf_kind {
+	SCONF_FILES = 1, /* files DIR;            static files under DIR */
+	SCONF_PROXY,     /* proxy ADDR:PORT...;   the reverse proxy (http/proxy.h) */
+	SCONF_REDIRECT,  /* redirect CODE TARGET; 301/302/303/307/308 */
+	SCONF_RETURN,    /* return CODE [BODY];   a fixed answer */
+	SCONF_METRICS,   /* metrics;              the Prometheus page of every counter */
+	SCONF_APP,       /* app;                  the application linked into the binary */
+};
+
+struct sconf_upstream {
+	struct sk_addr addr;
+	uint16_t port;
+	const char *text; /* "127.0.0.1:9090" as written, for messages and logs */
+};
+
+/* A route: a path (exact or prefix) and one handler.  Within a site the
+ * exact route equal to the request's decoded path wins; else the longest
+ * prefix route that the path starts with (as nginx's locations); none:
+ * 404.  `rest` (the path after a prefix route's path) is what `files`
+ * looks up under its folder and what `$rest` stands for. */
+struct sconf_route {
+	const char *path;     /* starts with '/' */
+	bool exact;           /* route = PATH */
+	enum sconf_kind kind;
+	struct sconf_pos pos;
+	/* files */
+	const char *root;           /* the folder, joined with the file's folder */
+	const char *cache_control;  /* `cache_control VALUE;` or NULL */
+	/* proxy */
+	struct sconf_upstream up[SCONF_MAX_UPSTREAMS];
+	unsigned nup;
+	uint64_t cache_bytes;       /* `cache SIZE|off;`: 0 = no cache */
+	bool host_upstream;         /* `proxy_host upstream;` (default keep: the client's Host) */
+	bool body_on_get;           /* `body_on_get allow;` (default refuse: 400, issue 32 item 5) */
+	/* redirect, return */
+	uint16_t status;
+	const char *target;         /* redirect: may hold $host, $request_uri, $rest */
+	const char *body;           /* return: NULL = no body */
+	/* headers the route adds or removes, after the site's */
+	struct sconf_header hdr[SCONF_MAX_HEADERS];
+	unsigned nhdr;
+};
+
+struct sconf_site {
+	const char *names[SCONF_MAX_NAMES]; /* lower case; "*.example.com" = one label or more before */
+	unsigned nnames;
+	bool is_default;      /* `default;`: the site for a Host no site on its listener names */
+	uint32_t listen_mask; /* bit i: on sconf.listen[i] */
+	const char *cert, *key; /* `tls CERT KEY;` joined with the file's folder, or NULL */
+	struct sconf_header hdr[SCONF_MAX_HEADERS];
+	unsigned nhdr;
+	struct sconf_route routes[SCONF_MAX_ROUTES];
+	unsigned nroutes;
+	struct sconf_pos pos;
+};
+
+/* The whole configuration.  Server-wide directives at the top level;
+ * zero in a field means "not given": sites_conf_defaults fills each with
+ * the value of the matching `skiff serve` flag's default. */
+struct sconf {
+	struct sconf_listen listen[SCONF_MAX_LISTEN];
+	unsigned nlisten;
+	struct sconf_site *sites; /* in the arena */
+	unsigned nsites;
+	uint32_t workers;          /* workers N;             default 1 */
+	uint32_t max_conns;        /* max_conns N;           default 4096 */
+	uint64_t max_body;         /* max_body SIZE;         default 1m */
+	sk_time_ns header_timeout; /* header_timeout TIME;   default 10s */
+	sk_time_ns body_timeout;   /* body_timeout TIME;     default 60s */
+	sk_time_ns send_timeout;   /* send_timeout TIME;     default 60s */
+	sk_time_ns keepalive_timeout; /* keepalive_timeout TIME; default 60s */
+	const char *access_log;    /* access_log PATH|off;   NULL = off */
+	const char *error_log;     /* error_log PATH|stderr; NULL = stderr */
+	struct sconf_pos access_log_pos, error_log_pos; /* where given, for messages (0:0: not) */
+};
+
+/* A parse error: where, and what was expected, e.g.
+ *   "sites.conf:12:9: unknown directive 'rooot' in route (expected one of
+ *    files, proxy, redirect, return, metrics, app, header, cache,
+ *    cache_control, proxy_host, body_on_get)" */
+struct sconf_err {
+	struct sconf_pos pos;
+	char msg[256]; /* NUL-terminated, without the file:line:col prefix */
+};
+
+/* Parse text[0, len) (need not be NUL-terminated) into *out.  Relative
+ * paths (files, tls, access_log, error_log) are joined with dir ("" or
+ * NULL: as written).  Every string and the sites array go into
+ * arena[0, arena_size); a file that
+ * needs more is refused with a message (not a crash).  The whole file is
+ * checked (syntax, then meaning: every site has a listener and at least
+ * one route, a tls listener's sites all have certificates, a name is on a
+ * listener once, a route path once per site, each route has exactly one
+ * handler and only the options of that handler) before 0 is returned;
+ * else -1 with *err set and *out unspecified.  Unknown directives are
+ * refused, never ignored. */
+int sites_conf_parse(const char *text, size_t len, const char *dir, void *arena,
+		     size_t arena_size, struct sconf *out, struct sconf_err *err);
+
+/* Fill every server-wide field left zero with its default (above). */
+void sites_conf_defaults(struct sconf *c);
+
+/* The arena a file of len bytes can need at most (a bound, so a caller
+ * can allocate once). */
+size_t sites_conf_arena_bound(size_t len);
+
+/* Which site answers a request that came in on listener li with Host (or
+ * SNI name) host[0, hlen) (any case, a ":port" suffix ignored, a trailing
+ * '.' ignored): an exact name first, then the longest matching "*."
+ * wildcard, then the listener's `default;` site; NULL: none (404). */
+const struct sconf_site *sites_conf_site(const struct sconf *c, unsigned li, const char *host,
+					 size_t hlen);
+
+/* Which route of site s answers the decoded path[0, plen) (exact first,
+ * then the longest prefix); NULL: none.  *rest_off: where the rest
+ * starts in path. */
+const struct sconf_route *sites_conf_route(const struct sconf_site *s, const char *path,
+					   size_t plen, size_t *rest_off);
+
+#endif
