@@ -37,3 +37,16 @@ app: $(APP_LINK)
 	@echo "app: $(BUILD)/app/$(basename $(notdir $(APP)))"
 
 -include $(wildcard $(BUILD)/examples/*.d)
+
+# examples/sites.conf's certificates (issue 32): a test CA-less pair per
+# site, made here (no private key is committed; .gitignore keeps them out).
+#   make example-certs   examples/sites/certs/{a,b}.{crt,key}, for a.test
+#                        and b.test, ECDSA P-256, self-signed, 30 days
+EXAMPLE_CERTS := $(foreach s,a b,examples/sites/certs/$(s).crt)
+.PHONY: example-certs
+example-certs: $(EXAMPLE_CERTS)
+examples/sites/certs/%.crt:
+	@mkdir -p $(dir $@)
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
+		-subj "/CN=$*.test" -addext "subjectAltName=DNS:$*.test" \
+		-keyout examples/sites/certs/$*.key -out $@ 2>/dev/null

@@ -15,7 +15,8 @@ Paths: /hello  /echo (the body back)  /big?n=N  /chunked?n=N  /close?n=N
 (no length: ends at close)  /stall (never answers)  /die (promises 100000
 bytes, sends 1000, closes)  /ambig (Content-Length and Transfer-Encoding)
 /ambig2 (two Content-Lengths)  /hop (hop-by-hop fields in the answer)
-/304  /continue (a 100 first)  /cache/...?max-age=N (fresh for N s)  /rev
+/304  /continue (a 100 first)  /cache/...?max-age=N (fresh for N s; /api/cache/... too, for a proxy
+route at /api/)  /rev
 (max-age=0 with an ETag; 304 to If-None-Match: "r1")  /slowcache (0.5 s,
 then max-age=60)  /nostore  /dated?ago=N&max-age=M (a Date N s in the past:
 the proxy's clock decides the Age)  anything else: 200 "NAME PATH".
@@ -139,7 +140,7 @@ def answer(conn, method, target, headers, body):
               "Via: 1.1 origin\r\n")
     elif path == "/304":
         send(conn, ("HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n%s\r\n" % xu).encode())
-    elif path.startswith("/cache/"):
+    elif path.startswith("/cache/") or path.startswith("/api/cache/"):
         ma = q.get("max-age", "60")
         plain("200 OK", ("cached %s\n" % path).encode() * 100,
               "Cache-Control: max-age=%s\r\nETag: \"e1\"\r\n" % ma)

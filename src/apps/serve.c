@@ -27,6 +27,7 @@
 #include "serve_files.h"
 #include "serve_skiff.h"
 #include "serve_tls.h"
+#include "sites_host.h"
 #include "workers.h"
 
 /* ---- the workers (--workers N, docs/smp.md) ----
@@ -609,6 +610,8 @@ int cmd_serve(int argc, char **argv)
 {
 	struct opts o;
 	cli_parse(&o, &opt_cmd_serve, argc, argv);
+	if (opt_given(&o, OPT_CONFIG))
+		return sites_host_run(&o); /* the sites of a file: apps/sites_host.c */
 	char err[256];
 	/* The error log first: what goes wrong from here on is reported there
 	 * (usage errors above and below stay on standard error, exit 2). */

@@ -58,6 +58,10 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_PORT] = {"port", 0, OPT_K_NUM, "N", 1, 65535, NULL, "TCP port to serve"},
 	[OPT_ROOT] = {"root", 0, OPT_K_STR, "DIR", 0, 0, NULL,
 		      "serve the files under DIR (no symlinks, no dotfiles)"},
+	[OPT_CONFIG] = {"config", 0, OPT_K_STR, "FILE", 0, 0, NULL,
+			"serve the sites, routes and listeners of FILE\n"
+			"(docs/config.md; skiff check FILE validates it); the\n"
+			"flags then only choose the stack and device"},
 	[OPT_MAX_CONNS] = {"max-conns", 0, OPT_K_NUM, "N", 1, 1000000, NULL,
 			   "connections served at once; beyond it a client gets\n"
 			   "503 and a close"},
@@ -438,6 +442,7 @@ static const struct opt_use serve_use[] = {
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_PORT, 0, "80", NULL},
 	{OPT_ROOT, 0, NULL, NULL},
+	{OPT_CONFIG, 0, NULL, NULL},
 	{OPT_CACHE_CONTROL, 0, NULL, NULL},
 	{OPT_SENDFILE, 0, "on", NULL},
 	{OPT_TLS_CERT, 0, NULL, NULL},

@@ -1358,7 +1358,7 @@ static void x_forward(struct proxy_xchg *x, const char *inm, const char *ims)
 		!x->has_body ? (http_app_method(r) == HTTP_POST || http_app_method(r) == HTTP_PUT
 				? 0 : PROXY_BODY_NONE)
 			     : x->req_chunked ? PROXY_BODY_CHUNKED : bl,
-		px->up[0].host};
+		px->up[0].host, px->cfg.host_upstream};
 	/* Host for a 1.0 request without one: the first upstream's (the same
 	 * for every attempt, as the head is written once). */
 	long hl = proxy_req_head(x->tx, px->cfg.tx_size - 2 * CHUNK_FRAME, &ri, f, n);

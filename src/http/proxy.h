@@ -118,6 +118,10 @@ struct proxy_config {
 	bool body_on_get;             /* forward a body on GET, HEAD, DELETE, OPTIONS and
 				       * TRACE (default false: 400, see above); for an
 				       * origin that defines one (a search API) */
+	bool host_upstream;           /* send the first upstream's ADDR:PORT as Host in
+				       * place of the client's (a route's `proxy_host
+				       * upstream;`); default false: the client's Host
+				       * kept, for an origin that routes by it */
 };
 
 void proxy_config_default(struct proxy_config *cfg);

@@ -1,0 +1,999 @@
+/* sites_host.c — `skiff serve --config FILE` (sites_host.h): the hosted
+ * runtime of a configuration file.
+ *
+ * A worker (apps/workers.h; `workers N;`) is one loop, on the kernel's
+ * sockets or on skiff's stack as the command line says (the machine's
+ * options stay flags: --stack, --dev, --ip ...; the sites are the file's),
+ * and on it one engine (http/app.c) per listener of the file: a plain one
+ * on the loop, or one on a TLS loop (tls/loop_tls.h) over it whose
+ * certificates are the sites' (the first site's on that listener by
+ * default, every other site's by SNI).  Each engine's one route is the
+ * router (http/sites.h), which picks the site and the route and runs the
+ * route's handler.
+ *
+ * What the handlers use is one generation (struct gen): the parsed file
+ * and its arena, the handler table, and what this file built for it: a
+ * file cache (apps/serve_files.h) per distinct `files` folder, a proxy
+ * (http/proxy.h, with its cache) per `proxy` route.  SIGHUP parses the
+ * file again and builds a new generation, reusing the file caches of the
+ * folders it still names (each read again from disk, as `serve --root`'s
+ * SIGHUP does) and the proxies whose upstreams and cache are unchanged;
+ * the certificates are read again from their files.  A file that does not
+ * parse or check, or that changes the listeners, is refused whole: the old
+ * generation keeps serving and the error log says why.  A generation
+ * replaced is retired, and freed once no connection is open on any of the
+ * worker's engines (a request already dispatched may still use it), or at
+ * exit.
+ *
+ * Not yet here (issue 32 follow-ups, said by the errors below): an access
+ * log and the drain on SIGTERM (the engine has neither yet; SIGTERM stops
+ * at once), `app;` (no application is linked into `skiff serve`), and
+ * IPv6 listener addresses other than [::]. */
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../conf/sites_conf.h"
+#include "../elog/elog.h"
+#include "../http/cache.h"
+#include "../http/date.h"
+#include "../http/files_handler.h"
+#include "../http/prom.h"
+#include "../http/proxy.h"
+#include "../http/sites.h"
+#include "../loop_host/loop_linux.h"
+#include "../plat/plat.h"
+#include "../tls/loop_tls.h"
+#include "../tls/tls_engine.h"
+#include "cli.h"
+#include "hoststack.h"
+#include "serve_files.h"
+#include "serve_skiff.h"
+#include "sites_host.h"
+#include "stat_sum.h"
+#include "workers.h"
+
+#define CONF_FILE_MAX (1u << 20) /* a configuration file larger than 1 MiB is refused */
+#define METRICS_MAX (512u << 10) /* the metrics page's buffer */
+
+static const char *who = "skiff serve";
+
+static void print_stat(void *ctx, const char *name, uint64_t value)
+{
+	fprintf(ctx, "%s %llu\n", name, (unsigned long long)value);
+}
+
+/* ---- reading and checking the file ---- */
+
+/* The parsed file: its arena (malloc'd) and the model in it. */
+struct parsed {
+	void *arena;
+	struct sconf conf;
+};
+
+/* Read and parse path; the hosted checks a parse cannot make (folders
+ * that exist, certificates that load) follow.  0, or -1 with
+ * "FILE:LINE:COL: message" (or "FILE: message") in err. */
+static int load_file(const char *path, struct parsed *p, char *err, size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *text = malloc(CONF_FILE_MAX + 1);
+	size_t n = text ? fread(text, 1, CONF_FILE_MAX + 1, f) : 0;
+	bool bad_read = ferror(f);
+	fclose(f);
+	if (!text || bad_read || n > CONF_FILE_MAX) {
+		snprintf(err, errlen, "%s: %s", path,
+			 !text ? "out of memory" : bad_read ? "cannot read" : "larger than 1 MiB");
+		free(text);
+		return -1;
+	}
+	/* Relative paths in the file are relative to its folder. */
+	char dir[SCONF_PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	size_t asz = sites_conf_arena_bound(n);
+	p->arena = malloc(asz);
+	struct sconf_err e;
+	if (!p->arena || sites_conf_parse(text, n, dir, p->arena, asz, &p->conf, &e) < 0) {
+		if (!p->arena)
+			snprintf(err, errlen, "%s: out of memory", path);
+		else
+			snprintf(err, errlen, "%s:%u:%u: %s", path, e.pos.line, e.pos.col, e.msg);
+		free(text);
+		free(p->arena);
+		p->arena = NULL;
+		return -1;
+	}
+	free(text);
+	sites_conf_defaults(&p->conf);
+	const struct sconf *c = &p->conf;
+	for (unsigned s = 0; s < c->nsites; s++) {
+		const struct sconf_site *site = &c->sites[s];
+		for (unsigned r = 0; r < site->nroutes; r++) {
+			const struct sconf_route *rt = &site->routes[r];
+			struct stat st;
+			if (rt->kind == SCONF_FILES && (stat(rt->root, &st) < 0 || !S_ISDIR(st.st_mode))) {
+				snprintf(err, errlen, "%s:%u:%u: files %s: %s", path, rt->pos.line,
+					 rt->pos.col, rt->root,
+					 stat(rt->root, &st) < 0 ? strerror(errno) : "not a folder");
+				goto bad;
+			}
+			if (rt->kind == SCONF_APP) {
+				snprintf(err, errlen, "%s:%u:%u: app: no application is linked into "
+					 "skiff serve (app; is for a binary built with make app)",
+					 path, rt->pos.line, rt->pos.col);
+				goto bad;
+			}
+		}
+	}
+	for (unsigned i = 0; i < c->nlisten; i++)
+		if (c->listen[i].v6 && !c->listen[i].any) {
+			snprintf(err, errlen, "%s:%u:%u: listen: an IPv6 address other than [::] is not "
+				 "supported yet (use [::]:PORT or *:PORT, which take both families)",
+				 path, c->listen[i].pos.line, c->listen[i].pos.col);
+			goto bad;
+		}
+	if (c->access_log) {
+		snprintf(err, errlen, "%s: access_log: not supported yet with --config (issue 32 "
+			 "follow-up); use access_log off", path);
+		goto bad;
+	}
+	return 0;
+bad:
+	free(p->arena);
+	p->arena = NULL;
+	return -1;
+}
+
+/* ---- what a generation holds ---- */
+
+/* A file cache or a proxy belongs to one generation at a time: a reload
+ * that keeps it moves the pointer to the new one and clears the old slot
+ * (a NULL slot is skipped everywhere). */
+struct files_entry {
+	char root[SCONF_PATH_MAX];
+	struct file_cache *fc;
+};
+
+struct proxy_entry {
+	const struct sconf_route *rt; /* in its generation's conf: the spec compared on reload */
+	struct proxy px;
+	struct http_cache cache;
+	void *mem, *cmem;
+	size_t memsz, cmemsz;
+};
+
+struct gen {
+	struct sites_gen g;   /* g.host = this */
+	struct parsed p;
+	struct sites_handler (*h)[SCONF_MAX_ROUTES];
+	struct files_entry *files[SCONF_MAX_SITES * SCONF_MAX_ROUTES];
+	struct http_files *fh[SCONF_MAX_SITES][SCONF_MAX_ROUTES];
+	unsigned nfiles;
+	struct proxy_entry *proxies[SCONF_MAX_SITES * SCONF_MAX_ROUTES];
+	unsigned nproxies;
+	/* 1 + the slot in the previous generation an entry was taken from
+	 * (0: built new), so a failed reload can give it back. */
+	uint16_t files_from[SCONF_MAX_SITES * SCONF_MAX_ROUTES];
+	uint16_t proxies_from[SCONF_MAX_SITES * SCONF_MAX_ROUTES];
+	struct gen *next_retired;
+};
+
+/* One listener's engine in a worker. */
+struct lst {
+	struct sites_listener sl;
+	struct http_app_route route;
+	struct http_app_def def;
+	struct http_app app;
+	void *mem;
+	size_t memsz;
+	struct loop *tls_loop;  /* NULL: plain */
+	struct tls_ctx *tls;
+	bool started;
+};
+
+struct sh_worker {
+	struct worker wk;       /* first */
+	struct loop *loop;
+	struct sites sites;
+	struct gen *gen;        /* current */
+	struct gen *retired;    /* replaced, not yet freed */
+	struct lst lst[SCONF_MAX_LISTEN];
+	unsigned nlst;
+	struct loop_timer tick; /* once a second: SIGHUP, retiring */
+	time_t date_sec;
+	char *metrics_buf;
+	bool metrics_busy;
+	bool on_skiff;
+	uint64_t reloads, reload_failures;
+};
+
+struct plan {
+	const struct opts *o;
+	const char *path;
+	bool on_skiff;
+	unsigned n;
+	struct serve_skiff_config scfg;
+	struct nbr_board *board;
+};
+
+static struct sh_worker *shw;
+static const char *sites_host_path; /* --config, read again on SIGHUP */
+static uint32_t max_conns_run;      /* per listener and worker, as sized at start */
+
+static void gen_free(struct gen *g)
+{
+	if (!g)
+		return;
+	for (unsigned i = 0; i < g->nfiles; i++) {
+		if (!g->files[i])
+			continue; /* the next generation's now */
+		file_cache_free(g->files[i]->fc);
+		free(g->files[i]);
+	}
+	for (unsigned i = 0; i < g->nproxies; i++) {
+		struct proxy_entry *pe = g->proxies[i];
+		if (!pe)
+			continue;
+		proxy_stop(&pe->px);
+		if (pe->mem)
+			munmap(pe->mem, pe->memsz);
+		if (pe->cmem)
+			munmap(pe->cmem, pe->cmemsz);
+		free(pe);
+	}
+	for (unsigned s = 0; s < SCONF_MAX_SITES; s++)
+		for (unsigned r = 0; r < SCONF_MAX_ROUTES; r++)
+			free(g->fh[s][r]);
+	free(g->h);
+	free(g->p.arena);
+	free(g);
+}
+
+/* Do two proxy routes ask for the same proxy (so one can take over the
+ * other's, with its pool and cache)? */
+static bool same_proxy(const struct sconf_route *a, const struct sconf_route *b)
+{
+	if (a->nup != b->nup || a->cache_bytes != b->cache_bytes ||
+	    a->host_upstream != b->host_upstream || a->body_on_get != b->body_on_get)
+		return false;
+	for (unsigned i = 0; i < a->nup; i++)
+		if (memcmp(&a->up[i].addr, &b->up[i].addr, sizeof(a->up[i].addr)) ||
+		    a->up[i].port != b->up[i].port)
+			return false;
+	return true;
+}
+
+static int metrics_handle(struct http_app_req *r, void *ctx);
+
+/* The proxy of a route, on the worker's loop (its upstream connections
+ * are plain TCP, whichever listener the request came in on). */
+static struct proxy_entry *proxy_build(struct sh_worker *w, const struct sconf *c,
+				       const struct sconf_route *rt, char *err, size_t errlen)
+{
+	struct proxy_entry *pe = calloc(1, sizeof(*pe));
+	if (!pe) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pe->rt = rt;
+	struct proxy_config pc;
+	proxy_config_default(&pc);
+	for (unsigned i = 0; i < rt->nup; i++) {
+		pc.up_addr[i] = rt->up[i].addr;
+		pc.up_port[i] = rt->up[i].port;
+	}
+	pc.nup = rt->nup;
+	pc.body_on_get = rt->body_on_get;
+	pc.host_upstream = rt->host_upstream;
+	pc.max_xchg = c->max_conns;
+	if (!w->on_skiff) {
+		struct rlimit rl;
+		/* Each exchange holds a second descriptor on the kernel's sockets. */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && pc.max_xchg > rl.rlim_cur / 4)
+			pc.max_xchg = (uint32_t)(rl.rlim_cur / 4);
+	}
+	pe->memsz = proxy_mem_size(&pc);
+	pe->mem = pe->memsz ? mmap(NULL, pe->memsz, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+			    : MAP_FAILED;
+	if (pe->mem == MAP_FAILED || proxy_init(&pe->px, pe->mem, pe->memsz, &pc) < 0) {
+		if (pe->mem == MAP_FAILED)
+			pe->mem = NULL;
+		snprintf(err, errlen, "%u:%u: proxy: cannot set up %u exchanges", rt->pos.line,
+			 rt->pos.col, pc.max_xchg);
+		goto fail;
+	}
+	struct timespec rtm, mt;
+	clock_gettime(CLOCK_REALTIME, &rtm);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	pe->px.cfg.wall_offset = (int64_t)rtm.tv_sec - (int64_t)mt.tv_sec;
+	/* proxy_attach's one effect, done here: the proxy's own connections
+	 * go out on the worker's loop, never through a TLS loop. */
+	pe->px.loop = w->loop;
+	if (rt->cache_bytes) {
+		pe->cmemsz = rt->cache_bytes;
+		pe->cmem = mmap(NULL, pe->cmemsz, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		struct http_cache_config cc;
+		http_cache_config_default(&cc);
+		if (pe->cmem == MAP_FAILED ||
+		    http_cache_init(&pe->cache, pe->cmem, pe->cmemsz, &cc) < 0) {
+			if (pe->cmem == MAP_FAILED)
+				pe->cmem = NULL;
+			snprintf(err, errlen, "%u:%u: cache: cannot set up %llu bytes", rt->pos.line,
+				 rt->pos.col, (unsigned long long)rt->cache_bytes);
+			goto fail;
+		}
+		pe->px.cache = &pe->cache;
+	}
+	return pe;
+fail:
+	if (pe->mem)
+		munmap(pe->mem, pe->memsz);
+	if (pe->cmem)
+		munmap(pe->cmem, pe->cmemsz);
+	free(pe);
+	return NULL;
+}
+
+/* Build a generation from a parsed file (taken over: p's arena is the
+ * generation's from here, whatever happens), reusing what `prev` has
+ * that the file still asks for.  NULL with a message in err. */
+static struct gen *gen_build(struct sh_worker *w, struct parsed *p, struct gen *prev, char *err,
+			     size_t errlen)
+{
+	struct gen *g = calloc(1, sizeof(*g));
+	if (!g) {
+		free(p->arena);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	g->p = *p;
+	p->arena = NULL;
+	const struct sconf *c = &g->p.conf;
+	g->g = (struct sites_gen){.conf = c, .host = g};
+	g->h = calloc(c->nsites ? c->nsites : 1, sizeof(*g->h));
+	if (!g->h) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	g->g.h = g->h;
+	for (unsigned s = 0; s < c->nsites; s++) {
+		const struct sconf_site *site = &c->sites[s];
+		for (unsigned r = 0; r < site->nroutes; r++) {
+			const struct sconf_route *rt = &site->routes[r];
+			struct sites_handler *h = &g->h[s][r];
+			if (rt->kind == SCONF_FILES) {
+				struct files_entry *fe = NULL;
+				for (unsigned i = 0; i < g->nfiles && !fe; i++)
+					if (strcmp(g->files[i]->root, rt->root) == 0)
+						fe = g->files[i];
+				for (unsigned i = 0; prev && !fe && i < prev->nfiles; i++)
+					if (prev->files[i] && strcmp(prev->files[i]->root, rt->root) == 0) {
+						/* SIGHUP reads a kept folder again, as serve --root's does. */
+						if (file_cache_reload(prev->files[i]->fc, err, errlen) < 0)
+							goto fail;
+						fe = prev->files[i];
+						prev->files[i] = NULL;
+						g->files[g->nfiles] = fe;
+						g->files_from[g->nfiles++] = i + 1;
+					}
+				if (!fe) {
+					fe = calloc(1, sizeof(*fe));
+					if (!fe)
+						goto oom;
+					snprintf(fe->root, sizeof(fe->root), "%s", rt->root);
+					fe->fc = file_cache_load(rt->root, err, errlen);
+					if (!fe->fc) {
+						free(fe);
+						goto fail;
+					}
+					g->files[g->nfiles++] = fe;
+				}
+				struct http_files *hf = calloc(1, sizeof(*hf));
+				if (!hf)
+					goto oom;
+				*hf = (struct http_files){.lookup = file_cache_lookup, .lookup_ctx = fe->fc,
+							  .cache_control = rt->cache_control};
+				g->fh[s][r] = hf;
+				*h = (struct sites_handler){http_files_handle, hf};
+			} else if (rt->kind == SCONF_PROXY) {
+				struct proxy_entry *pe = NULL;
+				unsigned from = 0;
+				for (unsigned i = 0; prev && !pe && i < prev->nproxies; i++)
+					if (prev->proxies[i] && same_proxy(prev->proxies[i]->rt, rt)) {
+						/* Kept with its pool, cache and exchanges in flight. */
+						pe = prev->proxies[i];
+						prev->proxies[i] = NULL;
+						pe->rt = rt;
+						from = i + 1;
+					}
+				if (!pe) {
+					pe = proxy_build(w, c, rt, err, errlen);
+					if (!pe)
+						goto fail;
+				}
+				g->proxies_from[g->nproxies] = from;
+				g->proxies[g->nproxies++] = pe;
+				struct http_app_def pdef;
+				struct http_app_route proute;
+				proxy_app_def(&pe->px, &pdef, &proute);
+				*h = (struct sites_handler){proute.fn, proute.ctx};
+			} else if (rt->kind == SCONF_METRICS) {
+				*h = (struct sites_handler){metrics_handle, w};
+			}
+			/* redirect and return: the router's own (fn NULL) */
+		}
+	}
+	return g;
+oom:
+	snprintf(err, errlen, "out of memory");
+fail:
+	/* What was taken over from prev goes back to it. */
+	for (unsigned k = 0; k < g->nproxies; k++)
+		if (g->proxies_from[k]) {
+			prev->proxies[g->proxies_from[k] - 1] = g->proxies[k];
+			g->proxies[k] = NULL;
+		}
+	for (unsigned k = 0; k < g->nfiles; k++)
+		if (g->files_from[k]) {
+			prev->files[g->files_from[k] - 1] = g->files[k];
+			g->files[k] = NULL;
+		}
+	gen_free(g);
+	return NULL;
+}
+
+/* ---- the metrics page ---- */
+
+static void worker_stats(struct sh_worker *w, void (*fn)(void *ctx, const char *name, uint64_t v),
+			 void *ctx);
+
+static void metrics_done(struct http_app_req *r, void *ctx, bool ok)
+{
+	(void)r;
+	(void)ok;
+	((struct sh_worker *)ctx)->metrics_busy = false;
+}
+
+/* Every counter of the worker, rendered at the request (one page at a
+ * time: its buffer is sent from, so a second scrape meanwhile gets 503). */
+static int metrics_handle(struct http_app_req *r, void *ctx)
+{
+	struct sh_worker *w = ctx;
+	unsigned m = http_app_method(r);
+	if (m != HTTP_GET && m != HTTP_HEAD) {
+		http_app_header(r, "Allow", "GET, HEAD");
+		return http_app_send(r, 405, NULL, 0);
+	}
+	if (w->metrics_busy)
+		return http_app_send(r, 503, NULL, 0);
+	struct prom_out o;
+	prom_init(&o, w->metrics_buf, METRICS_MAX);
+	worker_stats(w, prom_stat, &o);
+	w->metrics_busy = true;
+	http_app_on_done(r, metrics_done, w);
+	http_app_header(r, "Content-Type", PROM_CONTENT_TYPE);
+	return http_app_send(r, 200, o.buf, o.len);
+}
+
+/* ---- the listeners ---- */
+
+static int tls_for(struct sh_worker *w, const struct sconf *c, unsigned li, struct lst *l,
+		   char *err, size_t errlen)
+{
+	(void)w;
+	const struct sconf_site *def = NULL;
+	struct tls_sni sni[TLS_SNI_MAX];
+	unsigned nsni = 0;
+	for (unsigned s = 0; s < c->nsites; s++) {
+		const struct sconf_site *site = &c->sites[s];
+		if (!(site->listen_mask & (1u << li)))
+			continue;
+		if (!def) {
+			def = site;
+			continue;
+		}
+		for (unsigned k = 0; k < site->nnames; k++) {
+			if (nsni == TLS_SNI_MAX) {
+				snprintf(err, errlen, "%u:%u: site '%s': more than %u certificate names on "
+					 "one tls listener", site->pos.line, site->pos.col,
+					 site->names[0], TLS_SNI_MAX);
+				return -1;
+			}
+			sni[nsni++] = (struct tls_sni){.name = site->names[k],
+						       .name_len = strlen(site->names[k]),
+						       .cert = site->cert, .cert_len = strlen(site->cert),
+						       .key = site->key};
+		}
+	}
+	struct tls_server_opts so = {.sni = sni, .nsni = nsni};
+	l->tls = tls_openssl_server(def->cert, def->key, &so, err, errlen);
+	if (!l->tls)
+		return -1;
+	struct loop_tls_config lc = {.engine = &tls_openssl_ops, .ctx = l->tls};
+	l->tls_loop = loop_tls_create(w->loop, &lc, err, errlen);
+	return l->tls_loop ? 0 : -1;
+}
+
+static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
+{
+	const struct sconf *c = w->gen->g.conf;
+	bool proxies = w->gen->nproxies > 0;
+	for (unsigned li = 0; li < c->nlisten; li++, w->nlst++) {
+		const struct sconf_listen *ls = &c->listen[li];
+		struct lst *l = &w->lst[li];
+		l->sl = (struct sites_listener){&w->sites, li};
+		sites_route(&l->sl, &l->route);
+		l->def = (struct http_app_def){&l->route, 1, "sites", NULL, NULL, true};
+		struct http_app_config cfg;
+		http_app_config_default(&cfg);
+		cfg.addr = ls->any ? 0 : ((uint32_t)ls->addr.b[12] << 24 | (uint32_t)ls->addr.b[13] << 16 |
+					  (uint32_t)ls->addr.b[14] << 8 | ls->addr.b[15]);
+		cfg.port = ls->port;
+		cfg.max_conns = c->max_conns;
+		cfg.max_body = c->max_body;
+		cfg.header_timeout = c->header_timeout;
+		cfg.body_timeout = c->body_timeout;
+		cfg.send_timeout = c->send_timeout;
+		cfg.keepalive_timeout = c->keepalive_timeout;
+		cfg.scheme = ls->tls ? "https" : "http";
+		if (proxies)
+			proxy_app_config(NULL, &cfg);
+		if (ls->tls && tls_for(w, c, li, l, err, errlen) < 0)
+			return -1;
+		l->memsz = http_app_mem_size(&cfg);
+		l->mem = l->memsz ? mmap(NULL, l->memsz, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+				  : MAP_FAILED;
+		if (l->mem == MAP_FAILED) {
+			l->mem = NULL;
+			snprintf(err, errlen, "cannot reserve memory for %u connections", cfg.max_conns);
+			return -1;
+		}
+		int r = http_app_init(&l->app, l->mem, l->memsz, &cfg, &l->def,
+				      l->tls_loop ? l->tls_loop : w->loop);
+		if (r == 0)
+			r = http_app_start(&l->app);
+		if (r < 0) {
+			snprintf(err, errlen, "%u:%u: cannot listen on port %u: %s", ls->pos.line,
+				 ls->pos.col, ls->port, strerror(-r));
+			return -1;
+		}
+		l->started = true;
+	}
+	return 0;
+}
+
+static bool same_listeners(const struct sconf *a, const struct sconf *b)
+{
+	if (a->nlisten != b->nlisten)
+		return false;
+	for (unsigned i = 0; i < a->nlisten; i++)
+		if (memcmp(&a->listen[i].addr, &b->listen[i].addr, sizeof(a->listen[i].addr)) ||
+		    a->listen[i].port != b->listen[i].port || a->listen[i].tls != b->listen[i].tls ||
+		    a->listen[i].any != b->listen[i].any)
+			return false;
+	return true;
+}
+
+/* Do the tls listeners of a and b name the same certificate files for
+ * the same names (so reading the files again is the whole change)? */
+static bool same_certs(const struct sconf *a, const struct sconf *b)
+{
+	if (a->nsites != b->nsites)
+		return false;
+	for (unsigned s = 0; s < a->nsites; s++) {
+		const struct sconf_site *x = &a->sites[s], *y = &b->sites[s];
+		if (x->listen_mask != y->listen_mask || x->nnames != y->nnames ||
+		    !x->cert != !y->cert ||
+		    (x->cert && (strcmp(x->cert, y->cert) || strcmp(x->key, y->key))))
+			return false;
+		for (unsigned k = 0; k < x->nnames; k++)
+			if (strcmp(x->names[k], y->names[k]))
+				return false;
+	}
+	return true;
+}
+
+/* ---- SIGHUP ---- */
+
+static void reload(struct sh_worker *w, const char *path)
+{
+	char err[512];
+	struct parsed p;
+	const struct sconf *old = w->gen->g.conf;
+	if (load_file(path, &p, err, sizeof(err)) < 0)
+		goto refused;
+	p.conf.max_conns = max_conns_run; /* the engines were sized at start */
+	if (!same_listeners(old, &p.conf) || !same_certs(old, &p.conf)) {
+		snprintf(err, sizeof(err), "%s: the listeners or the sites' certificate files changed: "
+			 "restart skiff to change them (their contents are read again on SIGHUP)",
+			 path);
+		free(p.arena);
+		goto refused;
+	}
+	for (unsigned li = 0; li < w->nlst; li++) {
+		const struct sconf_site *def = NULL;
+		for (unsigned s = 0; s < old->nsites && !def; s++)
+			if (old->sites[s].listen_mask & (1u << li))
+				def = &old->sites[s];
+		if (w->lst[li].tls && tls_openssl_reload(w->lst[li].tls, def->cert, def->key, err,
+							  sizeof(err)) < 0) {
+			free(p.arena);
+			goto refused;
+		}
+	}
+	struct gen *g = gen_build(w, &p, w->gen, err, sizeof(err));
+	if (!g)
+		goto refused;
+	struct gen *prev = sites_swap(&w->sites, &g->g)->host;
+	w->gen = g;
+	prev->next_retired = w->retired;
+	w->retired = prev;
+	w->reloads++;
+	if (w->wk.id == 0) {
+		elog(SK_LOG_INFO, "reload", "SIGHUP: %s loaded (%u sites, %u listeners)", path,
+		     g->p.conf.nsites, g->p.conf.nlisten);
+		printf("%s: SIGHUP: %s loaded (%u sites)\n", who, path, g->p.conf.nsites);
+		fflush(stdout);
+	}
+	return;
+refused:
+	w->reload_failures++;
+	if (w->wk.id == 0) {
+		elog(SK_LOG_ERROR, "reload", "SIGHUP: %s (the old configuration stays)", err);
+		fprintf(stderr, "%s: SIGHUP: %s (the old configuration stays)\n", who, err);
+	}
+}
+
+static bool worker_idle(const struct sh_worker *w)
+{
+	for (unsigned i = 0; i < w->nlst; i++)
+		if (w->lst[i].started && w->lst[i].app.nconns)
+			return false;
+	return true;
+}
+
+static void tick(struct loop_timer *t, sk_time_ns now)
+{
+	struct sh_worker *w = (struct sh_worker *)((char *)t - offsetof(struct sh_worker, tick));
+	if (w->wk.reload) {
+		w->wk.reload = 0;
+		reload(w, sites_host_path);
+	}
+	if (w->retired && worker_idle(w)) {
+		while (w->retired) {
+			struct gen *g = w->retired;
+			w->retired = g->next_retired;
+			gen_free(g);
+		}
+	}
+	loop_timer_set(w->loop, &w->tick, now + SK_NS_PER_S);
+}
+
+/* The Date header changes once a second: format it only then. */
+static void refresh_date(void *ctx, sk_time_ns now)
+{
+	(void)now;
+	struct sh_worker *w = ctx;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	if (ts.tv_sec == w->date_sec)
+		return;
+	w->date_sec = ts.tv_sec;
+	char buf[HTTP_DATE_LEN];
+	http_date_format(ts.tv_sec > 0 ? (uint64_t)ts.tv_sec : 0, buf);
+	for (unsigned i = 0; i < w->nlst; i++)
+		if (w->lst[i].started)
+			http_app_set_date(&w->lst[i].app, buf);
+}
+
+/* ---- workers ---- */
+
+static void worker_stats(struct sh_worker *w, void (*fn)(void *ctx, const char *name, uint64_t v),
+			 void *ctx)
+{
+	/* The engines' counters summed over the listeners, as one engine's. */
+	struct http_app_stats sum = {0};
+	for (unsigned i = 0; i < w->nlst; i++) {
+		if (!w->lst[i].started)
+			continue;
+		const struct http_app_stats *st = &w->lst[i].app.st;
+#define SUM(n) sum.n += st->n;
+		HTTP_APP_STATS(SUM)
+#undef SUM
+	}
+#define EMIT(n) fn(ctx, "app." #n, sum.n);
+	HTTP_APP_STATS(EMIT)
+#undef EMIT
+	sites_stats(&w->sites, fn, ctx);
+	fn(ctx, "sites.reloads", w->reloads);
+	fn(ctx, "sites.reload_failures", w->reload_failures);
+	for (unsigned i = 0; i < w->gen->nproxies; i++) {
+		const struct proxy_entry *pe = w->gen->proxies[i];
+		proxy_stats(&pe->px, fn, ctx);
+		if (pe->px.cache)
+			http_cache_stats(pe->px.cache, fn, ctx);
+	}
+	for (unsigned i = 0; i < w->nlst; i++)
+		if (w->lst[i].tls)
+			tls_openssl_stats(w->lst[i].tls, fn, ctx);
+	if (w->on_skiff)
+		serve_skiff_stats(w->loop, fn, ctx);
+	else
+		loop_stats(w->loop, fn, ctx);
+}
+
+static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct plan *pl,
+		       struct parsed *p, char *err, size_t errlen)
+{
+	const struct sconf *c = &p->conf;
+	w->on_skiff = pl->on_skiff;
+	uint32_t extra = 0;
+	for (unsigned s = 0; s < c->nsites; s++)
+		for (unsigned r = 0; r < c->sites[s].nroutes; r++)
+			if (c->sites[s].routes[r].kind == SCONF_PROXY)
+				extra += c->max_conns + 8u * c->sites[s].routes[r].nup;
+	uint32_t conns = c->max_conns * c->nlisten;
+	uint32_t max_timers = 3 * conns + extra + 64;
+	if (pl->on_skiff) {
+		struct serve_skiff_config scfg = pl->scfg;
+		scfg.max_conns = conns + extra;
+		scfg.max_timers = max_timers;
+		if (pl->n > 1) {
+			scfg.stack.queue = (uint16_t)w->wk.id;
+			scfg.stack.nqueues = (uint16_t)pl->n;
+			scfg.stack.group = (uint16_t)(getpid() & 0xffff);
+			scfg.stack.ifc.glean = true;
+			scfg.stack.ifc.board = pl->board;
+		}
+		if (w != w0) {
+			scfg.stack.have_mac = true;
+			memcpy(scfg.stack.ifc.mac, serve_skiff_mac(w0->loop), 6);
+		}
+		w->loop = serve_skiff_open(&scfg, err, errlen);
+	} else {
+		struct loop_linux_config lcfg = {.max_timers = max_timers, .reuseport = pl->n > 1};
+		w->loop = loop_linux_create(&lcfg, err, errlen);
+	}
+	if (!w->loop)
+		return -1;
+	w->metrics_buf = malloc(METRICS_MAX);
+	if (!w->metrics_buf) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	struct parsed mine = *p;
+	if (w != w0) { /* each worker its own copy: nothing shared but the file */
+		if (load_file(pl->path, &mine, err, errlen) < 0)
+			return -1;
+		mine.conf.max_conns = max_conns_run;
+	}
+	w->gen = gen_build(w, &mine, NULL, err, errlen);
+	if (!w->gen)
+		return -1;
+	sites_swap(&w->sites, &w->gen->g);
+	if (listeners_open(w, err, errlen) < 0)
+		return -1;
+	refresh_date(w, 0);
+	w->loop->on_turn = refresh_date;
+	w->loop->turn_ctx = w;
+	w->tick.fn = tick;
+	loop_timer_set(w->loop, &w->tick, loop_now(w->loop) + SK_NS_PER_S);
+	return 0;
+}
+
+static void worker_stop(struct sh_worker *w)
+{
+	for (unsigned i = 0; i < w->nlst; i++)
+		if (w->lst[i].started) {
+			http_app_stop(&w->lst[i].app);
+			w->lst[i].started = false;
+		}
+	if (w->gen)
+		for (unsigned i = 0; i < w->gen->nproxies; i++)
+			proxy_stop(&w->gen->proxies[i]->px);
+	if (w->loop && loop_timer_armed(&w->tick))
+		loop_timer_cancel(w->loop, &w->tick);
+}
+
+static void worker_free(struct sh_worker *w)
+{
+	worker_stop(w);
+	for (unsigned i = 0; i < SCONF_MAX_LISTEN; i++) {
+		struct lst *l = &w->lst[i];
+		if (l->tls_loop)
+			loop_destroy(l->tls_loop);
+		if (l->tls)
+			tls_openssl_free(l->tls);
+		if (l->mem)
+			munmap(l->mem, l->memsz);
+	}
+	while (w->retired) {
+		struct gen *g = w->retired;
+		w->retired = g->next_retired;
+		gen_free(g);
+	}
+	gen_free(w->gen);
+	w->gen = NULL;
+	if (w->loop)
+		loop_destroy(w->loop);
+	free(w->metrics_buf);
+}
+
+static int worker_thread(struct worker *wk, void *ctx)
+{
+	(void)ctx;
+	struct sh_worker *w = &shw[wk->id];
+	int rc = loop_run(w->loop, &w->wk.stop);
+	worker_stop(w);
+	return rc;
+}
+
+static void on_signal(int sig)
+{
+	workers_signal_stop(sig, false);
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	workers_signal_reload();
+}
+
+int sites_host_run(struct opts *o)
+{
+	char err[512];
+	struct plan pl = {.o = o, .path = opt_str(o, OPT_CONFIG)};
+	sites_host_path = pl.path;
+	/* What the file says, the flags must not say too: one source each. */
+	static const uint8_t site_flags[] = {
+		OPT_PORT,      OPT_ROOT,           OPT_CACHE_CONTROL,   OPT_TLS_CERT,
+		OPT_TLS_KEY,   OPT_TLS_PORT,       OPT_TLS_REDIRECT,    OPT_TLS_SNI,
+		OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
+		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_METRICS,         OPT_TRACE,
+		OPT_ERROR_LOG};
+	for (size_t i = 0; i < sizeof(site_flags); i++)
+		if (opt_given(o, site_flags[i]))
+			cli_usage_error("serve", "--%s: with --config the file says this (see "
+					"docs/config.md)", opt_defs[site_flags[i]].name);
+	struct parsed p;
+	if (load_file(pl.path, &p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", who, err);
+		return 1;
+	}
+	const struct sconf *c = &p.conf;
+	if (c->error_log && elog_open(who, c->error_log, SK_LOG_INFO, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", who, err);
+		free(p.arena);
+		return 1;
+	}
+	pl.on_skiff = opt_given(o, OPT_STACK) ? opt_num(o, OPT_STACK) == 0 : opt_given(o, OPT_DEV);
+	pl.scfg = (struct serve_skiff_config){.stack = {.tcp = true}};
+	if (pl.on_skiff) {
+		hoststack_options(&pl.scfg.stack, o);
+		pl.scfg.tcp_sndbuf = (uint32_t)opt_num(o, OPT_TCP_SNDBUF);
+		pl.scfg.tcp_rcvbuf = (uint32_t)opt_num(o, OPT_TCP_RCVBUF);
+	} else {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64 &&
+		    (uint64_t)p.conf.max_conns * p.conf.nlisten > rl.rlim_cur - 32)
+			p.conf.max_conns = (uint32_t)((rl.rlim_cur - 32) / p.conf.nlisten);
+	}
+	int cpus[WORKERS_MAX];
+	unsigned ncpus;
+	pl.n = workers_plan(c->workers, pl.on_skiff ? opt_str(o, OPT_DEV) : NULL, who, cpus, &ncpus);
+	static struct nbr_board board;
+	if (pl.n > 1 && pl.on_skiff) {
+		uint64_t seed;
+		if (plat_random(&seed, sizeof(seed)) < 0) {
+			fprintf(stderr, "%s: no randomness\n", who);
+			free(p.arena);
+			return 1;
+		}
+		nbr_board_init(&board, seed);
+		pl.board = &board;
+	}
+	if (pl.n > 1)
+		p.conf.max_conns = (p.conf.max_conns + pl.n - 1) / pl.n;
+	max_conns_run = p.conf.max_conns;
+	struct sh_worker *ws = calloc(pl.n, sizeof(*ws));
+	if (!ws) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		free(p.arena);
+		return 1;
+	}
+	shw = ws;
+	int rc = 0;
+	unsigned built = 0;
+	for (unsigned i = 0; i < pl.n && rc == 0; i++, built++) {
+		ws[i].wk.id = i;
+		ws[i].wk.cpu = workers_cpu(i, pl.n, cpus, ncpus);
+		workers_publish(ws, sizeof(*ws), offsetof(struct sh_worker, wk), i + 1);
+		if (worker_open(&ws[i], &ws[0], &pl, &p, err, sizeof(err)) < 0) {
+			fprintf(stderr, "%s: %s: %s\n", who, pl.path, err);
+			rc = 1;
+		}
+	}
+	if (rc) {
+		workers_publish(NULL, 0, 0, 0);
+		for (unsigned i = 0; i < built; i++)
+			worker_free(&ws[i]);
+		free(ws);
+		return rc;
+	}
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	struct sigaction hup = {.sa_handler = on_hup};
+	sigemptyset(&hup.sa_mask);
+	sigaction(SIGHUP, &hup, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	struct sh_worker *w0 = &ws[0];
+	char devb[160] = " dev=kernel";
+	if (pl.on_skiff) {
+		serve_skiff_describe(w0->loop, devb, sizeof(devb));
+		serve_skiff_announce(w0->loop);
+	}
+	const struct sconf *cc = w0->gen->g.conf;
+	printf("%s: %s: %u sites on", who, pl.path, cc->nsites);
+	for (unsigned i = 0; i < cc->nlisten; i++) {
+		char ab[64];
+		const struct sconf_listen *ls = &cc->listen[i];
+		if (ls->any)
+			snprintf(ab, sizeof(ab), "*");
+		else
+			cli_format_ipv4((uint32_t)ls->addr.b[12] << 24 | (uint32_t)ls->addr.b[13] << 16 |
+					(uint32_t)ls->addr.b[14] << 8 | ls->addr.b[15], ab);
+		printf(" %s:%u%s", ab, ls->port, ls->tls ? "(tls)" : "");
+	}
+	printf(" stack=%s%s max_conns=%u workers=%u\n", w0->loop->name, devb, cc->max_conns, pl.n);
+	fflush(stdout);
+	rc = workers_run(worker_thread, &pl, who, NULL);
+	workers_publish(NULL, 0, 0, 0);
+	if (opt_given(o, OPT_STATS)) {
+		if (pl.n == 1) {
+			worker_stats(w0, print_stat, stdout);
+		} else {
+			struct stat_sum sum = {0};
+			for (unsigned i = 0; i < pl.n; i++) {
+				stat_sum_source(&sum);
+				worker_stats(&ws[i], stat_sum_add, &sum);
+			}
+			stat_sum_emit(&sum, print_stat, stdout);
+			stat_sum_free(&sum);
+		}
+	}
+	fflush(stdout);
+	for (unsigned i = 0; i < pl.n; i++)
+		worker_free(&ws[i]);
+	free(ws);
+	shw = NULL;
+	elog_close();
+	return rc < 0 ? 1 : 0;
+}

@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# tests/sites.sh SKIFF [TARGET...] — `skiff serve --config FILE` (issue 32,
+# docs/config.md): examples/sites.conf as written, on each TARGET (default
+# both):
+#   linux      --stack linux inside a namespace of its own (its loopback
+#              only), so the file's 127.0.0.1:8080/8443 and the API's
+#              upstream on 127.0.0.1:9090 are taken as written
+#   skiff:tap  --stack skiff --dev tap:sk0 as 198.18.0.2 in a namespace; the
+#              file's listeners become *:8080/*:8443 and the API's upstream
+#              198.18.0.1:9090 (the TAP's kernel side), nothing else changed
+# Checks (tests/sites_check.py does the HTTP):
+#   check      skiff check on the example: exit 0
+#   example    every route: a.test's files, /old/ -> 301 /new/..., /api/
+#              proxied (the client's Host kept, cached: X-Cache MISS then
+#              HIT, the upstream asked once; a GET with a body 400), X-Site:
+#              a on every a.test answer; b.test over HTTPS with its own
+#              certificate (SNI), its HTTP requests 301 to https://; an
+#              unknown Host and an HTTP/1.0 request without one: 404
+#   reload     SIGHUP under wrk (-c 8, Host a.test): the file now names
+#              another folder for a.test and a.test's certificate files hold
+#              a new certificate: served from the new folder, the new
+#              certificate shown for SNI a.test, wrk: 0 errors and 0 non-2xx
+#   broken     a file that does not parse, then SIGHUP: refused with its
+#              FILE:LINE:COL in the log, the old configuration still serves
+#   nginx      (linux) nginx with an equivalent nginx.conf answers every
+#              route as skiff does (status, Location, X-Site, the body of a
+#              200)
+#   exit       SIGTERM: exit 0, sites.* counters in --stats
+# Prints PASS/FAIL per check; ends with "sites: N passed, N failed".
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+# shellcheck source=tests/lib.sh
+. "$HERE/lib.sh"
+SKT_SUITE=sites
+export PYTHONDONTWRITEBYTECODE=1
+
+usage() { echo "usage: $0 build/skiff [linux] [skiff:tap]" >&2; exit 2; }
+case ${1:-} in -h | --help) sed -n '2,33p' "$0"; exit 0 ;; esac
+BIN=${1:-}
+[ -n "$BIN" ] || usage
+shift
+skt_check_bin "$BIN" || exit 2
+BIN=$(readlink -f "$BIN")
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(linux skiff:tap)
+for t in "${TARGETS[@]}"; do
+	case $t in linux | skiff:tap) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
+done
+if ! skt_need setup python3 wrk nginx openssl; then
+	summary
+	exit 1
+fi
+
+WORK=$(mktemp -d /tmp/skiff-sites.XXXXXX)
+SC=$HERE/sites_check.py
+UP=$HERE/proxy_upstream.py
+on_exit() {
+	skt_cleanup
+	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${SITES_KEEP_LOGS:-}" ]; then
+		rm -rf "$WORK"
+	else
+		echo "sites: logs kept in $WORK"
+	fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+NS=()
+X() { timeout "${T:-60}" "${NS[@]}" "$@"; }
+
+# A copy of examples/ (the file, its folders, certificates made here), so
+# the reload checks may change it; for skiff:tap with the addresses of the
+# TAP's namespace.
+make_tree() {
+	local d=$WORK/$TGT
+	rm -rf "$d"
+	mkdir -p "$d/sites/certs"
+	cp -r "$ROOT/examples/sites/a" "$ROOT/examples/sites/b" "$d/sites/"
+	for s in a b; do
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+			-subj "/CN=$s.test" -addext "subjectAltName=DNS:$s.test" \
+			-keyout "$d/sites/certs/$s.key" -out "$d/sites/certs/$s.crt" 2>/dev/null || return 1
+	done
+	if [ "$TGT" = linux ]; then
+		cp "$ROOT/examples/sites.conf" "$d/sites.conf"
+	else
+		sed -e 's/listen 127\.0\.0\.1:/listen *:/' -e "s/proxy 127\.0\.0\.1:9090/proxy $SKT_LINUX_IP:9090/" \
+			"$ROOT/examples/sites.conf" >"$d/sites.conf"
+	fi
+	CONF=$d/sites.conf
+}
+
+start_up() {
+	"${NS[@]}" python3 "$UP" 9090 api --addr "$UP_IP" >"$WORK/$TGT-up.log" 2>&1 &
+	SKT_PIDS+=($!)
+	skt_wait_for 10 grep -q "^upstream api on" "$WORK/$TGT-up.log"
+}
+
+start_skiff() {
+	SRV_LOG=$WORK/$TGT-skiff.log
+	local stack=(--stack linux)
+	[ "$TGT" = linux ] || stack=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24")
+	"${NS[@]}" "$BIN" serve --config "$CONF" "${stack[@]}" --stats >"$SRV_LOG" 2>&1 &
+	SRV_PID=$!
+	SKT_PIDS+=("$SRV_PID")
+	skt_wait_for 15 X python3 "$SC" served "$ADDR" 8080 a.test / && return 0
+	fail "$TGT.setup" "skiff did not serve: $(tail -n 3 "$SRV_LOG")"
+	return 1
+}
+
+stop_skiff() {
+	kill -TERM "$SRV_PID" 2>/dev/null
+	if skt_wait_exit "$SRV_PID" 10 && [ "$SKT_RC" = 0 ] && grep -q '^sites.requests [1-9]' "$SRV_LOG"; then
+		pass "$TGT.exit"
+	else
+		fail "$TGT.exit" "rc=${SKT_RC:-running} $(grep '^sites.requests' "$SRV_LOG")"
+		kill -KILL "$SRV_PID" 2>/dev/null
+	fi
+}
+
+check_reload() {
+	local d=$WORK/$TGT old_cert new_cert
+	mkdir -p "$d/sites/a2"
+	echo "<p>a2: the folder after the reload</p>" >"$d/sites/a2/index.html"
+	"${NS[@]}" wrk -t 1 -c 8 -d 6s -H "Host: a.test" "http://$ADDR:8080/" >"$WORK/$TGT-wrk.txt" 2>&1 &
+	local wpid=$!
+	sleep 2
+	old_cert=$(X python3 "$SC" cert "$ADDR" 8443 a.test "$d/sites/certs")
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/CN=a.test" -addext "subjectAltName=DNS:a.test" \
+		-keyout "$d/sites/certs/a.key.new" -out "$d/sites/certs/a.crt.new" 2>/dev/null
+	mv "$d/sites/certs/a.key.new" "$d/sites/certs/a.key"
+	mv "$d/sites/certs/a.crt.new" "$d/sites/certs/a.crt"
+	sed -i 's#files sites/a;#files sites/a2;#' "$CONF"
+	kill -HUP "$SRV_PID"
+	wait "$wpid"
+	if skt_wait_for 5 X python3 "$SC" served "$ADDR" 8080 a.test / --expect "a2: the folder"; then
+		pass "$TGT.reload.root"
+	else
+		fail "$TGT.reload.root" "still the old folder: $(grep SIGHUP "$SRV_LOG")"
+	fi
+	new_cert=$(X python3 "$SC" cert "$ADDR" 8443 a.test "$d/sites/certs")
+	if [ "$new_cert" != "$old_cert" ] && [ "$new_cert" = "$(python3 -c "
+import hashlib, ssl; print(hashlib.sha256(ssl.PEM_cert_to_DER_cert(open('$d/sites/certs/a.crt').read())).hexdigest())")" ]; then
+		pass "$TGT.reload.cert"
+	else
+		fail "$TGT.reload.cert" "the certificate did not change ($old_cert -> $new_cert)"
+	fi
+	local reqs
+	reqs=$(awk '/requests in/ {print $1}' "$WORK/$TGT-wrk.txt")
+	if [ -n "$reqs" ] && [ "$reqs" -gt 0 ] && ! grep -qE 'Socket errors|Non-2xx' "$WORK/$TGT-wrk.txt"; then
+		pass "$TGT.reload.wrk" "$reqs requests, 0 errors"
+	else
+		fail "$TGT.reload.wrk" "$(tr '\n' ' ' <"$WORK/$TGT-wrk.txt")"
+	fi
+}
+
+check_broken() {
+	cp "$CONF" "$CONF.good"
+	printf 'site a.test {\n    listen 127.0.0.1:8080;\n    route / { fils x; }\n}\n' >"$CONF"
+	kill -HUP "$SRV_PID"
+	if skt_wait_for 5 grep -q "SIGHUP: .*sites.conf:3:15: .*(the old configuration stays)" "$SRV_LOG" &&
+		X python3 "$SC" served "$ADDR" 8080 a.test / --expect "a2: the folder"; then
+		pass "$TGT.broken" "refused, the old configuration serves"
+	else
+		fail "$TGT.broken" "$(grep SIGHUP "$SRV_LOG" | tail -n 2)"
+	fi
+	cp "$CONF.good" "$CONF"
+}
+
+# nginx with the same sites, on the same ports (skiff stopped first).
+check_nginx() {
+	local d=$WORK/$TGT n=$WORK/nginx
+	mkdir -p "$n/tmp"
+	sed -i 's#files sites/a2;#files sites/a;#' "$CONF"
+	cat >"$n/nginx.conf" <<EOF
+user root;
+worker_processes 1;
+pid $n/nginx.pid;
+error_log $n/error.log;
+daemon off;
+events { worker_connections 256; }
+http {
+    access_log off;
+    client_body_temp_path $n/tmp; proxy_temp_path $n/tmp; fastcgi_temp_path $n/tmp;
+    uwsgi_temp_path $n/tmp; scgi_temp_path $n/tmp;
+    include /etc/nginx/mime.types;
+    absolute_redirect off;
+    server {
+        listen 127.0.0.1:8080 default_server; listen 127.0.0.1:8443 ssl default_server;
+        ssl_certificate $d/sites/certs/a.crt; ssl_certificate_key $d/sites/certs/a.key;
+        return 404;
+    }
+    server {
+        listen 127.0.0.1:8080; listen 127.0.0.1:8443 ssl; server_name a.test;
+        ssl_certificate $d/sites/certs/a.crt; ssl_certificate_key $d/sites/certs/a.key;
+        add_header X-Site a always;
+        root $d/sites/a;
+        location / { }
+        location /api/ { proxy_pass http://127.0.0.1:9090; proxy_set_header Host \$host; }
+        location /old/ { rewrite ^/old/(.*)\$ /new/\$1 permanent; }
+    }
+    server {
+        listen 127.0.0.1:8443 ssl; server_name b.test;
+        ssl_certificate $d/sites/certs/b.crt; ssl_certificate_key $d/sites/certs/b.key;
+        root $d/sites/b;
+    }
+    server {
+        listen 127.0.0.1:8080; server_name b.test;
+        return 301 https://b.test:8443\$request_uri;
+    }
+}
+EOF
+	"${NS[@]}" nginx -c "$n/nginx.conf" -e "$n/error.log" >"$n/out.log" 2>&1 &
+	local npid=$!
+	SKT_PIDS+=("$npid")
+	if ! skt_wait_for 10 X python3 "$SC" served 127.0.0.1 8080 a.test /; then
+		fail "$TGT.nginx" "nginx did not start: $(tail -n 3 "$n/error.log" "$n/out.log")"
+		return
+	fi
+	X python3 "$SC" answers 127.0.0.1 8080 8443 "$d/sites/certs" >"$WORK/answers-nginx.json"
+	kill -TERM "$npid"
+	skt_wait_exit "$npid" 5 || kill -KILL "$npid"
+	if python3 - "$WORK/answers-skiff.json" "$WORK/answers-nginx.json" <<'EOF'; then
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+bad = [(k, a[k], b[k]) for k in a if a[k] != b[k]]
+for k, x, y in bad:
+    print(f"  {k}: skiff {x} nginx {y}")
+sys.exit(1 if bad or len(a) < 10 else 0)
+EOF
+		pass "$TGT.nginx" "$(python3 -c "import json; print(len(json.load(open('$WORK/answers-skiff.json'))))") routes answered alike"
+	else
+		fail "$TGT.nginx" "answers differ (above)"
+	fi
+}
+
+for TGT in "${TARGETS[@]}"; do
+	if [ "$TGT" = linux ]; then
+		ns=$(skt_ns_name lo)
+		skt_ns_add "$ns" || { fail linux.setup "namespace"; continue; }
+		NS=(ip netns exec "$ns")
+		ADDR=127.0.0.1 UP_IP=127.0.0.1
+	else
+		skt_topo_tap || { fail "$TGT.setup" "tap"; continue; }
+		NS=(ip netns exec "$SKT_NS_L")
+		ADDR=$SKT_SKIFF_IP UP_IP=$SKT_LINUX_IP
+	fi
+	make_tree || { fail "$TGT.setup" "certificates"; continue; }
+	if X "$BIN" check "$CONF" >"$WORK/$TGT-check.txt" 2>&1; then
+		pass "$TGT.check" "$(head -n 1 "$WORK/$TGT-check.txt")"
+	else
+		fail "$TGT.check" "$(cat "$WORK/$TGT-check.txt")"
+	fi
+	start_up || { fail "$TGT.setup" "upstream"; skt_cleanup; continue; }
+	start_skiff || { skt_cleanup; continue; }
+	(cd "$ROOT" && X python3 "$SC" example "$ADDR" 8080 8443 "$WORK/$TGT/sites/certs" \
+		"http://$UP_IP:9090/_stats") >"$WORK/$TGT-example.txt" 2>&1
+	while read -r verdict name rest; do
+		case $verdict in
+		PASS) pass "$TGT.$name" ;;
+		FAIL) fail "$TGT.$name" "$rest" ;;
+		esac
+	done <"$WORK/$TGT-example.txt"
+	grep -q '^PASS' "$WORK/$TGT-example.txt" || fail "$TGT.example" "$(tail -n 5 "$WORK/$TGT-example.txt")"
+	[ "$TGT" = linux ] && (cd "$ROOT" && X python3 "$SC" answers 127.0.0.1 8080 8443 \
+		"$WORK/$TGT/sites/certs" >"$WORK/answers-skiff.json")
+	check_reload
+	check_broken
+	stop_skiff
+	[ "$TGT" = linux ] && check_nginx
+	skt_cleanup
+done
+summary

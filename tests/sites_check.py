@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""sites_check.py — the HTTP side of tests/sites.sh: examples/sites.conf's
+routes asked as a browser would (Host and SNI per site), over http.client
+and ssl.
+
+  sites_check.py example ADDR HTTP_PORT HTTPS_PORT CERTDIR UPSTREAM_STATS_URL
+      every route of examples/sites.conf: prints PASS/FAIL lines, exits 1 on
+      any FAIL
+  sites_check.py answers ADDR HTTP_PORT HTTPS_PORT CERTDIR
+      the answers (status, Location, X-Site, Content-Type, body sha256) to
+      every route as JSON on stdout: tests/sites.sh compares skiff's with
+      nginx's under an equivalent nginx.conf
+  sites_check.py served ADDR PORT HOST PATH [--tls CERTDIR] [--expect TEXT]
+      one GET; exit 0 when it answers 200 (holding TEXT, if given)
+  sites_check.py cert ADDR PORT NAME CERTDIR
+      the certificate the server shows for SNI NAME: prints its sha256
+"""
+import hashlib
+import http.client
+import json
+import socket
+import ssl
+import sys
+
+FAILS = 0
+
+
+def check(name, ok, detail=""):
+    global FAILS
+    if ok:
+        print(f"PASS {name}")
+    else:
+        FAILS += 1
+        print(f"FAIL {name}: {detail}")
+
+
+def tls_ctx(certdir, name):
+    ctx = ssl.create_default_context(cafile=f"{certdir}/{name[0]}.crt")
+    ctx.check_hostname = True
+    return ctx
+
+
+def get(addr, port, host, path, method="GET", tls=None, headers=None):
+    """One request on a fresh connection: (status, headers dict lower, body)."""
+    conn = http.client.HTTPConnection(addr, port, timeout=10)
+    if tls:
+        # SNI and the certificate check are for the site's name, the TCP
+        # connection for ADDR: what a browser does after DNS.
+        sock = socket.create_connection((addr, port), timeout=10)
+        conn.sock = tls_ctx(tls, host).wrap_socket(sock, server_hostname=host)
+    h = {"Host": f"{host}" if host else None}
+    h.update(headers or {})
+    conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+    for k, v in h.items():
+        if v is not None:
+            conn.putheader(k, v)
+    conn.endheaders()
+    r = conn.getresponse()
+    body = r.read()
+    hd = {k.lower(): v for k, v in r.getheaders()}
+    conn.close()
+    return r.status, hd, body
+
+
+def peer_cert(addr, port, name, certdir):
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with socket.create_connection((addr, port), timeout=10) as s:
+        with ctx.wrap_socket(s, server_hostname=name) as t:
+            return hashlib.sha256(t.getpeercert(binary_form=True)).hexdigest()
+
+
+def file_cert(path):
+    pem = open(path).read()
+    return hashlib.sha256(ssl.PEM_cert_to_DER_cert(pem)).hexdigest()
+
+
+# The routes of examples/sites.conf: (name, tls?, host, method, path).
+ROUTES = [
+    ("a.index", False, "a.test", "GET", "/"),
+    ("a.index.head", False, "a.test", "HEAD", "/"),
+    ("a.file", False, "a.test", "GET", "/new/page.html"),
+    ("a.missing", False, "a.test", "GET", "/nope.html"),
+    ("a.dir", False, "a.test", "GET", "/new"),
+    ("a.old", False, "a.test", "GET", "/old/page.html"),
+    ("a.old.query", False, "a.test", "GET", "/old/x/y?q=1"),
+    ("a.api", False, "a.test", "GET", "/api/hello"),
+    ("a.https.index", True, "a.test", "GET", "/"),
+    ("a.https.old", True, "a.test", "GET", "/old/z"),
+    ("b.http.redirect", False, "b.test", "GET", "/some/where?x=2"),
+    ("b.http.root", False, "b.test", "GET", "/"),
+    ("b.https.index", True, "b.test", "GET", "/"),
+    ("b.https.missing", True, "b.test", "GET", "/api/hello"),
+    ("unknown.http", False, "c.test", "GET", "/"),
+    ("unknown.port", False, "a.test:8080", "GET", "/"),
+]
+
+
+def answers(addr, hp, sp, certdir):
+    out = {}
+    for name, tls, host, method, path in ROUTES:
+        st, hd, body = get(addr, sp if tls else hp, host, path, method,
+                           certdir if tls else None)
+        out[name] = {
+            "status": st,
+            "location": hd.get("location"),
+            "x-site": hd.get("x-site"),
+            "content-type": (hd.get("content-type") or "").split(";")[0] if st == 200 else None,
+            "body": hashlib.sha256(body).hexdigest() if st == 200 else None,
+        }
+    return out
+
+
+def example(addr, hp, sp, certdir, stats_url):
+    a = answers(addr, hp, sp, certdir)
+    idx_a = open("examples/sites/a/index.html", "rb").read()
+    idx_b = open("examples/sites/b/index.html", "rb").read()
+    page = open("examples/sites/a/new/page.html", "rb").read()
+    sha = lambda b: hashlib.sha256(b).hexdigest()
+    check("a.index", a["a.index"]["status"] == 200 and a["a.index"]["body"] == sha(idx_a)
+          and a["a.index"]["x-site"] == "a", a["a.index"])
+    check("a.index.head", a["a.index.head"]["status"] == 200
+          and a["a.index.head"]["x-site"] == "a", a["a.index.head"])
+    check("a.file", a["a.file"]["body"] == sha(page), a["a.file"])
+    check("a.missing", a["a.missing"]["status"] == 404 and a["a.missing"]["x-site"] == "a",
+          a["a.missing"])
+    check("a.dir", a["a.dir"]["status"] == 301 and a["a.dir"]["location"].endswith("/new/"),
+          a["a.dir"])
+    check("a.old", a["a.old"]["status"] == 301 and a["a.old"]["location"] == "/new/page.html"
+          and a["a.old"]["x-site"] == "a", a["a.old"])
+    check("a.old.query", a["a.old.query"]["location"] == "/new/x/y?q=1", a["a.old.query"])
+    check("a.https.index", a["a.https.index"]["body"] == sha(idx_a)
+          and a["a.https.index"]["x-site"] == "a", a["a.https.index"])
+    check("a.https.old", a["a.https.old"]["location"] == "/new/z", a["a.https.old"])
+    check("b.http.redirect", a["b.http.redirect"]["status"] == 301 and
+          a["b.http.redirect"]["location"] == f"https://b.test:{sp}/some/where?x=2",
+          a["b.http.redirect"])
+    check("b.http.root", a["b.http.root"]["location"] == f"https://b.test:{sp}/",
+          a["b.http.root"])
+    check("b.https.index", a["b.https.index"]["body"] == sha(idx_b)
+          and a["b.https.index"]["x-site"] is None, a["b.https.index"])
+    check("b.https.no.api", a["b.https.missing"]["status"] == 404, a["b.https.missing"])
+    check("unknown.host.404", a["unknown.http"]["status"] == 404, a["unknown.http"])
+    check("host.with.port", a["unknown.port"]["status"] == 200, a["unknown.port"])
+    # HTTP/1.0 without Host: no site names it
+    s = socket.create_connection((addr, hp), timeout=10)
+    s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    resp = b""
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        resp += d
+    s.close()
+    check("no.host.404", resp.startswith(b"HTTP/1.1 404") or resp.startswith(b"HTTP/1.0 404"),
+          resp[:60])
+    # SNI: each site's own certificate
+    for n in ("a", "b"):
+        check(f"sni.{n}", peer_cert(addr, sp, f"{n}.test", certdir) ==
+              file_cert(f"{certdir}/{n}.crt"), "another certificate")
+    # the API: proxied with the client's Host, cached on the second ask
+    st1, h1, b1 = get(addr, hp, "a.test", "/api/cache/k1?max-age=60")
+    st2, h2, b2 = get(addr, hp, "a.test", "/api/cache/k1?max-age=60")
+    check("api.proxied", st1 == 200 and b1 == b2 and h1.get("x-site") == "a", (st1, h1))
+    check("api.cached", h1.get("x-cache") == "MISS" and h2.get("x-cache") == "HIT", (h1, h2))
+    log = json.loads(get_url(stats_url))
+    reqs = [e for e in log if e["target"].startswith("/api/cache/k1")]
+    check("api.upstream.once", len(reqs) == 1, reqs)
+    hosts = [v for e in reqs for k, v in e["headers"] if k.lower() == "host"]
+    check("api.host.kept", hosts == ["a.test"], hosts)
+    st, _, _ = get(addr, hp, "a.test", "/api/hello", headers={"Content-Length": "5"})
+    check("api.get.body.refused", st == 400, st)
+
+
+def get_url(url):
+    host, rest = url.split("//", 1)[1].split("/", 1)
+    a, p = host.rsplit(":", 1)
+    c = http.client.HTTPConnection(a, int(p), timeout=10)
+    c.request("GET", "/" + rest)
+    return c.getresponse().read()
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if len(sys.argv) >= 2 else 2
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "example":
+        example(args[0], int(args[1]), int(args[2]), args[3], args[4])
+        return 1 if FAILS else 0
+    if cmd == "answers":
+        json.dump(answers(args[0], int(args[1]), int(args[2]), args[3]), sys.stdout,
+                  indent=1, sort_keys=True)
+        return 0
+    if cmd == "served":
+        tls = args[args.index("--tls") + 1] if "--tls" in args else None
+        want = args[args.index("--expect") + 1] if "--expect" in args else None
+        try:
+            st, _, body = get(args[0], int(args[1]), args[2], args[3], tls=tls)
+        except OSError:
+            return 1
+        return 0 if st == 200 and (want is None or want.encode() in body) else 1
+    if cmd == "cert":
+        print(peer_cert(args[0], int(args[1]), args[2], args[3]))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
