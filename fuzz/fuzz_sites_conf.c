@@ -10,6 +10,7 @@
  * is found by each of its names on each of its listeners (or by a better
  * match), every route by its own path.
  * Build: make build/fuzz/fuzz_sites_conf. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,10 +109,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memcpy(text, data + 1, n);
 	const char *dir = flags & 1 ? "conf/x" : "";
+	/* The arena at the end of a static buffer, so a write past asize
+	 * lands in the global's redzone (ASan), without a megabyte malloc
+	 * and free per input (which made it 40 times slower). */
+	static char big[8u << 20];
 	size_t asize = sites_conf_arena_bound(n);
-	char *arena = malloc(asize);
-	if (!arena)
-		abort();
+	char *arena;
+	bool heap = asize > sizeof(big);
+	if (!heap) {
+		arena = big + sizeof(big) - asize;
+	} else {
+		arena = malloc(asize);
+		if (!arena)
+			abort();
+	}
 	struct sconf c;
 	struct sconf_err err;
 	arena_lo = arena;
@@ -131,7 +142,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (sites_conf_parse(text, n, dir, arena, small, &c, &err) < 0)
 			CHECK(err.msg[0] != 0);
 	}
-	free(arena);
+	if (heap)
+		free(arena);
 	free(text);
 	return 0;
 }

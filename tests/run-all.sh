@@ -102,6 +102,8 @@ P check-steps w=2 est=30 needs=build -- make -j"$JOBS" check-layers check-cli-do
 	check-doc-examples
 P clang w=4 est=60 needs=build -- make -j"$JOBS" clang-check
 P unit w=3 est=40 needs=build -- make -j"$JOBS" unit
+# skiff check on the corpus of good and bad configuration files (tests/conf/).
+P check needs=build est=5 -- tests/check.sh build/skiff
 P asan-build w=3 needs=build est=45 -- make -j"$JOBS" asan
 P integration est=60 needs=build -- tests/integration.sh build/skiff $DEVS
 P ipv6 est=90 needs=build -- env IPV6_UK=build/skiff-uk.elf tests/ipv6.sh build/skiff $DEVS

@@ -43,13 +43,15 @@ static char *read_file(const char *path, size_t *len)
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
 	while (buf) {
+		errno = 0;
 		size_t r = fread(buf + n, 1, cap - n, f);
+		int e = errno;
 		n += r;
 		if (n < cap) {
 			if (ferror(f)) {
 				free(buf);
 				buf = NULL;
-				errno = EIO;
+				errno = e ? e : EIO; /* EISDIR for a folder */
 			}
 			break;
 		}
