@@ -159,7 +159,7 @@
  * the answer started), -SK_ENOBUFS for headers beyond out_size.
  *
  * Freestanding: base/ and loop/loop.h and http/parser.h (for enum
- * http_method) only, no libc, no clock (time is the loop's), so it links
+ * http_method) only (http/file.h for http_app_send_file's entry), no libc, no clock (time is the loop's), so it links
  * into the unikernel.
  */
 #ifndef HTTP_APP_H
