@@ -18,9 +18,10 @@ TEST_LDLIBS := -lcmocka -l:libbearssl.a
 # with its skiff backend; src/conf the options module that the hosted
 # commands and the unikernel parse their command lines with; src/archive
 # the site archive's reader, which the unikernel runs on an untrusted image
-# and the fuzzer drives.
+# and the fuzzer drives; src/router the router of a configuration file's
+# sites on the HTTP engine.
 CORE_DIRS := src/base src/wire src/ring src/net src/runner src/loop src/http src/switch \
-	src/conf src/archive
+	src/conf src/archive src/router
 CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS))))
 # Hosted folders: devices, the Linux platform, the error log (src/elog),
 # the loop's hosted backends (src/loop_host: epoll, and loop_fake, the

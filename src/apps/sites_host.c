@@ -48,7 +48,7 @@
 #include "../http/files_handler.h"
 #include "../http/prom.h"
 #include "../http/proxy.h"
-#include "../http/sites.h"
+#include "../router/sites.h"
 #include "../loop_host/loop_linux.h"
 #include "../plat/plat.h"
 #include "../tls/loop_tls.h"

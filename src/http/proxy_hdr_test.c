@@ -41,7 +41,8 @@ static long rewrite(const char *head, uint64_t body, unsigned version)
 				    head + rq.target.off,   rq.target.len,
 				    version,                &a,
 				    "http",                 "skiff",
-				    body,                   "up:80"};
+				    body,                   "up:80",
+				    false};
 	long l = proxy_req_head((uint8_t *)out, sizeof(out) - 1, &ri, f, n);
 	if (l > 0) {
 		out[l] = 0;
@@ -85,7 +86,8 @@ static void test_request_rewrite(void **st)
 	const char *h = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
 	unsigned n = fields_of(h, &rq, f);
 	struct sk_addr a = sk_addr_v4(1);
-	struct proxy_req_info ri = {"GET", 3, "/", 1, 11, &a, "http", "skiff", PROXY_BODY_NONE, "h"};
+	struct proxy_req_info ri = {"GET", 3, "/", 1, 11, &a, "http", "skiff", PROXY_BODY_NONE, "h",
+				    false};
 	long full = proxy_req_head((uint8_t *)out, sizeof(out), &ri, f, n);
 	assert_true(full > 0);
 	assert_int_equal(proxy_req_head((uint8_t *)out, (size_t)full, &ri, f, n), -SK_ENOBUFS);

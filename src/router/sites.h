@@ -33,7 +33,7 @@
 #define HTTP_SITES_H
 
 #include "../conf/sites_conf.h"
-#include "app.h"
+#include "../http/app.h"
 
 /* A route's handler and its context, as the host built them. */
 struct sites_handler {
