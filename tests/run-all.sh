@@ -170,6 +170,9 @@ P app w=2 needs=build excl=app-ports est=90 -- tests/app.sh build/examples $FORM
 # skiff proxy (http/proxy.h) before a recording Python upstream and nginx,
 # on the kernel's sockets (127.0.0.1) and on skiff's stack on a TAP.
 P proxy est=90 needs=build -- tests/proxy.sh build/skiff linux skiff:tap
+# skiff serve --config (issue 32): examples/sites.conf as written and every
+# directive, on both stacks; nginx with the same sites answering alike.
+P sites est=70 needs=build -- tests/sites.sh build/skiff linux skiff:tap
 # --workers 2 for the proxy and kv (docs/smp.md): linux, and kv on a TAP.
 P proxy-workers w=2 est=60 needs=build -- tests/proxy_workers.sh build/skiff linux skiff:tap
 P install est=30 needs=build -- tests/install.sh build
@@ -188,6 +191,7 @@ P asan-ops est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/ops.sh build/asan/s
 # --metrics and skiff stat under the sanitizers, both stacks (the admin
 # sockets are waited on differently on each: loop_watch, the runner's side fd).
 P asan-metrics est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/metrics.sh build/asan/skiff
+P asan-sites est=80 needs=asan-build -- "${ASAN_ENV[@]}" tests/sites.sh build/asan/skiff linux skiff:tap
 P asan-tls w=2 est=110 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls.sh build/asan/skiff linux skiff:tap
 P asan-tls-app est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls_app.sh build/asan/skiff build/asan/examples
 # The application engine under the sanitizers, both stacks (tap).
@@ -252,7 +256,7 @@ fi
 echo "PASS deps"
 
 # The totals the test scripts and unit runners print about themselves.
-TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:'
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
 # phase_cpu NAME: the CPU seconds its processes used (user + system).

@@ -26,6 +26,12 @@
 #              route as skiff does (status, Location, X-Site, the body of a
 #              200)
 #   exit       SIGTERM: exit 0, sites.* counters in --stats
+#   directives a second file using every directive the example does not
+#              (workers 2 on linux, limits and timeouts, error_log, default
+#              and wildcard sites, header removal, return, metrics,
+#              redirect variables, proxy_host upstream, body_on_get allow,
+#              two upstreams, cache_control), listeners *:PORT (linux: over
+#              IPv6 too); sites_check.py directives asks each
 # Prints PASS/FAIL per check; ends with "sites: N passed, N failed".
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -237,6 +243,83 @@ EOF
 	fi
 }
 
+# Every directive examples/sites.conf does not use, in a file of its own.
+check_directives() {
+	local d=$WORK/$TGT-dir up=127.0.0.1 workers=2 addr6=
+	[ "$TGT" = linux ] || { up=$SKT_LINUX_IP; workers=1; }
+	mkdir -p "$d/d" "$d/logs"
+	echo "d index" >"$d/d/index.html"
+	cat >"$d/dir.conf" <<EOF
+workers $workers;
+max_conns 512;
+max_body 1k;
+header_timeout 2s;
+keepalive_timeout 3s;
+body_timeout 5s;
+send_timeout 5s;
+error_log logs/error.log;
+site d.test *.w.test {
+    listen *:8081;
+    listen *:8082;
+    default;
+    header X-D d;
+    header -Server;
+    route / { files d; cache_control "public, max-age=60"; }
+    route = /health { return 200 "ok\n"; }
+    route = /gone { return 410; }
+    route = /empty { return 204; }
+    route /metrics { metrics; }
+    route /up/ {
+        proxy $up:9090 $up:9091;
+        proxy_host upstream;
+        body_on_get allow;
+        header X-R up;
+        header -Via;
+    }
+    route /echo/ { proxy $up:9090; }
+    route /r/ { redirect 308 https://\$host/x/\$rest; }
+}
+site e.test {
+    listen *:8082;
+    route / { return 200 "e\n"; }
+}
+EOF
+	"${NS[@]}" python3 "$UP" 9091 u2 --addr "$UP_IP" >"$WORK/$TGT-up2.log" 2>&1 &
+	SKT_PIDS+=($!)
+	skt_wait_for 10 grep -q "^upstream u2 on" "$WORK/$TGT-up2.log" || fail "$TGT.directives" "upstream u2"
+	local stack=(--stack linux) log=$WORK/$TGT-dir-skiff.log
+	[ "$TGT" = linux ] || stack=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24")
+	if [ "$TGT" = linux ]; then
+		# IPv6 on the namespace's loopback, for the *:PORT listener over ::1
+		"${NS[@]}" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.lo.disable_ipv6=0
+		addr6=::1
+	fi
+	"${NS[@]}" "$BIN" serve --config "$d/dir.conf" "${stack[@]}" --stats >"$log" 2>&1 &
+	local pid=$!
+	SKT_PIDS+=("$pid")
+	if ! skt_wait_for 15 X python3 "$SC" served "$ADDR" 8081 d.test /; then
+		fail "$TGT.directives" "skiff did not serve: $(tail -n 3 "$log")"
+		return
+	fi
+	if grep -q "workers=$workers" "$log"; then pass "$TGT.workers"; else fail "$TGT.workers" "$(head -n 1 "$log")"; fi
+	X python3 "$SC" directives "$ADDR" "http://$UP_IP:9090/_stats" $addr6 >"$WORK/$TGT-dir.txt" 2>&1
+	while read -r verdict name rest; do
+		case $verdict in
+		PASS) pass "$TGT.$name" ;;
+		FAIL) fail "$TGT.$name" "$rest" ;;
+		esac
+	done <"$WORK/$TGT-dir.txt"
+	grep -q '^PASS' "$WORK/$TGT-dir.txt" || fail "$TGT.directives" "$(tail -n 5 "$WORK/$TGT-dir.txt")"
+	kill -HUP "$pid"
+	if skt_wait_for 5 grep -q "SIGHUP" "$d/logs/error.log"; then
+		pass "$TGT.error_log" "the reload is in logs/error.log"
+	else
+		fail "$TGT.error_log" "no SIGHUP line in $d/logs/error.log"
+	fi
+	kill -TERM "$pid"
+	skt_wait_exit "$pid" 10 || kill -KILL "$pid"
+}
+
 for TGT in "${TARGETS[@]}"; do
 	if [ "$TGT" = linux ]; then
 		ns=$(skt_ns_name lo)
@@ -271,6 +354,7 @@ for TGT in "${TARGETS[@]}"; do
 	check_broken
 	stop_skiff
 	[ "$TGT" = linux ] && check_nginx
+	check_directives
 	skt_cleanup
 done
 summary

@@ -14,6 +14,12 @@ and ssl.
       one GET; exit 0 when it answers 200 (holding TEXT, if given)
   sites_check.py cert ADDR PORT NAME CERTDIR
       the certificate the server shows for SNI NAME: prints its sha256
+  sites_check.py directives ADDR UPSTREAM_STATS_URL [ADDR6]
+      every directive of the file tests/sites.sh writes for it (default and
+      wildcard sites, header add and remove, return, metrics, redirect
+      variables, proxy_host upstream, body_on_get allow, two upstreams,
+      cache_control, max_body, header_timeout, keepalive_timeout); ADDR6:
+      the same listener over IPv6 too
 """
 import hashlib
 import http.client
@@ -40,7 +46,7 @@ def tls_ctx(certdir, name):
     return ctx
 
 
-def get(addr, port, host, path, method="GET", tls=None, headers=None):
+def get(addr, port, host, path, method="GET", tls=None, headers=None, body=None):
     """One request on a fresh connection: (status, headers dict lower, body)."""
     conn = http.client.HTTPConnection(addr, port, timeout=10)
     if tls:
@@ -54,7 +60,7 @@ def get(addr, port, host, path, method="GET", tls=None, headers=None):
     for k, v in h.items():
         if v is not None:
             conn.putheader(k, v)
-    conn.endheaders()
+    conn.endheaders(body)
     r = conn.getresponse()
     body = r.read()
     hd = {k.lower(): v for k, v in r.getheaders()}
@@ -173,6 +179,78 @@ def example(addr, hp, sp, certdir, stats_url):
     check("api.get.body.refused", st == 400, st)
 
 
+def raw(addr, port, data, wait=10.0):
+    """Send data, read until the server closes (or wait s): (bytes, seconds)."""
+    import time
+    t0 = time.monotonic()
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(wait)
+    s.connect((addr, port))
+    s.sendall(data)
+    out = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except socket.timeout:
+        pass
+    s.close()
+    return out, time.monotonic() - t0
+
+
+def directives(addr, stats_url, addr6=None):
+    st, h, b = get(addr, 8081, "zzz.unknown", "/")
+    check("default.site", st == 200 and h.get("x-d") == "d" and b == b"d index\n", (st, h, b))
+    check("header.removed", "server" not in h, h)
+    check("cache_control", h.get("cache-control") == "public, max-age=60", h)
+    st, h, b = get(addr, 8081, "x.y.w.test", "/")
+    check("wildcard.site", st == 200 and h.get("x-d") == "d", (st, h))
+    st, h, b = get(addr, 8082, "e.test", "/")
+    check("second.site", st == 200 and b == b"e\n" and h.get("x-d") is None, (st, h, b))
+    st, h, b = get(addr, 8081, "e.test", "/")
+    check("site.per.listener", h.get("x-d") == "d", (st, h))
+    st, h, b = get(addr, 8081, "d.test", "/health")
+    check("return.body", st == 200 and b == b"ok\n" and
+          h.get("content-type", "").startswith("text/plain"), (st, h, b))
+    st, h, b = get(addr, 8081, "d.test", "/health/x")
+    check("route.exact.only", st == 404 and h.get("x-d") == "d", (st, b[:40]))
+    st, h, b = get(addr, 8081, "d.test", "/gone")
+    check("return.410", st == 410 and b == b"", (st, b))
+    st, h, b = get(addr, 8081, "d.test", "/empty")
+    check("return.204", st == 204, st)
+    st, h, b = get(addr, 8081, "d.test", "/metrics")
+    check("metrics", st == 200 and b"skiff_sites_requests_total" in b, (st, b[:80]))
+    st, h, b = get(addr, 8081, "d.test:8081", "/r/a/b?c=1")
+    check("redirect.vars", st == 308 and h.get("location") == "https://d.test/x/a/b?c=1", (st, h))
+    seen = set()
+    for i in range(6):
+        st, h, b = get(addr, 8081, "d.test", f"/up/p{i}")
+        seen.add(h.get("x-upstream"))
+    check("proxy.two.upstreams", len(seen) == 2 and None not in seen, seen)
+    check("route.header.added", h.get("x-r") == "up", h)
+    check("route.header.removed.late", "via" not in h, h)
+    log = json.loads(get_url(stats_url))
+    hosts = {v for e in log for k, v in e["headers"] if k.lower() == "host"
+             and e["target"].startswith("/up/")}
+    check("proxy_host.upstream", hosts and all(x.startswith("127.0.0.1:") or
+                                               x.startswith("198.18.0.1:") for x in hosts), hosts)
+    st, h, b = get(addr, 8081, "d.test", "/up/gb", headers={"Content-Length": "3"}, body=b"abc")
+    check("body_on_get.allow", st == 200, st)
+    st, h, b = get(addr, 8081, "d.test", "/echo/x", "POST", headers={"Content-Length": "2048"},
+                   body=b"x" * 2048)
+    check("max_body.413", st == 413, st)
+    out, t = raw(addr, 8081, b"GET / HTTP/1.1\r\nHost: d.test\r\n")
+    check("header_timeout", out.startswith(b"HTTP/1.1 408") and 1.5 < t < 6, (out[:20], t))
+    out, t = raw(addr, 8081, b"GET /health HTTP/1.1\r\nHost: d.test\r\n\r\n")
+    check("keepalive_timeout", out.startswith(b"HTTP/1.1 200") and 2.5 < t < 8, (out[:20], t))
+    if addr6:
+        st, h, b = get(addr6, 8081, "d.test", "/health")
+        check("listen.any.ipv6", st == 200 and b == b"ok\n", (st, b))
+
+
 def get_url(url):
     host, rest = url.split("//", 1)[1].split("/", 1)
     a, p = host.rsplit(":", 1)
@@ -193,6 +271,9 @@ def main():
         json.dump(answers(args[0], int(args[1]), int(args[2]), args[3]), sys.stdout,
                   indent=1, sort_keys=True)
         return 0
+    if cmd == "directives":
+        directives(args[0], args[1], args[2] if len(args) > 2 else None)
+        return 1 if FAILS else 0
     if cmd == "served":
         tls = args[args.index("--tls") + 1] if "--tls" in args else None
         want = args[args.index("--expect") + 1] if "--expect" in args else None

@@ -490,9 +490,10 @@ const struct opt_cmd opt_cmd_serve = {
 	.synopsis =
 		"skiff serve [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR]\n"
 		"                   [--ip6 ADDR/LEN]... [--gw6 ADDR] [--mac MAC] [--port N]\n"
-		"                   [--root DIR] [--stats] [--pcap FILE] [--offload on|off]\n"
-		"                   [--max-conns N] [--header-timeout S] [--keepalive-timeout S]\n"
-		"                   [--max-body N] [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
+		"                   [--root DIR | --config FILE] [--stats] [--pcap FILE]\n"
+		"                   [--offload on|off] [--max-conns N] [--header-timeout S]\n"
+		"                   [--keepalive-timeout S] [--max-body N] [--tcp-sndbuf N]\n"
+		"                   [--tcp-rcvbuf N] [--spin-us N]\n"
 		"                   [--tcp-cc cubic|newreno] [--tcp-buf-max N] [--tcp-mem N]\n"
 		"                   [--trace] [--cache-control VALUE] [--sendfile on|off]\n"
 		"                   [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
