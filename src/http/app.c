@@ -104,6 +104,11 @@ struct http_app_conn {
 	void *wctx;
 	http_app_done_fn done_fn;
 	void *done_ctx;
+	/* config.access only (else never read): */
+	bool lg_raw;          /* no parsed head: log rbuf's first line as sent */
+	bool lg_owed;         /* a stream's record, owed at its end */
+	uint16_t lg_status;   /* ... its status */
+	uint64_t body_out;    /* OUT_STREAM: body bytes taken by http_app_write (not HEAD) */
 	struct http_req req;
 	char path[HTTP_APP_PATH_MAX];
 };
@@ -380,6 +385,54 @@ static void count_status(struct http_app *app, int status)
 	}
 }
 
+/* ---- the access log (cfg.access; nothing here runs without it) ---- */
+
+static struct http_access_str log_hdr(const struct http_app_conn *c, const char *lname, size_t n)
+{
+	const struct http_header *h = http_req_find(&c->req, c->rbuf, lname, n);
+	return h ? (struct http_access_str){c->rbuf + h->value.off, h->value.len}
+		 : (struct http_access_str){NULL, 0};
+}
+
+/* One record for the answer of c's request.  The head is still in
+ * rbuf[0, head_len) (the body is read behind it, and lingering reads,
+ * which overwrite it, start only once the request is over).  A head the
+ * parser refused (lg_raw) logs its first line as sent, up to a CR or LF,
+ * one byte past what access.h keeps (so its cut shows). */
+static void log_answer(struct http_app_conn *c, int status, uint64_t body_bytes)
+{
+	struct http_app *app = c->app;
+	struct http_access rec = {.addr = c->peer.addr, .port = c->peer.port,
+				  .status = (uint16_t)status, .body_bytes = body_bytes};
+	if (c->lg_raw) {
+		uint32_t n = 0, max = c->rlen < HTTP_ACCESS_LINE_MAX + 1u ? c->rlen
+									: HTTP_ACCESS_LINE_MAX + 1u;
+		while (n < max && c->rbuf[n] != '\r' && c->rbuf[n] != '\n')
+			n++;
+		if (c->rlen)
+			rec.line = (struct http_access_str){c->rbuf, n};
+	} else {
+		/* From the method to the end of the version, which is exactly
+		 * "HTTP/D.D" (parser.h). */
+		const struct http_req *r = &c->req;
+		rec.line = (struct http_access_str){
+			c->rbuf + r->method_s.off,
+			(uint32_t)(r->target.off + r->target.len + 9u - r->method_s.off)};
+		rec.referer = log_hdr(c, "referer", 7);
+		rec.user_agent = log_hdr(c, "user-agent", 10);
+	}
+	app->cfg.access(app->cfg.access_ctx, &rec);
+}
+
+/* A stream's record, once: at its end, or when it is cut. */
+static void log_stream(struct http_app_conn *c)
+{
+	if (c->lg_owed) {
+		c->lg_owed = false;
+		log_answer(c, c->lg_status, c->body_out);
+	}
+}
+
 /* Would a body the handler never asked for be read and dropped (keeping
  * the connection), or does the connection close after the answer? */
 static bool unread_body_closes(const struct http_app_conn *c)
@@ -398,7 +451,7 @@ static void put_head(struct http_app_conn *c, int status, uint64_t clen)
 	struct http_app *app = c->app;
 	if (c->opos == c->olen)
 		c->opos = c->olen = 0;
-	if (!c->req.keep_alive || unread_body_closes(c) || c->failed)
+	if (!c->req.keep_alive || unread_body_closes(c) || c->failed || sk_unlikely(app->draining))
 		c->close_after = true;
 	c->chunked_out = false;
 	bool no_body = status == 204 || status == 304;
@@ -518,6 +571,8 @@ static void engine_answer(struct http_app_conn *c, int status)
 	size_t bl = http_emit_error_body(body, sizeof(body), status);
 	c->close_after = true;
 	put_head(c, status, bl);
+	if (sk_unlikely(c->app->cfg.access != NULL))
+		log_answer(c, status, bl);
 	struct http_out o = {c->obuf + c->olen, c->obuf + c->app->cfg.out_size};
 	http_out_mem(&o, body, bl);
 	c->olen = (uint32_t)(o.p - c->obuf);
@@ -667,6 +722,8 @@ static int send_fixed(struct http_app_conn *c, int status, const void *body, siz
 	put_head(c, status, len);
 	c->fbody = body;
 	c->flen = c->head_req ? 0 : len;
+	if (sk_unlikely(c->app->cfg.access != NULL))
+		log_answer(c, status, c->flen);
 	c->fsent = 0;
 	c->ffile = f;
 	c->out = OUT_FIXED;
@@ -697,6 +754,9 @@ int http_app_stream(struct http_app_req *r, int status, uint64_t len, http_app_w
 	put_head(c, status, len);
 	c->stream_left = len;
 	c->stream_len = len;
+	c->body_out = 0;
+	c->lg_status = (uint16_t)status;
+	c->lg_owed = c->app->cfg.access != NULL;
 	c->wfn = fn;
 	c->wctx = ctx;
 	c->wfn_due = true;
@@ -745,6 +805,7 @@ long http_app_write(struct http_app_req *r, const void *data, size_t len)
 		c->stream_left -= n;
 	if (c->head_req)
 		return (long)n;
+	c->body_out += n;
 	/* Room is counted from what is unsent: slide it to the front first. */
 	if (c->opos) {
 		sk_memmove(c->obuf, c->obuf + c->opos, c->olen - c->opos);
@@ -780,6 +841,8 @@ int http_app_end(struct http_app_req *r)
 		c->olen = (uint32_t)(o.p - c->obuf);
 	}
 	c->out = OUT_DONE;
+	if (sk_unlikely(c->lg_owed))
+		log_stream(c);
 	conn_advance(c);
 	return 0;
 }
@@ -1025,6 +1088,8 @@ static void dispatch(struct http_app_conn *c, int n)
 	c->drop_server = false;
 	c->drops_len = 0;
 	c->ffile = NULL;
+	c->lg_raw = false;
+	c->lg_owed = false;
 	c->out = OUT_NONE;
 	c->done_fn = NULL;
 	c->wfn = NULL;
@@ -1115,6 +1180,8 @@ static void conn_release(struct http_app_conn *c)
 {
 	struct http_app *app = c->app;
 	if (c->live) {
+		if (sk_unlikely(c->lg_owed))
+			log_stream(c); /* a stream cut: what was written */
 		c->failed = true;
 		c->live = false;
 		app->st.aborted++;
@@ -1132,6 +1199,11 @@ static void conn_release(struct http_app_conn *c)
 	app->st.conns_closed++;
 	c->next_free = app->free_list;
 	app->free_list = c;
+	if (sk_unlikely(app->draining) && !app->nconns && app->drain_done) {
+		void (*done)(void *) = app->drain_done;
+		app->drain_done = NULL;
+		done(app->drain_ctx);
+	}
 }
 
 /* The earliest deadline the connection's state has; 0: none (waiting for
@@ -1145,8 +1217,15 @@ static sk_time_ns conn_deadline(const struct http_app_conn *c)
 		EARLIER(c->send_progress + cfg->send_timeout);
 	switch (c->in) {
 	case IN_HEAD:
-		if (!out_pending(c))
-			EARLIER(c->head_start + (c->rlen ? cfg->header_timeout : cfg->keepalive_timeout));
+		if (out_pending(c))
+			break;
+		EARLIER(c->head_start + (c->rlen ? cfg->header_timeout : cfg->keepalive_timeout));
+		if (sk_unlikely(c->app->draining) && !c->rlen) {
+			/* Idle while draining: closed after the grace. */
+			sk_time_ns from = c->head_start > c->app->drain_at ? c->head_start
+									   : c->app->drain_at;
+			EARLIER(from + HTTP_APP_DRAIN_IDLE_GRACE);
+		}
 		break;
 	case IN_BODY:
 		EARLIER(c->body_start + cfg->body_timeout);
@@ -1203,6 +1282,8 @@ static void conn_step(struct http_app_conn *c)
 			}
 			if (n < HTTP_NEED_MORE) {
 				c->live = true;
+				c->lg_raw = true;
+				c->lg_owed = false;
 				c->head_req = false;
 				c->out = OUT_NONE;
 				c->hdr_len = 0;
@@ -1350,11 +1431,16 @@ static void conn_timer(struct loop_timer *t, sk_time_ns now)
 		if (c->rlen) {
 			app->st.timeout_header++;
 			c->live = true;
+			c->lg_raw = true;
+			c->lg_owed = false;
 			c->out = OUT_NONE;
 			c->hdr_len = 0;
 			engine_answer(c, 408);
 		} else {
-			app->st.timeout_idle++;
+			if (sk_unlikely(app->draining))
+				app->st.drain_idle_closed++;
+			else
+				app->st.timeout_idle++;
 			c->dead = true;
 		}
 	} else if (c->in == IN_BODY) {
@@ -1388,16 +1474,29 @@ static void conn_event(void *user, int sock, unsigned events, sk_time_ns now)
 
 /* ---- the listener ---- */
 
-static void refuse(struct http_app *app, int s)
+/* Every connection state is taken: 503 and close.  What the client
+ * already sent is read first (as server.c does), so the close is less
+ * likely a RST that destroys the answer, and the log gets its first line. */
+static void refuse(struct http_app *app, int s, const struct loop_peer *peer)
 {
 	static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
 				  "Connection: close\r\n\r\n";
+	uint8_t got[HTTP_ACCESS_LINE_MAX + 2u];
+	long n = loop_read(app->loop, s, got, sizeof(got));
 	loop_write(app->loop, s, msg, sizeof(msg) - 1);
 	loop_shutdown(app->loop, s);
 	loop_close(app->loop, s);
 	app->st.conns_refused++;
 	app->st.resp_503++;
 	app->st.resp_5xx++;
+	if (sk_unlikely(app->cfg.access != NULL)) {
+		uint32_t k = 0, max = n > 0 ? (uint32_t)n : 0;
+		while (k < max && got[k] != '\r' && got[k] != '\n')
+			k++;
+		struct http_access rec = {.addr = peer->addr, .port = peer->port, .status = 503,
+					  .line = {max ? got : NULL, k}};
+		app->cfg.access(app->cfg.access_ctx, &rec);
+	}
 }
 
 static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
@@ -1411,7 +1510,7 @@ static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
 			return;
 		struct http_app_conn *c = app->free_list;
 		if (!c) {
-			refuse(app, s);
+			refuse(app, s, &peer);
 			continue;
 		}
 		app->free_list = c->next_free;
@@ -1454,6 +1553,9 @@ int http_app_start(struct http_app *app)
 
 void http_app_stop(struct http_app *app)
 {
+	/* A drain cut short (its timeout, SIGINT) is not a drain done: its
+	 * callback, whose context may be gone, is not called. */
+	app->drain_done = NULL;
 	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
 		struct http_app_conn *c = &app->conns[i];
 		if (c->sock >= 0 && !c->busy)
@@ -1463,6 +1565,34 @@ void http_app_stop(struct http_app *app)
 		loop_close(app->loop, app->lsock);
 		app->lsock = -1;
 	}
+}
+
+void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx), void *ctx)
+{
+	if (app->draining)
+		return;
+	app->draining = true;
+	app->drain_at = now;
+	if (app->lsock >= 0) {
+		/* What the kernel (or skiff's TCP) completed but nobody accepted
+		 * would be reset with its request in it: take it first. */
+		on_accept(app, app->lsock, LOOP_EV_READ, now);
+		loop_close(app->loop, app->lsock);
+		app->lsock = -1;
+	}
+	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
+		struct http_app_conn *c = &app->conns[i];
+		/* Idle ones get the grace's deadline (conn_deadline; lazy: only
+		 * an earlier one moves the timer). */
+		if (c->sock >= 0 && !c->busy)
+			conn_arm(c);
+	}
+	if (!app->nconns) {
+		done(ctx);
+		return;
+	}
+	app->drain_done = done;
+	app->drain_ctx = ctx;
 }
 
 /* ---- checking ---- */

@@ -113,6 +113,15 @@
  * false); 404 and 405 (no route), which keep it; 503 (every connection
  * state taken: answered at accept and closed).
  *
+ * ---- The access log and the drain (struct http_app_config, http_app_drain) ----
+ * config.access, when set, is called once per answer (the engine's own
+ * too, a refused 503 included) with one record (http/access.h): a whole
+ * answer (http_app_send, http_app_send_file, the engine's errors) when it
+ * is queued; a streamed one when it ends (http_app_end), or when it is
+ * cut (http_app_abort, the peer gone, a timeout) with the body bytes
+ * written until then.  A request that never got an answer logs nothing.
+ * http_app_drain is a graceful stop: see it below.
+ *
  * ---- Bodies in (request) ----
  * Framed by Content-Length or chunked (the chunked coding is decoded; the
  * application sees data only).  The engine reads a body only when the
@@ -159,8 +168,9 @@
  * the answer started), -SK_ENOBUFS for headers beyond out_size.
  *
  * Freestanding: base/ and loop/loop.h and http/parser.h (for enum
- * http_method) only (http/file.h for http_app_send_file's entry), no libc, no clock (time is the loop's), so it links
- * into the unikernel.
+ * http_method) only (http/file.h for http_app_send_file's entry,
+ * http/access.h for the access log's record), no libc, no clock (time is
+ * the loop's), so it links into the unikernel.
  */
 #ifndef HTTP_APP_H
 #define HTTP_APP_H
@@ -169,6 +179,7 @@
 #include "../base/sk_addr.h"
 #include "../base/sk_err.h"
 #include "../loop/loop.h"
+#include "access.h"
 #include "parser.h"
 
 /* Methods are enum http_method of http/parser.h: HTTP_GET, HTTP_PUT, ... */
@@ -347,6 +358,16 @@ void http_app_on_done(struct http_app_req *r, http_app_done_fn fn, void *ctx);
 
 /* ---- the engine (for embedders: skiff_app_main does this) ---- */
 
+/* The access log's hook: the same type as http/server.h's (C11 takes the
+ * identical typedef twice, so both headers may be included together).
+ * Called once per answer (see The access log above), in the order the
+ * answers go out on each connection.  The record points into the
+ * engine's buffers, valid during the call only: format or copy it there.
+ * It must not call the engine back.  It cannot tell whether the client
+ * then received the body (a connection that dies mid-body is logged
+ * with the bytes queued). */
+typedef void (*http_access_fn)(void *ctx, const struct http_access *rec);
+
 struct http_app_config {
 	uint32_t addr;  /* listen address, host order, 0 = any */
 	uint16_t port;
@@ -369,6 +390,12 @@ struct http_app_config {
 					* this engine on a TLS loop; http_app_scheme */
 	bool accept_purge;             /* PURGE reaches the routes (http_req.accept_purge;
 					* the proxy's); default false: 501 */
+	/* NULL: no access log, and the engine does no work for one (a
+	 * predicted branch per answer).  No memory of its own: the record's
+	 * request line, Referer and User-Agent are read from the head, which
+	 * stays in rbuf for the request's whole life. */
+	http_access_fn access;
+	void *access_ctx;
 };
 
 void http_app_config_default(struct http_app_config *cfg);
@@ -382,6 +409,28 @@ int http_app_start(struct http_app *app);
 /* Closes the listener and every connection (each request's on_done runs
  * with ok false). */
 void http_app_stop(struct http_app *app);
+/* A graceful stop (SIGTERM): what is in flight finishes, nothing new
+ * starts.
+ *   - Connections the listener holds are accepted, then it is closed.
+ *   - Every answer queued from now on says "Connection: close" and ends
+ *     its connection; one that started before (a long stream, a proxy's
+ *     exchange) finishes, and its connection closes once idle, below.
+ *   - A connection idle between requests (or accepted, no byte yet) is
+ *     closed once it has been idle HTTP_APP_DRAIN_IDLE_GRACE from now
+ *     (counted in drain_idle_closed): closing it at once would race a
+ *     request already on its way, which its client would see fail;
+ *     within the grace that request is answered, with the close.  (The
+ *     same rule and the same 500 ms as http_server_drain.)
+ *   - Requests being read, answers being written and lingering closes
+ *     finish on their own timeouts.
+ * done(ctx) runs once when no connection is left: at once (inside this
+ * call) if there is none, else from inside the loop's callbacks.  The
+ * caller bounds the whole drain with a timer of its own; http_app_stop
+ * closes whatever is left, and then done is not called.  now: the time
+ * of the signal (skiff's loop_now may be older).  A second call does
+ * nothing. */
+#define HTTP_APP_DRAIN_IDLE_GRACE (500 * SK_NS_PER_MS)
+void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx), void *ctx);
 /* The IMF-fixdate for Date (29 characters), when the second changes. */
 void http_app_set_date(struct http_app *app, const char *date29);
 /* Counters, "name value". */
@@ -395,7 +444,8 @@ int http_app_check(const struct http_app *app);
 	X(conns_accepted) X(conns_refused) X(conns_closed) X(requests) X(resp_2xx) X(resp_3xx) \
 	X(resp_4xx) X(resp_5xx) X(resp_400) X(resp_404) X(resp_405) X(resp_408) X(resp_413)     \
 	X(resp_500) X(resp_503) X(continues) X(bodies_discarded) X(aborted) X(timeout_header)   \
-	X(timeout_body) X(timeout_send) X(timeout_idle) X(bytes_in_body) X(bytes_out)
+	X(timeout_body) X(timeout_send) X(timeout_idle) X(bytes_in_body) X(bytes_out)          \
+	X(drain_idle_closed)
 
 struct http_app_stats {
 #define HTTP_APP_STAT_FIELD(n) uint64_t n;
@@ -416,6 +466,13 @@ struct http_app {
 	struct http_app_conn *free_list;
 	uint8_t *bufs;                /* per connection rbuf_size + out_size, in mem */
 	char date[30];
+	/* http_app_drain: the listener is closed, every answer is the last
+	 * on its connection, idle ones close after the grace from drain_at;
+	 * drain_done runs (once) when none is left. */
+	bool draining;
+	sk_time_ns drain_at;
+	void (*drain_done)(void *ctx);
+	void *drain_ctx;
 	struct http_app_stats st;
 };
 

@@ -236,7 +236,47 @@ static int h_len(struct http_app_req *r, void *ctx)
 	return http_app_end(r);
 }
 
+/* A chunked stream produced from a timer: "tick" once a second, three
+ * times, then the end (an answer that outlives a drain's start). */
+static struct http_app_req *tick_req;
+static int ticks;
+static struct loop_timer tick_timer;
+static void tick_fire(struct loop_timer *t, sk_time_ns now)
+{
+	(void)t;
+	if (!tick_req)
+		return;
+	assert_int_equal(http_app_write(tick_req, "tick", 4), 4);
+	if (++ticks == 3) {
+		struct http_app_req *r = tick_req;
+		tick_req = NULL;
+		http_app_end(r);
+		return;
+	}
+	loop_timer_set(&fk.base, &tick_timer, now + SK_NS_PER_S);
+}
+
+static void tick_done(struct http_app_req *r, void *ctx, bool ok)
+{
+	(void)ctx;
+	if (r == tick_req)
+		tick_req = NULL;
+	on_done(r, NULL, ok);
+}
+
+static int h_tick(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	http_app_on_done(r, tick_done, NULL);
+	tick_req = r;
+	ticks = 0;
+	tick_timer.fn = tick_fire;
+	loop_timer_set(&fk.base, &tick_timer, fk.now + SK_NS_PER_S);
+	return http_app_stream(r, 200, HTTP_APP_CHUNKED, NULL, NULL);
+}
+
 static const struct http_app_route test_routes[] = {
+	{HTTP_GET, "/tick", false, h_tick, NULL},
 	{HTTP_GET, "/many", false, h_many, NULL},
 	{HTTP_GET, "/cut", false, h_cut, NULL},
 	{HTTP_GET, "/len", false, h_len, NULL},
@@ -680,6 +720,328 @@ static void test_refused(void **st)
 	assert_int_equal(app.nconns, 0);
 }
 
+/* ---- the access log ---- */
+
+/* The records the hook saw, copied (they live during the call only). */
+struct rec_copy {
+	int status;
+	uint64_t body;
+	uint16_t port;
+	char line[64], ref[32], ua[32];
+	bool has_line, has_ref, has_ua;
+};
+static struct rec_copy recs[32];
+static int nrecs;
+
+static void copy_str(char *dst, size_t cap, bool *has, struct http_access_str a)
+{
+	*has = a.p != NULL;
+	size_t n = a.len < cap - 1 ? a.len : cap - 1;
+	if (a.p)
+		memcpy(dst, a.p, n);
+	dst[a.p ? n : 0] = 0;
+}
+
+static void on_access(void *ctx, const struct http_access *a)
+{
+	assert_ptr_equal(ctx, &nrecs);
+	assert_true(nrecs < (int)SK_ARRAY_LEN(recs));
+	struct rec_copy *r = &recs[nrecs++];
+	r->status = a->status;
+	r->body = a->body_bytes;
+	r->port = a->port;
+	assert_true(sk_addr_is_v4(&a->addr) && sk_addr_ip4(&a->addr) == SK_IP4(198, 18, 0, 1));
+	copy_str(r->line, sizeof(r->line), &r->has_line, a->line);
+	copy_str(r->ref, sizeof(r->ref), &r->has_ref, a->referer);
+	copy_str(r->ua, sizeof(r->ua), &r->has_ua, a->user_agent);
+}
+
+static void setup_logged(void)
+{
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 4;
+	cfg.out_size = 4096;
+	cfg.access = on_access;
+	cfg.access_ctx = &nrecs;
+	setup_with(&test_app, &cfg);
+	done_calls = done_ok = 0;
+	async_req = tick_req = NULL;
+	nrecs = 0;
+	memset(recs, 0, sizeof(recs));
+}
+
+static void want_rec(int i, int status, uint64_t body, const char *line)
+{
+	assert_true(i < nrecs);
+	assert_int_equal(recs[i].status, status);
+	assert_int_equal(recs[i].body, body);
+	if (line) {
+		assert_true(recs[i].has_line);
+		assert_string_equal(recs[i].line, line);
+	} else {
+		assert_false(recs[i].has_line);
+	}
+}
+
+static void test_access_plain_and_pipelined(void **st)
+{
+	(void)st;
+	setup_logged();
+	int s = conn(5);
+	/* a plain answer: its line, Referer and User-Agent, the body's length */
+	send_str(s, "GET /hello?x=1 HTTP/1.1\r\nHost: a\r\nReferer: http://r/\r\n"
+		    "User-Agent: t/1\r\n\r\n");
+	assert_int_equal(nrecs, 1);
+	want_rec(0, 200, 3, "GET /hello?x=1 HTTP/1.1");
+	assert_string_equal(recs[0].ref, "http://r/");
+	assert_string_equal(recs[0].ua, "t/1");
+	assert_int_equal(recs[0].port, 40005);
+	/* pipelined: one record each, in order; HEAD logs no body; 404 and
+	 * 405 are answers too; no Referer: absent */
+	send_str(s, "GET /nope HTTP/1.1\r\nHost: a\r\n\r\nHEAD /hello HTTP/1.1\r\nHost: a\r\n\r\n"
+		    "PUT /hello HTTP/1.0\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n"
+		    "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(nrecs, 5);
+	want_rec(1, 404, strlen("404 Not Found\n"), "GET /nope HTTP/1.1");
+	want_rec(2, 200, 0, "HEAD /hello HTTP/1.1");
+	want_rec(3, 405, strlen("405 Method Not Allowed\n"), "PUT /hello HTTP/1.0");
+	want_rec(4, 200, 3, "GET /hello HTTP/1.1");
+	assert_false(recs[1].has_ref);
+	assert_false(recs[1].has_ua);
+	/* a head the parser refuses: its first line as sent, 400 */
+	s = conn(6);
+	send_str(s, "GET /bad\x01 HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(nrecs, 6);
+	assert_int_equal(recs[5].status, 400);
+	assert_string_equal(recs[5].line, "GET /bad\x01 HTTP/1.1");
+	assert_false(recs[5].has_ua);
+	/* 408 on a head cut short: what arrived of its first line */
+	s = conn(7);
+	send_str(s, "GET /slo");
+	loop_fake_advance(&fk, 11 * SK_NS_PER_S);
+	check();
+	assert_int_equal(nrecs, 7);
+	want_rec(6, 408, recs[6].body, "GET /slo");
+	/* idle connections timing out, lingering ones ending: nothing logged */
+	loop_fake_advance(&fk, 61 * SK_NS_PER_S);
+	check();
+	assert_int_equal(app.nconns, 0);
+	assert_int_equal(nrecs, 7);
+}
+
+static void test_access_bodies_and_streams(void **st)
+{
+	(void)st;
+	setup_logged();
+	int s = conn(5);
+	/* a request with a body, collected: logged when answered, with the
+	 * head's line (the body was read behind the head) */
+	send_str(s, "POST /collect HTTP/1.1\r\nHost: a\r\nUser-Agent: up/2\r\n"
+		    "Content-Length: 5\r\n\r\nabcde");
+	assert_int_equal(nrecs, 1);
+	want_rec(0, 200, 6, "POST /collect HTTP/1.1");
+	assert_string_equal(recs[0].ua, "up/2");
+	/* a streamed answer (echo of a 3000-byte body through a socket that
+	 * takes 700 bytes at a time): one record, when the stream ends (its
+	 * length decided), with the whole body */
+	static char req[4000];
+	int hl = snprintf(req, sizeof(req), "POST /echo HTTP/1.1\r\nHost: a\r\nUser-Agent: e/1\r\n"
+					    "Content-Length: 3000\r\n\r\n");
+	memset(req + hl, 'q', 3000);
+	fk.s[s].write_room = 700;
+	send_bytes(s, req, (size_t)hl + 3000);
+	for (int i = 0; i < 20 && done_calls < 2; i++) {
+		fk.s[s].write_room = 700;
+		loop_fake_event(&fk, s, LOOP_EV_WRITE);
+		check();
+	}
+	assert_int_equal(done_ok, 2);
+	assert_int_equal(nrecs, 2);
+	want_rec(1, 200, 3000, "POST /echo HTTP/1.1");
+	assert_string_equal(recs[1].ua, "e/1");
+	fk.s[s].write_room = SIZE_MAX;
+	/* chunked both ways: the body bytes, not the coding's */
+	send_str(s, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
+	assert_int_equal(nrecs, 3);
+	want_rec(2, 200, 5, "POST /echo HTTP/1.1");
+	/* a stream from a timer: logged at its end, three seconds on */
+	send_str(s, "GET /tick HTTP/1.1\r\nHost: a\r\n\r\n");
+	for (int i = 0; i < 3; i++) { /* the fake's clock jumps: one tick a step */
+		assert_int_equal(nrecs, 3);
+		loop_fake_advance(&fk, SK_NS_PER_S);
+		check();
+	}
+	assert_int_equal(nrecs, 4);
+	want_rec(3, 200, 12, "GET /tick HTTP/1.1");
+	/* a stream cut (http_app_abort): what was written */
+	s = conn(6);
+	send_str(s, "GET /cut HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(nrecs, 5);
+	want_rec(4, 200, 4, "GET /cut HTTP/1.1");
+	/* a stream whose peer goes away: logged once, when it is cut */
+	s = conn(7);
+	send_str(s, "GET /tick HTTP/1.1\r\nHost: a\r\n\r\n");
+	loop_fake_advance(&fk, SK_NS_PER_S);
+	check();
+	loop_fake_event(&fk, s, LOOP_EV_READ | LOOP_EV_ERROR);
+	check();
+	assert_int_equal(nrecs, 6);
+	want_rec(5, 200, 4, "GET /tick HTTP/1.1");
+	loop_fake_advance(&fk, 3 * SK_NS_PER_S);
+	assert_int_equal(nrecs, 6);
+	/* 413: a Content-Length past max_body, from the head alone */
+	s = conn(8);
+	send_str(s, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n");
+	assert_int_equal(nrecs, 7);
+	assert_int_equal(recs[6].status, 413);
+	assert_string_equal(recs[6].line, "POST /echo HTTP/1.1");
+	/* 413 from collect's buffer */
+	s = conn(9);
+	send_str(s, "POST /collect HTTP/1.1\r\nHost: a\r\nContent-Length: 9000\r\n\r\n");
+	assert_int_equal(nrecs, 8);
+	assert_int_equal(recs[7].status, 413);
+	assert_string_equal(recs[7].line, "POST /collect HTTP/1.1");
+	/* a body that stops: 408 with the request's line */
+	s = conn(10);
+	send_str(s, "POST /collect HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\nabc");
+	loop_fake_advance(&fk, 61 * SK_NS_PER_S);
+	check();
+	assert_int_equal(recs[nrecs - 1].status, 408);
+	assert_string_equal(recs[nrecs - 1].line, "POST /collect HTTP/1.1");
+}
+
+static void test_access_refused(void **st)
+{
+	(void)st;
+	setup_logged();
+	for (int i = 0; i < 4; i++)
+		conn(5 + i);
+	int s = conn(9);
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 503"));
+	assert_int_equal(nrecs, 1);
+	want_rec(0, 503, 0, NULL); /* nothing sent yet: no line */
+	assert_int_equal(recs[0].port, 40009);
+}
+
+/* ---- the drain ---- */
+
+static int drained;
+static void on_drained(void *ctx)
+{
+	assert_ptr_equal(ctx, &drained);
+	drained++;
+}
+
+static void test_drain(void **st)
+{
+	(void)st;
+	setup_logged();
+	drained = 0;
+	/* idle: answered, keep-alive */
+	int idle = conn(5);
+	send_str(idle, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	/* busy: its handler answers a second later */
+	int busy = conn(6);
+	send_str(busy, "GET /async HTTP/1.1\r\nHost: a\r\n\r\n");
+	/* streaming: a chunked answer for three seconds */
+	int strm = conn(7);
+	send_str(strm, "GET /tick HTTP/1.1\r\nHost: a\r\n\r\n");
+	/* a second idle one, which sends a request inside the grace */
+	int late = conn(8);
+	send_str(late, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	clear_out(idle), clear_out(busy), clear_out(late);
+	assert_int_equal(app.nconns, 4);
+	http_app_drain(&app, fk.now, on_drained, &drained);
+	check();
+	/* the listener is closed; nothing is cut yet */
+	assert_false(fk.s[LOOP_FAKE_LSOCK].open);
+	assert_int_equal(app.nconns, 4);
+	assert_int_equal(drained, 0);
+	/* a second drain is nothing */
+	http_app_drain(&app, fk.now, on_drained, &drained);
+	/* inside the grace: answered, with the close */
+	loop_fake_advance(&fk, 200 * SK_NS_PER_MS);
+	send_str(late, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[late].out, "HTTP/1.1 200 OK"));
+	assert_non_null(strstr(fk.s[late].out, "Connection: close\r\n"));
+	assert_false(fk.s[late].open);
+	/* the grace ends: the idle one is closed, silently */
+	loop_fake_advance(&fk, 400 * SK_NS_PER_MS);
+	check();
+	assert_false(fk.s[idle].open);
+	assert_int_equal(fk.s[idle].out_len, 0);
+	assert_int_equal(app.st.drain_idle_closed, 1);
+	assert_int_equal(app.st.timeout_idle, 0);
+	assert_int_equal(app.nconns, 2);
+	/* busy: its answer comes, the last on its connection */
+	loop_fake_advance(&fk, 500 * SK_NS_PER_MS);
+	check();
+	assert_non_null(strstr(fk.s[busy].out, "later\n"));
+	assert_non_null(strstr(fk.s[busy].out, "Connection: close\r\n"));
+	assert_false(fk.s[busy].open);
+	assert_int_equal(drained, 0);
+	/* streaming: its head left before the drain (keep-alive); the stream
+	 * finishes whole, then the connection, idle, goes after the grace */
+	loop_fake_advance(&fk, SK_NS_PER_S);
+	loop_fake_advance(&fk, SK_NS_PER_S);
+	check();
+	assert_non_null(strstr(fk.s[strm].out, "4\r\ntick\r\n4\r\ntick\r\n4\r\ntick\r\n0\r\n\r\n"));
+	assert_int_equal(drained, 0);
+	loop_fake_advance(&fk, 600 * SK_NS_PER_MS);
+	check();
+	assert_false(fk.s[strm].open);
+	assert_int_equal(app.nconns, 0);
+	assert_int_equal(drained, 1);
+	assert_int_equal(app.st.drain_idle_closed, 2);
+	/* every request finished whole, each logged */
+	assert_int_equal(done_calls, done_ok);
+	want_rec(nrecs - 1, 200, 12, "GET /tick HTTP/1.1");
+	/* http_app_stop after: nothing more */
+	http_app_stop(&app);
+	assert_int_equal(drained, 1);
+}
+
+static void test_drain_edges(void **st)
+{
+	(void)st;
+	/* no connection: done at once */
+	setup_test();
+	drained = 0;
+	http_app_drain(&app, fk.now, on_drained, &drained);
+	assert_int_equal(drained, 1);
+	assert_false(fk.s[LOOP_FAKE_LSOCK].open);
+	/* a connection mid-head finishes its request, answered with the close */
+	setup_test();
+	drained = 0;
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.1\r\nHo");
+	http_app_drain(&app, fk.now, on_drained, &drained);
+	loop_fake_advance(&fk, SK_NS_PER_S); /* past the grace: not idle, kept */
+	check();
+	assert_true(fk.s[s].open);
+	send_str(s, "st: a\r\n\r\nGET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	/* the pipelined second request is not answered: the first's close
+	 * ends the connection */
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200 OK"), 1);
+	assert_non_null(strstr(fk.s[s].out, "Connection: close\r\n"));
+	loop_fake_eof(&fk, s);
+	check();
+	assert_int_equal(app.nconns, 0);
+	assert_int_equal(drained, 1);
+	/* a drain cut short by http_app_stop: done is not called */
+	setup_test();
+	drained = 0;
+	s = conn(5);
+	send_str(s, "GET /async HTTP/1.1\r\nHost: a\r\n\r\n");
+	http_app_drain(&app, fk.now, on_drained, &drained);
+	http_app_stop(&app);
+	assert_int_equal(app.nconns, 0);
+	assert_int_equal(drained, 0);
+	loop_fake_advance(&fk, 2 * SK_NS_PER_S);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,6 +1057,11 @@ int main(void)
 		cmocka_unit_test(test_hdr_size_abort_head),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_access_plain_and_pipelined),
+		cmocka_unit_test(test_access_bodies_and_streams),
+		cmocka_unit_test(test_access_refused),
+		cmocka_unit_test(test_drain),
+		cmocka_unit_test(test_drain_edges),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	free(mem);
