@@ -1,0 +1,162 @@
+/* sites_flags.c — `skiff serve`'s one-site flags as the configuration
+ * model (sites_flags.h). */
+#include "sites_flags.h"
+
+#include "../http/server.h"
+
+/* Sites: the flags' site, the redirecting one, one per --tls-sni. */
+#define FLAG_SITES (2u + OPT_SNI_MAX)
+
+struct arena {
+	uint8_t *p;
+	size_t left;
+};
+
+static void *take(struct arena *a, size_t n)
+{
+	size_t pad = (8u - ((uintptr_t)a->p & 7u)) & 7u;
+	if (pad + n > a->left)
+		return NULL;
+	void *r = a->p + pad;
+	a->p += pad + n;
+	a->left -= pad + n;
+	return r;
+}
+
+/* s[0, n) as a NUL-terminated copy in the arena; lower case when lower. */
+static const char *copy(struct arena *a, const char *s, size_t n, bool lower)
+{
+	char *d = take(a, n + 1);
+	if (!d)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		d[i] = lower && ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch;
+	}
+	d[n] = 0;
+	return d;
+}
+
+static void say(char *err, size_t errlen, const char *a, const char *b)
+{
+	size_t n = 0;
+	for (const char *s = a; *s && n + 1 < errlen; s++)
+		err[n++] = *s;
+	for (const char *s = b; s && *s && n + 1 < errlen; s++)
+		err[n++] = *s;
+	if (errlen)
+		err[n] = 0;
+}
+
+size_t sites_flags_arena_bound(void)
+{
+	/* the sites, each --tls-sni's three strings, the redirect target */
+	return FLAG_SITES * sizeof(struct sconf_site) + 8u +
+	       OPT_SNI_MAX * (SCONF_NAME_MAX + 2u * SCONF_PATH_MAX + 3u + 24u) + 64u;
+}
+
+int sites_conf_from_flags(const struct opts *o, bool on_skiff, void *arena, size_t size,
+			  struct sconf *out, char *err, size_t errlen)
+{
+	const struct opt_val *v = o->v;
+	struct arena a = {arena, size};
+	sk_memset(out, 0, sizeof(*out));
+	out->sites = take(&a, FLAG_SITES * sizeof(struct sconf_site));
+	if (!out->sites)
+		goto small;
+	sk_memset(out->sites, 0, FLAG_SITES * sizeof(struct sconf_site));
+
+	/* The listeners: the plain one, and HTTPS beside it. */
+	bool tls = v[OPT_TLS_CERT].set && v[OPT_TLS_KEY].set;
+	struct sconf_listen *l = &out->listen[out->nlisten++];
+	l->any = on_skiff || !v[OPT_IP].set || v[OPT_IP].ip == 0;
+	l->addr = sk_addr_v4(l->any ? 0 : v[OPT_IP].ip);
+	l->port = (uint16_t)(v[OPT_PORT].set ? v[OPT_PORT].num : 80);
+	if (tls) {
+		struct sconf_listen *t = &out->listen[out->nlisten++];
+		*t = *l;
+		t->port = (uint16_t)(v[OPT_TLS_PORT].set ? v[OPT_TLS_PORT].num : 443);
+		t->tls = true;
+	}
+	bool redirect = tls && v[OPT_TLS_REDIRECT].set && v[OPT_TLS_REDIRECT].num;
+
+	/* The site the flags describe: every Host, its routes. */
+	struct sconf_site *s = &out->sites[out->nsites++];
+	s->is_default = true;
+	s->listen_mask = redirect ? 2u : tls ? 3u : 1u;
+	if (tls) {
+		s->cert = v[OPT_TLS_CERT].str;
+		s->key = v[OPT_TLS_KEY].str;
+	}
+	struct sconf_route *rt = &s->routes[s->nroutes++];
+	if (v[OPT_ROOT].set) {
+		*rt = (struct sconf_route){.path = "/", .kind = SCONF_FILES, .root = v[OPT_ROOT].str};
+		if (v[OPT_CACHE_CONTROL].set)
+			rt->cache_control = v[OPT_CACHE_CONTROL].str;
+	} else {
+		*rt = (struct sconf_route){.path = "/", .exact = true, .kind = SCONF_RETURN,
+					   .status = 200, .body = HTTP_HELLO_BODY};
+	}
+
+	/* --tls-redirect: the plain listener's own site. */
+	if (redirect) {
+		struct sconf_site *r = &out->sites[out->nsites++];
+		r->is_default = true;
+		r->listen_mask = 1u;
+		struct sconf_route *rr = &r->routes[r->nroutes++];
+		uint16_t port = out->listen[1].port;
+		char t[48] = "https://$host";
+		size_t n = 13;
+		if (port != 443) {
+			t[n++] = ':';
+			char d[6];
+			int k = 0;
+			for (unsigned p = port; p; p /= 10)
+				d[k++] = (char)('0' + p % 10);
+			while (k)
+				t[n++] = d[--k];
+		}
+		const char *tail = "$request_uri";
+		while (*tail)
+			t[n++] = *tail++;
+		*rr = (struct sconf_route){.path = "/", .kind = SCONF_REDIRECT, .status = 301,
+					   .target = copy(&a, t, n, false)};
+		if (!rr->target)
+			goto small;
+	}
+
+	/* --tls-sni NAME:CERT:KEY: a named site on the tls listener only. */
+	for (unsigned i = 0; tls && i < o->nsni; i++) {
+		const struct opt_sni *e = &o->sni[i];
+		/* The options module has checked NAME (a host name, or *.DOMAIN). */
+		struct sconf_site *n = &out->sites[out->nsites++];
+		*n = *s;
+		n->is_default = false;
+		n->listen_mask = 2u;
+		n->nnames = 1;
+		n->names[0] = copy(&a, e->s, e->name_len, true);
+		n->cert = copy(&a, e->s + e->name_len + 1, (size_t)(e->key_off - e->name_len - 2), false);
+		n->key = e->s + e->key_off;
+		if (!n->names[0] || !n->cert)
+			goto small;
+	}
+
+	/* The server-wide fields. */
+	if (v[OPT_MAX_CONNS].set)
+		out->max_conns = (uint32_t)v[OPT_MAX_CONNS].num;
+	if (v[OPT_HEADER_TIMEOUT].set)
+		out->header_timeout = v[OPT_HEADER_TIMEOUT].num * SK_NS_PER_S;
+	if (v[OPT_KEEPALIVE_TIMEOUT].set)
+		out->keepalive_timeout = v[OPT_KEEPALIVE_TIMEOUT].num * SK_NS_PER_S;
+	if (v[OPT_MAX_BODY].set)
+		out->max_body = v[OPT_MAX_BODY].num;
+	if (v[OPT_ACCESS_LOG].set)
+		out->access_log = v[OPT_ACCESS_LOG].str;
+	if (v[OPT_ERROR_LOG].set)
+		out->error_log = v[OPT_ERROR_LOG].str;
+	sites_conf_defaults(out);
+	return 0;
+small:
+	say(err, errlen, "the configuration's arena is too small", NULL);
+	return -1;
+}

@@ -1,0 +1,46 @@
+/* sites_flags.h — the one-site case of `skiff serve`'s flags (and of the
+ * unikernel's boot words, the same options module) as the configuration
+ * model of sites_conf.h, so that a command line and a file fill ONE
+ * structure (issue 32: "the command-line flags and the unikernel's boot
+ * words become thin ways to fill it").
+ *
+ * What the flags say, as a file would say it:
+ *   --port P [--ip A]        listen A:P (A only on --stack linux: on skiff's
+ *                            stack the interface owns its address, and the
+ *                            listener takes every address; without --ip,
+ *                            every address)
+ *   --root DIR               route / { files DIR; } with --cache-control as
+ *                            its cache_control; without --root the built-in
+ *                            page: route = / { return 200 HTTP_HELLO_BODY; }
+ *                            (any other path: 404)
+ *   --tls-cert C --tls-key K a tls listener on --tls-port, the site's
+ *                            certificate C K
+ *   --tls-sni NAME:C:K       a site named NAME on the tls listener only,
+ *                            with certificate C K and the same routes
+ *   --tls-redirect           the plain listener's requests answered by a
+ *                            site of its own: route / { redirect 301
+ *                            https://$host[:TLS_PORT]$request_uri; }
+ *   --max-conns, --header-timeout, --keepalive-timeout, --max-body,
+ *   --access-log, --error-log   the server-wide fields
+ * The site the flags describe has no name and is its listeners' default
+ * (every Host).  Strings point into the options (the command line) or
+ * into the arena; the sites array is in the arena.
+ *
+ * Freestanding, as the parser.
+ */
+#ifndef CONF_SITES_FLAGS_H
+#define CONF_SITES_FLAGS_H
+
+#include "opts.h"
+#include "sites_conf.h"
+
+/* Bytes of arena sites_conf_from_flags needs at most. */
+size_t sites_flags_arena_bound(void);
+
+/* Fill *out from o (a parsed `skiff serve` or guest command line).
+ * on_skiff: skiff's own stack (the listener takes every address).  0, or
+ * -1 with a message in err (an arena too small). */
+int sites_conf_from_flags(const struct opts *o, bool on_skiff, void *arena, size_t size,
+			  struct sconf *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,153 @@
+/* sites_flags_test.c — `skiff serve`'s flags as the configuration model:
+ * what each flag becomes, and the lookups on the result answering as the
+ * flags' server would (every Host to the one site; --tls-sni names to
+ * theirs; --tls-redirect's plain listener to its own). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "conf/sites_flags.h"
+#include "http/server.h"
+
+static char err[256];
+static struct sconf conf;
+static uint8_t *arena;
+
+static int build(bool on_skiff, const char *const *args)
+{
+	struct opts o;
+	char *argv[32];
+	int argc = 0;
+	argv[argc++] = (char *)"serve";
+	for (; *args; args++)
+		argv[argc++] = (char *)*args;
+	assert_int_equal(opt_init(&o, &opt_cmd_serve, err, sizeof(err)), OPT_OK);
+	int prc = opt_parse_argv(&o, argc, argv, err, sizeof(err));
+	if (prc != OPT_OK)
+		print_error("%s\n", err);
+	assert_int_equal(prc, OPT_OK);
+	size_t sz = sites_flags_arena_bound();
+	free(arena);
+	arena = malloc(sz);
+	assert_non_null(arena);
+	return sites_conf_from_flags(&o, on_skiff, arena, sz, &conf, err, sizeof(err));
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const struct sconf_route *route(unsigned li, const char *host, const char *path)
+{
+	const struct sconf_site *s = sites_conf_site(&conf, li, host, strlen(host));
+	if (!s)
+		return NULL;
+	size_t rest = 0;
+	return sites_conf_route(s, path, strlen(path), &rest);
+}
+
+static void test_root(void **st)
+{
+	(void)st;
+	assert_int_equal(build(false, ARGS("--root", "www", "--port", "8080", "--ip", "127.0.0.1",
+					   "--cache-control", "max-age=60", "--max-conns", "77",
+					   "--header-timeout", "3", "--max-body", "1000")),
+			 0);
+	assert_int_equal(conf.nlisten, 1);
+	assert_false(conf.listen[0].any);
+	assert_int_equal(conf.listen[0].port, 8080);
+	assert_memory_equal(&conf.listen[0].addr.b[12], ((uint8_t[]){127, 0, 0, 1}), 4);
+	assert_int_equal(conf.nsites, 1);
+	const struct sconf_route *r = route(0, "anything.test", "/a/b");
+	assert_non_null(r);
+	assert_int_equal(r->kind, SCONF_FILES);
+	assert_string_equal(r->root, "www");
+	assert_string_equal(r->cache_control, "max-age=60");
+	assert_non_null(route(0, "", "/")); /* no Host: the same site */
+	assert_int_equal(conf.max_conns, 77);
+	assert_int_equal(conf.header_timeout, 3 * SK_NS_PER_S);
+	assert_int_equal(conf.max_body, 1000);
+	/* defaults for what serve has no flag for */
+	assert_int_equal(conf.send_timeout, 60 * SK_NS_PER_S);
+	/* on skiff's stack the listener takes every address */
+	assert_int_equal(build(true, ARGS("--root", "www", "--port", "80", "--ip", "198.18.0.2/24")), 0);
+	assert_true(conf.listen[0].any);
+}
+
+static void test_hello(void **st)
+{
+	(void)st;
+	assert_int_equal(build(false, ARGS("--port", "8080")), 0);
+	const struct sconf_route *r = route(0, "x", "/");
+	assert_non_null(r);
+	assert_int_equal(r->kind, SCONF_RETURN);
+	assert_int_equal(r->status, 200);
+	assert_string_equal(r->body, HTTP_HELLO_BODY);
+	assert_null(route(0, "x", "/other")); /* 404, as the built-in page */
+}
+
+static void test_tls_sni_redirect(void **st)
+{
+	(void)st;
+	assert_int_equal(build(false, ARGS("--root", "www", "--port", "8080", "--tls-cert", "c.pem",
+					   "--tls-key", "k.pem", "--tls-port", "8443",
+					   "--tls-sni", "B.Test:b.crt:b.key", "--tls-sni",
+					   "*.c.test:c.crt:c.key")),
+			 0);
+	assert_int_equal(conf.nlisten, 2);
+	assert_true(conf.listen[1].tls);
+	assert_int_equal(conf.listen[1].port, 8443);
+	/* both listeners serve the files; the SNI sites only on the tls one */
+	assert_int_equal(route(0, "b.test", "/x")->kind, SCONF_FILES);
+	const struct sconf_site *b = sites_conf_site(&conf, 1, "b.test", 6);
+	assert_string_equal(b->names[0], "b.test");
+	assert_string_equal(b->cert, "b.crt");
+	assert_string_equal(b->key, "b.key");
+	assert_int_equal(b->routes[0].kind, SCONF_FILES);
+	const struct sconf_site *c = sites_conf_site(&conf, 1, "x.c.test", 8);
+	assert_string_equal(c->cert, "c.crt");
+	const struct sconf_site *d = sites_conf_site(&conf, 1, "other", 5);
+	assert_string_equal(d->cert, "c.pem");
+	assert_ptr_equal(sites_conf_site(&conf, 0, "b.test", 6), d);
+
+	assert_int_equal(build(false, ARGS("--root", "www", "--tls-cert", "c.pem", "--tls-key",
+					   "k.pem", "--tls-port", "8443", "--tls-redirect")),
+			 0);
+	const struct sconf_route *r = route(0, "a.test", "/x");
+	assert_int_equal(r->kind, SCONF_REDIRECT);
+	assert_int_equal(r->status, 301);
+	assert_string_equal(r->target, "https://$host:8443$request_uri");
+	assert_int_equal(route(1, "a.test", "/x")->kind, SCONF_FILES);
+	assert_int_equal(build(false, ARGS("--tls-cert", "c.pem", "--tls-key", "k.pem",
+					   "--tls-redirect")),
+			 0);
+	assert_string_equal(route(0, "a.test", "/x")->target, "https://$host$request_uri");
+}
+
+static void test_arena_too_small(void **st)
+{
+	(void)st;
+	struct opts o;
+	assert_int_equal(opt_init(&o, &opt_cmd_serve, err, sizeof(err)), OPT_OK);
+	uint8_t small[64];
+	assert_int_equal(sites_conf_from_flags(&o, false, small, sizeof(small), &conf, err,
+					       sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "arena"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_root),
+		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_tls_sni_redirect),
+		cmocka_unit_test(test_arena_too_small),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	free(arena);
+	return rc;
+}
