@@ -16,8 +16,10 @@ struct site_pack_info {
 	uint64_t size;         /* the archive's size */
 };
 
-/* Pack dir into the open, empty file fd (written from offset 0).  0, or -1
- * with a message in err. */
+/* Pack dir into the open file fd, written from its current offset on (0
+ * for `--root`; a --config bundle's aligned slot, archive/site_bundle.h):
+ * the archive's offsets are relative to where it starts.  0, or -1 with a
+ * message in err. */
 int site_pack(const char *dir, int fd, struct site_pack_info *info, char *err, size_t errlen);
 
 #endif

@@ -78,6 +78,7 @@
 #include "tls_bundle.h"
 #include "uk_alog.h"
 #include "uk_app.h"
+#include "uk_sites.h"
 #include "uk_smp.h"
 
 #define ECHO_PORT 7
@@ -137,6 +138,9 @@ static struct uk_alog alog;
 /* The error log (base/log.h) on the console: runtime warnings, such as a
  * refused access-log datagram, limited per kind. */
 static struct sk_log elog;
+/* The boot module is a configuration bundle (`skiff vm --config FILE`):
+ * the sites of apps/uk_sites.c run instead of srv (and of HTTPS's). */
+static bool sites_on;
 
 /* Wall clock: the RTC's second at boot, advanced by the TSC. */
 static uint64_t wall_base;  /* Unix seconds read from the RTC */
@@ -244,7 +248,9 @@ static void https_name(void *ctx, const char *name, uint64_t v)
 
 static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
-	if (app_def)
+	if (sites_on)
+		uk_sites_stats(fn, ctx);
+	else if (app_def)
 		http_app_stats(&app, fn, ctx);
 	else
 		http_server_stats(&srv, fn, ctx);
@@ -371,7 +377,9 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	date_sec = sec;
 	char buf[HTTP_DATE_LEN];
 	http_date_format(sec, buf);
-	if (app_def)
+	if (sites_on)
+		uk_sites_set_date(buf);
+	else if (app_def)
 		http_app_set_date(&app, buf);
 	else
 		http_server_set_date(&srv, buf);
@@ -593,7 +601,15 @@ unsigned uk_app_main(const struct kvm_start *st)
 	 * only: an application image and HTTPS stay on this CPU).  Pair k's
 	 * rx interrupt is MSI-X entry k on vCPU k's LAPIC; its ring region
 	 * comes from the heap. */
-	unsigned want = st->cpus > 1 && !app_def ? st->cpus : 1;
+	sites_on = uk_sites_is_bundle(st->module, st->module_len);
+	if (sites_on && app_def) {
+		kprintf("skiff-uk: the boot module is a configuration (skiff vm --config), which "
+			"skiff-uk.elf serves: this image runs %s; not booting\n",
+			app_def->name ? app_def->name : "an application");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	/* (a configuration's sites, too, run on this vCPU only) */
+	unsigned want = st->cpus > 1 && !app_def && !sites_on ? st->cpus : 1;
 	static struct virtio_net_params ps[KVM_MAX_CPUS];
 	for (unsigned k = 0; k < want; k++) {
 		ps[k] = (struct virtio_net_params){
@@ -647,17 +663,37 @@ unsigned uk_app_main(const struct kvm_start *st)
 	opt_http_config(&o, &hc);
 	if (app_def && !opt_given(&o, OPT_MAX_CONNS))
 		hc.max_conns = UK_APP_CONNS;
+	/* A configuration: its sites (uk_sites.h) say what TCP and the loop
+	 * need; the proxies take their exchanges from the heap now. */
+	struct uk_sites_need need = {0};
+	if (sites_on) {
+		site_bytes = st->module_len;
+		struct uk_sites_env senv = {
+			.alloc = alloc_hint,
+			.wall_offset = (int64_t)wall_base - (int64_t)(wall_at / SK_NS_PER_S),
+			.gw = gw_addr,
+			.all_stats = uk_stats,
+		};
+		if (uk_sites_setup(st->module, st->module_len, &o, &senv, &need) < 0)
+			kvm_exit(KVM_EXIT_FATAL);
+		if (need.ntls && !have_hw_random()) {
+			kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+		hc.max_conns = need.conns;
+	}
 	/* The module: the TLS files at its end (if any), the site before. */
 	uint64_t site_len = st->module_len;
 	struct tls_files tf = {0};
-	int tb = tls_bundle_split(st->module, st->module_len, &site_len, &tf.cert, &tf.cert_len,
-				  &tf.key, &tf.key_len);
+	int tb = sites_on ? 0
+			  : tls_bundle_split(st->module, st->module_len, &site_len, &tf.cert,
+					     &tf.cert_len, &tf.key, &tf.key_len);
 	if (tb < 0) {
 		kprintf("skiff-uk: the boot module's TLS footer does not fit it; not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	bool tls_on = tb == 1;
-	if (!tls_on && (opt_given(&o, OPT_TLS_PORT) || opt_given(&o, OPT_TLS_REDIRECT) ||
+	if (!tls_on && !sites_on && (opt_given(&o, OPT_TLS_PORT) || opt_given(&o, OPT_TLS_REDIRECT) ||
 			opt_given(&o, OPT_TLS_HANDSHAKE_TIMEOUT) || opt_given(&o, OPT_TLS_MAX_CONNS))) {
 		kprintf("skiff-uk: tls-port, tls-handshake-timeout, tls-redirect and tls-max-conns "
 			"need the certificate and key (skiff vm --tls-cert F --tls-key F); not booting\n");
@@ -669,7 +705,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	}
 	if (tls_on && opt_given(&o, OPT_TLS_REDIRECT))
 		hc.https_redirect_port = (uint16_t)opt_num(&o, OPT_TLS_PORT);
-	if (st->module && site_len)
+	if (st->module && site_len && !sites_on)
 		open_site(st, site_len, &hc);
 
 	/* The application's engine: `skiff serve`'s limits; an image with
@@ -703,7 +739,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	tcp_config_default(&tc);
 	tcp_iface_config(&tc, &ifc);
 	const uint32_t tls_conns = tls_on ? (uint32_t)opt_num(&o, OPT_TLS_MAX_CONNS) : 0;
-	tc.max_sockets = opt_tcp_sockets(hc.max_conns + tls_conns) + app_socks;
+	tc.max_sockets = opt_tcp_sockets(hc.max_conns + tls_conns) + app_socks + need.extra_socks;
 	tc.sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
 	tc.rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
 	tc.cc = (uint8_t)opt_num(&o, OPT_TCP_CC);
@@ -723,7 +759,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.local_ip = ip_addr,
 		/* one per connection (an HTTPS one: two, the handshake's and
 		 * the server's), a few spare */
-		.max_timers = hc.max_conns + 16 + 2 * tls_conns + app_socks,
+		.max_timers = hc.max_conns + 16 + 2 * tls_conns + app_socks + need.tls_conns +
+			      need.extra_socks,
 		.listen_backlog = UK_BACKLOG,
 		.now = now,
 		.plat = {.run = plat_run, .stats = plat_stats, .fatal = plat_fatal},
@@ -740,8 +777,14 @@ unsigned uk_app_main(const struct kvm_start *st)
 		hc.access = uk_alog_record;
 		hc.access_ctx = &alog;
 	}
-	size_t srv_sz;
-	if (app_def) {
+	size_t srv_sz = 0;
+	if (sites_on) {
+		if (!loop || uk_sites_start(loop, tc.max_sockets, &o, alog.loop ? uk_alog_record : NULL,
+					    &alog) < 0) {
+			kprintf("skiff-uk: not booting\n");
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+	} else if (app_def) {
 		srv_sz = http_app_mem_size(&ac);
 		void *app_mem = srv_sz ? alloc_or_die("the application's connections", srv_sz) : NULL;
 		if (!loop || (rc = http_app_init(&app, app_mem, srv_sz, &ac, app_def, loop)) < 0 ||
@@ -768,7 +811,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	if (opt_given(&o, OPT_UK_METRICS)) {
 		size_t psz = prom_server_mem_size(UK_METRICS_BODY_MAX);
 		uint16_t mport = (uint16_t)opt_num(&o, OPT_UK_METRICS);
-		if (mport == hc.port ||
+		if ((!sites_on && mport == hc.port) ||
 		    (rc = prom_server_start(&prom, loop, mport, alloc_or_die("the metrics answers", psz),
 					    psz, uk_metrics, NULL)) < 0) {
 			kprintf("skiff-uk: metrics on port %u failed (%d)\n", mport,
@@ -778,6 +821,10 @@ unsigned uk_app_main(const struct kvm_start *st)
 		prom_on = true;
 	}
 
+	if (sites_on && uk_sites_late() < 0) {
+		kprintf("skiff-uk: not booting\n");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
 	if (&uk_app && uk_app.late) {
 		struct uk_app_env env = {
 			.alloc = alloc_hint,
@@ -804,13 +851,22 @@ unsigned uk_app_main(const struct kvm_start *st)
 	char ip[16], gw[16], date[HTTP_DATE_LEN + 1];
 	format_ip(ip_addr, ip);
 	format_ip(gw_addr, gw);
-	sk_memcpy(date, app_def ? app.date : srv.date, HTTP_DATE_LEN);
+	if (sites_on)
+		http_date_format(wall_sec(plat_now()), date);
+	else
+		sk_memcpy(date, app_def ? app.date : srv.date, HTTP_DATE_LEN);
 	date[HTTP_DATE_LEN] = 0;
 	kprintf("skiff-uk: clock %s (RTC + TSC)\n", date);
 	const uint8_t *m = cfg.mac;
-	kprintf("skiff-uk: ready ip=%s/%u gw=%s mac=%02x:%02x:%02x:%02x:%02x:%02x http=%u "
+	char http[16 * 16];
+	if (sites_on)
+		uk_sites_describe(http, sizeof(http));
+	else
+		ksnprintf(http, sizeof(http), "%u", hc.port);
+	kprintf("skiff-uk: ready ip=%s/%u gw=%s mac=%02x:%02x:%02x:%02x:%02x:%02x %s=%s "
 		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu",
-		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], hc.port, ECHO_PORT,
+		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], sites_on ? "sites" : "http",
+		http, ECHO_PORT,
 		hc.max_conns, d->name, have_irq ? "msix" : "none(poll 1ms)",
 		(uint64_t)(plat_now() / SK_NS_PER_MS));
 	if (prom_on)
@@ -846,11 +902,13 @@ unsigned uk_app_main(const struct kvm_start *st)
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
 	/* The application engine has no graceful drain yet: it stops at once;
 	 * with workers, only this vCPU's connections would drain: none do. */
-	if (rc == 0 && drain_wanted && drain_s && !app_def && !workers)
+	if (rc == 0 && drain_wanted && drain_s && !app_def && !workers && !sites_on)
 		rc = drain(loop, drain_s);
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
-	if (app_def)
+	if (sites_on)
+		uk_sites_stop(); /* the engines, then the proxies' upstream connections */
+	else if (app_def)
 		http_app_stop(&app);
 	else
 		http_server_stop(&srv);

@@ -28,7 +28,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../archive/site_bundle.h"
 #include "../base/sk.h"
+#include "../conf/sites_conf.h"
 #include "cli.h"
 #include "site_pack.h"
 #include "tls_bundle.h"
@@ -47,6 +49,7 @@ static void usage(FILE *f)
 		"usage: skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE] [--smp N]\n"
 		"                [--root DIR] [--accel auto|kvm|tcg] [--image PATH | --proxy] [--dry-run]\n"
 		"                [--tls-cert FILE --tls-key FILE [--tls-port N] [--tls-redirect]]\n"
+		"                [--config FILE]\n"
 		"                [-- GUEST ARGS...]\n"
 		"\n"
 		"Boots the skiff unikernel under qemu-system-x86_64 with a virtio-net NIC; the\n"
@@ -68,6 +71,12 @@ static void usage(FILE *f)
 		"                         chain (PEM, the server's first); needs --tls-key\n"
 		"  --tls-key FILE         its private key (PEM: ECDSA P-256 or RSA); both files go\n"
 		"                         into the boot module (-initrd) after the --root archive\n"
+		"  --config FILE          serve the sites of a configuration file (docs/config.md;\n"
+		"                         docs/unikernel.md \"skiff vm --config\"): the file, its\n"
+		"                         `files` folders and its certificates go into the boot\n"
+		"                         module, and each listener's ADDR:PORT on the host is\n"
+		"                         forwarded to the guest's PORT; replaces --root, --tls-*\n"
+		"                         and the guest's port=\n"
 		"  --tls-port N           the guest's HTTPS port (default 443; guest word tls-port=N)\n"
 		"  --tls-redirect         port 80 answers 301 to https:// (guest word tls-redirect)\n"
 		"  --accel auto|kvm|tcg   auto (default) takes KVM only if /dev/kvm is hardware KVM\n"
@@ -275,19 +284,20 @@ static int run_qemu(char **argv, bool *qemu_error)
 	return status;
 }
 
-/* A PEM file for the guest, whole, into buf (at most TLS_BUNDLE_MAX_FILE). */
-static int read_pem(const char *opt, const char *path, char *buf, size_t *len)
+/* A PEM file for the guest, whole, into buf (at most TLS_BUNDLE_MAX_FILE);
+ * what names it in messages ("--tls-cert", or the file's "F:L:C: tls"). */
+static int read_pem(const char *what, const char *path, char *buf, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		fprintf(stderr, "skiff vm: --%s %s: %s\n", opt, path, strerror(errno));
+		fprintf(stderr, "skiff vm: %s %s: %s\n", what, path, strerror(errno));
 		return -1;
 	}
 	size_t n = fread(buf, 1, TLS_BUNDLE_MAX_FILE + 1, f);
 	bool bad = ferror(f);
 	fclose(f);
 	if (bad || n == 0 || n > TLS_BUNDLE_MAX_FILE || !memmem(buf, n, "-----BEGIN ", 11)) {
-		fprintf(stderr, "skiff vm: --%s %s: not a PEM file of at most %u KiB\n", opt, path,
+		fprintf(stderr, "skiff vm: %s %s: not a PEM file of at most %u KiB\n", what, path,
 			TLS_BUNDLE_MAX_FILE >> 10);
 		return -1;
 	}
@@ -300,7 +310,7 @@ static int append_tls(int fd, const char *cert, const char *key)
 {
 	static char c[TLS_BUNDLE_MAX_FILE + 1], k[TLS_BUNDLE_MAX_FILE + 1];
 	size_t cl, kl;
-	if (read_pem("tls-cert", cert, c, &cl) < 0 || read_pem("tls-key", key, k, &kl) < 0)
+	if (read_pem("--tls-cert", cert, c, &cl) < 0 || read_pem("--tls-key", key, k, &kl) < 0)
 		return -1;
 	uint8_t foot[TLS_BUNDLE_FOOTER];
 	tls_bundle_footer(foot, (uint32_t)cl, (uint32_t)kl);
@@ -313,6 +323,241 @@ static int append_tls(int fd, const char *cert, const char *key)
 	return 0;
 }
 
+/* ---- --config FILE (archive/site_bundle.h) ---- */
+
+#define CONF_FILE_MAX (1u << 20) /* as `skiff serve --config`: a larger file is refused */
+
+/* The file read and parsed, as the guest will parse it. */
+struct vm_conf {
+	const char *path;
+	char *text;
+	size_t len;
+	char dir[SCONF_PATH_MAX]; /* what relative paths are joined with */
+	void *arena;
+	struct sconf c;
+};
+
+/* Read and parse the file with the parser the guest runs.  A file that
+ * does not parse: "FILE:LINE:COL: message", as `skiff check` prints it. */
+static int conf_load(const char *path, struct vm_conf *vc)
+{
+	vc->path = path;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "skiff vm: --config %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	vc->text = malloc(CONF_FILE_MAX + 1);
+	size_t n = vc->text ? fread(vc->text, 1, CONF_FILE_MAX + 1, f) : 0;
+	bool bad = ferror(f);
+	fclose(f);
+	if (!vc->text || bad || n > CONF_FILE_MAX) {
+		fprintf(stderr, "skiff vm: --config %s: %s\n", path,
+			!vc->text ? "out of memory" : bad ? "cannot read" : "larger than 1 MiB");
+		return -1;
+	}
+	vc->len = n;
+	const char *slash = strrchr(path, '/');
+	if (slash == path)
+		snprintf(vc->dir, sizeof(vc->dir), "/");
+	else if (slash)
+		snprintf(vc->dir, sizeof(vc->dir), "%.*s", (int)(slash - path), path);
+	else
+		snprintf(vc->dir, sizeof(vc->dir), ".");
+	size_t asz = sites_conf_arena_bound(n);
+	vc->arena = malloc(asz);
+	struct sconf_err e;
+	if (!vc->arena) {
+		fprintf(stderr, "skiff vm: --config %s: out of memory\n", path);
+		return -1;
+	}
+	if (sites_conf_parse(vc->text, n, vc->dir, vc->arena, asz, &vc->c, &e) < 0) {
+		fprintf(stderr, "%s:%u:%u: %s\n", path, e.pos.line, e.pos.col, e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* User networking: each listener's ADDR:PORT on the host forwarded to
+ * the guest's PORT (the guest has one address: the listener's address
+ * picks the host side only).  "*:PORT" and "[::]:PORT" bind the host's
+ * 127.0.0.1, as -p does; other IPv6 addresses are refused (QEMU's
+ * forwards here are IPv4).  Two listeners on one port would be one
+ * socket in the guest: refused too (also with TAP). */
+static int conf_forwards(const struct vm_conf *vc, bool tap, char *netdev, size_t cap, size_t *n)
+{
+	const struct sconf *c = &vc->c;
+	for (unsigned i = 0; i < c->nlisten; i++) {
+		const struct sconf_listen *l = &c->listen[i];
+		for (unsigned j = 0; j < i; j++)
+			if (c->listen[j].port == l->port) {
+				fprintf(stderr, "%s:%u:%u: listen: port %u is another listener's too (line "
+					"%u): the guest has one address, so each listener needs its own port\n",
+					vc->path, l->pos.line, l->pos.col, l->port, c->listen[j].pos.line);
+				return -1;
+			}
+		if (l->v6 && !l->any) {
+			fprintf(stderr, "%s:%u:%u: listen: skiff vm forwards from an IPv4 host address; use "
+				"127.0.0.1:%u, *:%u or [::]:%u (both: the host's 127.0.0.1)\n",
+				vc->path, l->pos.line, l->pos.col, l->port, l->port, l->port);
+			return -1;
+		}
+		if (tap)
+			continue;
+		char a[16] = "127.0.0.1";
+		if (!l->any)
+			snprintf(a, sizeof(a), "%u.%u.%u.%u", l->addr.b[12], l->addr.b[13], l->addr.b[14],
+				 l->addr.b[15]);
+		int k = snprintf(netdev + *n, cap - *n, ",hostfwd=tcp:%s:%u-:%u", a, l->port, l->port);
+		if (k < 0 || (size_t)k >= cap - *n) {
+			fprintf(stderr, "skiff vm: too many forwards\n");
+			return -1;
+		}
+		*n += (size_t)k;
+	}
+	return 0;
+}
+
+struct vm_part {
+	uint32_t kind;
+	const char *name;
+	uint64_t off, len;
+};
+
+static int write_at(int fd, uint64_t off, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t k = pwrite(fd, p, len, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k, off += (uint64_t)k, len -= (size_t)k;
+	}
+	return 0;
+}
+
+static uint64_t align_to(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* Pack the file's text, one archive per distinct `files` folder and every
+ * certificate and key it names into fd (empty), as site_bundle.h lays it
+ * out.  Messages printed; 0 or -1. */
+static int conf_pack(const struct vm_conf *vc, bool user_net, int fd, bool dry_run,
+		     const char *tmp)
+{
+	const struct sconf *c = &vc->c;
+	static struct vm_part parts[SB_MAX_PARTS];
+	unsigned np = 0;
+	parts[np++] = (struct vm_part){SB_CONF, vc->dir, 0, vc->len};
+	/* A name is packed once, whichever routes or sites share it. */
+#define ADD(k, nm)                                                                      \
+	do {                                                                            \
+		bool seen_ = false;                                                     \
+		for (unsigned q_ = 1; q_ < np && !seen_; q_++)                           \
+			seen_ = parts[q_].kind == (k) && !strcmp(parts[q_].name, (nm));  \
+		if (!seen_ && np < SB_MAX_PARTS)                                        \
+			parts[np++] = (struct vm_part){(k), (nm), 0, 0};                \
+	} while (0)
+	for (unsigned s = 0; s < c->nsites; s++) {
+		const struct sconf_site *site = &c->sites[s];
+		for (unsigned r = 0; r < site->nroutes; r++)
+			if (site->routes[r].kind == SCONF_FILES)
+				ADD(SB_ARCHIVE, site->routes[r].root);
+		if (site->cert) {
+			ADD(SB_PEM, site->cert);
+			ADD(SB_PEM, site->key);
+		}
+	}
+#undef ADD
+	uint64_t names = 0;
+	for (unsigned i = 0; i < np; i++)
+		names += strlen(parts[i].name);
+	uint64_t head = SB_HEADER_LEN + (uint64_t)np * SB_PART_LEN + names;
+	uint8_t *hb = calloc(1, (size_t)head);
+	if (!hb) {
+		fprintf(stderr, "skiff vm: out of memory\n");
+		return -1;
+	}
+	uint64_t at = head, name_at = SB_HEADER_LEN + (uint64_t)np * SB_PART_LEN;
+	uint64_t files = 0, bytes = 0, npem = 0, narch = 0;
+	int rc = -1;
+	for (unsigned i = 0; i < np; i++) {
+		struct vm_part *p = &parts[i];
+		if (p->kind == SB_CONF) {
+			p->off = at;
+			if (write_at(fd, at, vc->text, vc->len) < 0)
+				goto io;
+		} else if (p->kind == SB_ARCHIVE) {
+			/* site_pack writes at the file's offset; its image is
+			 * self-relative (site_pack.h). */
+			p->off = align_to(at, SB_ALIGN);
+			struct site_pack_info si = {0};
+			char err[512];
+			if (lseek(fd, (off_t)p->off, SEEK_SET) < 0)
+				goto io;
+			if (site_pack(p->name, fd, &si, err, sizeof(err)) < 0) {
+				fprintf(stderr, "skiff vm: --config %s: files %s: %s\n", vc->path, p->name, err);
+				goto out;
+			}
+			p->len = si.size;
+			files += si.files, bytes += si.bytes, narch++;
+		} else {
+			static char pem[TLS_BUNDLE_MAX_FILE + 1];
+			char what[SCONF_PATH_MAX + 32];
+			size_t pl;
+			snprintf(what, sizeof(what), "--config %s: tls", vc->path);
+			p->off = at;
+			if (read_pem(what, p->name, pem, &pl) < 0)
+				goto out;
+			p->len = pl;
+			int w = write_at(fd, at, pem, pl);
+			memset(pem, 0, sizeof(pem));
+			if (w < 0)
+				goto io;
+			npem++;
+		}
+		at = p->off + p->len;
+		uint8_t *e = hb + SB_HEADER_LEN + (uint64_t)i * SB_PART_LEN;
+		size_t nl = strlen(p->name);
+		sb_put32(e, p->kind);
+		sb_put32(e + 4, (uint32_t)nl);
+		sb_put64(e + 8, name_at);
+		sb_put64(e + 16, p->off);
+		sb_put64(e + 24, p->len);
+		memcpy(hb + name_at, p->name, nl);
+		name_at += nl;
+	}
+	if (at > SITE_PACK_MAX_BYTES) {
+		fprintf(stderr, "skiff vm: --config %s: the module would be %llu bytes: more than "
+			"the guest can map (%llu)\n", vc->path, (unsigned long long)at,
+			(unsigned long long)SITE_PACK_MAX_BYTES);
+		goto out;
+	}
+	memcpy(hb, sb_magic, 8);
+	sb_put32(hb + 8, SB_VERSION);
+	sb_put32(hb + 12, np);
+	sb_put32(hb + 16, user_net ? SB_F_USER_NET : 0);
+	sb_put64(hb + 24, at);
+	if (write_at(fd, 0, hb, (size_t)head) < 0 || ftruncate(fd, (off_t)at) < 0)
+		goto io;
+	fprintf(stderr, "skiff vm: --config %s: %u sites on %u listeners; module %llu bytes: the "
+		"file, %llu archives (%llu files, %llu bytes), %llu PEM files%s%s\n",
+		vc->path, c->nsites, c->nlisten, (unsigned long long)at, (unsigned long long)narch,
+		(unsigned long long)files, (unsigned long long)bytes, (unsigned long long)npem,
+		dry_run ? " in " : "", dry_run ? tmp : "");
+	rc = 0;
+	goto out;
+io:
+	fprintf(stderr, "skiff vm: writing the boot module: %s\n", strerror(errno));
+out:
+	free(hb);
+	return rc;
+}
+
 int cmd_vm(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -322,10 +567,10 @@ int cmd_vm(int argc, char **argv)
 		{"root", required_argument, NULL, 'r'},   {"smp", required_argument, NULL, 'S'},
 		{"tls-cert", required_argument, NULL, 'C'}, {"tls-key", required_argument, NULL, 'K'},
 		{"tls-port", required_argument, NULL, 'P'}, {"tls-redirect", no_argument, NULL, 'R'},
-		{"proxy", no_argument, NULL, 'X'},
+		{"proxy", no_argument, NULL, 'X'},      {"config", required_argument, NULL, 'c'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *tls_cert = NULL, *tls_key = NULL;
+	const char *tls_cert = NULL, *tls_key = NULL, *config = NULL;
 	unsigned tls_port = 0;
 	bool tls_redirect = false;
 	struct fwd fwds[VM_MAX_FWD];
@@ -382,6 +627,7 @@ int cmd_vm(int argc, char **argv)
 		}
 		case 'R': tls_redirect = true; break;
 		case 'X': proxy = true; break;
+		case 'c': config = optarg; break;
 		case 'D': dry_run = true; break;
 		case 'h': usage(stdout); return 0;
 		default:
@@ -400,6 +646,24 @@ int cmd_vm(int argc, char **argv)
 	bool tap = !strncmp(net, "tap:", 4);
 	if (tap && nfwd)
 		cli_usage_error("vm", "-p works with --net user only");
+	if (config) {
+		/* What the file says, the flags must not say too: one source each. */
+		const char *dup = root ? "--root" : tls_cert ? "--tls-cert" : tls_key ? "--tls-key"
+				 : tls_port ? "--tls-port" : tls_redirect ? "--tls-redirect"
+				 : proxy ? "--proxy" : NULL;
+		if (dup)
+			cli_usage_error("vm", "%s: with --config the file says this (its listeners, "
+					"`files` folders and `tls` certificates; a `proxy` route for the "
+					"proxy; docs/unikernel.md)", dup);
+		for (int i = optind; i < argc; i++)
+			if (!strncmp(argv[i], "port=", 5) || !strncmp(argv[i], "tls-port=", 9) ||
+			    !strcmp(argv[i], "tls-redirect"))
+				cli_usage_error("vm", "guest word %s: with --config the file's listeners "
+						"name the ports", argv[i]);
+	}
+	static struct vm_conf vc;
+	if (config && conf_load(config, &vc) < 0)
+		return 1;
 
 	char guest_args[4096] = "";
 	size_t glen = 0;
@@ -437,7 +701,7 @@ int cmd_vm(int argc, char **argv)
 		why = "--accel kvm";
 	}
 
-	char netdev[64 + VM_MAX_FWD * 48];
+	char netdev[64 + (VM_MAX_FWD + SCONF_MAX_LISTEN) * 48];
 	/* More than one vCPU on a TAP: one queue pair per vCPU (the TAP must
 	 * be multi-queue: `ip tuntap add NAME mode tap multi_queue`), an
 	 * MSI-X vector for each queue plus config and control.  vhost off:
@@ -459,11 +723,36 @@ int cmd_vm(int argc, char **argv)
 		for (int i = 0; i < nfwd; i++)
 			n += (size_t)snprintf(netdev + n, sizeof(netdev) - n, ",hostfwd=%s:127.0.0.1:%u-:%u",
 					      fwds[i].udp ? "udp" : "tcp", fwds[i].host, fwds[i].guest);
+		if (config && conf_forwards(&vc, false, netdev, sizeof(netdev), &n) < 0)
+			return 1;
+	}
+	if (config && tap) {
+		size_t n = 0;
+		if (conf_forwards(&vc, true, NULL, 0, &n) < 0)
+			return 1;
 	}
 	/* The module: the site packed, then the TLS files, before QEMU
 	 * starts; removed after it ends (it holds the private key: mkstemp
 	 * makes it 0600). */
 	char site[PATH_MAX] = "";
+	if (config) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(site, sizeof(site), "%s/skiff-sites.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		int fd = mkstemp(site);
+		if (fd < 0) {
+			fprintf(stderr, "skiff vm: cannot create %s: %s\n", site, strerror(errno));
+			return 1;
+		}
+		int r = conf_pack(&vc, !tap, fd, dry_run, site);
+		if (close(fd) < 0 && r == 0) {
+			fprintf(stderr, "skiff vm: writing the boot module: %s\n", strerror(errno));
+			r = -1;
+		}
+		if (r < 0) {
+			unlink(site);
+			return 1;
+		}
+	}
 	if (root || tls_cert) {
 		const char *tmp = getenv("TMPDIR");
 		snprintf(site, sizeof(site), "%s/skiff-site.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -544,6 +833,17 @@ int cmd_vm(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "skiff vm: accel=%s (%s) net=%s image=%s\n", kvm ? "kvm" : "tcg", why, net, img);
+	for (unsigned i = 0; config && i < vc.c.nlisten; i++) {
+		const struct sconf_listen *l = &vc.c.listen[i];
+		if (tap)
+			fprintf(stderr, "skiff vm: listener %u%s: the guest's port %u\n", l->port,
+				l->tls ? " (tls)" : "", l->port);
+		else
+			fprintf(stderr, "skiff vm: %s://%u.%u.%u.%u:%u/ -> guest port %u\n",
+				l->tls ? "https" : "http", l->any ? 127 : l->addr.b[12],
+				l->any ? 0 : l->addr.b[13], l->any ? 0 : l->addr.b[14],
+				l->any ? 1 : l->addr.b[15], l->port, l->port);
+	}
 	for (int i = 0; i < nfwd; i++) {
 		if (!fwds[i].udp && fwds[i].guest == 80)
 			fprintf(stderr, "skiff vm: http://127.0.0.1:%u/\n", fwds[i].host);

@@ -1,0 +1,562 @@
+/* uk_sites.c — `skiff vm --config FILE` in the guest (uk_sites.h): the
+ * sites of a configuration file on skiff's TCP, as apps/sites_host.c runs
+ * them hosted, with what the guest has instead of a file system and a
+ * heap: the boot module's parts (archive/site_bundle.h) and the bump
+ * allocator.
+ *
+ * One app engine (http/app.c) per listener, on the loop or on a TLS loop
+ * over it; each engine's one route is the router (router/sites.h), whose
+ * handler table this file fills once: `files` the archive's lookup under
+ * http/files_handler.h, `proxy` an http/proxy.h per route (its connections
+ * on the loop, its cache from the heap), `metrics` the page of every
+ * counter of the guest; redirect and return are the router's own.
+ *
+ * What differs from the hosted runtime (docs/unikernel.md says it too):
+ *   - the guest has one address: every listener listens on it at its
+ *     port, so two listeners on one port are refused; the address in the
+ *     file picks the host side of `skiff vm`'s forward only;
+ *   - a TLS listener serves one certificate (BearSSL's engine here has no
+ *     choice by SNI): sites on it that name different files are refused;
+ *   - a proxy upstream is numeric IPv4 as the guest reaches it; under QEMU's
+ *     user network 127.0.0.1 (the host's loopback) is reached through the
+ *     gateway, other loopback addresses are refused;
+ *   - max_conns defaults to 256 per listener (an app connection holds
+ *     ~52 KiB of guest RAM), not 4096; a TLS listener takes at most
+ *     tls-max-conns of them;
+ *   - no reload (no SIGHUP: a new file is a new boot), no `app;`, no
+ *     access_log file (the word access-log= logs to the console or UDP),
+ *     the error log is the console, one vCPU whatever `workers` says, and
+ *     no drain: the shutdown port stops at once. */
+#include "../archive/site_archive.h"
+#include "../archive/site_bundle.h"
+#include "../conf/sites_conf.h"
+#include "../http/cache.h"
+#include "../http/files_handler.h"
+#include "../http/prom.h"
+#include "../http/proxy.h"
+#include "../plat/kvm/kvm.h"
+#include "../plat/plat.h"
+#include "../router/sites.h"
+#include "../tls/loop_tls.h"
+#include "../tls/tls_bearssl.h"
+#include "uk_sites.h"
+
+#define UK_SITES_CONNS 256u            /* per listener, unless the file says max_conns */
+#define UK_SITES_METRICS_MAX (128u << 10) /* the metrics page (~40 KiB) */
+
+struct uk_lst {
+	struct sites_listener sl;
+	struct http_app_route route;
+	struct http_app_def def;
+	struct http_app app;
+	struct tls_ctx *tls; /* NULL: plain */
+	struct loop *tls_loop;
+	const struct sconf_site *cert_site; /* a TLS listener's certificate */
+	uint32_t conns;
+	bool started;
+};
+
+struct uk_proxy {
+	const struct sconf_route *rt;
+	struct proxy px;
+	struct http_cache cache;
+};
+
+static struct {
+	struct uk_sites_env env;
+	struct sb_view bv;
+	struct sconf c;
+	struct sites sites;
+	struct sites_gen gen;
+	struct sites_handler (*h)[SCONF_MAX_ROUTES];
+	struct uk_lst lst[SCONF_MAX_LISTEN];
+	struct uk_proxy *px[SCONF_MAX_SITES * SCONF_MAX_ROUTES];
+	unsigned npx;
+	struct sar_site *arch[SB_MAX_PARTS]; /* by part index: one per folder */
+	unsigned narch;
+	char *metrics_buf;
+	bool metrics_busy;
+	uint32_t max_conns; /* per listener */
+} S;
+
+bool uk_sites_is_bundle(const void *module, uint64_t len)
+{
+	return sb_is_bundle(module, len);
+}
+
+static size_t cstrlen(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	return n;
+}
+
+static bool streq(const char *a, const char *b)
+{
+	size_t n = cstrlen(a);
+	return n == cstrlen(b) && sk_memcmp(a, b, n) == 0;
+}
+
+/* ---- the metrics page ---- */
+
+static void metrics_done(struct http_app_req *r, void *ctx, bool ok)
+{
+	(void)r, (void)ctx, (void)ok;
+	S.metrics_busy = false;
+}
+
+/* As sites_host.c's: rendered at the request from one buffer, which is
+ * sent from, so a second scrape meanwhile gets 503. */
+static int metrics_handle(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	unsigned m = http_app_method(r);
+	if (m != HTTP_GET && m != HTTP_HEAD) {
+		http_app_header(r, "Allow", "GET, HEAD");
+		return http_app_send(r, 405, NULL, 0);
+	}
+	if (S.metrics_busy)
+		return http_app_send(r, 503, NULL, 0);
+	struct prom_out o;
+	prom_init(&o, S.metrics_buf, UK_SITES_METRICS_MAX);
+	S.env.all_stats(prom_stat, &o);
+	S.metrics_busy = true;
+	http_app_on_done(r, metrics_done, NULL);
+	http_app_header(r, "Content-Type", PROM_CONTENT_TYPE);
+	return http_app_send(r, 200, o.buf, o.len);
+}
+
+/* ---- setup ---- */
+
+static const char *kind_name(enum sconf_kind k)
+{
+	static const char *const n[] = {"?", "files", "proxy", "redirect", "return", "metrics", "app"};
+	return (unsigned)k < SK_ARRAY_LEN(n) ? n[k] : "?";
+}
+
+/* The site archive of a `files` folder, opened once whichever routes
+ * name it. */
+static struct sar_site *archive_for(const struct sconf_route *rt)
+{
+	size_t nl = cstrlen(rt->root);
+	for (uint32_t i = 0; i < S.bv.count; i++) {
+		struct sb_part p;
+		sb_part_at(&S.bv, i, &p);
+		if (p.kind != SB_ARCHIVE || p.name_len != nl || sk_memcmp(p.name, rt->root, nl))
+			continue;
+		if (S.arch[i])
+			return S.arch[i];
+		char err[200];
+		struct sar_view v;
+		if (sar_open(&v, p.data, p.len, err, sizeof(err)) < 0) {
+			kprintf("skiff-uk: sites: %u:%u: files %s: bad site archive: %s; not booting\n",
+				rt->pos.line, rt->pos.col, rt->root, err);
+			return NULL;
+		}
+		struct sar_site *s = S.env.alloc("a site archive's table", sizeof(*s), NULL);
+		size_t sz = (size_t)sar_site_mem(&v);
+		sar_site_init(s, &v, S.env.alloc("a site archive's file table", sz ? sz : 1, NULL));
+		S.arch[i] = s;
+		S.narch++;
+		kprintf("skiff-uk: sites: files %s: %u files, %lu KiB\n", rt->root, v.count,
+			p.len >> 10);
+		return s;
+	}
+	kprintf("skiff-uk: sites: %u:%u: files %s: not in the boot module (pack it with "
+		"skiff vm --config); not booting\n", rt->pos.line, rt->pos.col, rt->root);
+	return NULL;
+}
+
+static struct uk_proxy *proxy_for(const struct sconf_route *rt, uint32_t *extra)
+{
+	struct proxy_config pc;
+	proxy_config_default(&pc);
+	for (unsigned i = 0; i < rt->nup; i++) {
+		const struct sconf_upstream *u = &rt->up[i];
+		if (!sk_addr_is_v4(&u->addr)) {
+			kprintf("skiff-uk: sites: %u:%u: proxy %s: the guest reaches IPv4 upstreams only\n",
+				rt->pos.line, rt->pos.col, u->text);
+			return NULL;
+		}
+		uint32_t ip = sk_addr_ip4(&u->addr);
+		if ((ip >> 24) == 127) {
+			/* The guest has no loopback; under QEMU's user network its
+			 * gateway is the host's 127.0.0.1 (and only that address). */
+			if (!(S.bv.flags & SB_F_USER_NET) || ip != 0x7f000001u) {
+				kprintf("skiff-uk: sites: %u:%u: proxy %s: a loopback upstream is the guest's "
+					"own, which has none; give the address the guest reaches it at%s\n",
+					rt->pos.line, rt->pos.col, u->text,
+					S.bv.flags & SB_F_USER_NET ? " (on QEMU's user network the host's "
+								      "127.0.0.1 is 127.0.0.1 or 10.0.2.2)"
+								    : "");
+				return NULL;
+			}
+			ip = S.env.gw;
+		}
+		pc.up_addr[i] = sk_addr_v4(ip);
+		pc.up_port[i] = u->port;
+	}
+	pc.nup = rt->nup;
+	pc.body_on_get = rt->body_on_get;
+	pc.host_upstream = rt->host_upstream;
+	pc.max_xchg = S.max_conns;
+	pc.wall_offset = S.env.wall_offset;
+	size_t sz = proxy_mem_size(&pc);
+	struct uk_proxy *p = S.env.alloc("a proxy route", sizeof(*p), NULL);
+	sk_memset(p, 0, sizeof(*p));
+	p->rt = rt;
+	if (!sz || proxy_init(&p->px, S.env.alloc("a proxy's exchanges", sz, "lower max_conns"), sz,
+			      &pc) < 0) {
+		kprintf("skiff-uk: sites: %u:%u: proxy: cannot set up %u exchanges\n", rt->pos.line,
+			rt->pos.col, pc.max_xchg);
+		return NULL;
+	}
+	/* Every exchange may hold an upstream connection, each pool its idle
+	 * ones (as uk_proxy.c asks). */
+	*extra += pc.max_xchg + pc.nup * pc.pool;
+	return p;
+}
+
+/* Words the file replaces: the file says each of these. */
+static const uint8_t file_words[] = {
+	OPT_PORT,   OPT_MAX_CONNS, OPT_CACHE_CONTROL, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT,
+	OPT_MAX_BODY, OPT_TLS_PORT, OPT_TLS_REDIRECT,
+};
+
+int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
+		   const struct uk_sites_env *env, struct uk_sites_need *need)
+{
+	S.env = *env;
+	*need = (struct uk_sites_need){0};
+	for (size_t i = 0; i < sizeof(file_words); i++)
+		if (opt_given(o, file_words[i])) {
+			kprintf("skiff-uk: %s=: with a configuration file (skiff vm --config) the file "
+				"says this; not booting\n", opt_defs[file_words[i]].name);
+			return -1;
+		}
+	const char *why;
+	if (sb_open(&S.bv, module, len, &why) < 0) {
+		kprintf("skiff-uk: bad configuration bundle (%lu bytes): %s; repack it with skiff vm "
+			"--config FILE\n", len, why);
+		return -1;
+	}
+	struct sb_part text;
+	sb_part_at(&S.bv, 0, &text);
+	/* The folder the packer joined relative paths with: the guest joins
+	 * with the same, so each name it asks for is one the packer wrote. */
+	static char dir[SB_MAX_NAME + 1];
+	sk_memcpy(dir, text.name, text.name_len);
+	dir[text.name_len] = 0;
+	size_t asz = sites_conf_arena_bound((size_t)text.len);
+	void *arena = env->alloc("the configuration's arena", asz, NULL);
+	struct sconf_err e;
+	if (sites_conf_parse((const char *)text.data, (size_t)text.len, dir, arena, asz, &S.c, &e) <
+	    0) {
+		kprintf("skiff-uk: configuration:%u:%u: %s\n", e.pos.line, e.pos.col, e.msg);
+		return -1;
+	}
+	struct sconf *c = &S.c;
+	bool given_conns = c->max_conns != 0;
+	sites_conf_defaults(c);
+	S.max_conns = given_conns ? c->max_conns : UK_SITES_CONNS;
+	c->max_conns = S.max_conns;
+	if (c->access_log) {
+		kprintf("skiff-uk: configuration:%u:%u: access_log %s: the guest has no files; use "
+			"access_log off and the word access-log=console|udp:ADDR:PORT\n",
+			c->access_log_pos.line, c->access_log_pos.col, c->access_log);
+		return -1;
+	}
+	if (c->error_log)
+		kprintf("skiff-uk: configuration:%u:%u: error_log %s: the guest's error log is its "
+			"console\n", c->error_log_pos.line, c->error_log_pos.col, c->error_log);
+	if (c->workers > 1)
+		kprintf("skiff-uk: configuration: workers %u: the guest serves the sites on one "
+			"vCPU\n", c->workers);
+	for (unsigned i = 0; i < c->nlisten; i++)
+		for (unsigned j = 0; j < i; j++)
+			if (c->listen[j].port == c->listen[i].port) {
+				kprintf("skiff-uk: configuration:%u:%u: listen: port %u is another "
+					"listener's too: the guest has one address; not booting\n",
+					c->listen[i].pos.line, c->listen[i].pos.col, c->listen[i].port);
+				return -1;
+			}
+	/* A TLS listener: one certificate (the engine has no SNI choice). */
+	uint32_t tls_max = (uint32_t)opt_num(o, OPT_TLS_MAX_CONNS);
+	for (unsigned li = 0; li < c->nlisten; li++) {
+		struct uk_lst *l = &S.lst[li];
+		l->conns = S.max_conns;
+		if (!c->listen[li].tls) {
+			need->conns += l->conns;
+			continue;
+		}
+		if (l->conns > tls_max)
+			l->conns = tls_max;
+		need->conns += l->conns;
+		need->tls_conns += l->conns;
+		need->ntls++;
+		for (unsigned s = 0; s < c->nsites; s++) {
+			const struct sconf_site *site = &c->sites[s];
+			if (!(site->listen_mask & (1u << li)))
+				continue;
+			if (!l->cert_site) {
+				l->cert_site = site;
+			} else if (!streq(site->cert, l->cert_site->cert) ||
+				   !streq(site->key, l->cert_site->key)) {
+				kprintf("skiff-uk: configuration:%u:%u: site %s: a second certificate (%s) "
+					"on the tls listener of port %u, beside %s's (%s): the guest's TLS "
+					"(BearSSL) serves one certificate per listener, with no choice by "
+					"SNI; give the sites on it one certificate (one naming every site), "
+					"or each its own port; not booting\n",
+					site->pos.line, site->pos.col, site->names[0], site->cert,
+					c->listen[li].port, l->cert_site->names[0], l->cert_site->cert);
+				return -1;
+			}
+		}
+	}
+	/* The handler table, as sites_host.c's gen_build. */
+	S.h = env->alloc("the routes' handlers", (c->nsites ? c->nsites : 1) * sizeof(*S.h), NULL);
+	sk_memset(S.h, 0, (c->nsites ? c->nsites : 1) * sizeof(*S.h));
+	bool metrics = false;
+	for (unsigned s = 0; s < c->nsites; s++) {
+		const struct sconf_site *site = &c->sites[s];
+		for (unsigned r = 0; r < site->nroutes; r++) {
+			const struct sconf_route *rt = &site->routes[r];
+			struct sites_handler *h = &S.h[s][r];
+			if (rt->kind == SCONF_FILES) {
+				struct sar_site *a = archive_for(rt);
+				if (!a)
+					return -1;
+				struct http_files *hf = env->alloc("a files route", sizeof(*hf), NULL);
+				*hf = (struct http_files){.lookup = sar_site_lookup, .lookup_ctx = a,
+							  .cache_control = rt->cache_control};
+				*h = (struct sites_handler){http_files_handle, hf};
+			} else if (rt->kind == SCONF_PROXY) {
+				struct uk_proxy *p = proxy_for(rt, &need->extra_socks);
+				if (!p)
+					return -1;
+				S.px[S.npx++] = p;
+				struct http_app_def pdef;
+				struct http_app_route proute;
+				proxy_app_def(&p->px, &pdef, &proute);
+				*h = (struct sites_handler){proute.fn, proute.ctx};
+			} else if (rt->kind == SCONF_METRICS) {
+				*h = (struct sites_handler){metrics_handle, NULL};
+				metrics = true;
+			} else if (rt->kind == SCONF_APP) {
+				kprintf("skiff-uk: configuration:%u:%u: app: no application is linked into "
+					"this image; not booting\n", rt->pos.line, rt->pos.col);
+				return -1;
+			}
+			/* redirect and return: the router's own (fn NULL) */
+		}
+	}
+	if (metrics)
+		S.metrics_buf = env->alloc("the metrics page", UK_SITES_METRICS_MAX, NULL);
+	S.gen = (struct sites_gen){.conf = c, .h = S.h, .host = NULL};
+	sites_swap(&S.sites, &S.gen);
+	for (unsigned li = 0; li < c->nlisten; li++) {
+		unsigned n = 0;
+		for (unsigned s = 0; s < c->nsites; s++)
+			n += (c->sites[s].listen_mask >> li) & 1;
+		kprintf("skiff-uk: sites: port %u%s: %u sites, %u connections\n", c->listen[li].port,
+			c->listen[li].tls ? " (tls)" : "", n, S.lst[li].conns);
+	}
+	for (unsigned s = 0; s < c->nsites; s++)
+		for (unsigned r = 0; r < c->sites[s].nroutes; r++) {
+			const struct sconf_route *rt = &c->sites[s].routes[r];
+			kprintf("skiff-uk: sites: %s %s%s -> %s\n", c->sites[s].names[0],
+				rt->exact ? "= " : "", rt->path, kind_name(rt->kind));
+		}
+	return 0;
+}
+
+static int tls_random(void *buf, size_t len)
+{
+	return plat_random(buf, len);
+}
+
+/* BearSSL over the listener's pool, the TLS loop over the loop. */
+static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t max_sockets,
+			const struct opts *o)
+{
+	const struct sconf_site *site = l->cert_site;
+	struct sb_part cp, kp;
+	if (!sb_find(&S.bv, SB_PEM, site->cert, &cp) || !sb_find(&S.bv, SB_PEM, site->key, &kp)) {
+		kprintf("skiff-uk: sites: site %s: tls %s %s: not in the boot module\n",
+			site->names[0], site->cert, site->key);
+		return -1;
+	}
+	struct tls_bearssl_config bc = {.max_conns = l->conns, .random = tls_random};
+	size_t tsz = tls_bearssl_mem_size(&bc);
+	char err[200];
+	l->tls = tls_bearssl_server(S.env.alloc("a TLS listener's connections", tsz, "lower max_conns "
+						"or tls-max-conns="),
+				    tsz, &bc, cp.data, (size_t)cp.len, kp.data, (size_t)kp.len, err,
+				    sizeof(err));
+	if (!l->tls) {
+		kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site->names[0], site->cert, err);
+		return -1;
+	}
+	struct loop_tls_config lc = {
+		.engine = &tls_bearssl_ops,
+		.ctx = l->tls,
+		.handshake_timeout_ns = opt_num(o, OPT_TLS_HANDSHAKE_TIMEOUT) * SK_NS_PER_S,
+	};
+	size_t lsz = loop_tls_mem_size(max_sockets, l->conns);
+	l->tls_loop = loop_tls_init(S.env.alloc("a TLS layer", lsz, NULL), lsz, loop, &lc,
+				    max_sockets, l->conns);
+	if (!l->tls_loop) {
+		kprintf("skiff-uk: sites: port %u: the TLS layer failed\n", S.c.listen[li].port);
+		return -1;
+	}
+	return 0;
+}
+
+int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
+		   http_access_fn access, void *access_ctx)
+{
+	const struct sconf *c = &S.c;
+	for (unsigned i = 0; i < S.npx; i++)
+		S.px[i]->px.loop = loop; /* proxy_attach's one effect: upstreams on the plain loop */
+	for (unsigned li = 0; li < c->nlisten; li++) {
+		const struct sconf_listen *ls = &c->listen[li];
+		struct uk_lst *l = &S.lst[li];
+		l->sl = (struct sites_listener){&S.sites, li};
+		sites_route(&l->sl, &l->route);
+		l->def = (struct http_app_def){&l->route, 1, "sites", NULL, NULL, false};
+		struct http_app_config cfg;
+		http_app_config_default(&cfg);
+		cfg.addr = 0; /* the guest's one address: the file's picks the host side only */
+		cfg.port = ls->port;
+		cfg.max_conns = l->conns;
+		cfg.max_body = c->max_body;
+		cfg.header_timeout = c->header_timeout;
+		cfg.body_timeout = c->body_timeout;
+		cfg.send_timeout = c->send_timeout;
+		cfg.keepalive_timeout = c->keepalive_timeout;
+		cfg.scheme = ls->tls ? "https" : "http";
+		cfg.access = access;
+		cfg.access_ctx = access_ctx;
+		if (S.npx)
+			proxy_app_config(NULL, &cfg);
+		if (ls->tls && tls_listener(l, li, loop, max_sockets, o) < 0)
+			return -1;
+		size_t sz = http_app_mem_size(&cfg);
+		int rc = -SK_EINVAL;
+		if (sz)
+			rc = http_app_init(&l->app, S.env.alloc("a listener's connections", sz,
+								"lower max_conns"),
+					   sz, &cfg, &l->def, l->tls_loop ? l->tls_loop : loop);
+		if (rc == 0)
+			rc = http_app_start(&l->app);
+		if (rc < 0) {
+			kprintf("skiff-uk: sites: %u:%u: cannot listen on port %u (%d)\n", ls->pos.line,
+				ls->pos.col, ls->port, rc);
+			return -1;
+		}
+		l->started = true;
+		if (ls->tls)
+			kprintf("skiff-uk: sites: port %u: https with %s (BearSSL, TLS 1.2, one "
+				"certificate)\n", ls->port, l->cert_site->cert);
+	}
+	return 0;
+}
+
+int uk_sites_late(void)
+{
+	for (unsigned i = 0; i < S.npx; i++) {
+		struct uk_proxy *p = S.px[i];
+		uint64_t csz = p->rt->cache_bytes;
+		if (!csz)
+			continue;
+		struct http_cache_config cc;
+		http_cache_config_default(&cc);
+		void *cm = S.env.alloc("a proxy route's cache", (size_t)csz,
+				       "lower the route's cache SIZE");
+		if (http_cache_init(&p->cache, cm, (size_t)csz, &cc) < 0) {
+			kprintf("skiff-uk: sites: %u:%u: cannot set up a cache of %lu bytes\n",
+				p->rt->pos.line, p->rt->pos.col, csz);
+			return -1;
+		}
+		p->px.cache = &p->cache;
+	}
+	return 0;
+}
+
+void uk_sites_set_date(const char *date29)
+{
+	for (unsigned i = 0; i < S.c.nlisten; i++)
+		if (S.lst[i].started)
+			http_app_set_date(&S.lst[i].app, date29);
+}
+
+void uk_sites_describe(char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = 0;
+	for (unsigned i = 0; i < S.c.nlisten && n < cap; i++)
+		n += (size_t)ksnprintf(out + n, cap - n, "%s%u%s", i ? "," : "", S.c.listen[i].port,
+				       S.c.listen[i].tls ? "/tls" : "");
+}
+
+/* With more than one TLS listener, each one's counters under its port
+ * (tls.8443.conns_in_use), so no name appears twice on the page. */
+struct tls_fwd {
+	void (*fn)(void *ctx, const char *name, uint64_t v);
+	void *ctx;
+	unsigned port;
+};
+
+static void tls_name(void *ctx, const char *name, uint64_t v)
+{
+	const struct tls_fwd *f = ctx;
+	char n[96];
+	ksnprintf(n, sizeof(n), "tls.%u.%s", f->port,
+		  sk_memcmp(name, "tls.", 4) == 0 ? name + 4 : name);
+	f->fn(f->ctx, n, v);
+}
+
+void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+	/* The engines' counters summed over the listeners, as one engine's
+	 * (sites_host.c names them the same). */
+	struct http_app_stats sum = {0};
+	unsigned ntls = 0;
+	for (unsigned i = 0; i < S.c.nlisten; i++) {
+		if (!S.lst[i].started)
+			continue;
+		ntls += S.lst[i].tls != NULL;
+		const struct http_app_stats *st = &S.lst[i].app.st;
+#define SUM(n) sum.n += st->n;
+		HTTP_APP_STATS(SUM)
+#undef SUM
+	}
+#define EMIT(n) fn(ctx, "app." #n, sum.n);
+	HTTP_APP_STATS(EMIT)
+#undef EMIT
+	sites_stats(&S.sites, fn, ctx);
+	for (unsigned i = 0; i < S.npx; i++) {
+		proxy_stats(&S.px[i]->px, fn, ctx);
+		if (S.px[i]->px.cache)
+			http_cache_stats(S.px[i]->px.cache, fn, ctx);
+	}
+	for (unsigned i = 0; i < S.c.nlisten; i++) {
+		const struct uk_lst *l = &S.lst[i];
+		if (!l->tls)
+			continue;
+		struct tls_fwd f = {fn, ctx, S.c.listen[i].port};
+		tls_bearssl_stats(l->tls, ntls > 1 ? tls_name : fn, ntls > 1 ? (void *)&f : ctx);
+	}
+}
+
+void uk_sites_stop(void)
+{
+	for (unsigned i = 0; i < S.c.nlisten; i++)
+		if (S.lst[i].started) {
+			http_app_stop(&S.lst[i].app);
+			S.lst[i].started = false;
+		}
+	for (unsigned i = 0; i < S.npx; i++)
+		proxy_stop(&S.px[i]->px);
+}

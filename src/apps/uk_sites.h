@@ -1,0 +1,61 @@
+/* uk_sites.h — the unikernel's runtime of a configuration file
+ * (`skiff vm --config FILE`, docs/unikernel.md): the guest's counterpart of
+ * apps/sites_host.c.  The boot module is a bundle (archive/site_bundle.h):
+ * the file's text, a site archive per `files` folder, the PEM files.
+ *
+ * uk_main.c calls, in this order (each failure prints its reason on the
+ * console and stops the boot):
+ *   uk_sites_setup   parse the file (conf/sites_conf.h, the same parser
+ *                    `skiff serve --config` runs, its arena from the heap),
+ *                    refuse what the guest cannot do, open the archives,
+ *                    set up the proxies; say what TCP and the loop need;
+ *   uk_sites_start   on the loop: the TLS listeners' BearSSL contexts and
+ *                    TLS loops, one app engine (http/app.h) per listener
+ *                    routed by router/sites.h;
+ *   uk_sites_late    the proxies' caches, after every other allocation.
+ * Then uk_sites_set_date each second, uk_sites_stats, uk_sites_stop.
+ *
+ * One instance (the guest runs one configuration; its state is this
+ * file's), on the boot vCPU only. */
+#ifndef APPS_UK_SITES_H
+#define APPS_UK_SITES_H
+
+#include "../conf/opts.h"
+#include "../http/app.h"
+#include "../loop/loop.h"
+
+struct uk_sites_env {
+	/* The guest's bump allocator: never NULL (out of memory stops the
+	 * boot naming what and the hint). */
+	void *(*alloc)(const char *what, size_t size, const char *hint);
+	int64_t wall_offset; /* wall-clock s = the loop's now in s + this */
+	uint32_t gw;         /* the guest's gateway, host order (gw=) */
+	/* Every counter of the guest, for a `metrics;` route. */
+	void (*all_stats)(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+};
+
+/* What the sites need beyond what uk_main.c sizes for itself. */
+struct uk_sites_need {
+	uint32_t conns;       /* client connections over every listener */
+	uint32_t tls_conns;   /* of those, on TLS listeners (each a second timer) */
+	uint32_t extra_socks; /* the proxies' upstream connections (sockets and timers) */
+	unsigned ntls;        /* TLS listeners (they need RDRAND) */
+};
+
+/* Is the boot module a configuration bundle (or a broken one)? */
+bool uk_sites_is_bundle(const void *module, uint64_t len);
+
+int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
+		   const struct uk_sites_env *env, struct uk_sites_need *need);
+int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
+		   http_access_fn access, void *access_ctx);
+int uk_sites_late(void);
+void uk_sites_set_date(const char *date29);
+/* The listeners for the ready line: "8080,8443/tls". */
+void uk_sites_describe(char *out, size_t cap);
+void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+/* The engines' listeners and connections, then the proxies' upstream
+ * connections. */
+void uk_sites_stop(void);
+
+#endif
