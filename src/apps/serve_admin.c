@@ -99,9 +99,9 @@ static void on_admin_fd(void *user, int sock, unsigned events, sk_time_ns now)
 	admin_poll(user, now);
 }
 
-struct admin *serve_admin_start(struct serve_multi *m, const struct opts *o)
+struct admin *admin_start(const struct admin_source *src, struct loop *loop, bool on_skiff,
+			  const struct opts *o, const char *what)
 {
-	struct serve_view *v = m->v[0];
 	char path[108], err[256];
 	const char *control = opt_str(o, OPT_CONTROL);
 	bool control_default = !control;
@@ -116,29 +116,36 @@ struct admin *serve_admin_start(struct serve_multi *m, const struct opts *o)
 		.metrics_ip = o->v[OPT_METRICS].ip,
 		.metrics_port = (uint16_t)o->v[OPT_METRICS].num,
 		.control = control,
-		.what = "skiff serve",
-		.src = {.stats = serve_multi_stats, .hists = view_hists, .conns = view_conns, .ctx = m},
+		.what = what,
+		.src = *src,
 	};
 	if (!ac.metrics && !ac.control)
 		return NULL;
-	struct admin *a = admin_open(&ac, v->loop, err, sizeof(err));
+	struct admin *a = admin_open(&ac, loop, err, sizeof(err));
 	if (!a && control_default && ac.control) {
 		/* The default socket is a convenience: serve without it. */
 		elog(SK_LOG_WARN, "control", "%s (skiff stat will not find this process)", err);
 		ac.control = NULL;
 		if (!ac.metrics)
 			return NULL;
-		a = admin_open(&ac, v->loop, err, sizeof(err));
+		a = admin_open(&ac, loop, err, sizeof(err));
 	}
 	if (!a) {
-		fprintf(stderr, "skiff serve: %s\n", err);
+		fprintf(stderr, "%s: %s\n", what, err);
 		exit(1);
 	}
-	if (v->on_skiff) {
-		serve_skiff_set_side(v->loop, admin_fd(a), on_side, a);
-	} else if (loop_watch(v->loop, admin_fd(a), on_admin_fd, a) < 0) {
-		fprintf(stderr, "skiff serve: cannot watch the admin sockets\n");
+	if (on_skiff) {
+		serve_skiff_set_side(loop, admin_fd(a), on_side, a);
+	} else if (loop_watch(loop, admin_fd(a), on_admin_fd, a) < 0) {
+		fprintf(stderr, "%s: cannot watch the admin sockets\n", what);
 		exit(1);
 	}
 	return a;
+}
+
+struct admin *serve_admin_start(struct serve_multi *m, const struct opts *o)
+{
+	struct admin_source src = {.stats = serve_multi_stats, .hists = view_hists,
+				   .conns = view_conns, .ctx = m};
+	return admin_start(&src, m->v[0]->loop, m->v[0]->on_skiff, o, "skiff serve");
 }

@@ -51,4 +51,10 @@ void serve_view_stats(void *view, admin_stat_fn *fn, void *fctx);
  * that cannot be served. */
 struct admin *serve_admin_start(struct serve_multi *m, const struct opts *o);
 
+/* The same for any server: src shows it, on loop (worker 0's; on_skiff:
+ * skiff's stack, whose runner watches the admin's fd), `what` names it
+ * in messages and in `skiff stat`'s header. */
+struct admin *admin_start(const struct admin_source *src, struct loop *loop, bool on_skiff,
+			  const struct opts *o, const char *what);
+
 #endif

@@ -55,6 +55,7 @@
 #include "../tls/tls_engine.h"
 #include "cli.h"
 #include "hoststack.h"
+#include "serve_admin.h"
 #include "serve_files.h"
 #include "serve_skiff.h"
 #include "sites_host.h"
@@ -212,6 +213,7 @@ struct lst {
 
 struct sh_worker {
 	struct worker wk;       /* first */
+	const struct opts *opts; /* the command line's: the stack's and the runtime's flags */
 	struct loop *loop;
 	struct sites sites;
 	struct gen *gen;        /* current */
@@ -501,7 +503,6 @@ static int metrics_handle(struct http_app_req *r, void *ctx)
 static int tls_for(struct sh_worker *w, const struct sconf *c, unsigned li, struct lst *l,
 		   char *err, size_t errlen)
 {
-	(void)w;
 	const struct sconf_site *def = NULL;
 	struct tls_sni sni[TLS_SNI_MAX];
 	unsigned nsni = 0;
@@ -526,11 +527,15 @@ static int tls_for(struct sh_worker *w, const struct sconf *c, unsigned li, stru
 						       .key = site->key};
 		}
 	}
-	struct tls_server_opts so = {.sni = sni, .nsni = nsni};
+	const struct opts *o = w->opts;
+	struct tls_server_opts so = {.sni = sni, .nsni = nsni,
+				     .ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE)};
 	l->tls = tls_openssl_server(def->cert, def->key, &so, err, errlen);
 	if (!l->tls)
 		return -1;
-	struct loop_tls_config lc = {.engine = &tls_openssl_ops, .ctx = l->tls};
+	struct loop_tls_config lc = {
+		.engine = &tls_openssl_ops, .ctx = l->tls,
+		.handshake_timeout_ns = opt_num(o, OPT_TLS_HANDSHAKE_TIMEOUT) * SK_NS_PER_S};
 	l->tls_loop = loop_tls_create(w->loop, &lc, err, errlen);
 	return l->tls_loop ? 0 : -1;
 }
@@ -749,6 +754,7 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 {
 	const struct sconf *c = &p->conf;
 	w->on_skiff = pl->on_skiff;
+	w->opts = pl->o;
 	uint32_t extra = 0;
 	for (unsigned s = 0; s < c->nsites; s++)
 		for (unsigned r = 0; r < c->sites[s].nroutes; r++)
@@ -850,6 +856,39 @@ static int worker_thread(struct worker *wk, void *ctx)
 	return rc;
 }
 
+/* Every worker's counters, summed (one worker: its own), for --stats,
+ * --metrics and `skiff stat`.  Another worker's are read in place, as
+ * serve's are (serve_admin.h says why that is sound). */
+static void all_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v), void *fctx)
+{
+	const struct plan *pl = ctx;
+	if (pl->n == 1) {
+		worker_stats(&shw[0], fn, fctx);
+		elog_stats(fn, fctx);
+		return;
+	}
+	struct stat_sum sum = {0};
+	for (unsigned i = 0; i < pl->n; i++) {
+		stat_sum_source(&sum);
+		worker_stats(&shw[i], stat_sum_add, &sum);
+	}
+	stat_sum_emit(&sum, fn, fctx);
+	stat_sum_free(&sum);
+	elog_stats(fn, fctx);
+}
+
+static void all_conns(void *ctx, FILE *f)
+{
+	const struct plan *pl = ctx;
+	if (pl->on_skiff) {
+		if (pl->n > 1)
+			fprintf(f, "# worker 0 of %u (each worker has its own TCP table)\n", pl->n);
+		serve_skiff_conns(shw[0].loop, f);
+	} else {
+		fprintf(f, "# connections: the kernel's (--stack linux): ss -tin\n");
+	}
+}
+
 static void on_signal(int sig)
 {
 	workers_signal_stop(sig, false);
@@ -871,8 +910,7 @@ int sites_host_run(struct opts *o)
 		OPT_PORT,      OPT_ROOT,           OPT_CACHE_CONTROL,   OPT_TLS_CERT,
 		OPT_TLS_KEY,   OPT_TLS_PORT,       OPT_TLS_REDIRECT,    OPT_TLS_SNI,
 		OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
-		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_METRICS,         OPT_TRACE,
-		OPT_ERROR_LOG};
+		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_TRACE,           OPT_ERROR_LOG};
 	for (size_t i = 0; i < sizeof(site_flags); i++)
 		if (opt_given(o, site_flags[i]))
 			cli_usage_error("serve", "--%s: with --config the file says this (see "
@@ -921,6 +959,20 @@ int sites_host_run(struct opts *o)
 	if (pl.n > 1)
 		p.conf.max_conns = (p.conf.max_conns + pl.n - 1) / pl.n;
 	max_conns_run = p.conf.max_conns;
+	/* sendfile (--stack linux, --sendfile on): mapped files keep their
+	 * descriptors within a budget, as serve --root's (serve.c says why
+	 * these numbers); each folder's tree at most half of it per worker. */
+	if (!pl.on_skiff && opt_num(o, OPT_SENDFILE) == 0) {
+		struct rlimit rl;
+		uint64_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
+		uint64_t need = (uint64_t)p.conf.max_conns * pl.n * p.conf.nlisten + 256;
+		uint64_t budget = lim / 4;
+		if (budget > 65536)
+			budget = 65536;
+		if (lim < need + budget)
+			budget = lim > need ? lim - need : 0;
+		file_cache_keep_fds((size_t)budget, (size_t)(budget / 2 / pl.n));
+	}
 	struct sh_worker *ws = calloc(pl.n, sizeof(*ws));
 	if (!ws) {
 		fprintf(stderr, "%s: out of memory\n", who);
@@ -955,6 +1007,8 @@ int sites_host_run(struct opts *o)
 	sigaction(SIGHUP, &hup, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct sh_worker *w0 = &ws[0];
+	struct admin_source src = {.stats = all_stats, .conns = all_conns, .ctx = &pl};
+	struct admin *adm = admin_start(&src, w0->loop, pl.on_skiff, o, who);
 	char devb[160] = " dev=kernel";
 	if (pl.on_skiff) {
 		serve_skiff_describe(w0->loop, devb, sizeof(devb));
@@ -972,23 +1026,21 @@ int sites_host_run(struct opts *o)
 					(uint32_t)ls->addr.b[14] << 8 | ls->addr.b[15], ab);
 		printf(" %s:%u%s", ab, ls->port, ls->tls ? "(tls)" : "");
 	}
-	printf(" stack=%s%s max_conns=%u workers=%u\n", w0->loop->name, devb, cc->max_conns, pl.n);
+	printf(" stack=%s%s max_conns=%u workers=%u", w0->loop->name, devb, cc->max_conns, pl.n);
+	if (opt_given(o, OPT_METRICS)) {
+		char mb[16];
+		cli_format_ipv4(o->v[OPT_METRICS].ip, mb);
+		printf(" metrics=%s:%u", mb, (unsigned)o->v[OPT_METRICS].num);
+	}
+	if (admin_control_path(adm))
+		printf(" control=%s", admin_control_path(adm));
+	printf("\n");
 	fflush(stdout);
 	rc = workers_run(worker_thread, &pl, who, NULL);
 	workers_publish(NULL, 0, 0, 0);
-	if (opt_given(o, OPT_STATS)) {
-		if (pl.n == 1) {
-			worker_stats(w0, print_stat, stdout);
-		} else {
-			struct stat_sum sum = {0};
-			for (unsigned i = 0; i < pl.n; i++) {
-				stat_sum_source(&sum);
-				worker_stats(&ws[i], stat_sum_add, &sum);
-			}
-			stat_sum_emit(&sum, print_stat, stdout);
-			stat_sum_free(&sum);
-		}
-	}
+	admin_close(adm);
+	if (opt_given(o, OPT_STATS))
+		all_stats(&pl, print_stat, stdout);
 	fflush(stdout);
 	for (unsigned i = 0; i < pl.n; i++)
 		worker_free(&ws[i]);
