@@ -53,7 +53,8 @@ struct uk_lst {
 	struct loop *tls_loop;
 	const struct sconf_site *cert_site; /* a TLS listener's certificate */
 	uint32_t conns;
-	bool started;
+	bool started; /* listening: http_app_stop to do */
+	bool inited;  /* its counters are worth reading, stopped or not */
 };
 
 struct uk_proxy {
@@ -455,7 +456,7 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 				ls->pos.col, ls->port, rc);
 			return -1;
 		}
-		l->started = true;
+		l->started = l->inited = true;
 		if (ls->tls)
 			kprintf("skiff-uk: sites: port %u: https with %s (BearSSL, TLS 1.2, one "
 				"certificate)\n", ls->port, l->cert_site->cert);
@@ -524,7 +525,7 @@ void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *c
 	struct http_app_stats sum = {0};
 	unsigned ntls = 0;
 	for (unsigned i = 0; i < S.c.nlisten; i++) {
-		if (!S.lst[i].started)
+		if (!S.lst[i].inited)
 			continue;
 		ntls += S.lst[i].tls != NULL;
 		const struct http_app_stats *st = &S.lst[i].app.st;

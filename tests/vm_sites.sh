@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# tests/vm_sites.sh — `skiff vm --config FILE`: the unikernel serves the sites
+# of a configuration file (issue 32; docs/unikernel.md "skiff vm --config").
+#
+#   tests/vm_sites.sh [build/skiff] [build/skiff-uk.elf]
+#
+# Works on a copy of examples/sites.conf and examples/sites/ in a temporary
+# folder, with certificates made here (as tests/sites.sh does) and each
+# listener's port moved to a free one on 127.0.0.1 (the file's ports are
+# also the guest's: skiff vm forwards 127.0.0.1:PORT to the guest's PORT).
+# Checks, each PASS/FAIL, ending with "vm-sites: N passed, N failed":
+#   bad-file      a file with an unknown directive: `skiff vm --config` exits
+#                 1 before booting, printing FILE:LINE:COL and the message
+#   bad-flags     --config with --root, --tls-cert or the guest word port=:
+#                 a usage error (exit 2) naming the flag
+#   one-cert      the example as written (a.test and b.test on one tls
+#                 listener, each its own certificate): the guest refuses it
+#                 at boot, naming the second certificate (BearSSL here has
+#                 no choice by SNI: the documented limit), and exits 1
+# Then the example with a.test's tls listener left out (so 8443 is b.test's
+# alone) and a `metrics;` route added, booted under TCG:
+#   a-files       Host a.test: examples/sites/a/index.html byte for byte,
+#                 200 with X-Site: a
+#   a-redirect    /old/x?y=1 -> 301 Location /new/x?y=1, X-Site: a
+#   a-proxy       /api/ proxied to a Python upstream on the host's
+#                 127.0.0.1 (reached from the guest through QEMU's gateway),
+#                 the body and the upstream's Host as the client sent it
+#   b-http        Host b.test over HTTP -> 301 https://b.test:PORT/p
+#   b-https       https://b.test:PORT/ verified against b's certificate:
+#                 examples/sites/b/index.html byte for byte
+#   unknown-host  a Host no site names: 404
+#   metrics       the metrics route: sites.requests counted the requests
+#   shutdown      "exit 0" to the shutdown port: skiff vm exits 0 and the
+#                 guest printed its counters (app.requests among them)
+# Traffic goes to 127.0.0.1 only (QEMU's user network); every QEMU run is
+# bounded by `timeout` and stopped by pid on exit.
+set -u
+case "${1:-}" in
+-h | --help)
+	sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	exit 0
+	;;
+esac
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$PWD
+SKIFF=${1:-build/skiff}
+IMG=${2:-build/skiff-uk.elf}
+LOG=${VM_LOG_DIR:-build/test-logs/vm-sites}
+mkdir -p "$LOG"
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+SKT_SUITE=vm-sites
+PIDS=()
+WORK=$(mktemp -d)
+cleanup() {
+	skt_kill_tree "${PIDS[@]}"
+	rm -rf "$WORK"
+	skt_cleanup
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for f in "$SKIFF" "$IMG"; do
+	[ -r "$f" ] || { fail setup "missing $f (make all)"; summary; exit 1; }
+done
+skt_need setup qemu-system-x86_64 python3 curl openssl || { summary; exit 1; }
+
+free_port() {
+	python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, getattr(socket, sys.argv[1])); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' "$1"
+}
+
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -aq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---- the tree: the example's folders, certificates made now ----
+D=$WORK/ex
+mkdir -p "$D/sites/certs"
+cp -r examples/sites/a examples/sites/b "$D/sites/"
+for s in a b; do
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/CN=$s.test" -addext "subjectAltName=DNS:$s.test" \
+		-keyout "$D/sites/certs/$s.key" -out "$D/sites/certs/$s.crt" 2>/dev/null ||
+		{ fail setup "openssl req failed"; summary; exit 1; }
+done
+HP=$(free_port SOCK_STREAM) SP=$(free_port SOCK_STREAM) UP=$(free_port SOCK_STREAM)
+CP=$(free_port SOCK_DGRAM)
+# The example with its ports moved (8080 -> HP, 8443 -> SP everywhere,
+# the redirect's too) and its upstream at UP.
+sed -e "s/:8080\\b/:$HP/g" -e "s/:8443\\b/:$SP/g" -e "s/127\\.0\\.0\\.1:9090/127.0.0.1:$UP/" \
+	examples/sites.conf >"$D/as-written.conf"
+if ! grep -q "listen 127.0.0.1:$SP tls;" "$D/as-written.conf" || grep -q ':8080\|:8443\|:9090' "$D/as-written.conf"; then
+	fail setup "examples/sites.conf no longer has the listeners this test moves"
+	summary
+	exit 1
+fi
+
+# ---- refused before booting ----
+printf 'site a.test {\n    listen 127.0.0.1:%s;\n    route / {\n        fils sites/a;\n    }\n}\n' "$HP" >"$D/bad.conf"
+out=$(timeout 30 "$SKIFF" vm --accel tcg --image "$IMG" --config "$D/bad.conf" 2>&1 </dev/null)
+rc=$?
+if [ $rc = 1 ] && grep -q "^$D/bad.conf:4:9: unknown directive 'fils'" <<<"$out" && ! grep -q booting <<<"$out"; then
+	pass "bad-file (exit 1: $(head -1 <<<"$out" | sed "s|$D/||"))"
+else
+	fail bad-file "exit $rc: $out"
+fi
+bad=0
+for args in "--root $D/sites/a" "--tls-cert $D/sites/certs/a.crt --tls-key $D/sites/certs/a.key" "-- port=80"; do
+	# shellcheck disable=SC2086  # the words on purpose
+	out=$(timeout 30 "$SKIFF" vm --accel tcg --image "$IMG" --config "$D/as-written.conf" $args 2>&1 </dev/null)
+	rc=$?
+	first=${args%% *}
+	[ "$first" = -- ] && first=port=
+	if [ $rc != 2 ] || ! grep -q -- "$first.*with --config\|$first.*the file" <<<"$out"; then
+		fail bad-flags "$args: exit $rc: $out"
+		bad=1
+	fi
+done
+[ $bad = 0 ] && pass "bad-flags (--root, --tls-cert, port=: exit 2)"
+
+# ---- the example as written: one certificate per tls listener in the guest ----
+timeout 90 "$SKIFF" vm --accel tcg --image "$IMG" --mem 512M --config "$D/as-written.conf" \
+	-- exit-after=60 </dev/null >"$LOG/as-written.log" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -aq "configuration:[0-9]*:[0-9]*: site b.test: a second certificate .*b.crt) on the tls listener of port $SP.*not booting" "$LOG/as-written.log"; then
+	pass "one-cert (exit 1: $(grep -ao 'site b.test: a second certificate.*SNI' "$LOG/as-written.log" | sed "s|$D/||g"))"
+else
+	fail one-cert "exit $rc: $(tail -3 "$LOG/as-written.log")"
+fi
+
+# ---- the example with 8443 b.test's alone, and a metrics route ----
+python3 - "$D/as-written.conf" "$D/served.conf" "$SP" <<'EOF'
+import sys
+s = open(sys.argv[1]).read()
+cut = "    listen 127.0.0.1:%s tls;\n    tls sites/certs/a.crt sites/certs/a.key;\n" % sys.argv[3]
+assert s.count(cut) == 1, "a.test's tls lines not found"
+s = s.replace(cut, "", 1)
+s = s.replace("    route /old/ {", "    route = /metrics {\n        metrics;\n    }\n    route /old/ {", 1)
+open(sys.argv[2], "w").write(s)
+EOF
+mkdir -p "$WORK/up"
+printf 'upstream says hi\n' >"$WORK/up/hello.txt"
+# The upstream: answers /api/hello.txt with the file and echoes the Host it got.
+python3 - "$UP" "$WORK/up" >"$LOG/upstream.log" 2>&1 <<'EOF' &
+import http.server, sys, os
+root = sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        name = os.path.basename(self.path)
+        try:
+            body = open(os.path.join(root, name), "rb").read()
+        except OSError:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Upstream-Host", self.headers.get("Host", ""))
+        self.end_headers()
+        self.wfile.write(body)
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+EOF
+PIDS+=($!)
+VLOG=$LOG/served.log
+timeout 200 "$SKIFF" vm --accel tcg --image "$IMG" --mem 512M --config "$D/served.conf" \
+	-p "$CP:9/udp" -- shutdown-port=9 exit-after=180 stats </dev/null >"$VLOG" 2>&1 &
+VM=$!
+PIDS+=("$VM")
+if ! wait_for "$VLOG" '^skiff-uk: ready' 90; then
+	fail boot "no ready line: $(tail -5 "$VLOG")"
+	summary
+	exit 1
+fi
+pass "boot ($(grep -a '^skiff-uk: ready' "$VLOG" | grep -o 'sites=[^ ]*'), $(grep -ac '^skiff-uk: sites: ' "$VLOG") sites lines)"
+C=(curl -s --max-time 20 -o "$WORK/body" -D "$WORK/head")
+hdr() { tr -d '\r' <"$WORK/head" | grep -i "^$1:" | head -1 | cut -d' ' -f2-; }
+status() { tr -d '\r' <"$WORK/head" | head -1 | cut -d' ' -f2; }
+
+"${C[@]}" -H 'Host: a.test' "http://127.0.0.1:$HP/"
+if [ "$(status)" = 200 ] && [ "$(hdr X-Site)" = a ] && cmp -s "$WORK/body" examples/sites/a/index.html; then
+	pass "a-files (200, X-Site: a, index.html byte for byte)"
+else
+	fail a-files "$(status) X-Site=$(hdr X-Site) $(head -c 200 "$WORK/body")"
+fi
+"${C[@]}" -H 'Host: a.test' "http://127.0.0.1:$HP/old/x?y=1"
+if [ "$(status)" = 301 ] && [ "$(hdr Location)" = "/new/x?y=1" ] && [ "$(hdr X-Site)" = a ]; then
+	pass "a-redirect (301 Location /new/x?y=1)"
+else
+	fail a-redirect "$(status) Location=$(hdr Location) X-Site=$(hdr X-Site)"
+fi
+"${C[@]}" -H 'Host: a.test' "http://127.0.0.1:$HP/api/hello.txt"
+if [ "$(status)" = 200 ] && cmp -s "$WORK/body" "$WORK/up/hello.txt" && [ "$(hdr X-Upstream-Host)" = a.test ] &&
+	[ "$(hdr X-Site)" = a ]; then
+	pass "a-proxy (the upstream's body, Host a.test kept, via $(hdr Via))"
+else
+	fail a-proxy "$(status) upstream-host=$(hdr X-Upstream-Host) $(head -c 200 "$WORK/body")"
+fi
+"${C[@]}" -H 'Host: b.test' "http://127.0.0.1:$HP/p?q"
+if [ "$(status)" = 301 ] && [ "$(hdr Location)" = "https://b.test:$SP/p?q" ]; then
+	pass "b-http (301 $(hdr Location))"
+else
+	fail b-http "$(status) Location=$(hdr Location)"
+fi
+"${C[@]}" --cacert "$D/sites/certs/b.crt" --resolve "b.test:$SP:127.0.0.1" "https://b.test:$SP/"
+if [ "$(status)" = 200 ] && cmp -s "$WORK/body" examples/sites/b/index.html && [ -z "$(hdr X-Site)" ]; then
+	pass "b-https (verified against b.test's certificate, index.html byte for byte)"
+else
+	fail b-https "status '$(status)' $(head -c 200 "$WORK/body")"
+fi
+"${C[@]}" -H 'Host: nobody.test' "http://127.0.0.1:$HP/"
+if [ "$(status)" = 404 ]; then
+	pass "unknown-host (404)"
+else
+	fail unknown-host "$(status)"
+fi
+"${C[@]}" -H 'Host: a.test' "http://127.0.0.1:$HP/metrics"
+n=$(grep -a '^skiff_sites_requests_total ' "$WORK/body" | awk '{print $2}')
+if [ "$(status)" = 200 ] && [ -n "$n" ] && [ "$n" -ge 7 ]; then
+	pass "metrics (sites.requests $n after 7 requests)"
+else
+	fail metrics "$(status) sites.requests='$n' $(head -c 300 "$WORK/body")"
+fi
+
+python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CP"
+if skt_wait_exit "$VM" 30 && [ "$SKT_RC" = 0 ] && grep -aq '^app.requests [1-9]' "$VLOG" &&
+	grep -aq '^sites.no_site 1' "$VLOG"; then
+	pass "shutdown (exit 0; $(grep -a '^app.requests ' "$VLOG" | tr -d '\r'))"
+else
+	fail shutdown "exit ${SKT_RC:-still running}: $(tail -3 "$VLOG")"
+fi
+summary
