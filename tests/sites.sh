@@ -294,7 +294,7 @@ EOF
 		"${NS[@]}" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.lo.disable_ipv6=0
 		addr6=::1
 	fi
-	"${NS[@]}" "$BIN" serve --config "$d/dir.conf" "${stack[@]}" --stats >"$log" 2>&1 &
+	"${NS[@]}" "$BIN" serve --config "$d/dir.conf" "${stack[@]}" --log-level info --stats >"$log" 2>&1 &
 	local pid=$!
 	SKT_PIDS+=("$pid")
 	if ! skt_wait_for 15 X python3 "$SC" served "$ADDR" 8081 d.test /; then

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "../conf/sites_conf.h"
+#include "../conf/sites_flags.h"
 #include "../elog/elog.h"
 #include "../http/cache.h"
 #include "../http/date.h"
@@ -79,6 +80,55 @@ struct parsed {
 	void *arena;
 	struct sconf conf;
 };
+
+/* Where a directive was: "FILE:LINE:COL: ", or "" for the flags (path
+ * NULL), whose own names say it ("--root"). */
+static const char *at(char *buf, size_t n, const char *path, struct sconf_pos pos)
+{
+	if (!path)
+		return "";
+	snprintf(buf, n, "%s:%u:%u: ", path, pos.line, pos.col);
+	return buf;
+}
+
+/* What a parse cannot check: folders that exist; and what this runtime
+ * does not run yet.  0, or -1 with the reason. */
+static int check_model(const char *path, const struct sconf *c, char *err, size_t errlen)
+{
+	char w[SCONF_PATH_MAX + 32];
+	for (unsigned s = 0; s < c->nsites; s++) {
+		const struct sconf_site *site = &c->sites[s];
+		for (unsigned r = 0; r < site->nroutes; r++) {
+			const struct sconf_route *rt = &site->routes[r];
+			struct stat st;
+			if (rt->kind == SCONF_FILES && (stat(rt->root, &st) < 0 || !S_ISDIR(st.st_mode))) {
+				snprintf(err, errlen, "%.200s%s %.200s: %s", at(w, sizeof(w), path, rt->pos),
+					 path ? "files" : "--root", rt->root,
+					 stat(rt->root, &st) < 0 ? strerror(errno) : "not a folder");
+				return -1;
+			}
+			if (rt->kind == SCONF_APP) {
+				snprintf(err, errlen, "%.200sapp: no application is linked into skiff serve "
+					 "(app; is for a binary built with make app)",
+					 at(w, sizeof(w), path, rt->pos));
+				return -1;
+			}
+		}
+	}
+	for (unsigned i = 0; i < c->nlisten; i++)
+		if (c->listen[i].v6 && !c->listen[i].any) {
+			snprintf(err, errlen, "%.200slisten: an IPv6 address other than [::] is not supported "
+				 "yet (use [::]:PORT or *:PORT, which take both families)",
+				 at(w, sizeof(w), path, c->listen[i].pos));
+			return -1;
+		}
+	if (c->access_log) {
+		snprintf(err, errlen, "%.200saccess_log: not supported yet by the sites runtime (issue 32 "
+			 "follow-up)", at(w, sizeof(w), path, c->access_log_pos));
+		return -1;
+	}
+	return 0;
+}
 
 /* Read and parse path; the hosted checks a parse cannot make (folders
  * that exist, certificates that load) follow.  0, or -1 with
@@ -125,43 +175,30 @@ static int load_file(const char *path, struct parsed *p, char *err, size_t errle
 	}
 	free(text);
 	sites_conf_defaults(&p->conf);
-	const struct sconf *c = &p->conf;
-	for (unsigned s = 0; s < c->nsites; s++) {
-		const struct sconf_site *site = &c->sites[s];
-		for (unsigned r = 0; r < site->nroutes; r++) {
-			const struct sconf_route *rt = &site->routes[r];
-			struct stat st;
-			if (rt->kind == SCONF_FILES && (stat(rt->root, &st) < 0 || !S_ISDIR(st.st_mode))) {
-				snprintf(err, errlen, "%s:%u:%u: files %s: %s", path, rt->pos.line,
-					 rt->pos.col, rt->root,
-					 stat(rt->root, &st) < 0 ? strerror(errno) : "not a folder");
-				goto bad;
-			}
-			if (rt->kind == SCONF_APP) {
-				snprintf(err, errlen, "%s:%u:%u: app: no application is linked into "
-					 "skiff serve (app; is for a binary built with make app)",
-					 path, rt->pos.line, rt->pos.col);
-				goto bad;
-			}
-		}
-	}
-	for (unsigned i = 0; i < c->nlisten; i++)
-		if (c->listen[i].v6 && !c->listen[i].any) {
-			snprintf(err, errlen, "%s:%u:%u: listen: an IPv6 address other than [::] is not "
-				 "supported yet (use [::]:PORT or *:PORT, which take both families)",
-				 path, c->listen[i].pos.line, c->listen[i].pos.col);
-			goto bad;
-		}
-	if (c->access_log) {
-		snprintf(err, errlen, "%s: access_log: not supported yet with --config (issue 32 "
-			 "follow-up); use access_log off", path);
-		goto bad;
+	if (check_model(path, &p->conf, err, errlen) < 0) {
+		free(p->arena);
+		p->arena = NULL;
+		return -1;
 	}
 	return 0;
-bad:
-	free(p->arena);
-	p->arena = NULL;
-	return -1;
+}
+
+/* The flags' one site (conf/sites_flags.h).  0, or -1 with the reason. */
+static int load_flags(const struct opts *o, bool on_skiff, struct parsed *p, char *err,
+		      size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	size_t asz = sites_flags_arena_bound();
+	p->arena = malloc(asz);
+	if (!p->arena || sites_conf_from_flags(o, on_skiff, p->arena, asz, &p->conf, err, errlen) < 0 ||
+	    check_model(NULL, &p->conf, err, errlen) < 0) {
+		if (!p->arena)
+			snprintf(err, errlen, "out of memory");
+		free(p->arena);
+		p->arena = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- what a generation holds ---- */
@@ -238,7 +275,7 @@ struct plan {
 };
 
 static struct sh_worker *shw;
-static const char *sites_host_path; /* --config, read again on SIGHUP */
+static const struct plan *plan_run; /* what SIGHUP reads again */
 static uint32_t max_conns_run;      /* per listener and worker, as sized at start */
 
 static void gen_free(struct gen *g)
@@ -622,12 +659,19 @@ static bool same_certs(const struct sconf *a, const struct sconf *b)
 
 /* ---- SIGHUP ---- */
 
-static void reload(struct sh_worker *w, const char *path)
+static int load(const struct plan *pl, struct parsed *p, char *err, size_t errlen)
+{
+	return pl->path ? load_file(pl->path, p, err, errlen)
+			: load_flags(pl->o, pl->on_skiff, p, err, errlen);
+}
+
+static void reload(struct sh_worker *w, const struct plan *pl)
 {
 	char err[512];
 	struct parsed p;
 	const struct sconf *old = w->gen->g.conf;
-	if (load_file(path, &p, err, sizeof(err)) < 0)
+	const char *path = pl->path ? pl->path : "the flags";
+	if (load(pl, &p, err, sizeof(err)) < 0)
 		goto refused;
 	p.conf.max_conns = max_conns_run; /* the engines were sized at start */
 	if (!same_listeners(old, &p.conf) || !same_certs(old, &p.conf)) {
@@ -684,7 +728,7 @@ static void tick(struct loop_timer *t, sk_time_ns now)
 	struct sh_worker *w = (struct sh_worker *)((char *)t - offsetof(struct sh_worker, tick));
 	if (w->wk.reload) {
 		w->wk.reload = 0;
-		reload(w, sites_host_path);
+		reload(w, plan_run);
 	}
 	if (w->retired && worker_idle(w)) {
 		while (w->retired) {
@@ -791,7 +835,7 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 	}
 	struct parsed mine = *p;
 	if (w != w0) { /* each worker its own copy: nothing shared but the file */
-		if (load_file(pl->path, &mine, err, errlen) < 0)
+		if (load(pl, &mine, err, errlen) < 0)
 			return -1;
 		mine.conf.max_conns = max_conns_run;
 	}
@@ -904,35 +948,37 @@ int sites_host_run(struct opts *o)
 {
 	char err[512];
 	struct plan pl = {.o = o, .path = opt_str(o, OPT_CONFIG)};
-	sites_host_path = pl.path;
+	plan_run = &pl;
 	/* What the file says, the flags must not say too: one source each. */
 	static const uint8_t site_flags[] = {
 		OPT_PORT,      OPT_ROOT,           OPT_CACHE_CONTROL,   OPT_TLS_CERT,
 		OPT_TLS_KEY,   OPT_TLS_PORT,       OPT_TLS_REDIRECT,    OPT_TLS_SNI,
 		OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
 		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_TRACE,           OPT_ERROR_LOG};
-	for (size_t i = 0; i < sizeof(site_flags); i++)
+	for (size_t i = 0; pl.path && i < sizeof(site_flags); i++)
 		if (opt_given(o, site_flags[i]))
 			cli_usage_error("serve", "--%s: with --config the file says this (see "
 					"docs/config.md)", opt_defs[site_flags[i]].name);
-	struct parsed p;
-	if (load_file(pl.path, &p, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: %s\n", who, err);
-		return 1;
-	}
-	const struct sconf *c = &p.conf;
-	if (c->error_log && elog_open(who, c->error_log, SK_LOG_INFO, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: %s\n", who, err);
-		free(p.arena);
-		return 1;
-	}
 	pl.on_skiff = opt_given(o, OPT_STACK) ? opt_num(o, OPT_STACK) == 0 : opt_given(o, OPT_DEV);
 	pl.scfg = (struct serve_skiff_config){.stack = {.tcp = true}};
 	if (pl.on_skiff) {
 		hoststack_options(&pl.scfg.stack, o);
 		pl.scfg.tcp_sndbuf = (uint32_t)opt_num(o, OPT_TCP_SNDBUF);
 		pl.scfg.tcp_rcvbuf = (uint32_t)opt_num(o, OPT_TCP_RCVBUF);
-	} else {
+	}
+	struct parsed p;
+	if (load(&pl, &p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", who, err);
+		return 1;
+	}
+	const struct sconf *c = &p.conf;
+	if (elog_open(who, c->error_log, (enum sk_log_level)opt_num(o, OPT_LOG_LEVEL), err,
+		      sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", who, err);
+		free(p.arena);
+		return 1;
+	}
+	if (!pl.on_skiff) {
 		struct rlimit rl;
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 			rl.rlim_cur = rl.rlim_max;
