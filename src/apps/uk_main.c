@@ -32,6 +32,10 @@
  * on tls-port= (443), tls-max-conns= connections at most.  In an
  * application image the second server is a second engine of the
  * application (the same routes; its init ran once, for the first).
+ * A configuration: `skiff vm --config FILE` makes the module a bundle
+ * (archive/site_bundle.h) of the file, its folders and certificates;
+ * then the sites of apps/uk_sites.c run instead of the server and its
+ * HTTPS twin (one engine per listener of the file, on this vCPU).
  * An image may instead bring its own words and setup (apps/uk_app.h's
  * uk_app: the reverse proxy's, build/skiff-proxy-uk.elf, apps/uk_proxy.c):
  * its option table replaces opt_cmd_uk, its setup runs before TCP and the
@@ -784,6 +788,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 			kprintf("skiff-uk: not booting\n");
 			kvm_exit(KVM_EXIT_FATAL);
 		}
+		srv_sz = uk_sites_engine_bytes();
 	} else if (app_def) {
 		srv_sz = http_app_mem_size(&ac);
 		void *app_mem = srv_sz ? alloc_or_die("the application's connections", srv_sz) : NULL;

@@ -78,6 +78,7 @@ static struct {
 	char *metrics_buf;
 	bool metrics_busy;
 	uint32_t max_conns; /* per listener */
+	size_t engine_bytes; /* the listeners' connection states, for the memory line */
 } S;
 
 bool uk_sites_is_bundle(const void *module, uint64_t len)
@@ -445,6 +446,7 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 			return -1;
 		size_t sz = http_app_mem_size(&cfg);
 		int rc = -SK_EINVAL;
+		S.engine_bytes += sz;
 		if (sz)
 			rc = http_app_init(&l->app, S.env.alloc("a listener's connections", sz,
 								"lower max_conns"),
@@ -483,6 +485,11 @@ int uk_sites_late(void)
 		p->px.cache = &p->cache;
 	}
 	return 0;
+}
+
+size_t uk_sites_engine_bytes(void)
+{
+	return S.engine_bytes;
 }
 
 void uk_sites_set_date(const char *date29)

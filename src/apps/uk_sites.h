@@ -51,6 +51,8 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 		   http_access_fn access, void *access_ctx);
 int uk_sites_late(void);
 void uk_sites_set_date(const char *date29);
+/* Bytes of the listeners' connection states (the engines' memory). */
+size_t uk_sites_engine_bytes(void);
 /* The listeners for the ready line: "8080,8443/tls". */
 void uk_sites_describe(char *out, size_t cap);
 void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);

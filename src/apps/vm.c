@@ -12,6 +12,13 @@
  * PVH option ROM lists it as the first module in the start info), and
  * removed when QEMU has exited.  The guest serves the files from it.
  *
+ * --config FILE: the file is parsed here with the guest's parser (an error
+ * is FILE:LINE:COL: message, exit 1, before QEMU starts) and packed with
+ * its `files` folders (a site archive each) and its PEM files into one
+ * bundle module (archive/site_bundle.h); each listener's ADDR:PORT on the
+ * host is forwarded to the guest's PORT (apps/uk_sites.c serves them;
+ * docs/unikernel.md "skiff vm --config").
+ *
  * Exit status: the guest's code (QEMU exits with 2*code+1; we undo that).
  * QEMU's own failures also end in status 1, the same as a guest exit 0, so
  * QEMU's stderr passes through a pipe: status 1 with an error line on it
