@@ -64,6 +64,10 @@
 #               plain port beside it
 #   nginx       nginx as the upstream: a 1 MiB file by sha256, ab -k -c 16
 #   exit        SIGTERM: exit 0, --stats counters
+#   drain       --access-log, wrk -c 16 keep-alive through a SIGTERM: exit 0
+#               with "drained in", 0 read errors, 0 timeouts, 0 non-2xx (the
+#               refused reconnects, connect/write errors, are counted apart),
+#               and one access-log line per answer wrk got
 # Prints PASS/FAIL per check; ends with "proxy: N passed, N failed".
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -178,6 +182,47 @@ check() {
 	fi
 }
 
+# --access-log and the drain: wrk keep-alive through a SIGTERM.
+check_drain() {
+	local lua=$WORK/close.lua out=$WORK/$TGT-drain.wrk alog=$WORK/$TGT-access.log e reqs logged
+	# Each wrk thread (8 connections) stops once all of them got their
+	# "Connection: close": none has a request in flight, and wrk does not
+	# spin on reconnects that the closed listener refuses.
+	cat >"$lua" <<'LUA'
+local closes = 0
+function response(status, headers, body)
+	if headers["Connection"] == "close" then
+		closes = closes + 1
+		if closes >= 8 then wrk.thread:stop() end
+	end
+end
+LUA
+	start_proxy drain --upstream "$UP_IP:$PORT_A" --access-log "$alog" --drain-timeout 10 || return 1
+	T=30 C wrk -t 2 -c 16 -d 8 -s "$lua" "http://$PX_IP:$PX_PORT/drain" >"$out" 2>&1 &
+	local wrk_pid=$!
+	sleep 2
+	kill -TERM "$PX_PID" 2>/dev/null
+	skt_wait_exit "$PX_PID" 12 || kill -KILL "$PX_PID" 2>/dev/null
+	local rc=$SKT_RC
+	wait "$wrk_pid"
+	e=$(grep 'Socket errors:' "$out" | sed -E 's/.*connect ([0-9]+), read ([0-9]+), write ([0-9]+), timeout ([0-9]+).*/\1 \2 \3 \4/')
+	read -r -a e <<<"${e:-0 0 0 0}"
+	reqs=$(awk '/requests in/ {print $1}' "$out")
+	logged=$(grep -c '"GET /drain HTTP/1.1" 200 [0-9]* "-" "-"$' "$alog")
+	if [ "$rc" != 0 ] || ! grep -q '^proxy: drained in' "$PX_LOG"; then
+		fail "$TGT.drain" "exit $rc: $(grep -E '^proxy: (SIGTERM|drain|SIGINT)' "$PX_LOG" | tr '\n' ' ')"
+	elif ! grep -q 'Requests/sec' "$out" || [ "${reqs:-0}" -lt 100 ]; then
+		fail "$TGT.drain" "wrk: $(tail -n 3 "$out" | tr '\n' ' ')"
+	elif [ "${e[1]}" != 0 ] || [ "${e[3]}" != 0 ] || grep -q 'Non-2xx' "$out"; then
+		fail "$TGT.drain" "failed requests: $(grep -E 'Socket errors|Non-2xx' "$out" | tr '\n' ' ')"
+	elif [ "$logged" != "$reqs" ]; then
+		fail "$TGT.drain.log" "wrk got $reqs answers, the access log has $logged: $(tail -n 2 "$alog" | tr '\n' ' ')"
+	else
+		pass "$TGT.drain" "$reqs requests through a SIGTERM, $(sed -n 's/^proxy: //p' "$PX_LOG" | grep drained); 0 read errors, 0 timeouts, ${e[0]} connect + ${e[2]} write errors (refused reconnects)"
+		pass "$TGT.drain.log" "$logged lines, one per answer: $(grep -m 1 '/drain' "$alog")"
+	fi
+}
+
 run_target() {
 	skt_cleanup_stale
 	if [ "$TGT" = linux ]; then
@@ -240,6 +285,8 @@ run_target() {
 	else
 		fail "$TGT.getbody.stats" "proxy.body_on_get_refused=$(stat_of proxy.body_on_get_refused), the check refused ${refused:-?}"
 	fi
+
+	check_drain
 
 	# The cache (--cache): HIT, REVALIDATED, no-store, purge, coalescing.
 	start_proxy cache --upstream "$UP_IP:$PORT_A" --cache 64M || return 1

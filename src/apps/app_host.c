@@ -19,7 +19,20 @@
  * source ports that hash back to it.  Each worker's engine runs the
  * application's init; the application's handlers then run on N threads
  * at once, so only an application that says it may (def->workers) gets
- * more than one.  --max-conns is the process's: shared out. */
+ * more than one.  --max-conns is the process's: shared out.
+ *
+ * --access-log (as serve: apps/access_log.h): each worker its own log on
+ * the same file (O_APPEND, whole batches of lines), fed by its engines'
+ * config.access (the HTTPS one's too).
+ *
+ * Stopping, as serve: SIGINT stops at once.  SIGTERM drains: the first
+ * loop_run ends (wk.stop), then each worker runs http_app_drain on its
+ * engines and a second loop_run until wk.drain_stop, which the last
+ * connection's end sets, or --drain-timeout, or a SIGINT.  On skiff's
+ * stack the application's own sockets (a proxy's pooled upstream
+ * connections) are closed once the engines are empty (the hooks' stop),
+ * and the drain then waits until TCP has delivered what the closed
+ * sockets still hold (the kernel does that for --stack linux). */
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -31,6 +44,7 @@
 
 #include "../http/app.h"
 #include "../http/date.h"
+#include "access_log.h"
 #include "app_host.h"
 #include "../loop_host/loop_linux.h"
 #include "../plat/plat.h"
@@ -77,12 +91,25 @@ struct app_worker {
 	struct serve_tls tls;    /* tls.app NULL until HTTPS started */
 	struct app_date dd;
 	struct app_reload watch;
+	struct access_log *alog; /* --access-log: its own fd, O_APPEND */
 	bool started, tls_started;
+	bool halted;             /* the engines stopped and the hooks' stop ran */
+	/* The drain's outcome, for the line printed once all are done. */
+	bool drain_ran, drain_finished, drain_timed_out;
+	double drain_ms;
+	unsigned drain_left;
 };
+
+/* SIGTERM came (the drain follows the first loop_run): set by the
+ * handler, read by the workers once their loop_run returned. */
+static volatile sig_atomic_t app_term;
 
 static void on_signal(int sig)
 {
-	workers_signal_stop(sig, false);
+	if (sig == SIGTERM)
+		app_term = 1;
+	/* SIGINT sets drain_stop too: immediate, before or during a drain. */
+	workers_signal_stop(sig, sig != SIGTERM);
 }
 
 static void on_hup(int sig)
@@ -178,6 +205,9 @@ struct app_plan {
 	bool on_skiff, tls_on;
 	unsigned n;
 	struct nbr_board *board;         /* on_skiff and n > 1: the workers' neighbour board */
+	const char *alog_path;           /* --access-log, or NULL */
+	enum http_access_fmt alog_fmt;
+	unsigned drain_s;                /* --drain-timeout */
 };
 
 static struct app_worker *aws; /* the workers, for worker_thread */
@@ -226,6 +256,15 @@ static int worker_open(struct app_worker *w, struct app_worker *w0, const struct
 		fprintf(stderr, "%s: %s\n", name, err);
 		return 1;
 	}
+	if (p->alog_path) {
+		w->alog = access_log_open(p->alog_path, p->alog_fmt, w->loop, err, sizeof(err));
+		if (!w->alog) {
+			fprintf(stderr, "%s: %s\n", name, err);
+			return 1;
+		}
+		cfg.access = access_log_record; /* both engines: start_https copies cfg */
+		cfg.access_ctx = w->alog;
+	}
 	/* Reserved, not touched: only connections in use become resident. */
 	w->memsz = http_app_mem_size(&cfg);
 	w->mem = w->memsz ? mmap(NULL, w->memsz, PROT_READ | PROT_WRITE,
@@ -266,40 +305,169 @@ static int worker_open(struct app_worker *w, struct app_worker *w0, const struct
 	return 0;
 }
 
-/* workers_run's, on the worker's own thread: run, then stop what it
- * holds there (the application's sockets are its loop's). */
+/* Stop what worker w holds, on its thread (the application's sockets are
+ * its loop's): the engines (each request's on_done with ok false), then
+ * the hooks' stop.  Once. */
+static void worker_halt(struct app_worker *w, const struct app_plan *p)
+{
+	if (w->halted)
+		return;
+	w->halted = true;
+	http_app_stop(&w->app);
+	if (w->tls_started)
+		http_app_stop(&w->app_tls);
+	if (p->h->stop)
+		p->h->stop(p->h->ctx, w->wk.id);
+}
+
+/* ---- the drain (SIGTERM), as serve's ---- */
+struct app_drain {
+	struct app_worker *w;
+	const struct app_plan *p;
+	unsigned busy;              /* engines not yet empty */
+	bool timed_out;             /* the deadline ended it */
+	bool finished;              /* everything was delivered */
+	struct loop_timer deadline; /* --drain-timeout from the SIGTERM */
+	struct loop_timer tcp_poll; /* skiff: once the engines are empty, every 10 ms */
+};
+
+#define DRAIN_TCP_POLL_NS (10 * SK_NS_PER_MS)
+
+static void drain_tcp_poll(struct loop_timer *t, sk_time_ns now)
+{
+	struct app_drain *d =
+		(struct app_drain *)(void *)((char *)t - offsetof(struct app_drain, tcp_poll));
+	/* No request is left, so nothing uses the application's own
+	 * connections (a proxy's pool): they go, with their FINs. */
+	worker_halt(d->w, d->p);
+	if (serve_skiff_unfinished(d->w->loop) == 0) {
+		d->finished = true;
+		d->w->wk.drain_stop = 1;
+	} else {
+		loop_timer_set(d->w->loop, &d->tcp_poll, now + DRAIN_TCP_POLL_NS);
+	}
+}
+
+/* http_app_drain's done, once per engine: from inside the engine, so the
+ * rest waits for a timer. */
+static void drain_conns_done(void *ctx)
+{
+	struct app_drain *d = ctx;
+	if (--d->busy)
+		return;
+	if (!d->p->on_skiff) {
+		d->finished = true;
+		d->w->wk.drain_stop = 1;
+	} else {
+		loop_timer_set(d->w->loop, &d->tcp_poll, plat_now());
+	}
+}
+
+static void drain_deadline(struct loop_timer *t, sk_time_ns now)
+{
+	(void)now;
+	struct app_drain *d =
+		(struct app_drain *)(void *)((char *)t - offsetof(struct app_drain, deadline));
+	d->timed_out = true;
+	d->w->wk.drain_stop = 1;
+}
+
+static unsigned worker_conns(const struct app_worker *w)
+{
+	return w->app.nconns + (w->tls_started ? w->app_tls.nconns : 0);
+}
+
+static int drain(struct app_worker *w, const struct app_plan *p)
+{
+	struct app_drain d = {.w = w, .p = p, .busy = w->tls_started ? 2 : 1,
+			      .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
+	/* The clock, not loop_now: skiff's loop caches the time of its last
+	 * turn, which may be long before the signal. */
+	sk_time_ns t0 = plat_now();
+	if (w->wk.id == 0) {
+		unsigned n = 0; /* every worker's, read from here: a moment's view */
+		for (unsigned i = 0; i < p->n; i++)
+			n += worker_conns(&aws[i]);
+		printf("%s: SIGTERM: draining %u connections (drain-timeout %u s)\n", p->name, n,
+		       p->drain_s);
+		fflush(stdout);
+	}
+	loop_timer_set(w->loop, &d.deadline, t0 + (sk_time_ns)p->drain_s * SK_NS_PER_S);
+	http_app_drain(&w->app, t0, drain_conns_done, &d);
+	if (w->tls_started)
+		http_app_drain(&w->app_tls, t0, drain_conns_done, &d);
+	int rc = loop_run(w->loop, &w->wk.drain_stop);
+	if (loop_timer_armed(&d.deadline))
+		loop_timer_cancel(w->loop, &d.deadline);
+	if (loop_timer_armed(&d.tcp_poll))
+		loop_timer_cancel(w->loop, &d.tcp_poll);
+	w->drain_ran = true;
+	w->drain_ms = (double)(plat_now() - t0) / 1e6;
+	w->drain_left = worker_conns(w);
+	w->drain_finished = d.finished;
+	w->drain_timed_out = d.timed_out;
+	return rc;
+}
+
+/* One line for the drain of all workers: drained only if every one was. */
+static void drain_report(const struct app_worker *ws, const struct app_plan *p)
+{
+	bool finished = true, timed_out = false;
+	double ms = 0;
+	unsigned left = 0;
+	for (unsigned i = 0; i < p->n; i++) {
+		const struct app_worker *w = &ws[i];
+		if (!w->drain_ran)
+			continue;
+		finished &= w->drain_finished;
+		timed_out |= w->drain_timed_out;
+		ms = w->drain_ms > ms ? w->drain_ms : ms;
+		left += w->drain_left;
+	}
+	if (finished)
+		printf("%s: drained in %.0f ms\n", p->name, ms);
+	else if (timed_out)
+		printf("%s: drain-timeout after %.0f ms: closing %u connections\n", p->name, ms,
+		       left);
+	else
+		printf("%s: SIGINT: stopping now, %u connections open\n", p->name, left);
+	fflush(stdout);
+}
+
+/* workers_run's, on the worker's own thread: run, drain on SIGTERM, then
+ * stop what it holds there. */
 static int worker_thread(struct worker *wk, void *ctx)
 {
 	const struct app_plan *p = ctx;
 	struct app_worker *w = &aws[wk->id];
 	int rc = loop_run(w->loop, &w->wk.stop);
-	http_app_stop(&w->app);
+	if (rc == 0 && app_term && p->drain_s)
+		rc = drain(w, p);
+	worker_halt(w, p);
 	w->started = false;
 	if (w->tls_started) {
-		http_app_stop(&w->app_tls);
 		w->tls_started = false;
 		if (loop_timer_armed(&w->watch.timer))
 			loop_timer_cancel(w->loop, &w->watch.timer);
 	}
-	if (p->h->stop)
-		p->h->stop(p->h->ctx, wk->id);
 	return rc;
 }
 
 /* Give back what worker_open built, whatever it got to. */
 static void worker_free(struct app_worker *w, const struct app_plan *p)
 {
-	if (w->started) {
+	if (w->started && !w->halted) {
 		http_app_stop(&w->app);
 		if (p->h->stop)
 			p->h->stop(p->h->ctx, w->wk.id);
 	}
-	if (w->tls_started)
+	if (w->tls_started && !w->halted)
 		http_app_stop(&w->app_tls);
 	if (w->tls.ctx || w->tls.loop)
 		serve_tls_free(&w->tls); /* the TLS loop before the one under it */
 	if (w->loop)
 		loop_destroy(w->loop);
+	access_log_free(w->alog);
 	if (w->mem)
 		munmap(w->mem, w->memsz);
 	if (w->mem_tls)
@@ -314,6 +482,8 @@ static void worker_stats(const struct app_worker *w, const struct app_plan *p,
 	http_app_stats(&w->app, fn, ctx);
 	if (p->tls_on)
 		serve_tls_stats((struct serve_tls *)&w->tls, fn, ctx);
+	if (w->alog)
+		access_log_stats(w->alog, fn, ctx);
 	if (p->h->stats)
 		p->h->stats(p->h->ctx, w->wk.id, fn, ctx);
 	if (p->on_skiff)
@@ -344,6 +514,12 @@ int app_host_run(const struct http_app_def *def, const struct app_host_hooks *h,
 	cfg->keepalive_timeout = opt_num(&o, OPT_KEEPALIVE_TIMEOUT) * SK_NS_PER_S;
 	if (cfg->max_body == 0)
 		cli_usage_error(h->cmd->name, "max-body must be at least 1");
+	p.alog_path = opt_str(&o, OPT_ACCESS_LOG);
+	if (!p.alog_path && opt_given(&o, OPT_ACCESS_LOG_FORMAT))
+		cli_usage_error(h->cmd->name, "access-log-format goes with access-log");
+	p.alog_fmt = opt_num(&o, OPT_ACCESS_LOG_FORMAT) == 1 ? HTTP_ACCESS_JSON
+							      : HTTP_ACCESS_COMBINED;
+	p.drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
 	/* As serve: skiff's stack when given a device, the kernel's without. */
 	p.on_skiff = opt_given(&o, OPT_STACK) ? opt_num(&o, OPT_STACK) == 0 : opt_given(&o, OPT_DEV);
 	p.scfg = (struct serve_skiff_config){.stack = {.tcp = true}};
@@ -457,6 +633,13 @@ int app_host_run(const struct http_app_def *def, const struct app_host_hooks *h,
 	fflush(stdout);
 	rc = workers_run(worker_thread, &p, name, NULL);
 	workers_publish(NULL, 0, 0, 0);
+	bool drained = false;
+	for (unsigned i = 0; i < p.n; i++)
+		drained |= ws[i].drain_ran;
+	if (drained)
+		drain_report(ws, &p);
+	for (unsigned i = 0; i < p.n; i++)
+		access_log_close(ws[i].alog); /* its last batch, before the counters */
 	if (opt_given(&o, OPT_STATS) && p.n == 1) {
 		worker_stats(w0, &p, print_stat, stdout);
 	} else if (opt_given(&o, OPT_STATS)) {

@@ -703,6 +703,9 @@ static const struct opt_use app_use[] = {
 	{OPT_TCP_SNDBUF, 0, "65536", NULL},
 	{OPT_TCP_RCVBUF, 0, "65536", NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+	{OPT_ACCESS_LOG, 0, NULL, NULL},
+	{OPT_ACCESS_LOG_FORMAT, 0, "combined", NULL},
+	{OPT_DRAIN_TIMEOUT, 0, "10", NULL},
 	{OPT_WORKERS, 0, "1",
 	 "share-nothing workers, each an engine on its own\n"
 	 "pinned thread (linux: an SO_REUSEPORT listener; skiff: a\n"
@@ -719,14 +722,17 @@ const struct opt_cmd opt_cmd_app = {
 		    "            [--tls-sni NAME:CERT:KEY]...]\n"
 		    "           [--header-timeout S] [--body-timeout S] [--send-timeout S]\n"
 		    "           [--keepalive-timeout S] [--max-body N] [--tcp-sndbuf N]\n"
-		    "           [--tcp-rcvbuf N] [--spin-us N] [--workers N|auto]",
+		    "           [--tcp-rcvbuf N] [--spin-us N]\n"
+		    "           [--access-log FILE|- [--access-log-format combined|json]]\n"
+		    "           [--drain-timeout S] [--workers N|auto]",
 	.about = "An HTTP application on skiff (http/app.h, docs/app.md), on the kernel's sockets\n"
 		 "(--stack linux, the default without --dev) or on skiff's own stack on a device.\n"
 		 "With --tls-cert and --tls-key it serves HTTPS on --tls-port as well (the same\n"
 		 "routes); SIGHUP then reads the certificates and keys again.",
 	.use = app_use,
 	.nuse = SK_ARRAY_LEN(app_use),
-	.footer = "Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).",
+	.footer = "Prints one line when listening.  SIGTERM drains (see drain-timeout), then\n"
+		  "exits 0; SIGINT stops it at once (exit 0).",
 };
 
 /* `skiff proxy` (http/proxy.h, docs/proxy.md): the application options,
@@ -773,6 +779,9 @@ static const struct opt_use proxy_use[] = {
 	{OPT_TCP_SNDBUF, 0, "65536", NULL},
 	{OPT_TCP_RCVBUF, 0, "65536", NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
+	{OPT_ACCESS_LOG, 0, NULL, NULL},
+	{OPT_ACCESS_LOG_FORMAT, 0, "combined", NULL},
+	{OPT_DRAIN_TIMEOUT, 0, "10", NULL},
 	{OPT_WORKERS, 0, "1",
 	 "share-nothing proxies, each on its own pinned thread with\n"
 	 "its own upstream pools and a cache of --cache / N; auto:\n"
@@ -793,7 +802,9 @@ const struct opt_cmd opt_cmd_proxy = {
 		    "           [--pcap FILE] [--offload on|off] [--max-conns N]\n"
 		    "           [--header-timeout S] [--body-timeout S]\n"
 		    "           [--send-timeout S] [--keepalive-timeout S] [--max-body N]\n"
-		    "           [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N] [--workers N|auto]",
+		    "           [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
+		    "           [--access-log FILE|- [--access-log-format combined|json]]\n"
+		    "           [--drain-timeout S] [--workers N|auto]",
 	.about = "A reverse proxy (docs/proxy.md): every request is parsed strictly and forwarded\n"
 		 "to an upstream, the answer parsed strictly and framed again; hop-by-hop fields\n"
 		 "removed, X-Forwarded-For, X-Forwarded-Proto and Via added.  On the kernel's\n"
@@ -802,7 +813,9 @@ const struct opt_cmd opt_cmd_proxy = {
 		 "--tls-port as well (X-Forwarded-Proto: https); upstreams stay plain HTTP.",
 	.use = proxy_use,
 	.nuse = SK_ARRAY_LEN(proxy_use),
-	.footer = "Prints one line when listening; SIGINT or SIGTERM stops it (exit 0).",
+	.footer = "Prints one line when listening.  SIGTERM drains (see drain-timeout; an\n"
+		  "exchange with an upstream in flight finishes), then exits 0; SIGINT stops it\n"
+		  "at once (exit 0).",
 };
 
 _Static_assert(OPT_IP6_MAX <= IFACE_IP6_CFG_MAX, "every --ip6 fits the interface");
