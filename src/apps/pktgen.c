@@ -20,7 +20,6 @@
  * mistyped device can never flood a real network with someone's address.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,8 +35,6 @@
 #include "../wire/udp.h"
 #include "cli.h"
 
-#define PKTGEN_BATCH_DEFAULT 512u
-
 static volatile sig_atomic_t pg_stop;
 
 static void on_signal(int sig)
@@ -52,7 +49,8 @@ struct pktgen {
 	unsigned size, batch;
 	uint64_t count;       /* 0 = no limit */
 	sk_time_ns duration;  /* 0 = no limit */
-	sk_time_ns spin_ns;
+	sk_time_ns spin_ns;   /* the cap, when learning */
+	bool spin_learn;      /* --spin-us auto */
 	uint8_t dst_mac[SK_MAC_LEN];
 	uint32_t src_ip, dst_ip;
 	uint16_t sport, dport;
@@ -63,41 +61,6 @@ struct pktgen {
 	uint64_t rx_ignored;  /* tx mode: frames that came in and were dropped */
 	sk_time_ns t_first, t_last;
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: skiff pktgen --dev DEV (tx|rx) [--size N] [--count N] [--duration S]\n"
-		"                    [--dst-mac MAC] [--mac MAC] [--src-ip A] [--dst-ip A]\n"
-		"                    [--sport N] [--dport N] [--batch N] [--slots N] [--stats]\n"
-		"\n"
-		"Sends (tx) or receives (rx) raw frames as fast as the device goes and reports\n"
-		"Mpps and Gbit/s every second and at the end.\n"
-		"\n"
-		"  --dev DEV       tap:NAME | packet:IFACE | xdp:IFACE | switch:NAME/PORT\n"
-		"  --size N        frame bytes without FCS, 60..1514 (default 60: 64 on the wire)\n"
-		"  --count N       stop after N frames (default: no limit)\n"
-		"  --duration S    stop after S seconds (default: no limit)\n"
-		"  --dst-mac MAC   tx: destination MAC (default ff:ff:ff:ff:ff:ff)\n"
-		"  --mac MAC       this end's MAC (default: random, locally administered)\n"
-		"  --src-ip A      tx: UDP source, inside 198.18.0.0/15 (default 198.18.0.1)\n"
-		"  --dst-ip A      tx: UDP destination, inside 198.18.0.0/15 (default 198.18.0.2)\n"
-		"  --sport N       tx: UDP source port (default 9)\n"
-		"  --dport N       tx: UDP destination port (default 9, discard)\n"
-		"  --batch N       frames per sync, 1..4096 (default %u)\n"
-		"  --slots N       ring slots (power of two; default: the device's)\n"
-		"  --spin-us N     rx: poll this long after work before parking (default 1000)\n"
-		"  --stats         print the device counters at the end\n"
-		"  -h, --help      this text\n"
-		"\n"
-		"The last line is the summary: frames, bytes, seconds, Mpps, Gbit/s.\n",
-		PKTGEN_BATCH_DEFAULT);
-}
-
-static bool bench_ip(uint32_t ip)
-{
-	return (ip & 0xfffe0000u) == SK_IP4(198, 18, 0, 0);
-}
 
 static int build_frame(struct pktgen *g)
 {
@@ -247,7 +210,7 @@ static int run_rx(struct pktgen *g, sk_time_ns start, sk_time_ns end)
 	struct dev *d = g->dev;
 	sk_time_ns now = start, next_report = start + SK_NS_PER_S;
 	struct spin sp;
-	spin_init(&sp, g->spin_ns, false);
+	spin_init(&sp, g->spin_ns, g->spin_learn);
 	uint64_t rep_frames = 0, rep_bytes = 0;
 
 	/* Be seen: one broadcast frame, so a learning switch knows our MAC. */
@@ -295,98 +258,49 @@ static int run_rx(struct pktgen *g, sk_time_ns start, sk_time_ns end)
 	return 0;
 }
 
-static unsigned long parse_num(const char *opt, const char *s, unsigned long lo, unsigned long hi)
-{
-	return cli_parse_ulong("pktgen", opt, s, lo, hi);
-}
-
 int cmd_pktgen(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"dev", required_argument, NULL, 'd'},      {"size", required_argument, NULL, 'z'},
-		{"count", required_argument, NULL, 'c'},    {"duration", required_argument, NULL, 't'},
-		{"dst-mac", required_argument, NULL, 'D'},  {"mac", required_argument, NULL, 'm'},
-		{"src-ip", required_argument, NULL, 'i'},   {"dst-ip", required_argument, NULL, 'I'},
-		{"sport", required_argument, NULL, 'p'},    {"dport", required_argument, NULL, 'P'},
-		{"batch", required_argument, NULL, 'b'},    {"slots", required_argument, NULL, 'l'},
-		{"spin-us", required_argument, NULL, 'S'},  {"stats", no_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
-	};
 	static struct pktgen g; /* the frame buffer: keep it off the stack */
-	const char *dev_spec = NULL;
-	uint8_t mac[SK_MAC_LEN];
-	bool have_mac = false, stats = false;
+	struct opts o;
 	struct dev_config dcfg = {0};
-	unsigned long dur_s = 0;
 	char err[256];
-	int c, rc;
+	int rc;
 
-	g.size = ETH_MIN_FRAME;
-	g.batch = PKTGEN_BATCH_DEFAULT;
-	g.spin_ns = SK_NS_PER_MS;
-	memset(g.dst_mac, 0xff, SK_MAC_LEN);
-	g.src_ip = SK_IP4(198, 18, 0, 1);
-	g.dst_ip = SK_IP4(198, 18, 0, 2);
-	g.sport = g.dport = 9;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': dev_spec = optarg; break;
-		case 'z': g.size = (unsigned)parse_num("--size", optarg, ETH_MIN_FRAME, ETH_HLEN + ETH_MTU); break;
-		case 'c': g.count = parse_num("--count", optarg, 1, ~0ul); break;
-		case 't': dur_s = parse_num("--duration", optarg, 1, 86400); break;
-		case 'D':
-			/* Any destination, multicast included; only all-zero is refused. */
-			if (sscanf(optarg, "%2hhx:%2hhx:%2hhx:%2hhx:%2hhx:%2hhx", &g.dst_mac[0],
-				   &g.dst_mac[1], &g.dst_mac[2], &g.dst_mac[3], &g.dst_mac[4],
-				   &g.dst_mac[5]) != 6 || strlen(optarg) != 17 ||
-			    !(g.dst_mac[0] | g.dst_mac[1] | g.dst_mac[2] | g.dst_mac[3] |
-			      g.dst_mac[4] | g.dst_mac[5]))
-				cli_usage_error("pktgen", "--dst-mac wants a MAC like ff:ff:ff:ff:ff:ff, not '%s'", optarg);
-			break;
-		case 'm':
-			if (cli_parse_mac(optarg, mac) < 0)
-				cli_usage_error("pktgen", "--mac wants a unicast MAC like 02:00:00:00:00:01, not '%s'", optarg);
-			have_mac = true;
-			break;
-		case 'i':
-		case 'I': {
-			uint32_t ip;
-			if (cli_parse_ipv4(optarg, &ip) < 0 || !bench_ip(ip))
-				cli_usage_error("pktgen", "%s wants an address inside 198.18.0.0/15, not '%s'",
-						c == 'i' ? "--src-ip" : "--dst-ip", optarg);
-			*(c == 'i' ? &g.src_ip : &g.dst_ip) = ip;
-			break;
-		}
-		case 'p': g.sport = (uint16_t)parse_num("--sport", optarg, 1, 65535); break;
-		case 'P': g.dport = (uint16_t)parse_num("--dport", optarg, 1, 65535); break;
-		case 'b': g.batch = (unsigned)parse_num("--batch", optarg, 1, 4096); break;
-		case 'l': dcfg.num_slots = (uint32_t)parse_num("--slots", optarg, 2, 32768); break;
-		case 'S': g.spin_ns = parse_num("--spin-us", optarg, 0, 1000000) * SK_NS_PER_US; break;
-		case 's': stats = true; break;
-		case 'h': usage(stdout); return 0;
-		default:
-			cli_usage_error("pktgen", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
+	/* Bounds, defaults, --help and the messages: the options table
+	 * (conf/opts.c opt_cmd_pktgen), which also keeps --src-ip and
+	 * --dst-ip inside 198.18.0.0/15. */
+	cli_parse(&o, &opt_cmd_pktgen, argc, argv);
+	if (o.nargs == 0)
 		cli_usage_error("pktgen", "tx or rx is required");
-	if (!strcmp(argv[optind], "tx"))
+	if (!strcmp(o.args[0], "tx"))
 		g.tx = true;
-	else if (strcmp(argv[optind], "rx") != 0)
-		cli_usage_error("pktgen", "mode must be tx or rx, not '%s'", argv[optind]);
-	if (++optind < argc)
-		cli_usage_error("pktgen", "unexpected argument '%s'", argv[optind]);
-	if (!dev_spec)
+	else if (strcmp(o.args[0], "rx") != 0)
+		cli_usage_error("pktgen", "mode must be tx or rx, not '%s'", o.args[0]);
+	if (!opt_given(&o, OPT_DEV))
 		cli_usage_error("pktgen", "--dev is required");
-	g.duration = dur_s * SK_NS_PER_S;
+	const char *dev_spec = opt_str(&o, OPT_DEV);
+	g.size = (unsigned)opt_num(&o, OPT_PG_SIZE);
+	g.count = opt_given(&o, OPT_PG_COUNT) ? opt_num(&o, OPT_PG_COUNT) : 0;
+	g.duration = opt_given(&o, OPT_LOAD_DURATION)
+			     ? (sk_time_ns)opt_num(&o, OPT_LOAD_DURATION) * SK_NS_PER_S
+			     : 0;
+	memcpy(g.dst_mac, o.v[OPT_PG_DST_MAC].mac, SK_MAC_LEN);
+	g.src_ip = o.v[OPT_PG_SRC_IP].ip;
+	g.dst_ip = o.v[OPT_PG_DST_IP].ip;
+	g.sport = (uint16_t)opt_num(&o, OPT_PG_SPORT);
+	g.dport = (uint16_t)opt_num(&o, OPT_PG_DPORT);
+	g.batch = (unsigned)opt_num(&o, OPT_PG_BATCH);
+	if (opt_given(&o, OPT_SLOTS))
+		dcfg.num_slots = (uint32_t)opt_num(&o, OPT_SLOTS);
+	opt_spin(&o, &g.spin_ns, &g.spin_learn);
+	bool stats = opt_given(&o, OPT_STATS);
 
 	if (dev_open(dev_spec, &dcfg, &g.dev, err, sizeof(err)) < 0) {
 		fprintf(stderr, "skiff pktgen: %s\n", err);
 		return 1;
 	}
-	if (have_mac)
-		memcpy(g.dev->mac, mac, SK_MAC_LEN);
+	if (opt_given(&o, OPT_MAC))
+		memcpy(g.dev->mac, o.v[OPT_MAC].mac, SK_MAC_LEN);
 	if (g.tx && build_frame(&g) < 0) {
 		fprintf(stderr, "skiff pktgen: cannot build a %u-byte frame\n", g.size);
 		dev_close(g.dev);

@@ -22,7 +22,6 @@
  * No frame ever waits for a slow port: its ring fills and the engine drops.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -44,11 +43,15 @@
 #include "../switch/sw.h"
 #include "cli.h"
 
-#define SWITCH_PORTS_DEFAULT 8u
-#define SWITCH_SLOTS_DEFAULT 1024u
 #define SWITCH_PENDING_MAX 8u /* connections that have not said hello yet */
 #define SWITCH_HELLO_NS (2 * SK_NS_PER_S)
 #define SWITCH_CTL_NS SK_NS_PER_MS /* control fds looked at while busy */
+
+/* The options table (conf/opts.c opt_cmd_switch) bounds --ports and
+ * --pcap-port, and its help names the most queues and the longest NAME. */
+_Static_assert(OPT_SW_PORTS_MAX == SW_PORTS_MAX, "opts.h OPT_SW_PORTS_MAX is SW_PORTS_MAX");
+_Static_assert(SW_QUEUES_MAX == 8, "opt_cmd_switch's help says at most 8 queues");
+_Static_assert(SWPORT_NAME_MAX == 32, "opt_cmd_switch's help says NAME is 1..32 bytes");
 
 static volatile sig_atomic_t sw_stop, sw_dump;
 
@@ -98,32 +101,6 @@ struct hswitch {
 	uint64_t turns, busy_turns, parks, kicks_failed;
 	struct spin spin;   /* when to spin and when to park (runner/spin.h) */
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: skiff switch NAME [--ports N] [--slots N] [--pcap-port P --pcap FILE]\n"
-		"                    [--stats] [--spin-us N] [--age S]\n"
-		"\n"
-		"A learning Ethernet switch over shared memory.  Processes attach with\n"
-		"--dev switch:NAME/PORT (PORT 0..N-1); frames are copied between ports in\n"
-		"batches, unknown and broadcast destinations are flooded, and a full port\n"
-		"drops (counted) instead of slowing anyone down.  A host with --workers N\n"
-		"attaches each worker as a queue of one port (at most %u); the switch\n"
-		"steers each flow to one queue by its flow hash (ARP to queue 0).\n"
-		"\n"
-		"  --ports N       ports, 1..%u (default %u)\n"
-		"  --slots N       slots per ring of a port, a power of two (default %u)\n"
-		"  --pcap-port P   record the frames of port P (both directions) ...\n"
-		"  --pcap FILE     ... into FILE (libpcap format)\n"
-		"  --stats         print the counters on exit (SIGUSR1 prints them any time)\n"
-		"  --spin-us N     poll this long after work before parking (default 100)\n"
-		"  --age S         MAC table aging in seconds (default 300)\n"
-		"  -h, --help      this text\n"
-		"\n"
-		"Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).\n",
-		SW_QUEUES_MAX, SW_PORTS_MAX, SWITCH_PORTS_DEFAULT, SWITCH_SLOTS_DEFAULT);
-}
 
 static void kick(void *ctx, unsigned port, unsigned queue)
 {
@@ -479,10 +456,10 @@ static void control(struct hswitch *h, int timeout_ms, sk_time_ns now)
 	}
 }
 
-static void run(struct hswitch *h, sk_time_ns spin_ns)
+static void run(struct hswitch *h, sk_time_ns spin_cap, bool spin_learn)
 {
 	sk_time_ns last_ctl = 0;
-	spin_init(&h->spin, spin_ns, false);
+	spin_init(&h->spin, spin_cap, spin_learn);
 
 	while (!sw_stop) {
 		sk_time_ns now = plat_now();
@@ -522,54 +499,29 @@ static void run(struct hswitch *h, sk_time_ns spin_ns)
 	}
 }
 
-static unsigned long parse_num(const char *opt, const char *s, unsigned long lo, unsigned long hi)
-{
-	return cli_parse_ulong("switch", opt, s, lo, hi);
-}
-
 int cmd_switch(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"ports", required_argument, NULL, 'n'},  {"slots", required_argument, NULL, 'l'},
-		{"pcap-port", required_argument, NULL, 'P'}, {"pcap", required_argument, NULL, 'p'},
-		{"stats", no_argument, NULL, 's'},        {"spin-us", required_argument, NULL, 'S'},
-		{"age", required_argument, NULL, 'a'},    {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	struct hswitch h = {.nports = SWITCH_PORTS_DEFAULT, .slots = SWITCH_SLOTS_DEFAULT, .lfd = -1};
-	const char *pcap_path = NULL;
-	long pcap_port = -1;
-	unsigned long spin_us = 100, age_s = 300;
-	bool stats = false;
+	struct opts o;
+	struct hswitch h = {.lfd = -1};
 	struct sockaddr_un addr;
 	socklen_t alen;
 	uint64_t seed;
-	int c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': h.nports = (unsigned)parse_num("--ports", optarg, 1, SW_PORTS_MAX); break;
-		case 'l':
-			h.slots = (uint32_t)parse_num("--slots", optarg, 2, 32768);
-			if (h.slots & (h.slots - 1))
-				cli_usage_error("switch", "--slots wants a power of two");
-			break;
-		case 'P': pcap_port = (long)parse_num("--pcap-port", optarg, 0, SW_PORTS_MAX - 1); break;
-		case 'p': pcap_path = optarg; break;
-		case 's': stats = true; break;
-		case 'S': spin_us = parse_num("--spin-us", optarg, 0, 1000000); break;
-		case 'a': age_s = parse_num("--age", optarg, 1, 1000000); break;
-		case 'h': usage(stdout); return 0;
-		default:
-			cli_usage_error("switch", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
+	/* Bounds, defaults, --help and the messages: the options table
+	 * (conf/opts.c opt_cmd_switch); the switch checks what joins two. */
+	cli_parse(&o, &opt_cmd_switch, argc, argv);
+	if (o.nargs == 0)
 		cli_usage_error("switch", "NAME is required");
-	h.name = argv[optind++];
-	if (optind < argc)
-		cli_usage_error("switch", "unexpected argument '%s'", argv[optind]);
+	h.name = o.args[0];
+	h.nports = (unsigned)opt_num(&o, OPT_SW_PORTS);
+	h.slots = (uint32_t)opt_num(&o, OPT_SLOTS);
+	const char *pcap_path = opt_given(&o, OPT_PCAP) ? opt_str(&o, OPT_PCAP) : NULL;
+	long pcap_port = opt_given(&o, OPT_SW_PCAP_PORT) ? (long)opt_num(&o, OPT_SW_PCAP_PORT) : -1;
+	bool stats = opt_given(&o, OPT_STATS);
+	uint64_t age_s = opt_num(&o, OPT_SW_AGE);
+	sk_time_ns spin_cap;
+	bool spin_learn;
+	opt_spin(&o, &spin_cap, &spin_learn);
 	alen = shm_switch_addr(h.name, strlen(h.name), &addr);
 	if (alen == 0)
 		cli_usage_error("switch", "NAME must be 1..%d bytes of A-Z a-z 0-9 _ . -",
@@ -623,7 +575,7 @@ int cmd_switch(int argc, char **argv)
 	printf("skiff switch: %s ready, %u ports (--dev switch:%s/0..%u)\n", h.name, h.nports,
 	       h.name, h.nports - 1);
 	fflush(stdout);
-	run(&h, (sk_time_ns)spin_us * SK_NS_PER_US);
+	run(&h, spin_cap, spin_learn);
 
 	if (stats)
 		print_stats(&h, stdout);

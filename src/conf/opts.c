@@ -6,6 +6,7 @@
 #include "../net/iface.h"
 #include "opts.h"
 #include "../wire/ipv6.h"
+#include "../wire/eth.h"
 #include "../base/sk_addr.h"
 
 /* ---- the table ---- */
@@ -303,6 +304,31 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_IMP_SEED] = {"seed", 0, OPT_K_U64, "S", 0, 0, NULL,
 			  "seed of the impairments' random choices: the same seed\n"
 			  "and the same frames give the same impairments"},
+
+	/* switch and pktgen.  The ring sizes ring_region_size accepts. */
+	[OPT_SLOTS] = {"slots", 0, OPT_K_NUM, "N", 2, 32768, NULL, "slots per ring, a power of two"},
+	[OPT_SW_PORTS] = {"ports", 0, OPT_K_NUM, "N", 1, OPT_SW_PORTS_MAX, NULL, "ports"},
+	[OPT_SW_PCAP_PORT] = {"pcap-port", 0, OPT_K_NUM, "P", 0, OPT_SW_PORTS_MAX - 1, NULL,
+			      "record the frames of port P (both directions) into\n"
+			      "--pcap's FILE"},
+	[OPT_SW_AGE] = {"age", 0, OPT_K_NUM, "S", 1, 1000000, NULL, "MAC table aging in seconds"},
+	[OPT_PG_SIZE] = {"size", 0, OPT_K_NUM, "N", ETH_MIN_FRAME, ETH_HLEN + ETH_MTU, NULL,
+			 "frame bytes without FCS (60: 64 on the wire)"},
+	[OPT_PG_COUNT] = {"count", 0, OPT_K_NUM, "N", 1, UINT64_MAX, NULL,
+			  "stop after N frames (default: no limit)"},
+	/* Any destination a test may want to flood or steer: multicast too. */
+	[OPT_PG_DST_MAC] = {"dst-mac", 0, OPT_K_MAC, "MAC", 0, 0, NULL,
+			    "tx: destination MAC, any but all-zero"},
+	/* The benchmarking range (RFC 2544), so that a mistyped device never
+	 * floods a real network with someone's address. */
+	[OPT_PG_SRC_IP] = {"src-ip", 0, OPT_K_IPV4, "ADDR", 0, 0, NULL,
+			   "tx: UDP source, inside 198.18.0.0/15"},
+	[OPT_PG_DST_IP] = {"dst-ip", 0, OPT_K_IPV4, "ADDR", 0, 0, NULL,
+			   "tx: UDP destination, inside 198.18.0.0/15"},
+	[OPT_PG_SPORT] = {"sport", 0, OPT_K_NUM, "N", 1, 65535, NULL, "tx: UDP source port"},
+	[OPT_PG_DPORT] = {"dport", 0, OPT_K_NUM, "N", 1, 65535, NULL,
+			  "tx: UDP destination port (9: discard)"},
+	[OPT_PG_BATCH] = {"batch", 0, OPT_K_NUM, "N", 1, 4096, NULL, "frames per sync"},
 };
 
 /* ---- the commands ---- */
@@ -818,6 +844,72 @@ const struct opt_cmd opt_cmd_proxy = {
 		  "at once (exit 0).",
 };
 
+/* `skiff switch NAME` (switch/sw.h, apps/switch.c). */
+static const struct opt_use switch_use[] = {
+	{OPT_SW_PORTS, 0, "8", NULL},
+	{OPT_SLOTS, 0, "1024", "slots per ring of a port, a power of two"},
+	{OPT_SW_PCAP_PORT, 0, NULL, NULL},
+	{OPT_PCAP, 0, NULL, "where --pcap-port's frames go (libpcap format)"},
+	{OPT_STATS, 0, NULL, "print the counters on exit (SIGUSR1 prints them any time)"},
+	{OPT_SPIN_US, 0, "100", NULL},
+	{OPT_SW_AGE, 0, "300", NULL},
+};
+
+const struct opt_cmd opt_cmd_switch = {
+	.name = "switch",
+	.synopsis = "skiff switch NAME [--ports N] [--slots N] [--pcap-port P --pcap FILE]\n"
+		    "                    [--stats] [--spin-us N] [--age S]",
+	.about = "A learning Ethernet switch over shared memory.  Processes attach with\n"
+		 "--dev switch:NAME/PORT (PORT 0..N-1); frames are copied between ports in\n"
+		 "batches, unknown and broadcast destinations are flooded, and a full port\n"
+		 "drops (counted) instead of slowing anyone down.  A host with --workers N\n"
+		 "attaches each worker as a queue of one port (at most 8); the switch\n"
+		 "steers each flow to one queue by its flow hash (ARP to queue 0).  NAME is\n"
+		 "1..32 bytes of A-Z a-z 0-9 _ . -",
+	.use = switch_use,
+	.nuse = SK_ARRAY_LEN(switch_use),
+	.max_args = 1,
+	.footer = "Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).",
+};
+
+/* `skiff pktgen --dev DEV tx|rx` (apps/pktgen.c). */
+static const struct opt_use pktgen_use[] = {
+	{OPT_DEV, 0, NULL, NULL},
+	{OPT_PG_SIZE, 0, "60", NULL},
+	{OPT_PG_COUNT, 0, NULL, NULL},
+	{OPT_LOAD_DURATION, 0, NULL, "stop after S seconds (default: no limit)"},
+	{OPT_PG_DST_MAC, 0, "ff:ff:ff:ff:ff:ff", NULL},
+	{OPT_MAC, 0, NULL, NULL},
+	{OPT_PG_SRC_IP, 0, "198.18.0.1", NULL},
+	{OPT_PG_DST_IP, 0, "198.18.0.2", NULL},
+	{OPT_PG_SPORT, 0, "9", NULL},
+	{OPT_PG_DPORT, 0, "9", NULL},
+	{OPT_PG_BATCH, 0, "512", NULL},
+	{OPT_SLOTS, 0, NULL, "ring slots, a power of two (default: the device's)"},
+	{OPT_SPIN_US, 0, "1000", "rx: poll this many us after work before parking; auto:\n"
+				 "learn it from the arrival gaps, up to 131 us (runner/spin.h)"},
+	{OPT_STATS, 0, NULL, "print the device counters at the end"},
+};
+
+const struct opt_cmd opt_cmd_pktgen = {
+	.name = "pktgen",
+	.synopsis = "skiff pktgen --dev DEV (tx|rx) [--size N] [--count N] [--duration S]\n"
+		    "                    [--dst-mac MAC] [--mac MAC] [--src-ip ADDR] [--dst-ip ADDR]\n"
+		    "                    [--sport N] [--dport N] [--batch N] [--slots N] [--spin-us N]\n"
+		    "                    [--stats]",
+	.about = "Sends (tx) or receives (rx) raw frames as fast as the device goes and reports\n"
+		 "Mpps and Gbit/s every second and at the end.  tx sends one Ethernet + IPv4 +\n"
+		 "UDP frame of --size bytes over and over; rx counts what arrives by destination\n"
+		 "MAC (broadcast, multicast, to it, to others), after one broadcast frame that\n"
+		 "teaches a learning switch its MAC.",
+	.use = pktgen_use,
+	.nuse = SK_ARRAY_LEN(pktgen_use),
+	.max_args = 1,
+	.footer = "The last line is the summary: frames, bytes, seconds, Mpps, Gbit/s.  Exit 0;\n"
+		  "1 when the device fails; 2 on a bad argument.",
+};
+
+_Static_assert(OPT_N <= 256, "an option id fits struct opt_use's uint8_t");
 _Static_assert(OPT_IP6_MAX <= IFACE_IP6_CFG_MAX, "every --ip6 fits the interface");
 
 void opt_ip6_config(const struct opts *o, struct iface_config *ic)
@@ -1234,7 +1326,9 @@ bool opt_ipv4_is_host(uint32_t ip)
 	return ip != 0 && (ip >> 28) < 0xe;
 }
 
-int opt_parse_mac(const char *s, uint8_t mac[SK_MAC_LEN])
+/* "02:00:00:aa:bb:cc" (two hex digits a byte, either case), not all-zero:
+ * any destination, multicast too.  0 or -1. */
+static int parse_mac_any(const char *s, uint8_t mac[SK_MAC_LEN])
 {
 	uint8_t m[SK_MAC_LEN];
 	for (int i = 0; i < SK_MAC_LEN; i++) {
@@ -1251,7 +1345,16 @@ int opt_parse_mac(const char *s, uint8_t mac[SK_MAC_LEN])
 	unsigned any = 0;
 	for (int i = 0; i < SK_MAC_LEN; i++)
 		any |= m[i];
-	if (!any || (m[0] & 1))
+	if (!any)
+		return -1;
+	sk_memcpy(mac, m, SK_MAC_LEN);
+	return 0;
+}
+
+int opt_parse_mac(const char *s, uint8_t mac[SK_MAC_LEN])
+{
+	uint8_t m[SK_MAC_LEN];
+	if (parse_mac_any(s, m) < 0 || (m[0] & 1))
 		return -1;
 	sk_memcpy(mac, m, SK_MAC_LEN);
 	return 0;
@@ -1506,6 +1609,12 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		}
 		return OPT_OK; /* non-empty: checked by the caller */
 	case OPT_K_NUM:
+		if (d == &opt_defs[OPT_SLOTS] && opt_parse_dec(s, &v->num) == 0 &&
+		    v->num >= d->lo && v->num <= d->hi && (v->num & (v->num - 1))) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not a power of two in 2..32768");
+			return OPT_ERROR;
+		}
 		if (opt_parse_dec(s, &v->num) == 0 && v->num >= d->lo && v->num <= d->hi)
 			return OPT_OK;
 		if (d->choices && seq(s, d->choices[0])) {
@@ -1582,6 +1691,12 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 			put(&b, HOST_WHY);
 			return OPT_ERROR;
 		}
+		if ((d == &opt_defs[OPT_PG_SRC_IP] || d == &opt_defs[OPT_PG_DST_IP]) &&
+		    (v->ip & 0xfffe0000u) != SK_IP4(198, 18, 0, 0)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not inside 198.18.0.0/15 (the benchmarking range)");
+			return OPT_ERROR;
+		}
 		return OPT_OK;
 	case OPT_K_CIDR6: {
 		if (seq(s, "auto"))
@@ -1624,6 +1739,13 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		}
 		return OPT_OK;
 	case OPT_K_MAC:
+		if (d == &opt_defs[OPT_PG_DST_MAC]) {
+			if (parse_mac_any(s, v->mac) == 0)
+				return OPT_OK;
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not a MAC other than all-zero (e.g. ff:ff:ff:ff:ff:ff)");
+			return OPT_ERROR;
+		}
 		if (opt_parse_mac(s, v->mac) == 0)
 			return OPT_OK;
 		b = msg_value(err, errlen, d, s);

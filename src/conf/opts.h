@@ -64,6 +64,10 @@ enum opt_id {
 	OPT_IMP_A, OPT_IMP_B, OPT_IMP_DIR, OPT_IMP_LOSS, OPT_IMP_DELAY, OPT_IMP_JITTER,
 	OPT_IMP_REORDER, OPT_IMP_DUPLICATE, OPT_IMP_CORRUPT, OPT_IMP_RATE, OPT_IMP_LIMIT,
 	OPT_IMP_SEED,
+	/* switch and pktgen (ring slots: either's rings) */
+	OPT_SLOTS, OPT_SW_PORTS, OPT_SW_PCAP_PORT, OPT_SW_AGE,
+	OPT_PG_SIZE, OPT_PG_COUNT, OPT_PG_DST_MAC, OPT_PG_SRC_IP, OPT_PG_DST_IP, OPT_PG_SPORT,
+	OPT_PG_DPORT, OPT_PG_BATCH,
 	OPT_N
 };
 
@@ -125,6 +129,10 @@ struct opt_cmd {
 
 extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_cmd_serve,
 	opt_cmd_load, opt_cmd_uk, opt_cmd_stat, opt_cmd_app, opt_cmd_impair, opt_cmd_proxy;
+extern const struct opt_cmd opt_cmd_switch, opt_cmd_pktgen;
+/* The switch's ports (--ports, --pcap-port): switch/sw.h's SW_PORTS_MAX,
+ * which apps/switch.c asserts equal. */
+#define OPT_SW_PORTS_MAX 64u
 
 /* A value.  Which fields mean something depends on the kind. */
 /* The value of an OPT_K_NUM given as its word (spin-us auto). */

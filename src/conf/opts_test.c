@@ -22,7 +22,7 @@
 static const struct opt_cmd *const cmds[] = {&opt_cmd_echo, &opt_cmd_tcp_client, &opt_cmd_ping,
 					      &opt_cmd_serve, &opt_cmd_load, &opt_cmd_uk,
 					      &opt_cmd_stat, &opt_cmd_app, &opt_cmd_impair,
-					      &opt_cmd_proxy};
+					      &opt_cmd_proxy, &opt_cmd_switch, &opt_cmd_pktgen};
 
 static char err[256];
 
@@ -230,6 +230,37 @@ static const struct good goods[] = {
 	{&opt_cmd_impair, "rate", "0", OPT_IMP_RATE, 0, 0, 0},
 	{&opt_cmd_impair, "limit", "1", OPT_IMP_LIMIT, 1, 0, 0},
 	{&opt_cmd_impair, "seed", "0x2a", OPT_IMP_SEED, 42, 0, 0},
+	{&opt_cmd_switch, "ports", "64", OPT_SW_PORTS, 64, 0, 0},
+	{&opt_cmd_switch, "ports", "1", OPT_SW_PORTS, 1, 0, 0},
+	{&opt_cmd_switch, "slots", "32768", OPT_SLOTS, 32768, 0, 0},
+	{&opt_cmd_switch, "slots", "2", OPT_SLOTS, 2, 0, 0},
+	{&opt_cmd_pktgen, "slots", "256", OPT_SLOTS, 256, 0, 0},
+	{&opt_cmd_switch, "pcap-port", "0", OPT_SW_PCAP_PORT, 0, 0, 0},
+	{&opt_cmd_switch, "pcap-port", "63", OPT_SW_PCAP_PORT, 63, 0, 0},
+	{&opt_cmd_switch, "pcap", "sw.pcap", OPT_PCAP, 0, 0, 0},
+	{&opt_cmd_switch, "age", "1", OPT_SW_AGE, 1, 0, 0},
+	{&opt_cmd_switch, "age", "1000000", OPT_SW_AGE, 1000000, 0, 0},
+	{&opt_cmd_switch, "spin-us", "auto", OPT_SPIN_US, OPT_NUM_AUTO, 0, 0},
+	{&opt_cmd_switch, "stats", NULL, OPT_STATS, 1, 0, 0},
+	{&opt_cmd_pktgen, "dev", "switch:sw/0", OPT_DEV, 0, 0, 0},
+	{&opt_cmd_pktgen, "size", "60", OPT_PG_SIZE, 60, 0, 0},
+	{&opt_cmd_pktgen, "size", "1514", OPT_PG_SIZE, 1514, 0, 0},
+	{&opt_cmd_pktgen, "count", "1", OPT_PG_COUNT, 1, 0, 0},
+	{&opt_cmd_pktgen, "count", "18446744073709551615", OPT_PG_COUNT, UINT64_MAX, 0, 0},
+	{&opt_cmd_pktgen, "duration", "86400", OPT_LOAD_DURATION, 86400, 0, 0},
+	{&opt_cmd_pktgen, "dst-mac", "ff:ff:ff:ff:ff:ff", OPT_PG_DST_MAC, 0, 0, 0},
+	{&opt_cmd_pktgen, "dst-mac", "01:00:5E:00:00:01", OPT_PG_DST_MAC, 0, 0, 0},
+	{&opt_cmd_pktgen, "dst-mac", "02:00:00:5e:00:99", OPT_PG_DST_MAC, 0, 0, 0},
+	{&opt_cmd_pktgen, "mac", "02:00:00:5e:00:44", OPT_MAC, 0, 0, 0},
+	{&opt_cmd_pktgen, "src-ip", "198.18.0.0", OPT_PG_SRC_IP, 0, IP4(198, 18, 0, 0), 0},
+	{&opt_cmd_pktgen, "src-ip", "198.19.255.255", OPT_PG_SRC_IP, 0, IP4(198, 19, 255, 255), 0},
+	{&opt_cmd_pktgen, "dst-ip", "198.18.1.1", OPT_PG_DST_IP, 0, IP4(198, 18, 1, 1), 0},
+	{&opt_cmd_pktgen, "sport", "1", OPT_PG_SPORT, 1, 0, 0},
+	{&opt_cmd_pktgen, "dport", "65535", OPT_PG_DPORT, 65535, 0, 0},
+	{&opt_cmd_pktgen, "batch", "1", OPT_PG_BATCH, 1, 0, 0},
+	{&opt_cmd_pktgen, "batch", "4096", OPT_PG_BATCH, 4096, 0, 0},
+	{&opt_cmd_pktgen, "spin-us", "0", OPT_SPIN_US, 0, 0, 0},
+	{&opt_cmd_pktgen, "stats", NULL, OPT_STATS, 1, 0, 0},
 };
 
 static void test_good_values(void **state)
@@ -263,6 +294,10 @@ static void test_good_values(void **state)
 	try_set(&opt_cmd_uk, "mac", "02:00:00:AA:bb:0c", &o);
 	static const uint8_t mac[6] = {2, 0, 0, 0xaa, 0xbb, 0x0c};
 	assert_memory_equal(o.v[OPT_MAC].mac, mac, 6);
+	/* pktgen's destination may be multicast (the bytes as given). */
+	try_set(&opt_cmd_pktgen, "dst-mac", "01:00:5E:00:00:01", &o);
+	static const uint8_t mcast[6] = {1, 0, 0x5e, 0, 0, 1};
+	assert_memory_equal(o.v[OPT_PG_DST_MAC].mac, mcast, 6);
 	for (int id = 0; id < OPT_N; id++)
 		if (!covered[id])
 			fail_msg("option %s has no good-value case", opt_defs[id].name);
@@ -568,6 +603,51 @@ static const struct bad bads[] = {
 	 "rate: '100001' is not a number in 0..100000 (at most 6 decimals)"},
 	{&opt_cmd_impair, "limit", "0", "limit: '0' is not a number in 1..1000000"},
 	{&opt_cmd_impair, "seed", "x", "seed: 'x' is not a 64-bit number (decimal or 0x hex)"},
+	{&opt_cmd_switch, "ports", "0", "ports: '0' is not a number in 1..64"},
+	{&opt_cmd_switch, "ports", "65", "ports: '65' is not a number in 1..64"},
+	{&opt_cmd_switch, "slots", "1", "slots: '1' is not a number in 2..32768"},
+	{&opt_cmd_switch, "slots", "65536", "slots: '65536' is not a number in 2..32768"},
+	{&opt_cmd_switch, "slots", "1000", "slots: '1000' is not a power of two in 2..32768"},
+	{&opt_cmd_pktgen, "slots", "3", "slots: '3' is not a power of two in 2..32768"},
+	{&opt_cmd_pktgen, "slots", "4k", "slots: '4k' is not a number in 2..32768"},
+	{&opt_cmd_switch, "pcap-port", "64", "pcap-port: '64' is not a number in 0..63"},
+	{&opt_cmd_switch, "pcap-port", "-1", "pcap-port: '-1' is not a number in 0..63"},
+	{&opt_cmd_switch, "pcap", "", "pcap: needs a value (FILE)"},
+	{&opt_cmd_switch, "age", "0", "age: '0' is not a number in 1..1000000"},
+	{&opt_cmd_switch, "age", "1000001", "age: '1000001' is not a number in 1..1000000"},
+	{&opt_cmd_switch, "spin-us", "1000001",
+	 "spin-us: '1000001' is not a number in 0..1000000 or auto"},
+	{&opt_cmd_switch, "stats", "1", "stats: takes no value, not '1'"},
+	{&opt_cmd_switch, "dev", "switch:sw/0", "unknown option 'dev'"},
+	{&opt_cmd_pktgen, "dev", "", "dev: needs a value (DEV)"},
+	{&opt_cmd_pktgen, "size", "59", "size: '59' is not a number in 60..1514"},
+	{&opt_cmd_pktgen, "size", "1515", "size: '1515' is not a number in 60..1514"},
+	{&opt_cmd_pktgen, "count", "0", "count: '0' is not a number in 1..18446744073709551615"},
+	{&opt_cmd_pktgen, "count", "18446744073709551616",
+	 "count: '18446744073709551616' is not a number in 1..18446744073709551615"},
+	{&opt_cmd_pktgen, "duration", "0", "duration: '0' is not a number in 1..86400"},
+	{&opt_cmd_pktgen, "dst-mac", "00:00:00:00:00:00",
+	 "dst-mac: '00:00:00:00:00:00' is not a MAC other than all-zero (e.g. ff:ff:ff:ff:ff:ff)"},
+	{&opt_cmd_pktgen, "dst-mac", "ff:ff:ff:ff:ff",
+	 "dst-mac: 'ff:ff:ff:ff:ff' is not a MAC other than all-zero (e.g. ff:ff:ff:ff:ff:ff)"},
+	{&opt_cmd_pktgen, "dst-mac", "f:ff:ff:ff:ff:ff:f",
+	 "dst-mac: 'f:ff:ff:ff:ff:ff:f' is not a MAC other than all-zero (e.g. ff:ff:ff:ff:ff:ff)"},
+	{&opt_cmd_pktgen, "mac", "ff:ff:ff:ff:ff:ff",
+	 "mac: 'ff:ff:ff:ff:ff:ff' is not a unicast MAC (e.g. 02:00:00:00:00:01)"},
+	{&opt_cmd_pktgen, "src-ip", "10.0.0.1",
+	 "src-ip: '10.0.0.1' is not inside 198.18.0.0/15 (the benchmarking range)"},
+	{&opt_cmd_pktgen, "src-ip", "198.20.0.1",
+	 "src-ip: '198.20.0.1' is not inside 198.18.0.0/15 (the benchmarking range)"},
+	{&opt_cmd_pktgen, "dst-ip", "198.18.0", "dst-ip: '198.18.0' is not an IPv4 address (e.g. 198.18.0.1)"},
+	{&opt_cmd_pktgen, "dst-ip", "198.17.255.255",
+	 "dst-ip: '198.17.255.255' is not inside 198.18.0.0/15 (the benchmarking range)"},
+	{&opt_cmd_pktgen, "sport", "0", "sport: '0' is not a number in 1..65535"},
+	{&opt_cmd_pktgen, "dport", "65536", "dport: '65536' is not a number in 1..65535"},
+	{&opt_cmd_pktgen, "batch", "0", "batch: '0' is not a number in 1..4096"},
+	{&opt_cmd_pktgen, "batch", "4097", "batch: '4097' is not a number in 1..4096"},
+	{&opt_cmd_pktgen, "spin-us", "x", "spin-us: 'x' is not a number in 0..1000000 or auto"},
+	{&opt_cmd_pktgen, "stats", "", "stats: takes no value, not ''"},
+	{&opt_cmd_pktgen, "ip", "198.18.0.1/24", "unknown option 'ip'"},
 	/* An option of another command is unknown here. */
 	{&opt_cmd_echo, "port", "80", "unknown option 'port'"},
 	{&opt_cmd_uk, "dev", "tap:x", "unknown option 'dev'"},
@@ -660,6 +740,36 @@ static void test_argv_forms(void **state)
 	assert_string_equal(err, "unexpected argument 'extra'");
 	assert_int_equal(parse(&o, &opt_cmd_load, ARGS("u1", "u2")), OPT_ERROR);
 	assert_string_equal(err, "unexpected argument 'u2'");
+	/* switch NAME and pktgen's mode: one positional among the options. */
+	assert_int_equal(parse(&o, &opt_cmd_switch, ARGS("sw0", "--ports", "4", "--stats")), OPT_OK);
+	assert_int_equal(o.nargs, 1);
+	assert_string_equal(o.args[0], "sw0");
+	assert_int_equal(opt_num(&o, OPT_SW_PORTS), 4);
+	assert_int_equal(opt_num(&o, OPT_SLOTS), 1024);
+	assert_int_equal(opt_num(&o, OPT_SW_AGE), 300);
+	assert_int_equal(opt_num(&o, OPT_SPIN_US), 100);
+	assert_false(opt_given(&o, OPT_SW_PCAP_PORT) || opt_given(&o, OPT_PCAP));
+	assert_int_equal(parse(&o, &opt_cmd_switch, ARGS("a", "b")), OPT_ERROR);
+	assert_string_equal(err, "unexpected argument 'b'");
+	assert_int_equal(parse(&o, &opt_cmd_pktgen,
+			       ARGS("--dev", "switch:sw0/3", "tx", "--count", "300", "--dst-mac",
+				    "02:00:00:5e:00:11", "--src-ip", "198.18.1.2", "--dport", "7")),
+			 OPT_OK);
+	assert_string_equal(o.args[0], "tx");
+	assert_string_equal(opt_str(&o, OPT_DEV), "switch:sw0/3");
+	assert_int_equal(opt_num(&o, OPT_PG_COUNT), 300);
+	assert_int_equal(o.v[OPT_PG_SRC_IP].ip, SK_IP4(198, 18, 1, 2));
+	assert_int_equal(o.v[OPT_PG_DST_IP].ip, SK_IP4(198, 18, 0, 2)); /* the default */
+	assert_int_equal(opt_num(&o, OPT_PG_DPORT), 7);
+	assert_int_equal(opt_num(&o, OPT_PG_SPORT), 9);
+	assert_int_equal(opt_num(&o, OPT_PG_SIZE), 60);
+	assert_int_equal(opt_num(&o, OPT_PG_BATCH), 512);
+	assert_int_equal(opt_num(&o, OPT_SPIN_US), 1000);
+	assert_false(opt_given(&o, OPT_SLOTS) || opt_given(&o, OPT_LOAD_DURATION));
+	assert_int_equal(parse(&o, &opt_cmd_pktgen, ARGS("rx", "-d", "2")), OPT_OK);
+	assert_int_equal(opt_num(&o, OPT_LOAD_DURATION), 2);
+	assert_int_equal(parse(&o, &opt_cmd_pktgen, ARGS("--dev", "tap:x", "rx", "tx")), OPT_ERROR);
+	assert_string_equal(err, "unexpected argument 'tx'");
 	/* No prefixes: --max-c is not --max-conns. */
 	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--max-c", "5")), OPT_ERROR);
 	assert_string_equal(err, "unknown option 'max-c'");
