@@ -105,7 +105,7 @@ printf 'site a.test {\n    listen 127.0.0.1:%s;\n    route / {\n        fils sit
 out=$(timeout 30 "$SKIFF" vm --accel tcg --image "$IMG" --config "$D/bad.conf" 2>&1 </dev/null)
 rc=$?
 if [ $rc = 1 ] && grep -q "^$D/bad.conf:4:9: unknown directive 'fils'" <<<"$out" && ! grep -q booting <<<"$out"; then
-	pass "bad-file (exit 1: $(head -1 <<<"$out" | sed "s|$D/||"))"
+	pass "bad-file (exit 1: $(head -1 <<<"$out" | sed "s,$D/,,"))"
 else
 	fail bad-file "exit $rc: $out"
 fi
@@ -128,7 +128,7 @@ timeout 90 "$SKIFF" vm --accel tcg --image "$IMG" --mem 512M --config "$D/as-wri
 	-- exit-after=60 </dev/null >"$LOG/as-written.log" 2>&1
 rc=$?
 if [ $rc = 1 ] && grep -aq "configuration:[0-9]*:[0-9]*: site b.test: a second certificate .*b.crt) on the tls listener of port $SP.*not booting" "$LOG/as-written.log"; then
-	pass "one-cert (exit 1: $(grep -ao 'site b.test: a second certificate.*SNI' "$LOG/as-written.log" | sed "s|$D/||g"))"
+	pass "one-cert (exit 1: $(grep -ao 'site b.test: a second certificate.*SNI' "$LOG/as-written.log" | sed "s,$D/,,g"))"
 else
 	fail one-cert "exit $rc: $(tail -3 "$LOG/as-written.log")"
 fi
