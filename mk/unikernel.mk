@@ -19,6 +19,8 @@
 #                      s_client -reconnect, python ssl, ab -f, wrk, bad input
 #   make vm-proxy-test tests/vm_proxy.sh: the proxy image (build/skiff-proxy-uk.elf)
 #                      in front of a Python upstream on the host's loopback
+#   make vm-sites-test tests/vm_sites.sh: skiff vm --config, a copy of
+#                      examples/sites.conf served by the guest (apps/uk_sites.c)
 #   make run           (Makefile, tools/run.sh) serve http://127.0.0.1:8080/
 #                      from the unikernel; mk/run.mk has run-hosted
 
@@ -58,7 +60,7 @@ UK_PLAT_OBJ := $(UK_PLAT_SRC:%.c=$(UK_BUILD)/%.o) $(UK_ASM_SRC:%.S=$(UK_BUILD)/%
 $(UK_TLS_SRC:%.c=$(UK_BUILD)/%.o): UK_CFLAGS += -DLOOP_TLS_FIXED
 UK_CORE_OBJ := $(CORE_SRC:%.c=$(UK_BUILD)/%.o)
 
-.PHONY: uk uk-clang vm-test vm-tls-test vm-proxy-test
+.PHONY: uk uk-clang vm-test vm-tls-test vm-proxy-test vm-sites-test
 uk: $(UK_ELF) $(UK_PROXY_ELF)
 # Part of `make all`: it needs only gcc/clang and binutils, like the rest.
 all: $(UK_ELF) $(UK_PROXY_ELF)
@@ -121,5 +123,8 @@ vm-tls-test: $(UK_ELF) $(BUILD)/skiff
 
 vm-proxy-test: $(UK_PROXY_ELF) $(BUILD)/skiff
 	tests/vm_proxy.sh $(BUILD)/skiff $(UK_PROXY_ELF)
+
+vm-sites-test: $(UK_ELF) $(BUILD)/skiff
+	tests/vm_sites.sh $(BUILD)/skiff $(UK_ELF)
 
 -include $(shell find $(UK_BUILD) -name '*.d' 2>/dev/null)

@@ -459,6 +459,7 @@ static int conf_pack(const struct vm_conf *vc, bool user_net, int fd, bool dry_r
 	const struct sconf *c = &vc->c;
 	static struct vm_part parts[SB_MAX_PARTS];
 	unsigned np = 0;
+	bool full = false;
 	parts[np++] = (struct vm_part){SB_CONF, vc->dir, 0, vc->len};
 	/* A name is packed once, whichever routes or sites share it. */
 #define ADD(k, nm)                                                                      \
@@ -466,7 +467,9 @@ static int conf_pack(const struct vm_conf *vc, bool user_net, int fd, bool dry_r
 		bool seen_ = false;                                                     \
 		for (unsigned q_ = 1; q_ < np && !seen_; q_++)                           \
 			seen_ = parts[q_].kind == (k) && !strcmp(parts[q_].name, (nm));  \
-		if (!seen_ && np < SB_MAX_PARTS)                                        \
+		if (!seen_ && np == SB_MAX_PARTS)                                       \
+			full = true;                                                    \
+		else if (!seen_)                                                        \
 			parts[np++] = (struct vm_part){(k), (nm), 0, 0};                \
 	} while (0)
 	for (unsigned s = 0; s < c->nsites; s++) {
@@ -480,6 +483,11 @@ static int conf_pack(const struct vm_conf *vc, bool user_net, int fd, bool dry_r
 		}
 	}
 #undef ADD
+	if (full) {
+		fprintf(stderr, "skiff vm: --config %s: more than %u folders and certificate files: "
+			"the boot module holds at most that many\n", vc->path, SB_MAX_PARTS - 1);
+		return -1;
+	}
 	uint64_t names = 0;
 	for (unsigned i = 0; i < np; i++)
 		names += strlen(parts[i].name);
