@@ -30,8 +30,10 @@
 #                 examples/sites/b/index.html byte for byte
 #   unknown-host  a Host no site names: 404
 #   metrics       the metrics route: sites.requests counted the requests
-#   shutdown      "exit 0" to the shutdown port: skiff vm exits 0 and the
-#                 guest printed its counters (app.requests among them)
+#   shutdown      with a keep-alive connection idle, "exit 0" to the shutdown
+#                 port: the guest drains (the idle connection gets EOF, the
+#                 console says "draining 1 connections" and "drained in"),
+#                 skiff vm exits 0 and the guest printed its counters
 # Traffic goes to 127.0.0.1 only (QEMU's user network); every QEMU run is
 # bounded by `timeout` and stopped by pid on exit.
 set -u
@@ -225,11 +227,27 @@ else
 	fail metrics "$(status) sites.requests='$n' $(head -c 300 "$WORK/body")"
 fi
 
+# A keep-alive connection idles through the shutdown: the drain closes it
+# (EOF at the client) and the guest says it drained.
+python3 - "$HP" >"$WORK/idle.out" 2>&1 <<'EOF2' &
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+s.sendall(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+got = b""
+while b"</p>" not in got:
+    got += s.recv(4096)
+print("answered", flush=True)
+rest = s.recv(4096)
+print("eof" if rest == b"" else "bytes %r" % rest[:60], flush=True)
+EOF2
+IDLE=$!
+wait_for "$WORK/idle.out" answered 20
 python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CP"
 if skt_wait_exit "$VM" 30 && [ "$SKT_RC" = 0 ] && grep -aq '^app.requests [1-9]' "$VLOG" &&
-	grep -aq '^sites.no_site 1' "$VLOG"; then
-	pass "shutdown (exit 0; $(grep -a '^app.requests ' "$VLOG" | tr -d '\r'))"
+	grep -aq '^sites.no_site 1' "$VLOG" && grep -aq '^skiff-uk: shutdown: draining 1 connections' "$VLOG" &&
+	grep -aq '^skiff-uk: drained in' "$VLOG" && wait "$IDLE" && grep -q '^eof' "$WORK/idle.out"; then
+	pass "shutdown (exit 0, the idle keep-alive connection closed by the drain: $(grep -a '^skiff-uk: drained in' "$VLOG" | tr -d '\r'); $(grep -a '^app.requests ' "$VLOG" | tr -d '\r'))"
 else
-	fail shutdown "exit ${SKT_RC:-still running}: $(tail -3 "$VLOG")"
+	fail shutdown "exit ${SKT_RC:-still running}: $(cat "$WORK/idle.out") $(grep -a 'drain' "$VLOG") $(tail -3 "$VLOG")"
 fi
 summary

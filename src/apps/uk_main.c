@@ -339,18 +339,29 @@ static void drain_deadline(struct loop_timer *t, sk_time_ns now)
 	drain_stop = 1;
 }
 
+/* The client connections open: the server's (and HTTPS's), or the sites'. */
+static unsigned conns_open(void)
+{
+	return sites_on ? uk_sites_nconns() : srv.nconns + (tls_loop ? srv_tls.nconns : 0);
+}
+
 static int drain(struct loop *loop, unsigned timeout_s)
 {
-	struct uk_drain d = {.loop = loop, .servers = tls_loop ? 2 : 1,
+	struct uk_drain d = {.loop = loop,
+			     .servers = sites_on ? uk_sites_nengines() : tls_loop ? 2 : 1,
 			     .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
 	sk_time_ns t0 = plat_now();
-	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n",
-		srv.nconns + (tls_loop ? srv_tls.nconns : 0), timeout_s);
+	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n", conns_open(),
+		timeout_s);
 	run.until = 0; /* exit-after no longer cuts it short: drain-timeout does */
 	loop_timer_set(loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
-	http_server_drain(&srv, t0, drain_conns_done, &d);
-	if (tls_loop)
-		http_server_drain(&srv_tls, t0, drain_conns_done, &d);
+	if (sites_on) {
+		uk_sites_drain(t0, drain_conns_done, &d); /* each engine's done counts down */
+	} else {
+		http_server_drain(&srv, t0, drain_conns_done, &d);
+		if (tls_loop)
+			http_server_drain(&srv_tls, t0, drain_conns_done, &d);
+	}
 	int rc = loop_run(loop, &drain_stop);
 	if (loop_timer_armed(&d.deadline))
 		loop_timer_cancel(loop, &d.deadline);
@@ -361,7 +372,7 @@ static int drain(struct loop *loop, unsigned timeout_s)
 		kprintf("skiff-uk: drained in %lu ms\n", ms);
 	else
 		kprintf("skiff-uk: drain-timeout after %lu ms: closing %u connections\n", ms,
-			srv.nconns + (tls_loop ? srv_tls.nconns : 0));
+			conns_open());
 	return rc;
 }
 
@@ -907,7 +918,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
 	/* The application engine has no graceful drain yet: it stops at once;
 	 * with workers, only this vCPU's connections would drain: none do. */
-	if (rc == 0 && drain_wanted && drain_s && !app_def && !workers && !sites_on)
+	if (rc == 0 && drain_wanted && drain_s && !app_def && !workers)
 		rc = drain(loop, drain_s);
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */

@@ -25,8 +25,9 @@
  *     tls-max-conns of them;
  *   - no reload (no SIGHUP: a new file is a new boot), no `app;`, no
  *     access_log file (the word access-log= logs to the console or UDP),
- *     the error log is the console, one vCPU whatever `workers` says, and
- *     no drain: the shutdown port stops at once. */
+ *     the error log is the console, one vCPU whatever `workers` says; the
+ *     shutdown port's "exit" drains every listener's engine (http_app_drain)
+ *     within drain-timeout=, as it drains the static server. */
 #include "../archive/site_archive.h"
 #include "../archive/site_bundle.h"
 #include "../conf/sites_conf.h"
@@ -556,6 +557,30 @@ void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *c
 		struct tls_fwd f = {fn, ctx, S.c.listen[i].port};
 		tls_bearssl_stats(l->tls, ntls > 1 ? tls_name : fn, ntls > 1 ? (void *)&f : ctx);
 	}
+}
+
+unsigned uk_sites_nengines(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < S.c.nlisten; i++)
+		n += S.lst[i].started;
+	return n;
+}
+
+unsigned uk_sites_nconns(void)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < S.c.nlisten; i++)
+		if (S.lst[i].started)
+			n += S.lst[i].app.nconns;
+	return n;
+}
+
+void uk_sites_drain(sk_time_ns now, void (*done)(void *ctx), void *ctx)
+{
+	for (unsigned i = 0; i < S.c.nlisten; i++)
+		if (S.lst[i].started)
+			http_app_drain(&S.lst[i].app, now, done, ctx);
 }
 
 void uk_sites_stop(void)

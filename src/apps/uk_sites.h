@@ -13,7 +13,8 @@
  *                    TLS loops, one app engine (http/app.h) per listener
  *                    routed by router/sites.h;
  *   uk_sites_late    the proxies' caches, after every other allocation.
- * Then uk_sites_set_date each second, uk_sites_stats, uk_sites_stop.
+ * Then uk_sites_set_date each second, uk_sites_stats, on the shutdown
+ * port's "exit" uk_sites_drain, and uk_sites_stop.
  *
  * One instance (the guest runs one configuration; its state is this
  * file's), on the boot vCPU only. */
@@ -56,6 +57,12 @@ size_t uk_sites_engine_bytes(void);
 /* The listeners for the ready line: "8080,8443/tls". */
 void uk_sites_describe(char *out, size_t cap);
 void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+/* The listeners' engines running, and their client connections. */
+unsigned uk_sites_nengines(void);
+unsigned uk_sites_nconns(void);
+/* http_app_drain on each engine: done(ctx) runs once per engine, when it
+ * has no connection left (uk_sites_nengines times in all). */
+void uk_sites_drain(sk_time_ns now, void (*done)(void *ctx), void *ctx);
 /* The engines' listeners and connections, then the proxies' upstream
  * connections. */
 void uk_sites_stop(void);
