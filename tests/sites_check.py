@@ -14,6 +14,10 @@ and ssl.
       one GET; exit 0 when it answers 200 (holding TEXT, if given)
   sites_check.py cert ADDR PORT NAME CERTDIR
       the certificate the server shows for SNI NAME: prints its sha256
+  sites_check.py certfile PEM
+      the sha256 of the certificate in PEM, as `cert` prints it
+  sites_check.py compare SKIFF.json NGINX.json
+      the routes whose answers differ; exit 1 on any, or on fewer than 10
   sites_check.py directives ADDR UPSTREAM_STATS_URL [ADDR6]
       every directive of the file tests/sites.sh writes for it (default and
       wildcard sites, header add and remove, return, metrics, redirect
@@ -285,6 +289,16 @@ def main():
     if cmd == "cert":
         print(peer_cert(args[0], int(args[1]), args[2], args[3]))
         return 0
+    if cmd == "certfile":
+        print(file_cert(args[0]))
+        return 0
+    if cmd == "compare":
+        a, b = (json.load(open(p)) for p in args[0:2])
+        bad = [(k, a[k], b.get(k)) for k in a if a[k] != b.get(k)]
+        for k, x, y in bad:
+            print(f"  {k}: skiff {x} nginx {y}")
+        print(f"{len(a)} routes compared")
+        return 1 if bad or len(a) < 10 else 0
     print(__doc__, file=sys.stderr)
     return 2
 

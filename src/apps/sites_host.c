@@ -933,6 +933,63 @@ static void all_conns(void *ctx, FILE *f)
 	}
 }
 
+static void print_addr(const struct sconf_listen *ls, char ab[64])
+{
+	if (ls->any)
+		snprintf(ab, 64, "*");
+	else
+		cli_format_ipv4((uint32_t)ls->addr.b[12] << 24 | (uint32_t)ls->addr.b[13] << 16 |
+				(uint32_t)ls->addr.b[14] << 8 | ls->addr.b[15], ab);
+}
+
+/* The ready line of a file: its sites and listeners. */
+static void ready_file(const struct plan *pl, const struct sconf *c, const struct sh_worker *w0,
+		       const char *devb)
+{
+	printf("%s: %s: %u sites on", who, pl->path, c->nsites);
+	for (unsigned i = 0; i < c->nlisten; i++) {
+		char ab[64];
+		print_addr(&c->listen[i], ab);
+		printf(" %s:%u%s", ab, c->listen[i].port, c->listen[i].tls ? "(tls)" : "");
+	}
+	printf(" stack=%s%s max_conns=%u workers=%u", w0->loop->name, devb, c->max_conns, pl->n);
+}
+
+/* The ready line of the flags: serve --root's, as scripts read it
+ * ("listening on ADDR:PORT ... https=P ip6=... root=DIR files=N ..."). */
+static void ready_flags(const struct plan *pl, const struct sconf *c, const struct sh_worker *w0,
+			const char *devb)
+{
+	const struct opts *o = pl->o;
+	char ab[64];
+	if (c->listen[0].any)
+		snprintf(ab, sizeof(ab), "0.0.0.0");
+	else
+		print_addr(&c->listen[0], ab);
+	printf("%s: listening on %s:%u stack=%s%s max_conns=%u", who, ab, c->listen[0].port,
+	       w0->loop->name, devb, c->max_conns * pl->n);
+	if (pl->n > 1 || opt_given(o, OPT_WORKERS))
+		printf(" workers=%u", pl->n);
+	if (c->nlisten > 1)
+		printf(" https=%u", c->listen[1].port);
+	const struct iface_config *ic = &pl->scfg.stack.ifc;
+	for (unsigned i = 0; pl->on_skiff && i < ic->nip6; i++) {
+		char a6[OPT_ADDR_STRLEN];
+		struct sk_addr a = sk_addr_v6(ic->ip6_addr[i].addr.b);
+		opt_format_addr(&a, c->listen[0].port, a6);
+		printf(" ip6=%s", a6);
+	}
+	if (pl->on_skiff && ic->ip6_slaac)
+		printf(" ip6=auto");
+	if (w0->gen->nfiles) {
+		struct file_cache_info fi;
+		file_cache_info(w0->gen->files[0]->fc, &fi);
+		printf(" root=%s files=%zu bytes=%llu mapped=%llu maps=%zu gen=%llu",
+		       w0->gen->files[0]->root, fi.files, (unsigned long long)fi.bytes,
+		       (unsigned long long)fi.mapped, fi.maps, (unsigned long long)fi.gen);
+	}
+}
+
 static void on_signal(int sig)
 {
 	workers_signal_stop(sig, false);
@@ -1061,18 +1118,10 @@ int sites_host_run(struct opts *o)
 		serve_skiff_announce(w0->loop);
 	}
 	const struct sconf *cc = w0->gen->g.conf;
-	printf("%s: %s: %u sites on", who, pl.path, cc->nsites);
-	for (unsigned i = 0; i < cc->nlisten; i++) {
-		char ab[64];
-		const struct sconf_listen *ls = &cc->listen[i];
-		if (ls->any)
-			snprintf(ab, sizeof(ab), "*");
-		else
-			cli_format_ipv4((uint32_t)ls->addr.b[12] << 24 | (uint32_t)ls->addr.b[13] << 16 |
-					(uint32_t)ls->addr.b[14] << 8 | ls->addr.b[15], ab);
-		printf(" %s:%u%s", ab, ls->port, ls->tls ? "(tls)" : "");
-	}
-	printf(" stack=%s%s max_conns=%u workers=%u", w0->loop->name, devb, cc->max_conns, pl.n);
+	if (pl.path)
+		ready_file(&pl, cc, w0, devb);
+	else
+		ready_flags(&pl, cc, w0, devb);
 	if (opt_given(o, OPT_METRICS)) {
 		char mb[16];
 		cli_format_ipv4(o->v[OPT_METRICS].ip, mb);
