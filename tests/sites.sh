@@ -32,6 +32,11 @@
 #              redirect variables, proxy_host upstream, body_on_get allow,
 #              two upstreams, cache_control), listeners *:PORT (linux: over
 #              IPv6 too); sites_check.py directives asks each
+#   access_log the second file's JSON access log: a line per answer; moved
+#              away and SIGHUP: written anew at its path
+#   drain      SIGTERM (--drain-timeout 30): a 24 MB download at 4 MB/s in
+#              flight ends whole, an idle keep-alive connection is closed at
+#              once, "drained in", exit 0
 # Prints PASS/FAIL per check; ends with "sites: N passed, N failed".
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -42,7 +47,7 @@ SKT_SUITE=sites
 export PYTHONDONTWRITEBYTECODE=1
 
 usage() { echo "usage: $0 build/skiff [linux] [skiff:tap]" >&2; exit 2; }
-case ${1:-} in -h | --help) sed -n '2,33p' "$0"; exit 0 ;; esac
+case ${1:-} in -h | --help) sed -n '2,40p' "$0"; exit 0 ;; esac
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
@@ -53,7 +58,7 @@ TARGETS=("$@")
 for t in "${TARGETS[@]}"; do
 	case $t in linux | skiff:tap) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
 done
-if ! skt_need setup python3 wrk nginx openssl; then
+if ! skt_need setup python3 wrk nginx openssl curl; then
 	summary
 	exit 1
 fi
@@ -243,6 +248,7 @@ check_directives() {
 	[ "$TGT" = linux ] || { up=$SKT_LINUX_IP; workers=1; }
 	mkdir -p "$d/d" "$d/logs"
 	echo "d index" >"$d/d/index.html"
+	head -c 24000000 /dev/urandom >"$d/d/big.bin"
 	cat >"$d/dir.conf" <<EOF
 workers $workers;
 max_conns 512;
@@ -252,6 +258,7 @@ keepalive_timeout 3s;
 body_timeout 5s;
 send_timeout 5s;
 error_log logs/error.log;
+access_log logs/access.log json;
 site d.test *.w.test {
     listen *:8081;
     listen *:8082;
@@ -288,7 +295,8 @@ EOF
 		"${NS[@]}" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.lo.disable_ipv6=0
 		addr6=::1
 	fi
-	"${NS[@]}" "$BIN" serve --config "$d/dir.conf" "${stack[@]}" --log-level info --stats >"$log" 2>&1 &
+	"${NS[@]}" "$BIN" serve --config "$d/dir.conf" "${stack[@]}" --log-level info --stats \
+		--drain-timeout 30 >"$log" 2>&1 &
 	local pid=$!
 	SKT_PIDS+=("$pid")
 	if ! skt_wait_for 15 X python3 "$SC" served "$ADDR" 8081 d.test /; then
@@ -304,14 +312,57 @@ EOF
 		esac
 	done <"$WORK/$TGT-dir.txt"
 	grep -q '^PASS' "$WORK/$TGT-dir.txt" || fail "$TGT.directives" "$(tail -n 5 "$WORK/$TGT-dir.txt")"
+	# The access log: one JSON line per answer (flushed within a second).
+	local n
+	if skt_wait_for 5 grep -q '/health HTTP/1.1","status":200' "$d/logs/access.log" &&
+		n=$(python3 "$SC" jsonlines "$d/logs/access.log") && [ "$n" -ge 10 ]; then
+		pass "$TGT.access_log" "$n JSON lines"
+	else
+		fail "$TGT.access_log" "$(tail -n 2 "$d/logs/access.log" 2>&1)"
+	fi
+	# Rotated as logrotate does: moved away, then SIGHUP opens the path anew.
+	mv "$d/logs/access.log" "$d/logs/access.log.1"
 	kill -HUP "$pid"
 	if skt_wait_for 5 grep -q "SIGHUP" "$d/logs/error.log"; then
 		pass "$TGT.error_log" "the reload is in logs/error.log"
 	else
 		fail "$TGT.error_log" "no SIGHUP line in $d/logs/error.log"
 	fi
+	X python3 "$SC" served "$ADDR" 8082 e.test / --expect e >/dev/null
+	if skt_wait_for 5 grep -q '"remote_addr"' "$d/logs/access.log"; then
+		pass "$TGT.access_log.reopen" "a new file after SIGHUP"
+	else
+		fail "$TGT.access_log.reopen" "no new $d/logs/access.log"
+	fi
+	# SIGTERM drains: a download in flight ends whole, an idle keep-alive
+	# connection is closed at once, then the process exits 0.
+	X python3 "$SC" idle "$ADDR" 8081 d.test 25 >"$WORK/$TGT-idle.txt" 2>&1 &
+	local ipid=$!
+	X curl -s -o "$WORK/$TGT-big.bin" --limit-rate 4M -H 'Host: d.test' \
+		"http://$ADDR:8081/big.bin" &
+	local cpid=$!
+	skt_wait_for 5 grep -q ready "$WORK/$TGT-idle.txt"
+	sleep 1
 	kill -TERM "$pid"
-	skt_wait_exit "$pid" 10 || kill -KILL "$pid"
+	wait "$cpid"
+	local crc=$?
+	wait "$ipid"
+	if [ "$crc" = 0 ] && cmp -s "$WORK/$TGT-big.bin" "$d/d/big.bin"; then
+		pass "$TGT.drain.download" "24 MB delivered whole after SIGTERM"
+	else
+		fail "$TGT.drain.download" "curl rc=$crc, $(stat -c %s "$WORK/$TGT-big.bin" 2>&1) bytes"
+	fi
+	if grep -q "closed after" "$WORK/$TGT-idle.txt"; then
+		pass "$TGT.drain.idle" "$(tail -n 1 "$WORK/$TGT-idle.txt")"
+	else
+		fail "$TGT.drain.idle" "$(tr '\n' ' ' <"$WORK/$TGT-idle.txt")"
+	fi
+	if skt_wait_exit "$pid" 30 && [ "$SKT_RC" = 0 ] && grep -q "drained in" "$log"; then
+		pass "$TGT.drain" "$(grep -E 'draining|drained' "$log" | tr '\n' ' ')"
+	else
+		fail "$TGT.drain" "rc=${SKT_RC:-running} $(grep -E 'SIGTERM|drain' "$log" | tr '\n' ' ')"
+		kill -KILL "$pid" 2>/dev/null
+	fi
 }
 
 for TGT in "${TARGETS[@]}"; do

@@ -16,6 +16,12 @@ and ssl.
       the certificate the server shows for SNI NAME: prints its sha256
   sites_check.py certfile PEM
       the sha256 of the certificate in PEM, as `cert` prints it
+  sites_check.py idle ADDR PORT HOST SECONDS
+      one GET on a keep-alive connection, then wait up to SECONDS for the
+      server to close it: prints "closed after S s" (exit 0) or "open"
+  sites_check.py jsonlines FILE
+      every line of FILE is one JSON object with remote_addr, request and
+      status: prints how many (exit 1 on any other line)
   sites_check.py compare SKIFF.json NGINX.json
       the routes whose answers differ; exit 1 on any, or on fewer than 10
   sites_check.py directives ADDR UPSTREAM_STATS_URL [ADDR6]
@@ -31,6 +37,7 @@ import json
 import socket
 import ssl
 import sys
+import time
 
 FAILS = 0
 
@@ -185,7 +192,6 @@ def example(addr, hp, sp, certdir, stats_url):
 
 def raw(addr, port, data, wait=10.0):
     """Send data, read until the server closes (or wait s): (bytes, seconds)."""
-    import time
     t0 = time.monotonic()
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_STREAM)
@@ -288,6 +294,29 @@ def main():
         return 0 if st == 200 and (want is None or want.encode() in body) else 1
     if cmd == "cert":
         print(peer_cert(args[0], int(args[1]), args[2], args[3]))
+        return 0
+    if cmd == "idle":
+        c = http.client.HTTPConnection(args[0], int(args[1]), timeout=10)
+        c.request("GET", "/", headers={"Host": args[2]})
+        c.getresponse().read()
+        print("ready", flush=True)
+        c.sock.settimeout(float(args[3]))
+        t0 = time.monotonic()
+        try:
+            gone = c.sock.recv(1) == b""
+        except (socket.timeout, ConnectionResetError):
+            gone = False
+        print(f"closed after {time.monotonic() - t0:.1f} s" if gone else "open")
+        return 0 if gone else 1
+    if cmd == "jsonlines":
+        n = 0
+        for line in open(args[0]):
+            rec = json.loads(line)
+            if not all(k in rec for k in ("remote_addr", "request", "status")):
+                print(f"not an access record: {line.strip()}", file=sys.stderr)
+                return 1
+            n += 1
+        print(n)
         return 0
     if cmd == "certfile":
         print(file_cert(args[0]))

@@ -25,10 +25,21 @@
  * worker's engines (a request already dispatched may still use it), or at
  * exit.
  *
- * Not yet here (issue 32 follow-ups, said by the errors below): an access
- * log and the drain on SIGTERM (the engine has neither yet; SIGTERM stops
- * at once), `app;` (no application is linked into `skiff serve`), and
- * IPv6 listener addresses other than [::]. */
+ * The access log (`access_log`; apps/access_log.h) is each worker's own
+ * descriptor on the file, O_APPEND; the engines' hook reaches it through
+ * the worker, so SIGHUP can open it again (a rotated file, a new path)
+ * under connections already open.
+ *
+ * Stopping, as serve's and app_host's: SIGINT stops at once.  SIGTERM
+ * drains: the first loop_run ends, then each worker runs http_app_drain
+ * on every listener's engine and a second loop_run until the last
+ * connection's end, or --drain-timeout, or a SIGINT.  On skiff's stack
+ * the drain then waits until TCP has delivered what the closed
+ * connections still held (serve_skiff_unfinished).
+ *
+ * Not yet here (issue 32 follow-ups, said by the errors below): `app;` (no
+ * application is linked into `skiff serve`), and IPv6 listener addresses
+ * other than [::]. */
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -56,6 +67,7 @@
 #include "../tls/tls_engine.h"
 #include "cli.h"
 #include "hoststack.h"
+#include "access_log.h"
 #include "serve_admin.h"
 #include "serve_files.h"
 #include "serve_skiff.h"
@@ -122,11 +134,6 @@ static int check_model(const char *path, const struct sconf *c, char *err, size_
 				 at(w, sizeof(w), path, c->listen[i].pos));
 			return -1;
 		}
-	if (c->access_log) {
-		snprintf(err, errlen, "%.200saccess_log: not supported yet by the sites runtime (issue 32 "
-			 "follow-up)", at(w, sizeof(w), path, c->access_log_pos));
-		return -1;
-	}
 	return 0;
 }
 
@@ -263,6 +270,11 @@ struct sh_worker {
 	bool metrics_busy;
 	bool on_skiff;
 	uint64_t reloads, reload_failures;
+	struct access_log *alog; /* the file's access_log, opened by this worker; NULL: off */
+	/* The drain's outcome, for the line printed once all are done. */
+	bool drain_ran, drain_finished, drain_timed_out;
+	double drain_ms;
+	unsigned drain_left;
 };
 
 struct plan {
@@ -577,6 +589,29 @@ static int tls_for(struct sh_worker *w, const struct sconf *c, unsigned li, stru
 	return l->tls_loop ? 0 : -1;
 }
 
+/* The engines' access hook: through the worker, whose log SIGHUP may
+ * replace. */
+static void access_hook(void *ctx, const struct http_access *rec)
+{
+	struct sh_worker *w = ctx;
+	if (w->alog)
+		access_log_record(w->alog, rec);
+}
+
+static struct access_log *alog_open(const struct sconf *c, struct loop *loop, char *err,
+				    size_t errlen)
+{
+	return access_log_open(c->access_log, c->access_log_json ? HTTP_ACCESS_JSON
+								 : HTTP_ACCESS_COMBINED,
+			       loop, err, errlen);
+}
+
+static void alog_drop(struct access_log *al)
+{
+	access_log_close(al);
+	access_log_free(al);
+}
+
 static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 {
 	const struct sconf *c = w->gen->g.conf;
@@ -599,6 +634,8 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		cfg.send_timeout = c->send_timeout;
 		cfg.keepalive_timeout = c->keepalive_timeout;
 		cfg.scheme = ls->tls ? "https" : "http";
+		cfg.access = access_hook; /* always: off is w->alog == NULL, which SIGHUP may change */
+		cfg.access_ctx = w;
 		if (proxies)
 			proxy_app_config(NULL, &cfg);
 		if (ls->tls && tls_for(w, c, li, l, err, errlen) < 0)
@@ -681,6 +718,13 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 		free(p.arena);
 		goto refused;
 	}
+	/* The log again, before anything changes: a reload that cannot open
+	 * it is refused (a rotated file is opened anew here). */
+	struct access_log *nlog = NULL;
+	if (p.conf.access_log && !(nlog = alog_open(&p.conf, w->loop, err, sizeof(err)))) {
+		free(p.arena);
+		goto refused;
+	}
 	for (unsigned li = 0; li < w->nlst; li++) {
 		const struct sconf_site *def = NULL;
 		for (unsigned s = 0; s < old->nsites && !def; s++)
@@ -689,12 +733,17 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 		if (w->lst[li].tls && tls_openssl_reload(w->lst[li].tls, def->cert, def->key, err,
 							  sizeof(err)) < 0) {
 			free(p.arena);
+			alog_drop(nlog);
 			goto refused;
 		}
 	}
 	struct gen *g = gen_build(w, &p, w->gen, err, sizeof(err));
-	if (!g)
+	if (!g) {
+		alog_drop(nlog);
 		goto refused;
+	}
+	alog_drop(w->alog); /* what it buffered is written first */
+	w->alog = nlog;
 	struct gen *prev = sites_swap(&w->sites, &g->g)->host;
 	w->gen = g;
 	prev->next_retired = w->retired;
@@ -764,9 +813,7 @@ static void worker_stats(struct sh_worker *w, void (*fn)(void *ctx, const char *
 {
 	/* The engines' counters summed over the listeners, as one engine's. */
 	struct http_app_stats sum = {0};
-	for (unsigned i = 0; i < w->nlst; i++) {
-		if (!w->lst[i].started)
-			continue;
+	for (unsigned i = 0; i < w->nlst; i++) { /* stopped ones too: --stats reads them at exit */
 		const struct http_app_stats *st = &w->lst[i].app.st;
 #define SUM(n) sum.n += st->n;
 		HTTP_APP_STATS(SUM)
@@ -787,6 +834,8 @@ static void worker_stats(struct sh_worker *w, void (*fn)(void *ctx, const char *
 	for (unsigned i = 0; i < w->nlst; i++)
 		if (w->lst[i].tls)
 			tls_openssl_stats(w->lst[i].tls, fn, ctx);
+	if (w->alog)
+		access_log_stats(w->alog, fn, ctx);
 	if (w->on_skiff)
 		serve_skiff_stats(w->loop, fn, ctx);
 	else
@@ -842,6 +891,8 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 	w->gen = gen_build(w, &mine, NULL, err, errlen);
 	if (!w->gen)
 		return -1;
+	if (c->access_log && !(w->alog = alog_open(c, w->loop, err, errlen)))
+		return -1;
 	sites_swap(&w->sites, &w->gen->g);
 	if (listeners_open(w, err, errlen) < 0)
 		return -1;
@@ -886,16 +937,151 @@ static void worker_free(struct sh_worker *w)
 	}
 	gen_free(w->gen);
 	w->gen = NULL;
+	alog_drop(w->alog); /* before its loop: it cancels its timer there */
+	w->alog = NULL;
 	if (w->loop)
 		loop_destroy(w->loop);
 	free(w->metrics_buf);
 }
 
+/* ---- the drain (SIGTERM) ---- */
+
+/* SIGTERM came (the drain follows the first loop_run): set by the
+ * handler, read by the workers once their loop_run returned. */
+static volatile sig_atomic_t sh_term;
+
+struct sh_drain {
+	struct sh_worker *w;
+	unsigned busy;              /* engines not yet empty */
+	bool timed_out;             /* the deadline ended it */
+	bool finished;              /* everything was delivered */
+	struct loop_timer deadline; /* --drain-timeout from the SIGTERM */
+	struct loop_timer tcp_poll; /* skiff: once the engines are empty, every 10 ms */
+};
+
+#define DRAIN_TCP_POLL_NS (10 * SK_NS_PER_MS)
+
+static void drain_tcp_poll(struct loop_timer *t, sk_time_ns now)
+{
+	struct sh_drain *d =
+		(struct sh_drain *)(void *)((char *)t - offsetof(struct sh_drain, tcp_poll));
+	/* No request is left, so nothing uses the proxies' own upstream
+	 * connections: they go, with their FINs. */
+	for (unsigned i = 0; i < d->w->gen->nproxies; i++)
+		proxy_stop(&d->w->gen->proxies[i]->px);
+	if (serve_skiff_unfinished(d->w->loop) == 0) {
+		d->finished = true;
+		d->w->wk.drain_stop = 1;
+	} else {
+		loop_timer_set(d->w->loop, &d->tcp_poll, now + DRAIN_TCP_POLL_NS);
+	}
+}
+
+/* http_app_drain's done, once per engine: from inside the engine, so the
+ * rest waits for a timer. */
+static void drain_conns_done(void *ctx)
+{
+	struct sh_drain *d = ctx;
+	if (--d->busy)
+		return;
+	if (!d->w->on_skiff) {
+		d->finished = true;
+		d->w->wk.drain_stop = 1;
+	} else {
+		loop_timer_set(d->w->loop, &d->tcp_poll, plat_now());
+	}
+}
+
+static void drain_deadline(struct loop_timer *t, sk_time_ns now)
+{
+	(void)now;
+	struct sh_drain *d =
+		(struct sh_drain *)(void *)((char *)t - offsetof(struct sh_drain, deadline));
+	d->timed_out = true;
+	d->w->wk.drain_stop = 1;
+}
+
+static unsigned worker_conns(const struct sh_worker *w)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < w->nlst; i++)
+		if (w->lst[i].started)
+			n += w->lst[i].app.nconns;
+	return n;
+}
+
+static int drain(struct sh_worker *w, const struct plan *pl, unsigned drain_s)
+{
+	struct sh_drain d = {.w = w, .deadline = {.fn = drain_deadline},
+			     .tcp_poll = {.fn = drain_tcp_poll}};
+	for (unsigned i = 0; i < w->nlst; i++)
+		d.busy += w->lst[i].started;
+	/* The clock, not loop_now: skiff's loop caches the time of its last
+	 * turn, which may be long before the signal. */
+	sk_time_ns t0 = plat_now();
+	if (w->wk.id == 0) {
+		unsigned n = 0; /* every worker's, read from here: a moment's view */
+		for (unsigned i = 0; i < pl->n; i++)
+			n += worker_conns(&shw[i]);
+		printf("%s: SIGTERM: draining %u connections (drain-timeout %u s)\n", who, n, drain_s);
+		fflush(stdout);
+	}
+	loop_timer_set(w->loop, &d.deadline, t0 + (sk_time_ns)drain_s * SK_NS_PER_S);
+	/* busy was counted whole before the first done can come: http_app_drain
+	 * may call it at once, for an engine with nothing open. */
+	for (unsigned i = 0; i < w->nlst; i++)
+		if (w->lst[i].started)
+			http_app_drain(&w->lst[i].app, t0, drain_conns_done, &d);
+	int rc = loop_run(w->loop, &w->wk.drain_stop);
+	if (loop_timer_armed(&d.deadline))
+		loop_timer_cancel(w->loop, &d.deadline);
+	if (loop_timer_armed(&d.tcp_poll))
+		loop_timer_cancel(w->loop, &d.tcp_poll);
+	w->drain_ran = true;
+	w->drain_ms = (double)(plat_now() - t0) / 1e6;
+	w->drain_left = worker_conns(w);
+	w->drain_finished = d.finished;
+	w->drain_timed_out = d.timed_out;
+	return rc;
+}
+
+/* One line for the drain of all workers: drained only if every one was. */
+static void drain_report(const struct plan *pl)
+{
+	bool finished = true, timed_out = false, ran = false;
+	double ms = 0;
+	unsigned left = 0;
+	for (unsigned i = 0; i < pl->n; i++) {
+		const struct sh_worker *w = &shw[i];
+		if (!w->drain_ran)
+			continue;
+		ran = true;
+		finished &= w->drain_finished;
+		timed_out |= w->drain_timed_out;
+		ms = w->drain_ms > ms ? w->drain_ms : ms;
+		left += w->drain_left;
+	}
+	if (!ran)
+		return;
+	if (finished)
+		printf("%s: drained in %.0f ms\n", who, ms);
+	else if (timed_out)
+		printf("%s: drain-timeout after %.0f ms: closing %u connections\n", who, ms, left);
+	else
+		printf("%s: SIGINT: stopping now, %u connections open\n", who, left);
+	fflush(stdout);
+}
+
+/* workers_run's, on the worker's own thread: run, drain on SIGTERM, then
+ * stop what it holds there. */
 static int worker_thread(struct worker *wk, void *ctx)
 {
-	(void)ctx;
+	const struct plan *pl = ctx;
 	struct sh_worker *w = &shw[wk->id];
 	int rc = loop_run(w->loop, &w->wk.stop);
+	unsigned drain_s = (unsigned)opt_num(pl->o, OPT_DRAIN_TIMEOUT);
+	if (rc == 0 && sh_term && drain_s)
+		rc = drain(w, pl, drain_s);
 	worker_stop(w);
 	return rc;
 }
@@ -992,7 +1178,10 @@ static void ready_flags(const struct plan *pl, const struct sconf *c, const stru
 
 static void on_signal(int sig)
 {
-	workers_signal_stop(sig, false);
+	if (sig == SIGTERM)
+		sh_term = 1;
+	/* SIGINT sets drain_stop too: immediate, before or during a drain. */
+	workers_signal_stop(sig, sig != SIGTERM);
 }
 
 static void on_hup(int sig)
@@ -1011,7 +1200,8 @@ int sites_host_run(struct opts *o)
 		OPT_PORT,      OPT_ROOT,           OPT_CACHE_CONTROL,   OPT_TLS_CERT,
 		OPT_TLS_KEY,   OPT_TLS_PORT,       OPT_TLS_REDIRECT,    OPT_TLS_SNI,
 		OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
-		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_TRACE,           OPT_ERROR_LOG};
+		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_TRACE,           OPT_ERROR_LOG,
+		OPT_ACCESS_LOG_FORMAT};
 	for (size_t i = 0; pl.path && i < sizeof(site_flags); i++)
 		if (opt_given(o, site_flags[i]))
 			cli_usage_error("serve", "--%s: with --config the file says this (see "
@@ -1132,6 +1322,7 @@ int sites_host_run(struct opts *o)
 	printf("\n");
 	fflush(stdout);
 	rc = workers_run(worker_thread, &pl, who, NULL);
+	drain_report(&pl);
 	workers_publish(NULL, 0, 0, 0);
 	admin_close(adm);
 	if (opt_given(o, OPT_STATS))

@@ -809,14 +809,14 @@ static int d_keepalive_timeout(struct parser *p, struct stmt *st)
 	return top_time(p, st, TOP_KEEPALIVE_TIMEOUT, &p->c->keepalive_timeout);
 }
 
-/* access_log PATH|off;  error_log PATH|stderr; */
+/* access_log PATH [combined|json]|off;  error_log PATH|stderr; */
 static int top_log(struct parser *p, struct stmt *st, int id, const char *word, const char **v)
 {
 	if (twice(p, st, &p->top_given[id], "") < 0)
 		return -1;
 	const struct tok *t = need_arg(p, st, 0, id == TOP_ACCESS_LOG ? "a path or 'off'"
 								       : "a path or 'stderr'",
-				       id == TOP_ACCESS_LOG ? "access_log PATH|off;"
+				       id == TOP_ACCESS_LOG ? "access_log PATH [combined|json]|off;"
 							    : "error_log PATH|stderr;");
 	if (!t)
 		return -1;
@@ -824,10 +824,22 @@ static int top_log(struct parser *p, struct stmt *st, int id, const char *word, 
 		p->c->access_log_pos = st->name.pos;
 	else
 		p->c->error_log_pos = st->name.pos;
-	if (t->kind == T_WORD && tok_is(t, word))
+	if (t->kind == T_WORD && tok_is(t, word)) {
 		*v = NULL;
-	else if (arg_path(p, t, st, v) < 0)
+		return end_simple(p, st, 1);
+	}
+	if (arg_path(p, t, st, v) < 0)
 		return -1;
+	/* access_log PATH combined|json: the line's format (combined by default) */
+	if (id == TOP_ACCESS_LOG && st->nargs > 1 && st->arg[1].kind == T_WORD) {
+		if (tok_is(&st->arg[1], "json"))
+			p->c->access_log_json = true;
+		else if (!tok_is(&st->arg[1], "combined"))
+			return fail(p, st->arg[1].pos,
+				    "expected 'combined' or 'json' after 'access_log PATH' (found %T)",
+				    &st->arg[1]);
+		return end_simple(p, st, 2);
+	}
 	return end_simple(p, st, 1);
 }
 

@@ -144,7 +144,8 @@ struct sconf {
 	sk_time_ns body_timeout;   /* body_timeout TIME;     default 60s */
 	sk_time_ns send_timeout;   /* send_timeout TIME;     default 60s */
 	sk_time_ns keepalive_timeout; /* keepalive_timeout TIME; default 60s */
-	const char *access_log;    /* access_log PATH|off;   NULL = off */
+	const char *access_log;    /* access_log PATH [combined|json]|off;   NULL = off */
+	bool access_log_json;      /* its format: json (apps/access_log.h), else combined */
 	const char *error_log;     /* error_log PATH|stderr; NULL = stderr */
 	struct sconf_pos access_log_pos, error_log_pos; /* where given, for messages (0:0: not) */
 };

@@ -176,6 +176,11 @@ static void test_top_level(void **state)
 	/* Relative log paths join the folder. */
 	c = ok_dir("access_log a.log;\n" SITE_HEAD "  route / { app; }\n}\n", "/srv/");
 	assert_string_equal(c->access_log, "/srv/a.log");
+	assert_false(c->access_log_json);
+	c = ok("access_log a.log json;\n" SITE_HEAD "  route / { app; }\n}\n");
+	assert_true(c->access_log_json);
+	c = ok("access_log a.log combined;\n" SITE_HEAD "  route / { app; }\n}\n");
+	assert_false(c->access_log_json);
 }
 
 static void test_defaults(void **state)
@@ -373,6 +378,9 @@ static const struct bad bads[] = {
 	{"keepalive_timeout;", 1, 18, "expected a time after 'keepalive_timeout'"},
 	{"access_log \"\";", 1, 12, "'access_log' takes a path, not an empty string"},
 	{"error_log a b;", 1, 12, "expected ';' after 'error_log a' (found 'b')"},
+	{"access_log a xml;", 1, 14, "expected 'combined' or 'json' after 'access_log PATH' (found 'xml')"},
+	{"access_log a json x;", 1, 18, "expected ';' after 'access_log a json' (found 'x')"},
+	{"access_log off json;", 1, 15, "expected ';' after 'access_log off' (found 'json')"},
 	{"access_log off;\naccess_log off;", 2, 1, "'access_log' is given twice (first at 1:1)"},
 	{"error_log \"a\\nb\";", 1, 11, "a path cannot hold control bytes"},
 	/* site names */

@@ -152,6 +152,7 @@ int sites_conf_from_flags(const struct opts *o, bool on_skiff, void *arena, size
 		out->max_body = v[OPT_MAX_BODY].num;
 	if (v[OPT_ACCESS_LOG].set)
 		out->access_log = v[OPT_ACCESS_LOG].str;
+	out->access_log_json = v[OPT_ACCESS_LOG_FORMAT].set && v[OPT_ACCESS_LOG_FORMAT].num == 1;
 	if (v[OPT_ERROR_LOG].set)
 		out->error_log = v[OPT_ERROR_LOG].str;
 	sites_conf_defaults(out);
