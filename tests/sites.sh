@@ -106,7 +106,7 @@ make_tree() {
 start_up() {
 	"${NS[@]}" python3 "$UP" 9090 api --addr "$UP_IP" >"$WORK/$TGT-up.log" 2>&1 &
 	SKT_PIDS+=($!)
-	skt_wait_for 10 grep -q "^upstream api on" "$WORK/$TGT-up.log"
+	skt_wait_for 20 grep -q "^upstream api on" "$WORK/$TGT-up.log"
 }
 
 start_skiff() {
