@@ -166,7 +166,10 @@ def check_slowclient(ph, pp, uh, up, pid):
     took = time.monotonic() - t0
     after = rss_kib(pid)
     s.close()
-    if r.status != 200 or took > 2:
+    # A liveness bound, not a speed goal: a proxy blocked behind the stuck
+    # client would wait for the 30 s timeout; 3.5 s was seen on a loaded
+    # 2-core machine, so 10 s leaves room for load and still tells them apart.
+    if r.status != 200 or took > 10:
         why("another client while one is stuck: %d in %.1f s" % (r.status, took))
     if after - before > 64 * 1024:
         why("proxy RSS grew %d KiB with a stalled client" % (after - before))
