@@ -38,7 +38,7 @@
 #               request, before an upstream that ignores such bodies
 #               (proxy_upstream.py --ignore-get-body, as http.server does):
 #               400, nothing forwarded, /smuggled never reaches the upstream;
-#               Connection: close for chunked and > 64 KiB; Content-Length: 0
+#               Connection: close after every refusal; Content-Length: 0
 #               forwarded; a POST with the same bytes forwards them as its
 #               body; proxy.body_on_get_refused in --stats
 #   ab          ab -k -c 64 -n 5000: 0 failed, 0 non-2xx

@@ -685,6 +685,15 @@ void http_app_set_rest(struct http_app_req *r, size_t off)
 	c->rest_off = (uint16_t)(off < c->path_len ? off : c->path_len);
 }
 
+int http_app_close_after(struct http_app_req *r)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_NONE || !c->live)
+		return -SK_EINVAL;
+	c->close_after = true; /* put_head keeps it; request_over closes */
+	return 0;
+}
+
 int http_app_header(struct http_app_req *r, const char *name, const char *value)
 {
 	struct http_app_conn *c = CONN(r);

@@ -306,6 +306,11 @@ int http_app_header_length_here(struct http_app_req *r);
  * (http/sites.c): http_app_rest gives the path from byte `off` on
  * (clamped to the path's length). */
 void http_app_set_rest(struct http_app_req *r, size_t off);
+/* End the connection after this answer: the head says "Connection: close"
+ * and the request's unread body, if any, is never read (a proxy refusing
+ * a GET with a body does not trust the framing behind it).  0, or
+ * -SK_EINVAL once the answer's head is queued (too late to say so). */
+int http_app_close_after(struct http_app_req *r);
 /* The whole answer: status (200..599, not 1xx) and body[0, len), sent
  * from the application's memory (see Memory above).  For HEAD only the
  * head leaves. */

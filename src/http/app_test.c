@@ -113,6 +113,17 @@ static int h_hello(struct http_app_req *r, void *ctx)
 	return http_app_send(r, 200, "hi\n", 3);
 }
 
+/* /closing: answers and ends the connection (http_app_close_after), too
+ * late once the answer is queued. */
+static int h_closing(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	assert_int_equal(http_app_close_after(r), 0);
+	int rc = http_app_send(r, 200, "bye\n", 4);
+	assert_int_equal(http_app_close_after(r), -SK_EINVAL);
+	return rc;
+}
+
 /* /req/...: echoes what the accessors see, as text. */
 static char reqbuf[4096];
 static int h_req(struct http_app_req *r, void *ctx)
@@ -281,6 +292,7 @@ static const struct http_app_route test_routes[] = {
 	{HTTP_GET, "/cut", false, h_cut, NULL},
 	{HTTP_GET, "/len", false, h_len, NULL},
 	{HTTP_GET, "/hello", false, h_hello, NULL},
+	{HTTP_GET, "/closing", false, h_closing, NULL},
 	{HTTP_APP_ANY, "/req/", true, h_req, NULL},
 	{HTTP_GET, "/async", false, h_async, NULL},
 	{HTTP_GET, "/fail", false, h_fail, NULL},
@@ -342,6 +354,32 @@ static void test_hello_keepalive_pipelined(void **st)
 	clear_out(s);
 	send_str(s, "GET /hello HTTP/1.0\r\n\r\n");
 	assert_non_null(strstr(fk.s[s].out, "Connection: close\r\n"));
+	assert_false(fk.s[s].open);
+	assert_int_equal(app.nconns, 0);
+}
+
+/* http_app_close_after: "Connection: close", the connection ends, a
+ * pipelined request behind is never answered; the unread body of a
+ * request is never read as a next one. */
+static void test_close_after(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	send_str(s, "GET /closing HTTP/1.1\r\nHost: a\r\n\r\nGET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 200 OK\r\n"));
+	assert_non_null(strstr(fk.s[s].out, "\r\nConnection: close\r\n"));
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 "), 1);
+	loop_fake_eof(&fk, s); /* unread input: a lingering close, until the client's FIN */
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 "), 1);
+	assert_false(fk.s[s].open);
+	/* a short body the handler did not read: not taken as a request */
+	s = conn(6);
+	send_str(s, "GET /closing HTTP/1.1\r\nHost: a\r\nContent-Length: 33\r\n\r\n"
+		    "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 "), 1);
+	assert_null(strstr(fk.s[s].out, "hi\n"));
+	loop_fake_eof(&fk, s);
 	assert_false(fk.s[s].open);
 	assert_int_equal(app.nconns, 0);
 }
@@ -1062,6 +1100,7 @@ int main(void)
 		cmocka_unit_test(test_access_refused),
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_drain_edges),
+		cmocka_unit_test(test_close_after),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	free(mem);

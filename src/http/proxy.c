@@ -1456,9 +1456,11 @@ static int proxy_handle(struct http_app_req *r, void *ctx)
 	if (refusal && !px->cfg.body_on_get && http_app_has_body(r)) {
 		/* Before the cache and before an exchange: nothing goes up, and
 		 * no stored answer stands for a request we do not take.  The
-		 * body is never asked for: the engine drops it as framed, or
-		 * closes after the answer (proxy.h). */
+		 * body is never asked for and the connection ends after the
+		 * answer: what follows a body nobody expected is not trusted
+		 * as the next request (proxy.h). */
 		px->st.body_on_get_refused++;
+		http_app_close_after(r);
 		http_app_header(r, "Content-Type", "text/plain");
 		return http_app_send(r, 400, refusal, cstrlen(refusal));
 	}

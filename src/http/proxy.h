@@ -44,10 +44,10 @@
  * on the connection: a request smuggled past us.  The refusal comes
  * before the cache and before an exchange or upstream connection is
  * taken; nothing of the request goes upstream (counted in
- * body_on_get_refused).  The engine frames the unread body as the client
- * declared it: drops it (Content-Length <= 64 KiB, keeping the
- * connection) or closes the connection after the 400 (chunked, longer,
- * or behind Expect: 100-continue), http/app.h.  With cfg.body_on_get such
+ * body_on_get_refused).  The 400 says "Connection: close" and the
+ * connection ends after it (http_app_close_after): the unread body is not
+ * read, and nothing after it is taken as a next request, however its
+ * length was declared.  With cfg.body_on_get such
  * bodies are streamed up like any other, and the request bypasses the
  * cache (the key has no body: one body's answer must not serve another).  An
  * origin that dies after its answer began: the client's connection is cut

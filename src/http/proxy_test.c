@@ -351,26 +351,34 @@ static void test_body_on_get(void **st)
 	setup();
 	const char *methods[] = {"GET", "HEAD", "DELETE", "OPTIONS", "TRACE"};
 	for (int i = 0; i < 5; i++) {
-		int c = 2 + (i % 3);
-		if (i < 3)
-			loop_fake_connect(&fk, c);
+		int c = 2 + i;
+		loop_fake_connect(&fk, c);
 		clear(c);
 		char rq[256];
 		snprintf(rq, sizeof(rq), "%s /a HTTP/1.1\r\nHost: h\r\nContent-Length: 35\r\n\r\n%s",
 			 methods[i], SMUGGLED);
 		send_str(c, rq);
 		assert_non_null(strstr(fk.s[c].out, "HTTP/1.1 400 "));
+		/* the connection ends after the 400, even for a short declared
+		 * body: what follows it is never taken as a request */
+		assert_non_null(strstr(fk.s[c].out, "\r\nConnection: close\r\n"));
 		if (i != 1) /* HEAD: the head only */
 			assert_non_null(strstr(fk.s[c].out, "may not carry a body"));
 		assert_null(strstr(fk.s[c].out, "HTTP/1.1 200"));
 		assert_int_equal(px.st.body_on_get_refused, (uint64_t)i + 1);
 		assert_int_equal(fk.connect_next, UP0); /* no upstream connection */
+		clear(c);
+		send_str(c, "GET /after HTTP/1.1\r\nHost: h\r\n\r\n");
+		assert_null(strstr(fk.s[c].out, "HTTP/1.1"));
+		loop_fake_eof(&fk, c); /* the client closes too: the slot is free */
+		assert_false(fk.s[c].open);
 	}
 	assert_int_equal(px.st.forwarded, 0);
 	assert_false(fk.s[UP0].open);
-	/* the connection goes on: the next request is the one forwarded */
-	clear(2);
-	send_str(2, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n");
+	/* a new connection's request is the one forwarded */
+	loop_fake_connect(&fk, 7);
+	clear(7);
+	send_str(7, "GET /b HTTP/1.1\r\nHost: h\r\n\r\n");
 	assert_true(fk.s[UP0].open);
 	loop_fake_event(&fk, UP0, LOOP_EV_WRITE);
 	check();
@@ -378,19 +386,18 @@ static void test_body_on_get(void **st)
 	assert_null(strstr(fk.s[UP0].out, "/smuggled"));
 	assert_null(strstr(fk.s[UP0].out, "/a "));
 	send_str(UP0, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-	assert_non_null(strstr(fk.s[2].out, "\r\n\r\nok"));
-	/* chunked: 400 and Connection: close (an unread chunked body ends the
-	 * connection, http/app.h) */
+	assert_non_null(strstr(fk.s[7].out, "\r\n\r\nok"));
+	/* chunked: 400 and Connection: close */
 	clear(UP0);
-	loop_fake_connect(&fk, 5);
-	send_str(5, "GET /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+	loop_fake_connect(&fk, 8);
+	send_str(8, "GET /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
 		    "23\r\n" SMUGGLED "\r\n0\r\n\r\n");
-	assert_non_null(strstr(fk.s[5].out, "HTTP/1.1 400 "));
-	assert_non_null(strstr(fk.s[5].out, "\r\nConnection: close\r\n"));
+	assert_non_null(strstr(fk.s[8].out, "HTTP/1.1 400 "));
+	assert_non_null(strstr(fk.s[8].out, "\r\nConnection: close\r\n"));
 	assert_int_equal(px.st.body_on_get_refused, 6);
 	/* Content-Length: 0 is no body: forwarded, without the field */
-	clear(2);
-	send_str(2, "GET /z HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n");
+	clear(7);
+	send_str(7, "GET /z HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n");
 	assert_non_null(strstr(fk.s[UP0].out, "GET /z HTTP/1.1\r\n"));
 	assert_null(strstr(fk.s[UP0].out, "Content-Length"));
 	send_str(UP0, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
@@ -398,14 +405,14 @@ static void test_body_on_get(void **st)
 	assert_int_equal(px.st.forwarded, 2);
 	/* allowed (body_on_get): streamed up as a body, like a POST's */
 	px.cfg.body_on_get = true;
-	clear(2);
+	clear(7);
 	clear(UP0);
-	send_str(2, "GET /q HTTP/1.1\r\nHost: h\r\nContent-Length: 35\r\n\r\n" SMUGGLED);
+	send_str(7, "GET /q HTTP/1.1\r\nHost: h\r\nContent-Length: 35\r\n\r\n" SMUGGLED);
 	assert_non_null(strstr(fk.s[UP0].out, "GET /q HTTP/1.1\r\n"));
 	assert_non_null(strstr(fk.s[UP0].out, "Content-Length: 35\r\n"));
 	assert_non_null(strstr(fk.s[UP0].out, "\r\n\r\n" SMUGGLED));
 	send_str(UP0, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-	assert_non_null(strstr(fk.s[2].out, "\r\n\r\nok"));
+	assert_non_null(strstr(fk.s[7].out, "\r\n\r\nok"));
 	assert_int_equal(px.st.body_on_get_refused, 6);
 	http_app_stop(&app);
 	proxy_stop(&px);
@@ -441,9 +448,12 @@ static void test_body_on_get_cache(void **st)
 	assert_null(strstr(fk.s[2].out, "X-Cache"));
 	assert_int_equal(hc.st.hits, hits);
 	assert_int_equal(fk.s[UP0].out_len, 0);
+	assert_non_null(strstr(fk.s[2].out, "\r\nConnection: close\r\n"));
+	loop_fake_eof(&fk, 2);
 	/* allowed: forwarded (not a HIT), and its answer is not stored */
 	px.cfg.body_on_get = true;
 	uint64_t stored = hc.st.stored;
+	loop_fake_connect(&fk, 2);
 	clear(2);
 	send_str(2, "GET /x HTTP/1.1\r\nHost: h\r\nContent-Length: 35\r\n\r\n" SMUGGLED);
 	assert_non_null(strstr(fk.s[UP0].out, "GET /x HTTP/1.1\r\n"));
