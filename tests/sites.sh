@@ -34,6 +34,10 @@
 #              IPv6 too); sites_check.py directives asks each
 #   access_log the second file's JSON access log: a line per answer; moved
 #              away and SIGHUP: written anew at its path
+#   app        examples/kv (beside BIN) with --config: `route /kv/ { app; }`
+#              runs its routes (PUT, GET, list, 405 with Allow, DELETE) beside
+#              files and return routes; skiff serve refuses the file (no
+#              application linked) and kv refuses --port with --config
 #   drain      SIGTERM (--drain-timeout 30): a 24 MB download at 4 MB/s in
 #              flight ends whole, an idle keep-alive connection is closed at
 #              once, "drained in", exit 0
@@ -47,7 +51,7 @@ SKT_SUITE=sites
 export PYTHONDONTWRITEBYTECODE=1
 
 usage() { echo "usage: $0 build/skiff [linux] [skiff:tap]" >&2; exit 2; }
-case ${1:-} in -h | --help) sed -n '2,40p' "$0"; exit 0 ;; esac
+case ${1:-} in -h | --help) sed -n '2,44p' "$0"; exit 0 ;; esac
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
@@ -242,6 +246,11 @@ EOF
 	fi
 }
 
+# FILE holds the /health answer and at least 10 lines.
+alog_filled() {
+	grep -q '/health HTTP/1.1","status":200' "$1" 2>/dev/null && [ "$(grep -c . "$1")" -ge 10 ]
+}
+
 # Every directive examples/sites.conf does not use, in a file of its own.
 check_directives() {
 	local d=$WORK/$TGT-dir up=127.0.0.1 workers=2 addr6=
@@ -312,9 +321,10 @@ EOF
 		esac
 	done <"$WORK/$TGT-dir.txt"
 	grep -q '^PASS' "$WORK/$TGT-dir.txt" || fail "$TGT.directives" "$(tail -n 5 "$WORK/$TGT-dir.txt")"
-	# The access log: one JSON line per answer (flushed within a second).
+	# The access log: one JSON line per answer (each worker's flushed within
+	# a second of its last).
 	local n
-	if skt_wait_for 5 grep -q '/health HTTP/1.1","status":200' "$d/logs/access.log" &&
+	if skt_wait_for 5 alog_filled "$d/logs/access.log" &&
 		n=$(python3 "$SC" jsonlines "$d/logs/access.log") && [ "$n" -ge 10 ]; then
 		pass "$TGT.access_log" "$n JSON lines"
 	else
@@ -365,6 +375,67 @@ EOF
 	fi
 }
 
+# `app;`: an application binary (examples/kv, built beside BIN) serving a
+# file whose /kv/ route runs its routes; skiff serve refuses the same file.
+check_app() {
+	local d=$WORK/$TGT-app kv log pid
+	kv=$(dirname "$BIN")/examples/kv
+	if [ ! -x "$kv" ]; then
+		fail "$TGT.app" "no $kv (make examples)"
+		return
+	fi
+	mkdir -p "$d/www"
+	echo "www index" >"$d/www/index.html"
+	cat >"$d/kv.conf" <<EOF
+site kv.test {
+    listen *:8083;
+    default;
+    header X-S kv;
+    route /kv/ { app; }
+    route = /health { return 200 "ok\n"; }
+    route / { files www; }
+}
+EOF
+	if X "$BIN" serve --config "$d/kv.conf" >"$WORK/$TGT-app-serve.txt" 2>&1; then
+		fail "$TGT.app.serve.refused" "skiff serve ran a file with app;"
+	elif grep -q "kv.conf:5:5: app: no application is linked into skiff serve" "$WORK/$TGT-app-serve.txt"; then
+		pass "$TGT.app.serve.refused"
+	else
+		fail "$TGT.app.serve.refused" "$(cat "$WORK/$TGT-app-serve.txt")"
+	fi
+	if X "$kv" --config "$d/kv.conf" --port 9 >"$WORK/$TGT-app-flag.txt" 2>&1 ||
+		! grep -q -- "--port: with --config the file says this" "$WORK/$TGT-app-flag.txt"; then
+		fail "$TGT.app.flag.refused" "$(cat "$WORK/$TGT-app-flag.txt")"
+	else
+		pass "$TGT.app.flag.refused"
+	fi
+	local stack=(--stack linux)
+	log=$WORK/$TGT-app.log
+	[ "$TGT" = linux ] || stack=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24")
+	"${NS[@]}" "$kv" --config "$d/kv.conf" "${stack[@]}" --stats >"$log" 2>&1 &
+	pid=$!
+	SKT_PIDS+=("$pid")
+	if ! skt_wait_for 15 X python3 "$SC" served "$ADDR" 8083 kv.test / --expect "www index"; then
+		fail "$TGT.app" "kv did not serve: $(tail -n 3 "$log")"
+		return
+	fi
+	X python3 "$SC" app "$ADDR" 8083 >"$WORK/$TGT-app.txt" 2>&1
+	while read -r verdict name rest; do
+		case $verdict in
+		PASS) pass "$TGT.$name" ;;
+		FAIL) fail "$TGT.$name" "$rest" ;;
+		esac
+	done <"$WORK/$TGT-app.txt"
+	grep -q '^PASS' "$WORK/$TGT-app.txt" || fail "$TGT.app" "$(tail -n 5 "$WORK/$TGT-app.txt")"
+	kill -TERM "$pid"
+	if skt_wait_exit "$pid" 10 && [ "$SKT_RC" = 0 ] && grep -q '^sites.requests [1-9]' "$log"; then
+		pass "$TGT.app.exit"
+	else
+		fail "$TGT.app.exit" "rc=${SKT_RC:-running} $(tail -n 3 "$log")"
+		kill -KILL "$pid" 2>/dev/null
+	fi
+}
+
 for TGT in "${TARGETS[@]}"; do
 	if [ "$TGT" = linux ]; then
 		ns=$(skt_ns_name lo)
@@ -400,6 +471,7 @@ for TGT in "${TARGETS[@]}"; do
 	stop_skiff
 	[ "$TGT" = linux ] && check_nginx
 	check_directives
+	check_app
 	skt_cleanup
 done
 summary

@@ -19,6 +19,8 @@ and ssl.
   sites_check.py idle ADDR PORT HOST SECONDS
       one GET on a keep-alive connection, then wait up to SECONDS for the
       server to close it: prints "closed after S s" (exit 0) or "open"
+  sites_check.py app ADDR PORT
+      examples/kv behind `route /kv/ { app; }` with files and return beside
   sites_check.py jsonlines FILE
       every line of FILE is one JSON object with remote_addr, request and
       status: prints how many (exit 1 on any other line)
@@ -261,6 +263,31 @@ def directives(addr, stats_url, addr6=None):
         check("listen.any.ipv6", st == 200 and b == b"ok\n", (st, b))
 
 
+def app(addr, port):
+    """examples/kv behind `route /kv/ { app; }` (tests/sites.sh check_app):
+    the application's own routes on the whole path, beside the file's
+    files and return routes, with the site's header line."""
+    st, h, b = get(addr, port, "kv.test", "/kv/a", method="PUT", body=b"hello",
+                   headers={"Content-Length": "5"})
+    check("app.put", st == 201 and h.get("x-s") == "kv", (st, h, b))
+    st, h, b = get(addr, port, "kv.test", "/kv/a")
+    check("app.get", st == 200 and b == b"hello" and h.get("x-s") == "kv", (st, h, b))
+    st, h, b = get(addr, port, "kv.test", "/kv/")
+    check("app.list", st == 200 and b"a" in b, (st, b))
+    st, h, b = get(addr, port, "kv.test", "/kv/a", method="POST", body=b"x",
+                   headers={"Content-Length": "1"})
+    check("app.405", st == 405 and h.get("allow") == "GET, PUT, DELETE", (st, h))
+    st, h, b = get(addr, port, "kv.test", "/kv/nope")
+    check("app.404", st == 404, (st, b))
+    st, h, b = get(addr, port, "kv.test", "/kv/a", method="DELETE")
+    st2, _, _ = get(addr, port, "kv.test", "/kv/a")
+    check("app.delete", st in (200, 204) and st2 == 404, (st, st2))
+    st, h, b = get(addr, port, "kv.test", "/")
+    check("app.files.beside", st == 200 and b == b"www index\n" and h.get("x-s") == "kv", (st, b))
+    st, h, b = get(addr, port, "kv.test", "/health")
+    check("app.return.beside", st == 200 and b == b"ok\n", (st, b))
+
+
 def get_url(url):
     host, rest = url.split("//", 1)[1].split("/", 1)
     a, p = host.rsplit(":", 1)
@@ -308,6 +335,9 @@ def main():
             gone = False
         print(f"closed after {time.monotonic() - t0:.1f} s" if gone else "open")
         return 0 if gone else 1
+    if cmd == "app":
+        app(args[0], int(args[1]))
+        return 1 if FAILS else 0
     if cmd == "jsonlines":
         n = 0
         for line in open(args[0]):

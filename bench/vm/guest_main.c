@@ -108,9 +108,11 @@ void serve_skiff_conns(struct loop *l, FILE *f)
 /* serve --config (apps/sites_host.c) runs the sites on skiff's stack or
  * the kernel's, with TLS: OpenSSL and the devices again.  The guest
  * benchmark serves one --root, so this stands in for it and refuses. */
-int sites_host_run(struct opts *o)
+int sites_host_run(struct opts *o, const struct http_app_def *app, const char *name)
 {
 	(void)o;
+	(void)app;
+	(void)name;
 	fprintf(stderr, "skiff serve: --config is not in this build (the Linux guest's "
 			"benchmark binary serves --root only)\n");
 	return 2;

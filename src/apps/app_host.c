@@ -45,6 +45,7 @@
 #include "../http/app.h"
 #include "../http/date.h"
 #include "access_log.h"
+#include "sites_host.h"
 #include "app_host.h"
 #include "../loop_host/loop_linux.h"
 #include "../plat/plat.h"
@@ -497,6 +498,10 @@ int app_host_run(const struct http_app_def *def, const struct app_host_hooks *h,
 {
 	struct opts o;
 	cli_parse(&o, h->cmd, argc, argv);
+	/* A configuration file: its sites on the one runtime, whose `app;`
+	 * routes run this application (apps/sites_host.h). */
+	if (opt_given(&o, OPT_CONFIG))
+		return sites_host_run(&o, def, def->name ? def->name : "app");
 	struct app_plan p = {.o = &o, .h = h, .def = def};
 	p.tls_on = serve_tls_wanted(&o);
 	const char *name = p.name = def->name ? def->name : "app";

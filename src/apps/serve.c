@@ -611,7 +611,7 @@ int cmd_serve(int argc, char **argv)
 	struct opts o;
 	cli_parse(&o, &opt_cmd_serve, argc, argv);
 	if (opt_given(&o, OPT_CONFIG))
-		return sites_host_run(&o); /* the sites of a file: apps/sites_host.c */
+		return sites_host_run(&o, NULL, NULL); /* the sites of a file: apps/sites_host.c */
 	char err[256];
 	/* The error log first: what goes wrong from here on is reported there
 	 * (usage errors above and below stay on standard error, exit 2). */

@@ -37,9 +37,13 @@
  * the drain then waits until TCP has delivered what the closed
  * connections still held (serve_skiff_unfinished).
  *
- * Not yet here (issue 32 follow-ups, said by the errors below): `app;` (no
- * application is linked into `skiff serve`), and IPv6 listener addresses
- * other than [::]. */
+ * `app;` runs the application an application binary was linked with
+ * (app_host.c hands its skiff_app here with --config): its route table on
+ * the whole path (http_app_routes_run); `skiff serve` has none and
+ * refuses the file.
+ *
+ * Not yet here (issue 32 follow-ups, said by the errors below): IPv6
+ * listener addresses other than [::]. */
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -79,6 +83,9 @@
 #define METRICS_MAX (512u << 10) /* the metrics page's buffer */
 
 static const char *who = "skiff serve";
+/* The application `app;` routes run: an application binary's skiff_app
+ * (app_host.c), NULL in skiff serve. */
+static const struct http_app_def *app_def;
 
 static void print_stat(void *ctx, const char *name, uint64_t value)
 {
@@ -119,10 +126,10 @@ static int check_model(const char *path, const struct sconf *c, char *err, size_
 					 stat(rt->root, &st) < 0 ? strerror(errno) : "not a folder");
 				return -1;
 			}
-			if (rt->kind == SCONF_APP) {
+			if (rt->kind == SCONF_APP && !app_def) {
 				snprintf(err, errlen, "%.200sapp: no application is linked into skiff serve "
-					 "(app; is for a binary built with make app)",
-					 at(w, sizeof(w), path, rt->pos));
+					 "(app; is for an application binary: APP --config FILE, "
+					 "docs/app.md)", at(w, sizeof(w), path, rt->pos));
 				return -1;
 			}
 		}
@@ -335,6 +342,12 @@ static bool same_proxy(const struct sconf_route *a, const struct sconf_route *b)
 
 static int metrics_handle(struct http_app_req *r, void *ctx);
 
+/* `app;`: the application's own routes, matched on the whole path. */
+static int app_handle(struct http_app_req *r, void *ctx)
+{
+	return http_app_routes_run(r, ctx);
+}
+
 /* The proxy of a route, on the worker's loop (its upstream connections
  * are plain TCP, whichever listener the request came in on). */
 static struct proxy_entry *proxy_build(struct sh_worker *w, const struct sconf *c,
@@ -491,6 +504,8 @@ static struct gen *gen_build(struct sh_worker *w, struct parsed *p, struct gen *
 				*h = (struct sites_handler){proute.fn, proute.ctx};
 			} else if (rt->kind == SCONF_METRICS) {
 				*h = (struct sites_handler){metrics_handle, w};
+			} else if (rt->kind == SCONF_APP) {
+				*h = (struct sites_handler){app_handle, (void *)app_def};
 			}
 			/* redirect and return: the router's own (fn NULL) */
 		}
@@ -896,6 +911,15 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 	sites_swap(&w->sites, &w->gen->g);
 	if (listeners_open(w, err, errlen) < 0)
 		return -1;
+	/* The application's init, once per worker (with its first engine:
+	 * what it wants is the loop), before the first connection; whether
+	 * or not the file routes to it yet (a SIGHUP may). */
+	if (app_def && app_def->init && w->nlst &&
+	    app_def->init(&w->lst[0].app, app_def->init_ctx) < 0) {
+		snprintf(err, errlen, "the application '%s' refused to start",
+			 app_def->name ? app_def->name : "app");
+		return -1;
+	}
 	refresh_date(w, 0);
 	w->loop->on_turn = refresh_date;
 	w->loop->turn_ctx = w;
@@ -1190,9 +1214,12 @@ static void on_hup(int sig)
 	workers_signal_reload();
 }
 
-int sites_host_run(struct opts *o)
+int sites_host_run(struct opts *o, const struct http_app_def *app, const char *name)
 {
 	char err[512];
+	app_def = app;
+	if (name)
+		who = name;
 	struct plan pl = {.o = o, .path = opt_str(o, OPT_CONFIG)};
 	plan_run = &pl;
 	/* What the file says, the flags must not say too: one source each. */
@@ -1204,7 +1231,7 @@ int sites_host_run(struct opts *o)
 		OPT_ACCESS_LOG_FORMAT};
 	for (size_t i = 0; pl.path && i < sizeof(site_flags); i++)
 		if (opt_given(o, site_flags[i]))
-			cli_usage_error("serve", "--%s: with --config the file says this (see "
+			cli_usage_error(o->cmd->name, "--%s: with --config the file says this (see "
 					"docs/config.md)", opt_defs[site_flags[i]].name);
 	pl.on_skiff = opt_given(o, OPT_STACK) ? opt_num(o, OPT_STACK) == 0 : opt_given(o, OPT_DEV);
 	pl.scfg = (struct serve_skiff_config){.stack = {.tcp = true}};
@@ -1238,6 +1265,13 @@ int sites_host_run(struct opts *o)
 	int cpus[WORKERS_MAX];
 	unsigned ncpus;
 	pl.n = workers_plan(c->workers, pl.on_skiff ? opt_str(o, OPT_DEV) : NULL, who, cpus, &ncpus);
+	if (pl.n > 1 && app && !app->workers) {
+		fprintf(stderr, "%s: %s: workers %u: this application's handlers share state "
+			"unguarded (http_app_def.workers is false): workers 1 only\n", who, pl.path,
+			pl.n);
+		free(p.arena);
+		return 1;
+	}
 	static struct nbr_board board;
 	if (pl.n > 1 && pl.on_skiff) {
 		uint64_t seed;

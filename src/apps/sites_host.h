@@ -6,8 +6,14 @@
 
 #include "../conf/opts.h"
 
+struct http_app_def;
+
 /* Run until SIGINT/SIGTERM; SIGHUP reloads the file.  o: the parsed
- * `skiff serve` options (--config given).  Returns the exit status. */
-int sites_host_run(struct opts *o);
+ * options (--config given) of `skiff serve` or of an application binary
+ * (apps/app_host.c).  app: what the file's `app;` routes run (the
+ * binary's skiff_app; its init once per worker, its `workers` flag
+ * honoured), or NULL, which refuses `app;`.  name: for messages ("skiff
+ * serve" when NULL).  Returns the exit status. */
+int sites_host_run(struct opts *o, const struct http_app_def *app, const char *name);
 
 #endif

@@ -702,6 +702,11 @@ const struct opt_cmd opt_cmd_stat = {
 /* An application on http/app.h (examples/, docs/app.md): serve's stack
  * and HTTP options, and the two limits only a handler's bodies need. */
 static const struct opt_use app_use[] = {
+	{OPT_CONFIG, 0, NULL,
+	 "serve the sites of a configuration file (docs/config.md),\n"
+	 "whose `app;` routes run this application; the flags that\n"
+	 "the file says (port, tls-*, limits, logs, workers) are\n"
+	 "refused with it.  SIGHUP reloads it"},
 	{OPT_STACK, 0, NULL, NULL},
 	{OPT_DEV, 0, NULL, "(stack skiff) tap:NAME | packet:IFACE | xdp:IFACE |\nswitch:NAME/PORT"},
 	{OPT_IP, OPT_USE_BARE, NULL,
@@ -741,7 +746,8 @@ static const struct opt_use app_use[] = {
 
 const struct opt_cmd opt_cmd_app = {
 	.name = "app",
-	.synopsis = "APP [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--mac MAC]\n"
+	.synopsis = "APP [--config FILE] [--stack skiff|linux] [--dev DEV] [--ip ADDR/LEN]\n"
+		    "           [--gw ADDR] [--mac MAC]\n"
 		    "           [--port N] [--stats] [--pcap FILE] [--offload on|off] [--max-conns N]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"

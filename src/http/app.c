@@ -1044,10 +1044,10 @@ static int conn_read(struct http_app_conn *c)
 	return (int)n < -1 ? (int)n : -2;
 }
 
-static const struct http_app_route *route_find(struct http_app_conn *c, unsigned method,
+static const struct http_app_route *route_find(struct http_app_conn *c,
+					       const struct http_app_def *def, unsigned method,
 					       bool *path_seen, char *allow, size_t allow_cap)
 {
-	const struct http_app_def *def = c->app->def;
 	const struct http_app_route *get_match = NULL;
 	size_t al = 0;
 	*path_seen = false;
@@ -1080,6 +1080,36 @@ static const struct http_app_route *route_find(struct http_app_conn *c, unsigned
 	}
 	allow[al] = 0;
 	return get_match;
+}
+
+/* No route: 405 with the methods that would match the path, else 404. */
+static void no_route(struct http_app_conn *c, bool seen, const char *allow)
+{
+	static const char nf[] = "404 Not Found\n", na[] = "405 Method Not Allowed\n";
+	http_app_header(REQ(c), "Content-Type", "text/plain");
+	if (seen) {
+		http_app_header(REQ(c), "Allow", allow);
+		http_app_send(REQ(c), 405, na, sizeof(na) - 1);
+	} else {
+		http_app_send(REQ(c), 404, nf, sizeof(nf) - 1);
+	}
+}
+
+int http_app_routes_run(struct http_app_req *r, const struct http_app_def *def)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_NONE || !c->live)
+		return -SK_EINVAL;
+	bool seen = false;
+	char allow[128];
+	const struct http_app_route *rt = route_find(c, def, c->req.method, &seen, allow,
+						     sizeof(allow));
+	if (!rt) {
+		no_route(c, seen, allow);
+		return 0;
+	}
+	c->route = rt;
+	return rt->fn(r, rt->ctx);
 }
 
 /* A complete head: decode the path, find the route, run the handler. */
@@ -1125,17 +1155,10 @@ static void dispatch(struct http_app_conn *c, int n)
 	/* A "." or ".." segment (404): an ordinary not-found, as server.c
 	 * answers it, which keeps the connection. */
 	if (!st)
-		rt = route_find(c, c->req.method, &seen, allow, sizeof(allow));
+		rt = route_find(c, app->def, c->req.method, &seen, allow, sizeof(allow));
 	c->route = rt;
 	if (!rt) {
-		static const char nf[] = "404 Not Found\n", na[] = "405 Method Not Allowed\n";
-		http_app_header(REQ(c), "Content-Type", "text/plain");
-		if (seen) {
-			http_app_header(REQ(c), "Allow", allow);
-			http_app_send(REQ(c), 405, na, sizeof(na) - 1);
-		} else {
-			http_app_send(REQ(c), 404, nf, sizeof(nf) - 1);
-		}
+		no_route(c, seen, allow);
 		return;
 	}
 	c->in_cb = true;

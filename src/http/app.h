@@ -306,6 +306,14 @@ int http_app_header_length_here(struct http_app_req *r);
  * (http/sites.c): http_app_rest gives the path from byte `off` on
  * (clamped to the path's length). */
 void http_app_set_rest(struct http_app_req *r, size_t off);
+/* Run another application's routes for this request, from inside a
+ * handler (a router's `app;` route, router/sites.h): its table is matched
+ * against the whole path as the engine matches its own (Routes above),
+ * http_app_rest then says what follows the matched prefix, and the
+ * route's handler runs with its ctx; its return is returned.  No match:
+ * 404, or 405 with Allow, answered here (0).  -SK_EINVAL once the answer
+ * has started. */
+int http_app_routes_run(struct http_app_req *r, const struct http_app_def *def);
 /* End the connection after this answer: the head says "Connection: close"
  * and the request's unread body, if any, is never read (a proxy refusing
  * a GET with a body does not trust the framing behind it).  0, or
