@@ -16,9 +16,24 @@
  *   - write() may refuse (-SK_EAGAIN) while the last record is still
  *     unsent: the layer then waits for the socket.
  *
+ * Certificates by SNI: the context holds certs[0] (the default) and
+ * those tls_bearssl_add_cert added, each decoded once into its own slot
+ * of the caller's block; names[] maps a server name to a slot.  Every
+ * connection's policy is sni_policy: its choose(), called by BearSSL once
+ * the whole ClientHello is read (so the SNI name is known), looks the
+ * name up, points the server context's own single-chain handler
+ * (br_ssl_server_set_single_ec/_rsa) at that slot and lets it choose the
+ * suite and sign.  A resumed session skips choose(): BearSSL looks the
+ * session up before it reads the hello's extensions, so the name cannot
+ * steer the cache; instead the session ID's last byte names the slot it
+ * was made with (choose() writes it), and once the hello is read a
+ * resumption whose name now asks for another certificate is refused
+ * (RFC 6066 3 forbids resuming under another name's certificate).
+ *
  * Invariants:
  *   - a connection is on the free list iff !in_use; conns_in_use counts
  *     the others;
+ *   - c->cert < t->ncerts; names[i].cert < t->ncerts;
  *   - c->ovf != NULL iff bytes [ovf_off, ovf_len) wait unfed (ovf_off <
  *     ovf_len); those bytes come before any later records_in();
  *   - hs_done only goes from false to true. */
@@ -34,15 +49,41 @@
 #define KEY_DER_MAX 8192u  /* a DER private key (RSA 4096 is ~2.4 KiB) */
 #define OVF_SIZE TLS_BUF_SIZE
 #define LRU_ENTRY 100u     /* BearSSL's LRU cache: bytes per session */
+#define NAME_MAX_LEN 255u  /* BearSSL keeps an SNI name of up to 255 bytes */
+#define CERTS_MAX (1u + TLS_SNI_MAX)
+#define XSTR(x) STR(x)
+#define STR(x) #x
+
+/* One certificate chain and its key, decoded. */
+struct cert {
+	int key_type;              /* BR_KEYTYPE_EC or BR_KEYTYPE_RSA */
+	unsigned issuer_key_type;  /* of the leaf's signer */
+	br_skey_decoder_context skey; /* holds the private key's numbers */
+	br_x509_certificate chain[CHAIN_CERTS];
+	size_t nchain, der_len;
+	unsigned char der[CHAIN_MAX];
+};
+
+/* A server name and the certificate it asks for: lower case, exact or
+ * "*.rest" (one label, then ".rest"). */
+struct sni_name {
+	char name[NAME_MAX_LEN + 1];
+	size_t len;
+	unsigned cert;
+};
 
 struct tls_conn {
 	br_ssl_server_context sc; /* first: the session cache gets &sc */
+	const br_ssl_server_policy_class *policy; /* sni_policy; BearSSL gets &policy */
 	struct tls_ctx *ctx;
 	struct tls_conn *next_free;
 	uint8_t *ovf;
 	size_t ovf_off, ovf_len;
 	int err;          /* enum tls_status of the failure, 0 while none */
+	unsigned cert;    /* the certificate chosen, or the resumed session's */
 	bool in_use, hs_done, resumed;
+	bool name_checked; /* a resumption's name was checked against cert */
+	bool muted;        /* refused before our hello left: nothing is sent */
 	unsigned char iobuf[BR_SSL_BUFSIZE_MONO];
 };
 
@@ -52,18 +93,18 @@ struct tls_ctx {
 	const br_ssl_session_cache_class *cache_vt;
 	br_ssl_session_cache_lru lru;
 	br_ec_impl ecdhe;          /* the default EC code, X25519 and P-256 only */
-	uint16_t suites[3];
-	int key_type;              /* BR_KEYTYPE_EC or BR_KEYTYPE_RSA */
-	unsigned issuer_key_type;  /* of the leaf's signer */
-	br_skey_decoder_context skey; /* holds the private key's numbers */
-	br_x509_certificate chain[CHAIN_CERTS];
-	size_t nchain, der_len;
-	unsigned char der[CHAIN_MAX];
+	uint16_t suites[6];        /* ECDSA's if a certificate is EC, RSA's if one is RSA */
+	unsigned nsuites;
+	struct cert *certs;        /* [0] the default; max_certs slots in the block */
+	unsigned ncerts, max_certs;
+	struct sni_name names[TLS_SNI_MAX];
+	unsigned nnames;
 	int (*random)(void *buf, size_t len);
 	struct tls_conn *conns, *free_list;
 	uint8_t **ovf_free;        /* a stack of free overflow buffers */
 	unsigned n_ovf_free, n_ovf, max_conns;
 	uint64_t in_use, pool_empty, ovf_taken, ovf_empty, saved, resumed, missed;
+	uint64_t sni_matched, sni_default, sni_refused;
 };
 
 static const char alpn_http11[] = "http/1.1";
@@ -106,6 +147,9 @@ static int cache_load(const br_ssl_session_cache_class **vt, br_ssl_server_conte
 	struct tls_conn *c = (struct tls_conn *)(void *)sc; /* sc is its first member */
 	if (r) {
 		c->resumed = true;
+		/* The certificate it was made with (written by sni_choose);
+		 * checked against the name once the hello is read. */
+		c->cert = params->session_id[31] < t->ncerts ? params->session_id[31] : 0;
 		t->resumed++;
 	} else {
 		t->missed++;
@@ -197,7 +241,7 @@ static bool is_key(const char *name)
 
 static bool add_cert(void *ctx, const unsigned char *der, size_t n)
 {
-	struct tls_ctx *t = ctx;
+	struct cert *t = ctx;
 	if (t->nchain == CHAIN_CERTS || CHAIN_MAX - t->der_len < n)
 		return false;
 	memcpy(t->der + t->der_len, der, n);
@@ -210,7 +254,7 @@ static bool add_cert(void *ctx, const unsigned char *der, size_t n)
 
 static bool add_key(void *ctx, const unsigned char *der, size_t n)
 {
-	struct tls_ctx *t = ctx;
+	struct cert *t = ctx;
 	br_skey_decoder_init(&t->skey);
 	br_skey_decoder_push(&t->skey, der, n);
 	return br_skey_decoder_last_error(&t->skey) == 0;
@@ -231,7 +275,7 @@ static size_t strip_zeros(const unsigned char **p, size_t n)
 /* The leaf's public key is the private key's; and what signed the leaf
  * (the policy needs it for ECDH suites, which we do not offer, but it
  * must be given). */
-static const char *check_leaf(struct tls_ctx *t)
+static const char *check_leaf(struct cert *t)
 {
 	static br_x509_decoder_context dc; /* 1.2 KiB: kept off the stack */
 	br_x509_decoder_init(&dc, no_dn, NULL);
@@ -287,13 +331,63 @@ size_t tls_bearssl_conn_bytes(void)
 	return sizeof(struct tls_conn);
 }
 
+static unsigned n_certs(const struct tls_bearssl_config *cfg)
+{
+	return cfg->certs ? cfg->certs : 1;
+}
+
 size_t tls_bearssl_mem_size(const struct tls_bearssl_config *cfg)
 {
 	size_t no = n_overflow(cfg);
 	return align16(sizeof(struct tls_ctx)) +
 	       align16((size_t)cfg->max_conns * sizeof(struct tls_conn)) +
 	       align16(no * sizeof(uint8_t *)) + no * align16(OVF_SIZE) +
-	       align16((size_t)n_sessions(cfg) * LRU_ENTRY);
+	       align16((size_t)n_sessions(cfg) * LRU_ENTRY) +
+	       (size_t)n_certs(cfg) * align16(sizeof(struct cert));
+}
+
+/* Decode a chain and its key into slot k; NULL, or what is wrong. */
+static const char *load_cert(struct cert *k, const void *cert_pem, size_t cert_len,
+			     const void *key_pem, size_t key_len)
+{
+	static unsigned char buf[CHAIN_MAX]; /* one PEM object's DER at a time */
+	memset(k, 0, sizeof(*k));
+	if (pem_each(cert_pem, cert_len, is_cert, add_cert, k, buf, sizeof(buf)) < 1)
+		return "certificate: no PEM CERTIFICATE, or a chain over 16 KiB / 8 certificates";
+	if (pem_each(key_pem, key_len, is_key, add_key, k, buf, KEY_DER_MAX) != 1)
+		return "private key: not one PEM EC or RSA key BearSSL reads";
+	k->key_type = br_skey_decoder_key_type(&k->skey);
+	if (k->key_type != BR_KEYTYPE_EC && k->key_type != BR_KEYTYPE_RSA)
+		return "private key: neither EC nor RSA";
+	return check_leaf(k);
+}
+
+/* The suites every certificate's key can sign for, in the server's
+ * order: each connection's single-chain handler then picks among those
+ * of its own key type. */
+static void set_suites(struct tls_ctx *t)
+{
+	static const uint16_t ec[3] = {BR_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+				       BR_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+				       BR_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256};
+	static const uint16_t rsa[3] = {BR_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+					BR_TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+					BR_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256};
+	bool has_ec = false, has_rsa = false;
+	for (unsigned i = 0; i < t->ncerts; i++) {
+		has_ec |= t->certs[i].key_type == BR_KEYTYPE_EC;
+		has_rsa |= t->certs[i].key_type == BR_KEYTYPE_RSA;
+	}
+	t->nsuites = 0;
+	/* The default certificate's kind first. */
+	bool ec_first = t->certs[0].key_type == BR_KEYTYPE_EC;
+	for (int pass = 0; pass < 2; pass++) {
+		bool want_ec = (pass == 0) == ec_first;
+		if (want_ec ? !has_ec : !has_rsa)
+			continue;
+		memcpy(t->suites + t->nsuites, want_ec ? ec : rsa, sizeof(ec));
+		t->nsuites += 3;
+	}
 }
 
 struct tls_ctx *tls_bearssl_server(void *mem, size_t mem_size, const struct tls_bearssl_config *cfg,
@@ -303,6 +397,11 @@ struct tls_ctx *tls_bearssl_server(void *mem, size_t mem_size, const struct tls_
 	if (!mem || !cfg || !cfg->max_conns || !cfg->random || mem_size < tls_bearssl_mem_size(cfg) ||
 	    ((uintptr_t)mem & 15)) {
 		set_err(err, errlen, "tls: no memory or configuration for the BearSSL engine", NULL);
+		return NULL;
+	}
+	if (n_certs(cfg) > CERTS_MAX) {
+		set_err(err, errlen, "tls: more than 1 + " XSTR(TLS_SNI_MAX) " certificates on one "
+			"context", NULL);
 		return NULL;
 	}
 	memset(mem, 0, tls_bearssl_mem_size(cfg));
@@ -318,6 +417,9 @@ struct tls_ctx *tls_bearssl_server(void *mem, size_t mem_size, const struct tls_
 		t->ovf_free[t->n_ovf_free++] = m;
 	size_t store = (size_t)n_sessions(cfg) * LRU_ENTRY;
 	br_ssl_session_cache_lru_init(&t->lru, m, store);
+	m += align16(store);
+	t->certs = (struct cert *)(void *)m;
+	t->max_certs = n_certs(cfg);
 	t->cache_vt = &cache_class;
 	t->random = cfg->random;
 	t->max_conns = cfg->max_conns;
@@ -325,41 +427,111 @@ struct tls_ctx *tls_bearssl_server(void *mem, size_t mem_size, const struct tls_
 		t->conns[i].next_free = t->free_list;
 		t->free_list = &t->conns[i];
 	}
-
-	static unsigned char buf[CHAIN_MAX]; /* one PEM object's DER at a time */
-	if (pem_each(cert_pem, cert_len, is_cert, add_cert, t, buf, sizeof(buf)) < 1) {
-		set_err(err, errlen,
-			"tls: certificate: no PEM CERTIFICATE, or a chain over 16 KiB / 8 certificates",
-			NULL);
-		return NULL;
-	}
-	if (pem_each(key_pem, key_len, is_key, add_key, t, buf, KEY_DER_MAX) != 1) {
-		set_err(err, errlen, "tls: private key: not one PEM EC or RSA key BearSSL reads", NULL);
-		return NULL;
-	}
-	t->key_type = br_skey_decoder_key_type(&t->skey);
-	if (t->key_type != BR_KEYTYPE_EC && t->key_type != BR_KEYTYPE_RSA) {
-		set_err(err, errlen, "tls: private key: neither EC nor RSA", NULL);
-		return NULL;
-	}
-	const char *why = check_leaf(t);
+	const char *why = load_cert(&t->certs[0], cert_pem, cert_len, key_pem, key_len);
 	if (why) {
 		set_err(err, errlen, "tls: ", why);
 		return NULL;
 	}
+	t->ncerts = 1;
+	set_suites(t);
 	/* ECDHE on X25519 or P-256 only, whatever else the code could do. */
 	t->ecdhe = *br_ec_get_default();
 	t->ecdhe.supported_curves &= (1u << BR_EC_curve25519) | (1u << BR_EC_secp256r1);
-	if (t->key_type == BR_KEYTYPE_EC) {
-		t->suites[0] = BR_TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256;
-		t->suites[1] = BR_TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384;
-		t->suites[2] = BR_TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256;
-	} else {
-		t->suites[0] = BR_TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256;
-		t->suites[1] = BR_TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384;
-		t->suites[2] = BR_TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256;
-	}
 	return t;
+}
+
+int tls_bearssl_add_cert(struct tls_ctx *t, const void *cert_pem, size_t cert_len,
+			 const void *key_pem, size_t key_len, char *err, size_t errlen)
+{
+	if (t->ncerts == t->max_certs || t->in_use) {
+		set_err(err, errlen, t->in_use ? "tls: a certificate added while connections are open"
+					       : "tls: more certificates than tls_bearssl_config.certs "
+						 "made room for",
+			NULL);
+		return -1;
+	}
+	const char *why = load_cert(&t->certs[t->ncerts], cert_pem, cert_len, key_pem, key_len);
+	if (why) {
+		set_err(err, errlen, "tls: ", why);
+		return -1;
+	}
+	t->ncerts++;
+	set_suites(t);
+	return (int)t->ncerts - 1;
+}
+
+/* The first c in p[0, n), or NULL (the guest's libc has no memchr). */
+static const char *find_char(const char *p, size_t n, char ch)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] == ch)
+			return p + i;
+	return NULL;
+}
+
+static char lower(char ch)
+{
+	return (char)(ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch);
+}
+
+/* a[0, n) equals b[0, n) (lower case), ignoring a's case. */
+static bool name_eq(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (lower(a[i]) != b[i])
+			return false;
+	return true;
+}
+
+int tls_bearssl_add_name(struct tls_ctx *t, const char *name, size_t len, unsigned cert,
+			 char *err, size_t errlen)
+{
+	if (t->nnames == TLS_SNI_MAX) {
+		set_err(err, errlen, "tls: more than " XSTR(TLS_SNI_MAX) " certificate names on one "
+			"context", NULL);
+		return -1;
+	}
+	bool wild = len >= 2 && name[0] == '*' && name[1] == '.';
+	if (len == 0 || len > NAME_MAX_LEN || (wild && len < 3) ||
+	    find_char(wild ? name + 1 : name, wild ? len - 1 : len, '*')) {
+		set_err(err, errlen, "tls: a certificate name is empty, longer than 255 bytes, or has "
+			"a '*' elsewhere than a leading \"*.\"", NULL);
+		return -1;
+	}
+	if (cert >= t->ncerts) {
+		set_err(err, errlen, "tls: a name for a certificate not added", NULL);
+		return -1;
+	}
+	struct sni_name *e = &t->names[t->nnames++];
+	for (size_t i = 0; i < len; i++)
+		e->name[i] = lower(name[i]);
+	e->name[len] = 0;
+	e->len = len;
+	e->cert = cert;
+	return 0;
+}
+
+/* The certificate a client's name asks for (as the OpenSSL engine's:
+ * an exact name first, then "*.rest" covering exactly one label before
+ * ".rest"); -1: none, the default serves it. */
+static int cert_by_name(const struct tls_ctx *t, const char *name)
+{
+	size_t n = strlen(name);
+	if (n == 0)
+		return -1;
+	for (unsigned i = 0; i < t->nnames; i++)
+		if (t->names[i].name[0] != '*' && t->names[i].len == n &&
+		    name_eq(name, t->names[i].name, n))
+			return (int)t->names[i].cert;
+	const char *dot = find_char(name, n, '.');
+	if (!dot || dot == name)
+		return -1;
+	size_t rest = n - (size_t)(dot - name); /* ".example.com" */
+	for (unsigned i = 0; i < t->nnames; i++)
+		if (t->names[i].name[0] == '*' && t->names[i].len - 1 == rest &&
+		    name_eq(dot, t->names[i].name + 1, rest))
+			return (int)t->names[i].cert;
+	return -1;
 }
 
 void tls_bearssl_stats(const struct tls_ctx *t, void (*fn)(void *arg, const char *name, uint64_t v),
@@ -372,6 +544,11 @@ void tls_bearssl_stats(const struct tls_ctx *t, void (*fn)(void *arg, const char
 	fn(arg, "tls.sessions_saved", t->saved);
 	fn(arg, "tls.sessions_resumed", t->resumed);
 	fn(arg, "tls.sessions_missed", t->missed);
+	if (t->nnames) {
+		fn(arg, "tls.sni_matched", t->sni_matched);
+		fn(arg, "tls.sni_default", t->sni_default);
+		fn(arg, "tls.sni_resume_refused", t->sni_refused);
+	}
 }
 
 /* ---- connections ---- */
@@ -389,6 +566,103 @@ static void ovf_release(struct tls_conn *c)
 	c->ovf_off = c->ovf_len = 0;
 }
 
+/* ---- the certificate, by the client's name ---- */
+
+static struct tls_conn *conn_of_policy(const br_ssl_server_policy_class **pctx)
+{
+	return (struct tls_conn *)(void *)((char *)pctx - offsetof(struct tls_conn, policy));
+}
+
+/* Point the server context's own single-chain handler at certificate i,
+ * and keep our policy in front of it (set_single_* installs its own). */
+static const br_ssl_server_policy_class **use_cert(struct tls_conn *c, unsigned i)
+{
+	const struct cert *k = &c->ctx->certs[i];
+	br_ssl_server_context *sc = &c->sc;
+	if (k->key_type == BR_KEYTYPE_EC)
+		br_ssl_server_set_single_ec(sc, k->chain, k->nchain, br_skey_decoder_get_ec(&k->skey),
+					    BR_KEYTYPE_SIGN, k->issuer_key_type, br_ec_get_default(),
+					    br_ecdsa_sign_asn1_get_default());
+	else
+		br_ssl_server_set_single_rsa(sc, k->chain, k->nchain, br_skey_decoder_get_rsa(&k->skey),
+					     BR_KEYTYPE_SIGN, br_rsa_private_get_default(),
+					     br_rsa_pkcs1_sign_get_default());
+	br_ssl_server_set_policy(sc, &c->policy);
+	return &sc->chain_handler.vtable;
+}
+
+/* The certificate for the name BearSSL read (counted); the default when
+ * there is none or no certificate has it. */
+static unsigned choose_cert(struct tls_conn *c)
+{
+	struct tls_ctx *t = c->ctx;
+	int i = cert_by_name(t, br_ssl_engine_get_server_name(&c->sc.eng));
+	if (i < 0) {
+		t->sni_default++;
+		return 0;
+	}
+	t->sni_matched++;
+	return (unsigned)i;
+}
+
+static int sni_choose(const br_ssl_server_policy_class **pctx, const br_ssl_server_context *cc,
+		      br_ssl_server_choices *choices)
+{
+	struct tls_conn *c = conn_of_policy(pctx);
+	if (c->resumed) { /* looked up, then dropped (its suite or version): a full handshake */
+		c->resumed = false;
+		c->ctx->resumed--;
+		c->ctx->missed++;
+	}
+	c->cert = choose_cert(c);
+	const br_ssl_server_policy_class **in = use_cert(c, c->cert);
+	if (!(*in)->choose(in, cc, choices))
+		return 0;
+	/* The new session's ID (made just before this call, sent after it)
+	 * names the certificate in its last byte, for a resumption's check. */
+	c->sc.eng.session.session_id[31] = (unsigned char)c->cert;
+	return 1;
+}
+
+static uint32_t sni_do_keyx(const br_ssl_server_policy_class **pctx, unsigned char *data,
+			    size_t *len)
+{
+	const br_ssl_server_policy_class **in = &conn_of_policy(pctx)->sc.chain_handler.vtable;
+	return (*in)->do_keyx(in, data, len);
+}
+
+static size_t sni_do_sign(const br_ssl_server_policy_class **pctx, unsigned algo_id,
+			  unsigned char *data, size_t hv_len, size_t len)
+{
+	const br_ssl_server_policy_class **in = &conn_of_policy(pctx)->sc.chain_handler.vtable;
+	return (*in)->do_sign(in, algo_id, data, hv_len, len);
+}
+
+static const br_ssl_server_policy_class sni_policy = {
+	.context_size = sizeof(const br_ssl_server_policy_class *),
+	.choose = sni_choose,
+	.do_keyx = sni_do_keyx,
+	.do_sign = sni_do_sign,
+};
+
+/* A resumption, once the hello is read (our answer to it is queued): the
+ * name must ask for the certificate the session was made with.  Else
+ * refused, before the answer leaves (RFC 6066 3 wants a full handshake
+ * then, which BearSSL cannot fall back to once it has resumed). */
+static void check_resumed_name(struct tls_conn *c)
+{
+	c->name_checked = true;
+	struct tls_ctx *t = c->ctx;
+	if (t->ncerts < 2)
+		return;
+	if (choose_cert(c) == c->cert)
+		return;
+	t->sni_refused++;
+	c->muted = true;
+	c->err = TLS_ERR_HANDSHAKE;
+	ovf_release(c);
+}
+
 /* The failure, if BearSSL has one: a handshake's before the session is
  * up, the record layer's after. */
 static int note(struct tls_conn *c)
@@ -400,6 +674,11 @@ static int note(struct tls_conn *c)
 		c->err = c->hs_done ? TLS_ERR_PROTOCOL : TLS_ERR_HANDSHAKE;
 		ovf_release(c);
 		return c->err;
+	}
+	if (c->resumed && !c->name_checked && (st & (BR_SSL_SENDREC | BR_SSL_SENDAPP | BR_SSL_RECVAPP))) {
+		check_resumed_name(c);
+		if (c->err)
+			return c->err;
 	}
 	if (st & (BR_SSL_SENDAPP | BR_SSL_RECVAPP))
 		c->hs_done = true;
@@ -449,7 +728,7 @@ static struct tls_conn *b_conn_new(struct tls_ctx *t)
 	br_ssl_engine_context *e = &sc->eng;
 	br_ssl_server_zero(sc);
 	br_ssl_engine_set_versions(e, BR_TLS12, BR_TLS12);
-	br_ssl_engine_set_suites(e, t->suites, 3);
+	br_ssl_engine_set_suites(e, t->suites, t->nsuites);
 	br_ssl_engine_set_ec(e, &t->ecdhe);
 	/* The hashes a client may name for the signature. */
 	br_ssl_engine_set_hash(e, br_sha1_ID, &br_sha1_vtable);
@@ -461,14 +740,10 @@ static struct tls_conn *b_conn_new(struct tls_ctx *t)
 	br_ssl_engine_set_prf_sha384(e, &br_tls12_sha384_prf);
 	br_ssl_engine_set_default_aes_gcm(e); /* AES-NI and PCLMUL when the CPU has them */
 	br_ssl_engine_set_default_chapol(e);
-	if (t->key_type == BR_KEYTYPE_EC)
-		br_ssl_server_set_single_ec(sc, t->chain, t->nchain, br_skey_decoder_get_ec(&t->skey),
-					    BR_KEYTYPE_SIGN, t->issuer_key_type, br_ec_get_default(),
-					    br_ecdsa_sign_asn1_get_default());
-	else
-		br_ssl_server_set_single_rsa(sc, t->chain, t->nchain, br_skey_decoder_get_rsa(&t->skey),
-					     BR_KEYTYPE_SIGN, br_rsa_private_get_default(),
-					     br_rsa_pkcs1_sign_get_default());
+	c->cert = 0;
+	c->name_checked = c->muted = false;
+	c->policy = &sni_policy;
+	br_ssl_server_set_policy(sc, &c->policy);
 	br_ssl_engine_set_all_flags(e, BR_OPT_ENFORCE_SERVER_PREFERENCES | BR_OPT_NO_RENEGOTIATION);
 	br_ssl_engine_set_protocol_names(e, alpn_names, 1);
 	br_ssl_server_set_cache(sc, &t->cache_vt);
@@ -620,7 +895,7 @@ static size_t b_out_peek(const struct tls_conn *c, const uint8_t **p)
 {
 	*p = NULL;
 	br_ssl_engine_context *e = eng(c);
-	if (!(br_ssl_engine_current_state(e) & BR_SSL_SENDREC))
+	if (c->muted || !(br_ssl_engine_current_state(e) & BR_SSL_SENDREC))
 		return 0;
 	size_t n;
 	*p = br_ssl_engine_sendrec_buf(e, &n);
@@ -659,6 +934,11 @@ static const char *b_version(const struct tls_conn *c)
 {
 	(void)c;
 	return "TLSv1.2";
+}
+
+unsigned tls_bearssl_cert(const struct tls_conn *c)
+{
+	return c->cert;
 }
 
 const char *tls_bearssl_server_name(const struct tls_conn *c)

@@ -3,12 +3,14 @@
  * an ECDSA P-256 and an RSA 2048 certificate (made now, in memory),
  * ALPN, SNI, the suites it allows and refuses, resumption by session ID,
  * one record per write, garbage and a wrong MAC refused, close_notify both
- * ways, the connection pool's bound, and a key that is not the
- * certificate's. */
+ * ways, the connection pool's bound, a key that is not the certificate's,
+ * and the certificate chosen by SNI name (exact, wildcard, case, unknown
+ * and no name; resumption under another certificate's name refused). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -93,7 +95,9 @@ struct pair {
 
 static uint8_t scratch[1 << 16];
 
-static void pair_new(struct pair *p, SSL_CTX *cctx, struct tls_ctx *t, SSL_SESSION *sess)
+/* A client asking for sni (NULL: no SNI extension at all). */
+static void pair_new_sni(struct pair *p, SSL_CTX *cctx, struct tls_ctx *t, SSL_SESSION *sess,
+			 const char *sni)
 {
 	p->cl = SSL_new(cctx);
 	p->c_in = BIO_new(BIO_s_mem());
@@ -101,7 +105,8 @@ static void pair_new(struct pair *p, SSL_CTX *cctx, struct tls_ctx *t, SSL_SESSI
 	BIO_set_mem_eof_return(p->c_in, -1);
 	SSL_set_bio(p->cl, p->c_in, p->c_out);
 	SSL_set_connect_state(p->cl);
-	SSL_set_tlsext_host_name(p->cl, "www.skiff.test");
+	if (sni)
+		SSL_set_tlsext_host_name(p->cl, sni);
 	static const unsigned char alpn[] = "\x02h2\x08http/1.1";
 	SSL_set_alpn_protos(p->cl, alpn, sizeof(alpn) - 1);
 	if (sess)
@@ -109,6 +114,11 @@ static void pair_new(struct pair *p, SSL_CTX *cctx, struct tls_ctx *t, SSL_SESSI
 	p->sv = E->conn_new(t);
 	p->records_out = 0;
 	assert_non_null(p->sv);
+}
+
+static void pair_new(struct pair *p, SSL_CTX *cctx, struct tls_ctx *t, SSL_SESSION *sess)
+{
+	pair_new_sni(p, cctx, t, sess, "www.skiff.test");
 }
 
 static void pair_free(struct pair *p)
@@ -495,6 +505,142 @@ static void test_bad_key(void **state)
 	free(m);
 }
 
+/* Did the client get pm's certificate (the same DER)? */
+static bool shown(SSL *cl, const struct pem *pm)
+{
+	X509 *peer = SSL_get0_peer_certificate(cl);
+	BIO *b = BIO_new_mem_buf(pm->cert, (int)pm->cert_len);
+	X509 *x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+	bool same = peer && x && X509_cmp(peer, x) == 0;
+	X509_free(x);
+	BIO_free(b);
+	return same;
+}
+
+static void take_sni(void *arg, const char *name, uint64_t v)
+{
+	uint64_t *o = arg;
+	if (!strcmp(name, "tls.sni_matched"))
+		o[0] = v;
+	else if (!strcmp(name, "tls.sni_default"))
+		o[1] = v;
+	else if (!strcmp(name, "tls.sni_resume_refused"))
+		o[2] = v;
+}
+
+/* Three certificates, one context: a (EC, the default), b (RSA, named
+ * b.test and www.b.test) and c (EC, named *.c.test).  Each client is
+ * shown the one its name asks for, and the default for no name or an
+ * unknown one; a wildcard covers one label only. */
+static void test_sni_choice(void **state)
+{
+	(void)state;
+	struct pem a, b, c;
+	make_pem(&a, "ec");
+	make_pem(&b, "rsa");
+	make_pem(&c, "ec");
+	struct tls_bearssl_config cfg = {.max_conns = 2, .certs = 3, .random = rnd};
+	size_t n = tls_bearssl_mem_size(&cfg);
+	free(mem);
+	mem = aligned_alloc(16, (n + 15) & ~(size_t)15);
+	char err[200];
+	struct tls_ctx *t = tls_bearssl_server(mem, n, &cfg, a.cert, a.cert_len, a.key, a.key_len,
+					       err, sizeof(err));
+	assert_non_null(t);
+	assert_int_equal(tls_bearssl_add_cert(t, b.cert, b.cert_len, b.key, b.key_len, err,
+					      sizeof(err)), 1);
+	assert_int_equal(tls_bearssl_add_cert(t, c.cert, c.cert_len, c.key, c.key_len, err,
+					      sizeof(err)), 2);
+	/* no room for a fourth */
+	assert_int_equal(tls_bearssl_add_cert(t, c.cert, c.cert_len, c.key, c.key_len, err,
+					      sizeof(err)), -1);
+	assert_non_null(strstr(err, "tls_bearssl_config.certs"));
+	assert_int_equal(tls_bearssl_add_name(t, "b.test", 6, 1, err, sizeof(err)), 0);
+	assert_int_equal(tls_bearssl_add_name(t, "WWW.b.test", 10, 1, err, sizeof(err)), 0);
+	assert_int_equal(tls_bearssl_add_name(t, "*.c.test", 8, 2, err, sizeof(err)), 0);
+	assert_int_equal(tls_bearssl_add_name(t, "x.test", 6, 3, err, sizeof(err)), -1);
+	assert_int_equal(tls_bearssl_add_name(t, "a*.test", 7, 0, err, sizeof(err)), -1);
+	struct {
+		const char *sni;
+		const struct pem *want;
+		unsigned idx;
+	} cases[] = {
+		{"b.test", &b, 1},   {"B.Test", &b, 1},      {"www.b.test", &b, 1},
+		{"x.c.test", &c, 2}, {"X.C.TEST", &c, 2},    {"y.x.c.test", &a, 0},
+		{"c.test", &a, 0},   {"a.test", &a, 0},      {"unknown.test", &a, 0},
+		{NULL, &a, 0},
+	};
+	unsigned matched = 0, dflt = 0;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		SSL_CTX *cctx = client(NULL);
+		struct pair p;
+		pair_new_sni(&p, cctx, t, NULL, cases[i].sni);
+		if (!handshake(&p))
+			fail_msg("sni %s: no handshake", cases[i].sni ? cases[i].sni : "(none)");
+		if (!shown(p.cl, cases[i].want) || tls_bearssl_cert(p.sv) != cases[i].idx)
+			fail_msg("sni %s: the wrong certificate (index %u)",
+				 cases[i].sni ? cases[i].sni : "(none)", tls_bearssl_cert(p.sv));
+		/* b's key is RSA: its suites, the others ECDSA's */
+		assert_non_null(strstr(SSL_get_cipher_name(p.cl), cases[i].want == &b ? "RSA" : "ECDSA"));
+		exchange(&p);
+		pair_free(&p);
+		SSL_CTX_free(cctx);
+		if (cases[i].idx)
+			matched++;
+		else
+			dflt++;
+	}
+	uint64_t v[3] = {0};
+	tls_bearssl_stats(t, take_sni, v);
+	assert_int_equal(v[0], matched);
+	assert_int_equal(v[1], dflt);
+
+	/* A session made for b.test resumes under b.test's names, not under
+	 * a name that asks for another certificate: that is refused before
+	 * the server's answer leaves. */
+	SSL_CTX *cctx = client(NULL);
+	struct pair p;
+	pair_new_sni(&p, cctx, t, NULL, "b.test");
+	assert_true(handshake(&p));
+	SSL_SESSION *s = SSL_get1_session(p.cl);
+	pair_free(&p);
+	pair_new_sni(&p, cctx, t, s, "www.b.test");
+	assert_true(handshake(&p));
+	assert_true(E->resumed(p.sv));
+	assert_int_equal(SSL_session_reused(p.cl), 1);
+	assert_true(shown(p.cl, &b));
+	exchange(&p);
+	pair_free(&p);
+	pair_new_sni(&p, cctx, t, s, "a.test");
+	assert_false(handshake(&p));
+	assert_int_equal(E->error(p.sv), TLS_ERR_HANDSHAKE);
+	assert_int_equal(p.records_out, 0);
+	pair_free(&p);
+	tls_bearssl_stats(t, take_sni, v);
+	assert_int_equal(v[2], 1);
+	SSL_SESSION_free(s);
+	SSL_CTX_free(cctx);
+}
+
+/* Names: at most TLS_SNI_MAX, and the error says so. */
+static void test_sni_bounds(void **state)
+{
+	(void)state;
+	struct pem a;
+	make_pem(&a, "ec");
+	struct tls_ctx *t = server(&a, 1);
+	char err[200], name[32];
+	for (unsigned i = 0; i < TLS_SNI_MAX; i++) {
+		int k = snprintf(name, sizeof(name), "n%u.test", i);
+		assert_int_equal(tls_bearssl_add_name(t, name, (size_t)k, 0, err, sizeof(err)), 0);
+	}
+	assert_int_equal(tls_bearssl_add_name(t, "one.more", 8, 0, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "more than 8 certificate names"));
+	/* one certificate's room (certs 0): no second */
+	assert_int_equal(tls_bearssl_add_cert(t, a.cert, a.cert_len, a.key, a.key_len, err,
+					      sizeof(err)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +653,8 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_close_notify),
 		cmocka_unit_test(test_bad_key),
+		cmocka_unit_test(test_sni_choice),
+		cmocka_unit_test(test_sni_bounds),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	free(mem);
