@@ -15,8 +15,11 @@
  *   - the guest has one address: every listener listens on it at its
  *     port, so two listeners on one port are refused; the address in the
  *     file picks the host side of `skiff vm`'s forward only;
- *   - a TLS listener serves one certificate (BearSSL's engine here has no
- *     choice by SNI): sites on it that name different files are refused;
+ *   - a TLS listener's certificates are chosen by SNI as sites_host.c's
+ *     tls_for() chooses them (the first site's by default, every other
+ *     site's names by SNI, at most TLS_SNI_MAX names), on BearSSL
+ *     (tls_bearssl_add_cert/_name): each distinct file pair decoded once
+ *     into the listener's fixed pool;
  *   - a proxy upstream is numeric IPv4 as the guest reaches it; under QEMU's
  *     user network 127.0.0.1 (the host's loopback) is reached through the
  *     gateway, other loopback addresses are refused;
@@ -52,7 +55,10 @@ struct uk_lst {
 	struct http_app app;
 	struct tls_ctx *tls; /* NULL: plain */
 	struct loop *tls_loop;
-	const struct sconf_site *cert_site; /* a TLS listener's certificate */
+	/* A TLS listener's certificates: [0] the first site's (the default),
+	 * then each other file pair its sites name, once; index = BearSSL's. */
+	const struct sconf_site *cert_site[1 + TLS_SNI_MAX];
+	unsigned ncerts;
 	uint32_t conns;
 	bool started; /* listening: http_app_stop to do */
 	bool inited;  /* its counters are worth reading, stopped or not */
@@ -99,6 +105,16 @@ static bool streq(const char *a, const char *b)
 {
 	size_t n = cstrlen(a);
 	return n == cstrlen(b) && sk_memcmp(a, b, n) == 0;
+}
+
+/* Which of a TLS listener's certificates is the site's (the same CERT
+ * and KEY files); -1: none yet. */
+static int cert_index(const struct uk_lst *l, const struct sconf_site *site)
+{
+	for (unsigned i = 0; i < l->ncerts; i++)
+		if (streq(site->cert, l->cert_site[i]->cert) && streq(site->key, l->cert_site[i]->key))
+			return (int)i;
+	return -1;
 }
 
 /* ---- the metrics page ---- */
@@ -284,7 +300,7 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 					c->listen[i].pos.line, c->listen[i].pos.col, c->listen[i].port);
 				return -1;
 			}
-	/* A TLS listener: one certificate (the engine has no SNI choice). */
+	/* A TLS listener: the certificates by SNI, as sites_host.c's tls_for. */
 	uint32_t tls_max = (uint32_t)opt_num(o, OPT_TLS_MAX_CONNS);
 	for (unsigned li = 0; li < c->nlisten; li++) {
 		struct uk_lst *l = &S.lst[li];
@@ -298,23 +314,26 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 		need->conns += l->conns;
 		need->tls_conns += l->conns;
 		need->ntls++;
+		unsigned nnames = 0;
 		for (unsigned s = 0; s < c->nsites; s++) {
 			const struct sconf_site *site = &c->sites[s];
 			if (!(site->listen_mask & (1u << li)))
 				continue;
-			if (!l->cert_site) {
-				l->cert_site = site;
-			} else if (!streq(site->cert, l->cert_site->cert) ||
-				   !streq(site->key, l->cert_site->key)) {
-				kprintf("skiff-uk: configuration:%u:%u: site %s: a second certificate (%s) "
-					"on the tls listener of port %u, beside %s's (%s): the guest's TLS "
-					"(BearSSL) serves one certificate per listener, with no choice by "
-					"SNI; give the sites on it one certificate (one naming every site), "
-					"or each its own port; not booting\n",
-					site->pos.line, site->pos.col, site->names[0], site->cert,
-					c->listen[li].port, l->cert_site->names[0], l->cert_site->cert);
+			if (l->ncerts == 0) {
+				l->cert_site[l->ncerts++] = site;
+				continue;
+			}
+			if (nnames + site->nnames > TLS_SNI_MAX) {
+				kprintf("skiff-uk: configuration:%u:%u: site '%s': more than %u certificate "
+					"names on the tls listener of port %u (the sites after the first "
+					"are chosen by SNI, %u names at most); not booting\n",
+					site->pos.line, site->pos.col, site->names[0], TLS_SNI_MAX,
+					c->listen[li].port, TLS_SNI_MAX);
 				return -1;
 			}
+			nnames += site->nnames;
+			if (cert_index(l, site) < 0)
+				l->cert_site[l->ncerts++] = site; /* <= 1 + TLS_SNI_MAX: a site has a name */
 		}
 	}
 	/* The handler table, as sites_host.c's gen_build. */
@@ -379,18 +398,26 @@ static int tls_random(void *buf, size_t len)
 	return plat_random(buf, len);
 }
 
+/* The bundle's PEM parts of a site's `tls CERT KEY`. */
+static bool site_pem(const struct sconf_site *site, struct sb_part *cp, struct sb_part *kp)
+{
+	if (sb_find(&S.bv, SB_PEM, site->cert, cp) && sb_find(&S.bv, SB_PEM, site->key, kp))
+		return true;
+	kprintf("skiff-uk: sites: site %s: tls %s %s: not in the boot module\n", site->names[0],
+		site->cert, site->key);
+	return false;
+}
+
 /* BearSSL over the listener's pool, the TLS loop over the loop. */
 static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t max_sockets,
 			const struct opts *o)
 {
-	const struct sconf_site *site = l->cert_site;
+	const struct sconf_site *site = l->cert_site[0];
 	struct sb_part cp, kp;
-	if (!sb_find(&S.bv, SB_PEM, site->cert, &cp) || !sb_find(&S.bv, SB_PEM, site->key, &kp)) {
-		kprintf("skiff-uk: sites: site %s: tls %s %s: not in the boot module\n",
-			site->names[0], site->cert, site->key);
+	if (!site_pem(site, &cp, &kp))
 		return -1;
-	}
-	struct tls_bearssl_config bc = {.max_conns = l->conns, .random = tls_random};
+	struct tls_bearssl_config bc = {.max_conns = l->conns, .certs = l->ncerts,
+					.random = tls_random};
 	size_t tsz = tls_bearssl_mem_size(&bc);
 	char err[200];
 	l->tls = tls_bearssl_server(S.env.alloc("a TLS listener's connections", tsz, "lower max_conns "
@@ -400,6 +427,33 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 	if (!l->tls) {
 		kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site->names[0], site->cert, err);
 		return -1;
+	}
+	/* The other certificates (in cert_site order, so BearSSL's index is
+	 * ours), then every site's names but the default one's. */
+	for (unsigned i = 1; i < l->ncerts; i++) {
+		site = l->cert_site[i];
+		if (!site_pem(site, &cp, &kp))
+			return -1;
+		if (tls_bearssl_add_cert(l->tls, cp.data, (size_t)cp.len, kp.data, (size_t)kp.len, err,
+					 sizeof(err)) != (int)i) {
+			kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site->names[0], site->cert,
+				err);
+			return -1;
+		}
+	}
+	const struct sconf *c = &S.c;
+	for (unsigned s = 0; s < c->nsites; s++) {
+		site = &c->sites[s];
+		if (!(site->listen_mask & (1u << li)) || site == l->cert_site[0])
+			continue;
+		int ci = cert_index(l, site);
+		for (unsigned k = 0; k < site->nnames; k++)
+			if (ci < 0 || tls_bearssl_add_name(l->tls, site->names[k], cstrlen(site->names[k]),
+							   (unsigned)ci, err, sizeof(err)) < 0) {
+				kprintf("skiff-uk: sites: %u:%u: site %s: %s\n", site->pos.line,
+					site->pos.col, site->names[k], ci < 0 ? "no certificate" : err);
+				return -1;
+			}
 	}
 	struct loop_tls_config lc = {
 		.engine = &tls_bearssl_ops,
@@ -460,9 +514,14 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 			return -1;
 		}
 		l->started = l->inited = true;
-		if (ls->tls)
-			kprintf("skiff-uk: sites: port %u: https with %s (BearSSL, TLS 1.2, one "
-				"certificate)\n", ls->port, l->cert_site->cert);
+		if (ls->tls) {
+			kprintf("skiff-uk: sites: port %u: https (BearSSL, TLS 1.2) with %s", ls->port,
+				l->cert_site[0]->cert);
+			for (unsigned i = 1; i < l->ncerts; i++)
+				kprintf(", %s for %s by SNI", l->cert_site[i]->cert,
+					l->cert_site[i]->names[0]);
+			kprintf("\n");
+		}
 	}
 	return 0;
 }
