@@ -13,12 +13,12 @@
 #                 1 before booting, printing FILE:LINE:COL and the message
 #   bad-flags     --config with --root, --tls-cert or the guest word port=:
 #                 a usage error (exit 2) naming the flag
-#   one-cert      the example as written (a.test and b.test on one tls
-#                 listener, each its own certificate): the guest refuses it
-#                 at boot, naming the second certificate (BearSSL here has
-#                 no choice by SNI: the documented limit), and exits 1
-# Then the example with a.test's tls listener left out (so 8443 is b.test's
-# alone) and a `metrics;` route added, booted under TCG:
+#   sni-bound     9 names besides the first site's on one tls listener (the
+#                 bound is 8, as skiff serve's): the guest refuses the file
+#                 at boot naming the site past the bound, and exits 1
+# Then the example as written (only its ports moved), booted under TCG:
+#   boot          the ready line names both listeners; the boot says which
+#                 certificate the tls listener chooses by SNI
 #   a-files       Host a.test: examples/sites/a/index.html byte for byte,
 #                 200 with X-Site: a
 #   a-redirect    /old/x?y=1 -> 301 Location /new/x?y=1, X-Site: a
@@ -28,12 +28,21 @@
 #   b-http        Host b.test over HTTP -> 301 https://b.test:PORT/p
 #   b-https       https://b.test:PORT/ verified against b's certificate:
 #                 examples/sites/b/index.html byte for byte
+#   a-https       https://a.test:PORT/ verified against a's certificate:
+#                 a's index.html, X-Site: a (the same tls listener)
+#   sni           the certificate each name is shown (python ssl with
+#                 server_hostname, the peer's sha256 against the file's, by
+#                 tests/sites_check.py cert/certfile): b.test and B.TEST b's,
+#                 a.test a's, an unknown name and no name at all a's (the
+#                 first site's is the default, as skiff serve's)
 #   unknown-host  a Host no site names: 404
-#   metrics       the metrics route: sites.requests counted the requests
 #   shutdown      with a keep-alive connection idle, "exit 0" to the shutdown
 #                 port: the guest drains (the idle connection gets EOF, the
 #                 console says "draining 1 connections" and "drained in"),
-#                 skiff vm exits 0 and the guest printed its counters
+#                 skiff vm exits 0 and the guest printed its counters (the
+#                 TLS engine's tls.sni_matched among them)
+# Then the example with a `metrics;` route added to a.test, booted again:
+#   metrics       the metrics route: sites.requests counted the requests
 # Traffic goes to 127.0.0.1 only (QEMU's user network); every QEMU run is
 # bounded by `timeout` and stopped by pid on exit.
 set -u
@@ -125,26 +134,32 @@ for args in "--root $D/sites/a" "--tls-cert $D/sites/certs/a.crt --tls-key $D/si
 done
 [ $bad = 0 ] && pass "bad-flags (--root, --tls-cert, port=: exit 2)"
 
-# ---- the example as written: one certificate per tls listener in the guest ----
-timeout 90 "$SKIFF" vm --accel tcg --image "$IMG" --mem 512M --config "$D/as-written.conf" \
-	-- exit-after=60 </dev/null >"$LOG/as-written.log" 2>&1
-rc=$?
-if [ $rc = 1 ] && grep -aq "configuration:[0-9]*:[0-9]*: site b.test: a second certificate .*b.crt) on the tls listener of port $SP.*not booting" "$LOG/as-written.log"; then
-	pass "one-cert (exit 1: $(grep -ao 'site b.test: a second certificate.*SNI' "$LOG/as-written.log" | sed "s,$D/,,g"))"
-else
-	fail one-cert "exit $rc: $(tail -3 "$LOG/as-written.log")"
-fi
-
-# ---- the example with 8443 b.test's alone, and a metrics route ----
-python3 - "$D/as-written.conf" "$D/served.conf" "$SP" <<'EOF'
+# The same with a `metrics;` route on a.test, for the second boot.
+python3 - "$D/as-written.conf" "$D/metrics.conf" <<'EOF'
 import sys
 s = open(sys.argv[1]).read()
-cut = "    listen 127.0.0.1:%s tls;\n    tls sites/certs/a.crt sites/certs/a.key;\n" % sys.argv[3]
-assert s.count(cut) == 1, "a.test's tls lines not found"
-s = s.replace(cut, "", 1)
-s = s.replace("    route /old/ {", "    route = /metrics {\n        metrics;\n    }\n    route /old/ {", 1)
+old = "    route /old/ {"
+assert s.count(old) == 1, "a.test's /old/ route not found"
+s = s.replace(old, "    route = /metrics {\n        metrics;\n    }\n" + old, 1)
 open(sys.argv[2], "w").write(s)
 EOF
+
+# ---- more SNI names than a tls listener takes ----
+{
+	printf 'site a.test {\n    listen 127.0.0.1:%s tls;\n    tls sites/certs/a.crt sites/certs/a.key;\n    route / {\n        return 200 a;\n    }\n}\n' "$SP"
+	printf 'site b.test b1.test b2.test b3.test b4.test {\n    listen 127.0.0.1:%s tls;\n    tls sites/certs/b.crt sites/certs/b.key;\n    route / {\n        return 200 b;\n    }\n}\n' "$SP"
+	printf 'site c.test c1.test c2.test c3.test {\n    listen 127.0.0.1:%s tls;\n    tls sites/certs/b.crt sites/certs/b.key;\n    route / {\n        return 200 c;\n    }\n}\n' "$SP"
+} >"$D/nine.conf"
+timeout 90 "$SKIFF" vm --accel tcg --image "$IMG" --mem 512M --config "$D/nine.conf" \
+	-- exit-after=60 </dev/null >"$LOG/nine.log" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -aq "configuration:15:1: site 'c.test': more than 8 certificate names on the tls listener of port $SP.*not booting" "$LOG/nine.log"; then
+	pass "sni-bound (exit 1: $(grep -ao "site 'c.test': more than 8 certificate names[^(]*" "$LOG/nine.log"))"
+else
+	fail sni-bound "exit $rc: $(tail -3 "$LOG/nine.log")"
+fi
+
+# ---- the example as written ----
 mkdir -p "$WORK/up"
 printf 'upstream says hi\n' >"$WORK/up/hello.txt"
 # The upstream: answers /api/hello.txt with the file and echoes the Host it got.
@@ -168,7 +183,7 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 EOF
 PIDS+=($!)
 VLOG=$LOG/served.log
-timeout 200 "$SKIFF" vm --accel tcg --image "$IMG" --mem 512M --config "$D/served.conf" \
+timeout 200 "$SKIFF" vm --accel tcg --image "$IMG" --mem 512M --config "$D/as-written.conf" \
 	-p "$CP:9/udp" -- shutdown-port=9 exit-after=180 stats </dev/null >"$VLOG" 2>&1 &
 VM=$!
 PIDS+=("$VM")
@@ -177,7 +192,12 @@ if ! wait_for "$VLOG" '^skiff-uk: ready' 90; then
 	summary
 	exit 1
 fi
-pass "boot ($(grep -a '^skiff-uk: ready' "$VLOG" | grep -o 'sites=[^ ]*'), $(grep -ac '^skiff-uk: sites: ' "$VLOG") sites lines)"
+if grep -aq "^skiff-uk: ready.*sites=$HP,$SP/tls" "$VLOG" &&
+	grep -aq "^skiff-uk: sites: port $SP: https (BearSSL, TLS 1.2) with .*/a.crt, .*/b.crt for b.test by SNI" "$VLOG"; then
+	pass "boot ($(grep -a '^skiff-uk: ready' "$VLOG" | grep -o 'sites=[^ ]*'); $(grep -a "^skiff-uk: sites: port $SP: https" "$VLOG" | tr -d '\r' | sed "s,$D/,,g; s/^skiff-uk: sites: //"))"
+else
+	fail boot "$(grep -a '^skiff-uk: ready\|https' "$VLOG" | tr -d '\r')"
+fi
 C=(curl -s --max-time 20 -o "$WORK/body" -D "$WORK/head")
 hdr() { tr -d '\r' <"$WORK/head" | grep -i "^$1:" | head -1 | cut -d' ' -f2-; }
 status() { tr -d '\r' <"$WORK/head" | head -1 | cut -d' ' -f2; }
@@ -213,20 +233,45 @@ if [ "$(status)" = 200 ] && cmp -s "$WORK/body" examples/sites/b/index.html && [
 else
 	fail b-https "status '$(status)' $(head -c 200 "$WORK/body")"
 fi
+"${C[@]}" --cacert "$D/sites/certs/a.crt" --resolve "a.test:$SP:127.0.0.1" "https://a.test:$SP/"
+if [ "$(status)" = 200 ] && cmp -s "$WORK/body" examples/sites/a/index.html && [ "$(hdr X-Site)" = a ]; then
+	pass "a-https (verified against a.test's certificate on the same listener, X-Site: a)"
+else
+	fail a-https "status '$(status)' X-Site=$(hdr X-Site) $(head -c 200 "$WORK/body")"
+fi
+# The certificate each name is shown, by its sha256 ("-": no SNI at all).
+ha=$(python3 tests/sites_check.py certfile "$D/sites/certs/a.crt")
+hb=$(python3 tests/sites_check.py certfile "$D/sites/certs/b.crt")
+bad=""
+for nw in b.test:$hb B.TEST:$hb a.test:$ha nobody.test:$ha -:$ha; do
+	name=${nw%%:*} want=${nw#*:}
+	if [ "$name" = - ]; then
+		got=$(python3 - "$SP" <<'EOF' 2>&1
+import hashlib, socket, ssl, sys
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20) as s:
+    with ctx.wrap_socket(s) as t:  # no server_hostname: no SNI extension
+        print(hashlib.sha256(t.getpeercert(binary_form=True)).hexdigest())
+EOF
+)
+	else
+		got=$(python3 tests/sites_check.py cert 127.0.0.1 "$SP" "$name" "$D/sites/certs" 2>&1)
+	fi
+	[ "$got" = "$want" ] || bad="$bad $name: shown ${got:0:16}, want ${want:0:16};"
+done
+if [ -z "$bad" ] && [ "$ha" != "$hb" ]; then
+	pass "sni (b.test, B.TEST: b's certificate; a.test, nobody.test, no SNI: a's)"
+else
+	fail sni "$bad"
+fi
 "${C[@]}" -H 'Host: nobody.test' "http://127.0.0.1:$HP/"
 if [ "$(status)" = 404 ]; then
 	pass "unknown-host (404)"
 else
 	fail unknown-host "$(status)"
 fi
-"${C[@]}" -H 'Host: a.test' "http://127.0.0.1:$HP/metrics"
-n=$(grep -a '^skiff_sites_requests_total ' "$WORK/body" | awk '{print $2}')
-if [ "$(status)" = 200 ] && [ -n "$n" ] && [ "$n" -ge 7 ]; then
-	pass "metrics (sites.requests $n after 7 requests)"
-else
-	fail metrics "$(status) sites.requests='$n' $(head -c 300 "$WORK/body")"
-fi
-
 # A keep-alive connection idles through the shutdown: the drain closes it
 # (EOF at the client) and the guest says it drained.
 python3 - "$HP" >"$WORK/idle.out" 2>&1 <<'EOF2' &
@@ -244,10 +289,35 @@ IDLE=$!
 wait_for "$WORK/idle.out" answered 20
 python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CP"
 if skt_wait_exit "$VM" 30 && [ "$SKT_RC" = 0 ] && grep -aq '^app.requests [1-9]' "$VLOG" &&
-	grep -aq '^sites.no_site 1' "$VLOG" && grep -aq '^skiff-uk: shutdown: draining 1 connections' "$VLOG" &&
+	grep -aq '^sites.no_site 1' "$VLOG" && grep -aq '^tls.sni_matched [1-9]' "$VLOG" &&
+	grep -aq '^skiff-uk: shutdown: draining 1 connections' "$VLOG" &&
 	grep -aq '^skiff-uk: drained in' "$VLOG" && wait "$IDLE" && grep -q '^eof' "$WORK/idle.out"; then
-	pass "shutdown (exit 0, the idle keep-alive connection closed by the drain: $(grep -a '^skiff-uk: drained in' "$VLOG" | tr -d '\r'); $(grep -a '^app.requests ' "$VLOG" | tr -d '\r'))"
+	pass "shutdown (exit 0, the idle keep-alive connection closed by the drain: $(grep -a '^skiff-uk: drained in' "$VLOG" | tr -d '\r'); $(grep -a '^app.requests \|^tls.sni_' "$VLOG" | tr -d '\r' | paste -sd ' '))"
 else
 	fail shutdown "exit ${SKT_RC:-still running}: $(cat "$WORK/idle.out") $(grep -a 'drain' "$VLOG") $(tail -3 "$VLOG")"
 fi
+
+# ---- again with a metrics route ----
+VLOG=$LOG/metrics.log
+timeout 200 "$SKIFF" vm --accel tcg --image "$IMG" --mem 512M --config "$D/metrics.conf" \
+	-p "$CP:9/udp" -- shutdown-port=9 exit-after=180 </dev/null >"$VLOG" 2>&1 &
+VM=$!
+PIDS+=("$VM")
+if ! wait_for "$VLOG" '^skiff-uk: ready' 90; then
+	fail metrics "no ready line: $(tail -5 "$VLOG")"
+	summary
+	exit 1
+fi
+"${C[@]}" -H 'Host: a.test' "http://127.0.0.1:$HP/"
+"${C[@]}" -H 'Host: b.test' "http://127.0.0.1:$HP/"
+"${C[@]}" -H 'Host: a.test' "http://127.0.0.1:$HP/metrics"
+n=$(grep -a '^skiff_sites_requests_total ' "$WORK/body" | awk '{print $2}')
+if [ "$(status)" = 200 ] && [ -n "$n" ] && [ "$n" -ge 3 ]; then
+	pass "metrics (sites.requests $n after 3 requests)"
+else
+	fail metrics "$(status) sites.requests='$n' $(head -c 300 "$WORK/body")"
+fi
+
+python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CP"
+skt_wait_exit "$VM" 30 || fail metrics-exit "the second guest did not exit on \"exit 0\""
 summary
