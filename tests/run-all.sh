@@ -140,7 +140,7 @@ P vm-tls needs=build est=20 -- tests/vm_tls.sh build/skiff build/skiff-uk.elf bu
 # skiff proxy in the unikernel (build/skiff-proxy-uk.elf).
 P vm-proxy est=60 needs=build -- tests/vm_proxy.sh build/skiff build/skiff-proxy-uk.elf
 # skiff vm --config: examples/sites.conf's sites in the unikernel (issue 32).
-P vm-sites est=15 needs=build -- tests/vm_sites.sh build/skiff build/skiff-uk.elf
+P vm-sites est=60 needs=build -- tests/vm_sites.sh build/skiff build/skiff-uk.elf
 P site needs=build est=40 -- tests/site.sh build/skiff build/skiff-uk.elf
 P linux-guest w=2 est=90 needs=build -- make linux-guest-test
 P switch w=2 est=90 needs=build -- tests/switch.sh build/skiff
