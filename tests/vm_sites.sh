@@ -43,6 +43,13 @@
 #                 TLS engine's tls.sni_matched among them)
 # Then the example with a `metrics;` route added to a.test, booted again:
 #   metrics       the metrics route: sites.requests counted the requests
+# Then `app;` (a route that runs the image's application):
+#   app-refused   skiff-uk.elf (no application linked) stops the boot at the
+#                 file's app; route, FILE:LINE:COL, exit 1
+#   app           examples/kv-uk.elf with --config: PUT /kv/k1 201, GET it
+#                 back, the site's header line on the application's answer
+#   app-routes    POST on the kv route 405 with kv's Allow; /health, the
+#                 file's return route beside it, answered
 # Traffic goes to 127.0.0.1 only (QEMU's user network); every QEMU run is
 # bounded by `timeout` and stopped by pid on exit.
 set -u
@@ -320,4 +327,50 @@ fi
 
 python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CP"
 skt_wait_exit "$VM" 30 || fail metrics-exit "the second guest did not exit on \"exit 0\""
+
+# ---- app;: an application image (examples/kv) runs the file's app; routes ----
+KV_IMG=$(dirname "$IMG")/examples/kv-uk.elf
+printf 'site kv.test {\n    listen 127.0.0.1:%s;\n    default;\n    header X-S kv;\n    route /kv/ {\n        app;\n    }\n    route = /health {\n        return 200 "ok\\n";\n    }\n}\n' "$HP" >"$D/app.conf"
+timeout 90 "$SKIFF" vm --accel tcg --image "$IMG" --config "$D/app.conf" -- exit-after=60 \
+	</dev/null >"$LOG/app-refused.log" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -aq "configuration:5:5: app: no application is linked into this image" "$LOG/app-refused.log"; then
+	pass "app-refused (skiff-uk.elf has no application: exit 1 at boot)"
+else
+	fail app-refused "exit $rc: $(tail -3 "$LOG/app-refused.log")"
+fi
+if [ ! -r "$KV_IMG" ]; then
+	fail app "missing $KV_IMG (make examples)"
+	summary
+	exit 1
+fi
+VLOG=$LOG/app.log
+timeout 200 "$SKIFF" vm --accel tcg --image "$KV_IMG" --mem 512M --config "$D/app.conf" \
+	-p "$CP:9/udp" -- shutdown-port=9 exit-after=180 </dev/null >"$VLOG" 2>&1 &
+VM=$!
+PIDS+=("$VM")
+if ! wait_for "$VLOG" '^skiff-uk: ready' 90; then
+	fail app "no ready line: $(tail -5 "$VLOG")"
+	summary
+	exit 1
+fi
+"${C[@]}" -X PUT --data-binary 'kept in the guest' "http://127.0.0.1:$HP/kv/k1"
+put=$(status)
+"${C[@]}" "http://127.0.0.1:$HP/kv/k1"
+if [ "$put" = 201 ] && [ "$(status)" = 200 ] && [ "$(cat "$WORK/body")" = "kept in the guest" ] &&
+	[ "$(hdr X-S)" = kv ]; then
+	pass "app (kv-uk.elf: PUT 201, GET the value back, the site's header line kept)"
+else
+	fail app "PUT $put, GET $(status) '$(head -c 100 "$WORK/body")' X-S '$(hdr X-S)'"
+fi
+"${C[@]}" -X POST --data-binary x "http://127.0.0.1:$HP/kv/k1"
+a405=$(status) allow=$(hdr Allow)
+"${C[@]}" "http://127.0.0.1:$HP/health"
+if [ "$a405" = 405 ] && [ "$allow" = "GET, PUT, DELETE" ] && [ "$(status)" = 200 ]; then
+	pass "app-routes (POST 405 Allow: $allow; /health answered by the file beside it)"
+else
+	fail app-routes "POST $a405 Allow '$allow', /health $(status)"
+fi
+python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CP"
+skt_wait_exit "$VM" 30 || fail app-exit "the kv guest did not exit on \"exit 0\""
 summary

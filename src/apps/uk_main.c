@@ -617,10 +617,10 @@ unsigned uk_app_main(const struct kvm_start *st)
 	 * rx interrupt is MSI-X entry k on vCPU k's LAPIC; its ring region
 	 * comes from the heap. */
 	sites_on = uk_sites_is_bundle(st->module, st->module_len);
-	if (sites_on && app_def) {
-		kprintf("skiff-uk: the boot module is a configuration (skiff vm --config), which "
-			"skiff-uk.elf serves: this image runs %s; not booting\n",
-			app_def->name ? app_def->name : "an application");
+	if (sites_on && &uk_app) {
+		kprintf("skiff-uk: the boot module is a configuration (skiff vm --config): this is "
+			"the proxy's image, whose words configure it; a configuration's proxy "
+			"routes run on skiff-uk.elf; not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	/* (a configuration's sites, too, run on this vCPU only) */
@@ -688,6 +688,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 			.wall_offset = (int64_t)wall_base - (int64_t)(wall_at / SK_NS_PER_S),
 			.gw = gw_addr,
 			.all_stats = uk_stats,
+			.app = app_def, /* the file's app; routes */
 		};
 		if (uk_sites_setup(st->module, st->module_len, &o, &senv, &need) < 0)
 			kvm_exit(KVM_EXIT_FATAL);

@@ -156,6 +156,12 @@ static const char *kind_name(enum sconf_kind k)
 
 /* The site archive of a `files` folder, opened once whichever routes
  * name it. */
+/* `app;`: the image's application, its own routes on the whole path. */
+static int app_handle(struct http_app_req *r, void *ctx)
+{
+	return http_app_routes_run(r, ctx);
+}
+
 static struct sar_site *archive_for(const struct sconf_route *rt)
 {
 	size_t nl = cstrlen(rt->root);
@@ -366,9 +372,13 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 				*h = (struct sites_handler){metrics_handle, NULL};
 				metrics = true;
 			} else if (rt->kind == SCONF_APP) {
-				kprintf("skiff-uk: configuration:%u:%u: app: no application is linked into "
-					"this image; not booting\n", rt->pos.line, rt->pos.col);
-				return -1;
+				if (!S.env.app) {
+					kprintf("skiff-uk: configuration:%u:%u: app: no application is "
+						"linked into this image (skiff vm --image NAME-uk.elf "
+						"--config FILE); not booting\n", rt->pos.line, rt->pos.col);
+					return -1;
+				}
+				*h = (struct sites_handler){app_handle, (void *)S.env.app};
 			}
 			/* redirect and return: the router's own (fn NULL) */
 		}
@@ -514,6 +524,14 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 			return -1;
 		}
 		l->started = l->inited = true;
+		/* The application's init once, with the first engine (what it
+		 * wants is the loop), before any connection is accepted. */
+		if (li == 0 && S.env.app && S.env.app->init &&
+		    S.env.app->init(&l->app, S.env.app->init_ctx) < 0) {
+			kprintf("skiff-uk: sites: the application '%s' refused to start\n",
+				S.env.app->name ? S.env.app->name : "app");
+			return -1;
+		}
 		if (ls->tls) {
 			kprintf("skiff-uk: sites: port %u: https (BearSSL, TLS 1.2) with %s", ls->port,
 				l->cert_site[0]->cert);

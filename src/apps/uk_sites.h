@@ -33,6 +33,10 @@ struct uk_sites_env {
 	uint32_t gw;         /* the guest's gateway, host order (gw=) */
 	/* Every counter of the guest, for a `metrics;` route. */
 	void (*all_stats)(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+	/* The application linked into this image (its skiff_app), which the
+	 * file's `app;` routes run; NULL (skiff-uk.elf): `app;` stops the
+	 * boot.  Its init runs once, with the first listener's engine. */
+	const struct http_app_def *app;
 };
 
 /* What the sites need beyond what uk_main.c sizes for itself. */
