@@ -69,6 +69,21 @@ access log is off everywhere else, as in seed 002's nginx.  A -log server
 runs only the loads in BENCH_LOG_LOADS (default ab-k-c64) and the bodies in
 BENCH_LOG_PASSES (default 41): the default run's skiff-packet-log row is
 the access log's cost, beside skiff-packet's.
+A skiff server's name may carry "-sites" after its base (and "-old"):
+skiff-packet-sites, skiff-tap-sites, linux-app-sites, skiff-packet-sites-log:
+the same skiff serve, but its site comes from a configuration file the bench
+writes into its work folder (docs/config.md) and is served by the sites
+runtime (src/apps/sites_host.c: the engine of src/http/app.c, the router of
+src/router/sites.c, the files handler of src/http/files_handler.c) instead of
+the older engine of `--root` (src/http/server.c).  The file holds what the
+plain row's flags say: max_conns, workers, access_log, and one `default;`
+site listening where the plain row does (SRV_IP:80, *:80 over IPv6, plus
+SRV_IP:443 tls with BENCH_TLS) with `route / { files ROOT; }`; for the
+41-byte hello, which the plain row serves without --root, the route is
+`return 200 "<the hello>"` instead.  The stack and device flags and
+BENCH_SKIFF_ARGS stay on the command line.  The table gains SERVER-sites/plain
+ratios (req/s and core µs/req) beside it: issue 32's "no figure worse beyond
+noise" for moving skiff serve's flags onto the sites runtime.
 Any server's name may end in "-v6" last (skiff-packet-v6, nginx-v6,
 linux-app-log-v6): the same server over IPv6 (issue 18): the client's end
 gets 2001:2::1/64, the server 2001:2::2/64 (Linux's vs0 for nginx, which
@@ -149,16 +164,50 @@ def logged_server(name):
     return name.endswith("-log") and name[:-4].startswith(("skiff-", "linux-app"))
 
 
-def base_server(name):
-    """skiff-packet-old -> skiff-packet (the old binary, BENCH_SKIFF_OLD);
-    the -log (logged_server) and -v6 (v6_server) suffixes are not part of
-    the base either, nor -w2 (workers_of)."""
+def _without_log(name):
+    """NAME without its -w2, -v6 and -log suffixes (they come last)."""
     name = plain_name(name)
     if v6_server(name):
         name = name[:-3]
     if logged_server(name):
         name = name[:-4]
-    return name[:-4] if name.endswith("-old") and SKIFF_OLD else name
+    return name
+
+
+def sites_server(name):
+    """skiff-packet-sites: skiff-packet from a configuration file (skiff
+    serve --config, the sites runtime) instead of --root."""
+    name = _without_log(name)
+    return name.endswith("-sites") and name[:-6].startswith(("skiff-", "linux-app"))
+
+
+def old_server(name):
+    """skiff-packet-old: run from BENCH_SKIFF_OLD's binary."""
+    name = _without_log(name)
+    if sites_server(name):
+        name = name[:-6]
+    return name.endswith("-old") and bool(SKIFF_OLD)
+
+
+def base_server(name):
+    """skiff-packet-old -> skiff-packet (the old binary, BENCH_SKIFF_OLD);
+    the -sites (sites_server), -log (logged_server) and -v6 (v6_server)
+    suffixes are not part of the base either, nor -w2 (workers_of).  In
+    a name they come in the order base[-old][-sites][-log][-v6][-w2]."""
+    old = old_server(name)
+    name = _without_log(name)
+    if sites_server(name):
+        name = name[:-6]
+    return name[:-4] if old else name
+
+
+def sites_twin(name):
+    """The plain server a -sites server is compared with
+    (skiff-packet-sites-log -> skiff-packet-log), else None."""
+    if not sites_server(name):
+        return None
+    i = name.find("-sites")
+    return name[:i] + name[i + 6:]
 
 LOADS = env("BENCH_LOADS", " ".join(ALL_LOADS)).split()
 PASSES = [int(p) for p in env("BENCH_PASSES", "41 600 6000 102400 1048576").split()]
@@ -225,6 +274,8 @@ for s in SERVERS:
         sys.exit(f"bench: unknown server '{s}' (known: {' '.join(ALL_SERVERS)})")
     if v6_server(s) and TLS:
         sys.exit(f"bench: '{s}': the v6 rows are plain HTTP (no BENCH_TLS)")
+    if s.startswith("nginx") and "-sites" in s:
+        sys.exit(f"bench: '{s}': -sites is skiff serve --config (skiff-* and linux-app only)")
 for ld in LOADS:
     if ld not in ALL_LOADS:
         sys.exit(f"bench: unknown load '{ld}' (known: {' '.join(ALL_LOADS)})")
@@ -406,9 +457,8 @@ class Server:
         self.access_log = logged_server(name)
         self.v6 = v6_server(name)
         self.workers = workers_of(name)
-        plain = plain_name(name)
-        plain = plain[:-3] if self.v6 else plain
-        if self.base != (plain[:-4] if self.access_log else plain):
+        self.sites = sites_server(name)
+        if old_server(name):
             self.skiff = os.path.abspath(SKIFF_OLD)
         self.host = f"[{SRV_IP6}]" if self.v6 else SRV_IP
         self.proc = None
@@ -431,6 +481,15 @@ class Server:
             conf = os.path.join(self.work, "nginx.conf" if self.workers == 1 else
                                 f"nginx-w{self.workers}.conf")
             return pin + ["nginx", "-p", self.work + "/", "-c", conf]
+        if self.sites:
+            base = pin + [self.skiff, "serve", "--config", self.write_config(root), "--stats"]
+            base += SKIFF_ARGS
+            if self.base == "linux-app":
+                return base + ["--stack", "linux"]
+            dev = {"skiff-xdp": "xdp:vs0", "skiff-packet": "packet:vs0",
+                   "skiff-tap": "tap:sk0"}[self.base]
+            return base + ["--stack", "skiff", "--dev", dev, "--ip", f"{SRV_IP}/24"] + (
+                ["--ip6", f"{SRV_IP6}/64"] if self.v6 else [])
         base = pin + [self.skiff, "serve", "--port", "80", "--stats",
                       "--max-conns", str(MAX_CONNS)]
         if self.workers > 1:
@@ -450,6 +509,37 @@ class Server:
                "skiff-tap": "tap:sk0"}[self.base]
         return base + ["--stack", "skiff", "--dev", dev, "--ip", f"{SRV_IP}/24"] + (
             ["--ip6", f"{SRV_IP6}/64"] if self.v6 else [])
+
+    def write_config(self, root):
+        """The -sites server's configuration file (docs/config.md), in the
+        work folder: what the plain server's flags say, as one default site.
+        Returns its path."""
+        # Over v6 the plain linux-app binds no --ip (one [::] socket, both
+        # families) and skiff's stack listens on both: *:80 is that listener.
+        addr = "*" if self.v6 else SRV_IP
+        lines = ["# written by bench/http/bench.py for " + self.name,
+                 f"max_conns {MAX_CONNS};"]
+        if self.workers > 1:
+            lines.append(f"workers {self.workers};")
+        if self.access_log:
+            lines.append("access_log " + os.path.join(self.work, f"{self.name}-access.log")
+                         + " combined;")
+        lines += ["site default {", f"    listen {addr}:80;"]
+        if TLS:
+            lines += [f"    listen {addr}:443 tls;",
+                      f"    tls {TLS_CERT_FILES['cert']} {TLS_CERT_FILES['key']};"]
+        lines.append("    default;")
+        if root:
+            lines.append(f"    route / {{ files {root}; }}")
+        else:
+            # The plain server's built-in hello (no --root): a fixed answer.
+            hello = HELLO.decode().replace("\n", "\\n")
+            lines.append(f'    route / {{ return 200 "{hello}"; }}')
+        lines.append("}")
+        path = os.path.join(self.work, f"{self.name}.conf")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
 
     def start(self, root):
         """Returns None when serving, else the reason."""
@@ -812,6 +902,9 @@ def write_results(out, runs, unavailable, sizes, meta):
         v6s = [s for s in servers if v6_server(s) and s[:-3] in servers]
         for s in v6s:
             hdr.append(f"{s}/v4")
+        sitess = [s for s in servers if sites_twin(s) in servers]
+        for s in sitess:
+            hdr.append(f"{s}/plain")
         L.append("| " + " | ".join(hdr) + " |")
         L.append("|---|" + "--:|" * (len(hdr) - 1))
         for load in loads_for(body):
@@ -847,8 +940,41 @@ def write_results(out, runs, unavailable, sizes, meta):
                 cells.append(ratio("linux-app", "nginx"))
             for s in v6s:
                 cells.append(ratio(s, s[:-3]))
+            for s in sitess:
+                cells.append(ratio(s, sites_twin(s)))
             L.append("| " + " | ".join(cells) + " |")
         L.append("")
+        if sitess:
+            # The sites runtime against the plain engine, pair by pair:
+            # issue 32's "no figure may get worse beyond noise".  The
+            # spread (min..max of the runs) says what noise is here.
+            L.append("The sites runtime (`--config`) against the plain engine (`--root`), "
+                     "medians; req/s above 1 and µs/req below 1 favour the sites runtime:")
+            L.append("")
+            L.append("| load | pair | req/s sites/plain | core µs/req sites/plain | "
+                     "proc µs/req sites/plain | req/s runs sites | req/s runs plain |")
+            L.append("|---|---|--:|--:|--:|---|---|")
+
+            def spread(rows):
+                v = sorted(r["req_s"] for r in rows)
+                return " ".join(fmt_num(x) for x in v) if v else "—"
+            for load in loads_for(body):
+                for s in sitess:
+                    t = sites_twin(s)
+                    a = [r for r in prow if r["server"] == s and r["load"] == load
+                         and r["status"] == "ok"]
+                    b = [r for r in prow if r["server"] == t and r["load"] == load
+                         and r["status"] == "ok"]
+                    if not a and not b:
+                        continue
+
+                    def q(key):
+                        x, y = med(a, key), med(b, key)
+                        return f"{x / y:.2f}" if x and y else "—"
+                    L.append("| " + " | ".join([
+                        load, f"{s} / {t}", q("req_s"), q("server_cpu_us_per_req"),
+                        q("server_proc_us_per_req"), spread(a), spread(b)]) + " |")
+            L.append("")
         # Table 2: CPU per request.
         L.append("| load | server | req/s | core µs/req | proc µs/req | server core % | "
                  "client % | syscalls/req | failed runs |")
@@ -1072,7 +1198,10 @@ def main():
                             res = run_load(srv, load, url.replace(SRV_IP, srv.host, 1))
                         finally:
                             srv.stop()
-                        reqs = srv.stats.get("https.requests" if TLS else "http.requests")
+                        # The sites runtime counts every listener's requests in
+                        # app.requests (HTTP and HTTPS alike).
+                        reqs = srv.stats.get("app.requests" if srv.sites else
+                                             "https.requests" if TLS else "http.requests")
                         sysc = None
                         if reqs and ("dev.rx_syscalls" in srv.stats
                                      or "dev.tx_syscalls" in srv.stats):
