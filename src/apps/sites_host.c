@@ -1235,6 +1235,23 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 					"docs/config.md)", opt_defs[site_flags[i]].name);
 	pl.on_skiff = opt_given(o, OPT_STACK) ? opt_num(o, OPT_STACK) == 0 : opt_given(o, OPT_DEV);
 	pl.scfg = (struct serve_skiff_config){.stack = {.tcp = true}};
+	/* The stack's flags with the other stack are mistakes, as serve's. */
+	if (pl.on_skiff) {
+		static const uint8_t linux_only[] = {OPT_SENDFILE};
+		cli_check(opt_only_with(o, linux_only, sizeof(linux_only),
+					"stack linux (skiff's stack sends from the mapping)", err,
+					sizeof(err)),
+			  o->cmd->name, err);
+	} else {
+		static const uint8_t skiff_only[] = {OPT_DEV,     OPT_GW,         OPT_MAC,
+						     OPT_PCAP,    OPT_SPIN_US,    OPT_TCP_SNDBUF,
+						     OPT_TCP_RCVBUF, OPT_IP6,     OPT_GW6,
+						     OPT_TCP_CC,  OPT_TCP_BUF_MAX, OPT_TCP_MEM};
+		cli_check(opt_only_with(o, skiff_only, sizeof(skiff_only),
+					"stack skiff (stack linux uses the kernel's interfaces)", err,
+					sizeof(err)),
+			  o->cmd->name, err);
+	}
 	if (pl.on_skiff) {
 		hoststack_options(&pl.scfg.stack, o);
 		pl.scfg.tcp_sndbuf = (uint32_t)opt_num(o, OPT_TCP_SNDBUF);
