@@ -25,7 +25,6 @@
  * (not a "warning:") is a QEMU failure and exits 1.  A guest that resets
  * (triple fault; -no-reboot turns it into a QEMU exit 0) exits 1 too. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,116 +40,6 @@
 #include "cli.h"
 #include "site_pack.h"
 #include "tls_bundle.h"
-
-#define VM_MAX_FWD 16
-#define VM_MAX_SMP 16 /* = KVM_MAX_CPUS (plat/kvm/kvm.h): the guest starts this many at most */
-
-struct fwd {
-	unsigned host, guest;
-	bool udp;
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE] [--smp N]\n"
-		"                [--root DIR] [--accel auto|kvm|tcg] [--image PATH | --proxy] [--dry-run]\n"
-		"                [--tls-cert FILE --tls-key FILE [--tls-port N] [--tls-redirect]]\n"
-		"                [--config FILE]\n"
-		"                [-- GUEST ARGS...]\n"
-		"\n"
-		"Boots the skiff unikernel under qemu-system-x86_64 with a virtio-net NIC; the\n"
-		"guest's serial console is this terminal.  Exits with the guest's exit code.\n"
-		"\n"
-		"  -p HOST:GUEST[/PROTO]  forward 127.0.0.1:HOST to the guest's port GUEST (tcp by\n"
-		"                         default; repeatable; user networking only)\n"
-		"  --net user|tap:NAME    QEMU user networking (default; guest 10.0.2.15, gw 10.0.2.2)\n"
-		"                         or an existing TAP device NAME\n"
-		"  --mem SIZE             guest memory, e.g. 256M (default), 1G\n"
-		"  --smp N                vCPUs, 1 (default) to 16: QEMU -smp N (TCG multi-threaded);\n"
-		"                         the guest finds them in the ACPI MADT and starts each one;\n"
-		"                         with --net tap:NAME (a multi_queue TAP) one queue pair and\n"
-		"                         one HTTP stack per vCPU\n"
-		"  --root DIR             serve the files under DIR (no symlinks, no dotfiles): packed\n"
-		"                         into a read-only archive the guest gets at boot (-initrd);\n"
-		"                         the guest needs --mem of about 170M + the tree's size\n"
-		"  --tls-cert FILE        serve HTTPS too (BearSSL, TLS 1.2) with this certificate\n"
-		"                         chain (PEM, the server's first); needs --tls-key\n"
-		"  --tls-key FILE         its private key (PEM: ECDSA P-256 or RSA); both files go\n"
-		"                         into the boot module (-initrd) after the --root archive\n"
-		"  --config FILE          serve the sites of a configuration file (docs/config.md;\n"
-		"                         docs/unikernel.md \"skiff vm --config\"): the file, its\n"
-		"                         `files` folders and its certificates go into the boot\n"
-		"                         module, and each listener's ADDR:PORT on the host is\n"
-		"                         forwarded to the guest's PORT; replaces --root, --tls-*\n"
-		"                         and the guest's port=\n"
-		"  --tls-port N           the guest's HTTPS port (default 443; guest word tls-port=N)\n"
-		"  --tls-redirect         port 80 answers 301 to https:// (guest word tls-redirect)\n"
-		"  --accel auto|kvm|tcg   auto (default) takes KVM only if /dev/kvm is hardware KVM\n"
-		"                         (kvm_intel or kvm_amd loaded, kvm_pvm not), else TCG\n"
-		"  --image PATH           kernel image (default: skiff-uk.elf next to this binary,\n"
-		"                         else ../lib/skiff/skiff-uk.elf from it, as installed)\n"
-		"  --proxy                the reverse proxy's image, skiff-proxy-uk.elf, found the\n"
-		"                         same way: `skiff vm --proxy -- upstream=10.0.2.2:8000`\n"
-		"                         (docs/proxy.md; `-- help` lists its words)\n"
-		"  --dry-run              print the QEMU command line and exit (a --root archive\n"
-		"                         is left in place for it)\n"
-		"  -h, --help             this text\n"
-		"\n"
-		"GUEST ARGS go to the kernel command line: ip=ADDR/LEN gw=ADDR mac=MAC port=N\n"
-		"max-conns=N header-timeout=S keepalive-timeout=S max-body=N tcp-sndbuf=N\n"
-		"tcp-rcvbuf=N spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de\n"
-		"stats no-msix no-event-idx tls-port=N tls-handshake-timeout=S tls-redirect\n"
-		"tls-max-conns=N offload=on|off.  The guest serves HTTP on port 80 (the files of\n"
-		"--root, or the built-in 41-byte '/') and UDP echo on 7: `skiff vm -p 8080:80`\n"
-		"gives http://127.0.0.1:8080/.\n"
-		"Environment: SKIFF_QEMU overrides the QEMU binary.\n");
-}
-
-static int parse_port(const char *s, const char *end, unsigned *out)
-{
-	unsigned v = 0;
-	if (s == end || end - s > 5)
-		return -1;
-	for (; s < end; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (unsigned)(*s - '0');
-	}
-	if (v == 0 || v > 65535)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_fwd(const char *s, struct fwd *f)
-{
-	const char *colon = strchr(s, ':');
-	if (!colon)
-		return -1;
-	const char *slash = strchr(colon, '/');
-	const char *gend = slash ? slash : colon + strlen(colon);
-	f->udp = false;
-	if (slash) {
-		if (!strcmp(slash, "/udp"))
-			f->udp = true;
-		else if (strcmp(slash, "/tcp"))
-			return -1;
-	}
-	if (parse_port(s, colon, &f->host) < 0 || parse_port(colon + 1, gend, &f->guest) < 0)
-		return -1;
-	return 0;
-}
-
-static bool valid_mem(const char *s)
-{
-	size_t n = strlen(s), i = 0;
-	while (i < n && s[i] >= '0' && s[i] <= '9')
-		i++;
-	if (i == 0 || i > 7)
-		return false;
-	return i == n || (i == n - 1 && strchr("KMGkmg", s[i]));
-}
 
 static bool module_loaded(const char *name)
 {
@@ -575,82 +464,27 @@ out:
 
 int cmd_vm(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"net", required_argument, NULL, 'n'},   {"mem", required_argument, NULL, 'm'},
-		{"accel", required_argument, NULL, 'a'}, {"image", required_argument, NULL, 'i'},
-		{"dry-run", no_argument, NULL, 'D'},     {"help", no_argument, NULL, 'h'},
-		{"root", required_argument, NULL, 'r'},   {"smp", required_argument, NULL, 'S'},
-		{"tls-cert", required_argument, NULL, 'C'}, {"tls-key", required_argument, NULL, 'K'},
-		{"tls-port", required_argument, NULL, 'P'}, {"tls-redirect", no_argument, NULL, 'R'},
-		{"proxy", no_argument, NULL, 'X'},      {"config", required_argument, NULL, 'c'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *tls_cert = NULL, *tls_key = NULL, *config = NULL;
-	unsigned tls_port = 0;
-	bool tls_redirect = false;
-	struct fwd fwds[VM_MAX_FWD];
-	int nfwd = 0;
-	const char *net = "user", *mem = "256M", *accel = "auto", *image = NULL, *root = NULL;
-	bool dry_run = false, proxy = false;
-	unsigned smp = 1;
-	int c;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (nfwd == VM_MAX_FWD)
-				cli_usage_error("vm", "at most %d -p forwards", VM_MAX_FWD);
-			if (parse_fwd(optarg, &fwds[nfwd]) < 0)
-				cli_usage_error("vm", "-p wants HOST:GUEST[/udp|/tcp] with ports 1..65535, not '%s'", optarg);
-			nfwd++;
-			break;
-		case 'n':
-			if (strcmp(optarg, "user") && (strncmp(optarg, "tap:", 4) || !optarg[4] || strlen(optarg) > 4 + 15 || strchr(optarg + 4, ',')))
-				cli_usage_error("vm", "--net wants user or tap:NAME, not '%s'", optarg);
-			net = optarg;
-			break;
-		case 'm':
-			if (!valid_mem(optarg))
-				cli_usage_error("vm", "--mem wants a size like 256M or 1G, not '%s'", optarg);
-			mem = optarg;
-			break;
-		case 'a':
-			if (strcmp(optarg, "auto") && strcmp(optarg, "kvm") && strcmp(optarg, "tcg"))
-				cli_usage_error("vm", "--accel wants auto, kvm or tcg, not '%s'", optarg);
-			accel = optarg;
-			break;
-		case 'S': {
-			/* Strict: digits only, 1..VM_MAX_SMP (the guest's KVM_MAX_CPUS). */
-			char *e = NULL;
-			errno = 0;
-			unsigned long v = optarg[0] >= '0' && optarg[0] <= '9' ? strtoul(optarg, &e, 10) : 0;
-			if (!e || *e || errno || v < 1 || v > VM_MAX_SMP)
-				cli_usage_error("vm", "--smp wants a number of vCPUs 1..%d, not '%s'", VM_MAX_SMP, optarg);
-			smp = (unsigned)v;
-			break;
-		}
-		case 'i': image = optarg; break;
-		case 'r': root = optarg; break;
-		case 'C': tls_cert = optarg; break;
-		case 'K': tls_key = optarg; break;
-		case 'P': {
-			const char *e = optarg + strlen(optarg);
-			if (parse_port(optarg, e, &tls_port) < 0)
-				cli_usage_error("vm", "--tls-port wants a port 1..65535, not '%s'", optarg);
-			break;
-		}
-		case 'R': tls_redirect = true; break;
-		case 'X': proxy = true; break;
-		case 'c': config = optarg; break;
-		case 'D': dry_run = true; break;
-		case 'h': usage(stdout); return 0;
-		default:
-			cli_usage_error("vm", "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc && strcmp(argv[optind - 1], "--"))
-		cli_usage_error("vm", "unexpected argument '%s' (guest arguments go after --)", argv[optind]);
+	/* Names, value syntax, bounds, defaults, --help and the messages: the
+	 * options table (conf/opts.c opt_cmd_vm); the words after -- are the
+	 * guest's, passed on as given (the guest checks them at boot). */
+	struct opts o;
+	cli_parse(&o, &opt_cmd_vm, argc, argv);
+	const struct opt_fwd *fwds = o.fwd;
+	int nfwd = (int)o.nfwd;
+	const char *net = opt_str(&o, OPT_VM_NET), *mem = opt_str(&o, OPT_VM_MEM);
+	const char *accel = opt_str(&o, OPT_VM_ACCEL);
+	const char *image = opt_given(&o, OPT_VM_IMAGE) ? opt_str(&o, OPT_VM_IMAGE) : NULL;
+	const char *root = opt_given(&o, OPT_ROOT) ? opt_str(&o, OPT_ROOT) : NULL;
+	const char *config = opt_given(&o, OPT_CONFIG) ? opt_str(&o, OPT_CONFIG) : NULL;
+	const char *tls_cert = opt_given(&o, OPT_TLS_CERT) ? opt_str(&o, OPT_TLS_CERT) : NULL;
+	const char *tls_key = opt_given(&o, OPT_TLS_KEY) ? opt_str(&o, OPT_TLS_KEY) : NULL;
+	unsigned tls_port = opt_given(&o, OPT_TLS_PORT) ? (unsigned)opt_num(&o, OPT_TLS_PORT) : 0;
+	bool tls_redirect = opt_given(&o, OPT_TLS_REDIRECT);
+	bool dry_run = opt_given(&o, OPT_VM_DRY_RUN), proxy = opt_given(&o, OPT_VM_PROXY);
+	unsigned smp = (unsigned)opt_num(&o, OPT_VM_SMP);
+	char *const *guest = o.rest;
+	int nguest = (int)o.nrest;
+
 	if (!tls_cert != !tls_key)
 		cli_usage_error("vm", "--%s needs --%s too", tls_cert ? "tls-cert" : "tls-key",
 				tls_cert ? "tls-key" : "tls-cert");
@@ -670,11 +504,11 @@ int cmd_vm(int argc, char **argv)
 			cli_usage_error("vm", "%s: with --config the file says this (its listeners, "
 					"`files` folders and `tls` certificates; a `proxy` route for the "
 					"proxy; docs/unikernel.md)", dup);
-		for (int i = optind; i < argc; i++)
-			if (!strncmp(argv[i], "port=", 5) || !strncmp(argv[i], "tls-port=", 9) ||
-			    !strcmp(argv[i], "tls-redirect"))
+		for (int i = 0; i < nguest; i++)
+			if (!strncmp(guest[i], "port=", 5) || !strncmp(guest[i], "tls-port=", 9) ||
+			    !strcmp(guest[i], "tls-redirect"))
 				cli_usage_error("vm", "guest word %s: with --config the file's listeners "
-						"name the ports", argv[i]);
+						"name the ports", guest[i]);
 	}
 	static struct vm_conf vc;
 	if (config && conf_load(config, &vc) < 0)
@@ -688,8 +522,8 @@ int cmd_vm(int argc, char **argv)
 	if (tls_redirect)
 		glen += (size_t)snprintf(guest_args + glen, sizeof(guest_args) - glen, "%stls-redirect",
 					 glen ? " " : "");
-	for (int i = optind; i < argc; i++) {
-		int n = snprintf(guest_args + glen, sizeof(guest_args) - glen, "%s%s", glen ? " " : "", argv[i]);
+	for (int i = 0; i < nguest; i++) {
+		int n = snprintf(guest_args + glen, sizeof(guest_args) - glen, "%s%s", glen ? " " : "", guest[i]);
 		if (n < 0 || (size_t)n >= sizeof(guest_args) - glen)
 			cli_usage_error("vm", "guest arguments too long");
 		glen += (size_t)n;
@@ -716,7 +550,7 @@ int cmd_vm(int argc, char **argv)
 		why = "--accel kvm";
 	}
 
-	char netdev[64 + (VM_MAX_FWD + SCONF_MAX_LISTEN) * 48];
+	char netdev[64 + (OPT_FWD_MAX + SCONF_MAX_LISTEN) * 48];
 	/* More than one vCPU on a TAP: one queue pair per vCPU (the TAP must
 	 * be multi-queue: `ip tuntap add NAME mode tap multi_queue`), an
 	 * MSI-X vector for each queue plus config and control.  vhost off:

@@ -21,6 +21,7 @@ static const char *const log_level_choices[] = {"error", "warn", "info", "debug"
 static const char *const dir_choices[] = {"a2b", "b2a", "both", NULL};
 static const char *const balance_choices[] = {"rr", "least", NULL};
 static const char *const on_off_choices[] = {"on", "off", NULL};
+static const char *const accel_choices[] = {"auto", "kvm", "tcg", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
 
@@ -329,6 +330,37 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_PG_DPORT] = {"dport", 0, OPT_K_NUM, "N", 1, 65535, NULL,
 			  "tx: UDP destination port (9: discard)"},
 	[OPT_PG_BATCH] = {"batch", 0, OPT_K_NUM, "N", 1, 4096, NULL, "frames per sync"},
+
+	/* vm: how QEMU runs the guest.  -p is Docker's --publish, by its name. */
+	[OPT_VM_PUBLISH] = {"publish", 'p', OPT_K_FWD, "HOST:GUEST[/PROTO]", 0, 0, NULL,
+			    "forward 127.0.0.1:HOST to the guest's port GUEST (tcp\n"
+			    "by default; repeatable, at most 16; user networking only)"},
+	/* A TAP's name is at most IFNAMSIZ - 1 bytes; a comma would end
+	 * QEMU's -netdev value. */
+	[OPT_VM_NET] = {"net", 0, OPT_K_STR, "user|tap:NAME", 0, 0, NULL,
+			"QEMU user networking (guest 10.0.2.15, gw 10.0.2.2) or\n"
+			"an existing TAP device NAME"},
+	/* QEMU's -m as given: a bare number is MiB there, so not OPT_K_SIZE. */
+	[OPT_VM_MEM] = {"mem", 0, OPT_K_STR, "SIZE", 0, 0, NULL,
+			"guest memory: up to 7 digits and K, M or G (e.g. 1G)"},
+	[OPT_VM_SMP] = {"smp", 0, OPT_K_NUM, "N", 1, OPT_VM_SMP_MAX, NULL,
+			"vCPUs: QEMU -smp N (TCG multi-threaded); the guest finds\n"
+			"them in the ACPI MADT and starts each one; with --net\n"
+			"tap:NAME (a multi_queue TAP) one queue pair and one HTTP\n"
+			"stack per vCPU"},
+	[OPT_VM_ACCEL] = {"accel", 0, OPT_K_CHOICE, "auto|kvm|tcg", 0, 0, accel_choices,
+			  "auto takes KVM only if /dev/kvm is hardware KVM\n"
+			  "(kvm_intel or kvm_amd loaded, kvm_pvm not), else TCG"},
+	[OPT_VM_IMAGE] = {"image", 0, OPT_K_STR, "PATH", 0, 0, NULL,
+			  "kernel image (default: skiff-uk.elf next to this binary,\n"
+			  "else ../lib/skiff/skiff-uk.elf from it, as installed)"},
+	[OPT_VM_PROXY] = {"proxy", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+			  "the reverse proxy's image, skiff-proxy-uk.elf, found the\n"
+			  "same way: `skiff vm --proxy -- upstream=10.0.2.2:8000`\n"
+			  "(docs/proxy.md; `-- help` lists its words)"},
+	[OPT_VM_DRY_RUN] = {"dry-run", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
+			    "print the QEMU command line and exit (a --root archive\n"
+			    "is left in place for it)"},
 };
 
 /* ---- the commands ---- */
@@ -913,6 +945,60 @@ const struct opt_cmd opt_cmd_pktgen = {
 	.max_args = 1,
 	.footer = "The last line is the summary: frames, bytes, seconds, Mpps, Gbit/s.  Exit 0;\n"
 		  "1 when the device fails; 2 on a bad argument.",
+};
+
+/* `skiff vm [-- GUEST ARGS]` (apps/vm.c): QEMU's side; the guest's words
+ * after -- are opt_cmd_uk's, checked by the guest at boot. */
+static const struct opt_use vm_use[] = {
+	{OPT_VM_PUBLISH, 0, NULL, NULL},
+	{OPT_VM_NET, 0, "user", NULL},
+	{OPT_VM_MEM, 0, "256M", NULL},
+	{OPT_VM_SMP, 0, "1", NULL},
+	{OPT_ROOT, 0, NULL, "serve the files under DIR (no symlinks, no dotfiles):\n"
+			    "packed into a read-only archive the guest gets at boot\n"
+			    "(-initrd); the guest needs --mem of about 170M + the\n"
+			    "tree's size"},
+	{OPT_TLS_CERT, 0, NULL, "serve HTTPS too (BearSSL, TLS 1.2) with this certificate\n"
+				"chain (PEM, the server's first); needs --tls-key"},
+	{OPT_TLS_KEY, 0, NULL, "its private key (PEM: ECDSA P-256 or RSA); both files go\n"
+			       "into the boot module (-initrd) after the --root archive"},
+	{OPT_CONFIG, 0, NULL, "serve the sites of a configuration file (docs/config.md;\n"
+			      "docs/unikernel.md \"skiff vm --config\"): the file, its\n"
+			      "`files` folders and its certificates go into the boot\n"
+			      "module, and each listener's ADDR:PORT on the host is\n"
+			      "forwarded to the guest's PORT; replaces --root, --tls-*\n"
+			      "and the guest's port="},
+	{OPT_TLS_PORT, 0, "443", "the guest's HTTPS port (guest word tls-port=N); needs\n"
+				 "--tls-cert"},
+	{OPT_TLS_REDIRECT, 0, NULL, "port 80 answers 301 to https:// (guest word\n"
+				    "tls-redirect); needs --tls-cert"},
+	{OPT_VM_ACCEL, 0, "auto", NULL},
+	{OPT_VM_IMAGE, 0, NULL, NULL},
+	{OPT_VM_PROXY, 0, NULL, NULL},
+	{OPT_VM_DRY_RUN, 0, NULL, NULL},
+};
+
+const struct opt_cmd opt_cmd_vm = {
+	.name = "vm",
+	.synopsis = "skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE] [--smp N]\n"
+		    "                [--root DIR] [--accel auto|kvm|tcg] [--image PATH | --proxy] [--dry-run]\n"
+		    "                [--tls-cert FILE --tls-key FILE [--tls-port N] [--tls-redirect]]\n"
+		    "                [--config FILE]\n"
+		    "                [-- GUEST ARGS...]",
+	.about = "Boots the skiff unikernel under qemu-system-x86_64 with a virtio-net NIC; the\n"
+		 "guest's serial console is this terminal.  Exits with the guest's exit code.",
+	.use = vm_use,
+	.nuse = SK_ARRAY_LEN(vm_use),
+	.max_args = 0,
+	.rest = "guest arguments",
+	.footer = "GUEST ARGS go to the kernel command line: ip=ADDR/LEN gw=ADDR mac=MAC port=N\n"
+		  "max-conns=N header-timeout=S keepalive-timeout=S max-body=N tcp-sndbuf=N\n"
+		  "tcp-rcvbuf=N spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de\n"
+		  "stats no-msix no-event-idx tls-port=N tls-handshake-timeout=S tls-redirect\n"
+		  "tls-max-conns=N offload=on|off.  The guest serves HTTP on port 80 (the files of\n"
+		  "--root, or the built-in 41-byte '/') and UDP echo on 7: `skiff vm -p 8080:80`\n"
+		  "gives http://127.0.0.1:8080/.\n"
+		  "Environment: SKIFF_QEMU overrides the QEMU binary.",
 };
 
 _Static_assert(OPT_N <= 256, "an option id fits struct opt_use's uint8_t");
@@ -1589,6 +1675,91 @@ int opt_parse_prefixes(const char *s, struct opt_prefix *p, unsigned max)
 	}
 }
 
+/* skiff vm's -p: HOST:GUEST[/udp|/tcp], ports 1..65535 in decimal (at most
+ * 5 digits, no sign).  0 or -1. */
+static int parse_port5(const char *s, const char *end, uint16_t *out)
+{
+	uint32_t v = 0;
+	if (s == end || end - s > 5)
+		return -1;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (uint32_t)(*s - '0');
+	}
+	if (v == 0 || v > 65535)
+		return -1;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+static int parse_fwd(const char *s, struct opt_fwd *f)
+{
+	const char *colon = s;
+	while (*colon && *colon != ':')
+		colon++;
+	if (!*colon)
+		return -1;
+	const char *slash = colon;
+	while (*slash && *slash != '/')
+		slash++;
+	f->udp = false;
+	if (*slash) {
+		if (seq(slash, "/udp"))
+			f->udp = true;
+		else if (!seq(slash, "/tcp"))
+			return -1;
+	}
+	if (parse_port5(s, colon, &f->host) < 0 || parse_port5(colon + 1, slash, &f->guest) < 0)
+		return -1;
+	return 0;
+}
+
+/* skiff vm --net: user, or tap:NAME with NAME 1..15 bytes (IFNAMSIZ - 1)
+ * and no comma (it would end QEMU's -netdev value). */
+static bool vm_net_ok(const char *s)
+{
+	if (seq(s, "user"))
+		return true;
+	if (!(s[0] == 't' && s[1] == 'a' && s[2] == 'p' && s[3] == ':'))
+		return false;
+	size_t n = slen(s + 4);
+	if (n == 0 || n > 15)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[4 + i] == ',')
+			return false;
+	return true;
+}
+
+/* skiff vm --mem: what QEMU's -m takes, as given: 1..7 digits, then
+ * nothing (MiB) or one of K M G in either case. */
+static bool vm_mem_ok(const char *s)
+{
+	size_t n = slen(s), i = 0;
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i == 0 || i > 7)
+		return false;
+	if (i == n)
+		return true;
+	char c = s[i];
+	return i == n - 1 && (c == 'K' || c == 'M' || c == 'G' || c == 'k' || c == 'm' || c == 'g');
+}
+
+/* skiff vm --smp's message, in the words it had before the table (scripts
+ * and tests/vm_smp.sh look for them), for a bad value and an empty one. */
+static int vm_smp_error(char *err, size_t errlen, const char *s)
+{
+	struct sbuf b = {err, errlen, 0};
+	put(&b, "--smp wants a number of vCPUs 1..");
+	put_u64(&b, OPT_VM_SMP_MAX);
+	put(&b, ", not '");
+	put(&b, s ? s : "");
+	put(&b, "'");
+	return OPT_ERROR;
+}
+
 /* Parse `s` as option d's value into v. */
 static int parse_value(const struct opt_def *d, const struct opt_use *u, const char *s,
 		       struct opt_val *v, char *err, size_t errlen)
@@ -1602,6 +1773,16 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		if (d == &opt_defs[OPT_CACHE_CONTROL] && !http_cache_control_ok(s)) {
 			b = msg_value(err, errlen, d, s);
 			put(&b, "is not a header value (printable ASCII, at most 256 bytes)");
+			return OPT_ERROR;
+		}
+		if (d == &opt_defs[OPT_VM_NET] && !vm_net_ok(s)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not user or tap:NAME (NAME 1..15 bytes, no comma)");
+			return OPT_ERROR;
+		}
+		if (d == &opt_defs[OPT_VM_MEM] && !vm_mem_ok(s)) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not a size like 256M or 1G (up to 7 digits; K, M or G)");
 			return OPT_ERROR;
 		}
 		if (d == &opt_defs[OPT_PURGE_ALLOW]) {
@@ -1623,6 +1804,8 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		}
 		if (opt_parse_dec(s, &v->num) == 0 && v->num >= d->lo && v->num <= d->hi)
 			return OPT_OK;
+		if (d == &opt_defs[OPT_VM_SMP])
+			return vm_smp_error(err, errlen, s);
 		if (d->choices && seq(s, d->choices[0])) {
 			v->num = OPT_NUM_AUTO;
 			return OPT_OK;
@@ -1828,6 +2011,16 @@ static int parse_value(const struct opt_def *d, const struct opt_use *u, const c
 		v->num = (uint64_t)n;
 		return OPT_OK;
 	}
+	case OPT_K_FWD: {
+		struct opt_fwd f;
+		if (parse_fwd(s, &f) < 0) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is not HOST:GUEST[/udp|/tcp] with ports 1..65535");
+			return OPT_ERROR;
+		}
+		v->num = f.host;
+		return OPT_OK;
+	}
 	case OPT_K_LOGSINK:
 		if (seq(s, "console")) {
 			v->num = 0;
@@ -1892,6 +2085,8 @@ static int assign(struct opts *o, const struct opt_use *u, const char *s, bool g
 		return OPT_ERROR;
 	}
 	if (d->kind != OPT_K_FLAG && (!s || !*s)) {
+		if (d == &opt_defs[OPT_VM_SMP])
+			return vm_smp_error(err, errlen, s);
 		put(&b, d->name);
 		put(&b, ": needs a value (");
 		put(&b, d->meta);
@@ -1942,6 +2137,17 @@ static int assign(struct opts *o, const struct opt_use *u, const char *s, bool g
 			return OPT_ERROR;
 		}
 		o->sni[o->nsni++] = e;
+	} else if (d->kind == OPT_K_FWD) {
+		/* Repeatable: each one is another forward. */
+		if (o->nfwd >= OPT_FWD_MAX) {
+			b = msg_value(err, errlen, d, s);
+			put(&b, "is one too many (at most ");
+			put_u64(&b, OPT_FWD_MAX);
+			put(&b, ")");
+			return OPT_ERROR;
+		}
+		struct opt_fwd *f = &o->fwd[o->nfwd++];
+		parse_fwd(s, f); /* parse_value took it */
 	}
 	o->v[u->id] = v;
 	return OPT_OK;
@@ -1973,6 +2179,11 @@ static int positional(struct opts *o, const char *a, char *err, size_t errlen)
 		put(&b, "unexpected argument '");
 		put(&b, a);
 		put(&b, "'");
+		if (o->cmd->rest) {
+			put(&b, " (");
+			put(&b, o->cmd->rest);
+			put(&b, " go after --)");
+		}
 		return OPT_ERROR;
 	}
 	o->args[o->nargs++] = a;
@@ -1990,6 +2201,11 @@ int opt_parse_argv(struct opts *o, int argc, char *const *argv, char *err, size_
 			continue;
 		}
 		if (a[1] == '-' && a[2] == 0) {
+			if (o->cmd->rest) { /* the rest is the caller's, unparsed */
+				o->rest = argv + i + 1;
+				o->nrest = (unsigned)(argc - i - 1);
+				return OPT_OK;
+			}
 			only_args = true;
 			continue;
 		}

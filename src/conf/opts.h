@@ -68,6 +68,9 @@ enum opt_id {
 	OPT_SLOTS, OPT_SW_PORTS, OPT_SW_PCAP_PORT, OPT_SW_AGE,
 	OPT_PG_SIZE, OPT_PG_COUNT, OPT_PG_DST_MAC, OPT_PG_SRC_IP, OPT_PG_DST_IP, OPT_PG_SPORT,
 	OPT_PG_DPORT, OPT_PG_BATCH,
+	/* vm (QEMU's command line; the guest's words go after --) */
+	OPT_VM_PUBLISH, OPT_VM_NET, OPT_VM_MEM, OPT_VM_SMP, OPT_VM_ACCEL, OPT_VM_IMAGE,
+	OPT_VM_PROXY, OPT_VM_DRY_RUN,
 	OPT_N
 };
 
@@ -90,6 +93,8 @@ enum opt_kind {
 	OPT_K_SNI,      /* NAME:CERT:KEY, repeatable (struct opts sni[]) */
 	OPT_K_ENDPOINTS, /* ADDR:PORT[,ADDR:PORT...], IPv4 hosts, at most OPT_ENDPOINTS_MAX
 			  * (num: how many; opt_parse_endpoints gives them) */
+	OPT_K_FWD,      /* HOST:GUEST[/udp|/tcp], ports 1..65535, repeatable (struct opts
+			 * fwd[]) */
 };
 
 /* OPT_K_DEC: one unit in num. */
@@ -125,14 +130,21 @@ struct opt_cmd {
 	uint8_t nuse;
 	uint8_t max_args;     /* positional arguments (URL, DST) */
 	const char *footer;   /* after the options, or NULL */
+	/* Non-NULL: the words after "--" are not parsed but handed over whole
+	 * (struct opts rest), and this names them in the message for a word
+	 * before it ("guest arguments": vm's kernel command line). */
+	const char *rest;
 };
 
 extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_cmd_serve,
 	opt_cmd_load, opt_cmd_uk, opt_cmd_stat, opt_cmd_app, opt_cmd_impair, opt_cmd_proxy;
-extern const struct opt_cmd opt_cmd_switch, opt_cmd_pktgen;
+extern const struct opt_cmd opt_cmd_switch, opt_cmd_pktgen, opt_cmd_vm;
 /* The switch's ports (--ports, --pcap-port): switch/sw.h's SW_PORTS_MAX,
  * which apps/switch.c asserts equal. */
 #define OPT_SW_PORTS_MAX 64u
+/* skiff vm --smp: the guest starts at most this many vCPUs (= KVM_MAX_CPUS,
+ * plat/kvm/kvm.h). */
+#define OPT_VM_SMP_MAX 16u
 
 /* A value.  Which fields mean something depends on the kind. */
 /* The value of an OPT_K_NUM given as its word (spin-us auto). */
@@ -167,6 +179,13 @@ struct opt_sni {
 	const char *s;
 	uint16_t name_len, key_off;
 };
+/* Most -p forwards one `skiff vm` takes. */
+#define OPT_FWD_MAX 16
+/* One -p HOST:GUEST[/udp|/tcp]. */
+struct opt_fwd {
+	uint16_t host, guest;
+	bool udp;
+};
 struct opts {
 	const struct opt_cmd *cmd;
 	struct opt_val v[OPT_N];
@@ -178,8 +197,14 @@ struct opts {
 	/* OPT_K_SNI values in the order given (v[OPT_TLS_SNI] holds the last) */
 	struct opt_sni sni[OPT_SNI_MAX];
 	unsigned nsni;
+	/* OPT_K_FWD values in the order given (v[id] holds the last) */
+	struct opt_fwd fwd[OPT_FWD_MAX];
+	unsigned nfwd;
 	const char *args[OPT_MAX_ARGS]; /* positional arguments, in order */
 	unsigned nargs;
+	/* cmd->rest: the words after "--", as given (argv's) */
+	char *const *rest;
+	unsigned nrest;
 };
 
 /* Results of the parsers. */

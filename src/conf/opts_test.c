@@ -22,7 +22,8 @@
 static const struct opt_cmd *const cmds[] = {&opt_cmd_echo, &opt_cmd_tcp_client, &opt_cmd_ping,
 					      &opt_cmd_serve, &opt_cmd_load, &opt_cmd_uk,
 					      &opt_cmd_stat, &opt_cmd_app, &opt_cmd_impair,
-					      &opt_cmd_proxy, &opt_cmd_switch, &opt_cmd_pktgen};
+					      &opt_cmd_proxy, &opt_cmd_switch, &opt_cmd_pktgen,
+					      &opt_cmd_vm};
 
 static char err[256];
 
@@ -261,6 +262,28 @@ static const struct good goods[] = {
 	{&opt_cmd_pktgen, "batch", "4096", OPT_PG_BATCH, 4096, 0, 0},
 	{&opt_cmd_pktgen, "spin-us", "0", OPT_SPIN_US, 0, 0, 0},
 	{&opt_cmd_pktgen, "stats", NULL, OPT_STATS, 1, 0, 0},
+	/* vm: QEMU's side (num: a -p's HOST port). */
+	{&opt_cmd_vm, "publish", "8080:80", OPT_VM_PUBLISH, 8080, 0, 0},
+	{&opt_cmd_vm, "publish", "1:65535/udp", OPT_VM_PUBLISH, 1, 0, 0},
+	{&opt_cmd_vm, "publish", "65535:7/tcp", OPT_VM_PUBLISH, 65535, 0, 0},
+	{&opt_cmd_vm, "net", "user", OPT_VM_NET, 0, 0, 0},
+	{&opt_cmd_vm, "net", "tap:vt0", OPT_VM_NET, 0, 0, 0},
+	{&opt_cmd_vm, "net", "tap:123456789012345", OPT_VM_NET, 0, 0, 0},
+	{&opt_cmd_vm, "mem", "256M", OPT_VM_MEM, 0, 0, 0},
+	{&opt_cmd_vm, "mem", "1g", OPT_VM_MEM, 0, 0, 0},
+	{&opt_cmd_vm, "mem", "1234567", OPT_VM_MEM, 0, 0, 0},
+	{&opt_cmd_vm, "mem", "262144K", OPT_VM_MEM, 0, 0, 0},
+	{&opt_cmd_vm, "smp", "1", OPT_VM_SMP, 1, 0, 0},
+	{&opt_cmd_vm, "smp", "16", OPT_VM_SMP, 16, 0, 0},
+	{&opt_cmd_vm, "accel", "auto", OPT_VM_ACCEL, 0, 0, 0},
+	{&opt_cmd_vm, "accel", "tcg", OPT_VM_ACCEL, 2, 0, 0},
+	{&opt_cmd_vm, "image", "build/skiff-uk.elf", OPT_VM_IMAGE, 0, 0, 0},
+	{&opt_cmd_vm, "proxy", NULL, OPT_VM_PROXY, 1, 0, 0},
+	{&opt_cmd_vm, "dry-run", NULL, OPT_VM_DRY_RUN, 1, 0, 0},
+	{&opt_cmd_vm, "root", "site", OPT_ROOT, 0, 0, 0},
+	{&opt_cmd_vm, "config", "sites.conf", OPT_CONFIG, 0, 0, 0},
+	{&opt_cmd_vm, "tls-port", "8443", OPT_TLS_PORT, 8443, 0, 0},
+	{&opt_cmd_vm, "tls-redirect", NULL, OPT_TLS_REDIRECT, 1, 0, 0},
 };
 
 static void test_good_values(void **state)
@@ -648,6 +671,39 @@ static const struct bad bads[] = {
 	{&opt_cmd_pktgen, "spin-us", "x", "spin-us: 'x' is not a number in 0..1000000 or auto"},
 	{&opt_cmd_pktgen, "stats", "", "stats: takes no value, not ''"},
 	{&opt_cmd_pktgen, "ip", "198.18.0.1/24", "unknown option 'ip'"},
+	{&opt_cmd_vm, "publish", "80", "publish: '80' is not HOST:GUEST[/udp|/tcp] with ports 1..65535"},
+	{&opt_cmd_vm, "publish", "0:80", "publish: '0:80' is not HOST:GUEST[/udp|/tcp] with ports 1..65535"},
+	{&opt_cmd_vm, "publish", "8080:65536",
+	 "publish: '8080:65536' is not HOST:GUEST[/udp|/tcp] with ports 1..65535"},
+	{&opt_cmd_vm, "publish", "8080:080080",
+	 "publish: '8080:080080' is not HOST:GUEST[/udp|/tcp] with ports 1..65535"},
+	{&opt_cmd_vm, "publish", "8080:80/sctp",
+	 "publish: '8080:80/sctp' is not HOST:GUEST[/udp|/tcp] with ports 1..65535"},
+	{&opt_cmd_vm, "publish", "8080:80/", "publish: '8080:80/' is not HOST:GUEST[/udp|/tcp] with ports 1..65535"},
+	{&opt_cmd_vm, "publish", "+80:80", "publish: '+80:80' is not HOST:GUEST[/udp|/tcp] with ports 1..65535"},
+	{&opt_cmd_vm, "publish", "", "publish: needs a value (HOST:GUEST[/PROTO])"},
+	{&opt_cmd_vm, "net", "tap:", "net: 'tap:' is not user or tap:NAME (NAME 1..15 bytes, no comma)"},
+	{&opt_cmd_vm, "net", "tap:1234567890123456",
+	 "net: 'tap:1234567890123456' is not user or tap:NAME (NAME 1..15 bytes, no comma)"},
+	{&opt_cmd_vm, "net", "tap:a,script=x",
+	 "net: 'tap:a,script=x' is not user or tap:NAME (NAME 1..15 bytes, no comma)"},
+	{&opt_cmd_vm, "net", "bridge", "net: 'bridge' is not user or tap:NAME (NAME 1..15 bytes, no comma)"},
+	{&opt_cmd_vm, "mem", "12345678",
+	 "mem: '12345678' is not a size like 256M or 1G (up to 7 digits; K, M or G)"},
+	{&opt_cmd_vm, "mem", "1T", "mem: '1T' is not a size like 256M or 1G (up to 7 digits; K, M or G)"},
+	{&opt_cmd_vm, "mem", "M", "mem: 'M' is not a size like 256M or 1G (up to 7 digits; K, M or G)"},
+	{&opt_cmd_vm, "mem", "1GG", "mem: '1GG' is not a size like 256M or 1G (up to 7 digits; K, M or G)"},
+	/* smp keeps the words skiff vm gave before the table (tests/vm_smp.sh). */
+	{&opt_cmd_vm, "smp", "0", "--smp wants a number of vCPUs 1..16, not '0'"},
+	{&opt_cmd_vm, "smp", "17", "--smp wants a number of vCPUs 1..16, not '17'"},
+	{&opt_cmd_vm, "smp", "2x", "--smp wants a number of vCPUs 1..16, not '2x'"},
+	{&opt_cmd_vm, "smp", "", "--smp wants a number of vCPUs 1..16, not ''"},
+	{&opt_cmd_vm, "accel", "hvf", "accel: 'hvf' is not one of auto, kvm or tcg"},
+	{&opt_cmd_vm, "image", "", "image: needs a value (PATH)"},
+	{&opt_cmd_vm, "proxy", "1", "proxy: takes no value, not '1'"},
+	{&opt_cmd_vm, "dry-run", "yes", "dry-run: takes no value, not 'yes'"},
+	{&opt_cmd_vm, "tls-port", "0", "tls-port: '0' is not a number in 1..65535"},
+	{&opt_cmd_vm, "stats", NULL, "unknown option 'stats'"},
 	/* An option of another command is unknown here. */
 	{&opt_cmd_echo, "port", "80", "unknown option 'port'"},
 	{&opt_cmd_uk, "dev", "tap:x", "unknown option 'dev'"},
@@ -677,7 +733,7 @@ static void test_bad_values(void **state)
 
 static int parse(struct opts *o, const struct opt_cmd *c, const char *const *args)
 {
-	char *argv[32];
+	char *argv[64];
 	int argc = 0;
 	argv[argc++] = (char *)c->name;
 	for (; *args; args++)
@@ -770,6 +826,53 @@ static void test_argv_forms(void **state)
 	assert_int_equal(opt_num(&o, OPT_LOAD_DURATION), 2);
 	assert_int_equal(parse(&o, &opt_cmd_pktgen, ARGS("--dev", "tap:x", "rx", "tx")), OPT_ERROR);
 	assert_string_equal(err, "unexpected argument 'tx'");
+	/* vm: -p repeated (each kept, in order), the defaults, and the words
+	 * after -- handed over unparsed (options there are the guest's). */
+	assert_int_equal(parse(&o, &opt_cmd_vm,
+			       ARGS("-p", "8080:80", "-p9000:9/udp", "--publish=1:2/tcp", "--smp",
+				    "2", "--", "ip=198.18.0.2/24", "--mem", "-p", "x")),
+			 OPT_OK);
+	assert_int_equal(o.nfwd, 3);
+	assert_true(o.fwd[0].host == 8080 && o.fwd[0].guest == 80 && !o.fwd[0].udp);
+	assert_true(o.fwd[1].host == 9000 && o.fwd[1].guest == 9 && o.fwd[1].udp);
+	assert_true(o.fwd[2].host == 1 && o.fwd[2].guest == 2 && !o.fwd[2].udp);
+	assert_int_equal(opt_num(&o, OPT_VM_SMP), 2);
+	assert_string_equal(opt_str(&o, OPT_VM_MEM), "256M");
+	assert_string_equal(opt_str(&o, OPT_VM_NET), "user");
+	assert_string_equal(opt_str(&o, OPT_VM_ACCEL), "auto");
+	assert_false(opt_given(&o, OPT_TLS_PORT) || opt_given(&o, OPT_VM_IMAGE));
+	assert_int_equal(o.nrest, 4);
+	assert_string_equal(o.rest[0], "ip=198.18.0.2/24");
+	assert_string_equal(o.rest[3], "x");
+	assert_int_equal(o.nargs, 0);
+	assert_int_equal(parse(&o, &opt_cmd_vm, ARGS("--dry-run")), OPT_OK);
+	assert_int_equal(o.nrest + o.nfwd, 0);
+	assert_int_equal(parse(&o, &opt_cmd_vm, ARGS("--dry-run", "--")), OPT_OK);
+	assert_int_equal(o.nrest, 0);
+	/* A word before -- is not the guest's. */
+	assert_int_equal(parse(&o, &opt_cmd_vm, ARGS("exit-after=3")), OPT_ERROR);
+	assert_string_equal(err, "unexpected argument 'exit-after=3' (guest arguments go after --)");
+	/* A value may be "--" itself when it is the next word. */
+	assert_int_equal(parse(&o, &opt_cmd_vm, ARGS("--image", "--", "--", "x")), OPT_OK);
+	assert_string_equal(opt_str(&o, OPT_VM_IMAGE), "--");
+	assert_int_equal(o.nrest, 1);
+	{
+		const char *many[OPT_FWD_MAX * 2 + 3];
+		char ports[OPT_FWD_MAX + 1][16];
+		for (int i = 0; i <= OPT_FWD_MAX; i++) {
+			snprintf(ports[i], sizeof(ports[i]), "%d:80", 1000 + i);
+			many[2 * i] = "-p";
+			many[2 * i + 1] = ports[i];
+		}
+		many[2 * OPT_FWD_MAX + 2] = NULL;
+		many[2 * OPT_FWD_MAX] = NULL; /* 16: all taken */
+		assert_int_equal(parse(&o, &opt_cmd_vm, many), OPT_OK);
+		assert_int_equal(o.nfwd, OPT_FWD_MAX);
+		assert_int_equal(o.fwd[OPT_FWD_MAX - 1].host, 1000 + OPT_FWD_MAX - 1);
+		many[2 * OPT_FWD_MAX] = "-p"; /* 17: one too many */
+		assert_int_equal(parse(&o, &opt_cmd_vm, many), OPT_ERROR);
+		assert_string_equal(err, "publish: '1016:80' is one too many (at most 16)");
+	}
 	/* No prefixes: --max-c is not --max-conns. */
 	assert_int_equal(parse(&o, &opt_cmd_serve, ARGS("--max-c", "5")), OPT_ERROR);
 	assert_string_equal(err, "unknown option 'max-c'");
