@@ -274,8 +274,6 @@ for s in SERVERS:
         sys.exit(f"bench: unknown server '{s}' (known: {' '.join(ALL_SERVERS)})")
     if v6_server(s) and TLS:
         sys.exit(f"bench: '{s}': the v6 rows are plain HTTP (no BENCH_TLS)")
-    if s.startswith("nginx") and "-sites" in s:
-        sys.exit(f"bench: '{s}': -sites is skiff serve --config (skiff-* and linux-app only)")
 for ld in LOADS:
     if ld not in ALL_LOADS:
         sys.exit(f"bench: unknown load '{ld}' (known: {' '.join(ALL_LOADS)})")
@@ -1062,8 +1060,11 @@ def write_chart(out, runs):
 
 # -------------------------------------------------------------------- main
 def main():
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
     if len(sys.argv) != 2:
-        sys.exit("usage: bench.py path/to/skiff")
+        sys.exit("usage: bench.py path/to/skiff   (bench.py --help: servers, suffixes, BENCH_*)")
     skiff = os.path.abspath(sys.argv[1])
     if os.geteuid() != 0:
         sys.exit("bench: needs root (network namespaces)")
