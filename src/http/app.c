@@ -58,6 +58,9 @@ struct http_app_conn {
 	bool live;           /* a request's head was dispatched and it is not over */
 	bool busy, again, dead;
 	bool eof;            /* the peer's FIN was read */
+	bool may_read;       /* edge contract: bytes may wait in the socket (a READ event
+			      * came, or no short read since); false saves the read that
+			      * would only say EAGAIN (one system call a request on linux) */
 	bool close_after;    /* the answer says Connection: close */
 	bool paused;         /* the body callback took less than offered */
 	bool failed;         /* the engine answered an error / aborted: on_done(ok false) */
@@ -1028,19 +1031,24 @@ static bool body_decode(struct http_app_conn *c)
 static int conn_read(struct http_app_conn *c)
 {
 	uint32_t cap = c->app->cfg.rbuf_size;
-	if (c->rlen >= cap)
+	if (c->rlen >= cap || !c->may_read)
 		return 0;
-	long n = loop_read(c->app->loop, c->sock, c->rbuf + c->rlen, cap - c->rlen);
+	uint32_t want = cap - c->rlen;
+	long n = loop_read(c->app->loop, c->sock, c->rbuf + c->rlen, want);
 	if (n > 0) {
 		c->rlen += (uint32_t)n;
+		if ((uint32_t)n < want)
+			c->may_read = false; /* drained: the next arrival is a new edge */
 		return 1;
 	}
 	if (n == 0) {
 		c->eof = true;
 		return -1;
 	}
-	if (n == -SK_EAGAIN)
+	if (n == -SK_EAGAIN) {
+		c->may_read = false;
 		return 0;
+	}
 	return (int)n < -1 ? (int)n : -2;
 }
 
@@ -1501,6 +1509,8 @@ static void conn_event(void *user, int sock, unsigned events, sk_time_ns now)
 		conn_release(c);
 		return;
 	}
+	if (events & (LOOP_EV_READ | LOOP_EV_ERROR))
+		c->may_read = true;
 	conn_advance(c);
 }
 
@@ -1560,6 +1570,7 @@ static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
 		c->obuf = ob;
 		c->sock = s;
 		c->peer = peer;
+		c->may_read = true; /* what came with the handshake raised no event of its own */
 		c->in = IN_HEAD;
 		c->out = OUT_NONE;
 		c->head_start = now;

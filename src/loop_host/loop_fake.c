@@ -72,9 +72,12 @@ static long fk_read(struct loop *l, int s, void *buf, size_t len)
 	struct loop_fake_sock *k = fk_sock(l, s);
 	if (!k)
 		return -SK_EBADF;
+	k->reads++;
 	size_t avail = k->in_len - k->in_pos;
-	if (!avail)
+	if (!avail) {
+		k->reads_empty += !k->eof;
 		return k->eof ? 0 : -SK_EAGAIN;
+	}
 	size_t n = SK_MIN(avail, len);
 	sk_memcpy(buf, k->in + k->in_pos, n);
 	k->in_pos += n;

@@ -44,6 +44,8 @@ struct loop_fake_sock {
 	size_t out_len;      /* out[0, out_len) written */
 	uint64_t out_bytes;  /* bytes writev accepted, kept or not */
 	int writes;          /* writev calls that returned >= 0 */
+	int reads;           /* read calls */
+	int reads_empty;     /* of those, -SK_EAGAIN (a read the edge contract could save) */
 	size_t write_room;   /* bytes writev still accepts (SIZE_MAX: no limit) */
 	uint16_t connect_port; /* an active open: the port it was asked for */
 	char *in;            /* LOOP_FAKE_BUF bytes in the fake's in_buf */
