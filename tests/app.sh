@@ -208,9 +208,9 @@ run_kv() {
 	fi
 	stop_app kv || return 1
 	local e500
-	e500=$(stat_of app.resp_500)
+	e500=$(stat_of http.resp_500)
 	if [ "${e500:-x}" = 0 ]; then
-		pass "$TGT.kv.exit" "requests=$(stat_of app.requests) aborted=$(stat_of app.aborted) timeout_body=$(stat_of app.timeout_body) timeout_send=$(stat_of app.timeout_send)"
+		pass "$TGT.kv.exit" "requests=$(stat_of http.requests) aborted=$(stat_of http.aborted) timeout_body=$(stat_of http.timeout_body) timeout_send=$(stat_of http.timeout_send)"
 	else
 		fail "$TGT.kv.exit" "resp_500=${e500:-none}"
 	fi

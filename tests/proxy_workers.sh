@@ -107,7 +107,7 @@ stop() {
 		fail "$TGT.$name.exit" "exit status $SKT_RC: $(tail -n 3 "$log" | tr '\n' ' ')"
 		return 1
 	fi
-	if ! grep -q '^app.requests ' "$log" || ! grep -q '^worker1.app.requests ' "$log"; then
+	if ! grep -q '^http.requests ' "$log" || ! grep -q '^worker1.http.requests ' "$log"; then
 		fail "$TGT.$name.exit" "no summed and per-worker counters with --stats"
 		return 1
 	fi
@@ -128,8 +128,8 @@ ab_ok() {
 # spread LOG NAME: each worker took >= 1/4 of the connections and served.
 spread() {
 	local log=$1 name=$2 c0 c1 r0 r1 tot
-	c0=$(st "$log" worker0.app.conns_accepted) c1=$(st "$log" worker1.app.conns_accepted)
-	r0=$(st "$log" worker0.app.requests) r1=$(st "$log" worker1.app.requests)
+	c0=$(st "$log" worker0.http.conns_accepted) c1=$(st "$log" worker1.http.conns_accepted)
+	r0=$(st "$log" worker0.http.requests) r1=$(st "$log" worker1.http.requests)
 	tot=$((c0 + c1))
 	if [ "$tot" -gt 0 ] && [ $((c0 * 4)) -ge "$tot" ] && [ $((c1 * 4)) -ge "$tot" ] &&
 		[ "$r0" -gt 0 ] && [ "$r1" -gt 0 ]; then

@@ -264,11 +264,11 @@ check_ab() {
 
 check_cli() {
 	local out rc
-	out=$("$BIN" serve --stack linux --tls-cert "$WORK/ec.crt" 2>&1)
+	out=$(timeout 10 "$BIN" serve --stack linux --tls-cert "$WORK/ec.crt" 2>&1)
 	rc=$?
 	[ $rc -eq 2 ] && grep -q 'needs --tls-key' <<<"$out" && pass "cli.cert_without_key (exit 2: $out)" ||
 		fail cli.cert_without_key "rc=$rc: $out"
-	out=$("$BIN" serve --stack linux --tls-port 8443 2>&1)
+	out=$(timeout 10 "$BIN" serve --stack linux --tls-port 8443 2>&1)
 	rc=$?
 	[ $rc -eq 2 ] && pass "cli.port_without_cert (exit 2)" || fail cli.port_without_cert "rc=$rc: $out"
 	out=$(timeout 10 "$BIN" serve --stack linux --ip 127.0.0.1 --port 18380 --tls-port 18443 \

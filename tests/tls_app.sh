@@ -196,10 +196,10 @@ if start app "$EX/kv" --ip 127.0.0.1 --port "$HTTP_PORT" --tls-port "$TLS_PORT" 
 	[ "${done_:-0}" = 400 ] && [ "${failed:-1}" = 0 ] && pass "app.ab (-f TLS1.2, 400 new connections, 0 failed)" ||
 		fail app.ab "complete=${done_:-?} failed=${failed:-?}: $(tail -n 2 <<<"$out" | tr '\n' ' ')"
 	stop
-	hs=${ST[tls.handshakes]:-0} rq=${ST[https.app.requests]:-0} re=${ST[tls.resumed]:-0}
-	[ "$hs" -ge 405 ] && [ "$rq" -ge 405 ] && [ "$re" -ge 2 ] && [ "${ST[app.requests]:-0}" -ge 2 ] &&
-		pass "app.counters (tls.handshakes=$hs tls.resumed=$re https.app.requests=$rq app.requests=${ST[app.requests]})" ||
-		fail app.counters "tls.handshakes=$hs (>= 405) tls.resumed=$re (>= 2) https.app.requests=$rq (>= 405) app.requests=${ST[app.requests]:-?} (>= 2)"
+	hs=${ST[tls.handshakes]:-0} rq=${ST[https.requests]:-0} re=${ST[tls.resumed]:-0}
+	[ "$hs" -ge 405 ] && [ "$rq" -ge 405 ] && [ "$re" -ge 2 ] && [ "${ST[http.requests]:-0}" -ge 2 ] &&
+		pass "app.counters (tls.handshakes=$hs tls.resumed=$re https.requests=$rq http.requests=${ST[http.requests]})" ||
+		fail app.counters "tls.handshakes=$hs (>= 405) tls.resumed=$re (>= 2) https.requests=$rq (>= 405) http.requests=${ST[http.requests]:-?} (>= 2)"
 fi
 
 # ---- certificates by name, on serve and on an application ---------------

@@ -295,11 +295,11 @@ EOF2
 IDLE=$!
 wait_for "$WORK/idle.out" answered 20
 python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CP"
-if skt_wait_exit "$VM" 30 && [ "$SKT_RC" = 0 ] && grep -aq '^app.requests [1-9]' "$VLOG" &&
+if skt_wait_exit "$VM" 30 && [ "$SKT_RC" = 0 ] && grep -aq '^http.requests [1-9]' "$VLOG" &&
 	grep -aq '^sites.no_site 1' "$VLOG" && grep -aq '^tls.sni_matched [1-9]' "$VLOG" &&
 	grep -aq '^skiff-uk: shutdown: draining 1 connections' "$VLOG" &&
 	grep -aq '^skiff-uk: drained in' "$VLOG" && wait "$IDLE" && grep -q '^eof' "$WORK/idle.out"; then
-	pass "shutdown (exit 0, the idle keep-alive connection closed by the drain: $(grep -a '^skiff-uk: drained in' "$VLOG" | tr -d '\r'); $(grep -a '^app.requests \|^tls.sni_' "$VLOG" | tr -d '\r' | paste -sd ' '))"
+	pass "shutdown (exit 0, the idle keep-alive connection closed by the drain: $(grep -a '^skiff-uk: drained in' "$VLOG" | tr -d '\r'); $(grep -a '^http.requests \|^tls.sni_' "$VLOG" | tr -d '\r' | paste -sd ' '))"
 else
 	fail shutdown "exit ${SKT_RC:-still running}: $(cat "$WORK/idle.out") $(grep -a 'drain' "$VLOG") $(tail -3 "$VLOG")"
 fi

@@ -135,12 +135,12 @@ app_check() {
 	wait "$VM"
 	rc=$?
 	local req
-	req=$(awk '$1 == "https.app.requests" {gsub(/\r/, "", $2); print $2}' "$LOG/app.log" | tail -1)
+	req=$(awk '$1 == "https.requests" {gsub(/\r/, "", $2); print $2}' "$LOG/app.log" | tail -1)
 	if [ "$b" = over-http ] && [[ $s1 == New,* ]] && [[ $s2 == Reused,* ]] && [ "$rc" = 0 ] &&
 		[ "${req:-0}" -ge 3 ]; then
-		pass "app (kv-uk.elf: PUT on http $a, GET over HTTPS '$b', ${s2%%,*} by session ID, https.app.requests $req, exit 0)"
+		pass "app (kv-uk.elf: PUT on http $a, GET over HTTPS '$b', ${s2%%,*} by session ID, https.requests $req, exit 0)"
 	else
-		fail app "PUT $a; GET '$b'; s_client '$s1' / '$s2'; exit $rc; https.app.requests '${req:-}'"
+		fail app "PUT $a; GET '$b'; s_client '$s1' / '$s2'; exit $rc; https.requests '${req:-}'"
 	fi
 }
 if [ "${VM_TLS_ONLY:-}" = app ]; then

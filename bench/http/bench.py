@@ -1199,10 +1199,7 @@ def main():
                             res = run_load(srv, load, url.replace(SRV_IP, srv.host, 1))
                         finally:
                             srv.stop()
-                        # The sites runtime counts every listener's requests in
-                        # app.requests (HTTP and HTTPS alike).
-                        reqs = srv.stats.get("app.requests" if srv.sites else
-                                             "https.requests" if TLS else "http.requests")
+                        reqs = srv.stats.get("https.requests" if TLS else "http.requests")
                         sysc = None
                         if reqs and ("dev.rx_syscalls" in srv.stats
                                      or "dev.tx_syscalls" in srv.stats):

@@ -610,8 +610,18 @@ int cmd_serve(int argc, char **argv)
 {
 	struct opts o;
 	cli_parse(&o, &opt_cmd_serve, argc, argv);
+	/* Every site, a file's or the flags' one (conf/sites_flags.h), runs on
+	 * the one HTTP engine (http/app.c) in apps/sites_host.c.  --trace
+	 * still runs http/server.c below, until the engine records its
+	 * stages. */
 	if (opt_given(&o, OPT_CONFIG))
-		return sites_host_run(&o, NULL, NULL); /* the sites of a file: apps/sites_host.c */
+		return sites_host_run(&o, NULL, NULL);
+	if (!opt_given(&o, OPT_TRACE)) {
+		if (serve_tls_wanted(&o) && opt_num(&o, OPT_TLS_PORT) == opt_num(&o, OPT_PORT))
+			cli_usage_error("serve", "--tls-port %llu is --port too: give each its own",
+					(unsigned long long)opt_num(&o, OPT_PORT));
+		return sites_host_run(&o, NULL, NULL);
+	}
 	char err[256];
 	/* The error log first: what goes wrong from here on is reported there
 	 * (usage errors above and below stay on standard error, exit 2). */

@@ -110,6 +110,16 @@ static const char *at(char *buf, size_t n, const char *path, struct sconf_pos po
 	return buf;
 }
 
+/* "LINE:COL: " of a directive in the file, or "" for the flags' model
+ * (position 0): the errors below start with it. */
+static const char *lc(char b[32], struct sconf_pos pos)
+{
+	if (!pos.line)
+		return "";
+	snprintf(b, 32, "%u:%u: ", pos.line, pos.col);
+	return b;
+}
+
 /* What a parse cannot check: folders that exist; and what this runtime
  * does not run yet.  0, or -1 with the reason. */
 static int check_model(const char *path, const struct sconf *c, char *err, size_t errlen)
@@ -272,6 +282,11 @@ struct sh_worker {
 	struct lst lst[SCONF_MAX_LISTEN];
 	unsigned nlst;
 	struct loop_timer tick; /* once a second: SIGHUP, retiring */
+	/* The error log's suppression reports (worker 0's: the log is the
+	 * process's): armed when a message was suppressed, at the end of its
+	 * window, so the count is written within a second, not at exit. */
+	struct loop_timer log_timer;
+	uint64_t log_held;
 	time_t date_sec;
 	char *metrics_buf;
 	bool metrics_busy;
@@ -382,8 +397,9 @@ static struct proxy_entry *proxy_build(struct sh_worker *w, const struct sconf *
 	if (pe->mem == MAP_FAILED || proxy_init(&pe->px, pe->mem, pe->memsz, &pc) < 0) {
 		if (pe->mem == MAP_FAILED)
 			pe->mem = NULL;
-		snprintf(err, errlen, "%u:%u: proxy: cannot set up %u exchanges", rt->pos.line,
-			 rt->pos.col, pc.max_xchg);
+		char b[32];
+		snprintf(err, errlen, "%sproxy: cannot set up %u exchanges", lc(b, rt->pos),
+			 pc.max_xchg);
 		goto fail;
 	}
 	struct timespec rtm, mt;
@@ -403,8 +419,9 @@ static struct proxy_entry *proxy_build(struct sh_worker *w, const struct sconf *
 		    http_cache_init(&pe->cache, pe->cmem, pe->cmemsz, &cc) < 0) {
 			if (pe->cmem == MAP_FAILED)
 				pe->cmem = NULL;
-			snprintf(err, errlen, "%u:%u: cache: cannot set up %llu bytes", rt->pos.line,
-				 rt->pos.col, (unsigned long long)rt->cache_bytes);
+			char b[32];
+			snprintf(err, errlen, "%scache: cannot set up %llu bytes", lc(b, rt->pos),
+				 (unsigned long long)rt->cache_bytes);
 			goto fail;
 		}
 		pe->px.cache = &pe->cache;
@@ -580,9 +597,10 @@ static int tls_for(struct sh_worker *w, const struct sconf *c, unsigned li, stru
 		}
 		for (unsigned k = 0; k < site->nnames; k++) {
 			if (nsni == TLS_SNI_MAX) {
-				snprintf(err, errlen, "%u:%u: site '%s': more than %u certificate names on "
-					 "one tls listener", site->pos.line, site->pos.col,
-					 site->names[0], TLS_SNI_MAX);
+				char b[32];
+				snprintf(err, errlen, "%ssite '%s': more than %u certificate names on "
+					 "one tls listener", lc(b, site->pos), site->names[0],
+					 TLS_SNI_MAX);
 				return -1;
 			}
 			sni[nsni++] = (struct tls_sni){.name = site->names[k],
@@ -669,8 +687,9 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		if (r == 0)
 			r = http_app_start(&l->app);
 		if (r < 0) {
-			snprintf(err, errlen, "%u:%u: cannot listen on port %u: %s", ls->pos.line,
-				 ls->pos.col, ls->port, strerror(-r));
+			char b[32];
+			snprintf(err, errlen, "%scannot listen on port %u: %s", lc(b, ls->pos),
+				 ls->port, strerror(-r));
 			return -1;
 		}
 		l->started = true;
@@ -740,11 +759,14 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 		free(p.arena);
 		goto refused;
 	}
+	const char *reloaded_cert[SCONF_MAX_LISTEN] = {0};
 	for (unsigned li = 0; li < w->nlst; li++) {
 		const struct sconf_site *def = NULL;
 		for (unsigned s = 0; s < old->nsites && !def; s++)
 			if (old->sites[s].listen_mask & (1u << li))
 				def = &old->sites[s];
+		if (w->lst[li].tls)
+			reloaded_cert[li] = def->cert;
 		if (w->lst[li].tls && tls_openssl_reload(w->lst[li].tls, def->cert, def->key, err,
 							  sizeof(err)) < 0) {
 			free(p.arena);
@@ -765,6 +787,21 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 	w->retired = prev;
 	w->reloads++;
 	if (w->wk.id == 0) {
+		/* What was read again, a line each, then the outcome (last: a
+		 * watcher waits for it). */
+		for (unsigned i = 0; i < g->nfiles; i++) {
+			struct file_cache_info fi;
+			if (!g->files[i])
+				continue;
+			file_cache_info(g->files[i]->fc, &fi);
+			printf("%s: SIGHUP: root reloaded: files=%zu bytes=%llu mapped=%llu maps=%zu "
+			       "gen=%llu root=%s\n", who, fi.files, (unsigned long long)fi.bytes,
+			       (unsigned long long)fi.mapped, fi.maps, (unsigned long long)fi.gen,
+			       g->files[i]->root);
+		}
+		for (unsigned li = 0; li < w->nlst; li++)
+			if (w->lst[li].tls && reloaded_cert[li])
+				printf("%s: SIGHUP: certificate reloaded: %s\n", who, reloaded_cert[li]);
 		elog(SK_LOG_INFO, "reload", "SIGHUP: %s loaded (%u sites, %u listeners)", path,
 		     g->p.conf.nsites, g->p.conf.nlisten);
 		printf("%s: SIGHUP: %s loaded (%u sites)\n", who, path, g->p.conf.nsites);
@@ -774,8 +811,8 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 refused:
 	w->reload_failures++;
 	if (w->wk.id == 0) {
+		/* The error log only (standard error unless --error-log/error_log). */
 		elog(SK_LOG_ERROR, "reload", "SIGHUP: %s (the old configuration stays)", err);
-		fprintf(stderr, "%s: SIGHUP: %s (the old configuration stays)\n", who, err);
 	}
 }
 
@@ -801,14 +838,42 @@ static void tick(struct loop_timer *t, sk_time_ns now)
 			gen_free(g);
 		}
 	}
+	/* A kept folder read again retires its old tree inside its cache:
+	 * unmapped once no answer is sending a file (the engines' count) and
+	 * TCP holds no file bytes by reference; its descriptors once no
+	 * connection is open (as serve --root's reload_tick). */
+	if (w->gen->nfiles) {
+		uint32_t held = loop_refs_held(w->loop) ? 1 : 0, conns = 0;
+		for (unsigned i = 0; i < w->nlst; i++) {
+			held += http_app_files_held(&w->lst[i].app);
+			conns += w->lst[i].app.nconns;
+		}
+		for (unsigned i = 0; i < w->gen->nfiles; i++)
+			if (w->gen->files[i])
+				file_cache_quiesce(w->gen->files[i]->fc, held == 0, conns == 0);
+	}
 	loop_timer_set(w->loop, &w->tick, now + SK_NS_PER_S);
 }
 
 /* The Date header changes once a second: format it only then. */
+static void log_tick(struct loop_timer *t, sk_time_ns now)
+{
+	struct sh_worker *w = (struct sh_worker *)((char *)t - offsetof(struct sh_worker, log_timer));
+	elog_flush(now);
+	sk_time_ns d = elog_next_deadline();
+	if (d != SK_TIME_NEVER)
+		loop_timer_set(w->loop, &w->log_timer, d);
+}
+
 static void refresh_date(void *ctx, sk_time_ns now)
 {
-	(void)now;
 	struct sh_worker *w = ctx;
+	if (sk_unlikely(elog_suppressed() != w->log_held) && w->wk.id == 0) {
+		w->log_held = elog_suppressed();
+		sk_time_ns d = elog_next_deadline();
+		if (d != SK_TIME_NEVER && !loop_timer_armed(&w->log_timer))
+			loop_timer_set(w->loop, &w->log_timer, d > now ? d : now);
+	}
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
 	if (ts.tv_sec == w->date_sec)
@@ -823,32 +888,64 @@ static void refresh_date(void *ctx, sk_time_ns now)
 
 /* ---- workers ---- */
 
+static bool sites_any_tls(const struct sh_worker *w)
+{
+	for (unsigned i = 0; i < w->nlst; i++)
+		if (w->lst[i].tls)
+			return true;
+	return false;
+}
+
 static void worker_stats(struct sh_worker *w, void (*fn)(void *ctx, const char *name, uint64_t v),
 			 void *ctx)
 {
-	/* The engines' counters summed over the listeners, as one engine's. */
-	struct http_app_stats sum = {0};
+	/* The engines' counters summed over the plain listeners (http.*) and
+	 * over the TLS ones (https.*), as serve has always named them. */
+	struct http_app_stats sum[2] = {0};
+	uint64_t open[2] = {0};
 	for (unsigned i = 0; i < w->nlst; i++) { /* stopped ones too: --stats reads them at exit */
-		const struct http_app_stats *st = &w->lst[i].app.st;
-#define SUM(n) sum.n += st->n;
-		HTTP_APP_STATS(SUM)
-#undef SUM
+		bool t = w->lst[i].tls != NULL;
+		http_app_stats_add(&sum[t], &open[t], &w->lst[i].app);
 	}
-#define EMIT(n) fn(ctx, "app." #n, sum.n);
-	HTTP_APP_STATS(EMIT)
-#undef EMIT
+	for (unsigned t = 0; t < 2; t++)
+		if (!t || sites_any_tls(w))
+			http_app_stats_emit(&sum[t], open[t], t ? "https" : "http", fn, ctx);
 	sites_stats(&w->sites, fn, ctx);
 	fn(ctx, "sites.reloads", w->reloads);
 	fn(ctx, "sites.reload_failures", w->reload_failures);
+	/* The file trees: pages found cut short under a mapping (a file
+	 * truncated while served, answered from zeros: serve_files.c), and
+	 * the descriptors kept for sendfile. */
+	uint64_t trunc = 0, fds = 0;
+	for (unsigned i = 0; i < w->gen->nfiles; i++) {
+		struct file_cache_info fi;
+		if (!w->gen->files[i])
+			continue;
+		file_cache_info(w->gen->files[i]->fc, &fi);
+		trunc += fi.truncated_pages;
+		fds += fi.fds;
+	}
+	if (w->gen->nfiles) {
+		fn(ctx, "files.truncated_pages", trunc);
+		fn(ctx, "files.sendfile_fds", fds);
+	}
 	for (unsigned i = 0; i < w->gen->nproxies; i++) {
 		const struct proxy_entry *pe = w->gen->proxies[i];
 		proxy_stats(&pe->px, fn, ctx);
 		if (pe->px.cache)
 			http_cache_stats(pe->px.cache, fn, ctx);
 	}
+	/* The TLS listeners' counters (their loops' tls.handshakes ..., their
+	 * contexts' tickets and reloads), summed as one's. */
+	struct stat_sum ts = {0};
 	for (unsigned i = 0; i < w->nlst; i++)
-		if (w->lst[i].tls)
-			tls_openssl_stats(w->lst[i].tls, fn, ctx);
+		if (w->lst[i].tls) {
+			stat_sum_source(&ts);
+			loop_stats(w->lst[i].tls_loop, stat_sum_add, &ts);
+			tls_openssl_stats(w->lst[i].tls, stat_sum_add, &ts);
+		}
+	stat_sum_emit(&ts, fn, ctx);
+	stat_sum_free(&ts);
 	if (w->alog)
 		access_log_stats(w->alog, fn, ctx);
 	if (w->on_skiff)
@@ -925,6 +1022,7 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 	w->loop->turn_ctx = w;
 	w->tick.fn = tick;
 	loop_timer_set(w->loop, &w->tick, loop_now(w->loop) + SK_NS_PER_S);
+	w->log_timer.fn = log_tick;
 	return 0;
 }
 
@@ -940,6 +1038,8 @@ static void worker_stop(struct sh_worker *w)
 			proxy_stop(&w->gen->proxies[i]->px);
 	if (w->loop && loop_timer_armed(&w->tick))
 		loop_timer_cancel(w->loop, &w->tick);
+	if (w->loop && loop_timer_armed(&w->log_timer))
+		loop_timer_cancel(w->loop, &w->log_timer);
 }
 
 static void worker_free(struct sh_worker *w)
@@ -1252,6 +1352,8 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 					sizeof(err)),
 			  o->cmd->name, err);
 	}
+	/* --metrics off loopback only with --metrics-allow-remote, as serve. */
+	cli_check(opt_check_metrics(o, err, sizeof(err)), o->cmd->name, err);
 	if (pl.on_skiff) {
 		hoststack_options(&pl.scfg.stack, o);
 		pl.scfg.tcp_sndbuf = (uint32_t)opt_num(o, OPT_TCP_SNDBUF);
@@ -1281,11 +1383,12 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 	}
 	int cpus[WORKERS_MAX];
 	unsigned ncpus;
-	pl.n = workers_plan(c->workers, pl.on_skiff ? opt_str(o, OPT_DEV) : NULL, who, cpus, &ncpus);
+	pl.n = workers_plan(c->workers == SCONF_WORKERS_AUTO ? OPT_NUM_AUTO : c->workers,
+			    pl.on_skiff ? opt_str(o, OPT_DEV) : NULL, who, cpus, &ncpus);
 	if (pl.n > 1 && app && !app->workers) {
 		fprintf(stderr, "%s: %s: workers %u: this application's handlers share state "
-			"unguarded (http_app_def.workers is false): workers 1 only\n", who, pl.path,
-			pl.n);
+			"unguarded (http_app_def.workers is false): workers 1 only\n", who,
+			pl.path ? pl.path : "--workers", pl.n);
 		free(p.arena);
 		return 1;
 	}
@@ -1331,7 +1434,10 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 		ws[i].wk.cpu = workers_cpu(i, pl.n, cpus, ncpus);
 		workers_publish(ws, sizeof(*ws), offsetof(struct sh_worker, wk), i + 1);
 		if (worker_open(&ws[i], &ws[0], &pl, &p, err, sizeof(err)) < 0) {
-			fprintf(stderr, "%s: %s: %s\n", who, pl.path, err);
+			if (pl.path)
+				fprintf(stderr, "%s: %s: %s\n", who, pl.path, err);
+			else
+				fprintf(stderr, "%s: %s\n", who, err);
 			rc = 1;
 		}
 	}

@@ -295,7 +295,10 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 	if (c->error_log)
 		kprintf("skiff-uk: configuration:%u:%u: error_log %s: the guest's error log is its "
 			"console\n", c->error_log_pos.line, c->error_log_pos.col, c->error_log);
-	if (c->workers > 1)
+	if (c->workers == SCONF_WORKERS_AUTO)
+		kprintf("skiff-uk: configuration: workers auto: the guest serves the sites on one "
+			"vCPU\n");
+	else if (c->workers > 1)
 		kprintf("skiff-uk: configuration: workers %u: the guest serves the sites on one "
 			"vCPU\n", c->workers);
 	for (unsigned i = 0; i < c->nlisten; i++)
@@ -605,22 +608,21 @@ static void tls_name(void *ctx, const char *name, uint64_t v)
 
 void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
-	/* The engines' counters summed over the listeners, as one engine's
-	 * (sites_host.c names them the same). */
-	struct http_app_stats sum = {0};
+	/* The engines' counters summed over the plain listeners (http.*) and
+	 * the TLS ones (https.*), as sites_host.c names them. */
+	struct http_app_stats sum[2] = {0};
+	uint64_t open[2] = {0};
 	unsigned ntls = 0;
 	for (unsigned i = 0; i < S.c.nlisten; i++) {
 		if (!S.lst[i].inited)
 			continue;
-		ntls += S.lst[i].tls != NULL;
-		const struct http_app_stats *st = &S.lst[i].app.st;
-#define SUM(n) sum.n += st->n;
-		HTTP_APP_STATS(SUM)
-#undef SUM
+		bool t = S.lst[i].tls != NULL;
+		ntls += t;
+		http_app_stats_add(&sum[t], &open[t], &S.lst[i].app);
 	}
-#define EMIT(n) fn(ctx, "app." #n, sum.n);
-	HTTP_APP_STATS(EMIT)
-#undef EMIT
+	http_app_stats_emit(&sum[0], open[0], "http", fn, ctx);
+	if (ntls)
+		http_app_stats_emit(&sum[1], open[1], "https", fn, ctx);
 	sites_stats(&S.sites, fn, ctx);
 	for (unsigned i = 0; i < S.npx; i++) {
 		proxy_stats(&S.px[i]->px, fn, ctx);

@@ -750,9 +750,16 @@ static int top_num(struct parser *p, struct stmt *st, int id, uint64_t lo, uint6
 	return end_simple(p, st, 1);
 }
 
+/* workers N|auto;  auto: one per core the process may run on. */
 static int d_workers(struct parser *p, struct stmt *st)
 {
 	uint64_t v;
+	if (st->nargs == 1 && st->arg[0].kind == T_WORD && tok_is(&st->arg[0], "auto")) {
+		if (twice(p, st, &p->top_given[TOP_WORKERS], "") < 0)
+			return -1;
+		p->c->workers = SCONF_WORKERS_AUTO;
+		return end_simple(p, st, 1);
+	}
 	if (top_num(p, st, TOP_WORKERS, 1, 64, &v) < 0)
 		return -1;
 	p->c->workers = (uint32_t)v;

@@ -132,12 +132,15 @@ struct sconf_site {
 /* The whole configuration.  Server-wide directives at the top level;
  * zero in a field means "not given": sites_conf_defaults fills each with
  * the value of the matching `skiff serve` flag's default. */
+/* workers auto;: one worker per core the process may run on. */
+#define SCONF_WORKERS_AUTO UINT32_MAX
+
 struct sconf {
 	struct sconf_listen listen[SCONF_MAX_LISTEN];
 	unsigned nlisten;
 	struct sconf_site *sites; /* in the arena */
 	unsigned nsites;
-	uint32_t workers;          /* workers N;             default 1 */
+	uint32_t workers;          /* workers N;             or auto; default 1 */
 	uint32_t max_conns;        /* max_conns N;           default 4096 */
 	uint64_t max_body;         /* max_body SIZE;         default 1m */
 	sk_time_ns header_timeout; /* header_timeout TIME;   default 10s */

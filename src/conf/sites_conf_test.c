@@ -172,6 +172,8 @@ static void test_top_level(void **state)
 	assert_int_equal(c->max_body, 2ull << 30);
 	assert_int_equal(c->header_timeout, 7 * SK_NS_PER_S);
 	assert_int_equal(c->workers, 0); /* not given */
+	c = ok("workers auto;\n" SITE_HEAD "  route / { app; }\n}\n");
+	assert_int_equal(c->workers, SCONF_WORKERS_AUTO);
 
 	/* Relative log paths join the folder. */
 	c = ok_dir("access_log a.log;\n" SITE_HEAD "  route / { app; }\n}\n", "/srv/");

@@ -142,6 +142,9 @@ int sites_conf_from_flags(const struct opts *o, bool on_skiff, void *arena, size
 	}
 
 	/* The server-wide fields. */
+	if (v[OPT_WORKERS].set)
+		out->workers = v[OPT_WORKERS].num == OPT_NUM_AUTO ? SCONF_WORKERS_AUTO
+								  : (uint32_t)v[OPT_WORKERS].num;
 	if (v[OPT_MAX_CONNS].set)
 		out->max_conns = (uint32_t)v[OPT_MAX_CONNS].num;
 	if (v[OPT_HEADER_TIMEOUT].set)

@@ -20,7 +20,7 @@
  *   --tls-redirect           the plain listener's requests answered by a
  *                            site of its own: route / { redirect 301
  *                            https://$host[:TLS_PORT]$request_uri; }
- *   --max-conns, --header-timeout, --keepalive-timeout, --max-body,
+ *   --workers, --max-conns, --header-timeout, --keepalive-timeout, --max-body,
  *   --access-log, --error-log   the server-wide fields
  * The site the flags describe has no name and is its listeners' default
  * (every Host).  Strings point into the options (the command line) or

@@ -70,6 +70,12 @@ static void test_root(void **st)
 	assert_int_equal(conf.max_conns, 77);
 	assert_int_equal(conf.header_timeout, 3 * SK_NS_PER_S);
 	assert_int_equal(conf.max_body, 1000);
+	assert_int_equal(conf.workers, 1); /* not given: the default */
+	assert_int_equal(build(false, ARGS("--root", "www", "--workers", "3")), 0);
+	assert_int_equal(conf.workers, 3);
+	assert_int_equal(build(false, ARGS("--root", "www", "--workers", "auto")), 0);
+	assert_int_equal(conf.workers, SCONF_WORKERS_AUTO);
+	assert_int_equal(build(false, ARGS("--root", "www", "--max-conns", "77")), 0);
 	/* defaults for what serve has no flag for */
 	assert_int_equal(conf.send_timeout, 60 * SK_NS_PER_S);
 	/* on skiff's stack the listener takes every address */

@@ -39,7 +39,7 @@
 
 enum { IN_HEAD, IN_WAIT, IN_BODY, IN_DONE, IN_LINGER };
 enum { OUT_NONE, OUT_FIXED, OUT_STREAM, OUT_DONE };
-enum { BM_STREAM, BM_COLLECT, BM_DISCARD };
+enum { BM_STREAM, BM_COLLECT, BM_DISCARD, BM_SKIP };
 
 struct http_app_conn {
 	struct http_app *app;
@@ -87,6 +87,7 @@ struct http_app_conn {
 	uint8_t *cbuf;       /* collect: the application's buffer */
 	size_t ccap, clen;
 	http_app_collect_fn cdone;
+	http_app_handler_fn skip_fn; /* BM_SKIP: the answer, after the body */
 	void *cctx;
 	const uint8_t *fbody; /* OUT_FIXED: the application's body */
 	size_t flen, fsent;
@@ -203,6 +204,7 @@ int http_app_init(struct http_app *app, void *mem, size_t size, const struct htt
 		/* Only the small fields: the buffers stay untouched until used. */
 		c->app = app;
 		c->sock = -1;
+		c->ffile = NULL; /* files_held counts the set ones */
 		c->timer.slot = 0;
 		c->rbuf = app->bufs + (size_t)i * bufsz;
 		c->obuf = c->rbuf + ALIGN16(cfg->rbuf_size);
@@ -224,12 +226,41 @@ void http_app_set_date(struct http_app *app, const char *date29)
 	app->date[29] = 0;
 }
 
+/* "prefix.name" into b (names are at most 31 bytes, prefixes 15). */
+static const char *stat_name(char b[48], const char *prefix, const char *name)
+{
+	size_t k = 0;
+	for (; *prefix && k < 15; prefix++)
+		b[k++] = *prefix;
+	b[k++] = '.';
+	for (; *name && k < 47; name++)
+		b[k++] = *name;
+	b[k] = 0;
+	return b;
+}
+
+void http_app_stats_emit(const struct http_app_stats *st, uint64_t open, const char *prefix,
+			 void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+	char b[48];
+#define HTTP_APP_STAT_PRINT(n) fn(ctx, stat_name(b, prefix, #n), st->n);
+	HTTP_APP_STATS(HTTP_APP_STAT_PRINT)
+#undef HTTP_APP_STAT_PRINT
+	fn(ctx, stat_name(b, prefix, "conns_open"), open);
+}
+
+void http_app_stats_add(struct http_app_stats *sum, uint64_t *open, const struct http_app *app)
+{
+#define HTTP_APP_STAT_ADD(n) sum->n += app->st.n;
+	HTTP_APP_STATS(HTTP_APP_STAT_ADD)
+#undef HTTP_APP_STAT_ADD
+	*open += app->nconns;
+}
+
 void http_app_stats(const struct http_app *app,
 		    void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
-#define HTTP_APP_STAT_PRINT(n) fn(ctx, "app." #n, app->st.n);
-	HTTP_APP_STATS(HTTP_APP_STAT_PRINT)
-#undef HTTP_APP_STAT_PRINT
+	http_app_stats_emit(&app->st, app->nconns, "http", fn, ctx);
 }
 
 /* ---- the request's accessors ---- */
@@ -364,6 +395,19 @@ void http_app_on_done(struct http_app_req *r, http_app_done_fn fn, void *ctx)
 static bool out_pending(const struct http_app_conn *c)
 {
 	return c->opos < c->olen || (c->out == OUT_FIXED && c->fsent < c->flen);
+}
+
+/* The answer's file (http_app_send_file), counted while set: a tree the
+ * host replaced may be unmapped only when no connection holds one. */
+static void set_file(struct http_app_conn *c, const struct http_file *f)
+{
+	c->app->files_held += (uint32_t)(f != NULL) - (uint32_t)(c->ffile != NULL);
+	c->ffile = f;
+}
+
+uint32_t http_app_files_held(const struct http_app *app)
+{
+	return app->files_held;
 }
 
 static void count_status(struct http_app *app, int status)
@@ -737,7 +781,7 @@ static int send_fixed(struct http_app_conn *c, int status, const void *body, siz
 	if (sk_unlikely(c->app->cfg.access != NULL))
 		log_answer(c, status, c->flen);
 	c->fsent = 0;
-	c->ffile = f;
+	set_file(c, f);
 	c->out = OUT_FIXED;
 	conn_advance(c);
 	return 0;
@@ -937,6 +981,23 @@ int http_app_body_collect(struct http_app_req *r, void *buf, size_t cap, http_ap
 	return 0;
 }
 
+int http_app_body_skip(struct http_app_req *r, http_app_handler_fn then, void *ctx)
+{
+	struct http_app_conn *c = CONN(r);
+	if (!then)
+		return -SK_EINVAL;
+	if (c->in == IN_DONE)
+		return then(r, ctx); /* no body */
+	if (c->in != IN_WAIT)
+		return -SK_EINVAL;
+	c->skip_fn = then;
+	c->cctx = ctx;
+	send_continue(c);
+	body_begin(c, BM_SKIP);
+	conn_advance(c);
+	return 0;
+}
+
 /* Offer the decoded bytes rbuf[doff, doff+dlen) to whoever takes them.
  * Returns false when the flow stops (paused, or an answer ended it). */
 static bool body_offer(struct http_app_conn *c)
@@ -945,7 +1006,7 @@ static bool body_offer(struct http_app_conn *c)
 		const uint8_t *d = c->rbuf + c->doff;
 		size_t n = c->dlen;
 		long took;
-		if (c->bmode == BM_DISCARD) {
+		if (c->bmode == BM_DISCARD || c->bmode == BM_SKIP) {
 			took = (long)n;
 		} else if (c->bmode == BM_COLLECT) {
 			if (c->clen + n > c->ccap) {
@@ -994,6 +1055,13 @@ static void body_end(struct http_app_conn *c)
 		c->in_cb = true;
 		c->cdone(REQ(c), c->cctx, c->clen);
 		c->in_cb = false;
+	} else if (c->bmode == BM_SKIP) {
+		c->app->st.bodies_discarded++;
+		c->in_cb = true;
+		int rc = c->skip_fn(REQ(c), c->cctx);
+		c->in_cb = false;
+		if (rc < 0)
+			engine_answer(c, 500);
 	} else {
 		c->app->st.bodies_discarded++;
 	}
@@ -1134,7 +1202,7 @@ static void dispatch(struct http_app_conn *c, int n)
 	c->cl_mark = false;
 	c->drop_server = false;
 	c->drops_len = 0;
-	c->ffile = NULL;
+	set_file(c, NULL);
 	c->lg_raw = false;
 	c->lg_owed = false;
 	c->out = OUT_NONE;
@@ -1181,6 +1249,7 @@ static void request_over(struct http_app_conn *c)
 {
 	struct http_app *app = c->app;
 	c->live = false;
+	set_file(c, NULL); /* the answer has left whole: nothing points into the file now */
 	if (c->failed)
 		app->st.aborted++;
 	if (c->done_fn) {
@@ -1202,7 +1271,7 @@ static void request_over(struct http_app_conn *c)
 	c->drop_server = false;
 	c->drops_len = 0;
 	c->cl_mark = false;
-	c->ffile = NULL;
+	set_file(c, NULL);
 	/* Keep-alive: the next request's bytes go to the front. */
 	uint32_t left = c->rlen - c->ipos;
 	if (left)
@@ -1231,6 +1300,7 @@ static void conn_release(struct http_app_conn *c)
 			fn(REQ(c), c->done_ctx, false);
 		}
 	}
+	set_file(c, NULL);
 	if (loop_timer_armed(&c->timer))
 		loop_timer_cancel(app->loop, &c->timer);
 	loop_close(app->loop, c->sock);
@@ -1290,6 +1360,7 @@ static void conn_step(struct http_app_conn *c)
 		if (out_pending(c)) {
 			int f = flush(c);
 			if (f < 0) {
+				app->st.write_errors++; /* reset, or the socket failed */
 				c->dead = true;
 				break;
 			}
@@ -1644,7 +1715,7 @@ void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx
 
 int http_app_check(const struct http_app *app)
 {
-	uint32_t used = 0, nfree = 0;
+	uint32_t used = 0, nfree = 0, files = 0;
 	for (const struct http_app_conn *c = app->free_list; c; c = c->next_free) {
 		CHECK(c->sock < 0);
 		CHECK(++nfree <= app->cfg.max_conns);
@@ -1663,11 +1734,14 @@ int http_app_check(const struct http_app *app)
 		CHECK(!c->live || c->in != IN_HEAD);
 		CHECK(c->out != OUT_FIXED || c->fsent <= c->flen);
 		CHECK(c->in != IN_BODY || c->ipos >= c->head_len);
+		CHECK(!c->ffile || c->live); /* held only while its request lives */
+		files += c->ffile != NULL;
 		/* A connection that waits for the peer has its timer armed. */
 		sk_time_ns d = conn_deadline(c);
 		CHECK(d == 0 || (loop_timer_armed(&c->timer) && c->timer.deadline <= d));
 	}
 	CHECK(used == app->nconns);
 	CHECK(used + nfree == app->cfg.max_conns);
+	CHECK(files == app->files_held);
 	return 0;
 }

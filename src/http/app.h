@@ -281,6 +281,18 @@ typedef void (*http_app_collect_fn)(struct http_app_req *r, void *ctx, size_t le
 int http_app_body_collect(struct http_app_req *r, void *buf, size_t cap, http_app_collect_fn done,
 			  void *ctx);
 
+/* Read the body and drop it, then call then(r, ctx) to answer (as a
+ * handler: < 0 gets the engine's 500): for a
+ * handler that never uses a body (files, a redirect, a fixed answer) but
+ * wants the request framed whole first, as a server answers after the
+ * request it read.  So a body that breaks its framing (a bad chunk, a
+ * trailer over the limits, longer than max_body) gets the engine's 400,
+ * 413 or 431 instead of an answer followed by a closed connection, and a
+ * chunked body does not cost the keep-alive.  "100 Continue" is sent, as
+ * for any read.  A request without a body: `then` runs inside this
+ * call, and its result is returned. */
+int http_app_body_skip(struct http_app_req *r, http_app_handler_fn then, void *ctx);
+
 /* ---- the response ---- */
 
 /* Add a header line to the answer (before http_app_send/http_app_stream).
@@ -446,9 +458,23 @@ void http_app_stop(struct http_app *app);
 void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx), void *ctx);
 /* The IMF-fixdate for Date (29 characters), when the second changes. */
 void http_app_set_date(struct http_app *app, const char *date29);
-/* Counters, "name value". */
+struct http_app_stats;
+/* Counters, "http.NAME value" (HTTP_APP_STATS, then http.conns_open): the
+ * names `skiff serve` has always printed for its connections, since every
+ * runtime serves on this engine. */
 void http_app_stats(const struct http_app *app,
 		    void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+/* Add app's counters into *sum, and its open connections into *open: a
+ * host with several engines (one per listener) prints them as one with
+ * http_app_stats_emit, under "PREFIX.NAME" (PREFIX at most 15 bytes;
+ * the hosts print the plain listeners' as "http" and the TLS ones' as
+ * "https", as every runtime has). */
+void http_app_stats_add(struct http_app_stats *sum, uint64_t *open, const struct http_app *app);
+void http_app_stats_emit(const struct http_app_stats *st, uint64_t open, const char *prefix,
+			 void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+/* Connections whose answer is a file (http_app_send_file) not yet handed
+ * to the socket whole: while not 0, the file's memory is still read. */
+uint32_t http_app_files_held(const struct http_app *app);
 /* Every invariant of every connection: 0 or -(line in app.c). */
 int http_app_check(const struct http_app *app);
 
@@ -458,7 +484,7 @@ int http_app_check(const struct http_app *app);
 	X(resp_4xx) X(resp_5xx) X(resp_400) X(resp_404) X(resp_405) X(resp_408) X(resp_413)     \
 	X(resp_500) X(resp_503) X(continues) X(bodies_discarded) X(aborted) X(timeout_header)   \
 	X(timeout_body) X(timeout_send) X(timeout_idle) X(bytes_in_body) X(bytes_out)          \
-	X(drain_idle_closed)
+	X(write_errors) X(drain_idle_closed)
 
 struct http_app_stats {
 #define HTTP_APP_STAT_FIELD(n) uint64_t n;
@@ -475,6 +501,7 @@ struct http_app {
 	struct loop *loop;
 	int lsock;
 	uint32_t nconns;
+	uint32_t files_held;          /* connections whose answer is a file body not yet all sent */
 	struct http_app_conn *conns;  /* cfg.max_conns, in mem */
 	struct http_app_conn *free_list;
 	uint8_t *bufs;                /* per connection rbuf_size + out_size, in mem */

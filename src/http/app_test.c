@@ -124,6 +124,20 @@ static int h_closing(struct http_app_req *r, void *ctx)
 	return rc;
 }
 
+/* /skip: reads and drops the body, then answers (http_app_body_skip). */
+static int skip_answer(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	return http_app_send(r, 200, "skipped\n", 8);
+}
+
+static int h_skip(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	http_app_on_done(r, on_done, NULL);
+	return http_app_body_skip(r, skip_answer, NULL);
+}
+
 /* /req/...: echoes what the accessors see, as text. */
 static char reqbuf[4096];
 static int h_req(struct http_app_req *r, void *ctx)
@@ -293,6 +307,7 @@ static const struct http_app_route test_routes[] = {
 	{HTTP_GET, "/len", false, h_len, NULL},
 	{HTTP_GET, "/hello", false, h_hello, NULL},
 	{HTTP_GET, "/closing", false, h_closing, NULL},
+	{HTTP_APP_ANY, "/skip", false, h_skip, NULL},
 	{HTTP_APP_ANY, "/req/", true, h_req, NULL},
 	{HTTP_GET, "/async", false, h_async, NULL},
 	{HTTP_GET, "/fail", false, h_fail, NULL},
@@ -356,6 +371,47 @@ static void test_hello_keepalive_pipelined(void **st)
 	assert_non_null(strstr(fk.s[s].out, "Connection: close\r\n"));
 	assert_false(fk.s[s].open);
 	assert_int_equal(app.nconns, 0);
+}
+
+/* http_app_body_skip: the answer comes after the whole body; a chunked
+ * body keeps the connection; a broken one gets 400 (or 431), never the
+ * handler's answer; no body: the answer at once. */
+static void test_body_skip(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	/* a chunked body in two pieces: no answer before its end */
+	send_str(s, "POST /skip HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "5\r\nhello\r\n");
+	assert_int_equal(fk.s[s].out_len, 0);
+	send_str(s, "0\r\n\r\nGET /skip HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200 OK"), 2);
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "skipped\n"), 2);
+	assert_null(strstr(fk.s[s].out, "Connection: close"));
+	assert_true(fk.s[s].open);
+	assert_int_equal(done_calls, 2);
+	assert_int_equal(done_ok, 2);
+	assert_int_equal(app.st.bodies_discarded, 1);
+	/* a Content-Length body, 100-continue: Continue, then the answer */
+	clear_out(s);
+	send_str(s, "PUT /skip HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n"
+		    "Expect: 100-continue\r\n\r\n");
+	assert_string_equal(fk.s[s].out, "HTTP/1.1 100 Continue\r\n\r\n");
+	send_str(s, "abcd");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 200 OK"));
+	assert_true(fk.s[s].open);
+	/* a bad trailer line: the engine's 400, not the handler's 200 */
+	clear_out(s);
+	send_str(s, "POST /skip HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "0\r\nX Y: z\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 400 Bad Request"));
+	assert_null(strstr(fk.s[s].out, "skipped"));
+	assert_int_equal(app.st.resp_400, 1);
+	loop_fake_eof(&fk, s);
+	assert_false(fk.s[s].open);
+	assert_int_equal(app.nconns, 0);
+	assert_int_equal(http_app_check(&app), 0);
 }
 
 /* http_app_close_after: "Connection: close", the connection ends, a
@@ -1124,6 +1180,7 @@ int main(void)
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_drain_edges),
 		cmocka_unit_test(test_close_after),
+		cmocka_unit_test(test_body_skip),
 		cmocka_unit_test(test_reads_per_request),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -133,9 +133,23 @@ static size_t host_name_len(const char *h, size_t n)
 	return i;
 }
 
+/* Does the template say $host? */
+static bool uses_host(const char *t)
+{
+	for (; *t; t++)
+		if (t[0] == '$' && t[1] == 'h' && t[2] == 'o' && t[3] == 's' && t[4] == 't')
+			return true;
+	return false;
+}
+
 static int do_redirect(struct sites *s, struct http_app_req *r, const struct sconf_route *rt,
 		       const char *host, size_t hlen, const char *path, size_t rest_off)
 {
+	if (!hlen && uses_host(rt->target)) {
+		/* An HTTP/1.0 request without Host: no URL to send it to. */
+		s->st.redirect_no_host++;
+		return http_app_send(r, 400, NULL, 0);
+	}
 	size_t tlen, from, rlen = 0;
 	const char *t = http_app_target(r, &tlen);
 	from = origin_part(t, tlen);
@@ -192,25 +206,45 @@ static int apply_headers(struct sites *s, struct http_app_req *r, const struct s
 	return 0;
 }
 
-int sites_dispatch(struct http_app_req *r, void *ctx)
+/* Route a request and run its handler.  body_read: the body (if any) has
+ * been read and dropped already (http_app_body_skip). */
+static int route(struct http_app_req *r, struct sites_listener *l, bool body_read);
+
+static int after_body(struct http_app_req *r, void *ctx)
 {
-	struct sites_listener *l = ctx;
+	return route(r, ctx, true);
+}
+
+/* Kinds that never use a body answer after reading it (http_app_body_skip):
+ * a broken body gets its 400, and a chunked one keeps the connection.  The
+ * proxy and the application read bodies themselves. */
+static bool takes_body(enum sconf_kind k)
+{
+	return k == SCONF_PROXY || k == SCONF_APP;
+}
+
+static int route(struct http_app_req *r, struct sites_listener *l, bool body_read)
+{
 	struct sites *s = l->s;
+	/* After a body, the generation may be a newer one (a reload while it
+	 * arrived): the request is routed again, wholly in the current one. */
 	struct sites_gen *g = s->cur;
 	const struct sconf *c = g->conf;
-	s->st.requests++;
 	size_t hlen = 0;
 	const char *host = http_app_header_get(r, "host", &hlen);
 	const struct sconf_site *site = sites_conf_site(c, l->li, host ? host : "", host ? hlen : 0);
+	size_t plen = 0, rest_off = 0;
+	const char *path = http_app_path(r, &plen);
+	const struct sconf_route *rt =
+		site ? sites_conf_route(site, path, plen, &rest_off) : NULL;
+	if (!body_read && http_app_has_body(r) && (!rt || !takes_body(rt->kind)))
+		return http_app_body_skip(r, after_body, l);
 	if (!site) {
 		s->st.no_site++;
 		return http_app_send(r, 404, NULL, 0);
 	}
 	if (apply_headers(s, r, site->hdr, site->nhdr) < 0)
 		return -1;
-	size_t plen = 0, rest_off = 0;
-	const char *path = http_app_path(r, &plen);
-	const struct sconf_route *rt = sites_conf_route(site, path, plen, &rest_off);
 	if (!rt) {
 		s->st.no_route++;
 		return http_app_send(r, 404, NULL, 0);
@@ -228,6 +262,13 @@ int sites_dispatch(struct http_app_req *r, void *ctx)
 	if (rt->kind == SCONF_RETURN)
 		return do_return(s, r, rt);
 	return -1; /* a host that built no handler for a kind it runs: a 500 */
+}
+
+int sites_dispatch(struct http_app_req *r, void *ctx)
+{
+	struct sites_listener *l = ctx;
+	l->s->st.requests++;
+	return route(r, l, false);
 }
 
 void sites_stats(const struct sites *s, void (*fn)(void *ctx, const char *name, uint64_t v),

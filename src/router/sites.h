@@ -13,6 +13,11 @@
  *      goes out on every answer of the route, the handler's own included;
  *      a removed name never goes out, http_app_header_drop);
  *   4. runs the route's handler.
+ * A request with a body whose route does not use one (files, redirect,
+ * return, metrics; or no site or route: the 404) is answered after the
+ * body has been read and dropped (http_app_body_skip), and routed again
+ * then: a broken body gets the engine's 400, and a chunked one keeps the
+ * connection.  The proxy and the application read their bodies.
  * The handlers of the kinds that need nothing from the system (redirect,
  * return) are this file's; the others (files, proxy, metrics, app) are
  * given by the host that built them (struct sites_gen's table), so this
@@ -47,7 +52,7 @@ struct sites_handler {
 
 #define SITES_STATS(X)                                                                  \
 	X(requests) X(no_site) X(no_route) X(redirects) X(returns) X(location_too_long)      \
-	X(header_errors)
+	X(redirect_no_host) X(header_errors)
 
 struct sites_stats {
 #define SITES_STAT_FIELD(n) uint64_t n;
