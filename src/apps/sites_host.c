@@ -1482,8 +1482,14 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 	drain_report(&pl);
 	workers_publish(NULL, 0, 0, 0);
 	admin_close(adm);
-	if (opt_given(o, OPT_STATS))
-		all_stats(&pl, print_stat, stdout);
+	if (opt_given(o, OPT_STATS)) {
+		all_stats(&pl, print_stat, stdout); /* the list /metrics serves */
+		/* Then each worker's own, "workerK.NAME value" (serve's shape). */
+		for (unsigned i = 0; pl.n > 1 && i < pl.n; i++) {
+			struct stat_sum_prefix px = {.fn = print_stat, .ctx = stdout, .k = i};
+			worker_stats(&shw[i], stat_sum_prefixed, &px);
+		}
+	}
 	fflush(stdout);
 	for (unsigned i = 0; i < pl.n; i++)
 		worker_free(&ws[i]);
