@@ -103,6 +103,7 @@ help:
 	@echo "  make bench-cost    docs/cost.md: what a request costs, stage by stage"
 	@echo "  make bench-parse   the HTTP head parser alone, ns per parse"
 	@echo "  make bench-tls     HTTPS: skiff --tls-cert against nginx/OpenSSL, handshakes and req/s"
+	@echo "  make bench-tls-libs  OpenSSL (skiff's engine), wolfSSL and GnuTLS: TLS 1.3 handshakes and records in cycles"
 	@echo "  make bench-ring    ring and checksum costs in cycles"
 	@echo "  make bench-proxy   skiff proxy against nginx proxy_cache in front of nginx, cache hits/misses"
 	@echo "                     (bench/proxy.sh; BENCH_PROXY_SKIFF=PATH, BENCH_QUICK=1)"
@@ -200,6 +201,15 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 $(BUILD)/bench/bench_tls_bearssl: bench/bench_tls_bearssl.c $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(BASE_CFLAGS) -o $@ $^ -l:libbearssl.a $(LDLIBS)
+# The libraries skiff's OpenSSL engine is weighed against (docs/cost.md,
+# "TLS libraries"), each in a process of its own: wolfSSL linked statically
+# (Debian's libwolfssl.a), GnuTLS on nettle.
+$(BUILD)/bench/bench_tls_wolfssl: bench/bench_tls_wolfssl.c bench/bench_tls_mem.h bench/bench_report.h
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(BASE_CFLAGS) -o $@ $< -l:libwolfssl.a -lm -lpthread
+$(BUILD)/bench/bench_tls_gnutls: bench/bench_tls_gnutls.c bench/bench_tls_mem.h bench/bench_report.h
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(BASE_CFLAGS) -o $@ $< -lgnutls
 bench-ring: deps $(BUILD)/bench/bench_ring
 	$(BUILD)/bench/bench_ring
 

@@ -19,6 +19,11 @@
 #     all arrive);
 #   openssl s_client -sess_out/-sess_in: the session resumed, TLS 1.2 and 1.3;
 #   python ssl (tests/tls_probe.py resume): ALPN http/1.1, resumption;
+#   a preconnect (TLS 1.3, no request sent: tls_probe.py preconnect and
+#     s_client -sess_out with stdin held open): a ticket after the
+#     handshake, a new one after each resumption, each one resuming;
+#   the same preconnect checks under `skiff serve --config FILE` (a tls
+#     listener), and one sealed ticket per handshake in its counters;
 #   ab -f TLS1.2 (new connections, then -k), wrk and h2load --h1 over HTTPS:
 #     0 failed, 0 errors;
 #   hostile input, 30 connections of each kind at once: random bytes, a
@@ -159,6 +164,7 @@ run_target() {
 		out=$(C python3 "$HERE/tls_probe.py" resume "$SRV_IP" 443 "$ca" skiff-test 2>&1)
 		rc=$?
 		[ $rc -eq 0 ] && pass "python_ssl ($out)" || fail python_ssl "$out"
+		preconnect_checks "$ca"
 
 		out=$(T=60 C ab -q -f TLS1.2 -n 300 -c 8 "https://$H/" 2>&1)
 		check_ab ab.handshakes "$out" 300
@@ -221,6 +227,7 @@ run_target() {
 			fi
 		fi
 	fi
+	config_checks "$ca"
 	if start_server rsa rsa --tls-redirect; then
 		out=$(C curl -sS --cacert "$WORK/rsa.crt" "https://$H/" -o "$WORK/rsa.body" -w '%{http_code}' 2>&1)
 		out+=" $(cat "$WORK/rsa.body" 2>/dev/null)"
@@ -247,6 +254,49 @@ print(s.recv(100).split(b"\r\n")[0].decode())' "$SRV_IP" 2>&1)
 	fi
 	skt_cleanup
 	SKT_SCOPE=
+}
+
+# preconnect_checks CA: a client that completes a TLS 1.3 handshake and
+# never sends (a browser's preconnect) gets a ticket all the same, and a
+# new one after each resumption (tls_probe.py preconnect: 5 chained
+# resumptions without a request, then a GET).  openssl s_client as well:
+# stdin held open for a second, no request, -sess_out; then -sess_in
+# resumes.  (`s_client -reconnect` cannot show this over TLS 1.3: it drops
+# each connection the moment its own handshake is done, before any
+# ticket can arrive, and resumes 0 of 5 against every OpenSSL server,
+# nginx and s_server too: openssl/openssl#10714.)
+preconnect_checks() {
+	local ca=$1 out
+	out=$(C python3 "$HERE/tls_probe.py" preconnect "$SRV_IP" 443 "$ca" skiff-test 5 2>&1)
+	[ $? -eq 0 ] && pass "preconnect ($out)" || fail preconnect "$out"
+	rm -f "$WORK/pre.pem"
+	sleep 1 | C openssl s_client -tls1_3 -connect "$H:443" -CAfile "$ca" -sess_out "$WORK/pre.pem" \
+		>/dev/null 2>&1
+	out=$(C openssl s_client -tls1_3 -connect "$H:443" -CAfile "$ca" -sess_in "$WORK/pre.pem" \
+		</dev/null 2>&1 | grep -oE '^(New|Reused), TLSv1\.[23]' | head -1)
+	[ "$out" = "Reused, TLSv1.3" ] && pass "s_client.preconnect (no request sent; then: $out)" ||
+		fail s_client.preconnect "no request sent; then: ${out:-no handshake}"
+}
+
+# config_checks CA: the same TLS layer under `skiff serve --config FILE`
+# (docs/config.md: a tls listener, the HTTP engine of src/http/app.h):
+# the preconnect checks again, and its counters.
+config_checks() {
+	local ca=$1 sealed
+	printf 'site skiff-test {\n    listen *:443 tls;\n    tls %s %s;\n    default;\n    route / { files %s; }\n}\n' \
+		"$WORK/ec.crt" "$WORK/ec.key" "$ROOT" >"$WORK/tls.conf"
+	skt_serve_launch conf --config "$WORK/tls.conf" --stats --tls-handshake-timeout 2
+	if ! skt_serve_answer 10 --cacert "$ca" "https://$H/"; then
+		fail conf.start "no HTTPS answer within 10 s: $(skt_serve_tail)"
+		skt_serve_stop KILL 2
+		return
+	fi
+	SKT_SCOPE=$SKT_SCOPE/config preconnect_checks "$ca"
+	if stop_server conf; then
+		sealed=${ST[tls.tickets_sealed]:-0}
+		[ "$sealed" -ge 9 ] && pass "conf.tickets (tls.tickets_sealed=$sealed >= 9: one per handshake)" ||
+			fail conf.tickets "tls.tickets_sealed=$sealed (< 9: resumed handshakes without a new ticket)"
+	fi
 }
 
 # check_ab NAME OUTPUT N: N complete, 0 failed, no non-2xx.

@@ -22,6 +22,17 @@ the unikernel through QEMU's forwards).
       receive buffer): the server queues the whole answer and closes while most of its records still
       wait, so they must all arrive after the close; the body's sha256
       must be SHA256.
+  tls_probe.py preconnect HOST PORT CAFILE NAME [COUNT]
+      a browser's preconnect, over TLS 1.3: COUNT + 1 (default 5 + 1)
+      connections, none of which sends a byte of application data; each
+      must receive a session ticket of its own (a new one) within 2 s of
+      its handshake, and each one after the first must resume with the
+      ticket the one before received.  Then one GET / on a resumed
+      connection answers 200.  Prints one line (the times from handshake
+      to ticket); exit 1 on any miss.  (`openssl s_client -reconnect`
+      cannot check this: it drops each connection as soon as its own
+      handshake is done, before any ticket can arrive, and resumes 0 of 5
+      over TLS 1.3 against any OpenSSL server, openssl/openssl#10714.)
   tls_probe.py stall HOST PORT SECONDS
       opens a connection that sends 5 bytes of a ClientHello and stops; the
       server must close it within SECONDS + 3 (its handshake timeout).
@@ -192,6 +203,60 @@ def slow(host, port, cafile, name, path, want):
     return 0 if ok else 1
 
 
+def wait_ticket(t, old_id, secs):
+    """Read t (sending nothing) until its session holds a ticket other than
+    the one it was made from (old_id), for at most secs; the seconds it
+    took, or None.  A TLS 1.3 ticket arrives after the handshake, and
+    python's ssl takes it in only while it reads."""
+    import select
+    t.setblocking(False)
+    t0 = time.monotonic()
+    while True:
+        s = t.session
+        if s is not None and s.has_ticket and s.id != old_id:
+            return time.monotonic() - t0
+        left = secs - (time.monotonic() - t0)
+        if left <= 0:
+            return None
+        select.select([t], [], [], left)
+        try:
+            if t.recv(1):
+                return None  # application data, unasked for
+            return None      # the server closed
+        except ssl.SSLWantReadError:
+            pass
+
+
+def preconnect(host, port, cafile, name, count=5):
+    c = ctx_for(cafile, ssl.TLSVersion.TLSv1_3)
+    sess, marks, bad, worst = None, "", 0, 0.0
+    for i in range(count + 1):
+        s = socket.create_connection((host, port), timeout=10)
+        t = c.wrap_socket(s, server_hostname=name, session=sess)
+        resumed = t.session_reused
+        dt = wait_ticket(t, sess.id if sess else None, 2.0)
+        ok = dt is not None and (i == 0 or resumed)
+        marks += ("R" if resumed else "N") + ("+" if dt is not None else "-")
+        bad += not ok
+        if dt is not None:
+            worst = max(worst, dt)
+            sess = t.session
+        t.close()
+    # The last ticket still resumes a connection that does send.
+    s = socket.create_connection((host, port), timeout=10)
+    t = c.wrap_socket(s, server_hostname=name, session=sess)
+    t.setblocking(True)
+    t.settimeout(10)
+    status = get(t)
+    last_ok = t.session_reused and status == b"HTTP/1.1 200 OK"
+    t.close()
+    bad += not last_ok
+    print(f"preconnect: {marks} then GET {'R 200' if last_ok else 'failed: ' + repr(status)} "
+          f"(N new, R resumed, + a new ticket without a request, - none in 2 s; "
+          f"slowest ticket {worst * 1000:.1f} ms)")
+    return 1 if bad else 0
+
+
 def stall(host, port, secs):
     s = socket.create_connection((host, port), timeout=10)
     s.sendall(b"\x16\x03\x01\x02\x00")  # a record header, and nothing after
@@ -214,6 +279,8 @@ def main():
             return hostile(a[1], int(a[2]), a[3], a[4], int(a[5]))
         if a[0] == "slow" and len(a) == 7:
             return slow(a[1], int(a[2]), a[3], a[4], a[5], a[6])
+        if a[0] == "preconnect" and len(a) in (5, 6):
+            return preconnect(a[1], int(a[2]), a[3], a[4], *map(int, a[5:]))
         if a[0] == "stall" and len(a) == 4:
             return stall(a[1], int(a[2]), float(a[3]))
     except (OSError, ssl.SSLError) as e:

@@ -33,6 +33,8 @@ libelf-dev           lib:elf
 zlib1g-dev           lib:z
 libssl-dev           inc:openssl/evp.h inc:openssl/ssl.h inc:openssl/err.h inc:openssl/pem.h inc:openssl/x509.h inc:openssl/rand.h inc:openssl/core_names.h lib:crypto lib:ssl
 libbearssl-dev       inc:bearssl.h lib:bearssl
+libwolfssl-dev       inc:wolfssl/options.h inc:wolfssl/ssl.h lib:wolfssl
+libgnutls28-dev      inc:gnutls/gnutls.h lib:gnutls
 openssl              cmd:openssl
 testssl.sh           cmd:testssl
 iproute2             cmd:ip cmd:ss

@@ -279,9 +279,10 @@ static int hmac_key(EVP_MAC_CTX *h, unsigned char *key)
 	return EVP_MAC_CTX_set_params(h, p);
 }
 
-/* OpenSSL's ticket callback: 1 sealed/opened, 2 opened with the old key
- * (OpenSSL then issues a new ticket), 0 no such key (a full handshake),
- * -1 failure. */
+/* OpenSSL's ticket callback: 1 sealed/opened, 2 opened and to be replaced
+ * (OpenSSL then issues a new ticket: under TLS 1.3 always, under 1.2 when
+ * it was sealed with the old key), 0 no such key (a full handshake), -1
+ * failure. */
 static int ticket_cb(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPHER_CTX *cctx,
 		     EVP_MAC_CTX *hctx, int enc)
 {
@@ -307,7 +308,16 @@ static int ticket_cb(SSL *s, unsigned char name[16], unsigned char *iv, EVP_CIPH
 		t->opened++;
 		if (i == 1)
 			t->renewed++;
-		return i == 0 ? 1 : 2;
+		/* TLS 1.3: 2 for every ticket, so that each resumed handshake
+		 * ends with a new ticket.  With 1, OpenSSL 3.0 sends none
+		 * after a resumption made through this callback (nginx, on
+		 * OpenSSL's own keys, does send one), and a client that uses each ticket once
+		 * (RFC 8446 C.4, as browsers do) or that never sends on the
+		 * connection (a preconnect: a ticket that waits for the first
+		 * response never comes) falls back to a full handshake next
+		 * time.  TLS 1.2 keeps its ticket unless its key is the old
+		 * one. */
+		return i == 0 && SSL_version(s) != TLS1_3_VERSION ? 1 : 2;
 	}
 	t->unknown++;
 	return 0;
