@@ -17,6 +17,17 @@
 #   metrics.trace    with --trace: the request-path histograms are there and
 #                    the http_request one has samples
 #   metrics.http     404 for another path, 405 for POST, HEAD has no body
+#   metrics.config_trace  `skiff serve --config FILE --trace --stats` (the
+#                    sites runtime on http/app.c; the file: one site, `listen
+#                    *:80; route / { files www; }`): after ab -k -c 4 -n 2000
+#                    and a curl, /metrics has the http_request histogram,
+#                    and at exit the counters and the trace lines follow:
+#                    tsc_ghz, a line per stage; http_request samples >= ab's
+#                    completed requests (each keep-alive answer is one),
+#                    conn, timer_arm, timer_cancel > 0; on skiff's stack the
+#                    loop's stages (rx_sync ring_rx ring_tx tcp_in tcp_out)
+#                    > 0 and syscalls_per_request with requests >= ab's; on
+#                    the kernel's those are 0 (skiff's stack has them only)
 #   metrics.remote   --metrics off loopback is refused (exit 2, a message),
 #                    and so is --metrics-allow-remote alone
 #   stat.conns       (skiff:tap) 6 keep-alive connections held open by a
@@ -148,6 +159,68 @@ check_metrics() {
 	stop_server metrics
 }
 
+# The stages of base/hist.h, in print order.
+TRACE_STAGES="rx_sync ring_rx ring_tx tcp_in tcp_out http_request conn timer_arm timer_cancel park_wake"
+
+check_config_trace() {
+	local d=$WORK/ctrace out ab=$WORK/ctrace-ab.out m=$WORK/ctrace-metrics.txt nab st n bad= want
+	mkdir -p "$d/www"
+	echo "<p>the sites runtime, traced</p>" >"$d/www/index.html"
+	printf 'site t {\n    listen *:80;\n    route / { files www; }\n}\n' >"$d/t.conf"
+	skt_serve_launch ctrace --config "$d/t.conf" --trace --stats --metrics 127.0.0.1:9100
+	out=$SRV_LOG
+	# The ready line of a file: "skiff serve: FILE: 1 sites on ...".
+	if ! skt_wait_for 10 grep -q "^skiff serve: $d/t.conf: 1 sites on" "$out" ||
+		! skt_serve_answer 5 "$URL"; then
+		fail metrics.config_trace "did not serve: $(skt_serve_tail)"
+		skt_serve_stop KILL 1
+		return
+	fi
+	T=60 C ab -q -k -c 4 -n 2000 "$URL" >"$ab" 2>&1
+	C curl -s -o /dev/null "$URL"
+	scrape "$m" >/dev/null
+	skt_serve_exit metrics.config_trace INT 5 || return
+	nab=$(awk '/^Complete requests:/ {print $3}' "$ab")
+	if [ -z "$nab" ] || [ "$nab" -lt 2000 ]; then
+		fail metrics.config_trace "ab: $(tail -n 3 "$ab" | tr '\n' ' ')"
+		return
+	fi
+	n=$(val "$m" skiff_trace_http_request_cycles_count)
+	[ "$n" -gt 0 ] || bad+=" /metrics: skiff_trace_http_request_cycles_count $n;"
+	grep -q '^trace tsc_ghz=[0-9.]* ns_per_cycle=[0-9.]* empty_region_cycles=[0-9]*$' "$out" ||
+		bad+=" no tsc_ghz line;"
+	# --stats's counters come first (their names are not this check's business).
+	[ "$(grep -c '^[a-z][a-z0-9_.]* [0-9][0-9]*$' "$out")" -gt 20 ] || bad+=" no --stats counters;"
+	for st in $TRACE_STAGES; do
+		grep -q "^trace $st samples=[0-9]* median=[0-9]* p99=[0-9]* max=[0-9]* mean=[0-9.]* cycles median_ns=[0-9.]* p99_ns=[0-9.]*\$" "$out" ||
+			bad+=" no $st line;"
+	done
+	samples() { sed -n "s/^trace $1 samples=\([0-9]*\) .*/\1/p" "$out"; }
+	n=$(samples http_request)
+	[ "${n:-0}" -ge "$nab" ] || bad+=" http_request samples ${n:-none} < ab's $nab;"
+	for st in conn timer_arm timer_cancel; do
+		n=$(samples $st)
+		[ "${n:-0}" -gt 0 ] || bad+=" $st samples ${n:-none};"
+	done
+	for st in rx_sync ring_rx ring_tx tcp_in tcp_out; do
+		n=$(samples $st)
+		if [ "$TGT" = linux ]; then
+			[ "${n:-1}" -eq 0 ] || bad+=" $st samples ${n:-none} on the kernel's stack;"
+		else
+			[ "${n:-0}" -gt 0 ] || bad+=" $st samples ${n:-none};"
+		fi
+	done
+	if [ "$TGT" != linux ]; then
+		want=$(sed -n 's/^trace syscalls_per_request=[0-9.]* rx=[0-9.]* tx=[0-9.]* requests=\([0-9]*\)$/\1/p' "$out")
+		[ "${want:-0}" -ge "$nab" ] || bad+=" syscalls_per_request: requests ${want:-none} < $nab;"
+	fi
+	if [ -n "$bad" ]; then
+		fail metrics.config_trace "$bad $(grep -m 3 '^trace ' "$out" | tr '\n' '|')"
+	else
+		pass "metrics.config_trace (--config --trace --stats: $(samples http_request) http_request samples for ab's $nab, median $(sed -n 's/^trace http_request .* median_ns=\([0-9.]*\) .*/\1/p' "$out") ns; conn $(samples conn), tcp_in $(samples tcp_in))"
+	fi
+}
+
 check_remote() {
 	local out rc
 	out=$(S "$BIN" serve "${SERVE[@]}" --port 81 --metrics $SKT_SKIFF_IP:9100 2>&1)
@@ -238,6 +311,7 @@ run_target() {
 		return
 	fi
 	check_metrics
+	check_config_trace
 	check_remote
 	check_stat
 	skt_cleanup

@@ -28,6 +28,7 @@
 #include "serve_skiff.h"
 #include "serve_tls.h"
 #include "sites_host.h"
+#include "trace_print.h"
 #include "workers.h"
 
 /* ---- the workers (--workers N, docs/smp.md) ----
@@ -64,80 +65,8 @@ static void print_stat(void *ctx, const char *name, uint64_t value)
 
 /* ---- --trace ----
  * The histograms the core fills (base/hist.h), one set per worker (in
- * its struct serve_worker), merged when printed.  The core only counts
- * cycles: ns come from a calibration of the counter against
- * CLOCK_MONOTONIC, here and at exit. */
-struct tsc_cal {
-	uint64_t c0, n0;      /* at start, for the whole-run figure at exit */
-	double ns_per_cycle;  /* from the 50 ms calibration at start */
-	uint64_t empty;       /* median cycles of an empty timed region */
-};
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * SK_NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t cycles_fn(void)
-{
-	return plat_cycles();
-}
-
-static void trace_start(struct tsc_cal *cal)
-{
-	/* 50 ms of spinning: long enough for a few ppm on a constant TSC. */
-	uint64_t n0 = mono_ns(), c0 = plat_cycles(), n1, c1;
-	do {
-		n1 = mono_ns();
-		c1 = plat_cycles();
-	} while (n1 - n0 < 50 * SK_NS_PER_MS);
-	cal->ns_per_cycle = (double)(n1 - n0) / (double)(c1 - c0);
-	/* What one begin/end pair adds to every sample: reported, not
-	 * subtracted (a live sample is timed once, not in a loop). */
-	struct sk_hist *empty = calloc(1, sizeof(*empty));
-	for (int i = 0; empty && i < 10001; i++) {
-		uint64_t a = cycles_fn();
-		sk_hist_add(empty, cycles_fn() - a);
-	}
-	cal->empty = empty ? sk_hist_quantile(empty, 1, 2) : 0;
-	free(empty);
-	cal->c0 = plat_cycles();
-	cal->n0 = mono_ns();
-}
-
-/* The merged trace, the requests and the device's system calls of all
- * workers (on_skiff: ds is the sum of their devices' counters). */
-static void trace_print(const struct tsc_cal *cal, const struct sk_trace *trace, uint64_t req,
-			const struct dev_stats *ds, FILE *f)
-{
-	double npc = cal->ns_per_cycle;
-	uint64_t c1 = plat_cycles(), n1 = mono_ns();
-	/* A run of a second or more calibrates better than 50 ms. */
-	if (n1 - cal->n0 >= SK_NS_PER_S && c1 > cal->c0)
-		npc = (double)(n1 - cal->n0) / (double)(c1 - cal->c0);
-	fprintf(f, "trace tsc_ghz=%.4f ns_per_cycle=%.5f empty_region_cycles=%llu\n", 1.0 / npc,
-		npc, (unsigned long long)cal->empty);
-	for (int s = 0; s < SK_TR_N; s++) {
-		const struct sk_hist *h = &trace->h[s];
-		uint64_t med = sk_hist_quantile(h, 1, 2), p99 = sk_hist_quantile(h, 99, 100);
-		fprintf(f,
-			"trace %s samples=%llu median=%llu p99=%llu max=%llu mean=%.1f cycles "
-			"median_ns=%.1f p99_ns=%.1f\n",
-			sk_trace_names[s], (unsigned long long)h->count, (unsigned long long)med,
-			(unsigned long long)p99, (unsigned long long)h->max,
-			h->count ? (double)h->sum / (double)h->count : 0.0, (double)med * npc,
-			(double)p99 * npc);
-	}
-	if (ds) {
-		fprintf(f, "trace syscalls_per_request=%.3f rx=%.3f tx=%.3f requests=%llu\n",
-			req ? (double)(ds->rx_syscalls + ds->tx_syscalls) / (double)req : 0.0,
-			req ? (double)ds->rx_syscalls / (double)req : 0.0,
-			req ? (double)ds->tx_syscalls / (double)req : 0.0,
-			(unsigned long long)req);
-	}
-}
+ * its struct serve_worker), merged when printed (apps/trace_print.h, the
+ * calibration and the lines, shared with sites_host.c). */
 
 /* The Date header changes once a second: format it only then.  The
  * coarse realtime clock is read through the vDSO, not a system call. */
@@ -457,7 +386,7 @@ static int worker_open(struct serve_worker *w, struct serve_plan *p)
 	struct http_server_config cfg = p->cfg;
 	w->wk.stop = w->wk.drain_stop = 0;
 	if (p->tracing) {
-		w->trace.cycles = cycles_fn;
+		w->trace.cycles = trace_cycles;
 		cfg.trace = &w->trace;
 	}
 	if (p->root) {
@@ -827,11 +756,11 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (p.tracing) {
 		struct sk_trace *t = calloc(1, sizeof(*t));
+		struct sk_trace *tv[WORKERS_MAX];
 		struct dev_stats ds = {0};
 		uint64_t req = 0;
 		for (unsigned i = 0; t && i < p.n; i++) {
-			for (int s = 0; s < SK_TR_N; s++)
-				sk_hist_merge(&t->h[s], &ws[i].trace.h[s]);
+			tv[i] = &ws[i].trace;
 			req += ws[i].srv->st.requests;
 			if (p.on_skiff) {
 				const struct dev_stats *d = serve_skiff_dev_stats(ws[i].loop);
@@ -839,8 +768,10 @@ int cmd_serve(int argc, char **argv)
 				ds.tx_syscalls += d->tx_syscalls;
 			}
 		}
-		if (t)
+		if (t) {
+			trace_merge(t, tv, p.n);
 			trace_print(&cal, t, req, p.on_skiff ? &ds : NULL, stdout);
+		}
 		free(t);
 	}
 	fflush(stdout);

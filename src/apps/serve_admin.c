@@ -7,6 +7,7 @@
 #include "serve_admin.h"
 #include "serve_skiff.h"
 #include "stat_sum.h"
+#include "trace_print.h"
 
 void serve_view_stats(void *view, admin_stat_fn *fn, void *fctx)
 {
@@ -58,17 +59,10 @@ static void view_hists(void *multi, struct prom_out *o)
 	struct serve_multi *m = multi;
 	if (!m->v[0]->trace)
 		return;
-	for (int s = 0; s < SK_TR_N; s++) {
-		char name[64], help[160];
-		snprintf(name, sizeof(name), "trace.%s", sk_trace_names[s]);
-		snprintf(help, sizeof(help),
-			 "--trace stage %s in TSC cycles per item (docs/cost.md)", sk_trace_names[s]);
-		/* Workers: their histograms merged (a copy, read as the counters are). */
-		struct sk_hist h = m->v[0]->trace->h[s];
-		for (unsigned k = 1; k < m->n; k++)
-			sk_hist_merge(&h, &m->v[k]->trace->h[s]);
-		prom_hist(o, name, "cycles", help, &h);
-	}
+	struct sk_trace *t[SERVE_MAX_WORKERS];
+	for (unsigned k = 0; k < m->n; k++)
+		t[k] = m->v[k]->trace;
+	trace_prom(o, t, m->n);
 }
 
 static void view_conns(void *multi, FILE *f)

@@ -42,6 +42,11 @@
  * the whole path (http_app_routes_run); `skiff serve` has none and
  * refuses the file.
  *
+ * --trace: each worker's struct sk_trace is given to its engines
+ * (http_app_config.trace) and, on skiff's stack, to its runner and TCP;
+ * the workers' histograms are merged and printed at exit, and served on
+ * /metrics, as serve's (apps/trace_print.h).
+ *
  * Not yet here (issue 32 follow-ups, said by the errors below): IPv6
  * listener addresses other than [::]. */
 #include <errno.h>
@@ -77,6 +82,7 @@
 #include "serve_skiff.h"
 #include "sites_host.h"
 #include "stat_sum.h"
+#include "trace_print.h"
 #include "workers.h"
 
 #define CONF_FILE_MAX (1u << 20) /* a configuration file larger than 1 MiB is refused */
@@ -293,6 +299,7 @@ struct sh_worker {
 	bool on_skiff;
 	uint64_t reloads, reload_failures;
 	struct access_log *alog; /* the file's access_log, opened by this worker; NULL: off */
+	struct sk_trace trace;  /* --trace (trace.cycles set); else unused */
 	/* The drain's outcome, for the line printed once all are done. */
 	bool drain_ran, drain_finished, drain_timed_out;
 	double drain_ms;
@@ -306,6 +313,7 @@ struct plan {
 	unsigned n;
 	struct serve_skiff_config scfg;
 	struct nbr_board *board;
+	bool tracing;           /* --trace */
 };
 
 static struct sh_worker *shw;
@@ -669,6 +677,7 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		cfg.scheme = ls->tls ? "https" : "http";
 		cfg.access = access_hook; /* always: off is w->alog == NULL, which SIGHUP may change */
 		cfg.access_ctx = w;
+		cfg.trace = w->trace.cycles ? &w->trace : NULL; /* every listener's into one */
 		if (proxies)
 			proxy_app_config(NULL, &cfg);
 		if (ls->tls && tls_for(w, c, li, l, err, errlen) < 0)
@@ -960,6 +969,8 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 	const struct sconf *c = &p->conf;
 	w->on_skiff = pl->on_skiff;
 	w->opts = pl->o;
+	if (pl->tracing)
+		w->trace.cycles = trace_cycles;
 	uint32_t extra = 0;
 	for (unsigned s = 0; s < c->nsites; s++)
 		for (unsigned r = 0; r < c->sites[s].nroutes; r++)
@@ -971,6 +982,7 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 		struct serve_skiff_config scfg = pl->scfg;
 		scfg.max_conns = conns + extra;
 		scfg.max_timers = max_timers;
+		scfg.trace = pl->tracing ? &w->trace : NULL;
 		if (pl->n > 1) {
 			scfg.stack.queue = (uint16_t)w->wk.id;
 			scfg.stack.nqueues = (uint16_t)pl->n;
@@ -1231,6 +1243,42 @@ static void all_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint64
 	elog_stats(fn, fctx);
 }
 
+/* --trace's histograms on /metrics: the workers' merged. */
+static void all_hists(void *ctx, struct prom_out *o)
+{
+	const struct plan *pl = ctx;
+	struct sk_trace *t[WORKERS_MAX];
+	for (unsigned i = 0; i < pl->n; i++)
+		t[i] = &shw[i].trace;
+	trace_prom(o, t, pl->n);
+}
+
+/* --trace at exit: the workers' histograms merged, their requests (every
+ * listener's engine) and, on skiff's stack, their devices' system calls. */
+static void trace_exit(const struct plan *pl, const struct tsc_cal *cal)
+{
+	struct sk_trace *t = calloc(1, sizeof(*t));
+	if (!t)
+		return;
+	struct sk_trace *tv[WORKERS_MAX];
+	struct dev_stats ds = {0};
+	uint64_t req = 0;
+	for (unsigned i = 0; i < pl->n; i++) {
+		struct sh_worker *w = &shw[i];
+		tv[i] = &w->trace;
+		for (unsigned k = 0; k < w->nlst; k++)
+			req += w->lst[k].app.st.requests;
+		if (pl->on_skiff) {
+			const struct dev_stats *d = serve_skiff_dev_stats(w->loop);
+			ds.rx_syscalls += d->rx_syscalls;
+			ds.tx_syscalls += d->tx_syscalls;
+		}
+	}
+	trace_merge(t, tv, pl->n);
+	trace_print(cal, t, req, pl->on_skiff ? &ds : NULL, stdout);
+	free(t);
+}
+
 static void all_conns(void *ctx, FILE *f)
 {
 	const struct plan *pl = ctx;
@@ -1327,13 +1375,13 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 		OPT_PORT,      OPT_ROOT,           OPT_CACHE_CONTROL,   OPT_TLS_CERT,
 		OPT_TLS_KEY,   OPT_TLS_PORT,       OPT_TLS_REDIRECT,    OPT_TLS_SNI,
 		OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
-		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_TRACE,           OPT_ERROR_LOG,
-		OPT_ACCESS_LOG_FORMAT};
+		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_ERROR_LOG,       OPT_ACCESS_LOG_FORMAT};
 	for (size_t i = 0; pl.path && i < sizeof(site_flags); i++)
 		if (opt_given(o, site_flags[i]))
 			cli_usage_error(o->cmd->name, "--%s: with --config the file says this (see "
 					"docs/config.md)", opt_defs[site_flags[i]].name);
 	pl.on_skiff = opt_given(o, OPT_STACK) ? opt_num(o, OPT_STACK) == 0 : opt_given(o, OPT_DEV);
+	pl.tracing = opt_given(o, OPT_TRACE); /* the process's, not the sites': a flag */
 	pl.scfg = (struct serve_skiff_config){.stack = {.tcp = true}};
 	/* The stack's flags with the other stack are mistakes, as serve's. */
 	if (pl.on_skiff) {
@@ -1420,6 +1468,9 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 			budget = lim > need ? lim - need : 0;
 		file_cache_keep_fds((size_t)budget, (size_t)(budget / 2 / pl.n));
 	}
+	struct tsc_cal cal = {0};
+	if (pl.tracing)
+		trace_start(&cal);
 	struct sh_worker *ws = calloc(pl.n, sizeof(*ws));
 	if (!ws) {
 		fprintf(stderr, "%s: out of memory\n", who);
@@ -1457,7 +1508,8 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 	sigaction(SIGHUP, &hup, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct sh_worker *w0 = &ws[0];
-	struct admin_source src = {.stats = all_stats, .conns = all_conns, .ctx = &pl};
+	struct admin_source src = {.stats = all_stats, .hists = pl.tracing ? all_hists : NULL,
+				   .conns = all_conns, .ctx = &pl};
 	struct admin *adm = admin_start(&src, w0->loop, pl.on_skiff, o, who);
 	char devb[160] = " dev=kernel";
 	if (pl.on_skiff) {
@@ -1490,6 +1542,8 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 			worker_stats(&shw[i], stat_sum_prefixed, &px);
 		}
 	}
+	if (pl.tracing)
+		trace_exit(&pl, &cal);
 	fflush(stdout);
 	for (unsigned i = 0; i < pl.n; i++)
 		worker_free(&ws[i]);

@@ -123,7 +123,8 @@ const struct opt_def opt_defs[OPT_N] = {
 			"slow start) or newreno (RFC 5681/6582)"},
 	[OPT_TRACE] = {"trace", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
 		       "time the request path with the cycle counter and print\n"
-		       "median and p99 of each stage at exit (see docs/cost.md)"},
+		       "median and p99 of each stage at exit (see docs/cost.md);\n"
+		       "with --config too (the sites' engine, http/app.c)"},
 
 	[OPT_CACHE_CONTROL] = {"cache-control", 0, OPT_K_STR, "VALUE", 0, 0, NULL,
 			       "send Cache-Control: VALUE with every file (200, 206,\n"

@@ -78,6 +78,9 @@ struct http_app_conn {
 	sk_time_ns body_start;   /* head complete */
 	sk_time_ns send_progress; /* the socket last took bytes (or the answer began) */
 	sk_time_ns linger_start;
+	/* --trace only (0 when off): cycles at the accept, and at the start of
+	 * the parse of the request being answered (its complete head). */
+	uint64_t t_accept, t_req;
 	uint64_t body_left;  /* Content-Length bytes not yet read */
 	uint64_t stream_left; /* known-length stream: bytes not yet written */
 	struct http_chunked ch;
@@ -1301,9 +1304,15 @@ static void conn_release(struct http_app_conn *c)
 		}
 	}
 	set_file(c, NULL);
-	if (loop_timer_armed(&c->timer))
+	if (loop_timer_armed(&c->timer)) {
+		/* Only a cancel that removes something is a sample, as server.c's. */
+		uint64_t t0 = sk_trace_begin(app->cfg.trace);
 		loop_timer_cancel(app->loop, &c->timer);
+		sk_trace_end(app->cfg.trace, SK_TR_timer_cancel, t0, 1);
+	}
 	loop_close(app->loop, c->sock);
+	if (c->t_accept)
+		sk_trace_end(app->cfg.trace, SK_TR_conn, c->t_accept, 1);
 	c->sock = -1;
 	app->nconns--;
 	app->st.conns_closed++;
@@ -1385,8 +1394,10 @@ static void conn_step(struct http_app_conn *c)
 		case IN_HEAD: {
 			if (out_pending(c))
 				break;
+			uint64_t t0 = sk_trace_begin(app->cfg.trace);
 			int n = c->rlen ? http_parse_head(&c->req, c->rbuf, c->rlen) : HTTP_NEED_MORE;
 			if (n > 0) {
+				c->t_req = t0; /* a complete head: its parse starts the sample */
 				dispatch(c, n);
 				moved = true;
 				break;
@@ -1473,6 +1484,15 @@ static void conn_step(struct http_app_conn *c)
 			break;
 		/* The answer has left: is the request over? */
 		if (c->live && c->out == OUT_DONE && !out_pending(c)) {
+			if (c->t_req) {
+				/* As server.c's row: keep-alive answers only (not an
+				 * error's, not one that closes).  Elapsed time: a
+				 * handler that answers later (a proxy's upstream, a
+				 * body it reads first) has that wait in its sample. */
+				if (!c->failed && !c->close_after)
+					sk_trace_end(app->cfg.trace, SK_TR_http_request, c->t_req, 1);
+				c->t_req = 0;
+			}
 			if (c->in == IN_WAIT) {
 				if (unread_body_closes(c) || c->close_after) {
 					c->close_after = true;
@@ -1493,13 +1513,22 @@ static void conn_step(struct http_app_conn *c)
 	}
 }
 
+/* The loop's timer ops, timed under --trace (the arm and cancel rows, as
+ * server.c's srv_timer_set and srv_timer_cancel). */
+static void app_timer_set(struct http_app *app, struct loop_timer *t, sk_time_ns at)
+{
+	uint64_t t0 = sk_trace_begin(app->cfg.trace);
+	loop_timer_set(app->loop, t, at);
+	sk_trace_end(app->cfg.trace, SK_TR_timer_arm, t0, 1);
+}
+
 static void conn_arm(struct http_app_conn *c)
 {
 	sk_time_ns d = conn_deadline(c);
 	if (d == 0)
 		return; /* a stale earlier timer finds nothing due and stops */
 	if (!loop_timer_armed(&c->timer) || c->timer.deadline > d)
-		loop_timer_set(c->app->loop, &c->timer, d);
+		app_timer_set(c->app, &c->timer, d);
 }
 
 static void conn_advance(struct http_app_conn *c)
@@ -1531,7 +1560,7 @@ static void conn_timer(struct loop_timer *t, sk_time_ns now)
 	if (d == 0)
 		return;
 	if (now < d) {
-		loop_timer_set(app->loop, &c->timer, d);
+		app_timer_set(app, &c->timer, d);
 		return;
 	}
 	if (out_pending(c) && c->send_progress + app->cfg.send_timeout <= now) {
@@ -1645,6 +1674,7 @@ static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
 		c->in = IN_HEAD;
 		c->out = OUT_NONE;
 		c->head_start = now;
+		c->t_accept = sk_trace_begin(app->cfg.trace);
 		http_req_init(&c->req, app->cfg.max_body);
 		c->req.accept_purge = app->cfg.accept_purge;
 		if (loop_watch(app->loop, s, conn_event, c) < 0) {

@@ -175,6 +175,7 @@
 #ifndef HTTP_APP_H
 #define HTTP_APP_H
 
+#include "../base/hist.h"
 #include "../base/sk.h"
 #include "../base/sk_addr.h"
 #include "../base/sk_err.h"
@@ -421,6 +422,17 @@ struct http_app_config {
 	 * stays in rbuf for the request's whole life. */
 	http_access_fn access;
 	void *access_ctx;
+	/* --trace (base/hist.h): the stages server.c times, under the same
+	 * names: http_request (a keep-alive request: the parse of its
+	 * complete head to the write that took its answer's last byte), conn
+	 * (accept to close), timer_arm and timer_cancel.  NULL: off, one
+	 * predicted branch per stage.  Written by this engine only: one per
+	 * loop (worker), never shared between threads.  Every stage of
+	 * server.c's has its counterpart here; the others (rx_sync .. tcp_out,
+	 * park_wake) are the runner's and TCP's, which the runtime hands the
+	 * same trace (apps/sites_host.c).  On a TLS loop the write is the TLS
+	 * layer's (the record sealed, then its socket write). */
+	struct sk_trace *trace;
 };
 
 void http_app_config_default(struct http_app_config *cfg);
