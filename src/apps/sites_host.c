@@ -77,7 +77,7 @@
 #include "cli.h"
 #include "hoststack.h"
 #include "access_log.h"
-#include "serve_admin.h"
+#include "admin_host.h"
 #include "serve_files.h"
 #include "serve_skiff.h"
 #include "sites_host.h"
@@ -1224,7 +1224,7 @@ static int worker_thread(struct worker *wk, void *ctx)
 
 /* Every worker's counters, summed (one worker: its own), for --stats,
  * --metrics and `skiff stat`.  Another worker's are read in place, as
- * serve's are (serve_admin.h says why that is sound). */
+ * serve's are (admin_host.h says why that is sound). */
 static void all_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v), void *fctx)
 {
 	const struct plan *pl = ctx;
@@ -1426,13 +1426,24 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur > 64 &&
-		    (uint64_t)p.conf.max_conns * p.conf.nlisten > rl.rlim_cur - 32)
-			p.conf.max_conns = (uint32_t)((rl.rlim_cur - 32) / p.conf.nlisten);
+		    (uint64_t)p.conf.max_conns * p.conf.nlisten > rl.rlim_cur - 32) {
+			uint32_t cap = (uint32_t)((rl.rlim_cur - 32) / p.conf.nlisten);
+			fprintf(stderr, "%s: max-conns %u is above the open-files limit; using %u\n",
+				who, p.conf.max_conns, cap);
+			p.conf.max_conns = cap;
+		}
 	}
 	int cpus[WORKERS_MAX];
 	unsigned ncpus;
 	pl.n = workers_plan(c->workers == SCONF_WORKERS_AUTO ? OPT_NUM_AUTO : c->workers,
 			    pl.on_skiff ? opt_str(o, OPT_DEV) : NULL, who, cpus, &ncpus);
+	/* One pcap file has one writer; IPv6 neighbour discovery is not
+	 * shared between workers (docs/smp.md). */
+	if (pl.n > 1 && opt_given(o, OPT_PCAP))
+		cli_usage_error(o->cmd->name, "pcap goes with workers 1 (one file, one writer)");
+	if (pl.n > 1 && pl.on_skiff && pl.scfg.stack.ifc.ip6)
+		cli_usage_error(o->cmd->name, "ip6 goes with workers 1 on stack skiff: IPv6 neighbour "
+					      "discovery is not shared between workers (docs/smp.md)");
 	if (pl.n > 1 && app && !app->workers) {
 		fprintf(stderr, "%s: %s: workers %u: this application's handlers share state "
 			"unguarded (http_app_def.workers is false): workers 1 only\n", who,
