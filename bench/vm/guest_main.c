@@ -1,8 +1,9 @@
 /* guest_main.c — the main of build/vm/skiff-serve-static, the HTTP app that
  * the Linux benchmark guest runs (bench/vm/, issue 7).
  *
- * It is `skiff serve` and nothing else: the same serve.c, http/server.c and
- * loop_host/loop_linux.c as build/skiff, linked statically against libc only.
+ * It is `skiff serve` and nothing else: the same serve.c, sites runtime
+ * (apps/sites_host.c, http/app.c) and loop_host/loop_linux.c as
+ * build/skiff, linked statically against libc only.
  * The full build/skiff also carries the AF_XDP and pcap devices and HTTPS,
  * whose libraries (libxdp, libbpf, libpcap, libelf, OpenSSL) have no place
  * in an initramfs; plain `skiff serve --stack linux` never uses them.  So this main
@@ -30,6 +31,7 @@
 #include "../../src/apps/serve_tls.h"
 #include "../../src/apps/sites_host.h"
 #include "../../src/dev/dev_open.h"
+#include "../../src/tls/tls_engine.h"
 
 /* serve.c also offers --stack skiff, whose devices this build leaves out:
  * these stand in for apps/serve_skiff.c and apps/hoststack.c (the stack
@@ -82,7 +84,7 @@ uint32_t serve_skiff_unfinished(struct loop *l)
 	(void)l;
 	return 0;
 }
-/* The admin sockets (apps/serve_admin.c, --metrics and skiff stat) ask the
+/* The admin sockets (apps/admin_host.c, --metrics and skiff stat) ask the
  * stack for these; with no skiff stack here there is nothing to give. */
 void serve_skiff_stats(struct loop *l, void (*fn)(void *ctx, const char *name, uint64_t v),
 		       void *ctx)
@@ -105,18 +107,41 @@ void serve_skiff_conns(struct loop *l, FILE *f)
 	(void)f;
 }
 
-/* serve --config (apps/sites_host.c) runs the sites on skiff's stack or
- * the kernel's, with TLS: OpenSSL and the devices again.  The guest
- * benchmark serves one --root, so this stands in for it and refuses. */
-int sites_host_run(struct opts *o, const struct http_app_def *app, const char *name)
+/* The sites runtime (apps/sites_host.c) opens a TLS listener with
+ * OpenSSL's engine (tls/tls_openssl.c), which the initramfs does not
+ * carry: these stand in for it, so libssl is not linked.  The flags' TLS
+ * options are refused before (serve_tls_wanted below), so only an engine
+ * that is never made is ever asked for. */
+struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
+				   const struct tls_server_opts *o, char *err, size_t errlen)
 {
+	(void)cert_file;
+	(void)key_file;
 	(void)o;
-	(void)app;
-	(void)name;
-	fprintf(stderr, "skiff serve: --config is not in this build (the Linux guest's "
-			"benchmark binary serves --root only)\n");
-	return 2;
+	snprintf(err, errlen, "HTTPS is not in this build");
+	return NULL;
 }
+void tls_openssl_free(struct tls_ctx *ctx)
+{
+	(void)ctx;
+}
+int tls_openssl_reload(struct tls_ctx *ctx, const char *cert_file, const char *key_file,
+		       char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)cert_file;
+	(void)key_file;
+	snprintf(err, errlen, "HTTPS is not in this build");
+	return -1;
+}
+void tls_openssl_stats(const struct tls_ctx *ctx,
+		       void (*fn)(void *arg, const char *name, uint64_t v), void *arg)
+{
+	(void)ctx;
+	(void)fn;
+	(void)arg;
+}
+const struct tls_engine_ops tls_openssl_ops = {.name = "none"};
 
 /* HTTPS (serve_tls.c) needs OpenSSL, which the initramfs does not carry
  * either, and the benchmark serves plain HTTP: these stand in for
@@ -131,38 +156,6 @@ bool serve_tls_wanted(const struct opts *o)
 		exit(2);
 	}
 	return false;
-}
-int serve_tls_start(struct serve_tls *t, struct loop *inner, const struct http_server_config *cfg,
-		    const struct opts *o, char *err, size_t errlen)
-{
-	(void)t;
-	(void)inner;
-	(void)cfg;
-	(void)o;
-	snprintf(err, errlen, "HTTPS is not in this build");
-	return -1;
-}
-void serve_tls_stop(struct serve_tls *t, FILE *f)
-{
-	(void)t;
-	(void)f;
-}
-void serve_tls_free(struct serve_tls *t)
-{
-	(void)t;
-}
-int serve_tls_reload(struct serve_tls *t, char *err, size_t errlen)
-{
-	(void)t;
-	snprintf(err, errlen, "HTTPS is not in this build");
-	return -1;
-}
-void serve_tls_stats(struct serve_tls *t, void (*fn)(void *ctx, const char *name, uint64_t v),
-		     void *ctx)
-{
-	(void)t;
-	(void)fn;
-	(void)ctx;
 }
 
 int __real_bind(int fd, const struct sockaddr *sa, socklen_t len);
