@@ -443,6 +443,25 @@ void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt)
 	sk->backoff = 0;
 }
 
+/* Pacing (tcp_cc.h).  A held socket sends no data now: TF_PACE_WAIT puts
+ * pace_at among its timers, and tcp_timers_run queues it again then. */
+static bool tcp_pace_hold(struct tcp_sock *sk, sk_time_ns now)
+{
+	if (now >= sk->pace_at)
+		return false;
+	sk->fl |= TF_PACE_WAIT;
+	return true;
+}
+
+/* `len` bytes left at `now`: the next may leave len / rate later.  No
+ * credit for time the socket did not use (a pace_at in the past counts
+ * from now), so no burst above the rate but the one quantum. */
+static void tcp_pace_sent(struct tcp_sock *sk, sk_time_ns now, uint32_t len)
+{
+	sk_time_ns from = sk->pace_at > now ? sk->pace_at : now;
+	sk->pace_at = from + ((sk_time_ns)len * SK_NS_PER_S + sk->pacing_rate - 1) / sk->pacing_rate;
+}
+
 static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 {
 	bool fin_q = sk->fl & TF_FIN_QUEUED;
@@ -453,6 +472,17 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	 * sizes each), else a segment at a time. */
 	uint32_t tso = sk_addr_is_v4(&sk->raddr) ? st->cfg.tso_max4 : st->cfg.tso_max6;
 	uint32_t burst = tso > mss ? tso : mss;
+	/* Paced (BBR): one quantum at a time, none before pace_at.  Off, this
+	 * is the only test the send path pays. */
+	bool paced = sk_unlikely(sk->pacing_rate != 0);
+	const struct tcp_cc_ops *cc = NULL;
+	if (paced) {
+		cc = tcp_cc(sk);
+		burst = SK_MIN(burst, SK_MAX(tcp_pace_quantum(sk), mss));
+		sk->fl &= ~(uint32_t)TF_PACE_WAIT;
+		if (tcp_pace_hold(sk, now))
+			goto sent;
+	}
 
 	/* SACK recovery (RFC 6675 5 (C)): lost holes first, then new data, as
 	 * long as PRR's window has room above pipe; the first hole goes out
@@ -471,7 +501,11 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			n = SK_MIN(n, mss);
 			if (!n || (!force && budget < n))
 				break;
+			if (paced && tcp_pace_hold(sk, now))
+				break;
 			n = tcp_xmit(st, sk, now, start, TCP_ACK, n);
+			if (paced)
+				tcp_pace_sent(sk, now, n);
 			tcp_undo_arm(sk, now, start);
 			force = false;
 			sk->rtx_hi = start + n;
@@ -493,6 +527,8 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		uint32_t n = tcp_next_hole(sk, from, tcp_seq_min(sk->snd_max, data_end), &start);
 		if (n) {
 			n = tcp_xmit(st, sk, now, start, TCP_ACK, SK_MIN(n, mss));
+			if (paced)
+				tcp_pace_sent(sk, now, n);
 			tcp_undo_arm(sk, now, start);
 			sk->rtx_hi = start + n;
 			st->stats.retransmits++;
@@ -523,6 +559,8 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		lim = SK_MIN(sk->snd_wnd, (sk->snd_nxt - sk->snd_una) + mss);
 	}
 	while (tcp_seq_lt(sk->snd_nxt, data_end)) {
+		if (paced && tcp_pace_hold(sk, now))
+			break;
 		if (sk->nscore && tcp_seq_lt(sk->snd_nxt, sk->snd_max)) {
 			/* Resending after an RTO: skip what the peer SACKed (RFC
 			 * 6675 5.1: use the SACK information that is still valid). */
@@ -564,6 +602,11 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		bool last = sk->snd_nxt + n == data_end;
 		uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0) | ((last && fin_q) ? TCP_FIN : 0);
 		uint32_t sent = tcp_xmit(st, sk, now, sk->snd_nxt, fl, n);
+		if (paced) {
+			tcp_pace_sent(sk, now, sent);
+			if (!rtx && cc->on_send)
+				cc->on_send(sk, sk->snd_nxt, sent, now);
+		}
 		if (sack_rec)
 			sk->prr_out += sent;
 		else if (!rtx && tcp_seq_gt(sk->snd_nxt + sent, sk->snd_una + sk->cwnd))
@@ -596,6 +639,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			tcp_rearm_rtx(st, sk, now);
 	}
 
+sent:
 	if (sk->snd_nxt != nxt0)
 		sk->sent_flight = sk->snd_max - sk->snd_una; /* tcp_types.h */
 
@@ -759,6 +803,10 @@ static void tcp_timers_run(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns
 				sk->backoff++;
 			tcp_egress(st, sk);
 		}
+	}
+	if ((sk->fl & TF_PACE_WAIT) && sk->pace_at <= now) {
+		sk->fl &= ~(uint32_t)TF_PACE_WAIT;
+		tcp_egress(st, sk);
 	}
 	if (sk->delack_at <= now) {
 		sk->delack_at = SK_TIME_NEVER;

@@ -1,0 +1,415 @@
+/* tcp_bbr_test.c — BBR (tcp_cc_bbr.c) and pacing (tcp_out.c) on two engines
+ * joined by a bottleneck: A's segments queue for a link of known rate (a
+ * FIFO of `qmax` bytes, tail drop) and then travel `delay`; B's ACKs travel
+ * `delay` back.  A bulk transfer from A to B, every byte checked.  What is
+ * asserted is what the paper promises: the bandwidth estimate converges on
+ * the link's rate, startup ends, the queue stays small once it has, the
+ * sender never bursts above its pacing rate, random loss does not stop it,
+ * and a longer path is learned through PROBE_RTT. */
+#include "net/tcp_testlib.h"
+#include "net/tcp_cc.h"
+
+#define PORT 5001
+#define IPTCP_OVERHEAD 20u /* the IPv4 header: the link carries it too */
+
+static uint8_t pat(size_t i)
+{
+	return (uint8_t)(((uint32_t)i * 2654435761u) >> 24 ^ (uint32_t)(i >> 13));
+}
+
+/* The bottleneck, A -> B. */
+static struct link {
+	uint64_t rate;        /* bytes per second on the wire */
+	uint32_t qmax;        /* queue limit, bytes */
+	sk_time_ns delay;     /* one way */
+	unsigned loss_pm;     /* random loss before the queue, per mille */
+	sk_time_ns free_at;   /* the link is busy until then */
+	uint64_t drops, qpeak, late_drops; /* late_drops: since watch_from */
+	sk_time_ns watch_from; /* qpeak counts from then */
+	/* Pacing against the clock: every data segment of A's socket `sk`
+	 * left no sooner than the last one's length at the rate it went out
+	 * with (len / rate after it); `late` counts the ones that did not. */
+	const struct tcp_sock *sk;
+	bool check_pacing, have_last;
+	sk_time_ns last_at;
+	uint64_t last_gap;
+	uint64_t paced_segs, pace_violations;
+} L;
+
+static int link_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
+		    size_t len)
+{
+	struct tnet *w = ctx;
+	struct tcp_hdr h;
+	assert_int_equal(tcp_parse(seg, len, src, dst, &h), WIRE_OK);
+	w->sent++;
+	if (h.payload_len && L.check_pacing && L.sk && L.sk->pacing_rate) {
+		if (L.have_last && now < L.last_at + L.last_gap)
+			L.pace_violations++;
+		L.paced_segs++;
+		L.last_at = now;
+		L.last_gap = (uint64_t)h.payload_len * SK_NS_PER_S / L.sk->pacing_rate;
+		L.have_last = true;
+	}
+	if (L.loss_pm && tnet_rand(w) % 1000 < L.loss_pm) {
+		w->dropped++;
+		return 0;
+	}
+	uint64_t wire = len + IPTCP_OVERHEAD;
+	uint64_t queued = L.free_at > now ? (L.free_at - now) * L.rate / SK_NS_PER_S : 0;
+	if (queued + wire > L.qmax) {
+		L.drops++;
+		if (now >= L.watch_from)
+			L.late_drops++;
+		w->dropped++;
+		return 0;
+	}
+	if (now >= L.watch_from && queued + wire > L.qpeak)
+		L.qpeak = queued + wire;
+	L.free_at = SK_MAX(L.free_at, now) + wire * SK_NS_PER_S / L.rate;
+	tnet_push(w, L.free_at + L.delay, src, dst, seg, len);
+	return 0;
+}
+
+static void tweak_bbr(struct tcp_config *c)
+{
+	c->cc = TCP_CC_BBR;
+	c->max_sockets = 4;
+	c->sndbuf = c->rcvbuf = 1u << 20;
+}
+
+static void tweak_cubic(struct tcp_config *c)
+{
+	tweak_bbr(c);
+	c->cc = TCP_CC_CUBIC;
+}
+
+struct bulk {
+	struct tnet *w;
+	int c, sb;
+	size_t sent, got;
+	sk_time_ns now;
+	uint32_t max_flight; /* since L.watch_from */
+	uint8_t modes_seen;  /* bit per BBR mode */
+	uint32_t rtt_cwnd_max; /* the largest cwnd while in PROBE_RTT */
+};
+
+static struct bulk bulk_open(void (*tweak)(struct tcp_config *), sk_time_ns delay)
+{
+	struct bulk x = {0};
+	x.w = tnet_new(tweak);
+	x.w->latency = delay; /* B -> A */
+	x.w->a->fwd = link_out;
+	L.delay = delay;
+	L.free_at = 0;
+	L.drops = L.late_drops = L.qpeak = L.paced_segs = L.pace_violations = 0;
+	L.have_last = false;
+	int ls = tcp_listen(&x.w->b->st, PORT, 0);
+	assert_true(ls >= 0);
+	x.c = tcp_connect(&x.w->a->st, 0, IP_B, PORT);
+	assert_true(x.c >= 0);
+	while (x.now < 1 * SK_NS_PER_S && (x.sb = tcp_accept(&x.w->b->st, ls, NULL, NULL)) < 0)
+		x.now = tnet_step(x.w, x.now, x.now + 10 * MS);
+	assert_true(x.sb >= 0);
+	L.sk = &x.w->a->st.socks[x.c];
+	return x;
+}
+
+/* Bulk from A to B until `until` (or `total` bytes, if not 0), B reading
+ * and checking everything. */
+static void bulk_run(struct bulk *x, sk_time_ns until, size_t total)
+{
+	static uint8_t buf[1 << 16];
+	struct tcp_sock *sk = &x->w->a->st.socks[x->c];
+	while (x->now < until && (!total || x->got < total)) {
+		int r;
+		for (;;) {
+			size_t want = sizeof(buf);
+			if (total)
+				want = SK_MIN(want, total - x->sent);
+			if (!want)
+				break;
+			for (size_t i = 0; i < want; i++)
+				buf[i] = pat(x->sent + i);
+			r = tcp_send(&x->w->a->st, x->c, buf, want);
+			if (r <= 0)
+				break;
+			x->sent += (size_t)r;
+		}
+		while ((r = tcp_recv(&x->w->b->st, x->sb, buf, sizeof(buf))) > 0) {
+			for (int i = 0; i < r; i++)
+				if (buf[i] != pat(x->got + (size_t)i))
+					fail_msg("byte %zu differs", x->got + (size_t)i);
+			x->got += (size_t)r;
+		}
+		x->now = tnet_step(x->w, x->now, until);
+		if (sk->cc_algo == TCP_CC_BBR) {
+			x->modes_seen |= (uint8_t)(1u << sk->cc.bbr.mode);
+			if (sk->cc.bbr.mode == 3 /* PROBE_RTT */ && sk->cc.bbr.probe_rtt_done)
+				x->rtt_cwnd_max = SK_MAX(x->rtt_cwnd_max, sk->cwnd);
+		}
+		if (x->now >= L.watch_from)
+			x->max_flight = SK_MAX(x->max_flight, sk->snd_max - sk->snd_una);
+	}
+}
+
+static void bulk_close(struct bulk *x)
+{
+	tnet_free(x->w);
+}
+
+static uint32_t btl_bw(const struct tcp_sock *sk)
+{
+	uint32_t m = 0;
+	for (int i = 0; i < 10; i++)
+		m = SK_MAX(m, sk->cc.bbr.bw[i]);
+	return m;
+}
+
+/* 20 Mbit/s, 40 ms, a queue of two BDPs.  BBR: the estimate within 10 %
+ * of the payload rate, startup over in a second (its gain of 2.885 may
+ * overflow two BDPs of queue: a few drops then, none after), and once in
+ * PROBE_BW the queue under half a BDP and the flight under 1.5 BDP while
+ * the link stays over 90 % busy; every segment paced.  CUBIC on the same
+ * link fills the queue it is given: the queue bound is not a given. */
+static void test_bbr_tracks_bottleneck(void **state)
+{
+	(void)state;
+	L.rate = 2500000;
+	L.loss_pm = 0;
+	const sk_time_ns delay = 20 * MS;
+	const double bdp = 2500000 * 0.040; /* wire bytes */
+	L.qmax = (uint32_t)(2 * bdp);
+	L.watch_from = 2 * SK_NS_PER_S;
+	L.check_pacing = true;
+
+	struct bulk x = bulk_open(tweak_bbr, delay);
+	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+	sk_time_ns probe_bw_at = 0;
+	while (x.now < 6 * SK_NS_PER_S) {
+		bulk_run(&x, x.now + 10 * MS, 0);
+		if (!probe_bw_at && sk->cc.bbr.mode == 2)
+			probe_bw_at = x.now;
+	}
+	uint32_t mss = tcp_eff_mss(sk);
+	double payload_rate = 2500000.0 * mss / (mss + 32 + IPTCP_OVERHEAD);
+	double bw = btl_bw(sk);
+	fprintf(stderr,
+		"bbr: probe_bw at %.3f s, btl_bw %.0f B/s (payload rate %.0f), min_rtt %u us, "
+		"cwnd %u, pacing %llu B/s, qpeak after 2 s %llu B (bdp %.0f), max flight %u, "
+		"drops %llu, got %zu, paced segs %llu, late %llu, timer fires %llu, segs %llu\n",
+		probe_bw_at / 1e9, bw, payload_rate, sk->cc.bbr.min_rtt_us, sk->cwnd,
+		(unsigned long long)sk->pacing_rate, (unsigned long long)L.qpeak, bdp,
+		x.max_flight, (unsigned long long)L.drops, x.got,
+		(unsigned long long)L.paced_segs, (unsigned long long)L.pace_violations,
+		(unsigned long long)STAT(x.w->a, timer_fires), (unsigned long long)STAT(x.w->a, seg_out));
+	assert_true(probe_bw_at > 0 && probe_bw_at < 1 * SK_NS_PER_S);
+	assert_true(x.modes_seen & (1u << 1)); /* drained on the way */
+	assert_true(bw > 0.9 * payload_rate && bw < 1.1 * payload_rate);
+	assert_true(sk->cc.bbr.min_rtt_us >= 40000 && sk->cc.bbr.min_rtt_us < 43000);
+	assert_int_equal(L.late_drops, 0);
+	assert_true(L.drops < 30);
+	assert_true(L.qpeak < bdp / 2);
+	assert_true(x.max_flight < 1.5 * bdp);
+	/* Over the whole run, startup included: the link was busy. */
+	assert_true(x.got > 0.9 * payload_rate * 6);
+	/* Pacing against the clock: no segment early, and the socket woke for
+	 * its release times, not in a loop (at most one timer per segment). */
+	assert_true(L.paced_segs > 9000);
+	assert_int_equal(L.pace_violations, 0);
+	assert_true(STAT(x.w->a, timer_fires) <= STAT(x.w->a, seg_out));
+	bulk_close(&x);
+
+	/* The same link, CUBIC: it fills the queue (loss-based: it must). */
+	L.check_pacing = false;
+	x = bulk_open(tweak_cubic, delay);
+	bulk_run(&x, 6 * SK_NS_PER_S, 0);
+	fprintf(stderr, "cubic: qpeak after 2 s %llu B, drops %llu, got %zu, pacing %llu\n",
+		(unsigned long long)L.qpeak, (unsigned long long)L.drops, x.got,
+		(unsigned long long)x.w->a->st.socks[x.c].pacing_rate);
+	assert_true(L.qpeak > bdp);
+	assert_int_equal(x.w->a->st.socks[x.c].pacing_rate, 0);
+	bulk_close(&x);
+}
+
+/* Bursts: over every window of 5 ms after startup, A put no more on the
+ * wire than the pacing rate allows plus one quantum (a segment here: the
+ * test wire has no TSO).  Checked from the link's own log of send times
+ * rather than from the engine's pace_at. */
+static struct {
+	sk_time_ns at[65536];
+	uint32_t len[65536];
+	uint64_t rate[65536];
+	size_t n;
+} sends;
+
+static int log_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
+		   size_t len)
+{
+	struct tcp_hdr h;
+	assert_int_equal(tcp_parse(seg, len, src, dst, &h), WIRE_OK);
+	if (h.payload_len && sends.n < 65536 && now >= L.watch_from) {
+		sends.at[sends.n] = now;
+		sends.len[sends.n] = h.payload_len;
+		sends.rate[sends.n] = L.sk->pacing_rate;
+		sends.n++;
+	}
+	return link_out(ctx, now, src, dst, seg, len);
+}
+
+static void test_bbr_no_burst_above_rate(void **state)
+{
+	(void)state;
+	L.rate = 5000000;
+	L.loss_pm = 0;
+	L.qmax = 400000;
+	L.watch_from = 1 * SK_NS_PER_S;
+	L.check_pacing = false;
+	sends.n = 0;
+	struct bulk x = bulk_open(tweak_bbr, 10 * MS);
+	x.w->a->fwd = log_out;
+	bulk_run(&x, 3 * SK_NS_PER_S, 0);
+	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+	uint32_t mss = tcp_eff_mss(sk);
+	assert_true(sends.n > 5000);
+	const sk_time_ns win = 5 * MS;
+	size_t j = 0;
+	uint64_t bytes = 0, worst = 0;
+	double worst_allow = 0;
+	for (size_t i = 0; i < sends.n; i++) {
+		/* [sends.at[j], sends.at[i]] within one window */
+		bytes += sends.len[i];
+		while (sends.at[i] - sends.at[j] >= win) {
+			bytes -= sends.len[j];
+			j++;
+		}
+		uint64_t rmax = 0;
+		for (size_t k = j; k <= i; k++)
+			rmax = SK_MAX(rmax, sends.rate[k]);
+		double allow = (double)rmax * (double)(sends.at[i] - sends.at[j]) / 1e9 + mss;
+		if ((double)bytes > allow) {
+			fail_msg("%llu bytes in %.3f ms at %llu B/s (allowed %.0f)",
+				 (unsigned long long)bytes, (sends.at[i] - sends.at[j]) / 1e6,
+				 (unsigned long long)rmax, allow);
+		}
+		if (bytes > worst) {
+			worst = bytes;
+			worst_allow = allow;
+		}
+	}
+	fprintf(stderr, "bursts: %zu sends, most in 5 ms %llu B (allowed %.0f)\n", sends.n,
+		(unsigned long long)worst, worst_allow);
+	bulk_close(&x);
+}
+
+/* 1 % random loss on the bottleneck: every byte arrives, and BBR, which
+ * does not read random loss as congestion, keeps most of the link where
+ * CUBIC on the same link keeps a fraction of it. */
+static void test_bbr_random_loss(void **state)
+{
+	(void)state;
+	L.rate = 2500000;
+	L.qmax = 200000;
+	L.loss_pm = 10;
+	L.watch_from = SK_TIME_NEVER;
+	L.check_pacing = false;
+	const size_t total = 8u << 20;
+	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
+	x.w->rng = 12345;
+	bulk_run(&x, 60 * SK_NS_PER_S, total);
+	sk_time_ns t_bbr = x.now;
+	assert_int_equal(x.got, total);
+	assert_true(STAT(x.w->a, retransmits) > 0);
+	bulk_close(&x);
+
+	/* CUBIC gets twice the time, and does not finish in it. */
+	x = bulk_open(tweak_cubic, 20 * MS);
+	x.w->rng = 12345;
+	bulk_run(&x, 2 * t_bbr, total);
+	size_t got_cubic = x.got;
+	bulk_close(&x);
+	fprintf(stderr, "1%% loss, 8 MiB at 20 Mbit/s 40 ms: bbr %.2f s; cubic %.0f %% of it in %.2f s\n",
+		t_bbr / 1e9, 100.0 * got_cubic / total, 2 * t_bbr / 1e9);
+	/* The link alone needs 3.5 s. */
+	assert_true(t_bbr < 5 * SK_NS_PER_S);
+	assert_true(got_cubic < total);
+}
+
+/* Everything at once on the plain test wire (loss, reordering,
+ * duplicates), several seeds: BBR moves every byte intact. */
+static void test_bbr_impaired_intact(void **state)
+{
+	(void)state;
+	L.check_pacing = false;
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct tnet *w = tnet_new(tweak_bbr);
+		w->rng = seed * 0x9e3779b97f4a7c15ull;
+		w->loss_pm = 20;
+		w->reorder_pm = 20;
+		w->dup_pm = 10;
+		w->latency = (sk_time_ns)(1 + seed * 3) * MS;
+		struct bulk x = {.w = w};
+		int ls = tcp_listen(&w->b->st, PORT, 0);
+		x.c = tcp_connect(&w->a->st, 0, IP_B, PORT);
+		while ((x.sb = tcp_accept(&w->b->st, ls, NULL, NULL)) < 0 && x.now < 30 * SK_NS_PER_S)
+			x.now = tnet_step(w, x.now, x.now + 10 * MS);
+		assert_true(x.sb >= 0);
+		L.watch_from = SK_TIME_NEVER;
+		bulk_run(&x, 600 * SK_NS_PER_S, 1u << 20);
+		assert_int_equal(x.got, 1u << 20);
+		tnet_free(w);
+	}
+}
+
+/* The path grows longer (20 -> 35 ms each way) after 3 s: RTprop keeps
+ * the old 40 ms, which no sample can refresh, until it is 10 s old; then
+ * PROBE_RTT (four segments in flight) finds the new 70 ms, and BBR goes
+ * back to PROBE_BW with the window it had. */
+static void test_bbr_probe_rtt_learns_longer_path(void **state)
+{
+	(void)state;
+	L.rate = 2500000;
+	L.qmax = 400000;
+	L.loss_pm = 0;
+	L.watch_from = SK_TIME_NEVER;
+	L.check_pacing = false;
+	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
+	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+	bulk_run(&x, 3 * SK_NS_PER_S, 0);
+	uint32_t rtt0 = sk->cc.bbr.min_rtt_us;
+	assert_true(rtt0 >= 40000 && rtt0 < 43000);
+	assert_false(x.modes_seen & (1u << 3));
+	L.delay = 35 * MS;
+	x.w->latency = 35 * MS;
+	bulk_run(&x, 9 * SK_NS_PER_S, 0);
+	assert_int_equal(sk->cc.bbr.min_rtt_us, rtt0); /* not yet expired */
+	bulk_run(&x, 15 * SK_NS_PER_S, 0);
+	fprintf(stderr, "probe_rtt: min_rtt %u -> %u us, cwnd in probe_rtt <= %u, now cwnd %u mode %u\n",
+		rtt0, sk->cc.bbr.min_rtt_us, x.rtt_cwnd_max, sk->cwnd, sk->cc.bbr.mode);
+	assert_true(x.modes_seen & (1u << 3));
+	assert_true(x.rtt_cwnd_max > 0 && x.rtt_cwnd_max <= 4 * tcp_eff_mss(sk));
+	assert_true(sk->cc.bbr.min_rtt_us >= 70000 && sk->cc.bbr.min_rtt_us < 74000);
+	assert_int_equal(sk->cc.bbr.mode, 2);
+	bulk_close(&x);
+}
+
+static void test_bbr_by_name(void **state)
+{
+	(void)state;
+	assert_int_equal(tcp_cc_parse("bbr"), TCP_CC_BBR);
+	assert_string_equal(tcp_cc_name(TCP_CC_BBR), "bbr");
+	assert_ptr_equal(tcp_cc_get(TCP_CC_BBR), &tcp_cc_bbr);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bbr_by_name),
+		cmocka_unit_test(test_bbr_tracks_bottleneck),
+		cmocka_unit_test(test_bbr_no_burst_above_rate),
+		cmocka_unit_test(test_bbr_random_loss),
+		cmocka_unit_test(test_bbr_impaired_intact),
+		cmocka_unit_test(test_bbr_probe_rtt_learns_longer_path),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
