@@ -443,23 +443,31 @@ void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt)
 	sk->backoff = 0;
 }
 
-/* Pacing (tcp_cc.h).  A held socket sends no data now: TF_PACE_WAIT puts
- * pace_at among its timers, and tcp_timers_run queues it again then. */
-static bool tcp_pace_hold(struct tcp_sock *sk, sk_time_ns now)
+/* Pacing (tcp_cc.h).  Data goes in batches of at most a quantum (whole
+ * segments; one TSO frame where the device cuts them), a batch only once
+ * pace_at has come; *left is what the current batch may still send.  A
+ * held socket sends no data now: TF_PACE_WAIT puts pace_at among its
+ * timers, and tcp_timers_run queues it again then.  Over any interval
+ * the bytes sent are at most the rate times its length plus a quantum. */
+static bool tcp_pace_hold(struct tcp_sock *sk, sk_time_ns now, uint32_t *left, uint32_t quantum)
 {
-	if (now >= sk->pace_at)
+	if (*left >= tcp_eff_mss(sk))
 		return false;
-	sk->fl |= TF_PACE_WAIT;
-	return true;
+	if (now < sk->pace_at) {
+		sk->fl |= TF_PACE_WAIT;
+		return true;
+	}
+	*left = quantum;
+	return false;
 }
 
-/* `len` bytes left at `now`: the next may leave len / rate later.  No
- * credit for time the socket did not use (a pace_at in the past counts
- * from now), so no burst above the rate but the one quantum. */
-static void tcp_pace_sent(struct tcp_sock *sk, sk_time_ns now, uint32_t len)
+/* `len` bytes left at `now`: the schedule moves on by len / rate, from
+ * now if the socket fell behind it (no credit for time it did not use). */
+static void tcp_pace_sent(struct tcp_sock *sk, sk_time_ns now, uint32_t len, uint32_t *left)
 {
 	sk_time_ns from = sk->pace_at > now ? sk->pace_at : now;
 	sk->pace_at = from + ((sk_time_ns)len * SK_NS_PER_S + sk->pacing_rate - 1) / sk->pacing_rate;
+	*left -= SK_MIN(len, *left);
 }
 
 static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
@@ -476,11 +484,14 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	 * is the only test the send path pays. */
 	bool paced = sk_unlikely(sk->pacing_rate != 0);
 	const struct tcp_cc_ops *cc = NULL;
+	uint32_t quantum = 0, pace_left = 0;
 	if (paced) {
 		cc = tcp_cc(sk);
-		burst = SK_MIN(burst, SK_MAX(tcp_pace_quantum(sk), mss));
+		quantum = tcp_pace_quantum(sk);
+		quantum = SK_MAX(quantum - quantum % mss, mss);
+		burst = SK_MIN(burst, quantum);
 		sk->fl &= ~(uint32_t)TF_PACE_WAIT;
-		if (tcp_pace_hold(sk, now))
+		if (tcp_pace_hold(sk, now, &pace_left, quantum))
 			goto sent;
 	}
 
@@ -501,11 +512,11 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			n = SK_MIN(n, mss);
 			if (!n || (!force && budget < n))
 				break;
-			if (paced && tcp_pace_hold(sk, now))
+			if (paced && tcp_pace_hold(sk, now, &pace_left, quantum))
 				break;
 			n = tcp_xmit(st, sk, now, start, TCP_ACK, n);
 			if (paced)
-				tcp_pace_sent(sk, now, n);
+				tcp_pace_sent(sk, now, n, &pace_left);
 			tcp_undo_arm(sk, now, start);
 			force = false;
 			sk->rtx_hi = start + n;
@@ -528,7 +539,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		if (n) {
 			n = tcp_xmit(st, sk, now, start, TCP_ACK, SK_MIN(n, mss));
 			if (paced)
-				tcp_pace_sent(sk, now, n);
+				tcp_pace_sent(sk, now, n, &pace_left);
 			tcp_undo_arm(sk, now, start);
 			sk->rtx_hi = start + n;
 			st->stats.retransmits++;
@@ -559,7 +570,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		lim = SK_MIN(sk->snd_wnd, (sk->snd_nxt - sk->snd_una) + mss);
 	}
 	while (tcp_seq_lt(sk->snd_nxt, data_end)) {
-		if (paced && tcp_pace_hold(sk, now))
+		if (paced && tcp_pace_hold(sk, now, &pace_left, quantum))
 			break;
 		if (sk->nscore && tcp_seq_lt(sk->snd_nxt, sk->snd_max)) {
 			/* Resending after an RTO: skip what the peer SACKed (RFC
@@ -584,6 +595,8 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			break;
 		uint32_t room = wnd_end - sk->snd_nxt;
 		uint32_t n = SK_MIN(SK_MIN(avail, room), burst);
+		if (paced)
+			n = SK_MIN(n, pace_left); /* the batch's rest (at least a segment) */
 		bool in_flight = sk->snd_nxt != sk->snd_una;
 		if (n > mss && n % mss &&
 		    (n < avail || (in_flight && !(sk->fl & TF_NODELAY) && !fin_q)))
@@ -603,7 +616,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0) | ((last && fin_q) ? TCP_FIN : 0);
 		uint32_t sent = tcp_xmit(st, sk, now, sk->snd_nxt, fl, n);
 		if (paced) {
-			tcp_pace_sent(sk, now, sent);
+			tcp_pace_sent(sk, now, sent, &pace_left);
 			if (!rtx && cc->on_send)
 				cc->on_send(sk, sk->snd_nxt, sent, now);
 		}
