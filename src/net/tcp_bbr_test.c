@@ -314,6 +314,12 @@ static void test_bbr_random_loss(void **state)
 	sk_time_ns t_bbr = x.now;
 	assert_int_equal(x.got, total);
 	assert_true(STAT(x.w->a, retransmits) > 0);
+	/* Then idle: nothing waits for a release time, nothing wakes. */
+	uint64_t fires = STAT(x.w->a, timer_fires) + STAT(x.w->b, timer_fires);
+	for (sk_time_ns end = x.now + 5 * SK_NS_PER_S; x.now < end;)
+		x.now = tnet_step(x.w, x.now, end);
+	assert_false(x.w->a->st.socks[x.c].fl & TF_PACE_WAIT);
+	assert_true(STAT(x.w->a, timer_fires) + STAT(x.w->b, timer_fires) <= fires + 4);
 	bulk_close(&x);
 
 	/* CUBIC gets twice the time, and does not finish in it. */
