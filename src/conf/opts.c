@@ -15,7 +15,7 @@ static const char *const stack_choices[] = {"skiff", "linux", NULL};
 static const char *const fault_choices[] = {"ud", "pf", "gp", "de", NULL};
 static const char *const access_fmt_choices[] = {"combined", "json", NULL};
 /* In the order of enum tcp_cc_algo (net/tcp.h). */
-static const char *const tcp_cc_choices[] = {"cubic", "newreno", NULL};
+static const char *const tcp_cc_choices[] = {"cubic", "newreno", "bbr", NULL};
 /* In enum sk_log_level's order (base/log.h): the value is the level. */
 static const char *const log_level_choices[] = {"error", "warn", "info", "debug", NULL};
 static const char *const dir_choices[] = {"a2b", "b2a", "both", NULL};
@@ -118,7 +118,7 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_TCP_MEM] = {"tcp-mem", 0, OPT_K_SIZE, "N", 1u << 20, 1u << 31, NULL,
 			 "budget of all grown TCP buffers: growth stops at 3/4 of it\n"
 			 "and buffers shrink back until under 1/2 (as Linux's tcp_mem)"},
-	[OPT_TCP_CC] = {"tcp-cc", 0, OPT_K_CHOICE, "cubic|newreno", 0, 0, tcp_cc_choices,
+	[OPT_TCP_CC] = {"tcp-cc", 0, OPT_K_CHOICE, "cubic|newreno|bbr", 0, 0, tcp_cc_choices,
 			"TCP congestion control: cubic (RFC 9438, with HyStart++\n"
 			"slow start) or newreno (RFC 5681/6582)"},
 	[OPT_TRACE] = {"trace", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
@@ -396,7 +396,7 @@ const struct opt_cmd opt_cmd_echo = {
 	.name = "echo",
 	.synopsis = "skiff echo --dev DEV --ip ADDR/LEN [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "                  [--mac MAC] [--stats] [--pcap FILE] [--offload on|off] [--spin-us N]\n"
-		    "                  [--tcp-cc cubic|newreno] [--workers N|auto] [--tcp-buf-max N]\n"
+		    "                  [--tcp-cc cubic|newreno|bbr] [--workers N|auto] [--tcp-buf-max N]\n"
 		    "                  [--tcp-mem N]",
 	.about = "Answers ARP, ICMP echo, UDP and TCP echo (port 7) and TCP discard (port 9)\n"
 		 "as ADDR on DEV; with --ip6 also neighbour discovery, ICMPv6 echo and the same\n"
@@ -441,7 +441,7 @@ const struct opt_cmd opt_cmd_tcp_client = {
 		"                        [--seed S]) [--expect-echo] [--conns N [--sequential |\n"
 		"                        --parallel P]] [--timeout S] [--stats] [--pcap FILE]\n"
 		"                        [--offload on|off]\n"
-		"                        [--spin-us N] [--tcp-cc cubic|newreno] [--tcp-buf-max N]\n"
+		"                        [--spin-us N] [--tcp-cc cubic|newreno|bbr] [--tcp-buf-max N]\n"
 		"                        [--tcp-mem N]",
 	.about = "Runs skiff's own TCP as the client: each connection sends the payload, half-closes\n"
 		 "and reads until the server closes, hashing (SHA-256) what it sent and what came back.",
@@ -553,7 +553,7 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--offload on|off] [--max-conns N] [--header-timeout S]\n"
 		"                   [--keepalive-timeout S] [--max-body N] [--tcp-sndbuf N]\n"
 		"                   [--tcp-rcvbuf N] [--spin-us N]\n"
-		"                   [--tcp-cc cubic|newreno] [--tcp-buf-max N] [--tcp-mem N]\n"
+		"                   [--tcp-cc cubic|newreno|bbr] [--tcp-buf-max N] [--tcp-mem N]\n"
 		"                   [--trace] [--cache-control VALUE] [--sendfile on|off]\n"
 		"                   [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"

@@ -152,9 +152,9 @@ struct tcp_config {
 };
 
 /* Congestion control (tcp_cc.h): CUBIC (RFC 9438, with HyStart++, RFC
- * 9406) by default; NewReno (RFC 5681/6582) by choice. */
-enum tcp_cc_algo { TCP_CC_CUBIC, TCP_CC_NEWRENO, TCP_CC_COUNT };
-/* "cubic" / "newreno" -> the enum, or -1. */
+ * 9406) by default; NewReno (RFC 5681/6582) or BBR v1 (paced) by choice. */
+enum tcp_cc_algo { TCP_CC_CUBIC, TCP_CC_NEWRENO, TCP_CC_BBR, TCP_CC_COUNT };
+/* "cubic" / "newreno" / "bbr" -> the enum, or -1. */
 int tcp_cc_parse(const char *name);
 const char *tcp_cc_name(unsigned algo);
 

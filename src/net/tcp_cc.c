@@ -59,6 +59,7 @@ const struct tcp_cc_ops tcp_cc_newreno = {
 static const struct tcp_cc_ops *const algos[TCP_CC_COUNT] = {
 	[TCP_CC_CUBIC] = &tcp_cc_cubic,
 	[TCP_CC_NEWRENO] = &tcp_cc_newreno,
+	[TCP_CC_BBR] = &tcp_cc_bbr,
 };
 
 const struct tcp_cc_ops *tcp_cc_get(uint8_t algo)

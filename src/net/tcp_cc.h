@@ -5,7 +5,8 @@
  *
  * Contract.  Every hook runs inside the engine, with the socket's state
  * consistent, and does no I/O; time is the engine's `now`.  A hook may
- * change sk->cwnd, sk->ssthresh and sk->cc (its own room), nothing else.
+ * change sk->cwnd, sk->ssthresh, sk->pacing_rate and sk->cc (its own
+ * room), nothing else.
  *   init      at connection set-up, after the initial window is set.
  *   on_ack    an ACK advanced snd_una by `acked` bytes outside recovery:
  *             grow cwnd (slow start below ssthresh, avoidance above);
@@ -16,7 +17,17 @@
  *             the algorithm needs of the event.
  *   on_rto    a retransmission timeout (after ssthresh): restart.
  *   on_undo   the engine found the last loss spurious and restored
- *             cwnd/ssthresh: drop what ssthresh() remembered. */
+ *             cwnd/ssthresh: drop what ssthresh() remembered.
+ * Pacing.  An algorithm that sets sk->pacing_rate (bytes per second; 0,
+ * what CUBIC and NewReno leave, is off) has the engine space its data
+ * segments: none leaves before sk->pace_at, which each send moves on by
+ * its length at that rate, a send at most tcp_pace_quantum() bytes; a
+ * held socket waits on its timer, not in a loop.  Only a paced socket
+ * gets the two hooks that feed a rate model (both may be NULL):
+ *   on_send   a segment of new data [seq, seq + len) left now.
+ *   on_delivery  every acceptable ACK, in recovery or not, after the
+ *             engine's own processing: `delivered` bytes reached the
+ *             peer with it (cumulatively or by SACK). */
 #ifndef NET_TCP_CC_H
 #define NET_TCP_CC_H
 
@@ -36,10 +47,13 @@ struct tcp_cc_ops {
 	uint32_t (*ssthresh)(struct tcp_sock *sk, uint32_t base, sk_time_ns now);
 	void (*on_rto)(struct tcp_sock *sk, sk_time_ns now);
 	void (*on_undo)(struct tcp_sock *sk, sk_time_ns now);
+	void (*on_send)(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time_ns now);
+	void (*on_delivery)(struct tcp_sock *sk, uint32_t delivered, sk_time_ns now);
 };
 
 extern const struct tcp_cc_ops tcp_cc_newreno; /* RFC 5681 with RFC 3465 byte counting */
 extern const struct tcp_cc_ops tcp_cc_cubic;   /* RFC 9438 with RFC 9406 HyStart++ */
+extern const struct tcp_cc_ops tcp_cc_bbr;     /* BBR v1 (Cardwell et al. 2016), paced */
 
 /* The ops of enum tcp_cc_algo (tcp.h). */
 const struct tcp_cc_ops *tcp_cc_get(uint8_t algo);

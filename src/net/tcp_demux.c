@@ -99,6 +99,8 @@ void tcp_timer_sync(struct tcp_stack *st, struct tcp_sock *sk)
 	t = SK_MIN(t, sk->delack_at);
 	t = SK_MIN(t, sk->keep_at);
 	t = SK_MIN(t, sk->tw_at);
+	if (sk->fl & TF_PACE_WAIT)
+		t = SK_MIN(t, sk->pace_at);
 	if (timer_heap_get(&st->timers, sk->id) != t)
 		timer_heap_set(&st->timers, sk->id, t);
 }
@@ -106,6 +108,7 @@ void tcp_timer_sync(struct tcp_stack *st, struct tcp_sock *sk)
 static void tcp_timers_off(struct tcp_sock *sk)
 {
 	sk->rtx_at = sk->persist_at = sk->delack_at = sk->keep_at = sk->tw_at = SK_TIME_NEVER;
+	sk->fl &= ~(uint32_t)TF_PACE_WAIT;
 }
 
 /* The connection is over (CLOSED).  An orphan or an unaccepted child is

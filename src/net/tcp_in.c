@@ -520,6 +520,18 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		}
 	}
 
+	/* A paced algorithm's rate model sees every ACK (tcp_cc.h), with what
+	 * it delivered: the cumulative advance and the SACKed bytes it added
+	 * (those it covered were counted when SACKed). */
+	if (sk_unlikely(sk->pacing_rate != 0)) {
+		const struct tcp_cc_ops *cc = tcp_cc(sk);
+		if (cc->on_delivery) {
+			int64_t d = (int64_t)(sk->snd_una - una0) +
+				    (sack ? (int64_t)tcp_sacked_bytes(sk) - (int64_t)sacked0 : 0);
+			cc->on_delivery(sk, d > 0 ? (uint32_t)d : 0, now);
+		}
+	}
+
 	/* Window update.  RFC 9293's WL1/WL2 rule would let a reordered older
 	 * ACK with the same SEQ/ACK shrink the window (and stall a sender with
 	 * nothing in flight); like Linux, a same-SEQ, same-ACK segment may only

@@ -45,6 +45,7 @@ enum {
 	TF_RSLOT = 1u << 24,     /* rbuf is a slot of st->bpool */
 	TF_SLOCK = 1u << 25,     /* TCP_SO_SNDBUF set: the send buffer never grows */
 	TF_RLOCK = 1u << 26,     /* TCP_SO_RCVBUF set: the receive buffer never grows */
+	TF_PACE_WAIT = 1u << 27, /* data waits for pace_at: a timer */
 };
 
 #define TCP_QUICKACKS 16
@@ -94,6 +95,16 @@ static inline uint32_t tcp_seq_min(uint32_t a, uint32_t b)
 static inline uint32_t tcp_eff_mss(const struct tcp_sock *sk)
 {
 	return sk->snd_mss - ((sk->fl & TF_TS) ? 12u : 0u);
+}
+/* The most a paced socket sends at once: a millisecond at the pacing
+ * rate, at least one segment (two above ~1.2 Mbit/s), at most 64 KiB. */
+static inline uint32_t tcp_pace_quantum(const struct tcp_sock *sk)
+{
+	uint32_t mss = tcp_eff_mss(sk);
+	uint64_t q = sk->pacing_rate / 1000;
+	if (q < 2u * mss)
+		return sk->pacing_rate < 150000 ? mss : 2u * mss;
+	return q > 65536 ? 65536u : (uint32_t)q;
 }
 /* Bytes in flight (sent, not cumulatively acked). */
 static inline uint32_t tcp_flight(const struct tcp_sock *sk)

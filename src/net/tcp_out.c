@@ -443,6 +443,33 @@ void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt)
 	sk->backoff = 0;
 }
 
+/* Pacing (tcp_cc.h).  Data goes in batches of at most a quantum (whole
+ * segments; one TSO frame where the device cuts them), a batch only once
+ * pace_at has come; *left is what the current batch may still send.  A
+ * held socket sends no data now: TF_PACE_WAIT puts pace_at among its
+ * timers, and tcp_timers_run queues it again then.  Over any interval
+ * the bytes sent are at most the rate times its length plus a quantum. */
+static bool tcp_pace_hold(struct tcp_sock *sk, sk_time_ns now, uint32_t *left, uint32_t quantum)
+{
+	if (*left >= tcp_eff_mss(sk))
+		return false;
+	if (now < sk->pace_at) {
+		sk->fl |= TF_PACE_WAIT;
+		return true;
+	}
+	*left = quantum;
+	return false;
+}
+
+/* `len` bytes left at `now`: the schedule moves on by len / rate, from
+ * now if the socket fell behind it (no credit for time it did not use). */
+static void tcp_pace_sent(struct tcp_sock *sk, sk_time_ns now, uint32_t len, uint32_t *left)
+{
+	sk_time_ns from = sk->pace_at > now ? sk->pace_at : now;
+	sk->pace_at = from + ((sk_time_ns)len * SK_NS_PER_S + sk->pacing_rate - 1) / sk->pacing_rate;
+	*left -= SK_MIN(len, *left);
+}
+
 static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 {
 	bool fin_q = sk->fl & TF_FIN_QUEUED;
@@ -453,6 +480,20 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	 * sizes each), else a segment at a time. */
 	uint32_t tso = sk_addr_is_v4(&sk->raddr) ? st->cfg.tso_max4 : st->cfg.tso_max6;
 	uint32_t burst = tso > mss ? tso : mss;
+	/* Paced (BBR): one quantum at a time, none before pace_at.  Off, this
+	 * is the only test the send path pays. */
+	bool paced = sk_unlikely(sk->pacing_rate != 0);
+	const struct tcp_cc_ops *cc = NULL;
+	uint32_t quantum = 0, pace_left = 0;
+	if (paced) {
+		cc = tcp_cc(sk);
+		quantum = tcp_pace_quantum(sk);
+		quantum = SK_MAX(quantum - quantum % mss, mss);
+		burst = SK_MIN(burst, quantum);
+		sk->fl &= ~(uint32_t)TF_PACE_WAIT;
+		if (tcp_pace_hold(sk, now, &pace_left, quantum))
+			goto sent;
+	}
 
 	/* SACK recovery (RFC 6675 5 (C)): lost holes first, then new data, as
 	 * long as PRR's window has room above pipe; the first hole goes out
@@ -471,7 +512,11 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			n = SK_MIN(n, mss);
 			if (!n || (!force && budget < n))
 				break;
+			if (paced && tcp_pace_hold(sk, now, &pace_left, quantum))
+				break;
 			n = tcp_xmit(st, sk, now, start, TCP_ACK, n);
+			if (paced)
+				tcp_pace_sent(sk, now, n, &pace_left);
 			tcp_undo_arm(sk, now, start);
 			force = false;
 			sk->rtx_hi = start + n;
@@ -493,6 +538,8 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		uint32_t n = tcp_next_hole(sk, from, tcp_seq_min(sk->snd_max, data_end), &start);
 		if (n) {
 			n = tcp_xmit(st, sk, now, start, TCP_ACK, SK_MIN(n, mss));
+			if (paced)
+				tcp_pace_sent(sk, now, n, &pace_left);
 			tcp_undo_arm(sk, now, start);
 			sk->rtx_hi = start + n;
 			st->stats.retransmits++;
@@ -523,6 +570,8 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		lim = SK_MIN(sk->snd_wnd, (sk->snd_nxt - sk->snd_una) + mss);
 	}
 	while (tcp_seq_lt(sk->snd_nxt, data_end)) {
+		if (paced && tcp_pace_hold(sk, now, &pace_left, quantum))
+			break;
 		if (sk->nscore && tcp_seq_lt(sk->snd_nxt, sk->snd_max)) {
 			/* Resending after an RTO: skip what the peer SACKed (RFC
 			 * 6675 5.1: use the SACK information that is still valid). */
@@ -546,6 +595,8 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			break;
 		uint32_t room = wnd_end - sk->snd_nxt;
 		uint32_t n = SK_MIN(SK_MIN(avail, room), burst);
+		if (paced)
+			n = SK_MIN(n, pace_left); /* the batch's rest (at least a segment) */
 		bool in_flight = sk->snd_nxt != sk->snd_una;
 		if (n > mss && n % mss &&
 		    (n < avail || (in_flight && !(sk->fl & TF_NODELAY) && !fin_q)))
@@ -564,6 +615,11 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		bool last = sk->snd_nxt + n == data_end;
 		uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0) | ((last && fin_q) ? TCP_FIN : 0);
 		uint32_t sent = tcp_xmit(st, sk, now, sk->snd_nxt, fl, n);
+		if (paced) {
+			tcp_pace_sent(sk, now, sent, &pace_left);
+			if (!rtx && cc->on_send)
+				cc->on_send(sk, sk->snd_nxt, sent, now);
+		}
 		if (sack_rec)
 			sk->prr_out += sent;
 		else if (!rtx && tcp_seq_gt(sk->snd_nxt + sent, sk->snd_una + sk->cwnd))
@@ -596,6 +652,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			tcp_rearm_rtx(st, sk, now);
 	}
 
+sent:
 	if (sk->snd_nxt != nxt0)
 		sk->sent_flight = sk->snd_max - sk->snd_una; /* tcp_types.h */
 
@@ -759,6 +816,10 @@ static void tcp_timers_run(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns
 				sk->backoff++;
 			tcp_egress(st, sk);
 		}
+	}
+	if ((sk->fl & TF_PACE_WAIT) && sk->pace_at <= now) {
+		sk->fl &= ~(uint32_t)TF_PACE_WAIT;
+		tcp_egress(st, sk);
 	}
 	if (sk->delack_at <= now) {
 		sk->delack_at = SK_TIME_NEVER;

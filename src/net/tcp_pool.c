@@ -656,6 +656,10 @@ int tcp_check(const struct tcp_stack *st)
 		}
 		sk_time_ns t = SK_MIN(SK_MIN(sk->rtx_at, sk->persist_at),
 				      SK_MIN(sk->delack_at, SK_MIN(sk->keep_at, sk->tw_at)));
+		if (sk->fl & TF_PACE_WAIT) {
+			SK_CHECK(sk->pacing_rate != 0);
+			t = SK_MIN(t, sk->pace_at);
+		}
 		SK_CHECK(timer_heap_get(&st->timers, sk->id) == t);
 		if (t != SK_TIME_NEVER)
 			nheap++;

@@ -163,7 +163,33 @@ struct tcp_sock {
 			uint8_t samples, css_rounds;
 			bool css, round_on;
 		} cubic;
+		struct tcp_bbr {
+			/* Delivery-rate markers (tcp_cc_bbr.c): up to
+			 * TCP_BBR_MARKS new-data segments in flight, oldest at
+			 * mk_head, each with the sequence past its end and its
+			 * send time (ns / 1000, mod 2^32); bit i of mk_app: sent
+			 * app-limited.  The train starts at the last acked
+			 * marker (valid with BBR_F_TRAIN): `delivered` then,
+			 * its ack and send times. */
+			uint32_t mk_end[4], mk_sent_us[4];
+			uint32_t l_delivered, l_ack_us, l_sent_us;
+			uint32_t delivered; /* bytes acked or SACKed, mod 2^32 */
+			/* BtlBw: the largest rate (bytes/s) of each of the last
+			 * 10 rounds, slot round % 10; a round ends when
+			 * snd_una passes round_end. */
+			uint32_t bw[10];
+			uint32_t round, round_end;
+			uint32_t min_rtt_us; /* RTprop; UINT32_MAX none yet */
+			uint32_t full_bw, prior_cwnd;
+			sk_time_ns min_rtt_at, probe_rtt_done, cycle_at;
+			uint8_t mode, cycle, full_cnt, fl, mk_head, mk_n, mk_app;
+		} bbr;
 	} cc;
+	/* Pacing (tcp_cc.h): 0 off (CUBIC, NewReno); else bytes per second,
+	 * set by the algorithm.  No data segment leaves before pace_at;
+	 * while TF_PACE_WAIT, pace_at is also one of the timers. */
+	uint64_t pacing_rate;
+	sk_time_ns pace_at;
 	/* SACK loss recovery (RFC 6675 with RFC 6937 PRR), valid while
 	 * TF_RECOVERY on a TF_SACK connection: recover_fs is the flight at the
 	 * start (PRR's RecoverFS), prr_delivered what the peer got since and

@@ -1,0 +1,415 @@
+/* tcp_bbr_test.c — BBR (tcp_cc_bbr.c) and pacing (tcp_out.c) on two engines
+ * joined by a bottleneck: A's segments queue for a link of known rate (a
+ * FIFO of `qmax` bytes, tail drop) and then travel `delay`; B's ACKs travel
+ * `delay` back.  A bulk transfer from A to B, every byte checked.  What is
+ * asserted is what the paper promises: the bandwidth estimate converges on
+ * the link's rate, startup ends, the queue stays small once it has, the
+ * sender never bursts above its pacing rate, random loss does not stop it,
+ * and a longer path is learned through PROBE_RTT. */
+#include "net/tcp_testlib.h"
+#include "net/tcp_cc.h"
+
+#define PORT 5001
+#define IPTCP_OVERHEAD 20u /* the IPv4 header: the link carries it too */
+
+static uint8_t pat(size_t i)
+{
+	return (uint8_t)(((uint32_t)i * 2654435761u) >> 24 ^ (uint32_t)(i >> 13));
+}
+
+/* The log of A's data segments (link_out, while L.log). */
+#define SENDS_MAX 65536
+static struct {
+	sk_time_ns at[SENDS_MAX];
+	uint32_t len[SENDS_MAX];
+	uint64_t rate[SENDS_MAX];
+	size_t n;
+} sends;
+
+/* The bottleneck, A -> B. */
+static struct link {
+	uint64_t rate;        /* bytes per second on the wire */
+	uint32_t qmax;        /* queue limit, bytes */
+	sk_time_ns delay;     /* one way */
+	unsigned loss_pm;     /* random loss before the queue, per mille */
+	sk_time_ns free_at;   /* the link is busy until then */
+	uint64_t drops, qpeak, late_drops; /* late_drops: since watch_from */
+	sk_time_ns watch_from; /* qpeak counts from then */
+	/* A's socket, whose data segments are logged (send time, length,
+	 * pacing rate then) from watch_from on, while `log`. */
+	const struct tcp_sock *sk;
+	bool log;
+} L;
+
+static int link_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
+		    size_t len)
+{
+	struct tnet *w = ctx;
+	struct tcp_hdr h;
+	assert_int_equal(tcp_parse(seg, len, src, dst, &h), WIRE_OK);
+	w->sent++;
+	if (h.payload_len && L.log && L.sk && now >= L.watch_from && sends.n < SENDS_MAX) {
+		sends.at[sends.n] = now;
+		sends.len[sends.n] = h.payload_len;
+		sends.rate[sends.n] = L.sk->pacing_rate;
+		sends.n++;
+	}
+	if (L.loss_pm && tnet_rand(w) % 1000 < L.loss_pm) {
+		w->dropped++;
+		return 0;
+	}
+	uint64_t wire = len + IPTCP_OVERHEAD;
+	uint64_t queued = L.free_at > now ? (L.free_at - now) * L.rate / SK_NS_PER_S : 0;
+	if (queued + wire > L.qmax) {
+		L.drops++;
+		if (now >= L.watch_from)
+			L.late_drops++;
+		w->dropped++;
+		return 0;
+	}
+	if (now >= L.watch_from && queued + wire > L.qpeak)
+		L.qpeak = queued + wire;
+	L.free_at = SK_MAX(L.free_at, now) + wire * SK_NS_PER_S / L.rate;
+	tnet_push(w, L.free_at + L.delay, src, dst, seg, len);
+	return 0;
+}
+
+/* Pacing against the clock, from the link's log of send times (not from
+ * the engine's pace_at): over every window of `win`, the data A put on
+ * the wire is at most the highest pacing rate in the window times its
+ * length plus one quantum (the engine's: a millisecond at that rate in
+ * whole segments; segments here, the test wire has no TSO).  Returns the
+ * most bytes seen in a window. */
+static uint64_t check_bursts(const struct tcp_sock *sk, sk_time_ns win)
+{
+	uint32_t mss = tcp_eff_mss(sk);
+	struct tcp_sock tmp = *sk;
+	size_t j = 0;
+	uint64_t bytes = 0, worst = 0;
+	for (size_t i = 0; i < sends.n; i++) {
+		bytes += sends.len[i];
+		while (sends.at[i] - sends.at[j] >= win) {
+			bytes -= sends.len[j];
+			j++;
+		}
+		uint64_t rmax = 0;
+		for (size_t k = j; k <= i; k++)
+			rmax = SK_MAX(rmax, sends.rate[k]);
+		assert_true(rmax > 0);
+		tmp.pacing_rate = rmax;
+		uint32_t q = tcp_pace_quantum(&tmp);
+		q = SK_MAX(q - q % mss, mss);
+		double allow = (double)rmax * (double)(sends.at[i] - sends.at[j]) / 1e9 + q;
+		if ((double)bytes > allow)
+			fail_msg("%llu bytes in %.3f ms at %llu B/s (allowed %.0f)",
+				 (unsigned long long)bytes, (sends.at[i] - sends.at[j]) / 1e6,
+				 (unsigned long long)rmax, allow);
+		worst = SK_MAX(worst, bytes);
+	}
+	return worst;
+}
+
+static void tweak_bbr(struct tcp_config *c)
+{
+	c->cc = TCP_CC_BBR;
+	c->max_sockets = 4;
+	c->sndbuf = c->rcvbuf = 1u << 20;
+}
+
+static void tweak_cubic(struct tcp_config *c)
+{
+	tweak_bbr(c);
+	c->cc = TCP_CC_CUBIC;
+}
+
+struct bulk {
+	struct tnet *w;
+	int c, sb;
+	size_t sent, got;
+	sk_time_ns now;
+	uint32_t max_flight; /* since L.watch_from */
+	uint8_t modes_seen;  /* bit per BBR mode */
+	uint32_t rtt_cwnd_max; /* the largest cwnd while in PROBE_RTT */
+};
+
+static struct bulk bulk_open(void (*tweak)(struct tcp_config *), sk_time_ns delay)
+{
+	struct bulk x = {0};
+	x.w = tnet_new(tweak);
+	x.w->latency = delay; /* B -> A */
+	x.w->a->fwd = link_out;
+	L.delay = delay;
+	L.free_at = 0;
+	L.drops = L.late_drops = L.qpeak = 0;
+	sends.n = 0;
+	int ls = tcp_listen(&x.w->b->st, PORT, 0);
+	assert_true(ls >= 0);
+	x.c = tcp_connect(&x.w->a->st, 0, IP_B, PORT);
+	assert_true(x.c >= 0);
+	while (x.now < 1 * SK_NS_PER_S && (x.sb = tcp_accept(&x.w->b->st, ls, NULL, NULL)) < 0)
+		x.now = tnet_step(x.w, x.now, x.now + 10 * MS);
+	assert_true(x.sb >= 0);
+	L.sk = &x.w->a->st.socks[x.c];
+	return x;
+}
+
+/* Bulk from A to B until `until` (or `total` bytes, if not 0), B reading
+ * and checking everything. */
+static void bulk_run(struct bulk *x, sk_time_ns until, size_t total)
+{
+	static uint8_t buf[1 << 16];
+	struct tcp_sock *sk = &x->w->a->st.socks[x->c];
+	while (x->now < until && (!total || x->got < total)) {
+		int r;
+		for (;;) {
+			size_t want = sizeof(buf);
+			if (total)
+				want = SK_MIN(want, total - x->sent);
+			if (!want)
+				break;
+			for (size_t i = 0; i < want; i++)
+				buf[i] = pat(x->sent + i);
+			r = tcp_send(&x->w->a->st, x->c, buf, want);
+			if (r <= 0)
+				break;
+			x->sent += (size_t)r;
+		}
+		while ((r = tcp_recv(&x->w->b->st, x->sb, buf, sizeof(buf))) > 0) {
+			for (int i = 0; i < r; i++)
+				if (buf[i] != pat(x->got + (size_t)i))
+					fail_msg("byte %zu differs", x->got + (size_t)i);
+			x->got += (size_t)r;
+		}
+		x->now = tnet_step(x->w, x->now, until);
+		if (sk->cc_algo == TCP_CC_BBR) {
+			x->modes_seen |= (uint8_t)(1u << sk->cc.bbr.mode);
+			if (sk->cc.bbr.mode == 3 /* PROBE_RTT */ && sk->cc.bbr.probe_rtt_done)
+				x->rtt_cwnd_max = SK_MAX(x->rtt_cwnd_max, sk->cwnd);
+		}
+		if (x->now >= L.watch_from)
+			x->max_flight = SK_MAX(x->max_flight, sk->snd_max - sk->snd_una);
+	}
+}
+
+static void bulk_close(struct bulk *x)
+{
+	tnet_free(x->w);
+}
+
+static uint32_t btl_bw(const struct tcp_sock *sk)
+{
+	uint32_t m = 0;
+	for (int i = 0; i < 10; i++)
+		m = SK_MAX(m, sk->cc.bbr.bw[i]);
+	return m;
+}
+
+/* 20 Mbit/s, 40 ms, a queue of two BDPs.  BBR: the estimate within 10 %
+ * of the payload rate, startup over in a second (its gain of 2.885 may
+ * overflow two BDPs of queue: a few drops then, none after), and once in
+ * PROBE_BW the queue under half a BDP and the flight under 1.5 BDP while
+ * the link stays over 90 % busy; every segment paced.  CUBIC on the same
+ * link fills the queue it is given: the queue bound is not a given. */
+static void test_bbr_tracks_bottleneck(void **state)
+{
+	(void)state;
+	L.rate = 2500000;
+	L.loss_pm = 0;
+	const sk_time_ns delay = 20 * MS;
+	const double bdp = 2500000 * 0.040; /* wire bytes */
+	L.qmax = (uint32_t)(2 * bdp);
+	L.watch_from = 2 * SK_NS_PER_S;
+	L.log = true;
+
+	struct bulk x = bulk_open(tweak_bbr, delay);
+	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+	sk_time_ns probe_bw_at = 0;
+	while (x.now < 6 * SK_NS_PER_S) {
+		bulk_run(&x, x.now + 10 * MS, 0);
+		if (!probe_bw_at && sk->cc.bbr.mode == 2)
+			probe_bw_at = x.now;
+	}
+	uint32_t mss = tcp_eff_mss(sk);
+	double payload_rate = 2500000.0 * mss / (mss + 32 + IPTCP_OVERHEAD);
+	double bw = btl_bw(sk);
+	fprintf(stderr,
+		"bbr: probe_bw at %.3f s, btl_bw %.0f B/s (payload rate %.0f), min_rtt %u us, "
+		"cwnd %u, pacing %llu B/s, qpeak after 2 s %llu B (bdp %.0f), max flight %u, "
+		"drops %llu, got %zu, logged segs %zu, most in 5 ms %llu B, timer fires %llu, segs %llu\n",
+		probe_bw_at / 1e9, bw, payload_rate, sk->cc.bbr.min_rtt_us, sk->cwnd,
+		(unsigned long long)sk->pacing_rate, (unsigned long long)L.qpeak, bdp,
+		x.max_flight, (unsigned long long)L.drops, x.got, sends.n,
+		(unsigned long long)check_bursts(sk, 5 * MS),
+		(unsigned long long)STAT(x.w->a, timer_fires), (unsigned long long)STAT(x.w->a, seg_out));
+	assert_true(probe_bw_at > 0 && probe_bw_at < 1 * SK_NS_PER_S);
+	assert_true(x.modes_seen & (1u << 1)); /* drained on the way */
+	assert_true(bw > 0.9 * payload_rate && bw < 1.1 * payload_rate);
+	assert_true(sk->cc.bbr.min_rtt_us >= 40000 && sk->cc.bbr.min_rtt_us < 43000);
+	assert_int_equal(L.late_drops, 0);
+	assert_true(L.drops < 30);
+	assert_true(L.qpeak < bdp / 2);
+	assert_true(x.max_flight < 1.5 * bdp);
+	/* Over the whole run, startup included: the link was busy. */
+	assert_true(x.got > 0.9 * payload_rate * 6);
+	/* Paced (check_bursts ran above), and the socket woke for its release
+	 * times, not in a loop: at most one timer per segment. */
+	assert_true(sends.n > 5000);
+	assert_true(STAT(x.w->a, timer_fires) <= STAT(x.w->a, seg_out));
+	bulk_close(&x);
+
+	/* The same link, CUBIC: it fills the queue (loss-based: it must). */
+	L.log = false;
+	x = bulk_open(tweak_cubic, delay);
+	bulk_run(&x, 6 * SK_NS_PER_S, 0);
+	fprintf(stderr, "cubic: qpeak after 2 s %llu B, drops %llu, got %zu, pacing %llu\n",
+		(unsigned long long)L.qpeak, (unsigned long long)L.drops, x.got,
+		(unsigned long long)x.w->a->st.socks[x.c].pacing_rate);
+	assert_true(L.qpeak > bdp);
+	assert_int_equal(x.w->a->st.socks[x.c].pacing_rate, 0);
+	bulk_close(&x);
+}
+
+/* A faster, shorter path (40 Mbit/s, 20 ms): after startup, over every
+ * window of 1, 5 and 40 ms, no more data than the pacing rate allows plus
+ * one quantum; and a batch really is held back (the socket waited on its
+ * timer many times). */
+static void test_bbr_no_burst_above_rate(void **state)
+{
+	(void)state;
+	L.rate = 5000000;
+	L.loss_pm = 0;
+	L.qmax = 400000;
+	L.watch_from = 1 * SK_NS_PER_S;
+	L.log = true;
+	struct bulk x = bulk_open(tweak_bbr, 10 * MS);
+	bulk_run(&x, 3 * SK_NS_PER_S, 0);
+	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+	assert_true(sends.n > 5000);
+	uint64_t w1 = check_bursts(sk, 1 * MS), w5 = check_bursts(sk, 5 * MS),
+		 w40 = check_bursts(sk, 40 * MS);
+	fprintf(stderr, "bursts: %zu sends at %llu B/s; most in 1 ms %llu B, 5 ms %llu B, 40 ms %llu B; "
+		"timer fires %llu\n", sends.n, (unsigned long long)sk->pacing_rate,
+		(unsigned long long)w1, (unsigned long long)w5, (unsigned long long)w40,
+		(unsigned long long)STAT(x.w->a, timer_fires));
+	assert_true(STAT(x.w->a, timer_fires) > 1000);
+	L.log = false;
+	bulk_close(&x);
+}
+
+/* 1 % random loss on the bottleneck: every byte arrives, and BBR, which
+ * does not read random loss as congestion, keeps most of the link where
+ * CUBIC on the same link keeps a fraction of it. */
+static void test_bbr_random_loss(void **state)
+{
+	(void)state;
+	L.rate = 2500000;
+	L.qmax = 200000;
+	L.loss_pm = 10;
+	L.watch_from = SK_TIME_NEVER;
+	L.log = false;
+	const size_t total = 8u << 20;
+	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
+	x.w->rng = 12345;
+	bulk_run(&x, 60 * SK_NS_PER_S, total);
+	sk_time_ns t_bbr = x.now;
+	assert_int_equal(x.got, total);
+	assert_true(STAT(x.w->a, retransmits) > 0);
+	/* Then idle: nothing waits for a release time, nothing wakes. */
+	uint64_t fires = STAT(x.w->a, timer_fires) + STAT(x.w->b, timer_fires);
+	for (sk_time_ns end = x.now + 5 * SK_NS_PER_S; x.now < end;)
+		x.now = tnet_step(x.w, x.now, end);
+	assert_false(x.w->a->st.socks[x.c].fl & TF_PACE_WAIT);
+	assert_true(STAT(x.w->a, timer_fires) + STAT(x.w->b, timer_fires) <= fires + 4);
+	bulk_close(&x);
+
+	/* CUBIC gets twice the time, and does not finish in it. */
+	x = bulk_open(tweak_cubic, 20 * MS);
+	x.w->rng = 12345;
+	bulk_run(&x, 2 * t_bbr, total);
+	size_t got_cubic = x.got;
+	bulk_close(&x);
+	fprintf(stderr, "1%% loss, 8 MiB at 20 Mbit/s 40 ms: bbr %.2f s; cubic %.0f %% of it in %.2f s\n",
+		t_bbr / 1e9, 100.0 * got_cubic / total, 2 * t_bbr / 1e9);
+	/* The link alone needs 3.5 s. */
+	assert_true(t_bbr < 5 * SK_NS_PER_S);
+	assert_true(got_cubic < total);
+}
+
+/* Everything at once on the plain test wire (loss, reordering,
+ * duplicates), several seeds: BBR moves every byte intact. */
+static void test_bbr_impaired_intact(void **state)
+{
+	(void)state;
+	L.log = false;
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct tnet *w = tnet_new(tweak_bbr);
+		w->rng = seed * 0x9e3779b97f4a7c15ull;
+		w->loss_pm = 20;
+		w->reorder_pm = 20;
+		w->dup_pm = 10;
+		w->latency = (sk_time_ns)(1 + seed * 3) * MS;
+		struct bulk x = {.w = w};
+		int ls = tcp_listen(&w->b->st, PORT, 0);
+		x.c = tcp_connect(&w->a->st, 0, IP_B, PORT);
+		while ((x.sb = tcp_accept(&w->b->st, ls, NULL, NULL)) < 0 && x.now < 30 * SK_NS_PER_S)
+			x.now = tnet_step(w, x.now, x.now + 10 * MS);
+		assert_true(x.sb >= 0);
+		L.watch_from = SK_TIME_NEVER;
+		bulk_run(&x, 600 * SK_NS_PER_S, 1u << 20);
+		assert_int_equal(x.got, 1u << 20);
+		tnet_free(w);
+	}
+}
+
+/* The path grows longer (20 -> 35 ms each way) after 3 s: RTprop keeps
+ * the old 40 ms, which no sample can refresh, until it is 10 s old; then
+ * PROBE_RTT (four segments in flight) finds the new 70 ms, and BBR goes
+ * back to PROBE_BW with the window it had. */
+static void test_bbr_probe_rtt_learns_longer_path(void **state)
+{
+	(void)state;
+	L.rate = 2500000;
+	L.qmax = 400000;
+	L.loss_pm = 0;
+	L.watch_from = SK_TIME_NEVER;
+	L.log = false;
+	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
+	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+	bulk_run(&x, 3 * SK_NS_PER_S, 0);
+	uint32_t rtt0 = sk->cc.bbr.min_rtt_us;
+	assert_true(rtt0 >= 40000 && rtt0 < 43000);
+	assert_false(x.modes_seen & (1u << 3));
+	L.delay = 35 * MS;
+	x.w->latency = 35 * MS;
+	bulk_run(&x, 9 * SK_NS_PER_S, 0);
+	assert_int_equal(sk->cc.bbr.min_rtt_us, rtt0); /* not yet expired */
+	bulk_run(&x, 15 * SK_NS_PER_S, 0);
+	fprintf(stderr, "probe_rtt: min_rtt %u -> %u us, cwnd in probe_rtt <= %u, now cwnd %u mode %u\n",
+		rtt0, sk->cc.bbr.min_rtt_us, x.rtt_cwnd_max, sk->cwnd, sk->cc.bbr.mode);
+	assert_true(x.modes_seen & (1u << 3));
+	assert_true(x.rtt_cwnd_max > 0 && x.rtt_cwnd_max <= 4 * tcp_eff_mss(sk));
+	assert_true(sk->cc.bbr.min_rtt_us >= 70000 && sk->cc.bbr.min_rtt_us < 74000);
+	assert_int_equal(sk->cc.bbr.mode, 2);
+	bulk_close(&x);
+}
+
+static void test_bbr_by_name(void **state)
+{
+	(void)state;
+	assert_int_equal(tcp_cc_parse("bbr"), TCP_CC_BBR);
+	assert_string_equal(tcp_cc_name(TCP_CC_BBR), "bbr");
+	assert_ptr_equal(tcp_cc_get(TCP_CC_BBR), &tcp_cc_bbr);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bbr_by_name),
+		cmocka_unit_test(test_bbr_tracks_bottleneck),
+		cmocka_unit_test(test_bbr_no_burst_above_rate),
+		cmocka_unit_test(test_bbr_random_loss),
+		cmocka_unit_test(test_bbr_impaired_intact),
+		cmocka_unit_test(test_bbr_probe_rtt_learns_longer_path),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,416 @@
+/* tcp_cc_bbr.c — BBR v1 (Cardwell, Cheng, Gunn, Hassas Yeganeh, Jacobson,
+ * "BBR: Congestion-Based Congestion Control", ACM Queue 2016, and
+ * draft-cardwell-iccrg-bbr-congestion-control-00), in integers.
+ *
+ * The model is two numbers: BtlBw, the largest delivery rate seen over the
+ * last 10 round trips, and RTprop, the smallest round trip seen over the
+ * last 10 s.  Their product is the path's BDP.  The sender paces at
+ * pacing_gain * BtlBw and keeps at most cwnd_gain * BDP (plus three send
+ * quanta, for delayed and stretched ACKs) in flight.  Four states set the
+ * gains: STARTUP (2/ln 2 for both: doubles the rate each round) until the
+ * bandwidth stops growing by 25 % for three rounds; DRAIN (the inverse
+ * gain) until the flight is down to one BDP; PROBE_BW, cycling the
+ * pacing gain through 5/4, 3/4, then six rounds of 1, cwnd gain 2; and
+ * PROBE_RTT, when RTprop has not been refreshed for 10 s: four segments
+ * in flight for 200 ms and a round, to see the empty-queue round trip.
+ *
+ * Delivery rate (after draft-cheng-iccrg-delivery-rate-estimation, made
+ * small): no per-segment record exists here, so a few new-data segments
+ * in flight are markers, spaced about a quarter window apart.  When one is
+ * cumulatively acked, the bytes delivered since the previous marker's ACK,
+ * over the longer of the two intervals between the markers (as sent, as
+ * acked), is one rate sample: the send interval keeps ACK compression from
+ * inflating it, the ACK interval keeps a burst sent faster than the
+ * bottleneck from doing so.  A marker's send-to-ACK time is the RTT
+ * sample for RTprop, in microseconds (the timestamp option's
+ * milliseconds are too coarse for a LAN).  A marker sent with nothing
+ * more queued and room in cwnd is app-limited: its sample may raise
+ * BtlBw but says nothing about a full pipe.
+ *
+ * Loss: BBR v1 does not read loss as congestion.  ssthresh() keeps the
+ * window (the engine's PRR then sends about what is delivered while it
+ * recovers, the packet conservation of the paper) and recovery ends at
+ * the window BBR had.  After an RTO the window regrows by what is
+ * delivered, up to the model's target.
+ *
+ * Known gaps: rounds count by cumulative ACK, so they stall while a
+ * recovery holds snd_una; no restart-from-idle pacing; no long-term
+ * (policer) bandwidth mode of later versions. */
+#include "tcp_cc.h"
+#include "tcp_int.h"
+
+enum { BBR_STARTUP, BBR_DRAIN, BBR_PROBE_BW, BBR_PROBE_RTT };
+enum {
+	BBR_F_TRAIN = 1u << 0,      /* l_* hold the last acked marker */
+	BBR_F_FILLED = 1u << 1,     /* the pipe was found full (startup is over) */
+	BBR_F_ROUND_START = 1u << 2,/* this ACK began a round */
+	BBR_F_RTT_ROUND = 1u << 3,  /* PROBE_RTT: a round passed at the low window */
+	BBR_F_LAST_APP = 1u << 4,   /* the latest rate sample was app-limited */
+};
+
+#define BBR_UNIT 256u                 /* gains in 1/256 */
+#define BBR_HIGH_GAIN 739u            /* 2 / ln 2 = 2.885 */
+#define BBR_DRAIN_GAIN 89u            /* ln 2 / 2 = 0.347 */
+#define BBR_CWND_GAIN 512u            /* 2 */
+#define BBR_CYCLE_LEN 8u
+static const uint16_t bbr_cycle_gain[BBR_CYCLE_LEN] = {320, 192, 256, 256, 256, 256, 256, 256};
+#define BBR_BW_ROUNDS 10u
+#define BBR_MIN_RTT_WIN (10 * SK_NS_PER_S)
+#define BBR_PROBE_RTT_TIME (200 * SK_NS_PER_MS)
+#define BBR_MIN_CWND_SEGS 4u
+#define BBR_INIT_CWND_SEGS 10u
+#define BBR_FULL_BW_NUM 5u /* growth of 5/4 a round ... */
+#define BBR_FULL_BW_DEN 4u
+#define BBR_FULL_BW_ROUNDS 3u /* ... missing three times: full */
+#define BBR_MARKS 4u
+
+static uint32_t bbr_us(sk_time_ns now)
+{
+	return (uint32_t)(now / SK_NS_PER_US);
+}
+
+static uint32_t bbr_btl_bw(const struct tcp_bbr *b)
+{
+	uint32_t m = 0;
+	for (unsigned i = 0; i < BBR_BW_ROUNDS; i++)
+		m = SK_MAX(m, b->bw[i]);
+	return m;
+}
+
+static void bbr_bw_sample(struct tcp_bbr *b, uint32_t bw, bool app)
+{
+	if (app) {
+		b->fl |= BBR_F_LAST_APP;
+		if (bw < bbr_btl_bw(b))
+			return; /* an app-limited sample only raises the estimate */
+	} else {
+		b->fl &= ~BBR_F_LAST_APP;
+	}
+	uint32_t *slot = &b->bw[b->round % BBR_BW_ROUNDS];
+	if (bw > *slot)
+		*slot = bw;
+}
+
+/* gain * BDP + 3 quanta in bytes (the draft's BBRInflight); the initial
+ * window until there is a model. */
+static uint32_t bbr_inflight(const struct tcp_sock *sk, uint32_t gain)
+{
+	const struct tcp_bbr *b = &sk->cc.bbr;
+	uint32_t mss = tcp_eff_mss(sk);
+	uint32_t bw = bbr_btl_bw(b);
+	if (!bw || b->min_rtt_us == UINT32_MAX)
+		return BBR_INIT_CWND_SEGS * mss;
+	uint64_t bdp = (uint64_t)bw * b->min_rtt_us / 1000000;
+	uint64_t w = bdp * gain / BBR_UNIT + 3ull * tcp_pace_quantum(sk);
+	return (uint32_t)SK_MIN(w, (uint64_t)TCP_CWND_MAX);
+}
+
+static uint32_t bbr_pacing_gain(const struct tcp_bbr *b)
+{
+	switch (b->mode) {
+	case BBR_STARTUP:
+		return BBR_HIGH_GAIN;
+	case BBR_DRAIN:
+		return BBR_DRAIN_GAIN;
+	case BBR_PROBE_BW:
+		return bbr_cycle_gain[b->cycle];
+	default:
+		return BBR_UNIT;
+	}
+}
+
+static uint32_t bbr_cwnd_gain(const struct tcp_bbr *b)
+{
+	switch (b->mode) {
+	case BBR_STARTUP:
+	case BBR_DRAIN:
+		return BBR_HIGH_GAIN;
+	case BBR_PROBE_BW:
+		return BBR_CWND_GAIN;
+	default:
+		return BBR_UNIT;
+	}
+}
+
+/* Before the first rate sample: the initial window over the handshake's
+ * round trip (1 ms if none), at the startup gain. */
+static void bbr_nominal_rate(struct tcp_sock *sk)
+{
+	uint64_t rtt_us = sk->srtt_us ? sk->srtt_us : 1000;
+	uint64_t w = (uint64_t)SK_MAX(sk->cwnd, BBR_INIT_CWND_SEGS * tcp_eff_mss(sk));
+	uint64_t r = w * 1000000 / rtt_us * BBR_HIGH_GAIN / BBR_UNIT;
+	sk->pacing_rate = r ? r : 1;
+}
+
+static void bbr_init(struct tcp_sock *sk, sk_time_ns now)
+{
+	struct tcp_bbr *b = &sk->cc.bbr;
+	sk_memset(b, 0, sizeof(*b));
+	b->min_rtt_us = UINT32_MAX;
+	b->min_rtt_at = now;
+	b->round_end = sk->snd_max;
+	b->mode = BBR_STARTUP;
+	sk->pace_at = 0;
+	bbr_nominal_rate(sk);
+}
+
+/* Markers (see the top): the first of a train, or one about a quarter
+ * window past the last, while a slot is free. */
+static void bbr_on_send(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time_ns now)
+{
+	struct tcp_bbr *b = &sk->cc.bbr;
+	uint32_t mss = tcp_eff_mss(sk);
+	if (sk->snd_una == seq) {
+		/* Nothing was in flight: the pipe emptied (idle, or the app was
+		 * slow), and a sample across the gap would mean nothing. */
+		b->fl &= ~BBR_F_TRAIN;
+		b->mk_n = 0;
+	}
+	if (b->mk_n == BBR_MARKS)
+		return;
+	if (b->mk_n) {
+		uint32_t last = b->mk_end[(b->mk_head + b->mk_n - 1) % BBR_MARKS];
+		if (seq + len - last < SK_MAX(mss, sk->cwnd / BBR_MARKS))
+			return;
+	}
+	unsigned i = (b->mk_head + b->mk_n) % BBR_MARKS;
+	b->mk_end[i] = seq + len;
+	b->mk_sent_us[i] = bbr_us(now);
+	bool app = seq + len == sk->sbuf_seq + sk->slen && seq + len - sk->snd_una < sk->cwnd;
+	if (app)
+		b->mk_app |= (uint8_t)(1u << i);
+	else
+		b->mk_app &= (uint8_t)~(1u << i);
+	b->mk_n++;
+}
+
+/* Pops the markers this ACK covers: rate samples into the filter, the
+ * smallest send-to-ACK time into *rtt_us (UINT32_MAX: none). */
+static void bbr_sample(struct tcp_sock *sk, sk_time_ns now, uint32_t *rtt_us)
+{
+	struct tcp_bbr *b = &sk->cc.bbr;
+	uint32_t t = bbr_us(now);
+	*rtt_us = UINT32_MAX;
+	while (b->mk_n && tcp_seq_ge(sk->snd_una, b->mk_end[b->mk_head])) {
+		unsigned i = b->mk_head;
+		uint32_t sent = b->mk_sent_us[i];
+		bool app = b->mk_app & (1u << i);
+		b->mk_head = (uint8_t)((i + 1) % BBR_MARKS);
+		b->mk_n--;
+		*rtt_us = SK_MIN(*rtt_us, SK_MAX(t - sent, 1u));
+		if (b->fl & BBR_F_TRAIN) {
+			uint32_t bytes = b->delivered - b->l_delivered;
+			uint32_t iv = SK_MAX(t - b->l_ack_us, sent - b->l_sent_us);
+			if (bytes && iv) {
+				uint64_t bw = (uint64_t)bytes * 1000000 / iv;
+				bbr_bw_sample(b, (uint32_t)SK_MIN(bw, (uint64_t)UINT32_MAX), app);
+			}
+		}
+		b->l_delivered = b->delivered;
+		b->l_ack_us = t;
+		b->l_sent_us = sent;
+		b->fl |= BBR_F_TRAIN;
+	}
+}
+
+/* A round ends when an ACK delivers data sent after it began. */
+static void bbr_round(struct tcp_sock *sk, uint32_t delivered)
+{
+	struct tcp_bbr *b = &sk->cc.bbr;
+	b->fl &= ~BBR_F_ROUND_START;
+	if (!delivered || !tcp_seq_ge(sk->snd_una, b->round_end))
+		return;
+	b->round_end = sk->snd_max;
+	b->round++;
+	b->bw[b->round % BBR_BW_ROUNDS] = 0; /* the slot of the round 10 ago */
+	b->fl |= BBR_F_ROUND_START;
+}
+
+static void bbr_enter_probe_bw(struct tcp_sock *sk, sk_time_ns now)
+{
+	struct tcp_bbr *b = &sk->cc.bbr;
+	b->mode = BBR_PROBE_BW;
+	/* A random phase other than the 3/4 one (the draft's choice), from
+	 * what is random about the connection. */
+	uint32_t r = (sk->iss ^ sk->ts_off ^ b->round) % (BBR_CYCLE_LEN - 1);
+	b->cycle = (uint8_t)((BBR_CYCLE_LEN - 1 - r + 1) % BBR_CYCLE_LEN);
+	b->cycle_at = now;
+}
+
+static void bbr_check_cycle(struct tcp_sock *sk, uint32_t prior_inflight, sk_time_ns now)
+{
+	struct tcp_bbr *b = &sk->cc.bbr;
+	if (b->mode != BBR_PROBE_BW)
+		return;
+	uint32_t gain = bbr_cycle_gain[b->cycle];
+	bool full = b->min_rtt_us != UINT32_MAX &&
+		    now - b->cycle_at > (sk_time_ns)b->min_rtt_us * SK_NS_PER_US;
+	bool next;
+	if (gain == BBR_UNIT)
+		next = full;
+	else if (gain > BBR_UNIT)
+		next = full && ((sk->fl & TF_RECOVERY) || prior_inflight >= bbr_inflight(sk, gain));
+	else
+		next = full || prior_inflight <= bbr_inflight(sk, BBR_UNIT);
+	if (next) {
+		b->cycle = (uint8_t)((b->cycle + 1) % BBR_CYCLE_LEN);
+		b->cycle_at = now;
+	}
+}
+
+static void bbr_check_full_pipe(struct tcp_bbr *b)
+{
+	if ((b->fl & (BBR_F_FILLED | BBR_F_LAST_APP)) || !(b->fl & BBR_F_ROUND_START))
+		return;
+	uint32_t bw = bbr_btl_bw(b);
+	if ((uint64_t)bw * BBR_FULL_BW_DEN >= (uint64_t)b->full_bw * BBR_FULL_BW_NUM) {
+		b->full_bw = bw; /* still growing */
+		b->full_cnt = 0;
+		return;
+	}
+	if (++b->full_cnt >= BBR_FULL_BW_ROUNDS)
+		b->fl |= BBR_F_FILLED;
+}
+
+static void bbr_save_cwnd(struct tcp_sock *sk)
+{
+	struct tcp_bbr *b = &sk->cc.bbr;
+	if (!(sk->fl & TF_RECOVERY) && sk->cc.bbr.mode != BBR_PROBE_RTT)
+		b->prior_cwnd = sk->cwnd;
+	else
+		b->prior_cwnd = SK_MAX(b->prior_cwnd, sk->cwnd);
+}
+
+static void bbr_probe_rtt(struct tcp_sock *sk, bool expired, uint32_t inflight, sk_time_ns now)
+{
+	struct tcp_bbr *b = &sk->cc.bbr;
+	uint32_t mss = tcp_eff_mss(sk);
+	if (b->mode != BBR_PROBE_RTT && expired) {
+		bbr_save_cwnd(sk);
+		b->mode = BBR_PROBE_RTT;
+		b->probe_rtt_done = 0;
+	}
+	if (b->mode != BBR_PROBE_RTT)
+		return;
+	if (!b->probe_rtt_done) {
+		if (inflight <= BBR_MIN_CWND_SEGS * mss) {
+			b->probe_rtt_done = now + BBR_PROBE_RTT_TIME;
+			b->fl &= ~BBR_F_RTT_ROUND;
+			b->round_end = sk->snd_max;
+		}
+		return;
+	}
+	if (b->fl & BBR_F_ROUND_START)
+		b->fl |= BBR_F_RTT_ROUND;
+	if ((b->fl & BBR_F_RTT_ROUND) && now >= b->probe_rtt_done) {
+		b->min_rtt_at = now;
+		sk->cwnd = SK_MAX(sk->cwnd, b->prior_cwnd);
+		if (b->fl & BBR_F_FILLED) {
+			bbr_enter_probe_bw(sk, now);
+		} else {
+			b->mode = BBR_STARTUP;
+		}
+	}
+}
+
+static void bbr_on_delivery(struct tcp_sock *sk, uint32_t delivered, sk_time_ns now)
+{
+	struct tcp_bbr *b = &sk->cc.bbr;
+	uint32_t mss = tcp_eff_mss(sk);
+	uint32_t inflight = tcp_pipe(sk);
+	uint32_t prior_inflight = inflight + delivered;
+	b->delivered += delivered;
+
+	/* The model: rounds, BtlBw, then the states. */
+	uint32_t rtt_us;
+	bbr_round(sk, delivered);
+	bbr_sample(sk, now, &rtt_us);
+	bbr_check_cycle(sk, prior_inflight, now);
+	bbr_check_full_pipe(b);
+	if (b->mode == BBR_STARTUP && (b->fl & BBR_F_FILLED))
+		b->mode = BBR_DRAIN;
+	if (b->mode == BBR_DRAIN && inflight <= bbr_inflight(sk, BBR_UNIT))
+		bbr_enter_probe_bw(sk, now);
+	/* RTprop: a smaller sample, or any once the last is 10 s old. */
+	bool expired = now - b->min_rtt_at > BBR_MIN_RTT_WIN;
+	if (rtt_us != UINT32_MAX && (rtt_us <= b->min_rtt_us || expired)) {
+		b->min_rtt_us = rtt_us;
+		b->min_rtt_at = now;
+	}
+	bbr_probe_rtt(sk, expired, inflight, now);
+
+	/* Control: pacing rate (never lowered in startup: an early sample
+	 * may be short), then the window. */
+	uint32_t bw = bbr_btl_bw(b);
+	if (bw) {
+		uint64_t rate = (uint64_t)bw * bbr_pacing_gain(b) / BBR_UNIT;
+		if (rate && ((b->fl & BBR_F_FILLED) || rate > sk->pacing_rate))
+			sk->pacing_rate = rate;
+	}
+	if (!(sk->fl & TF_RECOVERY)) {
+		/* In recovery the engine's PRR holds the window near what is
+		 * delivered; ssthresh() made its end the window from before. */
+		uint32_t target = bbr_inflight(sk, bbr_cwnd_gain(b));
+		uint64_t w = (uint64_t)sk->cwnd + delivered;
+		if (b->fl & BBR_F_FILLED)
+			w = SK_MIN(w, (uint64_t)target);
+		else if (sk->cwnd >= target)
+			w = sk->cwnd;
+		sk->cwnd = (uint32_t)SK_MIN(w, (uint64_t)TCP_CWND_MAX);
+	}
+	sk->cwnd = SK_MAX(sk->cwnd, BBR_MIN_CWND_SEGS * mss);
+	if (b->mode == BBR_PROBE_RTT)
+		sk->cwnd = SK_MIN(sk->cwnd, BBR_MIN_CWND_SEGS * mss);
+}
+
+static unsigned bbr_on_ack(struct tcp_sock *sk, uint32_t acked, sk_time_ns now)
+{
+	(void)sk;
+	(void)acked;
+	(void)now;
+	return 0; /* on_delivery, which sees every ACK, does the work */
+}
+
+static void bbr_on_rtt(struct tcp_sock *sk, uint32_t rtt_us, sk_time_ns now)
+{
+	(void)rtt_us;
+	(void)now;
+	if (!bbr_btl_bw(&sk->cc.bbr))
+		bbr_nominal_rate(sk);
+}
+
+/* A loss is not a signal here: keep the window, remember it. */
+static uint32_t bbr_ssthresh(struct tcp_sock *sk, uint32_t base, sk_time_ns now)
+{
+	(void)base;
+	(void)now;
+	bbr_save_cwnd(sk);
+	return SK_MAX(sk->cc.bbr.prior_cwnd, BBR_MIN_CWND_SEGS * tcp_eff_mss(sk));
+}
+
+/* Everything in flight is resent: the markers time nothing now. */
+static void bbr_on_rto(struct tcp_sock *sk, sk_time_ns now)
+{
+	(void)now;
+	struct tcp_bbr *b = &sk->cc.bbr;
+	b->mk_n = 0;
+	b->fl &= ~BBR_F_TRAIN;
+}
+
+static void bbr_on_undo(struct tcp_sock *sk, sk_time_ns now)
+{
+	(void)sk;
+	(void)now;
+}
+
+const struct tcp_cc_ops tcp_cc_bbr = {
+	.name = "bbr",
+	.init = bbr_init,
+	.on_ack = bbr_on_ack,
+	.on_rtt = bbr_on_rtt,
+	.ssthresh = bbr_ssthresh,
+	.on_rto = bbr_on_rto,
+	.on_undo = bbr_on_undo,
+	.on_send = bbr_on_send,
+	.on_delivery = bbr_on_delivery,
+};
