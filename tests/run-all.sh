@@ -151,6 +151,8 @@ P load6 w=2 est=60 needs=build -- env SKT_FAMILY=6 tests/load.sh build/skiff
 P offload w=2 needs=build est=30 -- tests/offload.sh build/skiff
 # Bulk transfers through an impairing relay: CPU-bound.
 P tcp needs=build est=190 -- tests/tcp.sh build/skiff $DEVS
+# issue 37: the same checks with BBR (--tcp-cc bbr, paced), on tap.
+P tcp-bbr needs=build est=150 -- env TCP_CC=bbr tests/tcp.sh build/skiff tap
 # The server-side TCP checks (echo under impairment, cycles, blind RSTs, SYN
 # flood) against skiff echo --workers 2, at the smaller sizes, on the two
 # kinds of steering the kernel does for a process (packet's fanout, tap's

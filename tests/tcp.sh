@@ -66,6 +66,10 @@
 # sigterm), the client.* ones are left to the 1-worker phases (tcp-client
 # has no --workers).
 #
+# TCP_CC=bbr|cubic|newreno (run-all.sh phase tcp-bbr: bbr on tap): skiff's
+# echo and tcp-client run that congestion control (--tcp-cc); every check
+# is the same (data intact under each impairment).
+#
 # Exit: 0 all passed, 1 a failure, 2 bad usage.  Logs in a temp folder, kept
 # when something failed.
 set -u -o pipefail
@@ -151,6 +155,7 @@ setup() {
 	# the kernel cuts and finishes them on the veth, whose offloads are off.
 	OFF_ARGS=()
 	if [ "$DEV" = tap ]; then OFF_ARGS=(--offload off); fi
+	if [ -n "${TCP_CC:-}" ]; then OFF_ARGS+=(--tcp-cc "$TCP_CC"); fi
 	if [ $rc -eq 0 ] && [ "$FAMILY" = 6 ]; then
 		# IPv6 on Linux's end only (lib.sh turns it off everywhere): no DAD
 		# or router solicitations of its own, the address usable at once.
