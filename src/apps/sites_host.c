@@ -967,6 +967,11 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 		       struct parsed *p, char *err, size_t errlen)
 {
 	const struct sconf *c = &p->conf;
+	/* Worker 0 owns the first parse from here, whatever happens: its
+	 * generation keeps it, or a failure below lets it go. */
+	struct parsed mine = *p;
+	if (w == w0)
+		p->arena = NULL;
 	w->on_skiff = pl->on_skiff;
 	w->opts = pl->o;
 	if (pl->tracing)
@@ -1000,13 +1005,12 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 		w->loop = loop_linux_create(&lcfg, err, errlen);
 	}
 	if (!w->loop)
-		return -1;
+		goto fail_unbuilt;
 	w->metrics_buf = malloc(METRICS_MAX);
 	if (!w->metrics_buf) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		goto fail_unbuilt;
 	}
-	struct parsed mine = *p;
 	if (w != w0) { /* each worker its own copy: nothing shared but the file */
 		if (load(pl, &mine, err, errlen) < 0)
 			return -1;
@@ -1036,6 +1040,10 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 	loop_timer_set(w->loop, &w->tick, loop_now(w->loop) + SK_NS_PER_S);
 	w->log_timer.fn = log_tick;
 	return 0;
+fail_unbuilt:
+	if (w == w0)
+		free(mine.arena); /* no generation took it */
+	return -1;
 }
 
 static void worker_stop(struct sh_worker *w)
