@@ -31,6 +31,31 @@ static void check_str(const char *s)
 	CHECK(memchr(s, 0, (size_t)(arena_hi - s)) != NULL);
 }
 
+/* The proxy's upstream options: only on a proxy route, in the flags'
+ * ranges (zero: not given), a prefix's bits past its length clear. */
+static void check_proxy_opts(const struct sconf_route *rt)
+{
+	const sk_time_ns day = 86400 * SK_NS_PER_S;
+	if (rt->kind != SCONF_PROXY) {
+		CHECK(!rt->balance && !rt->pool_given && !rt->pool && !rt->connect_timeout);
+		CHECK(!rt->first_byte_timeout && !rt->upstream_idle_timeout && !rt->fail_max);
+		CHECK(!rt->fail_timeout && !rt->no_x_cache && !rt->purge_allow_given);
+	}
+	CHECK(rt->balance <= SCONF_BALANCE_LEAST);
+	CHECK(rt->pool <= 65536 && (rt->pool_given || rt->pool == 0));
+	CHECK(rt->connect_timeout <= 3600 * SK_NS_PER_S);
+	CHECK(rt->first_byte_timeout <= day && rt->upstream_idle_timeout <= day);
+	CHECK(rt->fail_timeout <= day && rt->fail_max <= 1000);
+	CHECK(rt->npurge_allow <= SCONF_MAX_PURGE_ALLOW);
+	CHECK(rt->purge_allow_given || rt->npurge_allow == 0);
+	for (unsigned i = 0; i < rt->npurge_allow; i++) {
+		const struct sconf_prefix *px = &rt->purge_allow[i];
+		CHECK(px->len <= 128);
+		for (unsigned b = px->len; b < 128; b++)
+			CHECK(!(px->addr.b[b / 8] & (0x80u >> (b % 8))));
+	}
+}
+
 static void check_parsed(const struct sconf *c)
 {
 	CHECK(c->nsites >= 1 && c->nsites <= SCONF_MAX_SITES);
@@ -86,6 +111,7 @@ static void check_parsed(const struct sconf *c)
 				check_str(rt->up[u].text);
 			for (unsigned h = 0; h < rt->nhdr; h++)
 				check_str(rt->hdr[h].name), check_str(rt->hdr[h].value);
+			check_proxy_opts(rt);
 			size_t rest = 0, pl = strlen(rt->path);
 			const struct sconf_route *f = sites_conf_route(s, rt->path, pl, &rest);
 			CHECK(f != NULL && rest <= pl);

@@ -30,8 +30,11 @@
 #              (workers 2 on linux, limits and timeouts, error_log, default
 #              and wildcard sites, header removal, return, metrics,
 #              redirect variables, proxy_host upstream, body_on_get allow,
-#              two upstreams, cache_control), listeners *:PORT (linux: over
-#              IPv6 too); sites_check.py directives asks each
+#              two upstreams, cache_control; the proxy's upstream options:
+#              x_cache off, purge_allow none, balance least, pool 0, fail_max
+#              and fail_timeout over an upstream that resets, the timeouts),
+#              listeners *:PORT (linux: over IPv6 too); sites_check.py
+#              directives asks each
 #   access_log the second file's JSON access log: a line per answer; moved
 #              away and SIGHUP: written anew at its path
 #   app        examples/kv (beside BIN) with --config: `route /kv/ { app; }`
@@ -51,7 +54,7 @@ SKT_SUITE=sites
 export PYTHONDONTWRITEBYTECODE=1
 
 usage() { echo "usage: $0 build/skiff [linux] [skiff:tap]" >&2; exit 2; }
-case ${1:-} in -h | --help) sed -n '2,44p' "$0"; exit 0 ;; esac
+case ${1:-} in -h | --help) sed -n '2,47p' "$0"; exit 0 ;; esac
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 shift
@@ -287,6 +290,18 @@ site d.test *.w.test {
         header -Via;
     }
     route /echo/ { proxy $up:9090; }
+    route /cache/ { proxy $up:9090; cache 1m; x_cache off; purge_allow none; }
+    route /api/cache/ { proxy $up:9090; cache 1m; }
+    route /fail/ {
+        proxy $up:9092 $up:9090;
+        balance least;
+        pool 0;
+        fail_max 1;
+        fail_timeout 30s;
+        connect_timeout 2s;
+        first_byte_timeout 10s;
+        upstream_idle_timeout 10s;
+    }
     route /r/ { redirect 308 https://\$host/x/\$rest; }
 }
 site e.test {
@@ -297,6 +312,10 @@ EOF
 	"${NS[@]}" python3 "$UP" 9091 u2 --addr "$UP_IP" >"$WORK/$TGT-up2.log" 2>&1 &
 	SKT_PIDS+=($!)
 	skt_wait_for 10 grep -q "^upstream u2 on" "$WORK/$TGT-up2.log" || fail "$TGT.directives" "upstream u2"
+	# /fail/'s first upstream: resets every request before a byte of answer
+	"${NS[@]}" python3 "$UP" 9092 rst --reset-all --addr "$UP_IP" >"$WORK/$TGT-up3.log" 2>&1 &
+	SKT_PIDS+=($!)
+	skt_wait_for 10 grep -q "^upstream rst on" "$WORK/$TGT-up3.log" || fail "$TGT.directives" "upstream rst"
 	local stack=(--stack linux) log=$WORK/$TGT-dir-skiff.log
 	[ "$TGT" = linux ] || stack=(--stack skiff --dev "tap:$SKT_IF_S" --ip "$SKT_SKIFF_IP/24")
 	if [ "$TGT" = linux ]; then
@@ -314,6 +333,7 @@ EOF
 	fi
 	if grep -q "workers=$workers" "$log"; then pass "$TGT.workers"; else fail "$TGT.workers" "$(head -n 1 "$log")"; fi
 	X python3 "$SC" directives "$ADDR" "http://$UP_IP:9090/_stats" $addr6 >"$WORK/$TGT-dir.txt" 2>&1
+	local rc=$?
 	while read -r verdict name rest; do
 		case $verdict in
 		PASS) pass "$TGT.$name" ;;
@@ -321,6 +341,9 @@ EOF
 		esac
 	done <"$WORK/$TGT-dir.txt"
 	grep -q '^PASS' "$WORK/$TGT-dir.txt" || fail "$TGT.directives" "$(tail -n 5 "$WORK/$TGT-dir.txt")"
+	# A check that stopped half-way (an exception) fails, not only its FAIL lines.
+	[ $rc -eq 0 ] || grep -q '^FAIL' "$WORK/$TGT-dir.txt" ||
+		fail "$TGT.directives" "exit $rc: $(tail -n 3 "$WORK/$TGT-dir.txt")"
 	# The access log: one JSON line per answer (each worker's flushed within
 	# a second of its last).
 	local n

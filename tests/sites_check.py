@@ -30,8 +30,9 @@ and ssl.
       every directive of the file tests/sites.sh writes for it (default and
       wildcard sites, header add and remove, return, metrics, redirect
       variables, proxy_host upstream, body_on_get allow, two upstreams,
-      cache_control, max_body, header_timeout, keepalive_timeout); ADDR6:
-      the same listener over IPv6 too
+      cache_control, max_body, header_timeout, keepalive_timeout; the proxy's
+      upstream options: x_cache, purge_allow, balance, pool, fail_max,
+      fail_timeout, connect_timeout); ADDR6: the same listener over IPv6 too
 """
 import hashlib
 import http.client
@@ -244,7 +245,7 @@ def directives(addr, stats_url, addr6=None):
     check("proxy.two.upstreams", len(seen) == 2 and None not in seen, seen)
     check("route.header.added", h.get("x-r") == "up", h)
     check("route.header.removed.late", "via" not in h, h)
-    log = json.loads(get_url(stats_url))
+    log = json.loads(get_url(stats_url))["log"]
     hosts = {v for e in log for k, v in e["headers"] if k.lower() == "host"
              and e["target"].startswith("/up/")}
     check("proxy_host.upstream", hosts and all(x.startswith("127.0.0.1:") or
@@ -261,6 +262,80 @@ def directives(addr, stats_url, addr6=None):
     if addr6:
         st, h, b = get(addr6, 8081, "d.test", "/health")
         check("listen.any.ipv6", st == 200 and b == b"ok\n", (st, b))
+    proxy_options(addr, stats_url)
+
+
+def proxy_options(addr, stats_url):
+    """The proxy's upstream options (`skiff proxy`'s flags as directives,
+    tests/sites.sh check_directives): /cache/ caches with `x_cache off;
+    purge_allow none;`, /api/cache/ caches with neither (the defaults:
+    X-Cache, PURGE from loopback only); /fail/ has `balance least; pool 0;
+    fail_max 1; fail_timeout 30s;` and the timeouts, over an upstream that
+    resets every request (port 9092) before the live one.  Each check's
+    requests go on one keep-alive connection, so one worker (one proxy,
+    one cache) answers them all, whatever `workers` says."""
+    rst_url = stats_url.replace(":9090/", ":9092/")
+
+    def asked(url, prefix):
+        return [e for e in json.loads(get_url(url))["log"] if e["target"].startswith(prefix)]
+
+    c = KeepAlive(addr, 8081, "d.test")
+    t = "/cache/xc?max-age=60"
+    st, h, b = c.get(t)
+    st2, h2, b2 = c.get(t)
+    n = len(asked(stats_url, t))
+    check("x_cache.off", st == 200 and st2 == 200 and b == b2 and "x-cache" not in h and
+          "x-cache" not in h2 and n == 1, (st, st2, h2, n))
+    st, h, b = c.get(t, "PURGE")
+    check("purge_allow.none", st == 405, (st, b))
+    c.close()
+    c = KeepAlive(addr, 8081, "d.test")
+    t = "/api/cache/xc?max-age=60"
+    st, h, b = c.get(t)
+    st2, h2, b2 = c.get(t)
+    check("x_cache.default", h.get("x-cache") == "MISS" and h2.get("x-cache") == "HIT", (h, h2))
+    # This client is 127.0.0.1 on linux (loopback: allowed), 198.18.0.1 on the TAP.
+    st, h, b = c.get(t, "PURGE")
+    want = 200 if addr.startswith("127.") else 403
+    check("purge_allow.default", st == want, (st, want, b))
+    c.close()
+    # fail_max 1: the resetting upstream is tried once, then down for
+    # fail_timeout (30 s); each request retried on the live one.  pool 0:
+    # every request on a new upstream connection.
+    c = KeepAlive(addr, 8081, "d.test")
+    sts = [c.get(f"/fail/p{i}") for i in range(6)]
+    c.close()
+    ok = [(st, h.get("x-upstream")) for st, h, b in sts]
+    tried = len(asked(rst_url, "/fail/"))
+    check("fail_max", all(x == (200, "api") for x in ok) and tried == 1, (ok, tried))
+    conns = {e["conn"] for e in asked(stats_url, "/fail/")}
+    check("pool.0", len(conns) == 6, conns)
+
+
+class KeepAlive:
+    """Requests one after another on one connection (http.client's; it
+    would open a new one after a close: checked, so a check never spans
+    two workers unseen)."""
+
+    def __init__(self, addr, port, host):
+        self.c = http.client.HTTPConnection(addr, port, timeout=10)
+        self.host = host
+        self.sock = None
+
+    def get(self, path, method="GET"):
+        self.c.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        self.c.putheader("Host", self.host)
+        self.c.endheaders()
+        if self.sock is None:
+            self.sock = self.c.sock
+        elif self.c.sock is not self.sock:
+            raise RuntimeError("the keep-alive connection was closed")
+        r = self.c.getresponse()
+        body = r.read()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, body
+
+    def close(self):
+        self.c.close()
 
 
 def app(addr, port):

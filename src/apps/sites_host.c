@@ -353,14 +353,7 @@ static void gen_free(struct gen *g)
  * other's, with its pool and cache)? */
 static bool same_proxy(const struct sconf_route *a, const struct sconf_route *b)
 {
-	if (a->nup != b->nup || a->cache_bytes != b->cache_bytes ||
-	    a->host_upstream != b->host_upstream || a->body_on_get != b->body_on_get)
-		return false;
-	for (unsigned i = 0; i < a->nup; i++)
-		if (memcmp(&a->up[i].addr, &b->up[i].addr, sizeof(a->up[i].addr)) ||
-		    a->up[i].port != b->up[i].port)
-			return false;
-	return true;
+	return sites_proxy_same(a, b);
 }
 
 static int metrics_handle(struct http_app_req *r, void *ctx);
@@ -383,14 +376,7 @@ static struct proxy_entry *proxy_build(struct sh_worker *w, const struct sconf *
 	}
 	pe->rt = rt;
 	struct proxy_config pc;
-	proxy_config_default(&pc);
-	for (unsigned i = 0; i < rt->nup; i++) {
-		pc.up_addr[i] = rt->up[i].addr;
-		pc.up_port[i] = rt->up[i].port;
-	}
-	pc.nup = rt->nup;
-	pc.body_on_get = rt->body_on_get;
-	pc.host_upstream = rt->host_upstream;
+	sites_proxy_config(rt, &pc); /* the upstreams and every option of the route */
 	pc.max_xchg = c->max_conns;
 	if (!w->on_skiff) {
 		struct rlimit rl;

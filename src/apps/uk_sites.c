@@ -196,7 +196,7 @@ static struct sar_site *archive_for(const struct sconf_route *rt)
 static struct uk_proxy *proxy_for(const struct sconf_route *rt, uint32_t *extra)
 {
 	struct proxy_config pc;
-	proxy_config_default(&pc);
+	sites_proxy_config(rt, &pc); /* every option of the route; the addresses below */
 	for (unsigned i = 0; i < rt->nup; i++) {
 		const struct sconf_upstream *u = &rt->up[i];
 		if (!sk_addr_is_v4(&u->addr)) {
@@ -222,9 +222,6 @@ static struct uk_proxy *proxy_for(const struct sconf_route *rt, uint32_t *extra)
 		pc.up_addr[i] = sk_addr_v4(ip);
 		pc.up_port[i] = u->port;
 	}
-	pc.nup = rt->nup;
-	pc.body_on_get = rt->body_on_get;
-	pc.host_upstream = rt->host_upstream;
 	pc.max_xchg = S.max_conns;
 	pc.wall_offset = S.env.wall_offset;
 	size_t sz = proxy_mem_size(&pc);

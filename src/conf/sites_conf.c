@@ -44,14 +44,18 @@ struct stmt {
 	unsigned shown;   /* how many arguments %D prints */
 };
 
+/* A route's options: each given at most once, and only in a route of
+ * its handler's kind (route_opts below says which). */
+enum { RO_CACHE_CONTROL, RO_CACHE, RO_PROXY_HOST, RO_BODY_ON_GET, RO_BALANCE, RO_POOL,
+       RO_CONNECT_TIMEOUT, RO_FIRST_BYTE_TIMEOUT, RO_UPSTREAM_IDLE_TIMEOUT, RO_FAIL_MAX,
+       RO_FAIL_TIMEOUT, RO_X_CACHE, RO_PURGE_ALLOW, RO_N };
+
 /* The route being parsed: what is needed to check it when it closes. */
 struct route_state {
 	struct sconf_pos handler;   /* line 0: none yet */
 	const char *handler_name;
-	struct sconf_pos opt[4];    /* cache_control, cache, proxy_host, body_on_get */
+	struct sconf_pos opt[RO_N]; /* where each option was given (line 0: not) */
 };
-
-enum { RO_CACHE_CONTROL, RO_CACHE, RO_PROXY_HOST, RO_BODY_ON_GET };
 
 /* Top-level directives given once: where each was first. */
 enum { TOP_WORKERS, TOP_MAX_CONNS, TOP_MAX_BODY, TOP_HEADER_TIMEOUT, TOP_BODY_TIMEOUT,
@@ -1001,6 +1005,26 @@ static int handler(struct parser *p, struct stmt *st, enum sconf_kind kind)
 static const char *const kind_names[] = {"?", "files", "proxy", "redirect", "return", "metrics",
 					  "app"};
 
+/* Each route option (RO_*): its name and the handler it belongs to. */
+static const struct {
+	const char *name;
+	uint8_t kind;
+} route_opts[RO_N] = {
+	[RO_CACHE_CONTROL] = {"cache_control", SCONF_FILES},
+	[RO_CACHE] = {"cache", SCONF_PROXY},
+	[RO_PROXY_HOST] = {"proxy_host", SCONF_PROXY},
+	[RO_BODY_ON_GET] = {"body_on_get", SCONF_PROXY},
+	[RO_BALANCE] = {"balance", SCONF_PROXY},
+	[RO_POOL] = {"pool", SCONF_PROXY},
+	[RO_CONNECT_TIMEOUT] = {"connect_timeout", SCONF_PROXY},
+	[RO_FIRST_BYTE_TIMEOUT] = {"first_byte_timeout", SCONF_PROXY},
+	[RO_UPSTREAM_IDLE_TIMEOUT] = {"upstream_idle_timeout", SCONF_PROXY},
+	[RO_FAIL_MAX] = {"fail_max", SCONF_PROXY},
+	[RO_FAIL_TIMEOUT] = {"fail_timeout", SCONF_PROXY},
+	[RO_X_CACHE] = {"x_cache", SCONF_PROXY},
+	[RO_PURGE_ALLOW] = {"purge_allow", SCONF_PROXY},
+};
+
 static int d_files(struct parser *p, struct stmt *st)
 {
 	if (handler(p, st, SCONF_FILES) < 0)
@@ -1165,16 +1189,13 @@ static int d_cache(struct parser *p, struct stmt *st)
 	return end_simple(p, st, 1);
 }
 
-/* NAME A|B;  *v = the argument is b. */
+/* NAME A|B;  *v = the argument is b.  what: "A or B", usage: "NAME A|B;". */
 static int choice(struct parser *p, struct stmt *st, int id, const char *a, const char *b,
-		  bool *v)
+		  const char *what, const char *usage, bool *v)
 {
 	if (twice(p, st, &p->rs.opt[id], " in a route") < 0)
 		return -1;
-	const struct tok *t = need_arg(p, st, 0, id == RO_PROXY_HOST ? "keep or upstream"
-								     : "refuse or allow",
-				       id == RO_PROXY_HOST ? "proxy_host keep|upstream;"
-							   : "body_on_get refuse|allow;");
+	const struct tok *t = need_arg(p, st, 0, what, usage);
 	if (!t)
 		return -1;
 	if (tok_is(t, a))
@@ -1189,12 +1210,150 @@ static int choice(struct parser *p, struct stmt *st, int id, const char *a, cons
 
 static int d_proxy_host(struct parser *p, struct stmt *st)
 {
-	return choice(p, st, RO_PROXY_HOST, "keep", "upstream", &p->route->host_upstream);
+	return choice(p, st, RO_PROXY_HOST, "keep", "upstream", "keep or upstream",
+		      "proxy_host keep|upstream;", &p->route->host_upstream);
 }
 
 static int d_body_on_get(struct parser *p, struct stmt *st)
 {
-	return choice(p, st, RO_BODY_ON_GET, "refuse", "allow", &p->route->body_on_get);
+	return choice(p, st, RO_BODY_ON_GET, "refuse", "allow", "refuse or allow",
+		      "body_on_get refuse|allow;", &p->route->body_on_get);
+}
+
+/* The proxy's upstream options: `skiff proxy`'s flags (conf/opts.c), with
+ * the flags' ranges; a TIME as the file writes times (arg_time). */
+
+static int d_balance(struct parser *p, struct stmt *st)
+{
+	bool least;
+	if (choice(p, st, RO_BALANCE, "rr", "least", "rr or least", "balance rr|least;", &least) < 0)
+		return -1;
+	p->route->balance = least ? SCONF_BALANCE_LEAST : SCONF_BALANCE_RR;
+	return 0;
+}
+
+static int d_x_cache(struct parser *p, struct stmt *st)
+{
+	bool off;
+	if (choice(p, st, RO_X_CACHE, "on", "off", "on or off", "x_cache on|off;", &off) < 0)
+		return -1;
+	p->route->no_x_cache = off;
+	return 0;
+}
+
+static int route_num(struct parser *p, struct stmt *st, int id, uint64_t lo, uint64_t hi,
+		     const char *usage, uint64_t *v)
+{
+	if (twice(p, st, &p->rs.opt[id], " in a route") < 0)
+		return -1;
+	const struct tok *t = need_arg(p, st, 0, "a number", usage);
+	if (!t || arg_num(p, t, st, lo, hi, v) < 0)
+		return -1;
+	return end_simple(p, st, 1);
+}
+
+static int d_pool(struct parser *p, struct stmt *st)
+{
+	uint64_t v;
+	if (route_num(p, st, RO_POOL, 0, 65536, "pool N;", &v) < 0)
+		return -1;
+	p->route->pool = (uint32_t)v;
+	p->route->pool_given = true;
+	return 0;
+}
+
+static int d_fail_max(struct parser *p, struct stmt *st)
+{
+	uint64_t v;
+	if (route_num(p, st, RO_FAIL_MAX, 1, 1000, "fail_max N;", &v) < 0)
+		return -1;
+	p->route->fail_max = (uint32_t)v;
+	return 0;
+}
+
+/* TIME, at most max_s seconds (the flag's upper bound). */
+static int route_time(struct parser *p, struct stmt *st, int id, uint64_t max_s, sk_time_ns *v)
+{
+	if (twice(p, st, &p->rs.opt[id], " in a route") < 0)
+		return -1;
+	const struct tok *t = need_arg(p, st, 0, "a time", "500ms, 10s, 2m or 1h");
+	if (!t || arg_time(p, t, st, v) < 0)
+		return -1;
+	if (*v > max_s * SK_NS_PER_S)
+		return fail(p, t->pos, "'%S %S': too long (at most %Us)", st->name.s, st->name.n,
+			    t->s, t->n, max_s);
+	return end_simple(p, st, 1);
+}
+
+static int d_connect_timeout(struct parser *p, struct stmt *st)
+{
+	return route_time(p, st, RO_CONNECT_TIMEOUT, 3600, &p->route->connect_timeout);
+}
+
+static int d_first_byte_timeout(struct parser *p, struct stmt *st)
+{
+	return route_time(p, st, RO_FIRST_BYTE_TIMEOUT, 86400, &p->route->first_byte_timeout);
+}
+
+static int d_upstream_idle_timeout(struct parser *p, struct stmt *st)
+{
+	return route_time(p, st, RO_UPSTREAM_IDLE_TIMEOUT, 86400,
+			  &p->route->upstream_idle_timeout);
+}
+
+static int d_fail_timeout(struct parser *p, struct stmt *st)
+{
+	return route_time(p, st, RO_FAIL_TIMEOUT, 86400, &p->route->fail_timeout);
+}
+
+/* purge_allow ADDR[/LEN] [ADDR[/LEN]...];  purge_allow none;
+ * IPv4 or IPv6 (no brackets) prefixes, as --purge-allow's list but
+ * separated by spaces. */
+static int d_purge_allow(struct parser *p, struct stmt *st)
+{
+	if (twice(p, st, &p->rs.opt[RO_PURGE_ALLOW], " in a route") < 0)
+		return -1;
+	const struct tok *t = need_arg(p, st, 0, "an address prefix or 'none'",
+				       "purge_allow ADDR[/LEN]...|none;");
+	if (!t)
+		return -1;
+	struct sconf_route *r = p->route;
+	r->purge_allow_given = true;
+	r->npurge_allow = 0;
+	if (t->kind == T_WORD && tok_is(t, "none"))
+		return end_simple(p, st, 1);
+	unsigned i;
+	for (i = 0; i < st->nargs; i++) {
+		t = &st->arg[i];
+		/* A word with neither '.' nor ':' after the first is no address:
+		 * a ';' forgotten ("purge_allow ::1\n cache 1m;"). */
+		bool addr_like = false, comma = false;
+		for (size_t k = 0; k < t->n; k++) {
+			addr_like = addr_like || t->s[k] == '.' || t->s[k] == ':';
+			comma = comma || t->s[k] == ',';
+		}
+		if (i > 0 && !addr_like)
+			break;
+		if (comma)
+			return fail(p, t->pos, "%T: separate the prefixes with spaces, not ','", t);
+		if (i >= SCONF_MAX_PURGE_ALLOW)
+			return fail(p, t->pos, "too many prefixes in 'purge_allow' (at most %u)",
+				    SCONF_MAX_PURGE_ALLOW);
+		char buf[64];
+		struct opt_prefix pp;
+		if (t->n == 0 || t->n >= sizeof(buf))
+			return fail(p, t->pos, "'purge_allow' takes ADDR[/LEN] (127.0.0.0/8, ::1, "
+					       "2001:db8::/32) or none, not %T", t);
+		sk_memcpy(buf, t->s, t->n);
+		buf[t->n] = 0;
+		if (opt_parse_prefixes(buf, &pp, 1) != 1)
+			return fail(p, t->pos, "'purge_allow' takes ADDR[/LEN] (127.0.0.0/8, ::1, "
+					       "2001:db8::/32) or none, not %T", t);
+		r->purge_allow[i].addr = pp.addr;
+		r->purge_allow[i].len = pp.len;
+	}
+	r->npurge_allow = i;
+	return end_simple(p, st, i);
 }
 
 /* Every directive, in the order the "expected one of" lists print them. */
@@ -1225,6 +1384,15 @@ static const struct dir_def dirs[] = {
 	{"cache_control", C_ROUTE, d_cache_control},
 	{"proxy_host", C_ROUTE, d_proxy_host},
 	{"body_on_get", C_ROUTE, d_body_on_get},
+	{"balance", C_ROUTE, d_balance},
+	{"pool", C_ROUTE, d_pool},
+	{"connect_timeout", C_ROUTE, d_connect_timeout},
+	{"first_byte_timeout", C_ROUTE, d_first_byte_timeout},
+	{"upstream_idle_timeout", C_ROUTE, d_upstream_idle_timeout},
+	{"fail_max", C_ROUTE, d_fail_max},
+	{"fail_timeout", C_ROUTE, d_fail_timeout},
+	{"x_cache", C_ROUTE, d_x_cache},
+	{"purge_allow", C_ROUTE, d_purge_allow},
 };
 
 static const char *ctx_name(unsigned ctx)
@@ -1239,7 +1407,7 @@ static int unknown(struct parser *p, const struct stmt *st, unsigned ctx)
 			return fail(p, st->name.pos, "'%S' goes %s, not %s", st->name.s, st->name.n,
 				    ctx_name(dirs[i].ctx), ctx_name(ctx));
 	/* "unknown directive 'rooot' in route (expected one of files, ...)" */
-	char list[200];
+	char list[320];
 	struct mbuf m = {list, 0, sizeof(list)};
 	list[0] = 0;
 	for (size_t i = 0; i < SK_ARRAY_LEN(dirs); i++) {
@@ -1396,14 +1564,11 @@ static int d_route(struct parser *p, struct stmt *st)
 	if (!pos_set(p->rs.handler))
 		return fail(p, r->pos, "route '%s' has no handler (expected one of files, proxy, "
 				       "redirect, return, metrics, app)", r->path);
-	static const char *const opt_name[] = {"cache_control", "cache", "proxy_host",
-					       "body_on_get"};
-	static const uint8_t opt_kind[] = {SCONF_FILES, SCONF_PROXY, SCONF_PROXY, SCONF_PROXY};
-	for (unsigned k = 0; k < SK_ARRAY_LEN(opt_name); k++)
-		if (pos_set(p->rs.opt[k]) && opt_kind[k] != r->kind)
+	for (unsigned k = 0; k < RO_N; k++)
+		if (pos_set(p->rs.opt[k]) && route_opts[k].kind != r->kind)
 			return fail(p, p->rs.opt[k], "'%s' is an option of '%s' routes; route '%s' has "
-						     "'%s'", opt_name[k], kind_names[opt_kind[k]],
-				    r->path, kind_names[r->kind]);
+						     "'%s'", route_opts[k].name,
+				    kind_names[route_opts[k].kind], r->path, kind_names[r->kind]);
 	return 0;
 }
 

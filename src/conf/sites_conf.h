@@ -48,6 +48,7 @@
 #define SCONF_NAME_MAX 253u     /* a DNS name */
 #define SCONF_PATH_MAX 1024u    /* a file path, after joining with the file's folder */
 #define SCONF_VALUE_MAX 1024u   /* a header value, a redirect target, a return body */
+#define SCONF_MAX_PURGE_ALLOW 16u /* prefixes in a proxy route's purge_allow */
 
 /* Where a directive starts in the file: 1-based line and column (bytes). */
 struct sconf_pos {
@@ -88,6 +89,18 @@ struct sconf_upstream {
 	const char *text; /* "127.0.0.1:9090" as written, for messages and logs */
 };
 
+/* An address prefix over the 16 bytes of struct sk_addr: an IPv4 /n is
+ * the IPv4-mapped ::ffff:a.b.c.d/(96 + n); the bits past len are zero. */
+struct sconf_prefix {
+	struct sk_addr addr;
+	uint8_t len; /* 0..128 */
+};
+
+enum sconf_balance {
+	SCONF_BALANCE_RR = 0, /* balance rr;     round-robin (the default) */
+	SCONF_BALANCE_LEAST,  /* balance least;  the fewest requests in flight */
+};
+
 /* A route: a path (exact or prefix) and one handler.  Within a site the
  * exact route equal to the request's decoded path wins; else the longest
  * prefix route that the path starts with (as nginx's locations); none:
@@ -107,6 +120,22 @@ struct sconf_route {
 	uint64_t cache_bytes;       /* `cache SIZE|off;`: 0 = no cache */
 	bool host_upstream;         /* `proxy_host upstream;` (default keep: the client's Host) */
 	bool body_on_get;           /* `body_on_get allow;` (default refuse: 400, issue 32 item 5) */
+	/* proxy: `skiff proxy`'s upstream flags as directives.  Zero in a
+	 * field means "not given": the flag's default, which is http/proxy.h's
+	 * proxy_config_default (router/sites_proxy.c applies them); pool and
+	 * purge_allow, where zero is a value, say apart whether they were given. */
+	uint8_t balance;            /* `balance rr|least;` enum sconf_balance (default rr) */
+	bool pool_given;            /* `pool N;` */
+	uint32_t pool;              /*   idle connections kept per upstream, 0..65536 (default 32) */
+	sk_time_ns connect_timeout; /* `connect_timeout TIME;` 1ms..1h (default 5s) */
+	sk_time_ns first_byte_timeout;    /* `first_byte_timeout TIME;` 1ms..24h (default 60s) */
+	sk_time_ns upstream_idle_timeout; /* `upstream_idle_timeout TIME;` 1ms..24h (default 60s) */
+	uint32_t fail_max;          /* `fail_max N;` 1..1000 (default 3) */
+	sk_time_ns fail_timeout;    /* `fail_timeout TIME;` 1ms..24h (default 10s) */
+	bool no_x_cache;            /* `x_cache off;` (default on: X-Cache with a cache) */
+	bool purge_allow_given;     /* `purge_allow ADDR[/LEN]...|none;` (default 127.0.0.0/8 ::1) */
+	struct sconf_prefix purge_allow[SCONF_MAX_PURGE_ALLOW];
+	unsigned npurge_allow;      /* given and 0: none (PURGE answers 405) */
 	/* redirect, return */
 	uint16_t status;
 	const char *target;         /* redirect: may hold $host, $request_uri, $rest */
@@ -156,10 +185,10 @@ struct sconf {
 /* A parse error: where, and what was expected, e.g.
  *   "sites.conf:12:9: unknown directive 'rooot' in route (expected one of
  *    files, proxy, redirect, return, metrics, app, header, cache,
- *    cache_control, proxy_host, body_on_get)" */
+ *    cache_control, proxy_host, body_on_get, balance, ...)" */
 struct sconf_err {
 	struct sconf_pos pos;
-	char msg[256]; /* NUL-terminated, without the file:line:col prefix */
+	char msg[384]; /* NUL-terminated, without the file:line:col prefix */
 };
 
 /* Parse text[0, len) (need not be NUL-terminated) into *out.  Relative

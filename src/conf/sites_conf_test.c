@@ -296,6 +296,91 @@ static void test_route_directives(void **state)
 	assert_int_equal(s->routes[7].kind, SCONF_APP);
 }
 
+/* The proxy's upstream options: `skiff proxy`'s flags as directives, each
+ * into its field; a proxy route without them has every field zero (not
+ * given: router/sites_proxy.c keeps the flags' defaults). */
+static void test_proxy_options(void **state)
+{
+	(void)state;
+	const struct sconf *c = ok(SITE_HEAD
+				   "  route /a/ {\n"
+				   "    proxy 127.0.0.1:1 127.0.0.1:2;\n"
+				   "    balance least;\n"
+				   "    pool 0;\n"
+				   "    connect_timeout 1h;\n"
+				   "    first_byte_timeout 24h;\n"
+				   "    upstream_idle_timeout 500ms;\n"
+				   "    fail_max 1000;\n"
+				   "    fail_timeout 2m;\n"
+				   "    x_cache off;\n"
+				   "    purge_allow 127.0.0.0/8 ::1 2001:db8::/32 198.18.0.3 10.1.2.3/0;\n"
+				   "  }\n"
+				   "  route /b/ { proxy 127.0.0.1:1; }\n"
+				   "  route /c/ { purge_allow none; x_cache on; balance rr; pool 65536; "
+				   "fail_max 1; proxy 127.0.0.1:1; connect_timeout 1ms; }\n"
+				   "}\n");
+	const struct sconf_site *s = &c->sites[0];
+	const struct sconf_route *r = &s->routes[0];
+	assert_int_equal(r->kind, SCONF_PROXY);
+	assert_int_equal(r->balance, SCONF_BALANCE_LEAST);
+	assert_true(r->pool_given);
+	assert_int_equal(r->pool, 0);
+	assert_int_equal(r->connect_timeout, 3600 * SK_NS_PER_S);
+	assert_int_equal(r->first_byte_timeout, 86400 * SK_NS_PER_S);
+	assert_int_equal(r->upstream_idle_timeout, 500 * SK_NS_PER_MS);
+	assert_int_equal(r->fail_max, 1000);
+	assert_int_equal(r->fail_timeout, 120 * SK_NS_PER_S);
+	assert_true(r->no_x_cache);
+	assert_true(r->purge_allow_given);
+	assert_int_equal(r->npurge_allow, 5);
+	/* 127.0.0.0/8: the mapped address, /104 */
+	struct sk_addr a = sk_addr_v4(SK_IP4(127, 0, 0, 0));
+	assert_memory_equal(&r->purge_allow[0].addr, &a, sizeof(a));
+	assert_int_equal(r->purge_allow[0].len, 104);
+	/* ::1/128 */
+	memset(&a, 0, sizeof(a));
+	a.b[15] = 1;
+	assert_memory_equal(&r->purge_allow[1].addr, &a, sizeof(a));
+	assert_int_equal(r->purge_allow[1].len, 128);
+	/* 2001:db8::/32 */
+	memset(&a, 0, sizeof(a));
+	a.b[0] = 0x20, a.b[1] = 0x01, a.b[2] = 0x0d, a.b[3] = 0xb8;
+	assert_memory_equal(&r->purge_allow[2].addr, &a, sizeof(a));
+	assert_int_equal(r->purge_allow[2].len, 32);
+	/* one IPv4 address: /128 of the mapped form */
+	a = sk_addr_v4(SK_IP4(198, 18, 0, 3));
+	assert_memory_equal(&r->purge_allow[3].addr, &a, sizeof(a));
+	assert_int_equal(r->purge_allow[3].len, 128);
+	/* /0 of IPv4: every IPv4 address, the host bits cleared */
+	a = sk_addr_v4(0);
+	assert_memory_equal(&r->purge_allow[4].addr, &a, sizeof(a));
+	assert_int_equal(r->purge_allow[4].len, 96);
+	/* none given: every field zero */
+	r = &s->routes[1];
+	assert_int_equal(r->balance, SCONF_BALANCE_RR);
+	assert_false(r->pool_given);
+	assert_int_equal(r->pool, 0);
+	assert_int_equal(r->connect_timeout, 0);
+	assert_int_equal(r->first_byte_timeout, 0);
+	assert_int_equal(r->upstream_idle_timeout, 0);
+	assert_int_equal(r->fail_max, 0);
+	assert_int_equal(r->fail_timeout, 0);
+	assert_false(r->no_x_cache);
+	assert_false(r->purge_allow_given);
+	assert_int_equal(r->npurge_allow, 0);
+	/* before `proxy` too; the other ends of the ranges; none */
+	r = &s->routes[2];
+	assert_int_equal(r->kind, SCONF_PROXY);
+	assert_true(r->purge_allow_given);
+	assert_int_equal(r->npurge_allow, 0);
+	assert_false(r->no_x_cache);
+	assert_int_equal(r->balance, SCONF_BALANCE_RR);
+	assert_true(r->pool_given);
+	assert_int_equal(r->pool, 65536);
+	assert_int_equal(r->fail_max, 1);
+	assert_int_equal(r->connect_timeout, SK_NS_PER_MS);
+}
+
 static void test_lexer(void **state)
 {
 	(void)state;
@@ -354,7 +439,9 @@ static const struct bad bads[] = {
 					  "default, header, route)"},
 	{IN_ROUTE("rooot sites/a;"), 3, 13, "unknown directive 'rooot' in route (expected one of files, "
 					     "proxy, redirect, return, metrics, app, header, cache, "
-					     "cache_control, proxy_host, body_on_get)"},
+					     "cache_control, proxy_host, body_on_get, balance, pool, "
+					     "connect_timeout, first_byte_timeout, upstream_idle_timeout, "
+					     "fail_max, fail_timeout, x_cache, purge_allow)"},
 	{"Workers 1;", 1, 1, "unknown directive 'Workers'"},
 	{"listen 127.0.0.1:80;", 1, 1, "'listen' goes in a site, not at the top level"},
 	{SITE_HEAD "  files /x;\n", 3, 3, "'files' goes in a route, not in a site"},
@@ -493,6 +580,50 @@ static const struct bad bads[] = {
 	{IN_ROUTE("proxy 127.0.0.1:1; proxy_host client;"), 3, 43, "'proxy_host' takes 'keep' or 'upstream', not 'client'"},
 	{IN_ROUTE("proxy 127.0.0.1:1; body_on_get yes;"), 3, 44, "'body_on_get' takes 'refuse' or 'allow', not 'yes'"},
 	{IN_ROUTE("files /x; cache_control \"\";"), 3, 37, "cache_control '\"\"': 1..1024 printable ASCII bytes"},
+	/* the proxy's upstream options (skiff proxy's flags) */
+	{IN_ROUTE("files /x; balance least;"), 3, 23, "'balance' is an option of 'proxy' routes; route '/' has 'files'"},
+	{IN_ROUTE("pool 4; app;"), 3, 13, "'pool' is an option of 'proxy' routes; route '/' has 'app'"},
+	{IN_ROUTE("return 200; connect_timeout 1s;"), 3, 25, "'connect_timeout' is an option of 'proxy' routes; route '/' has 'return'"},
+	{IN_ROUTE("first_byte_timeout 1s; metrics;"), 3, 13, "'first_byte_timeout' is an option of 'proxy' routes; route '/' has 'metrics'"},
+	{IN_ROUTE("upstream_idle_timeout 1s; redirect 301 /x;"), 3, 13, "'upstream_idle_timeout' is an option of 'proxy' routes; route '/' has 'redirect'"},
+	{IN_ROUTE("files /x; fail_max 2;"), 3, 23, "'fail_max' is an option of 'proxy' routes"},
+	{IN_ROUTE("files /x; fail_timeout 2s;"), 3, 23, "'fail_timeout' is an option of 'proxy' routes"},
+	{IN_ROUTE("files /x; x_cache off;"), 3, 23, "'x_cache' is an option of 'proxy' routes"},
+	{IN_ROUTE("files /x; purge_allow none;"), 3, 23, "'purge_allow' is an option of 'proxy' routes"},
+	{IN_ROUTE("proxy 127.0.0.1:1; balance least; balance rr;"), 3, 47, "'balance' is given twice in a route (first at 3:32)"},
+	{IN_ROUTE("proxy 127.0.0.1:1; pool 1; pool 2;"), 3, 40, "'pool' is given twice in a route (first at 3:32)"},
+	{IN_ROUTE("proxy 127.0.0.1:1; connect_timeout 1s; connect_timeout 2s;"), 3, 52, "'connect_timeout' is given twice in a route"},
+	{IN_ROUTE("proxy 127.0.0.1:1; first_byte_timeout 1s; first_byte_timeout 1s;"), 3, 55, "'first_byte_timeout' is given twice in a route"},
+	{IN_ROUTE("proxy 127.0.0.1:1; upstream_idle_timeout 1s; upstream_idle_timeout 1s;"), 3, 58, "'upstream_idle_timeout' is given twice in a route"},
+	{IN_ROUTE("proxy 127.0.0.1:1; fail_max 1; fail_max 1;"), 3, 44, "'fail_max' is given twice in a route"},
+	{IN_ROUTE("proxy 127.0.0.1:1; fail_timeout 1s; fail_timeout 1s;"), 3, 49, "'fail_timeout' is given twice in a route"},
+	{IN_ROUTE("proxy 127.0.0.1:1; x_cache off; x_cache on;"), 3, 45, "'x_cache' is given twice in a route"},
+	{IN_ROUTE("proxy 127.0.0.1:1; purge_allow none; purge_allow ::1;"), 3, 50, "'purge_allow' is given twice in a route"},
+	{IN_ROUTE("proxy 127.0.0.1:1; balance;"), 3, 39, "expected rr or least after 'balance' (balance rr|least;), found ';'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; balance random;"), 3, 40, "'balance' takes 'rr' or 'least', not 'random'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; balance rr least;"), 3, 42, "expected ';' after 'balance rr' (found 'least')"},
+	{IN_ROUTE("proxy 127.0.0.1:1; pool;"), 3, 36, "expected a number after 'pool' (pool N;), found ';'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; pool x;"), 3, 37, "'pool' takes a number, not 'x'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; pool 65537;"), 3, 37, "'pool 65537': out of range (0..65536)"},
+	{IN_ROUTE("proxy 127.0.0.1:1; pool -1;"), 3, 37, "'pool' takes a number, not '-1'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; fail_max 0;"), 3, 41, "'fail_max 0': out of range (1..1000)"},
+	{IN_ROUTE("proxy 127.0.0.1:1; fail_max 1001;"), 3, 41, "'fail_max 1001': out of range (1..1000)"},
+	{IN_ROUTE("proxy 127.0.0.1:1; fail_max 3 4;"), 3, 42, "expected ';' after 'fail_max 3' (found '4')"},
+	{IN_ROUTE("proxy 127.0.0.1:1; connect_timeout 61m;"), 3, 48, "'connect_timeout 61m': too long (at most 3600s)"},
+	{IN_ROUTE("proxy 127.0.0.1:1; connect_timeout 0;"), 3, 48, "'connect_timeout 0': a time must be at least 1ms"},
+	{IN_ROUTE("proxy 127.0.0.1:1; first_byte_timeout 25h;"), 3, 51, "'first_byte_timeout 25h': too long (at most 24h)"},
+	{IN_ROUTE("proxy 127.0.0.1:1; upstream_idle_timeout 5x;"), 3, 54, "'upstream_idle_timeout' takes a time (500ms, 10s, 2m, 1h), not '5x'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; fail_timeout;"), 3, 44, "expected a time after 'fail_timeout' (500ms, 10s, 2m or 1h), found ';'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; x_cache no;"), 3, 40, "'x_cache' takes 'on' or 'off', not 'no'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; purge_allow;"), 3, 43, "expected an address prefix or 'none' after 'purge_allow' (purge_allow ADDR[/LEN]...|none;), found ';'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; purge_allow 10.0.0.0/33;"), 3, 44, "'purge_allow' takes ADDR[/LEN] (127.0.0.0/8, ::1, 2001:db8::/32) or none, not '10.0.0.0/33'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; purge_allow ::1 [::2];"), 3, 48, "'purge_allow' takes ADDR[/LEN]"},
+	{IN_ROUTE("proxy 127.0.0.1:1; purge_allow ::1/129;"), 3, 44, "not '::1/129'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; purge_allow localhost;"), 3, 44, "not 'localhost'"},
+	{IN_ROUTE("proxy 127.0.0.1:1; purge_allow 10.0.0.1,::1;"), 3, 44, "'10.0.0.1,::1': separate the prefixes with spaces, not ','"},
+	{IN_ROUTE("proxy 127.0.0.1:1; purge_allow ::1 none;"), 3, 47, "expected ';' after 'purge_allow ::1' (found 'none')"},
+	{IN_ROUTE("proxy 127.0.0.1:1; purge_allow none ::1;"), 3, 48, "expected ';' after 'purge_allow none' (found '::1')"},
+	{IN_ROUTE("proxy 127.0.0.1:1; purge_allow ::1\n cache 1m;"), 3, 47, "expected ';' after 'purge_allow ::1' (found 'cache')"},
 	/* the checks after the file */
 	{"", 1, 1, "no 'site' in the file"},
 	{"# nothing\nworkers 1;\n", 3, 1, "no 'site' in the file"},
@@ -685,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_site_directives),
 		cmocka_unit_test(test_route_directives),
+		cmocka_unit_test(test_proxy_options),
 		cmocka_unit_test(test_lexer),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_allowed),

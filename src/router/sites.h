@@ -102,4 +102,23 @@ size_t sites_expand(const char *tmpl, const char *host, size_t hlen, const char 
 void sites_stats(const struct sites *s, void (*fn)(void *ctx, const char *name, uint64_t v),
 		 void *ctx);
 
+/* ---- sites_proxy.c: a proxy route's http/proxy.h configuration, the
+ * same for the hosted runtime and the unikernel ---- */
+
+struct proxy_config;
+
+/* proxy_config_default (the defaults of `skiff proxy`'s flags), then the
+ * route's upstreams as written, proxy_host, body_on_get and every
+ * upstream option the route gives (balance, pool, connect_timeout,
+ * first_byte_timeout, upstream_idle_timeout as idle_timeout, fail_max,
+ * fail_timeout, x_cache, purge_allow).  rt->kind is SCONF_PROXY.  What
+ * the host decides (max_xchg, wall_offset, an upstream address the guest
+ * reaches otherwise) it sets after. */
+void sites_proxy_config(const struct sconf_route *rt, struct proxy_config *pc);
+
+/* Do two proxy routes ask for the same proxy: the same upstreams in the
+ * same order, cache size and every option above?  (A reload keeps the
+ * old proxy, its pool and its cache, only then.) */
+bool sites_proxy_same(const struct sconf_route *a, const struct sconf_route *b);
+
 #endif
