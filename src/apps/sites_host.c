@@ -661,7 +661,9 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		cfg.send_timeout = c->send_timeout;
 		cfg.keepalive_timeout = c->keepalive_timeout;
 		cfg.scheme = ls->tls ? "https" : "http";
-		cfg.access = access_hook; /* always: off is w->alog == NULL, which SIGHUP may change */
+		/* Only with a log: without one the engine does no work per answer.
+		 * A reload that turns it on or off sets it (http_app_set_access). */
+		cfg.access = w->alog ? access_hook : NULL;
 		cfg.access_ctx = w;
 		cfg.trace = w->trace.cycles ? &w->trace : NULL; /* every listener's into one */
 		if (proxies)
@@ -776,6 +778,8 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 	}
 	alog_drop(w->alog); /* what it buffered is written first */
 	w->alog = nlog;
+	for (unsigned li = 0; li < w->nlst; li++)
+		http_app_set_access(&w->lst[li].app, nlog ? access_hook : NULL, w);
 	struct gen *prev = sites_swap(&w->sites, &g->g)->host;
 	w->gen = g;
 	prev->next_retired = w->retired;

@@ -242,6 +242,12 @@ static const char *stat_name(char b[48], const char *prefix, const char *name)
 	return b;
 }
 
+void http_app_set_access(struct http_app *app, http_access_fn fn, void *ctx)
+{
+	app->cfg.access = fn;
+	app->cfg.access_ctx = ctx;
+}
+
 void http_app_stats_emit(const struct http_app_stats *st, uint64_t open, const char *prefix,
 			 void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
@@ -479,7 +485,8 @@ static void log_stream(struct http_app_conn *c)
 {
 	if (c->lg_owed) {
 		c->lg_owed = false;
-		log_answer(c, c->lg_status, c->body_out);
+		if (c->app->cfg.access) /* not taken away since (http_app_set_access) */
+			log_answer(c, c->lg_status, c->body_out);
 	}
 }
 

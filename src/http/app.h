@@ -470,6 +470,12 @@ void http_app_stop(struct http_app *app);
 void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx), void *ctx);
 /* The IMF-fixdate for Date (29 characters), when the second changes. */
 void http_app_set_date(struct http_app *app, const char *date29);
+/* Set cfg.access and cfg.access_ctx from now on (fn NULL: off, and no
+ * work per answer): a host whose access log a reload turns on or off.
+ * Answers already made keep theirs; a stream cut after the hook was
+ * taken away is not logged.  From the loop's thread, between events or
+ * inside its callbacks. */
+void http_app_set_access(struct http_app *app, http_access_fn fn, void *ctx);
 struct http_app_stats;
 /* Counters, "http.NAME value" (HTTP_APP_STATS, then http.conns_open): the
  * names `skiff serve` has always printed for its connections, since every
