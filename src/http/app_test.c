@@ -901,6 +901,25 @@ static void want_rec(int i, int status, uint64_t body, const char *line)
 	}
 }
 
+/* http_app_set_access: off, no record and no call; on again, records. */
+static void test_access_set(void **st)
+{
+	(void)st;
+	setup_logged();
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(nrecs, 1);
+	http_app_set_access(&app, NULL, NULL);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\nGET /nope HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 "), 3);
+	assert_int_equal(nrecs, 1);
+	http_app_set_access(&app, on_access, &nrecs);
+	send_str(s, "GET /hello?on HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(nrecs, 2);
+	want_rec(1, 200, 3, "GET /hello?on HTTP/1.1");
+	check();
+}
+
 static void test_access_plain_and_pipelined(void **st)
 {
 	(void)st;
@@ -1177,6 +1196,7 @@ int main(void)
 		cmocka_unit_test(test_access_plain_and_pipelined),
 		cmocka_unit_test(test_access_bodies_and_streams),
 		cmocka_unit_test(test_access_refused),
+		cmocka_unit_test(test_access_set),
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_drain_edges),
 		cmocka_unit_test(test_close_after),
