@@ -2,7 +2,7 @@
 #
 #   make examples        build/examples/NAME for every examples/NAME.c: a
 #                        Linux program with skiff serve's stack options
-#                        (src/apps/app_host.c), main from src/apps/app_main.c
+#                        (src/apps/app_cli.c), main from src/apps/app_main.c
 #   make app-test        tests/app.sh on them
 #
 # An application outside the tree builds the same way (docs/app.md):

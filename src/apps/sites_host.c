@@ -1,5 +1,7 @@
-/* sites_host.c — `skiff serve --config FILE` (sites_host.h): the hosted
- * runtime of a configuration file.
+/* sites_host.c — the one hosted runtime (sites_host.h): the sites of a
+ * configuration file (`skiff serve --config FILE`), or the one site a
+ * command line describes (conf/sites_flags.h: `skiff serve`'s flags,
+ * `skiff proxy`'s, an application binary's), on the one HTTP engine.
  *
  * A worker (apps/workers.h; `workers N;`) is one loop, on the kernel's
  * sockets or on skiff's stack as the command line says (the machine's
@@ -30,7 +32,7 @@
  * the worker, so SIGHUP can open it again (a rotated file, a new path)
  * under connections already open.
  *
- * Stopping, as serve's and app_host's: SIGINT stops at once.  SIGTERM
+ * Stopping: SIGINT stops at once.  SIGTERM
  * drains: the first loop_run ends, then each worker runs http_app_drain
  * on every listener's engine and a second loop_run until the last
  * connection's end, or --drain-timeout, or a SIGINT.  On skiff's stack
@@ -38,9 +40,9 @@
  * connections still held (serve_skiff_unfinished).
  *
  * `app;` runs the application an application binary was linked with
- * (app_host.c hands its skiff_app here with --config): its route table on
- * the whole path (http_app_routes_run); `skiff serve` has none and
- * refuses the file.
+ * (app_cli.c hands its skiff_app here; without --config the flags' site
+ * is `route / { app; }`): its route table on the whole path
+ * (http_app_routes_run); `skiff serve` has none and refuses the file.
  *
  * --trace: each worker's struct sk_trace is given to its engines
  * (http_app_config.trace) and, on skiff's stack, to its runner and TCP;
@@ -82,6 +84,7 @@
 #include "serve_skiff.h"
 #include "sites_host.h"
 #include "stat_sum.h"
+#include "tls_flags.h"
 #include "trace_print.h"
 #include "workers.h"
 
@@ -90,7 +93,7 @@
 
 static const char *who = "skiff serve";
 /* The application `app;` routes run: an application binary's skiff_app
- * (app_host.c), NULL in skiff serve. */
+ * (app_cli.c), NULL in skiff serve and skiff proxy. */
 static const struct http_app_def *app_def;
 
 static void print_stat(void *ctx, const char *name, uint64_t value)
@@ -220,7 +223,7 @@ static int load_flags(const struct opts *o, bool on_skiff, struct parsed *p, cha
 	memset(p, 0, sizeof(*p));
 	size_t asz = sites_flags_arena_bound();
 	p->arena = malloc(asz);
-	if (!p->arena || sites_conf_from_flags(o, on_skiff, p->arena, asz, &p->conf, err, errlen) < 0 ||
+	if (!p->arena || sites_conf_from_flags(o, on_skiff, app_def != NULL, p->arena, asz, &p->conf, err, errlen) < 0 ||
 	    check_model(NULL, &p->conf, err, errlen) < 0) {
 		if (!p->arena)
 			snprintf(err, errlen, "out of memory");
@@ -403,8 +406,11 @@ static struct proxy_entry *proxy_build(struct sh_worker *w, const struct sconf *
 	/* proxy_attach's one effect, done here: the proxy's own connections
 	 * go out on the worker's loop, never through a TLS loop. */
 	pe->px.loop = w->loop;
-	if (rt->cache_bytes) {
-		pe->cmemsz = rt->cache_bytes;
+	/* `cache SIZE` is the process's (as nginx's keys_zone max_size, and
+	 * skiff proxy --cache): each worker's proxy holds SIZE / workers. */
+	uint64_t csz = rt->cache_bytes / (plan_run && plan_run->n ? plan_run->n : 1);
+	if (csz) {
+		pe->cmemsz = csz;
 		pe->cmem = mmap(NULL, pe->cmemsz, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		struct http_cache_config cc;
@@ -415,7 +421,7 @@ static struct proxy_entry *proxy_build(struct sh_worker *w, const struct sconf *
 				pe->cmem = NULL;
 			char b[32];
 			snprintf(err, errlen, "%scache: cannot set up %llu bytes", lc(b, rt->pos),
-				 (unsigned long long)rt->cache_bytes);
+				 (unsigned long long)csz);
 			goto fail;
 		}
 		pe->px.cache = &pe->cache;
@@ -933,6 +939,19 @@ static void worker_stats(struct sh_worker *w, void (*fn)(void *ctx, const char *
 		proxy_stats(&pe->px, fn, ctx);
 		if (pe->px.cache)
 			http_cache_stats(pe->px.cache, fn, ctx);
+		/* Each upstream's own, by its address (summed when two routes
+		 * share one). */
+		for (unsigned u = 0; u < pe->px.cfg.nup; u++) {
+			static const char *const what[] = {"requests", "failures", "downs"};
+			const uint64_t n[] = {pe->px.up[u].requests, pe->px.up[u].failures,
+					      pe->px.up[u].downs};
+			for (unsigned k = 0; k < 3; k++) {
+				char name[96];
+				snprintf(name, sizeof(name), "proxy.upstream.%s.%s", pe->px.up[u].host,
+					 what[k]);
+				fn(ctx, name, n[k]);
+			}
+		}
 	}
 	/* The TLS listeners' counters (their loops' tls.handshakes ..., their
 	 * contexts' tickets and reloads), summed as one's. */
@@ -969,8 +988,12 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 	uint32_t extra = 0;
 	for (unsigned s = 0; s < c->nsites; s++)
 		for (unsigned r = 0; r < c->sites[s].nroutes; r++)
-			if (c->sites[s].routes[r].kind == SCONF_PROXY)
-				extra += c->max_conns + 8u * c->sites[s].routes[r].nup;
+			if (c->sites[s].routes[r].kind == SCONF_PROXY) {
+				/* an upstream connection per exchange, and the idle pools */
+				struct proxy_config pc;
+				sites_proxy_config(&c->sites[s].routes[r], &pc);
+				extra += c->max_conns + pc.nup * pc.pool;
+			}
 	uint32_t conns = c->max_conns * c->nlisten;
 	uint32_t max_timers = 3 * conns + extra + 64;
 	if (pl->on_skiff) {
@@ -1226,11 +1249,9 @@ static int worker_thread(struct worker *wk, void *ctx)
 static void all_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v), void *fctx)
 {
 	const struct plan *pl = ctx;
-	if (pl->n == 1) {
-		worker_stats(&shw[0], fn, fctx);
-		elog_stats(fn, fctx);
-		return;
-	}
+	/* Summed by name even for one worker: two proxy routes each give
+	 * proxy.* (and an upstream they share its lines), one name each on
+	 * the page. */
 	struct stat_sum sum = {0};
 	for (unsigned i = 0; i < pl->n; i++) {
 		stat_sum_source(&sum);
@@ -1373,11 +1394,20 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 		OPT_PORT,      OPT_ROOT,           OPT_CACHE_CONTROL,   OPT_TLS_CERT,
 		OPT_TLS_KEY,   OPT_TLS_PORT,       OPT_TLS_REDIRECT,    OPT_TLS_SNI,
 		OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
-		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_ERROR_LOG,       OPT_ACCESS_LOG_FORMAT};
+		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_ERROR_LOG,       OPT_ACCESS_LOG_FORMAT,
+		OPT_BODY_TIMEOUT, OPT_SEND_TIMEOUT};
 	for (size_t i = 0; pl.path && i < sizeof(site_flags); i++)
 		if (opt_given(o, site_flags[i]))
 			cli_usage_error(o->cmd->name, "--%s: with --config the file says this (see "
 					"docs/config.md)", opt_defs[site_flags[i]].name);
+	/* The flags' checks the model cannot express (exit 2, as a bad
+	 * option): the --tls-* together, a TLS port of its own, a log format
+	 * with its log. */
+	if (!pl.path) {
+		tls_flags_wanted(o);
+		if (!opt_given(o, OPT_ACCESS_LOG) && opt_given(o, OPT_ACCESS_LOG_FORMAT))
+			cli_usage_error(o->cmd->name, "access-log-format goes with access-log");
+	}
 	pl.on_skiff = opt_given(o, OPT_STACK) ? opt_num(o, OPT_STACK) == 0 : opt_given(o, OPT_DEV);
 	pl.tracing = opt_given(o, OPT_TRACE); /* the process's, not the sites': a flag */
 	pl.scfg = (struct serve_skiff_config){.stack = {.tcp = true}};
@@ -1498,6 +1528,15 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 				fprintf(stderr, "%s: %s: %s\n", who, pl.path, err);
 			else
 				fprintf(stderr, "%s: %s\n", who, err);
+			rc = 1;
+		} else if (i == 0 && pl.n > 1 && pl.on_skiff && ws[0].gen->nproxies &&
+			   !serve_skiff_flow_steered(ws[0].loop)) {
+			/* The answers to a worker's own upstream connections would
+			 * reach whichever worker the device's hash picks (xdp; a TAP
+			 * whose steering program could not be loaded). */
+			fprintf(stderr, "%s: %s does not steer by skiff's flow hash: the workers' own "
+					"connections would not get their answers; use workers 1 or "
+					"another device (docs/smp.md)\n", who, opt_str(o, OPT_DEV));
 			rc = 1;
 		}
 	}

@@ -1,6 +1,9 @@
-/* sites_host.h — `skiff serve --config FILE`: the sites of a configuration
- * file (conf/sites_conf.h) on the one HTTP engine (http/app.h) through the
- * router (http/sites.h), on --stack linux or skiff, in a Linux process. */
+/* sites_host.h — the one hosted runtime: the sites of a configuration file
+ * (conf/sites_conf.h), or the one site a command line describes
+ * (conf/sites_flags.h), on the one HTTP engine (http/app.h) through the
+ * router (http/sites.h), on --stack linux or skiff, in a Linux process.
+ * `skiff serve` (apps/serve.c), `skiff proxy` (apps/proxy_cli.c) and
+ * application binaries (apps/app_cli.c) are its front ends. */
 #ifndef APPS_SITES_HOST_H
 #define APPS_SITES_HOST_H
 
@@ -8,12 +11,15 @@
 
 struct http_app_def;
 
-/* Run until SIGINT/SIGTERM; SIGHUP reloads the file.  o: the parsed
- * options (--config given) of `skiff serve` or of an application binary
- * (apps/app_host.c).  app: what the file's `app;` routes run (the
- * binary's skiff_app; its init once per worker, its `workers` flag
- * honoured), or NULL, which refuses `app;`.  name: for messages ("skiff
- * serve" when NULL).  Returns the exit status. */
+/* Run until SIGINT/SIGTERM; SIGHUP reloads the file (or the flags' site:
+ * its folder and certificates).  o: the parsed options of `skiff serve`,
+ * `skiff proxy` (every --upstream an address: the front end resolves
+ * names) or an application binary; with --config the file's sites, else
+ * the flags' one.  app: what `app;` routes run (the binary's skiff_app;
+ * its init once per worker, its `workers` flag honoured; without
+ * --config the flags' site runs it at /), or NULL, which refuses `app;`.
+ * name: for messages ("skiff serve" when NULL).  Returns the exit
+ * status. */
 int sites_host_run(struct opts *o, const struct http_app_def *app, const char *name);
 
 #endif

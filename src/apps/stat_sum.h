@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STAT_SUM_NAME 64
+#define STAT_SUM_NAME 96 /* proxy.upstream.[IPv6]:PORT.failures fits */
 
 struct stat_sum {
 	char (*name)[STAT_SUM_NAME];

@@ -44,7 +44,7 @@
 #define SCONF_MAX_NAMES 8u      /* names per site */
 #define SCONF_MAX_ROUTES 32u    /* routes per site */
 #define SCONF_MAX_HEADERS 16u   /* header lines per site, and per route */
-#define SCONF_MAX_UPSTREAMS 8u  /* upstreams per proxy route */
+#define SCONF_MAX_UPSTREAMS 16u /* upstreams per proxy route (skiff proxy --upstream's) */
 #define SCONF_NAME_MAX 253u     /* a DNS name */
 #define SCONF_PATH_MAX 1024u    /* a file path, after joining with the file's folder */
 #define SCONF_VALUE_MAX 1024u   /* a header value, a redirect target, a return body */

@@ -538,8 +538,10 @@ struct http_app {
 
 /* An application defines this one symbol (and no main). */
 extern const struct http_app_def skiff_app;
-/* Hosted (libskiff-host.a, apps/app_host.c): `skiff serve`'s options and
- * stacks around the engine; returns the exit status.  apps/app_main.c's
+/* Hosted (libskiff-host.a, apps/app_cli.c): `skiff serve`'s options,
+ * stacks and runtime (apps/sites_host.c) around the engine, the flags one
+ * site whose route / runs def (or --config FILE, whose `app;` routes do);
+ * returns the exit status.  apps/app_main.c's
  * main is `return skiff_app_main(&skiff_app, argc, argv);`. */
 int skiff_app_main(const struct http_app_def *def, int argc, char **argv);
 
