@@ -26,7 +26,7 @@
  *
  * That is the whole program: an application defines the one symbol
  * `skiff_app` and no main.  Linked with skiff's hosted library it becomes
- * a Linux program (apps/app_main.c: main calls skiff_app_main, which takes
+ * a Linux program (cmd/app_main.c: main calls skiff_app_main, which takes
  * `skiff serve`'s options, --stack linux|skiff, --dev, --ip, ...); an
  * embedder may instead drive the engine itself (http_app_init/start on any
  * struct loop, as the unit tests do on loop_fake).
@@ -430,7 +430,7 @@ struct http_app_config {
 	 * loop (worker), never shared between threads.  Every stage of
 	 * server.c's has its counterpart here; the others (rx_sync .. tcp_out,
 	 * park_wake) are the runner's and TCP's, which the runtime hands the
-	 * same trace (apps/sites_host.c).  On a TLS loop the write is the TLS
+	 * same trace (host/sites_host.c).  On a TLS loop the write is the TLS
 	 * layer's (the record sealed, then its socket write). */
 	struct sk_trace *trace;
 };
@@ -538,10 +538,10 @@ struct http_app {
 
 /* An application defines this one symbol (and no main). */
 extern const struct http_app_def skiff_app;
-/* Hosted (libskiff-host.a, apps/app_cli.c): `skiff serve`'s options,
- * stacks and runtime (apps/sites_host.c) around the engine, the flags one
+/* Hosted (libskiff-host.a, cmd/app_cli.c): `skiff serve`'s options,
+ * stacks and runtime (host/sites_host.c) around the engine, the flags one
  * site whose route / runs def (or --config FILE, whose `app;` routes do);
- * returns the exit status.  apps/app_main.c's
+ * returns the exit status.  cmd/app_main.c's
  * main is `return skiff_app_main(&skiff_app, argc, argv);`. */
 int skiff_app_main(const struct http_app_def *def, int argc, char **argv);
 

@@ -1,11 +1,11 @@
 /* serve.c — `skiff serve`: the command's front end.  Every site it serves,
  * the one its flags describe (conf/sites_flags.h: --root, the built-in
  * page, --tls-*) or the many of a file (--config FILE, docs/config.md),
- * runs in the one hosted runtime (apps/sites_host.c) on the one HTTP
+ * runs in the one hosted runtime (host/sites_host.c) on the one HTTP
  * engine (http/app.c), on either stack; so do `skiff proxy`
- * (apps/proxy_cli.c) and application binaries (apps/app_cli.c). */
-#include "cli.h"
-#include "sites_host.h"
+ * (cmd/proxy_cli.c) and application binaries (cmd/app_cli.c). */
+#include "../host/cli.h"
+#include "../host/sites_host.h"
 
 int cmd_serve(int argc, char **argv)
 {

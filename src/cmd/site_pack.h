@@ -1,5 +1,5 @@
 /* site_pack.h — write a site archive (archive/site_archive.h) of a --root DIR
- * (the walk of apps/site_tree.h): what `skiff vm --root DIR` hands the
+ * (the walk of host/site_tree.h): what `skiff vm --root DIR` hands the
  * unikernel as its boot module. */
 #ifndef APPS_SITE_PACK_H
 #define APPS_SITE_PACK_H

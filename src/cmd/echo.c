@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "../plat/plat.h"
-#include "cli.h"
-#include "hoststack.h"
-#include "stat_sum.h"
-#include "workers.h"
+#include "../host/cli.h"
+#include "../host/hoststack.h"
+#include "../host/stat_sum.h"
+#include "../host/workers.h"
 
 #define ECHO_PORT 7
 #define DISCARD_PORT 9

@@ -1,5 +1,5 @@
 /* serve_files.h — `skiff serve --root DIR`: every regular file under DIR
- * (apps/site_tree.h's walk), mapped read-only (small ones copied), looked
+ * (host/site_tree.h's walk), mapped read-only (small ones copied), looked
  * up by path for the server; SIGHUP builds the tree again beside the old
  * one (serve_files.c says when the old one's memory is given back). */
 #ifndef APPS_SERVE_FILES_H

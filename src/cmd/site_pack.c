@@ -1,6 +1,6 @@
 /* site_pack.c — a site archive from a directory.  The layout is
  * archive/site_archive.h's; this writes header, entry table and name table
- * from the sorted walk (apps/site_tree.h), then each body in the same order
+ * from the sorted walk (host/site_tree.h), then each body in the same order
  * at the next 64-byte boundary.  A file that changed size between the walk
  * and the copy fails the pack (a short archive would be refused at boot
  * anyway; better to say which file). */
@@ -13,7 +13,7 @@
 
 #include "../archive/site_archive.h"
 #include "site_pack.h"
-#include "site_tree.h"
+#include "../host/site_tree.h"
 
 static uint64_t align_up(uint64_t v)
 {

@@ -2,8 +2,8 @@
  * (conf/sites_conf.h), or the one site a command line describes
  * (conf/sites_flags.h), on the one HTTP engine (http/app.h) through the
  * router (http/sites.h), on --stack linux or skiff, in a Linux process.
- * `skiff serve` (apps/serve.c), `skiff proxy` (apps/proxy_cli.c) and
- * application binaries (apps/app_cli.c) are its front ends. */
+ * `skiff serve` (cmd/serve.c), `skiff proxy` (cmd/proxy_cli.c) and
+ * application binaries (cmd/app_cli.c) are its front ends. */
 #ifndef APPS_SITES_HOST_H
 #define APPS_SITES_HOST_H
 

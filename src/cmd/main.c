@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "../host/cli.h"
 
 struct command {
 	const char *name;

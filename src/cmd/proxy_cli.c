@@ -1,5 +1,5 @@
 /* proxy_cli.c — `skiff proxy`: the reverse proxy (http/proxy.h) as a
- * front end of the sites runtime (apps/sites_host.h).  Its flags are one
+ * front end of the sites runtime (host/sites_host.h).  Its flags are one
  * site of the configuration model whose one route is
  * `route / { proxy ...; }` with the upstream flags as its directives
  * (conf/sites_flags.h), so it runs on the same engine, workers, drain,
@@ -20,8 +20,8 @@
 #include <sys/socket.h>
 
 #include "../conf/opts.h"
-#include "cli.h"
-#include "sites_host.h"
+#include "../host/cli.h"
+#include "../host/sites_host.h"
 
 /* The first IPv4 address of name, else its first IPv6 one, so that a
  * name with both (localhost) does not depend on the resolver's order.  A

@@ -41,7 +41,7 @@
 #include "../plat/linux/stopsig.h"
 #include "../plat/plat.h"
 #include "../switch/sw.h"
-#include "cli.h"
+#include "../host/cli.h"
 
 #define SWITCH_PENDING_MAX 8u /* connections that have not said hello yet */
 #define SWITCH_HELLO_NS (2 * SK_NS_PER_S)

@@ -1,6 +1,6 @@
 /* uk_sites.h — the unikernel's runtime of a configuration file
  * (`skiff vm --config FILE`, docs/unikernel.md): the guest's counterpart of
- * apps/sites_host.c.  The boot module is a bundle (archive/site_bundle.h):
+ * host/sites_host.c.  The boot module is a bundle (archive/site_bundle.h):
  * the file's text, a site archive per `files` folder, the PEM files.
  *
  * uk_main.c calls, in this order (each failure prints its reason on the

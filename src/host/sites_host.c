@@ -3,7 +3,7 @@
  * command line describes (conf/sites_flags.h: `skiff serve`'s flags,
  * `skiff proxy`'s, an application binary's), on the one HTTP engine.
  *
- * A worker (apps/workers.h; `workers N;`) is one loop, on the kernel's
+ * A worker (host/workers.h; `workers N;`) is one loop, on the kernel's
  * sockets or on skiff's stack as the command line says (the machine's
  * options stay flags: --stack, --dev, --ip ...; the sites are the file's),
  * and on it one engine (http/app.c) per listener of the file: a plain one
@@ -15,7 +15,7 @@
  *
  * What the handlers use is one generation (struct gen): the parsed file
  * and its arena, the handler table, and what this file built for it: a
- * file cache (apps/serve_files.h) per distinct `files` folder, a proxy
+ * file cache (host/serve_files.h) per distinct `files` folder, a proxy
  * (http/proxy.h, with its cache) per `proxy` route.  SIGHUP parses the
  * file again and builds a new generation, reusing the file caches of the
  * folders it still names (each read again from disk, as `serve --root`'s
@@ -27,7 +27,7 @@
  * worker's engines (a request already dispatched may still use it), or at
  * exit.
  *
- * The access log (`access_log`; apps/access_log.h) is each worker's own
+ * The access log (`access_log`; host/access_log.h) is each worker's own
  * descriptor on the file, O_APPEND; the engines' hook reaches it through
  * the worker, so SIGHUP can open it again (a rotated file, a new path)
  * under connections already open.
@@ -47,7 +47,7 @@
  * --trace: each worker's struct sk_trace is given to its engines
  * (http_app_config.trace) and, on skiff's stack, to its runner and TCP;
  * the workers' histograms are merged and printed at exit, and served on
- * /metrics, as serve's (apps/trace_print.h).
+ * /metrics, as serve's (host/trace_print.h).
  *
  * Not yet here (issue 32 follow-ups, said by the errors below): IPv6
  * listener addresses other than [::]. */

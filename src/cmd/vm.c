@@ -6,7 +6,7 @@
  * serial console is this terminal, and isa-debug-exit carries the guest's
  * exit code out.  Host forwards of user networking bind 127.0.0.1 only.
  *
- * --root DIR: DIR is packed into a site archive (apps/site_pack.h) in a
+ * --root DIR: DIR is packed into a site archive (cmd/site_pack.h) in a
  * temporary file (TMPDIR, else /tmp), given to QEMU as -initrd (for a PVH
  * ELF kernel QEMU loads it at the top of low RAM, page-aligned, and its
  * PVH option ROM lists it as the first module in the start info), and
@@ -16,7 +16,7 @@
  * is FILE:LINE:COL: message, exit 1, before QEMU starts) and packed with
  * its `files` folders (a site archive each) and its PEM files into one
  * bundle module (archive/site_bundle.h); each listener's ADDR:PORT on the
- * host is forwarded to the guest's PORT (apps/uk_sites.c serves them;
+ * host is forwarded to the guest's PORT (uk/uk_sites.c serves them;
  * docs/unikernel.md "skiff vm --config").
  *
  * Exit status: the guest's code (QEMU exits with 2*code+1; we undo that).
@@ -37,9 +37,9 @@
 #include "../archive/site_bundle.h"
 #include "../base/sk.h"
 #include "../conf/sites_conf.h"
-#include "cli.h"
+#include "../host/cli.h"
 #include "site_pack.h"
-#include "tls_bundle.h"
+#include "../uk/tls_bundle.h"
 
 static bool module_loaded(const char *name)
 {
@@ -87,7 +87,7 @@ static bool kvm_usable(const char **why)
  * share, because the image is x86-64 code).  The first that is readable,
  * else the first, for the error message. */
 static const char *const image_leaves[] = {"skiff-uk.elf", "../lib/skiff/skiff-uk.elf"};
-/* --proxy: the reverse proxy's image (apps/uk_proxy.c), in the same places. */
+/* --proxy: the reverse proxy's image (uk/uk_proxy.c), in the same places. */
 static const char *const proxy_leaves[] = {"skiff-proxy-uk.elf", "../lib/skiff/skiff-proxy-uk.elf"};
 
 static void default_image(char *out, size_t size, bool proxy)

@@ -26,7 +26,7 @@
  * request work beyond a binary search).  Without a module the server
  * answers its built-in "/" (the 41-byte hello body) and 404 elsewhere.
  * HTTPS: `skiff vm --tls-cert F --tls-key F` appends the two PEM files to
- * the module (apps/tls_bundle.h); they are split off before the archive
+ * the module (uk/tls_bundle.h); they are split off before the archive
  * is read, and a second HTTP server runs on a TLS loop (tls/loop_tls.h,
  * its pools from the heap) with the BearSSL engine (tls/tls_bearssl.h)
  * on tls-port= (443), tls-max-conns= connections at most.  In an
@@ -34,10 +34,10 @@
  * application (the same routes; its init ran once, for the first).
  * A configuration: `skiff vm --config FILE` makes the module a bundle
  * (archive/site_bundle.h) of the file, its folders and certificates;
- * then the sites of apps/uk_sites.c run instead of the server and its
+ * then the sites of uk/uk_sites.c run instead of the server and its
  * HTTPS twin (one engine per listener of the file, on this vCPU).
- * An image may instead bring its own words and setup (apps/uk_app.h's
- * uk_app: the reverse proxy's, build/skiff-proxy-uk.elf, apps/uk_proxy.c):
+ * An image may instead bring its own words and setup (uk/uk_app.h's
+ * uk_app: the reverse proxy's, build/skiff-proxy-uk.elf, uk/uk_proxy.c):
  * its option table replaces opt_cmd_uk, its setup runs before TCP and the
  * loop are sized (its own connections take sockets and timers), and its
  * late hook after every other allocation (the proxy's cache).
@@ -56,7 +56,7 @@
  *
  * The loop is the runner (runner/runner.h: the turn, the learned spin, the
  * park), with loop_skiff's callbacks (loop_skiff_attach_runner), exactly as
- * apps/serve_skiff.c runs it.  Its park is plat/kvm/park.c: arm the LAPIC
+ * host/serve_skiff.c runs it.  Its park is plat/kvm/park.c: arm the LAPIC
  * timer for the earliest deadline (of the interface, TCP, the application
  * and exit-after), let virtio-net arm its rx interrupt and look once more,
  * `sti; hlt` only if the queue is still empty.  Without MSI-X (no-msix)
@@ -112,7 +112,7 @@ static bool prom_on;
  * instead of the static server.  Weak: skiff-uk.elf has none, and its
  * address is NULL there. */
 extern const struct http_app_def skiff_app __attribute__((weak));
-/* An image with its own words and setup (apps/uk_app.h: the proxy's,
+/* An image with its own words and setup (uk/uk_app.h: the proxy's,
  * build/skiff-proxy-uk.elf) defines uk_app instead. */
 extern const struct uk_app_hooks uk_app __attribute__((weak));
 /* The application this guest runs: &skiff_app, uk_app.def, or NULL for
@@ -143,7 +143,7 @@ static struct uk_alog alog;
  * refused access-log datagram, limited per kind. */
 static struct sk_log elog;
 /* The boot module is a configuration bundle (`skiff vm --config FILE`):
- * the sites of apps/uk_sites.c run instead of srv (and of HTTPS's). */
+ * the sites of uk/uk_sites.c run instead of srv (and of HTTPS's). */
 static bool sites_on;
 
 /* Wall clock: the RTC's second at boot, advanced by the TSC. */
@@ -301,7 +301,7 @@ static void console_sink(void *ctx, const char *line, size_t len)
 }
 
 /* ---- the drain (the shutdown port) ----
- * As `skiff serve` does on SIGTERM (apps/serve.c): http_server_drain, a
+ * As `skiff serve` does on SIGTERM (cmd/serve.c): http_server_drain, a
  * deadline of drain-timeout, and after the last connection a wait until
  * TCP has delivered what the closed sockets still hold. */
 struct uk_drain {

@@ -1,8 +1,8 @@
 /* uk_app.h — an application image that brings its own command-line words
- * and setup: the guest's counterpart of app_host.h's hooks (which
- * `skiff proxy` uses hosted).  An image is skiff-uk.elf linked with one
+ * and setup (the reverse proxy's; hosted, `skiff proxy`'s flags are a
+ * proxy route of the configuration model instead).  An image is skiff-uk.elf linked with one
  * object defining `uk_app` (weak in uk_main.c; mk/unikernel.mk builds
- * build/skiff-proxy-uk.elf with apps/uk_proxy.c).  Without it the guest
+ * build/skiff-proxy-uk.elf with uk/uk_proxy.c).  Without it the guest
  * is the static server, or the application of `skiff_app` (http/app.h).
  *
  * Order at boot (uk_main.c): cmd() gives the option table the command

@@ -14,7 +14,7 @@
  * port; separate hosts on separate ports need no change below the apps and
  * use both cores.  Results meet in a shared mapping.
  *
- * --workers N (either stack): N threads (apps/workers.h), each its own
+ * --workers N (either stack): N threads (host/workers.h), each its own
  * loop and 1/N of the connections and requests.  On skiff's stack they
  * are N queues of one device with one address and one MAC: worker k
  * opens queue k of N (in order, on the main thread), and its TCP picks
@@ -36,14 +36,14 @@
 #include <unistd.h>
 
 #include "../loop_host/loop_linux.h"
-#include "cli.h"
-#include "hoststack.h"
+#include "../host/cli.h"
+#include "../host/hoststack.h"
 #include "load.h"
 #include "../net/nbr_board.h"
 #include "../plat/plat.h"
-#include "serve_skiff.h"
-#include "stat_sum.h"
-#include "workers.h"
+#include "../host/serve_skiff.h"
+#include "../host/stat_sum.h"
+#include "../host/workers.h"
 
 #define LOAD_MAX_IPS 64 /* opts.c's bound on --ips */
 /* Socket buffers on skiff's stack: serve's defaults (opts.c). */

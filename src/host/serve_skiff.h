@@ -54,7 +54,7 @@ void serve_skiff_stats(struct loop *l, void (*fn)(void *ctx, const char *name, u
 uint32_t serve_skiff_unfinished(struct loop *l);
 
 /* Wait on fd too, and run fn(ctx, now) when it is readable (runner.h's
- * side fd): the admin sockets (apps/admin.h). */
+ * side fd): the admin sockets (host/admin.h). */
 void serve_skiff_set_side(struct loop *l, int fd, void (*fn)(void *ctx, sk_time_ns now),
 			  void *ctx);
 

@@ -33,7 +33,7 @@
 #include "../wire/eth.h"
 #include "../wire/ipv4.h"
 #include "../wire/udp.h"
-#include "cli.h"
+#include "../host/cli.h"
 
 static volatile sig_atomic_t pg_stop;
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "apps/serve_files.h"
+#include "host/serve_files.h"
 
 static char dir[64];
 

@@ -1,7 +1,7 @@
 /* serve_files.c — the files behind `skiff serve --root DIR`.
  *
  * The tree is found by the walk `skiff vm --root` packs from
- * (apps/site_tree.h: regular files only, no symbolic links followed, no
+ * (host/site_tree.h: regular files only, no symbolic links followed, no
  * dotfiles), so both forms serve the same set.  Files are MAPPED, not read
  * into the heap: a file of FC_SMALL bytes or more is mmap'ed read-only and
  * its descriptor closed at once, so a tree larger than RAM can be served,

@@ -24,8 +24,8 @@
 #include <openssl/evp.h>
 
 #include "../plat/plat.h"
-#include "cli.h"
-#include "hoststack.h"
+#include "../host/cli.h"
+#include "../host/hoststack.h"
 
 /* ---- SHA-256, streaming: OpenSSL's libcrypto (EVP), never our own ---- */
 

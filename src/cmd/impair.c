@@ -56,7 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "../host/cli.h"
 #include "../conf/opts.h"
 
 /* The rx ring: 2 KiB frames (a 1514-byte frame, a VLAN tag and the

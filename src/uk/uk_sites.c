@@ -1,5 +1,5 @@
 /* uk_sites.c — `skiff vm --config FILE` in the guest (uk_sites.h): the
- * sites of a configuration file on skiff's TCP, as apps/sites_host.c runs
+ * sites of a configuration file on skiff's TCP, as host/sites_host.c runs
  * them hosted, with what the guest has instead of a file system and a
  * heap: the boot module's parts (archive/site_bundle.h) and the bump
  * allocator.

@@ -1,5 +1,5 @@
 /* admin_host.h — a hosted server's --metrics page and control socket
- * (apps/admin.h) started from its options, on its worker 0's loop: what
+ * (host/admin.h) started from its options, on its worker 0's loop: what
  * `skiff serve`, the applications and `skiff proxy` show, and what
  * `skiff stat` reads.
  *

@@ -1,6 +1,6 @@
 /* uk_proxy.c — `skiff proxy` in the unikernel: build/skiff-proxy-uk.elf is
  * skiff-uk.elf linked with this object (mk/unikernel.mk), whose uk_app
- * hooks (apps/uk_app.h) make the guest run the reverse proxy and cache of
+ * hooks (uk/uk_app.h) make the guest run the reverse proxy and cache of
  * http/proxy.h on skiff's own TCP, as proxy_cli.c does hosted:
  *
  *   skiff vm --proxy -p 8080:80 -- upstream=10.0.2.2:8000 cache=16M

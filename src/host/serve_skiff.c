@@ -1,7 +1,7 @@
 /* serve_skiff.c — see serve_skiff.h.
  *
  * loop_skiff on a hoststack, turned by the runner (runner/runner.h), as the
- * unikernel's is (apps/uk_main.c): loop_skiff_attach_runner connects the
+ * unikernel's is (uk/uk_main.c): loop_skiff_attach_runner connects the
  * two, and only the device and the memory differ.
  */
 #include <stdlib.h>

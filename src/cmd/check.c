@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "../host/cli.h"
 #include "../conf/sites_conf.h"
 #include "../tls/tls_engine.h"
 

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "../plat/plat.h"
-#include "cli.h"
-#include "hoststack.h"
+#include "../host/cli.h"
+#include "../host/hoststack.h"
 
 /* IPv4 and ICMP headers: what an MTU leaves for the payload. */
 #define PING_OVERHEAD 28u
