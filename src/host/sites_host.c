@@ -109,24 +109,24 @@ struct parsed {
 	struct sconf conf;
 };
 
-/* Where a directive was: "FILE:LINE:COL: ", or "" for the flags (path
- * NULL), whose own names say it ("--root"). */
+/* Where a directive was, as an error's prefix: "FILE:LINE:COL: " (path
+ * given: a message that leaves this file whole), "LINE:COL: " (path NULL:
+ * one the caller prints after the file's name), or "" for the flags'
+ * model (position 0), whose own names say it ("--root"). */
 static const char *at(char *buf, size_t n, const char *path, struct sconf_pos pos)
-{
-	if (!path)
-		return "";
-	snprintf(buf, n, "%s:%u:%u: ", path, pos.line, pos.col);
-	return buf;
-}
-
-/* "LINE:COL: " of a directive in the file, or "" for the flags' model
- * (position 0): the errors below start with it. */
-static const char *lc(char b[32], struct sconf_pos pos)
 {
 	if (!pos.line)
 		return "";
-	snprintf(b, 32, "%u:%u: ", pos.line, pos.col);
-	return b;
+	if (path)
+		snprintf(buf, n, "%s:%u:%u: ", path, pos.line, pos.col);
+	else
+		snprintf(buf, n, "%u:%u: ", pos.line, pos.col);
+	return buf;
+}
+
+static const char *lc(char b[32], struct sconf_pos pos)
+{
+	return at(b, 32, NULL, pos);
 }
 
 /* What a parse cannot check: folders that exist; and what this runtime
