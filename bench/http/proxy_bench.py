@@ -93,8 +93,12 @@ MISS_MIN_UP = 0.99  # a miss run: at least 99%
 MISS_MAX_UP = 1.01
 
 for f in FRONTS:
-    if f not in ALL_FRONTS:
-        sys.exit(f"bench-proxy: unknown front '{f}' (known: {' '.join(ALL_FRONTS)})")
+    base = f[:-4] if f.endswith("-old") and f.startswith("skiff-") else f
+    if base not in ALL_FRONTS:
+        sys.exit(f"bench-proxy: unknown front '{f}' (known: {' '.join(ALL_FRONTS)}, "
+                 "a skiff one with -old)")
+    if base != f and not B.SKIFF_OLD:
+        sys.exit(f"bench-proxy: {f} needs BENCH_SKIFF_OLD")
 for ld in LOADS:
     if ld not in ALL_LOADS:
         sys.exit(f"bench-proxy: unknown load '{ld}' (known: {' '.join(ALL_LOADS)})")
@@ -408,8 +412,10 @@ def write_results(out, runs, meta):
             w.writerow({k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in r.items()})
     L = [f"# make bench-proxy — {meta['date']}", "",
          f"Machine: {meta['machine']}. Front pinned to CPU {B.SCPU}, client to CPU {B.CCPU}, "
-         f"the upstream nginx to CPU {UPCPU}. One run per point, the fronts alternating "
-         f"within every load, {DURATION:g} s per run (wrk at least 2 s). 600-byte body. "
+         f"the upstream nginx to CPU {UPCPU}. "
+         + ("One run per point" if REPS == 1 else
+            f"{REPS} rounds, each cell the median of its rounds (runs.csv has each run)")
+         + f", the fronts alternating within every load, {DURATION:g} s per run (wrk at least 2 s). 600-byte body. "
          f"Offloads on the veth ends: {B.OFFLOADS} for the kernel fronts, off for skiff.", "",
          f"Command: `{meta['command']}`", "",
          "Columns: **req/s**; **core µs/req**: busy time of the front's CPU per request "
