@@ -19,7 +19,9 @@
 #   reload     SIGHUP under wrk (-c 8, Host a.test): the file now names
 #              another folder for a.test and a.test's certificate files hold
 #              a new certificate: served from the new folder, the new
-#              certificate shown for SNI a.test, wrk: 0 errors and 0 non-2xx
+#              certificate shown for SNI a.test, wrk: 0 errors and 0 non-2xx;
+#              the replaced generation freed while wrk's connections are
+#              still open (sites.generations_retired 0, read by skiff stat)
 #   broken     a file that does not parse, then SIGHUP: refused with its
 #              FILE:LINE:COL in the log, the old configuration still serves
 #   nginx      (linux) nginx with an equivalent nginx.conf answers every
@@ -153,7 +155,25 @@ check_reload() {
 	mv "$d/sites/certs/a.crt.new" "$d/sites/certs/a.crt"
 	sed -i 's#files sites/a;#files sites/a2;#' "$CONF"
 	kill -HUP "$SRV_PID"
+	# The replaced generation goes while wrk's 8 keep-alive connections
+	# stay open: once no request routed before the swap is left
+	# (http_app_live_old), not once every connection has closed.  Read
+	# from the control socket while wrk runs (it ends 6 s after its start).
+	local retired=""
+	for _ in 1 2 3 4 5 6; do
+		sleep 0.5
+		grep -q 'SIGHUP' "$SRV_LOG" || continue # not swapped yet: nothing retired
+		retired=$("$BIN" stat "$SRV_PID" 2>/dev/null | awk '$1 == "sites.generations_retired" {print $2}')
+		[ "$retired" = 0 ] && break
+	done
+	local wrk_running=0
+	kill -0 "$wpid" 2>/dev/null && wrk_running=1
 	wait "$wpid"
+	if [ "$retired" = 0 ] && [ "$wrk_running" = 1 ]; then
+		pass "$TGT.reload.retired" "the old generation freed under wrk's open connections"
+	else
+		fail "$TGT.reload.retired" "sites.generations_retired '$retired' (wrk still running: $wrk_running)"
+	fi
 	if skt_wait_for 5 X python3 "$SC" served "$ADDR" 8080 a.test / --expect "a2: the folder"; then
 		pass "$TGT.reload.root"
 	else

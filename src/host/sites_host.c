@@ -23,9 +23,10 @@
  * the certificates are read again from their files.  A file that does not
  * parse or check, or that changes the listeners, is refused whole: the old
  * generation keeps serving and the error log says why.  A generation
- * replaced is retired, and freed once no connection is open on any of the
- * worker's engines (a request already dispatched may still use it), or at
- * exit.
+ * replaced is retired, and freed once no request dispatched before the
+ * swap is left in any engine (http_app_live_old: keep-alive connections
+ * may stay open, so steady load does not keep it) and TCP holds none of
+ * its files' bytes, or at exit.
  *
  * The access log (`access_log`; host/access_log.h) is each worker's own
  * descriptor on the file, O_APPEND; the engines' hook reaches it through
@@ -788,6 +789,11 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 		http_app_set_access(&w->lst[li].app, nlog ? access_hook : NULL, w);
 	struct gen *prev = sites_swap(&w->sites, &g->g)->host;
 	w->gen = g;
+	/* The requests dispatched until now may use prev: they count as old
+	 * in each engine until they are over (retired_free). */
+	for (unsigned li = 0; li < w->nlst; li++)
+		if (w->lst[li].started)
+			http_app_epoch_next(&w->lst[li].app);
 	prev->next_retired = w->retired;
 	w->retired = prev;
 	w->reloads++;
@@ -821,11 +827,20 @@ refused:
 	}
 }
 
-static bool worker_idle(const struct sh_worker *w)
+/* May the retired generations go?  Once no request dispatched before the
+ * last swap is left in any engine (keep-alive connections may stay open:
+ * a server under steady load frees them within a request's time), and,
+ * when one of them owns a file cache of its own, once TCP holds no file
+ * bytes by reference (skiff's stack sends bodies from the mapping). */
+static bool retired_free(const struct sh_worker *w)
 {
 	for (unsigned i = 0; i < w->nlst; i++)
-		if (w->lst[i].started && w->lst[i].app.nconns)
+		if (w->lst[i].started && http_app_live_old(&w->lst[i].app))
 			return false;
+	for (const struct gen *g = w->retired; g; g = g->next_retired)
+		for (unsigned i = 0; i < g->nfiles; i++)
+			if (g->files[i] && loop_refs_held(w->loop))
+				return false;
 	return true;
 }
 
@@ -836,7 +851,7 @@ static void tick(struct loop_timer *t, sk_time_ns now)
 		w->wk.reload = 0;
 		reload(w, plan_run);
 	}
-	if (w->retired && worker_idle(w)) {
+	if (w->retired && retired_free(w)) {
 		while (w->retired) {
 			struct gen *g = w->retired;
 			w->retired = g->next_retired;
@@ -918,6 +933,12 @@ static void worker_stats(struct sh_worker *w, void (*fn)(void *ctx, const char *
 	sites_stats(&w->sites, fn, ctx);
 	fn(ctx, "sites.reloads", w->reloads);
 	fn(ctx, "sites.reload_failures", w->reload_failures);
+	/* Generations replaced and not yet freed (retired_free): 0 soon after
+	 * a reload, under load too. */
+	uint64_t nret = 0;
+	for (const struct gen *g = w->retired; g; g = g->next_retired)
+		nret++;
+	fn(ctx, "sites.generations_retired", nret);
 	/* The file trees: pages found cut short under a mapping (a file
 	 * truncated while served, answered from zeros: serve_files.c), and
 	 * the descriptors kept for sendfile. */

@@ -493,6 +493,15 @@ void http_app_stats_emit(const struct http_app_stats *st, uint64_t open, const c
 /* Connections whose answer is a file (http_app_send_file) not yet handed
  * to the socket whole: while not 0, the file's memory is still read. */
 uint32_t http_app_files_held(const struct http_app *app);
+/* Epochs, for a host that swaps what its handlers use between loop turns
+ * (router/sites.h's generations): http_app_epoch_next starts a new epoch,
+ * and http_app_live_old counts the requests dispatched before the last
+ * epoch_next that are not over yet (on_done has not run).  What those
+ * requests' handlers may still use can go once it is 0 in every engine,
+ * whether or not keep-alive connections stay open, and however many
+ * epochs began meanwhile.  O(1) each. */
+void http_app_epoch_next(struct http_app *app);
+uint32_t http_app_live_old(const struct http_app *app);
 /* Every invariant of every connection: 0 or -(line in app.c). */
 int http_app_check(const struct http_app *app);
 
@@ -528,6 +537,9 @@ struct http_app {
 	 * on its connection, idle ones close after the grace from drain_at;
 	 * drain_done runs (once) when none is left. */
 	bool draining;
+	/* Requests not over, started in the current epoch and before it
+	 * (http_app_epoch_next); each connection's request says which. */
+	uint32_t epoch, live_cur, live_old;
 	sk_time_ns drain_at;
 	void (*drain_done)(void *ctx);
 	void *drain_ctx;
