@@ -146,6 +146,14 @@ check_reload() {
 	echo "<p>a2: the folder after the reload</p>" >"$d/sites/a2/index.html"
 	"${NS[@]}" wrk -t 1 -c 8 -d 6s -H "Host: a.test" "http://$ADDR:8080/" >"$WORK/$TGT-wrk.txt" 2>&1 &
 	local wpid=$!
+	# A keep-alive connection that stays open, idle, across the reload
+	# (at most 20 s): the old generation must not wait for it.
+	"${NS[@]}" timeout 20 python3 -c 'import socket, sys, time
+s = socket.create_connection((sys.argv[1], 8080))
+s.sendall(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+s.recv(65536)
+time.sleep(20)' "$ADDR" &
+	local hpid=$!
 	sleep 2
 	old_cert=$(X python3 "$SC" cert "$ADDR" 8443 a.test "$d/sites/certs")
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
@@ -155,25 +163,27 @@ check_reload() {
 	mv "$d/sites/certs/a.crt.new" "$d/sites/certs/a.crt"
 	sed -i 's#files sites/a;#files sites/a2;#' "$CONF"
 	kill -HUP "$SRV_PID"
-	# The replaced generation goes while wrk's 8 keep-alive connections
-	# stay open: once no request routed before the swap is left
-	# (http_app_live_old), not once every connection has closed.  Read
-	# from the control socket while wrk runs (it ends 6 s after its start).
+	# The replaced generation goes while keep-alive connections stay open
+	# (wrk's, and the idle one above): once no request routed before the
+	# swap is left (http_app_live_old), not once every connection has
+	# closed.  Read from the control socket, at most 8 s.
 	local retired=""
-	for _ in 1 2 3 4 5 6; do
+	for _ in $(seq 16); do
 		sleep 0.5
 		grep -q 'SIGHUP' "$SRV_LOG" || continue # not swapped yet: nothing retired
 		retired=$("$BIN" stat "$SRV_PID" 2>/dev/null | awk '$1 == "sites.generations_retired" {print $2}')
 		[ "$retired" = 0 ] && break
 	done
-	local wrk_running=0
-	kill -0 "$wpid" 2>/dev/null && wrk_running=1
-	wait "$wpid"
-	if [ "$retired" = 0 ] && [ "$wrk_running" = 1 ]; then
-		pass "$TGT.reload.retired" "the old generation freed under wrk's open connections"
+	local held=0
+	kill -0 "$hpid" 2>/dev/null && held=1
+	if [ "$retired" = 0 ] && [ "$held" = 1 ]; then
+		pass "$TGT.reload.retired" "the old generation freed with a keep-alive connection open"
 	else
-		fail "$TGT.reload.retired" "sites.generations_retired '$retired' (wrk still running: $wrk_running)"
+		fail "$TGT.reload.retired" "sites.generations_retired '$retired' (the idle connection open: $held)"
 	fi
+	kill "$hpid" 2>/dev/null
+	wait "$hpid" 2>/dev/null
+	wait "$wpid"
 	if skt_wait_for 5 X python3 "$SC" served "$ADDR" 8080 a.test / --expect "a2: the folder"; then
 		pass "$TGT.reload.root"
 	else
