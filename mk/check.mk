@@ -120,7 +120,7 @@ $(CHECK_DIR)/libfuzz.a: $(CHECK_FUZZ_LIBOBJ)
 $(CHECK_DIR)/fuzz/fuzz_%: fuzz/fuzz_%.c $(CHECK_DIR)/fobj/fuzz/replay_main.o $(CHECK_DIR)/libfuzz.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CHECK_FUZZ_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(CHECK_DIR)/fobj/fuzz/replay_main.o \
-	  $(CHECK_DIR)/libfuzz.a -l:libbearssl.a -lssl -lcrypto
+	  $(CHECK_DIR)/libfuzz.a -l:libbearssl.a -lssl -lcrypto -lgnutls
 .SECONDARY: $(CHECK_FUZZ_LIBOBJ) $(CHECK_DIR)/fobj/fuzz/replay_main.o
 
 # A target with no corpus at all fails: a replay of nothing proves nothing.
