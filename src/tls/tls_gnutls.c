@@ -74,6 +74,7 @@ struct tls_conn {
 	int err;      /* enum tls_status of the last failure */
 	bool done;    /* the handshake finished */
 	bool offered; /* the ClientHello offered a ticket */
+	uint8_t head_seen; /* of the first record's first two bytes (hello_head) */
 };
 
 /* ---- generations ---- */
@@ -383,8 +384,25 @@ static void g_conn_free(struct tls_conn *c)
 	free(c);
 }
 
+/* The first record must be a handshake record of TLS (content type 22,
+ * major version 3): anything else is refused at its first byte.  GnuTLS
+ * would take a first byte with the high bit set as the start of an SSL 2.0
+ * ClientHello and wait for up to 32 KiB of it, so a quarter of random
+ * byte streams sat until the handshake timeout instead of being refused at
+ * once, as OpenSSL refuses them (tests/tls.sh hostile). */
+static bool hello_head(struct tls_conn *c, const uint8_t *b, size_t len)
+{
+	static const uint8_t want[2] = {22, 3};
+	for (size_t i = 0; i < len && c->head_seen < 2; i++, c->head_seen++)
+		if (b[i] != want[c->head_seen])
+			return false;
+	return true;
+}
+
 static long g_records_in(struct tls_conn *c, const void *buf, size_t len)
 {
+	if (c->head_seen < 2 && !c->err && !hello_head(c, buf, len))
+		c->err = TLS_ERR_HANDSHAKE; /* step and every later call say so */
 	return tls_buf_append(&c->ctx->pool, &c->in, buf, len) == 0 ? (long)len : -SK_ENOMEM;
 }
 

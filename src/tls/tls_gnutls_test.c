@@ -244,8 +244,7 @@ static void test_one_record_per_write(void **state)
 	tls_gnutls_free(sctx);
 }
 
-/* Not TLS: refused as a handshake error (an alert queued), and every
- * later call says so. */
+/* Not TLS: refused as a handshake error, and every later call says so. */
 static void test_not_tls(void **state)
 {
 	(void)state;
@@ -259,6 +258,23 @@ static void test_not_tls(void **state)
 	uint8_t b[16];
 	assert_int_equal(E->read(c, b, sizeof(b)), -SK_ECONNRESET);
 	assert_int_equal(E->write(c, "x", 1), -SK_ECONNRESET);
+	E->conn_free(c);
+
+	/* An SSL 2.0 hello's head (the high bit set: a 2-byte length), which
+	 * GnuTLS alone would wait on for up to 32 KiB: refused at once, even
+	 * when its bytes come one at a time. */
+	static const uint8_t v2[] = {0x80, 0x2e, 0x01, 0x03, 0x01};
+	c = E->conn_new(sctx);
+	assert_int_equal(E->records_in(c, v2, 1), 1);
+	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
+	E->conn_free(c);
+	/* a handshake type with another major version */
+	static const uint8_t v4[] = {22, 4, 1, 0, 5};
+	c = E->conn_new(sctx);
+	assert_int_equal(E->records_in(c, v4, 1), 1);
+	assert_int_equal(E->step(c), TLS_OK); /* 22 so far: wait */
+	assert_int_equal(E->records_in(c, v4 + 1, 4), 4);
+	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
 	E->conn_free(c);
 	tls_gnutls_free(sctx);
 }
