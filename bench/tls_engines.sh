@@ -99,7 +99,8 @@ echo
 echo "server CPU per handshake, µs: median of the ok runs [lowest-highest]; runs failed"
 for e in "${ENGINES[@]}"; do
 	for k in full resumed; do
-		grep "^$e .*(ok;" "$WORK/runs.txt" | awk -v k="$k" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}' |
+		# "ENGINE full US resumed US (...)": fields 3 and 5
+		grep "^$e .*(ok;" "$WORK/runs.txt" | awk -v k="$k" '{print k == "full" ? $3 : $5}' |
 			sort -n | awk -v e="$e" -v k="$k" -v bad="$(grep -c "^$e .*(FAILED;" "$WORK/runs.txt")" '
 			{ v[NR] = $1 } END {
 				if (NR == 0) { printf "%-8s %-8s no ok run, %d failed\n", e, k, bad; exit }
