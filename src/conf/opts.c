@@ -764,6 +764,7 @@ static const struct opt_use app_use[] = {
 	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
+	{OPT_TLS_ENGINE, 0, "openssl", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -794,7 +795,7 @@ const struct opt_cmd opt_cmd_app = {
 		    "           [--port N] [--stats] [--pcap FILE] [--offload on|off] [--max-conns N]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
-		    "            [--tls-sni NAME:CERT:KEY]...]\n"
+		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls]]\n"
 		    "           [--header-timeout S] [--body-timeout S] [--send-timeout S]\n"
 		    "           [--keepalive-timeout S] [--max-body N] [--tcp-sndbuf N]\n"
 		    "           [--tcp-rcvbuf N] [--spin-us N]\n"
@@ -841,6 +842,7 @@ static const struct opt_use proxy_use[] = {
 	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
+	{OPT_TLS_ENGINE, 0, "openssl", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -871,7 +873,7 @@ const struct opt_cmd opt_cmd_proxy = {
 		    "           [--purge-allow ADDR[/LEN][,...]|none] [--port N] [--stack skiff|linux]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
-		    "            [--tls-sni NAME:CERT:KEY]...]\n"
+		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls]]\n"
 		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "           [--mac MAC] [--stats]\n"
 		    "           [--pcap FILE] [--offload on|off] [--max-conns N]\n"
