@@ -8,7 +8,7 @@ SAN     ?=
 CFLAGS  ?=
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASE_CFLAGS := -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -Isrc $(SAN) $(CFLAGS)
-LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz -lssl -lcrypto
+LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz -lssl -lcrypto -lgnutls
 TEST_LDLIBS := -lcmocka -l:libbearssl.a
 
 # The layers are folders (tools/layers.txt: which may include which;
@@ -104,7 +104,8 @@ help:
 	@echo "  make bench-cost    docs/cost.md: what a request costs, stage by stage"
 	@echo "  make bench-parse   the HTTP head parser alone, ns per parse"
 	@echo "  make bench-tls     HTTPS: skiff --tls-cert against nginx/OpenSSL, handshakes and req/s"
-	@echo "  make bench-tls-libs  OpenSSL (skiff's engine), wolfSSL and GnuTLS: TLS 1.3 handshakes and records in cycles"
+	@echo "  make bench-tls-libs  OpenSSL and GnuTLS (skiff's engines), wolfSSL and GnuTLS alone: TLS 1.3 handshakes and records in cycles"
+	@echo "  make bench-tls-engines  skiff serve --tls-engine openssl vs gnutls: server CPU per full and resumed handshake"
 	@echo "  make bench-ring    ring and checksum costs in cycles"
 	@echo "  make bench-proxy   skiff proxy against nginx proxy_cache in front of nginx, cache hits/misses"
 	@echo "                     (bench/proxy.sh; BENCH_PROXY_SKIFF=PATH, BENCH_QUICK=1)"
@@ -178,6 +179,7 @@ FUZZ_BIN := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 # (plat_now, plat_park); no target drives it, so it stays out of the link.
 FUZZ_CORE := $(filter-out src/runner/runner.c,$(CORE_SRC))
 FUZZ_LIBSRC := $(FUZZ_CORE) src/loop_host/loop_fake.c src/tls/tls_openssl.c src/tls/tls_testcert.c \
+	src/tls/tls_gnutls.c src/tls/tls_buf.c src/tls/tls_sni.c src/tls/tls_host.c \
 	src/tls/tls_bearssl.c
 FUZZ_LIBOBJ := $(FUZZ_LIBSRC:%.c=$(BUILD)/fuzz/obj/%.o)
 $(BUILD)/fuzz/obj/%.o: %.c
@@ -188,7 +190,7 @@ $(BUILD)/fuzz/libfuzzcore.a: $(FUZZ_LIBOBJ)
 	ar rcs $@ $^
 $(BUILD)/fuzz/%: fuzz/%.c $(BUILD)/fuzz/libfuzzcore.a
 	clang $(FUZZ_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(BUILD)/fuzz/libfuzzcore.a \
-	  -l:libbearssl.a -lssl -lcrypto
+	  -l:libbearssl.a -lssl -lcrypto -lgnutls
 .SECONDARY: $(FUZZ_LIBOBJ)
 fuzz-build: $(FUZZ_BIN)
 FUZZ_TIME ?= 60

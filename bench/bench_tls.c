@@ -1,6 +1,7 @@
 /* bench_tls.c — the TLS rows of the cost report (make bench-cost): what
  * skiff's TLS engine (src/tls/tls_openssl.c, OpenSSL 3 behind
- * tls_engine.h) costs on the server side, in cycles (lfenced rdtsc) and
+ * tls_engine.h; with `--engine gnutls` src/tls/tls_gnutls.c, GnuTLS 3.7)
+ * costs on the server side, in cycles (lfenced rdtsc) and
  * ns, in one process: the client is OpenSSL too, on memory BIOs, and only
  * the server engine's calls are timed (conn_new, records_in, step, read,
  * write, out_peek/out_consume, conn_free), never the client's.
@@ -31,6 +32,7 @@
 #include "bench_report.h"
 #include "base/sk_err.h"
 #include "tls/tls_engine.h"
+#include "tls/tls_host.h"
 #include "tls/tls_testcert.h"
 
 
@@ -54,14 +56,22 @@ static void die(const char *what)
 	exit(1);
 }
 
-static const struct tls_engine_ops *E = &tls_openssl_ops;
+static const struct tls_engine_ops *E;
 static uint8_t buf[1 << 16];
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--engine")) {
+		tls_testcert_engine = argv[2];
+	} else if (argc != 1) {
+		fprintf(stderr, "usage: bench_tls [--engine openssl|gnutls]\n");
+		return 2;
+	}
 	calibrate();
 	printf("info|tsc_ghz|%.3f\n", 1.0 / ns_per_cycle);
 	struct tls_ctx *sctx = tls_testcert_server(NULL);
+	E = tls_host_ops(sctx);
+	printf("info|engine|%s\n", E->name);
 	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
 	SSL_CTX_set_ciphersuites(cctx, "TLS_AES_128_GCM_SHA256");
 	SSL_CTX_set1_groups_list(cctx, "X25519");
@@ -130,6 +140,6 @@ int main(void)
 	tls_testpair_free(&p);
 	SSL_SESSION_free(sess);
 	SSL_CTX_free(cctx);
-	tls_openssl_free(sctx);
+	tls_host_free(sctx);
 	return 0;
 }

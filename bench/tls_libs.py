@@ -5,8 +5,9 @@ libraries").
 
   bench/tls_libs.py BUILD_BENCH_DIR [--reps N] [--core C]
 
-Runs build/bench/bench_tls (skiff's OpenSSL 3.0 engine), bench_tls_wolfssl
-and bench_tls_gnutls N times each (default 5), alternating the order at
+Runs build/bench/bench_tls (skiff's OpenSSL 3.0 engine), bench_tls
+--engine gnutls (skiff's GnuTLS 3.7 engine), bench_tls_wolfssl and
+bench_tls_gnutls (the libraries alone) N times each (default 5), alternating the order at
 every repetition, each pinned to core C (default: the last one) with
 taskset.  Each run prints per row the median of its samples (300
 handshakes, 2,000 records); the table gives, per row and library, the
@@ -20,9 +21,10 @@ import statistics
 import subprocess
 import sys
 
-LIBS = [("OpenSSL 3.0 (skiff's engine)", "bench_tls"),
-        ("wolfSSL 5.5", "bench_tls_wolfssl"),
-        ("GnuTLS 3.7", "bench_tls_gnutls")]
+LIBS = [("OpenSSL 3.0 (skiff's engine)", ["bench_tls"]),
+        ("GnuTLS 3.7 (skiff's engine)", ["bench_tls", "--engine", "gnutls"]),
+        ("wolfSSL 5.5", ["bench_tls_wolfssl"]),
+        ("GnuTLS 3.7", ["bench_tls_gnutls"])]
 OPS = [("full handshake (ECDSA P-256 + X25519)", lambda n: "full handshake" in n),
        ("resumed, PSK with X25519 (psk_dhe_ke)",
         lambda n: "resumed" in n and "psk_ke" not in n),
@@ -31,8 +33,9 @@ OPS = [("full handshake (ECDSA P-256 + X25519)", lambda n: "full handshake" in n
        ("open, per KiB (16 KiB record, AES-128-GCM)", lambda n: "open" in n)]
 
 
-def run(path, core):
-    out = subprocess.run(["taskset", "-c", str(core), path], capture_output=True, text=True,
+def run(cmd, core):
+    path = cmd[0]
+    out = subprocess.run(["taskset", "-c", str(core)] + cmd, capture_output=True, text=True,
                          timeout=600)
     if out.returncode != 0:
         raise SystemExit(f"{path} exited {out.returncode}: {out.stderr.strip()[-300:]}")
@@ -66,8 +69,8 @@ def main():
     ghz = []
     for r in range(reps):
         order = LIBS[r % len(LIBS):] + LIBS[:r % len(LIBS)]
-        for lib, exe in order:
-            rows, info = run(os.path.join(d, exe), core)
+        for lib, cmd in order:
+            rows, info = run([os.path.join(d, cmd[0])] + cmd[1:], core)
             ghz.append(float(info.get("tsc_ghz", "0")))
             for op, match in OPS:
                 for name, v in rows.items():

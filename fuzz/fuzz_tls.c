@@ -1,5 +1,6 @@
-/* fuzz_tls.c — the TLS record path (tls/tls_engine.h, the OpenSSL engine)
- * on arbitrary client bytes: what a client sends to port 443 is the first
+/* fuzz_tls.c — the TLS record path (tls/tls_engine.h, the OpenSSL engine;
+ * fuzz_tls_gnutls.c includes this file for the GnuTLS one) on arbitrary
+ * client bytes: what a client sends to port 443 is the first
  * thing anyone on the internet can reach.  Input: [cuts][bytes...]; the
  * bytes reach a fresh server connection in pieces whose sizes come from
  * `cuts` (so records split across reads are explored), each piece
@@ -16,6 +17,7 @@
 
 #include "base/sk_err.h"
 #include "tls/tls_engine.h"
+#include "tls/tls_host.h"
 #include "tls/tls_testcert.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
@@ -23,12 +25,18 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The engine (tls/tls_host.h); NULL: the default, OpenSSL. */
+#ifndef FUZZ_TLS_ENGINE
+#define FUZZ_TLS_ENGINE NULL
+#endif
+
 static struct tls_ctx *ctx;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+	tls_testcert_engine = FUZZ_TLS_ENGINE;
 	ctx = tls_testcert_server(NULL);
 	return 0;
 }
@@ -40,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t cuts = data[0];
 	data++;
 	size--;
-	const struct tls_engine_ops *e = &tls_openssl_ops;
+	const struct tls_engine_ops *e = tls_host_ops(ctx);
 	struct tls_conn *c = e->conn_new(ctx);
 	CHECK(c);
 	static uint8_t buf[1 << 15];

@@ -28,7 +28,8 @@
 #                     keep-alive and close, on --stack linux against skiff on
 #                     packet and xdp (bench/http/app_bench.sh); also the last
 #                     step of make bench.  About 1 min.
-.PHONY: bench bench-quick bench-cost bench-parse bench-tls bench-app bench-tls-libs
+.PHONY: bench bench-quick bench-cost bench-parse bench-tls bench-app bench-tls-libs \
+	bench-tls-engines
 
 BENCH_PY := PYTHONDONTWRITEBYTECODE=1 python3
 COST_OUT ?= docs/cost.md
@@ -55,11 +56,19 @@ bench-cost: deps all $(BUILD)/bench/bench_cost $(BUILD)/bench/bench_ring $(BUILD
 	  --tls $(BUILD)/bench/bench_tls \
 	  --ring $(BUILD)/bench/bench_ring --out $(COST_OUT)
 
-# The TLS libraries Debian 12 packages (OpenSSL 3.0 through skiff's engine,
-# wolfSSL 5.5, GnuTLS 3.7), server side, in cycles, one core, alternating
-# (bench/tls_libs.py; BENCH_TLS_REPS, default 5; about 1 min).
+# The TLS libraries Debian 12 packages (OpenSSL 3.0 and GnuTLS 3.7 through
+# skiff's two engines, and wolfSSL 5.5 and GnuTLS alone), server side, in
+# cycles, one core, alternating (bench/tls_libs.py; BENCH_TLS_REPS, default
+# 5; about 2 min).
 bench-tls-libs: deps $(BUILD)/bench/bench_tls $(BUILD)/bench/bench_tls_wolfssl $(BUILD)/bench/bench_tls_gnutls
 	@$(BENCH_PY) bench/tls_libs.py $(BUILD)/bench --reps $${BENCH_TLS_REPS:-5}
+
+# skiff serve's server CPU per full and resumed TLS 1.3 handshake on each
+# engine (--tls-engine openssl, gnutls), alternating, on loopback
+# (bench/tls_engines.sh; TLSE_REPS, default 5; about 3 min).  Run it under
+# flock /tmp/skiff-nettest.lock on a shared machine.
+bench-tls-engines: deps all
+	@bench/tls_engines.sh $(BUILD)/skiff $${TLSE_REPS:-5}
 
 # The HTTP head parser alone: ns per parse of ab's and a browser's request.
 bench-parse: $(BUILD)/bench/bench_parse

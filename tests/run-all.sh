@@ -116,10 +116,13 @@ P metrics est=60 needs=build -- tests/metrics.sh build/skiff
 # Static file semantics against nginx, both stacks and the unikernel (TCG).
 P http-diff w=2 needs=build est=10 -- tests/http_diff.sh build/skiff
 P tls w=2 est=110 needs=build -- tests/tls.sh build/skiff
+# The same against the GnuTLS engine (--tls-engine gnutls, docs/tls.md).
+P tls-gnutls w=2 est=110 needs=build -- env TLS_ENGINE=gnutls tests/tls.sh build/skiff
 # --stack linux's file bodies by sendfile(2), --sendfile off, a file cut mid-send (loopback).
 P sendfile w=2 est=20 needs=build -- tests/sendfile.sh build/skiff
 # HTTPS on the applications and certificates by name (loopback, kernel sockets).
 P tls-app est=40 needs=build -- tests/tls_app.sh build/skiff build/examples
+P tls-app-gnutls est=40 needs=build -- env TLS_ENGINE=gnutls tests/tls_app.sh build/skiff build/examples
 # The same scripts over IPv6 (SKT_FAMILY=6, tests/lib.sh skt_family),
 # narrowed (each runs whole over v6 by hand): ops where the client's
 # address is written (the access and error logs) and the drain, on both
@@ -197,6 +200,7 @@ P asan-ops est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/ops.sh build/asan/s
 P asan-metrics est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/metrics.sh build/asan/skiff
 P asan-sites est=80 needs=asan-build -- "${ASAN_ENV[@]}" tests/sites.sh build/asan/skiff linux skiff:tap
 P asan-tls w=2 est=110 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls.sh build/asan/skiff linux skiff:tap
+P asan-tls-gnutls w=2 est=80 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=gnutls tests/tls.sh build/asan/skiff linux
 P asan-tls-app est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls_app.sh build/asan/skiff build/asan/examples
 # The application engine under the sanitizers, both stacks (tap).
 P asan-app w=2 est=60 needs=asan-build excl=app-ports -- "${ASAN_ENV[@]}" APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \

@@ -41,6 +41,11 @@
 # listens on both families; skiff's --ip6 otherwise), the certificates name
 # IP:2001:2::2, checks print as TARGET.v6/NAME (tests/lib.sh skt_family).
 #
+# TLS_ENGINE=openssl|gnutls (run-all.sh phase tls-gnutls: gnutls): every
+# server here runs with --tls-engine TLS_ENGINE; with gnutls the counters
+# must show that GnuTLS took every connection (tls.gnutls_sessions), and a
+# key that does not match is refused by GnuTLS's check.
+#
 # Prints "PASS target/name" / "FAIL target/name: why" and ends with
 # "tls: N passed, N failed"; exits non-zero if anything failed.
 set -u
@@ -64,6 +69,13 @@ fi
 skt_need setup openssl curl ab wrk h2load python3 timeout sha256sum testssl || { summary; exit 1; }
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 
+TLS_ENGINE=${TLS_ENGINE:-}
+ENGINE_ARGS=()
+case $TLS_ENGINE in
+'') ;;
+openssl | gnutls) ENGINE_ARGS=(--tls-engine "$TLS_ENGINE") ;;
+*) echo "$0: TLS_ENGINE is openssl or gnutls, not '$TLS_ENGINE'" >&2; exit 2 ;;
+esac
 skt_family "$SKT_FAMILY" || { echo "$0: SKT_FAMILY is 4 or 6, not '$SKT_FAMILY'" >&2; exit 2; }
 SRV_IP=$SKT_SRV H=$SKT_HOST
 WORK=$(mktemp -d /tmp/skiff-tls.XXXXXX)
@@ -109,7 +121,7 @@ start_server() {
 	shift 2
 	skt_serve_launch "$name" --port 80 --root "$ROOT" --stats \
 		--tls-cert "$WORK/$cert.crt" --tls-key "$WORK/$cert.key" --tls-port 443 \
-		--tls-handshake-timeout 2 "$@"
+		--tls-handshake-timeout 2 "${ENGINE_ARGS[@]}" "$@"
 	skt_serve_answer 10 --cacert "$WORK/$cert.crt" "https://$H/" && return 0
 	fail "$name.start" "no HTTPS answer within 10 s: $(skt_serve_tail)"
 	return 1
@@ -225,6 +237,7 @@ run_target() {
 			else
 				fail counters "tls.handshakes=$h (>= 300) resumed=$re (>= 6) tickets_opened=$tk (>= 4) handshake_failed=$hf (>= 30) handshake_timeouts=$to (>= 31) protocol_errors=$pe (>= 60) orphans=$orph orphans_lost=$lost (0) https.requests=${ST[https.requests]:-?} (>= 7000)"
 			fi
+			check_engine engine "$h"
 		fi
 	fi
 	config_checks "$ca"
@@ -285,7 +298,8 @@ config_checks() {
 	local ca=$1 sealed
 	printf 'site skiff-test {\n    listen *:443 tls;\n    tls %s %s;\n    default;\n    route / { files %s; }\n}\n' \
 		"$WORK/ec.crt" "$WORK/ec.key" "$ROOT" >"$WORK/tls.conf"
-	skt_serve_launch conf --config "$WORK/tls.conf" --stats --tls-handshake-timeout 2
+	skt_serve_launch conf --config "$WORK/tls.conf" --stats --tls-handshake-timeout 2 \
+		"${ENGINE_ARGS[@]}"
 	if ! skt_serve_answer 10 --cacert "$ca" "https://$H/"; then
 		fail conf.start "no HTTPS answer within 10 s: $(skt_serve_tail)"
 		skt_serve_stop KILL 2
@@ -293,9 +307,24 @@ config_checks() {
 	fi
 	SKT_SCOPE=$SKT_SCOPE/config preconnect_checks "$ca"
 	if stop_server conf; then
+		check_engine conf.engine "${ST[tls.handshakes]:-0}"
 		sealed=${ST[tls.tickets_sealed]:-0}
 		[ "$sealed" -ge 9 ] && pass "conf.tickets (tls.tickets_sealed=$sealed >= 9: one per handshake)" ||
 			fail conf.tickets "tls.tickets_sealed=$sealed (< 9: resumed handshakes without a new ticket)"
+	fi
+}
+
+# check_engine NAME HANDSHAKES: under TLS_ENGINE=gnutls, GnuTLS made a
+# session for every handshake counted (tls.gnutls_sessions, a counter only
+# that engine has), so the run really was on it.
+check_engine() {
+	local name=$1 h=$2 g
+	[ "$TLS_ENGINE" = gnutls ] || return 0
+	g=${ST[tls.gnutls_sessions]:-none}
+	if [ "$g" != none ] && [ "$h" -gt 0 ] && [ "$g" -ge "$h" ]; then
+		pass "$name (gnutls: tls.gnutls_sessions=$g >= tls.handshakes=$h)"
+	else
+		fail "$name" "not on gnutls: tls.gnutls_sessions=$g, tls.handshakes=$h"
 	fi
 }
 
@@ -322,7 +351,7 @@ check_cli() {
 	rc=$?
 	[ $rc -eq 2 ] && pass "cli.port_without_cert (exit 2)" || fail cli.port_without_cert "rc=$rc: $out"
 	out=$(timeout 10 "$BIN" serve --stack linux --ip 127.0.0.1 --port 18380 --tls-port 18443 \
-		--tls-cert "$WORK/ec.crt" --tls-key "$WORK/rsa.key" 2>&1)
+		--tls-cert "$WORK/ec.crt" --tls-key "$WORK/rsa.key" "${ENGINE_ARGS[@]}" 2>&1)
 	rc=$?
 	[ $rc -eq 1 ] && grep -q 'does not match' <<<"$out" && pass "cli.wrong_key (exit 1: ${out:0:100})" ||
 		fail cli.wrong_key "rc=$rc: $out"

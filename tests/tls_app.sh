@@ -26,6 +26,10 @@
 #           (exit 2); a --tls-sni key that does not match its certificate
 #           (exit 1, a message naming the file).
 #
+# TLS_ENGINE=openssl|gnutls (run-all.sh phase tls-app-gnutls: gnutls): every
+# server here runs with --tls-engine TLS_ENGINE; with gnutls each one's
+# counters must show that GnuTLS took every handshake (tls.gnutls_sessions).
+#
 # Prints "PASS name" / "FAIL name: why", ends with "tls-app: N passed, N
 # failed"; exits non-zero if anything failed.
 set -u
@@ -43,6 +47,13 @@ for f in "$BIN" "$EX/kv" "$EX/hello"; do
 	[ -x "$f" ] || { fail setup "'$f' is not an executable (make all)"; summary; exit 1; }
 done
 skt_need setup openssl curl ab python3 timeout || { summary; exit 1; }
+TLS_ENGINE=${TLS_ENGINE:-}
+ENGINE_ARGS=()
+case $TLS_ENGINE in
+'') ;;
+openssl | gnutls) ENGINE_ARGS=(--tls-engine "$TLS_ENGINE") ;;
+*) echo "$0: TLS_ENGINE is openssl or gnutls, not '$TLS_ENGINE'" >&2; exit 2 ;;
+esac
 
 WORK=$(mktemp -d /tmp/skiff-tls-app.XXXXXX)
 SRV_PID=
@@ -86,7 +97,7 @@ start() {
 	local name=$1
 	shift
 	SRV_LOG=$WORK/$name.log
-	"$@" >"$SRV_LOG" 2>&1 &
+	"$@" "${ENGINE_ARGS[@]}" >"$SRV_LOG" 2>&1 &
 	SRV_PID=$!
 	for _ in $(seq 100); do
 		if timeout 2 curl -sk -o /dev/null "https://127.0.0.1:$TLS_PORT/" 2>/dev/null; then
@@ -121,6 +132,11 @@ stop() {
 	while read -r k v; do ST[$k]=$v; done < <(grep -E '^[a-z_.0-9]+ [0-9]+$' "$SRV_LOG")
 	[ "${1:-}" = quiet ] && return
 	[ $rc -eq 0 ] && pass "$CUR.sigterm (exit 0)" || fail "$CUR.sigterm" "exit status $rc"
+	[ "$TLS_ENGINE" = gnutls ] || return 0
+	local g=${ST[tls.gnutls_sessions]:-none} h=${ST[tls.handshakes]:-0}
+	[ "$g" != none ] && [ "$h" -gt 0 ] && [ "$g" -ge "$h" ] &&
+		pass "$CUR.engine (gnutls: tls.gnutls_sessions=$g >= tls.handshakes=$h)" ||
+		fail "$CUR.engine" "not on gnutls: tls.gnutls_sessions=$g, tls.handshakes=$h"
 }
 
 # subject NAME|-: the CN of the certificate s_client gets asking for NAME ('-': no SNI).

@@ -22,6 +22,8 @@ static const char *const dir_choices[] = {"a2b", "b2a", "both", NULL};
 static const char *const balance_choices[] = {"rr", "least", NULL};
 static const char *const on_off_choices[] = {"on", "off", NULL};
 static const char *const accel_choices[] = {"auto", "kvm", "tcg", NULL};
+/* tls/tls_host.h: the hosted TLS engines by name */
+static const char *const tls_engine_choices[] = {"openssl", "gnutls", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
 
@@ -160,6 +162,10 @@ const struct opt_def opt_defs[OPT_N] = {
 			 "host name, or *.DOMAIN for any one label before DOMAIN;\n"
 			 "the text is cut at its first two colons.  Repeatable\n"
 			 "(at most 8); needs --tls-cert and --tls-key"},
+	[OPT_TLS_ENGINE] = {"tls-engine", 0, OPT_K_CHOICE, "openssl|gnutls", 0, 0, tls_engine_choices,
+			    "the library under HTTPS: openssl (OpenSSL 3) or gnutls\n"
+			    "(GnuTLS 3.7); the same protocols, suites and tickets\n"
+			    "(docs/tls.md)"},
 	[OPT_ACCESS_LOG] = {"access-log", 0, OPT_K_STR, "FILE|-", 0, 0, NULL,
 			    "log every response to FILE (appended to; '-': standard\n"
 			    "output), buffered and written in batches (at least once\n"
@@ -511,6 +517,7 @@ static const struct opt_use serve_use[] = {
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
 	{OPT_TLS_REDIRECT, 0, NULL, NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
+	{OPT_TLS_ENGINE, 0, "openssl", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -560,6 +567,7 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
 		"                    [--tls-redirect] [--tls-sni NAME:CERT:KEY]...]\n"
+		"                   [--tls-engine openssl|gnutls]\n"
 		"                   [--access-log FILE|- [--access-log-format combined|json]]\n"
 		"                   [--drain-timeout S] [--log-level error|warn|info|debug]\n"
 		"                   [--error-log FILE|-]\n"
@@ -756,6 +764,7 @@ static const struct opt_use app_use[] = {
 	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
+	{OPT_TLS_ENGINE, 0, "openssl", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -786,7 +795,7 @@ const struct opt_cmd opt_cmd_app = {
 		    "           [--port N] [--stats] [--pcap FILE] [--offload on|off] [--max-conns N]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
-		    "            [--tls-sni NAME:CERT:KEY]...]\n"
+		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls]]\n"
 		    "           [--header-timeout S] [--body-timeout S] [--send-timeout S]\n"
 		    "           [--keepalive-timeout S] [--max-body N] [--tcp-sndbuf N]\n"
 		    "           [--tcp-rcvbuf N] [--spin-us N]\n"
@@ -833,6 +842,7 @@ static const struct opt_use proxy_use[] = {
 	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
+	{OPT_TLS_ENGINE, 0, "openssl", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -863,7 +873,7 @@ const struct opt_cmd opt_cmd_proxy = {
 		    "           [--purge-allow ADDR[/LEN][,...]|none] [--port N] [--stack skiff|linux]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
-		    "            [--tls-sni NAME:CERT:KEY]...]\n"
+		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls]]\n"
 		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "           [--mac MAC] [--stats]\n"
 		    "           [--pcap FILE] [--offload on|off] [--max-conns N]\n"

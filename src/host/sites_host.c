@@ -77,6 +77,7 @@
 #include "../plat/plat.h"
 #include "../tls/loop_tls.h"
 #include "../tls/tls_engine.h"
+#include "../tls/tls_host.h"
 #include "cli.h"
 #include "hoststack.h"
 #include "access_log.h"
@@ -613,11 +614,11 @@ static int tls_for(struct sh_worker *w, const struct sconf *c, unsigned li, stru
 	const struct opts *o = w->opts;
 	struct tls_server_opts so = {.sni = sni, .nsni = nsni,
 				     .ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE)};
-	l->tls = tls_openssl_server(def->cert, def->key, &so, err, errlen);
+	l->tls = tls_host_server(opt_str(o, OPT_TLS_ENGINE), def->cert, def->key, &so, err, errlen);
 	if (!l->tls)
 		return -1;
 	struct loop_tls_config lc = {
-		.engine = &tls_openssl_ops, .ctx = l->tls,
+		.engine = tls_host_ops(l->tls), .ctx = l->tls,
 		.handshake_timeout_ns = opt_num(o, OPT_TLS_HANDSHAKE_TIMEOUT) * SK_NS_PER_S};
 	l->tls_loop = loop_tls_create(w->loop, &lc, err, errlen);
 	return l->tls_loop ? 0 : -1;
@@ -771,7 +772,7 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 				def = &old->sites[s];
 		if (w->lst[li].tls)
 			reloaded_cert[li] = def->cert;
-		if (w->lst[li].tls && tls_openssl_reload(w->lst[li].tls, def->cert, def->key, err,
+		if (w->lst[li].tls && tls_host_reload(w->lst[li].tls, def->cert, def->key, err,
 							  sizeof(err)) < 0) {
 			free(p.arena);
 			alog_drop(nlog);
@@ -981,7 +982,7 @@ static void worker_stats(struct sh_worker *w, void (*fn)(void *ctx, const char *
 		if (w->lst[i].tls) {
 			stat_sum_source(&ts);
 			loop_stats(w->lst[i].tls_loop, stat_sum_add, &ts);
-			tls_openssl_stats(w->lst[i].tls, stat_sum_add, &ts);
+			tls_host_stats(w->lst[i].tls, stat_sum_add, &ts);
 		}
 	stat_sum_emit(&ts, fn, ctx);
 	stat_sum_free(&ts);
@@ -1104,7 +1105,7 @@ static void worker_free(struct sh_worker *w)
 		if (l->tls_loop)
 			loop_destroy(l->tls_loop);
 		if (l->tls)
-			tls_openssl_free(l->tls);
+			tls_host_free(l->tls);
 		if (l->mem)
 			munmap(l->mem, l->memsz);
 	}

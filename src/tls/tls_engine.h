@@ -4,8 +4,10 @@
  * engine sees only bytes the layer hands it, and hands back the bytes the
  * layer must send, as the devices sit behind struct dev_ops.
  *
- * Engines: tls_openssl.c (hosted, OpenSSL 3, TLS 1.3 and 1.2) and
- * tls_bearssl.c (the unikernel's, BearSSL, TLS 1.2).
+ * Engines: tls_openssl.c (hosted, OpenSSL 3, TLS 1.3 and 1.2),
+ * tls_gnutls.c (hosted, GnuTLS 3.7, the same; --tls-engine gnutls) and
+ * tls_bearssl.c (the unikernel's, BearSSL, TLS 1.2).  The hosted ones are
+ * chosen by name through tls_host.h.
  *
  * Contract, per connection (struct tls_conn, owned by the engine):
  *   - records_in() takes ciphertext from the peer; it accepts all of it
@@ -67,6 +69,19 @@ struct tls_engine_ops {
 	int (*error)(const struct tls_conn *c);     /* enum tls_status of the last failure */
 	bool (*resumed)(const struct tls_conn *c);  /* the handshake resumed a session */
 	const char *(*version)(const struct tls_conn *c);
+	/* The context's own operations, for a runtime that holds contexts of
+	 * any hosted engine (tls_host.h); NULL in the unikernel's. */
+	void (*ctx_free)(struct tls_ctx *ctx);
+	int (*ctx_reload)(struct tls_ctx *ctx, const char *cert_file, const char *key_file,
+			  char *err, size_t errlen);
+	void (*ctx_stats)(const struct tls_ctx *ctx,
+			  void (*fn)(void *arg, const char *name, uint64_t v), void *arg);
+};
+
+/* A hosted engine's struct tls_ctx begins with this, so that whoever holds
+ * a context finds its engine (tls_host.h) without keeping it apart. */
+struct tls_ctx_head {
+	const struct tls_engine_ops *ops;
 };
 
 /* Buffers: a connection holds an input and an output buffer only while

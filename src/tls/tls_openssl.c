@@ -36,9 +36,9 @@
 #include <unistd.h>
 
 #include "../base/sk_err.h"
+#include "tls_buf.h"
 #include "tls_engine.h"
-
-#define TLS_POOL_MAX 256 /* idle buffers kept for reuse */
+#include "tls_sni.h"
 
 /* A session-ticket key: its name (in the ticket, to find it again), the
  * AES-256-CBC key that seals the ticket, the HMAC-SHA256 key over it. */
@@ -56,6 +56,7 @@ struct sni_cert {
 };
 
 struct tls_ctx {
+	struct tls_ctx_head head; /* first: tls_host.h */
 	/* The current generation: new connections are made from it.  A
 	 * reload replaces it; connections made before keep the one they were
 	 * made from (OpenSSL's reference count on SSL_CTX, tls_openssl_reload). */
@@ -70,20 +71,14 @@ struct tls_ctx {
 	uint64_t rotations, sealed, opened, renewed, unknown;
 	uint64_t reloads, reload_failures; /* tls_openssl_reload */
 	struct sni_cert sni[TLS_SNI_MAX];
+	char *sni_names[TLS_SNI_MAX]; /* sni[i].name, for tls_sni_pick */
 	unsigned nsni;
 	uint64_t sni_matched, sni_default;
 	/* kTLS (see ktls_kernel): the kernel offers the tls ULP; handshakes
 	 * after which OpenSSL sends through it, and those where it does not. */
 	bool ktls_kernel;
 	uint64_t ktls_tx, ktls_fallback;
-	unsigned npool;
-	uint8_t *pool[TLS_POOL_MAX]; /* free TLS_BUF_SIZE buffers */
-};
-
-/* Bytes [off, len) of p wait; p == NULL iff none do (then off = len = 0). */
-struct tls_buf {
-	uint8_t *p;
-	size_t off, len, cap;
+	struct tls_pool pool;
 };
 
 struct tls_conn {
@@ -94,62 +89,6 @@ struct tls_conn {
 	int err;        /* enum tls_status of the last failure */
 };
 
-/* ---- buffers ---- */
-
-static void buf_release(struct tls_ctx *t, struct tls_buf *b)
-{
-	if (b->p && b->cap == TLS_BUF_SIZE && t->npool < TLS_POOL_MAX)
-		t->pool[t->npool++] = b->p;
-	else
-		free(b->p);
-	*b = (struct tls_buf){0};
-}
-
-static int buf_append(struct tls_ctx *t, struct tls_buf *b, const void *d, size_t n)
-{
-	if (!b->p) {
-		if (n <= TLS_BUF_SIZE && t->npool) {
-			b->p = t->pool[--t->npool];
-			b->cap = TLS_BUF_SIZE;
-		} else {
-			b->cap = n <= TLS_BUF_SIZE ? TLS_BUF_SIZE : n;
-			b->p = malloc(b->cap);
-			if (!b->p) {
-				b->cap = 0;
-				return -1;
-			}
-		}
-	}
-	if (b->cap - b->len < n && b->off) { /* slide what waits to the front */
-		memmove(b->p, b->p + b->off, b->len - b->off);
-		b->len -= b->off;
-		b->off = 0;
-	}
-	if (b->cap - b->len < n) { /* back-pressure: grow, outside the pool */
-		size_t cap = b->cap * 2;
-		while (cap - b->len < n)
-			cap *= 2;
-		uint8_t *q = malloc(cap);
-		if (!q)
-			return -1;
-		memcpy(q, b->p, b->len);
-		struct tls_buf old = *b;
-		buf_release(t, &old);
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-	return 0;
-}
-
-static void buf_consume(struct tls_ctx *t, struct tls_buf *b, size_t n)
-{
-	b->off += n;
-	if (b->off >= b->len)
-		buf_release(t, b);
-}
-
 /* ---- the BIO: OpenSSL reads records from c->in, writes them to c->out ---- */
 
 static int bio_write(BIO *b, const char *d, int n)
@@ -158,7 +97,7 @@ static int bio_write(BIO *b, const char *d, int n)
 	BIO_clear_retry_flags(b);
 	if (n <= 0)
 		return 0;
-	return buf_append(c->ctx, &c->out, d, (size_t)n) == 0 ? n : -1;
+	return tls_buf_append(&c->ctx->pool, &c->out, d, (size_t)n) == 0 ? n : -1;
 }
 
 static int bio_read(BIO *b, char *d, int n)
@@ -172,7 +111,7 @@ static int bio_read(BIO *b, char *d, int n)
 	}
 	size_t k = have < (size_t)n ? have : (size_t)n;
 	memcpy(d, c->in.p + c->in.off, k);
-	buf_consume(c->ctx, &c->in, k);
+	tls_buf_consume(&c->ctx->pool, &c->in, k);
 	return (int)k;
 }
 
@@ -344,47 +283,14 @@ void tls_openssl_stats(const struct tls_ctx *t,
 
 /* ---- SNI ---- */
 
-static char lower(char c)
-{
-	return (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-}
-
-static bool name_eq(const char *a, const char *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (lower(a[i]) != b[i])
-			return false;
-	return true;
-}
-
-/* The certificate for a client's name: an exact name first, then a
- * wildcard one covering exactly one label more. */
-static struct sni_cert *sni_find(struct tls_ctx *t, const char *name)
-{
-	size_t n = strlen(name);
-	for (unsigned i = 0; i < t->nsni; i++)
-		if (t->sni[i].name[0] != '*' && strlen(t->sni[i].name) == n &&
-		    name_eq(name, t->sni[i].name, n))
-			return &t->sni[i];
-	const char *dot = memchr(name, '.', n);
-	if (!dot || dot == name)
-		return NULL;
-	size_t rest = n - (size_t)(dot - name); /* ".example.com" */
-	for (unsigned i = 0; i < t->nsni; i++) {
-		const char *w = t->sni[i].name;
-		if (w[0] == '*' && strlen(w + 1) == rest && name_eq(dot, w + 1, rest))
-			return &t->sni[i];
-	}
-	return NULL;
-}
-
 /* While the ClientHello is read: the certificate the name asks for. */
 static int sni_cb(SSL *s, int *alert, void *arg)
 {
 	(void)alert;
 	struct tls_ctx *t = arg;
 	const char *name = SSL_get_servername(s, TLSEXT_NAMETYPE_host_name);
-	struct sni_cert *e = name ? sni_find(t, name) : NULL;
+	int i = name ? tls_sni_pick(t->sni_names, t->nsni, name) : -1;
+	struct sni_cert *e = i >= 0 ? &t->sni[i] : NULL;
 	if (!e) {
 		t->sni_default++;
 		return SSL_TLSEXT_ERR_NOACK; /* the default certificate */
@@ -503,6 +409,7 @@ struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 		snprintf(err, errlen, "tls: out of memory");
 		return NULL;
 	}
+	t->head.ops = &tls_openssl_ops;
 	t->ktls_kernel = ktls_kernel();
 	t->meth = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "skiff");
 	if (!t->meth || BIO_meth_set_write(t->meth, bio_write) != 1 ||
@@ -531,8 +438,8 @@ struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 			snprintf(err, errlen, "tls: out of memory");
 			goto fail;
 		}
-		for (char *p = e->name; *p; p++)
-			*p = lower(*p);
+		tls_sni_lower(e->name);
+		t->sni_names[t->nsni - 1] = e->name;
 		e->ssl = ssl_ctx_build(t, e->cert, e->key, err, errlen);
 		if (!e->ssl)
 			goto fail;
@@ -596,8 +503,7 @@ void tls_openssl_free(struct tls_ctx *t)
 	}
 	BIO_meth_free(t->meth);
 	OPENSSL_cleanse(t->keys, sizeof(t->keys));
-	while (t->npool)
-		free(t->pool[--t->npool]);
+	tls_pool_drain(&t->pool);
 	free(t);
 }
 
@@ -627,8 +533,8 @@ static void o_conn_free(struct tls_conn *c)
 	if (!c)
 		return;
 	SSL_free(c->ssl); /* and the BIO */
-	buf_release(c->ctx, &c->in);
-	buf_release(c->ctx, &c->out);
+	tls_buf_release(&c->ctx->pool, &c->in);
+	tls_buf_release(&c->ctx->pool, &c->out);
 	free(c);
 }
 
@@ -636,7 +542,7 @@ static long o_records_in(struct tls_conn *c, const void *buf, size_t len)
 {
 	if (len > INT_MAX)
 		len = INT_MAX;
-	return buf_append(c->ctx, &c->in, buf, len) == 0 ? (long)len : -SK_ENOMEM;
+	return tls_buf_append(&c->ctx->pool, &c->in, buf, len) == 0 ? (long)len : -SK_ENOMEM;
 }
 
 /* Why a call failed: a failure before the handshake finished is the
@@ -722,7 +628,7 @@ static size_t o_out_peek(const struct tls_conn *c, const uint8_t **p)
 
 static void o_out_consume(struct tls_conn *c, size_t n)
 {
-	buf_consume(c->ctx, &c->out, n);
+	tls_buf_consume(&c->ctx->pool, &c->out, n);
 }
 
 static size_t o_pending_in(const struct tls_conn *c)
@@ -768,4 +674,7 @@ const struct tls_engine_ops tls_openssl_ops = {
 	.error = o_error,
 	.resumed = o_resumed,
 	.version = o_version,
+	.ctx_free = tls_openssl_free,
+	.ctx_reload = tls_openssl_reload,
+	.ctx_stats = tls_openssl_stats,
 };

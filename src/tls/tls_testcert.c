@@ -1,6 +1,8 @@
 /* tls_testcert.c — see tls_testcert.h. */
 #include "tls_testcert.h"
 
+#include "tls_host.h"
+
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -54,7 +56,7 @@ struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o)
 {
 	char cert[32], key[32], err[256];
 	make_files(cert, key);
-	struct tls_ctx *t = tls_openssl_server(cert, key, o, err, sizeof(err));
+	struct tls_ctx *t = tls_host_server(tls_testcert_engine, cert, key, o, err, sizeof(err));
 	unlink(cert);
 	unlink(key);
 	if (!t)
@@ -66,7 +68,7 @@ int tls_testcert_reload(struct tls_ctx *t, char *err, size_t errlen)
 {
 	char cert[32], key[32];
 	make_files(cert, key);
-	int r = tls_openssl_reload(t, cert, key, err, errlen);
+	int r = tls_host_reload(t, cert, key, err, errlen);
 	unlink(cert);
 	unlink(key);
 	return r;
@@ -83,7 +85,7 @@ SSL_CTX *tls_testcert_client(int version)
 	return c;
 }
 
-static const struct tls_engine_ops *E = &tls_openssl_ops;
+const char *tls_testcert_engine;
 static uint8_t scratch[1 << 16];
 
 static uint64_t tick(const struct tls_testpair *p)
@@ -105,8 +107,9 @@ void tls_testpair_new(struct tls_testpair *p, SSL_CTX *cctx, struct tls_ctx *sct
 	SSL_set_connect_state(p->cl);
 	if (sess && SSL_set_session(p->cl, sess) != 1)
 		die("SSL_set_session");
+	p->e = tls_host_ops(sctx);
 	uint64_t t0 = tick(p);
-	p->sv = E->conn_new(sctx); /* the server pays it per connection */
+	p->sv = p->e->conn_new(sctx); /* the server pays it per connection */
 	p->server_cycles = tick(p) - t0;
 	if (!p->sv)
 		die("server connection");
@@ -119,7 +122,7 @@ void tls_testpair_free(struct tls_testpair *p)
 	SSL_shutdown(p->cl);
 	SSL_free(p->cl);
 	uint64_t t0 = tick(p);
-	E->conn_free(p->sv);
+	p->e->conn_free(p->sv);
 	p->server_cycles += tick(p) - t0;
 }
 
@@ -128,10 +131,10 @@ void tls_testpair_to_server(struct tls_testpair *p, bool app)
 	int n;
 	while ((n = BIO_read(p->c_out, scratch, sizeof(scratch))) > 0) {
 		uint64_t t0 = tick(p);
-		E->records_in(p->sv, scratch, (size_t)n);
-		E->step(p->sv);
+		p->e->records_in(p->sv, scratch, (size_t)n);
+		p->e->step(p->sv);
 		if (app)
-			while (E->read(p->sv, scratch, sizeof(scratch)) > 0)
+			while (p->e->read(p->sv, scratch, sizeof(scratch)) > 0)
 				;
 		p->server_cycles += tick(p) - t0;
 	}
@@ -142,13 +145,13 @@ void tls_testpair_to_client(struct tls_testpair *p)
 	const uint8_t *q;
 	for (;;) {
 		uint64_t t0 = tick(p);
-		size_t n = E->out_peek(p->sv, &q);
+		size_t n = p->e->out_peek(p->sv, &q);
 		p->server_cycles += tick(p) - t0;
 		if (!n)
 			break;
 		BIO_write(p->c_in, q, (int)n);
 		t0 = tick(p);
-		E->out_consume(p->sv, n);
+		p->e->out_consume(p->sv, n);
 		p->server_cycles += tick(p) - t0;
 	}
 }
@@ -159,9 +162,9 @@ bool tls_testpair_handshake(struct tls_testpair *p)
 		int r = SSL_do_handshake(p->cl);
 		tls_testpair_to_server(p, false);
 		tls_testpair_to_client(p);
-		if (E->error(p->sv))
+		if (p->e->error(p->sv))
 			return false;
-		if (r == 1 && E->handshake_done(p->sv))
+		if (r == 1 && p->e->handshake_done(p->sv))
 			return true;
 	}
 	return false;
@@ -169,7 +172,7 @@ bool tls_testpair_handshake(struct tls_testpair *p)
 
 SSL_SESSION *tls_testpair_session(struct tls_testpair *p)
 {
-	if (E->write(p->sv, "x", 1) != 1)
+	if (p->e->write(p->sv, "x", 1) != 1)
 		die("server write");
 	tls_testpair_to_client(p);
 	if (SSL_read(p->cl, scratch, sizeof(scratch)) != 1)

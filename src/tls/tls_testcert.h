@@ -11,11 +11,15 @@
 
 #include <openssl/ssl.h>
 
+/* The engine tls_testcert_server makes the context with (tls_host.h:
+ * "openssl", "gnutls"; NULL: the default).  The pair below drives
+ * whichever engine made the context. */
+extern const char *tls_testcert_engine;
 struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o);
 /* A new key and a certificate for CN cn, written to two temporary files
  * whose names are put in cert and key (the caller unlinks them). */
 void tls_testcert_files(const char *cn, char cert[32], char key[32]);
-/* tls_openssl_reload onto a new key and certificate made the same way. */
+/* tls_host_reload onto a new key and certificate made the same way. */
 int tls_testcert_reload(struct tls_ctx *t, char *err, size_t errlen);
 
 /* An OpenSSL client context for TLS `version` (TLS1_2_VERSION or
@@ -26,6 +30,7 @@ SSL_CTX *tls_testcert_client(int version);
  * the engine, in this process.  `clock` (may be NULL) times the server
  * engine's calls only, into server_cycles. */
 struct tls_testpair {
+	const struct tls_engine_ops *e; /* the server context's engine */
 	SSL *cl;
 	BIO *c_in, *c_out; /* the client's: records to it, records from it */
 	struct tls_conn *sv;

@@ -1,0 +1,42 @@
+/* tls_sni.c — see tls_sni.h. */
+#include "tls_sni.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+static char lower(char c)
+{
+	return (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+}
+
+void tls_sni_lower(char *s)
+{
+	for (; *s; s++)
+		*s = lower(*s);
+}
+
+static bool name_eq(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (lower(a[i]) != b[i])
+			return false;
+	return true;
+}
+
+int tls_sni_pick(char *const *names, unsigned n, const char *name)
+{
+	size_t len = strlen(name);
+	for (unsigned i = 0; i < n; i++)
+		if (names[i][0] != '*' && strlen(names[i]) == len && name_eq(name, names[i], len))
+			return (int)i;
+	const char *dot = memchr(name, '.', len);
+	if (!dot || dot == name)
+		return -1;
+	size_t rest = len - (size_t)(dot - name); /* ".example.com" */
+	for (unsigned i = 0; i < n; i++) {
+		const char *w = names[i];
+		if (w[0] == '*' && strlen(w + 1) == rest && name_eq(dot, w + 1, rest))
+			return (int)i;
+	}
+	return -1;
+}
