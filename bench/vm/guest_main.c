@@ -31,7 +31,7 @@
 #include "../../src/host/tls_flags.h"
 #include "../../src/host/sites_host.h"
 #include "../../src/dev/dev_open.h"
-#include "../../src/tls/tls_engine.h"
+#include "../../src/tls/tls_host.h"
 
 /* serve.c also offers --stack skiff, whose devices this build leaves out:
  * these stand in for host/serve_skiff.c and host/hoststack.c (the stack
@@ -112,26 +112,33 @@ void serve_skiff_conns(struct loop *l, FILE *f)
 	(void)f;
 }
 
-/* The sites runtime (host/sites_host.c) opens a TLS listener with
- * OpenSSL's engine (tls/tls_openssl.c), which the initramfs does not
- * carry: these stand in for it, so libssl is not linked.  The flags' TLS
- * options are refused before (tls_flags_wanted below), so only an engine
- * that is never made is ever asked for. */
-struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
-				   const struct tls_server_opts *o, char *err, size_t errlen)
+/* The sites runtime (host/sites_host.c) makes its TLS contexts through
+ * tls/tls_host.c, whose engines (OpenSSL, GnuTLS) the initramfs does not
+ * carry: these stand in for it, so neither library is linked.  The
+ * flags' TLS options are refused before (tls_flags_wanted below), so
+ * only a context that is never made is ever asked for. */
+struct tls_ctx *tls_host_server(const char *engine, const char *cert_file, const char *key_file,
+				const struct tls_server_opts *o, char *err, size_t errlen)
 {
+	(void)engine;
 	(void)cert_file;
 	(void)key_file;
 	(void)o;
 	snprintf(err, errlen, "HTTPS is not in this build");
 	return NULL;
 }
-void tls_openssl_free(struct tls_ctx *ctx)
+static const struct tls_engine_ops no_engine = {.name = "none"};
+const struct tls_engine_ops *tls_host_ops(const struct tls_ctx *ctx)
+{
+	(void)ctx;
+	return &no_engine;
+}
+void tls_host_free(struct tls_ctx *ctx)
 {
 	(void)ctx;
 }
-int tls_openssl_reload(struct tls_ctx *ctx, const char *cert_file, const char *key_file,
-		       char *err, size_t errlen)
+int tls_host_reload(struct tls_ctx *ctx, const char *cert_file, const char *key_file, char *err,
+		    size_t errlen)
 {
 	(void)ctx;
 	(void)cert_file;
@@ -139,14 +146,13 @@ int tls_openssl_reload(struct tls_ctx *ctx, const char *cert_file, const char *k
 	snprintf(err, errlen, "HTTPS is not in this build");
 	return -1;
 }
-void tls_openssl_stats(const struct tls_ctx *ctx,
-		       void (*fn)(void *arg, const char *name, uint64_t v), void *arg)
+void tls_host_stats(const struct tls_ctx *ctx,
+		    void (*fn)(void *arg, const char *name, uint64_t v), void *arg)
 {
 	(void)ctx;
 	(void)fn;
 	(void)arg;
 }
-const struct tls_engine_ops tls_openssl_ops = {.name = "none"};
 
 /* HTTPS needs OpenSSL, which the initramfs does not carry either, and
  * the benchmark serves plain HTTP: this stands in for host/tls_flags.c,
