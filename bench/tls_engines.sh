@@ -100,8 +100,8 @@ echo "server CPU per handshake, µs: median of the ok runs [lowest-highest]; run
 for e in "${ENGINES[@]}"; do
 	for k in full resumed; do
 		# "ENGINE full US resumed US (...)": fields 3 and 5
-		grep "^$e .*(ok;" "$WORK/runs.txt" | awk -v k="$k" '{print k == "full" ? $3 : $5}' |
-			sort -n | awk -v e="$e" -v k="$k" -v bad="$(grep -c "^$e .*(FAILED;" "$WORK/runs.txt")" '
+		grep "^$e .*[(]ok;" "$WORK/runs.txt" | awk -v k="$k" '{print k == "full" ? $3 : $5}' |
+			sort -n | awk -v e="$e" -v k="$k" -v bad="$(grep -c "^$e .*[(]FAILED;" "$WORK/runs.txt")" '
 			{ v[NR] = $1 } END {
 				if (NR == 0) { printf "%-8s %-8s no ok run, %d failed\n", e, k, bad; exit }
 				m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
