@@ -556,4 +556,6 @@ void tcp_stats(const struct tcp_stack *st, tcp_stat_fn fn, void *ctx)
 	/* Gauges of the grown-buffer budget (tcp_config.buf_max). */
 	fn(ctx, "tcp_mem_used", st->mem_used);
 	fn(ctx, "tcp_mem_state", st->mem_state);
+	/* A high-water mark (bytes/s), not a count. */
+	fn(ctx, "tcp_pacing_rate_max", st->pacing_rate_max);
 }
