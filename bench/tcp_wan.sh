@@ -67,7 +67,10 @@
 #                     other scripts (names from their own pids, no loopback)
 #   BENCH_TCP_OUT     results folder (default bench/results/tcp-DATE)
 # Output: OUT/runs.tsv (every run, failures included), OUT/table.md and
-# OUT/goodput.png (bench/tcp_wan_report.py).
+# OUT/goodput.png (bench/tcp_wan_report.py); for skiff's send runs,
+# OUT/traces/DELAY-LOSS-STACK-send-REP.tsv, its connection every 10 ms
+# (tcp-client --tcp-trace: cwnd, ssthresh, pipe, windows, send buffer, RTT,
+# pacing rate).
 #
 # relay-cpu: the relay's own cost, the old Python relay (SKT_RELAY=py)
 # against skiff impair, alternating: BENCH_TCP_MIB (20) echoed to skiff echo
@@ -208,10 +211,14 @@ run_one() {
 		[ "$stack" = skiff-fixed ] && tune=(--tcp-buf-max 0)
 		[ "$stack" = skiff-bbr ] && tune=(--tcp-cc bbr)
 		if [ "$role" = send ]; then
+			# The run's window, flight and RTT over time (delay, loss and rep
+			# are run_cell's).
+			mkdir -p "$OUT/traces"
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
 			out=$(ip netns exec "$SKT_NS_S" timeout $((TMO + 10)) "$BIN" tcp-client --dev packet:vs0 \
 				--ip "$SKT_SKIFF_IP/24" --gw "$SKT_LINUX_IP" --connect "$SKT_LINUX_IP:$PORT_SINK" \
-				--send-random "$BYTES" --timeout "$TMO" --stats "${tune[@]}" 2>&1)
+				--send-random "$BYTES" --timeout "$TMO" --stats "${tune[@]}" \
+				--tcp-trace "$OUT/traces/$delay-$loss-$stack-$role-$rep.tsv" 2>&1)
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
 			line=$(grep -m1 '^skiff tcp-client:' <<<"$out")

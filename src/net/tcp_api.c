@@ -536,6 +536,9 @@ int tcp_info(const struct tcp_stack *st, int s, struct tcp_info *in)
 	in->unsent = sk->slen - SK_MIN(sk->slen, sk->snd_max - sk->sbuf_seq);
 	in->unread = sk->rlen;
 	in->retransmits = sk->nrtx;
+	in->pipe = tcp_pipe(sk);
+	in->sndbuf = sk->smax;
+	in->pacing_rate = sk->pacing_rate;
 	return 0;
 }
 
