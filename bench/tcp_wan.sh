@@ -180,8 +180,13 @@ py_ready() {
 	return 1
 }
 
+# sink_lines: how many transfers the sink has reported so far.
+sink_lines() { grep -c '^sink: ' "$WORK/sink.out"; }
+
 # sink_line N: the sink's line for its transfer number N (its N-th line
-# after "ready"); it prints just after closing, so wait up to 5 s.
+# after "ready"; N = sink_lines before the transfer + 1, so a sender that
+# never reached the sink shifts nothing); it prints just after closing, so
+# wait up to 5 s.
 sink_line() {
 	local i l
 	for ((i = 0; i < 100; i++)); do
@@ -206,6 +211,8 @@ run_one() {
 	local stack=$1 role=$2 line rc ok=0 c0 c1 t0 t1 relay_c=0 secs out= sink=
 	local -a z=(0 0 0 0 0 0 0)
 	ip -n "$SKT_NS_L" neigh flush dev vc0 2>/dev/null
+	local sink_n=0
+	[ "$role" = send ] && sink_n=$(($(sink_lines) + 1))
 	if [[ $stack == skiff* ]]; then
 		local -a tune=()
 		[ "$stack" = skiff-fixed ] && tune=(--tcp-buf-max 0)
@@ -222,7 +229,7 @@ run_one() {
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
 			line=$(grep -m1 '^skiff tcp-client:' <<<"$out")
-			sink=$(sink_line "$SINK_N")
+			sink=$(sink_line "$sink_n")
 			local sent_hash
 			sent_hash=$(sed -n 's/.*sha256_sent=\([0-9a-f]*\).*/\1/p' <<<"$line")
 			[ $rc -eq 0 ] && [[ $line == *" failed=0 "* ]] && [ -n "$sent_hash" ] &&
@@ -278,7 +285,7 @@ run_one() {
 				--host "$SKT_LINUX_IP" --port "$PORT_SINK" --bytes "$BYTES" --seed 2 --cc "$cc" --timeout "$TMO" 2>&1)
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
-			sink=$(sink_line "$SINK_N")
+			sink=$(sink_line "$sink_n")
 			[[ $sink == "sink: got $BYTES "* ]] || rc=1
 			line="$line | $sink"
 		else
@@ -322,7 +329,6 @@ run_cell() {
 	# parallel job may start with the client role: refused otherwise).
 	py_ready "$WORK/csrv.out" "$CSRV_PID" || { echo "cell $delay/$loss: peer's server not ready" >&2; exit 1; }
 	if [[ " $ROLES " == *" send "* ]]; then
-		SINK_N=0
 		ip netns exec "$SKT_NS_L" python3 "$TESTS/tcp_echo.py" sink --host "$SKT_LINUX_IP" --port "$PORT_SINK" \
 			--cc cubic --timeout "$TMO" >"$WORK/sink.out" 2>&1 &
 		SINK_PID=$!
@@ -336,9 +342,6 @@ run_cell() {
 	for ((rep = r0; rep <= r1; rep++)); do
 		for stack in $STACKS; do
 			for role in $ROLES; do
-				# The sink's line number for this transfer (run_one runs in
-				# a subshell: it cannot count for itself).
-				[ "$role" = send ] && SINK_N=$((SINK_N + 1))
 				r=$(run_one "$stack" "$role")
 				# shellcheck disable=SC2086
 				set -- $r
