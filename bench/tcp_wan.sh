@@ -4,11 +4,13 @@
 # every repetition, medians of BENCH_TCP_REPS.
 #
 # Topology (tests/lib.sh skt_topo_relay packet; offloads off everywhere):
-#   cli ns: vc0 198.18.0.1 — Linux, CUBIC: the fixed peer (tests/tcp_echo.py --cc)
+#   cli ns: vc0 198.18.0.1 — Linux, CUBIC: the fixed peer (tests/tcp_echo.py --cc):
+#           an echo server (port 7007) and a sink (port 7009)
 #   mid ns: vm0 ---- skiff impair --delay D --loss L (both directions) ---- vm1
 #   srv ns: vs0 198.18.0.2 — the stack under test, one at a time:
 #     skiff        skiff echo / skiff tcp-client --dev packet:vs0 (CUBIC;
 #                  buffers sized by the path, --tcp-buf-max 4M)
+#     skiff-bbr    the same with --tcp-cc bbr (skiff's BBR v1, paced)
 #     skiff-fixed  the same with --tcp-buf-max 0: the fixed buffers of before
 #     linux-cubic  tests/tcp_echo.py on vs0's kernel address, CUBIC or BBR
 #     linux-bbr    per socket (TCP_CONGESTION: this kernel allows only reno
@@ -18,7 +20,15 @@
 #   server  cli's tcp_echo.py client -> the stack's echo server (port 7)
 #   client  the stack's client (skiff tcp-client / tcp_echo.py client) ->
 #           cli's tcp_echo.py server (port 7007)
-# Goodput = BYTES / seconds (one direction's payload).  Retransmissions per
+#   send    one way, as issue 37 compares BBRs: the stack under test sends
+#           BYTES to cli's sink (skiff tcp-client without --expect-echo /
+#           tcp_echo.py send), which answers with the sha256 of what it
+#           got, compared with the sender's.  The seconds are the sink's,
+#           from accept to EOF, the same clock whichever stack sends.
+# Goodput = BYTES / seconds (one direction's payload).  The congestion
+# control that matters is the sender's: the stack under test's in client and
+# send, Linux's CUBIC in server (where skiff-bbr and linux-bbr only pace the
+# echo back).  Retransmissions per
 # mechanism: skiff's --stats counters; Linux's Tcp/TcpExt counters of srv's
 # namespace (/proc/net/snmp, /proc/net/netstat) before and after.
 #
@@ -32,8 +42,8 @@
 #   BENCH_TCP_MIB     MiB per transfer, no loss   20                 20
 #   BENCH_TCP_LOSSY_MIB  MiB per transfer, loss   4                  20
 #   BENCH_TCP_REPS    repetitions (median)        1                  3
-#   BENCH_TCP_STACKS  (default "skiff skiff-fixed linux-cubic linux-bbr")
-#   BENCH_TCP_ROLES   (default "server client")
+#   BENCH_TCP_STACKS  (default "skiff skiff-bbr skiff-fixed linux-cubic linux-bbr")
+#   BENCH_TCP_ROLES   (default "server client send")
 #   BENCH_TCP_TIMEOUT seconds per transfer        (default 300)
 #   BENCH_TCP_JOBS    K: run up to K jobs of the grid at once (default 1: every
 #                     cell in turn, as before).  With K > 1 the grid has two
@@ -57,7 +67,10 @@
 #                     other scripts (names from their own pids, no loopback)
 #   BENCH_TCP_OUT     results folder (default bench/results/tcp-DATE)
 # Output: OUT/runs.tsv (every run, failures included), OUT/table.md and
-# OUT/goodput.png (bench/tcp_wan_report.py).
+# OUT/goodput.png (bench/tcp_wan_report.py); for skiff's send runs,
+# OUT/traces/DELAY-LOSS-STACK-send-REP.tsv, its connection every 10 ms
+# (tcp-client --tcp-trace: cwnd, ssthresh, pipe, windows, send buffer, RTT,
+# pacing rate).
 #
 # relay-cpu: the relay's own cost, the old Python relay (SKT_RELAY=py)
 # against skiff impair, alternating: BENCH_TCP_MIB (20) echoed to skiff echo
@@ -89,8 +102,18 @@ LOSSES=${BENCH_TCP_LOSSES:-$g_losses}
 MIB=${BENCH_TCP_MIB:-20}
 LOSSY_MIB=${BENCH_TCP_LOSSY_MIB:-$g_lossy}
 REPS=${BENCH_TCP_REPS:-$g_reps}
-STACKS=${BENCH_TCP_STACKS:-"skiff skiff-fixed linux-cubic linux-bbr"}
-ROLES=${BENCH_TCP_ROLES:-"server client"}
+STACKS=${BENCH_TCP_STACKS:-"skiff skiff-bbr skiff-fixed linux-cubic linux-bbr"}
+ROLES=${BENCH_TCP_ROLES:-"server client send"}
+for s in $STACKS; do
+	case $s in skiff | skiff-bbr | skiff-fixed | linux-cubic | linux-bbr) ;;
+	*) echo "BENCH_TCP_STACKS: skiff, skiff-bbr, skiff-fixed, linux-cubic or linux-bbr, not '$s'" >&2; exit 2 ;;
+	esac
+done
+for r in $ROLES; do
+	case $r in server | client | send) ;;
+	*) echo "BENCH_TCP_ROLES: server, client or send, not '$r'" >&2; exit 2 ;;
+	esac
+done
 TMO=${BENCH_TCP_TIMEOUT:-300}
 JOBS=${BENCH_TCP_JOBS:-1}
 NICE=${BENCH_TCP_NICE:-10}
@@ -115,15 +138,17 @@ PHASE=${BENCH_TCP_PHASE:-serial}
 OUT=${BENCH_TCP_OUT:-$here/results/tcp-$(date -u +%F)}
 BYTES=$((MIB << 20))
 PORT_C=7007
+PORT_SINK=7009
 
 # ---- one cell: a topology of its own, REPS x stacks x roles ----------------
 
 WORK=
-SK_PID= SRV_PID= CSRV_PID=
+SK_PID= SRV_PID= CSRV_PID= SINK_PID=
 cell_cleanup() {
 	skt_stop_pid "$SK_PID"
 	skt_stop_pid "$SRV_PID"
 	skt_stop_pid "$CSRV_PID"
+	skt_stop_pid "$SINK_PID"
 	skt_cleanup
 	[ -n "$WORK" ] && rm -rf "$WORK"
 }
@@ -155,23 +180,62 @@ py_ready() {
 	return 1
 }
 
+# sink_lines: how many transfers the sink has reported so far.
+sink_lines() { grep -c '^sink: ' "$WORK/sink.out"; }
+
+# sink_line N: the sink's line for its transfer number N (its N-th line
+# after "ready"; N = sink_lines before the transfer + 1, so a sender that
+# never reached the sink shifts nothing); it prints just after closing, so
+# wait up to 5 s.
+sink_line() {
+	local i l
+	for ((i = 0; i < 100; i++)); do
+		l=$(grep '^sink: ' "$WORK/sink.out" | sed -n "${1}p")
+		[ -n "$l" ] && { echo "$l"; return 0; }
+		sleep 0.05
+	done
+	echo "sink: no line for transfer $1"
+}
+
 # secs_of LINE: the seconds a transfer took, from either tool's line.
 secs_of() {
 	local l=$1
-	if [[ $l =~ \ in\ ([0-9.]+)\ s ]]; then echo "${BASH_REMATCH[1]}"
+	if [[ $l =~ \ secs\ ([0-9.]+) ]]; then echo "${BASH_REMATCH[1]}"
+	elif [[ $l =~ \ in\ ([0-9.]+)\ s ]]; then echo "${BASH_REMATCH[1]}"
 	elif [[ $l =~ secs=([0-9.]+) ]]; then echo "${BASH_REMATCH[1]}"
 	else echo 0; fi
 }
 
 # run_one STACK ROLE: one transfer; prints "ok secs rtx rto fast sack tlp tlprec undo relaycpu".
 run_one() {
-	local stack=$1 role=$2 line rc ok=0 c0 c1 t0 t1 relay_c=0 secs out=
+	local stack=$1 role=$2 line rc ok=0 c0 c1 t0 t1 relay_c=0 secs out= sink=
 	local -a z=(0 0 0 0 0 0 0)
 	ip -n "$SKT_NS_L" neigh flush dev vc0 2>/dev/null
-	if [ "$stack" = skiff ] || [ "$stack" = skiff-fixed ]; then
+	local sink_n=0
+	[ "$role" = send ] && sink_n=$(($(sink_lines) + 1))
+	if [[ $stack == skiff* ]]; then
 		local -a tune=()
 		[ "$stack" = skiff-fixed ] && tune=(--tcp-buf-max 0)
-		if [ "$role" = server ]; then
+		[ "$stack" = skiff-bbr ] && tune=(--tcp-cc bbr)
+		if [ "$role" = send ]; then
+			# The run's window, flight and RTT over time (delay, loss and rep
+			# are run_cell's).
+			mkdir -p "$OUT/traces"
+			t0=$(cpu_ticks "$SKT_RELAY_PID")
+			out=$(ip netns exec "$SKT_NS_S" timeout $((TMO + 10)) "$BIN" tcp-client --dev packet:vs0 \
+				--ip "$SKT_SKIFF_IP/24" --gw "$SKT_LINUX_IP" --connect "$SKT_LINUX_IP:$PORT_SINK" \
+				--send-random "$BYTES" --timeout "$TMO" --stats "${tune[@]}" \
+				--tcp-trace "$OUT/traces/$delay-$loss-$stack-$role-$rep.tsv" 2>&1)
+			rc=$?
+			t1=$(cpu_ticks "$SKT_RELAY_PID")
+			line=$(grep -m1 '^skiff tcp-client:' <<<"$out")
+			sink=$(sink_line "$sink_n")
+			local sent_hash
+			sent_hash=$(sed -n 's/.*sha256_sent=\([0-9a-f]*\).*/\1/p' <<<"$line")
+			[ $rc -eq 0 ] && [[ $line == *" failed=0 "* ]] && [ -n "$sent_hash" ] &&
+				[[ $sink == "sink: got $BYTES sha256 $sent_hash "* ]] && ok=1
+			line="$line | $sink"
+		elif [ "$role" = server ]; then
 			ip netns exec "$SKT_NS_S" "$BIN" echo --dev packet:vs0 --ip "$SKT_SKIFF_IP/24" \
 				--gw "$SKT_LINUX_IP" --stats "${tune[@]}" >"$WORK/echo.out" 2>"$WORK/echo.err" &
 			SK_PID=$!
@@ -215,6 +279,15 @@ run_one() {
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
 			skt_stop_pid "$SRV_PID"; SRV_PID=
+		elif [ "$role" = send ]; then
+			t0=$(cpu_ticks "$SKT_RELAY_PID")
+			line=$(ip netns exec "$SKT_NS_S" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" send \
+				--host "$SKT_LINUX_IP" --port "$PORT_SINK" --bytes "$BYTES" --seed 2 --cc "$cc" --timeout "$TMO" 2>&1)
+			rc=$?
+			t1=$(cpu_ticks "$SKT_RELAY_PID")
+			sink=$(sink_line "$sink_n")
+			[[ $sink == "sink: got $BYTES "* ]] || rc=1
+			line="$line | $sink"
 		else
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
 			line=$(ip netns exec "$SKT_NS_S" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" client \
@@ -228,7 +301,8 @@ run_one() {
 		ip -n "$SKT_NS_S" addr flush dev vs0
 		ip -n "$SKT_NS_L" neigh flush dev vc0 2>/dev/null
 	fi
-	secs=$(secs_of "$line")
+	# The send role's seconds are the sink's (the part after " | ").
+	if [ "$role" = send ]; then secs=$(secs_of "$sink"); else secs=$(secs_of "$line"); fi
 	echo "$line" >>"$WORK/lines.log"
 	# A failure says why in the log (the cell's stderr).
 	[ $ok = 1 ] || { echo "  FAILED $stack $role: $line"; [ -n "${out:-}" ] && tail -n 5 <<<"$out"; } >&2
@@ -254,6 +328,12 @@ run_cell() {
 	# The peer's echo server must listen before a job's first transfer (a
 	# parallel job may start with the client role: refused otherwise).
 	py_ready "$WORK/csrv.out" "$CSRV_PID" || { echo "cell $delay/$loss: peer's server not ready" >&2; exit 1; }
+	if [[ " $ROLES " == *" send "* ]]; then
+		ip netns exec "$SKT_NS_L" python3 "$TESTS/tcp_echo.py" sink --host "$SKT_LINUX_IP" --port "$PORT_SINK" \
+			--cc cubic --timeout "$TMO" >"$WORK/sink.out" 2>&1 &
+		SINK_PID=$!
+		py_ready "$WORK/sink.out" "$SINK_PID" || { echo "cell $delay/$loss: peer's sink not ready" >&2; exit 1; }
+	fi
 	local -a args=(--delay "$delay")
 	[ "$loss" != 0 ] && args+=(--loss "$loss")
 	skt_relay_start "$WORK/relay.out" "${args[@]}" || { echo "cell $delay/$loss: relay failed" >&2; exit 1; }

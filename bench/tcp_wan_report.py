@@ -11,10 +11,12 @@ import statistics
 import subprocess
 import sys
 
-STACKS = ["skiff", "skiff-fixed", "linux-cubic", "linux-bbr"]
-ROLES = ["server", "client"]
+STACKS = ["skiff", "skiff-bbr", "skiff-fixed", "linux-cubic", "linux-bbr"]
+ROLES = ["server", "client", "send"]
 ROLE_DOC = {"server": "the stack under test is the echo server (Linux client sends)",
-            "client": "the stack under test is the client (sends to a Linux echo server)"}
+            "client": "the stack under test is the client (sends to a Linux echo server)",
+            "send": "one way: the stack under test sends, a Linux sink receives "
+                    "(seconds from the sink's accept to EOF)"}
 MECH = ["retrans", "rto", "fast_rtx", "sack_recoveries", "tlp_probes", "tlp_recoveries", "undos"]
 
 
@@ -51,7 +53,9 @@ def main() -> int:
     lines = ["# skiff's TCP against Linux's through skiff impair", "", "```", meta, "```", "",
              "Goodput in MiB/s (payload of one direction / seconds), median of the runs "
              "that matched (sha256); `n/N` when some failed.  One-way delay and loss "
-             "applied in both directions.", ""]
+             "applied in both directions.  Stacks: skiff is skiff's default, CUBIC; "
+             "skiff-bbr its BBR v1 (--tcp-cc bbr); skiff-fixed CUBIC with fixed "
+             "buffers; linux-cubic and linux-bbr set per socket (TCP_CONGESTION).", ""]
     failed = [r for r in runs if r["ok"] != "1"]
     lines.append(f"Transfers: {len(runs)}, failed (sha256 mismatch, error or timeout): "
                  f"{len(failed)}" + "".join(
@@ -74,6 +78,8 @@ def main() -> int:
             head += " | skiff / cubic"
         if "skiff" in stacks and "linux-bbr" in stacks:
             head += " | skiff / bbr"
+        if "skiff-bbr" in stacks and "linux-bbr" in stacks:
+            head += " | skiff-bbr / bbr"
         if "skiff" in stacks and "skiff-fixed" in stacks:
             head += " | sized / fixed"
         lines += [head + " |", "|" + "---|" * head.count("|")]
@@ -95,6 +101,9 @@ def main() -> int:
                 row.append(f"{a / b:.2f}x" if a and b else "—")
             if "skiff" in stacks and "linux-bbr" in stacks:
                 a, b = g.get("skiff"), g.get("linux-bbr")
+                row.append(f"{a / b:.2f}x" if a and b else "—")
+            if "skiff-bbr" in stacks and "linux-bbr" in stacks:
+                a, b = g.get("skiff-bbr"), g.get("linux-bbr")
                 row.append(f"{a / b:.2f}x" if a and b else "—")
             if "skiff" in stacks and "skiff-fixed" in stacks:
                 a, b = g.get("skiff"), g.get("skiff-fixed")

@@ -7,6 +7,13 @@
   server: a Linux echo server (one thread per connection) for the tests in
           which skiff is the client.
   cycles: COUNT sequential connect / send / read echo / close cycles.
+  sink:   a Linux receiver for one-way transfers (make bench-tcp's send
+          role): reads each connection to EOF, hashes what came, answers
+          one line "sink: got N sha256 HEX secs S" and closes; prints the
+          same line on stdout.  S runs from accept to EOF, so it measures
+          the data's transfer alone, whichever stack sends.
+  send:   connect to a sink, send BYTES of seeded random data, half-close,
+          and compare the sink's answer with what was sent.
 
 --cc NAME sets the socket's congestion control (TCP_CONGESTION; root may
 name any the kernel has, even one a namespace's sysctl does not allow).
@@ -113,6 +120,76 @@ def server(a) -> int:
         threading.Thread(target=serve, args=(c,), daemon=True).start()
 
 
+def sink(a) -> int:
+    ls = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    set_cc(ls, a.cc)
+    ls.bind((a.host, a.port))
+    ls.listen(64)
+    print(f"server: ready {a.host}:{a.port}", flush=True)
+    lock = threading.Lock()
+
+    def serve(c):
+        t0 = time.monotonic()
+        h = hashlib.sha256()
+        n = 0
+        try:
+            c.settimeout(a.timeout)
+            while True:
+                b = c.recv(1 << 20)
+                if not b:
+                    break
+                h.update(b)
+                n += len(b)
+            line = f"sink: got {n} sha256 {h.hexdigest()} secs {time.monotonic() - t0:.6f}"
+            c.sendall((line + "\n").encode())
+            c.shutdown(socket.SHUT_WR)
+        except OSError as e:
+            line = f"sink: error after {n} bytes: {e}"
+        finally:
+            c.close()
+        with lock:
+            print(line, flush=True)
+
+    while True:
+        c, _ = ls.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+
+def send(a) -> int:
+    t0 = time.monotonic()
+    s = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET, socket.SOCK_STREAM)
+    set_cc(s, a.cc)
+    s.settimeout(a.timeout)
+    sent_hash = hashlib.sha256()
+    sent = 0
+    answer = b""
+    err = ""
+    try:
+        s.connect((a.host, a.port))
+        for chunk in random_stream(a.seed, a.bytes):
+            s.sendall(chunk)
+            sent_hash.update(chunk)
+            sent += len(chunk)
+        s.shutdown(socket.SHUT_WR)
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            answer += b
+    except OSError as e:
+        err = f"after {sent} bytes: {e}"
+    secs = time.monotonic() - t0
+    s.close()
+    words = answer.decode(errors="replace").split()
+    ok = not err and len(words) >= 7 and words[2] == str(a.bytes) and \
+        words[4] == sent_hash.hexdigest()
+    print(f"send: sent {sent} in {secs:.2f} s sha256 {sent_hash.hexdigest()[:16]} "
+          f"sink's {words[4][:16] if len(words) >= 5 else '-'} "
+          f"{'MATCH' if ok else 'MISMATCH'}{' ' + err if err else ''}")
+    return 0 if ok else 1
+
+
 def cycles(a) -> int:
     t0 = time.monotonic()
     end = t0 + a.timeout
@@ -148,7 +225,7 @@ def cycles(a) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["client", "server", "cycles"])
+    ap.add_argument("mode", choices=["client", "server", "cycles", "sink", "send"])
     ap.add_argument("--host", required=True)
     ap.add_argument("--port", type=int, default=7)
     ap.add_argument("--bytes", type=int, default=1 << 20)
@@ -158,7 +235,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--cc", default="", help="TCP_CONGESTION for the sockets (e.g. cubic)")
     a = ap.parse_args()
-    return {"client": client, "server": server, "cycles": cycles}[a.mode](a)
+    return {"client": client, "server": server, "cycles": cycles, "sink": sink,
+            "send": send}[a.mode](a)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,12 @@
  * connection succeeds only if it got back exactly what it sent.
  *
  * Runs on hoststack + the runner like `skiff echo`: the engine's events come
- * to on_tcp; the start, the spacing of sequential connections and the
- * overall timeout are app timers. */
+ * to on_tcp; the start, the spacing of sequential connections, the
+ * overall timeout and --tcp-trace's samples are app timers.
+ *
+ * --tcp-trace FILE: every TRACE_NS, one TSV line per open connection with
+ * what tcp_info says of it (what `skiff stat` shows of a server's), so a
+ * benchmark can see a transfer's window, flight and RTT over time. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -114,7 +118,13 @@ struct client {
 	char first_err[128];
 	uint64_t retries;    /* connect attempts that failed at once (pool, ports, no v6 source yet) */
 	sk_time_ns retry_at; /* after a failed start: when to try again */
+	FILE *trace;         /* --tcp-trace, or NULL */
+	sk_time_ns trace_at; /* the next sample */
 };
+
+/* 10 ms: a few samples per round trip on the bench's paths (20-100 ms),
+ * and a 30 s transfer is 3,000 lines a connection. */
+#define TRACE_NS (10 * SK_NS_PER_MS)
 
 static volatile sig_atomic_t client_stop;
 
@@ -315,17 +325,37 @@ static void on_tcp(void *ctx, struct runner *l, const struct tcp_event *ev, int 
 	}
 }
 
+/* One line per open connection: ms since the start, its number, then
+ * tcp_info's fields (bytes, microseconds, bytes/s). */
+static void trace_sample(struct client *cl, sk_time_ns now)
+{
+	for (uint32_t i = 0; i < cl->parallel; i++) {
+		struct conn *c = &cl->c[i];
+		struct tcp_info in;
+		if (c->sock < 0 || c->done || tcp_info(cl->hs.tcp, c->sock, &in) != 0)
+			continue;
+		fprintf(cl->trace, "%.1f\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\n",
+			(double)(now - cl->t0) / 1e6, i, tcp_state_name(in.state), in.cwnd, in.ssthresh,
+			in.pipe, in.unacked, in.unsent, in.sndbuf, in.snd_wnd, in.rcv_wnd, in.srtt_us,
+			in.rto_ms, (unsigned long long)in.pacing_rate,
+			(unsigned long long)in.retransmits);
+	}
+}
+
 static sk_time_ns app_deadline(void *ctx)
 {
 	struct client *cl = ctx;
+	sk_time_ns d = cl->deadline;
+	if (cl->trace && cl->started > 0)
+		d = SK_MIN(d, cl->trace_at);
 	/* 0 until the first connection is started (in 1 ms if it could not
 	 * be: no usable IPv6 source while DAD runs); afterwards, retry a start
 	 * that found no free socket soon, else only the overall timeout. */
 	if (cl->started == 0)
 		return cl->retries ? cl->retry_at : 0; /* fixed: the runner compares it with its now */
 	if (cl->started < cl->conns && cl->started - cl->finished < cl->parallel)
-		return plat_now() + SK_NS_PER_MS;
-	return cl->deadline;
+		return SK_MIN(d, plat_now() + SK_NS_PER_MS);
+	return d;
 }
 
 static void app_timers(void *ctx, sk_time_ns now)
@@ -336,6 +366,11 @@ static void app_timers(void *ctx, sk_time_ns now)
 		cl->t_end = now;
 		client_stop = 1;
 		return;
+	}
+	if (cl->trace && cl->started > 0 && now >= cl->trace_at) {
+		trace_sample(cl, now);
+		/* From now: a late turn skips samples rather than bunching them. */
+		cl->trace_at = now + TRACE_NS;
 	}
 	start_more(cl, now);
 }
@@ -372,6 +407,7 @@ int cmd_tcp_client(int argc, char **argv)
 	if (cl.parallel > cl.conns)
 		cl.parallel = cl.conns;
 	uint32_t timeout_s = (uint32_t)opt_num(&o, OPT_TC_TIMEOUT);
+	const char *trace_path = opt_str(&o, OPT_TC_TCP_TRACE);
 	bool stats = opt_given(&o, OPT_STATS);
 
 	int fd = -1;
@@ -399,6 +435,20 @@ int cmd_tcp_client(int argc, char **argv)
 			static const uint8_t empty[1];
 			cl.file = empty;
 		}
+	}
+	if (trace_path) {
+		cl.trace = fopen(trace_path, "w");
+		if (!cl.trace) {
+			fprintf(stderr, "skiff tcp-client: cannot write '%s': %s\n", trace_path,
+				strerror(errno));
+			if (map)
+				munmap(map, (size_t)cl.total);
+			if (fd >= 0)
+				close(fd);
+			return 1;
+		}
+		fprintf(cl.trace, "ms\tconn\tstate\tcwnd\tssthresh\tpipe\tunacked\tunsent\tsndbuf"
+				  "\tsnd_wnd\trcv_wnd\tsrtt_us\trto_ms\tpacing_rate\tretransmits\n");
 	}
 	cl.c = calloc(cl.parallel, sizeof(*cl.c));
 	if (!cl.c) {
@@ -428,6 +478,7 @@ int cmd_tcp_client(int argc, char **argv)
 
 	cl.t0 = plat_now();
 	cl.deadline = cl.t0 + (sk_time_ns)timeout_s * SK_NS_PER_S;
+	cl.trace_at = cl.t0;
 	int rc = hoststack_run(&cl.hs, &client_stop);
 	if (!cl.t_end)
 		cl.t_end = plat_now();
@@ -465,6 +516,8 @@ int cmd_tcp_client(int argc, char **argv)
 	}
 	fflush(stdout);
 	hoststack_close(&cl.hs);
+	if (cl.trace)
+		fclose(cl.trace);
 	free(cl.c);
 	if (map)
 		munmap(map, (size_t)cl.total);

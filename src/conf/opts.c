@@ -280,6 +280,9 @@ const struct opt_def opt_defs[OPT_N] = {
 			     "up to P connections at a time"},
 	[OPT_TC_TIMEOUT] = {"timeout", 0, OPT_K_NUM, "S", 1, 86400, NULL,
 			    "give up after S seconds in all"},
+	[OPT_TC_TCP_TRACE] = {"tcp-trace", 0, OPT_K_STR, "FILE", 0, 0, NULL,
+			      "every 10 ms, each open connection's cwnd, ssthresh, pipe,\n"
+			      "windows, send buffer, RTT and pacing rate into FILE (TSV)"},
 
 	/* impair: bounds in millionths (OPT_K_DEC).  A minute of delay is far
 	 * beyond any path the tests model; 100 Gbit/s beyond any veth. */
@@ -428,6 +431,7 @@ static const struct opt_use tcp_client_use[] = {
 	{OPT_TC_SEQUENTIAL, 0, NULL, NULL},
 	{OPT_TC_PARALLEL, 0, NULL, NULL},
 	{OPT_TC_TIMEOUT, 0, "60", NULL},
+	{OPT_TC_TCP_TRACE, 0, NULL, NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, NULL},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -445,7 +449,8 @@ const struct opt_cmd opt_cmd_tcp_client = {
 		"                        [--gw6 ADDR] [--mac MAC] --connect ADDR:PORT\n"
 		"                        (--send-file FILE | --send-random N\n"
 		"                        [--seed S]) [--expect-echo] [--conns N [--sequential |\n"
-		"                        --parallel P]] [--timeout S] [--stats] [--pcap FILE]\n"
+		"                        --parallel P]] [--timeout S] [--tcp-trace FILE]\n"
+		"                        [--stats] [--pcap FILE]\n"
 		"                        [--offload on|off]\n"
 		"                        [--spin-us N] [--tcp-cc cubic|newreno|bbr] [--tcp-buf-max N]\n"
 		"                        [--tcp-mem N]",

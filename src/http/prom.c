@@ -158,6 +158,7 @@ bool prom_stat_is_gauge(const char *name)
 	static const char *const whole[] = {
 		"arp.entries", "arp.pending", "nd.entries", "nd.pending", "ip6.addrs_usable",
 		"loop.spin_budget_ns", "cache.bytes", "cache.entries", "tcp_mem_used", "tcp_mem_state",
+		"tcp_pacing_rate_max",
 	};
 	for (unsigned i = 0; i < SK_ARRAY_LEN(whole); i++)
 		if (str_eq(name, whole[i]))

@@ -306,6 +306,9 @@ struct tcp_info {
 	uint32_t srtt_us, rto_ms;
 	uint32_t unacked, unsent, unread;
 	uint64_t retransmits;
+	uint32_t pipe;        /* RFC 6675's pipe: bytes thought in flight */
+	uint32_t sndbuf;      /* the send buffer's usable size now (it grows) */
+	uint64_t pacing_rate; /* bytes/s; 0: not paced */
 };
 int tcp_info(const struct tcp_stack *st, int sock, struct tcp_info *info);
 /* Sockets that still owe the peer something (data or a FIN not yet

@@ -536,6 +536,9 @@ int tcp_info(const struct tcp_stack *st, int s, struct tcp_info *in)
 	in->unsent = sk->slen - SK_MIN(sk->slen, sk->snd_max - sk->sbuf_seq);
 	in->unread = sk->rlen;
 	in->retransmits = sk->nrtx;
+	in->pipe = tcp_pipe(sk);
+	in->sndbuf = sk->smax;
+	in->pacing_rate = sk->pacing_rate;
 	return 0;
 }
 
@@ -556,4 +559,6 @@ void tcp_stats(const struct tcp_stack *st, tcp_stat_fn fn, void *ctx)
 	/* Gauges of the grown-buffer budget (tcp_config.buf_max). */
 	fn(ctx, "tcp_mem_used", st->mem_used);
 	fn(ctx, "tcp_mem_state", st->mem_state);
+	/* A high-water mark (bytes/s), not a count. */
+	fn(ctx, "tcp_pacing_rate_max", st->pacing_rate_max);
 }

@@ -487,6 +487,8 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	uint32_t quantum = 0, pace_left = 0;
 	if (paced) {
 		cc = tcp_cc(sk);
+		if (sk->pacing_rate > st->pacing_rate_max)
+			st->pacing_rate_max = sk->pacing_rate;
 		quantum = tcp_pace_quantum(sk);
 		quantum = SK_MAX(quantum - quantum % mss, mss);
 		burst = SK_MIN(burst, quantum);

@@ -262,6 +262,11 @@ struct tcp_stack {
 	struct tcp_bufpool bpool;
 	uint64_t mem_used;
 	uint8_t mem_state;
+	/* The highest pacing rate (bytes/s) any send of this stack was paced
+	 * at (only BBR paces; 0 until then): what bounds the bursts a capture
+	 * may see (tests/tcp.sh's pacing check), as the engine reports no
+	 * per-send rate. */
+	uint64_t pacing_rate_max;
 	struct tcp_link sbuf_wait; /* sockets refused a send buffer (via q) */
 	uint8_t *scratch;       /* one outgoing segment (cfg.ip_output only) */
 	uint32_t scratch_len;
