@@ -142,9 +142,10 @@ static struct uk_alog alog;
 /* The error log (base/log.h) on the console: runtime warnings, such as a
  * refused access-log datagram, limited per kind. */
 static struct sk_log elog;
-/* The boot module is a configuration bundle (`skiff vm --config FILE`):
- * the sites of apps/uk_sites.c run instead of srv (and of HTTPS's). */
-static bool sites_on;
+/* The sites runtime (apps/uk_sites.c) serves, not srv (and HTTPS's):
+ * a configuration bundle (`skiff vm --config FILE`: bundle), or the static
+ * server's words on one vCPU (the model filled from them). */
+static bool sites_on, bundle;
 
 /* Wall clock: the RTC's second at boot, advanced by the TSC. */
 static uint64_t wall_base;  /* Unix seconds read from the RTC */
@@ -616,15 +617,19 @@ unsigned uk_app_main(const struct kvm_start *st)
 	 * only: an application image and HTTPS stay on this CPU).  Pair k's
 	 * rx interrupt is MSI-X entry k on vCPU k's LAPIC; its ring region
 	 * comes from the heap. */
-	sites_on = uk_sites_is_bundle(st->module, st->module_len);
-	if (sites_on && &uk_app) {
+	bundle = uk_sites_is_bundle(st->module, st->module_len);
+	if (bundle && &uk_app) {
 		kprintf("skiff-uk: the boot module is a configuration (skiff vm --config): this is "
 			"the proxy's image, whose words configure it; a configuration's proxy "
 			"routes run on skiff-uk.elf; not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	/* (a configuration's sites, too, run on this vCPU only) */
-	unsigned want = st->cpus > 1 && !app_def && !sites_on ? st->cpus : 1;
+	unsigned want = st->cpus > 1 && !app_def && !bundle ? st->cpus : 1;
+	/* The static server's words on one vCPU: the sites runtime, the model
+	 * filled from them (on more, each worker is still an http/server.c:
+	 * uk_smp.h). */
+	sites_on = bundle || (!app_def && want == 1);
 	static struct virtio_net_params ps[KVM_MAX_CPUS];
 	for (unsigned k = 0; k < want; k++) {
 		ps[k] = (struct virtio_net_params){
@@ -678,8 +683,26 @@ unsigned uk_app_main(const struct kvm_start *st)
 	opt_http_config(&o, &hc);
 	if (app_def && !opt_given(&o, OPT_MAX_CONNS))
 		hc.max_conns = UK_APP_CONNS;
-	/* A configuration: its sites (uk_sites.h) say what TCP and the loop
-	 * need; the proxies take their exchanges from the heap now. */
+	/* The module: the TLS files at its end (if any), the site before. */
+	uint64_t site_len = st->module_len;
+	struct tls_files tf = {0};
+	int tb = bundle ? 0
+			: tls_bundle_split(st->module, st->module_len, &site_len, &tf.cert,
+					     &tf.cert_len, &tf.key, &tf.key_len);
+	if (tb < 0) {
+		kprintf("skiff-uk: the boot module's TLS footer does not fit it; not booting\n");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	bool tls_on = tb == 1;
+	if (!tls_on && !bundle && (opt_given(&o, OPT_TLS_PORT) || opt_given(&o, OPT_TLS_REDIRECT) ||
+			opt_given(&o, OPT_TLS_HANDSHAKE_TIMEOUT) || opt_given(&o, OPT_TLS_MAX_CONNS))) {
+		kprintf("skiff-uk: tls-port, tls-handshake-timeout, tls-redirect and tls-max-conns "
+			"need the certificate and key (skiff vm --tls-cert F --tls-key F); not booting\n");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	/* The sites (uk_sites.h), of a configuration or of the words, say
+	 * what TCP and the loop need; the proxies take their exchanges from
+	 * the heap now. */
 	struct uk_sites_need need = {0};
 	if (sites_on) {
 		site_bytes = st->module_len;
@@ -690,30 +713,21 @@ unsigned uk_app_main(const struct kvm_start *st)
 			.all_stats = uk_stats,
 			.app = app_def, /* the file's app; routes */
 		};
-		if (uk_sites_setup(st->module, st->module_len, &o, &senv, &need) < 0)
+		struct uk_sites_words w = {
+			.site = site_len ? st->module : NULL, .site_len = site_len,
+			.cert = tls_on ? tf.cert : NULL, .cert_len = tf.cert_len,
+			.key = tls_on ? tf.key : NULL, .key_len = tf.key_len,
+			.metrics_port = opt_given(&o, OPT_UK_METRICS) ? (uint16_t)opt_num(&o, OPT_UK_METRICS) : 0,
+		};
+		if ((bundle ? uk_sites_setup(st->module, st->module_len, &o, &senv, &need)
+			    : uk_sites_setup_words(&w, &o, &senv, &need)) < 0)
 			kvm_exit(KVM_EXIT_FATAL);
 		if (need.ntls && !have_hw_random()) {
 			kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
 			kvm_exit(KVM_EXIT_FATAL);
 		}
 		hc.max_conns = need.conns;
-	}
-	/* The module: the TLS files at its end (if any), the site before. */
-	uint64_t site_len = st->module_len;
-	struct tls_files tf = {0};
-	int tb = sites_on ? 0
-			  : tls_bundle_split(st->module, st->module_len, &site_len, &tf.cert,
-					     &tf.cert_len, &tf.key, &tf.key_len);
-	if (tb < 0) {
-		kprintf("skiff-uk: the boot module's TLS footer does not fit it; not booting\n");
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-	bool tls_on = tb == 1;
-	if (!tls_on && !sites_on && (opt_given(&o, OPT_TLS_PORT) || opt_given(&o, OPT_TLS_REDIRECT) ||
-			opt_given(&o, OPT_TLS_HANDSHAKE_TIMEOUT) || opt_given(&o, OPT_TLS_MAX_CONNS))) {
-		kprintf("skiff-uk: tls-port, tls-handshake-timeout, tls-redirect and tls-max-conns "
-			"need the certificate and key (skiff vm --tls-cert F --tls-key F); not booting\n");
-		kvm_exit(KVM_EXIT_FATAL);
+		tls_on = false; /* the sites' listeners, not the server's twin */
 	}
 	if (tls_on && opt_num(&o, OPT_TLS_PORT) == hc.port) {
 		kprintf("skiff-uk: tls-port %lu is port too: give each its own\n", opt_num(&o, OPT_TLS_PORT));
@@ -825,7 +839,9 @@ unsigned uk_app_main(const struct kvm_start *st)
 	refresh_date(NULL, now);
 	loop->on_turn = refresh_date;
 	uk_loop = loop;
-	if (opt_given(&o, OPT_UK_METRICS)) {
+	/* metrics=PORT: the words' sites have it as a listener of their own;
+	 * a configuration's guest and an application image here. */
+	if (opt_given(&o, OPT_UK_METRICS) && (bundle || !sites_on)) {
 		size_t psz = prom_server_mem_size(UK_METRICS_BODY_MAX);
 		uint16_t mport = (uint16_t)opt_num(&o, OPT_UK_METRICS);
 		if ((!sites_on && mport == hc.port) ||
@@ -876,17 +892,17 @@ unsigned uk_app_main(const struct kvm_start *st)
 	kprintf("skiff-uk: clock %s (RTC + TSC)\n", date);
 	const uint8_t *m = cfg.mac;
 	char http[16 * 16];
-	if (sites_on)
+	if (bundle)
 		uk_sites_describe(http, sizeof(http));
 	else
 		ksnprintf(http, sizeof(http), "%u", hc.port);
 	kprintf("skiff-uk: ready ip=%s/%u gw=%s mac=%02x:%02x:%02x:%02x:%02x:%02x %s=%s "
 		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu",
-		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], sites_on ? "sites" : "http",
+		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], bundle ? "sites" : "http",
 		http, ECHO_PORT,
 		hc.max_conns, d->name, have_irq ? "msix" : "none(poll 1ms)",
 		(uint64_t)(plat_now() / SK_NS_PER_MS));
-	if (prom_on)
+	if (opt_given(&o, OPT_UK_METRICS))
 		kprintf(" metrics=%u", (unsigned)opt_num(&o, OPT_UK_METRICS));
 	kprintf("\n");
 

@@ -34,6 +34,7 @@
 #include "../archive/site_archive.h"
 #include "../archive/site_bundle.h"
 #include "../conf/sites_conf.h"
+#include "../conf/sites_flags.h"
 #include "../http/cache.h"
 #include "../http/files_handler.h"
 #include "../http/prom.h"
@@ -47,6 +48,14 @@
 
 #define UK_SITES_CONNS 256u            /* per listener, unless the file says max_conns */
 #define UK_SITES_METRICS_MAX (128u << 10) /* the metrics page (~40 KiB) */
+/* A listener that serves the metrics page only (metrics=PORT): a scraper
+ * or two, not max_conns connections of ~52 KiB each. */
+#define UK_SITES_METRICS_CONNS 4u
+/* The model's names for the boot words' files (sites_guest_src): keys
+ * into S.words, printed in messages. */
+#define UK_WORDS_ROOT "(the site archive)"
+#define UK_WORDS_CERT "(tls-cert)"
+#define UK_WORDS_KEY "(tls-key)"
 
 struct uk_lst {
 	struct sites_listener sl;
@@ -72,7 +81,11 @@ struct uk_proxy {
 
 static struct {
 	struct uk_sites_env env;
+	/* Where the files come from: a bundle (`skiff vm --config`), or the
+	 * boot words' module (S.words, bundle false). */
+	bool bundle;
 	struct sb_view bv;
+	struct uk_sites_words words;
 	struct sconf c;
 	struct sites sites;
 	struct sites_gen gen;
@@ -105,6 +118,24 @@ static bool streq(const char *a, const char *b)
 {
 	size_t n = cstrlen(a);
 	return n == cstrlen(b) && sk_memcmp(a, b, n) == 0;
+}
+
+/* A site's first name for messages; "*" for the words' site, which has
+ * none (every Host). */
+static const char *site_name(const struct sconf_site *site)
+{
+	return site->nnames ? site->names[0] : "*";
+}
+
+/* "LINE:COL: " of a directive of the file; "" for the boot words' model
+ * (position 0), whose messages name the word instead. */
+static const char *at(struct sconf_pos pos)
+{
+	static char b[32];
+	if (!pos.line)
+		return "";
+	ksnprintf(b, sizeof(b), "%u:%u: ", pos.line, pos.col);
+	return b;
 }
 
 /* Which of a TLS listener's certificates is the site's (the same CERT
@@ -162,31 +193,46 @@ static int app_handle(struct http_app_req *r, void *ctx)
 	return http_app_routes_run(r, ctx);
 }
 
+/* A site archive checked whole, its table from the heap; NULL with the
+ * reason printed. */
+static struct sar_site *open_archive(const struct sconf_route *rt, const void *data, uint64_t len)
+{
+	char err[200];
+	struct sar_view v;
+	if (sar_open(&v, data, len, err, sizeof(err)) < 0) {
+		if (S.bundle)
+			kprintf("skiff-uk: sites: %sfiles %s: bad site archive (%lu bytes): %s; not "
+				"booting\n", at(rt->pos), rt->root, len, err);
+		else
+			kprintf("skiff-uk: bad site archive (%lu bytes): %s\nskiff-uk: not booting "
+				"(repack it with `skiff vm --root DIR`)\n", len, err);
+		return NULL;
+	}
+	struct sar_site *s = S.env.alloc("a site archive's table", sizeof(*s), NULL);
+	size_t sz = (size_t)sar_site_mem(&v);
+	sar_site_init(s, &v, S.env.alloc("a site archive's file table", sz ? sz : 1, NULL));
+	S.narch++;
+	if (S.bundle)
+		kprintf("skiff-uk: sites: files %s: %u files, %lu KiB\n", rt->root, v.count,
+			len >> 10);
+	else
+		kprintf("skiff-uk: site: %u files, %lu KiB archive\n", v.count, len >> 10);
+	return s;
+}
+
 static struct sar_site *archive_for(const struct sconf_route *rt)
 {
+	if (!S.bundle) /* the words' one route: the module's archive */
+		return S.arch[0] ? S.arch[0] : (S.arch[0] = open_archive(rt, S.words.site, S.words.site_len));
 	size_t nl = cstrlen(rt->root);
 	for (uint32_t i = 0; i < S.bv.count; i++) {
 		struct sb_part p;
 		sb_part_at(&S.bv, i, &p);
 		if (p.kind != SB_ARCHIVE || p.name_len != nl || sk_memcmp(p.name, rt->root, nl))
 			continue;
-		if (S.arch[i])
-			return S.arch[i];
-		char err[200];
-		struct sar_view v;
-		if (sar_open(&v, p.data, p.len, err, sizeof(err)) < 0) {
-			kprintf("skiff-uk: sites: %u:%u: files %s: bad site archive: %s; not booting\n",
-				rt->pos.line, rt->pos.col, rt->root, err);
-			return NULL;
-		}
-		struct sar_site *s = S.env.alloc("a site archive's table", sizeof(*s), NULL);
-		size_t sz = (size_t)sar_site_mem(&v);
-		sar_site_init(s, &v, S.env.alloc("a site archive's file table", sz ? sz : 1, NULL));
-		S.arch[i] = s;
-		S.narch++;
-		kprintf("skiff-uk: sites: files %s: %u files, %lu KiB\n", rt->root, v.count,
-			p.len >> 10);
-		return s;
+		if (!S.arch[i])
+			S.arch[i] = open_archive(rt, p.data, p.len);
+		return S.arch[i];
 	}
 	kprintf("skiff-uk: sites: %u:%u: files %s: not in the boot module (pack it with "
 		"skiff vm --config); not booting\n", rt->pos.line, rt->pos.col, rt->root);
@@ -246,10 +292,28 @@ static const uint8_t file_words[] = {
 	OPT_MAX_BODY, OPT_TLS_PORT, OPT_TLS_REDIRECT,
 };
 
+static int setup_model(const struct opts *o, struct uk_sites_need *need);
+
+/* Does listener li serve the metrics page and nothing else? */
+static bool metrics_only(const struct sconf *c, unsigned li)
+{
+	bool any = false;
+	for (unsigned s = 0; s < c->nsites; s++) {
+		if (!(c->sites[s].listen_mask & (1u << li)))
+			continue;
+		for (unsigned r = 0; r < c->sites[s].nroutes; r++)
+			if (c->sites[s].routes[r].kind != SCONF_METRICS)
+				return false;
+		any = true;
+	}
+	return any;
+}
+
 int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 		   const struct uk_sites_env *env, struct uk_sites_need *need)
 {
 	S.env = *env;
+	S.bundle = true;
 	*need = (struct uk_sites_need){0};
 	for (size_t i = 0; i < sizeof(file_words); i++)
 		if (opt_given(o, file_words[i])) {
@@ -278,10 +342,42 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 		kprintf("skiff-uk: configuration:%u:%u: %s\n", e.pos.line, e.pos.col, e.msg);
 		return -1;
 	}
+	bool given_conns = S.c.max_conns != 0;
+	sites_conf_defaults(&S.c);
+	S.max_conns = given_conns ? S.c.max_conns : UK_SITES_CONNS;
+	return setup_model(o, need);
+}
+
+int uk_sites_setup_words(const struct uk_sites_words *w, const struct opts *o,
+			 const struct uk_sites_env *env, struct uk_sites_need *need)
+{
+	S.env = *env;
+	S.bundle = false;
+	S.words = *w;
+	*need = (struct uk_sites_need){0};
+	struct sites_guest_src g = {
+		.root = w->site ? UK_WORDS_ROOT : NULL,
+		.cert = w->cert ? UK_WORDS_CERT : NULL,
+		.key = w->cert ? UK_WORDS_KEY : NULL,
+		.metrics = w->metrics_port,
+	};
+	size_t asz = sites_flags_arena_bound();
+	char err[200];
+	if (sites_conf_from_guest(o, &g, env->alloc("the words' configuration", asz, NULL), asz,
+				  &S.c, err, sizeof(err)) < 0) {
+		kprintf("skiff-uk: %s; not booting\n", err);
+		return -1;
+	}
+	S.max_conns = S.c.max_conns; /* max-conns=, whose default is the guest's */
+	return setup_model(o, need);
+}
+
+/* What both sources share: the model checked against what the guest can
+ * do, each route's handler, what TCP and the loop must hold. */
+static int setup_model(const struct opts *o, struct uk_sites_need *need)
+{
+	const struct uk_sites_env *env = &S.env;
 	struct sconf *c = &S.c;
-	bool given_conns = c->max_conns != 0;
-	sites_conf_defaults(c);
-	S.max_conns = given_conns ? c->max_conns : UK_SITES_CONNS;
 	c->max_conns = S.max_conns;
 	if (c->access_log) {
 		kprintf("skiff-uk: configuration:%u:%u: access_log %s: the guest has no files; use "
@@ -301,9 +397,15 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 	for (unsigned i = 0; i < c->nlisten; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (c->listen[j].port == c->listen[i].port) {
-				kprintf("skiff-uk: configuration:%u:%u: listen: port %u is another "
-					"listener's too: the guest has one address; not booting\n",
-					c->listen[i].pos.line, c->listen[i].pos.col, c->listen[i].port);
+				if (S.bundle)
+					kprintf("skiff-uk: configuration:%u:%u: listen: port %u is "
+						"another listener's too: the guest has one address; not "
+						"booting\n", c->listen[i].pos.line, c->listen[i].pos.col,
+						c->listen[i].port);
+				else
+					kprintf("skiff-uk: port %u is given twice (port=, tls-port=, "
+						"metrics=): give each its own; not booting\n",
+						c->listen[i].port);
 				return -1;
 			}
 	/* A TLS listener: the certificates by SNI, as sites_host.c's tls_for. */
@@ -311,6 +413,8 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 	for (unsigned li = 0; li < c->nlisten; li++) {
 		struct uk_lst *l = &S.lst[li];
 		l->conns = S.max_conns;
+		if (metrics_only(c, li) && l->conns > UK_SITES_METRICS_CONNS)
+			l->conns = UK_SITES_METRICS_CONNS;
 		if (!c->listen[li].tls) {
 			need->conns += l->conns;
 			continue;
@@ -333,7 +437,7 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 				kprintf("skiff-uk: configuration:%u:%u: site '%s': more than %u certificate "
 					"names on the tls listener of port %u (the sites after the first "
 					"are chosen by SNI, %u names at most); not booting\n",
-					site->pos.line, site->pos.col, site->names[0], TLS_SNI_MAX,
+					site->pos.line, site->pos.col, site_name(site), TLS_SNI_MAX,
 					c->listen[li].port, TLS_SNI_MAX);
 				return -1;
 			}
@@ -387,6 +491,8 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 		S.metrics_buf = env->alloc("the metrics page", UK_SITES_METRICS_MAX, NULL);
 	S.gen = (struct sites_gen){.conf = c, .h = S.h, .host = NULL};
 	sites_swap(&S.sites, &S.gen);
+	if (!S.bundle)
+		return 0; /* the words say it all; the ready line names the ports */
 	for (unsigned li = 0; li < c->nlisten; li++) {
 		unsigned n = 0;
 		for (unsigned s = 0; s < c->nsites; s++)
@@ -397,7 +503,7 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 	for (unsigned s = 0; s < c->nsites; s++)
 		for (unsigned r = 0; r < c->sites[s].nroutes; r++) {
 			const struct sconf_route *rt = &c->sites[s].routes[r];
-			kprintf("skiff-uk: sites: %s %s%s -> %s\n", c->sites[s].names[0],
+			kprintf("skiff-uk: sites: %s %s%s -> %s\n", site_name(&c->sites[s]),
 				rt->exact ? "= " : "", rt->path, kind_name(rt->kind));
 		}
 	return 0;
@@ -411,9 +517,14 @@ static int tls_random(void *buf, size_t len)
 /* The bundle's PEM parts of a site's `tls CERT KEY`. */
 static bool site_pem(const struct sconf_site *site, struct sb_part *cp, struct sb_part *kp)
 {
+	if (!S.bundle) { /* the words' one certificate */
+		*cp = (struct sb_part){.data = S.words.cert, .len = S.words.cert_len};
+		*kp = (struct sb_part){.data = S.words.key, .len = S.words.key_len};
+		return true;
+	}
 	if (sb_find(&S.bv, SB_PEM, site->cert, cp) && sb_find(&S.bv, SB_PEM, site->key, kp))
 		return true;
-	kprintf("skiff-uk: sites: site %s: tls %s %s: not in the boot module\n", site->names[0],
+	kprintf("skiff-uk: sites: site %s: tls %s %s: not in the boot module\n", site_name(site),
 		site->cert, site->key);
 	return false;
 }
@@ -435,7 +546,7 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 				    tsz, &bc, cp.data, (size_t)cp.len, kp.data, (size_t)kp.len, err,
 				    sizeof(err));
 	if (!l->tls) {
-		kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site->names[0], site->cert, err);
+		kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site_name(site), site->cert, err);
 		return -1;
 	}
 	/* The other certificates (in cert_site order, so BearSSL's index is
@@ -446,7 +557,7 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 			return -1;
 		if (tls_bearssl_add_cert(l->tls, cp.data, (size_t)cp.len, kp.data, (size_t)kp.len, err,
 					 sizeof(err)) != (int)i) {
-			kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site->names[0], site->cert,
+			kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site_name(site), site->cert,
 				err);
 			return -1;
 		}
@@ -532,12 +643,17 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 				S.env.app->name ? S.env.app->name : "app");
 			return -1;
 		}
-		if (ls->tls) {
+		if (ls->tls && !S.bundle) {
+			kprintf("skiff-uk: https=%u (BearSSL, TLS 1.2; %u connections, each %lu B of "
+				"TLS state and record buffer, %lu KiB of HTTP state; resumption by "
+				"session ID)\n", ls->port, l->conns, (uint64_t)tls_bearssl_conn_bytes(),
+				(uint64_t)(sz / l->conns) >> 10);
+		} else if (ls->tls) {
 			kprintf("skiff-uk: sites: port %u: https (BearSSL, TLS 1.2) with %s", ls->port,
 				l->cert_site[0]->cert);
 			for (unsigned i = 1; i < l->ncerts; i++)
 				kprintf(", %s for %s by SNI", l->cert_site[i]->cert,
-					l->cert_site[i]->names[0]);
+					site_name(l->cert_site[i]));
 			kprintf("\n");
 		}
 	}
@@ -631,6 +747,9 @@ void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *c
 		if (!l->tls)
 			continue;
 		struct tls_fwd f = {fn, ctx, S.c.listen[i].port};
+		/* the TLS loop's (tls.handshakes, tls.resumed, ...), then BearSSL's */
+		if (l->tls_loop)
+			loop_stats(l->tls_loop, ntls > 1 ? tls_name : fn, ntls > 1 ? (void *)&f : ctx);
 		tls_bearssl_stats(l->tls, ntls > 1 ? tls_name : fn, ntls > 1 ? (void *)&f : ctx);
 	}
 }

@@ -3,9 +3,13 @@
  * apps/sites_host.c.  The boot module is a bundle (archive/site_bundle.h):
  * the file's text, a site archive per `files` folder, the PEM files.
  *
+ * It runs the boot words too, without a configuration (`skiff vm --root
+ * DIR`, or nothing: the built-in page): uk_sites_setup_words fills the
+ * same model from them, as `skiff serve`'s flags fill it hosted.
+ *
  * uk_main.c calls, in this order (each failure prints its reason on the
  * console and stops the boot):
- *   uk_sites_setup   parse the file (conf/sites_conf.h, the same parser
+ *   uk_sites_setup   parse the file (or uk_sites_setup_words: the words) (conf/sites_conf.h, the same parser
  *                    `skiff serve --config` runs, its arena from the heap),
  *                    refuse what the guest cannot do, open the archives,
  *                    set up the proxies; say what TCP and the loop need;
@@ -52,6 +56,21 @@ bool uk_sites_is_bundle(const void *module, uint64_t len);
 
 int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 		   const struct uk_sites_env *env, struct uk_sites_need *need);
+
+/* Without a configuration: the boot words (conf/sites_flags.h's
+ * sites_conf_from_guest) and what the module holds besides them. */
+struct uk_sites_words {
+	const void *site;          /* the site archive (`skiff vm --root`); NULL: the built-in page */
+	uint64_t site_len;
+	const uint8_t *cert, *key; /* the PEM files (`--tls-cert/--tls-key`); NULL: no HTTPS */
+	uint32_t cert_len, key_len;
+	uint16_t metrics_port;     /* metrics=PORT, or 0 */
+};
+
+/* uk_sites_setup's counterpart for the words: the same checks, handlers
+ * and needs; the calls after it are the same. */
+int uk_sites_setup_words(const struct uk_sites_words *w, const struct opts *o,
+			 const struct uk_sites_env *env, struct uk_sites_need *need);
 int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 		   http_access_fn access, void *access_ctx);
 int uk_sites_late(void);
