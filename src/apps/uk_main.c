@@ -67,7 +67,6 @@
 #include "../http/app.h"
 #include "../http/date.h"
 #include "../http/prom_server.h"
-#include "../http/server.h"
 #include "../loop/loop_skiff.h"
 #include "../runner/runner.h"
 #include "../net/iface.h"
@@ -100,9 +99,15 @@ static struct virtio_net vnets[KVM_MAX_CPUS];
 static unsigned npairs = 1;
 static struct iface ifc;
 static struct tcp_stack tcp;
-static struct http_server srv;
 static struct loop *uk_loop;
-/* metrics=PORT: GET /metrics on skiff's TCP (http/prom_server.h). */
+/* The sites runtime (apps/uk_sites.h), worker 0's instance: what serves,
+ * a configuration's sites or the static server's words (the model filled
+ * from them); NULL in an application image without a configuration, whose
+ * engine (app) serves. */
+static struct uk_sites *sites;
+/* metrics=PORT with a configuration or in an application image: GET
+ * /metrics on skiff's TCP (http/prom_server.h); the words' sites have a
+ * listener for it instead. */
 static struct prom_server prom;
 static bool prom_on;
 #define UK_METRICS_BODY_MAX (128u << 10) /* the exposition is ~40 KiB */
@@ -115,19 +120,18 @@ extern const struct http_app_def skiff_app __attribute__((weak));
 /* An image with its own words and setup (apps/uk_app.h: the proxy's,
  * build/skiff-proxy-uk.elf) defines uk_app instead. */
 extern const struct uk_app_hooks uk_app __attribute__((weak));
-/* The application this guest runs: &skiff_app, uk_app.def, or NULL for
- * the static server. */
+/* The application linked into this image: &skiff_app, uk_app.def, or
+ * NULL (skiff-uk.elf).  Without a configuration it runs on app (and
+ * app_tls), not on the sites runtime. */
 static const struct http_app_def *app_def;
 static struct http_app app;
 /* The application's connections: each holds ~52 KiB (http/app.h), so
  * unless max-conns is given the guest keeps this many. */
 #define UK_APP_CONNS 256u
 static struct runner run;
-static struct sar_site site;
-/* HTTPS (with the TLS files in the module): a second HTTP server on a
- * TLS loop over the same loop, as `skiff serve --tls-cert` runs it. */
-static struct http_server srv_tls;
-static struct http_app app_tls; /* instead of srv_tls in an application image */
+/* An application image's HTTPS (with the TLS files in the module): a
+ * second engine of the application on a TLS loop over the same loop. */
+static struct http_app app_tls;
 static struct http_app_def app_tls_def;
 static struct tls_ctx *tls_ctx;
 static struct loop *tls_loop;
@@ -142,10 +146,8 @@ static struct uk_alog alog;
 /* The error log (base/log.h) on the console: runtime warnings, such as a
  * refused access-log datagram, limited per kind. */
 static struct sk_log elog;
-/* The sites runtime (apps/uk_sites.c) serves, not srv (and HTTPS's):
- * a configuration bundle (`skiff vm --config FILE`: bundle), or the static
- * server's words on one vCPU (the model filled from them). */
-static bool sites_on, bundle;
+/* The boot module is a configuration bundle (`skiff vm --config FILE`). */
+static bool bundle;
 
 /* Wall clock: the RTC's second at boot, advanced by the TSC. */
 static uint64_t wall_base;  /* Unix seconds read from the RTC */
@@ -233,11 +235,11 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	tcp_stats(&tcp, fn, fctx);
 }
 
-/* Every counter, for --stats at exit and for metrics=: the server's,
- * the access log's, the loop's (with plat_stats above), the metrics
- * port's own. */
-/* The HTTPS server's counters under https.*, beside the plain one's
- * http.*, as `skiff serve` names them. */
+/* Every counter, for --stats at exit and for the metrics page: the
+ * sites' (or the application's engines'), the access log's, the loop's
+ * (with plat_stats above), the metrics port's own. */
+/* An application image's HTTPS engine's counters under https.*, beside
+ * the plain one's http.*, as `skiff serve` names them. */
 struct https_fwd {
 	void (*fn)(void *ctx, const char *name, uint64_t v);
 	void *ctx;
@@ -253,12 +255,10 @@ static void https_name(void *ctx, const char *name, uint64_t v)
 
 static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
-	if (sites_on)
-		uk_sites_stats(fn, ctx);
-	else if (app_def)
-		http_app_stats(&app, fn, ctx);
+	if (sites)
+		uk_sites_stats(sites, fn, ctx);
 	else
-		http_server_stats(&srv, fn, ctx);
+		http_app_stats(&app, fn, ctx);
 	if (&uk_app)
 		uk_app.stats(fn, ctx);
 	if (alog.loop)
@@ -268,10 +268,7 @@ static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *
 		prom_server_stats(&prom, fn, ctx);
 	if (tls_loop) {
 		struct https_fwd f = {fn, ctx};
-		if (app_def)
-			http_app_stats(&app_tls, https_name, &f);
-		else
-			http_server_stats(&srv_tls, https_name, &f);
+		http_app_stats(&app_tls, https_name, &f);
 		loop_stats(tls_loop, fn, ctx);
 		tls_bearssl_stats(tls_ctx, fn, ctx);
 	}
@@ -302,12 +299,13 @@ static void console_sink(void *ctx, const char *line, size_t len)
 }
 
 /* ---- the drain (the shutdown port) ----
- * As `skiff serve` does on SIGTERM (apps/serve.c): http_server_drain, a
- * deadline of drain-timeout, and after the last connection a wait until
- * TCP has delivered what the closed sockets still hold. */
+ * As `skiff serve` does on SIGTERM (apps/sites_host.c): http_app_drain on
+ * every listener's engine, a deadline of drain-timeout, and after the last
+ * connection a wait until TCP has delivered what the closed sockets still
+ * hold. */
 struct uk_drain {
 	struct loop *loop;
-	unsigned servers; /* still draining: HTTP, and HTTPS when it runs */
+	unsigned servers; /* engines still draining */
 	bool timed_out, finished;
 	struct loop_timer deadline, tcp_poll;
 };
@@ -340,29 +338,16 @@ static void drain_deadline(struct loop_timer *t, sk_time_ns now)
 	drain_stop = 1;
 }
 
-/* The client connections open: the server's (and HTTPS's), or the sites'. */
-static unsigned conns_open(void)
-{
-	return sites_on ? uk_sites_nconns() : srv.nconns + (tls_loop ? srv_tls.nconns : 0);
-}
-
 static int drain(struct loop *loop, unsigned timeout_s)
 {
-	struct uk_drain d = {.loop = loop,
-			     .servers = sites_on ? uk_sites_nengines() : tls_loop ? 2 : 1,
+	struct uk_drain d = {.loop = loop, .servers = uk_sites_nengines(sites),
 			     .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
 	sk_time_ns t0 = plat_now();
-	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n", conns_open(),
-		timeout_s);
+	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n",
+		uk_sites_nconns(sites), timeout_s);
 	run.until = 0; /* exit-after no longer cuts it short: drain-timeout does */
 	loop_timer_set(loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
-	if (sites_on) {
-		uk_sites_drain(t0, drain_conns_done, &d); /* each engine's done counts down */
-	} else {
-		http_server_drain(&srv, t0, drain_conns_done, &d);
-		if (tls_loop)
-			http_server_drain(&srv_tls, t0, drain_conns_done, &d);
-	}
+	uk_sites_drain(sites, t0, drain_conns_done, &d); /* each engine's done counts down */
 	int rc = loop_run(loop, &drain_stop);
 	if (loop_timer_armed(&d.deadline))
 		loop_timer_cancel(loop, &d.deadline);
@@ -373,7 +358,7 @@ static int drain(struct loop *loop, unsigned timeout_s)
 		kprintf("skiff-uk: drained in %lu ms\n", ms);
 	else
 		kprintf("skiff-uk: drain-timeout after %lu ms: closing %u connections\n", ms,
-			conns_open());
+			uk_sites_nconns(sites));
 	return rc;
 }
 
@@ -393,16 +378,12 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	date_sec = sec;
 	char buf[HTTP_DATE_LEN];
 	http_date_format(sec, buf);
-	if (sites_on)
-		uk_sites_set_date(buf);
-	else if (app_def)
-		http_app_set_date(&app, buf);
+	if (sites)
+		uk_sites_set_date(sites, buf);
 	else
-		http_server_set_date(&srv, buf);
-	if (tls_loop && app_def)
+		http_app_set_date(&app, buf);
+	if (tls_loop)
 		http_app_set_date(&app_tls, buf);
-	else if (tls_loop)
-		http_server_set_date(&srv_tls, buf);
 }
 
 /* loop_skiff's run: the runner, until stop, exit-after or a broken ring. */
@@ -439,28 +420,6 @@ static void *alloc_or_die(const char *what, size_t size)
 	return alloc_hint(what, size, NULL);
 }
 
-/* The site archive from the boot module: checked whole, or the boot
- * stops here with the reason.  The files' descriptors come from the heap
- * (24 B each); their bodies stay where QEMU put them. */
-static void open_site(const struct kvm_start *st, uint64_t len, struct http_server_config *hc)
-{
-	char err[200];
-	struct sar_view v;
-	site_bytes = st->module_len;
-	if (sar_open(&v, st->module, len, err, sizeof(err)) < 0) {
-		kprintf("skiff-uk: bad site archive (%lu bytes at 0x%lx): %s\n", len,
-			(uint64_t)(uintptr_t)st->module, err);
-		kprintf("skiff-uk: not booting (repack it with `skiff vm --root DIR`)\n");
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-	size_t sz = (size_t)sar_site_mem(&v);
-	sar_site_init(&site, &v, alloc_or_die("the site's file table", sz ? sz : 1));
-	hc->lookup = sar_site_lookup;
-	hc->lookup_ctx = &site;
-	kprintf("skiff-uk: site: %u files, %lu KiB archive at 0x%lx (reserved from the heap)\n",
-		v.count, len >> 10, (uint64_t)(uintptr_t)st->module);
-}
-
 /* The TLS files' bytes in the module, if `skiff vm --tls-cert/--tls-key`
  * put them there. */
 struct tls_files {
@@ -482,14 +441,13 @@ static int tls_random(void *buf, size_t len)
 	return plat_random(buf, len);
 }
 
-/* HTTPS beside HTTP: BearSSL over a pool of tls-max-conns connections,
- * the TLS loop over the same skiff loop, and a second HTTP server (the
- * same configuration, its own port and connection pool).  A certificate
- * or key BearSSL refuses stops the boot with the reason.  app_cfg (an
- * application image): the application's engine instead of the server. */
+/* An application image's HTTPS beside HTTP: BearSSL over a pool of
+ * tls-max-conns connections, the TLS loop over the same skiff loop, and a
+ * second engine of the application (its routes, not its init: that ran
+ * for the first, one state for both ports).  A certificate or key BearSSL
+ * refuses stops the boot with the reason. */
 static void start_tls(const struct opts *o, const struct tls_files *tf, struct loop *inner,
-		      const struct http_server_config *hc, const struct http_app_config *app_cfg,
-		      unsigned max_sockets)
+		      const struct http_app_config *app_cfg, unsigned max_sockets)
 {
 	if (!have_hw_random()) {
 		kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
@@ -512,42 +470,26 @@ static void start_tls(const struct opts *o, const struct tls_files *tf, struct l
 	};
 	size_t lsz = loop_tls_mem_size(max_sockets, n);
 	tls_loop = loop_tls_init(alloc_or_die("the TLS layer", lsz), lsz, inner, &lc, max_sockets, n);
-	struct http_server_config c = *hc;
-	c.port = (uint16_t)opt_num(o, OPT_TLS_PORT);
-	c.max_conns = n;
-	c.https_redirect_port = 0; /* this side serves */
-	size_t ssz;
+	struct http_app_config ac = *app_cfg;
+	ac.port = (uint16_t)opt_num(o, OPT_TLS_PORT);
+	ac.max_conns = n;
+	ac.scheme = "https"; /* what the application sees (a proxy's X-Forwarded-Proto) */
+	app_tls_def = *app_def;
+	app_tls_def.init = NULL;
+	size_t ssz = http_app_mem_size(&ac);
 	int rc = -SK_EINVAL;
-	if (app_cfg) {
-		/* The application's second engine: its routes, not its init
-		 * (that ran for the first: one state for both ports). */
-		struct http_app_config ac = *app_cfg;
-		ac.port = c.port;
-		ac.max_conns = n;
-		ac.scheme = "https"; /* what the application sees (a proxy's X-Forwarded-Proto) */
-		app_tls_def = *app_def;
-		app_tls_def.init = NULL;
-		ssz = http_app_mem_size(&ac);
-		if (tls_loop && ssz)
-			rc = http_app_init(&app_tls, alloc_or_die("the HTTPS connections", ssz), ssz, &ac,
-					   &app_tls_def, tls_loop);
-		if (rc == 0)
-			rc = http_app_start(&app_tls);
-	} else {
-		ssz = http_server_mem_size(&c);
-		if (tls_loop)
-			rc = http_server_init(&srv_tls, alloc_or_die("the HTTPS connections", ssz), ssz,
-					      &c, tls_loop);
-		if (rc == 0)
-			rc = http_server_start(&srv_tls);
-	}
+	if (tls_loop && ssz)
+		rc = http_app_init(&app_tls, alloc_or_die("the HTTPS connections", ssz), ssz, &ac,
+				   &app_tls_def, tls_loop);
+	if (rc == 0)
+		rc = http_app_start(&app_tls);
 	if (rc < 0) {
-		kprintf("skiff-uk: HTTPS server on port %u failed (%d)\n", c.port, rc);
+		kprintf("skiff-uk: HTTPS server on port %u failed (%d)\n", ac.port, rc);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	kprintf("skiff-uk: https=%u (BearSSL, TLS 1.2; %u connections, each %lu B of TLS state "
 		"and record buffer, %lu KiB of HTTP state; resumption by session ID)\n",
-		c.port, n, (uint64_t)tls_bearssl_conn_bytes(), (uint64_t)(ssz / n) >> 10);
+		ac.port, n, (uint64_t)tls_bearssl_conn_bytes(), (uint64_t)(ssz / n) >> 10);
 }
 
 static void console_out(void *ctx, const char *s, size_t n)
@@ -613,10 +555,10 @@ unsigned uk_app_main(const struct kvm_start *st)
 	bool have_irq = !opt_given(&o, OPT_NO_MSIX) && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
 	char name[32];
 	ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
-	/* More than one vCPU: ask for a queue pair each (the static server
-	 * only: an application image and HTTPS stay on this CPU).  Pair k's
-	 * rx interrupt is MSI-X entry k on vCPU k's LAPIC; its ring region
-	 * comes from the heap. */
+	/* More than one vCPU: ask for a queue pair each (the static server's
+	 * words only: an application image, a configuration, HTTPS and the
+	 * metrics listener stay on this CPU).  Pair k's rx interrupt is MSI-X
+	 * entry k on vCPU k's LAPIC; its ring region comes from the heap. */
 	bundle = uk_sites_is_bundle(st->module, st->module_len);
 	if (bundle && &uk_app) {
 		kprintf("skiff-uk: the boot module is a configuration (skiff vm --config): this is "
@@ -624,12 +566,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 			"routes run on skiff-uk.elf; not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	/* (a configuration's sites, too, run on this vCPU only) */
 	unsigned want = st->cpus > 1 && !app_def && !bundle ? st->cpus : 1;
-	/* The static server's words on one vCPU: the sites runtime, the model
-	 * filled from them (on more, each worker is still an http/server.c:
-	 * uk_smp.h). */
-	sites_on = bundle || (!app_def && want == 1);
 	static struct virtio_net_params ps[KVM_MAX_CPUS];
 	for (unsigned k = 0; k < want; k++) {
 		ps[k] = (struct virtio_net_params){
@@ -677,18 +614,12 @@ unsigned uk_app_main(const struct kvm_start *st)
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 
-	/* The HTTP server's configuration, as `skiff serve` builds it. */
-	struct http_server_config hc;
-	http_server_config_default(&hc);
-	opt_http_config(&o, &hc);
-	if (app_def && !opt_given(&o, OPT_MAX_CONNS))
-		hc.max_conns = UK_APP_CONNS;
 	/* The module: the TLS files at its end (if any), the site before. */
 	uint64_t site_len = st->module_len;
 	struct tls_files tf = {0};
 	int tb = bundle ? 0
 			: tls_bundle_split(st->module, st->module_len, &site_len, &tf.cert,
-					     &tf.cert_len, &tf.key, &tf.key_len);
+					   &tf.cert_len, &tf.key, &tf.key_len);
 	if (tb < 0) {
 		kprintf("skiff-uk: the boot module's TLS footer does not fit it; not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
@@ -700,11 +631,16 @@ unsigned uk_app_main(const struct kvm_start *st)
 			"need the certificate and key (skiff vm --tls-cert F --tls-key F); not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	/* The sites (uk_sites.h), of a configuration or of the words, say
-	 * what TCP and the loop need; the proxies take their exchanges from
-	 * the heap now. */
+	const uint16_t port = (uint16_t)opt_num(&o, OPT_PORT);
+	/* The client connections the engines hold, over every listener. */
+	uint32_t nconns;
+	/* What serves: the sites runtime (uk_sites.h) for a configuration and
+	 * for the static server's words, which fill the same model; an
+	 * application image without a configuration runs its own engine.  The
+	 * sites say what TCP and the loop need; the proxies take their
+	 * exchanges from the heap now. */
 	struct uk_sites_need need = {0};
-	if (sites_on) {
+	if (bundle || !app_def) {
 		site_bytes = st->module_len;
 		struct uk_sites_env senv = {
 			.alloc = alloc_hint,
@@ -719,38 +655,42 @@ unsigned uk_app_main(const struct kvm_start *st)
 			.key = tls_on ? tf.key : NULL, .key_len = tf.key_len,
 			.metrics_port = opt_given(&o, OPT_UK_METRICS) ? (uint16_t)opt_num(&o, OPT_UK_METRICS) : 0,
 		};
-		if ((bundle ? uk_sites_setup(st->module, st->module_len, &o, &senv, &need)
-			    : uk_sites_setup_words(&w, &o, &senv, &need)) < 0)
+		sites = bundle ? uk_sites_setup(st->module, st->module_len, &o, &senv, &need)
+			       : uk_sites_setup_words(&w, &o, &senv, &need);
+		if (!sites)
 			kvm_exit(KVM_EXIT_FATAL);
 		if (need.ntls && !have_hw_random()) {
 			kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
 			kvm_exit(KVM_EXIT_FATAL);
 		}
-		hc.max_conns = need.conns;
-		tls_on = false; /* the sites' listeners, not the server's twin */
+		nconns = need.conns;
+		tls_on = false; /* the sites' own listener */
+	} else {
+		nconns = opt_given(&o, OPT_MAX_CONNS) ? (uint32_t)opt_num(&o, OPT_MAX_CONNS) : UK_APP_CONNS;
+		if (site_len)
+			kprintf("skiff-uk: the application answers every path: the site archive in the "
+				"boot module is not served (a configuration's files and app; routes "
+				"serve both: skiff vm --config)\n");
 	}
-	if (tls_on && opt_num(&o, OPT_TLS_PORT) == hc.port) {
+	if (tls_on && opt_num(&o, OPT_TLS_PORT) == port) {
 		kprintf("skiff-uk: tls-port %lu is port too: give each its own\n", opt_num(&o, OPT_TLS_PORT));
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	if (tls_on && opt_given(&o, OPT_TLS_REDIRECT))
-		hc.https_redirect_port = (uint16_t)opt_num(&o, OPT_TLS_PORT);
-	if (st->module && site_len && !sites_on)
-		open_site(st, site_len, &hc);
 
-	/* The application's engine: `skiff serve`'s limits; an image with
+	/* An application image's engine: `skiff serve`'s limits; an image with
 	 * its own setup (uk_app) sets itself up here, before TCP and the loop
 	 * are sized, since its own connections need sockets and timers. */
 	struct http_app_config ac;
 	uint32_t app_socks = 0;
-	if (app_def) {
+	if (!sites) {
 		http_app_config_default(&ac);
-		ac.addr = hc.addr;
-		ac.port = hc.port;
-		ac.max_conns = hc.max_conns;
-		ac.max_body = hc.max_body ? hc.max_body : ac.max_body;
-		ac.header_timeout = hc.header_timeout;
-		ac.keepalive_timeout = hc.keepalive_timeout;
+		ac.addr = ip_addr;
+		ac.port = port;
+		ac.max_conns = nconns;
+		if (opt_num(&o, OPT_MAX_BODY))
+			ac.max_body = opt_num(&o, OPT_MAX_BODY);
+		ac.header_timeout = opt_num(&o, OPT_HEADER_TIMEOUT) * SK_NS_PER_S;
+		ac.keepalive_timeout = opt_num(&o, OPT_KEEPALIVE_TIMEOUT) * SK_NS_PER_S;
 	}
 	if (&uk_app) {
 		/* wall s = now s + offset (the cache's dates: RTC + TSC) */
@@ -769,7 +709,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	tcp_config_default(&tc);
 	tcp_iface_config(&tc, &ifc);
 	const uint32_t tls_conns = tls_on ? (uint32_t)opt_num(&o, OPT_TLS_MAX_CONNS) : 0;
-	tc.max_sockets = opt_tcp_sockets(hc.max_conns + tls_conns) + app_socks + need.extra_socks;
+	tc.max_sockets = opt_tcp_sockets(nconns + tls_conns) + app_socks + need.extra_socks;
 	tc.sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
 	tc.rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
 	tc.cc = (uint8_t)opt_num(&o, OPT_TCP_CC);
@@ -788,8 +728,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.tcp = &tcp,
 		.local_ip = ip_addr,
 		/* one per connection (an HTTPS one: two, the handshake's and
-		 * the server's), a few spare */
-		.max_timers = hc.max_conns + 16 + 2 * tls_conns + app_socks + need.tls_conns +
+		 * the engine's), a few spare */
+		.max_timers = nconns + 16 + 2 * tls_conns + app_socks + need.tls_conns +
 			      need.extra_socks,
 		.listen_backlog = UK_BACKLOG,
 		.now = now,
@@ -798,63 +738,53 @@ unsigned uk_app_main(const struct kvm_start *st)
 	size_t loop_sz = loop_skiff_mem_size(&lsc);
 	struct loop *loop = loop_skiff_init(alloc_or_die("the loop", loop_sz), loop_sz, &lsc);
 	if (loop && opt_given(&o, OPT_UK_ACCESS_LOG)) {
-		/* Before the server is sized: the hook takes scratch per connection. */
+		/* Before the engines are sized: the hook takes scratch per connection. */
 		const struct opt_val *v = &o.v[OPT_UK_ACCESS_LOG];
 		uk_alog_init(&alog,
 			     opt_num(&o, OPT_ACCESS_LOG_FORMAT) == 1 ? HTTP_ACCESS_JSON
 								    : HTTP_ACCESS_COMBINED,
 			     v->num != 0, v->ip, (uint16_t)v->num, &ifc, loop, &elog, wall_sec);
-		hc.access = uk_alog_record;
-		hc.access_ctx = &alog;
 	}
 	size_t srv_sz = 0;
-	if (sites_on) {
-		if (!loop || uk_sites_start(loop, tc.max_sockets, &o, alog.loop ? uk_alog_record : NULL,
-					    &alog) < 0) {
+	if (sites) {
+		if (!loop || uk_sites_start(sites, loop, tc.max_sockets, &o,
+					    alog.loop ? uk_alog_record : NULL, &alog) < 0) {
 			kprintf("skiff-uk: not booting\n");
 			kvm_exit(KVM_EXIT_FATAL);
 		}
-		srv_sz = uk_sites_engine_bytes();
-	} else if (app_def) {
+		srv_sz = uk_sites_engine_bytes(sites);
+	} else {
 		srv_sz = http_app_mem_size(&ac);
 		void *app_mem = srv_sz ? alloc_or_die("the application's connections", srv_sz) : NULL;
 		if (!loop || (rc = http_app_init(&app, app_mem, srv_sz, &ac, app_def, loop)) < 0 ||
 		    (rc = http_app_start(&app)) < 0) {
-			kprintf("skiff-uk: application on port %u failed (%d)\n", hc.port, rc);
+			kprintf("skiff-uk: application on port %u failed (%d)\n", port, rc);
 			kvm_exit(KVM_EXIT_FATAL);
 		}
 		kprintf("skiff-uk: application %s, %u connections\n",
 			app_def->name ? app_def->name : "?", ac.max_conns);
-	} else {
-		srv_sz = http_server_mem_size(&hc);
-		void *srv_mem = alloc_or_die("the HTTP connections", srv_sz);
-		if (!loop || (rc = http_server_init(&srv, srv_mem, srv_sz, &hc, loop)) < 0 ||
-		    (rc = http_server_start(&srv)) < 0) {
-			kprintf("skiff-uk: HTTP server on port %u failed (%d)\n", hc.port, rc);
-			kvm_exit(KVM_EXIT_FATAL);
-		}
 	}
 	if (tls_on)
-		start_tls(&o, &tf, loop, &hc, app_def ? &ac : NULL, tc.max_sockets);
+		start_tls(&o, &tf, loop, &ac, tc.max_sockets);
 	refresh_date(NULL, now);
 	loop->on_turn = refresh_date;
 	uk_loop = loop;
 	/* metrics=PORT: the words' sites have it as a listener of their own;
-	 * a configuration's guest and an application image here. */
-	if (opt_given(&o, OPT_UK_METRICS) && (bundle || !sites_on)) {
+	 * with a configuration and in an application image it is here. */
+	if (opt_given(&o, OPT_UK_METRICS) && (bundle || !sites)) {
 		size_t psz = prom_server_mem_size(UK_METRICS_BODY_MAX);
 		uint16_t mport = (uint16_t)opt_num(&o, OPT_UK_METRICS);
-		if ((!sites_on && mport == hc.port) ||
+		if ((!sites && mport == port) ||
 		    (rc = prom_server_start(&prom, loop, mport, alloc_or_die("the metrics answers", psz),
 					    psz, uk_metrics, NULL)) < 0) {
 			kprintf("skiff-uk: metrics on port %u failed (%d)\n", mport,
-				mport == hc.port ? -SK_EADDRINUSE : rc);
+				mport == port ? -SK_EADDRINUSE : rc);
 			kvm_exit(KVM_EXIT_FATAL);
 		}
 		prom_on = true;
 	}
 
-	if (sites_on && uk_sites_late() < 0) {
+	if (sites && uk_sites_late(sites) < 0) {
 		kprintf("skiff-uk: not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
@@ -869,6 +799,11 @@ unsigned uk_app_main(const struct kvm_start *st)
 		}
 	}
 
+	run = (struct runner){
+		.dev = d, .ifc = &ifc, .tcp = &tcp,
+		.until = opt_given(&o, OPT_EXIT_AFTER) ? now + opt_num(&o, OPT_EXIT_AFTER) * SK_NS_PER_S : 0,
+	};
+	opt_spin(&o, &run.spin_ns, &run.spin_learn);
 	trap_set_handler(VEC_VIRTIO_NET, NULL, NULL); /* counted in kvm_cpu.irq_count; the loop polls */
 	iface_announce(&ifc, now);
 	dev_tx_sync(d);
@@ -880,14 +815,11 @@ unsigned uk_app_main(const struct kvm_start *st)
 		"%lu MiB free\n",
 		mi.ram >> 20, mi.source, mi.image_end >> 10, mi.heap_base >> 10,
 		(uint64_t)tcp_sz >> 10, tc.max_sockets, tc.sndbuf, tc.rcvbuf, (uint64_t)loop_sz >> 10,
-		(uint64_t)srv_sz >> 10, hc.max_conns, mi.heap_free >> 20);
+		(uint64_t)srv_sz >> 10, nconns, mi.heap_free >> 20);
 	char ip[16], gw[16], date[HTTP_DATE_LEN + 1];
 	format_ip(ip_addr, ip);
 	format_ip(gw_addr, gw);
-	if (sites_on)
-		http_date_format(wall_sec(plat_now()), date);
-	else
-		sk_memcpy(date, app_def ? app.date : srv.date, HTTP_DATE_LEN);
+	http_date_format(wall_sec(plat_now()), date);
 	date[HTTP_DATE_LEN] = 0;
 	kprintf("skiff-uk: clock %s (RTC + TSC)\n", date);
 	const uint8_t *m = cfg.mac;
@@ -895,27 +827,23 @@ unsigned uk_app_main(const struct kvm_start *st)
 	if (bundle)
 		uk_sites_describe(http, sizeof(http));
 	else
-		ksnprintf(http, sizeof(http), "%u", hc.port);
+		ksnprintf(http, sizeof(http), "%u", port);
 	kprintf("skiff-uk: ready ip=%s/%u gw=%s mac=%02x:%02x:%02x:%02x:%02x:%02x %s=%s "
 		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu",
 		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], bundle ? "sites" : "http",
 		http, ECHO_PORT,
-		hc.max_conns, d->name, have_irq ? "msix" : "none(poll 1ms)",
+		nconns, d->name, have_irq ? "msix" : "none(poll 1ms)",
 		(uint64_t)(plat_now() / SK_NS_PER_MS));
 	if (opt_given(&o, OPT_UK_METRICS))
 		kprintf(" metrics=%u", (unsigned)opt_num(&o, OPT_UK_METRICS));
 	kprintf("\n");
 
-	run = (struct runner){
-		.dev = d, .ifc = &ifc, .tcp = &tcp,
-		.until = opt_given(&o, OPT_EXIT_AFTER) ? now + opt_num(&o, OPT_EXIT_AFTER) * SK_NS_PER_S : 0,
-	};
-	opt_spin(&o, &run.spin_ns, &run.spin_learn);
 	unsigned workers = 0;
 	if (npairs > 1) {
-		/* Each other vCPU: the same stack and server on its pair. */
+		/* Each other vCPU: its own stack, and its own instance of the
+		 * sites runtime on its pair (built here, on this vCPU). */
 		struct uk_smp_config sc = {
-			.ifc = &cfg, .tcp = &tc, .http = &hc,
+			.ifc = &cfg, .tcp = &tc, .opts = &o,
 			.shutdown_port = opt_given(&o, OPT_SHUTDOWN_PORT) ? (uint16_t)opt_num(&o, OPT_SHUTDOWN_PORT) : 0,
 			.on_shutdown = shutdown_udp, .until = run.until,
 			.spin_ns = run.spin_ns, .spin_learn = run.spin_learn,
@@ -933,22 +861,20 @@ unsigned uk_app_main(const struct kvm_start *st)
 		uk_smp_stop();
 	}
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
-	/* The application engine has no graceful drain yet: it stops at once;
-	 * with workers, only this vCPU's connections would drain: none do. */
-	if (rc == 0 && drain_wanted && drain_s && !app_def && !workers)
+	/* An application image's own engine has no graceful drain here yet:
+	 * it stops at once; with workers, only this vCPU's connections would
+	 * drain: none do. */
+	if (rc == 0 && drain_wanted && drain_s && sites && !workers)
 		rc = drain(loop, drain_s);
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
-	if (sites_on)
-		uk_sites_stop(); /* the engines, then the proxies' upstream connections */
-	else if (app_def)
+	if (sites) {
+		uk_sites_stop(sites); /* the engines, then the proxies' upstream connections */
+	} else {
 		http_app_stop(&app);
-	else
-		http_server_stop(&srv);
-	if (tls_on && app_def)
-		http_app_stop(&app_tls);
-	else if (tls_on)
-		http_server_stop(&srv_tls);
+		if (tls_on)
+			http_app_stop(&app_tls);
+	}
 	if (&uk_app)
 		uk_app.stop(); /* the upstream connections, after the engines */
 	if (alog.loop)

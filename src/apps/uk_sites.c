@@ -79,6 +79,27 @@ struct uk_proxy {
 	struct http_cache cache;
 };
 
+/* One runtime of the sites: its engines, router, handlers and proxies.
+ * Worker 0's (W0) runs every listener; a worker on another vCPU
+ * (uk_sites_worker) the plain ones (lmask). */
+struct uk_sites {
+	struct sites sites;
+	struct sites_gen gen;
+	struct sites_handler (*h)[SCONF_MAX_ROUTES];
+	struct uk_lst lst[SCONF_MAX_LISTEN];
+	uint32_t lmask; /* bit li: this instance runs listener li */
+	struct uk_proxy *px[SCONF_MAX_SITES * SCONF_MAX_ROUTES];
+	unsigned npx;
+	char *metrics_buf;
+	bool metrics_busy;
+	bool app_inited;
+	size_t engine_bytes; /* the listeners' connection states, for the memory line */
+};
+
+static struct uk_sites W0;
+
+/* What every instance shares, read-only once set up: the model and where
+ * its files come from. */
 static struct {
 	struct uk_sites_env env;
 	/* Where the files come from: a bundle (`skiff vm --config`), or the
@@ -87,18 +108,9 @@ static struct {
 	struct sb_view bv;
 	struct uk_sites_words words;
 	struct sconf c;
-	struct sites sites;
-	struct sites_gen gen;
-	struct sites_handler (*h)[SCONF_MAX_ROUTES];
-	struct uk_lst lst[SCONF_MAX_LISTEN];
-	struct uk_proxy *px[SCONF_MAX_SITES * SCONF_MAX_ROUTES];
-	unsigned npx;
 	struct sar_site *arch[SB_MAX_PARTS]; /* by part index: one per folder */
 	unsigned narch;
-	char *metrics_buf;
-	bool metrics_busy;
 	uint32_t max_conns; /* per listener */
-	size_t engine_bytes; /* the listeners' connection states, for the memory line */
 } S;
 
 bool uk_sites_is_bundle(const void *module, uint64_t len)
@@ -152,27 +164,28 @@ static int cert_index(const struct uk_lst *l, const struct sconf_site *site)
 
 static void metrics_done(struct http_app_req *r, void *ctx, bool ok)
 {
-	(void)r, (void)ctx, (void)ok;
-	S.metrics_busy = false;
+	(void)r, (void)ok;
+	struct uk_sites *w = ctx;
+	w->metrics_busy = false;
 }
 
 /* As sites_host.c's: rendered at the request from one buffer, which is
  * sent from, so a second scrape meanwhile gets 503. */
 static int metrics_handle(struct http_app_req *r, void *ctx)
 {
-	(void)ctx;
+	struct uk_sites *w = ctx;
 	unsigned m = http_app_method(r);
 	if (m != HTTP_GET && m != HTTP_HEAD) {
 		http_app_header(r, "Allow", "GET, HEAD");
 		return http_app_send(r, 405, NULL, 0);
 	}
-	if (S.metrics_busy)
+	if (w->metrics_busy)
 		return http_app_send(r, 503, NULL, 0);
 	struct prom_out o;
-	prom_init(&o, S.metrics_buf, UK_SITES_METRICS_MAX);
+	prom_init(&o, w->metrics_buf, UK_SITES_METRICS_MAX);
 	S.env.all_stats(prom_stat, &o);
-	S.metrics_busy = true;
-	http_app_on_done(r, metrics_done, NULL);
+	w->metrics_busy = true;
+	http_app_on_done(r, metrics_done, w);
 	http_app_header(r, "Content-Type", PROM_CONTENT_TYPE);
 	return http_app_send(r, 200, o.buf, o.len);
 }
@@ -293,6 +306,7 @@ static const uint8_t file_words[] = {
 };
 
 static int setup_model(const struct opts *o, struct uk_sites_need *need);
+static int build_routes(struct uk_sites *w, uint32_t *extra);
 
 /* Does listener li serve the metrics page and nothing else? */
 static bool metrics_only(const struct sconf *c, unsigned li)
@@ -309,8 +323,8 @@ static bool metrics_only(const struct sconf *c, unsigned li)
 	return any;
 }
 
-int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
-		   const struct uk_sites_env *env, struct uk_sites_need *need)
+struct uk_sites *uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
+				const struct uk_sites_env *env, struct uk_sites_need *need)
 {
 	S.env = *env;
 	S.bundle = true;
@@ -319,13 +333,13 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 		if (opt_given(o, file_words[i])) {
 			kprintf("skiff-uk: %s=: with a configuration file (skiff vm --config) the file "
 				"says this; not booting\n", opt_defs[file_words[i]].name);
-			return -1;
+			return NULL;
 		}
 	const char *why;
 	if (sb_open(&S.bv, module, len, &why) < 0) {
 		kprintf("skiff-uk: bad configuration bundle (%lu bytes): %s; repack it with skiff vm "
 			"--config FILE\n", len, why);
-		return -1;
+		return NULL;
 	}
 	struct sb_part text;
 	sb_part_at(&S.bv, 0, &text);
@@ -340,43 +354,42 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 	if (sites_conf_parse((const char *)text.data, (size_t)text.len, dir, arena, asz, &S.c, &e) <
 	    0) {
 		kprintf("skiff-uk: configuration:%u:%u: %s\n", e.pos.line, e.pos.col, e.msg);
-		return -1;
+		return NULL;
 	}
 	bool given_conns = S.c.max_conns != 0;
 	sites_conf_defaults(&S.c);
 	S.max_conns = given_conns ? S.c.max_conns : UK_SITES_CONNS;
-	return setup_model(o, need);
+	return setup_model(o, need) < 0 ? NULL : &W0;
 }
 
-int uk_sites_setup_words(const struct uk_sites_words *w, const struct opts *o,
-			 const struct uk_sites_env *env, struct uk_sites_need *need)
+struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *wd, const struct opts *o,
+				      const struct uk_sites_env *env, struct uk_sites_need *need)
 {
 	S.env = *env;
 	S.bundle = false;
-	S.words = *w;
+	S.words = *wd;
 	*need = (struct uk_sites_need){0};
 	struct sites_guest_src g = {
-		.root = w->site ? UK_WORDS_ROOT : NULL,
-		.cert = w->cert ? UK_WORDS_CERT : NULL,
-		.key = w->cert ? UK_WORDS_KEY : NULL,
-		.metrics = w->metrics_port,
+		.root = wd->site ? UK_WORDS_ROOT : NULL,
+		.cert = wd->cert ? UK_WORDS_CERT : NULL,
+		.key = wd->cert ? UK_WORDS_KEY : NULL,
+		.metrics = wd->metrics_port,
 	};
 	size_t asz = sites_flags_arena_bound();
 	char err[200];
 	if (sites_conf_from_guest(o, &g, env->alloc("the words' configuration", asz, NULL), asz,
 				  &S.c, err, sizeof(err)) < 0) {
 		kprintf("skiff-uk: %s; not booting\n", err);
-		return -1;
+		return NULL;
 	}
 	S.max_conns = S.c.max_conns; /* max-conns=, whose default is the guest's */
-	return setup_model(o, need);
+	return setup_model(o, need) < 0 ? NULL : &W0;
 }
 
 /* What both sources share: the model checked against what the guest can
  * do, each route's handler, what TCP and the loop must hold. */
 static int setup_model(const struct opts *o, struct uk_sites_need *need)
 {
-	const struct uk_sites_env *env = &S.env;
 	struct sconf *c = &S.c;
 	c->max_conns = S.max_conns;
 	if (c->access_log) {
@@ -411,7 +424,7 @@ static int setup_model(const struct opts *o, struct uk_sites_need *need)
 	/* A TLS listener: the certificates by SNI, as sites_host.c's tls_for. */
 	uint32_t tls_max = (uint32_t)opt_num(o, OPT_TLS_MAX_CONNS);
 	for (unsigned li = 0; li < c->nlisten; li++) {
-		struct uk_lst *l = &S.lst[li];
+		struct uk_lst *l = &W0.lst[li];
 		l->conns = S.max_conns;
 		if (metrics_only(c, li) && l->conns > UK_SITES_METRICS_CONNS)
 			l->conns = UK_SITES_METRICS_CONNS;
@@ -446,15 +459,42 @@ static int setup_model(const struct opts *o, struct uk_sites_need *need)
 				l->cert_site[l->ncerts++] = site; /* <= 1 + TLS_SNI_MAX: a site has a name */
 		}
 	}
-	/* The handler table, as sites_host.c's gen_build. */
-	S.h = env->alloc("the routes' handlers", (c->nsites ? c->nsites : 1) * sizeof(*S.h), NULL);
-	sk_memset(S.h, 0, (c->nsites ? c->nsites : 1) * sizeof(*S.h));
+	W0.lmask = (1u << c->nlisten) - 1; /* SCONF_MAX_LISTEN <= 16 */
+	if (build_routes(&W0, &need->extra_socks) < 0)
+		return -1;
+	if (!S.bundle)
+		return 0; /* the words say it all; the ready line names the ports */
+	for (unsigned li = 0; li < c->nlisten; li++) {
+		unsigned n = 0;
+		for (unsigned s = 0; s < c->nsites; s++)
+			n += (c->sites[s].listen_mask >> li) & 1;
+		kprintf("skiff-uk: sites: port %u%s: %u sites, %u connections\n", c->listen[li].port,
+			c->listen[li].tls ? " (tls)" : "", n, W0.lst[li].conns);
+	}
+	for (unsigned s = 0; s < c->nsites; s++)
+		for (unsigned r = 0; r < c->sites[s].nroutes; r++) {
+			const struct sconf_route *rt = &c->sites[s].routes[r];
+			kprintf("skiff-uk: sites: %s %s%s -> %s\n", site_name(&c->sites[s]),
+				rt->exact ? "= " : "", rt->path, kind_name(rt->kind));
+		}
+	return 0;
+}
+
+/* An instance's handler table, as sites_host.c's gen_build: the files
+ * routes over the shared archives, a proxy of its own per proxy route
+ * (*extra: its upstream sockets), the metrics page's buffer. */
+static int build_routes(struct uk_sites *w, uint32_t *extra)
+{
+	const struct uk_sites_env *env = &S.env;
+	const struct sconf *c = &S.c;
+	w->h = env->alloc("the routes' handlers", (c->nsites ? c->nsites : 1) * sizeof(*w->h), NULL);
+	sk_memset(w->h, 0, (c->nsites ? c->nsites : 1) * sizeof(*w->h));
 	bool metrics = false;
 	for (unsigned s = 0; s < c->nsites; s++) {
 		const struct sconf_site *site = &c->sites[s];
 		for (unsigned r = 0; r < site->nroutes; r++) {
 			const struct sconf_route *rt = &site->routes[r];
-			struct sites_handler *h = &S.h[s][r];
+			struct sites_handler *h = &w->h[s][r];
 			if (rt->kind == SCONF_FILES) {
 				struct sar_site *a = archive_for(rt);
 				if (!a)
@@ -464,16 +504,16 @@ static int setup_model(const struct opts *o, struct uk_sites_need *need)
 							  .cache_control = rt->cache_control};
 				*h = (struct sites_handler){http_files_handle, hf};
 			} else if (rt->kind == SCONF_PROXY) {
-				struct uk_proxy *p = proxy_for(rt, &need->extra_socks);
+				struct uk_proxy *p = proxy_for(rt, extra);
 				if (!p)
 					return -1;
-				S.px[S.npx++] = p;
+				w->px[w->npx++] = p;
 				struct http_app_def pdef;
 				struct http_app_route proute;
 				proxy_app_def(&p->px, &pdef, &proute);
 				*h = (struct sites_handler){proute.fn, proute.ctx};
 			} else if (rt->kind == SCONF_METRICS) {
-				*h = (struct sites_handler){metrics_handle, NULL};
+				*h = (struct sites_handler){metrics_handle, w};
 				metrics = true;
 			} else if (rt->kind == SCONF_APP) {
 				if (!S.env.app) {
@@ -488,25 +528,26 @@ static int setup_model(const struct opts *o, struct uk_sites_need *need)
 		}
 	}
 	if (metrics)
-		S.metrics_buf = env->alloc("the metrics page", UK_SITES_METRICS_MAX, NULL);
-	S.gen = (struct sites_gen){.conf = c, .h = S.h, .host = NULL};
-	sites_swap(&S.sites, &S.gen);
-	if (!S.bundle)
-		return 0; /* the words say it all; the ready line names the ports */
-	for (unsigned li = 0; li < c->nlisten; li++) {
-		unsigned n = 0;
-		for (unsigned s = 0; s < c->nsites; s++)
-			n += (c->sites[s].listen_mask >> li) & 1;
-		kprintf("skiff-uk: sites: port %u%s: %u sites, %u connections\n", c->listen[li].port,
-			c->listen[li].tls ? " (tls)" : "", n, S.lst[li].conns);
-	}
-	for (unsigned s = 0; s < c->nsites; s++)
-		for (unsigned r = 0; r < c->sites[s].nroutes; r++) {
-			const struct sconf_route *rt = &c->sites[s].routes[r];
-			kprintf("skiff-uk: sites: %s %s%s -> %s\n", site_name(&c->sites[s]),
-				rt->exact ? "= " : "", rt->path, kind_name(rt->kind));
-		}
+		w->metrics_buf = env->alloc("the metrics page", UK_SITES_METRICS_MAX, NULL);
+	w->gen = (struct sites_gen){.conf = c, .h = w->h, .host = NULL};
+	sites_swap(&w->sites, &w->gen);
 	return 0;
+}
+
+struct uk_sites *uk_sites_worker(struct uk_sites_need *need)
+{
+	const struct sconf *c = &S.c;
+	struct uk_sites *w = S.env.alloc("a worker's sites", sizeof(*w), NULL);
+	sk_memset(w, 0, sizeof(*w));
+	*need = (struct uk_sites_need){0};
+	for (unsigned li = 0; li < c->nlisten; li++) {
+		if (c->listen[li].tls || metrics_only(c, li))
+			continue; /* worker 0's alone (uk_smp.h says why) */
+		w->lmask |= 1u << li;
+		w->lst[li].conns = W0.lst[li].conns;
+		need->conns += w->lst[li].conns;
+	}
+	return build_routes(w, &need->extra_socks) < 0 ? NULL : w;
 }
 
 static int tls_random(void *buf, size_t len)
@@ -591,16 +632,18 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 	return 0;
 }
 
-int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
+int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, const struct opts *o,
 		   http_access_fn access, void *access_ctx)
 {
 	const struct sconf *c = &S.c;
-	for (unsigned i = 0; i < S.npx; i++)
-		S.px[i]->px.loop = loop; /* proxy_attach's one effect: upstreams on the plain loop */
+	for (unsigned i = 0; i < w->npx; i++)
+		w->px[i]->px.loop = loop; /* proxy_attach's one effect: upstreams on the plain loop */
 	for (unsigned li = 0; li < c->nlisten; li++) {
 		const struct sconf_listen *ls = &c->listen[li];
-		struct uk_lst *l = &S.lst[li];
-		l->sl = (struct sites_listener){&S.sites, li};
+		struct uk_lst *l = &w->lst[li];
+		if (!(w->lmask & (1u << li)))
+			continue;
+		l->sl = (struct sites_listener){&w->sites, li};
 		sites_route(&l->sl, &l->route);
 		l->def = (struct http_app_def){&l->route, 1, "sites", NULL, NULL, false};
 		struct http_app_config cfg;
@@ -616,13 +659,13 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 		cfg.scheme = ls->tls ? "https" : "http";
 		cfg.access = access;
 		cfg.access_ctx = access_ctx;
-		if (S.npx)
+		if (w->npx)
 			proxy_app_config(NULL, &cfg);
 		if (ls->tls && tls_listener(l, li, loop, max_sockets, o) < 0)
 			return -1;
 		size_t sz = http_app_mem_size(&cfg);
 		int rc = -SK_EINVAL;
-		S.engine_bytes += sz;
+		w->engine_bytes += sz;
 		if (sz)
 			rc = http_app_init(&l->app, S.env.alloc("a listener's connections", sz,
 								"lower max_conns"),
@@ -637,7 +680,9 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 		l->started = l->inited = true;
 		/* The application's init once, with the first engine (what it
 		 * wants is the loop), before any connection is accepted. */
-		if (li == 0 && S.env.app && S.env.app->init &&
+		bool first = !w->app_inited;
+		w->app_inited = true;
+		if (first && S.env.app && S.env.app->init &&
 		    S.env.app->init(&l->app, S.env.app->init_ctx) < 0) {
 			kprintf("skiff-uk: sites: the application '%s' refused to start\n",
 				S.env.app->name ? S.env.app->name : "app");
@@ -660,10 +705,10 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 	return 0;
 }
 
-int uk_sites_late(void)
+int uk_sites_late(struct uk_sites *w)
 {
-	for (unsigned i = 0; i < S.npx; i++) {
-		struct uk_proxy *p = S.px[i];
+	for (unsigned i = 0; i < w->npx; i++) {
+		struct uk_proxy *p = w->px[i];
 		uint64_t csz = p->rt->cache_bytes;
 		if (!csz)
 			continue;
@@ -681,16 +726,16 @@ int uk_sites_late(void)
 	return 0;
 }
 
-size_t uk_sites_engine_bytes(void)
+size_t uk_sites_engine_bytes(const struct uk_sites *w)
 {
-	return S.engine_bytes;
+	return w->engine_bytes;
 }
 
-void uk_sites_set_date(const char *date29)
+void uk_sites_set_date(struct uk_sites *w, const char *date29)
 {
 	for (unsigned i = 0; i < S.c.nlisten; i++)
-		if (S.lst[i].started)
-			http_app_set_date(&S.lst[i].app, date29);
+		if (w->lst[i].started)
+			http_app_set_date(&w->lst[i].app, date29);
 }
 
 void uk_sites_describe(char *out, size_t cap)
@@ -719,7 +764,8 @@ static void tls_name(void *ctx, const char *name, uint64_t v)
 	f->fn(f->ctx, n, v);
 }
 
-void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+void uk_sites_stats(const struct uk_sites *w,
+		    void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
 	/* The engines' counters summed over the plain listeners (http.*) and
 	 * the TLS ones (https.*), as sites_host.c names them. */
@@ -727,23 +773,23 @@ void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *c
 	uint64_t open[2] = {0};
 	unsigned ntls = 0;
 	for (unsigned i = 0; i < S.c.nlisten; i++) {
-		if (!S.lst[i].inited)
+		if (!w->lst[i].inited)
 			continue;
-		bool t = S.lst[i].tls != NULL;
+		bool t = w->lst[i].tls != NULL;
 		ntls += t;
-		http_app_stats_add(&sum[t], &open[t], &S.lst[i].app);
+		http_app_stats_add(&sum[t], &open[t], &w->lst[i].app);
 	}
 	http_app_stats_emit(&sum[0], open[0], "http", fn, ctx);
 	if (ntls)
 		http_app_stats_emit(&sum[1], open[1], "https", fn, ctx);
-	sites_stats(&S.sites, fn, ctx);
-	for (unsigned i = 0; i < S.npx; i++) {
-		proxy_stats(&S.px[i]->px, fn, ctx);
-		if (S.px[i]->px.cache)
-			http_cache_stats(S.px[i]->px.cache, fn, ctx);
+	sites_stats(&w->sites, fn, ctx);
+	for (unsigned i = 0; i < w->npx; i++) {
+		proxy_stats(&w->px[i]->px, fn, ctx);
+		if (w->px[i]->px.cache)
+			http_cache_stats(w->px[i]->px.cache, fn, ctx);
 	}
 	for (unsigned i = 0; i < S.c.nlisten; i++) {
-		const struct uk_lst *l = &S.lst[i];
+		const struct uk_lst *l = &w->lst[i];
 		if (!l->tls)
 			continue;
 		struct tls_fwd f = {fn, ctx, S.c.listen[i].port};
@@ -754,37 +800,37 @@ void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *c
 	}
 }
 
-unsigned uk_sites_nengines(void)
+unsigned uk_sites_nengines(const struct uk_sites *w)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < S.c.nlisten; i++)
-		n += S.lst[i].started;
+		n += w->lst[i].started;
 	return n;
 }
 
-unsigned uk_sites_nconns(void)
+unsigned uk_sites_nconns(const struct uk_sites *w)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < S.c.nlisten; i++)
-		if (S.lst[i].started)
-			n += S.lst[i].app.nconns;
+		if (w->lst[i].started)
+			n += w->lst[i].app.nconns;
 	return n;
 }
 
-void uk_sites_drain(sk_time_ns now, void (*done)(void *ctx), void *ctx)
+void uk_sites_drain(struct uk_sites *w, sk_time_ns now, void (*done)(void *ctx), void *ctx)
 {
 	for (unsigned i = 0; i < S.c.nlisten; i++)
-		if (S.lst[i].started)
-			http_app_drain(&S.lst[i].app, now, done, ctx);
+		if (w->lst[i].started)
+			http_app_drain(&w->lst[i].app, now, done, ctx);
 }
 
-void uk_sites_stop(void)
+void uk_sites_stop(struct uk_sites *w)
 {
 	for (unsigned i = 0; i < S.c.nlisten; i++)
-		if (S.lst[i].started) {
-			http_app_stop(&S.lst[i].app);
-			S.lst[i].started = false;
+		if (w->lst[i].started) {
+			http_app_stop(&w->lst[i].app);
+			w->lst[i].started = false;
 		}
-	for (unsigned i = 0; i < S.npx; i++)
-		proxy_stop(&S.px[i]->px);
+	for (unsigned i = 0; i < w->npx; i++)
+		proxy_stop(&w->px[i]->px);
 }
