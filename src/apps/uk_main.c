@@ -1,10 +1,10 @@
 /* uk_main.c — the unikernel's application: after the platform booted
  * (plat/kvm/start.c calls uk_app_main), find virtio-net, run the same
- * stack and HTTP server as `skiff serve --stack skiff` (src/net,
- * src/loop/loop_skiff, src/http/server, unchanged) with the same run loop
- * (runner/runner.h), plus ARP, ICMP and UDP echo on port 7 (with ip6=, ND,
- * ICMPv6 and UDP echo over IPv6 too).  What differs
- * from the hosted main is only what the platform gives: the device
+ * stack and HTTP engine as `skiff serve --stack skiff` (src/net,
+ * src/loop/loop_skiff, src/http/app.c through the router, unchanged) with
+ * the same run loop (runner/runner.h), plus ARP, ICMP and UDP echo on port
+ * 7 (with ip6=, ND, ICMPv6 and UDP echo over IPv6 too).  What differs
+ * from the hosted runtime is only what the platform gives: the device
  * (virtio-net over plat/kvm's PCI transport and MSI-X instead of
  * dev_open), memory (mem_alloc), the console and the command line.
  *
@@ -17,42 +17,47 @@
  * them with their bounds and defaults.  Parsed and checked by the same
  * code as the hosted command line, so a bad value gets the same message,
  * and stops the boot (exit 1).
- * Files: `skiff vm --root DIR` packs DIR into a site archive
- * (archive/site_archive.h) that QEMU loads as the PVH module (-initrd); the
- * platform reserves it from the heap and hands it over (kvm_start.module).
- * It is checked whole at boot (sar_open: bounds, overlaps, names, order)
- * and a bad one stops the boot with the reason (exit 1); then the server
- * answers from it, bodies being slices of the module (no copy, no per-
- * request work beyond a binary search).  Without a module the server
- * answers its built-in "/" (the 41-byte hello body) and 404 elsewhere.
- * HTTPS: `skiff vm --tls-cert F --tls-key F` appends the two PEM files to
- * the module (apps/tls_bundle.h); they are split off before the archive
- * is read, and a second HTTP server runs on a TLS loop (tls/loop_tls.h,
- * its pools from the heap) with the BearSSL engine (tls/tls_bearssl.h)
- * on tls-port= (443), tls-max-conns= connections at most.  In an
- * application image the second server is a second engine of the
- * application (the same routes; its init ran once, for the first).
- * A configuration: `skiff vm --config FILE` makes the module a bundle
- * (archive/site_bundle.h) of the file, its folders and certificates;
- * then the sites of apps/uk_sites.c run instead of the server and its
- * HTTPS twin (one engine per listener of the file, on this vCPU).
- * An image may instead bring its own words and setup (apps/uk_app.h's
- * uk_app: the reverse proxy's, build/skiff-proxy-uk.elf, apps/uk_proxy.c):
- * its option table replaces opt_cmd_uk, its setup runs before TCP and the
- * loop are sized (its own connections take sockets and timers), and its
- * late hook after every other allocation (the proxy's cache).
+ *
+ * What serves is the sites runtime (apps/uk_sites.h) on the configuration
+ * model (conf/sites_conf.h), as `skiff serve` hosted, filled one of two
+ * ways:
+ *   - from the words (conf/sites_flags.h's sites_conf_from_guest, as the
+ *     flags fill it hosted): one site on port=, answering from the site
+ *     archive `skiff vm --root DIR` packs into the PVH module
+ *     (archive/site_archive.h; QEMU -initrd, reserved from the heap,
+ *     checked whole at boot, bodies slices of the module), or without one
+ *     the built-in "/" (the 41-byte hello body) and 404 elsewhere; with
+ *     `skiff vm --tls-cert F --tls-key F` (the PEM files appended to the
+ *     module, apps/tls_bundle.h) a tls listener on tls-port= (BearSSL,
+ *     tls/tls_bearssl.h), tls-redirect a site of the plain listener's
+ *     own; metrics=PORT a listener whose one route is the metrics page;
+ *   - from a configuration file: `skiff vm --config FILE` makes the module
+ *     a bundle (archive/site_bundle.h) of the file, its folders and
+ *     certificates, one engine per listener of the file, on this vCPU.
+ * With more than one vCPU (the words only; uk_smp.h) each other vCPU runs
+ * an instance of the same runtime on its own stack and queue pair.
+ * An application image (mk/examples.mk: skiff_app linked in) without a
+ * configuration runs its own engine (http/app.h) on port=, and a second
+ * on a TLS loop for HTTPS (its init ran once, for the first); with one,
+ * the file's `app;` routes run it.  An image may instead bring its own
+ * words and setup (apps/uk_app.h's uk_app: the reverse proxy's,
+ * build/skiff-proxy-uk.elf, apps/uk_proxy.c): its option table replaces
+ * opt_cmd_uk, its setup runs before TCP and the loop are sized (its own
+ * connections take sockets and timers), and its late hook after every
+ * other allocation (the proxy's cache).  Those two serve metrics= with
+ * http/prom_server.h, as a configuration's guest does.
  * Exit codes (isa-debug-exit): 0 clean, 1 setup error, 64+vector a CPU
  * exception; QEMU itself exits with 2*code+1.
  *
  * Memory: the virtio-net ring region is static (.bss); the TCP arena (a
  * socket pool of max-conns + 1024 + max-conns/4 sockets, as `skiff serve`
  * sizes it, each with its send and receive buffer), the loop's socket
- * table and timer heap, and the server's connection states (each with
- * its 32 KiB receive buffer) come from mem.c's bump allocator over guest
- * RAM, sized from the command line.  Defaults: 3584 sockets x 24 KiB +
- * 2048 connections x ~38 KiB = ~161 MiB, which leaves ~90 MiB of a
- * 256 MiB guest free; a configuration that does not fit stops the boot
- * with the numbers.
+ * table and timer heap, and the engines' connection states (each with
+ * its 32 KiB receive and 16 KiB output buffer) come from mem.c's bump
+ * allocator over guest RAM, sized from the command line.  Defaults: 3584
+ * sockets x 24 KiB + 2048 connections x ~52 KiB = ~189 MiB, which leaves
+ * ~60 MiB of a 256 MiB guest free; a configuration that does not fit
+ * stops the boot with the numbers.
  *
  * The loop is the runner (runner/runner.h: the turn, the learned spin, the
  * park), with loop_skiff's callbacks (loop_skiff_attach_runner), exactly as

@@ -582,8 +582,9 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 					.random = tls_random};
 	size_t tsz = tls_bearssl_mem_size(&bc);
 	char err[200];
-	l->tls = tls_bearssl_server(S.env.alloc("a TLS listener's connections", tsz, "lower max_conns "
-						"or tls-max-conns="),
+	l->tls = tls_bearssl_server(S.env.alloc("a TLS listener's connections", tsz,
+						S.bundle ? "lower max_conns or tls-max-conns="
+							 : "lower tls-max-conns="),
 				    tsz, &bc, cp.data, (size_t)cp.len, kp.data, (size_t)kp.len, err,
 				    sizeof(err));
 	if (!l->tls) {
@@ -668,7 +669,8 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 		w->engine_bytes += sz;
 		if (sz)
 			rc = http_app_init(&l->app, S.env.alloc("a listener's connections", sz,
-								"lower max_conns"),
+								S.bundle ? "lower max_conns"
+									 : "lower max-conns="),
 					   sz, &cfg, &l->def, l->tls_loop ? l->tls_loop : loop);
 		if (rc == 0)
 			rc = http_app_start(&l->app);
