@@ -1,8 +1,16 @@
-/* uk_sites.c — `skiff vm --config FILE` in the guest (uk_sites.h): the
- * sites of a configuration file on skiff's TCP, as apps/sites_host.c runs
- * them hosted, with what the guest has instead of a file system and a
- * heap: the boot module's parts (archive/site_bundle.h) and the bump
- * allocator.
+/* uk_sites.c — the guest's sites runtime (uk_sites.h): the sites of a
+ * configuration file (`skiff vm --config FILE`), or the one site the boot
+ * words describe (conf/sites_flags.h's sites_conf_from_guest: `skiff vm
+ * [--root DIR] [--tls-cert C --tls-key K]`), on skiff's TCP, as
+ * apps/sites_host.c runs them hosted, with what the guest has instead of
+ * a file system and a heap: the boot module's parts (archive/site_bundle.h
+ * for a file; the site archive and tls_bundle.h's PEM files for the words)
+ * and the bump allocator.
+ *
+ * The model, the archives and the bundle view are shared (S, read-only
+ * once set up); each vCPU that serves has an instance (struct uk_sites:
+ * its engines, router, handler table, proxies and metrics buffer), worker
+ * 0's (W0) with every listener, each other worker's with the plain ones.
  *
  * One app engine (http/app.c) per listener, on the loop or on a TLS loop
  * over it; each engine's one route is the router (router/sites.h), whose
@@ -23,14 +31,16 @@
  *   - a proxy upstream is numeric IPv4 as the guest reaches it; under QEMU's
  *     user network 127.0.0.1 (the host's loopback) is reached through the
  *     gateway, other loopback addresses are refused;
- *   - max_conns defaults to 256 per listener (an app connection holds
- *     ~52 KiB of guest RAM), not 4096; a TLS listener takes at most
- *     tls-max-conns of them;
- *   - no reload (no SIGHUP: a new file is a new boot), no `app;`, no
- *     access_log file (the word access-log= logs to the console or UDP),
- *     the error log is the console, one vCPU whatever `workers` says; the
+ *   - a file's max_conns defaults to 256 per listener (an app connection
+ *     holds ~52 KiB of guest RAM), not 4096 (the words': max-conns=, 2048
+ *     by default); a TLS listener takes at most tls-max-conns of them, a
+ *     metrics-only listener UK_SITES_METRICS_CONNS;
+ *   - no reload (no SIGHUP: a new file is a new boot), `app;` only in an
+ *     application image, no access_log file (the word access-log= logs to
+ *     the console or UDP), the error log is the console; a file runs on
+ *     one vCPU whatever `workers` says (the words on each, uk_smp.h); the
  *     shutdown port's "exit" drains every listener's engine (http_app_drain)
- *     within drain-timeout=, as it drains the static server. */
+ *     within drain-timeout=. */
 #include "../archive/site_archive.h"
 #include "../archive/site_bundle.h"
 #include "../conf/sites_conf.h"
