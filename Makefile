@@ -27,13 +27,14 @@ CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS))))
 # the loop's hosted backends (src/loop_host: epoll, and loop_fake, the
 # test double that unit tests, fuzzers and bench/ link from this archive;
 # a program that does not use it does not get it), TLS on OpenSSL, the
-# commands.  Not hosted: the unikernel's application (src/apps/uk_*.c) and
+# hosted runtime (src/host) and the commands (src/cmd).  Not hosted: the
+# unikernel's runtime (src/uk/*.c) and
 # the virtio PCI transport (src/dev/virtio_pci*.c, on plat/kvm's PCI and
 # MMU); mk/unikernel.mk builds those.
-HOST_DIRS := src/dev src/plat/linux src/elog src/loop_host src/tls src/apps
-UK_APP_SRC := $(wildcard src/apps/uk_*.c)
+HOST_DIRS := src/dev src/plat/linux src/elog src/loop_host src/tls src/host src/cmd
+UK_APP_SRC := $(wildcard src/uk/*.c)
 UK_DEV_SRC := $(wildcard src/dev/virtio_pci*.c)
-HOST_SRC  := $(filter-out %_test.c src/apps/main.c src/apps/app_main.c $(UK_APP_SRC) $(UK_DEV_SRC),\
+HOST_SRC  := $(filter-out %_test.c src/cmd/main.c src/cmd/app_main.c $(UK_APP_SRC) $(UK_DEV_SRC),\
 	$(wildcard $(addsuffix /*.c,$(HOST_DIRS))))
 TEST_SRC  := $(wildcard src/*/*_test.c src/*/*/*_test.c)
 FUZZ_SRC  := $(wildcard fuzz/fuzz_*.c)
@@ -128,7 +129,7 @@ $(BUILD)/libskiff-host.a: $(HOST_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/skiff: $(BUILD)/obj/src/apps/main.o $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
+$(BUILD)/skiff: $(BUILD)/obj/src/cmd/main.o $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 	$(CC) $(BASE_CFLAGS) -o $@ $^ $(LDLIBS)
 
 # Unit tests (cmocka), one binary per test file.

@@ -31,7 +31,7 @@
 
 VM_BUILD       := $(BUILD)/vm
 VM_SERVE_OBJ   := $(BUILD)/obj/bench/vm/guest_main.o \
-	$(addprefix $(BUILD)/obj/src/,apps/serve.o apps/serve_files.o apps/cli.o \
+	$(addprefix $(BUILD)/obj/src/,cmd/serve.o host/serve_files.o host/cli.o \
 	loop_host/loop_linux.o loop/timerq.o elog/elog.o) \
 	$(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard src/plat/linux/*.c))
 VM_LINUX       := $(VM_BUILD)/linux

@@ -2,7 +2,7 @@
 #
 #   make examples        build/examples/NAME for every examples/NAME.c: a
 #                        Linux program with skiff serve's stack options
-#                        (src/apps/app_host.c), main from src/apps/app_main.c
+#                        (src/cmd/app_cli.c), main from src/cmd/app_main.c
 #   make app-test        tests/app.sh on them
 #
 # An application outside the tree builds the same way (docs/app.md):
@@ -11,7 +11,7 @@
 
 EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRC))
-APP_LINK := $(BUILD)/obj/src/apps/app_main.o $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
+APP_LINK := $(BUILD)/obj/src/cmd/app_main.o $(BUILD)/libskiff-host.a $(BUILD)/libskiff-core.a
 
 .PHONY: examples app app-test
 examples: $(EXAMPLE_BIN)

@@ -5,7 +5,7 @@
 #     PREFIX/bin/skiff                      the binary
 #     PREFIX/lib/skiff/skiff-uk.elf         the unikernel: `skiff vm` looks
 #                                           for it there (../lib/skiff from
-#                                           the binary's directory, src/apps/vm.c)
+#                                           the binary's directory, src/cmd/vm.c)
 #     PREFIX/lib/skiff/skiff-proxy-uk.elf   the proxy's image (`skiff vm --proxy`)
 #     PREFIX/share/man/man1/skiff*.1        one page per command, from --help
 #                                           (tools/man.sh, help2man)

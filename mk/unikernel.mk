@@ -7,7 +7,7 @@
 # the same run loop (src/runner/runner.c).  The platform (src/plat/kvm:
 # boot, memory, paging, traps, console, time, the park, PCI/MSI-X), the
 # virtio PCI transport and virtio-net driver (UK_DEV_SRC, src/dev/virtio_net.c)
-# and the application (UK_APP_SRC: src/apps/uk_*.c, the main and its
+# and the application (UK_APP_SRC: src/uk/*.c, the main and its
 # command line) complete it.  Linking the core as an
 # archive pulls in only the objects the kernel uses.
 #
@@ -20,14 +20,14 @@
 #   make vm-proxy-test tests/vm_proxy.sh: the proxy image (build/skiff-proxy-uk.elf)
 #                      in front of a Python upstream on the host's loopback
 #   make vm-sites-test tests/vm_sites.sh: skiff vm --config, a copy of
-#                      examples/sites.conf served by the guest (apps/uk_sites.c)
+#                      examples/sites.conf served by the guest (uk/uk_sites.c)
 #   make run           (Makefile, tools/run.sh) serve http://127.0.0.1:8080/
 #                      from the unikernel; mk/run.mk has run-hosted
 
 UK_CC      ?= $(CC)
 UK_BUILD   := $(BUILD)/uk
 UK_ELF     := $(BUILD)/skiff-uk.elf
-# The reverse proxy as a guest (apps/uk_proxy.c, its uk_app hooks):
+# The reverse proxy as a guest (uk/uk_proxy.c, its uk_app hooks):
 # `skiff vm --proxy`, or --image build/skiff-proxy-uk.elf.
 UK_PROXY_ELF := $(BUILD)/skiff-proxy-uk.elf
 # -mno-red-zone: interrupts arrive on the kernel stack.
@@ -51,8 +51,8 @@ UK_LDFLAGS := -nostdlib -static $(if $(findstring clang,$(UK_CC)),,-no-pie) -Wl,
 # system calls libc.c answers (__memcpy_chk, open -> -1, ...).
 UK_TLS_SRC  := src/tls/tls_bearssl.c src/tls/loop_tls.c
 BEARSSL_A   ?= $(shell gcc -print-file-name=libbearssl.a)
-# src/apps/uk_proxy*.c: the proxy image's own objects (below), not the kernel's.
-UK_PROXY_SRC := $(filter src/apps/uk_proxy%.c,$(UK_APP_SRC))
+# src/uk/uk_proxy*.c: the proxy image's own objects (below), not the kernel's.
+UK_PROXY_SRC := $(filter src/uk/uk_proxy%.c,$(UK_APP_SRC))
 UK_PLAT_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/*.c)) $(UK_DEV_SRC) src/dev/virtio_net.c \
 	$(filter-out $(UK_PROXY_SRC),$(UK_APP_SRC)) $(UK_TLS_SRC)
 UK_ASM_SRC  := $(wildcard src/plat/kvm/*.S)
@@ -88,7 +88,7 @@ $(UK_PROXY_ELF): $(UK_PROXY_SRC:%.c=$(UK_BUILD)/%.o) $(UK_PLAT_OBJ) $(UK_BUILD)/
 
 # An application of examples/ (http/app.h) as a guest: this kernel and the
 # application's object, whose skiff_app replaces the static server
-# (apps/uk_main.c).  `skiff vm --image build/examples/NAME-uk.elf`.
+# (uk/uk_main.c).  `skiff vm --image build/examples/NAME-uk.elf`.
 EXAMPLE_UK := $(patsubst examples/%.c,$(BUILD)/examples/%-uk.elf,$(wildcard examples/*.c))
 .PHONY: examples-uk
 examples-uk: $(EXAMPLE_UK)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/check.sh BIN — `skiff check FILE` (src/apps/check.c) on the corpus
+# tests/check.sh BIN — `skiff check FILE` (src/cmd/check.c) on the corpus
 # of configuration files in tests/conf/ (docs/config.md).
 #
 # Each file's first line says what skiff check must answer:

@@ -322,7 +322,7 @@ skt_topo_relay() {
 
 # skt_relay_start LOG ARGS...: take mid's two ports off the bridge and
 # relay frames between them through `skiff impair` ARGS (both directions
-# impaired; src/apps/impair.c), the skiff binary being SKT_RELAY_BIN
+# impaired; src/cmd/impair.c), the skiff binary being SKT_RELAY_BIN
 # (default: the calling script's $BIN).  SKT_RELAY=py runs the old
 # tests/tcp_impair.py instead (same flags and output lines; kept to compare
 # the relays' cost, bench/bench_tcp.sh).  Returns 1 if it is not ready

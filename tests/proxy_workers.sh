@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/proxy_workers.sh SKIFF [TARGET...] — --workers 2 for the hosted
-# applications (apps/app_host.c, docs/smp.md): `skiff proxy` and the kv
+# applications (host/sites_host.c, docs/smp.md): `skiff proxy` and the kv
 # example (build/examples/kv beside SKIFF: `make examples`, or the asan
 # build's).  TARGETs (default all):
 #   linux         --stack linux on 127.0.0.1, ports picked free (no

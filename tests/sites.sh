@@ -19,7 +19,9 @@
 #   reload     SIGHUP under wrk (-c 8, Host a.test): the file now names
 #              another folder for a.test and a.test's certificate files hold
 #              a new certificate: served from the new folder, the new
-#              certificate shown for SNI a.test, wrk: 0 errors and 0 non-2xx
+#              certificate shown for SNI a.test, wrk: 0 errors and 0 non-2xx;
+#              the replaced generation freed while wrk's connections are
+#              still open (sites.generations_retired 0, read by skiff stat)
 #   broken     a file that does not parse, then SIGHUP: refused with its
 #              FILE:LINE:COL in the log, the old configuration still serves
 #   nginx      (linux) nginx with an equivalent nginx.conf answers every
@@ -144,6 +146,14 @@ check_reload() {
 	echo "<p>a2: the folder after the reload</p>" >"$d/sites/a2/index.html"
 	"${NS[@]}" wrk -t 1 -c 8 -d 6s -H "Host: a.test" "http://$ADDR:8080/" >"$WORK/$TGT-wrk.txt" 2>&1 &
 	local wpid=$!
+	# A keep-alive connection that stays open, idle, across the reload
+	# (at most 20 s): the old generation must not wait for it.
+	"${NS[@]}" timeout 20 python3 -c 'import socket, sys, time
+s = socket.create_connection((sys.argv[1], 8080))
+s.sendall(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+s.recv(65536)
+time.sleep(20)' "$ADDR" &
+	local hpid=$!
 	sleep 2
 	old_cert=$(X python3 "$SC" cert "$ADDR" 8443 a.test "$d/sites/certs")
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
@@ -153,6 +163,26 @@ check_reload() {
 	mv "$d/sites/certs/a.crt.new" "$d/sites/certs/a.crt"
 	sed -i 's#files sites/a;#files sites/a2;#' "$CONF"
 	kill -HUP "$SRV_PID"
+	# The replaced generation goes while keep-alive connections stay open
+	# (wrk's, and the idle one above): once no request routed before the
+	# swap is left (http_app_live_old), not once every connection has
+	# closed.  Read from the control socket, at most 8 s.
+	local retired=""
+	for _ in $(seq 16); do
+		sleep 0.5
+		grep -q 'SIGHUP' "$SRV_LOG" || continue # not swapped yet: nothing retired
+		retired=$("$BIN" stat "$SRV_PID" 2>/dev/null | awk '$1 == "sites.generations_retired" {print $2}')
+		[ "$retired" = 0 ] && break
+	done
+	local held=0
+	kill -0 "$hpid" 2>/dev/null && held=1
+	if [ "$retired" = 0 ] && [ "$held" = 1 ]; then
+		pass "$TGT.reload.retired" "the old generation freed with a keep-alive connection open"
+	else
+		fail "$TGT.reload.retired" "sites.generations_retired '$retired' (the idle connection open: $held)"
+	fi
+	kill "$hpid" 2>/dev/null
+	wait "$hpid" 2>/dev/null
 	wait "$wpid"
 	if skt_wait_for 5 X python3 "$SC" served "$ADDR" 8080 a.test / --expect "a2: the folder"; then
 		pass "$TGT.reload.root"

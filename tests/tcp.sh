@@ -16,7 +16,7 @@
 # go to Linux, which drops them: no ARP storm).
 #
 # Impairments: this kernel has no sch_netem, so tc netem cannot be used;
-# skiff impair (src/apps/impair.c) relays frames between vm0 and X with netem's
+# skiff impair (src/cmd/impair.c) relays frames between vm0 and X with netem's
 # semantics, in BOTH directions (so skiff's transmissions are impaired too,
 # which netem on a veth could not do for xdp):
 #   loss:    2% loss, 5 ms delay (each way: a 10 ms RTT, as netem's

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tcp_impair.py — a netem-like impairing relay between two interfaces.
 
-Replaced by `skiff impair` (src/apps/impair.c), which the tests run; kept
+Replaced by `skiff impair` (src/cmd/impair.c), which the tests run; kept
 only as the baseline of `make bench-tcp-relay` (SKT_RELAY=py in
 tests/lib.sh), which compares the two relays' CPU.
 

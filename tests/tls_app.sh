@@ -250,7 +250,7 @@ if start app_sni "$EX/hello" --ip 127.0.0.1 --port "$HTTP_PORT" --tls-port "$TLS
 	[ $? -eq 0 ] && pass "app.python_ssl (default certificate: $out)" || fail app.python_ssl "$out"
 	stop
 fi
-# The application reloads too (its own SIGHUP path: app_host.c).
+# The application reloads too (serve's SIGHUP path: its flags are one site of sites_host.c).
 cp "$WORK/a.pem" "$WORK/a-live.pem" && cp "$WORK/a.key" "$WORK/a-live.key"
 CUR=app_reload
 if start app_reload "$EX/hello" --ip 127.0.0.1 --port "$HTTP_PORT" --tls-port "$TLS_PORT" \
@@ -287,7 +287,8 @@ rc=$?
 out=$(timeout 10 "$EX/hello" --port "$HTTP_PORT" --tls-port "$HTTP_PORT" --tls-cert "$WORK/def.pem" \
 	--tls-key "$WORK/def.key" 2>&1)
 rc=$?
-[ $rc -eq 1 ] && grep -q 'is --port too' <<<"$out" && pass "cli.app_same_port (exit 1)" ||
+# A usage error (exit 2), as serve's: one check of the flags for every front end.
+[ $rc -eq 2 ] && grep -q 'is --port too' <<<"$out" && pass "cli.app_same_port (exit 2)" ||
 	fail cli.app_same_port "rc=$rc: $out"
 
 summary

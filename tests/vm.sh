@@ -316,7 +316,7 @@ else
 fi
 
 # metrics=9100: a listener of the guest's own whose one route is the
-# metrics page (apps/uk_sites.c), the same exposition as `skiff serve
+# metrics page (uk/uk_sites.c), the same exposition as `skiff serve
 # --metrics`; 3 requests between two scrapes (the scrapes count too: the
 # metrics listener is a plain one, summed into http.*).
 scrape_vm() { timeout 30 curl -s --max-time 20 -o "$1" -w '%{http_code}' "http://127.0.0.1:$METRICS_PORT/metrics"; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/vm_proxy.sh — `skiff proxy` in the unikernel: the proxy image
-# (build/skiff-proxy-uk.elf, apps/uk_proxy.c) under QEMU TCG with user
+# (build/skiff-proxy-uk.elf, uk/uk_proxy.c) under QEMU TCG with user
 # networking, in front of tests/proxy_upstream.py on the host's 127.0.0.1
 # (the guest reaches it at 10.0.2.2, which stays inside QEMU); clients
 # (curl, python) on the 127.0.0.1 forward.  Ports are picked free.

@@ -6,7 +6,7 @@
 #   OUTDIR/skiff-CMD.1      `skiff CMD --help`, one per command that skiff --help lists
 #
 # The commands come from `BIN --help` (its "commands:" list, the one table in
-# src/apps/main.c), so a new command gets its page without an edit here.  Every
+# src/cmd/main.c), so a new command gets its page without an edit here.  Every
 # one must answer --help with status 0 and a "usage: skiff CMD" first line: one
 # that does not stops this with status 1, naming it (`make install` and
 # tests/install.sh fail with it).

@@ -6,7 +6,10 @@
 # 20000; 5000 for close), APP_BENCH_REPS (default 3) alternating runs, the
 # median.  Servers: linux (the kernel's sockets, on a veth with offloads
 # off, as bench.py's linux-app), skiff-packet and skiff-xdp (the veth's
-# server end).  Prints a markdown table (and writes it to
+# server end).  APP_BENCH_OLD=DIR (another build's examples, e.g. main's
+# before a change): a server name may end in "-old" (linux-old,
+# skiff-packet-old), that server run from DIR/kv, so old and new alternate
+# in one run.  Prints a markdown table (and writes it to
 # bench/results/app-<date>.md).  Root; run under the network-test lock.
 set -u
 HERE=$(cd "$(dirname "$0")/../../tests" && pwd)
@@ -14,6 +17,7 @@ HERE=$(cd "$(dirname "$0")/../../tests" && pwd)
 . "$HERE/lib.sh"
 SKT_SUITE=app_bench
 EX=$(readlink -f "${1:?usage: $0 build/examples}")
+OLD=${APP_BENCH_OLD:+$(readlink -f "$APP_BENCH_OLD")}
 C=${APP_BENCH_C:-8} N=${APP_BENCH_N:-20000} NC=${APP_BENCH_N_CLOSE:-5000}
 REPS=${APP_BENCH_REPS:-3}
 SERVERS=(${APP_BENCH_SERVERS:-linux skiff-packet skiff-xdp})
@@ -26,12 +30,17 @@ head -c 1024 /dev/urandom >"$WORK/v1k"
 
 start() { # start SERVER
 	skt_cleanup_stale
-	case $1 in
+	local bin=$EX/kv
+	if [[ $1 == *-old ]]; then
+		[ -n "$OLD" ] || { echo "app_bench: $1 needs APP_BENCH_OLD" >&2; return 1; }
+		bin=$OLD/kv
+	fi
+	case ${1%-old} in
 	linux) skt_topo_veth off "$SRV_IP/24" || return 1; ST=(--stack linux) ;;
 	skiff-packet) skt_topo_veth off "" || return 1; ST=(--stack skiff --dev packet:vs0 --ip "$SRV_IP/24") ;;
 	skiff-xdp) skt_topo_veth off "" || return 1; ST=(--stack skiff --dev xdp:vs0 --ip "$SRV_IP/24") ;;
 	esac
-	ip netns exec "$SKT_NS_S" "$EX/kv" "${ST[@]}" --port 80 --max-conns 1024 >"$WORK/srv.log" 2>&1 &
+	ip netns exec "$SKT_NS_S" "$bin" "${ST[@]}" --port 80 --max-conns 1024 >"$WORK/srv.log" 2>&1 &
 	SKT_PIDS+=($!)
 	local i
 	for ((i = 0; i < 100; i++)); do

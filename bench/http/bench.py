@@ -73,7 +73,7 @@ A skiff server's name may carry "-sites" after its base (and "-old"):
 skiff-packet-sites, skiff-tap-sites, linux-app-sites, skiff-packet-sites-log:
 the same skiff serve, but its site comes from a configuration file the bench
 writes into its work folder (docs/config.md) and is served by the sites
-runtime (src/apps/sites_host.c: the engine of src/http/app.c, the router of
+runtime (src/host/sites_host.c: the engine of src/http/app.c, the router of
 src/router/sites.c, the files handler of src/http/files_handler.c) instead of
 the older engine of `--root` (src/http/server.c).  The file holds what the
 plain row's flags say: max_conns, workers, access_log, and one `default;`

@@ -39,6 +39,12 @@ Environment:
   BENCH_QUICK=1              1 s runs (wrk: 2 s), for trying the script
   BENCH_DURATION=2           seconds per run (wrk: at least 2)
   BENCH_PROXY_FRONTS, BENCH_PROXY_LOADS (see above)
+  BENCH_PROXY_REPS=1         rounds of every front and load, alternating; the
+                             table gives each cell's median over its runs
+  BENCH_SKIFF_OLD=PATH       another skiff binary (e.g. main's before a
+                             change): a skiff front's name may then end in
+                             "-old" (skiff-tap-old), run from it, so that old
+                             and new alternate in one run
   BENCH_PROXY_SKIFF_ARGS     extra arguments of skiff proxy (default
                              "--cache 64M" when its --help lists --cache)
   BENCH_PROXY_UPSTREAM_CPU   (default BENCH_CLIENT_CPU)
@@ -76,6 +82,7 @@ KINDS = ["hit", "miss"]
 QUICK = B.env("BENCH_QUICK", "0") == "1"
 DURATION = float(B.env("BENCH_DURATION", "1" if QUICK else "2"))
 FRONTS = B.env("BENCH_PROXY_FRONTS", " ".join(ALL_FRONTS)).split()
+REPS = int(B.env("BENCH_PROXY_REPS", "1"))
 LOADS = B.env("BENCH_PROXY_LOADS", " ".join(ALL_LOADS)).split()
 UPCPU = int(B.env("BENCH_PROXY_UPSTREAM_CPU", str(B.CCPU)))
 HIT_MAX_UP = 0.01   # a hit run: the upstream sees at most 1% of the requests
@@ -86,8 +93,12 @@ MISS_MIN_UP = 0.99  # a miss run: at least 99%
 MISS_MAX_UP = 1.01
 
 for f in FRONTS:
-    if f not in ALL_FRONTS:
-        sys.exit(f"bench-proxy: unknown front '{f}' (known: {' '.join(ALL_FRONTS)})")
+    base = f[:-4] if f.endswith("-old") and f.startswith("skiff-") else f
+    if base not in ALL_FRONTS:
+        sys.exit(f"bench-proxy: unknown front '{f}' (known: {' '.join(ALL_FRONTS)}, "
+                 "a skiff one with -old)")
+    if base != f and not B.SKIFF_OLD:
+        sys.exit(f"bench-proxy: {f} needs BENCH_SKIFF_OLD")
 for ld in LOADS:
     if ld not in ALL_LOADS:
         sys.exit(f"bench-proxy: unknown load '{ld}' (known: {' '.join(ALL_LOADS)})")
@@ -207,6 +218,8 @@ class Front(B.Server):
     """One front and its upstream, in one fresh topology (bench.Topo)."""
 
     def __init__(self, name, skiff, work, skiff_args):
+        # make bench's Server: self.base is the name without "-old", whose
+        # binary is then BENCH_SKIFF_OLD's
         super().__init__(name, skiff, work)
         self.skiff_args = skiff_args
         self.up = None
@@ -214,23 +227,23 @@ class Front(B.Server):
 
     @property
     def topo_kind(self):
-        return "tap" if self.name == "skiff-tap" else "veth"
+        return "tap" if self.base == "skiff-tap" else "veth"
 
     @property
     def linux_ip(self):
-        return self.name in ("nginx-cache", "skiff-linux")
+        return self.base in ("nginx-cache", "skiff-linux")
 
     def command(self, root):
         pin = ["taskset", "-c", str(B.SCPU)]
-        if self.name == "nginx-cache":
+        if self.base == "nginx-cache":
             d = os.path.join(self.work, "front")
             return pin + ["nginx", "-p", d + "/", "-c", os.path.join(d, "nginx.conf")]
         base = pin + [self.skiff, "proxy", "--upstream", f"{UP_IP}:{UP_PORT}", "--port", "80",
                       "--stats", "--max-conns", str(B.MAX_CONNS)] + self.skiff_args
-        if self.name == "skiff-linux":
+        if self.base == "skiff-linux":
             return base + ["--stack", "linux", "--ip", B.SRV_IP]
         dev = {"skiff-xdp": "xdp:vs0", "skiff-packet": "packet:vs0",
-               "skiff-tap": "tap:sk0"}[self.name]
+               "skiff-tap": "tap:sk0"}[self.base]
         return base + ["--stack", "skiff", "--dev", dev, "--ip", f"{B.SRV_IP}/24"]
 
     def prepare(self):
@@ -399,8 +412,10 @@ def write_results(out, runs, meta):
             w.writerow({k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in r.items()})
     L = [f"# make bench-proxy — {meta['date']}", "",
          f"Machine: {meta['machine']}. Front pinned to CPU {B.SCPU}, client to CPU {B.CCPU}, "
-         f"the upstream nginx to CPU {UPCPU}. One run per point, the fronts alternating "
-         f"within every load, {DURATION:g} s per run (wrk at least 2 s). 600-byte body. "
+         f"the upstream nginx to CPU {UPCPU}. "
+         + ("One run per point" if REPS == 1 else
+            f"{REPS} rounds, each cell the median of its rounds (runs.csv has each run)")
+         + f", the fronts alternating within every load, {DURATION:g} s per run (wrk at least 2 s). 600-byte body. "
          f"Offloads on the veth ends: {B.OFFLOADS} for the kernel fronts, off for skiff.", "",
          f"Command: `{meta['command']}`", "",
          "Columns: **req/s**; **core µs/req**: busy time of the front's CPU per request "
@@ -418,7 +433,13 @@ def write_results(out, runs, meta):
     L += ["| " + " | ".join(hdr) + " |", "|---|---|" + "--:|" * (len(hdr) - 2)]
 
     def get(f, load, kind):
+        """The cell's run: the one, or the median by req/s of the ok ones
+        (BENCH_PROXY_REPS > 1; a void run is kept in runs.csv and the table
+        then says void if no run was ok)."""
         rs = [r for r in runs if r["front"] == f and r["load"] == load and r["cache"] == kind]
+        ok = sorted((r for r in rs if r["status"] == "ok"), key=lambda r: r["req_s"])
+        if ok:
+            return ok[len(ok) // 2]
         return rs[-1] if rs else None
     for load in LOADS:
         for kind in KINDS:
@@ -546,7 +567,7 @@ def main():
               f"{DURATION:g} s a run; out {out}")
         for note in notes:
             B.log(f"bench-proxy: {note}")
-        for li, load in enumerate(LOADS, 1):
+        for li, load in [(li, ld) for _ in range(REPS) for li, ld in enumerate(LOADS, 1)]:
             for kind in KINDS:
                 for fname in FRONTS:
                     tag = f"[{load} {kind}] [front {fname}]"

@@ -2,7 +2,7 @@
  * the Linux benchmark guest runs (bench/vm/, issue 7).
  *
  * It is `skiff serve` and nothing else: the same serve.c, sites runtime
- * (apps/sites_host.c, http/app.c) and loop_host/loop_linux.c as
+ * (host/sites_host.c, http/app.c) and loop_host/loop_linux.c as
  * build/skiff, linked statically against libc only.
  * The full build/skiff also carries the AF_XDP and pcap devices and HTTPS,
  * whose libraries (libxdp, libbpf, libpcap, libelf, OpenSSL) have no place
@@ -26,15 +26,15 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "../../src/apps/cli.h"
-#include "../../src/apps/serve_skiff.h"
-#include "../../src/apps/serve_tls.h"
-#include "../../src/apps/sites_host.h"
+#include "../../src/host/cli.h"
+#include "../../src/host/serve_skiff.h"
+#include "../../src/host/tls_flags.h"
+#include "../../src/host/sites_host.h"
 #include "../../src/dev/dev_open.h"
 #include "../../src/tls/tls_engine.h"
 
 /* serve.c also offers --stack skiff, whose devices this build leaves out:
- * these stand in for apps/serve_skiff.c and apps/hoststack.c (the stack
+ * these stand in for host/serve_skiff.c and host/hoststack.c (the stack
  * options; serve_skiff_open below refuses the stack itself), so neither
  * is linked and nothing pulls in libxdp or libpcap. */
 void hoststack_options(struct hoststack_config *cfg, struct opts *o)
@@ -84,7 +84,7 @@ uint32_t serve_skiff_unfinished(struct loop *l)
 	(void)l;
 	return 0;
 }
-/* The admin sockets (apps/admin_host.c, --metrics and skiff stat) ask the
+/* The admin sockets (host/admin_host.c, --metrics and skiff stat) ask the
  * stack for these; with no skiff stack here there is nothing to give. */
 void serve_skiff_stats(struct loop *l, void (*fn)(void *ctx, const char *name, uint64_t v),
 		       void *ctx)
@@ -101,16 +101,21 @@ void serve_skiff_set_side(struct loop *l, int fd, void (*fn)(void *ctx, sk_time_
 	(void)fn;
 	(void)ctx;
 }
+bool serve_skiff_flow_steered(struct loop *l)
+{
+	(void)l;
+	return false;
+}
 void serve_skiff_conns(struct loop *l, FILE *f)
 {
 	(void)l;
 	(void)f;
 }
 
-/* The sites runtime (apps/sites_host.c) opens a TLS listener with
+/* The sites runtime (host/sites_host.c) opens a TLS listener with
  * OpenSSL's engine (tls/tls_openssl.c), which the initramfs does not
  * carry: these stand in for it, so libssl is not linked.  The flags' TLS
- * options are refused before (serve_tls_wanted below), so only an engine
+ * options are refused before (tls_flags_wanted below), so only an engine
  * that is never made is ever asked for. */
 struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 				   const struct tls_server_opts *o, char *err, size_t errlen)
@@ -143,15 +148,15 @@ void tls_openssl_stats(const struct tls_ctx *ctx,
 }
 const struct tls_engine_ops tls_openssl_ops = {.name = "none"};
 
-/* HTTPS (serve_tls.c) needs OpenSSL, which the initramfs does not carry
- * either, and the benchmark serves plain HTTP: these stand in for
- * apps/serve_tls.c, so neither it nor tls/ is linked.  Any --tls-* option
- * is refused with exit 2, as an unusable option is in build/skiff. */
-bool serve_tls_wanted(const struct opts *o)
+/* HTTPS needs OpenSSL, which the initramfs does not carry either, and
+ * the benchmark serves plain HTTP: this stands in for host/tls_flags.c,
+ * so any --tls-* option is refused with exit 2, as an unusable option is
+ * in build/skiff. */
+bool tls_flags_wanted(const struct opts *o)
 {
 	if (opt_given(o, OPT_TLS_CERT) || opt_given(o, OPT_TLS_KEY) || opt_given(o, OPT_TLS_PORT) ||
 	    opt_given(o, OPT_TLS_HANDSHAKE_TIMEOUT) || opt_given(o, OPT_TLS_TICKET_ROTATE) ||
-	    opt_given(o, OPT_TLS_REDIRECT)) {
+	    opt_given(o, OPT_TLS_REDIRECT) || opt_given(o, OPT_TLS_SNI)) {
 		fprintf(stderr, "skiff serve: --tls-* is not in this build (no OpenSSL in the guest)\n");
 		exit(2);
 	}

@@ -1,5 +1,5 @@
 /* site_archive.h — skiff's site archive ("SKAR"): a read-only, indexed
- * image of a directory tree, packed on the host (apps/site_pack.c, for
+ * image of a directory tree, packed on the host (cmd/site_pack.c, for
  * `skiff vm --root DIR`) and served by the unikernel straight out of the
  * memory QEMU loaded it into (PVH module, `-initrd`).  Bodies are slices of
  * the image: nothing is copied at request time.

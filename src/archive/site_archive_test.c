@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "archive/site_archive.h"
-#include "apps/site_pack.h"
+#include "cmd/site_pack.h"
 
 /* ---- a tiny builder: names must be given sorted ---- */
 

@@ -31,8 +31,8 @@
  * sb_open checks every field and that every name and part lies inside the
  * module; what a part holds is checked by its own reader (sar_open for an
  * archive, the parser for the text, BearSSL for a PEM file).
- * Freestanding: the packer (apps/vm.c) writes it, the guest
- * (apps/uk_sites.c) reads it. */
+ * Freestanding: the packer (cmd/vm.c) writes it, the guest
+ * (uk/uk_sites.c) reads it. */
 #ifndef ARCHIVE_SITE_BUNDLE_H
 #define ARCHIVE_SITE_BUNDLE_H
 

@@ -700,7 +700,7 @@ static const struct opt_use uk_use[] = {
 			      "HOST_TSO4/6 (tx), GUEST_CSUM (rx); off: none, frames\n"
 			      "as before them"},
 	/* HTTPS: on when `skiff vm --tls-cert F --tls-key F` put the files
-	 * into the boot module (apps/tls_bundle.h); BearSSL, TLS 1.2. */
+	 * into the boot module (uk/tls_bundle.h); BearSSL, TLS 1.2. */
 	{OPT_TLS_PORT, 0, "443", "TCP port for HTTPS (with skiff vm --tls-cert/--tls-key)"},
 	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
 	{OPT_TLS_REDIRECT, 0, NULL, NULL},
@@ -885,7 +885,7 @@ const struct opt_cmd opt_cmd_proxy = {
 		  "at once (exit 0).",
 };
 
-/* `skiff switch NAME` (switch/sw.h, apps/switch.c). */
+/* `skiff switch NAME` (switch/sw.h, cmd/switch.c). */
 static const struct opt_use switch_use[] = {
 	{OPT_SW_PORTS, 0, "8", NULL},
 	{OPT_SLOTS, 0, "1024", "slots per ring of a port, a power of two"},
@@ -913,7 +913,7 @@ const struct opt_cmd opt_cmd_switch = {
 	.footer = "Prints one line when ready; SIGINT or SIGTERM stops it (exit 0).",
 };
 
-/* `skiff pktgen --dev DEV tx|rx` (apps/pktgen.c). */
+/* `skiff pktgen --dev DEV tx|rx` (cmd/pktgen.c). */
 static const struct opt_use pktgen_use[] = {
 	{OPT_DEV, 0, NULL, NULL},
 	{OPT_PG_SIZE, 0, "60", NULL},
@@ -950,7 +950,7 @@ const struct opt_cmd opt_cmd_pktgen = {
 		  "1 when the device fails; 2 on a bad argument.",
 };
 
-/* `skiff vm [-- GUEST ARGS]` (apps/vm.c): QEMU's side; the guest's words
+/* `skiff vm [-- GUEST ARGS]` (cmd/vm.c): QEMU's side; the guest's words
  * after -- are opt_cmd_uk's, checked by the guest at boot. */
 static const struct opt_use vm_use[] = {
 	{OPT_VM_PUBLISH, 0, NULL, NULL},

@@ -9,7 +9,7 @@
  *
  * and a bad value gets the same message from both ("ip: '1.2.3' is not
  * ADDR/LEN (e.g. 198.18.0.2/24)"): the hosted side prints it after
- * "skiff CMD: " and exits 2 (apps/cli.c), the guest after "skiff-uk: " and
+ * "skiff CMD: " and exits 2 (host/cli.c), the guest after "skiff-uk: " and
  * stops at boot.  Messages name an option by its bare name, the one spelling
  * both command lines share.
  *
@@ -140,7 +140,7 @@ extern const struct opt_cmd opt_cmd_echo, opt_cmd_tcp_client, opt_cmd_ping, opt_
 	opt_cmd_load, opt_cmd_uk, opt_cmd_stat, opt_cmd_app, opt_cmd_impair, opt_cmd_proxy;
 extern const struct opt_cmd opt_cmd_switch, opt_cmd_pktgen, opt_cmd_vm;
 /* The switch's ports (--ports, --pcap-port): switch/sw.h's SW_PORTS_MAX,
- * which apps/switch.c asserts equal. */
+ * which cmd/switch.c asserts equal. */
 #define OPT_SW_PORTS_MAX 64u
 /* skiff vm --smp: the guest starts at most this many vCPUs (= KVM_MAX_CPUS,
  * plat/kvm/kvm.h). */
@@ -284,7 +284,7 @@ static inline const char *opt_str(const struct opts *o, enum opt_id id)
 	return o->v[id].str;
 }
 
-/* The pure parsers under the table, shared with apps/cli.c.  0 or -1. */
+/* The pure parsers under the table, shared with host/cli.c.  0 or -1. */
 int opt_parse_ipv4(const char *s, uint32_t *ip);
 int opt_parse_mac(const char *s, uint8_t mac[SK_MAC_LEN]);
 /* A host address: not 0, not multicast or class E. */

@@ -31,7 +31,7 @@
  * Freestanding (base/ only: no libc, no allocation, no I/O), so the same
  * parser runs in the unikernel on the file packed into its boot module.
  * Checks that need the system (a root that is a directory, a certificate
- * that loads) are the hosted front end's (apps/check.c), after parsing.
+ * that loads) are the hosted front end's (cmd/check.c), after parsing.
  */
 #ifndef CONF_SITES_CONF_H
 #define CONF_SITES_CONF_H
@@ -44,7 +44,7 @@
 #define SCONF_MAX_NAMES 8u      /* names per site */
 #define SCONF_MAX_ROUTES 32u    /* routes per site */
 #define SCONF_MAX_HEADERS 16u   /* header lines per site, and per route */
-#define SCONF_MAX_UPSTREAMS 8u  /* upstreams per proxy route */
+#define SCONF_MAX_UPSTREAMS 16u /* upstreams per proxy route (skiff proxy --upstream's) */
 #define SCONF_NAME_MAX 253u     /* a DNS name */
 #define SCONF_PATH_MAX 1024u    /* a file path, after joining with the file's folder */
 #define SCONF_VALUE_MAX 1024u   /* a header value, a redirect target, a return body */
@@ -177,7 +177,7 @@ struct sconf {
 	sk_time_ns send_timeout;   /* send_timeout TIME;     default 60s */
 	sk_time_ns keepalive_timeout; /* keepalive_timeout TIME; default 60s */
 	const char *access_log;    /* access_log PATH [combined|json]|off;   NULL = off */
-	bool access_log_json;      /* its format: json (apps/access_log.h), else combined */
+	bool access_log_json;      /* its format: json (host/access_log.h), else combined */
 	const char *error_log;     /* error_log PATH|stderr; NULL = stderr */
 	struct sconf_pos access_log_pos, error_log_pos; /* where given, for messages (0:0: not) */
 };

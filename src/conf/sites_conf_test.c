@@ -557,7 +557,9 @@ static const struct bad bads[] = {
 	{IN_ROUTE("proxy 127.0.0.1:1 127.0.0.1:1;"), 3, 31, "upstream '127.0.0.1:1' is named twice"},
 	{IN_ROUTE("proxy 127.0.0.1:1 cache 1m;"), 3, 30, "expected ';' after 'proxy 127.0.0.1:1' (found 'cache')"},
 	{IN_ROUTE("proxy 127.0.0.1:1 127.0.0.1:2 127.0.0.1:3 127.0.0.1:4 127.0.0.1:5 127.0.0.1:6 "
-		  "127.0.0.1:7 127.0.0.1:8 127.0.0.1:9;"), 3, 115, "too many upstreams (at most 8)"},
+		  "127.0.0.1:7 127.0.0.1:8 127.0.0.1:9 127.0.0.1:10 127.0.0.1:11 127.0.0.1:12 "
+		  "127.0.0.1:13 127.0.0.1:14 127.0.0.1:15 127.0.0.1:16 127.0.0.1:17;"), 3, 218,
+	 "too many arguments to 'proxy' (at most 16)"},
 	{IN_ROUTE("redirect 300 /x;"), 3, 22, "redirect: expected a code of 301, 302, 303, 307 or 308, found '300'"},
 	{IN_ROUTE("redirect 301;"), 3, 25, "expected a target after 'redirect 301' (redirect CODE TARGET;)"},
 	{IN_ROUTE("redirect 301 \"/a b\";"), 3, 26, "redirect target '\"/a b\"': 1..1024 printable ASCII bytes, no spaces"},

@@ -50,12 +50,71 @@ static void say(char *err, size_t errlen, const char *a, const char *b)
 
 size_t sites_flags_arena_bound(void)
 {
-	/* the sites, each --tls-sni's three strings, the redirect target */
+	/* the sites, each --tls-sni's three strings, the redirect target,
+	 * the upstreams' texts */
 	return FLAG_SITES * sizeof(struct sconf_site) + 8u +
-	       OPT_SNI_MAX * (SCONF_NAME_MAX + 2u * SCONF_PATH_MAX + 3u + 24u) + 64u;
+	       OPT_SNI_MAX * (SCONF_NAME_MAX + 2u * SCONF_PATH_MAX + 3u + 24u) + 64u +
+	       SCONF_MAX_UPSTREAMS * (OPT_ADDR_STRLEN + 8u);
 }
 
-int sites_conf_from_flags(const struct opts *o, bool on_skiff, void *arena, size_t size,
+/* --upstream and the proxy flags as a proxy route's directives: the
+ * route `skiff proxy`'s flags describe.  0, or -1 with the reason. */
+static int proxy_route(const struct opts *o, struct arena *a, struct sconf_route *rt, char *err,
+		       size_t errlen)
+{
+	const struct opt_val *v = o->v;
+	*rt = (struct sconf_route){.path = "/", .kind = SCONF_PROXY};
+	struct opt_endpoint ep[OPT_ENDPOINTS_MAX];
+	int n = opt_parse_endpoints_any(v[OPT_UPSTREAM].str, ep, OPT_ENDPOINTS_MAX);
+	if (n < 1 || (unsigned)n > SCONF_MAX_UPSTREAMS) {
+		say(err, errlen, "--upstream: expected 1 to 16 ADDR:PORT, found ", v[OPT_UPSTREAM].str);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		/* Names are resolved by the front end (a hosted matter: the
+		 * resolver), which hands this module literals. */
+		if (ep[i].name[0]) {
+			say(err, errlen, "--upstream: a name is not resolved here: ", ep[i].name);
+			return -1;
+		}
+		char t[OPT_ADDR_STRLEN];
+		opt_format_addr(&ep[i].addr, ep[i].port, t);
+		size_t tl = 0;
+		while (t[tl])
+			tl++;
+		rt->up[i] = (struct sconf_upstream){ep[i].addr, ep[i].port, copy(a, t, tl, false)};
+		if (!rt->up[i].text) {
+			say(err, errlen, "the configuration's arena is too small", NULL);
+			return -1;
+		}
+	}
+	rt->nup = (unsigned)n;
+	/* Every flag has a value (given or its default): each is given to
+	 * the route, so the route says what the flags say, defaults too. */
+	rt->cache_bytes = v[OPT_CACHE].num;
+	rt->balance = v[OPT_BALANCE].num == 1 ? SCONF_BALANCE_LEAST : SCONF_BALANCE_RR;
+	rt->pool_given = true;
+	rt->pool = (uint32_t)v[OPT_POOL].num;
+	rt->connect_timeout = v[OPT_CONNECT_TIMEOUT].num * SK_NS_PER_S;
+	rt->first_byte_timeout = v[OPT_FIRST_BYTE_TIMEOUT].num * SK_NS_PER_S;
+	rt->upstream_idle_timeout = v[OPT_UP_IDLE_TIMEOUT].num * SK_NS_PER_S;
+	rt->fail_max = (uint32_t)v[OPT_FAIL_MAX].num;
+	rt->fail_timeout = v[OPT_FAIL_TIMEOUT].num * SK_NS_PER_S;
+	rt->no_x_cache = v[OPT_NO_X_CACHE].given;
+	struct opt_prefix pp[OPT_PREFIXES_MAX];
+	int np = opt_parse_prefixes(v[OPT_PURGE_ALLOW].str, pp, OPT_PREFIXES_MAX);
+	if (np < 0 || (unsigned)np > SCONF_MAX_PURGE_ALLOW) {
+		say(err, errlen, "--purge-allow: bad list ", v[OPT_PURGE_ALLOW].str);
+		return -1;
+	}
+	rt->purge_allow_given = true;
+	rt->npurge_allow = (unsigned)np;
+	for (int i = 0; i < np; i++)
+		rt->purge_allow[i] = (struct sconf_prefix){pp[i].addr, pp[i].len};
+	return 0;
+}
+
+int sites_conf_from_flags(const struct opts *o, bool on_skiff, bool app, void *arena, size_t size,
 			  struct sconf *out, char *err, size_t errlen)
 {
 	const struct opt_val *v = o->v;
@@ -93,6 +152,11 @@ int sites_conf_from_flags(const struct opts *o, bool on_skiff, void *arena, size
 		*rt = (struct sconf_route){.path = "/", .kind = SCONF_FILES, .root = v[OPT_ROOT].str};
 		if (v[OPT_CACHE_CONTROL].set)
 			rt->cache_control = v[OPT_CACHE_CONTROL].str;
+	} else if (v[OPT_UPSTREAM].set) {
+		if (proxy_route(o, &a, rt, err, errlen) < 0)
+			return -1;
+	} else if (app) {
+		*rt = (struct sconf_route){.path = "/", .kind = SCONF_APP};
 	} else {
 		*rt = (struct sconf_route){.path = "/", .exact = true, .kind = SCONF_RETURN,
 					   .status = 200, .body = HTTP_HELLO_BODY};
@@ -149,6 +213,10 @@ int sites_conf_from_flags(const struct opts *o, bool on_skiff, void *arena, size
 		out->max_conns = (uint32_t)v[OPT_MAX_CONNS].num;
 	if (v[OPT_HEADER_TIMEOUT].set)
 		out->header_timeout = v[OPT_HEADER_TIMEOUT].num * SK_NS_PER_S;
+	if (v[OPT_BODY_TIMEOUT].set)
+		out->body_timeout = v[OPT_BODY_TIMEOUT].num * SK_NS_PER_S;
+	if (v[OPT_SEND_TIMEOUT].set)
+		out->send_timeout = v[OPT_SEND_TIMEOUT].num * SK_NS_PER_S;
 	if (v[OPT_KEEPALIVE_TIMEOUT].set)
 		out->keepalive_timeout = v[OPT_KEEPALIVE_TIMEOUT].num * SK_NS_PER_S;
 	if (v[OPT_MAX_BODY].set)
@@ -177,7 +245,7 @@ int sites_conf_from_guest(const struct opts *o, const struct sites_guest_src *g,
 	w.v[OPT_TLS_CERT] = (struct opt_val){.str = g->cert, .set = g->cert && g->key};
 	w.v[OPT_TLS_KEY] = (struct opt_val){.str = g->key, .set = g->cert && g->key};
 	w.nsni = 0; /* not a guest word: one certificate */
-	if (sites_conf_from_flags(&w, true, arena, size, out, err, errlen) < 0)
+	if (sites_conf_from_flags(&w, true, false, arena, size, out, err, errlen) < 0)
 		return -1;
 	if (!g->metrics)
 		return 0;

@@ -10,8 +10,16 @@
  *                            listener takes every address; without --ip,
  *                            every address)
  *   --root DIR               route / { files DIR; } with --cache-control as
- *                            its cache_control; without --root the built-in
- *                            page: route = / { return 200 HTTP_HELLO_BODY; }
+ *                            its cache_control; else
+ *   --upstream A:P,...       (`skiff proxy`) route / { proxy A:P ...; } with
+ *                            --cache, --balance, --pool, the timeouts,
+ *                            --fail-max, --no-x-cache and --purge-allow as
+ *                            its directives (every one, defaults too);
+ *                            addresses only (the hosted front end resolves
+ *                            names first); else
+ *   app                      (an application binary) route / { app; };
+ *                            else the built-in page:
+ *                            route = / { return 200 HTTP_HELLO_BODY; }
  *                            (any other path: 404)
  *   --tls-cert C --tls-key K a tls listener on --tls-port, the site's
  *                            certificate C K
@@ -20,8 +28,10 @@
  *   --tls-redirect           the plain listener's requests answered by a
  *                            site of its own: route / { redirect 301
  *                            https://$host[:TLS_PORT]$request_uri; }
- *   --workers, --max-conns, --header-timeout, --keepalive-timeout, --max-body,
- *   --access-log, --error-log   the server-wide fields
+ *   --workers, --max-conns, --header-timeout, --body-timeout, --send-timeout,
+ *   --keepalive-timeout, --max-body, --access-log, --error-log
+ *                            the server-wide fields (a command's defaults
+ *                            count: skiff proxy's max-conns is 256)
  * The site the flags describe has no name and is its listeners' default
  * (every Host).  Strings point into the options (the command line) or
  * into the arena; the sites array is in the arena.
@@ -37,13 +47,15 @@
 /* Bytes of arena sites_conf_from_flags needs at most. */
 size_t sites_flags_arena_bound(void);
 
-/* Fill *out from o (a parsed `skiff serve` or guest command line).
- * on_skiff: skiff's own stack (the listener takes every address).  0, or
- * -1 with a message in err (an arena too small). */
-int sites_conf_from_flags(const struct opts *o, bool on_skiff, void *arena, size_t size,
+/* Fill *out from o (a parsed `skiff serve`, `skiff proxy`, application
+ * or guest command line).  on_skiff: skiff's own stack (the listener
+ * takes every address).  app: an application is linked in, which the
+ * site runs without --root or --upstream.  0, or -1 with a message in
+ * err (an arena too small, an upstream given by name). */
+int sites_conf_from_flags(const struct opts *o, bool on_skiff, bool app, void *arena, size_t size,
 			  struct sconf *out, char *err, size_t errlen);
 
-/* ---- the unikernel's boot words (apps/uk_sites.c) ----
+/* ---- the unikernel's boot words (uk/uk_sites.c) ----
  * The guest's words are `skiff serve`'s minus the files: its site archive
  * and PEM files come in the boot module (`skiff vm --root DIR --tls-cert
  * C --tls-key K`), so the runtime names them here, and the model's

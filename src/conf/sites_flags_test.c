@@ -20,15 +20,15 @@ static char err[256];
 static struct sconf conf;
 static uint8_t *arena;
 
-static int build(bool on_skiff, const char *const *args)
+static int build_cmd(const struct opt_cmd *cmd, bool on_skiff, bool app, const char *const *args)
 {
 	struct opts o;
 	char *argv[32];
 	int argc = 0;
-	argv[argc++] = (char *)"serve";
+	argv[argc++] = (char *)cmd->name;
 	for (; *args; args++)
 		argv[argc++] = (char *)*args;
-	assert_int_equal(opt_init(&o, &opt_cmd_serve, err, sizeof(err)), OPT_OK);
+	assert_int_equal(opt_init(&o, cmd, err, sizeof(err)), OPT_OK);
 	int prc = opt_parse_argv(&o, argc, argv, err, sizeof(err));
 	if (prc != OPT_OK)
 		print_error("%s\n", err);
@@ -37,7 +37,12 @@ static int build(bool on_skiff, const char *const *args)
 	free(arena);
 	arena = malloc(sz);
 	assert_non_null(arena);
-	return sites_conf_from_flags(&o, on_skiff, arena, sz, &conf, err, sizeof(err));
+	return sites_conf_from_flags(&o, on_skiff, app, arena, sz, &conf, err, sizeof(err));
+}
+
+static int build(bool on_skiff, const char *const *args)
+{
+	return build_cmd(&opt_cmd_serve, on_skiff, false, args);
 }
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -201,13 +206,76 @@ static void test_guest(void **st)
 	assert_int_equal(conf.nlisten, 1);
 }
 
+/* skiff proxy's flags: one proxy route at /, every flag (defaults too)
+ * a directive of it; the proxy command's own max-conns default. */
+static void test_proxy(void **st)
+{
+	(void)st;
+	assert_int_equal(build_cmd(&opt_cmd_proxy, false, false,
+				   ARGS("--upstream", "127.0.0.1:9090,[::1]:9091", "--cache", "8M",
+					"--balance", "least", "--pool", "0", "--connect-timeout", "2",
+					"--fail-max", "7", "--no-x-cache", "--purge-allow", "none",
+					"--body-timeout", "9", "--send-timeout", "11")),
+			 0);
+	assert_int_equal(conf.max_conns, 256); /* proxy's default, not serve's 4096 */
+	assert_int_equal(conf.body_timeout, 9 * SK_NS_PER_S);
+	assert_int_equal(conf.send_timeout, 11 * SK_NS_PER_S);
+	const struct sconf_route *r = route(0, "any.example", "/api/x");
+	assert_non_null(r);
+	assert_int_equal(r->kind, SCONF_PROXY);
+	assert_false(r->exact);
+	assert_int_equal(r->nup, 2);
+	assert_string_equal(r->up[0].text, "127.0.0.1:9090");
+	assert_int_equal(r->up[1].port, 9091);
+	assert_string_equal(r->up[1].text, "[::1]:9091");
+	assert_int_equal(r->cache_bytes, 8u << 20);
+	assert_int_equal(r->balance, SCONF_BALANCE_LEAST);
+	assert_true(r->pool_given);
+	assert_int_equal(r->pool, 0);
+	assert_int_equal(r->connect_timeout, 2 * SK_NS_PER_S);
+	assert_int_equal(r->first_byte_timeout, 60 * SK_NS_PER_S); /* the flag's default */
+	assert_int_equal(r->fail_max, 7);
+	assert_true(r->no_x_cache);
+	assert_true(r->purge_allow_given);
+	assert_int_equal(r->npurge_allow, 0);
+	assert_false(r->body_on_get); /* GET with a body refused, as skiff proxy always did */
+
+	/* Defaults: the loopback purge list, a cache off, round-robin. */
+	assert_int_equal(build_cmd(&opt_cmd_proxy, true, false, ARGS("--upstream", "127.0.0.1:1")), 0);
+	r = route(0, "h", "/");
+	assert_int_equal(r->cache_bytes, 0);
+	assert_int_equal(r->balance, SCONF_BALANCE_RR);
+	assert_int_equal(r->pool, 32);
+	assert_int_equal(r->npurge_allow, 2);
+	assert_false(r->no_x_cache);
+
+	/* A name reaches this module only unresolved: refused, said why. */
+	assert_int_equal(build_cmd(&opt_cmd_proxy, false, false, ARGS("--upstream", "backend:80")), -1);
+	assert_non_null(strstr(err, "a name is not resolved here: backend"));
+}
+
+/* An application binary's flags: its routes at /, every path. */
+static void test_app(void **st)
+{
+	(void)st;
+	assert_int_equal(build_cmd(&opt_cmd_app, false, true, ARGS("--port", "8081")), 0);
+	assert_int_equal(conf.max_conns, 256);
+	assert_int_equal(conf.listen[0].port, 8081);
+	const struct sconf_route *r = route(0, "x", "/any/path");
+	assert_non_null(r);
+	assert_int_equal(r->kind, SCONF_APP);
+	/* Without an application linked in, the same flags give the hello page. */
+	assert_int_equal(build_cmd(&opt_cmd_app, false, false, ARGS("--port", "8081")), 0);
+	assert_int_equal(route(0, "x", "/")->kind, SCONF_RETURN);
+}
+
 static void test_arena_too_small(void **st)
 {
 	(void)st;
 	struct opts o;
 	assert_int_equal(opt_init(&o, &opt_cmd_serve, err, sizeof(err)), OPT_OK);
 	uint8_t small[64];
-	assert_int_equal(sites_conf_from_flags(&o, false, small, sizeof(small), &conf, err,
+	assert_int_equal(sites_conf_from_flags(&o, false, false, small, sizeof(small), &conf, err,
 					       sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "arena"));
@@ -220,6 +288,8 @@ int main(void)
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_tls_sni_redirect),
 		cmocka_unit_test(test_guest),
+		cmocka_unit_test(test_proxy),
+		cmocka_unit_test(test_app),
 		cmocka_unit_test(test_arena_too_small),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

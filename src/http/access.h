@@ -4,7 +4,7 @@
  *
  * Pure and freestanding: no clock (the caller passes the time, already
  * formatted by http_access_time once a second), no I/O, no allocation.
- * The buffering and the writes are the application's (apps/access_log.c).
+ * The buffering and the writes are the application's (host/access_log.c).
  *
  *   combined  198.18.0.1 - - [01/Dec/2026:16:12:23 +0000] "GET / HTTP/1.1" 200 41 "-" "curl/8.5.0"
  *             (an IPv6 client as 2001:2::1, RFC 5952 text without brackets, as

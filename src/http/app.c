@@ -56,6 +56,7 @@ struct http_app_conn {
 	uint32_t olen, opos; /* obuf[opos, olen) not yet sent */
 	uint8_t in, out, bmode;
 	bool live;           /* a request's head was dispatched and it is not over */
+	uint32_t epoch;      /* live: app->epoch when it was dispatched (app->live_cur/old) */
 	bool busy, again, dead;
 	bool eof;            /* the peer's FIN was read */
 	bool may_read;       /* edge contract: bytes may wait in the socket (a READ event
@@ -1198,6 +1199,15 @@ int http_app_routes_run(struct http_app_req *r, const struct http_app_def *def)
 	return rt->fn(r, rt->ctx);
 }
 
+/* A request begins (a head dispatched, or one the engine answers itself):
+ * counted in the current epoch until unlive. */
+static void make_live(struct http_app *app, struct http_app_conn *c)
+{
+	c->live = true;
+	c->epoch = app->epoch;
+	app->live_cur++;
+}
+
 /* A complete head: decode the path, find the route, run the handler. */
 static void dispatch(struct http_app_conn *c, int n)
 {
@@ -1205,7 +1215,7 @@ static void dispatch(struct http_app_conn *c, int n)
 	app->st.requests++;
 	c->head_len = (uint32_t)n;
 	c->ipos = (uint32_t)n;
-	c->live = true;
+	make_live(app, c);
 	c->failed = false;
 	c->close_after = false;
 	c->hdr_len = 0;
@@ -1255,10 +1265,32 @@ static void dispatch(struct http_app_conn *c, int n)
 }
 
 /* The request is over: tell the application, then set up the next. */
+/* A live request ends: out of its epoch's count. */
+static void unlive(struct http_app *app, struct http_app_conn *c)
+{
+	c->live = false;
+	if (c->epoch == app->epoch)
+		app->live_cur--;
+	else
+		app->live_old--;
+}
+
+void http_app_epoch_next(struct http_app *app)
+{
+	app->epoch++;
+	app->live_old += app->live_cur;
+	app->live_cur = 0;
+}
+
+uint32_t http_app_live_old(const struct http_app *app)
+{
+	return app->live_old;
+}
+
 static void request_over(struct http_app_conn *c)
 {
 	struct http_app *app = c->app;
-	c->live = false;
+	unlive(app, c);
 	set_file(c, NULL); /* the answer has left whole: nothing points into the file now */
 	if (c->failed)
 		app->st.aborted++;
@@ -1302,7 +1334,7 @@ static void conn_release(struct http_app_conn *c)
 		if (sk_unlikely(c->lg_owed))
 			log_stream(c); /* a stream cut: what was written */
 		c->failed = true;
-		c->live = false;
+		unlive(app, c);
 		app->st.aborted++;
 		if (c->done_fn) {
 			http_app_done_fn fn = c->done_fn;
@@ -1410,7 +1442,7 @@ static void conn_step(struct http_app_conn *c)
 				break;
 			}
 			if (n < HTTP_NEED_MORE) {
-				c->live = true;
+				make_live(app, c);
 				c->lg_raw = true;
 				c->lg_owed = false;
 				c->head_req = false;
@@ -1577,7 +1609,7 @@ static void conn_timer(struct loop_timer *t, sk_time_ns now)
 	} else if (c->in == IN_HEAD) {
 		if (c->rlen) {
 			app->st.timeout_header++;
-			c->live = true;
+			make_live(app, c);
 			c->lg_raw = true;
 			c->lg_owed = false;
 			c->out = OUT_NONE;
@@ -1752,7 +1784,7 @@ void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx
 
 int http_app_check(const struct http_app *app)
 {
-	uint32_t used = 0, nfree = 0, files = 0;
+	uint32_t used = 0, nfree = 0, files = 0, live_cur = 0, live_old = 0;
 	for (const struct http_app_conn *c = app->free_list; c; c = c->next_free) {
 		CHECK(c->sock < 0);
 		CHECK(++nfree <= app->cfg.max_conns);
@@ -1773,6 +1805,10 @@ int http_app_check(const struct http_app *app)
 		CHECK(c->in != IN_BODY || c->ipos >= c->head_len);
 		CHECK(!c->ffile || c->live); /* held only while its request lives */
 		files += c->ffile != NULL;
+		if (c->live && c->epoch == app->epoch)
+			live_cur++;
+		else if (c->live)
+			live_old++;
 		/* A connection that waits for the peer has its timer armed. */
 		sk_time_ns d = conn_deadline(c);
 		CHECK(d == 0 || (loop_timer_armed(&c->timer) && c->timer.deadline <= d));
@@ -1780,5 +1816,6 @@ int http_app_check(const struct http_app *app)
 	CHECK(used == app->nconns);
 	CHECK(used + nfree == app->cfg.max_conns);
 	CHECK(files == app->files_held);
+	CHECK(live_cur == app->live_cur && live_old == app->live_old);
 	return 0;
 }

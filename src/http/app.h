@@ -26,7 +26,7 @@
  *
  * That is the whole program: an application defines the one symbol
  * `skiff_app` and no main.  Linked with skiff's hosted library it becomes
- * a Linux program (apps/app_main.c: main calls skiff_app_main, which takes
+ * a Linux program (cmd/app_main.c: main calls skiff_app_main, which takes
  * `skiff serve`'s options, --stack linux|skiff, --dev, --ip, ...); an
  * embedder may instead drive the engine itself (http_app_init/start on any
  * struct loop, as the unit tests do on loop_fake).
@@ -430,7 +430,7 @@ struct http_app_config {
 	 * loop (worker), never shared between threads.  Every stage of
 	 * server.c's has its counterpart here; the others (rx_sync .. tcp_out,
 	 * park_wake) are the runner's and TCP's, which the runtime hands the
-	 * same trace (apps/sites_host.c).  On a TLS loop the write is the TLS
+	 * same trace (host/sites_host.c).  On a TLS loop the write is the TLS
 	 * layer's (the record sealed, then its socket write). */
 	struct sk_trace *trace;
 };
@@ -493,6 +493,15 @@ void http_app_stats_emit(const struct http_app_stats *st, uint64_t open, const c
 /* Connections whose answer is a file (http_app_send_file) not yet handed
  * to the socket whole: while not 0, the file's memory is still read. */
 uint32_t http_app_files_held(const struct http_app *app);
+/* Epochs, for a host that swaps what its handlers use between loop turns
+ * (router/sites.h's generations): http_app_epoch_next starts a new epoch,
+ * and http_app_live_old counts the requests dispatched before the last
+ * epoch_next that are not over yet (on_done has not run).  What those
+ * requests' handlers may still use can go once it is 0 in every engine,
+ * whether or not keep-alive connections stay open, and however many
+ * epochs began meanwhile.  O(1) each. */
+void http_app_epoch_next(struct http_app *app);
+uint32_t http_app_live_old(const struct http_app *app);
 /* Every invariant of every connection: 0 or -(line in app.c). */
 int http_app_check(const struct http_app *app);
 
@@ -528,6 +537,9 @@ struct http_app {
 	 * on its connection, idle ones close after the grace from drain_at;
 	 * drain_done runs (once) when none is left. */
 	bool draining;
+	/* Requests not over, started in the current epoch and before it
+	 * (http_app_epoch_next); each connection's request says which. */
+	uint32_t epoch, live_cur, live_old;
 	sk_time_ns drain_at;
 	void (*drain_done)(void *ctx);
 	void *drain_ctx;
@@ -538,8 +550,10 @@ struct http_app {
 
 /* An application defines this one symbol (and no main). */
 extern const struct http_app_def skiff_app;
-/* Hosted (libskiff-host.a, apps/app_host.c): `skiff serve`'s options and
- * stacks around the engine; returns the exit status.  apps/app_main.c's
+/* Hosted (libskiff-host.a, cmd/app_cli.c): `skiff serve`'s options,
+ * stacks and runtime (host/sites_host.c) around the engine, the flags one
+ * site whose route / runs def (or --config FILE, whose `app;` routes do);
+ * returns the exit status.  cmd/app_main.c's
  * main is `return skiff_app_main(&skiff_app, argc, argv);`. */
 int skiff_app_main(const struct http_app_def *def, int argc, char **argv);
 

@@ -920,6 +920,39 @@ static void test_access_set(void **st)
 	check();
 }
 
+/* Epochs: a request dispatched before http_app_epoch_next counts as old
+ * until it is over, on a keep-alive connection that stays open; new ones
+ * never count as old; an aborted one leaves the count too. */
+static void test_epochs(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5), t = conn(6);
+	send_str(s, "GET /async HTTP/1.1\r\nHost: a\r\n\r\n"); /* answered in a second */
+	assert_int_equal(http_app_live_old(&app), 0);
+	http_app_epoch_next(&app);
+	assert_int_equal(http_app_live_old(&app), 1);
+	send_str(t, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n"); /* over at once, new */
+	assert_int_equal(http_app_live_old(&app), 1);
+	http_app_epoch_next(&app); /* two epochs on: still the one old request */
+	assert_int_equal(http_app_live_old(&app), 1);
+	check();
+	loop_fake_advance(&fk, 2 * SK_NS_PER_S);
+	check();
+	assert_non_null(strstr(fk.s[s].out, "later\n"));
+	assert_int_equal(http_app_live_old(&app), 0);
+	assert_int_equal(app.nconns, 2); /* both kept open: the count is not the connections' */
+	/* one pending across an epoch, then the peer goes away: counted out */
+	send_str(s, "GET /async HTTP/1.1\r\nHost: a\r\n\r\n");
+	http_app_epoch_next(&app);
+	assert_int_equal(http_app_live_old(&app), 1);
+	loop_fake_event(&fk, s, LOOP_EV_READ | LOOP_EV_ERROR);
+	check();
+	assert_int_equal(http_app_live_old(&app), 0);
+	loop_fake_advance(&fk, 2 * SK_NS_PER_S); /* its timer fires on nothing */
+	check();
+}
+
 static void test_access_plain_and_pipelined(void **st)
 {
 	(void)st;
@@ -1197,6 +1230,7 @@ int main(void)
 		cmocka_unit_test(test_access_bodies_and_streams),
 		cmocka_unit_test(test_access_refused),
 		cmocka_unit_test(test_access_set),
+		cmocka_unit_test(test_epochs),
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_drain_edges),
 		cmocka_unit_test(test_close_after),

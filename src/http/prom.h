@@ -61,7 +61,7 @@ void prom_hist(struct prom_out *o, const char *name, const char *unit, const cha
 	       const struct sk_hist *h);
 
 /* ---- GET /metrics: the one route, for every server of it ----
- * (apps/admin.c on a kernel socket, http/prom_server.h on the loop API) */
+ * (host/admin.c on a kernel socket, http/prom_server.h on the loop API) */
 
 struct http_req;
 /* The answer to the request head in buf[0, len), parsed with the HTTP

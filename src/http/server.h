@@ -5,7 +5,7 @@
  * the loop's `now`), no allocation (the caller gives one block of memory at
  * init, sized by http_server_mem_size(), holding every connection's state
  * and receive buffer).  Files come from a lookup callback the application
- * provides (apps/serve_files.c keeps them in memory); the Date header from
+ * provides (host/serve_files.c keeps them in memory); the Date header from
  * http_server_set_date(), which the application calls when the second
  * changes.
  *

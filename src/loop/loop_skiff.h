@@ -6,7 +6,7 @@
  * the per-socket callback table, event dispatch and the timer heap.  What
  * differs per platform -- reading the clock, moving frames, parking -- is a
  * the platform's run function (struct loop_skiff_platform.run).  Both the
- * hosted server (apps/serve_skiff.c) and the unikernel (apps/uk_main.c)
+ * hosted server (host/serve_skiff.c) and the unikernel (uk/uk_main.c)
  * run it with the one run loop, runner/runner.h, over their own device and
  * plat.h's park.
  *

@@ -51,7 +51,7 @@ static inline void plat_relax(void)
  * PLAT_PARK_POLL_NS: the caller then polls the device at 1 kHz. */
 struct plat_wake {
 	int fd;
-	/* hosted: a second fd to wait on (the admin socket set, apps/admin.h),
+	/* hosted: a second fd to wait on (the admin socket set, host/admin.h),
 	 * valid when has_side; its readiness ends the park as PLAT_WOKE_SIDE.
 	 * kvm: ignored. */
 	bool has_side;

@@ -29,8 +29,10 @@
  * struct sites_gen.  A reload builds a new generation and swaps the
  * pointer (sites_swap) between loop turns; requests already dispatched
  * keep using the old one, so the host retires it only once none can be
- * left: when every engine of the worker has no connection open, or at
- * exit.
+ * left: it starts a new epoch in each engine at the swap
+ * (http_app_epoch_next) and frees the old generation once every engine's
+ * http_app_live_old is 0 (open keep-alive connections do not hold it), or
+ * at exit.
  *
  * Freestanding: base/, http/ and conf/sites_conf.h; no allocation.
  */

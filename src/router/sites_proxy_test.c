@@ -37,7 +37,7 @@ static const struct sconf_route *route_of(const char *body)
 }
 
 /* No option: the config `skiff proxy --upstream ...` builds with no other
- * flag (proxy_cli.c's mapping of the options, from opt_init's defaults). */
+ * flag (conf/sites_flags.c's mapping of the options, from opt_init's defaults). */
 static void test_defaults_are_the_flags(void **state)
 {
 	(void)state;

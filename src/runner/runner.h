@@ -63,7 +63,7 @@ struct runner {
 	struct sk_trace *trace;      /* --trace (base/hist.h): the device and park
 				      * stages are timed into it; NULL: off */
 	/* Optional: a second thing to wait on besides the device (hosted: the
-	 * admin sockets' epoll fd, apps/admin.h).  on_side(side_ctx, now) runs
+	 * admin sockets' epoll fd, host/admin.h).  on_side(side_ctx, now) runs
 	 * when a park ends on side_fd, and while the runner is too busy to
 	 * park at most every RUNNER_SIDE_EVERY_NS: one compare per turn,
 	 * nothing per frame or request.  on_side NULL: none. */

@@ -2,7 +2,7 @@
  * table, and sender-driven forwarding in three phases (after VALE).
  *
  * Freestanding like the core: sk.h, ring.h, no OS calls, no clock (`now`
- * comes in), no allocation.  The hosted `skiff switch` (src/apps/switch.c)
+ * comes in), no allocation.  The hosted `skiff switch` (src/cmd/switch.c)
  * owns the memory, sockets and eventfds; it hands each port's region to
  * sw_port_attach and calls sw_forward(port) for every port with frames.
  *

@@ -1,5 +1,5 @@
 /* kvm.h — the kvm platform's interface to the unikernel's application
- * (apps/uk_main.c): console, traps, time, memory, shutdown, the start
+ * (uk/uk_main.c): console, traps, time, memory, shutdown, the start
  * info.  The core never sees it (it gets plat.h and a struct dev). */
 #ifndef PLAT_KVM_H
 #define PLAT_KVM_H
@@ -146,7 +146,7 @@ void trap_raise(const char *kind);
 
 /* start.c: what the platform hands the application after boot, and the
  * application's entry.  uk_app_main is supplied above the platform (the
- * unikernel's main, apps/uk_main.c); it returns the exit code (KVM_EXIT_*
+ * unikernel's main, uk/uk_main.c); it returns the exit code (KVM_EXIT_*
  * or the one it was asked to exit with). */
 struct kvm_start {
 	char *cmdline;        /* the kernel command line, writable, NUL-terminated */

@@ -4,7 +4,7 @@
  * platform found, and leave QEMU with the code it returns.
  *
  * Nothing here knows what the application is: the unikernel's main
- * (apps/uk_main.c) finds its device through pci.h and dev/virtio_pci.h, builds
+ * (uk/uk_main.c) finds its device through pci.h and dev/virtio_pci.h, builds
  * the stack and runs it with the same run loop as the hosted commands,
  * parking in plat_park (park.c). */
 #include "../plat.h"

@@ -1,0 +1,63 @@
+/* uk_smp.h — the unikernel's other vCPUs as workers (issue 17): one
+ * complete stack per vCPU (its virtio-net queue pair, interface, TCP
+ * tables and pools, timers, its instance of the sites runtime
+ * (uk/uk_sites.h: the engines, router and handlers), runner), sharing nothing
+ * writable on the per-request path.  The device spreads flows over the
+ * queue pairs (VIRTIO_NET_F_MQ; on a TAP the host kernel's flow hash and
+ * the queue the guest last sent a flow on), so each connection lives and
+ * dies on one vCPU.  Worker 0 is uk_main.c's own stack on the BSP;
+ * workers 1..n-1 are built here from the same configuration and run on
+ * the APs (plat/kvm smp_run_on).
+ *
+ * What is shared, and why:
+ *   - ARP.  Every worker has the same IP and MAC, but the host steers an
+ *     ARP frame by a hash that knows no flow, so the reply to worker k's
+ *     request may reach worker j.  Each worker's receive path copies the
+ *     ARP frames it sees into a small broadcast log (lossy, ARP retries);
+ *     every other worker feeds them to its own interface on its next turn,
+ *     a request as what it tells (a reply from its sender, so only the
+ *     vCPU that got it answers), and the writer wakes them.  Learning
+ *     rather than one shared table: the table stays single-writer, and
+ *     the path for a frame stays the interface's own.
+ *   - The shutdown port: a datagram to it on any worker stops them all.
+ *   - Read-only after boot: the configuration model (filled from the
+ *     words), the site archive, the wall clock's base.
+ * Not shared (left to each worker, said in the README): IPv6 neighbour
+ * discovery.  Worker 0's only: the HTTPS and metrics listeners (their
+ * ports' flows that reach another worker find no listener), the access
+ * log; the drain (the other workers stop at once). */
+#ifndef APPS_UK_SMP_H
+#define APPS_UK_SMP_H
+
+#include "../conf/opts.h"
+#include "../dev/virtio_net.h"
+#include "../net/iface.h"
+#include "../net/tcp.h"
+
+struct uk_smp_config {
+	const struct iface_config *ifc;         /* worker 0's; each worker reseeds */
+	const struct tcp_config *tcp;           /* sizes, buffers, cc; each reseeds */
+	const struct opts *opts;                /* the words (uk_sites_start's) */
+	uint16_t shutdown_port;                 /* 0: none */
+	udp_recv_fn on_shutdown;                /* uk_main's handler: sets the exit code and stop */
+	sk_time_ns until;                       /* exit-after, or 0 */
+	sk_time_ns spin_ns;
+	bool spin_learn;
+	int listen_backlog;
+	uint64_t (*wall_sec)(sk_time_ns now);   /* for the Date header */
+	void *(*alloc)(const char *what, size_t size); /* stops the boot if it cannot */
+	volatile int *stop;                     /* shared: any worker may set it */
+};
+
+/* Workers 1..n-1 on vns[1..n-1], each started on AP k.  Also attaches the
+ * ARP log to worker 0 (vns[0], ifc0), which runs in uk_main.c.  Returns
+ * the workers started besides worker 0. */
+unsigned uk_smp_start(struct virtio_net *vns, unsigned n, struct iface *ifc0,
+		      const struct uk_smp_config *c);
+/* After worker 0's loop ended: stop the others (stop is set; each is
+ * woken) and wait for them, bounded.  Returns the ones that stopped. */
+unsigned uk_smp_stop(void);
+/* Every worker's counters (1..n-1) as cpuK.NAME, and the ARP log's. */
+void uk_smp_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+
+#endif
