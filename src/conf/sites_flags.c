@@ -245,7 +245,7 @@ int sites_conf_from_guest(const struct opts *o, const struct sites_guest_src *g,
 	w.v[OPT_TLS_CERT] = (struct opt_val){.str = g->cert, .set = g->cert && g->key};
 	w.v[OPT_TLS_KEY] = (struct opt_val){.str = g->key, .set = g->cert && g->key};
 	w.nsni = 0; /* not a guest word: one certificate */
-	if (sites_conf_from_flags(&w, true, false, arena, size, out, err, errlen) < 0)
+	if (sites_conf_from_flags(&w, true, g->app, arena, size, out, err, errlen) < 0)
 		return -1;
 	if (!g->metrics)
 		return 0;

@@ -66,6 +66,7 @@ struct sites_guest_src {
 	const char *key;
 	uint16_t metrics;  /* metrics=PORT: a listener whose one site answers
 			    * route = /metrics { metrics; } (any other path: 404); 0: none */
+	bool app;          /* an application image: route / { app; } without root */
 };
 
 /* sites_conf_from_flags(o, true, ...) as if --root ROOT --tls-cert CERT

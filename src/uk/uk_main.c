@@ -36,15 +36,16 @@
  *     certificates, one engine per listener of the file, on this vCPU.
  * With more than one vCPU (the words only; uk_smp.h) each other vCPU runs
  * an instance of the same runtime on its own stack and queue pair.
- * An application image (mk/examples.mk: skiff_app linked in) without a
- * configuration runs its own engine (http/app.h) on port=, and a second
- * on a TLS loop for HTTPS (its init ran once, for the first); with one,
- * the file's `app;` routes run it.  An image may instead bring its own
- * words and setup (uk/uk_app.h's uk_app: the reverse proxy's,
+ * An application image (mk/examples.mk: skiff_app linked in) is the same
+ * with the words' site as route / { app; } (256 connections unless
+ * max-conns= says; its init once, with the first listener's engine), or
+ * the file's `app;` routes.  An image may instead bring its own words
+ * and setup (uk/uk_app.h's uk_app: the reverse proxy's,
  * build/skiff-proxy-uk.elf, uk/uk_proxy.c): its option table replaces
  * opt_cmd_uk, its setup runs before TCP and the loop are sized (its own
  * connections take sockets and timers), and its late hook after every
- * other allocation (the proxy's cache).  Those two serve metrics= with
+ * other allocation (the proxy's cache); it runs its own engine on port=
+ * (and a second on a TLS loop for HTTPS) and serves metrics= with
  * http/prom_server.h, as a configuration's guest does.
  * Exit codes (isa-debug-exit): 0 clean, 1 setup error, 64+vector a CPU
  * exception; QEMU itself exits with 2*code+1.
@@ -106,11 +107,11 @@ static struct iface ifc;
 static struct tcp_stack tcp;
 static struct loop *uk_loop;
 /* The sites runtime (uk/uk_sites.h), worker 0's instance: what serves,
- * a configuration's sites or the static server's words (the model filled
- * from them); NULL in an application image without a configuration, whose
- * engine (app) serves. */
+ * a configuration's sites or the words' one site (the model filled from
+ * them: files, the built-in page, or an application image's app; route);
+ * NULL in the proxy's image (uk_app), whose own engine (app) serves. */
 static struct uk_sites *sites;
-/* metrics=PORT with a configuration or in an application image: GET
+/* metrics=PORT with a configuration or in the proxy's image: GET
  * /metrics on skiff's TCP (http/prom_server.h); the words' sites have a
  * listener for it instead. */
 static struct prom_server prom;
@@ -118,24 +119,24 @@ static bool prom_on;
 #define UK_METRICS_BODY_MAX (128u << 10) /* the exposition is ~40 KiB */
 /* An application image (mk/examples.mk: build/examples/NAME-uk.elf) is
  * this kernel linked with one more object that defines skiff_app
- * (http/app.h); the guest then runs the application on the same loop
- * instead of the static server.  Weak: skiff-uk.elf has none, and its
+ * (http/app.h); the guest then runs the application as its site's
+ * route / { app; }.  Weak: skiff-uk.elf has none, and its
  * address is NULL there. */
 extern const struct http_app_def skiff_app __attribute__((weak));
 /* An image with its own words and setup (uk/uk_app.h: the proxy's,
  * build/skiff-proxy-uk.elf) defines uk_app instead. */
 extern const struct uk_app_hooks uk_app __attribute__((weak));
 /* The application linked into this image: &skiff_app, uk_app.def, or
- * NULL (skiff-uk.elf).  Without a configuration it runs on app (and
- * app_tls), not on the sites runtime. */
+ * NULL (skiff-uk.elf).  skiff_app runs on the sites runtime (the words'
+ * or the file's app; routes); uk_app.def on app (and app_tls). */
 static const struct http_app_def *app_def;
 static struct http_app app;
 /* The application's connections: each holds ~52 KiB (http/app.h), so
  * unless max-conns is given the guest keeps this many. */
 #define UK_APP_CONNS 256u
 static struct runner run;
-/* An application image's HTTPS (with the TLS files in the module): a
- * second engine of the application on a TLS loop over the same loop. */
+/* The proxy image's HTTPS (with the TLS files in the module): a second
+ * engine of the application on a TLS loop over the same loop. */
 static struct http_app app_tls;
 static struct http_app_def app_tls_def;
 static struct tls_ctx *tls_ctx;
@@ -243,7 +244,7 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 /* Every counter, for --stats at exit and for the metrics page: the
  * sites' (or the application's engines'), the access log's, the loop's
  * (with plat_stats above), the metrics port's own. */
-/* An application image's HTTPS engine's counters under https.*, beside
+/* The proxy image's HTTPS engine's counters under https.*, beside
  * the plain one's http.*, as `skiff serve` names them. */
 struct https_fwd {
 	void (*fn)(void *ctx, const char *name, uint64_t v);
@@ -446,7 +447,7 @@ static int tls_random(void *buf, size_t len)
 	return plat_random(buf, len);
 }
 
-/* An application image's HTTPS beside HTTP: BearSSL over a pool of
+/* The proxy image's HTTPS beside HTTP: BearSSL over a pool of
  * tls-max-conns connections, the TLS loop over the same skiff loop, and a
  * second engine of the application (its routes, not its init: that ran
  * for the first, one state for both ports).  A certificate or key BearSSL
@@ -640,12 +641,12 @@ unsigned uk_app_main(const struct kvm_start *st)
 	/* The client connections the engines hold, over every listener. */
 	uint32_t nconns;
 	/* What serves: the sites runtime (uk_sites.h) for a configuration and
-	 * for the static server's words, which fill the same model; an
-	 * application image without a configuration runs its own engine.  The
+	 * for the words, which fill the same model (an application image's
+	 * as route / { app; }); the proxy's image runs its own engine.  The
 	 * sites say what TCP and the loop need; the proxies take their
 	 * exchanges from the heap now. */
 	struct uk_sites_need need = {0};
-	if (bundle || !app_def) {
+	if (bundle || !&uk_app) {
 		site_bytes = st->module_len;
 		struct uk_sites_env senv = {
 			.alloc = alloc_hint,
@@ -673,18 +674,17 @@ unsigned uk_app_main(const struct kvm_start *st)
 	} else {
 		nconns = opt_given(&o, OPT_MAX_CONNS) ? (uint32_t)opt_num(&o, OPT_MAX_CONNS) : UK_APP_CONNS;
 		if (site_len)
-			kprintf("skiff-uk: the application answers every path: the site archive in the "
-				"boot module is not served (a configuration's files and app; routes "
-				"serve both: skiff vm --config)\n");
+			kprintf("skiff-uk: the proxy answers every path: the site archive in the "
+				"boot module is not served\n");
 	}
 	if (tls_on && opt_num(&o, OPT_TLS_PORT) == port) {
 		kprintf("skiff-uk: tls-port %lu is port too: give each its own\n", opt_num(&o, OPT_TLS_PORT));
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 
-	/* An application image's engine: `skiff serve`'s limits; an image with
-	 * its own setup (uk_app) sets itself up here, before TCP and the loop
-	 * are sized, since its own connections need sockets and timers. */
+	/* The proxy image's engine: `skiff serve`'s limits; its own setup
+	 * (uk_app) runs here, before TCP and the loop are sized, since its
+	 * own connections need sockets and timers. */
 	struct http_app_config ac;
 	uint32_t app_socks = 0;
 	if (!sites) {
@@ -775,7 +775,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	loop->on_turn = refresh_date;
 	uk_loop = loop;
 	/* metrics=PORT: the words' sites have it as a listener of their own;
-	 * with a configuration and in an application image it is here. */
+	 * with a configuration and in the proxy's image it is here. */
 	if (opt_given(&o, OPT_UK_METRICS) && (bundle || !sites)) {
 		size_t psz = prom_server_mem_size(UK_METRICS_BODY_MAX);
 		uint16_t mport = (uint16_t)opt_num(&o, OPT_UK_METRICS);
@@ -866,8 +866,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 		uk_smp_stop();
 	}
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
-	/* An application image's own engine has no graceful drain here yet:
-	 * it stops at once; with workers, only this vCPU's connections would
+	/* The proxy image's own engine has no graceful drain here yet: it
+	 * stops at once; with workers, only this vCPU's connections would
 	 * drain: none do. */
 	if (rc == 0 && drain_wanted && drain_s && sites && !workers)
 		rc = drain(loop, drain_s);

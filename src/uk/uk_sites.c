@@ -379,11 +379,20 @@ struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *wd, const str
 	S.bundle = false;
 	S.words = *wd;
 	*need = (struct uk_sites_need){0};
+	/* An application image's site is route / { app; }: the application
+	 * answers every path, as it did on its own engine, so a site archive
+	 * in the module is not served (a configuration serves both). */
+	bool app = env->app != NULL;
+	if (app && wd->site)
+		kprintf("skiff-uk: the application answers every path: the site archive in the "
+			"boot module is not served (a configuration's files and app; routes serve "
+			"both: skiff vm --config)\n");
 	struct sites_guest_src g = {
-		.root = wd->site ? UK_WORDS_ROOT : NULL,
+		.root = wd->site && !app ? UK_WORDS_ROOT : NULL,
 		.cert = wd->cert ? UK_WORDS_CERT : NULL,
 		.key = wd->cert ? UK_WORDS_KEY : NULL,
 		.metrics = wd->metrics_port,
+		.app = app,
 	};
 	size_t asz = sites_flags_arena_bound();
 	char err[200];
@@ -392,7 +401,12 @@ struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *wd, const str
 		kprintf("skiff-uk: %s; not booting\n", err);
 		return NULL;
 	}
-	S.max_conns = S.c.max_conns; /* max-conns=, whose default is the guest's */
+	/* max-conns=, whose default is the guest's; an application's
+	 * connections hold ~52 KiB each, so its image keeps 256 unless told. */
+	S.max_conns = app && !opt_given(o, OPT_MAX_CONNS) ? UK_SITES_CONNS : S.c.max_conns;
+	if (app)
+		kprintf("skiff-uk: application %s, %u connections\n",
+			env->app->name ? env->app->name : "?", S.max_conns);
 	return setup_model(o, need) < 0 ? NULL : &W0;
 }
 
