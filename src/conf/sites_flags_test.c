@@ -200,6 +200,12 @@ static void test_guest(void **st)
 	assert_int_equal(route(0, "a", "/metrics")->kind, SCONF_REDIRECT);
 	assert_int_equal(route(1, "a", "/metrics")->kind, SCONF_FILES);
 
+	/* an application image: its site is route / { app; } on every path
+	 * (uk_sites names no root for it: the application answers them all) */
+	g = (struct sites_guest_src){.app = true};
+	assert_int_equal(build_guest("", &g), 0);
+	assert_int_equal(route(0, "x", "/any/path")->kind, SCONF_APP);
+
 	/* a certificate without its key: no HTTPS (the runtime names both) */
 	g = (struct sites_guest_src){.cert = "(c)"};
 	assert_int_equal(build_guest("", &g), 0);
