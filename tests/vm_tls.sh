@@ -31,7 +31,7 @@
 #   app           an application image (build/examples/kv-uk.elf, the third
 #                 argument) with the files: a value PUT over HTTP is read back over
 #                 HTTPS (one store), s_client -sess_out/-sess_in Reused, exit 0
-#                 with https.app.* counted.  VM_TLS_ONLY=app runs this one alone.
+#                 with https.requests counted.  VM_TLS_ONLY=app runs this one alone.
 #   bad-*         --tls-cert without --tls-key (exit 2); a key that is not the
 #                 certificate's (the guest stops at boot, exit 1, with the reason);
 #                 tls-port= with no files (exit 1)

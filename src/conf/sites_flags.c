@@ -232,3 +232,35 @@ small:
 	say(err, errlen, "the configuration's arena is too small", NULL);
 	return -1;
 }
+
+/* ---- the unikernel's boot words ---- */
+
+int sites_conf_from_guest(const struct opts *o, const struct sites_guest_src *g, void *arena,
+			  size_t size, struct sconf *out, char *err, size_t errlen)
+{
+	/* The words as the flags would be with the module's files named:
+	 * a copy, so the caller's options stay as the command line said. */
+	struct opts w = *o;
+	w.v[OPT_ROOT] = (struct opt_val){.str = g->root, .set = g->root != NULL};
+	w.v[OPT_TLS_CERT] = (struct opt_val){.str = g->cert, .set = g->cert && g->key};
+	w.v[OPT_TLS_KEY] = (struct opt_val){.str = g->key, .set = g->cert && g->key};
+	w.nsni = 0; /* not a guest word: one certificate */
+	if (sites_conf_from_flags(&w, true, g->app, arena, size, out, err, errlen) < 0)
+		return -1;
+	if (!g->metrics)
+		return 0;
+	/* metrics=PORT: its own listener and site, on no other listener. */
+	if (out->nsites >= FLAG_SITES || out->nlisten >= SCONF_MAX_LISTEN) {
+		say(err, errlen, "metrics: no room for its listener", NULL);
+		return -1;
+	}
+	unsigned li = out->nlisten++;
+	out->listen[li] = (struct sconf_listen){.addr = sk_addr_v4(0), .any = true, .port = g->metrics};
+	struct sconf_site *m = &out->sites[out->nsites++];
+	sk_memset(m, 0, sizeof(*m));
+	m->is_default = true;
+	m->listen_mask = 1u << li;
+	m->routes[m->nroutes++] = (struct sconf_route){.path = "/metrics", .exact = true,
+						       .kind = SCONF_METRICS};
+	return 0;
+}

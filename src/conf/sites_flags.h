@@ -55,4 +55,24 @@ size_t sites_flags_arena_bound(void);
 int sites_conf_from_flags(const struct opts *o, bool on_skiff, bool app, void *arena, size_t size,
 			  struct sconf *out, char *err, size_t errlen);
 
+/* ---- the unikernel's boot words (uk/uk_sites.c) ----
+ * The guest's words are `skiff serve`'s minus the files: its site archive
+ * and PEM files come in the boot module (`skiff vm --root DIR --tls-cert
+ * C --tls-key K`), so the runtime names them here, and the model's
+ * strings are its keys for them: */
+struct sites_guest_src {
+	const char *root;  /* the site archive: route / { files ROOT; }; NULL: the built-in page */
+	const char *cert;  /* the PEM files: a tls listener on tls-port=; NULL: none */
+	const char *key;
+	uint16_t metrics;  /* metrics=PORT: a listener whose one site answers
+			    * route = /metrics { metrics; } (any other path: 404); 0: none */
+	bool app;          /* an application image: route / { app; } without root */
+};
+
+/* sites_conf_from_flags(o, true, ...) as if --root ROOT --tls-cert CERT
+ * --tls-key KEY were given, then the metrics listener; max_conns is the
+ * word's (its default is the guest's, 2048).  0, or -1 with the message. */
+int sites_conf_from_guest(const struct opts *o, const struct sites_guest_src *g, void *arena,
+			  size_t size, struct sconf *out, char *err, size_t errlen);
+
 #endif

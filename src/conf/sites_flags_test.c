@@ -1,11 +1,13 @@
 /* sites_flags_test.c — `skiff serve`'s flags as the configuration model:
  * what each flag becomes, and the lookups on the result answering as the
  * flags' server would (every Host to the one site; --tls-sni names to
- * theirs; --tls-redirect's plain listener to its own). */
+ * theirs; --tls-redirect's plain listener to its own); the guest's
+ * words (sites_conf_from_guest) with the module's files and metrics=. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +140,78 @@ static void test_tls_sni_redirect(void **st)
 	assert_string_equal(route(0, "a.test", "/x")->target, "https://$host$request_uri");
 }
 
+/* The guest's words (opt_cmd_uk) with the module's files named by the
+ * runtime: the same model as the flags', plus metrics=PORT's listener. */
+static int build_guest(const char *words, const struct sites_guest_src *g)
+{
+	static struct opts o; /* string values point into line */
+	static char line[256];
+	snprintf(line, sizeof(line), "%s", words);
+	assert_int_equal(opt_init(&o, &opt_cmd_uk, err, sizeof(err)), OPT_OK);
+	int prc = opt_parse_words(&o, line, err, sizeof(err));
+	if (prc != OPT_OK)
+		print_error("%s\n", err);
+	assert_int_equal(prc, OPT_OK);
+	size_t sz = sites_flags_arena_bound();
+	free(arena);
+	arena = malloc(sz);
+	assert_non_null(arena);
+	return sites_conf_from_guest(&o, g, arena, sz, &conf, err, sizeof(err));
+}
+
+static void test_guest(void **st)
+{
+	(void)st;
+	/* no module: the built-in page on port 80, the guest's 2048 connections */
+	struct sites_guest_src g = {0};
+	assert_int_equal(build_guest("", &g), 0);
+	assert_int_equal(conf.nlisten, 1);
+	assert_true(conf.listen[0].any);
+	assert_int_equal(conf.listen[0].port, 80);
+	assert_int_equal(conf.max_conns, 2048);
+	assert_int_equal(route(0, "x", "/")->kind, SCONF_RETURN);
+	assert_null(route(0, "x", "/other"));
+
+	/* the archive, the PEM files, tls-redirect and metrics=9100 */
+	g = (struct sites_guest_src){.root = "(archive)", .cert = "(c)", .key = "(k)",
+				     .metrics = 9100};
+	assert_int_equal(build_guest("port=8080 tls-port=8443 tls-redirect max-conns=64 "
+				     "cache-control=no-cache", &g),
+			 0);
+	assert_int_equal(conf.nlisten, 3);
+	assert_int_equal(conf.listen[0].port, 8080);
+	assert_true(conf.listen[1].tls);
+	assert_int_equal(conf.listen[1].port, 8443);
+	assert_false(conf.listen[2].tls);
+	assert_int_equal(conf.listen[2].port, 9100);
+	assert_int_equal(conf.max_conns, 64);
+	assert_string_equal(route(0, "a", "/x")->target, "https://$host:8443$request_uri");
+	const struct sconf_route *f = route(1, "a", "/x");
+	assert_int_equal(f->kind, SCONF_FILES);
+	assert_string_equal(f->root, "(archive)");
+	assert_string_equal(f->cache_control, "no-cache");
+	const struct sconf_site *t = sites_conf_site(&conf, 1, "a", 1);
+	assert_string_equal(t->cert, "(c)");
+	assert_string_equal(t->key, "(k)");
+	/* the metrics listener: its page, nothing else; on no other listener */
+	assert_int_equal(route(2, "a", "/metrics")->kind, SCONF_METRICS);
+	assert_null(route(2, "a", "/"));
+	assert_null(route(2, "a", "/metrics/x"));
+	assert_int_equal(route(0, "a", "/metrics")->kind, SCONF_REDIRECT);
+	assert_int_equal(route(1, "a", "/metrics")->kind, SCONF_FILES);
+
+	/* an application image: its site is route / { app; } on every path
+	 * (uk_sites names no root for it: the application answers them all) */
+	g = (struct sites_guest_src){.app = true};
+	assert_int_equal(build_guest("", &g), 0);
+	assert_int_equal(route(0, "x", "/any/path")->kind, SCONF_APP);
+
+	/* a certificate without its key: no HTTPS (the runtime names both) */
+	g = (struct sites_guest_src){.cert = "(c)"};
+	assert_int_equal(build_guest("", &g), 0);
+	assert_int_equal(conf.nlisten, 1);
+}
+
 /* skiff proxy's flags: one proxy route at /, every flag (defaults too)
  * a directive of it; the proxy command's own max-conns default. */
 static void test_proxy(void **st)
@@ -219,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_root),
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_tls_sni_redirect),
+		cmocka_unit_test(test_guest),
 		cmocka_unit_test(test_proxy),
 		cmocka_unit_test(test_app),
 		cmocka_unit_test(test_arena_too_small),

@@ -1,10 +1,10 @@
 /* uk_main.c — the unikernel's application: after the platform booted
  * (plat/kvm/start.c calls uk_app_main), find virtio-net, run the same
- * stack and HTTP server as `skiff serve --stack skiff` (src/net,
- * src/loop/loop_skiff, src/http/server, unchanged) with the same run loop
- * (runner/runner.h), plus ARP, ICMP and UDP echo on port 7 (with ip6=, ND,
- * ICMPv6 and UDP echo over IPv6 too).  What differs
- * from the hosted main is only what the platform gives: the device
+ * stack and HTTP engine as `skiff serve --stack skiff` (src/net,
+ * src/loop/loop_skiff, src/http/app.c through the router, unchanged) with
+ * the same run loop (runner/runner.h), plus ARP, ICMP and UDP echo on port
+ * 7 (with ip6=, ND, ICMPv6 and UDP echo over IPv6 too).  What differs
+ * from the hosted runtime is only what the platform gives: the device
  * (virtio-net over plat/kvm's PCI transport and MSI-X instead of
  * dev_open), memory (mem_alloc), the console and the command line.
  *
@@ -17,42 +17,48 @@
  * them with their bounds and defaults.  Parsed and checked by the same
  * code as the hosted command line, so a bad value gets the same message,
  * and stops the boot (exit 1).
- * Files: `skiff vm --root DIR` packs DIR into a site archive
- * (archive/site_archive.h) that QEMU loads as the PVH module (-initrd); the
- * platform reserves it from the heap and hands it over (kvm_start.module).
- * It is checked whole at boot (sar_open: bounds, overlaps, names, order)
- * and a bad one stops the boot with the reason (exit 1); then the server
- * answers from it, bodies being slices of the module (no copy, no per-
- * request work beyond a binary search).  Without a module the server
- * answers its built-in "/" (the 41-byte hello body) and 404 elsewhere.
- * HTTPS: `skiff vm --tls-cert F --tls-key F` appends the two PEM files to
- * the module (uk/tls_bundle.h); they are split off before the archive
- * is read, and a second HTTP server runs on a TLS loop (tls/loop_tls.h,
- * its pools from the heap) with the BearSSL engine (tls/tls_bearssl.h)
- * on tls-port= (443), tls-max-conns= connections at most.  In an
- * application image the second server is a second engine of the
- * application (the same routes; its init ran once, for the first).
- * A configuration: `skiff vm --config FILE` makes the module a bundle
- * (archive/site_bundle.h) of the file, its folders and certificates;
- * then the sites of uk/uk_sites.c run instead of the server and its
- * HTTPS twin (one engine per listener of the file, on this vCPU).
- * An image may instead bring its own words and setup (uk/uk_app.h's
- * uk_app: the reverse proxy's, build/skiff-proxy-uk.elf, uk/uk_proxy.c):
- * its option table replaces opt_cmd_uk, its setup runs before TCP and the
- * loop are sized (its own connections take sockets and timers), and its
- * late hook after every other allocation (the proxy's cache).
+ *
+ * What serves is the sites runtime (uk/uk_sites.h) on the configuration
+ * model (conf/sites_conf.h), as `skiff serve` hosted, filled one of two
+ * ways:
+ *   - from the words (conf/sites_flags.h's sites_conf_from_guest, as the
+ *     flags fill it hosted): one site on port=, answering from the site
+ *     archive `skiff vm --root DIR` packs into the PVH module
+ *     (archive/site_archive.h; QEMU -initrd, reserved from the heap,
+ *     checked whole at boot, bodies slices of the module), or without one
+ *     the built-in "/" (the 41-byte hello body) and 404 elsewhere; with
+ *     `skiff vm --tls-cert F --tls-key F` (the PEM files appended to the
+ *     module, uk/tls_bundle.h) a tls listener on tls-port= (BearSSL,
+ *     tls/tls_bearssl.h), tls-redirect a site of the plain listener's
+ *     own; metrics=PORT a listener whose one route is the metrics page;
+ *   - from a configuration file: `skiff vm --config FILE` makes the module
+ *     a bundle (archive/site_bundle.h) of the file, its folders and
+ *     certificates, one engine per listener of the file, on this vCPU.
+ * With more than one vCPU (the words only; uk_smp.h) each other vCPU runs
+ * an instance of the same runtime on its own stack and queue pair.
+ * An application image (mk/examples.mk: skiff_app linked in) is the same
+ * with the words' site as route / { app; } (256 connections unless
+ * max-conns= says; its init once, with the first listener's engine), or
+ * the file's `app;` routes.  An image may instead bring its own words
+ * and setup (uk/uk_app.h's uk_app: the reverse proxy's,
+ * build/skiff-proxy-uk.elf, uk/uk_proxy.c): its option table replaces
+ * opt_cmd_uk, its setup runs before TCP and the loop are sized (its own
+ * connections take sockets and timers), and its late hook after every
+ * other allocation (the proxy's cache); it runs its own engine on port=
+ * (and a second on a TLS loop for HTTPS) and serves metrics= with
+ * http/prom_server.h, as a configuration's guest does.
  * Exit codes (isa-debug-exit): 0 clean, 1 setup error, 64+vector a CPU
  * exception; QEMU itself exits with 2*code+1.
  *
  * Memory: the virtio-net ring region is static (.bss); the TCP arena (a
  * socket pool of max-conns + 1024 + max-conns/4 sockets, as `skiff serve`
  * sizes it, each with its send and receive buffer), the loop's socket
- * table and timer heap, and the server's connection states (each with
- * its 32 KiB receive buffer) come from mem.c's bump allocator over guest
- * RAM, sized from the command line.  Defaults: 3584 sockets x 24 KiB +
- * 2048 connections x ~38 KiB = ~161 MiB, which leaves ~90 MiB of a
- * 256 MiB guest free; a configuration that does not fit stops the boot
- * with the numbers.
+ * table and timer heap, and the engines' connection states (each with
+ * its 32 KiB receive and 16 KiB output buffer) come from mem.c's bump
+ * allocator over guest RAM, sized from the command line.  Defaults: 3584
+ * sockets x 24 KiB + 2048 connections x ~52 KiB = ~189 MiB, which leaves
+ * ~60 MiB of a 256 MiB guest free; a configuration that does not fit
+ * stops the boot with the numbers.
  *
  * The loop is the runner (runner/runner.h: the turn, the learned spin, the
  * park), with loop_skiff's callbacks (loop_skiff_attach_runner), exactly as
@@ -67,7 +73,6 @@
 #include "../http/app.h"
 #include "../http/date.h"
 #include "../http/prom_server.h"
-#include "../http/server.h"
 #include "../loop/loop_skiff.h"
 #include "../runner/runner.h"
 #include "../net/iface.h"
@@ -100,34 +105,39 @@ static struct virtio_net vnets[KVM_MAX_CPUS];
 static unsigned npairs = 1;
 static struct iface ifc;
 static struct tcp_stack tcp;
-static struct http_server srv;
 static struct loop *uk_loop;
-/* metrics=PORT: GET /metrics on skiff's TCP (http/prom_server.h). */
+/* The sites runtime (uk/uk_sites.h), worker 0's instance: what serves,
+ * a configuration's sites or the words' one site (the model filled from
+ * them: files, the built-in page, or an application image's app; route);
+ * NULL in the proxy's image (uk_app), whose own engine (app) serves. */
+static struct uk_sites *sites;
+/* metrics=PORT with a configuration or in the proxy's image: GET
+ * /metrics on skiff's TCP (http/prom_server.h); the words' sites have a
+ * listener for it instead. */
 static struct prom_server prom;
 static bool prom_on;
 #define UK_METRICS_BODY_MAX (128u << 10) /* the exposition is ~40 KiB */
 /* An application image (mk/examples.mk: build/examples/NAME-uk.elf) is
  * this kernel linked with one more object that defines skiff_app
- * (http/app.h); the guest then runs the application on the same loop
- * instead of the static server.  Weak: skiff-uk.elf has none, and its
+ * (http/app.h); the guest then runs the application as its site's
+ * route / { app; }.  Weak: skiff-uk.elf has none, and its
  * address is NULL there. */
 extern const struct http_app_def skiff_app __attribute__((weak));
 /* An image with its own words and setup (uk/uk_app.h: the proxy's,
  * build/skiff-proxy-uk.elf) defines uk_app instead. */
 extern const struct uk_app_hooks uk_app __attribute__((weak));
-/* The application this guest runs: &skiff_app, uk_app.def, or NULL for
- * the static server. */
+/* The application linked into this image: &skiff_app, uk_app.def, or
+ * NULL (skiff-uk.elf).  skiff_app runs on the sites runtime (the words'
+ * or the file's app; routes); uk_app.def on app (and app_tls). */
 static const struct http_app_def *app_def;
 static struct http_app app;
 /* The application's connections: each holds ~52 KiB (http/app.h), so
  * unless max-conns is given the guest keeps this many. */
 #define UK_APP_CONNS 256u
 static struct runner run;
-static struct sar_site site;
-/* HTTPS (with the TLS files in the module): a second HTTP server on a
- * TLS loop over the same loop, as `skiff serve --tls-cert` runs it. */
-static struct http_server srv_tls;
-static struct http_app app_tls; /* instead of srv_tls in an application image */
+/* The proxy image's HTTPS (with the TLS files in the module): a second
+ * engine of the application on a TLS loop over the same loop. */
+static struct http_app app_tls;
 static struct http_app_def app_tls_def;
 static struct tls_ctx *tls_ctx;
 static struct loop *tls_loop;
@@ -142,9 +152,8 @@ static struct uk_alog alog;
 /* The error log (base/log.h) on the console: runtime warnings, such as a
  * refused access-log datagram, limited per kind. */
 static struct sk_log elog;
-/* The boot module is a configuration bundle (`skiff vm --config FILE`):
- * the sites of uk/uk_sites.c run instead of srv (and of HTTPS's). */
-static bool sites_on;
+/* The boot module is a configuration bundle (`skiff vm --config FILE`). */
+static bool bundle;
 
 /* Wall clock: the RTC's second at boot, advanced by the TSC. */
 static uint64_t wall_base;  /* Unix seconds read from the RTC */
@@ -232,11 +241,11 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	tcp_stats(&tcp, fn, fctx);
 }
 
-/* Every counter, for --stats at exit and for metrics=: the server's,
- * the access log's, the loop's (with plat_stats above), the metrics
- * port's own. */
-/* The HTTPS server's counters under https.*, beside the plain one's
- * http.*, as `skiff serve` names them. */
+/* Every counter, for --stats at exit and for the metrics page: the
+ * sites' (or the application's engines'), the access log's, the loop's
+ * (with plat_stats above), the metrics port's own. */
+/* The proxy image's HTTPS engine's counters under https.*, beside
+ * the plain one's http.*, as `skiff serve` names them. */
 struct https_fwd {
 	void (*fn)(void *ctx, const char *name, uint64_t v);
 	void *ctx;
@@ -252,12 +261,10 @@ static void https_name(void *ctx, const char *name, uint64_t v)
 
 static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
-	if (sites_on)
-		uk_sites_stats(fn, ctx);
-	else if (app_def)
-		http_app_stats(&app, fn, ctx);
+	if (sites)
+		uk_sites_stats(sites, fn, ctx);
 	else
-		http_server_stats(&srv, fn, ctx);
+		http_app_stats(&app, fn, ctx);
 	if (&uk_app)
 		uk_app.stats(fn, ctx);
 	if (alog.loop)
@@ -267,10 +274,7 @@ static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *
 		prom_server_stats(&prom, fn, ctx);
 	if (tls_loop) {
 		struct https_fwd f = {fn, ctx};
-		if (app_def)
-			http_app_stats(&app_tls, https_name, &f);
-		else
-			http_server_stats(&srv_tls, https_name, &f);
+		http_app_stats(&app_tls, https_name, &f);
 		loop_stats(tls_loop, fn, ctx);
 		tls_bearssl_stats(tls_ctx, fn, ctx);
 	}
@@ -301,12 +305,13 @@ static void console_sink(void *ctx, const char *line, size_t len)
 }
 
 /* ---- the drain (the shutdown port) ----
- * As `skiff serve` does on SIGTERM (cmd/serve.c): http_server_drain, a
- * deadline of drain-timeout, and after the last connection a wait until
- * TCP has delivered what the closed sockets still hold. */
+ * As `skiff serve` does on SIGTERM (host/sites_host.c): http_app_drain on
+ * every listener's engine, a deadline of drain-timeout, and after the last
+ * connection a wait until TCP has delivered what the closed sockets still
+ * hold. */
 struct uk_drain {
 	struct loop *loop;
-	unsigned servers; /* still draining: HTTP, and HTTPS when it runs */
+	unsigned servers; /* engines still draining */
 	bool timed_out, finished;
 	struct loop_timer deadline, tcp_poll;
 };
@@ -339,29 +344,16 @@ static void drain_deadline(struct loop_timer *t, sk_time_ns now)
 	drain_stop = 1;
 }
 
-/* The client connections open: the server's (and HTTPS's), or the sites'. */
-static unsigned conns_open(void)
-{
-	return sites_on ? uk_sites_nconns() : srv.nconns + (tls_loop ? srv_tls.nconns : 0);
-}
-
 static int drain(struct loop *loop, unsigned timeout_s)
 {
-	struct uk_drain d = {.loop = loop,
-			     .servers = sites_on ? uk_sites_nengines() : tls_loop ? 2 : 1,
+	struct uk_drain d = {.loop = loop, .servers = uk_sites_nengines(sites),
 			     .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
 	sk_time_ns t0 = plat_now();
-	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n", conns_open(),
-		timeout_s);
+	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n",
+		uk_sites_nconns(sites), timeout_s);
 	run.until = 0; /* exit-after no longer cuts it short: drain-timeout does */
 	loop_timer_set(loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
-	if (sites_on) {
-		uk_sites_drain(t0, drain_conns_done, &d); /* each engine's done counts down */
-	} else {
-		http_server_drain(&srv, t0, drain_conns_done, &d);
-		if (tls_loop)
-			http_server_drain(&srv_tls, t0, drain_conns_done, &d);
-	}
+	uk_sites_drain(sites, t0, drain_conns_done, &d); /* each engine's done counts down */
 	int rc = loop_run(loop, &drain_stop);
 	if (loop_timer_armed(&d.deadline))
 		loop_timer_cancel(loop, &d.deadline);
@@ -372,7 +364,7 @@ static int drain(struct loop *loop, unsigned timeout_s)
 		kprintf("skiff-uk: drained in %lu ms\n", ms);
 	else
 		kprintf("skiff-uk: drain-timeout after %lu ms: closing %u connections\n", ms,
-			conns_open());
+			uk_sites_nconns(sites));
 	return rc;
 }
 
@@ -392,16 +384,12 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	date_sec = sec;
 	char buf[HTTP_DATE_LEN];
 	http_date_format(sec, buf);
-	if (sites_on)
-		uk_sites_set_date(buf);
-	else if (app_def)
-		http_app_set_date(&app, buf);
+	if (sites)
+		uk_sites_set_date(sites, buf);
 	else
-		http_server_set_date(&srv, buf);
-	if (tls_loop && app_def)
+		http_app_set_date(&app, buf);
+	if (tls_loop)
 		http_app_set_date(&app_tls, buf);
-	else if (tls_loop)
-		http_server_set_date(&srv_tls, buf);
 }
 
 /* loop_skiff's run: the runner, until stop, exit-after or a broken ring. */
@@ -438,28 +426,6 @@ static void *alloc_or_die(const char *what, size_t size)
 	return alloc_hint(what, size, NULL);
 }
 
-/* The site archive from the boot module: checked whole, or the boot
- * stops here with the reason.  The files' descriptors come from the heap
- * (24 B each); their bodies stay where QEMU put them. */
-static void open_site(const struct kvm_start *st, uint64_t len, struct http_server_config *hc)
-{
-	char err[200];
-	struct sar_view v;
-	site_bytes = st->module_len;
-	if (sar_open(&v, st->module, len, err, sizeof(err)) < 0) {
-		kprintf("skiff-uk: bad site archive (%lu bytes at 0x%lx): %s\n", len,
-			(uint64_t)(uintptr_t)st->module, err);
-		kprintf("skiff-uk: not booting (repack it with `skiff vm --root DIR`)\n");
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-	size_t sz = (size_t)sar_site_mem(&v);
-	sar_site_init(&site, &v, alloc_or_die("the site's file table", sz ? sz : 1));
-	hc->lookup = sar_site_lookup;
-	hc->lookup_ctx = &site;
-	kprintf("skiff-uk: site: %u files, %lu KiB archive at 0x%lx (reserved from the heap)\n",
-		v.count, len >> 10, (uint64_t)(uintptr_t)st->module);
-}
-
 /* The TLS files' bytes in the module, if `skiff vm --tls-cert/--tls-key`
  * put them there. */
 struct tls_files {
@@ -481,14 +447,13 @@ static int tls_random(void *buf, size_t len)
 	return plat_random(buf, len);
 }
 
-/* HTTPS beside HTTP: BearSSL over a pool of tls-max-conns connections,
- * the TLS loop over the same skiff loop, and a second HTTP server (the
- * same configuration, its own port and connection pool).  A certificate
- * or key BearSSL refuses stops the boot with the reason.  app_cfg (an
- * application image): the application's engine instead of the server. */
+/* The proxy image's HTTPS beside HTTP: BearSSL over a pool of
+ * tls-max-conns connections, the TLS loop over the same skiff loop, and a
+ * second engine of the application (its routes, not its init: that ran
+ * for the first, one state for both ports).  A certificate or key BearSSL
+ * refuses stops the boot with the reason. */
 static void start_tls(const struct opts *o, const struct tls_files *tf, struct loop *inner,
-		      const struct http_server_config *hc, const struct http_app_config *app_cfg,
-		      unsigned max_sockets)
+		      const struct http_app_config *app_cfg, unsigned max_sockets)
 {
 	if (!have_hw_random()) {
 		kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
@@ -511,42 +476,26 @@ static void start_tls(const struct opts *o, const struct tls_files *tf, struct l
 	};
 	size_t lsz = loop_tls_mem_size(max_sockets, n);
 	tls_loop = loop_tls_init(alloc_or_die("the TLS layer", lsz), lsz, inner, &lc, max_sockets, n);
-	struct http_server_config c = *hc;
-	c.port = (uint16_t)opt_num(o, OPT_TLS_PORT);
-	c.max_conns = n;
-	c.https_redirect_port = 0; /* this side serves */
-	size_t ssz;
+	struct http_app_config ac = *app_cfg;
+	ac.port = (uint16_t)opt_num(o, OPT_TLS_PORT);
+	ac.max_conns = n;
+	ac.scheme = "https"; /* what the application sees (a proxy's X-Forwarded-Proto) */
+	app_tls_def = *app_def;
+	app_tls_def.init = NULL;
+	size_t ssz = http_app_mem_size(&ac);
 	int rc = -SK_EINVAL;
-	if (app_cfg) {
-		/* The application's second engine: its routes, not its init
-		 * (that ran for the first: one state for both ports). */
-		struct http_app_config ac = *app_cfg;
-		ac.port = c.port;
-		ac.max_conns = n;
-		ac.scheme = "https"; /* what the application sees (a proxy's X-Forwarded-Proto) */
-		app_tls_def = *app_def;
-		app_tls_def.init = NULL;
-		ssz = http_app_mem_size(&ac);
-		if (tls_loop && ssz)
-			rc = http_app_init(&app_tls, alloc_or_die("the HTTPS connections", ssz), ssz, &ac,
-					   &app_tls_def, tls_loop);
-		if (rc == 0)
-			rc = http_app_start(&app_tls);
-	} else {
-		ssz = http_server_mem_size(&c);
-		if (tls_loop)
-			rc = http_server_init(&srv_tls, alloc_or_die("the HTTPS connections", ssz), ssz,
-					      &c, tls_loop);
-		if (rc == 0)
-			rc = http_server_start(&srv_tls);
-	}
+	if (tls_loop && ssz)
+		rc = http_app_init(&app_tls, alloc_or_die("the HTTPS connections", ssz), ssz, &ac,
+				   &app_tls_def, tls_loop);
+	if (rc == 0)
+		rc = http_app_start(&app_tls);
 	if (rc < 0) {
-		kprintf("skiff-uk: HTTPS server on port %u failed (%d)\n", c.port, rc);
+		kprintf("skiff-uk: HTTPS server on port %u failed (%d)\n", ac.port, rc);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	kprintf("skiff-uk: https=%u (BearSSL, TLS 1.2; %u connections, each %lu B of TLS state "
 		"and record buffer, %lu KiB of HTTP state; resumption by session ID)\n",
-		c.port, n, (uint64_t)tls_bearssl_conn_bytes(), (uint64_t)(ssz / n) >> 10);
+		ac.port, n, (uint64_t)tls_bearssl_conn_bytes(), (uint64_t)(ssz / n) >> 10);
 }
 
 static void console_out(void *ctx, const char *s, size_t n)
@@ -612,19 +561,18 @@ unsigned uk_app_main(const struct kvm_start *st)
 	bool have_irq = !opt_given(&o, OPT_NO_MSIX) && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
 	char name[32];
 	ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
-	/* More than one vCPU: ask for a queue pair each (the static server
-	 * only: an application image and HTTPS stay on this CPU).  Pair k's
-	 * rx interrupt is MSI-X entry k on vCPU k's LAPIC; its ring region
-	 * comes from the heap. */
-	sites_on = uk_sites_is_bundle(st->module, st->module_len);
-	if (sites_on && &uk_app) {
+	/* More than one vCPU: ask for a queue pair each (the static server's
+	 * words only: an application image, a configuration, HTTPS and the
+	 * metrics listener stay on this CPU).  Pair k's rx interrupt is MSI-X
+	 * entry k on vCPU k's LAPIC; its ring region comes from the heap. */
+	bundle = uk_sites_is_bundle(st->module, st->module_len);
+	if (bundle && &uk_app) {
 		kprintf("skiff-uk: the boot module is a configuration (skiff vm --config): this is "
 			"the proxy's image, whose words configure it; a configuration's proxy "
 			"routes run on skiff-uk.elf; not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	/* (a configuration's sites, too, run on this vCPU only) */
-	unsigned want = st->cpus > 1 && !app_def && !sites_on ? st->cpus : 1;
+	unsigned want = st->cpus > 1 && !app_def && !bundle ? st->cpus : 1;
 	static struct virtio_net_params ps[KVM_MAX_CPUS];
 	for (unsigned k = 0; k < want; k++) {
 		ps[k] = (struct virtio_net_params){
@@ -672,16 +620,33 @@ unsigned uk_app_main(const struct kvm_start *st)
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 
-	/* The HTTP server's configuration, as `skiff serve` builds it. */
-	struct http_server_config hc;
-	http_server_config_default(&hc);
-	opt_http_config(&o, &hc);
-	if (app_def && !opt_given(&o, OPT_MAX_CONNS))
-		hc.max_conns = UK_APP_CONNS;
-	/* A configuration: its sites (uk_sites.h) say what TCP and the loop
-	 * need; the proxies take their exchanges from the heap now. */
+	/* The module: the TLS files at its end (if any), the site before. */
+	uint64_t site_len = st->module_len;
+	struct tls_files tf = {0};
+	int tb = bundle ? 0
+			: tls_bundle_split(st->module, st->module_len, &site_len, &tf.cert,
+					   &tf.cert_len, &tf.key, &tf.key_len);
+	if (tb < 0) {
+		kprintf("skiff-uk: the boot module's TLS footer does not fit it; not booting\n");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	bool tls_on = tb == 1;
+	if (!tls_on && !bundle && (opt_given(&o, OPT_TLS_PORT) || opt_given(&o, OPT_TLS_REDIRECT) ||
+			opt_given(&o, OPT_TLS_HANDSHAKE_TIMEOUT) || opt_given(&o, OPT_TLS_MAX_CONNS))) {
+		kprintf("skiff-uk: tls-port, tls-handshake-timeout, tls-redirect and tls-max-conns "
+			"need the certificate and key (skiff vm --tls-cert F --tls-key F); not booting\n");
+		kvm_exit(KVM_EXIT_FATAL);
+	}
+	const uint16_t port = (uint16_t)opt_num(&o, OPT_PORT);
+	/* The client connections the engines hold, over every listener. */
+	uint32_t nconns;
+	/* What serves: the sites runtime (uk_sites.h) for a configuration and
+	 * for the words, which fill the same model (an application image's
+	 * as route / { app; }); the proxy's image runs its own engine.  The
+	 * sites say what TCP and the loop need; the proxies take their
+	 * exchanges from the heap now. */
 	struct uk_sites_need need = {0};
-	if (sites_on) {
+	if (bundle || !&uk_app) {
 		site_bytes = st->module_len;
 		struct uk_sites_env senv = {
 			.alloc = alloc_hint,
@@ -690,53 +655,47 @@ unsigned uk_app_main(const struct kvm_start *st)
 			.all_stats = uk_stats,
 			.app = app_def, /* the file's app; routes */
 		};
-		if (uk_sites_setup(st->module, st->module_len, &o, &senv, &need) < 0)
+		struct uk_sites_words w = {
+			.site = site_len ? st->module : NULL, .site_len = site_len,
+			.cert = tls_on ? tf.cert : NULL, .cert_len = tf.cert_len,
+			.key = tls_on ? tf.key : NULL, .key_len = tf.key_len,
+			.metrics_port = opt_given(&o, OPT_UK_METRICS) ? (uint16_t)opt_num(&o, OPT_UK_METRICS) : 0,
+		};
+		sites = bundle ? uk_sites_setup(st->module, st->module_len, &o, &senv, &need)
+			       : uk_sites_setup_words(&w, &o, &senv, &need);
+		if (!sites)
 			kvm_exit(KVM_EXIT_FATAL);
 		if (need.ntls && !have_hw_random()) {
 			kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
 			kvm_exit(KVM_EXIT_FATAL);
 		}
-		hc.max_conns = need.conns;
+		nconns = need.conns;
+		tls_on = false; /* the sites' own listener */
+	} else {
+		nconns = opt_given(&o, OPT_MAX_CONNS) ? (uint32_t)opt_num(&o, OPT_MAX_CONNS) : UK_APP_CONNS;
+		if (site_len)
+			kprintf("skiff-uk: the proxy answers every path: the site archive in the "
+				"boot module is not served\n");
 	}
-	/* The module: the TLS files at its end (if any), the site before. */
-	uint64_t site_len = st->module_len;
-	struct tls_files tf = {0};
-	int tb = sites_on ? 0
-			  : tls_bundle_split(st->module, st->module_len, &site_len, &tf.cert,
-					     &tf.cert_len, &tf.key, &tf.key_len);
-	if (tb < 0) {
-		kprintf("skiff-uk: the boot module's TLS footer does not fit it; not booting\n");
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-	bool tls_on = tb == 1;
-	if (!tls_on && !sites_on && (opt_given(&o, OPT_TLS_PORT) || opt_given(&o, OPT_TLS_REDIRECT) ||
-			opt_given(&o, OPT_TLS_HANDSHAKE_TIMEOUT) || opt_given(&o, OPT_TLS_MAX_CONNS))) {
-		kprintf("skiff-uk: tls-port, tls-handshake-timeout, tls-redirect and tls-max-conns "
-			"need the certificate and key (skiff vm --tls-cert F --tls-key F); not booting\n");
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-	if (tls_on && opt_num(&o, OPT_TLS_PORT) == hc.port) {
+	if (tls_on && opt_num(&o, OPT_TLS_PORT) == port) {
 		kprintf("skiff-uk: tls-port %lu is port too: give each its own\n", opt_num(&o, OPT_TLS_PORT));
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	if (tls_on && opt_given(&o, OPT_TLS_REDIRECT))
-		hc.https_redirect_port = (uint16_t)opt_num(&o, OPT_TLS_PORT);
-	if (st->module && site_len && !sites_on)
-		open_site(st, site_len, &hc);
 
-	/* The application's engine: `skiff serve`'s limits; an image with
-	 * its own setup (uk_app) sets itself up here, before TCP and the loop
-	 * are sized, since its own connections need sockets and timers. */
+	/* The proxy image's engine: `skiff serve`'s limits; its own setup
+	 * (uk_app) runs here, before TCP and the loop are sized, since its
+	 * own connections need sockets and timers. */
 	struct http_app_config ac;
 	uint32_t app_socks = 0;
-	if (app_def) {
+	if (!sites) {
 		http_app_config_default(&ac);
-		ac.addr = hc.addr;
-		ac.port = hc.port;
-		ac.max_conns = hc.max_conns;
-		ac.max_body = hc.max_body ? hc.max_body : ac.max_body;
-		ac.header_timeout = hc.header_timeout;
-		ac.keepalive_timeout = hc.keepalive_timeout;
+		ac.addr = ip_addr;
+		ac.port = port;
+		ac.max_conns = nconns;
+		if (opt_num(&o, OPT_MAX_BODY))
+			ac.max_body = opt_num(&o, OPT_MAX_BODY);
+		ac.header_timeout = opt_num(&o, OPT_HEADER_TIMEOUT) * SK_NS_PER_S;
+		ac.keepalive_timeout = opt_num(&o, OPT_KEEPALIVE_TIMEOUT) * SK_NS_PER_S;
 	}
 	if (&uk_app) {
 		/* wall s = now s + offset (the cache's dates: RTC + TSC) */
@@ -755,7 +714,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	tcp_config_default(&tc);
 	tcp_iface_config(&tc, &ifc);
 	const uint32_t tls_conns = tls_on ? (uint32_t)opt_num(&o, OPT_TLS_MAX_CONNS) : 0;
-	tc.max_sockets = opt_tcp_sockets(hc.max_conns + tls_conns) + app_socks + need.extra_socks;
+	tc.max_sockets = opt_tcp_sockets(nconns + tls_conns) + app_socks + need.extra_socks;
 	tc.sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
 	tc.rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
 	tc.cc = (uint8_t)opt_num(&o, OPT_TCP_CC);
@@ -774,8 +733,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.tcp = &tcp,
 		.local_ip = ip_addr,
 		/* one per connection (an HTTPS one: two, the handshake's and
-		 * the server's), a few spare */
-		.max_timers = hc.max_conns + 16 + 2 * tls_conns + app_socks + need.tls_conns +
+		 * the engine's), a few spare */
+		.max_timers = nconns + 16 + 2 * tls_conns + app_socks + need.tls_conns +
 			      need.extra_socks,
 		.listen_backlog = UK_BACKLOG,
 		.now = now,
@@ -784,61 +743,53 @@ unsigned uk_app_main(const struct kvm_start *st)
 	size_t loop_sz = loop_skiff_mem_size(&lsc);
 	struct loop *loop = loop_skiff_init(alloc_or_die("the loop", loop_sz), loop_sz, &lsc);
 	if (loop && opt_given(&o, OPT_UK_ACCESS_LOG)) {
-		/* Before the server is sized: the hook takes scratch per connection. */
+		/* Before the engines are sized: the hook takes scratch per connection. */
 		const struct opt_val *v = &o.v[OPT_UK_ACCESS_LOG];
 		uk_alog_init(&alog,
 			     opt_num(&o, OPT_ACCESS_LOG_FORMAT) == 1 ? HTTP_ACCESS_JSON
 								    : HTTP_ACCESS_COMBINED,
 			     v->num != 0, v->ip, (uint16_t)v->num, &ifc, loop, &elog, wall_sec);
-		hc.access = uk_alog_record;
-		hc.access_ctx = &alog;
 	}
 	size_t srv_sz = 0;
-	if (sites_on) {
-		if (!loop || uk_sites_start(loop, tc.max_sockets, &o, alog.loop ? uk_alog_record : NULL,
-					    &alog) < 0) {
+	if (sites) {
+		if (!loop || uk_sites_start(sites, loop, tc.max_sockets, &o,
+					    alog.loop ? uk_alog_record : NULL, &alog) < 0) {
 			kprintf("skiff-uk: not booting\n");
 			kvm_exit(KVM_EXIT_FATAL);
 		}
-		srv_sz = uk_sites_engine_bytes();
-	} else if (app_def) {
+		srv_sz = uk_sites_engine_bytes(sites);
+	} else {
 		srv_sz = http_app_mem_size(&ac);
 		void *app_mem = srv_sz ? alloc_or_die("the application's connections", srv_sz) : NULL;
 		if (!loop || (rc = http_app_init(&app, app_mem, srv_sz, &ac, app_def, loop)) < 0 ||
 		    (rc = http_app_start(&app)) < 0) {
-			kprintf("skiff-uk: application on port %u failed (%d)\n", hc.port, rc);
+			kprintf("skiff-uk: application on port %u failed (%d)\n", port, rc);
 			kvm_exit(KVM_EXIT_FATAL);
 		}
 		kprintf("skiff-uk: application %s, %u connections\n",
 			app_def->name ? app_def->name : "?", ac.max_conns);
-	} else {
-		srv_sz = http_server_mem_size(&hc);
-		void *srv_mem = alloc_or_die("the HTTP connections", srv_sz);
-		if (!loop || (rc = http_server_init(&srv, srv_mem, srv_sz, &hc, loop)) < 0 ||
-		    (rc = http_server_start(&srv)) < 0) {
-			kprintf("skiff-uk: HTTP server on port %u failed (%d)\n", hc.port, rc);
-			kvm_exit(KVM_EXIT_FATAL);
-		}
 	}
 	if (tls_on)
-		start_tls(&o, &tf, loop, &hc, app_def ? &ac : NULL, tc.max_sockets);
+		start_tls(&o, &tf, loop, &ac, tc.max_sockets);
 	refresh_date(NULL, now);
 	loop->on_turn = refresh_date;
 	uk_loop = loop;
-	if (opt_given(&o, OPT_UK_METRICS)) {
+	/* metrics=PORT: the words' sites have it as a listener of their own;
+	 * with a configuration and in the proxy's image it is here. */
+	if (opt_given(&o, OPT_UK_METRICS) && (bundle || !sites)) {
 		size_t psz = prom_server_mem_size(UK_METRICS_BODY_MAX);
 		uint16_t mport = (uint16_t)opt_num(&o, OPT_UK_METRICS);
-		if ((!sites_on && mport == hc.port) ||
+		if ((!sites && mport == port) ||
 		    (rc = prom_server_start(&prom, loop, mport, alloc_or_die("the metrics answers", psz),
 					    psz, uk_metrics, NULL)) < 0) {
 			kprintf("skiff-uk: metrics on port %u failed (%d)\n", mport,
-				mport == hc.port ? -SK_EADDRINUSE : rc);
+				mport == port ? -SK_EADDRINUSE : rc);
 			kvm_exit(KVM_EXIT_FATAL);
 		}
 		prom_on = true;
 	}
 
-	if (sites_on && uk_sites_late() < 0) {
+	if (sites && uk_sites_late(sites) < 0) {
 		kprintf("skiff-uk: not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
@@ -853,6 +804,11 @@ unsigned uk_app_main(const struct kvm_start *st)
 		}
 	}
 
+	run = (struct runner){
+		.dev = d, .ifc = &ifc, .tcp = &tcp,
+		.until = opt_given(&o, OPT_EXIT_AFTER) ? now + opt_num(&o, OPT_EXIT_AFTER) * SK_NS_PER_S : 0,
+	};
+	opt_spin(&o, &run.spin_ns, &run.spin_learn);
 	trap_set_handler(VEC_VIRTIO_NET, NULL, NULL); /* counted in kvm_cpu.irq_count; the loop polls */
 	iface_announce(&ifc, now);
 	dev_tx_sync(d);
@@ -864,42 +820,35 @@ unsigned uk_app_main(const struct kvm_start *st)
 		"%lu MiB free\n",
 		mi.ram >> 20, mi.source, mi.image_end >> 10, mi.heap_base >> 10,
 		(uint64_t)tcp_sz >> 10, tc.max_sockets, tc.sndbuf, tc.rcvbuf, (uint64_t)loop_sz >> 10,
-		(uint64_t)srv_sz >> 10, hc.max_conns, mi.heap_free >> 20);
+		(uint64_t)srv_sz >> 10, nconns, mi.heap_free >> 20);
 	char ip[16], gw[16], date[HTTP_DATE_LEN + 1];
 	format_ip(ip_addr, ip);
 	format_ip(gw_addr, gw);
-	if (sites_on)
-		http_date_format(wall_sec(plat_now()), date);
-	else
-		sk_memcpy(date, app_def ? app.date : srv.date, HTTP_DATE_LEN);
+	http_date_format(wall_sec(plat_now()), date);
 	date[HTTP_DATE_LEN] = 0;
 	kprintf("skiff-uk: clock %s (RTC + TSC)\n", date);
 	const uint8_t *m = cfg.mac;
 	char http[16 * 16];
-	if (sites_on)
+	if (bundle)
 		uk_sites_describe(http, sizeof(http));
 	else
-		ksnprintf(http, sizeof(http), "%u", hc.port);
+		ksnprintf(http, sizeof(http), "%u", port);
 	kprintf("skiff-uk: ready ip=%s/%u gw=%s mac=%02x:%02x:%02x:%02x:%02x:%02x %s=%s "
 		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu",
-		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], sites_on ? "sites" : "http",
+		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], bundle ? "sites" : "http",
 		http, ECHO_PORT,
-		hc.max_conns, d->name, have_irq ? "msix" : "none(poll 1ms)",
+		nconns, d->name, have_irq ? "msix" : "none(poll 1ms)",
 		(uint64_t)(plat_now() / SK_NS_PER_MS));
-	if (prom_on)
+	if (opt_given(&o, OPT_UK_METRICS))
 		kprintf(" metrics=%u", (unsigned)opt_num(&o, OPT_UK_METRICS));
 	kprintf("\n");
 
-	run = (struct runner){
-		.dev = d, .ifc = &ifc, .tcp = &tcp,
-		.until = opt_given(&o, OPT_EXIT_AFTER) ? now + opt_num(&o, OPT_EXIT_AFTER) * SK_NS_PER_S : 0,
-	};
-	opt_spin(&o, &run.spin_ns, &run.spin_learn);
 	unsigned workers = 0;
 	if (npairs > 1) {
-		/* Each other vCPU: the same stack and server on its pair. */
+		/* Each other vCPU: its own stack, and its own instance of the
+		 * sites runtime on its pair (built here, on this vCPU). */
 		struct uk_smp_config sc = {
-			.ifc = &cfg, .tcp = &tc, .http = &hc,
+			.ifc = &cfg, .tcp = &tc, .opts = &o,
 			.shutdown_port = opt_given(&o, OPT_SHUTDOWN_PORT) ? (uint16_t)opt_num(&o, OPT_SHUTDOWN_PORT) : 0,
 			.on_shutdown = shutdown_udp, .until = run.until,
 			.spin_ns = run.spin_ns, .spin_learn = run.spin_learn,
@@ -917,22 +866,20 @@ unsigned uk_app_main(const struct kvm_start *st)
 		uk_smp_stop();
 	}
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
-	/* The application engine has no graceful drain yet: it stops at once;
-	 * with workers, only this vCPU's connections would drain: none do. */
-	if (rc == 0 && drain_wanted && drain_s && !app_def && !workers)
+	/* The proxy image's own engine has no graceful drain here yet: it
+	 * stops at once; with workers, only this vCPU's connections would
+	 * drain: none do. */
+	if (rc == 0 && drain_wanted && drain_s && sites && !workers)
 		rc = drain(loop, drain_s);
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
-	if (sites_on)
-		uk_sites_stop(); /* the engines, then the proxies' upstream connections */
-	else if (app_def)
+	if (sites) {
+		uk_sites_stop(sites); /* the engines, then the proxies' upstream connections */
+	} else {
 		http_app_stop(&app);
-	else
-		http_server_stop(&srv);
-	if (tls_on && app_def)
-		http_app_stop(&app_tls);
-	else if (tls_on)
-		http_server_stop(&srv_tls);
+		if (tls_on)
+			http_app_stop(&app_tls);
+	}
 	if (&uk_app)
 		uk_app.stop(); /* the upstream connections, after the engines */
 	if (alog.loop)

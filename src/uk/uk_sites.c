@@ -1,8 +1,16 @@
-/* uk_sites.c — `skiff vm --config FILE` in the guest (uk_sites.h): the
- * sites of a configuration file on skiff's TCP, as host/sites_host.c runs
- * them hosted, with what the guest has instead of a file system and a
- * heap: the boot module's parts (archive/site_bundle.h) and the bump
- * allocator.
+/* uk_sites.c — the guest's sites runtime (uk_sites.h): the sites of a
+ * configuration file (`skiff vm --config FILE`), or the one site the boot
+ * words describe (conf/sites_flags.h's sites_conf_from_guest: `skiff vm
+ * [--root DIR] [--tls-cert C --tls-key K]`), on skiff's TCP, as
+ * host/sites_host.c runs them hosted, with what the guest has instead of
+ * a file system and a heap: the boot module's parts (archive/site_bundle.h
+ * for a file; the site archive and tls_bundle.h's PEM files for the words)
+ * and the bump allocator.
+ *
+ * The model, the archives and the bundle view are shared (S, read-only
+ * once set up); each vCPU that serves has an instance (struct uk_sites:
+ * its engines, router, handler table, proxies and metrics buffer), worker
+ * 0's (W0) with every listener, each other worker's with the plain ones.
  *
  * One app engine (http/app.c) per listener, on the loop or on a TLS loop
  * over it; each engine's one route is the router (router/sites.h), whose
@@ -23,17 +31,20 @@
  *   - a proxy upstream is numeric IPv4 as the guest reaches it; under QEMU's
  *     user network 127.0.0.1 (the host's loopback) is reached through the
  *     gateway, other loopback addresses are refused;
- *   - max_conns defaults to 256 per listener (an app connection holds
- *     ~52 KiB of guest RAM), not 4096; a TLS listener takes at most
- *     tls-max-conns of them;
- *   - no reload (no SIGHUP: a new file is a new boot), no `app;`, no
- *     access_log file (the word access-log= logs to the console or UDP),
- *     the error log is the console, one vCPU whatever `workers` says; the
+ *   - a file's max_conns defaults to 256 per listener (an app connection
+ *     holds ~52 KiB of guest RAM), not 4096 (the words': max-conns=, 2048
+ *     by default); a TLS listener takes at most tls-max-conns of them, a
+ *     metrics-only listener UK_SITES_METRICS_CONNS;
+ *   - no reload (no SIGHUP: a new file is a new boot), `app;` only in an
+ *     application image, no access_log file (the word access-log= logs to
+ *     the console or UDP), the error log is the console; a file runs on
+ *     one vCPU whatever `workers` says (the words on each, uk_smp.h); the
  *     shutdown port's "exit" drains every listener's engine (http_app_drain)
- *     within drain-timeout=, as it drains the static server. */
+ *     within drain-timeout=. */
 #include "../archive/site_archive.h"
 #include "../archive/site_bundle.h"
 #include "../conf/sites_conf.h"
+#include "../conf/sites_flags.h"
 #include "../http/cache.h"
 #include "../http/files_handler.h"
 #include "../http/prom.h"
@@ -47,6 +58,14 @@
 
 #define UK_SITES_CONNS 256u            /* per listener, unless the file says max_conns */
 #define UK_SITES_METRICS_MAX (128u << 10) /* the metrics page (~40 KiB) */
+/* A listener that serves the metrics page only (metrics=PORT): a scraper
+ * or two, not max_conns connections of ~52 KiB each. */
+#define UK_SITES_METRICS_CONNS 4u
+/* The model's names for the boot words' files (sites_guest_src): keys
+ * into S.words, printed in messages. */
+#define UK_WORDS_ROOT "(the site archive)"
+#define UK_WORDS_CERT "(tls-cert)"
+#define UK_WORDS_KEY "(tls-key)"
 
 struct uk_lst {
 	struct sites_listener sl;
@@ -70,22 +89,38 @@ struct uk_proxy {
 	struct http_cache cache;
 };
 
-static struct {
-	struct uk_sites_env env;
-	struct sb_view bv;
-	struct sconf c;
+/* One runtime of the sites: its engines, router, handlers and proxies.
+ * Worker 0's (W0) runs every listener; a worker on another vCPU
+ * (uk_sites_worker) the plain ones (lmask). */
+struct uk_sites {
 	struct sites sites;
 	struct sites_gen gen;
 	struct sites_handler (*h)[SCONF_MAX_ROUTES];
 	struct uk_lst lst[SCONF_MAX_LISTEN];
+	uint32_t lmask; /* bit li: this instance runs listener li */
 	struct uk_proxy *px[SCONF_MAX_SITES * SCONF_MAX_ROUTES];
 	unsigned npx;
-	struct sar_site *arch[SB_MAX_PARTS]; /* by part index: one per folder */
-	unsigned narch;
 	char *metrics_buf;
 	bool metrics_busy;
-	uint32_t max_conns; /* per listener */
+	bool app_inited;
 	size_t engine_bytes; /* the listeners' connection states, for the memory line */
+};
+
+static struct uk_sites W0;
+
+/* What every instance shares, read-only once set up: the model and where
+ * its files come from. */
+static struct {
+	struct uk_sites_env env;
+	/* Where the files come from: a bundle (`skiff vm --config`), or the
+	 * boot words' module (S.words, bundle false). */
+	bool bundle;
+	struct sb_view bv;
+	struct uk_sites_words words;
+	struct sconf c;
+	struct sar_site *arch[SB_MAX_PARTS]; /* by part index: one per folder */
+	unsigned narch;
+	uint32_t max_conns; /* per listener */
 } S;
 
 bool uk_sites_is_bundle(const void *module, uint64_t len)
@@ -107,6 +142,24 @@ static bool streq(const char *a, const char *b)
 	return n == cstrlen(b) && sk_memcmp(a, b, n) == 0;
 }
 
+/* A site's first name for messages; "*" for the words' site, which has
+ * none (every Host). */
+static const char *site_name(const struct sconf_site *site)
+{
+	return site->nnames ? site->names[0] : "*";
+}
+
+/* "LINE:COL: " of a directive of the file; "" for the boot words' model
+ * (position 0), whose messages name the word instead. */
+static const char *at(struct sconf_pos pos)
+{
+	static char b[32];
+	if (!pos.line)
+		return "";
+	ksnprintf(b, sizeof(b), "%u:%u: ", pos.line, pos.col);
+	return b;
+}
+
 /* Which of a TLS listener's certificates is the site's (the same CERT
  * and KEY files); -1: none yet. */
 static int cert_index(const struct uk_lst *l, const struct sconf_site *site)
@@ -121,27 +174,28 @@ static int cert_index(const struct uk_lst *l, const struct sconf_site *site)
 
 static void metrics_done(struct http_app_req *r, void *ctx, bool ok)
 {
-	(void)r, (void)ctx, (void)ok;
-	S.metrics_busy = false;
+	(void)r, (void)ok;
+	struct uk_sites *w = ctx;
+	w->metrics_busy = false;
 }
 
 /* As sites_host.c's: rendered at the request from one buffer, which is
  * sent from, so a second scrape meanwhile gets 503. */
 static int metrics_handle(struct http_app_req *r, void *ctx)
 {
-	(void)ctx;
+	struct uk_sites *w = ctx;
 	unsigned m = http_app_method(r);
 	if (m != HTTP_GET && m != HTTP_HEAD) {
 		http_app_header(r, "Allow", "GET, HEAD");
 		return http_app_send(r, 405, NULL, 0);
 	}
-	if (S.metrics_busy)
+	if (w->metrics_busy)
 		return http_app_send(r, 503, NULL, 0);
 	struct prom_out o;
-	prom_init(&o, S.metrics_buf, UK_SITES_METRICS_MAX);
+	prom_init(&o, w->metrics_buf, UK_SITES_METRICS_MAX);
 	S.env.all_stats(prom_stat, &o);
-	S.metrics_busy = true;
-	http_app_on_done(r, metrics_done, NULL);
+	w->metrics_busy = true;
+	http_app_on_done(r, metrics_done, w);
 	http_app_header(r, "Content-Type", PROM_CONTENT_TYPE);
 	return http_app_send(r, 200, o.buf, o.len);
 }
@@ -162,31 +216,46 @@ static int app_handle(struct http_app_req *r, void *ctx)
 	return http_app_routes_run(r, ctx);
 }
 
+/* A site archive checked whole, its table from the heap; NULL with the
+ * reason printed. */
+static struct sar_site *open_archive(const struct sconf_route *rt, const void *data, uint64_t len)
+{
+	char err[200];
+	struct sar_view v;
+	if (sar_open(&v, data, len, err, sizeof(err)) < 0) {
+		if (S.bundle)
+			kprintf("skiff-uk: sites: %sfiles %s: bad site archive (%lu bytes): %s; not "
+				"booting\n", at(rt->pos), rt->root, len, err);
+		else
+			kprintf("skiff-uk: bad site archive (%lu bytes): %s\nskiff-uk: not booting "
+				"(repack it with `skiff vm --root DIR`)\n", len, err);
+		return NULL;
+	}
+	struct sar_site *s = S.env.alloc("a site archive's table", sizeof(*s), NULL);
+	size_t sz = (size_t)sar_site_mem(&v);
+	sar_site_init(s, &v, S.env.alloc("a site archive's file table", sz ? sz : 1, NULL));
+	S.narch++;
+	if (S.bundle)
+		kprintf("skiff-uk: sites: files %s: %u files, %lu KiB\n", rt->root, v.count,
+			len >> 10);
+	else
+		kprintf("skiff-uk: site: %u files, %lu KiB archive\n", v.count, len >> 10);
+	return s;
+}
+
 static struct sar_site *archive_for(const struct sconf_route *rt)
 {
+	if (!S.bundle) /* the words' one route: the module's archive */
+		return S.arch[0] ? S.arch[0] : (S.arch[0] = open_archive(rt, S.words.site, S.words.site_len));
 	size_t nl = cstrlen(rt->root);
 	for (uint32_t i = 0; i < S.bv.count; i++) {
 		struct sb_part p;
 		sb_part_at(&S.bv, i, &p);
 		if (p.kind != SB_ARCHIVE || p.name_len != nl || sk_memcmp(p.name, rt->root, nl))
 			continue;
-		if (S.arch[i])
-			return S.arch[i];
-		char err[200];
-		struct sar_view v;
-		if (sar_open(&v, p.data, p.len, err, sizeof(err)) < 0) {
-			kprintf("skiff-uk: sites: %u:%u: files %s: bad site archive: %s; not booting\n",
-				rt->pos.line, rt->pos.col, rt->root, err);
-			return NULL;
-		}
-		struct sar_site *s = S.env.alloc("a site archive's table", sizeof(*s), NULL);
-		size_t sz = (size_t)sar_site_mem(&v);
-		sar_site_init(s, &v, S.env.alloc("a site archive's file table", sz ? sz : 1, NULL));
-		S.arch[i] = s;
-		S.narch++;
-		kprintf("skiff-uk: sites: files %s: %u files, %lu KiB\n", rt->root, v.count,
-			p.len >> 10);
-		return s;
+		if (!S.arch[i])
+			S.arch[i] = open_archive(rt, p.data, p.len);
+		return S.arch[i];
 	}
 	kprintf("skiff-uk: sites: %u:%u: files %s: not in the boot module (pack it with "
 		"skiff vm --config); not booting\n", rt->pos.line, rt->pos.col, rt->root);
@@ -246,22 +315,41 @@ static const uint8_t file_words[] = {
 	OPT_MAX_BODY, OPT_TLS_PORT, OPT_TLS_REDIRECT,
 };
 
-int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
-		   const struct uk_sites_env *env, struct uk_sites_need *need)
+static int setup_model(const struct opts *o, struct uk_sites_need *need);
+static int build_routes(struct uk_sites *w, uint32_t *extra);
+
+/* Does listener li serve the metrics page and nothing else? */
+static bool metrics_only(const struct sconf *c, unsigned li)
+{
+	bool any = false;
+	for (unsigned s = 0; s < c->nsites; s++) {
+		if (!(c->sites[s].listen_mask & (1u << li)))
+			continue;
+		for (unsigned r = 0; r < c->sites[s].nroutes; r++)
+			if (c->sites[s].routes[r].kind != SCONF_METRICS)
+				return false;
+		any = true;
+	}
+	return any;
+}
+
+struct uk_sites *uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
+				const struct uk_sites_env *env, struct uk_sites_need *need)
 {
 	S.env = *env;
+	S.bundle = true;
 	*need = (struct uk_sites_need){0};
 	for (size_t i = 0; i < sizeof(file_words); i++)
 		if (opt_given(o, file_words[i])) {
 			kprintf("skiff-uk: %s=: with a configuration file (skiff vm --config) the file "
 				"says this; not booting\n", opt_defs[file_words[i]].name);
-			return -1;
+			return NULL;
 		}
 	const char *why;
 	if (sb_open(&S.bv, module, len, &why) < 0) {
 		kprintf("skiff-uk: bad configuration bundle (%lu bytes): %s; repack it with skiff vm "
 			"--config FILE\n", len, why);
-		return -1;
+		return NULL;
 	}
 	struct sb_part text;
 	sb_part_at(&S.bv, 0, &text);
@@ -276,12 +364,57 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 	if (sites_conf_parse((const char *)text.data, (size_t)text.len, dir, arena, asz, &S.c, &e) <
 	    0) {
 		kprintf("skiff-uk: configuration:%u:%u: %s\n", e.pos.line, e.pos.col, e.msg);
-		return -1;
+		return NULL;
 	}
+	bool given_conns = S.c.max_conns != 0;
+	sites_conf_defaults(&S.c);
+	S.max_conns = given_conns ? S.c.max_conns : UK_SITES_CONNS;
+	return setup_model(o, need) < 0 ? NULL : &W0;
+}
+
+struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *wd, const struct opts *o,
+				      const struct uk_sites_env *env, struct uk_sites_need *need)
+{
+	S.env = *env;
+	S.bundle = false;
+	S.words = *wd;
+	*need = (struct uk_sites_need){0};
+	/* An application image's site is route / { app; }: the application
+	 * answers every path, as it did on its own engine, so a site archive
+	 * in the module is not served (a configuration serves both). */
+	bool app = env->app != NULL;
+	if (app && wd->site)
+		kprintf("skiff-uk: the application answers every path: the site archive in the "
+			"boot module is not served (a configuration's files and app; routes serve "
+			"both: skiff vm --config)\n");
+	struct sites_guest_src g = {
+		.root = wd->site && !app ? UK_WORDS_ROOT : NULL,
+		.cert = wd->cert ? UK_WORDS_CERT : NULL,
+		.key = wd->cert ? UK_WORDS_KEY : NULL,
+		.metrics = wd->metrics_port,
+		.app = app,
+	};
+	size_t asz = sites_flags_arena_bound();
+	char err[200];
+	if (sites_conf_from_guest(o, &g, env->alloc("the words' configuration", asz, NULL), asz,
+				  &S.c, err, sizeof(err)) < 0) {
+		kprintf("skiff-uk: %s; not booting\n", err);
+		return NULL;
+	}
+	/* max-conns=, whose default is the guest's; an application's
+	 * connections hold ~52 KiB each, so its image keeps 256 unless told. */
+	S.max_conns = app && !opt_given(o, OPT_MAX_CONNS) ? UK_SITES_CONNS : S.c.max_conns;
+	if (app)
+		kprintf("skiff-uk: application %s, %u connections\n",
+			env->app->name ? env->app->name : "?", S.max_conns);
+	return setup_model(o, need) < 0 ? NULL : &W0;
+}
+
+/* What both sources share: the model checked against what the guest can
+ * do, each route's handler, what TCP and the loop must hold. */
+static int setup_model(const struct opts *o, struct uk_sites_need *need)
+{
 	struct sconf *c = &S.c;
-	bool given_conns = c->max_conns != 0;
-	sites_conf_defaults(c);
-	S.max_conns = given_conns ? c->max_conns : UK_SITES_CONNS;
 	c->max_conns = S.max_conns;
 	if (c->access_log) {
 		kprintf("skiff-uk: configuration:%u:%u: access_log %s: the guest has no files; use "
@@ -301,16 +434,24 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 	for (unsigned i = 0; i < c->nlisten; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (c->listen[j].port == c->listen[i].port) {
-				kprintf("skiff-uk: configuration:%u:%u: listen: port %u is another "
-					"listener's too: the guest has one address; not booting\n",
-					c->listen[i].pos.line, c->listen[i].pos.col, c->listen[i].port);
+				if (S.bundle)
+					kprintf("skiff-uk: configuration:%u:%u: listen: port %u is "
+						"another listener's too: the guest has one address; not "
+						"booting\n", c->listen[i].pos.line, c->listen[i].pos.col,
+						c->listen[i].port);
+				else
+					kprintf("skiff-uk: port %u is given twice (port=, tls-port=, "
+						"metrics=): give each its own; not booting\n",
+						c->listen[i].port);
 				return -1;
 			}
 	/* A TLS listener: the certificates by SNI, as sites_host.c's tls_for. */
 	uint32_t tls_max = (uint32_t)opt_num(o, OPT_TLS_MAX_CONNS);
 	for (unsigned li = 0; li < c->nlisten; li++) {
-		struct uk_lst *l = &S.lst[li];
+		struct uk_lst *l = &W0.lst[li];
 		l->conns = S.max_conns;
+		if (metrics_only(c, li) && l->conns > UK_SITES_METRICS_CONNS)
+			l->conns = UK_SITES_METRICS_CONNS;
 		if (!c->listen[li].tls) {
 			need->conns += l->conns;
 			continue;
@@ -333,7 +474,7 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 				kprintf("skiff-uk: configuration:%u:%u: site '%s': more than %u certificate "
 					"names on the tls listener of port %u (the sites after the first "
 					"are chosen by SNI, %u names at most); not booting\n",
-					site->pos.line, site->pos.col, site->names[0], TLS_SNI_MAX,
+					site->pos.line, site->pos.col, site_name(site), TLS_SNI_MAX,
 					c->listen[li].port, TLS_SNI_MAX);
 				return -1;
 			}
@@ -342,15 +483,42 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 				l->cert_site[l->ncerts++] = site; /* <= 1 + TLS_SNI_MAX: a site has a name */
 		}
 	}
-	/* The handler table, as sites_host.c's gen_build. */
-	S.h = env->alloc("the routes' handlers", (c->nsites ? c->nsites : 1) * sizeof(*S.h), NULL);
-	sk_memset(S.h, 0, (c->nsites ? c->nsites : 1) * sizeof(*S.h));
+	W0.lmask = (1u << c->nlisten) - 1; /* SCONF_MAX_LISTEN <= 16 */
+	if (build_routes(&W0, &need->extra_socks) < 0)
+		return -1;
+	if (!S.bundle)
+		return 0; /* the words say it all; the ready line names the ports */
+	for (unsigned li = 0; li < c->nlisten; li++) {
+		unsigned n = 0;
+		for (unsigned s = 0; s < c->nsites; s++)
+			n += (c->sites[s].listen_mask >> li) & 1;
+		kprintf("skiff-uk: sites: port %u%s: %u sites, %u connections\n", c->listen[li].port,
+			c->listen[li].tls ? " (tls)" : "", n, W0.lst[li].conns);
+	}
+	for (unsigned s = 0; s < c->nsites; s++)
+		for (unsigned r = 0; r < c->sites[s].nroutes; r++) {
+			const struct sconf_route *rt = &c->sites[s].routes[r];
+			kprintf("skiff-uk: sites: %s %s%s -> %s\n", site_name(&c->sites[s]),
+				rt->exact ? "= " : "", rt->path, kind_name(rt->kind));
+		}
+	return 0;
+}
+
+/* An instance's handler table, as sites_host.c's gen_build: the files
+ * routes over the shared archives, a proxy of its own per proxy route
+ * (*extra: its upstream sockets), the metrics page's buffer. */
+static int build_routes(struct uk_sites *w, uint32_t *extra)
+{
+	const struct uk_sites_env *env = &S.env;
+	const struct sconf *c = &S.c;
+	w->h = env->alloc("the routes' handlers", (c->nsites ? c->nsites : 1) * sizeof(*w->h), NULL);
+	sk_memset(w->h, 0, (c->nsites ? c->nsites : 1) * sizeof(*w->h));
 	bool metrics = false;
 	for (unsigned s = 0; s < c->nsites; s++) {
 		const struct sconf_site *site = &c->sites[s];
 		for (unsigned r = 0; r < site->nroutes; r++) {
 			const struct sconf_route *rt = &site->routes[r];
-			struct sites_handler *h = &S.h[s][r];
+			struct sites_handler *h = &w->h[s][r];
 			if (rt->kind == SCONF_FILES) {
 				struct sar_site *a = archive_for(rt);
 				if (!a)
@@ -360,16 +528,16 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 							  .cache_control = rt->cache_control};
 				*h = (struct sites_handler){http_files_handle, hf};
 			} else if (rt->kind == SCONF_PROXY) {
-				struct uk_proxy *p = proxy_for(rt, &need->extra_socks);
+				struct uk_proxy *p = proxy_for(rt, extra);
 				if (!p)
 					return -1;
-				S.px[S.npx++] = p;
+				w->px[w->npx++] = p;
 				struct http_app_def pdef;
 				struct http_app_route proute;
 				proxy_app_def(&p->px, &pdef, &proute);
 				*h = (struct sites_handler){proute.fn, proute.ctx};
 			} else if (rt->kind == SCONF_METRICS) {
-				*h = (struct sites_handler){metrics_handle, NULL};
+				*h = (struct sites_handler){metrics_handle, w};
 				metrics = true;
 			} else if (rt->kind == SCONF_APP) {
 				if (!S.env.app) {
@@ -384,23 +552,26 @@ int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
 		}
 	}
 	if (metrics)
-		S.metrics_buf = env->alloc("the metrics page", UK_SITES_METRICS_MAX, NULL);
-	S.gen = (struct sites_gen){.conf = c, .h = S.h, .host = NULL};
-	sites_swap(&S.sites, &S.gen);
-	for (unsigned li = 0; li < c->nlisten; li++) {
-		unsigned n = 0;
-		for (unsigned s = 0; s < c->nsites; s++)
-			n += (c->sites[s].listen_mask >> li) & 1;
-		kprintf("skiff-uk: sites: port %u%s: %u sites, %u connections\n", c->listen[li].port,
-			c->listen[li].tls ? " (tls)" : "", n, S.lst[li].conns);
-	}
-	for (unsigned s = 0; s < c->nsites; s++)
-		for (unsigned r = 0; r < c->sites[s].nroutes; r++) {
-			const struct sconf_route *rt = &c->sites[s].routes[r];
-			kprintf("skiff-uk: sites: %s %s%s -> %s\n", c->sites[s].names[0],
-				rt->exact ? "= " : "", rt->path, kind_name(rt->kind));
-		}
+		w->metrics_buf = env->alloc("the metrics page", UK_SITES_METRICS_MAX, NULL);
+	w->gen = (struct sites_gen){.conf = c, .h = w->h, .host = NULL};
+	sites_swap(&w->sites, &w->gen);
 	return 0;
+}
+
+struct uk_sites *uk_sites_worker(struct uk_sites_need *need)
+{
+	const struct sconf *c = &S.c;
+	struct uk_sites *w = S.env.alloc("a worker's sites", sizeof(*w), NULL);
+	sk_memset(w, 0, sizeof(*w));
+	*need = (struct uk_sites_need){0};
+	for (unsigned li = 0; li < c->nlisten; li++) {
+		if (c->listen[li].tls || metrics_only(c, li))
+			continue; /* worker 0's alone (uk_smp.h says why) */
+		w->lmask |= 1u << li;
+		w->lst[li].conns = W0.lst[li].conns;
+		need->conns += w->lst[li].conns;
+	}
+	return build_routes(w, &need->extra_socks) < 0 ? NULL : w;
 }
 
 static int tls_random(void *buf, size_t len)
@@ -411,9 +582,14 @@ static int tls_random(void *buf, size_t len)
 /* The bundle's PEM parts of a site's `tls CERT KEY`. */
 static bool site_pem(const struct sconf_site *site, struct sb_part *cp, struct sb_part *kp)
 {
+	if (!S.bundle) { /* the words' one certificate */
+		*cp = (struct sb_part){.data = S.words.cert, .len = S.words.cert_len};
+		*kp = (struct sb_part){.data = S.words.key, .len = S.words.key_len};
+		return true;
+	}
 	if (sb_find(&S.bv, SB_PEM, site->cert, cp) && sb_find(&S.bv, SB_PEM, site->key, kp))
 		return true;
-	kprintf("skiff-uk: sites: site %s: tls %s %s: not in the boot module\n", site->names[0],
+	kprintf("skiff-uk: sites: site %s: tls %s %s: not in the boot module\n", site_name(site),
 		site->cert, site->key);
 	return false;
 }
@@ -430,12 +606,13 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 					.random = tls_random};
 	size_t tsz = tls_bearssl_mem_size(&bc);
 	char err[200];
-	l->tls = tls_bearssl_server(S.env.alloc("a TLS listener's connections", tsz, "lower max_conns "
-						"or tls-max-conns="),
+	l->tls = tls_bearssl_server(S.env.alloc("a TLS listener's connections", tsz,
+						S.bundle ? "lower max_conns or tls-max-conns="
+							 : "lower tls-max-conns="),
 				    tsz, &bc, cp.data, (size_t)cp.len, kp.data, (size_t)kp.len, err,
 				    sizeof(err));
 	if (!l->tls) {
-		kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site->names[0], site->cert, err);
+		kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site_name(site), site->cert, err);
 		return -1;
 	}
 	/* The other certificates (in cert_site order, so BearSSL's index is
@@ -446,7 +623,7 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 			return -1;
 		if (tls_bearssl_add_cert(l->tls, cp.data, (size_t)cp.len, kp.data, (size_t)kp.len, err,
 					 sizeof(err)) != (int)i) {
-			kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site->names[0], site->cert,
+			kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site_name(site), site->cert,
 				err);
 			return -1;
 		}
@@ -480,16 +657,18 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 	return 0;
 }
 
-int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
+int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, const struct opts *o,
 		   http_access_fn access, void *access_ctx)
 {
 	const struct sconf *c = &S.c;
-	for (unsigned i = 0; i < S.npx; i++)
-		S.px[i]->px.loop = loop; /* proxy_attach's one effect: upstreams on the plain loop */
+	for (unsigned i = 0; i < w->npx; i++)
+		w->px[i]->px.loop = loop; /* proxy_attach's one effect: upstreams on the plain loop */
 	for (unsigned li = 0; li < c->nlisten; li++) {
 		const struct sconf_listen *ls = &c->listen[li];
-		struct uk_lst *l = &S.lst[li];
-		l->sl = (struct sites_listener){&S.sites, li};
+		struct uk_lst *l = &w->lst[li];
+		if (!(w->lmask & (1u << li)))
+			continue;
+		l->sl = (struct sites_listener){&w->sites, li};
 		sites_route(&l->sl, &l->route);
 		l->def = (struct http_app_def){&l->route, 1, "sites", NULL, NULL, false};
 		struct http_app_config cfg;
@@ -505,16 +684,17 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 		cfg.scheme = ls->tls ? "https" : "http";
 		cfg.access = access;
 		cfg.access_ctx = access_ctx;
-		if (S.npx)
+		if (w->npx)
 			proxy_app_config(NULL, &cfg);
 		if (ls->tls && tls_listener(l, li, loop, max_sockets, o) < 0)
 			return -1;
 		size_t sz = http_app_mem_size(&cfg);
 		int rc = -SK_EINVAL;
-		S.engine_bytes += sz;
+		w->engine_bytes += sz;
 		if (sz)
 			rc = http_app_init(&l->app, S.env.alloc("a listener's connections", sz,
-								"lower max_conns"),
+								S.bundle ? "lower max_conns"
+									 : "lower max-conns="),
 					   sz, &cfg, &l->def, l->tls_loop ? l->tls_loop : loop);
 		if (rc == 0)
 			rc = http_app_start(&l->app);
@@ -526,28 +706,35 @@ int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
 		l->started = l->inited = true;
 		/* The application's init once, with the first engine (what it
 		 * wants is the loop), before any connection is accepted. */
-		if (li == 0 && S.env.app && S.env.app->init &&
+		bool first = !w->app_inited;
+		w->app_inited = true;
+		if (first && S.env.app && S.env.app->init &&
 		    S.env.app->init(&l->app, S.env.app->init_ctx) < 0) {
 			kprintf("skiff-uk: sites: the application '%s' refused to start\n",
 				S.env.app->name ? S.env.app->name : "app");
 			return -1;
 		}
-		if (ls->tls) {
+		if (ls->tls && !S.bundle) {
+			kprintf("skiff-uk: https=%u (BearSSL, TLS 1.2; %u connections, each %lu B of "
+				"TLS state and record buffer, %lu KiB of HTTP state; resumption by "
+				"session ID)\n", ls->port, l->conns, (uint64_t)tls_bearssl_conn_bytes(),
+				(uint64_t)(sz / l->conns) >> 10);
+		} else if (ls->tls) {
 			kprintf("skiff-uk: sites: port %u: https (BearSSL, TLS 1.2) with %s", ls->port,
 				l->cert_site[0]->cert);
 			for (unsigned i = 1; i < l->ncerts; i++)
 				kprintf(", %s for %s by SNI", l->cert_site[i]->cert,
-					l->cert_site[i]->names[0]);
+					site_name(l->cert_site[i]));
 			kprintf("\n");
 		}
 	}
 	return 0;
 }
 
-int uk_sites_late(void)
+int uk_sites_late(struct uk_sites *w)
 {
-	for (unsigned i = 0; i < S.npx; i++) {
-		struct uk_proxy *p = S.px[i];
+	for (unsigned i = 0; i < w->npx; i++) {
+		struct uk_proxy *p = w->px[i];
 		uint64_t csz = p->rt->cache_bytes;
 		if (!csz)
 			continue;
@@ -565,16 +752,16 @@ int uk_sites_late(void)
 	return 0;
 }
 
-size_t uk_sites_engine_bytes(void)
+size_t uk_sites_engine_bytes(const struct uk_sites *w)
 {
-	return S.engine_bytes;
+	return w->engine_bytes;
 }
 
-void uk_sites_set_date(const char *date29)
+void uk_sites_set_date(struct uk_sites *w, const char *date29)
 {
 	for (unsigned i = 0; i < S.c.nlisten; i++)
-		if (S.lst[i].started)
-			http_app_set_date(&S.lst[i].app, date29);
+		if (w->lst[i].started)
+			http_app_set_date(&w->lst[i].app, date29);
 }
 
 void uk_sites_describe(char *out, size_t cap)
@@ -603,7 +790,8 @@ static void tls_name(void *ctx, const char *name, uint64_t v)
 	f->fn(f->ctx, n, v);
 }
 
-void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+void uk_sites_stats(const struct uk_sites *w,
+		    void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
 	/* The engines' counters summed over the plain listeners (http.*) and
 	 * the TLS ones (https.*), as sites_host.c names them. */
@@ -611,61 +799,64 @@ void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *c
 	uint64_t open[2] = {0};
 	unsigned ntls = 0;
 	for (unsigned i = 0; i < S.c.nlisten; i++) {
-		if (!S.lst[i].inited)
+		if (!w->lst[i].inited)
 			continue;
-		bool t = S.lst[i].tls != NULL;
+		bool t = w->lst[i].tls != NULL;
 		ntls += t;
-		http_app_stats_add(&sum[t], &open[t], &S.lst[i].app);
+		http_app_stats_add(&sum[t], &open[t], &w->lst[i].app);
 	}
 	http_app_stats_emit(&sum[0], open[0], "http", fn, ctx);
 	if (ntls)
 		http_app_stats_emit(&sum[1], open[1], "https", fn, ctx);
-	sites_stats(&S.sites, fn, ctx);
-	for (unsigned i = 0; i < S.npx; i++) {
-		proxy_stats(&S.px[i]->px, fn, ctx);
-		if (S.px[i]->px.cache)
-			http_cache_stats(S.px[i]->px.cache, fn, ctx);
+	sites_stats(&w->sites, fn, ctx);
+	for (unsigned i = 0; i < w->npx; i++) {
+		proxy_stats(&w->px[i]->px, fn, ctx);
+		if (w->px[i]->px.cache)
+			http_cache_stats(w->px[i]->px.cache, fn, ctx);
 	}
 	for (unsigned i = 0; i < S.c.nlisten; i++) {
-		const struct uk_lst *l = &S.lst[i];
+		const struct uk_lst *l = &w->lst[i];
 		if (!l->tls)
 			continue;
 		struct tls_fwd f = {fn, ctx, S.c.listen[i].port};
+		/* the TLS loop's (tls.handshakes, tls.resumed, ...), then BearSSL's */
+		if (l->tls_loop)
+			loop_stats(l->tls_loop, ntls > 1 ? tls_name : fn, ntls > 1 ? (void *)&f : ctx);
 		tls_bearssl_stats(l->tls, ntls > 1 ? tls_name : fn, ntls > 1 ? (void *)&f : ctx);
 	}
 }
 
-unsigned uk_sites_nengines(void)
+unsigned uk_sites_nengines(const struct uk_sites *w)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < S.c.nlisten; i++)
-		n += S.lst[i].started;
+		n += w->lst[i].started;
 	return n;
 }
 
-unsigned uk_sites_nconns(void)
+unsigned uk_sites_nconns(const struct uk_sites *w)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < S.c.nlisten; i++)
-		if (S.lst[i].started)
-			n += S.lst[i].app.nconns;
+		if (w->lst[i].started)
+			n += w->lst[i].app.nconns;
 	return n;
 }
 
-void uk_sites_drain(sk_time_ns now, void (*done)(void *ctx), void *ctx)
+void uk_sites_drain(struct uk_sites *w, sk_time_ns now, void (*done)(void *ctx), void *ctx)
 {
 	for (unsigned i = 0; i < S.c.nlisten; i++)
-		if (S.lst[i].started)
-			http_app_drain(&S.lst[i].app, now, done, ctx);
+		if (w->lst[i].started)
+			http_app_drain(&w->lst[i].app, now, done, ctx);
 }
 
-void uk_sites_stop(void)
+void uk_sites_stop(struct uk_sites *w)
 {
 	for (unsigned i = 0; i < S.c.nlisten; i++)
-		if (S.lst[i].started) {
-			http_app_stop(&S.lst[i].app);
-			S.lst[i].started = false;
+		if (w->lst[i].started) {
+			http_app_stop(&w->lst[i].app);
+			w->lst[i].started = false;
 		}
-	for (unsigned i = 0; i < S.npx; i++)
-		proxy_stop(&S.px[i]->px);
+	for (unsigned i = 0; i < w->npx; i++)
+		proxy_stop(&w->px[i]->px);
 }

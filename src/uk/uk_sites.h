@@ -3,9 +3,13 @@
  * host/sites_host.c.  The boot module is a bundle (archive/site_bundle.h):
  * the file's text, a site archive per `files` folder, the PEM files.
  *
+ * It runs the boot words too, without a configuration (`skiff vm --root
+ * DIR`, or nothing: the built-in page): uk_sites_setup_words fills the
+ * same model from them, as `skiff serve`'s flags fill it hosted.
+ *
  * uk_main.c calls, in this order (each failure prints its reason on the
  * console and stops the boot):
- *   uk_sites_setup   parse the file (conf/sites_conf.h, the same parser
+ *   uk_sites_setup   parse the file (or uk_sites_setup_words: the words) (conf/sites_conf.h, the same parser
  *                    `skiff serve --config` runs, its arena from the heap),
  *                    refuse what the guest cannot do, open the archives,
  *                    set up the proxies; say what TCP and the loop need;
@@ -16,8 +20,10 @@
  * Then uk_sites_set_date each second, uk_sites_stats, on the shutdown
  * port's "exit" uk_sites_drain, and uk_sites_stop.
  *
- * One instance (the guest runs one configuration; its state is this
- * file's), on the boot vCPU only. */
+ * One model (the guest runs one configuration: the file's, or the
+ * words'), and one instance of the runtime per vCPU that serves it:
+ * worker 0's from the setup, every listener; each other worker's from
+ * uk_sites_worker, the plain ones. */
 #ifndef APPS_UK_SITES_H
 #define APPS_UK_SITES_H
 
@@ -50,25 +56,53 @@ struct uk_sites_need {
 /* Is the boot module a configuration bundle (or a broken one)? */
 bool uk_sites_is_bundle(const void *module, uint64_t len);
 
-int uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
-		   const struct uk_sites_env *env, struct uk_sites_need *need);
-int uk_sites_start(struct loop *loop, size_t max_sockets, const struct opts *o,
-		   http_access_fn access, void *access_ctx);
-int uk_sites_late(void);
-void uk_sites_set_date(const char *date29);
+/* One runtime of the sites on one vCPU: its engines, router, handlers
+ * and proxies (the model and the archives are shared, read-only). */
+struct uk_sites;
+
+/* Worker 0's instance, or NULL with the reason printed. */
+struct uk_sites *uk_sites_setup(const void *module, uint64_t len, const struct opts *o,
+				const struct uk_sites_env *env, struct uk_sites_need *need);
+
+/* Without a configuration: the boot words (conf/sites_flags.h's
+ * sites_conf_from_guest) and what the module holds besides them. */
+struct uk_sites_words {
+	const void *site;          /* the site archive (`skiff vm --root`); NULL: the built-in page */
+	uint64_t site_len;
+	const uint8_t *cert, *key; /* the PEM files (`--tls-cert/--tls-key`); NULL: no HTTPS */
+	uint32_t cert_len, key_len;
+	uint16_t metrics_port;     /* metrics=PORT, or 0 */
+};
+
+/* uk_sites_setup's counterpart for the words: the same checks, handlers
+ * and needs; the calls after it are the same. */
+struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *w, const struct opts *o,
+				      const struct uk_sites_env *env, struct uk_sites_need *need);
+
+/* After a setup, on the boot vCPU: the instance of another vCPU's worker
+ * (uk/uk_smp.c), the model's plain listeners (TLS and metrics-only
+ * listeners stay worker 0's), with what its own TCP and loop need; then
+ * the calls below on it, from its vCPU once it runs.  NULL with the reason
+ * printed. */
+struct uk_sites *uk_sites_worker(struct uk_sites_need *need);
+int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets,
+		   const struct opts *o, http_access_fn access, void *access_ctx);
+int uk_sites_late(struct uk_sites *w);
+void uk_sites_set_date(struct uk_sites *w, const char *date29);
 /* Bytes of the listeners' connection states (the engines' memory). */
-size_t uk_sites_engine_bytes(void);
+size_t uk_sites_engine_bytes(const struct uk_sites *w);
 /* The listeners for the ready line: "8080,8443/tls". */
 void uk_sites_describe(char *out, size_t cap);
-void uk_sites_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+void uk_sites_stats(const struct uk_sites *w,
+		    void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
 /* The listeners' engines running, and their client connections. */
-unsigned uk_sites_nengines(void);
-unsigned uk_sites_nconns(void);
+unsigned uk_sites_nengines(const struct uk_sites *w);
+unsigned uk_sites_nconns(const struct uk_sites *w);
 /* http_app_drain on each engine: done(ctx) runs once per engine, when it
  * has no connection left (uk_sites_nengines times in all). */
-void uk_sites_drain(sk_time_ns now, void (*done)(void *ctx), void *ctx);
+void uk_sites_drain(struct uk_sites *w, sk_time_ns now, void (*done)(void *ctx), void *ctx);
 /* The engines' listeners and connections, then the proxies' upstream
  * connections. */
-void uk_sites_stop(void);
+void uk_sites_stop(struct uk_sites *w);
 
 #endif

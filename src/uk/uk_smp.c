@@ -17,6 +17,7 @@
 #include "../plat/kvm/kvm.h"
 #include "../plat/plat.h"
 #include "../wire/eth.h"
+#include "uk_sites.h"
 
 #define ECHO_PORT 7
 #define ARP_LOG_SLOTS 32u  /* a burst of this many ARP frames between two turns loses the oldest */
@@ -28,7 +29,7 @@ struct uk_worker {
 	struct iface *ifp;         /* &ifc, or worker 0's (uk_main.c's) */
 	struct iface ifc;
 	struct tcp_stack tcp;
-	struct http_server srv;
+	struct uk_sites *sites;    /* its instance of the sites runtime */
 	struct loop *loop;
 	struct runner run;
 	struct dev_ops ops;        /* the pair's ops, rx_sync wrapped for the ARP log */
@@ -176,7 +177,7 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	w->date_sec = sec;
 	char buf[HTTP_DATE_LEN];
 	http_date_format(sec, buf);
-	http_server_set_date(&w->srv, buf);
+	uk_sites_set_date(w->sites, buf);
 }
 
 static int worker_run(void *ctx, struct loop *l, volatile int *stop)
@@ -220,7 +221,7 @@ static void worker_main(void *arg)
 	iface_announce(&w->ifc, now);
 	dev_tx_sync(&w->vn->dev);
 	w->rc = loop_run(w->loop, cfg->stop);
-	http_server_stop(&w->srv);
+	uk_sites_stop(w->sites);
 	now = plat_now();
 	tcp_poll(&w->tcp, now);
 	dev_tx_sync(&w->vn->dev);
@@ -243,6 +244,13 @@ static struct uk_worker *worker_build(unsigned k, struct virtio_net *vn)
 		kprintf("skiff-uk: cpu %u: cannot bind UDP ports\n", k);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
+	/* Its sites first: they say what its loop needs. */
+	struct uk_sites_need need;
+	w->sites = uk_sites_worker(&need);
+	if (!w->sites) {
+		kprintf("skiff-uk: cpu %u: not booting\n", k);
+		kvm_exit(KVM_EXIT_FATAL);
+	}
 	struct tcp_config tc = *cfg->tcp;
 	tcp_iface_config(&tc, &w->ifc);
 	if (plat_random(tc.seed, sizeof(tc.seed)) < 0) {
@@ -258,18 +266,17 @@ static struct uk_worker *worker_build(unsigned k, struct virtio_net *vn)
 	struct loop_skiff_config lsc = {
 		.tcp = &w->tcp,
 		.local_ip = ic.ip,
-		.max_timers = cfg->http->max_conns + 16,
+		.max_timers = need.conns + 16 + need.extra_socks,
 		.listen_backlog = cfg->listen_backlog,
 		.now = now,
 		.plat = {.run = worker_run, .stats = worker_stats, .fatal = worker_fatal, .ctx = w},
 	};
 	size_t lsz = loop_skiff_mem_size(&lsc);
 	w->loop = loop_skiff_init(cfg->alloc("a worker's loop", lsz), lsz, &lsc);
-	size_t ssz = http_server_mem_size(cfg->http);
-	if (!w->loop || (rc = http_server_init(&w->srv, cfg->alloc("a worker's HTTP connections", ssz),
-					       ssz, cfg->http, w->loop)) < 0 ||
-	    (rc = http_server_start(&w->srv)) < 0) {
-		kprintf("skiff-uk: cpu %u: HTTP server failed (%d)\n", k, rc);
+	/* No access log: worker 0's is on its loop (uk_smp.h). */
+	if (!w->loop || uk_sites_start(w->sites, w->loop, tc.max_sockets, cfg->opts, NULL, NULL) < 0 ||
+	    uk_sites_late(w->sites) < 0) {
+		kprintf("skiff-uk: cpu %u: its sites failed; not booting\n", k);
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	w->loop->on_turn = refresh_date;
@@ -348,7 +355,7 @@ void uk_smp_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx
 	fn(ctx, "cpu0.arp.fed", workers[0] ? workers[0]->arp_fed : 0);
 	for (unsigned k = 1; k < nworkers; k++) {
 		struct prefix_fwd f = {fn, ctx, k};
-		http_server_stats(&workers[k]->srv, prefixed, &f);
+		uk_sites_stats(workers[k]->sites, prefixed, &f);
 		loop_stats(workers[k]->loop, prefixed, &f);
 	}
 }

@@ -1,6 +1,7 @@
 /* uk_smp.h — the unikernel's other vCPUs as workers (issue 17): one
  * complete stack per vCPU (its virtio-net queue pair, interface, TCP
- * tables and pools, timers, HTTP server, runner), sharing nothing
+ * tables and pools, timers, its instance of the sites runtime
+ * (uk/uk_sites.h: the engines, router and handlers), runner), sharing nothing
  * writable on the per-request path.  The device spreads flows over the
  * queue pairs (VIRTIO_NET_F_MQ; on a TAP the host kernel's flow hash and
  * the queue the guest last sent a flow on), so each connection lives and
@@ -19,22 +20,24 @@
  *     rather than one shared table: the table stays single-writer, and
  *     the path for a frame stays the interface's own.
  *   - The shutdown port: a datagram to it on any worker stops them all.
- *   - Read-only after boot: the site archive, the wall clock's base.
+ *   - Read-only after boot: the configuration model (filled from the
+ *     words), the site archive, the wall clock's base.
  * Not shared (left to each worker, said in the README): IPv6 neighbour
- * discovery, the TLS server, metrics and the access log (worker 0 only),
- * the drain (the other workers stop at once). */
+ * discovery.  Worker 0's only: the HTTPS and metrics listeners (their
+ * ports' flows that reach another worker find no listener), the access
+ * log; the drain (the other workers stop at once). */
 #ifndef APPS_UK_SMP_H
 #define APPS_UK_SMP_H
 
+#include "../conf/opts.h"
 #include "../dev/virtio_net.h"
-#include "../http/server.h"
 #include "../net/iface.h"
 #include "../net/tcp.h"
 
 struct uk_smp_config {
 	const struct iface_config *ifc;         /* worker 0's; each worker reseeds */
 	const struct tcp_config *tcp;           /* sizes, buffers, cc; each reseeds */
-	const struct http_server_config *http;  /* the static server's */
+	const struct opts *opts;                /* the words (uk_sites_start's) */
 	uint16_t shutdown_port;                 /* 0: none */
 	udp_recv_fn on_shutdown;                /* uk_main's handler: sets the exit code and stop */
 	sk_time_ns until;                       /* exit-after, or 0 */
