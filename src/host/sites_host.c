@@ -299,8 +299,7 @@ struct sh_worker {
 	struct loop_timer log_timer;
 	uint64_t log_held;
 	time_t date_sec;
-	char *metrics_buf;
-	bool metrics_busy;
+	struct prom_page metrics; /* `metrics;` routes: every counter of the worker */
 	bool on_skiff;
 	uint64_t reloads, reload_failures;
 	struct access_log *alog; /* the file's access_log, opened by this worker; NULL: off */
@@ -361,7 +360,6 @@ static bool same_proxy(const struct sconf_route *a, const struct sconf_route *b)
 	return sites_proxy_same(a, b);
 }
 
-static int metrics_handle(struct http_app_req *r, void *ctx);
 
 /* `app;`: the application's own routes, matched on the whole path. */
 static int app_handle(struct http_app_req *r, void *ctx)
@@ -522,7 +520,7 @@ static struct gen *gen_build(struct sh_worker *w, struct parsed *p, struct gen *
 				proxy_app_def(&pe->px, &pdef, &proute);
 				*h = (struct sites_handler){proute.fn, proute.ctx};
 			} else if (rt->kind == SCONF_METRICS) {
-				*h = (struct sites_handler){metrics_handle, w};
+				*h = (struct sites_handler){prom_page_handle, &w->metrics};
 			} else if (rt->kind == SCONF_APP) {
 				*h = (struct sites_handler){app_handle, (void *)app_def};
 			}
@@ -553,32 +551,10 @@ fail:
 static void worker_stats(struct sh_worker *w, void (*fn)(void *ctx, const char *name, uint64_t v),
 			 void *ctx);
 
-static void metrics_done(struct http_app_req *r, void *ctx, bool ok)
+/* The page's counters: the worker's (prom_page's stats). */
+static void metrics_stats(void *w, void (*fn)(void *fctx, const char *name, uint64_t v), void *fctx)
 {
-	(void)r;
-	(void)ok;
-	((struct sh_worker *)ctx)->metrics_busy = false;
-}
-
-/* Every counter of the worker, rendered at the request (one page at a
- * time: its buffer is sent from, so a second scrape meanwhile gets 503). */
-static int metrics_handle(struct http_app_req *r, void *ctx)
-{
-	struct sh_worker *w = ctx;
-	unsigned m = http_app_method(r);
-	if (m != HTTP_GET && m != HTTP_HEAD) {
-		http_app_header(r, "Allow", "GET, HEAD");
-		return http_app_send(r, 405, NULL, 0);
-	}
-	if (w->metrics_busy)
-		return http_app_send(r, 503, NULL, 0);
-	struct prom_out o;
-	prom_init(&o, w->metrics_buf, METRICS_MAX);
-	worker_stats(w, prom_stat, &o);
-	w->metrics_busy = true;
-	http_app_on_done(r, metrics_done, w);
-	http_app_header(r, "Content-Type", PROM_CONTENT_TYPE);
-	return http_app_send(r, 200, o.buf, o.len);
+	worker_stats(w, fn, fctx);
 }
 
 /* ---- the listeners ---- */
@@ -1041,8 +1017,9 @@ static int worker_open(struct sh_worker *w, struct sh_worker *w0, const struct p
 	}
 	if (!w->loop)
 		goto fail_unbuilt;
-	w->metrics_buf = malloc(METRICS_MAX);
-	if (!w->metrics_buf) {
+	w->metrics = (struct prom_page){.buf = malloc(METRICS_MAX), .cap = METRICS_MAX,
+					.stats = metrics_stats, .ctx = w};
+	if (!w->metrics.buf) {
 		snprintf(err, errlen, "out of memory");
 		goto fail_unbuilt;
 	}
@@ -1120,7 +1097,7 @@ static void worker_free(struct sh_worker *w)
 	w->alog = NULL;
 	if (w->loop)
 		loop_destroy(w->loop);
-	free(w->metrics_buf);
+	free(w->metrics.buf);
 }
 
 /* ---- the drain (SIGTERM) ---- */

@@ -1,7 +1,33 @@
 /* prom.c — see prom.h. */
 #include "prom.h"
 
+#include "app.h"
 #include "parser.h"
+
+static void page_done(struct http_app_req *r, void *page, bool ok)
+{
+	(void)r, (void)ok;
+	((struct prom_page *)page)->busy = false;
+}
+
+int prom_page_handle(struct http_app_req *r, void *page)
+{
+	struct prom_page *p = page;
+	unsigned m = http_app_method(r);
+	if (m != HTTP_GET && m != HTTP_HEAD) {
+		http_app_header(r, "Allow", "GET, HEAD");
+		return http_app_send(r, 405, NULL, 0);
+	}
+	if (p->busy)
+		return http_app_send(r, 503, NULL, 0);
+	struct prom_out o;
+	prom_init(&o, p->buf, p->cap);
+	p->stats(p->ctx, prom_stat, &o);
+	p->busy = true;
+	http_app_on_done(r, page_done, p);
+	http_app_header(r, "Content-Type", PROM_CONTENT_TYPE);
+	return http_app_send(r, 200, o.buf, o.len);
+}
 
 void prom_init(struct prom_out *o, char *buf, size_t cap)
 {

@@ -60,6 +60,24 @@ void prom_stat(void *ctx, const char *name, uint64_t value);
 void prom_hist(struct prom_out *o, const char *name, const char *unit, const char *help,
 	       const struct sk_hist *h);
 
+/* ---- the metrics page as a handler of the app engine (http/app.h):
+ * the sites runtimes' `metrics;` route, hosted and in the unikernel ---- */
+
+struct http_app_req;
+/* Every counter stats() gives, rendered at the request into buf (cap
+ * bytes), which the answer is sent from: so one page at a time, and a
+ * second scrape meanwhile gets 503.  GET and HEAD; other methods 405.
+ * The owner sets buf, cap, stats and ctx; busy is the handler's. */
+struct prom_page {
+	char *buf;
+	size_t cap;
+	void (*stats)(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v), void *fctx);
+	void *ctx;
+	bool busy;
+};
+/* An http_app_handler_fn; page: the struct prom_page. */
+int prom_page_handle(struct http_app_req *r, void *page);
+
 /* ---- GET /metrics: the one route, for every server of it ----
  * (host/admin.c on a kernel socket, http/prom_server.h on the loop API) */
 

@@ -100,8 +100,7 @@ struct uk_sites {
 	uint32_t lmask; /* bit li: this instance runs listener li */
 	struct uk_proxy *px[SCONF_MAX_SITES * SCONF_MAX_ROUTES];
 	unsigned npx;
-	char *metrics_buf;
-	bool metrics_busy;
+	struct prom_page metrics; /* `metrics;` routes: every counter of the guest */
 	bool app_inited;
 	size_t engine_bytes; /* the listeners' connection states, for the memory line */
 };
@@ -172,32 +171,12 @@ static int cert_index(const struct uk_lst *l, const struct sconf_site *site)
 
 /* ---- the metrics page ---- */
 
-static void metrics_done(struct http_app_req *r, void *ctx, bool ok)
+/* The page's counters: every one of the guest (prom_page's stats). */
+static void metrics_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint64_t v),
+			  void *fctx)
 {
-	(void)r, (void)ok;
-	struct uk_sites *w = ctx;
-	w->metrics_busy = false;
-}
-
-/* As sites_host.c's: rendered at the request from one buffer, which is
- * sent from, so a second scrape meanwhile gets 503. */
-static int metrics_handle(struct http_app_req *r, void *ctx)
-{
-	struct uk_sites *w = ctx;
-	unsigned m = http_app_method(r);
-	if (m != HTTP_GET && m != HTTP_HEAD) {
-		http_app_header(r, "Allow", "GET, HEAD");
-		return http_app_send(r, 405, NULL, 0);
-	}
-	if (w->metrics_busy)
-		return http_app_send(r, 503, NULL, 0);
-	struct prom_out o;
-	prom_init(&o, w->metrics_buf, UK_SITES_METRICS_MAX);
-	S.env.all_stats(prom_stat, &o);
-	w->metrics_busy = true;
-	http_app_on_done(r, metrics_done, w);
-	http_app_header(r, "Content-Type", PROM_CONTENT_TYPE);
-	return http_app_send(r, 200, o.buf, o.len);
+	(void)ctx;
+	S.env.all_stats(fn, fctx);
 }
 
 /* ---- setup ---- */
@@ -537,7 +516,7 @@ static int build_routes(struct uk_sites *w, uint32_t *extra)
 				proxy_app_def(&p->px, &pdef, &proute);
 				*h = (struct sites_handler){proute.fn, proute.ctx};
 			} else if (rt->kind == SCONF_METRICS) {
-				*h = (struct sites_handler){metrics_handle, w};
+				*h = (struct sites_handler){prom_page_handle, &w->metrics};
 				metrics = true;
 			} else if (rt->kind == SCONF_APP) {
 				if (!S.env.app) {
@@ -552,7 +531,9 @@ static int build_routes(struct uk_sites *w, uint32_t *extra)
 		}
 	}
 	if (metrics)
-		w->metrics_buf = env->alloc("the metrics page", UK_SITES_METRICS_MAX, NULL);
+		w->metrics = (struct prom_page){
+			.buf = env->alloc("the metrics page", UK_SITES_METRICS_MAX, NULL),
+			.cap = UK_SITES_METRICS_MAX, .stats = metrics_stats};
 	w->gen = (struct sites_gen){.conf = c, .h = w->h, .host = NULL};
 	sites_swap(&w->sites, &w->gen);
 	return 0;
