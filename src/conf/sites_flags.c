@@ -101,6 +101,8 @@ static int proxy_route(const struct opts *o, struct arena *a, struct sconf_route
 	rt->fail_max = (uint32_t)v[OPT_FAIL_MAX].num;
 	rt->fail_timeout = v[OPT_FAIL_TIMEOUT].num * SK_NS_PER_S;
 	rt->no_x_cache = v[OPT_NO_X_CACHE].given;
+	if (!v[OPT_PURGE_ALLOW].str)
+		return 0; /* not a word of the table (the guest's): the proxy's default */
 	struct opt_prefix pp[OPT_PREFIXES_MAX];
 	int np = opt_parse_prefixes(v[OPT_PURGE_ALLOW].str, pp, OPT_PREFIXES_MAX);
 	if (np < 0 || (unsigned)np > SCONF_MAX_PURGE_ALLOW) {
@@ -249,18 +251,29 @@ int sites_conf_from_guest(const struct opts *o, const struct sites_guest_src *g,
 		return -1;
 	if (!g->metrics)
 		return 0;
-	/* metrics=PORT: its own listener and site, on no other listener. */
-	if (out->nsites >= FLAG_SITES || out->nlisten >= SCONF_MAX_LISTEN) {
+	if (out->nsites >= FLAG_SITES) {
 		say(err, errlen, "metrics: no room for its listener", NULL);
 		return -1;
 	}
-	unsigned li = out->nlisten++;
-	out->listen[li] = (struct sconf_listen){.addr = sk_addr_v4(0), .any = true, .port = g->metrics};
-	struct sconf_site *m = &out->sites[out->nsites++];
+	return sites_conf_add_metrics(out, &out->sites[out->nsites], g->metrics, err, errlen);
+}
+
+int sites_conf_add_metrics(struct sconf *c, struct sconf_site *room, uint16_t port, char *err,
+			   size_t errlen)
+{
+	/* Its own listener and site, on no other listener. */
+	if (c->nlisten >= SCONF_MAX_LISTEN) {
+		say(err, errlen, "metrics: no room for its listener", NULL);
+		return -1;
+	}
+	unsigned li = c->nlisten++;
+	c->listen[li] = (struct sconf_listen){.addr = sk_addr_v4(0), .any = true, .port = port};
+	struct sconf_site *m = room;
 	sk_memset(m, 0, sizeof(*m));
 	m->is_default = true;
 	m->listen_mask = 1u << li;
 	m->routes[m->nroutes++] = (struct sconf_route){.path = "/metrics", .exact = true,
 						       .kind = SCONF_METRICS};
+	c->nsites++;
 	return 0;
 }

@@ -75,4 +75,12 @@ struct sites_guest_src {
 int sites_conf_from_guest(const struct opts *o, const struct sites_guest_src *g, void *arena,
 			  size_t size, struct sconf *out, char *err, size_t errlen);
 
+/* metrics=PORT in the model: a listener on every address at port whose
+ * one site (the listener's default) answers route = /metrics { metrics; }
+ * (any other path: 404).  room is c->sites[c->nsites], which the caller
+ * has room for; nsites grows by one.  0, or -1 with the message (no room
+ * for a listener). */
+int sites_conf_add_metrics(struct sconf *c, struct sconf_site *room, uint16_t port, char *err,
+			   size_t errlen);
+
 #endif

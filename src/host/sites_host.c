@@ -937,19 +937,6 @@ static void worker_stats(struct sh_worker *w, void (*fn)(void *ctx, const char *
 		proxy_stats(&pe->px, fn, ctx);
 		if (pe->px.cache)
 			http_cache_stats(pe->px.cache, fn, ctx);
-		/* Each upstream's own, by its address (summed when two routes
-		 * share one). */
-		for (unsigned u = 0; u < pe->px.cfg.nup; u++) {
-			static const char *const what[] = {"requests", "failures", "downs"};
-			const uint64_t n[] = {pe->px.up[u].requests, pe->px.up[u].failures,
-					      pe->px.up[u].downs};
-			for (unsigned k = 0; k < 3; k++) {
-				char name[96];
-				snprintf(name, sizeof(name), "proxy.upstream.%s.%s", pe->px.up[u].host,
-					 what[k]);
-				fn(ctx, name, n[k]);
-			}
-		}
 	}
 	/* The TLS listeners' counters (their loops' tls.handshakes ..., their
 	 * contexts' tickets and reloads), summed as one's. */

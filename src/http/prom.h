@@ -79,7 +79,8 @@ struct prom_page {
 int prom_page_handle(struct http_app_req *r, void *page);
 
 /* ---- GET /metrics: the one route, for every server of it ----
- * (host/admin.c on a kernel socket, http/prom_server.h on the loop API) */
+ * (host/admin.c on a kernel socket; the engine's metrics route is
+ * prom_page_handle above) */
 
 struct http_req;
 /* The answer to the request head in buf[0, len), parsed with the HTTP

@@ -229,6 +229,24 @@ void proxy_stats(const struct proxy *px, void (*fn)(void *ctx, const char *name,
 #define PROXY_STAT_PRINT(n) fn(ctx, "proxy." #n, px->st.n);
 	PROXY_STATS(PROXY_STAT_PRINT)
 #undef PROXY_STAT_PRINT
+	static const char *const what[] = {"requests", "failures", "downs"};
+	for (unsigned u = 0; u < px->cfg.nup; u++) {
+		const struct proxy_up *up = &px->up[u];
+		const uint64_t n[] = {up->requests, up->failures, up->downs};
+		/* "proxy.upstream." + host (< 48) + "." + what: fits 80. */
+		char name[80] = "proxy.upstream.";
+		size_t at = 15;
+		for (size_t i = 0; i < sizeof(up->host) && up->host[i]; i++)
+			name[at++] = up->host[i];
+		name[at++] = '.';
+		for (unsigned k = 0; k < 3; k++) {
+			size_t w = at;
+			for (const char *c = what[k]; *c; c++)
+				name[w++] = *c;
+			name[w] = 0;
+			fn(ctx, name, n[k]);
+		}
+	}
 }
 
 /* ---- upstream connections ---- */

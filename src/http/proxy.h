@@ -198,6 +198,9 @@ void proxy_app_config(const struct proxy *px, struct http_app_config *acfg);
 void proxy_app_def(struct proxy *px, struct http_app_def *def, struct http_app_route *route);
 /* Closes every upstream connection (after http_app_stop). */
 void proxy_stop(struct proxy *px);
+/* The counters: proxy.* (PROXY_STATS), then each upstream's own as
+ * proxy.upstream.ADDR:PORT.{requests,failures,downs} (a runtime with two
+ * routes on one upstream sums them by name: host/stat_sum.h). */
 void proxy_stats(const struct proxy *px, void (*fn)(void *ctx, const char *name, uint64_t v),
 		 void *ctx);
 /* Whether a lies inside p (the bits past p->len ignored). */

@@ -39,14 +39,12 @@
  * An application image (mk/examples.mk: skiff_app linked in) is the same
  * with the words' site as route / { app; } (256 connections unless
  * max-conns= says; its init once, with the first listener's engine), or
- * the file's `app;` routes.  An image may instead bring its own words
- * and setup (uk/uk_app.h's uk_app: the reverse proxy's,
- * build/skiff-proxy-uk.elf, uk/uk_proxy.c): its option table replaces
- * opt_cmd_uk, its setup runs before TCP and the loop are sized (its own
- * connections take sockets and timers), and its late hook after every
- * other allocation (the proxy's cache); it runs its own engine on port=
- * (and a second on a TLS loop for HTTPS) and serves metrics= with
- * http/prom_server.h, as a configuration's guest does.
+ * the file's `app;` routes.  The proxy's image (build/skiff-proxy-uk.elf,
+ * uk/uk_proxy.c) brings its own words (uk/uk_app.h's uk_app: the table
+ * replaces opt_cmd_uk), and its words' site is route / { proxy ...; }
+ * (256 connections unless max-conns= says), the cache taken last.
+ * metrics=PORT is a listener of the model with every source: the words'
+ * and a file's.
  * Exit codes (isa-debug-exit): 0 clean, 1 setup error, 64+vector a CPU
  * exception; QEMU itself exits with 2*code+1.
  *
@@ -72,7 +70,6 @@
 #include "../dev/virtio_net.h"
 #include "../http/app.h"
 #include "../http/date.h"
-#include "../http/prom_server.h"
 #include "../loop/loop_skiff.h"
 #include "../runner/runner.h"
 #include "../net/iface.h"
@@ -80,8 +77,6 @@
 #include "../plat/kvm/kvm.h"
 #include "../dev/virtio_pci.h"
 #include "../plat/plat.h"
-#include "../tls/loop_tls.h"
-#include "../tls/tls_bearssl.h"
 #include "../conf/opts.h"
 #include "../archive/site_archive.h"
 #include "tls_bundle.h"
@@ -108,39 +103,22 @@ static struct tcp_stack tcp;
 static struct loop *uk_loop;
 /* The sites runtime (uk/uk_sites.h), worker 0's instance: what serves,
  * a configuration's sites or the words' one site (the model filled from
- * them: files, the built-in page, or an application image's app; route);
- * NULL in the proxy's image (uk_app), whose own engine (app) serves. */
+ * them: files, the built-in page, an application image's app; route or
+ * the proxy image's proxy route). */
 static struct uk_sites *sites;
-/* metrics=PORT with a configuration or in the proxy's image: GET
- * /metrics on skiff's TCP (http/prom_server.h); the words' sites have a
- * listener for it instead. */
-static struct prom_server prom;
-static bool prom_on;
-#define UK_METRICS_BODY_MAX (128u << 10) /* the exposition is ~40 KiB */
 /* An application image (mk/examples.mk: build/examples/NAME-uk.elf) is
  * this kernel linked with one more object that defines skiff_app
  * (http/app.h); the guest then runs the application as its site's
  * route / { app; }.  Weak: skiff-uk.elf has none, and its
  * address is NULL there. */
 extern const struct http_app_def skiff_app __attribute__((weak));
-/* An image with its own words and setup (uk/uk_app.h: the proxy's,
+/* An image with its own words (uk/uk_app.h: the proxy's,
  * build/skiff-proxy-uk.elf) defines uk_app instead. */
 extern const struct uk_app_hooks uk_app __attribute__((weak));
-/* The application linked into this image: &skiff_app, uk_app.def, or
- * NULL (skiff-uk.elf).  skiff_app runs on the sites runtime (the words'
- * or the file's app; routes); uk_app.def on app (and app_tls). */
+/* The application linked into this image (&skiff_app), or NULL: it runs
+ * on the sites runtime (the words' or the file's app; routes). */
 static const struct http_app_def *app_def;
-static struct http_app app;
-/* The application's connections: each holds ~52 KiB (http/app.h), so
- * unless max-conns is given the guest keeps this many. */
-#define UK_APP_CONNS 256u
 static struct runner run;
-/* The proxy image's HTTPS (with the TLS files in the module): a second
- * engine of the application on a TLS loop over the same loop. */
-static struct http_app app_tls;
-static struct http_app_def app_tls_def;
-static struct tls_ctx *tls_ctx;
-static struct loop *tls_loop;
 static uint64_t site_bytes; /* the boot module's size, 0 without one */
 static volatile int stop;
 static unsigned exit_code;
@@ -242,48 +220,14 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 }
 
 /* Every counter, for --stats at exit and for the metrics page: the
- * sites' (or the application's engines'), the access log's, the loop's
- * (with plat_stats above), the metrics port's own. */
-/* The proxy image's HTTPS engine's counters under https.*, beside
- * the plain one's http.*, as `skiff serve` names them. */
-struct https_fwd {
-	void (*fn)(void *ctx, const char *name, uint64_t v);
-	void *ctx;
-};
-
-static void https_name(void *ctx, const char *name, uint64_t v)
-{
-	const struct https_fwd *f = ctx;
-	char n[96];
-	ksnprintf(n, sizeof(n), "https.%s", sk_memcmp(name, "http.", 5) == 0 ? name + 5 : name);
-	f->fn(f->ctx, n, v);
-}
-
+ * sites' (engines, handlers, proxies, TLS), the access log's, the loop's
+ * (with plat_stats above). */
 static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
 {
-	if (sites)
-		uk_sites_stats(sites, fn, ctx);
-	else
-		http_app_stats(&app, fn, ctx);
-	if (&uk_app)
-		uk_app.stats(fn, ctx);
+	uk_sites_stats(sites, fn, ctx);
 	if (alog.loop)
 		uk_alog_stats(&alog, fn, ctx);
 	loop_stats(uk_loop, fn, ctx);
-	if (prom_on)
-		prom_server_stats(&prom, fn, ctx);
-	if (tls_loop) {
-		struct https_fwd f = {fn, ctx};
-		http_app_stats(&app_tls, https_name, &f);
-		loop_stats(tls_loop, fn, ctx);
-		tls_bearssl_stats(tls_ctx, fn, ctx);
-	}
-}
-
-static void uk_metrics(void *ctx, struct prom_out *o)
-{
-	(void)ctx;
-	uk_stats(prom_stat, o);
 }
 
 static void plat_fatal(void *ctx, const char *msg)
@@ -384,12 +328,7 @@ static void refresh_date(void *ctx, sk_time_ns now)
 	date_sec = sec;
 	char buf[HTTP_DATE_LEN];
 	http_date_format(sec, buf);
-	if (sites)
-		uk_sites_set_date(sites, buf);
-	else
-		http_app_set_date(&app, buf);
-	if (tls_loop)
-		http_app_set_date(&app_tls, buf);
+	uk_sites_set_date(sites, buf);
 }
 
 /* loop_skiff's run: the runner, until stop, exit-after or a broken ring. */
@@ -403,8 +342,8 @@ static int plat_run(void *ctx, struct loop *l, volatile int *stopp)
 	return -SK_ENETUNREACH; /* as serve_skiff.c: the device is gone */
 }
 
-/* hint: what to lower first (an application's own word, e.g. the
- * proxy's "lower cache="); NULL: the sizes every guest has. */
+/* hint: what to lower first (a route's own, e.g. the proxy's "lower
+ * cache="); NULL: the sizes every guest has. */
 static void *alloc_hint(const char *what, size_t size, const char *hint)
 {
 	void *p = mem_alloc(size, 4096);
@@ -442,62 +381,6 @@ static bool have_hw_random(void)
 	return (r[2] >> 30) & 1;
 }
 
-static int tls_random(void *buf, size_t len)
-{
-	return plat_random(buf, len);
-}
-
-/* The proxy image's HTTPS beside HTTP: BearSSL over a pool of
- * tls-max-conns connections, the TLS loop over the same skiff loop, and a
- * second engine of the application (its routes, not its init: that ran
- * for the first, one state for both ports).  A certificate or key BearSSL
- * refuses stops the boot with the reason. */
-static void start_tls(const struct opts *o, const struct tls_files *tf, struct loop *inner,
-		      const struct http_app_config *app_cfg, unsigned max_sockets)
-{
-	if (!have_hw_random()) {
-		kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-	unsigned n = (unsigned)opt_num(o, OPT_TLS_MAX_CONNS);
-	struct tls_bearssl_config bc = {.max_conns = n, .random = tls_random};
-	size_t tsz = tls_bearssl_mem_size(&bc);
-	char err[200];
-	tls_ctx = tls_bearssl_server(alloc_or_die("the TLS connections", tsz), tsz, &bc, tf->cert,
-				     tf->cert_len, tf->key, tf->key_len, err, sizeof(err));
-	if (!tls_ctx) {
-		kprintf("skiff-uk: %s; not booting\n", err);
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-	struct loop_tls_config lc = {
-		.engine = &tls_bearssl_ops,
-		.ctx = tls_ctx,
-		.handshake_timeout_ns = opt_num(o, OPT_TLS_HANDSHAKE_TIMEOUT) * SK_NS_PER_S,
-	};
-	size_t lsz = loop_tls_mem_size(max_sockets, n);
-	tls_loop = loop_tls_init(alloc_or_die("the TLS layer", lsz), lsz, inner, &lc, max_sockets, n);
-	struct http_app_config ac = *app_cfg;
-	ac.port = (uint16_t)opt_num(o, OPT_TLS_PORT);
-	ac.max_conns = n;
-	ac.scheme = "https"; /* what the application sees (a proxy's X-Forwarded-Proto) */
-	app_tls_def = *app_def;
-	app_tls_def.init = NULL;
-	size_t ssz = http_app_mem_size(&ac);
-	int rc = -SK_EINVAL;
-	if (tls_loop && ssz)
-		rc = http_app_init(&app_tls, alloc_or_die("the HTTPS connections", ssz), ssz, &ac,
-				   &app_tls_def, tls_loop);
-	if (rc == 0)
-		rc = http_app_start(&app_tls);
-	if (rc < 0) {
-		kprintf("skiff-uk: HTTPS server on port %u failed (%d)\n", ac.port, rc);
-		kvm_exit(KVM_EXIT_FATAL);
-	}
-	kprintf("skiff-uk: https=%u (BearSSL, TLS 1.2; %u connections, each %lu B of TLS state "
-		"and record buffer, %lu KiB of HTTP state; resumption by session ID)\n",
-		ac.port, n, (uint64_t)tls_bearssl_conn_bytes(), (uint64_t)(ssz / n) >> 10);
-}
-
 static void console_out(void *ctx, const char *s, size_t n)
 {
 	(void)ctx;
@@ -532,7 +415,7 @@ static int read_options(struct opts *o, char *cmdline)
 unsigned uk_app_main(const struct kvm_start *st)
 {
 	static struct opts o; /* string values point into st->cmdline */
-	app_def = &skiff_app ? &skiff_app : &uk_app ? uk_app.def : NULL;
+	app_def = &skiff_app ? &skiff_app : NULL;
 	int r = read_options(&o, st->cmdline);
 	if (r != OPT_OK)
 		return r == OPT_HELP ? KVM_EXIT_OK : KVM_EXIT_FATAL;
@@ -572,7 +455,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 			"routes run on skiff-uk.elf; not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	unsigned want = st->cpus > 1 && !app_def && !bundle ? st->cpus : 1;
+	unsigned want = st->cpus > 1 && !app_def && !&uk_app && !bundle ? st->cpus : 1;
 	static struct virtio_net_params ps[KVM_MAX_CPUS];
 	for (unsigned k = 0; k < want; k++) {
 		ps[k] = (struct virtio_net_params){
@@ -637,84 +520,43 @@ unsigned uk_app_main(const struct kvm_start *st)
 			"need the certificate and key (skiff vm --tls-cert F --tls-key F); not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	const uint16_t port = (uint16_t)opt_num(&o, OPT_PORT);
-	/* The client connections the engines hold, over every listener. */
-	uint32_t nconns;
 	/* What serves: the sites runtime (uk_sites.h) for a configuration and
 	 * for the words, which fill the same model (an application image's
-	 * as route / { app; }); the proxy's image runs its own engine.  The
-	 * sites say what TCP and the loop need; the proxies take their
+	 * as route / { app; }, the proxy image's as route / { proxy ...; }).
+	 * The sites say what TCP and the loop need; the proxies take their
 	 * exchanges from the heap now. */
+	site_bytes = st->module_len;
+	struct uk_sites_env senv = {
+		.alloc = alloc_hint,
+		.wall_offset = (int64_t)wall_base - (int64_t)(wall_at / SK_NS_PER_S),
+		.gw = gw_addr,
+		.all_stats = uk_stats,
+		.app = app_def, /* the file's app; routes */
+		.proxy = &uk_app && uk_app.proxy,
+	};
+	struct uk_sites_words w = {
+		.site = site_len ? st->module : NULL, .site_len = site_len,
+		.cert = tls_on ? tf.cert : NULL, .cert_len = tf.cert_len,
+		.key = tls_on ? tf.key : NULL, .key_len = tf.key_len,
+		.metrics_port = opt_given(&o, OPT_UK_METRICS) ? (uint16_t)opt_num(&o, OPT_UK_METRICS) : 0,
+	};
 	struct uk_sites_need need = {0};
-	if (bundle || !&uk_app) {
-		site_bytes = st->module_len;
-		struct uk_sites_env senv = {
-			.alloc = alloc_hint,
-			.wall_offset = (int64_t)wall_base - (int64_t)(wall_at / SK_NS_PER_S),
-			.gw = gw_addr,
-			.all_stats = uk_stats,
-			.app = app_def, /* the file's app; routes */
-		};
-		struct uk_sites_words w = {
-			.site = site_len ? st->module : NULL, .site_len = site_len,
-			.cert = tls_on ? tf.cert : NULL, .cert_len = tf.cert_len,
-			.key = tls_on ? tf.key : NULL, .key_len = tf.key_len,
-			.metrics_port = opt_given(&o, OPT_UK_METRICS) ? (uint16_t)opt_num(&o, OPT_UK_METRICS) : 0,
-		};
-		sites = bundle ? uk_sites_setup(st->module, st->module_len, &o, &senv, &need)
-			       : uk_sites_setup_words(&w, &o, &senv, &need);
-		if (!sites)
-			kvm_exit(KVM_EXIT_FATAL);
-		if (need.ntls && !have_hw_random()) {
-			kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
-			kvm_exit(KVM_EXIT_FATAL);
-		}
-		nconns = need.conns;
-		tls_on = false; /* the sites' own listener */
-	} else {
-		nconns = opt_given(&o, OPT_MAX_CONNS) ? (uint32_t)opt_num(&o, OPT_MAX_CONNS) : UK_APP_CONNS;
-		if (site_len)
-			kprintf("skiff-uk: the proxy answers every path: the site archive in the "
-				"boot module is not served\n");
-	}
-	if (tls_on && opt_num(&o, OPT_TLS_PORT) == port) {
-		kprintf("skiff-uk: tls-port %lu is port too: give each its own\n", opt_num(&o, OPT_TLS_PORT));
+	sites = bundle ? uk_sites_setup(st->module, st->module_len, &o, &senv, &need)
+		       : uk_sites_setup_words(&w, &o, &senv, &need);
+	if (!sites)
+		kvm_exit(KVM_EXIT_FATAL);
+	if (need.ntls && !have_hw_random()) {
+		kprintf("skiff-uk: HTTPS needs RDRAND (QEMU: -cpu max or host); not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-
-	/* The proxy image's engine: `skiff serve`'s limits; its own setup
-	 * (uk_app) runs here, before TCP and the loop are sized, since its
-	 * own connections need sockets and timers. */
-	struct http_app_config ac;
-	uint32_t app_socks = 0;
-	if (!sites) {
-		http_app_config_default(&ac);
-		ac.addr = ip_addr;
-		ac.port = port;
-		ac.max_conns = nconns;
-		if (opt_num(&o, OPT_MAX_BODY))
-			ac.max_body = opt_num(&o, OPT_MAX_BODY);
-		ac.header_timeout = opt_num(&o, OPT_HEADER_TIMEOUT) * SK_NS_PER_S;
-		ac.keepalive_timeout = opt_num(&o, OPT_KEEPALIVE_TIMEOUT) * SK_NS_PER_S;
-	}
-	if (&uk_app) {
-		/* wall s = now s + offset (the cache's dates: RTC + TSC) */
-		struct uk_app_env env = {
-			.alloc = alloc_hint,
-			.wall_offset = (int64_t)wall_base - (int64_t)(wall_at / SK_NS_PER_S),
-		};
-		if (uk_app.setup(&o, &ac, &app_socks, &env) < 0) {
-			kprintf("skiff-uk: not booting\n");
-			kvm_exit(KVM_EXIT_FATAL);
-		}
-	}
+	/* The client connections the engines hold, over every listener. */
+	const uint32_t nconns = need.conns;
 
 	/* TCP: the pool `skiff serve --stack skiff` sizes (opt_tcp_sockets). */
 	struct tcp_config tc;
 	tcp_config_default(&tc);
 	tcp_iface_config(&tc, &ifc);
-	const uint32_t tls_conns = tls_on ? (uint32_t)opt_num(&o, OPT_TLS_MAX_CONNS) : 0;
-	tc.max_sockets = opt_tcp_sockets(nconns + tls_conns) + app_socks + need.extra_socks;
+	tc.max_sockets = opt_tcp_sockets(nconns) + need.extra_socks;
 	tc.sndbuf = (uint32_t)opt_num(&o, OPT_TCP_SNDBUF);
 	tc.rcvbuf = (uint32_t)opt_num(&o, OPT_TCP_RCVBUF);
 	tc.cc = (uint8_t)opt_num(&o, OPT_TCP_CC);
@@ -733,9 +575,9 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.tcp = &tcp,
 		.local_ip = ip_addr,
 		/* one per connection (an HTTPS one: two, the handshake's and
-		 * the engine's), a few spare */
-		.max_timers = nconns + 16 + 2 * tls_conns + app_socks + need.tls_conns +
-			      need.extra_socks,
+		 * the engine's), the proxies' upstream connections, a few
+		 * spare */
+		.max_timers = nconns + 16 + need.tls_conns + need.extra_socks,
 		.listen_backlog = UK_BACKLOG,
 		.now = now,
 		.plat = {.run = plat_run, .stats = plat_stats, .fatal = plat_fatal},
@@ -750,58 +592,19 @@ unsigned uk_app_main(const struct kvm_start *st)
 								    : HTTP_ACCESS_COMBINED,
 			     v->num != 0, v->ip, (uint16_t)v->num, &ifc, loop, &elog, wall_sec);
 	}
-	size_t srv_sz = 0;
-	if (sites) {
-		if (!loop || uk_sites_start(sites, loop, tc.max_sockets, &o,
-					    alog.loop ? uk_alog_record : NULL, &alog) < 0) {
-			kprintf("skiff-uk: not booting\n");
-			kvm_exit(KVM_EXIT_FATAL);
-		}
-		srv_sz = uk_sites_engine_bytes(sites);
-	} else {
-		srv_sz = http_app_mem_size(&ac);
-		void *app_mem = srv_sz ? alloc_or_die("the application's connections", srv_sz) : NULL;
-		if (!loop || (rc = http_app_init(&app, app_mem, srv_sz, &ac, app_def, loop)) < 0 ||
-		    (rc = http_app_start(&app)) < 0) {
-			kprintf("skiff-uk: application on port %u failed (%d)\n", port, rc);
-			kvm_exit(KVM_EXIT_FATAL);
-		}
-		kprintf("skiff-uk: application %s, %u connections\n",
-			app_def->name ? app_def->name : "?", ac.max_conns);
-	}
-	if (tls_on)
-		start_tls(&o, &tf, loop, &ac, tc.max_sockets);
-	refresh_date(NULL, now);
-	loop->on_turn = refresh_date;
-	uk_loop = loop;
-	/* metrics=PORT: the words' sites have it as a listener of their own;
-	 * with a configuration and in the proxy's image it is here. */
-	if (opt_given(&o, OPT_UK_METRICS) && (bundle || !sites)) {
-		size_t psz = prom_server_mem_size(UK_METRICS_BODY_MAX);
-		uint16_t mport = (uint16_t)opt_num(&o, OPT_UK_METRICS);
-		if ((!sites && mport == port) ||
-		    (rc = prom_server_start(&prom, loop, mport, alloc_or_die("the metrics answers", psz),
-					    psz, uk_metrics, NULL)) < 0) {
-			kprintf("skiff-uk: metrics on port %u failed (%d)\n", mport,
-				mport == port ? -SK_EADDRINUSE : rc);
-			kvm_exit(KVM_EXIT_FATAL);
-		}
-		prom_on = true;
-	}
-
-	if (sites && uk_sites_late(sites) < 0) {
+	if (!loop || uk_sites_start(sites, loop, tc.max_sockets, &o,
+				    alog.loop ? uk_alog_record : NULL, &alog) < 0) {
 		kprintf("skiff-uk: not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	if (&uk_app && uk_app.late) {
-		struct uk_app_env env = {
-			.alloc = alloc_hint,
-			.wall_offset = (int64_t)wall_base - (int64_t)(wall_at / SK_NS_PER_S),
-		};
-		if (uk_app.late(&o, &env) < 0) {
-			kprintf("skiff-uk: not booting\n");
-			kvm_exit(KVM_EXIT_FATAL);
-		}
+	size_t srv_sz = uk_sites_engine_bytes(sites);
+	refresh_date(NULL, now);
+	loop->on_turn = refresh_date;
+	uk_loop = loop;
+	/* Last: what may take the rest of the heap (the proxies' caches). */
+	if (uk_sites_late(sites) < 0) {
+		kprintf("skiff-uk: not booting\n");
+		kvm_exit(KVM_EXIT_FATAL);
 	}
 
 	run = (struct runner){
@@ -832,7 +635,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	if (bundle)
 		uk_sites_describe(http, sizeof(http));
 	else
-		ksnprintf(http, sizeof(http), "%u", port);
+		ksnprintf(http, sizeof(http), "%u", (unsigned)opt_num(&o, OPT_PORT));
 	kprintf("skiff-uk: ready ip=%s/%u gw=%s mac=%02x:%02x:%02x:%02x:%02x:%02x %s=%s "
 		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu",
 		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], bundle ? "sites" : "http",
@@ -866,22 +669,12 @@ unsigned uk_app_main(const struct kvm_start *st)
 		uk_smp_stop();
 	}
 	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
-	/* The proxy image's own engine has no graceful drain here yet: it
-	 * stops at once; with workers, only this vCPU's connections would
-	 * drain: none do. */
-	if (rc == 0 && drain_wanted && drain_s && sites && !workers)
+	/* With workers, only this vCPU's connections would drain: none do. */
+	if (rc == 0 && drain_wanted && drain_s && !workers)
 		rc = drain(loop, drain_s);
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
-	if (sites) {
-		uk_sites_stop(sites); /* the engines, then the proxies' upstream connections */
-	} else {
-		http_app_stop(&app);
-		if (tls_on)
-			http_app_stop(&app_tls);
-	}
-	if (&uk_app)
-		uk_app.stop(); /* the upstream connections, after the engines */
+	uk_sites_stop(sites); /* the engines, then the proxies' upstream connections */
 	if (alog.loop)
 		uk_alog_flush(&alog); /* the last batch leaves with the FINs */
 	now = plat_now();

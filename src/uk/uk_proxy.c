@@ -1,7 +1,9 @@
 /* uk_proxy.c — `skiff proxy` in the unikernel: build/skiff-proxy-uk.elf is
- * skiff-uk.elf linked with this object (mk/unikernel.mk), whose uk_app
- * hooks (uk/uk_app.h) make the guest run the reverse proxy and cache of
- * http/proxy.h on skiff's own TCP, as proxy_cli.c does hosted:
+ * skiff-uk.elf linked with this object (mk/unikernel.mk), whose words
+ * (uk/uk_app.h) make the guest's one site the reverse proxy and cache of
+ * http/proxy.h on skiff's own TCP, as `skiff proxy`'s flags make it
+ * hosted: route / { proxy ...; } of the configuration model, on the sites
+ * runtime (uk/uk_sites.h) every image runs:
  *
  *   skiff vm --proxy -p 8080:80 -- upstream=10.0.2.2:8000 cache=16M
  *
@@ -11,18 +13,12 @@
  * `skiff proxy --upstream 1.2.3` exits 2 with.  Upstreams are numeric
  * IPv4 (no resolver in the guest); on QEMU's user network the host's
  * loopback is 10.0.2.2.  The exchanges' buffers and the cache come from
- * the guest's heap; a cache= larger than what is left stops the boot with
- * the numbers and what to change.  The cache's clock is the guest's wall
- * clock (RTC at boot + TSC). */
-#include "../http/cache.h"
-#include "../http/proxy.h"
-#include "../plat/kvm/kvm.h"
+ * the guest's heap, the cache last: a cache= larger than what is left
+ * stops the boot with the numbers and what to change.  The cache's clock
+ * is the guest's wall clock (RTC at boot + TSC).  With the TLS files
+ * (skiff vm --tls-cert/--tls-key) the same site answers on tls-port=, and
+ * metrics=PORT is a listener of its own, as in every image. */
 #include "uk_app.h"
-
-static struct proxy px;
-static struct http_cache cache;
-static struct http_app_def def;
-static struct http_app_route route;
 
 /* The proxy's words after the guest's: taken from `skiff proxy`'s table
  * by id, so a default or help line changed there changes here.  Only
@@ -68,118 +64,8 @@ static const struct opt_cmd *proxy_cmd(void)
 	return &cmd;
 }
 
-static int proxy_setup(const struct opts *o, struct http_app_config *cfg, uint32_t *extra_socks,
-		       const struct uk_app_env *env)
-{
-	struct proxy_config pc;
-	proxy_config_default(&pc);
-	if (!opt_given(o, OPT_UPSTREAM)) {
-		/* As `skiff proxy` without --upstream (a usage error there). */
-		kprintf("skiff-uk: upstream=ADDR:PORT[,ADDR:PORT...] is required\n");
-		return -1;
-	}
-	uint32_t ip[OPT_ENDPOINTS_MAX];
-	uint16_t port[OPT_ENDPOINTS_MAX];
-	int n = opt_parse_endpoints(opt_str(o, OPT_UPSTREAM), ip, port, OPT_ENDPOINTS_MAX);
-	if (n < 0) {
-		/* The table took it (a name or [IPv6], which skiff proxy
-		 * takes hosted); the guest has no resolver and no IPv6 here. */
-		kprintf("skiff-uk: upstream: '%s': the guest takes numeric IPv4 upstreams only "
-			"(no names, no [IPv6])\n",
-			opt_str(o, OPT_UPSTREAM));
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		pc.up_addr[i] = sk_addr_v4(ip[i]);
-		pc.up_port[i] = port[i];
-	}
-	pc.nup = n > 0 ? (unsigned)n : 0;
-	pc.balance = opt_num(o, OPT_BALANCE) == 1 ? PROXY_LEAST : PROXY_RR;
-	pc.pool = (uint32_t)opt_num(o, OPT_POOL);
-	pc.connect_timeout = opt_num(o, OPT_CONNECT_TIMEOUT) * SK_NS_PER_S;
-	pc.first_byte_timeout = opt_num(o, OPT_FIRST_BYTE_TIMEOUT) * SK_NS_PER_S;
-	pc.idle_timeout = opt_num(o, OPT_UP_IDLE_TIMEOUT) * SK_NS_PER_S;
-	pc.fail_max = (uint32_t)opt_num(o, OPT_FAIL_MAX);
-	pc.fail_timeout = opt_num(o, OPT_FAIL_TIMEOUT) * SK_NS_PER_S;
-	pc.max_xchg = cfg->max_conns;
-	pc.x_cache = !opt_given(o, OPT_NO_X_CACHE);
-	pc.wall_offset = env->wall_offset;
-	cfg->body_timeout = opt_num(o, OPT_BODY_TIMEOUT) * SK_NS_PER_S;
-	cfg->send_timeout = opt_num(o, OPT_SEND_TIMEOUT) * SK_NS_PER_S;
-	/* Every exchange may hold an upstream connection, and each pool its
-	 * idle ones: sockets (and timers) beyond the clients'. */
-	*extra_socks = cfg->max_conns + pc.nup * pc.pool;
-	size_t sz = proxy_mem_size(&pc);
-	if (sz == 0) {
-		kprintf("skiff-uk: proxy: bad configuration (%u upstreams, %u exchanges)\n", pc.nup,
-			pc.max_xchg);
-		return -1;
-	}
-	if (proxy_init(&px, env->alloc("the proxy's exchanges", sz, "lower max-conns"), sz, &pc) < 0) {
-		kprintf("skiff-uk: proxy: bad configuration\n");
-		return -1;
-	}
-	proxy_app_config(&px, cfg);
-	proxy_app_def(&px, &def, &route);
-	uint64_t csz = opt_num(o, OPT_CACHE);
-	char up[PROXY_MAX_UPSTREAMS * 24 + 1];
-	size_t ul = 0;
-	for (unsigned i = 0; i < pc.nup && ul < sizeof(up); i++)
-		ul += (size_t)ksnprintf(up + ul, sizeof(up) - ul, "%s%s", i ? "," : "", px.up[i].host);
-	kprintf("skiff-uk: proxy: upstream=%s balance=%s pool=%u; %u exchanges, %lu KiB; "
-		"cache %lu KiB%s\n",
-		up, pc.balance == PROXY_LEAST ? "least" : "rr", pc.pool, pc.max_xchg,
-		(uint64_t)sz >> 10, csz >> 10, csz ? "" : " (off: cache=SIZE)");
-	return 0;
-}
-
-/* The cache takes its memory last: with everything else sized, a cache=
- * the guest cannot hold is the one thing to lower (or --mem to raise). */
-static int proxy_late(const struct opts *o, const struct uk_app_env *env)
-{
-	uint64_t csz = opt_num(o, OPT_CACHE);
-	if (csz == 0)
-		return 0;
-	struct http_cache_config cc;
-	http_cache_config_default(&cc);
-	char what[64];
-	ksnprintf(what, sizeof(what), "the cache (cache=%s)", opt_str(o, OPT_CACHE));
-	void *cm = env->alloc(what, (size_t)csz, "lower cache=");
-	if (http_cache_init(&cache, cm, (size_t)csz, &cc) < 0) {
-		kprintf("skiff-uk: proxy: cannot set up a cache of %lu bytes\n", csz);
-		return -1;
-	}
-	px.cache = &cache;
-	return 0;
-}
-
-static void proxy_print(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
-{
-	proxy_stats(&px, fn, ctx);
-	if (px.cache)
-		http_cache_stats(px.cache, fn, ctx);
-	for (unsigned i = 0; i < px.cfg.nup; i++) {
-		char name[96];
-		ksnprintf(name, sizeof(name), "proxy.upstream.%s.requests", px.up[i].host);
-		fn(ctx, name, px.up[i].requests);
-		ksnprintf(name, sizeof(name), "proxy.upstream.%s.failures", px.up[i].host);
-		fn(ctx, name, px.up[i].failures);
-		ksnprintf(name, sizeof(name), "proxy.upstream.%s.downs", px.up[i].host);
-		fn(ctx, name, px.up[i].downs);
-	}
-}
-
-static void proxy_halt(void)
-{
-	proxy_stop(&px);
-}
-
 const struct uk_app_hooks uk_app = {
 	.cmd = proxy_cmd,
-	.def = &def,
-	.setup = proxy_setup,
-	.stats = proxy_print,
-	.late = proxy_late,
-	.stop = proxy_halt,
 	.help_cmd = "skiff vm --proxy -- help",
+	.proxy = true,
 };

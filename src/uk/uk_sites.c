@@ -116,6 +116,7 @@ static struct {
 	bool bundle;
 	struct sb_view bv;
 	struct uk_sites_words words;
+	const struct opts *o; /* the boot words (they outlive the runtime) */
 	struct sconf c;
 	struct sar_site *arch[SB_MAX_PARTS]; /* by part index: one per folder */
 	unsigned narch;
@@ -248,8 +249,8 @@ static struct uk_proxy *proxy_for(const struct sconf_route *rt, uint32_t *extra)
 	for (unsigned i = 0; i < rt->nup; i++) {
 		const struct sconf_upstream *u = &rt->up[i];
 		if (!sk_addr_is_v4(&u->addr)) {
-			kprintf("skiff-uk: sites: %u:%u: proxy %s: the guest reaches IPv4 upstreams only\n",
-				rt->pos.line, rt->pos.col, u->text);
+			kprintf("skiff-uk: sites: %sproxy %s: the guest reaches IPv4 upstreams only\n",
+				at(rt->pos), u->text);
 			return NULL;
 		}
 		uint32_t ip = sk_addr_ip4(&u->addr);
@@ -257,9 +258,9 @@ static struct uk_proxy *proxy_for(const struct sconf_route *rt, uint32_t *extra)
 			/* The guest has no loopback; under QEMU's user network its
 			 * gateway is the host's 127.0.0.1 (and only that address). */
 			if (!(S.bv.flags & SB_F_USER_NET) || ip != 0x7f000001u) {
-				kprintf("skiff-uk: sites: %u:%u: proxy %s: a loopback upstream is the guest's "
+				kprintf("skiff-uk: sites: %sproxy %s: a loopback upstream is the guest's "
 					"own, which has none; give the address the guest reaches it at%s\n",
-					rt->pos.line, rt->pos.col, u->text,
+					at(rt->pos), u->text,
 					S.bv.flags & SB_F_USER_NET ? " (on QEMU's user network the host's "
 								      "127.0.0.1 is 127.0.0.1 or 10.0.2.2)"
 								    : "");
@@ -278,12 +279,26 @@ static struct uk_proxy *proxy_for(const struct sconf_route *rt, uint32_t *extra)
 	p->rt = rt;
 	if (!sz || proxy_init(&p->px, S.env.alloc("a proxy's exchanges", sz, "lower max_conns"), sz,
 			      &pc) < 0) {
-		kprintf("skiff-uk: sites: %u:%u: proxy: cannot set up %u exchanges\n", rt->pos.line,
-			rt->pos.col, pc.max_xchg);
+		kprintf("skiff-uk: sites: %sproxy: cannot set up %u exchanges\n", at(rt->pos),
+			pc.max_xchg);
 		return NULL;
 	}
+	if (!S.bundle) {
+		/* The proxy image's words: what they set up, as `skiff proxy`
+		 * says it hosted. */
+		char up[PROXY_MAX_UPSTREAMS * 24 + 1];
+		size_t ul = 0;
+		for (unsigned i = 0; i < pc.nup && ul < sizeof(up); i++)
+			ul += (size_t)ksnprintf(up + ul, sizeof(up) - ul, "%s%s", i ? "," : "",
+						p->px.up[i].host);
+		kprintf("skiff-uk: proxy: upstream=%s balance=%s pool=%u; %u exchanges, %lu KiB; "
+			"cache %lu KiB%s\n",
+			up, pc.balance == PROXY_LEAST ? "least" : "rr", pc.pool, pc.max_xchg,
+			(uint64_t)sz >> 10, rt->cache_bytes >> 10,
+			rt->cache_bytes ? "" : " (off: cache=SIZE)");
+	}
 	/* Every exchange may hold an upstream connection, each pool its idle
-	 * ones (as uk_proxy.c asks). */
+	 * ones. */
 	*extra += pc.max_xchg + pc.nup * pc.pool;
 	return p;
 }
@@ -345,6 +360,21 @@ struct uk_sites *uk_sites_setup(const void *module, uint64_t len, const struct o
 		kprintf("skiff-uk: configuration:%u:%u: %s\n", e.pos.line, e.pos.col, e.msg);
 		return NULL;
 	}
+	S.o = o;
+	if (opt_given(o, OPT_UK_METRICS)) {
+		/* metrics=PORT beside the file's listeners, as the words have
+		 * it: the sites array with room for its site. */
+		struct sconf_site *ns = env->alloc("the configuration's sites",
+						   (S.c.nsites + 1) * sizeof(*ns), NULL);
+		sk_memcpy(ns, S.c.sites, S.c.nsites * sizeof(*ns));
+		S.c.sites = ns;
+		char err[120];
+		if (sites_conf_add_metrics(&S.c, &ns[S.c.nsites], (uint16_t)opt_num(o, OPT_UK_METRICS),
+					   err, sizeof(err)) < 0) {
+			kprintf("skiff-uk: %s; not booting\n", err);
+			return NULL;
+		}
+	}
 	bool given_conns = S.c.max_conns != 0;
 	sites_conf_defaults(&S.c);
 	S.max_conns = given_conns ? S.c.max_conns : UK_SITES_CONNS;
@@ -357,17 +387,24 @@ struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *wd, const str
 	S.env = *env;
 	S.bundle = false;
 	S.words = *wd;
+	S.o = o;
 	*need = (struct uk_sites_need){0};
-	/* An application image's site is route / { app; }: the application
-	 * answers every path, as it did on its own engine, so a site archive
-	 * in the module is not served (a configuration serves both). */
-	bool app = env->app != NULL;
-	if (app && wd->site)
-		kprintf("skiff-uk: the application answers every path: the site archive in the "
-			"boot module is not served (a configuration's files and app; routes serve "
-			"both: skiff vm --config)\n");
+	/* An application image's site is route / { app; }, the proxy image's
+	 * route / { proxy upstream=...; }: either answers every path, so a
+	 * site archive in the module is not served (a configuration serves
+	 * both). */
+	bool app = env->app != NULL, proxy = env->proxy;
+	if (proxy && !opt_given(o, OPT_UPSTREAM)) {
+		/* As `skiff proxy` without --upstream (a usage error there). */
+		kprintf("skiff-uk: upstream=ADDR:PORT[,ADDR:PORT...] is required\n");
+		return NULL;
+	}
+	if ((app || proxy) && wd->site)
+		kprintf("skiff-uk: the %s answers every path: the site archive in the boot module "
+			"is not served (a configuration's files and %s routes serve both: skiff vm "
+			"--config)\n", proxy ? "proxy" : "application", proxy ? "proxy" : "app;");
 	struct sites_guest_src g = {
-		.root = wd->site && !app ? UK_WORDS_ROOT : NULL,
+		.root = wd->site && !app && !proxy ? UK_WORDS_ROOT : NULL,
 		.cert = wd->cert ? UK_WORDS_CERT : NULL,
 		.key = wd->cert ? UK_WORDS_KEY : NULL,
 		.metrics = wd->metrics_port,
@@ -380,9 +417,11 @@ struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *wd, const str
 		kprintf("skiff-uk: %s; not booting\n", err);
 		return NULL;
 	}
-	/* max-conns=, whose default is the guest's; an application's
-	 * connections hold ~52 KiB each, so its image keeps 256 unless told. */
-	S.max_conns = app && !opt_given(o, OPT_MAX_CONNS) ? UK_SITES_CONNS : S.c.max_conns;
+	/* max-conns=, whose default is the guest's; an application's or a
+	 * proxy's connections hold ~52 KiB each (and a proxy's exchanges
+	 * more), so their images keep 256 unless told. */
+	S.max_conns = (app || proxy) && !opt_given(o, OPT_MAX_CONNS) ? UK_SITES_CONNS
+								     : S.c.max_conns;
 	if (app)
 		kprintf("skiff-uk: application %s, %u connections\n",
 			env->app->name ? env->app->name : "?", S.max_conns);
@@ -413,7 +452,7 @@ static int setup_model(const struct opts *o, struct uk_sites_need *need)
 	for (unsigned i = 0; i < c->nlisten; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (c->listen[j].port == c->listen[i].port) {
-				if (S.bundle)
+				if (S.bundle && c->listen[i].pos.line)
 					kprintf("skiff-uk: configuration:%u:%u: listen: port %u is "
 						"another listener's too: the guest has one address; not "
 						"booting\n", c->listen[i].pos.line, c->listen[i].pos.col,
@@ -721,11 +760,18 @@ int uk_sites_late(struct uk_sites *w)
 			continue;
 		struct http_cache_config cc;
 		http_cache_config_default(&cc);
-		void *cm = S.env.alloc("a proxy route's cache", (size_t)csz,
-				       "lower the route's cache SIZE");
+		/* The cache takes its memory last: with everything else sized,
+		 * a size the guest cannot hold is the one thing to lower. */
+		char what[64];
+		if (S.bundle)
+			ksnprintf(what, sizeof(what), "a proxy route's cache");
+		else
+			ksnprintf(what, sizeof(what), "the cache (cache=%s)", opt_str(S.o, OPT_CACHE));
+		void *cm = S.env.alloc(what, (size_t)csz,
+				       S.bundle ? "lower the route's cache SIZE" : "lower cache=");
 		if (http_cache_init(&p->cache, cm, (size_t)csz, &cc) < 0) {
-			kprintf("skiff-uk: sites: %u:%u: cannot set up a cache of %lu bytes\n",
-				p->rt->pos.line, p->rt->pos.col, csz);
+			kprintf("skiff-uk: sites: %scannot set up a cache of %lu bytes\n",
+				at(p->rt->pos), csz);
 			return -1;
 		}
 		p->px.cache = &p->cache;

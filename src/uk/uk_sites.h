@@ -43,6 +43,10 @@ struct uk_sites_env {
 	 * file's `app;` routes run; NULL (skiff-uk.elf): `app;` stops the
 	 * boot.  Its init runs once, with the first listener's engine. */
 	const struct http_app_def *app;
+	/* The proxy's image (build/skiff-proxy-uk.elf, uk/uk_proxy.c): its
+	 * words' site is route / { proxy ...; } from upstream= and the proxy's
+	 * words (sites_flags.h), which must then be given. */
+	bool proxy;
 };
 
 /* What the sites need beyond what uk_main.c sizes for itself. */
