@@ -37,6 +37,8 @@
 #              and fail_timeout over an upstream that resets, the timeouts),
 #              listeners *:PORT (linux: over IPv6 too); sites_check.py
 #              directives asks each
+#   listen.v6  (linux) listen [::1]:8084: answers over ::1, and 127.0.0.1:8084
+#              is refused (one address, not both families)
 #   access_log the second file's JSON access log: a line per answer; moved
 #              away and SIGHUP: written anew at its path
 #   app        examples/kv (beside BIN) with --config: `route /kv/ { app; }`
@@ -286,8 +288,11 @@ alog_filled() {
 
 # Every directive examples/sites.conf does not use, in a file of its own.
 check_directives() {
-	local d=$WORK/$TGT-dir up=127.0.0.1 workers=2 addr6=
+	local d=$WORK/$TGT-dir up=127.0.0.1 workers=2 addr6= v6l=
 	[ "$TGT" = linux ] || { up=$SKT_LINUX_IP; workers=1; }
+	# A listener on one IPv6 address (the kernel's stack: skiff's takes
+	# the interface's addresses, every one or its IPv4 one).
+	[ "$TGT" = linux ] && v6l='listen [::1]:8084;'
 	mkdir -p "$d/d" "$d/logs"
 	echo "d index" >"$d/d/index.html"
 	head -c 24000000 /dev/urandom >"$d/d/big.bin"
@@ -336,6 +341,7 @@ site d.test *.w.test {
 }
 site e.test {
     listen *:8082;
+    $v6l
     route / { return 200 "e\n"; }
 }
 EOF
@@ -371,6 +377,19 @@ EOF
 		esac
 	done <"$WORK/$TGT-dir.txt"
 	grep -q '^PASS' "$WORK/$TGT-dir.txt" || fail "$TGT.directives" "$(tail -n 5 "$WORK/$TGT-dir.txt")"
+	if [ -n "$v6l" ]; then
+		# listen [::1]:8084: e.test over ::1; nothing on 127.0.0.1:8084
+		# (IPV6_V6ONLY: the one address, not both families).
+		local b6 r4
+		b6=$(X curl -sg --max-time 5 -H 'Host: e.test' 'http://[::1]:8084/')
+		X curl -s --max-time 5 -o /dev/null 'http://127.0.0.1:8084/'
+		r4=$?
+		if [ "$b6" = e ] && [ "$r4" = 7 ]; then
+			pass "$TGT.listen.v6" "[::1]:8084 answers e.test; 127.0.0.1:8084 refused"
+		else
+			fail "$TGT.listen.v6" "[::1]:8084 body '$b6', curl to 127.0.0.1:8084 rc $r4 (want 7)"
+		fi
+	fi
 	# A check that stopped half-way (an exception) fails, not only its FAIL lines.
 	[ $rc -eq 0 ] || grep -q '^FAIL' "$WORK/$TGT-dir.txt" ||
 		fail "$TGT.directives" "exit $rc: $(tail -n 3 "$WORK/$TGT-dir.txt")"

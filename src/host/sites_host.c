@@ -48,10 +48,7 @@
  * --trace: each worker's struct sk_trace is given to its engines
  * (http_app_config.trace) and, on skiff's stack, to its runner and TCP;
  * the workers' histograms are merged and printed at exit, and served on
- * /metrics, as serve's (host/trace_print.h).
- *
- * Not yet here (issue 32 follow-ups, said by the errors below): IPv6
- * listener addresses other than [::]. */
+ * /metrics, as serve's (host/trace_print.h). */
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -155,13 +152,6 @@ static int check_model(const char *path, const struct sconf *c, char *err, size_
 			}
 		}
 	}
-	for (unsigned i = 0; i < c->nlisten; i++)
-		if (c->listen[i].v6 && !c->listen[i].any) {
-			snprintf(err, errlen, "%.200slisten: an IPv6 address other than [::] is not supported "
-				 "yet (use [::]:PORT or *:PORT, which take both families)",
-				 at(w, sizeof(w), path, c->listen[i].pos));
-			return -1;
-		}
 	return 0;
 }
 
@@ -635,8 +625,8 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		l->def = (struct http_app_def){&l->route, 1, "sites", NULL, NULL, true};
 		struct http_app_config cfg;
 		http_app_config_default(&cfg);
-		cfg.addr = ls->any ? 0 : ((uint32_t)ls->addr.b[12] << 24 | (uint32_t)ls->addr.b[13] << 16 |
-					  (uint32_t)ls->addr.b[14] << 8 | ls->addr.b[15]);
+		if (!ls->any)
+			cfg.addr = ls->addr; /* else ::, both families */
 		cfg.port = ls->port;
 		cfg.max_conns = c->max_conns;
 		cfg.max_body = c->max_body;
@@ -669,8 +659,14 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 			r = http_app_start(&l->app);
 		if (r < 0) {
 			char b[32];
-			snprintf(err, errlen, "%scannot listen on port %u: %s", lc(b, ls->pos),
-				 ls->port, strerror(-r));
+			/* skiff's stack listens on the interface's addresses: the
+			 * IPv4 one, or every one ([::], *), not one IPv6 address. */
+			snprintf(err, errlen, "%scannot listen on port %u: %s%s", lc(b, ls->pos),
+				 ls->port, strerror(-r),
+				 w->on_skiff && r == -SK_EADDRNOTAVAIL
+					 ? " (on stack skiff a listener takes the interface's IPv4 "
+					   "address or every address: [::]:PORT or *:PORT)"
+					 : "");
 			return -1;
 		}
 		l->started = true;

@@ -1727,7 +1727,7 @@ static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
 
 int http_app_start(struct http_app *app)
 {
-	int s = loop_listen(app->loop, app->cfg.addr, app->cfg.port, app->cfg.backlog);
+	int s = loop_listen(app->loop, &app->cfg.addr, app->cfg.port, app->cfg.backlog);
 	if (s < 0)
 		return s;
 	app->lsock = s;

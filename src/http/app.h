@@ -395,7 +395,7 @@ void http_app_on_done(struct http_app_req *r, http_app_done_fn fn, void *ctx);
 typedef void (*http_access_fn)(void *ctx, const struct http_access *rec);
 
 struct http_app_config {
-	uint32_t addr;  /* listen address, host order, 0 = any */
+	struct sk_addr addr; /* listen address, either family; all zero (::) = any */
 	uint16_t port;
 	int backlog;    /* <= 0: the loop's default */
 	uint32_t max_conns;

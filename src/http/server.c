@@ -1509,7 +1509,7 @@ static void srv_on_accept(void *user, int sock, unsigned events, sk_time_ns now)
 
 int http_server_start(struct http_server *srv)
 {
-	int s = loop_listen(srv->loop, srv->cfg.addr, srv->cfg.port, srv->cfg.backlog);
+	int s = loop_listen(srv->loop, &(struct sk_addr){0}, srv->cfg.port, srv->cfg.backlog);
 	if (s < 0)
 		return s;
 	srv->lsock = s;

@@ -86,10 +86,12 @@ struct loop_peer {
 /* A backend: one function per operation.  Applications call the inline
  * wrappers below, never the table directly. */
 struct loop_ops {
-	/* Listen on addr:port (addr 0 = any) with the given accept backlog
-	 * (<= 0: the backend's default, as deep as a burst).  Returns the
-	 * listening socket or -SK_E*. */
-	int (*listen)(struct loop *l, uint32_t addr, uint16_t port, int backlog);
+	/* Listen on addr:port with the given accept backlog (<= 0: the
+	 * backend's default, as deep as a burst).  addr is either family
+	 * (base/sk_addr.h); all zero (::) is any address of both families.
+	 * Returns the listening socket or -SK_E* (-SK_EADDRNOTAVAIL: not an
+	 * address the backend can listen on). */
+	int (*listen)(struct loop *l, const struct sk_addr *addr, uint16_t port, int backlog);
 	/* Next pending connection: the socket (non-blocking, Nagle off), or
 	 * -SK_EAGAIN when the queue is empty, or another -SK_E*. */
 	int (*accept)(struct loop *l, int lsock, struct loop_peer *peer);
@@ -171,7 +173,8 @@ struct loop {
 	void *turn_ctx;
 };
 
-static inline int loop_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
+static inline int loop_listen(struct loop *l, const struct sk_addr *addr, uint16_t port,
+			      int backlog)
 {
 	return l->ops->listen(l, addr, port, backlog);
 }

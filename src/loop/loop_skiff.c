@@ -68,12 +68,14 @@ size_t loop_skiff_mem_size(const struct loop_skiff_config *cfg)
 	       (size_t)timers * sizeof(struct loop_timer *);
 }
 
-static int ls_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
+static int ls_listen(struct loop *l, const struct sk_addr *addr, uint16_t port, int backlog)
 {
 	struct loop_skiff *ls = LS(l);
 	/* The engine listens on every local address: the one IPv4 address
-	 * and the IPv6 ones (addr is IPv4; 0 takes both families). */
-	if (addr && addr != ls->local_ip)
+	 * and the IPv6 ones.  :: takes both families; the IPv4 address names
+	 * the interface's own; an IPv6 one is not told apart here, so it is
+	 * refused rather than taken to mean every address. */
+	if (!sk_addr_is_any(addr) && (!sk_addr_is_v4(addr) || sk_addr_ip4(addr) != ls->local_ip))
 		return -SK_EADDRNOTAVAIL;
 	return tcp_listen(ls->tcp, port, backlog > 0 ? backlog : ls->backlog);
 }

@@ -157,8 +157,13 @@ static void rec_fn(void *user, int sock, unsigned ev, sk_time_ns now)
 static void test_ops(void **state)
 {
 	(void)state;
-	assert_int_equal(loop_listen(L, SK_IP4(10, 0, 0, 1), 80, 0), -SK_EADDRNOTAVAIL);
-	int ls = loop_listen(L, IP_S, 80, 0);
+	struct sk_addr other = sk_addr_v4(SK_IP4(10, 0, 0, 1));
+	assert_int_equal(loop_listen(L, &other, 80, 0), -SK_EADDRNOTAVAIL);
+	/* An IPv6 address is not told apart from the others: refused. */
+	assert_int_equal(loop_listen(L, &(struct sk_addr){{0x20, 0x01, 0, 2, [15] = 1}}, 80, 0),
+			 -SK_EADDRNOTAVAIL);
+	struct sk_addr mine = sk_addr_v4(IP_S);
+	int ls = loop_listen(L, &mine, 80, 0);
 	assert_true(ls >= 0);
 	struct rec lr = {0}, cr = {0};
 	assert_int_equal(loop_watch(L, 31, rec_fn, &lr), -SK_EBADF); /* not a socket */

@@ -17,7 +17,7 @@ static struct loop_fake_sock *fk_sock(struct loop *l, int s)
 
 static void fk_sock_reset(struct loop_fake *f, int s);
 
-static int fk_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
+static int fk_listen(struct loop *l, const struct sk_addr *addr, uint16_t port, int backlog)
 {
 	(void)addr, (void)port, (void)backlog;
 	struct loop_fake_sock *k = &FK(l)->s[LOOP_FAKE_LSOCK];

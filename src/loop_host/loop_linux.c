@@ -105,18 +105,25 @@ static inline struct loop_linux *LL(struct loop *l)
 /* A listener on any address takes both families: one AF_INET6 socket on
  * [::] with IPV6_V6ONLY off (IPv4 peers arrive as ::ffff:a.b.c.d, which is
  * sk_addr's own form of an IPv4 address), whatever net.ipv6.bindv6only
- * says.  A kernel without IPv6 gets an IPv4 socket; a given address, an
- * IPv4 socket on it. */
-static int ll_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
+ * says.  A kernel without IPv6 gets an IPv4 socket.  A given IPv4 address:
+ * an IPv4 socket on it; a given IPv6 address: an IPv6 socket on it with
+ * IPV6_V6ONLY on, so that it takes that address and no IPv4 peer. */
+static int ll_listen(struct loop *l, const struct sk_addr *addr, uint16_t port, int backlog)
 {
-	int fd = addr == 0 ? socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) : -1;
-	bool dual = fd >= 0;
-	if (dual) {
-		int zero = 0;
-		if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0) {
+	bool any = sk_addr_is_any(addr), v4 = !any && sk_addr_is_v4(addr);
+	int fd = !v4 ? socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) : -1;
+	if (!any && !v4 && fd < 0)
+		return -errno; /* an IPv6 address on a kernel without IPv6 */
+	bool six = fd >= 0;
+	if (six) {
+		int only = !any;
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &only, sizeof(only)) < 0) {
+			int e = errno;
 			close(fd);
+			if (!any)
+				return -e;
 			fd = -1;
-			dual = false;
+			six = false;
 		}
 	}
 	if (fd < 0)
@@ -134,11 +141,11 @@ static int ll_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
 	if (LL(l)->reuseport && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0)
 		goto fail;
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(addr)};
-	struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
-				   .sin6_addr = IN6ADDR_ANY_INIT};
-	if (dual ? bind(fd, (struct sockaddr *)&sa6, sizeof(sa6)) < 0
-		 : bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+				 .sin_addr.s_addr = htonl(v4 ? sk_addr_ip4(addr) : 0)};
+	struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons(port)};
+	memcpy(sa6.sin6_addr.s6_addr, addr->b, sizeof(addr->b)); /* :: when any */
+	if (six ? bind(fd, (struct sockaddr *)&sa6, sizeof(sa6)) < 0
+		: bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		goto fail;
 	/* As deep as a burst: a shallow backlog resets clients (seed 000).
 	 * The kernel caps it at net.core.somaxconn. */

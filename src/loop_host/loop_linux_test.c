@@ -2,6 +2,7 @@
  * an ephemeral port): accept, edge-triggered reads, gathered writes,
  * TCP_NODELAY inherited from the listener, timers by absolute deadline. */
 #include <setjmp.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,6 +72,65 @@ static void on_timer(struct loop_timer *t, sk_time_ns now)
 	stop = 1;
 }
 
+static const struct sk_addr LOOPBACK4 = {{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1}};
+
+/* A listener on one IPv6 address (::1): an IPv6 peer connects, and the
+ * same port on 127.0.0.1 is not that listener's (IPV6_V6ONLY); on ::, an
+ * IPv4 peer arrives too. */
+static void test_listen_v6_address(void **st)
+{
+	(void)st;
+	char err[128];
+	struct loop_linux_config cfg = {.max_timers = 8};
+	L = loop_linux_create(&cfg, err, sizeof(err));
+	assert_non_null(L);
+	int probe = socket(AF_INET6, SOCK_STREAM, 0);
+	if (probe < 0) {
+		/* No IPv6 in this kernel: the listener must say so, not fall back. */
+		assert_true(loop_listen(L, &(struct sk_addr){{[15] = 1}}, 0, 0) < 0);
+		loop_destroy(L);
+		return;
+	}
+	close(probe);
+	int ls6 = loop_listen(L, &(struct sk_addr){{[15] = 1}}, 0, 0);
+	assert_true(ls6 >= 0);
+	struct sockaddr_in6 a6;
+	socklen_t sl = sizeof(a6);
+	assert_int_equal(getsockname(ls6, (struct sockaddr *)&a6, &sl), 0);
+	assert_int_equal(a6.sin6_family, AF_INET6);
+	assert_int_equal(a6.sin6_addr.s6_addr[15], 1);
+	int c6 = socket(AF_INET6, SOCK_STREAM, 0);
+	assert_int_equal(connect(c6, (struct sockaddr *)&a6, sizeof(a6)), 0);
+	struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = a6.sin6_port,
+				 .sin_addr.s_addr = htonl(0x7f000001u)};
+	int c4 = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(c4, (struct sockaddr *)&a4, sizeof(a4)), -1);
+	assert_int_equal(errno, ECONNREFUSED);
+	close(c4);
+	struct loop_peer peer;
+	int s = loop_accept(L, ls6, &peer);
+	assert_true(s >= 0);
+	assert_false(sk_addr_is_v4(&peer.addr));
+	loop_close(L, s);
+	close(c6);
+	loop_close(L, ls6);
+	/* :: takes both families: an IPv4 peer arrives mapped. */
+	int lany = loop_listen(L, &(struct sk_addr){0}, 0, 0);
+	assert_true(lany >= 0);
+	assert_int_equal(getsockname(lany, (struct sockaddr *)&a6, &sl), 0);
+	a4.sin_port = a6.sin6_port;
+	c4 = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(connect(c4, (struct sockaddr *)&a4, sizeof(a4)), 0);
+	s = loop_accept(L, lany, &peer);
+	assert_true(s >= 0);
+	assert_true(sk_addr_is_v4(&peer.addr));
+	assert_int_equal(sk_addr_ip4(&peer.addr), 0x7f000001u);
+	loop_close(L, s);
+	close(c4);
+	loop_close(L, lany);
+	loop_destroy(L);
+}
+
 static void test_accept_read_write(void **st)
 {
 	(void)st;
@@ -78,7 +138,7 @@ static void test_accept_read_write(void **st)
 	struct loop_linux_config cfg = {.max_timers = 8};
 	L = loop_linux_create(&cfg, err, sizeof(err));
 	assert_non_null(L);
-	lsock = loop_listen(L, 0x7f000001u, 0, 0);
+	lsock = loop_listen(L, &LOOPBACK4, 0, 0);
 	assert_true(lsock >= 0);
 	struct sockaddr_in sa;
 	socklen_t sl = sizeof(sa);
@@ -146,7 +206,7 @@ static void test_eof_after_short_read(void **st)
 	struct loop_linux_config cfg = {.max_timers = 8};
 	L = loop_linux_create(&cfg, err, sizeof(err));
 	assert_non_null(L);
-	lsock = loop_listen(L, 0x7f000001u, 0, 0);
+	lsock = loop_listen(L, &LOOPBACK4, 0, 0);
 	assert_true(lsock >= 0);
 	struct sockaddr_in sa;
 	socklen_t sl = sizeof(sa);
@@ -281,6 +341,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_accept_read_write),
+		cmocka_unit_test(test_listen_v6_address),
 		cmocka_unit_test(test_eof_after_short_read),
 		cmocka_unit_test(test_timer_deadline),
 		cmocka_unit_test(test_connect),

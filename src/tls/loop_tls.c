@@ -410,7 +410,7 @@ static void ts_on_timer(struct loop_timer *t, sk_time_ns now)
 
 /* ---- the loop API ---- */
 
-static int t_listen(struct loop *l, uint32_t addr, uint16_t port, int backlog)
+static int t_listen(struct loop *l, const struct sk_addr *addr, uint16_t port, int backlog)
 {
 	return loop_listen(lt_of(l)->inner, addr, port, backlog);
 }

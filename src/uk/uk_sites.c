@@ -693,7 +693,8 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 		l->def = (struct http_app_def){&l->route, 1, "sites", NULL, NULL, false};
 		struct http_app_config cfg;
 		http_app_config_default(&cfg);
-		cfg.addr = 0; /* the guest's one address: the file's picks the host side only */
+		/* cfg.addr stays ::, the guest's addresses: the file's picks
+		 * the host side of the forward only. */
 		cfg.port = ls->port;
 		cfg.max_conns = l->conns;
 		cfg.max_body = c->max_body;
