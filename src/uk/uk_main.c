@@ -242,6 +242,16 @@ static uint64_t wall_sec(sk_time_ns now)
 	return wall_base + (now > wall_at ? (now - wall_at) / SK_NS_PER_S : 0);
 }
 
+/* The engines' runtime errors (uk_sites_env.error_log): the error log. */
+static void error_log(void *ctx, const char *key, const char *msg)
+{
+	(void)ctx;
+	size_t n = 0;
+	while (msg[n])
+		n++;
+	sk_log_msg(&elog, plat_now(), SK_LOG_ERROR, key, msg, n);
+}
+
 static void console_sink(void *ctx, const char *line, size_t len)
 {
 	(void)ctx;
@@ -533,6 +543,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.all_stats = uk_stats,
 		.app = app_def, /* the file's app; routes */
 		.proxy = &uk_app && uk_app.proxy,
+		.error_log = error_log,
 	};
 	struct uk_sites_words w = {
 		.site = site_len ? st->module : NULL, .site_len = site_len,
