@@ -126,6 +126,8 @@ static unsigned exit_code;
  * is for `skiff serve`. */
 static bool drain_wanted;
 static volatile int drain_stop;
+/* The shutdown datagram said "stats": print the counters at exit. */
+static bool stats_at_exit;
 static struct uk_alog alog;
 /* The error log (base/log.h) on the console: runtime warnings, such as a
  * refused access-log datagram, limited per kind. */
@@ -161,9 +163,18 @@ static void shutdown_udp(void *ctx, struct iface *i, sk_time_ns now, uint32_t sr
 	if (len < 4 || sk_memcmp(data, "exit", 4))
 		return;
 	unsigned code = 0;
-	for (size_t k = 4; k < len; k++)
-		if (data[k] >= '0' && data[k] <= '9' && code < 100)
+	size_t k = 4;
+	for (; k < len && data[k] == ' '; k++)
+		;
+	for (; k < len && data[k] >= '0' && data[k] <= '9'; k++)
+		if (code < 1000)
 			code = code * 10 + (unsigned)(data[k] - '0');
+	/* "exit [CODE] stats": the counters at exit too, as the word stats
+	 * prints them (skiff vm's Ctrl-C asks so). */
+	for (; k < len && data[k] == ' '; k++)
+		;
+	if (len - k >= 5 && !sk_memcmp(data + k, "stats", 5))
+		stats_at_exit = true;
 	exit_code = code > 127 ? 127 : code; /* QEMU's status is 2*code+1 in 8 bits */
 	drain_wanted = true;
 	stop = 1;
@@ -692,7 +703,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	tcp_poll(&tcp, now);
 	dev_tx_sync(d);
 	sk_log_flush(&elog, SK_TIME_NEVER);
-	if (opt_given(&o, OPT_STATS)) {
+	if (opt_given(&o, OPT_STATS) || stats_at_exit) {
 		uk_stats(print_stat, NULL);
 		if (workers)
 			uk_smp_stats(print_stat, NULL);
