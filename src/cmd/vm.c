@@ -37,6 +37,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../archive/site_bundle.h"
@@ -134,16 +135,28 @@ static volatile sig_atomic_t child_pid;
 static int ctl_fd = -1;
 static struct sockaddr_in ctl_addr;
 static volatile sig_atomic_t stop_asked;
+static struct timespec stop_at;
 
 static void forward_signal(int sig)
 {
 	if (child_pid <= 0)
 		return;
+	if (sig == SIGINT && stop_asked) {
+		/* The same Ctrl-C may come twice (a terminal signals the whole
+		 * foreground group: `timeout` in it forwards its copy): a second
+		 * within a second is that one, not the user's second. */
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - stop_at.tv_sec < 1 ||
+		    (now.tv_sec - stop_at.tv_sec == 1 && now.tv_nsec < stop_at.tv_nsec))
+			return;
+	}
 	if (sig != SIGINT || ctl_fd < 0 || stop_asked) {
 		kill((pid_t)child_pid, sig == SIGINT || sig == SIGALRM ? SIGTERM : sig);
 		return;
 	}
 	stop_asked = 1;
+	clock_gettime(CLOCK_MONOTONIC, &stop_at);
 	static const char say[] = "\nskiff vm: stopping the guest (drain, counters); again to stop "
 				  "QEMU at once\n";
 	ssize_t w = write(2, say, sizeof(say) - 1);
