@@ -196,8 +196,8 @@ void hpack_table_insert(struct hpack_table *t, const uint8_t *name, uint32_t nam
 			const uint8_t *value, uint32_t value_len);
 /* A new max_size (<= limit): evicts to fit. */
 void hpack_table_set_max(struct hpack_table *t, uint32_t max_size);
-/* Search for name/value: returns the index of a full match, else 0, with
- * *name_index set to an index with the same name (0: none). */
+/* Search for name/value: returns the index of a full match, else 0; either
+ * way *name_index is the first index with the same name (0: none). */
 uint32_t hpack_table_find(const struct hpack_table *t, const uint8_t *name, uint32_t name_len,
 			  const uint8_t *value, uint32_t value_len, uint32_t *name_index);
 /* 0 if every invariant above holds, else -(the line of the broken one). */

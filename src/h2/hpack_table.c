@@ -200,20 +200,20 @@ uint32_t hpack_table_find(const struct hpack_table *t, const uint8_t *name, uint
 		const struct hpack_static *s = &hpack_static_table[i];
 		if (!eq((const uint8_t *)s->name, s->name_len, name, name_len))
 			continue;
-		if (eq((const uint8_t *)s->value, s->value_len, value, value_len))
-			return i + 1;
 		if (!*name_index)
 			*name_index = i + 1;
+		if (eq((const uint8_t *)s->value, s->value_len, value, value_len))
+			return i + 1;
 	}
 	for (uint32_t i = 0; i < t->count; i++) {
 		const struct hpack_entry *e = &t->ents[slot_of(t, i)];
 		const uint8_t *p = t->bytes + e->off;
 		if (!eq(p, e->name_len, name, name_len))
 			continue;
-		if (eq(p + e->name_len, e->value_len, value, value_len))
-			return HPACK_STATIC_COUNT + 1 + i;
 		if (!*name_index)
 			*name_index = HPACK_STATIC_COUNT + 1 + i;
+		if (eq(p + e->name_len, e->value_len, value, value_len))
+			return HPACK_STATIC_COUNT + 1 + i;
 	}
 	return 0;
 }
