@@ -5,7 +5,7 @@
  * hpack_huff_table.c): after each bit, the code read so far is a whole
  * symbol exactly when it lies in [first, first + count) of its length.  A
  * table-driven decoder (a byte at a time) would be faster; header strings
- * are short, and this one needs 1.5 KB of tables instead of tens. */
+ * are short, and this one's tables take under 1 KB instead of several. */
 #include "hpack.h"
 #include "hpack_huff.h"
 
