@@ -875,6 +875,58 @@ static void test_list_bounds(void **state)
 	free(m);
 }
 
+/* A field too large for both the list and the scratch buffer is only
+ * checked: added to the table, it empties it (4.4), as the peer's does. */
+static void test_field_over_scratch(void **state)
+{
+	(void)state;
+	static uint8_t bytes[HPACK_TABLE_BYTES(100)], tmp[HPACK_DEC_TMP_BYTES(100)], buf[16];
+	static struct hpack_entry ents[HPACK_TABLE_ENTRIES(100)];
+	struct hpack_field fields[4];
+	struct hpack_dec d;
+	assert_int_equal(hpack_dec_init(&d, 100, bytes, sizeof(bytes), ents, SK_ARRAY_LEN(ents), tmp,
+					sizeof(tmp)),
+			 HPACK_OK);
+	assert_int_equal(hpack_dec_init(&d, 100, bytes, sizeof(bytes), ents, SK_ARRAY_LEN(ents), tmp,
+					sizeof(tmp) - 1),
+			 HPACK_ENOBUF);
+	assert_int_equal(hpack_dec_init(&d, 100, bytes, sizeof(bytes), ents, SK_ARRAY_LEN(ents), tmp,
+					sizeof(tmp)),
+			 HPACK_OK);
+	struct hpack_list l = { .fields = fields, .max_fields = 4, .buf = buf, .buf_cap = sizeof(buf),
+				.max_list = 1000 };
+	uint8_t blk[512];
+	size_t n = unhex("40 01 61 01 62", blk, sizeof(blk)); /* a: b, 34 bytes */
+	assert_int_equal(hpack_decode(&d, blk, n, &l), HPACK_OK);
+	assert_int_equal(d.t.count, 1);
+	/* Name by index 62 ("a"), a Huffman value of 300 '0's (5 bits each). */
+	blk[0] = 0x7e;
+	size_t hl;
+	uint8_t zeros[300];
+	memset(zeros, '0', sizeof(zeros));
+	uint8_t huff[200];
+	hl = hpack_huff_encode(huff, sizeof(huff), zeros, sizeof(zeros));
+	n = 1;
+	n += hpack_int_encode(blk + n, sizeof(blk) - n, (uint32_t)hl, 7, 0x80);
+	memcpy(blk + n, huff, hl);
+	n += hl;
+	blk[n++] = 0xbe; /* and then index 62, which must be gone */
+	assert_int_equal(hpack_decode(&d, blk, n, &l), HPACK_EINDEX);
+	assert_int_equal(hpack_table_check(&d.t), 0);
+	assert_int_equal(d.t.count, 0);
+	/* The same without the stale reference: the list is over (ELIST). */
+	assert_int_equal(hpack_dec_init(&d, 100, bytes, sizeof(bytes), ents, SK_ARRAY_LEN(ents), tmp,
+					sizeof(tmp)),
+			 HPACK_OK);
+	uint8_t first[8];
+	size_t fn = unhex("40 01 61 01 62", first, sizeof(first));
+	assert_int_equal(hpack_decode(&d, first, fn, &l), HPACK_OK);
+	assert_int_equal(hpack_decode(&d, blk, n - 1, &l), HPACK_ELIST);
+	assert_int_equal(l.n_fields, 0);
+	assert_int_equal(d.t.count, 0);
+	assert_int_equal(hpack_table_check(&d.t), 0);
+}
+
 static void test_err_strings(void **state)
 {
 	(void)state;
@@ -904,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_bad_index),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_list_bounds),
+		cmocka_unit_test(test_field_over_scratch),
 		cmocka_unit_test(test_err_strings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
