@@ -337,6 +337,8 @@ static size_t str_encode(const struct hpack_enc *e, uint8_t *out, size_t cap, co
 	size_t hlen = hpack_huff_encoded_len(s, len);
 	bool huff = e->huff == HPACK_HUFF_ALWAYS || (e->huff == HPACK_HUFF_AUTO && hlen < len);
 	size_t body = huff ? hlen : len;
+	if (body > HPACK_INT_MAX)
+		return 0;
 	size_t n = hpack_int_encode(out, cap, (uint32_t)body, 7, huff ? 0x80 : 0);
 	if (!n || body > cap - n)
 		return 0;
