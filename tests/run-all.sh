@@ -267,7 +267,7 @@ fi
 echo "PASS deps"
 
 # The totals the test scripts and unit runners print about themselves.
-TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^vm-sites:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:'
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^vm-sites:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
 # phase_cpu NAME: the CPU seconds its processes used (user + system).
