@@ -16,11 +16,12 @@ TEST_LDLIBS := -lcmocka -l:libbearssl.a
 # no OS headers, no clock, no syscalls.  src/runner is the run loop's turn
 # (it calls the platform through plat/plat.h only); src/loop the loop API
 # with its skiff backend; src/conf the options module that the hosted
-# commands and the unikernel parse their command lines with; src/archive
-# the site archive's reader, which the unikernel runs on an untrusted image
+# commands and the unikernel parse their command lines with; src/h2
+# HTTP/2's frames and HPACK (pure parse/emit, below the HTTP engine);
+# src/archive the site archive's reader, which the unikernel runs on an untrusted image
 # and the fuzzer drives; src/router the router of a configuration file's
 # sites on the HTTP engine.
-CORE_DIRS := src/base src/wire src/ring src/net src/runner src/loop src/http src/switch \
+CORE_DIRS := src/base src/wire src/h2 src/ring src/net src/runner src/loop src/http src/switch \
 	src/conf src/archive src/router
 CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS))))
 # Hosted folders: devices, the Linux platform, the error log (src/elog),
