@@ -23,8 +23,8 @@
 #                     against nginx (issue 35's goal).  BENCH_TLS_KEY=rsa for
 #                     RSA 2048 instead of ECDSA P-256.  About 12 min.
 #   make bench-tls-engines  its handshake rows alone: nginx, skiff on each
-#                     engine, --stack linux and packet, ab-c16 and resume-c1,
-#                     3 reps; about 4 min (run it under flock
+#                     engine, --stack linux and packet, ab-c1, ab-c16 and
+#                     resume-c1, 3 reps; about 5 min (run it under flock
 #                     /tmp/skiff-nettest.lock on a shared machine).
 # Knobs: BENCH_REPS BENCH_DURATION BENCH_N BENCH_SERVERS BENCH_LOADS
 # BENCH_PASSES BENCH_OUT BENCH_SERVER_CPU BENCH_CLIENT_CPU BENCH_OFFLOADS
@@ -62,7 +62,7 @@ bench-tls: deps all
 bench-tls-engines: deps all
 	@BENCH_TLS=1 BENCH_PASSES=$${BENCH_PASSES:-41} \
 	  BENCH_SERVERS="$${BENCH_SERVERS:-$(BENCH_TLS_SERVERS)}" \
-	  BENCH_LOADS="$${BENCH_LOADS:-ab-c16 resume-c1}" \
+	  BENCH_LOADS="$${BENCH_LOADS:-ab-c1 ab-c16 resume-c1}" \
 	  BENCH_OUT="$${BENCH_OUT:-bench/results/tls-hs-$$(date +%Y-%m-%d-%H%M%S)}" \
 	  $(BENCH_PY) bench/http/bench.py $(BUILD)/skiff
 
