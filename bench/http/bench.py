@@ -49,8 +49,8 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
             resumed, or skiff counted fewer (tls.resumed), or ab got another
             protocol than asked, is failed.  The results gain a handshake
             table: per handshake, the server core's CPU and the server's own
-            share of it (its processes and the core's irq/softirq work,
-            without other programs scheduled there), against nginx's, and
+            share of it (its processes and the core's ksoftirqd, without
+            other programs scheduled there), against nginx's, and
             issue 35's goal (full: at most 2/3 of nginx's at no fewer per
             second; resumed: at most 1/2)
   BENCH_TLS_VERSION=1.3  the clients offer TLS 1.3 only (ab -f TLS1.3, s_time
@@ -703,25 +703,20 @@ def cpu_times():
     return out
 
 
-def irq_ticks(cpu):
-    """The interrupt work charged to one CPU, in jiffies: irq and softirq
-    of /proc/stat plus its ksoftirqd thread's utime+stime: the kernel's
-    packet work on that core that no server process is charged for."""
-    t = 0
-    with open("/proc/stat") as f:
-        for line in f:
-            if line.startswith(f"cpu{cpu} "):
-                v = [int(x) for x in line.split()[1:]]
-                t += v[5] + v[6]
+def ksoftirqd_ticks(cpu):
+    """utime+stime of one CPU's ksoftirqd thread: the packet work that
+    overflowed to it, which no server process is charged for.  (The rest
+    of the softirq and irq time on a core is charged, tick by tick, to the
+    task that was running when it came: the server's own sends included.)"""
     for p in os.listdir("/proc"):
         if p.isdigit():
             try:
                 with open(f"/proc/{p}/comm") as f:
                     if f.read().strip() == f"ksoftirqd/{cpu}":
-                        return t + proc_ticks([int(p)])
+                        return proc_ticks([int(p)])
             except OSError:
                 pass
-    return t
+    return 0
 
 
 def proc_ticks(pids):
@@ -848,13 +843,13 @@ def run_load(srv, load, url):
             wcmd.insert(1, "-k")
         sh(["timeout", "20", "ip", "netns", "exec", ns, "taskset", "-c", str(CCPU)] + wcmd
            + [url], timeout=25)
-    i0 = irq_ticks(SCPU)
+    i0 = ksoftirqd_ticks(SCPU)
     c0, p0, t0 = cpu_times(), proc_ticks(pids), time.time()
     r = subprocess.run(["timeout", str(int(bound)), "ip", "netns", "exec", ns, "taskset", "-c",
                         str(CCPU)] + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True, errors="replace")
     c1, p1, t1 = cpu_times(), proc_ticks(pids), time.time()
-    i1 = irq_ticks(SCPU)
+    i1 = ksoftirqd_ticks(SCPU)
     res = (parse_wrk(r.stdout) if cmd[0] == "wrk" else
            parse_s_time(r.stdout, t1 - t0) if cmd[0] == "openssl" else parse_ab(r.stdout))
     if res is None:
@@ -868,11 +863,13 @@ def run_load(srv, load, url):
     res["server_cpu_us_per_req"] = sb * 1e6 / HZ / n
     res["server_proc_us_per_req"] = (p1 - p0) * 1e6 / HZ / n
     res["server_core_busy_pct"] = 100.0 * sb / st if st else 0.0
-    # The server's own share of its core: its processes and the core's
-    # interrupt work, without what other programs ran there (a shared
-    # machine's builds are scheduled onto the server's core when it idles);
-    # others_pct is that other work's share of the core's time.  Single-
-    # worker servers only (a -w2 server runs on both cores).
+    # The server's own share of its core: its processes (their system time
+    # holds the irq and softirq work that came while they ran, their own
+    # sends' included) and the core's ksoftirqd, without what other
+    # programs ran there (a shared machine's builds are scheduled onto the
+    # server's core while it idles); others_pct: the rest of the core's
+    # busy time, as a share of the core's time.  Single-worker servers
+    # only (a -w2 server runs on both cores).
     own = (p1 - p0) + (i1 - i0)
     res["server_own_us_per_req"] = own * 1e6 / HZ / n
     res["server_core_others_pct"] = max(0.0, 100.0 * (sb - own) / st) if st else 0.0
@@ -1141,9 +1138,10 @@ def handshake_table(prow, servers, body):
          "per handshake (one per request for ab without -k, one per timed connection "
          "for s_time -reuse, every one of them resumed by s_time's marks and by skiff's "
          "tls.resumed): **core µs** the server core's busy time; **own µs** the part of "
-         "it that is the server's: its processes and the core's interrupt work (irq, "
-         "softirq, ksoftirqd), without other programs the scheduler put on the core while "
-         "the server idled (**others %** of the core's time, a shared machine's builds); "
+         "it that is the server's: its processes (with the interrupt work that came while "
+         "they ran) and the core's ksoftirqd, without other programs the scheduler put on "
+         "the core while the server idled (**others %**: the rest of the core's busy time, "
+         "as a share of its time: a shared machine's builds and tests); "
          "**/nginx** ratios of the medians to nginx's; **SAT**: the client's core was the "
          f"limit (above {SAT_PCT:.0f}% busy), so the rate is the client's and the CPU per "
          "handshake is what compares the servers.", "",
