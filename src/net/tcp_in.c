@@ -69,6 +69,7 @@ void tcp_open_from_syn(struct tcp_stack *st, struct tcp_sock *sk, const struct t
 	sk->snd_wl2 = h->ack;
 	sk->cwnd = tcp_initial_cwnd(sk);
 	sk->recover = sk->iss;
+	sk->rtx_hi = sk->snd_una; /* then it follows snd_una up (tcp_ack_in) */
 }
 
 static void tcp_count_parse_error(struct tcp_stack *st, int r)
@@ -163,6 +164,7 @@ static void tcp_cookie_ack(struct tcp_stack *st, struct tcp_sock *l, sk_time_ns 
 	sk->snd_wl2 = h->ack;
 	sk->cwnd = tcp_initial_cwnd(sk);
 	sk->recover = sk->iss;
+	sk->rtx_hi = sk->snd_una; /* then it follows snd_una up (tcp_ack_in) */
 	sk->state = TCP_ESTABLISHED;
 	sk->quickacks = TCP_QUICKACKS;
 	tcp_keepalive_arm(sk, now);
