@@ -26,8 +26,16 @@
  * gets the two hooks that feed a rate model (both may be NULL):
  *   on_send   a segment of new data [seq, seq + len) left now.
  *   on_delivery  every acceptable ACK, in recovery or not, after the
- *             engine's own processing: `delivered` bytes reached the
- *             peer with it (cumulatively or by SACK). */
+ *             engine has processed its acknowledgment and SACK blocks
+ *             but before SACK recovery sends on it: `delivered` bytes
+ *             reached the peer with it (cumulatively or by SACK).
+ * Recovery's window.  The engine's PRR sets cwnd on every ACK of a SACK
+ * recovery, falling to ssthresh: right for an algorithm that reads loss
+ * as congestion.  One that sets owns_recovery_cwnd (and on_delivery)
+ * keeps cwnd in its own hands instead: PRR stays out, on_delivery sets
+ * the window the engine's recovery sends in.  The engine still sets cwnd
+ * to PRR's packet-conserving start when an episode begins (pipe plus a
+ * segment) and to ssthresh when it ends. */
 #ifndef NET_TCP_CC_H
 #define NET_TCP_CC_H
 
@@ -49,6 +57,7 @@ struct tcp_cc_ops {
 	void (*on_undo)(struct tcp_sock *sk, sk_time_ns now);
 	void (*on_send)(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time_ns now);
 	void (*on_delivery)(struct tcp_sock *sk, uint32_t delivered, sk_time_ns now);
+	bool owns_recovery_cwnd; /* see "Recovery's window" above */
 };
 
 extern const struct tcp_cc_ops tcp_cc_newreno; /* RFC 5681 with RFC 3465 byte counting */

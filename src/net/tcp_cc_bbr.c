@@ -17,7 +17,10 @@
  * Delivery rate (after draft-cheng-iccrg-delivery-rate-estimation, made
  * small): no per-segment record exists here, so a few new-data segments
  * in flight are markers, spaced about a quarter window apart.  When one is
- * cumulatively acked, the bytes delivered since the previous marker's ACK,
+ * delivered (cumulatively acked or SACKed: a marker above a hole must not
+ * wait a repair round trip, which would stretch its interval and lower
+ * its sample), the bytes delivered (acked or SACKed) since the previous
+ * marker's ACK,
  * over the longer of the two intervals between the markers (as sent, as
  * acked), is one rate sample: the send interval keeps ACK compression from
  * inflating it, the ACK interval keeps a burst sent faster than the
@@ -25,17 +28,30 @@
  * sample for RTprop, in microseconds (the timestamp option's
  * milliseconds are too coarse for a LAN).  A marker sent with nothing
  * more queued and room in cwnd is app-limited: its sample may raise
- * BtlBw but says nothing about a full pipe.
+ * BtlBw but says nothing about a full pipe.  Markers older than a
+ * delivered one and not delivered themselves are lost (or late): they
+ * are dropped unsampled.  Rounds end on the first ACK or SACK of data
+ * sent after the round began, so they go on while a hole holds snd_una.
  *
- * Loss: BBR v1 does not read loss as congestion.  ssthresh() keeps the
- * window (the engine's PRR then sends about what is delivered while it
- * recovers, the packet conservation of the paper) and recovery ends at
- * the window BBR had.  After an RTO the window regrows by what is
- * delivered, up to the model's target.
+ * Loss: BBR v1 does not read loss as congestion, and owns its window in
+ * a SACK recovery (owns_recovery_cwnd: the engine's PRR, which would take
+ * the window down to ssthresh, stays out).  As the draft's section on
+ * loss recovery has it: the engine starts the episode at the flight plus
+ * a segment; for its first round (until data sent after the start is
+ * delivered) the window is packet-conserving, never below the flight
+ * plus what the ACK delivered; after that it grows by what is delivered
+ * up to the model's target as outside recovery; the episode ends at the
+ * larger of that and the window saved at its start (ssthresh() saves it,
+ * and on_delivery keeps sk->ssthresh at that maximum, which the engine
+ * restores at the end).  After an RTO the window regrows from one segment
+ * by what is delivered, up to the target, and once everything sent before
+ * the timeout is acked it is back to at least the saved window.  The
+ * draft also takes newly lost segments off the window on every ACK; the
+ * engine does not report them, and pipe (which leaves lost holes out)
+ * already makes room to resend them.
  *
- * Known gaps: rounds count by cumulative ACK, so they stall while a
- * recovery holds snd_una; no restart-from-idle pacing; no long-term
- * (policer) bandwidth mode of later versions. */
+ * Known gaps: no restart-from-idle pacing; no long-term (policer)
+ * bandwidth mode of later versions. */
 #include "tcp_cc.h"
 #include "tcp_int.h"
 
@@ -46,6 +62,9 @@ enum {
 	BBR_F_ROUND_START = 1u << 2,/* this ACK began a round */
 	BBR_F_RTT_ROUND = 1u << 3,  /* PROBE_RTT: a round passed at the low window */
 	BBR_F_LAST_APP = 1u << 4,   /* the latest rate sample was app-limited */
+	BBR_F_REC = 1u << 5,        /* in a SACK recovery (BBR's window) */
+	BBR_F_CONSERVE = 1u << 6,   /* ... its first round: packet conservation */
+	BBR_F_RTO = 1u << 7,        /* regrowing after a timeout */
 };
 
 #define BBR_UNIT 256u                 /* gains in 1/256 */
@@ -154,6 +173,27 @@ static void bbr_init(struct tcp_sock *sk, sk_time_ns now)
 	bbr_nominal_rate(sk);
 }
 
+/* Whether everything below `end` reached the peer, or at least the
+ * segment ending there: cumulatively acked, or inside a SACKed range. */
+static bool bbr_delivered_to(const struct tcp_sock *sk, uint32_t end)
+{
+	if (tcp_seq_ge(sk->snd_una, end))
+		return true;
+	for (uint8_t i = 0; i < sk->nscore; i++)
+		if (tcp_seq_lt(sk->score[i].l, end) && tcp_seq_ge(sk->score[i].r, end))
+			return true;
+	return false;
+}
+
+/* Data at or past `seq` has reached the peer (acked, or SACKed: the
+ * scoreboard is sorted, its last range the highest). */
+static bool bbr_delivered_past(const struct tcp_sock *sk, uint32_t seq)
+{
+	if (tcp_seq_ge(sk->snd_una, seq))
+		return true;
+	return sk->nscore && tcp_seq_gt(sk->score[sk->nscore - 1].r, seq);
+}
+
 /* Markers (see the top): the first of a train, or one about a quarter
  * window past the last, while a slot is free. */
 static void bbr_on_send(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time_ns now)
@@ -184,14 +224,24 @@ static void bbr_on_send(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time
 	b->mk_n++;
 }
 
-/* Pops the markers this ACK covers: rate samples into the filter, the
- * smallest send-to-ACK time into *rtt_us (UINT32_MAX: none). */
+/* Pops the markers delivered by now (and the lost ones older than
+ * them): rate samples into the filter, the smallest send-to-ACK time into
+ * *rtt_us (UINT32_MAX: none). */
 static void bbr_sample(struct tcp_sock *sk, sk_time_ns now, uint32_t *rtt_us)
 {
 	struct tcp_bbr *b = &sk->cc.bbr;
 	uint32_t t = bbr_us(now);
 	*rtt_us = UINT32_MAX;
-	while (b->mk_n && tcp_seq_ge(sk->snd_una, b->mk_end[b->mk_head])) {
+	for (;;) {
+		unsigned k = 0;
+		while (k < b->mk_n && !bbr_delivered_to(sk, b->mk_end[(b->mk_head + k) % BBR_MARKS]))
+			k++;
+		if (k == b->mk_n)
+			return; /* none delivered yet */
+		/* The k before it are in holes: lost, or late.  Either way
+		 * their own ACK would time a repair, not the path. */
+		b->mk_head = (uint8_t)((b->mk_head + k) % BBR_MARKS);
+		b->mk_n = (uint8_t)(b->mk_n - k);
 		unsigned i = b->mk_head;
 		uint32_t sent = b->mk_sent_us[i];
 		bool app = b->mk_app & (1u << i);
@@ -218,7 +268,7 @@ static void bbr_round(struct tcp_sock *sk, uint32_t delivered)
 {
 	struct tcp_bbr *b = &sk->cc.bbr;
 	b->fl &= ~BBR_F_ROUND_START;
-	if (!delivered || !tcp_seq_ge(sk->snd_una, b->round_end))
+	if (!delivered || !bbr_delivered_past(sk, b->round_end))
 		return;
 	b->round_end = sk->snd_max;
 	b->round++;
@@ -275,7 +325,7 @@ static void bbr_check_full_pipe(struct tcp_bbr *b)
 static void bbr_save_cwnd(struct tcp_sock *sk)
 {
 	struct tcp_bbr *b = &sk->cc.bbr;
-	if (!(sk->fl & TF_RECOVERY) && sk->cc.bbr.mode != BBR_PROBE_RTT)
+	if (!(sk->fl & TF_RECOVERY) && !(b->fl & BBR_F_RTO) && b->mode != BBR_PROBE_RTT)
 		b->prior_cwnd = sk->cwnd;
 	else
 		b->prior_cwnd = SK_MAX(b->prior_cwnd, sk->cwnd);
@@ -313,6 +363,57 @@ static void bbr_probe_rtt(struct tcp_sock *sk, bool expired, uint32_t inflight, 
 	}
 }
 
+/* The window outside recovery and after its first round: grows by what is
+ * delivered; once the pipe was found full, no further than the target;
+ * before, no further than the target unless it is already past it. */
+static void bbr_grow(struct tcp_sock *sk, uint32_t delivered)
+{
+	const struct tcp_bbr *b = &sk->cc.bbr;
+	uint32_t target = bbr_inflight(sk, bbr_cwnd_gain(b));
+	uint64_t w = (uint64_t)sk->cwnd + delivered;
+	if (b->fl & BBR_F_FILLED)
+		w = SK_MIN(w, (uint64_t)target);
+	else if (sk->cwnd >= target)
+		w = sk->cwnd;
+	sk->cwnd = (uint32_t)SK_MIN(w, (uint64_t)TCP_CWND_MAX);
+}
+
+/* The window (see the top for recovery and timeouts).  A NewReno
+ * recovery (no SACK) stays the engine's, as before. */
+static void bbr_set_cwnd(struct tcp_sock *sk, uint32_t delivered, uint32_t inflight)
+{
+	struct tcp_bbr *b = &sk->cc.bbr;
+	if ((b->fl & BBR_F_RTO) && tcp_seq_ge(sk->snd_una, b->rec_end)) {
+		/* Everything sent before the timeout is acked. */
+		b->fl &= (uint8_t)~BBR_F_RTO;
+		sk->cwnd = SK_MAX(sk->cwnd, b->prior_cwnd);
+	}
+	if ((sk->fl & (TF_RECOVERY | TF_SACK)) == (TF_RECOVERY | TF_SACK)) {
+		if (!(b->fl & BBR_F_REC)) {
+			b->fl |= BBR_F_REC | BBR_F_CONSERVE;
+			b->rec_end = sk->snd_max;
+		} else if ((b->fl & BBR_F_CONSERVE) && bbr_delivered_past(sk, b->rec_end)) {
+			b->fl &= (uint8_t)~BBR_F_CONSERVE;
+		}
+		if (b->fl & BBR_F_CONSERVE)
+			sk->cwnd = SK_MAX(sk->cwnd, inflight + delivered);
+		else
+			bbr_grow(sk, delivered);
+		/* The engine ends the episode at ssthresh: at least the saved
+		 * window, and never below what BBR has grown to since. */
+		sk->ssthresh = SK_MAX(b->prior_cwnd, sk->cwnd);
+		return;
+	}
+	if (b->fl & BBR_F_REC) {
+		/* The episode ended (or was undone): the engine set cwnd to
+		 * ssthresh, at least the saved window. */
+		b->fl &= (uint8_t)~(BBR_F_REC | BBR_F_CONSERVE);
+		sk->cwnd = SK_MAX(sk->cwnd, b->prior_cwnd);
+	}
+	if (!(sk->fl & TF_RECOVERY))
+		bbr_grow(sk, delivered);
+}
+
 static void bbr_on_delivery(struct tcp_sock *sk, uint32_t delivered, sk_time_ns now)
 {
 	struct tcp_bbr *b = &sk->cc.bbr;
@@ -347,17 +448,7 @@ static void bbr_on_delivery(struct tcp_sock *sk, uint32_t delivered, sk_time_ns 
 		if (rate && ((b->fl & BBR_F_FILLED) || rate > sk->pacing_rate))
 			sk->pacing_rate = rate;
 	}
-	if (!(sk->fl & TF_RECOVERY)) {
-		/* In recovery the engine's PRR holds the window near what is
-		 * delivered; ssthresh() made its end the window from before. */
-		uint32_t target = bbr_inflight(sk, bbr_cwnd_gain(b));
-		uint64_t w = (uint64_t)sk->cwnd + delivered;
-		if (b->fl & BBR_F_FILLED)
-			w = SK_MIN(w, (uint64_t)target);
-		else if (sk->cwnd >= target)
-			w = sk->cwnd;
-		sk->cwnd = (uint32_t)SK_MIN(w, (uint64_t)TCP_CWND_MAX);
-	}
+	bbr_set_cwnd(sk, delivered, inflight);
 	sk->cwnd = SK_MAX(sk->cwnd, BBR_MIN_CWND_SEGS * mss);
 	if (b->mode == BBR_PROBE_RTT)
 		sk->cwnd = SK_MIN(sk->cwnd, BBR_MIN_CWND_SEGS * mss);
@@ -388,13 +479,17 @@ static uint32_t bbr_ssthresh(struct tcp_sock *sk, uint32_t base, sk_time_ns now)
 	return SK_MAX(sk->cc.bbr.prior_cwnd, BBR_MIN_CWND_SEGS * tcp_eff_mss(sk));
 }
 
-/* Everything in flight is resent: the markers time nothing now. */
+/* Everything in flight is resent: the markers time nothing now.  The
+ * engine set cwnd to one segment; the episode lasts until what was sent
+ * before it is acked (then the saved window comes back). */
 static void bbr_on_rto(struct tcp_sock *sk, sk_time_ns now)
 {
 	(void)now;
 	struct tcp_bbr *b = &sk->cc.bbr;
 	b->mk_n = 0;
-	b->fl &= ~BBR_F_TRAIN;
+	b->fl &= (uint8_t)~(BBR_F_TRAIN | BBR_F_REC | BBR_F_CONSERVE);
+	b->fl |= BBR_F_RTO;
+	b->rec_end = sk->snd_max;
 }
 
 static void bbr_on_undo(struct tcp_sock *sk, sk_time_ns now)
@@ -413,4 +508,5 @@ const struct tcp_cc_ops tcp_cc_bbr = {
 	.on_undo = bbr_on_undo,
 	.on_send = bbr_on_send,
 	.on_delivery = bbr_on_delivery,
+	.owns_recovery_cwnd = true,
 };

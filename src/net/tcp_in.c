@@ -69,6 +69,7 @@ void tcp_open_from_syn(struct tcp_stack *st, struct tcp_sock *sk, const struct t
 	sk->snd_wl2 = h->ack;
 	sk->cwnd = tcp_initial_cwnd(sk);
 	sk->recover = sk->iss;
+	sk->rtx_hi = sk->snd_una; /* then it follows snd_una up (tcp_ack_in) */
 }
 
 static void tcp_count_parse_error(struct tcp_stack *st, int r)
@@ -163,6 +164,7 @@ static void tcp_cookie_ack(struct tcp_stack *st, struct tcp_sock *l, sk_time_ns 
 	sk->snd_wl2 = h->ack;
 	sk->cwnd = tcp_initial_cwnd(sk);
 	sk->recover = sk->iss;
+	sk->rtx_hi = sk->snd_una; /* then it follows snd_una up (tcp_ack_in) */
 	sk->state = TCP_ESTABLISHED;
 	sk->quickacks = TCP_QUICKACKS;
 	tcp_keepalive_arm(sk, now);
@@ -494,10 +496,26 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		}
 	}
 
+	/* What this ACK delivered: the cumulative advance and the SACKed bytes
+	 * it added (those it covered were counted when SACKed). */
+	int64_t dd = (int64_t)(sk->snd_una - una0) +
+		     (sack ? (int64_t)tcp_sacked_bytes(sk) - (int64_t)sacked0 : 0);
+	uint32_t delivered = dd > 0 ? (uint32_t)dd : 0;
+
+	/* A paced algorithm's rate model sees every ACK (tcp_cc.h), before
+	 * the recovery below sends: an algorithm that owns its window in
+	 * recovery sets it here, and the sends of this ACK use it. */
+	const struct tcp_cc_ops *cc = tcp_cc(sk);
+	bool model = sk_unlikely(sk->pacing_rate != 0) && cc->on_delivery;
+	if (model)
+		cc->on_delivery(sk, delivered, now);
+
 	/* SACK loss recovery (RFC 6675 with PRR): entered on DupThresh
 	 * duplicate ACKs or as soon as the scoreboard shows the first hole
 	 * lost, whichever comes first; then every ACK sets the window from
-	 * what it delivered.  Not below `recover`: one reduction per window. */
+	 * what it delivered (PRR), unless the algorithm owns the window in
+	 * recovery (it did so in on_delivery above).  Not below `recover`:
+	 * one reduction per window. */
 	if (sack && sk->snd_una != sk->snd_max) {
 		if ((sk->fl & TF_TLP_OUT) && sack_news && !(sk->fl & TF_RECOVERY) && sk->nscore) {
 			/* The answer to the probe SACKs data sent after the holes,
@@ -513,22 +531,9 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 				tcp_egress(st, sk);
 			}
 		} else {
-			int64_t d = (int64_t)(sk->snd_una - una0) +
-				    (int64_t)tcp_sacked_bytes(sk) - (int64_t)sacked0;
-			tcp_prr_ack(sk, d > 0 ? (uint32_t)d : 0);
+			if (!(model && cc->owns_recovery_cwnd))
+				tcp_prr_ack(sk, delivered);
 			tcp_egress(st, sk);
-		}
-	}
-
-	/* A paced algorithm's rate model sees every ACK (tcp_cc.h), with what
-	 * it delivered: the cumulative advance and the SACKed bytes it added
-	 * (those it covered were counted when SACKed). */
-	if (sk_unlikely(sk->pacing_rate != 0)) {
-		const struct tcp_cc_ops *cc = tcp_cc(sk);
-		if (cc->on_delivery) {
-			int64_t d = (int64_t)(sk->snd_una - una0) +
-				    (sack ? (int64_t)tcp_sacked_bytes(sk) - (int64_t)sacked0 : 0);
-			cc->on_delivery(sk, d > 0 ? (uint32_t)d : 0, now);
 		}
 	}
 

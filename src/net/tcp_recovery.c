@@ -122,7 +122,13 @@ void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns no
 	sk->ssthresh = tcp_loss_ssthresh(sk, now);
 	sk->recover = sk->snd_max;
 	sk->fl |= TF_RECOVERY | TF_RTX_ONE; /* RFC 6675 (4.3): the first hole now */
-	sk->rtx_hi = sk->snd_una;
+	/* Holes the last episode resent above its end are in flight still
+	 * (rtx_hi follows snd_una up, and only a retransmission takes it past
+	 * snd_una): resending them again would be spurious, and its ACK,
+	 * echoing the older copy's timestamp, would undo this episode (RFC
+	 * 3522) while a real loss is being repaired. */
+	if (!tcp_seq_gt(sk->rtx_hi, sk->snd_una) || tcp_seq_gt(sk->rtx_hi, sk->snd_max))
+		sk->rtx_hi = sk->snd_una;
 	sk->recover_fs = sk->snd_max - sk->snd_una;
 	sk->prr_delivered = 0;
 	sk->prr_out = 0;

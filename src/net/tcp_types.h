@@ -176,11 +176,14 @@ struct tcp_sock {
 			uint32_t delivered; /* bytes acked or SACKed, mod 2^32 */
 			/* BtlBw: the largest rate (bytes/s) of each of the last
 			 * 10 rounds, slot round % 10; a round ends when
-			 * snd_una passes round_end. */
+			 * snd_una reaches round_end or a SACK passes it. */
 			uint32_t bw[10];
 			uint32_t round, round_end;
 			uint32_t min_rtt_us; /* RTprop; UINT32_MAX none yet */
 			uint32_t full_bw, prior_cwnd;
+			/* While BBR_F_REC (a SACK recovery) or BBR_F_RTO (after a
+			 * timeout): the snd_max of its start. */
+			uint32_t rec_end;
 			sk_time_ns min_rtt_at, probe_rtt_done, cycle_at;
 			uint8_t mode, cycle, full_cnt, fl, mk_head, mk_n, mk_app;
 		} bbr;
