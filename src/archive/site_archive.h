@@ -46,7 +46,7 @@
 #define ARCHIVE_SITE_ARCHIVE_H
 
 #include "../base/sk.h"
-#include "../http/server.h"
+#include "../http/file.h"
 
 #define SAR_MAGIC 0x52414b53u /* "SKAR" in memory order */
 #define SAR_VERSION 1u

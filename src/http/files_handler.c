@@ -280,3 +280,12 @@ int http_files_handle(struct http_app_req *r, void *ctx)
 		return rc < 0 ? rc : send_error(r, a.status);
 	}
 }
+
+bool http_cache_control_ok(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (n >= HTTP_CACHE_CONTROL_MAX || s[n] < 0x20 || s[n] > 0x7e)
+			return false;
+	return n > 0 && s[0] != ' ' && s[n - 1] != ' ';
+}
