@@ -7,9 +7,8 @@
  * Vary, HEAD, Cache-Control on the answers about a file, pipelines,
  * slow sockets, and the loop's three ways of sending a file's bytes.
  *
- * Every case the former static-file engine's tests (server_test.c) and
- * its differential against this handler covered is here, asserted
- * directly: a table of requests, each with its status line, the lines
+ * Every case the former static-file engine's tests and its differential
+ * against this handler covered is here, asserted directly: a table of requests, each with its status line, the lines
  * its head must and must not hold, and its body. */
 #include <setjmp.h>
 #include <stdarg.h>
