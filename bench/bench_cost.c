@@ -4,11 +4,14 @@
  *   timer      loop/timerq.h arm + cancel of one timer, and net/timer.h
  *              set + remove of one id, each in a heap already holding
  *              1,000 other deadlines (a busy server); 64 pairs per sample.
- *   http       one keep-alive request inside the server: the readiness
- *              callback of a connection on the fake loop
- *              (loop_host/loop_fake.h, shared with server_test.c) from the read
- *              of "GET / HTTP/1.1" to the response handed to writev; one
- *              request per sample.
+ *   http       one keep-alive request inside the HTTP engine (http/app.c):
+ *              the readiness callback of a connection on the fake loop
+ *              (loop_host/loop_fake.h, shared with the engine's unit
+ *              tests) from the read of "GET / HTTP/1.1" to the response
+ *              handed to writev; one request per sample.  Twice: the
+ *              answer `skiff serve` gives without --root (its return
+ *              route, through the sites router), and the files handler
+ *              answering the same GET / with a 41-byte index.html.
  *   tcp        two engines (net/tcp.h) back to back, no wire, no device:
  *              "segment in" = tcp_input of a 41-byte data segment on an
  *              established connection; "segment out" = tcp_send of a
@@ -42,11 +45,14 @@
 #include <unistd.h>
 
 #include "bench_report.h"
-#include "http/server.h"
+#include "conf/sites_conf.h"
+#include "http/app.h"
+#include "http/files_handler.h"
 #include "loop_host/loop_fake.h"
 #include "loop/timerq.h"
 #include "net/tcp.h"
 #include "net/timer.h"
+#include "router/sites.h"
 
 static uint64_t mono_ns(void)
 {
@@ -134,31 +140,60 @@ static void bench_timers(void)
 	report("timer set+remove (tcp timer heap, 1000 armed)", v, TSAMPLES);
 }
 
-/* ------------------------------------------------------------ http server */
+/* ------------------------------------------------------------ http engine */
 #define HSAMPLES 200000
 
-static int bench_http(void)
+/* `skiff serve`'s answer without --root: its route = / { return 200
+ * HELLO; } (conf/sites_flags.c), through the sites router, as the
+ * runtime runs it. */
+#define HELLO "Hello, world! This is skiff serving you.\n"
+static const char serve_conf[] = "site bench {\n"
+				 "    listen 198.18.0.2:80;\n"
+				 "    default;\n"
+				 "    route = / { return 200 \"Hello, world! This is skiff serving you.\\n\"; }\n"
+				 "}\n";
+
+/* `skiff serve --root DIR` for the same GET /: the files handler finds
+ * the directory and its index.html, the 41-byte hello (from memory: the
+ * hosted file cache in front of it is not timed). */
+static const struct http_file root_dir = {.is_dir = true};
+static const struct http_file root_index = {.data = (const uint8_t *)HELLO, .len = sizeof(HELLO) - 1,
+					    .ctype = "text/html", .mtime = 784111777};
+
+static const struct http_file *root_lookup(void *ctx, const char *path, size_t len)
+{
+	(void)ctx;
+	if (len == 1 && path[0] == '/')
+		return &root_dir;
+	if (len == 11 && !memcmp(path, "/index.html", 11))
+		return &root_index;
+	return NULL;
+}
+
+/* One keep-alive connection on the fake loop, the request pushed and its
+ * readiness event timed, HSAMPLES times (after 1,000 untimed). */
+static int bench_http(const struct http_app_def *def, const char *name, const char *bytes_info)
 {
 	static struct loop_fake fk;
-	static struct http_server srv;
+	static struct http_app app;
 	static double v[HSAMPLES];
 	static const char req[] = "GET / HTTP/1.1\r\nHost: 198.18.0.2\r\nUser-Agent: ApacheBench/2.3\r\n"
 				  "Accept: */*\r\n\r\n";
-	struct http_server_config cfg;
-	http_server_config_default(&cfg);
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
 	cfg.max_conns = 4;
 	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
-	size_t sz = http_server_mem_size(&cfg);
+	size_t sz = http_app_mem_size(&cfg);
 	void *mem = calloc(1, sz);
-	if (!mem || http_server_init(&srv, mem, sz, &cfg, &fk.base) || http_server_start(&srv)) {
-		fprintf(stderr, "bench_cost: server init failed\n");
+	if (!mem || http_app_init(&app, mem, sz, &cfg, def, &fk.base) || http_app_start(&app)) {
+		fprintf(stderr, "bench_cost: engine init failed\n");
 		return -1;
 	}
-	http_server_set_date(&srv, "Sun, 06 Nov 1994 08:49:37 GMT");
+	http_app_set_date(&app, "Sun, 06 Nov 1994 08:49:37 GMT");
 	int s = loop_fake_connect(&fk, 2);
 	struct loop_fake_sock *k = &fk.s[s];
 	if (!k->fn) {
-		fprintf(stderr, "bench_cost: the server did not watch the connection\n");
+		fprintf(stderr, "bench_cost: the engine did not watch the connection\n");
 		return -1;
 	}
 	k->out_discard = true; /* count the responses, keep none */
@@ -171,16 +206,64 @@ static int bench_http(void)
 		if (i >= 0)
 			v[i] = sample(t0, t1, 1);
 	}
-	if (srv.st.requests != HSAMPLES + 1000 || srv.st.resp_200 != srv.st.requests) {
-		fprintf(stderr, "bench_cost: %llu requests, %llu answered 200\n",
-			(unsigned long long)srv.st.requests, (unsigned long long)srv.st.resp_200);
+	if (app.st.requests != HSAMPLES + 1000 || app.st.resp_2xx != app.st.requests ||
+	    !k->open) {
+		fprintf(stderr, "bench_cost: %s: %llu requests, %llu answered 2xx\n", name,
+			(unsigned long long)app.st.requests, (unsigned long long)app.st.resp_2xx);
 		return -1;
 	}
-	printf("info|http_response_bytes|%.0f\n", (double)k->out_bytes / (double)srv.st.requests);
-	report("http keep-alive request (parse to response enqueued)", v, HSAMPLES);
-	http_server_stop(&srv);
+	printf("info|%s|%.0f\n", bytes_info, (double)k->out_bytes / (double)app.st.requests);
+	report(name, v, HSAMPLES);
+	http_app_stop(&app);
 	free(mem);
 	return 0;
+}
+
+static int bench_http_rows(void)
+{
+	static struct sconf conf;
+	struct sconf_err err;
+	size_t asz = sites_conf_arena_bound(sizeof(serve_conf));
+	void *arena = calloc(1, asz);
+	if (!arena) {
+		fprintf(stderr, "bench_cost: no memory for the configuration\n");
+		return -1;
+	}
+	if (sites_conf_parse(serve_conf, sizeof(serve_conf) - 1, NULL, arena, asz, &conf, &err) < 0) {
+		fprintf(stderr, "bench_cost: the serve configuration: %u:%u: %s\n", err.pos.line,
+			err.pos.col, err.msg);
+		return -1;
+	}
+	sites_conf_defaults(&conf);
+	static struct sites_handler h[1][SCONF_MAX_ROUTES]; /* return: the router's own */
+	static struct sites_gen gen;
+	static struct sites sites;
+	static struct sites_listener sl;
+	gen = (struct sites_gen){.conf = &conf, .h = h};
+	sites_swap(&sites, &gen);
+	sl = (struct sites_listener){.s = &sites, .li = 0};
+	static struct http_app_route serve_route;
+	sites_route(&sl, &serve_route);
+	static const struct http_app_def serve_def = {.routes = &serve_route, .nroutes = 1,
+						      .name = "serve"};
+	if (bench_http(&serve_def, "http keep-alive request (parse to response enqueued)",
+		       "http_response_bytes") < 0)
+		return -1;
+	if (sites.st.returns != HSAMPLES + 1000) {
+		fprintf(stderr, "bench_cost: the return route ran %llu times\n",
+			(unsigned long long)sites.st.returns);
+		return -1;
+	}
+
+	static struct http_files files = {.lookup = root_lookup};
+	static const struct http_app_route files_route = {HTTP_APP_ANY, "/", true, http_files_handle,
+							  &files};
+	static const struct http_app_def files_def = {.routes = &files_route, .nroutes = 1,
+						      .name = "files"};
+	int rc = bench_http(&files_def, "http keep-alive file request (files handler, GET / -> index.html)",
+			    "http_file_response_bytes");
+	free(arena);
+	return rc;
 }
 
 /* ------------------------------------------------------------- tcp pair */
@@ -528,7 +611,7 @@ int main(int argc, char **argv)
 	if (!strcmp(only, "all") || !strcmp(only, "timer"))
 		bench_timers();
 	if (!strcmp(only, "all") || !strcmp(only, "http"))
-		rc |= bench_http();
+		rc |= bench_http_rows();
 	if (!strcmp(only, "all") || !strcmp(only, "tcp")) {
 		if (bench_tcp(false))
 			printf("pending|tcp|the engine pair did not complete; see stderr\n");

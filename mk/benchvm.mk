@@ -23,7 +23,7 @@
 #                        only (development)
 #
 # The guest's server is built from the same objects as build/skiff
-# (serve.c, http/server.c, loop_host/loop_linux.c, the core), minus the devices
+# (serve.c, the sites runtime, loop_host/loop_linux.c, the core), minus the devices
 # whose libraries (libxdp, libpcap, ...) an initramfs has no use for, and
 # with a main that offers only `serve` (bench/vm/guest_main.c).  bind(2) is
 # wrapped (--wrap=bind) so that the copies /init runs with more than one

@@ -109,7 +109,9 @@ JSON_KEYS = ("time remote_addr remote_port request status body_bytes_sent http_r
 def responses(stats_path):
     """Every answer the server counted.  src/http/app.c counts them by
     class (http.resp_2xx .. resp_5xx; its counters by code only detail
-    them), src/http/server.c by code (http.resp_200 .. resp_other)."""
+    them); a server that counts by code only (http.resp_200 ..
+    resp_other, as skiff's engine before the app engine did) is summed
+    by code."""
     by_class = by_code = 0
     for line in open(stats_path, encoding="latin-1"):
         line = line.strip()

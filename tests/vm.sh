@@ -8,7 +8,7 @@
 #   udp-sizes datagrams of 1..1472 bytes sent from the host to
 #             127.0.0.1:PORT (hostfwd -> guest port 7) come back intact
 #   udp-load  tests/udp_echo.py: 2000 random sizes, 16 in flight, all intact
-#   http-*    the same guest serves HTTP (src/http/server.c on skiff's TCP)
+#   http-*    the same guest serves HTTP (src/http/app.c on skiff's TCP)
 #             through -p PORT:80 on 127.0.0.1: curl (1.1 and 1.0) gets
 #             exactly the 41-byte body and a Date within 2 min of the host's;
 #             tests/http_client.py keepalive (http.client reuse, HEAD,

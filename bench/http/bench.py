@@ -87,8 +87,8 @@ skiff-packet-sites, skiff-tap-sites, linux-app-sites, skiff-packet-sites-log:
 the same skiff serve, but its site comes from a configuration file the bench
 writes into its work folder (docs/config.md) and is served by the sites
 runtime (src/host/sites_host.c: the engine of src/http/app.c, the router of
-src/router/sites.c, the files handler of src/http/files_handler.c) instead of
-the older engine of `--root` (src/http/server.c).  The file holds what the
+src/router/sites.c, the files handler of src/http/files_handler.c), where the
+plain row's comes from its flags (src/conf/sites_flags.c).  The file holds what the
 plain row's flags say: max_conns, workers, access_log, and one `default;`
 site listening where the plain row does (SRV_IP:80, *:80 over IPv6, plus
 SRV_IP:443 tls with BENCH_TLS) with `route / { files ROOT; }`; for the

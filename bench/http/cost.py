@@ -576,12 +576,22 @@ def main():
          "checksum, the hand-off to `ip_output` (here a copy into a queue).")
     crow("http keep-alive request (parse to response enqueued)",
          "one keep-alive request in the server (parse to response enqueued)",
-         "**One keep-alive request.** The server's readiness callback for a connection "
-         "holding one `GET / HTTP/1.1` (ab's three headers): the read from the socket, the "
-         "parse, the response head with the cached Date, the 41-byte body copied behind it, "
-         "the one `writev` (here a fake loop that counts the bytes: "
+         "**One keep-alive request.** The HTTP engine's (`src/http/app.c`) readiness callback "
+         "for a connection holding one `GET / HTTP/1.1` (ab's three headers), answered as "
+         "`skiff serve` without `--root` answers it (its `route = / { return 200 ...; }` "
+         "through the sites router, `src/router/sites.c`): the read from the socket, the "
+         "parse, the routing, the response head with the cached Date, the 41-byte body "
+         "behind it, the one `writev` (here a fake loop that counts the bytes: "
          f"{info.get('http_response_bytes', '?')} per response), and the read that finds "
          "nothing more. No system call and no TCP: the application's share of a request.")
+    crow("http keep-alive file request (files handler, GET / -> index.html)",
+         "one keep-alive file request in the server (parse to response enqueued)",
+         "**One keep-alive file request.** The same request answered by the files handler "
+         "(`src/http/files_handler.c`), as `skiff serve --root DIR` answers it: the lookup "
+         "of `/`, a directory, then of its `index.html` (a 41-byte file held in memory: the "
+         "hosted file cache in front of the lookup is not timed), the validators, the "
+         "answer's header lines, and the body sent from the file's memory "
+         f"({info.get('http_file_response_bytes', '?')} bytes per response).")
     crow("tcp accept to close (server engine + app, one request)",
          "accept to close of a connection (server side, one request)",
          "**Accept to close.** Everything the server's engine and application do for one "

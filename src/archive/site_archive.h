@@ -46,7 +46,7 @@
 #define ARCHIVE_SITE_ARCHIVE_H
 
 #include "../base/sk.h"
-#include "../http/server.h"
+#include "../http/file.h"
 
 #define SAR_MAGIC 0x52414b53u /* "SKAR" in memory order */
 #define SAR_VERSION 1u
@@ -123,7 +123,7 @@ void sar_site_init(struct sar_site *s, const struct sar_view *v, struct http_fil
 /* http_lookup_fn (ctx: the struct sar_site): the file at path, or for a
  * path ending in '/' (a directory) its index.html; for a directory's own
  * path (a prefix of some file's, up to a '/') an is_dir entry, so the
- * server answers 301 / 403 (http/server.h); NULL when absent.  Entries
+ * files handler answers 301 / 403 (http/file_answer.h); NULL when absent.  Entries
  * carry the archive's mtimes and their .gz/.br siblings. */
 const struct http_file *sar_site_lookup(void *ctx, const char *path, size_t len);
 

@@ -59,7 +59,7 @@ static inline void sk_put_be32(uint8_t *p, uint32_t v)
 
 #define SK_MAC_LEN 6
 
-/* For invariant checkers (tcp_check, http_server_check): return
+/* For invariant checkers (tcp_check, http_app_check): return
  * -(this line) from the checker when a promise is broken, so a failing
  * test names the one that broke. */
 #define SK_CHECK(cond)                    \

@@ -1,7 +1,7 @@
 /* opts.c — see opts.h.  The table first, then the commands' lists, then the
  * value parsers, the two command-line parsers, the cross checks and the
  * help.  Freestanding: strings and numbers are handled here by hand. */
-#include "../http/server.h"
+#include "../http/files_handler.h"
 #include "../runner/spin.h"
 #include "../net/iface.h"
 #include "opts.h"
@@ -1043,25 +1043,6 @@ void opt_ip6_config(const struct opts *o, struct iface_config *ic)
 uint32_t opt_tcp_sockets(uint32_t max_conns)
 {
 	return max_conns + 1024 + max_conns / 4;
-}
-
-void opt_http_config(const struct opts *o, struct http_server_config *hc)
-{
-	const struct opt_val *v = o->v;
-	if (v[OPT_IP].set)
-		hc->addr = v[OPT_IP].ip;
-	if (v[OPT_PORT].set)
-		hc->port = (uint16_t)v[OPT_PORT].num;
-	if (v[OPT_MAX_CONNS].set)
-		hc->max_conns = (uint32_t)v[OPT_MAX_CONNS].num;
-	if (v[OPT_HEADER_TIMEOUT].set)
-		hc->header_timeout = v[OPT_HEADER_TIMEOUT].num * SK_NS_PER_S;
-	if (v[OPT_KEEPALIVE_TIMEOUT].set)
-		hc->keepalive_timeout = v[OPT_KEEPALIVE_TIMEOUT].num * SK_NS_PER_S;
-	if (v[OPT_MAX_BODY].set)
-		hc->max_body = v[OPT_MAX_BODY].num;
-	if (v[OPT_CACHE_CONTROL].set)
-		hc->cache_control = v[OPT_CACHE_CONTROL].str;
 }
 
 /* ---- text ---- */

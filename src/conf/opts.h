@@ -258,12 +258,6 @@ void opt_help(const struct opt_cmd *cmd, opt_write_fn *w, void *ctx);
  * bound (1,000,000) keeps it far below 2^32. */
 uint32_t opt_tcp_sockets(uint32_t max_conns);
 
-/* The HTTP server's options (ip as the listen address, port, max-conns,
- * header-timeout, keepalive-timeout, max-body) into hc, over what
- * http_server_config_default put there. */
-struct http_server_config;
-void opt_http_config(const struct opts *o, struct http_server_config *hc);
-
 /* --spin-us / spin-us=: the spin cap in ns, and whether to learn below it
  * ("auto": learned up to SPIN_AUTO_CAP_NS, runner/spin.h). */
 void opt_spin(const struct opts *o, sk_time_ns *cap, bool *learn);

@@ -17,7 +17,6 @@
 
 #include "conf/opts.h"
 #include "base/sk_addr.h"
-#include "http/server.h"
 
 static const struct opt_cmd *const cmds[] = {&opt_cmd_echo, &opt_cmd_tcp_client, &opt_cmd_ping,
 					      &opt_cmd_serve, &opt_cmd_load, &opt_cmd_uk,
@@ -1087,27 +1086,25 @@ static void test_http_config_and_pool(void **state)
 			       ARGS("--ip", "198.18.0.2", "--port", "8080", "--max-conns", "100",
 				    "--header-timeout", "3", "--keepalive-timeout=4", "--max-body", "2K")),
 			 OPT_OK);
-	struct http_server_config hc;
-	http_server_config_default(&hc);
-	opt_http_config(&o, &hc);
-	assert_int_equal(hc.addr, SK_IP4(198, 18, 0, 2));
-	assert_int_equal(hc.port, 8080);
-	assert_int_equal(hc.max_conns, 100);
-	assert_int_equal(hc.header_timeout, 3 * SK_NS_PER_S);
-	assert_int_equal(hc.keepalive_timeout, 4 * SK_NS_PER_S);
-	assert_int_equal(hc.max_body, 2048);
+	const struct opt_val *v = o.v;
+	assert_true(v[OPT_IP].set && v[OPT_PORT].set && v[OPT_MAX_CONNS].set);
+	assert_int_equal(v[OPT_IP].ip, SK_IP4(198, 18, 0, 2));
+	assert_int_equal(v[OPT_PORT].num, 8080);
+	assert_int_equal(v[OPT_MAX_CONNS].num, 100);
+	assert_int_equal(v[OPT_HEADER_TIMEOUT].num, 3);
+	assert_int_equal(v[OPT_KEEPALIVE_TIMEOUT].num, 4);
+	assert_int_equal(v[OPT_MAX_BODY].num, 2048);
 	/* Defaults, from the table: serve's and the guest's differ (RAM). */
 	o = fresh(&opt_cmd_serve);
-	http_server_config_default(&hc);
-	opt_http_config(&o, &hc);
-	assert_int_equal(hc.addr, 0);
-	assert_int_equal(hc.port, 80);
-	assert_int_equal(hc.max_conns, 4096);
-	assert_int_equal(hc.max_body, 1048576);
+	assert_false(o.v[OPT_IP].set);
+	assert_true(o.v[OPT_PORT].set && o.v[OPT_MAX_CONNS].set && o.v[OPT_MAX_BODY].set);
+	assert_int_equal(o.v[OPT_PORT].num, 80);
+	assert_int_equal(o.v[OPT_MAX_CONNS].num, 4096);
+	assert_int_equal(o.v[OPT_MAX_BODY].num, 1048576);
 	o = fresh(&opt_cmd_uk);
-	opt_http_config(&o, &hc);
-	assert_int_equal(hc.max_conns, 2048);
-	assert_int_equal(hc.addr, SK_IP4(10, 0, 2, 15));
+	assert_int_equal(o.v[OPT_MAX_CONNS].num, 2048);
+	assert_true(o.v[OPT_IP].set);
+	assert_int_equal(o.v[OPT_IP].ip, SK_IP4(10, 0, 2, 15));
 	/* The socket pool: connections + a quarter for TIME_WAIT + 1024. */
 	assert_int_equal(opt_tcp_sockets(2048), 2048 + 512 + 1024);
 	assert_int_equal(opt_tcp_sockets(1), 1025);

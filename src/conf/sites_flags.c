@@ -2,7 +2,6 @@
  * model (sites_flags.h). */
 #include "sites_flags.h"
 
-#include "../http/server.h"
 
 /* Sites: the flags' site, the redirecting one, one per --tls-sni. */
 #define FLAG_SITES (2u + OPT_SNI_MAX)

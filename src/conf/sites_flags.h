@@ -44,6 +44,11 @@
 #include "opts.h"
 #include "sites_conf.h"
 
+/* The page `skiff serve` answers at / without --root, --upstream or an
+ * application (seed 000's body). */
+#define HTTP_HELLO_BODY "Hello, world! This is skiff serving you.\n"
+#define HTTP_HELLO_LEN 41u
+
 /* Bytes of arena sites_conf_from_flags needs at most. */
 size_t sites_flags_arena_bound(void);
 

@@ -14,7 +14,6 @@
 #include <cmocka.h>
 
 #include "conf/sites_flags.h"
-#include "http/server.h"
 
 static char err[256];
 static struct sconf conf;

@@ -1,6 +1,6 @@
 /* access_log.h — `skiff serve --access-log FILE|-`: the I/O side of the
  * access log.  The server hands out one record per response
- * (http/server.h, config.access); this formats it (http/access.h) into a
+ * (http/app.h, config.access); this formats it (http/access.h) into a
  * buffer and writes the buffer in batches:
  *   - when the next record might not fit (ACCESS_LOG_BUF bytes, hundreds
  *     of records),

@@ -48,7 +48,7 @@
  * and still kills the process.  SIGHUP (or rename-into-place deploys)
  * gives clients the new bytes.
  *
- * What the server's static semantics need (http/server.h) comes with each
+ * What the files handler's semantics need (http/file.h) comes with each
  * tree: a file's mtime (Last-Modified, the derived ETag) and its type
  * (http/mime.c); an entry per directory (is_dir: "/dir" is a 301, "/dir/"
  * without an index.html a 403); "x.gz"/"x.br" beside "x" linked as x's
@@ -448,7 +448,8 @@ static const struct fc_entry *find(const struct fc_tree *t, const char *path, si
 	}
 }
 
-/* The server asks a directory's index.html itself (http/server.h); the
+/* The files handler asks a directory's index.html itself
+ * (http/file_answer.c); the
  * trailing '/' case stays for other callers. */
 const struct http_file *file_cache_lookup(void *ctx, const char *path, size_t len)
 {

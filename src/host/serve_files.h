@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "../http/server.h"
+#include "../http/file.h"
 
 struct file_cache;
 
@@ -19,7 +19,7 @@ struct file_cache;
 void file_cache_keep_fds(size_t total, size_t per_tree);
 /* Load DIR.  NULL with a message in err on failure. */
 struct file_cache *file_cache_load(const char *dir, char *err, size_t errlen);
-/* http_lookup_fn for struct http_server_config (ctx: the cache): answers
+/* http_lookup_fn for struct http_files (ctx: the cache): answers
  * from the current tree. */
 const struct http_file *file_cache_lookup(void *ctx, const char *path, size_t len);
 /* Walk DIR again into a new tree; on success it answers every lookup from

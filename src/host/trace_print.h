@@ -1,6 +1,6 @@
 /* trace_print.h — the front end of --trace (base/hist.h), one for every
- * runtime that has it: `skiff serve` (cmd/serve.c, http/server.c) and
- * `skiff serve --config FILE` (host/sites_host.c, http/app.c).
+ * runtime that has it: `skiff serve`, with flags or `--config FILE`
+ * (host/sites_host.c, http/app.c).
  *
  * The core only counts cycles, each worker into its own struct sk_trace
  * (cycles = trace_cycles).  This calibrates the counter against

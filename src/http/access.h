@@ -1,6 +1,7 @@
 /* access.h — one access-log record as one line of text: nginx's
  * `combined` format or a JSON object, from what the server knows about a
- * response (server.h's config.access hook hands out struct http_access).
+ * response (the engine's config.access hook, http/app.h, hands out struct
+ * http_access).
  *
  * Pure and freestanding: no clock (the caller passes the time, already
  * formatted by http_access_time once a second), no I/O, no allocation.

@@ -569,8 +569,8 @@ static void put_head(struct http_app_conn *c, int status, uint64_t clen)
 
 /* One write of iov[0, n): the last slice is the file's when the answer is
  * a file body (http_app_send_file) and the loop can take it by reference
- * (send_ref: a pinned mapping) or from the descriptor (sendfile), as
- * server.c's flush_some does; else a writev, which copies. */
+ * (send_ref: a pinned mapping) or from the descriptor (sendfile); else a
+ * writev, which copies. */
 static long flush_call(struct http_app_conn *c, const struct loop_iov *iov, int n)
 {
 	struct loop *l = c->app->loop;
@@ -1309,8 +1309,8 @@ static void dispatch(struct http_app_conn *c, int n)
 	const struct http_app_route *rt = NULL;
 	bool seen = false;
 	char allow[128];
-	/* A "." or ".." segment (404): an ordinary not-found, as server.c
-	 * answers it, which keeps the connection. */
+	/* A "." or ".." segment (404): an ordinary not-found, which keeps
+	 * the connection. */
 	if (!st)
 		rt = route_find(c, app->def, c->req.method, &seen, allow, sizeof(allow));
 	c->route = rt;
@@ -1405,7 +1405,7 @@ static void conn_release(struct http_app_conn *c)
 	}
 	set_file(c, NULL);
 	if (loop_timer_armed(&c->timer)) {
-		/* Only a cancel that removes something is a sample, as server.c's. */
+		/* Only a cancel that removes something is a sample. */
 		uint64_t t0 = sk_trace_begin(app->cfg.trace);
 		loop_timer_cancel(app->loop, &c->timer);
 		sk_trace_end(app->cfg.trace, SK_TR_timer_cancel, t0, 1);
@@ -1585,7 +1585,7 @@ static void conn_step(struct http_app_conn *c)
 		/* The answer has left: is the request over? */
 		if (c->live && c->out == OUT_DONE && !out_pending(c)) {
 			if (c->t_req) {
-				/* As server.c's row: keep-alive answers only (not an
+				/* Keep-alive answers only (not an
 				 * error's, not one that closes).  Elapsed time: a
 				 * handler that answers later (a proxy's upstream, a
 				 * body it reads first) has that wait in its sample. */
@@ -1613,8 +1613,7 @@ static void conn_step(struct http_app_conn *c)
 	}
 }
 
-/* The loop's timer ops, timed under --trace (the arm and cancel rows, as
- * server.c's srv_timer_set and srv_timer_cancel). */
+/* The loop's timer ops, timed under --trace (the arm and cancel rows). */
 static void app_timer_set(struct http_app *app, struct loop_timer *t, sk_time_ns at)
 {
 	uint64_t t0 = sk_trace_begin(app->cfg.trace);
@@ -1717,7 +1716,7 @@ static void conn_event(void *user, int sock, unsigned events, sk_time_ns now)
 /* ---- the listener ---- */
 
 /* Every connection state is taken: 503 and close.  What the client
- * already sent is read first (as server.c does), so the close is less
+ * already sent is read first, so the close is less
  * likely a RST that destroys the answer, and the log gets its first line. */
 static void refuse(struct http_app *app, int s, const struct loop_peer *peer)
 {

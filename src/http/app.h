@@ -325,9 +325,9 @@ int http_app_header(struct http_app_req *r, const char *name, const char *value)
 int http_app_header_drop(struct http_app_req *r, const char *name);
 /* Where the engine's Content-Length line goes among the application's
  * lines: after those added so far (default: after all of them).  Order
- * means nothing to HTTP (RFC 9110 5.3); the files handler uses it so that
- * its heads are byte for byte those `skiff serve`'s engine (server.c)
- * sends.  0 or -SK_EINVAL (the answer started). */
+ * means nothing to HTTP (RFC 9110 5.3); the files handler uses it to keep
+ * the order of lines `skiff serve --root` has always sent.  0 or
+ * -SK_EINVAL (the answer started). */
 int http_app_header_length_here(struct http_app_req *r);
 /* For a router that matched a prefix of its own inside a route's handler
  * (http/sites.c): http_app_rest gives the path from byte `off` on
@@ -398,9 +398,7 @@ void http_app_on_done(struct http_app_req *r, http_app_done_fn fn, void *ctx);
 
 /* ---- the engine (for embedders: skiff_app_main does this) ---- */
 
-/* The access log's hook: the same type as http/server.h's (C11 takes the
- * identical typedef twice, so both headers may be included together).
- * Called once per answer (see The access log above), in the order the
+/* The access log's hook.  Called once per answer (see The access log above), in the order the
  * answers go out on each connection.  The record points into the
  * engine's buffers, valid during the call only: format or copy it there.
  * It must not call the engine back.  It cannot tell whether the client
@@ -441,13 +439,13 @@ struct http_app_config {
 	 * line, NUL-terminated, valid during the call).  NULL: counted only. */
 	void (*error_log)(void *ctx, const char *key, const char *msg);
 	void *error_ctx;
-	/* --trace (base/hist.h): the stages server.c times, under the same
-	 * names: http_request (a keep-alive request: the parse of its
-	 * complete head to the write that took its answer's last byte), conn
-	 * (accept to close), timer_arm and timer_cancel.  NULL: off, one
-	 * predicted branch per stage.  Written by this engine only: one per
-	 * loop (worker), never shared between threads.  Every stage of
-	 * server.c's has its counterpart here; the others (rx_sync .. tcp_out,
+	/* --trace (base/hist.h): the engine's stages, under the names the
+	 * former static-file engine gave them: http_request (a keep-alive
+	 * request: the parse of its complete head to the write that took its
+	 * answer's last byte), conn (accept to close), timer_arm and
+	 * timer_cancel.  NULL: off, one predicted branch per stage.  Written
+	 * by this engine only: one per loop (worker), never shared between
+	 * threads.  The others (rx_sync .. tcp_out,
 	 * park_wake) are the runner's and TCP's, which the runtime hands the
 	 * same trace (host/sites_host.c).  On a TLS loop the write is the TLS
 	 * layer's (the record sealed, then its socket write). */
@@ -478,8 +476,7 @@ void http_app_stop(struct http_app *app);
  *     closed once it has been idle HTTP_APP_DRAIN_IDLE_GRACE from now
  *     (counted in drain_idle_closed): closing it at once would race a
  *     request already on its way, which its client would see fail;
- *     within the grace that request is answered, with the close.  (The
- *     same rule and the same 500 ms as http_server_drain.)
+ *     within the grace that request is answered, with the close.
  *   - Requests being read, answers being written and lingering closes
  *     finish on their own timeouts.
  * done(ctx) runs once when no connection is left: at once (inside this

@@ -1306,6 +1306,402 @@ static void test_drain_edges(void **st)
 	loop_fake_advance(&fk, 2 * SK_NS_PER_S);
 }
 
+/* ---- the engine's connection rules, one at a time (the cases the
+ * former static-file engine's tests held, on this engine) ---- */
+
+/* A whole answer leaves in one write, head and body together; requests
+ * pipelined behind a 404 are answered in order; one cut in the middle of
+ * its head is answered when the rest comes. */
+static void test_one_write_and_order(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	int w0 = fk.s[s].writes;
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(fk.s[s].writes - w0, 1);
+	clear_out(s);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n"
+		    "GET /hello HTTP/1.1\r\nHost: a\r\n\r\nGET /hello HTTP/1.1\r\nHo");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200"), 2);
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 404"), 1);
+	const char *p = strstr(fk.s[s].out, "HTTP/1.1 200"), *q = strstr(fk.s[s].out, "HTTP/1.1 404");
+	assert_true(p && q && p < q);
+	assert_non_null(strstr(q, "HTTP/1.1 200"));
+	send_str(s, "st: a\r\n\r\n");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200"), 3);
+	assert_int_equal(app.st.requests, 5);
+	assert_true(fk.s[s].open);
+}
+
+/* "Connection: close": the answer says so and the connection ends at
+ * once (nothing left to read); HTTP/1.0 asking for keep-alive is told
+ * so and kept. */
+static void test_connection_header(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "\r\nConnection: close\r\n"));
+	assert_false(fk.s[s].open);
+	s = conn(6);
+	send_str(s, "GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "\r\nConnection: keep-alive\r\n"));
+	assert_null(strstr(fk.s[s].out, "Connection: close"));
+	assert_true(fk.s[s].open);
+	send_str(s, "GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200 OK"), 2);
+	assert_true(fk.s[s].open);
+}
+
+/* A bad head: 400, the close, and a lingering read until the client's
+ * FIN; nothing behind it is answered.  A method the parser does not
+ * know: 501, the same way. */
+static void test_bad_head_lingers(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\nX : y\r\n\r\nGET /hello HTTP/1.1\r\n");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 400 Bad Request\r\n", 26);
+	assert_non_null(strstr(fk.s[s].out, "\r\nConnection: close\r\n"));
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
+	assert_true(fk.s[s].shut);
+	assert_true(fk.s[s].open);
+	send_str(s, "Host: a\r\n\r\n"); /* read and dropped while lingering */
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
+	loop_fake_eof(&fk, s);
+	check();
+	assert_false(fk.s[s].open);
+	s = conn(6);
+	send_str(s, "BREW /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 501 ", 13);
+	assert_non_null(strstr(fk.s[s].out, "\r\nConnection: close\r\n"));
+	assert_true(fk.s[s].shut);
+}
+
+/* The header timeout runs from the accept: a head trickled in does not
+ * extend it; the 408 comes at 10 s, and the lingering close ends 2 s
+ * later. */
+static void test_header_timeout_trickle(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.1\r\n");
+	loop_fake_advance(&fk, 5 * SK_NS_PER_S);
+	check();
+	send_str(s, "Host: a\r\n");
+	loop_fake_advance(&fk, 4 * SK_NS_PER_S);
+	check();
+	assert_int_equal(fk.s[s].out_len, 0);
+	loop_fake_advance(&fk, SK_NS_PER_S);
+	check();
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 408 ", 13);
+	assert_true(fk.s[s].shut);
+	assert_int_equal(app.st.timeout_header, 1);
+	loop_fake_advance(&fk, 2 * SK_NS_PER_S); /* the linger */
+	check();
+	assert_false(fk.s[s].open);
+	/* A connection that never sent a byte is an idle one: no 408 at
+	 * 10 s, closed silently at the keep-alive timeout. */
+	int c = conn(6);
+	loop_fake_advance(&fk, 10 * SK_NS_PER_S);
+	check();
+	assert_true(fk.s[c].open);
+	loop_fake_advance(&fk, 51 * SK_NS_PER_S);
+	check();
+	assert_false(fk.s[c].open);
+	assert_int_equal(fk.s[c].out_len, 0);
+	assert_int_equal(app.st.timeout_header, 1);
+}
+
+/* The keep-alive clock restarts with each request; an idle connection
+ * ends 60 s after its last answer, silently. */
+static void test_idle_restarts(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	for (int i = 0; i < 5; i++) {
+		send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+		loop_fake_advance(&fk, 30 * SK_NS_PER_S);
+		check();
+	}
+	assert_true(fk.s[s].open);
+	size_t out = fk.s[s].out_len;
+	loop_fake_advance(&fk, 29 * SK_NS_PER_S);
+	check();
+	assert_true(fk.s[s].open);
+	loop_fake_advance(&fk, 2 * SK_NS_PER_S);
+	check();
+	assert_false(fk.s[s].open);
+	assert_int_equal(fk.s[s].out_len, out); /* no 408 */
+	assert_int_equal(app.st.timeout_idle, 1);
+	assert_int_equal(app.st.resp_408, 0);
+}
+
+/* A socket that takes 50 bytes per write: both pipelined answers leave
+ * whole, one write edge at a time. */
+static void test_partial_writes(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	fk.s[s].write_room = 50;
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\nGET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(fk.s[s].out_len <= 50);
+	for (int i = 0; i < 100 && count(fk.s[s].out, fk.s[s].out_len, "hi\n") < 2; i++) {
+		fk.s[s].write_room = 50;
+		loop_fake_event(&fk, s, LOOP_EV_WRITE);
+		check();
+	}
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200 OK"), 2);
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "hi\n"), 2);
+	assert_true(fk.s[s].open);
+}
+
+/* Bodies a handler does not read: a Content-Length one is read and
+ * dropped before the next request, the answer coming once it is in; with
+ * "Connection: close" (or HTTP/1.0) the same, then the end; a broken
+ * chunk size is the engine's 400. */
+static void test_unread_bodies(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhel");
+	assert_true(fk.s[s].out_len == 0 || strstr(fk.s[s].out, "HTTP/1.1 200 OK"));
+	send_str(s, "loGET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1 200 OK"), 2);
+	assert_true(fk.s[s].open);
+	assert_true(app.st.bodies_discarded >= 1);
+	s = conn(6);
+	send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhel");
+	send_str(s, "lo");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 200 ", 13);
+	assert_non_null(strstr(fk.s[s].out, "\r\nConnection: close\r\n"));
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
+	assert_false(fk.s[s].open && !fk.s[s].shut);
+	s = conn(7);
+	send_str(s, "GET /hello HTTP/1.0\r\nContent-Length: 2\r\n\r\nhi");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 200 ", 13);
+	assert_false(fk.s[s].open && !fk.s[s].shut);
+	/* an error answer to a request with a body still comes */
+	s = conn(8);
+	send_str(s, "POST /hello HTTP/1.0\r\nContent-Length: 5\r\n\r\nhello");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 405 ", 13);
+	loop_fake_eof(&fk, 5);
+	loop_fake_eof(&fk, 6);
+	loop_fake_eof(&fk, 7);
+	loop_fake_eof(&fk, 8);
+	check();
+	s = conn(5);
+	send_str(s, "POST /skip HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\n");
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 400 ", 13);
+	assert_int_equal(count(fk.s[s].out, fk.s[s].out_len, "HTTP/1.1"), 1);
+}
+
+/* The refusal is counted. */
+static void test_refused_counted(void **st)
+{
+	(void)st;
+	setup_test();
+	for (int i = 0; i < 4; i++)
+		conn(5 + i);
+	int s = conn(9);
+	assert_memory_equal(fk.s[s].out, "HTTP/1.1 503 ", 13);
+	assert_false(fk.s[s].open);
+	assert_int_equal(app.st.conns_refused, 1);
+	assert_int_equal(app.st.resp_503, 1);
+}
+
+/* The checker can fail: each broken account is named. */
+static void test_check_catches(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.1\r\nHo");
+	check();
+	app.nconns++;
+	assert_int_not_equal(http_app_check(&app), 0);
+	app.nconns--;
+	app.files_held++;
+	assert_int_not_equal(http_app_check(&app), 0);
+	app.files_held--;
+	struct http_app_conn *f = app.free_list;
+	app.free_list = NULL; /* the free states no longer add up */
+	assert_int_not_equal(http_app_check(&app), 0);
+	app.free_list = f;
+	check();
+}
+
+/* More access-log records: the 400 of a broken chunk is the record of
+ * its request; a request whose long body is dropped keeps its head's
+ * fields. */
+static void test_access_more(void **st)
+{
+	(void)st;
+	setup_logged();
+	int s = conn(5);
+	send_str(s, "POST /skip HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+	assert_int_equal(nrecs, 1);
+	want_rec(0, 400, strlen("400 Bad Request\n"), "POST /skip HTTP/1.1");
+	s = conn(7);
+	send_str(s, "POST /skip HTTP/1.1\r\nHost: a\r\nUser-Agent: poster\r\nContent-Length: 40000\r\n\r\n");
+	static char body[40000];
+	memset(body, 'b', sizeof(body));
+	for (size_t off = 0; off < sizeof(body); off += 10000)
+		send_bytes(s, body + off, 10000);
+	assert_int_equal(nrecs, 2);
+	want_rec(1, 200, 8, "POST /skip HTTP/1.1");
+	assert_string_equal(recs[1].ua, "poster");
+	/* no route for the method: 405, whatever the body after the head */
+	s = conn(8);
+	send_str(s, "POST /hello HTTP/1.1\r\nHost: a\r\nUser-Agent: poster2\r\nContent-Length: 40000\r\n\r\n");
+	for (size_t off = 0; off < sizeof(body) && fk.s[s].open && !fk.s[s].eof; off += 10000)
+		send_bytes(s, body + off, 10000);
+	assert_int_equal(nrecs, 3);
+	want_rec(2, 405, strlen("405 Method Not Allowed\n"), "POST /hello HTTP/1.1");
+	assert_string_equal(recs[2].ua, "poster2");
+}
+
+/* Draining: HTTP/1.0 that asked for keep-alive is answered with the
+ * close, and without "keep-alive". */
+static void test_drain_http10(void **st)
+{
+	(void)st;
+	setup_test();
+	drained = 0;
+	int s = conn(5);
+	send_str(s, "GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "Connection: keep-alive\r\n"));
+	clear_out(s);
+	http_app_drain(&app, fk.now, on_drained, &drained);
+	loop_fake_advance(&fk, 100 * SK_NS_PER_MS);
+	send_str(s, "GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "\r\nConnection: close\r\n"));
+	assert_null(strstr(fk.s[s].out, "keep-alive"));
+	assert_false(fk.s[s].open);
+	assert_int_equal(drained, 1);
+}
+
+/* Random steps on a few connections: requests cut anywhere (good, bad,
+ * with bodies, pipelined, closing), write limits, time, client EOFs, new
+ * clients; every invariant is checked after every step.  Deterministic:
+ * the same seed every run.  With the access log on, every answer is one
+ * record. */
+static void random_steps(bool logging)
+{
+	static const char *const reqs[] = {
+		"GET /hello HTTP/1.1\r\nHost: a\r\n\r\n",
+		"HEAD /x HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /hello HTTP/1.1\r\nHost: a\r\nContent-Length: 7\r\n\r\nabcdefg",
+		"POST /skip HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+		"POST /collect HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nhi",
+		"GET /hello HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+		"GET /hello HTTP/1.0\r\nContent-Length: 1\r\n\r\nx",
+		"POST /hello HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc",
+		"GET /req/%2e%2e/x HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET /hello HTTP/1.1\r\nHost: a\r\nX : y\r\n\r\n",
+		"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+		"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+		"GET /async HTTP/1.1\r\nHost: a\r\n\r\n",
+	};
+	if (logging)
+		setup_logged();
+	else
+		setup_test();
+	uint64_t records = 0;
+	struct {
+		char buf[1024]; /* one to three requests back to back */
+		size_t len, off; /* [off, len) still to send */
+	} cl[LOOP_FAKE_NSOCK];
+	memset(cl, 0, sizeof(cl));
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+#define RND(n) \
+	((x = x * 6364136223846793005ull + 1442695040888963407ull), (size_t)((x >> 33) % (n)))
+	for (int step = 0; step < 50000; step++) {
+		if (logging && nrecs > 16) { /* keep the count, free the copies */
+			records += (uint64_t)nrecs;
+			nrecs = 0;
+		}
+		int s = 2 + (int)RND(5);
+		struct loop_fake_sock *k = &fk.s[s];
+		if (!k->open) {
+			/* Closed by the engine (or never opened): a new client. */
+			if (RND(4) == 0) {
+				conn(s);
+				cl[s].len = cl[s].off = 0;
+			}
+			continue;
+		}
+		switch (RND(8)) {
+		case 0: case 1: case 2: { /* the next piece of the client's bytes */
+			if (k->in_len - k->in_pos > 16384 || k->eof)
+				break; /* the engine is not reading (full output): wait */
+			if (cl[s].off == cl[s].len) {
+				cl[s].len = cl[s].off = 0;
+				for (size_t r = 1 + RND(3); r; r--) {
+					const char *q = reqs[RND(SK_ARRAY_LEN(reqs))];
+					memcpy(cl[s].buf + cl[s].len, q, strlen(q));
+					cl[s].len += strlen(q);
+				}
+			}
+			size_t left = cl[s].len - cl[s].off;
+			size_t n = RND(3) ? left : 1 + RND(left);
+			send_bytes(s, cl[s].buf + cl[s].off, n);
+			cl[s].off += n;
+			break;
+		}
+		case 3: /* the client reads slowly, or again at full speed */
+			k->write_room = RND(3) ? SIZE_MAX : RND(200);
+			loop_fake_event(&fk, s, LOOP_EV_WRITE);
+			check();
+			break;
+		case 4:
+			loop_fake_advance(&fk, RND(4) ? RND(2 * SK_NS_PER_S) : RND(70 * SK_NS_PER_S));
+			check();
+			break;
+		case 5:
+			if (RND(8) == 0 || k->out_len > 32768) {
+				loop_fake_eof(&fk, s);
+				check();
+			}
+			break;
+		default: /* a spurious or stale edge */
+			loop_fake_event(&fk, s, RND(2) ? LOOP_EV_READ : LOOP_EV_WRITE);
+			check();
+			break;
+		}
+	}
+#undef RND
+	const struct http_app_stats *q = &app.st;
+	assert_true(q->requests > 2000); /* the walk did reach the engine's paths */
+	assert_true(q->timeout_header && q->bodies_discarded && q->conns_refused && q->continues);
+	assert_true(q->resp_400 && q->resp_404 && q->resp_405 && q->resp_408 && q->resp_503);
+	http_app_stop(&app);
+	check();
+	assert_int_equal(app.nconns, 0);
+	if (logging)
+		assert_int_equal(records + (uint64_t)nrecs,
+				 q->resp_2xx + q->resp_3xx + q->resp_4xx + q->resp_5xx);
+}
+
+static void test_random_steps(void **st)
+{
+	(void)st;
+	random_steps(false);
+}
+
+static void test_random_steps_logged(void **st)
+{
+	(void)st;
+	random_steps(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1331,6 +1727,19 @@ int main(void)
 		cmocka_unit_test(test_close_after),
 		cmocka_unit_test(test_body_skip),
 		cmocka_unit_test(test_reads_per_request),
+		cmocka_unit_test(test_one_write_and_order),
+		cmocka_unit_test(test_connection_header),
+		cmocka_unit_test(test_bad_head_lingers),
+		cmocka_unit_test(test_header_timeout_trickle),
+		cmocka_unit_test(test_idle_restarts),
+		cmocka_unit_test(test_partial_writes),
+		cmocka_unit_test(test_unread_bodies),
+		cmocka_unit_test(test_refused_counted),
+		cmocka_unit_test(test_check_catches),
+		cmocka_unit_test(test_access_more),
+		cmocka_unit_test(test_drain_http10),
+		cmocka_unit_test(test_random_steps),
+		cmocka_unit_test(test_random_steps_logged),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	free(mem);

@@ -1,7 +1,7 @@
 /* emit.h — the bytes of a response head, and the short body of an error
  * answer, written into a buffer the caller gives.  Pure and freestanding:
- * no state, no allocation; the server (server.c) decides what to say, this
- * file only spells it.
+ * no state, no allocation; the engine (app.c) and its handlers decide what
+ * to say, this file only spells it.
  *
  *   HTTP/1.1 SP status SP reason CRLF
  *   Server: skiff CRLF  Date: <29 bytes> CRLF
@@ -16,8 +16,7 @@
 /* A head from http_emit_head (errors, the 503 of a refused connection) is
  * at most this long: the content type and the extra lines come from the
  * server, never from a request.  The heads of file answers, written with
- * the cursor below, are bounded in server.c (answer_bytes: each line at
- * its longest). */
+ * the cursor below, are bounded by the files handler's header area. */
 #define HTTP_EMIT_HEAD_MAX 512u
 /* The longest Content-Type the server sends (a longer one from a source is
  * replaced by application/octet-stream). */

@@ -1,8 +1,7 @@
 /* file.h — what a site's file is to the HTTP code: struct http_file, an
  * entry a source (serve's file cache, the unikernel's archive) hands out,
- * and http_lookup_fn, how the server and the files handler ask for one.
- * Both engines read these (server.c, and http/files_handler.c on app.c);
- * what a GET or HEAD of an entry answers is http/file_answer.h.
+ * and http_lookup_fn, how the files handler (http/files_handler.h) asks
+ * for one; what a GET or HEAD of an entry answers is http/file_answer.h.
  * Freestanding: base/ only.
  */
 #ifndef HTTP_FILE_H

@@ -1,5 +1,4 @@
-/* file_answer.c — see file_answer.h.  Moved out of server.c so the files
- * handler on app.c answers exactly what `skiff serve` does. */
+/* file_answer.c — see file_answer.h. */
 #include "file_answer.h"
 
 #include "accept_enc.h"

@@ -1,6 +1,6 @@
 /* file_answer.h — what a GET or HEAD of a site's file answers (RFC 9110),
- * decided once for both engines: server.c (`skiff serve --root`) and the
- * files handler on app.c (http/files_handler.h).  Pure: it reads the
+ * decided for the files handler on app.c (http/files_handler.h), which
+ * `skiff serve --root` and the unikernel's site run.  Pure: it reads the
  * request's fields, the lookup and the entries' validators, and fills a
  * struct http_file_answer; spelling the head and sending the body are the
  * caller's.  Freestanding like the parser: base/ and http/'s pure modules.

@@ -1,7 +1,7 @@
-/* files_handler.c — see files_handler.h.  The lines of each answer are
- * those server.c's emit_answer writes, in its order; the engine's
- * Content-Length goes where server.c puts it (http_app_header_length_here)
- * and its Connection line last, as there. */
+/* files_handler.c — see files_handler.h.  The lines of each answer keep
+ * the order the former static-file engine wrote them in: the engine's
+ * Content-Length goes after the type and Content-Range
+ * (http_app_header_length_here) and its Connection line last. */
 #include "files_handler.h"
 
 #include "accept_enc.h"
@@ -80,7 +80,7 @@ static void content_range(char *out, const struct http_range *rg, uint64_t len)
 }
 
 /* Validators, Vary and Cache-Control (RFC 9110 15.4.5: a 304 sends what
- * the 200 would), as server.c's put_file_fields. */
+ * the 200 would). */
 static int file_fields(struct http_app_req *r, const struct http_files *fh,
 		       const struct http_file_answer *a)
 {
@@ -279,4 +279,13 @@ int http_files_handle(struct http_app_req *r, void *ctx)
 			rc |= file_fields(r, fh, &a);
 		return rc < 0 ? rc : send_error(r, a.status);
 	}
+}
+
+bool http_cache_control_ok(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (n >= HTTP_CACHE_CONTROL_MAX || s[n] < 0x20 || s[n] > 0x7e)
+			return false;
+	return n > 0 && s[0] != ' ' && s[n - 1] != ' ';
 }

@@ -179,7 +179,7 @@ static const char *after_dot(const char *s)
 bool prom_stat_is_gauge(const char *name)
 {
 	/* Levels among the --stats values, by the name their layer gives
-	 * them (http/server.c, net/iface.c, runner/spin.c, http/cache.c,
+	 * them (http/app.c, net/iface.c, runner/spin.c, http/cache.c,
 	 * net/tcp_api.c).  Everything else only ever grows. */
 	static const char *const whole[] = {
 		"arp.entries", "arp.pending", "nd.entries", "nd.pending", "ip6.addrs_usable",

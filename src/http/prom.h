@@ -5,7 +5,7 @@
  * Freestanding and allocation-free, so the hosted server and the unikernel
  * format the same text: the caller owns the buffer, the formatter only
  * appends.  Its input is the one enumeration every layer already has for
- * --stats, `fn(ctx, "name", value)` (http_server_stats, tcp_stats,
+ * --stats, `fn(ctx, "name", value)` (http_app_stats, tcp_stats,
  * iface_stats, runner_stats, loop_stats, ...): prom_stat has that shape,
  * so the list of counters is never written twice.
  *

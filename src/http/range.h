@@ -30,8 +30,8 @@
 #include "../base/sk.h"
 
 /* The most ranges one request may ask for before its Range is ignored;
- * each part of a multipart/byteranges answer costs the server two output
- * slices and a part head (server.c). */
+ * each part of a multipart/byteranges answer costs the files handler a
+ * part head and a slice of the file in its stream. */
 #define HTTP_MAX_RANGES 8u
 
 /* [first, last] inclusive, first <= last < len. */

@@ -38,7 +38,7 @@
  * wakeups, so an idle loop uses no CPU.  Re-arming a timer to a later
  * deadline is a heap move; applications whose deadline moves on every
  * request (keep-alive) should arm lazily: keep the true deadline aside,
- * re-arm from the callback when it fires early (server.c does).
+ * re-arm from the callback when it fires early (http/app.c does).
  *
  * Calls are made from the loop's own thread only (inside callbacks or
  * before loop_run).  One loop, one thread: no locks.

@@ -1,6 +1,6 @@
 /* loop_skiff_test.c — the skiff loop backend between two TCP engines joined
  * by an in-memory wire: op mapping, dispatch, stale events, timers, and the
- * real HTTP server (http/server.c) answering over it. */
+ * real HTTP engine (http/app.c) answering over it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "http/server.h"
+#include "http/app.h"
 #include "loop/loop_skiff.h"
 
 #define IP_C SK_IP4(198, 18, 0, 1)
@@ -298,19 +298,30 @@ static void test_timers(void **state)
 	assert_int_equal(loop_now(L), T + 77);
 }
 
-/* The HTTP server, unchanged, on this backend. */
-static void test_http_server(void **state)
+/* The HTTP engine, unchanged, on this backend: one route answering a
+ * fixed body, as `skiff serve` without --root does. */
+#define HELLO "Hello from the loop.\n"
+static int h_hello(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	return http_app_send(r, 200, HELLO, sizeof(HELLO) - 1);
+}
+
+static void test_http_app(void **state)
 {
 	(void)state;
-	struct http_server_config cfg;
-	http_server_config_default(&cfg);
-	cfg.addr = IP_S;
+	static const struct http_app_route routes[] = {{HTTP_GET, "/", false, h_hello, NULL}};
+	static const struct http_app_def def = {.routes = routes, .nroutes = 1, .name = "hello"};
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.addr = sk_addr_v4(IP_S);
+	cfg.port = 80;
 	cfg.max_conns = 4;
-	size_t sz = http_server_mem_size(&cfg);
+	size_t sz = http_app_mem_size(&cfg);
 	void *mem = calloc(1, sz);
-	static struct http_server srv;
-	assert_int_equal(http_server_init(&srv, mem, sz, &cfg, L), 0);
-	assert_int_equal(http_server_start(&srv), 0);
+	static struct http_app app;
+	assert_int_equal(http_app_init(&app, mem, sz, &cfg, &def, L), 0);
+	assert_int_equal(http_app_start(&app), 0);
 
 	int c = tcp_connect(&clin.st, T, IP_S, 80);
 	pump();
@@ -322,18 +333,21 @@ static void test_http_server(void **state)
 	assert_true(n > 0);
 	buf[n] = 0;
 	assert_non_null(strstr(buf, "HTTP/1.1 200 OK\r\n"));
-	assert_non_null(strstr(buf, HTTP_HELLO_BODY));
+	assert_non_null(strstr(buf, HELLO));
 	assert_non_null(strstr(buf, "HTTP/1.1 404 Not Found\r\n"));
-	assert_int_equal(srv.st.requests, 2);
+	assert_true(strstr(buf, HELLO) < strstr(buf, "HTTP/1.1 404"));
+	assert_int_equal(app.st.requests, 2);
+	assert_int_equal(http_app_check(&app), 0);
 
-	/* Idle keep-alive: the server's timer closes it, through the heap. */
+	/* Idle keep-alive: the engine's timer closes it, through the heap. */
 	T += cfg.keepalive_timeout + SK_NS_PER_S;
 	pump();
-	assert_int_equal(srv.st.timeout_idle, 1);
+	assert_int_equal(app.st.timeout_idle, 1);
 	assert_int_equal(tcp_recv(&clin.st, c, buf, sizeof(buf)), 0);
 	tcp_close(&clin.st, T, c);
 	pump();
-	http_server_stop(&srv);
+	http_app_stop(&app);
+	assert_int_equal(app.nconns, 0);
 	free(mem);
 }
 
@@ -343,7 +357,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_http_server, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_app, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

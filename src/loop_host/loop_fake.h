@@ -18,7 +18,7 @@
  * limits (output beyond LOOP_FAKE_BUF, a full timer heap, too many pending
  * connections) stops with __builtin_trap(): that is a bug in the test.
  *
- * Users: src/http/server_test.c, app_test.c, proxy_test.c, bench/bench_cost.c.
+ * Users: src/http/app_test.c, files_handler_test.c, proxy_test.c, bench/bench_cost.c.
  */
 #ifndef LOOP_HOST_LOOP_FAKE_H
 #define LOOP_HOST_LOOP_FAKE_H

@@ -184,7 +184,7 @@ static void on_conn_short(void *user, int sock, unsigned ev, sk_time_ns now)
 		eof_seen = 1;
 		stop = 1;
 	}
-	/* n > 0 and short: stop here, as server.c does */
+	/* n > 0 and short: stop here, as app.c does */
 }
 
 static void on_accept_short(void *user, int sock, unsigned ev, sk_time_ns now)

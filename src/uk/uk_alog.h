@@ -53,7 +53,7 @@ struct uk_alog {
 void uk_alog_init(struct uk_alog *a, enum http_access_fmt fmt, bool udp, uint32_t dst,
 		  uint16_t dport, struct iface *ifc, struct loop *loop, struct sk_log *elog,
 		  uint64_t (*wall)(sk_time_ns now));
-/* http_access_fn (http/server.h): ctx is the struct uk_alog. */
+/* http_access_fn (http/app.h): ctx is the struct uk_alog. */
 void uk_alog_record(void *ctx, const struct http_access *rec);
 /* Write what is buffered now (at exit). */
 void uk_alog_flush(struct uk_alog *a);

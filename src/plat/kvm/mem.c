@@ -6,7 +6,7 @@
  * boot.S zeroes .bss byte by byte (rep stosb), which under TCG costs
  * seconds for a few hundred MiB.  Memory handed out here is NOT zeroed:
  * fresh guest RAM reads as zero anyway, and tcp_stack_init /
- * http_server_init / loop_skiff_init write every field they rely on.
+ * http_app_init / loop_skiff_init write every field they rely on.
  * Nothing is ever freed: the arenas live as long as the kernel.
  *
  * Where RAM is: the PVH start_info's memory map (version >= 1, E820
