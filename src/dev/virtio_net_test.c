@@ -44,7 +44,7 @@ static struct fake *fake_init_allow(uint32_t offer, bool refuse, uint32_t allow)
 	size_t n = virtio_net_arena_size();
 	assert_int_equal(posix_memalign(&f->arena, 4096, n), 0);
 	struct virtio_net_params p = {
-		.regs = {.common = f->common, .notify = f->notify, .notify_mult = 4, .isr = f->isr,
+		.regs = {.t = &virtio_transport_pci, .common = f->common, .notify = f->notify, .notify_mult = 4, .isr = f->isr,
 			 .device = f->devcfg},
 		.arena = f->arena, .arena_size = n, .rx_msix = 0, .name = "fake",
 		.no_event_idx = refuse, .offload_allow = allow,

@@ -5,7 +5,8 @@
  * the same run loop (runner/runner.h), plus ARP, ICMP and UDP echo on port
  * 7 (with ip6=, ND, ICMPv6 and UDP echo over IPv6 too).  What differs
  * from the hosted runtime is only what the platform gives: the device
- * (virtio-net over plat/kvm's PCI transport and MSI-X instead of
+ * (virtio-net over plat/kvm's PCI transport and MSI-X, or over MMIO
+ * where the command line names a virtio_mmio.device= window, instead of
  * dev_open), memory (mem_alloc), the console and the command line.
  *
  * Kernel command line (QEMU -append; `skiff vm -- WORD...`): the words of
@@ -76,6 +77,7 @@
 #include "../net/tcp_iface.h"
 #include "../plat/kvm/kvm.h"
 #include "../dev/virtio_pci.h"
+#include "../dev/virtio_mmio.h"
 #include "../plat/plat.h"
 #include "../conf/opts.h"
 #include "../archive/site_archive.h"
@@ -416,6 +418,15 @@ unsigned uk_app_main(const struct kvm_start *st)
 {
 	static struct opts o; /* string values point into st->cmdline */
 	app_def = &skiff_app ? &skiff_app : NULL;
+	/* The VMM's virtio_mmio.device= words are the platform's, not
+	 * options: taken out before the options parser sees the line. */
+	static struct virtio_mmio_dev mmio[VIRTIO_MMIO_DEV_MAX];
+	const char *mwhy = NULL;
+	int nmmio = virtio_mmio_args_take(st->cmdline, mmio, VIRTIO_MMIO_DEV_MAX, &mwhy);
+	if (nmmio < 0) {
+		kprintf("skiff-uk: %s; not booting\n", mwhy);
+		return KVM_EXIT_FATAL;
+	}
 	int r = read_options(&o, st->cmdline);
 	if (r != OPT_OK)
 		return r == OPT_HELP ? KVM_EXIT_OK : KVM_EXIT_FATAL;
@@ -434,16 +445,34 @@ unsigned uk_app_main(const struct kvm_start *st)
 	sk_log_init(&elog, "skiff-uk", (enum sk_log_level)opt_num(&o, OPT_LOG_LEVEL), 10,
 		    SK_NS_PER_S, console_sink, NULL);
 
-	struct pci_dev pd;
-	struct virtio_pci_regs regs;
+	struct pci_dev pd = {0};
+	struct virtio_regs regs;
 	const char *why = "no virtio-net device";
-	if (virtio_pci_find_net(&pd) < 0 || virtio_pci_map(&pd, &regs, &why) < 0) {
-		kprintf("skiff-uk: %s\n", why);
-		kvm_exit(KVM_EXIT_FATAL);
+	bool have_irq = false;
+	char name[40];
+	if (nmmio > 0) {
+		/* A VMM that names virtio-mmio windows (Firecracker, QEMU's
+		 * microvm) has no PCI: the first network device among them.
+		 * No MSI-X on MMIO, and its line interrupt (an IOAPIC GSI) is
+		 * not wired here: the loop polls, as with no-msix. */
+		int found = 1;
+		for (int i = 0; i < nmmio && found == 1; i++) {
+			found = virtio_mmio_probe(&mmio[i], VIRTIO_ID_NET, &regs, &why);
+			if (found == 0)
+				ksnprintf(name, sizeof(name), "virtio-net@mmio:%lx", mmio[i].base);
+		}
+		if (found != 0) {
+			kprintf("skiff-uk: %s\n", found == 1 ? "no virtio-net among the virtio_mmio.device= windows" : why);
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+	} else {
+		if (virtio_pci_find_net(&pd) < 0 || virtio_pci_map(&pd, &regs, &why) < 0) {
+			kprintf("skiff-uk: %s\n", why);
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+		have_irq = !opt_given(&o, OPT_NO_MSIX) && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
+		ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
 	}
-	bool have_irq = !opt_given(&o, OPT_NO_MSIX) && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
-	char name[32];
-	ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
 	/* More than one vCPU: ask for a queue pair each (the static server's
 	 * words only: an application image, a configuration, HTTPS and the
 	 * metrics listener stay on this CPU).  Pair k's rx interrupt is MSI-X
