@@ -366,8 +366,8 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_VM_MACHINE] = {"machine", 0, OPT_K_CHOICE, "pc|microvm", 0, 0, machine_choices,
 			    "pc: virtio-net on PCI with MSI-X; microvm: QEMU -M microvm,\n"
 			    "Firecracker's device model: no PCI, no ACPI, virtio-net\n"
-			    "over MMIO named on the kernel command line, one vCPU,\n"
-			    "the loop polls (docs/microvm.md)"},
+			    "over MMIO named on the kernel command line, its interrupt\n"
+			    "through the I/O APIC, one vCPU (docs/microvm.md)"},
 	[OPT_VM_IMAGE] = {"image", 0, OPT_K_STR, "PATH", 0, 0, NULL,
 			  "kernel image (default: skiff-uk.elf next to this binary,\n"
 			  "else ../lib/skiff/skiff-uk.elf from it, as installed)"},
@@ -1007,7 +1007,8 @@ static const struct opt_use vm_use[] = {
 const struct opt_cmd opt_cmd_vm = {
 	.name = "vm",
 	.synopsis = "skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE] [--smp N]\n"
-		    "                [--root DIR] [--accel auto|kvm|tcg] [--image PATH | --proxy] [--dry-run]\n"
+		    "                [--root DIR] [--accel auto|kvm|tcg] [--machine pc|microvm]\n"
+		    "                [--image PATH | --proxy] [--dry-run]\n"
 		    "                [--tls-cert FILE --tls-key FILE [--tls-port N] [--tls-redirect]]\n"
 		    "                [--config FILE]\n"
 		    "                [-- GUEST ARGS...]",

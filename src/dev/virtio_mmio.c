@@ -3,11 +3,11 @@
 #include "virtio_mmio.h"
 #include "../plat/kvm/kvm.h"
 
-int virtio_mmio_probe(const struct virtio_mmio_dev *d, uint32_t want, struct virtio_regs *r,
+int virtio_mmio_probe(uint64_t base, uint32_t size, uint32_t want, struct virtio_regs *r,
 		      const char **why)
 {
 	sk_memset(r, 0, sizeof(*r));
-	volatile uint8_t *m = mmu_map_mmio(d->base, d->size);
+	volatile uint8_t *m = mmu_map_mmio(base, size);
 	if (!m) {
 		*why = "cannot map the virtio-mmio window";
 		return -1;

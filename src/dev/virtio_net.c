@@ -492,7 +492,7 @@ static void vn_irq_disarm(struct dev *d)
 	virtio_net_irq_disarm((struct virtio_net *)d);
 }
 
-/* With an rx interrupt (MSI-X), the loop arms it before halting; without
+/* With an rx interrupt (MSI-X, or MMIO's line), the loop arms it before halting; without
  * one there is nothing to arm and the platform polls (plat.h). */
 static const struct dev_ops virtio_net_ops_irq = {
 	.kind = "virtio-net",
@@ -603,7 +603,8 @@ static int pair_setup(struct virtio_net *vn, const struct virtio_net_params *p, 
 		*why = "arena too small";
 		return -1;
 	}
-	vn->dev.ops = p->rx_msix != VIRTIO_MSI_NO_VECTOR ? &virtio_net_ops_irq : &virtio_net_ops_poll;
+	bool irq = p->rx_msix != VIRTIO_MSI_NO_VECTOR || p->rx_line_irq;
+	vn->dev.ops = irq ? &virtio_net_ops_irq : &virtio_net_ops_poll;
 	vn->dev.rx = ring_region_rx(region);
 	vn->dev.tx = ring_region_tx(region);
 	vn->dev.mtu = 1500;

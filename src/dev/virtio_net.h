@@ -68,7 +68,10 @@ struct virtio_net_params {
 	void *arena;           /* identity-mapped, 4096-aligned */
 	size_t arena_size;     /* >= virtio_net_arena_size() */
 	uint16_t rx_msix;      /* MSI-X table entry for the rx queue, or
-				* VIRTIO_MSI_NO_VECTOR (always on MMIO: the loop polls) */
+				* VIRTIO_MSI_NO_VECTOR (always on MMIO) */
+	bool rx_line_irq;      /* MMIO: the platform routed the device's line
+				* interrupt (and acks it, virtio_transport.irq_ack):
+				* arm it at park as MSI-X; neither: the loop polls */
 	bool no_event_idx;     /* refuse VIRTIO_F_EVENT_IDX even if offered */
 	uint32_t offload_allow; /* DEV_OFF_* the driver may negotiate (the boot
 				 * word offload=); 0: none, frames as before */

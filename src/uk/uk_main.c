@@ -78,6 +78,7 @@
 #include "../plat/kvm/kvm.h"
 #include "../dev/virtio_pci.h"
 #include "../dev/virtio_mmio.h"
+#include "../conf/virtio_mmio_arg.h"
 #include "../plat/plat.h"
 #include "../conf/opts.h"
 #include "../archive/site_archive.h"
@@ -389,6 +390,18 @@ static void console_out(void *ctx, const char *s, size_t n)
 	console_write(s, n);
 }
 
+/* The virtio-mmio device's registers, for its interrupt handler. */
+static struct virtio_regs mmio_regs;
+
+/* VEC_VIRTIO_NET from the I/O APIC: clear the device's InterruptStatus so
+ * that it lowers its line before the EOI; the loop, woken from its park,
+ * reads the queues. */
+static void mmio_irq(void *ctx)
+{
+	struct virtio_regs *r = ctx;
+	r->t->irq_ack(r);
+}
+
 /* The command line, read by the options module (conf/opts.h) with the
  * table `skiff serve` uses: the same names, values, checks and messages.
  * A bad word is a clear stop before anything is set up; the word `help`
@@ -448,22 +461,30 @@ unsigned uk_app_main(const struct kvm_start *st)
 	struct pci_dev pd = {0};
 	struct virtio_regs regs;
 	const char *why = "no virtio-net device";
-	bool have_irq = false;
+	bool have_irq = false, line_irq = false;
 	char name[40];
 	if (nmmio > 0) {
 		/* A VMM that names virtio-mmio windows (Firecracker, QEMU's
 		 * microvm) has no PCI: the first network device among them.
-		 * No MSI-X on MMIO, and its line interrupt (an IOAPIC GSI) is
-		 * not wired here: the loop polls, as with no-msix. */
-		int found = 1;
+		 * No MSI-X on MMIO: its line interrupt goes through the I/O
+		 * APIC, level-triggered, and mmio_irq acks it; no-msix (or no
+		 * I/O APIC) and the loop polls. */
+		int found = 1, at = 0;
 		for (int i = 0; i < nmmio && found == 1; i++) {
-			found = virtio_mmio_probe(&mmio[i], VIRTIO_ID_NET, &regs, &why);
-			if (found == 0)
-				ksnprintf(name, sizeof(name), "virtio-net@mmio:%lx", mmio[i].base);
+			found = virtio_mmio_probe(mmio[i].base, mmio[i].size, VIRTIO_ID_NET, &regs, &why);
+			at = i;
 		}
 		if (found != 0) {
 			kprintf("skiff-uk: %s\n", found == 1 ? "no virtio-net among the virtio_mmio.device= windows" : why);
 			kvm_exit(KVM_EXIT_FATAL);
+		}
+		ksnprintf(name, sizeof(name), "virtio-net@mmio:%lx", mmio[at].base);
+		mmio_regs = regs;
+		const char *iwhy = NULL;
+		if (!opt_given(&o, OPT_NO_MSIX)) {
+			line_irq = ioapic_route(mmio[at].irq, VEC_VIRTIO_NET, lapic_id(), true, &iwhy) == 0;
+			if (!line_irq)
+				kprintf("skiff-uk: %s: %s: polling\n", name, iwhy);
 		}
 	} else {
 		if (virtio_pci_find_net(&pd) < 0 || virtio_pci_map(&pd, &regs, &why) < 0) {
@@ -490,6 +511,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		ps[k] = (struct virtio_net_params){
 			.regs = regs, .arena = arena, .arena_size = sizeof(arena),
 			.rx_msix = have_irq ? (uint16_t)(MSIX_ENTRY_RX + k) : VIRTIO_MSI_NO_VECTOR, .name = name,
+			.rx_line_irq = line_irq,
 			.no_event_idx = opt_given(&o, OPT_NO_EVENT_IDX),
 			/* offload=off (choice 1): none, frames as before */
 			.offload_allow = opt_num(&o, OPT_OFFLOAD) == 1 ? 0 : DEV_OFF_ALL,
@@ -641,7 +663,10 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.until = opt_given(&o, OPT_EXIT_AFTER) ? now + opt_num(&o, OPT_EXIT_AFTER) * SK_NS_PER_S : 0,
 	};
 	opt_spin(&o, &run.spin_ns, &run.spin_learn);
-	trap_set_handler(VEC_VIRTIO_NET, NULL, NULL); /* counted in kvm_cpu.irq_count; the loop polls */
+	/* Counted in kvm_cpu.irq_count; the loop polls the queues.  A line
+	 * interrupt (MMIO) is level-triggered: acked at the device before
+	 * trap_dispatch's EOI, or it would come straight back. */
+	trap_set_handler(VEC_VIRTIO_NET, line_irq ? mmio_irq : NULL, line_irq ? &mmio_regs : NULL);
 	iface_announce(&ifc, now);
 	dev_tx_sync(d);
 
@@ -669,7 +694,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu",
 		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], bundle ? "sites" : "http",
 		http, ECHO_PORT,
-		nconns, d->name, have_irq ? "msix" : "none(poll 1ms)",
+		nconns, d->name, have_irq ? "msix" : line_irq ? "ioapic" : "none(poll 1ms)",
 		(uint64_t)(plat_now() / SK_NS_PER_MS));
 	if (opt_given(&o, OPT_UK_METRICS))
 		kprintf(" metrics=%u", (unsigned)opt_num(&o, OPT_UK_METRICS));
