@@ -16,11 +16,12 @@ TEST_LDLIBS := -lcmocka -l:libbearssl.a
 # no OS headers, no clock, no syscalls.  src/runner is the run loop's turn
 # (it calls the platform through plat/plat.h only); src/loop the loop API
 # with its skiff backend; src/conf the options module that the hosted
-# commands and the unikernel parse their command lines with; src/archive
-# the site archive's reader, which the unikernel runs on an untrusted image
+# commands and the unikernel parse their command lines with; src/h2
+# HTTP/2's frames and HPACK (pure parse/emit, below the HTTP engine);
+# src/archive the site archive's reader, which the unikernel runs on an untrusted image
 # and the fuzzer drives; src/router the router of a configuration file's
 # sites on the HTTP engine.
-CORE_DIRS := src/base src/wire src/ring src/net src/runner src/loop src/http src/switch \
+CORE_DIRS := src/base src/wire src/h2 src/ring src/net src/runner src/loop src/http src/switch \
 	src/conf src/archive src/router
 CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS))))
 # Hosted folders: devices, the Linux platform, the error log (src/elog),
@@ -104,9 +105,9 @@ help:
 	@echo "  make bench-quick   the same, short (development only)"
 	@echo "  make bench-cost    docs/cost.md: what a request costs, stage by stage"
 	@echo "  make bench-parse   the HTTP head parser alone, ns per parse"
-	@echo "  make bench-tls     HTTPS: skiff --tls-cert against nginx/OpenSSL, handshakes and req/s"
+	@echo "  make bench-tls     HTTPS: skiff on each TLS engine against nginx/OpenSSL, handshakes and req/s"
 	@echo "  make bench-tls-libs  OpenSSL and GnuTLS (skiff's engines), wolfSSL and GnuTLS alone: TLS 1.3 handshakes and records in cycles"
-	@echo "  make bench-tls-engines  skiff serve --tls-engine openssl vs gnutls: server CPU per full and resumed handshake"
+	@echo "  make bench-tls-engines  bench-tls's handshakes alone: server core CPU per full and resumed TLS 1.3 handshake, nginx and each engine"
 	@echo "  make bench-ring    ring and checksum costs in cycles"
 	@echo "  make bench-proxy   skiff proxy against nginx proxy_cache in front of nginx, cache hits/misses"
 	@echo "                     (bench/proxy.sh; BENCH_PROXY_SKIFF=PATH, BENCH_QUICK=1)"

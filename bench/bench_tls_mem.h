@@ -1,7 +1,8 @@
 /* bench_tls_mem.h — what the per-library TLS benchmarks (bench_tls_wolfssl.c,
  * bench_tls_gnutls.c) share: a byte pipe in memory between a client and a
  * server of the same library, the test certificate made at run time, and
- * the run's shape.  Each library runs in a process of its own, so that no
+ * the run itself (bt_run), which drives each library through the calls of
+ * its struct bt_lib.  Each library runs in a process of its own, so that no
  * two TLS libraries share one symbol table (libwolfssl exports a few
  * OpenSSL names).
  *
@@ -108,6 +109,171 @@ static inline void bt_cert_remove(void)
 	unlink(bt_cert);
 	unlink(bt_key);
 	rmdir(bt_dir);
+}
+
+/* One connection: a client and a server of the library over two pipes.
+ * A library's own connection struct starts with it (bt_lib's calls get
+ * this pointer back and cast it). */
+struct bt_conn {
+	struct bt_pipe to_sv, to_cl;
+};
+
+/* One library, as bt_run drives it.  The calls marked (server) are the
+ * ones timed; each dies (bt_die) on anything but success or "would
+ * block".  psk_ke selects the settings of the psk_ke row (PSK without a
+ * key exchange) instead of the default (X25519, and psk_dhe_ke on
+ * resumption). */
+struct bt_lib {
+	const char *name; /* the rows' first word: "wolfssl" */
+	/* Contexts, credentials, ticket keys, from bt_cert and bt_key;
+	 * prints the "info|library|..." line.  teardown frees them. */
+	void (*setup)(void);
+	void (*teardown)(void);
+	/* The client, offering session sess (NULL: none) */
+	void (*client_new)(struct bt_conn *k, bool psk_ke, void *sess);
+	void (*server_new)(struct bt_conn *k, bool psk_ke); /* (server) */
+	/* One step of the handshake: true once that side has finished. */
+	bool (*client_step)(struct bt_conn *k);
+	bool (*server_step)(struct bt_conn *k); /* (server) */
+	/* After the handshake: the client reads what came (the ticket, no
+	 * data) and returns its session, for session_free. */
+	void *(*client_session)(struct bt_conn *k);
+	void (*session_free)(void *sess);
+	/* NULL if the server resumed as psk_ke says, else what went wrong. */
+	const char *(*resume_wrong)(struct bt_conn *k, bool psk_ke);
+	void (*client_free)(struct bt_conn *k);
+	void (*server_free)(struct bt_conn *k); /* (server) */
+	/* Application data: bytes sent or read, <= 0 when none. */
+	long (*send)(struct bt_conn *k, bool server, const void *b, size_t n);
+	long (*recv)(struct bt_conn *k, bool server, void *b, size_t n);
+	bool has_psk_ke; /* whether the library offers the psk_ke row */
+};
+
+static uint64_t bt_cyc; /* the server's cycles on the connection so far */
+
+static inline void bt_conn_new(const struct bt_lib *L, struct bt_conn *k, bool psk_ke, void *sess)
+{
+	k->to_sv.r = k->to_sv.w = k->to_cl.r = k->to_cl.w = 0;
+	L->client_new(k, psk_ke, sess);
+	uint64_t t0 = tsc();
+	L->server_new(k, psk_ke);
+	bt_cyc = tsc() - t0;
+}
+
+/* Both sides to the end of the handshake, the server's ticket included. */
+static inline void bt_handshake(const struct bt_lib *L, struct bt_conn *k)
+{
+	bool cdone = false, sdone = false;
+	for (int i = 0; i < 10 && !(cdone && sdone); i++) {
+		if (!cdone)
+			cdone = L->client_step(k);
+		if (!sdone && k->to_sv.w > k->to_sv.r) {
+			uint64_t t0 = tsc();
+			sdone = L->server_step(k);
+			bt_cyc += tsc() - t0;
+		}
+	}
+	if (!cdone || !sdone)
+		bt_die("handshake did not finish");
+}
+
+static inline void bt_conn_free(const struct bt_lib *L, struct bt_conn *k)
+{
+	L->client_free(k);
+	uint64_t t0 = tsc();
+	L->server_free(k);
+	bt_cyc += tsc() - t0;
+}
+
+static double bt_v[BT_REC > BT_HS ? BT_REC : BT_HS];
+
+static inline void bt_row(const struct bt_lib *L, const char *what, size_t n)
+{
+	char name[160];
+	snprintf(name, sizeof(name), "%s %s", L->name, what);
+	report(name, bt_v, n);
+}
+
+/* Resumed handshakes, each on the ticket of the one before (a ticket is
+ * for one use). */
+static inline void bt_resumed(const struct bt_lib *L, struct bt_conn *k, bool psk_ke)
+{
+	bt_conn_new(L, k, psk_ke, NULL);
+	bt_handshake(L, k);
+	void *sess = L->client_session(k);
+	bt_conn_free(L, k);
+	for (int i = 0; i < BT_HS + BT_WARM; i++) {
+		bt_conn_new(L, k, psk_ke, sess);
+		bt_handshake(L, k);
+		const char *wrong = L->resume_wrong(k, psk_ke);
+		if (wrong)
+			bt_die(wrong);
+		L->session_free(sess);
+		sess = L->client_session(k);
+		bt_conn_free(L, k);
+		if (i >= BT_WARM)
+			bt_v[i - BT_WARM] = (double)bt_cyc;
+	}
+	bt_row(L, psk_ke ? "resumed handshake, psk_ke (no key exchange)"
+			 : "resumed handshake, psk_dhe_ke (X25519)", BT_HS);
+	L->session_free(sess);
+}
+
+/* The whole run: every row of the header's list.  k: the library's own
+ * connection struct (static: the pipes are large). */
+static inline int bt_run(const struct bt_lib *L, struct bt_conn *k)
+{
+	bt_calibrate();
+	printf("info|tsc_ghz|%.3f\n", 1.0 / ns_per_cycle);
+	bt_cert_make();
+	L->setup();
+	bt_cert_remove();
+	for (int i = 0; i < BT_HS + BT_WARM; i++) {
+		bt_conn_new(L, k, false, NULL);
+		bt_handshake(L, k);
+		bt_conn_free(L, k);
+		if (i >= BT_WARM)
+			bt_v[i - BT_WARM] = (double)bt_cyc;
+	}
+	bt_row(L, "full handshake (server, TLS 1.3, ECDSA P-256, X25519)", BT_HS);
+	bt_resumed(L, k, false);
+	if (L->has_psk_ke)
+		bt_resumed(L, k, true);
+
+	bt_conn_new(L, k, false, NULL);
+	bt_handshake(L, k);
+	L->session_free(L->client_session(k));
+	static uint8_t plain[16384], back[16384];
+	memset(plain, 'a', sizeof(plain));
+	for (int i = 0; i < BT_REC; i++) {
+		uint64_t t0 = tsc();
+		long w = L->send(k, true, plain, sizeof(plain));
+		bt_v[i] = (double)(tsc() - t0) / 16.0;
+		if (w != (long)sizeof(plain))
+			bt_die("seal");
+		while (L->recv(k, false, back, sizeof(back)) > 0)
+			;
+	}
+	bt_row(L, "seal, per KiB (16 KiB record, AES-128-GCM)", BT_REC);
+	for (int i = 0; i < BT_REC; i++) {
+		if (L->send(k, false, plain, sizeof(plain)) != (long)sizeof(plain))
+			bt_die("client write");
+		size_t got = 0;
+		uint64_t t0 = tsc();
+		while (got < sizeof(plain)) {
+			long r = L->recv(k, true, back, sizeof(back));
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		bt_v[i] = (double)(tsc() - t0) / 16.0;
+		if (got != sizeof(plain))
+			bt_die("open");
+	}
+	bt_row(L, "open, per KiB (16 KiB record, AES-128-GCM)", BT_REC);
+	bt_conn_free(L, k);
+	L->teardown();
+	return 0;
 }
 
 #endif

@@ -1,17 +1,23 @@
 /* bench_tls_wolfssl.c — wolfSSL 5.5 (Debian's libwolfssl, linked
  * statically) as a TLS 1.3 server, in cycles, in one process: the rows of
- * bench_tls_mem.h.  Settings as skiff's OpenSSL engine: ECDSA P-256,
- * X25519, AES-128-GCM, session tickets (wolfSSL's default ticket
- * callback and keys).  The client is wolfSSL too, over the same pipes. */
+ * bench_tls_mem.h, driven by its bt_run.  Settings as skiff's OpenSSL
+ * engine: ECDSA P-256, X25519, AES-128-GCM, session tickets (wolfSSL's
+ * default ticket callback and keys).  The client is wolfSSL too, over the
+ * same pipes. */
 #include <wolfssl/options.h>
 #include <wolfssl/ssl.h>
 
 #include "bench_tls_mem.h"
 
 struct conn {
+	struct bt_conn k; /* first: bt_run's calls get it back */
 	WOLFSSL *sv, *cl;
-	struct bt_pipe to_sv, to_cl;
 };
+
+static struct conn *C(struct bt_conn *k)
+{
+	return (struct conn *)k;
+}
 
 static int io_recv(WOLFSSL *s, char *buf, int sz, void *arg)
 {
@@ -46,158 +52,116 @@ static WOLFSSL_CTX *ctx_new(bool server, bool psk_ke)
 	return c;
 }
 
-static uint64_t cyc; /* the server's cycles on the connection so far */
+/* Server and client contexts, [psk_ke]: the psk_ke row's apart. */
+static WOLFSSL_CTX *sctx[2], *cctx[2];
 
-static void conn_new(struct conn *k, WOLFSSL_CTX *sc, WOLFSSL_CTX *cc, WOLFSSL_SESSION *sess)
+static void setup(void)
 {
-	k->to_sv.r = k->to_sv.w = k->to_cl.r = k->to_cl.w = 0;
-	k->cl = wolfSSL_new(cc);
-	if (!k->cl || wolfSSL_UseKeyShare(k->cl, WOLFSSL_ECC_X25519) != WOLFSSL_SUCCESS)
+	printf("info|library|wolfSSL %s\n", wolfSSL_lib_version());
+	if (wolfSSL_Init() != WOLFSSL_SUCCESS)
+		bt_die("wolfSSL_Init");
+	for (int i = 0; i < 2; i++) {
+		sctx[i] = ctx_new(true, i);
+		cctx[i] = ctx_new(false, i);
+	}
+}
+
+static void teardown(void)
+{
+	for (int i = 0; i < 2; i++) {
+		wolfSSL_CTX_free(sctx[i]);
+		wolfSSL_CTX_free(cctx[i]);
+	}
+	wolfSSL_Cleanup();
+}
+
+static void client_new(struct bt_conn *k, bool psk_ke, void *sess)
+{
+	WOLFSSL *cl = C(k)->cl = wolfSSL_new(cctx[psk_ke]);
+	if (!cl || wolfSSL_UseKeyShare(cl, WOLFSSL_ECC_X25519) != WOLFSSL_SUCCESS)
 		bt_die("wolfSSL client");
-	wolfSSL_SetIOReadCtx(k->cl, &k->to_cl);
-	wolfSSL_SetIOWriteCtx(k->cl, &k->to_sv);
-	if (sess && wolfSSL_set_session(k->cl, sess) != WOLFSSL_SUCCESS)
+	wolfSSL_SetIOReadCtx(cl, &k->to_cl);
+	wolfSSL_SetIOWriteCtx(cl, &k->to_sv);
+	if (sess && wolfSSL_set_session(cl, sess) != WOLFSSL_SUCCESS)
 		bt_die("wolfSSL_set_session");
-	uint64_t t0 = tsc();
-	k->sv = wolfSSL_new(sc);
-	if (k->sv) {
-		wolfSSL_SetIOReadCtx(k->sv, &k->to_sv);
-		wolfSSL_SetIOWriteCtx(k->sv, &k->to_cl);
-	}
-	cyc = tsc() - t0;
-	if (!k->sv)
-		bt_die("wolfSSL server");
 }
 
-/* Both sides to the end of the handshake, the server's ticket included. */
-static void handshake(struct conn *k)
+static void server_new(struct bt_conn *k, bool psk_ke)
 {
-	bool cdone = false, sdone = false;
-	for (int i = 0; i < 10 && !(cdone && sdone); i++) {
-		if (!cdone) {
-			int r = wolfSSL_connect(k->cl);
-			if (r == WOLFSSL_SUCCESS)
-				cdone = true;
-			else if (wolfSSL_get_error(k->cl, r) != WOLFSSL_ERROR_WANT_READ)
-				bt_die("wolfSSL_connect");
-		}
-		if (!sdone && k->to_sv.w > k->to_sv.r) {
-			uint64_t t0 = tsc();
-			int r = wolfSSL_accept(k->sv);
-			cyc += tsc() - t0;
-			if (r == WOLFSSL_SUCCESS)
-				sdone = true;
-			else if (wolfSSL_get_error(k->sv, r) != WOLFSSL_ERROR_WANT_READ)
-				bt_die("wolfSSL_accept");
-		}
-	}
-	if (!cdone || !sdone)
-		bt_die("handshake did not finish");
+	WOLFSSL *sv = C(k)->sv = wolfSSL_new(sctx[psk_ke]);
+	if (!sv)
+		bt_die("wolfSSL server");
+	wolfSSL_SetIOReadCtx(sv, &k->to_sv);
+	wolfSSL_SetIOWriteCtx(sv, &k->to_cl);
 }
 
-/* The client reads what came after the handshake (the ticket); its session. */
-static WOLFSSL_SESSION *client_session(struct conn *k)
+static bool client_step(struct bt_conn *k)
+{
+	int r = wolfSSL_connect(C(k)->cl);
+	if (r != WOLFSSL_SUCCESS && wolfSSL_get_error(C(k)->cl, r) != WOLFSSL_ERROR_WANT_READ)
+		bt_die("wolfSSL_connect");
+	return r == WOLFSSL_SUCCESS;
+}
+
+static bool server_step(struct bt_conn *k)
+{
+	int r = wolfSSL_accept(C(k)->sv);
+	if (r != WOLFSSL_SUCCESS && wolfSSL_get_error(C(k)->sv, r) != WOLFSSL_ERROR_WANT_READ)
+		bt_die("wolfSSL_accept");
+	return r == WOLFSSL_SUCCESS;
+}
+
+static void *client_session(struct bt_conn *k)
 {
 	char b[64];
-	int r = wolfSSL_read(k->cl, b, sizeof(b));
-	if (r > 0 || wolfSSL_get_error(k->cl, r) != WOLFSSL_ERROR_WANT_READ)
+	int r = wolfSSL_read(C(k)->cl, b, sizeof(b));
+	if (r > 0 || wolfSSL_get_error(C(k)->cl, r) != WOLFSSL_ERROR_WANT_READ)
 		bt_die("client read after the handshake");
-	return wolfSSL_get1_session(k->cl);
+	return wolfSSL_get1_session(C(k)->cl);
 }
 
-static void conn_free(struct conn *k)
+static void session_free(void *sess)
 {
-	wolfSSL_free(k->cl);
-	uint64_t t0 = tsc();
-	wolfSSL_free(k->sv);
-	cyc += tsc() - t0;
-}
-
-static double vf[BT_HS], vr[BT_HS], vs[BT_REC], vo[BT_REC];
-
-static void resumed_rows(const char *name, bool psk_ke)
-{
-	WOLFSSL_CTX *sc = ctx_new(true, psk_ke), *cc = ctx_new(false, psk_ke);
-	static struct conn k;
-	WOLFSSL_SESSION *sess = NULL;
-	conn_new(&k, sc, cc, NULL);
-	handshake(&k);
-	sess = client_session(&k);
-	conn_free(&k);
-	for (int i = 0; i < BT_HS + BT_WARM; i++) {
-		conn_new(&k, sc, cc, sess);
-		handshake(&k);
-		if (!wolfSSL_session_reused(k.sv))
-			bt_die("a handshake did not resume");
-		WOLFSSL_SESSION *next = client_session(&k); /* a ticket is for one use */
-		wolfSSL_SESSION_free(sess);
-		sess = next;
-		conn_free(&k);
-		if (i >= BT_WARM)
-			vr[i - BT_WARM] = (double)cyc;
-	}
-	report(name, vr, BT_HS);
 	wolfSSL_SESSION_free(sess);
-	wolfSSL_CTX_free(sc);
-	wolfSSL_CTX_free(cc);
+}
+
+static const char *resume_wrong(struct bt_conn *k, bool psk_ke)
+{
+	(void)psk_ke;
+	return wolfSSL_session_reused(C(k)->sv) ? NULL : "a handshake did not resume";
+}
+
+static void client_free(struct bt_conn *k)
+{
+	wolfSSL_free(C(k)->cl);
+}
+
+static void server_free(struct bt_conn *k)
+{
+	wolfSSL_free(C(k)->sv);
+}
+
+static long send_data(struct bt_conn *k, bool server, const void *b, size_t n)
+{
+	return wolfSSL_write(server ? C(k)->sv : C(k)->cl, b, (int)n);
+}
+
+static long recv_data(struct bt_conn *k, bool server, void *b, size_t n)
+{
+	return wolfSSL_read(server ? C(k)->sv : C(k)->cl, b, (int)n);
 }
 
 int main(void)
 {
-	bt_calibrate();
-	printf("info|tsc_ghz|%.3f\n", 1.0 / ns_per_cycle);
-	printf("info|library|wolfSSL %s\n", wolfSSL_lib_version());
-	bt_cert_make();
-	if (wolfSSL_Init() != WOLFSSL_SUCCESS)
-		bt_die("wolfSSL_Init");
-	WOLFSSL_CTX *sc = ctx_new(true, false), *cc = ctx_new(false, false);
+	static const struct bt_lib wolfssl = {
+		.name = "wolfssl", .setup = setup, .teardown = teardown,
+		.client_new = client_new, .server_new = server_new,
+		.client_step = client_step, .server_step = server_step,
+		.client_session = client_session, .session_free = session_free,
+		.resume_wrong = resume_wrong, .client_free = client_free,
+		.server_free = server_free, .send = send_data, .recv = recv_data,
+		.has_psk_ke = true,
+	};
 	static struct conn k;
-	for (int i = 0; i < BT_HS + BT_WARM; i++) {
-		conn_new(&k, sc, cc, NULL);
-		handshake(&k);
-		conn_free(&k);
-		if (i >= BT_WARM)
-			vf[i - BT_WARM] = (double)cyc;
-	}
-	report("wolfssl full handshake (server, TLS 1.3, ECDSA P-256, X25519)", vf, BT_HS);
-	resumed_rows("wolfssl resumed handshake, psk_dhe_ke (X25519)", false);
-	resumed_rows("wolfssl resumed handshake, psk_ke (no key exchange)", true);
-
-	conn_new(&k, sc, cc, NULL);
-	handshake(&k);
-	wolfSSL_SESSION_free(client_session(&k));
-	static uint8_t plain[16384], back[16384];
-	memset(plain, 'a', sizeof(plain));
-	for (int i = 0; i < BT_REC; i++) {
-		uint64_t t0 = tsc();
-		int w = wolfSSL_write(k.sv, plain, sizeof(plain));
-		vs[i] = (double)(tsc() - t0) / 16.0;
-		if (w != (int)sizeof(plain))
-			bt_die("seal");
-		while (wolfSSL_read(k.cl, back, sizeof(back)) > 0)
-			;
-	}
-	report("wolfssl seal, per KiB (16 KiB record, AES-128-GCM)", vs, BT_REC);
-	for (int i = 0; i < BT_REC; i++) {
-		if (wolfSSL_write(k.cl, plain, sizeof(plain)) != (int)sizeof(plain))
-			bt_die("client write");
-		size_t got = 0;
-		uint64_t t0 = tsc();
-		while (got < sizeof(plain)) {
-			int r = wolfSSL_read(k.sv, back, sizeof(back));
-			if (r <= 0)
-				break;
-			got += (size_t)r;
-		}
-		vo[i] = (double)(tsc() - t0) / 16.0;
-		if (got != sizeof(plain))
-			bt_die("open");
-	}
-	report("wolfssl open, per KiB (16 KiB record, AES-128-GCM)", vo, BT_REC);
-	conn_free(&k);
-	wolfSSL_CTX_free(sc);
-	wolfSSL_CTX_free(cc);
-	wolfSSL_Cleanup();
-	bt_cert_remove();
-	return 0;
+	return bt_run(&wolfssl, &k.k);
 }

@@ -49,4 +49,5 @@ static const struct http_app_route routes[] = {
 	{HTTP_PUT, "/echo", false, echo, NULL},
 };
 
-const struct http_app_def skiff_app = {routes, SK_ARRAY_LEN(routes), "echo", NULL, NULL, true};
+const struct http_app_def skiff_app = {.routes = routes, .nroutes = SK_ARRAY_LEN(routes),
+				      .name = "echo", .workers = true};

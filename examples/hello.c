@@ -37,4 +37,5 @@ static const struct http_app_route routes[] = {
 	{HTTP_GET, "/hello/", true, hello_name, NULL},
 };
 
-const struct http_app_def skiff_app = {routes, SK_ARRAY_LEN(routes), "hello", NULL, NULL, true};
+const struct http_app_def skiff_app = {.routes = routes, .nroutes = SK_ARRAY_LEN(routes),
+				      .name = "hello", .workers = true};

@@ -593,5 +593,5 @@ static const struct http_app_route routes[] = {
 	{HTTP_DELETE, "/kv/", true, kv_delete, NULL},
 };
 
-const struct http_app_def skiff_app = {routes, SK_ARRAY_LEN(routes), "kv", kv_start, NULL,
-				       true};
+const struct http_app_def skiff_app = {.routes = routes, .nroutes = SK_ARRAY_LEN(routes),
+				       .name = "kv", .init = kv_start, .workers = true};

@@ -118,7 +118,8 @@ static const struct http_app_route fz_routes[] = {
 	{HTTP_PUT, "/kv/", true, kv_put, NULL},
 	{HTTP_DELETE, "/kv/", true, kv_delete, NULL},
 };
-static const struct http_app_def def = {fz_routes, SK_ARRAY_LEN(fz_routes), "fuzz", kv_start, NULL, false};
+static const struct http_app_def def = {.routes = fz_routes, .nroutes = SK_ARRAY_LEN(fz_routes),
+					.name = "fuzz", .init = kv_start};
 
 static void kv_reset(void)
 {

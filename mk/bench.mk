@@ -13,13 +13,19 @@
 #                     bench_ring and bench_cost.  About 5 min.  Knobs:
 #                     COST_KA_N COST_CLOSE_N COST_OVERHEAD_REPS COST_AB_N.
 #   make bench-parse  the HTTP head parser alone: ns per parse (bench/bench_parse.c).
-#   make bench-tls    the same harness over HTTPS (BENCH_TLS=1): nginx with
-#                     OpenSSL against skiff serve --tls-cert on both stacks,
-#                     the same certificate and settings; full handshakes per
-#                     second (ab without -k), resumed ones (resume-c1:
+#   make bench-tls    the same harness over HTTPS (BENCH_TLS=1, TLS 1.3):
+#                     nginx with OpenSSL against skiff serve --tls-cert on
+#                     each engine (-openssl, -gnutls: --tls-engine) and both
+#                     stacks, the same certificate and settings; full
+#                     handshakes (ab without -k), resumed ones (resume-c1:
 #                     openssl s_time -reuse) and keep-alive HTTPS req/s, with
-#                     the server CPU per request.  BENCH_TLS_KEY=rsa for RSA
-#                     2048 instead of ECDSA P-256.
+#                     the server core's CPU per request and a handshake table
+#                     against nginx (issue 35's goal).  BENCH_TLS_KEY=rsa for
+#                     RSA 2048 instead of ECDSA P-256.  About 12 min.
+#   make bench-tls-engines  its handshake rows alone: nginx, skiff on each
+#                     engine, --stack linux and packet, ab-c1, ab-c16 and
+#                     resume-c1, 3 reps; about 5 min (run it under flock
+#                     /tmp/skiff-nettest.lock on a shared machine).
 # Knobs: BENCH_REPS BENCH_DURATION BENCH_N BENCH_SERVERS BENCH_LOADS
 # BENCH_PASSES BENCH_OUT BENCH_SERVER_CPU BENCH_CLIENT_CPU BENCH_OFFLOADS
 # BENCH_V6_LOADS BENCH_V6_PASSES (the -v6 rows)
@@ -45,10 +51,19 @@ bench-quick: deps all
 	@BENCH_REPS=$${BENCH_REPS:-1} BENCH_DURATION=$${BENCH_DURATION:-1} \
 	  BENCH_WARMUP=$${BENCH_WARMUP:-0} $(BENCH_PY) bench/http/bench.py $(BUILD)/skiff
 
+BENCH_TLS_SERVERS := nginx linux-app-openssl linux-app-gnutls skiff-packet-openssl \
+	skiff-packet-gnutls
 bench-tls: deps all
 	@BENCH_TLS=1 BENCH_PASSES=$${BENCH_PASSES:-41} \
-	  BENCH_SERVERS="$${BENCH_SERVERS:-nginx linux-app skiff-packet skiff-xdp}" \
+	  BENCH_SERVERS="$${BENCH_SERVERS:-$(BENCH_TLS_SERVERS)}" \
 	  BENCH_LOADS="$${BENCH_LOADS:-ab-c1 ab-c16 resume-c1 ab-k-c1 ab-k-c8 ab-k-c64}" \
+	  $(BENCH_PY) bench/http/bench.py $(BUILD)/skiff
+
+bench-tls-engines: deps all
+	@BENCH_TLS=1 BENCH_PASSES=$${BENCH_PASSES:-41} \
+	  BENCH_SERVERS="$${BENCH_SERVERS:-$(BENCH_TLS_SERVERS)}" \
+	  BENCH_LOADS="$${BENCH_LOADS:-ab-c1 ab-c16 resume-c1}" \
+	  BENCH_OUT="$${BENCH_OUT:-bench/results/tls-hs-$$(date +%Y-%m-%d-%H%M%S)}" \
 	  $(BENCH_PY) bench/http/bench.py $(BUILD)/skiff
 
 bench-cost: deps all $(BUILD)/bench/bench_cost $(BUILD)/bench/bench_ring $(BUILD)/bench/bench_tls
@@ -62,13 +77,6 @@ bench-cost: deps all $(BUILD)/bench/bench_cost $(BUILD)/bench/bench_ring $(BUILD
 # 5; about 2 min).
 bench-tls-libs: deps $(BUILD)/bench/bench_tls $(BUILD)/bench/bench_tls_wolfssl $(BUILD)/bench/bench_tls_gnutls
 	@$(BENCH_PY) bench/tls_libs.py $(BUILD)/bench --reps $${BENCH_TLS_REPS:-5}
-
-# skiff serve's server CPU per full and resumed TLS 1.3 handshake on each
-# engine (--tls-engine openssl, gnutls), alternating, on loopback
-# (bench/tls_engines.sh; TLSE_REPS, default 5; about 3 min).  Run it under
-# flock /tmp/skiff-nettest.lock on a shared machine.
-bench-tls-engines: deps all
-	@bench/tls_engines.sh $(BUILD)/skiff $${TLSE_REPS:-5}
 
 # The HTTP head parser alone: ns per parse of ab's and a browser's request.
 bench-parse: $(BUILD)/bench/bench_parse

@@ -34,6 +34,7 @@
 #              certificate for 198.18.0.2 made here, at run time), curl
 #              --cacert on 443 (tests/tls_app.sh has the rest of HTTPS
 #              for applications, on loopback)
+#   cli.name   (once) a bad option and --help name the binary as run
 # Prints PASS/FAIL per check; ends with "app: N passed, N failed".
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -88,6 +89,17 @@ openssl req -x509 -nodes -days 2 -subj /CN=skiff-app -addext "subjectAltName=IP:
 	-newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout "$WORK/tls.key" -out "$WORK/tls.pem" \
 	>"$WORK/openssl.log" 2>&1 || { fail setup "openssl req: $(tail -n 2 "$WORK/openssl.log")"; summary; exit 1; }
 trap 'exit 130' INT
+
+# The binary is its own program: a bad option and --help name it as run
+# (hello), never `skiff app`, which is no command.
+msg=$("$EX/hello" --no-such-option 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" = 2 ] && grep -qx "hello: unknown option 'no-such-option'" <<<"$msg" &&
+	grep -qx "Try 'hello --help'." <<<"$msg" && "$EX/hello" --help | head -n 1 | grep -q '^usage: hello '; then
+	pass "cli.name" "exit 2, 'hello: unknown option', 'Try 'hello --help'', usage: hello"
+else
+	fail "cli.name" "rc $rc: $msg / $("$EX/hello" --help 2>&1 | head -n 1)"
+fi
 trap 'exit 143' TERM
 
 C() {

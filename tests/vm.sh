@@ -50,6 +50,8 @@
 #             ("drained in") and exits 5
 #   (VM_ONLY=ops tests/vm.sh runs only these four)
 #   bad-arg   an unknown guest argument: exit 1
+#   ctrl-c    SIGINT to skiff vm (no shutdown-port= given): the guest drains,
+#             prints its counters (http.requests counted) and exits 0
 #   same-message.*  a bad value (max-conns=0, a multicast mac, a gw outside
 #             ip's subnet): `skiff serve` (exit 2) and the guest at boot
 #             (exit 1) refuse it with the same message (src/conf/opts.c)
@@ -552,6 +554,34 @@ same_message() { # NAME GUEST_WORD SERVE_ARGS...
 same_message max-conns max-conns=0 --max-conns 0
 same_message mac mac=01:00:5e:00:00:01 --mac=01:00:5e:00:00:01
 same_message gw gw=10.0.3.1 --stack skiff --dev tap:none --ip 10.0.2.15/24 --gw 10.0.3.1
+
+# --- Ctrl-C: skiff vm asks the guest to stop, as its shutdown port does ------
+# No shutdown-port= word and no -p for it: skiff vm adds both (65533 from a
+# free UDP port of 127.0.0.1).  SIGINT to skiff vm alone (as a terminal's
+# Ctrl-C reaches it; QEMU is in a group of its own): the guest drains,
+# prints its counters with the request counted, and skiff vm exits 0.
+CC_PORT=$(free_tcp_port)
+timeout --foreground 90 "$SKIFF" vm --accel tcg --image "$IMG" -p "$CC_PORT:80" -- exit-after=80 \
+	</dev/null >"$LOG/ctrl-c.log" 2>&1 &
+CC=$!
+PIDS+=("$CC")
+cc_body=
+for _ in $(seq 1 300); do
+	cc_body=$(curl -s --max-time 2 "http://127.0.0.1:$CC_PORT/" 2>/dev/null) && [ -n "$cc_body" ] && break
+	sleep 0.1
+done
+kill -INT "$CC"
+cc_t0=$(date +%s)
+wait "$CC"
+cc_rc=$?
+cc_s=$(($(date +%s) - cc_t0))
+if [ -n "$cc_body" ] && [ "$cc_rc" = 0 ] && grep -aq "^skiff-uk: drained in" "$LOG/ctrl-c.log" &&
+	grep -aq "^http.requests [1-9]" "$LOG/ctrl-c.log" && grep -aq "^skiff-uk: exit 0" "$LOG/ctrl-c.log" &&
+	[ "$cc_s" -lt 30 ]; then
+	pass "ctrl-c (drained, counters printed, exit 0 in ${cc_s} s)"
+else
+	fail ctrl-c "body '${cc_body:0:20}', exit $cc_rc after ${cc_s} s; see $LOG/ctrl-c.log"
+fi
 
 vm_ops
 

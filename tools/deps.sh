@@ -46,6 +46,7 @@ ethtool              cmd:ethtool
 procps               cmd:pgrep cmd:sysctl
 kmod                 cmd:modinfo
 python3              cmd:python3 py:ctypes py:fcntl py:hashlib py:select py:socket py:struct
+python3-hpack        py:hpack
 apache2-utils        cmd:ab
 wrk                  cmd:wrk
 nghttp2-client       cmd:h2load
@@ -80,7 +81,10 @@ check_item() {
 	san) command -v clang >/dev/null 2>&1 && printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' |
 		clang -x c - -fsanitize="$name" -o /dev/null 2>/dev/null && return 0
 	     echo "deps: clang cannot link -fsanitize=$name: its runtime comes from Debian package '$pkg' (run: tools/deps.sh)" ;;
+	# Debian's modules are Debian's python3's: another python3 first on PATH
+	# (pyenv) does not see them, so /usr/bin/python3 is asked too.
 	py) command -v python3 >/dev/null 2>&1 && python3 -c "import $name" 2>/dev/null && return 0
+	    [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import $name" 2>/dev/null && return 0
 	     echo "deps: python3 module '$name' is missing: it comes from Debian package '$pkg' (run: tools/deps.sh)" ;;
 	*) echo "deps: tools/deps.sh: unknown kind '$kind' in '$2' for $pkg"; return 2 ;;
 	esac

@@ -405,7 +405,8 @@ def stdlib_modules(names):
                     "    try: m = importlib.import_module(n)\n"
                     "    except Exception: continue\n"
                     "    f = getattr(m, '__file__', None) or ''\n"
-                    "    if not f or f.startswith('/usr/lib/python3'): print(n)\n")
+                    "    if not f or (f.startswith('/usr/lib/python3')\n"
+                    "                 and '/dist-packages/' not in f): print(n)\n")
             found = set(run(["/usr/bin/python3", "-c", prog] + new).split())
         for n in new:
             _stdlib[n] = n in found

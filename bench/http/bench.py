@@ -45,7 +45,16 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
             skiff (TLS 1.2-1.3, AES-GCM/ChaCha20, X25519/P-256, tickets and
             a session cache); ab without -k is then one full handshake per
             request, and the load resume-c1 (openssl s_time -reuse) counts
-            resumed handshakes
+            resumed handshakes; a run where s_time saw a connection not
+            resumed, or skiff counted fewer (tls.resumed), or ab got another
+            protocol than asked, is failed.  The results gain a handshake
+            table: per handshake, the server core's CPU and the server's own
+            share of it (its processes and the core's ksoftirqd, without
+            other programs scheduled there), against nginx's, and
+            issue 35's goal (full: at most 2/3 of nginx's at no fewer per
+            second; resumed: at most 1/2)
+  BENCH_TLS_VERSION=1.3  the clients offer TLS 1.3 only (ab -f TLS1.3, s_time
+            -tls1_3); "any": whatever both agree on (ab -f ALL)
   BENCH_RPS=0   1: steer each veth end's receive work (RPS) to the CPU of the
             side that owns it: vc0's to the client CPU, vs0's to the server
             CPU.  By default a veth runs the receiver's stack on the sender's
@@ -57,6 +66,10 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
   BENCH_SKIFF_OLD=PATH  another skiff binary (e.g. main's, before a change):
             every server name may then carry "-old" (skiff-packet-old) to
             run from it, alternating with the new one in the same run.
+A skiff server's name may carry the TLS engine after its base
+(linux-app-gnutls, skiff-packet-openssl, skiff-packet-gnutls-old): skiff
+serve --tls-engine ENGINE (with BENCH_TLS=1; without the suffix, the
+binary's default engine).
 Any server's name may end in "-w2" (nginx-w2, linux-app-w2, skiff-packet-w2;
 not skiff-xdp, whose veth has one queue here): two workers (nginx
 worker_processes 2, skiff serve --workers 2), pinned to both CPUs, so they
@@ -189,16 +202,37 @@ def old_server(name):
     return name.endswith("-old") and bool(SKIFF_OLD)
 
 
-def base_server(name):
-    """skiff-packet-old -> skiff-packet (the old binary, BENCH_SKIFF_OLD);
-    the -sites (sites_server), -log (logged_server) and -v6 (v6_server)
-    suffixes are not part of the base either, nor -w2 (workers_of).  In
-    a name they come in the order base[-old][-sites][-log][-v6][-w2]."""
+# skiff's hosted TLS engines (--tls-engine), as a server name's suffix.
+TLS_ENGINES = ("openssl", "gnutls")
+
+
+def _base_and_engine(name):
+    """(base server, TLS engine suffix or None): see base_server."""
     old = old_server(name)
     name = _without_log(name)
     if sites_server(name):
         name = name[:-6]
-    return name[:-4] if old else name
+    if old:
+        name = name[:-4]
+    for eng in TLS_ENGINES:
+        if name.endswith("-" + eng):
+            return name[:-len(eng) - 1], eng
+    return name, None
+
+
+def base_server(name):
+    """skiff-packet-old -> skiff-packet (the old binary, BENCH_SKIFF_OLD);
+    the engine (engine_of), -sites (sites_server), -log (logged_server) and
+    -v6 (v6_server) suffixes are not part of the base either, nor -w2
+    (workers_of).  In a name they come in the order
+    base[-openssl|-gnutls][-old][-sites][-log][-v6][-w2]."""
+    return _base_and_engine(name)[0]
+
+
+def engine_of(name):
+    """linux-app-gnutls, skiff-packet-openssl: skiff serve --tls-engine
+    gnutls / openssl (with BENCH_TLS); None: the binary's default engine."""
+    return _base_and_engine(name)[1]
 
 
 def sites_twin(name):
@@ -256,6 +290,14 @@ RPS = env("BENCH_RPS", "0") == "1"
 TLS = env("BENCH_TLS", "0") == "1"
 TLS_KEY = env("BENCH_TLS_KEY", "ec")
 TLS_CERT_FILES = {}  # set in main(): "cert", "key"
+# The protocol the clients offer over HTTPS: "1.3" (ab -f TLS1.3, s_time
+# -tls1_3: issue 35's TLS 1.3 handshakes) or "any" (ab -f ALL, s_time's
+# default: whatever client and server agree on, TLS 1.3 with both here).
+TLS_VERSION = env("BENCH_TLS_VERSION", "1.3")
+if TLS_VERSION not in ("1.3", "any"):
+    sys.exit(f"bench: BENCH_TLS_VERSION={TLS_VERSION}: 1.3 or any")
+AB_TLS = ["-f", "TLS1.3" if TLS_VERSION == "1.3" else "ALL"]
+S_TIME_TLS = ["-tls1_3"] if TLS_VERSION == "1.3" else []
 # The same suites and groups as skiff's engine (src/tls/tls_openssl.c).
 TLS12_CIPHERS = ("ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
                  "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
@@ -274,6 +316,9 @@ for s in SERVERS:
         sys.exit(f"bench: unknown server '{s}' (known: {' '.join(ALL_SERVERS)})")
     if v6_server(s) and TLS:
         sys.exit(f"bench: '{s}': the v6 rows are plain HTTP (no BENCH_TLS)")
+    if engine_of(s) and (not TLS or base_server(s) == "nginx"):
+        sys.exit(f"bench: '{s}': an engine suffix is for skiff's servers over HTTPS "
+                 "(BENCH_TLS=1)")
 for ld in LOADS:
     if ld not in ALL_LOADS:
         sys.exit(f"bench: unknown load '{ld}' (known: {' '.join(ALL_LOADS)})")
@@ -481,7 +526,7 @@ class Server:
             return pin + ["nginx", "-p", self.work + "/", "-c", conf]
         if self.sites:
             base = pin + [self.skiff, "serve", "--config", self.write_config(root), "--stats"]
-            base += SKIFF_ARGS
+            base += SKIFF_ARGS + self.engine_args()
             if self.base == "linux-app":
                 return base + ["--stack", "linux"]
             dev = {"skiff-xdp": "xdp:vs0", "skiff-packet": "packet:vs0",
@@ -497,7 +542,7 @@ class Server:
             base += ["--root", root]
         if TLS:
             base += ["--tls-cert", TLS_CERT_FILES["cert"], "--tls-key", TLS_CERT_FILES["key"],
-                     "--tls-port", "443"]
+                     "--tls-port", "443"] + self.engine_args()
         if self.access_log:
             base += ["--access-log", os.path.join(self.work, f"{self.name}-access.log")]
         if self.base == "linux-app":
@@ -507,6 +552,10 @@ class Server:
                "skiff-tap": "tap:sk0"}[self.base]
         return base + ["--stack", "skiff", "--dev", dev, "--ip", f"{SRV_IP}/24"] + (
             ["--ip6", f"{SRV_IP6}/64"] if self.v6 else [])
+
+    def engine_args(self):
+        eng = engine_of(self.name)
+        return ["--tls-engine", eng] if eng and TLS else []
 
     def write_config(self, root):
         """The -sites server's configuration file (docs/config.md), in the
@@ -654,6 +703,22 @@ def cpu_times():
     return out
 
 
+def ksoftirqd_ticks(cpu):
+    """utime+stime of one CPU's ksoftirqd thread: the packet work that
+    overflowed to it, which no server process is charged for.  (The rest
+    of the softirq and irq time on a core is charged, tick by tick, to the
+    task that was running when it came: the server's own sends included.)"""
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                with open(f"/proc/{p}/comm") as f:
+                    if f.read().strip() == f"ksoftirqd/{cpu}":
+                        return proc_ticks([int(p)])
+            except OSError:
+                pass
+    return 0
+
+
 def proc_ticks(pids):
     t = 0
     for p in pids:
@@ -683,7 +748,7 @@ def load_cmd(load, url):
         c = int(m.group(2))
         cmd = ["ab", "-q", "-r", "-s", "5"]
         if TLS:
-            cmd += ["-f", "ALL"]
+            cmd += AB_TLS
         if m.group(1):
             cmd.append("-k")
         for h in HEADERS:
@@ -695,7 +760,7 @@ def load_cmd(load, url):
         # One full handshake, then every connection resumes its session.
         host = url.split("/")[2]
         return (["openssl", "s_time", "-connect", f"{host}:443", "-reuse", "-www", "/",
-                 "-time", f"{max(1, round(DURATION))}"], DURATION + 30)
+                 "-time", f"{max(1, round(DURATION))}"] + S_TIME_TLS, DURATION + 30)
     if load == "slow-c1":
         return (["python3", os.path.join(HERE, "slow_client.py"), url,
                  str(max(1, round(DURATION))), "1000"], DURATION + 30)
@@ -722,6 +787,8 @@ def parse_ab(out):
         "req_s": num(r"^Requests per second:\s+([\d.]+)") or 0.0,
         "duration": num(r"^Time taken for tests:\s+([\d.]+)") or 0.0,
         "doc_len": num(r"^Document Length:\s+(\d+)", int),
+        # "SSL/TLS Protocol: TLSv1.3,TLS_AES_128_GCM_SHA256,256,128" over HTTPS
+        "tls_protocol": num(r"^SSL/TLS Protocol:\s+([^,\s]+)", str),
     }
 
 
@@ -754,8 +821,15 @@ def parse_s_time(out, secs):
         return None
     n = int(m.group(1))
     errs = len(re.findall(r"^ERROR|error", out, re.M))
+    # With -reuse s_time prints a character per timed connection: "r" when
+    # the session was resumed, "*" (or the old protocols' letters) when the
+    # server made it a full handshake.  The one full handshake that gets the
+    # session comes before "starting" and is not counted.
+    marks = "".join(ln for ln in out.split("starting", 1)[-1].splitlines()
+                    if re.fullmatch(r"[r*t3]+", ln.strip()))
     return {"completed": n, "failed": 0, "non2xx": 0, "errors": errs,
-            "req_s": n / secs if secs > 0 else 0.0, "duration": secs, "doc_len": None}
+            "req_s": n / secs if secs > 0 else 0.0, "duration": secs, "doc_len": None,
+            "resumed": marks.count("r"), "not_resumed": len(marks) - marks.count("r")}
 
 
 def run_load(srv, load, url):
@@ -763,17 +837,19 @@ def run_load(srv, load, url):
     ns = srv.topo.cli
     pids = srv.pids()
     if WARMUP:
-        wcmd = (["ab", "-q", "-r", "-s", "5", "-n", "2000", "-c", "8"] + (["-f", "ALL"] if TLS else [])
+        wcmd = (["ab", "-q", "-r", "-s", "5", "-n", "2000", "-c", "8"] + (AB_TLS if TLS else [])
                 + [a for h in HEADERS for a in ("-H", h)])
         if "-k-" in load:
             wcmd.insert(1, "-k")
         sh(["timeout", "20", "ip", "netns", "exec", ns, "taskset", "-c", str(CCPU)] + wcmd
            + [url], timeout=25)
+    i0 = ksoftirqd_ticks(SCPU)
     c0, p0, t0 = cpu_times(), proc_ticks(pids), time.time()
     r = subprocess.run(["timeout", str(int(bound)), "ip", "netns", "exec", ns, "taskset", "-c",
                         str(CCPU)] + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True, errors="replace")
     c1, p1, t1 = cpu_times(), proc_ticks(pids), time.time()
+    i1 = ksoftirqd_ticks(SCPU)
     res = (parse_wrk(r.stdout) if cmd[0] == "wrk" else
            parse_s_time(r.stdout, t1 - t0) if cmd[0] == "openssl" else parse_ab(r.stdout))
     if res is None:
@@ -787,16 +863,46 @@ def run_load(srv, load, url):
     res["server_cpu_us_per_req"] = sb * 1e6 / HZ / n
     res["server_proc_us_per_req"] = (p1 - p0) * 1e6 / HZ / n
     res["server_core_busy_pct"] = 100.0 * sb / st if st else 0.0
+    # The server's own share of its core: its processes (their system time
+    # holds the irq and softirq work that came while they ran, their own
+    # sends' included) and the core's ksoftirqd, without what other
+    # programs ran there (a shared machine's builds are scheduled onto the
+    # server's core while it idles); others_pct: the rest of the core's
+    # busy time, as a share of the core's time.  Single-worker servers
+    # only (a -w2 server runs on both cores).
+    own = (p1 - p0) + (i1 - i0)
+    res["server_own_us_per_req"] = own * 1e6 / HZ / n
+    res["server_core_others_pct"] = max(0.0, 100.0 * (sb - own) / st) if st else 0.0
     res["client_busy_pct"] = 100.0 * cb / ct if ct else 0.0
     res["raw"] = r.stdout
     return res
+
+
+def handshake_problems(srv, res):
+    """Over HTTPS, why a run's handshakes are not what its row says: ab
+    on another protocol than BENCH_TLS_VERSION; s_time -reuse connections
+    the server did not resume (s_time's marks), or fewer resumed ones than
+    s_time saw by skiff's own count (tls.resumed, --stats).  [] if none."""
+    why = []
+    proto = res.get("tls_protocol")
+    if TLS_VERSION == "1.3" and proto is not None and proto != "TLSv1.3":
+        why.append(f"ab negotiated {proto}")
+    if res.get("resumed") is not None:
+        if res["not_resumed"] or res["resumed"] < res["completed"]:
+            why.append(f"{res['completed'] - res['resumed']} of {res['completed']} "
+                       "connections not resumed")
+        counted = srv.stats.get("tls.resumed")
+        if counted is not None and counted < res["resumed"]:
+            why.append(f"the server counted {counted} resumed, s_time {res['resumed']}")
+    return why
 
 
 # ------------------------------------------------------------------ output
 CSV_FIELDS = ["pass", "server", "load", "rep", "status", "req_s", "completed", "failed",
               "non2xx", "errors", "server_cpu_us_per_req", "server_proc_us_per_req",
               "server_core_busy_pct", "client_busy_pct", "duration_s", "resp_header_bytes",
-              "resp_body_bytes", "resp_bytes", "syscalls_per_req", "note"]
+              "resp_body_bytes", "resp_bytes", "syscalls_per_req", "server_own_us_per_req",
+              "server_core_others_pct", "tls_resumed", "note"]
 
 
 def fmt_num(x, nd=0):
@@ -837,7 +943,7 @@ def write_results(out, runs, unavailable, sizes, meta):
             row = dict(r)
             for k in ("req_s", "server_cpu_us_per_req", "server_proc_us_per_req",
                       "server_core_busy_pct", "client_busy_pct", "duration_s",
-                      "syscalls_per_req"):
+                      "syscalls_per_req", "server_own_us_per_req", "server_core_others_pct"):
                 if isinstance(row.get(k), float):
                     row[k] = f"{row[k]:.2f}"
             w.writerow(row)
@@ -998,6 +1104,9 @@ def write_results(out, runs, unavailable, sizes, meta):
                     fmt_num(med(ok, "syscalls_per_req"), 2),
                     badtxt or "none"]) + " |")
         L.append("")
+        if TLS:
+            L += handshake_table(prow, [s for s in servers
+                                        if s not in unavailable.get(body, {})], body)
         for s, why in unavailable.get(body, {}).items():
             L.append(f"- {s}: unavailable ({why})")
         if unavailable.get(body):
@@ -1008,6 +1117,98 @@ def write_results(out, runs, unavailable, sizes, meta):
     L.append("Every run is in runs.csv; chart.png plots the medians.")
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(L) + "\n")
+
+
+# Issue 35's goal, per skiff server against nginx, on the server's core:
+# a full TLS 1.3 handshake at most 2/3 of nginx's CPU at no fewer per
+# second, a resumed one at most 1/2.
+GOAL_FULL_CPU, GOAL_RESUMED_CPU = 2 / 3, 1 / 2
+
+
+def handshake_table(prow, servers, body):
+    """The handshake loads of one body's runs (ab-cN without -k: a full
+    handshake per request; resume-c1: a resumed one per connection), each
+    server's CPU per handshake on its core beside nginx's, and the goal's
+    verdict.  Lines of markdown; none when no handshake load ran."""
+    loads = [ld for ld in loads_for(body) if re.match(r"^ab-c\d+$", ld) or ld == "resume-c1"]
+    loads = [ld for ld in loads if any(r["load"] == ld for r in prow)]
+    if not loads:
+        return []
+    L = [f"{'TLS 1.3' if TLS_VERSION == '1.3' else 'TLS'} handshakes, {body}-byte body, "
+         "per handshake (one per request for ab without -k, one per timed connection "
+         "for s_time -reuse, every one of them resumed by s_time's marks and by skiff's "
+         "tls.resumed): **core µs** the server core's busy time; **own µs** the part of "
+         "it that is the server's: its processes (with the interrupt work that came while "
+         "they ran) and the core's ksoftirqd, without other programs the scheduler put on "
+         "the core while the server idled (**others %**: the rest of the core's busy time, "
+         "as a share of its time: a shared machine's builds and tests); "
+         "**/nginx** ratios of the medians to nginx's; **SAT**: the client's core was the "
+         f"limit (above {SAT_PCT:.0f}% busy), so the rate is the client's and the CPU per "
+         "handshake is what compares the servers.", "",
+         "| load | server | handshakes/s | core µs | own µs | others % | core µs /nginx | "
+         "own µs /nginx | handshakes/s /nginx | client % | ok runs |",
+         "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|"]
+    meds = {}
+    for load in loads:
+        for s in servers:
+            rs = [r for r in prow if r["server"] == s and r["load"] == load]
+            if not rs:
+                continue
+            ok = [r for r in rs if r["status"] == "ok"]
+            meds[load, s] = {
+                "rate": med(ok, "req_s"), "core": med(ok, "server_cpu_us_per_req"),
+                "own": med(ok, "server_own_us_per_req"),
+                "others": med(ok, "server_core_others_pct"),
+                "client": med(ok, "client_busy_pct"),
+                "sat": any(r["client_busy_pct"] > SAT_PCT for r in ok),
+                "ok": len(ok), "runs": len(rs)}
+        ng = meds.get((load, "nginx"))
+        for s in servers:
+            m = meds.get((load, s))
+            if m is None:
+                continue
+
+            def vs(k):
+                if s == "nginx" or not ng or not m[k] or not ng[k]:
+                    return "—"
+                return f"{m[k] / ng[k]:.2f}"
+            L.append("| " + " | ".join([
+                load, s, fmt_num(m["rate"]) + (" SAT" if m["sat"] else ""),
+                fmt_num(m["core"], 1), fmt_num(m["own"], 1), fmt_num(m["others"]),
+                vs("core"), vs("own"), vs("rate"), fmt_num(m["client"]),
+                f"{m['ok']}/{m['runs']}"]) + " |")
+    L.append("")
+    verdicts = []
+    for s in servers:
+        if s == "nginx":
+            continue
+        parts = []
+        for load in loads:
+            m, ng = meds.get((load, s)), meds.get((load, "nginx"))
+            if not m or not ng:
+                continue
+            if m["ok"] < m["runs"] or ng["ok"] < ng["runs"] or not (m["own"] and ng["own"]):
+                parts.append(f"{load}: not judged (failed runs)")
+                continue
+            own, core, rate = m["own"] / ng["own"], m["core"] / ng["core"], m["rate"] / ng["rate"]
+            if load == "resume-c1":
+                met = own <= GOAL_RESUMED_CPU
+                parts.append(f"resumed ({load}) {own:.2f}x nginx's own µs, core {core:.2f}x "
+                             f"(goal ≤ {GOAL_RESUMED_CPU:.2f}): {'met' if met else 'not met'}")
+            else:
+                # Within 3% of nginx's rate counts as "no fewer": when both
+                # are client-bound the rate is the client's, not the server's.
+                met = own <= GOAL_FULL_CPU and rate >= 0.97
+                parts.append(f"full ({load}) {own:.2f}x nginx's own µs, core {core:.2f}x, "
+                             f"at {rate:.2f}x its rate (goal ≤ {GOAL_FULL_CPU:.2f} at ≥ 1): "
+                             f"{'met' if met else 'not met'}"
+                             + (" (both client-bound)" if m["sat"] and ng["sat"] else ""))
+        if parts:
+            verdicts.append(f"- {s}: " + "; ".join(parts) + ".")
+    if verdicts:
+        L += ["Issue 35's goal, each server against nginx, on the medians of own µs:", ""] \
+            + verdicts + [""]
+    return L
 
 
 def write_chart(out, runs):
@@ -1205,24 +1406,30 @@ def main():
                                      or "dev.tx_syscalls" in srv.stats):
                             sysc = (srv.stats.get("dev.rx_syscalls", 0)
                                     + srv.stats.get("dev.tx_syscalls", 0)) / reqs
+                        hs_bad = handshake_problems(srv, res) if TLS else []
                         bad = res["failed"] or res["non2xx"] or res["errors"] \
-                            or not res["completed"]
+                            or not res["completed"] or hs_bad
                         note = ""
                         if bad:
                             note = (f"failed {res['failed']} non2xx {res['non2xx']} "
                                     f"errors {res['errors']}")
                             if res.get("error_detail"):
                                 note += f" ({res['error_detail']})"
+                            if hs_bad:
+                                note += "; " + "; ".join(hs_bad)
                         row.update(status="failed" if bad else "ok", req_s=res["req_s"],
                                    completed=res["completed"], failed=res["failed"],
                                    non2xx=res["non2xx"], errors=res["errors"],
                                    server_cpu_us_per_req=res["server_cpu_us_per_req"],
                                    server_proc_us_per_req=res["server_proc_us_per_req"],
                                    server_core_busy_pct=res["server_core_busy_pct"],
+                                   server_own_us_per_req=res["server_own_us_per_req"],
+                                   server_core_others_pct=res["server_core_others_pct"],
                                    client_busy_pct=res["client_busy_pct"],
                                    duration_s=res["duration"], resp_header_bytes=pr[0],
                                    resp_body_bytes=pr[1], resp_bytes=pr[0] + pr[1],
-                                   syscalls_per_req=sysc, note=note)
+                                   syscalls_per_req=sysc, tls_resumed=res.get("resumed"),
+                                   note=note)
                         runs.append(row)
                         with open(os.path.join(work, "last-client.txt"), "w") as f:
                             f.write(res["raw"])

@@ -34,8 +34,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../archive/site_bundle.h"
@@ -121,11 +127,63 @@ static void default_image(char *out, size_t size, bool proxy)
 }
 
 static volatile sig_atomic_t child_pid;
+/* Ctrl-C (SIGINT) stops the guest as its shutdown port does: a
+ * datagram "exit 0 stats" to the host side of that port's forward (user
+ * networking), so the guest drains, prints its counters and exits 0.  A
+ * second signal, or a guest still running VM_STOP_GRACE_S later, stops
+ * QEMU.  -1: no such forward (a TAP): the signal goes to QEMU. */
+#define VM_STOP_GRACE_S 30
+/* The guest's shutdown port when the words name none (UDP; the guest's
+ * echo is on 7). */
+#define VM_CTL_GUEST_PORT 65533u
+static int ctl_fd = -1;
+static struct sockaddr_in ctl_addr;
+static volatile sig_atomic_t stop_asked;
+static struct timespec stop_at;
 
 static void forward_signal(int sig)
 {
-	if (child_pid > 0)
-		kill((pid_t)child_pid, sig == SIGINT ? SIGTERM : sig);
+	if (child_pid <= 0)
+		return;
+	if (sig == SIGINT && stop_asked) {
+		/* The same Ctrl-C may come twice (a terminal signals the whole
+		 * foreground group: `timeout` in it forwards its copy): a second
+		 * within a second is that one, not the user's second. */
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - stop_at.tv_sec < 1 ||
+		    (now.tv_sec - stop_at.tv_sec == 1 && now.tv_nsec < stop_at.tv_nsec))
+			return;
+	}
+	if (sig != SIGINT || ctl_fd < 0 || stop_asked) {
+		kill((pid_t)child_pid, sig == SIGINT || sig == SIGALRM ? SIGTERM : sig);
+		return;
+	}
+	stop_asked = 1;
+	clock_gettime(CLOCK_MONOTONIC, &stop_at);
+	static const char say[] = "\nskiff vm: stopping the guest (drain, counters); again to stop "
+				  "QEMU at once\n";
+	ssize_t w = write(2, say, sizeof(say) - 1);
+	(void)w;
+	static const char msg[] = "exit 0 stats";
+	sendto(ctl_fd, msg, sizeof(msg) - 1, 0, (const struct sockaddr *)&ctl_addr, sizeof(ctl_addr));
+	alarm(VM_STOP_GRACE_S);
+}
+
+/* A free UDP port on 127.0.0.1 for the shutdown port's forward: 0 if none. */
+static unsigned free_udp_port(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	unsigned port = 0;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &al) == 0)
+		port = ntohs(a.sin_port);
+	close(fd);
+	return port;
 }
 
 /* Run argv with stderr through a pipe (relayed as is); return the wait
@@ -143,6 +201,17 @@ static int run_qemu(char **argv, bool *qemu_error)
 		return -1;
 	}
 	if (pid == 0) {
+		if (ctl_fd >= 0) {
+			/* Ctrl-C is ours to turn into the guest's shutdown: QEMU
+			 * in a process group of its own does not get the
+			 * terminal's SIGINT, nor its input (the guest reads none
+			 * from its console). */
+			setpgid(0, 0);
+			int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (nul >= 0)
+				dup2(nul, 0);
+		}
+		prctl(PR_SET_PDEATHSIG, SIGTERM); /* never outlive skiff vm */
 		dup2(pfd[1], 2);
 		close(pfd[0]);
 		close(pfd[1]);
@@ -157,6 +226,7 @@ static int run_qemu(char **argv, bool *qemu_error)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
 
 	FILE *in = fdopen(pfd[0], "r");
 	char line[1024];
@@ -540,6 +610,27 @@ int cmd_vm(int argc, char **argv)
 		glen += (size_t)n;
 	}
 
+	/* The shutdown port, for Ctrl-C (forward_signal): the guest's word if
+	 * given, else one of ours; with user networking, its forward (the
+	 * user's -p PORT:N/udp, else a free port of ours). */
+	unsigned ctl_guest = 0, ctl_host = 0;
+	for (int i = 0; i < nguest; i++)
+		if (!strncmp(guest[i], "shutdown-port=", 14))
+			ctl_guest = (unsigned)strtoul(guest[i] + 14, NULL, 10);
+	if (!tap) {
+		if (!ctl_guest) {
+			ctl_guest = VM_CTL_GUEST_PORT;
+			int n = snprintf(guest_args + glen, sizeof(guest_args) - glen,
+					 "%sshutdown-port=%u", glen ? " " : "", ctl_guest);
+			if (n < 0 || (size_t)n >= sizeof(guest_args) - glen)
+				cli_usage_error("vm", "guest arguments too long");
+			glen += (size_t)n;
+		}
+		for (int i = 0; i < nfwd; i++)
+			if (fwds[i].udp && fwds[i].guest == ctl_guest)
+				ctl_host = fwds[i].host;
+	}
+
 	char img[PATH_MAX];
 	if (image)
 		snprintf(img, sizeof(img), "%s", image);
@@ -561,7 +652,7 @@ int cmd_vm(int argc, char **argv)
 		why = "--accel kvm";
 	}
 
-	char netdev[64 + (OPT_FWD_MAX + SCONF_MAX_LISTEN) * 48];
+	char netdev[64 + (OPT_FWD_MAX + SCONF_MAX_LISTEN + 1) * 48];
 	/* More than one vCPU on a TAP: one queue pair per vCPU (the TAP must
 	 * be multi-queue: `ip tuntap add NAME mode tap multi_queue`), an
 	 * MSI-X vector for each queue plus config and control.  vhost off:
@@ -587,6 +678,13 @@ int cmd_vm(int argc, char **argv)
 					      fwds[i].udp ? "udp" : "tcp", fwds[i].host, fwds[i].guest);
 		if (config && conf_forwards(&vc, false, netdev, sizeof(netdev), &n) < 0)
 			return 1;
+		if (!ctl_host && (ctl_host = free_udp_port()))
+			n += (size_t)snprintf(netdev + n, sizeof(netdev) - n,
+					      ",hostfwd=udp:127.0.0.1:%u-:%u", ctl_host, ctl_guest);
+		if (ctl_host && (ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) >= 0)
+			ctl_addr = (struct sockaddr_in){.sin_family = AF_INET,
+							.sin_port = htons((uint16_t)ctl_host),
+							.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	}
 	if (config && tap) {
 		size_t n = 0;

@@ -221,10 +221,11 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_EXIT_AFTER] = {"exit-after", 0, OPT_K_NUM, "S", 1, 1000000000, NULL,
 			    "exit 0 after S seconds (a safety net for tests)"},
 	[OPT_SHUTDOWN_PORT] = {"shutdown-port", 0, OPT_K_NUM, "N", 1, 65535, NULL,
-			       "a UDP datagram \"exit [CODE]\" to port N drains (see\n"
-			       "drain-timeout), then exits with CODE (0 if none).  Off\n"
-			       "unless given: anyone who can reach the port can stop the\n"
-			       "guest"},
+			       "a UDP datagram \"exit [CODE] [stats]\" to port N drains\n"
+			       "(see drain-timeout), then exits with CODE (0 if none),\n"
+			       "printing the counters if it says stats.  Off unless given\n"
+			       "(skiff vm gives 65533 on --net user, for Ctrl-C): anyone\n"
+			       "who can reach the port can stop the guest"},
 	[OPT_FAULT] = {"fault", 0, OPT_K_CHOICE, "ud|pf|gp|de", 0, 0, fault_choices,
 		       "raise that CPU exception after boot (tests the handler:\n"
 		       "registers on the console, exit 64+vector)"},
@@ -1025,6 +1026,10 @@ const struct opt_cmd opt_cmd_vm = {
 		  "tls-max-conns=N offload=on|off.  The guest serves HTTP on port 80 (the files of\n"
 		  "--root, or the built-in 41-byte '/') and UDP echo on 7: `skiff vm -p 8080:80`\n"
 		  "gives http://127.0.0.1:8080/.\n"
+		  "Ctrl-C (SIGINT) stops the guest as its shutdown port does: it drains, prints\n"
+		  "its counters and exits 0 (on --net user: shutdown-port=65533 unless the words\n"
+		  "name one, forwarded from a free UDP port of 127.0.0.1); a second Ctrl-C, or a\n"
+		  "guest still running 30 s later, stops QEMU.\n"
 		  "Environment: SKIFF_QEMU overrides the QEMU binary.",
 };
 

@@ -77,13 +77,21 @@ void cli_format_mac(const uint8_t m[6], char out[18])
 	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
+static const char *program;
+
+void cli_program(const char *name)
+{
+	program = name;
+}
+
 void cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "skiff %s: ", cmd);
+	const char *pre = program && !strcmp(cmd, program) ? "" : "skiff ";
+	fprintf(stderr, "%s%s: ", pre, cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'skiff %s --help'.\n", cmd);
+	fprintf(stderr, "\nTry '%s%s --help'.\n", pre, cmd);
 	exit(2);
 }

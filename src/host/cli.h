@@ -32,7 +32,13 @@ int cli_random_mac(uint8_t mac[6]);
 void cli_format_ipv4(uint32_t ip, char out[16]);
 void cli_format_mac(const uint8_t mac[6], char out[18]);
 
-/* Print "skiff CMD: MSG" and a pointer to --help on stderr, exit 2. */
+/* The process is a program of its own, not a skiff command (an
+ * application binary, skiff_app_main): usage errors for the command
+ * named name print "NAME: MSG" and "Try 'NAME --help'." */
+void cli_program(const char *name);
+
+/* Print "skiff CMD: MSG" and a pointer to --help on stderr, exit 2 (for
+ * cli_program's name: "CMD: MSG"). */
 __attribute__((noreturn, format(printf, 2, 3))) void cli_usage_error(const char *cmd,
 								     const char *fmt, ...);
 

@@ -613,6 +613,13 @@ static void alog_drop(struct access_log *al)
 	access_log_free(al);
 }
 
+/* The engines' runtime errors (http_app_config.error_log): the error log. */
+static void error_hook(void *ctx, const char *key, const char *msg)
+{
+	(void)ctx;
+	elog(SK_LOG_ERROR, key, "%s", msg);
+}
+
 static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 {
 	const struct sconf *c = w->gen->g.conf;
@@ -622,7 +629,8 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		struct lst *l = &w->lst[li];
 		l->sl = (struct sites_listener){&w->sites, li};
 		sites_route(&l->sl, &l->route);
-		l->def = (struct http_app_def){&l->route, 1, "sites", NULL, NULL, true};
+		l->def = (struct http_app_def){.routes = &l->route, .nroutes = 1, .name = "sites",
+					      .workers = true};
 		struct http_app_config cfg;
 		http_app_config_default(&cfg);
 		if (!ls->any)
@@ -640,8 +648,10 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		cfg.access = w->alog ? access_hook : NULL;
 		cfg.access_ctx = w;
 		cfg.trace = w->trace.cycles ? &w->trace : NULL; /* every listener's into one */
+		cfg.error_log = error_hook;
 		if (proxies)
 			proxy_app_config(NULL, &cfg);
+		http_app_config_fit(&cfg, app_def); /* the application's header area */
 		if (ls->tls && tls_for(w, c, li, l, err, errlen) < 0)
 			return -1;
 		l->memsz = http_app_mem_size(&cfg);

@@ -65,6 +65,9 @@ struct http_app_conn {
 	bool close_after;    /* the answer says Connection: close */
 	bool paused;         /* the body callback took less than offered */
 	bool failed;         /* the engine answered an error / aborted: on_done(ok false) */
+	bool hdr_full;       /* a header line did not fit hdr: the answer becomes a 500 */
+	bool replaced;       /* the engine answered for the application (hdr_full): its
+			      * stream calls take what they are given and send nothing */
 	bool in_cb;          /* an application callback for this request runs */
 	bool wfn_due;        /* the write callback is owed a call (room appeared) */
 	bool head_req;       /* HEAD: the body is not sent */
@@ -170,6 +173,15 @@ static bool cfg_ok(const struct http_app_config *cfg)
 	       cfg->rbuf_size >= HTTP_HEAD_MAX + 1024u && cfg->rbuf_size <= (1u << 24) &&
 	       cfg->out_size >= 2048u && cfg->out_size <= (1u << 24) && cfg->max_body > 0 &&
 	       cfg->hdr_size >= 256u && cfg->hdr_size <= cfg->out_size - 1024u;
+}
+
+void http_app_config_fit(struct http_app_config *cfg, const struct http_app_def *def)
+{
+	if (!def || def->hdr_size <= cfg->hdr_size)
+		return;
+	cfg->hdr_size = def->hdr_size;
+	if (cfg->out_size < cfg->hdr_size + 1024u)
+		cfg->out_size = cfg->hdr_size + 1024u;
 }
 
 size_t http_app_mem_size(const struct http_app_config *cfg)
@@ -752,6 +764,30 @@ int http_app_close_after(struct http_app_req *r)
 	return 0;
 }
 
+/* A header line that does not fit the area: counted, said in the error
+ * log (once per answer), and the answer to come is the engine's 500. */
+static void header_overflow(struct http_app_conn *c, const char *name, size_t nl)
+{
+	struct http_app *app = c->app;
+	c->hdr_full = true;
+	app->st.header_overflow++;
+	if (!app->cfg.error_log)
+		return;
+	char msg[256];
+	struct http_out o = {(uint8_t *)msg, (uint8_t *)msg + sizeof(msg) - 1};
+	http_out_str(&o, "the answer to ");
+	http_out_mem(&o, c->path, c->path_len > 96 ? 96 : c->path_len);
+	http_out_str(&o, c->path_len > 96 ? "... " : " ");
+	http_out_str(&o, "is a 500: its header line '");
+	http_out_mem(&o, name, nl > 48 ? 48 : nl);
+	http_out_str(&o, "' does not fit the header area of ");
+	http_out_u64(&o, app->cfg.hdr_size);
+	http_out_str(&o, " bytes (raise the application's hdr_size)");
+	size_t n = o.p <= o.end ? (size_t)(o.p - (uint8_t *)msg) : 0;
+	msg[n] = 0;
+	app->cfg.error_log(app->cfg.error_ctx, "http.header_overflow", msg);
+}
+
 int http_app_header(struct http_app_req *r, const char *name, const char *value)
 {
 	struct http_app_conn *c = CONN(r);
@@ -767,8 +803,13 @@ int http_app_header(struct http_app_req *r, const char *name, const char *value)
 		return -SK_EINVAL;
 	if (sk_unlikely(c->drops_len) && dropped(c, name, nl))
 		return 0; /* a name the route removes: accepted, not sent */
-	if (c->hdr_len + nl + vl + 4 > c->app->cfg.hdr_size)
+	if (c->hdr_len + nl + vl + 4 > c->app->cfg.hdr_size) {
+		/* Never an answer without a line the application meant to
+		 * send (a 302 without its Location): the answer fails loudly. */
+		if (!c->hdr_full)
+			header_overflow(c, name, nl);
 		return -SK_ENOBUFS;
+	}
 	char *p = c->hdr + c->hdr_len;
 	sk_memcpy(p, name, nl);
 	p[nl] = ':';
@@ -780,12 +821,25 @@ int http_app_header(struct http_app_req *r, const char *name, const char *value)
 	return 0;
 }
 
+/* The answer after a header line did not fit: the engine's 500 instead,
+ * the connection closed after it.  0 to the application, whose call did
+ * what it could (it must not answer again, nor be cut for trying). */
+static int replace_answer(struct http_app_conn *c)
+{
+	engine_answer(c, 500);
+	c->replaced = true;
+	conn_advance(c);
+	return 0;
+}
+
 static int send_fixed(struct http_app_conn *c, int status, const void *body, size_t len,
 		      const struct http_file *f)
 {
 	if (c->out != OUT_NONE || !c->live || status < 200 || status > 599 ||
 	    (len && !body) || ((status == 204 || status == 304) && len))
 		return -SK_EINVAL;
+	if (sk_unlikely(c->hdr_full))
+		return replace_answer(c);
 	put_head(c, status, len);
 	c->fbody = body;
 	c->flen = c->head_req ? 0 : len;
@@ -818,6 +872,8 @@ int http_app_stream(struct http_app_req *r, int status, uint64_t len, http_app_w
 	if (c->out != OUT_NONE || !c->live || status < 200 || status > 599 || status == 204 ||
 	    status == 304)
 		return -SK_EINVAL;
+	if (sk_unlikely(c->hdr_full))
+		return replace_answer(c);
 	put_head(c, status, len);
 	c->stream_left = len;
 	c->stream_len = len;
@@ -859,6 +915,8 @@ size_t http_app_writable(const struct http_app_req *r)
 long http_app_write(struct http_app_req *r, const void *data, size_t len)
 {
 	struct http_app_conn *c = CONN(r);
+	if (sk_unlikely(c->replaced))
+		return (long)(len > 0x7fffffffu ? 0x7fffffffu : len); /* taken, not sent: the 500 went */
 	if (c->out != OUT_STREAM || c->ended)
 		return -SK_EINVAL;
 	if (c->stream_left != HTTP_APP_CHUNKED && len > c->stream_left)
@@ -895,6 +953,8 @@ long http_app_write(struct http_app_req *r, const void *data, size_t len)
 int http_app_end(struct http_app_req *r)
 {
 	struct http_app_conn *c = CONN(r);
+	if (sk_unlikely(c->replaced))
+		return 0;
 	if (c->out != OUT_STREAM || c->ended)
 		return -SK_EINVAL;
 	c->ended = true;
@@ -1219,6 +1279,7 @@ static void dispatch(struct http_app_conn *c, int n)
 	c->failed = false;
 	c->close_after = false;
 	c->hdr_len = 0;
+	c->hdr_full = c->replaced = false;
 	c->cl_mark = false;
 	c->drop_server = false;
 	c->drops_len = 0;
@@ -1260,7 +1321,7 @@ static void dispatch(struct http_app_conn *c, int n)
 	c->in_cb = true;
 	int rc = rt->fn(REQ(c), rt->ctx);
 	c->in_cb = false;
-	if (rc < 0)
+	if (rc < 0 && !c->replaced)
 		engine_answer(c, 500);
 }
 

@@ -165,7 +165,14 @@
  * ---- Errors ----
  * Calls return 0 (or a count) or a negative -SK_E* from base/sk_err.h:
  * -SK_EINVAL for a call in the wrong state (answering twice, a header after
- * the answer started), -SK_ENOBUFS for headers beyond out_size.
+ * the answer started) or a header the engine refuses (its own names, a bad
+ * name or value: not sent, the answer goes on without it).  -SK_ENOBUFS
+ * for a header line beyond the header area (http_app_config's hdr_size,
+ * http_app_def's hdr_size): that answer is then the engine's 500 with the
+ * connection closed, whatever the application sends (its send, stream,
+ * write and end calls return as if they worked; nothing of it is sent),
+ * counted in http.header_overflow and said in the error log: never an
+ * answer without a line the application meant (a 302 without Location).
  *
  * Freestanding: base/ and loop/loop.h and http/parser.h (for enum
  * http_method) only (http/file.h for http_app_send_file's entry,
@@ -219,6 +226,13 @@ struct http_app_def {
 	 * only for an application whose handlers share nothing writable or
 	 * guard what they share; false: the host refuses --workers > 1. */
 	bool workers;
+	/* The header area its answers need: http_app_config's hdr_size (the
+	 * lines of http_app_header, per answer), 0 for the default 1 KiB.  A
+	 * line that does not fit makes the answer a 500 (counted in
+	 * http.header_overflow, said in the error log), never an answer
+	 * without it.  The runtimes size their engines for it
+	 * (http_app_config_fit). */
+	uint32_t hdr_size;
 };
 
 /* ---- the request ---- */
@@ -422,6 +436,11 @@ struct http_app_config {
 	 * stays in rbuf for the request's whole life. */
 	http_access_fn access;
 	void *access_ctx;
+	/* The error log: a runtime error of an answer (key: what repeats,
+	 * for the log's rate limit, e.g. "http.header_overflow"; msg: one
+	 * line, NUL-terminated, valid during the call).  NULL: counted only. */
+	void (*error_log)(void *ctx, const char *key, const char *msg);
+	void *error_ctx;
 	/* --trace (base/hist.h): the stages server.c times, under the same
 	 * names: http_request (a keep-alive request: the parse of its
 	 * complete head to the write that took its answer's last byte), conn
@@ -436,6 +455,9 @@ struct http_app_config {
 };
 
 void http_app_config_default(struct http_app_config *cfg);
+/* Raise cfg's hdr_size (and out_size, which must hold it and 1 KiB more)
+ * to what def asks for; NULL def: nothing. */
+void http_app_config_fit(struct http_app_config *cfg, const struct http_app_def *def);
 /* Bytes of memory http_app_init needs (0: a limit out of range). */
 size_t http_app_mem_size(const struct http_app_config *cfg);
 /* The engine lives in mem (size bytes, any alignment, owned by the caller
@@ -511,7 +533,7 @@ int http_app_check(const struct http_app *app);
 	X(resp_4xx) X(resp_5xx) X(resp_400) X(resp_404) X(resp_405) X(resp_408) X(resp_413)     \
 	X(resp_500) X(resp_503) X(continues) X(bodies_discarded) X(aborted) X(timeout_header)   \
 	X(timeout_body) X(timeout_send) X(timeout_idle) X(bytes_in_body) X(bytes_out)          \
-	X(write_errors) X(drain_idle_closed)
+	X(write_errors) X(drain_idle_closed) X(header_overflow)
 
 struct http_app_stats {
 #define HTTP_APP_STAT_FIELD(n) uint64_t n;

@@ -241,6 +241,57 @@ static int h_many(struct http_app_req *r, void *ctx)
 	return http_app_send(r, 200, "all\n", 4);
 }
 
+/* The same lines, then a chunked stream written and ended as if all
+ * went well (an application that never checks http_app_header). */
+static int h_many_stream(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	http_app_on_done(r, on_done, NULL);
+	char v[100];
+	memset(v, 'v', sizeof(v) - 1);
+	v[sizeof(v) - 1] = 0;
+	for (int i = 0; i < 20; i++)
+		http_app_header(r, "X-Many", v);
+	assert_int_equal(http_app_stream(r, 200, HTTP_APP_CHUNKED, NULL, NULL), 0);
+	assert_int_equal(http_app_write(r, "body", 4), 4);
+	return http_app_end(r);
+}
+
+/* The error log hook: the last line and how many came. */
+static char elog_key[64], elog_msg[300];
+static int elog_lines;
+
+static void elog_hook(void *ctx, const char *key, const char *msg)
+{
+	(void)ctx;
+	elog_lines++;
+	snprintf(elog_key, sizeof(elog_key), "%s", key);
+	snprintf(elog_msg, sizeof(elog_msg), "%s", msg);
+}
+
+struct stat_q {
+	const char *name;
+	uint64_t v;
+	bool seen;
+};
+
+static void stat_cb(void *ctx, const char *name, uint64_t v)
+{
+	struct stat_q *q = ctx;
+	if (!strcmp(name, q->name)) {
+		q->v = v;
+		q->seen = true;
+	}
+}
+
+static uint64_t stat_of(const char *want)
+{
+	struct stat_q q = {want, 0, false};
+	http_app_stats(&app, stat_cb, &q);
+	assert_true(q.seen);
+	return q.v;
+}
+
 /* A chunked stream cut after its first piece (an origin that died). */
 static int h_cut(struct http_app_req *r, void *ctx)
 {
@@ -303,6 +354,7 @@ static int h_tick(struct http_app_req *r, void *ctx)
 static const struct http_app_route test_routes[] = {
 	{HTTP_GET, "/tick", false, h_tick, NULL},
 	{HTTP_GET, "/many", false, h_many, NULL},
+	{HTTP_GET, "/many-stream", false, h_many_stream, NULL},
 	{HTTP_GET, "/cut", false, h_cut, NULL},
 	{HTTP_GET, "/len", false, h_len, NULL},
 	{HTTP_GET, "/hello", false, h_hello, NULL},
@@ -314,8 +366,9 @@ static const struct http_app_route test_routes[] = {
 	{HTTP_POST, "/echo", false, h_echo, NULL},
 	{HTTP_POST, "/collect", false, h_collect, NULL},
 };
-static const struct http_app_def test_app = {test_routes, SK_ARRAY_LEN(test_routes), "test",
-					     NULL, NULL, false};
+static const struct http_app_def test_app = {.routes = test_routes,
+					     .nroutes = SK_ARRAY_LEN(test_routes),
+					     .name = "test"};
 
 static void setup_test(void)
 {
@@ -744,11 +797,53 @@ static void test_hdr_size_abort_head(void **st)
 {
 	(void)st;
 	setup_test();
+	/* Lines beyond the 1 KiB area: never the answer without them (the
+	 * application's "short" fallback included), but the engine's 500,
+	 * the connection closed, counted and logged once. */
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 4;
+	cfg.error_log = elog_hook;
+	setup_with(&test_app, &cfg);
+	elog_lines = 0;
 	int s = conn(5);
 	send_str(s, "GET /many HTTP/1.1\r\nHost: a\r\n\r\n");
-	assert_non_null(strstr(fk.s[s].out, "short\n"));
-	/* a larger header area takes them */
-	struct http_app_config cfg;
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 500 "));
+	assert_null(strstr(fk.s[s].out, "short\n"));
+	assert_null(strstr(fk.s[s].out, "X-Many"));
+	assert_non_null(strstr(fk.s[s].out, "Connection: close\r\n"));
+	loop_fake_advance(&fk, 3 * SK_NS_PER_S); /* past the linger after an error */
+	check();
+	assert_false(fk.s[s].open);
+	assert_int_equal(stat_of("http.header_overflow"), 1);
+	assert_int_equal(elog_lines, 1);
+	assert_string_equal(elog_key, "http.header_overflow");
+	assert_non_null(strstr(elog_msg, "/many"));
+	assert_non_null(strstr(elog_msg, "'X-Many'"));
+	assert_non_null(strstr(elog_msg, "1024 bytes"));
+	/* A stream after it: its calls return as if they worked, nothing of
+	 * it leaves, and on_done says the request failed. */
+	done_calls = done_ok = 0;
+	s = conn(6);
+	send_str(s, "GET /many-stream HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 500 "));
+	assert_null(strstr(fk.s[s].out, "body"));
+	assert_non_null(strstr(fk.s[s].out, "Connection: close\r\n"));
+	assert_int_equal(done_calls, 1);
+	assert_int_equal(done_ok, 0);
+	assert_int_equal(stat_of("http.header_overflow"), 2);
+	assert_int_equal(elog_lines, 2);
+	/* a larger header area takes them: the application asks for it */
+	struct http_app_def big = test_app;
+	big.hdr_size = 3072;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 4;
+	cfg.out_size = 2048;
+	http_app_config_fit(&cfg, &big);
+	assert_int_equal(cfg.hdr_size, 3072);
+	assert_int_equal(cfg.out_size, 4096); /* the area and 1 KiB for the engine's lines */
+	http_app_config_fit(&cfg, NULL);
+	assert_int_equal(cfg.hdr_size, 3072);
 	http_app_config_default(&cfg);
 	cfg.max_conns = 4;
 	cfg.out_size = 4096;

@@ -48,7 +48,8 @@ static const struct http_app_route routes[] = {
 	{HTTP_GET, "/hello", false, h_hello, NULL},
 	{HTTP_GET, "/later", false, h_later, NULL},
 };
-static const struct http_app_def def = {routes, SK_ARRAY_LEN(routes), "trace", NULL, NULL, false};
+static const struct http_app_def def = {.routes = routes, .nroutes = SK_ARRAY_LEN(routes),
+					.name = "trace"};
 
 static void setup(struct sk_trace *t)
 {

@@ -1531,7 +1531,8 @@ void proxy_app_config(const struct proxy *px, struct http_app_config *acfg)
 void proxy_app_def(struct proxy *px, struct http_app_def *def, struct http_app_route *route)
 {
 	*route = (struct http_app_route){HTTP_APP_ANY, "/", true, proxy_handle, px};
-	*def = (struct http_app_def){route, 1, "proxy", proxy_attach, px, false};
+	*def = (struct http_app_def){.routes = route, .nroutes = 1, .name = "proxy",
+				      .init = proxy_attach, .init_ctx = px};
 }
 
 void proxy_stop(struct proxy *px)

@@ -59,17 +59,6 @@ static struct counters counted(const struct tls_ctx *sctx)
 	return c;
 }
 
-/* The client's session once it has read what the server sent so far,
- * without the server writing any application data. */
-static SSL_SESSION *session_unasked(struct tls_testpair *p)
-{
-	tls_testpair_to_client(p);
-	unsigned char b[16];
-	assert_true(SSL_read(p->cl, b, sizeof(b)) <= 0);
-	assert_int_equal(SSL_get_error(p->cl, -1), SSL_ERROR_WANT_READ);
-	return SSL_get1_session(p->cl);
-}
-
 /* One connection offering `sess` (or none): whether the server resumed;
  * the client's session after it in *next (read without a request). */
 static bool connect_once(SSL_CTX *cctx, struct tls_ctx *sctx, SSL_SESSION *sess, SSL_SESSION **next)
@@ -79,7 +68,7 @@ static bool connect_once(SSL_CTX *cctx, struct tls_ctx *sctx, SSL_SESSION *sess,
 	assert_true(tls_testpair_handshake(&p));
 	bool resumed = E->resumed(p.sv);
 	assert_int_equal(resumed, SSL_session_reused(p.cl) == 1);
-	*next = session_unasked(&p);
+	*next = tls_testpair_session_unasked(&p);
 	tls_testpair_free(&p);
 	return resumed;
 }
@@ -332,31 +321,6 @@ static void test_no_renegotiation(void **state)
 	tls_gnutls_free(sctx);
 }
 
-/* The SHA-256 of the certificate the client of p was shown. */
-static void peer_fp(const struct tls_testpair *p, unsigned char fp[32])
-{
-	X509 *x = SSL_get1_peer_certificate(p->cl);
-	unsigned n = 0;
-	assert_non_null(x);
-	assert_int_equal(X509_digest(x, EVP_sha256(), fp, &n), 1);
-	assert_int_equal(n, 32);
-	X509_free(x);
-}
-
-/* Data both ways on an established pair. */
-static void exchange(struct tls_testpair *p)
-{
-	uint8_t b[64];
-	assert_int_equal(E->write(p->sv, "old", 3), 3);
-	tls_testpair_to_client(p);
-	assert_int_equal(SSL_read(p->cl, b, sizeof(b)), 3);
-	assert_memory_equal(b, "old", 3);
-	assert_int_equal(SSL_write(p->cl, "still", 5), 5);
-	tls_testpair_to_server(p, false);
-	assert_int_equal(E->read(p->sv, b, sizeof(b)), 5);
-	assert_memory_equal(b, "still", 5);
-}
-
 /* Reload: a connection made before goes on with the old certificate and
  * outlives the generation (ASan sees it freed with the last one); a new
  * one gets the new certificate; a ticket from before does not resume.
@@ -371,14 +335,14 @@ static void test_reload(void **state)
 	tls_testpair_new(&a, cctx, sctx, NULL, NULL);
 	assert_true(tls_testpair_handshake(&a));
 	SSL_SESSION *s1 = tls_testpair_session(&a);
-	peer_fp(&a, fp_old);
+	tls_testpair_peer_fp(&a, fp_old);
 	char err[256];
 	assert_int_equal(tls_testcert_reload(sctx, err, sizeof(err)), 0);
-	exchange(&a);
+	assert_true(tls_testpair_exchange(&a));
 
 	tls_testpair_new(&b, cctx, sctx, NULL, NULL);
 	assert_true(tls_testpair_handshake(&b));
-	peer_fp(&b, fp_new);
+	tls_testpair_peer_fp(&b, fp_new);
 	assert_memory_not_equal(fp_new, fp_old, 32);
 	tls_testpair_free(&b);
 	tls_testpair_free(&a);
@@ -386,7 +350,7 @@ static void test_reload(void **state)
 	tls_testpair_new(&c, cctx, sctx, s1, NULL);
 	assert_true(tls_testpair_handshake(&c));
 	assert_false(E->resumed(c.sv));
-	peer_fp(&c, fp);
+	tls_testpair_peer_fp(&c, fp);
 	assert_memory_equal(fp, fp_new, 32);
 	tls_testpair_free(&c);
 
@@ -397,9 +361,9 @@ static void test_reload(void **state)
 	assert_non_null(strstr(err, "/nonexistent/cert.pem"));
 	tls_testpair_new(&c, cctx, sctx, NULL, NULL);
 	assert_true(tls_testpair_handshake(&c));
-	peer_fp(&c, fp);
+	tls_testpair_peer_fp(&c, fp);
 	assert_memory_equal(fp, fp_new, 32);
-	exchange(&c);
+	assert_true(tls_testpair_exchange(&c));
 	tls_testpair_free(&c);
 
 	struct counters n = counted(sctx);
@@ -409,29 +373,6 @@ static void test_reload(void **state)
 	SSL_SESSION_free(s1);
 	SSL_CTX_free(cctx);
 	tls_gnutls_free(sctx);
-}
-
-/* The CN of the certificate a client naming `name` (NULL: no SNI) is shown. */
-static void shown_cn(SSL_CTX *cctx, struct tls_ctx *sctx, const char *name, char *cn, size_t n)
-{
-	struct tls_testpair p;
-	tls_testpair_new(&p, cctx, sctx, NULL, NULL);
-	if (name)
-		assert_int_equal(SSL_set_tlsext_host_name(p.cl, name), 1);
-	assert_true(tls_testpair_handshake(&p));
-	X509 *x = SSL_get1_peer_certificate(p.cl);
-	assert_non_null(x);
-	cn[0] = 0;
-	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, (int)n);
-	X509_free(x);
-	exchange(&p);
-	tls_testpair_free(&p);
-}
-
-static void sni_name(struct tls_sni *e, const char *name, const char *cert, const char *key)
-{
-	*e = (struct tls_sni){.name = name, .name_len = strlen(name), .cert = cert,
-			      .cert_len = strlen(cert), .key = key};
 }
 
 /* SNI by the rules of tls_engine.h, as the OpenSSL engine: a name gets
@@ -447,9 +388,9 @@ static void test_sni(void **state)
 	tls_testcert_files("wild.b.test", wc, wk);
 	tls_testcert_files("x.b.test", xc, xk);
 	struct tls_sni sni[3];
-	sni_name(&sni[0], "*.b.test", wc, wk);
-	sni_name(&sni[1], "a.test", ac, ak);
-	sni_name(&sni[2], "x.b.test", xc, xk);
+	sni[0] = tls_testcert_sni("*.b.test", wc, wk);
+	sni[1] = tls_testcert_sni("a.test", ac, ak);
+	sni[2] = tls_testcert_sni("x.b.test", xc, xk);
 	struct tls_server_opts so = {.sni = sni, .nsni = 3};
 	char err[256];
 	struct tls_ctx *sctx = tls_gnutls_server(dc, dk, &so, err, sizeof(err));
@@ -463,7 +404,7 @@ static void test_sni(void **state)
 	for (unsigned v = 0; v < 2; v++) {
 		SSL_CTX *cctx = tls_testcert_client(versions[v]);
 		for (unsigned i = 0; i < SK_ARRAY_LEN(ask); i++) {
-			shown_cn(cctx, sctx, ask[i], cn, sizeof(cn));
+			assert_true(tls_testpair_shown_cn(cctx, sctx, ask[i], cn, sizeof(cn)));
 			if (strcmp(cn, want[i]))
 				fail_msg("TLS %s, name %s: shown %s, want %s", v ? "1.2" : "1.3",
 					 ask[i] ? ask[i] : "(none)", cn, want[i]);
@@ -475,7 +416,7 @@ static void test_sni(void **state)
 	assert_int_equal(c.dflt, 8);
 	tls_gnutls_free(sctx);
 
-	sni_name(&sni[0], "a.test", ac, wk);
+	sni[0] = tls_testcert_sni("a.test", ac, wk);
 	so.nsni = 1;
 	err[0] = 0;
 	assert_null(tls_gnutls_server(dc, dk, &so, err, sizeof(err)));

@@ -88,18 +88,6 @@ static void test_ticket_rotation(void **state)
 	}
 }
 
-/* The client's session once it has read what the server sent so far,
- * without the server writing any application data (a byte would carry a
- * ticket queued for it along). */
-static SSL_SESSION *session_unasked(struct tls_testpair *p)
-{
-	tls_testpair_to_client(p);
-	unsigned char b[16];
-	assert_true(SSL_read(p->cl, b, sizeof(b)) <= 0);
-	assert_int_equal(SSL_get_error(p->cl, -1), SSL_ERROR_WANT_READ);
-	return SSL_get1_session(p->cl);
-}
-
 /* A TLS 1.3 ticket leaves with the handshake's last step, not with the
  * first response: a client that connects and never sends (a browser's
  * preconnect) has it, after a full handshake and after a resumed one
@@ -115,7 +103,7 @@ static void test_ticket_unasked(void **state)
 		tls_testpair_new(&p, cctx, sctx, sess, NULL);
 		assert_true(tls_testpair_handshake(&p));
 		assert_int_equal(E->resumed(p.sv), i > 0);
-		SSL_SESSION *next = session_unasked(&p);
+		SSL_SESSION *next = tls_testpair_session_unasked(&p);
 		assert_true(SSL_SESSION_is_resumable(next));
 		assert_true(SSL_SESSION_has_ticket(next));
 		assert_ptr_not_equal(next, sess); /* a new ticket, not the one offered */
@@ -225,31 +213,6 @@ static void test_not_tls(void **state)
 	tls_openssl_free(sctx);
 }
 
-/* The SHA-256 of the certificate the client of p was shown. */
-static void peer_fp(const struct tls_testpair *p, unsigned char fp[32])
-{
-	X509 *x = SSL_get1_peer_certificate(p->cl);
-	unsigned n = 0;
-	assert_non_null(x);
-	assert_int_equal(X509_digest(x, EVP_sha256(), fp, &n), 1);
-	assert_int_equal(n, 32);
-	X509_free(x);
-}
-
-/* Data both ways on an established pair. */
-static void exchange(struct tls_testpair *p)
-{
-	uint8_t b[64];
-	assert_int_equal(E->write(p->sv, "old", 3), 3);
-	tls_testpair_to_client(p);
-	assert_int_equal(SSL_read(p->cl, b, sizeof(b)), 3);
-	assert_memory_equal(b, "old", 3);
-	assert_int_equal(SSL_write(p->cl, "still", 5), 5);
-	tls_testpair_to_server(p, false);
-	assert_int_equal(E->read(p->sv, b, sizeof(b)), 5);
-	assert_memory_equal(b, "still", 5);
-}
-
 /* SIGHUP's reload: a connection made before keeps working on the old
  * certificate (and outlives the context it was made from: ASan sees the
  * old SSL_CTX go with it); a new one is shown the new certificate, and a
@@ -265,14 +228,14 @@ static void test_reload(void **state)
 	tls_testpair_new(&a, cctx, sctx, NULL, NULL);
 	assert_true(tls_testpair_handshake(&a));
 	SSL_SESSION *s1 = tls_testpair_session(&a);
-	peer_fp(&a, fp_old);
+	tls_testpair_peer_fp(&a, fp_old);
 	char err[256];
 	assert_int_equal(tls_testcert_reload(sctx, err, sizeof(err)), 0);
-	exchange(&a);
+	assert_true(tls_testpair_exchange(&a));
 
 	tls_testpair_new(&b, cctx, sctx, NULL, NULL);
 	assert_true(tls_testpair_handshake(&b));
-	peer_fp(&b, fp_new);
+	tls_testpair_peer_fp(&b, fp_new);
 	assert_memory_not_equal(fp_new, fp_old, 32);
 	tls_testpair_free(&b);
 	tls_testpair_free(&a); /* the last user of the old certificate */
@@ -280,7 +243,7 @@ static void test_reload(void **state)
 	tls_testpair_new(&c, cctx, sctx, s1, NULL);
 	assert_true(tls_testpair_handshake(&c));
 	assert_false(E->resumed(c.sv));
-	peer_fp(&c, fp);
+	tls_testpair_peer_fp(&c, fp);
 	assert_memory_equal(fp, fp_new, 32);
 	tls_testpair_free(&c);
 
@@ -291,9 +254,9 @@ static void test_reload(void **state)
 	assert_non_null(strstr(err, "/nonexistent/cert.pem"));
 	tls_testpair_new(&c, cctx, sctx, NULL, NULL);
 	assert_true(tls_testpair_handshake(&c));
-	peer_fp(&c, fp);
+	tls_testpair_peer_fp(&c, fp);
 	assert_memory_equal(fp, fp_new, 32);
-	exchange(&c);
+	assert_true(tls_testpair_exchange(&c));
 	tls_testpair_free(&c);
 
 	struct counters n = {0};
@@ -303,23 +266,6 @@ static void test_reload(void **state)
 	SSL_SESSION_free(s1);
 	SSL_CTX_free(cctx);
 	tls_openssl_free(sctx);
-}
-
-/* The CN of the certificate a client naming `name` (NULL: no SNI) is shown. */
-static void shown_cn(SSL_CTX *cctx, struct tls_ctx *sctx, const char *name, char *cn, size_t n)
-{
-	struct tls_testpair p;
-	tls_testpair_new(&p, cctx, sctx, NULL, NULL);
-	if (name)
-		assert_int_equal(SSL_set_tlsext_host_name(p.cl, name), 1);
-	assert_true(tls_testpair_handshake(&p));
-	X509 *x = SSL_get1_peer_certificate(p.cl);
-	assert_non_null(x);
-	cn[0] = 0;
-	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, (int)n);
-	X509_free(x);
-	exchange(&p);
-	tls_testpair_free(&p);
 }
 
 struct sni_counts {
@@ -333,12 +279,6 @@ static void take_sni(void *arg, const char *name, uint64_t val)
 		sn->matched = val;
 	else if (!strcmp(name, "tls.sni_default"))
 		sn->dflt = val;
-}
-
-static void sni_name(struct tls_sni *e, const char *name, const char *cert, const char *key)
-{
-	*e = (struct tls_sni){.name = name, .name_len = strlen(name), .cert = cert,
-			      .cert_len = strlen(cert), .key = key};
 }
 
 /* --tls-sni: a name gets its certificate (any case), a wildcard one label,
@@ -355,9 +295,9 @@ static void test_sni(void **state)
 	tls_testcert_files("wild.b.test", wc, wk);
 	tls_testcert_files("x.b.test", xc, xk);
 	struct tls_sni sni[3];
-	sni_name(&sni[0], "*.b.test", wc, wk);
-	sni_name(&sni[1], "a.test", ac, ak);
-	sni_name(&sni[2], "x.b.test", xc, xk);
+	sni[0] = tls_testcert_sni("*.b.test", wc, wk);
+	sni[1] = tls_testcert_sni("a.test", ac, ak);
+	sni[2] = tls_testcert_sni("x.b.test", xc, xk);
 	struct tls_server_opts so = {.sni = sni, .nsni = 3};
 	char err[256];
 	struct tls_ctx *sctx = tls_openssl_server(dc, dk, &so, err, sizeof(err));
@@ -370,7 +310,7 @@ static void test_sni(void **state)
 	for (unsigned v = 0; v < 2; v++) {
 		SSL_CTX *cctx = tls_testcert_client(versions[v]);
 		for (unsigned i = 0; i < SK_ARRAY_LEN(ask); i++) {
-			shown_cn(cctx, sctx, ask[i], cn, sizeof(cn));
+			assert_true(tls_testpair_shown_cn(cctx, sctx, ask[i], cn, sizeof(cn)));
 			if (strcmp(cn, want[i]))
 				fail_msg("TLS %s, name %s: shown %s, want %s", v ? "1.2" : "1.3",
 					 ask[i] ? ask[i] : "(none)", cn, want[i]);
@@ -390,7 +330,7 @@ static void test_sni(void **state)
 	fclose(f);
 	assert_int_equal(tls_openssl_reload(sctx, dc, dk, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, ac));
-	shown_cn(cctx, sctx, "a.test", cn, sizeof(cn));
+	assert_true(tls_testpair_shown_cn(cctx, sctx, "a.test", cn, sizeof(cn)));
 	assert_string_equal(cn, "a.test");
 	unlink(ac);
 	unlink(ak);
@@ -399,9 +339,9 @@ static void test_sni(void **state)
 	assert_int_equal(rename(a2c, ac), 0);
 	assert_int_equal(rename(a2k, ak), 0);
 	assert_int_equal(tls_openssl_reload(sctx, dc, dk, err, sizeof(err)), 0);
-	shown_cn(cctx, sctx, "a.test", cn, sizeof(cn));
+	assert_true(tls_testpair_shown_cn(cctx, sctx, "a.test", cn, sizeof(cn)));
 	assert_string_equal(cn, "a2.test");
-	shown_cn(cctx, sctx, "y.b.test", cn, sizeof(cn));
+	assert_true(tls_testpair_shown_cn(cctx, sctx, "y.b.test", cn, sizeof(cn)));
 	assert_string_equal(cn, "wild.b.test");
 	struct counters n = {0};
 	tls_openssl_stats(sctx, take, &n);
@@ -411,7 +351,7 @@ static void test_sni(void **state)
 	tls_openssl_free(sctx);
 
 	/* a name's key that is not its certificate's */
-	sni_name(&sni[0], "a.test", ac, wk);
+	sni[0] = tls_testcert_sni("a.test", ac, wk);
 	so.nsni = 1;
 	err[0] = 0;
 	assert_null(tls_openssl_server(dc, dk, &so, err, sizeof(err)));

@@ -9,6 +9,7 @@
 #include <openssl/x509.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static void die(const char *what)
@@ -178,4 +179,62 @@ SSL_SESSION *tls_testpair_session(struct tls_testpair *p)
 	if (SSL_read(p->cl, scratch, sizeof(scratch)) != 1)
 		die("client read");
 	return SSL_get1_session(p->cl);
+}
+
+SSL_SESSION *tls_testpair_session_unasked(struct tls_testpair *p)
+{
+	tls_testpair_to_client(p);
+	unsigned char b[16];
+	/* Nothing to read but the tickets: the client must want more. */
+	int r = SSL_read(p->cl, b, sizeof(b));
+	if (r > 0 || SSL_get_error(p->cl, r) != SSL_ERROR_WANT_READ)
+		die("client read data the server never wrote");
+	return SSL_get1_session(p->cl);
+}
+
+void tls_testpair_peer_fp(const struct tls_testpair *p, unsigned char fp[32])
+{
+	X509 *x = SSL_get1_peer_certificate(p->cl);
+	unsigned n = 0;
+	if (!x || X509_digest(x, EVP_sha256(), fp, &n) != 1 || n != 32)
+		die("peer certificate digest");
+	X509_free(x);
+}
+
+bool tls_testpair_exchange(struct tls_testpair *p)
+{
+	unsigned char b[64];
+	if (p->e->write(p->sv, "old", 3) != 3)
+		return false;
+	tls_testpair_to_client(p);
+	if (SSL_read(p->cl, b, sizeof(b)) != 3 || memcmp(b, "old", 3))
+		return false;
+	if (SSL_write(p->cl, "still", 5) != 5)
+		return false;
+	tls_testpair_to_server(p, false);
+	return p->e->read(p->sv, b, sizeof(b)) == 5 && !memcmp(b, "still", 5);
+}
+
+bool tls_testpair_shown_cn(SSL_CTX *cctx, struct tls_ctx *sctx, const char *name, char *cn,
+			   size_t n)
+{
+	struct tls_testpair p;
+	tls_testpair_new(&p, cctx, sctx, NULL, NULL);
+	if (name && SSL_set_tlsext_host_name(p.cl, name) != 1)
+		die("SSL_set_tlsext_host_name");
+	bool ok = tls_testpair_handshake(&p);
+	X509 *x = ok ? SSL_get1_peer_certificate(p.cl) : NULL;
+	cn[0] = 0;
+	if (x)
+		X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, (int)n);
+	X509_free(x);
+	ok = x && tls_testpair_exchange(&p);
+	tls_testpair_free(&p);
+	return ok;
+}
+
+struct tls_sni tls_testcert_sni(const char *name, const char *cert, const char *key)
+{
+	return (struct tls_sni){.name = name, .name_len = strlen(name), .cert = cert,
+				.cert_len = strlen(cert), .key = key};
 }

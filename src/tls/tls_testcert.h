@@ -49,5 +49,21 @@ bool tls_testpair_handshake(struct tls_testpair *p);
 /* A byte from the server (so the client reads the ticket sent before it),
  * then the client's session, for resumption. */
 SSL_SESSION *tls_testpair_session(struct tls_testpair *p);
+/* The client's session once it has read what the server sent so far,
+ * the server writing no application data (a byte would carry along a
+ * ticket queued for it): the tickets sent with the handshake alone. */
+SSL_SESSION *tls_testpair_session_unasked(struct tls_testpair *p);
+/* The SHA-256 of the certificate the client of p was shown. */
+void tls_testpair_peer_fp(const struct tls_testpair *p, unsigned char fp[32]);
+/* Data both ways on an established pair ("old" to the client, "still"
+ * back); false if either did not arrive intact. */
+bool tls_testpair_exchange(struct tls_testpair *p);
+/* A connection naming `name` in its SNI (NULL: none): the CN of the
+ * certificate it was shown, into cn (n bytes); false unless the handshake
+ * and an exchange on it succeeded. */
+bool tls_testpair_shown_cn(SSL_CTX *cctx, struct tls_ctx *sctx, const char *name, char *cn,
+			   size_t n);
+/* An --tls-sni entry: name, certificate and key files. */
+struct tls_sni tls_testcert_sni(const char *name, const char *cert, const char *key);
 
 #endif

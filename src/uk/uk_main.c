@@ -129,6 +129,8 @@ static unsigned exit_code;
  * is for `skiff serve`. */
 static bool drain_wanted;
 static volatile int drain_stop;
+/* The shutdown datagram said "stats": print the counters at exit. */
+static bool stats_at_exit;
 static struct uk_alog alog;
 /* The error log (base/log.h) on the console: runtime warnings, such as a
  * refused access-log datagram, limited per kind. */
@@ -164,9 +166,18 @@ static void shutdown_udp(void *ctx, struct iface *i, sk_time_ns now, uint32_t sr
 	if (len < 4 || sk_memcmp(data, "exit", 4))
 		return;
 	unsigned code = 0;
-	for (size_t k = 4; k < len; k++)
-		if (data[k] >= '0' && data[k] <= '9' && code < 100)
+	size_t k = 4;
+	for (; k < len && data[k] == ' '; k++)
+		;
+	for (; k < len && data[k] >= '0' && data[k] <= '9'; k++)
+		if (code < 1000)
 			code = code * 10 + (unsigned)(data[k] - '0');
+	/* "exit [CODE] stats": the counters at exit too, as the word stats
+	 * prints them (skiff vm's Ctrl-C asks so). */
+	for (; k < len && data[k] == ' '; k++)
+		;
+	if (len - k >= 5 && !sk_memcmp(data + k, "stats", 5))
+		stats_at_exit = true;
 	exit_code = code > 127 ? 127 : code; /* QEMU's status is 2*code+1 in 8 bits */
 	drain_wanted = true;
 	stop = 1;
@@ -243,6 +254,16 @@ static void plat_fatal(void *ctx, const char *msg)
 static uint64_t wall_sec(sk_time_ns now)
 {
 	return wall_base + (now > wall_at ? (now - wall_at) / SK_NS_PER_S : 0);
+}
+
+/* The engines' runtime errors (uk_sites_env.error_log): the error log. */
+static void error_log(void *ctx, const char *key, const char *msg)
+{
+	(void)ctx;
+	size_t n = 0;
+	while (msg[n])
+		n++;
+	sk_log_msg(&elog, plat_now(), SK_LOG_ERROR, key, msg, n);
 }
 
 static void console_sink(void *ctx, const char *line, size_t len)
@@ -584,6 +605,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.all_stats = uk_stats,
 		.app = app_def, /* the file's app; routes */
 		.proxy = &uk_app && uk_app.proxy,
+		.error_log = error_log,
 	};
 	struct uk_sites_words w = {
 		.site = site_len ? st->module : NULL, .site_len = site_len,
@@ -735,7 +757,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 	tcp_poll(&tcp, now);
 	dev_tx_sync(d);
 	sk_log_flush(&elog, SK_TIME_NEVER);
-	if (opt_given(&o, OPT_STATS)) {
+	if (opt_given(&o, OPT_STATS) || stats_at_exit) {
 		uk_stats(print_stat, NULL);
 		if (workers)
 			uk_smp_stats(print_stat, NULL);

@@ -690,7 +690,7 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 			continue;
 		l->sl = (struct sites_listener){&w->sites, li};
 		sites_route(&l->sl, &l->route);
-		l->def = (struct http_app_def){&l->route, 1, "sites", NULL, NULL, false};
+		l->def = (struct http_app_def){.routes = &l->route, .nroutes = 1, .name = "sites"};
 		struct http_app_config cfg;
 		http_app_config_default(&cfg);
 		/* cfg.addr stays ::, the guest's addresses: the file's picks
@@ -705,8 +705,10 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 		cfg.scheme = ls->tls ? "https" : "http";
 		cfg.access = access;
 		cfg.access_ctx = access_ctx;
+		cfg.error_log = S.env.error_log;
 		if (w->npx)
 			proxy_app_config(NULL, &cfg);
+		http_app_config_fit(&cfg, S.env.app); /* the application's header area */
 		if (ls->tls && tls_listener(l, li, loop, max_sockets, o) < 0)
 			return -1;
 		size_t sz = http_app_mem_size(&cfg);

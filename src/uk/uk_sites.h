@@ -43,6 +43,9 @@ struct uk_sites_env {
 	 * file's `app;` routes run; NULL (skiff-uk.elf): `app;` stops the
 	 * boot.  Its init runs once, with the first listener's engine. */
 	const struct http_app_def *app;
+	/* The engines' runtime errors (http_app_config.error_log): the
+	 * guest's error log on the console, rate-limited. */
+	void (*error_log)(void *ctx, const char *key, const char *msg);
 	/* The proxy's image (build/skiff-proxy-uk.elf, uk/uk_proxy.c): its
 	 * words' site is route / { proxy ...; } from upstream= and the proxy's
 	 * words (sites_flags.h), which must then be given. */
