@@ -561,7 +561,7 @@ same_message gw gw=10.0.3.1 --stack skiff --dev tap:none --ip 10.0.2.15/24 --gw 
 # Ctrl-C reaches it; QEMU is in a group of its own): the guest drains,
 # prints its counters with the request counted, and skiff vm exits 0.
 CC_PORT=$(free_tcp_port)
-timeout --foreground 90 "$SKIFF" vm --accel tcg --image "$IMG" -p "$CC_PORT:80" -- exit-after=80 \
+timeout --foreground 90 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" -p "$CC_PORT:80" -- exit-after=80 \
 	</dev/null >"$LOG/ctrl-c.log" 2>&1 &
 CC=$!
 PIDS+=("$CC")
