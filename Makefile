@@ -30,11 +30,12 @@ CORE_SRC  := $(filter-out %_test.c,$(wildcard $(addsuffix /*.c,$(CORE_DIRS))))
 # a program that does not use it does not get it), TLS on OpenSSL, the
 # hosted runtime (src/host) and the commands (src/cmd).  Not hosted: the
 # unikernel's runtime (src/uk/*.c) and
-# the virtio PCI transport (src/dev/virtio_pci*.c, on plat/kvm's PCI and
-# MMU); mk/unikernel.mk builds those.
+# the virtio transports' discovery (src/dev/virtio_pci*.c, on plat/kvm's
+# PCI and MMU; src/dev/virtio_mmio*.c, on its MMU); mk/unikernel.mk builds
+# those.
 HOST_DIRS := src/dev src/plat/linux src/elog src/loop_host src/tls src/host src/cmd
 UK_APP_SRC := $(wildcard src/uk/*.c)
-UK_DEV_SRC := $(wildcard src/dev/virtio_pci*.c)
+UK_DEV_SRC := $(wildcard src/dev/virtio_pci*.c src/dev/virtio_mmio*.c)
 HOST_SRC  := $(filter-out %_test.c src/cmd/main.c src/cmd/app_main.c $(UK_APP_SRC) $(UK_DEV_SRC),\
 	$(wildcard $(addsuffix /*.c,$(HOST_DIRS))))
 TEST_SRC  := $(wildcard src/*/*_test.c src/*/*/*_test.c)

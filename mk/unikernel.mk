@@ -6,7 +6,9 @@
 # engine, loop_skiff and HTTP server as `skiff serve --stack skiff`, with
 # the same run loop (src/runner/runner.c).  The platform (src/plat/kvm:
 # boot, memory, paging, traps, console, time, the park, PCI/MSI-X), the
-# virtio PCI transport and virtio-net driver (UK_DEV_SRC, src/dev/virtio_net.c)
+# virtio transports (UK_DEV_SRC: finding the device on PCI or MMIO;
+# src/dev/virtio_transport.c: their registers) and virtio-net driver
+# (src/dev/virtio_net.c)
 # and the application (UK_APP_SRC: src/uk/*.c, the main and its
 # command line) complete it.  Linking the core as an
 # archive pulls in only the objects the kernel uses.
@@ -53,7 +55,7 @@ UK_TLS_SRC  := src/tls/tls_bearssl.c src/tls/loop_tls.c
 BEARSSL_A   ?= $(shell gcc -print-file-name=libbearssl.a)
 # src/uk/uk_proxy*.c: the proxy image's own objects (below), not the kernel's.
 UK_PROXY_SRC := $(filter src/uk/uk_proxy%.c,$(UK_APP_SRC))
-UK_PLAT_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/*.c)) $(UK_DEV_SRC) src/dev/virtio_net.c \
+UK_PLAT_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/*.c)) $(UK_DEV_SRC) src/dev/virtio_transport.c src/dev/virtio_net.c \
 	$(filter-out $(UK_PROXY_SRC),$(UK_APP_SRC)) $(UK_TLS_SRC)
 UK_ASM_SRC  := $(wildcard src/plat/kvm/*.S)
 UK_PLAT_OBJ := $(UK_PLAT_SRC:%.c=$(UK_BUILD)/%.o) $(UK_ASM_SRC:%.S=$(UK_BUILD)/%.o)

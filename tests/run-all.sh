@@ -140,6 +140,12 @@ P vm-smp needs=build est=25 -- tests/vm_smp.sh build/skiff build/skiff-uk.elf
 # HTTPS in the unikernel (BearSSL).  Its engine's ASan pass is asan-unit
 # (tls_bearssl_test, hosted); the guest itself cannot run the sanitizers.
 P vm-tls needs=build est=20 -- tests/vm_tls.sh build/skiff build/skiff-uk.elf build/examples/kv-uk.elf
+# The same two on QEMU's microvm machine (skiff vm --machine microvm,
+# docs/microvm.md): virtio-mmio from the kernel command line, no PCI/ACPI.
+P vm-microvm needs=build est=70 -- env VM_MACHINE=microvm VM_LOG_DIR=build/test-logs/vm-microvm \
+	tests/vm.sh build/skiff build/skiff-uk.elf
+P vm-tls-microvm needs=build est=70 -- env VM_MACHINE=microvm VM_LOG_DIR=build/test-logs/vm-tls-microvm \
+	tests/vm_tls.sh build/skiff build/skiff-uk.elf build/examples/kv-uk.elf
 # skiff proxy in the unikernel (build/skiff-proxy-uk.elf).
 P vm-proxy est=60 needs=build -- tests/vm_proxy.sh build/skiff build/skiff-proxy-uk.elf
 # skiff vm --config: examples/sites.conf's sites in the unikernel (issue 32).

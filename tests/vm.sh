@@ -61,6 +61,9 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 SKIFF=${1:-build/skiff}
+# VM_MACHINE=microvm: every guest on QEMU's microvm machine (virtio-mmio,
+# no PCI or ACPI; docs/microvm.md), the vm-microvm phases; default pc.
+MACHINE=(--machine "${VM_MACHINE:-pc}")
 IMG=${2:-build/skiff-uk.elf}
 LOG=${VM_LOG_DIR:-build/test-logs/vm}
 mkdir -p "$LOG"
@@ -111,7 +114,7 @@ records_in() { [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
 vm_run() {
 	local name=$1 t=$2
 	shift 2
-	timeout "$t" "$SKIFF" vm --accel tcg --image "$IMG" "$@" </dev/null >"$LOG/$name.log" 2>&1
+	timeout "$t" "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" "$@" </dev/null >"$LOG/$name.log" 2>&1
 	RC=$?
 }
 
@@ -120,7 +123,7 @@ vm_ops() {
 	local hp cp lp t0 ms n out
 	hp=$(free_tcp_port) cp=$(free_udp_port)
 	: >"$LOG/ops-console.log"
-	timeout 90 "$SKIFF" vm --accel tcg --image "$IMG" -p "$hp:80" -p "$cp:9/udp" -- \
+	timeout 90 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" -p "$hp:80" -p "$cp:9/udp" -- \
 		shutdown-port=9 access-log=console drain-timeout=2 exit-after=80 stats \
 		</dev/null >"$LOG/ops-console.log" 2>&1 &
 	VM=$!
@@ -156,7 +159,7 @@ vm_ops() {
 	python3 tests/vm_ops_client.py sink "$lp" "$out" 120 >"$LOG/ops-sink.log" 2>&1 &
 	local sink=$!
 	: >"$LOG/ops-udp.log"
-	timeout 90 "$SKIFF" vm --accel tcg --image "$IMG" -p "$hp:80" -p "$cp:9/udp" -- \
+	timeout 90 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" -p "$hp:80" -p "$cp:9/udp" -- \
 		shutdown-port=9 "access-log=udp:10.0.2.2:$lp" access-log-format=json drain-timeout=10 \
 		exit-after=80 stats </dev/null >"$LOG/ops-udp.log" 2>&1 &
 	VM=$!
@@ -209,7 +212,7 @@ METRICS_PORT=$(free_tcp_port)
 while [ "$METRICS_PORT" = "$HTTP_PORT" ]; do METRICS_PORT=$(free_tcp_port); done
 : >"$LOG/echo.log"
 t0=$(date +%s.%N)
-timeout 240 "$SKIFF" vm --accel tcg --image "$IMG" -p "$ECHO_PORT:7/udp" -p "$CTL_PORT:9/udp" \
+timeout 240 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" -p "$ECHO_PORT:7/udp" -p "$CTL_PORT:9/udp" \
 	-p "$HTTP_PORT:80" -p "$METRICS_PORT:9100" -- shutdown-port=9 exit-after=220 stats metrics=9100 \
 	</dev/null >"$LOG/echo.log" 2>&1 &
 VM=$!
@@ -392,7 +395,7 @@ tap_setup() {
 if tap_setup >"$LOG/tap-setup.log" 2>&1; then
 	: >"$LOG/tap.log"
 	t0=$(date +%s.%N)
-	tap_vm timeout 90 "$SKIFF" vm --image "$IMG" --net tap:vt0 -- ip=$TAP_GUEST/24 gw=198.18.0.1 \
+	tap_vm timeout 90 "$SKIFF" vm "${MACHINE[@]}" --image "$IMG" --net tap:vt0 -- ip=$TAP_GUEST/24 gw=198.18.0.1 \
 		shutdown-port=9 exit-after=80 stats </dev/null >"$LOG/tap.log" 2>&1 &
 	VM=$!
 	PIDS+=("$VM")
@@ -491,7 +494,7 @@ fi
 # --- exit code passthrough --------------------------------------------------
 CTL_PORT=$(free_udp_port)
 : >"$LOG/exit-code.log"
-timeout 60 "$SKIFF" vm --accel tcg --image "$IMG" -p "$CTL_PORT:9/udp" -- shutdown-port=9 exit-after=50 \
+timeout 60 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" -p "$CTL_PORT:9/udp" -- shutdown-port=9 exit-after=50 \
 	</dev/null >"$LOG/exit-code.log" 2>&1 &
 VM=$!
 PIDS+=("$VM")
@@ -558,7 +561,7 @@ same_message gw gw=10.0.3.1 --stack skiff --dev tap:none --ip 10.0.2.15/24 --gw 
 # Ctrl-C reaches it; QEMU is in a group of its own): the guest drains,
 # prints its counters with the request counted, and skiff vm exits 0.
 CC_PORT=$(free_tcp_port)
-timeout --foreground 90 "$SKIFF" vm --accel tcg --image "$IMG" -p "$CC_PORT:80" -- exit-after=80 \
+timeout --foreground 90 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" -p "$CC_PORT:80" -- exit-after=80 \
 	</dev/null >"$LOG/ctrl-c.log" 2>&1 &
 CC=$!
 PIDS+=("$CC")

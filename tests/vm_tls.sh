@@ -40,6 +40,9 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 SKIFF=${1:-build/skiff}
+# VM_MACHINE=microvm: every guest on QEMU's microvm machine (virtio-mmio,
+# no PCI or ACPI; docs/microvm.md), the vm-microvm phases; default pc.
+MACHINE=(--machine "${VM_MACHINE:-pc}")
 IMG=${2:-build/skiff-uk.elf}
 APP_IMG=${3:-build/examples/kv-uk.elf}
 LOG=${VM_LOG_DIR:-build/test-logs/vm-tls}
@@ -86,7 +89,7 @@ boot() {
 	local name=$1 t=$2
 	shift 2
 	: >"$LOG/$name.log"
-	timeout "$t" "$SKIFF" vm --accel tcg --image "$IMG" "$@" </dev/null >"$LOG/$name.log" 2>&1 &
+	timeout "$t" "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" "$@" </dev/null >"$LOG/$name.log" 2>&1 &
 	VM=$!
 	PIDS+=("$VM")
 }
@@ -115,7 +118,7 @@ app_check() {
 	local http https ctl a b s1 s2 rc
 	http=$(free_port STREAM) https=$(free_port STREAM) ctl=$(free_port DGRAM)
 	: >"$LOG/app.log"
-	timeout 150 "$SKIFF" vm --accel tcg --image "$APP_IMG" --tls-cert "$CERTS/ec.crt" \
+	timeout 150 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$APP_IMG" --tls-cert "$CERTS/ec.crt" \
 		--tls-key "$CERTS/ec.key" -p "$http:80" -p "$https:443" -p "$ctl:9/udp" -- \
 		shutdown-port=9 exit-after=140 stats </dev/null >"$LOG/app.log" 2>&1 &
 	VM=$!
@@ -332,17 +335,17 @@ fi
 app_check
 
 # --- refused ---------------------------------------------------------------------
-timeout 30 "$SKIFF" vm --accel tcg --image "$IMG" --tls-cert "$CERTS/ec.crt" </dev/null >"$LOG/bad-nokey.log" 2>&1
+timeout 30 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" --tls-cert "$CERTS/ec.crt" </dev/null >"$LOG/bad-nokey.log" 2>&1
 rc=$?
 [ "$rc" = 2 ] && grep -q 'needs --tls-key' "$LOG/bad-nokey.log" && pass "bad-nokey (exit 2)" ||
 	fail bad-nokey "exit $rc: $(tail -1 "$LOG/bad-nokey.log")"
-timeout 60 "$SKIFF" vm --accel tcg --image "$IMG" --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/other.key" \
+timeout 60 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/other.key" \
 	-- exit-after=30 </dev/null >"$LOG/bad-mismatch.log" 2>&1
 rc=$?
 [ "$rc" = 1 ] && grep -aq 'does not match the certificate' "$LOG/bad-mismatch.log" &&
 	pass "bad-mismatch (exit 1: $(grep -ao 'tls: the key does not match[^;]*' "$LOG/bad-mismatch.log"))" ||
 	fail bad-mismatch "exit $rc: $(tail -2 "$LOG/bad-mismatch.log" | tr '\n' ' ')"
-timeout 60 "$SKIFF" vm --accel tcg --image "$IMG" -- tls-port=8443 exit-after=30 </dev/null >"$LOG/bad-nofiles.log" 2>&1
+timeout 60 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" -- tls-port=8443 exit-after=30 </dev/null >"$LOG/bad-nofiles.log" 2>&1
 rc=$?
 [ "$rc" = 1 ] && grep -aq 'need the certificate and key' "$LOG/bad-nofiles.log" && pass "bad-nofiles (exit 1)" ||
 	fail bad-nofiles "exit $rc: $(tail -1 "$LOG/bad-nofiles.log")"

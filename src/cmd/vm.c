@@ -6,6 +6,10 @@
  * serial console is this terminal, and isa-debug-exit carries the guest's
  * exit code out.  Host forwards of user networking bind 127.0.0.1 only.
  *
+ * --machine microvm: QEMU's microvm machine instead of pc, Firecracker's
+ * device model (docs/microvm.md): no PCI and no ACPI; virtio-net is a
+ * virtio-mmio device, named to the guest on its command line.
+ *
  * --root DIR: DIR is packed into a site archive (cmd/site_pack.h) in a
  * temporary file (TMPDIR, else /tmp), given to QEMU as -initrd (for a PVH
  * ELF kernel QEMU loads it at the top of low RAM, page-aligned, and its
@@ -543,6 +547,7 @@ int cmd_vm(int argc, char **argv)
 	int nfwd = (int)o.nfwd;
 	const char *net = opt_str(&o, OPT_VM_NET), *mem = opt_str(&o, OPT_VM_MEM);
 	const char *accel = opt_str(&o, OPT_VM_ACCEL);
+	bool microvm = !strcmp(opt_str(&o, OPT_VM_MACHINE), "microvm");
 	const char *image = opt_given(&o, OPT_VM_IMAGE) ? opt_str(&o, OPT_VM_IMAGE) : NULL;
 	const char *root = opt_given(&o, OPT_ROOT) ? opt_str(&o, OPT_ROOT) : NULL;
 	const char *config = opt_given(&o, OPT_CONFIG) ? opt_str(&o, OPT_CONFIG) : NULL;
@@ -562,6 +567,12 @@ int cmd_vm(int argc, char **argv)
 		cli_usage_error("vm", "--tls-port and --tls-redirect need --tls-cert and --tls-key");
 	if (proxy && image)
 		cli_usage_error("vm", "--proxy picks the image: give --image or --proxy, not both");
+	/* microvm runs with acpi=off (so QEMU names the virtio-mmio window
+	 * on the command line), and without ACPI's MADT the guest finds no
+	 * other CPU to start. */
+	if (microvm && smp > 1)
+		cli_usage_error("vm", "--machine microvm runs one vCPU (no ACPI, so no MADT for the "
+				"guest to find others in): drop --smp");
 	bool tap = !strncmp(net, "tap:", 4);
 	if (tap && nfwd)
 		cli_usage_error("vm", "-p works with --net user only");
@@ -648,7 +659,9 @@ int cmd_vm(int argc, char **argv)
 	 * the kernel's vhost-net needs /dev/vhost-net and is not what the
 	 * tests measure.  User networking has one queue whatever -smp says. */
 	char device[128];
-	if (tap && smp > 1)
+	if (microvm) /* the virtio-mmio bus: QEMU picks a free transport */
+		snprintf(device, sizeof(device), "virtio-net-device,netdev=n0");
+	else if (tap && smp > 1)
 		snprintf(device, sizeof(device), "virtio-net-pci,disable-legacy=on,netdev=n0,romfile=,mq=on,vectors=%u",
 			 2 * smp + 2);
 	else
@@ -741,7 +754,17 @@ int cmd_vm(int argc, char **argv)
 	int qa = 0;
 #define ARG(x) (qargv[qa++] = (char *)(x))
 	ARG(qemu);
-	ARG("-machine"); ARG("pc");
+	/* microvm (docs/microvm.md): acpi=off, so that QEMU appends
+	 * virtio_mmio.device=SIZE@BASE:IRQ for each device to the kernel
+	 * command line, as Firecracker does (with ACPI it describes them in
+	 * the DSDT instead, which the guest does not read); rtc=on for the
+	 * Date header's wall clock (the guest reads the CMOS RTC).  Its
+	 * virtio-mmio transports are legacy (version 1) unless told
+	 * otherwise; the guest drives version 2 only. */
+	ARG("-machine"); ARG(microvm ? "microvm,acpi=off,rtc=on" : "pc");
+	if (microvm) {
+		ARG("-global"); ARG("virtio-mmio.force-legacy=off");
+	}
 	/* More than one vCPU under TCG: one host thread per vCPU (MTTCG),
 	 * or they would take turns on one thread.  --smp 1 keeps the line
 	 * it always had. */

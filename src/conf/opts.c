@@ -22,6 +22,8 @@ static const char *const dir_choices[] = {"a2b", "b2a", "both", NULL};
 static const char *const balance_choices[] = {"rr", "least", NULL};
 static const char *const on_off_choices[] = {"on", "off", NULL};
 static const char *const accel_choices[] = {"auto", "kvm", "tcg", NULL};
+/* skiff vm --machine: QEMU's pc (PCI, MSI-X) or microvm (virtio-mmio) */
+static const char *const machine_choices[] = {"pc", "microvm", NULL};
 /* tls/tls_host.h: the hosted TLS engines by name */
 static const char *const tls_engine_choices[] = {"openssl", "gnutls", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
@@ -362,6 +364,11 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_VM_ACCEL] = {"accel", 0, OPT_K_CHOICE, "auto|kvm|tcg", 0, 0, accel_choices,
 			  "auto takes KVM only if /dev/kvm is hardware KVM\n"
 			  "(kvm_intel or kvm_amd loaded, kvm_pvm not), else TCG"},
+	[OPT_VM_MACHINE] = {"machine", 0, OPT_K_CHOICE, "pc|microvm", 0, 0, machine_choices,
+			    "pc: virtio-net on PCI with MSI-X; microvm: QEMU -M microvm,\n"
+			    "Firecracker's device model: no PCI, no ACPI, virtio-net\n"
+			    "over MMIO named on the kernel command line, its interrupt\n"
+			    "through the I/O APIC, one vCPU (docs/microvm.md)"},
 	[OPT_VM_IMAGE] = {"image", 0, OPT_K_STR, "PATH", 0, 0, NULL,
 			  "kernel image (default: skiff-uk.elf next to this binary,\n"
 			  "else ../lib/skiff/skiff-uk.elf from it, as installed)"},
@@ -992,6 +999,7 @@ static const struct opt_use vm_use[] = {
 	{OPT_TLS_REDIRECT, 0, NULL, "port 80 answers 301 to https:// (guest word\n"
 				    "tls-redirect); needs --tls-cert"},
 	{OPT_VM_ACCEL, 0, "auto", NULL},
+	{OPT_VM_MACHINE, 0, "pc", NULL},
 	{OPT_VM_IMAGE, 0, NULL, NULL},
 	{OPT_VM_PROXY, 0, NULL, NULL},
 	{OPT_VM_DRY_RUN, 0, NULL, NULL},
@@ -1000,7 +1008,8 @@ static const struct opt_use vm_use[] = {
 const struct opt_cmd opt_cmd_vm = {
 	.name = "vm",
 	.synopsis = "skiff vm [-p HOST:GUEST[/udp|/tcp]]... [--net user|tap:NAME] [--mem SIZE] [--smp N]\n"
-		    "                [--root DIR] [--accel auto|kvm|tcg] [--image PATH | --proxy] [--dry-run]\n"
+		    "                [--root DIR] [--accel auto|kvm|tcg] [--machine pc|microvm]\n"
+		    "                [--image PATH | --proxy] [--dry-run]\n"
 		    "                [--tls-cert FILE --tls-key FILE [--tls-port N] [--tls-redirect]]\n"
 		    "                [--config FILE]\n"
 		    "                [-- GUEST ARGS...]",

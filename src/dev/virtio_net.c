@@ -17,24 +17,8 @@
 #include "virtio_net.h"
 #include "../plat/plat.h"
 
-/* virtio-pci common configuration (virtio 1.2, 4.1.4.3): byte offsets. */
-#define CC_DFSELECT 0
-#define CC_DF 4
-#define CC_GFSELECT 8
-#define CC_GF 12
-#define CC_MSIX_CONFIG 16
-#define CC_NUM_QUEUES 18
-#define CC_STATUS 20
-#define CC_CFG_GEN 21
-#define CC_Q_SELECT 22
-#define CC_Q_SIZE 24
-#define CC_Q_MSIX 26
-#define CC_Q_ENABLE 28
-#define CC_Q_NOFF 30
-#define CC_Q_DESC 32
-#define CC_Q_DRIVER 40
-#define CC_Q_DEVICE 48
-
+/* Device status bits (virtio 1.2, 2.1); the transport (virtio_regs.h)
+ * reads and writes them. */
 #define ST_ACKNOWLEDGE 1
 #define ST_DRIVER 2
 #define ST_DRIVER_OK 4
@@ -81,18 +65,9 @@ _Static_assert(sizeof(struct ring_vnet) == VNET_HDR_LEN, "ring_vnet is virtio_ne
 #define VN_SLOTS RING_SLOTS_DEFAULT
 #define VN_BUF RING_BUF_SIZE_DEFAULT
 
+/* The device configuration: a byte-addressed window on both transports. */
 static uint8_t rd8(volatile uint8_t *b, unsigned o) { return *(volatile uint8_t *)(b + o); }
 static uint16_t rd16(volatile uint8_t *b, unsigned o) { return *(volatile uint16_t *)(b + o); }
-static uint32_t rd32(volatile uint8_t *b, unsigned o) { return *(volatile uint32_t *)(b + o); }
-static void wr8(volatile uint8_t *b, unsigned o, uint8_t v) { *(volatile uint8_t *)(b + o) = v; }
-static void wr16(volatile uint8_t *b, unsigned o, uint16_t v) { *(volatile uint16_t *)(b + o) = v; }
-static void wr32(volatile uint8_t *b, unsigned o, uint32_t v) { *(volatile uint32_t *)(b + o) = v; }
-/* 64-bit fields as two 32-bit writes, low first (allowed by 4.1.3.1). */
-static void wr64(volatile uint8_t *b, unsigned o, uint64_t v)
-{
-	wr32(b, o, (uint32_t)v);
-	wr32(b, o + 4, (uint32_t)(v >> 32));
-}
 
 /* Identity mapping: a guest-physical address is the pointer. */
 static uint64_t phys(const volatile void *p) { return (uint64_t)(uintptr_t)p; }
@@ -163,7 +138,7 @@ static void vq_publish(struct virtio_net *vn, struct virtq *q, uint16_t old_idx)
 		vn->c.notify_skipped++;
 		return;
 	}
-	*q->notify = q->index;
+	virtio_ring_doorbell(&q->bell, q->index);
 	vn->c.notifies++;
 }
 
@@ -504,7 +479,7 @@ static void vn_close(struct dev *d)
 			break;
 		plat_relax();
 	}
-	wr8(vn->regs.common, CC_STATUS, 0); /* reset: the device forgets our memory */
+	vn->regs.t->set_status(&vn->regs, 0); /* reset: the device forgets our memory */
 }
 
 static bool vn_irq_arm(struct dev *d)
@@ -517,7 +492,7 @@ static void vn_irq_disarm(struct dev *d)
 	virtio_net_irq_disarm((struct virtio_net *)d);
 }
 
-/* With an rx interrupt (MSI-X), the loop arms it before halting; without
+/* With an rx interrupt (MSI-X, or MMIO's line), the loop arms it before halting; without
  * one there is nothing to arm and the platform polls (plat.h). */
 static const struct dev_ops virtio_net_ops_irq = {
 	.kind = "virtio-net",
@@ -567,9 +542,7 @@ void virtio_net_irq_disarm(struct virtio_net *vn)
 static int vq_setup(struct virtio_net *vn, struct virtq *q, uint16_t index, uint16_t msix,
 		    uint8_t **cur, uint8_t *end, const char **why)
 {
-	volatile uint8_t *cc = vn->regs.common;
-	wr16(cc, CC_Q_SELECT, index);
-	uint16_t max = rd16(cc, CC_Q_SIZE);
+	uint16_t max = vn->regs.t->queue_max(&vn->regs, index);
 	if (max < 2) {
 		*why = "virtqueue missing";
 		return -1;
@@ -613,18 +586,8 @@ static int vq_setup(struct virtio_net *vn, struct virtq *q, uint16_t index, uint
 	 * first entry. */
 	q->avail->flags = VIRTQ_AVAIL_F_NO_INTERRUPT;
 	*q->used_event = 0xffff;
-	wr16(cc, CC_Q_SIZE, size);
-	wr64(cc, CC_Q_DESC, phys(q->desc));
-	wr64(cc, CC_Q_DRIVER, phys(q->avail));
-	wr64(cc, CC_Q_DEVICE, phys(q->used));
-	wr16(cc, CC_Q_MSIX, msix);
-	if (rd16(cc, CC_Q_MSIX) != msix) {
-		*why = "device refused the MSI-X vector";
-		return -1;
-	}
-	q->notify = (volatile uint16_t *)(vn->regs.notify + (uint32_t)rd16(cc, CC_Q_NOFF) * vn->regs.notify_mult);
-	wr16(cc, CC_Q_ENABLE, 1);
-	return 0;
+	return vn->regs.t->queue_setup(&vn->regs, index, size, phys(q->desc), phys(q->avail),
+				       phys(q->used), msix, &q->bell, why);
 }
 
 /* One queue pair's ring region, headers and virtqueues in its arena. */
@@ -640,7 +603,8 @@ static int pair_setup(struct virtio_net *vn, const struct virtio_net_params *p, 
 		*why = "arena too small";
 		return -1;
 	}
-	vn->dev.ops = p->rx_msix != VIRTIO_MSI_NO_VECTOR ? &virtio_net_ops_irq : &virtio_net_ops_poll;
+	bool irq = p->rx_msix != VIRTIO_MSI_NO_VECTOR || p->rx_line_irq;
+	vn->dev.ops = irq ? &virtio_net_ops_irq : &virtio_net_ops_poll;
 	vn->dev.rx = ring_region_rx(region);
 	vn->dev.tx = ring_region_tx(region);
 	vn->dev.mtu = 1500;
@@ -662,7 +626,7 @@ struct ctrl_q {
 	volatile struct virtq_desc *desc;
 	volatile struct virtq_avail *avail;
 	volatile struct virtq_used *used;
-	volatile uint16_t *notify;
+	struct virtio_doorbell bell;
 	volatile uint8_t *buf; /* [0] class, [1] cmd, [2..3] pairs, [4] ack */
 	uint16_t size;
 };
@@ -670,9 +634,7 @@ struct ctrl_q {
 static int ctrl_setup(struct virtio_net *vn, struct ctrl_q *q, uint16_t index, uint8_t **cur,
 		      uint8_t *end, const char **why)
 {
-	volatile uint8_t *cc = vn->regs.common;
-	wr16(cc, CC_Q_SELECT, index);
-	uint16_t max = rd16(cc, CC_Q_SIZE);
+	uint16_t max = vn->regs.t->queue_max(&vn->regs, index);
 	if (max < 4) {
 		*why = "control virtqueue missing";
 		return -1;
@@ -690,14 +652,8 @@ static int ctrl_setup(struct virtio_net *vn, struct ctrl_q *q, uint16_t index, u
 		return -1;
 	}
 	q->avail->flags = VIRTQ_AVAIL_F_NO_INTERRUPT;
-	wr16(cc, CC_Q_SIZE, size);
-	wr64(cc, CC_Q_DESC, phys(q->desc));
-	wr64(cc, CC_Q_DRIVER, phys(q->avail));
-	wr64(cc, CC_Q_DEVICE, phys(q->used));
-	wr16(cc, CC_Q_MSIX, VIRTIO_MSI_NO_VECTOR);
-	q->notify = (volatile uint16_t *)(vn->regs.notify + (uint32_t)rd16(cc, CC_Q_NOFF) * vn->regs.notify_mult);
-	wr16(cc, CC_Q_ENABLE, 1);
-	return 0;
+	return vn->regs.t->queue_setup(&vn->regs, index, size, phys(q->desc), phys(q->avail),
+				       phys(q->used), VIRTIO_MSI_NO_VECTOR, &q->bell, why);
 }
 
 static int ctrl_pairs_set(struct ctrl_q *q, uint16_t index, uint16_t pairs, const char **why)
@@ -713,7 +669,7 @@ static int ctrl_pairs_set(struct ctrl_q *q, uint16_t index, uint16_t pairs, cons
 	q->avail->ring[0] = 0;
 	__atomic_store_n(&q->avail->idx, 1, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	*q->notify = index;
+	virtio_ring_doorbell(&q->bell, index);
 	/* The device answers at once (QEMU does it in the notify); bounded. */
 	for (uint32_t i = 0; __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE) != 1; i++) {
 		if (i > 100000000u) {
@@ -768,24 +724,23 @@ int virtio_net_init_mq(struct virtio_net *vns, unsigned n, const struct virtio_n
 	struct virtio_net *vn = &vns[0];
 	const struct virtio_net_params *p = &ps[0];
 	vn->regs = p->regs;
-	volatile uint8_t *cc = p->regs.common;
+	const struct virtio_regs *r = &p->regs;
+	const struct virtio_transport *t = r->t;
 	uint8_t *cur = p->arena, *end = (uint8_t *)p->arena + p->arena_size;
 
 	/* 3.1.1: reset, wait for it, ACKNOWLEDGE, DRIVER. */
-	wr8(cc, CC_STATUS, 0);
-	for (int i = 0; rd8(cc, CC_STATUS) != 0; i++) {
+	t->set_status(r, 0);
+	for (int i = 0; t->status(r) != 0; i++) {
 		if (i > 1000000) {
 			*why = "device does not reset";
 			return -1;
 		}
 	}
-	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE);
-	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER);
+	t->set_status(r, ST_ACKNOWLEDGE);
+	t->set_status(r, ST_ACKNOWLEDGE | ST_DRIVER);
 
-	wr32(cc, CC_DFSELECT, 0);
-	uint64_t offered = rd32(cc, CC_DF);
-	wr32(cc, CC_DFSELECT, 1);
-	offered |= (uint64_t)rd32(cc, CC_DF) << 32;
+	uint64_t offered = t->features(r, 0);
+	offered |= (uint64_t)t->features(r, 1) << 32;
 	if (!(offered & F_VERSION_1)) {
 		*why = "device is not virtio 1.x (VERSION_1 not offered)";
 		goto fail;
@@ -814,12 +769,10 @@ int virtio_net_init_mq(struct virtio_net *vns, unsigned n, const struct virtio_n
 	uint64_t want = offered & mine;
 	if (!(want & F_NET_CSUM)) /* a device offering TSO without CSUM: neither */
 		want &= ~(F_NET_HOST_TSO4 | F_NET_HOST_TSO6);
-	wr32(cc, CC_GFSELECT, 0);
-	wr32(cc, CC_GF, (uint32_t)want);
-	wr32(cc, CC_GFSELECT, 1);
-	wr32(cc, CC_GF, (uint32_t)(want >> 32));
-	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK);
-	if (!(rd8(cc, CC_STATUS) & ST_FEATURES_OK)) {
+	t->set_features(r, 0, (uint32_t)want);
+	t->set_features(r, 1, (uint32_t)(want >> 32));
+	t->set_status(r, ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK);
+	if (!(t->status(r) & ST_FEATURES_OK)) {
 		*why = "device refused our features";
 		goto fail;
 	}
@@ -831,7 +784,7 @@ int virtio_net_init_mq(struct virtio_net *vns, unsigned n, const struct virtio_n
 		if (pairs < 1)
 			pairs = 1;
 	}
-	wr16(cc, CC_MSIX_CONFIG, VIRTIO_MSI_NO_VECTOR); /* no config-change interrupts */
+	t->config_irq_off(r); /* no config-change interrupts */
 	for (unsigned k = 0; k < pairs; k++) {
 		struct virtio_net *v = &vns[k];
 		v->regs = p->regs;
@@ -854,12 +807,12 @@ int virtio_net_init_mq(struct virtio_net *vns, unsigned n, const struct virtio_n
 
 	if (want & F_NET_MAC) {
 		/* Read until the config generation is stable (4.1.4.3.1). */
-		uint8_t gen;
+		uint32_t gen;
 		do {
-			gen = rd8(cc, CC_CFG_GEN);
+			gen = t->config_gen(r);
 			for (int k = 0; k < SK_MAC_LEN; k++)
 				vn->dev.mac[k] = rd8(p->regs.device, (unsigned)k);
-		} while (gen != rd8(cc, CC_CFG_GEN));
+		} while (gen != t->config_gen(r));
 		vn->have_mac = true;
 	}
 
@@ -868,7 +821,7 @@ int virtio_net_init_mq(struct virtio_net *vns, unsigned n, const struct virtio_n
 		vns[k].have_mac = vn->have_mac;
 	}
 
-	wr8(cc, CC_STATUS, ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK | ST_DRIVER_OK);
+	t->set_status(r, ST_ACKNOWLEDGE | ST_DRIVER | ST_FEATURES_OK | ST_DRIVER_OK);
 	for (unsigned k = 0; k < pairs; k++) {
 		if (vn_rx_sync(&vns[k].dev) < 0) { /* pre-post every rx buffer */
 			*why = "rx ring invalid";
@@ -882,6 +835,6 @@ int virtio_net_init_mq(struct virtio_net *vns, unsigned n, const struct virtio_n
 	*got = pairs;
 	return 0;
 fail:
-	wr8(cc, CC_STATUS, rd8(cc, CC_STATUS) | ST_FAILED);
+	t->set_status(r, (uint8_t)(t->status(r) | ST_FAILED));
 	return -1;
 }

@@ -1,11 +1,11 @@
-/* virtio_net.h — virtio-net (virtio 1.x, modern PCI transport, split
- * virtqueues) as a skiff device: it presents the same ring ABI (ring.h)
- * and struct dev_ops (dev.h) as the hosted devices, so the stack cannot
- * tell it from tap.
+/* virtio_net.h — virtio-net (virtio 1.x, split virtqueues) as a skiff
+ * device: it presents the same ring ABI (ring.h) and struct dev_ops
+ * (dev.h) as the hosted devices, so the stack cannot tell it from tap.
  *
  * Freestanding: no OS headers.  The platform finds the device (PCI
- * capabilities, BAR mapping, MSI-X) and hands over pointers to the four
- * register regions plus an arena of identity-mapped memory (guest
+ * capabilities, BAR mapping, MSI-X; or a virtio_mmio.device= window) and
+ * hands over its registers with the transport's operations
+ * (virtio_regs.h: modern PCI or MMIO) plus an arena of identity-mapped memory (guest
  * physical == virtual, as in the unikernel); this file does the rest.
  *
  * Data path (seed 000, 9831f66):
@@ -64,10 +64,14 @@
 
 
 struct virtio_net_params {
-	struct virtio_pci_regs regs;
+	struct virtio_regs regs;
 	void *arena;           /* identity-mapped, 4096-aligned */
 	size_t arena_size;     /* >= virtio_net_arena_size() */
-	uint16_t rx_msix;      /* MSI-X table entry for the rx queue, or VIRTIO_MSI_NO_VECTOR */
+	uint16_t rx_msix;      /* MSI-X table entry for the rx queue, or
+				* VIRTIO_MSI_NO_VECTOR (always on MMIO) */
+	bool rx_line_irq;      /* MMIO: the platform routed the device's line
+				* interrupt (and acks it, virtio_transport.irq_ack):
+				* arm it at park as MSI-X; neither: the loop polls */
 	bool no_event_idx;     /* refuse VIRTIO_F_EVENT_IDX even if offered */
 	uint32_t offload_allow; /* DEV_OFF_* the driver may negotiate (the boot
 				 * word offload=); 0: none, frames as before */
@@ -105,7 +109,7 @@ struct virtq {
 	volatile struct virtq_desc *desc;
 	volatile struct virtq_avail *avail;
 	volatile struct virtq_used *used;
-	volatile uint16_t *notify;
+	struct virtio_doorbell bell; /* where a kick goes (virtio_regs.h) */
 	volatile uint16_t *used_event;  /* in the avail ring, after ring[size] */
 	volatile uint16_t *avail_event; /* in the used ring, after ring[size] */
 	uint16_t avail_idx;    /* next avail ring entry we write */
@@ -149,7 +153,7 @@ struct virtio_net_counters {
 
 struct virtio_net {
 	struct dev dev;        /* first: dev_ops callbacks cast back */
-	struct virtio_pci_regs regs;
+	struct virtio_regs regs;
 	struct virtq rxq, txq; /* txq's free/chain_buf/busy unused: see tx */
 	struct virtq_tx tx;
 	uint8_t *rx_hdr;       /* 16 bytes per rx chain; the device writes 12 */

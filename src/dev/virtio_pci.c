@@ -30,9 +30,10 @@ int virtio_pci_find_net(struct pci_dev *out)
 	return pci_scan(match_net, out) ? 0 : -1;
 }
 
-int virtio_pci_map(const struct pci_dev *d, struct virtio_pci_regs *r, const char **why)
+int virtio_pci_map(const struct pci_dev *d, struct virtio_regs *r, const char **why)
 {
 	sk_memset(r, 0, sizeof(*r));
+	r->t = &virtio_transport_pci;
 	pci_enable(d);
 	for (uint8_t cap = pci_find_cap(d, PCI_CAP_VENDOR, 0); cap;
 	     cap = pci_find_cap(d, PCI_CAP_VENDOR, cap)) {

@@ -11,6 +11,6 @@
 int virtio_pci_find_net(struct pci_dev *out);
 
 /* Enable the function and map its common/notify/isr/device regions. */
-int virtio_pci_map(const struct pci_dev *d, struct virtio_pci_regs *r, const char **why);
+int virtio_pci_map(const struct pci_dev *d, struct virtio_regs *r, const char **why);
 
 #endif

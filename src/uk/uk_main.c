@@ -5,7 +5,8 @@
  * the same run loop (runner/runner.h), plus ARP, ICMP and UDP echo on port
  * 7 (with ip6=, ND, ICMPv6 and UDP echo over IPv6 too).  What differs
  * from the hosted runtime is only what the platform gives: the device
- * (virtio-net over plat/kvm's PCI transport and MSI-X instead of
+ * (virtio-net over plat/kvm's PCI transport and MSI-X, or over MMIO
+ * where the command line names a virtio_mmio.device= window, instead of
  * dev_open), memory (mem_alloc), the console and the command line.
  *
  * Kernel command line (QEMU -append; `skiff vm -- WORD...`): the words of
@@ -76,6 +77,8 @@
 #include "../net/tcp_iface.h"
 #include "../plat/kvm/kvm.h"
 #include "../dev/virtio_pci.h"
+#include "../dev/virtio_mmio.h"
+#include "../conf/virtio_mmio_arg.h"
 #include "../plat/plat.h"
 #include "../conf/opts.h"
 #include "../archive/site_archive.h"
@@ -408,6 +411,18 @@ static void console_out(void *ctx, const char *s, size_t n)
 	console_write(s, n);
 }
 
+/* The virtio-mmio device's registers, for its interrupt handler. */
+static struct virtio_regs mmio_regs;
+
+/* VEC_VIRTIO_NET from the I/O APIC: clear the device's InterruptStatus so
+ * that it lowers its line before the EOI; the loop, woken from its park,
+ * reads the queues. */
+static void mmio_irq(void *ctx)
+{
+	struct virtio_regs *r = ctx;
+	r->t->irq_ack(r);
+}
+
 /* The command line, read by the options module (conf/opts.h) with the
  * table `skiff serve` uses: the same names, values, checks and messages.
  * A bad word is a clear stop before anything is set up; the word `help`
@@ -437,6 +452,15 @@ unsigned uk_app_main(const struct kvm_start *st)
 {
 	static struct opts o; /* string values point into st->cmdline */
 	app_def = &skiff_app ? &skiff_app : NULL;
+	/* The VMM's virtio_mmio.device= words are the platform's, not
+	 * options: taken out before the options parser sees the line. */
+	static struct virtio_mmio_dev mmio[VIRTIO_MMIO_DEV_MAX];
+	const char *mwhy = NULL;
+	int nmmio = virtio_mmio_args_take(st->cmdline, mmio, VIRTIO_MMIO_DEV_MAX, &mwhy);
+	if (nmmio < 0) {
+		kprintf("skiff-uk: %s; not booting\n", mwhy);
+		return KVM_EXIT_FATAL;
+	}
 	int r = read_options(&o, st->cmdline);
 	if (r != OPT_OK)
 		return r == OPT_HELP ? KVM_EXIT_OK : KVM_EXIT_FATAL;
@@ -455,16 +479,42 @@ unsigned uk_app_main(const struct kvm_start *st)
 	sk_log_init(&elog, "skiff-uk", (enum sk_log_level)opt_num(&o, OPT_LOG_LEVEL), 10,
 		    SK_NS_PER_S, console_sink, NULL);
 
-	struct pci_dev pd;
-	struct virtio_pci_regs regs;
+	struct pci_dev pd = {0};
+	struct virtio_regs regs;
 	const char *why = "no virtio-net device";
-	if (virtio_pci_find_net(&pd) < 0 || virtio_pci_map(&pd, &regs, &why) < 0) {
-		kprintf("skiff-uk: %s\n", why);
-		kvm_exit(KVM_EXIT_FATAL);
+	bool have_irq = false, line_irq = false;
+	char name[40];
+	if (nmmio > 0) {
+		/* A VMM that names virtio-mmio windows (Firecracker, QEMU's
+		 * microvm) has no PCI: the first network device among them.
+		 * No MSI-X on MMIO: its line interrupt goes through the I/O
+		 * APIC, level-triggered, and mmio_irq acks it; no-msix (or no
+		 * I/O APIC) and the loop polls. */
+		int found = 1, at = 0;
+		for (int i = 0; i < nmmio && found == 1; i++) {
+			found = virtio_mmio_probe(mmio[i].base, mmio[i].size, VIRTIO_ID_NET, &regs, &why);
+			at = i;
+		}
+		if (found != 0) {
+			kprintf("skiff-uk: %s\n", found == 1 ? "no virtio-net among the virtio_mmio.device= windows" : why);
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+		ksnprintf(name, sizeof(name), "virtio-net@mmio:%lx", mmio[at].base);
+		mmio_regs = regs;
+		const char *iwhy = NULL;
+		if (!opt_given(&o, OPT_NO_MSIX)) {
+			line_irq = ioapic_route(mmio[at].irq, VEC_VIRTIO_NET, lapic_id(), true, &iwhy) == 0;
+			if (!line_irq)
+				kprintf("skiff-uk: %s: %s: polling\n", name, iwhy);
+		}
+	} else {
+		if (virtio_pci_find_net(&pd) < 0 || virtio_pci_map(&pd, &regs, &why) < 0) {
+			kprintf("skiff-uk: %s\n", why);
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+		have_irq = !opt_given(&o, OPT_NO_MSIX) && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
+		ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
 	}
-	bool have_irq = !opt_given(&o, OPT_NO_MSIX) && pci_msix_setup(&pd, MSIX_ENTRY_RX, VEC_VIRTIO_NET, lapic_id()) == 0;
-	char name[32];
-	ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
 	/* More than one vCPU: ask for a queue pair each (the static server's
 	 * words only: an application image, a configuration, HTTPS and the
 	 * metrics listener stay on this CPU).  Pair k's rx interrupt is MSI-X
@@ -482,6 +532,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		ps[k] = (struct virtio_net_params){
 			.regs = regs, .arena = arena, .arena_size = sizeof(arena),
 			.rx_msix = have_irq ? (uint16_t)(MSIX_ENTRY_RX + k) : VIRTIO_MSI_NO_VECTOR, .name = name,
+			.rx_line_irq = line_irq,
 			.no_event_idx = opt_given(&o, OPT_NO_EVENT_IDX),
 			/* offload=off (choice 1): none, frames as before */
 			.offload_allow = opt_num(&o, OPT_OFFLOAD) == 1 ? 0 : DEV_OFF_ALL,
@@ -634,7 +685,10 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.until = opt_given(&o, OPT_EXIT_AFTER) ? now + opt_num(&o, OPT_EXIT_AFTER) * SK_NS_PER_S : 0,
 	};
 	opt_spin(&o, &run.spin_ns, &run.spin_learn);
-	trap_set_handler(VEC_VIRTIO_NET, NULL, NULL); /* counted in kvm_cpu.irq_count; the loop polls */
+	/* Counted in kvm_cpu.irq_count; the loop polls the queues.  A line
+	 * interrupt (MMIO) is level-triggered: acked at the device before
+	 * trap_dispatch's EOI, or it would come straight back. */
+	trap_set_handler(VEC_VIRTIO_NET, line_irq ? mmio_irq : NULL, line_irq ? &mmio_regs : NULL);
 	iface_announce(&ifc, now);
 	dev_tx_sync(d);
 
@@ -662,7 +716,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		"udp_echo=%d max_conns=%u dev=%s irq=%s boot_ms=%lu",
 		ip, prefix_len, gw, m[0], m[1], m[2], m[3], m[4], m[5], bundle ? "sites" : "http",
 		http, ECHO_PORT,
-		nconns, d->name, have_irq ? "msix" : "none(poll 1ms)",
+		nconns, d->name, have_irq ? "msix" : line_irq ? "ioapic" : "none(poll 1ms)",
 		(uint64_t)(plat_now() / SK_NS_PER_MS));
 	if (opt_given(&o, OPT_UK_METRICS))
 		kprintf(" metrics=%u", (unsigned)opt_num(&o, OPT_UK_METRICS));

@@ -117,6 +117,12 @@ bool smp_idle(unsigned index);
  * address (== phys) or NULL if the page-table pool is exhausted. */
 void *mmu_map_mmio(uint64_t phys, uint64_t len);
 
+/* ioapic.c: send interrupt line gsi to vector on the CPU with apic_id
+ * (level- or edge-triggered) through the I/O APIC at the PC's default
+ * address.  Returns 0, or -1 with *why set (no I/O APIC, gsi past its
+ * entries). */
+int ioapic_route(uint32_t gsi, uint8_t vector, uint32_t apic_id, bool level, const char **why);
+
 /* rtc.c: the CMOS clock, UTC.  Returns 0, or -1 if it reads as nonsense. */
 struct rtc_time {
 	unsigned year, month, day, hour, min, sec;
