@@ -8,6 +8,6 @@
 
 .PHONY: oci deploy-test
 oci: all
-	tools/oci.sh $(BUILD)
+	OCI_REVISION=$(VERSION) tools/oci.sh $(BUILD)
 deploy-test: all
 	flock /tmp/skiff-nettest.lock tests/deploy.sh $(BUILD)

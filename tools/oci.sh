@@ -15,6 +15,8 @@
 #                              `serve --config /etc/skiff/sites.conf`, user 65532:65532
 #   BUILD/skiff-oci.tar        the same image as an OCI archive (podman save --format oci-archive)
 #
+# Environment: OCI_IMAGE (the name, default localhost/skiff:latest), OCI_REVISION (the
+# org.opencontainers.image.revision label; make oci passes git describe's).
 # It prints the image's size.  podman runs with deploy/podman/containers.conf (CONTAINERS_CONF),
 # whatever the machine's own configuration says; the image goes to podman's default store.
 # Root (podman's system store).  Needs podman (tools/deps.sh).
@@ -67,7 +69,8 @@ chmod -R go-w "$root"
 # One layer, byte for byte the same from the same files: names sorted, times and owners fixed.
 tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$root" -cf "$BUILD/oci/root.tar" .
 
-rev=$(git describe --always --dirty 2>/dev/null || echo unknown)
+# The revision label: make oci passes the tree's (git describe, mk/install.mk's VERSION).
+rev=${OCI_REVISION:-unknown}
 podman import -q \
 	--change 'ENTRYPOINT ["/usr/bin/skiff"]' \
 	--change 'CMD ["serve", "--config", "/etc/skiff/sites.conf"]' \
