@@ -71,14 +71,22 @@ tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$root" -cf "$
 
 # The revision label: make oci passes the tree's (git describe, mk/install.mk's VERSION).
 rev=${OCI_REVISION:-unknown}
+old=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 podman import -q \
 	--change 'ENTRYPOINT ["/usr/bin/skiff"]' \
 	--change 'CMD ["serve", "--config", "/etc/skiff/sites.conf"]' \
 	--change "USER $UID_SKIFF:$UID_SKIFF" \
 	--change 'EXPOSE 8080/tcp' \
 	--change 'STOPSIGNAL SIGTERM' \
-	--change "LABEL org.opencontainers.image.title=skiff org.opencontainers.image.revision=$rev" \
+	--change 'LABEL org.opencontainers.image.title=skiff' \
+	--change "LABEL org.opencontainers.image.revision=$rev" \
 	"$BUILD/oci/root.tar" "$IMAGE" >/dev/null
+# The image the name held before, now nameless: removed, so that rebuilding leaves nothing behind
+# (kept if a container still uses it).
+new=$(podman image inspect --format '{{.Id}}' "$IMAGE")
+if [ -n "$old" ] && [ "$old" != "$new" ]; then
+	podman rmi "$old" >/dev/null 2>&1 || true
+fi
 rm -f "$BUILD/skiff-oci.tar"
 podman save -q --format oci-archive -o "$BUILD/skiff-oci.tar" "$IMAGE"
 
