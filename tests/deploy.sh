@@ -12,6 +12,10 @@
 #               printed.  `podman run IMAGE serve --stack linux --port N ...` runs the command
 #               given instead, and the unikernel images are in the image (served from
 #               /usr/lib/skiff, byte for byte the stripped files)
+#   run.skiff-stack
+#               the image on skiff's own stack (--dev packet:vs0, in a network namespace of this
+#               run, 198.18.0.0/24): with every capability dropped it fails naming CAP_NET_RAW;
+#               with NET_RAW alone it answers 200 from the other namespace
 #   local.diff  deploy/kubernetes/local/skiff.yaml is ../skiff.yaml with exactly the changes its
 #               header lists (this script makes them and compares), so the two cannot drift
 #   play        the local manifest played 3 times, on 3 free loopback ports (names and port
@@ -35,7 +39,7 @@
 # skt<pid>-rN, removed by name on exit.  Root (podman's store).  Run it under
 # flock /tmp/skiff-nettest.lock (make deploy-test and tests/run-all.sh do).
 # Environment: DEPLOY_KILL_SECS (wrk's run around the kill, default 8), DEPLOY_ROLL_SECS (the
-# window the rolling update must fit in, default 25).
+# window the rolling update must fit in, default 35).
 set -u
 cd "$(dirname "$0")/.."
 # shellcheck source=tests/lib.sh
@@ -46,14 +50,14 @@ case ${1:-} in
 esac
 BUILD=${1:-build}
 KILL_SECS=${DEPLOY_KILL_SECS:-8}
-ROLL_SECS=${DEPLOY_ROLL_SECS:-25}
+ROLL_SECS=${DEPLOY_ROLL_SECS:-35}
 IMAGE=localhost/skiff:latest
 REAL=deploy/kubernetes/skiff.yaml
 LOCAL=deploy/kubernetes/local/skiff.yaml
 export CONTAINERS_CONF=$PWD/deploy/podman/containers.conf
 
 [ "$(id -u)" -eq 0 ] || { echo "$0: needs root (podman's system store)" >&2; exit 2; }
-skt_need tools podman runc catatonit wrk curl python3 || { summary; exit 1; }
+skt_need tools podman runc catatonit wrk curl python3 ip || { summary; exit 1; }
 [ -x "$BUILD/skiff" ] || { fail setup "$BUILD/skiff is missing (make)"; summary; exit 1; }
 
 TAG=skt$$
@@ -66,6 +70,7 @@ cleanup() {
 	for p in "${CTRS[@]}"; do podman rm -f -t 0 "$p" >/dev/null 2>&1; done
 	for p in "${PODS[@]}"; do podman pod rm -f -t 0 "$p" >/dev/null 2>&1; done
 	for p in "${VOLS[@]}"; do podman volume rm -f "$p" >/dev/null 2>&1; done
+	skt_cleanup
 	if [ "$SKT_FAILED" -eq 0 ]; then rm -rf "$WORK"; else echo "deploy: logs kept in $WORK"; fi
 }
 trap cleanup EXIT
@@ -168,6 +173,46 @@ else
 	fail run.command "no 200 on 127.0.0.1:$P0: $(podman logs "$TAG-cmd" 2>&1 | tail -n 3)"
 fi
 podman rm -f -t 0 "$TAG-cmd" >/dev/null 2>&1
+
+# ---- run.skiff-stack: the image on skiff's own stack needs CAP_NET_RAW (packet:), and only it --
+# In namespaces of this run (tests/lib.sh skt_topo_veth: cli's vc0 198.18.0.1, srv's vs0 for
+# skiff), the container joined to srv's; nothing on the host's network.
+stk_said() { podman logs "$TAG-stk" 2>&1 | grep -q "$1"; }
+stk_ok() {
+	got=$(ip netns exec "$SKT_NS_L" curl -s -o /dev/null -m 2 -w '%{http_code}' \
+		"http://$SKT_SKIFF_IP:8080/skiff-uk.elf")
+	[ "$got" = 200 ]
+}
+skt_cleanup_stale
+if skt_topo_veth off; then
+	for caps in none NET_RAW; do
+		add=()
+		[ "$caps" = none ] || add=(--cap-add "$caps")
+		CTRS+=("$TAG-stk")
+		podman run -d --name "$TAG-stk" --network "ns:/run/netns/$SKT_NS_S" --read-only --cap-drop ALL \
+			"${add[@]}" "$IMAGE" serve --stack skiff --dev packet:vs0 --ip "$SKT_SKIFF_IP/24" --port 8080 \
+			--root /usr/lib/skiff >"$WORK/stk-$caps.log" 2>&1
+		got=000
+		if [ "$caps" = none ]; then
+			# It must fail, and say which capability it lacks.
+			skt_wait_for 10 stk_said 'needs CAP_NET_RAW'
+			msg=$(podman logs "$TAG-stk" 2>&1 | tail -n 1)
+			case $msg in
+			*"needs CAP_NET_RAW"*) pass run.skiff-stack.nocap "$msg" ;;
+			*) fail run.skiff-stack.nocap "with no capability: '$msg'" ;;
+			esac
+		elif skt_wait_for 10 stk_ok; then
+			ids=$(proc_ids "$(podman inspect --format '{{.State.Pid}}' "$TAG-stk")")
+			pass run.skiff-stack "--stack skiff --dev packet:vs0 with NET_RAW only: 200; uid gid capeff: ${ids% *}"
+		else
+			fail run.skiff-stack "with NET_RAW: $got; $(podman logs "$TAG-stk" 2>&1 | tail -n 2)"
+		fi
+		podman rm -f -t 0 "$TAG-stk" >/dev/null 2>&1
+	done
+else
+	fail run.skiff-stack "could not make the namespaces"
+fi
+skt_cleanup
 
 # ---- local.diff: the local manifest is the real one with the changes its header lists -------
 if python3 - "$REAL" "$LOCAL" >"$WORK/diff.log" 2>&1 <<'EOF'; then

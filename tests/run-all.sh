@@ -185,7 +185,7 @@ P proxy-workers w=2 est=60 needs=build -- tests/proxy_workers.sh build/skiff lin
 P install est=30 needs=build -- tests/install.sh build
 # The OCI image (make oci) and deploy/kubernetes/ played on podman, hostNetwork on 127.0.0.1:
 # 3 replicas behind skiff proxy under wrk, one killed, then a rolling update (tests/deploy.sh).
-P deploy w=2 est=65 needs=build -- tests/deploy.sh build
+P deploy w=2 est=75 needs=build -- tests/deploy.sh build
 P asan-unit w=2 est=60 needs=asan-build -- make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" unit
 P asan-integration est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/integration.sh build/asan/skiff $DEVS
 P asan-ipv6 est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/ipv6.sh build/asan/skiff tap
