@@ -20,7 +20,8 @@
 #               header lists (this script makes them and compares), so the two cannot drift
 #   play        the local manifest played 3 times, on 3 free loopback ports (names and port
 #               replaced): each replica answers the ConfigMap's page; each runs read-only, as
-#               65532, with no capability and no_new_privs
+#               65532, with no capability and no_new_privs, and has its own control socket
+#               (its own /tmp: podman makes the emptyDir a named volume)
 #   probes      every probe of ../skiff.yaml (readiness and liveness: path, port) answers 200
 #               on each replica
 #   kill        `skiff proxy` (127.0.0.1) over the 3 under wrk; one replica is killed (SIGKILL,
@@ -76,6 +77,24 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# What a run that crashed left: pods, containers and volumes named skt<pid>-* whose pid is gone.
+stale_cleanup() {
+	local name pid
+	while read -r kind name; do
+		[[ $name =~ ^skt([0-9]+)- ]] || continue
+		pid=${BASH_REMATCH[1]}
+		[ "$pid" != $$ ] && ! kill -0 "$pid" 2>/dev/null || continue
+		echo "deploy: removing $kind $name, left by run $pid"
+		case $kind in
+		pod) podman pod rm -f -t 0 "$name" ;;
+		ctr) podman rm -f -t 0 "$name" ;;
+		vol) podman volume rm -f "$name" ;;
+		esac >/dev/null 2>&1
+	done < <(podman pod ps --format 'pod {{.Name}}'; podman ps -a --format 'ctr {{.Names}}'
+		podman volume ls --format 'vol {{.Name}}')
+}
+stale_cleanup
 
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -254,11 +273,12 @@ fi
 # ---- play: 3 replicas --------------------------------------------------
 GRACE=$(awk '/terminationGracePeriodSeconds:/ { print $2; exit }' "$REAL")
 # manifest I PORT RELEASE: the local manifest for replica I: its port, its names (skt<pid>-rI:
-# the Deployment, so the pod is skt<pid>-rI-pod-0, its container and the two ConfigMaps, whose
-# volumes podman names after them) and the release of its page.
+# the Deployment, so the pod is skt<pid>-rI-pod-0, its container, the two ConfigMaps and the
+# emptyDir, which podman makes named volumes of: left as they are, the replicas would share one
+# /tmp and its control socket) and the release of its page.
 manifest() {
 	sed -e "s/8080/$2/g" -e "s/release 1/release $3/" \
-		-e "s/^\\( *\\(- \\)\\{0,1\\}name: \\)skiff\\(-sites\\|-www\\)\\{0,1\\}\$/\\1$TAG-r$1\\3/" \
+		-e "s/^\\( *\\(- \\)\\{0,1\\}name: \\)skiff\\(-sites\\|-www\\|-tmp\\)\\{0,1\\}\$/\\1$TAG-r$1\\3/" \
 		"$LOCAL" >"$WORK/r$1-v$3.yaml"
 	echo "$WORK/r$1-v$3.yaml"
 }
@@ -269,7 +289,7 @@ play() {
 	local f t0
 	f=$(manifest "$1" "${PORT[$1]}" "$2")
 	PODS+=("$(pod "$1")")
-	VOLS+=("$TAG-r$1-sites" "$TAG-r$1-www")
+	VOLS+=("$TAG-r$1-sites" "$TAG-r$1-www" "$TAG-r$1-tmp")
 	t0=$(now_ms)
 	podman kube play "$f" >"$WORK/play-r$1-v$2.log" 2>&1 || return 1
 	skt_wait_for 10 ok200 "http://127.0.0.1:${PORT[$1]}/healthz" || return 1
@@ -285,7 +305,7 @@ unplay() {
 	rc=$(podman inspect --format '{{.State.ExitCode}}' "$c")
 	podman logs "$c" >"$WORK/r$1-stop.log" 2>&1
 	podman pod rm -f -t 0 "$(pod "$1")" >/dev/null 2>&1
-	podman volume rm -f "$TAG-r$1-sites" "$TAG-r$1-www" >/dev/null 2>&1
+	podman volume rm -f "$TAG-r$1-sites" "$TAG-r$1-www" "$TAG-r$1-tmp" >/dev/null 2>&1
 	if [ "$rc" != 0 ] || ! grep -q 'drained in' "$WORK/r$1-stop.log"; then
 		echo "replica $1: exit $rc; $(tail -n 2 "$WORK/r$1-stop.log" | tr '\n' ' ')"
 		return 1
@@ -314,6 +334,14 @@ if [ "$ro" = true ] && [ "$ids" = "65532 65532 0000000000000000 1" ]; then
 else
 	fail play.security "read-only root: '$ro'; uid gid capeff nonewprivs: '$ids'"
 fi
+
+# Each replica's control socket (skiff stat) in its own /tmp: no "control: cannot listen".
+bad=
+for i in 1 2 3; do
+	podman logs "$(ctr "$i")" 2>&1 | grep -q 'control: cannot listen' && bad="$bad r$i"
+done
+[ -z "$bad" ] && pass play.control "each replica's control socket in its own /tmp" ||
+	fail play.control "control socket not made on:$bad ($(podman logs "$(ctr 3)" 2>&1 | grep control | head -n 1))"
 
 # ---- probes: every probe of the real manifest, on every replica -----------------------------
 probes=$(awk '/(readiness|liveness|startup)Probe:/ { k = $1 } k && /path:/ { p = $2 }
@@ -414,7 +442,7 @@ fi
 # ---- cleanup -----------------------------------------------------------
 for i in 1 2 3; do
 	podman pod rm -f -t 0 "$(pod "$i")" >/dev/null 2>&1
-	podman volume rm -f "$TAG-r$i-sites" "$TAG-r$i-www" >/dev/null 2>&1
+	podman volume rm -f "$TAG-r$i-sites" "$TAG-r$i-www" "$TAG-r$i-tmp" >/dev/null 2>&1
 done
 left=$( (podman pod ps --format '{{.Name}}'; podman ps -a --format '{{.Names}}'
 	podman volume ls --format '{{.Name}}') | grep "^$TAG-" | tr '\n' ' ')
