@@ -191,6 +191,9 @@ P sites est=70 needs=build -- tests/sites.sh build/skiff linux skiff:tap
 # --workers 2 for the proxy and kv (docs/smp.md): linux, and kv on a TAP.
 P proxy-workers w=2 est=60 needs=build -- tests/proxy_workers.sh build/skiff linux skiff:tap
 P install est=30 needs=build -- tests/install.sh build
+# The OCI image (make oci) and deploy/kubernetes/ played on podman, hostNetwork on 127.0.0.1:
+# 3 replicas behind skiff proxy under wrk, one killed, then a rolling update (tests/deploy.sh).
+P deploy w=2 est=75 needs=build -- tests/deploy.sh build
 P asan-unit w=2 est=60 needs=asan-build -- make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" unit
 P asan-hpack-interop est=30 needs=asan-build -- "${ASAN_ENV[@]}" make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" hpack-interop
 P asan-integration est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/integration.sh build/asan/skiff $DEVS
@@ -273,7 +276,7 @@ fi
 echo "PASS deps"
 
 # The totals the test scripts and unit runners print about themselves.
-TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^vm-sites:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]'
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^vm-sites:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
 # phase_cpu NAME: the CPU seconds its processes used (user + system).

@@ -59,6 +59,9 @@ strace               cmd:strace
 help2man             cmd:help2man
 groff-base           cmd:groff
 systemd              cmd:systemd-analyze
+podman               cmd:podman
+runc                 cmd:runc
+catatonit            cmd:catatonit
 '
 
 list() { printf '%s\n' "$LIST" | sed '/^[[:space:]]*$/d'; }
