@@ -131,7 +131,8 @@ static void check_qsort(void)
 
 static void check_time(void)
 {
-	time_t t = (time_t)(((uint64_t)draw() << 2 | (draw() & 3)) % 8000000000ull);
+	uint64_t hi = draw(), lo = draw() & 3; /* two statements: a fixed order */
+	time_t t = (time_t)((hi << 2 | lo) % 8000000000ull);
 	struct tm tm;
 	char buf[128];
 	gmtime_r(&t, &tm);

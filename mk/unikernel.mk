@@ -21,6 +21,8 @@
 #                      in front of a Python upstream on the host's loopback
 #   make vm-sites-test tests/vm_sites.sh: skiff vm --config, a copy of
 #                      examples/sites.conf served by the guest (uk/uk_sites.c)
+#   make vm-libc-test  tests/vm_libc.sh: examples/libc_check.c in the guest
+#                      (musl) and hosted, every answer checked by Python
 #   make run           (Makefile, tools/run.sh) serve http://127.0.0.1:8080/
 #                      from the unikernel; mk/run.mk has run-hosted
 
@@ -60,7 +62,7 @@ UK_PLAT_OBJ := $(UK_PLAT_SRC:%.c=$(UK_BUILD)/%.o) $(UK_ASM_SRC:%.S=$(UK_BUILD)/%
 $(UK_TLS_SRC:%.c=$(UK_BUILD)/%.o): UK_CFLAGS += -DLOOP_TLS_FIXED
 UK_CORE_OBJ := $(CORE_SRC:%.c=$(UK_BUILD)/%.o)
 
-.PHONY: uk uk-clang vm-test vm-tls-test vm-proxy-test vm-sites-test
+.PHONY: uk uk-clang vm-test vm-tls-test vm-proxy-test vm-sites-test vm-libc-test
 uk: $(UK_ELF) $(UK_PROXY_ELF)
 # Part of `make all`: it needs only gcc/clang and binutils, like the rest.
 all: $(UK_ELF) $(UK_PROXY_ELF)
@@ -154,5 +156,8 @@ vm-proxy-test: $(UK_PROXY_ELF) $(BUILD)/skiff
 
 vm-sites-test: $(UK_ELF) $(BUILD)/skiff
 	tests/vm_sites.sh $(BUILD)/skiff $(UK_ELF)
+
+vm-libc-test: $(UK_ELF) $(BUILD)/skiff $(BUILD)/examples/libc_check $(BUILD)/examples/libc_check-uk.elf
+	tests/vm_libc.sh $(BUILD)/skiff $(BUILD)/examples $(UK_ELF)
 
 -include $(shell find $(UK_BUILD) -name '*.d' 2>/dev/null)
