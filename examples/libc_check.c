@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h> /* getentropy */
 
 #include "http/app.h"
 
@@ -237,6 +238,48 @@ static void check_memcpy(void)
 	out("memcpy %lu %016llx\n", bad, (unsigned long long)fnv(FNV0, mv, sizeof(mv)));
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* strtod, sscanf, bsearch, calloc, getentropy, and a file that cannot be
+ * opened (hosted: no such file; in the guest: no files at all, ENOSYS). */
+static void check_more(void)
+{
+	char num[48], *end;
+	unsigned m = draw() % 100000; /* one draw per statement: a fixed order */
+	unsigned frac = draw() % 1000;
+	unsigned ex = draw() % 20;
+	snprintf(num, sizeof(num), "%u.%03ue-%u!", m, frac, ex);
+	double v = strtod(num, &end);
+	int a = 0;
+	char w[3] = "";
+	double f = 0;
+	int got = sscanf("12 ab 3.5", "%d %2s %lf", &a, w, &f);
+	static uint32_t keys[257];
+	for (int i = 0; i < 257; i++)
+		keys[i] = draw();
+	qsort(keys, 257, sizeof(keys[0]), cmp_u32);
+	uint32_t want = keys[draw() % 257];
+	const uint32_t *hit = bsearch(&want, keys, 257, sizeof(keys[0]), cmp_u32);
+	size_t n = 1 + draw() % 100000;
+	unsigned char *z = calloc(n, 1);
+	size_t nonzero = 0;
+	for (size_t i = 0; z && i < n; i++)
+		nonzero += z[i] != 0;
+	free(z);
+	unsigned char rnd[32];
+	int ent = getentropy(rnd, sizeof(rnd));
+	FILE *fp = fopen("/nonexistent/libc_check", "r");
+	out("more %s %.17g %ld %d %d %s %.17g %ld %d %zu %d %d\n", num, v, (long)(end - num), got,
+	    a, w, f, hit ? (long)(hit - keys) : -1l, hit ? *hit == want : 0, nonzero, ent,
+	    fp == NULL);
+	if (fp)
+		fclose(fp);
+}
+
 static int libc_check(struct http_app_req *r, void *ctx)
 {
 	(void)ctx;
@@ -256,6 +299,7 @@ static int libc_check(struct http_app_req *r, void *ctx)
 	check_time();
 	check_malloc();
 	check_memcpy();
+	check_more();
 	printf("libc_check: seed %llu answered, %zu bytes\n", seed, blen);
 	fflush(stdout);
 	http_app_header(r, "Content-Type", "text/plain; charset=utf-8");

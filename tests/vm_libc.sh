@@ -11,7 +11,8 @@
 # time and clock_gettime, a malloc/realloc/free loop over 64 slots up to
 # 256 KiB (contents checked in place) and malloc(2^40) -> NULL/ENOMEM, and
 # memcpy of every size 0..4096 (guards checked) then memmove of every size
-# in one buffer, overlapping.  tests/libc_check.py computes every answer
+# in one buffer, overlapping; then strtod, sscanf, bsearch, calloc (zeroed),
+# getentropy and an fopen that must fail.  tests/libc_check.py computes every answer
 # from SEED in Python and compares.  Checks, each PASS/FAIL, ending with
 # "vm-libc: N passed, N failed":
 #   core-free     build/skiff-uk.elf (no application) links none of musl
@@ -22,6 +23,8 @@
 #   guest-stdout  printf+fflush(stdout) in the guest reached the console
 #                 (writev to fd 1)
 #   guest-400     a seed that is not a number: 400 (strtoull's end and errno)
+#   guest-enosys  fopen in the guest reached open(2), which answered ENOSYS
+#                 (the console's line for system call 2)
 # Traffic goes to 127.0.0.1 only (QEMU's user network, the hosted server's
 # loopback port); QEMU is bounded by `timeout` and stopped by pid on exit.
 set -u
@@ -125,6 +128,11 @@ if wait_for "$LOG/guest.log" 'skiff-uk: ready' 90; then
 		pass "guest-400"
 	else
 		fail guest-400 "GET /libc/12x answered $code"
+	fi
+	if grep -aq 'system call 2 is not offered (ENOSYS)' "$LOG/guest.log"; then
+		pass "guest-enosys (fopen -> open(2) -> ENOSYS)"
+	else
+		fail guest-enosys "no ENOSYS line for open (2) in $LOG/guest.log"
 	fi
 	enosys=$(grep -a 'is not offered (ENOSYS)' "$LOG/guest.log" | sed 's/.*system call \([0-9]*\).*/\1/' | tr '\n' ' ')
 	skt_log "vm-libc: system calls answered ENOSYS in the guest: ${enosys:-none}"
