@@ -18,7 +18,9 @@
 #   core-free     build/skiff-uk.elf (no application) links none of musl
 #                 nor the glue (no __init_libc, musl_syscall_entry, vfprintf)
 #   hosted-SEED   build/examples/libc_check --stack linux on 127.0.0.1
-#   guest-boot    the image boots under QEMU TCG (skiff vm) and serves
+#   guest-boot    the image boots under QEMU TCG (skiff vm --smp 2) and
+#                 serves; the second vCPU came up (its own thread block,
+#                 musl_ap: "cpu 1 up")
 #   guest-SEED    the image's answer for seeds 0, one random, 2^64-1
 #   guest-stdout  printf+fflush(stdout) in the guest reached the console
 #                 (writev to fd 1)
@@ -110,11 +112,11 @@ PIDS=()
 
 # ---- the guest (musl) ----
 GP=$(free_port)
-timeout 600 "$SKIFF" vm --accel tcg --image "$EX/libc_check-uk.elf" -p "$GP:80" \
+timeout 600 "$SKIFF" vm --accel tcg --smp 2 --image "$EX/libc_check-uk.elf" -p "$GP:80" \
 	>"$LOG/guest.log" 2>&1 </dev/null &
 PIDS+=($!)
-if wait_for "$LOG/guest.log" 'skiff-uk: ready' 90; then
-	pass "guest-boot"
+if wait_for "$LOG/guest.log" 'skiff-uk: ready' 90 && grep -aq 'skiff-uk: cpu 1 up' "$LOG/guest.log"; then
+	pass "guest-boot (2 vCPUs up)"
 	for s in "${SEEDS[@]}"; do
 		check_seed "guest-$s" "$GP" "$s"
 	done
