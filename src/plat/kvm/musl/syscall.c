@@ -15,7 +15,8 @@
  *   thread  arch_prctl(ARCH_SET_FS/GET_FS), set_tid_address/gettid (the
  *           vCPU's index + 1), getpid 1, rt_sigprocmask and sched_yield 0,
  *           futex: WAKE 0, WAIT EAGAIN (nothing else runs the app)
- *   exit    exit/exit_group stop the guest (0 -> a clean exit, else fatal)
+ *   exit    exit/exit_group stop the guest (0 -> a clean exit, else fatal);
+ *           tkill/tgkill (abort, raise) stop it, fatal
  * Everything else (files, processes, sockets, signals, sleeping) answers
  * -ENOSYS, counted, and the first call of each number is printed. */
 #include "musl.h"
@@ -33,8 +34,8 @@ enum {
 	NR_WRITE = 1, NR_MMAP = 9, NR_MPROTECT = 10, NR_MUNMAP = 11, NR_BRK = 12,
 	NR_RT_SIGPROCMASK = 14, NR_IOCTL = 16, NR_WRITEV = 20, NR_SCHED_YIELD = 24,
 	NR_MREMAP = 25, NR_MADVISE = 28, NR_GETPID = 39, NR_EXIT = 60, NR_ARCH_PRCTL = 158,
-	NR_GETTID = 186, NR_FUTEX = 202, NR_SET_TID_ADDRESS = 218, NR_CLOCK_GETTIME = 228,
-	NR_CLOCK_GETRES = 229, NR_EXIT_GROUP = 231, NR_GETRANDOM = 318,
+	NR_GETTID = 186, NR_TKILL = 200, NR_FUTEX = 202, NR_SET_TID_ADDRESS = 218, NR_CLOCK_GETTIME = 228,
+	NR_CLOCK_GETRES = 229, NR_EXIT_GROUP = 231, NR_TGKILL = 234, NR_GETRANDOM = 318,
 };
 #define ARCH_SET_FS 0x1002
 #define ARCH_GET_FS 0x1003
@@ -200,6 +201,15 @@ long musl_syscall(long a1, long a2, long a3, long a4, long a5, long a6, long nr)
 		if ((a2 & FUTEX_CMD_MASK) == 0)
 			return -EAGAIN;
 		return 0;
+	case NR_TKILL:
+	case NR_TGKILL:
+		/* A signal to ourselves: abort() (SIGABRT) or raise().  There
+		 * are no handlers, so its default action, stopping: otherwise
+		 * abort's next step is a `hlt` with interrupts off, in ring 0 a
+		 * guest that hangs instead of stopping. */
+		kprintf("skiff-uk: libc: signal %ld raised (abort): stopping\n",
+			nr == NR_TKILL ? a2 : a3);
+		kvm_exit(KVM_EXIT_FATAL);
 	case NR_EXIT:
 	case NR_EXIT_GROUP:
 		kprintf("skiff-uk: libc: exit(%ld)\n", a1);
