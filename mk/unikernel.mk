@@ -23,6 +23,8 @@
 #                      in front of a Python upstream on the host's loopback
 #   make vm-sites-test tests/vm_sites.sh: skiff vm --config, a copy of
 #                      examples/sites.conf served by the guest (uk/uk_sites.c)
+#   make vm-libc-test  tests/vm_libc.sh: examples/libc_check.c in the guest
+#                      (musl) and hosted, every answer checked by Python
 #   make run           (Makefile, tools/run.sh) serve http://127.0.0.1:8080/
 #                      from the unikernel; mk/run.mk has run-hosted
 
@@ -62,7 +64,7 @@ UK_PLAT_OBJ := $(UK_PLAT_SRC:%.c=$(UK_BUILD)/%.o) $(UK_ASM_SRC:%.S=$(UK_BUILD)/%
 $(UK_TLS_SRC:%.c=$(UK_BUILD)/%.o): UK_CFLAGS += -DLOOP_TLS_FIXED
 UK_CORE_OBJ := $(CORE_SRC:%.c=$(UK_BUILD)/%.o)
 
-.PHONY: uk uk-clang vm-test vm-tls-test vm-proxy-test vm-sites-test
+.PHONY: uk uk-clang vm-test vm-tls-test vm-proxy-test vm-sites-test vm-libc-test
 uk: $(UK_ELF) $(UK_PROXY_ELF)
 # Part of `make all`: it needs only gcc/clang and binutils, like the rest.
 all: $(UK_ELF) $(UK_PROXY_ELF)
@@ -91,13 +93,41 @@ $(UK_PROXY_ELF): $(UK_PROXY_SRC:%.c=$(UK_BUILD)/%.o) $(UK_PLAT_OBJ) $(UK_BUILD)/
 # An application of examples/ (http/app.h) as a guest: this kernel and the
 # application's object, whose skiff_app replaces the static server
 # (uk/uk_main.c).  `skiff vm --image build/examples/NAME-uk.elf`.
+#
+# An application is ordinary C and gets a C library: Debian's musl
+# (musl-dev), its static libc.a last on the line, so only the members the
+# application (or another member) needs are linked, and src/plat/kvm/musl/
+# (UK_LIBC_OBJ: musl's start-up, the system calls it makes, its heap).
+# The kernel's own objects come first, so where both define a symbol the
+# kernel's wins and musl's member is never pulled: memcpy, memmove,
+# memset, memcmp, strlen, strcmp, strncmp, strchr (libc.c: the word
+# copies measured under TCG, the same in every image), __errno_location
+# (per vCPU), __stack_chk_fail, open/read/close.  The application's
+# object is compiled with musl's headers and -D_GNU_SOURCE (as the hosted
+# build is), hosted (no -ffreestanding) and
+# with SSE (doubles, printf's %f); the kernel around it stays as it is.
+# skiff-uk.elf and the proxy image link none of this.
+MUSL_INC   ?= /usr/include/x86_64-linux-musl
+MUSL_LIBC  ?= /usr/lib/x86_64-linux-musl/libc.a
+UK_LIBGCC  := $(shell $(UK_CC) -print-libgcc-file-name)
+UK_APP_CFLAGS := $(filter-out -ffreestanding -mgeneral-regs-only,$(UK_CFLAGS)) \
+	-D_GNU_SOURCE -nostdinc -isystem $(MUSL_INC) -isystem $(shell $(UK_CC) -print-file-name=include)
+UK_LIBC_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/musl/*.c))
+UK_LIBC_OBJ := $(UK_LIBC_SRC:%.c=$(UK_BUILD)/%.o) $(UK_BUILD)/src/plat/kvm/musl/entry.o
+UK_APP_LINK := $(UK_PLAT_OBJ) $(UK_LIBC_OBJ)
+UK_APP_LIBS := $(UK_BUILD)/libcore.a $(BEARSSL_A) $(MUSL_LIBC) $(UK_LIBGCC)
+
+$(UK_BUILD)/examples/%.o: examples/%.c
+	@mkdir -p $(dir $@)
+	$(UK_CC) $(UK_APP_CFLAGS) -MMD -MP -c $< -o $@
+
 EXAMPLE_UK := $(patsubst examples/%.c,$(BUILD)/examples/%-uk.elf,$(wildcard examples/*.c))
 .PHONY: examples-uk
 examples-uk: $(EXAMPLE_UK)
 examples: $(EXAMPLE_UK)
-$(BUILD)/examples/%-uk.elf: $(UK_BUILD)/examples/%.o $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
+$(BUILD)/examples/%-uk.elf: $(UK_BUILD)/examples/%.o $(UK_APP_LINK) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
 	@mkdir -p $(dir $@)
-	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $< $(UK_BUILD)/libcore.a $(BEARSSL_A)
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_APP_LINK) $< $(UK_APP_LIBS)
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
 .SECONDARY: $(patsubst examples/%.c,$(UK_BUILD)/examples/%.o,$(wildcard examples/*.c))
@@ -106,12 +136,12 @@ $(BUILD)/examples/%-uk.elf: $(UK_BUILD)/examples/%.o $(UK_PLAT_OBJ) $(UK_BUILD)/
 # build/app/name-uk.elf.
 app: app-uk
 .PHONY: app-uk
-app-uk: $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
+app-uk: $(UK_APP_LINK) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
 	@test -n "$(APP)" || { echo "usage: make app APP=path/to/app.c" >&2; exit 2; }
 	@mkdir -p $(UK_BUILD)/app $(BUILD)/app
-	$(UK_CC) $(UK_CFLAGS) -c $(APP) -o $(UK_BUILD)/app/$(basename $(notdir $(APP))).o
+	$(UK_CC) $(UK_APP_CFLAGS) -c $(APP) -o $(UK_BUILD)/app/$(basename $(notdir $(APP))).o
 	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $(BUILD)/app/$(basename $(notdir $(APP)))-uk.elf \
-	  $(UK_PLAT_OBJ) $(UK_BUILD)/app/$(basename $(notdir $(APP))).o $(UK_BUILD)/libcore.a $(BEARSSL_A)
+	  $(UK_APP_LINK) $(UK_BUILD)/app/$(basename $(notdir $(APP))).o $(UK_APP_LIBS)
 	@echo "app: $(BUILD)/app/$(basename $(notdir $(APP)))-uk.elf"
 
 uk-clang:
@@ -128,5 +158,8 @@ vm-proxy-test: $(UK_PROXY_ELF) $(BUILD)/skiff
 
 vm-sites-test: $(UK_ELF) $(BUILD)/skiff
 	tests/vm_sites.sh $(BUILD)/skiff $(UK_ELF)
+
+vm-libc-test: $(UK_ELF) $(BUILD)/skiff $(BUILD)/examples/libc_check $(BUILD)/examples/libc_check-uk.elf
+	tests/vm_libc.sh $(BUILD)/skiff $(BUILD)/examples $(UK_ELF)
 
 -include $(shell find $(UK_BUILD) -name '*.d' 2>/dev/null)

@@ -150,6 +150,9 @@ P vm-tls-microvm needs=build est=70 -- env VM_MACHINE=microvm VM_LOG_DIR=build/t
 P vm-proxy est=60 needs=build -- tests/vm_proxy.sh build/skiff build/skiff-proxy-uk.elf
 # skiff vm --config: examples/sites.conf's sites in the unikernel (issue 32).
 P vm-sites est=60 needs=build -- tests/vm_sites.sh build/skiff build/skiff-uk.elf
+# The C library of an application image (Debian's musl, issue 34): libc
+# calls in the guest and hosted, checked against Python.
+P vm-libc est=40 needs=build -- tests/vm_libc.sh build/skiff build/examples build/skiff-uk.elf
 P site needs=build est=40 -- tests/site.sh build/skiff build/skiff-uk.elf
 P linux-guest w=2 est=90 needs=build -- make linux-guest-test
 P switch w=2 est=90 needs=build -- tests/switch.sh build/skiff
@@ -276,7 +279,7 @@ fi
 echo "PASS deps"
 
 # The totals the test scripts and unit runners print about themselves.
-TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^vm-sites:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]'
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
 # phase_cpu NAME: the CPU seconds its processes used (user + system).

@@ -21,11 +21,12 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 LIST='
-build-essential      cmd:gcc cmd:cc cmd:make cmd:ar cmd:size cmd:strip inc:stdio.h
+build-essential      cmd:gcc cmd:cc cmd:make cmd:ar cmd:size cmd:strip cmd:nm inc:stdio.h
 clang                cmd:clang
 libclang-rt-14-dev   san:fuzzer
 llvm                 cmd:llvm-symbolizer
 libcmocka-dev        inc:cmocka.h lib:cmocka
+musl-dev             inc:x86_64-linux-musl/stdio.h
 libxdp-dev           inc:xdp/libxdp.h inc:xdp/xsk.h lib:xdp
 libbpf-dev           inc:bpf/libbpf.h inc:bpf/bpf.h lib:bpf
 libpcap-dev          inc:pcap/pcap.h lib:pcap

@@ -42,6 +42,7 @@ struct kvm_cpu {
 	void (*volatile work)(void *arg);
 	void *volatile work_arg;
 	volatile int up;                      /* set by the AP once it runs its idle loop */
+	int errno_val;                        /* libc.c's __errno_location: errno is per vCPU */
 };
 static inline struct kvm_cpu *kvm_cpu_this(void)
 {
@@ -169,5 +170,11 @@ struct kvm_start {
 	unsigned cpus;
 };
 unsigned uk_app_main(const struct kvm_start *st);
+
+/* musl/ (musl.h): the guest's C library, linked only into images with an
+ * application; weak, so these are NULL in the others.  musl_boot runs on
+ * the BSP before the APs start, musl_ap on each AP as it comes up. */
+void musl_boot(void) __attribute__((weak));
+void musl_ap(unsigned index) __attribute__((weak));
 
 #endif

@@ -80,6 +80,8 @@ void ap_main(void)
 	struct kvm_cpu *c = ap_booting;
 	set_gs(c);
 	wrmsr(MSR_FS_BASE, fs_base);
+	if (musl_ap)
+		musl_ap(c->index); /* its own thread block instead of the BSP's */
 	trap_load();
 	time_init_ap();
 	c->apic_id = lapic_id();

@@ -106,6 +106,8 @@ void kmain(uint32_t start_info)
 			time_tsc_hz() / 1000, time_source(), time_apic_hz() / 1000,
 			time_apic_err_ppm());
 	canary_init();
+	if (musl_boot)
+		musl_boot(); /* after the canary: it keeps start.c's */
 	/* The APs, once memory and the clocks are up (their stacks come
 	 * from the heap; their timers use the BSP's calibration) and the
 	 * start info has been read (the trampoline reuses low RAM). */
