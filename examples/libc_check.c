@@ -316,5 +316,5 @@ static const struct http_app_route routes[] = {
 	{HTTP_GET, "/libc/", true, libc_check, NULL},
 };
 
-const struct http_app_def skiff_app = {routes, SK_ARRAY_LEN(routes), "libc_check", NULL, NULL,
-				       false};
+const struct http_app_def skiff_app = {.routes = routes, .nroutes = SK_ARRAY_LEN(routes),
+				       .name = "libc_check"};
