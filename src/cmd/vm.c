@@ -617,7 +617,10 @@ int cmd_vm(int argc, char **argv)
 	for (int i = 0; i < nguest; i++)
 		if (!strncmp(guest[i], "shutdown-port=", 14))
 			ctl_guest = (unsigned)strtoul(guest[i] + 14, NULL, 10);
-	if (!tap) {
+	/* Not for --dry-run: its line is run by someone else, who has no use
+	 * for a forward on a port of ours (and the line stays the same from
+	 * one call to the next). */
+	if (!tap && !dry_run) {
 		if (!ctl_guest) {
 			ctl_guest = VM_CTL_GUEST_PORT;
 			int n = snprintf(guest_args + glen, sizeof(guest_args) - glen,
@@ -678,7 +681,7 @@ int cmd_vm(int argc, char **argv)
 					      fwds[i].udp ? "udp" : "tcp", fwds[i].host, fwds[i].guest);
 		if (config && conf_forwards(&vc, false, netdev, sizeof(netdev), &n) < 0)
 			return 1;
-		if (!ctl_host && (ctl_host = free_udp_port()))
+		if (!ctl_host && ctl_guest && !dry_run && (ctl_host = free_udp_port()))
 			n += (size_t)snprintf(netdev + n, sizeof(netdev) - n,
 					      ",hostfwd=udp:127.0.0.1:%u-:%u", ctl_host, ctl_guest);
 		if (ctl_host && (ctl_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) >= 0)
