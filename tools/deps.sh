@@ -15,7 +15,7 @@
 # KIND:NAME says how --check knows the package is really there:
 #   cmd:NAME   an executable on PATH        inc:PATH   a header under /usr/include
 #   lib:NAME   a library for -lNAME         py:MODULE  a module python3 imports
-#   san:NAME   clang's -fsanitize=NAME runtime links
+#   san:NAME   clang's -fsanitize=NAME runtime links  path:PATH  a file or folder that exists
 # What Debian's required set holds (bash, coreutils, grep, sed, util-linux, apt, ...) needs no line.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,7 +26,7 @@ clang                cmd:clang
 libclang-rt-14-dev   san:fuzzer
 llvm                 cmd:llvm-symbolizer
 libcmocka-dev        inc:cmocka.h lib:cmocka
-musl-dev             inc:x86_64-linux-musl/stdio.h
+musl-dev             inc:x86_64-linux-musl/stdio.h path:/usr/include/x86_64-linux-musl path:/usr/lib/x86_64-linux-musl/libc.a
 libxdp-dev           inc:xdp/libxdp.h inc:xdp/xsk.h lib:xdp
 libbpf-dev           inc:bpf/libbpf.h inc:bpf/bpf.h lib:bpf
 libpcap-dev          inc:pcap/pcap.h lib:pcap
@@ -87,6 +87,8 @@ check_item() {
 	     echo "deps: clang cannot link -fsanitize=$name: its runtime comes from Debian package '$pkg' (run: tools/deps.sh)" ;;
 	# Debian's modules are Debian's python3's: another python3 first on PATH
 	# (pyenv) does not see them, so /usr/bin/python3 is asked too.
+	path) [ -e "$name" ] && return 0
+	     echo "deps: $name is missing: it comes from Debian package '$pkg' (run: tools/deps.sh)" ;;
 	py) command -v python3 >/dev/null 2>&1 && python3 -c "import $name" 2>/dev/null && return 0
 	    [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import $name" 2>/dev/null && return 0
 	     echo "deps: python3 module '$name' is missing: it comes from Debian package '$pkg' (run: tools/deps.sh)" ;;

@@ -21,7 +21,9 @@ Needs are found by reading the files, not by running them:
   inc   <headers> that C sources include;
   lib   libraries linked with -lNAME in Makefile and mk/*.mk;
   san   sanitizer runtimes asked for with -fsanitize= (gcc has address and
-        undefined; clang's fuzzer runtime is a package of its own).
+        undefined; clang's fuzzer runtime is a package of its own);
+  path  files and folders under /usr/include or /usr/lib that Makefile and
+        mk/*.mk name by their absolute path (musl's libc.a and headers).
 A need is met when the list declares it, or when it belongs to Debian's
 Essential set (bash, coreutils, grep, sed, ...) or to the C library and
 compiler that build-essential brings.  Anything else is a gap: on a fresh
@@ -461,6 +463,8 @@ def scan(decl):
             for m in re.finditer(r"(?<![\w-])-l([A-Za-z][\w+-]*)", line):
                 if m.group(1) not in LIBC_LIBS:
                     need("lib", m.group(1), f"{f}:{no}")
+            for m in re.finditer(r"(?<![\w./-])(/usr/(?:include|lib)/[\w./+-]+)", line):
+                need("path", m.group(1), f"{f}:{no}")
             for m in re.finditer(r"-fsanitize=([\w,]+)", line):
                 for san in m.group(1).split(","):
                     # gcc brings its own sanitizer runtimes; clang's live in libclang-rt
@@ -527,6 +531,8 @@ def evaluate(needs, funcs, decl, show=False):
             pkg = owner(p) if p else None
             if pkg in TOOLCHAIN_PKGS:
                 continue
+        elif kind == "path":
+            pkg = owner(name) if os.path.exists(name) else None
         elif kind == "san":
             if name in ("address", "undefined"):
                 continue  # gcc's own runtimes (libgcc-12-dev, from build-essential)
