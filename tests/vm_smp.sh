@@ -17,6 +17,9 @@
 #               serves "/" through -p PORT:80 on 127.0.0.1 from vCPU 0
 #   smp-idle    that guest idle (both vCPUs halted, the AP with no timer
 #               armed): QEMU's CPU time over 5 s stays under 3% of a core
+#   smp-ctrl-c  then SIGINT to skiff vm (Ctrl-C): it sends "exit 0 stats" to
+#               the shutdown port it added (65533); the guest drains, prints
+#               its counters (the request counted) and exits 0
 #   smp-tap-*   --smp 2 on a multi-queue TAP (`ip tuntap ... multi_queue`, vq0 =
 #               198.18.0.1/24 in a namespace of its own, skt-<pid>-vmsmp; guest
 #               198.18.0.2, --mem 512M max-conns=256): boot (2 queue pairs,
@@ -150,6 +153,19 @@ if grep -aq "skiff-uk: cpus: 2 up" "$LOG/idle.log"; then
 	idle smp-idle "$VM" 300 "2 vCPUs halted"
 else
 	fail smp-idle "not 2 CPUs up; see $LOG/idle.log"
+fi
+# Ctrl-C: SIGINT (through timeout) to skiff vm, which sends "exit 0 stats"
+# to the shutdown port it added (65533): the guest drains and exits 0.
+kill -INT "$VM"
+skt_wait_exit "$VM" 40
+rc=${SKT_RC:-timeout}
+if [ "$rc" = 0 ] && grep -aq "shutdown-port=65533" "$LOG/idle.log" &&
+	grep -aq "^skiff-uk: shutdown: draining [0-9]* connections" "$LOG/idle.log" &&
+	grep -aq "^skiff-uk: drained in" "$LOG/idle.log" && grep -aq "^http.requests 1" "$LOG/idle.log" &&
+	grep -aq "^skiff-uk: exit 0" "$LOG/idle.log"; then
+	pass "smp-ctrl-c (SIGINT to skiff vm --smp 2: $(grep -a '^skiff-uk: drained in' "$LOG/idle.log" | tr -d '\r'), counters, exit 0)"
+else
+	fail smp-ctrl-c "exit $rc; $(grep -a 'drain' "$LOG/idle.log" | tr '\r\n' '  '); see $LOG/idle.log"
 fi
 skt_kill_tree "$VM"
 wait "$VM" 2>/dev/null

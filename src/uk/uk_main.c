@@ -36,7 +36,9 @@
  *     a bundle (archive/site_bundle.h) of the file, its folders and
  *     certificates, one engine per listener of the file, on this vCPU.
  * With more than one vCPU (the words only; uk_smp.h) each other vCPU runs
- * an instance of the same runtime on its own stack and queue pair.
+ * an instance of the same runtime on its own stack and queue pair, and
+ * on the shutdown port's "exit" drains it there (uk_drain.h) while this
+ * vCPU drains its own and then waits for them (drain_all).
  * An application image (mk/examples.mk: skiff_app linked in) is the same
  * with the words' site as route / { app; } (256 connections unless
  * max-conns= says; its init once, with the first listener's engine), or
