@@ -42,6 +42,10 @@ now_ms() { date +%s%3N; }
 
 one() { # MACHINE -> prints ms or timeout
 	local m=$1 t0 pid ms=timeout
+	if curl -s -m 0.3 -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null; then
+		echo "boot_first200: 127.0.0.1:$PORT answers before the guest starts (set BOOT_PORT)" >&2
+		exit 1
+	fi
 	t0=$(now_ms)
 	setsid "$SKIFF" vm --machine "$m" --accel "$ACCEL" -p "$PORT:80" >"$LOGF" 2>&1 &
 	pid=$!
