@@ -1,6 +1,5 @@
 /* store.c — store.h on a fixed table and the C library's heap. */
 #include "store.h"
-
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,7 +2,6 @@
 #ifndef LINKS_STORE_H
 #define LINKS_STORE_H
 #include <stddef.h>
-
 #define STORE_MAX 4096u
 #define TOP_N 3u
 struct store_stats {
