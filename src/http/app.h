@@ -81,7 +81,8 @@
  * (http_app_mem_size), holding every connection's state and buffers.
  * Per connection: rbuf_size bytes for the head and body pieces, out_size
  * bytes for the answer's head and streamed body, hdr_size bytes for the
- * application's header lines, and the state (a few KiB).
+ * application's header lines, and the state (a few KiB); and once, the
+ * body pool of http_app_body_read (body_slots x body_size).
  * Everything a request accessor returns points into the connection's
  * buffers and lives until on_done (or, without on_done, until the request
  * is over): copy what you keep longer.  Everything the application passes
@@ -173,6 +174,52 @@
  * write and end calls return as if they worked; nothing of it is sent),
  * counted in http.header_overflow and said in the error log: never an
  * answer without a line the application meant (a 302 without Location).
+ * http_app_headerf fails the same way, also for a value that is not one
+ * (http.header_invalid).  The 500 leaves when the application answers:
+ * answer as you would have (a handler that gives up without answering
+ * leaves the request open until the peer or a timeout ends it).
+ *
+ * ---- The helper kit ----
+ * Three helpers for the common case, on every form (they are the
+ * engine's, so the hosted stacks and the unikernel behave alike):
+ *   http_app_body_read   the whole body into memory the engine owns: a
+ *                        slot of a bounded pool in the engine's block
+ *                        (http_app_def.body_size bytes each, body_slots
+ *                        of them, default 16; no allocation per request).
+ *                        The body arrives NUL-terminated, writable, and
+ *                        lives until on_done has run; then the slot goes
+ *                        back.  Over the limit (body_size, or the call's
+ *                        own smaller limit: per route): 413, before the
+ *                        body is sent when Content-Length says so.  No
+ *                        free slot: 503, counted in http.body_pool_empty.
+ *   http_app_headerf     a header value formatted as by printf (base/fmt.h's
+ *                        subset, checked by the compiler), written straight
+ *                        into the header area; a value that does not fit
+ *                        or is no header value fails as loudly as an
+ *                        overflow (Errors, below).
+ *   error_answer         (http_app_def) the body and type of every answer
+ *                        the engine makes itself: 400, 404, 405, 408, 413,
+ *                        414, 431, 500, 501, 503, 505; e.g. JSON for an API.
+ *                        Up to HTTP_APP_ERROR_BODY_MAX bytes; the hook
+ *                        declines (< 0) to keep the engine's text.
+ * Under a configuration file's router (`app;` routes, router/sites.h) the
+ * runtimes size the engines for the application's pool and take its hook
+ * (http_app_config_fit), so they apply to every answer those engines make
+ * themselves.
+ *
+ * ---- Limits, by their names ----
+ *   http_app_config / hosted option   default   over it
+ *   max_conns      --max-conns           256       503 at accept
+ *   max_body       --max-body            1 MiB     413
+ *   rbuf_size                            32 KiB    (holds the head)
+ *   out_size                             16 KiB    (answer head + stream)
+ *   hdr_size       http_app_def.hdr_size 1 KiB     500, http.header_overflow
+ *   body_size      http_app_def.body_size 0 (none) 413 (http_app_body_read)
+ *   body_slots     http_app_def.body_slots 16      503, http.body_pool_empty
+ *   the parser's (http/parser.h): request line 8 KiB (HTTP_MAX_REQUEST_LINE):
+ *   414; header lines 16 KiB (HTTP_MAX_FIELDS_BYTES) or 100 of them
+ *   (HTTP_MAX_FIELDS): 431; a decoded path of 2 KiB: 414; an unknown
+ *   method: 501; a version other than 1.0/1.1: 505.
  *
  * Freestanding: base/ and loop/loop.h and http/parser.h (for enum
  * http_method) only (http/file.h for http_app_send_file's entry,
