@@ -175,9 +175,9 @@
  * counted in http.header_overflow and said in the error log: never an
  * answer without a line the application meant (a 302 without Location).
  * http_app_headerf fails the same way, also for a value that is not one
- * (http.header_invalid).  The 500 leaves when the application answers:
- * answer as you would have (a handler that gives up without answering
- * leaves the request open until the peer or a timeout ends it).
+ * (http.header_invalid).  The 500 leaves when the application answers
+ * (its send or stream call) or its handler returns < 0: so answer as you
+ * would have; a request left unanswered stays open as any other does.
  *
  * ---- The helper kit ----
  * Three helpers for the common case, on every form (they are the
