@@ -38,13 +38,12 @@ $(BUILD)/examples/%: examples/%.c $(APP_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(APP_LINK) $(LDLIBS)
 
-# A folder of C files is one program, named for the folder.
-define example_dir
-$(BUILD)/examples/$(notdir $(1)): $(wildcard $(1)/*.c) $(wildcard $(1)/*.h) $(APP_LINK)
-	@mkdir -p $$(dir $$@)
-	$$(CC) $$(BASE_CFLAGS) -MMD -MP -MF $$@.d -o $$@ $(wildcard $(1)/*.c) $$(APP_LINK) $$(LDLIBS)
-endef
-$(foreach d,$(EXAMPLE_DIRS),$(eval $(call example_dir,$(d))))
+# A folder of C files is one program, named for the folder (each folder's
+# program depends on every folder's files: there are few).
+EXAMPLE_DIR_BIN := $(patsubst examples/%,$(BUILD)/examples/%,$(EXAMPLE_DIRS))
+$(EXAMPLE_DIR_BIN): $(BUILD)/examples/%: $(wildcard $(addsuffix /*.[ch],$(EXAMPLE_DIRS))) $(APP_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -MMD -MP -MF $@.d -o $@ $(wildcard examples/$*/*.c) $(APP_LINK) $(LDLIBS)
 
 # One application from anywhere: APP="path/to/a.c [b.c ...]".
 APP ?=

@@ -132,13 +132,12 @@ $(BUILD)/examples/%-uk.elf: $(UK_BUILD)/examples/%.o $(UK_APP_LINK) $(UK_BUILD)/
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
 # A folder of examples/ (mk/examples.mk): every file's object, one image.
-define example_dir_uk
-$(BUILD)/examples/$(notdir $(1))-uk.elf: $(patsubst %.c,$(UK_BUILD)/%.o,$(wildcard $(1)/*.c)) $$(UK_APP_LINK) $$(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
-	@mkdir -p $$(dir $$@)
-	$$(UK_CC) $$(UK_CFLAGS) $$(UK_LDFLAGS) -o $$@ $$(UK_APP_LINK) $(patsubst %.c,$(UK_BUILD)/%.o,$(wildcard $(1)/*.c)) $$(UK_APP_LIBS)
-	@size $$@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$$@", $$$$1, $$$$2, $$$$3}'
-endef
-$(foreach d,$(EXAMPLE_DIRS),$(eval $(call example_dir_uk,$(d))))
+EXAMPLE_DIR_UK := $(patsubst examples/%,$(BUILD)/examples/%-uk.elf,$(EXAMPLE_DIRS))
+EXAMPLE_DIR_UK_OBJ := $(patsubst %.c,$(UK_BUILD)/%.o,$(wildcard $(addsuffix /*.c,$(EXAMPLE_DIRS))))
+$(EXAMPLE_DIR_UK): $(BUILD)/examples/%-uk.elf: $(EXAMPLE_DIR_UK_OBJ) $(UK_APP_LINK) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
+	@mkdir -p $(dir $@)
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_APP_LINK) $(patsubst %.c,$(UK_BUILD)/%.o,$(wildcard examples/$*/*.c)) $(UK_APP_LIBS)
+	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
 .SECONDARY: $(patsubst examples/%.c,$(UK_BUILD)/examples/%.o,$(wildcard examples/*.c examples/*/*.c))
 
