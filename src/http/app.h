@@ -326,6 +326,9 @@ void http_app_header_at(const struct http_app_req *r, unsigned i, const char **n
 			size_t *nlen, const char **value, size_t *vlen);
 /* The value of the first line named `name` (any case), or NULL. */
 const char *http_app_header_get(const struct http_app_req *r, const char *name, size_t *vlen);
+/* The Host line's value (what http_app_header_get(r, "host", vlen) finds,
+ * without the search: the parser keeps it, and refuses a second), or NULL. */
+const char *http_app_host(const struct http_app_req *r, size_t *vlen);
 /* The peer (IPv4 mapped, base/sk_addr.h) and its port. */
 const struct sk_addr *http_app_peer(const struct http_app_req *r, uint16_t *port);
 /* Does the request have a body?  Its length, when framed by
