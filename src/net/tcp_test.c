@@ -936,6 +936,40 @@ static void test_est_stale_ack_window(void **state)
 	est_close(&e);
 }
 
+/* RFC 9293 MUST-34: robust against a window the peer shrank.  Ten
+ * segments are out when the peer acks two of them with a zero window (its
+ * right edge moves left, from una + 128 KiB to una + 2 segments); its data
+ * then needs our ACK, which it accepts at SEQ = its RCV.NXT only: not at
+ * snd_max, past its window, where it would drop it unread. */
+static void test_est_shrunk_window_ack_seq(void **state)
+{
+	(void)state;
+	struct est e;
+	est_open(&e, true, NULL);
+	static char data[40000];
+	memset(data, 'x', sizeof data);
+	assert_int_equal(tcp_send(&e.n->st, e.s, data, sizeof data), (int)sizeof data);
+	est_poll(&e);
+	const uint32_t una = e.lseq, mss = 1448;
+	assert_int_equal(tnode_last(e.n)->h.seq + tnode_last(e.n)->h.payload_len, una + 10 * mss);
+	tnode_clear(e.n);
+	e.now += 5 * MS;
+	e.lseq = una + 2 * mss;
+	e.pwin = 0;
+	est_send(&e, TCP_ACK, "shrunk", 6);
+	est_poll(&e);
+	if (e.n->nseg == 0) {
+		e.now = tcp_next_deadline(&e.n->st);
+		est_poll(&e);
+	}
+	assert_true(e.n->nseg > 0);
+	struct cap_seg *l = &e.n->segs[0];
+	assert_int_equal(l->h.payload_len, 0);
+	assert_int_equal(l->h.ack, e.pseq);
+	assert_int_equal(l->h.seq, una + 2 * mss);
+	est_close(&e);
+}
+
 static void test_est_keepalive(void **state)
 {
 	(void)state;
@@ -1521,6 +1555,7 @@ int main(void)
 		cmocka_unit_test(test_est_tail_loss_probe_one_segment),
 		cmocka_unit_test(test_est_zero_window_persist),
 		cmocka_unit_test(test_est_stale_ack_window),
+		cmocka_unit_test(test_est_shrunk_window_ack_seq),
 		cmocka_unit_test(test_est_keepalive),
 		cmocka_unit_test(test_est_user_timeout),
 		cmocka_unit_test(test_est_write_event_after_full_buffer),
