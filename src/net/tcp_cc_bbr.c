@@ -16,34 +16,18 @@
  *
  * Delivery rate (after draft-cheng-iccrg-delivery-rate-estimation, made
  * small): no per-segment record exists here, so a few new-data segments
- * in flight are markers, spaced about a third of a window apart, each
- * remembering the bytes delivered when it left.  When one is delivered
- * (cumulatively acked or SACKed: a marker above a hole must not wait a
- * repair round trip, which would stretch its interval and lower its
- * sample), two rates are at hand: the bytes delivered (acked or SACKed)
- * since the previous marker's ACK over the longer of the two intervals
- * between the markers (as sent, as acked), and the bytes delivered since
- * the marker left over its own round trip.  The sample is the first; the
- * send interval keeps ACK compression from inflating it, the ACK interval
- * a burst sent faster than the bottleneck.  But when the path hands two
- * markers' ACKs over in one bunch (a relay that releases frames in
- * batches, stretched ACKs) the ACK interval vanishes and the sample is the
- * send rate, which in startup is 2.9 times the estimate, so the estimate
- * compounded (to 0.1-2.3 GB/s on a path of 15 MB/s: issue 37,
- * bench/results/tcp-2026-12-04-bbr-loss).  So when the ACK interval is
- * the shorter, the sample is at most twice the second rate, which
- * bunching cannot lift, its interval being a whole round trip.  Not
- * always: the second lags a round in startup.  Alone, it had
- * tcp_bbr_test.c's link found full at 1.15 s rather than 0.44 s; bounding
- * every sample by twice it, at 0.67 s, and in the 1 % loss test startup
- * overflowed the one-BDP queue (114 drops and an RTO); bounding only the
- * samples whose ACK interval is the shorter, at 0.61 s, with no such
- * overflow, and tcp_bbr_test.c's bunched ACKs (every 10 ms) no longer
- * run the estimate away (4.8 times the link before, 1.3 now).  The marker's
- * send-to-ACK time is the RTT sample for RTprop, in microseconds (the
- * timestamp option's milliseconds are too coarse for a LAN).  A marker
- * sent with nothing more queued and room in cwnd is app-limited: its
- * sample may raise
+ * in flight are markers, spaced about a quarter window apart.  When one is
+ * delivered (cumulatively acked or SACKed: a marker above a hole must not
+ * wait a repair round trip, which would stretch its interval and lower
+ * its sample), the bytes delivered (acked or SACKed) since the previous
+ * marker's ACK,
+ * over the longer of the two intervals between the markers (as sent, as
+ * acked), is one rate sample: the send interval keeps ACK compression from
+ * inflating it, the ACK interval keeps a burst sent faster than the
+ * bottleneck from doing so.  A marker's send-to-ACK time is the RTT
+ * sample for RTprop, in microseconds (the timestamp option's
+ * milliseconds are too coarse for a LAN).  A marker sent with nothing
+ * more queued and room in cwnd is app-limited: its sample may raise
  * BtlBw but says nothing about a full pipe.  Markers older than a
  * delivered one and not delivered themselves are lost (or late): they
  * are dropped unsampled.  Rounds end on the first ACK or SACK of data
@@ -73,7 +57,7 @@
 
 enum { BBR_STARTUP, BBR_DRAIN, BBR_PROBE_BW, BBR_PROBE_RTT };
 enum {
-	BBR_F_TRAIN = 1u << 0,      /* l_* hold the last delivered marker */
+	BBR_F_TRAIN = 1u << 0,      /* l_* hold the last acked marker */
 	BBR_F_FILLED = 1u << 1,     /* the pipe was found full (startup is over) */
 	BBR_F_ROUND_START = 1u << 2,/* this ACK began a round */
 	BBR_F_RTT_ROUND = 1u << 3,  /* PROBE_RTT: a round passed at the low window */
@@ -97,8 +81,7 @@ static const uint16_t bbr_cycle_gain[BBR_CYCLE_LEN] = {320, 192, 256, 256, 256, 
 #define BBR_FULL_BW_NUM 5u /* growth of 5/4 a round ... */
 #define BBR_FULL_BW_DEN 4u
 #define BBR_FULL_BW_ROUNDS 3u /* ... missing three times: full */
-#define BBR_MARKS 3u
-#define BBR_BUNCH_CAP 2u /* a sample between markers: at most twice the round trip's */
+#define BBR_MARKS 4u
 
 static uint32_t bbr_us(sk_time_ns now)
 {
@@ -211,7 +194,7 @@ static bool bbr_delivered_past(const struct tcp_sock *sk, uint32_t seq)
 	return sk->nscore && tcp_seq_gt(sk->score[sk->nscore - 1].r, seq);
 }
 
-/* Markers (see the top): the first in flight, or one about a third of a
+/* Markers (see the top): the first of a train, or one about a quarter
  * window past the last, while a slot is free. */
 static void bbr_on_send(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time_ns now)
 {
@@ -233,7 +216,6 @@ static void bbr_on_send(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time
 	unsigned i = (b->mk_head + b->mk_n) % BBR_MARKS;
 	b->mk_end[i] = seq + len;
 	b->mk_sent_us[i] = bbr_us(now);
-	b->mk_dlv[i] = b->delivered;
 	bool app = seq + len == sk->sbuf_seq + sk->slen && seq + len - sk->snd_una < sk->cwnd;
 	if (app)
 		b->mk_app |= (uint8_t)(1u << i);
@@ -265,19 +247,12 @@ static void bbr_sample(struct tcp_sock *sk, sk_time_ns now, uint32_t *rtt_us)
 		bool app = b->mk_app & (1u << i);
 		b->mk_head = (uint8_t)((i + 1) % BBR_MARKS);
 		b->mk_n--;
-		uint32_t rtt = SK_MAX(t - sent, 1u);
-		*rtt_us = SK_MIN(*rtt_us, rtt);
+		*rtt_us = SK_MIN(*rtt_us, SK_MAX(t - sent, 1u));
 		if (b->fl & BBR_F_TRAIN) {
 			uint32_t bytes = b->delivered - b->l_delivered;
-			uint32_t ack_iv = t - b->l_ack_us, send_iv = sent - b->l_sent_us;
-			uint32_t iv = SK_MAX(ack_iv, send_iv);
+			uint32_t iv = SK_MAX(t - b->l_ack_us, sent - b->l_sent_us);
 			if (bytes && iv) {
 				uint64_t bw = (uint64_t)bytes * 1000000 / iv;
-				if (ack_iv < send_iv) { /* bunched ACKs? (see the top) */
-					uint64_t cap = (uint64_t)(b->delivered - b->mk_dlv[i]) *
-						       1000000 / rtt * BBR_BUNCH_CAP;
-					bw = SK_MIN(bw, cap);
-				}
 				bbr_bw_sample(b, (uint32_t)SK_MIN(bw, (uint64_t)UINT32_MAX), app);
 			}
 		}
@@ -309,7 +284,7 @@ static void bbr_enter_probe_bw(struct tcp_sock *sk, sk_time_ns now)
 	 * what is random about the connection. */
 	uint32_t r = (sk->iss ^ sk->ts_off ^ b->round) % (BBR_CYCLE_LEN - 1);
 	b->cycle = (uint8_t)((BBR_CYCLE_LEN - 1 - r + 1) % BBR_CYCLE_LEN);
-	b->cycle_at_us = bbr_us(now);
+	b->cycle_at = now;
 }
 
 static void bbr_check_cycle(struct tcp_sock *sk, uint32_t prior_inflight, sk_time_ns now)
@@ -319,7 +294,7 @@ static void bbr_check_cycle(struct tcp_sock *sk, uint32_t prior_inflight, sk_tim
 		return;
 	uint32_t gain = bbr_cycle_gain[b->cycle];
 	bool full = b->min_rtt_us != UINT32_MAX &&
-		    bbr_us(now) - b->cycle_at_us > b->min_rtt_us;
+		    now - b->cycle_at > (sk_time_ns)b->min_rtt_us * SK_NS_PER_US;
 	bool next;
 	if (gain == BBR_UNIT)
 		next = full;
@@ -329,7 +304,7 @@ static void bbr_check_cycle(struct tcp_sock *sk, uint32_t prior_inflight, sk_tim
 		next = full || prior_inflight <= bbr_inflight(sk, BBR_UNIT);
 	if (next) {
 		b->cycle = (uint8_t)((b->cycle + 1) % BBR_CYCLE_LEN);
-		b->cycle_at_us = bbr_us(now);
+		b->cycle_at = now;
 	}
 }
 

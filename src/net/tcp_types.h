@@ -164,14 +164,14 @@ struct tcp_sock {
 			bool css, round_on;
 		} cubic;
 		struct tcp_bbr {
-			/* Delivery-rate markers (tcp_cc_bbr.c): up to three
-			 * new-data segments in flight, oldest at mk_head, each
-			 * with the sequence past its end, its send time (ns /
-			 * 1000, mod 2^32) and `delivered` when it left; bit i of
-			 * mk_app: sent app-limited. */
-			uint32_t mk_end[3], mk_sent_us[3], mk_dlv[3];
-			/* The last delivered marker (valid with BBR_F_TRAIN):
-			 * `delivered` then, its ack and send times. */
+			/* Delivery-rate markers (tcp_cc_bbr.c): up to
+			 * TCP_BBR_MARKS new-data segments in flight, oldest at
+			 * mk_head, each with the sequence past its end and its
+			 * send time (ns / 1000, mod 2^32); bit i of mk_app: sent
+			 * app-limited.  The train starts at the last acked
+			 * marker (valid with BBR_F_TRAIN): `delivered` then,
+			 * its ack and send times. */
+			uint32_t mk_end[4], mk_sent_us[4];
 			uint32_t l_delivered, l_ack_us, l_sent_us;
 			uint32_t delivered; /* bytes acked or SACKed, mod 2^32 */
 			/* BtlBw: the largest rate (bytes/s) of each of the last
@@ -184,13 +184,7 @@ struct tcp_sock {
 			/* While BBR_F_REC (a SACK recovery) or BBR_F_RTO (after a
 			 * timeout): the snd_max of its start. */
 			uint32_t rec_end;
-			/* PROBE_BW: the current gain's phase began at this
-			 * time (ns / 1000, mod 2^32: a phase lasts about a
-			 * round trip; after 71 minutes idle the difference may
-			 * read short, which delays one phase change by at most
-			 * a round trip). */
-			uint32_t cycle_at_us;
-			sk_time_ns min_rtt_at, probe_rtt_done;
+			sk_time_ns min_rtt_at, probe_rtt_done, cycle_at;
 			uint8_t mode, cycle, full_cnt, fl, mk_head, mk_n, mk_app;
 		} bbr;
 	} cc;
