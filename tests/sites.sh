@@ -43,7 +43,9 @@
 #              away and SIGHUP: written anew at its path
 #   app        examples/kv (beside BIN) with --config: `route /kv/ { app; }`
 #              runs its routes (PUT, GET, list, 405 with Allow, DELETE) beside
-#              files and return routes; skiff serve refuses the file (no
+#              files and return routes; header_area: 1.4 KB of route header
+#              lines are the engine's 500 on the default 1 KiB area (8083),
+#              a 200 with them where a route asks 4k (8085); skiff serve refuses the file (no
 #              application linked) and kv refuses --port with --config
 #   drain      SIGTERM (--drain-timeout 30): a 24 MB download at 4 MB/s in
 #              flight ends whole, an idle keep-alive connection is closed at
@@ -450,7 +452,8 @@ EOF
 # `app;`: an application binary (examples/kv, built beside BIN) serving a
 # file whose /kv/ route runs its routes; skiff serve refuses the same file.
 check_app() {
-	local d=$WORK/$TGT-app kv log pid
+	local d=$WORK/$TGT-app kv log pid big
+	big=$(head -c 700 /dev/zero | tr '\0' b) # two lines of it: over the 1 KiB default area
 	kv=$(dirname "$BIN")/examples/kv
 	if [ ! -x "$kv" ]; then
 		fail "$TGT.app" "no $kv (make examples)"
@@ -465,7 +468,13 @@ site kv.test {
     header X-S kv;
     route /kv/ { app; }
     route = /health { return 200 "ok\n"; }
+    route = /bighdr { return 200 "b\n"; header X-Big1 $big; header X-Big2 $big; }
     route / { files www; }
+}
+site big.test {
+    listen *:8085;
+    default;
+    route = /bighdr { return 200 "b\n"; header X-Big1 $big; header X-Big2 $big; header_area 4k; }
 }
 EOF
 	if X "$BIN" serve --config "$d/kv.conf" >"$WORK/$TGT-app-serve.txt" 2>&1; then

@@ -347,6 +347,16 @@ def app(addr, port):
     check("app.put", st == 201 and h.get("x-s") == "kv", (st, h, b))
     st, h, b = get(addr, port, "kv.test", "/kv/a")
     check("app.get", st == 200 and b == b"hello" and h.get("x-s") == "kv", (st, h, b))
+    # header_area: 1.4 KB of route header lines.  On the default 1 KiB
+    # area the engine's 500, never an answer without the lines; on the
+    # listener (port + 2) where a route asks 4k, the answer with them.
+    big = "b" * 700
+    st, h, b = get(addr, port, "kv.test", "/bighdr")
+    check("header_area.default.500", st == 500 and "x-big1" not in h and "x-big2" not in h,
+          (st, list(h)))
+    st, h, b = get(addr, port + 2, "big.test", "/bighdr")
+    check("header_area.4k", st == 200 and h.get("x-big1") == big and h.get("x-big2") == big
+          and b == b"b\n", (st, list(h)))
     st, h, b = get(addr, port, "kv.test", "/kv/")
     check("app.list", st == 200 and b"a" in b, (st, b))
     st, h, b = get(addr, port, "kv.test", "/kv/a", method="POST", body=b"x",

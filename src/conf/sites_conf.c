@@ -55,11 +55,13 @@ struct route_state {
 	struct sconf_pos handler;   /* line 0: none yet */
 	const char *handler_name;
 	struct sconf_pos opt[RO_N]; /* where each option was given (line 0: not) */
+	struct sconf_pos header_area; /* any handler's */
 };
 
 /* Top-level directives given once: where each was first. */
 enum { TOP_WORKERS, TOP_MAX_CONNS, TOP_MAX_BODY, TOP_HEADER_TIMEOUT, TOP_BODY_TIMEOUT,
-       TOP_SEND_TIMEOUT, TOP_KEEPALIVE_TIMEOUT, TOP_ACCESS_LOG, TOP_ERROR_LOG, TOP_N };
+       TOP_SEND_TIMEOUT, TOP_KEEPALIVE_TIMEOUT, TOP_ACCESS_LOG, TOP_ERROR_LOG, TOP_HEADER_AREA,
+       TOP_N };
 
 struct parser {
 	const char *text;
@@ -782,6 +784,34 @@ static int d_max_body(struct parser *p, struct stmt *st)
 	return end_simple(p, st, 1);
 }
 
+/* The engine's area per answer is 256 bytes at least (its own lines need
+ * none of it) and 64 KiB at most (it is reserved per connection). */
+#define SCONF_HEADER_AREA_MIN 256u
+#define SCONF_HEADER_AREA_MAX 65536u
+
+static int header_area(struct parser *p, struct stmt *st, struct sconf_pos *given,
+		       const char *where, uint32_t *out)
+{
+	if (twice(p, st, given, where) < 0)
+		return -1;
+	uint64_t v;
+	const struct tok *t = need_arg(p, st, 0, "a size", "header_area 4k;");
+	if (!t || arg_size(p, t, st, SCONF_HEADER_AREA_MIN, SCONF_HEADER_AREA_MAX, &v) < 0)
+		return -1;
+	*out = (uint32_t)v;
+	return end_simple(p, st, 1);
+}
+
+static int d_header_area(struct parser *p, struct stmt *st)
+{
+	return header_area(p, st, &p->top_given[TOP_HEADER_AREA], "", &p->c->header_area);
+}
+
+static int d_route_header_area(struct parser *p, struct stmt *st)
+{
+	return header_area(p, st, &p->rs.header_area, " in a route", &p->route->header_area);
+}
+
 static int top_time(struct parser *p, struct stmt *st, int id, sk_time_ns *v)
 {
 	if (twice(p, st, &p->top_given[id], "") < 0)
@@ -1354,6 +1384,7 @@ static const struct dir_def dirs[] = {
 	{"workers", C_TOP, d_workers},
 	{"max_conns", C_TOP, d_max_conns},
 	{"max_body", C_TOP, d_max_body},
+	{"header_area", C_TOP, d_header_area},
 	{"header_timeout", C_TOP, d_header_timeout},
 	{"body_timeout", C_TOP, d_body_timeout},
 	{"send_timeout", C_TOP, d_send_timeout},
@@ -1372,6 +1403,7 @@ static const struct dir_def dirs[] = {
 	{"metrics", C_ROUTE, d_metrics},
 	{"app", C_ROUTE, d_app},
 	{"header", C_ROUTE, d_route_header},
+	{"header_area", C_ROUTE, d_route_header_area},
 	{"cache", C_ROUTE, d_cache},
 	{"cache_control", C_ROUTE, d_cache_control},
 	{"proxy_host", C_ROUTE, d_proxy_host},
@@ -1771,6 +1803,20 @@ const struct sconf_site *sites_conf_site(const struct sconf *c, unsigned li, con
 		}
 	}
 	return best ? best : dflt;
+}
+
+uint32_t sites_conf_header_area(const struct sconf *c, unsigned li)
+{
+	uint32_t a = c->header_area;
+	for (unsigned i = 0; i < c->nsites; i++) {
+		const struct sconf_site *s = &c->sites[i];
+		if (li >= 32 || !(s->listen_mask & (1u << li)))
+			continue;
+		for (unsigned k = 0; k < s->nroutes; k++)
+			if (s->routes[k].header_area > a)
+				a = s->routes[k].header_area;
+	}
+	return a;
 }
 
 const struct sconf_route *sites_conf_route(const struct sconf_site *s, const char *path,

@@ -143,6 +143,7 @@ struct sconf_route {
 	/* headers the route adds or removes, after the site's */
 	struct sconf_header hdr[SCONF_MAX_HEADERS];
 	unsigned nhdr;
+	uint32_t header_area;       /* `header_area SIZE;` 0 = the top level's (sites_conf_header_area) */
 };
 
 struct sconf_site {
@@ -172,6 +173,7 @@ struct sconf {
 	uint32_t workers;          /* workers N;             or auto; default 1 */
 	uint32_t max_conns;        /* max_conns N;           default 4096 */
 	uint64_t max_body;         /* max_body SIZE;         default 1m */
+	uint32_t header_area;      /* header_area SIZE;      256..64k, 0 = the engine's 1 KiB */
 	sk_time_ns header_timeout; /* header_timeout TIME;   default 10s */
 	sk_time_ns body_timeout;   /* body_timeout TIME;     default 60s */
 	sk_time_ns send_timeout;   /* send_timeout TIME;     default 60s */
@@ -224,5 +226,12 @@ const struct sconf_site *sites_conf_site(const struct sconf *c, unsigned li, con
  * starts in path. */
 const struct sconf_route *sites_conf_route(const struct sconf_site *s, const char *path,
 					   size_t plen, size_t *rest_off);
+
+/* The header area (bytes of header lines a handler may add to one answer)
+ * the engine of listener li needs: the top level's `header_area`, raised
+ * to the largest a route of a site on li asks; 0 when none is given (the
+ * engine's default).  The area is per connection, so every route on li
+ * gets the largest. */
+uint32_t sites_conf_header_area(const struct sconf *c, unsigned li);
 
 #endif

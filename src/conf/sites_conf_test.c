@@ -185,6 +185,25 @@ static void test_top_level(void **state)
 	assert_false(c->access_log_json);
 }
 
+/* header_area: the top level's, raised per listener by its routes'. */
+static void test_header_area(void **state)
+{
+	(void)state;
+	const struct sconf *c = ok("header_area 2k;\n"
+				   "site a.test { listen 127.0.0.1:1; route / { app; }\n"
+				   "  route /big/ { app; header_area 16k; } }\n"
+				   "site b.test { listen 127.0.0.1:2; route / { app; header_area 512; } }\n"
+				   "site c.test { listen 127.0.0.1:3; route / { app; } }\n");
+	assert_int_equal(c->header_area, 2048);
+	assert_int_equal(c->sites[0].routes[0].header_area, 0);
+	assert_int_equal(c->sites[0].routes[1].header_area, 16384);
+	assert_int_equal(sites_conf_header_area(c, 0), 16384); /* the largest on the listener */
+	assert_int_equal(sites_conf_header_area(c, 1), 2048);  /* a route's smaller one: the top's */
+	assert_int_equal(sites_conf_header_area(c, 2), 2048);
+	c = ok(SITE_HEAD "  route / { return 200; }\n}\n");
+	assert_int_equal(sites_conf_header_area(c, 0), 0); /* none given: the engine's default */
+}
+
 static void test_defaults(void **state)
 {
 	(void)state;
@@ -433,12 +452,12 @@ static const struct bad bads[] = {
 	{"workers 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17;", 1, 48, "too many arguments to 'workers' (at most 16)"},
 	/* directives in the wrong place, unknown ones */
 	{"rooot /x;", 1, 1, "unknown directive 'rooot' at the top level (expected one of site, workers, "
-			    "max_conns, max_body, header_timeout, body_timeout, send_timeout, "
+			    "max_conns, max_body, header_area, header_timeout, body_timeout, send_timeout, "
 			    "keepalive_timeout, access_log, error_log)"},
 	{SITE_HEAD "  rooot /x;\n", 3, 3, "unknown directive 'rooot' in site (expected one of listen, tls, "
 					  "default, header, route)"},
 	{IN_ROUTE("rooot sites/a;"), 3, 13, "unknown directive 'rooot' in route (expected one of files, "
-					     "proxy, redirect, return, metrics, app, header, cache, "
+					     "proxy, redirect, return, metrics, app, header, header_area, cache, "
 					     "cache_control, proxy_host, body_on_get, balance, pool, "
 					     "connect_timeout, first_byte_timeout, upstream_idle_timeout, "
 					     "fail_max, fail_timeout, x_cache, purge_allow)"},
@@ -457,6 +476,12 @@ static const struct bad bads[] = {
 	{"workers 2;\nworkers 3;", 2, 1, "'workers' is given twice (first at 1:1)"},
 	{"max_conns 1000001;", 1, 11, "out of range (1..1000000)"},
 	{"max_body 0;", 1, 10, "'max_body 0': too small (at least 1 bytes)"},
+	{"header_area 255;", 1, 13, "'header_area 255': too small (at least 256 bytes)"},
+	{"header_area 65k;", 1, 13, "'header_area 65k': too large (at most 65536 bytes)"},
+	{"header_area 1k;\nheader_area 2k;", 2, 1, "'header_area' is given twice (first at 1:1)"},
+	{IN_ROUTE("app; header_area 1k; header_area 2k;"), 3, 34,
+	 "'header_area' is given twice in a route (first at 3:18)"},
+	{IN_ROUTE("app; header_area;"), 3, 29, "expected a size after 'header_area' (header_area 4k;)"},
 	{"max_body 2t;", 1, 10, "'max_body' takes a size (123, 64k, 1m, 2g), not '2t'"},
 	{"max_body 1025g;", 1, 10, "'max_body 1025g': too large"},
 	{"max_body k;", 1, 10, "takes a size"},
@@ -815,6 +840,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_top_level),
+		cmocka_unit_test(test_header_area),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_site_directives),
 		cmocka_unit_test(test_route_directives),

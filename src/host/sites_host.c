@@ -652,6 +652,7 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		if (proxies)
 			proxy_app_config(NULL, &cfg);
 		http_app_config_fit(&cfg, app_def); /* the application's header area */
+		http_app_config_hdr(&cfg, sites_conf_header_area(c, li)); /* the file's */
 		if (ls->tls && tls_for(w, c, li, l, err, errlen) < 0)
 			return -1;
 		l->memsz = http_app_mem_size(&cfg);
@@ -732,6 +733,15 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 	if (load(pl, &p, err, sizeof(err)) < 0)
 		goto refused;
 	p.conf.max_conns = max_conns_run; /* the engines were sized at start */
+	for (unsigned li = 0; li < old->nlisten && li < p.conf.nlisten; li++) {
+		if (sites_conf_header_area(old, li) == sites_conf_header_area(&p.conf, li))
+			continue;
+		/* The engines' header areas were reserved at start. */
+		snprintf(err, sizeof(err), "%s: header_area changed for listener %u: restart skiff to "
+			 "change it", path, li + 1);
+		free(p.arena);
+		goto refused;
+	}
 	if (!same_listeners(old, &p.conf) || !same_certs(old, &p.conf)) {
 		snprintf(err, sizeof(err), "%s: the listeners or the sites' certificate files changed: "
 			 "restart skiff to change them (their contents are read again on SIGHUP)",

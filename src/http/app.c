@@ -201,9 +201,14 @@ void http_app_config_fit(struct http_app_config *cfg, const struct http_app_def 
 		cfg->error_answer = def->error_answer;
 		cfg->error_answer_ctx = def->error_answer_ctx;
 	}
-	if (def->hdr_size <= cfg->hdr_size)
+	http_app_config_hdr(cfg, def->hdr_size);
+}
+
+void http_app_config_hdr(struct http_app_config *cfg, uint32_t hdr_size)
+{
+	if (hdr_size <= cfg->hdr_size)
 		return;
-	cfg->hdr_size = def->hdr_size;
+	cfg->hdr_size = hdr_size;
 	if (cfg->out_size < cfg->hdr_size + 1024u)
 		cfg->out_size = cfg->hdr_size + 1024u;
 }

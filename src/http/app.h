@@ -566,6 +566,9 @@ void http_app_config_default(struct http_app_config *cfg);
  * and its body pool (body_size, body_slots) to what def asks for, and
  * take def's error_answer hook when cfg has none; NULL def: nothing. */
 void http_app_config_fit(struct http_app_config *cfg, const struct http_app_def *def);
+/* Raise cfg's hdr_size (and out_size with it) to at least hdr_size: a
+ * configuration file's `header_area` (conf/sites_conf.h). */
+void http_app_config_hdr(struct http_app_config *cfg, uint32_t hdr_size);
 /* Bytes of memory http_app_init needs (0: a limit out of range). */
 size_t http_app_mem_size(const struct http_app_config *cfg);
 /* The engine lives in mem (size bytes, any alignment, owned by the caller

@@ -701,6 +701,7 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 		if (w->npx)
 			proxy_app_config(NULL, &cfg);
 		http_app_config_fit(&cfg, S.env.app); /* the application's header area */
+		http_app_config_hdr(&cfg, sites_conf_header_area(c, li)); /* the file's */
 		if (ls->tls && tls_listener(l, li, loop, max_sockets, o) < 0)
 			return -1;
 		size_t sz = http_app_mem_size(&cfg);
