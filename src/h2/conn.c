@@ -48,7 +48,7 @@ int h2_conn_init(struct h2_conn *c, const struct h2_limits *l, uint64_t now)
 	c->peer_initial_window = 65535;
 	c->send_win = 65535;
 	c->recv_win = l->conn_window;
-	c->start = c->last_rx = c->settings_sent = now;
+	c->start = c->last_rx = c->settings_sent = c->now = now;
 	if (hpack_dec_init(&c->dec, H2_HPACK_LIMIT, c->dec_bytes, sizeof(c->dec_bytes), c->dec_ents,
 			   SK_ARRAY_LEN(c->dec_ents), c->dec_tmp, sizeof(c->dec_tmp)) ||
 	    hpack_enc_init(&c->enc, H2_HPACK_LIMIT, c->enc_bytes, sizeof(c->enc_bytes), c->enc_ents,
@@ -93,7 +93,8 @@ void h2_stream_free(struct h2_conn *c, struct h2_stream *s)
 	h2_conn_credit(c, s->unconsumed);
 	s->state = H2_ST_FREE;
 	s->id = 0;
-	c->nstreams--;
+	if (--c->nstreams == 0 && c->now > c->last_rx)
+		c->last_rx = c->now; /* idle from here */
 }
 
 /* Give n bytes back to the connection's receive window: a WINDOW_UPDATE
@@ -558,6 +559,7 @@ long h2_conn_recv(struct h2_conn *c, const uint8_t *buf, size_t len, uint64_t no
 		  struct h2_event *ev)
 {
 	*ev = (struct h2_event){0};
+	c->now = now;
 	size_t used = 0;
 	while (c->phase != H2_PH_CLOSING && ev->type == H2_EV_NONE) {
 		/* Back-pressure: a peer that does not read stops being read. */
@@ -647,6 +649,7 @@ static bool due(uint64_t from, uint64_t d, uint64_t now) { return d && now - fro
 void h2_conn_tick(struct h2_conn *c, uint64_t now, struct h2_event *ev)
 {
 	*ev = (struct h2_event){0};
+	c->now = now;
 	if (c->phase != H2_PH_CLOSING) {
 		if ((c->phase != H2_PH_OPEN && due(c->start, c->lim.header_timeout, now)) ||
 		    (c->hb_active && due(c->hb_start, c->lim.header_timeout, now))) {

@@ -210,6 +210,9 @@ struct h2_conn {
 	uint64_t hb_start;
 	/* Time. */
 	uint64_t start, last_rx, settings_sent;
+	uint64_t now;              /* the latest `now` given to any call */
+	                           /* last_rx also moves when the last stream closes: idle
+	                            * counts from then */
 	struct h2_budget b_reset, b_settings, b_ping, b_empty, b_wu, b_prio;
 	/* Output queue: control and HEADERS frames, [out_off, out_len). */
 	uint32_t out_off, out_len;

@@ -264,6 +264,7 @@ static bool data_frame(struct h2_conn *c, struct h2_stream *s, uint8_t *out, siz
 
 size_t h2_conn_output(struct h2_conn *c, uint8_t *out, size_t cap, uint64_t now)
 {
+	c->now = now;
 	size_t n = h2_conn_out_pending(c);
 	if (n > cap)
 		n = cap;
