@@ -12,8 +12,8 @@ hpack-interop: $(BUILD)/test/hpack_peer
 
 # `make h2-interop` builds tests/h2_peer.c (skiff's HTTP/2 engine, src/h2/conn.h,
 # on a 127.0.0.1 socket with a small handler) and runs tests/h2_interop.py
-# against it with python3-h2 as the client, then curl --http2-prior-knowledge
-# and h2load (the h2-interop phase of `make test`, under the network lock).
+# against it with python3-h2 as the client, then curl --http2-prior-knowledge,
+# nghttp and h2load (the h2-interop phase of `make test`; 127.0.0.1, no root).
 .PHONY: h2-interop
 $(BUILD)/test/h2_peer: tests/h2_peer.c $(BUILD)/libskiff-core.a
 	@mkdir -p $(dir $@)

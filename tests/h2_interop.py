@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """h2_interop.py — skiff's HTTP/2 engine (src/h2/conn.h, run by tests/h2_peer.c
-on 127.0.0.1) against python3-h2 as the client, then curl and h2load.
+on 127.0.0.1) against python3-h2 as the client, then curl, nghttp and h2load.
 
   tests/h2_interop.py H2_PEER
   (make h2-interop builds H2_PEER, build/test/h2_peer, and runs this)
@@ -387,6 +387,9 @@ def test_tools():
                           capture_output=True, timeout=20)
     check("curl POST of 70000 bytes", f"len=70000 sum={70000 * 122}".encode() in curl.stdout,
           curl.stdout)
+    ng = subprocess.run(["nghttp", f"http://127.0.0.1:{PORT}/big?150000"], capture_output=True,
+                        timeout=20)
+    check("nghttp: 150000-byte body", ng.stdout == big_body(150000), len(ng.stdout))
     h2l = subprocess.run(["h2load", "-n", "5000", "-c", "4", "-m", "10",
                           f"http://127.0.0.1:{PORT}/hello"], capture_output=True, text=True, timeout=60)
     line = [l for l in h2l.stdout.splitlines() if l.startswith("requests:")]

@@ -51,7 +51,7 @@ python3-hpack        py:hpack
 python3-h2           py:h2
 apache2-utils        cmd:ab
 wrk                  cmd:wrk
-nghttp2-client       cmd:h2load
+nghttp2-client       cmd:h2load cmd:nghttp
 curl                 cmd:curl
 prometheus           cmd:promtool
 nginx                cmd:nginx

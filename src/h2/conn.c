@@ -368,9 +368,20 @@ static void header_block_done(struct h2_conn *c, uint32_t sid, const uint8_t *bl
 	c->list = (struct hpack_list){.fields = c->fields, .max_fields = H2_LIST_FIELDS,
 				      .buf = c->list_buf, .buf_cap = H2_LIST_BUF_CAP,
 				      .max_list = c->lim.max_header_list};
+	uint32_t refuse = c->hb_refuse;
+	c->hb_refuse = 0;
 	int rc = hpack_decode(&c->dec, blk, len, &c->list);
 	if (rc != HPACK_OK && rc != HPACK_ELIST) {
 		h2_conn_error(c, H2_COMPRESSION_ERROR);
+		return;
+	}
+	if (refuse) {
+		/* Decoded (the table stays in step), then refused as a
+		 * stream error; a new id still counts as opened (5.1.1). */
+		if (!h2_stream_find(c, sid) && sid > c->last_peer_sid &&
+		    !(c->goaway_sent && sid > c->goaway_last))
+			c->last_peer_sid = sid;
+		stream_error(c, sid, refuse, ev);
 		return;
 	}
 	struct h2_stream *s = h2_stream_find(c, sid);
@@ -504,6 +515,30 @@ static void on_continuation(struct h2_conn *c, const struct h2_frame *f, uint64_
 	}
 }
 
+/* A HEADERS the parse refused as a stream error (a priority on its own
+ * stream): its field block is found again in the payload (padding and
+ * priority fields already checked by the parse) and decoded, so that HPACK
+ * stays in step, then the stream is refused. */
+static void headers_refused(struct h2_conn *c, struct h2_frame *f, const uint8_t *payload,
+			    uint32_t code, uint64_t now, struct h2_event *ev)
+{
+	const uint8_t *p = payload;
+	uint32_t n = f->h.len;
+	if (f->h.flags & H2_FLAG_PADDED) {
+		uint32_t pad = p[0];
+		p++;
+		n -= 1 + pad;
+	}
+	if (f->h.flags & H2_FLAG_PRIORITY) {
+		p += 5;
+		n -= 5;
+	}
+	f->data = p;
+	f->data_len = n;
+	c->hb_refuse = code;
+	on_headers(c, f, now, ev);
+}
+
 static void on_frame(struct h2_conn *c, const struct h2_frame *f, uint64_t now, struct h2_event *ev)
 {
 	c->st.frames_in++;
@@ -600,8 +635,10 @@ long h2_conn_recv(struct h2_conn *c, const uint8_t *buf, size_t len, uint64_t no
 			 * refused cannot be decoded: HPACK would fall out of
 			 * step, so that one ends the connection. */
 			c->st.frames_in++;
-			if (f.h.type == H2_HEADERS || c->hb_active)
-				h2_conn_error(c, H2_PROTOCOL_ERROR);
+			if (c->hb_active)
+				h2_conn_error(c, H2_PROTOCOL_ERROR); /* 6.2 */
+			else if (f.h.type == H2_HEADERS)
+				headers_refused(c, &f, buf + used - f.h.len, h2_err_code(rc), now, ev);
 			else
 				stream_error(c, f.h.stream_id, h2_err_code(rc), ev);
 			continue;

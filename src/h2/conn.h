@@ -207,6 +207,8 @@ struct h2_conn {
 	/* A header block being assembled (HEADERS without END_HEADERS). */
 	uint32_t hb_sid, hb_len, hb_frames;
 	bool hb_active, hb_end_stream;
+	uint32_t hb_refuse;        /* non-zero: the block is decoded, then the stream refused
+	                            * with this code (5.3.1: HEADERS depending on itself) */
 	uint64_t hb_start;
 	/* Time. */
 	uint64_t start, last_rx, settings_sent;

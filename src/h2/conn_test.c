@@ -623,18 +623,30 @@ static void test_rst_goaway_misc(void **state)
 	frame(t, H2_PRIORITY, 0, 3, prio, 5);
 	frame(t, 0x20, 0, 0, "abc", 3);
 	assert_false(h2_conn_done(t->c));
+	/* 5.3.1: HEADERS depending on its own stream is a stream error; its
+	 * block is still decoded, so the entry it added serves the next one */
+	struct kv xa[] = {{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {"x-a", "1"}};
+	uint8_t pb[256] = {0, 0, 0, 9, 15};
+	size_t pn = block(t, pb + 5, sizeof(pb) - 5, xa, 4);
+	frame(t, H2_HEADERS, H2_FLAG_END_HEADERS | H2_FLAG_PRIORITY | H2_FLAG_END_STREAM, 9, pb,
+	      5 + pn);
+	expect_rst(t, 9, H2_PROTOCOL_ERROR);
+	headers(t, 11, xa, 4, true);
+	assert_int_equal(last_ev(t, H2_EV_REQUEST)->ev.stream_id, 11);
+	assert_int_equal(last_ev(t, H2_EV_REQUEST)->nfields, 1);
+	assert_int_equal(h2_conn_respond(t->c, 11, 200, NULL, 0, true), 0);
 	/* our drain: GOAWAY NO_ERROR with the last stream; newer ones ignored */
-	get(t, 3, true);
+	get(t, 13, true);
 	h2_conn_shutdown(t->c, t->now);
 	drain(t);
 	const struct ofr *g = last_of(t, H2_GOAWAY);
 	assert_int_equal(g->code, H2_NO_ERROR);
-	assert_int_equal(g->last, 3);
+	assert_int_equal(g->last, 13);
 	size_t nreq = t->c->st.requests;
-	get(t, 5, true);
+	get(t, 15, true);
 	assert_int_equal(t->c->st.requests, nreq);
-	assert_false(h2_conn_done(t->c)); /* stream 3 still open */
-	assert_int_equal(h2_conn_respond(t->c, 3, 200, NULL, 0, true), 0);
+	assert_false(h2_conn_done(t->c)); /* stream 13 still open */
+	assert_int_equal(h2_conn_respond(t->c, 13, 200, NULL, 0, true), 0);
 	drain(t);
 	assert_true(h2_conn_done(t->c));
 	tc_free(t);
