@@ -97,7 +97,8 @@ static struct req_state *rs_get(struct client *cl, uint32_t sid, bool make)
 static void copy_field(char *dst, size_t cap, const struct h2_field *f)
 {
 	size_t n = f->value_len < cap - 1 ? f->value_len : cap - 1;
-	memcpy(dst, f->value, n);
+	if (n)
+		memcpy(dst, f->value, n);
 	dst[n] = 0;
 }
 

@@ -542,7 +542,10 @@ static void headers_refused(struct h2_conn *c, struct h2_frame *f, const uint8_t
 static void on_frame(struct h2_conn *c, const struct h2_frame *f, uint64_t now, struct h2_event *ev)
 {
 	c->st.frames_in++;
-	c->last_rx = now;
+	/* Only request traffic keeps a connection from idling: a peer that
+	 * PINGs once a minute does not hold a connection without end. */
+	if (f->h.type == H2_HEADERS || f->h.type == H2_DATA || f->h.type == H2_CONTINUATION)
+		c->last_rx = now;
 	if (c->hb_active && f->h.type != H2_CONTINUATION) {
 		h2_conn_error(c, H2_PROTOCOL_ERROR); /* 6.2: only CONTINUATION may follow */
 		return;

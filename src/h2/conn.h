@@ -79,7 +79,7 @@ struct h2_limits {
 	uint32_t priority_budget;    /* PRIORITY frames */
 	/* Timeouts, ns. */
 	uint64_t header_timeout;     /* preface + SETTINGS, and each header block, to complete */
-	uint64_t idle_timeout;       /* no stream and no frame: GOAWAY NO_ERROR */
+	uint64_t idle_timeout;       /* no stream and no HEADERS/DATA: GOAWAY NO_ERROR */
 	uint64_t settings_timeout;   /* our SETTINGS unacknowledged: SETTINGS_TIMEOUT */
 	uint64_t stream_idle_timeout; /* a request body with no DATA for this long: RST CANCEL */
 	uint64_t stall_timeout;      /* a response held at a zero window this long: RST CANCEL */

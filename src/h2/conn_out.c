@@ -246,7 +246,8 @@ static bool data_frame(struct h2_conn *c, struct h2_stream *s, uint8_t *out, siz
 	}
 	bool fin = take == s->body_len && s->body_end;
 	*n += h2_data_hdr_emit(out + *n, cap - *n, s->id, (uint32_t)take, fin);
-	sk_memcpy(out + *n, s->body, take);
+	if (take)
+		sk_memcpy(out + *n, s->body, take); /* body may be NULL with len 0 */
 	*n += take;
 	s->body += take;
 	s->body_len -= take;

@@ -187,7 +187,8 @@ static void put(struct w *w, const void *s, size_t n)
 		w->short_ = true;
 		return;
 	}
-	sk_memcpy(w->p + w->n, s, n);
+	if (n)
+		sk_memcpy(w->p + w->n, s, n);
 	w->n += n;
 }
 

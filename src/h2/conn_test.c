@@ -129,9 +129,12 @@ static void record(struct tc *t, const struct h2_event *ev)
 	memset(r, 0, sizeof(*r));
 	r->ev = *ev;
 	if (ev->req && ev->type == H2_EV_REQUEST) {
-		memcpy(r->method, ev->req->method.value, ev->req->method.value_len);
-		memcpy(r->path, ev->req->path.value, ev->req->path.value_len);
-		memcpy(r->authority, ev->req->authority.value, ev->req->authority.value_len);
+		const struct h2_req *q = ev->req;
+		memcpy(r->method, q->method.value, q->method.value_len);
+		if (q->path.value_len)
+			memcpy(r->path, q->path.value, q->path.value_len);
+		if (q->authority.value_len)
+			memcpy(r->authority, q->authority.value, q->authority.value_len);
 	}
 	if (ev->req)
 		r->nfields = ev->req->nfields;
@@ -882,7 +885,9 @@ static void test_timeouts(void **state)
 	get(t, 1, true);
 	assert_int_equal(h2_conn_respond(t->c, 1, 200, NULL, 0, true), 0);
 	drain(t);
-	t->now += t->lim.idle_timeout;
+	t->now += t->lim.idle_timeout / 2;
+	frame(t, H2_PING, 0, 0, "12345678", 8); /* a PING does not keep it */
+	t->now += t->lim.idle_timeout / 2;
 	tick_all(t);
 	expect_goaway(t, H2_NO_ERROR);
 	assert_int_equal(t->c->st.idle_timeouts, 1);
