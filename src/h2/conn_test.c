@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "h2/conn.h"
+#include "http/parser.h"
 
 #define MS 1000000ull
 #define S 1000000000ull
@@ -437,6 +438,19 @@ static void test_request_checks(void **state)
 	assert_int_equal(n, strlen(want));
 	assert_memory_equal(b, want, n);
 	assert_int_equal(h2_req_to_h1(&r, b, 10), 0);
+	/* and the HTTP/1.1 engine's strict parser takes it as the same request */
+	static struct http_req hr;
+	http_req_init(&hr, 1 << 20);
+	assert_int_equal(http_parse_head(&hr, b, n), (int)n);
+	assert_int_equal(hr.method, HTTP_POST);
+	assert_int_equal(hr.target.len, 6);
+	assert_memory_equal(b + hr.target.off, "/p?q=1", 6);
+	assert_true(hr.has_host);
+	assert_true(hr.has_content_length);
+	assert_int_equal(hr.content_length, 3);
+	const struct http_header *ck = http_req_find(&hr, b, "cookie", 6);
+	assert_non_null(ck);
+	assert_int_equal(ck->value.len, 8);
 }
 
 static void test_malformed_on_wire(void **state)
