@@ -12,7 +12,9 @@ changed mid-response (window to 0 and back, a larger frame size), RST_STREAM
 mid-response from either side, GOAWAY both ways, malformed requests refused
 per RFC 9113 8.2-8.3 (stream errors, the connection goes on), trailers, and
 the defences: rapid reset and PING flood end the connection with
-ENHANCE_YOUR_CALM while another connection keeps being served, a stream
+ENHANCE_YOUR_CALM while another connection keeps being served, raw frames
+for a CONTINUATION flood, an HPACK bomb (431), SETTINGS and empty DATA
+floods, a stream
 held at a zero window is reset after the stall timeout, and streams over
 SETTINGS_MAX_CONCURRENT_STREAMS are refused.
 """
@@ -377,6 +379,112 @@ def test_defences(log):
     cl.close()
 
 
+class Raw:
+    """A client of raw frames, for what h2 will not send: floods and bombs."""
+
+    def __init__(self):
+        self.sock = socket.create_connection(("127.0.0.1", PORT), timeout=5)
+        self.buf = b""
+        self.frames = []  # (type, flags, sid, payload)
+        self.eof = False
+        self.send(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        self.frame(4, 0, 0, b"")
+        self.frame(4, 1, 0, b"")  # ACK of the server's (sent blind)
+
+    def send(self, b):
+        try:
+            self.sock.sendall(b)
+        except OSError:
+            self.eof = True
+
+    def frame(self, ftype, flags, sid, payload):
+        self.send(len(payload).to_bytes(3, "big") + bytes([ftype, flags]) +
+                  sid.to_bytes(4, "big") + payload)
+
+    def pump(self, until, timeout=5.0):
+        end = time.time() + timeout
+        while not until() and time.time() < end and not self.eof:
+            self.sock.settimeout(max(0.01, end - time.time()))
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                self.eof = True
+                break
+            self.buf += data
+            while len(self.buf) >= 9:
+                n = int.from_bytes(self.buf[:3], "big")
+                if len(self.buf) < 9 + n:
+                    break
+                self.frames.append((self.buf[3], self.buf[4],
+                                    int.from_bytes(self.buf[5:9], "big") & 0x7fffffff,
+                                    self.buf[9:9 + n]))
+                self.buf = self.buf[9 + n:]
+        return until()
+
+    def goaway(self):
+        for t, _, _, p in self.frames:
+            if t == 7:
+                return int.from_bytes(p[4:8], "big")
+        return None
+
+    def status(self, sid):
+        import hpack
+        dec = hpack.Decoder()
+        for t, _, s, p in self.frames:
+            if t == 1:
+                hdrs = dict(dec.decode(p))
+                if s == sid:
+                    return hdrs.get(b":status", hdrs.get(":status"))
+        return None
+
+    def close(self):
+        self.sock.close()
+
+
+def test_raw_defences():
+    calm = h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
+    # CONTINUATION flood: a header block that never ends
+    r = Raw()
+    r.frame(1, 0, 1, b"\x82\x86\x84")
+    for _ in range(100):
+        r.frame(9, 0, 1, b"")
+    r.pump(lambda: r.goaway() is not None)
+    check("CONTINUATION flood (100 empty frames): GOAWAY ENHANCE_YOUR_CALM", r.goaway() == calm,
+          r.goaway())
+    r.close()
+    # HPACK bomb: one 4000-byte entry, then a block naming it 100 times
+    r = Raw()
+    v = 4000
+    lit = b"\x40\x03x-b\x7f" + bytes([((v - 127) & 0x7f) | 0x80, (v - 127) >> 7]) + b"v" * v
+    r.frame(1, 5, 1, b"\x82\x86\x84" + lit)
+    r.frame(1, 5, 3, b"\x82\x86\x84" + b"\xbe" * 100)
+    r.frame(1, 5, 5, b"\x82\x86\x84")
+    r.pump(lambda: r.status(5) is not None)
+    check("HPACK bomb (a 4,000-byte entry named 100 times): 431, the connection serves on",
+          r.status(1) in (b"200", "200") and r.status(3) in (b"431", "431") and
+          r.status(5) in (b"200", "200") and r.goaway() is None,
+          (r.status(1), r.status(3), r.status(5)))
+    r.close()
+    # SETTINGS flood and empty DATA flood
+    r = Raw()
+    for _ in range(200):
+        r.frame(4, 0, 0, b"")
+    r.pump(lambda: r.goaway() is not None)
+    check("SETTINGS flood (200): GOAWAY ENHANCE_YOUR_CALM", r.goaway() == calm, r.goaway())
+    r.close()
+    r = Raw()
+    r.frame(1, 4, 1, b"\x83\x86\x84")  # POST, body to come
+    for _ in range(300):
+        r.frame(0, 0, 1, b"")
+    r.pump(lambda: r.goaway() is not None)
+    check("empty DATA flood (300): GOAWAY ENHANCE_YOUR_CALM", r.goaway() == calm, r.goaway())
+    r.close()
+
+
 def test_tools():
     curl = subprocess.run(["curl", "-s", "--http2-prior-knowledge", "-o", "-", "-w", "%{http_version}",
                            f"http://127.0.0.1:{PORT}/big?100000"], capture_output=True, timeout=20)
@@ -412,6 +520,7 @@ def main():
                   test_rst, test_goaway, test_malformed, test_trailers):
             t()
         test_defences(None)
+        test_raw_defences()
         test_tools()
     finally:
         peer.terminate()
@@ -421,6 +530,9 @@ def main():
           any("rapid_reset=1" in l for l in closed) and any("ping_flood=1" in l for l in closed))
     check("the peer counted the refused and the stalled streams",
           any("refused=2" in l for l in closed) and any("stall_resets=1" in l for l in closed))
+    check("the peer counted the CONTINUATION flood and the HPACK bomb",
+          any("continuation_flood=1" in l for l in closed) and
+          any("header_list_large=1" in l for l in closed))
     print(f"h2-interop: {PASSED} passed, {FAILED} failed")
     sys.exit(1 if FAILED else 0)
 
