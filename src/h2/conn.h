@@ -261,7 +261,8 @@ int h2_conn_send_body(struct h2_conn *c, uint32_t sid, const void *data, size_t 
  * is cleared), or 0. */
 uint32_t h2_conn_take_writable(struct h2_conn *c);
 /* The handler took n bytes of stream sid's DATA: the windows reopen.  An
- * id that is gone still gives the connection's window back. */
+ * id that is gone is ignored: what it had not consumed went back to the
+ * connection's window when it closed. */
 void h2_conn_consume(struct h2_conn *c, uint32_t sid, uint32_t n);
 /* Reset a stream from the handler's side (RST_STREAM code). */
 int h2_conn_reset(struct h2_conn *c, uint32_t sid, uint32_t code);
