@@ -12,6 +12,9 @@
  *              answer `skiff serve` gives without --root (its return
  *              route, through the sites router), and the files handler
  *              answering the same GET / with a 41-byte index.html.
+ *              `http-return` and `http-files` run one of the two (for
+ *              valgrind --tool=callgrind, whose instruction counts compare
+ *              builds where the TSC's steps are too coarse).
  *   tcp        two engines (net/tcp.h) back to back, no wire, no device:
  *              "segment in" = tcp_input of a 41-byte data segment on an
  *              established connection; "segment out" = tcp_send of a
@@ -47,6 +50,7 @@
 #include "bench_report.h"
 #include "conf/sites_conf.h"
 #include "http/app.h"
+#include "http/file_answer.h"
 #include "http/files_handler.h"
 #include "loop_host/loop_fake.h"
 #include "loop/timerq.h"
@@ -157,7 +161,7 @@ static const char serve_conf[] = "site bench {\n"
  * the directory and its index.html, the 41-byte hello (from memory: the
  * hosted file cache in front of it is not timed). */
 static const struct http_file root_dir = {.is_dir = true};
-static const struct http_file root_index = {.data = (const uint8_t *)HELLO, .len = sizeof(HELLO) - 1,
+static struct http_file root_index = { /* prepared as serve's file cache does */.data = (const uint8_t *)HELLO, .len = sizeof(HELLO) - 1,
 					    .ctype = "text/html", .mtime = 784111777};
 
 static const struct http_file *root_lookup(void *ctx, const char *path, size_t len)
@@ -219,7 +223,7 @@ static int bench_http(const struct http_app_def *def, const char *name, const ch
 	return 0;
 }
 
-static int bench_http_rows(void)
+static int bench_http_rows(bool ret_row, bool files_row)
 {
 	static struct sconf conf;
 	struct sconf_err err;
@@ -246,21 +250,22 @@ static int bench_http_rows(void)
 	sites_route(&sl, &serve_route);
 	static const struct http_app_def serve_def = {.routes = &serve_route, .nroutes = 1,
 						      .name = "serve"};
-	if (bench_http(&serve_def, "http keep-alive request (parse to response enqueued)",
-		       "http_response_bytes") < 0)
+	if (ret_row && bench_http(&serve_def, "http keep-alive request (parse to response enqueued)",
+				  "http_response_bytes") < 0)
 		return -1;
-	if (sites.st.returns != HSAMPLES + 1000) {
+	if (ret_row && sites.st.returns != HSAMPLES + 1000) {
 		fprintf(stderr, "bench_cost: the return route ran %llu times\n",
 			(unsigned long long)sites.st.returns);
 		return -1;
 	}
 
+	http_file_prepare(&root_index);
 	static struct http_files files = {.lookup = root_lookup};
 	static const struct http_app_route files_route = {HTTP_APP_ANY, "/", true, http_files_handle,
 							  &files};
 	static const struct http_app_def files_def = {.routes = &files_route, .nroutes = 1,
 						      .name = "files"};
-	int rc = bench_http(&files_def, "http keep-alive file request (files handler, GET / -> index.html)",
+	int rc = !files_row ? 0 : bench_http(&files_def, "http keep-alive file request (files handler, GET / -> index.html)",
 			    "http_file_response_bytes");
 	free(arena);
 	return rc;
@@ -610,8 +615,10 @@ int main(int argc, char **argv)
 	calibrate();
 	if (!strcmp(only, "all") || !strcmp(only, "timer"))
 		bench_timers();
-	if (!strcmp(only, "all") || !strcmp(only, "http"))
-		rc |= bench_http_rows();
+	bool all = !strcmp(only, "all") || !strcmp(only, "http");
+	if (all || !strcmp(only, "http-return") || !strcmp(only, "http-files"))
+		rc |= bench_http_rows(all || !strcmp(only, "http-return"),
+				      all || !strcmp(only, "http-files"));
 	if (!strcmp(only, "all") || !strcmp(only, "tcp")) {
 		if (bench_tcp(false))
 			printf("pending|tcp|the engine pair did not complete; see stderr\n");

@@ -2,7 +2,11 @@
  * on the fake loop, driven by a script of socket operations: connections,
  * bytes in any cut, time, a socket that takes little, end of stream,
  * resets.  The application is examples/kv.c (a 32 KiB pool, so 507 is
- * reachable) plus an echo, a body collector and an answer from a timer.
+ * reachable) plus an echo, a body collector, an answer from a timer and
+ * the helper kit: /r reads its body from the engine's pool (2 slots of
+ * 100 bytes, so 413 and 503 are reachable) and answers a 302 whose
+ * Location is formatted from it (http_app_headerf: overflow and CR/LF
+ * are reachable), and every engine answer goes through the error hook.
  *
  * Input: records [op][sock][arg][bytes...]:
  *   op%8 0  connect sock            4  advance time arg*50 ms
@@ -11,8 +15,9 @@
  * Checks, after every step: http_app_check (every connection's invariants,
  * timer armed for every deadline); at the end http_app_stop leaves no
  * connection and every request's on_done ran exactly once (no leak, no
- * double call: counted), and kv's reference counts add up (every block
- * back in the pool after its keys are deleted).
+ * double call: counted), every body slot is back in the pool, and kv's
+ * reference counts add up (every block back in the pool after its keys
+ * are deleted).
  * Build: make build/fuzz/fuzz_http_app.
  */
 #include <stdint.h>
@@ -109,7 +114,45 @@ static int h_later(struct http_app_req *r, void *ctx)
 	return 0;
 }
 
+static void read_done(struct http_app_req *r, void *ctx, char *body, size_t len)
+{
+	(void)ctx;
+	CHECK(body[len] == 0 && len <= 100);
+	/* The body as the Location: long ones overflow the area, CR/LF and
+	 * other controls are refused; both make the answer the engine's 500. */
+	http_app_headerf(r, "Location", "/l/%s/%zu/%.*s", body, len, (int)(len % 7), body);
+	http_app_send(r, 302, "", 0);
+}
+
+static int h_read(struct http_app_req *r, void *ctx)
+{
+	(void)ctx;
+	begun++;
+	http_app_on_done(r, count_done, NULL);
+	size_t n;
+	const char *q = http_app_query(r, &n);
+	return http_app_body_read(r, q && n ? (size_t)(q[0] & 0x7f) : 0, read_done, NULL);
+}
+
+static long fz_error(void *ctx, int status, char *buf, size_t cap, const char **ct)
+{
+	(void)ctx;
+	if (status % 3 == 0)
+		return -1; /* the engine's own */
+	*ct = "application/json";
+	size_t n = 0;
+	const char *pre = "{\"error\":";
+	while (*pre && n < cap)
+		buf[n++] = *pre++;
+	for (int d = 100; d && n < cap; d /= 10)
+		buf[n++] = (char)('0' + status / d % 10);
+	if (n < cap)
+		buf[n++] = '}';
+	return (long)n;
+}
+
 static const struct http_app_route fz_routes[] = {
+	{HTTP_POST, "/r", false, h_read, NULL},
 	{HTTP_APP_ANY, "/echo", false, h_echo, NULL},
 	{HTTP_POST, "/c", false, h_collect, NULL},
 	{HTTP_GET, "/later", false, h_later, NULL},
@@ -119,7 +162,8 @@ static const struct http_app_route fz_routes[] = {
 	{HTTP_DELETE, "/kv/", true, kv_delete, NULL},
 };
 static const struct http_app_def def = {.routes = fz_routes, .nroutes = SK_ARRAY_LEN(fz_routes),
-					.name = "fuzz", .init = kv_start};
+					.name = "fuzz", .init = kv_start, .body_size = 100,
+					.body_slots = 2, .hdr_size = 256, .error_answer = fz_error};
 
 static void kv_reset(void)
 {
@@ -145,6 +189,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.body_timeout = 2 * SK_NS_PER_S;
 	cfg.send_timeout = 2 * SK_NS_PER_S;
 	cfg.keepalive_timeout = 3 * SK_NS_PER_S;
+	cfg.hdr_size = 256;
+	http_app_config_fit(&cfg, &def);
 	if (!mem) {
 		memsz = http_app_mem_size(&cfg);
 		mem = malloc(memsz);
@@ -200,6 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		loop_timer_cancel(&fk.base, &later_timer);
 	http_app_stop(&eng);
 	CHECK(eng.nconns == 0);
+	CHECK(eng.slots_used == 0);
 	CHECK(pending == NULL);
 	/* kv: every reference a request held was given back. */
 	for (uint32_t v = 0; v < KV_NVALS; v++)

@@ -23,6 +23,9 @@
 #   doc-examples   tools/doc_examples.py: every C example in docs/*.md and in
 #                  the public headers built with `make app` and run on
 #                  --stack linux on 127.0.0.1, answering what the page says
+#   app-build      tools/app_build_check.sh: `make app` with several files
+#                  and APP_NAME; the Linux program built when the image
+#                  cannot link; `make app-host` alone
 # Nothing here needs root, a namespace, a TAP device or QEMU: those are
 # `make test`'s (tests/run-all.sh, as root), which runs the build, the
 # freestanding check and every unit test, and fuzzes the same corpora with
@@ -31,8 +34,8 @@
 # counts neither way.
 
 .PHONY: check check-build check-unit check-fuzz-replay check-cli-doc check-doc-links \
-	check-doc-examples check-fuzz-build check-unit-build
-CHECK_STEPS := build freestanding layers unit fuzz-replay cli-doc doc-links doc-examples
+	check-doc-examples check-app-build check-fuzz-build check-unit-build
+CHECK_STEPS := build freestanding layers unit fuzz-replay cli-doc doc-links doc-examples app-build
 CHECK_DIR := $(BUILD)/check
 # Parallel inside each step even for a plain `make check`; a -j the user
 # gave wins.
@@ -159,6 +162,9 @@ check-doc-links:
 # and the unikernel image (compiled and linked; booting it is `make test`'s).
 check-doc-examples: $(APP_LINK)
 	@MAKE="$(MAKE)" tools/doc_examples.py --build $(BUILD)
+
+check-app-build: $(APP_LINK)
+	@MAKE="$(MAKE)" tools/app_build_check.sh $(BUILD)
 
 .PHONY: FORCE
 FORCE:

@@ -121,7 +121,8 @@ $(UK_BUILD)/examples/%.o: examples/%.c
 	@mkdir -p $(dir $@)
 	$(UK_CC) $(UK_APP_CFLAGS) -MMD -MP -c $< -o $@
 
-EXAMPLE_UK := $(patsubst examples/%.c,$(BUILD)/examples/%-uk.elf,$(wildcard examples/*.c))
+EXAMPLE_UK := $(patsubst examples/%.c,$(BUILD)/examples/%-uk.elf,$(wildcard examples/*.c)) \
+	$(patsubst examples/%,$(BUILD)/examples/%-uk.elf,$(EXAMPLE_DIRS))
 .PHONY: examples-uk
 examples-uk: $(EXAMPLE_UK)
 examples: $(EXAMPLE_UK)
@@ -130,19 +131,30 @@ $(BUILD)/examples/%-uk.elf: $(UK_BUILD)/examples/%.o $(UK_APP_LINK) $(UK_BUILD)/
 	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_APP_LINK) $< $(UK_APP_LIBS)
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
-.SECONDARY: $(patsubst examples/%.c,$(UK_BUILD)/examples/%.o,$(wildcard examples/*.c))
+# A folder of examples/ (mk/examples.mk): every file's object, one image.
+EXAMPLE_DIR_UK := $(patsubst examples/%,$(BUILD)/examples/%-uk.elf,$(EXAMPLE_DIRS))
+EXAMPLE_DIR_UK_OBJ := $(patsubst %.c,$(UK_BUILD)/%.o,$(wildcard $(addsuffix /*.c,$(EXAMPLE_DIRS))))
+$(EXAMPLE_DIR_UK): $(BUILD)/examples/%-uk.elf: $(EXAMPLE_DIR_UK_OBJ) $(UK_APP_LINK) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
+	@mkdir -p $(dir $@)
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_APP_LINK) $(patsubst %.c,$(UK_BUILD)/%.o,$(wildcard examples/$*/*.c)) $(UK_APP_LIBS)
+	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
-# `make app APP=path/to/name.c` (mk/examples.mk) builds the guest too:
-# build/app/name-uk.elf.
-app: app-uk
+.SECONDARY: $(patsubst examples/%.c,$(UK_BUILD)/examples/%.o,$(wildcard examples/*.c examples/*/*.c))
+
+# `make app APP="a.c b.c"` (mk/examples.mk) builds the guest too, after the
+# Linux program: build/app/NAME-uk.elf, each file compiled with musl's
+# headers into build/uk/app/NAME/.
 .PHONY: app-uk
 app-uk: $(UK_APP_LINK) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
-	@test -n "$(APP)" || { echo "usage: make app APP=path/to/app.c" >&2; exit 2; }
-	@mkdir -p $(UK_BUILD)/app $(BUILD)/app
-	$(UK_CC) $(UK_APP_CFLAGS) -c $(APP) -o $(UK_BUILD)/app/$(basename $(notdir $(APP))).o
-	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $(BUILD)/app/$(basename $(notdir $(APP)))-uk.elf \
-	  $(UK_APP_LINK) $(UK_BUILD)/app/$(basename $(notdir $(APP))).o $(UK_APP_LIBS)
-	@echo "app: $(BUILD)/app/$(basename $(notdir $(APP)))-uk.elf"
+	@test -n "$(APP)" || { echo "$(APP_USAGE)" >&2; exit 2; }
+	@rm -rf $(UK_BUILD)/app/$(APP_NAME) && mkdir -p $(UK_BUILD)/app/$(APP_NAME) $(BUILD)/app
+	@set -e; i=0; for f in $(APP); do i=$$((i + 1)); \
+	  o=$(UK_BUILD)/app/$(APP_NAME)/$$i-$$(basename $$f .c).o; \
+	  echo "$(UK_CC) $(UK_APP_CFLAGS) -c $$f -o $$o"; \
+	  $(UK_CC) $(UK_APP_CFLAGS) -c $$f -o $$o; done
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $(BUILD)/app/$(APP_NAME)-uk.elf \
+	  $(UK_APP_LINK) $(UK_BUILD)/app/$(APP_NAME)/*.o $(UK_APP_LIBS)
+	@echo "app: $(BUILD)/app/$(APP_NAME)-uk.elf (the image)"
 
 uk-clang:
 	$(MAKE) --no-print-directory UK_CC=clang BUILD=$(BUILD)/clang uk

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/app.sh EXAMPLES_DIR [TARGET...] — the applications of examples/ on
-# http/app.h (build/examples/kv, echo, hello), on each TARGET (default all):
+# http/app.h (build/examples/kv, echo, hello, links), on each TARGET (default all):
 #   linux         --stack linux; server and client in namespaces srv and
 #                 cli joined by a veth (tests/lib.sh skt_topo_veth)
 #   skiff:tap     --stack skiff --dev tap:sk0; one namespace (skt_topo_tap)
@@ -34,7 +34,24 @@
 #              certificate for 198.18.0.2 made here, at run time), curl
 #              --cacert on 443 (tests/tls_app.sh has the rest of HTTPS
 #              for applications, on loopback)
+#   links.*    examples/links (a URL shortener on the helper kit: a body
+#              from the engine's pool, http_app_headerf, JSON error
+#              answers) by tests/links_client.py: links.api (create,
+#              follow, stats, the engine's 404/405 as JSON); links.hostile
+#              (14 bad JSON bodies: 400; a URL too long for the 1 KiB
+#              header area: 500 and never a 302 without Location; bodies
+#              over 4 KiB by length, chunked and with Expect: 413, early;
+#              32 bodies held half-sent: the 33rd read gets 503 from the
+#              empty pool, and the 32 are answered 201 after); links.slow
+#              (a head and body sent in bits over ~3 s: 201; 200 requests
+#              served beside a client that pipelines 20,000 and reads
+#              none; hosted, with --body-timeout 3 --send-timeout 3: a
+#              body that stops gets 408, the non-reader is cut off);
+#              links.exit: exit 0, and its counters show the overflow
+#              (http.header_overflow >= 1, as many 500s) and the empty
+#              pool (http.body_pool_empty >= 1)
 #   cli.name   (once) a bad option and --help name the binary as run
+# APP_RUN="links kv" runs those applications only (default: all four).
 # Prints PASS/FAIL per check; ends with "app: N passed, N failed".
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -52,7 +69,7 @@ TARGETS=("$@")
 for t in "${TARGETS[@]}"; do
 	case $t in linux | skiff:tap | skiff:packet | skiff:xdp | uk) ;; *) echo "$0: unknown target '$t'" >&2; usage ;; esac
 done
-for a in kv echo hello; do
+for a in kv echo hello links; do
 	skt_check_bin "$EX/$a" || exit 2
 	if [[ " ${TARGETS[*]} " == *" uk "* ]] && [ ! -r "$EX/$a-uk.elf" ]; then
 		echo "$0: $EX/$a-uk.elf missing (make examples)" >&2
@@ -273,6 +290,29 @@ run_hello() {
 	stop_app hello
 }
 
+run_links() {
+	local cut=1 w
+	[ "$TGT" = uk ] && cut=0 # the guest takes no body-timeout/send-timeout words yet
+	start_app links /stats --body-timeout 3 --send-timeout 3 || return 1
+	for w in api hostile slow; do
+		local out=$WORK/${TGT/:/-}-links-$w.out args=()
+		[ $w = slow ] && args=("$cut" 3)
+		if C python3 "$HERE/links_client.py" $w "$SRV_IP" "$SRV_PORT" "${args[@]}" >"$out" 2>&1; then
+			pass "$TGT.links.$w" "$(grep -c '^ok' "$out") checks: $(awk '$1 == "ok" {printf "%s ", $2}' "$out")"
+		else
+			fail "$TGT.links.$w" "$(grep -m 3 FAIL-DETAIL "$out" | tr '\n' ' ') $(tail -n 1 "$out")"
+		fi
+	done
+	stop_app links || return 1
+	local ov e500 pool
+	ov=$(stat_of http.header_overflow) e500=$(stat_of http.resp_500) pool=$(stat_of http.body_pool_empty)
+	if [ "${ov:-0}" -ge 1 ] && [ "${e500:-x}" = "$ov" ] && [ "${pool:-0}" -ge 1 ]; then
+		pass "$TGT.links.exit" "header_overflow=$ov resp_500=$e500 body_pool_empty=$pool requests=$(stat_of http.requests)"
+	else
+		fail "$TGT.links.exit" "header_overflow=${ov:-none} resp_500=${e500:-none} body_pool_empty=${pool:-none}"
+	fi
+}
+
 for TGT in "${TARGETS[@]}"; do
 	t0=$SECONDS
 	if ! setup_target; then
@@ -280,9 +320,9 @@ for TGT in "${TARGETS[@]}"; do
 		skt_cleanup
 		continue
 	fi
-	run_hello
-	run_echo
-	run_kv
+	for a in ${APP_RUN:-links hello echo kv}; do
+		"run_$a"
+	done
 	skt_cleanup
 	echo "app: $TGT took $((SECONDS - t0)) s"
 done

@@ -96,10 +96,10 @@ P freestanding w=2 est=3 -- make check-freestanding
 # make check's steps beyond the build and the unit tests (mk/check.mk): no
 # include up a layer, the command-line page matches the options table, no
 # dead link in the docs, every code example in docs/ and the public headers
-# built and run.  (Its fuzz-replay is left to the fuzz phase, whose
+# built and run, `make app` with several files and one form.  (Its fuzz-replay is left to the fuzz phase, whose
 # libFuzzer runs every committed input of fuzz/seeds/ before it mutates.)
 P check-steps w=2 est=30 needs=build -- make -j"$JOBS" check-layers check-cli-doc check-doc-links \
-	check-doc-examples
+	check-doc-examples check-app-build
 P clang w=4 est=60 needs=build -- make -j"$JOBS" clang-check
 P unit w=3 est=40 needs=build -- make -j"$JOBS" unit
 # skiff check on the corpus of good and bad configuration files (tests/conf/).

@@ -17,6 +17,19 @@ unikernel's access log and its drain through the shutdown port).
                            10.0.2.2
   hold HTTP CTL            half a head on 127.0.0.1:HTTP, then "exit 0" to
                            CTL; hold it until the server closes
+  manydrain HOST HTTP CTL IDLE BUSY
+                           the drain with many connections (tests/vm_smp.sh:
+                           a guest with a stack per vCPU): IDLE keep-alive
+                           connections (one request answered each) and BUSY
+                           requests in flight (half a head each) to HOST;
+                           "exit 5 stats" to UDP HOST:CTL; then the rest of
+                           every head: exit 0 if each in-flight request got
+                           its 200 with "Connection: close" and then EOF,
+                           and each idle one was closed cleanly
+  manyhold HOST HTTP CTL BUSY
+                           BUSY half heads to HOST, "exit 0 stats" to CTL;
+                           hold them until the server closes each: prints
+                           the seconds the last took after the datagram
 """
 import os
 import socket
@@ -110,6 +123,63 @@ def cmd_hold(http, ctl):
     return 0
 
 
+def cmd_manydrain(host, http, ctl, nidle, nbusy):
+    idle = []
+    for i in range(int(nidle)):
+        c = socket.create_connection((host, int(http)), timeout=20)
+        c.sendall(b"GET / HTTP/1.1\r\nHost: h\r\nUser-Agent: vm-smp-idle-%d\r\n\r\n" % i)
+        head, _ = read_response(c)
+        if not head.startswith(b"HTTP/1.1 200"):
+            raise SystemExit("idle %d: %r" % (i, head[:40]))
+        idle.append(c)
+    busy = []
+    for i in range(int(nbusy)):
+        c = socket.create_connection((host, int(http)), timeout=20)
+        c.sendall(b"GET / HTTP/1.1\r\nHost: h\r\n")
+        busy.append(c)
+    time.sleep(0.5)
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.sendto(b"exit 5 stats", (host, int(ctl)))
+    time.sleep(1.5)  # every vCPU's drain has begun; the requests are in flight
+    for i, c in enumerate(busy):
+        c.sendall(b"User-Agent: vm-smp-inflight-%d\r\n\r\n" % i)
+    for i, c in enumerate(busy):
+        head, body = read_response(c)
+        if not head.startswith(b"HTTP/1.1 200") or b"\r\nconnection: close" not in head.lower() \
+                or len(body) == 0:
+            raise SystemExit("in flight %d: %r" % (i, head))
+        if c.recv(4096) != b"":
+            raise SystemExit("in flight %d: bytes after the response" % i)
+    for i, c in enumerate(idle):
+        c.settimeout(15)
+        x = c.recv(4096)
+        if x:
+            raise SystemExit("idle %d: bytes instead of a close: %r" % (i, x[:40]))
+    print("%d in-flight requests answered (200, Connection: close, then EOF); %d idle "
+          "keep-alive closed" % (len(busy), len(idle)))
+    return 0
+
+
+def cmd_manyhold(host, http, ctl, nbusy):
+    busy = []
+    for _ in range(int(nbusy)):
+        c = socket.create_connection((host, int(http)), timeout=30)
+        c.sendall(b"GET / HTTP/1.1\r\nHost: h\r\n")
+        busy.append(c)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.sendto(b"exit 0 stats", (host, int(ctl)))
+    got = 0
+    for c in busy:
+        try:
+            got += len(c.recv(4096))
+        except OSError:
+            pass
+    print("%d held: the last closed %.1f s after exit (%d bytes)" % (len(busy), time.monotonic() - t0, got))
+    return 0
+
+
 def cmd_json(path, *uas):
     import json
     recs = [json.loads(l) for l in open(path, "rb").read().decode().splitlines()]
@@ -121,7 +191,8 @@ def cmd_json(path, *uas):
 
 
 def main():
-    cmds = {"json": (cmd_json, -1), "sink": (cmd_sink, 3), "drain": (cmd_drain, 2), "hold": (cmd_hold, 2)}
+    cmds = {"json": (cmd_json, -1), "sink": (cmd_sink, 3), "drain": (cmd_drain, 2), "hold": (cmd_hold, 2),
+            "manydrain": (cmd_manydrain, 5), "manyhold": (cmd_manyhold, 4)}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds or \
             cmds[sys.argv[1]][1] not in (-1, len(sys.argv) - 2):
         print(__doc__, file=sys.stderr)

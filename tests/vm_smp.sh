@@ -17,6 +17,9 @@
 #               serves "/" through -p PORT:80 on 127.0.0.1 from vCPU 0
 #   smp-idle    that guest idle (both vCPUs halted, the AP with no timer
 #               armed): QEMU's CPU time over 5 s stays under 3% of a core
+#   smp-ctrl-c  then SIGINT to skiff vm (Ctrl-C): it sends "exit 0 stats" to
+#               the shutdown port it added (65533); the guest drains, prints
+#               its counters (the request counted) and exits 0
 #   smp-tap-*   --smp 2 on a multi-queue TAP (`ip tuntap ... multi_queue`, vq0 =
 #               198.18.0.1/24 in a namespace of its own, skt-<pid>-vmsmp; guest
 #               198.18.0.2, --mem 512M max-conns=256): boot (2 queue pairs,
@@ -26,6 +29,21 @@
 #               spread ("exit 0" to shutdown-port 9, then each vCPU's
 #               http.requests from the stats: every one served at least a
 #               quarter of all requests, and its dev.rx_frames grew)
+#   smp-tap-drain  a fresh guest on that TAP (drain-timeout=20): 6 idle
+#               keep-alive connections and 10 requests in flight (half a
+#               head each), spread over both vCPUs by the host's hash; "exit 5
+#               stats" to the shutdown port; then the rest of every head:
+#               each in-flight request gets its 200 with Connection: close
+#               and EOF, each idle one is closed; the guest prints the
+#               summary ("shutdown: draining 16 connections ...: A on cpu
+#               0, B on cpu 1", A and B at least 1, each vCPU's own "cpu K:
+#               drained in" line, "drained in"), both vCPUs' counters show
+#               they accepted and served, and it exits 5 well before the
+#               drain-timeout
+#   smp-tap-drain-timeout  the same guest with drain-timeout=3 and 8 half
+#               heads that never end: every vCPU's "cpu K: drain-timeout
+#               after", the summary "drain-timeout after", exit 0 between
+#               3 and 15 s after the datagram, every client closed
 # Every QEMU run is bounded by `timeout` and stopped by pid on exit.  User
 # networking keeps traffic inside QEMU and 127.0.0.1; the TAP part uses
 # 198.18.0.0/24 inside its namespace, nothing in the root one.
@@ -136,6 +154,19 @@ if grep -aq "skiff-uk: cpus: 2 up" "$LOG/idle.log"; then
 else
 	fail smp-idle "not 2 CPUs up; see $LOG/idle.log"
 fi
+# Ctrl-C: SIGINT (through timeout) to skiff vm, which sends "exit 0 stats"
+# to the shutdown port it added (65533): the guest drains and exits 0.
+kill -INT "$VM"
+skt_wait_exit "$VM" 40
+rc=${SKT_RC:-timeout}
+if [ "$rc" = 0 ] && grep -aq "shutdown-port=65533" "$LOG/idle.log" &&
+	grep -aq "^skiff-uk: shutdown: draining [0-9]* connections" "$LOG/idle.log" &&
+	grep -aq "^skiff-uk: drained in" "$LOG/idle.log" && grep -aq "^http.requests 1" "$LOG/idle.log" &&
+	grep -aq "^skiff-uk: exit 0" "$LOG/idle.log"; then
+	pass "smp-ctrl-c (SIGINT to skiff vm --smp 2: $(grep -a '^skiff-uk: drained in' "$LOG/idle.log" | tr -d '\r'), counters, exit 0)"
+else
+	fail smp-ctrl-c "exit $rc; $(grep -a 'drain' "$LOG/idle.log" | tr '\r\n' '  '); see $LOG/idle.log"
+fi
 skt_kill_tree "$VM"
 wait "$VM" 2>/dev/null
 PIDS=()
@@ -209,6 +240,79 @@ else
 		pass "smp-tap-spread (vCPU 0 served $r0 requests ($f0 frames), vCPU 1 $r1 ($f1 frames); exit 0)"
 	else
 		fail smp-tap-spread "exit $rc; requests vCPU 0 ${r0:-?}, vCPU 1 ${r1:-?}; frames ${f0:-?}, ${f1:-?}; see $LOG/tap.log"
+	fi
+	skt_kill_tree "$VM"
+	PIDS=()
+
+	# --- the drain: each vCPU drains its own connections -----------------
+	# tap_guest NAME DRAIN-S: a fresh guest on vq0; VM its pid, 1 if not ready.
+	tap_guest() {
+		local name=$1 ds=$2 i
+		ip netns exec "$NS" timeout 120 "$SKIFF" vm --smp 2 --mem 512M --accel tcg --image "$IMG" \
+			--net tap:vq0 -- ip=$G/24 gw=198.18.0.1 max-conns=256 shutdown-port=9 \
+			drain-timeout="$ds" exit-after=100 </dev/null >"$LOG/$name.log" 2>&1 &
+		VM=$!
+		PIDS+=("$VM")
+		for ((i = 0; i < 300; i++)); do
+			grep -aq "skiff-uk: 1 workers on vCPUs 1..1" "$LOG/$name.log" && return 0
+			kill -0 "$VM" 2>/dev/null || return 1
+			sleep 0.1
+		done
+		return 1
+	}
+	# guest_stat NAME LOG: a counter the guest printed at exit ("exit N stats"), or x.
+	guest_stat() { tr -d '\r' <"$2" | awk -v n="$1" '$1 == n {v = $2} END {print (v == "" ? "x" : v)}'; }
+	# drain_split LOG: "A B", the per-vCPU counts of the summary's first line.
+	drain_split() {
+		tr -d '\r' <"$1" | sed -n 's/^skiff-uk: shutdown: draining [0-9]* connections (drain-timeout [0-9]* s): \([0-9]*\) on cpu 0, \([0-9]*\) on cpu 1$/\1 \2/p' | head -1
+	}
+	crc=1 rc=timeout
+	if tap_guest drain 20; then
+		t0=$(date +%s%N)
+		ip netns exec "$NS" timeout 60 python3 tests/vm_ops_client.py manydrain "$G" 80 9 6 10 \
+			>"$LOG/drain-client.log" 2>&1
+		crc=$?
+		skt_wait_exit "$VM" 40
+		rc=${SKT_RC:-timeout}
+		ms=$((($(date +%s%N) - t0) / 1000000))
+	fi
+	read -r c0 c1 <<<"$(drain_split "$LOG/drain.log")"
+	a0=$(guest_stat http.conns_accepted "$LOG/drain.log") a1=$(guest_stat cpu1.http.conns_accepted "$LOG/drain.log")
+	q0=$(guest_stat http.requests "$LOG/drain.log") q1=$(guest_stat cpu1.http.requests "$LOG/drain.log")
+	[[ "${c0:-x}" =~ ^[0-9]+$ && "${c1:-x}" =~ ^[0-9]+$ ]] || { c0=0; c1=0; }
+	[[ "$a0$a1$q0$q1" =~ ^[0-9]+$ && "$a0" != x && "$a1" != x && "$q0" != x && "$q1" != x ]] || { a0=0; a1=0; q0=0; q1=0; }
+	if [ "$crc" = 0 ] && [ "$rc" = 5 ] && [ "$c0" -ge 1 ] && [ "$c1" -ge 1 ] && [ $((c0 + c1)) = 16 ] &&
+		[ "$a0" -ge 1 ] && [ "$a1" -ge 1 ] && [ $((a0 + a1)) = 16 ] && [ $((q0 + q1)) = 16 ] &&
+		grep -aq '^skiff-uk: cpu 0: drained in' "$LOG/drain.log" &&
+		grep -aq '^skiff-uk: cpu 1: drained in' "$LOG/drain.log" &&
+		grep -aq '^skiff-uk: drained in' "$LOG/drain.log" && [ "$ms" -lt 15000 ]; then
+		pass "smp-tap-drain ($(tr -d '\n' <"$LOG/drain-client.log"); held $c0 on cpu 0, $c1 on cpu 1 (accepted $a0 + $a1, served $q0 + $q1); $(grep -a '^skiff-uk: drained in' "$LOG/drain.log" | tr -d '\r'); exit 5 in $ms ms)"
+	else
+		fail smp-tap-drain "client rc $crc: $(tr '\n' ' ' <"$LOG/drain-client.log"); guest rc $rc; held ${c0:-?}+${c1:-?}, accepted $a0+$a1, served $q0+$q1; $(grep -a 'drain' "$LOG/drain.log" | tr '\r\n' '  '); see $LOG/drain.log"
+	fi
+	skt_kill_tree "$VM"
+	PIDS=()
+
+	crc=1 rc=timeout ms=0
+	if tap_guest drain-timeout 3; then
+		t0=$(date +%s%N)
+		ip netns exec "$NS" timeout 60 python3 tests/vm_ops_client.py manyhold "$G" 80 9 8 \
+			>"$LOG/drain-timeout-client.log" 2>&1
+		crc=$?
+		skt_wait_exit "$VM" 40
+		rc=${SKT_RC:-timeout}
+		ms=$((($(date +%s%N) - t0) / 1000000))
+	fi
+	read -r c0 c1 <<<"$(drain_split "$LOG/drain-timeout.log")"
+	[[ "${c0:-x}" =~ ^[0-9]+$ && "${c1:-x}" =~ ^[0-9]+$ ]] || { c0=0; c1=0; }
+	if [ "$crc" = 0 ] && [ "$rc" = 0 ] && [ "$c0" -ge 1 ] && [ "$c1" -ge 1 ] && [ $((c0 + c1)) = 8 ] &&
+		grep -aq '^skiff-uk: cpu 0: drain-timeout after' "$LOG/drain-timeout.log" &&
+		grep -aq '^skiff-uk: cpu 1: drain-timeout after' "$LOG/drain-timeout.log" &&
+		grep -aq '^skiff-uk: drain-timeout after [0-9]* ms: closing 8 connections' "$LOG/drain-timeout.log" &&
+		[ "$ms" -ge 2900 ] && [ "$ms" -lt 15000 ]; then
+		pass "smp-tap-drain-timeout ($(tr -d '\n' <"$LOG/drain-timeout-client.log"); held $c0 on cpu 0, $c1 on cpu 1; $(grep -a '^skiff-uk: drain-timeout' "$LOG/drain-timeout.log" | tr -d '\r'); exit 0 in $ms ms)"
+	else
+		fail smp-tap-drain-timeout "client rc $crc: $(tr '\n' ' ' <"$LOG/drain-timeout-client.log"); guest rc $rc after $ms ms; held ${c0:-?}+${c1:-?}; $(grep -a 'drain' "$LOG/drain-timeout.log" | tr '\r\n' '  '); see $LOG/drain-timeout.log"
 	fi
 	skt_kill_tree "$VM"
 	PIDS=()

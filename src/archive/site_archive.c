@@ -4,6 +4,7 @@
  * their own), then sar_find / sar_entry_at per request. */
 #include "site_archive.h"
 
+#include "../http/file_answer.h"
 #include "../http/mime.h"
 
 /* ---- the error line, without libc ---- */
@@ -222,6 +223,7 @@ void sar_site_init(struct sar_site *s, const struct sar_view *v, struct http_fil
 			 * served (the unikernel's: the life of the guest). */
 			.pinned = true,
 		};
+		http_file_prepare(&files[i]); /* its validators, once */
 	}
 	/* "x.gz" / "x.br" beside "x": x's precompressed siblings. */
 	for (uint32_t i = 0; i < v->count; i++) {

@@ -382,14 +382,6 @@ static bool seq_n(const char *a, size_t an, const char *b, size_t bn)
 	return an == bn && sk_memcmp(a, b, an) == 0;
 }
 
-static size_t cstrlen(const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
-
 static bool cstreq(const char *a, const char *b)
 {
 	while (*a && *a == *b)
@@ -882,7 +874,7 @@ static int header_line(struct parser *p, struct stmt *st, struct sconf_header *h
 	static const char *const engine[] = {"content-length", "transfer-encoding", "connection",
 					     "date"};
 	for (size_t i = 0; i < SK_ARRAY_LEN(engine); i++)
-		if (nn == cstrlen(engine[i]) && ieq_n(nm, engine[i], nn))
+		if (nn == sk_strlen(engine[i]) && ieq_n(nm, engine[i], nn))
 			return fail(p, t->pos, "header %S is the server's own: it cannot be %s",
 				    nm, nn, del ? "removed" : "set");
 	if (*nhdr >= SCONF_MAX_HEADERS)
@@ -1403,7 +1395,7 @@ static const char *ctx_name(unsigned ctx)
 static int unknown(struct parser *p, const struct stmt *st, unsigned ctx)
 {
 	for (size_t i = 0; i < SK_ARRAY_LEN(dirs); i++)
-		if (seq_n(st->name.s, st->name.n, dirs[i].name, cstrlen(dirs[i].name)))
+		if (seq_n(st->name.s, st->name.n, dirs[i].name, sk_strlen(dirs[i].name)))
 			return fail(p, st->name.pos, "'%S' goes %s, not %s", st->name.s, st->name.n,
 				    ctx_name(dirs[i].ctx), ctx_name(ctx));
 	/* "unknown directive 'rooot' in route (expected one of files, ...)" */
@@ -1480,7 +1472,7 @@ static int parse_block(struct parser *p, unsigned ctx, const struct stmt *opener
 		const struct dir_def *d = NULL;
 		for (size_t i = 0; i < SK_ARRAY_LEN(dirs) && !d; i++)
 			if ((dirs[i].ctx & ctx) &&
-			    seq_n(st.name.s, st.name.n, dirs[i].name, cstrlen(dirs[i].name)))
+			    seq_n(st.name.s, st.name.n, dirs[i].name, sk_strlen(dirs[i].name)))
 				d = &dirs[i];
 		if (!d)
 			return unknown(p, &st, ctx);
@@ -1703,7 +1695,7 @@ int sites_conf_parse(const char *text, size_t len, const char *dir, void *arena,
 	p.c = out;
 	p.err = err;
 	p.dir = dir ? dir : "";
-	p.dirlen = cstrlen(p.dir);
+	p.dirlen = sk_strlen(p.dir);
 	p.arena = arena;
 	p.asize = arena_size;
 	unsigned cap = count_sites(text, len);
@@ -1730,7 +1722,7 @@ int sites_conf_parse(const char *text, size_t len, const char *dir, void *arena,
 
 static bool name_eq(const char *name, const char *h, size_t hn)
 {
-	size_t n = cstrlen(name);
+	size_t n = sk_strlen(name);
 	return n == hn && ieq_n(name, h, hn);
 }
 
@@ -1742,13 +1734,7 @@ const struct sconf_site *sites_conf_site(const struct sconf *c, unsigned li, con
 	/* The name without ":port" and one trailing '.'; an IPv6 literal
 	 * ("[::1]:8080") is no name: only the default site answers it. */
 	size_t n = 0;
-	bool literal = hlen > 0 && host[0] == '[';
-	if (!literal) {
-		while (n < hlen && host[n] != ':')
-			n++;
-		if (n > 0 && host[n - 1] == '.')
-			n--;
-	}
+	bool literal = hlen > 0 && host[0] == '[', scanned = false;
 	uint32_t bit = 1u << li;
 	const struct sconf_site *best = NULL, *dflt = NULL;
 	size_t best_len = 0;
@@ -1758,7 +1744,16 @@ const struct sconf_site *sites_conf_site(const struct sconf *c, unsigned li, con
 			continue;
 		if (s->is_default && !dflt)
 			dflt = s;
-		if (literal || n == 0)
+		if (literal || s->nnames == 0)
+			continue;
+		if (!scanned) { /* once, and only for a site with names */
+			while (n < hlen && host[n] != ':')
+				n++;
+			if (n > 0 && host[n - 1] == '.')
+				n--;
+			scanned = true;
+		}
+		if (n == 0)
 			continue;
 		for (unsigned k = 0; k < s->nnames; k++) {
 			const char *nm = s->names[k];
@@ -1768,7 +1763,7 @@ const struct sconf_site *sites_conf_site(const struct sconf *c, unsigned li, con
 				continue;
 			}
 			/* "*.a.test": one label or more, then ".a.test". */
-			size_t sl = cstrlen(nm) - 1; /* ".a.test" */
+			size_t sl = sk_strlen(nm) - 1; /* ".a.test" */
 			if (n > sl && sl > best_len && ieq_n(host + n - sl, nm + 1, sl)) {
 				best = s;
 				best_len = sl;
@@ -1785,7 +1780,7 @@ const struct sconf_route *sites_conf_route(const struct sconf_site *s, const cha
 	size_t best_len = 0;
 	for (unsigned i = 0; i < s->nroutes; i++) {
 		const struct sconf_route *r = &s->routes[i];
-		size_t n = cstrlen(r->path);
+		size_t n = sk_strlen(r->path);
 		if (r->exact) {
 			if (n == plen && !sk_memcmp(r->path, path, n)) {
 				if (rest_off)

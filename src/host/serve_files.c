@@ -65,6 +65,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../http/file_answer.h"
 #include "../http/mime.h"
 #include "serve_files.h"
 #include "../archive/site_archive.h"
@@ -308,6 +309,7 @@ static int load_one(const struct site_list *l, struct fc_tree *t, struct fc_entr
 		close(fd);
 	e->file.len = len;
 	e->file.mtime = st.st_mtime > 0 ? (int64_t)st.st_mtime : 0;
+	http_file_prepare(&e->file); /* its validators, once per load */
 	t->bytes += len;
 	return rc;
 }

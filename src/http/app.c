@@ -27,6 +27,7 @@
  */
 #include "app.h"
 
+#include "../base/fmt.h"
 #include "chunked.h"
 #include "emit.h"
 #include "file.h"
@@ -96,6 +97,13 @@ struct http_app_conn {
 	http_app_collect_fn cdone;
 	http_app_handler_fn skip_fn; /* BM_SKIP: the answer, after the body */
 	void *cctx;
+	/* http_app_body_read: the pool slot the body is collected into (held
+	 * until the request is over, on_done included; NULL: none), and the
+	 * application's callback. */
+	uint8_t *slot;
+	http_app_read_fn rdone;
+	void *rctx;
+	char nobody[1];      /* the "" of a read without a body */
 	const uint8_t *fbody; /* OUT_FIXED: the application's body */
 	size_t flen, fsent;
 	/* OUT_FIXED by http_app_send_file: the entry fbody is a slice of, so
@@ -133,14 +141,6 @@ struct http_app_req {
 
 static void conn_advance(struct http_app_conn *c);
 
-static size_t cstrlen(const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
-
 static uint8_t lower(uint8_t ch)
 {
 	return ch >= 'A' && ch <= 'Z' ? (uint8_t)(ch + 32) : ch;
@@ -163,6 +163,8 @@ void http_app_config_default(struct http_app_config *cfg)
 	cfg->keepalive_timeout = 60 * SK_NS_PER_S;
 	cfg->linger_timeout = 2 * SK_NS_PER_S;
 	cfg->scheme = "http";
+	cfg->body_slots = 0;
+	cfg->body_size = 0;
 }
 
 #define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
@@ -172,12 +174,34 @@ static bool cfg_ok(const struct http_app_config *cfg)
 	return cfg->max_conns >= 1 && cfg->max_conns <= (1u << 20) &&
 	       cfg->rbuf_size >= HTTP_HEAD_MAX + 1024u && cfg->rbuf_size <= (1u << 24) &&
 	       cfg->out_size >= 2048u && cfg->out_size <= (1u << 24) && cfg->max_body > 0 &&
-	       cfg->hdr_size >= 256u && cfg->hdr_size <= cfg->out_size - 1024u;
+	       cfg->hdr_size >= 256u && cfg->hdr_size <= cfg->out_size - 1024u &&
+	       cfg->body_size <= (1u << 26) && cfg->body_slots <= (1u << 20);
+}
+
+#define SLOTS_DEFAULT 16u
+/* Bytes of one slot of the body pool: the body, its NUL, room for the
+ * free list's link. */
+static size_t slot_bytes(const struct http_app_config *cfg)
+{
+	return ALIGN16((size_t)cfg->body_size + 1u < 16u ? 16u : (size_t)cfg->body_size + 1u);
 }
 
 void http_app_config_fit(struct http_app_config *cfg, const struct http_app_def *def)
 {
-	if (!def || def->hdr_size <= cfg->hdr_size)
+	if (!def)
+		return;
+	if (def->body_size > cfg->body_size)
+		cfg->body_size = def->body_size;
+	if (cfg->body_size) {
+		uint32_t n = def->body_slots ? def->body_slots : SLOTS_DEFAULT;
+		if (n > cfg->body_slots)
+			cfg->body_slots = n;
+	}
+	if (def->error_answer && !cfg->error_answer) {
+		cfg->error_answer = def->error_answer;
+		cfg->error_answer_ctx = def->error_answer_ctx;
+	}
+	if (def->hdr_size <= cfg->hdr_size)
 		return;
 	cfg->hdr_size = def->hdr_size;
 	if (cfg->out_size < cfg->hdr_size + 1024u)
@@ -190,7 +214,8 @@ size_t http_app_mem_size(const struct http_app_config *cfg)
 		return 0;
 	size_t per = ALIGN16(sizeof(struct http_app_conn)) + ALIGN16(cfg->rbuf_size) +
 		     ALIGN16(cfg->out_size) + ALIGN16(cfg->hdr_size);
-	return 16 + (size_t)cfg->max_conns * per;
+	size_t pool = cfg->body_size ? (size_t)cfg->body_slots * slot_bytes(cfg) : 0;
+	return 16 + (size_t)cfg->max_conns * per + pool;
 }
 
 int http_app_init(struct http_app *app, void *mem, size_t size, const struct http_app_config *cfg,
@@ -227,6 +252,14 @@ int http_app_init(struct http_app *app, void *mem, size_t size, const struct htt
 		c->hdr = (char *)c->obuf + ALIGN16(cfg->out_size);
 		c->next_free = app->free_list;
 		app->free_list = c;
+	}
+	if (cfg->body_size) {
+		uint8_t *pool = app->bufs + (size_t)cfg->max_conns * bufsz;
+		for (uint32_t i = cfg->body_slots; i-- > 0;) {
+			uint8_t *sl = pool + (size_t)i * slot_bytes(cfg);
+			sk_memcpy(sl, &app->slot_free, sizeof(app->slot_free));
+			app->slot_free = sl;
+		}
 	}
 	if (def->init) {
 		int r = def->init(app, def->init_ctx);
@@ -351,7 +384,7 @@ void http_app_header_at(const struct http_app_req *r, unsigned i, const char **n
 const char *http_app_header_get(const struct http_app_req *r, const char *name, size_t *vlen)
 {
 	const struct http_app_conn *c = CONN(r);
-	size_t n = cstrlen(name);
+	size_t n = sk_strlen(name);
 	for (unsigned i = 0; i < c->req.nheaders; i++) {
 		const struct http_header *h = &c->req.headers[i];
 		if (h->name.len != n)
@@ -367,6 +400,16 @@ const char *http_app_header_get(const struct http_app_req *r, const char *name, 
 		}
 	}
 	return NULL;
+}
+
+const char *http_app_host(const struct http_app_req *r, size_t *vlen)
+{
+	const struct http_app_conn *c = CONN(r);
+	if (!c->req.has_host)
+		return NULL;
+	if (vlen)
+		*vlen = c->req.host.len;
+	return (const char *)c->rbuf + c->req.host.off;
 }
 
 const struct sk_addr *http_app_peer(const struct http_app_req *r, uint16_t *port)
@@ -622,7 +665,46 @@ static int flush(struct http_app_conn *c)
 	return 1;
 }
 
-/* An answer of the engine's own: a short text body, the connection closes. */
+/* Is v a header value we may send (no CR, LF or other control but TAB)? */
+static bool value_ok(const char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (((uint8_t)v[i] < 0x20 && v[i] != '\t') || v[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/* The body and the Content-Type line of an answer of the engine's own:
+ * the application's (config.error_answer), else the plain text of
+ * emit.c.  body: HTTP_APP_ERROR_BODY_MAX bytes; the line goes to
+ * hdr + *hdr_len (the header area, at least 256 bytes, is empty here). */
+static size_t error_body(struct http_app *app, int status, uint8_t *body, char *hdr,
+			 uint32_t *hdr_len)
+{
+	const char *ct = "text/plain";
+	long n = -1;
+	if (app->cfg.error_answer) {
+		n = app->cfg.error_answer(app->cfg.error_answer_ctx, status, (char *)body,
+					  HTTP_APP_ERROR_BODY_MAX, &ct);
+		size_t tl = ct ? sk_strlen(ct) : 0;
+		if (n < 0 || n > (long)HTTP_APP_ERROR_BODY_MAX || !ct || tl == 0 || tl > 128 ||
+		    !value_ok(ct, tl)) {
+			n = -1;
+			ct = "text/plain";
+		}
+	}
+	if (n < 0)
+		n = (long)http_emit_error_body(body, HTTP_APP_ERROR_BODY_MAX, status);
+	struct http_out o = {(uint8_t *)hdr + *hdr_len, (uint8_t *)hdr + 256};
+	http_out_str(&o, "Content-Type: ");
+	http_out_str(&o, ct);
+	http_out_str(&o, "\r\n");
+	*hdr_len = (uint32_t)(o.p - (uint8_t *)hdr);
+	return (size_t)n;
+}
+
+/* An answer of the engine's own: a short body (error_body), the connection
+ * closes. */
 static void engine_answer(struct http_app_conn *c, int status)
 {
 	if (c->out != OUT_NONE) {
@@ -634,11 +716,8 @@ static void engine_answer(struct http_app_conn *c, int status)
 	c->failed = true;
 	c->hdr_len = 0;
 	c->cl_mark = false;
-	static const char ct[] = "Content-Type: text/plain\r\n";
-	sk_memcpy(c->hdr, ct, sizeof(ct) - 1);
-	c->hdr_len = sizeof(ct) - 1;
-	uint8_t body[HTTP_EMIT_ERROR_BODY_MAX];
-	size_t bl = http_emit_error_body(body, sizeof(body), status);
+	uint8_t body[HTTP_APP_ERROR_BODY_MAX];
+	size_t bl = error_body(c->app, status, body, c->hdr, &c->hdr_len);
 	c->close_after = true;
 	put_head(c, status, bl);
 	if (sk_unlikely(c->app->cfg.access != NULL))
@@ -659,7 +738,7 @@ static bool dropped(const struct http_app_conn *c, const char *name, size_t nl)
 {
 	for (uint32_t at = 0; at < c->drops_len;) {
 		const char *d = c->drops + at;
-		size_t dl = cstrlen(d), j = 0;
+		size_t dl = sk_strlen(d), j = 0;
 		while (dl == nl && j < nl && lower((uint8_t)name[j]) == (uint8_t)d[j])
 			j++;
 		if (dl == nl && j == nl)
@@ -673,16 +752,20 @@ static bool dropped(const struct http_app_conn *c, const char *name, size_t nl)
  * neither adds nor removes? */
 static bool engine_line(const char *name, size_t nl)
 {
-	static const char *const ours[] = {"content-length", "transfer-encoding", "connection",
-					   "date"};
-	for (unsigned k = 0; k < 4; k++) {
-		size_t ol = cstrlen(ours[k]), j = 0;
-		while (ol == nl && j < nl && lower((uint8_t)name[j]) == (uint8_t)ours[k][j])
-			j++;
-		if (ol == nl && j == nl)
-			return true;
+	/* By length first: most names an application adds (Content-Type,
+	 * Location, Cache-Control) match none of the four lengths. */
+	const char *ours;
+	switch (nl) {
+	case 4: ours = "date"; break;
+	case 10: ours = "connection"; break;
+	case 14: ours = "content-length"; break;
+	case 17: ours = "transfer-encoding"; break;
+	default: return false;
 	}
-	return false;
+	size_t j = 0;
+	while (j < nl && lower((uint8_t)name[j]) == (uint8_t)ours[j])
+		j++;
+	return j == nl;
 }
 
 static bool token_ok(const char *name, size_t nl)
@@ -700,7 +783,7 @@ int http_app_header_drop(struct http_app_req *r, const char *name)
 	struct http_app_conn *c = CONN(r);
 	if (c->out != OUT_NONE || !c->live)
 		return -SK_EINVAL;
-	size_t nl = cstrlen(name);
+	size_t nl = sk_strlen(name);
 	if (!token_ok(name, nl) || engine_line(name, nl))
 		return -SK_EINVAL;
 	static const char server[] = "server";
@@ -788,17 +871,43 @@ static void header_overflow(struct http_app_conn *c, const char *name, size_t nl
 	app->cfg.error_log(app->cfg.error_ctx, "http.header_overflow", msg);
 }
 
+/* Does v[0, n) hold a CR or an LF?  Eight bytes at a time: a byte of
+ * w ^ 0x0d..0d is zero where w holds a CR, and (x - 0x01..01) & ~x &
+ * 0x80..80 is nonzero exactly when some byte of x is zero.  A byte loop
+ * cost about 11 instructions per byte of value here. */
+static bool has_crlf(const char *v, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w, a, b;
+		sk_memcpy(&w, v + i, 8);
+		a = w ^ (ones * '\r');
+		b = w ^ (ones * '\n');
+		if (((a - ones) & ~a & highs) | ((b - ones) & ~b & highs))
+			return true;
+	}
+	for (; i < n; i++)
+		if (v[i] == '\r' || v[i] == '\n')
+			return true;
+	return false;
+}
+
 int http_app_header(struct http_app_req *r, const char *name, const char *value)
 {
 	struct http_app_conn *c = CONN(r);
 	if (c->out != OUT_NONE || !c->live)
 		return -SK_EINVAL;
-	size_t nl = cstrlen(name), vl = cstrlen(value);
-	if (!token_ok(name, nl))
+	/* This runs for every header line of every answer: the name's length
+	 * and its check in one pass, the value's a word at a time. */
+	size_t nl = 0, vl;
+	while (http_char_class[(uint8_t)name[nl]] & HTTP_C_TOKEN)
+		nl++;
+	if (nl == 0 || name[nl] != '\0')
+		return -SK_EINVAL; /* empty, or a byte no token holds */
+	vl = sk_strlen(value);
+	if (has_crlf(value, vl))
 		return -SK_EINVAL;
-	for (size_t i = 0; i < vl; i++)
-		if (value[i] == '\r' || value[i] == '\n')
-			return -SK_EINVAL;
 	if (engine_line(name, nl))
 		return -SK_EINVAL;
 	if (sk_unlikely(c->drops_len) && dropped(c, name, nl))
@@ -818,6 +927,70 @@ int http_app_header(struct http_app_req *r, const char *name, const char *value)
 	p[nl + 2 + vl] = '\r';
 	p[nl + 3 + vl] = '\n';
 	c->hdr_len = (uint32_t)(c->hdr_len + nl + vl + 4);
+	return 0;
+}
+
+/* A formatted value that is not a header value (a conversion outside
+ * base/fmt.h's subset, CR or LF): as loud as an overflow. */
+static void header_invalid(struct http_app_conn *c, const char *name, size_t nl)
+{
+	struct http_app *app = c->app;
+	c->hdr_full = true;
+	app->st.header_invalid++;
+	if (!app->cfg.error_log)
+		return;
+	char msg[256];
+	struct http_out o = {(uint8_t *)msg, (uint8_t *)msg + sizeof(msg) - 1};
+	http_out_str(&o, "the answer to ");
+	http_out_mem(&o, c->path, c->path_len > 96 ? 96 : c->path_len);
+	http_out_str(&o, c->path_len > 96 ? "... " : " ");
+	http_out_str(&o, "is a 500: the value of its header line '");
+	http_out_mem(&o, name, nl > 48 ? 48 : nl);
+	http_out_str(&o, "' is not one (a format outside http_app_headerf's, or CR/LF in it)");
+	size_t n = o.p <= o.end ? (size_t)(o.p - (uint8_t *)msg) : 0;
+	msg[n] = 0;
+	app->cfg.error_log(app->cfg.error_ctx, "http.header_invalid", msg);
+}
+
+int http_app_headerf(struct http_app_req *r, const char *name, const char *fmt, ...)
+{
+	struct http_app_conn *c = CONN(r);
+	if (c->out != OUT_NONE || !c->live || !fmt)
+		return -SK_EINVAL;
+	size_t nl = sk_strlen(name);
+	if (!token_ok(name, nl) || engine_line(name, nl))
+		return -SK_EINVAL;
+	if (sk_unlikely(c->drops_len) && dropped(c, name, nl))
+		return 0;
+	/* Straight into the area: "Name: " + value + NUL (the NUL's byte is
+	 * the CR's, so the room asked is that of the whole line). */
+	uint32_t room = c->app->cfg.hdr_size - c->hdr_len;
+	char *p = c->hdr + c->hdr_len;
+	long vl = -1;
+	if (nl + 4 <= room) {
+		va_list ap;
+		va_start(ap, fmt);
+		vl = sk_vfmt(p + nl + 2, room - nl - 3, fmt, ap);
+		va_end(ap);
+		if (vl < 0 || !value_ok(p + nl + 2, (size_t)vl < room - nl - 3 ? (size_t)vl : 0)) {
+			if (!c->hdr_full)
+				header_invalid(c, name, nl);
+			return -SK_EINVAL;
+		}
+	}
+	if (vl < 0 || c->hdr_len + nl + (size_t)vl + 4 > c->app->cfg.hdr_size) {
+		if (!c->hdr_full)
+			header_overflow(c, name, nl);
+		return -SK_ENOBUFS;
+	}
+	if (sk_unlikely(c->hdr_full))
+		return -SK_ENOBUFS; /* the answer is a 500 already: nothing more goes in */
+	sk_memcpy(p, name, nl);
+	p[nl] = ':';
+	p[nl + 1] = ' ';
+	p[nl + 2 + vl] = '\r';
+	p[nl + 3 + vl] = '\n';
+	c->hdr_len = (uint32_t)(c->hdr_len + nl + (size_t)vl + 4);
 	return 0;
 }
 
@@ -1052,6 +1225,53 @@ int http_app_body_collect(struct http_app_req *r, void *buf, size_t cap, http_ap
 	return 0;
 }
 
+/* The collect of http_app_body_read is done: the body ends in a NUL. */
+static void read_collected(struct http_app_req *r, void *ctx, size_t len)
+{
+	(void)ctx;
+	struct http_app_conn *c = CONN(r);
+	c->slot[len] = 0;
+	c->rdone(r, c->rctx, (char *)c->slot, len);
+}
+
+int http_app_body_read(struct http_app_req *r, size_t limit, http_app_read_fn done, void *ctx)
+{
+	struct http_app_conn *c = CONN(r);
+	struct http_app *app = c->app;
+	bool none = !c->req.chunked && !(c->req.has_content_length && c->req.content_length);
+	if (!done || !app->cfg.body_size || !c->live || c->slot || c->out != OUT_NONE ||
+	    (c->in != IN_WAIT && !(none && c->in == IN_DONE)))
+		return -SK_EINVAL;
+	if (none) {
+		/* No body: nothing to hold, the answer may come at once. */
+		c->nobody[0] = 0;
+		bool was = c->in_cb;
+		c->in_cb = true;
+		done(r, ctx, c->nobody, 0);
+		c->in_cb = was;
+		return 0;
+	}
+	if (limit == 0 || limit > app->cfg.body_size)
+		limit = app->cfg.body_size;
+	if (!c->req.chunked && c->req.content_length > limit) {
+		engine_answer(c, 413); /* before the client sends it, no slot taken */
+		conn_advance(c);
+		return 0;
+	}
+	if (!app->slot_free) {
+		app->st.body_pool_empty++;
+		engine_answer(c, 503);
+		conn_advance(c);
+		return 0;
+	}
+	c->slot = app->slot_free;
+	sk_memcpy(&app->slot_free, c->slot, sizeof(app->slot_free));
+	app->slots_used++;
+	c->rdone = done;
+	c->rctx = ctx;
+	return http_app_body_collect(r, c->slot, limit, read_collected, NULL);
+}
+
 int http_app_body_skip(struct http_app_req *r, http_app_handler_fn then, void *ctx)
 {
 	struct http_app_conn *c = CONN(r);
@@ -1081,6 +1301,7 @@ static bool body_offer(struct http_app_conn *c)
 			took = (long)n;
 		} else if (c->bmode == BM_COLLECT) {
 			if (c->clen + n > c->ccap) {
+				c->dlen = 0; /* dropped with the rest (a lingering read) */
 				engine_answer(c, 413);
 				return false;
 			}
@@ -1092,6 +1313,7 @@ static bool body_offer(struct http_app_conn *c)
 			took = c->body_fn(REQ(c), c->body_ctx, d, n, false);
 			c->in_cb = false;
 			if (took < 0 || (size_t)took > n) {
+				c->dlen = 0;
 				engine_answer(c, 500);
 				return false;
 			}
@@ -1200,7 +1422,7 @@ static const struct http_app_route *route_find(struct http_app_conn *c,
 	*path_seen = false;
 	for (unsigned i = 0; i < def->nroutes; i++) {
 		const struct http_app_route *rt = &def->routes[i];
-		size_t pl = cstrlen(rt->path);
+		size_t pl = sk_strlen(rt->path);
 		bool m = rt->prefix ? (c->path_len >= pl && sk_memcmp(c->path, rt->path, pl) == 0)
 				    : (c->path_len == pl && sk_memcmp(c->path, rt->path, pl) == 0);
 		if (!m)
@@ -1215,7 +1437,7 @@ static const struct http_app_route *route_find(struct http_app_conn *c,
 		}
 		*path_seen = true;
 		const char *mn = http_method_name((enum http_method)rt->method);
-		size_t ml = cstrlen(mn);
+		size_t ml = sk_strlen(mn);
 		if (al + ml + 3 < allow_cap) {
 			if (al) {
 				allow[al++] = ',';
@@ -1233,6 +1455,18 @@ static const struct http_app_route *route_find(struct http_app_conn *c,
 static void no_route(struct http_app_conn *c, bool seen, const char *allow)
 {
 	static const char nf[] = "404 Not Found\n", na[] = "405 Method Not Allowed\n";
+	if (c->app->cfg.error_answer && c->out == OUT_NONE && c->hdr_len == 0) {
+		/* The application's body, copied into obuf by a stream. */
+		uint8_t body[HTTP_APP_ERROR_BODY_MAX];
+		int st = seen ? 405 : 404;
+		size_t bl = error_body(c->app, st, body, c->hdr, &c->hdr_len);
+		if (seen)
+			http_app_header(REQ(c), "Allow", allow);
+		http_app_stream(REQ(c), st, bl, NULL, NULL);
+		http_app_write(REQ(c), body, bl); /* the head's room (out_size >= 2 KiB) holds it */
+		http_app_end(REQ(c));
+		return;
+	}
 	http_app_header(REQ(c), "Content-Type", "text/plain");
 	if (seen) {
 		http_app_header(REQ(c), "Allow", allow);
@@ -1348,6 +1582,18 @@ uint32_t http_app_live_old(const struct http_app *app)
 	return app->live_old;
 }
 
+/* The request is over (on_done has run): its body slot goes back. */
+static void slot_put(struct http_app_conn *c)
+{
+	if (!c->slot)
+		return;
+	struct http_app *app = c->app;
+	sk_memcpy(c->slot, &app->slot_free, sizeof(app->slot_free));
+	app->slot_free = c->slot;
+	app->slots_used--;
+	c->slot = NULL;
+}
+
 static void request_over(struct http_app_conn *c)
 {
 	struct http_app *app = c->app;
@@ -1360,6 +1606,7 @@ static void request_over(struct http_app_conn *c)
 		c->done_fn = NULL;
 		fn(REQ(c), c->done_ctx, !c->failed);
 	}
+	slot_put(c);
 	sk_time_ns now = loop_now(app->loop);
 	if (c->close_after || c->dead) {
 		/* Nothing unread after a clean answer: close at once.  Else the
@@ -1403,6 +1650,7 @@ static void conn_release(struct http_app_conn *c)
 			fn(REQ(c), c->done_ctx, false);
 		}
 	}
+	slot_put(c);
 	set_file(c, NULL);
 	if (loop_timer_armed(&c->timer)) {
 		/* Only a cancel that removes something is a sample. */
@@ -1724,7 +1972,24 @@ static void refuse(struct http_app *app, int s, const struct loop_peer *peer)
 				  "Connection: close\r\n\r\n";
 	uint8_t got[HTTP_ACCESS_LINE_MAX + 2u];
 	long n = loop_read(app->loop, s, got, sizeof(got));
-	loop_write(app->loop, s, msg, sizeof(msg) - 1);
+	if (app->cfg.error_answer) {
+		/* The application's body: built here, no connection state to
+		 * hold it (the socket's buffer takes it whole). */
+		uint8_t out[HTTP_APP_ERROR_BODY_MAX + 512u], body[HTTP_APP_ERROR_BODY_MAX];
+		char ct[256];
+		uint32_t cl = 0;
+		size_t bl = error_body(app, 503, body, ct, &cl);
+		struct http_out o = {out, out + sizeof(out)};
+		http_out_str(&o, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: ");
+		http_out_u64(&o, bl);
+		http_out_str(&o, "\r\nConnection: close\r\n");
+		http_out_mem(&o, ct, cl);
+		http_out_str(&o, "\r\n");
+		http_out_mem(&o, body, bl);
+		loop_write(app->loop, s, out, (size_t)(o.p - out));
+	} else {
+		loop_write(app->loop, s, msg, sizeof(msg) - 1);
+	}
 	loop_shutdown(app->loop, s);
 	loop_close(app->loop, s);
 	app->st.conns_refused++;
@@ -1844,7 +2109,7 @@ void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx
 
 int http_app_check(const struct http_app *app)
 {
-	uint32_t used = 0, nfree = 0, files = 0, live_cur = 0, live_old = 0;
+	uint32_t used = 0, nfree = 0, files = 0, live_cur = 0, live_old = 0, slots = 0;
 	for (const struct http_app_conn *c = app->free_list; c; c = c->next_free) {
 		CHECK(c->sock < 0);
 		CHECK(++nfree <= app->cfg.max_conns);
@@ -1865,6 +2130,8 @@ int http_app_check(const struct http_app *app)
 		CHECK(c->in != IN_BODY || c->ipos >= c->head_len);
 		CHECK(!c->ffile || c->live); /* held only while its request lives */
 		files += c->ffile != NULL;
+		CHECK(!c->slot || c->live); /* a body slot is held only while its request lives */
+		slots += c->slot != NULL;
 		if (c->live && c->epoch == app->epoch)
 			live_cur++;
 		else if (c->live)
@@ -1877,5 +2144,11 @@ int http_app_check(const struct http_app *app)
 	CHECK(used + nfree == app->cfg.max_conns);
 	CHECK(files == app->files_held);
 	CHECK(live_cur == app->live_cur && live_old == app->live_old);
+	/* Every slot of the body pool is free or held by one connection. */
+	CHECK(slots == app->slots_used);
+	uint32_t sfree = 0;
+	for (const uint8_t *sl = app->slot_free; sl; sk_memcpy(&sl, sl, sizeof(sl)))
+		CHECK(++sfree <= app->cfg.body_slots);
+	CHECK(app->cfg.body_size == 0 || sfree + slots == app->cfg.body_slots);
 	return 0;
 }

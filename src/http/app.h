@@ -81,7 +81,8 @@
  * (http_app_mem_size), holding every connection's state and buffers.
  * Per connection: rbuf_size bytes for the head and body pieces, out_size
  * bytes for the answer's head and streamed body, hdr_size bytes for the
- * application's header lines, and the state (a few KiB).
+ * application's header lines, and the state (a few KiB); and once, the
+ * body pool of http_app_body_read (body_slots x body_size).
  * Everything a request accessor returns points into the connection's
  * buffers and lives until on_done (or, without on_done, until the request
  * is over): copy what you keep longer.  Everything the application passes
@@ -173,6 +174,52 @@
  * write and end calls return as if they worked; nothing of it is sent),
  * counted in http.header_overflow and said in the error log: never an
  * answer without a line the application meant (a 302 without Location).
+ * http_app_headerf fails the same way, also for a value that is not one
+ * (http.header_invalid).  The 500 leaves when the application answers
+ * (its send or stream call) or its handler returns < 0: so answer as you
+ * would have; a request left unanswered stays open as any other does.
+ *
+ * ---- The helper kit ----
+ * Three helpers for the common case, on every form (they are the
+ * engine's, so the hosted stacks and the unikernel behave alike):
+ *   http_app_body_read   the whole body into memory the engine owns: a
+ *                        slot of a bounded pool in the engine's block
+ *                        (http_app_def.body_size bytes each, body_slots
+ *                        of them, default 16; no allocation per request).
+ *                        The body arrives NUL-terminated, writable, and
+ *                        lives until on_done has run; then the slot goes
+ *                        back.  Over the limit (body_size, or the call's
+ *                        own smaller limit: per route): 413, before the
+ *                        body is sent when Content-Length says so.  No
+ *                        free slot: 503, counted in http.body_pool_empty.
+ *   http_app_headerf     a header value formatted as by printf (base/fmt.h's
+ *                        subset, checked by the compiler), written straight
+ *                        into the header area; a value that does not fit
+ *                        or is no header value fails as loudly as an
+ *                        overflow (Errors, below).
+ *   error_answer         (http_app_def) the body and type of every answer
+ *                        the engine makes itself: 400, 404, 405, 408, 413,
+ *                        414, 431, 500, 501, 503, 505; e.g. JSON for an API.
+ *                        Up to HTTP_APP_ERROR_BODY_MAX bytes; the hook
+ *                        declines (< 0) to keep the engine's text.
+ * Under a configuration file's router (`app;` routes, router/sites.h) the
+ * runtimes size the engines for the application's pool and take its hook
+ * (http_app_config_fit), so they apply to every answer those engines make
+ * themselves.
+ *
+ * ---- Limits, by their names ----
+ *   http_app_config / hosted option   default   over it
+ *   max_conns      --max-conns           256       503 at accept
+ *   max_body       --max-body            1 MiB     413
+ *   rbuf_size                            32 KiB    (holds the head)
+ *   out_size                             16 KiB    (answer head + stream)
+ *   hdr_size       http_app_def.hdr_size 1 KiB     500, http.header_overflow
+ *   body_size      http_app_def.body_size 0 (none) 413 (http_app_body_read)
+ *   body_slots     http_app_def.body_slots 16      503, http.body_pool_empty
+ *   the parser's (http/parser.h): request line 8 KiB (HTTP_MAX_REQUEST_LINE):
+ *   414; header lines 16 KiB (HTTP_MAX_FIELDS_BYTES) or 100 of them
+ *   (HTTP_MAX_FIELDS): 431; a decoded path of 2 KiB: 414; an unknown
+ *   method: 501; a version other than 1.0/1.1: 505.
  *
  * Freestanding: base/ and loop/loop.h and http/parser.h (for enum
  * http_method) only (http/file.h for http_app_send_file's entry,
@@ -200,6 +247,16 @@ struct http_app_req;
  * 0 (answered, or will answer later) or < 0: the engine answers 500 if
  * nothing was answered yet, else ends the connection. */
 typedef int (*http_app_handler_fn)(struct http_app_req *r, void *ctx);
+
+/* The error-answer hook (http_app_def.error_answer, see The helper kit):
+ * write the body of the engine's own answer `status` into buf[0, cap)
+ * and return its length (0..cap), and set *content_type to its media
+ * type (a string that lives as long as the engine; "text/plain" is
+ * preset); < 0 or > cap: the engine's own body.  Called from the loop's
+ * thread, with no request to touch: it must not call the engine. */
+#define HTTP_APP_ERROR_BODY_MAX 512u
+typedef long (*http_app_error_fn)(void *ctx, int status, char *buf, size_t cap,
+				  const char **content_type);
 
 struct http_app_route {
 	uint8_t method;   /* enum http_method, or HTTP_APP_ANY */
@@ -233,6 +290,17 @@ struct http_app_def {
 	 * without it.  The runtimes size their engines for it
 	 * (http_app_config_fit). */
 	uint32_t hdr_size;
+	/* The body pool of http_app_body_read (see The helper kit): the
+	 * longest body one read may collect (its limit, bytes; 0: the
+	 * application reads none that way) and how many may be held at once
+	 * (0: 16).  The runtimes size their engines for it
+	 * (http_app_config_fit). */
+	uint32_t body_size;
+	uint32_t body_slots;
+	/* The engine's own answers, shaped (see The helper kit); NULL: its
+	 * plain-text bodies. */
+	http_app_error_fn error_answer;
+	void *error_answer_ctx;
 };
 
 /* ---- the request ---- */
@@ -258,6 +326,9 @@ void http_app_header_at(const struct http_app_req *r, unsigned i, const char **n
 			size_t *nlen, const char **value, size_t *vlen);
 /* The value of the first line named `name` (any case), or NULL. */
 const char *http_app_header_get(const struct http_app_req *r, const char *name, size_t *vlen);
+/* The Host line's value (what http_app_header_get(r, "host", vlen) finds,
+ * without the search: the parser keeps it, and refuses a second), or NULL. */
+const char *http_app_host(const struct http_app_req *r, size_t *vlen);
 /* The peer (IPv4 mapped, base/sk_addr.h) and its port. */
 const struct sk_addr *http_app_peer(const struct http_app_req *r, uint16_t *port);
 /* Does the request have a body?  Its length, when framed by
@@ -296,6 +367,20 @@ typedef void (*http_app_collect_fn)(struct http_app_req *r, void *ctx, size_t le
 int http_app_body_collect(struct http_app_req *r, void *buf, size_t cap, http_app_collect_fn done,
 			  void *ctx);
 
+/* The helper kit's read (see The helper kit): the whole body, at most
+ * `limit` bytes (0, or more than the pool's body_size: body_size), into
+ * a slot of the engine's body pool, then done(r, ctx, body, len) with
+ * body[len] == 0 (a request without a body: at once, inside this call,
+ * with "" and 0).  The slot is the engine's: body is valid, and the
+ * application may write into it (a JSON scanner that ends strings in
+ * place), until on_done has run; the engine frees it after that.
+ * Content-Length over the limit: 413 at once (before the client sends
+ * it, no slot taken); a chunked body that grows over it: 413 then.  No
+ * free slot: 503 (counted in http.body_pool_empty).  0, or -SK_EINVAL (a
+ * body already asked for, no done, no pool: body_size 0). */
+typedef void (*http_app_read_fn)(struct http_app_req *r, void *ctx, char *body, size_t len);
+int http_app_body_read(struct http_app_req *r, size_t limit, http_app_read_fn done, void *ctx);
+
 /* Read the body and drop it, then call then(r, ctx) to answer (as a
  * handler: < 0 gets the engine's 500): for a
  * handler that never uses a body (files, a redirect, a fixed answer) but
@@ -314,6 +399,19 @@ int http_app_body_skip(struct http_app_req *r, http_app_handler_fn then, void *c
  * Both are copied; value must hold no CR, LF or NUL (-SK_EINVAL).  A name
  * dropped by http_app_header_drop is accepted (0) and not sent. */
 int http_app_header(struct http_app_req *r, const char *name, const char *value);
+/* http_app_header with a value formatted as by printf, in the subset of
+ * base/fmt.h (%s %d %u %x %c %%, widths, precisions, l ll z h hh j t;
+ * the compiler checks the arguments).  The value is formatted straight
+ * into the header area.  It fails as loudly as an overflow: a value
+ * that does not fit (-SK_ENOBUFS, counted in http.header_overflow), a
+ * conversion outside the subset or a value holding CR or LF
+ * (-SK_EINVAL, counted in http.header_invalid) makes the answer the
+ * engine's 500, said in the error log, never an answer without the line
+ * (a 302 without Location).  A bad name, one of the engine's own names or
+ * a call in the wrong state is -SK_EINVAL and nothing else, as for
+ * http_app_header. */
+int http_app_headerf(struct http_app_req *r, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Remove a header name from the answer (before it starts): lines of that
  * name (any case) already added are taken out, and those added later are
  * not sent, for this answer.  "Server" removes the engine's own Server
@@ -439,6 +537,17 @@ struct http_app_config {
 	 * line, NUL-terminated, valid during the call).  NULL: counted only. */
 	void (*error_log)(void *ctx, const char *key, const char *msg);
 	void *error_ctx;
+	/* The body pool (http_app_body_read): body_slots slots of body_size
+	 * bytes (+1 for the NUL), in the engine's block.  Default 0 and 0:
+	 * no pool.  http_app_config_fit takes them from the application. */
+	uint32_t body_size;
+	uint32_t body_slots;
+	/* The error-answer hook (http_app_def.error_answer; config_fit
+	 * copies it): every answer the engine makes itself (400, 404, 405,
+	 * 408, 413, 414, 431, 500, 501, 503, 505) gets its body and type
+	 * from it.  NULL: the plain-text ones. */
+	http_app_error_fn error_answer;
+	void *error_answer_ctx;
 	/* --trace (base/hist.h): the engine's stages, under the names the
 	 * former static-file engine gave them: http_request (a keep-alive
 	 * request: the parse of its complete head to the write that took its
@@ -454,7 +563,8 @@ struct http_app_config {
 
 void http_app_config_default(struct http_app_config *cfg);
 /* Raise cfg's hdr_size (and out_size, which must hold it and 1 KiB more)
- * to what def asks for; NULL def: nothing. */
+ * and its body pool (body_size, body_slots) to what def asks for, and
+ * take def's error_answer hook when cfg has none; NULL def: nothing. */
 void http_app_config_fit(struct http_app_config *cfg, const struct http_app_def *def);
 /* Bytes of memory http_app_init needs (0: a limit out of range). */
 size_t http_app_mem_size(const struct http_app_config *cfg);
@@ -530,7 +640,8 @@ int http_app_check(const struct http_app *app);
 	X(resp_4xx) X(resp_5xx) X(resp_400) X(resp_404) X(resp_405) X(resp_408) X(resp_413)     \
 	X(resp_500) X(resp_503) X(continues) X(bodies_discarded) X(aborted) X(timeout_header)   \
 	X(timeout_body) X(timeout_send) X(timeout_idle) X(bytes_in_body) X(bytes_out)          \
-	X(write_errors) X(drain_idle_closed) X(header_overflow)
+	X(write_errors) X(drain_idle_closed) X(header_overflow) X(header_invalid)                \
+	X(body_pool_empty)
 
 struct http_app_stats {
 #define HTTP_APP_STAT_FIELD(n) uint64_t n;
@@ -551,6 +662,10 @@ struct http_app {
 	struct http_app_conn *conns;  /* cfg.max_conns, in mem */
 	struct http_app_conn *free_list;
 	uint8_t *bufs;                /* per connection rbuf_size + out_size, in mem */
+	/* The body pool's free slots, linked through their first bytes (a
+	 * slot in use is a connection's, until its request is over). */
+	uint8_t *slot_free;
+	uint32_t slots_used;
 	char date[30];
 	/* http_app_drain: the listener is closed, every answer is the last
 	 * on its connection, idle ones close after the grace from drain_at;

@@ -110,6 +110,28 @@ static int h_hello(struct http_app_req *r, void *ctx)
 	assert_int_equal(http_app_header(r, "Content-Length", "5"), -SK_EINVAL);
 	assert_int_equal(http_app_header(r, "Bad Name", "x"), -SK_EINVAL);
 	assert_int_equal(http_app_header(r, "X-Bad", "a\r\nb"), -SK_EINVAL);
+	/* A CR or an LF anywhere in a value is refused: every offset, either
+	 * side of the word-at-a-time check's 8-byte steps. */
+	char v[41];
+	for (unsigned at = 0; at < 40; at++) {
+		for (char bad = '\n'; bad <= '\r'; bad += '\r' - '\n') {
+			sk_memset(v, 'a', 40);
+			v[40] = 0;
+			v[at] = bad;
+			assert_int_equal(http_app_header(r, "X-Bad", v), -SK_EINVAL);
+		}
+	}
+	assert_int_equal(http_app_header(r, "", "x"), -SK_EINVAL);
+	assert_int_equal(http_app_header(r, "X-Bad:", "x"), -SK_EINVAL);
+	assert_int_equal(http_app_header(r, "X-Bad\x80", "x"), -SK_EINVAL);
+	assert_int_equal(http_app_header(r, "DATE", "x"), -SK_EINVAL);
+	assert_int_equal(http_app_header(r, "transfer-Encoding", "x"), -SK_EINVAL);
+	assert_int_equal(http_app_header(r, "Connection", "x"), -SK_EINVAL);
+	/* The Host line, kept by the parser, is what a search finds. */
+	size_t hl = 0, gl = 0;
+	const char *h = http_app_host(r, &hl), *g = http_app_header_get(r, "host", &gl);
+	assert_ptr_equal(h, g);
+	assert_int_equal(hl, gl);
 	return http_app_send(r, 200, "hi\n", 3);
 }
 

@@ -42,24 +42,6 @@ const char *http_reason(int status)
 	}
 }
 
-void http_out_mem(struct http_out *o, const void *s, size_t n)
-{
-	if ((size_t)(o->end - o->p) < n) {
-		o->p = o->end; /* the callers size their buffers; never reached */
-		return;
-	}
-	sk_memcpy(o->p, s, n);
-	o->p += n;
-}
-
-void http_out_str(struct http_out *o, const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	http_out_mem(o, s, n);
-}
-
 void http_out_u64(struct http_out *o, uint64_t v)
 {
 	char tmp[20];

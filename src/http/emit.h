@@ -38,8 +38,22 @@ struct http_out {
 	uint8_t *p, *end;
 };
 
-void http_out_mem(struct http_out *o, const void *s, size_t n);
-void http_out_str(struct http_out *o, const char *s);
+/* Inline: every head is a run of these, mostly with literals, whose
+ * lengths then fold to constants. */
+static inline void http_out_mem(struct http_out *o, const void *s, size_t n)
+{
+	if (sk_unlikely((size_t)(o->end - o->p) < n)) {
+		o->p = o->end; /* the callers size their buffers; never reached */
+		return;
+	}
+	sk_memcpy(o->p, s, n);
+	o->p += n;
+}
+
+static inline void http_out_str(struct http_out *o, const char *s)
+{
+	http_out_mem(o, s, sk_strlen(s));
+}
 void http_out_u64(struct http_out *o, uint64_t v);
 void http_out_hex(struct http_out *o, uint64_t v); /* lower case, no leading zeros */
 

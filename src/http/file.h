@@ -28,6 +28,8 @@
  *   gz/br NULL   no precompressed sibling;
  *   is_dir false a file.
  */
+#define HTTP_ETAG_MAX_ 64u /* HTTP_ETAG_MAX, below */
+
 struct http_file {
 	const uint8_t *data; /* len bytes; NULL allowed when len == 0 or is_dir */
 	size_t len;
@@ -63,10 +65,19 @@ struct http_file {
 	 * skiff stack) then queues the body by reference instead of copying
 	 * it.  false: the bytes may go when the response is written. */
 	bool pinned;
+	/* What every answer for the entry would otherwise format again:
+	 * Last-Modified's value (HTTP_DATE_LEN bytes and a NUL) when mtime is
+	 * known, and the mtime-len entity-tag when etag is NULL (NUL-
+	 * terminated).  Filled once by http_file_prepare (file_answer.h) where
+	 * a source makes the entry; "" (a source that does not prepare, a
+	 * test's table): formatted per answer instead.  Arrays, not pointers,
+	 * so that copying an entry copies them. */
+	char last_modified[30];
+	char etag_made[HTTP_ETAG_MAX_ + 1];
 };
 
 /* The longest ETag a source may give, quotes included. */
-#define HTTP_ETAG_MAX 64u
+#define HTTP_ETAG_MAX HTTP_ETAG_MAX_
 
 /* Map a decoded path to an entry, or NULL (404).  The path starts with
  * '/', has no "." or ".." segments and no NUL, and is NUL-terminated at

@@ -55,11 +55,12 @@ void http_file_ask_field(struct http_file_ask *q, const uint8_t *name, size_t nl
 
 size_t http_file_etag(const struct http_file *f, char *out)
 {
-	if (f->etag) {
+	const char *given = f->etag ? f->etag : f->etag_made[0] ? f->etag_made : NULL;
+	if (given) {
 		size_t n = 0;
-		while (f->etag[n] && n < HTTP_ETAG_MAX)
+		while (given[n] && n < HTTP_ETAG_MAX)
 			n++;
-		sk_memcpy(out, f->etag, n);
+		sk_memcpy(out, given, n);
 		return n;
 	}
 	if (f->mtime <= 0)
@@ -71,6 +72,21 @@ size_t http_file_etag(const struct http_file *f, char *out)
 	http_out_hex(&o, f->len);
 	http_out_mem(&o, "\"", 1);
 	return (size_t)(o.p - (uint8_t *)out);
+}
+
+void http_file_prepare(struct http_file *f)
+{
+	_Static_assert(sizeof(f->last_modified) == HTTP_DATE_LEN + 1, "Last-Modified and its NUL");
+	f->last_modified[0] = 0;
+	f->etag_made[0] = 0;
+	if (f->mtime > 0) {
+		http_date_format((uint64_t)f->mtime, f->last_modified);
+		f->last_modified[HTTP_DATE_LEN] = 0;
+	}
+	if (!f->etag) {
+		size_t n = http_file_etag(f, f->etag_made);
+		f->etag_made[n] = 0;
+	}
 }
 
 uint32_t http_file_origin_part(const uint8_t *t, uint32_t from, uint32_t to)

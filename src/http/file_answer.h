@@ -91,6 +91,10 @@ void http_file_decide(struct http_file_answer *a, const struct http_file_ask *q,
  * when there is none. */
 size_t http_file_etag(const struct http_file *f, char *out);
 
+/* Fill f->last_modified and f->etag_made from f's mtime, len and etag, for
+ * a source making the entry (after it set them, and again if they change). */
+void http_file_prepare(struct http_file *f);
+
 /* Where the path[?query] of a target t[from, to) starts: at `from` in
  * origin-form, past scheme://authority in absolute-form. */
 uint32_t http_file_origin_part(const uint8_t *t, uint32_t from, uint32_t to);

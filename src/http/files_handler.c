@@ -30,14 +30,6 @@ static const char *error_body(int status)
 	}
 }
 
-static size_t cstrlen(const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
-
 /* Decide what r's request answers (the handler, and the multipart writer
  * again at each call: it keeps no state but the engine's count).  path
  * has FILES_PATH_MAX bytes.  false: a path too long to ask (414). */
@@ -85,17 +77,24 @@ static int file_fields(struct http_app_req *r, const struct http_files *fh,
 		       const struct http_file_answer *a)
 {
 	int rc = 0;
-	if (a->var->mtime > 0) {
+	const struct http_file *f = a->var;
+	if (f->last_modified[0]) {
+		rc |= http_app_header(r, "Last-Modified", f->last_modified);
+	} else if (f->mtime > 0) {
 		char d[HTTP_DATE_LEN + 1];
-		http_date_format((uint64_t)a->var->mtime, d);
+		http_date_format((uint64_t)f->mtime, d);
 		d[HTTP_DATE_LEN] = 0;
 		rc |= http_app_header(r, "Last-Modified", d);
 	}
-	char etag[HTTP_ETAG_MAX + 1];
-	size_t elen = http_file_etag(a->var, etag);
-	if (elen) {
-		etag[elen] = 0;
-		rc |= http_app_header(r, "ETag", etag);
+	if (f->etag_made[0] && !f->etag) {
+		rc |= http_app_header(r, "ETag", f->etag_made);
+	} else {
+		char etag[HTTP_ETAG_MAX + 1];
+		size_t elen = http_file_etag(f, etag);
+		if (elen) {
+			etag[elen] = 0;
+			rc |= http_app_header(r, "ETag", etag);
+		}
 	}
 	if (a->vary)
 		rc |= http_app_header(r, "Vary", "Accept-Encoding");
@@ -198,7 +197,7 @@ static void multipart_more(struct http_app_req *r, void *ctx)
 static int send_error(struct http_app_req *r, int status)
 {
 	const char *b = error_body(status);
-	return http_app_send(r, status, b, cstrlen(b));
+	return http_app_send(r, status, b, sk_strlen(b));
 }
 
 int http_files_handle(struct http_app_req *r, void *ctx)

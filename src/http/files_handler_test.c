@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/file_answer.h"
 #include "http/files_handler.h"
 #include "loop_host/loop_fake.h"
 
@@ -27,21 +28,46 @@
 
 #define T0 784111777 /* Sun, 06 Nov 1994 08:49:37 GMT; the ETag of a.txt is "2ebc98a1-a" */
 static uint8_t big[3000];
-static const struct http_file site_gz = {.data = (const uint8_t *)"GZ", .len = 2,
+static struct http_file site_gz = {.data = (const uint8_t *)"GZ", .len = 2,
 					 .ctype = "application/gzip", .mtime = T0 + 1};
-static const struct http_file site_br = {.data = (const uint8_t *)"BRO", .len = 3,
+static struct http_file site_br = {.data = (const uint8_t *)"BRO", .len = 3,
 					 .ctype = "x", .mtime = T0 + 2, .etag = "\"br-tag\""};
-static const struct http_file site_a = {.data = (const uint8_t *)"0123456789", .len = 10,
+static struct http_file site_a = {.data = (const uint8_t *)"0123456789", .len = 10,
 					.ctype = "text/plain", .mtime = T0};
-static const struct http_file site_z = {.data = (const uint8_t *)"zzzz", .len = 4,
+static struct http_file site_z = {.data = (const uint8_t *)"zzzz", .len = 4,
 					.ctype = "text/plain", .mtime = T0, .gz = &site_gz,
 					.br = &site_br};
-static const struct http_file site_idx = {.data = (const uint8_t *)"<p>d</p>", .len = 8,
+static struct http_file site_idx = {.data = (const uint8_t *)"<p>d</p>", .len = 8,
 					  .ctype = "text/html"};
-static const struct http_file site_dir = {.is_dir = true};
-static const struct http_file site_sp = {.data = (const uint8_t *)"abc", .len = 3,
+static struct http_file site_dir = {.is_dir = true};
+static struct http_file site_sp = {.data = (const uint8_t *)"abc", .len = 3,
 					 .ctype = "text/plain"};
 static struct http_file site_big = {.data = big, .len = sizeof(big), .ctype = "b", .mtime = T0};
+
+/* Each entry as a source that prepares its validators makes it
+ * (http_file_prepare: serve's file cache, the archive), or as one that
+ * does not (the handler then formats them per answer): the answers must be
+ * the same byte for byte. */
+static void prepare_site(bool prepared)
+{
+	struct http_file *all[] = {&site_gz, &site_br, &site_a, &site_z, &site_idx, &site_dir,
+				   &site_sp, &site_big};
+	for (size_t i = 0; i < SK_ARRAY_LEN(all); i++) {
+		if (prepared) {
+			http_file_prepare(all[i]);
+		} else {
+			all[i]->last_modified[0] = 0;
+			all[i]->etag_made[0] = 0;
+		}
+	}
+	if (prepared) { /* what the handler then sends as it is */
+		assert_string_equal(site_a.last_modified, "Sun, 06 Nov 1994 08:49:37 GMT");
+		assert_string_equal(site_a.etag_made, "\"2ebc98a1-a\"");
+		assert_string_equal(site_br.etag_made, ""); /* the source's own etag stands */
+		assert_string_equal(site_idx.last_modified, ""); /* no mtime: no validators */
+		assert_string_equal(site_idx.etag_made, "");
+	}
+}
 
 static char last_path[4096]; /* the last path looked up ("" after a reset) */
 
@@ -414,10 +440,13 @@ static void test_answers(void **st)
 {
 	(void)st;
 	const char *cc[] = {NULL, CC_LONG, "max-age=60"};
-	for (size_t k = 0; k < SK_ARRAY_LEN(cc); k++) {
-		setup_site(cc[k]);
-		for (size_t i = 0; i < SK_ARRAY_LEN(answers); i++)
-			check_answer(&answers[i], cc[k]);
+	for (int prepared = 0; prepared < 2; prepared++) {
+		prepare_site(prepared);
+		for (size_t k = 0; k < SK_ARRAY_LEN(cc); k++) {
+			setup_site(cc[k]);
+			for (size_t i = 0; i < SK_ARRAY_LEN(answers); i++)
+				check_answer(&answers[i], cc[k]);
+		}
 	}
 	/* HEAD: the same head as GET's, no body. */
 	setup_site(NULL);
@@ -439,6 +468,7 @@ static void test_answers(void **st)
 			    "Content-Length: 3\r\nAccept-Ranges: bytes\r\n"
 			    "Last-Modified: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
 			    "ETag: \"2ebc98a1-a\"\r\n\r\n234");
+	prepare_site(false);
 }
 
 /* A multipart/byteranges answer (RFC 9110 14.6): each part with its

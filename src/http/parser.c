@@ -319,6 +319,7 @@ static int on_host(struct http_req *r, const uint8_t *buf, struct http_slice v)
 	if (r->has_host)
 		return HTTP_E_HOST_DUP;
 	r->has_host = true;
+	r->host = v;
 	for (unsigned i = 0; i < v.len; i++)
 		if (!(CLS[buf[v.off + i]] & HTTP_C_HOST))
 			return HTTP_E_HOST_BAD;

@@ -162,6 +162,7 @@ struct http_req {
 	bool chunked;         /* Transfer-Encoding ends in chunked (body: chunked.h) */
 	bool keep_alive;      /* 1.1 unless "close"; 1.0 only with "keep-alive" */
 	bool has_host;
+	struct http_slice host; /* the Host line's value, valid if has_host */
 	bool expect_continue; /* Expect: 100-continue */
 	bool expect_other;    /* another Expect value (the server may answer 417) */
 	bool conn_close, conn_keep_alive, conn_upgrade; /* Connection tokens seen */

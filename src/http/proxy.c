@@ -98,14 +98,6 @@ static void x_hit_release(struct proxy_xchg *x);
 static void x_fill_abort(struct proxy_xchg *x);
 static void uc_arm(struct proxy_uconn *uc);
 
-static size_t cstrlen(const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
-
 /* ---- config and memory ---- */
 
 void proxy_config_default(struct proxy_config *cfg)
@@ -381,7 +373,7 @@ static void x_answer(struct proxy_xchg *x, int status, const char *msg)
 		}
 	}
 	http_app_header(r, "Content-Type", "text/plain");
-	http_app_send(r, status, msg, cstrlen(msg));
+	http_app_send(r, status, msg, sk_strlen(msg));
 }
 
 /* The answer had begun: the only honest end is to cut it. */
@@ -424,7 +416,7 @@ static void cache_req(struct http_app_req *r, struct http_cache_req *cr,
 	for (unsigned i = 0; i < n; i++)
 		http_app_header_at(r, i, &cf[i].name, &cf[i].nlen, &cf[i].value, &cf[i].vlen);
 	size_t hl = 0, tl = 0;
-	const char *h = http_app_header_get(r, "host", &hl);
+	const char *h = http_app_host(r, &hl);
 	cr->method = http_app_method(r);
 	cr->host = h ? h : "";
 	cr->host_len = h ? hl : 0;
@@ -611,13 +603,13 @@ static void x_begin(struct proxy_xchg *x)
 		/* The validators live until the next call into the cache. */
 		char inm[1024], ims[128];
 		bool has_inm = false, has_ims = false;
-		if (res == HTTP_CACHE_STALE && lk.etag && cstrlen(lk.etag) < sizeof(inm)) {
-			sk_memcpy(inm, lk.etag, cstrlen(lk.etag) + 1);
+		if (res == HTTP_CACHE_STALE && lk.etag && sk_strlen(lk.etag) < sizeof(inm)) {
+			sk_memcpy(inm, lk.etag, sk_strlen(lk.etag) + 1);
 			has_inm = true;
 		}
 		if (res == HTTP_CACHE_STALE && lk.last_modified &&
-		    cstrlen(lk.last_modified) < sizeof(ims)) {
-			sk_memcpy(ims, lk.last_modified, cstrlen(lk.last_modified) + 1);
+		    sk_strlen(lk.last_modified) < sizeof(ims)) {
+			sk_memcpy(ims, lk.last_modified, sk_strlen(lk.last_modified) + 1);
 			has_ims = true;
 		}
 		x->fill = http_cache_begin(px->cache, &cr, now);
@@ -745,7 +737,7 @@ static bool x_cache_head(struct proxy_xchg *x, const struct proxy_field *f, unsi
 	    status >= 200 && status < 400) {
 		/* RFC 9111 4.4: what an unsafe request changed is not served stale */
 		size_t hl = 0, tl = 0;
-		const char *h = http_app_header_get(r, "host", &hl);
+		const char *h = http_app_host(r, &hl);
 		const char *t = http_app_target(r, &tl);
 		http_cache_purge(px->cache, h ? h : "", h ? hl : 0, t, tl);
 	}
@@ -839,7 +831,7 @@ static void x_head_done(struct proxy_xchg *x)
 	via[vl++] = '.';
 	via[vl++] = x->resp.version >= 11 ? '1' : '0';
 	via[vl++] = ' ';
-	size_t ml = cstrlen(me);
+	size_t ml = sk_strlen(me);
 	if (ml > 40)
 		ml = 40;
 	sk_memcpy(via + vl, me, ml);
@@ -1361,9 +1353,9 @@ static void x_forward(struct proxy_xchg *x, const char *inm, const char *ims)
 		n++;
 	}
 	if (inm)
-		f[n++] = (struct proxy_field){"If-None-Match", 13, inm, cstrlen(inm)};
+		f[n++] = (struct proxy_field){"If-None-Match", 13, inm, sk_strlen(inm)};
 	if (ims)
-		f[n++] = (struct proxy_field){"If-Modified-Since", 17, ims, cstrlen(ims)};
+		f[n++] = (struct proxy_field){"If-Modified-Since", 17, ims, sk_strlen(ims)};
 	x->has_body = http_app_has_body(r);
 	uint64_t bl = http_app_body_length(r);
 	x->req_chunked = x->has_body && bl == HTTP_APP_CHUNKED;
@@ -1371,7 +1363,7 @@ static void x_forward(struct proxy_xchg *x, const char *inm, const char *ims)
 	const char *target = http_app_target(r, &tl);
 	const char *mname = http_method_name((enum http_method)http_app_method(r));
 	struct proxy_req_info ri = {
-		mname, cstrlen(mname), target, tl, http_app_version(r), http_app_peer(r, NULL),
+		mname, sk_strlen(mname), target, tl, http_app_version(r), http_app_peer(r, NULL),
 		http_app_scheme(r), px->cfg.via,
 		!x->has_body ? (http_app_method(r) == HTTP_POST || http_app_method(r) == HTTP_PUT
 				? 0 : PROXY_BODY_NONE)
@@ -1410,7 +1402,7 @@ bool proxy_prefix_match(const struct proxy_prefix *p, const struct sk_addr *a)
 static int purge_send(struct http_app_req *r, int status, const char *msg)
 {
 	http_app_header(r, "Content-Type", "text/plain");
-	return http_app_send(r, status, msg, cstrlen(msg));
+	return http_app_send(r, status, msg, sk_strlen(msg));
 }
 
 /* Answered here, without an exchange: PURGE never goes upstream. */
@@ -1434,7 +1426,7 @@ static int proxy_purge(struct proxy *px, struct http_app_req *r)
 		return purge_send(r, 403, "403 Forbidden: PURGE is not allowed from this address\n");
 	}
 	size_t hl = 0, tl = 0;
-	const char *h = http_app_header_get(r, "host", &hl);
+	const char *h = http_app_host(r, &hl);
 	const char *t = http_app_target(r, &tl);
 	unsigned n = http_cache_purge_request(px->cache, h ? h : "", h ? hl : 0, t, tl);
 	if (n == 0)
@@ -1480,7 +1472,7 @@ static int proxy_handle(struct http_app_req *r, void *ctx)
 		px->st.body_on_get_refused++;
 		http_app_close_after(r);
 		http_app_header(r, "Content-Type", "text/plain");
-		return http_app_send(r, 400, refusal, cstrlen(refusal));
+		return http_app_send(r, 400, refusal, sk_strlen(refusal));
 	}
 	if (px->hooks.lookup && px->hooks.lookup(px->hooks.ctx, r))
 		return 0;

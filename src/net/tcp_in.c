@@ -540,9 +540,18 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 	/* Window update.  RFC 9293's WL1/WL2 rule would let a reordered older
 	 * ACK with the same SEQ/ACK shrink the window (and stall a sender with
 	 * nothing in flight); like Linux, a same-SEQ, same-ACK segment may only
-	 * open it. */
-	if (tcp_seq_lt(sk->snd_wl1, h->seq) || tcp_seq_lt(sk->snd_wl2, ack) ||
-	    (sk->snd_wl1 == h->seq && sk->snd_wl2 == ack && win > sk->snd_wnd)) {
+	 * open it.  Only an ACK at or past snd_una counts (RFC 9293 3.10.7.4:
+	 * SND.UNA =< SEG.ACK; an older one "can be ignored"): the window is
+	 * used from snd_una (tcp_out.c), so an older ACK's window would move
+	 * the right edge past anything the peer offered.  WL1 alone does not
+	 * rule it out: a retransmission from the peer (low SEQ, new ACK) sets
+	 * WL1 back, and its delayed original (higher SEQ, older ACK, the window
+	 * of that time) then passes "WL1 < SEG.SEQ" (tests/tcp.sh
+	 * tap.client.reorder stalled on it, skiff sending 30 KB beyond the
+	 * peer's window: tcp_test.c test_est_stale_ack_window). */
+	if (!tcp_seq_lt(ack, sk->snd_una) &&
+	    (tcp_seq_lt(sk->snd_wl1, h->seq) || tcp_seq_lt(sk->snd_wl2, ack) ||
+	     (sk->snd_wl1 == h->seq && sk->snd_wl2 == ack && win > sk->snd_wnd))) {
 		if (win > sk->snd_wnd)
 			tcp_egress(st, sk);
 		sk->snd_wnd = win;

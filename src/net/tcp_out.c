@@ -271,9 +271,22 @@ static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
  * the peer may already hold data up to SND.MAX, and an ACK below its RCV.NXT
  * would be unacceptable there (RFC 9293 3.10.7.4) -- both sides would then
  * trade unacceptable ACKs forever. */
+/* The SEQ of a segment without data in a synchronized state: snd_max,
+ * unless that lies past the peer's window.  RFC 9293 MUST-34: the sender
+ * is robust against a window the peer shrank, and a peer whose window is
+ * zero accepts a segment only at its RCV.NXT (3.10.7.4); an ACK at
+ * snd_max beyond that edge would be dropped unread, with the ACK it
+ * carries, and a peer that needs it to free its buffer (so as to open its
+ * window) would wait for ever.  Linux's tcp_acceptable_seq does the same. */
+static uint32_t tcp_ack_seq(const struct tcp_sock *sk)
+{
+	uint32_t edge = sk->snd_una + sk->snd_wnd;
+	return tcp_seq_gt(sk->snd_max, edge) ? edge : sk->snd_max;
+}
+
 void tcp_send_ack(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 {
-	tcp_xmit(st, sk, now, sk->snd_max, TCP_ACK, 0);
+	tcp_xmit(st, sk, now, tcp_ack_seq(sk), TCP_ACK, 0);
 	st->stats.acks_out++;
 }
 
@@ -706,7 +719,7 @@ void tcp_output(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 		break;
 	case TCP_TIME_WAIT:
 		if (sk->fl & TF_ACK_NOW) {
-			tcp_xmit(st, sk, now, sk->snd_max, TCP_ACK, 0);
+			tcp_xmit(st, sk, now, tcp_ack_seq(sk), TCP_ACK, 0);
 			st->stats.acks_out++;
 		}
 		break;
@@ -719,7 +732,7 @@ void tcp_output(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 		}
 		tcp_output_data(st, sk, now);
 		if ((sk->fl & TF_ACK_NOW) && st->stats.seg_out == before) {
-			tcp_xmit(st, sk, now, sk->snd_max, TCP_ACK, 0);
+			tcp_xmit(st, sk, now, tcp_ack_seq(sk), TCP_ACK, 0);
 			st->stats.acks_out++;
 		}
 		break;

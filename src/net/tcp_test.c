@@ -864,6 +864,112 @@ static void test_est_zero_window_persist(void **state)
 	est_close(&e);
 }
 
+/* Issue 37's stall (tests/tcp.sh tap.client.reorder): the peer's data
+ * segments A and B both ack una + 2 segments with the window of that time;
+ * A is lost and resent (A', sent later: the same SEQ, a newer ACK and the
+ * window left then), and A' overtakes B on a reordering path.  B is then
+ * an ACK older than snd_una whose SEQ is above WL1 (A' set it back): its
+ * window must not be taken, as it would be applied from snd_una, past any
+ * edge the peer offered.  Sent past it, our data is out of the peer's
+ * window; once its window is zero, our ACKs (SEQ = snd_max) are
+ * unacceptable to it (RFC 9293 3.10.7.4), it never sees them, and both
+ * directions stop for good. */
+static void test_est_stale_ack_window(void **state)
+{
+	(void)state;
+	struct est e;
+	est_open(&e, true, NULL);
+	static char data[40000];
+	memset(data, 'x', sizeof data);
+	assert_int_equal(tcp_send(&e.n->st, e.s, data, sizeof data), (int)sizeof data);
+	est_poll(&e);
+	const uint32_t una = e.lseq, mss = 1448;
+	struct cap_seg *l = tnode_last(e.n);
+	assert_int_equal(l->h.seq + l->h.payload_len, una + 10 * mss); /* the initial window */
+	tnode_clear(e.n);
+	char p[100];
+	memset(p, 'p', sizeof p);
+	/* Right edges: B's una + 2 * mss + 138 * 128 (= una + 20,560) is below
+	 * A''s una + 10 * mss + 48 * 128 (= una + 20,624): the peer never
+	 * shrinks its window.  B goes out in the same millisecond as A' (one
+	 * TSval: PAWS passes it). */
+	const uint32_t edge = una + 10 * mss + 48 * 128;
+	uint32_t ts = ++e.pts;
+	struct tcp_opts o = {.has_ts = true, .ts_val = ts, .ts_ecr = e.ecr};
+	e.now += 5 * MS;
+	tnode_inject(e.n, e.now, PEER, PPORT, LPORT, TCP_ACK, e.pseq, una + 10 * mss, 48, &o, p,
+		     sizeof p); /* A' */
+	est_poll(&e);
+	tnode_inject(e.n, e.now, PEER, PPORT, LPORT, TCP_ACK, e.pseq + 100, una + 2 * mss, 138, &o,
+		     p, sizeof p); /* B */
+	est_poll(&e);
+	e.pseq += 200;
+	struct tcp_info in;
+	assert_int_equal(tcp_info(&e.n->st, e.s, &in), 0);
+	assert_int_equal(in.snd_wnd, 48 * 128); /* A''s window, not B's */
+	assert_true(e.n->nseg > 0);
+	uint32_t top = una;
+	for (size_t i = 0; i < e.n->nseg; i++) {
+		uint32_t end = e.n->segs[i].h.seq + e.n->segs[i].h.payload_len;
+		assert_true(tcp_seq_le(end, edge));
+		top = tcp_seq_max(top, end);
+	}
+	/* The peer takes what fits its window (up to rcv_nxt = top, or the
+	 * edge), then its window closes; its next data segment gets a delayed
+	 * ACK, which it accepts only at SEQ = its rcv_nxt (zero window). */
+	uint32_t rcv_nxt = tcp_seq_min(top, edge);
+	tnode_clear(e.n);
+	o.ts_val = ++e.pts;
+	e.now += MS;
+	tnode_inject(e.n, e.now, PEER, PPORT, LPORT, TCP_ACK, e.pseq, rcv_nxt, 0, &o, p, sizeof p);
+	e.pseq += 100;
+	est_poll(&e);
+	if (e.n->nseg == 0) {
+		e.now = tcp_next_deadline(&e.n->st);
+		est_poll(&e);
+	}
+	assert_true(e.n->nseg > 0);
+	l = &e.n->segs[0];
+	assert_int_equal(l->h.payload_len, 0);
+	assert_int_equal(l->h.ack, e.pseq);
+	assert_int_equal(l->h.seq, rcv_nxt);
+	est_close(&e);
+}
+
+/* RFC 9293 MUST-34: robust against a window the peer shrank.  Ten
+ * segments are out when the peer acks two of them with a zero window (its
+ * right edge moves left, from una + 128 KiB to una + 2 segments); its data
+ * then needs our ACK, which it accepts at SEQ = its RCV.NXT only: not at
+ * snd_max, past its window, where it would drop it unread. */
+static void test_est_shrunk_window_ack_seq(void **state)
+{
+	(void)state;
+	struct est e;
+	est_open(&e, true, NULL);
+	static char data[40000];
+	memset(data, 'x', sizeof data);
+	assert_int_equal(tcp_send(&e.n->st, e.s, data, sizeof data), (int)sizeof data);
+	est_poll(&e);
+	const uint32_t una = e.lseq, mss = 1448;
+	assert_int_equal(tnode_last(e.n)->h.seq + tnode_last(e.n)->h.payload_len, una + 10 * mss);
+	tnode_clear(e.n);
+	e.now += 5 * MS;
+	e.lseq = una + 2 * mss;
+	e.pwin = 0;
+	est_send(&e, TCP_ACK, "shrunk", 6);
+	est_poll(&e);
+	if (e.n->nseg == 0) {
+		e.now = tcp_next_deadline(&e.n->st);
+		est_poll(&e);
+	}
+	assert_true(e.n->nseg > 0);
+	struct cap_seg *l = &e.n->segs[0];
+	assert_int_equal(l->h.payload_len, 0);
+	assert_int_equal(l->h.ack, e.pseq);
+	assert_int_equal(l->h.seq, una + 2 * mss);
+	est_close(&e);
+}
+
 static void test_est_keepalive(void **state)
 {
 	(void)state;
@@ -1448,6 +1554,8 @@ int main(void)
 		cmocka_unit_test(test_est_tail_loss_probe),
 		cmocka_unit_test(test_est_tail_loss_probe_one_segment),
 		cmocka_unit_test(test_est_zero_window_persist),
+		cmocka_unit_test(test_est_stale_ack_window),
+		cmocka_unit_test(test_est_shrunk_window_ack_seq),
 		cmocka_unit_test(test_est_keepalive),
 		cmocka_unit_test(test_est_user_timeout),
 		cmocka_unit_test(test_est_write_event_after_full_buffer),

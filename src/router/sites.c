@@ -3,14 +3,6 @@
  * nothing from the system, redirect and return. */
 #include "sites.h"
 
-static size_t cstrlen(const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
-
 void sites_route(struct sites_listener *l, struct http_app_route *route)
 {
 	*route = (struct http_app_route){HTTP_APP_ANY, "/", true, sites_dispatch, l};
@@ -94,7 +86,7 @@ static bool unreserved(uint8_t ch)
 static bool raw_rest(const char *uri, size_t ulen, const struct sconf_route *rt,
 		     const char *path, size_t rest_off, char *out, size_t cap, size_t *len)
 {
-	size_t pl = cstrlen(rt->path), q = 0;
+	size_t pl = sk_strlen(rt->path), q = 0;
 	while (q < ulen && uri[q] != '?')
 		q++;
 	if (pl <= q && sk_memcmp(uri, rt->path, pl) == 0 && pl == rest_off) {
@@ -186,7 +178,7 @@ static int do_return(struct sites *s, struct http_app_req *r, const struct sconf
 		return -1;
 	}
 	/* The body is the generation's, which outlives the request. */
-	return http_app_send(r, rt->status, rt->body, cstrlen(rt->body));
+	return http_app_send(r, rt->status, rt->body, sk_strlen(rt->body));
 }
 
 /* The header lines of a site or a route.  A line that cannot be added
@@ -231,7 +223,7 @@ static int route(struct http_app_req *r, struct sites_listener *l, bool body_rea
 	struct sites_gen *g = s->cur;
 	const struct sconf *c = g->conf;
 	size_t hlen = 0;
-	const char *host = http_app_header_get(r, "host", &hlen);
+	const char *host = http_app_host(r, &hlen);
 	const struct sconf_site *site = sites_conf_site(c, l->li, host ? host : "", host ? hlen : 0);
 	size_t plen = 0, rest_off = 0;
 	const char *path = http_app_path(r, &plen);

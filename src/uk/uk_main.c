@@ -36,7 +36,9 @@
  *     a bundle (archive/site_bundle.h) of the file, its folders and
  *     certificates, one engine per listener of the file, on this vCPU.
  * With more than one vCPU (the words only; uk_smp.h) each other vCPU runs
- * an instance of the same runtime on its own stack and queue pair.
+ * an instance of the same runtime on its own stack and queue pair, and
+ * on the shutdown port's "exit" drains it there (uk_drain.h) while this
+ * vCPU drains its own and then waits for them (drain_all).
  * An application image (mk/examples.mk: skiff_app linked in) is the same
  * with the words' site as route / { app; } (256 connections unless
  * max-conns= says; its init once, with the first listener's engine), or
@@ -85,6 +87,7 @@
 #include "tls_bundle.h"
 #include "uk_alog.h"
 #include "uk_app.h"
+#include "uk_drain.h"
 #include "uk_sites.h"
 #include "uk_smp.h"
 
@@ -94,6 +97,11 @@
  * buffers: a response head + the hello body is ~200 B, requests are small)
  * are opt_cmd_uk's, in conf/opts.c. */
 #define UK_BACKLOG 4096        /* as `skiff serve`: bursts queue, not cookies */
+/* With workers, worker 0 waits for theirs this long past drain-timeout:
+ * a drain that timed out closes at once, so this covers their wake-up. */
+#define UK_DRAIN_WAIT_MARGIN_NS (2 * SK_NS_PER_S)
+/* Without a drain, how long worker 0 waits for the others to stop. */
+#define UK_STOP_WAIT_NS (2 * SK_NS_PER_S)
 
 /* The ring region the device DMAs into: static, small (2 MiB). */
 static uint8_t arena[2u << 20] __attribute__((aligned(4096)));
@@ -125,10 +133,9 @@ static struct runner run;
 static uint64_t site_bytes; /* the boot module's size, 0 without one */
 static volatile int stop;
 static unsigned exit_code;
-/* The shutdown port's "exit": a drain (drain_stop ends it), as SIGTERM
- * is for `skiff serve`. */
+/* The shutdown port's "exit": a drain (uk_drain.h), as SIGTERM is for
+ * `skiff serve`.  Set on whichever vCPU got the datagram, before stop. */
 static bool drain_wanted;
-static volatile int drain_stop;
 /* The shutdown datagram said "stats": print the counters at exit. */
 static bool stats_at_exit;
 static struct uk_alog alog;
@@ -179,8 +186,9 @@ static void shutdown_udp(void *ctx, struct iface *i, sk_time_ns now, uint32_t sr
 	if (len - k >= 5 && !sk_memcmp(data + k, "stats", 5))
 		stats_at_exit = true;
 	exit_code = code > 127 ? 127 : code; /* QEMU's status is 2*code+1 in 8 bits */
-	drain_wanted = true;
-	stop = 1;
+	__atomic_store_n(&drain_wanted, true, __ATOMIC_RELAXED);
+	/* Release: another vCPU that sees stop sees the code and the drain. */
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 }
 
 static void print_stat(void *ctx, const char *name, uint64_t value)
@@ -272,67 +280,47 @@ static void console_sink(void *ctx, const char *line, size_t len)
 	console_write(line, len);
 }
 
-/* ---- the drain (the shutdown port) ----
- * As `skiff serve` does on SIGTERM (host/sites_host.c): http_app_drain on
- * every listener's engine, a deadline of drain-timeout, and after the last
- * connection a wait until TCP has delivered what the closed sockets still
- * hold. */
-struct uk_drain {
-	struct loop *loop;
-	unsigned servers; /* engines still draining */
-	bool timed_out, finished;
-	struct loop_timer deadline, tcp_poll;
-};
-
-#define UK_DRAIN_TCP_POLL_NS (10 * SK_NS_PER_MS)
-
-static void drain_tcp_poll(struct loop_timer *t, sk_time_ns now)
+/* The shutdown port asked for a drain: its drain-timeout, else 0.  Any
+ * vCPU may ask (uk_smp.c after its loop ended): drain_wanted was stored
+ * before stop, with release. */
+static unsigned drain_s_opt; /* drain-timeout=, set before the loops run */
+static unsigned drain_timeout(void)
 {
-	struct uk_drain *d = (struct uk_drain *)(void *)((char *)t - offsetof(struct uk_drain, tcp_poll));
-	if (tcp_unfinished(&tcp) == 0) {
-		d->finished = true;
-		drain_stop = 1;
-	} else {
-		loop_timer_set(d->loop, &d->tcp_poll, now + UK_DRAIN_TCP_POLL_NS);
-	}
+	return __atomic_load_n(&drain_wanted, __ATOMIC_ACQUIRE) ? drain_s_opt : 0;
 }
 
-static void drain_conns_done(void *ctx)
+/* The drain with workers (uk_smp.h): each drains its own connections on
+ * its own vCPU while this one drains worker 0's; then the summary, in
+ * the words of the one-vCPU drain (uk_drain.h) with the counts summed. */
+static int drain_all(struct loop *loop, unsigned workers, unsigned drain_s)
 {
-	struct uk_drain *d = ctx;
-	if (--d->servers == 0)
-		drain_tcp_poll(&d->tcp_poll, plat_now());
-}
-
-static void drain_deadline(struct loop_timer *t, sk_time_ns now)
-{
-	(void)now;
-	struct uk_drain *d = (struct uk_drain *)(void *)((char *)t - offsetof(struct uk_drain, deadline));
-	d->timed_out = true;
-	drain_stop = 1;
-}
-
-static int drain(struct loop *loop, unsigned timeout_s)
-{
-	struct uk_drain d = {.loop = loop, .servers = uk_sites_nengines(sites),
-			     .deadline = {.fn = drain_deadline}, .tcp_poll = {.fn = drain_tcp_poll}};
 	sk_time_ns t0 = plat_now();
-	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n",
-		uk_sites_nconns(sites), timeout_s);
-	run.until = 0; /* exit-after no longer cuts it short: drain-timeout does */
-	loop_timer_set(loop, &d.deadline, t0 + (sk_time_ns)timeout_s * SK_NS_PER_S);
-	uk_sites_drain(sites, t0, drain_conns_done, &d); /* each engine's done counts down */
-	int rc = loop_run(loop, &drain_stop);
-	if (loop_timer_armed(&d.deadline))
-		loop_timer_cancel(loop, &d.deadline);
-	if (loop_timer_armed(&d.tcp_poll))
-		loop_timer_cancel(loop, &d.tcp_poll);
+	unsigned conns[KVM_MAX_CPUS] = {0};
+	/* Their counts for the first line: each begins as soon as it sees
+	 * stop, well within this bound (else it counts 0 here). */
+	uk_smp_drain_begun(conns, t0 + 500 * SK_NS_PER_MS);
+	conns[0] = uk_sites_nconns(sites);
+	unsigned total = 0;
+	char per[KVM_MAX_CPUS * 24];
+	size_t pl = 0;
+	for (unsigned k = 0; k <= workers; k++) {
+		total += conns[k];
+		pl += (size_t)ksnprintf(per + pl, sizeof(per) - pl, "%s%u on cpu %u", k ? ", " : "",
+					conns[k], k);
+	}
+	kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s): %s\n", total,
+		drain_s, per);
+	struct uk_drain_result r0 = {0};
+	int rc = uk_drain_run(loop, sites, &tcp, drain_s, "cpu 0: ", &r0);
+	/* Theirs end by drain-timeout at the latest, then close at once. */
+	uk_smp_wait(t0 + (sk_time_ns)drain_s * SK_NS_PER_S + UK_DRAIN_WAIT_MARGIN_NS);
+	struct uk_drain_result sum = r0;
+	uk_smp_drained(&sum);
 	uint64_t ms = (plat_now() - t0) / SK_NS_PER_MS;
-	if (d.finished)
+	if (sum.finished)
 		kprintf("skiff-uk: drained in %lu ms\n", ms);
 	else
-		kprintf("skiff-uk: drain-timeout after %lu ms: closing %u connections\n", ms,
-			uk_sites_nconns(sites));
+		kprintf("skiff-uk: drain-timeout after %lu ms: closing %u connections\n", ms, sum.left);
 	return rc;
 }
 
@@ -613,6 +601,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.key = tls_on ? tf.key : NULL, .key_len = tf.key_len,
 		.metrics_port = opt_given(&o, OPT_UK_METRICS) ? (uint16_t)opt_num(&o, OPT_UK_METRICS) : 0,
 	};
+	drain_s_opt = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
 	struct uk_sites_need need = {0};
 	sites = bundle ? uk_sites_setup(st->module, st->module_len, &o, &senv, &need)
 		       : uk_sites_setup_words(&w, &o, &senv, &need);
@@ -732,7 +721,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 			.on_shutdown = shutdown_udp, .until = run.until,
 			.spin_ns = run.spin_ns, .spin_learn = run.spin_learn,
 			.listen_backlog = UK_BACKLOG, .wall_sec = wall_sec, .alloc = alloc_or_die,
-			.stop = &stop,
+			.stop = &stop, .drain_timeout = drain_timeout,
 		};
 		workers = uk_smp_start(vnets, npairs, &ifc, &sc);
 		kprintf("skiff-uk: %u workers on vCPUs 1..%u, one queue pair and one stack each\n",
@@ -740,14 +729,26 @@ unsigned uk_app_main(const struct kvm_start *st)
 	}
 	loop_skiff_attach_runner(loop, &run);
 	rc = loop_run(loop, &stop);
+	unsigned drain_s = rc == 0 ? drain_timeout() : 0;
 	if (workers) {
-		stop = 1;
-		uk_smp_stop();
+		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+		uk_smp_wake(); /* each drains its own, if asked, as this one does */
 	}
-	unsigned drain_s = (unsigned)opt_num(&o, OPT_DRAIN_TIMEOUT);
-	/* With workers, only this vCPU's connections would drain: none do. */
-	if (rc == 0 && drain_wanted && drain_s && !workers)
-		rc = drain(loop, drain_s);
+	if (drain_s)
+		run.until = 0; /* exit-after no longer cuts it short: drain-timeout does */
+	if (drain_s && workers) {
+		rc = drain_all(loop, workers, drain_s);
+	} else if (drain_s) {
+		kprintf("skiff-uk: shutdown: draining %u connections (drain-timeout %u s)\n",
+			uk_sites_nconns(sites), drain_s);
+		struct uk_drain_result r0 = {0};
+		rc = uk_drain_run(loop, sites, &tcp, drain_s, "", &r0);
+	} else if (workers) {
+		/* Theirs may drain though this one's loop failed. */
+		unsigned s = drain_timeout();
+		uk_smp_wait(plat_now() + (s ? (sk_time_ns)s * SK_NS_PER_S + UK_DRAIN_WAIT_MARGIN_NS
+					   : UK_STOP_WAIT_NS));
+	}
 	/* Close the listener and every connection; what that queued (FINs)
 	 * leaves before the guest goes. */
 	uk_sites_stop(sites); /* the engines, then the proxies' upstream connections */

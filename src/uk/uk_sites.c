@@ -128,18 +128,10 @@ bool uk_sites_is_bundle(const void *module, uint64_t len)
 	return sb_is_bundle(module, len);
 }
 
-static size_t cstrlen(const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
-
 static bool streq(const char *a, const char *b)
 {
-	size_t n = cstrlen(a);
-	return n == cstrlen(b) && sk_memcmp(a, b, n) == 0;
+	size_t n = sk_strlen(a);
+	return n == sk_strlen(b) && sk_memcmp(a, b, n) == 0;
 }
 
 /* A site's first name for messages; "*" for the words' site, which has
@@ -227,7 +219,7 @@ static struct sar_site *archive_for(const struct sconf_route *rt)
 {
 	if (!S.bundle) /* the words' one route: the module's archive */
 		return S.arch[0] ? S.arch[0] : (S.arch[0] = open_archive(rt, S.words.site, S.words.site_len));
-	size_t nl = cstrlen(rt->root);
+	size_t nl = sk_strlen(rt->root);
 	for (uint32_t i = 0; i < S.bv.count; i++) {
 		struct sb_part p;
 		sb_part_at(&S.bv, i, &p);
@@ -655,7 +647,7 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 			continue;
 		int ci = cert_index(l, site);
 		for (unsigned k = 0; k < site->nnames; k++)
-			if (ci < 0 || tls_bearssl_add_name(l->tls, site->names[k], cstrlen(site->names[k]),
+			if (ci < 0 || tls_bearssl_add_name(l->tls, site->names[k], sk_strlen(site->names[k]),
 							   (unsigned)ci, err, sizeof(err)) < 0) {
 				kprintf("skiff-uk: sites: %u:%u: site %s: %s\n", site->pos.line,
 					site->pos.col, site->names[k], ci < 0 ? "no certificate" : err);

@@ -4,10 +4,14 @@
  * queue pairs, then uk_smp_start builds each other worker's stack here
  * (on the BSP: allocation and printing stay in one order) and hands its
  * loop to AP k with smp_run_on; uk_main runs worker 0; when that loop
- * ends, uk_smp_stop wakes and waits for the rest; uk_smp_stats prints.
+ * ends, uk_smp_wake wakes the rest, which drain if asked (uk_drain.h),
+ * while worker 0 drains its own; uk_smp_drain_begun gives their counts,
+ * uk_smp_wait waits for them, uk_smp_drained sums their drains;
+ * uk_smp_stats prints.
  *
  * A worker touches only its own struct uk_worker, its virtio_net pair and
- * its LAPIC, except for the ARP log (below) and the shared stop flag. */
+ * its LAPIC, except for the ARP log (below) and the shared stop flag;
+ * worker 0 reads a worker's `drained` as uk_drain_result says. */
 #include "uk_smp.h"
 
 #include "../http/date.h"
@@ -38,6 +42,7 @@ struct uk_worker {
 	uint64_t arp_fed, arp_lost;
 	uint64_t date_sec;
 	int rc;
+	struct uk_drain_result drained; /* its drain (worker 0's is uk_main's) */
 };
 
 /* The ARP log: many writers (any worker's receive path), every worker
@@ -212,8 +217,9 @@ static void worker_fatal(void *ctx, const char *msg)
 	kvm_exit(KVM_EXIT_FATAL);
 }
 
-/* On AP k: the worker's loop until stop (or exit-after), then its
- * listener and connections closed, what that queued sent. */
+/* On AP k: the worker's loop until stop (or exit-after); then, if the
+ * shutdown port asked, its own drain on its own loop; then its listener
+ * and connections closed, what that queued sent. */
 static void worker_main(void *arg)
 {
 	struct uk_worker *w = arg;
@@ -221,6 +227,15 @@ static void worker_main(void *arg)
 	iface_announce(&w->ifc, now);
 	dev_tx_sync(&w->vn->dev);
 	w->rc = loop_run(w->loop, cfg->stop);
+	unsigned drain_s = w->rc == 0 && cfg->drain_timeout ? cfg->drain_timeout() : 0;
+	if (drain_s) {
+		char label[16];
+		ksnprintf(label, sizeof(label), "cpu %u: ", w->index);
+		w->run.until = 0; /* exit-after no longer cuts it short: drain-timeout does */
+		w->rc = uk_drain_run(w->loop, w->sites, &w->tcp, drain_s, label, &w->drained);
+	} else {
+		__atomic_store_n(&w->drained.state, UK_DRAIN_NONE, __ATOMIC_RELEASE);
+	}
 	uk_sites_stop(w->sites);
 	now = plat_now();
 	tcp_poll(&w->tcp, now);
@@ -317,12 +332,30 @@ unsigned uk_smp_start(struct virtio_net *vns, unsigned n, struct iface *ifc0,
 	return started;
 }
 
-unsigned uk_smp_stop(void)
+void uk_smp_wake(void)
 {
-	unsigned stopped = 0;
 	for (unsigned k = 1; k < nworkers; k++)
 		smp_kick(k);
-	sk_time_ns until = plat_now() + 2 * SK_NS_PER_S;
+}
+
+unsigned uk_smp_drain_begun(unsigned *conns, sk_time_ns until)
+{
+	unsigned n = 0;
+	for (unsigned k = 1; k < nworkers; k++) {
+		struct uk_worker *w = workers[k];
+		int st;
+		while ((st = __atomic_load_n(&w->drained.state, __ATOMIC_ACQUIRE)) == UK_DRAIN_NOT_YET &&
+		       !smp_idle(k) && plat_now() < until)
+			__builtin_ia32_pause();
+		conns[k] = st == UK_DRAIN_BEGUN || st == UK_DRAIN_ENDED ? w->drained.conns : 0;
+		n += st == UK_DRAIN_BEGUN || st == UK_DRAIN_ENDED;
+	}
+	return n;
+}
+
+unsigned uk_smp_wait(sk_time_ns until)
+{
+	unsigned stopped = 0;
 	for (unsigned k = 1; k < nworkers; k++) {
 		while (!smp_idle(k) && plat_now() < until)
 			__builtin_ia32_pause();
@@ -332,6 +365,29 @@ unsigned uk_smp_stop(void)
 			kprintf("skiff-uk: cpu %u did not stop\n", k);
 	}
 	return stopped;
+}
+
+unsigned uk_smp_drained(struct uk_drain_result *sum)
+{
+	unsigned n = 0;
+	for (unsigned k = 1; k < nworkers; k++) {
+		const struct uk_drain_result *r = &workers[k]->drained;
+		int st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+		if (st == UK_DRAIN_ENDED) {
+			sum->conns += r->conns;
+			sum->left += r->left;
+			sum->finished = sum->finished && r->finished;
+			if (r->ms > sum->ms)
+				sum->ms = r->ms;
+			n++;
+		} else if (st == UK_DRAIN_BEGUN) { /* still draining: not stopped in time */
+			sum->conns += r->conns;
+			sum->left += r->conns;
+			sum->finished = false;
+			n++;
+		}
+	}
+	return n;
 }
 
 struct prefix_fwd {

@@ -19,13 +19,16 @@
  *     vCPU that got it answers), and the writer wakes them.  Learning
  *     rather than one shared table: the table stays single-writer, and
  *     the path for a frame stays the interface's own.
- *   - The shutdown port: a datagram to it on any worker stops them all.
+ *   - The shutdown port: a datagram to it on any worker stops them all,
+ *     and with "exit" each worker then drains its own connections on its
+ *     own vCPU (uk/uk_drain.h), all at once; worker 0 waits for them
+ *     (drain-timeout and a margin) and prints the summary.
  *   - Read-only after boot: the configuration model (filled from the
  *     words), the site archive, the wall clock's base.
  * Not shared (left to each worker, said in the README): IPv6 neighbour
  * discovery.  Worker 0's only: the HTTPS and metrics listeners (their
  * ports' flows that reach another worker find no listener), the access
- * log; the drain (the other workers stop at once). */
+ * log. */
 #ifndef APPS_UK_SMP_H
 #define APPS_UK_SMP_H
 
@@ -33,6 +36,7 @@
 #include "../dev/virtio_net.h"
 #include "../net/iface.h"
 #include "../net/tcp.h"
+#include "uk_drain.h"
 
 struct uk_smp_config {
 	const struct iface_config *ifc;         /* worker 0's; each worker reseeds */
@@ -47,6 +51,9 @@ struct uk_smp_config {
 	uint64_t (*wall_sec)(sk_time_ns now);   /* for the Date header */
 	void *(*alloc)(const char *what, size_t size); /* stops the boot if it cannot */
 	volatile int *stop;                     /* shared: any worker may set it */
+	/* After its loop ended: the drain-timeout in seconds if the
+	 * shutdown port asked for a drain, else 0 (stop at once). */
+	unsigned (*drain_timeout)(void);
 };
 
 /* Workers 1..n-1 on vns[1..n-1], each started on AP k.  Also attaches the
@@ -54,9 +61,21 @@ struct uk_smp_config {
  * the workers started besides worker 0. */
 unsigned uk_smp_start(struct virtio_net *vns, unsigned n, struct iface *ifc0,
 		      const struct uk_smp_config *c);
-/* After worker 0's loop ended: stop the others (stop is set; each is
- * woken) and wait for them, bounded.  Returns the ones that stopped. */
-unsigned uk_smp_stop(void);
+/* After worker 0's loop ended and stop is set: wake the others, whose
+ * loops end too; each then drains (if drain_timeout says so) and stops. */
+void uk_smp_wake(void);
+/* Wait until every other worker has begun its drain, or will not drain,
+ * or `until` (plat_now's clock) passed.  conns[k] (k = 1..n-1): worker
+ * k's connections when its drain began, 0 if it did not begin.  Returns
+ * the workers draining. */
+unsigned uk_smp_drain_begun(unsigned *conns, sk_time_ns until);
+/* Wait for the others to stop, until `until`.  Returns the ones that
+ * stopped; those that did not are named on the console. */
+unsigned uk_smp_wait(sk_time_ns until);
+/* After uk_smp_wait: the others' drains summed into *sum (conns and
+ * left added, finished only if every one that drained finished and
+ * stopped, ms the longest).  Returns the workers that drained. */
+unsigned uk_smp_drained(struct uk_drain_result *sum);
 /* Every worker's counters (1..n-1) as cpuK.NAME, and the ARP log's. */
 void uk_smp_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
 
