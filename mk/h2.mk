@@ -9,3 +9,15 @@ $(BUILD)/test/hpack_peer: tests/hpack_peer.c $(BUILD)/libskiff-core.a
 
 hpack-interop: $(BUILD)/test/hpack_peer
 	python3 tests/hpack_interop.py $(BUILD)/test/hpack_peer
+
+# `make h2-interop` builds tests/h2_peer.c (skiff's HTTP/2 engine, src/h2/conn.h,
+# on a 127.0.0.1 socket with a small handler) and runs tests/h2_interop.py
+# against it with python3-h2 as the client, then curl --http2-prior-knowledge,
+# nghttp and h2load (the h2-interop phase of `make test`; 127.0.0.1, no root).
+.PHONY: h2-interop
+$(BUILD)/test/h2_peer: tests/h2_peer.c $(BUILD)/libskiff-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(BUILD)/libskiff-core.a
+
+h2-interop: $(BUILD)/test/h2_peer
+	python3 tests/h2_interop.py $(BUILD)/test/h2_peer

@@ -48,9 +48,10 @@ procps               cmd:pgrep cmd:sysctl
 kmod                 cmd:modinfo
 python3              cmd:python3 py:ctypes py:fcntl py:hashlib py:select py:socket py:struct
 python3-hpack        py:hpack
+python3-h2           py:h2
 apache2-utils        cmd:ab
 wrk                  cmd:wrk
-nghttp2-client       cmd:h2load
+nghttp2-client       cmd:h2load cmd:nghttp
 curl                 cmd:curl
 prometheus           cmd:promtool
 nginx                cmd:nginx
