@@ -852,13 +852,18 @@ int http_app_close_after(struct http_app_req *r)
 	return 0;
 }
 
-/* A header line that does not fit the area: counted, said in the error
- * log (once per answer), and the answer to come is the engine's 500. */
-static void header_overflow(struct http_app_conn *c, const char *name, size_t nl)
+/* A header line that does not fit the area (overflow), or a formatted
+ * value that is not a header value (a conversion outside base/fmt.h's
+ * subset, CR or LF): counted, said in the error log (once per answer),
+ * and the answer to come is the engine's 500. */
+static void header_refused(struct http_app_conn *c, const char *name, size_t nl, bool overflow)
 {
 	struct http_app *app = c->app;
 	c->hdr_full = true;
-	app->st.header_overflow++;
+	if (overflow)
+		app->st.header_overflow++;
+	else
+		app->st.header_invalid++;
 	if (!app->cfg.error_log)
 		return;
 	char msg[256];
@@ -866,14 +871,20 @@ static void header_overflow(struct http_app_conn *c, const char *name, size_t nl
 	http_out_str(&o, "the answer to ");
 	http_out_mem(&o, c->path, c->path_len > 96 ? 96 : c->path_len);
 	http_out_str(&o, c->path_len > 96 ? "... " : " ");
-	http_out_str(&o, "is a 500: its header line '");
+	http_out_str(&o, overflow ? "is a 500: its header line '"
+				  : "is a 500: the value of its header line '");
 	http_out_mem(&o, name, nl > 48 ? 48 : nl);
-	http_out_str(&o, "' does not fit the header area of ");
-	http_out_u64(&o, app->cfg.hdr_size);
-	http_out_str(&o, " bytes (raise the application's hdr_size)");
+	if (overflow) {
+		http_out_str(&o, "' does not fit the header area of ");
+		http_out_u64(&o, app->cfg.hdr_size);
+		http_out_str(&o, " bytes (raise the application's hdr_size)");
+	} else {
+		http_out_str(&o, "' is not one (a format outside http_app_headerf's, or CR/LF in it)");
+	}
 	size_t n = o.p <= o.end ? (size_t)(o.p - (uint8_t *)msg) : 0;
 	msg[n] = 0;
-	app->cfg.error_log(app->cfg.error_ctx, "http.header_overflow", msg);
+	app->cfg.error_log(app->cfg.error_ctx, overflow ? "http.header_overflow" : "http.header_invalid",
+			   msg);
 }
 
 /* Does v[0, n) hold a CR or an LF?  Eight bytes at a time: a byte of
@@ -921,7 +932,7 @@ int http_app_header(struct http_app_req *r, const char *name, const char *value)
 		/* Never an answer without a line the application meant to
 		 * send (a 302 without its Location): the answer fails loudly. */
 		if (!c->hdr_full)
-			header_overflow(c, name, nl);
+			header_refused(c, name, nl, true);
 		return -SK_ENOBUFS;
 	}
 	char *p = c->hdr + c->hdr_len;
@@ -933,28 +944,6 @@ int http_app_header(struct http_app_req *r, const char *name, const char *value)
 	p[nl + 3 + vl] = '\n';
 	c->hdr_len = (uint32_t)(c->hdr_len + nl + vl + 4);
 	return 0;
-}
-
-/* A formatted value that is not a header value (a conversion outside
- * base/fmt.h's subset, CR or LF): as loud as an overflow. */
-static void header_invalid(struct http_app_conn *c, const char *name, size_t nl)
-{
-	struct http_app *app = c->app;
-	c->hdr_full = true;
-	app->st.header_invalid++;
-	if (!app->cfg.error_log)
-		return;
-	char msg[256];
-	struct http_out o = {(uint8_t *)msg, (uint8_t *)msg + sizeof(msg) - 1};
-	http_out_str(&o, "the answer to ");
-	http_out_mem(&o, c->path, c->path_len > 96 ? 96 : c->path_len);
-	http_out_str(&o, c->path_len > 96 ? "... " : " ");
-	http_out_str(&o, "is a 500: the value of its header line '");
-	http_out_mem(&o, name, nl > 48 ? 48 : nl);
-	http_out_str(&o, "' is not one (a format outside http_app_headerf's, or CR/LF in it)");
-	size_t n = o.p <= o.end ? (size_t)(o.p - (uint8_t *)msg) : 0;
-	msg[n] = 0;
-	app->cfg.error_log(app->cfg.error_ctx, "http.header_invalid", msg);
 }
 
 int http_app_headerf(struct http_app_req *r, const char *name, const char *fmt, ...)
@@ -979,13 +968,13 @@ int http_app_headerf(struct http_app_req *r, const char *name, const char *fmt, 
 		va_end(ap);
 		if (vl < 0 || !value_ok(p + nl + 2, (size_t)vl < room - nl - 3 ? (size_t)vl : 0)) {
 			if (!c->hdr_full)
-				header_invalid(c, name, nl);
+				header_refused(c, name, nl, false);
 			return -SK_EINVAL;
 		}
 	}
 	if (vl < 0 || c->hdr_len + nl + (size_t)vl + 4 > c->app->cfg.hdr_size) {
 		if (!c->hdr_full)
-			header_overflow(c, name, nl);
+			header_refused(c, name, nl, true);
 		return -SK_ENOBUFS;
 	}
 	if (sk_unlikely(c->hdr_full))
