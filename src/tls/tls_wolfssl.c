@@ -14,6 +14,8 @@
 
 #include <wolfssl/options.h>
 #include <wolfssl/ssl.h>
+#include <wolfssl/openssl/evp.h>
+#include <wolfssl/openssl/pem.h>
 #include <wolfssl/wolfcrypt/memory.h>
 
 #include <stdio.h>
@@ -157,6 +159,39 @@ static int sni_select(WOLFSSL *ssl, int *ad, void *arg)
 	return 0;
 }
 
+/* Whether the key is the leaf certificate's: a signature made with it
+ * verifies under the certificate's public key.  (wolfSSL 5.5.4's
+ * wolfSSL_CTX_check_private_key compares only the key types for EC, so it
+ * passes an EC key of another certificate; measured.) */
+static bool key_matches(const void *cert, size_t cert_len, const void *key, size_t key_len)
+{
+	static const unsigned char msg[] = "skiff: does the key match?";
+	unsigned char sig[1024];
+	size_t sl = sizeof(sig);
+	bool ok = false;
+	WOLFSSL_X509 *x = wolfSSL_X509_load_certificate_buffer(cert, (int)cert_len,
+								WOLFSSL_FILETYPE_PEM);
+	WOLFSSL_BIO *b = wolfSSL_BIO_new_mem_buf(key, (int)key_len);
+	WOLFSSL_EVP_PKEY *k = b ? wolfSSL_PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+	WOLFSSL_EVP_PKEY *pub = x ? wolfSSL_X509_get_pubkey(x) : NULL;
+	WOLFSSL_EVP_MD_CTX *m = wolfSSL_EVP_MD_CTX_new();
+	if (k && pub && m && wolfSSL_EVP_DigestSignInit(m, NULL, wolfSSL_EVP_sha256(), NULL, k) == 1 &&
+	    wolfSSL_EVP_DigestSignUpdate(m, msg, sizeof(msg)) == 1 &&
+	    wolfSSL_EVP_DigestSignFinal(m, sig, &sl) == 1) {
+		wolfSSL_EVP_MD_CTX_free(m);
+		m = wolfSSL_EVP_MD_CTX_new();
+		ok = m && wolfSSL_EVP_DigestVerifyInit(m, NULL, wolfSSL_EVP_sha256(), NULL, pub) == 1 &&
+		     wolfSSL_EVP_DigestVerifyUpdate(m, msg, sizeof(msg)) == 1 &&
+		     wolfSSL_EVP_DigestVerifyFinal(m, sig, sl) == 1;
+	}
+	wolfSSL_EVP_MD_CTX_free(m);
+	wolfSSL_EVP_PKEY_free(pub);
+	wolfSSL_EVP_PKEY_free(k);
+	wolfSSL_BIO_free(b);
+	wolfSSL_X509_free(x);
+	return ok;
+}
+
 static WOLFSSL_CTX *ctx_setup(struct tls_ctx *t, const void *cert, size_t cert_len, const void *key,
 			      size_t key_len, char *err, size_t errlen)
 {
@@ -178,8 +213,14 @@ static WOLFSSL_CTX *ctx_setup(struct tls_ctx *t, const void *cert, size_t cert_l
 	else if (wolfSSL_CTX_use_PrivateKey_buffer(w, key, (long)key_len, WOLFSSL_FILETYPE_PEM) !=
 		 WOLFSSL_SUCCESS)
 		what = "the private key (PEM)";
-	else if (wolfSSL_CTX_check_private_key(w) != WOLFSSL_SUCCESS)
-		what = "the key (not the certificate's)";
+	else if (wolfSSL_CTX_check_private_key(w) != WOLFSSL_SUCCESS ||
+		 !key_matches(cert, cert_len, key, key_len))
+		what = "key";
+	if (what && !strcmp(what, "key")) {
+		snprintf(err, errlen, "tls: the key does not match the certificate");
+		wolfSSL_CTX_free(w);
+		return NULL;
+	}
 	if (what) {
 		snprintf(err, errlen, "tls: wolfSSL: %s refused", what);
 		wolfSSL_CTX_free(w);

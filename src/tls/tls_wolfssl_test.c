@@ -3,7 +3,7 @@
  * ticket after every TLS 1.3 handshake without a request, resumption on
  * TLS 1.3 and 1.2, ALPN, one record per write, refusal of what is not TLS
  * and of a record that was tampered with, reload, and certificates chosen
- * by name (SNI). */
+ * by name (SNI), and a key that is not its certificate's refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -335,9 +335,13 @@ static void test_sni(void **state)
 	assert_int_equal(c.matched, 8);
 	assert_int_equal(c.dflt, 8);
 	tls_wolfssl_free(sctx);
-	/* (A key that is not its certificate's: wolfSSL 5.5.4's
-	 * wolfSSL_CTX_check_private_key passes an EC pair that does not match,
-	 * so the engine cannot refuse it at start; not asserted here.) */
+
+	sni[0] = tls_testcert_sni("a.test", ac, wk);
+	so.nsni = 1;
+	err[0] = 0;
+	assert_null(tls_wolfssl_server(dc, dk, &so, err, sizeof(err)));
+	assert_non_null(strstr(err, wk));
+	assert_non_null(strstr(err, "does not match"));
 	const char *files[] = {dc, dk, ac, ak, wc, wk, xc, xk};
 	for (unsigned i = 0; i < SK_ARRAY_LEN(files); i++)
 		unlink(files[i]);
