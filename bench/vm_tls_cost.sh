@@ -52,7 +52,7 @@ run() { # run NAME IMAGE VERSION
 	w0=$(date +%s.%N) t0=$(ticks "$q")
 	ab -f "TLS$3" -n "$N" -c 1 "https://localhost:$https/" >"$T/ab" 2>&1
 	t1=$(ticks "$q") w1=$(date +%s.%N)
-	wall=$(echo "$w1 - $w0" | bc)
+	wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.3f}')" "$w0" "$w1")
 	i0=$(ticks "$q")
 	sleep "$wall"
 	i1=$(ticks "$q")
