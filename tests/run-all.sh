@@ -118,6 +118,8 @@ P http-diff w=2 needs=build est=10 -- tests/http_diff.sh build/skiff
 P tls w=2 est=110 needs=build -- tests/tls.sh build/skiff
 # The same against the GnuTLS engine (--tls-engine gnutls, docs/tls.md).
 P tls-gnutls w=2 est=110 needs=build -- env TLS_ENGINE=gnutls tests/tls.sh build/skiff
+# The same on the wolfSSL engine (the unikernel's TLS 1.3, hosted here).
+P tls-wolfssl w=2 est=100 needs=build -- env TLS_ENGINE=wolfssl tests/tls.sh build/skiff
 # --stack linux's file bodies by sendfile(2), --sendfile off, a file cut mid-send (loopback).
 P sendfile w=2 est=20 needs=build -- tests/sendfile.sh build/skiff
 # HTTPS on the applications and certificates by name (loopback, kernel sockets).
