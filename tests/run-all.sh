@@ -144,7 +144,7 @@ P vm-smp needs=build est=25 -- tests/vm_smp.sh build/skiff build/skiff-uk.elf
 P vm-tls needs=build est=20 -- tests/vm_tls.sh build/skiff build/skiff-uk.elf build/examples/kv-uk.elf
 # TLS 1.3 in the unikernel: build/skiff-uk-tls13.elf (wolfSSL, make
 # uk-tls13, built here: `make all` leaves it out).
-P vm-tls13 needs=build est=240 -- sh -c 'make --no-print-directory uk-tls13 >build/uk-tls13.log 2>&1 || { tail -n 20 build/uk-tls13.log; exit 1; }; exec tests/vm_tls13.sh build/skiff build/skiff-uk-tls13.elf'
+P vm-tls13 needs=build est=90 -- sh -c 'make --no-print-directory uk-tls13 >build/uk-tls13.log 2>&1 || { tail -n 20 build/uk-tls13.log; exit 1; }; exec tests/vm_tls13.sh build/skiff build/skiff-uk-tls13.elf'
 # The same two on QEMU's microvm machine (skiff vm --machine microvm,
 # docs/microvm.md): virtio-mmio from the kernel command line, no PCI/ACPI.
 P vm-microvm needs=build est=70 -- env VM_MACHINE=microvm VM_LOG_DIR=build/test-logs/vm-microvm \

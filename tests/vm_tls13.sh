@@ -25,9 +25,11 @@
 #   stall         a stalled handshake closed by tls-handshake-timeout=3
 #   counters      on "exit 0": tls.wolfssl_sessions, tls.tickets_sent,
 #                 tls.resumed, tls.handshake_failed name the above
-#   smp           --smp 2: ab -f TLS1.3 -n 100 -c 8 with 0 failed, exit 0
-#                 (connections on both vCPUs: each its own thread-local
-#                 variables, one heap lock)
+#   smp           --smp 2: the AP comes up with its own copy of the thread-local
+#                 variables (musl/init.c), ab -f TLS1.3 -n 100 -c 8 with 0 failed,
+#                 exit 0.  User networking has one queue pair, so vCPU 0 serves
+#                 every connection: TLS on an AP (multi-queue TAP) is not
+#                 exercised here
 #   rsa           an RSA 2048 certificate: curl --tlsv1.3 200
 #   bad-mismatch  a key that is not the certificate's: the guest stops at boot
 # QEMU runs are bounded by `timeout`; the lock (flock /tmp/skiff-nettest.lock)
@@ -211,7 +213,7 @@ if wait_for "$LOG/smp.log" "skiff-uk: ready" 60; then
 	rc=$?
 	cpus=$(grep -aco 'cpu [0-9]* up' "$LOG/smp.log")
 	if [ "$d" = 100 ] && [ "$f" = 0 ] && [ "$rc" = 0 ]; then
-		pass "smp (--smp 2, $((cpus + 1)) vCPUs up: ab -f TLS1.3 -n 100 -c 8, 0 failed, exit 0)"
+		pass "smp (--smp 2, $((cpus + 1)) vCPUs up, one queue pair (vCPU 0 serves): ab -f TLS1.3 -n 100 -c 8, 0 failed, exit 0)"
 	else
 		fail smp "complete '$d' failed '$f' exit $rc; see $LOG/smp.log"
 	fi
