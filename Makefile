@@ -8,7 +8,7 @@ SAN     ?=
 CFLAGS  ?=
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASE_CFLAGS := -std=c11 $(WARN) $(OPT) -g -D_GNU_SOURCE -Isrc $(SAN) $(CFLAGS)
-LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz -lssl -lcrypto -lgnutls
+LDLIBS  := -lxdp -lbpf -lpcap -lelf -lz -lssl -lcrypto -lgnutls -l:libwolfssl.a -lm
 TEST_LDLIBS := -lcmocka -l:libbearssl.a
 
 # The layers are folders (tools/layers.txt: which may include which;
@@ -188,7 +188,7 @@ FUZZ_BIN := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 FUZZ_CORE := $(filter-out src/runner/runner.c,$(CORE_SRC))
 FUZZ_LIBSRC := $(FUZZ_CORE) src/loop_host/loop_fake.c src/tls/tls_openssl.c src/tls/tls_testcert.c \
 	src/tls/tls_gnutls.c src/tls/tls_buf.c src/tls/tls_sni.c src/tls/tls_host.c \
-	src/tls/tls_bearssl.c
+	src/tls/tls_bearssl.c src/tls/tls_wolfssl.c
 FUZZ_LIBOBJ := $(FUZZ_LIBSRC:%.c=$(BUILD)/fuzz/obj/%.o)
 $(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -198,7 +198,7 @@ $(BUILD)/fuzz/libfuzzcore.a: $(FUZZ_LIBOBJ)
 	ar rcs $@ $^
 $(BUILD)/fuzz/%: fuzz/%.c $(BUILD)/fuzz/libfuzzcore.a
 	clang $(FUZZ_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(BUILD)/fuzz/libfuzzcore.a \
-	  -l:libbearssl.a -lssl -lcrypto -lgnutls
+	  -l:libbearssl.a -lssl -lcrypto -lgnutls -l:libwolfssl.a -lm
 .SECONDARY: $(FUZZ_LIBOBJ)
 fuzz-build: $(FUZZ_BIN)
 FUZZ_TIME ?= 60

@@ -109,7 +109,7 @@ CHECK_FUZZ_CFLAGS := -std=c11 -g -O0 -Isrc -D_GNU_SOURCE -DSK_FUZZING \
 # (By name under any folder: the layers may move them.)
 CHECK_FUZZ_LIBSRC := $(or $(FUZZ_CORE),$(filter-out %/runner.c,$(CORE_SRC))) \
 	$(sort $(wildcard $(addprefix src/*/,loop_fake.c tls_openssl.c tls_testcert.c tls_bearssl.c \
-	  tls_gnutls.c tls_buf.c tls_sni.c tls_host.c)))
+	  tls_gnutls.c tls_buf.c tls_sni.c tls_host.c tls_wolfssl.c)))
 CHECK_FUZZ_LIBOBJ := $(CHECK_FUZZ_LIBSRC:%.c=$(CHECK_DIR)/fobj/%.o)
 CHECK_FUZZ_BIN := $(patsubst fuzz/%.c,$(CHECK_DIR)/fuzz/%,$(FUZZ_SRC))
 CHECK_FUZZ_RES := $(addsuffix .result,$(CHECK_FUZZ_BIN))
@@ -123,7 +123,7 @@ $(CHECK_DIR)/libfuzz.a: $(CHECK_FUZZ_LIBOBJ)
 $(CHECK_DIR)/fuzz/fuzz_%: fuzz/fuzz_%.c $(CHECK_DIR)/fobj/fuzz/replay_main.o $(CHECK_DIR)/libfuzz.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CHECK_FUZZ_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(CHECK_DIR)/fobj/fuzz/replay_main.o \
-	  $(CHECK_DIR)/libfuzz.a -l:libbearssl.a -lssl -lcrypto -lgnutls
+	  $(CHECK_DIR)/libfuzz.a -l:libbearssl.a -lssl -lcrypto -lgnutls -l:libwolfssl.a -lm
 .SECONDARY: $(CHECK_FUZZ_LIBOBJ) $(CHECK_DIR)/fobj/fuzz/replay_main.o
 
 # A target with no corpus at all fails: a replay of nothing proves nothing.

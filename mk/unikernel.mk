@@ -55,6 +55,27 @@ UK_LDFLAGS := -nostdlib -static $(if $(findstring clang,$(UK_CC)),,-no-pie) -Wl,
 # system calls libc.c answers (__memcpy_chk, open -> -1, ...).
 UK_TLS_SRC  := src/tls/tls_bearssl.c src/tls/loop_tls.c
 BEARSSL_A   ?= $(shell gcc -print-file-name=libbearssl.a)
+UK_TLS_LIBS  = $(BEARSSL_A)
+UK_TLS_DEPS :=
+# UK_TLS=wolfssl (`make uk-tls13`: build/skiff-uk-tls13.elf, the same
+# kernel built again into build/tls13): TLS 1.3 and 1.2 from Debian's
+# libwolfssl.a (libwolfssl-dev) instead of BearSSL (tls/tls_wolfssl.h).
+# wolfSSL is user-space code that needs a C library: the guest's musl
+# (below: UK_LIBC_OBJ and libc.a, as an application image has), plus
+# musl/fortify.c (glibc's checked functions it was built to call), the
+# /dev/urandom of libc.c (its DRBG's seed, from RDSEED/RDRAND) and
+# thread-local variables per vCPU (kernel.ld, musl/init.c).  Its engine
+# and the buffers it uses are compiled as an application is (musl's
+# headers, SSE); uk_sites.c picks it by UK_TLS_WOLFSSL.
+ifeq ($(UK_TLS),wolfssl)
+UK_TLS_SRC  := src/tls/loop_tls.c
+UK_WOLF_SRC := src/tls/tls_wolfssl.c src/tls/tls_buf.c src/tls/tls_sni.c
+UK_WOLF_OBJ := $(UK_WOLF_SRC:%.c=$(UK_BUILD)/wolf/%.o)
+WOLFSSL_A   ?= /usr/lib/x86_64-linux-gnu/libwolfssl.a
+UK_CFLAGS   += -DUK_TLS_WOLFSSL
+UK_TLS_LIBS  = $(UK_WOLF_OBJ) $(UK_LIBC_OBJ) $(WOLFSSL_A) $(MUSL_LIBC) $(UK_LIBGCC)
+UK_TLS_DEPS  = $(UK_WOLF_OBJ) $(UK_LIBC_OBJ)
+endif
 # src/uk/uk_proxy*.c: the proxy image's own objects (below), not the kernel's.
 UK_PROXY_SRC := $(filter src/uk/uk_proxy%.c,$(UK_APP_SRC))
 UK_PLAT_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/*.c)) $(UK_DEV_SRC) src/dev/virtio_transport.c src/dev/virtio_net.c \
@@ -82,7 +103,7 @@ $(UK_BUILD)/libcore.a: $(UK_CORE_OBJ)
 	ar rcs $@ $^
 
 $(UK_ELF): $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
-	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a $(BEARSSL_A)
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a $(UK_TLS_LIBS)
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
 $(UK_PROXY_ELF): $(UK_PROXY_SRC:%.c=$(UK_BUILD)/%.o) $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
@@ -116,6 +137,24 @@ UK_LIBC_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/musl/*.c))
 UK_LIBC_OBJ := $(UK_LIBC_SRC:%.c=$(UK_BUILD)/%.o) $(UK_BUILD)/src/plat/kvm/musl/entry.o
 UK_APP_LINK := $(UK_PLAT_OBJ) $(UK_LIBC_OBJ)
 UK_APP_LIBS := $(UK_BUILD)/libcore.a $(BEARSSL_A) $(MUSL_LIBC) $(UK_LIBGCC)
+
+$(UK_ELF): $(UK_TLS_DEPS)
+# wolfSSL's headers only (a link to /usr/include/wolfssl): with musl's
+# headers first and no glibc header in reach.
+$(UK_BUILD)/wolfinc/wolfssl:
+	@mkdir -p $(dir $@)
+	ln -sfn /usr/include/wolfssl $@
+$(UK_BUILD)/wolf/%.o: %.c | $(UK_BUILD)/wolfinc/wolfssl
+	@mkdir -p $(dir $@)
+	$(UK_CC) $(UK_APP_CFLAGS) -I$(UK_BUILD)/wolfinc -DTLS_WOLFSSL_NO_FILES -MMD -MP -c $< -o $@
+
+# The TLS 1.3 image: this kernel built again with UK_TLS=wolfssl.
+UK_TLS13_ELF := $(BUILD)/skiff-uk-tls13.elf
+.PHONY: uk-tls13 vm-tls13-test
+uk-tls13: $(UK_TLS13_ELF)
+$(UK_TLS13_ELF): FORCE
+	@$(MAKE) --no-print-directory UK_TLS=wolfssl BUILD=$(BUILD)/tls13 $(BUILD)/tls13/skiff-uk.elf
+	@cmp -s $(BUILD)/tls13/skiff-uk.elf $@ || cp $(BUILD)/tls13/skiff-uk.elf $@
 
 $(UK_BUILD)/examples/%.o: examples/%.c
 	@mkdir -p $(dir $@)
@@ -164,6 +203,9 @@ vm-test: $(UK_ELF) $(BUILD)/skiff
 
 vm-tls-test: $(UK_ELF) $(BUILD)/skiff
 	tests/vm_tls.sh $(BUILD)/skiff $(UK_ELF)
+
+vm-tls13-test: $(UK_TLS13_ELF) $(BUILD)/skiff
+	tests/vm_tls13.sh $(BUILD)/skiff $(UK_TLS13_ELF) $(UK_ELF)
 
 vm-proxy-test: $(UK_PROXY_ELF) $(BUILD)/skiff
 	tests/vm_proxy.sh $(BUILD)/skiff $(UK_PROXY_ELF)

@@ -118,6 +118,8 @@ P http-diff w=2 needs=build est=10 -- tests/http_diff.sh build/skiff
 P tls w=2 est=110 needs=build -- tests/tls.sh build/skiff
 # The same against the GnuTLS engine (--tls-engine gnutls, docs/tls.md).
 P tls-gnutls w=2 est=110 needs=build -- env TLS_ENGINE=gnutls tests/tls.sh build/skiff
+# The same on the wolfSSL engine (the unikernel's TLS 1.3, hosted here).
+P tls-wolfssl w=2 est=100 needs=build -- env TLS_ENGINE=wolfssl tests/tls.sh build/skiff
 # --stack linux's file bodies by sendfile(2), --sendfile off, a file cut mid-send (loopback).
 P sendfile w=2 est=20 needs=build -- tests/sendfile.sh build/skiff
 # HTTPS on the applications and certificates by name (loopback, kernel sockets).
@@ -140,6 +142,9 @@ P vm-smp needs=build est=25 -- tests/vm_smp.sh build/skiff build/skiff-uk.elf
 # HTTPS in the unikernel (BearSSL).  Its engine's ASan pass is asan-unit
 # (tls_bearssl_test, hosted); the guest itself cannot run the sanitizers.
 P vm-tls needs=build est=20 -- tests/vm_tls.sh build/skiff build/skiff-uk.elf build/examples/kv-uk.elf
+# TLS 1.3 in the unikernel: build/skiff-uk-tls13.elf (wolfSSL, make
+# uk-tls13, built here: `make all` leaves it out).
+P vm-tls13 needs=build est=90 -- sh -c 'make --no-print-directory uk-tls13 >build/uk-tls13.log 2>&1 || { tail -n 20 build/uk-tls13.log; exit 1; }; exec tests/vm_tls13.sh build/skiff build/skiff-uk-tls13.elf'
 # The same two on QEMU's microvm machine (skiff vm --machine microvm,
 # docs/microvm.md): virtio-mmio from the kernel command line, no PCI/ACPI.
 P vm-microvm needs=build est=70 -- env VM_MACHINE=microvm VM_LOG_DIR=build/test-logs/vm-microvm \
@@ -283,7 +288,7 @@ fi
 echo "PASS deps"
 
 # The totals the test scripts and unit runners print about themselves.
-TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]'
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-tls13:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
 # phase_cpu NAME: the CPU seconds its processes used (user + system).

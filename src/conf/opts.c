@@ -25,7 +25,7 @@ static const char *const accel_choices[] = {"auto", "kvm", "tcg", NULL};
 /* skiff vm --machine: QEMU's pc (PCI, MSI-X) or microvm (virtio-mmio) */
 static const char *const machine_choices[] = {"pc", "microvm", NULL};
 /* tls/tls_host.h: the hosted TLS engines by name */
-static const char *const tls_engine_choices[] = {"openssl", "gnutls", NULL};
+static const char *const tls_engine_choices[] = {"openssl", "gnutls", "wolfssl", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
 
@@ -164,10 +164,11 @@ const struct opt_def opt_defs[OPT_N] = {
 			 "host name, or *.DOMAIN for any one label before DOMAIN;\n"
 			 "the text is cut at its first two colons.  Repeatable\n"
 			 "(at most 8); needs --tls-cert and --tls-key"},
-	[OPT_TLS_ENGINE] = {"tls-engine", 0, OPT_K_CHOICE, "openssl|gnutls", 0, 0, tls_engine_choices,
-			    "the library under HTTPS: openssl (OpenSSL 3) or gnutls\n"
-			    "(GnuTLS 3.7); the same protocols, suites and tickets\n"
-			    "(docs/tls.md)"},
+	[OPT_TLS_ENGINE] = {"tls-engine", 0, OPT_K_CHOICE, "openssl|gnutls|wolfssl", 0, 0,
+			    tls_engine_choices,
+			    "the library under HTTPS: openssl (OpenSSL 3), gnutls\n"
+			    "(GnuTLS 3.7) or wolfssl (wolfSSL 5.5); the same\n"
+			    "protocols, suites and tickets (docs/tls.md)"},
 	[OPT_ACCESS_LOG] = {"access-log", 0, OPT_K_STR, "FILE|-", 0, 0, NULL,
 			    "log every response to FILE (appended to; '-': standard\n"
 			    "output), buffered and written in batches (at least once\n"
@@ -580,7 +581,7 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
 		"                    [--tls-redirect] [--tls-sni NAME:CERT:KEY]...]\n"
-		"                   [--tls-engine openssl|gnutls]\n"
+		"                   [--tls-engine openssl|gnutls|wolfssl]\n"
 		"                   [--access-log FILE|- [--access-log-format combined|json]]\n"
 		"                   [--drain-timeout S] [--log-level error|warn|info|debug]\n"
 		"                   [--error-log FILE|-]\n"
@@ -808,7 +809,7 @@ const struct opt_cmd opt_cmd_app = {
 		    "           [--port N] [--stats] [--pcap FILE] [--offload on|off] [--max-conns N]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
-		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls]]\n"
+		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls|wolfssl]]\n"
 		    "           [--header-timeout S] [--body-timeout S] [--send-timeout S]\n"
 		    "           [--keepalive-timeout S] [--max-body N] [--tcp-sndbuf N]\n"
 		    "           [--tcp-rcvbuf N] [--spin-us N]\n"
@@ -886,7 +887,7 @@ const struct opt_cmd opt_cmd_proxy = {
 		    "           [--purge-allow ADDR[/LEN][,...]|none] [--port N] [--stack skiff|linux]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
-		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls]]\n"
+		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls|wolfssl]]\n"
 		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "           [--mac MAC] [--stats]\n"
 		    "           [--pcap FILE] [--offload on|off] [--max-conns N]\n"

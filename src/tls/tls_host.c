@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tls_gnutls.h"
+#include "tls_wolfssl.h"
 
 struct tls_ctx *tls_host_server(const char *engine, const char *cert_file, const char *key_file,
 				const struct tls_server_opts *o, char *err, size_t errlen)
@@ -15,7 +16,9 @@ struct tls_ctx *tls_host_server(const char *engine, const char *cert_file, const
 		return tls_openssl_server(cert_file, key_file, o, err, errlen);
 	if (!strcmp(engine, "gnutls"))
 		return tls_gnutls_server(cert_file, key_file, o, err, errlen);
-	snprintf(err, errlen, "tls: no engine '%s' (openssl or gnutls)", engine);
+	if (!strcmp(engine, "wolfssl"))
+		return tls_wolfssl_server(cert_file, key_file, o, err, errlen);
+	snprintf(err, errlen, "tls: no engine '%s' (openssl, gnutls or wolfssl)", engine);
 	return NULL;
 }
 

@@ -5,7 +5,8 @@
  *
  *   openssl  tls_openssl.c, OpenSSL 3 (the default: the library users
  *            audit, and the one nginx uses)
- *   gnutls   tls_gnutls.c, GnuTLS 3.7 */
+ *   gnutls   tls_gnutls.c, GnuTLS 3.7
+ *   wolfssl  tls_wolfssl.c, wolfSSL 5.5 (the unikernel's TLS 1.3 engine) */
 #ifndef TLS_TLS_HOST_H
 #define TLS_TLS_HOST_H
 

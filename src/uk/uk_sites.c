@@ -54,6 +54,7 @@
 #include "../router/sites.h"
 #include "../tls/loop_tls.h"
 #include "../tls/tls_bearssl.h"
+#include "../tls/tls_wolfssl.h"
 #include "uk_sites.h"
 
 #define UK_SITES_CONNS 256u            /* per listener, unless the file says max_conns */
@@ -586,10 +587,12 @@ struct uk_sites *uk_sites_worker(struct uk_sites_need *need)
 	return build_routes(w, &need->extra_socks) < 0 ? NULL : w;
 }
 
+#ifndef UK_TLS_WOLFSSL
 static int tls_random(void *buf, size_t len)
 {
 	return plat_random(buf, len);
 }
+#endif
 
 /* The bundle's PEM parts of a site's `tls CERT KEY`. */
 static bool site_pem(const struct sconf_site *site, struct sb_part *cp, struct sb_part *kp)
@@ -606,10 +609,82 @@ static bool site_pem(const struct sconf_site *site, struct sb_part *cp, struct s
 	return false;
 }
 
-/* BearSSL over the listener's pool, the TLS loop over the loop. */
+#ifdef UK_TLS_WOLFSSL
+/* The TLS 1.3 image (mk/unikernel.mk, uk-tls13): wolfSSL instead of
+ * BearSSL.  wolfSSL allocates from musl's heap, which has no lock of its
+ * own (the guest makes no threads musl knows of): this one is taken
+ * around every allocation, as vCPUs run connections at once. */
+static volatile int wolf_heap_lock;
+
+static void wolf_lock(void)
+{
+	while (__atomic_exchange_n(&wolf_heap_lock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+}
+
+static void wolf_unlock(void)
+{
+	__atomic_store_n(&wolf_heap_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* wolfSSL's context: the default certificate, then each other site's
+ * names with their site's certificate (a WOLFSSL_CTX per name). */
+static int wolf_listener(struct uk_lst *l, unsigned li)
+{
+	static bool inited;
+	if (!inited && tls_wolfssl_init(wolf_lock, wolf_unlock) < 0) {
+		kprintf("skiff-uk: sites: wolfSSL did not start\n");
+		return -1;
+	}
+	inited = true;
+	const struct sconf_site *site = l->cert_site[0];
+	struct sb_part cp, kp;
+	if (!site_pem(site, &cp, &kp))
+		return -1;
+	char err[200];
+	l->tls = tls_wolfssl_server_pem(cp.data, (size_t)cp.len, kp.data, (size_t)kp.len, err,
+					sizeof(err));
+	if (!l->tls) {
+		kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site_name(site), site->cert, err);
+		return -1;
+	}
+	const struct sconf *c = &S.c;
+	for (unsigned s = 0; s < c->nsites; s++) {
+		site = &c->sites[s];
+		if (!(site->listen_mask & (1u << li)) || site == l->cert_site[0])
+			continue;
+		int ci = cert_index(l, site);
+		if (ci < 0 || !site_pem(l->cert_site[ci], &cp, &kp)) {
+			kprintf("skiff-uk: sites: site %s: no certificate\n", site_name(site));
+			return -1;
+		}
+		for (unsigned k = 0; k < site->nnames; k++)
+			if (tls_wolfssl_add_name(l->tls, site->names[k], cstrlen(site->names[k]), cp.data,
+						 (size_t)cp.len, kp.data, (size_t)kp.len, err,
+						 sizeof(err)) < 0) {
+				kprintf("skiff-uk: sites: %u:%u: site %s: %s\n", site->pos.line,
+					site->pos.col, site->names[k], err);
+				return -1;
+			}
+	}
+	return 0;
+}
+#define TLS_ENGINE_OPS tls_wolfssl_ops
+#define TLS_ENGINE_NAME "wolfSSL, TLS 1.3 and 1.2"
+#else
+#define TLS_ENGINE_OPS tls_bearssl_ops
+#define TLS_ENGINE_NAME "BearSSL, TLS 1.2"
+#endif
+
+/* BearSSL over the listener's pool (or wolfSSL over musl's heap), the
+ * TLS loop over the loop. */
 static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t max_sockets,
 			const struct opts *o)
 {
+#ifdef UK_TLS_WOLFSSL
+	if (wolf_listener(l, li) < 0)
+		return -1;
+#else
 	const struct sconf_site *site = l->cert_site[0];
 	struct sb_part cp, kp;
 	if (!site_pem(site, &cp, &kp))
@@ -654,8 +729,9 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 				return -1;
 			}
 	}
+#endif
 	struct loop_tls_config lc = {
-		.engine = &tls_bearssl_ops,
+		.engine = &TLS_ENGINE_OPS,
 		.ctx = l->tls,
 		.handshake_timeout_ns = opt_num(o, OPT_TLS_HANDSHAKE_TIMEOUT) * SK_NS_PER_S,
 	};
@@ -731,12 +807,18 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 			return -1;
 		}
 		if (ls->tls && !S.bundle) {
+#ifdef UK_TLS_WOLFSSL
+			kprintf("skiff-uk: https=%u (wolfSSL, TLS 1.3 and 1.2; %u connections, TLS "
+				"state from the heap, %lu KiB of HTTP state; resumption by tickets)\n",
+				ls->port, l->conns, (uint64_t)(sz / l->conns) >> 10);
+#else
 			kprintf("skiff-uk: https=%u (BearSSL, TLS 1.2; %u connections, each %lu B of "
 				"TLS state and record buffer, %lu KiB of HTTP state; resumption by "
 				"session ID)\n", ls->port, l->conns, (uint64_t)tls_bearssl_conn_bytes(),
 				(uint64_t)(sz / l->conns) >> 10);
+#endif
 		} else if (ls->tls) {
-			kprintf("skiff-uk: sites: port %u: https (BearSSL, TLS 1.2) with %s", ls->port,
+			kprintf("skiff-uk: sites: port %u: https (" TLS_ENGINE_NAME ") with %s", ls->port,
 				l->cert_site[0]->cert);
 			for (unsigned i = 1; i < l->ncerts; i++)
 				kprintf(", %s for %s by SNI", l->cert_site[i]->cert,
@@ -845,7 +927,11 @@ void uk_sites_stats(const struct uk_sites *w,
 		/* the TLS loop's (tls.handshakes, tls.resumed, ...), then BearSSL's */
 		if (l->tls_loop)
 			loop_stats(l->tls_loop, ntls > 1 ? tls_name : fn, ntls > 1 ? (void *)&f : ctx);
+#ifdef UK_TLS_WOLFSSL
+		tls_wolfssl_stats(l->tls, ntls > 1 ? tls_name : fn, ntls > 1 ? (void *)&f : ctx);
+#else
 		tls_bearssl_stats(l->tls, ntls > 1 ? tls_name : fn, ntls > 1 ? (void *)&f : ctx);
+#endif
 	}
 }
 

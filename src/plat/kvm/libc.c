@@ -8,6 +8,7 @@
 #include "../../base/sk.h"
 #include "kvm.h"
 #include "memword.h"
+#include "../plat.h"
 
 void *memcpy(void *restrict d, const void *restrict s, size_t n);
 void *memmove(void *d, const void *s, size_t n);
@@ -150,23 +151,40 @@ int *__errno_location(void)
 	return &kvm_cpu_this()->errno_val;
 }
 
+/* One file exists: /dev/urandom, whose reads are plat_random's bytes
+ * (RDSEED/RDRAND).  wolfSSL (the TLS 1.3 image, tls_wolfssl.h) seeds its
+ * DRBG by reading it; the fd is a number no other file uses, and every
+ * open gives the same one (reads have no position). */
+#define URANDOM_FD 0x7572
+
 int open(const char *path, int flags, ...)
 {
-	(void)path, (void)flags;
+	(void)flags;
+	static const char urandom[] = "/dev/urandom";
+	if (path && !strcmp(path, urandom))
+		return URANDOM_FD;
 	*__errno_location() = 2; /* ENOENT: no file system */
 	return -1;
 }
 
 long read(int fd, void *buf, size_t n)
 {
-	(void)fd, (void)buf, (void)n;
+	if (fd == URANDOM_FD) {
+		if (n > 0x7fffffff)
+			n = 0x7fffffff;
+		if (plat_random(buf, n) == 0)
+			return (long)n;
+		*__errno_location() = 5; /* EIO: no hardware randomness */
+		return -1;
+	}
 	*__errno_location() = 9; /* EBADF */
 	return -1;
 }
 
 int close(int fd)
 {
-	(void)fd;
+	if (fd == URANDOM_FD)
+		return 0;
 	*__errno_location() = 9;
 	return -1;
 }

@@ -37,8 +37,32 @@ void *uselocale(void *loc);
 #define RFLAGS_DF (1u << 10)
 #define RFLAGS_AC (1u << 18)
 #define AT_NULL 0
+#define AT_PHDR 3
+#define AT_PHENT 4
+#define AT_PHNUM 5
 #define AT_PAGESZ 6
 #define AT_RANDOM 25
+#define PT_TLS 7
+
+/* Thread-local variables (kernel.ld: .tdata then .tbss, both aligned to
+ * TLS_ALIGN; none but in the wolfSSL image).  x86-64 keeps them below the
+ * thread pointer: a vCPU's copy is [tp - tls_size(), tp), tls_size() being
+ * the segment's size rounded up to its alignment, as the linker counted
+ * the offsets in the code.  musl sets the BSP's up from a PT_TLS program
+ * header (AT_PHDR: the image's own headers are not loaded, so init.c
+ * gives it one made from the linker's symbols); musl_ap the APs'. */
+#define TLS_ALIGN 64u
+extern char __tls_start[], __tdata_end[], __tls_memsz[];
+struct elf64_phdr {
+	uint32_t p_type, p_flags;
+	uint64_t p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align;
+};
+
+static size_t tls_size(void)
+{
+	size_t m = (size_t)(uintptr_t)__tls_memsz;
+	return (m + TLS_ALIGN - 1) & ~(size_t)(TLS_ALIGN - 1);
+}
 
 /* musl's own block for the main thread is 336 bytes (builtin_tls in
  * libc.a), struct pthread and room for TLS; an AP's has no TLS. */
@@ -76,8 +100,22 @@ void musl_boot(void)
 	if (plat_random(rnd, sizeof(rnd)) < 0)
 		sk_memcpy(rnd, &canary, sizeof(canary));
 	/* envp: no variables, then the auxiliary vector. */
-	static uintptr_t env[] = {0, AT_PAGESZ, 4096, AT_RANDOM, 0, AT_NULL, 0};
+	static uintptr_t env[] = {0, AT_PAGESZ, 4096, AT_RANDOM, 0, AT_NULL, 0, AT_NULL, 0, AT_NULL, 0,
+				  AT_NULL, 0};
 	env[4] = (uintptr_t)rnd;
+	static struct elf64_phdr tls_ph;
+	if (tls_size()) {
+		tls_ph = (struct elf64_phdr){
+			.p_type = PT_TLS,
+			.p_vaddr = (uintptr_t)__tls_start,
+			.p_filesz = (uint64_t)(__tdata_end - __tls_start),
+			.p_memsz = (uint64_t)(uintptr_t)__tls_memsz,
+			.p_align = TLS_ALIGN,
+		};
+		env[5] = AT_PHDR, env[6] = (uintptr_t)&tls_ph;
+		env[7] = AT_PHNUM, env[8] = 1;
+		env[9] = AT_PHENT, env[10] = sizeof(tls_ph);
+	}
 	static char name[] = "skiff-app";
 	__init_libc((char **)env, name);
 	/* musl's block now, whose canary word is musl's business: the objects
@@ -92,6 +130,18 @@ void musl_ap(unsigned index)
 	if (index >= KVM_MAX_CPUS)
 		return;
 	uint8_t *b = ap_block[index];
+	size_t ts = tls_size();
+	if (ts) { /* this vCPU's copy of the thread-local variables, then its block */
+		uint8_t *t = mem_alloc(ts + AP_BLOCK, TLS_ALIGN);
+		if (!t) {
+			kprintf("skiff-uk: cpu %u: no memory for its thread-local variables\n", index);
+			kvm_exit(KVM_EXIT_FATAL);
+		}
+		size_t filesz = (size_t)(__tdata_end - __tls_start);
+		sk_memcpy(t, __tls_start, filesz);
+		sk_memset(t + filesz, 0, ts + AP_BLOCK - filesz);
+		b = t + ts;
+	}
 	uint64_t self = (uint64_t)(uintptr_t)b;
 	sk_memcpy(b, &self, sizeof(self));
 	sk_memcpy(b + 0x28, &canary, sizeof(canary));

@@ -1,0 +1,635 @@
+/* tls_wolfssl.c — the TLS engine on wolfSSL 5.5 (tls_wolfssl.h).
+ *
+ * Each connection is a WOLFSSL whose transport is w_recv/w_send over its
+ * two tls_buf buffers: w_recv hands wolfSSL what waits in `in` (or says
+ * WANT_READ), w_send appends to `out`, all of it, so wolfSSL never blocks
+ * on output and out_peek/out_consume hand the records to the layer.
+ *
+ * Certificates: ctxs[0] is the default one; ctxs[i] (i >= 1) serves
+ * names[i - 1].  Every context gets the same settings (ctx_setup).  The
+ * servername callback, run by wolfSSL once the ClientHello's extensions
+ * are read and before the certificate is chosen, moves the connection
+ * onto ctxs[i] (wolfSSL_set_SSL_CTX). */
+#include "tls_wolfssl.h"
+
+#include <wolfssl/options.h>
+#include <wolfssl/ssl.h>
+#include <wolfssl/openssl/evp.h>
+#include <wolfssl/openssl/pem.h>
+#include <wolfssl/wolfcrypt/memory.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/sk_err.h"
+#include "tls_buf.h"
+#include "tls_sni.h"
+
+static const char cipher_list[] = "TLS13-AES128-GCM-SHA256:TLS13-AES256-GCM-SHA384:"
+				  "TLS13-CHACHA20-POLY1305-SHA256:"
+				  "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+				  "ECDHE-ECDSA-CHACHA20-POLY1305:"
+				  "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:"
+				  "ECDHE-RSA-CHACHA20-POLY1305";
+
+struct tls_ctx {
+	struct tls_ctx_head head; /* first: tls_host.h */
+	WOLFSSL_CTX *ctxs[1 + TLS_SNI_MAX];
+	char *names[TLS_SNI_MAX]; /* lower case, NUL-terminated */
+	unsigned nnames;
+	/* the hosted form's SNI files, to load them again (reload) */
+	struct tls_sni sni_files[TLS_SNI_MAX];
+	unsigned nsni_files;
+	uint64_t sessions, tickets, resumed, sni_matched, sni_default, reloads, reload_failures;
+	struct tls_pool pool;
+};
+
+struct tls_conn {
+	WOLFSSL *ssl;
+	struct tls_ctx *ctx;
+	struct tls_buf in, out;
+	int err;        /* enum tls_status of the last failure */
+	bool done;      /* the handshake finished */
+	unsigned cert;  /* the certificate given: 0 default, i: ctxs[i] */
+};
+
+/* ---- the allocator: the caller's lock around the C library's ---- */
+
+static void (*mem_lock)(void), (*mem_unlock)(void);
+
+static void *w_malloc(size_t n)
+{
+	mem_lock();
+	void *p = malloc(n);
+	mem_unlock();
+	return p;
+}
+
+static void w_free(void *p)
+{
+	mem_lock();
+	free(p);
+	mem_unlock();
+}
+
+static void *w_realloc(void *p, size_t n)
+{
+	mem_lock();
+	void *q = realloc(p, n);
+	mem_unlock();
+	return q;
+}
+
+int tls_wolfssl_init(void (*lock)(void), void (*unlock)(void))
+{
+	if (lock && unlock) {
+		mem_lock = lock;
+		mem_unlock = unlock;
+		if (wolfSSL_SetAllocators(w_malloc, w_free, w_realloc) != 0)
+			return -1;
+	}
+	return wolfSSL_Init() == WOLFSSL_SUCCESS ? 0 : -1;
+}
+
+/* ---- the transport ---- */
+
+static int w_recv(WOLFSSL *ssl, char *buf, int sz, void *arg)
+{
+	(void)ssl;
+	struct tls_conn *c = arg;
+	size_t n = tls_buf_waiting(&c->in);
+	if (n == 0)
+		return WOLFSSL_CBIO_ERR_WANT_READ;
+	if (n > (size_t)sz)
+		n = (size_t)sz;
+	memcpy(buf, c->in.p + c->in.off, n);
+	tls_buf_consume(&c->ctx->pool, &c->in, n);
+	return (int)n;
+}
+
+static int w_send(WOLFSSL *ssl, char *buf, int sz, void *arg)
+{
+	(void)ssl;
+	struct tls_conn *c = arg;
+	if (sz <= 0)
+		return 0;
+	if (tls_buf_append(&c->ctx->pool, &c->out, buf, (size_t)sz) < 0)
+		return WOLFSSL_CBIO_ERR_GENERAL; /* out of memory: the connection fails */
+	return sz;
+}
+
+/* ---- contexts ---- */
+
+static int alpn_select(WOLFSSL *ssl, const unsigned char **out, unsigned char *outlen,
+		       const unsigned char *in, unsigned int inlen, void *arg)
+{
+	(void)ssl, (void)arg;
+	static const unsigned char h1[] = "http/1.1";
+	for (unsigned i = 0; i < inlen;) {
+		unsigned n = in[i];
+		if (i + 1 + n > inlen)
+			break;
+		if (n == sizeof(h1) - 1 && !memcmp(in + i + 1, h1, n)) {
+			*out = in + i + 1;
+			*outlen = (unsigned char)n;
+			return SSL_TLSEXT_ERR_OK;
+		}
+		i += 1 + n;
+	}
+	return SSL_TLSEXT_ERR_NOACK; /* no protocol agreed: HTTP/1.1 all the same */
+}
+
+static int sni_select(WOLFSSL *ssl, int *ad, void *arg)
+{
+	(void)ad;
+	struct tls_ctx *t = arg;
+	struct tls_conn *c = wolfSSL_get_app_data(ssl);
+	const char *name = wolfSSL_get_servername(ssl, WOLFSSL_SNI_HOST_NAME);
+	int i = name && t->nnames ? tls_sni_pick(t->names, t->nnames, name) : -1;
+	if (i < 0) {
+		t->sni_default++;
+		return 0;
+	}
+	t->sni_matched++;
+	if (!wolfSSL_set_SSL_CTX(ssl, t->ctxs[1 + i]))
+		return SSL_TLSEXT_ERR_ALERT_FATAL;
+	if (c)
+		c->cert = 1u + (unsigned)i;
+	return 0;
+}
+
+/* Whether the key is the leaf certificate's: a signature made with it
+ * verifies under the certificate's public key.  (wolfSSL 5.5.4's
+ * wolfSSL_CTX_check_private_key compares only the key types for EC, so it
+ * passes an EC key of another certificate; measured.) */
+static bool key_matches(const void *cert, size_t cert_len, const void *key, size_t key_len)
+{
+	static const unsigned char msg[] = "skiff: does the key match?";
+	unsigned char sig[1024];
+	size_t sl = sizeof(sig);
+	bool ok = false;
+	WOLFSSL_X509 *x = wolfSSL_X509_load_certificate_buffer(cert, (int)cert_len,
+								WOLFSSL_FILETYPE_PEM);
+	WOLFSSL_BIO *b = wolfSSL_BIO_new_mem_buf(key, (int)key_len);
+	WOLFSSL_EVP_PKEY *k = b ? wolfSSL_PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+	WOLFSSL_EVP_PKEY *pub = x ? wolfSSL_X509_get_pubkey(x) : NULL;
+	WOLFSSL_EVP_MD_CTX *m = wolfSSL_EVP_MD_CTX_new();
+	if (k && pub && m && wolfSSL_EVP_DigestSignInit(m, NULL, wolfSSL_EVP_sha256(), NULL, k) == 1 &&
+	    wolfSSL_EVP_DigestSignUpdate(m, msg, sizeof(msg)) == 1 &&
+	    wolfSSL_EVP_DigestSignFinal(m, sig, &sl) == 1) {
+		wolfSSL_EVP_MD_CTX_free(m);
+		m = wolfSSL_EVP_MD_CTX_new();
+		ok = m && wolfSSL_EVP_DigestVerifyInit(m, NULL, wolfSSL_EVP_sha256(), NULL, pub) == 1 &&
+		     wolfSSL_EVP_DigestVerifyUpdate(m, msg, sizeof(msg)) == 1 &&
+		     wolfSSL_EVP_DigestVerifyFinal(m, sig, sl) == 1;
+	}
+	wolfSSL_EVP_MD_CTX_free(m);
+	wolfSSL_EVP_PKEY_free(pub);
+	wolfSSL_EVP_PKEY_free(k);
+	wolfSSL_BIO_free(b);
+	wolfSSL_X509_free(x);
+	return ok;
+}
+
+static WOLFSSL_CTX *ctx_setup(struct tls_ctx *t, const void *cert, size_t cert_len, const void *key,
+			      size_t key_len, char *err, size_t errlen)
+{
+	WOLFSSL_CTX *w = wolfSSL_CTX_new(wolfSSLv23_server_method());
+	if (!w) {
+		snprintf(err, errlen, "tls: wolfSSL_CTX_new failed");
+		return NULL;
+	}
+	int groups[] = {WOLFSSL_ECC_X25519, WOLFSSL_ECC_SECP256R1};
+	const char *what = NULL;
+	if (wolfSSL_CTX_SetMinVersion(w, WOLFSSL_TLSV1_2) != WOLFSSL_SUCCESS)
+		what = "minimum version";
+	else if (wolfSSL_CTX_set_cipher_list(w, cipher_list) != WOLFSSL_SUCCESS)
+		what = "cipher list";
+	else if (wolfSSL_CTX_set_groups(w, groups, 2) != WOLFSSL_SUCCESS)
+		what = "groups";
+	else if (wolfSSL_CTX_use_certificate_chain_buffer(w, cert, (long)cert_len) != WOLFSSL_SUCCESS)
+		what = "the certificate chain (PEM)";
+	else if (wolfSSL_CTX_use_PrivateKey_buffer(w, key, (long)key_len, WOLFSSL_FILETYPE_PEM) !=
+		 WOLFSSL_SUCCESS)
+		what = "the private key (PEM)";
+	else if (wolfSSL_CTX_check_private_key(w) != WOLFSSL_SUCCESS ||
+		 !key_matches(cert, cert_len, key, key_len))
+		what = "key";
+	if (what && !strcmp(what, "key")) {
+		snprintf(err, errlen, "tls: the key does not match the certificate");
+		wolfSSL_CTX_free(w);
+		return NULL;
+	}
+	if (what) {
+		snprintf(err, errlen, "tls: wolfSSL: %s refused", what);
+		wolfSSL_CTX_free(w);
+		return NULL;
+	}
+	wolfSSL_CTX_set_verify(w, WOLFSSL_VERIFY_NONE, NULL);
+	wolfSSL_CTX_set_options(w, WOLFSSL_OP_CIPHER_SERVER_PREFERENCE);
+	wolfSSL_CTX_SetIORecv(w, w_recv);
+	wolfSSL_CTX_SetIOSend(w, w_send);
+	wolfSSL_CTX_set_alpn_select_cb(w, alpn_select, t);
+	wolfSSL_CTX_set_servername_callback(w, sni_select);
+	wolfSSL_CTX_set_servername_arg(w, t);
+	return w;
+}
+
+struct tls_ctx *tls_wolfssl_server_pem(const void *cert_pem, size_t cert_len, const void *key_pem,
+				       size_t key_len, char *err, size_t errlen)
+{
+	struct tls_ctx *t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(err, errlen, "tls: out of memory");
+		return NULL;
+	}
+	t->head.ops = &tls_wolfssl_ops;
+	t->ctxs[0] = ctx_setup(t, cert_pem, cert_len, key_pem, key_len, err, errlen);
+	if (!t->ctxs[0]) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int tls_wolfssl_add_name(struct tls_ctx *t, const char *name, size_t name_len,
+			 const void *cert_pem, size_t cert_len, const void *key_pem, size_t key_len,
+			 char *err, size_t errlen)
+{
+	if (t->nnames >= TLS_SNI_MAX || name_len == 0) {
+		snprintf(err, errlen, "tls: %s", name_len ? "too many SNI names" : "an empty SNI name");
+		return -1;
+	}
+	char *n = malloc(name_len + 1);
+	if (!n) {
+		snprintf(err, errlen, "tls: out of memory");
+		return -1;
+	}
+	memcpy(n, name, name_len);
+	n[name_len] = 0;
+	tls_sni_lower(n);
+	WOLFSSL_CTX *w = ctx_setup(t, cert_pem, cert_len, key_pem, key_len, err, errlen);
+	if (!w) {
+		free(n);
+		return -1;
+	}
+	t->ctxs[1 + t->nnames] = w;
+	t->names[t->nnames++] = n;
+	return 0;
+}
+
+void tls_wolfssl_free(struct tls_ctx *t)
+{
+	if (!t)
+		return;
+	for (unsigned i = 0; i <= t->nnames; i++)
+		wolfSSL_CTX_free(t->ctxs[i]);
+	for (unsigned i = 0; i < t->nnames; i++)
+		free(t->names[i]);
+	for (unsigned i = 0; i < t->nsni_files; i++) {
+		free((char *)t->sni_files[i].name);
+		free((char *)t->sni_files[i].cert);
+		free((char *)t->sni_files[i].key);
+	}
+	tls_pool_drain(&t->pool);
+	free(t);
+}
+
+void tls_wolfssl_stats(const struct tls_ctx *t,
+		       void (*fn)(void *arg, const char *name, uint64_t v), void *arg)
+{
+	fn(arg, "tls.wolfssl_sessions", t->sessions);
+	fn(arg, "tls.tickets_sent", t->tickets);
+	fn(arg, "tls.resumed_engine", t->resumed);
+	fn(arg, "tls.reloads", t->reloads);
+	fn(arg, "tls.reload_failures", t->reload_failures);
+	if (t->nnames) {
+		fn(arg, "tls.sni_matched", t->sni_matched);
+		fn(arg, "tls.sni_default", t->sni_default);
+	}
+}
+
+/* ---- connections ---- */
+
+static struct tls_conn *w_conn_new(struct tls_ctx *t)
+{
+	struct tls_conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->ctx = t;
+	c->ssl = wolfSSL_new(t->ctxs[0]);
+	if (!c->ssl) {
+		free(c);
+		return NULL;
+	}
+	wolfSSL_set_app_data(c->ssl, c);
+	wolfSSL_SetIOReadCtx(c->ssl, c);
+	wolfSSL_SetIOWriteCtx(c->ssl, c);
+	t->sessions++;
+	return c;
+}
+
+static void w_conn_free(struct tls_conn *c)
+{
+	if (!c)
+		return;
+	wolfSSL_free(c->ssl);
+	tls_buf_release(&c->ctx->pool, &c->in);
+	tls_buf_release(&c->ctx->pool, &c->out);
+	free(c);
+}
+
+static long w_records_in(struct tls_conn *c, const void *buf, size_t len)
+{
+	if (tls_buf_append(&c->ctx->pool, &c->in, buf, len) < 0)
+		return -SK_ENOMEM;
+	return (long)len;
+}
+
+/* A wolfSSL error that is the peer's fault (a bad record, a bad hello)
+ * or ours (memory). */
+static int fail_kind(int e)
+{
+	return e == MEMORY_E || e == MEMORY_ERROR ? TLS_ERR_INTERNAL : TLS_ERR_PROTOCOL;
+}
+
+static int w_step(struct tls_conn *c)
+{
+	if (c->done)
+		return TLS_OK;
+	if (c->err)
+		return c->err;
+	int r = wolfSSL_accept(c->ssl);
+	if (r == WOLFSSL_SUCCESS) {
+		c->done = true;
+		if (wolfSSL_session_reused(c->ssl))
+			c->ctx->resumed++;
+		if (wolfSSL_version(c->ssl) == TLS1_3_VERSION)
+			c->ctx->tickets++; /* queued by wolfSSL with the handshake's end */
+		return TLS_OK;
+	}
+	int e = wolfSSL_get_error(c->ssl, r);
+	if (e == WOLFSSL_ERROR_WANT_READ || e == WOLFSSL_ERROR_WANT_WRITE)
+		return TLS_OK;
+	c->err = e == MEMORY_E ? TLS_ERR_INTERNAL : TLS_ERR_HANDSHAKE;
+	return c->err;
+}
+
+static bool w_handshake_done(const struct tls_conn *c)
+{
+	return c->done;
+}
+
+static long w_read(struct tls_conn *c, void *buf, size_t len)
+{
+	if (c->err)
+		return -SK_ECONNRESET;
+	if (!c->done)
+		return -SK_EAGAIN;
+	if (len > 0x7fffffff)
+		len = 0x7fffffff;
+	int r = wolfSSL_read(c->ssl, buf, (int)len);
+	if (r > 0)
+		return r;
+	int e = wolfSSL_get_error(c->ssl, r);
+	if (e == WOLFSSL_ERROR_WANT_READ || e == WOLFSSL_ERROR_WANT_WRITE)
+		return -SK_EAGAIN;
+	if (e == WOLFSSL_ERROR_ZERO_RETURN)
+		return 0;
+	c->err = fail_kind(e);
+	return -SK_ECONNRESET;
+}
+
+static long w_write(struct tls_conn *c, const void *buf, size_t len)
+{
+	if (c->err)
+		return -SK_ECONNRESET;
+	if (!c->done)
+		return -SK_EPIPE;
+	if (len > TLS_MAX_WRITE)
+		len = TLS_MAX_WRITE;
+	if (len == 0)
+		return 0;
+	int r = wolfSSL_write(c->ssl, buf, (int)len);
+	if (r > 0)
+		return r;
+	c->err = fail_kind(wolfSSL_get_error(c->ssl, r));
+	return -SK_ECONNRESET;
+}
+
+static size_t w_out_peek(const struct tls_conn *c, const uint8_t **p)
+{
+	*p = c->out.p ? c->out.p + c->out.off : NULL;
+	return tls_buf_waiting(&c->out);
+}
+
+static void w_out_consume(struct tls_conn *c, size_t n)
+{
+	tls_buf_consume(&c->ctx->pool, &c->out, n);
+}
+
+static size_t w_pending_in(const struct tls_conn *c)
+{
+	return tls_buf_waiting(&c->in);
+}
+
+static void w_close_notify(struct tls_conn *c)
+{
+	if (!c->err && c->done)
+		wolfSSL_shutdown(c->ssl); /* the first call queues our close_notify */
+}
+
+static int w_error(const struct tls_conn *c)
+{
+	return c->err;
+}
+
+static bool w_resumed(const struct tls_conn *c)
+{
+	return c->done && wolfSSL_session_reused(c->ssl);
+}
+
+static const char *w_version(const struct tls_conn *c)
+{
+	return wolfSSL_get_version(c->ssl);
+}
+
+const char *tls_wolfssl_server_name(const struct tls_conn *c)
+{
+	const char *n = wolfSSL_get_servername(c->ssl, WOLFSSL_SNI_HOST_NAME);
+	return n ? n : "";
+}
+
+unsigned tls_wolfssl_cert(const struct tls_conn *c)
+{
+	return c->cert;
+}
+
+/* ---- the hosted form: files ---- */
+
+#ifndef TLS_WOLFSSL_NO_FILES
+static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = NULL;
+	size_t cap = 0, n = 0;
+	if (!f) {
+		snprintf(err, errlen, "tls: %s: cannot open", path);
+		return NULL;
+	}
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			char *nb = cap <= (1u << 24) ? realloc(b, cap) : NULL;
+			if (!nb) {
+				free(b);
+				fclose(f);
+				snprintf(err, errlen, "tls: %s: too big", path);
+				return NULL;
+			}
+			b = nb;
+		}
+		size_t r = fread(b + n, 1, cap - n, f);
+		if (r == 0)
+			break;
+		n += r;
+	}
+	fclose(f);
+	*len = n;
+	return b;
+}
+
+/* The files a refused certificate or key came from, after the reason. */
+static void name_files(char *err, size_t errlen, const char *cert_file, const char *key_file)
+{
+	size_t n = strlen(err);
+	if (n < errlen)
+		snprintf(err + n, errlen - n, " (%s, %s)", cert_file, key_file);
+}
+
+static int load_pair(const char *cert_file, const char *key_file, char **cert, size_t *cl,
+		     char **key, size_t *kl, char *err, size_t errlen)
+{
+	*cert = slurp(cert_file, cl, err, errlen);
+	if (!*cert)
+		return -1;
+	*key = slurp(key_file, kl, err, errlen);
+	if (!*key) {
+		free(*cert);
+		return -1;
+	}
+	return 0;
+}
+
+struct tls_ctx *tls_wolfssl_server(const char *cert_file, const char *key_file,
+				   const struct tls_server_opts *o, char *err, size_t errlen)
+{
+	static bool inited;
+	if (!inited) {
+		if (tls_wolfssl_init(NULL, NULL) < 0) {
+			snprintf(err, errlen, "tls: wolfSSL_Init failed");
+			return NULL;
+		}
+		inited = true;
+	}
+	char *cert, *key;
+	size_t cl, kl;
+	if (load_pair(cert_file, key_file, &cert, &cl, &key, &kl, err, errlen) < 0)
+		return NULL;
+	struct tls_ctx *t = tls_wolfssl_server_pem(cert, cl, key, kl, err, errlen);
+	if (!t)
+		name_files(err, errlen, cert_file, key_file);
+	free(cert);
+	free(key);
+	for (unsigned i = 0; t && o && i < o->nsni; i++) {
+		const struct tls_sni *s = &o->sni[i];
+		char cf[4096];
+		if (s->cert_len >= sizeof(cf)) {
+			snprintf(err, errlen, "tls: an SNI certificate's name is too long");
+			goto fail;
+		}
+		memcpy(cf, s->cert, s->cert_len);
+		cf[s->cert_len] = 0;
+		if (load_pair(cf, s->key, &cert, &cl, &key, &kl, err, errlen) < 0)
+			goto fail;
+		int r = tls_wolfssl_add_name(t, s->name, s->name_len, cert, cl, key, kl, err, errlen);
+		if (r < 0)
+			name_files(err, errlen, cf, s->key);
+		free(cert);
+		free(key);
+		if (r < 0)
+			goto fail;
+	}
+	for (unsigned i = 0; t && o && i < o->nsni; i++) {
+		const struct tls_sni *s = &o->sni[i];
+		struct tls_sni *k = &t->sni_files[t->nsni_files];
+		k->name = strndup(s->name, s->name_len);
+		k->name_len = s->name_len;
+		k->cert = strndup(s->cert, s->cert_len);
+		k->cert_len = s->cert_len;
+		k->key = strdup(s->key);
+		t->nsni_files++;
+		if (!k->name || !k->cert || !k->key) {
+			snprintf(err, errlen, "tls: out of memory");
+			goto fail;
+		}
+	}
+	return t;
+fail:
+	tls_wolfssl_free(t);
+	return NULL;
+}
+
+/* A new set of WOLFSSL_CTXs from the files, moved into t; the old ones
+ * are freed here, but wolfSSL counts the connections that use one, so
+ * an open connection keeps its own until it ends.  Tickets: the new
+ * contexts have new ticket keys, so no session made before resumes. */
+static int w_reload(struct tls_ctx *t, const char *cert_file, const char *key_file, char *err,
+		    size_t errlen)
+{
+	struct tls_server_opts o = {.sni = t->sni_files, .nsni = t->nsni_files};
+	struct tls_ctx *n = tls_wolfssl_server(cert_file, key_file, &o, err, errlen);
+	if (!n) {
+		t->reload_failures++;
+		return -1;
+	}
+	for (unsigned i = 0; i <= t->nnames; i++) {
+		WOLFSSL_CTX *w = t->ctxs[i];
+		t->ctxs[i] = n->ctxs[i];
+		n->ctxs[i] = w;
+	}
+	/* the callbacks' argument is the context they were set up for */
+	for (unsigned i = 0; i <= t->nnames; i++) {
+		wolfSSL_CTX_set_alpn_select_cb(t->ctxs[i], alpn_select, t);
+		wolfSSL_CTX_set_servername_arg(t->ctxs[i], t);
+	}
+	tls_wolfssl_free(n);
+	t->reloads++;
+	return 0;
+}
+#endif
+
+const struct tls_engine_ops tls_wolfssl_ops = {
+	.name = "wolfssl",
+	.conn_new = w_conn_new,
+	.conn_free = w_conn_free,
+	.records_in = w_records_in,
+	.in_room = NULL,
+	.step = w_step,
+	.handshake_done = w_handshake_done,
+	.read = w_read,
+	.write = w_write,
+	.out_peek = w_out_peek,
+	.out_consume = w_out_consume,
+	.pending_in = w_pending_in,
+	.close_notify = w_close_notify,
+	.error = w_error,
+	.resumed = w_resumed,
+	.version = w_version,
+#ifndef TLS_WOLFSSL_NO_FILES
+	.ctx_free = tls_wolfssl_free,
+	.ctx_reload = w_reload,
+	.ctx_stats = tls_wolfssl_stats,
+#endif
+};

@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# tests/vm_tls13.sh — TLS 1.3 in the unikernel: build/skiff-uk-tls13.elf
+# (make uk-tls13: wolfSSL, tls/tls_wolfssl.h) under QEMU TCG, user
+# networking, forwards on 127.0.0.1 only.
+#
+#   tests/vm_tls13.sh [build/skiff] [build/skiff-uk-tls13.elf]
+#
+# Keys and certificates are made here with openssl (ECDSA P-256, RSA 2048)
+# in a temporary directory removed on exit.  Checks, each PASS/FAIL, ending
+# "vm-tls13: N passed, N failed":
+#   boot          the guest boots with the files and says https=443 (wolfSSL)
+#   s_client-13   openssl s_client -tls1_3: New, TLSv1.3, ALPN http/1.1, verified
+#   curl-13       curl --tlsv1.3 --tls-max 1.3: 200 and the 41-byte body, over TLSv1.3
+#   python-13     tests/tls_probe.py resume ... 1.3: python ssl with
+#                 minimum_version = maximum_version = TLSv1_3: 200, ALPN, the 2nd
+#                 and 3rd connections resumed
+#   sess-13       s_client -tls1_3 -sess_out, then -sess_in: "Reused, TLSv1.3"
+#   preconnect    tests/tls_probe.py preconnect: a ticket within 2 s of each
+#                 handshake with no request sent, and each resumes
+#   tls12         s_client -tls1_2 (New, TLSv1.2) and python resumption on 1.2
+#   ab-13         ab -f TLS1.3 -n 100 -c 4 (full handshakes) and -k: 0 failed
+#   hostile       tests/tls_probe.py hostile: random bytes, a lying ClientHello,
+#                 a wrong MAC, an oversized record, 3 of each: each closed, then
+#                 GET / still 200; a truncated record then FIN: closed
+#   stall         a stalled handshake closed by tls-handshake-timeout=3
+#   counters      on "exit 0": tls.wolfssl_sessions, tls.tickets_sent,
+#                 tls.resumed, tls.handshake_failed name the above
+#   smp           --smp 2: the AP comes up with its own copy of the thread-local
+#                 variables (musl/init.c), ab -f TLS1.3 -n 100 -c 8 with 0 failed,
+#                 exit 0.  User networking has one queue pair, so vCPU 0 serves
+#                 every connection.  (On a multi-queue TAP neither image serves
+#                 HTTPS from an AP: the TLS listeners are worker 0's alone,
+#                 uk/uk_smp.h; measured here, 253 of 300 ab -f TLS1.3
+#                 connections hashed to vCPU 1 failed.)
+#   rsa           an RSA 2048 certificate: curl --tlsv1.3 200
+#   bad-mismatch  a key that is not the certificate's: the guest stops at boot
+# QEMU runs are bounded by `timeout`; the lock (flock /tmp/skiff-nettest.lock)
+# is the caller's, as for tests/vm_tls.sh.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+SKIFF=${1:-build/skiff}
+IMG=${2:-build/skiff-uk-tls13.elf}
+LOG=${VM_LOG_DIR:-build/test-logs/vm-tls13}
+mkdir -p "$LOG"
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+SKT_SUITE=vm-tls13
+export PYTHONDONTWRITEBYTECODE=1
+PIDS=()
+CERTS=$(mktemp -d "${TMPDIR:-/tmp}/skiff-vmtls13.XXXXXX")
+cleanup() {
+	skt_kill_tree "${PIDS[@]}"
+	rm -rf "$CERTS"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for f in "$SKIFF" "$IMG"; do
+	[ -r "$f" ] || { fail setup "missing $f (make all uk-tls13)"; summary; exit 1; }
+done
+skt_need setup qemu-system-x86_64 python3 openssl curl ab timeout || { summary; exit 1; }
+
+# wolfSSL's heap is musl's (64 MiB at most, half of what is free when it is
+# first used, at boot): 512 MiB leaves the kernel's pools their room.
+MEM=(--mem 512M)
+free_port() {
+	python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_$1); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
+}
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -aq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+mkcert() { # mkcert NAME ec|rsa
+	local k=(-newkey ec -pkeyopt ec_paramgen_curve:P-256)
+	[ "$2" = rsa ] && k=(-newkey rsa:2048)
+	openssl req -x509 "${k[@]}" -nodes -keyout "$CERTS/$1.key" -out "$CERTS/$1.crt" -days 1 \
+		-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 2>"$LOG/openssl-$1.log"
+}
+mkcert ec ec && mkcert rsa rsa && mkcert other ec || { fail setup "openssl req failed"; summary; exit 1; }
+
+boot() { # boot NAME TIMEOUT [skiff vm args] -- [guest words]: in the background
+	local name=$1 t=$2
+	shift 2
+	: >"$LOG/$name.log"
+	timeout "$t" "$SKIFF" vm --accel tcg --image "$IMG" "${MEM[@]}" "$@" </dev/null >"$LOG/$name.log" 2>&1 &
+	VM=$!
+	PIDS+=("$VM")
+}
+say_exit() { python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$1"; }
+alive() { kill -0 "$VM" 2>/dev/null && echo "the guest runs" || echo "the guest has exited"; }
+
+HTTP=$(free_port STREAM) HTTPS=$(free_port STREAM) CTL=$(free_port DGRAM)
+boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
+	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=880 tls-handshake-timeout=3 stats
+if wait_for "$LOG/ec.log" "skiff-uk: ready" 60 && grep -aq "https=443 (wolfSSL" "$LOG/ec.log"; then
+	pass "boot ($(grep -ao 'https=443 ([^;]*' "$LOG/ec.log"))"
+else
+	fail boot "no ready/https line in 60 s; see $LOG/ec.log"
+	summary
+	exit 1
+fi
+CA=$CERTS/ec.crt
+URL=https://localhost:$HTTPS/
+
+sc=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -tls1_3 -CAfile "$CA" \
+	-servername localhost -alpn http/1.1 2>&1)
+printf '%s\n' "$sc" >"$LOG/s_client-13.log"
+if grep -q '^New, TLSv1.3' <<<"$sc" && grep -q 'ALPN protocol: http/1.1' <<<"$sc" &&
+	grep -q 'Verify return code: 0 (ok)' <<<"$sc"; then
+	pass "s_client-13 ($(grep -m1 -o 'New, TLSv1.3, Cipher is .*' <<<"$sc"), ALPN http/1.1, verified)"
+else
+	fail s_client-13 "see $LOG/s_client-13.log"
+fi
+
+out=$(timeout 60 curl -sS -v --tlsv1.3 --tls-max 1.3 --cacert "$CA" "$URL" -o "$LOG/curl.body" \
+	-w '%{http_code} %{size_download}' 2>"$LOG/curl-13.log")
+ver=$(grep -ao 'SSL connection using TLSv1.3[^\r]*' "$LOG/curl-13.log" | head -1)
+if [ "$out" = "200 41" ] && [ -n "$ver" ]; then
+	pass "curl-13 ($out; $ver)"
+else
+	fail curl-13 "'$out' '$ver'; see $LOG/curl-13.log"
+fi
+
+out=$(timeout 120 python3 tests/tls_probe.py resume 127.0.0.1 "$HTTPS" "$CA" localhost 1.3 2>&1)
+[ $? -eq 0 ] && pass "python-13 (TLS 1.3 only: $out)" || fail python-13 "$out"
+
+get='GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+# -ign_eof: s_client reads on to the server's close, so the ticket (sent
+# with the handshake) is in the session it writes.
+S1=$(printf "$get" | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -tls1_3 -CAfile "$CA" -ign_eof \
+	-sess_out "$CERTS/sess" 2>&1 | grep -aE '^(New|Reused),')
+S2=$(printf "$get" | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -tls1_3 -CAfile "$CA" -ign_eof \
+	-sess_in "$CERTS/sess" 2>&1 | grep -aE '^(New|Reused),')
+if [[ $S1 == "New, TLSv1.3"* ]] && [[ $S2 == "Reused, TLSv1.3"* ]]; then
+	pass "sess-13 (s_client -sess_out/-sess_in: '$S2')"
+else
+	fail sess-13 "first '$S1', second '$S2'"
+fi
+
+out=$(timeout 120 python3 tests/tls_probe.py preconnect 127.0.0.1 "$HTTPS" "$CA" localhost 3 2>&1)
+[ $? -eq 0 ] && pass "preconnect ($out)" || fail preconnect "$out"
+
+t12=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -tls1_2 -CAfile "$CA" 2>&1 | grep -aE '^(New|Reused),')
+out=$(timeout 120 python3 tests/tls_probe.py resume 127.0.0.1 "$HTTPS" "$CA" localhost 1.2 2>&1)
+rc=$?
+if [[ $t12 == "New, TLSv1.2"* ]] && [ $rc -eq 0 ]; then
+	pass "tls12 (s_client: '$t12'; $out)"
+else
+	fail tls12 "s_client '$t12'; python: $out"
+fi
+
+timeout 300 ab -f TLS1.3 -n 100 -c 4 "$URL" >"$LOG/ab.log" 2>&1
+ab_fail=$(awk '/^Failed requests:/{print $3}' "$LOG/ab.log")
+ab_done=$(awk '/^Complete requests:/{print $3}' "$LOG/ab.log")
+ab_rps=$(awk '/^Requests per second:/{print $4}' "$LOG/ab.log")
+timeout 300 ab -k -f TLS1.3 -n 1000 -c 4 "$URL" >"$LOG/ab-k.log" 2>&1
+abk_fail=$(awk '/^Failed requests:/{print $3}' "$LOG/ab-k.log")
+abk_done=$(awk '/^Complete requests:/{print $3}' "$LOG/ab-k.log")
+if [ "$ab_done" = 100 ] && [ "$ab_fail" = 0 ] && [ "$abk_done" = 1000 ] && [ "$abk_fail" = 0 ]; then
+	pass "ab-13 (ab -f TLS1.3 -n 100 -c 4: $ab_rps/s full handshakes under TCG; -k -n 1000: 0 failed)"
+else
+	fail ab-13 "complete '$ab_done' failed '$ab_fail'; -k complete '$abk_done' failed '$abk_fail'; see $LOG/ab*.log"
+fi
+
+out=$(timeout 180 python3 tests/tls_probe.py hostile 127.0.0.1 "$HTTPS" "$CA" localhost 3 2>&1)
+[ $? -eq 0 ] && pass "hostile ($out)" || fail hostile "$out; $(alive)"
+out=$(timeout 60 python3 - "$HTTPS" <<'PY' 2>&1
+import os, socket, struct, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=15)
+# A handshake record that claims 300 bytes, 40 of them sent, then our FIN.
+s.sendall(struct.pack("!BHH", 22, 0x0301, 300) + os.urandom(40))
+s.shutdown(socket.SHUT_WR)
+t0 = time.monotonic()
+try:
+    while s.recv(4096):
+        pass
+    print(f"truncated: closed after {time.monotonic() - t0:.1f} s")
+except socket.timeout:
+    print("truncated: not closed in 15 s"); sys.exit(1)
+except ConnectionResetError:
+    print("truncated: reset")
+PY
+)
+[ $? -eq 0 ] && pass "truncated record ($out)" || fail truncated "$out; $(alive)"
+out=$(timeout 60 python3 tests/tls_probe.py stall 127.0.0.1 "$HTTPS" 3 2>&1)
+[ $? -eq 0 ] && pass "stall ($out)" || fail stall "$out; $(alive)"
+after=$(timeout 60 curl -sS --tlsv1.3 --cacert "$CA" "$URL" -o /dev/null -w '%{http_code}' 2>&1)
+[ "$after" = 200 ] && pass "serving after the bad input (200)" || fail after-bad "'$after'; $(alive)"
+
+say_exit "$CTL"
+wait "$VM"
+rc=$?
+ctr() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "$LOG/ec.log" | tail -1; }
+ws=$(ctr tls.wolfssl_sessions) ts=$(ctr tls.tickets_sent) rs=$(ctr tls.resumed) hf=$(ctr tls.handshake_failed)
+if [ "$rc" = 0 ] && [ "${ws:-0}" -ge 100 ] && [ "${ts:-0}" -ge 100 ] && [ "${rs:-0}" -ge 6 ] && [ "${hf:-0}" -ge 6 ]; then
+	pass "counters (exit 0; tls.wolfssl_sessions $ws, tls.tickets_sent $ts, tls.resumed $rs, tls.handshake_failed $hf)"
+else
+	fail counters "exit $rc; wolfssl_sessions '$ws' tickets_sent '$ts' resumed '$rs' handshake_failed '$hf'"
+fi
+
+# --- two vCPUs ------------------------------------------------------------------
+HTTPS=$(free_port STREAM) CTL=$(free_port DGRAM)
+boot smp 600 --smp 2 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTPS:443" \
+	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=580 stats
+if wait_for "$LOG/smp.log" "skiff-uk: ready" 60; then
+	timeout 400 ab -f TLS1.3 -n 100 -c 8 "https://localhost:$HTTPS/" >"$LOG/ab-smp.log" 2>&1
+	d=$(awk '/^Complete requests:/{print $3}' "$LOG/ab-smp.log")
+	f=$(awk '/^Failed requests:/{print $3}' "$LOG/ab-smp.log")
+	say_exit "$CTL"
+	wait "$VM"
+	rc=$?
+	cpus=$(grep -aco 'cpu [0-9]* up' "$LOG/smp.log")
+	if [ "$d" = 100 ] && [ "$f" = 0 ] && [ "$rc" = 0 ]; then
+		pass "smp (--smp 2, $((cpus + 1)) vCPUs up, one queue pair (vCPU 0 serves): ab -f TLS1.3 -n 100 -c 8, 0 failed, exit 0)"
+	else
+		fail smp "complete '$d' failed '$f' exit $rc; see $LOG/smp.log"
+	fi
+else
+	fail smp "no ready line; see $LOG/smp.log"
+fi
+
+# --- RSA -------------------------------------------------------------------------
+HTTPS=$(free_port STREAM) CTL=$(free_port DGRAM)
+boot rsa 120 --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" -p "$HTTPS:443" -p "$CTL:9/udp" \
+	-- shutdown-port=9 exit-after=100
+if wait_for "$LOG/rsa.log" "skiff-uk: ready" 60; then
+	s=$(timeout 60 curl -sS --tlsv1.3 --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
+		-w '%{http_code} %{ssl_verify_result}' 2>&1)
+	say_exit "$CTL"
+	wait "$VM"
+	[ "$s" = "200 0" ] && pass "rsa (RSA 2048 over TLS 1.3: $s)" || fail rsa "'$s'"
+else
+	fail rsa "no ready line; see $LOG/rsa.log"
+fi
+
+timeout 60 "$SKIFF" vm --accel tcg --image "$IMG" "${MEM[@]}" --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/other.key" \
+	-- exit-after=30 </dev/null >"$LOG/bad-mismatch.log" 2>&1
+rc=$?
+[ "$rc" = 1 ] && grep -aq 'does not match the certificate' "$LOG/bad-mismatch.log" &&
+	pass "bad-mismatch (exit 1: $(grep -ao 'tls: the key does not match[^;]*' "$LOG/bad-mismatch.log" | head -1 | tr -d '\r'))" ||
+	fail bad-mismatch "exit $rc: $(tail -2 "$LOG/bad-mismatch.log" | tr '\n' ' ')"
+
+summary
