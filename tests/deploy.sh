@@ -96,9 +96,6 @@ stale_cleanup() {
 }
 stale_cleanup
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 # code URL: the HTTP status of a GET (000: no answer), within 2 s.
 code() { curl -s -o /dev/null -m 2 -w '%{http_code}' "$1"; }
 ok200() { [ "$(code "$1")" = 200 ]; }
@@ -151,7 +148,7 @@ EOF
 	fail image.archive "$BUILD/skiff-oci.tar: $arch"
 
 # ---- run: the default command on a mounted sites file, and a command given -----------------
-P0=$(free_port)
+P0=$(skt_free_port)
 mkdir -p "$WORK/etc"
 cat >"$WORK/etc/sites.conf" <<EOF
 site run.test {
@@ -177,7 +174,7 @@ else
 fi
 podman rm -f -t 0 "$TAG-run" >/dev/null 2>&1
 
-P0=$(free_port)
+P0=$(skt_free_port)
 CTRS+=("$TAG-cmd")
 if podman run -d --name "$TAG-cmd" --network host --read-only --cap-drop ALL "$IMAGE" \
 	serve --stack linux --ip 127.0.0.1 --port "$P0" --root /usr/lib/skiff >"$WORK/cmd.log" 2>&1 &&
@@ -314,7 +311,7 @@ unplay() {
 }
 
 declare -A PORT
-for i in 1 2 3; do PORT[$i]=$(free_port); done
+for i in 1 2 3; do PORT[$i]=$(skt_free_port); done
 for i in 1 2 3; do
 	if ms=$(play "$i" 1); then
 		body=$(curl -s -m 2 "http://127.0.0.1:${PORT[$i]}/")
@@ -361,7 +358,7 @@ else
 fi
 
 # ---- kill one replica under load, behind skiff proxy -----------------------------------------
-PX=$(free_port)
+PX=$(skt_free_port)
 UPS="127.0.0.1:${PORT[1]},127.0.0.1:${PORT[2]},127.0.0.1:${PORT[3]}"
 # fail-timeout 2: a replica taken out is tried again soon, before the rolling update.
 "$BUILD/skiff" proxy --stack linux --ip 127.0.0.1 --port "$PX" --upstream "$UPS" \

@@ -567,6 +567,27 @@ skt_wait_for() {
 	return 1
 }
 
+# skt_free_port [tcp|udp]: a port on 127.0.0.1 that is free now (the
+# kernel's pick; tcp when not said; STREAM/SOCK_STREAM and DGRAM/SOCK_DGRAM
+# are read as tcp and udp).  Another process may take it before the caller
+# binds it: for test ports, never for anything that must not collide.
+skt_free_port() {
+	python3 -c 'import socket, sys
+k = sys.argv[1].lower().replace("sock_", "")
+t = socket.SOCK_DGRAM if k in ("udp", "dgram") else socket.SOCK_STREAM
+s = socket.socket(socket.AF_INET, t)
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])' "${1:-tcp}"
+}
+
+# skt_log_has FILE PATTERN: a line of FILE (read as text, even with binary
+# bytes in it, as a serial console has) matches the basic regex PATTERN.
+skt_log_has() { grep -aq -- "$2" "$1" 2>/dev/null; }
+
+# skt_wait_log FILE PATTERN SECONDS: skt_log_has within SECONDS (status 0),
+# else status 1.
+skt_wait_log() { skt_wait_for "$3" skt_log_has "$1" "$2"; }
+
 # skt_listens PORT [PREFIX...]: a TCP socket listens on PORT, as `ss` run
 # after PREFIX sees it (e.g. ip netns exec NS; none: this namespace).
 skt_listens() {

@@ -109,9 +109,6 @@ trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 C() { timeout "${T:-180}" "${IN_NS[@]}" "$@"; }
 
@@ -135,7 +132,7 @@ start_proxy() {
 	local name=$1 i
 	shift
 	if [ "$TGT" = linux ]; then
-		PX_PORT=$(free_port)
+		PX_PORT=$(skt_free_port)
 		STACK=(--stack linux --ip 127.0.0.1 --port "$PX_PORT")
 	else
 		PX_PORT=80
@@ -228,8 +225,8 @@ run_target() {
 	if [ "$TGT" = linux ]; then
 		IN_NS=()
 		UP_IP=127.0.0.1 PX_IP=127.0.0.1
-		PORT_A=$(free_port) PORT_B=$(free_port) PORT_C=$(free_port) PORT_N=$(free_port)
-		PORT_D=$(free_port)
+		PORT_A=$(skt_free_port) PORT_B=$(skt_free_port) PORT_C=$(skt_free_port) PORT_N=$(skt_free_port)
+		PORT_D=$(skt_free_port)
 	else
 		skt_topo_tap tap sk0 || { fail "$TGT.setup" "topology"; return 1; }
 		IN_NS=(ip netns exec "$SKT_NS_S")
@@ -319,7 +316,7 @@ run_target() {
 	# client's).
 	local up6 port6 six=() saved=$UP_IP got6 host6 i
 	if [ "$TGT" = linux ]; then
-		up6=::1 port6=$(free_port)
+		up6=::1 port6=$(skt_free_port)
 	else
 		skt_v6_on "$SKT_NS_L" "$SKT_IF_L" "$SKT_LINUX_IP6/64" || fail "$TGT.upstreams" "IPv6 on $SKT_IF_L"
 		up6=$SKT_LINUX_IP6 port6=8086 six=(--ip6 "$SKT_SKIFF_IP6/64")
@@ -370,7 +367,7 @@ run_target() {
 	# https upstream, http for the plain port beside it.  The key is made
 	# here, now.
 	local tls_port=443
-	[ "$TGT" = linux ] && tls_port=$(free_port)
+	[ "$TGT" = linux ] && tls_port=$(skt_free_port)
 	if openssl req -x509 -nodes -days 2 -subj "/CN=skiff-proxy" -addext "subjectAltName=IP:$PX_IP" \
 		-newkey ec -pkeyopt ec_paramgen_curve:P-256 -keyout "$WORK/$TGT-px.key" \
 		-out "$WORK/$TGT-px.pem" >"$WORK/$TGT-openssl.log" 2>&1; then

@@ -70,9 +70,6 @@ trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 # Clients run in IN_NS, servers in SRV_NS (both empty on linux).
 IN_NS=()
 SRV_NS=()
@@ -143,14 +140,14 @@ proxy_checks() {
 	local ngx=$WORK/nginx-${TGT/:/-} port_n px log n_up n_fwd n_req bad i
 	mkdir -p "$ngx" "$WORK/www"
 	echo hello >"$WORK/www/index.html"
-	port_n=$(free_port)
+	port_n=$(skt_free_port)
 	python3 "$HERE/http_diff.py" nginx-conf "$ngx" "$WORK/www" "$port_n"
 	sed -i "s|access_log off;|access_log $ngx/access.log;|; s|worker_connections 256|worker_connections 1024|" \
 		"$ngx/nginx.conf"
 	sed -i "s/listen 127.0.0.1:/listen $UP_HOST:/" "$ngx/nginx.conf"
 	"${IN_NS[@]}" nginx -p "$ngx" -c "$ngx/nginx.conf" -e "$ngx/error.log" >"$ngx/out.log" 2>&1 &
 	SKT_PIDS+=($!)
-	px=${PX_PORT:-$(free_port)}
+	px=${PX_PORT:-$(skt_free_port)}
 	log=$WORK/${TGT/:/-}-proxy-ab.log
 	skt_wait_for 5 skt_listens "$port_n" "${IN_NS[@]}"
 	launch "$log" "$BIN" proxy "${PX_STACK[@]}" --port "$px" --workers 2 --stats \
@@ -182,13 +179,13 @@ proxy_checks() {
 
 	# The cache, per worker.
 	local port_u upid k1 k2 s1 s2 m0 m1
-	port_u=$(free_port)
+	port_u=$(skt_free_port)
 	"${IN_NS[@]}" python3 "$HERE/proxy_upstream.py" "$port_u" U --addr "$UP_HOST" >"$WORK/up.log" 2>&1 &
 	upid=$!
 	SKT_PIDS+=("$upid")
 	for ((i = 0; i < 50; i++)); do grep -q "^upstream U on" "$WORK/up.log" && break; sleep 0.1; done
 	k1="/cache/w1?max-age=600" k2="/cache/w2?max-age=600"
-	px=${PX_PORT:-$(free_port)}
+	px=${PX_PORT:-$(skt_free_port)}
 	log=$WORK/${TGT/:/-}-proxy-cache.log
 	launch "$log" "$BIN" proxy "${PX_STACK[@]}" --port "$px" --workers 2 --stats \
 		--cache 64M --upstream "$UP_HOST:$port_u" || return 1
@@ -220,7 +217,7 @@ print(sum(e["target"] == sys.argv[2] for e in log), sum(e["target"] == sys.argv[
 	spread "$log" cache
 
 	# Idle: two parked workers cost nothing.
-	px=${PX_PORT:-$(free_port)}
+	px=${PX_PORT:-$(skt_free_port)}
 	log=$WORK/${TGT/:/-}-proxy-idle.log
 	launch "$log" "$BIN" proxy "${PX_STACK[@]}" --port "$px" --workers 2 --stats \
 		--upstream "$UP_HOST:$port_u" || return 1
@@ -250,7 +247,7 @@ print(sum(e["target"] == sys.argv[2] for e in log), sum(e["target"] == sys.argv[
 kv_checks() {
 	local host=$1 port log i bad=0
 	shift
-	port=${KV_PORT:-$(free_port)}
+	port=${KV_PORT:-$(skt_free_port)}
 	log=$WORK/${TGT/:/-}-kv.log
 	launch "$log" "$KV" "$@" --port "$port" --workers 2 --stats || return 1
 	for ((i = 0; i < 50; i++)); do

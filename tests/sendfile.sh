@@ -69,9 +69,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 declare -A ST
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 sha() { sha256sum "$1" | cut -c1-64; }
 
 # ---- the tree and the certificate ----------------------------------------
@@ -96,7 +93,7 @@ fi
 start() {
 	local name=$1
 	shift
-	PORT=$(free_port) TPORT=$(free_port)
+	PORT=$(skt_free_port) TPORT=$(skt_free_port)
 	LOG=$WORK/$name.out ERR=$WORK/$name.err
 	"$BIN" serve --stack linux --ip 127.0.0.1 --port "$PORT" --root "$ROOT" --control none \
 		--tls-cert "$WORK/t.crt" --tls-key "$WORK/t.key" --tls-port "$TPORT" --stats "$@" \

@@ -72,17 +72,6 @@ for f in "$SKIFF" "$IMG"; do
 done
 skt_need setup qemu-system-x86_64 python3 curl || { summary; exit 1; }
 
-free_port() { # tcp|udp
-	python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM if sys.argv[1]=="udp" else socket.SOCK_STREAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' "$1"
-}
-wait_for() { # FILE PATTERN SECONDS
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -aq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 fetch() { # NAME URL [ns]
 	local name=$1 url=$2 t0=$SECONDS
 	shift 2
@@ -101,13 +90,13 @@ fi
 pass "gen ($(cat "$LOG/gen.log"))"
 
 # --- the unikernel -----------------------------------------------------------
-HTTP_PORT=$(free_port tcp)
-CTL_PORT=$(free_port udp)
+HTTP_PORT=$(skt_free_port tcp)
+CTL_PORT=$(skt_free_port udp)
 timeout 400 "$SKIFF" vm --image "$IMG" --root "$TREE" --mem 512M -p "$HTTP_PORT:80" \
 	-p "$CTL_PORT:9/udp" -- shutdown-port=9 exit-after=380 </dev/null >"$LOG/vm.log" 2>&1 &
 VM=$!
 PIDS+=("$VM")
-if wait_for "$LOG/vm.log" "skiff-uk: ready" 60; then
+if skt_wait_log "$LOG/vm.log" "skiff-uk: ready" 60; then
 	fetch vm "http://127.0.0.1:$HTTP_PORT/"
 	python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CTL_PORT"
 	wait "$VM"
@@ -174,7 +163,7 @@ start_serve() {
 	timeout 600 "$@" >"$SRV_LOG" 2>&1 &
 	SRV=$!
 	PIDS+=("$SRV")
-	wait_for "$SRV_LOG" '^skiff serve: listening' 30
+	skt_wait_log "$SRV_LOG" '^skiff serve: listening' 30
 }
 # The server itself (under timeout, maybe under ip netns exec).
 server_pid() {
@@ -191,7 +180,7 @@ stop_serve() {
 	fi
 }
 
-PORT=$(free_port tcp)
+PORT=$(skt_free_port tcp)
 # --sendfile off: the walk's own footprint.  With sendfile (the default)
 # the server keeps one descriptor per mapped file on top, up to a budget
 # (docs/http.md), which tests/sendfile.sh covers.
@@ -328,7 +317,7 @@ mkdir -p "$HUP"
 head -c $((12 << 20)) /dev/urandom >"$HUP/big.bin"
 cp "$HUP/big.bin" "$WORK/big.old"
 echo 'one' >"$HUP/a.txt"
-PORT=$(free_port tcp)
+PORT=$(skt_free_port tcp)
 if start_serve hup "$SKIFF" serve --stack linux --ip 127.0.0.1 --port "$PORT" --root "$HUP"; then
 	p=$(server_pid "$SRV")
 	timeout 60 python3 - "$PORT" "$p" "$HUP" "$WORK/big.old" >"$LOG/hup-client.log" 2>&1 <<'PY'

@@ -97,15 +97,7 @@ free_tcp_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# wait_for FILE PATTERN SECONDS
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -aq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
+# skt_wait_log FILE PATTERN SECONDS
 
 # records_in FILE N: FILE has at least N lines.
 records_in() { [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
@@ -128,7 +120,7 @@ vm_ops() {
 		</dev/null >"$LOG/ops-console.log" 2>&1 &
 	VM=$!
 	PIDS+=("$VM")
-	if wait_for "$LOG/ops-console.log" "skiff-uk: ready" 30; then
+	if skt_wait_log "$LOG/ops-console.log" "skiff-uk: ready" 30; then
 		for n in 1 2 3; do
 			curl -s -o /dev/null --max-time 10 -A "vm-ops-$n" "http://127.0.0.1:$hp/"
 		done
@@ -165,7 +157,7 @@ vm_ops() {
 	VM=$!
 	PIDS+=("$VM")
 	local drc=1
-	if wait_for "$LOG/ops-udp.log" "skiff-uk: ready" 30; then
+	if skt_wait_log "$LOG/ops-udp.log" "skiff-uk: ready" 30; then
 		for n in 1 2 3 4 5; do
 			curl -s -o /dev/null --max-time 10 -A "vm-ops-udp-$n" "http://127.0.0.1:$hp/"
 		done
@@ -217,7 +209,7 @@ timeout 240 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" -p "$ECHO_POR
 	</dev/null >"$LOG/echo.log" 2>&1 &
 VM=$!
 PIDS+=("$VM")
-if wait_for "$LOG/echo.log" "skiff-uk: ready" 20; then
+if skt_wait_log "$LOG/echo.log" "skiff-uk: ready" 20; then
 	t1=$(date +%s.%N)
 	pass "boot ($(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s to ready; $(grep -ao 'boot_ms=[0-9]*' "$LOG/echo.log"))"
 else
@@ -498,7 +490,7 @@ timeout 60 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" -p "$CTL_PORT:
 	</dev/null >"$LOG/exit-code.log" 2>&1 &
 VM=$!
 PIDS+=("$VM")
-if wait_for "$LOG/exit-code.log" "skiff-uk: ready" 20; then
+if skt_wait_log "$LOG/exit-code.log" "skiff-uk: ready" 20; then
 	python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 3", ("127.0.0.1", int(sys.argv[1])))' "$CTL_PORT"
 fi
 wait "$VM"

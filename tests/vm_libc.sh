@@ -58,18 +58,7 @@ for f in "$SKIFF" "$EX/libc_check" "$EX/libc_check-uk.elf" "$CORE"; do
 done
 skt_need setup qemu-system-x86_64 python3 curl nm || { summary; exit 1; }
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -aq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # One seed against a server: the body to a file, then the Python check.
 check_seed() { # NAME PORT SEED
@@ -97,7 +86,7 @@ else
 fi
 
 # ---- hosted (glibc) ----
-HP=$(free_port)
+HP=$(skt_free_port)
 "$EX/libc_check" --stack linux --port "$HP" >"$LOG/hosted.log" 2>&1 &
 PIDS+=($!)
 for ((i = 0; i < 50; i++)); do
@@ -111,16 +100,16 @@ skt_kill_tree "${PIDS[@]}"
 PIDS=()
 
 # ---- the guest (musl) ----
-GP=$(free_port)
+GP=$(skt_free_port)
 timeout 600 "$SKIFF" vm --accel tcg --smp 2 --image "$EX/libc_check-uk.elf" -p "$GP:80" \
 	>"$LOG/guest.log" 2>&1 </dev/null &
 PIDS+=($!)
-if wait_for "$LOG/guest.log" 'skiff-uk: ready' 90 && grep -aq 'skiff-uk: cpu 1 up' "$LOG/guest.log"; then
+if skt_wait_log "$LOG/guest.log" 'skiff-uk: ready' 90 && grep -aq 'skiff-uk: cpu 1 up' "$LOG/guest.log"; then
 	pass "guest-boot (2 vCPUs up)"
 	for s in "${SEEDS[@]}"; do
 		check_seed "guest-$s" "$GP" "$s"
 	done
-	if wait_for "$LOG/guest.log" "libc_check: seed ${SEEDS[1]} answered" 5; then
+	if skt_wait_log "$LOG/guest.log" "libc_check: seed ${SEEDS[1]} answered" 5; then
 		pass "guest-stdout (the app's printf on the console)"
 	else
 		fail guest-stdout "no 'libc_check: seed ${SEEDS[1]} answered' in $LOG/guest.log"

@@ -60,17 +60,6 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$C
 	-out "$CERTS/ec.crt" -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
 	2>"$LOG/openssl.log" || { fail setup "openssl req failed"; summary; exit 1; }
 
-free_port() {
-	python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_$1); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
-}
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -aq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # up_count PATH: requests the upstream logged for that target.
 up_count() {
 	curl -sS --max-time 10 "http://127.0.0.1:$UP/_stats" |
@@ -85,14 +74,14 @@ print(''.join(v for k, v in log[-1]['headers'] if k.lower() == sys.argv[2].lower
 }
 hdr() { tr -d '\r' <"$1" | awk -v h="$(tr '[:upper:]' '[:lower:]' <<<"$2"):" 'tolower($1) == h {sub(/^[^:]*: */, ""); print; exit}'; }
 
-UP=$(free_port STREAM)
-PX=$(free_port STREAM)
-PXS=$(free_port STREAM)
-CTL=$(free_port DGRAM)
+UP=$(skt_free_port STREAM)
+PX=$(skt_free_port STREAM)
+PXS=$(skt_free_port STREAM)
+CTL=$(skt_free_port DGRAM)
 python3 tests/proxy_upstream.py "$UP" up >"$LOG/upstream.log" 2>&1 &
 UPPID=$!
 PIDS+=("$UPPID")
-wait_for "$LOG/upstream.log" "^upstream up on" 10 || { fail setup "upstream did not start"; summary; exit 1; }
+skt_wait_log "$LOG/upstream.log" "^upstream up on" 10 || { fail setup "upstream did not start"; summary; exit 1; }
 
 : >"$LOG/guest.log"
 timeout 150 "$SKIFF" vm --accel tcg --proxy --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" \
@@ -101,7 +90,7 @@ timeout 150 "$SKIFF" vm --accel tcg --proxy --tls-cert "$CERTS/ec.crt" --tls-key
 	</dev/null >"$LOG/guest.log" 2>&1 &
 VM=$!
 PIDS+=("$VM")
-if wait_for "$LOG/guest.log" "skiff-uk: ready" 60 &&
+if skt_wait_log "$LOG/guest.log" "skiff-uk: ready" 60 &&
 	grep -aq "skiff-uk: proxy: upstream=10.0.2.2:$UP .*cache 16384 KiB" "$LOG/guest.log"; then
 	pass "boot ($(grep -ao 'proxy: upstream=[^;]*;[^;]*' "$LOG/guest.log"))"
 else

@@ -83,18 +83,7 @@ for f in "$SKIFF" "$IMG"; do
 done
 skt_need setup qemu-system-x86_64 python3 curl openssl || { summary; exit 1; }
 
-free_port() {
-	python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, getattr(socket, sys.argv[1])); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' "$1"
-}
 
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -aq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # ---- the tree: the example's folders, certificates made now ----
 D=$WORK/ex
@@ -106,8 +95,8 @@ for s in a b; do
 		-keyout "$D/sites/certs/$s.key" -out "$D/sites/certs/$s.crt" 2>/dev/null ||
 		{ fail setup "openssl req failed"; summary; exit 1; }
 done
-HP=$(free_port SOCK_STREAM) SP=$(free_port SOCK_STREAM) UP=$(free_port SOCK_STREAM)
-CP=$(free_port SOCK_DGRAM)
+HP=$(skt_free_port SOCK_STREAM) SP=$(skt_free_port SOCK_STREAM) UP=$(skt_free_port SOCK_STREAM)
+CP=$(skt_free_port SOCK_DGRAM)
 # The example with its ports moved (8080 -> HP, 8443 -> SP everywhere,
 # the redirect's too) and its upstream at UP.
 sed -e "s/:8080\\b/:$HP/g" -e "s/:8443\\b/:$SP/g" -e "s/127\\.0\\.0\\.1:9090/127.0.0.1:$UP/" \
@@ -194,7 +183,7 @@ timeout 200 "$SKIFF" vm --accel tcg --image "$IMG" --mem 512M --config "$D/as-wr
 	-p "$CP:9/udp" -- shutdown-port=9 exit-after=180 stats </dev/null >"$VLOG" 2>&1 &
 VM=$!
 PIDS+=("$VM")
-if ! wait_for "$VLOG" '^skiff-uk: ready' 90; then
+if ! skt_wait_log "$VLOG" '^skiff-uk: ready' 90; then
 	fail boot "no ready line: $(tail -5 "$VLOG")"
 	summary
 	exit 1
@@ -293,7 +282,7 @@ rest = s.recv(4096)
 print("eof" if rest == b"" else "bytes %r" % rest[:60], flush=True)
 EOF2
 IDLE=$!
-wait_for "$WORK/idle.out" answered 20
+skt_wait_log "$WORK/idle.out" answered 20
 python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", ("127.0.0.1", int(sys.argv[1])))' "$CP"
 if skt_wait_exit "$VM" 30 && [ "$SKT_RC" = 0 ] && grep -aq '^http.requests [1-9]' "$VLOG" &&
 	grep -aq '^sites.no_site 1' "$VLOG" && grep -aq '^tls.sni_matched [1-9]' "$VLOG" &&
@@ -310,7 +299,7 @@ timeout 200 "$SKIFF" vm --accel tcg --image "$IMG" --mem 512M --config "$D/metri
 	-p "$CP:9/udp" -- shutdown-port=9 exit-after=180 </dev/null >"$VLOG" 2>&1 &
 VM=$!
 PIDS+=("$VM")
-if ! wait_for "$VLOG" '^skiff-uk: ready' 90; then
+if ! skt_wait_log "$VLOG" '^skiff-uk: ready' 90; then
 	fail metrics "no ready line: $(tail -5 "$VLOG")"
 	summary
 	exit 1
@@ -349,7 +338,7 @@ timeout 200 "$SKIFF" vm --accel tcg --image "$KV_IMG" --mem 512M --config "$D/ap
 	-p "$CP:9/udp" -- shutdown-port=9 exit-after=180 </dev/null >"$VLOG" 2>&1 &
 VM=$!
 PIDS+=("$VM")
-if ! wait_for "$VLOG" '^skiff-uk: ready' 90; then
+if ! skt_wait_log "$VLOG" '^skiff-uk: ready' 90; then
 	fail app "no ready line: $(tail -5 "$VLOG")"
 	summary
 	exit 1

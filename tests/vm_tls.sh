@@ -65,17 +65,6 @@ for f in "$SKIFF" "$IMG" "$APP_IMG"; do
 done
 skt_need setup qemu-system-x86_64 python3 openssl curl ab wrk timeout || { summary; exit 1; }
 
-free_port() {
-	python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_$1); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
-}
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -aq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 mkcert() { # mkcert NAME ec|rsa
 	local k=(-newkey ec -pkeyopt ec_paramgen_curve:P-256)
 	[ "$2" = rsa ] && k=(-newkey rsa:2048)
@@ -116,14 +105,14 @@ say_exit() { python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket
 # --- an application image over HTTPS (kv: one store behind both ports) ------------
 app_check() {
 	local http https ctl a b s1 s2 rc
-	http=$(free_port STREAM) https=$(free_port STREAM) ctl=$(free_port DGRAM)
+	http=$(skt_free_port STREAM) https=$(skt_free_port STREAM) ctl=$(skt_free_port DGRAM)
 	: >"$LOG/app.log"
 	timeout 150 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$APP_IMG" --tls-cert "$CERTS/ec.crt" \
 		--tls-key "$CERTS/ec.key" -p "$http:80" -p "$https:443" -p "$ctl:9/udp" -- \
 		shutdown-port=9 exit-after=140 stats </dev/null >"$LOG/app.log" 2>&1 &
 	VM=$!
 	PIDS+=("$VM")
-	if ! wait_for "$LOG/app.log" "skiff-uk: ready" 30 || ! grep -aq "https=443" "$LOG/app.log"; then
+	if ! skt_wait_log "$LOG/app.log" "skiff-uk: ready" 30 || ! grep -aq "https=443" "$LOG/app.log"; then
 		fail app "no ready/https line in 30 s: $(grep -a 'skiff-uk' "$LOG/app.log" | tail -n 2 | tr '\n' ' ')"
 		return
 	fi
@@ -153,10 +142,10 @@ if [ "${VM_TLS_ONLY:-}" = app ]; then
 fi
 
 # --- the ECDSA guest ------------------------------------------------------------
-HTTP=$(free_port STREAM)
-HTTPS=$(free_port STREAM)
-CTL=$(free_port DGRAM)
-ECHO=$(free_port DGRAM)
+HTTP=$(skt_free_port STREAM)
+HTTPS=$(skt_free_port STREAM)
+CTL=$(skt_free_port DGRAM)
+ECHO=$(skt_free_port DGRAM)
 # exit-after= and the host's timeout are only backstops against a hung
 # guest: the script ends the guest through the shutdown port.  They were
 # 280 / 300 s, and the steps before the hostile one (ab's 100 full
@@ -167,7 +156,7 @@ ECHO=$(free_port DGRAM)
 # say; guest_state now does).  Each step below has its own timeout.
 boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
 	-p "$CTL:9/udp" -p "$ECHO:7/udp" -- shutdown-port=9 exit-after=880 tls-handshake-timeout=3 stats
-if wait_for "$LOG/ec.log" "skiff-uk: ready" 30 && grep -aq "https=443" "$LOG/ec.log"; then
+if skt_wait_log "$LOG/ec.log" "skiff-uk: ready" 30 && grep -aq "https=443" "$LOG/ec.log"; then
 	# The guest's clock too: a LAPIC rate measured wrong makes every sleep
 	# wrong by as much (stall below), so a log says what it was.
 	pass "boot ($(grep -ao 'https=443[^;]*;[^;]*' "$LOG/ec.log"); $(tr -d '\r' <"$LOG/ec.log" | grep -ao 'timer .*' | head -1))"
@@ -301,16 +290,16 @@ else
 fi
 
 # --- RSA, with the redirect ----------------------------------------------------
-HTTP=$(free_port STREAM)
-HTTPS=$(free_port STREAM)
-CTL=$(free_port DGRAM)
+HTTP=$(skt_free_port STREAM)
+HTTPS=$(skt_free_port STREAM)
+CTL=$(skt_free_port DGRAM)
 # With a --root site too: archive and TLS files share the boot module.
 mkdir -p "$CERTS/site/sub"
 head -c 70000 /dev/urandom >"$CERTS/site/sub/blob.bin"
 echo '<p>index</p>' >"$CERTS/site/index.html"
 boot rsa 120 --root "$CERTS/site" --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" \
 	--tls-redirect -p "$HTTP:80" -p "$HTTPS:443" -p "$CTL:9/udp" -- shutdown-port=9 exit-after=100
-if wait_for "$LOG/rsa.log" "skiff-uk: ready" 30; then
+if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 30; then
 	r=$(timeout 30 curl -sS "http://127.0.0.1:$HTTP/x?y" -o /dev/null -w '%{http_code} %{redirect_url}' 2>&1)
 	s=$(timeout 60 curl -sS --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
 		-w '%{http_code} %{ssl_verify_result}' 2>&1)

@@ -63,17 +63,6 @@ skt_need setup qemu-system-x86_64 python3 openssl curl ab timeout || { summary; 
 # wolfSSL's heap is musl's (64 MiB at most, half of what is free when it is
 # first used, at boot): 512 MiB leaves the kernel's pools their room.
 MEM=(--mem 512M)
-free_port() {
-	python3 -c "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_$1); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"
-}
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -aq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 mkcert() { # mkcert NAME ec|rsa
 	local k=(-newkey ec -pkeyopt ec_paramgen_curve:P-256)
 	[ "$2" = rsa ] && k=(-newkey rsa:2048)
@@ -93,10 +82,10 @@ boot() { # boot NAME TIMEOUT [skiff vm args] -- [guest words]: in the background
 say_exit() { python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$1"; }
 alive() { kill -0 "$VM" 2>/dev/null && echo "the guest runs" || echo "the guest has exited"; }
 
-HTTP=$(free_port STREAM) HTTPS=$(free_port STREAM) CTL=$(free_port DGRAM)
+HTTP=$(skt_free_port STREAM) HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
 boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
 	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=880 tls-handshake-timeout=3 stats
-if wait_for "$LOG/ec.log" "skiff-uk: ready" 60 && grep -aq "https=443 (wolfSSL" "$LOG/ec.log"; then
+if skt_wait_log "$LOG/ec.log" "skiff-uk: ready" 60 && grep -aq "https=443 (wolfSSL" "$LOG/ec.log"; then
 	pass "boot ($(grep -ao 'https=443 ([^;]*' "$LOG/ec.log"))"
 else
 	fail boot "no ready/https line in 60 s; see $LOG/ec.log"
@@ -203,10 +192,10 @@ else
 fi
 
 # --- two vCPUs ------------------------------------------------------------------
-HTTPS=$(free_port STREAM) CTL=$(free_port DGRAM)
+HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
 boot smp 600 --smp 2 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTPS:443" \
 	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=580 stats
-if wait_for "$LOG/smp.log" "skiff-uk: ready" 60; then
+if skt_wait_log "$LOG/smp.log" "skiff-uk: ready" 60; then
 	timeout 400 ab -f TLS1.3 -n 100 -c 8 "https://localhost:$HTTPS/" >"$LOG/ab-smp.log" 2>&1
 	d=$(awk '/^Complete requests:/{print $3}' "$LOG/ab-smp.log")
 	f=$(awk '/^Failed requests:/{print $3}' "$LOG/ab-smp.log")
@@ -224,10 +213,10 @@ else
 fi
 
 # --- RSA -------------------------------------------------------------------------
-HTTPS=$(free_port STREAM) CTL=$(free_port DGRAM)
+HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
 boot rsa 120 --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" -p "$HTTPS:443" -p "$CTL:9/udp" \
 	-- shutdown-port=9 exit-after=100
-if wait_for "$LOG/rsa.log" "skiff-uk: ready" 60; then
+if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 60; then
 	s=$(timeout 60 curl -sS --tlsv1.3 --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
 		-w '%{http_code} %{ssl_verify_result}' 2>&1)
 	say_exit "$CTL"

@@ -17,6 +17,8 @@
 
 static const struct tls_engine_ops *E = &tls_openssl_ops;
 
+#include "tls_engine_suite.h"
+
 struct counters {
 	uint64_t rotations, sealed, opened, renewed, unknown, reloads, reload_failures;
 };
@@ -120,35 +122,6 @@ static void test_ticket_unasked(void **state)
 	tls_openssl_free(sctx);
 }
 
-/* ALPN: http/1.1 when offered (beside h2); no ALPN when only h2 is. */
-static void test_alpn(void **state)
-{
-	(void)state;
-	struct tls_ctx *sctx = tls_testcert_server(NULL);
-	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
-	static const unsigned char both[] = "\x02h2\x08http/1.1", h2[] = "\x02h2";
-	const unsigned char *got;
-	unsigned len;
-	struct tls_testpair p;
-
-	SSL_CTX_set_alpn_protos(cctx, both, sizeof(both) - 1);
-	tls_testpair_new(&p, cctx, sctx, NULL, NULL);
-	assert_true(tls_testpair_handshake(&p));
-	SSL_get0_alpn_selected(p.cl, &got, &len);
-	assert_int_equal(len, 8);
-	assert_memory_equal(got, "http/1.1", 8);
-	tls_testpair_free(&p);
-
-	SSL_CTX_set_alpn_protos(cctx, h2, sizeof(h2) - 1);
-	tls_testpair_new(&p, cctx, sctx, NULL, NULL);
-	assert_true(tls_testpair_handshake(&p));
-	SSL_get0_alpn_selected(p.cl, &got, &len);
-	assert_int_equal(len, 0);
-	tls_testpair_free(&p);
-	SSL_CTX_free(cctx);
-	tls_openssl_free(sctx);
-}
-
 /* A write of up to 16 KiB is one record (TLS 1.3: 5 header bytes, the
  * content type, 16 of tag), and the client reads it back intact; a larger
  * write is cut at 16 KiB. */
@@ -210,61 +183,6 @@ static void test_not_tls(void **state)
 	assert_int_equal(E->read(c, b, sizeof(b)), -SK_ECONNRESET);
 	assert_int_equal(E->write(c, "x", 1), -SK_ECONNRESET);
 	E->conn_free(c);
-	tls_openssl_free(sctx);
-}
-
-/* SIGHUP's reload: a connection made before keeps working on the old
- * certificate (and outlives the context it was made from: ASan sees the
- * old SSL_CTX go with it); a new one is shown the new certificate, and a
- * ticket from before does not resume.  A reload from files that do not
- * load changes nothing. */
-static void test_reload(void **state)
-{
-	(void)state;
-	struct tls_ctx *sctx = tls_testcert_server(NULL);
-	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
-	unsigned char fp_old[32], fp_new[32], fp[32];
-	struct tls_testpair a, b, c;
-	tls_testpair_new(&a, cctx, sctx, NULL, NULL);
-	assert_true(tls_testpair_handshake(&a));
-	SSL_SESSION *s1 = tls_testpair_session(&a);
-	tls_testpair_peer_fp(&a, fp_old);
-	char err[256];
-	assert_int_equal(tls_testcert_reload(sctx, err, sizeof(err)), 0);
-	assert_true(tls_testpair_exchange(&a));
-
-	tls_testpair_new(&b, cctx, sctx, NULL, NULL);
-	assert_true(tls_testpair_handshake(&b));
-	tls_testpair_peer_fp(&b, fp_new);
-	assert_memory_not_equal(fp_new, fp_old, 32);
-	tls_testpair_free(&b);
-	tls_testpair_free(&a); /* the last user of the old certificate */
-
-	tls_testpair_new(&c, cctx, sctx, s1, NULL);
-	assert_true(tls_testpair_handshake(&c));
-	assert_false(E->resumed(c.sv));
-	tls_testpair_peer_fp(&c, fp);
-	assert_memory_equal(fp, fp_new, 32);
-	tls_testpair_free(&c);
-
-	err[0] = 0;
-	assert_int_equal(tls_openssl_reload(sctx, "/nonexistent/cert.pem", "/nonexistent/key.pem",
-					    err, sizeof(err)),
-			 -1);
-	assert_non_null(strstr(err, "/nonexistent/cert.pem"));
-	tls_testpair_new(&c, cctx, sctx, NULL, NULL);
-	assert_true(tls_testpair_handshake(&c));
-	tls_testpair_peer_fp(&c, fp);
-	assert_memory_equal(fp, fp_new, 32);
-	assert_true(tls_testpair_exchange(&c));
-	tls_testpair_free(&c);
-
-	struct counters n = {0};
-	tls_openssl_stats(sctx, take, &n);
-	assert_int_equal(n.reloads, 1);
-	assert_int_equal(n.reload_failures, 1);
-	SSL_SESSION_free(s1);
-	SSL_CTX_free(cctx);
 	tls_openssl_free(sctx);
 }
 
@@ -366,10 +284,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ticket_rotation),
 		cmocka_unit_test(test_ticket_unasked),
-		cmocka_unit_test(test_alpn),
+		cmocka_unit_test(suite_alpn),
 		cmocka_unit_test(test_one_record_per_write),
 		cmocka_unit_test(test_not_tls),
-		cmocka_unit_test(test_reload),
+		cmocka_unit_test(suite_reload),
 		cmocka_unit_test(test_sni),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
