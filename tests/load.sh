@@ -163,14 +163,25 @@ test_skiff_serve() {
 
 # skiff load and ab on the same server and the same run shape: skiff's
 # rate must not be far below ab's (both share two cores with the server,
-# so "within noise" is a generous band).
+# so "within noise" is a generous band).  Each runs twice, alternating
+# (ab, skiff, ab, skiff), and the better run of each is compared: one
+# run of either can land beside another phase's burst (make test runs
+# phases side by side), which once halved one of them.
+ab_rate() {
+	C timeout 60 ab -q -k -c 16 -n 40000 "http://$SRV_IP/" 2>/dev/null |
+		sed -nE 's/^Requests per second: +([0-9.]+).*/\1/p'
+}
 test_ab() {
 	skt_need ab ab || return
-	local ab_rps sk_rps
-	ab_rps=$(C timeout 60 ab -q -k -c 16 -n 40000 http://$SRV_IP/ 2>/dev/null |
-		sed -nE 's/^Requests per second: +([0-9.]+).*/\1/p')
+	local ab_rps ab2 sk_rps sk2
+	ab_rps=$(ab_rate)
 	expect_ok ab.skiff 40000 -c 16 -n 40000 -k http://$SRV_IP/ || return
 	sk_rps=$(field "$LOG" rps)
+	ab2=$(ab_rate)
+	expect_ok ab.skiff2 40000 -c 16 -n 40000 -k http://$SRV_IP/ || return
+	sk2=$(field "$LOG" rps)
+	ab_rps=$(awk -v a="${ab_rps:-0}" -v b="${ab2:-0}" 'BEGIN { m = a > b ? a : b; if (m > 0) print m }')
+	sk_rps=$(awk -v a="${sk_rps:-0}" -v b="${sk2:-0}" 'BEGIN { print (a > b ? a : b) }')
 	if [ -z "$ab_rps" ]; then
 		fail ab.agree "ab gave no rate"
 	elif awk -v a="$ab_rps" -v s="$sk_rps" 'BEGIN { exit !(s >= 0.5 * a && s <= 4 * a) }'; then

@@ -2141,7 +2141,7 @@ int http_app_check(const struct http_app *app)
 	/* Every slot of the body pool is free or held by one connection. */
 	CHECK(slots == app->slots_used);
 	uint32_t sfree = 0;
-	for (const uint8_t *sl = app->slot_free; sl; sk_memcpy(&sl, sl, sizeof(sl)))
+	for (const uint8_t *sl = app->slot_free; sl; sk_memcpy(&sl, sl, sizeof(const uint8_t *)))
 		CHECK(++sfree <= app->cfg.body_slots);
 	CHECK(app->cfg.body_size == 0 || sfree + slots == app->cfg.body_slots);
 	return 0;

@@ -659,7 +659,7 @@ static int wolf_listener(struct uk_lst *l, unsigned li)
 			return -1;
 		}
 		for (unsigned k = 0; k < site->nnames; k++)
-			if (tls_wolfssl_add_name(l->tls, site->names[k], cstrlen(site->names[k]), cp.data,
+			if (tls_wolfssl_add_name(l->tls, site->names[k], sk_strlen(site->names[k]), cp.data,
 						 (size_t)cp.len, kp.data, (size_t)kp.len, err,
 						 sizeof(err)) < 0) {
 				kprintf("skiff-uk: sites: %u:%u: site %s: %s\n", site->pos.line,
