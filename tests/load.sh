@@ -272,7 +272,9 @@ workers_check() {
 	if [ "${rin:-x}" = 0 ] && [ "${rout:-x}" = 0 ] && [ -n "$r0" ] && [ "$r0" = "$r1" ]; then
 		pass "$name.rst (skiff rst_in 0 rst_out 0, Linux OutRsts +0)"
 	else
-		fail "$name.rst" "skiff rst_in '${rin:-}' rst_out '${rout:-}', Linux OutRsts $r0 -> $r1"
+		# Which of skiff's TCP drops answered with them (tcp_drop_*: a
+		# segment for no socket, data after the application closed, ...).
+		fail "$name.rst" "skiff rst_in '${rin:-}' rst_out '${rout:-}', Linux OutRsts $r0 -> $r1; $(grep -E '^tcp_drop_[a-z_]+ [1-9]' "$LOG" | tr '\n' ' ')"
 	fi
 }
 
