@@ -3,12 +3,16 @@
 # stdout) and runs tests/hpack_interop.py, which pairs it with python3-hpack
 # both ways (the hpack-interop phase of `make test`; no root, no network).
 .PHONY: hpack-interop
+# python3-hpack and python3-h2 put their modules where Debian's python3 looks;
+# a python3 earlier on PATH (pyenv, a venv) does not see them, so the interop
+# scripts run under /usr/bin/python3 when it exists (as tools/deps.sh checks).
+DEB_PYTHON3 ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 $(BUILD)/test/hpack_peer: tests/hpack_peer.c $(BUILD)/libskiff-core.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(BUILD)/libskiff-core.a
 
 hpack-interop: $(BUILD)/test/hpack_peer
-	python3 tests/hpack_interop.py $(BUILD)/test/hpack_peer
+	$(DEB_PYTHON3) tests/hpack_interop.py $(BUILD)/test/hpack_peer
 
 # `make h2-interop` builds tests/h2_peer.c (skiff's HTTP/2 engine, src/h2/conn.h,
 # on a 127.0.0.1 socket with a small handler) and runs tests/h2_interop.py
@@ -20,4 +24,4 @@ $(BUILD)/test/h2_peer: tests/h2_peer.c $(BUILD)/libskiff-core.a
 	$(CC) $(BASE_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(BUILD)/libskiff-core.a
 
 h2-interop: $(BUILD)/test/h2_peer
-	python3 tests/h2_interop.py $(BUILD)/test/h2_peer
+	$(DEB_PYTHON3) tests/h2_interop.py $(BUILD)/test/h2_peer
