@@ -94,9 +94,17 @@ struct http_file_answer {
 void http_file_decide(struct http_file_answer *a, const struct http_file_ask *q,
 		      http_lookup_fn lookup, void *lookup_ctx, char *path, size_t plen);
 
-/* Fill f->last_modified and f->etag_made from f's mtime, len and etag, for
- * a source making the entry (after it set them, and again if they change). */
-void http_file_prepare(struct http_file *f);
+/* A source making entries prepares each once, after it set mtime, len
+ * and etag: the validators every answer would otherwise format go into one
+ * arena per tree (or archive) the source allocates, sized by the sum of
+ * http_file_prepare_len over its entries, and kept as long as the entries.
+ * Bytes of the arena f needs: Last-Modified (HTTP_DATE_LEN and a NUL) and,
+ * when f->etag is NULL, the mtime-len tag and its NUL; 0 when mtime is
+ * unknown (no validators to make). */
+size_t http_file_prepare_len(const struct http_file *f);
+/* Write them at room (http_file_prepare_len(f) bytes) and point
+ * f->last_modified and a NULL f->etag at them; returns the bytes used. */
+size_t http_file_prepare(struct http_file *f, char *room);
 
 /* Where the path[?query] of a target t[from, to) starts: at `from` in
  * origin-form, past scheme://authority in absolute-form. */

@@ -78,7 +78,7 @@ static int file_fields(struct http_app_req *r, const struct http_files *fh,
 {
 	int rc = 0;
 	const struct http_file *f = a->var;
-	if (f->last_modified[0]) {
+	if (f->last_modified) {
 		rc |= http_app_header(r, "Last-Modified", f->last_modified);
 	} else if (f->mtime > 0) {
 		char d[HTTP_DATE_LEN + 1];
