@@ -54,24 +54,9 @@ static void test_not_tls(void **state)
 {
 	(void)state;
 	struct tls_ctx *sctx = tls_testcert_server(NULL);
-	struct tls_conn *c = E->conn_new(sctx);
-	static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-	assert_int_equal(E->records_in(c, get, sizeof(get) - 1), (long)sizeof(get) - 1);
-	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
-	assert_int_equal(E->error(c), TLS_ERR_HANDSHAKE);
-	assert_false(E->handshake_done(c));
-	uint8_t b[16];
-	assert_int_equal(E->read(c, b, sizeof(b)), -SK_ECONNRESET);
-	assert_int_equal(E->write(c, "x", 1), -SK_ECONNRESET);
-	E->conn_free(c);
-
+	suite_not_tls_http(sctx);
 	static const uint8_t v4[] = {22, 4, 1, 0, 5, 1, 2, 3, 4, 5};
-	c = E->conn_new(sctx);
-	assert_int_equal(E->records_in(c, v4, 1), 1);
-	assert_int_equal(E->step(c), TLS_OK); /* 22 so far: wait */
-	assert_int_equal(E->records_in(c, v4 + 1, sizeof(v4) - 1), (long)sizeof(v4) - 1);
-	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
-	E->conn_free(c);
+	suite_not_tls_v4(sctx, v4, sizeof(v4));
 	tls_wolfssl_free(sctx);
 }
 
