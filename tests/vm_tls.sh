@@ -45,43 +45,17 @@ SKIFF=${1:-build/skiff}
 MACHINE=(--machine "${VM_MACHINE:-pc}")
 IMG=${2:-build/skiff-uk.elf}
 APP_IMG=${3:-build/examples/kv-uk.elf}
-LOG=${VM_LOG_DIR:-build/test-logs/vm-tls}
-mkdir -p "$LOG"
+VM_ARGS=("${MACHINE[@]}")
 # shellcheck source=tests/lib.sh
 . tests/lib.sh
-SKT_SUITE=vm-tls
-export PYTHONDONTWRITEBYTECODE=1
-PIDS=()
-CERTS=$(mktemp -d "${TMPDIR:-/tmp}/skiff-vmtls.XXXXXX")
-cleanup() {
-	skt_kill_tree "${PIDS[@]}"
-	rm -rf "$CERTS"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for f in "$SKIFF" "$IMG" "$APP_IMG"; do
-	[ -r "$f" ] || { fail setup "missing $f (make all uk)"; summary; exit 1; }
-done
+# shellcheck source=tests/vm_lib.sh
+. tests/vm_lib.sh
+vm_init vm-tls
+vm_need_files "make all uk" "$SKIFF" "$IMG" "$APP_IMG"
 skt_need setup qemu-system-x86_64 python3 openssl curl ab wrk timeout || { summary; exit 1; }
 
-mkcert() { # mkcert NAME ec|rsa
-	local k=(-newkey ec -pkeyopt ec_paramgen_curve:P-256)
-	[ "$2" = rsa ] && k=(-newkey rsa:2048)
-	openssl req -x509 "${k[@]}" -nodes -keyout "$CERTS/$1.key" -out "$CERTS/$1.crt" -days 1 \
-		-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 2>"$LOG/openssl-$1.log"
-}
-mkcert ec ec && mkcert rsa rsa && mkcert other ec || { fail setup "openssl req failed"; summary; exit 1; }
+vm_mkcert ec ec && vm_mkcert rsa rsa && vm_mkcert other ec || { fail setup "openssl req failed"; summary; exit 1; }
 
-# boot NAME TIMEOUT [skiff vm args] -- [guest words]: in the background.
-boot() {
-	local name=$1 t=$2
-	shift 2
-	: >"$LOG/$name.log"
-	timeout "$t" "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" "$@" </dev/null >"$LOG/$name.log" 2>&1 &
-	VM=$!
-	PIDS+=("$VM")
-}
 # After a failed check of the ECDSA guest: is its loop still turning (its
 # UDP echo on port 7 answers), or is QEMU gone?  Tells a wedged TCP/TLS
 # path from a guest that stopped.
@@ -100,7 +74,6 @@ except OSError as e:
     print(f"the guest's UDP echo does not answer in 2 s ({type(e).__name__})")
 PY
 }
-say_exit() { python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$1"; }
 
 # --- an application image over HTTPS (kv: one store behind both ports) ------------
 app_check() {
@@ -123,7 +96,7 @@ app_check() {
 		-sess_out "$CERTS/app.sess" 2>&1 | grep -aE '^(New|Reused),')
 	s2=$(printf "$get" | timeout 60 openssl s_client -connect "127.0.0.1:$https" -CAfile "$CERTS/ec.crt" \
 		-sess_in "$CERTS/app.sess" 2>&1 | grep -aE '^(New|Reused),')
-	say_exit "$ctl"
+	vm_say_exit "$ctl"
 	wait "$VM"
 	rc=$?
 	local req
@@ -154,7 +127,7 @@ ECHO=$(skt_free_port DGRAM)
 # the checks, and every later one fail as if it had wedged (the likeliest
 # reading of a fresh machine's failure on 2026-12-03, whose log did not
 # say; guest_state now does).  Each step below has its own timeout.
-boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
+vm_boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
 	-p "$CTL:9/udp" -p "$ECHO:7/udp" -- shutdown-port=9 exit-after=880 tls-handshake-timeout=3 stats
 if skt_wait_log "$LOG/ec.log" "skiff-uk: ready" 30 && grep -aq "https=443" "$LOG/ec.log"; then
 	# The guest's clock too: a LAPIC rate measured wrong makes every sleep
@@ -277,7 +250,7 @@ out=$(timeout 60 python3 tests/tls_probe.py stall 127.0.0.1 "$HTTPS" 3 2>&1)
 after=$(timeout 60 curl -sS --cacert "$CA" "$URL" -o /dev/null -w '%{http_code}' 2>&1)
 [ "$after" = 200 ] && pass "serving after the bad input (200)" || fail after-bad "'$after'; $(guest_state)"
 
-say_exit "$CTL"
+vm_say_exit "$CTL"
 wait "$VM"
 rc=$?
 ctr() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "$LOG/ec.log" | tail -1; }
@@ -297,7 +270,7 @@ CTL=$(skt_free_port DGRAM)
 mkdir -p "$CERTS/site/sub"
 head -c 70000 /dev/urandom >"$CERTS/site/sub/blob.bin"
 echo '<p>index</p>' >"$CERTS/site/index.html"
-boot rsa 120 --root "$CERTS/site" --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" \
+vm_boot rsa 120 --root "$CERTS/site" --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" \
 	--tls-redirect -p "$HTTP:80" -p "$HTTPS:443" -p "$CTL:9/udp" -- shutdown-port=9 exit-after=100
 if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 30; then
 	r=$(timeout 30 curl -sS "http://127.0.0.1:$HTTP/x?y" -o /dev/null -w '%{http_code} %{redirect_url}' 2>&1)
@@ -315,7 +288,7 @@ if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 30; then
 	else
 		fail root+tls "sha256 '$got' want '$want'; $(grep -a 'site:' "$LOG/rsa.log")"
 	fi
-	say_exit "$CTL"
+	vm_say_exit "$CTL"
 	wait "$VM"
 else
 	fail rsa-redirect "no ready line; see $LOG/rsa.log"

@@ -40,50 +40,24 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 SKIFF=${1:-build/skiff}
 IMG=${2:-build/skiff-uk-tls13.elf}
-LOG=${VM_LOG_DIR:-build/test-logs/vm-tls13}
-mkdir -p "$LOG"
 # shellcheck source=tests/lib.sh
 . tests/lib.sh
-SKT_SUITE=vm-tls13
-export PYTHONDONTWRITEBYTECODE=1
-PIDS=()
-CERTS=$(mktemp -d "${TMPDIR:-/tmp}/skiff-vmtls13.XXXXXX")
-cleanup() {
-	skt_kill_tree "${PIDS[@]}"
-	rm -rf "$CERTS"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for f in "$SKIFF" "$IMG"; do
-	[ -r "$f" ] || { fail setup "missing $f (make all uk-tls13)"; summary; exit 1; }
-done
+# shellcheck source=tests/vm_lib.sh
+. tests/vm_lib.sh
+vm_init vm-tls13
+vm_need_files "make all uk-tls13" "$SKIFF" "$IMG"
 skt_need setup qemu-system-x86_64 python3 openssl curl ab timeout || { summary; exit 1; }
 
 # wolfSSL's heap is musl's (64 MiB at most, half of what is free when it is
 # first used, at boot): 512 MiB leaves the kernel's pools their room.
 MEM=(--mem 512M)
-mkcert() { # mkcert NAME ec|rsa
-	local k=(-newkey ec -pkeyopt ec_paramgen_curve:P-256)
-	[ "$2" = rsa ] && k=(-newkey rsa:2048)
-	openssl req -x509 "${k[@]}" -nodes -keyout "$CERTS/$1.key" -out "$CERTS/$1.crt" -days 1 \
-		-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 2>"$LOG/openssl-$1.log"
-}
-mkcert ec ec && mkcert rsa rsa && mkcert other ec || { fail setup "openssl req failed"; summary; exit 1; }
+VM_ARGS=("${MEM[@]}")
+vm_mkcert ec ec && vm_mkcert rsa rsa && vm_mkcert other ec || { fail setup "openssl req failed"; summary; exit 1; }
 
-boot() { # boot NAME TIMEOUT [skiff vm args] -- [guest words]: in the background
-	local name=$1 t=$2
-	shift 2
-	: >"$LOG/$name.log"
-	timeout "$t" "$SKIFF" vm --accel tcg --image "$IMG" "${MEM[@]}" "$@" </dev/null >"$LOG/$name.log" 2>&1 &
-	VM=$!
-	PIDS+=("$VM")
-}
-say_exit() { python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$1"; }
 alive() { kill -0 "$VM" 2>/dev/null && echo "the guest runs" || echo "the guest has exited"; }
 
 HTTP=$(skt_free_port STREAM) HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
-boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
+vm_boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
 	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=880 tls-handshake-timeout=3 stats
 if skt_wait_log "$LOG/ec.log" "skiff-uk: ready" 60 && grep -aq "https=443 (wolfSSL" "$LOG/ec.log"; then
 	pass "boot ($(grep -ao 'https=443 ([^;]*' "$LOG/ec.log"))"
@@ -180,7 +154,7 @@ out=$(timeout 60 python3 tests/tls_probe.py stall 127.0.0.1 "$HTTPS" 3 2>&1)
 after=$(timeout 60 curl -sS --tlsv1.3 --cacert "$CA" "$URL" -o /dev/null -w '%{http_code}' 2>&1)
 [ "$after" = 200 ] && pass "serving after the bad input (200)" || fail after-bad "'$after'; $(alive)"
 
-say_exit "$CTL"
+vm_say_exit "$CTL"
 wait "$VM"
 rc=$?
 ctr() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "$LOG/ec.log" | tail -1; }
@@ -193,13 +167,13 @@ fi
 
 # --- two vCPUs ------------------------------------------------------------------
 HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
-boot smp 600 --smp 2 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTPS:443" \
+vm_boot smp 600 --smp 2 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTPS:443" \
 	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=580 stats
 if skt_wait_log "$LOG/smp.log" "skiff-uk: ready" 60; then
 	timeout 400 ab -f TLS1.3 -n 100 -c 8 "https://localhost:$HTTPS/" >"$LOG/ab-smp.log" 2>&1
 	d=$(awk '/^Complete requests:/{print $3}' "$LOG/ab-smp.log")
 	f=$(awk '/^Failed requests:/{print $3}' "$LOG/ab-smp.log")
-	say_exit "$CTL"
+	vm_say_exit "$CTL"
 	wait "$VM"
 	rc=$?
 	cpus=$(grep -aco 'cpu [0-9]* up' "$LOG/smp.log")
@@ -214,12 +188,12 @@ fi
 
 # --- RSA -------------------------------------------------------------------------
 HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
-boot rsa 120 --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" -p "$HTTPS:443" -p "$CTL:9/udp" \
+vm_boot rsa 120 --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" -p "$HTTPS:443" -p "$CTL:9/udp" \
 	-- shutdown-port=9 exit-after=100
 if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 60; then
 	s=$(timeout 60 curl -sS --tlsv1.3 --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
 		-w '%{http_code} %{ssl_verify_result}' 2>&1)
-	say_exit "$CTL"
+	vm_say_exit "$CTL"
 	wait "$VM"
 	[ "$s" = "200 0" ] && pass "rsa (RSA 2048 over TLS 1.3: $s)" || fail rsa "'$s'"
 else
