@@ -17,7 +17,7 @@
 #include "http/app.h"
 #include "loop_host/loop_fake.h"
 
-#include "app_test_fake.h"
+#include "app_fake_test.h"
 
 /* The client resets: the engine closes the connection (its request, if
  * any, is over with ok false). */

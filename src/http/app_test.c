@@ -20,7 +20,7 @@
 /* kv with a 64 KiB pool: 16 blocks of 4 KiB. */
 #define KV_POOL (64u * 1024u)
 #include "../../examples/kv.c"
-#include "app_test_fake.h"
+#include "app_fake_test.h"
 
 static int count(const char *hay, size_t len, const char *needle)
 {

@@ -1,4 +1,4 @@
-/* app_test_fake.h — the application engine (http/app.h) on the fake loop
+/* app_fake_test.h — the application engine (http/app.h) on the fake loop
  * (loop_host/loop_fake.h), as the engine's unit tests drive it: one engine,
  * its memory, a fixed Date, and the small steps every test takes (connect,
  * send, check the invariants, clear the output, read a counter, catch the
@@ -6,8 +6,8 @@
  *
  * Test code only: static functions with cmocka's asserts, included after
  * cmocka.h.  Each test file has one engine: `app` on `fk`. */
-#ifndef HTTP_APP_TEST_FAKE_H
-#define HTTP_APP_TEST_FAKE_H
+#ifndef HTTP_APP_FAKE_TEST_H
+#define HTTP_APP_FAKE_TEST_H
 
 #include <stdio.h>
 #include <stdlib.h>
