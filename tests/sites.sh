@@ -224,27 +224,27 @@ check_broken() {
 	cp "$CONF.good" "$CONF"
 }
 
+# SIGHUP with the file as it is now: NAME passes when the log says the
+# reload was refused with PATTERN and the old configuration still serves.
+check_refused() {
+	kill -HUP "$SRV_PID"
+	if skt_wait_for 5 grep -q "SIGHUP: .*sites.conf: $2" "$SRV_LOG" &&
+		X python3 "$SC" served "$ADDR" 8080 a.test / --expect "a2: the folder"; then
+		pass "$TGT.$1" "refused, the old configuration serves"
+	else
+		fail "$TGT.$1" "$(grep SIGHUP "$SRV_LOG" | tail -n 2)"
+	fi
+}
+
 # A reload that changes a listener's header_area (the engines reserved
 # theirs at start) is refused with its reason, and the old file serves on;
 # then one that changes a listener is refused too.
 check_header_area() {
 	cp "$CONF" "$CONF.good"
 	{ echo "header_area 4k;"; cat "$CONF.good"; } >"$CONF"
-	kill -HUP "$SRV_PID"
-	if skt_wait_for 5 grep -q "SIGHUP: .*sites.conf: header_area changed for listener 1: restart skiff" \
-		"$SRV_LOG" && X python3 "$SC" served "$ADDR" 8080 a.test / --expect "a2: the folder"; then
-		pass "$TGT.header_area" "refused, the old configuration serves"
-	else
-		fail "$TGT.header_area" "$(grep SIGHUP "$SRV_LOG" | tail -n 2)"
-	fi
+	check_refused header_area "header_area changed for listener 1: restart skiff"
 	sed -e 's/:8443 tls;/:8444 tls;/' "$CONF.good" >"$CONF"
-	kill -HUP "$SRV_PID"
-	if skt_wait_for 5 grep -q "SIGHUP: .*sites.conf: the listeners or the sites' certificate files changed" \
-		"$SRV_LOG" && X python3 "$SC" served "$ADDR" 8080 a.test / --expect "a2: the folder"; then
-		pass "$TGT.listeners" "refused, the old configuration serves"
-	else
-		fail "$TGT.listeners" "$(grep SIGHUP "$SRV_LOG" | tail -n 2)"
-	fi
+	check_refused listeners "the listeners or the sites' certificate files changed"
 	cp "$CONF.good" "$CONF"
 }
 
