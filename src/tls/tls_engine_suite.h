@@ -7,6 +7,9 @@
  *                              version named
  *   suite_tls12_resume         TLS 1.2: a ticket in the handshake (RFC
  *                              5077), and it resumes
+ *   suite_ticket_unasked       TLS 1.3: a ticket with the handshake, none
+ *                              asked, after full and resumed ones; each
+ *                              resumes
  *   suite_alpn                 http/1.1 when offered beside h2; nothing
  *                              when only h2 is, the handshake still done
  *   suite_one_record_per_write a write of up to 16 KiB is one record, read
@@ -99,6 +102,37 @@ SUITE_TEST suite_tls13_exchange(void **state)
 	assert_string_equal(E->version(p.sv), "TLSv1.3");
 	assert_true(tls_testpair_exchange(&p));
 	tls_testpair_free(&p);
+	SSL_CTX_free(cctx);
+	E->ctx_free(sctx);
+}
+
+/* What an engine counts after suite_ticket_unasked's four connections
+ * (4 tickets sealed, 3 opened, in its own names); NULL: nothing.  Set in
+ * main(). */
+static void (*suite_ticket_unasked_extra)(const struct tls_ctx *sctx);
+
+/* A TLS 1.3 ticket leaves with the handshake's last step, not with the
+ * first response: a client that connects and never sends (a browser's
+ * preconnect) has it, after a full handshake and after a resumed one (a
+ * new ticket each time, RFC 8446 C.4), and each one resumes. */
+SUITE_TEST suite_ticket_unasked(void **state)
+{
+	(void)state;
+	struct tls_ctx *sctx = tls_testcert_server(NULL);
+	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
+	SSL_SESSION *sess = NULL;
+	for (int i = 0; i < 4; i++) {
+		SSL_SESSION *next;
+		assert_int_equal(suite_connect_once(cctx, sctx, sess, &next), i > 0);
+		assert_true(SSL_SESSION_is_resumable(next));
+		assert_true(SSL_SESSION_has_ticket(next));
+		assert_ptr_not_equal(next, sess); /* a new ticket, not the one offered */
+		SSL_SESSION_free(sess);
+		sess = next;
+	}
+	if (suite_ticket_unasked_extra)
+		suite_ticket_unasked_extra(sctx);
+	SSL_SESSION_free(sess);
 	SSL_CTX_free(cctx);
 	E->ctx_free(sctx);
 }
