@@ -578,11 +578,19 @@ struct uk_sites *uk_sites_worker(struct uk_sites_need *need)
 	sk_memset(w, 0, sizeof(*w));
 	*need = (struct uk_sites_need){0};
 	for (unsigned li = 0; li < c->nlisten; li++) {
-		if (c->listen[li].tls || metrics_only(c, li))
+		if (metrics_only(c, li))
 			continue; /* worker 0's alone (uk_smp.h says why) */
 		w->lmask |= 1u << li;
 		w->lst[li].conns = W0.lst[li].conns;
 		need->conns += w->lst[li].conns;
+		if (c->listen[li].tls) {
+			/* its own engine (tls_listener): the certificates as W0's */
+			w->lst[li].ncerts = W0.lst[li].ncerts;
+			sk_memcpy(w->lst[li].cert_site, W0.lst[li].cert_site,
+				  sizeof(w->lst[li].cert_site));
+			need->tls_conns += w->lst[li].conns;
+			need->ntls++;
+		}
 	}
 	return build_routes(w, &need->extra_socks) < 0 ? NULL : w;
 }
@@ -629,9 +637,18 @@ static void wolf_unlock(void)
 
 /* wolfSSL's context: the default certificate, then each other site's
  * names with their site's certificate (a WOLFSSL_CTX per name). */
-static int wolf_listener(struct uk_lst *l, unsigned li)
+static int wolf_listener(struct uk_sites *w, struct uk_lst *l, unsigned li)
 {
 	static bool inited;
+	char err[200];
+	if (w != &W0) {
+		/* Another vCPU's: W0's WOLFSSL_CTXs (certificates and keys parsed
+		 * once, the ticket key one for all), its own pool and counters. */
+		l->tls = tls_wolfssl_server_share(W0.lst[li].tls, err, sizeof(err));
+		if (!l->tls)
+			kprintf("skiff-uk: sites: port %u: %s\n", S.c.listen[li].port, err);
+		return l->tls ? 0 : -1;
+	}
 	if (!inited && tls_wolfssl_init(wolf_lock, wolf_unlock) < 0) {
 		kprintf("skiff-uk: sites: wolfSSL did not start\n");
 		return -1;
@@ -641,7 +658,6 @@ static int wolf_listener(struct uk_lst *l, unsigned li)
 	struct sb_part cp, kp;
 	if (!site_pem(site, &cp, &kp))
 		return -1;
-	char err[200];
 	l->tls = tls_wolfssl_server_pem(cp.data, (size_t)cp.len, kp.data, (size_t)kp.len, err,
 					sizeof(err));
 	if (!l->tls) {
@@ -678,13 +694,17 @@ static int wolf_listener(struct uk_lst *l, unsigned li)
 
 /* BearSSL over the listener's pool (or wolfSSL over musl's heap), the
  * TLS loop over the loop. */
-static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t max_sockets,
-			const struct opts *o)
+static int tls_listener(struct uk_sites *w, struct uk_lst *l, unsigned li, struct loop *loop,
+			size_t max_sockets, const struct opts *o)
 {
 #ifdef UK_TLS_WOLFSSL
-	if (wolf_listener(l, li) < 0)
+	if (wolf_listener(w, l, li) < 0)
 		return -1;
 #else
+	/* Every vCPU's listener decodes the PEM into its own block (BearSSL
+	 * keeps the decoded chain and key in the context it serves from, and
+	 * a context is one vCPU's): 18.7 KB per certificate per vCPU. */
+	(void)w;
 	const struct sconf_site *site = l->cert_site[0];
 	struct sb_part cp, kp;
 	if (!site_pem(site, &cp, &kp))
@@ -778,7 +798,7 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 			proxy_app_config(NULL, &cfg);
 		http_app_config_fit(&cfg, S.env.app); /* the application's header area */
 		http_app_config_hdr(&cfg, sites_conf_header_area(c, li)); /* the file's */
-		if (ls->tls && tls_listener(l, li, loop, max_sockets, o) < 0)
+		if (ls->tls && tls_listener(w, l, li, loop, max_sockets, o) < 0)
 			return -1;
 		size_t sz = http_app_mem_size(&cfg);
 		int rc = -SK_EINVAL;
@@ -806,7 +826,9 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 				S.env.app->name ? S.env.app->name : "app");
 			return -1;
 		}
-		if (ls->tls && !S.bundle) {
+		if (w != &W0) {
+			/* the boot vCPU's lines said it */
+		} else if (ls->tls && !S.bundle) {
 #ifdef UK_TLS_WOLFSSL
 			kprintf("skiff-uk: https=%u (wolfSSL, TLS 1.3 and 1.2; %u connections, TLS "
 				"state from the heap, %lu KiB of HTTP state; resumption by tickets)\n",

@@ -281,7 +281,7 @@ static struct uk_worker *worker_build(unsigned k, struct virtio_net *vn)
 	struct loop_skiff_config lsc = {
 		.tcp = &w->tcp,
 		.local_ip = ic.ip,
-		.max_timers = need.conns + 16 + need.extra_socks,
+		.max_timers = need.conns + 16 + need.tls_conns + need.extra_socks, /* as uk_main.c's */
 		.listen_backlog = cfg->listen_backlog,
 		.now = now,
 		.plat = {.run = worker_run, .stats = worker_stats, .fatal = worker_fatal, .ctx = w},
