@@ -600,6 +600,23 @@ static int tls_random(void *buf, size_t len)
 {
 	return plat_random(buf, len);
 }
+
+/* BearSSL's session cache, worker 0's, shared by every vCPU's listener
+ * (tls_bearssl_share_cache): a session made on one vCPU resumes on the
+ * one the host steers the client's next connection to.  Taken once per
+ * handshake, for a copy of ~100 bytes. */
+static volatile int sess_lock_word;
+
+static void sess_lock(void)
+{
+	while (__atomic_exchange_n(&sess_lock_word, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+}
+
+static void sess_unlock(void)
+{
+	__atomic_store_n(&sess_lock_word, 0, __ATOMIC_RELEASE);
+}
 #endif
 
 /* The bundle's PEM parts of a site's `tls CERT KEY`. */
@@ -703,14 +720,14 @@ static int tls_listener(struct uk_sites *w, struct uk_lst *l, unsigned li, struc
 #else
 	/* Every vCPU's listener decodes the PEM into its own block (BearSSL
 	 * keeps the decoded chain and key in the context it serves from, and
-	 * a context is one vCPU's): 18.7 KB per certificate per vCPU. */
-	(void)w;
+	 * a context is one vCPU's): 18.7 KB per certificate per vCPU.  The
+	 * session cache is worker 0's (an unused one entry of its own). */
 	const struct sconf_site *site = l->cert_site[0];
 	struct sb_part cp, kp;
 	if (!site_pem(site, &cp, &kp))
 		return -1;
 	struct tls_bearssl_config bc = {.max_conns = l->conns, .certs = l->ncerts,
-					.random = tls_random};
+					.sessions = w != &W0 ? 1 : 0, .random = tls_random};
 	size_t tsz = tls_bearssl_mem_size(&bc);
 	char err[200];
 	l->tls = tls_bearssl_server(S.env.alloc("a TLS listener's connections", tsz,
@@ -749,6 +766,8 @@ static int tls_listener(struct uk_sites *w, struct uk_lst *l, unsigned li, struc
 				return -1;
 			}
 	}
+	if (w != &W0)
+		tls_bearssl_share_cache(l->tls, W0.lst[li].tls, sess_lock, sess_unlock);
 #endif
 	struct loop_tls_config lc = {
 		.engine = &TLS_ENGINE_OPS,
