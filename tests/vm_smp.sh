@@ -2,7 +2,7 @@
 # tests/vm_smp.sh — the unikernel with more than one vCPU (issue 17):
 # `skiff vm --smp N` under multi-threaded TCG.
 #
-#   tests/vm_smp.sh [build/skiff] [build/skiff-uk.elf]
+#   tests/vm_smp.sh [build/skiff] [build/skiff-uk.elf] [build/skiff-uk-tls13.elf]
 #
 # Checks, each reported PASS/FAIL, ending with "vm-smp: N passed, N failed":
 #   smp-args    --smp 0, 17, x, 2x and '' exit 2 with the message; --smp 2's
@@ -44,6 +44,21 @@
 #               heads that never end: every vCPU's "cpu K: drain-timeout
 #               after", the summary "drain-timeout after", exit 0 between
 #               3 and 15 s after the datagram, every client closed
+#   smp-tap-tls12  HTTPS on both vCPUs (issue 35): a fresh guest on that TAP
+#               with an ECDSA P-256 certificate (made now); openssl s_client
+#               -tls1_2 makes one session (-sess_out), 12 more s_client
+#               connections offer it (-sess_in): all 12 "Reused"; ab -f
+#               TLS1.2 -n 64 -c 4 (a full handshake each), 0 failed; curl
+#               --tlsv1.2 200; "exit 0", then from each vCPU's counters
+#               (tls.*, cpu1.tls.*): both completed full handshakes, both
+#               resumed (the one session was made on one vCPU: a resumption
+#               across vCPUs, BearSSL's session cache shared), no handshake
+#               failed.  The image before HTTPS ran on every vCPU fails it
+#               (the flows the host hashes to vCPU 1 found no listener).
+#   smp-tap-tls13  the same on the TLS 1.3 image (third argument, wolfSSL,
+#               -tls1_3, ab -f TLS1.3, curl --tlsv1.3): the ticket that
+#               resumes on both vCPUs was sealed on one (one ticket key)
+# VM_SMP_ONLY=tls runs only these two, tls13 only the second.
 # Every QEMU run is bounded by `timeout` and stopped by pid on exit.  User
 # networking keeps traffic inside QEMU and 127.0.0.1; the TAP part uses
 # 198.18.0.0/24 inside its namespace, nothing in the root one.
@@ -52,6 +67,10 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 SKIFF=${1:-build/skiff}
 IMG=${2:-build/skiff-uk.elf}
+IMG13=${3:-} # the TLS 1.3 image (make uk-tls13): smp-tap-tls13 too
+# VM_SMP_ONLY=tls: the HTTPS checks alone; tls13: smp-tap-tls13 alone
+# (phase vm-tls13 runs it so, with the image it built)
+ONLY=${VM_SMP_ONLY:-}
 LOG=${VM_LOG_DIR:-build/test-logs/vm-smp}
 mkdir -p "$LOG"
 # shellcheck source=tests/lib.sh
@@ -65,11 +84,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for f in "$SKIFF" "$IMG"; do
+for f in "$SKIFF" "$IMG" ${IMG13:+"$IMG13"}; do
 	[ -r "$f" ] || { fail setup "missing $f (make all uk)"; summary; exit 1; }
 done
 skt_need setup qemu-system-x86_64 || { summary; exit 1; }
 
+if [ -z "$ONLY" ]; then
 # --- the option ---------------------------------------------------------------
 bad=""
 for v in 0 17 x 2x ""; do
@@ -171,6 +191,11 @@ skt_kill_tree "$VM"
 wait "$VM" 2>/dev/null
 PIDS=()
 
+fi # VM_SMP_ONLY
+
+# guest_stat NAME LOG: a counter the guest printed at exit ("exit N stats"), or x.
+guest_stat() { tr -d '\r' <"$2" | awk -v n="$1" '$1 == n {v = $2} END {print (v == "" ? "x" : v)}'; }
+
 # --- a multi-queue TAP: one queue pair and one stack per vCPU -------------------
 G=198.18.0.2
 tap_setup() {
@@ -186,7 +211,8 @@ tap_setup() {
 NS=""
 if ! skt_need smp-tap ab curl ping || ! tap_setup >"$LOG/tap-setup.log" 2>&1; then
 	fail smp-tap "cannot set up the multi-queue TAP: $(tail -1 "$LOG/tap-setup.log" 2>/dev/null)"
-else
+	NS=""
+elif [ -z "$ONLY" ]; then
 	ip netns exec "$NS" timeout 150 "$SKIFF" vm --smp 2 --mem 512M --accel tcg --image "$IMG" \
 		--net tap:vq0 -- ip=$G/24 gw=198.18.0.1 max-conns=256 shutdown-port=9 exit-after=140 stats \
 		</dev/null >"$LOG/tap.log" 2>&1 &
@@ -260,8 +286,6 @@ else
 		done
 		return 1
 	}
-	# guest_stat NAME LOG: a counter the guest printed at exit ("exit N stats"), or x.
-	guest_stat() { tr -d '\r' <"$2" | awk -v n="$1" '$1 == n {v = $2} END {print (v == "" ? "x" : v)}'; }
 	# drain_split LOG: "A B", the per-vCPU counts of the summary's first line.
 	drain_split() {
 		tr -d '\r' <"$1" | sed -n 's/^skiff-uk: shutdown: draining [0-9]* connections (drain-timeout [0-9]* s): \([0-9]*\) on cpu 0, \([0-9]*\) on cpu 1$/\1 \2/p' | head -1
@@ -316,6 +340,78 @@ else
 	fi
 	skt_kill_tree "$VM"
 	PIDS=()
+fi
+
+# --- HTTPS on every vCPU (issue 35) -----------------------------------------------
+# tap_tls NAME IMAGE 1.2|1.3: a guest with a certificate on vq0; full
+# handshakes from ab and curl, one session resumed on 12 new connections
+# (the host's hash sends them to both vCPUs); then "exit 0" and each vCPU's
+# counters from the stats.
+tap_tls() {
+	local name=$1 img=$2 ver=$3 i flag n=64 reused=0 s1 s2 cv
+	flag=-tls1_2 cv=--tlsv1.2
+	[ "$ver" = 1.3 ] && flag=-tls1_3 cv=--tlsv1.3
+	ip netns exec "$NS" timeout 400 "$SKIFF" vm --smp 2 --mem 512M --accel tcg --image "$img" \
+		--net tap:vq0 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -- ip=$G/24 \
+		gw=198.18.0.1 max-conns=256 shutdown-port=9 exit-after=380 stats </dev/null >"$LOG/$name.log" 2>&1 &
+	VM=$!
+	PIDS+=("$VM")
+	for ((i = 0; i < 600; i++)); do
+		grep -aq "skiff-uk: 1 workers on vCPUs 1..1" "$LOG/$name.log" && break
+		kill -0 "$VM" 2>/dev/null || break
+		sleep 0.1
+	done
+	local get='GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+	# -ign_eof: s_client reads to the server's close, so a TLS 1.3 ticket
+	# (sent with the handshake) is in the session it writes.
+	s1=$(printf "$get" | ip netns exec "$NS" timeout 60 openssl s_client -connect "$G:443" $flag \
+		-CAfile "$CERTS/ec.crt" -ign_eof -sess_out "$CERTS/$name.sess" 2>&1 | grep -aE '^(New|Reused),')
+	for ((i = 0; i < 12; i++)); do
+		s2=$(printf "$get" | ip netns exec "$NS" timeout 60 openssl s_client -connect "$G:443" $flag \
+			-CAfile "$CERTS/ec.crt" -ign_eof -sess_in "$CERTS/$name.sess" 2>&1 | grep -aE '^(New|Reused),')
+		[[ $s2 == "Reused, TLSv$ver"* ]] && reused=$((reused + 1))
+	done
+	ip netns exec "$NS" timeout 300 ab -q -f "TLS$ver" -n "$n" -c 4 "https://$G/" >"$LOG/$name-ab.log" 2>&1
+	local done_ failed code
+	done_=$(awk '/^Complete requests:/ {print $3}' "$LOG/$name-ab.log")
+	failed=$(awk '/^Failed requests:/ {print $3}' "$LOG/$name-ab.log")
+	code=$(ip netns exec "$NS" timeout 60 curl -s -o /dev/null -w '%{http_code}' $cv --cacert "$CERTS/ec.crt" \
+		--resolve "localhost:443:$G" https://localhost/)
+	ip netns exec "$NS" python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", (sys.argv[1], 9))' "$G"
+	skt_wait_exit "$VM" 60
+	local rc=${SKT_RC:-timeout}
+	skt_kill_tree "$VM"
+	PIDS=()
+	local h0 h1 r0 r1 f0 f1
+	h0=$(guest_stat tls.handshakes "$LOG/$name.log") h1=$(guest_stat cpu1.tls.handshakes "$LOG/$name.log")
+	r0=$(guest_stat tls.resumed "$LOG/$name.log") r1=$(guest_stat cpu1.tls.resumed "$LOG/$name.log")
+	f0=$(guest_stat tls.handshake_failed "$LOG/$name.log") f1=$(guest_stat cpu1.tls.handshake_failed "$LOG/$name.log")
+	# A count that did not parse fails the check (never an arithmetic error).
+	[[ "$h0.$h1.$r0.$r1.$f0.$f1" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+		{ h0=0 h1=0 r0=0 r1=0 f0=1 f1=1; }
+	# Each vCPU completed full handshakes and resumed the one session,
+	# made on one of them: a resumption across vCPUs.
+	if [ "$rc" = 0 ] && [[ $s1 == "New, TLSv$ver"* ]] && [ "$reused" = 12 ] && [ "${done_:-0}" = "$n" ] &&
+		[ "${failed:-1}" = 0 ] && [ "$code" = 200 ] && [ $((h0 - r0)) -ge 1 ] && [ $((h1 - r1)) -ge 1 ] &&
+		[ "$r0" -ge 1 ] && [ "$r1" -ge 1 ] && [ $((r0 + r1)) -ge 12 ] && [ "$f0" = 0 ] && [ "$f1" = 0 ]; then
+		pass "$name (TLS $ver: ab -f TLS$ver -n $n -c 4 0 failed, curl $cv 200; handshakes vCPU 0 $h0 ($r0 resumed), vCPU 1 $h1 ($r1 resumed); one session resumed $reused of 12 on both vCPUs; exit 0; TCG)"
+	else
+		fail "$name" "exit $rc; s_client '$s1', reused $reused of 12; ab complete ${done_:-?} failed ${failed:-?}; curl $code; handshakes $h0+$h1 resumed $r0+$r1 failed $f0+$f1; see $LOG/$name.log"
+	fi
+}
+if [ -n "$NS" ] && skt_need smp-tap-tls openssl; then
+	CERTS=$LOG/certs
+	mkdir -p "$CERTS"
+	if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$CERTS/ec.key" \
+		-out "$CERTS/ec.crt" -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost \
+		2>"$LOG/openssl.log"; then
+		[ "$ONLY" = tls13 ] || tap_tls smp-tap-tls12 "$IMG" 1.2
+		if [ -n "$IMG13" ]; then
+			tap_tls smp-tap-tls13 "$IMG13" 1.3
+		fi
+	else
+		fail smp-tap-tls "openssl req failed: $(tail -1 "$LOG/openssl.log")"
+	fi
 fi
 
 summary
