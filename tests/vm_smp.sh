@@ -52,8 +52,8 @@
 #               --tlsv1.2 200; "exit 0", then from each vCPU's counters
 #               (tls.*, cpu1.tls.*): both completed full handshakes, both
 #               resumed (the one session was made on one vCPU: a resumption
-#               across vCPUs, BearSSL's session cache shared), no handshake
-#               failed.  The image before HTTPS ran on every vCPU fails it
+#               across vCPUs, BearSSL's session cache shared), at most 3
+#               handshakes failed (those ab drops once done).  The image before HTTPS ran on every vCPU fails it
 #               (the flows the host hashes to vCPU 1 found no listener).
 #   smp-tap-tls13  the same on the TLS 1.3 image (third argument, wolfSSL,
 #               -tls1_3, ab -f TLS1.3, curl --tlsv1.3): the ticket that
@@ -390,11 +390,13 @@ tap_tls() {
 	[[ "$h0.$h1.$r0.$r1.$f0.$f1" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
 		{ h0=0 h1=0 r0=0 r1=0 f0=1 f1=1; }
 	# Each vCPU completed full handshakes and resumed the one session,
-	# made on one of them: a resumption across vCPUs.
+	# made on one of them: a resumption across vCPUs.  Failed handshakes:
+	# at most ab's concurrency less one (ab opens connections past -n and
+	# drops those mid-handshake once the last answer is in; seen 0 to 2).
 	if [ "$rc" = 0 ] && [[ $s1 == "New, TLSv$ver"* ]] && [ "$reused" = 12 ] && [ "${done_:-0}" = "$n" ] &&
 		[ "${failed:-1}" = 0 ] && [ "$code" = 200 ] && [ $((h0 - r0)) -ge 1 ] && [ $((h1 - r1)) -ge 1 ] &&
-		[ "$r0" -ge 1 ] && [ "$r1" -ge 1 ] && [ $((r0 + r1)) -ge 12 ] && [ "$f0" = 0 ] && [ "$f1" = 0 ]; then
-		pass "$name (TLS $ver: ab -f TLS$ver -n $n -c 4 0 failed, curl $cv 200; handshakes vCPU 0 $h0 ($r0 resumed), vCPU 1 $h1 ($r1 resumed); one session resumed $reused of 12 on both vCPUs; exit 0; TCG)"
+		[ "$r0" -ge 1 ] && [ "$r1" -ge 1 ] && [ $((r0 + r1)) -ge 12 ] && [ $((f0 + f1)) -le 3 ]; then
+		pass "$name (TLS $ver: ab -f TLS$ver -n $n -c 4 0 failed, curl $cv 200; handshakes vCPU 0 $h0 ($r0 resumed, $f0 failed), vCPU 1 $h1 ($r1 resumed, $f1 failed); one session resumed $reused of 12 on both vCPUs; exit 0; TCG)"
 	else
 		fail "$name" "exit $rc; s_client '$s1', reused $reused of 12; ab complete ${done_:-?} failed ${failed:-?}; curl $code; handshakes $h0+$h1 resumed $r0+$r1 failed $f0+$f1; see $LOG/$name.log"
 	fi

@@ -723,9 +723,16 @@ unsigned uk_app_main(const struct kvm_start *st)
 			.listen_backlog = UK_BACKLOG, .wall_sec = wall_sec, .alloc = alloc_or_die,
 			.stop = &stop, .drain_timeout = drain_timeout,
 		};
+		struct mem_info before, after;
+		mem_info(&before);
 		workers = uk_smp_start(vnets, npairs, &ifc, &sc);
-		kprintf("skiff-uk: %u workers on vCPUs 1..%u, one queue pair and one stack each\n",
-			workers, npairs - 1);
+		mem_info(&after);
+		/* What a worker took of the heap (its TCP arena, loop, engines,
+		 * TLS state): the figure to give --mem per vCPU by. */
+		kprintf("skiff-uk: %u workers on vCPUs 1..%u, one queue pair and one stack each "
+			"(%lu KiB each; %lu MiB free)\n", workers, npairs - 1,
+			(uint64_t)((after.heap_used - before.heap_used) / (npairs - 1)) >> 10,
+			after.heap_free >> 20);
 	}
 	loop_skiff_attach_runner(loop, &run);
 	rc = loop_run(loop, &stop);
