@@ -10,7 +10,11 @@
  * The model, the archives and the bundle view are shared (S, read-only
  * once set up); each vCPU that serves has an instance (struct uk_sites:
  * its engines, router, handler table, proxies and metrics buffer), worker
- * 0's (W0) with every listener, each other worker's with the plain ones.
+ * 0's (W0) with every listener, each other worker's with all but a
+ * metrics-only one.  A TLS listener has its engine per instance (engines
+ * are one thread's): BearSSL's context decoded again per vCPU, its session
+ * cache W0's under sess_lock; wolfSSL's a context on W0's WOLFSSL_CTXs
+ * (one ticket key).
  *
  * One app engine (http/app.c) per listener, on the loop or on a TLS loop
  * over it; each engine's one route is the router (router/sites.h), whose
@@ -92,7 +96,7 @@ struct uk_proxy {
 
 /* One runtime of the sites: its engines, router, handlers and proxies.
  * Worker 0's (W0) runs every listener; a worker on another vCPU
- * (uk_sites_worker) the plain ones (lmask). */
+ * (uk_sites_worker) all but a metrics-only one (lmask). */
 struct uk_sites {
 	struct sites sites;
 	struct sites_gen gen;

@@ -23,7 +23,7 @@
  * One model (the guest runs one configuration: the file's, or the
  * words'), and one instance of the runtime per vCPU that serves it:
  * worker 0's from the setup, every listener; each other worker's from
- * uk_sites_worker, the plain ones. */
+ * uk_sites_worker, the HTTP and HTTPS ones (not a metrics-only one). */
 #ifndef APPS_UK_SITES_H
 #define APPS_UK_SITES_H
 
@@ -87,8 +87,10 @@ struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *w, const stru
 				      const struct uk_sites_env *env, struct uk_sites_need *need);
 
 /* After a setup, on the boot vCPU: the instance of another vCPU's worker
- * (uk/uk_smp.c), the model's plain listeners (TLS and metrics-only
- * listeners stay worker 0's), with what its own TCP and loop need; then
+ * (uk/uk_smp.c), the model's listeners but a metrics-only one (worker
+ * 0's), with what its own TCP and loop need; its TLS listeners get their
+ * own engines, sharing worker 0's session cache (BearSSL) or WOLFSSL_CTXs
+ * and so ticket key (wolfSSL) by uk_sites_start; then
  * the calls below on it, from its vCPU once it runs.  NULL with the reason
  * printed. */
 struct uk_sites *uk_sites_worker(struct uk_sites_need *need);

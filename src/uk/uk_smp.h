@@ -24,11 +24,16 @@
  *     own vCPU (uk/uk_drain.h), all at once; worker 0 waits for them
  *     (drain-timeout and a margin) and prints the summary.
  *   - Read-only after boot: the configuration model (filled from the
- *     words), the site archive, the wall clock's base.
+ *     words), the site archive, the wall clock's base; with wolfSSL the
+ *     WOLFSSL_CTXs (certificates, keys, and the ticket key wolfSSL keeps
+ *     in them under their own lock: a ticket sealed on one vCPU opens on
+ *     another).
+ *   - HTTPS: every worker has its own TLS listener, TLS loop and engine
+ *     (uk_sites.c); BearSSL's session cache is worker 0's, taken under a
+ *     spin lock once per handshake, so a session resumes on any vCPU.
  * Not shared (left to each worker, said in the README): IPv6 neighbour
- * discovery.  Worker 0's only: the HTTPS and metrics listeners (their
- * ports' flows that reach another worker find no listener), the access
- * log. */
+ * discovery.  Worker 0's only: the metrics listener (its port's flows
+ * that reach another worker find no listener), the access log. */
 #ifndef APPS_UK_SMP_H
 #define APPS_UK_SMP_H
 
