@@ -55,10 +55,15 @@
 #               across vCPUs, BearSSL's session cache shared), at most 3
 #               handshakes failed (those ab drops once done).  The image before HTTPS ran on every vCPU fails it
 #               (the flows the host hashes to vCPU 1 found no listener).
+#   smp-tap-tls12-metrics  that guest's metrics=9100: 8 scrapes on new
+#               connections, each 200, served by both vCPUs (http.requests
+#               and cpu1.http.requests, the guest's only plain requests, sum
+#               to 8), the page promtool-clean with cpu1's tls counters
 #   smp-tap-tls13  the same on the TLS 1.3 image (third argument, wolfSSL,
 #               -tls1_3, ab -f TLS1.3, curl --tlsv1.3): the ticket that
 #               resumes on both vCPUs was sealed on one (one ticket key)
-# VM_SMP_ONLY=tls runs only these two, tls13 only the second.
+# VM_SMP_ONLY=tls runs only these (and the metrics checks), tls13 only
+# the TLS 1.3 ones.
 # Every QEMU run is bounded by `timeout` and stopped by pid on exit.  User
 # networking keeps traffic inside QEMU and 127.0.0.1; the TAP part uses
 # 198.18.0.0/24 inside its namespace, nothing in the root one.
@@ -353,7 +358,7 @@ tap_tls() {
 	[ "$ver" = 1.3 ] && flag=-tls1_3 cv=--tlsv1.3
 	ip netns exec "$NS" timeout 400 "$SKIFF" vm --smp 2 --mem 512M --accel tcg --image "$img" \
 		--net tap:vq0 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -- ip=$G/24 \
-		gw=198.18.0.1 max-conns=256 shutdown-port=9 exit-after=380 stats </dev/null >"$LOG/$name.log" 2>&1 &
+		gw=198.18.0.1 max-conns=256 shutdown-port=9 exit-after=380 stats metrics=9100 </dev/null >"$LOG/$name.log" 2>&1 &
 	VM=$!
 	PIDS+=("$VM")
 	for ((i = 0; i < 600; i++)); do
@@ -377,6 +382,14 @@ tap_tls() {
 	failed=$(awk '/^Failed requests:/ {print $3}' "$LOG/$name-ab.log")
 	code=$(ip netns exec "$NS" timeout 60 curl -s -o /dev/null -w '%{http_code}' $cv --cacert "$CERTS/ec.crt" \
 		--resolve "localhost:443:$G" https://localhost/)
+	# The metrics page, 8 scrapes on new connections (both vCPUs have the
+	# listener): each 200, with every vCPU's counters.
+	local scodes="" sc
+	for ((i = 0; i < 8; i++)); do
+		sc=$(ip netns exec "$NS" timeout 30 curl -s --max-time 20 -o "$LOG/$name-metrics.txt" \
+			-w '%{http_code}' "http://$G:9100/metrics")
+		scodes="$scodes$sc "
+	done
 	ip netns exec "$NS" python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", (sys.argv[1], 9))' "$G"
 	skt_wait_exit "$VM" 60
 	local rc=${SKT_RC:-timeout}
@@ -400,8 +413,24 @@ tap_tls() {
 	else
 		fail "$name" "exit $rc; s_client '$s1', reused $reused of 12; ab complete ${done_:-?} failed ${failed:-?}; curl $code; handshakes $h0+$h1 resumed $r0+$r1 failed $f0+$f1; see $LOG/$name.log"
 	fi
+	# The metrics listener on both vCPUs: its scrapes are the guest's only
+	# plain HTTP requests (http.*; HTTPS's are https.*).
+	local m0 m1 mout
+	m0=$(guest_stat http.requests "$LOG/$name.log") m1=$(guest_stat cpu1.http.requests "$LOG/$name.log")
+	[[ "$m0.$m1" =~ ^[0-9]+\.[0-9]+$ ]] || { m0=0 m1=0; }
+	if [ "$scodes" != "200 200 200 200 200 200 200 200 " ]; then
+		fail "$name-metrics" "scrapes answered '$scodes'"
+	elif ! mout=$(promtool check metrics <"$LOG/$name-metrics.txt" 2>&1); then
+		fail "$name-metrics" "promtool: $mout"
+	elif ! grep -q '^skiff_cpu1_tls_handshakes' "$LOG/$name-metrics.txt"; then
+		fail "$name-metrics" "no cpu1 TLS counters on the page; see $LOG/$name-metrics.txt"
+	elif [ "$m0" -lt 1 ] || [ "$m1" -lt 1 ] || [ $((m0 + m1)) != 8 ]; then
+		fail "$name-metrics" "scrapes served: vCPU 0 $m0, vCPU 1 $m1 (8 asked)"
+	else
+		pass "$name-metrics (metrics=9100: 8 scrapes 200, vCPU 0 served $m0, vCPU 1 $m1; promtool clean; the page has every vCPU's counters)"
+	fi
 }
-if [ -n "$NS" ] && skt_need smp-tap-tls openssl; then
+if [ -n "$NS" ] && skt_need smp-tap-tls openssl promtool; then
 	CERTS=$LOG/certs
 	mkdir -p "$CERTS"
 	if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$CERTS/ec.key" \

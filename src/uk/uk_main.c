@@ -228,7 +228,9 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	fn(fctx, "virtio.rx_bad_len", vnets[0].c.rx_bad_len);
 	fn(fctx, "virtio.bad_used", vnets[0].c.bad_used);
 	runner_stats(&run, fn, fctx);
-	const struct kvm_cpu *c = kvm_cpu_this(); /* the CPU this stack runs on */
+	/* The CPU this stack runs on (the BSP): the metrics page may be
+	 * built on another. */
+	const struct kvm_cpu *c = smp_cpu(0);
 	fn(fctx, "timer.loads", c->timer_loads);
 	fn(fctx, "timer.skips", c->timer_skips);
 	fn(fctx, "timer.fires", c->timer_fires);
@@ -241,7 +243,7 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	tcp_stats(&tcp, fn, fctx);
 }
 
-/* Every counter, for --stats at exit and for the metrics page: the
+/* This vCPU's every counter, for --stats at exit and the metrics page: the
  * sites' (engines, handlers, proxies, TLS), the access log's, the loop's
  * (with plat_stats above). */
 static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
@@ -250,6 +252,18 @@ static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *
 	if (alog.loop)
 		uk_alog_stats(&alog, fn, ctx);
 	loop_stats(uk_loop, fn, ctx);
+}
+
+/* The metrics page's counters: every vCPU's, vCPU 0's as uk_stats names
+ * them and each other's as cpuK.* (uk_smp_stats), whichever vCPU builds
+ * the page (every worker has the metrics listener).  Another vCPU's are
+ * read while it runs: each is an aligned 64-bit word, loaded whole, and
+ * may be a turn old; nothing is walked that its owner changes. */
+static void uk_page_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+	uk_stats(fn, ctx);
+	if (npairs > 1)
+		uk_smp_stats(fn, ctx);
 }
 
 static void plat_fatal(void *ctx, const char *msg)
@@ -504,8 +518,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 		ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
 	}
 	/* More than one vCPU: ask for a queue pair each (the static server's
-	 * words only: an application image, a configuration, HTTPS and the
-	 * metrics listener stay on this CPU).  Pair k's rx interrupt is MSI-X
+	 * words only: an application image and a configuration stay on this
+	 * CPU; the words' listeners, HTTPS and metrics too, run on each).  Pair k's rx interrupt is MSI-X
 	 * entry k on vCPU k's LAPIC; its ring region comes from the heap. */
 	bundle = uk_sites_is_bundle(st->module, st->module_len);
 	if (bundle && &uk_app) {
@@ -590,7 +604,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.alloc = alloc_hint,
 		.wall_offset = (int64_t)wall_base - (int64_t)(wall_at / SK_NS_PER_S),
 		.gw = gw_addr,
-		.all_stats = uk_stats,
+		.all_stats = uk_page_stats,
+		.vcpus = npairs,
 		.app = app_def, /* the file's app; routes */
 		.proxy = &uk_app && uk_app.proxy,
 		.error_log = error_log,

@@ -10,8 +10,7 @@
  * The model, the archives and the bundle view are shared (S, read-only
  * once set up); each vCPU that serves has an instance (struct uk_sites:
  * its engines, router, handler table, proxies and metrics buffer), worker
- * 0's (W0) with every listener, each other worker's with all but a
- * metrics-only one.  A TLS listener has its engine per instance (engines
+ * 0's (W0) and each other worker's, every listener.  A TLS listener has its engine per instance (engines
  * are one thread's): BearSSL's context decoded again per vCPU, its session
  * cache W0's under sess_lock; wolfSSL's a context on W0's WOLFSSL_CTXs
  * (one ticket key).
@@ -62,7 +61,10 @@
 #include "uk_sites.h"
 
 #define UK_SITES_CONNS 256u            /* per listener, unless the file says max_conns */
-#define UK_SITES_METRICS_MAX (128u << 10) /* the metrics page (~40 KiB) */
+/* The metrics page: vCPU 0's counters and each other vCPU's (cpuK.*;
+ * 118 KB for two vCPUs with HTTPS, measured). */
+#define UK_SITES_METRICS_MAX (128u << 10)
+#define UK_SITES_METRICS_PER_VCPU (64u << 10)
 /* A listener that serves the metrics page only (metrics=PORT): a scraper
  * or two, not max_conns connections of ~52 KiB each. */
 #define UK_SITES_METRICS_CONNS 4u
@@ -96,7 +98,7 @@ struct uk_proxy {
 
 /* One runtime of the sites: its engines, router, handlers and proxies.
  * Worker 0's (W0) runs every listener; a worker on another vCPU
- * (uk_sites_worker) all but a metrics-only one (lmask). */
+ * (uk_sites_worker) every listener too (lmask). */
 struct uk_sites {
 	struct sites sites;
 	struct sites_gen gen;
@@ -566,10 +568,13 @@ static int build_routes(struct uk_sites *w, uint32_t *extra)
 			/* redirect and return: the router's own (fn NULL) */
 		}
 	}
-	if (metrics)
+	if (metrics) {
+		size_t cap = UK_SITES_METRICS_MAX +
+			     (size_t)(env->vcpus > 1 ? env->vcpus - 1 : 0) * UK_SITES_METRICS_PER_VCPU;
 		w->metrics = (struct prom_page){
-			.buf = env->alloc("the metrics page", UK_SITES_METRICS_MAX, NULL),
-			.cap = UK_SITES_METRICS_MAX, .stats = metrics_stats};
+			.buf = env->alloc("the metrics page", cap, NULL), .cap = cap,
+			.stats = metrics_stats};
+	}
 	w->gen = (struct sites_gen){.conf = c, .h = w->h, .host = NULL};
 	sites_swap(&w->sites, &w->gen);
 	return 0;
@@ -582,8 +587,6 @@ struct uk_sites *uk_sites_worker(struct uk_sites_need *need)
 	sk_memset(w, 0, sizeof(*w));
 	*need = (struct uk_sites_need){0};
 	for (unsigned li = 0; li < c->nlisten; li++) {
-		if (metrics_only(c, li))
-			continue; /* worker 0's alone (uk_smp.h says why) */
 		w->lmask |= 1u << li;
 		w->lst[li].conns = W0.lst[li].conns;
 		need->conns += w->lst[li].conns;

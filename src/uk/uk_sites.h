@@ -23,7 +23,7 @@
  * One model (the guest runs one configuration: the file's, or the
  * words'), and one instance of the runtime per vCPU that serves it:
  * worker 0's from the setup, every listener; each other worker's from
- * uk_sites_worker, the HTTP and HTTPS ones (not a metrics-only one). */
+ * uk_sites_worker, every listener too. */
 #ifndef APPS_UK_SITES_H
 #define APPS_UK_SITES_H
 
@@ -37,8 +37,10 @@ struct uk_sites_env {
 	void *(*alloc)(const char *what, size_t size, const char *hint);
 	int64_t wall_offset; /* wall-clock s = the loop's now in s + this */
 	uint32_t gw;         /* the guest's gateway, host order (gw=) */
-	/* Every counter of the guest, for a `metrics;` route. */
+	/* Every counter of the guest (every vCPU's), for a `metrics;` route,
+	 * which any vCPU may serve. */
 	void (*all_stats)(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+	unsigned vcpus; /* the vCPUs that serve (queue pairs): the page's size */
 	/* The application linked into this image (its skiff_app), which the
 	 * file's `app;` routes run; NULL (skiff-uk.elf): `app;` stops the
 	 * boot.  Its init runs once, with the first listener's engine. */
@@ -87,8 +89,8 @@ struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *w, const stru
 				      const struct uk_sites_env *env, struct uk_sites_need *need);
 
 /* After a setup, on the boot vCPU: the instance of another vCPU's worker
- * (uk/uk_smp.c), the model's listeners but a metrics-only one (worker
- * 0's), with what its own TCP and loop need; its TLS listeners get their
+ * (uk/uk_smp.c), every listener of the model, with what its own TCP and
+ * loop need; its TLS listeners get their
  * own engines, sharing worker 0's session cache (BearSSL) or WOLFSSL_CTXs
  * and so ticket key (wolfSSL) by uk_sites_start; then
  * the calls below on it, from its vCPU once it runs.  NULL with the reason

@@ -31,9 +31,11 @@
  *   - HTTPS: every worker has its own TLS listener, TLS loop and engine
  *     (uk_sites.c); BearSSL's session cache is worker 0's, taken under a
  *     spin lock once per handshake, so a session resumes on any vCPU.
+ *   - Every worker has the metrics listener too; its page is every
+ *     worker's counters (uk_main.c's uk_page_stats), read while they run.
  * Not shared (left to each worker, said in the README): IPv6 neighbour
- * discovery.  Worker 0's only: the metrics listener (its port's flows
- * that reach another worker find no listener), the access log. */
+ * discovery.  Worker 0's only: the access log (the other workers' engines
+ * have no access hook). */
 #ifndef APPS_UK_SMP_H
 #define APPS_UK_SMP_H
 
