@@ -59,6 +59,9 @@
 #               connections, each 200, served by both vCPUs (http.requests
 #               and cpu1.http.requests, the guest's only plain requests, sum
 #               to 8), the page promtool-clean with cpu1's tls counters
+#   smp-tap-tls12-alog  that guest's access-log=console: one whole line per
+#               request served (HTTPS and metrics, on both vCPUs), each
+#               vCPU's access_log.records at least 1, summing to them
 #   smp-tap-tls13  the same on the TLS 1.3 image (third argument, wolfSSL,
 #               -tls1_3, ab -f TLS1.3, curl --tlsv1.3): the ticket that
 #               resumes on both vCPUs was sealed on one (one ticket key)
@@ -358,7 +361,7 @@ tap_tls() {
 	[ "$ver" = 1.3 ] && flag=-tls1_3 cv=--tlsv1.3
 	ip netns exec "$NS" timeout 400 "$SKIFF" vm --smp 2 --mem 512M --accel tcg --image "$img" \
 		--net tap:vq0 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -- ip=$G/24 \
-		gw=198.18.0.1 max-conns=256 shutdown-port=9 exit-after=380 stats metrics=9100 </dev/null >"$LOG/$name.log" 2>&1 &
+		gw=198.18.0.1 max-conns=256 shutdown-port=9 exit-after=380 stats metrics=9100 access-log=console </dev/null >"$LOG/$name.log" 2>&1 &
 	VM=$!
 	PIDS+=("$VM")
 	for ((i = 0; i < 600; i++)); do
@@ -428,6 +431,18 @@ tap_tls() {
 		fail "$name-metrics" "scrapes served: vCPU 0 $m0, vCPU 1 $m1 (8 asked)"
 	else
 		pass "$name-metrics (metrics=9100: 8 scrapes 200, vCPU 0 served $m0, vCPU 1 $m1; promtool clean; the page has every vCPU's counters)"
+	fi
+	# The access log on both vCPUs (access-log=console): a line per request
+	# served, whichever vCPU served it, each whole.
+	local lines a0 a1 q
+	lines=$(tr -d '\r' <"$LOG/$name.log" | grep -acE '^[0-9.]+ - - \[[^]]+\] "GET /(metrics)? HTTP/1\.[01]" 200 [0-9]+ ')
+	a0=$(guest_stat access_log.records "$LOG/$name.log") a1=$(guest_stat cpu1.access_log.records "$LOG/$name.log")
+	q=$(( $(guest_stat https.requests "$LOG/$name.log" | tr -c '0-9\n' 0) + $(guest_stat cpu1.https.requests "$LOG/$name.log" | tr -c '0-9\n' 0) + m0 + m1 ))
+	[[ "$a0.$a1" =~ ^[0-9]+\.[0-9]+$ ]] || { a0=0 a1=0; }
+	if [ "$a0" -ge 1 ] && [ "$a1" -ge 1 ] && [ $((a0 + a1)) = "$q" ] && [ "$lines" = "$q" ]; then
+		pass "$name-alog (access-log=console: $lines lines for $q requests; vCPU 0 logged $a0, vCPU 1 $a1)"
+	else
+		fail "$name-alog" "$lines whole lines, records vCPU 0 $a0 + vCPU 1 $a1, requests $q; see $LOG/$name.log"
 	fi
 }
 if [ -n "$NS" ] && skt_need smp-tap-tls openssl promtool; then

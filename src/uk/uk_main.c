@@ -737,6 +737,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 			.spin_ns = run.spin_ns, .spin_learn = run.spin_learn,
 			.listen_backlog = UK_BACKLOG, .wall_sec = wall_sec, .alloc = alloc_or_die,
 			.stop = &stop, .drain_timeout = drain_timeout,
+			.alog = alog.loop ? &alog : NULL,
 		};
 		struct mem_info before, after;
 		mem_info(&before);

@@ -34,8 +34,10 @@
  *   - Every worker has the metrics listener too; its page is every
  *     worker's counters (uk_main.c's uk_page_stats), read while they run.
  * Not shared (left to each worker, said in the README): IPv6 neighbour
- * discovery.  Worker 0's only: the access log (the other workers' engines
- * have no access hook). */
+ * discovery; the access log (each worker its own uk_alog, set up as
+ * worker 0's, on its own interface and loop; the console's lock keeps a
+ * batch whole).  Worker 0's only: the error log (a worker's access log
+ * has none: a refused datagram is counted, not said). */
 #ifndef APPS_UK_SMP_H
 #define APPS_UK_SMP_H
 
@@ -43,6 +45,7 @@
 #include "../dev/virtio_net.h"
 #include "../net/iface.h"
 #include "../net/tcp.h"
+#include "uk_alog.h"
 #include "uk_drain.h"
 
 struct uk_smp_config {
@@ -58,6 +61,9 @@ struct uk_smp_config {
 	uint64_t (*wall_sec)(sk_time_ns now);   /* for the Date header */
 	void *(*alloc)(const char *what, size_t size); /* stops the boot if it cannot */
 	volatile int *stop;                     /* shared: any worker may set it */
+	/* Worker 0's access log (access-log=), or NULL: each worker logs its
+	 * own requests the same way, from its own buffer and interface. */
+	const struct uk_alog *alog;
 	/* After its loop ended: the drain-timeout in seconds if the
 	 * shutdown port asked for a drain, else 0 (stop at once). */
 	unsigned (*drain_timeout)(void);
