@@ -34,8 +34,8 @@
  *     own; metrics=PORT a listener whose one route is the metrics page;
  *   - from a configuration file: `skiff vm --config FILE` makes the module
  *     a bundle (archive/site_bundle.h) of the file, its folders and
- *     certificates, one engine per listener of the file, on this vCPU.
- * With more than one vCPU (the words only; uk_smp.h) each other vCPU runs
+ *     certificates, one engine per listener of the file, on each vCPU.
+ * With more than one vCPU (the words or a configuration; uk_smp.h) each other vCPU runs
  * an instance of the same runtime on its own stack and queue pair, and
  * on the shutdown port's "exit" drains it there (uk_drain.h) while this
  * vCPU drains its own and then waits for them (drain_all).
@@ -518,8 +518,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
 	}
 	/* More than one vCPU: ask for a queue pair each (the static server's
-	 * words only: an application image and a configuration stay on this
-	 * CPU; the words' listeners, HTTPS and metrics too, run on each).  Pair k's rx interrupt is MSI-X
+	 * words or a configuration; an application image stays on this CPU).  Pair k's rx interrupt is MSI-X
 	 * entry k on vCPU k's LAPIC; its ring region comes from the heap. */
 	bundle = uk_sites_is_bundle(st->module, st->module_len);
 	if (bundle && &uk_app) {
@@ -528,7 +527,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 			"routes run on skiff-uk.elf; not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	unsigned want = st->cpus > 1 && !app_def && !&uk_app && !bundle ? st->cpus : 1;
+	unsigned want = st->cpus > 1 && !app_def && !&uk_app ? st->cpus : 1;
 	static struct virtio_net_params ps[KVM_MAX_CPUS];
 	for (unsigned k = 0; k < want; k++) {
 		ps[k] = (struct virtio_net_params){

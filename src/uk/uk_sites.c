@@ -41,7 +41,8 @@
  *   - no reload (no SIGHUP: a new file is a new boot), `app;` only in an
  *     application image, no access_log file (the word access-log= logs to
  *     the console or UDP), the error log is the console; a file runs on
- *     one vCPU whatever `workers` says (the words on each, uk_smp.h); the
+ *     every vCPU that has a queue pair whatever `workers` says (uk_smp.h:
+ *     each its own proxies, exchanges and caches); the
  *     shutdown port's "exit" drains every listener's engine (http_app_drain)
  *     within drain-timeout=. */
 #include "../archive/site_archive.h"
@@ -442,12 +443,10 @@ static int setup_model(const struct opts *o, struct uk_sites_need *need)
 	if (c->error_log)
 		kprintf("skiff-uk: configuration:%u:%u: error_log %s: the guest's error log is its "
 			"console\n", c->error_log_pos.line, c->error_log_pos.col, c->error_log);
-	if (c->workers == SCONF_WORKERS_AUTO)
-		kprintf("skiff-uk: configuration: workers auto: the guest serves the sites on one "
-			"vCPU\n");
-	else if (c->workers > 1)
-		kprintf("skiff-uk: configuration: workers %u: the guest serves the sites on one "
-			"vCPU\n", c->workers);
+	if (c->workers == SCONF_WORKERS_AUTO || c->workers > 1)
+		kprintf("skiff-uk: configuration: workers: not used in the guest, which serves the "
+			"sites on each vCPU that has a queue pair (skiff vm --smp N on a multi-queue "
+			"TAP)\n");
 	for (unsigned i = 0; i < c->nlisten; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (c->listen[j].port == c->listen[i].port) {

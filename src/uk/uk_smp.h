@@ -23,8 +23,8 @@
  *     and with "exit" each worker then drains its own connections on its
  *     own vCPU (uk/uk_drain.h), all at once; worker 0 waits for them
  *     (drain-timeout and a margin) and prints the summary.
- *   - Read-only after boot: the configuration model (filled from the
- *     words), the site archive, the wall clock's base; with wolfSSL the
+ *   - Read-only after boot: the configuration model (the file's,
+ *     `skiff vm --config`, or filled from the words), the site archives, the wall clock's base; with wolfSSL the
  *     WOLFSSL_CTXs (certificates, keys, and the ticket key wolfSSL keeps
  *     in them under their own lock: a ticket sealed on one vCPU opens on
  *     another).
