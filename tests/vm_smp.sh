@@ -64,9 +64,12 @@
 #               vCPU's access_log.records at least 1, summing to them
 #   smp-tap-config  `skiff vm --config` on --smp 2 over that TAP: a.test on
 #               80 and 443, b.test on 443 (its own certificate, by SNI);
-#               16 new connections to each: every body right, and each
-#               vCPU served HTTPS and HTTP and matched SNI names (tls.* and
-#               cpu1.* counters), exit 0
+#               16 new connections to each, and 16 to a route whose header
+#               lines overflow the header area (500): every answer right,
+#               each vCPU served HTTPS and HTTP and matched SNI names (tls.*
+#               and cpu1.* counters), and each logged the overflow in its
+#               own error log ("skiff-uk: error:", "skiff-uk: cpu 1:
+#               error:"), exit 0
 #   smp-tap-tls13  the same on the TLS 1.3 image (third argument, wolfSSL,
 #               -tls1_3, ab -f TLS1.3, curl --tlsv1.3): the ticket that
 #               resumes on both vCPUs was sealed on one (one ticket key)
@@ -462,8 +465,12 @@ tap_config() {
 			-subj "/CN=$k.test" -addext "subjectAltName=DNS:$k.test" -keyout "$d/certs/$k.key" \
 			-out "$d/certs/$k.crt" 2>>"$LOG/openssl.log" || { fail smp-tap-config "openssl req failed"; return; }
 	done
-	printf 'site a.test {\n    listen %s:80;\n    listen %s:443 tls;\n    tls certs/a.crt certs/a.key;\n    route / {\n        return 200 site-a;\n    }\n}\nsite b.test {\n    listen %s:443 tls;\n    tls certs/b.crt certs/b.key;\n    route / {\n        return 200 site-b;\n    }\n}\n' \
-		"$G" "$G" "$G" >"$d/sites.conf"
+	# /bighdr: two 700-byte header lines, over the default header area: a
+	# 500 and an error-log line from the vCPU that answered.
+	local big
+	big=$(head -c 700 /dev/zero | tr '\0' b)
+	printf 'site a.test {\n    listen %s:80;\n    listen %s:443 tls;\n    tls certs/a.crt certs/a.key;\n    route / {\n        return 200 site-a;\n    }\n    route = /bighdr { return 200 big; header X-Big1 %s; header X-Big2 %s; }\n}\nsite b.test {\n    listen %s:443 tls;\n    tls certs/b.crt certs/b.key;\n    route / {\n        return 200 site-b;\n    }\n}\n' \
+		"$G" "$G" "$big" "$big" "$G" >"$d/sites.conf"
 	ip netns exec "$NS" timeout 300 "$SKIFF" vm --smp 2 --mem 512M --accel tcg --image "$IMG" \
 		--net tap:vq0 --config "$d/sites.conf" -- ip=$G/24 gw=198.18.0.1 shutdown-port=9 \
 		exit-after=280 stats </dev/null >"$LOG/config.log" 2>&1 &
@@ -482,10 +489,13 @@ tap_config() {
 		done
 		body=$(ip netns exec "$NS" timeout 30 curl -s --max-time 20 -H 'Host: a.test' "http://$G/")
 		[ "$body" = site-a ] || bad="$bad http:'$body'"
+		body=$(ip netns exec "$NS" timeout 30 curl -s --max-time 20 -o /dev/null -w '%{http_code}' \
+			-H 'Host: a.test' "http://$G/bighdr")
+		[ "$body" = 500 ] || bad="$bad bighdr:'$body'"
 	done
 	ip netns exec "$NS" python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", (sys.argv[1], 9))' "$G"
 	skt_wait_exit "$VM" 60
-	local rc=${SKT_RC:-timeout} s0 s1 p0 p1 n0 n1
+	local rc=${SKT_RC:-timeout} s0 s1 p0 p1 n0 n1 e0 e1
 	skt_kill_tree "$VM"
 	PIDS=()
 	s0=$(guest_stat https.requests "$LOG/config.log") s1=$(guest_stat cpu1.https.requests "$LOG/config.log")
@@ -493,11 +503,15 @@ tap_config() {
 	n0=$(guest_stat tls.sni_matched "$LOG/config.log") n1=$(guest_stat cpu1.tls.sni_matched "$LOG/config.log")
 	[[ "$s0.$s1.$p0.$p1.$n0.$n1" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
 		{ s0=0 s1=0 p0=0 p1=0 n0=0 n1=0; }
+	# the error log's lines, each vCPU's own (the header overflow's)
+	e0=$(tr -d '\r' <"$LOG/config.log" | grep -ac '^skiff-uk: error: .*header')
+	e1=$(tr -d '\r' <"$LOG/config.log" | grep -ac '^skiff-uk: cpu 1: error: .*header')
 	if [ "$rc" = 0 ] && [ -z "$bad" ] && [ "$s0" -ge 1 ] && [ "$s1" -ge 1 ] && [ $((s0 + s1)) = 32 ] &&
-		[ "$p0" -ge 1 ] && [ "$p1" -ge 1 ] && [ $((p0 + p1)) = 16 ] && [ "$n0" -ge 1 ] && [ "$n1" -ge 1 ]; then
-		pass "smp-tap-config (--config, 2 sites by SNI on 443 and one on 80: 48 answers right; HTTPS vCPU 0 $s0, vCPU 1 $s1; HTTP $p0, $p1; SNI matched $n0, $n1; exit 0)"
+		[ "$p0" -ge 1 ] && [ "$p1" -ge 1 ] && [ $((p0 + p1)) = 32 ] && [ "$n0" -ge 1 ] && [ "$n1" -ge 1 ] &&
+		[ "$e0" -ge 1 ] && [ "$e1" -ge 1 ]; then
+		pass "smp-tap-config (--config, 2 sites by SNI on 443 and one on 80: 64 answers right; HTTPS vCPU 0 $s0, vCPU 1 $s1; HTTP $p0, $p1; SNI matched $n0, $n1; error-log lines $e0, $e1; exit 0)"
 	else
-		fail smp-tap-config "exit $rc;${bad:- bodies right}; https $s0+$s1, http $p0+$p1, sni $n0+$n1; see $LOG/config.log"
+		fail smp-tap-config "exit $rc;${bad:- bodies right}; https $s0+$s1, http $p0+$p1, sni $n0+$n1, error-log lines $e0+$e1; see $LOG/config.log"
 	fi
 }
 if [ -n "$NS" ] && skt_need smp-tap-tls openssl promtool; then

@@ -278,14 +278,14 @@ static uint64_t wall_sec(sk_time_ns now)
 	return wall_base + (now > wall_at ? (now - wall_at) / SK_NS_PER_S : 0);
 }
 
-/* The engines' runtime errors (uk_sites_env.error_log): the error log. */
+/* The engines' runtime errors (uk_sites_env.error_log): ctx is the error
+ * log of the vCPU the engine runs on (elog, or a worker's, uk_smp.c). */
 static void error_log(void *ctx, const char *key, const char *msg)
 {
-	(void)ctx;
 	size_t n = 0;
 	while (msg[n])
 		n++;
-	sk_log_msg(&elog, plat_now(), SK_LOG_ERROR, key, msg, n);
+	sk_log_msg(ctx, plat_now(), SK_LOG_ERROR, key, msg, n);
 }
 
 static void console_sink(void *ctx, const char *line, size_t len)
@@ -669,7 +669,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 			     v->num != 0, v->ip, (uint16_t)v->num, &ifc, loop, &elog, wall_sec);
 	}
 	if (!loop || uk_sites_start(sites, loop, tc.max_sockets, &o,
-				    alog.loop ? uk_alog_record : NULL, &alog) < 0) {
+				    alog.loop ? uk_alog_record : NULL, &alog, &elog) < 0) {
 		kprintf("skiff-uk: not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}

@@ -791,7 +791,7 @@ static int tls_listener(struct uk_sites *w, struct uk_lst *l, unsigned li, struc
 }
 
 int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, const struct opts *o,
-		   http_access_fn access, void *access_ctx)
+		   http_access_fn access, void *access_ctx, void *error_ctx)
 {
 	const struct sconf *c = &S.c;
 	for (unsigned i = 0; i < w->npx; i++)
@@ -819,6 +819,7 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 		cfg.access = access;
 		cfg.access_ctx = access_ctx;
 		cfg.error_log = S.env.error_log;
+		cfg.error_ctx = error_ctx;
 		if (w->npx)
 			proxy_app_config(NULL, &cfg);
 		http_app_config_fit(&cfg, S.env.app); /* the application's header area */

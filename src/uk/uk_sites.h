@@ -46,7 +46,8 @@ struct uk_sites_env {
 	 * boot.  Its init runs once, with the first listener's engine. */
 	const struct http_app_def *app;
 	/* The engines' runtime errors (http_app_config.error_log): the
-	 * guest's error log on the console, rate-limited. */
+	 * guest's error log on the console, rate-limited; ctx is the
+	 * instance's (uk_sites_start's error_ctx). */
 	void (*error_log)(void *ctx, const char *key, const char *msg);
 	/* The proxy's image (build/skiff-proxy-uk.elf, uk/uk_proxy.c): its
 	 * words' site is route / { proxy ...; } from upstream= and the proxy's
@@ -96,8 +97,10 @@ struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *w, const stru
  * the calls below on it, from its vCPU once it runs.  NULL with the reason
  * printed. */
 struct uk_sites *uk_sites_worker(struct uk_sites_need *need);
+/* error_ctx: env.error_log's ctx for this instance's engines (each vCPU
+ * its own error log: one writer each). */
 int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets,
-		   const struct opts *o, http_access_fn access, void *access_ctx);
+		   const struct opts *o, http_access_fn access, void *access_ctx, void *error_ctx);
 int uk_sites_late(struct uk_sites *w);
 void uk_sites_set_date(struct uk_sites *w, const char *date29);
 /* Bytes of the listeners' connection states (the engines' memory). */

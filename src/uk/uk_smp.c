@@ -44,6 +44,8 @@ struct uk_worker {
 	int rc;
 	struct uk_drain_result drained; /* its drain (worker 0's is uk_main's) */
 	struct uk_alog alog;       /* its access log; loop NULL: none */
+	struct sk_log elog;        /* its error log (its engines', its access log's) */
+	char log_name[24];         /* elog's prefix: "skiff-uk: cpu K" */
 };
 
 /* The ARP log: many writers (any worker's receive path), every worker
@@ -241,8 +243,15 @@ static void worker_main(void *arg)
 	if (w->alog.loop)
 		uk_alog_flush(&w->alog); /* the last batch leaves with the FINs */
 	now = plat_now();
+	sk_log_flush(&w->elog, SK_TIME_NEVER); /* what the limit held back, counted */
 	tcp_poll(&w->tcp, now);
 	dev_tx_sync(&w->vn->dev);
+}
+
+static void console_sink(void *ctx, const char *line, size_t len)
+{
+	(void)ctx;
+	console_write(line, len);
 }
 
 static struct uk_worker *worker_build(unsigned k, struct virtio_net *vn)
@@ -291,16 +300,21 @@ static struct uk_worker *worker_build(unsigned k, struct virtio_net *vn)
 	};
 	size_t lsz = loop_skiff_mem_size(&lsc);
 	w->loop = loop_skiff_init(cfg->alloc("a worker's loop", lsz), lsz, &lsc);
-	/* Its own access log, as worker 0's: on its loop and interface (its
-	 * warnings go nowhere: the error log is worker 0's); before the
-	 * engines are sized, as the hook takes scratch per connection. */
+	/* Its own error log, as worker 0's (rate-limited, to the console,
+	 * whose lock keeps a line whole): a log has one writer. */
+	ksnprintf(w->log_name, sizeof(w->log_name), "skiff-uk: cpu %u", k);
+	sk_log_init(&w->elog, w->log_name, (enum sk_log_level)opt_num(cfg->opts, OPT_LOG_LEVEL), 10,
+		    SK_NS_PER_S, console_sink, NULL);
+	/* Its own access log, as worker 0's: on its loop and interface;
+	 * before the engines are sized, as the hook takes scratch per
+	 * connection. */
 	const struct uk_alog *a0 = cfg->alog;
 	if (w->loop && a0 && a0->loop)
-		uk_alog_init(&w->alog, a0->fmt, a0->udp, a0->dst, a0->dport, &w->ifc, w->loop, NULL,
-			     cfg->wall_sec);
+		uk_alog_init(&w->alog, a0->fmt, a0->udp, a0->dst, a0->dport, &w->ifc, w->loop,
+			     &w->elog, cfg->wall_sec);
 	if (!w->loop ||
 	    uk_sites_start(w->sites, w->loop, tc.max_sockets, cfg->opts,
-			   w->alog.loop ? uk_alog_record : NULL, &w->alog) < 0 ||
+			   w->alog.loop ? uk_alog_record : NULL, &w->alog, &w->elog) < 0 ||
 	    uk_sites_late(w->sites) < 0) {
 		kprintf("skiff-uk: cpu %u: its sites failed; not booting\n", k);
 		kvm_exit(KVM_EXIT_FATAL);

@@ -36,8 +36,8 @@
  * Not shared (left to each worker, said in the README): IPv6 neighbour
  * discovery; the access log (each worker its own uk_alog, set up as
  * worker 0's, on its own interface and loop; the console's lock keeps a
- * batch whole).  Worker 0's only: the error log (a worker's access log
- * has none: a refused datagram is counted, not said). */
+ * batch whole); the error log (each worker its own sk_log, "skiff-uk:
+ * cpu K" lines, rate-limited on its own). */
 #ifndef APPS_UK_SMP_H
 #define APPS_UK_SMP_H
 
