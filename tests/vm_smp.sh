@@ -380,10 +380,10 @@ tap_tls() {
 	local get='GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
 	# -ign_eof: s_client reads to the server's close, so a TLS 1.3 ticket
 	# (sent with the handshake) is in the session it writes.
-	s1=$(printf "$get" | ip netns exec "$NS" timeout 60 openssl s_client -connect "$G:443" $flag \
+	s1=$(printf "%b" "$get" | ip netns exec "$NS" timeout 60 openssl s_client -connect "$G:443" $flag \
 		-CAfile "$CERTS/ec.crt" -ign_eof -sess_out "$CERTS/$name.sess" 2>&1 | grep -aE '^(New|Reused),')
 	for ((i = 0; i < 16; i++)); do
-		s2=$(printf "$get" | ip netns exec "$NS" timeout 60 openssl s_client -connect "$G:443" $flag \
+		s2=$(printf "%b" "$get" | ip netns exec "$NS" timeout 60 openssl s_client -connect "$G:443" $flag \
 			-CAfile "$CERTS/ec.crt" -ign_eof -sess_in "$CERTS/$name.sess" 2>&1 | grep -aE '^(New|Reused),')
 		[[ $s2 == "Reused, TLSv$ver"* ]] && reused=$((reused + 1))
 	done
