@@ -28,10 +28,9 @@
 #   smp           --smp 2: the AP comes up with its own copy of the thread-local
 #                 variables (musl/init.c), ab -f TLS1.3 -n 100 -c 8 with 0 failed,
 #                 exit 0.  User networking has one queue pair, so vCPU 0 serves
-#                 every connection.  (On a multi-queue TAP neither image serves
-#                 HTTPS from an AP: the TLS listeners are worker 0's alone,
-#                 uk/uk_smp.h; measured here, 253 of 300 ab -f TLS1.3
-#                 connections hashed to vCPU 1 failed.)
+#                 every connection.  (HTTPS on every vCPU over a
+#                 multi-queue TAP: tests/vm_smp.sh's smp-tap-tls13, which
+#                 phase vm-tls13 runs after this script.)
 #   rsa           an RSA 2048 certificate: curl --tlsv1.3 200
 #   bad-mismatch  a key that is not the certificate's: the guest stops at boot
 # QEMU runs are bounded by `timeout`; the lock (flock /tmp/skiff-nettest.lock)
