@@ -2184,15 +2184,16 @@ static void sess_end(struct http_app_conn *c)
 }
 
 /* A stream's state is released: the stream ends in the engine too (a
- * complete answer with the request's body unread: RST_STREAM NO_ERROR,
- * RFC 9113 8.1; an aborted one: CANCEL). */
+ * complete answer (an error's too) with the request's body unread:
+ * RST_STREAM NO_ERROR, RFC 9113 8.1; an answer cut short: CANCEL). */
 static void stream_end(struct http_app_conn *c)
 {
 	if (!c->h2_orphan) {
 		struct http_app_h2 *s = c->h2->sess;
 		stream_unlink(s, c);
 		if (h2_conn_stream(&s->h, c->sid))
-			h2_conn_reset(&s->h, c->sid, c->failed ? H2_CANCEL : H2_NO_ERROR);
+			h2_conn_reset(&s->h, c->sid,
+				      c->h2_end && !c->h2_flying ? H2_NO_ERROR : H2_CANCEL);
 		conn_advance(c->h2);
 	}
 	c->h2 = NULL;
