@@ -171,6 +171,13 @@ struct http_app_h2 {
 	uint32_t n;
 	bool closed;   /* the engine said CLOSE: nothing more is read */
 	bool blocked;  /* a stream waits for room for its HEADERS */
+	/* DATA that did not fit its stream's rbuf, still in the owner's
+	 * rbuf at [held_off, held_off + held_len): nothing more is read until
+	 * the stream takes it.  Only a client that sends before our SETTINGS
+	 * arrive (within the default 65,535-byte window, more than we give)
+	 * gets here. */
+	bool held_eos;
+	uint32_t held_sid, held_off, held_len;
 	struct {
 		uint32_t sid;
 		struct http_app_conn *c;
@@ -1866,6 +1873,7 @@ static void sess_begin(struct http_app_conn *c)
 	s->next_free = NULL;
 	s->n = 0;
 	s->closed = s->blocked = false;
+	s->held_len = 0;
 	c->sess = s;
 	c->in = IN_H2;
 	c->ipos = 0; /* the engine reads the preface itself */
@@ -1978,11 +1986,15 @@ static void sess_event(struct http_app_conn *sc, const struct h2_event *ev)
 			break;
 		}
 		if (c->rlen + ev->len > sc->app->cfg.rbuf_size) {
-			/* Cannot happen within the window (stream_open keeps
-			 * room for it): never a body cut silently. */
-			h2_conn_reset(&s->h, ev->stream_id, H2_FLOW_CONTROL_ERROR);
-			stream_unlink(s, c);
-			c->h2_orphan = c->failed = c->dead = true;
+			/* More than our window (sent before our SETTINGS came):
+			 * what fits now, the rest held (held_push). */
+			uint32_t room = sc->app->cfg.rbuf_size - c->rlen;
+			sk_memcpy(c->rbuf + c->rlen, ev->data, room);
+			c->rlen += room;
+			s->held_sid = ev->stream_id;
+			s->held_off = (uint32_t)(ev->data - sc->rbuf) + room;
+			s->held_len = ev->len - room;
+			s->held_eos = ev->end_stream;
 			conn_advance(c);
 			break;
 		}
@@ -2035,6 +2047,31 @@ static void sess_writable(struct http_app_conn *sc, uint32_t sid, sk_time_ns now
 	conn_advance(c);
 }
 
+/* Held DATA into its stream as room appears (or dropped, its window
+ * reopened, when the stream is gone or reads no more).  true: moved. */
+static bool held_push(struct http_app_conn *sc)
+{
+	struct http_app_h2 *s = sc->sess;
+	struct http_app_conn *k = stream_find(s, s->held_sid);
+	if (!k || k->in == IN_LINGER) {
+		h2_conn_consume(&s->h, s->held_sid, s->held_len);
+		s->held_len = 0;
+		return true;
+	}
+	uint32_t room = sc->app->cfg.rbuf_size - k->rlen;
+	uint32_t n = room < s->held_len ? room : s->held_len;
+	if (n == 0)
+		return false;
+	sk_memcpy(k->rbuf + k->rlen, sc->rbuf + s->held_off, n);
+	k->rlen += n;
+	s->held_off += n;
+	s->held_len -= n;
+	if (s->held_len == 0)
+		k->h2_eos = k->h2_eos || s->held_eos;
+	conn_advance(k);
+	return true;
+}
+
 /* The session: input to events, events to streams, output to the socket,
  * until nothing moves. */
 static void sess_step(struct http_app_conn *c)
@@ -2044,7 +2081,9 @@ static void sess_step(struct http_app_conn *c)
 	for (int guard = 0; guard < 100000 && !c->dead; guard++) {
 		bool moved = false;
 		sk_time_ns now = loop_now(app->loop);
-		if (!s->closed) {
+		if (sk_unlikely(s->held_len) && !s->closed)
+			moved = held_push(c);
+		if (!s->closed && !s->held_len) {
 			struct h2_event ev;
 			long used = h2_conn_recv(&s->h, c->rbuf + c->ipos, c->rlen - c->ipos, now, &ev);
 			if (ev.type != H2_EV_NONE) {
