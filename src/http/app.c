@@ -2327,7 +2327,8 @@ H2_COLD static int h2_flush(struct http_app_conn *c)
 			c->opos = c->olen = 0;
 		c->send_progress = loop_now(c->app->loop);
 	}
-	const void *p = NULL;
+	const void *p = c->obuf; /* never NULL, even for an empty last piece (the
+				   * engine advances the pointer by what it took) */
 	size_t len = 0;
 	bool end = true, from_obuf = false;
 	if (c->opos < c->olen) {
