@@ -25,3 +25,13 @@ $(BUILD)/test/h2_peer: tests/h2_peer.c $(BUILD)/libskiff-core.a
 
 h2-interop: $(BUILD)/test/h2_peer
 	$(DEB_PYTHON3) tests/h2_interop.py $(BUILD)/test/h2_peer
+
+# `make h2-serve` runs tests/h2_serve.py: HTTP/2 through the real server
+# (http/app.c's sessions and streams): `skiff serve --root`, the echo
+# example (an application on http/app.h), the proxy of `skiff serve
+# --config` and `--http2 off`, on ephemeral 127.0.0.1 ports, against curl
+# --http2-prior-knowledge, nghttp, h2load and python3-h2 (the h2-serve
+# phase of `make test`; no root).
+.PHONY: h2-serve
+h2-serve: $(BUILD)/skiff $(BUILD)/examples/echo
+	$(DEB_PYTHON3) tests/h2_serve.py $(BUILD)/skiff $(BUILD)/examples/echo

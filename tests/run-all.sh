@@ -172,6 +172,10 @@ P hpack-interop needs=build est=20 -- make hpack-interop
 # HTTP/2's engine (src/h2/conn.h) on 127.0.0.1 against python3-h2, curl and
 # h2load (mk/h2.mk; an ephemeral port, no root).
 P h2-interop needs=build est=25 -- make h2-interop
+# HTTP/2 through the real server (http/app.c): serve --root, an application,
+# the proxy, --http2 off, against curl, nghttp, h2load and python3-h2
+# (mk/h2.mk; ephemeral 127.0.0.1 ports, no root).
+P h2-serve needs=build est=20 -- make h2-serve
 # Bulk transfers through an impairing relay: CPU-bound.
 P tcp needs=build est=190 -- tests/tcp.sh build/skiff $DEVS
 # issue 37: the same checks with BBR (--tcp-cc bbr, paced), on tap.
@@ -209,6 +213,7 @@ P deploy w=2 est=75 needs=build -- tests/deploy.sh build
 P asan-unit w=2 est=60 needs=asan-build -- make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" unit
 P asan-hpack-interop est=30 needs=asan-build -- "${ASAN_ENV[@]}" make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" hpack-interop
 P asan-h2-interop est=40 needs=asan-build -- "${ASAN_ENV[@]}" make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" h2-interop
+P asan-h2-serve est=40 needs=asan-build -- "${ASAN_ENV[@]}" make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" h2-serve
 P asan-integration est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/integration.sh build/asan/skiff $DEVS
 P asan-ipv6 est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/ipv6.sh build/asan/skiff tap
 # On the kernel's stack and on skiff's over tap: the device code of packet
@@ -289,7 +294,7 @@ fi
 echo "PASS deps"
 
 # The totals the test scripts and unit runners print about themselves.
-TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-tls13:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]'
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-tls13:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]|^h2-serve: [0-9]'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
 # phase_cpu NAME: the CPU seconds its processes used (user + system).

@@ -137,6 +137,11 @@ const struct opt_def opt_defs[OPT_N] = {
 			  "(stack linux) send file bodies with sendfile(2) from the\n"
 			  "page cache; off: writev from the file's mapping (a copy)"},
 
+	[OPT_HTTP2] = {"http2", 0, OPT_K_CHOICE, "on|off", 0, 0, on_off_choices,
+		       "HTTP/2 beside HTTP/1.1 on every listener: a connection\n"
+		       "that opens with its preface (prior knowledge, or ALPN h2\n"
+		       "under TLS) speaks it (docs/h2.md); off: HTTP/1.1 only"},
+
 	[OPT_TLS_CERT] = {"tls-cert", 0, OPT_K_STR, "FILE", 0, 0, NULL,
 			  "serve HTTPS too, with this certificate chain (PEM:\n"
 			  "the server's certificate first); needs --tls-key"},
@@ -524,6 +529,7 @@ static const struct opt_use serve_use[] = {
 	{OPT_CONFIG, 0, NULL, NULL},
 	{OPT_CACHE_CONTROL, 0, NULL, NULL},
 	{OPT_SENDFILE, 0, "on", NULL},
+	{OPT_HTTP2, 0, "on", NULL},
 	{OPT_TLS_CERT, 0, NULL, NULL},
 	{OPT_TLS_KEY, 0, NULL, NULL},
 	{OPT_TLS_PORT, 0, "443", NULL},
@@ -578,6 +584,7 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--tcp-rcvbuf N] [--spin-us N]\n"
 		"                   [--tcp-cc cubic|newreno|bbr] [--tcp-buf-max N] [--tcp-mem N]\n"
 		"                   [--trace] [--cache-control VALUE] [--sendfile on|off]\n"
+		"                   [--http2 on|off]\n"
 		"                   [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
 		"                    [--tls-redirect] [--tls-sni NAME:CERT:KEY]...]\n"
@@ -587,7 +594,7 @@ const struct opt_cmd opt_cmd_serve = {
 		"                   [--error-log FILE|-]\n"
 		"                   [--metrics ADDR:PORT [--metrics-allow-remote]] [--control PATH|none]\n"
 		"                   [--workers N|auto]",
-	.about = "Serves HTTP/1.1 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
+	.about = "Serves HTTP/1.1 and HTTP/2 (GET, HEAD): '/' answers a 41-byte hello world, or with --root\n"
 		 "every file under DIR (mapped read-only, not copied; SIGHUP re-reads DIR).  dev,\n"
 		 "gw, ip6, gw6, mac, pcap, tcp-sndbuf, tcp-rcvbuf, tcp-cc, tcp-buf-max, tcp-mem\n"
 		 "and spin-us go with --stack skiff, whose listener takes IPv4 and (with --ip6)\n"
@@ -789,6 +796,7 @@ static const struct opt_use app_use[] = {
 	{OPT_SEND_TIMEOUT, 0, "60", NULL},
 	{OPT_KEEPALIVE_TIMEOUT, 0, "60", NULL},
 	{OPT_MAX_BODY, 0, "1048576", NULL},
+	{OPT_HTTP2, 0, "on", NULL},
 	{OPT_TCP_SNDBUF, 0, "65536", NULL},
 	{OPT_TCP_RCVBUF, 0, "65536", NULL},
 	{OPT_SPIN_US, 0, SPIN_DEFAULT, NULL},
@@ -811,8 +819,8 @@ const struct opt_cmd opt_cmd_app = {
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
 		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls|wolfssl]]\n"
 		    "           [--header-timeout S] [--body-timeout S] [--send-timeout S]\n"
-		    "           [--keepalive-timeout S] [--max-body N] [--tcp-sndbuf N]\n"
-		    "           [--tcp-rcvbuf N] [--spin-us N]\n"
+		    "           [--keepalive-timeout S] [--max-body N] [--http2 on|off]\n"
+		    "           [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
 		    "           [--access-log FILE|- [--access-log-format combined|json]]\n"
 		    "           [--drain-timeout S] [--workers N|auto]",
 	.about = "An HTTP application on skiff (http/app.h, docs/app.md), on the kernel's sockets\n"

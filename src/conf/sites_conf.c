@@ -947,7 +947,8 @@ static int d_route(struct parser *p, struct stmt *st);
 
 static int d_listen(struct parser *p, struct stmt *st)
 {
-	const struct tok *t = need_arg(p, st, 0, "an address", "listen ADDR:PORT [tls];");
+	const struct tok *t = need_arg(p, st, 0, "an address",
+				       "listen ADDR:PORT [tls] [http2 on|off];");
 	if (!t)
 		return -1;
 	struct sconf_listen l;
@@ -957,6 +958,16 @@ static int d_listen(struct parser *p, struct stmt *st)
 	unsigned used = 1;
 	if (st->nargs > 1 && tok_is(&st->arg[1], "tls"))
 		l.tls = true, used = 2;
+	bool h2_given = false;
+	if (st->nargs > used && tok_is(&st->arg[used], "http2")) {
+		if (st->nargs > used + 1 && tok_is(&st->arg[used + 1], "off"))
+			l.h2_off = true;
+		else if (!(st->nargs > used + 1 && tok_is(&st->arg[used + 1], "on")))
+			return fail(p, st->arg[used].pos, "'http2' takes on or off "
+							  "(listen ADDR:PORT [tls] http2 off;)");
+		used += 2;
+		h2_given = true;
+	}
 	if (end_simple(p, st, used) < 0)
 		return -1;
 	struct sconf *c = p->c;
@@ -972,6 +983,10 @@ static int d_listen(struct parser *p, struct stmt *st)
 				    SCONF_MAX_LISTEN);
 		l.pos = st->name.pos;
 		c->listen[c->nlisten++] = l;
+	} else if (h2_given && c->listen[i].h2_off != l.h2_off) {
+		return fail(p, st->name.pos, "listener %S has http2 %s here but %s before (every "
+					     "site on it must agree)", t->s, t->n, l.h2_off ? "off" : "on",
+			    c->listen[i].h2_off ? "off" : "on");
 	} else if (c->listen[i].tls != l.tls) {
 		return fail(p, st->name.pos, "listener %S is %s here but %s at %P (every site on it "
 					     "must agree)", t->s, t->n, l.tls ? "tls" : "not tls",

@@ -63,6 +63,8 @@ struct sconf_listen {
 	bool v6;              /* a bracketed IPv6 literal */
 	uint16_t port;        /* 1..65535 */
 	bool tls;             /* HTTPS: every site on it has a certificate (`tls`) */
+	bool h2_off;          /* `listen ADDR:PORT [tls] http2 off;`: HTTP/1.1 only
+	                       * (default on: the preface, docs/h2.md) */
 	struct sconf_pos pos; /* the first `listen` that named it */
 };
 

@@ -514,7 +514,7 @@ static const struct bad bads[] = {
 	{"site aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.b {", 1, 6,
 	 "a label is longer than 63 bytes"},
 	/* listen */
-	{"site a {\n  listen;", 2, 9, "expected an address after 'listen' (listen ADDR:PORT [tls];)"},
+	{"site a {\n  listen;", 2, 9, "expected an address after 'listen' (listen ADDR:PORT [tls] [http2 on|off];)"},
 	{"site a {\n  listen localhost:8080;", 2, 10,
 	 "expected an address literal (A.B.C.D:PORT, [IPv6]:PORT or *:PORT), found 'localhost:8080'"},
 	{"site a {\n  listen 127.0.0.1;", 2, 10, "expected ':PORT' after the address in '127.0.0.1'"},
@@ -534,6 +534,11 @@ static const struct bad bads[] = {
 	{"site a { listen 127.0.0.1:80 tls; tls c k; route / { app; } }\n"
 	 "site b { listen 127.0.0.1:80; route / { app; } }", 2, 10,
 	 "listener 127.0.0.1:80 is not tls here but tls at 1:10 (every site on it must agree)"},
+	{"site a {\n  listen 127.0.0.1:80 http2 maybe;", 2, 23,
+	 "'http2' takes on or off (listen ADDR:PORT [tls] http2 off;)"},
+	{"site a { listen 127.0.0.1:80 http2 off; route / { app; } }\n"
+	 "site b { listen 127.0.0.1:80 http2 on; route / { app; } }", 2, 10,
+	 "listener 127.0.0.1:80 has http2 on here but off before (every site on it must agree)"},
 	{"site a { listen 127.0.0.1:1; listen 127.0.0.1:2; listen 127.0.0.1:3; listen 127.0.0.1:4;\n"
 	 "listen 127.0.0.1:5; listen 127.0.0.1:6; listen 127.0.0.1:7; listen 127.0.0.1:8;\n"
 	 "listen 127.0.0.1:9; listen 127.0.0.1:10; listen 127.0.0.1:11; listen 127.0.0.1:12;\n"

@@ -132,6 +132,7 @@ int sites_conf_from_flags(const struct opts *o, bool on_skiff, bool app, void *a
 	l->any = on_skiff || !v[OPT_IP].set || v[OPT_IP].ip == 0;
 	l->addr = sk_addr_v4(l->any ? 0 : v[OPT_IP].ip);
 	l->port = (uint16_t)(v[OPT_PORT].set ? v[OPT_PORT].num : 80);
+	l->h2_off = v[OPT_HTTP2].set && v[OPT_HTTP2].num == 1;
 	if (tls) {
 		struct sconf_listen *t = &out->listen[out->nlisten++];
 		*t = *l;

@@ -643,6 +643,8 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		cfg.send_timeout = c->send_timeout;
 		cfg.keepalive_timeout = c->keepalive_timeout;
 		cfg.scheme = ls->tls ? "https" : "http";
+		if (ls->h2_off)
+			cfg.h2_sessions = 0;
 		/* Only with a log: without one the engine does no work per answer.
 		 * A reload that turns it on or off sets it (http_app_set_access). */
 		cfg.access = w->alog ? access_hook : NULL;
@@ -1408,7 +1410,7 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 		OPT_TLS_KEY,   OPT_TLS_PORT,       OPT_TLS_REDIRECT,    OPT_TLS_SNI,
 		OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
 		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_ERROR_LOG,       OPT_ACCESS_LOG_FORMAT,
-		OPT_BODY_TIMEOUT, OPT_SEND_TIMEOUT};
+		OPT_BODY_TIMEOUT, OPT_SEND_TIMEOUT, OPT_HTTP2};
 	for (size_t i = 0; pl.path && i < sizeof(site_flags); i++)
 		if (opt_given(o, site_flags[i]))
 			cli_usage_error(o->cmd->name, "--%s: with --config the file says this (see "

@@ -28,6 +28,7 @@
 #include "app.h"
 
 #include "../base/fmt.h"
+#include "../h2/conn.h"
 #include "chunked.h"
 #include "emit.h"
 #include "file.h"
@@ -38,7 +39,7 @@
 #define CHUNK_OVERHEAD 25u       /* "ffffffffffffffff\r\n" ... "\r\n" + "0\r\n\r\n" */
 #define DROP_BYTES 128u          /* names http_app_header_drop keeps, NUL after each */
 
-enum { IN_HEAD, IN_WAIT, IN_BODY, IN_DONE, IN_LINGER };
+enum { IN_HEAD, IN_WAIT, IN_BODY, IN_DONE, IN_LINGER, IN_H2 };
 enum { OUT_NONE, OUT_FIXED, OUT_STREAM, OUT_DONE };
 enum { BM_STREAM, BM_COLLECT, BM_DISCARD, BM_SKIP };
 
@@ -128,6 +129,26 @@ struct http_app_conn {
 	bool lg_owed;         /* a stream's record, owed at its end */
 	uint16_t lg_status;   /* ... its status */
 	uint64_t body_out;    /* OUT_STREAM: body bytes taken by http_app_write (not HEAD) */
+	/* HTTP/2 (docs/h2.md; the section "HTTP/2" below).  A connection
+	 * whose first bytes are the preface holds a session (sess, in IN_H2):
+	 * it reads into rbuf and writes from obuf.  Each stream's request
+	 * runs on a state of its own with no socket (sock SOCK_H2): h2 is
+	 * its session's connection, sid its stream.  Its head is written
+	 * into rbuf as HTTP/1.1 and parsed as one, DATA is appended behind
+	 * it, and its answer's head in obuf becomes HEADERS at flush. */
+	struct http_app_h2 *sess;
+	struct http_app_conn *h2;
+	uint32_t sid;
+	uint64_t h2_fly;      /* h2_flying: the bytes of the piece the engine holds */
+	bool h2_may;          /* the preface may still come (first bytes, HTTP/2 on) */
+	bool h2_eos;          /* the peer's END_STREAM (or trailers) came */
+	bool h2_resp;         /* HEADERS handed to the engine */
+	bool h2_end;          /* END_STREAM handed to the engine */
+	bool h2_flying;       /* a body piece is the engine's until take_writable */
+	bool h2_fly_obuf;     /* ... from obuf (else from fbody) */
+	bool h2_blocked;      /* HEADERS found no room: retried after output */
+	bool h2_orphan;       /* the stream or its session is gone: no engine call */
+	uint64_t h2_rx;       /* body bytes of a body framed by END_STREAM only */
 	struct http_req req;
 	char path[HTTP_APP_PATH_MAX];
 };
@@ -139,7 +160,35 @@ struct http_app_req {
 #define REQ(c) ((struct http_app_req *)(void *)(c))
 #define CONN(r) (&(r)->c)
 
+/* An HTTP/2 session: the engine of one connection (owner) and the stream
+ * states it holds (str[0, n): each a connection state whose h2 is owner).
+ * Invariant: a stream state is in str exactly while its h2 is owner and
+ * it is not h2_orphan. */
+struct http_app_h2 {
+	struct h2_conn h;
+	struct http_app_conn *owner;
+	struct http_app_h2 *next_free;
+	uint32_t n;
+	bool closed;   /* the engine said CLOSE: nothing more is read */
+	bool blocked;  /* a stream waits for room for its HEADERS */
+	/* DATA that did not fit its stream's rbuf, still in the owner's
+	 * rbuf at [held_off, held_off + held_len): nothing more is read until
+	 * the stream takes it.  Only a client that sends before our SETTINGS
+	 * arrive (within the default 65,535-byte window, more than we give)
+	 * gets here. */
+	bool held_eos;
+	uint32_t held_sid, held_off, held_len;
+	struct {
+		uint32_t sid;
+		struct http_app_conn *c;
+	} str[H2_STREAMS_CAP];
+};
+#define SOCK_H2 0x7fffffff      /* a stream's state: no socket of its own */
+#define H2_HEAD_ROOM 16448u     /* rbuf kept for a stream's head: max_header_list + 64 */
+#define H2_SESSIONS_DEFAULT 8u
+
 static void conn_advance(struct http_app_conn *c);
+static void conn_timer(struct loop_timer *t, sk_time_ns now);
 
 static uint8_t lower(uint8_t ch)
 {
@@ -165,6 +214,7 @@ void http_app_config_default(struct http_app_config *cfg)
 	cfg->scheme = "http";
 	cfg->body_slots = 0;
 	cfg->body_size = 0;
+	cfg->h2_sessions = H2_SESSIONS_DEFAULT;
 }
 
 #define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
@@ -175,7 +225,9 @@ static bool cfg_ok(const struct http_app_config *cfg)
 	       cfg->rbuf_size >= HTTP_HEAD_MAX + 1024u && cfg->rbuf_size <= (1u << 24) &&
 	       cfg->out_size >= 2048u && cfg->out_size <= (1u << 24) && cfg->max_body > 0 &&
 	       cfg->hdr_size >= 256u && cfg->hdr_size <= cfg->out_size - 1024u &&
-	       cfg->body_size <= (1u << 26) && cfg->body_slots <= (1u << 20);
+	       cfg->body_size <= (1u << 26) && cfg->body_slots <= (1u << 20) &&
+	       cfg->h2_sessions <= 4096u &&
+	       (cfg->h2_sessions == 0 || cfg->rbuf_size >= H2_HEAD_ROOM + 8192u);
 }
 
 #define SLOTS_DEFAULT 16u
@@ -220,7 +272,8 @@ size_t http_app_mem_size(const struct http_app_config *cfg)
 	size_t per = ALIGN16(sizeof(struct http_app_conn)) + ALIGN16(cfg->rbuf_size) +
 		     ALIGN16(cfg->out_size) + ALIGN16(cfg->hdr_size);
 	size_t pool = cfg->body_size ? (size_t)cfg->body_slots * slot_bytes(cfg) : 0;
-	return 16 + (size_t)cfg->max_conns * per + pool;
+	return 16 + (size_t)cfg->max_conns * per + pool +
+	       (size_t)cfg->h2_sessions * ALIGN16(sizeof(struct http_app_h2));
 }
 
 int http_app_init(struct http_app *app, void *mem, size_t size, const struct http_app_config *cfg,
@@ -265,6 +318,15 @@ int http_app_init(struct http_app *app, void *mem, size_t size, const struct htt
 			sk_memcpy(sl, &app->slot_free, sizeof(app->slot_free));
 			app->slot_free = sl;
 		}
+	}
+	uint8_t *h2p = app->bufs + (size_t)cfg->max_conns * bufsz +
+		       (cfg->body_size ? (size_t)cfg->body_slots * slot_bytes(cfg) : 0);
+	for (uint32_t i = cfg->h2_sessions; i-- > 0;) {
+		struct http_app_h2 *s =
+			(struct http_app_h2 *)(void *)(h2p + (size_t)i * ALIGN16(sizeof(struct http_app_h2)));
+		s->owner = NULL;
+		s->next_free = app->h2_free;
+		app->h2_free = s;
 	}
 	if (def->init) {
 		int r = def->init(app, def->init_ctx);
@@ -462,9 +524,20 @@ void http_app_on_done(struct http_app_req *r, http_app_done_fn fn, void *ctx)
 
 /* ---- output ---- */
 
-static bool out_pending(const struct http_app_conn *c)
+/* A stream's answer not all handed to its session's engine: a piece it
+ * still holds, or the END_STREAM of a complete answer not yet handed.
+ * Out of line: out_pending runs several times per request, and inlined
+ * whole it was no longer inlined itself (+80 cycles per HTTP/1.1 answer
+ * in bench_cost http). */
+__attribute__((noinline, cold)) static bool h2_owed(const struct http_app_conn *c)
 {
-	return c->opos < c->olen || (c->out == OUT_FIXED && c->fsent < c->flen);
+	return c->h2_flying || (!c->h2_end && (c->out == OUT_FIXED || c->out == OUT_DONE));
+}
+
+__attribute__((always_inline)) static inline bool out_pending(const struct http_app_conn *c)
+{
+	return c->opos < c->olen || (c->out == OUT_FIXED && c->fsent < c->flen) ||
+	       (sk_unlikely(c->h2 != NULL) && h2_owed(c));
 }
 
 /* The answer's file (http_app_send_file), counted while set: a tree the
@@ -574,7 +647,7 @@ static void put_head(struct http_app_conn *c, int status, uint64_t clen)
 	c->chunked_out = false;
 	bool no_body = status == 204 || status == 304;
 	if (clen == HTTP_APP_CHUNKED && !no_body) {
-		if (c->req.version >= 11)
+		if (c->req.version >= 11 && !c->h2)
 			c->chunked_out = true;
 		else
 			c->close_after = true; /* 1.0: the body ends with the connection */
@@ -634,10 +707,14 @@ static long flush_call(struct http_app_conn *c, const struct loop_iov *iov, int 
 	return loop_writev(l, c->sock, iov, n);
 }
 
+static int h2_flush(struct http_app_conn *c);
+
 /* Send what is queued.  Returns 1 when nothing is left, 0 when the socket
  * took less (wait for LOOP_EV_WRITE), < 0 on an error. */
 static int flush(struct http_app_conn *c)
 {
+	if (sk_unlikely(c->h2 != NULL))
+		return h2_flush(c);
 	while (out_pending(c)) {
 		struct loop_iov iov[2];
 		int n = 0;
@@ -1072,6 +1149,8 @@ size_t http_app_writable(const struct http_app_req *r)
 	if (c->head_req)
 		return c->stream_left == HTTP_APP_CHUNKED ? SIZE_MAX : (size_t)c->stream_left;
 	uint32_t used = c->olen - c->opos;
+	if (sk_unlikely(c->h2_flying))
+		used = c->olen; /* obuf[opos, olen) is the engine's: no slide */
 	size_t room = c->app->cfg.out_size - used;
 	room = room > CHUNK_OVERHEAD ? room - CHUNK_OVERHEAD : 0;
 	if (c->stream_left != HTTP_APP_CHUNKED && room > c->stream_left)
@@ -1099,7 +1178,7 @@ long http_app_write(struct http_app_req *r, const void *data, size_t len)
 		return (long)n;
 	c->body_out += n;
 	/* Room is counted from what is unsent: slide it to the front first. */
-	if (c->opos) {
+	if (c->opos && !c->h2_flying) {
 		sk_memmove(c->obuf, c->obuf + c->opos, c->olen - c->opos);
 		c->olen -= c->opos;
 		c->opos = 0;
@@ -1155,8 +1234,8 @@ void http_app_abort(struct http_app_req *r)
 
 static void send_continue(struct http_app_conn *c)
 {
-	if (!c->req.expect_continue || c->out != OUT_NONE || c->req.version < 11)
-		return;
+	if (!c->req.expect_continue || c->out != OUT_NONE || c->req.version < 11 || c->h2)
+		return; /* HTTP/2: the client sends the body on its window */
 	static const char k[] = "HTTP/1.1 100 Continue\r\n\r\n";
 	sk_memcpy(c->obuf + c->olen, k, sizeof(k) - 1);
 	c->olen += sizeof(k) - 1;
@@ -1327,7 +1406,13 @@ static bool body_offer(struct http_app_conn *c)
 
 static bool body_complete(const struct http_app_conn *c)
 {
-	return c->dlen == 0 && (c->req.chunked ? http_chunked_done(&c->ch) : c->body_left == 0);
+	if (c->dlen)
+		return false;
+	if (!c->req.chunked)
+		return c->body_left == 0;
+	if (sk_unlikely(c->h2 != NULL))
+		return c->h2_eos && c->ipos == c->rlen; /* framed by END_STREAM */
+	return http_chunked_done(&c->ch);
 }
 
 /* The body's end: the application hears of it once. */
@@ -1367,6 +1452,18 @@ static bool body_decode(struct http_app_conn *c)
 		c->body_left -= k;
 		return true;
 	}
+	if (sk_unlikely(c->h2 != NULL)) {
+		/* HTTP/2 without content-length: the bytes are the body. */
+		c->h2_rx += avail;
+		if (c->h2_rx > c->app->cfg.max_body) {
+			engine_answer(c, 413);
+			return false;
+		}
+		c->doff = c->ipos;
+		c->dlen = (uint32_t)avail;
+		c->ipos = c->rlen;
+		return true;
+	}
 	size_t dl = avail, used = 0;
 	int r = http_chunked_decode(&c->ch, c->rbuf + c->ipos, &dl, &used);
 	if (r < HTTP_NEED_MORE) {
@@ -1385,6 +1482,8 @@ static bool body_decode(struct http_app_conn *c)
  * -1: end of stream, < -1: an error. */
 static int conn_read(struct http_app_conn *c)
 {
+	if (sk_unlikely(c->h2 != NULL))
+		return c->h2_eos || c->h2_orphan ? -1 : 0; /* DATA comes from the session */
 	uint32_t cap = c->app->cfg.rbuf_size;
 	if (c->rlen >= cap || !c->may_read)
 		return 0;
@@ -1522,6 +1621,10 @@ static void dispatch(struct http_app_conn *c, int n)
 	c->dlen = 0;
 	c->head_req = c->req.method == HTTP_HEAD;
 	c->body_start = loop_now(app->loop);
+	if (sk_unlikely(c->h2 != NULL)) {
+		/* The access log's line says the version the client spoke. */
+		sk_memcpy(c->rbuf + c->req.target.off + c->req.target.len + 1, "HTTP/2.0", 8);
+	}
 	bool has_body = c->req.chunked || (c->req.has_content_length && c->req.content_length);
 	c->in = has_body ? IN_WAIT : IN_DONE;
 	size_t pl = 0;
@@ -1602,6 +1705,10 @@ static void request_over(struct http_app_conn *c)
 	}
 	slot_put(c);
 	sk_time_ns now = loop_now(app->loop);
+	if (sk_unlikely(c->h2 != NULL)) {
+		c->dead = true; /* a stream's state serves one request */
+		return;
+	}
 	if (c->close_after || c->dead) {
 		/* Nothing unread after a clean answer: close at once.  Else the
 		 * peer may still be sending: half-close and drop what comes, so
@@ -1629,9 +1736,14 @@ static void request_over(struct http_app_conn *c)
 	c->req.accept_purge = app->cfg.accept_purge;
 }
 
+static void sess_end(struct http_app_conn *c);
+static void stream_end(struct http_app_conn *c);
+
 static void conn_release(struct http_app_conn *c)
 {
 	struct http_app *app = c->app;
+	if (sk_unlikely(c->sess != NULL))
+		sess_end(c); /* its streams first: each is over, aborted */
 	if (c->live) {
 		if (sk_unlikely(c->lg_owed))
 			log_stream(c); /* a stream cut: what was written */
@@ -1652,12 +1764,16 @@ static void conn_release(struct http_app_conn *c)
 		loop_timer_cancel(app->loop, &c->timer);
 		sk_trace_end(app->cfg.trace, SK_TR_timer_cancel, t0, 1);
 	}
-	loop_close(app->loop, c->sock);
-	if (c->t_accept)
-		sk_trace_end(app->cfg.trace, SK_TR_conn, c->t_accept, 1);
+	if (sk_unlikely(c->h2 != NULL)) {
+		stream_end(c);
+	} else {
+		loop_close(app->loop, c->sock);
+		if (c->t_accept)
+			sk_trace_end(app->cfg.trace, SK_TR_conn, c->t_accept, 1);
+		app->st.conns_closed++;
+	}
 	c->sock = -1;
 	app->nconns--;
-	app->st.conns_closed++;
 	c->next_free = app->free_list;
 	app->free_list = c;
 	if (sk_unlikely(app->draining) && !app->nconns && app->drain_done) {
@@ -1669,9 +1785,13 @@ static void conn_release(struct http_app_conn *c)
 
 /* The earliest deadline the connection's state has; 0: none (waiting for
  * the application, which owns the time it takes). */
+static sk_time_ns sess_deadline(const struct http_app_conn *c);
+
 static sk_time_ns conn_deadline(const struct http_app_conn *c)
 {
 	const struct http_app_config *cfg = &c->app->cfg;
+	if (sk_unlikely(c->sess != NULL))
+		return sess_deadline(c);
 	sk_time_ns d = 0;
 #define EARLIER(x) do { sk_time_ns x_ = (x); if (!d || x_ < d) d = x_; } while (0)
 	if (out_pending(c))
@@ -1700,6 +1820,538 @@ static sk_time_ns conn_deadline(const struct http_app_conn *c)
 	}
 #undef EARLIER
 	return d;
+}
+
+/* ---- HTTP/2 (docs/h2.md) ----
+ *
+ * A session is a connection whose first bytes were the preface: its
+ * state's rbuf is the engine's input and obuf its output (sess_step).
+ * Each request is a stream state taken from the same pool as connections
+ * (stream_open), which runs the HTTP/1.1 machinery above unchanged but
+ * for the few places that touch the transport: conn_read (DATA comes from
+ * the session), flush (h2_flush: the head becomes HEADERS, the body goes
+ * by reference to the engine), request_over (the state is released) and
+ * conn_release (stream_end). */
+
+/* The HTTP/2 paths stay out of the HTTP/1.1 ones: inlined (each has one
+ * caller), they cost HTTP/1.1 answers about 50 instructions more in
+ * conn_advance (bench_cost http-files under callgrind). */
+#define H2_COLD __attribute__((noinline, cold))
+
+static const char h2_preface[24] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/* 1: rbuf holds the preface, 0: a prefix of it (more must come), -1: not it. */
+static int preface_seen(const struct http_app_conn *c)
+{
+	uint32_t n = c->rlen < sizeof(h2_preface) ? c->rlen : (uint32_t)sizeof(h2_preface);
+	if (sk_memcmp(c->rbuf, h2_preface, n) != 0)
+		return -1;
+	return n == sizeof(h2_preface) ? 1 : 0;
+}
+
+/* The stream's receive window: what rbuf holds behind the longest head. */
+static uint32_t h2_window(const struct http_app *app)
+{
+	return app->cfg.rbuf_size - H2_HEAD_ROOM;
+}
+
+H2_COLD static void sess_begin(struct http_app_conn *c)
+{
+	struct http_app *app = c->app;
+	struct http_app_h2 *s = app->h2_free;
+	sk_time_ns now = loop_now(app->loop);
+	c->h2_may = false;
+	struct h2_limits lim;
+	h2_limits_default(&lim);
+	lim.initial_window = h2_window(app);
+	lim.max_header_list = H2_HEAD_ROOM - 64u;
+	lim.header_timeout = app->cfg.header_timeout;
+	lim.idle_timeout = app->cfg.keepalive_timeout;
+	lim.stream_idle_timeout = app->cfg.body_timeout;
+	lim.stall_timeout = app->cfg.send_timeout;
+	if (!s || h2_conn_init(&s->h, &lim, now) < 0) {
+		app->st.h2_sessions_refused++;
+		c->dead = true;
+		return;
+	}
+	app->h2_free = s->next_free;
+	app->h2_used++;
+	app->st.h2_sessions++;
+	s->owner = c;
+	s->next_free = NULL;
+	s->n = 0;
+	s->closed = s->blocked = false;
+	s->held_len = 0;
+	c->sess = s;
+	c->in = IN_H2;
+	c->ipos = 0; /* the engine reads the preface itself */
+	if (sk_unlikely(app->draining))
+		h2_conn_shutdown(&s->h, now);
+}
+
+static struct http_app_conn *stream_find(struct http_app_h2 *s, uint32_t sid)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->str[i].sid == sid)
+			return s->str[i].c;
+	return NULL;
+}
+
+static void stream_unlink(struct http_app_h2 *s, const struct http_app_conn *c)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->str[i].c == c) {
+			s->str[i] = s->str[--s->n];
+			return;
+		}
+}
+
+/* A stream's REQUEST: a state of the pool runs it, its head written as
+ * HTTP/1.1 (h2_req_to_h1) and parsed by the same parser. */
+static void stream_open(struct http_app_conn *sc, const struct h2_event *ev)
+{
+	struct http_app *app = sc->app;
+	struct http_app_h2 *s = sc->sess;
+	struct http_app_conn *c = app->free_list;
+	if (!c || s->n >= H2_STREAMS_CAP) {
+		h2_conn_reset(&s->h, ev->stream_id, H2_REFUSED_STREAM);
+		app->st.h2_streams_refused++;
+		return;
+	}
+	size_t room = app->cfg.rbuf_size - h2_window(app);
+	size_t n = h2_req_to_h1(ev->req, c->rbuf, room);
+	if (n && !ev->req->has_content_length && !ev->end_stream) {
+		/* A body framed by END_STREAM only: the handlers see a body
+		 * of unknown length (HTTP_APP_CHUNKED), body_decode takes the
+		 * bytes as they are. */
+		static const char te[] = "transfer-encoding: chunked\r\n\r\n";
+		if (n - 2 + sizeof(te) - 1 <= room) {
+			sk_memcpy(c->rbuf + n - 2, te, sizeof(te) - 1);
+			n += sizeof(te) - 3;
+		} else {
+			n = 0;
+		}
+	}
+	if (n == 0) {
+		/* Its head does not fit the room kept for one. */
+		h2_conn_respond(&s->h, ev->stream_id, 431, NULL, 0, true);
+		count_status(app, 431);
+		return;
+	}
+	app->free_list = c->next_free;
+	app->nconns++;
+	app->st.h2_streams++;
+	struct loop_timer t = c->timer;
+	uint8_t *rb = c->rbuf, *ob = c->obuf;
+	char *hb = c->hdr;
+	sk_memset(c, 0, offsetof(struct http_app_conn, req));
+	c->hdr = hb;
+	c->app = app;
+	c->timer = t;
+	c->timer.fn = conn_timer;
+	c->rbuf = rb;
+	c->obuf = ob;
+	c->sock = SOCK_H2;
+	c->peer = sc->peer;
+	c->h2 = sc;
+	c->sid = ev->stream_id;
+	c->h2_eos = ev->end_stream;
+	c->in = IN_HEAD;
+	c->out = OUT_NONE;
+	c->head_start = loop_now(app->loop);
+	c->rlen = (uint32_t)n;
+	http_req_init(&c->req, app->cfg.max_body);
+	c->req.accept_purge = app->cfg.accept_purge;
+	s->str[s->n].sid = c->sid;
+	s->str[s->n].c = c;
+	s->n++;
+	conn_advance(c);
+}
+
+/* The handler took every byte read of the body: the windows reopen. */
+H2_COLD static void h2_taken(struct http_app_conn *c)
+{
+	if (c->h2_orphan || c->rlen <= c->head_len)
+		return;
+	h2_conn_consume(&c->h2->sess->h, c->sid, c->rlen - c->head_len);
+	conn_advance(c->h2); /* its WINDOW_UPDATE */
+}
+
+static void sess_event(struct http_app_conn *sc, const struct h2_event *ev)
+{
+	struct http_app_h2 *s = sc->sess;
+	struct http_app_conn *c;
+	switch (ev->type) {
+	case H2_EV_REQUEST:
+		stream_open(sc, ev);
+		break;
+	case H2_EV_DATA:
+		c = stream_find(s, ev->stream_id);
+		if (!c || c->in == IN_LINGER) {
+			/* No one reads it (the answer is made): its window
+			 * reopens at once. */
+			h2_conn_consume(&s->h, ev->stream_id, ev->len);
+			break;
+		}
+		if (c->rlen + ev->len > sc->app->cfg.rbuf_size) {
+			/* More than our window (sent before our SETTINGS came):
+			 * what fits now, the rest held (held_push). */
+			uint32_t room = sc->app->cfg.rbuf_size - c->rlen;
+			sk_memcpy(c->rbuf + c->rlen, ev->data, room);
+			c->rlen += room;
+			s->held_sid = ev->stream_id;
+			s->held_off = (uint32_t)(ev->data - sc->rbuf) + room;
+			s->held_len = ev->len - room;
+			s->held_eos = ev->end_stream;
+			conn_advance(c);
+			break;
+		}
+		sk_memcpy(c->rbuf + c->rlen, ev->data, ev->len);
+		c->rlen += ev->len;
+		c->h2_eos = c->h2_eos || ev->end_stream;
+		conn_advance(c);
+		break;
+	case H2_EV_TRAILERS:
+		c = stream_find(s, ev->stream_id);
+		if (c) {
+			c->h2_eos = true; /* trailers end the body; they are not passed on */
+			conn_advance(c);
+		}
+		break;
+	case H2_EV_RESET:
+		c = stream_find(s, ev->stream_id);
+		if (c) {
+			stream_unlink(s, c);
+			c->h2_orphan = c->failed = c->dead = true;
+			conn_advance(c);
+		}
+		break;
+	case H2_EV_CLOSE:
+		s->closed = true;
+		break;
+	default: /* GOAWAY: the engine takes no new stream, the rest finish */
+		break;
+	}
+}
+
+/* The piece a stream handed was all written: the next one may go. */
+static void sess_writable(struct http_app_conn *sc, uint32_t sid, sk_time_ns now)
+{
+	struct http_app_conn *c = stream_find(sc->sess, sid);
+	if (!c || !c->h2_flying)
+		return;
+	if (c->h2_fly_obuf) {
+		c->opos += (uint32_t)c->h2_fly;
+		if (c->opos == c->olen)
+			c->opos = c->olen = 0;
+	} else {
+		c->fsent += c->h2_fly;
+	}
+	c->app->st.bytes_out += c->h2_fly;
+	c->h2_flying = false;
+	c->h2_fly = 0;
+	c->send_progress = now;
+	c->wfn_due = true;
+	conn_advance(c);
+}
+
+/* Held DATA into its stream as room appears (or dropped, its window
+ * reopened, when the stream is gone or reads no more).  true: moved. */
+static bool held_push(struct http_app_conn *sc)
+{
+	struct http_app_h2 *s = sc->sess;
+	struct http_app_conn *k = stream_find(s, s->held_sid);
+	if (!k || k->in == IN_LINGER) {
+		h2_conn_consume(&s->h, s->held_sid, s->held_len);
+		s->held_len = 0;
+		return true;
+	}
+	uint32_t room = sc->app->cfg.rbuf_size - k->rlen;
+	uint32_t n = room < s->held_len ? room : s->held_len;
+	if (n == 0)
+		return false;
+	sk_memcpy(k->rbuf + k->rlen, sc->rbuf + s->held_off, n);
+	k->rlen += n;
+	s->held_off += n;
+	s->held_len -= n;
+	if (s->held_len == 0)
+		k->h2_eos = k->h2_eos || s->held_eos;
+	conn_advance(k);
+	return true;
+}
+
+/* The session: input to events, events to streams, output to the socket,
+ * until nothing moves. */
+H2_COLD static void sess_step(struct http_app_conn *c)
+{
+	struct http_app *app = c->app;
+	struct http_app_h2 *s = c->sess;
+	for (int guard = 0; guard < 100000 && !c->dead; guard++) {
+		bool moved = false;
+		sk_time_ns now = loop_now(app->loop);
+		if (sk_unlikely(s->held_len) && !s->closed)
+			moved = held_push(c);
+		if (!s->closed && !s->held_len) {
+			struct h2_event ev;
+			long used = h2_conn_recv(&s->h, c->rbuf + c->ipos, c->rlen - c->ipos, now, &ev);
+			if (ev.type != H2_EV_NONE) {
+				sess_event(c, &ev); /* DATA is copied before ipos moves */
+				moved = true;
+			}
+			c->ipos += (uint32_t)used;
+			moved = moved || used > 0;
+			if (!moved && h2_conn_out_pending(&s->h) <= H2_OUT_CAP / 2 && !s->closed) {
+				/* It waits for bytes: a whole frame always fits. */
+				if (c->ipos) {
+					sk_memmove(c->rbuf, c->rbuf + c->ipos, c->rlen - c->ipos);
+					c->rlen -= c->ipos;
+					c->ipos = 0;
+				}
+				int rr = conn_read(c);
+				if (rr == 1) {
+					moved = true;
+				} else if (rr < 0) {
+					c->dead = true; /* the peer closed or reset */
+					break;
+				}
+			}
+		}
+		if (c->opos == c->olen) {
+			c->opos = 0;
+			c->olen = (uint32_t)h2_conn_output(&s->h, c->obuf, app->cfg.out_size, now);
+			for (uint32_t sid; (sid = h2_conn_take_writable(&s->h)) != 0;) {
+				sess_writable(c, sid, now);
+				moved = true;
+			}
+			/* A last piece whose stream the engine closed as it wrote
+			 * it (both ends done) shows in no take_writable. */
+			for (uint32_t i = 0; i < s->n; i++) {
+				struct http_app_conn *k = s->str[i].c;
+				if (k->h2_flying && k->h2_end && !h2_conn_stream(&s->h, k->sid)) {
+					sess_writable(c, k->sid, now);
+					moved = true;
+					i = (uint32_t)-1; /* the table may have changed */
+				}
+			}
+			if (s->blocked) {
+				s->blocked = false;
+				for (uint32_t i = 0; i < s->n; i++)
+					if (s->str[i].c->h2_blocked) {
+						s->str[i].c->h2_blocked = false;
+						conn_advance(s->str[i].c);
+					}
+			}
+		}
+		if (c->opos < c->olen) {
+			struct loop_iov iov = {c->obuf + c->opos, c->olen - c->opos};
+			long w = loop_writev(app->loop, c->sock, &iov, 1);
+			if (w > 0) {
+				c->opos += (uint32_t)w;
+				app->st.bytes_out += (uint64_t)w;
+				c->send_progress = now;
+				if (c->opos == c->olen)
+					c->opos = c->olen = 0;
+				moved = true;
+			} else if (w != -SK_EAGAIN) {
+				app->st.write_errors++;
+				c->dead = true;
+				break;
+			}
+		}
+		if (c->olen == 0 && h2_conn_out_pending(&s->h) == 0 &&
+		    (h2_conn_done(&s->h) || s->closed)) {
+			c->dead = true; /* GOAWAY sent and every stream over */
+			break;
+		}
+		if (!moved && !c->again)
+			break;
+		c->again = false;
+	}
+}
+
+H2_COLD static sk_time_ns sess_deadline(const struct http_app_conn *c)
+{
+	sk_time_ns d = 0;
+	if (c->opos < c->olen)
+		d = c->send_progress + c->app->cfg.send_timeout;
+	uint64_t h = h2_conn_deadline(&c->sess->h);
+	if (h != UINT64_MAX && (d == 0 || h < d))
+		d = h ? h : 1;
+	return d;
+}
+
+H2_COLD static void sess_timer(struct http_app_conn *c, sk_time_ns now)
+{
+	struct http_app *app = c->app;
+	if (c->opos < c->olen && c->send_progress + app->cfg.send_timeout <= now) {
+		app->st.timeout_send++;
+		c->dead = true;
+	} else {
+		struct h2_event ev;
+		do {
+			h2_conn_tick(&c->sess->h, now, &ev);
+			if (ev.type != H2_EV_NONE)
+				sess_event(c, &ev);
+		} while (ev.type != H2_EV_NONE && !c->dead);
+	}
+	if (c->dead && !c->busy) {
+		conn_release(c);
+		return;
+	}
+	conn_advance(c);
+}
+
+/* The session's connection is released: its streams are over (aborted),
+ * its counters join the engine's. */
+H2_COLD static void sess_end(struct http_app_conn *c)
+{
+	struct http_app *app = c->app;
+	struct http_app_h2 *s = c->sess;
+	const struct h2_stats *st = &s->h.st;
+	app->st.h2_conn_errors += st->conn_errors;
+	app->st.h2_stream_errors += st->stream_errors + st->malformed;
+	app->st.h2_rapid_reset += st->rapid_reset;
+	app->st.h2_floods += st->settings_flood + st->ping_flood + st->empty_data_flood +
+			     st->window_update_flood + st->priority_flood + st->out_overflow;
+	app->st.h2_header_large += st->header_block_large + st->continuation_flood +
+				   st->header_list_large;
+	app->st.h2_timeouts += st->header_timeouts + st->idle_timeouts + st->settings_timeouts +
+			       st->stream_idle_resets + st->stall_resets;
+	while (s->n) {
+		struct http_app_conn *k = s->str[--s->n].c;
+		k->h2_orphan = k->failed = k->dead = true;
+		if (!k->busy)
+			conn_release(k); /* a busy one goes when its advance unwinds */
+	}
+	c->sess = NULL;
+	s->owner = NULL;
+	s->next_free = app->h2_free;
+	app->h2_free = s;
+	app->h2_used--;
+}
+
+/* A stream's state is released: the stream ends in the engine too (a
+ * complete answer (an error's too) with the request's body unread:
+ * RST_STREAM NO_ERROR, RFC 9113 8.1; an answer cut short: CANCEL). */
+H2_COLD static void stream_end(struct http_app_conn *c)
+{
+	if (!c->h2_orphan) {
+		struct http_app_h2 *s = c->h2->sess;
+		stream_unlink(s, c);
+		if (h2_conn_stream(&s->h, c->sid))
+			h2_conn_reset(&s->h, c->sid,
+				      c->h2_end && !c->h2_flying ? H2_NO_ERROR : H2_CANCEL);
+		conn_advance(c->h2);
+	}
+	c->h2 = NULL;
+	c->h2_orphan = false;
+}
+
+/* The HTTP/1.1 head put_head wrote at b[0, n): status and fields
+ * (pointing into b).  Returns the head's length, 0 if it is not one. */
+static uint32_t head_fields(const uint8_t *b, uint32_t n, unsigned *status, struct h2_field *f,
+			    size_t cap, size_t *nf)
+{
+	if (n < 16 || b[8] != ' ')
+		return 0;
+	*status = (unsigned)(b[9] - '0') * 100u + (unsigned)(b[10] - '0') * 10u +
+		  (unsigned)(b[11] - '0');
+	uint32_t i = 12;
+	while (i + 1 < n && !(b[i] == '\r' && b[i + 1] == '\n'))
+		i++;
+	i += 2;
+	size_t k = 0;
+	for (;;) {
+		if (i + 2 > n)
+			return 0;
+		if (b[i] == '\r' && b[i + 1] == '\n') {
+			*nf = k;
+			return i + 2;
+		}
+		uint32_t ns = i;
+		while (i < n && b[i] != ':')
+			i++;
+		if (i >= n)
+			return 0;
+		uint32_t nl = i - ns;
+		i++;
+		while (i < n && (b[i] == ' ' || b[i] == '\t'))
+			i++;
+		uint32_t vs = i;
+		while (i + 1 < n && !(b[i] == '\r' && b[i + 1] == '\n'))
+			i++;
+		if (i + 1 >= n)
+			return 0;
+		uint32_t ve = i;
+		i += 2;
+		if (k == cap)
+			return 0;
+		f[k++] = (struct h2_field){b + ns, b + vs, nl, ve - vs};
+	}
+}
+
+/* flush for a stream: the head in obuf becomes HEADERS (the engine drops
+ * Connection, Keep-Alive, Transfer-Encoding), then each piece of the
+ * body (obuf's, then the application's or the file's memory) is handed
+ * by reference and stays the engine's until take_writable says it was
+ * written (sess_writable); END_STREAM ends the body.  Returns as flush. */
+H2_COLD static int h2_flush(struct http_app_conn *c)
+{
+	if (c->h2_orphan)
+		return -SK_ECONNRESET;
+	if (c->h2_flying || c->h2_blocked)
+		return 0;
+	struct http_app_h2 *s = c->h2->sess;
+	int rc;
+	if (!c->h2_resp) {
+		struct h2_field f[64];
+		unsigned status = 0;
+		size_t nf = 0;
+		uint32_t hl = head_fields(c->obuf + c->opos, c->olen - c->opos, &status, f, 64, &nf);
+		if (hl == 0)
+			return -SK_EINVAL;
+		bool end = c->opos + hl == c->olen &&
+			   (c->out == OUT_DONE || (c->out == OUT_FIXED && c->flen == 0));
+		rc = h2_conn_respond(&s->h, c->sid, status, f, nf, end);
+		if (rc == -SK_EAGAIN) {
+			c->h2_blocked = s->blocked = true;
+			conn_advance(c->h2);
+			return 0;
+		}
+		if (rc < 0)
+			return rc;
+		c->h2_resp = true;
+		c->h2_end = end;
+		c->opos += hl;
+		if (c->opos == c->olen)
+			c->opos = c->olen = 0;
+		c->send_progress = loop_now(c->app->loop);
+	}
+	const void *p = c->obuf; /* never NULL, even for an empty last piece (the
+				   * engine advances the pointer by what it took) */
+	size_t len = 0;
+	bool end = true, from_obuf = false;
+	if (c->opos < c->olen) {
+		p = c->obuf + c->opos;
+		len = c->olen - c->opos;
+		from_obuf = true;
+		end = c->out == OUT_DONE || (c->out == OUT_FIXED && c->fsent >= c->flen);
+	} else if (c->out == OUT_FIXED && c->fsent < c->flen) {
+		p = c->fbody + c->fsent;
+		len = c->flen - c->fsent;
+	} else if (c->h2_end || !(c->out == OUT_FIXED || c->out == OUT_DONE)) {
+		conn_advance(c->h2);
+		return 1;
+	}
+	rc = h2_conn_send_body(&s->h, c->sid, p, len, end);
+	if (rc < 0)
+		return rc == -SK_EAGAIN ? 0 : rc;
+	c->h2_flying = true;
+	c->h2_fly = len;
+	c->h2_fly_obuf = from_obuf;
+	c->h2_end = end;
+	conn_advance(c->h2);
+	return 0;
 }
 
 /* One pass over both halves until nothing moves. */
@@ -1736,8 +2388,20 @@ static void conn_step(struct http_app_conn *c)
 		case IN_HEAD: {
 			if (out_pending(c))
 				break;
+			bool wait = false;
+			if (sk_unlikely(c->h2_may) && c->rlen) {
+				int p = preface_seen(c);
+				if (p > 0) {
+					sess_begin(c);
+					c->again = true; /* conn_advance runs the session */
+					return;
+				}
+				wait = p == 0;
+				c->h2_may = wait;
+			}
 			uint64_t t0 = sk_trace_begin(app->cfg.trace);
-			int n = c->rlen ? http_parse_head(&c->req, c->rbuf, c->rlen) : HTTP_NEED_MORE;
+			int n = c->rlen && !wait ? http_parse_head(&c->req, c->rbuf, c->rlen)
+						 : HTTP_NEED_MORE;
 			if (n > 0) {
 				c->t_req = t0; /* a complete head: its parse starts the sample */
 				dispatch(c, n);
@@ -1786,6 +2450,8 @@ static void conn_step(struct http_app_conn *c)
 				break;
 			}
 			/* Everything read was taken: reuse the body area. */
+			if (sk_unlikely(c->h2 != NULL))
+				h2_taken(c);
 			c->rlen = c->ipos = c->head_len;
 			{
 				int rr = conn_read(c);
@@ -1883,7 +2549,10 @@ static void conn_advance(struct http_app_conn *c)
 	c->busy = true;
 	do {
 		c->again = false;
-		conn_step(c);
+		if (sk_unlikely(c->sess != NULL))
+			sess_step(c);
+		else
+			conn_step(c);
 	} while (c->again && !c->dead);
 	c->busy = false;
 	if (c->dead)
@@ -1902,6 +2571,10 @@ static void conn_timer(struct loop_timer *t, sk_time_ns now)
 		return;
 	if (now < d) {
 		app_timer_set(app, &c->timer, d);
+		return;
+	}
+	if (sk_unlikely(c->sess != NULL)) {
+		sess_timer(c, now);
 		return;
 	}
 	if (out_pending(c) && c->send_progress + app->cfg.send_timeout <= now) {
@@ -2029,6 +2702,7 @@ static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
 		c->sock = s;
 		c->peer = peer;
 		c->may_read = true; /* what came with the handshake raised no event of its own */
+		c->h2_may = app->cfg.h2_sessions != 0;
 		c->in = IN_HEAD;
 		c->out = OUT_NONE;
 		c->head_start = now;
@@ -2060,7 +2734,8 @@ void http_app_stop(struct http_app *app)
 	app->drain_done = NULL;
 	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
 		struct http_app_conn *c = &app->conns[i];
-		if (c->sock >= 0 && !c->busy)
+		/* A stream's state goes with its session's connection. */
+		if (c->sock >= 0 && !c->busy && !c->h2)
 			conn_release(c);
 	}
 	if (app->lsock >= 0) {
@@ -2085,9 +2760,14 @@ void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx
 	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
 		struct http_app_conn *c = &app->conns[i];
 		/* Idle ones get the grace's deadline (conn_deadline; lazy: only
-		 * an earlier one moves the timer). */
-		if (c->sock >= 0 && !c->busy)
+		 * an earlier one moves the timer).  An HTTP/2 session sends
+		 * GOAWAY: its streams finish, no new one starts. */
+		if (c->sock >= 0 && !c->busy && c->sess) {
+			h2_conn_shutdown(&c->sess->h, now);
+			conn_advance(c);
+		} else if (c->sock >= 0 && !c->busy) {
 			conn_arm(c);
+		}
 	}
 	if (!app->nconns) {
 		done(ctx);
@@ -2118,7 +2798,17 @@ int http_app_check(const struct http_app *app)
 		CHECK(c->ipos <= c->rlen);
 		CHECK(c->dlen == 0 || c->doff + c->dlen <= c->rlen);
 		CHECK(c->opos <= c->olen && c->olen <= app->cfg.out_size);
-		CHECK(c->in <= IN_LINGER && c->out <= OUT_DONE);
+		CHECK(c->in <= IN_H2 && c->out <= OUT_DONE);
+		CHECK((c->in == IN_H2) == (c->sess != NULL));
+		CHECK(!c->sess || c->sess->owner == c);
+		if (c->h2) {
+			/* A stream's state: in its session's table, once. */
+			CHECK(c->sock == SOCK_H2 && !c->h2_orphan && c->h2->sess);
+			uint32_t k = 0;
+			for (uint32_t j = 0; j < c->h2->sess->n; j++)
+				k += c->h2->sess->str[j].c == c && c->h2->sess->str[j].sid == c->sid;
+			CHECK(k == 1);
+		}
 		CHECK(!c->live || c->in != IN_HEAD);
 		CHECK(c->out != OUT_FIXED || c->fsent <= c->flen);
 		CHECK(c->in != IN_BODY || c->ipos >= c->head_len);

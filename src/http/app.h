@@ -559,6 +559,17 @@ struct http_app_config {
 	 * same trace (host/sites_host.c).  On a TLS loop the write is the TLS
 	 * layer's (the record sealed, then its socket write). */
 	struct sk_trace *trace;
+	/* HTTP/2 (docs/h2.md): sessions held at once, each an HTTP/2
+	 * connection's engine (h2/conn.h, about 140 KiB) in the engine's
+	 * block.  A connection whose first bytes are the HTTP/2 preface
+	 * (RFC 9113 3.4: prior knowledge on a plain port, or ALPN h2 under
+	 * TLS) takes one; anything else is HTTP/1.1 as before.  Each of its
+	 * streams takes a connection state of max_conns for its request, so
+	 * max_conns bounds both.  Default 8; 0 turns HTTP/2 off (the preface
+	 * then gets HTTP/1.1's 505).  None free: the connection is closed
+	 * (http.h2_sessions_refused); no state for a stream: RST_STREAM
+	 * REFUSED_STREAM (http.h2_streams_refused). */
+	uint32_t h2_sessions;
 };
 
 void http_app_config_default(struct http_app_config *cfg);
@@ -644,7 +655,9 @@ int http_app_check(const struct http_app *app);
 	X(resp_500) X(resp_503) X(continues) X(bodies_discarded) X(aborted) X(timeout_header)   \
 	X(timeout_body) X(timeout_send) X(timeout_idle) X(bytes_in_body) X(bytes_out)          \
 	X(write_errors) X(drain_idle_closed) X(header_overflow) X(header_invalid)                \
-	X(body_pool_empty)
+	X(body_pool_empty) X(h2_sessions) X(h2_sessions_refused) X(h2_streams)                   \
+	X(h2_streams_refused) X(h2_conn_errors) X(h2_stream_errors) X(h2_rapid_reset)            \
+	X(h2_floods) X(h2_header_large) X(h2_timeouts)
 
 struct http_app_stats {
 #define HTTP_APP_STAT_FIELD(n) uint64_t n;
@@ -669,6 +682,9 @@ struct http_app {
 	 * slot in use is a connection's, until its request is over). */
 	uint8_t *slot_free;
 	uint32_t slots_used;
+	/* HTTP/2 sessions (cfg.h2_sessions, in mem): the free ones, linked. */
+	struct http_app_h2 *h2_free;
+	uint32_t h2_used;
 	char date[30];
 	/* http_app_drain: the listener is closed, every answer is the last
 	 * on its connection, idle ones close after the grace from drain_at;

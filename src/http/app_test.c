@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "http/app.h"
+#include "h2/frame.h"
 #include "loop_host/loop_fake.h"
 
 /* kv with a 64 KiB pool: 16 blocks of 4 KiB. */
@@ -1513,6 +1514,140 @@ static void test_access_more(void **st)
 
 /* Draining: HTTP/1.0 that asked for keep-alive is answered with the
  * close, and without "keep-alive". */
+/* ---- HTTP/2 (docs/h2.md): the preface switch and a stream's life ---- */
+
+/* A request's HEADERS on stream sid: GET or POST path, :authority a
+ * (HPACK: static-table indices and literals, no Huffman). */
+static size_t h2_req_frame(uint8_t *b, uint32_t sid, bool post, const char *path, bool end)
+{
+	uint8_t blk[128];
+	size_t n = 0, pl = strlen(path);
+	blk[n++] = post ? 0x83 : 0x82; /* :method GET / POST */
+	blk[n++] = 0x86;               /* :scheme http */
+	blk[n++] = 0x04;               /* :path, literal without indexing */
+	blk[n++] = (uint8_t)pl;
+	memcpy(blk + n, path, pl);
+	n += pl;
+	blk[n++] = 0x01; /* :authority "a" */
+	blk[n++] = 1;
+	blk[n++] = 'a';
+	size_t h = h2_headers_hdr_emit(b, 9, sid, (uint32_t)n, end, true);
+	memcpy(b + h, blk, n);
+	return h + n;
+}
+
+/* The frames of s's output: how many of type on stream sid, the last's
+ * flags, and the DATA payloads of sid joined into data. */
+static int h2_frames(int s, uint8_t type, uint32_t sid, uint8_t *flags, char *data, size_t *dlen)
+{
+	const uint8_t *o = (const uint8_t *)fk.s[s].out;
+	size_t len = fk.s[s].out_len, at = 0;
+	int k = 0;
+	if (dlen)
+		*dlen = 0;
+	while (at < len) {
+		struct h2_frame f;
+		int r = h2_frame_parse(o + at, len - at, 16384, &f);
+		assert_true(r > 0);
+		if (f.h.type == type && f.h.stream_id == sid) {
+			k++;
+			if (flags)
+				*flags = f.h.flags;
+			if (data && type == H2_DATA) {
+				memcpy(data + *dlen, f.data, f.data_len);
+				*dlen += f.data_len;
+			}
+		}
+		at += (size_t)r;
+	}
+	return k;
+}
+
+static void test_h2_preface_and_streams(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	static const char pre[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+	/* The preface in two pieces: the first is not yet a verdict. */
+	send_bytes(s, pre, 5);
+	assert_int_equal(fk.s[s].out_len, 0);
+	assert_int_equal(app.st.h2_sessions, 0);
+	uint8_t b[512];
+	size_t n = 0;
+	memcpy(b, pre + 5, 19);
+	n = 19;
+	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	n += h2_req_frame(b + n, 1, false, "/hello", true);
+	send_bytes(s, b, n);
+	assert_int_equal(app.st.h2_sessions, 1);
+	assert_int_equal(app.st.h2_streams, 1);
+	assert_int_equal(done_calls, 1);
+	assert_int_equal(done_ok, 1);
+	assert_int_equal(h2_frames(s, H2_SETTINGS, 0, NULL, NULL, NULL) >= 1, 1);
+	uint8_t fl = 0;
+	char data[256];
+	size_t dl = 0;
+	assert_int_equal(h2_frames(s, H2_HEADERS, 1, NULL, NULL, NULL), 1);
+	assert_int_equal(h2_frames(s, H2_DATA, 1, &fl, data, &dl), 1);
+	assert_true(fl & H2_FLAG_END_STREAM);
+	assert_int_equal(dl, 3);
+	assert_memory_equal(data, "hi\n", 3);
+	/* The stream's state went back: only the session's connection. */
+	assert_int_equal(app.nconns, 1);
+	assert_int_equal(app.st.resp_2xx, 1);
+	/* A POST framed by END_STREAM only, its body in two DATA frames. */
+	clear_out(s);
+	n = h2_req_frame(b, 3, true, "/echo", false);
+	n += h2_data_hdr_emit(b + n, 9, 3, 3, false);
+	memcpy(b + n, "abc", 3);
+	n += 3;
+	send_bytes(s, b, n);
+	assert_int_equal(app.nconns, 2); /* the stream waits for the rest */
+	n = h2_data_hdr_emit(b, 9, 3, 2, true);
+	memcpy(b + n, "de", 2);
+	n += 2;
+	send_bytes(s, b, n);
+	assert_int_equal(h2_frames(s, H2_DATA, 3, &fl, data, &dl) >= 1, 1);
+	assert_true(fl & H2_FLAG_END_STREAM);
+	assert_int_equal(dl, 5);
+	assert_memory_equal(data, "abcde", 5);
+	assert_int_equal(app.nconns, 1);
+	/* Drain: GOAWAY, and the client's close ends the connection. */
+	clear_out(s);
+	drained = 0;
+	http_app_drain(&app, fk.now, on_drained, &drained);
+	assert_int_equal(h2_frames(s, H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+	check();
+	loop_fake_eof(&fk, s);
+	loop_fake_event(&fk, s, LOOP_EV_READ);
+	check();
+	assert_int_equal(app.nconns, 0);
+	assert_int_equal(drained, 1);
+	assert_int_equal(app.h2_used, 0);
+}
+
+/* HTTP/2 off: the preface is an HTTP/1.1 request the parser refuses. */
+static void test_h2_off(void **st)
+{
+	(void)st;
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 4;
+	cfg.h2_sessions = 0;
+	setup_with(&test_app, &cfg);
+	int s = conn(5);
+	send_str(s, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+	assert_int_equal(strncmp(fk.s[s].out, "HTTP/1.1 ", 9), 0);
+	assert_int_equal(app.st.h2_sessions, 0);
+	/* And with sessions, a client that is not HTTP/2 is HTTP/1.1 as before. */
+	setup_test();
+	s = conn(5);
+	send_str(s, "PUT /hello HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n");
+	assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 405"));
+	assert_int_equal(app.st.h2_sessions, 0);
+}
+
 static void test_drain_http10(void **st)
 {
 	(void)st;
@@ -1681,6 +1816,8 @@ int main(void)
 		cmocka_unit_test(test_check_catches),
 		cmocka_unit_test(test_access_more),
 		cmocka_unit_test(test_drain_http10),
+		cmocka_unit_test(test_h2_preface_and_streams),
+		cmocka_unit_test(test_h2_off),
 		cmocka_unit_test(test_random_steps),
 		cmocka_unit_test(test_random_steps_logged),
 	};

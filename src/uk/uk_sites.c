@@ -816,6 +816,8 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 		cfg.send_timeout = c->send_timeout;
 		cfg.keepalive_timeout = c->keepalive_timeout;
 		cfg.scheme = ls->tls ? "https" : "http";
+		if (ls->h2_off)
+			cfg.h2_sessions = 0;
 		cfg.access = access;
 		cfg.access_ctx = access_ctx;
 		cfg.error_log = S.env.error_log;

@@ -1,0 +1,356 @@
+#!/usr/bin/python3
+"""h2_serve.py — HTTP/2 through skiff's one HTTP engine (http/app.c), against
+real peers: the h2-serve phase of `make test` (docs/testing.md).
+
+Runs the real programs on 127.0.0.1 (kernel sockets, no root):
+  - `skiff serve --root DIR --stats` (the files handler),
+  - build/examples/echo (an application on http/app.h: a streaming echo),
+  - `skiff serve --config` whose route proxies to the first server,
+  - `skiff serve --http2 off` (the per-listener switch),
+and checks, over h2c (HTTP/2 by prior knowledge, RFC 9113 3.3):
+  curl --http2-prior-knowledge: status, protocol 2 and the body's sha256
+  equal to the HTTP/1.1 answer's and the file's for several files; HEAD;
+  Range (206); If-None-Match (304); 404; nghttp; h2load -c 4 -m 10 (0
+  failed, every answer 2xx, through the proxy too); python3-h2 for POST
+  bodies (with content-length, and framed by END_STREAM only) and for 20
+  concurrent streams on one connection; HTTP/1.1 on the same port; the
+  engine's counters at exit (http.h2_sessions, http.h2_streams).
+Needs Debian's python3 (python3-h2): mk/h2.mk runs it with $(DEB_PYTHON3).
+
+Usage: h2_serve.py SKIFF ECHO_APP
+Prints PASS/FAIL lines and "h2-serve: N passed, M failed"; exit 1 on a failure.
+"""
+import hashlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import h2.config
+import h2.connection
+import h2.events
+
+PASSED = 0
+FAILED = 0
+
+
+def check(name, ok, detail=""):
+    global PASSED, FAILED
+    if ok:
+        PASSED += 1
+        print(f"PASS h2-serve.{name} {detail}".rstrip())
+    else:
+        FAILED += 1
+        print(f"FAIL h2-serve.{name} {detail}".rstrip())
+    sys.stdout.flush()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def wait_port(port, proc, secs=10.0):
+    end = time.time() + secs
+    while time.time() < end:
+        if proc.poll() is not None:
+            return False
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def sha(b):
+    return hashlib.sha256(b).hexdigest()
+
+
+def curl(*args, timeout=30):
+    """curl ARGS: (status, http_version, body bytes)."""
+    with tempfile.NamedTemporaryFile(delete=False) as f:
+        out = f.name
+    try:
+        r = subprocess.run(["curl", "-s", "-o", out, "-w", "%{http_code} %{http_version}", *args],
+                           capture_output=True, timeout=timeout)
+        code, ver = (r.stdout.decode().split() + ["0", "0"])[:2]
+        with open(out, "rb") as f:
+            body = f.read()
+        return int(code), ver, body
+    finally:
+        os.unlink(out)
+
+
+def curl_head(*args):
+    r = subprocess.run(["curl", "-s", "-D", "-", "-o", "/dev/null", *args], capture_output=True,
+                       timeout=30)
+    return r.stdout.decode(errors="replace")
+
+
+class H2Client:
+    """A python3-h2 client on one connection."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        self.conn.initiate_connection()
+        self.sock.sendall(self.conn.data_to_send())
+        self.port = port
+
+    def headers(self, method, path, extra=()):
+        return [(":method", method), (":path", path), (":scheme", "http"),
+                (":authority", f"127.0.0.1:{self.port}"), *extra]
+
+    def run(self, streams, bodies=None):
+        """Send each stream (sid -> headers), bodies[sid] (bytes, sent
+        within the flow-control windows), read until all end.  Returns
+        sid -> (status, body)."""
+        bodies = dict(bodies or {})
+        res = {sid: [None, bytearray(), False] for sid in streams}
+        for sid, hdrs in streams.items():
+            self.conn.send_headers(sid, hdrs, end_stream=sid not in bodies)
+        pending = {sid: memoryview(b) for sid, b in bodies.items()}
+        deadline = time.time() + 30
+        while not all(v[2] for v in res.values()) and time.time() < deadline:
+            for sid in list(pending):
+                buf = pending[sid]
+                n = min(len(buf), self.conn.local_flow_control_window(sid),
+                        self.conn.max_outbound_frame_size)
+                if n > 0:
+                    self.conn.send_data(sid, bytes(buf[:n]))
+                    pending[sid] = buf = buf[n:]
+                if len(buf) == 0:
+                    self.conn.end_stream(sid)
+                    del pending[sid]
+            self.sock.sendall(self.conn.data_to_send())
+            data = self.sock.recv(65536)
+            if not data:
+                break
+            for ev in self.conn.receive_data(data):
+                if isinstance(ev, h2.events.ResponseReceived):
+                    res[ev.stream_id][0] = int(dict(ev.headers)[b":status"])
+                elif isinstance(ev, h2.events.DataReceived):
+                    res[ev.stream_id][1] += ev.data
+                    self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+                elif isinstance(ev, h2.events.StreamEnded):
+                    res[ev.stream_id][2] = True
+                elif isinstance(ev, h2.events.StreamReset):
+                    res[ev.stream_id][2] = True
+            self.sock.sendall(self.conn.data_to_send())
+        return {sid: (v[0], bytes(v[1])) for sid, v in res.items()}
+
+    def close(self):
+        self.conn.close_connection()
+        self.sock.sendall(self.conn.data_to_send())
+        self.sock.close()
+
+
+def stats_of(text):
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)\s+(\d+)\s*$", text, re.M)}
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    skiff, echo = sys.argv[1], sys.argv[2]
+    for tool in ("curl", "nghttp", "h2load"):
+        if not shutil.which(tool):
+            check(f"tool.{tool}", False, "not installed (tools/deps.sh)")
+            return 1
+    work = tempfile.mkdtemp(prefix="h2-serve.")
+    root = os.path.join(work, "root")
+    os.mkdir(root)
+    files = {"index.html": b"<html>hello over h2</html>\n",
+             "small.txt": os.urandom(41),
+             "mid.bin": os.urandom(100000),
+             "big.bin": os.urandom(3 * 1024 * 1024 + 17)}
+    for name, data in files.items():
+        with open(os.path.join(root, name), "wb") as f:
+            f.write(data)
+    procs = []
+    logs = {}
+
+    def start(name, argv, port):
+        log = open(os.path.join(work, name + ".log"), "w+")
+        p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        procs.append(p)
+        logs[name] = (p, log)
+        ok = wait_port(port, p)
+        check(f"{name}.start", ok, " ".join(argv[1:4]))
+        return ok
+
+    try:
+        port = free_port()
+        if not start("files", [skiff, "serve", "--stack", "linux", "--ip", "127.0.0.1", "--port",
+                               str(port), "--root", root, "--stats"], port):
+            return 1
+        base = f"http://127.0.0.1:{port}"
+
+        # Files: h2c against HTTP/1.1 and the file.
+        for name, data in files.items():
+            c2, v2, b2 = curl("--http2-prior-knowledge", f"{base}/{name}")
+            c1, v1, b1 = curl("--http1.1", f"{base}/{name}")
+            check(f"files.{name}", c2 == 200 and v2 == "2" and sha(b2) == sha(data) == sha(b1)
+                  and c1 == 200 and v1 == "1.1",
+                  f"h2 {c2} v{v2} {len(b2)} B, h1 {c1} v{v1} {len(b1)} B, file {len(data)} B")
+        h = curl_head("--http2-prior-knowledge", "-I", f"{base}/mid.bin")
+        check("head", h.startswith("HTTP/2 200") and re.search(r"(?im)^content-length: 100000\r?$", h)
+              is not None, h.splitlines()[0] if h else "no answer")
+        c, v, b = curl("--http2-prior-knowledge", "-r", "1000-1999", f"{base}/mid.bin")
+        check("range", c == 206 and v == "2" and b == files["mid.bin"][1000:2000], f"{c} {len(b)} B")
+        etag = re.search(r'(?im)^etag: (".*")', h)
+        c, v, b = curl("--http2-prior-knowledge", "-H", f"If-None-Match: {etag.group(1) if etag else 'x'}",
+                       f"{base}/mid.bin")
+        check("304", c == 304 and v == "2" and b == b"", f"{c} {len(b)} B")
+        c, v, b = curl("--http2-prior-knowledge", f"{base}/missing")
+        check("404", c == 404 and v == "2", f"{c}")
+        c, v, b = curl(f"{base}/small.txt")
+        check("http1-same-port", c == 200 and v == "1.1" and b == files["small.txt"], f"{c} v{v}")
+
+        r = subprocess.run(["nghttp", "-n", "-s", f"{base}/index.html", f"{base}/mid.bin",
+                            f"{base}/big.bin"], capture_output=True, timeout=30)
+        out = r.stdout.decode(errors="replace")
+        check("nghttp", r.returncode == 0 and out.count("200") >= 0 and "/big.bin" in out,
+              f"exit {r.returncode}")
+        r = subprocess.run(["nghttp", "-v", f"{base}/index.html"], capture_output=True, timeout=30)
+        check("nghttp.body", r.returncode == 0 and files["index.html"] in r.stdout and
+              b":status: 200" in r.stdout, f"exit {r.returncode}")
+
+        for path, n in (("/small.txt", 4000), ("/mid.bin", 400)):
+            r = subprocess.run(["h2load", "-n", str(n), "-c", "4", "-m", "10", base + path],
+                               capture_output=True, timeout=60)
+            out = r.stdout.decode(errors="replace")
+            ok = re.search(rf"requests: {n} total, {n} started, {n} done, {n} succeeded, 0 failed",
+                           out) and re.search(rf"status codes: {n} 2xx", out)
+            check(f"h2load{path}", bool(ok), " ".join(l for l in out.splitlines()
+                                                      if l.startswith(("requests:", "status codes:", "finished"))))
+
+        # Twenty concurrent streams on one connection (python3-h2).
+        cl = H2Client(port)
+        names = list(files)
+        streams = {1 + 2 * i: cl.headers("GET", "/" + names[i % len(names)]) for i in range(20)}
+        res = cl.run(streams)
+        bad = [sid for sid, (st, body) in res.items()
+               if st != 200 or body != files[names[((sid - 1) // 2) % len(names)]]]
+        check("concurrent-streams", not bad, f"{len(res)} streams, bad {bad}")
+        cl.close()
+
+        # An application: POST bodies to the echo.
+        eport = free_port()
+        if start("echo", [echo, "--stack", "linux", "--ip", "127.0.0.1", "--port", str(eport),
+                          "--stats"], eport):
+            body = os.urandom(300000)
+            with tempfile.NamedTemporaryFile(delete=False) as f:
+                f.write(body)
+                up = f.name
+            c, v, b = curl("--http2-prior-knowledge", "--data-binary", "@" + up,
+                           f"http://127.0.0.1:{eport}/echo")
+            check("echo.curl-content-length", c == 200 and v == "2" and b == body, f"{c} {len(b)} B")
+            c, v, b = curl("--http2-prior-knowledge", "-T", up, "-H", "Content-Length:",
+                           "-H", "Transfer-Encoding:", f"http://127.0.0.1:{eport}/echo")
+            check("echo.curl-upload", c == 200 and v == "2" and b == body, f"{c} {len(b)} B")
+            os.unlink(up)
+            cl = H2Client(eport)
+            bodies = {1: body, 3: os.urandom(70000), 5: b"x" * 5}
+            streams = {1: cl.headers("POST", "/echo", [("content-length", str(len(bodies[1])))]),
+                       3: cl.headers("POST", "/echo"),  # framed by END_STREAM only
+                       5: cl.headers("PUT", "/echo", [("content-length", "5")])}
+            res = cl.run(streams, bodies)
+            for sid in streams:
+                st, b = res[sid]
+                check(f"echo.h2-post.{sid}", st == 200 and b == bodies[sid], f"{st} {len(b)} B")
+            cl.close()
+            c, v, b = curl("--http1.1", "--data-binary", "hello", f"http://127.0.0.1:{eport}/echo")
+            check("echo.http1", c == 200 and b == b"hello", f"{c}")
+            # Over max_body (1 MiB) by content-length: 413, the stream ended cleanly.
+            with tempfile.NamedTemporaryFile(delete=False) as f:
+                f.write(os.urandom(2 * 1024 * 1024))
+                up = f.name
+            # (nghttp: curl 7.88 reports the RST_STREAM NO_ERROR that
+            # follows the whole 413, RFC 9113 8.1, as a failed transfer.)
+            r = subprocess.run(["nghttp", "-v", "-d", up, f"http://127.0.0.1:{eport}/echo"],
+                               capture_output=True, timeout=30)
+            os.unlink(up)
+            out = r.stdout.decode(errors="replace")
+            check("echo.413", ":status: 413" in out and "error_code=NO_ERROR" in out,
+                  "413 then RST_STREAM NO_ERROR" if ":status: 413" in out else "no 413")
+            # nghttp sends its body at once, in the default 65,535-byte
+            # window, before our SETTINGS (a smaller window) arrive.
+            body = os.urandom(200000)
+            with tempfile.NamedTemporaryFile(delete=False) as f:
+                f.write(body)
+                up = f.name
+            r = subprocess.run(["nghttp", "-d", up, f"http://127.0.0.1:{eport}/echo"],
+                               capture_output=True, timeout=30)
+            os.unlink(up)
+            check("echo.nghttp-before-settings", r.returncode == 0 and r.stdout == body,
+                  f"exit {r.returncode} {len(r.stdout)} B")
+
+        # The proxy: HTTP/2 to the client, HTTP/1.1 to the upstream.
+        pport = free_port()
+        conf = os.path.join(work, "proxy.conf")
+        with open(conf, "w") as f:
+            f.write(f"site p {{\n  listen 127.0.0.1:{pport};\n  default;\n"
+                    f"  route / {{ proxy 127.0.0.1:{port}; }}\n}}\n")
+        if start("proxy", [skiff, "serve", "--stack", "linux", "--config", conf, "--stats"], pport):
+            pbase = f"http://127.0.0.1:{pport}"
+            for name in ("index.html", "mid.bin", "big.bin"):
+                c, v, b = curl("--http2-prior-knowledge", f"{pbase}/{name}")
+                check(f"proxy.{name}", c == 200 and v == "2" and b == files[name], f"{c} v{v} {len(b)} B")
+            r = subprocess.run(["h2load", "-n", "1000", "-c", "4", "-m", "10", pbase + "/small.txt"],
+                               capture_output=True, timeout=60)
+            out = r.stdout.decode(errors="replace")
+            ok = re.search(r"1000 succeeded, 0 failed", out) and re.search(r"status codes: 1000 2xx", out)
+            check("proxy.h2load", bool(ok), " ".join(l for l in out.splitlines()
+                                                     if l.startswith(("requests:", "status codes:"))))
+
+        # The switch: --http2 off answers the preface as HTTP/1.1 does.
+        oport = free_port()
+        if start("off", [skiff, "serve", "--stack", "linux", "--ip", "127.0.0.1", "--port", str(oport),
+                         "--root", root, "--http2", "off"], oport):
+            c, v, b = curl("--http2-prior-knowledge", f"http://127.0.0.1:{oport}/small.txt")
+            check("off.h2c-refused", v != "2", f"{c} v{v}")
+            c, v, b = curl(f"http://127.0.0.1:{oport}/small.txt")
+            check("off.http1", c == 200 and b == files["small.txt"], f"{c} v{v}")
+
+        # The counters at exit.
+        p, log = logs["files"]
+        stop(p)
+        log.seek(0)
+        st = stats_of(log.read())
+        check("stats", st.get("http.h2_sessions", 0) >= 10 and st.get("http.h2_streams", 0) >= 4400
+              and st.get("http.h2_sessions_refused", -1) == 0 and st.get("http.h2_conn_errors", -1) == 0,
+              " ".join(f"{k}={st.get(k)}" for k in ("http.h2_sessions", "http.h2_streams",
+                                                    "http.h2_streams_refused", "http.h2_conn_errors",
+                                                    "http.conns_open")))
+        check("stats.conns-closed", st.get("http.conns_open", -1) == 0, f"conns_open={st.get('http.conns_open')}")
+    finally:
+        for p in procs:
+            stop(p)
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"h2-serve: {PASSED} passed, {FAILED} failed")
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
