@@ -63,6 +63,11 @@ struct sconf_listen {
 	bool v6;              /* a bracketed IPv6 literal */
 	uint16_t port;        /* 1..65535 */
 	bool tls;             /* HTTPS: every site on it has a certificate (`tls`) */
+	/* tls: ALPN offers h2 before http/1.1 (tls_engine.h's alpn_h2).  Off
+	 * (http/1.1 only) unless a front end sets it: today the flags'
+	 * --tls-alpn h2,http/1.1 (sites_flags.h); no directive of the file
+	 * yet.  Only where the HTTP engine speaks HTTP/2 (issue 33). */
+	bool alpn_h2;
 	struct sconf_pos pos; /* the first `listen` that named it */
 };
 

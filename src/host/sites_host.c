@@ -579,7 +579,8 @@ static int tls_for(struct sh_worker *w, const struct sconf *c, unsigned li, stru
 	}
 	const struct opts *o = w->opts;
 	struct tls_server_opts so = {.sni = sni, .nsni = nsni,
-				     .ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE)};
+				     .ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE),
+				     .alpn_h2 = c->listen[li].alpn_h2};
 	l->tls = tls_host_server(opt_str(o, OPT_TLS_ENGINE), def->cert, def->key, &so, err, errlen);
 	if (!l->tls)
 		return -1;
@@ -1397,7 +1398,7 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 		OPT_TLS_KEY,   OPT_TLS_PORT,       OPT_TLS_REDIRECT,    OPT_TLS_SNI,
 		OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
 		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_ERROR_LOG,       OPT_ACCESS_LOG_FORMAT,
-		OPT_BODY_TIMEOUT, OPT_SEND_TIMEOUT};
+		OPT_BODY_TIMEOUT, OPT_SEND_TIMEOUT, OPT_TLS_ALPN};
 	for (size_t i = 0; pl.path && i < sizeof(site_flags); i++)
 		if (opt_given(o, site_flags[i]))
 			cli_usage_error(o->cmd->name, "--%s: with --config the file says this (see "
