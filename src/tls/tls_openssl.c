@@ -664,6 +664,10 @@ static const char *o_version(const struct tls_conn *c)
 
 static const char *o_alpn(const struct tls_conn *c)
 {
+	/* OpenSSL knows its choice once the ClientHello is read; the
+	 * contract (tls_engine.h) names none before the handshake is done. */
+	if (!o_handshake_done(c))
+		return NULL;
 	const unsigned char *p;
 	unsigned n;
 	SSL_get0_alpn_selected(c->ssl, &p, &n);
