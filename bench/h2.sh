@@ -22,7 +22,7 @@
 #   h2load gives each connection the first 10 URIs, which is why the sizes
 #   repeat every 10): the time per page (h2load's "finished in", the
 #   handshakes included) and the server's CPU per page, the median of
-#   H2_BENCH_PAGES loads (default 5) per rep.
+#   H2_BENCH_PAGES loads (default 20) per rep, the CPU over them together.
 #
 # skiff speaks HTTP/2 only once issue 33's engine serves it: one h2load
 # probe per transport at start says whether it does.  When it does not,
@@ -48,7 +48,7 @@ for c in h2load nginx openssl curl taskset; do
 	command -v "$c" >/dev/null || { echo "bench-h2: needs $c (tools/deps.sh)" >&2; exit 1; }
 done
 
-REPS=${H2_BENCH_REPS:-3} N=${H2_BENCH_N:-20000} PAGES=${H2_BENCH_PAGES:-5}
+REPS=${H2_BENCH_REPS:-3} N=${H2_BENCH_N:-20000} PAGES=${H2_BENCH_PAGES:-20}
 WARMUP=${H2_BENCH_WARMUP:-2000}
 read -ra LOADS <<<"${H2_BENCH_LOADS:-c1m1 c16m16 c100m10}"
 read -ra TRANSPORTS <<<"${H2_BENCH_TRANSPORTS:-tls h2c}"
@@ -110,7 +110,12 @@ mkdir -p "$WORK/nginx"
 # nginx as bench/http/nginx.conf.in sets it up (one worker, no access log,
 # keep-alive limits raised: keepalive_requests bounds an HTTP/2
 # connection's requests too, 1000 by default, which would end h2load's
-# connections mid-run), plus HTTP/2 on both ports and TLS as skiff's.
+# connections mid-run), plus HTTP/2 on both ports and TLS as skiff's; but
+# sendfile off: with it, nginx 1.22's h2c sends a DATA frame's file bytes
+# by sendfile after the frame headers by writev, on a socket without
+# TCP_NODELAY, and every response waits for the client's delayed ACK
+# (h2load -c 1 -m 1, 41 B: 23 req/s, 44 ms a request; sendfile off: 13,000
+# req/s; measured 2026-12-05).  Over TLS nginx never uses sendfile.
 cat >"$WORK/nginx/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
@@ -129,8 +134,7 @@ http {
     server_tokens off;
     keepalive_timeout 60s;
     keepalive_requests 100000000;
-    sendfile on;
-    tcp_nopush on;
+    sendfile off;
     tcp_nodelay on;
     open_file_cache max=1000 inactive=3600s;
     open_file_cache_valid 3600s;
@@ -259,15 +263,26 @@ for ((rep = 0; rep < REPS; rep++)); do
 		sed "s/:$((PORT + 2))\//:${TLS_PORT[$s]}\//" "$WORK/page-urls" >"$WORK/urls-$s"
 		for p in h2 h1; do
 			[ $p = h2 ] && [ "${SPEAKS[$s,tls]:-no}" != yes ] && continue
+			# The CPU over all PAGES loads (one page is about a clock
+			# tick of it); each load's time on its own.
+			t0=$(cpu_ticks) pvoid=
 			for ((k = 0; k < PAGES; k++)); do
 				if [ $p = h2 ]; then
 					r=$(h2run -i "$WORK/urls-$s" -n 60 -c 1 -m 60)
 				else
 					r=$(h2run --h1 -i "$WORK/urls-$s" -n 60 -c 6 -m 1)
 				fi
+				[[ $r == void* ]] && pvoid=$r
 				R[$s,page,$p,$rep,$k]=$r
 			done
-			echo "bench-h2: rep $((rep + 1))/$REPS $s page $p: $(for ((k = 0; k < PAGES; k++)); do printf '%s; ' "${R[$s,page,$p,$rep,$k]}"; done)"
+			t1=$(cpu_ticks)
+			if [ -n "$pvoid" ]; then
+				R[$s,pagecpu,$p,$rep]=$pvoid
+			elif [ "$PAGES" -gt 0 ]; then
+				R[$s,pagecpu,$p,$rep]=$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$PAGES" \
+					'BEGIN {printf "%.0f", d * 1e6 / hz / n}')
+			fi
+			echo "bench-h2: rep $((rep + 1))/$REPS $s page $p: ms per page $(for ((k = 0; k < PAGES; k++)); do printf '%s ' "$(awk '{print ($1 == "void" ? $0 : $3)}' <<<"${R[$s,page,$p,$rep,$k]}")"; done); CPU µs per page ${R[$s,pagecpu,$p,$rep]:-}"
 		done
 		stop_server
 	done
@@ -313,6 +328,10 @@ table=$(
 			for l in "${LOADS[@]}"; do
 				printf '| %s | %s B | -c %s -m %s |' "$tr" "$b" "$(c=${l#c}; echo "${c%m*}")" "${l#*m}"
 				for s in "${SERVERS[@]}"; do
+					if [ "${SPEAKS[$s,$tr]:-no}" != yes ]; then
+						printf ' void (no HTTP/2) | void |'
+						continue
+					fi
 					mapfile -t rr < <(runs "$s" "$tr" "$b" "$l")
 					printf ' %s | %s |' "$(cell 1 "${rr[@]}")" "$(cell 2 "${rr[@]}")"
 				done
@@ -321,7 +340,7 @@ table=$(
 		done
 	done
 	echo
-	echo "Page load: 60 assets (500..3200 B) over HTTPS; ms per page (h2load's \"finished in\", handshakes included) and the server's CPU in µs per page; medians of $REPS x $PAGES loads."
+	echo "Page load: 60 assets (500..3200 B) over HTTPS; ms per page (h2load's \"finished in\", handshakes included: the median of $REPS x $PAGES loads) and the server's CPU in µs per page (over each rep's $PAGES loads; the median of $REPS)."
 	echo
 	printf '| protocol |'
 	for s in "${SERVERS[@]}"; do printf ' %s ms/page | %s CPU µs/page |' "$s" "$s"; done
@@ -332,13 +351,16 @@ table=$(
 	for p in h2 h1; do
 		printf '| %s |' "$([ $p = h2 ] && echo 'HTTP/2, 1 connection' || echo 'HTTP/1.1, 6 connections')"
 		for s in "${SERVERS[@]}"; do
+			if [ $p = h2 ] && [ "${SPEAKS[$s,tls]:-no}" != yes ]; then
+				printf ' void (no HTTP/2) | void |'
+				continue
+			fi
 			mapfile -t rr < <(for ((r = 0; r < REPS; r++)); do
 				for ((k = 0; k < PAGES; k++)); do printf '%s\n' "${R[$s,page,$p,$r,$k]:-}"; done
 			done)
 			ms=$(cell 3 "${rr[@]}")
-			us=$(cell 2 "${rr[@]}")
-			[[ $us == void* ]] || us=$(awk -v u="$us" 'BEGIN {printf "%.0f", u * 60}')
-			printf ' %s | %s |' "$ms" "$us"
+			mapfile -t rr < <(for ((r = 0; r < REPS; r++)); do printf '%s\n' "${R[$s,pagecpu,$p,$r]:-}"; done)
+			printf ' %s | %s |' "$ms" "$(cell 1 "${rr[@]}")"
 		done
 		echo
 	done
