@@ -22,7 +22,7 @@
 #   h2load gives each connection the first 10 URIs, which is why the sizes
 #   repeat every 10): the time per page (h2load's "finished in", the
 #   handshakes included) and the server's CPU per page, the median of
-#   H2_BENCH_PAGES loads (default 20) per rep, the CPU over them together.
+#   H2_BENCH_PAGES loads (default 50) per rep, the CPU over them together.
 #
 # skiff speaks HTTP/2 only once issue 33's engine serves it: one h2load
 # probe per transport at start says whether it does.  When it does not,
@@ -48,7 +48,7 @@ for c in h2load nginx openssl curl taskset; do
 	command -v "$c" >/dev/null || { echo "bench-h2: needs $c (tools/deps.sh)" >&2; exit 1; }
 done
 
-REPS=${H2_BENCH_REPS:-3} N=${H2_BENCH_N:-20000} PAGES=${H2_BENCH_PAGES:-20}
+REPS=${H2_BENCH_REPS:-3} N=${H2_BENCH_N:-20000} PAGES=${H2_BENCH_PAGES:-50}
 WARMUP=${H2_BENCH_WARMUP:-2000}
 read -ra LOADS <<<"${H2_BENCH_LOADS:-c1m1 c16m16 c100m10}"
 read -ra TRANSPORTS <<<"${H2_BENCH_TRANSPORTS:-tls h2c}"

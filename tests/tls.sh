@@ -347,7 +347,7 @@ alpn_checks() {
 	fi
 	if stop_server alpn; then
 		local a2=${ST[tls.alpn_h2]:-?} a1=${ST[tls.alpn_http11]:-?}
-		[ "$a2" = 1 ] && [ "$a1" != ? ] && [ "$a1" -ge 2 ] &&
+		[ "$a2" = 1 ] && [ "$a1" != "?" ] && [ "$a1" -ge 2 ] &&
 			pass "alpn.counters (tls.alpn_h2=1, tls.alpn_http11=$a1 >= 2)" ||
 			fail alpn.counters "tls.alpn_h2=$a2 (want 1: s_client's), tls.alpn_http11=$a1 (want >= 2)"
 	fi
