@@ -259,7 +259,10 @@ static int bench_http_rows(bool ret_row, bool files_row)
 		return -1;
 	}
 
-	http_file_prepare(&root_index);
+	static char root_vals[64]; /* its validators' arena (as serve's tree has one) */
+	if (http_file_prepare_len(&root_index) > sizeof(root_vals))
+		return -1;
+	http_file_prepare(&root_index, root_vals);
 	static struct http_files files = {.lookup = root_lookup};
 	static const struct http_app_route files_route = {HTTP_APP_ANY, "/", true, http_files_handle,
 							  &files};

@@ -276,4 +276,25 @@ static inline int bt_run(const struct bt_lib *L, struct bt_conn *k)
 	return 0;
 }
 
+/* The main() of a library's process: its bt_lib made of the functions
+ * every library file names alike (setup, teardown, client_new,
+ * server_new, client_step, server_step, client_session, session_free,
+ * resume_wrong, client_free, server_free, send_data, recv_data), run by
+ * bt_run on the file's struct conn (its struct bt_conn k first). */
+#define BT_MAIN(NAME, PSK_KE)                                                            \
+	int main(void)                                                                   \
+	{                                                                                \
+		static const struct bt_lib lib = {                                       \
+			.name = NAME, .setup = setup, .teardown = teardown,              \
+			.client_new = client_new, .server_new = server_new,              \
+			.client_step = client_step, .server_step = server_step,          \
+			.client_session = client_session, .session_free = session_free,  \
+			.resume_wrong = resume_wrong, .client_free = client_free,        \
+			.server_free = server_free, .send = send_data, .recv = recv_data, \
+			.has_psk_ke = PSK_KE,                                            \
+		};                                                                       \
+		static struct conn k;                                                    \
+		return bt_run(&lib, &k.k);                                               \
+	}
+
 #endif

@@ -151,17 +151,4 @@ static long recv_data(struct bt_conn *k, bool server, void *b, size_t n)
 	return wolfSSL_read(server ? C(k)->sv : C(k)->cl, b, (int)n);
 }
 
-int main(void)
-{
-	static const struct bt_lib wolfssl = {
-		.name = "wolfssl", .setup = setup, .teardown = teardown,
-		.client_new = client_new, .server_new = server_new,
-		.client_step = client_step, .server_step = server_step,
-		.client_session = client_session, .session_free = session_free,
-		.resume_wrong = resume_wrong, .client_free = client_free,
-		.server_free = server_free, .send = send_data, .recv = recv_data,
-		.has_psk_ke = true,
-	};
-	static struct conn k;
-	return bt_run(&wolfssl, &k.k);
-}
+BT_MAIN("wolfssl", true)

@@ -143,8 +143,9 @@ P vm-smp needs=build est=25 -- tests/vm_smp.sh build/skiff build/skiff-uk.elf
 # (tls_bearssl_test, hosted); the guest itself cannot run the sanitizers.
 P vm-tls needs=build est=20 -- tests/vm_tls.sh build/skiff build/skiff-uk.elf build/examples/kv-uk.elf
 # TLS 1.3 in the unikernel: build/skiff-uk-tls13.elf (wolfSSL, make
-# uk-tls13, built here: `make all` leaves it out).
-P vm-tls13 needs=build est=90 -- sh -c 'make --no-print-directory uk-tls13 >build/uk-tls13.log 2>&1 || { tail -n 20 build/uk-tls13.log; exit 1; }; exec tests/vm_tls13.sh build/skiff build/skiff-uk-tls13.elf'
+# uk-tls13, built here: `make all` leaves it out); then its HTTPS on both
+# vCPUs of --smp 2 over a multi-queue TAP (vm_smp.sh's smp-tap-tls13).
+P vm-tls13 needs=build est=90 -- sh -c 'make --no-print-directory uk-tls13 >build/uk-tls13.log 2>&1 || { tail -n 20 build/uk-tls13.log; exit 1; }; r=0; tests/vm_tls13.sh build/skiff build/skiff-uk-tls13.elf || r=1; VM_SMP_ONLY=tls13 VM_LOG_DIR=build/test-logs/vm-tls13-smp tests/vm_smp.sh build/skiff build/skiff-uk.elf build/skiff-uk-tls13.elf || r=1; exit $r'
 # The same two on QEMU's microvm machine (skiff vm --machine microvm,
 # docs/microvm.md): virtio-mmio from the kernel command line, no PCI/ACPI.
 P vm-microvm needs=build est=70 -- env VM_MACHINE=microvm VM_LOG_DIR=build/test-logs/vm-microvm \

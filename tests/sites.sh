@@ -24,6 +24,9 @@
 #              still open (sites.generations_retired 0, read by skiff stat)
 #   broken     a file that does not parse, then SIGHUP: refused with its
 #              FILE:LINE:COL in the log, the old configuration still serves
+#   header_area, listeners  SIGHUP with a header_area added, then with a
+#              listener's port changed: each refused with its reason in
+#              the log, the old configuration still serves
 #   nginx      (linux) nginx with an equivalent nginx.conf answers every
 #              route as skiff does (status, Location, X-Site, the body of a
 #              200)
@@ -218,6 +221,30 @@ check_broken() {
 	else
 		fail "$TGT.broken" "$(grep SIGHUP "$SRV_LOG" | tail -n 2)"
 	fi
+	cp "$CONF.good" "$CONF"
+}
+
+# SIGHUP with the file as it is now: NAME passes when the log says the
+# reload was refused with PATTERN and the old configuration still serves.
+check_refused() {
+	kill -HUP "$SRV_PID"
+	if skt_wait_for 5 grep -q "SIGHUP: .*sites.conf: $2" "$SRV_LOG" &&
+		X python3 "$SC" served "$ADDR" 8080 a.test / --expect "a2: the folder"; then
+		pass "$TGT.$1" "refused, the old configuration serves"
+	else
+		fail "$TGT.$1" "$(grep SIGHUP "$SRV_LOG" | tail -n 2)"
+	fi
+}
+
+# A reload that changes a listener's header_area (the engines reserved
+# theirs at start) is refused with its reason, and the old file serves on;
+# then one that changes a listener is refused too.
+check_header_area() {
+	cp "$CONF" "$CONF.good"
+	{ echo "header_area 4k;"; cat "$CONF.good"; } >"$CONF"
+	check_refused header_area "header_area changed for listener 1: restart skiff"
+	sed -e 's/:8443 tls;/:8444 tls;/' "$CONF.good" >"$CONF"
+	check_refused listeners "the listeners or the sites' certificate files changed"
 	cp "$CONF.good" "$CONF"
 }
 
@@ -549,6 +576,7 @@ for TGT in "${TARGETS[@]}"; do
 		"$WORK/$TGT/sites/certs" >"$WORK/answers-skiff.json")
 	check_reload
 	check_broken
+	check_header_area
 	stop_skiff
 	[ "$TGT" = linux ] && check_nginx
 	check_directives

@@ -36,6 +36,10 @@ the unikernel through QEMU's forwards).
   tls_probe.py stall HOST PORT SECONDS
       opens a connection that sends 5 bytes of a ClientHello and stops; the
       server must close it within SECONDS + 3 (its handshake timeout).
+  tls_probe.py truncated HOST PORT [MAX_SECONDS]
+      a handshake record that claims 300 bytes, 40 of them sent, then our
+      FIN: the server must close (or reset) within 15 s, and within
+      MAX_SECONDS when given (at once, not by a handshake timeout).
 """
 import os
 import socket
@@ -267,6 +271,25 @@ def stall(host, port, secs):
     return 0 if ok and dt >= secs - 0.5 else 1
 
 
+def truncated(host, port, max_s=None):
+    s = socket.create_connection((host, port), timeout=15)
+    s.sendall(struct.pack("!BHH", 22, 0x0301, 300) + os.urandom(40))
+    s.shutdown(socket.SHUT_WR)
+    t0 = time.monotonic()
+    try:
+        while s.recv(4096):
+            pass
+    except socket.timeout:
+        print("truncated: not closed in 15 s")
+        return 1
+    except ConnectionResetError:
+        print("truncated: reset")
+        return 0
+    dt = time.monotonic() - t0
+    print(f"truncated: closed after {dt:.1f} s")
+    return 0 if max_s is None or dt < max_s else 1
+
+
 def main():
     a = sys.argv[1:]
     if len(a) >= 1 and a[0] in ("-h", "--help"):
@@ -283,6 +306,8 @@ def main():
             return preconnect(a[1], int(a[2]), a[3], a[4], *map(int, a[5:]))
         if a[0] == "stall" and len(a) == 4:
             return stall(a[1], int(a[2]), float(a[3]))
+        if a[0] == "truncated" and len(a) in (3, 4):
+            return truncated(a[1], int(a[2]), *map(float, a[3:]))
     except (OSError, ssl.SSLError) as e:
         print(f"{a[0]}: {type(e).__name__}: {e}")
         return 1

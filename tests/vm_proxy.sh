@@ -36,29 +36,15 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 SKIFF=${1:-build/skiff}
 IMG=${2:-build/skiff-proxy-uk.elf}
-LOG=${VM_LOG_DIR:-build/test-logs/vm-proxy}
-mkdir -p "$LOG"
 # shellcheck source=tests/lib.sh
 . tests/lib.sh
-SKT_SUITE=vm-proxy
-export PYTHONDONTWRITEBYTECODE=1
-PIDS=()
-CERTS=$(mktemp -d "${TMPDIR:-/tmp}/skiff-vmproxy.XXXXXX")
-cleanup() {
-	skt_kill_tree "${PIDS[@]}"
-	rm -rf "$CERTS"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for f in "$SKIFF" "$IMG"; do
-	[ -r "$f" ] || { fail setup "missing $f (make all)"; summary; exit 1; }
-done
+# shellcheck source=tests/vm_lib.sh
+. tests/vm_lib.sh
+vm_init vm-proxy
+vm_need_files "make all" "$SKIFF" "$IMG"
 skt_need setup qemu-system-x86_64 python3 curl sha256sum timeout openssl || { summary; exit 1; }
 # A throwaway ECDSA P-256 certificate for localhost (removed on exit).
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$CERTS/ec.key" \
-	-out "$CERTS/ec.crt" -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
-	2>"$LOG/openssl.log" || { fail setup "openssl req failed"; summary; exit 1; }
+vm_mkcert ec ec || { fail setup "openssl req failed"; summary; exit 1; }
 
 # up_count PATH: requests the upstream logged for that target.
 up_count() {

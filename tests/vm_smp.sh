@@ -2,7 +2,7 @@
 # tests/vm_smp.sh — the unikernel with more than one vCPU (issue 17):
 # `skiff vm --smp N` under multi-threaded TCG.
 #
-#   tests/vm_smp.sh [build/skiff] [build/skiff-uk.elf]
+#   tests/vm_smp.sh [build/skiff] [build/skiff-uk.elf] [build/skiff-uk-tls13.elf]
 #
 # Checks, each reported PASS/FAIL, ending with "vm-smp: N passed, N failed":
 #   smp-args    --smp 0, 17, x, 2x and '' exit 2 with the message; --smp 2's
@@ -44,6 +44,37 @@
 #               heads that never end: every vCPU's "cpu K: drain-timeout
 #               after", the summary "drain-timeout after", exit 0 between
 #               3 and 15 s after the datagram, every client closed
+#   smp-tap-tls12  HTTPS on both vCPUs (issue 35): a fresh guest on that TAP
+#               with an ECDSA P-256 certificate (made now); openssl s_client
+#               -tls1_2 makes one session (-sess_out), 16 more s_client
+#               connections offer it (-sess_in): all 16 "Reused"; ab -f
+#               TLS1.2 -n 64 -c 4 (a full handshake each), 0 failed; curl
+#               --tlsv1.2 200; "exit 0", then from each vCPU's counters
+#               (tls.*, cpu1.tls.*): both completed full handshakes, both
+#               resumed (the one session was made on one vCPU: a resumption
+#               across vCPUs, BearSSL's session cache shared), at most 3
+#               handshakes failed (those ab drops once done).  The image before HTTPS ran on every vCPU fails it
+#               (the flows the host hashes to vCPU 1 found no listener).
+#   smp-tap-tls12-metrics  that guest's metrics=9100: 16 scrapes on new
+#               connections, each 200, served by both vCPUs (http.requests
+#               and cpu1.http.requests, the guest's only plain requests, sum
+#               to 16), the page promtool-clean with cpu1's tls counters
+#   smp-tap-tls12-alog  that guest's access-log=console: one whole line per
+#               request served (HTTPS and metrics, on both vCPUs), each
+#               vCPU's access_log.records at least 1, summing to them
+#   smp-tap-config  `skiff vm --config` on --smp 2 over that TAP: a.test on
+#               80 and 443, b.test on 443 (its own certificate, by SNI);
+#               16 new connections to each, and 16 to a route whose header
+#               lines overflow the header area (500): every answer right,
+#               each vCPU served HTTPS and HTTP and matched SNI names (tls.*
+#               and cpu1.* counters), and each logged the overflow in its
+#               own error log ("skiff-uk: error:", "skiff-uk: cpu 1:
+#               error:"), exit 0
+#   smp-tap-tls13  the same on the TLS 1.3 image (third argument, wolfSSL,
+#               -tls1_3, ab -f TLS1.3, curl --tlsv1.3): the ticket that
+#               resumes on both vCPUs was sealed on one (one ticket key)
+# VM_SMP_ONLY=tls runs only these (and the metrics checks), tls13 only
+# the TLS 1.3 ones.
 # Every QEMU run is bounded by `timeout` and stopped by pid on exit.  User
 # networking keeps traffic inside QEMU and 127.0.0.1; the TAP part uses
 # 198.18.0.0/24 inside its namespace, nothing in the root one.
@@ -52,6 +83,10 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 SKIFF=${1:-build/skiff}
 IMG=${2:-build/skiff-uk.elf}
+IMG13=${3:-} # the TLS 1.3 image (make uk-tls13): smp-tap-tls13 too
+# VM_SMP_ONLY=tls: the HTTPS checks alone; tls13: smp-tap-tls13 alone
+# (phase vm-tls13 runs it so, with the image it built)
+ONLY=${VM_SMP_ONLY:-}
 LOG=${VM_LOG_DIR:-build/test-logs/vm-smp}
 mkdir -p "$LOG"
 # shellcheck source=tests/lib.sh
@@ -65,11 +100,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for f in "$SKIFF" "$IMG"; do
+for f in "$SKIFF" "$IMG" ${IMG13:+"$IMG13"}; do
 	[ -r "$f" ] || { fail setup "missing $f (make all uk)"; summary; exit 1; }
 done
 skt_need setup qemu-system-x86_64 || { summary; exit 1; }
 
+if [ -z "$ONLY" ]; then
 # --- the option ---------------------------------------------------------------
 bad=""
 for v in 0 17 x 2x ""; do
@@ -171,6 +207,11 @@ skt_kill_tree "$VM"
 wait "$VM" 2>/dev/null
 PIDS=()
 
+fi # VM_SMP_ONLY
+
+# guest_stat NAME LOG: a counter the guest printed at exit ("exit N stats"), or x.
+guest_stat() { tr -d '\r' <"$2" | awk -v n="$1" '$1 == n {v = $2} END {print (v == "" ? "x" : v)}'; }
+
 # --- a multi-queue TAP: one queue pair and one stack per vCPU -------------------
 G=198.18.0.2
 tap_setup() {
@@ -186,7 +227,8 @@ tap_setup() {
 NS=""
 if ! skt_need smp-tap ab curl ping || ! tap_setup >"$LOG/tap-setup.log" 2>&1; then
 	fail smp-tap "cannot set up the multi-queue TAP: $(tail -1 "$LOG/tap-setup.log" 2>/dev/null)"
-else
+	NS=""
+elif [ -z "$ONLY" ]; then
 	ip netns exec "$NS" timeout 150 "$SKIFF" vm --smp 2 --mem 512M --accel tcg --image "$IMG" \
 		--net tap:vq0 -- ip=$G/24 gw=198.18.0.1 max-conns=256 shutdown-port=9 exit-after=140 stats \
 		</dev/null >"$LOG/tap.log" 2>&1 &
@@ -260,8 +302,6 @@ else
 		done
 		return 1
 	}
-	# guest_stat NAME LOG: a counter the guest printed at exit ("exit N stats"), or x.
-	guest_stat() { tr -d '\r' <"$2" | awk -v n="$1" '$1 == n {v = $2} END {print (v == "" ? "x" : v)}'; }
 	# drain_split LOG: "A B", the per-vCPU counts of the summary's first line.
 	drain_split() {
 		tr -d '\r' <"$1" | sed -n 's/^skiff-uk: shutdown: draining [0-9]* connections (drain-timeout [0-9]* s): \([0-9]*\) on cpu 0, \([0-9]*\) on cpu 1$/\1 \2/p' | head -1
@@ -316,6 +356,178 @@ else
 	fi
 	skt_kill_tree "$VM"
 	PIDS=()
+fi
+
+# --- HTTPS on every vCPU (issue 35) -----------------------------------------------
+# tap_tls NAME IMAGE 1.2|1.3: a guest with a certificate on vq0; full
+# handshakes from ab and curl, one session resumed on 16 new connections
+# (the host's hash sends them to both vCPUs); then "exit 0" and each vCPU's
+# counters from the stats.
+tap_tls() {
+	local name=$1 img=$2 ver=$3 i flag n=64 reused=0 s1 s2 cv
+	flag=-tls1_2 cv=--tlsv1.2
+	[ "$ver" = 1.3 ] && flag=-tls1_3 cv=--tlsv1.3
+	ip netns exec "$NS" timeout 400 "$SKIFF" vm --smp 2 --mem 512M --accel tcg --image "$img" \
+		--net tap:vq0 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -- ip=$G/24 \
+		gw=198.18.0.1 max-conns=256 shutdown-port=9 exit-after=380 stats metrics=9100 access-log=console </dev/null >"$LOG/$name.log" 2>&1 &
+	VM=$!
+	PIDS+=("$VM")
+	for ((i = 0; i < 600; i++)); do
+		grep -aq "skiff-uk: 1 workers on vCPUs 1..1" "$LOG/$name.log" && break
+		kill -0 "$VM" 2>/dev/null || break
+		sleep 0.1
+	done
+	local get='GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+	# -ign_eof: s_client reads to the server's close, so a TLS 1.3 ticket
+	# (sent with the handshake) is in the session it writes.
+	s1=$(printf "%b" "$get" | ip netns exec "$NS" timeout 60 openssl s_client -connect "$G:443" $flag \
+		-CAfile "$CERTS/ec.crt" -ign_eof -sess_out "$CERTS/$name.sess" 2>&1 | grep -aE '^(New|Reused),')
+	for ((i = 0; i < 16; i++)); do
+		s2=$(printf "%b" "$get" | ip netns exec "$NS" timeout 60 openssl s_client -connect "$G:443" $flag \
+			-CAfile "$CERTS/ec.crt" -ign_eof -sess_in "$CERTS/$name.sess" 2>&1 | grep -aE '^(New|Reused),')
+		[[ $s2 == "Reused, TLSv$ver"* ]] && reused=$((reused + 1))
+	done
+	ip netns exec "$NS" timeout 300 ab -q -f "TLS$ver" -n "$n" -c 4 "https://$G/" >"$LOG/$name-ab.log" 2>&1
+	local done_ failed code
+	done_=$(awk '/^Complete requests:/ {print $3}' "$LOG/$name-ab.log")
+	failed=$(awk '/^Failed requests:/ {print $3}' "$LOG/$name-ab.log")
+	code=$(ip netns exec "$NS" timeout 60 curl -s -o /dev/null -w '%{http_code}' $cv --cacert "$CERTS/ec.crt" \
+		--resolve "localhost:443:$G" https://localhost/)
+	# The metrics page, 16 scrapes on new connections (each vCPU misses
+	# them all 1 time in 2^15) (both vCPUs have the
+	# listener): each 200, with every vCPU's counters.
+	local scodes="" sc
+	for ((i = 0; i < 16; i++)); do
+		sc=$(ip netns exec "$NS" timeout 30 curl -s --max-time 20 -o "$LOG/$name-metrics.txt" \
+			-w '%{http_code}' "http://$G:9100/metrics")
+		scodes="$scodes$sc "
+	done
+	ip netns exec "$NS" python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", (sys.argv[1], 9))' "$G"
+	skt_wait_exit "$VM" 60
+	local rc=${SKT_RC:-timeout}
+	skt_kill_tree "$VM"
+	PIDS=()
+	local h0 h1 r0 r1 f0 f1
+	h0=$(guest_stat tls.handshakes "$LOG/$name.log") h1=$(guest_stat cpu1.tls.handshakes "$LOG/$name.log")
+	r0=$(guest_stat tls.resumed "$LOG/$name.log") r1=$(guest_stat cpu1.tls.resumed "$LOG/$name.log")
+	f0=$(guest_stat tls.handshake_failed "$LOG/$name.log") f1=$(guest_stat cpu1.tls.handshake_failed "$LOG/$name.log")
+	# A count that did not parse fails the check (never an arithmetic error).
+	[[ "$h0.$h1.$r0.$r1.$f0.$f1" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+		{ h0=0 h1=0 r0=0 r1=0 f0=1 f1=1; }
+	# Each vCPU completed full handshakes and resumed the one session,
+	# made on one of them: a resumption across vCPUs.  Failed handshakes:
+	# at most ab's concurrency less one (ab opens connections past -n and
+	# drops those mid-handshake once the last answer is in; seen 0 to 2).
+	if [ "$rc" = 0 ] && [[ $s1 == "New, TLSv$ver"* ]] && [ "$reused" = 16 ] && [ "${done_:-0}" = "$n" ] &&
+		[ "${failed:-1}" = 0 ] && [ "$code" = 200 ] && [ $((h0 - r0)) -ge 1 ] && [ $((h1 - r1)) -ge 1 ] &&
+		[ "$r0" -ge 1 ] && [ "$r1" -ge 1 ] && [ $((r0 + r1)) -ge 16 ] && [ $((f0 + f1)) -le 3 ]; then
+		pass "$name (TLS $ver: ab -f TLS$ver -n $n -c 4 0 failed, curl $cv 200; handshakes vCPU 0 $h0 ($r0 resumed, $f0 failed), vCPU 1 $h1 ($r1 resumed, $f1 failed); one session resumed $reused of 16 on both vCPUs; exit 0; TCG)"
+	else
+		fail "$name" "exit $rc; s_client '$s1', reused $reused of 16; ab complete ${done_:-?} failed ${failed:-?}; curl $code; handshakes $h0+$h1 resumed $r0+$r1 failed $f0+$f1; see $LOG/$name.log"
+	fi
+	# The metrics listener on both vCPUs: its scrapes are the guest's only
+	# plain HTTP requests (http.*; HTTPS's are https.*).
+	local m0 m1 mout
+	m0=$(guest_stat http.requests "$LOG/$name.log") m1=$(guest_stat cpu1.http.requests "$LOG/$name.log")
+	[[ "$m0.$m1" =~ ^[0-9]+\.[0-9]+$ ]] || { m0=0 m1=0; }
+	if [ "$scodes" != "$(printf '200 %.0s' {1..16})" ]; then
+		fail "$name-metrics" "scrapes answered '$scodes'"
+	elif ! mout=$(promtool check metrics <"$LOG/$name-metrics.txt" 2>&1); then
+		fail "$name-metrics" "promtool: $mout"
+	elif ! grep -q '^skiff_cpu1_tls_handshakes' "$LOG/$name-metrics.txt"; then
+		fail "$name-metrics" "no cpu1 TLS counters on the page; see $LOG/$name-metrics.txt"
+	elif [ "$m0" -lt 1 ] || [ "$m1" -lt 1 ] || [ $((m0 + m1)) != 16 ]; then
+		fail "$name-metrics" "scrapes served: vCPU 0 $m0, vCPU 1 $m1 (16 asked)"
+	else
+		pass "$name-metrics (metrics=9100: 16 scrapes 200, vCPU 0 served $m0, vCPU 1 $m1; promtool clean; the page has every vCPU's counters)"
+	fi
+	# The access log on both vCPUs (access-log=console): a line per request
+	# served, whichever vCPU served it, each whole.
+	local lines a0 a1 q
+	lines=$(tr -d '\r' <"$LOG/$name.log" | grep -acE '^[0-9.]+ - - \[[^]]+\] "GET /(metrics)? HTTP/1\.[01]" 200 [0-9]+ ')
+	a0=$(guest_stat access_log.records "$LOG/$name.log") a1=$(guest_stat cpu1.access_log.records "$LOG/$name.log")
+	q=$(( $(guest_stat https.requests "$LOG/$name.log" | tr -c '0-9\n' 0) + $(guest_stat cpu1.https.requests "$LOG/$name.log" | tr -c '0-9\n' 0) + m0 + m1 ))
+	[[ "$a0.$a1" =~ ^[0-9]+\.[0-9]+$ ]] || { a0=0 a1=0; }
+	if [ "$a0" -ge 1 ] && [ "$a1" -ge 1 ] && [ $((a0 + a1)) = "$q" ] && [ "$lines" = "$q" ]; then
+		pass "$name-alog (access-log=console: $lines lines for $q requests; vCPU 0 logged $a0, vCPU 1 $a1)"
+	else
+		fail "$name-alog" "$lines whole lines, records vCPU 0 $a0 + vCPU 1 $a1, requests $q; see $LOG/$name.log"
+	fi
+}
+# tap_config: `skiff vm --config` on --smp 2 (a configuration on every
+# vCPU): two sites on one TLS listener (SNI) and a plain one; 16 new
+# connections to each, then each vCPU's counters.
+tap_config() {
+	local d=$LOG/config i body bad="" k
+	mkdir -p "$d/certs"
+	for k in a b; do
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+			-subj "/CN=$k.test" -addext "subjectAltName=DNS:$k.test" -keyout "$d/certs/$k.key" \
+			-out "$d/certs/$k.crt" 2>>"$LOG/openssl.log" || { fail smp-tap-config "openssl req failed"; return; }
+	done
+	# /bighdr: two 700-byte header lines, over the default header area: a
+	# 500 and an error-log line from the vCPU that answered.
+	local big
+	big=$(head -c 700 /dev/zero | tr '\0' b)
+	printf 'site a.test {\n    listen %s:80;\n    listen %s:443 tls;\n    tls certs/a.crt certs/a.key;\n    route / {\n        return 200 site-a;\n    }\n    route = /bighdr { return 200 big; header X-Big1 %s; header X-Big2 %s; }\n}\nsite b.test {\n    listen %s:443 tls;\n    tls certs/b.crt certs/b.key;\n    route / {\n        return 200 site-b;\n    }\n}\n' \
+		"$G" "$G" "$big" "$big" "$G" >"$d/sites.conf"
+	ip netns exec "$NS" timeout 300 "$SKIFF" vm --smp 2 --mem 512M --accel tcg --image "$IMG" \
+		--net tap:vq0 --config "$d/sites.conf" -- ip=$G/24 gw=198.18.0.1 shutdown-port=9 \
+		exit-after=280 stats </dev/null >"$LOG/config.log" 2>&1 &
+	VM=$!
+	PIDS+=("$VM")
+	for ((i = 0; i < 600; i++)); do
+		grep -aq "skiff-uk: 1 workers on vCPUs 1..1" "$LOG/config.log" && break
+		kill -0 "$VM" 2>/dev/null || break
+		sleep 0.1
+	done
+	for ((i = 0; i < 16; i++)); do
+		for k in a b; do
+			body=$(ip netns exec "$NS" timeout 30 curl -s --max-time 20 --cacert "$d/certs/$k.crt" \
+				--resolve "$k.test:443:$G" "https://$k.test/")
+			[ "$body" = "site-$k" ] || bad="$bad https-$k:'$body'"
+		done
+		body=$(ip netns exec "$NS" timeout 30 curl -s --max-time 20 -H 'Host: a.test' "http://$G/")
+		[ "$body" = site-a ] || bad="$bad http:'$body'"
+		body=$(ip netns exec "$NS" timeout 30 curl -s --max-time 20 -o /dev/null -w '%{http_code}' \
+			-H 'Host: a.test' "http://$G/bighdr")
+		[ "$body" = 500 ] || bad="$bad bighdr:'$body'"
+	done
+	ip netns exec "$NS" python3 -c 'import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"exit 0", (sys.argv[1], 9))' "$G"
+	skt_wait_exit "$VM" 60
+	local rc=${SKT_RC:-timeout} s0 s1 p0 p1 n0 n1 e0 e1
+	skt_kill_tree "$VM"
+	PIDS=()
+	s0=$(guest_stat https.requests "$LOG/config.log") s1=$(guest_stat cpu1.https.requests "$LOG/config.log")
+	p0=$(guest_stat http.requests "$LOG/config.log") p1=$(guest_stat cpu1.http.requests "$LOG/config.log")
+	n0=$(guest_stat tls.sni_matched "$LOG/config.log") n1=$(guest_stat cpu1.tls.sni_matched "$LOG/config.log")
+	[[ "$s0.$s1.$p0.$p1.$n0.$n1" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] ||
+		{ s0=0 s1=0 p0=0 p1=0 n0=0 n1=0; }
+	# the error log's lines, each vCPU's own (the header overflow's)
+	e0=$(tr -d '\r' <"$LOG/config.log" | grep -ac '^skiff-uk: error: .*header')
+	e1=$(tr -d '\r' <"$LOG/config.log" | grep -ac '^skiff-uk: cpu 1: error: .*header')
+	if [ "$rc" = 0 ] && [ -z "$bad" ] && [ "$s0" -ge 1 ] && [ "$s1" -ge 1 ] && [ $((s0 + s1)) = 32 ] &&
+		[ "$p0" -ge 1 ] && [ "$p1" -ge 1 ] && [ $((p0 + p1)) = 32 ] && [ "$n0" -ge 1 ] && [ "$n1" -ge 1 ] &&
+		[ "$e0" -ge 1 ] && [ "$e1" -ge 1 ]; then
+		pass "smp-tap-config (--config, 2 sites by SNI on 443 and one on 80: 64 answers right; HTTPS vCPU 0 $s0, vCPU 1 $s1; HTTP $p0, $p1; SNI matched $n0, $n1; error-log lines $e0, $e1; exit 0)"
+	else
+		fail smp-tap-config "exit $rc;${bad:- bodies right}; https $s0+$s1, http $p0+$p1, sni $n0+$n1, error-log lines $e0+$e1; see $LOG/config.log"
+	fi
+}
+if [ -n "$NS" ] && skt_need smp-tap-tls openssl promtool; then
+	CERTS=$LOG/certs
+	mkdir -p "$CERTS"
+	if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$CERTS/ec.key" \
+		-out "$CERTS/ec.crt" -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost \
+		2>"$LOG/openssl.log"; then
+		[ "$ONLY" = tls13 ] || tap_tls smp-tap-tls12 "$IMG" 1.2
+		[ "$ONLY" = tls13 ] || tap_config
+		if [ -n "$IMG13" ]; then
+			tap_tls smp-tap-tls13 "$IMG13" 1.3
+		fi
+	else
+		fail smp-tap-tls "openssl req failed: $(tail -1 "$LOG/openssl.log")"
+	fi
 fi
 
 summary

@@ -50,43 +50,17 @@ SKIFF=${1:-build/skiff}
 MACHINE=(--machine "${VM_MACHINE:-pc}")
 IMG=${2:-build/skiff-uk.elf}
 APP_IMG=${3:-build/examples/kv-uk.elf}
-LOG=${VM_LOG_DIR:-build/test-logs/vm-tls}
-mkdir -p "$LOG"
+VM_ARGS=("${MACHINE[@]}")
 # shellcheck source=tests/lib.sh
 . tests/lib.sh
-SKT_SUITE=vm-tls
-export PYTHONDONTWRITEBYTECODE=1
-PIDS=()
-CERTS=$(mktemp -d "${TMPDIR:-/tmp}/skiff-vmtls.XXXXXX")
-cleanup() {
-	skt_kill_tree "${PIDS[@]}"
-	rm -rf "$CERTS"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for f in "$SKIFF" "$IMG" "$APP_IMG"; do
-	[ -r "$f" ] || { fail setup "missing $f (make all uk)"; summary; exit 1; }
-done
+# shellcheck source=tests/vm_lib.sh
+. tests/vm_lib.sh
+vm_init vm-tls
+vm_need_files "make all uk" "$SKIFF" "$IMG" "$APP_IMG"
 skt_need setup qemu-system-x86_64 python3 openssl curl ab wrk timeout || { summary; exit 1; }
 
-mkcert() { # mkcert NAME ec|rsa
-	local k=(-newkey ec -pkeyopt ec_paramgen_curve:P-256)
-	[ "$2" = rsa ] && k=(-newkey rsa:2048)
-	openssl req -x509 "${k[@]}" -nodes -keyout "$CERTS/$1.key" -out "$CERTS/$1.crt" -days 1 \
-		-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 2>"$LOG/openssl-$1.log"
-}
-mkcert ec ec && mkcert rsa rsa && mkcert other ec || { fail setup "openssl req failed"; summary; exit 1; }
+vm_mkcert ec ec && vm_mkcert rsa rsa && vm_mkcert other ec || { fail setup "openssl req failed"; summary; exit 1; }
 
-# boot NAME TIMEOUT [skiff vm args] -- [guest words]: in the background.
-boot() {
-	local name=$1 t=$2
-	shift 2
-	: >"$LOG/$name.log"
-	timeout "$t" "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" "$@" </dev/null >"$LOG/$name.log" 2>&1 &
-	VM=$!
-	PIDS+=("$VM")
-}
 # After a failed check of the ECDSA guest: is its loop still turning (its
 # UDP echo on port 7 answers), or is QEMU gone?  Tells a wedged TCP/TLS
 # path from a guest that stopped.
@@ -105,7 +79,6 @@ except OSError as e:
     print(f"the guest's UDP echo does not answer in 2 s ({type(e).__name__})")
 PY
 }
-say_exit() { python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$1"; }
 
 # --- an application image over HTTPS (kv: one store behind both ports) ------------
 app_check() {
@@ -128,7 +101,7 @@ app_check() {
 		-sess_out "$CERTS/app.sess" 2>&1 | grep -aE '^(New|Reused),')
 	s2=$(printf "$get" | timeout 60 openssl s_client -connect "127.0.0.1:$https" -CAfile "$CERTS/ec.crt" \
 		-sess_in "$CERTS/app.sess" 2>&1 | grep -aE '^(New|Reused),')
-	say_exit "$ctl"
+	vm_say_exit "$ctl"
 	wait "$VM"
 	rc=$?
 	local req
@@ -159,7 +132,7 @@ ECHO=$(skt_free_port DGRAM)
 # the checks, and every later one fail as if it had wedged (the likeliest
 # reading of a fresh machine's failure on 2026-12-03, whose log did not
 # say; guest_state now does).  Each step below has its own timeout.
-boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
+vm_boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
 	-p "$CTL:9/udp" -p "$ECHO:7/udp" -- shutdown-port=9 exit-after=880 tls-handshake-timeout=3 stats
 if skt_wait_log "$LOG/ec.log" "skiff-uk: ready" 30 && grep -aq "https=443" "$LOG/ec.log"; then
 	# The guest's clock too: a LAPIC rate measured wrong makes every sleep
@@ -241,26 +214,8 @@ fi
 
 out=$(timeout 120 python3 tests/tls_probe.py hostile 127.0.0.1 "$HTTPS" "$CA" localhost 3 2>&1)
 [ $? -eq 0 ] && pass "hostile ($out)" || fail hostile "$out; $(guest_state)"
-out=$(timeout 60 python3 - "$HTTPS" <<'PY' 2>&1
-import os, socket, struct, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=15)
-# A handshake record that claims 300 bytes, 40 of them sent, then our FIN.
-s.sendall(struct.pack("!BHH", 22, 0x0301, 300) + os.urandom(40))
-s.shutdown(socket.SHUT_WR)
-t0 = time.monotonic()
-try:
-    while s.recv(4096):
-        pass
-    dt = time.monotonic() - t0
-    print(f"truncated: closed after {dt:.1f} s")
-    # at once, not by the 3 s handshake timeout
-    sys.exit(0 if dt < 1.5 else 1)
-except socket.timeout:
-    print("truncated: not closed in 15 s"); sys.exit(1)
-except ConnectionResetError:
-    print("truncated: reset")
-PY
-)
+# closed at once, not by the 3 s handshake timeout
+out=$(timeout 60 python3 tests/tls_probe.py truncated 127.0.0.1 "$HTTPS" 1.5 2>&1)
 [ $? -eq 0 ] && pass "truncated record ($out)" || fail truncated "$out; $(guest_state)"
 out=$(timeout 60 python3 - "$HTTPS" "$CA" <<'PY' 2>&1
 import socket, ssl, sys, time
@@ -286,7 +241,7 @@ out=$(timeout 60 python3 tests/tls_probe.py stall 127.0.0.1 "$HTTPS" 3 2>&1)
 after=$(timeout 60 curl -sS --cacert "$CA" "$URL" -o /dev/null -w '%{http_code}' 2>&1)
 [ "$after" = 200 ] && pass "serving after the bad input (200)" || fail after-bad "'$after'; $(guest_state)"
 
-say_exit "$CTL"
+vm_say_exit "$CTL"
 wait "$VM"
 rc=$?
 ctr() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "$LOG/ec.log" | tail -1; }
@@ -306,7 +261,7 @@ CTL=$(skt_free_port DGRAM)
 mkdir -p "$CERTS/site/sub"
 head -c 70000 /dev/urandom >"$CERTS/site/sub/blob.bin"
 echo '<p>index</p>' >"$CERTS/site/index.html"
-boot rsa 120 --root "$CERTS/site" --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" \
+vm_boot rsa 120 --root "$CERTS/site" --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" \
 	--tls-redirect -p "$HTTP:80" -p "$HTTPS:443" -p "$CTL:9/udp" -- shutdown-port=9 exit-after=100 \
 	tls-alpn=h2,http/1.1
 if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 30; then
@@ -342,7 +297,7 @@ if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 30; then
 	else
 		fail alpn-h2 "h2,http/1.1 -> '$a2' (want h2); http/1.1 -> '$a1' (want http/1.1 HTTP/1.1 200); foo -> '$af' (want none HTTP/1.1 200)"
 	fi
-	say_exit "$CTL"
+	vm_say_exit "$CTL"
 	wait "$VM"
 else
 	fail rsa-redirect "no ready line; see $LOG/rsa.log"

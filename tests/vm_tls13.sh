@@ -28,10 +28,9 @@
 #   smp           --smp 2: the AP comes up with its own copy of the thread-local
 #                 variables (musl/init.c), ab -f TLS1.3 -n 100 -c 8 with 0 failed,
 #                 exit 0.  User networking has one queue pair, so vCPU 0 serves
-#                 every connection.  (On a multi-queue TAP neither image serves
-#                 HTTPS from an AP: the TLS listeners are worker 0's alone,
-#                 uk/uk_smp.h; measured here, 253 of 300 ab -f TLS1.3
-#                 connections hashed to vCPU 1 failed.)
+#                 every connection.  (HTTPS on every vCPU over a
+#                 multi-queue TAP: tests/vm_smp.sh's smp-tap-tls13, which
+#                 phase vm-tls13 runs after this script.)
 #   rsa           an RSA 2048 certificate: curl --tlsv1.3 200
 #   alpn-h2       that guest with tls-alpn=h2,http/1.1 (tls_wolfssl_alpn_h2):
 #                 s_client -tls1_3 told h2 for h2,http/1.1, http/1.1 for http/1.1,
@@ -44,50 +43,24 @@ set -u
 cd "$(dirname "$0")/.." || exit 2
 SKIFF=${1:-build/skiff}
 IMG=${2:-build/skiff-uk-tls13.elf}
-LOG=${VM_LOG_DIR:-build/test-logs/vm-tls13}
-mkdir -p "$LOG"
 # shellcheck source=tests/lib.sh
 . tests/lib.sh
-SKT_SUITE=vm-tls13
-export PYTHONDONTWRITEBYTECODE=1
-PIDS=()
-CERTS=$(mktemp -d "${TMPDIR:-/tmp}/skiff-vmtls13.XXXXXX")
-cleanup() {
-	skt_kill_tree "${PIDS[@]}"
-	rm -rf "$CERTS"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-for f in "$SKIFF" "$IMG"; do
-	[ -r "$f" ] || { fail setup "missing $f (make all uk-tls13)"; summary; exit 1; }
-done
+# shellcheck source=tests/vm_lib.sh
+. tests/vm_lib.sh
+vm_init vm-tls13
+vm_need_files "make all uk-tls13" "$SKIFF" "$IMG"
 skt_need setup qemu-system-x86_64 python3 openssl curl ab timeout || { summary; exit 1; }
 
 # wolfSSL's heap is musl's (64 MiB at most, half of what is free when it is
 # first used, at boot): 512 MiB leaves the kernel's pools their room.
 MEM=(--mem 512M)
-mkcert() { # mkcert NAME ec|rsa
-	local k=(-newkey ec -pkeyopt ec_paramgen_curve:P-256)
-	[ "$2" = rsa ] && k=(-newkey rsa:2048)
-	openssl req -x509 "${k[@]}" -nodes -keyout "$CERTS/$1.key" -out "$CERTS/$1.crt" -days 1 \
-		-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 2>"$LOG/openssl-$1.log"
-}
-mkcert ec ec && mkcert rsa rsa && mkcert other ec || { fail setup "openssl req failed"; summary; exit 1; }
+VM_ARGS=("${MEM[@]}")
+vm_mkcert ec ec && vm_mkcert rsa rsa && vm_mkcert other ec || { fail setup "openssl req failed"; summary; exit 1; }
 
-boot() { # boot NAME TIMEOUT [skiff vm args] -- [guest words]: in the background
-	local name=$1 t=$2
-	shift 2
-	: >"$LOG/$name.log"
-	timeout "$t" "$SKIFF" vm --accel tcg --image "$IMG" "${MEM[@]}" "$@" </dev/null >"$LOG/$name.log" 2>&1 &
-	VM=$!
-	PIDS+=("$VM")
-}
-say_exit() { python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$1"; }
 alive() { kill -0 "$VM" 2>/dev/null && echo "the guest runs" || echo "the guest has exited"; }
 
 HTTP=$(skt_free_port STREAM) HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
-boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
+vm_boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
 	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=880 tls-handshake-timeout=3 stats
 if skt_wait_log "$LOG/ec.log" "skiff-uk: ready" 60 && grep -aq "https=443 (wolfSSL" "$LOG/ec.log"; then
 	pass "boot ($(grep -ao 'https=443 ([^;]*' "$LOG/ec.log"))"
@@ -161,30 +134,14 @@ fi
 
 out=$(timeout 180 python3 tests/tls_probe.py hostile 127.0.0.1 "$HTTPS" "$CA" localhost 3 2>&1)
 [ $? -eq 0 ] && pass "hostile ($out)" || fail hostile "$out; $(alive)"
-out=$(timeout 60 python3 - "$HTTPS" <<'PY' 2>&1
-import os, socket, struct, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=15)
-# A handshake record that claims 300 bytes, 40 of them sent, then our FIN.
-s.sendall(struct.pack("!BHH", 22, 0x0301, 300) + os.urandom(40))
-s.shutdown(socket.SHUT_WR)
-t0 = time.monotonic()
-try:
-    while s.recv(4096):
-        pass
-    print(f"truncated: closed after {time.monotonic() - t0:.1f} s")
-except socket.timeout:
-    print("truncated: not closed in 15 s"); sys.exit(1)
-except ConnectionResetError:
-    print("truncated: reset")
-PY
-)
+out=$(timeout 60 python3 tests/tls_probe.py truncated 127.0.0.1 "$HTTPS" 2>&1)
 [ $? -eq 0 ] && pass "truncated record ($out)" || fail truncated "$out; $(alive)"
 out=$(timeout 60 python3 tests/tls_probe.py stall 127.0.0.1 "$HTTPS" 3 2>&1)
 [ $? -eq 0 ] && pass "stall ($out)" || fail stall "$out; $(alive)"
 after=$(timeout 60 curl -sS --tlsv1.3 --cacert "$CA" "$URL" -o /dev/null -w '%{http_code}' 2>&1)
 [ "$after" = 200 ] && pass "serving after the bad input (200)" || fail after-bad "'$after'; $(alive)"
 
-say_exit "$CTL"
+vm_say_exit "$CTL"
 wait "$VM"
 rc=$?
 ctr() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "$LOG/ec.log" | tail -1; }
@@ -197,13 +154,13 @@ fi
 
 # --- two vCPUs ------------------------------------------------------------------
 HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
-boot smp 600 --smp 2 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTPS:443" \
+vm_boot smp 600 --smp 2 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTPS:443" \
 	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=580 stats
 if skt_wait_log "$LOG/smp.log" "skiff-uk: ready" 60; then
 	timeout 400 ab -f TLS1.3 -n 100 -c 8 "https://localhost:$HTTPS/" >"$LOG/ab-smp.log" 2>&1
 	d=$(awk '/^Complete requests:/{print $3}' "$LOG/ab-smp.log")
 	f=$(awk '/^Failed requests:/{print $3}' "$LOG/ab-smp.log")
-	say_exit "$CTL"
+	vm_say_exit "$CTL"
 	wait "$VM"
 	rc=$?
 	cpus=$(grep -aco 'cpu [0-9]* up' "$LOG/smp.log")
@@ -218,7 +175,7 @@ fi
 
 # --- RSA -------------------------------------------------------------------------
 HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
-boot rsa 120 --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" -p "$HTTPS:443" -p "$CTL:9/udp" \
+vm_boot rsa 120 --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" -p "$HTTPS:443" -p "$CTL:9/udp" \
 	-- shutdown-port=9 exit-after=100 tls-alpn=h2,http/1.1
 if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 60; then
 	s=$(timeout 60 curl -sS --http1.1 --tlsv1.3 --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
@@ -235,7 +192,7 @@ if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 60; then
 			"$(grep -m1 -oE '^HTTP/1\.1 [0-9]+' <<<"$out")"
 	}
 	a2=$(alpn_of h2,http/1.1) a1=$(alpn_of http/1.1 -ign_eof) af=$(alpn_of foo -ign_eof)
-	say_exit "$CTL"
+	vm_say_exit "$CTL"
 	wait "$VM"
 	[ "$s" = "200 0" ] && pass "rsa (RSA 2048 over TLS 1.3: $s)" || fail rsa "'$s'"
 	if [[ $a2 == "h2 "* ]] && [ "$a1" = "http/1.1 HTTP/1.1 200" ] && [ "$af" = "none HTTP/1.1 200" ]; then

@@ -178,7 +178,7 @@ def main(argv):
         if here not in allow:
             unknown.setdefault(here, path)
             continue
-        is_test = path.endswith("_test.c")
+        is_test = path.endswith(("_test.c", "_test.h"))  # a header only tests include
         with open(path, encoding="utf-8", errors="replace") as f:
             for no, line in enumerate(f, 1):
                 m = INCLUDE.match(line)

@@ -207,23 +207,40 @@ int64_t sar_find(const struct sar_view *v, const char *path, size_t len)
 
 /* ---- the site ---- */
 
+/* Entry i of v as the site serves it, before its validators. */
+static struct http_file site_file(const struct sar_view *v, uint32_t i)
+{
+	struct sar_entry e;
+	sar_entry_at(v, i, &e);
+	return (struct http_file){
+		.data = e.data,
+		.len = (size_t)e.len,
+		.ctype = sar_content_type(e.name, e.name_len),
+		.mtime = e.mtime > 0 ? e.mtime : 0, /* Last-Modified, the ETag */
+		/* The archive is the view's for as long as the site is
+		 * served (the unikernel's: the life of the guest). */
+		.pinned = true,
+	};
+}
+
+uint64_t sar_site_mem(const struct sar_view *v)
+{
+	uint64_t n = (uint64_t)v->count * sizeof(struct http_file);
+	for (uint32_t i = 0; i < v->count; i++) {
+		struct http_file f = site_file(v, i);
+		n += http_file_prepare_len(&f);
+	}
+	return n;
+}
+
 void sar_site_init(struct sar_site *s, const struct sar_view *v, struct http_file *files)
 {
 	s->v = *v;
 	s->files = files;
+	char *vals = (char *)(files + v->count); /* sar_site_mem: right after the entries */
 	for (uint32_t i = 0; i < v->count; i++) {
-		struct sar_entry e;
-		sar_entry_at(v, i, &e);
-		files[i] = (struct http_file){
-			.data = e.data,
-			.len = (size_t)e.len,
-			.ctype = sar_content_type(e.name, e.name_len),
-			.mtime = e.mtime > 0 ? e.mtime : 0, /* Last-Modified, the ETag */
-			/* The archive is the view's for as long as the site is
-			 * served (the unikernel's: the life of the guest). */
-			.pinned = true,
-		};
-		http_file_prepare(&files[i]); /* its validators, once */
+		files[i] = site_file(v, i);
+		vals += http_file_prepare(&files[i], vals); /* its validators, once */
 	}
 	/* "x.gz" / "x.br" beside "x": x's precompressed siblings. */
 	for (uint32_t i = 0; i < v->count; i++) {

@@ -112,11 +112,9 @@ struct sar_site {
 	char key[SAR_MAX_NAME + 16]; /* scratch: a directory's ".../index.html" */
 };
 
-/* Bytes of `files` sar_site_init needs for v. */
-static inline uint64_t sar_site_mem(const struct sar_view *v)
-{
-	return (uint64_t)v->count * sizeof(struct http_file);
-}
+/* Bytes of `files` sar_site_init needs for v: the entries, then their
+ * validators (http_file_prepare's arena, one allocation with them). */
+uint64_t sar_site_mem(const struct sar_view *v);
 
 void sar_site_init(struct sar_site *s, const struct sar_view *v, struct http_file *files);
 

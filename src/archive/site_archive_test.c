@@ -115,7 +115,14 @@ static void test_valid_and_lookup(void **state)
 	assert_int_equal((uintptr_t)(e.data - b) % SAR_ALIGN, 0);
 
 	struct sar_site s;
-	struct http_file files[3];
+	/* The entries and their validators' arena: Last-Modified (30 bytes)
+	 * and the mtime-len ETag of each of the three files. */
+	uint64_t mem = sar_site_mem(&v);
+	assert_int_equal(mem, 3 * sizeof(struct http_file) + 3 * 30 +
+				      sizeof("\"6553f100-6\"") + sizeof("\"6553f101-d\"") +
+				      sizeof("\"6553f102-a\""));
+	struct http_file *files = malloc(mem);
+	assert_non_null(files);
 	sar_site_init(&s, &v, files);
 	const struct http_file *f = sar_site_lookup(&s, "/", 1);
 	assert_non_null(f);
@@ -135,6 +142,11 @@ static void test_valid_and_lookup(void **state)
 	f = sar_site_lookup(&s, "/a.css", 6);
 	assert_non_null(f);
 	assert_string_equal(f->ctype, "text/css; charset=utf-8");
+	/* Prepared once: the validators every answer sends, in the arena. */
+	assert_string_equal(f->last_modified, "Tue, 14 Nov 2023 22:13:20 GMT");
+	assert_string_equal(f->etag, "\"6553f100-6\"");
+	assert_true(f->etag > (const char *)(files + 3) && f->etag < (const char *)files + mem);
+	free(files);
 	free(b);
 }
 

@@ -114,6 +114,9 @@ struct fc_tree {
 	size_t nmaps;
 	size_t nfds;            /* descriptors kept for sendfile */
 	uint8_t *small;         /* the arena of files below FC_SMALL */
+	char *vals;             /* the entries' validators (http_file_prepare),
+				 * one allocation; kept until FREED: a deferred
+				 * answer of an UNMAPPED tree still sends them */
 	uint32_t *table;        /* open addressing: index + 1, 0 = empty */
 	size_t tmask;
 	bool unmapped;
@@ -230,6 +233,7 @@ static void tree_free(struct fc_tree *t)
 		free(t->e[i].path);
 	free(t->e);
 	free(t->table);
+	free(t->vals);
 	free(t);
 }
 
@@ -309,7 +313,6 @@ static int load_one(const struct site_list *l, struct fc_tree *t, struct fc_entr
 		close(fd);
 	e->file.len = len;
 	e->file.mtime = st.st_mtime > 0 ? (int64_t)st.st_mtime : 0;
-	http_file_prepare(&e->file); /* its validators, once per load */
 	t->bytes += len;
 	return rc;
 }
@@ -422,6 +425,17 @@ static struct fc_tree *tree_load(const char *dir, uint64_t gen, char *err, size_
 		tree_free(t);
 		return NULL;
 	}
+	/* Each file's validators, once per load, in one arena. */
+	size_t vlen = 0;
+	for (size_t i = 0; i < t->n; i++)
+		vlen += http_file_prepare_len(&t->e[i].file);
+	if (!(t->vals = malloc(vlen ? vlen : 1))) {
+		snprintf(err, errlen, "out of memory for the validators of %zu files", t->n);
+		tree_free(t);
+		return NULL;
+	}
+	for (size_t i = 0, at = 0; i < t->n; i++)
+		at += http_file_prepare(&t->e[i].file, t->vals + at);
 	for (size_t i = 0; i < t->n; i++) {
 		size_t j = t->e[i].hash & t->tmask;
 		while (t->table[j])

@@ -92,6 +92,14 @@ static void test_load_reload(void **state)
 	assert_non_null(f);
 	assert_true(f->is_dir);
 	assert_true(old_big->mtime > 0 && !old_big->is_dir);
+	/* Prepared at load (the tree's validators' arena): Last-Modified
+	 * from the file's time, the mtime-len tag. */
+	char want[64];
+	assert_non_null(old_big->last_modified);
+	assert_int_equal(strlen(old_big->last_modified), 29);
+	snprintf(want, sizeof(want), "\"%llx-%zx\"", (unsigned long long)old_big->mtime,
+		 sizeof(big));
+	assert_string_equal(old_big->etag, want);
 
 	/* Replace big.bin (a new file: the old mapping keeps the old bytes)
 	 * and add one; reload. */

@@ -686,16 +686,34 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 	return 0;
 }
 
-static bool same_listeners(const struct sconf *a, const struct sconf *b)
+/* What a reload that would change the listeners says. */
+static void listeners_changed(const char *path, char *err, size_t errlen)
 {
-	if (a->nlisten != b->nlisten)
+	snprintf(err, errlen, "%s: the listeners or the sites' certificate files changed: "
+		 "restart skiff to change them (their contents are read again on SIGHUP)", path);
+}
+
+/* Can a reload to b keep a's listeners: the same addresses, ports and
+ * kinds, and the same header area each (the engines' areas were reserved
+ * at start)?  false: err says what changed (path: the file's name). */
+static bool same_listeners(const struct sconf *a, const struct sconf *b, const char *path,
+			   char *err, size_t errlen)
+{
+	for (unsigned li = 0; li < a->nlisten && li < b->nlisten; li++) {
+		if (sites_conf_header_area(a, li) == sites_conf_header_area(b, li))
+			continue;
+		snprintf(err, errlen, "%s: header_area changed for listener %u: restart skiff to "
+			 "change it", path, li + 1);
 		return false;
-	for (unsigned i = 0; i < a->nlisten; i++)
-		if (memcmp(&a->listen[i].addr, &b->listen[i].addr, sizeof(a->listen[i].addr)) ||
-		    a->listen[i].port != b->listen[i].port || a->listen[i].tls != b->listen[i].tls ||
-		    a->listen[i].any != b->listen[i].any)
-			return false;
-	return true;
+	}
+	bool same = a->nlisten == b->nlisten;
+	for (unsigned i = 0; same && i < a->nlisten; i++)
+		same = !memcmp(&a->listen[i].addr, &b->listen[i].addr, sizeof(a->listen[i].addr)) &&
+		       a->listen[i].port == b->listen[i].port && a->listen[i].tls == b->listen[i].tls &&
+		       a->listen[i].any == b->listen[i].any;
+	if (!same)
+		listeners_changed(path, err, errlen);
+	return same;
 }
 
 /* Do the tls listeners of a and b name the same certificate files for
@@ -734,19 +752,12 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 	if (load(pl, &p, err, sizeof(err)) < 0)
 		goto refused;
 	p.conf.max_conns = max_conns_run; /* the engines were sized at start */
-	for (unsigned li = 0; li < old->nlisten && li < p.conf.nlisten; li++) {
-		if (sites_conf_header_area(old, li) == sites_conf_header_area(&p.conf, li))
-			continue;
-		/* The engines' header areas were reserved at start. */
-		snprintf(err, sizeof(err), "%s: header_area changed for listener %u: restart skiff to "
-			 "change it", path, li + 1);
+	if (!same_listeners(old, &p.conf, path, err, sizeof(err))) {
 		free(p.arena);
 		goto refused;
 	}
-	if (!same_listeners(old, &p.conf) || !same_certs(old, &p.conf)) {
-		snprintf(err, sizeof(err), "%s: the listeners or the sites' certificate files changed: "
-			 "restart skiff to change them (their contents are read again on SIGHUP)",
-			 path);
+	if (!same_certs(old, &p.conf)) {
+		listeners_changed(path, err, sizeof(err));
 		free(p.arena);
 		goto refused;
 	}

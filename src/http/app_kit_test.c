@@ -17,40 +17,7 @@
 #include "http/app.h"
 #include "loop_host/loop_fake.h"
 
-static struct loop_fake fk;
-static struct http_app app;
-static void *mem;
-
-static void setup_with(const struct http_app_def *def, struct http_app_config *cfg)
-{
-	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
-	http_app_config_fit(cfg, def);
-	size_t sz = http_app_mem_size(cfg);
-	assert_true(sz > 0);
-	free(mem);
-	mem = calloc(1, sz);
-	assert_int_equal(http_app_init(&app, mem, sz, cfg, def, &fk.base), 0);
-	http_app_set_date(&app, "Sun, 06 Nov 1994 08:49:37 GMT");
-	assert_int_equal(http_app_start(&app), 0);
-}
-
-static void check(void)
-{
-	assert_int_equal(http_app_check(&app), 0);
-}
-
-static void send_str(int s, const char *d)
-{
-	loop_fake_send(&fk, s, d, strlen(d));
-	check();
-}
-
-static int conn(int s)
-{
-	loop_fake_connect(&fk, s);
-	check();
-	return s;
-}
+#include "app_fake_test.h"
 
 /* The client resets: the engine closes the connection (its request, if
  * any, is over with ok false). */
@@ -59,43 +26,6 @@ static void loop_fake_close(struct loop_fake *f, int s)
 	f->s[s].eof = true;
 	loop_fake_event(f, s, LOOP_EV_READ | LOOP_EV_ERROR);
 	assert_false(f->s[s].open);
-}
-
-static void clear_out(int s)
-{
-	fk.s[s].out_len = 0;
-	fk.s[s].out[0] = 0;
-}
-
-struct stat_q {
-	const char *name;
-	uint64_t v;
-	bool seen;
-};
-
-static void stat_cb(void *ctx, const char *name, uint64_t v)
-{
-	struct stat_q *q = ctx;
-	if (!strcmp(name, q->name))
-		q->v = v, q->seen = true;
-}
-
-static uint64_t stat_of(const char *want)
-{
-	struct stat_q q = {want, 0, false};
-	http_app_stats(&app, stat_cb, &q);
-	assert_true(q.seen);
-	return q.v;
-}
-
-static char elog_key[64], elog_msg[300];
-static int elog_lines;
-static void elog_hook(void *ctx, const char *key, const char *msg)
-{
-	(void)ctx;
-	elog_lines++;
-	snprintf(elog_key, sizeof(elog_key), "%s", key);
-	snprintf(elog_msg, sizeof(elog_msg), "%s", msg);
 }
 
 /* ---- the application ---- */
@@ -241,6 +171,7 @@ static void setup_kit(const struct http_app_def *def)
 	cfg.out_size = 4096;
 	cfg.max_body = 4096;
 	cfg.error_log = elog_hook;
+	http_app_config_fit(&cfg, def);
 	setup_with(def, &cfg);
 	assert_int_equal(app.cfg.body_size, def->body_size);
 	done_calls = done_ok = elog_lines = hook_calls = 0;

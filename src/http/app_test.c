@@ -20,45 +20,7 @@
 /* kv with a 64 KiB pool: 16 blocks of 4 KiB. */
 #define KV_POOL (64u * 1024u)
 #include "../../examples/kv.c"
-
-static struct loop_fake fk;
-static struct http_app app;
-static void *mem;
-
-static void setup_with(const struct http_app_def *def, struct http_app_config *cfg)
-{
-	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
-	size_t sz = http_app_mem_size(cfg);
-	assert_true(sz > 0);
-	free(mem);
-	mem = calloc(1, sz);
-	assert_int_equal(http_app_init(&app, mem, sz, cfg, def, &fk.base), 0);
-	http_app_set_date(&app, "Sun, 06 Nov 1994 08:49:37 GMT");
-	assert_int_equal(http_app_start(&app), 0);
-}
-
-static void check(void)
-{
-	assert_int_equal(http_app_check(&app), 0);
-}
-
-static void send_bytes(int s, const void *d, size_t n)
-{
-	loop_fake_send(&fk, s, d, n);
-	check();
-}
-
-static void send_str(int s, const char *d)
-{
-	send_bytes(s, d, strlen(d));
-}
-
-static int conn(int s)
-{
-	loop_fake_connect(&fk, s);
-	check();
-	return s;
-}
+#include "app_fake_test.h"
 
 static int count(const char *hay, size_t len, const char *needle)
 {
@@ -78,12 +40,6 @@ static const char *last_body(int s, size_t *len)
 		b = p + 4;
 	*len = b ? (size_t)(out + fk.s[s].out_len - b) : 0;
 	return b;
-}
-
-static void clear_out(int s)
-{
-	fk.s[s].out_len = 0;
-	fk.s[s].out[0] = 0;
 }
 
 /* ---- the test's own application ---- */
@@ -277,41 +233,6 @@ static int h_many_stream(struct http_app_req *r, void *ctx)
 	assert_int_equal(http_app_stream(r, 200, HTTP_APP_CHUNKED, NULL, NULL), 0);
 	assert_int_equal(http_app_write(r, "body", 4), 4);
 	return http_app_end(r);
-}
-
-/* The error log hook: the last line and how many came. */
-static char elog_key[64], elog_msg[300];
-static int elog_lines;
-
-static void elog_hook(void *ctx, const char *key, const char *msg)
-{
-	(void)ctx;
-	elog_lines++;
-	snprintf(elog_key, sizeof(elog_key), "%s", key);
-	snprintf(elog_msg, sizeof(elog_msg), "%s", msg);
-}
-
-struct stat_q {
-	const char *name;
-	uint64_t v;
-	bool seen;
-};
-
-static void stat_cb(void *ctx, const char *name, uint64_t v)
-{
-	struct stat_q *q = ctx;
-	if (!strcmp(name, q->name)) {
-		q->v = v;
-		q->seen = true;
-	}
-}
-
-static uint64_t stat_of(const char *want)
-{
-	struct stat_q q = {want, 0, false};
-	http_app_stats(&app, stat_cb, &q);
-	assert_true(q.seen);
-	return q.v;
 }
 
 /* A chunked stream cut after its first piece (an origin that died). */

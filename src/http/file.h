@@ -25,11 +25,12 @@
  *                when mtime is known (what nginx sends, so caches see the
  *                same form), else sends none (then If-None-Match and
  *                If-Match can match only "*");
+ *   last_modified NULL  formatted from mtime per answer (a source that
+ *                makes many answers prepares it and the ETag once:
+ *                http_file_prepare, file_answer.h);
  *   gz/br NULL   no precompressed sibling;
  *   is_dir false a file.
  */
-#define HTTP_ETAG_MAX_ 64u /* HTTP_ETAG_MAX, below */
-
 struct http_file {
 	const uint8_t *data; /* len bytes; NULL allowed when len == 0 or is_dir */
 	size_t len;
@@ -40,24 +41,32 @@ struct http_file {
 	/* NULL, or a complete strong entity-tag, quotes included ("\"abc\""),
 	 * at most HTTP_ETAG_MAX bytes of etagc (no '"' inside, no W/): a
 	 * source that can do better than mtime+len (a content hash computed
-	 * when the archive is built) sets it. */
+	 * when the archive is built) sets it; http_file_prepare points a NULL
+	 * one at the mtime-len tag it makes. */
 	const char *etag;
+	/* Last-Modified's value (HTTP_DATE_LEN bytes and a NUL), made from
+	 * mtime once by http_file_prepare (file_answer.h) where a source
+	 * makes the entry; NULL (a source that does not prepare, a test's
+	 * table, mtime unknown): formatted per answer from mtime.  It and a
+	 * made etag live in the source's arena for the tree (one allocation
+	 * per load), not in the entry, which stays at 72 bytes. */
+	const char *last_modified;
 	/* The same content precompressed: file.gz (Content-Encoding: gzip) and
 	 * file.br (br), each a full entry of its own (its len, mtime, etag),
 	 * served instead of this one when Accept-Encoding allows; every
 	 * response for an entry with a sibling carries Vary: Accept-Encoding.
 	 * The sibling's ctype is ignored (this entry's is sent).  NULL: none. */
 	const struct http_file *gz, *br;
-	/* A directory: never served as a body.  The server answers "/dir"
-	 * with 301 to "/dir/", and "/dir/" with the lookup of "/dir/index.html"
-	 * (403 when the directory has none).  data/len/ctype are ignored. */
-	bool is_dir;
 	/* > 0: an open descriptor of the same bytes as data[0, len), offset 0
 	 * at data[0]; a loop with the sendfile op (loop.h; --stack linux)
 	 * then sends the body from it (no copy through user memory), else
 	 * from data.  It must stay open as long as data stays mapped.  0:
 	 * none (a source never offers descriptor 0). */
 	int fd;
+	/* A directory: never served as a body.  The server answers "/dir"
+	 * with 301 to "/dir/", and "/dir/" with the lookup of "/dir/index.html"
+	 * (403 when the directory has none).  data/len/ctype are ignored. */
+	bool is_dir;
 	/* data[0, len) stays mapped and unchanged until its owner sees the
 	 * loop hold no reference (loop_refs_held() 0: serve's file cache keeps
 	 * a retired tree mapped until then), or for the life of the process
@@ -65,19 +74,10 @@ struct http_file {
 	 * skiff stack) then queues the body by reference instead of copying
 	 * it.  false: the bytes may go when the response is written. */
 	bool pinned;
-	/* What every answer for the entry would otherwise format again:
-	 * Last-Modified's value (HTTP_DATE_LEN bytes and a NUL) when mtime is
-	 * known, and the mtime-len entity-tag when etag is NULL (NUL-
-	 * terminated).  Filled once by http_file_prepare (file_answer.h) where
-	 * a source makes the entry; "" (a source that does not prepare, a
-	 * test's table): formatted per answer instead.  Arrays, not pointers,
-	 * so that copying an entry copies them. */
-	char last_modified[30];
-	char etag_made[HTTP_ETAG_MAX_ + 1];
 };
 
 /* The longest ETag a source may give, quotes included. */
-#define HTTP_ETAG_MAX HTTP_ETAG_MAX_
+#define HTTP_ETAG_MAX 64u
 
 /* Map a decoded path to an entry, or NULL (404).  The path starts with
  * '/', has no "." or ".." segments and no NUL, and is NUL-terminated at

@@ -67,6 +67,14 @@ struct http_file_answer {
 	 * the target as sent (origin-form, or past scheme://authority), with a
 	 * '/' after the path.  Offsets into http_file_ask.target. */
 	uint32_t loc_off, loc_len, query_at;
+	/* 200/206/304/412/416: var's strong entity-tag, etag_len bytes and a
+	 * NUL, or NULL (none).  It points at the entry's own (the source's, or
+	 * the one http_file_prepare made), so neither the decision nor the
+	 * ETag line copies or formats it; only an entry nobody prepared has it
+	 * made here, in etag_buf (then the answer must not be copied). */
+	const char *etag;
+	size_t etag_len;
+	char etag_buf[HTTP_ETAG_MAX + 1];
 	struct http_range rg[HTTP_MAX_RANGES];
 };
 
@@ -86,14 +94,17 @@ struct http_file_answer {
 void http_file_decide(struct http_file_answer *a, const struct http_file_ask *q,
 		      http_lookup_fn lookup, void *lookup_ctx, char *path, size_t plen);
 
-/* The strong ETag of an entry into out[HTTP_ETAG_MAX]: the source's, or
- * "<mtime hex>-<len hex>" when the time is known (what nginx sends); 0
- * when there is none. */
-size_t http_file_etag(const struct http_file *f, char *out);
-
-/* Fill f->last_modified and f->etag_made from f's mtime, len and etag, for
- * a source making the entry (after it set them, and again if they change). */
-void http_file_prepare(struct http_file *f);
+/* A source making entries prepares each once, after it set mtime, len
+ * and etag: the validators every answer would otherwise format go into one
+ * arena per tree (or archive) the source allocates, sized by the sum of
+ * http_file_prepare_len over its entries, and kept as long as the entries.
+ * Bytes of the arena f needs: Last-Modified (HTTP_DATE_LEN and a NUL) and,
+ * when f->etag is NULL, the mtime-len tag and its NUL; 0 when mtime is
+ * unknown (no validators to make). */
+size_t http_file_prepare_len(const struct http_file *f);
+/* Write them at room (http_file_prepare_len(f) bytes) and point
+ * f->last_modified and a NULL f->etag at them; returns the bytes used. */
+size_t http_file_prepare(struct http_file *f, char *room);
 
 /* Where the path[?query] of a target t[from, to) starts: at `from` in
  * origin-form, past scheme://authority in absolute-form. */

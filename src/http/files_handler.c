@@ -78,7 +78,7 @@ static int file_fields(struct http_app_req *r, const struct http_files *fh,
 {
 	int rc = 0;
 	const struct http_file *f = a->var;
-	if (f->last_modified[0]) {
+	if (f->last_modified) {
 		rc |= http_app_header(r, "Last-Modified", f->last_modified);
 	} else if (f->mtime > 0) {
 		char d[HTTP_DATE_LEN + 1];
@@ -86,16 +86,8 @@ static int file_fields(struct http_app_req *r, const struct http_files *fh,
 		d[HTTP_DATE_LEN] = 0;
 		rc |= http_app_header(r, "Last-Modified", d);
 	}
-	if (f->etag_made[0] && !f->etag) {
-		rc |= http_app_header(r, "ETag", f->etag_made);
-	} else {
-		char etag[HTTP_ETAG_MAX + 1];
-		size_t elen = http_file_etag(f, etag);
-		if (elen) {
-			etag[elen] = 0;
-			rc |= http_app_header(r, "ETag", etag);
-		}
-	}
+	if (a->etag) /* decided once, for the conditionals: the entry's own */
+		rc |= http_app_header(r, "ETag", a->etag);
 	if (a->vary)
 		rc |= http_app_header(r, "Vary", "Accept-Encoding");
 	if (fh->cache_control && (a->status == 200 || a->status == 206 || a->status == 304))

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/date.h"
 #include "http/file_answer.h"
 #include "http/files_handler.h"
 #include "loop_host/loop_fake.h"
@@ -45,27 +46,36 @@ static struct http_file site_sp = {.data = (const uint8_t *)"abc", .len = 3,
 static struct http_file site_big = {.data = big, .len = sizeof(big), .ctype = "b", .mtime = T0};
 
 /* Each entry as a source that prepares its validators makes it
- * (http_file_prepare: serve's file cache, the archive), or as one that
- * does not (the handler then formats them per answer): the answers must be
- * the same byte for byte. */
+ * (http_file_prepare into an arena: serve's file cache, the archive), or
+ * as one that does not (the handler then formats them per answer): the
+ * answers must be the same byte for byte. */
 static void prepare_site(bool prepared)
 {
 	struct http_file *all[] = {&site_gz, &site_br, &site_a, &site_z, &site_idx, &site_dir,
 				   &site_sp, &site_big};
+	static char vals[SK_ARRAY_LEN(all) * (HTTP_DATE_LEN + 1 + HTTP_ETAG_MAX + 1)];
+	size_t at = 0;
 	for (size_t i = 0; i < SK_ARRAY_LEN(all); i++) {
+		/* Unprepared: the source's own tag only (site_br's). */
+		all[i]->last_modified = NULL;
+		all[i]->etag = all[i] == &site_br ? "\"br-tag\"" : NULL;
 		if (prepared) {
-			http_file_prepare(all[i]);
-		} else {
-			all[i]->last_modified[0] = 0;
-			all[i]->etag_made[0] = 0;
+			size_t need = http_file_prepare_len(all[i]);
+			assert_int_equal(http_file_prepare(all[i], vals + at), need);
+			at += need;
 		}
 	}
 	if (prepared) { /* what the handler then sends as it is */
 		assert_string_equal(site_a.last_modified, "Sun, 06 Nov 1994 08:49:37 GMT");
-		assert_string_equal(site_a.etag_made, "\"2ebc98a1-a\"");
-		assert_string_equal(site_br.etag_made, ""); /* the source's own etag stands */
-		assert_string_equal(site_idx.last_modified, ""); /* no mtime: no validators */
-		assert_string_equal(site_idx.etag_made, "");
+		assert_string_equal(site_a.etag, "\"2ebc98a1-a\"");
+		assert_string_equal(site_br.etag, "\"br-tag\""); /* the source's own etag stands */
+		assert_null(site_idx.last_modified); /* no mtime: no validators */
+		assert_null(site_idx.etag);
+		/* The arena holds what the entries no longer do: a Last-Modified
+		 * and its NUL for each of the 5 entries with a time, and the made
+		 * tags of the 4 without a tag of their own. */
+		assert_int_equal(at, 5 * 30 + sizeof("\"2ebc98a2-2\"") + sizeof("\"2ebc98a1-a\"") +
+					     sizeof("\"2ebc98a1-4\"") + sizeof("\"2ebc98a1-bb8\""));
 	}
 }
 

@@ -93,6 +93,10 @@ struct tls_ctx {
 	 * to count and to learn which connection resumed. */
 	const br_ssl_session_cache_class *cache_vt;
 	br_ssl_session_cache_lru lru;
+	/* The LRU the servers use: &lru, or another context's
+	 * (tls_bearssl_share_cache), then under lock/unlock (NULL: none). */
+	br_ssl_session_cache_lru *cache;
+	void (*lock)(void), (*unlock)(void);
 	br_ec_impl ecdhe;          /* the default EC code, X25519 and P-256 only */
 	uint16_t suites[6];        /* ECDSA's if a certificate is EC, RSA's if one is RSA */
 	unsigned nsuites;
@@ -141,14 +145,22 @@ static void cache_save(const br_ssl_session_cache_class **vt, br_ssl_server_cont
 {
 	struct tls_ctx *t = ctx_of_cache(vt);
 	t->saved++;
-	t->lru.vtable->save(&t->lru.vtable, sc, params);
+	if (t->lock)
+		t->lock();
+	t->cache->vtable->save(&t->cache->vtable, sc, params);
+	if (t->unlock)
+		t->unlock();
 }
 
 static int cache_load(const br_ssl_session_cache_class **vt, br_ssl_server_context *sc,
 		      br_ssl_session_parameters *params)
 {
 	struct tls_ctx *t = ctx_of_cache(vt);
-	int r = t->lru.vtable->load(&t->lru.vtable, sc, params);
+	if (t->lock)
+		t->lock();
+	int r = t->cache->vtable->load(&t->cache->vtable, sc, params);
+	if (t->unlock)
+		t->unlock();
 	struct tls_conn *c = (struct tls_conn *)(void *)sc; /* sc is its first member */
 	if (r) {
 		c->resumed = true;
@@ -426,6 +438,7 @@ struct tls_ctx *tls_bearssl_server(void *mem, size_t mem_size, const struct tls_
 	t->certs = (struct cert *)(void *)m;
 	t->max_certs = n_certs(cfg);
 	t->cache_vt = &cache_class;
+	t->cache = &t->lru;
 	t->random = cfg->random;
 	t->alpn_h2 = cfg->alpn_h2;
 	t->max_conns = cfg->max_conns;
@@ -464,6 +477,14 @@ int tls_bearssl_add_cert(struct tls_ctx *t, const void *cert_pem, size_t cert_le
 	t->ncerts++;
 	set_suites(t);
 	return (int)t->ncerts - 1;
+}
+
+void tls_bearssl_share_cache(struct tls_ctx *t, struct tls_ctx *owner, void (*lock)(void),
+			     void (*unlock)(void))
+{
+	owner->lock = t->lock = lock;
+	owner->unlock = t->unlock = unlock;
+	t->cache = &owner->lru;
 }
 
 /* The first c in p[0, n), or NULL (the guest's libc has no memchr). */

@@ -13,7 +13,8 @@
  * the certificate chosen by the SNI name (tls_bearssl_add_cert/_name: a
  * default one and up to TLS_SNI_MAX names for others); no
  * renegotiation; close_notify both ways.  Resumption by session ID only,
- * from one LRU cache per context: BearSSL 0.6 has no session tickets; a
+ * from one LRU cache per context (or one context's shared by several,
+ * tls_bearssl_share_cache): BearSSL 0.6 has no session tickets; a
  * session resumes only under a name that asks for the certificate it
  * was made with (else the connection is refused: BearSSL cannot fall
  * back to a full handshake once it found the session).
@@ -78,6 +79,18 @@ int tls_bearssl_add_cert(struct tls_ctx *ctx, const void *cert_pem, size_t cert_
 			 const void *key_pem, size_t key_len, char *err, size_t errlen);
 int tls_bearssl_add_name(struct tls_ctx *ctx, const char *name, size_t len, unsigned cert,
 			 char *err, size_t errlen);
+
+/* Make t resume from owner's session cache, and save into it (the
+ * unikernel's vCPUs, uk/uk_smp.h: a session made on one resumes on
+ * another), lock and unlock taken around each use of it, by either
+ * context (owner's take them from now on too).  Before either has a
+ * connection.  Only the cache is shared: each context's connections,
+ * counters and certificates stay its own, and each is used by one thread.
+ * Both must hold the same certificates in the same order (a session ID
+ * names its certificate by index); t's own cache goes unused (give it
+ * sessions = 1). */
+void tls_bearssl_share_cache(struct tls_ctx *t, struct tls_ctx *owner, void (*lock)(void),
+			     void (*unlock)(void));
 
 /* The context's counters: tls.conns_in_use, tls.conn_pool_empty,
  * tls.overflow_taken, tls.overflow_pool_empty, tls.sessions_saved,

@@ -405,6 +405,78 @@ static void test_resume_by_id(void **state)
 	SSL_CTX_free(cctx);
 }
 
+/* A context of its own block (server() reuses one). */
+static struct tls_ctx *server_own(const struct pem *p, unsigned sessions, void **block)
+{
+	struct tls_bearssl_config cfg = {.max_conns = 2, .sessions = sessions, .random = rnd};
+	size_t n = tls_bearssl_mem_size(&cfg);
+	*block = aligned_alloc(16, (n + 15) & ~(size_t)15);
+	char err[200];
+	struct tls_ctx *t = tls_bearssl_server(*block, n, &cfg, p->cert, p->cert_len, p->key,
+					       p->key_len, err, sizeof(err));
+	if (!t)
+		fail_msg("%s", err);
+	return t;
+}
+
+static int lock_depth, lock_taken;
+static void cache_lock(void)
+{
+	assert_int_equal(lock_depth++, 0);
+	lock_taken++;
+}
+static void cache_unlock(void)
+{
+	assert_int_equal(--lock_depth, 0);
+}
+
+/* One connection offering `sess`: whether it resumed; its session. */
+static bool connect_once(SSL_CTX *cctx, struct tls_ctx *t, SSL_SESSION *sess, SSL_SESSION **out)
+{
+	struct pair p;
+	pair_new(&p, cctx, t, sess);
+	assert_true(handshake(&p));
+	bool r = E->resumed(p.sv);
+	assert_int_equal(r, SSL_session_reused(p.cl) == 1);
+	exchange(&p);
+	*out = SSL_get1_session(p.cl);
+	pair_free(&p);
+	return r;
+}
+
+/* Two contexts on one session cache (tls_bearssl_share_cache, the
+ * unikernel's vCPUs): a session made on either resumes on the other, each
+ * use under the lock; a third context with its own cache does not. */
+static void test_shared_cache(void **state)
+{
+	(void)state;
+	struct pem pm;
+	make_pem(&pm, "ec");
+	void *ma, *mb, *mc;
+	struct tls_ctx *a = server_own(&pm, 0, &ma), *b = server_own(&pm, 1, &mb);
+	struct tls_ctx *c = server_own(&pm, 0, &mc);
+	tls_bearssl_share_cache(b, a, cache_lock, cache_unlock);
+	SSL_CTX *cctx = client(NULL);
+	SSL_SESSION *s1, *s2, *s3, *s4;
+	assert_false(connect_once(cctx, a, NULL, &s1));
+	assert_true(connect_once(cctx, b, s1, &s2));  /* a's session, on b */
+	assert_false(connect_once(cctx, b, NULL, &s3));
+	assert_true(connect_once(cctx, a, s3, &s4));  /* b's, on a */
+	assert_int_equal(lock_depth, 0);
+	assert_true(lock_taken >= 4); /* a save or a load per handshake */
+	SSL_SESSION *s5;
+	assert_false(connect_once(cctx, c, s1, &s5)); /* its own cache: a miss */
+	SSL_SESSION_free(s1);
+	SSL_SESSION_free(s2);
+	SSL_SESSION_free(s3);
+	SSL_SESSION_free(s4);
+	SSL_SESSION_free(s5);
+	SSL_CTX_free(cctx);
+	free(ma);
+	free(mb);
+	free(mc);
+}
+
 static void take(void *arg, const char *name, uint64_t v)
 {
 	uint64_t *o = arg;
@@ -699,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_rsa_and_suites),
 		cmocka_unit_test(test_groups),
 		cmocka_unit_test(test_resume_by_id),
+		cmocka_unit_test(test_shared_cache),
 		cmocka_unit_test(test_pool_and_counters),
 		cmocka_unit_test(test_drip),
 		cmocka_unit_test(test_bad_input),

@@ -1,12 +1,15 @@
 /* tls_engine_suite.h — the tests every server engine behind tls_engine.h
  * passes the same way, written once for the engines' unit tests (GnuTLS,
- * wolfSSL), each against OpenSSL's client in the same process
+ * wolfSSL, and OpenSSL's own), each against OpenSSL's client in the same process
  * (tls_testcert.h's pair):
  *
  *   suite_tls13_exchange       TLS 1.3 handshake and data both ways, the
  *                              version named
  *   suite_tls12_resume         TLS 1.2: a ticket in the handshake (RFC
  *                              5077), and it resumes
+ *   suite_ticket_unasked       TLS 1.3: a ticket with the handshake, none
+ *                              asked, after full and resumed ones; each
+ *                              resumes
  *   suite_alpn                 alpn_h2 off: http/1.1 when offered beside
  *                              h2; nothing when only h2 is, the handshake
  *                              still done
@@ -23,9 +26,15 @@
  *                              certificate, a new one gets the new, a
  *                              ticket from before does not resume; files
  *                              that do not load change nothing
+ *   suite_not_tls              an HTTP request instead of a hello: a
+ *                              handshake error, and every call after it
+ *                              (suite_not_tls_http; suite_not_tls_v4 a
+ *                              wrong major version, for engines that check)
  *   suite_sni                  certificates by name (tls_engine.h's
  *                              rules) on TLS 1.3 and 1.2; a key that is not
  *                              its certificate's refuses the start
+ *                              (suite_sni_start and suite_sni_bad_key, for
+ *                              an engine that checks more between them)
  *
  * Test code only: static functions with cmocka's asserts.  The including
  * file defines, before the #include,
@@ -103,6 +112,41 @@ SUITE_TEST suite_tls13_exchange(void **state)
 	E->ctx_free(sctx);
 }
 
+/* What an engine counts after suite_ticket_unasked's four connections
+ * (4 tickets sealed, 3 opened, in its own names); NULL: nothing.  Set in
+ * main(). */
+static void (*suite_ticket_unasked_extra)(const struct tls_ctx *sctx);
+
+/* A TLS 1.3 ticket leaves with the handshake's last step, not with the
+ * first response: a client that connects and never sends (a browser's
+ * preconnect) has it, after a full handshake and after a resumed one (a
+ * new ticket each time, RFC 8446 C.4), and each one resumes. */
+SUITE_TEST suite_ticket_unasked(void **state)
+{
+	(void)state;
+	struct tls_ctx *sctx = tls_testcert_server(NULL);
+	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
+	SSL_SESSION *sess = NULL;
+	for (int i = 0; i < 4; i++) {
+		SSL_SESSION *next;
+		assert_int_equal(suite_connect_once(cctx, sctx, sess, &next), i > 0);
+		assert_true(SSL_SESSION_is_resumable(next));
+		assert_true(SSL_SESSION_has_ticket(next));
+		assert_ptr_not_equal(next, sess); /* a new ticket, not the one offered */
+		SSL_SESSION_free(sess);
+		sess = next;
+	}
+	if (suite_ticket_unasked_extra)
+		suite_ticket_unasked_extra(sctx);
+	SSL_SESSION_free(sess);
+	SSL_CTX_free(cctx);
+	E->ctx_free(sctx);
+}
+
+/* What an engine checks of its own after suite_tls12_resume (its ticket
+ * counters, say); NULL: nothing.  Set in main(). */
+static void (*suite_tls12_resume_extra)(const struct tls_ctx *sctx);
+
 SUITE_TEST suite_tls12_resume(void **state)
 {
 	(void)state;
@@ -121,6 +165,8 @@ SUITE_TEST suite_tls12_resume(void **state)
 	assert_true(E->resumed(p.sv));
 	assert_int_equal(SSL_session_reused(p.cl), 1);
 	tls_testpair_free(&p);
+	if (suite_tls12_resume_extra)
+		suite_tls12_resume_extra(sctx);
 	SSL_SESSION_free(s1);
 	SSL_CTX_free(cctx);
 	E->ctx_free(sctx);
@@ -239,6 +285,42 @@ SUITE_TEST suite_bad_record(void **state)
 	E->ctx_free(sctx);
 }
 
+/* An HTTP request where a handshake should be, on a new connection of
+ * sctx: refused as a handshake error, and every later call says so. */
+static __attribute__((unused)) void suite_not_tls_http(struct tls_ctx *sctx)
+{
+	struct tls_conn *c = E->conn_new(sctx);
+	static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+	assert_int_equal(E->records_in(c, get, sizeof(get) - 1), (long)sizeof(get) - 1);
+	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
+	assert_int_equal(E->error(c), TLS_ERR_HANDSHAKE);
+	assert_false(E->handshake_done(c));
+	uint8_t b[16];
+	assert_int_equal(E->read(c, b, sizeof(b)), -SK_ECONNRESET);
+	assert_int_equal(E->write(c, "x", 1), -SK_ECONNRESET);
+	E->conn_free(c);
+}
+
+SUITE_TEST suite_not_tls(void **state)
+{
+	(void)state;
+	struct tls_ctx *sctx = tls_testcert_server(NULL);
+	suite_not_tls_http(sctx);
+	E->ctx_free(sctx);
+}
+
+/* A handshake record's head with major version 4, its first byte alone
+ * (the engine waits), then the rest of v4[0, n): refused. */
+static __attribute__((unused)) void suite_not_tls_v4(struct tls_ctx *sctx, const uint8_t *v4, size_t n)
+{
+	struct tls_conn *c = E->conn_new(sctx);
+	assert_int_equal(E->records_in(c, v4, 1), 1);
+	assert_int_equal(E->step(c), TLS_OK); /* 22 so far: wait */
+	assert_int_equal(E->records_in(c, v4 + 1, n - 1), (long)n - 1);
+	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
+	E->conn_free(c);
+}
+
 /* What an engine checks of its own after suite_reload's reloads (its
  * ticket counters, say); NULL: nothing.  Set in main(). */
 static void (*suite_reload_extra)(const struct tls_ctx *sctx);
@@ -295,21 +377,30 @@ SUITE_TEST suite_reload(void **state)
 	E->ctx_free(sctx);
 }
 
-SUITE_TEST suite_sni(void **state)
-{
-	(void)state;
-	char dc[32], dk[32], ac[32], ak[32], wc[32], wk[32], xc[32], xk[32], cn[64];
-	tls_testcert_files("skiff-test", dc, dk);
-	tls_testcert_files("a.test", ac, ak);
-	tls_testcert_files("wild.b.test", wc, wk);
-	tls_testcert_files("x.b.test", xc, xk);
+/* suite_sni's certificate files (made in the working folder). */
+struct suite_sni_files {
+	char dc[32], dk[32], ac[32], ak[32], wc[32], wk[32], xc[32], xk[32];
 	struct tls_sni sni[3];
-	sni[0] = tls_testcert_sni("*.b.test", wc, wk);
-	sni[1] = tls_testcert_sni("a.test", ac, ak);
-	sni[2] = tls_testcert_sni("x.b.test", xc, xk);
-	struct tls_server_opts so = {.sni = sni, .nsni = 3};
+	struct tls_server_opts so;
+};
+
+/* A server with a default certificate and three by name ("*.b.test",
+ * "a.test", "x.b.test"), which shows each name asked on TLS 1.3 and 1.2
+ * the certificate tls_engine.h's rules choose, and counts them. */
+static __attribute__((unused)) struct tls_ctx *suite_sni_start(struct suite_sni_files *f)
+{
+	char cn[64];
+	tls_testcert_files("skiff-test", f->dc, f->dk);
+	tls_testcert_files("a.test", f->ac, f->ak);
+	tls_testcert_files("wild.b.test", f->wc, f->wk);
+	tls_testcert_files("x.b.test", f->xc, f->xk);
+	f->sni[0] = tls_testcert_sni("*.b.test", f->wc, f->wk);
+	f->sni[1] = tls_testcert_sni("a.test", f->ac, f->ak);
+	f->sni[2] = tls_testcert_sni("x.b.test", f->xc, f->xk);
+	f->so = (struct tls_server_opts){.sni = f->sni, .nsni = 3};
 	char err[256];
-	struct tls_ctx *sctx = tls_host_server(tls_testcert_engine, dc, dk, &so, err, sizeof(err));
+	struct tls_ctx *sctx = tls_host_server(tls_testcert_engine, f->dc, f->dk, &f->so, err,
+					       sizeof(err));
 	if (!sctx)
 		fail_msg("%s", err);
 	static const char *const ask[] = {"a.test", "A.Test", "y.b.test", "x.b.test", "b.test",
@@ -329,17 +420,33 @@ SUITE_TEST suite_sni(void **state)
 	}
 	assert_int_equal(suite_counter(sctx, "tls.sni_matched"), 8);
 	assert_int_equal(suite_counter(sctx, "tls.sni_default"), 8);
-	E->ctx_free(sctx);
+	return sctx;
+}
 
-	sni[0] = tls_testcert_sni("a.test", ac, wk);
-	so.nsni = 1;
+/* A name's key that is not its certificate's refuses the start, naming
+ * the file and saying `says` (each library words it its own way); then the
+ * files go. */
+static __attribute__((unused)) void suite_sni_bad_key(struct suite_sni_files *f, const char *says)
+{
+	char err[256];
+	f->sni[0] = tls_testcert_sni("a.test", f->ac, f->wk);
+	f->so.nsni = 1;
 	err[0] = 0;
-	assert_null(tls_host_server(tls_testcert_engine, dc, dk, &so, err, sizeof(err)));
-	assert_non_null(strstr(err, wk));
-	assert_non_null(strstr(err, "does not match"));
-	const char *files[] = {dc, dk, ac, ak, wc, wk, xc, xk};
+	assert_null(tls_host_server(tls_testcert_engine, f->dc, f->dk, &f->so, err, sizeof(err)));
+	assert_non_null(strstr(err, f->wk));
+	if (!strstr(err, says))
+		fail_msg("'%s' does not say '%s'", err, says);
+	const char *files[] = {f->dc, f->dk, f->ac, f->ak, f->wc, f->wk, f->xc, f->xk};
 	for (unsigned i = 0; i < SK_ARRAY_LEN(files); i++)
 		unlink(files[i]);
+}
+
+SUITE_TEST suite_sni(void **state)
+{
+	(void)state;
+	struct suite_sni_files f;
+	E->ctx_free(suite_sni_start(&f));
+	suite_sni_bad_key(&f, "does not match");
 }
 
 #endif

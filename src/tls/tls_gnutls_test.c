@@ -61,59 +61,23 @@ static struct counters counted(const struct tls_ctx *sctx)
 	return c;
 }
 
-/* TLS 1.3: a ticket leaves as the handshake finishes, not with the first
- * response (a preconnect has it), after a full handshake and after each
- * resumed one (a new ticket each time), and each one resumes. */
-static void test_ticket_unasked(void **state)
+/* After suite_ticket_unasked: 4 tickets sealed, 3 opened. */
+static void ticket_unasked_counted(const struct tls_ctx *sctx)
 {
-	(void)state;
-	struct tls_ctx *sctx = tls_testcert_server(NULL);
-	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
-	SSL_SESSION *sess = NULL;
-	for (int i = 0; i < 4; i++) {
-		SSL_SESSION *next;
-		assert_int_equal(suite_connect_once(cctx, sctx, sess, &next), i > 0);
-		assert_true(SSL_SESSION_is_resumable(next));
-		assert_true(SSL_SESSION_has_ticket(next));
-		assert_ptr_not_equal(next, sess);
-		SSL_SESSION_free(sess);
-		sess = next;
-	}
 	struct counters c = counted(sctx);
 	assert_int_equal(c.sessions, 4);
 	assert_int_equal(c.sealed, 4);
 	assert_int_equal(c.opened, 3);
 	assert_int_equal(c.unknown, 0);
 	assert_false(c.renewed_given); /* GnuTLS cannot say: not printed */
-	SSL_SESSION_free(sess);
-	SSL_CTX_free(cctx);
-	tls_gnutls_free(sctx);
 }
 
-/* TLS 1.2: the ticket in the handshake (RFC 5077), and it resumes. */
-static void test_tls12_resume(void **state)
+/* After suite_tls12_resume: the ticket was sealed and opened once. */
+static void tls12_resume_counted(const struct tls_ctx *sctx)
 {
-	(void)state;
-	struct tls_ctx *sctx = tls_testcert_server(NULL);
-	SSL_CTX *cctx = tls_testcert_client(TLS1_2_VERSION);
-	struct tls_testpair p;
-	tls_testpair_new(&p, cctx, sctx, NULL, NULL);
-	assert_true(tls_testpair_handshake(&p));
-	assert_string_equal(E->version(p.sv), "TLSv1.2");
-	SSL_SESSION *s1 = tls_testpair_session(&p);
-	assert_true(SSL_SESSION_has_ticket(s1));
-	tls_testpair_free(&p);
-	tls_testpair_new(&p, cctx, sctx, s1, NULL);
-	assert_true(tls_testpair_handshake(&p));
-	assert_true(E->resumed(p.sv));
-	assert_int_equal(SSL_session_reused(p.cl), 1);
-	tls_testpair_free(&p);
 	struct counters c = counted(sctx);
 	assert_int_equal(c.opened, 1);
 	assert_true(c.sealed >= 1);
-	SSL_SESSION_free(s1);
-	SSL_CTX_free(cctx);
-	tls_gnutls_free(sctx);
 }
 
 /* GnuTLS's clock, moved by the test. */
@@ -165,33 +129,19 @@ static void test_not_tls(void **state)
 {
 	(void)state;
 	struct tls_ctx *sctx = tls_testcert_server(NULL);
-	struct tls_conn *c = E->conn_new(sctx);
-	static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-	assert_int_equal(E->records_in(c, get, sizeof(get) - 1), (long)sizeof(get) - 1);
-	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
-	assert_int_equal(E->error(c), TLS_ERR_HANDSHAKE);
-	assert_false(E->handshake_done(c));
-	uint8_t b[16];
-	assert_int_equal(E->read(c, b, sizeof(b)), -SK_ECONNRESET);
-	assert_int_equal(E->write(c, "x", 1), -SK_ECONNRESET);
-	E->conn_free(c);
+	suite_not_tls_http(sctx);
 
 	/* An SSL 2.0 hello's head (the high bit set: a 2-byte length), which
 	 * GnuTLS alone would wait on for up to 32 KiB: refused at once, even
 	 * when its bytes come one at a time. */
 	static const uint8_t v2[] = {0x80, 0x2e, 0x01, 0x03, 0x01};
-	c = E->conn_new(sctx);
+	struct tls_conn *c = E->conn_new(sctx);
 	assert_int_equal(E->records_in(c, v2, 1), 1);
 	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
 	E->conn_free(c);
 	/* a handshake type with another major version */
 	static const uint8_t v4[] = {22, 4, 1, 0, 5};
-	c = E->conn_new(sctx);
-	assert_int_equal(E->records_in(c, v4, 1), 1);
-	assert_int_equal(E->step(c), TLS_OK); /* 22 so far: wait */
-	assert_int_equal(E->records_in(c, v4 + 1, 4), 4);
-	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
-	E->conn_free(c);
+	suite_not_tls_v4(sctx, v4, sizeof(v4));
 	tls_gnutls_free(sctx);
 }
 
@@ -232,11 +182,13 @@ static void reload_ticket_unknown(const struct tls_ctx *sctx)
 int main(void)
 {
 	suite_reload_extra = reload_ticket_unknown;
+	suite_tls12_resume_extra = tls12_resume_counted;
+	suite_ticket_unasked_extra = ticket_unasked_counted;
 	tls_testcert_engine = "gnutls";
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ticket_unasked),
+		cmocka_unit_test(suite_ticket_unasked),
 		cmocka_unit_test(suite_tls13_exchange),
-		cmocka_unit_test(test_tls12_resume),
+		cmocka_unit_test(suite_tls12_resume),
 		cmocka_unit_test(test_key_period),
 		cmocka_unit_test(suite_alpn),
 		cmocka_unit_test(suite_alpn_h2),

@@ -90,36 +90,13 @@ static void test_ticket_rotation(void **state)
 	}
 }
 
-/* A TLS 1.3 ticket leaves with the handshake's last step, not with the
- * first response: a client that connects and never sends (a browser's
- * preconnect) has it, after a full handshake and after a resumed one
- * (a new ticket each time, RFC 8446 C.4), and each one resumes. */
-static void test_ticket_unasked(void **state)
+/* After suite_ticket_unasked: 4 tickets sealed, 3 opened. */
+static void ticket_unasked_counted(const struct tls_ctx *sctx)
 {
-	(void)state;
-	struct tls_ctx *sctx = tls_testcert_server(NULL);
-	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
-	SSL_SESSION *sess = NULL;
-	for (int i = 0; i < 4; i++) {
-		struct tls_testpair p;
-		tls_testpair_new(&p, cctx, sctx, sess, NULL);
-		assert_true(tls_testpair_handshake(&p));
-		assert_int_equal(E->resumed(p.sv), i > 0);
-		SSL_SESSION *next = tls_testpair_session_unasked(&p);
-		assert_true(SSL_SESSION_is_resumable(next));
-		assert_true(SSL_SESSION_has_ticket(next));
-		assert_ptr_not_equal(next, sess); /* a new ticket, not the one offered */
-		tls_testpair_free(&p);
-		SSL_SESSION_free(sess);
-		sess = next;
-	}
 	struct counters c = {0};
 	tls_openssl_stats(sctx, take, &c);
 	assert_int_equal(c.sealed, 4);
 	assert_int_equal(c.opened, 3);
-	SSL_SESSION_free(sess);
-	SSL_CTX_free(cctx);
-	tls_openssl_free(sctx);
 }
 
 /* A write of up to 16 KiB is one record (TLS 1.3: 5 header bytes, the
@@ -167,38 +144,6 @@ static void test_one_record_per_write(void **state)
 	tls_openssl_free(sctx);
 }
 
-/* Not TLS: refused as a handshake error, with an alert or nothing, and
- * every later call says so. */
-static void test_not_tls(void **state)
-{
-	(void)state;
-	struct tls_ctx *sctx = tls_testcert_server(NULL);
-	struct tls_conn *c = E->conn_new(sctx);
-	static const char get[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
-	assert_int_equal(E->records_in(c, get, sizeof(get) - 1), (long)sizeof(get) - 1);
-	assert_int_equal(E->step(c), TLS_ERR_HANDSHAKE);
-	assert_int_equal(E->error(c), TLS_ERR_HANDSHAKE);
-	assert_false(E->handshake_done(c));
-	uint8_t b[16];
-	assert_int_equal(E->read(c, b, sizeof(b)), -SK_ECONNRESET);
-	assert_int_equal(E->write(c, "x", 1), -SK_ECONNRESET);
-	E->conn_free(c);
-	tls_openssl_free(sctx);
-}
-
-struct sni_counts {
-	uint64_t matched, dflt;
-};
-
-static void take_sni(void *arg, const char *name, uint64_t val)
-{
-	struct sni_counts *sn = arg;
-	if (!strcmp(name, "tls.sni_matched"))
-		sn->matched = val;
-	else if (!strcmp(name, "tls.sni_default"))
-		sn->dflt = val;
-}
-
 /* --tls-sni: a name gets its certificate (any case), a wildcard one label,
  * an exact name wins over a wildcard, anything else (or no name) the
  * default; on TLS 1.3 and 1.2.  A reload is all or nothing: a broken SNI
@@ -207,38 +152,10 @@ static void take_sni(void *arg, const char *name, uint64_t val)
 static void test_sni(void **state)
 {
 	(void)state;
-	char dc[32], dk[32], ac[32], ak[32], wc[32], wk[32], xc[32], xk[32], cn[64];
-	tls_testcert_files("skiff-test", dc, dk);
-	tls_testcert_files("a.test", ac, ak);
-	tls_testcert_files("wild.b.test", wc, wk);
-	tls_testcert_files("x.b.test", xc, xk);
-	struct tls_sni sni[3];
-	sni[0] = tls_testcert_sni("*.b.test", wc, wk);
-	sni[1] = tls_testcert_sni("a.test", ac, ak);
-	sni[2] = tls_testcert_sni("x.b.test", xc, xk);
-	struct tls_server_opts so = {.sni = sni, .nsni = 3};
-	char err[256];
-	struct tls_ctx *sctx = tls_openssl_server(dc, dk, &so, err, sizeof(err));
-	assert_non_null(sctx);
-	static const char *const ask[] = {"a.test", "A.Test", "y.b.test", "x.b.test", "b.test",
-					  "z.y.b.test", "c.test", NULL};
-	static const char *const want[] = {"a.test", "a.test", "wild.b.test", "x.b.test",
-					   "skiff-test", "skiff-test", "skiff-test", "skiff-test"};
-	int versions[] = {TLS1_3_VERSION, TLS1_2_VERSION};
-	for (unsigned v = 0; v < 2; v++) {
-		SSL_CTX *cctx = tls_testcert_client(versions[v]);
-		for (unsigned i = 0; i < SK_ARRAY_LEN(ask); i++) {
-			assert_true(tls_testpair_shown_cn(cctx, sctx, ask[i], cn, sizeof(cn)));
-			if (strcmp(cn, want[i]))
-				fail_msg("TLS %s, name %s: shown %s, want %s", v ? "1.2" : "1.3",
-					 ask[i] ? ask[i] : "(none)", cn, want[i]);
-		}
-		SSL_CTX_free(cctx);
-	}
-	struct sni_counts sn = {0};
-	tls_openssl_stats(sctx, take_sni, &sn);
-	assert_int_equal(sn.matched, 8);
-	assert_int_equal(sn.dflt, 8);
+	char cn[64], err[256];
+	struct suite_sni_files fs;
+	struct tls_ctx *sctx = suite_sni_start(&fs); /* the names, counted */
+	const char *dc = fs.dc, *dk = fs.dk, *ac = fs.ac, *ak = fs.ak;
 
 	/* reload: a broken a.test file, then a new a.test certificate */
 	SSL_CTX *cctx = tls_testcert_client(TLS1_3_VERSION);
@@ -268,26 +185,19 @@ static void test_sni(void **state)
 	SSL_CTX_free(cctx);
 	tls_openssl_free(sctx);
 
-	/* a name's key that is not its certificate's */
-	sni[0] = tls_testcert_sni("a.test", ac, wk);
-	so.nsni = 1;
-	err[0] = 0;
-	assert_null(tls_openssl_server(dc, dk, &so, err, sizeof(err)));
-	assert_non_null(strstr(err, wk));
-	const char *files[] = {dc, dk, ac, ak, wc, wk, xc, xk};
-	for (unsigned i = 0; i < SK_ARRAY_LEN(files); i++)
-		unlink(files[i]);
+	suite_sni_bad_key(&fs, "key values mismatch");
 }
 
 int main(void)
 {
+	suite_ticket_unasked_extra = ticket_unasked_counted;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ticket_rotation),
-		cmocka_unit_test(test_ticket_unasked),
+		cmocka_unit_test(suite_ticket_unasked),
 		cmocka_unit_test(suite_alpn),
 		cmocka_unit_test(suite_alpn_h2),
 		cmocka_unit_test(test_one_record_per_write),
-		cmocka_unit_test(test_not_tls),
+		cmocka_unit_test(suite_not_tls),
 		cmocka_unit_test(suite_reload),
 		cmocka_unit_test(test_sni),
 	};

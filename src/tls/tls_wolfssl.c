@@ -123,13 +123,14 @@ static int w_send(WOLFSSL *ssl, char *buf, int sz, void *arg)
 
 /* ---- contexts ---- */
 
-/* ALPN (tls_alpn.h): h2 (with alpn_h2), then http/1.1; arg is the
- * tls_ctx, set on every certificate's WOLFSSL_CTX. */
+/* ALPN (tls_alpn.h): h2 (with alpn_h2), then http/1.1.  The
+ * connection's context says, as sni_select's (a shared WOLFSSL_CTX's
+ * argument is the context it was set up for: tls_wolfssl_server_share). */
 static int alpn_select(WOLFSSL *ssl, const unsigned char **out, unsigned char *outlen,
 		       const unsigned char *in, unsigned int inlen, void *arg)
 {
-	(void)ssl;
-	const struct tls_ctx *t = arg;
+	const struct tls_conn *c = wolfSSL_get_app_data(ssl);
+	const struct tls_ctx *t = c ? c->ctx : arg;
 	const uint8_t *p = tls_alpn_pick(in, inlen, t->alpn_h2, outlen);
 	if (!p)
 		return SSL_TLSEXT_ERR_NOACK; /* no protocol agreed: HTTP/1.1 all the same */
@@ -140,8 +141,10 @@ static int alpn_select(WOLFSSL *ssl, const unsigned char **out, unsigned char *o
 static int sni_select(WOLFSSL *ssl, int *ad, void *arg)
 {
 	(void)ad;
-	struct tls_ctx *t = arg;
 	struct tls_conn *c = wolfSSL_get_app_data(ssl);
+	/* The connection's context counts (a shared WOLFSSL_CTX's argument
+	 * is the context it was set up for: tls_wolfssl_server_share). */
+	struct tls_ctx *t = c ? c->ctx : arg;
 	const char *name = wolfSSL_get_servername(ssl, WOLFSSL_SNI_HOST_NAME);
 	int i = name && t->nnames ? tls_sni_pick(t->names, t->nnames, name) : -1;
 	if (i < 0) {
@@ -247,6 +250,44 @@ struct tls_ctx *tls_wolfssl_server_pem(const void *cert_pem, size_t cert_len, co
 		free(t);
 		return NULL;
 	}
+	return t;
+}
+
+struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t errlen)
+{
+	struct tls_ctx *t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(err, errlen, "tls: out of memory");
+		return NULL;
+	}
+	t->head.ops = &tls_wolfssl_ops;
+	for (unsigned i = 0; i < base->nnames; i++) {
+		size_t n = strlen(base->names[i]) + 1;
+		t->names[i] = malloc(n);
+		if (!t->names[i]) {
+			for (unsigned j = 0; j < i; j++)
+				free(t->names[j]);
+			free(t);
+			snprintf(err, errlen, "tls: out of memory");
+			return NULL;
+		}
+		memcpy(t->names[i], base->names[i], n);
+	}
+	/* All or nothing: each reference taken is one tls_wolfssl_free drops. */
+	for (unsigned i = 0; i <= base->nnames; i++)
+		if (wolfSSL_CTX_up_ref(base->ctxs[i]) != WOLFSSL_SUCCESS) {
+			for (unsigned j = 0; j < i; j++)
+				wolfSSL_CTX_free(base->ctxs[j]);
+			for (unsigned j = 0; j < base->nnames; j++)
+				free(t->names[j]);
+			free(t);
+			snprintf(err, errlen, "tls: wolfSSL_CTX_up_ref failed");
+			return NULL;
+		}
+	for (unsigned i = 0; i <= base->nnames; i++)
+		t->ctxs[i] = base->ctxs[i];
+	t->nnames = base->nnames;
+	t->alpn_h2 = base->alpn_h2;
 	return t;
 }
 

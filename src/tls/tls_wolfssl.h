@@ -49,6 +49,16 @@ int tls_wolfssl_add_name(struct tls_ctx *ctx, const char *name, size_t name_len,
  * this is called), for connections made from now on: the unikernel's
  * form sets it after tls_wolfssl_server_pem. */
 void tls_wolfssl_alpn_h2(struct tls_ctx *ctx, bool on);
+/* Another context on base's WOLFSSL_CTXs, for another vCPU (the
+ * unikernel's workers, uk/uk_smp.h): the certificates and keys base parsed,
+ * and so its ticket keys (wolfSSL's default ticket callback keeps them in
+ * the WOLFSSL_CTX, made on first use and replaced every hour under the
+ * context's own lock): a ticket either one sealed, the other opens.  Its
+ * own connection pool and counters, used by one vCPU at a time; the names
+ * are copied.  Call it once base's names are added; each context is freed
+ * on its own (wolfSSL counts references).  Not for the hosted form's
+ * reload, which gives base new WOLFSSL_CTXs.  NULL and a message in err. */
+struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t errlen);
 /* The hosted form: files, and the SNI certificates and alpn_h2 of o
  * (tls_engine.h). */
 struct tls_ctx *tls_wolfssl_server(const char *cert_file, const char *key_file,

@@ -34,8 +34,8 @@
  *     own; metrics=PORT a listener whose one route is the metrics page;
  *   - from a configuration file: `skiff vm --config FILE` makes the module
  *     a bundle (archive/site_bundle.h) of the file, its folders and
- *     certificates, one engine per listener of the file, on this vCPU.
- * With more than one vCPU (the words only; uk_smp.h) each other vCPU runs
+ *     certificates, one engine per listener of the file, on each vCPU.
+ * With more than one vCPU (the words or a configuration; uk_smp.h) each other vCPU runs
  * an instance of the same runtime on its own stack and queue pair, and
  * on the shutdown port's "exit" drains it there (uk_drain.h) while this
  * vCPU drains its own and then waits for them (drain_all).
@@ -228,7 +228,9 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	fn(fctx, "virtio.rx_bad_len", vnets[0].c.rx_bad_len);
 	fn(fctx, "virtio.bad_used", vnets[0].c.bad_used);
 	runner_stats(&run, fn, fctx);
-	const struct kvm_cpu *c = kvm_cpu_this(); /* the CPU this stack runs on */
+	/* The CPU this stack runs on (the BSP): the metrics page may be
+	 * built on another. */
+	const struct kvm_cpu *c = smp_cpu(0);
 	fn(fctx, "timer.loads", c->timer_loads);
 	fn(fctx, "timer.skips", c->timer_skips);
 	fn(fctx, "timer.fires", c->timer_fires);
@@ -241,7 +243,7 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	tcp_stats(&tcp, fn, fctx);
 }
 
-/* Every counter, for --stats at exit and for the metrics page: the
+/* This vCPU's every counter, for --stats at exit and the metrics page: the
  * sites' (engines, handlers, proxies, TLS), the access log's, the loop's
  * (with plat_stats above). */
 static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
@@ -250,6 +252,18 @@ static void uk_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *
 	if (alog.loop)
 		uk_alog_stats(&alog, fn, ctx);
 	loop_stats(uk_loop, fn, ctx);
+}
+
+/* The metrics page's counters: every vCPU's, vCPU 0's as uk_stats names
+ * them and each other's as cpuK.* (uk_smp_stats), whichever vCPU builds
+ * the page (every worker has the metrics listener).  Another vCPU's are
+ * read while it runs: each is an aligned 64-bit word, loaded whole, and
+ * may be a turn old; nothing is walked that its owner changes. */
+static void uk_page_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx)
+{
+	uk_stats(fn, ctx);
+	if (npairs > 1)
+		uk_smp_stats(fn, ctx);
 }
 
 static void plat_fatal(void *ctx, const char *msg)
@@ -264,14 +278,14 @@ static uint64_t wall_sec(sk_time_ns now)
 	return wall_base + (now > wall_at ? (now - wall_at) / SK_NS_PER_S : 0);
 }
 
-/* The engines' runtime errors (uk_sites_env.error_log): the error log. */
+/* The engines' runtime errors (uk_sites_env.error_log): ctx is the error
+ * log of the vCPU the engine runs on (elog, or a worker's, uk_smp.c). */
 static void error_log(void *ctx, const char *key, const char *msg)
 {
-	(void)ctx;
 	size_t n = 0;
 	while (msg[n])
 		n++;
-	sk_log_msg(&elog, plat_now(), SK_LOG_ERROR, key, msg, n);
+	sk_log_msg(ctx, plat_now(), SK_LOG_ERROR, key, msg, n);
 }
 
 static void console_sink(void *ctx, const char *line, size_t len)
@@ -504,8 +518,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 		ksnprintf(name, sizeof(name), "virtio-net@%02x:%02x.%x", pd.bus, pd.dev, pd.fn);
 	}
 	/* More than one vCPU: ask for a queue pair each (the static server's
-	 * words only: an application image, a configuration, HTTPS and the
-	 * metrics listener stay on this CPU).  Pair k's rx interrupt is MSI-X
+	 * words or a configuration; an application image stays on this CPU).  Pair k's rx interrupt is MSI-X
 	 * entry k on vCPU k's LAPIC; its ring region comes from the heap. */
 	bundle = uk_sites_is_bundle(st->module, st->module_len);
 	if (bundle && &uk_app) {
@@ -514,7 +527,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 			"routes run on skiff-uk.elf; not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
-	unsigned want = st->cpus > 1 && !app_def && !&uk_app && !bundle ? st->cpus : 1;
+	unsigned want = st->cpus > 1 && !app_def && !&uk_app ? st->cpus : 1;
 	static struct virtio_net_params ps[KVM_MAX_CPUS];
 	for (unsigned k = 0; k < want; k++) {
 		ps[k] = (struct virtio_net_params){
@@ -592,7 +605,8 @@ unsigned uk_app_main(const struct kvm_start *st)
 		.alloc = alloc_hint,
 		.wall_offset = (int64_t)wall_base - (int64_t)(wall_at / SK_NS_PER_S),
 		.gw = gw_addr,
-		.all_stats = uk_stats,
+		.all_stats = uk_page_stats,
+		.vcpus = npairs,
 		.app = app_def, /* the file's app; routes */
 		.proxy = &uk_app && uk_app.proxy,
 		.error_log = error_log,
@@ -657,7 +671,7 @@ unsigned uk_app_main(const struct kvm_start *st)
 			     v->num != 0, v->ip, (uint16_t)v->num, &ifc, loop, &elog, wall_sec);
 	}
 	if (!loop || uk_sites_start(sites, loop, tc.max_sockets, &o,
-				    alog.loop ? uk_alog_record : NULL, &alog) < 0) {
+				    alog.loop ? uk_alog_record : NULL, &alog, &elog) < 0) {
 		kprintf("skiff-uk: not booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
@@ -724,10 +738,18 @@ unsigned uk_app_main(const struct kvm_start *st)
 			.spin_ns = run.spin_ns, .spin_learn = run.spin_learn,
 			.listen_backlog = UK_BACKLOG, .wall_sec = wall_sec, .alloc = alloc_or_die,
 			.stop = &stop, .drain_timeout = drain_timeout,
+			.alog = alog.loop ? &alog : NULL,
 		};
+		struct mem_info before, after;
+		mem_info(&before);
 		workers = uk_smp_start(vnets, npairs, &ifc, &sc);
-		kprintf("skiff-uk: %u workers on vCPUs 1..%u, one queue pair and one stack each\n",
-			workers, npairs - 1);
+		mem_info(&after);
+		/* What a worker took of the heap (its TCP arena, loop, engines,
+		 * TLS state): the figure to give --mem per vCPU by. */
+		kprintf("skiff-uk: %u workers on vCPUs 1..%u, one queue pair and one stack each "
+			"(%lu KiB each; %lu MiB free)\n", workers, npairs - 1,
+			(uint64_t)((after.heap_used - before.heap_used) / (npairs - 1)) >> 10,
+			after.heap_free >> 20);
 	}
 	loop_skiff_attach_runner(loop, &run);
 	rc = loop_run(loop, &stop);

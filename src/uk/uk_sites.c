@@ -10,7 +10,10 @@
  * The model, the archives and the bundle view are shared (S, read-only
  * once set up); each vCPU that serves has an instance (struct uk_sites:
  * its engines, router, handler table, proxies and metrics buffer), worker
- * 0's (W0) with every listener, each other worker's with the plain ones.
+ * 0's (W0) and each other worker's, every listener.  A TLS listener has its engine per instance (engines
+ * are one thread's): BearSSL's context decoded again per vCPU, its session
+ * cache W0's under sess_lock; wolfSSL's a context on W0's WOLFSSL_CTXs
+ * (one ticket key).
  *
  * One app engine (http/app.c) per listener, on the loop or on a TLS loop
  * over it; each engine's one route is the router (router/sites.h), whose
@@ -38,7 +41,8 @@
  *   - no reload (no SIGHUP: a new file is a new boot), `app;` only in an
  *     application image, no access_log file (the word access-log= logs to
  *     the console or UDP), the error log is the console; a file runs on
- *     one vCPU whatever `workers` says (the words on each, uk_smp.h); the
+ *     every vCPU that has a queue pair whatever `workers` says (uk_smp.h:
+ *     each its own proxies, exchanges and caches); the
  *     shutdown port's "exit" drains every listener's engine (http_app_drain)
  *     within drain-timeout=. */
 #include "../archive/site_archive.h"
@@ -58,7 +62,10 @@
 #include "uk_sites.h"
 
 #define UK_SITES_CONNS 256u            /* per listener, unless the file says max_conns */
-#define UK_SITES_METRICS_MAX (128u << 10) /* the metrics page (~40 KiB) */
+/* The metrics page: vCPU 0's counters and each other vCPU's (cpuK.*;
+ * 118 KB for two vCPUs with HTTPS, measured). */
+#define UK_SITES_METRICS_MAX (128u << 10)
+#define UK_SITES_METRICS_PER_VCPU (64u << 10)
 /* A listener that serves the metrics page only (metrics=PORT): a scraper
  * or two, not max_conns connections of ~52 KiB each. */
 #define UK_SITES_METRICS_CONNS 4u
@@ -92,7 +99,7 @@ struct uk_proxy {
 
 /* One runtime of the sites: its engines, router, handlers and proxies.
  * Worker 0's (W0) runs every listener; a worker on another vCPU
- * (uk_sites_worker) the plain ones (lmask). */
+ * (uk_sites_worker) every listener too (lmask). */
 struct uk_sites {
 	struct sites sites;
 	struct sites_gen gen;
@@ -436,12 +443,10 @@ static int setup_model(const struct opts *o, struct uk_sites_need *need)
 	if (c->error_log)
 		kprintf("skiff-uk: configuration:%u:%u: error_log %s: the guest's error log is its "
 			"console\n", c->error_log_pos.line, c->error_log_pos.col, c->error_log);
-	if (c->workers == SCONF_WORKERS_AUTO)
-		kprintf("skiff-uk: configuration: workers auto: the guest serves the sites on one "
-			"vCPU\n");
-	else if (c->workers > 1)
-		kprintf("skiff-uk: configuration: workers %u: the guest serves the sites on one "
-			"vCPU\n", c->workers);
+	if (c->workers == SCONF_WORKERS_AUTO || c->workers > 1)
+		kprintf("skiff-uk: configuration: workers: not used in the guest, which serves the "
+			"sites on each vCPU that has a queue pair (skiff vm --smp N on a multi-queue "
+			"TAP)\n");
 	for (unsigned i = 0; i < c->nlisten; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (c->listen[j].port == c->listen[i].port) {
@@ -562,10 +567,13 @@ static int build_routes(struct uk_sites *w, uint32_t *extra)
 			/* redirect and return: the router's own (fn NULL) */
 		}
 	}
-	if (metrics)
+	if (metrics) {
+		size_t cap = UK_SITES_METRICS_MAX +
+			     (size_t)(env->vcpus > 1 ? env->vcpus - 1 : 0) * UK_SITES_METRICS_PER_VCPU;
 		w->metrics = (struct prom_page){
-			.buf = env->alloc("the metrics page", UK_SITES_METRICS_MAX, NULL),
-			.cap = UK_SITES_METRICS_MAX, .stats = metrics_stats};
+			.buf = env->alloc("the metrics page", cap, NULL), .cap = cap,
+			.stats = metrics_stats};
+	}
 	w->gen = (struct sites_gen){.conf = c, .h = w->h, .host = NULL};
 	sites_swap(&w->sites, &w->gen);
 	return 0;
@@ -578,11 +586,17 @@ struct uk_sites *uk_sites_worker(struct uk_sites_need *need)
 	sk_memset(w, 0, sizeof(*w));
 	*need = (struct uk_sites_need){0};
 	for (unsigned li = 0; li < c->nlisten; li++) {
-		if (c->listen[li].tls || metrics_only(c, li))
-			continue; /* worker 0's alone (uk_smp.h says why) */
 		w->lmask |= 1u << li;
 		w->lst[li].conns = W0.lst[li].conns;
 		need->conns += w->lst[li].conns;
+		if (c->listen[li].tls) {
+			/* its own engine (tls_listener): the certificates as W0's */
+			w->lst[li].ncerts = W0.lst[li].ncerts;
+			sk_memcpy(w->lst[li].cert_site, W0.lst[li].cert_site,
+				  sizeof(w->lst[li].cert_site));
+			need->tls_conns += w->lst[li].conns;
+			need->ntls++;
+		}
 	}
 	return build_routes(w, &need->extra_socks) < 0 ? NULL : w;
 }
@@ -591,6 +605,23 @@ struct uk_sites *uk_sites_worker(struct uk_sites_need *need)
 static int tls_random(void *buf, size_t len)
 {
 	return plat_random(buf, len);
+}
+
+/* BearSSL's session cache, worker 0's, shared by every vCPU's listener
+ * (tls_bearssl_share_cache): a session made on one vCPU resumes on the
+ * one the host steers the client's next connection to.  Taken once per
+ * handshake, for a copy of ~100 bytes. */
+static volatile int sess_lock_word;
+
+static void sess_lock(void)
+{
+	while (__atomic_exchange_n(&sess_lock_word, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+}
+
+static void sess_unlock(void)
+{
+	__atomic_store_n(&sess_lock_word, 0, __ATOMIC_RELEASE);
 }
 #endif
 
@@ -629,9 +660,18 @@ static void wolf_unlock(void)
 
 /* wolfSSL's context: the default certificate, then each other site's
  * names with their site's certificate (a WOLFSSL_CTX per name). */
-static int wolf_listener(struct uk_lst *l, unsigned li)
+static int wolf_listener(struct uk_sites *w, struct uk_lst *l, unsigned li)
 {
 	static bool inited;
+	char err[200];
+	if (w != &W0) {
+		/* Another vCPU's: W0's WOLFSSL_CTXs (certificates and keys parsed
+		 * once, the ticket key one for all), its own pool and counters. */
+		l->tls = tls_wolfssl_server_share(W0.lst[li].tls, err, sizeof(err));
+		if (!l->tls)
+			kprintf("skiff-uk: sites: port %u: %s\n", S.c.listen[li].port, err);
+		return l->tls ? 0 : -1;
+	}
 	if (!inited && tls_wolfssl_init(wolf_lock, wolf_unlock) < 0) {
 		kprintf("skiff-uk: sites: wolfSSL did not start\n");
 		return -1;
@@ -641,7 +681,6 @@ static int wolf_listener(struct uk_lst *l, unsigned li)
 	struct sb_part cp, kp;
 	if (!site_pem(site, &cp, &kp))
 		return -1;
-	char err[200];
 	l->tls = tls_wolfssl_server_pem(cp.data, (size_t)cp.len, kp.data, (size_t)kp.len, err,
 					sizeof(err));
 	if (!l->tls) {
@@ -679,19 +718,24 @@ static int wolf_listener(struct uk_lst *l, unsigned li)
 
 /* BearSSL over the listener's pool (or wolfSSL over musl's heap), the
  * TLS loop over the loop. */
-static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t max_sockets,
-			const struct opts *o)
+static int tls_listener(struct uk_sites *w, struct uk_lst *l, unsigned li, struct loop *loop,
+			size_t max_sockets, const struct opts *o)
 {
 #ifdef UK_TLS_WOLFSSL
-	if (wolf_listener(l, li) < 0)
+	if (wolf_listener(w, l, li) < 0)
 		return -1;
 #else
+	/* Every vCPU's listener decodes the PEM into its own block (BearSSL
+	 * keeps the decoded chain and key in the context it serves from, and
+	 * a context is one vCPU's): 18.7 KB per certificate per vCPU.  The
+	 * session cache is worker 0's (an unused one entry of its own). */
 	const struct sconf_site *site = l->cert_site[0];
 	struct sb_part cp, kp;
 	if (!site_pem(site, &cp, &kp))
 		return -1;
 	struct tls_bearssl_config bc = {.max_conns = l->conns, .certs = l->ncerts,
-					.random = tls_random, .alpn_h2 = S.c.listen[li].alpn_h2};
+					.sessions = w != &W0 ? 1 : 0, .random = tls_random,
+					.alpn_h2 = S.c.listen[li].alpn_h2};
 	size_t tsz = tls_bearssl_mem_size(&bc);
 	char err[200];
 	l->tls = tls_bearssl_server(S.env.alloc("a TLS listener's connections", tsz,
@@ -730,6 +774,8 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 				return -1;
 			}
 	}
+	if (w != &W0)
+		tls_bearssl_share_cache(l->tls, W0.lst[li].tls, sess_lock, sess_unlock);
 #endif
 	struct loop_tls_config lc = {
 		.engine = &TLS_ENGINE_OPS,
@@ -747,7 +793,7 @@ static int tls_listener(struct uk_lst *l, unsigned li, struct loop *loop, size_t
 }
 
 int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, const struct opts *o,
-		   http_access_fn access, void *access_ctx)
+		   http_access_fn access, void *access_ctx, void *error_ctx)
 {
 	const struct sconf *c = &S.c;
 	for (unsigned i = 0; i < w->npx; i++)
@@ -775,11 +821,12 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 		cfg.access = access;
 		cfg.access_ctx = access_ctx;
 		cfg.error_log = S.env.error_log;
+		cfg.error_ctx = error_ctx;
 		if (w->npx)
 			proxy_app_config(NULL, &cfg);
 		http_app_config_fit(&cfg, S.env.app); /* the application's header area */
 		http_app_config_hdr(&cfg, sites_conf_header_area(c, li)); /* the file's */
-		if (ls->tls && tls_listener(l, li, loop, max_sockets, o) < 0)
+		if (ls->tls && tls_listener(w, l, li, loop, max_sockets, o) < 0)
 			return -1;
 		size_t sz = http_app_mem_size(&cfg);
 		int rc = -SK_EINVAL;
@@ -807,7 +854,9 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 				S.env.app->name ? S.env.app->name : "app");
 			return -1;
 		}
-		if (ls->tls && !S.bundle) {
+		if (w != &W0) {
+			/* the boot vCPU's lines said it */
+		} else if (ls->tls && !S.bundle) {
 #ifdef UK_TLS_WOLFSSL
 			kprintf("skiff-uk: https=%u (wolfSSL, TLS 1.3 and 1.2; %u connections, TLS "
 				"state from the heap, %lu KiB of HTTP state; resumption by tickets)\n",

@@ -23,7 +23,7 @@
  * One model (the guest runs one configuration: the file's, or the
  * words'), and one instance of the runtime per vCPU that serves it:
  * worker 0's from the setup, every listener; each other worker's from
- * uk_sites_worker, the plain ones. */
+ * uk_sites_worker, every listener too. */
 #ifndef APPS_UK_SITES_H
 #define APPS_UK_SITES_H
 
@@ -37,14 +37,17 @@ struct uk_sites_env {
 	void *(*alloc)(const char *what, size_t size, const char *hint);
 	int64_t wall_offset; /* wall-clock s = the loop's now in s + this */
 	uint32_t gw;         /* the guest's gateway, host order (gw=) */
-	/* Every counter of the guest, for a `metrics;` route. */
+	/* Every counter of the guest (every vCPU's), for a `metrics;` route,
+	 * which any vCPU may serve. */
 	void (*all_stats)(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx);
+	unsigned vcpus; /* the vCPUs that serve (queue pairs): the page's size */
 	/* The application linked into this image (its skiff_app), which the
 	 * file's `app;` routes run; NULL (skiff-uk.elf): `app;` stops the
 	 * boot.  Its init runs once, with the first listener's engine. */
 	const struct http_app_def *app;
 	/* The engines' runtime errors (http_app_config.error_log): the
-	 * guest's error log on the console, rate-limited. */
+	 * guest's error log on the console, rate-limited; ctx is the
+	 * instance's (uk_sites_start's error_ctx). */
 	void (*error_log)(void *ctx, const char *key, const char *msg);
 	/* The proxy's image (build/skiff-proxy-uk.elf, uk/uk_proxy.c): its
 	 * words' site is route / { proxy ...; } from upstream= and the proxy's
@@ -87,13 +90,17 @@ struct uk_sites *uk_sites_setup_words(const struct uk_sites_words *w, const stru
 				      const struct uk_sites_env *env, struct uk_sites_need *need);
 
 /* After a setup, on the boot vCPU: the instance of another vCPU's worker
- * (uk/uk_smp.c), the model's plain listeners (TLS and metrics-only
- * listeners stay worker 0's), with what its own TCP and loop need; then
+ * (uk/uk_smp.c), every listener of the model, with what its own TCP and
+ * loop need; its TLS listeners get their
+ * own engines, sharing worker 0's session cache (BearSSL) or WOLFSSL_CTXs
+ * and so ticket key (wolfSSL) by uk_sites_start; then
  * the calls below on it, from its vCPU once it runs.  NULL with the reason
  * printed. */
 struct uk_sites *uk_sites_worker(struct uk_sites_need *need);
+/* error_ctx: env.error_log's ctx for this instance's engines (each vCPU
+ * its own error log: one writer each). */
 int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets,
-		   const struct opts *o, http_access_fn access, void *access_ctx);
+		   const struct opts *o, http_access_fn access, void *access_ctx, void *error_ctx);
 int uk_sites_late(struct uk_sites *w);
 void uk_sites_set_date(struct uk_sites *w, const char *date29);
 /* Bytes of the listeners' connection states (the engines' memory). */

@@ -43,6 +43,9 @@ struct uk_worker {
 	uint64_t date_sec;
 	int rc;
 	struct uk_drain_result drained; /* its drain (worker 0's is uk_main's) */
+	struct uk_alog alog;       /* its access log; loop NULL: none */
+	struct sk_log elog;        /* its error log (its engines', its access log's) */
+	char log_name[24];         /* elog's prefix: "skiff-uk: cpu K" */
 };
 
 /* The ARP log: many writers (any worker's receive path), every worker
@@ -237,9 +240,18 @@ static void worker_main(void *arg)
 		__atomic_store_n(&w->drained.state, UK_DRAIN_NONE, __ATOMIC_RELEASE);
 	}
 	uk_sites_stop(w->sites);
+	if (w->alog.loop)
+		uk_alog_flush(&w->alog); /* the last batch leaves with the FINs */
 	now = plat_now();
+	sk_log_flush(&w->elog, SK_TIME_NEVER); /* what the limit held back, counted */
 	tcp_poll(&w->tcp, now);
 	dev_tx_sync(&w->vn->dev);
+}
+
+static void console_sink(void *ctx, const char *line, size_t len)
+{
+	(void)ctx;
+	console_write(line, len);
 }
 
 static struct uk_worker *worker_build(unsigned k, struct virtio_net *vn)
@@ -281,15 +293,28 @@ static struct uk_worker *worker_build(unsigned k, struct virtio_net *vn)
 	struct loop_skiff_config lsc = {
 		.tcp = &w->tcp,
 		.local_ip = ic.ip,
-		.max_timers = need.conns + 16 + need.extra_socks,
+		.max_timers = need.conns + 16 + need.tls_conns + need.extra_socks, /* as uk_main.c's */
 		.listen_backlog = cfg->listen_backlog,
 		.now = now,
 		.plat = {.run = worker_run, .stats = worker_stats, .fatal = worker_fatal, .ctx = w},
 	};
 	size_t lsz = loop_skiff_mem_size(&lsc);
 	w->loop = loop_skiff_init(cfg->alloc("a worker's loop", lsz), lsz, &lsc);
-	/* No access log: worker 0's is on its loop (uk_smp.h). */
-	if (!w->loop || uk_sites_start(w->sites, w->loop, tc.max_sockets, cfg->opts, NULL, NULL) < 0 ||
+	/* Its own error log, as worker 0's (rate-limited, to the console,
+	 * whose lock keeps a line whole): a log has one writer. */
+	ksnprintf(w->log_name, sizeof(w->log_name), "skiff-uk: cpu %u", k);
+	sk_log_init(&w->elog, w->log_name, (enum sk_log_level)opt_num(cfg->opts, OPT_LOG_LEVEL), 10,
+		    SK_NS_PER_S, console_sink, NULL);
+	/* Its own access log, as worker 0's: on its loop and interface;
+	 * before the engines are sized, as the hook takes scratch per
+	 * connection. */
+	const struct uk_alog *a0 = cfg->alog;
+	if (w->loop && a0 && a0->loop)
+		uk_alog_init(&w->alog, a0->fmt, a0->udp, a0->dst, a0->dport, &w->ifc, w->loop,
+			     &w->elog, cfg->wall_sec);
+	if (!w->loop ||
+	    uk_sites_start(w->sites, w->loop, tc.max_sockets, cfg->opts,
+			   w->alog.loop ? uk_alog_record : NULL, &w->alog, &w->elog) < 0 ||
 	    uk_sites_late(w->sites) < 0) {
 		kprintf("skiff-uk: cpu %u: its sites failed; not booting\n", k);
 		kvm_exit(KVM_EXIT_FATAL);
@@ -412,6 +437,8 @@ void uk_smp_stats(void (*fn)(void *ctx, const char *name, uint64_t v), void *ctx
 	for (unsigned k = 1; k < nworkers; k++) {
 		struct prefix_fwd f = {fn, ctx, k};
 		uk_sites_stats(workers[k]->sites, prefixed, &f);
+		if (workers[k]->alog.loop)
+			uk_alog_stats(&workers[k]->alog, prefixed, &f);
 		loop_stats(workers[k]->loop, prefixed, &f);
 	}
 }

@@ -23,12 +23,21 @@
  *     and with "exit" each worker then drains its own connections on its
  *     own vCPU (uk/uk_drain.h), all at once; worker 0 waits for them
  *     (drain-timeout and a margin) and prints the summary.
- *   - Read-only after boot: the configuration model (filled from the
- *     words), the site archive, the wall clock's base.
+ *   - Read-only after boot: the configuration model (the file's,
+ *     `skiff vm --config`, or filled from the words), the site archives, the wall clock's base; with wolfSSL the
+ *     WOLFSSL_CTXs (certificates, keys, and the ticket key wolfSSL keeps
+ *     in them under their own lock: a ticket sealed on one vCPU opens on
+ *     another).
+ *   - HTTPS: every worker has its own TLS listener, TLS loop and engine
+ *     (uk_sites.c); BearSSL's session cache is worker 0's, taken under a
+ *     spin lock once per handshake, so a session resumes on any vCPU.
+ *   - Every worker has the metrics listener too; its page is every
+ *     worker's counters (uk_main.c's uk_page_stats), read while they run.
  * Not shared (left to each worker, said in the README): IPv6 neighbour
- * discovery.  Worker 0's only: the HTTPS and metrics listeners (their
- * ports' flows that reach another worker find no listener), the access
- * log. */
+ * discovery; the access log (each worker its own uk_alog, set up as
+ * worker 0's, on its own interface and loop; the console's lock keeps a
+ * batch whole); the error log (each worker its own sk_log, "skiff-uk:
+ * cpu K" lines, rate-limited on its own). */
 #ifndef APPS_UK_SMP_H
 #define APPS_UK_SMP_H
 
@@ -36,6 +45,7 @@
 #include "../dev/virtio_net.h"
 #include "../net/iface.h"
 #include "../net/tcp.h"
+#include "uk_alog.h"
 #include "uk_drain.h"
 
 struct uk_smp_config {
@@ -51,6 +61,9 @@ struct uk_smp_config {
 	uint64_t (*wall_sec)(sk_time_ns now);   /* for the Date header */
 	void *(*alloc)(const char *what, size_t size); /* stops the boot if it cannot */
 	volatile int *stop;                     /* shared: any worker may set it */
+	/* Worker 0's access log (access-log=), or NULL: each worker logs its
+	 * own requests the same way, from its own buffer and interface. */
+	const struct uk_alog *alog;
 	/* After its loop ended: the drain-timeout in seconds if the
 	 * shutdown port asked for a drain, else 0 (stop at once). */
 	unsigned (*drain_timeout)(void);
