@@ -37,7 +37,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	tls_testcert_engine = FUZZ_TLS_ENGINE;
-	ctx = tls_testcert_server(NULL);
+	/* h2 offered, as a server speaking HTTP/2 will: the ClientHello's
+	 * ALPN list goes through the whole choice (tls_alpn.h). */
+	static const struct tls_server_opts so = {.alpn_h2 = true};
+	ctx = tls_testcert_server(&so);
 	return 0;
 }
 
@@ -63,6 +66,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(e->records_in(c, data + off, piece) == (long)piece);
 		off += piece;
 		int st = e->step(c);
+		/* ALPN: nothing before the handshake is done, then one of ours */
+		const char *alpn = e->alpn(c);
+		CHECK(!alpn || (e->handshake_done(c) &&
+				(!strcmp(alpn, "h2") || !strcmp(alpn, "http/1.1"))));
 		long r;
 		while ((r = e->read(c, buf, sizeof(buf))) > 0)
 			CHECK((size_t)r <= sizeof(buf));

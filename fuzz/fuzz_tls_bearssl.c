@@ -55,7 +55,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	CHECK(PEM_write_bio_X509(bc, x) == 1 && PEM_write_bio_PrivateKey(bk, k, NULL, NULL, 0, NULL, NULL) == 1);
 	static char cert[8192], key[8192];
 	size_t cl = pem_of(bc, cert, sizeof(cert)), kl = pem_of(bk, key, sizeof(key));
-	struct tls_bearssl_config cfg = {.max_conns = 1, .overflow = 1, .sessions = 4, .random = rnd};
+	struct tls_bearssl_config cfg = {.max_conns = 1, .overflow = 1, .sessions = 4, .random = rnd,
+					 .alpn_h2 = true}; /* both names offered, as with HTTP/2 */
 	size_t n = tls_bearssl_mem_size(&cfg);
 	void *mem = aligned_alloc(16, (n + 15) & ~(size_t)15);
 	char err[200];

@@ -30,12 +30,19 @@
 # BENCH_PASSES BENCH_OUT BENCH_SERVER_CPU BENCH_CLIENT_CPU BENCH_OFFLOADS
 # BENCH_V6_LOADS BENCH_V6_PASSES (the -v6 rows)
 # (see bench/http/bench.py).  Needs root.
+#   make bench-h2     HTTP/2 (issue 33): skiff serve against nginx (http2) on
+#                     127.0.0.1, h2load at -c 1 -m 1, -c 16 -m 16 and -c 100
+#                     -m 10 over TLS and h2c, 41 B and 6000 B bodies, req/s and
+#                     the server's CPU per request, and a 60-asset page over
+#                     HTTP/2 and HTTP/1.1 (bench/h2.sh, docs/bench-h2.md; its
+#                     H2_BENCH_* knobs).  About 5 min; skiff's HTTP/2 cells are
+#                     void until its HTTP engine speaks HTTP/2.
 #   make bench-app    examples/kv (http/app.h): GET and PUT of a 1 KiB value,
 #                     keep-alive and close, on --stack linux against skiff on
 #                     packet and xdp (bench/http/app_bench.sh); also the last
 #                     step of make bench.  About 1 min.
 .PHONY: bench bench-quick bench-cost bench-parse bench-tls bench-app bench-tls-libs \
-	bench-tls-engines
+	bench-tls-engines bench-h2
 
 BENCH_PY := PYTHONDONTWRITEBYTECODE=1 python3
 COST_OUT ?= docs/cost.md
@@ -46,6 +53,9 @@ bench: deps all
 
 bench-app: deps all
 	@bench/http/app_bench.sh $(BUILD)/examples
+
+bench-h2: deps all
+	@bench/h2.sh $(BUILD)/skiff
 
 bench-quick: deps all
 	@BENCH_REPS=$${BENCH_REPS:-1} BENCH_DURATION=$${BENCH_DURATION:-1} \

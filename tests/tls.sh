@@ -19,6 +19,12 @@
 #     all arrive);
 #   openssl s_client -sess_out/-sess_in: the session resumed, TLS 1.2 and 1.3;
 #   python ssl (tests/tls_probe.py resume): ALPN http/1.1, resumption;
+#   openssl s_client -alpn h2,http/1.1: http/1.1 (h2 is not offered by
+#     default); and a server with --tls-alpn h2,http/1.1 (alpn_checks):
+#     s_client told h2 for "h2,http/1.1", http/1.1 for "http/1.1" (a
+#     request answered), no ALPN for "foo" (the handshake done and a
+#     request answered all the same); its counters tls.alpn_h2 (exactly
+#     the one) and tls.alpn_http11;
 #   a preconnect (TLS 1.3, no request sent: tls_probe.py preconnect and
 #     s_client -sess_out with stdin held open): a ticket after the
 #     handshake, a new one after each resumption, each one resuming;
@@ -176,6 +182,9 @@ run_target() {
 		out=$(C python3 "$HERE/tls_probe.py" resume "$SRV_IP" 443 "$ca" skiff-test 2>&1)
 		rc=$?
 		[ $rc -eq 0 ] && pass "python_ssl ($out)" || fail python_ssl "$out"
+		out=$(alpn_of "$ca" h2,http/1.1 </dev/null)
+		[ "$out" = http/1.1 ] && pass "alpn.default (s_client -alpn h2,http/1.1: $out)" ||
+			fail alpn.default "s_client -alpn h2,http/1.1: ${out:-no handshake} (want http/1.1)"
 		preconnect_checks "$ca"
 
 		out=$(T=60 C ab -q -f TLS1.2 -n 300 -c 8 "https://$H/" 2>&1)
@@ -247,6 +256,7 @@ run_target() {
 		fi
 	fi
 	config_checks "$ca"
+	alpn_checks "$ca"
 	if start_server rsa rsa --tls-redirect; then
 		out=$(C curl -sS --cacert "$WORK/rsa.crt" "https://$H/" -o "$WORK/rsa.body" -w '%{http_code}' 2>&1)
 		out+=" $(cat "$WORK/rsa.body" 2>/dev/null)"
@@ -295,6 +305,52 @@ preconnect_checks() {
 		</dev/null 2>&1 | grep -oE '^(New|Reused), TLSv1\.[23]' | head -1)
 	[ "$out" = "Reused, TLSv1.3" ] && pass "s_client.preconnect (no request sent; then: $out)" ||
 		fail s_client.preconnect "no request sent; then: ${out:-no handshake}"
+}
+
+# alpn_of CA LIST [-ign_eof]: what openssl s_client offering LIST (-alpn)
+# was told ("h2", "http/1.1", "none"; empty: no handshake), stdin sent as
+# the request (with -ign_eof it waits for the server to close); the
+# response's first line (if any) into $WORK/alpn.resp.
+alpn_of() {
+	local out
+	out=$(C openssl s_client -connect "$H:443" -CAfile "$1" -alpn "$2" ${3:+"$3"} 2>&1)
+	grep -m1 -E '^HTTP/1\.1 ' <<<"$out" | tr -d '\r' >"$WORK/alpn.resp"
+	grep -oE '^(ALPN protocol: .*|No ALPN negotiated)$' <<<"$out" | head -1 |
+		sed 's/^ALPN protocol: //; s/^No ALPN negotiated$/none/'
+}
+
+# alpn_checks CA: --tls-alpn h2,http/1.1, the switch that offers h2 once
+# the HTTP engine speaks HTTP/2 (issue 33).  Until then a client told h2
+# would find HTTP/1.1, so nothing here speaks HTTP/2: the readiness curl
+# asks for http/1.1, and the client told h2 sends nothing.
+alpn_checks() {
+	local ca=$1 req h2 h1 foo r1 rf
+	req=$'GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+	skt_serve_launch alpn --port 80 --root "$ROOT" --stats \
+		--tls-cert "$WORK/ec.crt" --tls-key "$WORK/ec.key" --tls-port 443 \
+		"${ENGINE_ARGS[@]}" --tls-alpn h2,http/1.1
+	if ! skt_serve_answer 10 --http1.1 --cacert "$ca" "https://$H/"; then
+		fail alpn.start "no HTTPS answer within 10 s: $(skt_serve_tail)"
+		skt_serve_stop KILL 2
+		return
+	fi
+	h2=$(alpn_of "$ca" h2,http/1.1 </dev/null)
+	h1=$(printf '%s' "$req" | alpn_of "$ca" http/1.1 -ign_eof)
+	r1=$(cat "$WORK/alpn.resp")
+	foo=$(printf '%s' "$req" | alpn_of "$ca" foo -ign_eof)
+	rf=$(cat "$WORK/alpn.resp")
+	if [ "$h2" = h2 ] && [ "$h1" = http/1.1 ] && [ "$r1" = "HTTP/1.1 200 OK" ] &&
+		[ "$foo" = none ] && [ "$rf" = "HTTP/1.1 200 OK" ]; then
+		pass "alpn.h2 (s_client -alpn h2,http/1.1: $h2; http/1.1: $h1, $r1; foo: $foo, $rf)"
+	else
+		fail alpn.h2 "h2,http/1.1: ${h2:-no handshake} (want h2); http/1.1: ${h1:-no handshake}, ${r1:-no response} (want http/1.1, 200); foo: ${foo:-no handshake}, ${rf:-no response} (want none, 200)"
+	fi
+	if stop_server alpn; then
+		local a2=${ST[tls.alpn_h2]:-?} a1=${ST[tls.alpn_http11]:-?}
+		[ "$a2" = 1 ] && [ "$a1" != "?" ] && [ "$a1" -ge 2 ] &&
+			pass "alpn.counters (tls.alpn_h2=1, tls.alpn_http11=$a1 >= 2)" ||
+			fail alpn.counters "tls.alpn_h2=$a2 (want 1: s_client's), tls.alpn_http11=$a1 (want >= 2)"
+	fi
 }
 
 # config_checks CA: the same TLS layer under `skiff serve --config FILE`

@@ -12,6 +12,7 @@
 #   curl          curl --cacert: GET / -> 200 and the 41-byte body; plain HTTP on 80 too
 #   s_client      openssl s_client -reconnect: TLS 1.2, ALPN http/1.1, verified,
 #                 one New and five Reused (session IDs); -sess_out/-sess_in: Reused
+#   alpn-default  s_client -alpn h2,http/1.1: http/1.1 (h2 not offered by default)
 #   tls13-refused a TLS 1.3-only client gets no session (TLS 1.2 only)
 #   python-resume tests/tls_probe.py resume ... 1.2: ALPN, 200, resumed
 #   ab / ab-k / wrk  ab -f TLS1.2 (new connections, then -k) and wrk: 0 failed
@@ -28,6 +29,10 @@
 #                 to https://, HTTPS answers 200
 #   root+tls      the same guest with --root: a 70,000 B file sha256-identical over
 #                 HTTPS (archive and TLS files in one module)
+#   alpn-h2       the same guest with the word tls-alpn=h2,http/1.1 (BearSSL's
+#                 protocol names): s_client told h2 for h2,http/1.1, http/1.1 for
+#                 http/1.1, none for foo (the handshake done, a request answered);
+#                 its curls ask for HTTP/1.1, as nothing here speaks HTTP/2 yet
 #   app           an application image (build/examples/kv-uk.elf, the third
 #                 argument) with the files: a value PUT over HTTP is read back over
 #                 HTTPS (one store), s_client -sess_out/-sess_in Reused, exit 0
@@ -160,6 +165,10 @@ if [ "$new" = 1 ] && [ "$reused" = 5 ] && grep -q 'ALPN protocol: http/1.1' <<<"
 else
 	fail s_client "New $new, Reused $reused; see $LOG/s_client.log"
 fi
+a=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -CAfile "$CA" -alpn h2,http/1.1 2>&1 |
+	grep -m1 -oE '^(ALPN protocol: .*|No ALPN negotiated)$')
+[ "$a" = "ALPN protocol: http/1.1" ] && pass "alpn-default (s_client -alpn h2,http/1.1: $a)" ||
+	fail alpn-default "s_client -alpn h2,http/1.1: '${a:-no handshake}' (want http/1.1)"
 S1=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -CAfile "$CA" -sess_out "$CERTS/sess" 2>&1 | grep -E '^(New|Reused),')
 S2=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -CAfile "$CA" -sess_in "$CERTS/sess" 2>&1 | grep -E '^(New|Reused),')
 if [[ $S1 == New,* ]] && [[ $S2 == Reused,* ]]; then
@@ -253,10 +262,11 @@ mkdir -p "$CERTS/site/sub"
 head -c 70000 /dev/urandom >"$CERTS/site/sub/blob.bin"
 echo '<p>index</p>' >"$CERTS/site/index.html"
 vm_boot rsa 120 --root "$CERTS/site" --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" \
-	--tls-redirect -p "$HTTP:80" -p "$HTTPS:443" -p "$CTL:9/udp" -- shutdown-port=9 exit-after=100
+	--tls-redirect -p "$HTTP:80" -p "$HTTPS:443" -p "$CTL:9/udp" -- shutdown-port=9 exit-after=100 \
+	tls-alpn=h2,http/1.1
 if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 30; then
 	r=$(timeout 30 curl -sS "http://127.0.0.1:$HTTP/x?y" -o /dev/null -w '%{http_code} %{redirect_url}' 2>&1)
-	s=$(timeout 60 curl -sS --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
+	s=$(timeout 60 curl -sS --http1.1 --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
 		-w '%{http_code} %{ssl_verify_result}' 2>&1)
 	if [[ $r == "301 https://127.0.0.1/x?y" ]] && [ "$s" = "200 0" ]; then
 		pass "rsa-redirect (http: $r; https with RSA 2048: $s)"
@@ -264,11 +274,28 @@ if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 30; then
 		fail rsa-redirect "http: '$r', https: '$s'"
 	fi
 	want=$(sha256sum <"$CERTS/site/sub/blob.bin" | cut -c1-64)
-	got=$(timeout 60 curl -sS --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/sub/blob.bin" | sha256sum | cut -c1-64)
+	got=$(timeout 60 curl -sS --http1.1 --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/sub/blob.bin" | sha256sum | cut -c1-64)
 	if [ "$got" = "$want" ] && grep -aq 'site: 2 files' "$LOG/rsa.log"; then
 		pass "root+tls (--root and the TLS files in one module: a 70,000 B file sha256-identical over HTTPS)"
 	else
 		fail root+tls "sha256 '$got' want '$want'; $(grep -a 'site:' "$LOG/rsa.log")"
+	fi
+	# tls-alpn=h2,http/1.1: what s_client offering each list is told, and
+	# (http/1.1, foo) the first line of the answer to a request.
+	alpn_of() {
+		local out
+		out=$(printf 'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n' |
+			timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -CAfile "$CERTS/rsa.crt" \
+				-alpn "$1" ${2:+"$2"} 2>&1)
+		printf '%s %s' "$(grep -m1 -oE '^(ALPN protocol: .*|No ALPN negotiated)$' <<<"$out" |
+			sed 's/^ALPN protocol: //; s/^No ALPN negotiated$/none/')" \
+			"$(grep -m1 -oE '^HTTP/1\.1 [0-9]+' <<<"$out")"
+	}
+	a2=$(alpn_of h2,http/1.1) a1=$(alpn_of http/1.1 -ign_eof) af=$(alpn_of foo -ign_eof)
+	if [[ $a2 == "h2 "* ]] && [ "$a1" = "http/1.1 HTTP/1.1 200" ] && [ "$af" = "none HTTP/1.1 200" ]; then
+		pass "alpn-h2 (tls-alpn=h2,http/1.1: h2,http/1.1 -> ${a2% }; http/1.1 -> $a1; foo -> $af)"
+	else
+		fail alpn-h2 "h2,http/1.1 -> '$a2' (want h2); http/1.1 -> '$a1' (want http/1.1 HTTP/1.1 200); foo -> '$af' (want none HTTP/1.1 200)"
 	fi
 	vm_say_exit "$CTL"
 	wait "$VM"

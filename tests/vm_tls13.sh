@@ -32,6 +32,10 @@
 #                 multi-queue TAP: tests/vm_smp.sh's smp-tap-tls13, which
 #                 phase vm-tls13 runs after this script.)
 #   rsa           an RSA 2048 certificate: curl --tlsv1.3 200
+#   alpn-h2       that guest with tls-alpn=h2,http/1.1 (tls_wolfssl_alpn_h2):
+#                 s_client -tls1_3 told h2 for h2,http/1.1, http/1.1 for http/1.1,
+#                 none for foo (the handshake done, a request answered); its curl
+#                 asks for HTTP/1.1, as nothing here speaks HTTP/2 yet
 #   bad-mismatch  a key that is not the certificate's: the guest stops at boot
 # QEMU runs are bounded by `timeout`; the lock (flock /tmp/skiff-nettest.lock)
 # is the caller's, as for tests/vm_tls.sh.
@@ -172,13 +176,30 @@ fi
 # --- RSA -------------------------------------------------------------------------
 HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
 vm_boot rsa 120 --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" -p "$HTTPS:443" -p "$CTL:9/udp" \
-	-- shutdown-port=9 exit-after=100
+	-- shutdown-port=9 exit-after=100 tls-alpn=h2,http/1.1
 if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 60; then
-	s=$(timeout 60 curl -sS --tlsv1.3 --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
+	s=$(timeout 60 curl -sS --http1.1 --tlsv1.3 --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
 		-w '%{http_code} %{ssl_verify_result}' 2>&1)
+	# tls-alpn=h2,http/1.1: what s_client offering each list is told, and
+	# (http/1.1, foo) the first line of the answer to a request.
+	alpn_of() {
+		local out
+		out=$(printf 'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n' |
+			timeout 60 openssl s_client -tls1_3 -connect "127.0.0.1:$HTTPS" -CAfile "$CERTS/rsa.crt" \
+				-alpn "$1" ${2:+"$2"} 2>&1)
+		printf '%s %s' "$(grep -m1 -oE '^(ALPN protocol: .*|No ALPN negotiated)$' <<<"$out" |
+			sed 's/^ALPN protocol: //; s/^No ALPN negotiated$/none/')" \
+			"$(grep -m1 -oE '^HTTP/1\.1 [0-9]+' <<<"$out")"
+	}
+	a2=$(alpn_of h2,http/1.1) a1=$(alpn_of http/1.1 -ign_eof) af=$(alpn_of foo -ign_eof)
 	vm_say_exit "$CTL"
 	wait "$VM"
 	[ "$s" = "200 0" ] && pass "rsa (RSA 2048 over TLS 1.3: $s)" || fail rsa "'$s'"
+	if [[ $a2 == "h2 "* ]] && [ "$a1" = "http/1.1 HTTP/1.1 200" ] && [ "$af" = "none HTTP/1.1 200" ]; then
+		pass "alpn-h2 (tls-alpn=h2,http/1.1 on wolfSSL: h2,http/1.1 -> ${a2% }; http/1.1 -> $a1; foo -> $af)"
+	else
+		fail alpn-h2 "h2,http/1.1 -> '$a2' (want h2); http/1.1 -> '$a1' (want http/1.1 HTTP/1.1 200); foo -> '$af' (want none HTTP/1.1 200)"
+	fi
 else
 	fail rsa "no ready line; see $LOG/rsa.log"
 fi

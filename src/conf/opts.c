@@ -26,6 +26,8 @@ static const char *const accel_choices[] = {"auto", "kvm", "tcg", NULL};
 static const char *const machine_choices[] = {"pc", "microvm", NULL};
 /* tls/tls_host.h: the hosted TLS engines by name */
 static const char *const tls_engine_choices[] = {"openssl", "gnutls", "wolfssl", NULL};
+/* --tls-alpn: index 1 offers h2 (sites_conf.h's alpn_h2). */
+static const char *const tls_alpn_choices[] = {"http/1.1", "h2,http/1.1", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
 
@@ -174,6 +176,12 @@ const struct opt_def opt_defs[OPT_N] = {
 			    "the library under HTTPS: openssl (OpenSSL 3), gnutls\n"
 			    "(GnuTLS 3.7) or wolfssl (wolfSSL 5.5); the same\n"
 			    "protocols, suites and tickets (docs/tls.md)"},
+	[OPT_TLS_ALPN] = {"tls-alpn", 0, OPT_K_CHOICE, "http/1.1|h2,http/1.1", 0, 0,
+			  tls_alpn_choices,
+			  "the protocols ALPN offers, in the server's order; a\n"
+			  "client offering none of them gets no ALPN and goes on.\n"
+			  "h2,http/1.1 only once HTTP/2 is served (issue 33): a\n"
+			  "client told h2 speaks nothing else (docs/tls.md)"},
 	[OPT_ACCESS_LOG] = {"access-log", 0, OPT_K_STR, "FILE|-", 0, 0, NULL,
 			    "log every response to FILE (appended to; '-': standard\n"
 			    "output), buffered and written in batches (at least once\n"
@@ -538,6 +546,7 @@ static const struct opt_use serve_use[] = {
 	{OPT_TLS_REDIRECT, 0, NULL, NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_TLS_ENGINE, 0, "openssl", NULL},
+	{OPT_TLS_ALPN, 0, "http/1.1", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -589,6 +598,7 @@ const struct opt_cmd opt_cmd_serve = {
 		"                    [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
 		"                    [--tls-redirect] [--tls-sni NAME:CERT:KEY]...]\n"
 		"                   [--tls-engine openssl|gnutls|wolfssl]\n"
+		"                   [--tls-alpn http/1.1|h2,http/1.1]\n"
 		"                   [--access-log FILE|- [--access-log-format combined|json]]\n"
 		"                   [--drain-timeout S] [--log-level error|warn|info|debug]\n"
 		"                   [--error-log FILE|-]\n"
@@ -734,6 +744,7 @@ static const struct opt_use uk_use[] = {
 	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
 	{OPT_TLS_REDIRECT, 0, NULL, NULL},
 	{OPT_TLS_MAX_CONNS, 0, "256", NULL},
+	{OPT_TLS_ALPN, 0, "http/1.1", NULL},
 };
 
 const struct opt_cmd opt_cmd_uk = {
@@ -786,6 +797,7 @@ static const struct opt_use app_use[] = {
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_TLS_ENGINE, 0, "openssl", NULL},
+	{OPT_TLS_ALPN, 0, "http/1.1", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -817,7 +829,8 @@ const struct opt_cmd opt_cmd_app = {
 		    "           [--port N] [--stats] [--pcap FILE] [--offload on|off] [--max-conns N]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
-		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls|wolfssl]]\n"
+		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls|wolfssl]\n"
+		    "            [--tls-alpn http/1.1|h2,http/1.1]]\n"
 		    "           [--header-timeout S] [--body-timeout S] [--send-timeout S]\n"
 		    "           [--keepalive-timeout S] [--max-body N] [--http2 on|off]\n"
 		    "           [--tcp-sndbuf N] [--tcp-rcvbuf N] [--spin-us N]\n"
@@ -865,6 +878,7 @@ static const struct opt_use proxy_use[] = {
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_TLS_ENGINE, 0, "openssl", NULL},
+	{OPT_TLS_ALPN, 0, "http/1.1", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -895,7 +909,8 @@ const struct opt_cmd opt_cmd_proxy = {
 		    "           [--purge-allow ADDR[/LEN][,...]|none] [--port N] [--stack skiff|linux]\n"
 		    "           [--tls-cert FILE --tls-key FILE [--tls-port N]\n"
 		    "            [--tls-handshake-timeout S] [--tls-ticket-rotate S]\n"
-		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls|wolfssl]]\n"
+		    "            [--tls-sni NAME:CERT:KEY]... [--tls-engine openssl|gnutls|wolfssl]\n"
+		    "            [--tls-alpn http/1.1|h2,http/1.1]]\n"
 		    "           [--dev DEV] [--ip ADDR/LEN] [--gw ADDR] [--ip6 ADDR/LEN]... [--gw6 ADDR]\n"
 		    "           [--mac MAC] [--stats]\n"
 		    "           [--pcap FILE] [--offload on|off] [--max-conns N]\n"
@@ -1032,9 +1047,9 @@ const struct opt_cmd opt_cmd_vm = {
 		  "max-conns=N header-timeout=S keepalive-timeout=S max-body=N tcp-sndbuf=N\n"
 		  "tcp-rcvbuf=N spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de\n"
 		  "stats no-msix no-event-idx tls-port=N tls-handshake-timeout=S tls-redirect\n"
-		  "tls-max-conns=N offload=on|off.  The guest serves HTTP on port 80 (the files of\n"
-		  "--root, or the built-in 41-byte '/') and UDP echo on 7: `skiff vm -p 8080:80`\n"
-		  "gives http://127.0.0.1:8080/.\n"
+		  "tls-max-conns=N tls-alpn=http/1.1|h2,http/1.1 offload=on|off.  The guest\n"
+		  "serves HTTP on port 80 (the files of --root, or the built-in 41-byte '/') and\n"
+		  "UDP echo on 7: `skiff vm -p 8080:80` gives http://127.0.0.1:8080/.\n"
 		  "Ctrl-C (SIGINT) stops the guest as its shutdown port does: it drains, prints\n"
 		  "its counters and exits 0 (on --net user: shutdown-port=65533 unless the words\n"
 		  "name one, forwarded from a free UDP port of 127.0.0.1); a second Ctrl-C, or a\n"

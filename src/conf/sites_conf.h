@@ -65,6 +65,11 @@ struct sconf_listen {
 	bool tls;             /* HTTPS: every site on it has a certificate (`tls`) */
 	bool h2_off;          /* `listen ADDR:PORT [tls] http2 off;`: HTTP/1.1 only
 	                       * (default on: the preface, docs/h2.md) */
+	/* tls: ALPN offers h2 before http/1.1 (tls_engine.h's alpn_h2).  Off
+	 * (http/1.1 only) unless asked: the file's `listen ADDR:PORT tls http2
+	 * on;` said in so many words, or the flags' --tls-alpn h2,http/1.1
+	 * (sites_flags.h).  Never with h2_off. */
+	bool alpn_h2;
 	struct sconf_pos pos; /* the first `listen` that named it */
 };
 

@@ -204,6 +204,34 @@ static void test_header_area(void **state)
 	assert_int_equal(sites_conf_header_area(c, 0), 0); /* none given: the engine's default */
 }
 
+/* http2: preface by default; ALPN h2 on a tls listener only when said. */
+static void test_http2(void **state)
+{
+	(void)state;
+	const struct sconf *c = ok("site a.test {\n"
+				   "  listen 127.0.0.1:80;\n"
+				   "  listen 127.0.0.1:443 tls;\n"
+				   "  listen 127.0.0.1:8443 tls http2 on;\n"
+				   "  listen 127.0.0.1:9443 tls http2 off;\n"
+				   "  listen 127.0.0.1:81 http2 off;\n"
+				   "  tls c.pem k.pem;\n"
+				   "  route / { app; }\n"
+				   "}\n"
+				   "site b.test { listen 127.0.0.1:443 tls http2 on; tls c.pem k.pem;\n"
+				   "  route / { app; } }\n");
+	assert_int_equal(c->nlisten, 5);
+	assert_false(c->listen[0].h2_off);
+	assert_false(c->listen[0].alpn_h2); /* not tls */
+	assert_false(c->listen[1].h2_off);
+	assert_true(c->listen[1].alpn_h2);  /* b.test said on, a.test said nothing */
+	assert_true(c->listen[2].alpn_h2);
+	assert_true(c->listen[3].h2_off);
+	assert_false(c->listen[3].alpn_h2);
+	assert_true(c->listen[4].h2_off);
+	c = ok("site a.test { listen 127.0.0.1:443 tls; tls c.pem k.pem; route / { app; } }\n");
+	assert_false(c->listen[0].alpn_h2); /* the default: http/1.1 by ALPN */
+}
+
 static void test_defaults(void **state)
 {
 	(void)state;
@@ -846,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_top_level),
 		cmocka_unit_test(test_header_area),
+		cmocka_unit_test(test_http2),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_site_directives),
 		cmocka_unit_test(test_route_directives),

@@ -112,6 +112,7 @@ static void test_tls_sni_redirect(void **st)
 	assert_int_equal(conf.nlisten, 2);
 	assert_true(conf.listen[1].tls);
 	assert_int_equal(conf.listen[1].port, 8443);
+	assert_false(conf.listen[1].alpn_h2); /* --tls-alpn's default: http/1.1 */
 	/* both listeners serve the files; the SNI sites only on the tls one */
 	assert_int_equal(route(0, "b.test", "/x")->kind, SCONF_FILES);
 	const struct sconf_site *b = sites_conf_site(&conf, 1, "b.test", 6);
@@ -137,6 +138,18 @@ static void test_tls_sni_redirect(void **st)
 					   "--tls-redirect")),
 			 0);
 	assert_string_equal(route(0, "a.test", "/x")->target, "https://$host$request_uri");
+
+	/* --tls-alpn h2,http/1.1: the tls listener offers h2, the plain one
+	 * has nothing to offer it with */
+	assert_int_equal(build(false, ARGS("--tls-cert", "c.pem", "--tls-key", "k.pem",
+					   "--tls-alpn", "h2,http/1.1")),
+			 0);
+	assert_true(conf.listen[1].alpn_h2);
+	assert_false(conf.listen[0].alpn_h2);
+	assert_int_equal(build(false, ARGS("--tls-cert", "c.pem", "--tls-key", "k.pem",
+					   "--tls-alpn", "http/1.1")),
+			 0);
+	assert_false(conf.listen[1].alpn_h2);
 }
 
 /* The guest's words (opt_cmd_uk) with the module's files named by the
@@ -175,11 +188,12 @@ static void test_guest(void **st)
 	g = (struct sites_guest_src){.root = "(archive)", .cert = "(c)", .key = "(k)",
 				     .metrics = 9100};
 	assert_int_equal(build_guest("port=8080 tls-port=8443 tls-redirect max-conns=64 "
-				     "cache-control=no-cache", &g),
+				     "cache-control=no-cache tls-alpn=h2,http/1.1", &g),
 			 0);
 	assert_int_equal(conf.nlisten, 3);
 	assert_int_equal(conf.listen[0].port, 8080);
 	assert_true(conf.listen[1].tls);
+	assert_true(conf.listen[1].alpn_h2);
 	assert_int_equal(conf.listen[1].port, 8443);
 	assert_false(conf.listen[2].tls);
 	assert_int_equal(conf.listen[2].port, 9100);

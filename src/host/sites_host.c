@@ -579,7 +579,8 @@ static int tls_for(struct sh_worker *w, const struct sconf *c, unsigned li, stru
 	}
 	const struct opts *o = w->opts;
 	struct tls_server_opts so = {.sni = sni, .nsni = nsni,
-				     .ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE)};
+				     .ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE),
+				     .alpn_h2 = c->listen[li].alpn_h2};
 	l->tls = tls_host_server(opt_str(o, OPT_TLS_ENGINE), def->cert, def->key, &so, err, errlen);
 	if (!l->tls)
 		return -1;
@@ -643,8 +644,14 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		cfg.send_timeout = c->send_timeout;
 		cfg.keepalive_timeout = c->keepalive_timeout;
 		cfg.scheme = ls->tls ? "https" : "http";
+		/* HTTP/2 sessions: up to 128 (about 150 KiB each, in mmap'd memory
+		 * only a session's pages that were used are resident), so h2load's
+		 * -c 100 and a browser's fleet fit; the engine's default of 8 is
+		 * the unikernel's, where memory is the guest's. */
 		if (ls->h2_off)
 			cfg.h2_sessions = 0;
+		else
+			cfg.h2_sessions = c->max_conns < 128u ? c->max_conns : 128u;
 		/* Only with a log: without one the engine does no work per answer.
 		 * A reload that turns it on or off sets it (http_app_set_access). */
 		cfg.access = w->alog ? access_hook : NULL;
@@ -1410,7 +1417,7 @@ int sites_host_run(struct opts *o, const struct http_app_def *app, const char *n
 		OPT_TLS_KEY,   OPT_TLS_PORT,       OPT_TLS_REDIRECT,    OPT_TLS_SNI,
 		OPT_MAX_CONNS, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT, OPT_MAX_BODY,
 		OPT_ACCESS_LOG, OPT_WORKERS,       OPT_ERROR_LOG,       OPT_ACCESS_LOG_FORMAT,
-		OPT_BODY_TIMEOUT, OPT_SEND_TIMEOUT, OPT_HTTP2};
+		OPT_BODY_TIMEOUT, OPT_SEND_TIMEOUT, OPT_HTTP2,      OPT_TLS_ALPN};
 	for (size_t i = 0; pl.path && i < sizeof(site_flags); i++)
 		if (opt_given(o, site_flags[i]))
 			cli_usage_error(o->cmd->name, "--%s: with --config the file says this (see "

@@ -12,9 +12,10 @@ bool tls_flags_wanted(const struct opts *o)
 				cert ? "tls-key" : "tls-cert");
 	if (!cert && (opt_given(o, OPT_TLS_PORT) || opt_given(o, OPT_TLS_HANDSHAKE_TIMEOUT) ||
 		      opt_given(o, OPT_TLS_TICKET_ROTATE) || opt_given(o, OPT_TLS_REDIRECT) ||
-		      opt_given(o, OPT_TLS_SNI)))
+		      opt_given(o, OPT_TLS_SNI) || opt_given(o, OPT_TLS_ALPN)))
 		cli_usage_error(cmd, "--tls-port, --tls-handshake-timeout, --tls-ticket-rotate, "
-				     "--tls-redirect and --tls-sni need --tls-cert and --tls-key");
+				     "--tls-redirect, --tls-sni and --tls-alpn need --tls-cert and "
+				     "--tls-key");
 	if (cert && opt_num(o, OPT_TLS_PORT) == opt_num(o, OPT_PORT))
 		cli_usage_error(cmd, "--tls-port %llu is --port too: give each its own",
 				(unsigned long long)opt_num(o, OPT_PORT));

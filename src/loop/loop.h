@@ -143,6 +143,13 @@ struct loop_ops {
 			 const void *p, size_t len);
 	/* Bytes queued by send_ref that the backend still reads (NULL: 0). */
 	uint64_t (*refs_held)(struct loop *l);
+	/* Optional (NULL: NULL for every socket).  The application protocol
+	 * the socket's TLS handshake agreed (ALPN, RFC 7301): "h2" or
+	 * "http/1.1" (static strings), or NULL: not a TLS socket, no protocol
+	 * agreed, or the handshake not done.  A TLS loop (tls/loop_tls.h)
+	 * reads no byte before its handshake is done, so from the first
+	 * read on the answer is final. */
+	const char *(*alpn)(struct loop *l, int sock);
 	/* Half-close: FIN after what is queued.  Reads still work. */
 	int (*shutdown)(struct loop *l, int sock);
 	/* Give the socket back; no callback runs for it afterwards (except a
@@ -226,6 +233,10 @@ static inline long loop_send_ref(struct loop *l, int sock, const struct loop_iov
 static inline uint64_t loop_refs_held(struct loop *l)
 {
 	return l->ops->refs_held ? l->ops->refs_held(l) : 0;
+}
+static inline const char *loop_alpn(struct loop *l, int sock)
+{
+	return l->ops->alpn ? l->ops->alpn(l, sock) : NULL;
 }
 static inline int loop_shutdown(struct loop *l, int sock)
 {

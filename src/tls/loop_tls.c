@@ -67,7 +67,9 @@ static inline void elog(enum sk_log_level level, const char *key, const char *fm
 	X(conn_alloc_failed, "tls.conn_alloc_failed")                                         \
 	X(writes_blocked, "tls.writes_blocked")           /* the inner socket refused records */ \
 	X(orphans, "tls.orphans")                         /* closed with records unsent */   \
-	X(orphans_lost, "tls.orphans_lost")               /* ... and never sent in time */
+	X(orphans_lost, "tls.orphans_lost")               /* ... and never sent in time */ \
+	X(alpn_h2, "tls.alpn_h2")                         /* handshakes that agreed h2 */    \
+	X(alpn_http11, "tls.alpn_http11")                 /* ... http/1.1 (else: none) */
 
 struct tls_counters {
 #define X(f, n) uint64_t f;
@@ -293,6 +295,11 @@ static void ts_hs_check(struct tls_sock *ts)
 		lt->st.handshakes++;
 		if (lt->eng->resumed(ts->c))
 			lt->st.resumed++;
+		const char *alpn = loop_alpn(&lt->base, ts->sock); /* as the application sees it */
+		if (alpn && alpn[0] == 'h' && alpn[1] == '2')
+			lt->st.alpn_h2++;
+		else if (alpn)
+			lt->st.alpn_http11++;
 		if (loop_timer_armed(&ts->timer))
 			loop_timer_cancel(lt->inner, &ts->timer);
 	}
@@ -532,6 +539,15 @@ static long t_read(struct loop *l, int sock, void *buf, size_t len)
 	return got ? (long)got : -SK_EAGAIN;
 }
 
+static const char *t_alpn(struct loop *l, int sock)
+{
+	struct loop_tls *lt = lt_of(l);
+	const struct tls_sock *ts = ts_find(lt, sock);
+	if (!ts || !ts->hs_done || !lt->eng->alpn)
+		return NULL;
+	return lt->eng->alpn(ts->c);
+}
+
 static long t_writev(struct loop *l, int sock, const struct loop_iov *iov, int iovcnt)
 {
 	struct loop_tls *lt = lt_of(l);
@@ -706,6 +722,7 @@ static const struct loop_ops tls_loop_ops = {
 	.watch = t_watch,
 	.read = t_read,
 	.writev = t_writev,
+	.alpn = t_alpn,
 	.shutdown = t_shutdown,
 	.close = t_close,
 	.timer_set = t_timer_set,

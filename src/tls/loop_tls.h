@@ -14,6 +14,12 @@
  * at most TLS_IN_MAX bytes of records wait unopened before the layer stops
  * reading the inner socket, until the application reads.
  *
+ * ALPN: loop_alpn (loop.h) names what a connection's handshake agreed
+ * ("h2", "http/1.1" or NULL; tls_engine.h's alpn op), so the application
+ * on this loop may ask it before its first read, which gives no byte
+ * before the handshake is done.  What the engine offers is its
+ * context's (tls_server_opts.alpn_h2).
+ *
  * The handshake has its own deadline (handshake_timeout_ns): a client that
  * stalls it gets LOOP_EV_ERROR, then -SK_ETIMEDOUT from read; one that
  * ends its side (TCP FIN) before the handshake finished gets the error at
@@ -26,7 +32,8 @@
  * tls.resumed, tls.handshake_failed, tls.handshake_timeouts,
  * tls.protocol_errors, tls.close_notify_rx, tls.eof_no_close_notify,
  * tls.records_out_bytes, tls.writes_blocked, tls.orphans, tls.orphans_lost,
- * tls.conn_alloc_failed.
+ * tls.conn_alloc_failed, tls.alpn_h2 and tls.alpn_http11 (handshakes
+ * that agreed each; the rest agreed none).
  *
  * One thread, as every loop: the layer and the inner loop run on the
  * inner loop's thread. */

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "../base/sk_err.h"
+#include "tls_alpn.h"
 
 #define CHAIN_MAX 16384u   /* DER bytes of the certificate chain */
 #define CHAIN_CERTS 8u
@@ -104,6 +105,7 @@ struct tls_ctx {
 	struct sni_name names[TLS_SNI_MAX];
 	unsigned nnames;
 	int (*random)(void *buf, size_t len);
+	bool alpn_h2;              /* tls_bearssl_config.alpn_h2: offer h2 first */
 	struct tls_conn *conns, *free_list;
 	uint8_t **ovf_free;        /* a stack of free overflow buffers */
 	unsigned n_ovf_free, n_ovf, max_conns;
@@ -111,8 +113,11 @@ struct tls_ctx {
 	uint64_t sni_matched, sni_default, sni_refused;
 };
 
-static const char alpn_http11[] = "http/1.1";
-static const char *alpn_names[] = {alpn_http11}; /* BearSSL takes it without const */
+/* ALPN in the server's order (tls_alpn.h): BearSSL picks the first of
+ * ours the client offers, and with no match (BR_OPT_FAIL_ON_ALPN_MISMATCH
+ * unset) carries on without one.  Without alpn_h2 the list starts at
+ * [1].  BearSSL takes it without const. */
+static const char *alpn_names[] = {TLS_ALPN_H2, TLS_ALPN_HTTP11};
 
 /* ---- errors, without a printf ---- */
 
@@ -435,6 +440,7 @@ struct tls_ctx *tls_bearssl_server(void *mem, size_t mem_size, const struct tls_
 	t->cache_vt = &cache_class;
 	t->cache = &t->lru;
 	t->random = cfg->random;
+	t->alpn_h2 = cfg->alpn_h2;
 	t->max_conns = cfg->max_conns;
 	for (unsigned i = cfg->max_conns; i-- > 0;) {
 		t->conns[i].next_free = t->free_list;
@@ -766,7 +772,8 @@ static struct tls_conn *b_conn_new(struct tls_ctx *t)
 	c->policy = &sni_policy;
 	br_ssl_server_set_policy(sc, &c->policy);
 	br_ssl_engine_set_all_flags(e, BR_OPT_ENFORCE_SERVER_PREFERENCES | BR_OPT_NO_RENEGOTIATION);
-	br_ssl_engine_set_protocol_names(e, alpn_names, 1);
+	br_ssl_engine_set_protocol_names(e, t->alpn_h2 ? alpn_names : alpn_names + 1,
+					 t->alpn_h2 ? 2 : 1);
 	br_ssl_server_set_cache(sc, &t->cache_vt);
 	br_ssl_engine_set_buffer(e, c->iobuf, sizeof(c->iobuf), 0);
 	br_ssl_engine_inject_entropy(e, seed, sizeof(seed));
@@ -957,6 +964,13 @@ static const char *b_version(const struct tls_conn *c)
 	return "TLSv1.2";
 }
 
+/* BearSSL's answer is one of alpn_names, itself one of tls_alpn.h's. */
+static const char *b_alpn(const struct tls_conn *c)
+{
+	return c->hs_done ? br_ssl_engine_get_selected_protocol((br_ssl_engine_context *)&c->sc.eng)
+			  : NULL;
+}
+
 unsigned tls_bearssl_cert(const struct tls_conn *c)
 {
 	return c->cert;
@@ -989,4 +1003,5 @@ const struct tls_engine_ops tls_bearssl_ops = {
 	.error = b_error,
 	.resumed = b_resumed,
 	.version = b_version,
+	.alpn = b_alpn,
 };

@@ -8,7 +8,8 @@
  * What it speaks, fixed here as the issue asks: TLS 1.2 only (BearSSL has
  * no 1.3); ECDHE over X25519 or P-256 (no other curve is offered); an
  * ECDSA P-256 or RSA certificate (PEM, with its chain); AES-128-GCM,
- * AES-256-GCM and ChaCha20-Poly1305 in the server's order; ALPN http/1.1;
+ * AES-256-GCM and ChaCha20-Poly1305 in the server's order; ALPN http/1.1,
+ * h2 before it with alpn_h2 (tls_alpn.h);
  * the certificate chosen by the SNI name (tls_bearssl_add_cert/_name: a
  * default one and up to TLS_SNI_MAX names for others); no
  * renegotiation; close_notify both ways.  Resumption by session ID only,
@@ -44,6 +45,9 @@ struct tls_bearssl_config {
 	/* Fills buf with len random bytes (each connection's DRBG seed);
 	 * 0 on success.  The unikernel's is plat_random (RDSEED/RDRAND). */
 	int (*random)(void *buf, size_t len);
+	/* ALPN offers h2 before http/1.1 (tls_engine.h's alpn_h2): only
+	 * where the HTTP engine above speaks HTTP/2. */
+	bool alpn_h2;
 };
 
 /* Bytes a connection holds while it lives, idle or not. */

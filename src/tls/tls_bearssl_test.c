@@ -72,9 +72,9 @@ static void make_pem(struct pem *p, const char *kind)
 
 static void *mem;
 
-static struct tls_ctx *server(const struct pem *p, unsigned max_conns)
+static struct tls_ctx *server_alpn(const struct pem *p, unsigned max_conns, bool alpn_h2)
 {
-	struct tls_bearssl_config cfg = {.max_conns = max_conns, .random = rnd};
+	struct tls_bearssl_config cfg = {.max_conns = max_conns, .random = rnd, .alpn_h2 = alpn_h2};
 	size_t n = tls_bearssl_mem_size(&cfg);
 	free(mem);
 	mem = aligned_alloc(16, (n + 15) & ~(size_t)15);
@@ -84,6 +84,11 @@ static struct tls_ctx *server(const struct pem *p, unsigned max_conns)
 	if (!t)
 		fail_msg("%s", err);
 	return t;
+}
+
+static struct tls_ctx *server(const struct pem *p, unsigned max_conns)
+{
+	return server_alpn(p, max_conns, false);
 }
 
 struct pair {
@@ -249,6 +254,51 @@ static void test_ec_full(void **state)
 	assert_string_equal(SSL_get_cipher_name(p.cl), "ECDHE-ECDSA-AES128-GCM-SHA256");
 	exchange(&p);
 	pair_free(&p);
+	SSL_CTX_free(cctx);
+}
+
+/* One handshake offering ALPN `offer` (wire form, len bytes; 0: no
+ * extension): what the engine's alpn() says, after checking the client
+ * was told the same and a request and a response go through. */
+static const char *alpn_got(SSL_CTX *cctx, struct tls_ctx *t, const char *offer, size_t len)
+{
+	struct pair p;
+	pair_new(&p, cctx, t, NULL);
+	assert_int_equal(SSL_set_alpn_protos(p.cl, (const unsigned char *)offer, (unsigned)len), 0);
+	assert_null(E->alpn(p.sv));
+	assert_true(handshake(&p));
+	const unsigned char *got;
+	unsigned n;
+	SSL_get0_alpn_selected(p.cl, &got, &n);
+	const char *name = E->alpn(p.sv);
+	if (!name)
+		assert_int_equal(n, 0);
+	else if (n != strlen(name) || memcmp(got, name, n))
+		fail_msg("the client was told '%.*s', the engine says '%s'", (int)n, (const char *)got,
+			 name);
+	exchange(&p);
+	pair_free(&p);
+	return name;
+}
+
+#define ALPN(cctx, t, lit) alpn_got(cctx, t, lit, sizeof(lit) - 1)
+
+/* tls_engine_suite.h's suite_alpn and suite_alpn_h2, on TLS 1.2. */
+static void test_alpn(void **state)
+{
+	(void)state;
+	struct pem pm;
+	make_pem(&pm, "ec");
+	SSL_CTX *cctx = client(NULL);
+	struct tls_ctx *t = server_alpn(&pm, 4, false);
+	assert_string_equal(ALPN(cctx, t, "\x02h2\x08http/1.1"), "http/1.1");
+	assert_null(ALPN(cctx, t, "\x02h2"));
+	t = server_alpn(&pm, 4, true);
+	assert_string_equal(ALPN(cctx, t, "\x02h2\x08http/1.1"), "h2");
+	assert_string_equal(ALPN(cctx, t, "\x08http/1.1\x02h2"), "h2");
+	assert_string_equal(ALPN(cctx, t, "\x08http/1.1"), "http/1.1");
+	assert_null(ALPN(cctx, t, "\x03" "foo"));
+	assert_null(alpn_got(cctx, t, NULL, 0));
 	SSL_CTX_free(cctx);
 }
 
@@ -717,6 +767,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ec_full),
+		cmocka_unit_test(test_alpn),
 		cmocka_unit_test(test_rsa_and_suites),
 		cmocka_unit_test(test_groups),
 		cmocka_unit_test(test_resume_by_id),

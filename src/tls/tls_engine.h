@@ -30,6 +30,13 @@
  *     out_consume() drops what the layer sent.  The engine writes records
  *     straight into that buffer: no copy between it and the socket.
  *   - close_notify() queues our close_notify alert.
+ *   - alpn() names the application protocol ALPN agreed (RFC 7301):
+ *     "h2" or "http/1.1", a static string, or NULL before the handshake
+ *     is done and when none was (the client offered none, or none we
+ *     speak: the handshake goes on without ALPN, as nginx's does).  An
+ *     engine offers h2 only when its context was made with alpn_h2 (in
+ *     struct tls_server_opts, or the engine's own config); then the
+ *     server's order wins: h2, then http/1.1.
  * One thread: an engine and its connections are used from the loop's
  * thread only. */
 #ifndef TLS_TLS_ENGINE_H
@@ -69,6 +76,7 @@ struct tls_engine_ops {
 	int (*error)(const struct tls_conn *c);     /* enum tls_status of the last failure */
 	bool (*resumed)(const struct tls_conn *c);  /* the handshake resumed a session */
 	const char *(*version)(const struct tls_conn *c);
+	const char *(*alpn)(const struct tls_conn *c); /* see the contract above */
 	/* The context's own operations, for a runtime that holds contexts of
 	 * any hosted engine (tls_host.h); NULL in the unikernel's. */
 	void (*ctx_free)(struct tls_ctx *ctx);
@@ -112,12 +120,18 @@ struct tls_server_opts {
 	uint32_t ticket_rotate_s;
 	const struct tls_sni *sni; /* nsni (<= TLS_SNI_MAX) certificates by name */
 	unsigned nsni;
+	/* ALPN offers h2 before http/1.1 (a client offering both gets h2).
+	 * Off: http/1.1 only.  Set it only where the HTTP engine above
+	 * speaks HTTP/2 on this listener: a client told "h2" sends nothing
+	 * else. */
+	bool alpn_h2;
 };
 
 /* The server side: certificate chain and key (PEM files), TLS 1.2-1.3,
- * AES-GCM and ChaCha20-Poly1305, X25519 then P-256, ALPN http/1.1,
- * tickets under rotating keys and a session cache, no renegotiation.  o
- * may be NULL (defaults).  NULL and a message in err on failure. */
+ * AES-GCM and ChaCha20-Poly1305, X25519 then P-256, ALPN http/1.1 (h2
+ * first with o->alpn_h2), tickets under rotating keys and a session
+ * cache, no renegotiation.  o may be NULL (defaults).  NULL and a
+ * message in err on failure. */
 struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 				   const struct tls_server_opts *o, char *err, size_t errlen);
 void tls_openssl_free(struct tls_ctx *ctx);

@@ -6,7 +6,8 @@
  *
  * Settings, fixed here as the OpenSSL engine's are: TLS 1.2 and 1.3;
  * AES-128/256-GCM and ChaCha20-Poly1305 only, ECDHE only; X25519, then
- * P-256; the server's order of preference; ALPN http/1.1; no
+ * P-256; the server's order of preference; ALPN http/1.1, h2 before it
+ * with alpn_h2 (tls_alpn.h; GnuTLS chooses by our order); no
  * renegotiation (a client's request is answered with a no_renegotiation
  * warning); session tickets (one after every TLS 1.3 handshake, full or
  * resumed, sent as it finishes: GNUTLS_NO_AUTO_SEND_TICKET and
@@ -29,6 +30,7 @@
 #include <time.h>
 
 #include "../base/sk_err.h"
+#include "tls_alpn.h"
 #include "tls_buf.h"
 #include "tls_sni.h"
 
@@ -63,6 +65,7 @@ struct tls_ctx {
 	uint64_t sessions; /* GnuTLS sessions made (tls.gnutls_sessions) */
 	uint64_t rotations, sealed, opened, unknown, reloads, reload_failures;
 	uint64_t sni_matched, sni_default;
+	bool alpn_h2; /* tls_server_opts.alpn_h2: offer h2 first */
 	struct tls_pool pool;
 };
 
@@ -216,6 +219,7 @@ struct tls_ctx *tls_gnutls_server(const char *cert_file, const char *key_file,
 		return NULL;
 	}
 	t->head.ops = &tls_gnutls_ops;
+	t->alpn_h2 = o && o->alpn_h2;
 	uint32_t rot = o && o->ticket_rotate_s ? o->ticket_rotate_s : 3600;
 	t->lifetime_s = rot / 3 ? rot / 3 : 1;
 	t->period_s = (uint64_t)t->lifetime_s * 3;
@@ -343,7 +347,13 @@ static struct tls_conn *g_conn_new(struct tls_ctx *t)
 		return NULL;
 	c->ctx = t;
 	period_seen(t);
-	static const gnutls_datum_t alpn = {(unsigned char *)"http/1.1", 8};
+	/* Our order wins (GNUTLS_ALPN_SERVER_PRECEDENCE); a client that
+	 * offers neither gets none, the handshake going on (no
+	 * GNUTLS_ALPN_MANDATORY). */
+	static const gnutls_datum_t alpn[] = {
+		{(unsigned char *)TLS_ALPN_H2, sizeof(TLS_ALPN_H2) - 1},
+		{(unsigned char *)TLS_ALPN_HTTP11, sizeof(TLS_ALPN_HTTP11) - 1},
+	};
 	int r = gnutls_init(&c->s, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_AUTO_SEND_TICKET);
 	if (r < 0) {
 		free(c);
@@ -352,7 +362,8 @@ static struct tls_conn *g_conn_new(struct tls_ctx *t)
 	if (gnutls_priority_set(c->s, t->prio) < 0 ||
 	    gnutls_credentials_set(c->s, GNUTLS_CRD_CERTIFICATE, t->gen->def) < 0 ||
 	    gnutls_session_ticket_enable_server(c->s, &t->master) < 0 ||
-	    gnutls_alpn_set_protocols(c->s, &alpn, 1, GNUTLS_ALPN_SERVER_PRECEDENCE) < 0) {
+	    gnutls_alpn_set_protocols(c->s, t->alpn_h2 ? alpn : alpn + 1, t->alpn_h2 ? 2 : 1,
+				      GNUTLS_ALPN_SERVER_PRECEDENCE) < 0) {
 		gnutls_deinit(c->s);
 		free(c);
 		return NULL;
@@ -547,6 +558,14 @@ static const char *g_version(const struct tls_conn *c)
 	}
 }
 
+static const char *g_alpn(const struct tls_conn *c)
+{
+	gnutls_datum_t d;
+	if (!c->done || gnutls_alpn_get_selected_protocol(c->s, &d) < 0)
+		return NULL;
+	return tls_alpn_name(d.data, d.size);
+}
+
 const struct tls_engine_ops tls_gnutls_ops = {
 	.name = "gnutls",
 	.conn_new = g_conn_new,
@@ -563,6 +582,7 @@ const struct tls_engine_ops tls_gnutls_ops = {
 	.error = g_error,
 	.resumed = g_resumed,
 	.version = g_version,
+	.alpn = g_alpn,
 	.ctx_free = tls_gnutls_free,
 	.ctx_reload = tls_gnutls_reload,
 	.ctx_stats = tls_gnutls_stats,

@@ -1,7 +1,7 @@
 /* tls_gnutls.h — the hosted TLS engine on GnuTLS 3.7 (tls_gnutls.c), the
  * same contract as the OpenSSL one (tls_engine.h): TLS 1.2 and 1.3,
- * AES-GCM and ChaCha20-Poly1305, X25519 then P-256, ALPN http/1.1,
- * certificates by name (SNI), session tickets, reload.  Chosen with
+ * AES-GCM and ChaCha20-Poly1305, X25519 then P-256, ALPN http/1.1 (h2
+ * first with alpn_h2), certificates by name (SNI), session tickets, reload.  Chosen with
  * --tls-engine gnutls (tls_host.h).
  *
  * Tickets differ from the OpenSSL engine's in who rotates the key: GnuTLS

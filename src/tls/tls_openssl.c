@@ -8,7 +8,8 @@
  *
  * Settings, fixed here rather than options, as the issue asks: TLS 1.2 and
  * 1.3; AES-128/256-GCM and ChaCha20-Poly1305 only; X25519, then P-256;
- * the server's order of preference; ALPN http/1.1; no renegotiation and no
+ * the server's order of preference; ALPN http/1.1, h2 before it when the
+ * context was made with alpn_h2 (tls_alpn.h); no renegotiation and no
  * compression; session tickets (one per TLS 1.3 handshake) and the
  * server-side session cache for resumption by ID.  SSL_MODE_RELEASE_BUFFERS
  * gives OpenSSL's own record buffers back while a connection is idle, and
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "../base/sk_err.h"
+#include "tls_alpn.h"
 #include "tls_buf.h"
 #include "tls_engine.h"
 #include "tls_sni.h"
@@ -78,6 +80,7 @@ struct tls_ctx {
 	 * after which OpenSSL sends through it, and those where it does not. */
 	bool ktls_kernel;
 	uint64_t ktls_tx, ktls_fallback;
+	bool alpn_h2; /* tls_server_opts.alpn_h2, for every generation's alpn_select */
 	struct tls_pool pool;
 };
 
@@ -146,19 +149,19 @@ static const char tls12_ciphers[] = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES
 static const char tls13_suites[] = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
 				   "TLS_CHACHA20_POLY1305_SHA256";
 
-/* ALPN: http/1.1 when the client offers it; a client that offers only
- * others (h2) gets no ALPN and may go on with HTTP/1.1 or leave. */
+/* ALPN (tls_alpn.h): h2 (with alpn_h2), then http/1.1; a client that
+ * offers neither gets no ALPN and may go on with HTTP/1.1 or leave.  arg
+ * is the tls_ctx, whichever generation or SNI certificate the connection
+ * is on. */
 static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 		       const unsigned char *in, unsigned int inlen, void *arg)
 {
 	(void)ssl;
-	(void)arg;
-	static const unsigned char want[] = "\x08http/1.1";
-	unsigned char *o = NULL;
-	if (SSL_select_next_proto(&o, outlen, want, sizeof(want) - 1, in, inlen) !=
-	    OPENSSL_NPN_NEGOTIATED)
+	const struct tls_ctx *t = arg;
+	const uint8_t *p = tls_alpn_pick(in, inlen, t->alpn_h2, outlen);
+	if (!p)
 		return SSL_TLSEXT_ERR_NOACK;
-	*out = o;
+	*out = p;
 	return SSL_TLSEXT_ERR_OK;
 }
 
@@ -360,7 +363,7 @@ static SSL_CTX *ssl_ctx_build(struct tls_ctx *t, const char *cert_file, const ch
 		ssl_err(err, errlen, "tls: the key does not match the certificate", key_file);
 		goto fail;
 	}
-	SSL_CTX_set_alpn_select_cb(c, alpn_select, NULL);
+	SSL_CTX_set_alpn_select_cb(c, alpn_select, t);
 	SSL_CTX_set_session_cache_mode(c, SSL_SESS_CACHE_SERVER);
 	SSL_CTX_set_session_id_context(c, (const unsigned char *)"skiff", 5);
 	SSL_CTX_set_num_tickets(c, 1);
@@ -411,6 +414,7 @@ struct tls_ctx *tls_openssl_server(const char *cert_file, const char *key_file,
 	}
 	t->head.ops = &tls_openssl_ops;
 	t->ktls_kernel = ktls_kernel();
+	t->alpn_h2 = o && o->alpn_h2;
 	t->meth = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "skiff");
 	if (!t->meth || BIO_meth_set_write(t->meth, bio_write) != 1 ||
 	    BIO_meth_set_read(t->meth, bio_read) != 1 || BIO_meth_set_ctrl(t->meth, bio_ctrl) != 1 ||
@@ -658,6 +662,18 @@ static const char *o_version(const struct tls_conn *c)
 	return SSL_get_version(c->ssl);
 }
 
+static const char *o_alpn(const struct tls_conn *c)
+{
+	/* OpenSSL knows its choice once the ClientHello is read; the
+	 * contract (tls_engine.h) names none before the handshake is done. */
+	if (!o_handshake_done(c))
+		return NULL;
+	const unsigned char *p;
+	unsigned n;
+	SSL_get0_alpn_selected(c->ssl, &p, &n);
+	return tls_alpn_name(p, n);
+}
+
 const struct tls_engine_ops tls_openssl_ops = {
 	.name = "openssl",
 	.conn_new = o_conn_new,
@@ -674,6 +690,7 @@ const struct tls_engine_ops tls_openssl_ops = {
 	.error = o_error,
 	.resumed = o_resumed,
 	.version = o_version,
+	.alpn = o_alpn,
 	.ctx_free = tls_openssl_free,
 	.ctx_reload = tls_openssl_reload,
 	.ctx_stats = tls_openssl_stats,

@@ -195,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_ticket_rotation),
 		cmocka_unit_test(suite_ticket_unasked),
 		cmocka_unit_test(suite_alpn),
+		cmocka_unit_test(suite_alpn_h2),
 		cmocka_unit_test(test_one_record_per_write),
 		cmocka_unit_test(suite_not_tls),
 		cmocka_unit_test(suite_reload),

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../base/sk_err.h"
+#include "tls_alpn.h"
 #include "tls_buf.h"
 #include "tls_sni.h"
 
@@ -42,6 +43,7 @@ struct tls_ctx {
 	struct tls_sni sni_files[TLS_SNI_MAX];
 	unsigned nsni_files;
 	uint64_t sessions, tickets, resumed, sni_matched, sni_default, reloads, reload_failures;
+	bool alpn_h2; /* offer h2 first (tls_wolfssl_alpn_h2) */
 	struct tls_pool pool;
 };
 
@@ -121,23 +123,19 @@ static int w_send(WOLFSSL *ssl, char *buf, int sz, void *arg)
 
 /* ---- contexts ---- */
 
+/* ALPN (tls_alpn.h): h2 (with alpn_h2), then http/1.1.  The
+ * connection's context says, as sni_select's (a shared WOLFSSL_CTX's
+ * argument is the context it was set up for: tls_wolfssl_server_share). */
 static int alpn_select(WOLFSSL *ssl, const unsigned char **out, unsigned char *outlen,
 		       const unsigned char *in, unsigned int inlen, void *arg)
 {
-	(void)ssl, (void)arg;
-	static const unsigned char h1[] = "http/1.1";
-	for (unsigned i = 0; i < inlen;) {
-		unsigned n = in[i];
-		if (i + 1 + n > inlen)
-			break;
-		if (n == sizeof(h1) - 1 && !memcmp(in + i + 1, h1, n)) {
-			*out = in + i + 1;
-			*outlen = (unsigned char)n;
-			return SSL_TLSEXT_ERR_OK;
-		}
-		i += 1 + n;
-	}
-	return SSL_TLSEXT_ERR_NOACK; /* no protocol agreed: HTTP/1.1 all the same */
+	const struct tls_conn *c = wolfSSL_get_app_data(ssl);
+	const struct tls_ctx *t = c ? c->ctx : arg;
+	const uint8_t *p = tls_alpn_pick(in, inlen, t->alpn_h2, outlen);
+	if (!p)
+		return SSL_TLSEXT_ERR_NOACK; /* no protocol agreed: HTTP/1.1 all the same */
+	*out = p;
+	return SSL_TLSEXT_ERR_OK;
 }
 
 static int sni_select(WOLFSSL *ssl, int *ad, void *arg)
@@ -289,6 +287,7 @@ struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t
 	for (unsigned i = 0; i <= base->nnames; i++)
 		t->ctxs[i] = base->ctxs[i];
 	t->nnames = base->nnames;
+	t->alpn_h2 = base->alpn_h2;
 	return t;
 }
 
@@ -316,6 +315,11 @@ int tls_wolfssl_add_name(struct tls_ctx *t, const char *name, size_t name_len,
 	t->ctxs[1 + t->nnames] = w;
 	t->names[t->nnames++] = n;
 	return 0;
+}
+
+void tls_wolfssl_alpn_h2(struct tls_ctx *t, bool on)
+{
+	t->alpn_h2 = on;
 }
 
 void tls_wolfssl_free(struct tls_ctx *t)
@@ -494,6 +498,15 @@ static const char *w_version(const struct tls_conn *c)
 	return wolfSSL_get_version(c->ssl);
 }
 
+static const char *w_alpn(const struct tls_conn *c)
+{
+	char *p = NULL;
+	unsigned short n = 0;
+	if (!c->done || wolfSSL_ALPN_GetProtocol(c->ssl, &p, &n) != WOLFSSL_SUCCESS)
+		return NULL;
+	return tls_alpn_name(p, n);
+}
+
 const char *tls_wolfssl_server_name(const struct tls_conn *c)
 {
 	const char *n = wolfSSL_get_servername(c->ssl, WOLFSSL_SNI_HOST_NAME);
@@ -579,6 +592,8 @@ struct tls_ctx *tls_wolfssl_server(const char *cert_file, const char *key_file,
 	struct tls_ctx *t = tls_wolfssl_server_pem(cert, cl, key, kl, err, errlen);
 	if (!t)
 		name_files(err, errlen, cert_file, key_file);
+	else
+		t->alpn_h2 = o && o->alpn_h2;
 	free(cert);
 	free(key);
 	for (unsigned i = 0; t && o && i < o->nsni; i++) {
@@ -666,6 +681,7 @@ const struct tls_engine_ops tls_wolfssl_ops = {
 	.error = w_error,
 	.resumed = w_resumed,
 	.version = w_version,
+	.alpn = w_alpn,
 #ifndef TLS_WOLFSSL_NO_FILES
 	.ctx_free = tls_wolfssl_free,
 	.ctx_reload = w_reload,

@@ -7,8 +7,8 @@
  *
  * What it speaks, fixed here as the other engines' settings are: TLS 1.3
  * and 1.2; AES-128/256-GCM and ChaCha20-Poly1305 only, ECDHE only; X25519
- * then P-256; the server's order; ALPN http/1.1 (a client that offers
- * only other protocols gets none: not an error); no renegotiation; session
+ * then P-256; the server's order; ALPN http/1.1, h2 before it with
+ * alpn_h2 (a client that offers neither gets none: not an error); no renegotiation; session
  * tickets, sealed by wolfSSL's own ticket callback under a key it replaces
  * every hour (the one before still opens), one NewSessionTicket sent right
  * after every TLS 1.3 handshake (wolfSSL sends it as the client's Finished
@@ -45,6 +45,10 @@ struct tls_ctx *tls_wolfssl_server_pem(const void *cert_pem, size_t cert_len, co
 int tls_wolfssl_add_name(struct tls_ctx *ctx, const char *name, size_t name_len,
 			 const void *cert_pem, size_t cert_len, const void *key_pem, size_t key_len,
 			 char *err, size_t errlen);
+/* Offer h2 before http/1.1 in ALPN (tls_engine.h's alpn_h2; off until
+ * this is called), for connections made from now on: the unikernel's
+ * form sets it after tls_wolfssl_server_pem. */
+void tls_wolfssl_alpn_h2(struct tls_ctx *ctx, bool on);
 /* Another context on base's WOLFSSL_CTXs, for another vCPU (the
  * unikernel's workers, uk/uk_smp.h): the certificates and keys base parsed,
  * and so its ticket keys (wolfSSL's default ticket callback keeps them in
@@ -55,7 +59,8 @@ int tls_wolfssl_add_name(struct tls_ctx *ctx, const char *name, size_t name_len,
  * on its own (wolfSSL counts references).  Not for the hosted form's
  * reload, which gives base new WOLFSSL_CTXs.  NULL and a message in err. */
 struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t errlen);
-/* The hosted form: files, and the SNI certificates of o (tls_engine.h). */
+/* The hosted form: files, and the SNI certificates and alpn_h2 of o
+ * (tls_engine.h). */
 struct tls_ctx *tls_wolfssl_server(const char *cert_file, const char *key_file,
 				   const struct tls_server_opts *o, char *err, size_t errlen);
 void tls_wolfssl_free(struct tls_ctx *ctx);

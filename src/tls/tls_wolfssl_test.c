@@ -87,6 +87,7 @@ int main(void)
 		cmocka_unit_test(suite_tls13_exchange),
 		cmocka_unit_test(suite_tls12_resume),
 		cmocka_unit_test(suite_alpn),
+		cmocka_unit_test(suite_alpn_h2),
 		cmocka_unit_test(suite_one_record_per_write),
 		cmocka_unit_test(test_share_tickets),
 		cmocka_unit_test(test_not_tls),

@@ -588,9 +588,11 @@ unsigned uk_app_main(const struct kvm_start *st)
 	}
 	bool tls_on = tb == 1;
 	if (!tls_on && !bundle && (opt_given(&o, OPT_TLS_PORT) || opt_given(&o, OPT_TLS_REDIRECT) ||
-			opt_given(&o, OPT_TLS_HANDSHAKE_TIMEOUT) || opt_given(&o, OPT_TLS_MAX_CONNS))) {
-		kprintf("skiff-uk: tls-port, tls-handshake-timeout, tls-redirect and tls-max-conns "
-			"need the certificate and key (skiff vm --tls-cert F --tls-key F); not booting\n");
+			opt_given(&o, OPT_TLS_HANDSHAKE_TIMEOUT) || opt_given(&o, OPT_TLS_MAX_CONNS) ||
+			opt_given(&o, OPT_TLS_ALPN))) {
+		kprintf("skiff-uk: tls-port, tls-handshake-timeout, tls-redirect, tls-max-conns and "
+			"tls-alpn need the certificate and key (skiff vm --tls-cert F --tls-key F); not "
+			"booting\n");
 		kvm_exit(KVM_EXIT_FATAL);
 	}
 	/* What serves: the sites runtime (uk_sites.h) for a configuration and
