@@ -333,6 +333,35 @@ def main():
             c, v, b = curl(f"http://127.0.0.1:{oport}/small.txt")
             check("off.http1", c == 200 and b == files["small.txt"], f"{c} v{v}")
 
+        # Over TLS: ALPN h2 where asked (--tls-alpn h2,http/1.1), http/1.1 by default.  The key
+        # and certificate are made here and removed with the work folder.
+        key, crt = os.path.join(work, "k.pem"), os.path.join(work, "c.pem")
+        r = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                            "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", crt,
+                            "-days", "2", "-subj", "/CN=localhost"], capture_output=True, timeout=60)
+        check("tls.cert", r.returncode == 0, r.stderr.decode(errors="replace")[-200:])
+        for alpn, want in (("h2,http/1.1", "2"), (None, "1.1")):
+            tport, hport = free_port(), free_port()
+            argv = [skiff, "serve", "--stack", "linux", "--ip", "127.0.0.1", "--port", str(hport),
+                    "--tls-port", str(tport), "--tls-cert", crt, "--tls-key", key, "--root", root]
+            if alpn:
+                argv += ["--tls-alpn", alpn]
+            tag = "tls-h2" if alpn else "tls-default"
+            if not start(tag, argv, tport):
+                continue
+            tbase = f"https://127.0.0.1:{tport}"
+            c, v, b = curl("-k", "--http2", f"{tbase}/mid.bin")
+            check(f"{tag}.curl", c == 200 and v == want and b == files["mid.bin"], f"{c} v{v} {len(b)} B")
+            if alpn:
+                n = 3200
+                r = subprocess.run(["h2load", "-n", str(n), "-c", "16", "-m", "10", tbase + "/small.txt"],
+                                   capture_output=True, timeout=120)
+                out = r.stdout.decode(errors="replace")
+                ok = re.search(rf"requests: {n} total, {n} started, {n} done, {n} succeeded, 0 failed",
+                               out) and re.search(rf"status codes: {n} 2xx", out) and "h2" in out
+                check(f"{tag}.h2load", bool(ok), " ".join(l for l in out.splitlines()
+                      if l.startswith(("requests:", "status codes:", "Application protocol"))))
+
         # The counters at exit.
         p, log = logs["files"]
         stop(p)
