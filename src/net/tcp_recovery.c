@@ -52,22 +52,104 @@ uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, ui
 	return tcp_seq_lt(seq, end) ? end - seq : 0;
 }
 
+/* The bytes of the holes in [seq, end). */
+static uint32_t tcp_hole_bytes(const struct tcp_sock *sk, uint32_t seq, uint32_t end)
+{
+	uint32_t sum = 0, start;
+	while (tcp_seq_lt(seq, end)) {
+		uint32_t n = tcp_next_hole(sk, seq, end, &start);
+		if (!n)
+			break;
+		sum += n;
+		seq = start + n;
+	}
+	return sum;
+}
+
 /* RFC 6675 4's pipe, counted in bytes: what is outstanding, less what the
  * peer SACKed, less the lost holes not resent yet.  A hole resent in this
- * episode (below rtx_hi) is in flight again, whether or not it was lost. */
+ * episode (below rtx_hi) is in flight again, unless its retransmission
+ * was found lost too (TF_RTX_REDO: the holes from rtx_hi to rtx_chk_end
+ * wait to be resent once more, those from there to rtx_redo_hi are in
+ * flight). */
 uint32_t tcp_pipe(const struct tcp_sock *sk)
 {
 	uint32_t pipe = (sk->snd_max - sk->snd_una) - tcp_sacked_bytes(sk);
 	uint32_t edge = tcp_lost_edge(sk);
-	uint32_t seq = tcp_seq_max(sk->rtx_hi, sk->snd_una), start;
-	while (tcp_seq_lt(seq, edge)) {
-		uint32_t n = tcp_next_hole(sk, seq, edge, &start);
-		if (!n)
-			break;
-		pipe = pipe > n ? pipe - n : 0;
-		seq = start + n;
+	uint32_t seq = tcp_seq_max(sk->rtx_hi, sk->snd_una), lost = 0;
+	if (sk->fl & TF_RTX_REDO) {
+		lost = tcp_hole_bytes(sk, seq, sk->rtx_chk_end);
+		seq = tcp_seq_max(seq, tcp_seq_max(sk->rtx_redo_hi, sk->rtx_chk_end));
 	}
-	return pipe;
+	lost += tcp_hole_bytes(sk, seq, edge);
+	return pipe > lost ? pipe - lost : 0;
+}
+
+/* Lost retransmissions (RFC 8985 6.2).  A hole's retransmission is lost
+ * when data sent after it has reached the peer and it has not, more than
+ * a round trip (plus RACK's reordering allowance, a quarter of one) after
+ * it left.  Without a send time per segment, one check at a time stands
+ * for RACK's per-segment rule: the retransmission ending at rtx_chk_end
+ * and every resent hole below it left at or before rtx_chk_us; an ACK
+ * that delivers anything later than that allowance was sent after them,
+ * so a hole still open below rtx_chk_end had its retransmission lost.
+ * Without this only the RTO finds it: at 1-2 % loss each way a
+ * retransmission is lost in most transfers of a few MB, and the timeout
+ * costs the window and 200 ms or more.  On for the algorithms that own
+ * their window in recovery (BBR): CUBIC's behaviour stays as measured. */
+bool tcp_rtx_check_on(const struct tcp_sock *sk)
+{
+	return tcp_cc(sk)->owns_recovery_cwnd;
+}
+
+/* A retransmission ending at `end` left now: it starts a check unless one
+ * is under way (its holes are covered by the next one) or holes found lost
+ * again are being resent (tcp_rtx_redo_done starts the next). */
+void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end)
+{
+	if ((sk->fl & (TF_RTX_CHK | TF_RTX_REDO)) || !tcp_rtx_check_on(sk))
+		return;
+	sk->rtx_chk_end = end;
+	sk->rtx_chk_us = (uint32_t)(now / SK_NS_PER_US);
+	sk->fl |= TF_RTX_CHK;
+}
+
+/* Every ACK (after its acknowledgment and SACK blocks are in): the check
+ * is over when snd_una passes its end; in a SACK recovery, an ACK that
+ * delivered something past the allowance finds the holes below the end
+ * lost again, and the retransmission point goes back to resend them
+ * (tcp_output_data; the holes above them stay in flight). */
+void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t delivered)
+{
+	if (!(sk->fl & TF_RTX_CHK))
+		return;
+	if (!tcp_seq_gt(sk->rtx_chk_end, sk->snd_una)) {
+		sk->fl &= ~(uint32_t)TF_RTX_CHK;
+		return;
+	}
+	if (!delivered || !sk->srtt_us ||
+	    (sk->fl & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
+		return;
+	uint32_t age = (uint32_t)(now / SK_NS_PER_US) - sk->rtx_chk_us;
+	if (age <= sk->srtt_us + SK_MAX(sk->srtt_us / 4, 1000u))
+		return;
+	st->stats.lost_retransmits++;
+	sk->fl = (sk->fl & ~(uint32_t)TF_RTX_CHK) | TF_RTX_REDO;
+	sk->rtx_redo_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_chk_end);
+	sk->rtx_hi = sk->snd_una;
+}
+
+/* The holes found lost again are all resent (or acked): the
+ * retransmission point goes back up past the holes resent after them,
+ * and a check covers the resends, the last of which left by now. */
+void tcp_rtx_redo_done(struct tcp_sock *sk, sk_time_ns now)
+{
+	sk->fl &= ~(uint32_t)TF_RTX_REDO;
+	sk->rtx_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_redo_hi);
+	if (tcp_seq_gt(sk->rtx_chk_end, sk->snd_una)) {
+		sk->rtx_chk_us = (uint32_t)(now / SK_NS_PER_US);
+		sk->fl |= TF_RTX_CHK;
+	}
 }
 
 /* RFC 6937 3, with the slow-start reduction bound (PRR-SSRB): while more
