@@ -102,6 +102,41 @@ bool tcp_rtx_check_on(const struct tcp_sock *sk)
 	return tcp_cc(sk)->owns_recovery_cwnd;
 }
 
+/* The wait after the check's retransmissions: a round trip plus RACK's
+ * reordering allowance (a quarter of one, at least 1 ms) when an ACK
+ * shows data sent after them delivered; with no ACK at all (the tail, or
+ * a send buffer full behind the hole: nothing new goes out to be SACKed)
+ * the timer waits for twice the variation more, still far below the
+ * RTO's 200 ms floor at these round trips, and without its collapse of
+ * the window. */
+static uint32_t tcp_rtx_chk_wait_us(const struct tcp_sock *sk, bool timer)
+{
+	uint32_t w = sk->srtt_us + SK_MAX(sk->srtt_us / 4, 1000u);
+	return timer ? w + 2 * sk->rttvar_us : w;
+}
+
+/* When the pending check's timer is due (SK_TIME_NEVER: none applies). */
+sk_time_ns tcp_rtx_chk_deadline(const struct tcp_sock *sk, sk_time_ns now)
+{
+	if (!(sk->fl & TF_RTX_CHK) || !sk->srtt_us || !tcp_seq_gt(sk->rtx_chk_end, sk->snd_una) ||
+	    (sk->fl & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
+		return SK_TIME_NEVER;
+	uint32_t age = (uint32_t)(now / SK_NS_PER_US) - sk->rtx_chk_us;
+	uint32_t wait = tcp_rtx_chk_wait_us(sk, true);
+	return now + (sk_time_ns)(age < wait ? wait - age : 0) * SK_NS_PER_US;
+}
+
+/* The check's timer goes before the RTO's deadline (tcp_rearm_rtx takes
+ * the earlier of the two whenever it re-arms). */
+static void tcp_rtx_chk_arm(struct tcp_sock *sk, sk_time_ns now)
+{
+	sk_time_ns at = tcp_rtx_chk_deadline(sk, now);
+	if (at < sk->rtx_at) {
+		sk->rtx_at = at;
+		sk->fl = (sk->fl & ~(uint32_t)TF_PTO) | TF_RTX_TMR;
+	}
+}
+
 /* A retransmission ending at `end` left now: it starts a check unless one
  * is under way (its holes are covered by the next one) or holes found lost
  * again are being resent (tcp_rtx_redo_done starts the next). */
@@ -112,6 +147,7 @@ void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end)
 	sk->rtx_chk_end = end;
 	sk->rtx_chk_us = (uint32_t)(now / SK_NS_PER_US);
 	sk->fl |= TF_RTX_CHK;
+	tcp_rtx_chk_arm(sk, now);
 }
 
 /* Every ACK (after its acknowledgment and SACK blocks are in): the check
@@ -131,7 +167,7 @@ void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, ui
 	    (sk->fl & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
 		return;
 	uint32_t age = (uint32_t)(now / SK_NS_PER_US) - sk->rtx_chk_us;
-	if (age <= sk->srtt_us + SK_MAX(sk->srtt_us / 4, 1000u))
+	if (age <= tcp_rtx_chk_wait_us(sk, false))
 		return;
 	st->stats.lost_retransmits++;
 	sk->fl = (sk->fl & ~(uint32_t)TF_RTX_CHK) | TF_RTX_REDO;
@@ -149,7 +185,25 @@ void tcp_rtx_redo_done(struct tcp_sock *sk, sk_time_ns now)
 	if (tcp_seq_gt(sk->rtx_chk_end, sk->snd_una)) {
 		sk->rtx_chk_us = (uint32_t)(now / SK_NS_PER_US);
 		sk->fl |= TF_RTX_CHK;
+		tcp_rtx_chk_arm(sk, now);
 	}
+}
+
+/* The check's timer fired: no ACK came to apply the rule, and the hole
+ * is still open after the (longer) wait: its retransmission is lost.
+ * Then the RTO's deadline again, from now. */
+void tcp_rtx_check_timer(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	sk_time_ns at = tcp_rtx_chk_deadline(sk, now);
+	if (at != SK_TIME_NEVER && at <= now) {
+		st->stats.lost_retransmits++;
+		st->stats.rtx_chk_timeouts++;
+		sk->fl = (sk->fl & ~(uint32_t)TF_RTX_CHK) | TF_RTX_REDO;
+		sk->rtx_redo_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_chk_end);
+		sk->rtx_hi = sk->snd_una;
+		tcp_egress(st, sk);
+	}
+	tcp_rearm_rtx(st, sk, now);
 }
 
 /* RFC 6937 3, with the slow-start reduction bound (PRR-SSRB): while more
