@@ -228,6 +228,8 @@ run_one() {
 				--tcp-trace "$OUT/traces/$delay-$loss-$stack-$role-$rep.tsv" 2>&1)
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
+			# Its --stats counters beside the trace (a few KB).
+			printf '%s\n' "$out" >"$OUT/traces/$delay-$loss-$stack-$role-$rep.stats"
 			line=$(grep -m1 '^skiff tcp-client:' <<<"$out")
 			sink=$(sink_line "$sink_n")
 			local sent_hash

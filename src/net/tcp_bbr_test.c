@@ -39,6 +39,10 @@ static struct link {
 	 * pacing rate then) from watch_from on, while `log`. */
 	const struct tcp_sock *sk;
 	bool log;
+	/* The next drop_left data segments holding sequence drop_seq are
+	 * lost (an original and its retransmissions). */
+	uint32_t drop_seq;
+	unsigned drop_left;
 } L;
 
 static int link_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
@@ -54,7 +58,9 @@ static int link_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const
 		sends.rate[sends.n] = L.sk->pacing_rate;
 		sends.n++;
 	}
-	if (L.loss_pm && tnet_rand(w) % 1000 < L.loss_pm) {
+	if ((L.loss_pm && tnet_rand(w) % 1000 < L.loss_pm) ||
+	    (L.drop_left && h.payload_len && h.seq - L.drop_seq + h.payload_len <= h.payload_len &&
+	     L.drop_left-- && (L.drop_seq = h.seq) != 0)) {
 		w->dropped++;
 		return 0;
 	}
@@ -141,6 +147,7 @@ static struct bulk bulk_open(void (*tweak)(struct tcp_config *), sk_time_ns dela
 	L.delay = delay;
 	L.free_at = 0;
 	L.drops = L.late_drops = L.qpeak = 0;
+	L.drop_left = 0;
 	sends.n = 0;
 	int ls = tcp_listen(&x.w->b->st, PORT, 0);
 	assert_true(ls >= 0);
@@ -472,6 +479,61 @@ static void test_bbr_probe_rtt_learns_longer_path(void **state)
 	bulk_close(&x);
 }
 
+/* A segment is lost, and so is its retransmission (RFC 8985 6.2): with
+ * data sent after the retransmission delivered more than a round trip
+ * later, the hole is resent again at once, not after an RTO; the window
+ * and the transfer go on.  CUBIC (the check is BBR's for now: tcp_cc.h)
+ * still waits for the timeout on the same path. */
+static void lost_retransmission(bool tail)
+{
+	for (int bbr = 1; bbr >= 0; bbr--) {
+		L.rate = 2500000;
+		L.qmax = 400000;
+		L.loss_pm = 0;
+		L.watch_from = SK_TIME_NEVER;
+		L.log = false;
+		const size_t total = 4u << 20;
+		struct bulk x = bulk_open(bbr ? tweak_bbr : tweak_cubic, 20 * MS);
+		const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+		/* Past startup's first round trips: a full window around it;
+		 * or in the last window, where nothing new follows the
+		 * retransmission. */
+		L.drop_seq = sk->iss + 1 +
+			     (tail ? (uint32_t)total - 5 * tcp_eff_mss(sk) : 300 * tcp_eff_mss(sk));
+		L.drop_left = 2;
+		bulk_run(&x, 60 * SK_NS_PER_S, total);
+		assert_int_equal(x.got, total);
+		assert_int_equal(L.drop_left, 0);
+		fprintf(stderr,
+			"%s, a retransmission lost%s: %.2f s, rto %llu, lost retransmits %llu, "
+			"retransmits %llu\n",
+			bbr ? "bbr" : "cubic", tail ? " in the tail" : "", x.now / 1e9,
+			(unsigned long long)STAT(x.w->a, rto_fires),
+			(unsigned long long)STAT(x.w->a, lost_retransmits),
+			(unsigned long long)STAT(x.w->a, retransmits));
+		if (bbr) {
+			assert_int_equal(STAT(x.w->a, rto_fires), 0);
+			assert_int_equal(STAT(x.w->a, lost_retransmits), 1);
+			assert_int_equal(STAT(x.w->a, retransmits), 2);
+			/* In the tail no ACK comes to apply the rule: the
+			 * check's own timer finds it. */
+			assert_int_equal(STAT(x.w->a, rtx_chk_timeouts), tail ? 1 : 0);
+			assert_false(sk->fl & (TF_RTX_CHK | TF_RTX_REDO));
+		} else {
+			assert_int_equal(STAT(x.w->a, rto_fires), 1);
+			assert_int_equal(STAT(x.w->a, lost_retransmits), 0);
+		}
+		bulk_close(&x);
+	}
+}
+
+static void test_bbr_lost_retransmission_before_rto(void **state)
+{
+	(void)state;
+	lost_retransmission(false);
+	lost_retransmission(true);
+}
+
 static void test_bbr_by_name(void **state)
 {
 	(void)state;
@@ -489,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_bbr_random_loss),
 		cmocka_unit_test(test_bbr_loss_keeps_model),
 		cmocka_unit_test(test_bbr_impaired_intact),
+		cmocka_unit_test(test_bbr_lost_retransmission_before_rto),
 		cmocka_unit_test(test_bbr_probe_rtt_learns_longer_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

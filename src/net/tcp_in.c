@@ -310,9 +310,10 @@ static bool tcp_ranges_add(struct tcp_range *a, uint8_t *na, uint8_t max, uint32
 }
 
 /* Add [l, r) to the SACK scoreboard, merging; drop it if the board is full. */
-static void tcp_score_add(struct tcp_sock *sk, uint32_t l, uint32_t r)
+static void tcp_score_add(struct tcp_stack *st, struct tcp_sock *sk, uint32_t l, uint32_t r)
 {
-	tcp_ranges_add(sk->score, &sk->nscore, TCP_SCORE_MAX, &l, &r);
+	if (!tcp_ranges_add(sk->score, &sk->nscore, TCP_SCORE_MAX, &l, &r))
+		st->stats.sack_score_full++;
 }
 
 static void tcp_score_trim(struct tcp_sock *sk)
@@ -355,7 +356,7 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 			if (!tcp_seq_lt(l, r) || tcp_seq_le(r, sk->snd_una) ||
 			    tcp_seq_gt(r, sk->snd_max) || tcp_seq_lt(l, sk->snd_una - (1u << 30)))
 				continue;
-			tcp_score_add(sk, tcp_seq_max(l, sk->snd_una), r);
+			tcp_score_add(st, sk, tcp_seq_max(l, sk->snd_una), r);
 		}
 		sack_news = nb != sk->nscore ||
 			    sk_memcmp(before, sk->score, nb * sizeof(before[0])) != 0;
@@ -501,6 +502,11 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 	int64_t dd = (int64_t)(sk->snd_una - una0) +
 		     (sack ? (int64_t)tcp_sacked_bytes(sk) - (int64_t)sacked0 : 0);
 	uint32_t delivered = dd > 0 ? (uint32_t)dd : 0;
+
+	/* A retransmission lost again (RFC 8985 6.2): its hole goes back to
+	 * lost before the window is set and recovery sends on this ACK. */
+	if (sk_unlikely(sk->fl & TF_RTX_CHK))
+		tcp_rtx_check(st, sk, now, delivered);
 
 	/* A paced algorithm's rate model sees every ACK (tcp_cc.h), before
 	 * the recovery below sends: an algorithm that owns its window in

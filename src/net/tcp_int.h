@@ -46,6 +46,9 @@ enum {
 	TF_SLOCK = 1u << 25,     /* TCP_SO_SNDBUF set: the send buffer never grows */
 	TF_RLOCK = 1u << 26,     /* TCP_SO_RCVBUF set: the receive buffer never grows */
 	TF_PACE_WAIT = 1u << 27, /* data waits for pace_at: a timer */
+	TF_RTX_CHK = 1u << 28,   /* rtx_chk_end/us: resent holes to check (tcp_types.h) */
+	TF_RTX_REDO = 1u << 29,  /* resending holes found lost again, up to rtx_chk_end */
+	TF_RTX_TMR = 1u << 30,   /* rtx_at is the check's deadline, before the RTO's */
 };
 
 #define TCP_QUICKACKS 16
@@ -220,6 +223,12 @@ sk_time_ns tcp_pto(const struct tcp_stack *st, const struct tcp_sock *sk);
  * scoreboard, limited to `end`; *start gets its first sequence. */
 uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, uint32_t *start);
 uint32_t tcp_pipe(const struct tcp_sock *sk);
+bool tcp_rtx_check_on(const struct tcp_sock *sk);
+void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end);
+void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t delivered);
+void tcp_rtx_redo_done(struct tcp_sock *sk, sk_time_ns now);
+sk_time_ns tcp_rtx_chk_deadline(const struct tcp_sock *sk, sk_time_ns now);
+void tcp_rtx_check_timer(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
 void tcp_prr_ack(struct tcp_sock *sk, uint32_t delivered);
 uint32_t tcp_loss_ssthresh(struct tcp_sock *sk, sk_time_ns now);
 void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);

@@ -391,12 +391,19 @@ void tcp_reply_cookie(struct tcp_stack *st, sk_time_ns now, const struct sk_addr
 void tcp_rearm_rtx(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 {
 	sk_time_ns pto = tcp_pto(st, sk);
+	sk->fl &= ~(uint32_t)TF_RTX_TMR;
 	if (pto) {
 		sk->rtx_at = now + pto;
 		sk->fl |= TF_PTO;
 	} else {
 		sk->rtx_at = now + sk->rto;
 		sk->fl &= ~(uint32_t)TF_PTO;
+		/* A lost retransmission's check comes first (tcp_recovery.c). */
+		sk_time_ns chk = tcp_rtx_chk_deadline(sk, now);
+		if (chk < sk->rtx_at) {
+			sk->rtx_at = chk;
+			sk->fl |= TF_RTX_TMR;
+		}
 	}
 }
 
@@ -523,7 +530,16 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		uint32_t edge = tcp_seq_min(tcp_lost_edge(sk), data_end);
 		for (;;) {
 			uint32_t start, from = tcp_seq_max(sk->rtx_hi, sk->snd_una);
-			uint32_t n = tcp_next_hole(sk, from, edge, &start);
+			bool redo = sk->fl & TF_RTX_REDO;
+			/* Holes whose retransmission was lost (tcp_rtx_check)
+			 * first, whatever the edge: they are lost. */
+			uint32_t n = tcp_next_hole(sk, from,
+						   redo ? tcp_seq_min(sk->rtx_chk_end, data_end) : edge,
+						   &start);
+			if (redo && !n) {
+				tcp_rtx_redo_done(sk, now);
+				continue;
+			}
 			n = SK_MIN(n, mss);
 			if (!n || (!force && budget < n))
 				break;
@@ -535,6 +551,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			tcp_undo_arm(sk, now, start);
 			force = false;
 			sk->rtx_hi = start + n;
+			tcp_rtx_check_start(sk, now, start + n);
 			budget = budget > n ? budget - n : 0;
 			sk->prr_out += n;
 			st->stats.retransmits++;
@@ -791,7 +808,8 @@ static void tcp_rto_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 	}
 	sk->cwnd = mss; /* loss window */
 	tcp_cc(sk)->on_rto(sk, now);
-	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE | TF_TLP_OUT | TF_TLP_NEW | TF_RACK);
+	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE | TF_TLP_OUT | TF_TLP_NEW | TF_RACK |
+			      TF_RTX_CHK | TF_RTX_REDO | TF_RTX_TMR);
 	sk->dupacks = 0;
 	sk->recover = sk->snd_max; /* RFC 6582 4: no fast retransmit below this */
 	sk->snd_nxt = sk->snd_una;
@@ -816,6 +834,9 @@ static void tcp_timers_run(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns
 		if (sk->fl & TF_PTO) {
 			sk->fl &= ~(uint32_t)TF_PTO;
 			tcp_tlp_fire(st, sk, now);
+		} else if (sk->fl & TF_RTX_TMR) {
+			sk->fl &= ~(uint32_t)TF_RTX_TMR;
+			tcp_rtx_check_timer(st, sk, now);
 		} else {
 			tcp_rto_fire(st, sk, now);
 		}

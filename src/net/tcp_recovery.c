@@ -52,22 +52,158 @@ uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, ui
 	return tcp_seq_lt(seq, end) ? end - seq : 0;
 }
 
+/* The bytes of the holes in [seq, end). */
+static uint32_t tcp_hole_bytes(const struct tcp_sock *sk, uint32_t seq, uint32_t end)
+{
+	uint32_t sum = 0, start;
+	while (tcp_seq_lt(seq, end)) {
+		uint32_t n = tcp_next_hole(sk, seq, end, &start);
+		if (!n)
+			break;
+		sum += n;
+		seq = start + n;
+	}
+	return sum;
+}
+
 /* RFC 6675 4's pipe, counted in bytes: what is outstanding, less what the
  * peer SACKed, less the lost holes not resent yet.  A hole resent in this
- * episode (below rtx_hi) is in flight again, whether or not it was lost. */
+ * episode (below rtx_hi) is in flight again, unless its retransmission
+ * was found lost too (TF_RTX_REDO: the holes from rtx_hi to rtx_chk_end
+ * wait to be resent once more, those from there to rtx_redo_hi are in
+ * flight). */
 uint32_t tcp_pipe(const struct tcp_sock *sk)
 {
 	uint32_t pipe = (sk->snd_max - sk->snd_una) - tcp_sacked_bytes(sk);
 	uint32_t edge = tcp_lost_edge(sk);
-	uint32_t seq = tcp_seq_max(sk->rtx_hi, sk->snd_una), start;
-	while (tcp_seq_lt(seq, edge)) {
-		uint32_t n = tcp_next_hole(sk, seq, edge, &start);
-		if (!n)
-			break;
-		pipe = pipe > n ? pipe - n : 0;
-		seq = start + n;
+	uint32_t seq = tcp_seq_max(sk->rtx_hi, sk->snd_una), lost = 0;
+	if (sk->fl & TF_RTX_REDO) {
+		lost = tcp_hole_bytes(sk, seq, sk->rtx_chk_end);
+		seq = tcp_seq_max(seq, tcp_seq_max(sk->rtx_redo_hi, sk->rtx_chk_end));
 	}
-	return pipe;
+	lost += tcp_hole_bytes(sk, seq, edge);
+	return pipe > lost ? pipe - lost : 0;
+}
+
+/* Lost retransmissions (RFC 8985 6.2).  A hole's retransmission is lost
+ * when data sent after it has reached the peer and it has not, more than
+ * a round trip (plus RACK's reordering allowance, a quarter of one) after
+ * it left.  Without a send time per segment, one check at a time stands
+ * for RACK's per-segment rule: the retransmission ending at rtx_chk_end
+ * and every resent hole below it left at or before rtx_chk_us; an ACK
+ * that delivers anything later than that allowance was sent after them,
+ * so a hole still open below rtx_chk_end had its retransmission lost.
+ * Without this only the RTO finds it: at 1-2 % loss each way a
+ * retransmission is lost in most transfers of a few MB, and the timeout
+ * costs the window and 200 ms or more.  On for the algorithms that own
+ * their window in recovery (BBR): CUBIC's behaviour stays as measured. */
+bool tcp_rtx_check_on(const struct tcp_sock *sk)
+{
+	return tcp_cc(sk)->owns_recovery_cwnd;
+}
+
+/* The wait after the check's retransmissions: a round trip plus RACK's
+ * reordering allowance (a quarter of one, at least 1 ms) when an ACK
+ * shows data sent after them delivered; with no ACK at all (the tail, or
+ * a send buffer full behind the hole: nothing new goes out to be SACKed)
+ * the timer waits for twice the variation more, still far below the
+ * RTO's 200 ms floor at these round trips, and without its collapse of
+ * the window. */
+static uint32_t tcp_rtx_chk_wait_us(const struct tcp_sock *sk, bool timer)
+{
+	uint32_t w = sk->srtt_us + SK_MAX(sk->srtt_us / 4, 1000u);
+	return timer ? w + 2 * sk->rttvar_us : w;
+}
+
+/* When the pending check's timer is due (SK_TIME_NEVER: none applies). */
+sk_time_ns tcp_rtx_chk_deadline(const struct tcp_sock *sk, sk_time_ns now)
+{
+	if (!(sk->fl & TF_RTX_CHK) || !sk->srtt_us || !tcp_seq_gt(sk->rtx_chk_end, sk->snd_una) ||
+	    (sk->fl & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
+		return SK_TIME_NEVER;
+	uint32_t age = (uint32_t)(now / SK_NS_PER_US) - sk->rtx_chk_us;
+	uint32_t wait = tcp_rtx_chk_wait_us(sk, true);
+	return now + (sk_time_ns)(age < wait ? wait - age : 0) * SK_NS_PER_US;
+}
+
+/* The check's timer goes before the RTO's deadline (tcp_rearm_rtx takes
+ * the earlier of the two whenever it re-arms). */
+static void tcp_rtx_chk_arm(struct tcp_sock *sk, sk_time_ns now)
+{
+	sk_time_ns at = tcp_rtx_chk_deadline(sk, now);
+	if (at < sk->rtx_at) {
+		sk->rtx_at = at;
+		sk->fl = (sk->fl & ~(uint32_t)TF_PTO) | TF_RTX_TMR;
+	}
+}
+
+/* A retransmission ending at `end` left now: it starts a check unless one
+ * is under way (its holes are covered by the next one) or holes found lost
+ * again are being resent (tcp_rtx_redo_done starts the next). */
+void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end)
+{
+	if ((sk->fl & (TF_RTX_CHK | TF_RTX_REDO)) || !tcp_rtx_check_on(sk))
+		return;
+	sk->rtx_chk_end = end;
+	sk->rtx_chk_us = (uint32_t)(now / SK_NS_PER_US);
+	sk->fl |= TF_RTX_CHK;
+	tcp_rtx_chk_arm(sk, now);
+}
+
+/* Every ACK (after its acknowledgment and SACK blocks are in): the check
+ * is over when snd_una passes its end; in a SACK recovery, an ACK that
+ * delivered something past the allowance finds the holes below the end
+ * lost again, and the retransmission point goes back to resend them
+ * (tcp_output_data; the holes above them stay in flight). */
+void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t delivered)
+{
+	if (!(sk->fl & TF_RTX_CHK))
+		return;
+	if (!tcp_seq_gt(sk->rtx_chk_end, sk->snd_una)) {
+		sk->fl &= ~(uint32_t)TF_RTX_CHK;
+		return;
+	}
+	if (!delivered || !sk->srtt_us ||
+	    (sk->fl & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
+		return;
+	uint32_t age = (uint32_t)(now / SK_NS_PER_US) - sk->rtx_chk_us;
+	if (age <= tcp_rtx_chk_wait_us(sk, false))
+		return;
+	st->stats.lost_retransmits++;
+	sk->fl = (sk->fl & ~(uint32_t)TF_RTX_CHK) | TF_RTX_REDO;
+	sk->rtx_redo_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_chk_end);
+	sk->rtx_hi = sk->snd_una;
+}
+
+/* The holes found lost again are all resent (or acked): the
+ * retransmission point goes back up past the holes resent after them,
+ * and a check covers the resends, the last of which left by now. */
+void tcp_rtx_redo_done(struct tcp_sock *sk, sk_time_ns now)
+{
+	sk->fl &= ~(uint32_t)TF_RTX_REDO;
+	sk->rtx_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_redo_hi);
+	if (tcp_seq_gt(sk->rtx_chk_end, sk->snd_una)) {
+		sk->rtx_chk_us = (uint32_t)(now / SK_NS_PER_US);
+		sk->fl |= TF_RTX_CHK;
+		tcp_rtx_chk_arm(sk, now);
+	}
+}
+
+/* The check's timer fired: no ACK came to apply the rule, and the hole
+ * is still open after the (longer) wait: its retransmission is lost.
+ * Then the RTO's deadline again, from now. */
+void tcp_rtx_check_timer(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
+{
+	sk_time_ns at = tcp_rtx_chk_deadline(sk, now);
+	if (at != SK_TIME_NEVER && at <= now) {
+		st->stats.lost_retransmits++;
+		st->stats.rtx_chk_timeouts++;
+		sk->fl = (sk->fl & ~(uint32_t)TF_RTX_CHK) | TF_RTX_REDO;
+		sk->rtx_redo_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_chk_end);
+		sk->rtx_hi = sk->snd_una;
+		tcp_egress(st, sk);
+	}
+	tcp_rearm_rtx(st, sk, now);
 }
 
 /* RFC 6937 3, with the slow-start reduction bound (PRR-SSRB): while more

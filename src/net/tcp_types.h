@@ -39,7 +39,7 @@ struct tcp_range {
 	X(cookies_failed) X(pmtu_updates) X(pmtu_ignored) X(icmp_ignored) X(icmp_soft_errors) \
 	X(accept_queue_full)                                                                \
 	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
-	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(spurious_undos) X(dsacks_out)            \
+	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(lost_retransmits) X(rtx_chk_timeouts) X(spurious_undos) X(dsacks_out)            \
 	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs) \
 	X(rcvbuf_grows) X(sndbuf_grows) X(buf_grow_refused) X(buf_shrinks) X(rbuf_fallbacks) \
 	X(mem_pressure_entries) X(mem_hard_entries) X(tso_frames) X(tso_segs) X(tso_fallbacks) \
@@ -138,13 +138,23 @@ struct tcp_sock {
 	uint32_t ts_recent, ts_off, last_ack_sent;
 	sk_time_ns ts_recent_age;
 
-	/* SACK scoreboard: sorted disjoint ranges in (snd_una, snd_max]. */
+	/* SACK scoreboard: sorted disjoint ranges in (snd_una, snd_max]
+	 * (nscore of them, below). */
 	struct tcp_range score[TCP_SCORE_MAX];
-	uint8_t nscore;
 
 	/* Congestion control (RFC 5681, 6582).  rtx_hi: the retransmission
 	 * point; holes below it were resent in this episode. */
 	uint32_t cwnd, ssthresh, bytes_acked, recover, rtx_hi;
+	/* Lost retransmissions (RFC 8985 6.2's rule, one check at a time;
+	 * tcp_recovery.c).  With TF_RTX_CHK: every hole below rtx_chk_end
+	 * was last sent at or before rtx_chk_us (us, mod 2^32); one still
+	 * open when the peer delivers something more than a round trip
+	 * later was lost again.  With TF_RTX_REDO: such holes are being
+	 * resent from rtx_hi up to rtx_chk_end, and then the pointer goes
+	 * back up to rtx_redo_hi (the holes between were resent later and
+	 * are in flight). */
+	uint32_t rtx_chk_end, rtx_redo_hi;
+	uint8_t nscore;
 	uint8_t dupacks;
 	/* Congestion control's own room (tcp_cc.h), for the algorithm in
 	 * cc_algo (enum tcp_cc_algo); only that algorithm's file touches it. */
@@ -217,11 +227,12 @@ struct tcp_sock {
 	uint32_t tlp_end, rack_edge;
 	/* A D-SACK block (RFC 2883) for the next ACK: a duplicate we received. */
 	struct tcp_range dsack;
-	bool dsack_pending;
 
 	/* RTT / RTO (RFC 6298); srtt_us == 0: no sample yet. */
 	uint32_t srtt_us, rttvar_us, rtt_seq;
+	uint32_t rtx_chk_us; /* with rtx_chk_end, above */
 	sk_time_ns rto, rtt_start; /* valid while rtt_on: rtt_seq sent at rtt_start */
+	bool dsack_pending; /* with dsack, above */
 	bool rtt_on;
 	uint8_t backoff, retries;
 	uint64_t nrtx;
