@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -212,6 +213,21 @@ static void client_close(int i)
 	       (unsigned long long)s->stall_resets, (unsigned long long)s->header_list_large,
 	       (unsigned long long)s->continuation_flood);
 	fflush(stdout);
+	/* A lingering close: a close() with the peer's bytes unread sends RST,
+	 * and a RST makes the peer's kernel drop what it had not yet read (our
+	 * GOAWAY: a flood's 200 SETTINGS frames are still arriving when the
+	 * engine gives up).  So: FIN after the GOAWAY, then read and drop until
+	 * the peer closes or a second passes, then close.  Blocking is fine in
+	 * this test server; the peer closes as soon as it has read the GOAWAY. */
+	shutdown(cl->fd, SHUT_WR);
+	struct timeval tv = {.tv_sec = 1};
+	setsockopt(cl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	int fl = fcntl(cl->fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(cl->fd, F_SETFL, fl & ~O_NONBLOCK);
+	char sink[4096];
+	while (read(cl->fd, sink, sizeof(sink)) > 0)
+		;
 	close(cl->fd);
 	free(cl);
 	clients[i] = NULL;

@@ -26,9 +26,11 @@
 #           (exit 2); a --tls-sni key that does not match its certificate
 #           (exit 1, a message naming the file).
 #
-# TLS_ENGINE=openssl|gnutls (run-all.sh phase tls-app-gnutls: gnutls): every
-# server here runs with --tls-engine TLS_ENGINE; with gnutls each one's
-# counters must show that GnuTLS took every handshake (tls.gnutls_sessions).
+# TLS_ENGINE=openssl|gnutls|wolfssl (run-all.sh phase tls-app-gnutls; wolfssl
+# by hand: its TLS 1.2 resumption under an SNI certificate fails today, see
+# docs/tls.md): every server here runs with --tls-engine TLS_ENGINE; with
+# gnutls or wolfssl each one's counters must show that engine took every
+# handshake (tls.gnutls_sessions, tls.wolfssl_sessions).
 #
 # Prints "PASS name" / "FAIL name: why", ends with "tls-app: N passed, N
 # failed"; exits non-zero if anything failed.
@@ -51,8 +53,8 @@ TLS_ENGINE=${TLS_ENGINE:-}
 ENGINE_ARGS=()
 case $TLS_ENGINE in
 '') ;;
-openssl | gnutls) ENGINE_ARGS=(--tls-engine "$TLS_ENGINE") ;;
-*) echo "$0: TLS_ENGINE is openssl or gnutls, not '$TLS_ENGINE'" >&2; exit 2 ;;
+openssl | gnutls | wolfssl) ENGINE_ARGS=(--tls-engine "$TLS_ENGINE") ;;
+*) echo "$0: TLS_ENGINE is openssl, gnutls or wolfssl, not '$TLS_ENGINE'" >&2; exit 2 ;;
 esac
 
 WORK=$(mktemp -d /tmp/skiff-tls-app.XXXXXX)
@@ -132,11 +134,12 @@ stop() {
 	while read -r k v; do ST[$k]=$v; done < <(grep -E '^[a-z_.0-9]+ [0-9]+$' "$SRV_LOG")
 	[ "${1:-}" = quiet ] && return
 	[ $rc -eq 0 ] && pass "$CUR.sigterm (exit 0)" || fail "$CUR.sigterm" "exit status $rc"
-	[ "$TLS_ENGINE" = gnutls ] || return 0
-	local g=${ST[tls.gnutls_sessions]:-none} h=${ST[tls.handshakes]:-0}
+	case $TLS_ENGINE in gnutls | wolfssl) ;; *) return 0 ;; esac
+	local e=$TLS_ENGINE
+	local g=${ST[tls.${e}_sessions]:-none} h=${ST[tls.handshakes]:-0}
 	[ "$g" != none ] && [ "$h" -gt 0 ] && [ "$g" -ge "$h" ] &&
-		pass "$CUR.engine (gnutls: tls.gnutls_sessions=$g >= tls.handshakes=$h)" ||
-		fail "$CUR.engine" "not on gnutls: tls.gnutls_sessions=$g, tls.handshakes=$h"
+		pass "$CUR.engine ($e: tls.${e}_sessions=$g >= tls.handshakes=$h)" ||
+		fail "$CUR.engine" "not on $e: tls.${e}_sessions=$g, tls.handshakes=$h"
 }
 
 # subject NAME|-: the CN of the certificate s_client gets asking for NAME ('-': no SNI).
