@@ -193,8 +193,12 @@ test_stopped_reader() {
 		fail stopped_reader "the sender was held back (sent ${txn:-?}, switch took $took)"
 	elif [ "$d2_stopped" -le 0 ]; then
 		fail stopped_reader "no drops counted for the stopped port"
-	# (+1: port 2's pktgen announces itself with one broadcast frame)
-	elif [ "${r1n:-0}" != "$t1" ] || [ $((r1n + d1)) != $((txn + 1)) ] || [ "$r1n" -le "$t2" ]; then
+	# (+1: port 2's pktgen announces itself with one broadcast frame.)  Not
+	# compared: port 1's count against port 2's.  On a loaded machine port
+	# 1's reader process is starved of CPU, not held by port 2: ci-fresh at
+	# c194b5c saw 10.3 M delivered + 36.3 M dropped on its full ring against
+	# port 2's 11.5 M, every frame accounted for.
+	elif [ "${r1n:-0}" != "$t1" ] || [ $((r1n + d1)) != $((txn + 1)) ] || [ "$r1n" -le 0 ]; then
 		fail stopped_reader "the running port got $r1n (+$d1 drops) of $txn, stopped one $t2"
 	elif [ "${r2n:-x}" != "$t2" ]; then
 		fail stopped_reader "the stopped port, resumed, read $r2n of $t2 delivered"
