@@ -183,7 +183,14 @@ proxy_checks() {
 	"${IN_NS[@]}" python3 "$HERE/proxy_upstream.py" "$port_u" U --addr "$UP_HOST" >"$WORK/up.log" 2>&1 &
 	upid=$!
 	SKT_PIDS+=("$upid")
-	for ((i = 0; i < 50; i++)); do grep -q "^upstream U on" "$WORK/up.log" && break; sleep 0.1; done
+	# Up before the proxy: a probe that reached a proxy whose upstream was
+	# not listening yet would be a miss the upstream never saw (a loaded
+	# machine has taken over 5 s to start python).
+	if ! skt_wait_for 30 grep -q "^upstream U on" "$WORK/up.log" ||
+		! C curl -sf -o /dev/null --max-time 5 "http://$UP_HOST:$port_u/_stats"; then
+		fail "$TGT.proxy.cache" "upstream did not start: $(tail -n 3 "$WORK/up.log" | tr '\n' ' ')"
+		return 1
+	fi
 	k1="/cache/w1?max-age=600" k2="/cache/w2?max-age=600"
 	px=${PX_PORT:-$(skt_free_port)}
 	log=$WORK/${TGT/:/-}-proxy-cache.log
@@ -212,7 +219,7 @@ print(sum(e["target"] == sys.argv[2] for e in log), sum(e["target"] == sys.argv[
 		[ "$m0" -le 2 ] && [ "$m1" -le 2 ] && [ $((m0 + m1)) -eq $((s1 + s2)) ]; then
 		pass "$TGT.proxy.cache" "upstream saw key1 $s1, key2 $s2 times; misses worker0 $m0, worker1 $m1"
 	else
-		fail "$TGT.proxy.cache" "upstream saw key1 $s1, key2 $s2 times; misses worker0 $m0, worker1 $m1"
+		fail "$TGT.proxy.cache" "upstream saw key1 $s1, key2 $s2 times; misses worker0 $m0, worker1 $m1; upstream errors: $(grep -E '^proxy\.(up_|resp_5)' "$log" | tr '\n' ' ')"
 	fi
 	spread "$log" cache
 
