@@ -91,15 +91,11 @@ if ! openssl req -x509 -nodes -days 2 -subj /CN=skiff-bench -addext "subjectAltN
 	exit 1
 fi
 ROOT=$WORK/root
-mkdir -p "$ROOT/page"
+mkdir -p "$ROOT"
 printf 'Hello, world! This is skiff serving you.\n' >"$ROOT/b41.txt"
 head -c 6000 /dev/urandom >"$ROOT/b6000.bin"
-: >"$WORK/page-urls"
-for i in $(seq 1 60); do
-	f=$(printf 'a%02d.css' "$i")
-	head -c $((500 + 300 * ((i - 1) % 10))) /dev/urandom | base64 -w 76 | head -c $((500 + 300 * ((i - 1) % 10))) >"$ROOT/page/$f"
-	echo "https://$IP:$((PORT + 2))/page/$f" >>"$WORK/page-urls"
-done
+# The page's 60 assets (tools/h2_page.sh, shared with tests/h2_chromium.sh).
+"$(dirname "$0")/../tools/h2_page.sh" "$ROOT" "https://$IP:$((PORT + 2))" >"$WORK/page-urls"
 
 # Ports: nginx TLS, nginx h2c, skiff TLS, skiff plain (h2c and HTTP/1.1).
 declare -A TLS_PORT=([nginx]=$PORT [skiff]=$((PORT + 2)))

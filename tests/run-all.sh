@@ -145,7 +145,11 @@ P vm-tls needs=build est=20 -- tests/vm_tls.sh build/skiff build/skiff-uk.elf bu
 # TLS 1.3 in the unikernel: build/skiff-uk-tls13.elf (wolfSSL, make
 # uk-tls13, built here: `make all` leaves it out); then its HTTPS on both
 # vCPUs of --smp 2 over a multi-queue TAP (vm_smp.sh's smp-tap-tls13).
-P vm-tls13 needs=build est=90 -- sh -c 'make --no-print-directory uk-tls13 >build/uk-tls13.log 2>&1 || { tail -n 20 build/uk-tls13.log; exit 1; }; r=0; tests/vm_tls13.sh build/skiff build/skiff-uk-tls13.elf || r=1; VM_SMP_ONLY=tls13 VM_LOG_DIR=build/test-logs/vm-tls13-smp tests/vm_smp.sh build/skiff build/skiff-uk.elf build/skiff-uk-tls13.elf || r=1; exit $r'
+P vm-tls13 needs=build excl=uk-tls13 est=90 -- sh -c 'make --no-print-directory uk-tls13 >build/uk-tls13.log 2>&1 || { tail -n 20 build/uk-tls13.log; exit 1; }; r=0; tests/vm_tls13.sh build/skiff build/skiff-uk-tls13.elf || r=1; VM_SMP_ONLY=tls13 VM_LOG_DIR=build/test-logs/vm-tls13-smp tests/vm_smp.sh build/skiff build/skiff-uk.elf build/skiff-uk-tls13.elf || r=1; exit $r'
+# HTTP/2 in the unikernel (issue 33): h2c, BearSSL's and wolfSSL's ALPN h2,
+# an application image; builds uk-tls13 as vm-tls13 does (excl: not both
+# at once in one build folder).
+P vm-h2 needs=build excl=uk-tls13 est=90 -- sh -c 'make --no-print-directory uk-tls13 >build/uk-tls13-h2.log 2>&1 || { tail -n 20 build/uk-tls13-h2.log; exit 1; }; tests/vm_h2.sh build/skiff build/skiff-uk.elf build/skiff-uk-tls13.elf build/examples/kv-uk.elf'
 # The same two on QEMU's microvm machine (skiff vm --machine microvm,
 # docs/microvm.md): virtio-mmio from the kernel command line, no PCI/ACPI.
 P vm-microvm needs=build est=70 -- env VM_MACHINE=microvm VM_LOG_DIR=build/test-logs/vm-microvm \
@@ -176,6 +180,9 @@ P h2-interop needs=build est=25 -- make h2-interop
 # the proxy, --http2 off, against curl, nghttp, h2load and python3-h2
 # (mk/h2.mk; ephemeral 127.0.0.1 ports, no root).
 P h2-serve needs=build est=20 -- make h2-serve
+# A browser over HTTP/2: headless Chromium loads a page of 60 assets from
+# skiff serve over TLS (ALPN h2), in a network namespace of its own.
+P h2-chromium needs=build est=30 -- tests/h2_chromium.sh build/skiff
 # Bulk transfers through an impairing relay: CPU-bound.
 P tcp needs=build est=190 -- tests/tcp.sh build/skiff $DEVS
 # issue 37: the same checks with BBR (--tcp-cc bbr, paced), on tap.
@@ -294,7 +301,7 @@ fi
 echo "PASS deps"
 
 # The totals the test scripts and unit runners print about themselves.
-TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-tls13:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]|^h2-serve: [0-9]'
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-tls13:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]|^h2-serve: [0-9]|^vm-h2:|^h2-chromium:'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
 # phase_cpu NAME: the CPU seconds its processes used (user + system).

@@ -52,6 +52,7 @@ python3-h2           py:h2
 apache2-utils        cmd:ab
 wrk                  cmd:wrk
 nghttp2-client       cmd:h2load cmd:nghttp
+chromium             cmd:chromium
 curl                 cmd:curl
 prometheus           cmd:promtool
 nginx                cmd:nginx

@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# tests/vm_h2.sh — HTTP/2 in the unikernel (issue 33): the one HTTP engine
+# (http/app.c) in the guest under QEMU TCG, user networking, forwards on
+# 127.0.0.1 only; the vm-h2 phase of `make test` (docs/testing.md).
+#
+#   tests/vm_h2.sh [build/skiff] [build/skiff-uk.elf] [build/skiff-uk-tls13.elf] [build/examples/kv-uk.elf]
+#
+# The guests get the word tls-alpn=h2,http/1.1 (ALPN h2 on their TLS
+# listener whatever the default).  Certificates are made here with openssl
+# (ECDSA P-256) in a temporary folder removed at exit, with the site's
+# files.  Checks, each PASS/FAIL, ending "vm-h2: N passed, N failed":
+# the serve image (BearSSL, TLS 1.2) with --root:
+#   boot        the guest says ready with its https line
+#   h2c-bodies  curl --http2-prior-knowledge: 200, HTTP version 2, for four
+#               files (41 B to 300,017 B) the body's sha256 equal to the
+#               file's and to curl --http1.1's
+#   h2c-head    HEAD: 200, content-length the file's, no body
+#   h2c-range   Range: bytes=1000-1999: 206, the 1,000 bytes of the file
+#   h2c-404     a missing file: 404 over HTTP/2
+#   nghttp      nghttp -n -v with three URIs on one connection: three
+#               :status 200, exit 0
+#   h2load      h2load -n 400 -c 4 -m 10: 400 succeeded, 0 failed, 400 2xx
+#   python-h2   python3-h2 (tests/h2_serve.py's client): 20 concurrent
+#               streams on one connection, each 200 with its file's bytes
+#   tls12-h2    curl --http2 over HTTPS (BearSSL, TLS 1.2): ALPN h2, HTTP
+#               version 2, the body sha256-identical; h2load over TLS: 0 failed
+#   counters    at "exit 0": http.h2_sessions/h2_streams (h2c) and
+#               https.h2_sessions/h2_streams (TLS) at least what the clients
+#               above opened, tls.alpn_h2, no h2 connection error, no
+#               session refused
+# the TLS 1.3 image (wolfSSL), when given and built:
+#   tls13-h2    curl --http2 --tlsv1.3: HTTP version 2 over TLSv1.3, the
+#               body the file's; h2load over TLS 1.3: 0 failed; counters
+# the kv application image (an application on http/app.h):
+#   app-h2      curl --http2-prior-knowledge PUT of 200,000 B (past a
+#               stream's window) then GET of the key: 201/204, 200 and the
+#               same bytes, over HTTP/2; exit 0, http.h2_streams at exit
+# The lock (flock /tmp/skiff-nettest.lock) is the caller's, as for
+# tests/vm_tls.sh.  Every timing printed is under TCG.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+case ${1:-} in -h | --help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+SKIFF=${1:-build/skiff}
+IMG=${2:-build/skiff-uk.elf}
+IMG13=${3:-build/skiff-uk-tls13.elf}
+APP=${4:-build/examples/kv-uk.elf}
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+# shellcheck source=tests/vm_lib.sh
+. tests/vm_lib.sh
+vm_init vm-h2
+vm_need_files "make all uk-tls13" "$SKIFF" "$IMG" "$IMG13" "$APP"
+skt_need setup qemu-system-x86_64 python3 openssl curl nghttp h2load timeout || { summary; exit 1; }
+PY=/usr/bin/python3 # Debian's, with python3-h2
+"$PY" -c 'import h2' 2>/dev/null || { fail setup "$PY lacks h2 (python3-h2)"; summary; exit 1; }
+VM_ARGS=(--mem 512M)
+vm_mkcert ec ec || { fail setup "openssl req failed"; summary; exit 1; }
+CA=$CERTS/ec.crt
+ALPN=tls-alpn=h2,http/1.1
+
+SITE=$CERTS/site
+mkdir -p "$SITE"
+echo '<html>hello over h2 in the guest</html>' >"$SITE/index.html"
+head -c 41 /dev/urandom >"$SITE/small.txt"
+head -c 6000 /dev/urandom >"$SITE/mid.bin"
+head -c 300017 /dev/urandom >"$SITE/big.bin"
+sha() { sha256sum | cut -c1-64; }
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+ctr() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "$2" | tail -1; }
+
+# --- the serve image: h2c and TLS 1.2 (BearSSL) ----------------------------
+HTTP=$(skt_free_port STREAM) HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
+T0=$(date +%s.%N)
+vm_boot serve 300 --root "$SITE" --tls-cert "$CA" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
+	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=280 stats "$ALPN"
+if skt_wait_log "$LOG/serve.log" "skiff-uk: ready" 60 && grep -aq "https=443" "$LOG/serve.log"; then
+	pass "boot (skiff-uk.elf, tcg, ready in $(elapsed "$T0") s; $(grep -ao 'https=443[^;]*' "$LOG/serve.log" | head -1))"
+else
+	fail boot "no ready/https line in 60 s; see $LOG/serve.log"
+	summary
+	exit 1
+fi
+H=http://127.0.0.1:$HTTP
+
+# h2c: each file over HTTP/2 by prior knowledge and over HTTP/1.1.
+t=$(date +%s.%N) bad=
+for f in index.html small.txt mid.bin big.bin; do
+	want=$(sha <"$SITE/$f")
+	r2=$(timeout 60 curl -sS --http2-prior-knowledge -o "$LOG/h2.body" -w '%{http_code} %{http_version}' "$H/$f" 2>&1)
+	s2=$(sha <"$LOG/h2.body")
+	s1=$(timeout 60 curl -sS --http1.1 "$H/$f" 2>/dev/null | sha)
+	[ "$r2" = "200 2" ] && [ "$s2" = "$want" ] && [ "$s1" = "$want" ] || bad="$bad $f: '$r2' h2 ${s2:0:12} h1 ${s1:0:12} file ${want:0:12};"
+done
+[ -z "$bad" ] && pass "h2c-bodies (4 files, 41 to 300,017 B: 200 over HTTP/2, sha256 = HTTP/1.1's = the file's; $(elapsed "$t") s)" ||
+	fail h2c-bodies "$bad"
+
+hd=$(timeout 30 curl -sS --http2-prior-knowledge -I "$H/big.bin" 2>&1 | tr -d '\r')
+if grep -q '^HTTP/2 200' <<<"$hd" && grep -qi '^content-length: 300017$' <<<"$hd"; then
+	pass "h2c-head (HEAD: HTTP/2 200, content-length 300017)"
+else
+	fail h2c-head "$(tr '\n' ' ' <<<"$hd")"
+fi
+r=$(timeout 30 curl -sS --http2-prior-knowledge -r 1000-1999 -o "$LOG/range.body" -w '%{http_code} %{http_version} %{size_download}' "$H/big.bin" 2>&1)
+if [ "$r" = "206 2 1000" ] && [ "$(sha <"$LOG/range.body")" = "$(tail -c +1001 "$SITE/big.bin" | head -c 1000 | sha)" ]; then
+	pass "h2c-range (bytes=1000-1999: $r, the file's bytes)"
+else
+	fail h2c-range "'$r' (want 206 2 1000) or the bytes differ"
+fi
+r=$(timeout 30 curl -sS --http2-prior-knowledge -o /dev/null -w '%{http_code} %{http_version}' "$H/nope.txt" 2>&1)
+[ "$r" = "404 2" ] && pass "h2c-404 ($r)" || fail h2c-404 "'$r' (want 404 2)"
+
+timeout 60 nghttp -n -v "$H/index.html" "$H/small.txt" "$H/mid.bin" >"$LOG/nghttp.log" 2>&1
+rc=$?
+n=$(grep -c ':status: 200' "$LOG/nghttp.log")
+[ "$rc" = 0 ] && [ "$n" = 3 ] && pass "nghttp (-n, 3 URIs on one connection: 3 :status 200, exit 0)" ||
+	fail nghttp "exit $rc, $n :status 200 (want 3); $LOG/nghttp.log"
+
+t=$(date +%s.%N)
+timeout 120 h2load -n 400 -c 4 -m 10 "$H/small.txt" >"$LOG/h2load.log" 2>&1
+req=$(grep '^requests:' "$LOG/h2load.log") st=$(grep '^status codes:' "$LOG/h2load.log")
+if [[ $req == "requests: 400 total, 400 started, 400 done, 400 succeeded, 0 failed"* ]] && [[ $st == "status codes: 400 2xx,"* ]] &&
+	grep -q 'Application protocol: h2c' "$LOG/h2load.log"; then
+	pass "h2load (-n 400 -c 4 -m 10, h2c: 400 succeeded, 0 failed, 400 2xx; $(grep -o 'finished in [^,]*, [^,]*' "$LOG/h2load.log") under tcg)"
+else
+	fail h2load "$req / $st; $LOG/h2load.log"
+fi
+
+out=$(timeout 90 "$PY" - "$HTTP" "$SITE" <<'PY' 2>&1
+import hashlib, os, sys
+sys.path.insert(0, "tests")
+from h2_serve import H2Client
+port, site = int(sys.argv[1]), sys.argv[2]
+names = ["index.html", "small.txt", "mid.bin", "big.bin"]
+c = H2Client(port)
+streams = {1 + 2 * i: c.headers("GET", "/" + names[i % 4]) for i in range(20)}
+res = c.run(streams)
+c.close()
+bad = []
+for sid, (status, body) in sorted(res.items()):
+    want = open(os.path.join(site, names[((sid - 1) // 2) % 4]), "rb").read()
+    if status != 200 or body != want:
+        bad.append(f"stream {sid}: {status} {len(body)} B")
+print(f"{len(res) - len(bad)} of 20 streams 200 with the file's bytes" + ("; " + ", ".join(bad) if bad else ""))
+sys.exit(1 if bad else 0)
+PY
+)
+[ $? -eq 0 ] && pass "python-h2 (20 concurrent streams on one connection: $out)" || fail python-h2 "$out"
+
+# TLS 1.2 (BearSSL): curl --http2 negotiates h2 by ALPN.
+want=$(sha <"$SITE/big.bin")
+r=$(timeout 60 curl -sS --http2 --cacert "$CA" -o "$LOG/tls12.body" -w '%{http_code} %{http_version}' \
+	"https://localhost:$HTTPS/big.bin" 2>&1)
+s=$(sha <"$LOG/tls12.body")
+timeout 120 h2load -n 100 -c 2 -m 10 "https://127.0.0.1:$HTTPS/small.txt" >"$LOG/h2load-tls12.log" 2>&1
+req=$(grep '^requests:' "$LOG/h2load-tls12.log")
+if [ "$r" = "200 2" ] && [ "$s" = "$want" ] &&
+	[[ $req == "requests: 100 total, 100 started, 100 done, 100 succeeded, 0 failed"* ]] &&
+	grep -q 'Application protocol: h2$' "$LOG/h2load-tls12.log" && grep -q 'TLSv1.2' "$LOG/h2load-tls12.log"; then
+	pass "tls12-h2 (BearSSL: curl --http2 -> $r, 300,017 B sha256-identical; h2load -n 100 -c 2 -m 10 over TLSv1.2, ALPN h2: 0 failed)"
+else
+	fail tls12-h2 "curl '$r' sha ${s:0:12} want ${want:0:12}; h2load '$req'; $LOG/h2load-tls12.log"
+fi
+
+vm_say_exit "$CTL"
+wait "$VM"
+rc=$?
+L=$LOG/serve.log
+# The plain listener's engine counts as http.*, the TLS one's as https.*.
+# h2c sessions: 4 curl files + HEAD + range + 404 + nghttp + 4 h2load +
+# python = 13, streams 4 + 1 + 1 + 1 + 3 + 400 + 20 = 430; over TLS: curl
+# and 2 h2load = 3 sessions (tls.alpn_h2), 1 + 100 streams.
+se=$(ctr http.h2_sessions "$L") ss=$(ctr http.h2_streams "$L") ce=$(ctr http.h2_conn_errors "$L")
+sr=$(ctr http.h2_sessions_refused "$L")
+tse=$(ctr https.h2_sessions "$L") tss=$(ctr https.h2_streams "$L") tce=$(ctr https.h2_conn_errors "$L")
+tsr=$(ctr https.h2_sessions_refused "$L") alpn=$(ctr tls.alpn_h2 "$L")
+if [ "$rc" = 0 ] && [ "${se:-0}" -ge 13 ] && [ "${ss:-0}" -ge 430 ] && [ "${ce:-1}" = 0 ] && [ "${sr:-1}" = 0 ] &&
+	[ "${tse:-0}" -ge 3 ] && [ "${tss:-0}" -ge 101 ] && [ "${tce:-1}" = 0 ] && [ "${tsr:-1}" = 0 ] && [ "${alpn:-0}" -ge 3 ]; then
+	pass "counters (exit 0; http.h2_sessions $se, http.h2_streams $ss, https.h2_sessions $tse, https.h2_streams $tss, tls.alpn_h2 $alpn, no h2 connection error or refused session; the guest's whole run $(elapsed "$T0") s under tcg)"
+else
+	fail counters "exit $rc; http.h2_sessions '$se' (>= 13) http.h2_streams '$ss' (>= 430) https.h2_sessions '$tse' (>= 3) https.h2_streams '$tss' (>= 101) tls.alpn_h2 '$alpn' (>= 3); h2_conn_errors '$ce'/'$tce' h2_sessions_refused '$sr'/'$tsr' (0); $L"
+fi
+
+# --- the TLS 1.3 image (wolfSSL) ----------------------------------------------
+HTTP=$(skt_free_port STREAM) HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
+T0=$(date +%s.%N)
+IMG_SAVE=$IMG IMG=$IMG13
+vm_boot tls13 200 --root "$SITE" --tls-cert "$CA" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
+	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=180 stats "$ALPN"
+if skt_wait_log "$LOG/tls13.log" "skiff-uk: ready" 60 && grep -aq "https=443 (wolfSSL" "$LOG/tls13.log"; then
+	r=$(timeout 60 curl -sS --http2 --tlsv1.3 --cacert "$CA" -o "$LOG/tls13.body" \
+		-w '%{http_code} %{http_version} %{ssl_verify_result}' "https://localhost:$HTTPS/big.bin" 2>&1)
+	s=$(sha <"$LOG/tls13.body")
+	timeout 120 h2load -n 100 -c 2 -m 10 "https://127.0.0.1:$HTTPS/small.txt" >"$LOG/h2load-tls13.log" 2>&1
+	req=$(grep '^requests:' "$LOG/h2load-tls13.log")
+	vm_say_exit "$CTL"
+	wait "$VM"
+	rc=$?
+	se=$(ctr https.h2_sessions "$LOG/tls13.log") ss=$(ctr https.h2_streams "$LOG/tls13.log")
+	ce=$(ctr https.h2_conn_errors "$LOG/tls13.log")
+	if [ "$r" = "200 2 0" ] && [ "$s" = "$want" ] &&
+		[[ $req == "requests: 100 total, 100 started, 100 done, 100 succeeded, 0 failed"* ]] &&
+		grep -q 'Application protocol: h2$' "$LOG/h2load-tls13.log" && grep -q 'TLSv1.3' "$LOG/h2load-tls13.log" &&
+		[ "$rc" = 0 ] && [ "${se:-0}" -ge 3 ] && [ "${ss:-0}" -ge 101 ] && [ "${ce:-1}" = 0 ]; then
+		pass "tls13-h2 (wolfSSL: curl --http2 --tlsv1.3 -> $r, 300,017 B sha256-identical; h2load -n 100 -c 2 -m 10 over TLSv1.3, ALPN h2: 0 failed; exit 0, https.h2_sessions $se, https.h2_streams $ss; $(elapsed "$T0") s under tcg)"
+	else
+		fail tls13-h2 "curl '$r' sha ${s:0:12}; h2load '$req'; exit $rc; h2_sessions '$se' h2_streams '$ss' h2_conn_errors '$ce'; $LOG/tls13.log"
+	fi
+else
+	fail tls13-h2 "no ready line with https=443 (wolfSSL) in 60 s; see $LOG/tls13.log"
+fi
+IMG=$IMG_SAVE
+
+# --- an application image (kv, http/app.h) ---------------------------------------
+HTTP=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
+IMG=$APP
+vm_boot app 120 -p "$HTTP:80" -p "$CTL:9/udp" -- shutdown-port=9 exit-after=100 stats
+if skt_wait_log "$LOG/app.log" "skiff-uk: ready" 60; then
+	# A body of 200,000 B: more than a stream's receive window, so the
+	# guest's WINDOW_UPDATEs carry it.
+	head -c 200000 /dev/urandom >"$CERTS/value.bin"
+	p=$(timeout 60 curl -sS --http2-prior-knowledge -X PUT --data-binary @"$CERTS/value.bin" -o /dev/null \
+		-w '%{http_code} %{http_version}' "http://127.0.0.1:$HTTP/kv/k" 2>&1)
+	g=$(timeout 60 curl -sS --http2-prior-knowledge -o "$LOG/kv.body" -w '%{http_code} %{http_version}' \
+		"http://127.0.0.1:$HTTP/kv/k" 2>&1)
+	same=no
+	cmp -s "$LOG/kv.body" "$CERTS/value.bin" && same=yes
+	vm_say_exit "$CTL"
+	wait "$VM"
+	rc=$?
+	ss=$(ctr http.h2_streams "$LOG/app.log")
+	if [[ $p == 20[14]" 2" ]] && [ "$g" = "200 2" ] && [ "$same" = yes ] && [ "$rc" = 0 ] && [ "${ss:-0}" -ge 2 ]; then
+		pass "app-h2 (kv-uk.elf over h2c: PUT of 200,000 B $p, GET $g, the same bytes; exit 0, http.h2_streams $ss)"
+	else
+		fail app-h2 "PUT '$p', GET '$g', same bytes: $same; exit $rc; http.h2_streams '${ss:-}'; $LOG/app.log"
+	fi
+else
+	fail app-h2 "no ready line in 60 s; see $LOG/app.log"
+fi
+IMG=$IMG_SAVE
+
+summary
