@@ -40,6 +40,13 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 case ${1:-} in -h | --help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+# In a network namespace of its own (unshare -n, only lo up): QEMU's user
+# networking needs nothing more, and nothing Chromium might try to reach
+# beyond the page can leave the machine.
+if [ -z "${VM_H2_NETNS:-}" ]; then
+	exec unshare -n env VM_H2_NETNS=1 bash "$0" "$@"
+fi
+ip link set lo up || { echo "vm-h2: ip link set lo up failed in the new namespace" >&2; exit 1; }
 SKIFF=${1:-build/skiff}
 IMG=${2:-build/skiff-uk.elf}
 IMG13=${3:-build/skiff-uk-tls13.elf}
@@ -50,7 +57,7 @@ APP=${4:-build/examples/kv-uk.elf}
 . tests/vm_lib.sh
 vm_init vm-h2
 vm_need_files "make all uk-tls13" "$SKIFF" "$IMG" "$IMG13" "$APP"
-skt_need setup qemu-system-x86_64 python3 openssl curl nghttp h2load timeout || { summary; exit 1; }
+skt_need setup qemu-system-x86_64 python3 openssl curl nghttp h2load chromium timeout || { summary; exit 1; }
 PY=/usr/bin/python3 # Debian's, with python3-h2
 "$PY" -c 'import h2' 2>/dev/null || { fail setup "$PY lacks h2 (python3-h2)"; summary; exit 1; }
 VM_ARGS=(--mem 512M)
@@ -64,15 +71,44 @@ echo '<html>hello over h2 in the guest</html>' >"$SITE/index.html"
 head -c 41 /dev/urandom >"$SITE/small.txt"
 head -c 6000 /dev/urandom >"$SITE/mid.bin"
 head -c 300017 /dev/urandom >"$SITE/big.bin"
+tools/h2_page.sh "$SITE" "" >/dev/null || { fail setup "tools/h2_page.sh"; summary; exit 1; }
 sha() { sha256sum | cut -c1-64; }
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 ctr() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "$2" | tail -1; }
+
+# chromium_load NAME HTTPS_PORT: headless Chromium loads the page
+# (tools/h2_page.sh's, under --root) from the guest over TLS; CHROME is
+# "exit RC, DOM ok|bad, S s".  chromium_log NAME GUEST_LOG (after the guest
+# has exited, its console holding access-log=console's records): CHROME_LOG
+# is "PAGE ASSETS H2 OTHER" as tests/h2_chromium.sh counts them.
+chromium_load() {
+	local t rc dom=bad
+	t=$(date +%s.%N)
+	timeout 90 chromium --headless=new --no-sandbox --disable-gpu --ignore-certificate-errors \
+		--user-data-dir="$CERTS/profile-$1" --no-first-run --disable-background-networking \
+		--disable-component-update --disable-sync --disable-default-apps --disable-extensions \
+		--host-resolver-rules="MAP * ~NOTFOUND, EXCLUDE localhost" \
+		--dump-dom "https://localhost:$2/page/index.html" >"$LOG/dom-$1.html" 2>"$LOG/chromium-$1.err"
+	rc=$?
+	grep -q '<title>skiff h2 page</title>' "$LOG/dom-$1.html" && grep -q '>stylesheets 60<' "$LOG/dom-$1.html" && dom=ok
+	CHROME="exit $rc, DOM $dom, $(elapsed "$t") s"
+}
+chromium_log() {
+	tr -d '\r' <"$2" | grep -a 'HeadlessChrome' >"$LOG/chromium-access-$1.log"
+	CHROME_LOG=$(awk '
+		{
+			if ($0 ~ / HTTP\/2\.0" /) h2++; else other++
+			if ($0 ~ /"GET \/page\/index\.html HTTP\/2\.0" 200 /) page++
+			if (match($0, /"GET \/page\/a[0-9][0-9]\.css HTTP\/2\.0" 200 /)) seen[substr($0, RSTART + 11, 3)] = 1
+		}
+		END { n = 0; for (k in seen) n++; printf "%d %d %d %d\n", page, n, h2, other }' "$LOG/chromium-access-$1.log")
+}
 
 # --- the serve image: h2c and TLS 1.2 (BearSSL) ----------------------------
 HTTP=$(skt_free_port STREAM) HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
 T0=$(date +%s.%N)
 vm_boot serve 300 --root "$SITE" --tls-cert "$CA" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
-	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=280 stats "$ALPN"
+	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=280 stats access-log=console "$ALPN"
 if skt_wait_log "$LOG/serve.log" "skiff-uk: ready" 60 && grep -aq "https=443" "$LOG/serve.log"; then
 	pass "boot (skiff-uk.elf, tcg, ready in $(elapsed "$T0") s; $(grep -ao 'https=443[^;]*' "$LOG/serve.log" | head -1))"
 else
@@ -160,24 +196,32 @@ if [ "$r" = "200 2" ] && [ "$s" = "$want" ] &&
 else
 	fail tls12-h2 "curl '$r' sha ${s:0:12} want ${want:0:12}; h2load '$req'; $LOG/h2load-tls12.log"
 fi
+chromium_load tls12 "$HTTPS"
 
 vm_say_exit "$CTL"
 wait "$VM"
 rc=$?
+chromium_log tls12 "$LOG/serve.log"
+read -r page assets h2 other <<<"$CHROME_LOG"
+if [[ $CHROME == "exit 0, DOM ok"* ]] && [ "$page" = 1 ] && [ "$assets" = 60 ] && [ "$other" = 0 ]; then
+	pass "chromium-tls12 (headless Chromium, BearSSL TLS 1.2 + ALPN h2: $CHROME; the guest's access log: the page and 60 assets 200 over HTTP/2.0, $h2 records of HeadlessChrome, all HTTP/2.0)"
+else
+	fail chromium-tls12 "$CHROME; access log: page $page (1), assets $assets (60), HTTP/2.0 $h2, other $other (0); $LOG/chromium-tls12.err $LOG/chromium-access-tls12.log"
+fi
 L=$LOG/serve.log
 # The plain listener's engine counts as http.*, the TLS one's as https.*.
 # h2c sessions: 4 curl files + HEAD + range + 404 + nghttp + 4 h2load +
-# python = 13, streams 4 + 1 + 1 + 1 + 3 + 400 + 20 = 430; over TLS: curl
-# and 2 h2load = 3 sessions (tls.alpn_h2), 1 + 100 streams.
+# python = 13, streams 4 + 1 + 1 + 1 + 3 + 400 + 20 = 430; over TLS: curl,
+# 2 h2load and Chromium = 4 sessions (tls.alpn_h2), 1 + 100 + 61 streams.
 se=$(ctr http.h2_sessions "$L") ss=$(ctr http.h2_streams "$L") ce=$(ctr http.h2_conn_errors "$L")
 sr=$(ctr http.h2_sessions_refused "$L")
 tse=$(ctr https.h2_sessions "$L") tss=$(ctr https.h2_streams "$L") tce=$(ctr https.h2_conn_errors "$L")
 tsr=$(ctr https.h2_sessions_refused "$L") alpn=$(ctr tls.alpn_h2 "$L")
 if [ "$rc" = 0 ] && [ "${se:-0}" -ge 13 ] && [ "${ss:-0}" -ge 430 ] && [ "${ce:-1}" = 0 ] && [ "${sr:-1}" = 0 ] &&
-	[ "${tse:-0}" -ge 3 ] && [ "${tss:-0}" -ge 101 ] && [ "${tce:-1}" = 0 ] && [ "${tsr:-1}" = 0 ] && [ "${alpn:-0}" -ge 3 ]; then
+	[ "${tse:-0}" -ge 4 ] && [ "${tss:-0}" -ge 162 ] && [ "${tce:-1}" = 0 ] && [ "${tsr:-1}" = 0 ] && [ "${alpn:-0}" -ge 4 ]; then
 	pass "counters (exit 0; http.h2_sessions $se, http.h2_streams $ss, https.h2_sessions $tse, https.h2_streams $tss, tls.alpn_h2 $alpn, no h2 connection error or refused session; the guest's whole run $(elapsed "$T0") s under tcg)"
 else
-	fail counters "exit $rc; http.h2_sessions '$se' (>= 13) http.h2_streams '$ss' (>= 430) https.h2_sessions '$tse' (>= 3) https.h2_streams '$tss' (>= 101) tls.alpn_h2 '$alpn' (>= 3); h2_conn_errors '$ce'/'$tce' h2_sessions_refused '$sr'/'$tsr' (0); $L"
+	fail counters "exit $rc; http.h2_sessions '$se' (>= 13) http.h2_streams '$ss' (>= 430) https.h2_sessions '$tse' (>= 4) https.h2_streams '$tss' (>= 162) tls.alpn_h2 '$alpn' (>= 4); h2_conn_errors '$ce'/'$tce' h2_sessions_refused '$sr'/'$tsr' (0); $L"
 fi
 
 # --- the TLS 1.3 image (wolfSSL) ----------------------------------------------
@@ -185,22 +229,30 @@ HTTP=$(skt_free_port STREAM) HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port D
 T0=$(date +%s.%N)
 IMG_SAVE=$IMG IMG=$IMG13
 vm_boot tls13 200 --root "$SITE" --tls-cert "$CA" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
-	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=180 stats "$ALPN"
+	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=180 stats access-log=console "$ALPN"
 if skt_wait_log "$LOG/tls13.log" "skiff-uk: ready" 60 && grep -aq "https=443 (wolfSSL" "$LOG/tls13.log"; then
 	r=$(timeout 60 curl -sS --http2 --tlsv1.3 --cacert "$CA" -o "$LOG/tls13.body" \
 		-w '%{http_code} %{http_version} %{ssl_verify_result}' "https://localhost:$HTTPS/big.bin" 2>&1)
 	s=$(sha <"$LOG/tls13.body")
 	timeout 120 h2load -n 100 -c 2 -m 10 "https://127.0.0.1:$HTTPS/small.txt" >"$LOG/h2load-tls13.log" 2>&1
 	req=$(grep '^requests:' "$LOG/h2load-tls13.log")
+	chromium_load tls13 "$HTTPS"
 	vm_say_exit "$CTL"
 	wait "$VM"
 	rc=$?
+	chromium_log tls13 "$LOG/tls13.log"
+	read -r page assets h2 other <<<"$CHROME_LOG"
+	if [[ $CHROME == "exit 0, DOM ok"* ]] && [ "$page" = 1 ] && [ "$assets" = 60 ] && [ "$other" = 0 ]; then
+		pass "chromium-tls13 (headless Chromium, wolfSSL TLS 1.3 + ALPN h2: $CHROME; the guest's access log: the page and 60 assets 200 over HTTP/2.0, $h2 records of HeadlessChrome, all HTTP/2.0)"
+	else
+		fail chromium-tls13 "$CHROME; access log: page $page (1), assets $assets (60), HTTP/2.0 $h2, other $other (0); $LOG/chromium-tls13.err $LOG/chromium-access-tls13.log"
+	fi
 	se=$(ctr https.h2_sessions "$LOG/tls13.log") ss=$(ctr https.h2_streams "$LOG/tls13.log")
 	ce=$(ctr https.h2_conn_errors "$LOG/tls13.log")
 	if [ "$r" = "200 2 0" ] && [ "$s" = "$want" ] &&
 		[[ $req == "requests: 100 total, 100 started, 100 done, 100 succeeded, 0 failed"* ]] &&
 		grep -q 'Application protocol: h2$' "$LOG/h2load-tls13.log" && grep -q 'TLSv1.3' "$LOG/h2load-tls13.log" &&
-		[ "$rc" = 0 ] && [ "${se:-0}" -ge 3 ] && [ "${ss:-0}" -ge 101 ] && [ "${ce:-1}" = 0 ]; then
+		[ "$rc" = 0 ] && [ "${se:-0}" -ge 4 ] && [ "${ss:-0}" -ge 162 ] && [ "${ce:-1}" = 0 ]; then
 		pass "tls13-h2 (wolfSSL: curl --http2 --tlsv1.3 -> $r, 300,017 B sha256-identical; h2load -n 100 -c 2 -m 10 over TLSv1.3, ALPN h2: 0 failed; exit 0, https.h2_sessions $se, https.h2_streams $ss; $(elapsed "$T0") s under tcg)"
 	else
 		fail tls13-h2 "curl '$r' sha ${s:0:12}; h2load '$req'; exit $rc; h2_sessions '$se' h2_streams '$ss' h2_conn_errors '$ce'; $LOG/tls13.log"

@@ -14,6 +14,17 @@
  *      or an error) once the handshake is done; LOOP_EV_WRITE when a write
  *      had been refused or cut short and fewer than TLS_OUT_MAX / 2 bytes of
  *      records still wait.
+ * An engine over one buffer (BearSSL) refuses a write while plaintext it
+ * received waits to be read, and takes held records in (pending_in) as
+ * its own leave: neither makes an edge on the inner socket.  So when a
+ * write is refused with nothing of the engine's own left to send, or a
+ * flush turned held records into plaintext, the connection's timer, free
+ * after the handshake, is armed as a kick (ts_kick): it tells the
+ * application to read (and to write, if refused), as the inner socket's
+ * events would.  Without it such a connection waits for an event that
+ * never comes (an HTTP/2 download over BearSSL stalled until the send
+ * timeout whenever the client's WINDOW_UPDATE arrived as our record was
+ * leaving: tests/vm_h2.sh, 2026-12-05).
  * Reads decrypt until the caller's buffer is full or the engine needs
  * more, so a short read still means "empty now", as loop.h requires.
  *
@@ -52,6 +63,10 @@ static inline void elog(enum sk_log_level level, const char *key, const char *fm
 
 #define TLS_CHUNK 16384u
 #define TLS_LINGER_NS (5 * SK_NS_PER_S)
+/* A kick after one the application answered without reading: an
+ * application that writes but does not read then costs a wakeup a
+ * millisecond, not a spin, until its own send timeout. */
+#define TLS_KICK_SLOW_NS (1 * SK_NS_PER_MS)
 
 #define TLS_COUNTERS(X)                                                                      \
 	X(handshakes, "tls.handshakes")                   /* finished */                      \
@@ -68,6 +83,7 @@ static inline void elog(enum sk_log_level level, const char *key, const char *fm
 	X(writes_blocked, "tls.writes_blocked")           /* the inner socket refused records */ \
 	X(orphans, "tls.orphans")                         /* closed with records unsent */   \
 	X(orphans_lost, "tls.orphans_lost")               /* ... and never sent in time */ \
+	X(kicks, "tls.kicks")                             /* ts_kick: an edge the inner socket did not make */ \
 	X(alpn_h2, "tls.alpn_h2")                         /* handshakes that agreed h2 */    \
 	X(alpn_http11, "tls.alpn_http11")                 /* ... http/1.1 (else: none) */
 
@@ -94,6 +110,8 @@ struct tls_sock {
 	bool shut_pending;   /* shut down the inner socket once out has gone */
 	bool shut_sent;      /* close_notify queued */
 	bool orphan;
+	bool kick;           /* the timer is a kick (hs_done): ts_kick */
+	bool kick_unread;    /* a kick fired and t_read has not been called since */
 	struct loop_peer peer; /* the client, for the error log */
 	struct tls_sock *next_free; /* the fixed pool's free list (loop_tls_init) */
 };
@@ -355,8 +373,11 @@ static void tls_on_event(void *user, int sock, unsigned events, sk_time_ns now)
 	if (events & (LOOP_EV_READ | LOOP_EV_ERROR))
 		got = ts_pull(ts);
 	ts_step(ts);
+	size_t held = lt->eng->pending_in(ts->c);
 	if (!ts->dead)
 		ts_flush(ts);
+	if (lt->eng->pending_in(ts->c) < held)
+		got = true; /* held records went in as ours left: plaintext, maybe */
 	ts_hs_check(ts); /* BearSSL: done once its Finished has gone out */
 	if (ts->inner_eof && !ts->hs_done && !ts->dead && !ts_unsent(ts)) {
 		/* The peer ended its side before the handshake finished: it
@@ -394,6 +415,17 @@ static void tls_on_event(void *user, int sock, unsigned events, sk_time_ns now)
 		ts->fn(ts->user, sock, ev, now); /* may close: ts is not used after */
 }
 
+/* Arm the kick (see the top of the file), unless it or the linger is. */
+static void ts_kick(struct tls_sock *ts)
+{
+	if (!ts->hs_done || ts->orphan || loop_timer_armed(&ts->timer))
+		return;
+	struct loop *in = ts->lt->inner;
+	ts->kick = true;
+	ts->lt->st.kicks++;
+	loop_timer_set(in, &ts->timer, loop_now(in) + (ts->kick_unread ? TLS_KICK_SLOW_NS : 0));
+}
+
 static void ts_on_timer(struct loop_timer *t, sk_time_ns now)
 {
 	struct tls_sock *ts = (struct tls_sock *)(void *)((char *)t - offsetof(struct tls_sock, timer));
@@ -402,6 +434,20 @@ static void ts_on_timer(struct loop_timer *t, sk_time_ns now)
 		lt->st.orphans_lost++;
 		ts->dead = -SK_ETIMEDOUT;
 		ts_orphan_poll(ts);
+		return;
+	}
+	if (ts->kick) {
+		ts->kick = false;
+		ts->kick_unread = true;
+		unsigned ev = LOOP_EV_READ;
+		if (ts->want_write) {
+			ts->want_write = false;
+			ev |= LOOP_EV_WRITE;
+		}
+		if (ts->dead)
+			ev |= LOOP_EV_ERROR;
+		if (ts->fn)
+			ts->fn(ts->user, ts->sock, ev, now); /* may close: ts is not used after */
 		return;
 	}
 	if (ts->hs_done || ts->dead)
@@ -502,6 +548,7 @@ static long t_read(struct loop *l, int sock, void *buf, size_t len)
 		return ts->dead;
 	if (!ts->hs_done)
 		return ts->inner_eof ? 0 : -SK_EAGAIN;
+	ts->kick_unread = false;
 	size_t got = 0;
 	while (got < len) {
 		long n = lt->eng->read(ts->c, (uint8_t *)buf + got, len - got);
@@ -558,6 +605,7 @@ static long t_writev(struct loop *l, int sock, const struct loop_iov *iov, int i
 		return ts->dead;
 	if (ts->shut_sent)
 		return -SK_EPIPE;
+	size_t held = lt->eng->pending_in(ts->c);
 	size_t total = 0;
 	int i = 0;
 	size_t off = 0;
@@ -611,11 +659,15 @@ static long t_writev(struct loop *l, int sock, const struct loop_iov *iov, int i
 		if (w == 0)
 			break; /* wait for the socket */
 	}
-	if (i < iovcnt) {
+	if (i < iovcnt)
 		ts->want_write = true;
-		if (total == 0)
-			return -SK_EAGAIN;
-	}
+	/* Refused with nothing of the engine's own to send (no inner
+	 * LOOP_EV_WRITE will come), or held records went in: no edge. */
+	if (ts->hs_done && !ts->dead &&
+	    ((i < iovcnt && ts_unsent(ts) == 0) || lt->eng->pending_in(ts->c) < held))
+		ts_kick(ts);
+	if (i < iovcnt && total == 0)
+		return -SK_EAGAIN;
 	return (long)total;
 }
 
@@ -666,6 +718,9 @@ static int t_close(struct loop *l, int sock)
 	ts->fn = NULL;
 	ts->user = NULL;
 	ts->shut_pending = true;
+	ts->kick = false; /* the timer is the linger's now */
+	if (loop_timer_armed(&ts->timer))
+		loop_timer_cancel(lt->inner, &ts->timer);
 	loop_timer_set(lt->inner, &ts->timer, loop_now(lt->inner) + TLS_LINGER_NS);
 	return 0;
 }

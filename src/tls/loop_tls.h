@@ -31,7 +31,8 @@
  * Counters (loop_stats: the layer's own; the inner loop prints its own): tls.handshakes,
  * tls.resumed, tls.handshake_failed, tls.handshake_timeouts,
  * tls.protocol_errors, tls.close_notify_rx, tls.eof_no_close_notify,
- * tls.records_out_bytes, tls.writes_blocked, tls.orphans, tls.orphans_lost,
+ * tls.records_out_bytes, tls.writes_blocked, tls.kicks (loop_tls.c: events the
+ * inner socket did not make), tls.orphans, tls.orphans_lost,
  * tls.conn_alloc_failed, tls.alpn_h2 and tls.alpn_http11 (handshakes
  * that agreed each; the rest agreed none).
  *

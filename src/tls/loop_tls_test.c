@@ -1,0 +1,268 @@
+/* loop_tls_test.c — the TLS stream layer (loop_tls.c) over the fake loop
+ * (loop_host/loop_fake.h), with the BearSSL engine (one buffer, half
+ * duplex: the unikernel's) and OpenSSL's client in this process over
+ * memory BIOs.  What it checks is loop.h's edge contract through the
+ * layer: when plaintext becomes readable without a read event on the
+ * inner socket (records held while ours were leaving, taken in as they
+ * left), the application is still told to read; when a write is refused
+ * with nothing of the engine's own to send, it is told again.  Both were
+ * lost: an HTTP/2 download over BearSSL whose client's WINDOW_UPDATE came
+ * as our last record was leaving waited for it until the send timeout
+ * (tests/vm_h2.sh, 2026-12-05). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "../base/sk_err.h"
+#include "../loop_host/loop_fake.h"
+#include "loop_tls.h"
+#include "tls_bearssl.h"
+
+#define S 2 /* the accepted socket */
+
+static int rnd(void *buf, size_t len)
+{
+	return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static struct loop_fake fk;
+static struct loop *tl;
+static void *ctx_mem;
+static SSL_CTX *cctx;
+static SSL *cl;
+static BIO *c_in, *c_out;
+static unsigned evs; /* the application's events since the test cleared them */
+static uint8_t buf[1 << 16];
+
+static void on_app(void *user, int sock, unsigned events, sk_time_ns now)
+{
+	(void)user, (void)sock, (void)now;
+	evs |= events;
+}
+
+static void on_listen(void *user, int lsock, unsigned events, sk_time_ns now)
+{
+	(void)user, (void)events, (void)now;
+	int s = loop_accept(tl, lsock, NULL);
+	assert_int_equal(s, S);
+	assert_int_equal(loop_watch(tl, s, on_app, NULL), 0);
+}
+
+/* A self-signed ECDSA P-256 certificate and its key, as PEM. */
+static struct tls_ctx *server_ctx(void)
+{
+	EVP_PKEY *k = EVP_EC_gen("P-256");
+	X509 *x = X509_new();
+	assert_non_null(k);
+	ASN1_INTEGER_set(X509_get_serialNumber(x), 9);
+	X509_gmtime_adj(X509_getm_notBefore(x), 0);
+	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+	X509_set_pubkey(x, k);
+	X509_NAME *n = X509_get_subject_name(x);
+	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)"skiff-test", -1, -1, 0);
+	X509_set_issuer_name(x, n);
+	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
+	BIO *bc = BIO_new(BIO_s_mem()), *bk = BIO_new(BIO_s_mem());
+	assert_true(PEM_write_bio_X509(bc, x) == 1);
+	assert_true(PEM_write_bio_PrivateKey(bk, k, NULL, NULL, 0, NULL, NULL) == 1);
+	char *cp, *kp;
+	long cn = BIO_get_mem_data(bc, &cp), kn = BIO_get_mem_data(bk, &kp);
+	struct tls_bearssl_config cfg = {.max_conns = 4, .random = rnd};
+	size_t sz = tls_bearssl_mem_size(&cfg);
+	ctx_mem = aligned_alloc(16, (sz + 15) & ~(size_t)15);
+	char err[200];
+	struct tls_ctx *t = tls_bearssl_server(ctx_mem, sz, &cfg, cp, (size_t)cn, kp, (size_t)kn, err,
+					       sizeof(err));
+	if (!t)
+		fail_msg("%s", err);
+	BIO_free(bc);
+	BIO_free(bk);
+	X509_free(x);
+	EVP_PKEY_free(k);
+	return t;
+}
+
+/* The client's records to the socket (a read event), and the layer's
+ * records, taken from the socket's output, to the client. */
+static void client_to_server(void)
+{
+	int n;
+	while ((n = BIO_read(c_out, buf, (int)sizeof(buf))) > 0)
+		loop_fake_send(&fk, S, buf, (size_t)n);
+}
+
+static void server_to_client(void)
+{
+	if (fk.s[S].out_len) {
+		BIO_write(c_in, fk.s[S].out, (int)fk.s[S].out_len);
+		fk.s[S].out_len = 0;
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
+	struct loop_tls_config cfg = {.engine = &tls_bearssl_ops, .ctx = server_ctx()};
+	char err[200];
+	tl = loop_tls_create(&fk.base, &cfg, err, sizeof(err));
+	if (!tl)
+		fail_msg("%s", err);
+	struct sk_addr any = {0};
+	int ls = loop_listen(tl, &any, 443, 8);
+	assert_true(ls >= 0);
+	assert_int_equal(loop_watch(tl, ls, on_listen, NULL), 0);
+	loop_fake_connect(&fk, S);
+
+	cctx = SSL_CTX_new(TLS_client_method());
+	SSL_CTX_set_min_proto_version(cctx, TLS1_2_VERSION);
+	SSL_CTX_set_max_proto_version(cctx, TLS1_2_VERSION);
+	SSL_CTX_set_verify(cctx, SSL_VERIFY_NONE, NULL);
+	cl = SSL_new(cctx);
+	c_in = BIO_new(BIO_s_mem());
+	c_out = BIO_new(BIO_s_mem());
+	BIO_set_mem_eof_return(c_in, -1);
+	SSL_set_bio(cl, c_in, c_out);
+	SSL_set_connect_state(cl);
+	bool done = false;
+	for (int i = 0; i < 10 && !done; i++) {
+		done = SSL_do_handshake(cl) == 1;
+		client_to_server();
+		server_to_client();
+	}
+	assert_true(done);
+	/* The server knows once its Finished has gone (and the client's
+	 * first record shows it the handshake is over). */
+	evs = 0;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	loop_destroy(tl);
+	SSL_free(cl);
+	SSL_CTX_free(cctx);
+	free(ctx_mem);
+	return 0;
+}
+
+/* The client's "ping" comes while our record waits on a full socket:
+ * BearSSL cannot take it (its one buffer holds our record), so the layer
+ * holds it; the application, told to read, finds nothing yet. */
+static void ping_while_blocked(void)
+{
+	static const uint8_t data[16384];
+	fk.s[S].write_room = 0;
+	struct loop_iov iov = {data, sizeof(data)};
+	assert_int_equal(loop_writev(tl, S, &iov, 1), (long)sizeof(data)); /* taken, unsent */
+	assert_int_equal(fk.s[S].out_len, 0);
+	assert_int_equal(SSL_write(cl, "ping", 4), 4);
+	evs = 0;
+	client_to_server();
+	assert_true(evs & LOOP_EV_READ);
+	assert_int_equal(loop_read(tl, S, buf, sizeof(buf)), -SK_EAGAIN);
+	evs = 0;
+}
+
+static void read_ping(void)
+{
+	assert_int_equal(loop_read(tl, S, buf, sizeof(buf)), 4);
+	assert_memory_equal(buf, "ping", 4);
+}
+
+/* The socket drains (its write event): our record leaves, the held
+ * "ping" goes into the engine as plaintext.  No record came in with that
+ * event, yet the application must be told to read. */
+static void test_held_records_readable_on_write_event(void **state)
+{
+	(void)state;
+	ping_while_blocked();
+	fk.s[S].write_room = SIZE_MAX;
+	loop_fake_event(&fk, S, LOOP_EV_WRITE);
+	assert_true(fk.s[S].out_len > 16384); /* our record went */
+	assert_true(evs & LOOP_EV_READ);
+	read_ping();
+}
+
+/* The application writes again before the socket's write event: the
+ * layer sends our record, the held "ping" becomes plaintext, and BearSSL
+ * refuses the write until it is read: -SK_EAGAIN with nothing left to
+ * send, so no event of the inner socket will come.  The layer's kick
+ * tells the application to read and write; then the write goes. */
+static void test_write_refused_by_unread_plaintext(void **state)
+{
+	(void)state;
+	ping_while_blocked();
+	fk.s[S].write_room = SIZE_MAX;
+	static const uint8_t more[1000];
+	struct loop_iov iov = {more, sizeof(more)};
+	assert_int_equal(loop_writev(tl, S, &iov, 1), -SK_EAGAIN);
+	assert_true(fk.s[S].out_len > 16384); /* our first record went */
+	assert_int_equal(evs, 0);
+	loop_fake_advance(&fk, 0);
+	assert_true(evs & LOOP_EV_READ);
+	assert_true(evs & LOOP_EV_WRITE);
+	read_ping();
+	assert_int_equal(loop_writev(tl, S, &iov, 1), (long)sizeof(more));
+	/* The client gets both records, in order. */
+	server_to_client();
+	size_t got = 0;
+	int r;
+	while ((r = SSL_read(cl, buf, (int)sizeof(buf))) > 0)
+		got += (size_t)r;
+	assert_int_equal(got, 16384 + sizeof(more));
+}
+
+/* An application that answers the kick without reading is kicked again
+ * a millisecond later, not at once (no spin), and the kick is counted. */
+static uint64_t kicks;
+static void take(void *arg, const char *name, uint64_t v)
+{
+	(void)arg;
+	if (!strcmp(name, "tls.kicks"))
+		kicks = v;
+}
+
+static void test_kick_without_read_is_slow(void **state)
+{
+	(void)state;
+	ping_while_blocked();
+	fk.s[S].write_room = SIZE_MAX;
+	static const uint8_t more[100];
+	struct loop_iov iov = {more, sizeof(more)};
+	assert_int_equal(loop_writev(tl, S, &iov, 1), -SK_EAGAIN);
+	loop_fake_advance(&fk, 0);
+	assert_true(evs & LOOP_EV_WRITE);
+	evs = 0;
+	assert_int_equal(loop_writev(tl, S, &iov, 1), -SK_EAGAIN); /* still unread */
+	loop_fake_advance(&fk, 0);
+	assert_int_equal(evs, 0);
+	loop_fake_advance(&fk, SK_NS_PER_MS);
+	assert_true(evs & LOOP_EV_READ);
+	loop_stats(tl, take, NULL);
+	assert_int_equal(kicks, 2);
+	read_ping();
+	assert_int_equal(loop_writev(tl, S, &iov, 1), (long)sizeof(more));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_held_records_readable_on_write_event, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_refused_by_unread_plaintext, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kick_without_read_is_slow, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
