@@ -25,7 +25,7 @@
 # Root is needed for the namespace (make test runs as root).
 set -u
 cd "$(dirname "$0")/.." || exit 2
-case ${1:-} in -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case ${1:-} in -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 SKIFF=${1:-build/skiff}
 if [ -z "${H2_CHROMIUM_NETNS:-}" ]; then
 	exec unshare -n env H2_CHROMIUM_NETNS=1 bash "$0" "$SKIFF"
