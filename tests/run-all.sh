@@ -149,7 +149,7 @@ P vm-tls13 needs=build excl=uk-tls13 est=90 -- sh -c 'make --no-print-directory 
 # HTTP/2 in the unikernel (issue 33): h2c, BearSSL's and wolfSSL's ALPN h2,
 # an application image; builds uk-tls13 as vm-tls13 does (excl: not both
 # at once in one build folder).
-P vm-h2 needs=build excl=uk-tls13 est=90 -- sh -c 'make --no-print-directory uk-tls13 >build/uk-tls13-h2.log 2>&1 || { tail -n 20 build/uk-tls13-h2.log; exit 1; }; tests/vm_h2.sh build/skiff build/skiff-uk.elf build/skiff-uk-tls13.elf build/examples/kv-uk.elf'
+P vm-h2 needs=build excl=uk-tls13 est=30 -- sh -c 'make --no-print-directory uk-tls13 >build/uk-tls13-h2.log 2>&1 || { tail -n 20 build/uk-tls13-h2.log; exit 1; }; tests/vm_h2.sh build/skiff build/skiff-uk.elf build/skiff-uk-tls13.elf build/examples/kv-uk.elf'
 # The same two on QEMU's microvm machine (skiff vm --machine microvm,
 # docs/microvm.md): virtio-mmio from the kernel command line, no PCI/ACPI.
 P vm-microvm needs=build est=70 -- env VM_MACHINE=microvm VM_LOG_DIR=build/test-logs/vm-microvm \
@@ -182,7 +182,7 @@ P h2-interop needs=build est=25 -- make h2-interop
 P h2-serve needs=build est=20 -- make h2-serve
 # A browser over HTTP/2: headless Chromium loads a page of 60 assets from
 # skiff serve over TLS (ALPN h2), in a network namespace of its own.
-P h2-chromium needs=build est=30 -- tests/h2_chromium.sh build/skiff
+P h2-chromium needs=build est=15 -- tests/h2_chromium.sh build/skiff
 # Bulk transfers through an impairing relay: CPU-bound.
 P tcp needs=build est=190 -- tests/tcp.sh build/skiff $DEVS
 # issue 37: the same checks with BBR (--tcp-cc bbr, paced), on tap.
