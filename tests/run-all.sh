@@ -125,6 +125,7 @@ P sendfile w=2 est=20 needs=build -- tests/sendfile.sh build/skiff
 # HTTPS on the applications and certificates by name (loopback, kernel sockets).
 P tls-app est=40 needs=build -- tests/tls_app.sh build/skiff build/examples
 P tls-app-gnutls est=40 needs=build -- env TLS_ENGINE=gnutls tests/tls_app.sh build/skiff build/examples
+P tls-app-wolfssl est=40 needs=build -- env TLS_ENGINE=wolfssl tests/tls_app.sh build/skiff build/examples
 # The same scripts over IPv6 (SKT_FAMILY=6, tests/lib.sh skt_family),
 # narrowed (each runs whole over v6 by hand): ops where the client's
 # address is written (the access and error logs) and the drain, on both
