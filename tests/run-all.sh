@@ -125,6 +125,7 @@ P sendfile w=2 est=20 needs=build -- tests/sendfile.sh build/skiff
 # HTTPS on the applications and certificates by name (loopback, kernel sockets).
 P tls-app est=40 needs=build -- tests/tls_app.sh build/skiff build/examples
 P tls-app-gnutls est=40 needs=build -- env TLS_ENGINE=gnutls tests/tls_app.sh build/skiff build/examples
+P tls-app-wolfssl est=40 needs=build -- env TLS_ENGINE=wolfssl tests/tls_app.sh build/skiff build/examples
 # The same scripts over IPv6 (SKT_FAMILY=6, tests/lib.sh skt_family),
 # narrowed (each runs whole over v6 by hand): ops where the client's
 # address is written (the access and error logs) and the drain, on both
@@ -239,6 +240,8 @@ P asan-sites est=80 needs=asan-build -- "${ASAN_ENV[@]}" tests/sites.sh build/as
 P asan-tls w=2 est=110 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls.sh build/asan/skiff linux skiff:tap
 P asan-tls-gnutls w=2 est=80 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=gnutls tests/tls.sh build/asan/skiff linux
 P asan-tls-app est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls_app.sh build/asan/skiff build/asan/examples
+# wolfSSL's: a connection on a name's context keeps the ticket key's context across SIGHUP.
+P asan-tls-app-wolfssl est=40 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=wolfssl tests/tls_app.sh build/asan/skiff build/asan/examples
 # The application engine under the sanitizers, both stacks (tap).
 P asan-app w=2 est=60 needs=asan-build excl=app-ports -- "${ASAN_ENV[@]}" APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \
 	tests/app.sh build/asan/examples linux skiff:tap

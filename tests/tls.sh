@@ -47,10 +47,11 @@
 # listens on both families; skiff's --ip6 otherwise), the certificates name
 # IP:2001:2::2, checks print as TARGET.v6/NAME (tests/lib.sh skt_family).
 #
-# TLS_ENGINE=openssl|gnutls|wolfssl (run-all.sh phase tls-gnutls: gnutls): every
-# server here runs with --tls-engine TLS_ENGINE; with gnutls the counters
-# must show that GnuTLS took every connection (tls.gnutls_sessions), and a
-# key that does not match is refused by GnuTLS's check.
+# TLS_ENGINE=openssl|gnutls|wolfssl (run-all.sh phases tls-gnutls and
+# tls-wolfssl): every server here runs with --tls-engine TLS_ENGINE; with
+# gnutls or wolfssl the counters must show that engine took every
+# connection (tls.gnutls_sessions, tls.wolfssl_sessions), and a key that
+# does not match is refused by that engine's check.
 #
 # Prints "PASS target/name" / "FAIL target/name: why" and ends with
 # "tls: N passed, N failed"; exits non-zero if anything failed.

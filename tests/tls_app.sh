@@ -26,11 +26,10 @@
 #           (exit 2); a --tls-sni key that does not match its certificate
 #           (exit 1, a message naming the file).
 #
-# TLS_ENGINE=openssl|gnutls|wolfssl (run-all.sh phase tls-app-gnutls; wolfssl
-# by hand: its TLS 1.2 resumption under an SNI certificate fails today, see
-# docs/tls.md): every server here runs with --tls-engine TLS_ENGINE; with
-# gnutls or wolfssl each one's counters must show that engine took every
-# handshake (tls.gnutls_sessions, tls.wolfssl_sessions).
+# TLS_ENGINE=openssl|gnutls|wolfssl (run-all.sh phases tls-app-gnutls and
+# tls-app-wolfssl): every server here runs with --tls-engine TLS_ENGINE;
+# with gnutls or wolfssl each one's counters must show that engine took
+# every handshake (tls.gnutls_sessions, tls.wolfssl_sessions).
 #
 # Prints "PASS name" / "FAIL name: why", ends with "tls-app: N passed, N
 # failed"; exits non-zero if anything failed.

@@ -35,6 +35,11 @@
  *                              its certificate's refuses the start
  *                              (suite_sni_start and suite_sni_bad_key, for
  *                              an engine that checks more between them)
+ *   suite_sni_resume           a session made under a certificate chosen
+ *                              by name resumes under that name, TLS 1.2
+ *                              (ticket) and 1.3, the name's certificate
+ *                              shown again; and one made without a name
+ *                              still resumes beside it
  *
  * Test code only: static functions with cmocka's asserts.  The including
  * file defines, before the #include,
@@ -437,6 +442,76 @@ static __attribute__((unused)) void suite_sni_bad_key(struct suite_sni_files *f,
 	if (!strstr(err, says))
 		fail_msg("'%s' does not say '%s'", err, says);
 	const char *files[] = {f->dc, f->dk, f->ac, f->ak, f->wc, f->wk, f->xc, f->xk};
+	for (unsigned i = 0; i < SK_ARRAY_LEN(files); i++)
+		unlink(files[i]);
+}
+
+/* One connection naming `name` (NULL: none) and offering `sess` (or
+ * none): whether the server resumed (the client says the same), the CN
+ * it was shown in cn, and the client's session after a byte from the
+ * server (so a TLS 1.3 ticket has come) in *next. */
+static __attribute__((unused)) bool suite_sni_connect(SSL_CTX *cctx, struct tls_ctx *sctx,
+						      const char *name, SSL_SESSION *sess,
+						      SSL_SESSION **next, char cn[64])
+{
+	struct tls_testpair p;
+	tls_testpair_new(&p, cctx, sctx, sess, NULL);
+	if (name && SSL_set_tlsext_host_name(p.cl, name) != 1)
+		fail_msg("SSL_set_tlsext_host_name");
+	assert_true(tls_testpair_handshake(&p));
+	bool resumed = E->resumed(p.sv);
+	assert_int_equal(resumed, SSL_session_reused(p.cl) == 1);
+	X509 *x = SSL_get1_peer_certificate(p.cl);
+	assert_non_null(x);
+	cn[0] = 0;
+	X509_NAME_get_text_by_NID(X509_get_subject_name(x), NID_commonName, cn, 64);
+	X509_free(x);
+	*next = tls_testpair_session(&p);
+	tls_testpair_free(&p);
+	return resumed;
+}
+
+/* Each certificate is a context of its own in some engines (wolfSSL's
+ * WOLFSSL_CTX per name), and a ticket sealed under one must open where
+ * the next hello lands: the server's one ticket key for every name.  On
+ * TLS 1.2 and 1.3, three connections naming a.test (and three naming
+ * none, between them): a full handshake, then two resumed, each shown
+ * its name's certificate. */
+SUITE_TEST suite_sni_resume(void **state)
+{
+	(void)state;
+	char dc[32], dk[32], ac[32], ak[32], cn[64];
+	tls_testcert_files("skiff-test", dc, dk);
+	tls_testcert_files("a.test", ac, ak);
+	struct tls_sni sni[1] = {tls_testcert_sni("a.test", ac, ak)};
+	struct tls_server_opts so = {.sni = sni, .nsni = 1};
+	char err[256];
+	struct tls_ctx *sctx = tls_host_server(tls_testcert_engine, dc, dk, &so, err, sizeof(err));
+	if (!sctx)
+		fail_msg("%s", err);
+	static const int versions[] = {TLS1_2_VERSION, TLS1_3_VERSION};
+	static const char *const names[] = {"a.test", NULL};
+	static const char *const want[] = {"a.test", "skiff-test"};
+	for (unsigned v = 0; v < 2; v++) {
+		SSL_CTX *cctx = tls_testcert_client(versions[v]);
+		SSL_SESSION *sess[2] = {NULL, NULL};
+		for (unsigned i = 0; i < 3; i++)
+			for (unsigned n = 0; n < 2; n++) {
+				SSL_SESSION *next;
+				bool r = suite_sni_connect(cctx, sctx, names[n], sess[n], &next, cn);
+				if (r != (i > 0) || strcmp(cn, want[n]))
+					fail_msg("TLS 1.%d, name %s, connection %u: %s, shown %s",
+						 v ? 3 : 2, names[n] ? names[n] : "(none)", i + 1,
+						 r ? "resumed" : "not resumed", cn);
+				SSL_SESSION_free(sess[n]);
+				sess[n] = next;
+			}
+		SSL_SESSION_free(sess[0]);
+		SSL_SESSION_free(sess[1]);
+		SSL_CTX_free(cctx);
+	}
+	E->ctx_free(sctx);
+	const char *files[] = {dc, dk, ac, ak};
 	for (unsigned i = 0; i < SK_ARRAY_LEN(files); i++)
 		unlink(files[i]);
 }

@@ -198,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_no_renegotiation),
 		cmocka_unit_test(suite_reload),
 		cmocka_unit_test(suite_sni),
+		cmocka_unit_test(suite_sni_resume),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

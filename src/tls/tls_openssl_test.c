@@ -200,6 +200,7 @@ int main(void)
 		cmocka_unit_test(suite_not_tls),
 		cmocka_unit_test(suite_reload),
 		cmocka_unit_test(test_sni),
+		cmocka_unit_test(suite_sni_resume),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,18 @@
  * names[i - 1].  Every context gets the same settings (ctx_setup).  The
  * servername callback, run by wolfSSL once the ClientHello's extensions
  * are read and before the certificate is chosen, moves the connection
- * onto ctxs[i] (wolfSSL_set_SSL_CTX). */
+ * onto ctxs[i] (wolfSSL_set_SSL_CTX).
+ *
+ * Tickets: one key for every certificate.  wolfSSL opens a TLS 1.2
+ * ticket as it reads the extensions, on the context the connection
+ * started on (ctxs[0]), before the servername callback moves it, and
+ * seals the next one on the name's context: with a key per context a
+ * session made under a name never resumed.  So every ctxs[i] seals and
+ * opens with ctxs[0]'s key (wolfSSL_CTX_set_TicketEncCtx onto ctxs[0]'s
+ * ticket state, wolfSSL's own callback and hourly key), and a connection
+ * moved onto a name holds a reference on that ctxs[0] (tls_conn.keys),
+ * which a reload may otherwise free before the connection seals its
+ * ticket. */
 #include "tls_wolfssl.h"
 
 #include <wolfssl/options.h>
@@ -54,6 +65,9 @@ struct tls_conn {
 	int err;        /* enum tls_status of the last failure */
 	bool done;      /* the handshake finished */
 	unsigned cert;  /* the certificate given: 0 default, i: ctxs[i] */
+	/* Once moved onto a name's context: a reference on the ctxs[0]
+	 * whose ticket key that context seals with (NULL before). */
+	WOLFSSL_CTX *keys;
 };
 
 /* ---- the allocator: the caller's lock around the C library's ---- */
@@ -152,6 +166,13 @@ static int sni_select(WOLFSSL *ssl, int *ad, void *arg)
 		return 0;
 	}
 	t->sni_matched++;
+	/* ctxs[1 + i] seals with ctxs[0]'s ticket key (the top of this
+	 * file): the connection keeps that ctxs[0] for as long as it may. */
+	if (c && !c->keys) {
+		if (wolfSSL_CTX_up_ref(t->ctxs[0]) != WOLFSSL_SUCCESS)
+			return SSL_TLSEXT_ERR_ALERT_FATAL;
+		c->keys = t->ctxs[0];
+	}
 	if (!wolfSSL_set_SSL_CTX(ssl, t->ctxs[1 + i]))
 		return SSL_TLSEXT_ERR_ALERT_FATAL;
 	if (c)
@@ -312,6 +333,14 @@ int tls_wolfssl_add_name(struct tls_ctx *t, const char *name, size_t name_len,
 		free(n);
 		return -1;
 	}
+	/* ctxs[0]'s ticket key, not one of its own (the top of this file) */
+	if (wolfSSL_CTX_set_TicketEncCtx(w, wolfSSL_CTX_get_TicketEncCtx(t->ctxs[0])) !=
+	    WOLFSSL_SUCCESS) {
+		snprintf(err, errlen, "tls: wolfSSL: sharing the ticket key refused");
+		wolfSSL_CTX_free(w);
+		free(n);
+		return -1;
+	}
 	t->ctxs[1 + t->nnames] = w;
 	t->names[t->nnames++] = n;
 	return 0;
@@ -326,7 +355,8 @@ void tls_wolfssl_free(struct tls_ctx *t)
 {
 	if (!t)
 		return;
-	for (unsigned i = 0; i <= t->nnames; i++)
+	/* The names' contexts first: they seal with ctxs[0]'s ticket key. */
+	for (unsigned i = t->nnames + 1; i-- > 0;)
 		wolfSSL_CTX_free(t->ctxs[i]);
 	for (unsigned i = 0; i < t->nnames; i++)
 		free(t->names[i]);
@@ -378,6 +408,8 @@ static void w_conn_free(struct tls_conn *c)
 	if (!c)
 		return;
 	wolfSSL_free(c->ssl);
+	if (c->keys)
+		wolfSSL_CTX_free(c->keys);
 	tls_buf_release(&c->ctx->pool, &c->in);
 	tls_buf_release(&c->ctx->pool, &c->out);
 	free(c);

@@ -14,7 +14,10 @@
  * after every TLS 1.3 handshake (wolfSSL sends it as the client's Finished
  * is read, before any application data).  Certificates by name (SNI): a
  * WOLFSSL_CTX per certificate; once the ClientHello is read, a name
- * tls_sni_pick finds moves the connection onto that context.
+ * tls_sni_pick finds moves the connection onto that context.  One ticket
+ * key for them all: the default certificate's context's, which every
+ * name's context seals and opens with, so a session resumes under its
+ * name on TLS 1.2 as on 1.3.
  *
  * Memory: wolfSSL allocates (malloc); in the guest that is musl's malloc
  * (src/plat/kvm/musl), behind a lock the caller gives (lock/unlock), since
@@ -51,9 +54,10 @@ int tls_wolfssl_add_name(struct tls_ctx *ctx, const char *name, size_t name_len,
 void tls_wolfssl_alpn_h2(struct tls_ctx *ctx, bool on);
 /* Another context on base's WOLFSSL_CTXs, for another vCPU (the
  * unikernel's workers, uk/uk_smp.h): the certificates and keys base parsed,
- * and so its ticket keys (wolfSSL's default ticket callback keeps them in
- * the WOLFSSL_CTX, made on first use and replaced every hour under the
- * context's own lock): a ticket either one sealed, the other opens.  Its
+ * and so its ticket key (wolfSSL's default ticket callback keeps it in the
+ * default certificate's WOLFSSL_CTX, made on first use and replaced every
+ * hour under that context's own lock, and every name's context uses that
+ * one): a ticket either one sealed, under any name, the other opens.  Its
  * own connection pool and counters, used by one vCPU at a time; the names
  * are copied.  Call it once base's names are added; each context is freed
  * on its own (wolfSSL counts references).  Not for the hosted form's
