@@ -179,8 +179,9 @@ static bool bbr_delivered_to(const struct tcp_sock *sk, uint32_t end)
 {
 	if (tcp_seq_ge(sk->snd_una, end))
 		return true;
-	for (uint8_t i = 0; i < sk->nscore; i++)
-		if (tcp_seq_lt(sk->score[i].l, end) && tcp_seq_ge(sk->score[i].r, end))
+	const struct tcp_range *a = tcp_score_c(sk);
+	for (uint32_t i = 0; i < sk->nscore; i++)
+		if (tcp_seq_lt(a[i].l, end) && tcp_seq_ge(a[i].r, end))
 			return true;
 	return false;
 }
@@ -191,7 +192,7 @@ static bool bbr_delivered_past(const struct tcp_sock *sk, uint32_t seq)
 {
 	if (tcp_seq_ge(sk->snd_una, seq))
 		return true;
-	return sk->nscore && tcp_seq_gt(sk->score[sk->nscore - 1].r, seq);
+	return sk->nscore && tcp_seq_gt(tcp_score_c(sk)[sk->nscore - 1].r, seq);
 }
 
 /* Markers (see the top): the first of a train, or one about a quarter

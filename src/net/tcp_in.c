@@ -268,66 +268,65 @@ static void tcp_synsent_input(struct tcp_stack *st, struct tcp_sock *sk, sk_time
 
 /* ---- synchronized states ---- */
 
-/* Insert [*l, *r) into the sorted, disjoint list a[0..*n), merging every
- * range it overlaps or touches; on return *l and *r are the merged range.
- * Returns false, and leaves the list as it was, if the result would need
- * more than max ranges.  Shared by the SACK scoreboard and the out-of-order
- * queue, which keep the same kind of list. */
-#define TCP_RANGES_MAX (TCP_OOO_MAX > TCP_SCORE_MAX ? TCP_OOO_MAX : TCP_SCORE_MAX)
-static bool tcp_ranges_add(struct tcp_range *a, uint8_t *na, uint8_t max, uint32_t *pl,
-			   uint32_t *pr)
+/* Insert [*l, *r) into the sorted, disjoint list a[0..n), merging every
+ * range it overlaps or touches, in place; on return *l and *r are the
+ * merged range.  Returns the new count, or -1, with the list as it was,
+ * if the result would need more than max ranges.  Shared by the SACK
+ * scoreboard and the out-of-order queue, which keep the same kind of
+ * list. */
+static int tcp_ranges_add(struct tcp_range *a, uint32_t n, uint32_t max, uint32_t *pl,
+			  uint32_t *pr)
 {
-	struct tcp_range out[TCP_RANGES_MAX + 1];
-	uint32_t l = *pl, r = *pr;
-	uint8_t n = 0;
-	bool placed = false;
-	for (uint8_t i = 0; i < *na; i++) {
-		struct tcp_range c = a[i];
-		if (tcp_seq_lt(c.r, l)) {
-			out[n++] = c;
-		} else if (tcp_seq_gt(c.l, r)) {
-			if (!placed) {
-				out[n++] = (struct tcp_range){l, r};
-				placed = true;
-			}
-			out[n++] = c;
-		} else {
-			l = tcp_seq_min(l, c.l);
-			r = tcp_seq_max(r, c.r);
-		}
-		if (n > max)
-			return false;
+	uint32_t l = *pl, r = *pr, i = 0;
+	while (i < n && tcp_seq_lt(a[i].r, l))
+		i++; /* wholly below, not touching */
+	uint32_t j = i;
+	for (; j < n && !tcp_seq_gt(a[j].l, r); j++) {
+		l = tcp_seq_min(l, a[j].l);
+		r = tcp_seq_max(r, a[j].r);
 	}
-	if (!placed)
-		out[n++] = (struct tcp_range){l, r};
-	if (n > max)
-		return false;
-	sk_memcpy(a, out, n * sizeof(out[0]));
-	*na = n;
+	uint32_t nn = n - (j - i) + 1; /* a[i, j) become one range */
+	if (nn > max)
+		return -1;
+	if (j != i + 1)
+		sk_memmove(&a[i + 1], &a[j], (n - j) * sizeof(a[0]));
+	a[i] = (struct tcp_range){l, r};
 	*pl = l;
 	*pr = r;
-	return true;
+	return (int)nn;
 }
 
-/* Add [l, r) to the SACK scoreboard, merging; drop it if the board is full. */
+/* Add [l, r) to the SACK scoreboard, merging; when the inline ranges are
+ * full, a board from the pool takes them; drop the block only if there
+ * is none (or it is full too). */
 static void tcp_score_add(struct tcp_stack *st, struct tcp_sock *sk, uint32_t l, uint32_t r)
 {
-	if (!tcp_ranges_add(sk->score, &sk->nscore, TCP_SCORE_MAX, &l, &r))
+	int n = tcp_ranges_add(tcp_score(sk), sk->nscore, tcp_score_cap(sk), &l, &r);
+	if (n < 0 && tcp_score_take(st, sk))
+		n = tcp_ranges_add(tcp_score(sk), sk->nscore, tcp_score_cap(sk), &l, &r);
+	if (n < 0)
 		st->stats.sack_score_full++;
+	else
+		sk->nscore = (uint16_t)n;
 }
 
-static void tcp_score_trim(struct tcp_sock *sk)
+/* Forget what snd_una passed; the pooled board goes back once half the
+ * inline room would do (not at the edge, where an episode would take and
+ * give it back on alternate ACKs). */
+static void tcp_score_trim(struct tcp_stack *st, struct tcp_sock *sk)
 {
-	uint8_t k = 0;
-	for (uint8_t i = 0; i < sk->nscore; i++) {
-		if (tcp_seq_le(sk->score[i].r, sk->snd_una))
-			continue;
-		sk->score[k] = sk->score[i];
-		if (tcp_seq_lt(sk->score[k].l, sk->snd_una))
-			sk->score[k].l = sk->snd_una;
-		k++;
+	struct tcp_range *a = tcp_score(sk);
+	uint32_t i = 0;
+	while (i < sk->nscore && tcp_seq_le(a[i].r, sk->snd_una))
+		i++;
+	if (i) {
+		sk_memmove(a, &a[i], (sk->nscore - i) * sizeof(a[0]));
+		sk->nscore = (uint16_t)(sk->nscore - i);
 	}
-	sk->nscore = k;
+	if (sk->nscore && tcp_seq_lt(a[0].l, sk->snd_una))
+		a[0].l = sk->snd_una;
+	if (sk->xscore && sk->nscore <= TCP_SCORE_MAX / 2)
+		tcp_score_release(st, sk);
 }
 
 /* Returns false if the socket is gone. */
@@ -345,9 +344,6 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 	uint32_t sacked0 = sack ? tcp_sacked_bytes(sk) : 0;
 
 	if (sack && h->opts.nsack) {
-		struct tcp_range before[TCP_SCORE_MAX];
-		uint8_t nb = sk->nscore;
-		sk_memcpy(before, sk->score, nb * sizeof(before[0]));
 		for (uint8_t i = 0; i < h->opts.nsack && i < TCP_MAX_SACK; i++) {
 			uint32_t l = h->opts.sack[i].left, r = h->opts.sack[i].right;
 			if (i == 0 && tcp_seq_lt(l, r) && tcp_seq_le(r, ack) &&
@@ -358,8 +354,9 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 				continue;
 			tcp_score_add(st, sk, tcp_seq_max(l, sk->snd_una), r);
 		}
-		sack_news = nb != sk->nscore ||
-			    sk_memcmp(before, sk->score, nb * sizeof(before[0])) != 0;
+		/* Ranges only grow or merge here: the board changed iff it
+		 * holds more bytes. */
+		sack_news = tcp_sacked_bytes(sk) != sacked0;
 	}
 	/* A duplicate ACK: for RFC 5681 one without data that leaves the window
 	 * alone; for RFC 6675 2 any that SACKs something new, data or not (a
@@ -393,7 +390,7 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		if (tcp_seq_lt(sk->snd_nxt, ack))
 			sk->snd_nxt = ack;
 		sk->rtx_hi = tcp_seq_max(sk->rtx_hi, ack);
-		tcp_score_trim(sk);
+		tcp_score_trim(st, sk);
 		if (sk->backoff && sk->srtt_us) {
 			sk->backoff = 0;
 			tcp_rtt_sample(st, sk, (sk_time_ns)sk->srtt_us * SK_NS_PER_US);
@@ -526,7 +523,7 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		if ((sk->fl & TF_TLP_OUT) && sack_news && !(sk->fl & TF_RECOVERY) && sk->nscore) {
 			/* The answer to the probe SACKs data sent after the holes,
 			 * which are older than a round trip by now (RACK). */
-			sk->rack_edge = sk->score[sk->nscore - 1].l;
+			sk->rack_edge = tcp_score(sk)[sk->nscore - 1].l;
 			sk->fl |= TF_RACK;
 		}
 		if (!(sk->fl & TF_RECOVERY)) {
@@ -577,8 +574,10 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
  * than TCP_OOO_MAX ranges. */
 static bool tcp_ooo_add(struct tcp_sock *sk, uint32_t l, uint32_t r)
 {
-	if (!tcp_ranges_add(sk->ooo, &sk->nooo, TCP_OOO_MAX, &l, &r))
+	int n = tcp_ranges_add(sk->ooo, sk->nooo, TCP_OOO_MAX, &l, &r);
+	if (n < 0)
 		return false;
+	sk->nooo = (uint8_t)n;
 	sk->ooo_last = (struct tcp_range){l, r};
 	return true;
 }

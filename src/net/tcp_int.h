@@ -109,6 +109,19 @@ static inline uint32_t tcp_pace_quantum(const struct tcp_sock *sk)
 		return sk->pacing_rate < 150000 ? mss : 2u * mss;
 	return q > 65536 ? 65536u : (uint32_t)q;
 }
+/* The SACK scoreboard's ranges (nscore of them) and its room. */
+static inline struct tcp_range *tcp_score(struct tcp_sock *sk)
+{
+	return sk->xscore ? sk->xscore : sk->score_in;
+}
+static inline const struct tcp_range *tcp_score_c(const struct tcp_sock *sk)
+{
+	return sk->xscore ? sk->xscore : sk->score_in;
+}
+static inline uint32_t tcp_score_cap(const struct tcp_sock *sk)
+{
+	return sk->xscore ? TCP_SCORE_BIG : TCP_SCORE_MAX;
+}
 /* Bytes in flight (sent, not cumulatively acked). */
 static inline uint32_t tcp_flight(const struct tcp_sock *sk)
 {
@@ -134,6 +147,11 @@ void tcp_sbuf_release(struct tcp_stack *st, struct tcp_sock *sk);
 /* Let go of the references below sbuf_seq (all of them once slen is 0). */
 void tcp_refs_trim(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_sbuf_wait(struct tcp_stack *st, struct tcp_sock *sk);
+/* A large scoreboard for the socket (its ranges move there): false if it
+ * has one or the pool is empty.  Release: back to the inline ranges, which
+ * must hold nscore (no-op without a board). */
+bool tcp_score_take(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_score_release(struct tcp_stack *st, struct tcp_sock *sk);
 uint32_t tcp_rcv_space(const struct tcp_stack *st, const struct tcp_sock *sk);
 /* The budget of grown buffers (tcp_config.buf_max): normal, pressure (no
  * growth, shrink as data drains), hard (at mem_high). */

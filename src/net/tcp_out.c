@@ -421,7 +421,7 @@ static void tcp_tlp_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 	sk->tlp_end = sk->snd_max;
 	uint32_t data_end = sk->sbuf_seq + sk->slen;
 	if (sk->nscore) {
-		sk->rack_edge = sk->score[sk->nscore - 1].l;
+		sk->rack_edge = tcp_score(sk)[sk->nscore - 1].l;
 		sk->fl |= TF_RACK;
 		tcp_recovery_enter(st, sk, now);
 	} else if (tcp_seq_lt(sk->snd_nxt, data_end) &&
@@ -804,6 +804,7 @@ static void tcp_rto_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 		/* A second timeout with it kept: the receiver may have reneged
 		 * (RFC 2018 8), so forget it and resend everything. */
 		sk->nscore = 0;
+		tcp_score_release(st, sk);
 		sk->fl &= ~(uint32_t)(TF_UNDO | TF_UNDO_ARMED);
 	}
 	sk->cwnd = mss; /* loss window */

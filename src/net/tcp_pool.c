@@ -3,7 +3,8 @@
  * receive buffer pools; and tcp_check, which audits them.
  *
  * Arena layout (tcp_stack_init): sockets | hash buckets | timer heap ids,
- * positions, keys | scratch segment | send buffers | receive buffers.  The
+ * positions, keys | scratch segment | SACK scoreboards | send buffers |
+ * receive buffers | grown-buffer slots.  The
  * buffer pools come last, so the part never used is never touched. */
 #include "tcp_int.h"
 
@@ -58,6 +59,15 @@ static uint32_t tcp_nslots(const struct tcp_config *cfg)
 	return (uint32_t)SK_MIN(SK_MAX(n, 2u), (uint64_t)cfg->max_sockets * 2);
 }
 
+/* Large SACK scoreboards: one for every 8 sockets, at least 16 (at most
+ * one per socket).  Only a connection in a loss episode with more holes
+ * than the inline ranges hold takes one, and only for the episode. */
+static uint32_t tcp_nboards(const struct tcp_config *cfg)
+{
+	return SK_MIN(SK_MAX(cfg->max_sockets / 8, 16u), cfg->max_sockets);
+}
+#define TCP_BOARD_SIZE (TCP_SCORE_BIG * sizeof(struct tcp_range))
+
 static size_t tcp_scratch_size(const struct tcp_config *cfg)
 {
 	return TCP_ALIGN((size_t)TCP_MAX_HLEN + cfg->mtu);
@@ -70,6 +80,7 @@ size_t tcp_arena_size(const struct tcp_config *cfg)
 	sz += TCP_ALIGN(tcp_hash_buckets(cfg->max_sockets) * sizeof(uint32_t));
 	sz += TCP_ALIGN(n * sizeof(uint32_t)) * 2 + TCP_ALIGN(n * sizeof(sk_time_ns));
 	sz += tcp_scratch_size(cfg);
+	sz += (size_t)tcp_nboards(cfg) * TCP_ALIGN(TCP_BOARD_SIZE);
 	sz += (size_t)tcp_nbufs(cfg) * (TCP_ALIGN(cfg->sndbuf) + TCP_ALIGN(cfg->rcvbuf));
 	sz += (size_t)tcp_nslots(cfg) * TCP_ALIGN(cfg->buf_max);
 	return sz + 64;
@@ -487,6 +498,8 @@ int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
 	st->scratch = p;
 	st->scratch_len = (uint32_t)tcp_scratch_size(cfg);
 	p += st->scratch_len;
+	tcp_pool_init(&st->scpool, p, tcp_nboards(cfg), TCP_BOARD_SIZE);
+	p += (size_t)st->scpool.n * st->scpool.stride;
 	tcp_list_init(&st->egress);
 	tcp_list_init(&st->ready);
 	tcp_list_init(&st->tw);
@@ -514,6 +527,28 @@ int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
 	st->eph_next = (uint16_t)(cfg->eph_lo +
 				  siphash24(&st->hkey, "eph", 3) % ((uint32_t)cfg->eph_hi - cfg->eph_lo + 1));
 	return 0;
+}
+
+bool tcp_score_take(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (sk->xscore)
+		return false;
+	uint8_t *b = tcp_pool_get(&st->scpool);
+	if (!b)
+		return false;
+	sk->xscore = (struct tcp_range *)(void *)b;
+	sk_memcpy(sk->xscore, sk->score_in, sk->nscore * sizeof(struct tcp_range));
+	st->stats.sack_score_grows++;
+	return true;
+}
+
+void tcp_score_release(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (!sk->xscore || sk->nscore > TCP_SCORE_MAX)
+		return; /* the caller's promise; never drop ranges here */
+	sk_memcpy(sk->score_in, sk->xscore, sk->nscore * sizeof(struct tcp_range));
+	tcp_pool_put(&st->scpool, (uint8_t *)sk->xscore);
+	sk->xscore = NULL;
 }
 
 /* ---- sockets ---- */
@@ -591,6 +626,8 @@ void tcp_sock_free(struct tcp_stack *st, struct tcp_sock *sk)
 	tcp_list_del(&sk->tw);
 	sk->slen = sk->rlen = 0; /* whatever is still queued dies with the socket */
 	sk->nooo = 0;
+	sk->nscore = 0;
+	tcp_score_release(st, sk);
 	tcp_sbuf_release(st, sk);
 	tcp_rbuf_release(st, sk);
 	sk->in_use = false;
@@ -602,7 +639,7 @@ void tcp_sock_free(struct tcp_stack *st, struct tcp_sock *sk)
 /* Walks every socket: for tests and fuzzers only, never on the fast path. */
 int tcp_check(const struct tcp_stack *st)
 {
-	uint32_t nfree = 0, nheap = 0, nsbuf = 0, nrbuf = 0, nslot = 0;
+	uint32_t nfree = 0, nheap = 0, nsbuf = 0, nrbuf = 0, nslot = 0, nboard = 0;
 	uint64_t refs = 0;
 	uint64_t mem = 0;
 	for (uint32_t i = 0; i < st->cfg.max_sockets; i++) {
@@ -613,7 +650,10 @@ int tcp_check(const struct tcp_stack *st)
 		}
 		SK_CHECK(sk->slen <= sk->scap && sk->shead < sk->scap);
 		SK_CHECK(sk->rlen <= sk->rcap && sk->rhead < sk->rcap);
-		SK_CHECK(sk->nooo <= TCP_OOO_MAX && sk->nscore <= TCP_SCORE_MAX);
+		SK_CHECK(sk->nooo <= TCP_OOO_MAX && sk->nscore <= tcp_score_cap(sk));
+		nboard += sk->xscore != NULL;
+		for (uint32_t k = 1; k < sk->nscore; k++)
+			SK_CHECK(tcp_seq_gt(tcp_score_c(sk)[k].l, tcp_score_c(sk)[k - 1].r));
 		SK_CHECK(!sk->sbuf == !sk->slen);
 		SK_CHECK(sk->nref <= TCP_REFS);
 		for (uint32_t k = 0; k < sk->nref; k++) {
@@ -669,6 +709,7 @@ int tcp_check(const struct tcp_stack *st)
 	SK_CHECK(nsbuf + st->spool.navail == st->spool.n);
 	SK_CHECK(nrbuf + st->rpool.navail == st->rpool.n);
 	SK_CHECK(nslot + st->bpool.navail == st->bpool.n);
+	SK_CHECK(nboard + st->scpool.navail == st->scpool.n);
 	SK_CHECK(mem == st->mem_used);
 	SK_CHECK(refs == st->ref_bytes);
 	return 0;

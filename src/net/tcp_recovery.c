@@ -7,9 +7,10 @@
 
 uint32_t tcp_sacked_bytes(const struct tcp_sock *sk)
 {
+	const struct tcp_range *a = tcp_score_c(sk);
 	uint32_t n = 0;
-	for (uint8_t i = 0; i < sk->nscore; i++)
-		n += sk->score[i].r - sk->score[i].l;
+	for (uint32_t i = 0; i < sk->nscore; i++)
+		n += a[i].r - a[i].l;
 	return n;
 }
 
@@ -27,41 +28,56 @@ uint32_t tcp_rack_edge(const struct tcp_sock *sk)
  * and none above it is yet. */
 uint32_t tcp_lost_edge(const struct tcp_sock *sk)
 {
+	const struct tcp_range *a = tcp_score_c(sk);
 	uint32_t mss = tcp_eff_mss(sk), above = 0;
 	for (int i = (int)sk->nscore - 1; i >= 0; i--) {
-		above += sk->score[i].r - sk->score[i].l;
+		above += a[i].r - a[i].l;
 		if (above > (TCP_DUPTHRESH - 1) * mss || (unsigned)(sk->nscore - i) >= TCP_DUPTHRESH)
-			return tcp_seq_max(sk->score[i].l, tcp_rack_edge(sk));
+			return tcp_seq_max(a[i].l, tcp_rack_edge(sk));
 	}
 	return tcp_rack_edge(sk);
 }
 
-uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, uint32_t *start)
+/* The first range that ends above seq (nscore: none); binary search, as
+ * a pooled board holds up to TCP_SCORE_BIG ranges and the send path asks
+ * once per segment. */
+static uint32_t tcp_score_find(const struct tcp_sock *sk, uint32_t seq)
 {
-	for (uint8_t i = 0; i < sk->nscore; i++) {
-		if (tcp_seq_le(sk->score[i].r, seq))
-			continue;
-		if (tcp_seq_le(sk->score[i].l, seq)) {
-			seq = sk->score[i].r;
-			continue;
-		}
-		*start = seq;
-		return tcp_seq_lt(seq, end) ? tcp_seq_min(sk->score[i].l, end) - seq : 0;
+	const struct tcp_range *a = tcp_score_c(sk);
+	uint32_t lo = 0, hi = sk->nscore;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (tcp_seq_le(a[mid].r, seq))
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	*start = seq;
-	return tcp_seq_lt(seq, end) ? end - seq : 0;
+	return lo;
 }
 
-/* The bytes of the holes in [seq, end). */
+uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, uint32_t *start)
+{
+	const struct tcp_range *a = tcp_score_c(sk);
+	uint32_t i = tcp_score_find(sk, seq);
+	if (i < sk->nscore && tcp_seq_le(a[i].l, seq))
+		seq = a[i++].r; /* inside a range: the hole starts at its end */
+	*start = seq;
+	if (!tcp_seq_lt(seq, end))
+		return 0;
+	return (i < sk->nscore ? tcp_seq_min(a[i].l, end) : end) - seq;
+}
+
+/* The bytes of the holes in [seq, end): all of it less what is SACKed. */
 static uint32_t tcp_hole_bytes(const struct tcp_sock *sk, uint32_t seq, uint32_t end)
 {
-	uint32_t sum = 0, start;
-	while (tcp_seq_lt(seq, end)) {
-		uint32_t n = tcp_next_hole(sk, seq, end, &start);
-		if (!n)
+	if (!tcp_seq_lt(seq, end))
+		return 0;
+	const struct tcp_range *a = tcp_score_c(sk);
+	uint32_t sum = end - seq;
+	for (uint32_t i = tcp_score_find(sk, seq); i < sk->nscore; i++) {
+		if (!tcp_seq_lt(a[i].l, end))
 			break;
-		sum += n;
-		seq = start + n;
+		sum -= tcp_seq_min(a[i].r, end) - tcp_seq_max(a[i].l, seq);
 	}
 	return sum;
 }

@@ -9,7 +9,13 @@
 
 #define TCP_NIL UINT32_MAX
 #define TCP_OOO_MAX 8   /* out-of-order ranges kept (more: segment dropped) */
-#define TCP_SCORE_MAX 8 /* SACKed ranges remembered on the send side */
+/* SACKed ranges a socket holds inline (send side): 7, so that with the
+ * pointer to a pooled board (below) tcp_sock stays at 888 bytes. */
+#define TCP_SCORE_MAX 7
+/* SACKed ranges of a pooled scoreboard (tcp_stack.scpool), taken when the
+ * inline ones are not enough: 1 KiB, a hole at every other segment of a
+ * 370 KB flight (256 segments), or 2 % loss in a 9 MB one. */
+#define TCP_SCORE_BIG 128
 #define TCP_REFS 2      /* ranges queued by reference (more: copied) */
 #define TCP_DEFAULT_BACKLOG 1024
 
@@ -39,7 +45,7 @@ struct tcp_range {
 	X(cookies_failed) X(pmtu_updates) X(pmtu_ignored) X(icmp_ignored) X(icmp_soft_errors) \
 	X(accept_queue_full)                                                                \
 	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
-	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(lost_retransmits) X(rtx_chk_timeouts) X(spurious_undos) X(dsacks_out)            \
+	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(sack_score_grows) X(lost_retransmits) X(rtx_chk_timeouts) X(spurious_undos) X(dsacks_out)            \
 	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs) \
 	X(rcvbuf_grows) X(sndbuf_grows) X(buf_grow_refused) X(buf_shrinks) X(rbuf_fallbacks) \
 	X(mem_pressure_entries) X(mem_hard_entries) X(tso_frames) X(tso_segs) X(tso_fallbacks) \
@@ -138,9 +144,19 @@ struct tcp_sock {
 	uint32_t ts_recent, ts_off, last_ack_sent;
 	sk_time_ns ts_recent_age;
 
-	/* SACK scoreboard: sorted disjoint ranges in (snd_una, snd_max]
-	 * (nscore of them, below). */
-	struct tcp_range score[TCP_SCORE_MAX];
+	/* SACK scoreboard: nscore sorted, disjoint, non-touching ranges in
+	 * (snd_una, snd_max], in score_in or, while xscore != NULL, in that
+	 * board of TCP_SCORE_BIG ranges from st->scpool (tcp_score(sk) is
+	 * whichever holds them).  A range is forgotten only when acked (or
+	 * after a second RTO, RFC 2018 8's reneging): receivers report just
+	 * their 3-4 latest blocks, so one dropped for want of room would
+	 * later look lost and be resent, and pipe would come out wrong.  The
+	 * board is taken when the inline ranges overflow (a loss episode
+	 * with many holes) and goes back once few are left; an idle or
+	 * loss-free socket never holds one.  With the pool empty a block
+	 * that does not fit is dropped (sack_score_full), as before. */
+	struct tcp_range score_in[TCP_SCORE_MAX];
+	struct tcp_range *xscore;
 
 	/* Congestion control (RFC 5681, 6582).  rtx_hi: the retransmission
 	 * point; holes below it were resent in this episode. */
@@ -154,7 +170,7 @@ struct tcp_sock {
 	 * back up to rtx_redo_hi (the holes between were resent later and
 	 * are in flight). */
 	uint32_t rtx_chk_end, rtx_redo_hi;
-	uint8_t nscore;
+	uint16_t nscore;
 	uint8_t dupacks;
 	/* Congestion control's own room (tcp_cc.h), for the algorithm in
 	 * cc_algo (enum tcp_cc_algo); only that algorithm's file touches it. */
@@ -274,6 +290,8 @@ struct tcp_stack {
 	 * the capacity (scap / rcap) of every slot held, the budget's use;
 	 * mem_state: enum tcp_mem_state, moved only by tcp_mem_add. */
 	struct tcp_bufpool bpool;
+	/* Large SACK scoreboards (TCP_SCORE_BIG ranges each; tcp_sock.xscore). */
+	struct tcp_bufpool scpool;
 	uint64_t mem_used;
 	uint8_t mem_state;
 	/* The highest pacing rate (bytes/s) any send of this stack was paced
