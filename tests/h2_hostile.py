@@ -25,8 +25,13 @@ defences, docs/h2.md "Defences"):
   idle-pings           no stream, a PING every 0.5 s (under the budget)
   zero-window-stall    (--config: send_timeout 2s) a stream held at a zero
                        window: RST_STREAM CANCEL, the connection goes on
+  no-read              (--config) 100 answers asked for, nothing read: the
+                       send timeout (2 s) ends the connection
   too-many-streams     SETTINGS_MAX_CONCURRENT_STREAMS + 10 streams held at
                        a zero window: the extra ones REFUSED_STREAM
+  sessions-exhausted   (--root) the pool of 128 sessions held by idle
+                       connections: 5 more closed, HTTP/1.1 served, the
+                       idle timeout (3 s) frees them
 
 Each check passes when all of these hold:
   - the attack gets its answer: GOAWAY with the expected code and the
@@ -344,12 +349,13 @@ class Run:
         c_ok, c_out = curl_ok(srv.port)
         m1 = live if live is not None else srv.metrics()
         got = m1.get(counter, 0) - m0.get(counter, 0)
+        lo, hi = want if isinstance(want, tuple) else (want, want)
         rss, hwm = srv.mem()
         lim = self.bound(sessions, states)
         check(f"{srv.name}.{name}",
-              ok and h_ok and c_ok and got == want and hwm <= lim and srv.proc.poll() is None,
+              ok and h_ok and c_ok and lo <= got <= hi and hwm <= lim and srv.proc.poll() is None,
               f"{detail}; honest conn {f'{h_n} x 200' if h_ok else 'NOT served'}, curl "
-              f"{'200' if c_ok else c_out}; {counter} +{got} (want +{want}"
+              f"{'200' if c_ok else c_out}; {counter} +{got} (want +{lo}{'' if lo == hi else f'..{hi}'}"
               f"{', read live' if live is not None else ''}); VmHWM {hwm / 2**20:.1f} MiB <= "
               f"{lim / 2**20:.1f} MiB ({'ok' if hwm <= lim else 'OVER'}); {took:.2f} s")
 
@@ -496,6 +502,33 @@ def attacks(run, short_send):
                         f"after {dt:.2f} s, connection kept"), live
         run.attack("zero-window-stall", stall, "http_h2_timeouts", 1)
 
+    if short_send:
+        def noread(honest):
+            # Every window wide open, 100 answers of 300,000 bytes asked
+            # for, and nothing read: the server's writes stop at the full
+            # socket, and send_timeout (2 s) ends the connection.
+            r = Raw(port, settings=(4).to_bytes(2, "big") + (2**31 - 1).to_bytes(4, "big"))
+            r.send(frame(WINDOW_UPDATE, 0, 0, (2**31 - 1 - 65535).to_bytes(4, "big")))
+            for _ in range(100):
+                r.get("/big.bin")
+            t, m0 = time.monotonic(), srv.metrics()
+            gone = None
+            while time.monotonic() - t < 8:
+                honest.tick()
+                m = srv.metrics()
+                if m.get("http_timeout_send", 0) > m0.get("http_timeout_send", 0):
+                    gone = time.monotonic() - t
+                    break
+                time.sleep(0.2)
+            r.pump(lambda: r.eof, 5)  # what was sent, then the close
+            ok = gone is not None and gone <= 4.5 and r.eof
+            r.close()
+            return ok, ("100 x /big.bin asked, nothing read: closed by the send timeout after "
+                        + (f"{gone:.2f} s" if gone is not None else "never")), None
+        # Each stream whose answer waits counts its send timeout, and the
+        # connection may count its own: 1 to 101.
+        run.attack("no-read", noread, "http_timeout_send", (1, 101), states=104)
+
     ms = run.max_streams
 
     def many(honest):
@@ -519,6 +552,35 @@ def attacks(run, short_send):
                     f"{refused}/10 over it REFUSED_STREAM, honest stream during it "
                     f"{hr.status.get(hs)}"), live
     run.attack("too-many-streams", many, "http_h2_streams_refused", 10, states=ms + 4)
+
+    if not short_send:
+        # Every HTTP/2 session of the pool held by idle connections (the
+        # hosted pool: --max-conns, at most 128: sites_host.c): a connection
+        # more is closed (HTTP/1.1 is still served, and the connections that
+        # hold a session are), and the idle timeout (3 s) frees them all.
+        pool = 128
+
+        def sessions(honest):
+            held = [Raw(port) for _ in range(pool + 4)]  # the honest one holds one
+            for r in held:
+                r.pump(lambda: r.server_settings is not None or r.eof, 2)
+            got = sum(r.server_settings is not None for r in held)
+            refused = sum(r.eof and r.server_settings is None for r in held)
+            h1 = subprocess.run(["curl", "-s", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}",
+                                 f"http://127.0.0.1:{port}/x.txt"], capture_output=True, text=True)
+            t = time.monotonic()
+            for r in held:
+                honest.wait(r, lambda: r.eof, max(0.0, t + 5.5 - time.monotonic()))
+            freed = sum(r.eof and r.goaway is not None and r.goaway[1] == NO_ERROR for r in held)
+            dt = time.monotonic() - t
+            for r in held:
+                r.close()
+            ok = got == pool - 1 and refused == 5 and h1.stdout == "200" and freed == got
+            return ok, (f"{len(held)} idle connections: {got} took a session (pool {pool}, the "
+                        f"honest one holds one), {refused} closed, HTTP/1.1 {h1.stdout} meanwhile; "
+                        f"{freed} freed by the idle timeout (GOAWAY NO_ERROR) within {dt:.2f} s"), None
+        run.attack("sessions-exhausted", sessions, "http_h2_sessions_refused", 5,
+                   sessions=pool + 2)
 
 
 def main():
