@@ -520,7 +520,7 @@ def attacks(run, short_send):
                     gone = time.monotonic() - t
                     break
                 time.sleep(0.2)
-            r.pump(lambda: r.eof, 5)  # what was sent, then the close
+            honest.wait(r, lambda: r.eof, 5)  # what was sent, then the close
             ok = gone is not None and gone <= 4.5 and r.eof
             r.close()
             return ok, ("100 x /big.bin asked, nothing read: closed by the send timeout after "
