@@ -35,3 +35,13 @@ h2-interop: $(BUILD)/test/h2_peer
 .PHONY: h2-serve
 h2-serve: $(BUILD)/skiff $(BUILD)/examples/echo
 	$(DEB_PYTHON3) tests/h2_serve.py $(BUILD)/skiff $(BUILD)/examples/echo
+
+# `make h2-hostile` runs tests/h2_hostile.py: hostile HTTP/2 clients written
+# with raw frames (floods, rapid reset, CONTINUATION, HPACK bomb, slow and
+# idle connections, zero windows, streams over the limit) against the real
+# `skiff serve --root` and `--config`, each defence checked for its answer,
+# an honest client served through it, bounded memory and its counter (the
+# h2-hostile phase of `make test`; 127.0.0.1, no root).
+.PHONY: h2-hostile
+h2-hostile: $(BUILD)/skiff
+	$(DEB_PYTHON3) tests/h2_hostile.py $(BUILD)/skiff

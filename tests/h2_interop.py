@@ -35,19 +35,11 @@ except ImportError:
     sys.exit("h2_interop: python3 module 'h2' is missing: it comes from Debian package "
              "python3-h2 (tools/deps.sh)")
 
-PASSED = 0
-FAILED = 0
+import skt
+
+CHECKS = skt.Checks("h2-interop", pass_detail=False)
+check = CHECKS.check
 PORT = 0
-
-
-def check(name, ok, detail=""):
-    global PASSED, FAILED
-    if ok:
-        PASSED += 1
-        print(f"PASS {name}")
-    else:
-        FAILED += 1
-        print(f"FAIL {name} {detail}")
 
 
 def big_body(n):
@@ -533,8 +525,7 @@ def main():
     check("the peer counted the CONTINUATION flood and the HPACK bomb",
           any("continuation_flood=1" in l for l in closed) and
           any("header_list_large=1" in l for l in closed))
-    print(f"h2-interop: {PASSED} passed, {FAILED} failed")
-    sys.exit(1 if FAILED else 0)
+    sys.exit(CHECKS.summary())
 
 
 if __name__ == "__main__":

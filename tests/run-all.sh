@@ -184,6 +184,10 @@ P h2-serve needs=build est=20 -- make h2-serve
 # A browser over HTTP/2: headless Chromium loads a page of 60 assets from
 # skiff serve over TLS (ALPN h2), in a network namespace of its own.
 P h2-chromium needs=build est=15 -- tests/h2_chromium.sh build/skiff
+# Hostile HTTP/2 clients in raw frames against the real server (serve --root
+# and --config): each defence ends the attacker, others are served, memory
+# stays bounded, the counter moves (mk/h2.mk; ephemeral 127.0.0.1 ports).
+P h2-hostile needs=build est=30 -- make h2-hostile
 # Bulk transfers through an impairing relay: CPU-bound.
 P tcp needs=build est=190 -- tests/tcp.sh build/skiff $DEVS
 # issue 37: the same checks with BBR (--tcp-cc bbr, paced), on tap.
@@ -222,6 +226,7 @@ P asan-unit w=2 est=60 needs=asan-build -- make BUILD=build/asan OPT=-O1 SAN="$S
 P asan-hpack-interop est=30 needs=asan-build -- "${ASAN_ENV[@]}" make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" hpack-interop
 P asan-h2-interop est=40 needs=asan-build -- "${ASAN_ENV[@]}" make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" h2-interop
 P asan-h2-serve est=40 needs=asan-build -- "${ASAN_ENV[@]}" make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" h2-serve
+P asan-h2-hostile est=40 needs=asan-build -- "${ASAN_ENV[@]}" make BUILD=build/asan OPT=-O1 SAN="$SAN_FLAGS" h2-hostile
 P asan-integration est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/integration.sh build/asan/skiff $DEVS
 P asan-ipv6 est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/ipv6.sh build/asan/skiff tap
 # On the kernel's stack and on skiff's over tap: the device code of packet
@@ -305,6 +310,7 @@ echo "PASS deps"
 
 # The totals the test scripts and unit runners print about themselves.
 TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-tls13:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]|^h2-serve: [0-9]|^vm-h2:|^h2-chromium:'
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-tls13:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]|^h2-serve: [0-9]|^h2-hostile: [0-9]'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
 # phase_cpu NAME: the CPU seconds its processes used (user + system).

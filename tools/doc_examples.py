@@ -59,13 +59,14 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from skt import free_port  # noqa: E402 (tests/skt.py: one copy for tests/ and tools/)
 DOC_PORT, DOC_TLS_PORT = 8080, 8443
 CURL_LOCAL = re.compile(r"(https?)://(127\.0\.0\.1|localhost):(%d|%d)(?=[/\s]|$)" % (DOC_PORT, DOC_TLS_PORT))
 RUN_LINE = re.compile(r"^([$\w./{}~-]*/)?build/app/[\w.-]+(\s|$)")
@@ -164,14 +165,6 @@ def parse_h(path, lines):
         else:
             cur.text.append(text)
     return progs, cmds, 0
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Runner:

@@ -164,6 +164,7 @@ struct http_app_req {
  * states it holds (str[0, n): each a connection state whose h2 is owner).
  * Invariant: a stream state is in str exactly while its h2 is owner and
  * it is not h2_orphan. */
+#define H2_COUNTED 7u /* sess_count's sums */
 struct http_app_h2 {
 	struct h2_conn h;
 	struct http_app_conn *owner;
@@ -178,6 +179,9 @@ struct http_app_h2 {
 	 * gets here. */
 	bool held_eos;
 	uint32_t held_sid, held_off, held_len;
+	/* The engine's counters as last added to the app's (sess_count):
+	 * counted[i] <= the engine's sum i, which only grows. */
+	uint64_t counted[H2_COUNTED];
 	struct {
 		uint32_t sid;
 		struct http_app_conn *c;
@@ -1882,6 +1886,7 @@ H2_COLD static void sess_begin(struct http_app_conn *c)
 	s->n = 0;
 	s->closed = s->blocked = false;
 	s->held_len = 0;
+	sk_memset(s->counted, 0, sizeof(s->counted));
 	c->sess = s;
 	c->in = IN_H2;
 	c->ipos = 0; /* the engine reads the preface itself */
@@ -2080,6 +2085,38 @@ static bool held_push(struct http_app_conn *sc)
 	return true;
 }
 
+/* The engine's defence counters join the app's as they move, so that the
+ * metrics page shows an attack while its connection is open (an HPACK bomb's
+ * 431s, stalled streams, refused ones), not only once it ends: each sum
+ * against what was added before, once per sess_step or timer (a few adds;
+ * HTTP/1.1 never comes here).  REFUSED_STREAM over the engine's limit joins
+ * h2_streams_refused, beside the refusals for want of a state. */
+H2_COLD static void sess_count(struct http_app_conn *c)
+{
+	struct http_app_stats *as = &c->app->st;
+	struct http_app_h2 *s = c->sess;
+	const struct h2_stats *st = &s->h.st;
+	const uint64_t sum[H2_COUNTED] = {
+		st->conn_errors,
+		st->stream_errors, /* malformed requests among them, once each */
+		st->rapid_reset,
+		st->settings_flood + st->ping_flood + st->empty_data_flood + st->window_update_flood +
+			st->priority_flood + st->out_overflow,
+		st->header_block_large + st->continuation_flood + st->header_list_large,
+		st->header_timeouts + st->idle_timeouts + st->settings_timeouts +
+			st->stream_idle_resets + st->stall_resets,
+		st->refused_streams,
+	};
+	uint64_t *const to[H2_COUNTED] = {
+		&as->h2_conn_errors, &as->h2_stream_errors, &as->h2_rapid_reset, &as->h2_floods,
+		&as->h2_header_large, &as->h2_timeouts, &as->h2_streams_refused,
+	};
+	for (uint32_t i = 0; i < H2_COUNTED; i++) {
+		*to[i] += sum[i] - s->counted[i];
+		s->counted[i] = sum[i];
+	}
+}
+
 /* The session: input to events, events to streams, output to the socket,
  * until nothing moves. */
 H2_COLD static void sess_step(struct http_app_conn *c)
@@ -2167,6 +2204,7 @@ H2_COLD static void sess_step(struct http_app_conn *c)
 			break;
 		c->again = false;
 	}
+	sess_count(c);
 }
 
 H2_COLD static sk_time_ns sess_deadline(const struct http_app_conn *c)
@@ -2194,6 +2232,7 @@ H2_COLD static void sess_timer(struct http_app_conn *c, sk_time_ns now)
 				sess_event(c, &ev);
 		} while (ev.type != H2_EV_NONE && !c->dead);
 	}
+	sess_count(c);
 	if (c->dead && !c->busy) {
 		conn_release(c);
 		return;
@@ -2202,21 +2241,12 @@ H2_COLD static void sess_timer(struct http_app_conn *c, sk_time_ns now)
 }
 
 /* The session's connection is released: its streams are over (aborted),
- * its counters join the engine's. */
+ * the last of its counters join the engine's. */
 H2_COLD static void sess_end(struct http_app_conn *c)
 {
 	struct http_app *app = c->app;
 	struct http_app_h2 *s = c->sess;
-	const struct h2_stats *st = &s->h.st;
-	app->st.h2_conn_errors += st->conn_errors;
-	app->st.h2_stream_errors += st->stream_errors + st->malformed;
-	app->st.h2_rapid_reset += st->rapid_reset;
-	app->st.h2_floods += st->settings_flood + st->ping_flood + st->empty_data_flood +
-			     st->window_update_flood + st->priority_flood + st->out_overflow;
-	app->st.h2_header_large += st->header_block_large + st->continuation_flood +
-				   st->header_list_large;
-	app->st.h2_timeouts += st->header_timeouts + st->idle_timeouts + st->settings_timeouts +
-			       st->stream_idle_resets + st->stall_resets;
+	sess_count(c);
 	while (s->n) {
 		struct http_app_conn *k = s->str[--s->n].c;
 		k->h2_orphan = k->failed = k->dead = true;

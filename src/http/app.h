@@ -567,8 +567,9 @@ struct http_app_config {
 	 * streams takes a connection state of max_conns for its request, so
 	 * max_conns bounds both.  Default 8; 0 turns HTTP/2 off (the preface
 	 * then gets HTTP/1.1's 505).  None free: the connection is closed
-	 * (http.h2_sessions_refused); no state for a stream: RST_STREAM
-	 * REFUSED_STREAM (http.h2_streams_refused). */
+	 * (http.h2_sessions_refused); no state for a stream, or a stream over
+	 * SETTINGS_MAX_CONCURRENT_STREAMS: RST_STREAM REFUSED_STREAM
+	 * (http.h2_streams_refused). */
 	uint32_t h2_sessions;
 };
 

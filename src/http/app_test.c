@@ -1627,6 +1627,67 @@ static void test_h2_preface_and_streams(void **st)
 	assert_int_equal(app.h2_used, 0);
 }
 
+/* The engine's defence counters reach the app's (the metrics page) as
+ * they move, while the attacking connection is still open, and are not
+ * counted again when it ends. */
+static void test_h2_counters_live(void **st)
+{
+	(void)st;
+	setup_test();
+	int s = conn(5);
+	static uint8_t b[8192];
+	size_t n = 24;
+	memcpy(b, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24);
+	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	/* An HPACK bomb: one 4,000-byte entry, named 4 times more in the same
+	 * block: 5 x 4,035 bytes of header list, over the 16,384 bound. */
+	uint8_t blk[4200];
+	size_t k = 0;
+	static const uint8_t head[] = {0x82, 0x86, 0x84, 0x01, 0x01, 'a',
+				       0x40, 0x03, 'x', '-', 'b', 0x7f, 0xa1, 0x1e}; /* 127 + 3873 */
+	memcpy(blk, head, sizeof(head));
+	k = sizeof(head);
+	memset(blk + k, 'v', 4000);
+	k += 4000;
+	for (int i = 0; i < 4; i++)
+		blk[k++] = 0x80 | 62; /* the new entry */
+	n += h2_headers_hdr_emit(b + n, 9, 1, (uint32_t)k, true, true);
+	memcpy(b + n, blk, k);
+	n += k;
+	send_bytes(s, b, n);
+	assert_int_equal(app.st.h2_sessions, 1);
+	assert_int_equal(app.h2_used, 1);
+	assert_int_equal(app.st.h2_header_large, 1); /* before the session ends */
+	assert_int_equal(h2_frames(s, H2_HEADERS, 1, NULL, NULL, NULL), 1); /* its 431 */
+	/* A malformed request (an upper-case name): RST_STREAM, counted now. */
+	static const uint8_t bad[] = {0x82, 0x86, 0x84, 0x01, 0x01, 'a', 0x00, 0x01, 'X', 0x01, '1'};
+	n = h2_headers_hdr_emit(b, 9, 3, sizeof(bad), true, true);
+	memcpy(b + n, bad, sizeof(bad));
+	n += sizeof(bad);
+	send_bytes(s, b, n);
+	assert_int_equal(h2_frames(s, H2_RST_STREAM, 3, NULL, NULL, NULL), 1);
+	assert_int_equal(app.st.h2_stream_errors, 1);
+	assert_int_equal(app.st.h2_floods, 0);
+	assert_int_equal(app.h2_used, 1);
+	/* A PING flood past the budget (50 a second): GOAWAY, the session
+	 * ends; each counter moved once in all. */
+	n = 0;
+	uint8_t op[8] = {0};
+	for (int i = 0; i < 60; i++)
+		n += h2_ping_emit(b + n, sizeof(b) - n, false, op);
+	send_bytes(s, b, n);
+	assert_int_equal(h2_frames(s, H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+	assert_int_equal(app.st.h2_floods, 1);
+	loop_fake_eof(&fk, s);
+	loop_fake_event(&fk, s, LOOP_EV_READ);
+	check();
+	assert_int_equal(app.h2_used, 0);
+	assert_int_equal(app.st.h2_floods, 1);
+	assert_int_equal(app.st.h2_header_large, 1);
+	assert_int_equal(app.st.h2_stream_errors, 1);
+	assert_int_equal(app.st.h2_conn_errors, 1);
+}
+
 /* HTTP/2 off: the preface is an HTTP/1.1 request the parser refuses. */
 static void test_h2_off(void **st)
 {
@@ -1817,6 +1878,7 @@ int main(void)
 		cmocka_unit_test(test_access_more),
 		cmocka_unit_test(test_drain_http10),
 		cmocka_unit_test(test_h2_preface_and_streams),
+		cmocka_unit_test(test_h2_counters_live),
 		cmocka_unit_test(test_h2_off),
 		cmocka_unit_test(test_random_steps),
 		cmocka_unit_test(test_random_steps_logged),
