@@ -14,7 +14,9 @@ and checks, over h2c (HTTP/2 by prior knowledge, RFC 9113 3.3):
   failed, every answer 2xx, through the proxy too); python3-h2 for POST
   bodies (with content-length, and framed by END_STREAM only) and for 20
   concurrent streams on one connection; HTTP/1.1 on the same port; the
-  engine's counters at exit (http.h2_sessions, http.h2_streams).
+  engine's counters at exit (http.h2_sessions, http.h2_streams); over
+  TLS, curl's default (ALPN h2 by default: HTTP/2), h2load, and HTTP/1.1
+  with --tls-alpn http/1.1 and with --http2 off.
 Needs Debian's python3 (python3-h2): mk/h2.mk runs it with $(DEB_PYTHON3).
 
 Usage: h2_serve.py SKIFF ECHO_APP
@@ -333,26 +335,32 @@ def main():
             c, v, b = curl(f"http://127.0.0.1:{oport}/small.txt")
             check("off.http1", c == 200 and b == files["small.txt"], f"{c} v{v}")
 
-        # Over TLS: ALPN h2 where asked (--tls-alpn h2,http/1.1), http/1.1 by default.  The key
+        # Over TLS: ALPN offers h2 then http/1.1 by default (RFC 9113 3.2), so curl and h2load
+        # get HTTP/2; --tls-alpn http/1.1 and --http2 off make HTTPS HTTP/1.1 only.  The key
         # and certificate are made here and removed with the work folder.
         key, crt = os.path.join(work, "k.pem"), os.path.join(work, "c.pem")
         r = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                             "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", crt,
                             "-days", "2", "-subj", "/CN=localhost"], capture_output=True, timeout=60)
         check("tls.cert", r.returncode == 0, r.stderr.decode(errors="replace")[-200:])
-        for alpn, want in (("h2,http/1.1", "2"), (None, "1.1")):
+        for tag, extra, want in (("tls-default", [], "2"),
+                                 ("tls-alpn-http1", ["--tls-alpn", "http/1.1"], "1.1"),
+                                 ("tls-http2-off", ["--http2", "off"], "1.1")):
             tport, hport = free_port(), free_port()
             argv = [skiff, "serve", "--stack", "linux", "--ip", "127.0.0.1", "--port", str(hport),
-                    "--tls-port", str(tport), "--tls-cert", crt, "--tls-key", key, "--root", root]
-            if alpn:
-                argv += ["--tls-alpn", alpn]
-            tag = "tls-h2" if alpn else "tls-default"
+                    "--tls-port", str(tport), "--tls-cert", crt, "--tls-key", key, "--root", root,
+                    *extra]
             if not start(tag, argv, tport):
                 continue
             tbase = f"https://127.0.0.1:{tport}"
-            c, v, b = curl("-k", "--http2", f"{tbase}/mid.bin")
-            check(f"{tag}.curl", c == 200 and v == want and b == files["mid.bin"], f"{c} v{v} {len(b)} B")
-            if alpn:
+            # curl's default over HTTPS: it offers h2 and http/1.1 and takes what ALPN agrees.
+            c, v, b = curl("-k", f"{tbase}/mid.bin")
+            check(f"{tag}.curl", c == 200 and v == want and b == files["mid.bin"],
+                  f"{c} v{v} {len(b)} B (want v{want})")
+            c, v, b = curl("-k", "--http1.1", f"{tbase}/small.txt")
+            check(f"{tag}.curl-http1.1", c == 200 and v == "1.1" and b == files["small.txt"],
+                  f"{c} v{v}")
+            if want == "2":
                 n = 3200
                 r = subprocess.run(["h2load", "-n", str(n), "-c", "16", "-m", "10", tbase + "/small.txt"],
                                    capture_output=True, timeout=120)
