@@ -16,7 +16,9 @@ and checks, over h2c (HTTP/2 by prior knowledge, RFC 9113 3.3):
   concurrent streams on one connection; HTTP/1.1 on the same port; the
   engine's counters at exit (http.h2_sessions, http.h2_streams); over
   TLS, curl's default (ALPN h2 by default: HTTP/2), h2load, and HTTP/1.1
-  with --tls-alpn http/1.1 and with --http2 off.
+  with --tls-alpn http/1.1 and with --http2 off; a PING flood's GOAWAY
+  ENHANCE_YOUR_CALM reaching a client that goes on sending (the session's
+  lingering close: FIN, not RST).
 Needs Debian's python3 (python3-h2): mk/h2.mk runs it with $(DEB_PYTHON3).
 
 Usage: h2_serve.py SKIFF ECHO_APP
@@ -154,6 +156,43 @@ class H2Client:
         self.conn.close_connection()
         self.sock.sendall(self.conn.data_to_send())
         self.sock.close()
+
+
+def h2_frame(ftype, flags, sid, payload=b""):
+    return len(payload).to_bytes(3, "big") + bytes([ftype, flags]) + sid.to_bytes(4, "big") + payload
+
+
+def flood_goaway(port, pings=200, later=100):
+    """A client that floods PINGs (over the engine's budget of 50 a
+    window: GOAWAY ENHANCE_YOUR_CALM) and goes on sending after a pause,
+    without reading.  Then reads to the end: (GOAWAY error code or None,
+    how the read ended: "eof" or the error's name)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    ping = h2_frame(6, 0, 0, b"\0" * 8)
+    sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2_frame(4, 0, 0) + ping * pings)
+    time.sleep(0.3)  # the server has answered and closed (or half-closed) by now
+    end = "eof"
+    try:
+        sock.sendall(ping * later)  # frames in flight after the GOAWAY
+    except OSError as e:
+        end = f"send {type(e).__name__}"
+    data = bytearray()
+    try:
+        while True:
+            b = sock.recv(65536)
+            if not b:
+                break
+            data += b
+    except OSError as e:
+        end = type(e).__name__
+    sock.close()
+    code, at = None, 0
+    while at + 9 <= len(data):
+        n = int.from_bytes(data[at:at + 3], "big")
+        if data[at + 3] == 7 and at + 9 + 8 <= len(data):  # GOAWAY
+            code = int.from_bytes(data[at + 13:at + 17], "big")
+        at += 9 + n
+    return code, end
 
 
 def stats_of(text):
@@ -325,6 +364,26 @@ def main():
             ok = re.search(r"1000 succeeded, 0 failed", out) and re.search(r"status codes: 1000 2xx", out)
             check("proxy.h2load", bool(ok), " ".join(l for l in out.splitlines()
                                                      if l.startswith(("requests:", "status codes:"))))
+
+        # The session's close lingers (as HTTP/1.1's does): after its GOAWAY
+        # ENHANCE_YOUR_CALM the server half-closes and reads on, so the
+        # flood's unread frames and those still in flight do not make its
+        # kernel send RST, which would make the client drop the GOAWAY.
+        lport = free_port()
+        if start("linger", [skiff, "serve", "--stack", "linux", "--ip", "127.0.0.1", "--port",
+                            str(lport), "--root", root, "--stats"], lport):
+            got = [flood_goaway(lport) for _ in range(5)]
+            check("linger.goaway", all(g == (11, "eof") for g in got),
+                  f"(GOAWAY code, end) x5: {got} (want (11, 'eof'): ENHANCE_YOUR_CALM, then FIN)")
+            c, v, b = curl("--http2-prior-knowledge", f"http://127.0.0.1:{lport}/small.txt")
+            check("linger.serves", c == 200 and v == "2" and b == files["small.txt"], f"{c} v{v}")
+            p, log = logs["linger"]
+            stop(p)
+            log.seek(0)
+            st = stats_of(log.read())
+            check("linger.stats", st.get("http.h2_floods", 0) >= 5 and st.get("http.conns_open", -1) == 0,
+                  f"http.h2_floods={st.get('http.h2_floods')} (>= 5) "
+                  f"conns_open={st.get('http.conns_open')} (0)")
 
         # The switch: --http2 off answers the preface as HTTP/1.1 does.
         oport = free_port()
