@@ -162,11 +162,15 @@ def h2_frame(ftype, flags, sid, payload=b""):
     return len(payload).to_bytes(3, "big") + bytes([ftype, flags]) + sid.to_bytes(4, "big") + payload
 
 
-def flood_goaway(port, pings=200, later=100):
+def flood_goaway(port, pings=6000, later=100):
     """A client that floods PINGs (over the engine's budget of 50 a
     window: GOAWAY ENHANCE_YOUR_CALM) and goes on sending after a pause,
     without reading.  Then reads to the end: (GOAWAY error code or None,
-    how the read ended: "eof" or the error's name)."""
+    how it ended: "eof", or the error's name).  6000 PINGs (102 KB) are
+    more than the server reads at once, so most are still in its kernel
+    when the GOAWAY goes: a server that closes then sends RST (measured
+    on the close before the linger: "send ConnectionResetError" 5 times
+    in 5; with 200 PINGs, all read at once, its close was a FIN too)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
     ping = h2_frame(6, 0, 0, b"\0" * 8)
     sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2_frame(4, 0, 0) + ping * pings)

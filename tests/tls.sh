@@ -331,7 +331,8 @@ alpn_checks() {
 	local args=()
 	[ "$mode" = default ] || args=(--tls-alpn "$mode")
 	req=$'GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
-	skt_serve_launch "alpn-$mode" --port 80 --root "$ROOT" --stats \
+	local name=alpn-${mode//[^a-z0-9]/} # a file name: alpn-default, alpn-http11
+	skt_serve_launch "$name" --port 80 --root "$ROOT" --stats \
 		--tls-cert "$WORK/ec.crt" --tls-key "$WORK/ec.key" --tls-port 443 \
 		"${ENGINE_ARGS[@]}" "${args[@]}"
 	local tag=alpn.h2
@@ -365,7 +366,7 @@ alpn_checks() {
 	else
 		fail "$tag" "h2,http/1.1: ${h2:-no handshake} (want $([ $want_h2 = 1 ] && echo h2 || echo 'http/1.1, 200'))${r2:+, $r2}${only:+; h2: $only (want none)}; http/1.1: ${h1:-no handshake}, ${r1:-no response} (want http/1.1, 200); foo: ${foo:-no handshake}, ${rf:-no response} (want none, 200)"
 	fi
-	if stop_server "alpn-$mode"; then
+	if stop_server "$name"; then
 		local a2=${ST[tls.alpn_h2]:-?} a1=${ST[tls.alpn_http11]:-?}
 		[ "$a2" = $want_h2 ] && [ "$a1" != "?" ] && [ "$a1" -ge 2 ] &&
 			pass "$tag.counters (tls.alpn_h2=$a2, tls.alpn_http11=$a1 >= 2)" ||
