@@ -14,7 +14,11 @@ and checks, over h2c (HTTP/2 by prior knowledge, RFC 9113 3.3):
   failed, every answer 2xx, through the proxy too); python3-h2 for POST
   bodies (with content-length, and framed by END_STREAM only) and for 20
   concurrent streams on one connection; HTTP/1.1 on the same port; the
-  engine's counters at exit (http.h2_sessions, http.h2_streams).
+  engine's counters at exit (http.h2_sessions, http.h2_streams); over
+  TLS, curl's default (ALPN h2 by default: HTTP/2), h2load, and HTTP/1.1
+  with --tls-alpn http/1.1 and with --http2 off; a PING flood's GOAWAY
+  ENHANCE_YOUR_CALM reaching a client that goes on sending (the session's
+  lingering close: FIN, not RST).
 Needs Debian's python3 (python3-h2): mk/h2.mk runs it with $(DEB_PYTHON3).
 
 Usage: h2_serve.py SKIFF ECHO_APP
@@ -152,6 +156,47 @@ class H2Client:
         self.conn.close_connection()
         self.sock.sendall(self.conn.data_to_send())
         self.sock.close()
+
+
+def h2_frame(ftype, flags, sid, payload=b""):
+    return len(payload).to_bytes(3, "big") + bytes([ftype, flags]) + sid.to_bytes(4, "big") + payload
+
+
+def flood_goaway(port, pings=6000, later=100):
+    """A client that floods PINGs (over the engine's budget of 50 a
+    window: GOAWAY ENHANCE_YOUR_CALM) and goes on sending after a pause,
+    without reading.  Then reads to the end: (GOAWAY error code or None,
+    how it ended: "eof", or the error's name).  6000 PINGs (102 KB) are
+    more than the server reads at once, so most are still in its kernel
+    when the GOAWAY goes: a server that closes then sends RST (measured
+    on the close before the linger: "send ConnectionResetError" 5 times
+    in 5; with 200 PINGs, all read at once, its close was a FIN too)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    ping = h2_frame(6, 0, 0, b"\0" * 8)
+    sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2_frame(4, 0, 0) + ping * pings)
+    time.sleep(0.3)  # the server has answered and closed (or half-closed) by now
+    end = "eof"
+    try:
+        sock.sendall(ping * later)  # frames in flight after the GOAWAY
+    except OSError as e:
+        end = f"send {type(e).__name__}"
+    data = bytearray()
+    try:
+        while True:
+            b = sock.recv(65536)
+            if not b:
+                break
+            data += b
+    except OSError as e:
+        end = type(e).__name__
+    sock.close()
+    code, at = None, 0
+    while at + 9 <= len(data):
+        n = int.from_bytes(data[at:at + 3], "big")
+        if data[at + 3] == 7 and at + 9 + 8 <= len(data):  # GOAWAY
+            code = int.from_bytes(data[at + 13:at + 17], "big")
+        at += 9 + n
+    return code, end
 
 
 def stats_of(text):
@@ -324,6 +369,26 @@ def main():
             check("proxy.h2load", bool(ok), " ".join(l for l in out.splitlines()
                                                      if l.startswith(("requests:", "status codes:"))))
 
+        # The session's close lingers (as HTTP/1.1's does): after its GOAWAY
+        # ENHANCE_YOUR_CALM the server half-closes and reads on, so the
+        # flood's unread frames and those still in flight do not make its
+        # kernel send RST, which would make the client drop the GOAWAY.
+        lport = free_port()
+        if start("linger", [skiff, "serve", "--stack", "linux", "--ip", "127.0.0.1", "--port",
+                            str(lport), "--root", root, "--stats"], lport):
+            got = [flood_goaway(lport) for _ in range(5)]
+            check("linger.goaway", all(g == (11, "eof") for g in got),
+                  f"(GOAWAY code, end) x5: {got} (want (11, 'eof'): ENHANCE_YOUR_CALM, then FIN)")
+            c, v, b = curl("--http2-prior-knowledge", f"http://127.0.0.1:{lport}/small.txt")
+            check("linger.serves", c == 200 and v == "2" and b == files["small.txt"], f"{c} v{v}")
+            p, log = logs["linger"]
+            stop(p)
+            log.seek(0)
+            st = stats_of(log.read())
+            check("linger.stats", st.get("http.h2_floods", 0) >= 5 and st.get("http.conns_open", -1) == 0,
+                  f"http.h2_floods={st.get('http.h2_floods')} (>= 5) "
+                  f"conns_open={st.get('http.conns_open')} (0)")
+
         # The switch: --http2 off answers the preface as HTTP/1.1 does.
         oport = free_port()
         if start("off", [skiff, "serve", "--stack", "linux", "--ip", "127.0.0.1", "--port", str(oport),
@@ -333,26 +398,32 @@ def main():
             c, v, b = curl(f"http://127.0.0.1:{oport}/small.txt")
             check("off.http1", c == 200 and b == files["small.txt"], f"{c} v{v}")
 
-        # Over TLS: ALPN h2 where asked (--tls-alpn h2,http/1.1), http/1.1 by default.  The key
+        # Over TLS: ALPN offers h2 then http/1.1 by default (RFC 9113 3.2), so curl and h2load
+        # get HTTP/2; --tls-alpn http/1.1 and --http2 off make HTTPS HTTP/1.1 only.  The key
         # and certificate are made here and removed with the work folder.
         key, crt = os.path.join(work, "k.pem"), os.path.join(work, "c.pem")
         r = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                             "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", crt,
                             "-days", "2", "-subj", "/CN=localhost"], capture_output=True, timeout=60)
         check("tls.cert", r.returncode == 0, r.stderr.decode(errors="replace")[-200:])
-        for alpn, want in (("h2,http/1.1", "2"), (None, "1.1")):
+        for tag, extra, want in (("tls-default", [], "2"),
+                                 ("tls-alpn-http1", ["--tls-alpn", "http/1.1"], "1.1"),
+                                 ("tls-http2-off", ["--http2", "off"], "1.1")):
             tport, hport = free_port(), free_port()
             argv = [skiff, "serve", "--stack", "linux", "--ip", "127.0.0.1", "--port", str(hport),
-                    "--tls-port", str(tport), "--tls-cert", crt, "--tls-key", key, "--root", root]
-            if alpn:
-                argv += ["--tls-alpn", alpn]
-            tag = "tls-h2" if alpn else "tls-default"
+                    "--tls-port", str(tport), "--tls-cert", crt, "--tls-key", key, "--root", root,
+                    *extra]
             if not start(tag, argv, tport):
                 continue
             tbase = f"https://127.0.0.1:{tport}"
-            c, v, b = curl("-k", "--http2", f"{tbase}/mid.bin")
-            check(f"{tag}.curl", c == 200 and v == want and b == files["mid.bin"], f"{c} v{v} {len(b)} B")
-            if alpn:
+            # curl's default over HTTPS: it offers h2 and http/1.1 and takes what ALPN agrees.
+            c, v, b = curl("-k", f"{tbase}/mid.bin")
+            check(f"{tag}.curl", c == 200 and v == want and b == files["mid.bin"],
+                  f"{c} v{v} {len(b)} B (want v{want})")
+            c, v, b = curl("-k", "--http1.1", f"{tbase}/small.txt")
+            check(f"{tag}.curl-http1.1", c == 200 and v == "1.1" and b == files["small.txt"],
+                  f"{c} v{v}")
+            if want == "2":
                 n = 3200
                 r = subprocess.run(["h2load", "-n", str(n), "-c", "16", "-m", "10", tbase + "/small.txt"],
                                    capture_output=True, timeout=120)

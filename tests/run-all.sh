@@ -188,6 +188,9 @@ P h2-chromium needs=build est=15 -- tests/h2_chromium.sh build/skiff
 # and --config): each defence ends the attacker, others are served, memory
 # stays bounded, the counter moves (mk/h2.mk; ephemeral 127.0.0.1 ports).
 P h2-hostile needs=build est=30 -- make h2-hostile
+# The same engine's HTTP/2 over skiff's own TCP/IP stack on tap (a namespace of
+# tests/lib.sh): h2c, TLS with ALPN h2, h2load.
+P h2-serve-tap w=2 needs=build est=40 -- tests/h2_serve_tap.sh build/skiff
 # Bulk transfers through an impairing relay: CPU-bound.
 P tcp needs=build est=190 -- tests/tcp.sh build/skiff $DEVS
 # issue 37: the same checks with BBR (--tcp-cc bbr, paced), on tap.
@@ -309,8 +312,7 @@ fi
 echo "PASS deps"
 
 # The totals the test scripts and unit runners print about themselves.
-TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-tls13:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]|^h2-serve: [0-9]|^vm-h2:|^h2-chromium:'
-TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-tls13:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]|^h2-serve: [0-9]|^h2-hostile: [0-9]'
+TOTALS='^\[  (PASSED|FAILED)  \]|^integration:|^ipv6:|^dev_smoke:|^http:|^ops:|^metrics:|^http_diff:|^tls:|^tls-app:|^vm:|^vm-smp:|^vm-tls:|^vm-tls13:|^vm-proxy:|^vm-sites:|^vm-libc:|^site:|^linux_guest:|^linux-guest:|^switch:|^load:|^tcp:|^app:|^proxy:|^sites:|^proxy_workers:|^smp:|^install:|^deploy:|^fuzz |^freestanding:|^check:|^unit |^fuzz-replay|^deps:|^hpack-interop: [0-9]|^h2-interop: [0-9]|^h2-serve: [0-9]|^h2-serve-tap: [0-9]|^vm-h2:|^h2-chromium:|^h2-hostile: [0-9]'
 
 # report NAME RC SECONDS: the phase's verdict, its FAIL lines, its totals.
 # phase_cpu NAME: the CPU seconds its processes used (user + system).

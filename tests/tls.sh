@@ -19,12 +19,14 @@
 #     all arrive);
 #   openssl s_client -sess_out/-sess_in: the session resumed, TLS 1.2 and 1.3;
 #   python ssl (tests/tls_probe.py resume): ALPN http/1.1, resumption;
-#   openssl s_client -alpn h2,http/1.1: http/1.1 (h2 is not offered by
-#     default); and a server with --tls-alpn h2,http/1.1 (alpn_checks):
-#     s_client told h2 for "h2,http/1.1", http/1.1 for "http/1.1" (a
-#     request answered), no ALPN for "foo" (the handshake done and a
-#     request answered all the same); its counters tls.alpn_h2 (exactly
-#     the one) and tls.alpn_http11;
+#   openssl s_client -alpn h2,http/1.1: h2 (offered first by default);
+#     and (alpn_checks) a server with the default ALPN: s_client told h2
+#     for "h2,http/1.1", http/1.1 for "http/1.1" (a request answered), no
+#     ALPN for "foo" (the handshake done and a request answered all the
+#     same), its counters tls.alpn_h2 (exactly the one) and
+#     tls.alpn_http11; then one with --tls-alpn http/1.1 (HTTPS HTTP/1.1
+#     only): http/1.1 for "h2,http/1.1" (a request answered), none for
+#     "h2", tls.alpn_h2 0;
 #   a preconnect (TLS 1.3, no request sent: tls_probe.py preconnect and
 #     s_client -sess_out with stdin held open): a ticket after the
 #     handshake, a new one after each resumption, each one resuming;
@@ -184,8 +186,8 @@ run_target() {
 		rc=$?
 		[ $rc -eq 0 ] && pass "python_ssl ($out)" || fail python_ssl "$out"
 		out=$(alpn_of "$ca" h2,http/1.1 </dev/null)
-		[ "$out" = http/1.1 ] && pass "alpn.default (s_client -alpn h2,http/1.1: $out)" ||
-			fail alpn.default "s_client -alpn h2,http/1.1: ${out:-no handshake} (want http/1.1)"
+		[ "$out" = h2 ] && pass "alpn.default (s_client -alpn h2,http/1.1: $out)" ||
+			fail alpn.default "s_client -alpn h2,http/1.1: ${out:-no handshake} (want h2)"
 		preconnect_checks "$ca"
 
 		out=$(T=60 C ab -q -f TLS1.2 -n 300 -c 8 "https://$H/" 2>&1)
@@ -258,6 +260,7 @@ run_target() {
 	fi
 	config_checks "$ca"
 	alpn_checks "$ca"
+	alpn_checks "$ca" http/1.1
 	if start_server rsa rsa --tls-redirect; then
 		out=$(C curl -sS --cacert "$WORK/rsa.crt" "https://$H/" -o "$WORK/rsa.body" -w '%{http_code}' 2>&1)
 		out+=" $(cat "$WORK/rsa.body" 2>/dev/null)"
@@ -320,37 +323,55 @@ alpn_of() {
 		sed 's/^ALPN protocol: //; s/^No ALPN negotiated$/none/'
 }
 
-# alpn_checks CA: --tls-alpn h2,http/1.1, the switch that offers h2 once
-# the HTTP engine speaks HTTP/2 (issue 33).  Until then a client told h2
-# would find HTTP/1.1, so nothing here speaks HTTP/2: the readiness curl
-# asks for http/1.1, and the client told h2 sends nothing.
+# alpn_checks CA [http/1.1]: ALPN as the server chooses it, by default
+# (h2 first) or with --tls-alpn http/1.1 (HTTPS HTTP/1.1 only).  The
+# readiness curl asks for http/1.1 and a client told h2 sends nothing, so
+# tls.alpn_h2 counts s_client's handshake alone.
 alpn_checks() {
-	local ca=$1 req h2 h1 foo r1 rf
+	local ca=$1 mode=${2:-default} req h2 h1 foo r1 rf r2 only
+	local args=()
+	[ "$mode" = default ] || args=(--tls-alpn "$mode")
 	req=$'GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
-	skt_serve_launch alpn --port 80 --root "$ROOT" --stats \
+	local name=alpn-${mode//[^a-z0-9]/} # a file name: alpn-default, alpn-http11
+	skt_serve_launch "$name" --port 80 --root "$ROOT" --stats \
 		--tls-cert "$WORK/ec.crt" --tls-key "$WORK/ec.key" --tls-port 443 \
-		"${ENGINE_ARGS[@]}" --tls-alpn h2,http/1.1
+		"${ENGINE_ARGS[@]}" "${args[@]}"
+	local tag=alpn.h2
+	[ "$mode" = default ] || tag=alpn.http11-only
 	if ! skt_serve_answer 10 --http1.1 --cacert "$ca" "https://$H/"; then
-		fail alpn.start "no HTTPS answer within 10 s: $(skt_serve_tail)"
+		fail "$tag.start" "no HTTPS answer within 10 s: $(skt_serve_tail)"
 		skt_serve_stop KILL 2
 		return
 	fi
-	h2=$(alpn_of "$ca" h2,http/1.1 </dev/null)
+	if [ "$mode" = default ]; then
+		h2=$(alpn_of "$ca" h2,http/1.1 </dev/null)
+	else
+		h2=$(printf '%s' "$req" | alpn_of "$ca" h2,http/1.1 -ign_eof)
+		r2=$(cat "$WORK/alpn.resp")
+		only=$(alpn_of "$ca" h2 </dev/null)
+	fi
 	h1=$(printf '%s' "$req" | alpn_of "$ca" http/1.1 -ign_eof)
 	r1=$(cat "$WORK/alpn.resp")
 	foo=$(printf '%s' "$req" | alpn_of "$ca" foo -ign_eof)
 	rf=$(cat "$WORK/alpn.resp")
-	if [ "$h2" = h2 ] && [ "$h1" = http/1.1 ] && [ "$r1" = "HTTP/1.1 200 OK" ] &&
-		[ "$foo" = none ] && [ "$rf" = "HTTP/1.1 200 OK" ]; then
-		pass "alpn.h2 (s_client -alpn h2,http/1.1: $h2; http/1.1: $h1, $r1; foo: $foo, $rf)"
+	local ok=0 want_h2=1
+	if [ "$mode" = default ]; then
+		[ "$h2" = h2 ] && ok=1
 	else
-		fail alpn.h2 "h2,http/1.1: ${h2:-no handshake} (want h2); http/1.1: ${h1:-no handshake}, ${r1:-no response} (want http/1.1, 200); foo: ${foo:-no handshake}, ${rf:-no response} (want none, 200)"
+		want_h2=0
+		[ "$h2" = http/1.1 ] && [ "$r2" = "HTTP/1.1 200 OK" ] && [ "$only" = none ] && ok=1
 	fi
-	if stop_server alpn; then
+	if [ $ok = 1 ] && [ "$h1" = http/1.1 ] && [ "$r1" = "HTTP/1.1 200 OK" ] &&
+		[ "$foo" = none ] && [ "$rf" = "HTTP/1.1 200 OK" ]; then
+		pass "$tag (s_client -alpn h2,http/1.1: $h2${r2:+, $r2}${only:+; h2: $only}; http/1.1: $h1, $r1; foo: $foo, $rf)"
+	else
+		fail "$tag" "h2,http/1.1: ${h2:-no handshake} (want $([ $want_h2 = 1 ] && echo h2 || echo 'http/1.1, 200'))${r2:+, $r2}${only:+; h2: $only (want none)}; http/1.1: ${h1:-no handshake}, ${r1:-no response} (want http/1.1, 200); foo: ${foo:-no handshake}, ${rf:-no response} (want none, 200)"
+	fi
+	if stop_server "$name"; then
 		local a2=${ST[tls.alpn_h2]:-?} a1=${ST[tls.alpn_http11]:-?}
-		[ "$a2" = 1 ] && [ "$a1" != "?" ] && [ "$a1" -ge 2 ] &&
-			pass "alpn.counters (tls.alpn_h2=1, tls.alpn_http11=$a1 >= 2)" ||
-			fail alpn.counters "tls.alpn_h2=$a2 (want 1: s_client's), tls.alpn_http11=$a1 (want >= 2)"
+		[ "$a2" = $want_h2 ] && [ "$a1" != "?" ] && [ "$a1" -ge 2 ] &&
+			pass "$tag.counters (tls.alpn_h2=$a2, tls.alpn_http11=$a1 >= 2)" ||
+			fail "$tag.counters" "tls.alpn_h2=$a2 (want $want_h2: s_client's), tls.alpn_http11=$a1 (want >= 2)"
 	fi
 }
 

@@ -442,9 +442,10 @@ tap_tls() {
 		pass "$name-metrics (metrics=9100: 16 scrapes 200, vCPU 0 served $m0, vCPU 1 $m1; promtool clean; the page has every vCPU's counters)"
 	fi
 	# The access log on both vCPUs (access-log=console): a line per request
-	# served, whichever vCPU served it, each whole.
+	# served, whichever vCPU served it, each whole (curl's over HTTPS is
+	# HTTP/2, ALPN h2 by default: "GET / HTTP/2.0").
 	local lines a0 a1 q
-	lines=$(tr -d '\r' <"$LOG/$name.log" | grep -acE '^[0-9.]+ - - \[[^]]+\] "GET /(metrics)? HTTP/1\.[01]" 200 [0-9]+ ')
+	lines=$(tr -d '\r' <"$LOG/$name.log" | grep -acE '^[0-9.]+ - - \[[^]]+\] "GET /(metrics)? HTTP/(1\.[01]|2\.0)" 200 [0-9]+ ')
 	a0=$(guest_stat access_log.records "$LOG/$name.log") a1=$(guest_stat cpu1.access_log.records "$LOG/$name.log")
 	q=$(( $(guest_stat https.requests "$LOG/$name.log" | tr -c '0-9\n' 0) + $(guest_stat cpu1.https.requests "$LOG/$name.log" | tr -c '0-9\n' 0) + m0 + m1 ))
 	[[ "$a0.$a1" =~ ^[0-9]+\.[0-9]+$ ]] || { a0=0 a1=0; }

@@ -12,7 +12,8 @@
 #   curl          curl --cacert: GET / -> 200 and the 41-byte body; plain HTTP on 80 too
 #   s_client      openssl s_client -reconnect: TLS 1.2, ALPN http/1.1, verified,
 #                 one New and five Reused (session IDs); -sess_out/-sess_in: Reused
-#   alpn-default  s_client -alpn h2,http/1.1: http/1.1 (h2 not offered by default)
+#   alpn-default  s_client -alpn h2,http/1.1: h2 (offered first by default); curl
+#                 above gets HTTP/2 by it (its %{http_version} 2)
 #   tls13-refused a TLS 1.3-only client gets no session (TLS 1.2 only)
 #   python-resume tests/tls_probe.py resume ... 1.2: ALPN, 200, resumed
 #   ab / ab-k / wrk  ab -f TLS1.2 (new connections, then -k) and wrk: 0 failed
@@ -29,10 +30,9 @@
 #                 to https://, HTTPS answers 200
 #   root+tls      the same guest with --root: a 70,000 B file sha256-identical over
 #                 HTTPS (archive and TLS files in one module)
-#   alpn-h2       the same guest with the word tls-alpn=h2,http/1.1 (BearSSL's
-#                 protocol names): s_client told h2 for h2,http/1.1, http/1.1 for
-#                 http/1.1, none for foo (the handshake done, a request answered);
-#                 its curls ask for HTTP/1.1, as nothing here speaks HTTP/2 yet
+#   alpn-off      the same guest with the word http2=off (HTTP/1.1 only; BearSSL's
+#                 protocol names): s_client told http/1.1 for h2,http/1.1 and for
+#                 http/1.1, none for foo (the handshake done, a request answered)
 #   app           an application image (build/examples/kv-uk.elf, the third
 #                 argument) with the files: a value PUT over HTTP is read back over
 #                 HTTPS (one store), s_client -sess_out/-sess_in Reused, exit 0
@@ -146,9 +146,9 @@ fi
 CA=$CERTS/ec.crt
 URL=https://localhost:$HTTPS/
 
-out=$(timeout 60 curl -sS --cacert "$CA" "$URL" -o "$LOG/curl.body" -w '%{http_code} %{size_download} %{ssl_verify_result}' 2>&1)
+out=$(timeout 60 curl -sS --cacert "$CA" "$URL" -o "$LOG/curl.body" -w '%{http_code} %{size_download} %{ssl_verify_result} %{http_version}' 2>&1)
 plain=$(timeout 30 curl -sS "http://127.0.0.1:$HTTP/" -o /dev/null -w '%{http_code}' 2>&1)
-if [ "$out" = "200 41 0" ] && [ "$plain" = 200 ]; then
+if [ "$out" = "200 41 0 2" ] && [ "$plain" = 200 ]; then
 	pass "curl (https: $out; http on 80: $plain)"
 else
 	fail curl "https: '$out', http: '$plain'"
@@ -167,8 +167,8 @@ else
 fi
 a=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -CAfile "$CA" -alpn h2,http/1.1 2>&1 |
 	grep -m1 -oE '^(ALPN protocol: .*|No ALPN negotiated)$')
-[ "$a" = "ALPN protocol: http/1.1" ] && pass "alpn-default (s_client -alpn h2,http/1.1: $a)" ||
-	fail alpn-default "s_client -alpn h2,http/1.1: '${a:-no handshake}' (want http/1.1)"
+[ "$a" = "ALPN protocol: h2" ] && pass "alpn-default (s_client -alpn h2,http/1.1: $a)" ||
+	fail alpn-default "s_client -alpn h2,http/1.1: '${a:-no handshake}' (want h2)"
 S1=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -CAfile "$CA" -sess_out "$CERTS/sess" 2>&1 | grep -E '^(New|Reused),')
 S2=$(echo | timeout 60 openssl s_client -connect "127.0.0.1:$HTTPS" -CAfile "$CA" -sess_in "$CERTS/sess" 2>&1 | grep -E '^(New|Reused),')
 if [[ $S1 == New,* ]] && [[ $S2 == Reused,* ]]; then
@@ -263,7 +263,7 @@ head -c 70000 /dev/urandom >"$CERTS/site/sub/blob.bin"
 echo '<p>index</p>' >"$CERTS/site/index.html"
 vm_boot rsa 120 --root "$CERTS/site" --tls-cert "$CERTS/rsa.crt" --tls-key "$CERTS/rsa.key" \
 	--tls-redirect -p "$HTTP:80" -p "$HTTPS:443" -p "$CTL:9/udp" -- shutdown-port=9 exit-after=100 \
-	tls-alpn=h2,http/1.1
+	http2=off
 if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 30; then
 	r=$(timeout 30 curl -sS "http://127.0.0.1:$HTTP/x?y" -o /dev/null -w '%{http_code} %{redirect_url}' 2>&1)
 	s=$(timeout 60 curl -sS --http1.1 --cacert "$CERTS/rsa.crt" "https://localhost:$HTTPS/" -o /dev/null \
@@ -280,8 +280,8 @@ if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 30; then
 	else
 		fail root+tls "sha256 '$got' want '$want'; $(grep -a 'site:' "$LOG/rsa.log")"
 	fi
-	# tls-alpn=h2,http/1.1: what s_client offering each list is told, and
-	# (http/1.1, foo) the first line of the answer to a request.
+	# http2=off: what s_client offering each list is told, and the first
+	# line of the answer to a request.
 	alpn_of() {
 		local out
 		out=$(printf 'GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n' |
@@ -291,11 +291,12 @@ if skt_wait_log "$LOG/rsa.log" "skiff-uk: ready" 30; then
 			sed 's/^ALPN protocol: //; s/^No ALPN negotiated$/none/')" \
 			"$(grep -m1 -oE '^HTTP/1\.1 [0-9]+' <<<"$out")"
 	}
-	a2=$(alpn_of h2,http/1.1) a1=$(alpn_of http/1.1 -ign_eof) af=$(alpn_of foo -ign_eof)
-	if [[ $a2 == "h2 "* ]] && [ "$a1" = "http/1.1 HTTP/1.1 200" ] && [ "$af" = "none HTTP/1.1 200" ]; then
-		pass "alpn-h2 (tls-alpn=h2,http/1.1: h2,http/1.1 -> ${a2% }; http/1.1 -> $a1; foo -> $af)"
+	a2=$(alpn_of h2,http/1.1 -ign_eof) a1=$(alpn_of http/1.1 -ign_eof) af=$(alpn_of foo -ign_eof)
+	if [ "$a2" = "http/1.1 HTTP/1.1 200" ] && [ "$a1" = "http/1.1 HTTP/1.1 200" ] &&
+		[ "$af" = "none HTTP/1.1 200" ]; then
+		pass "alpn-off (http2=off: h2,http/1.1 -> $a2; http/1.1 -> $a1; foo -> $af)"
 	else
-		fail alpn-h2 "h2,http/1.1 -> '$a2' (want h2); http/1.1 -> '$a1' (want http/1.1 HTTP/1.1 200); foo -> '$af' (want none HTTP/1.1 200)"
+		fail alpn-off "h2,http/1.1 -> '$a2' (want http/1.1 HTTP/1.1 200); http/1.1 -> '$a1' (want http/1.1 HTTP/1.1 200); foo -> '$af' (want none HTTP/1.1 200)"
 	fi
 	vm_say_exit "$CTL"
 	wait "$VM"

@@ -26,7 +26,8 @@ static const char *const accel_choices[] = {"auto", "kvm", "tcg", NULL};
 static const char *const machine_choices[] = {"pc", "microvm", NULL};
 /* tls/tls_host.h: the hosted TLS engines by name */
 static const char *const tls_engine_choices[] = {"openssl", "gnutls", "wolfssl", NULL};
-/* --tls-alpn: index 1 offers h2 (sites_conf.h's alpn_h2). */
+/* --tls-alpn: index 0 is the tls listener's http2 off (sites_flags.h);
+ * index 1, the default, offers h2 (sites_conf.h's sconf_alpn_h2). */
 static const char *const tls_alpn_choices[] = {"http/1.1", "h2,http/1.1", NULL};
 /* OPT_K_NUM with choices: the one word it also takes, for OPT_NUM_AUTO. */
 static const char *const auto_word[] = {"auto", NULL};
@@ -142,7 +143,8 @@ const struct opt_def opt_defs[OPT_N] = {
 	[OPT_HTTP2] = {"http2", 0, OPT_K_CHOICE, "on|off", 0, 0, on_off_choices,
 		       "HTTP/2 beside HTTP/1.1 on every listener: a connection\n"
 		       "that opens with its preface (prior knowledge, or ALPN h2\n"
-		       "under TLS) speaks it (docs/h2.md); off: HTTP/1.1 only"},
+		       "under TLS, offered first) speaks it (docs/h2.md); off:\n"
+		       "HTTP/1.1 only, and ALPN offers http/1.1 alone"},
 
 	[OPT_TLS_CERT] = {"tls-cert", 0, OPT_K_STR, "FILE", 0, 0, NULL,
 			  "serve HTTPS too, with this certificate chain (PEM:\n"
@@ -180,8 +182,8 @@ const struct opt_def opt_defs[OPT_N] = {
 			  tls_alpn_choices,
 			  "the protocols ALPN offers, in the server's order; a\n"
 			  "client offering none of them gets no ALPN and goes on.\n"
-			  "h2,http/1.1 only once HTTP/2 is served (issue 33): a\n"
-			  "client told h2 speaks nothing else (docs/tls.md)"},
+			  "http/1.1: HTTPS speaks HTTP/1.1 only (as --http2 off\n"
+			  "there); --http2 off offers http/1.1 too (docs/tls.md)"},
 	[OPT_ACCESS_LOG] = {"access-log", 0, OPT_K_STR, "FILE|-", 0, 0, NULL,
 			    "log every response to FILE (appended to; '-': standard\n"
 			    "output), buffered and written in batches (at least once\n"
@@ -546,7 +548,7 @@ static const struct opt_use serve_use[] = {
 	{OPT_TLS_REDIRECT, 0, NULL, NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_TLS_ENGINE, 0, "openssl", NULL},
-	{OPT_TLS_ALPN, 0, "http/1.1", NULL},
+	{OPT_TLS_ALPN, 0, "h2,http/1.1", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -744,7 +746,8 @@ static const struct opt_use uk_use[] = {
 	{OPT_TLS_HANDSHAKE_TIMEOUT, 0, "10", NULL},
 	{OPT_TLS_REDIRECT, 0, NULL, NULL},
 	{OPT_TLS_MAX_CONNS, 0, "256", NULL},
-	{OPT_TLS_ALPN, 0, "http/1.1", NULL},
+	{OPT_TLS_ALPN, 0, "h2,http/1.1", NULL},
+	{OPT_HTTP2, 0, "on", NULL},
 };
 
 const struct opt_cmd opt_cmd_uk = {
@@ -797,7 +800,7 @@ static const struct opt_use app_use[] = {
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_TLS_ENGINE, 0, "openssl", NULL},
-	{OPT_TLS_ALPN, 0, "http/1.1", NULL},
+	{OPT_TLS_ALPN, 0, "h2,http/1.1", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -878,7 +881,7 @@ static const struct opt_use proxy_use[] = {
 	{OPT_TLS_TICKET_ROTATE, 0, "3600", NULL},
 	{OPT_TLS_SNI, 0, NULL, NULL},
 	{OPT_TLS_ENGINE, 0, "openssl", NULL},
-	{OPT_TLS_ALPN, 0, "http/1.1", NULL},
+	{OPT_TLS_ALPN, 0, "h2,http/1.1", NULL},
 	{OPT_STATS, 0, NULL, NULL},
 	{OPT_PCAP, 0, NULL, "(stack skiff) record every frame the device sees"},
 	{OPT_OFFLOAD, 0, "on", "(stack skiff) the device\'s checksum and TCP segmentation\n"
@@ -1047,9 +1050,10 @@ const struct opt_cmd opt_cmd_vm = {
 		  "max-conns=N header-timeout=S keepalive-timeout=S max-body=N tcp-sndbuf=N\n"
 		  "tcp-rcvbuf=N spin-us=N exit-after=SECONDS shutdown-port=N fault=ud|pf|gp|de\n"
 		  "stats no-msix no-event-idx tls-port=N tls-handshake-timeout=S tls-redirect\n"
-		  "tls-max-conns=N tls-alpn=http/1.1|h2,http/1.1 offload=on|off.  The guest\n"
-		  "serves HTTP on port 80 (the files of --root, or the built-in 41-byte '/') and\n"
-		  "UDP echo on 7: `skiff vm -p 8080:80` gives http://127.0.0.1:8080/.\n"
+		  "tls-max-conns=N tls-alpn=http/1.1|h2,http/1.1 http2=on|off offload=on|off.\n"
+		  "The guest serves HTTP/1.1 and HTTP/2 on port 80 (the files of --root, or the\n"
+		  "built-in 41-byte '/') and UDP echo on 7: `skiff vm -p 8080:80` gives\n"
+		  "http://127.0.0.1:8080/.\n"
 		  "Ctrl-C (SIGINT) stops the guest as its shutdown port does: it drains, prints\n"
 		  "its counters and exits 0 (on --net user: shutdown-port=65533 unless the words\n"
 		  "name one, forwarded from a free UDP port of 127.0.0.1); a second Ctrl-C, or a\n"

@@ -968,10 +968,6 @@ static int d_listen(struct parser *p, struct stmt *st)
 		used += 2;
 		h2_given = true;
 	}
-	/* ALPN offers h2 only where the file asks in so many words: a client
-	 * told h2 speaks nothing else, and the default stays http/1.1 until
-	 * HTTP/2 over TLS is the tested default (docs/h2.md). */
-	l.alpn_h2 = l.tls && h2_given && !l.h2_off;
 	if (end_simple(p, st, used) < 0)
 		return -1;
 	struct sconf *c = p->c;
@@ -996,8 +992,6 @@ static int d_listen(struct parser *p, struct stmt *st)
 					     "must agree)", t->s, t->n, l.tls ? "tls" : "not tls",
 			    c->listen[i].tls ? "tls" : "not tls", c->listen[i].pos);
 	}
-	if (l.alpn_h2)
-		c->listen[i].alpn_h2 = true;
 	if (p->site->listen_mask & (1u << i))
 		return fail(p, st->name.pos, "site '%s' listens on %S twice (first at %P)",
 			    site_name(p->site), t->s, t->n, p->site_listen[i]);

@@ -63,15 +63,21 @@ struct sconf_listen {
 	bool v6;              /* a bracketed IPv6 literal */
 	uint16_t port;        /* 1..65535 */
 	bool tls;             /* HTTPS: every site on it has a certificate (`tls`) */
-	bool h2_off;          /* `listen ADDR:PORT [tls] http2 off;`: HTTP/1.1 only
-	                       * (default on: the preface, docs/h2.md) */
-	/* tls: ALPN offers h2 before http/1.1 (tls_engine.h's alpn_h2).  Off
-	 * (http/1.1 only) unless asked: the file's `listen ADDR:PORT tls http2
-	 * on;` said in so many words, or the flags' --tls-alpn h2,http/1.1
-	 * (sites_flags.h).  Never with h2_off. */
-	bool alpn_h2;
+	bool h2_off;          /* HTTP/1.1 only: `listen ADDR:PORT [tls] http2 off;`,
+	                       * --http2 off, the guest's http2=off, or (tls) the
+	                       * flags' --tls-alpn http/1.1.  Default on: the
+	                       * preface, and on a tls listener ALPN offers h2
+	                       * before http/1.1 (sconf_alpn_h2; docs/h2.md) */
 	struct sconf_pos pos; /* the first `listen` that named it */
 };
+
+/* Does the listener's ALPN offer h2 (tls_engine.h's alpn_h2)?  Exactly
+ * when it is tls and speaks HTTP/2: a client told h2 gets the session
+ * the preface opens (RFC 9113 3.3), one told http/1.1 the same engine. */
+static inline bool sconf_alpn_h2(const struct sconf_listen *l)
+{
+	return l->tls && !l->h2_off;
+}
 
 /* A response header line a site or a route adds (value non-NULL) or
  * removes (value NULL: `header -Name;`).  The engine's own names

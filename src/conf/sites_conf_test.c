@@ -204,7 +204,8 @@ static void test_header_area(void **state)
 	assert_int_equal(sites_conf_header_area(c, 0), 0); /* none given: the engine's default */
 }
 
-/* http2: preface by default; ALPN h2 on a tls listener only when said. */
+/* http2: on by default, ALPN h2 on every tls listener that speaks it;
+ * http2 off: HTTP/1.1 only, ALPN too. */
 static void test_http2(void **state)
 {
 	(void)state;
@@ -221,15 +222,20 @@ static void test_http2(void **state)
 				   "  route / { app; } }\n");
 	assert_int_equal(c->nlisten, 5);
 	assert_false(c->listen[0].h2_off);
-	assert_false(c->listen[0].alpn_h2); /* not tls */
+	assert_false(sconf_alpn_h2(&c->listen[0])); /* not tls */
 	assert_false(c->listen[1].h2_off);
-	assert_true(c->listen[1].alpn_h2);  /* b.test said on, a.test said nothing */
-	assert_true(c->listen[2].alpn_h2);
+	assert_true(sconf_alpn_h2(&c->listen[1]));
+	assert_true(sconf_alpn_h2(&c->listen[2]));
 	assert_true(c->listen[3].h2_off);
-	assert_false(c->listen[3].alpn_h2);
+	assert_false(sconf_alpn_h2(&c->listen[3]));
 	assert_true(c->listen[4].h2_off);
 	c = ok("site a.test { listen 127.0.0.1:443 tls; tls c.pem k.pem; route / { app; } }\n");
-	assert_false(c->listen[0].alpn_h2); /* the default: http/1.1 by ALPN */
+	assert_true(sconf_alpn_h2(&c->listen[0])); /* the default: h2, then http/1.1 */
+	/* a site that says nothing agrees with one that said off */
+	c = ok("site a.test { listen 127.0.0.1:443 tls http2 off; tls c.pem k.pem; route / { app; } }\n"
+	       "site b.test { listen 127.0.0.1:443 tls; tls c.pem k.pem; route / { app; } }\n");
+	assert_true(c->listen[0].h2_off);
+	assert_false(sconf_alpn_h2(&c->listen[0]));
 }
 
 static void test_defaults(void **state)

@@ -138,8 +138,10 @@ int sites_conf_from_flags(const struct opts *o, bool on_skiff, bool app, void *a
 		*t = *l;
 		t->port = (uint16_t)(v[OPT_TLS_PORT].set ? v[OPT_TLS_PORT].num : 443);
 		t->tls = true;
-		t->alpn_h2 = !l->h2_off && v[OPT_TLS_ALPN].set &&
-			     v[OPT_TLS_ALPN].num == 1; /* h2,http/1.1 */
+		/* --tls-alpn http/1.1: HTTP/1.1 only there (ALPN offers
+		 * h2 exactly where HTTP/2 is spoken: sconf_alpn_h2). */
+		if (v[OPT_TLS_ALPN].set && v[OPT_TLS_ALPN].num == 0)
+			t->h2_off = true;
 	}
 	bool redirect = tls && v[OPT_TLS_REDIRECT].set && v[OPT_TLS_REDIRECT].num;
 

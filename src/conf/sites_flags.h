@@ -23,7 +23,9 @@
  *                            (any other path: 404)
  *   --tls-cert C --tls-key K a tls listener on --tls-port, the site's
  *                            certificate C K
- *   --tls-alpn h2,http/1.1   the tls listener's alpn_h2 (no directive yet)
+ *   --http2 off              every listener's http2 off (HTTP/1.1 only)
+ *   --tls-alpn http/1.1      the tls listener's http2 off (its ALPN then
+ *                            offers http/1.1 only; default h2,http/1.1)
  *   --tls-sni NAME:C:K       a site named NAME on the tls listener only,
  *                            with certificate C K and the same routes
  *   --tls-redirect           the plain listener's requests answered by a

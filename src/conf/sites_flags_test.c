@@ -112,7 +112,8 @@ static void test_tls_sni_redirect(void **st)
 	assert_int_equal(conf.nlisten, 2);
 	assert_true(conf.listen[1].tls);
 	assert_int_equal(conf.listen[1].port, 8443);
-	assert_false(conf.listen[1].alpn_h2); /* --tls-alpn's default: http/1.1 */
+	assert_true(sconf_alpn_h2(&conf.listen[1])); /* --tls-alpn's default: h2,http/1.1 */
+	assert_false(conf.listen[1].h2_off);
 	/* both listeners serve the files; the SNI sites only on the tls one */
 	assert_int_equal(route(0, "b.test", "/x")->kind, SCONF_FILES);
 	const struct sconf_site *b = sites_conf_site(&conf, 1, "b.test", 6);
@@ -144,12 +145,21 @@ static void test_tls_sni_redirect(void **st)
 	assert_int_equal(build(false, ARGS("--tls-cert", "c.pem", "--tls-key", "k.pem",
 					   "--tls-alpn", "h2,http/1.1")),
 			 0);
-	assert_true(conf.listen[1].alpn_h2);
-	assert_false(conf.listen[0].alpn_h2);
+	assert_true(sconf_alpn_h2(&conf.listen[1]));
+	assert_false(sconf_alpn_h2(&conf.listen[0]));
+	/* --tls-alpn http/1.1: HTTPS is HTTP/1.1 only, the plain port keeps h2c */
 	assert_int_equal(build(false, ARGS("--tls-cert", "c.pem", "--tls-key", "k.pem",
 					   "--tls-alpn", "http/1.1")),
 			 0);
-	assert_false(conf.listen[1].alpn_h2);
+	assert_false(sconf_alpn_h2(&conf.listen[1]));
+	assert_true(conf.listen[1].h2_off);
+	assert_false(conf.listen[0].h2_off);
+	/* --http2 off: both HTTP/1.1 only, ALPN http/1.1 whatever --tls-alpn */
+	assert_int_equal(build(false, ARGS("--tls-cert", "c.pem", "--tls-key", "k.pem",
+					   "--http2", "off")),
+			 0);
+	assert_false(sconf_alpn_h2(&conf.listen[1]));
+	assert_true(conf.listen[0].h2_off);
 }
 
 /* The guest's words (opt_cmd_uk) with the module's files named by the
@@ -193,7 +203,7 @@ static void test_guest(void **st)
 	assert_int_equal(conf.nlisten, 3);
 	assert_int_equal(conf.listen[0].port, 8080);
 	assert_true(conf.listen[1].tls);
-	assert_true(conf.listen[1].alpn_h2);
+	assert_true(sconf_alpn_h2(&conf.listen[1]));
 	assert_int_equal(conf.listen[1].port, 8443);
 	assert_false(conf.listen[2].tls);
 	assert_int_equal(conf.listen[2].port, 9100);
@@ -218,6 +228,19 @@ static void test_guest(void **st)
 	g = (struct sites_guest_src){.app = true};
 	assert_int_equal(build_guest("", &g), 0);
 	assert_int_equal(route(0, "x", "/any/path")->kind, SCONF_APP);
+
+	/* the guest's TLS defaults: h2 then http/1.1; tls-alpn=http/1.1 and
+	 * http2=off make it HTTP/1.1 (the latter on port 80 too) */
+	g = (struct sites_guest_src){.cert = "(c)", .key = "(k)"};
+	assert_int_equal(build_guest("", &g), 0);
+	assert_true(sconf_alpn_h2(&conf.listen[1]));
+	assert_false(conf.listen[0].h2_off);
+	assert_int_equal(build_guest("tls-alpn=http/1.1", &g), 0);
+	assert_false(sconf_alpn_h2(&conf.listen[1]));
+	assert_false(conf.listen[0].h2_off);
+	assert_int_equal(build_guest("http2=off", &g), 0);
+	assert_false(sconf_alpn_h2(&conf.listen[1]));
+	assert_true(conf.listen[0].h2_off);
 
 	/* a certificate without its key: no HTTPS (the runtime names both) */
 	g = (struct sites_guest_src){.cert = "(c)"};

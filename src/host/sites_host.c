@@ -580,7 +580,7 @@ static int tls_for(struct sh_worker *w, const struct sconf *c, unsigned li, stru
 	const struct opts *o = w->opts;
 	struct tls_server_opts so = {.sni = sni, .nsni = nsni,
 				     .ticket_rotate_s = (uint32_t)opt_num(o, OPT_TLS_TICKET_ROTATE),
-				     .alpn_h2 = c->listen[li].alpn_h2};
+				     .alpn_h2 = sconf_alpn_h2(&c->listen[li])};
 	l->tls = tls_host_server(opt_str(o, OPT_TLS_ENGINE), def->cert, def->key, &so, err, errlen);
 	if (!l->tls)
 		return -1;

@@ -2117,6 +2117,24 @@ H2_COLD static void sess_count(struct http_app_conn *c)
 	}
 }
 
+/* The session is over and its GOAWAY written: it ends, and the connection
+ * closes as HTTP/1.1's does after an error (IN_LINGER in conn_step): FIN,
+ * then read and drop until the peer closes or linger_timeout.  Closing
+ * with input unread (a flood's frames behind the one that ended it, a
+ * request sent before our GOAWAY arrived) makes the kernel send RST, and a
+ * client that gets RST drops what it had not read yet: the GOAWAY that
+ * says why, the last answers (RFC 9113 6.8, RFC 9112 9.6). */
+H2_COLD static void sess_linger(struct http_app_conn *c, sk_time_ns now)
+{
+	sess_end(c);
+	c->rlen = c->ipos = 0;
+	c->opos = c->olen = 0;
+	c->in = IN_LINGER;
+	c->drain = !c->eof;
+	c->linger_start = now;
+	c->again = true; /* conn_advance runs conn_step's linger */
+}
+
 /* The session: input to events, events to streams, output to the socket,
  * until nothing moves. */
 H2_COLD static void sess_step(struct http_app_conn *c)
@@ -2197,8 +2215,8 @@ H2_COLD static void sess_step(struct http_app_conn *c)
 		}
 		if (c->olen == 0 && h2_conn_out_pending(&s->h) == 0 &&
 		    (h2_conn_done(&s->h) || s->closed)) {
-			c->dead = true; /* GOAWAY sent and every stream over */
-			break;
+			sess_linger(c, now); /* GOAWAY sent and every stream over */
+			return;               /* sess_end counted the last of it */
 		}
 		if (!moved && !c->again)
 			break;

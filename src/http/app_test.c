@@ -1538,6 +1538,8 @@ static size_t h2_req_frame(uint8_t *b, uint32_t sid, bool post, const char *path
 
 /* The frames of s's output: how many of type on stream sid, the last's
  * flags, and the DATA payloads of sid joined into data. */
+static uint32_t h2_last_code; /* h2_frames: the last GOAWAY's or RST_STREAM's error code */
+
 static int h2_frames(int s, uint8_t type, uint32_t sid, uint8_t *flags, char *data, size_t *dlen)
 {
 	const uint8_t *o = (const uint8_t *)fk.s[s].out;
@@ -1553,6 +1555,7 @@ static int h2_frames(int s, uint8_t type, uint32_t sid, uint8_t *flags, char *da
 			k++;
 			if (flags)
 				*flags = f.h.flags;
+			h2_last_code = f.error_code;
 			if (data && type == H2_DATA) {
 				memcpy(data + *dlen, f.data, f.data_len);
 				*dlen += f.data_len;
@@ -1686,6 +1689,48 @@ static void test_h2_counters_live(void **st)
 	assert_int_equal(app.st.h2_header_large, 1);
 	assert_int_equal(app.st.h2_stream_errors, 1);
 	assert_int_equal(app.st.h2_conn_errors, 1);
+}
+
+/* A session ended by a flood (GOAWAY ENHANCE_YOUR_CALM) with the rest of
+ * the flood unread closes as HTTP/1.1 does after an error: FIN after the
+ * GOAWAY, then read and drop until the client's FIN, or the linger's 2 s.
+ * A close with input unread would be a RST, which makes the client's
+ * kernel drop the GOAWAY it had not read yet. */
+static void test_h2_goaway_lingers(void **st)
+{
+	(void)st;
+	setup_test();
+	static const char pre[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+	uint8_t b[24 + 9 + 80 * 17];
+	uint8_t ping[17] = {0, 0, 8, H2_PING, 0, 0, 0, 0, 0};
+	for (int k = 0; k < 2; k++) {
+		int s = conn(5 + k);
+		size_t n = 24;
+		memcpy(b, pre, 24);
+		n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+		for (int i = 0; i < 80; i++, n += sizeof(ping)) /* the budget is 50 a window */
+			memcpy(b + n, ping, sizeof(ping));
+		send_bytes(s, b, n);
+		assert_int_equal(h2_frames(s, H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+		assert_int_equal(h2_last_code, H2_ENHANCE_YOUR_CALM);
+		assert_true(fk.s[s].shut); /* FIN after the GOAWAY */
+		assert_true(fk.s[s].open); /* and still reading */
+		assert_int_equal(app.h2_used, 0); /* the session was given back */
+		size_t out = fk.s[s].out_len;
+		send_bytes(s, b + 24 + 9, 40 * sizeof(ping)); /* read and dropped */
+		assert_int_equal(fk.s[s].out_len, out);
+		assert_true(fk.s[s].open);
+		if (k == 0) {
+			loop_fake_eof(&fk, s);
+			loop_fake_event(&fk, s, LOOP_EV_READ);
+		} else {
+			loop_fake_advance(&fk, 2 * SK_NS_PER_S); /* the linger's end */
+		}
+		check();
+		assert_false(fk.s[s].open);
+		assert_int_equal(app.nconns, 0);
+	}
+	assert_int_equal(app.st.h2_floods, 2);
 }
 
 /* HTTP/2 off: the preface is an HTTP/1.1 request the parser refuses. */
@@ -1879,6 +1924,7 @@ int main(void)
 		cmocka_unit_test(test_drain_http10),
 		cmocka_unit_test(test_h2_preface_and_streams),
 		cmocka_unit_test(test_h2_counters_live),
+		cmocka_unit_test(test_h2_goaway_lingers),
 		cmocka_unit_test(test_h2_off),
 		cmocka_unit_test(test_random_steps),
 		cmocka_unit_test(test_random_steps_logged),

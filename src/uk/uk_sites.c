@@ -306,7 +306,7 @@ static struct uk_proxy *proxy_for(const struct sconf_route *rt, uint32_t *extra)
 /* Words the file replaces: the file says each of these. */
 static const uint8_t file_words[] = {
 	OPT_PORT,   OPT_MAX_CONNS, OPT_CACHE_CONTROL, OPT_HEADER_TIMEOUT, OPT_KEEPALIVE_TIMEOUT,
-	OPT_MAX_BODY, OPT_TLS_PORT, OPT_TLS_REDIRECT, OPT_TLS_ALPN,
+	OPT_MAX_BODY, OPT_TLS_PORT, OPT_TLS_REDIRECT, OPT_TLS_ALPN, OPT_HTTP2,
 };
 
 static int setup_model(const struct opts *o, struct uk_sites_need *need);
@@ -687,7 +687,7 @@ static int wolf_listener(struct uk_sites *w, struct uk_lst *l, unsigned li)
 		kprintf("skiff-uk: sites: site %s: tls %s: %s\n", site_name(site), site->cert, err);
 		return -1;
 	}
-	tls_wolfssl_alpn_h2(l->tls, S.c.listen[li].alpn_h2);
+	tls_wolfssl_alpn_h2(l->tls, sconf_alpn_h2(&S.c.listen[li]));
 	const struct sconf *c = &S.c;
 	for (unsigned s = 0; s < c->nsites; s++) {
 		site = &c->sites[s];
@@ -735,7 +735,7 @@ static int tls_listener(struct uk_sites *w, struct uk_lst *l, unsigned li, struc
 		return -1;
 	struct tls_bearssl_config bc = {.max_conns = l->conns, .certs = l->ncerts,
 					.sessions = w != &W0 ? 1 : 0, .random = tls_random,
-					.alpn_h2 = S.c.listen[li].alpn_h2};
+					.alpn_h2 = sconf_alpn_h2(&S.c.listen[li])};
 	size_t tsz = tls_bearssl_mem_size(&bc);
 	char err[200];
 	l->tls = tls_bearssl_server(S.env.alloc("a TLS listener's connections", tsz,
