@@ -302,6 +302,18 @@ runs() { # runs SERVER TR BODY LOAD: the reps' results, one word each
 	local r
 	for ((r = 0; r < REPS; r++)); do printf '%s\n' "${R[$1,$2,$3,$4,$r]:-}"; done
 }
+# table_head LEFT LEFT_RULE A B: a table's header row (the LEFT cells,
+# then "SERVER A | SERVER B" for each server) and its rule (LEFT_RULE, then
+# two right-aligned columns a server).
+table_head() {
+	local s
+	printf '%s' "$1"
+	for s in "${SERVERS[@]}"; do printf ' %s %s | %s %s |' "$s" "$3" "$s" "$4"; done
+	echo
+	printf '%s' "$2"
+	for s in "${SERVERS[@]}"; do printf -- '---:|---:|'; done
+	echo
+}
 table=$(
 	echo "# make bench-h2, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r)"
 	echo
@@ -313,12 +325,7 @@ table=$(
 		done
 	done
 	echo
-	printf '| transport | body | load |'
-	for s in "${SERVERS[@]}"; do printf ' %s req/s | %s µs/req |' "$s" "$s"; done
-	echo
-	printf '|---|---:|---|'
-	for s in "${SERVERS[@]}"; do printf -- '---:|---:|'; done
-	echo
+	table_head '| transport | body | load |' '|---|---:|---|' 'req/s' 'µs/req'
 	for tr in "${TRANSPORTS[@]}"; do
 		for b in "${BODIES[@]}"; do
 			for l in "${LOADS[@]}"; do
@@ -338,12 +345,7 @@ table=$(
 	echo
 	echo "Page load: 60 assets (500..3200 B) over HTTPS; ms per page (h2load's \"finished in\", handshakes included: the median of $REPS x $PAGES loads) and the server's CPU in µs per page (over each rep's $PAGES loads; the median of $REPS)."
 	echo
-	printf '| protocol |'
-	for s in "${SERVERS[@]}"; do printf ' %s ms/page | %s CPU µs/page |' "$s" "$s"; done
-	echo
-	printf '|---|'
-	for s in "${SERVERS[@]}"; do printf -- '---:|---:|'; done
-	echo
+	table_head '| protocol |' '|---|' 'ms/page' 'CPU µs/page'
 	for p in h2 h1; do
 		printf '| %s |' "$([ $p = h2 ] && echo 'HTTP/2, 1 connection' || echo 'HTTP/1.1, 6 connections')"
 		for s in "${SERVERS[@]}"; do

@@ -22,40 +22,20 @@
 #include <string.h>
 
 #include "h2/hpack.h"
+#include "h2/hpack_mem_test.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
-#define LIMIT_MAX 4096u
+#define LIMIT_MAX HPACK_MEM_LIMIT
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-struct dec_mem {
-	struct hpack_dec d;
-	uint8_t bytes[HPACK_TABLE_BYTES(LIMIT_MAX)];
-	struct hpack_entry ents[HPACK_TABLE_ENTRIES(LIMIT_MAX)];
-	uint8_t tmp[HPACK_DEC_TMP_BYTES(LIMIT_MAX)];
-	struct hpack_field fields[128];
-	uint8_t buf[16384];
-	struct hpack_list l;
-};
-struct enc_mem {
-	struct hpack_enc e;
-	uint8_t bytes[HPACK_TABLE_BYTES(LIMIT_MAX)];
-	struct hpack_entry ents[HPACK_TABLE_ENTRIES(LIMIT_MAX)];
-};
-
-static void dec_setup(struct dec_mem *m, uint32_t limit, uint32_t max_fields, uint32_t buf_cap,
-		      uint32_t max_list)
+static void dec_setup(struct hpack_dec_mem *m, uint32_t limit, uint32_t max_fields,
+		      uint32_t buf_cap, uint32_t max_list)
 {
-	CHECK(hpack_dec_init(&m->d, limit, m->bytes, sizeof(m->bytes), m->ents, SK_ARRAY_LEN(m->ents),
-			     m->tmp, sizeof(m->tmp)) == HPACK_OK);
-	m->l.fields = m->fields;
-	m->l.max_fields = max_fields;
-	m->l.buf = m->buf;
-	m->l.buf_cap = buf_cap;
-	m->l.max_list = max_list;
+	CHECK(hpack_dec_mem_init(m, limit, max_fields, buf_cap, max_list) == HPACK_OK);
 }
 
-static void check_list(const struct dec_mem *m)
+static void check_list(const struct hpack_dec_mem *m)
 {
 	const struct hpack_list *l = &m->l;
 	CHECK(l->n_fields <= l->max_fields && l->list_size <= l->max_list && l->buf_used <= l->buf_cap);
@@ -70,7 +50,8 @@ static void check_list(const struct dec_mem *m)
 }
 
 /* Our encoder, then a fresh-bounded second decoder: the same list. */
-static void reencode(const struct dec_mem *m, struct enc_mem *em, struct dec_mem *d2)
+static void reencode(const struct hpack_dec_mem *m, struct hpack_enc_mem *em,
+		     struct hpack_dec_mem *d2)
 {
 	/* 16 KB of strings, Huffman-coded at worst 30 bits a byte, plus indexes. */
 	static uint8_t out[131072];
@@ -113,8 +94,8 @@ static void huff_roundtrip(const uint8_t *blk, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct dec_mem m, d2;
-	static struct enc_mem em;
+	static struct hpack_dec_mem m, d2;
+	static struct hpack_enc_mem em;
 	static const uint32_t limits[] = { 0, 64, 256, LIMIT_MAX };
 	if (size < 1)
 		return 0;
@@ -128,8 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* The second decoder's bounds fit anything the first one kept. */
 	dec_setup(&d2, LIMIT_MAX, 128, 16384, 1u << 20);
-	CHECK(hpack_enc_init(&em.e, LIMIT_MAX, em.bytes, sizeof(em.bytes), em.ents,
-			     SK_ARRAY_LEN(em.ents)) == HPACK_OK);
+	CHECK(hpack_enc_mem_init(&em, LIMIT_MAX) == HPACK_OK);
 	em.e.huff = (uint8_t)((cfg >> 4) % 3);
 	bool broken = false;
 	size_t at = 1;

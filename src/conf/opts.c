@@ -145,6 +145,10 @@ const struct opt_def opt_defs[OPT_N] = {
 		       "that opens with its preface (prior knowledge, or ALPN h2\n"
 		       "under TLS, offered first) speaks it (docs/h2.md); off:\n"
 		       "HTTP/1.1 only, and ALPN offers http/1.1 alone"},
+	[OPT_HTTP2_SESSIONS] = {"http2-sessions", 0, OPT_K_NUM, "N", 1, 4096, NULL,
+				"HTTP/2 connections each listener holds at once (a\n"
+				"session of about 150 KiB each, at most max-conns); one\n"
+				"more is closed (http.h2_sessions_refused)"},
 
 	[OPT_TLS_CERT] = {"tls-cert", 0, OPT_K_STR, "FILE", 0, 0, NULL,
 			  "serve HTTPS too, with this certificate chain (PEM:\n"
@@ -714,6 +718,7 @@ static const struct opt_use uk_use[] = {
 	{OPT_MAC, 0, NULL, NULL},
 	{OPT_PORT, 0, "80", NULL},
 	{OPT_MAX_CONNS, 0, "2048", NULL},
+	{OPT_HTTP2_SESSIONS, 0, "8", NULL}, /* the guest's memory: 8 sessions, ~1.2 MiB */
 	{OPT_CACHE_CONTROL, 0, NULL, NULL},
 	{OPT_HEADER_TIMEOUT, 0, "10", NULL},
 	{OPT_KEEPALIVE_TIMEOUT, 0, "60", NULL},

@@ -59,9 +59,9 @@ struct route_state {
 };
 
 /* Top-level directives given once: where each was first. */
-enum { TOP_WORKERS, TOP_MAX_CONNS, TOP_MAX_BODY, TOP_HEADER_TIMEOUT, TOP_BODY_TIMEOUT,
-       TOP_SEND_TIMEOUT, TOP_KEEPALIVE_TIMEOUT, TOP_ACCESS_LOG, TOP_ERROR_LOG, TOP_HEADER_AREA,
-       TOP_N };
+enum { TOP_WORKERS, TOP_MAX_CONNS, TOP_HTTP2_SESSIONS, TOP_MAX_BODY, TOP_HEADER_TIMEOUT,
+       TOP_BODY_TIMEOUT, TOP_SEND_TIMEOUT, TOP_KEEPALIVE_TIMEOUT, TOP_ACCESS_LOG, TOP_ERROR_LOG,
+       TOP_HEADER_AREA, TOP_N };
 
 struct parser {
 	const char *text;
@@ -741,8 +741,9 @@ static int top_num(struct parser *p, struct stmt *st, int id, uint64_t lo, uint6
 {
 	if (twice(p, st, &p->top_given[id], "") < 0)
 		return -1;
-	const struct tok *t = need_arg(p, st, 0, "a number", id == TOP_WORKERS ? "workers N;"
-									     : "max_conns N;");
+	const char *use = id == TOP_WORKERS ? "workers N;"
+			  : id == TOP_HTTP2_SESSIONS ? "http2_sessions N;" : "max_conns N;";
+	const struct tok *t = need_arg(p, st, 0, "a number", use);
 	if (!t || arg_num(p, t, st, lo, hi, v) < 0)
 		return -1;
 	return end_simple(p, st, 1);
@@ -770,6 +771,15 @@ static int d_max_conns(struct parser *p, struct stmt *st)
 	if (top_num(p, st, TOP_MAX_CONNS, 1, 1000000, &v) < 0)
 		return -1;
 	p->c->max_conns = (uint32_t)v;
+	return 0;
+}
+
+static int d_http2_sessions(struct parser *p, struct stmt *st)
+{
+	uint64_t v;
+	if (top_num(p, st, TOP_HTTP2_SESSIONS, 1, SCONF_HTTP2_SESSIONS_MAX, &v) < 0)
+		return -1;
+	p->c->http2_sessions = (uint32_t)v;
 	return 0;
 }
 
@@ -1398,6 +1408,7 @@ static const struct dir_def dirs[] = {
 	{"site", C_TOP, d_site},
 	{"workers", C_TOP, d_workers},
 	{"max_conns", C_TOP, d_max_conns},
+	{"http2_sessions", C_TOP, d_http2_sessions},
 	{"max_body", C_TOP, d_max_body},
 	{"header_area", C_TOP, d_header_area},
 	{"header_timeout", C_TOP, d_header_timeout},
@@ -1698,6 +1709,9 @@ void sites_conf_defaults(struct sconf *c)
 		c->workers = 1;
 	if (!c->max_conns)
 		c->max_conns = 4096;
+	if (!c->http2_sessions)
+		c->http2_sessions = c->max_conns < SCONF_HTTP2_SESSIONS_DEFAULT
+					    ? c->max_conns : SCONF_HTTP2_SESSIONS_DEFAULT;
 	if (!c->max_body)
 		c->max_body = 1ull << 20;
 	if (!c->header_timeout)

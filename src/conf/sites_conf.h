@@ -177,6 +177,10 @@ struct sconf_site {
  * the value of the matching `skiff serve` flag's default. */
 /* workers auto;: one worker per core the process may run on. */
 #define SCONF_WORKERS_AUTO UINT32_MAX
+/* http2_sessions: the engine's bound (http_app_config_ok), and the
+ * default's cap: h2load's -c 100 and a browser's fleet fit. */
+#define SCONF_HTTP2_SESSIONS_MAX 4096u
+#define SCONF_HTTP2_SESSIONS_DEFAULT 128u
 
 struct sconf {
 	struct sconf_listen listen[SCONF_MAX_LISTEN];
@@ -185,6 +189,13 @@ struct sconf {
 	unsigned nsites;
 	uint32_t workers;          /* workers N;             or auto; default 1 */
 	uint32_t max_conns;        /* max_conns N;           default 4096 */
+	/* http2_sessions N; 1..SCONF_HTTP2_SESSIONS_MAX: HTTP/2 connections
+	 * held at once by each listener's engine (each a session of about
+	 * 150 KiB; http_app_config.h2_sessions), at most max_conns of them
+	 * in use.  Default min(max_conns, SCONF_HTTP2_SESSIONS_DEFAULT); the
+	 * unikernel's, unless its file says, is the word http2-sessions=
+	 * (8: the guest's memory). */
+	uint32_t http2_sessions;
 	uint64_t max_body;         /* max_body SIZE;         default 1m */
 	uint32_t header_area;      /* header_area SIZE;      256..64k, 0 = the engine's 1 KiB */
 	sk_time_ns header_timeout; /* header_timeout TIME;   default 10s */

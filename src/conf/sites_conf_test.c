@@ -155,6 +155,7 @@ static void test_top_level(void **state)
 				   "error_log /var/log/e.log;\n" SITE_HEAD "  route / { app; }\n}\n");
 	assert_int_equal(c->workers, 4);
 	assert_int_equal(c->max_conns, 1000000);
+	assert_int_equal(c->http2_sessions, 0); /* not given: sites_conf_defaults' */
 	assert_int_equal(c->max_body, 64 << 10);
 	assert_int_equal(c->header_timeout, 500 * SK_NS_PER_MS);
 	assert_int_equal(c->body_timeout, 10 * SK_NS_PER_S);
@@ -172,6 +173,11 @@ static void test_top_level(void **state)
 	assert_int_equal(c->max_body, 2ull << 30);
 	assert_int_equal(c->header_timeout, 7 * SK_NS_PER_S);
 	assert_int_equal(c->workers, 0); /* not given */
+	c = ok("http2_sessions 4096;\n" SITE_HEAD "  route / { app; }\n}\n");
+	assert_int_equal(c->http2_sessions, 4096);
+	c = ok("max_conns 10;\nhttp2_sessions 1;\n" SITE_HEAD "  route / { app; }\n}\n");
+	assert_int_equal(c->http2_sessions, 1);
+	assert_int_equal(c->max_conns, 10);
 	c = ok("workers auto;\n" SITE_HEAD "  route / { app; }\n}\n");
 	assert_int_equal(c->workers, SCONF_WORKERS_AUTO);
 
@@ -247,6 +253,7 @@ static void test_defaults(void **state)
 	sites_conf_defaults(&c);
 	assert_int_equal(c.workers, 3);
 	assert_int_equal(c.max_conns, 4096);
+	assert_int_equal(c.http2_sessions, 128); /* max_conns up to 128 */
 	assert_int_equal(c.max_body, 1 << 20);
 	assert_int_equal(c.header_timeout, 10 * SK_NS_PER_S);
 	assert_int_equal(c.body_timeout, 60 * SK_NS_PER_S);
@@ -254,6 +261,15 @@ static void test_defaults(void **state)
 	assert_int_equal(c.keepalive_timeout, 60 * SK_NS_PER_S);
 	assert_null(c.access_log);
 	assert_null(c.error_log);
+	/* http2_sessions: never more than max_conns by default; a given one kept */
+	memset(&c, 0, sizeof(c));
+	c.max_conns = 50;
+	sites_conf_defaults(&c);
+	assert_int_equal(c.http2_sessions, 50);
+	memset(&c, 0, sizeof(c));
+	c.http2_sessions = 300;
+	sites_conf_defaults(&c);
+	assert_int_equal(c.http2_sessions, 300);
 }
 
 static void test_site_directives(void **state)
@@ -486,7 +502,7 @@ static const struct bad bads[] = {
 	{"workers 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17;", 1, 48, "too many arguments to 'workers' (at most 16)"},
 	/* directives in the wrong place, unknown ones */
 	{"rooot /x;", 1, 1, "unknown directive 'rooot' at the top level (expected one of site, workers, "
-			    "max_conns, max_body, header_area, header_timeout, body_timeout, send_timeout, "
+			    "max_conns, http2_sessions, max_body, header_area, header_timeout, body_timeout, send_timeout, "
 			    "keepalive_timeout, access_log, error_log)"},
 	{SITE_HEAD "  rooot /x;\n", 3, 3, "unknown directive 'rooot' in site (expected one of listen, tls, "
 					  "default, header, route)"},
@@ -509,6 +525,11 @@ static const struct bad bads[] = {
 	{"workers 99999999999999999999;", 1, 9, "takes a number"},
 	{"workers 2;\nworkers 3;", 2, 1, "'workers' is given twice (first at 1:1)"},
 	{"max_conns 1000001;", 1, 11, "out of range (1..1000000)"},
+	{"http2_sessions 0;", 1, 16, "'http2_sessions 0': out of range (1..4096)"},
+	{"http2_sessions 4097;", 1, 16, "out of range (1..4096)"},
+	{"http2_sessions;", 1, 15, "expected a number after 'http2_sessions' (http2_sessions N;)"},
+	{"http2_sessions 8;\nhttp2_sessions 9;", 2, 1, "'http2_sessions' is given twice (first at 1:1)"},
+	{IN_ROUTE("http2_sessions 8;"), 3, 13, "'http2_sessions' goes at the top level, not in a route"},
 	{"max_body 0;", 1, 10, "'max_body 0': too small (at least 1 bytes)"},
 	{"header_area 255;", 1, 13, "'header_area 255': too small (at least 256 bytes)"},
 	{"header_area 65k;", 1, 13, "'header_area 65k': too large (at most 65536 bytes)"},

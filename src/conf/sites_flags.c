@@ -217,6 +217,8 @@ int sites_conf_from_flags(const struct opts *o, bool on_skiff, bool app, void *a
 								  : (uint32_t)v[OPT_WORKERS].num;
 	if (v[OPT_MAX_CONNS].set)
 		out->max_conns = (uint32_t)v[OPT_MAX_CONNS].num;
+	if (v[OPT_HTTP2_SESSIONS].set) /* the guest's word only */
+		out->http2_sessions = (uint32_t)v[OPT_HTTP2_SESSIONS].num;
 	if (v[OPT_HEADER_TIMEOUT].set)
 		out->header_timeout = v[OPT_HEADER_TIMEOUT].num * SK_NS_PER_S;
 	if (v[OPT_BODY_TIMEOUT].set)

@@ -191,8 +191,15 @@ static void test_guest(void **st)
 	assert_true(conf.listen[0].any);
 	assert_int_equal(conf.listen[0].port, 80);
 	assert_int_equal(conf.max_conns, 2048);
+	assert_int_equal(conf.http2_sessions, 8); /* the word's default: the guest's memory */
 	assert_int_equal(route(0, "x", "/")->kind, SCONF_RETURN);
 	assert_null(route(0, "x", "/other"));
+	assert_int_equal(build_guest("http2-sessions=32", &g), 0);
+	assert_int_equal(conf.http2_sessions, 32);
+	static struct opts bad;
+	char big[] = "http2-sessions=4097"; /* past the engine's bound */
+	assert_int_equal(opt_init(&bad, &opt_cmd_uk, err, sizeof(err)), OPT_OK);
+	assert_int_not_equal(opt_parse_words(&bad, big, err, sizeof(err)), OPT_OK);
 
 	/* the archive, the PEM files, tls-redirect and metrics=9100 */
 	g = (struct sites_guest_src){.root = "(archive)", .cert = "(c)", .key = "(k)",

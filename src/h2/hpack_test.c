@@ -19,47 +19,26 @@
 
 #include "h2/hpack.h"
 #include "h2/hpack_huff.h"
+#include "h2/hpack_mem_test.h"
 
 /* ---- fixtures ---- */
 
-#define LIMIT 4096u
-struct dec_mem {
-	struct hpack_dec d;
-	uint8_t bytes[HPACK_TABLE_BYTES(LIMIT)];
-	struct hpack_entry ents[HPACK_TABLE_ENTRIES(LIMIT)];
-	uint8_t tmp[HPACK_DEC_TMP_BYTES(LIMIT)];
-	struct hpack_field fields[64];
-	uint8_t buf[8192];
-	struct hpack_list l;
-};
-struct enc_mem {
-	struct hpack_enc e;
-	uint8_t bytes[HPACK_TABLE_BYTES(LIMIT)];
-	struct hpack_entry ents[HPACK_TABLE_ENTRIES(LIMIT)];
-};
+#define LIMIT HPACK_MEM_LIMIT
 
-static struct dec_mem *dec_new(uint32_t limit)
+/* 64 fields, 8 KiB of strings: the bounds the tests below count on. */
+static struct hpack_dec_mem *dec_new(uint32_t limit)
 {
-	struct dec_mem *m = calloc(1, sizeof(*m));
+	struct hpack_dec_mem *m = calloc(1, sizeof(*m));
 	assert_non_null(m);
-	assert_int_equal(hpack_dec_init(&m->d, limit, m->bytes, sizeof(m->bytes), m->ents,
-					SK_ARRAY_LEN(m->ents), m->tmp, sizeof(m->tmp)),
-			 HPACK_OK);
-	m->l.fields = m->fields;
-	m->l.max_fields = SK_ARRAY_LEN(m->fields);
-	m->l.buf = m->buf;
-	m->l.buf_cap = sizeof(m->buf);
-	m->l.max_list = 1u << 20;
+	assert_int_equal(hpack_dec_mem_init(m, limit, 64, 8192, 1u << 20), HPACK_OK);
 	return m;
 }
 
-static struct enc_mem *enc_new(uint32_t limit)
+static struct hpack_enc_mem *enc_new(uint32_t limit)
 {
-	struct enc_mem *m = calloc(1, sizeof(*m));
+	struct hpack_enc_mem *m = calloc(1, sizeof(*m));
 	assert_non_null(m);
-	assert_int_equal(hpack_enc_init(&m->e, limit, m->bytes, sizeof(m->bytes), m->ents,
-					SK_ARRAY_LEN(m->ents)),
-			 HPACK_OK);
+	assert_int_equal(hpack_enc_mem_init(m, limit), HPACK_OK);
 	return m;
 }
 
@@ -88,7 +67,7 @@ static size_t unhex(const char *hex, uint8_t *out, size_t cap)
 }
 
 /* Decode hex through an exact-size copy. */
-static int dec_hex(struct dec_mem *m, const char *hex)
+static int dec_hex(struct hpack_dec_mem *m, const char *hex)
 {
 	uint8_t raw[1024];
 	size_t n = unhex(hex, raw, sizeof(raw));
@@ -105,7 +84,7 @@ struct hdr {
 	const char *name, *value;
 };
 
-static void expect_list(const struct dec_mem *m, const struct hdr *h, size_t n)
+static void expect_list(const struct hpack_dec_mem *m, const struct hdr *h, size_t n)
 {
 	assert_int_equal(m->l.n_fields, n);
 	uint32_t size = 0;
@@ -219,7 +198,7 @@ static void test_int_overflow(void **state)
 	assert_int_equal(hpack_int_decode(b, n, &pos, 5, &v), HPACK_OK);
 	assert_int_equal(v, 32);
 	/* The decoder refuses such an index, and stops. */
-	struct dec_mem *m = dec_new(LIMIT);
+	struct hpack_dec_mem *m = dec_new(LIMIT);
 	assert_int_equal(dec_hex(m, "ff ff ff ff ff ff 0f"), HPACK_EINT);
 	assert_int_equal(hpack_err_h2_code(HPACK_EINT), HPACK_H2_COMPRESSION_ERROR);
 	free(m);
@@ -350,7 +329,7 @@ static void test_huff_errors(void **state)
 	n = unhex("ff", b, sizeof(b));
 	assert_int_equal(hpack_huff_decode(b, n, out, sizeof(out), &o), HPACK_EHUFF);
 	/* Inside a block: a literal whose Huffman value holds EOS. */
-	struct dec_mem *m = dec_new(LIMIT);
+	struct hpack_dec_mem *m = dec_new(LIMIT);
 	assert_int_equal(dec_hex(m, "00 01 61 84 ff ff ff ff"), HPACK_EHUFF);
 	free(m);
 }
@@ -360,7 +339,7 @@ static void test_huff_errors(void **state)
 static void test_c2(void **state)
 {
 	(void)state;
-	struct dec_mem *m = dec_new(LIMIT);
+	struct hpack_dec_mem *m = dec_new(LIMIT);
 	/* C.2.1 literal with indexing. */
 	assert_int_equal(dec_hex(m, "400a 6375 7374 6f6d 2d6b 6579 0d63 7573 746f 6d2d 6865 6164 6572"),
 			 HPACK_OK);
@@ -439,7 +418,7 @@ static const struct hdr resp3[] = { { ":status", "200" }, { "cache-control", "pr
 
 static void check_requests(const char *const *blocks)
 {
-	struct dec_mem *m = dec_new(LIMIT);
+	struct hpack_dec_mem *m = dec_new(LIMIT);
 	assert_int_equal(dec_hex(m, blocks[0]), HPACK_OK);
 	expect_list(m, req1, 4);
 	expect_table(&m->d.t, (struct hdr[]){ { ":authority", "www.example.com" } }, 1, 57);
@@ -459,7 +438,7 @@ static void check_requests(const char *const *blocks)
 static void check_responses(const char *const *blocks)
 {
 	/* The examples run with SETTINGS_HEADER_TABLE_SIZE 256: evictions. */
-	struct dec_mem *m = dec_new(256);
+	struct hpack_dec_mem *m = dec_new(256);
 	assert_int_equal(dec_hex(m, blocks[0]), HPACK_OK);
 	expect_list(m, resp1, 4);
 	expect_table(&m->d.t,
@@ -499,7 +478,7 @@ static void test_c5_c6(void **state)
 static void encode_seq(uint32_t limit, uint8_t huff, const struct hdr *const *lists, const size_t *ns,
 		       const char *const *want)
 {
-	struct enc_mem *m = enc_new(limit);
+	struct hpack_enc_mem *m = enc_new(limit);
 	m->e.huff = huff;
 	/* The examples assume both ends agreed on `limit`: no update owed. */
 	m->e.pending = false;
@@ -543,8 +522,8 @@ static void test_roundtrip_random(void **state)
 	static const char *const names[] = { ":method", ":path", "x-a", "x-b", "cookie", "user-agent",
 					      "accept", "x-long-header-name-for-eviction" };
 	srand(33);
-	struct enc_mem *em = enc_new(LIMIT);
-	struct dec_mem *dm = dec_new(LIMIT);
+	struct hpack_enc_mem *em = enc_new(LIMIT);
+	struct hpack_dec_mem *dm = dec_new(LIMIT);
 	uint8_t vals[64][40];
 	for (int round = 0; round < 2000; round++) {
 		if (round % 97 == 5) {
@@ -603,7 +582,7 @@ static void test_roundtrip_random(void **state)
 static void test_never_indexed(void **state)
 {
 	(void)state;
-	struct enc_mem *m = enc_new(LIMIT);
+	struct hpack_enc_mem *m = enc_new(LIMIT);
 	uint8_t out[128];
 	size_t pos = 0;
 	assert_int_equal(hpack_enc_begin(&m->e, out, sizeof(out), &pos), HPACK_OK);
@@ -629,7 +608,7 @@ static void test_never_indexed(void **state)
 static void test_encode_nobuf(void **state)
 {
 	(void)state;
-	struct enc_mem *m = enc_new(LIMIT);
+	struct hpack_enc_mem *m = enc_new(LIMIT);
 	uint8_t out[64];
 	for (size_t cap = 0; cap < 20; cap++) {
 		size_t pos = 0;
@@ -653,7 +632,7 @@ static void test_encode_nobuf(void **state)
 static void test_table_eviction(void **state)
 {
 	(void)state;
-	struct dec_mem *m = dec_new(100);
+	struct hpack_dec_mem *m = dec_new(100);
 	/* Three 40-byte entries (4 + 4 + 32) in a 100-byte table: the first
 	 * is evicted by the third. */
 	assert_int_equal(dec_hex(m, "40 04 6161 6161 04 3131 3131"), HPACK_OK);
@@ -684,7 +663,7 @@ static void test_table_eviction(void **state)
 static void test_size_update(void **state)
 {
 	(void)state;
-	struct dec_mem *m = dec_new(LIMIT);
+	struct hpack_dec_mem *m = dec_new(LIMIT);
 	assert_int_equal(dec_hex(m, c3[0]), HPACK_OK);
 	assert_int_equal(m->d.t.count, 1);
 	/* Update to 0 then back to 4096 at the start of a block: empties it. */
@@ -717,7 +696,7 @@ static void test_size_update(void **state)
 	assert_int_equal(dec_hex(m, "3f 46 82"), HPACK_ESIZE); /* 101 > 100 */
 	free(m);
 	/* The encoder announces a change: lowered then raised, both (4.2). */
-	struct enc_mem *e = enc_new(LIMIT);
+	struct hpack_enc_mem *e = enc_new(LIMIT);
 	hpack_enc_set_peer_limit(&e->e, 0);
 	hpack_enc_set_peer_limit(&e->e, 2048);
 	uint8_t out[16];
@@ -757,12 +736,12 @@ static void test_bad_index(void **state)
 		"1f 2f 01 61", /* never indexed, name index 62 */
 	};
 	for (size_t i = 0; i < SK_ARRAY_LEN(bad); i++) {
-		struct dec_mem *m = dec_new(LIMIT);
+		struct hpack_dec_mem *m = dec_new(LIMIT);
 		assert_int_equal(dec_hex(m, bad[i]), HPACK_EINDEX);
 		free(m);
 	}
 	/* 61 is the last static entry, 62 the first dynamic one. */
-	struct dec_mem *m = dec_new(LIMIT);
+	struct hpack_dec_mem *m = dec_new(LIMIT);
 	assert_int_equal(dec_hex(m, "bd"), HPACK_OK);
 	expect_list(m, (struct hdr[]){ { "www-authenticate", "" } }, 1);
 	assert_int_equal(dec_hex(m, "40 01 61 01 62 be"), HPACK_OK);
@@ -782,7 +761,7 @@ static void test_truncated(void **state)
 	/* Cuts that end exactly between representations are valid blocks. */
 	static const size_t bounds[] = { 0, 1, 2, 26, 27, 32 };
 	for (size_t cut = 0; cut < n; cut++) {
-		struct dec_mem *m = dec_new(256);
+		struct hpack_dec_mem *m = dec_new(256);
 		assert_int_equal(dec_hex(m, c6[0]), HPACK_OK);
 		assert_int_equal(dec_hex(m, c6[1]), HPACK_OK);
 		uint8_t *c = malloc(cut ? cut : 1);
@@ -798,7 +777,7 @@ static void test_truncated(void **state)
 			assert_int_equal(rc, HPACK_ETRUNC);
 		free(m);
 	}
-	struct dec_mem *m = dec_new(LIMIT);
+	struct hpack_dec_mem *m = dec_new(LIMIT);
 	assert_int_equal(dec_hex(m, "40 05 6161"), HPACK_ETRUNC); /* name shorter than said */
 	free(m);
 	m = dec_new(LIMIT);
@@ -815,7 +794,7 @@ static void test_list_bounds(void **state)
 {
 	(void)state;
 	/* Count: 3 fields allowed, C.3.3 has 5. */
-	struct dec_mem *m = dec_new(LIMIT);
+	struct hpack_dec_mem *m = dec_new(LIMIT);
 	assert_int_equal(dec_hex(m, c3[0]), HPACK_OK);
 	assert_int_equal(dec_hex(m, c3[1]), HPACK_OK);
 	m->l.max_fields = 3;

@@ -644,14 +644,15 @@ static int listeners_open(struct sh_worker *w, char *err, size_t errlen)
 		cfg.send_timeout = c->send_timeout;
 		cfg.keepalive_timeout = c->keepalive_timeout;
 		cfg.scheme = ls->tls ? "https" : "http";
-		/* HTTP/2 sessions: up to 128 (about 150 KiB each, in mmap'd memory
-		 * only a session's pages that were used are resident), so h2load's
-		 * -c 100 and a browser's fleet fit; the engine's default of 8 is
-		 * the unikernel's, where memory is the guest's. */
+		/* HTTP/2 sessions: the model's http2_sessions (about 150 KiB each,
+		 * in mmap'd memory only a session's pages that were used are
+		 * resident), no more than this worker's share of the connections,
+		 * as each session takes one. */
 		if (ls->h2_off)
 			cfg.h2_sessions = 0;
 		else
-			cfg.h2_sessions = c->max_conns < 128u ? c->max_conns : 128u;
+			cfg.h2_sessions = c->http2_sessions < c->max_conns ? c->http2_sessions
+									   : c->max_conns;
 		/* Only with a log: without one the engine does no work per answer.
 		 * A reload that turns it on or off sets it (http_app_set_access). */
 		cfg.access = w->alog ? access_hook : NULL;

@@ -1740,6 +1740,30 @@ static void request_over(struct http_app_conn *c)
 	c->req.accept_purge = app->cfg.accept_purge;
 }
 
+/* A state off the free list (not empty: the caller checked), counted in
+ * nconns, every field before req zeroed except what the state owns for its
+ * life: its buffers (carved once by http_app_init) and its timer (disarmed
+ * by conn_release, slot 0).  For a connection (on_accept) and a stream
+ * (stream_open) alike, so the two cannot drift; conn_release gives it back.
+ * Inline: it runs once per connection and once per stream. */
+static inline struct http_app_conn *state_take(struct http_app *app)
+{
+	struct http_app_conn *c = app->free_list;
+	app->free_list = c->next_free;
+	app->nconns++;
+	struct loop_timer t = c->timer;
+	uint8_t *rb = c->rbuf, *ob = c->obuf;
+	char *hb = c->hdr;
+	sk_memset(c, 0, offsetof(struct http_app_conn, req));
+	c->app = app;
+	c->timer = t;
+	c->timer.fn = conn_timer;
+	c->rbuf = rb;
+	c->obuf = ob;
+	c->hdr = hb;
+	return c;
+}
+
 static void sess_end(struct http_app_conn *c);
 static void stream_end(struct http_app_conn *c);
 
@@ -1943,19 +1967,8 @@ static void stream_open(struct http_app_conn *sc, const struct h2_event *ev)
 		count_status(app, 431);
 		return;
 	}
-	app->free_list = c->next_free;
-	app->nconns++;
+	c = state_take(app); /* the same state: rbuf, written above, is kept */
 	app->st.h2_streams++;
-	struct loop_timer t = c->timer;
-	uint8_t *rb = c->rbuf, *ob = c->obuf;
-	char *hb = c->hdr;
-	sk_memset(c, 0, offsetof(struct http_app_conn, req));
-	c->hdr = hb;
-	c->app = app;
-	c->timer = t;
-	c->timer.fn = conn_timer;
-	c->rbuf = rb;
-	c->obuf = ob;
 	c->sock = SOCK_H2;
 	c->peer = sc->peer;
 	c->h2 = sc;
@@ -2734,19 +2747,8 @@ static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
 			refuse(app, s, &peer);
 			continue;
 		}
-		app->free_list = c->next_free;
-		app->nconns++;
+		c = state_take(app);
 		app->st.conns_accepted++;
-		struct loop_timer t = c->timer;
-		uint8_t *rb = c->rbuf, *ob = c->obuf;
-		char *hb = c->hdr;
-		sk_memset(c, 0, offsetof(struct http_app_conn, req));
-		c->hdr = hb;
-		c->app = app;
-		c->timer = t;
-		c->timer.fn = conn_timer;
-		c->rbuf = rb;
-		c->obuf = ob;
 		c->sock = s;
 		c->peer = peer;
 		c->may_read = true; /* what came with the handshake raised no event of its own */

@@ -177,6 +177,25 @@ SUITE_TEST suite_tls12_resume(void **state)
 	E->ctx_free(sctx);
 }
 
+/* After a handshake between OpenSSL's client `cl` and the engine's `sv`:
+ * the protocol the engine's alpn() names ("h2", "http/1.1" or NULL),
+ * failing unless the client was told the same (NULL: told nothing).
+ * Also for an engine whose tests keep a pair of their own
+ * (tls_bearssl_test.c). */
+static __attribute__((unused)) const char *suite_alpn_check(SSL *cl, const struct tls_conn *sv)
+{
+	const unsigned char *got;
+	unsigned n;
+	SSL_get0_alpn_selected(cl, &got, &n);
+	const char *name = E->alpn(sv);
+	if (!name)
+		assert_int_equal(n, 0);
+	else if (n != strlen(name) || memcmp(got, name, n))
+		fail_msg("the client was told '%.*s', the engine says '%s'", (int)n, (const char *)got,
+			 name);
+	return name;
+}
+
 /* One handshake of a client offering the ALPN list `offer` (wire form,
  * len bytes; 0: no extension): what the client was told, as the
  * engine's alpn() names it ("h2", "http/1.1" or NULL), after checking
@@ -191,15 +210,7 @@ static __attribute__((unused)) const char *suite_alpn_got(SSL_CTX *cctx, struct 
 						     (unsigned)len), 0);
 	assert_null(E->alpn(p.sv)); /* before the handshake: nothing */
 	assert_true(tls_testpair_handshake(&p));
-	const unsigned char *got;
-	unsigned n;
-	SSL_get0_alpn_selected(p.cl, &got, &n);
-	const char *name = E->alpn(p.sv);
-	if (!name)
-		assert_int_equal(n, 0);
-	else if (n != strlen(name) || memcmp(got, name, n))
-		fail_msg("the client was told '%.*s', the engine says '%s'", (int)n, (const char *)got,
-			 name);
+	const char *name = suite_alpn_check(p.cl, p.sv);
 	assert_true(tls_testpair_exchange(&p));
 	tls_testpair_free(&p);
 	return name;

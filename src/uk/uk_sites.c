@@ -376,6 +376,8 @@ struct uk_sites *uk_sites_setup(const void *module, uint64_t len, const struct o
 		}
 	}
 	bool given_conns = S.c.max_conns != 0;
+	if (!S.c.http2_sessions) /* the file's, else the word's (8 by default: guest memory) */
+		S.c.http2_sessions = (uint32_t)opt_num(o, OPT_HTTP2_SESSIONS);
 	sites_conf_defaults(&S.c);
 	S.max_conns = given_conns ? S.c.max_conns : UK_SITES_CONNS;
 	return setup_model(o, need) < 0 ? NULL : &W0;
@@ -820,6 +822,8 @@ int uk_sites_start(struct uk_sites *w, struct loop *loop, size_t max_sockets, co
 		cfg.scheme = ls->tls ? "https" : "http";
 		if (ls->h2_off)
 			cfg.h2_sessions = 0;
+		else /* the model's, within the listener's connections (each takes one) */
+			cfg.h2_sessions = c->http2_sessions < l->conns ? c->http2_sessions : l->conns;
 		cfg.access = access;
 		cfg.access_ctx = access_ctx;
 		cfg.error_log = S.env.error_log;
