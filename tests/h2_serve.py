@@ -39,27 +39,10 @@ import h2.config
 import h2.connection
 import h2.events
 
-PASSED = 0
-FAILED = 0
+from skt import Checks, free_port
 
-
-def check(name, ok, detail=""):
-    global PASSED, FAILED
-    if ok:
-        PASSED += 1
-        print(f"PASS h2-serve.{name} {detail}".rstrip())
-    else:
-        FAILED += 1
-        print(f"FAIL h2-serve.{name} {detail}".rstrip())
-    sys.stdout.flush()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+CHECKS = Checks("h2-serve", prefix="h2-serve.")
+check = CHECKS.check
 
 
 def wait_port(port, proc, secs=10.0):
@@ -448,8 +431,7 @@ def main():
         for p in procs:
             stop(p)
         shutil.rmtree(work, ignore_errors=True)
-    print(f"h2-serve: {PASSED} passed, {FAILED} failed")
-    return 1 if FAILED else 0
+    return CHECKS.summary()
 
 
 if __name__ == "__main__":
