@@ -14,6 +14,8 @@
 #   h2c.nghttp      nghttp: three files on one connection, exit 0
 #   h2c.h2load      h2load -c 4 -m 10: 4000 requests, 0 failed, 4000 2xx (and
 #                   100 KB files: 300, 0 failed)
+#   h2c.python-h2   python3-h2 (tests/h2_serve.py --streams): 20 concurrent
+#                   streams on one connection, each a 200 with its file's bytes
 #   tls.curl        curl's default over HTTPS: ALPN h2 (HTTP/2), the 3 MB file
 #                   sha256-identical; --http1.1 still HTTP/1.1
 #   tls.h2load      h2load over TLS: "Application protocol: h2", 2000 requests,
@@ -31,13 +33,15 @@ export PYTHONDONTWRITEBYTECODE=1
 usage() { echo "usage: $0 path/to/skiff" >&2; exit 2; }
 BIN=${1:-}
 [ -n "$BIN" ] || usage
-[ "$BIN" = -h ] || [ "$BIN" = --help ] && { sed -n '2,23p' "$0"; exit 0; }
+[ "$BIN" = -h ] || [ "$BIN" = --help ] && { sed -n '2,25p' "$0"; exit 0; }
 if ! skt_check_bin "$BIN"; then
 	fail setup "skiff binary '$BIN' missing or not runnable"
 	summary
 	exit 1
 fi
 skt_need setup openssl curl nghttp h2load timeout sha256sum || { summary; exit 1; }
+PY=/usr/bin/python3 # Debian's, with python3-h2 (PATH's may lack it)
+"$PY" -c 'import h2' 2>/dev/null || { fail setup "$PY lacks h2 (python3-h2)"; summary; exit 1; }
 BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 skt_family 4
 SRV_IP=$SKT_SRV H=$SKT_HOST
@@ -122,6 +126,8 @@ h2load_ok 4000 "$out" && pass "h2c.h2load ($(h2load_says "$out"))" || fail h2c.h
 out=$(C h2load -n 300 -c 4 -m 10 "http://$H/mid.bin" 2>&1)
 h2load_ok 300 "$out" && pass "h2c.h2load-100KB ($(h2load_says "$out"))" ||
 	fail h2c.h2load-100KB "$(h2load_says "$out")"
+out=$(C "$PY" "$HERE/h2_serve.py" --streams "$SRV_IP" 80 "$ROOT" 2>&1)
+[ $? -eq 0 ] && pass "h2c.python-h2 ($out)" || fail h2c.python-h2 "$out"
 
 # ---- TLS: ALPN h2 by default ----------------------------------------------
 out=$(curl_get tls.big --cacert "$WORK/c.pem" "https://$H/big.bin")
