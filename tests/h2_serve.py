@@ -5,7 +5,8 @@ real peers: the h2-serve phase of `make test` (docs/testing.md).
 Runs the real programs on 127.0.0.1 (kernel sockets, no root):
   - `skiff serve --root DIR --stats` (the files handler),
   - build/examples/echo (an application on http/app.h: a streaming echo),
-  - `skiff serve --config` whose route proxies to the first server,
+  - `skiff serve --config` whose route proxies to the first server (and
+    which is sent SIGHUP: a reload),
   - `skiff serve --http2 off` (the per-listener switch),
 and checks, over h2c (HTTP/2 by prior knowledge, RFC 9113 3.3):
   curl --http2-prior-knowledge: status, protocol 2 and the body's sha256
@@ -18,7 +19,9 @@ and checks, over h2c (HTTP/2 by prior knowledge, RFC 9113 3.3):
   TLS, curl's default (ALPN h2 by default: HTTP/2), h2load, and HTTP/1.1
   with --tls-alpn http/1.1 and with --http2 off; a PING flood's GOAWAY
   ENHANCE_YOUR_CALM reaching a client that goes on sending (the session's
-  lingering close: FIN, not RST).
+  lingering close: FIN, not RST); a reload (SIGHUP) sending an open
+  session GOAWAY NO_ERROR then FIN, with an HTTP/1.1 keep-alive connection
+  beside it still served and a new session answered 200.
 Needs Debian's python3 (python3-h2): mk/h2.mk runs it with $(DEB_PYTHON3).
 
 Usage: h2_serve.py SKIFF ECHO_APP
@@ -32,6 +35,7 @@ big.bin in turn; prints what came back, exit 0 when every stream is a 200
 with the file's bytes.
 """
 import hashlib
+import http.client
 import os
 import re
 import shutil
@@ -188,6 +192,56 @@ def flood_goaway(port, pings=6000, later=100):
             code = int.from_bytes(data[at + 13:at + 17], "big")
         at += 9 + n
     return code, end
+
+
+def reload_goaway(port, plog, small):
+    """SIGHUP on a `serve --config` server: an open h2c session gets
+    GOAWAY NO_ERROR (last stream id: its one stream) and then the server's
+    FIN; an HTTP/1.1 keep-alive connection beside it is still served; a
+    new connection gets 200; http.h2_goaway_reload at exit."""
+    p, log = plog
+    c = H2Client(port)
+    res = c.run({1: c.headers("GET", "/small.txt")})
+    check("reload.before", res[1] == (200, small), f"{res[1][0]} {len(res[1][1])} B")
+    h1 = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    h1.request("GET", "/small.txt")
+    r1 = h1.getresponse()
+    b1 = r1.read()
+    h1_sock = h1.sock
+    p.send_signal(signal.SIGHUP)
+    goaway, end = None, "timeout"
+    c.sock.settimeout(5)  # the workers look for SIGHUP once a second
+    try:
+        while True:
+            data = c.sock.recv(65536)
+            if not data:
+                end = "eof"
+                break
+            for ev in c.conn.receive_data(data):
+                if isinstance(ev, h2.events.ConnectionTerminated):
+                    goaway = (int(ev.error_code), ev.last_stream_id)
+    except OSError as e:
+        end = type(e).__name__
+    c.sock.close()
+    check("reload.goaway", goaway == (0, 1) and end == "eof",
+          f"GOAWAY (code, last stream) {goaway} then {end} (want (0, 1) then eof)")
+    h1.request("GET", "/small.txt")
+    r2 = h1.getresponse()
+    b2 = r2.read()
+    check("reload.http1-kept", r1.status == r2.status == 200 and b1 == b2 == small
+          and h1.sock is h1_sock, f"{r1.status} {r2.status} on the same connection")
+    h1.close()
+    c = H2Client(port)
+    res = c.run({1: c.headers("GET", "/small.txt")})
+    c.close()
+    check("reload.new-session", res[1] == (200, small), f"{res[1][0]} {len(res[1][1])} B")
+    stop(p)
+    log.seek(0)
+    text = log.read()
+    st = stats_of(text)
+    check("reload.stats", "SIGHUP:" in text and st.get("http.h2_goaway_reload", 0) == 1,
+          f"http.h2_goaway_reload={st.get('http.h2_goaway_reload')} (1); "
+          f"SIGHUP logged: {'SIGHUP:' in text}")
 
 
 def stats_of(text):
@@ -377,6 +431,7 @@ def main():
             ok = re.search(r"1000 succeeded, 0 failed", out) and re.search(r"status codes: 1000 2xx", out)
             check("proxy.h2load", bool(ok), " ".join(l for l in out.splitlines()
                                                      if l.startswith(("requests:", "status codes:"))))
+            reload_goaway(pport, logs["proxy"], files["small.txt"])
 
         # The session's close lingers (as HTTP/1.1's does): after its GOAWAY
         # ENHANCE_YOUR_CALM the server half-closes and reads on, so the

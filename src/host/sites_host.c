@@ -752,7 +752,7 @@ static int load(const struct plan *pl, struct parsed *p, char *err, size_t errle
 			: load_flags(pl->o, pl->on_skiff, p, err, errlen);
 }
 
-static void reload(struct sh_worker *w, const struct plan *pl)
+static void reload(struct sh_worker *w, const struct plan *pl, sk_time_ns now)
 {
 	char err[512];
 	struct parsed p;
@@ -808,6 +808,13 @@ static void reload(struct sh_worker *w, const struct plan *pl)
 	for (unsigned li = 0; li < w->nlst; li++)
 		if (w->lst[li].started)
 			http_app_epoch_next(&w->lst[li].app);
+	/* Open HTTP/2 sessions would go on with what they began with (the
+	 * old certificate, for one) as long as their clients keep them:
+	 * GOAWAY asks each to finish its streams and reconnect.  HTTP/1.1
+	 * connections are left alone. */
+	for (unsigned li = 0; li < w->nlst; li++)
+		if (w->lst[li].started)
+			http_app_goaway(&w->lst[li].app, now);
 	prev->next_retired = w->retired;
 	w->retired = prev;
 	w->reloads++;
@@ -863,7 +870,7 @@ static void tick(struct loop_timer *t, sk_time_ns now)
 	struct sh_worker *w = (struct sh_worker *)((char *)t - offsetof(struct sh_worker, tick));
 	if (w->wk.reload) {
 		w->wk.reload = 0;
-		reload(w, plan_run);
+		reload(w, plan_run, now);
 	}
 	if (w->retired && retired_free(w)) {
 		while (w->retired) {

@@ -2827,6 +2827,21 @@ void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx
 	app->drain_ctx = ctx;
 }
 
+void http_app_goaway(struct http_app *app, sk_time_ns now)
+{
+	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
+		struct http_app_conn *c = &app->conns[i];
+		if (c->sock < 0 || !c->sess)
+			continue;
+		bool sent = c->sess->h.goaway_sent;
+		h2_conn_shutdown(&c->sess->h, now); /* nothing if over or said */
+		if (sent || !c->sess->h.goaway_sent)
+			continue;
+		app->st.h2_goaway_reload++;
+		conn_advance(c); /* written now; lingers at once if no stream is open */
+	}
+}
+
 /* ---- checking ---- */
 
 #define CHECK(cond) do { if (!(cond)) return -__LINE__; } while (0)

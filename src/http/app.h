@@ -612,6 +612,19 @@ void http_app_stop(struct http_app *app);
  * nothing. */
 #define HTTP_APP_DRAIN_IDLE_GRACE (500 * SK_NS_PER_MS)
 void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx), void *ctx);
+/* A reload (SIGHUP): every open HTTP/2 session is asked to end, so its
+ * client reconnects and meets what the reload changed (a certificate, a
+ * route), as nginx's old workers end theirs.  Each sends GOAWAY NO_ERROR
+ * whose last stream id is the last the client opened (RFC 9113 6.8): the
+ * streams already open finish, a later one is refused by the engine, and
+ * once none is left the connection closes as a session after an error
+ * does (FIN, then read until the peer closes or linger_timeout).  Counted
+ * in h2_goaway_reload (a session that had sent its GOAWAY already, drain
+ * or error, is not).  Nothing else changes: HTTP/1.1 connections, the
+ * listener and sessions opened after this call go on as before.  now: the
+ * time of the reload.  From the loop's thread, between events or inside
+ * its callbacks. */
+void http_app_goaway(struct http_app *app, sk_time_ns now);
 /* The IMF-fixdate for Date (29 characters), when the second changes. */
 void http_app_set_date(struct http_app *app, const char *date29);
 /* Set cfg.access and cfg.access_ctx from now on (fn NULL: off, and no
@@ -658,7 +671,7 @@ int http_app_check(const struct http_app *app);
 	X(write_errors) X(drain_idle_closed) X(header_overflow) X(header_invalid)                \
 	X(body_pool_empty) X(h2_sessions) X(h2_sessions_refused) X(h2_streams)                   \
 	X(h2_streams_refused) X(h2_conn_errors) X(h2_stream_errors) X(h2_rapid_reset)            \
-	X(h2_floods) X(h2_header_large) X(h2_timeouts)
+	X(h2_floods) X(h2_header_large) X(h2_timeouts) X(h2_goaway_reload)
 
 struct http_app_stats {
 #define HTTP_APP_STAT_FIELD(n) uint64_t n;

@@ -1539,6 +1539,7 @@ static size_t h2_req_frame(uint8_t *b, uint32_t sid, bool post, const char *path
 /* The frames of s's output: how many of type on stream sid, the last's
  * flags, and the DATA payloads of sid joined into data. */
 static uint32_t h2_last_code; /* h2_frames: the last GOAWAY's or RST_STREAM's error code */
+static uint32_t h2_last_sid;  /* h2_frames: the last GOAWAY's last_stream_id */
 
 static int h2_frames(int s, uint8_t type, uint32_t sid, uint8_t *flags, char *data, size_t *dlen)
 {
@@ -1556,6 +1557,7 @@ static int h2_frames(int s, uint8_t type, uint32_t sid, uint8_t *flags, char *da
 			if (flags)
 				*flags = f.h.flags;
 			h2_last_code = f.error_code;
+			h2_last_sid = f.last_stream_id;
 			if (data && type == H2_DATA) {
 				memcpy(data + *dlen, f.data, f.data_len);
 				*dlen += f.data_len;
@@ -1731,6 +1733,87 @@ static void test_h2_goaway_lingers(void **st)
 		assert_int_equal(app.nconns, 0);
 	}
 	assert_int_equal(app.st.h2_floods, 2);
+}
+
+/* A reload's GOAWAY (http_app_goaway): a session with a stream in flight
+ * is told NO_ERROR with that stream as the last; the stream's answer
+ * completes, then the connection closes lingering (FIN, read until the
+ * client's).  An HTTP/1.1 keep-alive connection beside it and a session
+ * opened after it go on. */
+static void test_h2_goaway_reload(void **st)
+{
+	(void)st;
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 8;
+	cfg.out_size = 4096;
+	setup_with(&test_app, &cfg);
+	done_calls = done_ok = 0;
+	static const char pre[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+	uint8_t b[512];
+	int s = conn(5);
+	size_t n = 24;
+	memcpy(b, pre, 24);
+	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	n += h2_req_frame(b + n, 1, false, "/tick", true); /* three seconds of answer */
+	send_bytes(s, b, n);
+	assert_int_equal(app.st.h2_streams, 1);
+	assert_int_equal(h2_frames(s, H2_HEADERS, 1, NULL, NULL, NULL), 1);
+	int k = conn(6); /* HTTP/1.1 keep-alive */
+	send_str(k, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[k].out, "HTTP/1.1 200"));
+	clear_out(s);
+	clear_out(k);
+	http_app_goaway(&app, fk.now);
+	check();
+	assert_int_equal(h2_frames(s, H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+	assert_int_equal(h2_last_code, H2_NO_ERROR);
+	assert_int_equal(h2_last_sid, 1);
+	assert_int_equal(stat_of("http.h2_goaway_reload"), 1);
+	assert_false(fk.s[s].shut); /* its stream is not over */
+	assert_int_equal(fk.s[k].out_len, 0);
+	assert_false(fk.s[k].shut);
+	/* A second call says nothing more. */
+	http_app_goaway(&app, fk.now);
+	assert_int_equal(h2_frames(s, H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+	assert_int_equal(app.st.h2_goaway_reload, 1);
+	/* A new session meanwhile is served, and told nothing. */
+	int t = conn(7);
+	n = 24;
+	memcpy(b, pre, 24);
+	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	n += h2_req_frame(b + n, 1, false, "/hello", true);
+	send_bytes(t, b, n);
+	uint8_t fl = 0;
+	char data[256];
+	size_t dl = 0;
+	assert_int_equal(h2_frames(t, H2_HEADERS, 1, NULL, NULL, NULL), 1);
+	assert_int_equal(h2_frames(t, H2_DATA, 1, &fl, data, &dl), 1);
+	assert_true(fl & H2_FLAG_END_STREAM);
+	assert_memory_equal(data, "hi\n", 3);
+	assert_int_equal(h2_frames(t, H2_GOAWAY, 0, NULL, NULL, NULL), 0);
+	/* The old stream's answer completes, then the connection lingers. */
+	for (int i = 0; i < 3; i++) {
+		assert_false(fk.s[s].shut);
+		loop_fake_advance(&fk, SK_NS_PER_S); /* a tick a second */
+		check();
+	}
+	assert_int_equal(h2_frames(s, H2_DATA, 1, &fl, data, &dl) >= 3, 1);
+	assert_true(fl & H2_FLAG_END_STREAM);
+	assert_memory_equal(data, "tickticktick", 12);
+	assert_true(fk.s[s].shut); /* FIN after the last answer */
+	assert_true(fk.s[s].open); /* and reading until the client closes */
+	loop_fake_eof(&fk, s);
+	loop_fake_event(&fk, s, LOOP_EV_READ);
+	check();
+	assert_false(fk.s[s].open);
+	/* The keep-alive connection and the new session are still open. */
+	assert_true(fk.s[k].open && !fk.s[k].shut);
+	send_str(k, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_non_null(strstr(fk.s[k].out, "HTTP/1.1 200"));
+	assert_true(fk.s[t].open && !fk.s[t].shut);
+	assert_int_equal(app.nconns, 2);
+	assert_int_equal(app.st.h2_goaway_reload, 1);
 }
 
 /* HTTP/2 off: the preface is an HTTP/1.1 request the parser refuses. */
@@ -1925,6 +2008,7 @@ int main(void)
 		cmocka_unit_test(test_h2_preface_and_streams),
 		cmocka_unit_test(test_h2_counters_live),
 		cmocka_unit_test(test_h2_goaway_lingers),
+		cmocka_unit_test(test_h2_goaway_reload),
 		cmocka_unit_test(test_h2_off),
 		cmocka_unit_test(test_random_steps),
 		cmocka_unit_test(test_random_steps_logged),
