@@ -20,7 +20,15 @@
 # cores, or compile with every core.  Phases start longest first (est=,
 # seconds measured on the 2-core machine, plus the estimates of the phases
 # that need it) so the long ones do not end the run alone.  needs= orders a phase after the phases whose output it uses;
-# excl= keeps two phases that use one fixed resource apart.
+# excl= keeps two phases that use one fixed resource apart.  A phase marked
+# bg (a compile whose output no timed check reads: clang's warnings, the
+# fuzzers' build) runs in the background under nice 19 from the moment its
+# needs are done: it takes the cycles the other phases leave idle (the
+# kernel gives a nice-0 process about 98% of a core against it), counts
+# for no weight, and its CPU shows as idle to the admission test below, so
+# it delays no phase; what is left of it when the others end runs at full
+# speed.  (Without it the weight-4 compiles waited for the end, one after
+# another, while the phases before them left a fifth of the cores idle.)
 #
 #   tests/run-all.sh                 every phase (make test)
 #   tests/run-all.sh --list          the phases, one a line: name, weight, needs, estimate
@@ -57,12 +65,12 @@ case ${1:-} in
 esac
 
 # ---- the phase table ---------------------------------------------------
-# P NAME [w=N] [est=S] [needs=A,B] [excl=G] [solo] -- COMMAND...
-NAMES=() declare -A W EST NEEDS EXCL SOLO CMD
+# P NAME [w=N] [est=S] [needs=A,B] [excl=G] [solo|bg] -- COMMAND...
+NAMES=() declare -A W EST NEEDS EXCL SOLO BG CMD
 P() {
 	local name=$1 a
 	shift
-	W[$name]=1 EST[$name]=60 NEEDS[$name]= EXCL[$name]= SOLO[$name]=0
+	W[$name]=1 EST[$name]=60 NEEDS[$name]= EXCL[$name]= SOLO[$name]=0 BG[$name]=0
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		a=$1
 		shift
@@ -72,6 +80,7 @@ P() {
 		needs=*) NEEDS[$name]=${a#needs=} ;;
 		excl=*) EXCL[$name]=${a#excl=} ;;
 		solo) SOLO[$name]=1 ;;
+		bg) BG[$name]=1 ;;
 		*) echo "run-all.sh: phase $name: unknown attribute '$a'" >&2; exit 2 ;;
 		esac
 	done
@@ -90,8 +99,11 @@ FORMS=$(forms linux) # linux skiff:tap skiff:packet skiff:xdp
 
 # The list itself: each package on it is needed by something (taking it off makes the check fail).
 P deps-list est=5 -- tests/deps_test.sh
-# The builds use every core (make -j): nothing runs beside them.
-P build solo est=30 -- make -j"$JOBS" all
+# The builds use every core (make -j): nothing runs beside them.  The
+# unit tests' binaries too (check-unit-build, mk/check.mk): built here,
+# where both cores compile anyway, the unit phase only runs them and fits
+# beside the others instead of waiting, a compile of weight 3, for the end.
+P build solo est=30 -- make -j"$JOBS" all check-unit-build
 P freestanding w=2 est=3 -- make check-freestanding
 # make check's steps beyond the build and the unit tests (mk/check.mk): no
 # include up a layer, the command-line page matches the options table, no
@@ -100,8 +112,9 @@ P freestanding w=2 est=3 -- make check-freestanding
 # libFuzzer runs every committed input of fuzz/seeds/ before it mutates.)
 P check-steps w=2 est=30 needs=build -- make -j"$JOBS" check-layers check-cli-doc check-doc-links \
 	check-doc-examples check-app-build
-P clang w=4 est=60 needs=build -- make -j"$JOBS" clang-check
-P unit w=3 est=40 needs=build -- make -j"$JOBS" unit
+# In the background: nothing reads its output.
+P clang bg est=60 needs=build -- make -j"$JOBS" clang-check
+P unit est=45 needs=build -- make unit
 # skiff check on the corpus of good and bad configuration files (tests/conf/).
 P check needs=build est=5 -- tests/check.sh build/skiff
 P asan-build w=3 needs=build est=45 -- make -j"$JOBS" asan
@@ -274,12 +287,17 @@ P asan-tcp w=2 est=120 needs=asan-build -- "${ASAN_ENV[@]}" TCP_FULL_CLEAN=$((20
 P asan-tcp6 w=2 est=90 needs=asan-build -- "${ASAN_ENV[@]}" TCP_FAMILY=6 \
 	TCP_FULL_CLEAN=$((8 << 20)) TCP_FULL_IMPAIRED=$((1 << 20)) TCP_FULL_CYCLES=3000 \
 	TCP_RST_COUNT=200000 tests/tcp.sh build/asan/skiff tap
-# libFuzzer on every target for FUZZ_SMOKE_TIME seconds, two at a time.
-P fuzz w=4 needs=build est=110 -- make -j"$JOBS" fuzz FUZZ_TIME="$FUZZ_SMOKE_TIME"
+# libFuzzer on every target for FUZZ_SMOKE_TIME seconds, two at a time,
+# once the targets are built (in the background: a compile for the cycles
+# the other phases leave).  Each target first runs every committed input of
+# fuzz/seeds/, as make check's fuzz-replay does, then mutates.
+P fuzz-build bg est=60 needs=build -- make -j"$JOBS" fuzz-build
+P fuzz w=4 needs=fuzz-build est=60 -- make -j"$JOBS" fuzz FUZZ_TIME="$FUZZ_SMOKE_TIME"
 
 if [ $LIST -eq 1 ]; then
 	for n in "${NAMES[@]}"; do
-		printf '%-20s w=%s%s est=%ss%s%s\n' "$n" "${W[$n]}" "$([ "${SOLO[$n]}" = 1 ] && echo ' solo')" \
+		printf '%-20s w=%s%s%s est=%ss%s%s\n' "$n" "${W[$n]}" "$([ "${SOLO[$n]}" = 1 ] && echo ' solo')" \
+			"$([ "${BG[$n]}" = 1 ] && echo ' bg')" \
 			"${EST[$n]}" "${NEEDS[$n]:+ needs=${NEEDS[$n]}}" "${EXCL[$n]:+ excl=${EXCL[$n]}}"
 	done
 	exit 0
@@ -363,7 +381,7 @@ for n in "${NAMES[@]}"; do prio "$n"; done
 declare -A STATE PID_OF START    # STATE: wait | run | done
 declare -A RC
 for n in "${NAMES[@]}"; do [ -n "${WANT[$n]+x}" ] && STATE[$n]=wait; done
-used=0 running=0 solo_on=0
+used=0 running=0 solo_on=0 bg_running=0
 
 ready() { # ready NAME: its needs are done (passed or not: a failed build fails its users loudly)
 	local d
@@ -387,13 +405,19 @@ start() {
 	# shellcheck disable=SC2086  # CMD holds a printf %q-quoted word list
 	# The phase's CPU (its children's, as bash's `times` counts them) beside
 	# its wall time: what its weight should be.
+	local nice=
+	[ "${BG[$n]}" = 1 ] && nice="nice -n 19"
 	(
-		eval "${CMD[$n]}" >"$LOG/$n.log" 2>&1 </dev/null
+		eval "$nice ${CMD[$n]}" >"$LOG/$n.log" 2>&1 </dev/null
 		rc=$?
 		times >"$LOG/$n.cpu"
 		exit $rc
 	) &
 	PID_OF[$n]=$!
+	if [ "${BG[$n]}" = 1 ]; then
+		bg_running=$((bg_running + 1))
+		return
+	fi
 	used=$((used + W[$n]))
 	running=$((running + 1))
 	[ "${SOLO[$n]}" = 1 ] && solo_on=1
@@ -401,12 +425,17 @@ start() {
 # Start what fits: the ready phases longest first (TEST_SLOTS=1: in order).
 fill() {
 	local n best best_est
+	[ $solo_on -eq 1 ] && return
+	# The background phases: every one that is ready, weights aside.
+	for n in "${NAMES[@]}"; do
+		[ "${BG[$n]}" = 1 ] && [ "${STATE[$n]:-}" = wait ] && ready "$n" && ! excl_busy "$n" && start "$n"
+	done
 	while :; do
-		[ $solo_on -eq 1 ] && return
 		best=
 		best_est=-1
 		for n in "${NAMES[@]}"; do
 			[ "${STATE[$n]:-}" = wait ] || continue
+			[ "${BG[$n]}" = 1 ] && continue
 			ready "$n" || continue
 			excl_busy "$n" && continue
 			if [ "${SOLO[$n]}" = 1 ]; then
@@ -438,13 +467,14 @@ fill() {
 # The CPU's idle share over the last few seconds, from /proc/stat: the
 # weights say what a phase may cost, this says what the running ones do
 # cost now.  A phase that waits on peers and timers leaves the cores idle,
-# and then a third or fourth phase fits; a CPU-bound one does not.
+# and then a third or fourth phase fits; a CPU-bound one does not.  Time
+# at nice > 0 (the bg phases) counts as idle: they yield it to any phase.
 IDLE_PCT=100 LAST_START=-100 CPU_HIST=() FREED=0
 cpu_sample() {
 	local _c user nice sys idle iow irq sirq steal t
 	read -r _c user nice sys idle iow irq sirq steal _ </proc/stat
 	t=$((user + nice + sys + idle + iow + irq + sirq + steal))
-	CPU_HIST+=("$t $((idle + iow))")
+	CPU_HIST+=("$t $((idle + iow + nice))")
 	# The share over the last TEST_WINDOW samples (a second apart).
 	while [ ${#CPU_HIST[@]} -gt $((TEST_WINDOW + 1)) ]; do CPU_HIST=("${CPU_HIST[@]:1}"); done
 	local first=(${CPU_HIST[0]}) last=(${CPU_HIST[-1]})
@@ -466,7 +496,7 @@ pending() { local n; for n in "${!STATE[@]}"; do [ "${STATE[$n]}" = done ] || re
 while pending; do
 	fill
 	FREED=0
-	if [ $running -eq 0 ]; then
+	if [ $running -eq 0 ] && [ $bg_running -eq 0 ]; then
 		echo "run-all.sh: phases left that cannot start (a need is missing?)" >&2
 		break
 	fi
@@ -479,11 +509,15 @@ while pending; do
 		unset 'PID_OF[$n]'
 		STATE[$n]=done
 		RC[$n]=$rc
+		report "$n" "$rc" $((SECONDS - START[$n]))
+		if [ "${BG[$n]}" = 1 ]; then
+			bg_running=$((bg_running - 1))
+			continue
+		fi
 		used=$((used - W[$n]))
 		running=$((running - 1))
 		FREED=$((FREED + W[$n]))
 		[ "${SOLO[$n]}" = 1 ] && solo_on=0
-		report "$n" "$rc" $((SECONDS - START[$n]))
 	done
 done
 
