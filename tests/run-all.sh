@@ -38,7 +38,7 @@
 #   TEST_SLOTS (weight run at once, half cores, default 6; 1 runs one phase
 #   at a time, in the order listed), TEST_IDLE (percent, default 15),
 #   TEST_WINDOW (seconds, default 4), FUZZ_SMOKE_TIME (seconds per fuzz target,
-#   default 5), SKIFF_DEVS (devices, default "tap packet xdp"), JOBS (make -j
+#   default 3), SKIFF_DEVS (devices, default "tap packet xdp"), JOBS (make -j
 #   for the build phases, default 2).
 set -u
 cd "$(dirname "$0")/.."
@@ -46,7 +46,7 @@ JOBS=${JOBS:-2}
 TEST_SLOTS=${TEST_SLOTS:-6}
 TEST_IDLE=${TEST_IDLE:-15}
 TEST_WINDOW=${TEST_WINDOW:-4}
-FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-5}
+FUZZ_SMOKE_TIME=${FUZZ_SMOKE_TIME:-3}
 DEVS=${SKIFF_DEVS:-tap packet xdp}
 LOG=build/test-logs
 ASAN_ENV=(env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1)
