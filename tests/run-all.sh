@@ -306,6 +306,9 @@ if [ $LIST -eq 1 ]; then
 	exit 0
 fi
 
+# One phase at a time (TEST_SLOTS=1) means the background ones too, in their place.
+if [ "$TEST_SLOTS" -le 1 ]; then for n in "${NAMES[@]}"; do BG[$n]=0; done; fi
+
 # ---- which phases ------------------------------------------------------
 declare -A WANT
 want() { # want NAME: NAME and, first, what it needs
