@@ -20,10 +20,7 @@
 #include <sys/random.h>
 
 #include <cmocka.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
 
 #include "../base/sk_err.h"
 #include "../loop_host/loop_fake.h"
@@ -63,37 +60,19 @@ static void on_listen(void *user, int lsock, unsigned events, sk_time_ns now)
 	assert_int_equal(loop_watch(tl, s, on_app, NULL), 0);
 }
 
-/* A self-signed ECDSA P-256 certificate and its key, as PEM. */
+/* The BearSSL server, on a certificate made now (tls_testcert_pem). */
 static struct tls_ctx *server_ctx(void)
 {
-	EVP_PKEY *k = EVP_EC_gen("P-256");
-	X509 *x = X509_new();
-	assert_non_null(k);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 9);
-	X509_gmtime_adj(X509_getm_notBefore(x), 0);
-	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
-	X509_set_pubkey(x, k);
-	X509_NAME *n = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)"skiff-test", -1, -1, 0);
-	X509_set_issuer_name(x, n);
-	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
-	BIO *bc = BIO_new(BIO_s_mem()), *bk = BIO_new(BIO_s_mem());
-	assert_true(PEM_write_bio_X509(bc, x) == 1);
-	assert_true(PEM_write_bio_PrivateKey(bk, k, NULL, NULL, 0, NULL, NULL) == 1);
-	char *cp, *kp;
-	long cn = BIO_get_mem_data(bc, &cp), kn = BIO_get_mem_data(bk, &kp);
+	static struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", false);
 	struct tls_bearssl_config cfg = {.max_conns = 4, .random = rnd};
 	size_t sz = tls_bearssl_mem_size(&cfg);
 	ctx_mem = aligned_alloc(16, (sz + 15) & ~(size_t)15);
 	char err[200];
-	struct tls_ctx *t = tls_bearssl_server(ctx_mem, sz, &cfg, cp, (size_t)cn, kp, (size_t)kn, err,
-					       sizeof(err));
+	struct tls_ctx *t = tls_bearssl_server(ctx_mem, sz, &cfg, pm.cert, pm.cert_len, pm.key,
+					       pm.key_len, err, sizeof(err));
 	if (!t)
 		fail_msg("%s", err);
-	BIO_free(bc);
-	BIO_free(bk);
-	X509_free(x);
-	EVP_PKEY_free(k);
 	return t;
 }
 
