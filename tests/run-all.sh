@@ -120,6 +120,9 @@ P tls w=2 est=110 needs=build -- tests/tls.sh build/skiff
 P tls-gnutls w=2 est=110 needs=build -- env TLS_ENGINE=gnutls tests/tls.sh build/skiff
 # The same on the wolfSSL engine (the unikernel's TLS 1.3, hosted here).
 P tls-wolfssl w=2 est=100 needs=build -- env TLS_ENGINE=wolfssl tests/tls.sh build/skiff
+# tls.sh on the xdp device (the form the tls phase leaves out), on the
+# default engine: the TLS layer is the same over every device.
+if [[ " $DEVS " == *" xdp "* ]]; then P tls-xdp w=2 est=40 needs=build -- tests/tls.sh build/skiff skiff:xdp; fi
 # --stack linux's file bodies by sendfile(2), --sendfile off, a file cut mid-send (loopback).
 P sendfile w=2 est=20 needs=build -- tests/sendfile.sh build/skiff
 # HTTPS on the applications and certificates by name (loopback, kernel sockets).

@@ -5,6 +5,8 @@
 #   linux         --stack linux (kernel sockets)
 #   skiff:tap     --stack skiff --dev tap:sk0
 #   skiff:packet  --stack skiff --dev packet:vs0
+#   skiff:xdp     --stack skiff --dev xdp:vs0 (named only: run-all.sh's
+#                 tls-xdp phase)
 # The TLS layer (src/tls/loop_tls.c) is the same code over either stack.
 #
 # Keys and certificates are made here, at run time, with openssl (an ECDSA
@@ -64,12 +66,13 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SKT_SUITE=tls
 export PYTHONDONTWRITEBYTECODE=1
 
-usage() { echo "usage: $0 path/to/skiff [linux] [skiff:tap] [skiff:packet]" >&2; exit 2; }
+usage() { echo "usage: $0 path/to/skiff [linux] [skiff:tap] [skiff:packet] [skiff:xdp]" >&2; exit 2; }
 BIN=${1:-}
 [ -n "$BIN" ] || usage
 [ "$BIN" = -h ] || [ "$BIN" = --help ] && { sed -n '2,30p' "$0"; exit 0; }
 shift
-skt_targets "linux skiff:tap skiff:packet" "$@"
+skt_targets "linux skiff:tap skiff:packet skiff:xdp" "$@"
+[ $# -gt 0 ] || TARGETS=(linux skiff:tap skiff:packet) # xdp only when named
 if ! skt_check_bin "$BIN"; then
 	fail setup "skiff binary '$BIN' missing or not runnable"
 	summary
