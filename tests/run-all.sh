@@ -250,9 +250,12 @@ P asan-metrics est=60 needs=asan-build -- "${ASAN_ENV[@]}" tests/metrics.sh buil
 P asan-sites est=80 needs=asan-build -- "${ASAN_ENV[@]}" tests/sites.sh build/asan/skiff linux skiff:tap
 P asan-tls w=2 est=110 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls.sh build/asan/skiff linux skiff:tap
 P asan-tls-gnutls w=2 est=80 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=gnutls tests/tls.sh build/asan/skiff linux
+# wolfSSL's engine under the sanitizers; testssl's probes left to tls-wolfssl.
+P asan-tls-wolfssl w=2 est=60 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=wolfssl TLS_TESTSSL=0 tests/tls.sh build/asan/skiff linux
 P asan-tls-app est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls_app.sh build/asan/skiff build/asan/examples
 # wolfSSL's: a connection on a name's context keeps the ticket key's context across SIGHUP.
 P asan-tls-app-wolfssl est=40 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=wolfssl tests/tls_app.sh build/asan/skiff build/asan/examples
+P asan-tls-app-gnutls est=40 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=gnutls tests/tls_app.sh build/asan/skiff build/asan/examples
 # The application engine under the sanitizers, both stacks (tap).
 P asan-app w=2 est=60 needs=asan-build excl=app-ports -- "${ASAN_ENV[@]}" APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \
 	tests/app.sh build/asan/examples linux skiff:tap
