@@ -122,7 +122,7 @@ P tls-gnutls w=2 est=110 needs=build -- env TLS_ENGINE=gnutls tests/tls.sh build
 P tls-wolfssl w=2 est=100 needs=build -- env TLS_ENGINE=wolfssl tests/tls.sh build/skiff
 # tls.sh on the xdp device (the form the tls phase leaves out), on the
 # default engine: the TLS layer is the same over every device.
-if [[ " $DEVS " == *" xdp "* ]]; then P tls-xdp w=2 est=40 needs=build -- tests/tls.sh build/skiff skiff:xdp; fi
+if [[ " $DEVS " == *" xdp "* ]]; then P tls-xdp w=2 est=25 needs=build -- tests/tls.sh build/skiff skiff:xdp; fi
 # --stack linux's file bodies by sendfile(2), --sendfile off, a file cut mid-send (loopback).
 P sendfile w=2 est=20 needs=build -- tests/sendfile.sh build/skiff
 # HTTPS on the applications and certificates by name (loopback, kernel sockets).
@@ -251,11 +251,11 @@ P asan-sites est=80 needs=asan-build -- "${ASAN_ENV[@]}" tests/sites.sh build/as
 P asan-tls w=2 est=110 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls.sh build/asan/skiff linux skiff:tap
 P asan-tls-gnutls w=2 est=80 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=gnutls tests/tls.sh build/asan/skiff linux
 # wolfSSL's engine under the sanitizers; testssl's probes left to tls-wolfssl.
-P asan-tls-wolfssl w=2 est=60 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=wolfssl TLS_TESTSSL=0 tests/tls.sh build/asan/skiff linux
+P asan-tls-wolfssl w=2 est=30 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=wolfssl TLS_TESTSSL=0 tests/tls.sh build/asan/skiff linux
 P asan-tls-app est=40 needs=asan-build -- "${ASAN_ENV[@]}" tests/tls_app.sh build/asan/skiff build/asan/examples
 # wolfSSL's: a connection on a name's context keeps the ticket key's context across SIGHUP.
 P asan-tls-app-wolfssl est=40 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=wolfssl tests/tls_app.sh build/asan/skiff build/asan/examples
-P asan-tls-app-gnutls est=40 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=gnutls tests/tls_app.sh build/asan/skiff build/asan/examples
+P asan-tls-app-gnutls est=35 needs=asan-build -- "${ASAN_ENV[@]}" TLS_ENGINE=gnutls tests/tls_app.sh build/asan/skiff build/asan/examples
 # The application engine under the sanitizers, both stacks (tap).
 P asan-app w=2 est=60 needs=asan-build excl=app-ports -- "${ASAN_ENV[@]}" APP_OPS_LINUX=3000 APP_OPS_SKIFF=2000 \
 	tests/app.sh build/asan/examples linux skiff:tap
