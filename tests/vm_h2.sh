@@ -134,11 +134,8 @@ PY
 chromium_load() {
 	local t rc dom=bad
 	t=$(date +%s.%N)
-	timeout 90 chromium --headless=new --no-sandbox --disable-gpu --ignore-certificate-errors \
-		--user-data-dir="$CERTS/profile-$1" --no-first-run --disable-background-networking \
-		--disable-component-update --disable-sync --disable-default-apps --disable-extensions \
-		--host-resolver-rules="MAP * ~NOTFOUND, EXCLUDE localhost" \
-		--dump-dom "https://localhost:$2/page/index.html" >"$LOG/dom-$1.html" 2>"$LOG/chromium-$1.err"
+	skt_chromium_dom 90 "https://localhost:$2/page/index.html" "$CERTS/profile-$1" \
+		"$LOG/dom-$1.html" "$LOG/chromium-$1.err"
 	rc=$?
 	grep -q '<title>skiff h2 page</title>' "$LOG/dom-$1.html" && grep -q '>stylesheets 60<' "$LOG/dom-$1.html" && dom=ok
 	CHROME="exit $rc, DOM $dom, $(elapsed "$t") s"
