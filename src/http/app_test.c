@@ -1816,6 +1816,59 @@ static void test_h2_goaway_reload(void **st)
 	assert_int_equal(app.st.h2_goaway_reload, 1);
 }
 
+/* The reload walks the session pool (http_app_goaway): with its first
+ * slot given back, the sessions in the others are each told GOAWAY once
+ * (with no stream open, each lingers at once, its slot given back); one
+ * opened after is told nothing until the next reload, which tells it
+ * alone. */
+static void test_h2_goaway_pool(void **st)
+{
+	(void)st;
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 8;
+	cfg.out_size = 4096;
+	cfg.h2_sessions = 3;
+	setup_with(&test_app, &cfg);
+	static const char pre[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+	uint8_t b[128];
+	size_t n = 24;
+	memcpy(b, pre, 24);
+	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	int s[3];
+	for (int i = 0; i < 3; i++) {
+		s[i] = conn(5 + i);
+		send_bytes(s[i], b, n);
+	}
+	assert_int_equal(app.h2_used, 3);
+	loop_fake_eof(&fk, s[0]); /* the first slot's session ends */
+	loop_fake_event(&fk, s[0], LOOP_EV_READ);
+	check();
+	assert_false(fk.s[s[0]].open);
+	assert_int_equal(app.h2_used, 2);
+	for (int i = 1; i < 3; i++)
+		clear_out(s[i]);
+	http_app_goaway(&app, fk.now);
+	check();
+	for (int i = 1; i < 3; i++) {
+		assert_int_equal(h2_frames(s[i], H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+		assert_int_equal(h2_last_code, H2_NO_ERROR);
+		assert_true(fk.s[s[i]].shut);
+	}
+	assert_int_equal(app.st.h2_goaway_reload, 2);
+	assert_int_equal(app.h2_used, 0);
+	int t = conn(4);
+	send_bytes(t, b, n);
+	assert_int_equal(app.h2_used, 1);
+	assert_int_equal(h2_frames(t, H2_GOAWAY, 0, NULL, NULL, NULL), 0);
+	http_app_goaway(&app, fk.now);
+	check();
+	assert_int_equal(app.st.h2_goaway_reload, 3);
+	assert_int_equal(h2_frames(t, H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+	for (int i = 1; i < 3; i++)
+		assert_int_equal(h2_frames(s[i], H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+}
+
 /* HTTP/2 off: the preface is an HTTP/1.1 request the parser refuses. */
 static void test_h2_off(void **st)
 {
@@ -2009,6 +2062,7 @@ int main(void)
 		cmocka_unit_test(test_h2_counters_live),
 		cmocka_unit_test(test_h2_goaway_lingers),
 		cmocka_unit_test(test_h2_goaway_reload),
+		cmocka_unit_test(test_h2_goaway_pool),
 		cmocka_unit_test(test_h2_off),
 		cmocka_unit_test(test_random_steps),
 		cmocka_unit_test(test_random_steps_logged),
