@@ -1735,6 +1735,25 @@ static void test_h2_goaway_lingers(void **st)
 	assert_int_equal(app.st.h2_floods, 2);
 }
 
+/* The reload tests' server: 8 connection states, 4 KiB output buffers,
+ * h2_sessions sessions. */
+static void goaway_setup(uint32_t h2_sessions)
+{
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 8;
+	cfg.out_size = 4096;
+	cfg.h2_sessions = h2_sessions;
+	setup_with(&test_app, &cfg);
+}
+
+/* A client's opening at b: the preface and an empty SETTINGS; its length. */
+static size_t h2_opening(uint8_t *b, size_t cap)
+{
+	memcpy(b, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24);
+	return 24 + h2_settings_emit(b + 24, cap - 24, NULL, 0);
+}
+
 /* A reload's GOAWAY (http_app_goaway): a session with a stream in flight
  * is told NO_ERROR with that stream as the last; the stream's answer
  * completes, then the connection closes lingering (FIN, read until the
@@ -1743,18 +1762,11 @@ static void test_h2_goaway_lingers(void **st)
 static void test_h2_goaway_reload(void **st)
 {
 	(void)st;
-	struct http_app_config cfg;
-	http_app_config_default(&cfg);
-	cfg.max_conns = 8;
-	cfg.out_size = 4096;
-	setup_with(&test_app, &cfg);
+	goaway_setup(8);
 	done_calls = done_ok = 0;
-	static const char pre[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 	uint8_t b[512];
 	int s = conn(5);
-	size_t n = 24;
-	memcpy(b, pre, 24);
-	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	size_t n = h2_opening(b, sizeof(b));
 	n += h2_req_frame(b + n, 1, false, "/tick", true); /* three seconds of answer */
 	send_bytes(s, b, n);
 	assert_int_equal(app.st.h2_streams, 1);
@@ -1779,9 +1791,7 @@ static void test_h2_goaway_reload(void **st)
 	assert_int_equal(app.st.h2_goaway_reload, 1);
 	/* A new session meanwhile is served, and told nothing. */
 	int t = conn(7);
-	n = 24;
-	memcpy(b, pre, 24);
-	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	n = h2_opening(b, sizeof(b));
 	n += h2_req_frame(b + n, 1, false, "/hello", true);
 	send_bytes(t, b, n);
 	uint8_t fl = 0;
@@ -1824,17 +1834,9 @@ static void test_h2_goaway_reload(void **st)
 static void test_h2_goaway_pool(void **st)
 {
 	(void)st;
-	struct http_app_config cfg;
-	http_app_config_default(&cfg);
-	cfg.max_conns = 8;
-	cfg.out_size = 4096;
-	cfg.h2_sessions = 3;
-	setup_with(&test_app, &cfg);
-	static const char pre[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+	goaway_setup(3);
 	uint8_t b[128];
-	size_t n = 24;
-	memcpy(b, pre, 24);
-	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	size_t n = h2_opening(b, sizeof(b));
 	int s[3];
 	for (int i = 0; i < 3; i++) {
 		s[i] = conn(5 + i);
