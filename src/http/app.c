@@ -269,6 +269,18 @@ void http_app_config_hdr(struct http_app_config *cfg, uint32_t hdr_size)
 		cfg->out_size = cfg->hdr_size + 1024u;
 }
 
+/* The i-th HTTP/2 session of the pool: cfg.h2_sessions of them in mem,
+ * behind the connections' buffers and the body pool (http_app_mem_size).
+ * A free one has no owner. */
+static struct http_app_h2 *sess_at(const struct http_app *app, uint32_t i)
+{
+	const struct http_app_config *cfg = &app->cfg;
+	size_t bufsz = ALIGN16(cfg->rbuf_size) + ALIGN16(cfg->out_size) + ALIGN16(cfg->hdr_size);
+	uint8_t *h2p = app->bufs + (size_t)cfg->max_conns * bufsz +
+		       (cfg->body_size ? (size_t)cfg->body_slots * slot_bytes(cfg) : 0);
+	return (struct http_app_h2 *)(void *)(h2p + (size_t)i * ALIGN16(sizeof(struct http_app_h2)));
+}
+
 size_t http_app_mem_size(const struct http_app_config *cfg)
 {
 	if (!cfg_ok(cfg))
@@ -323,11 +335,8 @@ int http_app_init(struct http_app *app, void *mem, size_t size, const struct htt
 			app->slot_free = sl;
 		}
 	}
-	uint8_t *h2p = app->bufs + (size_t)cfg->max_conns * bufsz +
-		       (cfg->body_size ? (size_t)cfg->body_slots * slot_bytes(cfg) : 0);
 	for (uint32_t i = cfg->h2_sessions; i-- > 0;) {
-		struct http_app_h2 *s =
-			(struct http_app_h2 *)(void *)(h2p + (size_t)i * ALIGN16(sizeof(struct http_app_h2)));
+		struct http_app_h2 *s = sess_at(app, i);
 		s->owner = NULL;
 		s->next_free = app->h2_free;
 		app->h2_free = s;
@@ -2829,16 +2838,19 @@ void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx
 
 void http_app_goaway(struct http_app *app, sk_time_ns now)
 {
-	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
-		struct http_app_conn *c = &app->conns[i];
-		if (c->sock < 0 || !c->sess)
+	/* The pool's slots, not the connections': h2_sessions (8 by default)
+	 * where max_conns may be thousands.  A session that ends here goes
+	 * back to the free list; its slot is passed with no owner. */
+	for (uint32_t i = 0; i < app->cfg.h2_sessions; i++) {
+		struct http_app_h2 *s = sess_at(app, i);
+		if (!s->owner)
 			continue;
-		bool sent = c->sess->h.goaway_sent;
-		h2_conn_shutdown(&c->sess->h, now); /* nothing if over or said */
-		if (sent || !c->sess->h.goaway_sent)
+		bool sent = s->h.goaway_sent;
+		h2_conn_shutdown(&s->h, now); /* nothing if over or said */
+		if (sent || !s->h.goaway_sent)
 			continue;
 		app->st.h2_goaway_reload++;
-		conn_advance(c); /* written now; lingers at once if no stream is open */
+		conn_advance(s->owner); /* written now; lingers at once if no stream is open */
 	}
 }
 

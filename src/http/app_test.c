@@ -1735,6 +1735,25 @@ static void test_h2_goaway_lingers(void **st)
 	assert_int_equal(app.st.h2_floods, 2);
 }
 
+/* The reload tests' server: 8 connection states, 4 KiB output buffers,
+ * h2_sessions sessions. */
+static void goaway_setup(uint32_t h2_sessions)
+{
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 8;
+	cfg.out_size = 4096;
+	cfg.h2_sessions = h2_sessions;
+	setup_with(&test_app, &cfg);
+}
+
+/* A client's opening at b: the preface and an empty SETTINGS; its length. */
+static size_t h2_opening(uint8_t *b, size_t cap)
+{
+	memcpy(b, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24);
+	return 24 + h2_settings_emit(b + 24, cap - 24, NULL, 0);
+}
+
 /* A reload's GOAWAY (http_app_goaway): a session with a stream in flight
  * is told NO_ERROR with that stream as the last; the stream's answer
  * completes, then the connection closes lingering (FIN, read until the
@@ -1743,18 +1762,11 @@ static void test_h2_goaway_lingers(void **st)
 static void test_h2_goaway_reload(void **st)
 {
 	(void)st;
-	struct http_app_config cfg;
-	http_app_config_default(&cfg);
-	cfg.max_conns = 8;
-	cfg.out_size = 4096;
-	setup_with(&test_app, &cfg);
+	goaway_setup(8);
 	done_calls = done_ok = 0;
-	static const char pre[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 	uint8_t b[512];
 	int s = conn(5);
-	size_t n = 24;
-	memcpy(b, pre, 24);
-	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	size_t n = h2_opening(b, sizeof(b));
 	n += h2_req_frame(b + n, 1, false, "/tick", true); /* three seconds of answer */
 	send_bytes(s, b, n);
 	assert_int_equal(app.st.h2_streams, 1);
@@ -1779,9 +1791,7 @@ static void test_h2_goaway_reload(void **st)
 	assert_int_equal(app.st.h2_goaway_reload, 1);
 	/* A new session meanwhile is served, and told nothing. */
 	int t = conn(7);
-	n = 24;
-	memcpy(b, pre, 24);
-	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	n = h2_opening(b, sizeof(b));
 	n += h2_req_frame(b + n, 1, false, "/hello", true);
 	send_bytes(t, b, n);
 	uint8_t fl = 0;
@@ -1814,6 +1824,51 @@ static void test_h2_goaway_reload(void **st)
 	assert_true(fk.s[t].open && !fk.s[t].shut);
 	assert_int_equal(app.nconns, 2);
 	assert_int_equal(app.st.h2_goaway_reload, 1);
+}
+
+/* The reload walks the session pool (http_app_goaway): with its first
+ * slot given back, the sessions in the others are each told GOAWAY once
+ * (with no stream open, each lingers at once, its slot given back); one
+ * opened after is told nothing until the next reload, which tells it
+ * alone. */
+static void test_h2_goaway_pool(void **st)
+{
+	(void)st;
+	goaway_setup(3);
+	uint8_t b[128];
+	size_t n = h2_opening(b, sizeof(b));
+	int s[3];
+	for (int i = 0; i < 3; i++) {
+		s[i] = conn(5 + i);
+		send_bytes(s[i], b, n);
+	}
+	assert_int_equal(app.h2_used, 3);
+	loop_fake_eof(&fk, s[0]); /* the first slot's session ends */
+	loop_fake_event(&fk, s[0], LOOP_EV_READ);
+	check();
+	assert_false(fk.s[s[0]].open);
+	assert_int_equal(app.h2_used, 2);
+	for (int i = 1; i < 3; i++)
+		clear_out(s[i]);
+	http_app_goaway(&app, fk.now);
+	check();
+	for (int i = 1; i < 3; i++) {
+		assert_int_equal(h2_frames(s[i], H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+		assert_int_equal(h2_last_code, H2_NO_ERROR);
+		assert_true(fk.s[s[i]].shut);
+	}
+	assert_int_equal(app.st.h2_goaway_reload, 2);
+	assert_int_equal(app.h2_used, 0);
+	int t = conn(4);
+	send_bytes(t, b, n);
+	assert_int_equal(app.h2_used, 1);
+	assert_int_equal(h2_frames(t, H2_GOAWAY, 0, NULL, NULL, NULL), 0);
+	http_app_goaway(&app, fk.now);
+	check();
+	assert_int_equal(app.st.h2_goaway_reload, 3);
+	assert_int_equal(h2_frames(t, H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+	for (int i = 1; i < 3; i++)
+		assert_int_equal(h2_frames(s[i], H2_GOAWAY, 0, NULL, NULL, NULL), 1);
 }
 
 /* HTTP/2 off: the preface is an HTTP/1.1 request the parser refuses. */
@@ -2009,6 +2064,7 @@ int main(void)
 		cmocka_unit_test(test_h2_counters_live),
 		cmocka_unit_test(test_h2_goaway_lingers),
 		cmocka_unit_test(test_h2_goaway_reload),
+		cmocka_unit_test(test_h2_goaway_pool),
 		cmocka_unit_test(test_h2_off),
 		cmocka_unit_test(test_random_steps),
 		cmocka_unit_test(test_random_steps_logged),
