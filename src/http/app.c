@@ -24,6 +24,10 @@
  * Buffers: rbuf holds the head at [0, head_len) for the request's whole
  * life (the accessors point there); body bytes are read behind it and
  * the area [head_len, rbuf_size) is reused once every piece was taken.
+ * rbuf, obuf and hdr are one buffer set of the app's pool, taken at the
+ * first read (a stream's at its open) and given back when the connection
+ * is idle (bufs_idle): an idle keep-alive connection holds none, so
+ * memory follows the requests in flight, not the connections open.
  */
 #include "app.h"
 
@@ -49,8 +53,10 @@ struct http_app_conn {
 	int sock;                        /* -1 when free */
 	struct loop_peer peer;
 	struct loop_timer timer;         /* armed at or before deadline(c) */
-	uint8_t *rbuf, *obuf;            /* rbuf_size, out_size bytes in mem */
-	char *hdr;                       /* hdr_size bytes in mem: the application's
+	/* One buffer set of the pool, or all three NULL (none held: rlen,
+	 * olen and hdr_len are 0 and no request lives). */
+	uint8_t *rbuf, *obuf;            /* rbuf_size, out_size bytes */
+	char *hdr;                       /* hdr_size bytes: the application's
 					  * lines, each with CRLF, [0, hdr_len) */
 	uint32_t rlen;       /* rbuf[0, rlen) read */
 	uint32_t ipos;       /* next raw byte not yet parsed/decoded; <= rlen */
@@ -269,6 +275,12 @@ void http_app_config_hdr(struct http_app_config *cfg, uint32_t hdr_size)
 		cfg->out_size = cfg->hdr_size + 1024u;
 }
 
+/* Bytes of one buffer set: rbuf, obuf, hdr. */
+static size_t bufs_size(const struct http_app_config *cfg)
+{
+	return ALIGN16(cfg->rbuf_size) + ALIGN16(cfg->out_size) + ALIGN16(cfg->hdr_size);
+}
+
 size_t http_app_mem_size(const struct http_app_config *cfg)
 {
 	if (!cfg_ok(cfg))
@@ -301,7 +313,8 @@ int http_app_init(struct http_app *app, void *mem, size_t size, const struct htt
 	app->conns = (struct http_app_conn *)p;
 	p += (uintptr_t)cfg->max_conns * ALIGN16(sizeof(struct http_app_conn));
 	app->bufs = (uint8_t *)p;
-	size_t bufsz = ALIGN16(cfg->rbuf_size) + ALIGN16(cfg->out_size) + ALIGN16(cfg->hdr_size);
+	app->bufs_fresh = cfg->max_conns;
+	size_t bufsz = bufs_size(cfg);
 	for (uint32_t i = cfg->max_conns; i-- > 0;) {
 		struct http_app_conn *c = &app->conns[i];
 		/* Only the small fields: the buffers stay untouched until used. */
@@ -309,9 +322,8 @@ int http_app_init(struct http_app *app, void *mem, size_t size, const struct htt
 		c->sock = -1;
 		c->ffile = NULL; /* files_held counts the set ones */
 		c->timer.slot = 0;
-		c->rbuf = app->bufs + (size_t)i * bufsz;
-		c->obuf = c->rbuf + ALIGN16(cfg->rbuf_size);
-		c->hdr = (char *)c->obuf + ALIGN16(cfg->out_size);
+		c->rbuf = c->obuf = NULL;
+		c->hdr = NULL;
 		c->next_free = app->free_list;
 		app->free_list = c;
 	}
@@ -542,6 +554,57 @@ __attribute__((always_inline)) static inline bool out_pending(const struct http_
 {
 	return c->opos < c->olen || (c->out == OUT_FIXED && c->fsent < c->flen) ||
 	       (sk_unlikely(c->h2 != NULL) && h2_owed(c));
+}
+
+/* ---- buffer sets ---- */
+
+/* A buffer set off the pool: the last one given back (its pages warm),
+ * else one never used.  The caller holds a state or has checked that one
+ * is free, and a state holds at most one set, so one is always there. */
+static uint8_t *bufs_get(struct http_app *app)
+{
+	uint8_t *b = app->bufs_free;
+	if (b) {
+		sk_memcpy(&app->bufs_free, b, sizeof(app->bufs_free));
+	} else {
+		uint32_t i = app->cfg.max_conns - app->bufs_fresh--;
+		b = app->bufs + (size_t)i * bufs_size(&app->cfg);
+	}
+	app->bufs_held++;
+	return b;
+}
+
+static void bufs_ret(struct http_app *app, uint8_t *b)
+{
+	sk_memcpy(b, &app->bufs_free, sizeof(app->bufs_free));
+	app->bufs_free = b;
+	app->bufs_held--;
+}
+
+static void bufs_attach(struct http_app_conn *c, uint8_t *b)
+{
+	c->rbuf = b;
+	c->obuf = b + ALIGN16(c->app->cfg.rbuf_size);
+	c->hdr = (char *)c->obuf + ALIGN16(c->app->cfg.out_size);
+}
+
+/* Give c's set back (it holds one and needs none): nothing read, nothing
+ * to send, no header lines kept. */
+static void bufs_put(struct http_app_conn *c)
+{
+	bufs_ret(c->app, c->rbuf);
+	c->rbuf = c->obuf = NULL;
+	c->hdr = NULL;
+	c->rlen = c->ipos = c->olen = c->opos = c->hdr_len = 0;
+}
+
+/* An HTTP/1.1 connection between requests with nothing read and nothing
+ * to send gives its set back: idle keep-alive connections hold none. */
+static inline void bufs_idle(struct http_app_conn *c)
+{
+	if (c->rbuf && c->rlen == 0 && c->in == IN_HEAD && !c->live && !c->sess && !c->h2 &&
+	    !out_pending(c))
+		bufs_put(c);
 }
 
 /* The answer's file (http_app_send_file), counted while set: a tree the
@@ -1491,6 +1554,8 @@ static int conn_read(struct http_app_conn *c)
 	uint32_t cap = c->app->cfg.rbuf_size;
 	if (c->rlen >= cap || !c->may_read)
 		return 0;
+	if (!c->rbuf)
+		bufs_attach(c, bufs_get(c->app)); /* the first byte of a request may come */
 	uint32_t want = cap - c->rlen;
 	long n = loop_read(c->app->loop, c->sock, c->rbuf + c->rlen, want);
 	if (n > 0) {
@@ -1742,8 +1807,8 @@ static void request_over(struct http_app_conn *c)
 
 /* A state off the free list (not empty: the caller checked), counted in
  * nconns, every field before req zeroed except what the state owns for its
- * life: its buffers (carved once by http_app_init) and its timer (disarmed
- * by conn_release, slot 0).  For a connection (on_accept) and a stream
+ * life: its timer (disarmed by conn_release, slot 0).  It holds no buffer
+ * set (conn_read or stream_open attaches one).  For a connection (on_accept) and a stream
  * (stream_open) alike, so the two cannot drift; conn_release gives it back.
  * Inline: it runs once per connection and once per stream. */
 static inline struct http_app_conn *state_take(struct http_app *app)
@@ -1752,15 +1817,10 @@ static inline struct http_app_conn *state_take(struct http_app *app)
 	app->free_list = c->next_free;
 	app->nconns++;
 	struct loop_timer t = c->timer;
-	uint8_t *rb = c->rbuf, *ob = c->obuf;
-	char *hb = c->hdr;
-	sk_memset(c, 0, offsetof(struct http_app_conn, req));
+	sk_memset(c, 0, offsetof(struct http_app_conn, req)); /* no buffer set */
 	c->app = app;
 	c->timer = t;
 	c->timer.fn = conn_timer;
-	c->rbuf = rb;
-	c->obuf = ob;
-	c->hdr = hb;
 	return c;
 }
 
@@ -1800,6 +1860,8 @@ static void conn_release(struct http_app_conn *c)
 			sk_trace_end(app->cfg.trace, SK_TR_conn, c->t_accept, 1);
 		app->st.conns_closed++;
 	}
+	if (c->rbuf)
+		bufs_put(c);
 	c->sock = -1;
 	app->nconns--;
 	c->next_free = app->free_list;
@@ -1948,14 +2010,15 @@ static void stream_open(struct http_app_conn *sc, const struct h2_event *ev)
 		return;
 	}
 	size_t room = app->cfg.rbuf_size - h2_window(app);
-	size_t n = h2_req_to_h1(ev->req, c->rbuf, room);
+	uint8_t *b = bufs_get(app); /* a state is free, so a set is */
+	size_t n = h2_req_to_h1(ev->req, b, room);
 	if (n && !ev->req->has_content_length && !ev->end_stream) {
 		/* A body framed by END_STREAM only: the handlers see a body
 		 * of unknown length (HTTP_APP_CHUNKED), body_decode takes the
 		 * bytes as they are. */
 		static const char te[] = "transfer-encoding: chunked\r\n\r\n";
 		if (n - 2 + sizeof(te) - 1 <= room) {
-			sk_memcpy(c->rbuf + n - 2, te, sizeof(te) - 1);
+			sk_memcpy(b + n - 2, te, sizeof(te) - 1);
 			n += sizeof(te) - 3;
 		} else {
 			n = 0;
@@ -1963,11 +2026,13 @@ static void stream_open(struct http_app_conn *sc, const struct h2_event *ev)
 	}
 	if (n == 0) {
 		/* Its head does not fit the room kept for one. */
+		bufs_ret(app, b);
 		h2_conn_respond(&s->h, ev->stream_id, 431, NULL, 0, true);
 		count_status(app, 431);
 		return;
 	}
-	c = state_take(app); /* the same state: rbuf, written above, is kept */
+	c = state_take(app);
+	bufs_attach(c, b);
 	app->st.h2_streams++;
 	c->sock = SOCK_H2;
 	c->peer = sc->peer;
@@ -2616,10 +2681,12 @@ static void conn_advance(struct http_app_conn *c)
 			conn_step(c);
 	} while (c->again && !c->dead);
 	c->busy = false;
-	if (c->dead)
+	if (c->dead) {
 		conn_release(c);
-	else
+	} else {
+		bufs_idle(c);
 		conn_arm(c);
+	}
 }
 
 static void conn_timer(struct loop_timer *t, sk_time_ns now)
@@ -2849,8 +2916,9 @@ void http_app_goaway(struct http_app *app, sk_time_ns now)
 int http_app_check(const struct http_app *app)
 {
 	uint32_t used = 0, nfree = 0, files = 0, live_cur = 0, live_old = 0, slots = 0;
+	uint32_t held = 0;
 	for (const struct http_app_conn *c = app->free_list; c; c = c->next_free) {
-		CHECK(c->sock < 0);
+		CHECK(c->sock < 0 && !c->rbuf);
 		CHECK(++nfree <= app->cfg.max_conns);
 	}
 	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
@@ -2859,6 +2927,10 @@ int http_app_check(const struct http_app *app)
 			continue;
 		used++;
 		CHECK(!c->busy && !c->dead);
+		/* Without a buffer set: nothing read, nothing to send, no request. */
+		held += c->rbuf != NULL;
+		CHECK(c->rbuf || (!c->rlen && !c->olen && !c->hdr_len && !c->live && !c->sess &&
+				  !c->h2 && !out_pending(c)));
 		CHECK(c->rlen <= app->cfg.rbuf_size);
 		CHECK(c->ipos <= c->rlen);
 		CHECK(c->dlen == 0 || c->doff + c->dlen <= c->rlen);
@@ -2891,6 +2963,12 @@ int http_app_check(const struct http_app *app)
 	}
 	CHECK(used == app->nconns);
 	CHECK(used + nfree == app->cfg.max_conns);
+	/* Every buffer set is fresh, free or held by one state. */
+	CHECK(held == app->bufs_held);
+	uint32_t bfree = 0;
+	for (const uint8_t *b = app->bufs_free; b; sk_memcpy(&b, b, sizeof(const uint8_t *)))
+		CHECK(++bfree <= app->cfg.max_conns);
+	CHECK(app->bufs_fresh + bfree + held == app->cfg.max_conns);
 	CHECK(files == app->files_held);
 	CHECK(live_cur == app->live_cur && live_old == app->live_old);
 	/* Every slot of the body pool is free or held by one connection. */

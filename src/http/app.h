@@ -79,10 +79,15 @@
  * ---- Memory and ownership ----
  * The engine never allocates: the embedder gives one block at init
  * (http_app_mem_size), holding every connection's state and buffers.
- * Per connection: rbuf_size bytes for the head and body pieces, out_size
- * bytes for the answer's head and streamed body, hdr_size bytes for the
- * application's header lines, and the state (a few KiB); and once, the
- * body pool of http_app_body_read (body_slots x body_size).
+ * Per connection: the state (under 1 KiB), and one buffer set: rbuf_size
+ * bytes for the head and body pieces, out_size bytes for the answer's head
+ * and streamed body, hdr_size bytes for the application's header lines;
+ * and once, the body pool of http_app_body_read (body_slots x body_size).
+ * A connection holds a buffer set only while it has bytes or a request:
+ * from its first byte read until it is idle again (nothing unparsed,
+ * nothing to send, no request), so an idle keep-alive connection touches
+ * none (the sets are reused last-in first-out, and one never used is
+ * never touched).
  * Everything a request accessor returns points into the connection's
  * buffers and lives until on_done (or, without on_done, until the request
  * is over): copy what you keep longer.  Everything the application passes
@@ -691,7 +696,14 @@ struct http_app {
 	uint32_t files_held;          /* connections whose answer is a file body not yet all sent */
 	struct http_app_conn *conns;  /* cfg.max_conns, in mem */
 	struct http_app_conn *free_list;
-	uint8_t *bufs;                /* per connection rbuf_size + out_size, in mem */
+	/* Buffer sets (rbuf_size + out_size + hdr_size each, cfg.max_conns of
+	 * them in mem, so a state never waits for one): bufs_fresh is the
+	 * count never handed out (taken from the top, untouched until then),
+	 * bufs_free the returned ones, linked through their first bytes,
+	 * bufs_held those a state holds.  fresh + free + held == max_conns. */
+	uint8_t *bufs;
+	uint8_t *bufs_free;
+	uint32_t bufs_fresh, bufs_held;
 	/* The body pool's free slots, linked through their first bytes (a
 	 * slot in use is a connection's, until its request is over). */
 	uint8_t *slot_free;
