@@ -26,8 +26,10 @@
  * the area [head_len, rbuf_size) is reused once every piece was taken.
  * rbuf, obuf and hdr are one buffer set of the app's pool, taken at the
  * first read (a stream's at its open) and given back when the connection
- * is idle (bufs_idle): an idle keep-alive connection holds none, so
- * memory follows the requests in flight, not the connections open.
+ * is idle again: a keep-alive answer gone with nothing pipelined behind
+ * it (request_over), or a read between requests that found nothing.  An
+ * idle keep-alive connection holds none, so memory follows the requests
+ * in flight, not the connections open.
  */
 #include "app.h"
 
@@ -596,15 +598,6 @@ static void bufs_put(struct http_app_conn *c)
 	c->rbuf = c->obuf = NULL;
 	c->hdr = NULL;
 	c->rlen = c->ipos = c->olen = c->opos = c->hdr_len = 0;
-}
-
-/* An HTTP/1.1 connection between requests with nothing read and nothing
- * to send gives its set back: idle keep-alive connections hold none. */
-static inline void bufs_idle(struct http_app_conn *c)
-{
-	if (c->rbuf && c->rlen == 0 && c->in == IN_HEAD && !c->live && !c->sess && !c->h2 &&
-	    !out_pending(c))
-		bufs_put(c);
 }
 
 /* The answer's file (http_app_send_file), counted while set: a tree the
@@ -1555,7 +1548,7 @@ static int conn_read(struct http_app_conn *c)
 	if (c->rlen >= cap || !c->may_read)
 		return 0;
 	if (!c->rbuf)
-		bufs_attach(c, bufs_get(c->app)); /* the first byte of a request may come */
+		bufs_attach(c, bufs_get(c->app)); /* a request's first bytes may come */
 	uint32_t want = cap - c->rlen;
 	long n = loop_read(c->app->loop, c->sock, c->rbuf + c->rlen, want);
 	if (n > 0) {
@@ -1570,6 +1563,8 @@ static int conn_read(struct http_app_conn *c)
 	}
 	if (n == -SK_EAGAIN) {
 		c->may_read = false;
+		if (c->rlen == 0 && c->in == IN_HEAD)
+			bufs_put(c); /* nothing came: stay idle without one */
 		return 0;
 	}
 	return (int)n < -1 ? (int)n : -2;
@@ -1794,10 +1789,14 @@ static void request_over(struct http_app_conn *c)
 	set_file(c, NULL);
 	/* Keep-alive: the next request's bytes go to the front. */
 	uint32_t left = c->rlen - c->ipos;
-	if (left)
+	if (left) {
 		sk_memmove(c->rbuf, c->rbuf + c->ipos, left);
-	c->rlen = left;
-	c->ipos = 0;
+		c->rlen = left;
+		c->ipos = 0;
+	} else {
+		/* Idle until the next request: its first read takes a set. */
+		bufs_put(c);
+	}
 	c->in = IN_HEAD;
 	c->out = OUT_NONE;
 	c->head_start = now;
@@ -2681,12 +2680,10 @@ static void conn_advance(struct http_app_conn *c)
 			conn_step(c);
 	} while (c->again && !c->dead);
 	c->busy = false;
-	if (c->dead) {
+	if (c->dead)
 		conn_release(c);
-	} else {
-		bufs_idle(c);
+	else
 		conn_arm(c);
-	}
 }
 
 static void conn_timer(struct loop_timer *t, sk_time_ns now)

@@ -696,14 +696,7 @@ struct http_app {
 	uint32_t files_held;          /* connections whose answer is a file body not yet all sent */
 	struct http_app_conn *conns;  /* cfg.max_conns, in mem */
 	struct http_app_conn *free_list;
-	/* Buffer sets (rbuf_size + out_size + hdr_size each, cfg.max_conns of
-	 * them in mem, so a state never waits for one): bufs_fresh is the
-	 * count never handed out (taken from the top, untouched until then),
-	 * bufs_free the returned ones, linked through their first bytes,
-	 * bufs_held those a state holds.  fresh + free + held == max_conns. */
-	uint8_t *bufs;
-	uint8_t *bufs_free;
-	uint32_t bufs_fresh, bufs_held;
+	uint8_t *bufs;                /* the buffer sets (see bufs_free below) */
 	/* The body pool's free slots, linked through their first bytes (a
 	 * slot in use is a connection's, until its request is over). */
 	uint8_t *slot_free;
@@ -723,6 +716,13 @@ struct http_app {
 	void (*drain_done)(void *ctx);
 	void *drain_ctx;
 	struct http_app_stats st;
+	/* Buffer sets (rbuf_size + out_size + hdr_size each, cfg.max_conns of
+	 * them at bufs, so a state never waits for one): bufs_fresh is the
+	 * count never handed out (taken in order, untouched until then),
+	 * bufs_free the returned ones, linked through their first bytes,
+	 * bufs_held those a state holds.  fresh + free + held == max_conns. */
+	uint8_t *bufs_free;
+	uint32_t bufs_fresh, bufs_held;
 };
 
 /* ---- the program ---- */
