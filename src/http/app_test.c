@@ -370,6 +370,46 @@ static void test_hello_keepalive_pipelined(void **st)
 	assert_int_equal(app.nconns, 0);
 }
 
+/* Buffer sets follow the requests, not the connections: an idle
+ * keep-alive connection holds none, one with a partial head (or its
+ * pipelined next request) holds one, and the set given back is the next
+ * one taken, so ten connections answered one after another touch one
+ * (of the twelve a pool of max_conns 12 has). */
+static void test_idle_holds_no_buffers(void **st)
+{
+	(void)st;
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 12;
+	setup_with(&test_app, &cfg);
+	uint32_t fresh = app.bufs_fresh;
+	for (int s = 2; s <= 11; s++) {
+		conn(s);
+		assert_int_equal(app.bufs_held, 0); /* accepted, nothing read */
+		send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+		assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 200 OK"));
+		assert_true(fk.s[s].open);
+		assert_int_equal(app.bufs_held, 0);
+	}
+	assert_int_equal(app.nconns, 10);
+	assert_int_equal(app.bufs_fresh, fresh - 1);
+	/* A head cut in two holds a set across the wait, then gives it back. */
+	send_str(3, "GET /hello HTTP/1.1\r\nHo");
+	send_str(4, "GET /hel");
+	assert_int_equal(app.bufs_held, 2);
+	assert_int_equal(app.bufs_fresh, fresh - 2);
+	send_str(3, "st: a\r\n\r\n");
+	assert_int_equal(app.bufs_held, 1);
+	send_str(4, "lo HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(app.bufs_held, 0);
+	assert_int_equal(count(fk.s[4].out, fk.s[4].out_len, "HTTP/1.1 200 OK"), 2);
+	/* The idle timeout closes a connection that holds none. */
+	loop_fake_advance(&fk, app.cfg.keepalive_timeout + SK_NS_PER_S);
+	check();
+	assert_int_equal(app.nconns, 0);
+	assert_int_equal(app.bufs_held, 0);
+}
+
 /* http_app_body_skip: the answer comes after the whole body; a chunked
  * body keeps the connection; a broken one gets 400 (or 431), never the
  * handler's answer; no body: the answer at once. */
@@ -1475,10 +1515,12 @@ static void test_check_catches(void **st)
 	app.files_held++;
 	assert_int_not_equal(http_app_check(&app), 0);
 	app.files_held--;
-	struct http_app_conn *f = app.free_list;
-	app.free_list = NULL; /* the free states no longer add up */
+	app.bufs_held++; /* a buffer set nobody holds */
 	assert_int_not_equal(http_app_check(&app), 0);
-	app.free_list = f;
+	app.bufs_held--;
+	app.states_fresh++; /* the free states no longer add up */
+	assert_int_not_equal(http_app_check(&app), 0);
+	app.states_fresh--;
 	check();
 }
 
@@ -2047,6 +2089,7 @@ int main(void)
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_drain_edges),
 		cmocka_unit_test(test_close_after),
+		cmocka_unit_test(test_idle_holds_no_buffers),
 		cmocka_unit_test(test_body_skip),
 		cmocka_unit_test(test_reads_per_request),
 		cmocka_unit_test(test_one_write_and_order),
