@@ -5,7 +5,7 @@ Reads ROOT/<bin>-<delay>-<rep>/runs.tsv (and, for skiff's runs, the
 --stats files under traces/).  BINS ("old new new2"; default: "old" first if
 present, the rest sorted) orders the binaries; the first is the baseline.
 Prints one markdown table per skiff stack found (skiff-bbr beside Linux BBR
-from the same repetitions; skiff, CUBIC): per cell the median goodput
+of the same repetitions; skiff, CUBIC): per cell the median goodput
 (range, n) of each binary, each against the baseline and against Linux BBR,
 the median retransmissions per transfer and the failed transfers.  Writes
 ROOT/ab-runs.tsv: every run, with rto and, from --stats, lost_retransmits,
