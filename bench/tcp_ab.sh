@@ -11,8 +11,8 @@
 # into OUTDIR/BIN-DELAY-REP (its log beside it, BIN-DELAY-REP.log); Linux BBR
 # (linux-bbr) is added to the stacks of one binary's run, AB_LINUX_WITH's,
 # so every repetition has it in the same minute as the skiff runs.  Each run
-# holds AB_LOCK for itself only: other users of the namespaces wait at most
-# one run.  bench/tcp_ab.py OUTDIR makes the tables.  Run from the top of a
+# holds AB_LOCK for itself only (AB_LOCK_EACH): other users of the
+# namespaces wait at most one run.  bench/tcp_ab.py OUTDIR makes the tables.  Run from the top of a
 # worktree (it uses that worktree's bench/ and tests/).
 #
 # Parameters (environment):
@@ -28,6 +28,9 @@
 #   AB_FIRST_REP   the first repetition's number    1
 #   AB_STOP_AT     epoch seconds: no run starts after it (0: none)
 #   AB_LOCK        the lock file                    /tmp/skiff-nettest.lock
+#   AB_LOCK_EACH   run: the lock for each run (default); rep: for each
+#                  repetition (a few minutes: fewer waits when the lock is
+#                  much in demand); none: not taken (the caller holds it)
 set -u -o pipefail
 usage() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case ${1:-} in -h|--help) usage; exit 0;; esac
@@ -45,7 +48,19 @@ for b in $bins; do
 	case $b in *-*) echo "tcp_ab.sh: a binary's name has no '-': $b" >&2; exit 2;; esac
 	[ -x "$bindir/skiff-$b" ] || { echo "tcp_ab.sh: no $bindir/skiff-$b" >&2; exit 2; }
 done
+each=${AB_LOCK_EACH:-run}
+case $each in run|rep|none) ;; *) echo "tcp_ab.sh: AB_LOCK_EACH is run, rep or none" >&2; exit 2;; esac
 mkdir -p "$out"
+if [ "$each" = rep ]; then
+	for rep in $(seq "$first" $((first + reps - 1))); do
+		flock "$lock" env AB_FIRST_REP="$rep" AB_LOCK_EACH=none "$0" "$bindir" "$out" 1 "$delays" |
+			grep -v '^ALLDONE$'
+	done
+	echo ALLDONE
+	exit 0
+fi
+runlock=(flock "$lock")
+[ "$each" = none ] && runlock=()
 for rep in $(seq "$first" $((first + reps - 1))); do
 	for d in $delays; do
 		for b in $bins; do
@@ -55,7 +70,7 @@ for rep in $(seq "$first" $((first + reps - 1))); do
 			fi
 			st=$stacks
 			[ "$b" = "$linux_with" ] && st="$st linux-bbr"
-			flock "$lock" env BENCH_TCP_DELAYS="$d" BENCH_TCP_LOSSES="$losses" \
+			"${runlock[@]}" env BENCH_TCP_DELAYS="$d" BENCH_TCP_LOSSES="$losses" \
 				BENCH_TCP_LOSSY_MIB="$mib" BENCH_TCP_REPS=1 BENCH_TCP_ROLES=send \
 				BENCH_TCP_STACKS="$st" BENCH_TCP_OUT="$out/$b-$d-$rep" \
 				bench/tcp_wan.sh "$bindir/skiff-$b" >"$out/$b-$d-$rep.log" 2>&1
