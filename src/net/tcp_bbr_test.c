@@ -428,7 +428,7 @@ static void test_bbr_loss_keeps_model(void **state)
 	static uint32_t in_rec[20000], out_rec[20000];
 	for (unsigned loss_pm = 10; loss_pm <= 20; loss_pm += 10) {
 		L.rate = 3125000;
-		L.qmax = 156250; /* one BDP */
+		L.qmax = 156250; /* one BDP: no drops of its own expected */
 		L.loss_pm = loss_pm;
 		L.watch_from = SK_TIME_NEVER;
 		L.log = false;
@@ -463,104 +463,16 @@ static void test_bbr_loss_keeps_model(void **state)
 		/* The path's BDP (payload bytes), what the window must at least hold. */
 		double bdp = payload_rate * 0.050;
 		uint32_t mx = ni ? in_rec[ni - 1] : 0; /* sorted by median_u32 */
-		fprintf(stderr, "    bdp %.0f, cwnd largest in recovery %u, spurious undos %llu, "
-			"lost retransmits %llu, queue drops %llu, dsacks %llu, receiver's ooo full %llu\n",
-			bdp, mx, (unsigned long long)STAT(x.w->a, spurious_undos),
-			(unsigned long long)STAT(x.w->a, lost_retransmits), (unsigned long long)L.drops,
-			(unsigned long long)STAT(x.w->a, dsacks_in),
-			(unsigned long long)STAT(x.w->b, drop_ooo_full));
+		fprintf(stderr, "    bdp %.0f, cwnd largest in recovery %u, spurious undos %llu\n", bdp, mx,
+			(unsigned long long)STAT(x.w->a, spurious_undos));
 		assert_true(ni > 100 && no > 10);
 		assert_true(mi >= 0.9 * bdp && mx >= 1.5 * bdp);
 		assert_true(bw_min > 0.9 * payload_rate);
 		assert_true(total / secs > 0.8 * payload_rate);
 		/* Nothing resent that had arrived: one retransmission per drop
-		 * (a lost retransmission is resent once more), the receiver's
-		 * discards counted as drops: startup, timed by round trips as
-		 * the delivery-rate draft's samples are, overfills this
-		 * one-BDP queue (~217 drops, as BBR v1's 2.89 gain does), and
-		 * the test receiver, which keeps 8 out-of-order ranges, then
-		 * discards segments past them (~355), which must be resent. */
-		uint64_t lost = drops + STAT(x.w->b, drop_ooo_full);
-		assert_true(rtx <= lost + lost / 20 + 2);
+		 * (a lost retransmission is resent once more). */
+		assert_true(rtx <= drops + drops / 20 + 2);
 		assert_int_equal(STAT(x.w->a, spurious_undos), 0);
-		bulk_close(&x);
-	}
-}
-
-/* ACK aggregation, B -> A: B's segments reach A only at multiples of
- * `ack_agg` after their delay (a relay, a NIC or a receive loop that
- * hands over what came in a batch at once; 0: off). */
-static sk_time_ns ack_agg;
-
-static int ack_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const uint8_t *seg,
-		   size_t len)
-{
-	struct tnet *w = ctx;
-	sk_time_ns at = now + w->latency;
-	if (ack_agg)
-		at = (at + ack_agg - 1) / ack_agg * ack_agg;
-	tnet_push(w, at, src, dst, seg, len);
-	return 0;
-}
-
-/* BtlBw under loss and ACK aggregation (issue 37: skiff's estimate ran to
- * many times the path's rate on the WAN bench, where Linux receives
- * through a relay).  A 25 Mbit/s, 50 ms path with a queue of one BDP,
- * 1 and 2 % random loss, ACKs handed over in 20 ms batches.  A delivery
- * rate sample is bytes over at least a round trip's interval (the
- * draft's: from the delivery before the segment was sent to its own), so
- * no burst of ACKs can lift it much above the link's rate: BtlBw stays
- * under 1.25x the payload rate (the probe gain) once out of startup, and
- * the flight under cwnd_gain x BDP plus the quanta the window adds. */
-static void test_bbr_bw_bounded_under_loss(void **state)
-{
-	(void)state;
-	for (unsigned loss_pm = 10; loss_pm <= 20; loss_pm += 10) {
-		L.rate = 3125000;
-		L.qmax = 312500;
-		L.loss_pm = loss_pm;
-		L.watch_from = SK_TIME_NEVER;
-		L.log = false;
-		ack_agg = 20 * MS;
-		const size_t total = 12u << 20;
-		struct bulk x = bulk_open(tweak_bbr, 50 * MS);
-		x.w->b->fwd = ack_out;
-		x.w->rng = 4242 + loss_pm;
-		struct tcp_sock *sk = &x.w->a->st.socks[x.c];
-		uint32_t bw_max = 0, bw_max_all = 0, flight_max = 0;
-		while (x.got < total && x.now < 60 * SK_NS_PER_S) {
-			bulk_run(&x, x.now + 5 * MS, total);
-			bw_max_all = SK_MAX(bw_max_all, btl_bw(sk));
-			if (!(sk->cc.bbr.fl & 2u /* BBR_F_FILLED */))
-				continue;
-			bw_max = SK_MAX(bw_max, btl_bw(sk));
-			flight_max = SK_MAX(flight_max, tcp_pipe(sk));
-		}
-		ack_agg = 0;
-		assert_int_equal(x.got, total);
-		uint32_t mss = tcp_eff_mss(sk);
-		double payload_rate = 3125000.0 * mss / (mss + 32 + IPTCP_OVERHEAD);
-		double bdp = payload_rate * 0.100;
-		double secs = (double)x.now / 1e9;
-		fprintf(stderr,
-			"%u%% loss, ACKs in 20 ms batches, 12 MiB at 25 Mbit/s 100 ms: %.2f s (%.0f %% of the "
-			"link), btl_bw largest after startup %u (%.2fx the payload rate %.0f; %u with "
-			"startup), flight largest %u (%.2f BDP), retransmits %llu (queue drops %llu, "
-			"receiver's ooo full %llu, lost retransmits %llu)\n",
-			loss_pm / 10, secs, 100.0 * total / secs / payload_rate, bw_max, bw_max / payload_rate,
-			payload_rate, bw_max_all, flight_max, flight_max / bdp,
-			(unsigned long long)STAT(x.w->a, retransmits), (unsigned long long)L.drops,
-			(unsigned long long)STAT(x.w->b, drop_ooo_full),
-			(unsigned long long)STAT(x.w->a, lost_retransmits));
-		assert_true(bw_max > 0);
-		assert_true(bw_max < 1.25 * payload_rate);
-		assert_true(flight_max < 2 * 1.25 * bdp + 3 * 2 * mss + 2 * mss);
-		/* Goodput only guards against a collapse here: startup
-		 * overfills the one-BDP queue (~290 drops) and this test's
-		 * receiver, which keeps 8 out-of-order ranges, discards ~470
-		 * more past them, so 52-55 % of the link (the marker-to-marker
-		 * sample of before, its estimate 6.43x the link, 69 %). */
-		assert_true(total / secs > 0.45 * payload_rate);
 		bulk_close(&x);
 	}
 }
@@ -695,7 +607,6 @@ int main(void)
 		cmocka_unit_test(test_bbr_pacing_keeps_rate_when_late),
 		cmocka_unit_test(test_bbr_random_loss),
 		cmocka_unit_test(test_bbr_loss_keeps_model),
-		cmocka_unit_test(test_bbr_bw_bounded_under_loss),
 		cmocka_unit_test(test_bbr_impaired_intact),
 		cmocka_unit_test(test_bbr_lost_retransmission_before_rto),
 		cmocka_unit_test(test_bbr_probe_rtt_learns_longer_path),

@@ -39,10 +39,7 @@
  * segment) and to ssthresh when it ends.  Such an algorithm also gets the
  * engine's check for lost retransmissions (tcp_recovery.c, RFC 8985 6.2),
  * which resends them before the RTO; the others keep the RTO for them,
- * as they were measured.  The check waits RACK's round trip, the latest
- * RTT measured (sk->rtt_last_us); the engine measures one only when the
- * cumulative ACK moves, which it does not in recovery, so an algorithm
- * that times segments SACKed too (BBR's markers) sets it on each. */
+ * as they were measured. */
 #ifndef NET_TCP_CC_H
 #define NET_TCP_CC_H
 

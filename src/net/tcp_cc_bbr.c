@@ -14,28 +14,17 @@
  * PROBE_RTT, when RTprop has not been refreshed for 10 s: four segments
  * in flight for 200 ms and a round, to see the empty-queue round trip.
  *
- * Delivery rate (draft-cheng-iccrg-delivery-rate-estimation, made small):
- * no per-segment record exists here, so two new-data segments in flight
- * are markers, about half a window apart, each with the draft's snapshot
- * as it left: `delivered` then (bytes acked or SACKed) and the time of the
- * last ACK that delivered data (P.delivered_time).  Once a marker is
+ * Delivery rate (after draft-cheng-iccrg-delivery-rate-estimation, made
+ * small): no per-segment record exists here, so a few new-data segments
+ * in flight are markers, spaced about a quarter window apart.  When one is
  * delivered (cumulatively acked or SACKed: a marker above a hole must not
  * wait a repair round trip, which would stretch its interval and lower
- * its sample), every ACK that delivers data gives a rate sample from the
- * snapshot of the last marker delivered: the bytes delivered since it
- * left over the time since its delivered_time.  That is the draft's ACK
- * rate, of a segment sent a little earlier than the draft's (the last one
- * delivered), so over a longer interval; the interval holds at least the
- * marker's own round trip, so no burst of ACKs can squeeze it, and a
- * sample is at most about what was in flight over a round trip.  The
- * draft's send rate is left out: without each segment's send time there
- * is no true P.first_sent_time, and the ACK interval already spans a round
- * trip.  (Samples from one marker's ACK to the next one's, a quarter
- * window apart, as here before, could be squeezed: on a path whose ACKs
- * arrive in batches two marker ACKs came together, only the send interval
- * was left, and the sample was the pacing rate, gain times BtlBw, which so
- * grew round after round; issue 37, tcp_bbr_test.c.)  A marker's
- * send-to-ACK time is the RTT
+ * its sample), the bytes delivered (acked or SACKed) since the previous
+ * marker's ACK,
+ * over the longer of the two intervals between the markers (as sent, as
+ * acked), is one rate sample: the send interval keeps ACK compression from
+ * inflating it, the ACK interval keeps a burst sent faster than the
+ * bottleneck from doing so.  A marker's send-to-ACK time is the RTT
  * sample for RTprop, in microseconds (the timestamp option's
  * milliseconds are too coarse for a LAN).  A marker sent with nothing
  * more queued and room in cwnd is app-limited: its sample may raise
@@ -68,7 +57,7 @@
 
 enum { BBR_STARTUP, BBR_DRAIN, BBR_PROBE_BW, BBR_PROBE_RTT };
 enum {
-	/* bit 0 free */
+	BBR_F_TRAIN = 1u << 0,      /* l_* hold the last acked marker */
 	BBR_F_FILLED = 1u << 1,     /* the pipe was found full (startup is over) */
 	BBR_F_ROUND_START = 1u << 2,/* this ACK began a round */
 	BBR_F_RTT_ROUND = 1u << 3,  /* PROBE_RTT: a round passed at the low window */
@@ -92,9 +81,7 @@ static const uint16_t bbr_cycle_gain[BBR_CYCLE_LEN] = {320, 192, 256, 256, 256, 
 #define BBR_FULL_BW_NUM 5u /* growth of 5/4 a round ... */
 #define BBR_FULL_BW_DEN 4u
 #define BBR_FULL_BW_ROUNDS 3u /* ... missing three times: full */
-#define BBR_MARKS 2u /* the arrays of struct tcp_bbr */
-#define BBR_MK_SNAP 0x80u /* mk_app: l_del, l_del_us hold a delivered marker's */
-#define BBR_MK_LAPP 0x40u /* mk_app: ... which was sent app-limited */
+#define BBR_MARKS 4u
 
 static uint32_t bbr_us(sk_time_ns now)
 {
@@ -180,7 +167,6 @@ static void bbr_init(struct tcp_sock *sk, sk_time_ns now)
 	sk_memset(b, 0, sizeof(*b));
 	b->min_rtt_us = UINT32_MAX;
 	b->min_rtt_at = now;
-	b->del_us = bbr_us(now);
 	b->round_end = sk->snd_max;
 	b->mode = BBR_STARTUP;
 	sk->pace_at = 0;
@@ -209,18 +195,16 @@ static bool bbr_delivered_past(const struct tcp_sock *sk, uint32_t seq)
 	return sk->nscore && tcp_seq_gt(tcp_score_c(sk)[sk->nscore - 1].r, seq);
 }
 
-/* Markers (see the top): one about half a window past the last, while a
- * slot is free. */
+/* Markers (see the top): the first of a train, or one about a quarter
+ * window past the last, while a slot is free. */
 static void bbr_on_send(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time_ns now)
 {
 	struct tcp_bbr *b = &sk->cc.bbr;
 	uint32_t mss = tcp_eff_mss(sk);
 	if (sk->snd_una == seq) {
 		/* Nothing was in flight: the pipe emptied (idle, or the app was
-		 * slow).  As the draft, the interval starts now, not across the
-		 * gap, and no older snapshot is used. */
-		b->del_us = bbr_us(now);
-		b->mk_app &= (uint8_t)~BBR_MK_SNAP;
+		 * slow), and a sample across the gap would mean nothing. */
+		b->fl &= ~BBR_F_TRAIN;
 		b->mk_n = 0;
 	}
 	if (b->mk_n == BBR_MARKS)
@@ -233,8 +217,6 @@ static void bbr_on_send(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time
 	unsigned i = (b->mk_head + b->mk_n) % BBR_MARKS;
 	b->mk_end[i] = seq + len;
 	b->mk_sent_us[i] = bbr_us(now);
-	b->mk_del[i] = b->delivered;
-	b->mk_del_us[i] = b->del_us;
 	bool app = seq + len == sk->sbuf_seq + sk->slen && seq + len - sk->snd_una < sk->cwnd;
 	if (app)
 		b->mk_app |= (uint8_t)(1u << i);
@@ -244,10 +226,9 @@ static void bbr_on_send(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time
 }
 
 /* Pops the markers delivered by now (and the lost ones older than
- * them): the last one's snapshot is kept, the smallest send-to-ACK time
- * goes into *rtt_us (UINT32_MAX: none).  Then the rate sample of this ACK
- * from the snapshot kept, if it delivered data. */
-static void bbr_sample(struct tcp_sock *sk, uint32_t delivered, sk_time_ns now, uint32_t *rtt_us)
+ * them): rate samples into the filter, the smallest send-to-ACK time into
+ * *rtt_us (UINT32_MAX: none). */
+static void bbr_sample(struct tcp_sock *sk, sk_time_ns now, uint32_t *rtt_us)
 {
 	struct tcp_bbr *b = &sk->cc.bbr;
 	uint32_t t = bbr_us(now);
@@ -257,26 +238,29 @@ static void bbr_sample(struct tcp_sock *sk, uint32_t delivered, sk_time_ns now, 
 		while (k < b->mk_n && !bbr_delivered_to(sk, b->mk_end[(b->mk_head + k) % BBR_MARKS]))
 			k++;
 		if (k == b->mk_n)
-			break; /* no more delivered */
+			return; /* none delivered yet */
 		/* The k before it are in holes: lost, or late.  Either way
 		 * their own ACK would time a repair, not the path. */
 		b->mk_head = (uint8_t)((b->mk_head + k) % BBR_MARKS);
 		b->mk_n = (uint8_t)(b->mk_n - k);
 		unsigned i = b->mk_head;
+		uint32_t sent = b->mk_sent_us[i];
+		bool app = b->mk_app & (1u << i);
 		b->mk_head = (uint8_t)((i + 1) % BBR_MARKS);
 		b->mk_n--;
-		*rtt_us = SK_MIN(*rtt_us, SK_MAX(t - b->mk_sent_us[i], 1u));
-		b->l_del = b->mk_del[i];
-		b->l_del_us = b->mk_del_us[i];
-		b->mk_app = (uint8_t)((b->mk_app & ~BBR_MK_LAPP) | BBR_MK_SNAP |
-				      ((b->mk_app & (1u << i)) ? BBR_MK_LAPP : 0));
-	}
-	if (!delivered || !(b->mk_app & BBR_MK_SNAP))
-		return;
-	uint32_t bytes = b->delivered - b->l_del, iv = t - b->l_del_us;
-	if (bytes && iv) {
-		uint64_t bw = (uint64_t)bytes * 1000000 / iv;
-		bbr_bw_sample(b, (uint32_t)SK_MIN(bw, (uint64_t)UINT32_MAX), b->mk_app & BBR_MK_LAPP);
+		*rtt_us = SK_MIN(*rtt_us, SK_MAX(t - sent, 1u));
+		if (b->fl & BBR_F_TRAIN) {
+			uint32_t bytes = b->delivered - b->l_delivered;
+			uint32_t iv = SK_MAX(t - b->l_ack_us, sent - b->l_sent_us);
+			if (bytes && iv) {
+				uint64_t bw = (uint64_t)bytes * 1000000 / iv;
+				bbr_bw_sample(b, (uint32_t)SK_MIN(bw, (uint64_t)UINT32_MAX), app);
+			}
+		}
+		b->l_delivered = b->delivered;
+		b->l_ack_us = t;
+		b->l_sent_us = sent;
+		b->fl |= BBR_F_TRAIN;
 	}
 }
 
@@ -438,15 +422,11 @@ static void bbr_on_delivery(struct tcp_sock *sk, uint32_t delivered, sk_time_ns 
 	uint32_t inflight = tcp_pipe(sk);
 	uint32_t prior_inflight = inflight + delivered;
 	b->delivered += delivered;
-	if (delivered)
-		b->del_us = bbr_us(now); /* the draft's C.delivered_time */
 
 	/* The model: rounds, BtlBw, then the states. */
 	uint32_t rtt_us;
 	bbr_round(sk, delivered);
-	bbr_sample(sk, delivered, now, &rtt_us);
-	if (rtt_us != UINT32_MAX)
-		sk->rtt_last_us = rtt_us; /* timed to the us, SACKed markers too */
+	bbr_sample(sk, now, &rtt_us);
 	bbr_check_cycle(sk, prior_inflight, now);
 	bbr_check_full_pipe(b);
 	if (b->mode == BBR_STARTUP && (b->fl & BBR_F_FILLED))
@@ -508,8 +488,7 @@ static void bbr_on_rto(struct tcp_sock *sk, sk_time_ns now)
 	(void)now;
 	struct tcp_bbr *b = &sk->cc.bbr;
 	b->mk_n = 0;
-	b->mk_app &= (uint8_t)~BBR_MK_SNAP;
-	b->fl &= (uint8_t)~(BBR_F_REC | BBR_F_CONSERVE);
+	b->fl &= (uint8_t)~(BBR_F_TRAIN | BBR_F_REC | BBR_F_CONSERVE);
 	b->fl |= BBR_F_RTO;
 	b->rec_end = sk->snd_max;
 }

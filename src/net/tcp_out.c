@@ -447,7 +447,6 @@ void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt)
 	uint32_t r = (uint32_t)SK_MIN(rtt / SK_NS_PER_US, (sk_time_ns)UINT32_MAX / 8);
 	if (r == 0)
 		r = 1;
-	sk->rtt_last_us = r;
 	if (sk->srtt_us == 0) {
 		sk->srtt_us = r;
 		sk->rttvar_us = r / 2;

@@ -118,11 +118,8 @@ bool tcp_rtx_check_on(const struct tcp_sock *sk)
 	return tcp_cc(sk)->owns_recovery_cwnd;
 }
 
-/* The wait after the check's retransmissions: a round trip, the latest
- * one measured as RACK's (RFC 8985 6.2: RACK.rtt; srtt lags a queue that
- * is growing, as in startup, and the check then fired on retransmissions
- * still in flight), plus RACK's reordering allowance (a quarter of srtt,
- * at least 1 ms) when an ACK
+/* The wait after the check's retransmissions: a round trip plus RACK's
+ * reordering allowance (a quarter of one, at least 1 ms) when an ACK
  * shows data sent after them delivered; with no ACK at all (the tail, or
  * a send buffer full behind the hole: nothing new goes out to be SACKed)
  * the timer waits for twice the variation more, still far below the
@@ -130,8 +127,7 @@ bool tcp_rtx_check_on(const struct tcp_sock *sk)
  * the window. */
 static uint32_t tcp_rtx_chk_wait_us(const struct tcp_sock *sk, bool timer)
 {
-	uint32_t rtt = sk->rtt_last_us ? sk->rtt_last_us : sk->srtt_us;
-	uint32_t w = rtt + SK_MAX(sk->srtt_us / 4, 1000u);
+	uint32_t w = sk->srtt_us + SK_MAX(sk->srtt_us / 4, 1000u);
 	return timer ? w + 2 * sk->rttvar_us : w;
 }
 

@@ -190,17 +190,15 @@ struct tcp_sock {
 			bool css, round_on;
 		} cubic;
 		struct tcp_bbr {
-			/* Delivery rate (tcp_cc_bbr.c): up to BBR_MARKS (2)
-			 * new-data segments in flight are markers, oldest at
-			 * mk_head, each with the sequence past its end, its send
-			 * time and, as it left, `delivered` and del_us (the
-			 * draft's P.delivered and P.delivered_time); bit i of
-			 * mk_app: sent app-limited (bits 6 and 7: BBR_MK_*).
-			 * del_us: the last ACK that delivered data; l_del and
-			 * l_del_us: the snapshot of the last marker delivered.
-			 * Times in us (ns / 1000, mod 2^32). */
-			uint32_t mk_end[2], mk_sent_us[2], mk_del[2], mk_del_us[2];
-			uint32_t del_us, l_del, l_del_us;
+			/* Delivery-rate markers (tcp_cc_bbr.c): up to
+			 * TCP_BBR_MARKS new-data segments in flight, oldest at
+			 * mk_head, each with the sequence past its end and its
+			 * send time (ns / 1000, mod 2^32); bit i of mk_app: sent
+			 * app-limited.  The train starts at the last acked
+			 * marker (valid with BBR_F_TRAIN): `delivered` then,
+			 * its ack and send times. */
+			uint32_t mk_end[4], mk_sent_us[4];
+			uint32_t l_delivered, l_ack_us, l_sent_us;
 			uint32_t delivered; /* bytes acked or SACKed, mod 2^32 */
 			/* BtlBw: the largest rate (bytes/s) of each of the last
 			 * 10 rounds, slot round % 10; a round ends when
@@ -254,7 +252,6 @@ struct tcp_sock {
 	bool dsack_pending; /* with dsack, above */
 	bool rtt_on;
 	uint8_t backoff, retries;
-	uint32_t rtt_last_us; /* the latest RTT sample (RFC 8985's RACK.rtt) */
 	uint64_t nrtx;
 
 	/* Timers: absolute deadlines or SK_TIME_NEVER; the socket's heap entry is
