@@ -198,6 +198,12 @@ P h2-serve-tap w=2 needs=build est=40 -- tests/h2_serve_tap.sh build/skiff
 P tcp needs=build est=190 -- tests/tcp.sh build/skiff $DEVS
 # issue 37: the same checks with BBR (--tcp-cc bbr, paced), on tap.
 P tcp-bbr needs=build est=150 -- env TCP_CC=bbr tests/tcp.sh build/skiff tap
+# And on the other devices, at small sizes (the checks are the same; what BBR
+# changes is the sender's pacing and window, client.pacing checks the former).
+P tcp-bbr-dev needs=build est=200 -- env TCP_CC=bbr TCP_FULL_CLEAN=$((8 << 20)) \
+	TCP_FULL_IMPAIRED=$((1 << 20)) TCP_FULL_CYCLES=4000 TCP_SMALL_CLEAN=$((8 << 20)) \
+	TCP_SMALL_IMPAIRED=$((1 << 20)) TCP_SMALL_CYCLES=4000 TCP_RST_COUNT=200000 \
+	tests/tcp.sh build/skiff ${DEVS//tap/}
 # The server-side TCP checks (echo under impairment, cycles, blind RSTs, SYN
 # flood) against skiff echo --workers 2, at the smaller sizes, on the two
 # kinds of steering the kernel does for a process (packet's fanout, tap's
