@@ -20,7 +20,7 @@
 #   testssl       testssl.sh --vulnerable --nodns none on the forward (vm_lib.sh's
 #                 vm_testssl, tests/tls.sh's rule): none VULNERABLE or "NOT ok",
 #                 12 checks "not vulnerable" (all testssl 3.0.8 reports of a
-#                 TLS 1.2-only ECDSA server), run to its end; 1.5-2.5 min under TCG.
+#                 TLS 1.2-only ECDSA server), run to its end; 45 s-2.5 min under TCG.
 #                 On the pc machine only (VM_MACHINE=microvm: the same engine)
 #   hostile       tests/tls_probe.py hostile: random bytes, a lying ClientHello,
 #                 a wrong MAC, an oversized record, 3 of each at once: each closed,
@@ -217,7 +217,7 @@ else
 	fail wrk "$(tr '\n' ' ' <"$LOG/wrk.log" | cut -c1-300)"
 fi
 # testssl.sh against BearSSL in the guest, on the pc machine only: the
-# engine and its answers are the same on microvm, and the run takes 1.5-2.5 min.
+# engine and its answers are the same on microvm, and the run takes 45 s-2.5 min.
 if [ "${VM_MACHINE:-pc}" = pc ]; then
 	vm_testssl "$HTTPS" 12
 fi

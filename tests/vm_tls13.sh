@@ -21,7 +21,7 @@
 #   ab-13         ab -f TLS1.3 -n 100 -c 4 (full handshakes) and -k: 0 failed
 #   testssl       testssl.sh --vulnerable --nodns none on the forward (vm_lib.sh's
 #                 vm_testssl, tests/tls.sh's rule): none VULNERABLE or "NOT ok",
-#                 12 checks "not vulnerable", run to its end; 2-5 min under TCG
+#                 12 checks "not vulnerable", run to its end; 40 s-5 min under TCG
 #   hostile       tests/tls_probe.py hostile: random bytes, a lying ClientHello,
 #                 a wrong MAC, an oversized record, 3 of each: each closed, then
 #                 GET / still 200; a truncated record then FIN: closed
@@ -235,7 +235,7 @@ else
 fi
 
 # testssl.sh against wolfSSL in the guest, on the pc machine only (the
-# engine is the same on microvm; the run takes 2-5 min).
+# engine is the same on microvm; the run takes 40 s-5 min).
 if [ "${VM_MACHINE:-pc}" = pc ]; then
 	vm_testssl "$HTTPS" 12
 fi
