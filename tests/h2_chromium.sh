@@ -71,14 +71,10 @@ else
 fi
 before=$(wc -l <"$LOG/access.log")
 
-# Chromium: no sandbox (it refuses to run as root with one), its own
-# profile, nothing of its own on the network (the namespace has only lo).
+# Chromium (tests/lib.sh): its own profile, nothing of its own on the
+# network (the namespace has only lo).
 t0=$(date +%s.%N)
-timeout 60 chromium --headless=new --no-sandbox --disable-gpu --ignore-certificate-errors \
-	--user-data-dir="$WORK/profile" --no-first-run --disable-background-networking \
-	--disable-component-update --disable-sync --disable-default-apps --disable-extensions \
-	--host-resolver-rules="MAP * ~NOTFOUND, EXCLUDE localhost" \
-	--dump-dom "$URL" >"$LOG/dom.html" 2>"$LOG/chromium.err"
+skt_chromium_dom 60 "$URL" "$WORK/profile" "$LOG/dom.html" "$LOG/chromium.err"
 rc=$?
 t1=$(date +%s.%N)
 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')

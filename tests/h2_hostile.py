@@ -75,6 +75,9 @@ except ImportError:
              "python3-hpack (tools/deps.sh)")
 
 import skt
+from h2raw import (ACK, CANCEL, CONTINUATION, DATA, END_HEADERS, END_STREAM, ENHANCE_YOUR_CALM,
+                   GOAWAY, HEADERS, NO_ERROR, PING, PREFACE, PRIORITY, REFUSED_STREAM, RST_STREAM,
+                   SETTINGS, WINDOW_UPDATE, Conn, frame)
 
 CHECKS = skt.Checks("h2-hostile", prefix="h2-hostile.")
 check = CHECKS.check
@@ -92,19 +95,8 @@ H2_SESSION = 150 * 1024
 H2_STATE = 32768 + 16384 + 4096 + 4096
 H2_SLACK = 2 * 1024 * 1024
 
-# Frame types, flags, error codes (RFC 9113).
-DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = \
-    0, 1, 2, 3, 4, 6, 7, 8, 9
-END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
-NO_ERROR, PROTOCOL_ERROR, SETTINGS_TIMEOUT, REFUSED_STREAM, CANCEL, ENHANCE_YOUR_CALM = \
-    0x0, 0x1, 0x4, 0x7, 0x8, 0xb
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 WINDOW0 = (4).to_bytes(2, "big") + (0).to_bytes(4, "big")  # SETTINGS_INITIAL_WINDOW_SIZE 0
 FILES = {"x.txt": b"hello from skiff over h2\n", "big.bin": os.urandom(300000)}
-
-
-def frame(ftype, flags, sid, payload=b""):
-    return len(payload).to_bytes(3, "big") + bytes([ftype, flags]) + sid.to_bytes(4, "big") + payload
 
 
 def lit(idx, value):
@@ -130,28 +122,18 @@ def hpack_int(v, prefix_bits, first):
     return bytes(out + [v])
 
 
-class Raw:
-    """A client speaking raw frames; it reads and decodes what comes back
-    (every header block through one hpack.Decoder, in order)."""
+class Raw(Conn):
+    """A client speaking raw frames (tests/h2raw.py); it decodes what comes
+    back (every header block through one hpack.Decoder, in order)."""
 
     def __init__(self, port, settings=b"", preface=True):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.buf = b""
         self.dec = hpack.Decoder()
         self.block, self.block_sid = b"", 0
         self.status, self.body, self.ended, self.resets = {}, {}, set(), {}
         self.goaway = None          # (last stream id, code)
         self.server_settings = None  # {id: value}
-        self.eof, self.eof_at, self.send_failed = False, None, False
         self.next_sid = 1
-        if preface:
-            self.send(PREFACE + frame(SETTINGS, 0, 0, settings) + frame(SETTINGS, ACK, 0))
-
-    def send(self, b):
-        try:
-            self.sock.sendall(b)
-        except OSError:
-            self.send_failed = True
+        super().__init__(port, settings, preface)
 
     def get(self, path="/x.txt"):
         """A GET on the next stream: its id."""
@@ -159,57 +141,30 @@ class Raw:
         self.send(frame(HEADERS, END_HEADERS | END_STREAM, sid, req_block(path)))
         return sid
 
-    def pump(self, until=lambda: False, timeout=5.0):
-        end = time.monotonic() + timeout
-        while not until() and not self.eof and time.monotonic() < end:
-            self.sock.settimeout(max(0.01, end - time.monotonic()))
-            try:
-                data = self.sock.recv(65536)
-            except socket.timeout:
-                continue
-            except OSError:
-                data = b""
-            if not data:
-                self.eof, self.eof_at = True, time.monotonic()
-                break
-            self.buf += data
-            self._frames()
-        return until()
-
-    def _frames(self):
-        while len(self.buf) >= 9:
-            n = int.from_bytes(self.buf[:3], "big")
-            if len(self.buf) < 9 + n:
-                return
-            t, fl = self.buf[3], self.buf[4]
-            sid = int.from_bytes(self.buf[5:9], "big") & 0x7fffffff
-            p, self.buf = self.buf[9:9 + n], self.buf[9 + n:]
-            if t in (HEADERS, CONTINUATION):
-                self.block += p
-                self.block_sid = sid
-                if t == HEADERS and fl & END_STREAM:
-                    self.ended.add(sid)
-                if fl & END_HEADERS:
-                    hdrs = dict(self.dec.decode(self.block, raw=True))
-                    self.block = b""
-                    if b":status" in hdrs:
-                        self.status[sid] = hdrs[b":status"].decode()
-            elif t == DATA:
-                self.body[sid] = self.body.get(sid, b"") + p
-                if fl & END_STREAM:
-                    self.ended.add(sid)
-            elif t == RST_STREAM:
-                self.resets[sid] = int.from_bytes(p[:4], "big")
-            elif t == GOAWAY:
-                self.goaway = (int.from_bytes(p[:4], "big") & 0x7fffffff,
-                               int.from_bytes(p[4:8], "big"))
-            elif t == SETTINGS and not fl & ACK:
-                self.server_settings = {int.from_bytes(p[i:i + 2], "big"):
-                                        int.from_bytes(p[i + 2:i + 6], "big")
-                                        for i in range(0, len(p), 6)}
-
-    def close(self):
-        self.sock.close()
+    def on_frame(self, t, fl, sid, p):
+        if t in (HEADERS, CONTINUATION):
+            self.block += p
+            self.block_sid = sid
+            if t == HEADERS and fl & END_STREAM:
+                self.ended.add(sid)
+            if fl & END_HEADERS:
+                hdrs = dict(self.dec.decode(self.block, raw=True))
+                self.block = b""
+                if b":status" in hdrs:
+                    self.status[sid] = hdrs[b":status"].decode()
+        elif t == DATA:
+            self.body[sid] = self.body.get(sid, b"") + p
+            if fl & END_STREAM:
+                self.ended.add(sid)
+        elif t == RST_STREAM:
+            self.resets[sid] = int.from_bytes(p[:4], "big")
+        elif t == GOAWAY:
+            self.goaway = (int.from_bytes(p[:4], "big") & 0x7fffffff,
+                           int.from_bytes(p[4:8], "big"))
+        elif t == SETTINGS and not fl & ACK:
+            self.server_settings = {int.from_bytes(p[i:i + 2], "big"):
+                                    int.from_bytes(p[i + 2:i + 6], "big")
+                                    for i in range(0, len(p), 6)}
 
 
 class Honest:

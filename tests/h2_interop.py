@@ -35,6 +35,7 @@ except ImportError:
     sys.exit("h2_interop: python3 module 'h2' is missing: it comes from Debian package "
              "python3-h2 (tools/deps.sh)")
 
+import h2raw
 import skt
 
 CHECKS = skt.Checks("h2-interop", pass_detail=False)
@@ -371,55 +372,16 @@ def test_defences(log):
     cl.close()
 
 
-class Raw:
-    """A client of raw frames, for what h2 will not send: floods and bombs."""
+class Raw(h2raw.Conn):
+    """A client of raw frames (tests/h2raw.py), for what h2 will not send:
+    floods and bombs.  It keeps every frame it reads."""
 
     def __init__(self):
-        self.sock = socket.create_connection(("127.0.0.1", PORT), timeout=5)
-        self.buf = b""
-        self.frames = []  # (type, flags, sid, payload)
-        self.eof = False
-        self.send(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-        self.frame(4, 0, 0, b"")
-        self.frame(4, 1, 0, b"")  # ACK of the server's (sent blind)
-
-    def send(self, b):
-        try:
-            self.sock.sendall(b)
-        except OSError:
-            self.eof = True
-
-    def frame(self, ftype, flags, sid, payload):
-        self.send(len(payload).to_bytes(3, "big") + bytes([ftype, flags]) +
-                  sid.to_bytes(4, "big") + payload)
-
-    def pump(self, until, timeout=5.0):
-        end = time.time() + timeout
-        while not until() and time.time() < end and not self.eof:
-            self.sock.settimeout(max(0.01, end - time.time()))
-            try:
-                data = self.sock.recv(65536)
-            except socket.timeout:
-                continue
-            except OSError:
-                data = b""
-            if not data:
-                self.eof = True
-                break
-            self.buf += data
-            while len(self.buf) >= 9:
-                n = int.from_bytes(self.buf[:3], "big")
-                if len(self.buf) < 9 + n:
-                    break
-                self.frames.append((self.buf[3], self.buf[4],
-                                    int.from_bytes(self.buf[5:9], "big") & 0x7fffffff,
-                                    self.buf[9:9 + n]))
-                self.buf = self.buf[9 + n:]
-        return until()
+        super().__init__(PORT)
 
     def goaway(self):
         for t, _, _, p in self.frames:
-            if t == 7:
+            if t == h2raw.GOAWAY:
                 return int.from_bytes(p[4:8], "big")
         return None
 
@@ -427,34 +389,32 @@ class Raw:
         import hpack
         dec = hpack.Decoder()
         for t, _, s, p in self.frames:
-            if t == 1:
+            if t == h2raw.HEADERS:
                 hdrs = dict(dec.decode(p))
                 if s == sid:
                     return hdrs.get(b":status", hdrs.get(":status"))
         return None
-
-    def close(self):
-        self.sock.close()
 
 
 def test_raw_defences():
     calm = h2.errors.ErrorCodes.ENHANCE_YOUR_CALM
     # CONTINUATION flood: a header block that never ends
     r = Raw()
-    r.frame(1, 0, 1, b"\x82\x86\x84")
+    r.send_frame(h2raw.HEADERS, 0, 1, b"\x82\x86\x84")
     for _ in range(100):
-        r.frame(9, 0, 1, b"")
+        r.send_frame(h2raw.CONTINUATION, 0, 1)
     r.pump(lambda: r.goaway() is not None)
     check("CONTINUATION flood (100 empty frames): GOAWAY ENHANCE_YOUR_CALM", r.goaway() == calm,
           r.goaway())
     r.close()
     # HPACK bomb: one 4000-byte entry, then a block naming it 100 times
     r = Raw()
+    eh_es = h2raw.END_HEADERS | h2raw.END_STREAM
     v = 4000
     lit = b"\x40\x03x-b\x7f" + bytes([((v - 127) & 0x7f) | 0x80, (v - 127) >> 7]) + b"v" * v
-    r.frame(1, 5, 1, b"\x82\x86\x84" + lit)
-    r.frame(1, 5, 3, b"\x82\x86\x84" + b"\xbe" * 100)
-    r.frame(1, 5, 5, b"\x82\x86\x84")
+    r.send_frame(h2raw.HEADERS, eh_es, 1, b"\x82\x86\x84" + lit)
+    r.send_frame(h2raw.HEADERS, eh_es, 3, b"\x82\x86\x84" + b"\xbe" * 100)
+    r.send_frame(h2raw.HEADERS, eh_es, 5, b"\x82\x86\x84")
     r.pump(lambda: r.status(5) is not None)
     check("HPACK bomb (a 4,000-byte entry named 100 times): 431, the connection serves on",
           r.status(1) in (b"200", "200") and r.status(3) in (b"431", "431") and
@@ -464,14 +424,14 @@ def test_raw_defences():
     # SETTINGS flood and empty DATA flood
     r = Raw()
     for _ in range(200):
-        r.frame(4, 0, 0, b"")
+        r.send_frame(h2raw.SETTINGS, 0, 0)
     r.pump(lambda: r.goaway() is not None)
     check("SETTINGS flood (200): GOAWAY ENHANCE_YOUR_CALM", r.goaway() == calm, r.goaway())
     r.close()
     r = Raw()
-    r.frame(1, 4, 1, b"\x83\x86\x84")  # POST, body to come
+    r.send_frame(h2raw.HEADERS, h2raw.END_HEADERS, 1, b"\x83\x86\x84")  # POST, body to come
     for _ in range(300):
-        r.frame(0, 0, 1, b"")
+        r.send_frame(h2raw.DATA, 0, 1)
     r.pump(lambda: r.goaway() is not None)
     check("empty DATA flood (300): GOAWAY ENHANCE_YOUR_CALM", r.goaway() == calm, r.goaway())
     r.close()

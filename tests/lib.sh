@@ -781,6 +781,24 @@ skt_idle_ticks() {
 	[ $((IDLE_TICKS * 100)) -lt $((IDLE_HZ * secs)) ]
 }
 
+# skt_chromium_dom SECS URL PROFILE DOM ERR: headless Chromium loads URL
+# and dumps the DOM its scripts leave into DOM (its stderr into ERR),
+# bounded by timeout SECS; returns Chromium's exit status (124: the
+# timeout).  No sandbox (it refuses to run as root with one), PROFILE as
+# its own fresh profile, a self-signed certificate taken, and nothing of
+# its own on the network: no background fetches or updates, and every name
+# but localhost resolving to nothing.  The caller runs it in a network
+# namespace of its own (unshare -n) as well (tests/h2_chromium.sh,
+# tests/vm_h2.sh).
+skt_chromium_dom() {
+	local secs=$1 url=$2 profile=$3 dom=$4 err=$5
+	timeout "$secs" chromium --headless=new --no-sandbox --disable-gpu --ignore-certificate-errors \
+		--user-data-dir="$profile" --no-first-run --disable-background-networking \
+		--disable-component-update --disable-sync --disable-default-apps --disable-extensions \
+		--host-resolver-rules="MAP * ~NOTFOUND, EXCLUDE localhost" \
+		--dump-dom "$url" >"$dom" 2>"$err"
+}
+
 # skt_check_bin BIN: a clear message when the binary is missing.
 skt_check_bin() {
 	local bin=$1

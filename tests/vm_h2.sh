@@ -23,7 +23,8 @@
 #   python-h2   python3-h2 (tests/h2_serve.py's client): 20 concurrent
 #               streams on one connection, each 200 with its file's bytes
 #   tls12-h2    curl --http2 over HTTPS (BearSSL, TLS 1.2): ALPN h2, HTTP
-#               version 2, the body sha256-identical; h2load over TLS: 0 failed
+#               version 2, the body sha256-identical; h2load over TLS: 0
+#               failed; at exit https.h2_* counting these clients
 #   python-h2-tls12  python3-h2 over python's ssl, 10 concurrent streams of
 #               300,017 B at the default windows (WINDOW_UPDATEs arriving as
 #               the guest's records leave: loop_tls's kick, tls.kicks)
@@ -37,9 +38,8 @@
 #               above opened, tls.alpn_h2, no h2 connection error, no
 #               session refused
 # the TLS 1.3 image (wolfSSL), when given and built:
-#   tls13-h2    curl --http2 --tlsv1.3: HTTP version 2 over TLSv1.3, the
-#               body the file's; h2load over TLS 1.3: 0 failed; counters
-#   python-h2-tls13, chromium-tls13  as over TLS 1.2
+#   tls13-h2, python-h2-tls13, chromium-tls13  as over TLS 1.2 (tls_h2),
+#               curl --http2 --tlsv1.3 and h2load over TLSv1.3
 # the kv application image (an application on http/app.h):
 #   app-h2      curl --http2-prior-knowledge PUT of 200,000 B (past a
 #               stream's window) then GET of the key: 201/204, 200 and the
@@ -134,11 +134,8 @@ PY
 chromium_load() {
 	local t rc dom=bad
 	t=$(date +%s.%N)
-	timeout 90 chromium --headless=new --no-sandbox --disable-gpu --ignore-certificate-errors \
-		--user-data-dir="$CERTS/profile-$1" --no-first-run --disable-background-networking \
-		--disable-component-update --disable-sync --disable-default-apps --disable-extensions \
-		--host-resolver-rules="MAP * ~NOTFOUND, EXCLUDE localhost" \
-		--dump-dom "https://localhost:$2/page/index.html" >"$LOG/dom-$1.html" 2>"$LOG/chromium-$1.err"
+	skt_chromium_dom 90 "https://localhost:$2/page/index.html" "$CERTS/profile-$1" \
+		"$LOG/dom-$1.html" "$LOG/chromium-$1.err"
 	rc=$?
 	grep -q '<title>skiff h2 page</title>' "$LOG/dom-$1.html" && grep -q '>stylesheets 60<' "$LOG/dom-$1.html" && dom=ok
 	CHROME="exit $rc, DOM $dom, $(elapsed "$t") s"
@@ -152,6 +149,49 @@ chromium_log() {
 			if (match($0, /"GET \/page\/a[0-9][0-9]\.css HTTP\/2\.0" 200 /)) seen[substr($0, RSTART + 11, 3)] = 1
 		}
 		END { n = 0; for (k in seen) n++; printf "%d %d %d %d\n", page, n, h2, other }' "$LOG/chromium-access-$1.log")
+}
+
+# tls_h2 TAG ENGINE VER HTTPS GUEST_LOG: HTTP/2 over a guest's TLS listener
+# (ENGINE's TLS VER, ALPN h2), the same for both images: curl --http2 of
+# big.bin and h2load -n 100, python3-h2 (py_h2_tls), headless Chromium
+# (chromium_load); then the guest is told to exit (CTL) and waited for
+# (VM), RC its status, and GUEST_LOG (its console) read: the checks
+# python-h2-TAG, chromium-TAG (the DOM, the access log) and TAG-h2 (curl,
+# h2load, exit 0, the https.h2_* counters at least what these clients
+# opened: 5 sessions, 1 + 100 + 10 + 61 streams, no connection error).
+tls_h2() {
+	local tag=$1 engine=$2 ver=$3 port=$4 gl=$5 want r s req out page assets h2 other se ss ce
+	want=$(sha <"$SITE/big.bin")
+	r=$(timeout 60 curl -sS --http2 "--tlsv$ver" --cacert "$CA" -o "$LOG/$tag.body" \
+		-w '%{http_code} %{http_version} %{ssl_verify_result}' "https://localhost:$port/big.bin" 2>&1)
+	s=$(sha <"$LOG/$tag.body")
+	timeout 120 h2load -n 100 -c 2 -m 10 "https://127.0.0.1:$port/small.txt" >"$LOG/h2load-$tag.log" 2>&1
+	req=$(grep '^requests:' "$LOG/h2load-$tag.log")
+	if out=$(py_h2_tls "$port"); then
+		pass "python-h2-$tag ($engine: $out)"
+	else
+		fail "python-h2-$tag" "$out"
+	fi
+	chromium_load "$tag" "$port"
+	vm_say_exit "$CTL"
+	wait "$VM"
+	RC=$?
+	chromium_log "$tag" "$gl"
+	read -r page assets h2 other <<<"$CHROME_LOG"
+	if [[ $CHROME == "exit 0, DOM ok"* ]] && [ "$page" = 1 ] && [ "$assets" = 60 ] && [ "$other" = 0 ]; then
+		pass "chromium-$tag (headless Chromium, $engine TLS $ver + ALPN h2: $CHROME; the guest's access log: the page and 60 assets 200 over HTTP/2.0, $h2 records of HeadlessChrome, all HTTP/2.0)"
+	else
+		fail "chromium-$tag" "$CHROME; access log: page $page (1), assets $assets (60), HTTP/2.0 $h2, other $other (0); $LOG/chromium-$tag.err $LOG/chromium-access-$tag.log"
+	fi
+	se=$(ctr https.h2_sessions "$gl") ss=$(ctr https.h2_streams "$gl") ce=$(ctr https.h2_conn_errors "$gl")
+	if [ "$r" = "200 2 0" ] && [ "$s" = "$want" ] &&
+		[[ $req == "requests: 100 total, 100 started, 100 done, 100 succeeded, 0 failed"* ]] &&
+		grep -q 'Application protocol: h2$' "$LOG/h2load-$tag.log" && grep -q "TLSv$ver" "$LOG/h2load-$tag.log" &&
+		[ "$RC" = 0 ] && [ "${se:-0}" -ge 5 ] && [ "${ss:-0}" -ge 172 ] && [ "${ce:-1}" = 0 ]; then
+		pass "$tag-h2 ($engine: curl --http2 --tlsv$ver -> $r, 300,017 B sha256-identical; h2load -n 100 -c 2 -m 10 over TLSv$ver, ALPN h2: 0 failed; exit 0, https.h2_sessions $se, https.h2_streams $ss; $(elapsed "$T0") s under tcg)"
+	else
+		fail "$tag-h2" "curl '$r' sha ${s:0:12} want ${want:0:12}; h2load '$req'; exit $RC; h2_sessions '$se' h2_streams '$ss' h2_conn_errors '$ce'; $gl $LOG/h2load-$tag.log"
+	fi
 }
 
 # --- the serve image: h2c and TLS 1.2 (BearSSL) ----------------------------
@@ -214,34 +254,9 @@ fi
 out=$(timeout 90 "$PY" tests/h2_serve.py --streams 127.0.0.1 "$HTTP" "$SITE" 2>&1)
 [ $? -eq 0 ] && pass "python-h2 (20 concurrent streams on one connection: $out)" || fail python-h2 "$out"
 
-# TLS 1.2 (BearSSL): curl --http2 negotiates h2 by ALPN.
-want=$(sha <"$SITE/big.bin")
-r=$(timeout 60 curl -sS --http2 --cacert "$CA" -o "$LOG/tls12.body" -w '%{http_code} %{http_version}' \
-	"https://localhost:$HTTPS/big.bin" 2>&1)
-s=$(sha <"$LOG/tls12.body")
-timeout 120 h2load -n 100 -c 2 -m 10 "https://127.0.0.1:$HTTPS/small.txt" >"$LOG/h2load-tls12.log" 2>&1
-req=$(grep '^requests:' "$LOG/h2load-tls12.log")
-if [ "$r" = "200 2" ] && [ "$s" = "$want" ] &&
-	[[ $req == "requests: 100 total, 100 started, 100 done, 100 succeeded, 0 failed"* ]] &&
-	grep -q 'Application protocol: h2$' "$LOG/h2load-tls12.log" && grep -q 'TLSv1.2' "$LOG/h2load-tls12.log"; then
-	pass "tls12-h2 (BearSSL: curl --http2 -> $r, 300,017 B sha256-identical; h2load -n 100 -c 2 -m 10 over TLSv1.2, ALPN h2: 0 failed)"
-else
-	fail tls12-h2 "curl '$r' sha ${s:0:12} want ${want:0:12}; h2load '$req'; $LOG/h2load-tls12.log"
-fi
-out=$(py_h2_tls "$HTTPS")
-[ $? -eq 0 ] && pass "python-h2-tls12 (BearSSL: $out)" || fail python-h2-tls12 "$out"
-chromium_load tls12 "$HTTPS"
-
-vm_say_exit "$CTL"
-wait "$VM"
-rc=$?
-chromium_log tls12 "$LOG/serve.log"
-read -r page assets h2 other <<<"$CHROME_LOG"
-if [[ $CHROME == "exit 0, DOM ok"* ]] && [ "$page" = 1 ] && [ "$assets" = 60 ] && [ "$other" = 0 ]; then
-	pass "chromium-tls12 (headless Chromium, BearSSL TLS 1.2 + ALPN h2: $CHROME; the guest's access log: the page and 60 assets 200 over HTTP/2.0, $h2 records of HeadlessChrome, all HTTP/2.0)"
-else
-	fail chromium-tls12 "$CHROME; access log: page $page (1), assets $assets (60), HTTP/2.0 $h2, other $other (0); $LOG/chromium-tls12.err $LOG/chromium-access-tls12.log"
-fi
+# TLS 1.2 (BearSSL): curl --http2 negotiates h2 by ALPN; the guest exits.
+tls_h2 tls12 BearSSL 1.2 "$HTTPS" "$LOG/serve.log"
+rc=$RC
 L=$LOG/serve.log
 # The plain listener's engine counts as http.*, the TLS one's as https.*.
 # h2c sessions: 4 curl files + HEAD + range + 404 + nghttp + 4 h2load +
@@ -266,34 +281,7 @@ IMG_SAVE=$IMG IMG=$IMG13
 vm_boot tls13 200 --root "$SITE" --tls-cert "$CA" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
 	-p "$CTL:9/udp" -- shutdown-port=9 exit-after=180 stats access-log=console "$ALPN"
 if skt_wait_log "$LOG/tls13.log" "skiff-uk: ready" 60 && grep -aq "https=443 (wolfSSL" "$LOG/tls13.log"; then
-	r=$(timeout 60 curl -sS --http2 --tlsv1.3 --cacert "$CA" -o "$LOG/tls13.body" \
-		-w '%{http_code} %{http_version} %{ssl_verify_result}' "https://localhost:$HTTPS/big.bin" 2>&1)
-	s=$(sha <"$LOG/tls13.body")
-	timeout 120 h2load -n 100 -c 2 -m 10 "https://127.0.0.1:$HTTPS/small.txt" >"$LOG/h2load-tls13.log" 2>&1
-	req=$(grep '^requests:' "$LOG/h2load-tls13.log")
-	out=$(py_h2_tls "$HTTPS")
-	[ $? -eq 0 ] && pass "python-h2-tls13 (wolfSSL: $out)" || fail python-h2-tls13 "$out"
-	chromium_load tls13 "$HTTPS"
-	vm_say_exit "$CTL"
-	wait "$VM"
-	rc=$?
-	chromium_log tls13 "$LOG/tls13.log"
-	read -r page assets h2 other <<<"$CHROME_LOG"
-	if [[ $CHROME == "exit 0, DOM ok"* ]] && [ "$page" = 1 ] && [ "$assets" = 60 ] && [ "$other" = 0 ]; then
-		pass "chromium-tls13 (headless Chromium, wolfSSL TLS 1.3 + ALPN h2: $CHROME; the guest's access log: the page and 60 assets 200 over HTTP/2.0, $h2 records of HeadlessChrome, all HTTP/2.0)"
-	else
-		fail chromium-tls13 "$CHROME; access log: page $page (1), assets $assets (60), HTTP/2.0 $h2, other $other (0); $LOG/chromium-tls13.err $LOG/chromium-access-tls13.log"
-	fi
-	se=$(ctr https.h2_sessions "$LOG/tls13.log") ss=$(ctr https.h2_streams "$LOG/tls13.log")
-	ce=$(ctr https.h2_conn_errors "$LOG/tls13.log")
-	if [ "$r" = "200 2 0" ] && [ "$s" = "$want" ] &&
-		[[ $req == "requests: 100 total, 100 started, 100 done, 100 succeeded, 0 failed"* ]] &&
-		grep -q 'Application protocol: h2$' "$LOG/h2load-tls13.log" && grep -q 'TLSv1.3' "$LOG/h2load-tls13.log" &&
-		[ "$rc" = 0 ] && [ "${se:-0}" -ge 5 ] && [ "${ss:-0}" -ge 172 ] && [ "${ce:-1}" = 0 ]; then
-		pass "tls13-h2 (wolfSSL: curl --http2 --tlsv1.3 -> $r, 300,017 B sha256-identical; h2load -n 100 -c 2 -m 10 over TLSv1.3, ALPN h2: 0 failed; exit 0, https.h2_sessions $se, https.h2_streams $ss; $(elapsed "$T0") s under tcg)"
-	else
-		fail tls13-h2 "curl '$r' sha ${s:0:12}; h2load '$req'; exit $rc; h2_sessions '$se' h2_streams '$ss' h2_conn_errors '$ce'; $LOG/tls13.log"
-	fi
+	tls_h2 tls13 wolfSSL 1.3 "$HTTPS" "$LOG/tls13.log"
 else
 	fail tls13-h2 "no ready line with https=443 (wolfSSL) in 60 s; see $LOG/tls13.log"
 fi

@@ -60,3 +60,29 @@ vm_boot() {
 vm_say_exit() {
 	python3 -c "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'exit 0', ('127.0.0.1', int(sys.argv[1])))" "$1"
 }
+
+# vm_testssl PORT MIN: testssl.sh --vulnerable against the guest's HTTPS on
+# 127.0.0.1:PORT (QEMU's forward; --nodns none: no look-up leaves the
+# host), the invocation and rule of tests/tls.sh's hosted check: a pass
+# when no line says VULNERABLE or "NOT ok", at least MIN say "not
+# vulnerable", and testssl got to its "Done" line (a run cut short by the
+# timeout fails).  Its words in $LOG/testssl.log; the line gives its time.
+# 600 s at most.  Measured 2026-12-05 under TCG on the 2-core host while
+# other helpers' runs loaded it (load 8-10): 85 s (BearSSL) and 115 s
+# (wolfSSL) alone, 135 s and 296 s inside the phases, of which QEMU used
+# under 1 s of CPU; ~110 s of the 296 went before testssl's "Start" line
+# (its own start-up, forking openssl on the host).  The time is testssl's,
+# not the guest's: on a quieter host (11:05), BearSSL 42.5 s, testssl's own
+# CPU 36.4 s (user 16.9, system 19.5), QEMU's 0.5 s; wolfSSL 39 s (11:20).
+vm_testssl() {
+	local t0=$SECONDS okn vul
+	timeout 600 testssl --quiet --color 0 --warnings off --nodns none --vulnerable "127.0.0.1:$1" \
+		</dev/null >"$LOG/testssl.log" 2>&1
+	okn=$(grep -c 'not vulnerable' "$LOG/testssl.log")
+	vul=$(grep -E 'VULNERABLE|NOT ok' "$LOG/testssl.log" | head -n 3 | tr -s ' ' | tr '\n' ' ')
+	if [ -z "$vul" ] && [ "$okn" -ge "$2" ] && grep -q '^ Done ' "$LOG/testssl.log"; then
+		pass "testssl (--vulnerable in $((SECONDS - t0)) s: $okn checks not vulnerable, none vulnerable)"
+	else
+		fail testssl "in $((SECONDS - t0)) s: not vulnerable $okn (want >= $2); vulnerable: ${vul:-none}; $(grep -c '^ Done ' "$LOG/testssl.log") Done line; see $LOG/testssl.log"
+	fi
+}

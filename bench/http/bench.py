@@ -67,7 +67,7 @@ Environment (defaults finish in about 10-15 minutes on 2 cores):
             every server name may then carry "-old" (skiff-packet-old) to
             run from it, alternating with the new one in the same run.
 A skiff server's name may carry the TLS engine after its base
-(linux-app-gnutls, skiff-packet-openssl, skiff-packet-gnutls-old): skiff
+(linux-app-gnutls, skiff-packet-openssl, skiff-packet-wolfssl-old): skiff
 serve --tls-engine ENGINE (with BENCH_TLS=1; without the suffix, the
 binary's default engine).
 Any server's name may end in "-w2" (nginx-w2, linux-app-w2, skiff-packet-w2;
@@ -203,7 +203,7 @@ def old_server(name):
 
 
 # skiff's hosted TLS engines (--tls-engine), as a server name's suffix.
-TLS_ENGINES = ("openssl", "gnutls")
+TLS_ENGINES = ("openssl", "gnutls", "wolfssl")
 
 
 def _base_and_engine(name):
@@ -225,13 +225,13 @@ def base_server(name):
     the engine (engine_of), -sites (sites_server), -log (logged_server) and
     -v6 (v6_server) suffixes are not part of the base either, nor -w2
     (workers_of).  In a name they come in the order
-    base[-openssl|-gnutls][-old][-sites][-log][-v6][-w2]."""
+    base[-openssl|-gnutls|-wolfssl][-old][-sites][-log][-v6][-w2]."""
     return _base_and_engine(name)[0]
 
 
 def engine_of(name):
     """linux-app-gnutls, skiff-packet-openssl: skiff serve --tls-engine
-    gnutls / openssl (with BENCH_TLS); None: the binary's default engine."""
+    gnutls / openssl / wolfssl (with BENCH_TLS); None: the binary's default engine."""
     return _base_and_engine(name)[1]
 
 

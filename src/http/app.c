@@ -24,6 +24,12 @@
  * Buffers: rbuf holds the head at [0, head_len) for the request's whole
  * life (the accessors point there); body bytes are read behind it and
  * the area [head_len, rbuf_size) is reused once every piece was taken.
+ * rbuf, obuf and hdr are one buffer set of the app's pool, taken at the
+ * first read (a stream's at its open) and given back when the connection
+ * is idle again: a keep-alive answer gone with nothing pipelined behind
+ * it (request_over), or a read between requests that found nothing.  An
+ * idle keep-alive connection holds none, so memory follows the requests
+ * in flight, not the connections open.
  */
 #include "app.h"
 
@@ -49,8 +55,10 @@ struct http_app_conn {
 	int sock;                        /* -1 when free */
 	struct loop_peer peer;
 	struct loop_timer timer;         /* armed at or before deadline(c) */
-	uint8_t *rbuf, *obuf;            /* rbuf_size, out_size bytes in mem */
-	char *hdr;                       /* hdr_size bytes in mem: the application's
+	/* One buffer set of the pool, or all three NULL (none held: rlen,
+	 * olen and hdr_len are 0 and no request lives). */
+	uint8_t *rbuf, *obuf;            /* rbuf_size, out_size bytes */
+	char *hdr;                       /* hdr_size bytes: the application's
 					  * lines, each with CRLF, [0, hdr_len) */
 	uint32_t rlen;       /* rbuf[0, rlen) read */
 	uint32_t ipos;       /* next raw byte not yet parsed/decoded; <= rlen */
@@ -149,8 +157,10 @@ struct http_app_conn {
 	bool h2_blocked;      /* HEADERS found no room: retried after output */
 	bool h2_orphan;       /* the stream or its session is gone: no engine call */
 	uint64_t h2_rx;       /* body bytes of a body framed by END_STREAM only */
-	struct http_req req;
-	char path[HTTP_APP_PATH_MAX];
+	/* The parsed head and the decoded path: in the buffer set too (set
+	 * with rbuf; NULL without one), since only a request needs them. */
+	struct http_req *req;
+	char *path;           /* HTTP_APP_PATH_MAX bytes */
 };
 
 /* The request handle is the connection: one request at a time on it. */
@@ -269,12 +279,29 @@ void http_app_config_hdr(struct http_app_config *cfg, uint32_t hdr_size)
 		cfg->out_size = cfg->hdr_size + 1024u;
 }
 
+/* Bytes of one buffer set: rbuf, obuf, hdr, the parsed head, the path. */
+static size_t bufs_size(const struct http_app_config *cfg)
+{
+	return ALIGN16(cfg->rbuf_size) + ALIGN16(cfg->out_size) + ALIGN16(cfg->hdr_size) +
+	       ALIGN16(sizeof(struct http_req)) + HTTP_APP_PATH_MAX;
+}
+
+/* The i-th HTTP/2 session of the pool: cfg.h2_sessions of them in mem,
+ * behind the buffer sets and the body pool (http_app_mem_size).
+ * A free one has no owner. */
+static struct http_app_h2 *sess_at(const struct http_app *app, uint32_t i)
+{
+	const struct http_app_config *cfg = &app->cfg;
+	uint8_t *h2p = app->bufs + (size_t)cfg->max_conns * bufs_size(cfg) +
+		       (cfg->body_size ? (size_t)cfg->body_slots * slot_bytes(cfg) : 0);
+	return (struct http_app_h2 *)(void *)(h2p + (size_t)i * ALIGN16(sizeof(struct http_app_h2)));
+}
+
 size_t http_app_mem_size(const struct http_app_config *cfg)
 {
 	if (!cfg_ok(cfg))
 		return 0;
-	size_t per = ALIGN16(sizeof(struct http_app_conn)) + ALIGN16(cfg->rbuf_size) +
-		     ALIGN16(cfg->out_size) + ALIGN16(cfg->hdr_size);
+	size_t per = ALIGN16(sizeof(struct http_app_conn)) + bufs_size(cfg);
 	size_t pool = cfg->body_size ? (size_t)cfg->body_slots * slot_bytes(cfg) : 0;
 	return 16 + (size_t)cfg->max_conns * per + pool +
 	       (size_t)cfg->h2_sessions * ALIGN16(sizeof(struct http_app_h2));
@@ -301,20 +328,10 @@ int http_app_init(struct http_app *app, void *mem, size_t size, const struct htt
 	app->conns = (struct http_app_conn *)p;
 	p += (uintptr_t)cfg->max_conns * ALIGN16(sizeof(struct http_app_conn));
 	app->bufs = (uint8_t *)p;
-	size_t bufsz = ALIGN16(cfg->rbuf_size) + ALIGN16(cfg->out_size) + ALIGN16(cfg->hdr_size);
-	for (uint32_t i = cfg->max_conns; i-- > 0;) {
-		struct http_app_conn *c = &app->conns[i];
-		/* Only the small fields: the buffers stay untouched until used. */
-		c->app = app;
-		c->sock = -1;
-		c->ffile = NULL; /* files_held counts the set ones */
-		c->timer.slot = 0;
-		c->rbuf = app->bufs + (size_t)i * bufsz;
-		c->obuf = c->rbuf + ALIGN16(cfg->rbuf_size);
-		c->hdr = (char *)c->obuf + ALIGN16(cfg->out_size);
-		c->next_free = app->free_list;
-		app->free_list = c;
-	}
+	/* Neither states nor buffer sets are touched before they are used. */
+	app->bufs_fresh = cfg->max_conns;
+	app->states_fresh = cfg->max_conns;
+	size_t bufsz = bufs_size(cfg);
 	if (cfg->body_size) {
 		uint8_t *pool = app->bufs + (size_t)cfg->max_conns * bufsz;
 		for (uint32_t i = cfg->body_slots; i-- > 0;) {
@@ -323,11 +340,8 @@ int http_app_init(struct http_app *app, void *mem, size_t size, const struct htt
 			app->slot_free = sl;
 		}
 	}
-	uint8_t *h2p = app->bufs + (size_t)cfg->max_conns * bufsz +
-		       (cfg->body_size ? (size_t)cfg->body_slots * slot_bytes(cfg) : 0);
 	for (uint32_t i = cfg->h2_sessions; i-- > 0;) {
-		struct http_app_h2 *s =
-			(struct http_app_h2 *)(void *)(h2p + (size_t)i * ALIGN16(sizeof(struct http_app_h2)));
+		struct http_app_h2 *s = sess_at(app, i);
 		s->owner = NULL;
 		s->next_free = app->h2_free;
 		app->h2_free = s;
@@ -393,14 +407,14 @@ void http_app_stats(const struct http_app *app,
 
 unsigned http_app_method(const struct http_app_req *r)
 {
-	return CONN(r)->req.method;
+	return CONN(r)->req->method;
 }
 
 const char *http_app_target(const struct http_app_req *r, size_t *len)
 {
 	const struct http_app_conn *c = CONN(r);
-	*len = c->req.target.len;
-	return (const char *)c->rbuf + c->req.target.off;
+	*len = c->req->target.len;
+	return (const char *)c->rbuf + c->req->target.off;
 }
 
 const char *http_app_path(const struct http_app_req *r, size_t *len)
@@ -421,10 +435,10 @@ const char *http_app_rest(const struct http_app_req *r, size_t *len)
 const char *http_app_query(const struct http_app_req *r, size_t *len)
 {
 	const struct http_app_conn *c = CONN(r);
-	const char *t = (const char *)c->rbuf + c->req.target.off;
-	for (size_t i = 0; i < c->req.target.len; i++)
+	const char *t = (const char *)c->rbuf + c->req->target.off;
+	for (size_t i = 0; i < c->req->target.len; i++)
 		if (t[i] == '?') {
-			*len = c->req.target.len - i - 1;
+			*len = c->req->target.len - i - 1;
 			return t + i + 1;
 		}
 	*len = 0;
@@ -433,19 +447,19 @@ const char *http_app_query(const struct http_app_req *r, size_t *len)
 
 unsigned http_app_version(const struct http_app_req *r)
 {
-	return CONN(r)->req.version;
+	return CONN(r)->req->version;
 }
 
 unsigned http_app_nheaders(const struct http_app_req *r)
 {
-	return CONN(r)->req.nheaders;
+	return CONN(r)->req->nheaders;
 }
 
 void http_app_header_at(const struct http_app_req *r, unsigned i, const char **name,
 			size_t *nlen, const char **value, size_t *vlen)
 {
 	const struct http_app_conn *c = CONN(r);
-	const struct http_header *h = &c->req.headers[i < c->req.nheaders ? i : 0];
+	const struct http_header *h = &c->req->headers[i < c->req->nheaders ? i : 0];
 	*name = (const char *)c->rbuf + h->name.off;
 	*nlen = h->name.len;
 	*value = (const char *)c->rbuf + h->value.off;
@@ -456,8 +470,8 @@ const char *http_app_header_get(const struct http_app_req *r, const char *name, 
 {
 	const struct http_app_conn *c = CONN(r);
 	size_t n = sk_strlen(name);
-	for (unsigned i = 0; i < c->req.nheaders; i++) {
-		const struct http_header *h = &c->req.headers[i];
+	for (unsigned i = 0; i < c->req->nheaders; i++) {
+		const struct http_header *h = &c->req->headers[i];
 		if (h->name.len != n)
 			continue;
 		const uint8_t *p = c->rbuf + h->name.off;
@@ -476,11 +490,11 @@ const char *http_app_header_get(const struct http_app_req *r, const char *name, 
 const char *http_app_host(const struct http_app_req *r, size_t *vlen)
 {
 	const struct http_app_conn *c = CONN(r);
-	if (!c->req.has_host)
+	if (!c->req->has_host)
 		return NULL;
 	if (vlen)
-		*vlen = c->req.host.len;
-	return (const char *)c->rbuf + c->req.host.off;
+		*vlen = c->req->host.len;
+	return (const char *)c->rbuf + c->req->host.off;
 }
 
 const struct sk_addr *http_app_peer(const struct http_app_req *r, uint16_t *port)
@@ -493,15 +507,15 @@ const struct sk_addr *http_app_peer(const struct http_app_req *r, uint16_t *port
 bool http_app_has_body(const struct http_app_req *r)
 {
 	const struct http_app_conn *c = CONN(r);
-	return c->req.chunked || (c->req.has_content_length && c->req.content_length > 0);
+	return c->req->chunked || (c->req->has_content_length && c->req->content_length > 0);
 }
 
 uint64_t http_app_body_length(const struct http_app_req *r)
 {
 	const struct http_app_conn *c = CONN(r);
-	if (c->req.chunked)
+	if (c->req->chunked)
 		return HTTP_APP_CHUNKED;
-	return c->req.has_content_length ? c->req.content_length : 0;
+	return c->req->has_content_length ? c->req->content_length : 0;
 }
 
 struct loop *http_app_loop(const struct http_app_req *r)
@@ -544,6 +558,55 @@ __attribute__((always_inline)) static inline bool out_pending(const struct http_
 	       (sk_unlikely(c->h2 != NULL) && h2_owed(c));
 }
 
+/* ---- buffer sets ---- */
+
+/* A buffer set off the pool: the last one given back (its pages warm),
+ * else one never used.  The caller holds a state or has checked that one
+ * is free, and a state holds at most one set, so one is always there. */
+static uint8_t *bufs_get(struct http_app *app)
+{
+	uint8_t *b = app->bufs_free;
+	if (b) {
+		sk_memcpy(&app->bufs_free, b, sizeof(app->bufs_free));
+	} else {
+		uint32_t i = app->cfg.max_conns - app->bufs_fresh--;
+		b = app->bufs + (size_t)i * bufs_size(&app->cfg);
+	}
+	app->bufs_held++;
+	return b;
+}
+
+static void bufs_ret(struct http_app *app, uint8_t *b)
+{
+	sk_memcpy(b, &app->bufs_free, sizeof(app->bufs_free));
+	app->bufs_free = b;
+	app->bufs_held--;
+}
+
+/* c takes set b: a request begins (its parse state fresh). */
+static void bufs_attach(struct http_app_conn *c, uint8_t *b)
+{
+	const struct http_app_config *cfg = &c->app->cfg;
+	c->rbuf = b;
+	c->obuf = b + ALIGN16(cfg->rbuf_size);
+	c->hdr = (char *)c->obuf + ALIGN16(cfg->out_size);
+	c->req = (struct http_req *)(void *)(c->hdr + ALIGN16(cfg->hdr_size));
+	c->path = (char *)c->req + ALIGN16(sizeof(struct http_req));
+	http_req_init(c->req, cfg->max_body);
+	c->req->accept_purge = cfg->accept_purge;
+}
+
+/* Give c's set back (it holds one and needs none): nothing read, nothing
+ * to send, no header lines kept. */
+static void bufs_put(struct http_app_conn *c)
+{
+	bufs_ret(c->app, c->rbuf);
+	c->rbuf = c->obuf = NULL;
+	c->hdr = c->path = NULL;
+	c->req = NULL;
+	c->rlen = c->ipos = c->olen = c->opos = c->hdr_len = 0;
+}
+
 /* The answer's file (http_app_send_file), counted while set: a tree the
  * host replaced may be unmapped only when no connection holds one. */
 static void set_file(struct http_app_conn *c, const struct http_file *f)
@@ -583,7 +646,7 @@ static void count_status(struct http_app *app, int status)
 
 static struct http_access_str log_hdr(const struct http_app_conn *c, const char *lname, size_t n)
 {
-	const struct http_header *h = http_req_find(&c->req, c->rbuf, lname, n);
+	const struct http_header *h = http_req_find(c->req, c->rbuf, lname, n);
 	return h ? (struct http_access_str){c->rbuf + h->value.off, h->value.len}
 		 : (struct http_access_str){NULL, 0};
 }
@@ -608,7 +671,7 @@ static void log_answer(struct http_app_conn *c, int status, uint64_t body_bytes)
 	} else {
 		/* From the method to the end of the version, which is exactly
 		 * "HTTP/D.D" (parser.h). */
-		const struct http_req *r = &c->req;
+		const struct http_req *r = c->req;
 		rec.line = (struct http_access_str){
 			c->rbuf + r->method_s.off,
 			(uint32_t)(r->target.off + r->target.len + 9u - r->method_s.off)};
@@ -634,9 +697,9 @@ static bool unread_body_closes(const struct http_app_conn *c)
 {
 	if (c->in != IN_WAIT)
 		return false;
-	if (c->req.expect_continue || c->req.chunked)
+	if (c->req->expect_continue || c->req->chunked)
 		return true;
-	return c->req.content_length > DISCARD_MAX;
+	return c->req->content_length > DISCARD_MAX;
 }
 
 /* The head of the answer into obuf at olen.  clen: the body's length, or
@@ -646,12 +709,12 @@ static void put_head(struct http_app_conn *c, int status, uint64_t clen)
 	struct http_app *app = c->app;
 	if (c->opos == c->olen)
 		c->opos = c->olen = 0;
-	if (!c->req.keep_alive || unread_body_closes(c) || c->failed || sk_unlikely(app->draining))
+	if (!c->req->keep_alive || unread_body_closes(c) || c->failed || sk_unlikely(app->draining))
 		c->close_after = true;
 	c->chunked_out = false;
 	bool no_body = status == 204 || status == 304;
 	if (clen == HTTP_APP_CHUNKED && !no_body) {
-		if (c->req.version >= 11 && !c->h2)
+		if (c->req->version >= 11 && !c->h2)
 			c->chunked_out = true;
 		else
 			c->close_after = true; /* 1.0: the body ends with the connection */
@@ -684,7 +747,7 @@ static void put_head(struct http_app_conn *c, int status, uint64_t clen)
 	http_out_mem(&o, c->hdr + cl_at, c->hdr_len - cl_at);
 	if (c->close_after)
 		http_out_str(&o, "Connection: close\r\n");
-	else if (c->req.version == 10)
+	else if (c->req->version == 10)
 		http_out_str(&o, "Connection: keep-alive\r\n");
 	http_out_str(&o, "\r\n");
 	c->olen = (uint32_t)(o.p - c->obuf);
@@ -1238,7 +1301,7 @@ void http_app_abort(struct http_app_req *r)
 
 static void send_continue(struct http_app_conn *c)
 {
-	if (!c->req.expect_continue || c->out != OUT_NONE || c->req.version < 11 || c->h2)
+	if (!c->req->expect_continue || c->out != OUT_NONE || c->req->version < 11 || c->h2)
 		return; /* HTTP/2: the client sends the body on its window */
 	static const char k[] = "HTTP/1.1 100 Continue\r\n\r\n";
 	sk_memcpy(c->obuf + c->olen, k, sizeof(k) - 1);
@@ -1251,8 +1314,8 @@ static void body_begin(struct http_app_conn *c, uint8_t mode)
 	c->bmode = mode;
 	c->in = IN_BODY;
 	c->paused = false;
-	c->body_left = c->req.chunked ? 0 : c->req.content_length;
-	if (c->req.chunked)
+	c->body_left = c->req->chunked ? 0 : c->req->content_length;
+	if (c->req->chunked)
 		http_chunked_init(&c->ch, c->app->cfg.max_body);
 	c->body_start = loop_now(c->app->loop);
 }
@@ -1290,7 +1353,7 @@ int http_app_body_collect(struct http_app_req *r, void *buf, size_t cap, http_ap
 	c->clen = 0;
 	c->cdone = done;
 	c->cctx = ctx;
-	if (!c->req.chunked && c->req.content_length > cap) {
+	if (!c->req->chunked && c->req->content_length > cap) {
 		/* Known too long: say so before the client sends it. */
 		engine_answer(c, 413);
 		conn_advance(c);
@@ -1315,7 +1378,7 @@ int http_app_body_read(struct http_app_req *r, size_t limit, http_app_read_fn do
 {
 	struct http_app_conn *c = CONN(r);
 	struct http_app *app = c->app;
-	bool none = !c->req.chunked && !(c->req.has_content_length && c->req.content_length);
+	bool none = !c->req->chunked && !(c->req->has_content_length && c->req->content_length);
 	if (!done || !app->cfg.body_size || !c->live || c->slot || c->out != OUT_NONE ||
 	    (c->in != IN_WAIT && !(none && c->in == IN_DONE)))
 		return -SK_EINVAL;
@@ -1330,7 +1393,7 @@ int http_app_body_read(struct http_app_req *r, size_t limit, http_app_read_fn do
 	}
 	if (limit == 0 || limit > app->cfg.body_size)
 		limit = app->cfg.body_size;
-	if (!c->req.chunked && c->req.content_length > limit) {
+	if (!c->req->chunked && c->req->content_length > limit) {
 		engine_answer(c, 413); /* before the client sends it, no slot taken */
 		conn_advance(c);
 		return 0;
@@ -1412,7 +1475,7 @@ static bool body_complete(const struct http_app_conn *c)
 {
 	if (c->dlen)
 		return false;
-	if (!c->req.chunked)
+	if (!c->req->chunked)
 		return c->body_left == 0;
 	if (sk_unlikely(c->h2 != NULL))
 		return c->h2_eos && c->ipos == c->rlen; /* framed by END_STREAM */
@@ -1448,7 +1511,7 @@ static void body_end(struct http_app_conn *c)
 static bool body_decode(struct http_app_conn *c)
 {
 	size_t avail = c->rlen - c->ipos;
-	if (!c->req.chunked) {
+	if (!c->req->chunked) {
 		size_t k = avail < c->body_left ? avail : (size_t)c->body_left;
 		c->doff = c->ipos;
 		c->dlen = (uint32_t)k;
@@ -1491,6 +1554,8 @@ static int conn_read(struct http_app_conn *c)
 	uint32_t cap = c->app->cfg.rbuf_size;
 	if (c->rlen >= cap || !c->may_read)
 		return 0;
+	if (!c->rbuf)
+		bufs_attach(c, bufs_get(c->app)); /* a request's first bytes may come */
 	uint32_t want = cap - c->rlen;
 	long n = loop_read(c->app->loop, c->sock, c->rbuf + c->rlen, want);
 	if (n > 0) {
@@ -1505,6 +1570,8 @@ static int conn_read(struct http_app_conn *c)
 	}
 	if (n == -SK_EAGAIN) {
 		c->may_read = false;
+		if (c->rlen == 0 && c->in == IN_HEAD)
+			bufs_put(c); /* nothing came: stay idle without one */
 		return 0;
 	}
 	return (int)n < -1 ? (int)n : -2;
@@ -1580,7 +1647,7 @@ int http_app_routes_run(struct http_app_req *r, const struct http_app_def *def)
 		return -SK_EINVAL;
 	bool seen = false;
 	char allow[128];
-	const struct http_app_route *rt = route_find(c, def, c->req.method, &seen, allow,
+	const struct http_app_route *rt = route_find(c, def, c->req->method, &seen, allow,
 						     sizeof(allow));
 	if (!rt) {
 		no_route(c, seen, allow);
@@ -1623,17 +1690,17 @@ static void dispatch(struct http_app_conn *c, int n)
 	c->body_fn = NULL;
 	c->cdone = NULL;
 	c->dlen = 0;
-	c->head_req = c->req.method == HTTP_HEAD;
+	c->head_req = c->req->method == HTTP_HEAD;
 	c->body_start = loop_now(app->loop);
 	if (sk_unlikely(c->h2 != NULL)) {
 		/* The access log's line says the version the client spoke. */
-		sk_memcpy(c->rbuf + c->req.target.off + c->req.target.len + 1, "HTTP/2.0", 8);
+		sk_memcpy(c->rbuf + c->req->target.off + c->req->target.len + 1, "HTTP/2.0", 8);
 	}
-	bool has_body = c->req.chunked || (c->req.has_content_length && c->req.content_length);
+	bool has_body = c->req->chunked || (c->req->has_content_length && c->req->content_length);
 	c->in = has_body ? IN_WAIT : IN_DONE;
 	size_t pl = 0;
-	int st = http_target_path(c->rbuf + c->req.target.off, c->req.target.len, c->path,
-				  sizeof(c->path), &pl);
+	int st = http_target_path(c->rbuf + c->req->target.off, c->req->target.len, c->path,
+				  HTTP_APP_PATH_MAX, &pl);
 	if (st && st != 404) {
 		engine_answer(c, st); /* 400, 414: the connection ends */
 		return;
@@ -1647,7 +1714,7 @@ static void dispatch(struct http_app_conn *c, int n)
 	/* A "." or ".." segment (404): an ordinary not-found, which keeps
 	 * the connection. */
 	if (!st)
-		rt = route_find(c, app->def, c->req.method, &seen, allow, sizeof(allow));
+		rt = route_find(c, app->def, c->req->method, &seen, allow, sizeof(allow));
 	c->route = rt;
 	if (!rt) {
 		no_route(c, seen, allow);
@@ -1729,38 +1796,56 @@ static void request_over(struct http_app_conn *c)
 	set_file(c, NULL);
 	/* Keep-alive: the next request's bytes go to the front. */
 	uint32_t left = c->rlen - c->ipos;
-	if (left)
+	if (left) {
 		sk_memmove(c->rbuf, c->rbuf + c->ipos, left);
-	c->rlen = left;
-	c->ipos = 0;
+		c->rlen = left;
+		c->ipos = 0;
+		http_req_init(c->req, app->cfg.max_body);
+		c->req->accept_purge = app->cfg.accept_purge;
+	} else {
+		/* Idle until the next request: its first read takes a set. */
+		bufs_put(c);
+	}
 	c->in = IN_HEAD;
 	c->out = OUT_NONE;
 	c->head_start = now;
-	http_req_init(&c->req, app->cfg.max_body);
-	c->req.accept_purge = app->cfg.accept_purge;
 }
 
-/* A state off the free list (not empty: the caller checked), counted in
- * nconns, every field before req zeroed except what the state owns for its
- * life: its buffers (carved once by http_app_init) and its timer (disarmed
- * by conn_release, slot 0).  For a connection (on_accept) and a stream
+/* A state off the free list, else a fresh one (one is there: the caller
+ * checked state_free), counted in nconns, every field zeroed except what
+ * the state owns for its life: its timer (disarmed by conn_release, slot
+ * 0).  It holds no buffer set (conn_read or stream_open attaches one).  For a connection (on_accept) and a stream
  * (stream_open) alike, so the two cannot drift; conn_release gives it back.
  * Inline: it runs once per connection and once per stream. */
+/* A state may be taken: a used one given back, or a fresh one. */
+static inline bool state_free(const struct http_app *app)
+{
+	return app->free_list || app->states_fresh;
+}
+
+/* The end of the states ever used: conns[0, states_end) are each free or
+ * a connection's; walks stop there. */
+static inline uint32_t states_end(const struct http_app *app)
+{
+	return app->cfg.max_conns - app->states_fresh;
+}
+
 static inline struct http_app_conn *state_take(struct http_app *app)
 {
 	struct http_app_conn *c = app->free_list;
-	app->free_list = c->next_free;
+	struct loop_timer t = {0};
+	if (c) {
+		app->free_list = c->next_free;
+		t = c->timer;
+	} else {
+		/* Fresh states are taken in order: conns[0, states_used) were used. */
+		c = &app->conns[app->cfg.max_conns - app->states_fresh--];
+	}
 	app->nconns++;
-	struct loop_timer t = c->timer;
-	uint8_t *rb = c->rbuf, *ob = c->obuf;
-	char *hb = c->hdr;
-	sk_memset(c, 0, offsetof(struct http_app_conn, req));
+	sk_memset(c, 0, sizeof(*c)); /* no buffer set */
 	c->app = app;
 	c->timer = t;
 	c->timer.fn = conn_timer;
-	c->rbuf = rb;
-	c->obuf = ob;
-	c->hdr = hb;
 	return c;
 }
 
@@ -1800,6 +1885,8 @@ static void conn_release(struct http_app_conn *c)
 			sk_trace_end(app->cfg.trace, SK_TR_conn, c->t_accept, 1);
 		app->st.conns_closed++;
 	}
+	if (c->rbuf)
+		bufs_put(c);
 	c->sock = -1;
 	app->nconns--;
 	c->next_free = app->free_list;
@@ -1941,21 +2028,21 @@ static void stream_open(struct http_app_conn *sc, const struct h2_event *ev)
 {
 	struct http_app *app = sc->app;
 	struct http_app_h2 *s = sc->sess;
-	struct http_app_conn *c = app->free_list;
-	if (!c || s->n >= H2_STREAMS_CAP) {
+	if (!state_free(app) || s->n >= H2_STREAMS_CAP) {
 		h2_conn_reset(&s->h, ev->stream_id, H2_REFUSED_STREAM);
 		app->st.h2_streams_refused++;
 		return;
 	}
 	size_t room = app->cfg.rbuf_size - h2_window(app);
-	size_t n = h2_req_to_h1(ev->req, c->rbuf, room);
+	uint8_t *b = bufs_get(app); /* a state is free, so a set is */
+	size_t n = h2_req_to_h1(ev->req, b, room);
 	if (n && !ev->req->has_content_length && !ev->end_stream) {
 		/* A body framed by END_STREAM only: the handlers see a body
 		 * of unknown length (HTTP_APP_CHUNKED), body_decode takes the
 		 * bytes as they are. */
 		static const char te[] = "transfer-encoding: chunked\r\n\r\n";
 		if (n - 2 + sizeof(te) - 1 <= room) {
-			sk_memcpy(c->rbuf + n - 2, te, sizeof(te) - 1);
+			sk_memcpy(b + n - 2, te, sizeof(te) - 1);
 			n += sizeof(te) - 3;
 		} else {
 			n = 0;
@@ -1963,11 +2050,13 @@ static void stream_open(struct http_app_conn *sc, const struct h2_event *ev)
 	}
 	if (n == 0) {
 		/* Its head does not fit the room kept for one. */
+		bufs_ret(app, b);
 		h2_conn_respond(&s->h, ev->stream_id, 431, NULL, 0, true);
 		count_status(app, 431);
 		return;
 	}
-	c = state_take(app); /* the same state: rbuf, written above, is kept */
+	struct http_app_conn *c = state_take(app);
+	bufs_attach(c, b);
 	app->st.h2_streams++;
 	c->sock = SOCK_H2;
 	c->peer = sc->peer;
@@ -1978,8 +2067,6 @@ static void stream_open(struct http_app_conn *sc, const struct h2_event *ev)
 	c->out = OUT_NONE;
 	c->head_start = loop_now(app->loop);
 	c->rlen = (uint32_t)n;
-	http_req_init(&c->req, app->cfg.max_body);
-	c->req.accept_purge = app->cfg.accept_purge;
 	s->str[s->n].sid = c->sid;
 	s->str[s->n].c = c;
 	s->n++;
@@ -2461,7 +2548,7 @@ static void conn_step(struct http_app_conn *c)
 				c->h2_may = wait;
 			}
 			uint64_t t0 = sk_trace_begin(app->cfg.trace);
-			int n = c->rlen && !wait ? http_parse_head(&c->req, c->rbuf, c->rlen)
+			int n = c->rlen && !wait ? http_parse_head(c->req, c->rbuf, c->rlen)
 						 : HTTP_NEED_MORE;
 			if (n > 0) {
 				c->t_req = t0; /* a complete head: its parse starts the sample */
@@ -2742,12 +2829,11 @@ static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
 		int s = loop_accept(app->loop, lsock, &peer);
 		if (s < 0)
 			return;
-		struct http_app_conn *c = app->free_list;
-		if (!c) {
+		if (!state_free(app)) {
 			refuse(app, s, &peer);
 			continue;
 		}
-		c = state_take(app);
+		struct http_app_conn *c = state_take(app);
 		app->st.conns_accepted++;
 		c->sock = s;
 		c->peer = peer;
@@ -2757,8 +2843,6 @@ static void on_accept(void *user, int lsock, unsigned events, sk_time_ns now)
 		c->out = OUT_NONE;
 		c->head_start = now;
 		c->t_accept = sk_trace_begin(app->cfg.trace);
-		http_req_init(&c->req, app->cfg.max_body);
-		c->req.accept_purge = app->cfg.accept_purge;
 		if (loop_watch(app->loop, s, conn_event, c) < 0) {
 			c->dead = true;
 			conn_release(c);
@@ -2782,7 +2866,7 @@ void http_app_stop(struct http_app *app)
 	/* A drain cut short (its timeout, SIGINT) is not a drain done: its
 	 * callback, whose context may be gone, is not called. */
 	app->drain_done = NULL;
-	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
+	for (uint32_t i = 0, end = states_end(app); i < end; i++) {
 		struct http_app_conn *c = &app->conns[i];
 		/* A stream's state goes with its session's connection. */
 		if (c->sock >= 0 && !c->busy && !c->h2)
@@ -2807,7 +2891,7 @@ void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx
 		loop_close(app->loop, app->lsock);
 		app->lsock = -1;
 	}
-	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
+	for (uint32_t i = 0, end = states_end(app); i < end; i++) {
 		struct http_app_conn *c = &app->conns[i];
 		/* Idle ones get the grace's deadline (conn_deadline; lazy: only
 		 * an earlier one moves the timer).  An HTTP/2 session sends
@@ -2829,16 +2913,19 @@ void http_app_drain(struct http_app *app, sk_time_ns now, void (*done)(void *ctx
 
 void http_app_goaway(struct http_app *app, sk_time_ns now)
 {
-	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
-		struct http_app_conn *c = &app->conns[i];
-		if (c->sock < 0 || !c->sess)
+	/* The pool's slots, not the connections': h2_sessions (8 by default)
+	 * where max_conns may be thousands.  A session that ends here goes
+	 * back to the free list; its slot is passed with no owner. */
+	for (uint32_t i = 0; i < app->cfg.h2_sessions; i++) {
+		struct http_app_h2 *s = sess_at(app, i);
+		if (!s->owner)
 			continue;
-		bool sent = c->sess->h.goaway_sent;
-		h2_conn_shutdown(&c->sess->h, now); /* nothing if over or said */
-		if (sent || !c->sess->h.goaway_sent)
+		bool sent = s->h.goaway_sent;
+		h2_conn_shutdown(&s->h, now); /* nothing if over or said */
+		if (sent || !s->h.goaway_sent)
 			continue;
 		app->st.h2_goaway_reload++;
-		conn_advance(c); /* written now; lingers at once if no stream is open */
+		conn_advance(s->owner); /* written now; lingers at once if no stream is open */
 	}
 }
 
@@ -2849,16 +2936,21 @@ void http_app_goaway(struct http_app *app, sk_time_ns now)
 int http_app_check(const struct http_app *app)
 {
 	uint32_t used = 0, nfree = 0, files = 0, live_cur = 0, live_old = 0, slots = 0;
+	uint32_t held = 0;
 	for (const struct http_app_conn *c = app->free_list; c; c = c->next_free) {
-		CHECK(c->sock < 0);
+		CHECK(c->sock < 0 && !c->rbuf);
 		CHECK(++nfree <= app->cfg.max_conns);
 	}
-	for (uint32_t i = 0; i < app->cfg.max_conns; i++) {
+	for (uint32_t i = 0, end = states_end(app); i < end; i++) {
 		const struct http_app_conn *c = &app->conns[i];
 		if (c->sock < 0)
 			continue;
 		used++;
 		CHECK(!c->busy && !c->dead);
+		/* Without a buffer set: nothing read, nothing to send, no request. */
+		held += c->rbuf != NULL;
+		CHECK(c->rbuf || (!c->rlen && !c->olen && !c->hdr_len && !c->live && !c->sess &&
+				  !c->h2 && !out_pending(c)));
 		CHECK(c->rlen <= app->cfg.rbuf_size);
 		CHECK(c->ipos <= c->rlen);
 		CHECK(c->dlen == 0 || c->doff + c->dlen <= c->rlen);
@@ -2890,7 +2982,14 @@ int http_app_check(const struct http_app *app)
 		CHECK(d == 0 || (loop_timer_armed(&c->timer) && c->timer.deadline <= d));
 	}
 	CHECK(used == app->nconns);
-	CHECK(used + nfree == app->cfg.max_conns);
+	CHECK(app->states_fresh <= app->cfg.max_conns);
+	CHECK(used + nfree + app->states_fresh == app->cfg.max_conns);
+	/* Every buffer set is fresh, free or held by one state. */
+	CHECK(held == app->bufs_held);
+	uint32_t bfree = 0;
+	for (const uint8_t *b = app->bufs_free; b; sk_memcpy(&b, b, sizeof(const uint8_t *)))
+		CHECK(++bfree <= app->cfg.max_conns);
+	CHECK(app->bufs_fresh + bfree + held == app->cfg.max_conns);
 	CHECK(files == app->files_held);
 	CHECK(live_cur == app->live_cur && live_old == app->live_old);
 	/* Every slot of the body pool is free or held by one connection. */

@@ -79,10 +79,17 @@
  * ---- Memory and ownership ----
  * The engine never allocates: the embedder gives one block at init
  * (http_app_mem_size), holding every connection's state and buffers.
- * Per connection: rbuf_size bytes for the head and body pieces, out_size
- * bytes for the answer's head and streamed body, hdr_size bytes for the
- * application's header lines, and the state (a few KiB); and once, the
- * body pool of http_app_body_read (body_slots x body_size).
+ * Per connection: the state (656 bytes on x86_64), and one buffer set:
+ * rbuf_size bytes for the head and body pieces, out_size bytes for the
+ * answer's head and streamed body, hdr_size bytes for the application's
+ * header lines, the parsed head and the decoded path (3 KiB); and once,
+ * the body pool of http_app_body_read (body_slots x body_size).  A
+ * connection holds a buffer set only while it has bytes or a request:
+ * from its first byte read until it is idle again (nothing unparsed,
+ * nothing to send, no request), so an idle keep-alive connection holds
+ * only its state.  States and sets are reused last-in first-out, and one
+ * never used is never touched: memory follows the connections that came
+ * and the requests in flight, not max_conns.
  * Everything a request accessor returns points into the connection's
  * buffers and lives until on_done (or, without on_done, until the request
  * is over): copy what you keep longer.  Everything the application passes
@@ -690,8 +697,8 @@ struct http_app {
 	uint32_t nconns;
 	uint32_t files_held;          /* connections whose answer is a file body not yet all sent */
 	struct http_app_conn *conns;  /* cfg.max_conns, in mem */
-	struct http_app_conn *free_list;
-	uint8_t *bufs;                /* per connection rbuf_size + out_size, in mem */
+	struct http_app_conn *free_list; /* states used and given back */
+	uint8_t *bufs;                /* the buffer sets (see bufs_free below) */
 	/* The body pool's free slots, linked through their first bytes (a
 	 * slot in use is a connection's, until its request is over). */
 	uint8_t *slot_free;
@@ -711,6 +718,17 @@ struct http_app {
 	void (*drain_done)(void *ctx);
 	void *drain_ctx;
 	struct http_app_stats st;
+	/* Buffer sets (rbuf_size + out_size + hdr_size each, cfg.max_conns of
+	 * them at bufs, so a state never waits for one): bufs_fresh is the
+	 * count never handed out (taken in order, untouched until then),
+	 * bufs_free the returned ones, linked through their first bytes,
+	 * bufs_held those a state holds.  fresh + free + held == max_conns. */
+	uint8_t *bufs_free;
+	uint32_t bufs_fresh, bufs_held;
+	/* Connection states never used: conns[max_conns - states_fresh, ...)
+	 * (taken in order, untouched until then, so a server sized for many
+	 * connections does not touch the states of those that never came). */
+	uint32_t states_fresh;
 };
 
 /* ---- the program ---- */

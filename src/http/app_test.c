@@ -370,6 +370,46 @@ static void test_hello_keepalive_pipelined(void **st)
 	assert_int_equal(app.nconns, 0);
 }
 
+/* Buffer sets follow the requests, not the connections: an idle
+ * keep-alive connection holds none, one with a partial head (or its
+ * pipelined next request) holds one, and the set given back is the next
+ * one taken, so ten connections answered one after another touch one
+ * (of the twelve a pool of max_conns 12 has). */
+static void test_idle_holds_no_buffers(void **st)
+{
+	(void)st;
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 12;
+	setup_with(&test_app, &cfg);
+	uint32_t fresh = app.bufs_fresh;
+	for (int s = 2; s <= 11; s++) {
+		conn(s);
+		assert_int_equal(app.bufs_held, 0); /* accepted, nothing read */
+		send_str(s, "GET /hello HTTP/1.1\r\nHost: a\r\n\r\n");
+		assert_non_null(strstr(fk.s[s].out, "HTTP/1.1 200 OK"));
+		assert_true(fk.s[s].open);
+		assert_int_equal(app.bufs_held, 0);
+	}
+	assert_int_equal(app.nconns, 10);
+	assert_int_equal(app.bufs_fresh, fresh - 1);
+	/* A head cut in two holds a set across the wait, then gives it back. */
+	send_str(3, "GET /hello HTTP/1.1\r\nHo");
+	send_str(4, "GET /hel");
+	assert_int_equal(app.bufs_held, 2);
+	assert_int_equal(app.bufs_fresh, fresh - 2);
+	send_str(3, "st: a\r\n\r\n");
+	assert_int_equal(app.bufs_held, 1);
+	send_str(4, "lo HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(app.bufs_held, 0);
+	assert_int_equal(count(fk.s[4].out, fk.s[4].out_len, "HTTP/1.1 200 OK"), 2);
+	/* The idle timeout closes a connection that holds none. */
+	loop_fake_advance(&fk, app.cfg.keepalive_timeout + SK_NS_PER_S);
+	check();
+	assert_int_equal(app.nconns, 0);
+	assert_int_equal(app.bufs_held, 0);
+}
+
 /* http_app_body_skip: the answer comes after the whole body; a chunked
  * body keeps the connection; a broken one gets 400 (or 431), never the
  * handler's answer; no body: the answer at once. */
@@ -1475,10 +1515,12 @@ static void test_check_catches(void **st)
 	app.files_held++;
 	assert_int_not_equal(http_app_check(&app), 0);
 	app.files_held--;
-	struct http_app_conn *f = app.free_list;
-	app.free_list = NULL; /* the free states no longer add up */
+	app.bufs_held++; /* a buffer set nobody holds */
 	assert_int_not_equal(http_app_check(&app), 0);
-	app.free_list = f;
+	app.bufs_held--;
+	app.states_fresh++; /* the free states no longer add up */
+	assert_int_not_equal(http_app_check(&app), 0);
+	app.states_fresh--;
 	check();
 }
 
@@ -1735,6 +1777,25 @@ static void test_h2_goaway_lingers(void **st)
 	assert_int_equal(app.st.h2_floods, 2);
 }
 
+/* The reload tests' server: 8 connection states, 4 KiB output buffers,
+ * h2_sessions sessions. */
+static void goaway_setup(uint32_t h2_sessions)
+{
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 8;
+	cfg.out_size = 4096;
+	cfg.h2_sessions = h2_sessions;
+	setup_with(&test_app, &cfg);
+}
+
+/* A client's opening at b: the preface and an empty SETTINGS; its length. */
+static size_t h2_opening(uint8_t *b, size_t cap)
+{
+	memcpy(b, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24);
+	return 24 + h2_settings_emit(b + 24, cap - 24, NULL, 0);
+}
+
 /* A reload's GOAWAY (http_app_goaway): a session with a stream in flight
  * is told NO_ERROR with that stream as the last; the stream's answer
  * completes, then the connection closes lingering (FIN, read until the
@@ -1743,18 +1804,11 @@ static void test_h2_goaway_lingers(void **st)
 static void test_h2_goaway_reload(void **st)
 {
 	(void)st;
-	struct http_app_config cfg;
-	http_app_config_default(&cfg);
-	cfg.max_conns = 8;
-	cfg.out_size = 4096;
-	setup_with(&test_app, &cfg);
+	goaway_setup(8);
 	done_calls = done_ok = 0;
-	static const char pre[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 	uint8_t b[512];
 	int s = conn(5);
-	size_t n = 24;
-	memcpy(b, pre, 24);
-	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	size_t n = h2_opening(b, sizeof(b));
 	n += h2_req_frame(b + n, 1, false, "/tick", true); /* three seconds of answer */
 	send_bytes(s, b, n);
 	assert_int_equal(app.st.h2_streams, 1);
@@ -1779,9 +1833,7 @@ static void test_h2_goaway_reload(void **st)
 	assert_int_equal(app.st.h2_goaway_reload, 1);
 	/* A new session meanwhile is served, and told nothing. */
 	int t = conn(7);
-	n = 24;
-	memcpy(b, pre, 24);
-	n += h2_settings_emit(b + n, sizeof(b) - n, NULL, 0);
+	n = h2_opening(b, sizeof(b));
 	n += h2_req_frame(b + n, 1, false, "/hello", true);
 	send_bytes(t, b, n);
 	uint8_t fl = 0;
@@ -1814,6 +1866,51 @@ static void test_h2_goaway_reload(void **st)
 	assert_true(fk.s[t].open && !fk.s[t].shut);
 	assert_int_equal(app.nconns, 2);
 	assert_int_equal(app.st.h2_goaway_reload, 1);
+}
+
+/* The reload walks the session pool (http_app_goaway): with its first
+ * slot given back, the sessions in the others are each told GOAWAY once
+ * (with no stream open, each lingers at once, its slot given back); one
+ * opened after is told nothing until the next reload, which tells it
+ * alone. */
+static void test_h2_goaway_pool(void **st)
+{
+	(void)st;
+	goaway_setup(3);
+	uint8_t b[128];
+	size_t n = h2_opening(b, sizeof(b));
+	int s[3];
+	for (int i = 0; i < 3; i++) {
+		s[i] = conn(5 + i);
+		send_bytes(s[i], b, n);
+	}
+	assert_int_equal(app.h2_used, 3);
+	loop_fake_eof(&fk, s[0]); /* the first slot's session ends */
+	loop_fake_event(&fk, s[0], LOOP_EV_READ);
+	check();
+	assert_false(fk.s[s[0]].open);
+	assert_int_equal(app.h2_used, 2);
+	for (int i = 1; i < 3; i++)
+		clear_out(s[i]);
+	http_app_goaway(&app, fk.now);
+	check();
+	for (int i = 1; i < 3; i++) {
+		assert_int_equal(h2_frames(s[i], H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+		assert_int_equal(h2_last_code, H2_NO_ERROR);
+		assert_true(fk.s[s[i]].shut);
+	}
+	assert_int_equal(app.st.h2_goaway_reload, 2);
+	assert_int_equal(app.h2_used, 0);
+	int t = conn(4);
+	send_bytes(t, b, n);
+	assert_int_equal(app.h2_used, 1);
+	assert_int_equal(h2_frames(t, H2_GOAWAY, 0, NULL, NULL, NULL), 0);
+	http_app_goaway(&app, fk.now);
+	check();
+	assert_int_equal(app.st.h2_goaway_reload, 3);
+	assert_int_equal(h2_frames(t, H2_GOAWAY, 0, NULL, NULL, NULL), 1);
+	for (int i = 1; i < 3; i++)
+		assert_int_equal(h2_frames(s[i], H2_GOAWAY, 0, NULL, NULL, NULL), 1);
 }
 
 /* HTTP/2 off: the preface is an HTTP/1.1 request the parser refuses. */
@@ -1992,6 +2089,7 @@ int main(void)
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_drain_edges),
 		cmocka_unit_test(test_close_after),
+		cmocka_unit_test(test_idle_holds_no_buffers),
 		cmocka_unit_test(test_body_skip),
 		cmocka_unit_test(test_reads_per_request),
 		cmocka_unit_test(test_one_write_and_order),
@@ -2009,6 +2107,7 @@ int main(void)
 		cmocka_unit_test(test_h2_counters_live),
 		cmocka_unit_test(test_h2_goaway_lingers),
 		cmocka_unit_test(test_h2_goaway_reload),
+		cmocka_unit_test(test_h2_goaway_pool),
 		cmocka_unit_test(test_h2_off),
 		cmocka_unit_test(test_random_steps),
 		cmocka_unit_test(test_random_steps_logged),

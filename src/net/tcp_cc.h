@@ -20,9 +20,10 @@
  *             cwnd/ssthresh: drop what ssthresh() remembered.
  * Pacing.  An algorithm that sets sk->pacing_rate (bytes per second; 0,
  * what CUBIC and NewReno leave, is off) has the engine space its data
- * segments: none leaves before sk->pace_at, which each send moves on by
- * its length at that rate, a send at most tcp_pace_quantum() bytes; a
- * held socket waits on its timer, not in a loop.  Only a paced socket
+ * segments from a token bucket filled at that rate, one quantum
+ * (tcp_pace_depth) deep: over any interval at most the rate times its
+ * length plus one quantum (tcp_out.c); a held socket waits on its timer,
+ * not in a loop.  Only a paced socket
  * gets the two hooks that feed a rate model (both may be NULL):
  *   on_send   a segment of new data [seq, seq + len) left now.
  *   on_delivery  every acceptable ACK, in recovery or not, after the

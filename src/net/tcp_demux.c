@@ -100,7 +100,7 @@ void tcp_timer_sync(struct tcp_stack *st, struct tcp_sock *sk)
 	t = SK_MIN(t, sk->keep_at);
 	t = SK_MIN(t, sk->tw_at);
 	if (sk->fl & TF_PACE_WAIT)
-		t = SK_MIN(t, sk->pace_at);
+		t = SK_MIN(t, tcp_pace_wake(sk));
 	if (timer_heap_get(&st->timers, sk->id) != t)
 		timer_heap_set(&st->timers, sk->id, t);
 }

@@ -45,7 +45,7 @@ enum {
 	TF_RSLOT = 1u << 24,     /* rbuf is a slot of st->bpool */
 	TF_SLOCK = 1u << 25,     /* TCP_SO_SNDBUF set: the send buffer never grows */
 	TF_RLOCK = 1u << 26,     /* TCP_SO_RCVBUF set: the receive buffer never grows */
-	TF_PACE_WAIT = 1u << 27, /* data waits for pace_at: a timer */
+	TF_PACE_WAIT = 1u << 27, /* data waits for tcp_pace_wake: a timer */
 	TF_RTX_CHK = 1u << 28,   /* rtx_chk_end/us: resent holes to check (tcp_types.h) */
 	TF_RTX_REDO = 1u << 29,  /* resending holes found lost again, up to rtx_chk_end */
 	TF_RTX_TMR = 1u << 30,   /* rtx_at is the check's deadline, before the RTO's */
@@ -108,6 +108,29 @@ static inline uint32_t tcp_pace_quantum(const struct tcp_sock *sk)
 	if (q < 2u * mss)
 		return sk->pacing_rate < 150000 ? mss : 2u * mss;
 	return q > 65536 ? 65536u : (uint32_t)q;
+}
+/* The pacing bucket's depth: tcp_pace_quantum in whole segments (at least
+ * one).  Over any interval a paced socket sends at most pacing_rate times
+ * its length plus this (tcp_out.c, tcp_pace_hold). */
+static inline uint32_t tcp_pace_depth(const struct tcp_sock *sk)
+{
+	uint32_t mss = tcp_eff_mss(sk), q = tcp_pace_quantum(sk);
+	return q - q % mss > mss ? q - q % mss : mss;
+}
+/* When a paced socket held back (TF_PACE_WAIT) may send again: once half
+ * the bucket (whole segments, at least one) has filled, which is before
+ * pace_at, the time it is full, by what the rest takes at the rate.  A
+ * wake-up that much late still finds its time's worth in the bucket, so
+ * the loop's latency costs no rate; a prompt one sends half a bucket. */
+static inline sk_time_ns tcp_pace_wake(const struct tcp_sock *sk)
+{
+	if (sk->pacing_rate == 0)
+		return sk->pace_at;
+	uint32_t mss = tcp_eff_mss(sk), q = tcp_pace_depth(sk);
+	uint32_t half = q / 2 - (q / 2) % mss;
+	uint32_t w = half > mss ? half : mss;
+	sk_time_ns lead = (sk_time_ns)(q - w) * SK_NS_PER_S / sk->pacing_rate;
+	return sk->pace_at > lead ? sk->pace_at - lead : 0;
 }
 /* The SACK scoreboard's ranges (nscore of them) and its room. */
 static inline struct tcp_range *tcp_score(struct tcp_sock *sk)

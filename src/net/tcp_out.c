@@ -463,26 +463,42 @@ void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt)
 	sk->backoff = 0;
 }
 
-/* Pacing (tcp_cc.h).  Data goes in batches of at most a quantum (whole
- * segments; one TSO frame where the device cuts them), a batch only once
- * pace_at has come; *left is what the current batch may still send.  A
- * held socket sends no data now: TF_PACE_WAIT puts pace_at among its
- * timers, and tcp_timers_run queues it again then.  Over any interval
- * the bytes sent are at most the rate times its length plus a quantum. */
-static bool tcp_pace_hold(struct tcp_sock *sk, sk_time_ns now, uint32_t *left, uint32_t quantum)
+/* Pacing (tcp_cc.h): a token bucket of depth tcp_pace_depth (one
+ * quantum), filled at pacing_rate.  pace_at is when it is full: each send
+ * moves it on by its length at the rate, from now if it was already full.
+ * Data goes in batches; a batch starts once tcp_pace_wake has come (half
+ * the bucket filled) and takes what the bucket holds, whole segments;
+ * *left is what the current batch may still send.  So over any interval
+ * the bytes sent are at most the rate times its length plus one quantum,
+ * and a socket woken late (the loop's timer, a busy CPU) by up to half a
+ * quantum's time still sends at its rate: with batches only once the
+ * bucket was full, every late wake-up was rate lost (bench-tcp.md, "The
+ * bandwidth estimate").  A held socket sends no data now: TF_PACE_WAIT
+ * puts tcp_pace_wake among its timers, and tcp_timers_run queues it again
+ * then. */
+static bool tcp_pace_hold(struct tcp_sock *sk, sk_time_ns now, uint32_t *left, uint32_t depth)
 {
-	if (*left >= tcp_eff_mss(sk))
+	uint32_t mss = tcp_eff_mss(sk);
+	if (*left >= mss)
 		return false;
-	if (now < sk->pace_at) {
+	if (now < tcp_pace_wake(sk)) {
 		sk->fl |= TF_PACE_WAIT;
 		return true;
 	}
-	*left = quantum;
+	/* The bucket: its depth less what the schedule is still ahead of now
+	 * (rounded up).  At most tcp_pace_wake's lead ahead, so at least half
+	 * the depth in whole segments, and no overflow. */
+	uint64_t owed = 0;
+	if (sk->pace_at > now)
+		owed = ((sk->pace_at - now) * sk->pacing_rate + SK_NS_PER_S - 1) / SK_NS_PER_S;
+	uint32_t tok = owed < depth ? depth - (uint32_t)owed : 0;
+	tok -= tok % mss;
+	*left = tok > mss ? tok : mss;
 	return false;
 }
 
-/* `len` bytes left at `now`: the schedule moves on by len / rate, from
- * now if the socket fell behind it (no credit for time it did not use). */
+/* `len` bytes left at `now`: the bucket is full again len / rate later
+ * than it was, or than now if it was full already. */
 static void tcp_pace_sent(struct tcp_sock *sk, sk_time_ns now, uint32_t len, uint32_t *left)
 {
 	sk_time_ns from = sk->pace_at > now ? sk->pace_at : now;
@@ -509,8 +525,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		cc = tcp_cc(sk);
 		if (sk->pacing_rate > st->pacing_rate_max)
 			st->pacing_rate_max = sk->pacing_rate;
-		quantum = tcp_pace_quantum(sk);
-		quantum = SK_MAX(quantum - quantum % mss, mss);
+		quantum = tcp_pace_depth(sk);
 		burst = SK_MIN(burst, quantum);
 		sk->fl &= ~(uint32_t)TF_PACE_WAIT;
 		if (tcp_pace_hold(sk, now, &pace_left, quantum))
@@ -854,7 +869,7 @@ static void tcp_timers_run(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns
 			tcp_egress(st, sk);
 		}
 	}
-	if ((sk->fl & TF_PACE_WAIT) && sk->pace_at <= now) {
+	if ((sk->fl & TF_PACE_WAIT) && tcp_pace_wake(sk) <= now) {
 		sk->fl &= ~(uint32_t)TF_PACE_WAIT;
 		tcp_egress(st, sk);
 	}

@@ -698,7 +698,7 @@ int tcp_check(const struct tcp_stack *st)
 				      SK_MIN(sk->delack_at, SK_MIN(sk->keep_at, sk->tw_at)));
 		if (sk->fl & TF_PACE_WAIT) {
 			SK_CHECK(sk->pacing_rate != 0);
-			t = SK_MIN(t, sk->pace_at);
+			t = SK_MIN(t, tcp_pace_wake(sk));
 		}
 		SK_CHECK(timer_heap_get(&st->timers, sk->id) == t);
 		if (t != SK_TIME_NEVER)

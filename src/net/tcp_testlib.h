@@ -251,6 +251,7 @@ struct tnet {
 	unsigned loss_pm, dup_pm, reorder_pm; /* per mille */
 	sk_time_ns latency;
 	uint64_t sent, dropped, duped, reordered, pushed;
+	sk_time_ns a_late; /* A's timers fire this late (a busy host's loop) */
 	bool down; /* drop everything */
 	bool trace; /* print every segment to stderr */
 };
@@ -369,7 +370,8 @@ static __attribute__((unused)) sk_time_ns tnet_step(struct tnet *w, sk_time_ns n
 	sk_time_ns t = limit;
 	for (size_t i = 0; i < w->nq; i++)
 		t = SK_MIN(t, w->q[i].at);
-	t = SK_MIN(t, tcp_next_deadline(&w->a->st));
+	sk_time_ns ta = tcp_next_deadline(&w->a->st);
+	t = SK_MIN(t, ta > SK_TIME_NEVER - w->a_late ? ta : ta + w->a_late);
 	t = SK_MIN(t, tcp_next_deadline(&w->b->st));
 	if (t > now)
 		now = t;

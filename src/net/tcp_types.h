@@ -215,8 +215,9 @@ struct tcp_sock {
 		} bbr;
 	} cc;
 	/* Pacing (tcp_cc.h): 0 off (CUBIC, NewReno); else bytes per second,
-	 * set by the algorithm.  No data segment leaves before pace_at;
-	 * while TF_PACE_WAIT, pace_at is also one of the timers. */
+	 * set by the algorithm.  pace_at: when the pacing bucket is full
+	 * (tcp_out.c); while TF_PACE_WAIT, tcp_pace_wake (half a quantum's
+	 * time before it) is also one of the timers. */
 	uint64_t pacing_rate;
 	sk_time_ns pace_at;
 	/* SACK loss recovery (RFC 6675 with RFC 6937 PRR), valid while

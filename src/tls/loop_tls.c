@@ -14,17 +14,22 @@
  *      or an error) once the handshake is done; LOOP_EV_WRITE when a write
  *      had been refused or cut short and fewer than TLS_OUT_MAX / 2 bytes of
  *      records still wait.
- * An engine over one buffer (BearSSL) refuses a write while plaintext it
- * received waits to be read, and takes held records in (pending_in) as
- * its own leave: neither makes an edge on the inner socket.  So when a
- * write is refused with nothing of the engine's own left to send, or a
- * flush turned held records into plaintext, the connection's timer, free
- * after the handshake, is armed as a kick (ts_kick): it tells the
- * application to read (and to write, if refused), as the inner socket's
- * events would.  Without it such a connection waits for an event that
- * never comes (an HTTP/2 download over BearSSL stalled until the send
- * timeout whenever the client's WINDOW_UPDATE arrived as our record was
- * leaving: tests/vm_h2.sh, 2026-12-05).
+ * A half-duplex engine (tls_engine.h: one buffer, BearSSL) refuses a
+ * write while plaintext it received waits to be read, and takes held
+ * records in (pending_in) as its own leave: neither makes an edge on the
+ * inner socket.  So when a write is refused with nothing of the engine's
+ * own left to send, or a flush turned held records into plaintext, the
+ * connection's timer, free after the handshake, is armed as a kick
+ * (ts_kick): it tells the application to read (and to write, if refused),
+ * as the inner socket's events would.  Without it such a connection waits
+ * for an event that never comes (an HTTP/2 download over BearSSL stalled
+ * until the send timeout whenever the client's WINDOW_UPDATE arrived as
+ * our record was leaving: tests/vm_h2.sh, 2026-12-05).  A kick is owed
+ * once per read: an application that was kicked and has not read since
+ * is not kicked again (loop.h: one that stops early comes back on its
+ * own), until it reads some plaintext with a write still refused, or the
+ * inner socket's next event.  Full-duplex engines make their edges on the
+ * inner socket: none of this runs for them (not even pending_in).
  * Reads decrypt until the caller's buffer is full or the engine needs
  * more, so a short read still means "empty now", as loop.h requires.
  *
@@ -63,11 +68,6 @@ static inline void elog(enum sk_log_level level, const char *key, const char *fm
 
 #define TLS_CHUNK 16384u
 #define TLS_LINGER_NS (5 * SK_NS_PER_S)
-/* A kick after one the application answered without reading: an
- * application that writes but does not read then costs a wakeup a
- * millisecond, not a spin, until its own send timeout. */
-#define TLS_KICK_SLOW_NS (1 * SK_NS_PER_MS)
-
 #define TLS_COUNTERS(X)                                                                      \
 	X(handshakes, "tls.handshakes")                   /* finished */                      \
 	X(resumed, "tls.resumed")                         /* of those, resumed sessions */    \
@@ -111,7 +111,8 @@ struct tls_sock {
 	bool shut_sent;      /* close_notify queued */
 	bool orphan;
 	bool kick;           /* the timer is a kick (hs_done): ts_kick */
-	bool kick_unread;    /* a kick fired and t_read has not been called since */
+	bool kick_unread;    /* a kick fired and t_read has not been called since:
+			      * no more kicks until it is */
 	struct loop_peer peer; /* the client, for the error log */
 	struct tls_sock *next_free; /* the fixed pool's free list (loop_tls_init) */
 };
@@ -234,6 +235,23 @@ static size_t ts_unsent(const struct tls_sock *ts)
 {
 	const uint8_t *p;
 	return ts->lt->eng->out_peek(ts->c, &p);
+}
+
+/* ts_flush (unless the connection failed); on a half-duplex engine, true
+ * if records the layer held went in as ours left, which no edge of the
+ * inner socket tells.  A full-duplex engine's flush takes nothing in. */
+static bool ts_flush_took(struct tls_sock *ts)
+{
+	const struct tls_engine_ops *e = ts->lt->eng;
+	if (!e->half_duplex) {
+		if (!ts->dead)
+			ts_flush(ts);
+		return false;
+	}
+	size_t held = e->pending_in(ts->c);
+	if (!ts->dead)
+		ts_flush(ts);
+	return e->pending_in(ts->c) < held;
 }
 
 /* Records from the inner socket into the engine, until it has no more,
@@ -373,10 +391,7 @@ static void tls_on_event(void *user, int sock, unsigned events, sk_time_ns now)
 	if (events & (LOOP_EV_READ | LOOP_EV_ERROR))
 		got = ts_pull(ts);
 	ts_step(ts);
-	size_t held = lt->eng->pending_in(ts->c);
-	if (!ts->dead)
-		ts_flush(ts);
-	if (lt->eng->pending_in(ts->c) < held)
+	if (ts_flush_took(ts))
 		got = true; /* held records went in as ours left: plaintext, maybe */
 	ts_hs_check(ts); /* BearSSL: done once its Finished has gone out */
 	if (ts->inner_eof && !ts->hs_done && !ts->dead && !ts_unsent(ts)) {
@@ -415,15 +430,16 @@ static void tls_on_event(void *user, int sock, unsigned events, sk_time_ns now)
 		ts->fn(ts->user, sock, ev, now); /* may close: ts is not used after */
 }
 
-/* Arm the kick (see the top of the file), unless it or the linger is. */
+/* Arm the kick (see the top of the file), unless it or the linger is, or
+ * the last kick is still unanswered by a read. */
 static void ts_kick(struct tls_sock *ts)
 {
-	if (!ts->hs_done || ts->orphan || loop_timer_armed(&ts->timer))
+	if (!ts->hs_done || ts->orphan || ts->kick_unread || loop_timer_armed(&ts->timer))
 		return;
 	struct loop *in = ts->lt->inner;
 	ts->kick = true;
 	ts->lt->st.kicks++;
-	loop_timer_set(in, &ts->timer, loop_now(in) + (ts->kick_unread ? TLS_KICK_SLOW_NS : 0));
+	loop_timer_set(in, &ts->timer, loop_now(in));
 }
 
 static void ts_on_timer(struct loop_timer *t, sk_time_ns now)
@@ -583,6 +599,11 @@ static long t_read(struct loop *l, int sock, void *buf, size_t len)
 	 * tickets after the handshake). */
 	if (!ts->dead)
 		ts_flush(ts);
+	/* A half-duplex engine refused a write while this plaintext waited:
+	 * reading it may have made room, and no inner edge will say so.
+	 * Only after bytes were read: each such kick follows progress. */
+	if (got && ts->want_write && lt->eng->half_duplex && !ts->dead && ts_unsent(ts) == 0)
+		ts_kick(ts);
 	return got ? (long)got : -SK_EAGAIN;
 }
 
@@ -605,7 +626,9 @@ static long t_writev(struct loop *l, int sock, const struct loop_iov *iov, int i
 		return ts->dead;
 	if (ts->shut_sent)
 		return -SK_EPIPE;
-	size_t held = lt->eng->pending_in(ts->c);
+	/* A half-duplex engine may take held records in as ours leave. */
+	bool hd = lt->eng->half_duplex;
+	size_t held = hd ? lt->eng->pending_in(ts->c) : 0;
 	size_t total = 0;
 	int i = 0;
 	size_t off = 0;
@@ -661,9 +684,9 @@ static long t_writev(struct loop *l, int sock, const struct loop_iov *iov, int i
 	}
 	if (i < iovcnt)
 		ts->want_write = true;
-	/* Refused with nothing of the engine's own to send (no inner
-	 * LOOP_EV_WRITE will come), or held records went in: no edge. */
-	if (ts->hs_done && !ts->dead &&
+	/* A half-duplex engine refused with nothing of its own to send (no
+	 * inner LOOP_EV_WRITE will come), or held records went in: no edge. */
+	if (hd && ts->hs_done && !ts->dead &&
 	    ((i < iovcnt && ts_unsent(ts) == 0) || lt->eng->pending_in(ts->c) < held))
 		ts_kick(ts);
 	if (i < iovcnt && total == 0)

@@ -8,7 +8,8 @@
  * with nothing of the engine's own to send, it is told again.  Both were
  * lost: an HTTP/2 download over BearSSL whose client's WINDOW_UPDATE came
  * as our last record was leaving waited for it until the send timeout
- * (tests/vm_h2.sh, 2026-12-05). */
+ * (tests/vm_h2.sh, 2026-12-05).  And that a full-duplex engine (OpenSSL,
+ * its pending_in counted) pays nothing for that on the write path. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,15 +20,13 @@
 #include <sys/random.h>
 
 #include <cmocka.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
 
 #include "../base/sk_err.h"
 #include "../loop_host/loop_fake.h"
 #include "loop_tls.h"
 #include "tls_bearssl.h"
+#include "tls_testcert.h"
 
 #define S 2 /* the accepted socket */
 
@@ -38,6 +37,8 @@ static int rnd(void *buf, size_t len)
 
 static struct loop_fake fk;
 static struct loop *tl;
+static const struct tls_engine_ops *eng; /* the server's */
+static struct tls_ctx *sctx;
 static void *ctx_mem;
 static SSL_CTX *cctx;
 static SSL *cl;
@@ -59,37 +60,19 @@ static void on_listen(void *user, int lsock, unsigned events, sk_time_ns now)
 	assert_int_equal(loop_watch(tl, s, on_app, NULL), 0);
 }
 
-/* A self-signed ECDSA P-256 certificate and its key, as PEM. */
+/* The BearSSL server, on a certificate made now (tls_testcert_pem). */
 static struct tls_ctx *server_ctx(void)
 {
-	EVP_PKEY *k = EVP_EC_gen("P-256");
-	X509 *x = X509_new();
-	assert_non_null(k);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 9);
-	X509_gmtime_adj(X509_getm_notBefore(x), 0);
-	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
-	X509_set_pubkey(x, k);
-	X509_NAME *n = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)"skiff-test", -1, -1, 0);
-	X509_set_issuer_name(x, n);
-	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
-	BIO *bc = BIO_new(BIO_s_mem()), *bk = BIO_new(BIO_s_mem());
-	assert_true(PEM_write_bio_X509(bc, x) == 1);
-	assert_true(PEM_write_bio_PrivateKey(bk, k, NULL, NULL, 0, NULL, NULL) == 1);
-	char *cp, *kp;
-	long cn = BIO_get_mem_data(bc, &cp), kn = BIO_get_mem_data(bk, &kp);
+	static struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", false);
 	struct tls_bearssl_config cfg = {.max_conns = 4, .random = rnd};
 	size_t sz = tls_bearssl_mem_size(&cfg);
 	ctx_mem = aligned_alloc(16, (sz + 15) & ~(size_t)15);
 	char err[200];
-	struct tls_ctx *t = tls_bearssl_server(ctx_mem, sz, &cfg, cp, (size_t)cn, kp, (size_t)kn, err,
-					       sizeof(err));
+	struct tls_ctx *t = tls_bearssl_server(ctx_mem, sz, &cfg, pm.cert, pm.cert_len, pm.key,
+					       pm.key_len, err, sizeof(err));
 	if (!t)
 		fail_msg("%s", err);
-	BIO_free(bc);
-	BIO_free(bk);
-	X509_free(x);
-	EVP_PKEY_free(k);
 	return t;
 }
 
@@ -110,11 +93,23 @@ static void server_to_client(void)
 	}
 }
 
-static int setup(void **state)
+/* OpenSSL's engine with its pending_in counted: a full-duplex engine. */
+static struct tls_engine_ops counting;
+static unsigned pending_in_calls;
+
+static size_t count_pending_in(const struct tls_conn *c)
 {
-	(void)state;
+	pending_in_calls++;
+	return tls_openssl_ops.pending_in(c);
+}
+
+/* A connection on engine e (context t), through the handshake (TLS 1.2). */
+static void setup_on(const struct tls_engine_ops *e, struct tls_ctx *t)
+{
 	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
-	struct loop_tls_config cfg = {.engine = &tls_bearssl_ops, .ctx = server_ctx()};
+	eng = e;
+	sctx = t;
+	struct loop_tls_config cfg = {.engine = e, .ctx = t};
 	char err[200];
 	tl = loop_tls_create(&fk.base, &cfg, err, sizeof(err));
 	if (!tl)
@@ -145,6 +140,21 @@ static int setup(void **state)
 	/* The server knows once its Finished has gone (and the client's
 	 * first record shows it the handshake is over). */
 	evs = 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	setup_on(&tls_bearssl_ops, server_ctx());
+	return 0;
+}
+
+static int setup_full_duplex(void **state)
+{
+	(void)state;
+	counting = tls_openssl_ops;
+	counting.pending_in = count_pending_in;
+	setup_on(&counting, tls_testcert_server(NULL));
 	return 0;
 }
 
@@ -154,7 +164,10 @@ static int teardown(void **state)
 	loop_destroy(tl);
 	SSL_free(cl);
 	SSL_CTX_free(cctx);
+	if (eng->ctx_free)
+		eng->ctx_free(sctx);
 	free(ctx_mem);
+	ctx_mem = NULL;
 	return 0;
 }
 
@@ -225,8 +238,11 @@ static void test_write_refused_by_unread_plaintext(void **state)
 	assert_int_equal(got, 16384 + sizeof(more));
 }
 
-/* An application that answers the kick without reading is kicked again
- * a millisecond later, not at once (no spin), and the kick is counted. */
+/* An application that answers the kick without reading is not kicked
+ * again (loop.h: one that stops early comes back on its own), however
+ * long it waits: no timer wakes it every so often until its send
+ * timeout.  Once it reads, the write it was refused is owed an edge: a
+ * kick says so, and the write goes. */
 static uint64_t kicks;
 static void take(void *arg, const char *name, uint64_t v)
 {
@@ -235,7 +251,7 @@ static void take(void *arg, const char *name, uint64_t v)
 		kicks = v;
 }
 
-static void test_kick_without_read_is_slow(void **state)
+static void test_kick_without_read_waits_for_read(void **state)
 {
 	(void)state;
 	ping_while_blocked();
@@ -248,13 +264,48 @@ static void test_kick_without_read_is_slow(void **state)
 	evs = 0;
 	assert_int_equal(loop_writev(tl, S, &iov, 1), -SK_EAGAIN); /* still unread */
 	loop_fake_advance(&fk, 0);
-	assert_int_equal(evs, 0);
 	loop_fake_advance(&fk, SK_NS_PER_MS);
-	assert_true(evs & LOOP_EV_READ);
+	loop_fake_advance(&fk, 30 * SK_NS_PER_S);
+	assert_int_equal(evs, 0);
+	loop_stats(tl, take, NULL);
+	assert_int_equal(kicks, 1);
+	read_ping(); /* room for the write now: a kick says so */
+	loop_fake_advance(&fk, 0);
+	assert_true(evs & LOOP_EV_WRITE);
 	loop_stats(tl, take, NULL);
 	assert_int_equal(kicks, 2);
-	read_ping();
 	assert_int_equal(loop_writev(tl, S, &iov, 1), (long)sizeof(more));
+}
+
+/* A full-duplex engine makes its edges on the inner socket: writing
+ * (taken at once, or held by a full socket and sent on its write event)
+ * asks nothing of pending_in, and arms no kick. */
+static void test_full_duplex_write_path_skips_pending_in(void **state)
+{
+	(void)state;
+	assert_false(eng->half_duplex);
+	assert_true(tls_bearssl_ops.half_duplex); /* the one that is */
+	static const uint8_t data[40000];
+	struct loop_iov iov = {data, 1000};
+	pending_in_calls = 0;
+	assert_int_equal(loop_writev(tl, S, &iov, 1), 1000);
+	fk.s[S].write_room = 0;
+	iov.len = sizeof(data);
+	long w = loop_writev(tl, S, &iov, 1); /* held: the socket is full */
+	assert_true(w > 0);
+	fk.s[S].write_room = SIZE_MAX;
+	loop_fake_event(&fk, S, LOOP_EV_WRITE);
+	loop_fake_advance(&fk, 0);
+	assert_int_equal(pending_in_calls, 0);
+	loop_stats(tl, take, NULL);
+	assert_int_equal(kicks, 0);
+	/* The client gets it all, in order. */
+	server_to_client();
+	size_t got = 0;
+	int r;
+	while ((r = SSL_read(cl, buf, (int)sizeof(buf))) > 0)
+		got += (size_t)r;
+	assert_int_equal(got, 1000 + (size_t)w);
 }
 
 int main(void)
@@ -262,7 +313,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_held_records_readable_on_write_event, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_refused_by_unread_plaintext, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_kick_without_read_is_slow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kick_without_read_waits_for_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_duplex_write_path_skips_pending_in,
+						setup_full_duplex, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -988,6 +988,7 @@ unsigned tls_bearssl_suite(const struct tls_conn *c)
 
 const struct tls_engine_ops tls_bearssl_ops = {
 	.name = "bearssl",
+	.half_duplex = true, /* mono mode: one buffer (tls_engine.h) */
 	.conn_new = b_conn_new,
 	.conn_free = b_conn_free,
 	.records_in = b_records_in,

@@ -1,7 +1,7 @@
 /* tls_bearssl_test.c — the BearSSL engine (the unikernel's) hosted,
  * against OpenSSL's client in this process over memory BIOs: TLS 1.2 with
- * an ECDSA P-256 and an RSA 2048 certificate (made now, in memory),
- * ALPN, SNI, the suites it allows and refuses, resumption by session ID,
+ * an ECDSA P-256 and an RSA 2048 certificate (made now, in memory:
+ * tls_testcert_pem), ALPN, SNI, the suites it allows and refuses, resumption by session ID,
  * one record per write, garbage and a wrong MAC refused, close_notify both
  * ways, the connection pool's bound, a key that is not the certificate's,
  * and the certificate chosen by SNI name (exact, wildcard, case, unknown
@@ -18,12 +18,12 @@
 #include <cmocka.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
 #include "../base/sk_err.h"
 #include "tls_bearssl.h"
+#include "tls_testcert.h"
 
 static const struct tls_engine_ops *E = &tls_bearssl_ops;
 #include "tls_engine_suite.h" /* suite_alpn_check only: BearSSL keeps its own pair */
@@ -33,47 +33,9 @@ static int rnd(void *buf, size_t len)
 	return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -1;
 }
 
-struct pem {
-	char cert[8192], key[8192];
-	size_t cert_len, key_len;
-};
-
-static size_t bio_text(BIO *b, char *out, size_t cap)
-{
-	int n = BIO_read(b, out, (int)cap - 1);
-	assert_true(n > 0);
-	out[n] = 0;
-	return (size_t)n;
-}
-
-/* A self-signed certificate on a new key ("ec" or "rsa"), as PEM. */
-static void make_pem(struct pem *p, const char *kind)
-{
-	EVP_PKEY *k = !strcmp(kind, "ec") ? EVP_EC_gen("P-256") : EVP_RSA_gen(2048);
-	X509 *x = X509_new();
-	assert_non_null(k);
-	ASN1_INTEGER_set(X509_get_serialNumber(x), 7);
-	X509_gmtime_adj(X509_getm_notBefore(x), 0);
-	X509_gmtime_adj(X509_getm_notAfter(x), 86400);
-	X509_set_pubkey(x, k);
-	X509_NAME *n = X509_get_subject_name(x);
-	X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)"skiff-test", -1, -1, 0);
-	X509_set_issuer_name(x, n);
-	assert_true(X509_sign(x, k, EVP_sha256()) > 0);
-	BIO *bc = BIO_new(BIO_s_mem()), *bk = BIO_new(BIO_s_mem());
-	assert_true(PEM_write_bio_X509(bc, x) == 1);
-	assert_true(PEM_write_bio_PrivateKey(bk, k, NULL, NULL, 0, NULL, NULL) == 1);
-	p->cert_len = bio_text(bc, p->cert, sizeof(p->cert));
-	p->key_len = bio_text(bk, p->key, sizeof(p->key));
-	BIO_free(bc);
-	BIO_free(bk);
-	X509_free(x);
-	EVP_PKEY_free(k);
-}
-
 static void *mem;
 
-static struct tls_ctx *server_alpn(const struct pem *p, unsigned max_conns, bool alpn_h2)
+static struct tls_ctx *server_alpn(const struct tls_testpem *p, unsigned max_conns, bool alpn_h2)
 {
 	struct tls_bearssl_config cfg = {.max_conns = max_conns, .random = rnd, .alpn_h2 = alpn_h2};
 	size_t n = tls_bearssl_mem_size(&cfg);
@@ -87,7 +49,7 @@ static struct tls_ctx *server_alpn(const struct pem *p, unsigned max_conns, bool
 	return t;
 }
 
-static struct tls_ctx *server(const struct pem *p, unsigned max_conns)
+static struct tls_ctx *server(const struct tls_testpem *p, unsigned max_conns)
 {
 	return server_alpn(p, max_conns, false);
 }
@@ -235,8 +197,8 @@ static void exchange(struct pair *p)
 static void test_ec_full(void **state)
 {
 	(void)state;
-	struct pem pm;
-	make_pem(&pm, "ec");
+	struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", false);
 	struct tls_ctx *t = server(&pm, 4);
 	SSL_CTX *cctx = client(NULL);
 	struct pair p;
@@ -280,8 +242,8 @@ static const char *alpn_got(SSL_CTX *cctx, struct tls_ctx *t, const char *offer,
 static void test_alpn(void **state)
 {
 	(void)state;
-	struct pem pm;
-	make_pem(&pm, "ec");
+	struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", false);
 	SSL_CTX *cctx = client(NULL);
 	struct tls_ctx *t = server_alpn(&pm, 4, false);
 	assert_string_equal(ALPN(cctx, t, "\x02h2\x08http/1.1"), "http/1.1");
@@ -298,8 +260,8 @@ static void test_alpn(void **state)
 static void test_rsa_and_suites(void **state)
 {
 	(void)state;
-	struct pem pm;
-	make_pem(&pm, "rsa");
+	struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", true);
 	struct tls_ctx *t = server(&pm, 4);
 	const char *ok[] = {"ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384",
 			    "ECDHE-RSA-CHACHA20-POLY1305"};
@@ -342,11 +304,11 @@ static int tmp_key_type(SSL *s)
 static void test_groups(void **state)
 {
 	(void)state;
-	struct pem ec, rsa;
-	make_pem(&ec, "ec");
-	make_pem(&rsa, "rsa");
+	struct tls_testpem ec, rsa;
+	tls_testcert_pem(&ec, "skiff-test", false);
+	tls_testcert_pem(&rsa, "skiff-test", true);
 	struct {
-		const struct pem *pm;
+		const struct tls_testpem *pm;
 		const char *groups;
 		int want; /* 0: refused */
 	} cases[] = {
@@ -372,8 +334,8 @@ static void test_groups(void **state)
 static void test_resume_by_id(void **state)
 {
 	(void)state;
-	struct pem pm;
-	make_pem(&pm, "ec");
+	struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", false);
 	struct tls_ctx *t = server(&pm, 2);
 	SSL_CTX *cctx = client(NULL);
 	struct pair p;
@@ -399,7 +361,7 @@ static void test_resume_by_id(void **state)
 }
 
 /* A context of its own block (server() reuses one). */
-static struct tls_ctx *server_own(const struct pem *p, unsigned sessions, void **block)
+static struct tls_ctx *server_own(const struct tls_testpem *p, unsigned sessions, void **block)
 {
 	struct tls_bearssl_config cfg = {.max_conns = 2, .sessions = sessions, .random = rnd};
 	size_t n = tls_bearssl_mem_size(&cfg);
@@ -443,8 +405,8 @@ static bool connect_once(SSL_CTX *cctx, struct tls_ctx *t, SSL_SESSION *sess, SS
 static void test_shared_cache(void **state)
 {
 	(void)state;
-	struct pem pm;
-	make_pem(&pm, "ec");
+	struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", false);
 	void *ma, *mb, *mc;
 	struct tls_ctx *a = server_own(&pm, 0, &ma), *b = server_own(&pm, 1, &mb);
 	struct tls_ctx *c = server_own(&pm, 0, &mc);
@@ -488,8 +450,8 @@ static void take(void *arg, const char *name, uint64_t v)
 static void test_pool_and_counters(void **state)
 {
 	(void)state;
-	struct pem pm;
-	make_pem(&pm, "ec");
+	struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", false);
 	struct tls_ctx *t = server(&pm, 2);
 	struct tls_conn *a = E->conn_new(t), *b = E->conn_new(t);
 	assert_non_null(a);
@@ -523,8 +485,8 @@ static void test_pool_and_counters(void **state)
 static void test_drip(void **state)
 {
 	(void)state;
-	struct pem pm;
-	make_pem(&pm, "ec");
+	struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", false);
 	struct tls_ctx *t = server(&pm, 1);
 	SSL_CTX *cctx = client(NULL);
 	struct pair p;
@@ -545,8 +507,8 @@ static void test_drip(void **state)
 static void test_bad_input(void **state)
 {
 	(void)state;
-	struct pem pm;
-	make_pem(&pm, "ec");
+	struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", false);
 	struct tls_ctx *t = server(&pm, 2);
 	struct tls_conn *c = E->conn_new(t);
 	static const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -576,8 +538,8 @@ static void test_bad_input(void **state)
 static void test_close_notify(void **state)
 {
 	(void)state;
-	struct pem pm;
-	make_pem(&pm, "ec");
+	struct tls_testpem pm;
+	tls_testcert_pem(&pm, "skiff-test", false);
 	struct tls_ctx *t = server(&pm, 2);
 	SSL_CTX *cctx = client(NULL);
 	struct pair p;
@@ -605,9 +567,9 @@ static void test_close_notify(void **state)
 static void test_bad_key(void **state)
 {
 	(void)state;
-	struct pem a, b;
-	make_pem(&a, "ec");
-	make_pem(&b, "ec");
+	struct tls_testpem a, b;
+	tls_testcert_pem(&a, "skiff-test", false);
+	tls_testcert_pem(&b, "skiff-test", false);
 	struct tls_bearssl_config cfg = {.max_conns = 1, .random = rnd};
 	size_t n = tls_bearssl_mem_size(&cfg);
 	void *m = aligned_alloc(16, (n + 15) & ~(size_t)15);
@@ -621,7 +583,7 @@ static void test_bad_key(void **state)
 }
 
 /* Did the client get pm's certificate (the same DER)? */
-static bool shown(SSL *cl, const struct pem *pm)
+static bool shown(SSL *cl, const struct tls_testpem *pm)
 {
 	X509 *peer = SSL_get0_peer_certificate(cl);
 	BIO *b = BIO_new_mem_buf(pm->cert, (int)pm->cert_len);
@@ -650,10 +612,10 @@ static void take_sni(void *arg, const char *name, uint64_t v)
 static void test_sni_choice(void **state)
 {
 	(void)state;
-	struct pem a, b, c;
-	make_pem(&a, "ec");
-	make_pem(&b, "rsa");
-	make_pem(&c, "ec");
+	struct tls_testpem a, b, c;
+	tls_testcert_pem(&a, "skiff-test", false);
+	tls_testcert_pem(&b, "skiff-test", true);
+	tls_testcert_pem(&c, "skiff-test", false);
 	struct tls_bearssl_config cfg = {.max_conns = 2, .certs = 3, .random = rnd};
 	size_t n = tls_bearssl_mem_size(&cfg);
 	free(mem);
@@ -677,7 +639,7 @@ static void test_sni_choice(void **state)
 	assert_int_equal(tls_bearssl_add_name(t, "a*.test", 7, 0, err, sizeof(err)), -1);
 	struct {
 		const char *sni;
-		const struct pem *want;
+		const struct tls_testpem *want;
 		unsigned idx;
 	} cases[] = {
 		{"b.test", &b, 1},   {"B.Test", &b, 1},      {"www.b.test", &b, 1},
@@ -741,8 +703,8 @@ static void test_sni_choice(void **state)
 static void test_sni_bounds(void **state)
 {
 	(void)state;
-	struct pem a;
-	make_pem(&a, "ec");
+	struct tls_testpem a;
+	tls_testcert_pem(&a, "skiff-test", false);
 	struct tls_ctx *t = server(&a, 1);
 	char err[200], name[32];
 	for (unsigned i = 0; i < TLS_SNI_MAX; i++) {

@@ -37,6 +37,14 @@
  *     engine offers h2 only when its context was made with alpn_h2 (in
  *     struct tls_server_opts, or the engine's own config); then the
  *     server's order wins: h2, then http/1.1.
+ *   - half_duplex: the engine works over one buffer for both directions
+ *     (BearSSL's "mono" mode, the unikernel's).  While plaintext it took
+ *     in waits to be read it refuses write(), and records the layer held
+ *     for it (pending_in) go in as its own records leave: neither makes an
+ *     edge on the inner socket, so the layer watches for both
+ *     (loop_tls.c's kick), at two pending_in() calls per event and per
+ *     write.  A full-duplex engine (OpenSSL, GnuTLS, wolfSSL) leaves it
+ *     false and pays none of that.
  * One thread: an engine and its connections are used from the loop's
  * thread only. */
 #ifndef TLS_TLS_ENGINE_H
@@ -61,6 +69,7 @@ struct tls_conn;
 
 struct tls_engine_ops {
 	const char *name;
+	bool half_duplex; /* one buffer, both directions: see the contract above */
 	struct tls_conn *(*conn_new)(struct tls_ctx *ctx);
 	void (*conn_free)(struct tls_conn *c);
 	long (*records_in)(struct tls_conn *c, const void *buf, size_t len);

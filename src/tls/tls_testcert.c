@@ -19,9 +19,11 @@ static void die(const char *what)
 	exit(1);
 }
 
-void tls_testcert_files(const char *cn, char cert[32], char key[32])
+/* A new key (ECDSA P-256, or RSA 2048 with rsa) and a self-signed
+ * certificate for CN cn on it, valid for a day.  The caller frees both. */
+static void make_cert(const char *cn, bool rsa, X509 **xp, EVP_PKEY **kp)
 {
-	EVP_PKEY *k = EVP_EC_gen("P-256");
+	EVP_PKEY *k = rsa ? EVP_RSA_gen(2048) : EVP_EC_gen("P-256");
 	X509 *x = X509_new();
 	if (!k || !x)
 		die("key generation");
@@ -35,6 +37,15 @@ void tls_testcert_files(const char *cn, char cert[32], char key[32])
 	X509_set_issuer_name(x, n);
 	if (X509_sign(x, k, EVP_sha256()) <= 0)
 		die("certificate");
+	*xp = x;
+	*kp = k;
+}
+
+void tls_testcert_files(const char *cn, char cert[32], char key[32])
+{
+	X509 *x;
+	EVP_PKEY *k;
+	make_cert(cn, false, &x, &k);
 	snprintf(cert, 32, "/tmp/skiff-tls-crt-XXXXXX");
 	snprintf(key, 32, "/tmp/skiff-tls-key-XXXXXX");
 	int fc = mkstemp(cert), fk = mkstemp(key);
@@ -44,6 +55,33 @@ void tls_testcert_files(const char *cn, char cert[32], char key[32])
 		die("temporary PEM files");
 	fclose(f1);
 	fclose(f2);
+	X509_free(x);
+	EVP_PKEY_free(k);
+}
+
+/* A memory BIO's text into out (cap bytes, NUL-terminated): its length. */
+static size_t bio_text(BIO *b, char *out, size_t cap)
+{
+	int n = BIO_read(b, out, (int)cap - 1);
+	if (n <= 0 || BIO_pending(b) > 0)
+		die("PEM text longer than its buffer");
+	out[n] = 0;
+	return (size_t)n;
+}
+
+void tls_testcert_pem(struct tls_testpem *p, const char *cn, bool rsa)
+{
+	X509 *x;
+	EVP_PKEY *k;
+	make_cert(cn, rsa, &x, &k);
+	BIO *bc = BIO_new(BIO_s_mem()), *bk = BIO_new(BIO_s_mem());
+	if (!bc || !bk || PEM_write_bio_X509(bc, x) != 1 ||
+	    PEM_write_bio_PrivateKey(bk, k, NULL, NULL, 0, NULL, NULL) != 1)
+		die("PEM in memory");
+	p->cert_len = bio_text(bc, p->cert, sizeof(p->cert));
+	p->key_len = bio_text(bk, p->key, sizeof(p->key));
+	BIO_free(bc);
+	BIO_free(bk);
 	X509_free(x);
 	EVP_PKEY_free(k);
 }

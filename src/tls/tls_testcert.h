@@ -1,9 +1,10 @@
 /* tls_testcert.h — a server context on a key and a self-signed certificate
- * made now, in memory, for the TLS unit test, the fuzz target and the
+ * made now, in memory, for the TLS unit tests, the fuzz target and the
  * micro-benchmark: no key is ever kept or committed.  ECDSA P-256, CN
  * "skiff-test", valid for a day.  The PEM files the engine loads are
- * written to temporary files and removed at once.  Exits on failure
- * (these are tests, and nothing can go on without it). */
+ * written to temporary files and removed at once; an engine that takes
+ * PEM bytes (BearSSL) gets them in memory (tls_testcert_pem).  Exits on
+ * failure (these are tests, and nothing can go on without it). */
 #ifndef TLS_TLS_TESTCERT_H
 #define TLS_TLS_TESTCERT_H
 
@@ -19,6 +20,14 @@ struct tls_ctx *tls_testcert_server(const struct tls_server_opts *o);
 /* A new key and a certificate for CN cn, written to two temporary files
  * whose names are put in cert and key (the caller unlinks them). */
 void tls_testcert_files(const char *cn, char cert[32], char key[32]);
+/* The same in memory: a new key (ECDSA P-256, or RSA 2048 with rsa) and a
+ * certificate for CN cn, as PEM text, each NUL-terminated and its length
+ * beside it (tls_bearssl_server's arguments). */
+struct tls_testpem {
+	char cert[8192], key[8192];
+	size_t cert_len, key_len;
+};
+void tls_testcert_pem(struct tls_testpem *p, const char *cn, bool rsa);
 /* tls_host_reload onto a new key and certificate made the same way. */
 int tls_testcert_reload(struct tls_ctx *t, char *err, size_t errlen);
 
