@@ -17,7 +17,7 @@ bytes, sends 1000, closes)  /ambig (Content-Length and Transfer-Encoding)
 /ambig2 (two Content-Lengths)  /hop (hop-by-hop fields in the answer)
 /304  /continue (a 100 first)  /cache/...?max-age=N (fresh for N s; /api/cache/... too, for a proxy
 route at /api/)  /rev
-(max-age=0 with an ETag; 304 to If-None-Match: "r1")  /slowcache (0.5 s,
+(max-age=0 with an ETag; 304 to If-None-Match: "r1")  /slowcache (2 s,
 then max-age=60)  /nostore  /dated?ago=N&max-age=M (a Date N s in the past:
 the proxy's clock decides the Age)  anything else: 200 "NAME PATH".
 --reset-all: every request is read, logged, and its connection closed
@@ -152,7 +152,7 @@ def answer(conn, method, target, headers, body):
         else:
             plain("200 OK", b"revalidate me\n", 'Cache-Control: max-age=0\r\nETag: "r1"\r\n')
     elif path == "/slowcache":
-        time.sleep(0.5)
+        time.sleep(2.0)
         plain("200 OK", b"one for all\n" * 1000, "Cache-Control: max-age=60\r\n")
     elif path == "/dated":
         date = email.utils.formatdate(time.time() - int(q.get("ago", "0")), usegmt=True)

@@ -147,9 +147,12 @@ vm_ops() {
 	hp=$(free_tcp_port) cp=$(free_udp_port) lp=$(free_udp_port)
 	while [ "$lp" = "$cp" ]; do lp=$(free_udp_port); done
 	out=$LOG/ops-udp.records
-	rm -f "$out" "$out.stop"
+	rm -f "$out" "$out.stop" "$LOG/ops-curl.log"
 	python3 tests/vm_ops_client.py sink "$lp" "$out" 120 >"$LOG/ops-sink.log" 2>&1 &
 	local sink=$!
+	# A record sent before the sink is bound is lost (port unreachable),
+	# and python's start can take seconds on a loaded machine.
+	skt_wait_log "$LOG/ops-sink.log" "bound;" 30 || fail ops.udp-log "the sink did not bind 127.0.0.1:$lp in 30 s"
 	: >"$LOG/ops-udp.log"
 	timeout 90 "$SKIFF" vm "${MACHINE[@]}" --accel tcg --image "$IMG" -p "$hp:80" -p "$cp:9/udp" -- \
 		shutdown-port=9 "access-log=udp:10.0.2.2:$lp" access-log-format=json drain-timeout=10 \
@@ -159,7 +162,7 @@ vm_ops() {
 	local drc=1
 	if skt_wait_log "$LOG/ops-udp.log" "skiff-uk: ready" 30; then
 		for n in 1 2 3 4 5; do
-			curl -s -o /dev/null --max-time 10 -A "vm-ops-udp-$n" "http://127.0.0.1:$hp/"
+			curl -s -o /dev/null --max-time 20 -w "%{http_code} " -A "vm-ops-udp-$n" "http://127.0.0.1:$hp/" >>"$LOG/ops-curl.log"
 		done
 		timeout 60 python3 tests/vm_ops_client.py drain "$hp" "$cp" >"$LOG/ops-drain.log" 2>&1
 		drc=$?
@@ -180,7 +183,7 @@ vm_ops() {
 			fail ops.udp-log "$out, but the counters: $(grep -a '^access_log' "$LOG/ops-udp.log" | tr '\n' ' ')"
 		fi
 	else
-		fail ops.udp-log "$out"
+		fail ops.udp-log "$out; curl: $(cat "$LOG/ops-curl.log" 2>/dev/null); sink: $(tr -d '\n' <"$LOG/ops-sink.log"); counters: $(grep -a '^access_log' "$LOG/ops-udp.log" | tr -d '\r' | tr '\n' ' ')"
 	fi
 	if [ "$drc" = 0 ] && [ "$RC" = 5 ] && grep -aq '^skiff-uk: drained in' "$LOG/ops-udp.log"; then
 		pass "ops.drain ($(tr -d '\n' <"$LOG/ops-drain.log"); $(grep -a '^skiff-uk: drained' "$LOG/ops-udp.log" | tr -d '\r'), then exit 5 as asked)"

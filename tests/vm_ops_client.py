@@ -4,7 +4,8 @@ unikernel's access log and its drain through the shutdown port).
 
   sink PORT OUT SECS       receive UDP datagrams on 127.0.0.1:PORT for SECS
                            seconds (or until the file OUT.stop exists),
-                           appending each to OUT; prints the count
+                           appending each to OUT; prints "bound;" once it
+                           listens, the count at the end
   drain HTTP CTL           on 127.0.0.1:HTTP an idle keep-alive connection
                            (one request answered) and a request in flight
                            (half its head sent); then "exit 5" to the UDP
@@ -41,6 +42,7 @@ def cmd_sink(port, out, secs):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("127.0.0.1", int(port)))
     s.settimeout(0.2)
+    print("bound;", end=" ", flush=True)  # tests/vm.sh starts the guest after this
     n = 0
     end = time.monotonic() + float(secs)
     with open(out, "ab") as f:
