@@ -276,6 +276,20 @@ static void test_bbr_tracks_bottleneck(void **state)
 	bulk_close(&x);
 }
 
+/* The faster, shorter path of the pacing tests (40 Mbit/s, 20 ms), its
+ * sends logged from 1 s on; A's timers fire `late` after their time. */
+static struct bulk paced_bulk(sk_time_ns late)
+{
+	L.rate = 5000000;
+	L.loss_pm = 0;
+	L.qmax = 400000;
+	L.watch_from = 1 * SK_NS_PER_S;
+	L.log = true;
+	struct bulk x = bulk_open(tweak_bbr, 10 * MS);
+	x.w->a_late = late;
+	return x;
+}
+
 /* A faster, shorter path (40 Mbit/s, 20 ms): after startup, over every
  * window of 1, 5 and 40 ms, no more data than the pacing rate allows plus
  * one quantum; and a batch really is held back (the socket waited on its
@@ -283,12 +297,7 @@ static void test_bbr_tracks_bottleneck(void **state)
 static void test_bbr_no_burst_above_rate(void **state)
 {
 	(void)state;
-	L.rate = 5000000;
-	L.loss_pm = 0;
-	L.qmax = 400000;
-	L.watch_from = 1 * SK_NS_PER_S;
-	L.log = true;
-	struct bulk x = bulk_open(tweak_bbr, 10 * MS);
+	struct bulk x = paced_bulk(0);
 	bulk_run(&x, 3 * SK_NS_PER_S, 0);
 	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
 	assert_true(sends.n > 5000);
@@ -329,13 +338,7 @@ static double paced_share(void)
 static void test_bbr_pacing_keeps_rate_when_late(void **state)
 {
 	(void)state;
-	L.rate = 5000000;
-	L.loss_pm = 0;
-	L.qmax = 400000;
-	L.watch_from = 1 * SK_NS_PER_S;
-	L.log = true;
-	struct bulk x = bulk_open(tweak_bbr, 10 * MS);
-	x.w->a_late = 500 * SK_NS_PER_US;
+	struct bulk x = paced_bulk(500 * SK_NS_PER_US);
 	bulk_run(&x, 1 * SK_NS_PER_S, 0);
 	size_t got0 = x.got;
 	bulk_run(&x, 4 * SK_NS_PER_S, 0);
