@@ -12,9 +12,13 @@
  *              answer `skiff serve` gives without --root (its return
  *              route, through the sites router), and the files handler
  *              answering the same GET / with a 41-byte index.html.
- *              `http-return` and `http-files` run one of the two (for
- *              valgrind --tool=callgrind, whose instruction counts compare
- *              builds where the TSC's steps are too coarse).
+ *              And a connection per request (http-close): connect, one
+ *              request with "Connection: close", the answer and the FIN,
+ *              the client's close, timed from the accept to the engine's
+ *              close.  `http-return`, `http-files` and `http-close` run one
+ *              of the three (for valgrind --tool=callgrind, whose
+ *              instruction counts compare builds where the TSC's steps are
+ *              too coarse).
  *   tcp        two engines (net/tcp.h) back to back, no wire, no device:
  *              "segment in" = tcp_input of a 41-byte data segment on an
  *              established connection; "segment out" = tcp_send of a
@@ -223,7 +227,70 @@ static int bench_http(const struct http_app_def *def, const char *name, const ch
 	return 0;
 }
 
-static int bench_http_rows(bool ret_row, bool files_row)
+/* A connection per request on the same engine: the client connects, sends
+ * one request with "Connection: close", reads the answer and the server's
+ * FIN (or close), and closes its side; timed from the connect (the listener's accept
+ * and watch) to the engine's close of the socket, HSAMPLES connections
+ * (after 1,000 untimed), eight sockets in turn.  What `ab` without -k
+ * costs the application, apart from TCP (the accept to close row). */
+static int bench_http_close(const struct http_app_def *def, const char *name)
+{
+	static struct loop_fake fk;
+	static struct http_app app;
+	static double v[HSAMPLES];
+	static const char req[] = "GET / HTTP/1.1\r\nHost: 198.18.0.2\r\nUser-Agent: ApacheBench/2.3\r\n"
+				  "Accept: */*\r\nConnection: close\r\n\r\n";
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = 16;
+	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
+	size_t sz = http_app_mem_size(&cfg);
+	void *mem = calloc(1, sz);
+	if (!mem || http_app_init(&app, mem, sz, &cfg, def, &fk.base) || http_app_start(&app)) {
+		fprintf(stderr, "bench_cost: engine init failed\n");
+		free(mem);
+		return -1;
+	}
+	http_app_set_date(&app, "Sun, 06 Nov 1994 08:49:37 GMT");
+	uint64_t bytes = 0;
+	for (int i = -1000; i < HSAMPLES; i++) {
+		int s = 2 + (i & 7);
+		fk.now += 10000;
+		uint64_t t0 = tsc();
+		loop_fake_connect(&fk, s);
+		struct loop_fake_sock *k = &fk.s[s];
+		k->out_discard = true;
+		loop_fake_send(&fk, s, req, sizeof(req) - 1);
+		bool shut = k->shut || !k->open; /* a FIN, or closed at once (no lingering) */
+		if (k->open)
+			loop_fake_eof(&fk, s);
+		uint64_t t1 = tsc();
+		if (!shut || k->open) {
+			fprintf(stderr, "bench_cost: %s: connection %d: %s\n", name, i,
+				!shut ? "no FIN after the answer" : "not closed after the client's");
+			free(mem);
+			return -1;
+		}
+		bytes += k->out_bytes;
+		if (i >= 0)
+			v[i] = sample(t0, t1, 1);
+	}
+	if (app.st.requests != HSAMPLES + 1000 || app.st.resp_2xx != app.st.requests ||
+	    app.nconns != 0) {
+		fprintf(stderr, "bench_cost: %s: %llu requests, %llu answered 2xx, %u open\n", name,
+			(unsigned long long)app.st.requests, (unsigned long long)app.st.resp_2xx,
+			app.nconns);
+		free(mem);
+		return -1;
+	}
+	printf("info|http_close_response_bytes|%.0f\n", (double)bytes / (double)app.st.requests);
+	report(name, v, HSAMPLES);
+	http_app_stop(&app);
+	free(mem);
+	return 0;
+}
+
+static int bench_http_rows(bool ret_row, bool files_row, bool close_row)
 {
 	static struct sconf conf;
 	struct sconf_err err;
@@ -258,6 +325,8 @@ static int bench_http_rows(bool ret_row, bool files_row)
 			(unsigned long long)sites.st.returns);
 		return -1;
 	}
+	if (close_row && bench_http_close(&serve_def, "http connection per request (accept to close)") < 0)
+		return -1;
 
 	static char root_vals[64]; /* its validators' arena (as serve's tree has one) */
 	if (http_file_prepare_len(&root_index) > sizeof(root_vals))
@@ -614,14 +683,28 @@ static int bench_park(int cpu_a, int cpu_b, const char *name)
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : "all";
+	static const char *const rows[] = {"all", "timer", "http", "http-return", "http-files",
+					   "http-close", "tcp", "tcp6", "park"};
+	bool known = false;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		known |= !strcmp(only, rows[i]);
+	if (argc > 2 || !known) {
+		FILE *o = !strcmp(only, "--help") || !strcmp(only, "-h") ? stdout : stderr;
+		fprintf(o, "usage: bench_cost [all|timer|http|http-return|http-files|http-close|tcp|tcp6|park]\n"
+			   "  the rows of make bench-cost's report, timed in one process (see the\n"
+			   "  comment at the top of bench/bench_cost.c); all by default\n");
+		return o == stdout ? 0 : 2;
+	}
 	int rc = 0;
 	calibrate();
 	if (!strcmp(only, "all") || !strcmp(only, "timer"))
 		bench_timers();
 	bool all = !strcmp(only, "all") || !strcmp(only, "http");
-	if (all || !strcmp(only, "http-return") || !strcmp(only, "http-files"))
+	if (all || !strcmp(only, "http-return") || !strcmp(only, "http-files") ||
+	    !strcmp(only, "http-close"))
 		rc |= bench_http_rows(all || !strcmp(only, "http-return"),
-				      all || !strcmp(only, "http-files"));
+				      all || !strcmp(only, "http-files"),
+				      all || !strcmp(only, "http-close"));
 	if (!strcmp(only, "all") || !strcmp(only, "tcp")) {
 		if (bench_tcp(false))
 			printf("pending|tcp|the engine pair did not complete; see stderr\n");

@@ -592,6 +592,13 @@ def main():
          "hosted file cache in front of the lookup is not timed), the validators, the "
          "answer's header lines, and the body sent from the file's memory "
          f"({info.get('http_file_response_bytes', '?')} bytes per response).")
+    crow("http connection per request (accept to close)",
+         "a connection per request in the server (accept to close)",
+         "**A connection per request.** The same engine and route as the keep-alive row, "
+         "for what `ab` without `-k` asks: the listener's accept and the watch of the new "
+         "socket, one `GET /` with `Connection: close`, the answer "
+         f"({info.get('http_close_response_bytes', '?')} bytes), the close, and the state "
+         "and buffer set given back. The engine's share only: TCP's is the next row.")
     crow("tcp accept to close (server engine + app, one request)",
          "accept to close of a connection (server side, one request)",
          "**Accept to close.** Everything the server's engine and application do for one "
