@@ -2611,6 +2611,23 @@ static void conn_step(struct http_app_conn *c)
 				}
 			}
 			break;
+		case IN_DONE:
+			/* The request is read and its answer waits for room:
+			 * take what came behind it (a pipelined request) into
+			 * the buffer now, parsed once the answer has left.  A
+			 * half-duplex TLS engine (BearSSL's) refuses our writes
+			 * while plaintext it took in waits to be read, and no
+			 * edge follows: not reading here stalled the answer
+			 * until the send timeout (loop_tls_test.c).  At EOF the
+			 * answer still goes; the next read there ends it. */
+			if (c->may_read && !c->eof && sk_likely(c->h2 == NULL) && out_pending(c)) {
+				int rr = conn_read(c);
+				if (rr == 1)
+					moved = true;
+				else if (rr < -1)
+					c->dead = true; /* reset */
+			}
+			break;
 		case IN_LINGER:
 			if (c->live || out_pending(c))
 				break;
