@@ -2611,10 +2611,12 @@ static void conn_step(struct http_app_conn *c)
 				}
 			}
 			break;
+		case IN_WAIT:
 		case IN_DONE:
-			/* The request is read and its answer waits for room:
-			 * take what came behind it (a pipelined request) into
-			 * the buffer now, parsed once the answer has left.  A
+			/* The request's head (and body, if asked) is read and
+			 * its answer waits for room: take what came behind it
+			 * (the body no one asked for yet, a pipelined request)
+			 * into the buffer now, used once the answer has left.  A
 			 * half-duplex TLS engine (BearSSL's) refuses our writes
 			 * while plaintext it took in waits to be read, and no
 			 * edge follows: not reading here stalled the answer
