@@ -136,16 +136,27 @@ start_skiff() {
 }
 
 # ping_check NAME COUNT INTERVAL SIZE [ping options]: 0% loss, no corrupt
-# or duplicated replies.
+# or duplicated replies.  A run that lost replies (and nothing else) is run
+# once more, and only the second's loss fails: on a loaded 2-core host one
+# of 500 went missing (ci-fresh with three builds beside it), the server
+# descheduled longer than the ring holds.  Both counts are printed.
 ping_check() {
-	local name=$1 count=$2 interval=$3 size=$4 out rc
+	local name=$1 count=$2 interval=$3 size=$4 out rc first=
 	shift 4
-	out=$(in_l timeout $((count / 50 + 15)) ping -n -c "$count" -i "$interval" -s "$size" -W 2 "$@" \
-		"$SKT_SKIFF_IP" 2>&1)
-	rc=$?
-	printf '%s\n' "$out" >>"$WORK/$DEV-ping.log"
+	for try in 1 2; do
+		out=$(in_l timeout $((count / 50 + 15)) ping -n -c "$count" -i "$interval" -s "$size" -W 2 "$@" \
+			"$SKT_SKIFF_IP" 2>&1)
+		rc=$?
+		printf '%s\n' "$out" >>"$WORK/$DEV-ping.log"
+		if [ "$try" = 1 ] && [ $rc -le 1 ] && ! grep -q ' 0% packet loss' <<<"$out" &&
+			! grep -q 'wrong data byte\|DUP!' <<<"$out" && grep -q ' [1-9][0-9]* received' <<<"$out"; then
+			first="; the first run lost some: $(grep -m1 'packets transmitted' <<<"$out")"
+			continue
+		fi
+		break
+	done
 	local stat
-	stat=$(grep -m1 'packets transmitted' <<<"$out")
+	stat=$(grep -m1 'packets transmitted' <<<"$out")$first
 	if grep -q 'wrong data byte' <<<"$out"; then
 		fail "$name" "payload corrupted: $(grep -m1 -B1 'wrong data byte' <<<"$out" | tr '\n' ' ')"
 	elif grep -q 'DUP!' <<<"$out"; then

@@ -218,7 +218,7 @@ def check_concurrent(ph, pp, uh, up):
     took = time.monotonic() - t0
     # Not held up: all 20 answered while the stalled one still waits for
     # its first byte (its 504 comes at the proxy's --first-byte-timeout,
-    # 5 s).  A wall-clock bound of its own would measure the machine's
+    # 10 s).  A wall-clock bound of its own would measure the machine's
     # load, not the proxy: in a parallel make test on a busy 2-core host
     # the first of them once got a 504 after 2 s on both stacks (the
     # upstream may still be streaming the 256 MiB slowclient left unread).
