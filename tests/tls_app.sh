@@ -170,6 +170,47 @@ check_sni() {
 		fail "$p.curl" "got: $got"
 	got=$(timeout 30 python3 "$HERE/tls_probe.py" resume 127.0.0.1 "$TLS_PORT" "$WORK/a.pem" a.test 2>&1)
 	[ $? -eq 0 ] && pass "$p.python_ssl ($got)" || fail "$p.python_ssl" "$got"
+	check_resume_name "$p"
+}
+
+# check_resume_name PREFIX: a session resumes under the name it was made
+# under only (RFC 6066 3; RFC 8446 4.2.11, 4.6.1).  x.b.test's session
+# (ticket, and for TLS 1.2 the session ID too) offered with the name
+# a.test must get a full handshake ("New") and a.test's certificate, and
+# the request an answer; offered again under x.b.test it still resumes
+# ("Reused"), and so does a.test's own.  TLS 1.2 and 1.3; s_client
+# -ign_eof reads the answer (and so the TLS 1.3 ticket) to the end.
+check_resume_name() {
+	local p=$1 v pair from to out r cn code bad= got=
+	local sess=$WORK/sess-name get='GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n'
+	for v in -tls1_2 -tls1_3; do
+		for pair in x.b.test:a.test x.b.test:x.b.test a.test:a.test; do
+			from=${pair%%:*} to=${pair#*:}
+			rm -f "$sess"
+			# shellcheck disable=SC2059
+			printf "$get" "$from" | timeout 10 openssl s_client -connect "127.0.0.1:$TLS_PORT" $v \
+				-servername "$from" -sess_out "$sess" -ign_eof >/dev/null 2>&1
+			# shellcheck disable=SC2059
+			out=$(printf "$get" "$to" | timeout 10 openssl s_client -connect "127.0.0.1:$TLS_PORT" $v \
+				-servername "$to" -sess_in "$sess" -ign_eof 2>/dev/null)
+			r=$(grep -E '^(Reused|New),' <<<"$out" | head -n 1)
+			r=${r%%,*}
+			cn=$(sed -n 's/^subject=.*CN *= *\([^,/]*\).*/\1/p' <<<"$out" | head -n 1)
+			code=$(grep -aoE '^HTTP/1\.1 [0-9]+' <<<"$out" | head -n 1)
+			got="$got ${v#-tls}:$from>$to:${r:-none}:${cn:-?}:${code#HTTP/1.1 }"
+			local want=Reused wcn=
+			[ "$from" = "$to" ] || want=New wcn=a.test
+			local ok=1
+			[ "$r" = "$want" ] || ok=0
+			[ -z "$wcn" ] || [ "$cn" = "$wcn" ] || ok=0
+			case ${code#HTTP/1.1 } in 200 | 404) ;; *) ok=0 ;; esac
+			if [ $ok = 0 ]; then
+				bad="$bad ${v#-tls}:$from>$to:${r:-none} (want $want) cn=${cn:-?}${wcn:+ (want $wcn)} answer=${code:-none}"
+			fi
+		done
+	done
+	[ -z "$bad" ] && pass "$p.resume_by_name (other name: New, a.test's certificate; same name: Reused;$got)" ||
+		fail "$p.resume_by_name" "$bad"
 }
 
 # ---- an application over HTTPS ------------------------------------------
