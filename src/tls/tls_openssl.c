@@ -29,10 +29,12 @@
  * resumption before its servername callback runs (and in TLS 1.2 then
  * reports the session's name, not the one asked for), so the client-hello
  * callback (name_bind) reads the name itself and makes it the
- * connection's session ID context: OpenSSL keeps that context in every
- * session and ticket and resumes none made under another (a full
- * handshake instead, with a.test's certificate).  The ticket callback
- * (ticket_dec) counts those tickets: tls.resume_refused_name. */
+ * connection's session ID context, which OpenSSL keeps in each session
+ * and compares before it resumes one found by its ID or from a TLS 1.3
+ * ticket; every ticket also carries it as its application data
+ * (ticket_gen), which ticket_dec compares, for TLS 1.2 tickets too.  One
+ * made under another name: a full handshake instead, with a.test's
+ * certificate, counted as tls.resume_refused_name. */
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -359,11 +361,23 @@ static int name_bind(SSL *s, int *alert, void *arg)
 	return SSL_CLIENT_HELLO_SUCCESS;
 }
 
+/* A ticket about to be sealed: the name's context (name_bind) goes into
+ * it as the ticket's application data.  OpenSSL compares the session ID
+ * context of a TLS 1.3 ticket (and of a session found by its ID), but a
+ * TLS 1.2 ticket's comes back empty (measured, OpenSSL 3.0), so
+ * ticket_dec compares this instead, for both versions. */
+static int ticket_gen(SSL *s, void *arg)
+{
+	(void)arg;
+	const struct tls_conn *c = SSL_get_app_data(s);
+	SSL_SESSION *ss = SSL_get_session(s);
+	return c && ss && SSL_SESSION_set1_ticket_appdata(ss, c->sid, c->sid_len) == 1;
+}
+
 /* A ticket opened (ticket_cb's keys): OpenSSL's own answer, except that
- * one made under another name (its session ID context is not this
- * connection's) is refused here and counted, a full handshake and a new
- * ticket.  OpenSSL would refuse it too (its context check); this says
- * so in the counters. */
+ * one made under another name (its application data is not this
+ * connection's session ID context: ticket_gen) is refused and counted,
+ * a full handshake and a new ticket. */
 static SSL_TICKET_RETURN ticket_dec(SSL *s, SSL_SESSION *ss, const unsigned char *keyname,
 				    size_t keyname_len, SSL_TICKET_STATUS st, void *arg)
 {
@@ -374,9 +388,10 @@ static SSL_TICKET_RETURN ticket_dec(SSL *s, SSL_SESSION *ss, const unsigned char
 	switch (st) {
 	case SSL_TICKET_SUCCESS:
 	case SSL_TICKET_SUCCESS_RENEW: {
-		unsigned int len = 0;
-		const unsigned char *id = ss ? SSL_SESSION_get0_id_context(ss, &len) : NULL;
-		if (c && c->sid_len && (!id || len != c->sid_len || memcmp(id, c->sid, len) != 0)) {
+		void *id = NULL;
+		size_t len = 0;
+		if (!c || !c->sid_len || !ss || SSL_SESSION_get0_ticket_appdata(ss, &id, &len) != 1 ||
+		    len != c->sid_len || memcmp(id, c->sid, len) != 0) {
 			t->refused_name++;
 			return SSL_TICKET_RETURN_IGNORE_RENEW;
 		}
@@ -481,7 +496,7 @@ static SSL_CTX *ssl_ctx_build(struct tls_ctx *t, const char *cert_file, const ch
 		SSL_CTX_set_tlsext_servername_arg(c, t);
 		/* sessions bound to the name (the top of this file) */
 		SSL_CTX_set_client_hello_cb(c, name_bind, t);
-		if (SSL_CTX_set_session_ticket_cb(c, NULL, ticket_dec, t) != 1) {
+		if (SSL_CTX_set_session_ticket_cb(c, ticket_gen, ticket_dec, t) != 1) {
 			ssl_err(err, errlen, "tls: ticket callback", NULL);
 			goto fail;
 		}

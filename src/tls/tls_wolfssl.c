@@ -93,6 +93,7 @@ struct tls_conn {
 	bool done;      /* the handshake finished */
 	unsigned cert;  /* the certificate given: 0 default, i: ctxs[i] */
 	struct tkeys *tk; /* the ticket keys (a reference): its context's at conn_new */
+	bool refused;     /* a ticket under another name, counted (wolfSSL may ask twice) */
 };
 
 /* ---- the allocator: the caller's lock around the C library's ---- */
@@ -248,7 +249,9 @@ static int ticket_cb(WOLFSSL *ssl, unsigned char key_name[WOLFSSL_TICKET_NAME_SZ
 		if (memcmp(key_name, k->id, 4) != 0 || (p != now && p + 1 != now))
 			return WOLFSSL_TICKET_RET_REJECT; /* a key gone: a full handshake */
 		if (memcmp(key_name + 12, nh, 4) != 0) {
-			c->ctx->refused_name++; /* made under another name */
+			if (!c->refused) /* made under another name */
+				c->ctx->refused_name++;
+			c->refused = true;
 			return WOLFSSL_TICKET_RET_REJECT;
 		}
 	}

@@ -206,6 +206,7 @@ int main(void)
 		cmocka_unit_test(suite_reload),
 		cmocka_unit_test(suite_sni),
 		cmocka_unit_test(suite_sni_resume),
+		cmocka_unit_test(suite_sni_resume_other_name),
 		cmocka_unit_test(test_sni_reload_midway),
 		cmocka_unit_test(test_share_sni_tickets),
 	};
