@@ -46,9 +46,11 @@
  *                              not resumed: a full handshake, the asked
  *                              name's certificate (RFC 6066 3, RFC 8446
  *                              4.2.11); under its own name it resumes;
- *                              TLS 1.2 and 1.3.  The engine's
- *                              tls.resume_refused_name counts each refusal
- *                              where it has that counter (suite_refused_counted)
+ *                              TLS 1.2 and 1.3, and 1.2 by session ID
+ *                              (refused only: see the test).  The engine's
+ *                              tls.resume_refused_name counts each ticket
+ *                              refused where it has that counter
+ *                              (suite_refused_counted)
  *
  * Test code only: static functions with cmocka's asserts.  The including
  * file defines, before the #include,
@@ -554,31 +556,38 @@ SUITE_TEST suite_sni_resume_other_name(void **state)
 	struct tls_ctx *sctx = tls_host_server(tls_testcert_engine, dc, dk, &so, err, sizeof(err));
 	if (!sctx)
 		fail_msg("%s", err);
-	static const int versions[] = {TLS1_2_VERSION, TLS1_3_VERSION};
+	/* TLS 1.2 and 1.3 with tickets; TLS 1.2 by session ID (no ticket) */
+	static const int versions[] = {TLS1_2_VERSION, TLS1_3_VERSION, TLS1_2_VERSION};
 	/* made under from[i], offered under to[i]: shown[i] either way */
 	static const char *const from[] = {"x.b.test", "a.test", NULL, "x.b.test"};
 	static const char *const to[] = {"a.test", NULL, "a.test", "y.b.test"};
 	static const char *const shown[] = {"a.test", "skiff-test", "a.test", "wild.b.test"};
 	static const char *const first[] = {"wild.b.test", "a.test", "skiff-test", "wild.b.test"};
 	uint64_t refused = 0;
-	for (unsigned v = 0; v < 2; v++) {
+	for (unsigned v = 0; v < 3; v++) {
 		SSL_CTX *cctx = tls_testcert_client(versions[v]);
+		if (v == 2)
+			SSL_CTX_set_options(cctx, SSL_OP_NO_TICKET);
 		for (unsigned i = 0; i < SK_ARRAY_LEN(from); i++) {
-			SSL_SESSION *s1, *s2, *s3;
+			SSL_SESSION *s1, *s2, *s3 = NULL;
 			assert_false(suite_sni_connect(cctx, sctx, from[i], NULL, &s1, cn));
 			assert_string_equal(cn, first[i]);
 			bool r = suite_sni_connect(cctx, sctx, to[i], s1, &s2, cn);
 			if (r || strcmp(cn, shown[i]))
 				fail_msg("TLS 1.%d: made under %s, offered under %s: %s, shown %s "
-					 "(want a full handshake, %s)", v ? 3 : 2,
+					 "(want a full handshake, %s)", v == 1 ? 3 : 2,
 					 from[i] ? from[i] : "(none)", to[i] ? to[i] : "(none)",
 					 r ? "resumed" : "full handshake", cn, shown[i]);
-			refused++;
-			/* still its own name's: it resumes there */
-			if (!suite_sni_connect(cctx, sctx, from[i], s1, &s3, cn) ||
-			    strcmp(cn, first[i]))
+			refused += v < 2; /* tickets (an ID refused is not counted) */
+			/* still its own name's: it resumes there (with a ticket: this
+			 * pair's server never sends close_notify, so OpenSSL drops a
+			 * session from its ID cache as it frees the connection, and
+			 * wolfSSL with names has no ID cache; tls_app.sh checks a
+			 * session ID under its own name on OpenSSL) */
+			if (v < 2 && (!suite_sni_connect(cctx, sctx, from[i], s1, &s3, cn) ||
+				      strcmp(cn, first[i])))
 				fail_msg("TLS 1.%d: made under %s, offered again under it: not "
-					 "resumed (shown %s)", v ? 3 : 2,
+					 "resumed (shown %s)", v == 1 ? 3 : 2,
 					 from[i] ? from[i] : "(none)", cn);
 			SSL_SESSION_free(s1);
 			SSL_SESSION_free(s2);

@@ -25,10 +25,10 @@
  * TLS 1.2 ticket as it reads the extensions, after the server_name one
  * when the client sent that first (as clients do; one sent before it
  * finds no name and gets a full handshake), and a TLS 1.3 one after the
- * servername callback.  For a TLS 1.2 session resumed by its ID from
- * wolfSSL's cache, the name's hash is the session ID context (set in the
- * servername callback, before wolfSSL looks the ID up), which wolfSSL
- * compares. */
+ * servername callback.  wolfSSL's session-ID cache resumed a TLS 1.2
+ * session ID under any name, the session ID context notwithstanding, so
+ * with names it is off (tls_wolfssl_add_name); the name's hash is the
+ * session ID context all the same (sni_select, conn_new). */
 #include "tls_wolfssl.h"
 
 #include <wolfssl/options.h>
@@ -531,6 +531,14 @@ int tls_wolfssl_add_name(struct tls_ctx *t, const char *name, size_t name_len,
 		e_free(n);
 		return -1;
 	}
+	/* No resumption by session ID once there are names: wolfSSL 5.5.4
+	 * looks a TLS 1.2 session ID up in its cache (one per process) under
+	 * any name, the session ID context notwithstanding (measured:
+	 * suite_sni_resume_other_name), and RFC 6066 3 forbids resuming under
+	 * another name.  A TLS 1.2 client resumes with its ticket, which is
+	 * bound to the name (ticket_cb), as with GnuTLS. */
+	wolfSSL_CTX_set_session_cache_mode(w, WOLFSSL_SESS_CACHE_OFF);
+	wolfSSL_CTX_set_session_cache_mode(t->ctxs[0], WOLFSSL_SESS_CACHE_OFF);
 	t->ctxs[1 + t->nnames] = w;
 	t->names[t->nnames++] = n;
 	return 0;
@@ -588,6 +596,17 @@ static struct tls_conn *w_conn_new(struct tls_ctx *t)
 		return NULL;
 	}
 	c->tk = tk_ref(t->tk);
+	/* The session ID context of no name (sni_select sets the name's), so
+	 * that a session found by ID never resumes across names, whether or
+	 * not wolfSSL calls the servername callback. */
+	unsigned char nh[32];
+	if (name_hash(c->ssl, nh) != 0 ||
+	    wolfSSL_set_session_id_context(c->ssl, nh, sizeof(nh)) != WOLFSSL_SUCCESS) {
+		wolfSSL_free(c->ssl);
+		tk_unref(c->tk);
+		e_free(c);
+		return NULL;
+	}
 	wolfSSL_set_app_data(c->ssl, c);
 	wolfSSL_SetIOReadCtx(c->ssl, c);
 	wolfSSL_SetIOWriteCtx(c->ssl, c);
