@@ -90,7 +90,7 @@ struct tls_ctx {
 	char *sni_names[TLS_SNI_MAX]; /* sni[i].name, for tls_sni_pick */
 	unsigned nsni;
 	uint64_t sni_matched, sni_default;
-	uint64_t refused_name; /* tickets made under another name (name_bind) */
+	uint64_t refused_name; /* tickets made under another name (ticket_dec) */
 	/* kTLS (see ktls_kernel): the kernel offers the tls ULP; handshakes
 	 * after which OpenSSL sends through it, and those where it does not. */
 	bool ktls_kernel;
