@@ -19,6 +19,13 @@
 #           gets a.test's certificate, x.b.test the wildcard's, c.test and
 #           no name at all the default; curl verifies a.test's chain by
 #           name; python ssl resumes under a.test's name.
+#           resume_by_name: a session made under one name (ticket, or
+#           TLS 1.2 ID) offered under another gets a full handshake and
+#           the asked name's certificate; under its own it resumes (RFC
+#           6066 3, RFC 8446 4.2.11).
+#   sites.* serve --config with sites a.test and b.test on one tls
+#           listener: b.test's session under a.test: New, a.test's
+#           certificate, site-a's answer; under b.test Reused, site-b's.
 #   reload  new files for a.test and the default, SIGHUP: the new
 #           certificates are served, by name and by default; a broken file
 #           and SIGHUP: the last good ones stay (tls.reload_failures 1).
@@ -170,6 +177,55 @@ check_sni() {
 		fail "$p.curl" "got: $got"
 	got=$(timeout 30 python3 "$HERE/tls_probe.py" resume 127.0.0.1 "$TLS_PORT" "$WORK/a.pem" a.test 2>&1)
 	[ $? -eq 0 ] && pass "$p.python_ssl ($got)" || fail "$p.python_ssl" "$got"
+	check_resume_name "$p"
+}
+
+# check_resume_name PREFIX: a session resumes under the name it was made
+# under only (RFC 6066 3; RFC 8446 4.2.11, 4.6.1).  x.b.test's session
+# (ticket, and for TLS 1.2 the session ID too) offered with the name
+# a.test must get a full handshake ("New") and a.test's certificate, and
+# the request an answer; offered again under x.b.test it still resumes
+# ("Reused"), and so does a.test's own.  TLS 1.2 and 1.3; s_client
+# -ign_eof reads the answer (and so the TLS 1.3 ticket) to the end.
+check_resume_name() {
+	local p=$1 v pair from to out r cn code bad= got=
+	local sess=$WORK/sess-name get='GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n'
+	# "-tls1_2 -no_ticket": by session ID only; that resumes (same name) on
+	# OpenSSL alone (GnuTLS keeps no ID cache, wolfSSL none with names).
+	local idv="-tls1_2 -no_ticket"
+	for v in -tls1_2 -tls1_3 "$idv"; do
+		for pair in x.b.test:a.test x.b.test:x.b.test a.test:a.test; do
+			from=${pair%%:*} to=${pair#*:}
+			rm -f "$sess"
+			# shellcheck disable=SC2059
+			# shellcheck disable=SC2086
+			printf "$get" "$from" | timeout 10 openssl s_client -connect "127.0.0.1:$TLS_PORT" $v \
+				-servername "$from" -sess_out "$sess" -ign_eof >/dev/null 2>&1
+			# shellcheck disable=SC2059
+			# shellcheck disable=SC2086
+			out=$(printf "$get" "$to" | timeout 10 openssl s_client -connect "127.0.0.1:$TLS_PORT" $v \
+				-servername "$to" -sess_in "$sess" -ign_eof 2>/dev/null)
+			r=$(grep -E '^(Reused|New),' <<<"$out" | head -n 1)
+			r=${r%%,*}
+			cn=$(sed -n 's/^subject=.*CN *= *\([^,/]*\).*/\1/p' <<<"$out" | head -n 1)
+			code=$(grep -aoE '^HTTP/1\.1 [0-9]+' <<<"$out" | head -n 1)
+			local tag=${v#-tls}
+			tag=${tag// -no_ticket/id}
+			got="$got $tag:$from>$to:${r:-none}:${cn:-?}:${code#HTTP/1.1 }"
+			local want=Reused wcn=
+			[ "$v" = "$idv" ] && case $TLS_ENGINE in gnutls | wolfssl) want=New ;; esac
+			[ "$from" = "$to" ] || want=New wcn=a.test
+			local ok=1
+			[ "$r" = "$want" ] || ok=0
+			[ -z "$wcn" ] || [ "$cn" = "$wcn" ] || ok=0
+			case ${code#HTTP/1.1 } in 200 | 404) ;; *) ok=0 ;; esac
+			if [ $ok = 0 ]; then
+				bad="$bad $tag:$from>$to:${r:-none} (want $want) cn=${cn:-?}${wcn:+ (want $wcn)} answer=${code:-none}"
+			fi
+		done
+	done
+	[ -z "$bad" ] && pass "$p.resume_by_name (other name: New, a.test's certificate; same name: Reused;$got)" ||
+		fail "$p.resume_by_name" "$bad"
 }
 
 # ---- an application over HTTPS ------------------------------------------
@@ -286,6 +342,52 @@ if start app_reload "$EX/hello" --ip 127.0.0.1 --port "$HTTP_PORT" --tls-port "$
 		pass "sni.app_reload (SIGHUP on an application: a.test anew)" ||
 		fail sni.app_reload "before '$g0' (want a.test), after '$g1' (want a2.test)"
 	stop
+fi
+
+# ---- sites by name (serve --config): a session resumes at its own site ----
+# Two sites on one tls listener, a.test (the default certificate) and
+# b.test (its own, by SNI), each answering its name.  b.test's session
+# (TLS 1.3 and 1.2) offered under a.test with Host a.test: New, a.test's
+# certificate verified, site-a's answer; under b.test again: Reused and
+# site-b's.  (The RFC 6066 3 check of sni.*.resume_by_name, where the
+# answer says which site.)
+CUR=sites
+mkcert bsite b.test "DNS:b.test" || fail sites.setup "openssl could not make b.test's certificate"
+printf 'site a.test {\n    listen 127.0.0.1:%s tls;\n    tls %s %s;\n    route / {\n        return 200 site-a;\n    }\n}\nsite b.test {\n    listen 127.0.0.1:%s tls;\n    tls %s %s;\n    route / {\n        return 200 site-b;\n    }\n}\n' \
+	"$TLS_PORT" "$WORK/a.pem" "$WORK/a.key" "$TLS_PORT" "$WORK/bsite.pem" "$WORK/bsite.key" >"$WORK/sites.conf"
+# site_get VERSION NAME HOST CA [s_client args]: "CN verify body New|Reused"
+site_get() {
+	local v=$1 n=$2 host=$3 ca=$4 out
+	shift 4
+	out=$(printf 'GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$host" |
+		timeout 10 openssl s_client -connect "127.0.0.1:$TLS_PORT" "-$v" -servername "$n" \
+			-CAfile "$ca" -ign_eof "$@" 2>&1)
+	printf '%s %s %s %s' "$(sed -n 's/^subject=.*CN *= *\([^,/]*\).*/\1/p' <<<"$out" | head -n 1)" \
+		"$(grep -m1 -o 'Verify return code: [0-9]*' <<<"$out" | grep -o '[0-9]*$')" \
+		"$(grep -aom1 'site-[ab]' <<<"$out")" "$(grep -aom1 -E '^(New|Reused)' <<<"$out")"
+}
+if start sites "$BIN" serve --stack linux --config "$WORK/sites.conf" --stats --control none; then
+	bad= got=
+	for v in tls1_3 tls1_2; do
+		rm -f "$WORK/site-b.sess"
+		r1=$(site_get $v b.test b.test "$WORK/bsite.pem" -sess_out "$WORK/site-b.sess")
+		r2=$(site_get $v a.test a.test "$WORK/a.pem" -sess_in "$WORK/site-b.sess")
+		r3=$(site_get $v b.test b.test "$WORK/bsite.pem" -sess_in "$WORK/site-b.sess")
+		got="$got $v: '$r1' '$r2' '$r3';"
+		[ "$r1" = "b.test 0 site-b New" ] && [ "$r2" = "a.test 0 site-a New" ] &&
+			[ "$r3" = "b.test 0 site-b Reused" ] || bad=1
+	done
+	[ -z "$bad" ] && pass "sites.resume_by_name (b.test's session under a.test: New, a.test's certificate, site-a; under b.test: Reused, site-b;$got)" ||
+		fail sites.resume_by_name "$got (want 'b.test 0 site-b New' 'a.test 0 site-a New' 'b.test 0 site-b Reused')"
+	stop
+	case $TLS_ENGINE in
+	gnutls) ;; # it cannot tell these tickets from a key gone (docs/tls.md)
+	*)
+		[ "${ST[tls.resume_refused_name]:-0}" -ge 2 ] &&
+			pass "sites.counters (tls.resume_refused_name ${ST[tls.resume_refused_name]})" ||
+			fail sites.counters "tls.resume_refused_name '${ST[tls.resume_refused_name]:-none}' (>= 2)"
+		;;
+	esac
 fi
 
 # ---- bad command lines ---------------------------------------------------

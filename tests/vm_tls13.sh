@@ -48,8 +48,13 @@
 #                 each site's answer to its Host
 #   sni-resume    under b.test, s_client -sess_out then -sess_in: New then
 #                 Reused with b's certificate, on TLS 1.3 and on 1.2
+#   sni-resume-other  b.test's session offered under a.test (and Host
+#                 a.test): New, a's certificate verified, site-a's answer, on
+#                 TLS 1.3 and 1.2 (RFC 6066 3, RFC 8446 4.2.11: a session
+#                 resumes under its own name only)
 #   sni-counters  on "exit 0": tls.sni_matched 7 (b.test's), tls.sni_default 4,
-#                 tls.resumed 2.  VM_TLS13_ONLY=sni runs this guest alone.
+#                 tls.resumed 2, tls.resume_refused_name 2.  VM_TLS13_ONLY=sni
+#                 runs this guest alone.
 #   bad-mismatch  a key that is not the certificate's: the guest stops at boot
 #
 # VM_MACHINE=microvm (phase vm-tls13-microvm) runs the first guest (boot to
@@ -141,17 +146,28 @@ sni_check() {
 	else
 		fail sni-resume "s_client 1.3 '$r13a' then '$r13b', 1.2 '$r12a' then '$r12b' (want 'b.test 0 site-b New' then Reused)"
 	fi
+	# b.test's sessions offered under a.test: a full handshake, a's
+	# certificate and a's site, never b's session (which skips the
+	# certificate) reaching a.test.
+	r13a=$(sni_get tls1_3 a.test a.test -CAfile "$sd/certs/a.crt" -sess_in "$sd/b13.sess")
+	r12a=$(sni_get tls1_2 a.test a.test -CAfile "$sd/certs/a.crt" -sess_in "$sd/b12.sess")
+	if [ "$r13a" = "a.test 0 site-a New" ] && [ "$r12a" = "a.test 0 site-a New" ]; then
+		pass "sni-resume-other (b.test's sessions offered under a.test, TLS 1.3 and 1.2: New, a's certificate verified, a's answer)"
+	else
+		fail sni-resume-other "s_client 1.3 '$r13a', 1.2 '$r12a' (want 'a.test 0 site-a New')"
+	fi
 	vm_say_exit "$CTL"
 	wait "$VM"
 	rc=$?
 	# b.test's 7 connections matched its name; a.test's, nobody.test's and
 	# the one without SNI (4) stayed on the default.
 	sm=$(ctr tls.sni_matched "$LOG/sni.log") sf=$(ctr tls.sni_default "$LOG/sni.log")
-	rs=$(ctr tls.resumed "$LOG/sni.log")
-	if [ "$rc" = 0 ] && [ "${sm:-0}" -ge 7 ] && [ "${sf:-0}" -ge 4 ] && [ "${rs:-0}" -ge 2 ]; then
-		pass "sni-counters (exit 0; tls.sni_matched $sm, tls.sni_default $sf, tls.resumed $rs)"
+	rs=$(ctr tls.resumed "$LOG/sni.log") rn=$(ctr tls.resume_refused_name "$LOG/sni.log")
+	if [ "$rc" = 0 ] && [ "${sm:-0}" -ge 7 ] && [ "${sf:-0}" -ge 4 ] && [ "${rs:-0}" -ge 2 ] &&
+		[ "${rn:-0}" -ge 2 ]; then
+		pass "sni-counters (exit 0; tls.sni_matched $sm, tls.sni_default $sf, tls.resumed $rs, tls.resume_refused_name $rn)"
 	else
-		fail sni-counters "exit $rc; tls.sni_matched '$sm' (>= 7), tls.sni_default '$sf' (>= 4), tls.resumed '$rs' (>= 2)"
+		fail sni-counters "exit $rc; tls.sni_matched '$sm' (>= 7), tls.sni_default '$sf' (>= 4), tls.resumed '$rs' (>= 2), tls.resume_refused_name '$rn' (>= 2)"
 	fi
 }
 if [ "${VM_TLS13_ONLY:-}" = sni ]; then

@@ -160,7 +160,8 @@ void tls_openssl_rotate(struct tls_ctx *ctx);
  * tls.tickets_unknown (no key for them: a full handshake), tls.reloads,
  * tls.reload_failures; with SNI certificates tls.sni_matched (a name
  * found: its certificate) and tls.sni_default (no name, or none of them:
- * the default certificate). */
+ * the default certificate), tls.resume_refused_name (a ticket made under
+ * another name: a full handshake, tls_openssl.c). */
 void tls_openssl_stats(const struct tls_ctx *ctx,
 		       void (*fn)(void *arg, const char *name, uint64_t v), void *arg);
 extern const struct tls_engine_ops tls_openssl_ops;

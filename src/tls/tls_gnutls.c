@@ -19,10 +19,22 @@
  * it was made from, so a reload frees the old credentials only when the
  * last connection using them ends.  SNI: once the ClientHello is read
  * (GnuTLS's post-client-hello callback), a name that tls_sni_pick finds
- * moves the session onto that name's credentials. */
+ * moves the session onto that name's credentials.
+ *
+ * Tickets are bound to the name asked for (RFC 6066 3, RFC 8446 4.2.11
+ * and 4.6.1): a ticket skips the certificate, so one sealed for b.test
+ * and offered with the name a.test would reach a.test on b.test's
+ * authentication.  GnuTLS 3.7 refuses that in TLS 1.2 but not 1.3.  With
+ * names configured, a connection's ticket key is set in that same
+ * callback, which GnuTLS runs before it reads the ticket (its "TLS"
+ * extensions): the master key itself for a client that names nothing,
+ * else HMAC-SHA512(master, "skiff sni " name) (name_key).  A ticket made
+ * under another name does not open: a full handshake (counted as
+ * tls.tickets_unknown). */
 #include "tls_gnutls.h"
 
 #include <errno.h>
+#include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +89,10 @@ struct tls_conn {
 	int err;      /* enum tls_status of the last failure */
 	bool done;    /* the handshake finished */
 	bool offered; /* the ClientHello offered a ticket */
+	/* With names: the ticket key set for the name (name_key), so that a
+	 * second ClientHello (after a HelloRetryRequest) names the same. */
+	bool keyed;
+	unsigned char key[64];
 	uint8_t head_seen; /* of the first record's first two bytes (hello_head) */
 };
 
@@ -187,6 +203,47 @@ static int hs_hook(gnutls_session_t s, unsigned htype, unsigned when, unsigned i
 
 /* ---- SNI ---- */
 
+/* The ticket key for the name asked for (the top of this file): the
+ * master key when there is none (len 0), else HMAC-SHA512(master, "skiff
+ * sni " name) in lower case, a key of the master's size (64 bytes); a
+ * name too long to read (len < 0) gets the tag alone, which no name
+ * gives.  Set once per connection; a second ClientHello naming another
+ * name is refused (RFC 8446 4.1.2: it must not change). */
+static int name_key(struct tls_conn *c, const char *name, long len)
+{
+	struct tls_ctx *t = c->ctx;
+	unsigned char key[64];
+	if (t->master.size != sizeof(key))
+		return GNUTLS_E_INTERNAL_ERROR;
+	if (len == 0) {
+		memcpy(key, t->master.data, sizeof(key));
+	} else {
+		char text[10 + 256] = "skiff sni ";
+		size_t n = 10;
+		if (len > 0) {
+			memcpy(text + n, name, (size_t)len);
+			n += (size_t)len;
+			text[n] = 0;
+			tls_sni_lower(text + 10);
+		} else {
+			n++; /* the NUL: no name gives this */
+		}
+		if (gnutls_hmac_fast(GNUTLS_MAC_SHA512, t->master.data, t->master.size, text, n, key) < 0)
+			return GNUTLS_E_INTERNAL_ERROR;
+	}
+	if (c->keyed) {
+		int same = memcmp(key, c->key, sizeof(key)) == 0;
+		gnutls_memset(key, 0, sizeof(key));
+		return same ? 0 : GNUTLS_E_RECEIVED_ILLEGAL_PARAMETER;
+	}
+	gnutls_datum_t d = {key, sizeof(key)};
+	int r = gnutls_session_ticket_enable_server(c->s, &d);
+	memcpy(c->key, key, sizeof(key));
+	gnutls_memset(key, 0, sizeof(key));
+	c->keyed = r >= 0;
+	return r < 0 ? GNUTLS_E_INTERNAL_ERROR : 0;
+}
+
 static int on_client_hello(gnutls_session_t s)
 {
 	struct tls_conn *c = gnutls_session_get_ptr(s);
@@ -195,11 +252,17 @@ static int on_client_hello(gnutls_session_t s)
 	size_t len = sizeof(name);
 	unsigned type;
 	int i = -1;
-	if (gnutls_server_name_get(s, name, &len, &type, 0) == 0 && type == GNUTLS_NAME_DNS &&
-	    len < sizeof(name)) {
+	long klen = 0; /* the name for the ticket key: none */
+	int r = gnutls_server_name_get(s, name, &len, &type, 0);
+	if (r == 0 && type == GNUTLS_NAME_DNS && len < sizeof(name)) {
 		name[len] = 0;
 		i = tls_sni_pick(t->sni_names, t->nsni, name);
+		klen = (long)len;
+	} else if (r != GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE) {
+		klen = -1; /* a name, but not one we can read */
 	}
+	if ((r = name_key(c, name, klen)) < 0)
+		return r;
 	if (i < 0 || (unsigned)i >= c->gen->nby_name) {
 		t->sni_default++;
 		return 0;
@@ -361,7 +424,8 @@ static struct tls_conn *g_conn_new(struct tls_ctx *t)
 	}
 	if (gnutls_priority_set(c->s, t->prio) < 0 ||
 	    gnutls_credentials_set(c->s, GNUTLS_CRD_CERTIFICATE, t->gen->def) < 0 ||
-	    gnutls_session_ticket_enable_server(c->s, &t->master) < 0 ||
+	    /* with names, the key comes with the name (on_client_hello) */
+	    (!t->nsni && gnutls_session_ticket_enable_server(c->s, &t->master) < 0) ||
 	    gnutls_alpn_set_protocols(c->s, t->alpn_h2 ? alpn : alpn + 1, t->alpn_h2 ? 2 : 1,
 				      GNUTLS_ALPN_SERVER_PRECEDENCE) < 0) {
 		gnutls_deinit(c->s);
@@ -389,6 +453,7 @@ static void g_conn_free(struct tls_conn *c)
 	if (!c)
 		return;
 	gnutls_deinit(c->s);
+	gnutls_memset(c->key, 0, sizeof(c->key));
 	gen_unref(c->gen);
 	tls_buf_release(&c->ctx->pool, &c->in);
 	tls_buf_release(&c->ctx->pool, &c->out);

@@ -185,6 +185,7 @@ int main(void)
 	suite_tls12_resume_extra = tls12_resume_counted;
 	suite_ticket_unasked_extra = ticket_unasked_counted;
 	tls_testcert_engine = "gnutls";
+	suite_refused_counted = false; /* the top of tls_gnutls.c */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(suite_ticket_unasked),
 		cmocka_unit_test(suite_tls13_exchange),
@@ -199,6 +200,7 @@ int main(void)
 		cmocka_unit_test(suite_reload),
 		cmocka_unit_test(suite_sni),
 		cmocka_unit_test(suite_sni_resume),
+		cmocka_unit_test(suite_sni_resume_other_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,7 +20,21 @@
  * the default one; the default's servername callback moves a connection
  * that asks for that name onto it (SSL_set_SSL_CTX) while the ClientHello
  * is read.  Sessions (the ID cache, the ticket keys) stay the default
- * context's, whichever certificate a connection got. */
+ * context's, whichever certificate a connection got.
+ *
+ * A session resumes under the name it was made under only (RFC 6066 3
+ * for TLS 1.2, RFC 8446 4.2.11 and 4.6.1 for 1.3): resuming skips the
+ * certificate, so a session made for b.test offered with the name a.test
+ * would reach a.test on b.test's authentication.  OpenSSL decides on
+ * resumption before its servername callback runs (and in TLS 1.2 then
+ * reports the session's name, not the one asked for), so the client-hello
+ * callback (name_bind) reads the name itself and makes it the
+ * connection's session ID context, which OpenSSL keeps in each session
+ * and compares before it resumes one found by its ID or from a TLS 1.3
+ * ticket; every ticket also carries it as its application data
+ * (ticket_gen), which ticket_dec compares, for TLS 1.2 tickets too.  One
+ * made under another name: a full handshake instead, with a.test's
+ * certificate, counted as tls.resume_refused_name. */
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -76,6 +90,7 @@ struct tls_ctx {
 	char *sni_names[TLS_SNI_MAX]; /* sni[i].name, for tls_sni_pick */
 	unsigned nsni;
 	uint64_t sni_matched, sni_default;
+	uint64_t refused_name; /* tickets made under another name (ticket_dec) */
 	/* kTLS (see ktls_kernel): the kernel offers the tls ULP; handshakes
 	 * after which OpenSSL sends through it, and those where it does not. */
 	bool ktls_kernel;
@@ -90,7 +105,15 @@ struct tls_conn {
 	struct tls_ctx *ctx;
 	struct tls_buf in, out;
 	int err;        /* enum tls_status of the last failure */
+	/* The session ID context name_bind set: SHA-256 of the name asked
+	 * for, or SID_NONAME; sid_len 0 before the ClientHello. */
+	unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
+	unsigned sid_len;
 };
+
+/* The session ID context of every SSL_CTX, and of a connection that asks
+ * for no name (as before names were bound: sessions made then resume). */
+static const unsigned char SID_NONAME[] = "skiff";
 
 /* ---- the BIO: OpenSSL reads records from c->in, writes them to c->out ---- */
 
@@ -281,10 +304,104 @@ void tls_openssl_stats(const struct tls_ctx *t,
 	if (t->nsni) {
 		fn(arg, "tls.sni_matched", t->sni_matched);
 		fn(arg, "tls.sni_default", t->sni_default);
+		fn(arg, "tls.resume_refused_name", t->refused_name);
 	}
 }
 
 /* ---- SNI ---- */
+
+/* First thing once the ClientHello is in, before OpenSSL looks for the
+ * session to resume: the session ID context for the name asked for
+ * (lower case), SHA-256("skiff sni " name), so that only a session made
+ * under the same name resumes (the top of this file).  No name: "skiff".
+ * A server_name OpenSSL would refuse gets a context no session has; the
+ * handshake fails at OpenSSL's own check. */
+static int name_bind(SSL *s, int *alert, void *arg)
+{
+	(void)arg;
+	struct tls_conn *c = SSL_get_app_data(s);
+	const unsigned char *ext, *name = NULL;
+	size_t n;
+	long len = 0;
+	if (SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &ext, &n) == 1)
+		len = tls_sni_from_ext(ext, n, &name);
+	unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
+	unsigned sid_len = sizeof(SID_NONAME) - 1;
+	memcpy(sid, SID_NONAME, sid_len);
+	if (len != 0) {
+		/* A malformed extension (len -1) hashes the tag with its NUL
+		 * and no name: a context no name gives. */
+		static const unsigned char tag[] = "skiff sni ";
+		EVP_MD_CTX *m = EVP_MD_CTX_new();
+		bool ok = m && EVP_DigestInit_ex(m, EVP_sha256(), NULL) == 1 &&
+			  EVP_DigestUpdate(m, tag, sizeof(tag) - (len < 0 ? 0 : 1)) == 1;
+		for (long i = 0; ok && i < len; i += 64) { /* lower case, 64 at a time */
+			char low[65];
+			long k = len - i < 64 ? len - i : 64;
+			memcpy(low, name + i, (size_t)k);
+			low[k] = 0;
+			tls_sni_lower(low);
+			ok = EVP_DigestUpdate(m, low, (size_t)k) == 1;
+		}
+		ok = ok && EVP_DigestFinal_ex(m, sid, &sid_len) == 1 && sid_len <= sizeof(sid);
+		EVP_MD_CTX_free(m);
+		if (!ok) {
+			*alert = SSL_AD_INTERNAL_ERROR;
+			return SSL_CLIENT_HELLO_ERROR;
+		}
+	}
+	if (SSL_set_session_id_context(s, sid, sid_len) != 1) {
+		*alert = SSL_AD_INTERNAL_ERROR;
+		return SSL_CLIENT_HELLO_ERROR;
+	}
+	if (c) {
+		memcpy(c->sid, sid, sid_len);
+		c->sid_len = sid_len;
+	}
+	return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+/* A ticket about to be sealed: the name's context (name_bind) goes into
+ * it as the ticket's application data.  OpenSSL compares the session ID
+ * context of a TLS 1.3 ticket (and of a session found by its ID), but a
+ * TLS 1.2 ticket's comes back empty (measured, OpenSSL 3.0), so
+ * ticket_dec compares this instead, for both versions. */
+static int ticket_gen(SSL *s, void *arg)
+{
+	(void)arg;
+	const struct tls_conn *c = SSL_get_app_data(s);
+	SSL_SESSION *ss = SSL_get_session(s);
+	return c && ss && SSL_SESSION_set1_ticket_appdata(ss, c->sid, c->sid_len) == 1;
+}
+
+/* A ticket opened (ticket_cb's keys): OpenSSL's own answer, except that
+ * one made under another name (its application data is not this
+ * connection's session ID context: ticket_gen) is refused and counted,
+ * a full handshake and a new ticket. */
+static SSL_TICKET_RETURN ticket_dec(SSL *s, SSL_SESSION *ss, const unsigned char *keyname,
+				    size_t keyname_len, SSL_TICKET_STATUS st, void *arg)
+{
+	(void)keyname;
+	(void)keyname_len;
+	struct tls_ctx *t = arg;
+	const struct tls_conn *c = SSL_get_app_data(s);
+	switch (st) {
+	case SSL_TICKET_SUCCESS:
+	case SSL_TICKET_SUCCESS_RENEW: {
+		void *id = NULL;
+		size_t len = 0;
+		if (!c || !c->sid_len || !ss || SSL_SESSION_get0_ticket_appdata(ss, &id, &len) != 1 ||
+		    len != c->sid_len || memcmp(id, c->sid, len) != 0) {
+			t->refused_name++;
+			return SSL_TICKET_RETURN_IGNORE_RENEW;
+		}
+		return st == SSL_TICKET_SUCCESS ? SSL_TICKET_RETURN_USE : SSL_TICKET_RETURN_USE_RENEW;
+	}
+	case SSL_TICKET_EMPTY:
+	case SSL_TICKET_NO_DECRYPT: return SSL_TICKET_RETURN_IGNORE_RENEW;
+	default: return SSL_TICKET_RETURN_ABORT;
+	}
+}
 
 /* While the ClientHello is read: the certificate the name asks for. */
 static int sni_cb(SSL *s, int *alert, void *arg)
@@ -365,7 +482,7 @@ static SSL_CTX *ssl_ctx_build(struct tls_ctx *t, const char *cert_file, const ch
 	}
 	SSL_CTX_set_alpn_select_cb(c, alpn_select, t);
 	SSL_CTX_set_session_cache_mode(c, SSL_SESS_CACHE_SERVER);
-	SSL_CTX_set_session_id_context(c, (const unsigned char *)"skiff", 5);
+	SSL_CTX_set_session_id_context(c, SID_NONAME, sizeof(SID_NONAME) - 1);
 	SSL_CTX_set_num_tickets(c, 1);
 	/* Every generation's callback finds the one tls_ctx (its keys and
 	 * counters), whichever SSL_CTX a connection was made from. */
@@ -377,6 +494,12 @@ static SSL_CTX *ssl_ctx_build(struct tls_ctx *t, const char *cert_file, const ch
 	if (t->nsni) {
 		SSL_CTX_set_tlsext_servername_callback(c, sni_cb);
 		SSL_CTX_set_tlsext_servername_arg(c, t);
+		/* sessions bound to the name (the top of this file) */
+		SSL_CTX_set_client_hello_cb(c, name_bind, t);
+		if (SSL_CTX_set_session_ticket_cb(c, ticket_gen, ticket_dec, t) != 1) {
+			ssl_err(err, errlen, "tls: ticket callback", NULL);
+			goto fail;
+		}
 	}
 	return c;
 fail:
@@ -527,6 +650,7 @@ static struct tls_conn *o_conn_new(struct tls_ctx *t)
 		return NULL;
 	}
 	BIO_set_data(c->bio, c);
+	SSL_set_app_data(c->ssl, c); /* name_bind, ticket_dec */
 	SSL_set_bio(c->ssl, c->bio, c->bio); /* one BIO, one reference taken */
 	SSL_set_accept_state(c->ssl);
 	return c;

@@ -201,6 +201,7 @@ int main(void)
 		cmocka_unit_test(suite_reload),
 		cmocka_unit_test(test_sni),
 		cmocka_unit_test(suite_sni_resume),
+		cmocka_unit_test(suite_sni_resume_other_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

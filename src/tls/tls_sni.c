@@ -40,3 +40,18 @@ int tls_sni_pick(char *const *names, unsigned n, const char *name)
 	}
 	return -1;
 }
+
+long tls_sni_from_ext(const uint8_t *p, size_t n, const uint8_t **name)
+{
+	if (n < 2 || (size_t)(p[0] << 8 | p[1]) != n - 2)
+		return -1; /* the list's length: the rest of the body */
+	p += 2;
+	n -= 2;
+	if (n < 3 || p[0] != 0) /* name_type host_name */
+		return -1;
+	size_t len = (size_t)(p[1] << 8 | p[2]);
+	if (len == 0 || len != n - 3)
+		return -1; /* one entry, filling the list */
+	*name = p + 3;
+	return (long)len;
+}

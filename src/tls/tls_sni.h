@@ -5,10 +5,21 @@
 #ifndef TLS_TLS_SNI_H
 #define TLS_TLS_SNI_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* The index in names[0..n) (lower case, NUL-terminated) that `name` picks,
  * or -1 for none (then the default certificate). */
 int tls_sni_pick(char *const *names, unsigned n, const char *name);
 /* s in lower case, in place (the names as kept). */
 void tls_sni_lower(char *s);
+
+/* The host name in the body of a ClientHello's server_name extension
+ * (RFC 6066 3: a ServerNameList of {name_type, HostName<1..2^16-1>}),
+ * read as OpenSSL does: exactly one entry, of type host_name (0).  Its
+ * length (> 0), with *name pointing into p (not NUL-terminated, case as
+ * sent); -1 when the body is not that.  For an engine that must know the
+ * name before its library has read it (tls_openssl.c's session binding). */
+long tls_sni_from_ext(const uint8_t *p, size_t n, const uint8_t **name);
 
 #endif

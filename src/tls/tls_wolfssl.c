@@ -11,20 +11,31 @@
  * are read and before the certificate is chosen, moves the connection
  * onto ctxs[i] (wolfSSL_set_SSL_CTX).
  *
- * Tickets: one key for every certificate.  wolfSSL opens a TLS 1.2
- * ticket as it reads the extensions, on the context the connection
- * started on (ctxs[0]), before the servername callback moves it, and
- * seals the next one on the name's context: with a key per context a
- * session made under a name never resumed.  So every ctxs[i] seals and
- * opens with ctxs[0]'s key (wolfSSL_CTX_set_TicketEncCtx onto ctxs[0]'s
- * ticket state, wolfSSL's own callback and hourly key), and a connection
- * moved onto a name holds a reference on that ctxs[0] (tls_conn.keys),
- * which a reload may otherwise free before the connection seals its
- * ticket. */
+ * Tickets: sealed and opened by our callback (ticket_cb), under keys
+ * of our own (struct tkeys: one set per generation of contexts, shared
+ * by every certificate's context and by tls_wolfssl_server_share's), and
+ * bound to the name the client asked for.  Resuming skips the
+ * certificate, so a ticket made for b.test offered with the name a.test
+ * would reach a.test on b.test's authentication: RFC 6066 3 (TLS 1.2)
+ * and RFC 8446 4.2.11 and 4.6.1 (1.3) forbid it, and wolfSSL 5.5's own
+ * callback does not check it.  So the name's SHA-256 is in the ticket's
+ * AEAD additional data (and 4 bytes of it in the key name, to count the
+ * refusals: tls.resume_refused_name); a ticket offered under another name
+ * does not open, and the client gets a full handshake.  wolfSSL opens a
+ * TLS 1.2 ticket as it reads the extensions, after the server_name one
+ * when the client sent that first (as clients do; one sent before it
+ * finds no name and gets a full handshake), and a TLS 1.3 one after the
+ * servername callback.  wolfSSL's session-ID cache resumed a TLS 1.2
+ * session ID under any name, the session ID context notwithstanding, so
+ * with names it is off (tls_wolfssl_add_name); the name's hash is the
+ * session ID context all the same (sni_select, conn_new). */
 #include "tls_wolfssl.h"
 
 #include <wolfssl/options.h>
 #include <wolfssl/ssl.h>
+#include <wolfssl/wolfcrypt/chacha20_poly1305.h>
+#include <wolfssl/wolfcrypt/hmac.h>
+#include <wolfssl/wolfcrypt/sha256.h>
 #include <wolfssl/openssl/evp.h>
 #include <wolfssl/openssl/pem.h>
 #include <wolfssl/wolfcrypt/memory.h>
@@ -32,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../base/sk_err.h"
 #include "tls_alpn.h"
@@ -45,8 +57,22 @@ static const char cipher_list[] = "TLS13-AES128-GCM-SHA256:TLS13-AES256-GCM-SHA3
 				  "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:"
 				  "ECDHE-RSA-CHACHA20-POLY1305";
 
+/* The ticket keys of one generation of contexts (the top of this file).
+ * Each key period (TK_PERIOD_S) has its key, HMAC-SHA256(master, id |
+ * period): a ticket sealed in the period before still opens (and is
+ * replaced), an older one does not.  Read-only once made, so the vCPUs
+ * sharing it need no lock; freed by the last holder: the contexts that
+ * seal with it and every connection (which may outlive a reload). */
+#define TK_PERIOD_S 3600u
+struct tkeys {
+	int refs; /* atomic */
+	unsigned char master[32];
+	unsigned char id[4]; /* which master sealed a ticket (a reload makes another) */
+};
+
 struct tls_ctx {
 	struct tls_ctx_head head; /* first: tls_host.h */
+	struct tkeys *tk;         /* this generation's ticket keys (a reference) */
 	WOLFSSL_CTX *ctxs[1 + TLS_SNI_MAX];
 	char *names[TLS_SNI_MAX]; /* lower case, NUL-terminated */
 	unsigned nnames;
@@ -54,6 +80,7 @@ struct tls_ctx {
 	struct tls_sni sni_files[TLS_SNI_MAX];
 	unsigned nsni_files;
 	uint64_t sessions, tickets, resumed, sni_matched, sni_default, reloads, reload_failures;
+	uint64_t refused_name; /* tickets made under another name (ticket_cb) */
 	bool alpn_h2; /* offer h2 first (tls_wolfssl_alpn_h2) */
 	struct tls_pool pool;
 };
@@ -65,9 +92,8 @@ struct tls_conn {
 	int err;        /* enum tls_status of the last failure */
 	bool done;      /* the handshake finished */
 	unsigned cert;  /* the certificate given: 0 default, i: ctxs[i] */
-	/* Once moved onto a name's context: a reference on the ctxs[0]
-	 * whose ticket key that context seals with (NULL before). */
-	WOLFSSL_CTX *keys;
+	struct tkeys *tk; /* the ticket keys (a reference): its context's at conn_new */
+	bool refused;     /* a ticket under another name, counted (wolfSSL may ask twice) */
 };
 
 /* ---- the allocator: the caller's lock around the C library's ---- */
@@ -134,6 +160,132 @@ static struct tls_ctx *ctx_alloc(void)
 	return t;
 }
 
+/* ---- ticket keys and the ticket callback ---- */
+
+/* Zeroes that the compiler keeps (keys about to be freed or dropped). */
+static void wipe(void *p, size_t n)
+{
+	volatile unsigned char *v = p;
+	while (n--)
+		*v++ = 0;
+}
+
+static struct tkeys *tk_new(void)
+{
+	struct tkeys *k = e_calloc(sizeof(*k));
+	if (k && (wolfSSL_RAND_bytes(k->master, sizeof(k->master)) != 1 ||
+		  wolfSSL_RAND_bytes(k->id, sizeof(k->id)) != 1)) {
+		e_free(k);
+		return NULL;
+	}
+	if (k)
+		k->refs = 1;
+	return k;
+}
+
+static struct tkeys *tk_ref(struct tkeys *k)
+{
+	if (k)
+		__atomic_add_fetch(&k->refs, 1, __ATOMIC_RELAXED);
+	return k;
+}
+
+static void tk_unref(struct tkeys *k)
+{
+	if (!k || __atomic_sub_fetch(&k->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	wipe(k, sizeof(*k));
+	e_free(k);
+}
+
+/* SHA-256 of the name the client asked for, in lower case ("" for none:
+ * a hash no name gives). */
+static int name_hash(WOLFSSL *ssl, unsigned char out[32])
+{
+	const char *name = wolfSSL_get_servername(ssl, WOLFSSL_SNI_HOST_NAME);
+	wc_Sha256 h;
+	int r = wc_InitSha256(&h);
+	for (size_t i = 0; r == 0 && name && name[i]; i++) {
+		unsigned char ch = (unsigned char)name[i];
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (unsigned char)(ch + 32);
+		r = wc_Sha256Update(&h, &ch, 1);
+	}
+	if (r == 0)
+		r = wc_Sha256Final(&h, out);
+	wc_Sha256Free(&h);
+	return r;
+}
+
+/* wolfSSL's ticket callback (SessionTicketEncCb): seal (enc) or open the
+ * ticket in place with ChaCha20-Poly1305 under the period's key.  Key
+ * name: id (4), period (8, big-endian), the name's hash (4); IV: 12
+ * random bytes, then zeros; additional data: key name, IV and the name's
+ * whole hash; the tag in mac[0..16).  Opening: another master (a reload
+ * since), a key older than the period before, or another name: REJECT,
+ * a full handshake; the period before: CREATE (a new ticket). */
+static int ticket_cb(WOLFSSL *ssl, unsigned char key_name[WOLFSSL_TICKET_NAME_SZ],
+		     unsigned char iv[WOLFSSL_TICKET_IV_SZ], unsigned char mac[WOLFSSL_TICKET_MAC_SZ],
+		     int enc, unsigned char *ticket, int in_len, int *out_len, void *arg)
+{
+	(void)arg;
+	struct tls_conn *c = wolfSSL_get_app_data(ssl);
+	const struct tkeys *k = c ? c->tk : NULL;
+	unsigned char nh[32], key[32], aad[WOLFSSL_TICKET_NAME_SZ + WOLFSSL_TICKET_IV_SZ + 32];
+	if (!k || in_len < 0 || name_hash(ssl, nh) != 0)
+		return WOLFSSL_TICKET_RET_FATAL;
+	uint64_t now = (uint64_t)time(NULL) / TK_PERIOD_S, p = 0;
+	if (enc) {
+		memcpy(key_name, k->id, 4);
+		for (int i = 0; i < 8; i++)
+			key_name[4 + i] = (unsigned char)(now >> (56 - 8 * i));
+		memcpy(key_name + 12, nh, 4);
+		memset(iv, 0, WOLFSSL_TICKET_IV_SZ);
+		if (wolfSSL_RAND_bytes(iv, CHACHA20_POLY1305_AEAD_IV_SIZE) != 1)
+			return WOLFSSL_TICKET_RET_FATAL;
+	} else {
+		for (int i = 0; i < 8; i++)
+			p = p << 8 | key_name[4 + i];
+		if (memcmp(key_name, k->id, 4) != 0 || (p != now && p + 1 != now))
+			return WOLFSSL_TICKET_RET_REJECT; /* a key gone: a full handshake */
+		if (memcmp(key_name + 12, nh, 4) != 0) {
+			if (!c->refused) /* made under another name */
+				c->ctx->refused_name++;
+			c->refused = true;
+			return WOLFSSL_TICKET_RET_REJECT;
+		}
+	}
+	Hmac h;
+	int r = wc_HmacInit(&h, NULL, INVALID_DEVID);
+	if (r == 0) {
+		r = wc_HmacSetKey(&h, WC_SHA256, k->master, sizeof(k->master));
+		if (r == 0)
+			r = wc_HmacUpdate(&h, key_name, 12);
+		if (r == 0)
+			r = wc_HmacFinal(&h, key);
+		wc_HmacFree(&h);
+	}
+	if (r != 0)
+		return WOLFSSL_TICKET_RET_FATAL;
+	memcpy(aad, key_name, WOLFSSL_TICKET_NAME_SZ);
+	memcpy(aad + WOLFSSL_TICKET_NAME_SZ, iv, WOLFSSL_TICKET_IV_SZ);
+	memcpy(aad + WOLFSSL_TICKET_NAME_SZ + WOLFSSL_TICKET_IV_SZ, nh, sizeof(nh));
+	if (enc) {
+		r = wc_ChaCha20Poly1305_Encrypt(key, iv, aad, sizeof(aad), ticket, (word32)in_len, ticket,
+						mac);
+		memset(mac + CHACHA20_POLY1305_AEAD_AUTHTAG_SIZE, 0,
+		       WOLFSSL_TICKET_MAC_SZ - CHACHA20_POLY1305_AEAD_AUTHTAG_SIZE);
+	} else {
+		r = wc_ChaCha20Poly1305_Decrypt(key, iv, aad, sizeof(aad), ticket, (word32)in_len, mac,
+						ticket);
+	}
+	wipe(key, sizeof(key));
+	if (r != 0)
+		return enc ? WOLFSSL_TICKET_RET_FATAL : WOLFSSL_TICKET_RET_REJECT;
+	*out_len = in_len;
+	return enc || p == now ? WOLFSSL_TICKET_RET_OK : WOLFSSL_TICKET_RET_CREATE;
+}
+
 int tls_wolfssl_init(void (*lock)(void), void (*unlock)(void))
 {
 	if (lock && unlock) {
@@ -198,18 +350,18 @@ static int sni_select(WOLFSSL *ssl, int *ad, void *arg)
 	struct tls_ctx *t = c ? c->ctx : arg;
 	const char *name = wolfSSL_get_servername(ssl, WOLFSSL_SNI_HOST_NAME);
 	int i = name && t->nnames ? tls_sni_pick(t->names, t->nnames, name) : -1;
+	/* A session found by its ID resumes under its own name only (the
+	 * top of this file): the name's hash is the session ID context,
+	 * which wolfSSL keeps in each session it caches and compares. */
+	unsigned char nh[32];
+	if (name_hash(ssl, nh) != 0 ||
+	    wolfSSL_set_session_id_context(ssl, nh, sizeof(nh)) != WOLFSSL_SUCCESS)
+		return SSL_TLSEXT_ERR_ALERT_FATAL;
 	if (i < 0) {
 		t->sni_default++;
 		return 0;
 	}
 	t->sni_matched++;
-	/* ctxs[1 + i] seals with ctxs[0]'s ticket key (the top of this
-	 * file): the connection keeps that ctxs[0] for as long as it may. */
-	if (c && !c->keys) {
-		if (wolfSSL_CTX_up_ref(t->ctxs[0]) != WOLFSSL_SUCCESS)
-			return SSL_TLSEXT_ERR_ALERT_FATAL;
-		c->keys = t->ctxs[0];
-	}
 	if (!wolfSSL_set_SSL_CTX(ssl, t->ctxs[1 + i]))
 		return SSL_TLSEXT_ERR_ALERT_FATAL;
 	if (c)
@@ -291,6 +443,7 @@ static WOLFSSL_CTX *ctx_setup(struct tls_ctx *t, const void *cert, size_t cert_l
 	wolfSSL_CTX_set_alpn_select_cb(w, alpn_select, t);
 	wolfSSL_CTX_set_servername_callback(w, sni_select);
 	wolfSSL_CTX_set_servername_arg(w, t);
+	wolfSSL_CTX_set_TicketEncCb(w, ticket_cb); /* the keys: the connection's */
 	return w;
 }
 
@@ -303,8 +456,15 @@ struct tls_ctx *tls_wolfssl_server_pem(const void *cert_pem, size_t cert_len, co
 		return NULL;
 	}
 	t->head.ops = &tls_wolfssl_ops;
+	t->tk = tk_new();
+	if (!t->tk) {
+		snprintf(err, errlen, "tls: no ticket key (randomness)");
+		e_free(t);
+		return NULL;
+	}
 	t->ctxs[0] = ctx_setup(t, cert_pem, cert_len, key_pem, key_len, err, errlen);
 	if (!t->ctxs[0]) {
+		tk_unref(t->tk);
 		e_free(t);
 		return NULL;
 	}
@@ -344,6 +504,7 @@ struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t
 		}
 	for (unsigned i = 0; i <= base->nnames; i++)
 		t->ctxs[i] = base->ctxs[i];
+	t->tk = tk_ref(base->tk); /* a ticket either one sealed, the other opens */
 	t->nnames = base->nnames;
 	t->alpn_h2 = base->alpn_h2;
 	return t;
@@ -370,14 +531,14 @@ int tls_wolfssl_add_name(struct tls_ctx *t, const char *name, size_t name_len,
 		e_free(n);
 		return -1;
 	}
-	/* ctxs[0]'s ticket key, not one of its own (the top of this file) */
-	if (wolfSSL_CTX_set_TicketEncCtx(w, wolfSSL_CTX_get_TicketEncCtx(t->ctxs[0])) !=
-	    WOLFSSL_SUCCESS) {
-		snprintf(err, errlen, "tls: wolfSSL: sharing the ticket key refused");
-		wolfSSL_CTX_free(w);
-		e_free(n);
-		return -1;
-	}
+	/* No resumption by session ID once there are names: wolfSSL 5.5.4
+	 * looks a TLS 1.2 session ID up in its cache (one per process) under
+	 * any name, the session ID context notwithstanding (measured:
+	 * suite_sni_resume_other_name), and RFC 6066 3 forbids resuming under
+	 * another name.  A TLS 1.2 client resumes with its ticket, which is
+	 * bound to the name (ticket_cb), as with GnuTLS. */
+	wolfSSL_CTX_set_session_cache_mode(w, WOLFSSL_SESS_CACHE_OFF);
+	wolfSSL_CTX_set_session_cache_mode(t->ctxs[0], WOLFSSL_SESS_CACHE_OFF);
 	t->ctxs[1 + t->nnames] = w;
 	t->names[t->nnames++] = n;
 	return 0;
@@ -392,9 +553,9 @@ void tls_wolfssl_free(struct tls_ctx *t)
 {
 	if (!t)
 		return;
-	/* The names' contexts first: they seal with ctxs[0]'s ticket key. */
 	for (unsigned i = t->nnames + 1; i-- > 0;)
 		wolfSSL_CTX_free(t->ctxs[i]);
+	tk_unref(t->tk);
 	for (unsigned i = 0; i < t->nnames; i++)
 		e_free(t->names[i]);
 	for (unsigned i = 0; i < t->nsni_files; i++) {
@@ -417,6 +578,7 @@ void tls_wolfssl_stats(const struct tls_ctx *t,
 	if (t->nnames) {
 		fn(arg, "tls.sni_matched", t->sni_matched);
 		fn(arg, "tls.sni_default", t->sni_default);
+		fn(arg, "tls.resume_refused_name", t->refused_name);
 	}
 }
 
@@ -433,6 +595,18 @@ static struct tls_conn *w_conn_new(struct tls_ctx *t)
 		e_free(c);
 		return NULL;
 	}
+	c->tk = tk_ref(t->tk);
+	/* The session ID context of no name (sni_select sets the name's), so
+	 * that a session found by ID never resumes across names, whether or
+	 * not wolfSSL calls the servername callback. */
+	unsigned char nh[32];
+	if (name_hash(c->ssl, nh) != 0 ||
+	    wolfSSL_set_session_id_context(c->ssl, nh, sizeof(nh)) != WOLFSSL_SUCCESS) {
+		wolfSSL_free(c->ssl);
+		tk_unref(c->tk);
+		e_free(c);
+		return NULL;
+	}
 	wolfSSL_set_app_data(c->ssl, c);
 	wolfSSL_SetIOReadCtx(c->ssl, c);
 	wolfSSL_SetIOWriteCtx(c->ssl, c);
@@ -445,8 +619,7 @@ static void w_conn_free(struct tls_conn *c)
 	if (!c)
 		return;
 	wolfSSL_free(c->ssl);
-	if (c->keys)
-		wolfSSL_CTX_free(c->keys);
+	tk_unref(c->tk);
 	tls_buf_release(&c->ctx->pool, &c->in);
 	tls_buf_release(&c->ctx->pool, &c->out);
 	e_free(c);
@@ -722,6 +895,9 @@ static int w_reload(struct tls_ctx *t, const char *cert_file, const char *key_fi
 		t->ctxs[i] = n->ctxs[i];
 		n->ctxs[i] = w;
 	}
+	struct tkeys *k = t->tk; /* new keys with the new contexts */
+	t->tk = n->tk;
+	n->tk = k;
 	/* the callbacks' argument is the context they were set up for */
 	for (unsigned i = 0; i <= t->nnames; i++) {
 		wolfSSL_CTX_set_alpn_select_cb(t->ctxs[i], alpn_select, t);

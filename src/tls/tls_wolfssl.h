@@ -9,15 +9,15 @@
  * and 1.2; AES-128/256-GCM and ChaCha20-Poly1305 only, ECDHE only; X25519
  * then P-256; the server's order; ALPN http/1.1, h2 before it with
  * alpn_h2 (a client that offers neither gets none: not an error); no renegotiation; session
- * tickets, sealed by wolfSSL's own ticket callback under a key it replaces
- * every hour (the one before still opens), one NewSessionTicket sent right
+ * tickets, sealed by a callback of ours under a key of the hour (the one
+ * before still opens) and bound to the name asked for (a ticket made
+ * under another name: a full handshake), one NewSessionTicket sent right
  * after every TLS 1.3 handshake (wolfSSL sends it as the client's Finished
  * is read, before any application data).  Certificates by name (SNI): a
  * WOLFSSL_CTX per certificate; once the ClientHello is read, a name
- * tls_sni_pick finds moves the connection onto that context.  One ticket
- * key for them all: the default certificate's context's, which every
- * name's context seals and opens with, so a session resumes under its
- * name on TLS 1.2 as on 1.3.
+ * tls_sni_pick finds moves the connection onto that context.  One set of
+ * ticket keys for them all, so a session resumes under its name on TLS 1.2
+ * as on 1.3, and under that name only.
  *
  * Memory: wolfSSL allocates (malloc); in the guest that is musl's malloc
  * (src/plat/kvm/musl), behind a lock the caller gives (lock/unlock), since
@@ -54,10 +54,8 @@ int tls_wolfssl_add_name(struct tls_ctx *ctx, const char *name, size_t name_len,
 void tls_wolfssl_alpn_h2(struct tls_ctx *ctx, bool on);
 /* Another context on base's WOLFSSL_CTXs, for another vCPU (the
  * unikernel's workers, uk/uk_smp.h): the certificates and keys base parsed,
- * and so its ticket key (wolfSSL's default ticket callback keeps it in the
- * default certificate's WOLFSSL_CTX, made on first use and replaced every
- * hour under that context's own lock, and every name's context uses that
- * one): a ticket either one sealed, under any name, the other opens.  Its
+ * and its ticket keys (read-only, so no lock): a ticket either one sealed
+ * under a name, the other opens under that name.  Its
  * own connection pool and counters, used by one vCPU at a time; the names
  * are copied.  Call it once base's names are added; each context is freed
  * on its own (wolfSSL counts references).  Not for the hosted form's
@@ -71,7 +69,8 @@ void tls_wolfssl_free(struct tls_ctx *ctx);
 
 /* Counters: tls.wolfssl_sessions (connections made), tls.tickets_sent
  * (TLS 1.3 handshakes that queued a ticket), tls.resumed_engine
- * (handshakes wolfSSL says resumed), tls.sni_matched, tls.sni_default. */
+ * (handshakes wolfSSL says resumed), tls.sni_matched, tls.sni_default,
+ * tls.resume_refused_name (a ticket made under another name). */
 void tls_wolfssl_stats(const struct tls_ctx *ctx,
 		       void (*fn)(void *arg, const char *name, uint64_t v), void *arg);
 
