@@ -27,7 +27,6 @@
 #include <wolfssl/ssl.h>
 #include <wolfssl/openssl/evp.h>
 #include <wolfssl/openssl/pem.h>
-#include <wolfssl/wolfcrypt/memory.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,78 +69,8 @@ struct tls_conn {
 	WOLFSSL_CTX *keys;
 };
 
-/* ---- the allocator: the caller's lock around the C library's ---- */
-
-static void (*mem_lock)(void), (*mem_unlock)(void);
-
-static void *w_malloc(size_t n)
+int tls_wolfssl_init(void)
 {
-	mem_lock();
-	void *p = malloc(n);
-	mem_unlock();
-	return p;
-}
-
-static void w_free(void *p)
-{
-	mem_lock();
-	free(p);
-	mem_unlock();
-}
-
-static void *w_realloc(void *p, size_t n)
-{
-	mem_lock();
-	void *q = realloc(p, n);
-	mem_unlock();
-	return q;
-}
-
-/* The engine's own allocations (contexts, connections, the record
- * buffers' pool): under the lock when one was given, as wolfSSL's are,
- * since both draw on one heap that every vCPU uses. */
-static void *e_calloc(size_t n)
-{
-	if (!mem_lock)
-		return calloc(1, n);
-	mem_lock();
-	void *p = calloc(1, n);
-	mem_unlock();
-	return p;
-}
-
-static void *e_malloc(size_t n)
-{
-	return mem_lock ? w_malloc(n) : malloc(n);
-}
-
-static void e_free(void *p)
-{
-	if (mem_lock)
-		w_free(p);
-	else
-		free(p);
-}
-
-/* A context of this engine: zeroed, its pool on the engine's allocator. */
-static struct tls_ctx *ctx_alloc(void)
-{
-	struct tls_ctx *t = e_calloc(sizeof(*t));
-	if (t && mem_lock) {
-		t->pool.alloc = w_malloc;
-		t->pool.dealloc = w_free;
-	}
-	return t;
-}
-
-int tls_wolfssl_init(void (*lock)(void), void (*unlock)(void))
-{
-	if (lock && unlock) {
-		mem_lock = lock;
-		mem_unlock = unlock;
-		if (wolfSSL_SetAllocators(w_malloc, w_free, w_realloc) != 0)
-			return -1;
-	}
 	return wolfSSL_Init() == WOLFSSL_SUCCESS ? 0 : -1;
 }
 
@@ -297,7 +226,7 @@ static WOLFSSL_CTX *ctx_setup(struct tls_ctx *t, const void *cert, size_t cert_l
 struct tls_ctx *tls_wolfssl_server_pem(const void *cert_pem, size_t cert_len, const void *key_pem,
 				       size_t key_len, char *err, size_t errlen)
 {
-	struct tls_ctx *t = ctx_alloc();
+	struct tls_ctx *t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, errlen, "tls: out of memory");
 		return NULL;
@@ -305,7 +234,7 @@ struct tls_ctx *tls_wolfssl_server_pem(const void *cert_pem, size_t cert_len, co
 	t->head.ops = &tls_wolfssl_ops;
 	t->ctxs[0] = ctx_setup(t, cert_pem, cert_len, key_pem, key_len, err, errlen);
 	if (!t->ctxs[0]) {
-		e_free(t);
+		free(t);
 		return NULL;
 	}
 	return t;
@@ -313,7 +242,7 @@ struct tls_ctx *tls_wolfssl_server_pem(const void *cert_pem, size_t cert_len, co
 
 struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t errlen)
 {
-	struct tls_ctx *t = ctx_alloc();
+	struct tls_ctx *t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, errlen, "tls: out of memory");
 		return NULL;
@@ -321,11 +250,11 @@ struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t
 	t->head.ops = &tls_wolfssl_ops;
 	for (unsigned i = 0; i < base->nnames; i++) {
 		size_t n = strlen(base->names[i]) + 1;
-		t->names[i] = e_malloc(n);
+		t->names[i] = malloc(n);
 		if (!t->names[i]) {
 			for (unsigned j = 0; j < i; j++)
-				e_free(t->names[j]);
-			e_free(t);
+				free(t->names[j]);
+			free(t);
 			snprintf(err, errlen, "tls: out of memory");
 			return NULL;
 		}
@@ -337,8 +266,8 @@ struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t
 			for (unsigned j = 0; j < i; j++)
 				wolfSSL_CTX_free(base->ctxs[j]);
 			for (unsigned j = 0; j < base->nnames; j++)
-				e_free(t->names[j]);
-			e_free(t);
+				free(t->names[j]);
+			free(t);
 			snprintf(err, errlen, "tls: wolfSSL_CTX_up_ref failed");
 			return NULL;
 		}
@@ -357,7 +286,7 @@ int tls_wolfssl_add_name(struct tls_ctx *t, const char *name, size_t name_len,
 		snprintf(err, errlen, "tls: %s", name_len ? "too many SNI names" : "an empty SNI name");
 		return -1;
 	}
-	char *n = e_malloc(name_len + 1);
+	char *n = malloc(name_len + 1);
 	if (!n) {
 		snprintf(err, errlen, "tls: out of memory");
 		return -1;
@@ -367,7 +296,7 @@ int tls_wolfssl_add_name(struct tls_ctx *t, const char *name, size_t name_len,
 	tls_sni_lower(n);
 	WOLFSSL_CTX *w = ctx_setup(t, cert_pem, cert_len, key_pem, key_len, err, errlen);
 	if (!w) {
-		e_free(n);
+		free(n);
 		return -1;
 	}
 	/* ctxs[0]'s ticket key, not one of its own (the top of this file) */
@@ -375,7 +304,7 @@ int tls_wolfssl_add_name(struct tls_ctx *t, const char *name, size_t name_len,
 	    WOLFSSL_SUCCESS) {
 		snprintf(err, errlen, "tls: wolfSSL: sharing the ticket key refused");
 		wolfSSL_CTX_free(w);
-		e_free(n);
+		free(n);
 		return -1;
 	}
 	t->ctxs[1 + t->nnames] = w;
@@ -396,14 +325,14 @@ void tls_wolfssl_free(struct tls_ctx *t)
 	for (unsigned i = t->nnames + 1; i-- > 0;)
 		wolfSSL_CTX_free(t->ctxs[i]);
 	for (unsigned i = 0; i < t->nnames; i++)
-		e_free(t->names[i]);
+		free(t->names[i]);
 	for (unsigned i = 0; i < t->nsni_files; i++) {
 		free((char *)t->sni_files[i].name);
 		free((char *)t->sni_files[i].cert);
 		free((char *)t->sni_files[i].key);
 	}
 	tls_pool_drain(&t->pool);
-	e_free(t);
+	free(t);
 }
 
 void tls_wolfssl_stats(const struct tls_ctx *t,
@@ -424,13 +353,13 @@ void tls_wolfssl_stats(const struct tls_ctx *t,
 
 static struct tls_conn *w_conn_new(struct tls_ctx *t)
 {
-	struct tls_conn *c = e_calloc(sizeof(*c));
+	struct tls_conn *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	c->ctx = t;
 	c->ssl = wolfSSL_new(t->ctxs[0]);
 	if (!c->ssl) {
-		e_free(c);
+		free(c);
 		return NULL;
 	}
 	wolfSSL_set_app_data(c->ssl, c);
@@ -449,7 +378,7 @@ static void w_conn_free(struct tls_conn *c)
 		wolfSSL_CTX_free(c->keys);
 	tls_buf_release(&c->ctx->pool, &c->in);
 	tls_buf_release(&c->ctx->pool, &c->out);
-	e_free(c);
+	free(c);
 }
 
 static long w_records_in(struct tls_conn *c, const void *buf, size_t len)
@@ -648,7 +577,7 @@ struct tls_ctx *tls_wolfssl_server(const char *cert_file, const char *key_file,
 {
 	static bool inited;
 	if (!inited) {
-		if (tls_wolfssl_init(NULL, NULL) < 0) {
+		if (tls_wolfssl_init() < 0) {
 			snprintf(err, errlen, "tls: wolfSSL_Init failed");
 			return NULL;
 		}
