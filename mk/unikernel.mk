@@ -57,6 +57,7 @@ UK_TLS_SRC  := src/tls/tls_bearssl.c src/tls/loop_tls.c
 BEARSSL_A   ?= $(shell gcc -print-file-name=libbearssl.a)
 UK_TLS_LIBS  = $(BEARSSL_A)
 UK_TLS_DEPS :=
+UK_TLS_LDFLAGS :=
 # UK_TLS=wolfssl (`make uk-tls13`: build/skiff-uk-tls13.elf, the same
 # kernel built again into build/tls13): TLS 1.3 and 1.2 from Debian's
 # libwolfssl.a (libwolfssl-dev) instead of BearSSL (tls/tls_wolfssl.h).
@@ -75,6 +76,7 @@ WOLFSSL_A   ?= /usr/lib/x86_64-linux-gnu/libwolfssl.a
 UK_CFLAGS   += -DUK_TLS_WOLFSSL
 UK_TLS_LIBS  = $(UK_WOLF_OBJ) $(UK_LIBC_OBJ) $(WOLFSSL_A) $(MUSL_LIBC) $(UK_LIBGCC)
 UK_TLS_DEPS  = $(UK_WOLF_OBJ) $(UK_LIBC_OBJ)
+UK_TLS_LDFLAGS = $(UK_LIBC_LDFLAGS)
 endif
 # src/uk/uk_proxy*.c: the proxy image's own objects (below), not the kernel's.
 UK_PROXY_SRC := $(filter src/uk/uk_proxy%.c,$(UK_APP_SRC))
@@ -103,7 +105,7 @@ $(UK_BUILD)/libcore.a: $(UK_CORE_OBJ)
 	ar rcs $@ $^
 
 $(UK_ELF): $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
-	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a $(UK_TLS_LIBS)
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) $(UK_TLS_LDFLAGS) -o $@ $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a $(UK_TLS_LIBS)
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
 $(UK_PROXY_ELF): $(UK_PROXY_SRC:%.c=$(UK_BUILD)/%.o) $(UK_PLAT_OBJ) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
@@ -136,6 +138,12 @@ UK_APP_CFLAGS := $(filter-out -ffreestanding -mgeneral-regs-only,$(UK_CFLAGS)) \
 UK_LIBC_SRC := $(filter-out %_test.c,$(wildcard src/plat/kvm/musl/*.c))
 UK_LIBC_OBJ := $(UK_LIBC_SRC:%.c=$(UK_BUILD)/%.o) $(UK_BUILD)/src/plat/kvm/musl/entry.o
 UK_APP_LINK := $(UK_PLAT_OBJ) $(UK_LIBC_OBJ)
+# musl's heap under one lock for every vCPU (src/plat/kvm/musl/heap_lock.c):
+# each reference to these, in every object and libc.a member, goes to its
+# __wrap_ there.  On every link of UK_LIBC_OBJ (without them it does not link).
+UK_LIBC_WRAP := malloc calloc realloc free aligned_alloc malloc_usable_size \
+	__libc_malloc __libc_calloc __libc_free
+UK_LIBC_LDFLAGS := $(foreach f,$(UK_LIBC_WRAP),-Wl,--wrap=$(f))
 UK_APP_LIBS := $(UK_BUILD)/libcore.a $(BEARSSL_A) $(MUSL_LIBC) $(UK_LIBGCC)
 
 $(UK_ELF): $(UK_TLS_DEPS)
@@ -167,7 +175,7 @@ examples-uk: $(EXAMPLE_UK)
 examples: $(EXAMPLE_UK)
 $(BUILD)/examples/%-uk.elf: $(UK_BUILD)/examples/%.o $(UK_APP_LINK) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
 	@mkdir -p $(dir $@)
-	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_APP_LINK) $< $(UK_APP_LIBS)
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) $(UK_LIBC_LDFLAGS) -o $@ $(UK_APP_LINK) $< $(UK_APP_LIBS)
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
 # A folder of examples/ (mk/examples.mk): every file's object, one image.
@@ -175,7 +183,7 @@ EXAMPLE_DIR_UK := $(patsubst examples/%,$(BUILD)/examples/%-uk.elf,$(EXAMPLE_DIR
 EXAMPLE_DIR_UK_OBJ := $(patsubst %.c,$(UK_BUILD)/%.o,$(wildcard $(addsuffix /*.c,$(EXAMPLE_DIRS))))
 $(EXAMPLE_DIR_UK): $(BUILD)/examples/%-uk.elf: $(EXAMPLE_DIR_UK_OBJ) $(UK_APP_LINK) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
 	@mkdir -p $(dir $@)
-	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $@ $(UK_APP_LINK) $(patsubst %.c,$(UK_BUILD)/%.o,$(wildcard examples/$*/*.c)) $(UK_APP_LIBS)
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) $(UK_LIBC_LDFLAGS) -o $@ $(UK_APP_LINK) $(patsubst %.c,$(UK_BUILD)/%.o,$(wildcard examples/$*/*.c)) $(UK_APP_LIBS)
 	@size $@ | tail -1 | awk '{printf "uk: %s text %d data %d bss %d\n", "$@", $$1, $$2, $$3}'
 
 .SECONDARY: $(patsubst examples/%.c,$(UK_BUILD)/examples/%.o,$(wildcard examples/*.c examples/*/*.c))
@@ -191,7 +199,7 @@ app-uk: $(UK_APP_LINK) $(UK_BUILD)/libcore.a src/plat/kvm/kernel.ld
 	  o=$(UK_BUILD)/app/$(APP_NAME)/$$i-$$(basename $$f .c).o; \
 	  echo "$(UK_CC) $(UK_APP_CFLAGS) -c $$f -o $$o"; \
 	  $(UK_CC) $(UK_APP_CFLAGS) -c $$f -o $$o; done
-	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) -o $(BUILD)/app/$(APP_NAME)-uk.elf \
+	$(UK_CC) $(UK_CFLAGS) $(UK_LDFLAGS) $(UK_LIBC_LDFLAGS) -o $(BUILD)/app/$(APP_NAME)-uk.elf \
 	  $(UK_APP_LINK) $(UK_BUILD)/app/$(APP_NAME)/*.o $(UK_APP_LIBS)
 	@echo "app: $(BUILD)/app/$(APP_NAME)-uk.elf (the image)"
 

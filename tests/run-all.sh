@@ -185,8 +185,9 @@ P vm-proxy est=60 needs=build -- tests/vm_proxy.sh build/skiff build/skiff-proxy
 # skiff vm --config: examples/sites.conf's sites in the unikernel (issue 32).
 P vm-sites est=60 needs=build -- tests/vm_sites.sh build/skiff build/skiff-uk.elf
 # The C library of an application image (Debian's musl, issue 34): libc
-# calls in the guest and hosted, checked against Python.
-P vm-libc est=40 needs=build -- tests/vm_libc.sh build/skiff build/examples build/skiff-uk.elf
+# calls in the guest and hosted, checked against Python; heap-stress on
+# --smp 2 with and without the heap lock (two more guests: est +20 s).
+P vm-libc est=60 needs=build -- tests/vm_libc.sh build/skiff build/examples build/skiff-uk.elf
 P site needs=build est=40 -- tests/site.sh build/skiff build/skiff-uk.elf
 P linux-guest w=2 est=90 needs=build -- make linux-guest-test
 P switch w=2 est=90 needs=build -- tests/switch.sh build/skiff

@@ -17,6 +17,9 @@
 # "vm-libc: N passed, N failed":
 #   core-free     build/skiff-uk.elf (no application) links none of musl
 #                 nor the glue (no __init_libc, musl_syscall_entry, vfprintf)
+#   heap-wrapped  every application image (EX/*-uk.elf): nothing calls into
+#                 musl's allocator but the heap lock's wrappers
+#                 (tests/heap_wrapped.py over objdump's call graph)
 #   hosted-SEED   build/examples/libc_check --stack linux on 127.0.0.1
 #   guest-boot    the image boots under QEMU TCG (skiff vm --smp 2) and
 #                 serves; the second vCPU came up (its own thread block,
@@ -27,6 +30,15 @@
 #   guest-400     a seed that is not a number: 400 (strtoull's end and errno)
 #   guest-enosys  fopen in the guest reached open(2), which answered ENOSYS
 #                 (the console's line for system call 2)
+#   heap-stress   the image booted with heap-stress=3 on --smp 2
+#                 (src/plat/kvm/musl/heap_stress.c): both vCPUs allocate,
+#                 check, resize, swap and free blocks through the heap lock
+#                 for 3 s; "heap-stress: ok", exit 0, both vCPUs did steps
+#                 and the lock was found held at least once (they overlapped)
+#   heap-unlocked the same with heap-stress=3,unlocked (musl's own calls past
+#                 the lock, as the heap was before it): it must fail (a
+#                 block's bytes wrong, a vCPU halted by musl's heap check, a
+#                 CPU exception or a hang), or the test could not tell
 # Traffic goes to 127.0.0.1 only (QEMU's user network, the hosted server's
 # loopback port); QEMU is bounded by `timeout` and stopped by pid on exit.
 set -u
@@ -56,7 +68,7 @@ trap 'exit 130' INT TERM
 for f in "$SKIFF" "$EX/libc_check" "$EX/libc_check-uk.elf" "$CORE"; do
 	[ -r "$f" ] || { fail setup "missing $f (make all)"; summary; exit 1; }
 done
-skt_need setup qemu-system-x86_64 python3 curl nm || { summary; exit 1; }
+skt_need setup qemu-system-x86_64 python3 curl nm objdump || { summary; exit 1; }
 
 
 
@@ -83,6 +95,13 @@ if [ "$syms" = 0 ] && nm "$EX/libc_check-uk.elf" | grep -qw __init_libc; then
 	pass "core-free ($(basename "$CORE") has no musl symbol; libc_check-uk.elf has __init_libc)"
 else
 	fail core-free "$syms musl/glue symbols in $CORE"
+fi
+
+# ---- every application image: musl's heap only behind the lock ----
+if out=$(python3 tests/heap_wrapped.py "$EX"/*-uk.elf 2>&1); then
+	pass "heap-wrapped ($(wc -l <<<"$out") images; $(grep libc_check-uk <<<"$out" | sed 's/.*: \([0-9]* callers[^)]*)\).*/\1/'))"
+else
+	fail heap-wrapped "$(grep -v '^ok' <<<"$out" | head -3)"
 fi
 
 # ---- hosted (glibc) ----
@@ -129,5 +148,33 @@ if skt_wait_log "$LOG/guest.log" 'skiff-uk: ready' 90 && grep -aq 'skiff-uk: cpu
 	skt_log "vm-libc: system calls answered ENOSYS in the guest: ${enosys:-none}"
 else
 	fail guest-boot "no ready line: $(tail -5 "$LOG/guest.log")"
+fi
+skt_kill_tree "${PIDS[@]}"
+PIDS=()
+
+# ---- both vCPUs on musl's heap at once (heap-stress=S) ----
+heap_run() { # NAME WORD: the guest's exit code in RC, its console in $LOG/NAME.log
+	timeout 60 "$SKIFF" vm --accel tcg --smp 2 --image "$EX/libc_check-uk.elf" -- "$2" \
+		>"$LOG/$1.log" 2>&1 </dev/null
+	RC=$?
+}
+heap_run heap-stress heap-stress=3
+hl=$LOG/heap-stress.log
+waits=$(sed -n 's/.*heap lock taken [0-9]* times, \([0-9]*\) of them after a wait.*/\1/p' "$hl")
+steps1=$(sed -n 's/.*heap-stress: cpu 1: \([0-9]*\) steps.*/\1/p' "$hl")
+if [ "$RC" = 0 ] && grep -aq 'heap-stress: ok (locked): 2 vCPUs' "$hl" &&
+	[ "${steps1:-0}" -gt 0 ] && [ "${waits:-0}" -gt 0 ]; then
+	pass "heap-stress ($(sed -n 's/.*heap-stress: ok (locked): //p' "$hl" | tr -d '\r'); cpu 1 $steps1 steps; the lock waited $waits times)"
+else
+	fail heap-stress "exit $RC, cpu 1 steps ${steps1:-none}, lock waits ${waits:-none}: $(grep -a 'heap-stress' "$hl" | tail -3)"
+fi
+heap_run heap-unlocked heap-stress=3,unlocked
+hl=$LOG/heap-unlocked.log
+if grep -aq 'heap-stress: ok' "$hl" || [ "$RC" = 0 ]; then
+	fail heap-unlocked "exit $RC: the heap without the lock passed ($(grep -a 'overlaps' "$hl" | sed 's/.*; //' | tr '\n\r' '  ')): the test cannot tell"
+else
+	how=$(grep -a -m1 -o 'heap-stress: FAILED.*\|EXCEPTION vector [0-9]*' "$hl" | tr -d '\r')
+	[ "$RC" = 124 ] && how="the guest hung (musl halted every vCPU)"
+	pass "heap-unlocked (it fails without the lock: exit $RC, ${how:-see $hl})"
 fi
 summary

@@ -8,6 +8,9 @@
 # Keys and certificates are made here with openssl (ECDSA P-256, RSA 2048)
 # in a temporary directory removed on exit.  Checks, each PASS/FAIL, ending
 # "vm-tls13: N passed, N failed":
+#   heap-wrapped  nothing in the image calls into musl's allocator but the
+#                 heap lock's wrappers (tests/heap_wrapped.py): wolfSSL's and
+#                 the engine's allocations hold it on every vCPU
 #   boot          the guest boots with the files and says https=443 (wolfSSL)
 #   s_client-13   openssl s_client -tls1_3: New, TLSv1.3, ALPN http/1.1, verified
 #   curl-13       curl --tlsv1.3 --tls-max 1.3: 200 and the 41-byte body, over TLSv1.3
@@ -77,7 +80,12 @@ MACHINE=(--machine "${VM_MACHINE:-pc}")
 . tests/vm_lib.sh
 vm_init vm-tls13
 vm_need_files "make all uk-tls13" "$SKIFF" "$IMG"
-skt_need setup qemu-system-x86_64 python3 openssl curl ab timeout testssl || { summary; exit 1; }
+skt_need setup qemu-system-x86_64 python3 openssl curl ab timeout testssl objdump || { summary; exit 1; }
+if out=$(python3 tests/heap_wrapped.py "$IMG" 2>&1); then
+	pass "heap-wrapped ($(sed 's/^ok [^:]*: \([0-9]* callers\).*/\1 of the wrappers/' <<<"$out"))"
+else
+	fail heap-wrapped "$out"
+fi
 
 # wolfSSL's heap is musl's (64 MiB at most, half of what is free when it is
 # first used, at boot): 512 MiB leaves the kernel's pools their room.

@@ -21,7 +21,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 LIST='
-build-essential      cmd:gcc cmd:cc cmd:make cmd:ar cmd:size cmd:strip cmd:nm inc:stdio.h
+build-essential      cmd:gcc cmd:cc cmd:make cmd:ar cmd:size cmd:strip cmd:nm cmd:objdump inc:stdio.h
 clang                cmd:clang
 libclang-rt-14-dev   san:fuzzer
 llvm                 cmd:llvm-symbolizer

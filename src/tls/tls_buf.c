@@ -6,25 +6,12 @@
 
 #include "tls_engine.h"
 
-static void *pool_alloc(const struct tls_pool *pool, size_t n)
-{
-	return pool->alloc ? pool->alloc(n) : malloc(n);
-}
-
-static void pool_dealloc(const struct tls_pool *pool, void *p)
-{
-	if (pool->dealloc)
-		pool->dealloc(p);
-	else
-		free(p);
-}
-
 void tls_buf_release(struct tls_pool *pool, struct tls_buf *b)
 {
 	if (b->p && b->cap == TLS_BUF_SIZE && pool->n < TLS_POOL_MAX)
 		pool->free[pool->n++] = b->p;
 	else
-		pool_dealloc(pool, b->p);
+		free(b->p);
 	*b = (struct tls_buf){0};
 }
 
@@ -36,7 +23,7 @@ int tls_buf_append(struct tls_pool *pool, struct tls_buf *b, const void *d, size
 			b->cap = TLS_BUF_SIZE;
 		} else {
 			b->cap = n <= TLS_BUF_SIZE ? TLS_BUF_SIZE : n;
-			b->p = pool_alloc(pool, b->cap);
+			b->p = malloc(b->cap);
 			if (!b->p) {
 				b->cap = 0;
 				return -1;
@@ -52,7 +39,7 @@ int tls_buf_append(struct tls_pool *pool, struct tls_buf *b, const void *d, size
 		size_t cap = b->cap * 2;
 		while (cap - b->len < n)
 			cap *= 2;
-		uint8_t *q = pool_alloc(pool, cap);
+		uint8_t *q = malloc(cap);
 		if (!q)
 			return -1;
 		memcpy(q, b->p, b->len);
@@ -76,5 +63,5 @@ void tls_buf_consume(struct tls_pool *pool, struct tls_buf *b, size_t n)
 void tls_pool_drain(struct tls_pool *pool)
 {
 	while (pool->n)
-		pool_dealloc(pool, pool->free[--pool->n]);
+		free(pool->free[--pool->n]);
 }

@@ -15,11 +15,6 @@
 struct tls_pool {
 	unsigned n;
 	uint8_t *free[TLS_POOL_MAX]; /* idle TLS_BUF_SIZE buffers */
-	/* Where buffers come from and go: malloc and free when NULL.  The
-	 * guest's wolfSSL image sets both to its locked allocator, since
-	 * musl's heap has no lock and every vCPU runs connections. */
-	void *(*alloc)(size_t n);
-	void (*dealloc)(void *p);
 };
 
 /* Bytes [off, len) of p wait; p == NULL iff none do (then off = len = 0). */

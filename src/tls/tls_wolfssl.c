@@ -38,7 +38,6 @@
 #include <wolfssl/wolfcrypt/sha256.h>
 #include <wolfssl/openssl/evp.h>
 #include <wolfssl/openssl/pem.h>
-#include <wolfssl/wolfcrypt/memory.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,70 +95,6 @@ struct tls_conn {
 	bool refused;     /* a ticket under another name, counted (wolfSSL may ask twice) */
 };
 
-/* ---- the allocator: the caller's lock around the C library's ---- */
-
-static void (*mem_lock)(void), (*mem_unlock)(void);
-
-static void *w_malloc(size_t n)
-{
-	mem_lock();
-	void *p = malloc(n);
-	mem_unlock();
-	return p;
-}
-
-static void w_free(void *p)
-{
-	mem_lock();
-	free(p);
-	mem_unlock();
-}
-
-static void *w_realloc(void *p, size_t n)
-{
-	mem_lock();
-	void *q = realloc(p, n);
-	mem_unlock();
-	return q;
-}
-
-/* The engine's own allocations (contexts, connections, the record
- * buffers' pool): under the lock when one was given, as wolfSSL's are,
- * since both draw on one heap that every vCPU uses. */
-static void *e_calloc(size_t n)
-{
-	if (!mem_lock)
-		return calloc(1, n);
-	mem_lock();
-	void *p = calloc(1, n);
-	mem_unlock();
-	return p;
-}
-
-static void *e_malloc(size_t n)
-{
-	return mem_lock ? w_malloc(n) : malloc(n);
-}
-
-static void e_free(void *p)
-{
-	if (mem_lock)
-		w_free(p);
-	else
-		free(p);
-}
-
-/* A context of this engine: zeroed, its pool on the engine's allocator. */
-static struct tls_ctx *ctx_alloc(void)
-{
-	struct tls_ctx *t = e_calloc(sizeof(*t));
-	if (t && mem_lock) {
-		t->pool.alloc = w_malloc;
-		t->pool.dealloc = w_free;
-	}
-	return t;
-}
-
 /* ---- ticket keys and the ticket callback ---- */
 
 /* Zeroes that the compiler keeps (keys about to be freed or dropped). */
@@ -172,10 +107,10 @@ static void wipe(void *p, size_t n)
 
 static struct tkeys *tk_new(void)
 {
-	struct tkeys *k = e_calloc(sizeof(*k));
+	struct tkeys *k = calloc(1, sizeof(*k));
 	if (k && (wolfSSL_RAND_bytes(k->master, sizeof(k->master)) != 1 ||
 		  wolfSSL_RAND_bytes(k->id, sizeof(k->id)) != 1)) {
-		e_free(k);
+		free(k);
 		return NULL;
 	}
 	if (k)
@@ -195,7 +130,7 @@ static void tk_unref(struct tkeys *k)
 	if (!k || __atomic_sub_fetch(&k->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	wipe(k, sizeof(*k));
-	e_free(k);
+	free(k);
 }
 
 /* SHA-256 of the name the client asked for, in lower case ("" for none:
@@ -286,14 +221,8 @@ static int ticket_cb(WOLFSSL *ssl, unsigned char key_name[WOLFSSL_TICKET_NAME_SZ
 	return enc || p == now ? WOLFSSL_TICKET_RET_OK : WOLFSSL_TICKET_RET_CREATE;
 }
 
-int tls_wolfssl_init(void (*lock)(void), void (*unlock)(void))
+int tls_wolfssl_init(void)
 {
-	if (lock && unlock) {
-		mem_lock = lock;
-		mem_unlock = unlock;
-		if (wolfSSL_SetAllocators(w_malloc, w_free, w_realloc) != 0)
-			return -1;
-	}
 	return wolfSSL_Init() == WOLFSSL_SUCCESS ? 0 : -1;
 }
 
@@ -450,7 +379,7 @@ static WOLFSSL_CTX *ctx_setup(struct tls_ctx *t, const void *cert, size_t cert_l
 struct tls_ctx *tls_wolfssl_server_pem(const void *cert_pem, size_t cert_len, const void *key_pem,
 				       size_t key_len, char *err, size_t errlen)
 {
-	struct tls_ctx *t = ctx_alloc();
+	struct tls_ctx *t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, errlen, "tls: out of memory");
 		return NULL;
@@ -459,13 +388,13 @@ struct tls_ctx *tls_wolfssl_server_pem(const void *cert_pem, size_t cert_len, co
 	t->tk = tk_new();
 	if (!t->tk) {
 		snprintf(err, errlen, "tls: no ticket key (randomness)");
-		e_free(t);
+		free(t);
 		return NULL;
 	}
 	t->ctxs[0] = ctx_setup(t, cert_pem, cert_len, key_pem, key_len, err, errlen);
 	if (!t->ctxs[0]) {
 		tk_unref(t->tk);
-		e_free(t);
+		free(t);
 		return NULL;
 	}
 	return t;
@@ -473,7 +402,7 @@ struct tls_ctx *tls_wolfssl_server_pem(const void *cert_pem, size_t cert_len, co
 
 struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t errlen)
 {
-	struct tls_ctx *t = ctx_alloc();
+	struct tls_ctx *t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, errlen, "tls: out of memory");
 		return NULL;
@@ -481,11 +410,11 @@ struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t
 	t->head.ops = &tls_wolfssl_ops;
 	for (unsigned i = 0; i < base->nnames; i++) {
 		size_t n = strlen(base->names[i]) + 1;
-		t->names[i] = e_malloc(n);
+		t->names[i] = malloc(n);
 		if (!t->names[i]) {
 			for (unsigned j = 0; j < i; j++)
-				e_free(t->names[j]);
-			e_free(t);
+				free(t->names[j]);
+			free(t);
 			snprintf(err, errlen, "tls: out of memory");
 			return NULL;
 		}
@@ -497,8 +426,8 @@ struct tls_ctx *tls_wolfssl_server_share(struct tls_ctx *base, char *err, size_t
 			for (unsigned j = 0; j < i; j++)
 				wolfSSL_CTX_free(base->ctxs[j]);
 			for (unsigned j = 0; j < base->nnames; j++)
-				e_free(t->names[j]);
-			e_free(t);
+				free(t->names[j]);
+			free(t);
 			snprintf(err, errlen, "tls: wolfSSL_CTX_up_ref failed");
 			return NULL;
 		}
@@ -518,7 +447,7 @@ int tls_wolfssl_add_name(struct tls_ctx *t, const char *name, size_t name_len,
 		snprintf(err, errlen, "tls: %s", name_len ? "too many SNI names" : "an empty SNI name");
 		return -1;
 	}
-	char *n = e_malloc(name_len + 1);
+	char *n = malloc(name_len + 1);
 	if (!n) {
 		snprintf(err, errlen, "tls: out of memory");
 		return -1;
@@ -528,7 +457,7 @@ int tls_wolfssl_add_name(struct tls_ctx *t, const char *name, size_t name_len,
 	tls_sni_lower(n);
 	WOLFSSL_CTX *w = ctx_setup(t, cert_pem, cert_len, key_pem, key_len, err, errlen);
 	if (!w) {
-		e_free(n);
+		free(n);
 		return -1;
 	}
 	/* No resumption by session ID once there are names: wolfSSL 5.5.4
@@ -557,14 +486,14 @@ void tls_wolfssl_free(struct tls_ctx *t)
 		wolfSSL_CTX_free(t->ctxs[i]);
 	tk_unref(t->tk);
 	for (unsigned i = 0; i < t->nnames; i++)
-		e_free(t->names[i]);
+		free(t->names[i]);
 	for (unsigned i = 0; i < t->nsni_files; i++) {
 		free((char *)t->sni_files[i].name);
 		free((char *)t->sni_files[i].cert);
 		free((char *)t->sni_files[i].key);
 	}
 	tls_pool_drain(&t->pool);
-	e_free(t);
+	free(t);
 }
 
 void tls_wolfssl_stats(const struct tls_ctx *t,
@@ -586,13 +515,13 @@ void tls_wolfssl_stats(const struct tls_ctx *t,
 
 static struct tls_conn *w_conn_new(struct tls_ctx *t)
 {
-	struct tls_conn *c = e_calloc(sizeof(*c));
+	struct tls_conn *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	c->ctx = t;
 	c->ssl = wolfSSL_new(t->ctxs[0]);
 	if (!c->ssl) {
-		e_free(c);
+		free(c);
 		return NULL;
 	}
 	c->tk = tk_ref(t->tk);
@@ -604,7 +533,7 @@ static struct tls_conn *w_conn_new(struct tls_ctx *t)
 	    wolfSSL_set_session_id_context(c->ssl, nh, sizeof(nh)) != WOLFSSL_SUCCESS) {
 		wolfSSL_free(c->ssl);
 		tk_unref(c->tk);
-		e_free(c);
+		free(c);
 		return NULL;
 	}
 	wolfSSL_set_app_data(c->ssl, c);
@@ -622,7 +551,7 @@ static void w_conn_free(struct tls_conn *c)
 	tk_unref(c->tk);
 	tls_buf_release(&c->ctx->pool, &c->in);
 	tls_buf_release(&c->ctx->pool, &c->out);
-	e_free(c);
+	free(c);
 }
 
 static long w_records_in(struct tls_conn *c, const void *buf, size_t len)
@@ -821,7 +750,7 @@ struct tls_ctx *tls_wolfssl_server(const char *cert_file, const char *key_file,
 {
 	static bool inited;
 	if (!inited) {
-		if (tls_wolfssl_init(NULL, NULL) < 0) {
+		if (tls_wolfssl_init() < 0) {
 			snprintf(err, errlen, "tls: wolfSSL_Init failed");
 			return NULL;
 		}

@@ -19,9 +19,9 @@
  * ticket keys for them all, so a session resumes under its name on TLS 1.2
  * as on 1.3, and under that name only.
  *
- * Memory: wolfSSL allocates (malloc); in the guest that is musl's malloc
- * (src/plat/kvm/musl), behind a lock the caller gives (lock/unlock), since
- * vCPUs may run connections at once.  Randomness: wolfSSL seeds its DRBG
+ * Memory: wolfSSL and this engine allocate (malloc); in the guest that is
+ * musl's malloc, which the platform locks for every vCPU
+ * (src/plat/kvm/musl/heap_lock.c).  Randomness: wolfSSL seeds its DRBG
  * from /dev/urandom, which the guest's libc.c answers from RDSEED/RDRAND.
  *
  * One thread per connection, as every engine; contexts may be shared by
@@ -31,10 +31,9 @@
 
 #include "tls_engine.h"
 
-/* Once, before any context: wolfSSL's global set-up.  lock/unlock (both
- * NULL hosted) are taken around every allocation wolfSSL makes.  0, or
- * -1 if wolfSSL failed. */
-int tls_wolfssl_init(void (*lock)(void), void (*unlock)(void));
+/* Once, before any context: wolfSSL's global set-up.  0, or -1 if
+ * wolfSSL failed. */
+int tls_wolfssl_init(void);
 
 /* A server context on the PEM certificate chain (leaf first) and private
  * key (EC or RSA) given as bytes, which are not kept.  ticket_rotate_s is

@@ -644,21 +644,8 @@ static bool site_pem(const struct sconf_site *site, struct sb_part *cp, struct s
 
 #ifdef UK_TLS_WOLFSSL
 /* The TLS 1.3 image (mk/unikernel.mk, uk-tls13): wolfSSL instead of
- * BearSSL.  wolfSSL allocates from musl's heap, which has no lock of its
- * own (the guest makes no threads musl knows of): this one is taken
- * around every allocation, as vCPUs run connections at once. */
-static volatile int wolf_heap_lock;
-
-static void wolf_lock(void)
-{
-	while (__atomic_exchange_n(&wolf_heap_lock, 1, __ATOMIC_ACQUIRE))
-		__builtin_ia32_pause();
-}
-
-static void wolf_unlock(void)
-{
-	__atomic_store_n(&wolf_heap_lock, 0, __ATOMIC_RELEASE);
-}
+ * BearSSL.  wolfSSL allocates from musl's heap, which the platform locks
+ * for every vCPU (plat/kvm/musl/heap_lock.c). */
 
 /* wolfSSL's context: the default certificate, then each other site's
  * names with their site's certificate (a WOLFSSL_CTX per name). */
@@ -674,7 +661,7 @@ static int wolf_listener(struct uk_sites *w, struct uk_lst *l, unsigned li)
 			kprintf("skiff-uk: sites: port %u: %s\n", S.c.listen[li].port, err);
 		return l->tls ? 0 : -1;
 	}
-	if (!inited && tls_wolfssl_init(wolf_lock, wolf_unlock) < 0) {
+	if (!inited && tls_wolfssl_init() < 0) {
 		kprintf("skiff-uk: sites: wolfSSL did not start\n");
 		return -1;
 	}

@@ -176,5 +176,9 @@ unsigned uk_app_main(const struct kvm_start *st);
  * the BSP before the APs start, musl_ap on each AP as it comes up. */
 void musl_boot(void) __attribute__((weak));
 void musl_ap(unsigned index) __attribute__((weak));
+/* The word heap-stress=S[,unlocked] (musl/heap_stress.c): once the APs are
+ * up, every vCPU works musl's heap, then the guest exits with the
+ * verdict.  Returns at once without the word. */
+void musl_heap_stress(const char *cmdline) __attribute__((weak));
 
 #endif

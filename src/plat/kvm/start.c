@@ -115,6 +115,8 @@ void kmain(uint32_t start_info)
 		smp_boot_aps(si->rsdp_paddr);
 	else
 		kprintf("skiff-uk: cpus: 0x8000 is not RAM: running on the boot CPU alone\n");
+	if (musl_heap_stress)
+		musl_heap_stress(cmdline); /* exits if the word asks for it */
 	st.cpus = smp_cpus();
 	st.rtc_at = plat_now();
 	st.rtc_ok = rtc_read(&st.rtc) == 0;

@@ -39,6 +39,13 @@ struct musl_heap_info {
 };
 void musl_heap_info(struct musl_heap_info *hi);
 
+/* heap_lock.c: the one lock around musl's heap (its malloc family,
+ * through ld --wrap, and pages.c), recursive for the vCPU holding it, and
+ * its counts: outermost takes, and those that had to wait. */
+void musl_heap_lock(void);
+void musl_heap_unlock(void);
+void musl_heap_lock_stats(uint64_t *taken, uint64_t *contended);
+
 /* syscall.c: the number of calls answered -ENOSYS (the first of each
  * number is also printed on the console). */
 uint64_t musl_enosys_count(void);

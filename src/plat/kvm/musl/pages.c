@@ -11,7 +11,9 @@
  * Memory is zeroed when handed out, as Linux's anonymous pages are.
  * There is no protection (mprotect answers 0 and changes nothing: no
  * guard pages) and mremap is not offered (musl's realloc then copies).
- * The application runs on one vCPU (uk_main.c), so there is no lock. */
+ * Every vCPU may get here (musl's malloc, or an application's own mmap):
+ * each call holds the heap lock (heap_lock.c), already held when musl's
+ * malloc is the caller. */
 #include "musl.h"
 #include "../kvm.h"
 
@@ -63,7 +65,7 @@ static bool region(void)
 	return true;
 }
 
-long musl_brk(uintptr_t want)
+static long brk_locked(uintptr_t want)
 {
 	if (!region())
 		return 0; /* Linux answers the unchanged break; none is "no brk" */
@@ -90,7 +92,7 @@ static void mark(size_t i, size_t n, bool on)
 	}
 }
 
-long musl_mmap(uintptr_t addr, size_t len, long prot, long flags, long fd, long off)
+static long mmap_locked(uintptr_t addr, size_t len, long prot, long flags, long fd, long off)
 {
 	(void)addr, (void)prot, (void)off; /* addr is a hint; no protection */
 	if (!(flags & MAP_ANONYMOUS) || fd != -1)
@@ -122,7 +124,7 @@ long musl_mmap(uintptr_t addr, size_t len, long prot, long flags, long fd, long 
 	return -ENOMEM;
 }
 
-long musl_munmap(uintptr_t addr, size_t len)
+static long munmap_locked(uintptr_t addr, size_t len)
 {
 	if (!h.base || addr % PAGE || len == 0 || addr < h.pages_lo ||
 	    addr - h.pages_lo + len > h.npages * PAGE)
@@ -135,8 +137,33 @@ long musl_munmap(uintptr_t addr, size_t len)
 	return 0;
 }
 
+long musl_brk(uintptr_t want)
+{
+	musl_heap_lock();
+	long r = brk_locked(want);
+	musl_heap_unlock();
+	return r;
+}
+
+long musl_mmap(uintptr_t addr, size_t len, long prot, long flags, long fd, long off)
+{
+	musl_heap_lock();
+	long r = mmap_locked(addr, len, prot, flags, fd, off);
+	musl_heap_unlock();
+	return r;
+}
+
+long musl_munmap(uintptr_t addr, size_t len)
+{
+	musl_heap_lock();
+	long r = munmap_locked(addr, len);
+	musl_heap_unlock();
+	return r;
+}
+
 void musl_heap_info(struct musl_heap_info *hi)
 {
+	musl_heap_lock();
 	hi->base = h.base;
 	hi->size = h.size;
 	hi->brk_used = h.brk_cur - h.brk_lo;
@@ -145,4 +172,5 @@ void musl_heap_info(struct musl_heap_info *hi)
 	hi->mmaps = h.mmaps;
 	hi->munmaps = h.munmaps;
 	hi->fails = h.fails;
+	musl_heap_unlock();
 }
