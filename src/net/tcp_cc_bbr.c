@@ -389,8 +389,22 @@ static void bbr_set_cwnd(struct tcp_sock *sk, uint32_t delivered, uint32_t infli
 		b->fl &= (uint8_t)~BBR_F_RTO;
 		sk->cwnd = SK_MAX(sk->cwnd, b->prior_cwnd);
 	}
+	bool chained = b->rec_ended;
+	b->rec_ended = 0;
 	if ((sk->fl & (TF_RECOVERY | TF_SACK)) == (TF_RECOVERY | TF_SACK)) {
-		if (!(b->fl & BBR_F_REC)) {
+		if (!(b->fl & BBR_F_REC) && chained) {
+			/* The engine began this episode on the ACK that ended
+			 * the last (a hole above its end was already lost): to
+			 * BBR it is the same recovery, long past its first
+			 * round, so no new round of packet conservation.  The
+			 * engine's start cut the window to the flight plus a
+			 * segment for that ACK's sends; the window it cut (as
+			 * BBR had set it on the ending ACK: restored, then
+			 * grown to at most the target) is undo_cwnd. */
+			b->fl |= BBR_F_REC;
+			b->rec_end = sk->snd_max;
+			sk->cwnd = SK_MAX(sk->cwnd, sk->undo_cwnd);
+		} else if (!(b->fl & BBR_F_REC)) {
 			b->fl |= BBR_F_REC | BBR_F_CONSERVE;
 			b->rec_end = sk->snd_max;
 		} else if ((b->fl & BBR_F_CONSERVE) && bbr_delivered_past(sk, b->rec_end)) {
@@ -410,6 +424,7 @@ static void bbr_set_cwnd(struct tcp_sock *sk, uint32_t delivered, uint32_t infli
 		 * ssthresh, at least the saved window. */
 		b->fl &= (uint8_t)~(BBR_F_REC | BBR_F_CONSERVE);
 		sk->cwnd = SK_MAX(sk->cwnd, b->prior_cwnd);
+		b->rec_ended = 1;
 	}
 	if (!(sk->fl & TF_RECOVERY))
 		bbr_grow(sk, delivered);
