@@ -43,7 +43,11 @@
  * up to the model's target as outside recovery; the episode ends at the
  * larger of that and the window saved at its start (ssthresh() saves it,
  * and on_delivery keeps sk->ssthresh at that maximum, which the engine
- * restores at the end).  After an RTO the window regrows from one segment
+ * restores at the end).  An episode the engine begins on the ACK that
+ * ended the last (a hole above that one's end already lost) continues
+ * BBR's recovery: no new conservation round, and the window comes back
+ * from the engine's cut (BBR v1's recovery state is per ACK, so it never
+ * sees such a gap).  After an RTO the window regrows from one segment
  * by what is delivered, up to the target, and once everything sent before
  * the timeout is acked it is back to at least the saved window.  The
  * draft also takes newly lost segments off the window on every ACK; the
