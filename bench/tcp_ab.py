@@ -9,14 +9,17 @@ of the same repetitions; skiff, CUBIC): per cell the median goodput
 (range, n) of each binary, each against the baseline and against Linux BBR,
 the median retransmissions per transfer and the failed transfers.  Writes
 ROOT/ab-runs.tsv: every run, with rto and, from --stats, lost_retransmits,
-dsacks_in, sack_score_full and sack_score_grows."""
+dsacks_in, sack_score_full, sack_score_grows, sack_recoveries,
+fast_retransmits and recovery_chained (episodes begun on the ACK that
+ended the last)."""
 import glob
 import os
 import re
 import statistics
 import sys
 
-STATS = ('lost_retransmits', 'dsacks_in', 'sack_score_full', 'sack_score_grows')
+STATS = ('lost_retransmits', 'dsacks_in', 'sack_score_full', 'sack_score_grows', 'sack_recoveries',
+         'fast_retransmits', 'recovery_chained')
 
 
 def main():

@@ -43,7 +43,11 @@
  * up to the model's target as outside recovery; the episode ends at the
  * larger of that and the window saved at its start (ssthresh() saves it,
  * and on_delivery keeps sk->ssthresh at that maximum, which the engine
- * restores at the end).  After an RTO the window regrows from one segment
+ * restores at the end).  An episode the engine begins on the ACK that
+ * ended the last (a hole above that one's end already lost) continues
+ * BBR's recovery: no new conservation round, and the window comes back
+ * from the engine's cut (BBR v1's recovery state is per ACK, so it never
+ * sees such a gap).  After an RTO the window regrows from one segment
  * by what is delivered, up to the target, and once everything sent before
  * the timeout is acked it is back to at least the saved window.  The
  * draft also takes newly lost segments off the window on every ACK; the
@@ -389,8 +393,22 @@ static void bbr_set_cwnd(struct tcp_sock *sk, uint32_t delivered, uint32_t infli
 		b->fl &= (uint8_t)~BBR_F_RTO;
 		sk->cwnd = SK_MAX(sk->cwnd, b->prior_cwnd);
 	}
+	bool chained = b->rec_ended;
+	b->rec_ended = 0;
 	if ((sk->fl & (TF_RECOVERY | TF_SACK)) == (TF_RECOVERY | TF_SACK)) {
-		if (!(b->fl & BBR_F_REC)) {
+		if (!(b->fl & BBR_F_REC) && chained) {
+			/* The engine began this episode on the ACK that ended
+			 * the last (a hole above its end was already lost): to
+			 * BBR it is the same recovery, long past its first
+			 * round, so no new round of packet conservation.  The
+			 * engine's start cut the window to the flight plus a
+			 * segment for that ACK's sends; the window it cut (as
+			 * BBR had set it on the ending ACK: restored, then
+			 * grown to at most the target) is undo_cwnd. */
+			b->fl |= BBR_F_REC;
+			b->rec_end = sk->snd_max;
+			sk->cwnd = SK_MAX(sk->cwnd, sk->undo_cwnd);
+		} else if (!(b->fl & BBR_F_REC)) {
 			b->fl |= BBR_F_REC | BBR_F_CONSERVE;
 			b->rec_end = sk->snd_max;
 		} else if ((b->fl & BBR_F_CONSERVE) && bbr_delivered_past(sk, b->rec_end)) {
@@ -410,6 +428,7 @@ static void bbr_set_cwnd(struct tcp_sock *sk, uint32_t delivered, uint32_t infli
 		 * ssthresh, at least the saved window. */
 		b->fl &= (uint8_t)~(BBR_F_REC | BBR_F_CONSERVE);
 		sk->cwnd = SK_MAX(sk->cwnd, b->prior_cwnd);
+		b->rec_ended = 1;
 	}
 	if (!(sk->fl & TF_RECOVERY))
 		bbr_grow(sk, delivered);

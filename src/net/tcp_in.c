@@ -340,6 +340,7 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 	bool same_win = win == sk->snd_wnd;
 	bool sack_news = false;
 	bool sack = sk->fl & TF_SACK;
+	bool ended = false; /* this ACK ended a loss episode */
 	uint32_t una0 = sk->snd_una;
 	uint32_t sacked0 = sack ? tcp_sacked_bytes(sk) : 0;
 
@@ -417,6 +418,7 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 				 * NewReno: RFC 6582 3.2 step 6, option (2), bounded by
 				 * the flight against a burst. */
 				sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RACK);
+				ended = true;
 				if (sk->fl & TF_SACK)
 					sk->cwnd = sk->ssthresh;
 				else
@@ -530,6 +532,8 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 			if (tcp_seq_gt(sk->snd_una, sk->recover) &&
 			    (sk->dupacks >= TCP_DUPTHRESH ||
 			     tcp_seq_gt(tcp_lost_edge(sk), sk->snd_una))) {
+				if (ended)
+					st->stats.recovery_chained++;
 				tcp_recovery_enter(st, sk, now);
 				tcp_egress(st, sk);
 			}

@@ -45,7 +45,7 @@ struct tcp_range {
 	X(cookies_failed) X(pmtu_updates) X(pmtu_ignored) X(icmp_ignored) X(icmp_soft_errors) \
 	X(accept_queue_full)                                                                \
 	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
-	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(sack_score_grows) X(lost_retransmits) X(rtx_chk_timeouts) X(spurious_undos) X(dsacks_out)            \
+	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(sack_score_grows) X(lost_retransmits) X(rtx_chk_timeouts) X(recovery_chained) X(spurious_undos) X(dsacks_out)            \
 	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs) \
 	X(rcvbuf_grows) X(sndbuf_grows) X(buf_grow_refused) X(buf_shrinks) X(rbuf_fallbacks) \
 	X(mem_pressure_entries) X(mem_hard_entries) X(tso_frames) X(tso_segs) X(tso_fallbacks) \
@@ -212,6 +212,10 @@ struct tcp_sock {
 			uint32_t rec_end;
 			sk_time_ns min_rtt_at, probe_rtt_done, cycle_at;
 			uint8_t mode, cycle, full_cnt, fl, mk_head, mk_n, mk_app;
+			/* The last on_delivery saw the engine end a SACK
+			 * recovery: an episode found on the next one began on
+			 * that same ACK (chained, tcp_cc_bbr.c). */
+			uint8_t rec_ended;
 		} bbr;
 	} cc;
 	/* Pacing (tcp_cc.h): 0 off (CUBIC, NewReno); else bytes per second,
