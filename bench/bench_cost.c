@@ -178,6 +178,26 @@ static const struct http_file *root_lookup(void *ctx, const char *path, size_t l
 	return NULL;
 }
 
+/* The HTTP engine for def on a fresh fake loop, listening, with a fixed
+ * Date: its memory (the caller frees it), or NULL (said on stderr). */
+static void *app_on_fake(struct http_app *app, struct loop_fake *fk, const struct http_app_def *def,
+			 unsigned max_conns)
+{
+	struct http_app_config cfg;
+	http_app_config_default(&cfg);
+	cfg.max_conns = max_conns;
+	loop_fake_init(fk, 1000 * SK_NS_PER_S);
+	size_t sz = http_app_mem_size(&cfg);
+	void *mem = calloc(1, sz);
+	if (!mem || http_app_init(app, mem, sz, &cfg, def, &fk->base) || http_app_start(app)) {
+		fprintf(stderr, "bench_cost: engine init failed\n");
+		free(mem);
+		return NULL;
+	}
+	http_app_set_date(app, "Sun, 06 Nov 1994 08:49:37 GMT");
+	return mem;
+}
+
 /* One keep-alive connection on the fake loop, the request pushed and its
  * readiness event timed, HSAMPLES times (after 1,000 untimed). */
 static int bench_http(const struct http_app_def *def, const char *name, const char *bytes_info)
@@ -187,17 +207,9 @@ static int bench_http(const struct http_app_def *def, const char *name, const ch
 	static double v[HSAMPLES];
 	static const char req[] = "GET / HTTP/1.1\r\nHost: 198.18.0.2\r\nUser-Agent: ApacheBench/2.3\r\n"
 				  "Accept: */*\r\n\r\n";
-	struct http_app_config cfg;
-	http_app_config_default(&cfg);
-	cfg.max_conns = 4;
-	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
-	size_t sz = http_app_mem_size(&cfg);
-	void *mem = calloc(1, sz);
-	if (!mem || http_app_init(&app, mem, sz, &cfg, def, &fk.base) || http_app_start(&app)) {
-		fprintf(stderr, "bench_cost: engine init failed\n");
+	void *mem = app_on_fake(&app, &fk, def, 4);
+	if (!mem)
 		return -1;
-	}
-	http_app_set_date(&app, "Sun, 06 Nov 1994 08:49:37 GMT");
 	int s = loop_fake_connect(&fk, 2);
 	struct loop_fake_sock *k = &fk.s[s];
 	if (!k->fn) {
@@ -240,18 +252,9 @@ static int bench_http_close(const struct http_app_def *def, const char *name)
 	static double v[HSAMPLES];
 	static const char req[] = "GET / HTTP/1.1\r\nHost: 198.18.0.2\r\nUser-Agent: ApacheBench/2.3\r\n"
 				  "Accept: */*\r\nConnection: close\r\n\r\n";
-	struct http_app_config cfg;
-	http_app_config_default(&cfg);
-	cfg.max_conns = 16;
-	loop_fake_init(&fk, 1000 * SK_NS_PER_S);
-	size_t sz = http_app_mem_size(&cfg);
-	void *mem = calloc(1, sz);
-	if (!mem || http_app_init(&app, mem, sz, &cfg, def, &fk.base) || http_app_start(&app)) {
-		fprintf(stderr, "bench_cost: engine init failed\n");
-		free(mem);
+	void *mem = app_on_fake(&app, &fk, def, 16);
+	if (!mem)
 		return -1;
-	}
-	http_app_set_date(&app, "Sun, 06 Nov 1994 08:49:37 GMT");
 	uint64_t bytes = 0;
 	for (int i = -1000; i < HSAMPLES; i++) {
 		int s = 2 + (i & 7);

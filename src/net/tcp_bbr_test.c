@@ -46,6 +46,17 @@ static struct link {
 	unsigned drop_left, drop2_left;
 } L;
 
+/* The link of a test: its rate, queue and random loss; nothing watched
+ * or logged (a test that wants them sets watch_from and log after). */
+static void link_set(uint64_t rate, uint32_t qmax, unsigned loss_pm)
+{
+	L.rate = rate;
+	L.qmax = qmax;
+	L.loss_pm = loss_pm;
+	L.watch_from = SK_TIME_NEVER;
+	L.log = false;
+}
+
 /* Whether a data segment holds *seq while *left is not 0: then it is one
  * fewer, and *seq the segment's start (its retransmission may be cut
  * elsewhere). */
@@ -292,9 +303,7 @@ static void test_bbr_tracks_bottleneck(void **state)
  * sends logged from 1 s on; A's timers fire `late` after their time. */
 static struct bulk paced_bulk(sk_time_ns late)
 {
-	L.rate = 5000000;
-	L.loss_pm = 0;
-	L.qmax = 400000;
+	link_set(5000000, 400000, 0);
 	L.watch_from = 1 * SK_NS_PER_S;
 	L.log = true;
 	struct bulk x = bulk_open(tweak_bbr, 10 * MS);
@@ -380,11 +389,7 @@ static void test_bbr_pacing_keeps_rate_when_late(void **state)
 static void test_bbr_random_loss(void **state)
 {
 	(void)state;
-	L.rate = 2500000;
-	L.qmax = 200000;
-	L.loss_pm = 10;
-	L.watch_from = SK_TIME_NEVER;
-	L.log = false;
+	link_set(2500000, 200000, 10);
 	const size_t total = 8u << 20;
 	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
 	x.w->rng = 12345;
@@ -442,11 +447,7 @@ static void test_bbr_loss_keeps_model(void **state)
 	(void)state;
 	static uint32_t in_rec[20000], out_rec[20000];
 	for (unsigned loss_pm = 10; loss_pm <= 20; loss_pm += 10) {
-		L.rate = 3125000;
-		L.qmax = 156250; /* one BDP: no drops of its own expected */
-		L.loss_pm = loss_pm;
-		L.watch_from = SK_TIME_NEVER;
-		L.log = false;
+		link_set(3125000, 156250, loss_pm); /* one BDP: no drops of its own expected */
 		const size_t total = 12u << 20;
 		struct bulk x = bulk_open(tweak_bbr, 25 * MS);
 		x.w->rng = 777 + loss_pm;
@@ -530,11 +531,7 @@ static void test_bbr_impaired_intact(void **state)
 static void test_bbr_probe_rtt_learns_longer_path(void **state)
 {
 	(void)state;
-	L.rate = 2500000;
-	L.qmax = 400000;
-	L.loss_pm = 0;
-	L.watch_from = SK_TIME_NEVER;
-	L.log = false;
+	link_set(2500000, 400000, 0);
 	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
 	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
 	bulk_run(&x, 3 * SK_NS_PER_S, 0);
@@ -563,11 +560,7 @@ static void test_bbr_probe_rtt_learns_longer_path(void **state)
 static void lost_retransmission(bool tail)
 {
 	for (int bbr = 1; bbr >= 0; bbr--) {
-		L.rate = 2500000;
-		L.qmax = 400000;
-		L.loss_pm = 0;
-		L.watch_from = SK_TIME_NEVER;
-		L.log = false;
+		link_set(2500000, 400000, 0);
 		const size_t total = 4u << 20;
 		struct bulk x = bulk_open(bbr ? tweak_bbr : tweak_cubic, 20 * MS);
 		const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
@@ -626,11 +619,7 @@ static void test_bbr_lost_retransmission_before_rto(void **state)
 static void test_bbr_chained_recovery_keeps_window(void **state)
 {
 	(void)state;
-	L.rate = 2500000;
-	L.qmax = 400000;
-	L.loss_pm = 0;
-	L.watch_from = SK_TIME_NEVER;
-	L.log = false;
+	link_set(2500000, 400000, 0);
 	const size_t total = 6u << 20;
 	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
 	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
