@@ -325,9 +325,10 @@ static void test_bbr_no_burst_above_rate(void **state)
 	uint64_t w1 = check_bursts(sk, 1 * MS), w5 = check_bursts(sk, 5 * MS),
 		 w40 = check_bursts(sk, 40 * MS);
 	fprintf(stderr, "bursts: %zu sends at %llu B/s; most in 1 ms %llu B, 5 ms %llu B, 40 ms %llu B; "
-		"timer fires %llu\n", sends.n, (unsigned long long)sk->pacing_rate,
-		(unsigned long long)w1, (unsigned long long)w5, (unsigned long long)w40,
-		(unsigned long long)STAT(x.w->a, timer_fires));
+		"timer fires %llu, of them pacing wake-ups %llu; bucket %u B (mss %u)\n", sends.n,
+		(unsigned long long)sk->pacing_rate, (unsigned long long)w1, (unsigned long long)w5,
+		(unsigned long long)w40, (unsigned long long)STAT(x.w->a, timer_fires),
+		(unsigned long long)STAT(x.w->a, pace_wakes), tcp_pace_depth(sk), tcp_eff_mss(sk));
 	assert_true(STAT(x.w->a, timer_fires) > 1000);
 	L.log = false;
 	bulk_close(&x);

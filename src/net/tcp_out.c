@@ -870,6 +870,7 @@ static void tcp_timers_run(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns
 		}
 	}
 	if ((sk->fl & TF_PACE_WAIT) && tcp_pace_wake(sk) <= now) {
+		st->stats.pace_wakes++;
 		sk->fl &= ~(uint32_t)TF_PACE_WAIT;
 		tcp_egress(st, sk);
 	}
