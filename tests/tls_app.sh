@@ -22,7 +22,9 @@
 #           resume_by_name: a session made under one name (ticket, or
 #           TLS 1.2 ID) offered under another gets a full handshake and
 #           the asked name's certificate; under its own it resumes (RFC
-#           6066 3, RFC 8446 4.2.11).
+#           6066 3, RFC 8446 4.2.11).  By TLS 1.2 ID, what each engine
+#           does: OpenSSL as by ticket; GnuTLS an ID never resumed (New);
+#           wolfSSL with names no ID (s_client saves no session).
 #   sites.* serve --config with sites a.test and b.test on one tls
 #           listener: b.test's session under a.test: New, a.test's
 #           certificate, site-a's answer; under b.test Reused, site-b's.
