@@ -34,7 +34,7 @@ libelf-dev           lib:elf
 zlib1g-dev           lib:z
 libssl-dev           inc:openssl/evp.h inc:openssl/ssl.h inc:openssl/err.h inc:openssl/pem.h inc:openssl/x509.h inc:openssl/rand.h inc:openssl/core_names.h lib:crypto lib:ssl
 libbearssl-dev       inc:bearssl.h lib:bearssl
-libwolfssl-dev       inc:wolfssl/options.h inc:wolfssl/ssl.h inc:wolfssl/wolfcrypt/chacha20_poly1305.h inc:wolfssl/wolfcrypt/hmac.h inc:wolfssl/wolfcrypt/sha256.h inc:wolfssl/openssl/evp.h inc:wolfssl/openssl/pem.h inc:wolfssl/wolfcrypt/memory.h lib:wolfssl path:/usr/include/wolfssl path:/usr/lib/x86_64-linux-gnu/libwolfssl.a
+libwolfssl-dev       inc:wolfssl/options.h inc:wolfssl/ssl.h inc:wolfssl/wolfcrypt/chacha20_poly1305.h inc:wolfssl/wolfcrypt/hmac.h inc:wolfssl/wolfcrypt/hash.h inc:wolfssl/wolfcrypt/sha256.h inc:wolfssl/openssl/evp.h inc:wolfssl/openssl/pem.h inc:wolfssl/wolfcrypt/memory.h lib:wolfssl path:/usr/include/wolfssl path:/usr/lib/x86_64-linux-gnu/libwolfssl.a
 libgnutls28-dev      inc:gnutls/gnutls.h inc:gnutls/crypto.h lib:gnutls
 openssl              cmd:openssl
 testssl.sh           cmd:testssl

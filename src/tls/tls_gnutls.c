@@ -205,10 +205,11 @@ static int hs_hook(gnutls_session_t s, unsigned htype, unsigned when, unsigned i
 
 /* The ticket key for the name asked for (the top of this file): the
  * master key when there is none (len 0), else HMAC-SHA512(master, "skiff
- * sni " name) in lower case, a key of the master's size (64 bytes); a
- * name too long to read (len < 0) gets the tag alone, which no name
- * gives.  Set once per connection; a second ClientHello naming another
- * name is refused (RFC 8446 4.1.2: it must not change). */
+ * sni " name) in lower case (tls_sni_bind_text), a key of the master's
+ * size (64 bytes); a name too long to read (len < 0) gets the tag and a
+ * NUL, which no name gives.  Set once per connection; a second
+ * ClientHello naming another name is refused (RFC 8446 4.1.2: it must not
+ * change). */
 static int name_key(struct tls_conn *c, const char *name, long len)
 {
 	struct tls_ctx *t = c->ctx;
@@ -218,16 +219,8 @@ static int name_key(struct tls_conn *c, const char *name, long len)
 	if (len == 0) {
 		memcpy(key, t->master.data, sizeof(key));
 	} else {
-		char text[10 + 256] = "skiff sni ";
-		size_t n = 10;
-		if (len > 0) {
-			memcpy(text + n, name, (size_t)len);
-			n += (size_t)len;
-			text[n] = 0;
-			tls_sni_lower(text + 10);
-		} else {
-			n++; /* the NUL: no name gives this */
-		}
+		char text[TLS_SNI_BIND_MAX];
+		size_t n = tls_sni_bind_text(text, name, len);
 		if (gnutls_hmac_fast(GNUTLS_MAC_SHA512, t->master.data, t->master.size, text, n, key) < 0)
 			return GNUTLS_E_INTERNAL_ERROR;
 	}

@@ -312,10 +312,11 @@ void tls_openssl_stats(const struct tls_ctx *t,
 
 /* First thing once the ClientHello is in, before OpenSSL looks for the
  * session to resume: the session ID context for the name asked for
- * (lower case), SHA-256("skiff sni " name), so that only a session made
- * under the same name resumes (the top of this file).  No name: "skiff".
- * A server_name OpenSSL would refuse gets a context no session has; the
- * handshake fails at OpenSSL's own check. */
+ * (lower case), SHA-256("skiff sni " name) (tls_sni_bind_text), so that
+ * only a session made under the same name resumes (the top of this file).
+ * No name: "skiff".  A server_name OpenSSL would refuse (malformed, or a
+ * name over 255 bytes) gets a context no session has; the handshake fails
+ * at OpenSSL's own check. */
 static int name_bind(SSL *s, int *alert, void *arg)
 {
 	(void)arg;
@@ -328,27 +329,14 @@ static int name_bind(SSL *s, int *alert, void *arg)
 	unsigned char sid[SSL_MAX_SID_CTX_LENGTH];
 	unsigned sid_len = sizeof(SID_NONAME) - 1;
 	memcpy(sid, SID_NONAME, sid_len);
-	if (len != 0) {
-		/* A malformed extension (len -1) hashes the tag with its NUL
-		 * and no name: a context no name gives. */
-		static const unsigned char tag[] = "skiff sni ";
-		EVP_MD_CTX *m = EVP_MD_CTX_new();
-		bool ok = m && EVP_DigestInit_ex(m, EVP_sha256(), NULL) == 1 &&
-			  EVP_DigestUpdate(m, tag, sizeof(tag) - (len < 0 ? 0 : 1)) == 1;
-		for (long i = 0; ok && i < len; i += 64) { /* lower case, 64 at a time */
-			char low[65];
-			long k = len - i < 64 ? len - i : 64;
-			memcpy(low, name + i, (size_t)k);
-			low[k] = 0;
-			tls_sni_lower(low);
-			ok = EVP_DigestUpdate(m, low, (size_t)k) == 1;
-		}
-		ok = ok && EVP_DigestFinal_ex(m, sid, &sid_len) == 1 && sid_len <= sizeof(sid);
-		EVP_MD_CTX_free(m);
-		if (!ok) {
-			*alert = SSL_AD_INTERNAL_ERROR;
-			return SSL_CLIENT_HELLO_ERROR;
-		}
+	char text[TLS_SNI_BIND_MAX];
+	/* A malformed extension (len -1) gives the tag with its NUL and no
+	 * name: a context no name gives (tls_sni_bind_text). */
+	size_t tn = len != 0 ? tls_sni_bind_text(text, name, len) : 0;
+	if (tn && (EVP_Digest(text, tn, sid, &sid_len, EVP_sha256(), NULL) != 1 ||
+		   sid_len > sizeof(sid))) {
+		*alert = SSL_AD_INTERNAL_ERROR;
+		return SSL_CLIENT_HELLO_ERROR;
 	}
 	if (SSL_set_session_id_context(s, sid, sid_len) != 1) {
 		*alert = SSL_AD_INTERNAL_ERROR;

@@ -55,3 +55,18 @@ long tls_sni_from_ext(const uint8_t *p, size_t n, const uint8_t **name)
 	*name = p + 3;
 	return (long)len;
 }
+
+size_t tls_sni_bind_text(char out[TLS_SNI_BIND_MAX], const void *name, long len)
+{
+	if (len == 0)
+		return 0;
+	memcpy(out, TLS_SNI_TAG, TLS_SNI_TAG_LEN);
+	if (len < 0 || len > TLS_SNI_NAME_MAX) {
+		out[TLS_SNI_TAG_LEN] = 0;
+		return TLS_SNI_TAG_LEN + 1;
+	}
+	const char *s = name;
+	for (long i = 0; i < len; i++)
+		out[TLS_SNI_TAG_LEN + (size_t)i] = lower(s[i]);
+	return TLS_SNI_TAG_LEN + (size_t)len;
+}

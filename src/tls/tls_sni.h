@@ -22,4 +22,19 @@ void tls_sni_lower(char *s);
  * name before its library has read it (tls_openssl.c's session binding). */
 long tls_sni_from_ext(const uint8_t *p, size_t n, const uint8_t **name);
 
+/* A session is bound to the name asked for (tls_openssl.c, tls_gnutls.c,
+ * tls_wolfssl.c): each engine hashes this text with its own library, in
+ * one call.  A host name is at most 255 bytes (RFC 6066 3, RFC 1035
+ * 2.3.4). */
+#define TLS_SNI_NAME_MAX 255
+#define TLS_SNI_TAG "skiff sni "
+#define TLS_SNI_TAG_LEN (sizeof(TLS_SNI_TAG) - 1)
+#define TLS_SNI_BIND_MAX (TLS_SNI_TAG_LEN + TLS_SNI_NAME_MAX)
+/* Into out: the tag TLS_SNI_TAG and the name's len bytes in lower case;
+ * the text's length, TLS_SNI_TAG_LEN + len.  No name (len 0): nothing,
+ * 0 (each engine binds that its own way).  A name that is none (len < 0:
+ * a server_name not read; len > TLS_SNI_NAME_MAX): the tag and a NUL,
+ * TLS_SNI_TAG_LEN + 1, a text no name gives. */
+size_t tls_sni_bind_text(char out[TLS_SNI_BIND_MAX], const void *name, long len);
+
 #endif

@@ -1,7 +1,8 @@
 /* tls_sni_test.c — the choice of a certificate by name (tls_sni_pick) and
  * the server_name extension's body read as OpenSSL reads it
  * (tls_sni_from_ext, RFC 6066 3): one host_name entry filling the list,
- * anything else refused. */
+ * anything else refused; and the text a session is bound to
+ * (tls_sni_bind_text). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,11 +50,39 @@ static void test_from_ext(void **state)
 	assert_int_equal(tls_sni_from_ext(one, 0, &name), -1);
 }
 
+/* The text a session is bound to: the tag and the name in lower case; no
+ * name nothing; a name that is none (unread, or over 255 bytes) the tag
+ * and a NUL, which no name gives; the longest name whole. */
+static void test_bind_text(void **state)
+{
+	(void)state;
+	char out[TLS_SNI_BIND_MAX];
+	assert_int_equal(tls_sni_bind_text(out, "A.Test", 6), 16);
+	assert_memory_equal(out, "skiff sni a.test", 16);
+	/* only A-Z change: digits, '-', '.', bytes over 127 stay */
+	static const char odd[] = {'Z', '-', '9', (char)0xC4, '.', '_'};
+	static const char odd_low[] = {'z', '-', '9', (char)0xC4, '.', '_'};
+	assert_int_equal(tls_sni_bind_text(out, odd, 6), 16);
+	assert_memory_equal(out + 10, odd_low, 6);
+	assert_int_equal(tls_sni_bind_text(out, "x", 0), 0);
+	static const char none[] = "skiff sni ";
+	assert_int_equal(tls_sni_bind_text(out, "x", -1), 11);
+	assert_memory_equal(out, none, 11); /* with its NUL */
+	char name[TLS_SNI_NAME_MAX + 1];
+	memset(name, 'Q', sizeof(name));
+	assert_int_equal(tls_sni_bind_text(out, name, TLS_SNI_NAME_MAX + 1), 11);
+	assert_memory_equal(out, none, 11);
+	assert_int_equal(tls_sni_bind_text(out, name, TLS_SNI_NAME_MAX), sizeof(out));
+	for (size_t i = 10; i < sizeof(out); i++)
+		assert_int_equal(out[i], 'q');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_from_ext),
+		cmocka_unit_test(test_bind_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,6 +34,7 @@
 #include <wolfssl/options.h>
 #include <wolfssl/ssl.h>
 #include <wolfssl/wolfcrypt/chacha20_poly1305.h>
+#include <wolfssl/wolfcrypt/hash.h>
 #include <wolfssl/wolfcrypt/hmac.h>
 #include <wolfssl/wolfcrypt/sha256.h>
 #include <wolfssl/openssl/evp.h>
@@ -67,6 +68,9 @@ struct tkeys {
 	int refs; /* atomic */
 	unsigned char master[32];
 	unsigned char id[4]; /* which master sealed a ticket (a reload makes another) */
+	/* SHA-256 of no name (""): a connection's binding until its name is
+	 * read (conn_name_hash), made once here rather than per connection */
+	unsigned char nh_none[32];
 };
 
 struct tls_ctx {
@@ -93,6 +97,10 @@ struct tls_conn {
 	unsigned cert;  /* the certificate given: 0 default, i: ctxs[i] */
 	struct tkeys *tk; /* the ticket keys (a reference): its context's at conn_new */
 	bool refused;     /* a ticket under another name, counted (wolfSSL may ask twice) */
+	/* The name's SHA-256 (conn_name_hash), once the name is read; nh_from
+	 * says which callback made it (NH_NONE: not yet, nh unset). */
+	unsigned char nh[32];
+	enum { NH_NONE, NH_TICKET, NH_SNI } nh_from;
 };
 
 /* ---- ticket keys and the ticket callback ---- */
@@ -109,7 +117,8 @@ static struct tkeys *tk_new(void)
 {
 	struct tkeys *k = calloc(1, sizeof(*k));
 	if (k && (wolfSSL_RAND_bytes(k->master, sizeof(k->master)) != 1 ||
-		  wolfSSL_RAND_bytes(k->id, sizeof(k->id)) != 1)) {
+		  wolfSSL_RAND_bytes(k->id, sizeof(k->id)) != 1 ||
+		  wc_Sha256Hash((const byte *)"", 0, k->nh_none) != 0)) {
 		free(k);
 		return NULL;
 	}
@@ -133,23 +142,38 @@ static void tk_unref(struct tkeys *k)
 	free(k);
 }
 
-/* SHA-256 of the name the client asked for, in lower case ("" for none:
- * a hash no name gives). */
-static int name_hash(WOLFSSL *ssl, unsigned char out[32])
+/* SHA-256 of the name the client asked for, in lower case (of "" for none:
+ * a hash no name gives), made once per connection.  wolfSSL reads the name
+ * with the ClientHello's extensions; sni_select (from_sni) and ticket_cb
+ * each want the hash, up to three times a resumed handshake.  A TLS 1.2
+ * ticket may be opened as the extensions are read, before sni_select (the
+ * top of this file): its hash, of that ClientHello's name, stands for
+ * sni_select's too.  sni_select makes it again only for a second
+ * ClientHello (after a HelloRetryRequest), whose name might differ.  No
+ * name yet: nothing kept (a server_name read later has its own hash).
+ * NULL: a name over 255 bytes (no host name is: RFC 6066 3), or wolfCrypt
+ * failed. */
+static const unsigned char *conn_name_hash(struct tls_conn *c, WOLFSSL *ssl, bool from_sni)
 {
-	const char *name = wolfSSL_get_servername(ssl, WOLFSSL_SNI_HOST_NAME);
-	wc_Sha256 h;
-	int r = wc_InitSha256(&h);
-	for (size_t i = 0; r == 0 && name && name[i]; i++) {
-		unsigned char ch = (unsigned char)name[i];
-		if (ch >= 'A' && ch <= 'Z')
-			ch = (unsigned char)(ch + 32);
-		r = wc_Sha256Update(&h, &ch, 1);
+	if (c->nh_from == NH_TICKET || (c->nh_from == NH_SNI && !from_sni)) {
+		if (from_sni)
+			c->nh_from = NH_SNI;
+		return c->nh;
 	}
-	if (r == 0)
-		r = wc_Sha256Final(&h, out);
-	wc_Sha256Free(&h);
-	return r;
+	const char *name = wolfSSL_get_servername(ssl, WOLFSSL_SNI_HOST_NAME);
+	size_t len = name ? strlen(name) : 0;
+	if (len == 0)
+		return c->tk ? c->tk->nh_none : NULL;
+	if (len > TLS_SNI_NAME_MAX)
+		return NULL;
+	/* the name alone, as before the text had its tag (tls_sni.h) */
+	char text[TLS_SNI_BIND_MAX];
+	size_t n = tls_sni_bind_text(text, name, (long)len);
+	if (wc_Sha256Hash((const byte *)text + TLS_SNI_TAG_LEN, (word32)(n - TLS_SNI_TAG_LEN),
+			  c->nh) != 0)
+		return NULL;
+	c->nh_from = from_sni ? NH_SNI : NH_TICKET;
+	return c->nh;
 }
 
 /* wolfSSL's ticket callback (SessionTicketEncCb): seal (enc) or open the
@@ -166,8 +190,9 @@ static int ticket_cb(WOLFSSL *ssl, unsigned char key_name[WOLFSSL_TICKET_NAME_SZ
 	(void)arg;
 	struct tls_conn *c = wolfSSL_get_app_data(ssl);
 	const struct tkeys *k = c ? c->tk : NULL;
-	unsigned char nh[32], key[32], aad[WOLFSSL_TICKET_NAME_SZ + WOLFSSL_TICKET_IV_SZ + 32];
-	if (!k || in_len < 0 || name_hash(ssl, nh) != 0)
+	const unsigned char *nh = k ? conn_name_hash(c, ssl, false) : NULL;
+	unsigned char key[32], aad[WOLFSSL_TICKET_NAME_SZ + WOLFSSL_TICKET_IV_SZ + 32];
+	if (!nh || in_len < 0)
 		return WOLFSSL_TICKET_RET_FATAL;
 	uint64_t now = (uint64_t)time(NULL) / TK_PERIOD_S, p = 0;
 	if (enc) {
@@ -204,7 +229,7 @@ static int ticket_cb(WOLFSSL *ssl, unsigned char key_name[WOLFSSL_TICKET_NAME_SZ
 		return WOLFSSL_TICKET_RET_FATAL;
 	memcpy(aad, key_name, WOLFSSL_TICKET_NAME_SZ);
 	memcpy(aad + WOLFSSL_TICKET_NAME_SZ, iv, WOLFSSL_TICKET_IV_SZ);
-	memcpy(aad + WOLFSSL_TICKET_NAME_SZ + WOLFSSL_TICKET_IV_SZ, nh, sizeof(nh));
+	memcpy(aad + WOLFSSL_TICKET_NAME_SZ + WOLFSSL_TICKET_IV_SZ, nh, 32);
 	if (enc) {
 		r = wc_ChaCha20Poly1305_Encrypt(key, iv, aad, sizeof(aad), ticket, (word32)in_len, ticket,
 						mac);
@@ -282,9 +307,8 @@ static int sni_select(WOLFSSL *ssl, int *ad, void *arg)
 	/* A session found by its ID resumes under its own name only (the
 	 * top of this file): the name's hash is the session ID context,
 	 * which wolfSSL keeps in each session it caches and compares. */
-	unsigned char nh[32];
-	if (name_hash(ssl, nh) != 0 ||
-	    wolfSSL_set_session_id_context(ssl, nh, sizeof(nh)) != WOLFSSL_SUCCESS)
+	const unsigned char *nh = c ? conn_name_hash(c, ssl, true) : NULL;
+	if (!nh || wolfSSL_set_session_id_context(ssl, nh, 32) != WOLFSSL_SUCCESS)
 		return SSL_TLSEXT_ERR_ALERT_FATAL;
 	if (i < 0) {
 		t->sni_default++;
@@ -528,9 +552,9 @@ static struct tls_conn *w_conn_new(struct tls_ctx *t)
 	/* The session ID context of no name (sni_select sets the name's), so
 	 * that a session found by ID never resumes across names, whether or
 	 * not wolfSSL calls the servername callback. */
-	unsigned char nh[32];
-	if (name_hash(c->ssl, nh) != 0 ||
-	    wolfSSL_set_session_id_context(c->ssl, nh, sizeof(nh)) != WOLFSSL_SUCCESS) {
+	if (!c->tk ||
+	    wolfSSL_set_session_id_context(c->ssl, c->tk->nh_none, sizeof(c->tk->nh_none)) !=
+		    WOLFSSL_SUCCESS) {
 		wolfSSL_free(c->ssl);
 		tk_unref(c->tk);
 		free(c);
