@@ -167,11 +167,14 @@ def plot(runs, png, title, xmax, tmp):
         dat = os.path.join(tmp, f"{i}.dat")
         with open(dat, "w") as f:
             for x in r.rows:
+                # Before the first RTT sample (srtt 0) the pacing rate is an
+                # initial guess and the RTT none: not drawn.
+                rtt = bool(x["srtt"])
                 vals = [x["s"], x["acked"] and x["acked"] / (1 << 20),
                         x["cwnd"] and x["cwnd"] / 1024, x["pipe"] and x["pipe"] / 1024,
-                        x["pacing"] and x["pacing"] / 125000,
+                        x["pacing"] / 125000 if rtt and x["pacing"] is not None else None,
                         x["delivery"] and x["delivery"] / 125000,
-                        x["srtt"] and x["srtt"] / 1000]
+                        x["srtt"] / 1000 if rtt else None]
                 f.write(" ".join("NaN" if v is None else f"{v:.6g}" for v in vals) + "\n")
         files.append((dat, r.label.replace("_", "\\_")))
 
@@ -207,7 +210,7 @@ def plot(runs, png, title, xmax, tmp):
         "set ylabel 'cwnd, pipe (dashed) KiB'", panel(3, 4),
         "set ylabel 'pacing, delivery (dashed) Mbit/s'", "set logscale y",
         "set yrange [0.1:*]", panel(5, 6), "unset logscale y", "set yrange [*:*]",
-        "set ylabel 'srtt ms'", "set xlabel 'seconds since the SYN'", panel(7),
+        "set key top right", "set ylabel 'srtt ms'", "set xlabel 'seconds since the SYN'", panel(7),
         "unset multiplot",
     ]
     subprocess.run(["gnuplot"], input="\n".join(g), text=True, check=True)
@@ -237,9 +240,10 @@ def main() -> int:
                 base = os.path.join(out, f"trace-{d:g}-{l:g}")
                 title = f"send, {d:g} ms one way, {l:g} % loss each way"
                 plot(rs, base + ".png", title, 0, tmp)
+                span = max(r.rows[-1]["s"] for r in rs)
                 if a.start > 0:
-                    plot(rs, base + "-start.png", title + f": the first {a.start:g} s",
-                         a.start, tmp)
+                    plot(rs, base + "-start.png", title + f": the first {min(a.start, span):.2g} s",
+                         min(a.start, span), tmp)
                 print(f"tcp_trace_plot.py: {base}.png ({len(rs)} runs)", file=sys.stderr)
                 for r in rs:
                     s = r.summary()
