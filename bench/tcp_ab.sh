@@ -12,7 +12,9 @@
 # (linux-bbr) is added to the stacks of one binary's run, AB_LINUX_WITH's,
 # so every repetition has it in the same minute as the skiff runs.  Each run
 # holds AB_LOCK for itself only (AB_LOCK_EACH): other users of the
-# namespaces wait at most one run.  bench/tcp_ab.py OUTDIR makes the tables.  Run from the top of a
+# namespaces wait at most one run.  bench/tcp_ab.py OUTDIR makes the tables;
+# bench/tcp_trace_plot.py OUTDIR draws the runs' connection traces (skiff's
+# beside Linux BBR's, OUTDIR/trace-DELAY-LOSS.png).  Run from the top of a
 # worktree (it uses that worktree's bench/ and tests/).
 #
 # Parameters (environment):

@@ -67,10 +67,13 @@
 #                     other scripts (names from their own pids, no loopback)
 #   BENCH_TCP_OUT     results folder (default bench/results/tcp-DATE)
 # Output: OUT/runs.tsv (every run, failures included), OUT/table.md and
-# OUT/goodput.png (bench/tcp_wan_report.py); for skiff's send runs,
-# OUT/traces/DELAY-LOSS-STACK-send-REP.tsv, its connection every 10 ms
-# (tcp-client --tcp-trace: cwnd, ssthresh, pipe, windows, send buffer, RTT,
-# pacing rate).
+# OUT/goodput.png (bench/tcp_wan_report.py); for every send run,
+# OUT/traces/DELAY-LOSS-STACK-send-REP.tsv, its connection every 10 ms:
+# skiff's from tcp-client --tcp-trace (cwnd, ssthresh, pipe, windows, send
+# buffer, RTT, pacing rate, bytes acked), Linux's from tcp_echo.py send
+# --trace (TCP_INFO, what ss -ti shows: cwnd, ssthresh, pipe, RTT, pacing
+# and delivery rates, bytes acked); and OUT/trace-DELAY-LOSS.png, the
+# traces of each cell side by side (bench/tcp_trace_plot.py).
 #
 # relay-cpu: the relay's own cost, the old Python relay (SKT_RELAY=py)
 # against skiff impair, alternating: BENCH_TCP_MIB (20) echoed to skiff echo
@@ -282,9 +285,12 @@ run_one() {
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
 			skt_stop_pid "$SRV_PID"; SRV_PID=
 		elif [ "$role" = send ]; then
+			# Its TCP_INFO every 10 ms, beside skiff's traces.
+			mkdir -p "$OUT/traces"
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
 			line=$(ip netns exec "$SKT_NS_S" timeout $((TMO + 10)) python3 "$TESTS/tcp_echo.py" send \
-				--host "$SKT_LINUX_IP" --port "$PORT_SINK" --bytes "$BYTES" --seed 2 --cc "$cc" --timeout "$TMO" 2>&1)
+				--host "$SKT_LINUX_IP" --port "$PORT_SINK" --bytes "$BYTES" --seed 2 --cc "$cc" --timeout "$TMO" \
+				--trace "$OUT/traces/$delay-$loss-$stack-$role-$rep.tsv" 2>&1)
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
 			sink=$(sink_line "$sink_n")
@@ -473,3 +479,4 @@ else
 	for c in $SERIAL; do serial_cell "${c%%:*}" "${c#*:}"; done
 fi
 python3 "$here/tcp_wan_report.py" "$OUT"
+if [ -d "$OUT/traces" ]; then python3 "$here/tcp_trace_plot.py" "$OUT"; fi

@@ -15,6 +15,11 @@
   send:   connect to a sink, send BYTES of seeded random data, half-close,
           and compare the sink's answer with what was sent.
 
+send --trace FILE: every 10 ms while it sends (and once after), the sending
+socket's TCP_INFO (what `ss -ti` shows) as a TSV line, in the column names
+of `skiff tcp-client --tcp-trace` where the meaning is the same, so one
+plotter (bench/tcp_trace_plot.py) reads both.
+
 --cc NAME sets the socket's congestion control (TCP_CONGESTION; root may
 name any the kernel has, even one a namespace's sysctl does not allow).
 
@@ -23,6 +28,7 @@ import argparse
 import hashlib
 import random
 import socket
+import struct
 import sys
 import threading
 import time
@@ -156,6 +162,75 @@ def sink(a) -> int:
         threading.Thread(target=serve, args=(c,), daemon=True).start()
 
 
+# struct tcp_info's fields, by their offsets in the Linux UAPI layout
+# (include/uapi/linux/tcp.h: eight u8s, then u32s from offset 8, the u64s
+# 8-aligned).  (name, offset, struct format); a field past the length the
+# kernel returns reads as None.
+TCPI = [("state", 0, "B"), ("snd_mss", 16, "I"), ("unacked", 24, "I"),
+        ("sacked", 28, "I"), ("lost", 32, "I"), ("retrans", 36, "I"),
+        ("rtt", 68, "I"), ("snd_ssthresh", 76, "I"), ("snd_cwnd", 80, "I"),
+        ("total_retrans", 100, "I"), ("pacing_rate", 104, "Q"),
+        ("bytes_acked", 120, "Q"), ("notsent_bytes", 144, "I"),
+        ("min_rtt", 148, "I"), ("delivery_rate", 160, "Q")]
+TCP_STATES = ["?", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2",
+              "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK", "LISTEN", "CLOSING"]
+TRACE_COLS = ["ms", "state", "cwnd", "ssthresh", "pipe", "unacked", "notsent",
+              "srtt_us", "pacing_rate", "delivery_rate", "retransmits",
+              "bytes_acked", "min_rtt_us"]
+TRACE_SECS = 0.010
+
+
+def tcp_info(s: socket.socket) -> dict:
+    """TCP_INFO decoded; fields the kernel did not return are None."""
+    b = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    return {name: (struct.unpack_from("=" + fmt, b, off)[0]
+                   if off + struct.calcsize(fmt) <= len(b) else None)
+            for name, off, fmt in TCPI}
+
+
+def trace_line(ms: float, t: dict) -> str:
+    """One TSV line in skiff's units: windows and flight in bytes (Linux
+    counts them in segments of snd_mss); srtt and min_rtt in us; rates in
+    bytes/s.  ssthresh: Linux's "infinite" (0x7fffffff segments and more,
+    which `ss` leaves out) is written 4294967295, skiff's infinite (UINT32_MAX
+    bytes), not multiplied by snd_mss.  pipe is Linux's packets_in_flight: unacked -
+    (sacked + lost) + retrans, the same sum as RFC 6675's pipe."""
+    mss = t["snd_mss"] or 0
+
+    def b(x):
+        return "" if x is None else str(x * mss)
+
+    pipe = None
+    if None not in (t["unacked"], t["sacked"], t["lost"], t["retrans"]):
+        pipe = max(0, t["unacked"] - t["sacked"] - t["lost"] + t["retrans"])
+    ssth = t["snd_ssthresh"]
+    ssth_b = "" if ssth is None else str(0xFFFFFFFF if ssth >= 0x7FFFFFFF else ssth * mss)
+    st = t["state"]
+    vals = [f"{ms:.1f}", TCP_STATES[st] if st is not None and st < len(TCP_STATES) else str(st),
+            b(t["snd_cwnd"]), ssth_b, b(pipe), b(t["unacked"]),
+            t["notsent_bytes"], t["rtt"], t["pacing_rate"], t["delivery_rate"],
+            t["total_retrans"], t["bytes_acked"], t["min_rtt"]]
+    return "\t".join("" if v is None else str(v) for v in vals)
+
+
+def tracer(s: socket.socket, path: str, t0: float, stop: threading.Event):
+    """Samples s every TRACE_SECS until stop is set, then once more."""
+    with open(path, "w") as f:
+        f.write("\t".join(TRACE_COLS) + "\n")
+        nxt = time.monotonic()
+        while True:
+            last = stop.is_set()
+            try:
+                t = tcp_info(s)
+            except OSError:
+                return
+            f.write(trace_line((time.monotonic() - t0) * 1000, t) + "\n")
+            if last:
+                return
+            nxt += TRACE_SECS
+            stop.wait(max(0.0, nxt - time.monotonic()))
+
+
 def send(a) -> int:
     t0 = time.monotonic()
     s = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET, socket.SOCK_STREAM)
@@ -165,8 +240,17 @@ def send(a) -> int:
     sent = 0
     answer = b""
     err = ""
+    stop = threading.Event()
+    th = None
     try:
+        t_conn = time.monotonic()
         s.connect((a.host, a.port))
+        if a.trace:
+            # ms from the connect's start (the SYN), as skiff's trace counts
+            # from its client's start, which sends the SYN at once.
+            th = threading.Thread(target=tracer, args=(s, a.trace, t_conn, stop),
+                                  daemon=True)
+            th.start()
         for chunk in random_stream(a.seed, a.bytes):
             s.sendall(chunk)
             sent_hash.update(chunk)
@@ -180,6 +264,9 @@ def send(a) -> int:
     except OSError as e:
         err = f"after {sent} bytes: {e}"
     secs = time.monotonic() - t0
+    if th:
+        stop.set()
+        th.join(5)
     s.close()
     words = answer.decode(errors="replace").split()
     ok = not err and len(words) >= 7 and words[2] == str(a.bytes) and \
@@ -234,6 +321,8 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=100, help="cycles: bytes per connection")
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--cc", default="", help="TCP_CONGESTION for the sockets (e.g. cubic)")
+    ap.add_argument("--trace", default="", metavar="FILE",
+                    help="send: the socket's TCP_INFO every 10 ms as a TSV")
     a = ap.parse_args()
     return {"client": client, "server": server, "cycles": cycles, "sink": sink,
             "send": send}[a.mode](a)

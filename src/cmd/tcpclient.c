@@ -326,7 +326,11 @@ static void on_tcp(void *ctx, struct runner *l, const struct tcp_event *ev, int 
 }
 
 /* One line per open connection: ms since the start, its number, then
- * tcp_info's fields (bytes, microseconds, bytes/s). */
+ * tcp_info's fields (bytes, microseconds, bytes/s), then `acked`: the
+ * payload the peer has acknowledged, what was handed to tcp_send less what
+ * the stack still holds (unsent, and sent but unacked).  unacked counts
+ * sequence space, so while a SYN or FIN is unacked it reads one byte low
+ * (clamped at 0): the progress curve, not an exact count. */
 static void trace_sample(struct client *cl, sk_time_ns now)
 {
 	for (uint32_t i = 0; i < cl->parallel; i++) {
@@ -334,11 +338,14 @@ static void trace_sample(struct client *cl, sk_time_ns now)
 		struct tcp_info in;
 		if (c->sock < 0 || c->done || tcp_info(cl->hs.tcp, c->sock, &in) != 0)
 			continue;
-		fprintf(cl->trace, "%.1f\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\n",
+		uint64_t held = (uint64_t)in.unsent + in.unacked;
+		uint64_t acked = c->sent > held ? c->sent - held : 0;
+		fprintf(cl->trace,
+			"%.1f\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\t%llu\n",
 			(double)(now - cl->t0) / 1e6, i, tcp_state_name(in.state), in.cwnd, in.ssthresh,
 			in.pipe, in.unacked, in.unsent, in.sndbuf, in.snd_wnd, in.rcv_wnd, in.srtt_us,
 			in.rto_ms, (unsigned long long)in.pacing_rate,
-			(unsigned long long)in.retransmits);
+			(unsigned long long)in.retransmits, (unsigned long long)acked);
 	}
 }
 
@@ -448,7 +455,7 @@ int cmd_tcp_client(int argc, char **argv)
 			return 1;
 		}
 		fprintf(cl.trace, "ms\tconn\tstate\tcwnd\tssthresh\tpipe\tunacked\tunsent\tsndbuf"
-				  "\tsnd_wnd\trcv_wnd\tsrtt_us\trto_ms\tpacing_rate\tretransmits\n");
+				  "\tsnd_wnd\trcv_wnd\tsrtt_us\trto_ms\tpacing_rate\tretransmits\tacked\n");
 	}
 	cl.c = calloc(cl.parallel, sizeof(*cl.c));
 	if (!cl.c) {
