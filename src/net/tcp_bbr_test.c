@@ -44,6 +44,9 @@ static struct link {
 	 * sequence. */
 	uint32_t drop_seq, drop2_seq;
 	unsigned drop_left, drop2_left;
+	/* Drop the first data segment that starts at A's `recover` while A
+	 * is in a loss episode (the first sent after the episode began). */
+	bool drop_at_recover;
 } L;
 
 /* The link of a test: its rate, queue and random loss; nothing watched
@@ -81,6 +84,12 @@ static int link_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const
 		sends.len[sends.n] = h.payload_len;
 		sends.rate[sends.n] = L.sk->pacing_rate;
 		sends.n++;
+	}
+	if (L.drop_at_recover && L.sk && (L.sk->fl & TF_RECOVERY) && h.payload_len &&
+	    h.seq == L.sk->recover) {
+		L.drop_at_recover = false;
+		w->dropped++;
+		return 0;
 	}
 	if ((L.loss_pm && tnet_rand(w) % 1000 < L.loss_pm) || drop_hit(&h, &L.drop_seq, &L.drop_left) ||
 	    drop_hit(&h, &L.drop2_seq, &L.drop2_left)) {
@@ -171,6 +180,7 @@ static struct bulk bulk_open(void (*tweak)(struct tcp_config *), sk_time_ns dela
 	L.free_at = 0;
 	L.drops = L.late_drops = L.qpeak = 0;
 	L.drop_left = L.drop2_left = 0;
+	L.drop_at_recover = false;
 	sends.n = 0;
 	int ls = tcp_listen(&x.w->b->st, PORT, 0);
 	assert_true(ls >= 0);
@@ -597,6 +607,53 @@ static void lost_retransmission(bool tail)
 	}
 }
 
+/* A loss at the recovery point (RFC 6675's RecoveryPoint, `recover`: the
+ * first byte sent after an episode began): the episode ends on the ACK
+ * that reaches exactly that byte, and that byte's segment was lost too,
+ * with everything after it SACKed.  It is a new loss of data sent after
+ * the episode began, so a new episode starts (RFC 6675 5: the scoreboard
+ * shows it lost) and repairs it.  The engine used to require snd_una past
+ * `recover` (NewReno's rule, RFC 6582 4, for dupacks that cannot tell
+ * windows apart), which snd_una could not pass with the hole there: it
+ * waited for the RTO, 200 ms or more and the window down to one segment
+ * (issue 37's traces: 0.2 s of a 1.2 s transfer, FIN_WAIT_1 with 349 KB
+ * SACKed behind one hole).  CUBIC and BBR alike: the rule is the
+ * engine's. */
+static void test_loss_at_recovery_point(void **state)
+{
+	(void)state;
+	for (int bbr = 1; bbr >= 0; bbr--) {
+		/* A link CUBIC's flight does not queue on (200 Mbit/s, a BDP of
+		 * 1 MB): the two drops are all, and no RTT grows. */
+		link_set(25000000, 4000000, 0);
+		const size_t total = 4u << 20;
+		struct bulk x = bulk_open(bbr ? tweak_bbr : tweak_cubic, 20 * MS);
+		const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+		uint32_t mss = tcp_eff_mss(sk);
+		L.drop_seq = sk->iss + 1 + 300 * mss;
+		L.drop_left = 1;
+		L.drop_at_recover = true;
+		bulk_run(&x, 60 * SK_NS_PER_S, total);
+		assert_int_equal(x.got, total);
+		assert_int_equal(L.drop_left, 0);
+		assert_false(L.drop_at_recover);
+		fprintf(stderr,
+			"%s, a loss at the recovery point: %.2f s, rto %llu, tlp %llu, episodes %llu "
+			"(chained %llu), retransmits %llu\n",
+			bbr ? "bbr" : "cubic", x.now / 1e9, (unsigned long long)STAT(x.w->a, rto_fires),
+			(unsigned long long)STAT(x.w->a, tlp_probes),
+			(unsigned long long)(STAT(x.w->a, sack_recoveries) + STAT(x.w->a, fast_retransmits)),
+			(unsigned long long)STAT(x.w->a, recovery_chained),
+			(unsigned long long)STAT(x.w->a, retransmits));
+		assert_int_equal(L.drops, 0);
+		assert_int_equal(STAT(x.w->a, rto_fires), 0);
+		assert_int_equal(STAT(x.w->a, tlp_probes), 0); /* found by the SACKs, at once */
+		assert_int_equal(STAT(x.w->a, sack_recoveries) + STAT(x.w->a, fast_retransmits), 2);
+		assert_int_equal(STAT(x.w->a, retransmits), 2);
+		bulk_close(&x);
+	}
+}
+
 static void test_bbr_lost_retransmission_before_rto(void **state)
 {
 	(void)state;
@@ -689,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_bbr_loss_keeps_model),
 		cmocka_unit_test(test_bbr_impaired_intact),
 		cmocka_unit_test(test_bbr_lost_retransmission_before_rto),
+		cmocka_unit_test(test_loss_at_recovery_point),
 		cmocka_unit_test(test_bbr_chained_recovery_keeps_window),
 		cmocka_unit_test(test_bbr_probe_rtt_learns_longer_path),
 	};

@@ -529,7 +529,14 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 			sk->fl |= TF_RACK;
 		}
 		if (!(sk->fl & TF_RECOVERY)) {
-			if (tcp_seq_gt(sk->snd_una, sk->recover) &&
+			/* At `recover` already: the byte there and all after it
+			 * were first sent after the last episode began, so a
+			 * hole there is a new loss (with SACK it is known which
+			 * data is lost; RFC 6582's "past recover" is for dupacks
+			 * that cannot tell windows apart).  Waiting for snd_una
+			 * to pass it would wait for that hole's repair: the TLP
+			 * or the RTO (test_loss_at_recovery_point). */
+			if (tcp_seq_ge(sk->snd_una, sk->recover) &&
 			    (sk->dupacks >= TCP_DUPTHRESH ||
 			     tcp_seq_gt(tcp_lost_edge(sk), sk->snd_una))) {
 				if (ended)
