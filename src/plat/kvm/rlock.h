@@ -4,23 +4,32 @@
  * malloc, and rlock_test.c runs the same code hosted, with pthreads as
  * the vCPUs.
  *
- * Ownership: `owner` is the holder's number, the kvm_cpu index + 1
- * (rlock_take's `me`; 0 is no one), and taking the lock is a compare and
- * swap of owner from 0 to me (acquire), giving it back a store of 0
- * (release), so whatever the holder wrote is seen by the next holder.
- * Only a vCPU ever stores its own number, so a vCPU that reads its own
- * there holds the lock already, and takes it again by counting: `depth`
- * is written only by the holder.  `taken` and `contended` are written
- * under the lock (read them with it held).
+ * Ownership: `held` is the lock: an exchange of 1 into it (acquire)
+ * takes it, a store of 0 (release) gives it back, so whatever the holder
+ * wrote is seen by the next holder.  `owner` is the holder's number, the
+ * kvm_cpu index + 1 (rlock_take's `me`; 0 is no one), stored by the
+ * holder once it has the lock and cleared before it gives it back.  Only
+ * a vCPU ever stores its own number, so a vCPU that reads its own there
+ * holds the lock already, and takes it again by counting: `depth` is
+ * written only by the holder.  `taken` and `contended` are written under
+ * the lock (read them with it held).
  *
- * The wait: spin on a plain load until owner reads 0, then try the swap
- * again (the cache line stays shared while it waits), with `pause` in
- * between.  spin_limit 0 waits for ever (the heap: a vCPU inside malloc
- * always comes back out).  Otherwise, after spin_limit pauses the waiter
- * takes the lock over, held or not (the console: a CPU that faults while
- * another holds it, or that one wedged, must still be heard; its lines
- * may then mix with the holder's, and the old holder's release may free
- * the lock under the new one, which only costs tidy lines).
+ * Why a word of its own for the lock, when `held` is owner != 0: a
+ * compare and swap of owner from 0 to me would do, but under QEMU's TCG
+ * (where every test and benchmark here runs) `lock cmpxchg` costs far
+ * more than `xchg`: the heap-stress self test (musl/heap_stress.c, 3 s,
+ * --smp 2) did 0.37-0.78 M steps with a compare and swap on either word,
+ * against 0.74-1.48 M with this exchange, alternating on the shared
+ * 2-core machine (2026-12-05).
+ *
+ * The wait: spin on a plain load until held reads 0, then try the
+ * exchange again (the cache line stays shared while it waits), with
+ * `pause` in between.  spin_limit 0 waits for ever (the heap: a vCPU
+ * inside malloc always comes back out).  Otherwise, after spin_limit
+ * pauses the waiter takes the lock over as it is (the console: a CPU that
+ * faults while another holds it, or that one wedged, must still be heard;
+ * its lines may then mix with the holder's, and the old holder's release
+ * may free the lock under the new one, which only costs tidy lines).
  *
  * Interrupts: the lock does not mask them.  A handler that took a lock
  * the interrupted code held would take it again as the same vCPU and
@@ -35,7 +44,8 @@
 #include <stdint.h>
 
 struct rlock {
-	unsigned owner;     /* the holder's kvm_cpu index + 1; 0 when free (atomic) */
+	int held;           /* 1 while a vCPU holds it: the lock word (atomic) */
+	unsigned owner;     /* the holder's kvm_cpu index + 1; 0 none (atomic) */
 	unsigned depth;     /* the holder's nesting; written only by the holder */
 	uint64_t taken;     /* outermost takes, written under the lock */
 	uint64_t contended; /* of those, the ones that waited first */
@@ -51,23 +61,16 @@ static inline void rlock_take(struct rlock *l, unsigned me, uint64_t spin_limit)
 	}
 	bool waited = false;
 	uint64_t spins = 0;
-	for (;;) {
-		unsigned free_ = 0;
-		if (__atomic_compare_exchange_n(&l->owner, &free_, me, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			break;
+	while (__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE)) {
 		waited = true;
-		while (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) != 0) {
-			if (spin_limit && ++spins >= spin_limit) {
-				/* Over: the holder's writes are acquired as
-				 * far as it released any. */
-				__atomic_exchange_n(&l->owner, me, __ATOMIC_ACQUIRE);
-				goto held;
-			}
+		while (__atomic_load_n(&l->held, __ATOMIC_RELAXED)) {
+			if (spin_limit && ++spins >= spin_limit)
+				goto over; /* held stays 1: now ours */
 			__builtin_ia32_pause();
 		}
 	}
-held:
+over:
+	__atomic_store_n(&l->owner, me, __ATOMIC_RELAXED);
 	l->depth = 1;
 	l->taken++;
 	l->contended += waited;
@@ -78,7 +81,8 @@ static inline void rlock_give(struct rlock *l)
 {
 	if (--l->depth)
 		return;
-	__atomic_store_n(&l->owner, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->held, 0, __ATOMIC_RELEASE);
 }
 
 #endif
