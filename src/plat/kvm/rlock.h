@@ -18,8 +18,9 @@
  * compare and swap of owner from 0 to me would do, but under QEMU's TCG
  * (where every test and benchmark here runs) `lock cmpxchg` costs far
  * more than `xchg`: the heap-stress self test (musl/heap_stress.c, 3 s,
- * --smp 2) did 0.37-0.78 M steps with a compare and swap on either word,
- * against 0.74-1.48 M with this exchange, alternating on the shared
+ * --smp 2) did 0.37-0.80 M steps in 7 runs taking it by compare and swap
+ * (on owner, or on a held word), against 0.74-1.48 M in 11 by exchange
+ * (this lock, and the heap's before it), alternating on the shared
  * 2-core machine (2026-12-05).
  *
  * The wait: spin on a plain load until held reads 0, then try the
