@@ -5,13 +5,14 @@
  * the kernel is about to halt after an exception.
  *
  * With more than one CPU a lock keeps each kprintf's text together: a
- * spin lock that records its owner, so console_write inside kvprintf (and
+ * recursive spin lock (rlock.h), so console_write inside kvprintf (and
  * a fatal exception's report while this CPU holds it) goes on, and the
  * interrupts are off whenever code runs, so no handler can wait on it.
  * A CPU that faults while another holds it waits a bounded time, then
  * writes anyway: the report matters more than tidy lines. */
 #include "cpu.h"
 #include "kvm.h"
+#include "rlock.h"
 
 #define COM1 0x3f8
 
@@ -34,30 +35,19 @@ static void serial_putc(char c)
 	outb(COM1, (uint8_t)c);
 }
 
-static volatile unsigned lock_owner; /* 0 free, else kvm_cpu index + 1 */
-static unsigned lock_depth;          /* the owner's nesting */
+/* The console's lock (rlock.h): a CPU that has waited this many pauses
+ * for it takes it over (the bounded wait above). */
+#define CONSOLE_SPIN_LIMIT 100000000ull
+static struct rlock console_lk;
 
 static void console_lock(void)
 {
-	unsigned me = kvm_cpu_this()->index + 1;
-	if (lock_owner != me) {
-		for (uint64_t i = 0; i < 100000000ull; i++) {
-			unsigned free_ = 0;
-			if (__atomic_compare_exchange_n(&lock_owner, &free_, me, false, __ATOMIC_ACQUIRE,
-							__ATOMIC_RELAXED))
-				break;
-			cpu_pause();
-		}
-		lock_owner = me; /* taken, or waited long enough */
-		lock_depth = 0;
-	}
-	lock_depth++;
+	rlock_take(&console_lk, kvm_cpu_this()->index + 1, CONSOLE_SPIN_LIMIT);
 }
 
 static void console_unlock(void)
 {
-	if (--lock_depth == 0)
-		__atomic_store_n(&lock_owner, 0, __ATOMIC_RELEASE);
+	rlock_give(&console_lk);
 }
 
 void console_write(const char *s, size_t n)

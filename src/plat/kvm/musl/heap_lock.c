@@ -14,9 +14,9 @@
  * directory) renames each reference to the allocator's entry points, in
  * every object and every libc.a member (strdup, getdelim, fopen's FILE,
  * vasprintf, wolfSSL), to the __wrap_ functions here, which hold one
- * spin lock around musl's own (__real_: ld's --wrap).  An image that
- * links this file without the flags does not link (__real_malloc is then
- * undefined), so none can miss them.
+ * spin lock (rlock.h) around musl's own (__real_: ld's --wrap).  An
+ * image that links this file without the flags does not link
+ * (__real_malloc is then undefined), so none can miss them.
  *
  * The entry points: malloc, calloc, realloc, free, aligned_alloc
  * (posix_memalign and memalign call it), malloc_usable_size, and musl's
@@ -37,44 +37,21 @@
  * is held, so it need not mask them: a vCPU never re-enters the heap
  * from an interrupt. */
 #include "musl.h"
-#include "../cpu.h"
 #include "../kvm.h"
+#include "../rlock.h"
 
-static struct {
-	int held;           /* 1 while a vCPU holds the lock */
-	unsigned owner;     /* the holder's index + 1; 0 when free */
-	unsigned depth;     /* the holder's nesting; written only by it */
-	uint64_t taken;     /* outermost takes, under the lock */
-	uint64_t contended; /* of those, the ones that waited */
-} lk;
+/* rlock.h; no spin limit: a vCPU inside the allocator always comes back
+ * out, and taking the heap from it would corrupt it. */
+static struct rlock lk;
 
 void musl_heap_lock(void)
 {
-	unsigned me = kvm_cpu_this()->index + 1;
-	/* Only this vCPU ever stores its own number here, so seeing it
-	 * means this vCPU holds the lock already. */
-	if (__atomic_load_n(&lk.owner, __ATOMIC_RELAXED) == me) {
-		lk.depth++;
-		return;
-	}
-	bool waited = false;
-	while (__atomic_exchange_n(&lk.held, 1, __ATOMIC_ACQUIRE)) {
-		waited = true;
-		while (__atomic_load_n(&lk.held, __ATOMIC_RELAXED))
-			cpu_pause();
-	}
-	__atomic_store_n(&lk.owner, me, __ATOMIC_RELAXED);
-	lk.depth = 1;
-	lk.taken++;
-	lk.contended += waited;
+	rlock_take(&lk, kvm_cpu_this()->index + 1, 0);
 }
 
 void musl_heap_unlock(void)
 {
-	if (--lk.depth)
-		return;
-	__atomic_store_n(&lk.owner, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&lk.held, 0, __ATOMIC_RELEASE);
+	rlock_give(&lk);
 }
 
 void musl_heap_lock_stats(uint64_t *taken, uint64_t *contended)
