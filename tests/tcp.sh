@@ -74,6 +74,13 @@
 #                     by tcpdump where the frames leave skiff; in no window
 #                     of the capture do the bytes exceed the pacing rate
 #                     times its length plus one quantum (tests/pace_check.py)
+#   client.pacing.trace  the same transfer's --tcp-trace (bench-tcp's traces):
+#                     whole numbers, time and bytes acked never going back,
+#                     the bytes acked ending at 2 MiB, paced rows
+#                     (tests/trace_check.py)
+#   client.pacing.linux-trace  Linux BBR sends 2 MiB to a sink over the
+#                     client namespace's loopback with tcp_echo.py send
+#                     --trace (TCP_INFO): the same checks on its trace
 #
 # Exit: 0 all passed, 1 a failure, 2 bad usage.  Logs in a temp folder, kept
 # when something failed.
@@ -518,7 +525,7 @@ pacing_check() {
 	skt_wait_for 10 grep -q 'listening on' "$WORK/$DEV-pacing.tcpdump"
 	out=$(in_s timeout 70 "$BIN" tcp-client --dev "$SPEC" "${OFF_ARGS[@]}" --ip "$SKT_SKIFF_IP/24" \
 		--gw "$SKT_LINUX_IP" "${V6ARGS[@]}" --connect "$to" --send-random $((2 * MIB)) \
-		--timeout 60 --stats 2>&1)
+		--timeout 60 --stats --tcp-trace "$WORK/$DEV-pacing-trace.tsv" 2>&1)
 	rc=$?
 	sleep 1 # the last frames into the file
 	skt_stop_pid "$cap_pid"
@@ -538,6 +545,43 @@ pacing_check() {
 	pc=$(python3 "$here/pace_check.py" "$cap" --src "$SH" --rate "$rate" --mss "$mss" --slack-ms 1 2>&1)
 	rc=$?
 	if [ $rc -eq 0 ]; then pass "$name (${pc#pace_check: })"; else fail "$name" "$pc"; fi
+	if pc=$(python3 "$here/trace_check.py" "$WORK/$DEV-pacing-trace.tsv" --bytes $((2 * MIB)) --paced 2>&1); then
+		pass "$name.trace (${pc#trace_check: })"
+	else
+		fail "$name.trace" "$pc"
+	fi
+	linux_trace_check "$name.linux-trace"
+}
+
+# linux_trace_check NAME: Linux BBR sends 2 MiB over the client
+# namespace's loopback to a sink, tracing its TCP_INFO (tcp_echo.py send
+# --trace, what bench-tcp records for Linux); the trace must pass
+# trace_check.py as skiff's does.
+linux_trace_check() {
+	local name=$1 port=7010 sink_pid out tr=$WORK/$DEV-linux-trace.tsv
+	ip netns exec "$NS_C" ip link set lo up
+	ip netns exec "$NS_C" python3 "$here/tcp_echo.py" sink --host 127.0.0.1 --port "$port" \
+		--timeout 30 >"$WORK/$DEV-lsink.out" 2>&1 &
+	sink_pid=$!
+	SKT_PIDS+=("$sink_pid")
+	if ! skt_wait_for 10 grep -q '^server: ready' "$WORK/$DEV-lsink.out"; then
+		fail "$name" "the sink did not start: $(tail -n 2 "$WORK/$DEV-lsink.out")"
+		skt_stop_pid "$sink_pid"
+		return
+	fi
+	out=$(ip netns exec "$NS_C" timeout 40 python3 "$here/tcp_echo.py" send --host 127.0.0.1 \
+		--port "$port" --bytes $((2 * MIB)) --seed 3 --cc bbr --timeout 30 --trace "$tr" 2>&1)
+	local rc=$?
+	skt_stop_pid "$sink_pid"
+	if [ $rc -ne 0 ] || [[ $out != *" MATCH"* ]]; then
+		fail "$name" "the send failed: rc=$rc $(tail -n 2 <<<"$out")"
+		return
+	fi
+	if out=$(python3 "$here/trace_check.py" "$tr" --bytes $((2 * MIB)) --linux --paced 2>&1); then
+		pass "$name (${out#trace_check: })"
+	else
+		fail "$name" "$out"
+	fi
 }
 
 # ---- bad arguments: exit 2 --------------------------------------------

@@ -96,6 +96,7 @@ struct conn {
 	uint32_t stage_off, stage_len;
 	struct sha256 hs, hr;
 	sk_time_ns t_start;
+	uint64_t traced_acked; /* --tcp-trace: the last `acked` written */
 	char err[96];
 };
 
@@ -141,9 +142,13 @@ static void conn_fail(struct conn *c, const char *why)
 	c->ok = false;
 }
 
+static void trace_line(struct client *cl, struct conn *c, sk_time_ns now);
+
 /* Give the socket back and account for the connection. */
 static void conn_finish(struct client *cl, struct conn *c, sk_time_ns now)
 {
+	if (cl->trace)
+		trace_line(cl, c, now); /* its last line: the bytes acked at the end */
 	if (c->sock >= 0) {
 		if (c->ok)
 			tcp_close(cl->hs.tcp, now, c->sock);
@@ -325,28 +330,35 @@ static void on_tcp(void *ctx, struct runner *l, const struct tcp_event *ev, int 
 	}
 }
 
-/* One line per open connection: ms since the start, its number, then
+/* One line for an open connection: ms since the start, its number, then
  * tcp_info's fields (bytes, microseconds, bytes/s), then `acked`: the
  * payload the peer has acknowledged, what was handed to tcp_send less what
  * the stack still holds (unsent, and sent but unacked).  unacked counts
  * sequence space, so while a SYN or FIN is unacked it reads one byte low
- * (clamped at 0): the progress curve, not an exact count. */
+ * (clamped at 0); the line never shows less than the last one did (a FIN
+ * sent would otherwise take a byte back), so it is the progress curve,
+ * exact once everything is acked (tests/trace_check.py). */
+static void trace_line(struct client *cl, struct conn *c, sk_time_ns now)
+{
+	struct tcp_info in;
+	if (c->sock < 0 || c->done || tcp_info(cl->hs.tcp, c->sock, &in) != 0)
+		return;
+	uint64_t held = (uint64_t)in.unsent + in.unacked;
+	uint64_t acked = c->sent > held ? c->sent - held : 0;
+	acked = SK_MAX(acked, c->traced_acked);
+	c->traced_acked = acked;
+	fprintf(cl->trace,
+		"%.1f\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\t%llu\n",
+		(double)(now - cl->t0) / 1e6, (unsigned)(c - cl->c), tcp_state_name(in.state),
+		in.cwnd, in.ssthresh, in.pipe, in.unacked, in.unsent, in.sndbuf, in.snd_wnd,
+		in.rcv_wnd, in.srtt_us, in.rto_ms, (unsigned long long)in.pacing_rate,
+		(unsigned long long)in.retransmits, (unsigned long long)acked);
+}
+
 static void trace_sample(struct client *cl, sk_time_ns now)
 {
-	for (uint32_t i = 0; i < cl->parallel; i++) {
-		struct conn *c = &cl->c[i];
-		struct tcp_info in;
-		if (c->sock < 0 || c->done || tcp_info(cl->hs.tcp, c->sock, &in) != 0)
-			continue;
-		uint64_t held = (uint64_t)in.unsent + in.unacked;
-		uint64_t acked = c->sent > held ? c->sent - held : 0;
-		fprintf(cl->trace,
-			"%.1f\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\t%llu\n",
-			(double)(now - cl->t0) / 1e6, i, tcp_state_name(in.state), in.cwnd, in.ssthresh,
-			in.pipe, in.unacked, in.unsent, in.sndbuf, in.snd_wnd, in.rcv_wnd, in.srtt_us,
-			in.rto_ms, (unsigned long long)in.pacing_rate,
-			(unsigned long long)in.retransmits, (unsigned long long)acked);
-	}
+	for (uint32_t i = 0; i < cl->parallel; i++)
+		trace_line(cl, &cl->c[i], now);
 }
 
 static sk_time_ns app_deadline(void *ctx)
