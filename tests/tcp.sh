@@ -502,20 +502,29 @@ run_device() {
 #   for the purpose, 2026-12-04) the initial window left in 0.4 ms, 14,480
 #   bytes where 7,204 were allowed; paced, the worst window was one quantum
 #   (2,896 bytes in 4 us, allowed 6,177; 2,909 with no slack at all).
+# sink_start NAME HOST PORT TIMEOUT OUT: a Linux sink (tcp_echo.py sink) in
+# the client namespace, its pid in SINK_PID once it is ready; else NAME
+# fails and it returns 1.
+sink_start() {
+	local name=$1 host=$2 port=$3 secs=$4 out=$5
+	ip netns exec "$NS_C" python3 "$here/tcp_echo.py" sink --host "$host" --port "$port" \
+		--timeout "$secs" >"$out" 2>&1 &
+	SINK_PID=$!
+	SKT_PIDS+=("$SINK_PID")
+	if ! skt_wait_for 10 grep -q '^server: ready' "$out"; then
+		fail "$name" "the Linux sink did not start: $(tail -n 2 "$out")"
+		skt_stop_pid "$SINK_PID"
+		return 1
+	fi
+}
+
 pacing_check() {
 	local name=$1 port=7009 out rc line rate mss=1448 sink_pid cap_pid cap=$WORK/$DEV-pacing.pcap pc
 	local to=$LH:$port
 	# The effective MSS on these 1500-byte links, timestamps on (12 bytes).
 	[ "$FAMILY" = 6 ] && mss=1428 to="[$LH]:$port"
-	ip netns exec "$NS_C" python3 "$here/tcp_echo.py" sink --host "$LH" --port "$port" \
-		--timeout 60 >"$WORK/$DEV-sink.out" 2>&1 &
-	sink_pid=$!
-	SKT_PIDS+=("$sink_pid")
-	if ! skt_wait_for 10 grep -q '^server: ready' "$WORK/$DEV-sink.out"; then
-		fail "$name" "the Linux sink did not start: $(tail -n 2 "$WORK/$DEV-sink.out")"
-		skt_stop_pid "$sink_pid"
-		return
-	fi
+	sink_start "$name" "$LH" "$port" 60 "$WORK/$DEV-sink.out" || return
+	sink_pid=$SINK_PID
 	impair pacing || { skt_stop_pid "$sink_pid"; return; }
 	# Bounded: 4,000 frames (2 MiB is ~1,450 segments), 60 s, headers only.
 	ip netns exec "$SKT_NS_M" timeout 60 tcpdump -i "$SKT_RELAY_B" -n -s 128 -c 4000 --immediate-mode -U -w "$cap" \
@@ -560,15 +569,8 @@ pacing_check() {
 linux_trace_check() {
 	local name=$1 port=7010 sink_pid out tr=$WORK/$DEV-linux-trace.tsv
 	ip netns exec "$NS_C" ip link set lo up
-	ip netns exec "$NS_C" python3 "$here/tcp_echo.py" sink --host 127.0.0.1 --port "$port" \
-		--timeout 30 >"$WORK/$DEV-lsink.out" 2>&1 &
-	sink_pid=$!
-	SKT_PIDS+=("$sink_pid")
-	if ! skt_wait_for 10 grep -q '^server: ready' "$WORK/$DEV-lsink.out"; then
-		fail "$name" "the sink did not start: $(tail -n 2 "$WORK/$DEV-lsink.out")"
-		skt_stop_pid "$sink_pid"
-		return
-	fi
+	sink_start "$name" 127.0.0.1 "$port" 30 "$WORK/$DEV-lsink.out" || return
+	sink_pid=$SINK_PID
 	out=$(ip netns exec "$NS_C" timeout 40 python3 "$here/tcp_echo.py" send --host 127.0.0.1 \
 		--port "$port" --bytes $((2 * MIB)) --seed 3 --cc bbr --timeout 30 --trace "$tr" 2>&1)
 	local rc=$?
