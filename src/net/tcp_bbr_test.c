@@ -661,6 +661,44 @@ static void test_bbr_lost_retransmission_before_rto(void **state)
 	lost_retransmission(true);
 }
 
+/* Two holes in one window, the higher one's retransmission lost too.
+ * The lower hole's retransmission starts the check for lost
+ * retransmissions (one runs at a time); the higher is resent while it
+ * runs, and the ACK of the lower one ends it.  The next check then covers
+ * the holes resent above it, from the latest resend: the higher hole is
+ * found lost a round trip and a quarter after its retransmission left.
+ * Before, nothing checked it and the RTO found it, 200 ms and the window
+ * down to a segment later (bench-tcp's traces at 10 ms, 2 % loss: one
+ * hole and 300 KB SACKed above it for 200 ms, in FIN_WAIT_1). */
+static void test_bbr_lost_retransmission_after_a_check(void **state)
+{
+	(void)state;
+	link_set(2500000, 400000, 0);
+	const size_t total = 4u << 20;
+	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
+	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+	uint32_t mss = tcp_eff_mss(sk);
+	L.drop_seq = sk->iss + 1 + 300 * mss;
+	L.drop_left = 1;
+	L.drop2_seq = L.drop_seq + 20 * mss;
+	L.drop2_left = 2;
+	bulk_run(&x, 60 * SK_NS_PER_S, total);
+	fprintf(stderr,
+		"two holes, the second's retransmission lost: %.2f s, rto %llu, lost retransmits "
+		"%llu (by the timer %llu), retransmits %llu\n",
+		x.now / 1e9, (unsigned long long)STAT(x.w->a, rto_fires),
+		(unsigned long long)STAT(x.w->a, lost_retransmits),
+		(unsigned long long)STAT(x.w->a, rtx_chk_timeouts),
+		(unsigned long long)STAT(x.w->a, retransmits));
+	assert_int_equal(x.got, total);
+	assert_int_equal(L.drop_left + L.drop2_left, 0);
+	assert_int_equal(STAT(x.w->a, rto_fires), 0);
+	assert_int_equal(STAT(x.w->a, lost_retransmits), 1);
+	assert_int_equal(STAT(x.w->a, retransmits), 3);
+	assert_false(sk->fl & (TF_RTX_CHK | TF_RTX_REDO));
+	bulk_close(&x);
+}
+
 /* Two losses an episode apart: a segment and its first retransmission,
  * and a segment sent after that episode began.  The ACK that repairs the
  * first ends the episode and already shows the second lost, so the engine
@@ -746,6 +784,7 @@ int main(void)
 		cmocka_unit_test(test_bbr_loss_keeps_model),
 		cmocka_unit_test(test_bbr_impaired_intact),
 		cmocka_unit_test(test_bbr_lost_retransmission_before_rto),
+		cmocka_unit_test(test_bbr_lost_retransmission_after_a_check),
 		cmocka_unit_test(test_loss_at_recovery_point),
 		cmocka_unit_test(test_bbr_chained_recovery_keeps_window),
 		cmocka_unit_test(test_bbr_probe_rtt_learns_longer_path),

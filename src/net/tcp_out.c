@@ -566,6 +566,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			tcp_undo_arm(sk, now, start);
 			force = false;
 			sk->rtx_hi = start + n;
+			sk->rtx_last_us = (uint32_t)(now / SK_NS_PER_US);
 			tcp_rtx_check_start(sk, now, start + n);
 			budget = budget > n ? budget - n : 0;
 			sk->prr_out += n;

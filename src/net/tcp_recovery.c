@@ -177,7 +177,17 @@ void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, ui
 		return;
 	if (!tcp_seq_gt(sk->rtx_chk_end, sk->snd_una)) {
 		sk->fl &= ~(uint32_t)TF_RTX_CHK;
-		return;
+		/* Holes resent while it ran, above its end, had no check of
+		 * their own (one at a time): the next covers them, from the
+		 * latest resend.  Without it a lost one among them waited for
+		 * the RTO, 200 ms or more (seen at 10 ms, 2 % loss). */
+		if (!tcp_seq_gt(sk->rtx_hi, sk->snd_una) ||
+		    (sk->fl & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
+			return;
+		sk->rtx_chk_end = sk->rtx_hi;
+		sk->rtx_chk_us = sk->rtx_last_us;
+		sk->fl |= TF_RTX_CHK;
+		tcp_rtx_chk_arm(sk, now);
 	}
 	if (!delivered || !sk->srtt_us ||
 	    (sk->fl & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
@@ -335,8 +345,13 @@ bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
  * recovery or after a timeout, or a probe is unanswered. */
 sk_time_ns tcp_pto(const struct tcp_stack *st, const struct tcp_sock *sk)
 {
+	/* Every state with our data or FIN to deliver: the closing ones
+	 * too, where a transfer's tail is (the app closes after its last
+	 * write), or a lost last segment waits for the RTO there. */
 	if (!(sk->fl & TF_SACK) || (sk->fl & (TF_RECOVERY | TF_TLP_OUT)) || sk->backoff ||
-	    !sk->srtt_us || (sk->state != TCP_ESTABLISHED && sk->state != TCP_CLOSE_WAIT))
+	    !sk->srtt_us ||
+	    (sk->state != TCP_ESTABLISHED && sk->state != TCP_CLOSE_WAIT &&
+	     sk->state != TCP_FIN_WAIT_1 && sk->state != TCP_CLOSING && sk->state != TCP_LAST_ACK))
 		return 0;
 	sk_time_ns pto = 2 * (sk_time_ns)sk->srtt_us * SK_NS_PER_US;
 	if (sk->snd_max - sk->snd_una <= tcp_eff_mss(sk))

@@ -790,6 +790,67 @@ static void test_est_tail_loss_probe(void **state)
 	est_close(&e);
 }
 
+/* A transfer's tail: the app wrote its last bytes and shut down its side
+ * (FIN_WAIT_1), and the last two segments, the FIN with them, were lost.
+ * The probe comes there too, resending the last segment and the FIN, before
+ * the RTO; before, the closing states had none, and at 10 ms and 2 % loss a
+ * transfer waited 190 ms for the RTO in FIN_WAIT_1 (bench-tcp traces). */
+static void test_est_tail_loss_probe_fin_wait(void **state)
+{
+	(void)state;
+	struct est e;
+	est_open(&e, true, NULL);
+	est_rtt_10ms(&e);
+	static uint8_t d[4 * 1448];
+	assert_int_equal(tcp_send(&e.n->st, e.s, d, sizeof(d)), (int)sizeof(d));
+	assert_int_equal(tcp_shutdown(&e.n->st, e.s, TCP_SHUT_WR), 0);
+	est_poll(&e);
+	uint32_t mss = 1448, una = e.lseq, end = una + 4 * mss;
+	assert_true(e.n->nseg >= 4);
+	assert_true(e.n->segs[e.n->nseg - 1].h.flags & TCP_FIN);
+	sk_time_ns sent = e.now;
+	e.now += 10 * MS;
+	e.pts += 10;
+	e.lseq = una + 2 * mss;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	est_poll(&e);
+	tnode_clear(e.n);
+	struct tcp_info in;
+	tcp_info(&e.n->st, e.s, &in);
+	assert_int_equal(in.state, TCP_FIN_WAIT_1);
+	sk_time_ns pto = tcp_next_deadline(&e.n->st);
+	assert_true(pto < sent + in.rto_ms * MS); /* the probe comes before the RTO */
+	e.now = pto;
+	est_poll(&e);
+	assert_int_equal(STAT(e.n, tlp_probes), 1);
+	assert_int_equal(STAT(e.n, rto_fires), 0);
+	assert_int_equal(e.n->nseg, 1);
+	assert_int_equal(e.n->segs[0].h.seq, end - mss); /* the last segment again */
+	assert_int_equal(e.n->segs[0].h.payload_len, mss);
+	assert_true(e.n->segs[0].h.flags & TCP_FIN);
+	tnode_clear(e.n);
+	/* Its SACK: the segment before it is the hole, repaired at once. */
+	e.now += 10 * MS;
+	e.pts += 10;
+	struct tcp_opts o = {.has_ts = true, .ts_val = e.pts, .ts_ecr = e.ecr, .nsack = 1};
+	o.sack[0].left = end - mss;
+	o.sack[0].right = end + 1;
+	tnode_inject(e.n, e.now, PEER, PPORT, LPORT, TCP_ACK, e.pseq, e.lseq, e.pwin, &o, NULL, 0);
+	est_poll(&e);
+	assert_true(e.n->nseg >= 1);
+	assert_int_equal(e.n->segs[0].h.seq, una + 2 * mss);
+	assert_int_equal(e.n->segs[0].h.payload_len, mss);
+	e.now += 10 * MS;
+	e.pts += 10;
+	e.lseq = end + 1; /* the data and the FIN */
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	est_poll(&e);
+	tcp_info(&e.n->st, e.s, &in);
+	assert_int_equal(in.state, TCP_FIN_WAIT_2);
+	assert_int_equal(STAT(e.n, rto_fires), 0);
+	est_close(&e);
+}
+
 /* Only the last segment lost, with one segment out: the probe waits for
  * the peer's delayed ACK too, so it takes the RTO's place, and resending
  * that segment repairs the loss without a timeout's window collapse. */
@@ -1553,6 +1614,7 @@ int main(void)
 		cmocka_unit_test(test_est_fast_retransmit),
 		cmocka_unit_test(test_est_tail_loss_probe),
 		cmocka_unit_test(test_est_tail_loss_probe_one_segment),
+		cmocka_unit_test(test_est_tail_loss_probe_fin_wait),
 		cmocka_unit_test(test_est_zero_window_persist),
 		cmocka_unit_test(test_est_stale_ack_window),
 		cmocka_unit_test(test_est_shrunk_window_ack_seq),

@@ -256,6 +256,10 @@ struct tcp_sock {
 	bool dsack_pending; /* with dsack, above */
 	bool rtt_on;
 	uint8_t backoff, retries;
+	/* When the latest retransmission of a hole left (us, mod 2^32): every
+	 * hole below rtx_hi was last sent at or before it, so a check that
+	 * ends can hand the holes resent above it to the next (tcp_recovery.c). */
+	uint32_t rtx_last_us;
 	uint64_t nrtx;
 
 	/* Timers: absolute deadlines or SK_TIME_NEVER; the socket's heap entry is
