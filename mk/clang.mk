@@ -8,8 +8,9 @@
 # for them (the link is the same ld on the same libraries as gcc's build,
 # and fuzz-build links the core and the TLS engines with clang).  The
 # preprocessor sees what an -O0 compile sees (OPT: no __OPTIMIZE__).  Half
-# the CPU of compiling and linking them at -O0 (tests/run-all.sh's clang
-# phase: 81 s -> 40 s on the 2-core machine).
+# the CPU of compiling and linking them at -O0: `make -j2 clang-check
+# OPT=-O0` from an empty build/clang, the unikernel's ~40 s included, took
+# 121 s of CPU before and 86 s after on the 2-core machine (2026-12-05).
 #
 # The unikernel images (build/clang/skiff-uk.elf, skiff-proxy-uk.elf and
 # the examples' -uk.elf) are built whole, at their own -O2 (UK_CFLAGS):
