@@ -161,9 +161,7 @@ check-freestanding:
 	    -Isrc -fsyntax-only $$f || exit 1; done
 	@echo "freestanding: $(words $(CORE_SRC)) core files compile with no OS headers"
 
-# The same build with clang, warnings as errors, into its own folder.
-clang-check:
-	$(MAKE) --no-print-directory CC=clang BUILD=$(BUILD)/clang all $(patsubst $(BUILD)/%,$(BUILD)/clang/%,$(TEST_BIN))
+# clang-check, the same build with clang: mk/clang.mk.
 
 # The hosted programs and the unit tests: the unikernel images take no
 # sanitizer (UK_CFLAGS), so `all`'s guests would only be built again.
@@ -245,4 +243,4 @@ clean:
 # Parts with their own build rules (the unikernel, ...) keep them in mk/*.mk.
 -include $(wildcard mk/*.mk)
 
--include $(shell find $(BUILD)/obj $(BUILD)/test $(BUILD)/bench $(BUILD)/fuzz -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/test $(BUILD)/bench $(BUILD)/fuzz $(BUILD)/syntax -name '*.d' 2>/dev/null)

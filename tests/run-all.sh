@@ -346,6 +346,21 @@ fi
 
 mkdir -p "$LOG"
 T0=$SECONDS
+
+# python3 itself, not a version manager's shim.  Where python3 first on
+# PATH is pyenv's shim (a bash script that runs `pyenv exec`, which works
+# out the version from files and runs more scripts: this machine's PATH and
+# CI's), each call costs about 0.5 s of CPU on the 2-core machine, ten
+# times /usr/bin/python3's whole run of `python3 -c pass`, and the phases
+# start python3 some hundreds of times.  So every phase gets, first on
+# PATH, a link to the interpreter that shim picks here (its
+# sys.executable): the same Python, version and modules, without the shim.
+# (Nothing of it runs as another user: only skiff does, in install.sh.)
+if [[ $(command -v python3) == */shims/python3 ]] &&
+	py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py" ]; then
+	mkdir -p build/python-bin && ln -sfn "$py" build/python-bin/python3 &&
+		PATH=$PWD/build/python-bin:$PATH && export PATH
+fi
 passed=0 failed=0 failures=() fail_lines=()
 
 # Before any phase: every command, header, library and module the phases use
