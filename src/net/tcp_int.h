@@ -183,7 +183,9 @@ enum tcp_mem_state { TCP_MEM_NORMAL, TCP_MEM_PRESSURE, TCP_MEM_HARD };
  * buf_max), if autotuning is on, the socket is not locked, the budget is
  * normal and a slot is free.  Data queued keeps its place in the stream. */
 bool tcp_buf_grow(struct tcp_stack *st, struct tcp_sock *sk, bool send, uint32_t want);
-/* The send buffer may hold twice cwnd (called before the app queues). */
+/* The send buffer may hold twice what may be in flight: cwnd, ssthresh once
+ * a loss set it, a paced sender's rate times the round trip (called before
+ * the app queues). */
 void tcp_sbuf_tune(struct tcp_stack *st, struct tcp_sock *sk);
 /* Dynamic right-sizing, on in-order data: once a round trip has passed,
  * grow the receive buffer to twice what the app consumed in it. */

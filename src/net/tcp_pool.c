@@ -360,7 +360,15 @@ bool tcp_buf_grow(struct tcp_stack *st, struct tcp_sock *sk, bool send, uint32_t
 
 void tcp_sbuf_tune(struct tcp_stack *st, struct tcp_sock *sk)
 {
-	uint64_t want = 2 * (uint64_t)sk->cwnd;
+	/* Twice what may be in flight: the window, the one saved at a loss
+	 * (ssthresh, once set), and for a paced sender what its rate moves
+	 * in a round trip. */
+	uint64_t w = sk->cwnd;
+	if (sk->ssthresh != UINT32_MAX)
+		w = SK_MAX(w, (uint64_t)sk->ssthresh);
+	if (sk->pacing_rate && sk->srtt_us)
+		w = SK_MAX(w, sk->pacing_rate * sk->srtt_us / 1000000);
+	uint64_t want = 2 * w;
 	if (st->bpool.n && want > sk->smax && st->mem_state == TCP_MEM_NORMAL)
 		tcp_buf_grow(st, sk, true, (uint32_t)SK_MIN(want, (uint64_t)UINT32_MAX));
 }
