@@ -167,7 +167,8 @@ void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end)
 }
 
 /* Every ACK (after its acknowledgment and SACK blocks are in): the check
- * is over when snd_una passes its end; in a SACK recovery, an ACK that
+ * is over when snd_una passes its end (the next one takes the holes
+ * resent above it, if any); in a SACK recovery, an ACK that
  * delivered something past the allowance finds the holes below the end
  * lost again, and the retransmission point goes back to resend them
  * (tcp_output_data; the holes above them stay in flight). */
