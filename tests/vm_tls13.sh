@@ -96,6 +96,25 @@ vm_mkcert ec ec && vm_mkcert rsa rsa && vm_mkcert other ec || { fail setup "open
 alive() { kill -0 "$VM" 2>/dev/null && echo "the guest runs" || echo "the guest has exited"; }
 # ctr NAME [LOG]: the guest's last printed value of counter NAME.
 ctr() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "${2:-$LOG/ec.log}" | tail -1; }
+# guest_state [LOG]: the counters that tell a stuck guest's state apart
+# (accepts and handshakes made; frames in and out; doorbells rung and
+# skipped; interrupts armed and taken; parks and what woke them; timers),
+# for a FAIL line: the log itself is overwritten by the next run, the
+# runner's output is what is kept.
+guest_state() {
+	local n v out=""
+	for n in https.conns_accepted https.conns_closed tls.handshakes tls.handshake_timeouts \
+		tls.conn_alloc_failed tls.writes_blocked dev.rx_frames dev.tx_frames dev.rx_drops dev.tx_drops \
+		virtio.notifies virtio.notify_skipped virtio.irq_arms virtio.irq_arm_races irq.virtio_net \
+		irq.timer loop.parks loop.wakeups_frame loop.wakeups_timer timer.fires tcp_retransmits \
+		tcp_rto_fires tcp_accept_queue_full tcp_cookies_sent tcp_mem_hard_entries virtio.tx_avail_idx \
+		virtio.tx_used_idx virtio.tx_last_used virtio.tx_avail_event virtio.tx_desc_free virtio.tx_unposted \
+		virtio.rx_used_idx virtio.rx_last_used virtio.rx_armed; do
+		v=$(ctr "$n" "${1:-$LOG/ec.log}")
+		out="$out $n=${v:-?}"
+	done
+	printf 'guest:%s' "$out"
+}
 
 # --- certificates by SNI: skiff vm --config, two sites on one TLS listener -------
 # sni_get VERSION NAME|- HOST [s_client args]: GET / with Host HOST through
@@ -255,7 +274,8 @@ abk_done=$(awk '/^Complete requests:/{print $3}' "$LOG/ab-k.log")
 if [ "$ab_done" = 100 ] && [ "$ab_fail" = 0 ] && [ "$abk_done" = 1000 ] && [ "$abk_fail" = 0 ]; then
 	pass "ab-13 (ab -f TLS1.3 -n 100 -c 4: $ab_rps/s full handshakes under TCG; -k -n 1000: 0 failed)"
 else
-	fail ab-13 "complete '$ab_done' failed '$ab_fail'; -k complete '$abk_done' failed '$abk_fail'; see $LOG/ab*.log"
+	# ab's own last words (a timeout, a reset) say how it stopped.
+	fail ab-13 "complete '$ab_done' failed '$ab_fail' ($(grep -aE '^(apr_|Total of|SSL)' "$LOG/ab.log" | tail -n 2 | tr '\n' ' ')); -k complete '$abk_done' failed '$abk_fail' ($(grep -aE '^(apr_|Total of|SSL)' "$LOG/ab-k.log" | tail -n 2 | tr '\n' ' ')); $(alive); see $LOG/ab*.log"
 fi
 
 # testssl.sh against wolfSSL in the guest, on the pc machine only (the
@@ -280,7 +300,7 @@ ws=$(ctr tls.wolfssl_sessions) ts=$(ctr tls.tickets_sent) rs=$(ctr tls.resumed) 
 if [ "$rc" = 0 ] && [ "${ws:-0}" -ge 100 ] && [ "${ts:-0}" -ge 100 ] && [ "${rs:-0}" -ge 6 ] && [ "${hf:-0}" -ge 6 ]; then
 	pass "counters (exit 0; tls.wolfssl_sessions $ws, tls.tickets_sent $ts, tls.resumed $rs, tls.handshake_failed $hf)"
 else
-	fail counters "exit $rc; wolfssl_sessions '$ws' tickets_sent '$ts' resumed '$rs' handshake_failed '$hf'"
+	fail counters "exit $rc; wolfssl_sessions '$ws' tickets_sent '$ts' resumed '$rs' handshake_failed '$hf'; $(guest_state)"
 fi
 # On microvm, the TLS path over virtio-mmio is what differs, and the guest
 # above covered it; microvm refuses --smp 2, and what follows is chosen at
