@@ -60,6 +60,11 @@
 #                 runs this guest alone.
 #   bad-mismatch  a key that is not the certificate's: the guest stops at boot
 #
+# The first guest's frames (headers) are kept in $LOG/ec.pcap, and a FAIL
+# of ab-13 or counters carries ab's last words and the guest's state
+# (counters, virtqueue indexes): what is left of a hang once the next run
+# has overwritten the logs.
+#
 # VM_MACHINE=microvm (phase vm-tls13-microvm) runs the first guest (boot to
 # counters, less testssl) on QEMU's microvm machine: what differs there is
 # the NIC's transport (virtio-mmio), which that guest's traffic covers;
@@ -96,7 +101,7 @@ vm_mkcert ec ec && vm_mkcert rsa rsa && vm_mkcert other ec || { fail setup "open
 alive() { kill -0 "$VM" 2>/dev/null && echo "the guest runs" || echo "the guest has exited"; }
 # ctr NAME [LOG]: the guest's last printed value of counter NAME.
 ctr() { awk -v n="$1" '$1 == n {gsub(/\r/, "", $2); print $2}' "${2:-$LOG/ec.log}" | tail -1; }
-# guest_state [LOG]: the counters that tell a stuck guest's state apart
+# guest_state: the first guest's counters that tell a stuck guest's state apart
 # (accepts and handshakes made; frames in and out; doorbells rung and
 # skipped; interrupts armed and taken; parks and what woke them; timers),
 # for a FAIL line: the log itself is overwritten by the next run, the
@@ -110,7 +115,7 @@ guest_state() {
 		tcp_rto_fires tcp_accept_queue_full tcp_cookies_sent tcp_mem_hard_entries virtio.tx_avail_idx \
 		virtio.tx_used_idx virtio.tx_last_used virtio.tx_avail_event virtio.tx_desc_free virtio.tx_unposted \
 		virtio.rx_used_idx virtio.rx_last_used virtio.rx_armed; do
-		v=$(ctr "$n" "${1:-$LOG/ec.log}")
+		v=$(ctr "$n")
 		out="$out $n=${v:-?}"
 	done
 	printf 'guest:%s' "$out"
@@ -205,12 +210,12 @@ fi
 
 
 HTTP=$(skt_free_port STREAM) HTTPS=$(skt_free_port STREAM) CTL=$(skt_free_port DGRAM)
-# This guest's frames, both ways, in $LOG/ec.pcap (QEMU's filter-dump on
-# skiff vm's netdev n0, through SKIFF_QEMU): when it stops answering, the
-# capture says whether the peer's SYNs reached it and whether anything
-# left it, which its counters at exit cannot (a hang under load, seen
-# once on microvm, 2026-12-05).
-printf '#!/bin/sh\nexec qemu-system-x86_64 "$@" -object filter-dump,id=skt-dump,netdev=n0,file=%s\n' \
+# This guest's frames, both ways, their first 128 bytes (the headers), in
+# $LOG/ec.pcap (QEMU's filter-dump on skiff vm's netdev n0, through
+# SKIFF_QEMU): when it stops answering, the capture says whether the
+# peer's SYNs reached it and whether anything left it, which its counters
+# at exit cannot (a hang under load, seen once on microvm, 2026-12-05).
+printf '#!/bin/sh\nexec qemu-system-x86_64 "$@" -object filter-dump,id=skt-dump,netdev=n0,maxlen=128,file=%s\n' \
 	"$LOG/ec.pcap" >"$CERTS/qemu-pcap" && chmod +x "$CERTS/qemu-pcap"
 export SKIFF_QEMU=$CERTS/qemu-pcap
 vm_boot ec 900 --tls-cert "$CERTS/ec.crt" --tls-key "$CERTS/ec.key" -p "$HTTP:80" -p "$HTTPS:443" \
