@@ -180,11 +180,15 @@ bool prom_stat_is_gauge(const char *name)
 {
 	/* Levels among the --stats values, by the name their layer gives
 	 * them (http/app.c, net/iface.c, runner/spin.c, http/cache.c,
-	 * net/tcp_api.c).  Everything else only ever grows. */
+	 * net/tcp_api.c, uk/uk_main.c).  Everything else only ever grows. */
 	static const char *const whole[] = {
 		"arp.entries", "arp.pending", "nd.entries", "nd.pending", "ip6.addrs_usable",
 		"loop.spin_budget_ns", "cache.bytes", "cache.entries", "tcp_mem_used", "tcp_mem_state",
 		"tcp_pacing_rate_max",
+		/* the unikernel's virtqueue indexes at this moment (uk/uk_main.c) */
+		"virtio.tx_avail_idx", "virtio.tx_used_idx", "virtio.tx_last_used",
+		"virtio.tx_avail_event", "virtio.tx_desc_free", "virtio.tx_unposted",
+		"virtio.rx_used_idx", "virtio.rx_last_used", "virtio.rx_armed",
 	};
 	for (unsigned i = 0; i < SK_ARRAY_LEN(whole); i++)
 		if (str_eq(name, whole[i]))

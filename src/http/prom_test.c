@@ -49,6 +49,8 @@ static void test_gauges(void **state)
 	assert_true(prom_stat_is_gauge("http.conns_open"));
 	assert_true(prom_stat_is_gauge("https.conns_open"));
 	assert_true(prom_stat_is_gauge("arp.entries"));
+	assert_true(prom_stat_is_gauge("virtio.tx_unposted"));
+	assert_false(prom_stat_is_gauge("virtio.tx_vnet_bad"));
 	assert_true(prom_stat_is_gauge("tcp_mem_used"));
 	assert_true(prom_stat_is_gauge("tcp_mem_state"));
 	assert_false(prom_stat_is_gauge("tcp_rcvbuf_grows"));

@@ -227,6 +227,23 @@ static void plat_stats(void *ctx, void (*fn)(void *fctx, const char *name, uint6
 	fn(fctx, "virtio.irq_arm_races", vnets[0].c.irq_arm_races);
 	fn(fctx, "virtio.rx_bad_len", vnets[0].c.rx_bad_len);
 	fn(fctx, "virtio.bad_used", vnets[0].c.bad_used);
+	/* The queues' indexes as they are now (gauges, not counts): what a
+	 * guest that stopped answering was waiting on.  tx: avail_idx past
+	 * used_idx with avail_event behind them is the device owing work it
+	 * was told of; avail_event at avail_idx, a doorbell owed; unposted,
+	 * frames waiting for descriptors the device still holds (nothing
+	 * interrupts when it frees them: the next sync takes them).  rx:
+	 * used_idx past last_used, frames arrived and not yet read. */
+	const struct virtio_net *vq0 = &vnets[0];
+	fn(fctx, "virtio.tx_avail_idx", vq0->txq.avail_idx);
+	fn(fctx, "virtio.tx_used_idx", vq0->txq.used ? vq0->txq.used->idx : 0);
+	fn(fctx, "virtio.tx_last_used", vq0->txq.last_used);
+	fn(fctx, "virtio.tx_avail_event", vq0->txq.avail_event ? *vq0->txq.avail_event : 0);
+	fn(fctx, "virtio.tx_desc_free", vq0->tx.nfree);
+	fn(fctx, "virtio.tx_unposted", vq0->dev.tx ? ring_load(&vq0->dev.tx->head) - vq0->tx_sub : 0);
+	fn(fctx, "virtio.rx_used_idx", vq0->rxq.used ? vq0->rxq.used->idx : 0);
+	fn(fctx, "virtio.rx_last_used", vq0->rxq.last_used);
+	fn(fctx, "virtio.rx_armed", vq0->armed);
 	runner_stats(&run, fn, fctx);
 	/* The CPU this stack runs on (the BSP): the metrics page may be
 	 * built on another. */
