@@ -690,7 +690,7 @@ static void test_bbr_lost_retransmission_before_rto(void **state)
  * found lost a round trip and a quarter after its retransmission left.
  * Before, nothing checked it and the RTO found it, 200 ms and the window
  * down to a segment later (bench-tcp's traces at 10 ms, 2 % loss: one
- * hole and 300 KB SACKed above it for 200 ms, in FIN_WAIT_1). */
+ * hole and 330 KB unacknowledged above it for 200 ms, in FIN_WAIT_1). */
 static void test_bbr_lost_retransmission_after_a_check(void **state)
 {
 	(void)state;

@@ -395,7 +395,7 @@ static void bbr_set_cwnd(struct tcp_sock *sk, uint32_t delivered, uint32_t infli
 	}
 	bool chained = b->rec_ended;
 	b->rec_ended = 0;
-	if ((sk->fl & (TF_RECOVERY | TF_SACK)) == (TF_RECOVERY | TF_SACK)) {
+	if (tcp_sack_recovery(sk)) {
 		if (!(b->fl & BBR_F_REC) && chained) {
 			/* The engine began this episode on the ACK that ended
 			 * the last (a hole above its end was already lost): to

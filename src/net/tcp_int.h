@@ -154,6 +154,12 @@ static inline bool tcp_synchronized(const struct tcp_sock *sk)
 {
 	return sk->state >= TCP_ESTABLISHED;
 }
+/* In a loss episode repaired from the peer's SACK blocks (RFC 6675), not
+ * NewReno's. */
+static inline bool tcp_sack_recovery(const struct tcp_sock *sk)
+{
+	return (sk->fl & (TF_RECOVERY | TF_SACK)) == (TF_RECOVERY | TF_SACK);
+}
 
 /* tcp_pool.c */
 struct tcp_sock *tcp_sock_alloc(struct tcp_stack *st);

@@ -535,7 +535,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	/* SACK recovery (RFC 6675 5 (C)): lost holes first, then new data, as
 	 * long as PRR's window has room above pipe; the first hole goes out
 	 * whatever the window (TF_RTX_ONE, the fast retransmit). */
-	bool sack_rec = (sk->fl & (TF_RECOVERY | TF_SACK)) == (TF_RECOVERY | TF_SACK);
+	bool sack_rec = tcp_sack_recovery(sk);
 	uint32_t budget = 0;
 	if (sack_rec) {
 		bool force = sk->fl & TF_RTX_ONE;
@@ -566,7 +566,6 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			tcp_undo_arm(sk, now, start);
 			force = false;
 			sk->rtx_hi = start + n;
-			sk->rtx_last_us = (uint32_t)(now / SK_NS_PER_US);
 			tcp_rtx_check_start(sk, now, start + n);
 			budget = budget > n ? budget - n : 0;
 			sk->prr_out += n;

@@ -135,7 +135,7 @@ static uint32_t tcp_rtx_chk_wait_us(const struct tcp_sock *sk, bool timer)
 sk_time_ns tcp_rtx_chk_deadline(const struct tcp_sock *sk, sk_time_ns now)
 {
 	if (!(sk->fl & TF_RTX_CHK) || !sk->srtt_us || !tcp_seq_gt(sk->rtx_chk_end, sk->snd_una) ||
-	    (sk->fl & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
+	    !tcp_sack_recovery(sk))
 		return SK_TIME_NEVER;
 	uint32_t age = (uint32_t)(now / SK_NS_PER_US) - sk->rtx_chk_us;
 	uint32_t wait = tcp_rtx_chk_wait_us(sk, true);
@@ -153,17 +153,37 @@ static void tcp_rtx_chk_arm(struct tcp_sock *sk, sk_time_ns now)
 	}
 }
 
-/* A retransmission ending at `end` left now: it starts a check unless one
- * is under way (its holes are covered by the next one) or holes found lost
- * again are being resent (tcp_rtx_redo_done starts the next). */
-void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end)
+/* A check from now: every hole below `end` was last sent at or before
+ * `us`. */
+static void tcp_rtx_chk_begin(struct tcp_sock *sk, sk_time_ns now, uint32_t end, uint32_t us)
 {
-	if ((sk->fl & (TF_RTX_CHK | TF_RTX_REDO)) || !tcp_rtx_check_on(sk))
-		return;
 	sk->rtx_chk_end = end;
-	sk->rtx_chk_us = (uint32_t)(now / SK_NS_PER_US);
+	sk->rtx_chk_us = us;
 	sk->fl |= TF_RTX_CHK;
 	tcp_rtx_chk_arm(sk, now);
+}
+
+/* The check found the holes below its end lost again: the retransmission
+ * point goes back to resend them (tcp_output_data), and then up past the
+ * holes resent after them (tcp_rtx_redo_done). */
+static void tcp_rtx_lost_again(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	st->stats.lost_retransmits++;
+	sk->fl = (sk->fl & ~(uint32_t)TF_RTX_CHK) | TF_RTX_REDO;
+	sk->rtx_redo_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_chk_end);
+	sk->rtx_hi = sk->snd_una;
+}
+
+/* A retransmission ending at `end` left now (rtx_last_us): it starts a
+ * check unless one is under way (its holes are covered by the next one)
+ * or holes found lost again are being resent (tcp_rtx_redo_done starts
+ * the next). */
+void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end)
+{
+	sk->rtx_last_us = (uint32_t)(now / SK_NS_PER_US);
+	if ((sk->fl & (TF_RTX_CHK | TF_RTX_REDO)) || !tcp_rtx_check_on(sk))
+		return;
+	tcp_rtx_chk_begin(sk, now, end, sk->rtx_last_us);
 }
 
 /* Every ACK (after its acknowledgment and SACK blocks are in): the check
@@ -182,24 +202,16 @@ void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, ui
 		 * their own (one at a time): the next covers them, from the
 		 * latest resend.  Without it a lost one among them waited for
 		 * the RTO, 200 ms or more (seen at 10 ms, 2 % loss). */
-		if (!tcp_seq_gt(sk->rtx_hi, sk->snd_una) ||
-		    (sk->fl & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
+		if (!tcp_seq_gt(sk->rtx_hi, sk->snd_una) || !tcp_sack_recovery(sk))
 			return;
-		sk->rtx_chk_end = sk->rtx_hi;
-		sk->rtx_chk_us = sk->rtx_last_us;
-		sk->fl |= TF_RTX_CHK;
-		tcp_rtx_chk_arm(sk, now);
+		tcp_rtx_chk_begin(sk, now, sk->rtx_hi, sk->rtx_last_us);
 	}
-	if (!delivered || !sk->srtt_us ||
-	    (sk->fl & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
+	if (!delivered || !sk->srtt_us || !tcp_sack_recovery(sk))
 		return;
 	uint32_t age = (uint32_t)(now / SK_NS_PER_US) - sk->rtx_chk_us;
 	if (age <= tcp_rtx_chk_wait_us(sk, false))
 		return;
-	st->stats.lost_retransmits++;
-	sk->fl = (sk->fl & ~(uint32_t)TF_RTX_CHK) | TF_RTX_REDO;
-	sk->rtx_redo_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_chk_end);
-	sk->rtx_hi = sk->snd_una;
+	tcp_rtx_lost_again(st, sk);
 }
 
 /* The holes found lost again are all resent (or acked): the
@@ -209,11 +221,8 @@ void tcp_rtx_redo_done(struct tcp_sock *sk, sk_time_ns now)
 {
 	sk->fl &= ~(uint32_t)TF_RTX_REDO;
 	sk->rtx_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_redo_hi);
-	if (tcp_seq_gt(sk->rtx_chk_end, sk->snd_una)) {
-		sk->rtx_chk_us = (uint32_t)(now / SK_NS_PER_US);
-		sk->fl |= TF_RTX_CHK;
-		tcp_rtx_chk_arm(sk, now);
-	}
+	if (tcp_seq_gt(sk->rtx_chk_end, sk->snd_una))
+		tcp_rtx_chk_begin(sk, now, sk->rtx_chk_end, (uint32_t)(now / SK_NS_PER_US));
 }
 
 /* The check's timer fired: no ACK came to apply the rule, and the hole
@@ -223,11 +232,8 @@ void tcp_rtx_check_timer(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 {
 	sk_time_ns at = tcp_rtx_chk_deadline(sk, now);
 	if (at != SK_TIME_NEVER && at <= now) {
-		st->stats.lost_retransmits++;
 		st->stats.rtx_chk_timeouts++;
-		sk->fl = (sk->fl & ~(uint32_t)TF_RTX_CHK) | TF_RTX_REDO;
-		sk->rtx_redo_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_chk_end);
-		sk->rtx_hi = sk->snd_una;
+		tcp_rtx_lost_again(st, sk);
 		tcp_egress(st, sk);
 	}
 	tcp_rearm_rtx(st, sk, now);
@@ -346,13 +352,11 @@ bool tcp_undo_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now,
  * recovery or after a timeout, or a probe is unanswered. */
 sk_time_ns tcp_pto(const struct tcp_stack *st, const struct tcp_sock *sk)
 {
-	/* Every state with our data or FIN to deliver: the closing ones
-	 * too, where a transfer's tail is (the app closes after its last
-	 * write), or a lost last segment waits for the RTO there. */
+	/* Any synchronized state: the closing ones too, where a transfer's
+	 * tail is (the app closes after its last write), or a lost last
+	 * segment waits for the RTO there. */
 	if (!(sk->fl & TF_SACK) || (sk->fl & (TF_RECOVERY | TF_TLP_OUT)) || sk->backoff ||
-	    !sk->srtt_us ||
-	    (sk->state != TCP_ESTABLISHED && sk->state != TCP_CLOSE_WAIT &&
-	     sk->state != TCP_FIN_WAIT_1 && sk->state != TCP_CLOSING && sk->state != TCP_LAST_ACK))
+	    !sk->srtt_us || !tcp_synchronized(sk))
 		return 0;
 	sk_time_ns pto = 2 * (sk_time_ns)sk->srtt_us * SK_NS_PER_US;
 	if (sk->snd_max - sk->snd_una <= tcp_eff_mss(sk))

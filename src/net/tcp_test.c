@@ -736,6 +736,49 @@ static void est_rtt_10ms(struct est *e)
 	tnode_clear(e->n);
 }
 
+/* 10 ms later, the peer acknowledges up to `ack` (and SACKs [left, right)
+ * when right is not 0); then the node runs. */
+static void est_ack_later(struct est *e, uint32_t ack, uint32_t left, uint32_t right)
+{
+	e->now += 10 * MS;
+	e->pts += 10;
+	e->lseq = ack;
+	if (right) {
+		struct tcp_opts o = {.has_ts = true, .ts_val = e->pts, .ts_ecr = e->ecr, .nsack = 1};
+		o.sack[0].left = left;
+		o.sack[0].right = right;
+		tnode_inject(e->n, e->now, PEER, PPORT, LPORT, TCP_ACK, e->pseq, e->lseq, e->pwin, &o,
+			     NULL, 0);
+	} else {
+		est_raw(e, TCP_ACK, e->pseq, e->lseq);
+	}
+	est_poll(e);
+}
+
+/* A tail: `segs` full segments sent at once (the FIN with the last, with
+ * `fin`), the first `acked` acknowledged 10 ms later.  Returns when they
+ * left; *una is where they began. */
+static sk_time_ns est_tail(struct est *e, unsigned segs, unsigned acked, bool fin, uint32_t *una)
+{
+	static uint8_t d[8 * 1448];
+	size_t len = (size_t)segs * 1448;
+	assert_true(len <= sizeof(d));
+	assert_int_equal(tcp_send(&e->n->st, e->s, d, len), (int)len);
+	if (fin)
+		assert_int_equal(tcp_shutdown(&e->n->st, e->s, TCP_SHUT_WR), 0);
+	est_poll(e);
+	if (fin) {
+		assert_true(e->n->nseg >= segs);
+		assert_true(e->n->segs[e->n->nseg - 1].h.flags & TCP_FIN);
+	} else {
+		assert_int_equal(e->n->nseg, segs);
+	}
+	*una = e->lseq;
+	sk_time_ns sent = e->now;
+	est_ack_later(e, *una + acked * 1448, 0, 0);
+	return sent;
+}
+
 /* The last two of five segments lost: no duplicate ACK will come.  Two
  * round trips later the tail loss probe resends the last segment; its
  * SACK shows the hole before it lost (RACK), and recovery repairs it --
@@ -746,17 +789,9 @@ static void test_est_tail_loss_probe(void **state)
 	struct est e;
 	est_open(&e, true, NULL);
 	est_rtt_10ms(&e);
-	static uint8_t d[5 * 1448];
-	assert_int_equal(tcp_send(&e.n->st, e.s, d, sizeof(d)), (int)sizeof(d));
-	est_poll(&e);
-	assert_int_equal(e.n->nseg, 5);
-	uint32_t mss = 1448, una = e.lseq, end = una + 5 * mss;
-	sk_time_ns sent = e.now;
-	e.now += 10 * MS;
-	e.pts += 10;
-	e.lseq = una + 3 * mss;
-	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
-	est_poll(&e);
+	uint32_t mss = 1448, una;
+	sk_time_ns sent = est_tail(&e, 5, 3, false, &una);
+	uint32_t end = una + 5 * mss;
 	tnode_clear(e.n);
 	struct tcp_info in;
 	tcp_info(&e.n->st, e.s, &in);
@@ -769,22 +804,12 @@ static void test_est_tail_loss_probe(void **state)
 	assert_int_equal(e.n->segs[0].h.seq, end - mss); /* the last segment again */
 	tnode_clear(e.n);
 	/* Its SACK: the segment before it is the hole. */
-	e.now += 10 * MS;
-	e.pts += 10;
-	struct tcp_opts o = {.has_ts = true, .ts_val = e.pts, .ts_ecr = e.ecr, .nsack = 1};
-	o.sack[0].left = end - mss;
-	o.sack[0].right = end;
-	tnode_inject(e.n, e.now, PEER, PPORT, LPORT, TCP_ACK, e.pseq, e.lseq, e.pwin, &o, NULL, 0);
-	est_poll(&e);
+	est_ack_later(&e, e.lseq, end - mss, end);
 	assert_int_equal(STAT(e.n, tlp_recoveries), 1);
 	assert_true(e.n->nseg >= 1);
 	assert_int_equal(e.n->segs[0].h.seq, una + 3 * mss);
 	assert_int_equal(e.n->segs[0].h.payload_len, mss);
-	e.now += 10 * MS;
-	e.pts += 10;
-	e.lseq = end;
-	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
-	est_poll(&e);
+	est_ack_later(&e, end, 0, 0);
 	assert_int_equal(STAT(e.n, rto_fires), 0);
 	assert_true(tcp_next_deadline(&e.n->st) == SK_TIME_NEVER);
 	est_close(&e);
@@ -801,19 +826,9 @@ static void test_est_tail_loss_probe_fin_wait(void **state)
 	struct est e;
 	est_open(&e, true, NULL);
 	est_rtt_10ms(&e);
-	static uint8_t d[4 * 1448];
-	assert_int_equal(tcp_send(&e.n->st, e.s, d, sizeof(d)), (int)sizeof(d));
-	assert_int_equal(tcp_shutdown(&e.n->st, e.s, TCP_SHUT_WR), 0);
-	est_poll(&e);
-	uint32_t mss = 1448, una = e.lseq, end = una + 4 * mss;
-	assert_true(e.n->nseg >= 4);
-	assert_true(e.n->segs[e.n->nseg - 1].h.flags & TCP_FIN);
-	sk_time_ns sent = e.now;
-	e.now += 10 * MS;
-	e.pts += 10;
-	e.lseq = una + 2 * mss;
-	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
-	est_poll(&e);
+	uint32_t mss = 1448, una;
+	sk_time_ns sent = est_tail(&e, 4, 2, true, &una);
+	uint32_t end = una + 4 * mss;
 	tnode_clear(e.n);
 	struct tcp_info in;
 	tcp_info(&e.n->st, e.s, &in);
@@ -830,21 +845,11 @@ static void test_est_tail_loss_probe_fin_wait(void **state)
 	assert_true(e.n->segs[0].h.flags & TCP_FIN);
 	tnode_clear(e.n);
 	/* Its SACK: the segment before it is the hole, repaired at once. */
-	e.now += 10 * MS;
-	e.pts += 10;
-	struct tcp_opts o = {.has_ts = true, .ts_val = e.pts, .ts_ecr = e.ecr, .nsack = 1};
-	o.sack[0].left = end - mss;
-	o.sack[0].right = end + 1;
-	tnode_inject(e.n, e.now, PEER, PPORT, LPORT, TCP_ACK, e.pseq, e.lseq, e.pwin, &o, NULL, 0);
-	est_poll(&e);
+	est_ack_later(&e, e.lseq, end - mss, end + 1);
 	assert_true(e.n->nseg >= 1);
 	assert_int_equal(e.n->segs[0].h.seq, una + 2 * mss);
 	assert_int_equal(e.n->segs[0].h.payload_len, mss);
-	e.now += 10 * MS;
-	e.pts += 10;
-	e.lseq = end + 1; /* the data and the FIN */
-	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
-	est_poll(&e);
+	est_ack_later(&e, end + 1, 0, 0); /* the data and the FIN */
 	tcp_info(&e.n->st, e.s, &in);
 	assert_int_equal(in.state, TCP_FIN_WAIT_2);
 	assert_int_equal(STAT(e.n, rto_fires), 0);
@@ -860,15 +865,9 @@ static void test_est_tail_loss_probe_one_segment(void **state)
 	struct est e;
 	est_open(&e, true, NULL);
 	est_rtt_10ms(&e);
-	static uint8_t d[3 * 1448];
-	assert_int_equal(tcp_send(&e.n->st, e.s, d, sizeof(d)), (int)sizeof(d));
-	est_poll(&e);
-	uint32_t mss = 1448, una = e.lseq, end = una + 3 * mss;
-	e.now += 10 * MS;
-	e.pts += 10;
-	e.lseq = una + 2 * mss;
-	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
-	est_poll(&e);
+	uint32_t mss = 1448, una;
+	est_tail(&e, 3, 2, false, &una);
+	uint32_t end = una + 3 * mss;
 	tnode_clear(e.n);
 	struct tcp_info before;
 	tcp_info(&e.n->st, e.s, &before);
@@ -877,11 +876,7 @@ static void test_est_tail_loss_probe_one_segment(void **state)
 	assert_int_equal(STAT(e.n, tlp_probes), 1);
 	assert_int_equal(STAT(e.n, rto_fires), 0);
 	assert_int_equal(e.n->segs[0].h.seq, end - mss);
-	e.now += 10 * MS;
-	e.pts += 10;
-	e.lseq = end;
-	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
-	est_poll(&e);
+	est_ack_later(&e, end, 0, 0);
 	struct tcp_info in;
 	tcp_info(&e.n->st, e.s, &in);
 	assert_int_equal(STAT(e.n, tlp_repairs), 1);
