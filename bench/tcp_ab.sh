@@ -10,7 +10,10 @@
 #   BENCH_TCP_STACKS=AB_STACKS bench/tcp_wan.sh BINDIR/skiff-BIN
 # into OUTDIR/BIN-DELAY-REP (its log beside it, BIN-DELAY-REP.log); Linux BBR
 # (linux-bbr) is added to the stacks of one binary's run, AB_LINUX_WITH's,
-# so every repetition has it in the same minute as the skiff runs.  Each run
+# so every repetition has it in the same minute as the skiff runs.  The
+# relay's seed is the repetition's number (BENCH_TCP_SEED): in a repetition
+# every binary and Linux meet the same losses, and each repetition other
+# ones (before 2026-12-06 every run met seed 0's).  Each run
 # holds AB_LOCK for itself only (AB_LOCK_EACH): other users of the
 # namespaces wait at most one run.  bench/tcp_ab.py OUTDIR makes the tables;
 # bench/tcp_trace_plot.py OUTDIR draws the runs' connection traces (skiff's
@@ -72,7 +75,7 @@ for rep in $(seq "$first" $((first + reps - 1))); do
 			fi
 			st=$stacks
 			[ "$b" = "$linux_with" ] && st="$st linux-bbr"
-			"${runlock[@]}" env BENCH_TCP_DELAYS="$d" BENCH_TCP_LOSSES="$losses" \
+			"${runlock[@]}" env BENCH_TCP_DELAYS="$d" BENCH_TCP_LOSSES="$losses" BENCH_TCP_SEED="$rep" \
 				BENCH_TCP_LOSSY_MIB="$mib" BENCH_TCP_REPS=1 BENCH_TCP_ROLES=send \
 				BENCH_TCP_STACKS="$st" BENCH_TCP_OUT="$out/$b-$d-$rep" \
 				bench/tcp_wan.sh "$bindir/skiff-$b" >"$out/$b-$d-$rep.log" 2>&1

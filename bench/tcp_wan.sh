@@ -45,6 +45,14 @@
 #   BENCH_TCP_STACKS  (default "skiff skiff-bbr skiff-fixed linux-cubic linux-bbr")
 #   BENCH_TCP_ROLES   (default "server client send")
 #   BENCH_TCP_TIMEOUT seconds per transfer        (default 300)
+#   BENCH_TCP_SEED    the relay's base seed (default 1).  The relay restarts
+#                     before every transfer with --seed from (base, delay,
+#                     loss, rep, role): every stack of a repetition meets the
+#                     same losses at the same frames of each direction, and
+#                     each repetition other ones (the seed is in runs.tsv).
+#                     Before 2026-12-06 one relay, seed 0, served a whole
+#                     cell or job, so the first stack of each one met the same
+#                     losses in every repetition and the others what followed
 #   BENCH_TCP_JOBS    K: run up to K jobs of the grid at once (default 1: every
 #                     cell in turn, as before).  With K > 1 the grid has two
 #                     phases.  Parallel: every cell not in BENCH_TCP_SERIAL is
@@ -118,6 +126,8 @@ for r in $ROLES; do
 	esac
 done
 TMO=${BENCH_TCP_TIMEOUT:-300}
+SEED=${BENCH_TCP_SEED:-1}
+[[ $SEED =~ ^[0-9]+$ ]] || { echo "BENCH_TCP_SEED: a number, not '$SEED'" >&2; exit 2; }
 JOBS=${BENCH_TCP_JOBS:-1}
 NICE=${BENCH_TCP_NICE:-10}
 if [ -z "${BENCH_TCP_SERIAL+x}" ]; then
@@ -254,10 +264,12 @@ run_one() {
 			[ $rc -eq 0 ] && [[ $line == *" MATCH"* ]] && ok=1
 			out=$(cat "$WORK/echo.out")
 		else
+			mkdir -p "$OUT/traces"
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
 			out=$(ip netns exec "$SKT_NS_S" timeout $((TMO + 10)) "$BIN" tcp-client --dev packet:vs0 \
 				--ip "$SKT_SKIFF_IP/24" --gw "$SKT_LINUX_IP" --connect "$SKT_LINUX_IP:$PORT_C" \
-				--send-random "$BYTES" --expect-echo --timeout "$TMO" --stats "${tune[@]}" 2>&1)
+				--send-random "$BYTES" --expect-echo --timeout "$TMO" --stats "${tune[@]}" \
+				--tcp-trace "$OUT/traces/$delay-$loss-$stack-$role-$rep.tsv" 2>&1)
 			rc=$?
 			t1=$(cpu_ticks "$SKT_RELAY_PID")
 			line=$(grep -m1 '^skiff tcp-client:' <<<"$out")
@@ -344,12 +356,16 @@ run_cell() {
 	fi
 	local -a args=(--delay "$delay")
 	[ "$loss" != 0 ] && args+=(--loss "$loss")
-	skt_relay_start "$WORK/relay.out" "${args[@]}" || { echo "cell $delay/$loss: relay failed" >&2; exit 1; }
-	local hz
+	local hz seed
 	hz=$(getconf CLK_TCK)
 	for ((rep = r0; rep <= r1; rep++)); do
 		for stack in $STACKS; do
 			for role in $ROLES; do
+				# A fresh relay per transfer, its losses drawn from the
+				# repetition's seed (BENCH_TCP_SEED above).
+				seed=$(printf '%s %s %s %s %s' "$SEED" "$delay" "$loss" "$rep" "$role" | cksum | cut -d' ' -f1)
+				skt_relay_start "$WORK/relay.out" "${args[@]}" --seed "$seed" ||
+					{ echo "cell $delay/$loss: relay failed" >&2; exit 1; }
 				r=$(run_one "$stack" "$role")
 				# shellcheck disable=SC2086
 				set -- $r
@@ -358,16 +374,16 @@ run_cell() {
 				gp=$(awk -v b="$BYTES" -v s="$2" 'BEGIN { printf "%.3f", (s > 0 ? b / 1048576 / s : 0) }')
 				cpu=$(awk -v rc="${10}" -v hz="$hz" -v s="$2" 'BEGIN { printf "%.1f", (s > 0 ? 100 * rc / hz / s : 0) }')
 				row=$(printf '%s\t' "$delay" "$loss" "$stack" "$role" "$rep" "$MIB" "$1" "$2" "$gp" \
-					"$3" "$4" "$5" "$6" "$7" "$8" "$9" "$cpu")
+					"$3" "$4" "$5" "$6" "$7" "$8" "$9" "$cpu" "$seed")
 				# One write of one line (O_APPEND, < PIPE_BUF): the parallel
 				# jobs' rows never interleave.
 				printf '%s%s\n' "$row" "$PHASE" >>"$OUT/runs.tsv"
 				echo "  $delay ms $loss %: $stack $role rep $rep: ok=$1 ${gp} MiB/s rtx=$3 rto=$4 (relay $cpu% cpu)" >&2
+				skt_relay_stop
+				echo "  relay (seed $seed): $(tail -n 1 "$WORK/relay.out")" >&2
 			done
 		done
 	done
-	skt_relay_stop
-	echo "  relay: $(tail -n 1 "$WORK/relay.out")" >&2
 }
 
 # ---- the relay's cost: python against C -------------------------------------
@@ -415,18 +431,18 @@ if [ "$MODE" = cell ]; then # internal: one cell (or one REP of it), under the c
 fi
 
 mkdir -p "$OUT"
-printf 'delay_ms\tloss_pct\tstack\trole\trep\tmib\tok\tsecs\tgoodput_mib_s\tretrans\trto\tfast_rtx\tsack_recoveries\ttlp_probes\ttlp_recoveries\tundos\trelay_cpu_pct\tphase\n' \
+printf 'delay_ms\tloss_pct\tstack\trole\trep\tmib\tok\tsecs\tgoodput_mib_s\tretrans\trto\tfast_rtx\tsack_recoveries\ttlp_probes\ttlp_recoveries\tundos\trelay_cpu_pct\tseed\tphase\n' \
 	>"$OUT/runs.tsv"
 {
 	echo "date: $(date -u '+%F %H:%M UTC')"
 	echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r)"
-	echo "command: BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS='$DELAYS' BENCH_TCP_LOSSES='$LOSSES' BENCH_TCP_MIB=$MIB BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS='$STACKS' BENCH_TCP_ROLES='$ROLES' BENCH_TCP_TIMEOUT=$TMO BENCH_TCP_JOBS=$JOBS${SERIAL:+ BENCH_TCP_SERIAL='${SERIAL% }'} make bench-tcp"
+	echo "command: BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS='$DELAYS' BENCH_TCP_LOSSES='$LOSSES' BENCH_TCP_MIB=$MIB BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS='$STACKS' BENCH_TCP_ROLES='$ROLES' BENCH_TCP_TIMEOUT=$TMO BENCH_TCP_SEED=$SEED BENCH_TCP_JOBS=$JOBS${SERIAL:+ BENCH_TCP_SERIAL='${SERIAL% }'} make bench-tcp"
 	echo "skiff: ${BENCH_TCP_REV:-$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null)}"
 } >"$OUT/meta.txt"
 # The cells run as children: they get the grid as resolved here.
 export BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS=$DELAYS BENCH_TCP_LOSSES=$LOSSES BENCH_TCP_MIB=$MIB \
 	BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS=$STACKS BENCH_TCP_ROLES=$ROLES \
-	BENCH_TCP_TIMEOUT=$TMO BENCH_TCP_OUT=$OUT
+	BENCH_TCP_TIMEOUT=$TMO BENCH_TCP_SEED=$SEED BENCH_TCP_OUT=$OUT
 
 # serial_cell D L: one whole cell, alone, under the lock if one is given.
 serial_cell() {

@@ -30,9 +30,11 @@
  *        queued); the next one is dropped (drop-tail, limit_drops).
  *   tx   sendmmsg() per output interface, in batches of up to TX_BATCH.
  *
- * The random choices come from splitmix64 seeded by --seed, drawn only
- * for the impairments that are on, in a fixed order per frame: the same
- * seed and the same frames give the same impairments.
+ * The random choices come from splitmix64, a stream per direction seeded
+ * from --seed, drawn only for the impairments that are on, in a fixed
+ * order per frame: the same seed and the same frames of a direction give
+ * that direction the same impairments, however the other direction's
+ * frames interleave with them.
  *
  * Counters (one line on SIGTERM/SIGINT, the Python relay's names first):
  *   a2b, b2a   frames read from A, from B
@@ -111,6 +113,7 @@ struct imp_dir {
 	uint64_t last_dep; /* the bottleneck's last departure */
 	uint64_t last_due; /* the last delayed frame's due time (FIFO clamp) */
 	int out;           /* the port it sends on */
+	uint64_t rng;      /* this direction's own stream (below) */
 };
 
 /* A held frame.  Free slots are on the free stack; a slot is either free,
@@ -138,7 +141,6 @@ struct imp {
 	uint32_t *heap;     /* min-heap of slot indices by (due, seq) */
 	uint32_t nheap;
 	uint64_t seq;
-	uint64_t rng;
 	uint64_t window_ns; /* see WINDOW_MAX_NS */
 	struct imp_counters c;
 };
@@ -159,9 +161,9 @@ static uint64_t now_ns(void)
 }
 
 /* splitmix64: small, fast, and its whole state is the seed. */
-static uint64_t rnd(struct imp *m)
+static uint64_t rnd(struct imp_dir *d)
 {
-	uint64_t z = (m->rng += 0x9e3779b97f4a7c15ull);
+	uint64_t z = (d->rng += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
@@ -169,9 +171,9 @@ static uint64_t rnd(struct imp *m)
 
 /* True with probability p / 2^32.  No draw when p is 0 (as the Python
  * relay), so a run's draws depend only on the impairments that are on. */
-static bool chance(struct imp *m, uint64_t p)
+static bool chance(struct imp_dir *d, uint64_t p)
 {
-	return p && (rnd(m) >> 32) < p;
+	return p && (rnd(d) >> 32) < p;
 }
 
 /* Percent in millionths (OPT_K_DEC) -> 2^-32 units. */
@@ -294,30 +296,30 @@ static void impair_frame(struct imp *m, int di, uint32_t s, uint64_t at, uint64_
 		tx_push(m, d->out, s);
 		return;
 	}
-	if (chance(m, d->p_loss)) {
+	if (chance(d, d->p_loss)) {
 		m->c.lost++;
 		m->free[m->nfree++] = s;
 		return;
 	}
 	unsigned copies = 1;
-	if (chance(m, d->p_dup)) {
+	if (chance(d, d->p_dup)) {
 		copies = 2;
 		m->c.dup++;
 	}
 	uint16_t len = m->slot[s].len;
-	if (chance(m, d->p_corrupt) && len > ETH_HLEN) {
-		uint64_t r = rnd(m);
+	if (chance(d, d->p_corrupt) && len > ETH_HLEN) {
+		uint64_t r = rnd(d);
 		uint32_t bit_at = ETH_HLEN + (uint32_t)((r >> 3) % (len - ETH_HLEN));
 		slot_data(m, s)[bit_at] ^= (uint8_t)(1u << (r & 7));
 		m->c.corrupt++;
 	}
 	bool delaying = d->delay_ns || d->jitter_ns;
-	bool ahead = delaying && chance(m, d->p_reorder);
+	bool ahead = delaying && chance(d, d->p_reorder);
 	uint64_t extra = 0;
 	if (delaying && !ahead) {
 		int64_t x = (int64_t)d->delay_ns;
 		if (d->jitter_ns)
-			x += (int64_t)(rnd(m) % (2 * d->jitter_ns + 1)) - (int64_t)d->jitter_ns;
+			x += (int64_t)(rnd(d) % (2 * d->jitter_ns + 1)) - (int64_t)d->jitter_ns;
 		extra = x > 0 ? (uint64_t)x : 0;
 		m->c.delayed++;
 	} else if (ahead) {
@@ -538,7 +540,12 @@ int cmd_impair(int argc, char **argv)
 	uint64_t dir = opt_num(&o, OPT_IMP_DIR); /* a2b, b2a, both */
 	dir_config(&m.dir[DIR_A2B], &o, dir != 1, 1);
 	dir_config(&m.dir[DIR_B2A], &o, dir != 0, 0);
-	m.rng = opt_num(&o, OPT_IMP_SEED);
+	/* A stream per direction: which of a direction's frames are lost
+	 * depends on that direction's frames only, not on how the other's
+	 * (a transfer's ACKs) interleave with them. */
+	uint64_t seed = opt_num(&o, OPT_IMP_SEED);
+	m.dir[DIR_A2B].rng = seed;
+	m.dir[DIR_B2A].rng = seed ^ 0xd1b54a32d192ed03ull;
 	const struct imp_dir *d0 = &m.dir[0];
 	m.window_ns = d0->delay_ns / 10 < WINDOW_MAX_NS ? d0->delay_ns / 10 : WINDOW_MAX_NS;
 

@@ -337,8 +337,9 @@ const struct opt_def opt_defs[OPT_N] = {
 			   "frames held (delayed or queued) per direction; the next\n"
 			   "is dropped (drop-tail)"},
 	[OPT_IMP_SEED] = {"seed", 0, OPT_K_U64, "S", 0, 0, NULL,
-			  "seed of the impairments' random choices: the same seed\n"
-			  "and the same frames give the same impairments"},
+			  "seed of the impairments' random choices (a stream per\n"
+			  "direction): the same seed and the same frames give the\n"
+			  "same impairments"},
 
 	/* switch and pktgen.  The ring sizes ring_region_size accepts. */
 	[OPT_SLOTS] = {"slots", 0, OPT_K_NUM, "N", 2, 32768, NULL, "slots per ring, a power of two"},
