@@ -18,13 +18,15 @@
  *   on_rto    a retransmission timeout (after ssthresh): restart.
  *   on_undo   the engine found the last loss spurious and restored
  *             cwnd/ssthresh: drop what ssthresh() remembered.
- * Pacing.  An algorithm that sets sk->pacing_rate (bytes per second; 0,
- * what CUBIC and NewReno leave, is off) has the engine space its data
+ * Pacing.  An algorithm that sets sk->pacing_rate (bytes per second; 0
+ * is off) has the engine space its data
  * segments from a token bucket filled at that rate, one quantum
  * (tcp_pace_depth) deep: over any interval at most the rate times its
  * length plus one quantum (tcp_out.c); a held socket waits on its timer,
- * not in a loop.  Only a paced socket
- * gets the two hooks that feed a rate model (both may be NULL):
+ * not in a loop.  BBR paces at its model's rate; CUBIC and NewReno
+ * at the window's (tcp_cc_pace_window), from their first ACK on.  Only a
+ * paced socket gets the two hooks that feed a rate model (both may be
+ * NULL; only BBR has them):
  *   on_send   a segment of new data [seq, seq + len) left now.
  *   on_delivery  every acceptable ACK, in recovery or not, after the
  *             engine has processed its acknowledgment and SACK blocks
@@ -74,6 +76,9 @@ static inline const struct tcp_cc_ops *tcp_cc(const struct tcp_sock *sk)
 {
 	return tcp_cc_get(sk->cc_algo);
 }
+
+/* CUBIC's and NewReno's pacing rate from the window (tcp_cc.c). */
+void tcp_cc_pace_window(struct tcp_sock *sk);
 
 /* The integer cube root (tcp_cubic.c; exposed for its unit test). */
 uint64_t tcp_icbrt(uint64_t x);

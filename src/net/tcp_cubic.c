@@ -129,7 +129,7 @@ static uint64_t cubic_w(const struct tcp_sock *sk, int64_t t_ms)
 	return w > 0 ? (uint64_t)w : 0;
 }
 
-static unsigned cubic_on_ack(struct tcp_sock *sk, uint32_t acked, sk_time_ns now)
+static unsigned cubic_grow(struct tcp_sock *sk, uint32_t acked, sk_time_ns now)
 {
 	struct tcp_cubic *c = &sk->cc.cubic;
 	uint32_t mss = tcp_eff_mss(sk);
@@ -193,6 +193,13 @@ static unsigned cubic_on_ack(struct tcp_sock *sk, uint32_t acked, sk_time_ns now
 	return 0;
 }
 
+static unsigned cubic_on_ack(struct tcp_sock *sk, uint32_t acked, sk_time_ns now)
+{
+	unsigned ev = cubic_grow(sk, acked, now);
+	tcp_cc_pace_window(sk);
+	return ev;
+}
+
 static uint32_t cubic_ssthresh(struct tcp_sock *sk, uint32_t base, sk_time_ns now)
 {
 	(void)now;
@@ -213,6 +220,7 @@ static void cubic_on_rto(struct tcp_sock *sk, sk_time_ns now)
 	(void)now;
 	sk->cc.cubic.epoch = 0;
 	sk->bytes_acked = 0;
+	tcp_cc_pace_window(sk);
 }
 
 static void cubic_on_undo(struct tcp_sock *sk, sk_time_ns now)

@@ -516,9 +516,10 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	 * sizes each), else a segment at a time. */
 	uint32_t tso = sk_addr_is_v4(&sk->raddr) ? st->cfg.tso_max4 : st->cfg.tso_max6;
 	uint32_t burst = tso > mss ? tso : mss;
-	/* Paced (BBR): one quantum at a time, none before pace_at.  Off, this
-	 * is the only test the send path pays. */
-	bool paced = sk_unlikely(sk->pacing_rate != 0);
+	/* Paced (every algorithm, once it has an RTT; tcp_cc.h): one quantum
+	 * at a time, none before pace_at.  Off, this is the only test the
+	 * send path pays. */
+	bool paced = sk->pacing_rate != 0;
 	const struct tcp_cc_ops *cc = NULL;
 	uint32_t quantum = 0, pace_left = 0;
 	if (paced) {

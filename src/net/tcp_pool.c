@@ -6,6 +6,7 @@
  * positions, keys | scratch segment | SACK scoreboards | send buffers |
  * receive buffers | grown-buffer slots.  The
  * buffer pools come last, so the part never used is never touched. */
+#include "tcp_cc.h"
 #include "tcp_int.h"
 
 #define TCP_ALIGN(x) (((x) + 63) & ~(size_t)63)
@@ -361,12 +362,14 @@ bool tcp_buf_grow(struct tcp_stack *st, struct tcp_sock *sk, bool send, uint32_t
 void tcp_sbuf_tune(struct tcp_stack *st, struct tcp_sock *sk)
 {
 	/* Twice what may be in flight: the window, the one saved at a loss
-	 * (ssthresh, once set), and for a paced sender what its rate moves
-	 * in a round trip. */
+	 * (ssthresh, once set), and for a sender paced by a rate model (BBR:
+	 * the one with on_delivery) what its rate moves in a round trip.  The
+	 * window-based algorithms' rate is the window's (tcp_cc_pace_window)
+	 * and adds nothing. */
 	uint64_t w = sk->cwnd;
 	if (sk->ssthresh != UINT32_MAX)
 		w = SK_MAX(w, (uint64_t)sk->ssthresh);
-	if (sk->pacing_rate && sk->srtt_us)
+	if (sk->pacing_rate && sk->srtt_us && tcp_cc(sk)->on_delivery)
 		w = SK_MAX(w, sk->pacing_rate * sk->srtt_us / 1000000);
 	uint64_t want = 2 * w;
 	if (st->bpool.n && want > sk->smax && st->mem_state == TCP_MEM_NORMAL)

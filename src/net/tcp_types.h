@@ -304,7 +304,8 @@ struct tcp_stack {
 	uint64_t mem_used;
 	uint8_t mem_state;
 	/* The highest pacing rate (bytes/s) any send of this stack was paced
-	 * at (only BBR paces; 0 until then): what bounds the bursts a capture
+	 * at (0 until then; every algorithm paces from its first ACK on,
+	 * tcp_cc.h): what bounds the bursts a capture
 	 * may see (tests/tcp.sh's pacing check), as the engine reports no
 	 * per-send rate. */
 	uint64_t pacing_rate_max;
