@@ -153,8 +153,8 @@ struct tcp_config {
 };
 
 /* Congestion control (tcp_cc.h): CUBIC (RFC 9438, with HyStart++, RFC
- * 9406) by default; NewReno (RFC 5681/6582) or BBR v1 by choice.  All
- * pace: BBR at its model's rate, the others at the window's. */
+ * 9406) by default; NewReno (RFC 5681/6582) or BBR v1 by choice.  BBR
+ * paces at its model's rate, the others at the window's in slow start. */
 enum tcp_cc_algo { TCP_CC_CUBIC, TCP_CC_NEWRENO, TCP_CC_BBR, TCP_CC_COUNT };
 /* "cubic" / "newreno" / "bbr" -> the enum, or -1. */
 int tcp_cc_parse(const char *name);

@@ -4,20 +4,28 @@
 #include "tcp_cc.h"
 #include "tcp_int.h"
 
-/* Pacing for the window-based algorithms: the window over the smoothed
- * round trip, twice that in slow start's first half and 6/5 after it (as
- * Linux paces every algorithm under fq).  Not to slow the sender: the
- * window still limits it, and the rate runs ahead of it.  It spreads each
- * round trip's window over the round trip instead of sending it as one
- * burst.  A burst, delivered at once by a path that does not spread it,
- * reaches the receiver's queue whole; Linux's receive-buffer tuning then
- * measures a reader always one burst behind and did not grow its window
- * for seconds (80 KB at 50 ms one way: bench-tcp.md, "Pacing every
- * algorithm").  Before the first RTT sample: unpaced (the initial window). */
+/* Pacing for the window-based algorithms, in slow start: the window over
+ * the smoothed round trip, twice that while cwnd is under half of ssthresh
+ * and 6/5 after (Linux's rates for every algorithm under fq).  Not to slow
+ * the sender: the window still limits it and the rate runs ahead of it;
+ * it spreads each round trip's window over the round trip (tcp_pace_depth:
+ * eight batches or more) instead of sending it as one burst.  A burst that
+ * the path does not spread reaches the receiver whole, and Linux's
+ * receive-buffer tuning, which compares what the reader took in a round
+ * trip with what is still queued, then saw a reader one burst behind and
+ * kept its window at 80 KB for seconds (bench-tcp.md, "Pacing in slow
+ * start").  In congestion avoidance (cwnd at or above ssthresh) unpaced
+ * again: there a paced sender on a busy host lost rate to late wake-ups
+ * and the receiver's window has grown.  Before the first RTT sample:
+ * unpaced (the initial window). */
 void tcp_cc_pace_window(struct tcp_sock *sk)
 {
 	if (!sk->srtt_us)
 		return;
+	if (sk->cwnd >= sk->ssthresh) {
+		sk->pacing_rate = 0;
+		return;
+	}
 	uint64_t w = SK_MAX(sk->cwnd, sk->snd_max - sk->snd_una);
 	uint64_t r = w * 1000000 / sk->srtt_us;
 	r = sk->cwnd < sk->ssthresh / 2 ? 2 * r : r * 6 / 5;

@@ -24,7 +24,9 @@
  * (tcp_pace_depth) deep: over any interval at most the rate times its
  * length plus one quantum (tcp_out.c); a held socket waits on its timer,
  * not in a loop.  BBR paces at its model's rate; CUBIC and NewReno
- * at the window's (tcp_cc_pace_window), from their first ACK on.  Only a
+ * at the window's in slow start (tcp_cc_pace_window), unpaced in
+ * avoidance (a rate of 0 from on_ack: the engine drops a pending wait).
+ * Only a
  * paced socket gets the two hooks that feed a rate model (both may be
  * NULL; only BBR has them):
  *   on_send   a segment of new data [seq, seq + len) left now.
@@ -77,7 +79,8 @@ static inline const struct tcp_cc_ops *tcp_cc(const struct tcp_sock *sk)
 	return tcp_cc_get(sk->cc_algo);
 }
 
-/* CUBIC's and NewReno's pacing rate from the window (tcp_cc.c). */
+/* CUBIC's and NewReno's pacing rate from the window in slow start, 0 in
+ * avoidance (tcp_cc.c). */
 void tcp_cc_pace_window(struct tcp_sock *sk);
 
 /* The integer cube root (tcp_cubic.c; exposed for its unit test). */

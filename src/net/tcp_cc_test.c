@@ -160,6 +160,47 @@ static void test_newreno(void **state)
 	assert_string_equal(tcp_cc_name(TCP_CC_NEWRENO), "newreno");
 }
 
+/* CUBIC and NewReno pace in slow start at the window's rate (2x while
+ * cwnd is under half of ssthresh, 6/5 after), from max(cwnd, flight), in
+ * a bucket of an eighth of a round trip; in avoidance they are unpaced
+ * (tcp_cc_pace_window). */
+static void test_window_pacing(void **state)
+{
+	(void)state;
+	const struct tcp_cc_ops *algos[] = {&tcp_cc_cubic, &tcp_cc_newreno};
+	for (size_t i = 0; i < 2; i++) {
+		struct tcp_sock sk;
+		sock_init(&sk, algos[i]);
+		sk.cc_algo = i ? TCP_CC_NEWRENO : TCP_CC_CUBIC;
+		assert_int_equal(sk.pacing_rate, 0); /* the initial window leaves unpaced */
+		algos[i]->on_ack(&sk, MSS, 1 * MS);
+		/* 11 segments over 100 ms, doubled: 220 kB/s; an eighth of the
+		 * round trip at it is 2,750 B, two whole segments. */
+		assert_int_equal(sk.cwnd, 11 * MSS);
+		assert_int_equal(sk.pacing_rate, 2 * 11 * MSS * 10);
+		assert_int_equal(tcp_pace_depth(&sk), 2 * MSS);
+		/* A flight above cwnd (limited transmit) sets the rate. */
+		sk.snd_una = 1000;
+		sk.snd_max = 1000 + 40 * MSS;
+		algos[i]->on_ack(&sk, 0, 2 * MS);
+		assert_int_equal(sk.pacing_rate, 2 * 40 * MSS * 10);
+		/* Above half of ssthresh: 6/5. */
+		sk.snd_max = sk.snd_una;
+		sk.ssthresh = 20 * MSS;
+		algos[i]->on_ack(&sk, MSS, 3 * MS);
+		assert_int_equal(sk.cwnd, 12 * MSS);
+		assert_int_equal(sk.pacing_rate, 12 * MSS * 10 * 6 / 5);
+		/* Avoidance: unpaced. */
+		sk.cwnd = 20 * MSS;
+		algos[i]->on_ack(&sk, MSS, 4 * MS);
+		assert_int_equal(sk.pacing_rate, 0);
+		/* A timeout's loss window paces its slow start again. */
+		sk.cwnd = MSS;
+		algos[i]->on_rto(&sk, 5 * MS);
+		assert_int_equal(sk.pacing_rate, 2 * MSS * 10);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -168,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_cubic_reno_friendly),
 		cmocka_unit_test(test_hystart),
 		cmocka_unit_test(test_newreno),
+		cmocka_unit_test(test_window_pacing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

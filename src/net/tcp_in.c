@@ -438,6 +438,8 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		} else {
 			sk->dupacks = 0;
 			unsigned ev = tcp_cc(sk)->on_ack(sk, acked, now);
+			if (!sk->pacing_rate)
+				sk->fl &= ~(uint32_t)TF_PACE_WAIT; /* unpaced from here */
 			if (ev & TCP_CC_EV_CSS)
 				st->stats.hystart_css++;
 			if (ev & TCP_CC_EV_SS_EXIT)

@@ -111,11 +111,21 @@ static inline uint32_t tcp_pace_quantum(const struct tcp_sock *sk)
 }
 /* The pacing bucket's depth: tcp_pace_quantum in whole segments (at least
  * one).  Over any interval a paced socket sends at most pacing_rate times
- * its length plus this (tcp_out.c, tcp_pace_hold). */
+ * its length plus this (tcp_out.c, tcp_pace_hold).  A socket paced by its
+ * window (CUBIC, NewReno: tcp_cc_pace_window) holds at least an eighth of
+ * a round trip at its rate: its pacing is only to spread each window over
+ * the round trip, in eight batches or more, and a bucket of a millisecond
+ * lost most of the rate to late wake-ups on a busy host (in the parallel
+ * bench-tcp grid a sender paced at 6-8 MB/s moved 2.2, its flight a third
+ * of its window).  BBR keeps the millisecond: its rate is its model. */
 static inline uint32_t tcp_pace_depth(const struct tcp_sock *sk)
 {
-	uint32_t mss = tcp_eff_mss(sk), q = tcp_pace_quantum(sk);
-	return q - q % mss > mss ? q - q % mss : mss;
+	uint32_t mss = tcp_eff_mss(sk);
+	uint64_t q = tcp_pace_quantum(sk);
+	if (sk->cc_algo != TCP_CC_BBR)
+		q = SK_MAX(q, sk->pacing_rate * sk->srtt_us / 8000000);
+	q = SK_MIN(q, (uint64_t)UINT32_MAX / 2);
+	return q - q % mss > mss ? (uint32_t)(q - q % mss) : mss;
 }
 /* When a paced socket held back (TF_PACE_WAIT) may send again: once half
  * the bucket (whole segments, at least one) has filled, which is before

@@ -516,7 +516,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	 * sizes each), else a segment at a time. */
 	uint32_t tso = sk_addr_is_v4(&sk->raddr) ? st->cfg.tso_max4 : st->cfg.tso_max6;
 	uint32_t burst = tso > mss ? tso : mss;
-	/* Paced (every algorithm, once it has an RTT; tcp_cc.h): one quantum
+	/* Paced (BBR, and CUBIC and NewReno in slow start: tcp_cc.h): one quantum
 	 * at a time, none before pace_at.  Off, this is the only test the
 	 * send path pays. */
 	bool paced = sk->pacing_rate != 0;

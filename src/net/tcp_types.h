@@ -304,7 +304,7 @@ struct tcp_stack {
 	uint64_t mem_used;
 	uint8_t mem_state;
 	/* The highest pacing rate (bytes/s) any send of this stack was paced
-	 * at (0 until then; every algorithm paces from its first ACK on,
+	 * at (0 until then; BBR paces, and CUBIC and NewReno in slow start,
 	 * tcp_cc.h): what bounds the bursts a capture
 	 * may see (tests/tcp.sh's pacing check), as the engine reports no
 	 * per-send rate. */
