@@ -64,6 +64,11 @@
 #                     nice -n BENCH_TCP_NICE (default 10).  Serial, after it:
 #                     the cells of BENCH_TCP_SERIAL one at a time, nothing else
 #                     of the grid running, not niced, each under BENCH_TCP_LOCK.
+#                     A paced sender (skiff-bbr) loses rate to late wake-ups
+#                     under that load (2026-12-06, one way, 12 lossy cells:
+#                     0.11-1.41x Linux BBR in 12 parallel jobs, 0.70-1.50x
+#                     one cell at a time): measure it with JOBS=1, as
+#                     bench/tcp_ab.sh does.
 #   BENCH_TCP_SERIAL  "DELAY:LOSS ..." cells whose transfers are CPU-bound here
 #                     and so run alone (default: every 0 % cell, and 1 ms at
 #                     0.1 %, ~28 MB/s by Mathis); the rest are bound by delay
