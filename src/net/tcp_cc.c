@@ -13,8 +13,8 @@
  * the path does not spread reaches the receiver whole, and Linux's
  * receive-buffer tuning, which compares what the reader took in a round
  * trip with what is still queued, then saw a reader one burst behind and
- * kept its window at 80 KB for seconds (bench-tcp.md, "Pacing in slow
- * start").  In congestion avoidance (cwnd at or above ssthresh) unpaced
+ * kept its window at 80 KB for seconds (bench-tcp.md, "Fair seeds, and
+ * pacing in slow start").  In congestion avoidance (cwnd at or above ssthresh) unpaced
  * again: there a paced sender on a busy host lost rate to late wake-ups
  * and the receiver's window has grown.  Before the first RTT sample:
  * unpaced (the initial window). */
