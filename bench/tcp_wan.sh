@@ -80,8 +80,9 @@
 #                     other scripts (names from their own pids, no loopback)
 #   BENCH_TCP_OUT     results folder (default bench/results/tcp-DATE)
 # Output: OUT/runs.tsv (every run, failures included), OUT/table.md and
-# OUT/goodput.png (bench/tcp_wan_report.py); for every send run,
-# OUT/traces/DELAY-LOSS-STACK-send-REP.tsv, its connection every 10 ms:
+# OUT/goodput.png (bench/tcp_wan_report.py); for every send run and
+# skiff's client runs, OUT/traces/DELAY-LOSS-STACK-ROLE-REP.tsv, its
+# connection every 10 ms:
 # skiff's from tcp-client --tcp-trace (cwnd, ssthresh, pipe, windows, send
 # buffer, RTT, pacing rate, bytes acked), Linux's from tcp_echo.py send
 # --trace (TCP_INFO, what ss -ti shows: cwnd, ssthresh, pipe, RTT, pacing
