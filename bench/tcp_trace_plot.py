@@ -168,11 +168,12 @@ def plot(runs, png, title, xmax, tmp):
         with open(dat, "w") as f:
             for x in r.rows:
                 # Before the first RTT sample (srtt 0) the pacing rate is an
-                # initial guess and the RTT none: not drawn.
+                # initial guess and the RTT none: not drawn; nor a rate of 0
+                # (unpaced: CUBIC past slow start), on the log scale.
                 rtt = bool(x["srtt"])
                 vals = [x["s"], x["acked"] and x["acked"] / (1 << 20),
                         x["cwnd"] and x["cwnd"] / 1024, x["pipe"] and x["pipe"] / 1024,
-                        x["pacing"] / 125000 if rtt and x["pacing"] is not None else None,
+                        x["pacing"] / 125000 if rtt and x["pacing"] else None,
                         x["delivery"] and x["delivery"] / 125000,
                         x["srtt"] / 1000 if rtt else None]
                 f.write(" ".join("NaN" if v is None else f"{v:.6g}" for v in vals) + "\n")
@@ -181,6 +182,9 @@ def plot(runs, png, title, xmax, tmp):
     keys = {2: "acked", 3: "cwnd", 4: "pipe", 5: "pacing", 6: "delivery", 7: "srtt"}
 
     def has(i, col):
+        # The rates' panel is on a log scale: only positive values count.
+        if col in (5, 6):
+            return any((x[keys[col]] or 0) > 0 for x in runs[i].rows)
         return any(x[keys[col]] is not None for x in runs[i].rows)
 
     def panel(col, dashed_col=None):
@@ -195,7 +199,7 @@ def plot(runs, png, title, xmax, tmp):
                 parts.append(f"'{dat}' using 1:{dashed_col} with lines lw 1 dt 2 lc {i + 1} notitle")
         if not parts:
             return ("set label 1 'no data' at graph 0.5, 0.5 center\n"
-                    "plot [0:1] [0:1] 2 notitle\nunset label 1")
+                    "plot [0:1] [0.1:1] 2 notitle\nunset label 1")  # log-safe ranges
         return "plot " + ", ".join(parts)
 
     g = [
