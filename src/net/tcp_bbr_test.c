@@ -590,8 +590,9 @@ static void test_bbr_probe_rtt_learns_longer_path(void **state)
 /* A segment is lost, and so is its retransmission (RFC 8985 6.2): with
  * data sent after the retransmission delivered more than a round trip
  * later, the hole is resent again at once, not after an RTO; the window
- * and the transfer go on.  CUBIC (the check is BBR's for now: tcp_cc.h)
- * still waits for the timeout on the same path. */
+ * and the transfer go on, for BBR and CUBIC alike (before 2026-12-06
+ * CUBIC waited for the RTO here: 2.12 and 2.65 s where it now takes 1.98
+ * and 2.50). */
 static void lost_retransmission(bool tail)
 {
 	for (int bbr = 1; bbr >= 0; bbr--) {
@@ -615,18 +616,21 @@ static void lost_retransmission(bool tail)
 			(unsigned long long)STAT(x.w->a, rto_fires),
 			(unsigned long long)STAT(x.w->a, lost_retransmits),
 			(unsigned long long)STAT(x.w->a, retransmits));
-		if (bbr) {
-			assert_int_equal(STAT(x.w->a, rto_fires), 0);
-			assert_int_equal(STAT(x.w->a, lost_retransmits), 1);
+		assert_int_equal(STAT(x.w->a, rto_fires), 0);
+		assert_int_equal(STAT(x.w->a, lost_retransmits), 1);
+		/* CUBIC overflows the link's queue on its way to the tail,
+		 * and repairs those losses too. */
+		if (bbr || !tail)
 			assert_int_equal(STAT(x.w->a, retransmits), 2);
-			/* In the tail no ACK comes to apply the rule: the
-			 * check's own timer finds it. */
+		/* In the tail no ACK comes to apply the rule: the check's own
+		 * timer finds it.  So it may for CUBIC elsewhere: the rule
+		 * needs data sent after the retransmission delivered, and PRR
+		 * sends little new data in the episode. */
+		if (bbr || tail)
 			assert_int_equal(STAT(x.w->a, rtx_chk_timeouts), tail ? 1 : 0);
-			assert_false(sk->fl & (TF_RTX_CHK | TF_RTX_REDO));
-		} else {
-			assert_int_equal(STAT(x.w->a, rto_fires), 1);
-			assert_int_equal(STAT(x.w->a, lost_retransmits), 0);
-		}
+		else
+			assert_true(STAT(x.w->a, rtx_chk_timeouts) <= 1);
+		assert_false(sk->fl & (TF_RTX_CHK | TF_RTX_REDO));
 		bulk_close(&x);
 	}
 }

@@ -40,10 +40,10 @@
  * keeps cwnd in its own hands instead: PRR stays out, on_delivery sets
  * the window the engine's recovery sends in.  The engine still sets cwnd
  * to PRR's packet-conserving start when an episode begins (pipe plus a
- * segment) and to ssthresh when it ends.  Such an algorithm also gets the
+ * segment) and to ssthresh when it ends.  Every algorithm gets the
  * engine's check for lost retransmissions (tcp_recovery.c, RFC 8985 6.2),
- * which resends them before the RTO; the others keep the RTO for them,
- * as they were measured. */
+ * which resends them before the RTO, in the window recovery has (PRR's,
+ * or the algorithm's own). */
 #ifndef NET_TCP_CC_H
 #define NET_TCP_CC_H
 

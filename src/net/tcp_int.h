@@ -282,7 +282,6 @@ sk_time_ns tcp_pto(const struct tcp_stack *st, const struct tcp_sock *sk);
  * scoreboard, limited to `end`; *start gets its first sequence. */
 uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, uint32_t *start);
 uint32_t tcp_pipe(const struct tcp_sock *sk);
-bool tcp_rtx_check_on(const struct tcp_sock *sk);
 void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end);
 void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t delivered);
 void tcp_rtx_redo_done(struct tcp_sock *sk, sk_time_ns now);

@@ -168,8 +168,16 @@ struct tcp_sock {
 	 * later was lost again.  With TF_RTX_REDO: such holes are being
 	 * resent from rtx_hi up to rtx_chk_end, and then the pointer goes
 	 * back up to rtx_redo_hi (the holes between were resent later and
-	 * are in flight). */
-	uint32_t rtx_chk_end, rtx_redo_hi;
+	 * are in flight).  rtx_chk_snd, with TF_RTX_CHK: snd_max when the
+	 * check began; data above it was first sent after the check's
+	 * retransmissions, and for CUBIC and NewReno only its delivery shows
+	 * them lost (RFC 8985's rule: something sent later arrived).  The two flags are never set
+	 * together, so the two share their room. */
+	uint32_t rtx_chk_end;
+	union {
+		uint32_t rtx_redo_hi; /* TF_RTX_REDO */
+		uint32_t rtx_chk_snd; /* TF_RTX_CHK */
+	};
 	uint16_t nscore;
 	uint8_t dupacks;
 	/* Congestion control's own room (tcp_cc.h), for the algorithm in
