@@ -105,9 +105,9 @@ uint32_t tcp_pipe(const struct tcp_sock *sk)
  * when data sent after it has reached the peer and it has not, more than
  * a round trip (plus RACK's reordering allowance, a quarter of one) after
  * it left.  Without a send time per segment, one check at a time stands
-  * for RACK's per-segment rule: the retransmission ending at rtx_chk_end
+ * for RACK's per-segment rule: the retransmission ending at rtx_chk_end
  * and every resent hole below it left at or before rtx_chk_us, when
-  * snd_max was rtx_chk_snd; an ACK later than that allowance that shows
+ * snd_max was rtx_chk_snd; an ACK later than that allowance that shows
  * data above rtx_chk_snd delivered (first sent after them) finds a hole
  * still open below rtx_chk_end lost.  For BBR lateness alone does, as
  * it was measured; for CUBIC that lost at 10 ms (0.64x and 0.81x), where
@@ -115,7 +115,7 @@ uint32_t tcp_pipe(const struct tcp_sock *sk)
  * later than the allowance.
  * Without this only the RTO finds it: at 1-2 % loss each way a
  * retransmission is lost in most transfers of a few MB, and the timeout
-  * costs the window and 200 ms or more.  For every algorithm since
+ * costs the window and 200 ms or more.  For every algorithm since
  * 2026-12-06 (BBR only before). */
 
 /* The wait after the check's retransmissions: a round trip plus RACK's

@@ -171,8 +171,8 @@ struct tcp_sock {
 	 * are in flight).  rtx_chk_snd, with TF_RTX_CHK: snd_max when the
 	 * check began; data above it was first sent after the check's
 	 * retransmissions, and for CUBIC and NewReno only its delivery shows
-	 * them lost (RFC 8985's rule: something sent later arrived).  The two flags are never set
-	 * together, so the two share their room. */
+	 * them lost (RFC 8985's rule: something sent later arrived).  The two
+	 * flags are never set together, so the two share their room. */
 	uint32_t rtx_chk_end;
 	union {
 		uint32_t rtx_redo_hi; /* TF_RTX_REDO */
