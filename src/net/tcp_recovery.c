@@ -110,9 +110,9 @@ uint32_t tcp_pipe(const struct tcp_sock *sk)
  * snd_max was rtx_chk_snd; an ACK later than that allowance that shows
  * data above rtx_chk_snd delivered (first sent after them) finds a hole
  * still open below rtx_chk_end lost.  For BBR lateness alone does, as
- * it was measured; for CUBIC that lost at 10 ms (0.64x and 0.81x), where
- * a receiver's delayed ACK (40 ms on Linux) of data sent before them is
- * later than the allowance.
+ * it was measured; for CUBIC that lost at 10 ms (0.64x and 0.81x),
+ * likely where a receiver's delayed ACK (40 ms on Linux) of data sent
+ * before them is later than the allowance (a fit, not a capture).
  * Without this only the RTO finds it: at 1-2 % loss each way a
  * retransmission is lost in most transfers of a few MB, and the timeout
  * costs the window and 200 ms or more.  For every algorithm since
