@@ -184,6 +184,12 @@ static void test_window_pacing(void **state)
 		sk.snd_max = 1000 + 40 * MSS;
 		algos[i]->on_ack(&sk, 0, 2 * MS);
 		assert_int_equal(sk.pacing_rate, 2 * 40 * MSS * 10);
+		/* 800 kB/s: a millisecond's quantum is two segments, an eighth of
+		 * the round trip ten; BBR's bucket would keep the two. */
+		assert_int_equal(tcp_pace_depth(&sk), 10 * MSS);
+		sk.cc_algo = TCP_CC_BBR;
+		assert_int_equal(tcp_pace_depth(&sk), 2 * MSS);
+		sk.cc_algo = i ? TCP_CC_NEWRENO : TCP_CC_CUBIC;
 		/* Above half of ssthresh: 6/5. */
 		sk.snd_max = sk.snd_una;
 		sk.ssthresh = 20 * MSS;

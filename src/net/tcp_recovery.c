@@ -218,10 +218,11 @@ void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, ui
 	 * trips) of data sent before.  BBR keeps lateness alone: with the
 	 * stricter rule it moved 0.68-0.84x as much at 10 ms and at 50 ms
 	 * 2 % (bench-tcp.md, "The lost-retransmission check for CUBIC"). */
-	uint32_t top = sk->nscore ? tcp_score_c(sk)[sk->nscore - 1].r : sk->snd_una;
-	if (!tcp_cc(sk)->owns_recovery_cwnd &&
-	    !tcp_seq_gt(tcp_seq_max(top, sk->snd_una), sk->rtx_chk_snd))
-		return;
+	if (!tcp_cc(sk)->owns_recovery_cwnd) {
+		uint32_t top = sk->nscore ? tcp_score_c(sk)[sk->nscore - 1].r : sk->snd_una;
+		if (!tcp_seq_gt(tcp_seq_max(top, sk->snd_una), sk->rtx_chk_snd))
+			return;
+	}
 	tcp_rtx_lost_again(st, sk);
 }
 
