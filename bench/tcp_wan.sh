@@ -69,16 +69,25 @@
 #                     0.11-1.41x Linux BBR in 12 parallel jobs, 0.70-1.50x
 #                     one cell at a time): measure it with JOBS=1, as
 #                     bench/tcp_ab.sh does.
-#   BENCH_TCP_SERIAL  "DELAY:LOSS ..." cells whose transfers are CPU-bound here
-#                     and so run alone (default: every 0 % cell, and 1 ms at
-#                     0.1 %, ~28 MB/s by Mathis); the rest are bound by delay
-#                     and loss and use a few % of a core each
+#   BENCH_TCP_SERIAL  "DELAY:LOSS ..." cells that run alone (default: every
+#                     0 % cell, CPU-bound here, and every 1 ms cell).  At 1 ms
+#                     a round trip is 2 ms and a wake-up late by a few ms under
+#                     the parallel load costs a whole round: a stack in a user
+#                     process (skiff) pays it, the kernel's stack does not
+#                     (2026-12-06, 1 ms at 1-2 %, skiff against Linux CUBIC:
+#                     0.54-0.64x in parallel, srtt 10-18 ms; 0.99-1.14x
+#                     alone).  The rest are bound by delay and loss and use a
+#                     few % of a core each
 #   BENCH_TCP_LOCK    a lock file (e.g. /tmp/skiff-nettest.lock; default none).
 #                     JOBS=1: taken once per grid cell (so other users of the
 #                     namespaces wait at most one cell).  JOBS>1: taken only by
 #                     the serial cells; the parallel jobs share nothing with
 #                     other scripts (names from their own pids, no loopback)
 #   BENCH_TCP_OUT     results folder (default bench/results/tcp-DATE)
+#   BENCH_TCP_PCAP    1: capture every transfer at srv's vs0, headers only
+#                     (96 bytes a frame), as OUT/pcap/DELAY-LOSS-STACK-ROLE-
+#                     REP.pcap: both directions as the stack under test sees
+#                     them (bench/tcp_pcap_flow.py sums them by interval).  Off by default
 # Output: OUT/runs.tsv (every run, failures included), OUT/table.md and
 # OUT/goodput.png (bench/tcp_wan_report.py); for every send run and
 # skiff's client runs, OUT/traces/DELAY-LOSS-STACK-ROLE-REP.tsv, its
@@ -140,7 +149,7 @@ if [ -z "${BENCH_TCP_SERIAL+x}" ]; then
 	SERIAL=
 	for d in $DELAYS; do
 		for l in $LOSSES; do
-			if [ "$l" = 0 ] || { [ "$d" = 1 ] && [ "$l" = 0.1 ]; }; then SERIAL+="$d:$l "; fi
+			if [ "$l" = 0 ] || [ "$d" = 1 ]; then SERIAL+="$d:$l "; fi
 		done
 	done
 else
@@ -162,8 +171,9 @@ PORT_SINK=7009
 # ---- one cell: a topology of its own, REPS x stacks x roles ----------------
 
 WORK=
-SK_PID= SRV_PID= CSRV_PID= SINK_PID=
+SK_PID= SRV_PID= CSRV_PID= SINK_PID= CAP_PID=
 cell_cleanup() {
+	skt_stop_pid "$CAP_PID"
 	skt_stop_pid "$SK_PID"
 	skt_stop_pid "$SRV_PID"
 	skt_stop_pid "$CSRV_PID"
@@ -269,6 +279,9 @@ run_one() {
 			kill -TERM "$SK_PID"; skt_wait_exit "$SK_PID" 10; SK_PID=
 			[ $rc -eq 0 ] && [[ $line == *" MATCH"* ]] && ok=1
 			out=$(cat "$WORK/echo.out")
+			# Its --stats counters, as for the send runs (drops, recoveries).
+			mkdir -p "$OUT/traces"
+			printf '%s\n' "$out" >"$OUT/traces/$delay-$loss-$stack-$role-$rep.stats"
 		else
 			mkdir -p "$OUT/traces"
 			t0=$(cpu_ticks "$SKT_RELAY_PID")
@@ -372,7 +385,20 @@ run_cell() {
 				seed=$(printf '%s %s %s %s %s' "$SEED" "$delay" "$loss" "$rep" "$role" | cksum | cut -d' ' -f1)
 				skt_relay_start "$WORK/relay.out" "${args[@]}" --seed "$seed" ||
 					{ echo "cell $delay/$loss: relay failed" >&2; exit 1; }
+				if [ -n "${BENCH_TCP_PCAP:-}" ]; then
+					mkdir -p "$OUT/pcap"
+					ip netns exec "$SKT_NS_S" tcpdump -Z root -i vs0 -s 96 -U -w \
+						"$OUT/pcap/$delay-$loss-$stack-$role-$rep.pcap" tcp 2>"$WORK/tcpdump.err" &
+					CAP_PID=$!
+					skt_wait_for 5 grep -q listening "$WORK/tcpdump.err" ||
+						echo "  tcpdump not ready: $(head -c 200 "$WORK/tcpdump.err")" >&2
+				fi
 				r=$(run_one "$stack" "$role")
+				if [ -n "$CAP_PID" ]; then
+					kill -INT "$CAP_PID" 2>/dev/null
+					wait "$CAP_PID" 2>/dev/null
+					CAP_PID=
+				fi
 				# shellcheck disable=SC2086
 				set -- $r
 				local gp
