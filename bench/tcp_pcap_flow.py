@@ -6,9 +6,10 @@ bench/tcp_wan.sh with BENCH_TCP_PCAP=1 captures each transfer at srv's vs0,
 beside the stack under test, headers only.  There its own segments leave and
 its peer's arrive, so this reads, per interval of --bin ms (default 200):
 
-  in_KBps / out_KBps  new payload arriving / leaving (bytes above the highest
-                      sequence seen that way), KiB per second
+  in_KBps / out_KBps  new payload arriving / leaving (the sequence space above
+                      the highest seen that way, gaps included), KiB per second
   in_rtx / out_rtx    segments that carried only bytes already seen that way
+                      (or filled a gap: lost before the capture point)
   out_flight          the most bytes the stack had sent and the peer had not
                       acknowledged (exact here: both are seen at the stack)
   my_win / my_room    the largest window the stack advertised, and the least
@@ -18,6 +19,10 @@ its peer's arrive, so this reads, per interval of --bin ms (default 200):
   peer_win/peer_room  the same for the peer's window and the stack's data
   my_sacks            the stack's ACKs carrying SACK blocks (its loss reports)
   peer_sacks          the peer's
+
+--totals prints one line instead, over the whole capture: in_bytes and
+out_bytes (new payload each way: a whole transfer's bytes when the capture
+saw all of it), in_rtx and out_rtx.
 
 The stack under test is the side whose port is 7 (bench-tcp's server role);
 otherwise the side that sent the first SYN (client and send roles).  The
@@ -123,6 +128,8 @@ def main():
                                  epilog='Columns: see the module text (head -30 of this file).')
     ap.add_argument('cap', help='a pcap of one bench-tcp transfer (BENCH_TCP_PCAP=1)')
     ap.add_argument('--bin', type=float, default=200, help='interval in ms (default 200)')
+    ap.add_argument('--totals', action='store_true',
+                    help='one line instead: in_bytes, out_bytes, in_rtx, out_rtx over the whole capture')
     a = ap.parse_args()
     if a.bin <= 0:
         ap.error('--bin must be positive')
@@ -175,7 +182,10 @@ def main():
         if n:
             end = (seq + n) & 0xffffffff
             if seq_gt(end, hi[side]):
-                x[d] += (end - hi[side]) & 0xffffffff if seq_gt(hi[side], seq) else n
+                # A gap above the highest byte (a frame lost before the
+                # capture point, or reordered) counts here: its bytes come
+                # later as a retransmission.  So the sum is the stream's.
+                x[d] += (end - hi[side]) & 0xffffffff
                 hi[side] = end
             else:
                 x[d + '_rtx'] += 1
@@ -201,6 +211,13 @@ def main():
                 x['out_flight'] = max(x['out_flight'], fl)
     if me is None:
         raise SystemExit(f'{a.cap}: no TCP connection found')
+    if a.totals:
+        t = collections.Counter()
+        for x in B.values():
+            for k in ('in', 'out', 'in_rtx', 'out_rtx'):
+                t[k] += x[k]
+        print(f"in_bytes {t['in']} out_bytes {t['out']} in_rtx {t['in_rtx']} out_rtx {t['out_rtx']}")
+        return 0
     cols = ['ms', 'in_KBps', 'out_KBps', 'in_rtx', 'out_rtx', 'out_flight',
             'my_win', 'my_room', 'peer_win', 'peer_room', 'my_sacks', 'peer_sacks']
     print('\t'.join(cols))

@@ -387,7 +387,7 @@ run_cell() {
 					{ echo "cell $delay/$loss: relay failed" >&2; exit 1; }
 				if [ -n "${BENCH_TCP_PCAP:-}" ]; then
 					mkdir -p "$OUT/pcap"
-					ip netns exec "$SKT_NS_S" tcpdump -Z root -i vs0 -s 96 -U -w \
+					ip netns exec "$SKT_NS_S" tcpdump -Z root -i vs0 -s 96 -B 16384 -U -w \
 						"$OUT/pcap/$delay-$loss-$stack-$role-$rep.pcap" tcp 2>"$WORK/tcpdump.err" &
 					CAP_PID=$!
 					skt_wait_for 5 grep -q listening "$WORK/tcpdump.err" ||
@@ -395,6 +395,7 @@ run_cell() {
 				fi
 				r=$(run_one "$stack" "$role")
 				if [ -n "$CAP_PID" ]; then
+					sleep 0.3 # the last frames into the file
 					kill -INT "$CAP_PID" 2>/dev/null
 					wait "$CAP_PID" 2>/dev/null
 					CAP_PID=

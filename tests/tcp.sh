@@ -347,6 +347,17 @@ options_check() {
 	else
 		fail "$name" "$why"
 	fi
+	# bench/tcp_pcap_flow.py (BENCH_TCP_PCAP's reader) on the same capture:
+	# the payload it sums each way is the transfer, whatever was lost.
+	local flow
+	flow=$(python3 "$here/../bench/tcp_pcap_flow.py" "$cap" --totals 2>&1)
+	if [ $crc -ne 0 ]; then
+		: # the transfer's failure is reported above
+	elif [[ $flow == "in_bytes $((4 * MIB)) out_bytes $((4 * MIB)) "* ]]; then
+		pass "$name.flow ($flow)"
+	else
+		fail "$name.flow" "bench/tcp_pcap_flow.py --totals read '$flow', not 4 MiB each way"
+	fi
 }
 
 # cycles_check NAME COUNT: COUNT sequential cycles from Linux.  The first
