@@ -793,6 +793,63 @@ static void test_bbr_chained_recovery_keeps_window(void **state)
 	bulk_close(&x);
 }
 
+/* Two holes, each with its first retransmission lost: the lower one, H1,
+ * begins an episode; the higher, H2, is in the transfer's last segments,
+ * first sent after that episode began, found lost and resent within it.
+ * H1's second retransmission (the check's) ends the episode with its ACK,
+ * which reaches H2 with everything above H2 SACKed: the next episode
+ * begins on that ACK (recovery_chained) and keeps H2 as in flight (it was
+ * resent in the last episode, and resending it again would be spurious if
+ * it were only late).  A check for lost retransmissions must cover it
+ * then: no ACK comes after the tail, and before 2026-12-06 nothing
+ * checked it, so the RTO found it, 200 ms and the window down to one
+ * segment later (bench-tcp at 25 ms and 2 %: FIN_WAIT_1, 231 segments
+ * SACKed behind one hole for 300 ms). */
+static void test_bbr_chained_episode_checks_kept_holes(void **state)
+{
+	(void)state;
+	unsigned seen = 0;
+	for (unsigned k = 110; k <= 190; k += 20) {
+		link_set(2500000, 400000, 0);
+		const size_t total = 4u << 20;
+		struct bulk x = bulk_open(tweak_bbr, 20 * MS);
+		const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+		uint32_t mss = tcp_eff_mss(sk);
+		L.drop_seq = sk->iss + 1 + (uint32_t)total - k * mss;
+		L.drop_left = 2;
+		L.drop2_seq = sk->iss + 1 + (uint32_t)total - 5 * mss;
+		L.drop2_left = 2;
+		bool kept = false;
+		uint64_t chained = 0;
+		while (x.got < total && x.now < 20 * SK_NS_PER_S) {
+			bulk_run(&x, x.now + 100 * SK_NS_PER_US, total);
+			if (STAT(x.w->a, recovery_chained) != chained) {
+				chained = STAT(x.w->a, recovery_chained);
+				/* The new episode began with H2 resent and unacked. */
+				if (L.drop2_left == 0 && tcp_seq_le(sk->snd_una, L.drop2_seq) &&
+				    tcp_seq_gt(sk->rtx_hi, L.drop2_seq))
+					kept = true;
+			}
+		}
+		fprintf(stderr,
+			"H1 %u segments from the end, H2 5: %.2f s, chained %llu (H2 kept in flight: %s), "
+			"rto %llu, lost retransmits %llu (by the timer %llu), retransmits %llu\n",
+			k, x.now / 1e9, (unsigned long long)chained, kept ? "yes" : "no",
+			(unsigned long long)STAT(x.w->a, rto_fires),
+			(unsigned long long)STAT(x.w->a, lost_retransmits),
+			(unsigned long long)STAT(x.w->a, rtx_chk_timeouts),
+			(unsigned long long)STAT(x.w->a, retransmits));
+		assert_int_equal(x.got, total);
+		assert_int_equal(L.drop_left + L.drop2_left, 0);
+		assert_int_equal(STAT(x.w->a, rto_fires), 0);
+		if (kept)
+			seen++;
+		bulk_close(&x);
+	}
+	/* The case arose (else the placements above no longer make it). */
+	assert_true(seen > 0);
+}
+
 static void test_bbr_by_name(void **state)
 {
 	(void)state;
@@ -815,6 +872,7 @@ int main(void)
 		cmocka_unit_test(test_bbr_lost_retransmission_after_a_check),
 		cmocka_unit_test(test_loss_at_recovery_point),
 		cmocka_unit_test(test_bbr_chained_recovery_keeps_window),
+		cmocka_unit_test(test_bbr_chained_episode_checks_kept_holes),
 		cmocka_unit_test(test_bbr_probe_rtt_learns_longer_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

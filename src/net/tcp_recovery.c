@@ -310,6 +310,13 @@ void tcp_recovery_enter(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns no
 	 * 3522) while a real loss is being repaired. */
 	if (!tcp_seq_gt(sk->rtx_hi, sk->snd_una) || tcp_seq_gt(sk->rtx_hi, sk->snd_max))
 		sk->rtx_hi = sk->snd_una;
+	else if (!(sk->fl & (TF_RTX_CHK | TF_RTX_REDO)))
+		/* ...and a check covers them, from when the last of them left.
+		 * The last episode's check ended on the ACK that ended it, and
+		 * began no next one out of recovery: a lost one among them then
+		 * waited for the RTO, with no ACK to come at the tail
+		 * (test_bbr_chained_episode_checks_kept_holes). */
+		tcp_rtx_chk_begin(sk, now, sk->rtx_hi, sk->rtx_last_us);
 	sk->recover_fs = sk->snd_max - sk->snd_una;
 	sk->prr_delivered = 0;
 	sk->prr_out = 0;
