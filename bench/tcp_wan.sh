@@ -387,7 +387,7 @@ run_cell() {
 					{ echo "cell $delay/$loss: relay failed" >&2; exit 1; }
 				if [ -n "${BENCH_TCP_PCAP:-}" ]; then
 					mkdir -p "$OUT/pcap"
-					ip netns exec "$SKT_NS_S" tcpdump -Z root -i vs0 -s 96 -B 16384 -U -w \
+					ip netns exec "$SKT_NS_S" tcpdump -Z root -i vs0 -s 96 -B 16384 --immediate-mode -U -w \
 						"$OUT/pcap/$delay-$loss-$stack-$role-$rep.pcap" tcp 2>"$WORK/tcpdump.err" &
 					CAP_PID=$!
 					skt_wait_for 5 grep -q listening "$WORK/tcpdump.err" ||

@@ -287,7 +287,7 @@ sack_recoveries() {
 
 options_check() {
 	local name=$1 cap=$WORK/$DEV-opts.pcap ssout=$WORK/$DEV-ss.log td_pid cl_pid i
-	ip netns exec "$NS_C" timeout 60 tcpdump -i vc0 -n -s 128 -c 40000 -w "$cap" "tcp port 7" >"$cap.log" 2>&1 &
+	ip netns exec "$NS_C" timeout 60 tcpdump -i vc0 -n -s 128 -c 40000 --immediate-mode -U -w "$cap" "tcp port 7" >"$cap.log" 2>&1 &
 	td_pid=$!
 	# Until tcpdump captures (its "listening on" line), at most 5 s.
 	skt_wait_for 5 grep -q 'listening on' "$cap.log"
@@ -356,7 +356,7 @@ options_check() {
 	elif [[ $flow == "in_bytes $((4 * MIB)) out_bytes $((4 * MIB)) "* ]]; then
 		pass "$name.flow ($flow)"
 	else
-		fail "$name.flow" "bench/tcp_pcap_flow.py --totals read '$flow', not 4 MiB each way"
+		fail "$name.flow" "bench/tcp_pcap_flow.py --totals read '$flow', not 4 MiB each way (tcpdump: $(tail -n 3 "$cap.log" | tr '\n' ' '))"
 	fi
 }
 

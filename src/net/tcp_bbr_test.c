@@ -850,6 +850,63 @@ static void test_bbr_chained_episode_checks_kept_holes(void **state)
 	assert_true(seen > 0);
 }
 
+/* The transfer's last segment lost while an episode is under way: a hole
+ * 150 segments from the end begins one, the first segment sent after it
+ * began (at `recover`) is lost too, and the last segment.  The repairs
+ * leave after the last new data, and the ACK of the last one reaches the
+ * last segment with nothing above it to SACK.  Data sent after it has
+ * arrived, so it is lost (RFC 8985's rule): tcp_tail_check puts it under
+ * the check for lost retransmissions, as if resent when it was sent, and
+ * the check's rule or timer resends it.  Before 2026-12-06 nothing but
+ * the RTO found it (the TLP does not probe in recovery): BBR 2.18 s with
+ * an RTO, now 2.00 s.  CUBIC keeps the RTO (2.41 s; 2.25 s with the rule,
+ * which on the path moved it no faster and undid more episodes). */
+static void test_tail_lost_in_recovery(void **state)
+{
+	(void)state;
+	for (int bbr = 1; bbr >= 0; bbr--) {
+		link_set(2500000, 400000, 0);
+		size_t total = 4u << 20;
+		struct bulk x = bulk_open(bbr ? tweak_bbr : tweak_cubic, 20 * MS);
+		const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+		uint32_t mss = tcp_eff_mss(sk);
+		/* Whole segments: a runt at the end would wait for the ACK
+		 * of everything before it (Nagle) and leave alone. */
+		total = total / mss * mss;
+		L.drop_seq = sk->iss + (uint32_t)total; /* the last byte */
+		L.drop_left = 1;
+		L.drop2_seq = sk->iss + 1 + (uint32_t)total - 150 * mss;
+		L.drop2_left = 1;
+		L.drop_at_recover = true;
+		bulk_run(&x, 60 * SK_NS_PER_S, total);
+		fprintf(stderr,
+			"%s, the last segment lost behind a hole: %.3f s, rto %llu, tail checks %llu, "
+			"tlp %llu, retransmits %llu, lost retransmits %llu, dsacks %llu, episodes %llu (chained %llu)\n",
+			bbr ? "bbr" : "cubic", x.now / 1e9, (unsigned long long)STAT(x.w->a, rto_fires),
+			(unsigned long long)STAT(x.w->a, tail_checks),
+			(unsigned long long)STAT(x.w->a, tlp_probes),
+			(unsigned long long)STAT(x.w->a, retransmits),
+			(unsigned long long)STAT(x.w->a, lost_retransmits),
+			(unsigned long long)STAT(x.w->a, dsacks_in),
+			(unsigned long long)(STAT(x.w->a, sack_recoveries) + STAT(x.w->a, fast_retransmits)),
+			(unsigned long long)STAT(x.w->a, recovery_chained));
+		assert_int_equal(x.got, total);
+		assert_int_equal(L.drop_left + L.drop2_left, 0);
+		assert_false(L.drop_at_recover);
+		/* CUBIC keeps the RTO there, as measured (tcp_tail_check). */
+		assert_int_equal(STAT(x.w->a, rto_fires), bbr ? 0 : 1);
+		assert_int_equal(STAT(x.w->a, tail_checks), bbr ? 1 : 0);
+		/* None resent to a peer that had it.  BBR: H1, the segment at
+		 * the recovery point and the last one were all that was lost;
+		 * CUBIC overflows the link's queue on its way and repairs that
+		 * too. */
+		assert_int_equal(STAT(x.w->a, dsacks_in), 0);
+		if (bbr)
+			assert_int_equal(L.drops, 0);
+		bulk_close(&x);
+	}
+}
+
 static void test_bbr_by_name(void **state)
 {
 	(void)state;
@@ -873,6 +930,7 @@ int main(void)
 		cmocka_unit_test(test_loss_at_recovery_point),
 		cmocka_unit_test(test_bbr_chained_recovery_keeps_window),
 		cmocka_unit_test(test_bbr_chained_episode_checks_kept_holes),
+		cmocka_unit_test(test_tail_lost_in_recovery),
 		cmocka_unit_test(test_bbr_probe_rtt_learns_longer_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

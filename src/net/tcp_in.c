@@ -547,6 +547,7 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 				tcp_egress(st, sk);
 			}
 		} else {
+			tcp_tail_check(st, sk, now, delivered);
 			if (!(model && cc->owns_recovery_cwnd))
 				tcp_prr_ack(sk, delivered);
 			tcp_egress(st, sk);

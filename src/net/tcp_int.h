@@ -284,6 +284,7 @@ uint32_t tcp_next_hole(const struct tcp_sock *sk, uint32_t seq, uint32_t end, ui
 uint32_t tcp_pipe(const struct tcp_sock *sk);
 void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end);
 void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t delivered);
+void tcp_tail_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t delivered);
 void tcp_rtx_redo_done(struct tcp_sock *sk, sk_time_ns now);
 sk_time_ns tcp_rtx_chk_deadline(const struct tcp_sock *sk, sk_time_ns now);
 void tcp_rtx_check_timer(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);

@@ -511,7 +511,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	bool fin_q = sk->fl & TF_FIN_QUEUED;
 	uint32_t data_end = sk->sbuf_seq + sk->slen;
 	uint32_t mss = tcp_eff_mss(sk);
-	uint32_t nxt0 = sk->snd_nxt;
+	uint32_t nxt0 = sk->snd_nxt, max0 = sk->snd_max;
 	/* New data goes in TSO frames where the device cuts them (tcp_xmit
 	 * sizes each), else a segment at a time. */
 	uint32_t tso = sk_addr_is_v4(&sk->raddr) ? st->cfg.tso_max4 : st->cfg.tso_max6;
@@ -561,7 +561,10 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 				break;
 			if (paced && tcp_pace_hold(sk, now, &pace_left, quantum))
 				break;
-			n = tcp_xmit(st, sk, now, start, TCP_ACK, n);
+			/* The FIN went with the end of the data: it goes again
+			 * with it (tcp_xmit drops it if the segment is cut). */
+			bool fin = fin_q && start + n == data_end && tcp_seq_gt(sk->snd_max, data_end);
+			n = tcp_xmit(st, sk, now, start, TCP_ACK | (fin ? TCP_FIN : 0), n);
 			if (paced)
 				tcp_pace_sent(sk, now, n, &pace_left);
 			tcp_undo_arm(sk, now, start);
@@ -703,6 +706,8 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 sent:
 	if (sk->snd_nxt != nxt0)
 		sk->sent_flight = sk->snd_max - sk->snd_una; /* tcp_types.h */
+	if (sk->snd_max != max0)
+		sk->new_us = (uint32_t)(now / SK_NS_PER_US);
 
 	/* Persist (RFC 9293 3.8.6.1): data waits on a zero window, nothing is in
 	 * flight to bring an ACK: probe on a backed-off timer. */

@@ -45,7 +45,7 @@ struct tcp_range {
 	X(cookies_failed) X(pmtu_updates) X(pmtu_ignored) X(icmp_ignored) X(icmp_soft_errors) \
 	X(accept_queue_full)                                                                \
 	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
-	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(sack_score_grows) X(lost_retransmits) X(rtx_chk_timeouts) X(recovery_chained) X(pace_wakes) X(spurious_undos) X(dsacks_out)            \
+	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(sack_score_grows) X(lost_retransmits) X(rtx_chk_timeouts) X(tail_checks) X(recovery_chained) X(pace_wakes) X(spurious_undos) X(dsacks_out)            \
 	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs) \
 	X(rcvbuf_grows) X(sndbuf_grows) X(buf_grow_refused) X(buf_shrinks) X(rbuf_fallbacks) \
 	X(mem_pressure_entries) X(mem_hard_entries) X(tso_frames) X(tso_segs) X(tso_fallbacks) \
@@ -98,6 +98,10 @@ struct tcp_sock {
 	uint8_t *sbuf;
 	uint32_t scap, shead, slen, sbuf_seq;
 	uint32_t smax; /* usable send-buffer size (<= scap) */
+	/* When snd_max last moved (us, mod 2^32): everything above snd_una
+	 * that was never resent was first sent at or before it, for the
+	 * tail's rule in recovery (tcp_tail_check).  Here for the hole. */
+	uint32_t new_us;
 	/* Bytes queued by reference (tcp_send_ref): [seq, seq + len) are read
 	 * from p when segments are built, not from sbuf, whose room they take
 	 * (slen counts them) but whose bytes they leave unwritten.  Sorted,
