@@ -26,39 +26,17 @@ saw all of it), in_rtx and out_rtx.
 
 The stack under test is the side whose port is 7 (bench-tcp's server role);
 otherwise the side that sent the first SYN (client and send roles).  The
-capture is read as pcap (Ethernet, IPv4 or IPv6); nothing else is needed.
+capture is read as pcap (Ethernet, IPv4 or IPv6) by tests/pcap_frames.py;
+nothing else is needed.
 """
 import argparse
 import collections
+import os
 import struct
 import sys
 
-
-def frames(path):
-    with open(path, 'rb') as f:
-        hdr = f.read(24)
-        if len(hdr) < 24:
-            raise SystemExit(f'{path}: not a pcap file (too short)')
-        magic = struct.unpack('<I', hdr[:4])[0]
-        if magic in (0xa1b2c3d4, 0xa1b23c4d):
-            e = '<'
-        elif magic in (0xd4c3b2a1, 0x4d3cb2a1):
-            e = '>'
-        else:
-            raise SystemExit(f'{path}: not a pcap file (magic {magic:#x})')
-        nano = magic in (0xa1b23c4d, 0x4d3cb2a1)
-        link = struct.unpack(e + 'I', hdr[20:24])[0]
-        if link != 1:
-            raise SystemExit(f'{path}: link type {link}, only Ethernet (1) is read')
-        while True:
-            rh = f.read(16)
-            if len(rh) < 16:
-                return
-            sec, frac, incl, _ = struct.unpack(e + 'IIII', rh)
-            data = f.read(incl)
-            if len(data) < incl:
-                return
-            yield sec + frac / (1e9 if nano else 1e6), data
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from pcap_frames import frames  # noqa: E402  (tests/: the one pcap reader)
 
 
 def tcp_of(data):
@@ -145,6 +123,8 @@ def main():
         caps = list(frames(a.cap))
     except OSError as e:
         raise SystemExit(f'{a.cap}: {e.strerror}')
+    except ValueError as e:
+        raise SystemExit(f'{a.cap}: {e}')
     for ts, data in caps:
         p = tcp_of(data)
         if p is None:

@@ -27,32 +27,14 @@ import ipaddress
 import struct
 import sys
 
+import pcap_frames
+
 
 def segments(path, src):
     """(time s, payload bytes) of the data segments from src, in capture order."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if len(data) < 24:
-        raise ValueError("short pcap header")
-    magic = struct.unpack("<I", data[:4])[0]
-    if magic in (0xA1B2C3D4, 0xA1B23C4D):
-        end = "<"
-    elif magic in (0xD4C3B2A1, 0x4D3CB2A1):
-        end = ">"
-    else:
-        raise ValueError(f"not a pcap file (magic {magic:#x})")
-    nano = magic in (0xA1B23C4D, 0x4D3CB2A1)
-    linktype = struct.unpack(end + "I", data[20:24])[0]
-    if linktype != 1:
-        raise ValueError(f"link type {linktype}, want Ethernet (1)")
     want = ipaddress.ip_address(src)
-    off = 24
     out = []
-    while off + 16 <= len(data):
-        sec, frac, incl, _orig = struct.unpack(end + "IIII", data[off:off + 16])
-        pkt = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        t = sec + frac / (1e9 if nano else 1e6)
+    for t, pkt in pcap_frames.frames(path):
         if len(pkt) < 14:
             continue
         et = struct.unpack("!H", pkt[12:14])[0]
