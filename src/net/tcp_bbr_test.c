@@ -907,6 +907,61 @@ static void test_tail_lost_in_recovery(void **state)
 	}
 }
 
+/* The transfer's last segment lost, and an episode ends with it still
+ * out: a hole 150 segments from the end begins one before the last
+ * segment leaves, its retransmission is lost too, and the check resends
+ * it after the last segment has left.  That repair's ACK reaches the
+ * recovery point and the last segment: the episode ends with the last
+ * segment outstanding and nothing above it to SACK.  It was sent before
+ * the repair that arrived, so it is lost (RFC 8985's rule):
+ * tcp_tail_at_end begins an episode on that ACK that resends it.  Before
+ * 2026-12-06 the TLP found it, a single segment's probe waiting 200 ms
+ * for a delayed ACK as well: BBR 2.19 s, now 1.99 s.  CUBIC keeps the
+ * probe (as tcp_tail_check). */
+static void test_tail_lost_as_episode_ends(void **state)
+{
+	(void)state;
+	for (int bbr = 1; bbr >= 0; bbr--) {
+		link_set(2500000, 400000, 0);
+		size_t total = 4u << 20;
+		struct bulk x = bulk_open(bbr ? tweak_bbr : tweak_cubic, 20 * MS);
+		const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+		uint32_t mss = tcp_eff_mss(sk);
+		total = total / mss * mss; /* whole segments, as above */
+		L.drop_seq = sk->iss + (uint32_t)total; /* the last byte */
+		L.drop_left = 1;
+		L.drop2_seq = sk->iss + 1 + (uint32_t)total - 150 * mss;
+		L.drop2_left = 2;
+		bulk_run(&x, 60 * SK_NS_PER_S, total);
+		fprintf(stderr,
+			"%s, the last segment lost as an episode ends: %.3f s, rto %llu, tail "
+			"recoveries %llu, tail checks %llu, tlp %llu, retransmits %llu, lost "
+			"retransmits %llu, dsacks %llu, check timeouts %llu\n",
+			bbr ? "bbr" : "cubic", x.now / 1e9, (unsigned long long)STAT(x.w->a, rto_fires),
+			(unsigned long long)STAT(x.w->a, tail_recoveries),
+			(unsigned long long)STAT(x.w->a, tail_checks),
+			(unsigned long long)STAT(x.w->a, tlp_probes),
+			(unsigned long long)STAT(x.w->a, retransmits),
+			(unsigned long long)STAT(x.w->a, lost_retransmits),
+			(unsigned long long)STAT(x.w->a, dsacks_in),
+			(unsigned long long)STAT(x.w->a, rtx_chk_timeouts));
+		assert_int_equal(x.got, total);
+		assert_int_equal(L.drop_left + L.drop2_left, 0);
+		assert_int_equal(STAT(x.w->a, tail_recoveries), bbr ? 1 : 0);
+		if (bbr) { /* CUBIC overflows the queue on the way: more repairs */
+			assert_int_equal(STAT(x.w->a, rto_fires), 0);
+			assert_int_equal(STAT(x.w->a, tlp_probes), 0);
+			/* The hole twice, the last segment once: none resent to
+			 * a peer that had it (the lone last segment's check
+			 * waits for a delayed ACK, tcp_rtx_chk_wait_us). */
+			assert_int_equal(STAT(x.w->a, lost_retransmits), 1);
+			assert_int_equal(STAT(x.w->a, retransmits), 3);
+			assert_int_equal(STAT(x.w->a, dsacks_in), 0);
+		}
+		bulk_close(&x);
+	}
+}
+
 static void test_bbr_by_name(void **state)
 {
 	(void)state;
@@ -931,6 +986,7 @@ int main(void)
 		cmocka_unit_test(test_bbr_chained_recovery_keeps_window),
 		cmocka_unit_test(test_bbr_chained_episode_checks_kept_holes),
 		cmocka_unit_test(test_tail_lost_in_recovery),
+		cmocka_unit_test(test_tail_lost_as_episode_ends),
 		cmocka_unit_test(test_bbr_probe_rtt_learns_longer_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

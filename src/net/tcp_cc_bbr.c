@@ -221,7 +221,15 @@ static void bbr_on_send(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time
 	unsigned i = (b->mk_head + b->mk_n) % BBR_MARKS;
 	b->mk_end[i] = seq + len;
 	b->mk_sent_us[i] = bbr_us(now);
-	bool app = seq + len == sk->sbuf_seq + sk->slen && seq + len - sk->snd_una < sk->cwnd;
+	/* App-limited: nothing more queued and room in cwnd.  So is a
+	 * marker that ends within a segment of the peer's window while that
+	 * window is below cwnd: the receiver, not the path, holds the flight,
+	 * and its sample says nothing about a full pipe (startup ended on
+	 * such rounds at 10 ms 2 %, the receiver's window at 120-135 KB and
+	 * the estimate a fifth of what the path carried). */
+	uint32_t end = seq + len, wnd_end = sk->snd_una + sk->snd_wnd;
+	bool app = end == sk->sbuf_seq + sk->slen && end - sk->snd_una < sk->cwnd;
+	app = app || (sk->snd_wnd < sk->cwnd && tcp_seq_gt(end + mss, wnd_end));
 	if (app)
 		b->mk_app |= (uint8_t)(1u << i);
 	else

@@ -531,6 +531,8 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 			sk->fl |= TF_RACK;
 		}
 		if (!(sk->fl & TF_RECOVERY)) {
+			if (ended)
+				tcp_tail_at_end(sk);
 			/* At `recover` already: the byte there and all after it
 			 * were first sent after the last episode began, so a
 			 * hole there is a new loss (with SACK it is known which

@@ -274,6 +274,9 @@ void tcp_rearm_rtx(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
 /* tcp_recovery.c: SACK loss recovery.  TCP_DUPTHRESH is RFC 6675's
  * DupThresh. */
 #define TCP_DUPTHRESH 3u
+/* The delayed ACK a lone segment may meet at the peer (Linux's least, and
+ * cfg.delack_ms's default): tcp_recovery.c's check waits for it too. */
+#define TCP_PEER_DELACK_US 40000u
 uint32_t tcp_sacked_bytes(const struct tcp_sock *sk);
 uint32_t tcp_lost_edge(const struct tcp_sock *sk);
 uint32_t tcp_rack_edge(const struct tcp_sock *sk);
@@ -285,6 +288,7 @@ uint32_t tcp_pipe(const struct tcp_sock *sk);
 void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end);
 void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t delivered);
 void tcp_tail_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t delivered);
+void tcp_tail_at_end(struct tcp_sock *sk);
 void tcp_rtx_redo_done(struct tcp_sock *sk, sk_time_ns now);
 sk_time_ns tcp_rtx_chk_deadline(const struct tcp_sock *sk, sk_time_ns now);
 void tcp_rtx_check_timer(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);

@@ -45,7 +45,7 @@ struct tcp_range {
 	X(cookies_failed) X(pmtu_updates) X(pmtu_ignored) X(icmp_ignored) X(icmp_soft_errors) \
 	X(accept_queue_full)                                                                \
 	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
-	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(sack_score_grows) X(lost_retransmits) X(rtx_chk_timeouts) X(tail_checks) X(recovery_chained) X(pace_wakes) X(spurious_undos) X(dsacks_out)            \
+	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(sack_score_grows) X(lost_retransmits) X(rtx_chk_timeouts) X(tail_checks) X(tail_recoveries) X(recovery_chained) X(pace_wakes) X(spurious_undos) X(dsacks_out)            \
 	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs) \
 	X(rcvbuf_grows) X(sndbuf_grows) X(buf_grow_refused) X(buf_shrinks) X(rbuf_fallbacks) \
 	X(mem_pressure_entries) X(mem_hard_entries) X(tso_frames) X(tso_segs) X(tso_fallbacks) \
