@@ -3,7 +3,8 @@
 # nginx on the same tree (tests/http_diff.py: what is compared, and the
 # documented exceptions), on each TARGET (default both):
 #   linux   skiff serve --stack linux on 127.0.0.1:PORT, nginx on
-#           127.0.0.1:PORT+1, client in this namespace (loopback only);
+#           127.0.0.1:PORT2, client in this namespace (loopback only;
+#           every port one the kernel finds free, skt_free_port);
 #   skiff   one namespace skt-<pid>-tap (tests/lib.sh skt_topo_tap): skiff
 #           serve --stack skiff --dev tap:sk0 as 198.18.0.2, nginx on the
 #           namespace's own 127.0.0.1, the client in it;
@@ -53,7 +54,6 @@ if ! skt_need setup nginx python3; then
 fi
 
 WORK=$(mktemp -d /tmp/skiff-http-diff.XXXXXX)
-PORT=$((20000 + $$ % 20000))
 on_exit() {
 	skt_cleanup
 	if [ "$SKT_FAILED" -eq 0 ] && [ -z "${HTTP_KEEP_LOGS:-}" ]; then
@@ -96,8 +96,12 @@ for TGT in "${TARGETS[@]}"; do
 			fail "$N/setup" "no unikernel image at $UK (make uk)"
 			continue
 		fi
-		SK_ADDR=127.0.0.1:$((PORT + 2))
-		CTL_PORT=$((PORT + 3))
+		# Ports the kernel finds free now: ports from the pid (20000 +
+		# pid % 20000, much of it the ephemeral range) were once in use
+		# on a shared host, and QEMU could not set up its forwarding
+		# (ci-fresh, 2026-12-06).
+		SK_ADDR=127.0.0.1:$(skt_free_port tcp)
+		CTL_PORT=$(skt_free_port udp)
 	elif [ "$TGT" = skiff ]; then
 		if ! skt_topo_tap tap sk0; then
 			fail "$N/setup" "cannot build the namespace"
@@ -111,13 +115,15 @@ for TGT in "${TARGETS[@]}"; do
 		skt_family_up skiff || { fail "$N/setup" "cannot turn IPv6 on"; skt_cleanup; continue; }
 		SERVE+=("${SKT_SERVE6[@]}")
 	else
+		PORT=$(skt_free_port tcp)
 		SK_ADDR=127.0.0.1:$PORT
 		SERVE=(--stack linux --ip 127.0.0.1 --port "$PORT")
 	fi
 	NGX=$WORK/nginx-$TGT
 	mkdir -p "$NGX"
-	NGX_ADDR=127.0.0.1:$((PORT + 1))
-	python3 "$HERE/http_diff.py" nginx-conf "$NGX" "$WORK/www" $((PORT + 1))
+	NGX_PORT=$(skt_free_port tcp)
+	NGX_ADDR=127.0.0.1:$NGX_PORT
+	python3 "$HERE/http_diff.py" nginx-conf "$NGX" "$WORK/www" "$NGX_PORT"
 	"${IN_NS[@]}" nginx -p "$NGX" -c "$NGX/nginx.conf" -e "$NGX/error.log" >"$NGX/out.log" 2>&1 &
 	NGX_PID=$!
 	SKT_PIDS+=("$NGX_PID")
