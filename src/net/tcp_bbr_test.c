@@ -850,6 +850,23 @@ static void test_bbr_chained_episode_checks_kept_holes(void **state)
 	assert_true(seen > 0);
 }
 
+/* A tail test's run: its time and the sender's repair counters. */
+static void tail_print(const struct bulk *x, int bbr, const char *what)
+{
+	const struct tnode *a = x->w->a;
+	fprintf(stderr,
+		"%s, %s: %.3f s, rto %llu, tail checks %llu, tail recoveries %llu, tlp %llu, "
+		"retransmits %llu, lost retransmits %llu (by the timer %llu), dsacks %llu, "
+		"episodes %llu (chained %llu)\n",
+		bbr ? "bbr" : "cubic", what, x->now / 1e9, (unsigned long long)STAT(a, rto_fires),
+		(unsigned long long)STAT(a, tail_checks), (unsigned long long)STAT(a, tail_recoveries),
+		(unsigned long long)STAT(a, tlp_probes), (unsigned long long)STAT(a, retransmits),
+		(unsigned long long)STAT(a, lost_retransmits),
+		(unsigned long long)STAT(a, rtx_chk_timeouts), (unsigned long long)STAT(a, dsacks_in),
+		(unsigned long long)(STAT(a, sack_recoveries) + STAT(a, fast_retransmits)),
+		(unsigned long long)STAT(a, recovery_chained));
+}
+
 /* The transfer's last segment lost while an episode is under way: a hole
  * 150 segments from the end begins one, the first segment sent after it
  * began (at `recover`) is lost too, and the last segment.  The repairs
@@ -879,17 +896,7 @@ static void test_tail_lost_in_recovery(void **state)
 		L.drop2_left = 1;
 		L.drop_at_recover = true;
 		bulk_run(&x, 60 * SK_NS_PER_S, total);
-		fprintf(stderr,
-			"%s, the last segment lost behind a hole: %.3f s, rto %llu, tail checks %llu, "
-			"tlp %llu, retransmits %llu, lost retransmits %llu, dsacks %llu, episodes %llu (chained %llu)\n",
-			bbr ? "bbr" : "cubic", x.now / 1e9, (unsigned long long)STAT(x.w->a, rto_fires),
-			(unsigned long long)STAT(x.w->a, tail_checks),
-			(unsigned long long)STAT(x.w->a, tlp_probes),
-			(unsigned long long)STAT(x.w->a, retransmits),
-			(unsigned long long)STAT(x.w->a, lost_retransmits),
-			(unsigned long long)STAT(x.w->a, dsacks_in),
-			(unsigned long long)(STAT(x.w->a, sack_recoveries) + STAT(x.w->a, fast_retransmits)),
-			(unsigned long long)STAT(x.w->a, recovery_chained));
+		tail_print(&x, bbr, "the last segment lost behind a hole");
 		assert_int_equal(x.got, total);
 		assert_int_equal(L.drop_left + L.drop2_left, 0);
 		assert_false(L.drop_at_recover);
@@ -933,18 +940,7 @@ static void test_tail_lost_as_episode_ends(void **state)
 		L.drop2_seq = sk->iss + 1 + (uint32_t)total - 150 * mss;
 		L.drop2_left = 2;
 		bulk_run(&x, 60 * SK_NS_PER_S, total);
-		fprintf(stderr,
-			"%s, the last segment lost as an episode ends: %.3f s, rto %llu, tail "
-			"recoveries %llu, tail checks %llu, tlp %llu, retransmits %llu, lost "
-			"retransmits %llu, dsacks %llu, check timeouts %llu\n",
-			bbr ? "bbr" : "cubic", x.now / 1e9, (unsigned long long)STAT(x.w->a, rto_fires),
-			(unsigned long long)STAT(x.w->a, tail_recoveries),
-			(unsigned long long)STAT(x.w->a, tail_checks),
-			(unsigned long long)STAT(x.w->a, tlp_probes),
-			(unsigned long long)STAT(x.w->a, retransmits),
-			(unsigned long long)STAT(x.w->a, lost_retransmits),
-			(unsigned long long)STAT(x.w->a, dsacks_in),
-			(unsigned long long)STAT(x.w->a, rtx_chk_timeouts));
+		tail_print(&x, bbr, "the last segment lost as an episode ends");
 		assert_int_equal(x.got, total);
 		assert_int_equal(L.drop_left + L.drop2_left, 0);
 		assert_int_equal(STAT(x.w->a, tail_recoveries), bbr ? 1 : 0);

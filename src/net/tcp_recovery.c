@@ -125,9 +125,15 @@ uint32_t tcp_pipe(const struct tcp_sock *sk)
  * the timer waits for twice the variation more, still far below the
  * RTO's 200 ms floor at these round trips, and without its collapse of
  * the window. */
+/* RACK's reordering allowance here: a quarter of srtt, at least 1 ms. */
+static uint32_t tcp_reo_wnd_us(const struct tcp_sock *sk)
+{
+	return SK_MAX(sk->srtt_us / 4, 1000u);
+}
+
 static uint32_t tcp_rtx_chk_wait_us(const struct tcp_sock *sk, bool timer)
 {
-	uint32_t w = sk->srtt_us + SK_MAX(sk->srtt_us / 4, 1000u);
+	uint32_t w = sk->srtt_us + tcp_reo_wnd_us(sk);
 	if (!timer)
 		return w;
 	w += 2 * sk->rttvar_us;
@@ -251,16 +257,24 @@ void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, ui
  * (bench-tcp at 10 ms and 2 %: 0.2 s of a 0.9 s transfer, the last
  * segment and its FIN lost after the holes' repair;
  * test_tail_lost_in_recovery). */
+/* What both tail rules ask (BBR only, as measured; see tcp_tail_check):
+ * something outstanding, every resent hole acked, the latest repair left
+ * more than `after` us past the last new data, and no hole known lost.
+ * The scoreboard's walk comes last: it runs on every ACK of an episode. */
+static bool tcp_tail_after_repair(const struct tcp_sock *sk, int32_t after)
+{
+	return tcp_cc(sk)->owns_recovery_cwnd && sk->srtt_us && sk->snd_una != sk->snd_max &&
+	       !tcp_seq_gt(sk->rtx_hi, sk->snd_una) && (int32_t)(sk->rtx_last_us - sk->new_us) > after &&
+	       !tcp_seq_gt(tcp_lost_edge(sk), sk->snd_una);
+}
+
 void tcp_tail_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, uint32_t delivered)
 {
 	/* BBR only, as measured: CUBIC moved the same (0.985 of before over
 	 * 23 paired runs at 10 and 25 ms, 1-2 %) with seven spurious undos
-	 * where it had one (bench-tcp.md, "The tail in an episode").  It runs
-	 * on every ACK of an episode: the scoreboard's walk comes last. */
-	if (!tcp_cc(sk)->owns_recovery_cwnd || !delivered || !sk->srtt_us ||
-	    sk->snd_una == sk->snd_max || tcp_seq_gt(sk->rtx_hi, sk->snd_una) ||
-	    (sk->fl & (TF_RTX_CHK | TF_RTX_REDO)) || (int32_t)(sk->rtx_last_us - sk->new_us) <= 0 ||
-	    !tcp_sack_recovery(sk) || tcp_seq_gt(tcp_lost_edge(sk), sk->snd_una))
+	 * where it had one (bench-tcp.md, "The tail in an episode"). */
+	if (!delivered || (sk->fl & (TF_RTX_CHK | TF_RTX_REDO)) || !tcp_sack_recovery(sk) ||
+	    !tcp_tail_after_repair(sk, 0))
 		return;
 	st->stats.tail_checks++;
 	tcp_rtx_chk_begin(sk, now, sk->snd_max, sk->new_us);
@@ -282,10 +296,7 @@ void tcp_tail_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, u
  * as tcp_tail_check. */
 void tcp_tail_at_end(struct tcp_sock *sk)
 {
-	if (!tcp_cc(sk)->owns_recovery_cwnd || !(sk->fl & TF_SACK) || !sk->srtt_us ||
-	    sk->snd_una == sk->snd_max || tcp_seq_gt(sk->rtx_hi, sk->snd_una) ||
-	    (int32_t)(sk->rtx_last_us - sk->new_us) <= (int32_t)SK_MAX(sk->srtt_us / 4, 1000u) ||
-	    tcp_seq_gt(tcp_lost_edge(sk), sk->snd_una))
+	if (!(sk->fl & TF_SACK) || !tcp_tail_after_repair(sk, (int32_t)tcp_reo_wnd_us(sk)))
 		return;
 	sk->rack_edge = sk->snd_max;
 	sk->fl |= TF_RACK;
