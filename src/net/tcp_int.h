@@ -49,6 +49,7 @@ enum {
 	TF_RTX_CHK = 1u << 28,   /* rtx_chk_end/us: resent holes to check (tcp_types.h) */
 	TF_RTX_REDO = 1u << 29,  /* resending holes found lost again, up to rtx_chk_end */
 	TF_RTX_TMR = 1u << 30,   /* rtx_at is the check's deadline, before the RTO's */
+	TF_RTX_NX = 1u << 31,    /* rtx_nx_end/us: the next check (with CHK or REDO) */
 };
 
 #define TCP_QUICKACKS 16

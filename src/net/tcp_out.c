@@ -831,7 +831,7 @@ static void tcp_rto_fire(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 	sk->cwnd = mss; /* loss window */
 	tcp_cc(sk)->on_rto(sk, now);
 	sk->fl &= ~(uint32_t)(TF_RECOVERY | TF_RTX_ONE | TF_TLP_OUT | TF_TLP_NEW | TF_RACK |
-			      TF_RTX_CHK | TF_RTX_REDO | TF_RTX_TMR);
+			      TF_RTX_CHK | TF_RTX_REDO | TF_RTX_TMR | TF_RTX_NX);
 	sk->dupacks = 0;
 	sk->recover = sk->snd_max; /* RFC 6582 4: no fast retransmit below this */
 	sk->snd_nxt = sk->snd_una;

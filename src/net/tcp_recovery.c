@@ -199,10 +199,47 @@ static void tcp_rtx_lost_again(struct tcp_stack *st, struct tcp_sock *sk)
  * the next). */
 void tcp_rtx_check_start(struct tcp_sock *sk, sk_time_ns now, uint32_t end)
 {
-	sk->rtx_last_us = (uint32_t)(now / SK_NS_PER_US);
-	if (sk->fl & (TF_RTX_CHK | TF_RTX_REDO))
+	uint32_t us = (uint32_t)(now / SK_NS_PER_US);
+	sk->rtx_last_us = us;
+	if (sk->fl & TF_RTX_REDO)
+		return; /* the redo's resends: tcp_rtx_redo_done checks them */
+	if (!(sk->fl & TF_RTX_CHK)) {
+		tcp_rtx_chk_begin(sk, now, end, us);
 		return;
-	tcp_rtx_chk_begin(sk, now, end, sk->rtx_last_us);
+	}
+	/* A check is under way.  Resends of the same burst (within a quarter
+	 * of RACK's allowance of its latest) join it, or the next check if
+	 * that has begun; the time moves to the latest, so every hole stays
+	 * at or before it (a join can only make the wait longer).  Later
+	 * bursts are the next check's after that: rtx_last_us. */
+	uint32_t near = tcp_reo_wnd_us(sk) / 4;
+	if (!(sk->fl & TF_RTX_NX) && us - sk->rtx_chk_us <= near) {
+		sk->rtx_chk_end = tcp_seq_max(sk->rtx_chk_end, end);
+		sk->rtx_chk_us = us;
+		sk->rtx_chk_snd = sk->snd_max;
+	} else if (!(sk->fl & TF_RTX_NX)) {
+		sk->rtx_nx_end = end;
+		sk->rtx_nx_us = us;
+		sk->fl |= TF_RTX_NX;
+	} else if (us - sk->rtx_nx_us <= near) {
+		sk->rtx_nx_end = tcp_seq_max(sk->rtx_nx_end, end);
+		sk->rtx_nx_us = us;
+	}
+}
+
+/* The check that was under way is over (or none began after a redo): the
+ * next covers the first burst resent after it, from that burst's own
+ * time, or else every hole resent above snd_una, from the latest resend. */
+static void tcp_rtx_chk_next(struct tcp_sock *sk, sk_time_ns now)
+{
+	bool nx = sk->fl & TF_RTX_NX;
+	sk->fl &= ~(uint32_t)(TF_RTX_CHK | TF_RTX_NX);
+	if (!tcp_sack_recovery(sk))
+		return;
+	if (nx && tcp_seq_gt(sk->rtx_nx_end, sk->snd_una))
+		tcp_rtx_chk_begin(sk, now, sk->rtx_nx_end, sk->rtx_nx_us);
+	else if (tcp_seq_gt(sk->rtx_hi, sk->snd_una))
+		tcp_rtx_chk_begin(sk, now, sk->rtx_hi, sk->rtx_last_us);
 }
 
 /* Every ACK (after its acknowledgment and SACK blocks are in): the check
@@ -216,14 +253,13 @@ void tcp_rtx_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, ui
 	if (!(sk->fl & TF_RTX_CHK))
 		return;
 	if (!tcp_seq_gt(sk->rtx_chk_end, sk->snd_una)) {
-		sk->fl &= ~(uint32_t)TF_RTX_CHK;
 		/* Holes resent while it ran, above its end, had no check of
-		 * their own (one at a time): the next covers them, from the
-		 * latest resend.  Without it a lost one among them waited for
-		 * the RTO, 200 ms or more (seen at 10 ms, 2 % loss). */
-		if (!tcp_seq_gt(sk->rtx_hi, sk->snd_una) || !tcp_sack_recovery(sk))
+		 * their own: the next covers them.  Without it a lost one
+		 * among them waited for the RTO, 200 ms or more (seen at
+		 * 10 ms, 2 % loss). */
+		tcp_rtx_chk_next(sk, now);
+		if (!(sk->fl & TF_RTX_CHK))
 			return;
-		tcp_rtx_chk_begin(sk, now, sk->rtx_hi, sk->rtx_last_us);
 	}
 	if (!delivered || !sk->srtt_us || !tcp_sack_recovery(sk))
 		return;
@@ -311,6 +347,8 @@ void tcp_rtx_redo_done(struct tcp_sock *sk, sk_time_ns now)
 	sk->rtx_hi = tcp_seq_max(sk->rtx_hi, sk->rtx_redo_hi);
 	if (tcp_seq_gt(sk->rtx_chk_end, sk->snd_una))
 		tcp_rtx_chk_begin(sk, now, sk->rtx_chk_end, (uint32_t)(now / SK_NS_PER_US));
+	else
+		tcp_rtx_chk_next(sk, now);
 }
 
 /* The check's timer fired: no ACK came to apply the rule, and the hole

@@ -124,6 +124,7 @@ struct tcp_sock {
 	 * arrives, given back when the app has read everything and no
 	 * out-of-order range is held (rhead is then 0). */
 	uint32_t irs, rcv_nxt, rcv_adv;
+	uint32_t rcv_unacked;      /* bytes received since our last ACK */
 	uint8_t *rbuf;
 	uint32_t rcap, rhead, rlen;
 	uint32_t rmax; /* usable receive-buffer size (<= rcap) */
@@ -136,10 +137,9 @@ struct tcp_sock {
 	struct tcp_range ooo[TCP_OOO_MAX];
 	uint8_t nooo;
 	uint8_t nref;       /* ref[] in use (send side, above) */
+	uint8_t quickacks;  /* ACK every segment while > 0 (connection start) */
 	struct tcp_range ooo_last; /* most recent OOO block: first SACK block */
 	uint32_t fin_seq;          /* valid with TF_FIN_RCVD_PENDING */
-	uint32_t rcv_unacked;      /* bytes received since our last ACK */
-	uint8_t quickacks;         /* ACK every segment while > 0 (connection start) */
 	sk_time_ns oow_last;       /* last ACK for an unacceptable segment; 0 none */
 
 	/* Options.  snd_mss: peer's MSS capped by our MTU, options excluded. */
@@ -272,6 +272,14 @@ struct tcp_sock {
 	 * hole below rtx_hi was last sent at or before it, so a check that
 	 * ends can hand the holes resent above it to the next (tcp_recovery.c). */
 	uint32_t rtx_last_us;
+	/* With TF_RTX_NX, the next check: the holes resent in the first burst
+	 * after the running check's (or the redo's) began, every hole from
+	 * that check's end up to rtx_nx_end was last sent at or before
+	 * rtx_nx_us (us, mod 2^32).  Without it the next check took them all
+	 * from rtx_last_us, the latest resend, and a lost one among the
+	 * first waited for the resends after it: up to a round trip more
+	 * with the receiver's window shut behind it (tcp_recovery.c). */
+	uint32_t rtx_nx_end, rtx_nx_us;
 	uint64_t nrtx;
 
 	/* Timers: absolute deadlines or SK_TIME_NEVER; the socket's heap entry is
