@@ -556,6 +556,22 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		}
 	}
 
+	/* The app waits for room while a hole holds snd_una: nothing is
+	 * freed, and the buffer was tuned only when the app sent, so it stayed
+	 * full behind the hole with the window open (seen at 10 ms, 2 %: 26 ms
+	 * with 752 bytes unsent).  The SACKs grow it here (tcp_sbuf_tune:
+	 * what is held and a round trip's more), and the app hears of the
+	 * room once it is a third of the buffer or half a round trip's worth
+	 * (with much held behind the hole, a third may never come free). */
+	if (sk_unlikely(sk->fl & TF_WANT_WRITE) && sack_news) {
+		tcp_sbuf_tune(st, sk);
+		uint32_t room = sk->smax - sk->slen;
+		if (room >= sk->smax / 3 || room >= tcp_sbuf_round(sk) / 2) {
+			sk->fl &= ~(uint32_t)TF_WANT_WRITE;
+			tcp_event(st, sk, TCP_EV_WRITE);
+		}
+	}
+
 	/* Window update.  RFC 9293's WL1/WL2 rule would let a reordered older
 	 * ACK with the same SEQ/ACK shrink the window (and stall a sender with
 	 * nothing in flight); like Linux, a same-SEQ, same-ACK segment may only

@@ -200,10 +200,12 @@ enum tcp_mem_state { TCP_MEM_NORMAL, TCP_MEM_PRESSURE, TCP_MEM_HARD };
  * buf_max), if autotuning is on, the socket is not locked, the budget is
  * normal and a slot is free.  Data queued keeps its place in the stream. */
 bool tcp_buf_grow(struct tcp_stack *st, struct tcp_sock *sk, bool send, uint32_t want);
-/* The send buffer may hold twice what may be in flight: cwnd, ssthresh once
- * a loss set it, a paced sender's rate times the round trip (called before
- * the app queues). */
+/* The send buffer may hold twice what may be in flight (tcp_sbuf_round:
+ * cwnd, ssthresh once a loss set it, a paced sender's rate times the round
+ * trip), and at least what is held unacked and a round trip's more (called
+ * before the app queues, and on SACKs while the app waits for room). */
 void tcp_sbuf_tune(struct tcp_stack *st, struct tcp_sock *sk);
+uint64_t tcp_sbuf_round(const struct tcp_sock *sk); /* what a round trip may send */
 /* Dynamic right-sizing, on in-order data: once a round trip has passed,
  * grow the receive buffer to twice what the app consumed in it. */
 void tcp_rbuf_tune(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);

@@ -359,19 +359,29 @@ bool tcp_buf_grow(struct tcp_stack *st, struct tcp_sock *sk, bool send, uint32_t
 	return true;
 }
 
-void tcp_sbuf_tune(struct tcp_stack *st, struct tcp_sock *sk)
+uint64_t tcp_sbuf_round(const struct tcp_sock *sk)
 {
-	/* Twice what may be in flight: the window, the one saved at a loss
-	 * (ssthresh, once set), and for a sender paced by a rate model (BBR:
-	 * the one with on_delivery) what its rate moves in a round trip.  The
-	 * window-based algorithms' rate is the window's (tcp_cc_pace_window)
-	 * and adds nothing. */
+	/* The window, the one saved at a loss (ssthresh, once set), and for a
+	 * sender paced by a rate model (BBR: the one with on_delivery) what
+	 * its rate moves in a round trip.  The window-based algorithms' rate
+	 * is the window's (tcp_cc_pace_window) and adds nothing. */
 	uint64_t w = sk->cwnd;
 	if (sk->ssthresh != UINT32_MAX)
 		w = SK_MAX(w, (uint64_t)sk->ssthresh);
 	if (sk->pacing_rate && sk->srtt_us && tcp_cc(sk)->on_delivery)
 		w = SK_MAX(w, sk->pacing_rate * sk->srtt_us / 1000000);
-	uint64_t want = 2 * w;
+	return w;
+}
+
+void tcp_sbuf_tune(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	/* Twice what may be in flight in a round trip, and at least what is
+	 * held unacked and that much more: a hole at snd_una keeps everything
+	 * above it in the buffer, SACKed or not, for as long as its repair
+	 * takes (a lost retransmission: two round trips or more), and the
+	 * next round's data must still fit beside it. */
+	uint64_t w = tcp_sbuf_round(sk);
+	uint64_t want = SK_MAX(2 * w, (uint64_t)(sk->snd_max - sk->snd_una) + w);
 	if (st->bpool.n && want > sk->smax && st->mem_state == TCP_MEM_NORMAL)
 		tcp_buf_grow(st, sk, true, (uint32_t)SK_MIN(want, (uint64_t)UINT32_MAX));
 }
