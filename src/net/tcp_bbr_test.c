@@ -65,12 +65,18 @@ static void link_set(uint64_t rate, uint32_t qmax, unsigned loss_pm)
 	L.log = false;
 }
 
+/* Whether a data segment holds sequence seq. */
+static bool seg_holds(const struct tcp_hdr *h, uint32_t seq)
+{
+	return h->payload_len && h->seq - seq + h->payload_len <= h->payload_len;
+}
+
 /* Whether a data segment holds *seq while *left is not 0: then it is one
  * fewer, and *seq the segment's start (its retransmission may be cut
  * elsewhere). */
 static bool drop_hit(const struct tcp_hdr *h, uint32_t *seq, unsigned *left)
 {
-	if (!*left || !h->payload_len || h->seq - *seq + h->payload_len > h->payload_len)
+	if (!*left || !seg_holds(h, *seq))
 		return false;
 	(*left)--;
 	*seq = h->seq;
@@ -96,9 +102,7 @@ static int link_out(void *ctx, sk_time_ns now, uint32_t src, uint32_t dst, const
 		w->dropped++;
 		return 0;
 	}
-	if (h.payload_len && L.drop2_n < 4 && h.seq - L.drop2_seq + h.payload_len <= h.payload_len &&
-	    (L.drop2_left || L.drop2_n))
-	{
+	if (L.drop2_n < 4 && (L.drop2_left || L.drop2_n) && seg_holds(&h, L.drop2_seq)) {
 		L.drop2_srtt[L.drop2_n] = L.sk ? L.sk->srtt_us : 0;
 		L.drop2_at[L.drop2_n++] = now;
 	}
@@ -701,6 +705,47 @@ static void test_bbr_lost_retransmission_before_rto(void **state)
 	lost_retransmission(true);
 }
 
+/* A repair test's run: its time and the sender's repair counters. */
+static void repair_print(const struct bulk *x, int bbr, const char *what)
+{
+	const struct tnode *a = x->w->a;
+	fprintf(stderr,
+		"%s, %s: %.3f s, rto %llu, tail checks %llu, tail recoveries %llu, tlp %llu, "
+		"retransmits %llu, lost retransmits %llu (by the timer %llu), dsacks %llu, "
+		"episodes %llu (chained %llu)\n",
+		bbr ? "bbr" : "cubic", what, x->now / 1e9, (unsigned long long)STAT(a, rto_fires),
+		(unsigned long long)STAT(a, tail_checks), (unsigned long long)STAT(a, tail_recoveries),
+		(unsigned long long)STAT(a, tlp_probes), (unsigned long long)STAT(a, retransmits),
+		(unsigned long long)STAT(a, lost_retransmits),
+		(unsigned long long)STAT(a, rtx_chk_timeouts), (unsigned long long)STAT(a, dsacks_in),
+		(unsigned long long)(STAT(a, sack_recoveries) + STAT(a, fast_retransmits)),
+		(unsigned long long)STAT(a, recovery_chained));
+}
+
+/* The holes tests' run: a 4 MiB transfer on a 20 Mbit/s, 20 ms link with a
+ * hole 300 segments in, one 20 segments above it whose retransmission is
+ * lost too, and (third) one 40 segments above it.  Every byte arrives,
+ * every drop happened, and no RTO fired. */
+static struct bulk holes_run(bool third)
+{
+	link_set(2500000, 400000, 0);
+	const size_t total = 4u << 20;
+	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
+	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
+	uint32_t mss = tcp_eff_mss(sk);
+	L.drop_seq = sk->iss + 1 + 300 * mss;
+	L.drop_left = 1;
+	L.drop2_seq = L.drop_seq + 20 * mss;
+	L.drop2_left = 2;
+	L.drop3_seq = L.drop_seq + 40 * mss;
+	L.drop3_left = third ? 1 : 0;
+	bulk_run(&x, 60 * SK_NS_PER_S, total);
+	assert_int_equal(x.got, total);
+	assert_int_equal(L.drop_left + L.drop2_left + L.drop3_left, 0);
+	assert_int_equal(STAT(x.w->a, rto_fires), 0);
+	return x;
+}
+
 /* Two holes in one window, the higher one's retransmission lost too.
  * The lower hole's retransmission starts the check for lost
  * retransmissions (one runs at a time); the higher is resent while it
@@ -713,26 +758,9 @@ static void test_bbr_lost_retransmission_before_rto(void **state)
 static void test_bbr_lost_retransmission_after_a_check(void **state)
 {
 	(void)state;
-	link_set(2500000, 400000, 0);
-	const size_t total = 4u << 20;
-	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
+	struct bulk x = holes_run(false);
 	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
-	uint32_t mss = tcp_eff_mss(sk);
-	L.drop_seq = sk->iss + 1 + 300 * mss;
-	L.drop_left = 1;
-	L.drop2_seq = L.drop_seq + 20 * mss;
-	L.drop2_left = 2;
-	bulk_run(&x, 60 * SK_NS_PER_S, total);
-	fprintf(stderr,
-		"two holes, the second's retransmission lost: %.2f s, rto %llu, lost retransmits "
-		"%llu (by the timer %llu), retransmits %llu\n",
-		x.now / 1e9, (unsigned long long)STAT(x.w->a, rto_fires),
-		(unsigned long long)STAT(x.w->a, lost_retransmits),
-		(unsigned long long)STAT(x.w->a, rtx_chk_timeouts),
-		(unsigned long long)STAT(x.w->a, retransmits));
-	assert_int_equal(x.got, total);
-	assert_int_equal(L.drop_left + L.drop2_left, 0);
-	assert_int_equal(STAT(x.w->a, rto_fires), 0);
+	repair_print(&x, 1, "two holes, the second's retransmission lost");
 	assert_int_equal(STAT(x.w->a, lost_retransmits), 1);
 	assert_int_equal(STAT(x.w->a, retransmits), 3);
 	assert_false(sk->fl & (TF_RTX_CHK | TF_RTX_REDO));
@@ -755,33 +783,15 @@ static void test_bbr_lost_retransmission_after_a_check(void **state)
 static void test_bbr_lost_retransmission_own_time(void **state)
 {
 	(void)state;
-	link_set(2500000, 400000, 0);
-	const size_t total = 4u << 20;
-	struct bulk x = bulk_open(tweak_bbr, 20 * MS);
+	struct bulk x = holes_run(true);
 	const struct tcp_sock *sk = &x.w->a->st.socks[x.c];
-	uint32_t mss = tcp_eff_mss(sk);
-	L.drop_seq = sk->iss + 1 + 300 * mss;
-	L.drop_left = 1;
-	L.drop2_seq = L.drop_seq + 20 * mss;
-	L.drop2_left = 2;
-	L.drop3_seq = L.drop_seq + 40 * mss;
-	L.drop3_left = 1;
-	bulk_run(&x, 60 * SK_NS_PER_S, total);
 	double gap_ms = L.drop2_n >= 3 ? (L.drop2_at[2] - L.drop2_at[1]) / 1e6 : 0;
 	uint32_t srtt = L.drop2_srtt[1]; /* when the first resend left */
 	double allow_ms = (srtt + SK_MAX(srtt / 4, 1000u)) / 1e3;
-	fprintf(stderr,
-		"three holes, the middle one's retransmission lost: %.3f s, its second resend %.1f ms "
-		"after its first (srtt and RACK's allowance %.1f ms), rto %llu, lost retransmits "
-		"%llu (by the timer %llu), retransmits %llu\n",
-		x.now / 1e9, gap_ms, allow_ms, (unsigned long long)STAT(x.w->a, rto_fires),
-		(unsigned long long)STAT(x.w->a, lost_retransmits),
-		(unsigned long long)STAT(x.w->a, rtx_chk_timeouts),
-		(unsigned long long)STAT(x.w->a, retransmits));
-	assert_int_equal(x.got, total);
-	assert_int_equal(L.drop_left + L.drop2_left + L.drop3_left, 0);
+	repair_print(&x, 1, "three holes, the middle one's retransmission lost");
+	fprintf(stderr, "  its second resend %.1f ms after its first (srtt and RACK's allowance %.1f ms)\n",
+		gap_ms, allow_ms);
 	assert_int_equal(L.drop2_n, 3);
-	assert_int_equal(STAT(x.w->a, rto_fires), 0);
 	assert_int_equal(STAT(x.w->a, lost_retransmits), 1);
 	assert_int_equal(STAT(x.w->a, retransmits), 4);
 	/* Found lost on the first ACK past the allowance: a segment's time on
@@ -914,23 +924,6 @@ static void test_bbr_chained_episode_checks_kept_holes(void **state)
 	assert_true(seen > 0);
 }
 
-/* A tail test's run: its time and the sender's repair counters. */
-static void tail_print(const struct bulk *x, int bbr, const char *what)
-{
-	const struct tnode *a = x->w->a;
-	fprintf(stderr,
-		"%s, %s: %.3f s, rto %llu, tail checks %llu, tail recoveries %llu, tlp %llu, "
-		"retransmits %llu, lost retransmits %llu (by the timer %llu), dsacks %llu, "
-		"episodes %llu (chained %llu)\n",
-		bbr ? "bbr" : "cubic", what, x->now / 1e9, (unsigned long long)STAT(a, rto_fires),
-		(unsigned long long)STAT(a, tail_checks), (unsigned long long)STAT(a, tail_recoveries),
-		(unsigned long long)STAT(a, tlp_probes), (unsigned long long)STAT(a, retransmits),
-		(unsigned long long)STAT(a, lost_retransmits),
-		(unsigned long long)STAT(a, rtx_chk_timeouts), (unsigned long long)STAT(a, dsacks_in),
-		(unsigned long long)(STAT(a, sack_recoveries) + STAT(a, fast_retransmits)),
-		(unsigned long long)STAT(a, recovery_chained));
-}
-
 /* The transfer's last segment lost while an episode is under way: a hole
  * 150 segments from the end begins one, the first segment sent after it
  * began (at `recover`) is lost too, and the last segment.  The repairs
@@ -960,7 +953,7 @@ static void test_tail_lost_in_recovery(void **state)
 		L.drop2_left = 1;
 		L.drop_at_recover = true;
 		bulk_run(&x, 60 * SK_NS_PER_S, total);
-		tail_print(&x, bbr, "the last segment lost behind a hole");
+		repair_print(&x, bbr, "the last segment lost behind a hole");
 		assert_int_equal(x.got, total);
 		assert_int_equal(L.drop_left + L.drop2_left, 0);
 		assert_false(L.drop_at_recover);
@@ -1004,7 +997,7 @@ static void test_tail_lost_as_episode_ends(void **state)
 		L.drop2_seq = sk->iss + 1 + (uint32_t)total - 150 * mss;
 		L.drop2_left = 2;
 		bulk_run(&x, 60 * SK_NS_PER_S, total);
-		tail_print(&x, bbr, "the last segment lost as an episode ends");
+		repair_print(&x, bbr, "the last segment lost as an episode ends");
 		assert_int_equal(x.got, total);
 		assert_int_equal(L.drop_left + L.drop2_left, 0);
 		assert_int_equal(STAT(x.w->a, tail_recoveries), bbr ? 1 : 0);
