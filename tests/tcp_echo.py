@@ -171,12 +171,15 @@ TCPI = [("state", 0, "B"), ("snd_mss", 16, "I"), ("unacked", 24, "I"),
         ("rtt", 68, "I"), ("snd_ssthresh", 76, "I"), ("snd_cwnd", 80, "I"),
         ("total_retrans", 100, "I"), ("pacing_rate", 104, "Q"),
         ("bytes_acked", 120, "Q"), ("notsent_bytes", 144, "I"),
-        ("min_rtt", 148, "I"), ("delivery_rate", 160, "Q")]
+        ("min_rtt", 148, "I"), ("delivery_rate", 160, "Q"),
+        ("busy_time", 168, "Q"), ("rwnd_limited", 176, "Q"), ("sndbuf_limited", 184, "Q"),
+        ("snd_wnd", 228, "I")]
 TCP_STATES = ["?", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2",
               "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK", "LISTEN", "CLOSING"]
 TRACE_COLS = ["ms", "state", "cwnd", "ssthresh", "pipe", "unacked", "notsent",
               "srtt_us", "pacing_rate", "delivery_rate", "retransmits",
-              "bytes_acked", "min_rtt_us"]
+              "bytes_acked", "min_rtt_us", "busy_us", "rwnd_limited_us",
+              "sndbuf_limited_us", "snd_wnd"]
 TRACE_SECS = 0.010
 
 
@@ -194,7 +197,11 @@ def trace_line(ms: float, t: dict) -> str:
     bytes/s.  ssthresh: Linux's "infinite" (0x7fffffff segments and more,
     which `ss` leaves out) is written 4294967295, skiff's infinite (UINT32_MAX
     bytes), not multiplied by snd_mss.  pipe is Linux's packets_in_flight: unacked -
-    (sacked + lost) + retrans, the same sum as RFC 6675's pipe."""
+    (sacked + lost) + retrans, the same sum as RFC 6675's pipe.  busy_us,
+    rwnd_limited_us and sndbuf_limited_us are the kernel's chronographs
+    (tcpi_busy_time and the time in it the peer's window, or the send
+    buffer, held the sender), beside skiff's --stats counters of the same
+    names; snd_wnd is the peer's window in bytes (Linux 6.2 and later)."""
     mss = t["snd_mss"] or 0
 
     def b(x):
@@ -209,7 +216,8 @@ def trace_line(ms: float, t: dict) -> str:
     vals = [f"{ms:.1f}", TCP_STATES[st] if st is not None and st < len(TCP_STATES) else str(st),
             b(t["snd_cwnd"]), ssth_b, b(pipe), b(t["unacked"]),
             t["notsent_bytes"], t["rtt"], t["pacing_rate"], t["delivery_rate"],
-            t["total_retrans"], t["bytes_acked"], t["min_rtt"]]
+            t["total_retrans"], t["bytes_acked"], t["min_rtt"], t["busy_time"],
+            t["rwnd_limited"], t["sndbuf_limited"], t["snd_wnd"]]
     return "\t".join("" if v is None else str(v) for v in vals)
 
 

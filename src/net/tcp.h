@@ -311,6 +311,7 @@ struct tcp_info {
 	uint32_t pipe;        /* RFC 6675's pipe: bytes thought in flight */
 	uint32_t sndbuf;      /* the send buffer's usable size now (it grows) */
 	uint64_t pacing_rate; /* bytes/s; 0: not paced */
+	uint8_t limit;        /* enum tcp_limit: what held the sender last */
 };
 int tcp_info(const struct tcp_stack *st, int sock, struct tcp_info *info);
 /* Sockets that still owe the peer something (data or a FIN not yet
@@ -319,6 +320,20 @@ int tcp_info(const struct tcp_stack *st, int sock, struct tcp_info *info);
  * drain waits for 0 before the process (or guest) goes.  O(max_sockets). */
 uint32_t tcp_unfinished(const struct tcp_stack *st);
 const char *tcp_state_name(enum tcp_state s);
+
+/* What held a sender at its last output, as Linux's TCP_INFO chronographs
+ * (tcpi_busy_time, tcpi_rwnd_limited, tcpi_sndbuf_limited) count it, with
+ * skiff's window and pacing apart.  Busy: something unacked or unsent.
+ * Within busy: data waits on the peer's window (RWND), on cwnd or the
+ * recovery's budget (CWND), or on the pacing release time (PACE);
+ * everything queued is out and the app waits for room in the send buffer
+ * (SNDBUF); or none of these (BUSY: in flight, the app has no more yet).
+ * The stack's counters busy_us and rwnd_, sndbuf_, cwnd_, pace_limited_us
+ * sum the time each lasted over its connections, up to each one's last
+ * output (71 minutes or more without one count modulo 2^32 us; a reset
+ * connection's last stretch is not counted). */
+enum tcp_limit { TCP_LIM_NONE, TCP_LIM_BUSY, TCP_LIM_RWND, TCP_LIM_SNDBUF, TCP_LIM_CWND, TCP_LIM_PACE };
+const char *tcp_limit_name(enum tcp_limit l);
 
 /* Check every invariant of every socket (O(sockets); tests and fuzzers).
  * Returns 0, or minus the source line of the first broken one. */

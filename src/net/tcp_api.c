@@ -539,7 +539,14 @@ int tcp_info(const struct tcp_stack *st, int s, struct tcp_info *in)
 	in->pipe = tcp_pipe(sk);
 	in->sndbuf = sk->smax;
 	in->pacing_rate = sk->pacing_rate;
+	in->limit = sk->limit;
 	return 0;
+}
+
+const char *tcp_limit_name(enum tcp_limit l)
+{
+	static const char *const names[] = {"-", "busy", "rwnd", "sndbuf", "cwnd", "pace"};
+	return (unsigned)l < SK_ARRAY_LEN(names) ? names[l] : "?";
 }
 
 const char *tcp_state_name(enum tcp_state s)

@@ -318,6 +318,14 @@ static void test_bbr_tracks_bottleneck(void **state)
 		x.max_flight, (unsigned long long)L.drops, x.got, sends.n,
 		(unsigned long long)check_bursts(sk, 5 * MS),
 		(unsigned long long)STAT(x.w->a, timer_fires), (unsigned long long)STAT(x.w->a, seg_out));
+	/* The chronographs: busy the whole run, and held by its pacing most
+	 * of it (BBR paces at the bottleneck's rate). */
+	uint64_t busy = STAT(x.w->a, busy_us), paced = STAT(x.w->a, pace_limited_us);
+	fprintf(stderr, "bbr: busy %.3f s: pacing %.3f, cwnd %.3f, rwnd %.3f, sndbuf %.3f\n", busy / 1e6,
+		paced / 1e6, STAT(x.w->a, cwnd_limited_us) / 1e6, STAT(x.w->a, rwnd_limited_us) / 1e6,
+		STAT(x.w->a, sndbuf_limited_us) / 1e6);
+	assert_true(busy > 5.9e6 && busy <= 6.0e6);
+	assert_true(paced > busy / 2);
 	assert_true(probe_bw_at > 0 && probe_bw_at < 1 * SK_NS_PER_S);
 	assert_true(x.modes_seen & (1u << 1)); /* drained on the way */
 	assert_true(bw > 0.9 * payload_rate && bw < 1.1 * payload_rate);

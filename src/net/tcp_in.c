@@ -572,6 +572,12 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 		}
 	}
 
+	/* Everything sent is acked and nothing waits: the sender is idle (a
+	 * state held until now counts to here, not to the next send). */
+	if (sk->limit != TCP_LIM_NONE && sk->snd_una == sk->snd_max &&
+	    !tcp_seq_lt(sk->snd_max, sk->sbuf_seq + sk->slen))
+		tcp_limit_set(st, sk, now, TCP_LIM_NONE);
+
 	/* Window update.  RFC 9293's WL1/WL2 rule would let a reordered older
 	 * ACK with the same SEQ/ACK shrink the window (and stall a sender with
 	 * nothing in flight); like Linux, a same-SEQ, same-ACK segment may only

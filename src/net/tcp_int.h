@@ -205,6 +205,7 @@ bool tcp_buf_grow(struct tcp_stack *st, struct tcp_sock *sk, bool send, uint32_t
  * trip), and at least what is held unacked and a round trip's more (called
  * before the app queues, and on SACKs while the app waits for room). */
 void tcp_sbuf_tune(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_limit_set(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, enum tcp_limit l);
 uint64_t tcp_sbuf_round(const struct tcp_sock *sk); /* what a round trip may send */
 /* Dynamic right-sizing, on in-order data: once a round trip has passed,
  * grow the receive buffer to twice what the app consumed in it. */

@@ -506,6 +506,58 @@ static void tcp_pace_sent(struct tcp_sock *sk, sk_time_ns now, uint32_t len, uin
 	*left -= SK_MIN(len, *left);
 }
 
+/* The chronographs (enum tcp_limit in tcp.h): every output adds the time
+ * since the last one to the counters of the state that held until now, so
+ * they are current to the last output (a read while a state lasts).
+ * limit_us follows the clock while idle, too: no time is lost. */
+void tcp_limit_set(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, enum tcp_limit l)
+{
+	uint32_t t = (uint32_t)(now / SK_NS_PER_US);
+	uint64_t dt = t - sk->limit_us;
+	switch (sk->limit) {
+	case TCP_LIM_RWND:
+		st->stats.rwnd_limited_us += dt;
+		break;
+	case TCP_LIM_SNDBUF:
+		st->stats.sndbuf_limited_us += dt;
+		break;
+	case TCP_LIM_CWND:
+		st->stats.cwnd_limited_us += dt;
+		break;
+	case TCP_LIM_PACE:
+		st->stats.pace_limited_us += dt;
+		break;
+	default:
+		break;
+	}
+	if (sk->limit != TCP_LIM_NONE)
+		st->stats.busy_us += dt;
+	sk->limit = (uint8_t)l;
+	sk->limit_us = t;
+}
+
+/* Why the output below stopped: data still waits (on the pacing release
+ * time, the peer's window, or else cwnd or recovery's budget; a runt held
+ * by Nagle or SWS avoidance is only busy), or everything queued is out
+ * and the app waits for room (the send buffer), or has no more yet. */
+static enum tcp_limit tcp_limit_at_stop(const struct tcp_sock *sk, uint32_t data_end, bool held)
+{
+	uint32_t mss = tcp_eff_mss(sk);
+	if (tcp_seq_lt(sk->snd_nxt, data_end)) {
+		uint32_t next = SK_MIN(mss, data_end - sk->snd_nxt);
+		if (held)
+			return TCP_LIM_PACE;
+		if (sk->snd_nxt - sk->snd_una + next > sk->snd_wnd)
+			return TCP_LIM_RWND;
+		if (next < mss && sk->snd_nxt != sk->snd_una)
+			return TCP_LIM_BUSY;
+		return TCP_LIM_CWND;
+	}
+	if (sk->snd_una == sk->snd_max)
+		return TCP_LIM_NONE;
+	return (sk->fl & TF_WANT_WRITE) ? TCP_LIM_SNDBUF : TCP_LIM_BUSY;
+}
+
 static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 {
 	bool fin_q = sk->fl & TF_FIN_QUEUED;
@@ -522,6 +574,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	bool paced = sk->pacing_rate != 0;
 	const struct tcp_cc_ops *cc = NULL;
 	uint32_t quantum = 0, pace_left = 0;
+	bool held = false; /* the pacing release time stopped a send */
 	if (paced) {
 		cc = tcp_cc(sk);
 		if (sk->pacing_rate > st->pacing_rate_max)
@@ -529,7 +582,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		quantum = tcp_pace_depth(sk);
 		burst = SK_MIN(burst, quantum);
 		sk->fl &= ~(uint32_t)TF_PACE_WAIT;
-		if (tcp_pace_hold(sk, now, &pace_left, quantum))
+		if ((held = tcp_pace_hold(sk, now, &pace_left, quantum)))
 			goto sent;
 	}
 
@@ -559,7 +612,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 			n = SK_MIN(n, mss);
 			if (!n || (!force && budget < n))
 				break;
-			if (paced && tcp_pace_hold(sk, now, &pace_left, quantum))
+			if (paced && (held = tcp_pace_hold(sk, now, &pace_left, quantum)))
 				break;
 			/* The FIN went with the end of the data: it goes again
 			 * with it (tcp_xmit drops it if the segment is cut). */
@@ -621,7 +674,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 		lim = SK_MIN(sk->snd_wnd, (sk->snd_nxt - sk->snd_una) + mss);
 	}
 	while (tcp_seq_lt(sk->snd_nxt, data_end)) {
-		if (paced && tcp_pace_hold(sk, now, &pace_left, quantum))
+		if (paced && (held = tcp_pace_hold(sk, now, &pace_left, quantum)))
 			break;
 		if (sk->nscore && tcp_seq_lt(sk->snd_nxt, sk->snd_max)) {
 			/* Resending after an RTO: skip what the peer SACKed (RFC
@@ -704,6 +757,7 @@ static void tcp_output_data(struct tcp_stack *st, struct tcp_sock *sk, sk_time_n
 	}
 
 sent:
+	tcp_limit_set(st, sk, now, tcp_limit_at_stop(sk, data_end, held));
 	if (sk->snd_nxt != nxt0)
 		sk->sent_flight = sk->snd_max - sk->snd_una; /* tcp_types.h */
 	if (sk->snd_max != max0)

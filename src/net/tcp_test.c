@@ -1300,6 +1300,84 @@ static void test_est_write_event_behind_hole(void **state)
 	est_close(&e);
 }
 
+/* A send buffer smaller than the initial window: everything queued goes
+ * out at once and the app then waits for room. */
+static void tweak_small_sbuf(struct tcp_config *c)
+{
+	c->sndbuf = 4 * 1448; /* whole segments: no runt waits on Nagle */
+}
+
+/* The chronographs (enum tcp_limit): what held the sender, and for how
+ * long, as Linux's TCP_INFO counts busy, rwnd- and sndbuf-limited time. */
+static void test_est_limit_chronographs(void **state)
+{
+	(void)state;
+	static uint8_t d[32768];
+	struct est e;
+	est_open(&e, true, NULL);
+	struct tcp_stack *st = &e.n->st;
+	struct tcp_sock *sk = &st->socks[e.s];
+	/* The peer shrinks its window to 8 KiB (64 << 7) on the ACK of a
+	 * first kilobyte (a new ACK: a repeated one may only open it). */
+	assert_int_equal(tcp_send(st, e.s, d, 1024), 1024);
+	est_poll(&e);
+	e.pwin = 64;
+	e.lseq = sk->snd_max;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	assert_int_equal(sk->limit, TCP_LIM_NONE);
+	assert_int_equal(tcp_send(st, e.s, d, sizeof(d)), (int)sizeof(d));
+	est_poll(&e);
+	/* Five whole segments: the runt after them waits (SWS avoidance). */
+	assert_int_equal(sk->snd_max - sk->snd_una, 5 * tcp_eff_mss(sk));
+	assert_int_equal(sk->limit, TCP_LIM_RWND); /* the rest waits on the window */
+	e.now += 10 * MS;
+	est_poll(&e);
+	/* The window opens; the rest waits on cwnd (or the pacing of slow
+	 * start) instead. */
+	e.pwin = 1024;
+	e.lseq = sk->snd_max;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	est_poll(&e);
+	assert_int_equal(st->stats.rwnd_limited_us, 10000);
+	assert_true(sk->limit == TCP_LIM_CWND || sk->limit == TCP_LIM_PACE ||
+		    sk->limit == TCP_LIM_BUSY);
+	e.now += 3 * MS;
+	while (sk->snd_una != sk->snd_max || tcp_seq_lt(sk->snd_max, sk->sbuf_seq + sk->slen)) {
+		e.lseq = sk->snd_max;
+		est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+		est_poll(&e);
+		e.now += MS;
+	}
+	/* All acked, nothing queued: idle, and every state so far was busy. */
+	assert_int_equal(sk->limit, TCP_LIM_NONE);
+	uint64_t busy = st->stats.busy_us;
+	assert_true(busy >= 13000 && busy < 20000);
+	assert_true(st->stats.cwnd_limited_us + st->stats.pace_limited_us >= 3000);
+	assert_int_equal(st->stats.sndbuf_limited_us, 0);
+	e.now += 50 * MS; /* idle time is not busy */
+	est_poll(&e);
+	assert_int_equal(st->stats.busy_us, busy);
+	est_close(&e);
+
+	/* The send buffer: all of it out at once, the app wanting more. */
+	est_open(&e, true, tweak_small_sbuf);
+	st = &e.n->st;
+	sk = &st->socks[e.s];
+	int n = tcp_send(st, e.s, d, sizeof(d));
+	assert_true(n > 0 && (size_t)n < sizeof(d));
+	est_poll(&e);
+	assert_true(sk->fl & TF_WANT_WRITE);
+	assert_int_equal(sk->snd_max - sk->snd_una, (uint32_t)n);
+	assert_int_equal(sk->limit, TCP_LIM_SNDBUF);
+	e.now += 4 * MS;
+	e.lseq = sk->snd_max;
+	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	assert_int_equal(sk->limit, TCP_LIM_NONE);
+	assert_int_equal(st->stats.sndbuf_limited_us, 4000);
+	assert_int_equal(st->stats.busy_us, 4000);
+	est_close(&e);
+}
+
 /* ---------------- closing states ---------------- */
 
 static void test_close_active_fin_wait_time_wait(void **state)
@@ -1699,6 +1777,7 @@ int main(void)
 		cmocka_unit_test(test_est_user_timeout),
 		cmocka_unit_test(test_est_write_event_after_full_buffer),
 		cmocka_unit_test(test_est_write_event_behind_hole),
+		cmocka_unit_test(test_est_limit_chronographs),
 		cmocka_unit_test(test_est_blind_attacks),
 		cmocka_unit_test(test_est_icmp_frag_needed),
 		cmocka_unit_test(test_listen_close_aborts_children),

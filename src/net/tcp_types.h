@@ -49,7 +49,8 @@ struct tcp_range {
 	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs) \
 	X(rcvbuf_grows) X(sndbuf_grows) X(buf_grow_refused) X(buf_shrinks) X(rbuf_fallbacks) \
 	X(mem_pressure_entries) X(mem_hard_entries) X(tso_frames) X(tso_segs) X(tso_fallbacks) \
-	X(csum_offloaded) X(rx_csum_trusted) X(send_ref_bytes) X(send_ref_copies)
+	X(csum_offloaded) X(rx_csum_trusted) X(send_ref_bytes) X(send_ref_copies)        \
+	X(busy_us) X(rwnd_limited_us) X(sndbuf_limited_us) X(cwnd_limited_us) X(pace_limited_us)
 
 struct sk_trace; /* base/hist.h */
 
@@ -71,6 +72,10 @@ struct tcp_sock {
 	uint32_t hnext;      /* next in hash bucket, TCP_NIL at end */
 	uint8_t state;       /* enum tcp_state; TCP_CLOSED also for free slots */
 	bool in_use;
+	/* What held the sender at its last output (enum tcp_limit), since
+	 * limit_us (below); the time each lasted goes to the stack's
+	 * busy_us and *_limited_us when it changes (tcp_limit_set). */
+	uint8_t limit;
 	uint32_t fl;         /* TF_* */
 	int err;             /* pending error (negative), reported once by recv/send */
 
@@ -80,6 +85,7 @@ struct tcp_sock {
 	 * TIME_WAIT, roughly oldest first, recycled when the pool is empty). */
 	struct tcp_link eg, rd, q, tw;
 	unsigned ev;         /* TCP_EV_* bits not yet handed out */
+	uint32_t limit_us;   /* us (ns / 1000, mod 2^32) when `limit` began */
 	void *user;
 	struct tcp_sock *parent; /* listener of a child still in its queues */
 
