@@ -674,6 +674,7 @@ int tcp_check(const struct tcp_stack *st)
 		SK_CHECK(sk->nooo <= TCP_OOO_MAX && sk->nscore <= tcp_score_cap(sk));
 		/* A next check only behind one under way (or a redo). */
 		SK_CHECK(!(sk->fl & TF_RTX_NX) || (sk->fl & (TF_RTX_CHK | TF_RTX_REDO)));
+		SK_CHECK(sk->limit <= TCP_LIM_PACE);
 		nboard += sk->xscore != NULL;
 		for (uint32_t k = 1; k < sk->nscore; k++)
 			SK_CHECK(tcp_seq_gt(tcp_score_c(sk)[k].l, tcp_score_c(sk)[k - 1].r));
