@@ -72,9 +72,10 @@ struct tcp_sock {
 	uint32_t hnext;      /* next in hash bucket, TCP_NIL at end */
 	uint8_t state;       /* enum tcp_state; TCP_CLOSED also for free slots */
 	bool in_use;
-	/* What held the sender at its last output (enum tcp_limit), since
-	 * limit_us (below); the time each lasted goes to the stack's
-	 * busy_us and *_limited_us when it changes (tcp_limit_set). */
+	/* What held the sender at its last output (enum tcp_limit); each
+	 * output adds the time since limit_us (below) to the stack's busy_us
+	 * and *_limited_us for the state that held until then
+	 * (tcp_limit_set). */
 	uint8_t limit;
 	uint32_t fl;         /* TF_* */
 	int err;             /* pending error (negative), reported once by recv/send */
@@ -85,7 +86,7 @@ struct tcp_sock {
 	 * TIME_WAIT, roughly oldest first, recycled when the pool is empty). */
 	struct tcp_link eg, rd, q, tw;
 	unsigned ev;         /* TCP_EV_* bits not yet handed out */
-	uint32_t limit_us;   /* us (ns / 1000, mod 2^32) when `limit` began */
+	uint32_t limit_us;   /* us (ns / 1000, mod 2^32) of the last output's count */
 	void *user;
 	struct tcp_sock *parent; /* listener of a child still in its queues */
 
