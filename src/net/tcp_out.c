@@ -508,30 +508,24 @@ static void tcp_pace_sent(struct tcp_sock *sk, sk_time_ns now, uint32_t len, uin
 
 /* The chronographs (enum tcp_limit in tcp.h): every output adds the time
  * since the last one to the counters of the state that held until now, so
- * they are current to the last output (a read while a state lasts).
- * limit_us follows the clock while idle, too: no time is lost. */
+ * they are current to the last output (a read while a state lasts).  Idle
+ * counts nowhere: an output that finds and leaves the socket idle (a pure
+ * ACK of a receiver) does nothing, and leaving idle starts the clock. */
 void tcp_limit_set(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, enum tcp_limit l)
 {
+	if (sk->limit == TCP_LIM_NONE && l == TCP_LIM_NONE)
+		return;
 	uint32_t t = (uint32_t)(now / SK_NS_PER_US);
-	uint64_t dt = t - sk->limit_us;
-	switch (sk->limit) {
-	case TCP_LIM_RWND:
-		st->stats.rwnd_limited_us += dt;
-		break;
-	case TCP_LIM_SNDBUF:
-		st->stats.sndbuf_limited_us += dt;
-		break;
-	case TCP_LIM_CWND:
-		st->stats.cwnd_limited_us += dt;
-		break;
-	case TCP_LIM_PACE:
-		st->stats.pace_limited_us += dt;
-		break;
-	default:
-		break;
-	}
-	if (sk->limit != TCP_LIM_NONE)
+	if (sk->limit != TCP_LIM_NONE) {
+		uint64_t *held[] = {[TCP_LIM_RWND] = &st->stats.rwnd_limited_us,
+				    [TCP_LIM_SNDBUF] = &st->stats.sndbuf_limited_us,
+				    [TCP_LIM_CWND] = &st->stats.cwnd_limited_us,
+				    [TCP_LIM_PACE] = &st->stats.pace_limited_us};
+		uint64_t dt = t - sk->limit_us;
 		st->stats.busy_us += dt;
+		if (held[sk->limit])
+			*held[sk->limit] += dt;
+	}
 	sk->limit = (uint8_t)l;
 	sk->limit_us = t;
 }
