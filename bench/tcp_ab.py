@@ -5,8 +5,9 @@ Reads ROOT/<bin>-<delay>-<rep>/runs.tsv (and, for skiff's runs, the
 --stats files under traces/).  BINS ("old new new2"; default: "old" first if
 present, the rest sorted) orders the binaries; the first is the baseline.
 Prints one markdown table per skiff stack found (skiff-bbr beside Linux BBR
-of the same repetitions; skiff, CUBIC): per cell the median goodput
-(range, n) of each binary, each against the baseline and against Linux BBR,
+of the same repetitions, skiff's CUBIC beside Linux CUBIC where the runs had
+it, AB_LINUX=linux-cubic): per cell the median goodput
+(range, n) of each binary, each against the baseline and against Linux,
 the median retransmissions per transfer and the failed transfers.  Writes
 ROOT/ab-runs.tsv: every run, with rto and, from --stats, lost_retransmits,
 dsacks_in, sack_score_full, sack_score_grows, sack_recoveries,
@@ -41,7 +42,7 @@ def main():
                 continue
             r = dict(zip(hdr, ln.split('\t')))
             st = {}
-            sf = os.path.join(d, 'traces', f"{r['delay_ms']}-{r['loss_pct']}-{r['stack']}-send-1.stats")
+            sf = os.path.join(d, 'traces', f"{r['delay_ms']}-{r['loss_pct']}-{r['stack']}-{r['role']}-1.stats")
             if os.path.exists(sf):
                 for m in re.finditer(r'^tcp_(\w+) (\d+)$', open(sf).read(), re.M):
                     st[m.group(1)] = int(m.group(2))
@@ -71,12 +72,15 @@ def main():
         return f"{med(g):.2f} ({min(g):.2f}–{max(g):.2f}, n={len(g)})"
 
     for stack in stacks:
-        lin = 'linux-bbr' if stack == 'skiff-bbr' else None
+        lin = {'skiff-bbr': 'linux-bbr', 'skiff': 'linux-cubic'}[stack]
+        if not any(k[1] == lin for k in rows):
+            lin = None
+        lname = {'linux-bbr': 'Linux BBR', 'linux-cubic': 'Linux CUBIC'}.get(lin)
         print(f"\n{stack}:\n")
         hdr = '| delay | loss |' + ''.join(f' {b} MiB/s |' for b in bins)
         hdr += ''.join(f' {b} / {base} |' for b in bins[1:])
         if lin:
-            hdr += ' Linux BBR MiB/s |' + ''.join(f' {b} / Linux |' for b in bins)
+            hdr += f' {lname} MiB/s |' + ''.join(f' {b} / Linux |' for b in bins)
         hdr += ' rtx (median) ' + ' / '.join(bins) + (' / Linux' if lin else '') + ' | failed |'
         print(hdr)
         print('|' + '|'.join(['---'] * (hdr.count('|') - 1)) + '|')

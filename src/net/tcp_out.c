@@ -456,8 +456,8 @@ void tcp_rtt_sample(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns rtt)
 		sk->srtt_us = (7 * sk->srtt_us + r) / 8;
 	}
 	tcp_cc(sk)->on_rtt(sk, r, 0);
-	sk_time_ns rto = ((sk_time_ns)sk->srtt_us + SK_MAX(1000u, 4 * sk->rttvar_us)) * SK_NS_PER_US;
-	rto = SK_MAX(rto, tcp_ms(st->cfg.rto_min_ms));
+	sk_time_ns var = SK_MAX((sk_time_ns)4 * sk->rttvar_us * SK_NS_PER_US, tcp_ms(st->cfg.rto_min_ms));
+	sk_time_ns rto = (sk_time_ns)sk->srtt_us * SK_NS_PER_US + var;
 	rto = SK_MIN(rto, tcp_ms(st->cfg.rto_max_ms));
 	sk->rto = rto;
 	sk->backoff = 0;

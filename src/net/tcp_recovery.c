@@ -118,6 +118,12 @@ uint32_t tcp_pipe(const struct tcp_sock *sk)
  * costs the window and 200 ms or more.  For every algorithm since
  * 2026-12-06 (BBR only before). */
 
+/* RACK's reordering allowance here: a quarter of srtt, at least 1 ms. */
+static uint32_t tcp_reo_wnd_us(const struct tcp_sock *sk)
+{
+	return SK_MAX(sk->srtt_us / 4, 1000u);
+}
+
 /* The wait after the check's retransmissions: a round trip plus RACK's
  * reordering allowance (a quarter of one, at least 1 ms) when an ACK
  * shows data sent after them delivered; with no ACK at all (the tail, or
@@ -125,12 +131,6 @@ uint32_t tcp_pipe(const struct tcp_sock *sk)
  * the timer waits for twice the variation more, still far below the
  * RTO's 200 ms floor at these round trips, and without its collapse of
  * the window. */
-/* RACK's reordering allowance here: a quarter of srtt, at least 1 ms. */
-static uint32_t tcp_reo_wnd_us(const struct tcp_sock *sk)
-{
-	return SK_MAX(sk->srtt_us / 4, 1000u);
-}
-
 static uint32_t tcp_rtx_chk_wait_us(const struct tcp_sock *sk, bool timer)
 {
 	uint32_t w = sk->srtt_us + tcp_reo_wnd_us(sk);
