@@ -127,7 +127,8 @@ const struct opt_def opt_defs[OPT_N] = {
 			 "and buffers shrink back until under 1/2 (as Linux's tcp_mem)"},
 	[OPT_TCP_CC] = {"tcp-cc", 0, OPT_K_CHOICE, "cubic|newreno|bbr", 0, 0, tcp_cc_choices,
 			"TCP congestion control: cubic (RFC 9438, with HyStart++\n"
-			"slow start) or newreno (RFC 5681/6582)"},
+			"slow start), newreno (RFC 5681/6582) or bbr (BBR v1,\n"
+			"paced)"},
 	[OPT_TRACE] = {"trace", 0, OPT_K_FLAG, NULL, 0, 0, NULL,
 		       "time the request path with the cycle counter and print\n"
 		       "median and p99 of each stage at exit (see docs/cost.md);\n"

@@ -126,7 +126,7 @@ struct tcp_config {
 	uint64_t seed[2];         /* random key: hash, ISN, cookies, timestamps */
 	uint32_t msl_ms;          /* TIME_WAIT lasts 2*msl (default 30 s -> 60 s, as Linux) */
 	uint32_t rto_init_ms;     /* 1000 (RFC 6298 2.1) */
-	uint32_t rto_min_ms;      /* 200, like Linux (RFC 6298 says 1 s; tcp_rtt_sample) */
+	uint32_t rto_min_ms;      /* 200: RTO >= srtt + this, like Linux (RFC 6298: 1 s; tcp_rtt_sample) */
 	uint32_t rto_max_ms;      /* 60000 */
 	uint32_t delack_ms;       /* 40 */
 	uint32_t user_timeout_ms; /* give up on unacknowledged data after this (300 s) */

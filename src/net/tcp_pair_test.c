@@ -828,9 +828,11 @@ static void test_tune_long_fat_path(void **state)
 		run_echo(w, 16u << 20, 3600 * SK_NS_PER_S);
 		t[tuned] = echo_done_at;
 		if (getenv("TCP_TEST_STATS"))
-			printf("  tuned %d: %.2f s, B rmax %u, A smax %u cwnd %u, mem %llu/%llu\n", tuned,
+			printf("  tuned %d: %.2f s, B rmax %u, A smax %u cwnd %u, mem %llu/%llu, A rwnd-limited %.3f s of %.3f, B %.3f of %.3f\n", tuned,
 			       t[tuned] / 1e9, watch.b_rmax, watch.a_smax, watch.a_cwnd,
-			       (unsigned long long)watch.a_mem, (unsigned long long)watch.b_mem);
+			       (unsigned long long)watch.a_mem, (unsigned long long)watch.b_mem,
+			       STAT(w->a, rwnd_limited_us) / 1e6, STAT(w->a, busy_us) / 1e6,
+			       STAT(w->b, rwnd_limited_us) / 1e6, STAT(w->b, busy_us) / 1e6);
 		if (tuned) {
 			assert_true(watch.b_rmax > 4 * TUNE_BASE);
 			assert_true(STAT(w->b, rcvbuf_grows) > 0);
@@ -881,6 +883,42 @@ static void test_tune_send_follows_cwnd(void **state)
 	assert_int_equal(w->a->st.mem_used, a->scap + ((a->fl & TF_RSLOT) ? a->rcap : 0));
 	tcp_abort(&w->a->st, now, c);
 	assert_int_equal(w->a->st.mem_used, 0);
+	tnet_free(w);
+}
+
+/* The receive window leads a sender in slow start (tcp_rbuf_tune): A
+ * sends one way at 25 ms each way, no loss, no rate limit, so its window
+ * doubles every round trip; B's app drains every 5 ms.  Until B's buffer
+ * reaches buf_max, the window B offers must not be what holds A: it grows
+ * by twice the rate's growth on top of twice a round's worth.  With twice
+ * a round's worth alone, the window was a round behind: A was held by it
+ * 0.28 s of its 1.28 busy s here, and took 1.28 s instead of 0.93 to
+ * bring B to buf_max (bench-tcp.md's 50 ms cells, a Linux sender). */
+static void test_tune_receive_window_leads_slow_start(void **state)
+{
+	(void)state;
+	struct tnet *w = tnet_new(tweak_tune);
+	w->latency = 25 * MS;
+	int c, sb;
+	sk_time_ns now = tune_connect(w, &c, &sb);
+	struct tcp_sock *a = &w->a->st.socks[c], *b = &w->b->st.socks[sb];
+	static uint8_t buf[1 << 16];
+	uint64_t rwnd0 = STAT(w->a, rwnd_limited_us), busy0 = STAT(w->a, busy_us);
+	int steps = 0;
+	while (b->rmax < w->b->st.cfg.buf_max && steps++ < 400) {
+		while (tcp_send(&w->a->st, c, buf, sizeof(buf)) > 0)
+			;
+		while (tcp_recv(&w->b->st, sb, buf, sizeof(buf)) > 0)
+			;
+		now = tune_run(w, now, now + 5 * MS);
+	}
+	uint64_t rwnd = STAT(w->a, rwnd_limited_us) - rwnd0, busy = STAT(w->a, busy_us) - busy0;
+	if (getenv("TCP_TEST_STATS"))
+		printf("  slow start: %d steps, A rwnd-limited %.3f s of %.3f busy, cwnd %u, B rmax %u\n", steps,
+		       rwnd / 1e6, busy / 1e6, a->cwnd, b->rmax);
+	assert_true(b->rmax == w->b->st.cfg.buf_max); /* reached in slow start */
+	assert_true(busy > 0);
+	assert_true(rwnd * 10 < busy);
 	tnet_free(w);
 }
 
@@ -1199,6 +1237,7 @@ int main(void)
 		cmocka_unit_test(test_10k_idle_one_busy),
 		cmocka_unit_test(test_tune_long_fat_path),
 		cmocka_unit_test(test_tune_send_follows_cwnd),
+		cmocka_unit_test(test_tune_receive_window_leads_slow_start),
 		cmocka_unit_test(test_tune_send_follows_pacing),
 		cmocka_unit_test(test_tune_budget_pressure),
 		cmocka_unit_test(test_tune_shrink_keeps_data),

@@ -92,6 +92,9 @@ struct tcp_sock {
 
 	/* Listener only. */
 	uint32_t backlog, syn_n, acc_n;
+	/* Receive side, here for the hole before synq: the most a round trip
+	 * has consumed (dynamic right-sizing, tcp_rbuf_tune; 0 none yet). */
+	uint32_t rtune_space;
 	struct tcp_link synq, accq; /* list heads */
 
 	/* Send side (RFC 9293 3.3.1).  snd_una <= snd_nxt <= snd_max, where snd_max
