@@ -101,8 +101,8 @@ struct tcp_config {
 	uint32_t bufs;
 	/* Buffers sized by the path (0: off, every socket keeps sndbuf /
 	 * rcvbuf).  A busy socket's buffer grows past its base up to buf_max:
-	 * the receive buffer to twice what the app read in a round trip
-	 * (dynamic right-sizing), the send buffer to twice what may be in
+	 * the receive buffer to twice what the app read in a round trip, more
+	 * while that grows (dynamic right-sizing), the send buffer to twice what may be in
 	 * flight (cwnd, ssthresh, a paced sender's rate x srtt).  A grown
 	 * buffer is one of buf_slots slots of buf_max bytes (0: mem_high /
 	 * 256 KiB, at least 2, at most max_sockets), held only while data is

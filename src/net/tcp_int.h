@@ -208,7 +208,8 @@ void tcp_sbuf_tune(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_limit_set(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now, enum tcp_limit l);
 uint64_t tcp_sbuf_round(const struct tcp_sock *sk); /* what a round trip may send */
 /* Dynamic right-sizing, on in-order data: once a round trip has passed,
- * grow the receive buffer to twice what the app consumed in it. */
+ * grow the receive buffer to twice what the app consumed in it, and while
+ * that grows round on round, by twice the growth more (slow start). */
 void tcp_rbuf_tune(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now);
 /* Under pressure: move a slot's data back to a base buffer once it fits
  * (the window already advertised included). */
