@@ -411,12 +411,15 @@ void tcp_rbuf_tune(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 	 * start that round is twice this one (Linux's tcp_rcv_space_adjust
 	 * reasons the same way).  With twice a round alone the window came
 	 * a round behind a sender doubling its window: at 50 ms with no loss
-	 * Linux's client sent 1.4 MB in the round in which it sent 2.2 MB to
-	 * a Linux receiver (bench-tcp.md). */
-	uint32_t prev = sk->rtune_space ? sk->rtune_space : 10 * (uint32_t)tcp_eff_mss(sk);
+	 * Linux's client sent 1.35 MB in the round in which it sent 2.2 MB
+	 * to a Linux receiver (bench-tcp.md).  rtune_space is the best round
+	 * so far (0: none, or reset by pressure): only a better one grows. */
+	uint32_t mss = tcp_eff_mss(sk);
+	uint32_t prev = sk->rtune_space ? sk->rtune_space : 10 * mss;
 	if (copied <= prev && sk->rtune_space)
 		return;
-	uint64_t want = 2 * (uint64_t)copied + 16 * (uint64_t)tcp_eff_mss(sk);
+	/* At most buf_max (2^30) before the growth term: no overflow. */
+	uint64_t want = SK_MIN(2 * (uint64_t)copied + 16 * (uint64_t)mss, (uint64_t)st->cfg.buf_max);
 	if (copied > prev)
 		want += 2 * want * (copied - prev) / prev;
 	sk->rtune_space = SK_MAX(copied, sk->rtune_space);
@@ -450,6 +453,7 @@ void tcp_buf_shrink(struct tcp_stack *st, struct tcp_sock *sk)
 		 * offered (the right edge stays); the slot goes once the offer
 		 * and the data held fit the base. */
 		sk->rmax = SK_MIN(sk->rmax, rbase);
+		sk->rtune_space = 0; /* right-sizing starts over from the base */
 		if ((sk->fl & TF_RSLOT) && sk->rlen + tcp_promised(sk) <= rbase &&
 		    tcp_rspan(sk) <= rbase) {
 			uint8_t *b = tcp_pool_get(&st->rpool);
