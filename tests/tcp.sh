@@ -334,7 +334,11 @@ options_check() {
 	# SACK scoreboard in use: "sacked:" or "lost:" in a sample, or (the
 	# samples are 50 ms apart and can miss a short recovery) a recovery
 	# Linux's TcpExt counts as SACK-based during the transfer.
-	[[ $ss_line =~ wscale:[0-9]+,[0-9]+ ]] || why+=" ss -tin shows no 'wscale:S,R';"
+	# On a miss, how often ss listed the connection at all: the one
+	# failure seen (ci-fresh, 2026-12-06, tcp-smp on packet) had 34
+	# samples over the 5.5 s transfer, each only ss's header line.
+	[[ $ss_line =~ wscale:[0-9]+,[0-9]+ ]] ||
+		why+=" ss -tin shows no 'wscale:S,R' ($i samples, $(grep -c ':7 ' "$ssout") listing the connection; $(grep -v '^Recv-Q' "$ssout" | head -c 300 | tr '\n' ' '));"
 	if ! grep -qE ' (sacked|lost):[0-9]+' "$ssout" && [ "$sack1" -le "$sack0" ]; then
 		why+=" neither ss sacked:/lost: nor a TcpExt SACK recovery (SACK unused by Linux: $sack0 -> $sack1);"
 	fi
