@@ -87,6 +87,11 @@ def client(a) -> int:
         err.append(f"send after {sent} bytes: {e}")
     th.join(max(1.0, a.timeout))
     secs = time.monotonic() - t0
+    if a.info:
+        # struct tcp_info's byte 6: tcpi_snd_wscale in the low 4 bits,
+        # tcpi_rcv_wscale in the high 4 (UAPI bitfields, little-endian).
+        b = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)
+        print(f"tcp_info: wscale:{b[6] & 15},{b[6] >> 4}", flush=True)
     s.close()
     ok = not err and not th.is_alive() and got[0] == a.bytes and \
         sent_hash.digest() == got_hash.digest()
@@ -329,6 +334,9 @@ def main() -> int:
     ap.add_argument("--size", type=int, default=100, help="cycles: bytes per connection")
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--cc", default="", help="TCP_CONGESTION for the sockets (e.g. cubic)")
+    ap.add_argument("--info", action="store_true",
+                    help="client: before the result, a line 'tcp_info: wscale:S,R' with the "
+                    "window scales from the socket's TCP_INFO (Linux's view, as ss -ti prints it)")
     ap.add_argument("--trace", default="", metavar="FILE",
                     help="send: the socket's TCP_INFO every 10 ms as a TSV")
     a = ap.parse_args()
