@@ -411,8 +411,8 @@ void tcp_rbuf_tune(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now)
 	 * start that round is twice this one (Linux's tcp_rcv_space_adjust
 	 * reasons the same way).  With twice a round alone the window came
 	 * a round behind a sender doubling its window: at 50 ms with no loss
-	 * Linux's client sent 1.35 MB in the round in which it sent 2.2 MB
-	 * to a Linux receiver (bench-tcp.md).  rtune_space is the best round
+	 * Linux's client sent 1,346 KiB in the round in which it sent 2,211
+	 * KiB to a Linux receiver (bench-tcp.md).  rtune_space is the best round
 	 * so far (0: none, or reset by pressure): only a better one grows. */
 	uint32_t mss = tcp_eff_mss(sk);
 	uint32_t prev = sk->rtune_space ? sk->rtune_space : 10 * mss;
