@@ -608,11 +608,14 @@ static bool tcp_ack_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns now
 	return true;
 }
 
-/* Insert [l, r) into the out-of-order list.  False if it would need more
- * than TCP_OOO_MAX ranges. */
-static bool tcp_ooo_add(struct tcp_sock *sk, uint32_t l, uint32_t r)
+/* Insert [l, r) into the out-of-order list; when the inline ranges are
+ * full, a board from the pool takes them.  False if there is none (or it
+ * is full too). */
+static bool tcp_ooo_add(struct tcp_stack *st, struct tcp_sock *sk, uint32_t l, uint32_t r)
 {
-	int n = tcp_ranges_add(sk->ooo, sk->nooo, TCP_OOO_MAX, &l, &r);
+	int n = tcp_ranges_add(tcp_ooo(sk), sk->nooo, tcp_ooo_cap(sk), &l, &r);
+	if (n < 0 && tcp_ooo_take(st, sk))
+		n = tcp_ranges_add(tcp_ooo(sk), sk->nooo, tcp_ooo_cap(sk), &l, &r);
 	if (n < 0)
 		return false;
 	sk->nooo = (uint8_t)n;
@@ -664,15 +667,16 @@ static void tcp_data_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns no
 	}
 	n = SK_MIN(n, sk->rcap - sk->rlen - off);
 	if (off && (sk->fl & TF_SACK)) {
+		const struct tcp_range *oo = tcp_ooo_c(sk);
 		for (uint8_t i = 0; i < sk->nooo; i++)
-			if (tcp_seq_le(sk->ooo[i].l, seq) && tcp_seq_ge(sk->ooo[i].r, seq + n)) {
+			if (tcp_seq_le(oo[i].l, seq) && tcp_seq_ge(oo[i].r, seq + n)) {
 				sk->dsack = (struct tcp_range){seq, seq + n}; /* RFC 2883 4.1.2 */
 				sk->dsack_pending = true;
 			}
 	}
 	if (off) {
 		/* Out of order: keep it only if it fits the range list. */
-		if (!tcp_ooo_add(sk, seq, seq + n)) {
+		if (!tcp_ooo_add(st, sk, seq, seq + n)) {
 			st->stats.drop_ooo_full++;
 			tcp_rbuf_release(st, sk);
 			tcp_send_ack(st, sk, now);
@@ -694,16 +698,26 @@ static void tcp_data_in(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns no
 	sk->rcv_nxt += n;
 	sk->rlen += n;
 	sk->rcv_unacked += n;
-	while (sk->nooo && tcp_seq_le(sk->ooo[0].l, sk->rcv_nxt)) {
-		if (tcp_seq_gt(sk->ooo[0].r, sk->rcv_nxt)) {
-			uint32_t adv = sk->ooo[0].r - sk->rcv_nxt;
+	struct tcp_range *oo = tcp_ooo(sk);
+	uint32_t k = 0;
+	while (k < sk->nooo && tcp_seq_le(oo[k].l, sk->rcv_nxt)) {
+		if (tcp_seq_gt(oo[k].r, sk->rcv_nxt)) {
+			uint32_t adv = oo[k].r - sk->rcv_nxt;
 			sk->rlen += adv;
 			sk->rcv_nxt += adv;
 			sk->rcv_unacked += adv;
 		}
-		sk->nooo--;
-		sk_memmove(&sk->ooo[0], &sk->ooo[1], sk->nooo * sizeof(sk->ooo[0]));
+		k++;
 	}
+	if (k) {
+		sk->nooo = (uint8_t)(sk->nooo - k);
+		sk_memmove(oo, oo + k, sk->nooo * sizeof(oo[0]));
+	}
+	/* The board goes back once half the inline room would do (not at
+	 * the edge, where holes filled and opened would take and give it
+	 * back on alternate segments). */
+	if (sk->xooo && sk->nooo <= TCP_OOO_MAX / 2)
+		tcp_ooo_release(st, sk);
 	tcp_event(st, sk, TCP_EV_READ);
 	tcp_rbuf_tune(st, sk, now);
 	if (filled_hole) {
@@ -727,6 +741,7 @@ static void tcp_fin_check(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns 
 	sk->fl |= TF_FIN_RCVD;
 	sk->rcv_nxt++;
 	sk->nooo = 0; /* anything "after" the FIN is bogus */
+	tcp_ooo_release(st, sk);
 	tcp_rbuf_release(st, sk);
 	tcp_ack_now(st, sk);
 	tcp_event(st, sk, TCP_EV_READ);

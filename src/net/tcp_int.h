@@ -156,6 +156,19 @@ static inline uint32_t tcp_score_cap(const struct tcp_sock *sk)
 {
 	return sk->xscore ? TCP_SCORE_BIG : TCP_SCORE_MAX;
 }
+/* The out-of-order ranges (nooo of them) and their room. */
+static inline struct tcp_range *tcp_ooo(struct tcp_sock *sk)
+{
+	return sk->xooo ? sk->xooo : sk->ooo_in;
+}
+static inline const struct tcp_range *tcp_ooo_c(const struct tcp_sock *sk)
+{
+	return sk->xooo ? sk->xooo : sk->ooo_in;
+}
+static inline uint32_t tcp_ooo_cap(const struct tcp_sock *sk)
+{
+	return sk->xooo ? TCP_SCORE_BIG : TCP_OOO_MAX;
+}
 /* Bytes in flight (sent, not cumulatively acked). */
 static inline uint32_t tcp_flight(const struct tcp_sock *sk)
 {
@@ -192,6 +205,9 @@ void tcp_sbuf_wait(struct tcp_stack *st, struct tcp_sock *sk);
  * must hold nscore (no-op without a board). */
 bool tcp_score_take(struct tcp_stack *st, struct tcp_sock *sk);
 void tcp_score_release(struct tcp_stack *st, struct tcp_sock *sk);
+/* The same for the out-of-order ranges (a board from the same pool). */
+bool tcp_ooo_take(struct tcp_stack *st, struct tcp_sock *sk);
+void tcp_ooo_release(struct tcp_stack *st, struct tcp_sock *sk);
 uint32_t tcp_rcv_space(const struct tcp_stack *st, const struct tcp_sock *sk);
 /* The budget of grown buffers (tcp_config.buf_max): normal, pressure (no
  * growth, shrink as data drains), hard (at mem_high). */

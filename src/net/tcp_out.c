@@ -228,19 +228,20 @@ static uint32_t tcp_xmit(struct tcp_stack *st, struct tcp_sock *sk, sk_time_ns n
 		/* RFC 2018 4: then the block holding the most recent segment. */
 		uint8_t first = n;
 		struct tcp_range last = sk->ooo_last;
+		const struct tcp_range *oo = tcp_ooo_c(sk);
 		for (uint8_t i = 0; i < sk->nooo; i++) {
-			if (tcp_seq_le(sk->ooo[i].l, last.l) && tcp_seq_ge(sk->ooo[i].r, last.r)) {
-				h.opts.sack[n].left = sk->ooo[i].l;
-				h.opts.sack[n].right = sk->ooo[i].r;
+			if (tcp_seq_le(oo[i].l, last.l) && tcp_seq_ge(oo[i].r, last.r)) {
+				h.opts.sack[n].left = oo[i].l;
+				h.opts.sack[n].right = oo[i].r;
 				n++;
 				break;
 			}
 		}
 		for (uint8_t i = 0; i < sk->nooo && n < maxb; i++) {
-			if (n > first && h.opts.sack[first].left == sk->ooo[i].l)
+			if (n > first && h.opts.sack[first].left == oo[i].l)
 				continue;
-			h.opts.sack[n].left = sk->ooo[i].l;
-			h.opts.sack[n].right = sk->ooo[i].r;
+			h.opts.sack[n].left = oo[i].l;
+			h.opts.sack[n].right = oo[i].r;
 			n++;
 		}
 		h.opts.nsack = n;

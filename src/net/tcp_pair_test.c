@@ -800,6 +800,20 @@ static sk_time_ns tune_connect(struct tnet *w, int *c, int *sb)
 	assert_true(*c >= 0 && *sb >= 0);
 	return now;
 }
+/* A's app writes until its send buffer is full; B's app reads all it has. */
+static uint8_t tune_buf[1 << 16];
+static void tune_fill(struct tnet *w, int c)
+{
+	while (tcp_send(&w->a->st, c, tune_buf, sizeof(tune_buf)) > 0)
+		;
+}
+
+static void tune_drain(struct tnet *w, int sb)
+{
+	while (tcp_recv(&w->b->st, sb, tune_buf, sizeof(tune_buf)) > 0)
+		;
+}
+
 static void tweak_tune(struct tcp_config *c)
 {
 	c->sndbuf = c->rcvbuf = TUNE_BASE;
@@ -865,16 +879,13 @@ static void test_tune_send_follows_cwnd(void **state)
 	struct tcp_sock *a = &w->a->st.socks[c];
 	assert_int_equal(tcp_send_space(&w->a->st, c), (int)TUNE_BASE);
 	assert_int_equal(a->smax, TUNE_BASE);
-	static uint8_t buf[1 << 16];
 	uint32_t last_smax = a->smax;
 	for (int i = 0; i < 300; i++) {
-		while (tcp_send(&w->a->st, c, buf, sizeof(buf)) > 0)
-			;
+		tune_fill(w, c);
 		assert_true(a->smax <= SK_MAX(TUNE_BASE, 2 * a->cwnd + 4096));
 		assert_true(a->slen <= a->smax);
 		last_smax = a->smax;
-		while (tcp_recv(&w->b->st, sb, buf, sizeof(buf)) > 0)
-			;
+		tune_drain(w, sb);
 		now = tune_run(w, now, now + 5 * MS);
 		assert_int_equal(tcp_check(&w->a->st), 0);
 	}
@@ -902,14 +913,11 @@ static void test_tune_receive_window_leads_slow_start(void **state)
 	int c, sb;
 	sk_time_ns now = tune_connect(w, &c, &sb);
 	struct tcp_sock *a = &w->a->st.socks[c], *b = &w->b->st.socks[sb];
-	static uint8_t buf[1 << 16];
 	uint64_t rwnd0 = STAT(w->a, rwnd_limited_us), busy0 = STAT(w->a, busy_us);
 	int steps = 0;
 	while (b->rmax < w->b->st.cfg.buf_max && steps++ < 400) {
-		while (tcp_send(&w->a->st, c, buf, sizeof(buf)) > 0)
-			;
-		while (tcp_recv(&w->b->st, sb, buf, sizeof(buf)) > 0)
-			;
+		tune_fill(w, c);
+		tune_drain(w, sb);
 		now = tune_run(w, now, now + 5 * MS);
 	}
 	uint64_t rwnd = STAT(w->a, rwnd_limited_us) - rwnd0, busy = STAT(w->a, busy_us) - busy0;
@@ -959,14 +967,11 @@ static void test_burst_loss_keeps_window(void **state)
 	struct tcp_sock *a = &w->a->st.socks[c];
 	assert_true(a->fl & TF_SACK);
 	burst_a = a;
-	static uint8_t buf[1 << 16];
 	uint32_t cwnd_before = 0, ssthresh = 0, exit_cwnd = 0;
 	bool in_rec = false, done = false;
 	for (int i = 0; i < 4000 && !done; i++) {
-		while (tcp_send(&w->a->st, c, buf, sizeof(buf)) > 0)
-			;
-		while (tcp_recv(&w->b->st, sb, buf, sizeof(buf)) > 0)
-			;
+		tune_fill(w, c);
+		tune_drain(w, sb);
 		uint32_t cw = a->cwnd;
 		now = tnet_step(w, now, now + 5 * MS);
 		if (!in_rec && (a->fl & TF_RECOVERY)) {

@@ -60,12 +60,13 @@ static uint32_t tcp_nslots(const struct tcp_config *cfg)
 	return (uint32_t)SK_MIN(SK_MAX(n, 2u), (uint64_t)cfg->max_sockets * 2);
 }
 
-/* Large SACK scoreboards: one for every 8 sockets, at least 16 (at most
- * one per socket).  Only a connection in a loss episode with more holes
- * than the inline ranges hold takes one, and only for the episode. */
+/* Large range boards: one for every 8 sockets, at least 16 (at most two
+ * per socket).  Only a connection in a loss episode with more holes than
+ * the inline ranges hold takes one, for its SACK scoreboard (send side)
+ * or its out-of-order ranges (receive side), and only while they last. */
 static uint32_t tcp_nboards(const struct tcp_config *cfg)
 {
-	return SK_MIN(SK_MAX(cfg->max_sockets / 8, 16u), cfg->max_sockets);
+	return SK_MIN(SK_MAX(cfg->max_sockets / 8, 16u), 2 * cfg->max_sockets);
 }
 #define TCP_BOARD_SIZE (TCP_SCORE_BIG * sizeof(struct tcp_range))
 
@@ -150,7 +151,7 @@ static uint32_t tcp_promised(const struct tcp_sock *sk)
  * out-of-order ranges up to the last one's end. */
 static uint32_t tcp_rspan(const struct tcp_sock *sk)
 {
-	return sk->rlen + (sk->nooo ? sk->ooo[sk->nooo - 1].r - sk->rcv_nxt : 0);
+	return sk->rlen + (sk->nooo ? tcp_ooo_c(sk)[sk->nooo - 1].r - sk->rcv_nxt : 0);
 }
 
 /* Copy `used` bytes of a ring of `cap` from `head` to the start of dst. */
@@ -590,6 +591,28 @@ void tcp_score_release(struct tcp_stack *st, struct tcp_sock *sk)
 	sk->xscore = NULL;
 }
 
+bool tcp_ooo_take(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (sk->xooo)
+		return false;
+	uint8_t *b = tcp_pool_get(&st->scpool);
+	if (!b)
+		return false;
+	sk->xooo = (struct tcp_range *)(void *)b;
+	sk_memcpy(sk->xooo, sk->ooo_in, sk->nooo * sizeof(struct tcp_range));
+	st->stats.ooo_grows++;
+	return true;
+}
+
+void tcp_ooo_release(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (!sk->xooo || sk->nooo > TCP_OOO_MAX)
+		return; /* the caller's promise; never drop ranges here */
+	sk_memcpy(sk->ooo_in, sk->xooo, sk->nooo * sizeof(struct tcp_range));
+	tcp_pool_put(&st->scpool, (uint8_t *)sk->xooo);
+	sk->xooo = NULL;
+}
+
 /* ---- sockets ---- */
 
 struct tcp_sock *tcp_sock_alloc(struct tcp_stack *st)
@@ -665,6 +688,7 @@ void tcp_sock_free(struct tcp_stack *st, struct tcp_sock *sk)
 	tcp_list_del(&sk->tw);
 	sk->slen = sk->rlen = 0; /* whatever is still queued dies with the socket */
 	sk->nooo = 0;
+	tcp_ooo_release(st, sk);
 	sk->nscore = 0;
 	tcp_score_release(st, sk);
 	tcp_sbuf_release(st, sk);
@@ -689,11 +713,11 @@ int tcp_check(const struct tcp_stack *st)
 		}
 		SK_CHECK(sk->slen <= sk->scap && sk->shead < sk->scap);
 		SK_CHECK(sk->rlen <= sk->rcap && sk->rhead < sk->rcap);
-		SK_CHECK(sk->nooo <= TCP_OOO_MAX && sk->nscore <= tcp_score_cap(sk));
+		SK_CHECK(sk->nooo <= tcp_ooo_cap(sk) && sk->nscore <= tcp_score_cap(sk));
 		/* A next check only behind one under way (or a redo). */
 		SK_CHECK(!(sk->fl & TF_RTX_NX) || (sk->fl & (TF_RTX_CHK | TF_RTX_REDO)));
 		SK_CHECK(sk->limit <= TCP_LIM_PACE);
-		nboard += sk->xscore != NULL;
+		nboard += (sk->xscore != NULL) + (sk->xooo != NULL);
 		for (uint32_t k = 1; k < sk->nscore; k++)
 			SK_CHECK(tcp_seq_gt(tcp_score_c(sk)[k].l, tcp_score_c(sk)[k - 1].r));
 		SK_CHECK(!sk->sbuf == !sk->slen);
@@ -730,11 +754,12 @@ int tcp_check(const struct tcp_stack *st)
 			SK_CHECK(tcp_seq_le(sk->sbuf_seq, sk->snd_max + 1)); /* +1: SYN unsent */
 			SK_CHECK(tcp_seq_ge(sk->sbuf_seq + 1, sk->snd_una)); /* +1: FIN acked */
 		}
+		const struct tcp_range *oo = tcp_ooo_c(sk);
 		for (uint8_t k = 0; k < sk->nooo; k++) {
-			SK_CHECK(tcp_seq_lt(sk->ooo[k].l, sk->ooo[k].r));
-			SK_CHECK(tcp_seq_gt(sk->ooo[k].l, sk->rcv_nxt));
+			SK_CHECK(tcp_seq_lt(oo[k].l, oo[k].r));
+			SK_CHECK(tcp_seq_gt(oo[k].l, sk->rcv_nxt));
 			if (k)
-				SK_CHECK(tcp_seq_gt(sk->ooo[k].l, sk->ooo[k - 1].r));
+				SK_CHECK(tcp_seq_gt(oo[k].l, oo[k - 1].r));
 		}
 		sk_time_ns t = SK_MIN(SK_MIN(sk->rtx_at, sk->persist_at),
 				      SK_MIN(sk->delack_at, SK_MIN(sk->keep_at, sk->tw_at)));

@@ -470,6 +470,69 @@ static void test_est_out_of_order_sack(void **state)
 	est_close(&e);
 }
 
+/* More holes than the inline ranges hold (a queue that dropped every other
+ * segment of a window): a board from the pool takes the ranges, nothing in
+ * the window is dropped, the SACK blocks still lead with the latest
+ * segment, and the board goes back as the holes fill.  With the pool
+ * empty a segment that needs a new range is dropped, as before. */
+static void test_est_many_holes_kept(void **state)
+{
+	(void)state;
+	struct est e;
+	est_open(&e, true, NULL);
+	enum { SEG = 100, NSEG = 40 };
+	static uint8_t d[2 * NSEG * SEG];
+	for (size_t i = 0; i < sizeof(d); i++)
+		d[i] = (uint8_t)(i * 7);
+	uint32_t base = e.pseq;
+	const struct tcp_sock *sk = &e.n->st.socks[e.s];
+	for (int i = 0; i < NSEG; i++) {
+		e.pseq = base + (uint32_t)(2 * i + 1) * SEG; /* the odd ones arrive */
+		est_send(&e, TCP_ACK, d + (2 * i + 1) * SEG, SEG);
+		est_poll(&e);
+	}
+	assert_int_equal(STAT(e.n, drop_ooo_full), 0);
+	assert_int_equal(STAT(e.n, ooo_segments), NSEG);
+	assert_int_equal(STAT(e.n, ooo_grows), 1);
+	assert_int_equal(sk->nooo, NSEG);
+	assert_non_null(sk->xooo);
+	struct tcp_hdr *h = &tnode_last(e.n)->h;
+	assert_int_equal(h->ack, base);
+	assert_int_equal(h->opts.sack[0].left, base + (2 * NSEG - 1) * SEG); /* the latest */
+	assert_int_equal(h->opts.sack[1].left, base + SEG);                  /* then the lowest */
+
+	/* The holes fill from the left; the board goes back at 3 ranges. */
+	for (int i = 0; i < NSEG; i++) {
+		e.pseq = base + (uint32_t)(2 * i) * SEG;
+		est_send(&e, TCP_ACK, d + 2 * i * SEG, SEG);
+		est_poll(&e);
+		assert_int_equal(tnode_last(e.n)->h.ack, base + (uint32_t)(2 * i + 2) * SEG);
+		assert_int_equal(sk->nooo, NSEG - 1 - i);
+		assert_true(!sk->xooo == (sk->nooo <= TCP_OOO_MAX / 2));
+	}
+	static uint8_t got[sizeof(d)];
+	assert_int_equal(tcp_recv(&e.n->st, e.s, got, sizeof(got)), (int)sizeof(d));
+	assert_memory_equal(got, d, sizeof(d));
+	assert_int_equal(e.n->st.scpool.navail, e.n->st.scpool.n);
+
+	/* The pool as if every board were taken elsewhere: the eighth range
+	 * finds no room, its segment is dropped (the peer resends it). */
+	struct tcp_bufpool saved = e.n->st.scpool;
+	e.n->st.scpool.free = NULL;
+	e.n->st.scpool.hw = e.n->st.scpool.n = e.n->st.scpool.navail = 0;
+	base = e.pseq = base + sizeof(d);
+	for (int i = 0; i <= TCP_OOO_MAX; i++) {
+		e.pseq = base + (uint32_t)(2 * i + 1) * SEG;
+		est_send(&e, TCP_ACK, d + (2 * i + 1) * SEG, SEG);
+		est_poll(&e);
+	}
+	assert_int_equal(sk->nooo, TCP_OOO_MAX);
+	assert_null(sk->xooo);
+	assert_int_equal(STAT(e.n, drop_ooo_full), 1);
+	e.n->st.scpool = saved;
+	est_close(&e);
+}
+
 static void test_est_rst_rules(void **state)
 {
 	(void)state;
@@ -631,6 +694,17 @@ static void test_est_sendv_one_segment(void **state)
 	est_close(&e);
 }
 
+/* One clean exchange: `len` bytes out, and the peer's ACK of them `rtt`
+ * later (an RTT sample when nothing was resent). */
+static void est_exchange(struct est *e, const char *data, uint32_t len, sk_time_ns rtt)
+{
+	tcp_send(&e->n->st, e->s, data, len);
+	est_poll(e);
+	e->now += rtt;
+	e->lseq += len;
+	est_raw(e, TCP_ACK, e->pseq, e->lseq);
+}
+
 static void test_est_rto_backoff_and_karn(void **state)
 {
 	(void)state;
@@ -659,11 +733,7 @@ static void test_est_rto_backoff_and_karn(void **state)
 	assert_int_equal(in.srtt_us, srtt0);
 	assert_true(tcp_next_deadline(&e.n->st) == SK_TIME_NEVER);
 	/* A clean exchange gives a sample. */
-	tcp_send(&e.n->st, e.s, "more", 4);
-	est_poll(&e);
-	e.now += 300 * MS;
-	e.lseq += 4;
-	est_raw(&e, TCP_ACK, e.pseq, e.lseq);
+	est_exchange(&e, "more", 4, 300 * MS);
 	tcp_info(&e.n->st, e.s, &in);
 	assert_int_equal(in.srtt_us, (7 * srtt0 + 300000) / 8);
 	assert_true(in.rto_ms > 200);
@@ -671,13 +741,8 @@ static void test_est_rto_backoff_and_karn(void **state)
 	 * on the whole RTO (Linux's form): srtt + 200 ms, not 200 ms, which
 	 * is just under two round trips and fired before the ACK of a repair
 	 * sent a round trip after the last advance (bench-tcp.md). */
-	for (int i = 0; i < 40; i++) {
-		tcp_send(&e.n->st, e.s, "x", 1);
-		est_poll(&e);
-		e.now += 100 * MS;
-		e.lseq += 1;
-		est_raw(&e, TCP_ACK, e.pseq, e.lseq);
-	}
+	for (int i = 0; i < 40; i++)
+		est_exchange(&e, "x", 1, 100 * MS);
 	tcp_info(&e.n->st, e.s, &in);
 	assert_in_range(in.srtt_us, 99000, 100000);
 	assert_int_equal(in.rto_ms, (in.srtt_us + 200000) / 1000);
@@ -1772,6 +1837,7 @@ int main(void)
 		cmocka_unit_test(test_synsent_connect_and_refused),
 		cmocka_unit_test(test_est_quickack_then_delayed_ack),
 		cmocka_unit_test(test_est_out_of_order_sack),
+		cmocka_unit_test(test_est_many_holes_kept),
 		cmocka_unit_test(test_est_rst_rules),
 		cmocka_unit_test(test_est_challenge_ack_rate_limit),
 		cmocka_unit_test(test_est_ack_acceptability),

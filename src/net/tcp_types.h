@@ -8,7 +8,10 @@
 #include "timer.h"
 
 #define TCP_NIL UINT32_MAX
-#define TCP_OOO_MAX 8   /* out-of-order ranges kept (more: segment dropped) */
+/* Out-of-order ranges a socket holds inline (receive side): 7, so that
+ * with the pointer to a pooled board (TCP_SCORE_BIG ranges, the SACK
+ * scoreboard's pool) tcp_sock stays at 888 bytes. */
+#define TCP_OOO_MAX 7
 /* SACKed ranges a socket holds inline (send side): 7, so that with the
  * pointer to a pooled board (below) tcp_sock stays at 888 bytes. */
 #define TCP_SCORE_MAX 7
@@ -45,7 +48,7 @@ struct tcp_range {
 	X(cookies_failed) X(pmtu_updates) X(pmtu_ignored) X(icmp_ignored) X(icmp_soft_errors) \
 	X(accept_queue_full)                                                                \
 	X(eof_rearms) X(send_no_memory) X(sack_recoveries) X(limited_transmits)           \
-	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(sack_score_grows) X(lost_retransmits) X(rtx_chk_timeouts) X(tail_checks) X(tail_recoveries) X(recovery_chained) X(pace_wakes) X(spurious_undos) X(dsacks_out)            \
+	X(recovery_rtx) X(rto_rtx_skipped_sacked) X(sack_score_full) X(sack_score_grows) X(ooo_grows) X(lost_retransmits) X(rtx_chk_timeouts) X(tail_checks) X(tail_recoveries) X(recovery_chained) X(pace_wakes) X(spurious_undos) X(dsacks_out)            \
 	X(dsacks_in) X(hystart_css) X(hystart_exits) X(tlp_probes) X(tlp_new_data) X(tlp_recoveries) X(tlp_repairs) \
 	X(rcvbuf_grows) X(sndbuf_grows) X(buf_grow_refused) X(buf_shrinks) X(rbuf_fallbacks) \
 	X(mem_pressure_entries) X(mem_hard_entries) X(tso_frames) X(tso_segs) X(tso_fallbacks) \
@@ -128,8 +131,14 @@ struct tcp_sock {
 
 	/* Receive side.  rlen unread in-order bytes at rbuf[rhead]; the byte with
 	 * sequence rcv_nxt goes at rhead + rlen.  Out-of-order data is stored at
-	 * its place beyond that and listed in ooo[] (sorted, disjoint, above
-	 * rcv_nxt).  rcv_adv: right edge advertised (never moves left).
+	 * its place beyond that and listed in nooo ranges (sorted, disjoint,
+	 * above rcv_nxt): in ooo_in or, while xooo != NULL, in that board of
+	 * TCP_SCORE_BIG ranges from st->scpool (tcp_ooo(sk) is whichever holds
+	 * them).  A segment is dropped for want of a range only if the board
+	 * is full or the pool empty (drop_ooo_full): each drop is a
+	 * retransmission the sender did not need (with a range per hole, a
+	 * queue overflow that drops every third segment of a window, or
+	 * reordering, went past eight ranges and tripled the resends).  rcv_adv: right edge advertised (never moves left).
 	 * rbuf != NULL <=> rlen > 0 || nooo > 0: taken from st->rpool when data
 	 * arrives, given back when the app has read everything and no
 	 * out-of-order range is held (rhead is then 0). */
@@ -144,7 +153,8 @@ struct tcp_sock {
 	 * 0 none yet. */
 	uint32_t rtune_seq, rcv_rtt_us;
 	sk_time_ns rtune_at;
-	struct tcp_range ooo[TCP_OOO_MAX];
+	struct tcp_range ooo_in[TCP_OOO_MAX];
+	struct tcp_range *xooo;
 	uint8_t nooo;
 	uint8_t nref;       /* ref[] in use (send side, above) */
 	uint8_t quickacks;  /* ACK every segment while > 0 (connection start) */
@@ -329,7 +339,8 @@ struct tcp_stack {
 	 * the capacity (scap / rcap) of every slot held, the budget's use;
 	 * mem_state: enum tcp_mem_state, moved only by tcp_mem_add. */
 	struct tcp_bufpool bpool;
-	/* Large SACK scoreboards (TCP_SCORE_BIG ranges each; tcp_sock.xscore). */
+	/* Large range boards (TCP_SCORE_BIG ranges each): SACK scoreboards
+	 * (tcp_sock.xscore) and out-of-order lists (tcp_sock.xooo). */
 	struct tcp_bufpool scpool;
 	uint64_t mem_used;
 	uint8_t mem_state;
