@@ -53,6 +53,11 @@
 #                     Before 2026-12-06 one relay, seed 0, served a whole
 #                     cell or job, so the first stack of each one met the same
 #                     losses in every repetition and the others what followed
+#   BENCH_TCP_IMPAIR  more of skiff impair's options for every cell's relay
+#                     (default none), e.g. "--rate 100 --limit 400": a
+#                     bottleneck with a drop-tail queue, where a sender's
+#                     overshoot loses segments in bursts (a receiver then
+#                     holds many holes at once), not one at random
 #   BENCH_TCP_JOBS    K: run up to K jobs of the grid at once (default 1: every
 #                     cell in turn, as before).  With K > 1 the grid has two
 #                     phases.  Parallel: every cell not in BENCH_TCP_SERIAL is
@@ -375,6 +380,9 @@ run_cell() {
 	fi
 	local -a args=(--delay "$delay")
 	[ "$loss" != 0 ] && args+=(--loss "$loss")
+	local -a impair_more
+	read -r -a impair_more <<<"${BENCH_TCP_IMPAIR:-}"
+	args+=("${impair_more[@]}")
 	local hz seed
 	hz=$(getconf CLK_TCK)
 	for ((rep = r0; rep <= r1; rep++)); do
@@ -469,7 +477,7 @@ printf 'delay_ms\tloss_pct\tstack\trole\trep\tmib\tok\tsecs\tgoodput_mib_s\tretr
 {
 	echo "date: $(date -u '+%F %H:%M UTC')"
 	echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), Linux $(uname -r)"
-	echo "command: BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS='$DELAYS' BENCH_TCP_LOSSES='$LOSSES' BENCH_TCP_MIB=$MIB BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS='$STACKS' BENCH_TCP_ROLES='$ROLES' BENCH_TCP_TIMEOUT=$TMO BENCH_TCP_SEED=$SEED BENCH_TCP_JOBS=$JOBS${SERIAL:+ BENCH_TCP_SERIAL='${SERIAL% }'} make bench-tcp"
+	echo "command: BENCH_TCP_GRID=$GRID BENCH_TCP_DELAYS='$DELAYS' BENCH_TCP_LOSSES='$LOSSES' BENCH_TCP_MIB=$MIB BENCH_TCP_LOSSY_MIB=$LOSSY_MIB BENCH_TCP_REPS=$REPS BENCH_TCP_STACKS='$STACKS' BENCH_TCP_ROLES='$ROLES' BENCH_TCP_TIMEOUT=$TMO BENCH_TCP_SEED=$SEED${BENCH_TCP_IMPAIR:+ BENCH_TCP_IMPAIR='$BENCH_TCP_IMPAIR'} BENCH_TCP_JOBS=$JOBS${SERIAL:+ BENCH_TCP_SERIAL='${SERIAL% }'} make bench-tcp"
 	echo "skiff: ${BENCH_TCP_REV:-$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null)}"
 } >"$OUT/meta.txt"
 # The cells run as children: they get the grid as resolved here.
