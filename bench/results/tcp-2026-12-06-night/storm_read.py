@@ -1,10 +1,15 @@
 # storm_read.py CAP: the spurious retransmissions (D-SACKed later) of skiff's send in a bench-tcp
 # capture (BENCH_TCP_PCAP=1, taken on skiff's side): whether each was SACKed before it was
 # resent, how long after its first send, and how much was SACKed above it then.
+# SRC: skiff's address in the capture (default 198.18.0.2, a serial run's namespace; the
+# parallel grid's jobs use 198.18.N.2).
 import re, sys, subprocess
+if len(sys.argv) < 2 or sys.argv[1] in ('-h', '--help'):
+    print('usage: storm_read.py CAP [SRC]')
+    sys.exit(0 if len(sys.argv) >= 2 else 2)
 cap = sys.argv[1]
 out = subprocess.run(['tcpdump', '-r', cap, '-tt', '-n', '-S'], capture_output=True, text=True).stdout.splitlines()
-src = '198.18.0.2'
+src = sys.argv[2] if len(sys.argv) > 2 else '198.18.0.2'
 sent = {}      # seq -> count
 sacked = []    # list of (l,r) ever sacked (merged lazily)
 ever = []      # intervals ever sacked
