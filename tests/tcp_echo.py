@@ -88,10 +88,8 @@ def client(a) -> int:
     th.join(max(1.0, a.timeout))
     secs = time.monotonic() - t0
     if a.info:
-        # struct tcp_info's byte 6: tcpi_snd_wscale in the low 4 bits,
-        # tcpi_rcv_wscale in the high 4 (UAPI bitfields, little-endian).
-        b = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)
-        print(f"tcp_info: wscale:{b[6] & 15},{b[6] >> 4}", flush=True)
+        ws = tcp_info(s)["wscale"]
+        print(f"tcp_info: wscale:{ws & 15},{ws >> 4}", flush=True)
     s.close()
     ok = not err and not th.is_alive() and got[0] == a.bytes and \
         sent_hash.digest() == got_hash.digest()
@@ -171,8 +169,10 @@ def sink(a) -> int:
 # (include/uapi/linux/tcp.h: eight u8s, then u32s from offset 8, the u64s
 # 8-aligned).  (name, offset, struct format); a field past the length the
 # kernel returns reads as None.
-TCPI = [("state", 0, "B"), ("snd_mss", 16, "I"), ("unacked", 24, "I"),
-        ("sacked", 28, "I"), ("lost", 32, "I"), ("retrans", 36, "I"),
+# wscale: byte 6, tcpi_snd_wscale in its low 4 bits and tcpi_rcv_wscale in
+# the high 4 (bitfields, little-endian).
+TCPI = [("state", 0, "B"), ("wscale", 6, "B"), ("snd_mss", 16, "I"),
+        ("unacked", 24, "I"), ("sacked", 28, "I"), ("lost", 32, "I"), ("retrans", 36, "I"),
         ("rtt", 68, "I"), ("snd_ssthresh", 76, "I"), ("snd_cwnd", 80, "I"),
         ("total_retrans", 100, "I"), ("pacing_rate", 104, "Q"),
         ("bytes_acked", 120, "Q"), ("notsent_bytes", 144, "I"),

@@ -8,7 +8,8 @@
  * 200 ms): a floor on the whole RTO is under two round trips from ~100 ms
  * up, and there it fired before the ACK of a repair sent a round trip
  * after the last advance (at 50 ms one way, 1-2 % loss: 22 RTOs in 24
- * transfers against 2, as many as Linux's; bench-tcp.md).  Both bounds come from the config.
+ * transfers against 2, as many as Linux's; bench-tcp.md).  Both bounds
+ * come from the config.
  */
 #include "../base/hist.h"
 #include "tcp_cc.h"

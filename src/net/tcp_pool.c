@@ -569,48 +569,58 @@ int tcp_stack_init(struct tcp_stack *st, void *arena, size_t arena_size,
 	return 0;
 }
 
-bool tcp_score_take(struct tcp_stack *st, struct tcp_sock *sk)
+/* A range list's board (the SACK scoreboard's, or the out-of-order one):
+ * take moves the n inline ranges onto a board from the pool (false if the
+ * list has one or the pool is empty); release moves them back inline,
+ * which must hold them (cap: the caller's promise; never drop ranges
+ * here), and returns the board. */
+static bool tcp_board_take(struct tcp_stack *st, struct tcp_range **board,
+			   const struct tcp_range *in, uint32_t n)
 {
-	if (sk->xscore)
+	if (*board)
 		return false;
 	uint8_t *b = tcp_pool_get(&st->scpool);
 	if (!b)
 		return false;
-	sk->xscore = (struct tcp_range *)(void *)b;
-	sk_memcpy(sk->xscore, sk->score_in, sk->nscore * sizeof(struct tcp_range));
+	*board = (struct tcp_range *)(void *)b;
+	sk_memcpy(*board, in, n * sizeof(struct tcp_range));
+	return true;
+}
+
+static void tcp_board_release(struct tcp_stack *st, struct tcp_range **board,
+			      struct tcp_range *in, uint32_t n, uint32_t cap)
+{
+	if (!*board || n > cap)
+		return;
+	sk_memcpy(in, *board, n * sizeof(struct tcp_range));
+	tcp_pool_put(&st->scpool, (uint8_t *)*board);
+	*board = NULL;
+}
+
+bool tcp_score_take(struct tcp_stack *st, struct tcp_sock *sk)
+{
+	if (!tcp_board_take(st, &sk->xscore, sk->score_in, sk->nscore))
+		return false;
 	st->stats.sack_score_grows++;
 	return true;
 }
 
 void tcp_score_release(struct tcp_stack *st, struct tcp_sock *sk)
 {
-	if (!sk->xscore || sk->nscore > TCP_SCORE_MAX)
-		return; /* the caller's promise; never drop ranges here */
-	sk_memcpy(sk->score_in, sk->xscore, sk->nscore * sizeof(struct tcp_range));
-	tcp_pool_put(&st->scpool, (uint8_t *)sk->xscore);
-	sk->xscore = NULL;
+	tcp_board_release(st, &sk->xscore, sk->score_in, sk->nscore, TCP_SCORE_MAX);
 }
 
 bool tcp_ooo_take(struct tcp_stack *st, struct tcp_sock *sk)
 {
-	if (sk->xooo)
+	if (!tcp_board_take(st, &sk->xooo, sk->ooo_in, sk->nooo))
 		return false;
-	uint8_t *b = tcp_pool_get(&st->scpool);
-	if (!b)
-		return false;
-	sk->xooo = (struct tcp_range *)(void *)b;
-	sk_memcpy(sk->xooo, sk->ooo_in, sk->nooo * sizeof(struct tcp_range));
 	st->stats.ooo_grows++;
 	return true;
 }
 
 void tcp_ooo_release(struct tcp_stack *st, struct tcp_sock *sk)
 {
-	if (!sk->xooo || sk->nooo > TCP_OOO_MAX)
-		return; /* the caller's promise; never drop ranges here */
-	sk_memcpy(sk->ooo_in, sk->xooo, sk->nooo * sizeof(struct tcp_range));
-	tcp_pool_put(&st->scpool, (uint8_t *)sk->xooo);
-	sk->xooo = NULL;
+	tcp_board_release(st, &sk->xooo, sk->ooo_in, sk->nooo, TCP_OOO_MAX);
 }
 
 /* ---- sockets ---- */
