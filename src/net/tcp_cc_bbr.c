@@ -20,7 +20,8 @@
  * delivered (cumulatively acked or SACKed: a marker above a hole must not
  * wait a repair round trip, which would stretch its interval and lower
  * its sample), the bytes delivered (acked or SACKed) since the previous
- * marker's ACK,
+ * marker's ACK (or, for the first marker sent into an empty pipe, since
+ * that send),
  * over the longer of the two intervals between the markers (as sent, as
  * acked), is one rate sample: the send interval keeps ACK compression from
  * inflating it, the ACK interval keeps a burst sent faster than the
@@ -212,10 +213,21 @@ static void bbr_on_send(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time
 	struct tcp_bbr *b = &sk->cc.bbr;
 	uint32_t mss = tcp_eff_mss(sk);
 	if (sk->snd_una == seq) {
-		/* Nothing was in flight: the pipe emptied (idle, or the app was
-		 * slow), and a sample across the gap would mean nothing. */
-		b->fl &= ~BBR_F_TRAIN;
+		/* Nothing was in flight: the pipe emptied (idle, a slow app, or
+		 * a window sent and acked whole).  A sample across the gap would
+		 * mean nothing, so the train starts again here, at this send
+		 * (draft-cheng's P.delivered_time and first_sent_time, set to
+		 * now when nothing is in flight): the first marker's ACK gives
+		 * the bytes delivered since over its own round trip.  Without
+		 * it the train began at that ACK, and a window sent in one
+		 * pacing quantum and acked in one batch gave no sample at all
+		 * (both intervals 0), round after round: BBR stayed at its
+		 * initial window with no estimate (3.7 s for 20 MiB at 1 ms
+		 * with a deeper bucket; test_bbr_samples_a_window_acked_whole). */
 		b->mk_n = 0;
+		b->l_delivered = b->delivered;
+		b->l_ack_us = b->l_sent_us = bbr_us(now);
+		b->fl |= BBR_F_TRAIN;
 	}
 	if (b->mk_n == BBR_MARKS)
 		return;

@@ -227,8 +227,9 @@ struct tcp_sock {
 			 * mk_head, each with the sequence past its end and its
 			 * send time (ns / 1000, mod 2^32); bit i of mk_app: sent
 			 * app-limited.  The train starts at the last acked
-			 * marker (valid with BBR_F_TRAIN): `delivered` then,
-			 * its ack and send times. */
+			 * marker, or at the first send into an empty pipe
+			 * (valid with BBR_F_TRAIN): `delivered` then, its ack
+			 * and send times. */
 			uint32_t mk_end[4], mk_sent_us[4];
 			uint32_t l_delivered, l_ack_us, l_sent_us;
 			uint32_t delivered; /* bytes acked or SACKed, mod 2^32 */
