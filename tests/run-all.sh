@@ -221,9 +221,13 @@ P tcp needs=build est=190 -- tests/tcp.sh build/skiff $DEVS
 P tcp-bbr needs=build est=150 -- env TCP_CC=bbr tests/tcp.sh build/skiff tap
 # And on the other devices, at small sizes (the checks are the same; what BBR
 # changes is the sender's pacing and window, client.pacing checks the former).
+# The blind RSTs stay at tcp.sh's 1,000,000: rst_counters wants one of them
+# to land in the window: 1,000,000 random sequence numbers put 36-37 there
+# (packet, xdp), 200,000 about 7, and a ci-fresh run at 43c6e93 had none
+# on packet (the phase failed on that alone).
 P tcp-bbr-dev needs=build est=200 -- env TCP_CC=bbr TCP_FULL_CLEAN=$((8 << 20)) \
 	TCP_FULL_IMPAIRED=$((1 << 20)) TCP_FULL_CYCLES=4000 TCP_SMALL_CLEAN=$((8 << 20)) \
-	TCP_SMALL_IMPAIRED=$((1 << 20)) TCP_SMALL_CYCLES=4000 TCP_RST_COUNT=200000 \
+	TCP_SMALL_IMPAIRED=$((1 << 20)) TCP_SMALL_CYCLES=4000 \
 	tests/tcp.sh build/skiff ${DEVS//tap/}
 # The server-side TCP checks (echo under impairment, cycles, blind RSTs, SYN
 # flood) against skiff echo --workers 2, at the smaller sizes, on the two
