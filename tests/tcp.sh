@@ -571,7 +571,7 @@ pacing_check() {
 	pc=$(python3 "$here/pace_check.py" "$cap" --src "$SH" --rate "$rate" --mss "$mss" --slack-ms 1 2>&1)
 	rc=$?
 	if [ $rc -eq 0 ]; then pass "$name (${pc#pace_check: })"; else fail "$name" "$pc"; fi
-	if pc=$(python3 "$here/trace_check.py" "$WORK/$DEV-pacing-trace.tsv" --bytes $((2 * MIB)) --paced 2>&1); then
+	if pc=$(python3 "$here/trace_check.py" "$WORK/$DEV-pacing-trace.tsv" --bytes $((2 * MIB)) --paced --bbr 2>&1); then
 		pass "$name.trace (${pc#trace_check: })"
 	else
 		fail "$name.trace" "$pc"
@@ -596,7 +596,7 @@ linux_trace_check() {
 		fail "$name" "the send failed: rc=$rc $(tail -n 2 <<<"$out")"
 		return
 	fi
-	if out=$(python3 "$here/trace_check.py" "$tr" --bytes $((2 * MIB)) --linux --paced 2>&1); then
+	if out=$(python3 "$here/trace_check.py" "$tr" --bytes $((2 * MIB)) --linux --paced --bbr 2>&1); then
 		pass "$name (${out#trace_check: })"
 	else
 		fail "$name" "$out"

@@ -171,7 +171,7 @@ def sink(a) -> int:
 # kernel returns reads as None.
 # wscale: byte 6, tcpi_snd_wscale in its low 4 bits and tcpi_rcv_wscale in
 # the high 4 (bitfields, little-endian).
-TCPI = [("state", 0, "B"), ("wscale", 6, "B"), ("snd_mss", 16, "I"),
+TCPI = [("state", 0, "B"), ("ca_state", 1, "B"), ("wscale", 6, "B"), ("snd_mss", 16, "I"),
         ("unacked", 24, "I"), ("sacked", 28, "I"), ("lost", 32, "I"), ("retrans", 36, "I"),
         ("rtt", 68, "I"), ("snd_ssthresh", 76, "I"), ("snd_cwnd", 80, "I"),
         ("total_retrans", 100, "I"), ("pacing_rate", 104, "Q"),
@@ -184,7 +184,10 @@ TCP_STATES = ["?", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT
 TRACE_COLS = ["ms", "state", "cwnd", "ssthresh", "pipe", "unacked", "notsent",
               "srtt_us", "pacing_rate", "delivery_rate", "retransmits",
               "bytes_acked", "min_rtt_us", "busy_us", "rwnd_limited_us",
-              "sndbuf_limited_us", "snd_wnd"]
+              "sndbuf_limited_us", "snd_wnd", "ca_state", "bbr_bw", "bbr_mode"]
+# tcp_ca_state (include/uapi/linux/tcp.h's order), as the trace writes it.
+CA_STATES = "open disorder cwr recovery loss".split()
+TCP_CC_INFO = 26  # getsockopt: the congestion control's own state
 TRACE_SECS = 0.010
 
 
@@ -196,7 +199,35 @@ def tcp_info(s: socket.socket) -> dict:
             for name, off, fmt in TCPI}
 
 
-def trace_line(ms: float, t: dict) -> str:
+def bbr_info(s: socket.socket) -> tuple:
+    """BBR's model from TCP_CC_INFO (struct tcp_bbr_info: bw in bytes/s
+    as two u32s, min_rtt in us, the pacing and cwnd gains in 1/256) as
+    (bw, mode), the mode named as skiff's trace names it and told by the
+    gains (tcp_bbr.c's: 739 both in startup, 88 pacing in drain, 256 both
+    in probe_rtt; probe_bw cycles the pacing gain with cwnd's at 512; no
+    mode before the first estimate); or Nones when the socket's congestion
+    control is not BBR."""
+    try:
+        b = s.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20)
+    except OSError:
+        return (None, None)
+    if len(b) < 20 or cc_name(s) != "bbr":
+        return (None, None)
+    lo, hi, _min_rtt, pg, cg = struct.unpack_from("=5I", b, 0)
+    bw = lo | hi << 32
+    if not bw:
+        return (0, "")  # no estimate yet: the gains then say nothing
+    mode = ("startup" if pg == 739 else "drain" if pg == 88 else
+            "probe_rtt" if pg == 256 and cg == 256 else "probe_bw")
+    return (bw, mode)
+
+
+def cc_name(s: socket.socket) -> str:
+    """The socket's congestion control's name (TCP_CONGESTION)."""
+    return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+
+
+def trace_line(ms: float, t: dict, bbr: tuple = (None, None)) -> str:
     """One TSV line in skiff's units: windows and flight in bytes (Linux
     counts them in segments of snd_mss); srtt and min_rtt in us; rates in
     bytes/s.  ssthresh: Linux's "infinite" (0x7fffffff segments and more,
@@ -206,7 +237,11 @@ def trace_line(ms: float, t: dict) -> str:
     rwnd_limited_us and sndbuf_limited_us are the kernel's chronographs
     (tcpi_busy_time and the time in it the peer's window, or the send
     buffer, held the sender), beside skiff's --stats counters of the same
-    names; snd_wnd is the peer's window in bytes (Linux 6.2 and later)."""
+    names; snd_wnd is the peer's window in bytes (Linux 6.2 and later);
+    ca_state the kernel's loss state (open, disorder, cwr, recovery, loss:
+    a BBR recovery's packet conservation begins on entering recovery);
+    bbr_bw (bytes/s) and bbr_mode BBR's model from TCP_CC_INFO (bbr_info),
+    empty under another control."""
     mss = t["snd_mss"] or 0
 
     def b(x):
@@ -222,7 +257,9 @@ def trace_line(ms: float, t: dict) -> str:
             b(t["snd_cwnd"]), ssth_b, b(pipe), b(t["unacked"]),
             t["notsent_bytes"], t["rtt"], t["pacing_rate"], t["delivery_rate"],
             t["total_retrans"], t["bytes_acked"], t["min_rtt"], t["busy_time"],
-            t["rwnd_limited"], t["sndbuf_limited"], t["snd_wnd"]]
+            t["rwnd_limited"], t["sndbuf_limited"], t["snd_wnd"],
+            CA_STATES[t["ca_state"]] if t["ca_state"] is not None and t["ca_state"] < len(CA_STATES)
+            else t["ca_state"]] + list(bbr)
     return "\t".join("" if v is None else str(v) for v in vals)
 
 
@@ -237,7 +274,7 @@ def tracer(s: socket.socket, path: str, t0: float, stop: threading.Event):
                 t = tcp_info(s)
             except OSError:
                 return
-            f.write(trace_line((time.monotonic() - t0) * 1000, t) + "\n")
+            f.write(trace_line((time.monotonic() - t0) * 1000, t, bbr_info(s)) + "\n")
             if last:
                 return
             nxt += TRACE_SECS

@@ -12,7 +12,12 @@ empty); ms never goes back; the bytes acked never go back and end at N
 (skiff's reads one byte low while its SYN or FIN is unacked: N - 1 is taken
 too; Linux's tcpi_bytes_acked is the advance of snd_una, which counts the SYN
 and the FIN: up to N + 2); cwnd is positive once the connection is
-up; a paced sender (--paced) shows a pacing rate in some row.
+up; a paced sender (--paced) shows a pacing rate in some row.  With --bbr
+(both traces have the columns ca_state, bbr_bw and bbr_mode): ca_state is
+open or recovery (skiff's) or one of Linux's five loss states; bbr_mode is
+empty or one of BBR's four states, and empty exactly where there is no
+bandwidth estimate in Linux's (skiff names its state from the start); some
+row has an estimate, and the first with one is in startup (BBR begins there).
 
 Prints "trace_check: ROWS rows, ... " and exits 0, or the first problem and 1.
 """
@@ -20,6 +25,39 @@ import argparse
 import sys
 
 COMMON = ("ms", "cwnd", "pipe", "srtt_us", "pacing_rate")
+CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
+BBR_MODES = ("startup", "drain", "probe_bw", "probe_rtt")
+
+
+def check_bbr(head: list, rows: list, linux: bool) -> str:
+    """The --bbr columns (see the top); returns a problem, or a summary
+    starting with ", " for the printed line."""
+    missing = [c for c in ("ca_state", "bbr_bw", "bbr_mode") if c not in head]
+    if missing:
+        return f"no column {', '.join(missing)}"
+    ci, bi, mi = head.index("ca_state"), head.index("bbr_bw"), head.index("bbr_mode")
+    first, modes, rec = None, [], 0
+    for n, f in rows:
+        ca, bw, mode = f[ci], f[bi], f[mi]
+        if ca not in CA_STATES:
+            return f"line {n}: ca_state is '{ca}'"
+        rec += ca == "recovery"
+        if mode and mode not in BBR_MODES:
+            return f"line {n}: bbr_mode is '{mode}'"
+        if not bw.isdigit():
+            return f"line {n}: bbr_bw is '{bw}'"
+        if linux and bool(mode) != (int(bw) > 0):
+            return f"line {n}: bbr_mode '{mode}' with bbr_bw {bw}"
+        if int(bw) > 0:
+            if first is None:
+                first = (n, mode)
+            if mode not in modes:
+                modes.append(mode)
+    if first is None:
+        return "no row with a bandwidth estimate"
+    if first[1] != "startup":
+        return f"line {first[0]}: the first estimate is in {first[1]}, not startup"
+    return f", modes {' '.join(modes)}, {rec} rows in recovery"
 
 
 def main() -> int:
@@ -28,6 +66,7 @@ def main() -> int:
     ap.add_argument("--bytes", type=int, required=True, help="bytes the sender sent")
     ap.add_argument("--linux", action="store_true", help="tcp_echo.py's trace (bytes_acked)")
     ap.add_argument("--paced", action="store_true", help="a pacing rate must show")
+    ap.add_argument("--bbr", action="store_true", help="BBR's model and the loss state must show")
     a = ap.parse_args()
     acked_col = "bytes_acked" if a.linux else "acked"
     try:
@@ -49,11 +88,13 @@ def main() -> int:
     prev_ms = prev_acked = -1.0
     paced = 0
     cwnd_max = 0
+    rows = []
     for n, ln in enumerate(lines[1:], 2):
         f = ln.split("\t")
         if len(f) != len(head):
             print(f"trace_check: line {n}: {len(f)} fields, the header has {len(head)}")
             return 1
+        rows.append((n, f))
         v = {}
         for c in want:
             s = f[col[c]]
@@ -91,8 +132,14 @@ def main() -> int:
     if a.paced and not paced:
         print("trace_check: no row with a pacing rate")
         return 1
+    bbr = ""
+    if a.bbr:
+        bbr = check_bbr(head, rows, a.linux)
+        if not bbr.startswith(", "):
+            print(f"trace_check: {a.file}: {bbr}")
+            return 1
     print(f"trace_check: {len(lines) - 1} rows over {prev_ms:.0f} ms, {acked_col} "
-          f"{prev_acked:.0f} of {a.bytes}, cwnd up to {cwnd_max}, {paced} rows paced")
+          f"{prev_acked:.0f} of {a.bytes}, cwnd up to {cwnd_max}, {paced} rows paced{bbr}")
     return 0
 
 

@@ -347,13 +347,17 @@ static void trace_line(struct client *cl, struct conn *c, sk_time_ns now)
 	uint64_t acked = c->sent > held ? c->sent - held : 0;
 	acked = SK_MAX(acked, c->traced_acked);
 	c->traced_acked = acked;
+	char bw[24] = "";
+	if (in.cc_mode)
+		snprintf(bw, sizeof(bw), "%llu", (unsigned long long)in.cc_bw);
 	fprintf(cl->trace,
-		"%.1f\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\t%llu\t%s\n",
+		"%.1f\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%llu\t%llu\t%llu\t%s\t%s\t%s\t%s\n",
 		(double)(now - cl->t0) / 1e6, (unsigned)(c - cl->c), tcp_state_name(in.state),
 		in.cwnd, in.ssthresh, in.pipe, in.unacked, in.unsent, in.sndbuf, in.snd_wnd,
 		in.rcv_wnd, in.srtt_us, in.rto_ms, (unsigned long long)in.pacing_rate,
 		(unsigned long long)in.retransmits, (unsigned long long)acked,
-		tcp_limit_name((enum tcp_limit)in.limit));
+		tcp_limit_name((enum tcp_limit)in.limit), in.recovery ? "recovery" : "open", bw,
+		in.cc_mode ? in.cc_mode : "");
 }
 
 static void trace_sample(struct client *cl, sk_time_ns now)
@@ -469,7 +473,7 @@ int cmd_tcp_client(int argc, char **argv)
 		}
 		fprintf(cl.trace, "ms\tconn\tstate\tcwnd\tssthresh\tpipe\tunacked\tunsent\tsndbuf"
 				  "\tsnd_wnd\trcv_wnd\tsrtt_us\trto_ms\tpacing_rate\tretransmits\tacked"
-				  "\tlimit\n");
+				  "\tlimit\tca_state\tbbr_bw\tbbr_mode\n");
 	}
 	cl.c = calloc(cl.parallel, sizeof(*cl.c));
 	if (!cl.c) {

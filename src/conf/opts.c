@@ -306,8 +306,9 @@ const struct opt_def opt_defs[OPT_N] = {
 			    "give up after S seconds in all"},
 	[OPT_TC_TCP_TRACE] = {"tcp-trace", 0, OPT_K_STR, "FILE", 0, 0, NULL,
 			      "every 10 ms, each open connection's cwnd, ssthresh, pipe,\n"
-			      "windows, send buffer, RTT, pacing rate, bytes acked and what\n"
-			      "held the sender (limit: tcp.h's enum tcp_limit) into FILE (TSV)"},
+			      "windows, send buffer, RTT, pacing rate, bytes acked, what held\n"
+			      "the sender (limit: tcp.h's enum tcp_limit), the loss state and\n"
+			      "BBR's state and bandwidth estimate into FILE (TSV)"},
 
 	/* impair: bounds in millionths (OPT_K_DEC).  A minute of delay is far
 	 * beyond any path the tests model; 100 Gbit/s beyond any veth. */

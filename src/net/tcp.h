@@ -312,6 +312,12 @@ struct tcp_info {
 	uint32_t sndbuf;      /* the send buffer's usable size now (it grows) */
 	uint64_t pacing_rate; /* bytes/s; 0: not paced */
 	uint8_t limit;        /* enum tcp_limit: what held the sender last */
+	bool recovery;        /* in a loss recovery episode (fast recovery) */
+	/* The congestion control's model, if it has one (BBR): its state
+	 * ("startup", "drain", "probe_bw", "probe_rtt") and its bandwidth
+	 * estimate in bytes/s; NULL and 0 otherwise. */
+	const char *cc_mode;
+	uint64_t cc_bw;
 };
 int tcp_info(const struct tcp_stack *st, int sock, struct tcp_info *info);
 /* Sockets that still owe the peer something (data or a FIN not yet

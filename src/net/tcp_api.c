@@ -3,6 +3,7 @@
  * checks its socket number first (tcp_get).  What a call queues leaves at
  * the next tcp_poll; only an abort's RST goes out at once. */
 #include "../wire/flow_hash.h"
+#include "tcp_cc.h"
 #include "tcp_int.h"
 
 static struct tcp_sock *tcp_get(const struct tcp_stack *st, int s)
@@ -540,6 +541,10 @@ int tcp_info(const struct tcp_stack *st, int s, struct tcp_info *in)
 	in->sndbuf = sk->smax;
 	in->pacing_rate = sk->pacing_rate;
 	in->limit = sk->limit;
+	in->recovery = !!(sk->fl & TF_RECOVERY);
+	const struct tcp_cc_ops *cc = tcp_cc(sk);
+	if (cc->model)
+		in->cc_mode = cc->model(sk, &in->cc_bw);
 	return 0;
 }
 

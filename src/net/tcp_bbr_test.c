@@ -367,6 +367,13 @@ static void test_bbr_tracks_bottleneck(void **state)
 	 * times, not in a loop: at most one timer per segment. */
 	assert_true(sends.n > 5000);
 	assert_true(STAT(x.w->a, timer_fires) <= STAT(x.w->a, seg_out));
+	/* tcp_info shows the model as the trace writes it. */
+	struct tcp_info in;
+	assert_int_equal(tcp_info(&x.w->a->st, x.c, &in), 0);
+	assert_non_null(in.cc_mode);
+	assert_string_equal(in.cc_mode, "probe_bw");
+	assert_int_equal(in.cc_bw, btl_bw(sk));
+	assert_false(in.recovery);
 	bulk_close(&x);
 
 	/* The same link, CUBIC: it fills the queue (loss-based: it must);
@@ -381,6 +388,9 @@ static void test_bbr_tracks_bottleneck(void **state)
 	const struct tcp_sock *cs = &x.w->a->st.socks[x.c];
 	assert_true(cs->cwnd >= cs->ssthresh);
 	assert_int_equal(cs->pacing_rate, 0);
+	assert_int_equal(tcp_info(&x.w->a->st, x.c, &in), 0);
+	assert_null(in.cc_mode); /* CUBIC has no model to show */
+	assert_int_equal(in.cc_bw, 0);
 	bulk_close(&x);
 }
 

@@ -65,6 +65,9 @@ struct tcp_cc_ops {
 	void (*on_undo)(struct tcp_sock *sk, sk_time_ns now);
 	void (*on_send)(struct tcp_sock *sk, uint32_t seq, uint32_t len, sk_time_ns now);
 	void (*on_delivery)(struct tcp_sock *sk, uint32_t delivered, sk_time_ns now);
+	/* Optional, for tcp_info: the model's state by name and its
+	 * bandwidth estimate in bytes/s (NULL and 0 when it has none yet). */
+	const char *(*model)(const struct tcp_sock *sk, uint64_t *bw);
 	bool owns_recovery_cwnd; /* see "Recovery's window" above */
 };
 

@@ -538,6 +538,14 @@ static void bbr_on_rto(struct tcp_sock *sk, sk_time_ns now)
 	b->rec_end = sk->snd_max;
 }
 
+static const char *bbr_model(const struct tcp_sock *sk, uint64_t *bw)
+{
+	static const char *const names[] = {"startup", "drain", "probe_bw", "probe_rtt"};
+	const struct tcp_bbr *b = &sk->cc.bbr;
+	*bw = bbr_btl_bw(b);
+	return b->mode < SK_ARRAY_LEN(names) ? names[b->mode] : "?";
+}
+
 static void bbr_on_undo(struct tcp_sock *sk, sk_time_ns now)
 {
 	(void)sk;
@@ -554,5 +562,6 @@ const struct tcp_cc_ops tcp_cc_bbr = {
 	.on_undo = bbr_on_undo,
 	.on_send = bbr_on_send,
 	.on_delivery = bbr_on_delivery,
+	.model = bbr_model,
 	.owns_recovery_cwnd = true,
 };
