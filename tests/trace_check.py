@@ -17,7 +17,9 @@ up; a paced sender (--paced) shows a pacing rate in some row.  With --bbr
 open or recovery (skiff's) or one of Linux's five loss states; bbr_mode is
 empty or one of BBR's four states, and empty exactly where there is no
 bandwidth estimate in Linux's (skiff names its state from the start); some
-row has an estimate, and the first with one is in startup (BBR begins there).
+row has an estimate.  Not that the first estimate is in startup: BBR begins
+there, but 10 ms samples can miss it (Linux over loopback leaves startup
+within the first; ci-fresh at 3447a55 failed on that).
 
 Prints "trace_check: ROWS rows, ... " and exits 0, or the first problem and 1.
 """
@@ -36,7 +38,7 @@ def check_bbr(head: list, rows: list, linux: bool) -> str:
     if missing:
         return f"no column {', '.join(missing)}"
     ci, bi, mi = head.index("ca_state"), head.index("bbr_bw"), head.index("bbr_mode")
-    first, modes, rec = None, [], 0
+    modes, rec, est = [], 0, 0
     for n, f in rows:
         ca, bw, mode = f[ci], f[bi], f[mi]
         if ca not in CA_STATES:
@@ -49,14 +51,11 @@ def check_bbr(head: list, rows: list, linux: bool) -> str:
         if linux and bool(mode) != (int(bw) > 0):
             return f"line {n}: bbr_mode '{mode}' with bbr_bw {bw}"
         if int(bw) > 0:
-            if first is None:
-                first = (n, mode)
+            est += 1
             if mode not in modes:
                 modes.append(mode)
-    if first is None:
+    if not est:
         return "no row with a bandwidth estimate"
-    if first[1] != "startup":
-        return f"line {first[0]}: the first estimate is in {first[1]}, not startup"
     return f", modes {' '.join(modes)}, {rec} rows in recovery"
 
 
