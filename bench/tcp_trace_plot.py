@@ -27,10 +27,14 @@ It prints (and writes to OUTDIR/trace-summary.md) one row per run:
   cwnd@+100, cwnd@+300, pace@+100, pace@+300
              cwnd (KiB) and pacing rate (Mbit/s) 100 and 300 ms after est
   startup end
-             ms since the SYN of the first sample whose pacing rate is below
-             0.6x the largest before it (BBR's drain, or a loss response;
-             "—": never), and that largest pacing rate; samples before the
-             first RTT sample (srtt 0) are left out
+             ms since the SYN of the first sample in another state than
+             startup where the trace names BBR's (bbr_mode, in samples with
+             an estimate: skiff's since 2026-12-07, Linux's from TCP_CC_INFO;
+             "—": never), else of the
+             first sample whose pacing rate is below 0.6x the largest before
+             it (BBR's drain, or a loss response); and the largest pacing rate
+             before it; samples before the first RTT sample (srtt 0) are left
+             out
   med pace, med cwnd, med pipe, med srtt
              medians of the samples from est + 300 ms
   rtx        retransmissions at the end (skiff's and Linux's counters)"""
@@ -83,7 +87,10 @@ class Run:
                     "cwnd": num(r.get("cwnd")), "pipe": num(r.get("pipe")),
                     "pacing": num(r.get("pacing_rate")),
                     "delivery": num(r.get("delivery_rate")),
-                    "srtt": num(r.get("srtt_us")), "rtx": num(r.get("retransmits"))})
+                    "srtt": num(r.get("srtt_us")), "rtx": num(r.get("retransmits")),
+                    # BBR's state where it has an estimate (Linux's
+                    # traces before 2026-12-07 01:10 named one without).
+                    "mode": r.get("bbr_mode") or "" if num(r.get("bbr_bw")) else ""})
 
     def at(self, ms, key):
         """The column's value in the last sample at or before ms."""
@@ -116,11 +123,15 @@ class Run:
             good = top / (1 << 20) / t if t > 0 and top > 0 else None
         end_ms = peak = None
         best = 0.0
+        named = any(r["mode"] for r in rows)
         for r in rows:
             p = r["pacing"]
             if p is None or p <= 0 or not r["srtt"]:
                 continue
-            if best > 0 and p < DROP * best:
+            if named and r["mode"] not in ("", "startup"):
+                end_ms, peak = r["ms"], best or None
+                break
+            if not named and best > 0 and p < DROP * best:
                 end_ms, peak = r["ms"], best
                 break
             best = max(best, p)
