@@ -90,7 +90,8 @@ class Run:
                     "srtt": num(r.get("srtt_us")), "rtx": num(r.get("retransmits")),
                     # BBR's state where it has an estimate (Linux's
                     # traces before 2026-12-07 01:10 named one without).
-                    "mode": r.get("bbr_mode") or "" if num(r.get("bbr_bw")) else ""})
+                    "mode": r.get("bbr_mode") or "" if num(r.get("bbr_bw")) else "",
+                    "bw": num(r.get("bbr_bw")), "ca": r.get("ca_state", "")})
 
     def at(self, ms, key):
         """The column's value in the last sample at or before ms."""
@@ -100,6 +101,19 @@ class Run:
                 break
             v = r[key]
         return v
+
+    def course(self):
+        """BBR's course (bench/tcp_modes.py): (end ms, ms it left startup
+        or None, its estimate then or None, its largest estimate, the share
+        of samples in recovery) over the samples with an estimate; None
+        where the trace has none."""
+        rows = [r for r in self.rows if r["bw"]]
+        if not rows:
+            return None
+        left = next((r for r in rows if r["mode"] != "startup"), None)
+        rec = sum(1 for r in rows if r["ca"] == "recovery") / len(rows)
+        return (rows[-1]["ms"], left["ms"] if left else None, left["bw"] if left else None,
+                max(r["bw"] for r in rows), rec)
 
     def summary(self):
         # Times from the first ESTABLISHED sample (a lost SYN would shift

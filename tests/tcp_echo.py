@@ -205,13 +205,13 @@ def bbr_info(s: socket.socket) -> tuple:
     (bw, mode), the mode named as skiff's trace names it and told by the
     gains (tcp_bbr.c's: 739 both in startup, 88 pacing in drain, 256 both
     in probe_rtt; probe_bw cycles the pacing gain with cwnd's at 512; no
-    mode before the first estimate); or Nones when the socket's congestion
-    control is not BBR."""
+    mode before the first estimate).  The caller asks only of a BBR socket
+    (cc_name, once: the struct is another control's otherwise)."""
     try:
         b = s.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20)
     except OSError:
         return (None, None)
-    if len(b) < 20 or cc_name(s) != "bbr":
+    if len(b) < 20:
         return (None, None)
     lo, hi, _min_rtt, pg, cg = struct.unpack_from("=5I", b, 0)
     bw = lo | hi << 32
@@ -265,6 +265,7 @@ def trace_line(ms: float, t: dict, bbr: tuple = (None, None)) -> str:
 
 def tracer(s: socket.socket, path: str, t0: float, stop: threading.Event):
     """Samples s every TRACE_SECS until stop is set, then once more."""
+    bbr = cc_name(s) == "bbr"
     with open(path, "w") as f:
         f.write("\t".join(TRACE_COLS) + "\n")
         nxt = time.monotonic()
@@ -274,7 +275,8 @@ def tracer(s: socket.socket, path: str, t0: float, stop: threading.Event):
                 t = tcp_info(s)
             except OSError:
                 return
-            f.write(trace_line((time.monotonic() - t0) * 1000, t, bbr_info(s)) + "\n")
+            f.write(trace_line((time.monotonic() - t0) * 1000, t,
+                               bbr_info(s) if bbr else (None, None)) + "\n")
             if last:
                 return
             nxt += TRACE_SECS
