@@ -25,6 +25,10 @@
 #           tcp_echo.py send), which answers with the sha256 of what it
 #           got, compared with the sender's.  The seconds are the sink's,
 #           from accept to EOF, the same clock whichever stack sends.
+#           The sink's kernel counters (cli's namespace, Tcp and TcpExt) are
+#           kept per send run, those that moved: OUT/traces/*-send-REP.rcv
+#           ("name delta" lines: TCPOFOQueue, TCPDSACKOldSent and
+#           TCPDSACKOfoSent for the duplicates it got, PruneCalled, ...).
 # Goodput = BYTES / seconds (one direction's payload).  The congestion
 # control that matters is the sender's: the stack under test's in client and
 # send, Linux's CUBIC in server (where skiff-bbr and linux-bbr only pace the
@@ -200,6 +204,12 @@ linux_ctrs() {
 			    ev["TCPSackRecovery"] + 0, ev["TCPLossProbes"] + 0,
 			    ev["TCPLossProbeRecovery"] + 0, ev["TCPDSACKUndo"] + ev["TCPSpuriousRTOs"] + 0 }' \
 		/proc/net/snmp /proc/net/netstat
+}
+
+# ns_ext NS: "name value" per Tcp and TcpExt counter of NS's kernel.
+ns_ext() {
+	ip netns exec "$1" awk '/^(Tcp|TcpExt):/ { if (!($1 in h)) { h[$1] = 1; for (i = 2; i <= NF; i++) n[i] = $i }
+		else for (i = 2; i <= NF; i++) print n[i], $i }' /proc/net/snmp /proc/net/netstat
 }
 
 # py_ready FILE PID: tests/tcp_echo.py server has said it listens (10 s at
@@ -401,7 +411,15 @@ run_cell() {
 					skt_wait_for 5 grep -q listening "$WORK/tcpdump.err" ||
 						echo "  tcpdump not ready: $(head -c 200 "$WORK/tcpdump.err")" >&2
 				fi
+				# The receiver's side of a send: the peer's counters (out-of-order
+				# queueing, pruning, window) before and after, nonzero deltas.
+				[ "$role" = send ] && ns_ext "$SKT_NS_L" >"$WORK/rcv0"
 				r=$(run_one "$stack" "$role")
+				if [ "$role" = send ]; then
+					mkdir -p "$OUT/traces"
+					ns_ext "$SKT_NS_L" | awk 'NR == FNR { a[$1] = $2; next } $2 != a[$1] { print $1, $2 - a[$1] }' \
+						"$WORK/rcv0" - >"$OUT/traces/$delay-$loss-$stack-$role-$rep.rcv"
+				fi
 				if [ -n "$CAP_PID" ]; then
 					sleep 0.3 # the last frames into the file
 					kill -INT "$CAP_PID" 2>/dev/null
