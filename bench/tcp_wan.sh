@@ -194,22 +194,18 @@ cell_cleanup() {
 # cpu_ticks PID: utime + stime in clock ticks.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
-# linux_ctrs NS: "retrans rto fast sack_rec tlp tlp_rec undo" of NS's kernel.
-linux_ctrs() {
-	ip netns exec "$1" awk '
-		/^Tcp:/ { if (!th) { for (i = 1; i <= NF; i++) tn[$i] = i; th = 1 } else rtx = $tn["RetransSegs"] }
-		/^TcpExt:/ { if (!eh) { for (i = 1; i <= NF; i++) en[$i] = i; eh = 1 }
-			     else for (k in en) ev[k] = $en[k] }
-		END { print rtx + 0, ev["TCPTimeouts"] + 0, ev["TCPFastRetrans"] + 0,
-			    ev["TCPSackRecovery"] + 0, ev["TCPLossProbes"] + 0,
-			    ev["TCPLossProbeRecovery"] + 0, ev["TCPDSACKUndo"] + ev["TCPSpuriousRTOs"] + 0 }' \
-		/proc/net/snmp /proc/net/netstat
-}
-
 # ns_ext NS: "name value" per Tcp and TcpExt counter of NS's kernel.
 ns_ext() {
 	ip netns exec "$1" awk '/^(Tcp|TcpExt):/ { if (!($1 in h)) { h[$1] = 1; for (i = 2; i <= NF; i++) n[i] = $i }
 		else for (i = 2; i <= NF; i++) print n[i], $i }' /proc/net/snmp /proc/net/netstat
+}
+
+# linux_ctrs NS: "retrans rto fast sack_rec tlp tlp_rec undo" of NS's kernel.
+linux_ctrs() {
+	ns_ext "$1" | awk '{ v[$1] = $2 }
+		END { print v["RetransSegs"] + 0, v["TCPTimeouts"] + 0, v["TCPFastRetrans"] + 0,
+			    v["TCPSackRecovery"] + 0, v["TCPLossProbes"] + 0,
+			    v["TCPLossProbeRecovery"] + 0, v["TCPDSACKUndo"] + v["TCPSpuriousRTOs"] + 0 }'
 }
 
 # py_ready FILE PID: tests/tcp_echo.py server has said it listens (10 s at
@@ -411,8 +407,8 @@ run_cell() {
 					skt_wait_for 5 grep -q listening "$WORK/tcpdump.err" ||
 						echo "  tcpdump not ready: $(head -c 200 "$WORK/tcpdump.err")" >&2
 				fi
-				# The receiver's side of a send: the peer's counters (out-of-order
-				# queueing, pruning, window) before and after, nonzero deltas.
+				# The receiver's side of a send: the peer's counters (duplicates,
+				# out-of-order queueing, pruning) before and after, those that moved.
 				[ "$role" = send ] && ns_ext "$SKT_NS_L" >"$WORK/rcv0"
 				r=$(run_one "$stack" "$role")
 				if [ "$role" = send ]; then
