@@ -8,7 +8,11 @@ Prints one markdown table per skiff stack found (skiff-bbr beside Linux BBR
 of the same repetitions, skiff's CUBIC beside Linux CUBIC where the runs had
 it, AB_LINUX=linux-cubic): per cell the median goodput
 (range, n) of each binary, each against the baseline and against Linux,
-the median retransmissions per transfer and the failed transfers.  Writes
+the median retransmissions per transfer and the failed transfers; then per
+pair: the median over the repetitions of each binary's goodput over the
+baseline's and over Linux's in the same repetition (the same seed and the
+same minute: a steadier figure than the ratio of medians, which the runs'
+spread moves), with how many pairs it beat.  Writes
 ROOT/ab-runs.tsv: every run, with rto and, from --stats, lost_retransmits,
 dsacks_in, sack_score_full, sack_score_grows, sack_recoveries,
 fast_retransmits and recovery_chained (episodes begun on the ACK that
@@ -21,6 +25,39 @@ import sys
 
 STATS = ('lost_retransmits', 'dsacks_in', 'sack_score_full', 'sack_score_grows', 'sack_recoveries',
          'fast_retransmits', 'recovery_chained')
+
+
+def pairs_table(rows, stack, lin, bins, cells):
+    """Per cell, each binary against the baseline and against Linux, pair by
+    pair (transfers that matched only): median ratio, pairs, pairs beaten."""
+    base = bins[0]
+
+    def by_rep(who, st, delay, loss):
+        return {x[3]: x[0] for x in rows.get((who, st, delay, loss), []) if x[1]}
+
+    def ratio(a, b):
+        reps = sorted(set(a) & set(b))
+        if not reps:
+            return '–'
+        q = [a[r] / b[r] for r in reps]
+        return f"{statistics.median(q):.2f}x (n={len(q)}, {sum(1 for x in q if x > 1)} above)"
+
+    cols = [f' {b} / {base} |' for b in bins[1:]] + ([f' {b} / Linux |' for b in bins] if lin else [])
+    if not cols:
+        return
+    print(f"\n{stack}, per pair (the same repetition):\n")
+    hdr = '| delay | loss |' + ''.join(cols)
+    print(hdr)
+    print('|' + '|'.join(['---'] * (hdr.count('|') - 1)) + '|')
+    for delay, loss in cells:
+        v = {b: by_rep(b, stack, delay, loss) for b in bins}
+        if not any(v.values()):
+            continue
+        line = f"| {delay} ms | {loss} % |" + ''.join(f" {ratio(v[b], v[base])} |" for b in bins[1:])
+        if lin:
+            lv = by_rep('linux', lin, delay, loss)
+            line += ''.join(f" {ratio(v[b], lv)} |" for b in bins)
+        print(line)
 
 
 def main():
@@ -48,7 +85,7 @@ def main():
                     st[m.group(1)] = int(m.group(2))
             who = b if r['stack'].startswith('skiff') else 'linux'
             key = (who, r['stack'], int(r['delay_ms']), r['loss_pct'])
-            rows.setdefault(key, []).append((float(r['goodput_mib_s']), int(r['ok']), int(r['retrans'])))
+            rows.setdefault(key, []).append((float(r['goodput_mib_s']), int(r['ok']), int(r['retrans']), rep))
             allrows.append([b, r['stack'], r['delay_ms'], r['loss_pct'], rep, r['ok'], r['goodput_mib_s'],
                             r['retrans'], r['rto']] + [st.get(k, '') for k in STATS])
     if len(sys.argv) > 2:
@@ -100,6 +137,7 @@ def main():
             line += ' ' + ' / '.join(rt) + ' |'
             line += f" {sum(1 for b in bins for x in v[b] if not x[1]) + sum(1 for x in l if not x[1])} |"
             print(line)
+        pairs_table(rows, stack, lin, bins, cells)
 
     with open(os.path.join(root, 'ab-runs.tsv'), 'w') as f:
         f.write('\t'.join(('bin', 'stack', 'delay_ms', 'loss_pct', 'rep', 'ok', 'goodput_mib_s', 'retrans',
