@@ -17,7 +17,7 @@ MSS = 1448
 una = hi = 0
 una_t = 0.0
 sends, stalls = {}, []
-for t, out, lo, r, ack, _ in segments(sys.argv[1]):
+for t, out, lo, r, ack in segments(sys.argv[1]):
     if out:
         for s in range(lo, r, MSS):
             sends.setdefault(s, []).append(t)
