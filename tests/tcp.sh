@@ -68,7 +68,12 @@
 #
 # TCP_CC=bbr|cubic|newreno (run-all.sh phase tcp-bbr: bbr on tap): skiff's
 # echo and tcp-client run that congestion control (--tcp-cc); every check
-# is the same (data intact under each impairment).  With bbr one more:
+# is the same (data intact under each impairment).  With bbr more:
+#   echo.idle_cpu     a Linux client has 4 MiB echoed by skiff echo (paced
+#                     back), then holds the connection open and silent: over
+#                     5 s of that skiff uses under 1 % of a core (its
+#                     /proc/PID/stat ticks: no pacing or timer wake-ups with
+#                     nothing to send), and the echo checks out at the close
 #   client.pacing     skiff tcp-client sends 2 MiB to a Linux sink through a
 #                     bottleneck (skiff impair --rate 8 --delay 10), captured
 #                     by tcpdump where the frames leave skiff; in no window
@@ -249,6 +254,31 @@ echo_check() {
 		pass "$name (${out#echo: })"
 	else
 		fail "$name" "rc=$rc $out"
+	fi
+}
+
+# idle_check NAME: issue 37's acceptance "an idle server still uses < 1 %
+# of a core", with a BBR connection open and idle (TCP_CC=bbr; see the top).
+idle_check() {
+	local name=$1 out=$WORK/$DEV-idle.out pid rc idle=0
+	in_c timeout 60 python3 "$here/tcp_echo.py" client --host "$SH" --bytes $((4 * MIB)) \
+		--seed 3 --timeout 30 --hold 7 >"$out" 2>&1 &
+	pid=$!
+	if ! skt_wait_for 30 grep -q '^held:' "$out"; then
+		wait "$pid"
+		fail "$name" "the echo did not come back whole: $(tr '\n' ' ' <"$out")"
+		return
+	fi
+	SRV_PID=$SK_PID
+	skt_idle_ticks 5 || idle=1
+	wait "$pid"
+	rc=$?
+	if [ $idle = 1 ]; then
+		fail "$name" "$IDLE_TICKS ticks in 5 s with an idle connection (limit $((IDLE_HZ * 5 / 100)))"
+	elif [ $rc -ne 0 ] || ! grep -q ' MATCH' "$out"; then
+		fail "$name" "rc=$rc $(tr '\n' ' ' <"$out")"
+	else
+		pass "$name ($IDLE_TICKS ticks of $((IDLE_HZ * 5)) in 5 s, one BBR connection open and idle)"
 	fi
 }
 
@@ -441,6 +471,7 @@ run_device() {
 	# ---- skiff as the server ---------------------------------------------
 	if start_echo; then
 		echo_check "$N.echo.clean" "$clean" 1
+		[ "${TCP_CC:-}" = bbr ] && idle_check "$N.echo.idle_cpu"
 		for cond in loss reorder corrupt; do
 			impair "$cond" || continue
 			echo_check "$N.echo.$cond" "$impaired" 2

@@ -4,6 +4,10 @@
   client: connect to HOST:PORT, send BYTES of seeded random data while
           reading the echo back in parallel, half-close, read to EOF, and
           compare the sha256 of what came back with what was sent.
+          --hold SECS: once the echo of all BYTES is back, print a line
+          "held: SECS" and keep the connection open and silent for SECS
+          before the half-close (an idle connection, for the server's idle
+          CPU in tests/tcp.sh).
   server: a Linux echo server (one thread per connection) for the tests in
           which skiff is the client.
   cycles: COUNT sequential connect / send / read echo / close cycles.
@@ -82,11 +86,17 @@ def client(a) -> int:
             s.sendall(chunk)
             sent_hash.update(chunk)
             sent += len(chunk)
+        if a.hold > 0:
+            end = time.monotonic() + a.timeout
+            while got[0] < a.bytes and th.is_alive() and time.monotonic() < end:
+                time.sleep(0.01)
+            print(f"held: {a.hold:g}", flush=True)
+            time.sleep(a.hold)
         s.shutdown(socket.SHUT_WR)
     except OSError as e:
         err.append(f"send after {sent} bytes: {e}")
     th.join(max(1.0, a.timeout))
-    secs = time.monotonic() - t0
+    secs = time.monotonic() - t0 - max(a.hold, 0.0)
     if a.info:
         ws = tcp_info(s)["wscale"]
         print(f"tcp_info: wscale:{ws & 15},{ws >> 4}", flush=True)
@@ -307,6 +317,12 @@ def send(a) -> int:
             s.sendall(chunk)
             sent_hash.update(chunk)
             sent += len(chunk)
+        if a.hold > 0:
+            end = time.monotonic() + a.timeout
+            while got[0] < a.bytes and th.is_alive() and time.monotonic() < end:
+                time.sleep(0.01)
+            print(f"held: {a.hold:g}", flush=True)
+            time.sleep(a.hold)
         s.shutdown(socket.SHUT_WR)
         while True:
             b = s.recv(4096)
@@ -376,6 +392,9 @@ def main() -> int:
     ap.add_argument("--info", action="store_true",
                     help="client: before the result, a line 'tcp_info: wscale:S,R' with the "
                     "window scales from the socket's TCP_INFO (Linux's view, as ss -ti prints it)")
+    ap.add_argument("--hold", type=float, default=0.0, metavar="SECS",
+                    help="client: once the whole echo is back, print 'held: SECS' and keep the "
+                    "connection open and silent for SECS before the half-close")
     ap.add_argument("--trace", default="", metavar="FILE",
                     help="send: the socket's TCP_INFO every 10 ms as a TSV")
     a = ap.parse_args()
