@@ -243,12 +243,19 @@ run_target() {
 		if stop_server ec; then
 			local h=${ST[tls.handshakes]:-0} hf=${ST[tls.handshake_failed]:-0}
 			local to=${ST[tls.handshake_timeouts]:-0} pe=${ST[tls.protocol_errors]:-0}
-			local re=${ST[tls.resumed]:-0} tk=${ST[tls.tickets_opened]:-0} to_min=31 hf_min=30
-			# wolfSSL refuses the lying ClientHellos of `hostile` at once
-			# (handshake_failed) where OpenSSL and GnuTLS wait for the rest
-			# (a timeout each); it counts resumptions, not tickets opened.
+			local re=${ST[tls.resumed]:-0} tk=${ST[tls.tickets_opened]:-0}
+			# Every connection of `hostile` that never finishes a handshake
+			# (30 of garbage, 30 lying ClientHellos) and `stall`'s one is
+			# counted once, as a failed handshake or as a timeout: at least
+			# 61 together, and stall's timeout among them.  Which of the two
+			# depends on the engine (OpenSSL and GnuTLS wait out the lying
+			# hellos, wolfSSL refuses them at once) and, for a few, on
+			# timing: on wolfSSL a ci-fresh run at 1609095 counted 59
+			# failed and 3 timeouts on packet, 61 and 1 on tap (the same
+			# sum), and the check of each alone failed.
+			# wolfSSL counts resumptions, not tickets opened.
 			if [ "$TLS_ENGINE" = wolfssl ]; then
-				tk=${ST[tls.resumed_engine]:-0} to_min=1 hf_min=60
+				tk=${ST[tls.resumed_engine]:-0}
 			fi
 			# On skiff's stack with fixed 64 KiB send buffers (above) the
 			# slow reader's download usually leaves records unsent at the
@@ -258,12 +265,12 @@ run_target() {
 			# it in 1 of 3 ci-fresh runs), so an orphan is not required;
 			# none may be lost, and slow_reader checked every byte.
 			local orph=${ST[tls.orphans]:-0} lost=${ST[tls.orphans_lost]:-?}
-			if [ "$h" -ge 300 ] && [ "$hf" -ge "$hf_min" ] && [ "$to" -ge "$to_min" ] && [ "$pe" -ge 60 ] &&
+			if [ "$h" -ge 300 ] && [ $((hf + to)) -ge 61 ] && [ "$to" -ge 1 ] && [ "$pe" -ge 60 ] &&
 				[ "$re" -ge 6 ] && [ "$tk" -ge 4 ] && [ "$lost" = 0 ] &&
 				[ "${ST[https.requests]:-0}" -ge 7000 ]; then
 				pass "counters (tls.handshakes=$h resumed=$re tickets_opened=$tk handshake_failed=$hf handshake_timeouts=$to protocol_errors=$pe orphans=$orph lost=0 https.requests=${ST[https.requests]})"
 			else
-				fail counters "tls.handshakes=$h (>= 300) resumed=$re (>= 6) tickets_opened=$tk (>= 4) handshake_failed=$hf (>= $hf_min) handshake_timeouts=$to (>= $to_min) protocol_errors=$pe (>= 60) orphans=$orph orphans_lost=$lost (0) https.requests=${ST[https.requests]:-?} (>= 7000)"
+				fail counters "tls.handshakes=$h (>= 300) resumed=$re (>= 6) tickets_opened=$tk (>= 4) handshake_failed=$hf + handshake_timeouts=$to (>= 61, timeouts >= 1) protocol_errors=$pe (>= 60) orphans=$orph orphans_lost=$lost (0) https.requests=${ST[https.requests]:-?} (>= 7000)"
 			fi
 			check_engine engine "$h"
 		fi
