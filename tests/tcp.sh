@@ -269,7 +269,7 @@ idle_check() {
 		fail "$name" "the echo did not come back whole: $(tr '\n' ' ' <"$out")"
 		return
 	fi
-	SRV_PID=$SK_PID
+	local SRV_PID=$SK_PID # skt_idle_ticks reads it
 	skt_idle_ticks 5 || idle=1
 	wait "$pid"
 	rc=$?

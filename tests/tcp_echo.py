@@ -317,12 +317,6 @@ def send(a) -> int:
             s.sendall(chunk)
             sent_hash.update(chunk)
             sent += len(chunk)
-        if a.hold > 0:
-            end = time.monotonic() + a.timeout
-            while got[0] < a.bytes and th.is_alive() and time.monotonic() < end:
-                time.sleep(0.01)
-            print(f"held: {a.hold:g}", flush=True)
-            time.sleep(a.hold)
         s.shutdown(socket.SHUT_WR)
         while True:
             b = s.recv(4096)
